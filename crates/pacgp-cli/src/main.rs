@@ -1,0 +1,2 @@
+//! `pacgp` command-line tool.
+fn main() {}

@@ -1,0 +1,138 @@
+//! One structured error type for the whole library.
+//!
+//! Variants carry the facts a caller needs to act (which row, which column, which
+//! matrix failed at which pivot after how much jitter); they are `#[non_exhaustive]`
+//! so new failure modes can be added without breaking `match` arms downstream.
+
+use thiserror::Error;
+
+/// Convenient alias used throughout the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in pacgp, as matchable data.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A file could not be opened or read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The path that failed.
+        path: String,
+        /// The underlying I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A CSV file is malformed (ragged row, unparsable number, no header ...).
+    #[error("{path}: line {line}: {message}")]
+    Csv {
+        /// The file.
+        path: String,
+        /// 1-based line number in the file (the header is line 1).
+        line: u64,
+        /// What is wrong there.
+        message: String,
+    },
+    /// A missing value (`?`, empty, `NA`) where none is allowed.
+    #[error("missing value at line {line}, column '{column}' (pass drop-missing to skip such rows)")]
+    MissingValue {
+        /// 1-based line number in the file.
+        line: u64,
+        /// Column name.
+        column: String,
+    },
+    /// A NaN or infinite number in an input array.
+    #[error("non-finite value in {what} at row {row}, column {col}")]
+    NonFinite {
+        /// Which array.
+        what: &'static str,
+        /// Row index (0-based).
+        row: usize,
+        /// Column index (0-based).
+        col: usize,
+    },
+    /// Arrays whose shapes do not agree.
+    #[error("shape mismatch in {what}: expected {expected}, found {found}")]
+    ShapeMismatch {
+        /// Which quantity.
+        what: &'static str,
+        /// What was expected, e.g. "3 columns".
+        expected: String,
+        /// What was given.
+        found: String,
+    },
+    /// No data where some is needed.
+    #[error("{what} is empty")]
+    Empty {
+        /// Which quantity.
+        what: &'static str,
+    },
+    /// A named target or column does not exist.
+    #[error("no column named '{name}' (columns: {available})")]
+    ColumnNotFound {
+        /// The requested name.
+        name: String,
+        /// The header, comma separated.
+        available: String,
+    },
+    /// Classification labels that are not exactly two distinct values.
+    #[error("binary classification needs exactly two distinct labels, found {n_classes}: {examples}")]
+    NotBinary {
+        /// Number of distinct labels seen.
+        n_classes: usize,
+        /// Up to five of them, comma separated.
+        examples: String,
+    },
+    /// A column with zero variance cannot be standardised.
+    #[error("column '{column}' is constant in the training data and cannot be standardised")]
+    ConstantColumn {
+        /// Column name or index.
+        column: String,
+    },
+    /// A matrix that must be symmetric positive definite is not, even after jitter.
+    #[error("{what} is not positive definite (pivot {pivot}) even after adding jitter {jitter_tried:e}")]
+    NotPositiveDefinite {
+        /// Which matrix, e.g. "K + σ²I".
+        what: &'static str,
+        /// The pivot where the factorisation failed.
+        pivot: usize,
+        /// The largest diagonal jitter tried.
+        jitter_tried: f64,
+    },
+    /// A parameter outside its valid range (ε, δ, κ, M, a kernel value ...).
+    #[error("invalid {name} = {value}: {reason}")]
+    InvalidParameter {
+        /// Parameter name.
+        name: &'static str,
+        /// The rejected value.
+        value: f64,
+        /// Why it is rejected, e.g. "must lie in (0, 1)".
+        reason: &'static str,
+    },
+    /// A kernel, likelihood or method specification that cannot be parsed.
+    #[error("invalid specification '{spec}': {reason}")]
+    InvalidSpec {
+        /// The text given.
+        spec: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A model file that cannot be read back.
+    #[error("model file {path}: {message}")]
+    ModelFile {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// An objective or inference routine produced a non-finite value.
+    #[error("numerical failure in {what}: {message}")]
+    Numerical {
+        /// Which computation.
+        what: &'static str,
+        /// Details.
+        message: String,
+    },
+    /// An operation the model does not support (e.g. regression metrics on a classifier).
+    #[error("{0}")]
+    Unsupported(String),
+}

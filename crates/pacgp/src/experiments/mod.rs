@@ -1,0 +1,1 @@
+//! The seed papers' experiments as library functions returning tables.

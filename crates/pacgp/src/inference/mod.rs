@@ -1,0 +1,1 @@
+//! Approximate inference for GP classification.

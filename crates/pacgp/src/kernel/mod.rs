@@ -1,0 +1,415 @@
+//! Covariance functions with hyperparameters held as θ = ln(value) in one flat vector.
+//!
+//! A [`Kernel`] is a plain serialisable tree (base kernels, `Scale`, `Sum`, `Product`).
+//! Every kernel gives `gram(X)`, `cross(X, Z)`, `diag(X)` and the derivatives the
+//! objectives need, as *contractions* `Σ_ij G_ij ∂K_ij/∂θ_k` so that no N×N derivative
+//! matrix is ever stored per hyperparameter.
+//!
+//! Inputs are faer matrices with one point per row (N×D).
+
+use faer::{Mat, MatRef};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// A covariance function. Parameters are stored in log space (`ln_*` fields).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Kernel {
+    /// Squared exponential `exp(−½ Σ_t (x_t − x'_t)² / l_t²)` with unit variance; one
+    /// lengthscale (isotropic) or one per input (ARD).
+    SquaredExponential {
+        /// ln of the lengthscale(s).
+        ln_lengthscale: Vec<f64>,
+    },
+    /// `σ² · k(x, x')`.
+    Scale {
+        /// ln σ².
+        ln_variance: f64,
+        /// The scaled kernel.
+        inner: Box<Kernel>,
+    },
+    /// `k₁ + k₂`.
+    Sum {
+        /// First term.
+        left: Box<Kernel>,
+        /// Second term.
+        right: Box<Kernel>,
+    },
+    /// `k₁ · k₂`.
+    Product {
+        /// First factor.
+        left: Box<Kernel>,
+        /// Second factor.
+        right: Box<Kernel>,
+    },
+}
+
+impl Kernel {
+    /// `σ_f² · SE-ARD` with the given lengthscales and signal variance (values, not logs).
+    pub fn se_ard(lengthscales: &[f64], signal_variance: f64) -> Self {
+        Kernel::Scale {
+            ln_variance: signal_variance.ln(),
+            inner: Box::new(Kernel::SquaredExponential {
+                ln_lengthscale: lengthscales.iter().map(|l| l.ln()).collect(),
+            }),
+        }
+    }
+
+    /// `σ_f² · SE` with one isotropic lengthscale.
+    pub fn se_iso(lengthscale: f64, signal_variance: f64) -> Self {
+        Self::se_ard(&[lengthscale], signal_variance)
+    }
+
+    /// Number of hyperparameters in θ.
+    pub fn n_params(&self) -> usize {
+        match self {
+            Kernel::SquaredExponential { ln_lengthscale } => ln_lengthscale.len(),
+            Kernel::Scale { inner, .. } => 1 + inner.n_params(),
+            Kernel::Sum { left, right } | Kernel::Product { left, right } => {
+                left.n_params() + right.n_params()
+            }
+        }
+    }
+
+    /// θ, the ln-space hyperparameters, in a fixed depth-first order.
+    pub fn params(&self) -> Vec<f64> {
+        let mut out = Vec::with_capacity(self.n_params());
+        self.push_params(&mut out);
+        out
+    }
+
+    fn push_params(&self, out: &mut Vec<f64>) {
+        match self {
+            Kernel::SquaredExponential { ln_lengthscale } => out.extend_from_slice(ln_lengthscale),
+            Kernel::Scale { ln_variance, inner } => {
+                out.push(*ln_variance);
+                inner.push_params(out);
+            }
+            Kernel::Sum { left, right } | Kernel::Product { left, right } => {
+                left.push_params(out);
+                right.push_params(out);
+            }
+        }
+    }
+
+    /// Set θ (same order as [`Kernel::params`]).
+    pub fn set_params(&mut self, theta: &[f64]) -> Result<()> {
+        if theta.len() != self.n_params() {
+            return Err(Error::ShapeMismatch {
+                what: "kernel hyperparameters",
+                expected: format!("{}", self.n_params()),
+                found: format!("{}", theta.len()),
+            });
+        }
+        if let Some(bad) = theta.iter().find(|t| !t.is_finite()) {
+            return Err(Error::InvalidParameter {
+                name: "kernel hyperparameter (ln space)",
+                value: *bad,
+                reason: "must be finite",
+            });
+        }
+        self.take_params(theta);
+        Ok(())
+    }
+
+    fn take_params(&mut self, theta: &[f64]) -> usize {
+        match self {
+            Kernel::SquaredExponential { ln_lengthscale } => {
+                let n = ln_lengthscale.len();
+                ln_lengthscale.copy_from_slice(&theta[..n]);
+                n
+            }
+            Kernel::Scale { ln_variance, inner } => {
+                *ln_variance = theta[0];
+                1 + inner.take_params(&theta[1..])
+            }
+            Kernel::Sum { left, right } | Kernel::Product { left, right } => {
+                let a = left.take_params(theta);
+                a + right.take_params(&theta[a..])
+            }
+        }
+    }
+
+    /// Names of the hyperparameters, e.g. `ln_signal_variance`, `ln_lengthscale[2]`.
+    pub fn param_names(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        self.push_names("", &mut out);
+        out
+    }
+
+    fn push_names(&self, prefix: &str, out: &mut Vec<String>) {
+        match self {
+            Kernel::SquaredExponential { ln_lengthscale } => {
+                if ln_lengthscale.len() == 1 {
+                    out.push(format!("{prefix}ln_lengthscale"));
+                } else {
+                    for i in 0..ln_lengthscale.len() {
+                        out.push(format!("{prefix}ln_lengthscale[{i}]"));
+                    }
+                }
+            }
+            Kernel::Scale { inner, .. } => {
+                out.push(format!("{prefix}ln_signal_variance"));
+                inner.push_names(prefix, out);
+            }
+            Kernel::Sum { left, right } | Kernel::Product { left, right } => {
+                left.push_names(&format!("{prefix}0."), out);
+                right.push_names(&format!("{prefix}1."), out);
+            }
+        }
+    }
+
+    /// Check that the kernel accepts inputs with `d` columns.
+    pub fn check_input_dim(&self, d: usize) -> Result<()> {
+        match self {
+            Kernel::SquaredExponential { ln_lengthscale } => {
+                if ln_lengthscale.len() != 1 && ln_lengthscale.len() != d {
+                    return Err(Error::ShapeMismatch {
+                        what: "ARD lengthscales vs input columns",
+                        expected: format!("1 or {d}"),
+                        found: format!("{}", ln_lengthscale.len()),
+                    });
+                }
+                Ok(())
+            }
+            Kernel::Scale { inner, .. } => inner.check_input_dim(d),
+            Kernel::Sum { left, right } | Kernel::Product { left, right } => {
+                left.check_input_dim(d)?;
+                right.check_input_dim(d)
+            }
+        }
+    }
+
+    /// `k(x, z)` for two points.
+    pub fn eval(&self, x: &[f64], z: &[f64]) -> f64 {
+        match self {
+            Kernel::SquaredExponential { ln_lengthscale } => {
+                (-0.5 * scaled_sqdist(ln_lengthscale, x, z)).exp()
+            }
+            Kernel::Scale { ln_variance, inner } => ln_variance.exp() * inner.eval(x, z),
+            Kernel::Sum { left, right } => left.eval(x, z) + right.eval(x, z),
+            Kernel::Product { left, right } => left.eval(x, z) * right.eval(x, z),
+        }
+    }
+
+    /// `∂k(x,z)/∂θ_k` for every k, appended to `out`.
+    pub fn eval_grad(&self, x: &[f64], z: &[f64], out: &mut Vec<f64>) {
+        match self {
+            Kernel::SquaredExponential { ln_lengthscale } => {
+                let k = (-0.5 * scaled_sqdist(ln_lengthscale, x, z)).exp();
+                if ln_lengthscale.len() == 1 {
+                    // ∂/∂ ln l of exp(−r²/2l²) = k · r²/l²
+                    out.push(k * scaled_sqdist(ln_lengthscale, x, z));
+                } else {
+                    for t in 0..x.len() {
+                        let l2 = (2.0 * ln_lengthscale[t]).exp();
+                        let d = x[t] - z[t];
+                        out.push(k * d * d / l2);
+                    }
+                }
+            }
+            Kernel::Scale { ln_variance, inner } => {
+                let s = ln_variance.exp();
+                out.push(s * inner.eval(x, z));
+                let start = out.len();
+                inner.eval_grad(x, z, out);
+                for g in &mut out[start..] {
+                    *g *= s;
+                }
+            }
+            Kernel::Sum { left, right } => {
+                left.eval_grad(x, z, out);
+                right.eval_grad(x, z, out);
+            }
+            Kernel::Product { left, right } => {
+                let (kl, kr) = (left.eval(x, z), right.eval(x, z));
+                let start = out.len();
+                left.eval_grad(x, z, out);
+                for g in &mut out[start..] {
+                    *g *= kr;
+                }
+                let mid = out.len();
+                right.eval_grad(x, z, out);
+                for g in &mut out[mid..] {
+                    *g *= kl;
+                }
+            }
+        }
+    }
+
+    /// `∂k(x,z)/∂x_t` for every input dimension t, written into `out` (length D).
+    pub fn eval_grad_x(&self, x: &[f64], z: &[f64], out: &mut [f64]) {
+        match self {
+            Kernel::SquaredExponential { ln_lengthscale } => {
+                let k = (-0.5 * scaled_sqdist(ln_lengthscale, x, z)).exp();
+                for t in 0..x.len() {
+                    let l2 = (2.0 * ln_lengthscale[if ln_lengthscale.len() == 1 { 0 } else { t }]).exp();
+                    out[t] = -k * (x[t] - z[t]) / l2;
+                }
+            }
+            Kernel::Scale { ln_variance, inner } => {
+                inner.eval_grad_x(x, z, out);
+                let s = ln_variance.exp();
+                out.iter_mut().for_each(|g| *g *= s);
+            }
+            Kernel::Sum { left, right } => {
+                let mut tmp = vec![0.0; out.len()];
+                left.eval_grad_x(x, z, out);
+                right.eval_grad_x(x, z, &mut tmp);
+                out.iter_mut().zip(&tmp).for_each(|(o, t)| *o += t);
+            }
+            Kernel::Product { left, right } => {
+                let (kl, kr) = (left.eval(x, z), right.eval(x, z));
+                let mut tmp = vec![0.0; out.len()];
+                left.eval_grad_x(x, z, out);
+                right.eval_grad_x(x, z, &mut tmp);
+                out.iter_mut().zip(&tmp).for_each(|(o, t)| *o = *o * kr + kl * t);
+            }
+        }
+    }
+
+    /// The N×N Gram matrix `K(X, X)`.
+    pub fn gram(&self, x: MatRef<'_, f64>) -> Mat<f64> {
+        let rows = rows_of(x);
+        let n = rows.len();
+        let mut k = Mat::<f64>::zeros(n, n);
+        for j in 0..n {
+            for i in j..n {
+                let v = self.eval(&rows[i], &rows[j]);
+                k[(i, j)] = v;
+                k[(j, i)] = v;
+            }
+        }
+        k
+    }
+
+    /// The N×M cross-covariance `K(X, Z)`.
+    pub fn cross(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>) -> Mat<f64> {
+        let (rx, rz) = (rows_of(x), rows_of(z));
+        Mat::from_fn(rx.len(), rz.len(), |i, j| self.eval(&rx[i], &rz[j]))
+    }
+
+    /// The diagonal `k(x_i, x_i)`.
+    pub fn diag(&self, x: MatRef<'_, f64>) -> Vec<f64> {
+        rows_of(x).iter().map(|r| self.eval(r, r)).collect()
+    }
+
+    /// `∂K/∂θ_k` as explicit matrices (tests and small problems only).
+    pub fn gram_grad(&self, x: MatRef<'_, f64>) -> Vec<Mat<f64>> {
+        let rows = rows_of(x);
+        let n = rows.len();
+        let p = self.n_params();
+        let mut out = vec![Mat::<f64>::zeros(n, n); p];
+        let mut g = Vec::with_capacity(p);
+        for j in 0..n {
+            for i in j..n {
+                g.clear();
+                self.eval_grad(&rows[i], &rows[j], &mut g);
+                for k in 0..p {
+                    out[k][(i, j)] = g[k];
+                    out[k][(j, i)] = g[k];
+                }
+            }
+        }
+        out
+    }
+
+    /// `Σ_ij G_ij ∂K(X,X)_ij/∂θ_k` for every k (G need not be symmetric).
+    pub fn gram_grad_contract(&self, x: MatRef<'_, f64>, g: MatRef<'_, f64>) -> Vec<f64> {
+        self.cross_grad_contract(x, x, g)
+    }
+
+    /// `Σ_ij G_ij ∂K(X,Z)_ij/∂θ_k` for every k.
+    pub fn cross_grad_contract(
+        &self,
+        x: MatRef<'_, f64>,
+        z: MatRef<'_, f64>,
+        g: MatRef<'_, f64>,
+    ) -> Vec<f64> {
+        let (rx, rz) = (rows_of(x), rows_of(z));
+        let p = self.n_params();
+        let mut acc = vec![0.0; p];
+        let mut buf = Vec::with_capacity(p);
+        for j in 0..rz.len() {
+            for i in 0..rx.len() {
+                let gij = g[(i, j)];
+                if gij == 0.0 {
+                    continue;
+                }
+                buf.clear();
+                self.eval_grad(&rx[i], &rz[j], &mut buf);
+                for k in 0..p {
+                    acc[k] += gij * buf[k];
+                }
+            }
+        }
+        acc
+    }
+
+    /// `Σ_i g_i ∂k(x_i,x_i)/∂θ_k` for every k.
+    pub fn diag_grad_contract(&self, x: MatRef<'_, f64>, g: &[f64]) -> Vec<f64> {
+        let p = self.n_params();
+        let mut acc = vec![0.0; p];
+        let mut buf = Vec::with_capacity(p);
+        for (i, r) in rows_of(x).iter().enumerate() {
+            buf.clear();
+            self.eval_grad(r, r, &mut buf);
+            for k in 0..p {
+                acc[k] += g[i] * buf[k];
+            }
+        }
+        acc
+    }
+
+    /// `∂/∂Z Σ_ij G_ij k(x_i, z_j)`, an M×D matrix (gradient for inducing inputs).
+    pub fn cross_grad_z(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>, g: MatRef<'_, f64>) -> Mat<f64> {
+        let (rx, rz) = (rows_of(x), rows_of(z));
+        let d = z.ncols();
+        let mut out = Mat::<f64>::zeros(rz.len(), d);
+        let mut buf = vec![0.0; d];
+        for j in 0..rz.len() {
+            for i in 0..rx.len() {
+                let gij = g[(i, j)];
+                if gij == 0.0 {
+                    continue;
+                }
+                self.eval_grad_x(&rz[j], &rx[i], &mut buf);
+                for t in 0..d {
+                    out[(j, t)] += gij * buf[t];
+                }
+            }
+        }
+        out
+    }
+
+    /// `∂/∂Z Σ_ij G_ij k(z_i, z_j)`, an M×D matrix (both arguments move).
+    pub fn gram_grad_z(&self, z: MatRef<'_, f64>, g: MatRef<'_, f64>) -> Mat<f64> {
+        let gt = g.transpose().to_owned();
+        let a = self.cross_grad_z(z, z, g);
+        let b = self.cross_grad_z(z, z, gt.as_ref());
+        &a + &b
+    }
+}
+
+/// `Σ_t (x_t − z_t)² / l_t²` with `l = exp(ln_l)` (one shared or one per dimension).
+fn scaled_sqdist(ln_l: &[f64], x: &[f64], z: &[f64]) -> f64 {
+    if ln_l.len() == 1 {
+        let inv = (-2.0 * ln_l[0]).exp();
+        x.iter().zip(z).map(|(a, b)| (a - b) * (a - b)).sum::<f64>() * inv
+    } else {
+        x.iter()
+            .zip(z)
+            .zip(ln_l)
+            .map(|((a, b), l)| (a - b) * (a - b) * (-2.0 * l).exp())
+            .sum()
+    }
+}
+
+/// Rows of a matrix as contiguous vectors (faer is column-major).
+pub fn rows_of(x: MatRef<'_, f64>) -> Vec<Vec<f64>> {
+    (0..x.nrows())
+        .map(|i| (0..x.ncols()).map(|j| x[(i, j)]).collect())
+        .collect()
+}

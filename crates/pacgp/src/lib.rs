@@ -1,0 +1,36 @@
+//! # pacgp — Gaussian-process learning with guarantees
+//!
+//! GP regression and classification whose every fitted model ends as one
+//! [`posterior::GaussianPosterior`], so that prediction, `KL(Q‖P)`, Gibbs risk, the
+//! PAC-Bayes certificate and leave-one-out estimates are written once for all models.
+//!
+//! Module map (each mirrors a piece of the math; see `GLOSSARY.md` for notation):
+//! - [`kernel`]: covariance functions, θ = ln(value);
+//! - [`linalg`]: robust Cholesky with reported jitter, solves, log-determinants;
+//! - [`data`]: CSV loading, validation, standardisation, splits;
+//! - [`posterior`]: the shared Gaussian posterior;
+//! - [`regression`]: exact and sparse GP regression;
+//! - [`loo`]: closed-form leave-one-out;
+//! - [`special`], [`bounds`], [`loss`]: kl and its inverse, PAC-Bayes certificates, bounded losses;
+//! - [`likelihood`], [`inference`]: GP classification;
+//! - [`objective`], [`optim`]: training criteria and their minimisation;
+//! - [`experiments`]: the seed papers' experiments as library functions.
+
+pub mod bounds;
+pub mod data;
+pub mod error;
+pub mod experiments;
+pub mod inference;
+pub mod kernel;
+pub mod likelihood;
+pub mod linalg;
+pub mod loo;
+pub mod loss;
+pub mod metrics;
+pub mod objective;
+pub mod optim;
+pub mod posterior;
+pub mod regression;
+pub mod special;
+
+pub use error::{Error, Result};

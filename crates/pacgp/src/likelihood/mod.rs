@@ -1,0 +1,1 @@
+//! Likelihoods for GP classification.

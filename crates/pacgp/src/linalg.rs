@@ -1,0 +1,443 @@
+//! Dense linear algebra over faer: a Cholesky factor that escalates jitter and reports
+//! it, log-determinants, triangular and SPD solves, and the diagonal of an inverse.
+//!
+//! Every GP computation in the crate goes through [`Cholesky`]; no explicit inverse is
+//! formed where a solve does.
+
+use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::linalg::cholesky::llt::factor::{self, LltRegularization};
+use faer::linalg::triangular_solve;
+use faer::reborrow::ReborrowMut;
+use faer::{Mat, MatMut, MatRef, Par};
+
+use crate::error::{Error, Result};
+
+/// Matrices at least this large are factored and multiplied with rayon threads.
+pub const PAR_THRESHOLD: usize = 512;
+
+/// The parallelism to use for an `n × n` dense operation.
+pub fn par_for(n: usize) -> Par {
+    if n >= PAR_THRESHOLD {
+        Par::rayon(0)
+    } else {
+        Par::Seq
+    }
+}
+
+/// How much diagonal jitter to try when a Cholesky fails (GPyTorch / GPflow style).
+///
+/// The first attempt uses no jitter. Attempt `k ≥ 1` adds
+/// `initial · factor^(k−1) · mean(diag A)` to the diagonal, up to `max_tries` attempts.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct JitterPolicy {
+    /// First jitter, relative to the mean diagonal entry.
+    pub initial: f64,
+    /// Growth factor between attempts.
+    pub factor: f64,
+    /// Number of jittered attempts after the plain one.
+    pub max_tries: usize,
+}
+
+impl Default for JitterPolicy {
+    /// 1e-10, 1e-9, …, 1e-4 times the mean diagonal (seven attempts).
+    fn default() -> Self {
+        Self {
+            initial: 1e-10,
+            factor: 10.0,
+            max_tries: 7,
+        }
+    }
+}
+
+impl JitterPolicy {
+    /// A policy that never adds jitter.
+    pub fn none() -> Self {
+        Self {
+            initial: 0.0,
+            factor: 1.0,
+            max_tries: 0,
+        }
+    }
+}
+
+/// Lower Cholesky factor `L Lᵀ = A + jitter·I`, with the jitter that was needed.
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "CholeskyRepr", into = "CholeskyRepr")]
+pub struct Cholesky {
+    l: Mat<f64>,
+    jitter: f64,
+}
+
+fn try_factor(a: MatRef<'_, f64>, jitter: f64) -> std::result::Result<Mat<f64>, usize> {
+    let n = a.nrows();
+    let mut l = Mat::<f64>::zeros(n, n);
+    // Copy the lower triangle only; faer reads nothing else.
+    for j in 0..n {
+        for i in j..n {
+            l[(i, j)] = a[(i, j)];
+        }
+        l[(j, j)] += jitter;
+    }
+    let par = par_for(n);
+    let mut buf = MemBuffer::new(factor::cholesky_in_place_scratch::<f64>(
+        n,
+        par,
+        Default::default(),
+    ));
+    let stack = MemStack::new(&mut buf);
+    match factor::cholesky_in_place(
+        l.as_mut(),
+        LltRegularization::default(),
+        par,
+        stack,
+        Default::default(),
+    ) {
+        Ok(_) => Ok(l),
+        Err(factor::LltError::NonPositivePivot { index }) => Err(index),
+    }
+}
+
+impl Cholesky {
+    /// Factor the symmetric matrix `a` (only its lower triangle is read), adding jitter
+    /// per `policy` if needed. `what` names the matrix in the error.
+    pub fn factor(a: MatRef<'_, f64>, policy: &JitterPolicy, what: &'static str) -> Result<Self> {
+        let n = a.nrows();
+        if n != a.ncols() {
+            return Err(Error::ShapeMismatch {
+                what,
+                expected: "a square matrix".into(),
+                found: format!("{}×{}", a.nrows(), a.ncols()),
+            });
+        }
+        for j in 0..n {
+            for i in j..n {
+                if !a[(i, j)].is_finite() {
+                    return Err(Error::NonFinite {
+                        what,
+                        row: i,
+                        col: j,
+                    });
+                }
+            }
+        }
+        let mean_diag = if n == 0 {
+            1.0
+        } else {
+            (0..n).map(|i| a[(i, i)].abs()).sum::<f64>() / n as f64
+        };
+        let scale = if mean_diag > 0.0 { mean_diag } else { 1.0 };
+        let mut jitter = 0.0;
+        let mut last_pivot = 0;
+        for attempt in 0..=policy.max_tries {
+            if attempt > 0 {
+                jitter = policy.initial * policy.factor.powi(attempt as i32 - 1) * scale;
+            }
+            match try_factor(a, jitter) {
+                Ok(l) => return Ok(Self { l, jitter }),
+                Err(p) => last_pivot = p,
+            }
+        }
+        Err(Error::NotPositiveDefinite {
+            what,
+            pivot: last_pivot,
+            jitter_tried: jitter,
+        })
+    }
+
+    /// Wrap an already computed lower factor (no checks beyond shape).
+    pub fn from_lower(l: Mat<f64>, jitter: f64) -> Self {
+        debug_assert_eq!(l.nrows(), l.ncols());
+        Self { l, jitter }
+    }
+
+    /// The lower-triangular factor `L`.
+    pub fn l(&self) -> MatRef<'_, f64> {
+        self.l.as_ref()
+    }
+
+    /// Diagonal jitter that was added before the factorisation succeeded (0 if none).
+    pub fn jitter(&self) -> f64 {
+        self.jitter
+    }
+
+    /// Dimension `n`.
+    pub fn dim(&self) -> usize {
+        self.l.nrows()
+    }
+
+    /// `ln det(A + jitter·I) = 2 Σ ln L_ii`.
+    pub fn ln_det(&self) -> f64 {
+        2.0 * (0..self.dim()).map(|i| self.l[(i, i)].ln()).sum::<f64>()
+    }
+
+    /// `B ← L⁻¹ B`.
+    pub fn solve_lower_in_place(&self, rhs: MatMut<'_, f64>) {
+        let par = par_for(self.dim().max(rhs.ncols()));
+        triangular_solve::solve_lower_triangular_in_place(self.l.as_ref(), rhs, par);
+    }
+
+    /// `B ← L⁻ᵀ B`.
+    pub fn solve_upper_in_place(&self, rhs: MatMut<'_, f64>) {
+        let par = par_for(self.dim().max(rhs.ncols()));
+        triangular_solve::solve_upper_triangular_in_place(self.l.transpose(), rhs, par);
+    }
+
+    /// `B ← A⁻¹ B`.
+    pub fn solve_in_place(&self, mut rhs: MatMut<'_, f64>) {
+        self.solve_lower_in_place(rhs.rb_mut());
+        self.solve_upper_in_place(rhs);
+    }
+
+    /// `A⁻¹ B`.
+    pub fn solve(&self, rhs: MatRef<'_, f64>) -> Mat<f64> {
+        let mut x = rhs.to_owned();
+        self.solve_in_place(x.as_mut());
+        x
+    }
+
+    /// `A⁻¹ b` for a vector.
+    pub fn solve_vec(&self, b: &[f64]) -> Vec<f64> {
+        let mut x = col_from_slice(b);
+        self.solve_in_place(x.as_mut());
+        col_to_vec(x.as_ref())
+    }
+
+    /// `L⁻¹ b` for a vector.
+    pub fn solve_lower_vec(&self, b: &[f64]) -> Vec<f64> {
+        let mut x = col_from_slice(b);
+        self.solve_lower_in_place(x.as_mut());
+        col_to_vec(x.as_ref())
+    }
+
+    /// `L⁻ᵀ b` for a vector.
+    pub fn solve_upper_vec(&self, b: &[f64]) -> Vec<f64> {
+        let mut x = col_from_slice(b);
+        self.solve_upper_in_place(x.as_mut());
+        col_to_vec(x.as_ref())
+    }
+
+    /// `L⁻¹` (lower triangular).
+    pub fn l_inverse(&self) -> Mat<f64> {
+        let n = self.dim();
+        let mut inv = Mat::<f64>::identity(n, n);
+        self.solve_lower_in_place(inv.as_mut());
+        inv
+    }
+
+    /// The full inverse `A⁻¹ = L⁻ᵀ L⁻¹` (use only where the whole matrix is needed,
+    /// e.g. the NLML gradient's `tr((ααᵀ − K⁻¹) ∂K)`).
+    pub fn inverse(&self) -> Mat<f64> {
+        let n = self.dim();
+        let par = par_for(n);
+        let mut out = Mat::<f64>::zeros(n, n);
+        let mut buf = MemBuffer::new(faer::linalg::cholesky::llt::inverse::inverse_scratch::<f64>(n, par));
+        let stack = MemStack::new(&mut buf);
+        faer::linalg::cholesky::llt::inverse::inverse(out.as_mut(), self.l.as_ref(), par, stack);
+        // faer fills the lower triangle only.
+        for j in 0..n {
+            for i in 0..j {
+                out[(i, j)] = out[(j, i)];
+            }
+        }
+        out
+    }
+
+    /// `diag(A⁻¹)_i = ‖L⁻¹ e_i‖²` computed as the column norms of `L⁻¹`... by rows:
+    /// `[A⁻¹]_ii = Σ_k (L⁻¹)_{ki}²`.
+    pub fn inverse_diag(&self) -> Vec<f64> {
+        let linv = self.l_inverse();
+        let n = self.dim();
+        (0..n)
+            .map(|i| (i..n).map(|k| linv[(k, i)] * linv[(k, i)]).sum())
+            .collect()
+    }
+
+    /// `tr(A⁻¹) = ‖L⁻¹‖_F²`.
+    pub fn inverse_trace(&self) -> f64 {
+        let linv = self.l_inverse();
+        let n = self.dim();
+        let mut s = 0.0;
+        for j in 0..n {
+            for i in j..n {
+                s += linv[(i, j)] * linv[(i, j)];
+            }
+        }
+        s
+    }
+}
+
+/// A single-column matrix from a slice.
+pub fn col_from_slice(b: &[f64]) -> Mat<f64> {
+    Mat::from_fn(b.len(), 1, |i, _| b[i])
+}
+
+/// The first column of a matrix as a `Vec`.
+pub fn col_to_vec(m: MatRef<'_, f64>) -> Vec<f64> {
+    (0..m.nrows()).map(|i| m[(i, 0)]).collect()
+}
+
+/// Dot product of two slices.
+pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+    debug_assert_eq!(a.len(), b.len());
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// `tr(A B)` for square `A`, `B` of the same size, without forming the product.
+pub fn trace_of_product(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> f64 {
+    let n = a.nrows();
+    let mut s = 0.0;
+    for j in 0..n {
+        for i in 0..n {
+            s += a[(i, j)] * b[(j, i)];
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spd(n: usize) -> Mat<f64> {
+        let b = Mat::from_fn(n, n, |i, j| ((i * 7 + j * 3) % 11) as f64 / 11.0 - 0.4);
+        let mut a = &b * b.transpose();
+        for i in 0..n {
+            a[(i, i)] += 1.0;
+        }
+        a
+    }
+
+    #[test]
+    fn solve_and_inverse_agree_with_identity() {
+        let a = spd(9);
+        let c = Cholesky::factor(a.as_ref(), &JitterPolicy::default(), "A").unwrap();
+        assert_eq!(c.jitter(), 0.0);
+        let inv = c.inverse();
+        let prod = &a * &inv;
+        for i in 0..9 {
+            for j in 0..9 {
+                let e = if i == j { 1.0 } else { 0.0 };
+                assert!((prod[(i, j)] - e).abs() < 1e-12);
+            }
+        }
+        let d = c.inverse_diag();
+        for i in 0..9 {
+            assert!((d[i] - inv[(i, i)]).abs() < 1e-13);
+        }
+        assert!((c.inverse_trace() - d.iter().sum::<f64>()).abs() < 1e-12);
+        let b: Vec<f64> = (0..9).map(|i| i as f64).collect();
+        let x = c.solve_vec(&b);
+        for i in 0..9 {
+            let ax: f64 = (0..9).map(|j| a[(i, j)] * x[j]).sum();
+            assert!((ax - b[i]).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn ln_det_matches_product_of_eigen_free_2x2() {
+        let a = Mat::from_fn(2, 2, |i, j| [[4.0, 1.0], [1.0, 3.0]][i][j]);
+        let c = Cholesky::factor(a.as_ref(), &JitterPolicy::none(), "A").unwrap();
+        assert!((c.ln_det() - 11f64.ln()).abs() < 1e-14);
+    }
+
+    #[test]
+    fn singular_matrix_gets_jitter_reported() {
+        // Rank one: ones(3,3).
+        let a = Mat::from_fn(3, 3, |_, _| 1.0);
+        let c = Cholesky::factor(a.as_ref(), &JitterPolicy::default(), "ones").unwrap();
+        assert!(c.jitter() > 0.0);
+    }
+
+    #[test]
+    fn indefinite_matrix_is_a_typed_error() {
+        let a = Mat::from_fn(2, 2, |i, j| if i == j { -1.0 } else { 0.0 });
+        match Cholesky::factor(a.as_ref(), &JitterPolicy::default(), "neg") {
+            Err(Error::NotPositiveDefinite { what, jitter_tried, .. }) => {
+                assert_eq!(what, "neg");
+                assert!(jitter_tried > 0.0);
+            }
+            other => panic!("expected NotPositiveDefinite, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn nan_is_rejected() {
+        let mut a = spd(3);
+        a[(2, 1)] = f64::NAN;
+        assert!(matches!(
+            Cholesky::factor(a.as_ref(), &JitterPolicy::default(), "A"),
+            Err(Error::NonFinite { .. })
+        ));
+    }
+}
+
+/// Serde support for faer matrices as `{ "nrows", "ncols", "data" (column-major) }`.
+pub mod serde_mat {
+    use faer::Mat;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize)]
+    struct Repr {
+        nrows: usize,
+        ncols: usize,
+        data: Vec<f64>,
+    }
+
+    /// Serialize a matrix.
+    pub fn serialize<S: Serializer>(m: &Mat<f64>, s: S) -> Result<S::Ok, S::Error> {
+        let mut data = Vec::with_capacity(m.nrows() * m.ncols());
+        for j in 0..m.ncols() {
+            for i in 0..m.nrows() {
+                data.push(m[(i, j)]);
+            }
+        }
+        Repr {
+            nrows: m.nrows(),
+            ncols: m.ncols(),
+            data,
+        }
+        .serialize(s)
+    }
+
+    /// Deserialize a matrix, checking that the data length matches the shape.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Mat<f64>, D::Error> {
+        let r = Repr::deserialize(d)?;
+        if r.data.len() != r.nrows * r.ncols {
+            return Err(serde::de::Error::custom(format!(
+                "matrix data has {} entries, expected {}×{}",
+                r.data.len(),
+                r.nrows,
+                r.ncols
+            )));
+        }
+        Ok(Mat::from_fn(r.nrows, r.ncols, |i, j| r.data[j * r.nrows + i]))
+    }
+}
+
+/// On-disk form of a [`Cholesky`]; validated on load.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct CholeskyRepr {
+    #[serde(with = "serde_mat")]
+    l: Mat<f64>,
+    jitter: f64,
+}
+
+impl TryFrom<CholeskyRepr> for Cholesky {
+    type Error = String;
+    fn try_from(r: CholeskyRepr) -> std::result::Result<Self, String> {
+        let n = r.l.nrows();
+        if r.l.ncols() != n {
+            return Err(format!("Cholesky factor is {}×{}, not square", n, r.l.ncols()));
+        }
+        if (0..n).any(|i| !(r.l[(i, i)] > 0.0 && r.l[(i, i)].is_finite())) {
+            return Err("Cholesky factor has a non-positive or non-finite diagonal".into());
+        }
+        Ok(Cholesky { l: r.l, jitter: r.jitter })
+    }
+}
+
+impl From<Cholesky> for CholeskyRepr {
+    fn from(c: Cholesky) -> Self {
+        CholeskyRepr { l: c.l, jitter: c.jitter }
+    }
+}

@@ -1,0 +1,172 @@
+//! The one Gaussian posterior every model ends as (Csató–Opper form over a basis set B):
+//!
+//! `μ(x) = k(x,B)ᵀ α`,  `v(x) = k(x,x) − k(x,B)ᵀ R k(x,B)`,
+//!
+//! with `R` held factored in one of three ways (see [`Covariance`]). Prediction and
+//! `KL(Q‖P)` (spec §3.0: the KL of the process reduces to the KL on `f_B`) are written
+//! once here and serve exact and sparse regression and every classifier.
+
+use faer::{Mat, MatRef};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::kernel::Kernel;
+use crate::linalg::{self, Cholesky};
+
+/// How the posterior covariance on the basis values `f_B` is stored.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "form", rename_all = "snake_case")]
+pub enum Covariance {
+    /// Site form (exact GPR, Laplace, EP, ADF/IVM): `Σ = (K_B⁻¹ + Π)⁻¹`, `Π = diag(π) ≥ 0`.
+    /// Holds `√π` and the Cholesky of `B = I + Π½ K_B Π½`; then `R = Π½ B⁻¹ Π½`.
+    Sites {
+        /// `√π_i` for every basis point.
+        sqrt_pi: Vec<f64>,
+        /// Cholesky of `I + Π½ K_B Π½`.
+        chol_b: Cholesky,
+    },
+    /// Whitened precision form (FITC/VFE/DTC, spec §3.2): with `L_uu L_uuᵀ = K_uu`,
+    /// `Σ = L_uu B⁻¹ L_uuᵀ` where `B = L_B L_Bᵀ` (e.g. `I + V Λ⁻¹ Vᵀ`).
+    WhitenedPrecision {
+        /// Cholesky of `K_uu` (with its jitter).
+        chol_kuu: Cholesky,
+        /// Cholesky of the whitened precision `B`.
+        chol_b: Cholesky,
+    },
+    /// Whitened covariance form (free-form q(u), SOGP): `Σ = L_uu S Lᵀ_uu`, `S = L_S L_Sᵀ`.
+    WhitenedCovariance {
+        /// Cholesky of `K_uu` (with its jitter).
+        chol_kuu: Cholesky,
+        /// Cholesky of the whitened covariance `S`.
+        chol_s: Cholesky,
+    },
+}
+
+/// A Gaussian-process posterior `Q` over the latent function.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct GaussianPosterior {
+    /// The prior covariance function (with its fitted hyperparameters).
+    pub kernel: Kernel,
+    /// Basis inputs B (M×D): training points, active set, or inducing inputs.
+    #[serde(with = "linalg::serde_mat")]
+    pub basis: Mat<f64>,
+    /// Mean weights: `μ(x) = k(x,B)ᵀ α`.
+    pub alpha: Vec<f64>,
+    /// Covariance representation.
+    pub cov: Covariance,
+}
+
+/// Latent marginals at a set of inputs.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Marginals {
+    /// Posterior means `μ(x_i)`.
+    pub mean: Vec<f64>,
+    /// Posterior latent variances `v(x_i)` (no observation noise), clamped at 0.
+    pub var: Vec<f64>,
+}
+
+impl GaussianPosterior {
+    /// Number of basis points M.
+    pub fn n_basis(&self) -> usize {
+        self.basis.nrows()
+    }
+
+    /// Check that `x` has as many columns as the basis.
+    pub fn check_inputs(&self, x: MatRef<'_, f64>) -> Result<()> {
+        if x.ncols() != self.basis.ncols() {
+            return Err(Error::ShapeMismatch {
+                what: "prediction inputs",
+                expected: format!("{} columns", self.basis.ncols()),
+                found: format!("{} columns", x.ncols()),
+            });
+        }
+        crate::data::check_finite(x, "prediction inputs")
+    }
+
+    /// Latent mean and variance at the rows of `x` (one point per row).
+    pub fn predict(&self, x: MatRef<'_, f64>) -> Result<Marginals> {
+        self.check_inputs(x)?;
+        let kxb = self.kernel.cross(x, self.basis.as_ref()); // N*×M
+        let mean: Vec<f64> = (0..x.nrows())
+            .map(|i| (0..self.n_basis()).map(|m| kxb[(i, m)] * self.alpha[m]).sum())
+            .collect();
+        let prior = self.kernel.diag(x);
+        // A = (projection of k(x,B)) columns, one column per test point (M×N*).
+        let mut a = kxb.transpose().to_owned();
+        let reduction: Vec<f64> = match &self.cov {
+            Covariance::Sites { sqrt_pi, chol_b } => {
+                scale_rows(&mut a, sqrt_pi);
+                chol_b.solve_lower_in_place(a.as_mut());
+                col_sq_norms(a.as_ref())
+            }
+            Covariance::WhitenedPrecision { chol_kuu, chol_b } => {
+                chol_kuu.solve_lower_in_place(a.as_mut());
+                let w2 = col_sq_norms(a.as_ref());
+                chol_b.solve_lower_in_place(a.as_mut());
+                let q = col_sq_norms(a.as_ref());
+                w2.iter().zip(&q).map(|(w, q)| w - q).collect()
+            }
+            Covariance::WhitenedCovariance { chol_kuu, chol_s } => {
+                chol_kuu.solve_lower_in_place(a.as_mut());
+                let w2 = col_sq_norms(a.as_ref());
+                let st = chol_s.l().transpose() * a.as_ref();
+                let q = col_sq_norms(st.as_ref());
+                w2.iter().zip(&q).map(|(w, q)| w - q).collect()
+            }
+        };
+        let var = prior
+            .iter()
+            .zip(&reduction)
+            .map(|(p, r)| (p - r).max(0.0))
+            .collect();
+        Ok(Marginals { mean, var })
+    }
+
+    /// `KL(Q‖P) = KL(N(a,Σ) ‖ N(0,K_B))` (spec §3.0–3.2, §7.3–7.4), in nats.
+    ///
+    /// Site and whitened-precision forms share `½[ln det B + tr B⁻¹ + αᵀK_Bα − M]`;
+    /// the whitened-covariance form is `½[tr S + αᵀK_Bα − M − ln det S]`.
+    pub fn kl_to_prior(&self) -> f64 {
+        let m = self.n_basis() as f64;
+        let quad = self.alpha_k_alpha();
+        match &self.cov {
+            Covariance::Sites { chol_b, .. } | Covariance::WhitenedPrecision { chol_b, .. } => {
+                0.5 * (chol_b.ln_det() + chol_b.inverse_trace() + quad - m)
+            }
+            Covariance::WhitenedCovariance { chol_s, .. } => {
+                let l = chol_s.l();
+                let n = l.nrows();
+                let mut tr = 0.0;
+                for j in 0..n {
+                    for i in j..n {
+                        tr += l[(i, j)] * l[(i, j)];
+                    }
+                }
+                0.5 * (tr + quad - m - chol_s.ln_det())
+            }
+        }
+    }
+
+    /// `αᵀ K_B α` (the mean term of the KL).
+    fn alpha_k_alpha(&self) -> f64 {
+        let kb = self.kernel.gram(self.basis.as_ref());
+        let ka = &kb * linalg::col_from_slice(&self.alpha);
+        linalg::dot(&self.alpha, &linalg::col_to_vec(ka.as_ref()))
+    }
+}
+
+/// Multiply row i of `a` by `s[i]`.
+fn scale_rows(a: &mut Mat<f64>, s: &[f64]) {
+    for j in 0..a.ncols() {
+        for i in 0..a.nrows() {
+            a[(i, j)] *= s[i];
+        }
+    }
+}
+
+/// Squared Euclidean norm of every column.
+fn col_sq_norms(a: MatRef<'_, f64>) -> Vec<f64> {
+    (0..a.ncols())
+        .map(|j| (0..a.nrows()).map(|i| a[(i, j)] * a[(i, j)]).sum())
+        .collect()
+}

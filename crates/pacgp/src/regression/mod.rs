@@ -1,0 +1,4 @@
+//! GP regression: exact and sparse.
+
+pub mod exact;
+pub mod sparse;
