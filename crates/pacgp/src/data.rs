@@ -1,17 +1,670 @@
-//! Datasets: CSV loading, validation, standardisation, splits and k-fold.
+//! Datasets: CSV loading with validation, label mapping, standardisation, seeded
+//! train/test splits and k-fold.
+//!
+//! Everything is validated once here (shapes, NaN/inf, missing values, labels) so that
+//! the numerical code can assume clean inputs.
 
-use faer::MatRef;
+use std::io::Read;
+use std::path::Path;
+
+use faer::{Mat, MatRef};
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+
+/// Inputs and targets of a supervised problem.
+#[derive(Clone, Debug)]
+pub struct Dataset {
+    /// Inputs, one point per row (N×D).
+    pub x: Mat<f64>,
+    /// Targets (regression) or ±1 labels (classification).
+    pub y: Vec<f64>,
+    /// Names of the input columns.
+    pub feature_names: Vec<String>,
+    /// Name of the target column.
+    pub target_name: String,
+}
+
+impl Dataset {
+    /// Validate and wrap `x` (N×D) and `y` (N): non-empty, same N, all finite.
+    pub fn new(x: Mat<f64>, y: Vec<f64>) -> Result<Self> {
+        let d = x.ncols();
+        let names = (0..d).map(|j| format!("x{j}")).collect();
+        Self::with_names(x, y, names, "y".into())
+    }
+
+    /// As [`Dataset::new`], with column names.
+    pub fn with_names(
+        x: Mat<f64>,
+        y: Vec<f64>,
+        feature_names: Vec<String>,
+        target_name: String,
+    ) -> Result<Self> {
+        if x.nrows() == 0 || y.is_empty() {
+            return Err(Error::Empty { what: "dataset" });
+        }
+        if x.ncols() == 0 {
+            return Err(Error::Empty {
+                what: "input columns",
+            });
+        }
+        if x.nrows() != y.len() {
+            return Err(Error::ShapeMismatch {
+                what: "inputs vs targets",
+                expected: format!("{} targets", x.nrows()),
+                found: format!("{}", y.len()),
+            });
+        }
+        if feature_names.len() != x.ncols() {
+            return Err(Error::ShapeMismatch {
+                what: "feature names",
+                expected: format!("{}", x.ncols()),
+                found: format!("{}", feature_names.len()),
+            });
+        }
+        check_finite(x.as_ref(), "inputs")?;
+        if let Some(i) = y.iter().position(|v| !v.is_finite()) {
+            return Err(Error::NonFinite {
+                what: "targets",
+                row: i,
+                col: 0,
+            });
+        }
+        Ok(Self {
+            x,
+            y,
+            feature_names,
+            target_name,
+        })
+    }
+
+    /// Number of points N.
+    pub fn n(&self) -> usize {
+        self.y.len()
+    }
+
+    /// Input dimension D.
+    pub fn d(&self) -> usize {
+        self.x.ncols()
+    }
+
+    /// The rows listed in `idx` (in that order).
+    pub fn subset(&self, idx: &[usize]) -> Dataset {
+        Dataset {
+            x: Mat::from_fn(idx.len(), self.d(), |i, j| self.x[(idx[i], j)]),
+            y: idx.iter().map(|&i| self.y[i]).collect(),
+            feature_names: self.feature_names.clone(),
+            target_name: self.target_name.clone(),
+        }
+    }
+}
 
 /// Reject NaN or infinite entries, naming the first one found.
 pub fn check_finite(x: MatRef<'_, f64>, what: &'static str) -> Result<()> {
     for j in 0..x.ncols() {
         for i in 0..x.nrows() {
             if !x[(i, j)].is_finite() {
-                return Err(Error::NonFinite { what, row: i, col: j });
+                return Err(Error::NonFinite {
+                    what,
+                    row: i,
+                    col: j,
+                });
             }
         }
     }
     Ok(())
+}
+
+/// Which column holds the target.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum TargetSpec {
+    /// The last column (default).
+    #[default]
+    Last,
+    /// By header name.
+    Name(String),
+    /// By 0-based index.
+    Index(usize),
+}
+
+impl TargetSpec {
+    /// Parse a CLI value: a number is an index, anything else a name.
+    pub fn parse(s: &str) -> Self {
+        match s.parse::<usize>() {
+            Ok(i) => TargetSpec::Index(i),
+            Err(_) => TargetSpec::Name(s.to_string()),
+        }
+    }
+}
+
+/// What to do with missing values (`?`, empty, `NA`, `NaN` as text).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MissingPolicy {
+    /// Fail, naming line and column (default).
+    #[default]
+    Reject,
+    /// Skip rows with any missing value in a used column.
+    DropRows,
+}
+
+/// Options for [`load_csv`].
+#[derive(Clone, Debug, Default)]
+pub struct CsvOptions {
+    /// Target column.
+    pub target: TargetSpec,
+    /// Columns to ignore (by name).
+    pub drop_columns: Vec<String>,
+    /// Missing-value policy.
+    pub missing: MissingPolicy,
+}
+
+/// A parsed CSV: header and raw string cells, with 1-based file line numbers.
+struct RawTable {
+    header: Vec<String>,
+    rows: Vec<(u64, Vec<String>)>,
+}
+
+fn read_text(path: &Path) -> Result<String> {
+    let io = |source| Error::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    let bytes = std::fs::read(path).map_err(io)?;
+    if path.extension().is_some_and(|e| e == "gz") {
+        let mut s = String::new();
+        flate2::read::GzDecoder::new(&bytes[..])
+            .read_to_string(&mut s)
+            .map_err(io)?;
+        Ok(s)
+    } else {
+        String::from_utf8(bytes).map_err(|e| Error::Csv {
+            path: path.display().to_string(),
+            line: 0,
+            message: format!("not UTF-8 text: {e}"),
+        })
+    }
+}
+
+/// Sniff the delimiter from the header line: comma, tab, else whitespace.
+fn sniff_delimiter(first_line: &str) -> Option<u8> {
+    if first_line.contains(',') {
+        Some(b',')
+    } else if first_line.contains('\t') {
+        Some(b'\t')
+    } else {
+        None // whitespace-separated
+    }
+}
+
+fn parse_table(path: &Path, text: &str) -> Result<RawTable> {
+    let p = path.display().to_string();
+    let first = text.lines().find(|l| !l.trim().is_empty());
+    let Some(first) = first else {
+        return Err(Error::Empty { what: "CSV file" });
+    };
+    let rows_raw: Vec<(u64, Vec<String>)> = match sniff_delimiter(first) {
+        Some(delim) => {
+            let mut rdr = csv::ReaderBuilder::new()
+                .has_headers(false)
+                .delimiter(delim)
+                .flexible(true)
+                .trim(csv::Trim::All)
+                .from_reader(text.as_bytes());
+            let mut out = Vec::new();
+            for rec in rdr.records() {
+                let rec = rec.map_err(|e| Error::Csv {
+                    path: p.clone(),
+                    line: e.position().map_or(0, |pos| pos.line()),
+                    message: e.to_string(),
+                })?;
+                let line = rec.position().map_or(0, |pos| pos.line());
+                if rec.iter().all(|c| c.is_empty()) {
+                    continue;
+                }
+                out.push((line, rec.iter().map(str::to_string).collect()));
+            }
+            out
+        }
+        None => text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty())
+            .map(|(i, l)| {
+                (
+                    i as u64 + 1,
+                    l.split_whitespace().map(str::to_string).collect(),
+                )
+            })
+            .collect(),
+    };
+    let mut it = rows_raw.into_iter();
+    let (_, header) = it.next().ok_or(Error::Empty { what: "CSV file" })?;
+    let header: Vec<String> = header
+        .into_iter()
+        .map(|h| h.trim_matches('"').to_string())
+        .collect();
+    let rows: Vec<(u64, Vec<String>)> = it.collect();
+    if rows.is_empty() {
+        return Err(Error::Empty {
+            what: "CSV data rows (only a header)",
+        });
+    }
+    for (line, r) in &rows {
+        if r.len() != header.len() {
+            return Err(Error::Csv {
+                path: p,
+                line: *line,
+                message: format!("{} fields, but the header has {}", r.len(), header.len()),
+            });
+        }
+    }
+    Ok(RawTable { header, rows })
+}
+
+fn is_missing(cell: &str) -> bool {
+    matches!(cell, "" | "?" | "NA" | "N/A" | "na" | "NaN" | "nan")
+}
+
+fn find_column(header: &[String], name: &str) -> Result<usize> {
+    header
+        .iter()
+        .position(|h| h == name)
+        .ok_or_else(|| Error::ColumnNotFound {
+            name: name.to_string(),
+            available: header.join(", "),
+        })
+}
+
+/// Column indices: (features, target).
+fn layout(t: &RawTable, opts: &CsvOptions) -> Result<(Vec<usize>, usize)> {
+    let target = match &opts.target {
+        TargetSpec::Last => t.header.len() - 1,
+        TargetSpec::Name(n) => find_column(&t.header, n)?,
+        TargetSpec::Index(i) if *i < t.header.len() => *i,
+        TargetSpec::Index(i) => {
+            return Err(Error::ColumnNotFound {
+                name: format!("#{i}"),
+                available: t.header.join(", "),
+            })
+        }
+    };
+    let dropped: Vec<usize> = opts
+        .drop_columns
+        .iter()
+        .map(|n| find_column(&t.header, n))
+        .collect::<Result<_>>()?;
+    let features: Vec<usize> = (0..t.header.len())
+        .filter(|j| *j != target && !dropped.contains(j))
+        .collect();
+    if features.is_empty() {
+        return Err(Error::Empty {
+            what: "input columns",
+        });
+    }
+    Ok((features, target))
+}
+
+/// Rows kept after the missing-value policy; errors name line and column.
+fn kept_rows<'a>(
+    t: &'a RawTable,
+    cols: &[usize],
+    policy: MissingPolicy,
+) -> Result<Vec<&'a (u64, Vec<String>)>> {
+    let mut out = Vec::with_capacity(t.rows.len());
+    for row in &t.rows {
+        match cols.iter().find(|&&j| is_missing(&row.1[j])) {
+            None => out.push(row),
+            Some(&j) if policy == MissingPolicy::Reject => {
+                return Err(Error::MissingValue {
+                    line: row.0,
+                    column: t.header[j].clone(),
+                })
+            }
+            Some(_) => {}
+        }
+    }
+    if out.is_empty() {
+        return Err(Error::Empty {
+            what: "CSV data rows after dropping missing values",
+        });
+    }
+    Ok(out)
+}
+
+fn parse_number(path: &Path, line: u64, column: &str, cell: &str) -> Result<f64> {
+    let v: f64 = cell.parse().map_err(|_| Error::Csv {
+        path: path.display().to_string(),
+        line,
+        message: format!(
+            "column '{column}': '{cell}' is not a number (drop non-numeric columns with drop_columns)"
+        ),
+    })?;
+    if !v.is_finite() {
+        return Err(Error::Csv {
+            path: path.display().to_string(),
+            line,
+            message: format!("column '{column}': '{cell}' is not finite"),
+        });
+    }
+    Ok(v)
+}
+
+/// Load a numeric CSV with a header row (`.csv.gz` too) for regression.
+pub fn load_csv(path: impl AsRef<Path>, opts: &CsvOptions) -> Result<Dataset> {
+    let (ds, _) = load_impl(path.as_ref(), opts, false)?;
+    Ok(ds)
+}
+
+/// Load a CSV for binary classification: the target may hold any two distinct values
+/// (numbers or strings); they become −1 / +1 per [`LabelMap`].
+pub fn load_csv_classification(
+    path: impl AsRef<Path>,
+    opts: &CsvOptions,
+) -> Result<(Dataset, LabelMap)> {
+    let (ds, map) = load_impl(path.as_ref(), opts, true)?;
+    Ok((ds, map.expect("classification load returns a label map")))
+}
+
+fn load_impl(
+    path: &Path,
+    opts: &CsvOptions,
+    classify: bool,
+) -> Result<(Dataset, Option<LabelMap>)> {
+    let t = parse_table(path, &read_text(path)?)?;
+    let (features, target) = layout(&t, opts)?;
+    let mut used = features.clone();
+    used.push(target);
+    let rows = kept_rows(&t, &used, opts.missing)?;
+    let x = {
+        let mut x = Mat::<f64>::zeros(rows.len(), features.len());
+        for (i, (line, r)) in rows.iter().enumerate() {
+            for (k, &j) in features.iter().enumerate() {
+                x[(i, k)] = parse_number(path, *line, &t.header[j], &r[j])?;
+            }
+        }
+        x
+    };
+    let (y, map) = if classify {
+        let cells: Vec<&str> = rows.iter().map(|(_, r)| r[target].as_str()).collect();
+        let map = LabelMap::from_cells(&cells)?;
+        (
+            cells
+                .iter()
+                .map(|c| map.encode(c))
+                .collect::<Result<Vec<_>>>()?,
+            Some(map),
+        )
+    } else {
+        let y = rows
+            .iter()
+            .map(|(line, r)| parse_number(path, *line, &t.header[target], &r[target]))
+            .collect::<Result<Vec<_>>>()?;
+        (y, None)
+    };
+    let names = features.iter().map(|&j| t.header[j].clone()).collect();
+    Ok((
+        Dataset::with_names(x, y, names, t.header[target].clone())?,
+        map,
+    ))
+}
+
+/// Two class labels as they appear in the data, mapped to −1 (`negative`) and +1.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LabelMap {
+    /// Label mapped to −1 (the smaller number, or the first string in sorted order).
+    pub negative: String,
+    /// Label mapped to +1.
+    pub positive: String,
+}
+
+impl LabelMap {
+    /// Build from raw cells: exactly two distinct values, numbers ordered numerically.
+    pub fn from_cells(cells: &[&str]) -> Result<Self> {
+        let mut distinct: Vec<&str> = Vec::new();
+        for c in cells {
+            if !distinct.contains(c) {
+                distinct.push(c);
+            }
+        }
+        if distinct.len() != 2 {
+            return Err(Error::NotBinary {
+                n_classes: distinct.len(),
+                examples: distinct
+                    .iter()
+                    .take(5)
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+        }
+        let numeric: Option<Vec<f64>> = distinct.iter().map(|c| c.parse::<f64>().ok()).collect();
+        let swap = match numeric {
+            Some(v) => v[0] > v[1],
+            None => distinct[0] > distinct[1],
+        };
+        let (a, b) = if swap {
+            (distinct[1], distinct[0])
+        } else {
+            (distinct[0], distinct[1])
+        };
+        Ok(Self {
+            negative: a.to_string(),
+            positive: b.to_string(),
+        })
+    }
+
+    /// Map numeric labels (any two distinct values) to ±1.
+    pub fn from_values(values: &[f64]) -> Result<(Vec<f64>, Self)> {
+        let cells: Vec<String> = values.iter().map(|v| v.to_string()).collect();
+        let refs: Vec<&str> = cells.iter().map(String::as_str).collect();
+        let map = Self::from_cells(&refs)?;
+        let y = refs.iter().map(|c| map.encode(c)).collect::<Result<_>>()?;
+        Ok((y, map))
+    }
+
+    /// −1 or +1 for a raw label.
+    pub fn encode(&self, cell: &str) -> Result<f64> {
+        if cell == self.negative {
+            Ok(-1.0)
+        } else if cell == self.positive {
+            Ok(1.0)
+        } else {
+            Err(Error::NotBinary {
+                n_classes: 3,
+                examples: format!("{}, {}, {}", self.negative, self.positive, cell),
+            })
+        }
+    }
+
+    /// The raw label for a sign.
+    pub fn decode(&self, y: f64) -> &str {
+        if y < 0.0 {
+            &self.negative
+        } else {
+            &self.positive
+        }
+    }
+}
+
+/// Check that labels are exactly ±1 and both classes occur.
+pub fn check_binary_labels(y: &[f64]) -> Result<()> {
+    if let Some(&bad) = y.iter().find(|v| **v != 1.0 && **v != -1.0) {
+        return Err(Error::InvalidParameter {
+            name: "label",
+            value: bad,
+            reason: "labels must be −1 or +1",
+        });
+    }
+    let pos = y.iter().filter(|v| **v > 0.0).count();
+    if pos == 0 || pos == y.len() {
+        return Err(Error::NotBinary {
+            n_classes: 1,
+            examples: format!("{}", y.first().copied().unwrap_or(0.0)),
+        });
+    }
+    Ok(())
+}
+
+/// Per-column affine standardisation `(x − mean)/sd`, fitted on training data only
+/// (population standard deviation, as scikit-learn's `StandardScaler`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Standardizer {
+    /// Column means.
+    pub mean: Vec<f64>,
+    /// Column standard deviations (population).
+    pub sd: Vec<f64>,
+}
+
+impl Standardizer {
+    /// Fit on `x`; a constant column is an error naming it.
+    pub fn fit(x: MatRef<'_, f64>, names: &[String]) -> Result<Self> {
+        let n = x.nrows();
+        if n == 0 {
+            return Err(Error::Empty {
+                what: "training inputs",
+            });
+        }
+        let mut mean = vec![0.0; x.ncols()];
+        let mut sd = vec![0.0; x.ncols()];
+        for j in 0..x.ncols() {
+            let m = (0..n).map(|i| x[(i, j)]).sum::<f64>() / n as f64;
+            let v = (0..n).map(|i| (x[(i, j)] - m).powi(2)).sum::<f64>() / n as f64;
+            if !(v.sqrt() > 1e-12 * m.abs().max(1.0)) {
+                return Err(Error::ConstantColumn {
+                    column: names.get(j).cloned().unwrap_or_else(|| format!("#{j}")),
+                });
+            }
+            mean[j] = m;
+            sd[j] = v.sqrt();
+        }
+        Ok(Self { mean, sd })
+    }
+
+    /// `(x − mean)/sd`; errors if the column count differs.
+    pub fn transform(&self, x: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        if x.ncols() != self.mean.len() {
+            return Err(Error::ShapeMismatch {
+                what: "input columns",
+                expected: format!("{}", self.mean.len()),
+                found: format!("{}", x.ncols()),
+            });
+        }
+        Ok(Mat::from_fn(x.nrows(), x.ncols(), |i, j| {
+            (x[(i, j)] - self.mean[j]) / self.sd[j]
+        }))
+    }
+
+    /// `x·sd + mean`.
+    pub fn inverse_transform(&self, x: MatRef<'_, f64>) -> Mat<f64> {
+        Mat::from_fn(x.nrows(), x.ncols(), |i, j| {
+            x[(i, j)] * self.sd[j] + self.mean[j]
+        })
+    }
+}
+
+/// Standardisation of a regression target; converts means, variances and lengths
+/// (such as ε) between the target's units and the standardised scale.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TargetScaler {
+    /// Target mean.
+    pub mean: f64,
+    /// Target standard deviation (population).
+    pub sd: f64,
+}
+
+impl TargetScaler {
+    /// Fit on training targets; a constant target is an error.
+    pub fn fit(y: &[f64]) -> Result<Self> {
+        if y.is_empty() {
+            return Err(Error::Empty {
+                what: "training targets",
+            });
+        }
+        let n = y.len() as f64;
+        let mean = y.iter().sum::<f64>() / n;
+        let sd = (y.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt();
+        if !(sd > 1e-12 * mean.abs().max(1.0)) {
+            return Err(Error::ConstantColumn {
+                column: "target".into(),
+            });
+        }
+        Ok(Self { mean, sd })
+    }
+
+    /// The identity scaler (mean 0, sd 1).
+    pub fn identity() -> Self {
+        Self { mean: 0.0, sd: 1.0 }
+    }
+
+    /// Targets on the standardised scale.
+    pub fn transform(&self, y: &[f64]) -> Vec<f64> {
+        y.iter().map(|v| (v - self.mean) / self.sd).collect()
+    }
+
+    /// A mean back in target units.
+    pub fn unscale_mean(&self, m: f64) -> f64 {
+        m * self.sd + self.mean
+    }
+
+    /// A variance back in target units.
+    pub fn unscale_var(&self, v: f64) -> f64 {
+        v * self.sd * self.sd
+    }
+
+    /// A length in target units (e.g. ε) on the standardised scale.
+    pub fn scale_length(&self, l: f64) -> f64 {
+        l / self.sd
+    }
+}
+
+/// Seeded train/test split: a random permutation (ChaCha8), the first `round(test_frac·n)`
+/// indices form the test set. (The permutation differs from numpy's for the same seed.)
+pub fn train_test_split(n: usize, test_frac: f64, seed: u64) -> Result<(Vec<usize>, Vec<usize>)> {
+    if !(test_frac > 0.0 && test_frac < 1.0) {
+        return Err(Error::InvalidParameter {
+            name: "test_frac",
+            value: test_frac,
+            reason: "must lie in (0, 1)",
+        });
+    }
+    let n_test = (test_frac * n as f64).round() as usize;
+    if n_test == 0 || n_test >= n {
+        return Err(Error::InvalidParameter {
+            name: "test_frac",
+            value: test_frac,
+            reason: "leaves an empty train or test set for this n",
+        });
+    }
+    let perm = permutation(n, seed);
+    Ok((perm[n_test..].to_vec(), perm[..n_test].to_vec()))
+}
+
+/// A seeded random permutation of `0..n`.
+pub fn permutation(n: usize, seed: u64) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..n).collect();
+    idx.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+    idx
+}
+
+/// Seeded k-fold: `k` (train, test) pairs; every index is a test index exactly once.
+pub fn k_fold(n: usize, k: usize, seed: u64) -> Result<Vec<(Vec<usize>, Vec<usize>)>> {
+    if k < 2 || k > n {
+        return Err(Error::InvalidParameter {
+            name: "k",
+            value: k as f64,
+            reason: "k-fold needs 2 ≤ k ≤ n",
+        });
+    }
+    let perm = permutation(n, seed);
+    Ok((0..k)
+        .map(|f| {
+            let (lo, hi) = (f * n / k, (f + 1) * n / k);
+            let test = perm[lo..hi].to_vec();
+            let train = perm[..lo].iter().chain(&perm[hi..]).copied().collect();
+            (train, test)
+        })
+        .collect())
 }

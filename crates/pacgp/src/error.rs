@@ -33,7 +33,9 @@ pub enum Error {
         message: String,
     },
     /// A missing value (`?`, empty, `NA`) where none is allowed.
-    #[error("missing value at line {line}, column '{column}' (pass drop-missing to skip such rows)")]
+    #[error(
+        "missing value at line {line}, column '{column}' (pass drop-missing to skip such rows)"
+    )]
     MissingValue {
         /// 1-based line number in the file.
         line: u64,
@@ -75,7 +77,9 @@ pub enum Error {
         available: String,
     },
     /// Classification labels that are not exactly two distinct values.
-    #[error("binary classification needs exactly two distinct labels, found {n_classes}: {examples}")]
+    #[error(
+        "binary classification needs exactly two distinct labels, found {n_classes}: {examples}"
+    )]
     NotBinary {
         /// Number of distinct labels seen.
         n_classes: usize,
@@ -89,7 +93,9 @@ pub enum Error {
         column: String,
     },
     /// A matrix that must be symmetric positive definite is not, even after jitter.
-    #[error("{what} is not positive definite (pivot {pivot}) even after adding jitter {jitter_tried:e}")]
+    #[error(
+        "{what} is not positive definite (pivot {pivot}) even after adding jitter {jitter_tried:e}"
+    )]
     NotPositiveDefinite {
         /// Which matrix, e.g. "K + σ²I".
         what: &'static str,

@@ -230,7 +230,8 @@ impl Cholesky {
         let n = self.dim();
         let par = par_for(n);
         let mut out = Mat::<f64>::zeros(n, n);
-        let mut buf = MemBuffer::new(faer::linalg::cholesky::llt::inverse::inverse_scratch::<f64>(n, par));
+        let mut buf =
+            MemBuffer::new(faer::linalg::cholesky::llt::inverse::inverse_scratch::<f64>(n, par));
         let stack = MemStack::new(&mut buf);
         faer::linalg::cholesky::llt::inverse::inverse(out.as_mut(), self.l.as_ref(), par, stack);
         // faer fills the lower triangle only.
@@ -352,7 +353,9 @@ mod tests {
     fn indefinite_matrix_is_a_typed_error() {
         let a = Mat::from_fn(2, 2, |i, j| if i == j { -1.0 } else { 0.0 });
         match Cholesky::factor(a.as_ref(), &JitterPolicy::default(), "neg") {
-            Err(Error::NotPositiveDefinite { what, jitter_tried, .. }) => {
+            Err(Error::NotPositiveDefinite {
+                what, jitter_tried, ..
+            }) => {
                 assert_eq!(what, "neg");
                 assert!(jitter_tried > 0.0);
             }
@@ -410,7 +413,9 @@ pub mod serde_mat {
                 r.ncols
             )));
         }
-        Ok(Mat::from_fn(r.nrows, r.ncols, |i, j| r.data[j * r.nrows + i]))
+        Ok(Mat::from_fn(r.nrows, r.ncols, |i, j| {
+            r.data[j * r.nrows + i]
+        }))
     }
 }
 
@@ -427,17 +432,27 @@ impl TryFrom<CholeskyRepr> for Cholesky {
     fn try_from(r: CholeskyRepr) -> std::result::Result<Self, String> {
         let n = r.l.nrows();
         if r.l.ncols() != n {
-            return Err(format!("Cholesky factor is {}×{}, not square", n, r.l.ncols()));
+            return Err(format!(
+                "Cholesky factor is {}×{}, not square",
+                n,
+                r.l.ncols()
+            ));
         }
         if (0..n).any(|i| !(r.l[(i, i)] > 0.0 && r.l[(i, i)].is_finite())) {
             return Err("Cholesky factor has a non-positive or non-finite diagonal".into());
         }
-        Ok(Cholesky { l: r.l, jitter: r.jitter })
+        Ok(Cholesky {
+            l: r.l,
+            jitter: r.jitter,
+        })
     }
 }
 
 impl From<Cholesky> for CholeskyRepr {
     fn from(c: Cholesky) -> Self {
-        CholeskyRepr { l: c.l, jitter: c.jitter }
+        CholeskyRepr {
+            l: c.l,
+            jitter: c.jitter,
+        }
     }
 }

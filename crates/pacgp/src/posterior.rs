@@ -88,7 +88,11 @@ impl GaussianPosterior {
         self.check_inputs(x)?;
         let kxb = self.kernel.cross(x, self.basis.as_ref()); // N*×M
         let mean: Vec<f64> = (0..x.nrows())
-            .map(|i| (0..self.n_basis()).map(|m| kxb[(i, m)] * self.alpha[m]).sum())
+            .map(|i| {
+                (0..self.n_basis())
+                    .map(|m| kxb[(i, m)] * self.alpha[m])
+                    .sum()
+            })
             .collect();
         let prior = self.kernel.diag(x);
         // A = (projection of k(x,B)) columns, one column per test point (M×N*).

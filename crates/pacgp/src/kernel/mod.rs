@@ -245,7 +245,8 @@ impl Kernel {
             Kernel::SquaredExponential { ln_lengthscale } => {
                 let k = (-0.5 * scaled_sqdist(ln_lengthscale, x, z)).exp();
                 for t in 0..x.len() {
-                    let l2 = (2.0 * ln_lengthscale[if ln_lengthscale.len() == 1 { 0 } else { t }]).exp();
+                    let l2 =
+                        (2.0 * ln_lengthscale[if ln_lengthscale.len() == 1 { 0 } else { t }]).exp();
                     out[t] = -k * (x[t] - z[t]) / l2;
                 }
             }
@@ -265,7 +266,9 @@ impl Kernel {
                 let mut tmp = vec![0.0; out.len()];
                 left.eval_grad_x(x, z, out);
                 right.eval_grad_x(x, z, &mut tmp);
-                out.iter_mut().zip(&tmp).for_each(|(o, t)| *o = *o * kr + kl * t);
+                out.iter_mut()
+                    .zip(&tmp)
+                    .for_each(|(o, t)| *o = *o * kr + kl * t);
             }
         }
     }
@@ -364,7 +367,12 @@ impl Kernel {
     }
 
     /// `∂/∂Z Σ_ij G_ij k(x_i, z_j)`, an M×D matrix (gradient for inducing inputs).
-    pub fn cross_grad_z(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>, g: MatRef<'_, f64>) -> Mat<f64> {
+    pub fn cross_grad_z(
+        &self,
+        x: MatRef<'_, f64>,
+        z: MatRef<'_, f64>,
+        g: MatRef<'_, f64>,
+    ) -> Mat<f64> {
         let (rx, rz) = (rows_of(x), rows_of(z));
         let d = z.ncols();
         let mut out = Mat::<f64>::zeros(rz.len(), d);
