@@ -1,1 +1,193 @@
-//! (being written)
+//! Test-set metrics: RMSE, MAE, NLPD, interval coverage; error rate and log loss.
+
+use crate::error::{Error, Result};
+
+fn check_len(a: usize, b: usize) -> Result<()> {
+    if a == 0 {
+        return Err(Error::Empty {
+            what: "evaluation set",
+        });
+    }
+    if a != b {
+        return Err(Error::ShapeMismatch {
+            what: "predictions vs targets",
+            expected: format!("{b}"),
+            found: format!("{a}"),
+        });
+    }
+    Ok(())
+}
+
+/// Root mean squared error.
+pub fn rmse(mean: &[f64], y: &[f64]) -> Result<f64> {
+    check_len(mean.len(), y.len())?;
+    Ok((mean
+        .iter()
+        .zip(y)
+        .map(|(m, y)| (m - y).powi(2))
+        .sum::<f64>()
+        / y.len() as f64)
+        .sqrt())
+}
+
+/// Mean absolute error.
+pub fn mae(mean: &[f64], y: &[f64]) -> Result<f64> {
+    check_len(mean.len(), y.len())?;
+    Ok(mean.iter().zip(y).map(|(m, y)| (m - y).abs()).sum::<f64>() / y.len() as f64)
+}
+
+/// Mean negative log predictive density `½ ln(2π s²) + (y − m)²/(2 s²)` with the
+/// predictive variance of y (noise included).
+pub fn nlpd(mean: &[f64], var: &[f64], y: &[f64]) -> Result<f64> {
+    check_len(mean.len(), y.len())?;
+    check_len(var.len(), y.len())?;
+    let s = mean
+        .iter()
+        .zip(var)
+        .zip(y)
+        .map(|((m, v), y)| {
+            0.5 * (2.0 * std::f64::consts::PI * v).ln() + (y - m).powi(2) / (2.0 * v)
+        })
+        .sum::<f64>();
+    Ok(s / y.len() as f64)
+}
+
+/// Fraction of targets inside the central `level` predictive interval `m ± z·s`.
+pub fn coverage(mean: &[f64], var: &[f64], y: &[f64], level: f64) -> Result<f64> {
+    check_len(mean.len(), y.len())?;
+    check_len(var.len(), y.len())?;
+    if !(level > 0.0 && level < 1.0) {
+        return Err(Error::InvalidParameter {
+            name: "coverage level",
+            value: level,
+            reason: "must lie in (0, 1)",
+        });
+    }
+    let z = normal_quantile(0.5 + level / 2.0);
+    let inside = mean
+        .iter()
+        .zip(var)
+        .zip(y)
+        .filter(|((m, v), y)| (*y - *m).abs() <= z * v.sqrt())
+        .count();
+    Ok(inside as f64 / y.len() as f64)
+}
+
+/// Fraction of sign disagreements between scores and ±1 labels (score 0 counts as +1).
+pub fn error_rate(score: &[f64], y: &[f64]) -> Result<f64> {
+    check_len(score.len(), y.len())?;
+    let wrong = score
+        .iter()
+        .zip(y)
+        .filter(|(s, y)| (if **s >= 0.0 { 1.0 } else { -1.0 }) != **y)
+        .count();
+    Ok(wrong as f64 / y.len() as f64)
+}
+
+/// Mean negative log probability of the observed ±1 labels given `p(y = +1)`.
+pub fn log_loss(p_positive: &[f64], y: &[f64]) -> Result<f64> {
+    check_len(p_positive.len(), y.len())?;
+    let s = p_positive
+        .iter()
+        .zip(y)
+        .map(|(p, y)| {
+            let q = if *y > 0.0 { *p } else { 1.0 - p };
+            -q.max(f64::MIN_POSITIVE).ln()
+        })
+        .sum::<f64>();
+    Ok(s / y.len() as f64)
+}
+
+/// Standard normal quantile Φ⁻¹(p): Acklam's rational approximation refined by one Halley
+/// step on `erfc` (relative error ≈ 1e-15).
+pub fn normal_quantile(p: f64) -> f64 {
+    if p <= 0.0 {
+        return f64::NEG_INFINITY;
+    }
+    if p >= 1.0 {
+        return f64::INFINITY;
+    }
+    const A: [f64; 6] = [
+        -3.969683028665376e1,
+        2.209460984245205e2,
+        -2.759285104469687e2,
+        1.383577518672690e2,
+        -3.066479806614716e1,
+        2.506628277459239,
+    ];
+    const B: [f64; 5] = [
+        -5.447609879822406e1,
+        1.615858368580409e2,
+        -1.556989798598866e2,
+        6.680131188771972e1,
+        -1.328068155288572e1,
+    ];
+    const C: [f64; 6] = [
+        -7.784894002430293e-3,
+        -3.223964580411365e-1,
+        -2.400758277161838,
+        -2.549732539343734,
+        4.374664141464968,
+        2.938163982698783,
+    ];
+    const D: [f64; 4] = [
+        7.784695709041462e-3,
+        3.224671290700398e-1,
+        2.445134137142996,
+        3.754408661907416,
+    ];
+    let lo = 0.02425;
+    let x = if p < lo {
+        let q = (-2.0 * p.ln()).sqrt();
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    } else if p <= 1.0 - lo {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    } else {
+        let q = (-2.0 * (1.0 - p).ln()).sqrt();
+        -(((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    // Halley refinement: e = Φ(x) − p.
+    let e = 0.5 * libm::erfc(-x / std::f64::consts::SQRT_2) - p;
+    let u = e * (2.0 * std::f64::consts::PI).sqrt() * (x * x / 2.0).exp();
+    x - u / (1.0 + x * u / 2.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantile_inverts_the_cdf() {
+        for &p in &[1e-10, 0.001, 0.02, 0.3, 0.5, 0.7, 0.975, 0.999999] {
+            let x = normal_quantile(p);
+            let back = 0.5 * libm::erfc(-x / std::f64::consts::SQRT_2);
+            assert!(
+                (back - p).abs() < 1e-14 * p.max(1e-3),
+                "p={p} x={x} back={back}"
+            );
+        }
+        assert!((normal_quantile(0.975) - 1.959_963_984_540_054).abs() < 1e-13);
+    }
+
+    #[test]
+    fn metrics_on_a_small_example() {
+        let (m, y) = ([1.0, 2.0, 3.0], [1.0, 4.0, 1.0]);
+        assert!((rmse(&m, &y).unwrap() - (8.0f64 / 3.0).sqrt()).abs() < 1e-15);
+        assert!((mae(&m, &y).unwrap() - 4.0 / 3.0).abs() < 1e-15);
+        let v = [1.0; 3];
+        let expected = 0.5 * (2.0 * std::f64::consts::PI).ln() + (0.0 + 4.0 + 4.0) / 6.0;
+        assert!((nlpd(&m, &v, &y).unwrap() - expected).abs() < 1e-14);
+        assert!((coverage(&m, &v, &y, 0.95).unwrap() - 1.0 / 3.0).abs() < 1e-15);
+        assert_eq!(
+            error_rate(&[0.3, -2.0, 0.0], &[1.0, 1.0, -1.0]).unwrap(),
+            2.0 / 3.0
+        );
+        assert!(rmse(&[1.0], &[1.0, 2.0]).is_err());
+        assert!(rmse(&[], &[]).is_err());
+    }
+}
