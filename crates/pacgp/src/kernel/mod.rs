@@ -8,20 +8,49 @@
 //! Inputs are faer matrices with one point per row (N×D).
 
 use faer::{Mat, MatRef};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+
+mod dot_product;
+mod spec;
+pub mod stationary;
+
+pub use stationary::Profile;
 
 /// A covariance function. Parameters are stored in log space (`ln_*` fields).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Kernel {
-    /// Squared exponential `exp(−½ Σ_t (x_t − x'_t)² / l_t²)` with unit variance; one
-    /// lengthscale (isotropic) or one per input (ARD).
-    SquaredExponential {
+    /// Stationary kernel `k(r)` of the scaled distance `r² = Σ_t (x_t − x'_t)²/l_t²` with
+    /// unit variance (squared exponential or Matérn); one lengthscale (isotropic) or one per
+    /// input (ARD).
+    Stationary {
+        /// Which `k(r)`.
+        profile: Profile,
         /// ln of the lengthscale(s).
         ln_lengthscale: Vec<f64>,
+    },
+    /// Linear `Σ_t v_t x_t x'_t` (one shared variance, or one per input).
+    Linear {
+        /// ln of the variance(s) `v_t`.
+        ln_variance: Vec<f64>,
+    },
+    /// Polynomial `(x·x'/l² + c)^p` with a fixed integer degree.
+    Polynomial {
+        /// Degree p ≥ 1.
+        degree: u32,
+        /// ln c (offset).
+        ln_offset: f64,
+        /// ln l (input scale).
+        ln_lengthscale: f64,
+    },
+    /// Constant `σ²`.
+    Constant {
+        /// ln σ².
+        ln_variance: f64,
     },
     /// `σ² · k(x, x')`.
     Scale {
@@ -51,7 +80,8 @@ impl Kernel {
     pub fn se_ard(lengthscales: &[f64], signal_variance: f64) -> Self {
         Kernel::Scale {
             ln_variance: signal_variance.ln(),
-            inner: Box::new(Kernel::SquaredExponential {
+            inner: Box::new(Kernel::Stationary {
+                profile: Profile::SquaredExponential,
                 ln_lengthscale: lengthscales.iter().map(|l| l.ln()).collect(),
             }),
         }
@@ -62,10 +92,24 @@ impl Kernel {
         Self::se_ard(&[lengthscale], signal_variance)
     }
 
+    /// `σ² · k` for a stationary profile with the given lengthscales and variance.
+    pub fn stationary(profile: Profile, lengthscales: &[f64], signal_variance: f64) -> Self {
+        Kernel::Scale {
+            ln_variance: signal_variance.ln(),
+            inner: Box::new(Kernel::Stationary {
+                profile,
+                ln_lengthscale: lengthscales.iter().map(|l| l.ln()).collect(),
+            }),
+        }
+    }
+
     /// Number of hyperparameters in θ.
     pub fn n_params(&self) -> usize {
         match self {
-            Kernel::SquaredExponential { ln_lengthscale } => ln_lengthscale.len(),
+            Kernel::Stationary { ln_lengthscale, .. } => ln_lengthscale.len(),
+            Kernel::Linear { ln_variance } => ln_variance.len(),
+            Kernel::Polynomial { .. } => 2,
+            Kernel::Constant { .. } => 1,
             Kernel::Scale { inner, .. } => 1 + inner.n_params(),
             Kernel::Sum { left, right } | Kernel::Product { left, right } => {
                 left.n_params() + right.n_params()
@@ -82,7 +126,17 @@ impl Kernel {
 
     fn push_params(&self, out: &mut Vec<f64>) {
         match self {
-            Kernel::SquaredExponential { ln_lengthscale } => out.extend_from_slice(ln_lengthscale),
+            Kernel::Stationary { ln_lengthscale, .. } => out.extend_from_slice(ln_lengthscale),
+            Kernel::Linear { ln_variance } => out.extend_from_slice(ln_variance),
+            Kernel::Polynomial {
+                ln_offset,
+                ln_lengthscale,
+                ..
+            } => {
+                out.push(*ln_offset);
+                out.push(*ln_lengthscale);
+            }
+            Kernel::Constant { ln_variance } => out.push(*ln_variance),
             Kernel::Scale { ln_variance, inner } => {
                 out.push(*ln_variance);
                 inner.push_params(out);
@@ -116,10 +170,26 @@ impl Kernel {
 
     fn take_params(&mut self, theta: &[f64]) -> usize {
         match self {
-            Kernel::SquaredExponential { ln_lengthscale } => {
-                let n = ln_lengthscale.len();
-                ln_lengthscale.copy_from_slice(&theta[..n]);
+            Kernel::Stationary {
+                ln_lengthscale: v, ..
+            }
+            | Kernel::Linear { ln_variance: v } => {
+                let n = v.len();
+                v.copy_from_slice(&theta[..n]);
                 n
+            }
+            Kernel::Polynomial {
+                ln_offset,
+                ln_lengthscale,
+                ..
+            } => {
+                *ln_offset = theta[0];
+                *ln_lengthscale = theta[1];
+                2
+            }
+            Kernel::Constant { ln_variance } => {
+                *ln_variance = theta[0];
+                1
             }
             Kernel::Scale { ln_variance, inner } => {
                 *ln_variance = theta[0];
@@ -141,15 +211,28 @@ impl Kernel {
 
     fn push_names(&self, prefix: &str, out: &mut Vec<String>) {
         match self {
-            Kernel::SquaredExponential { ln_lengthscale } => {
-                if ln_lengthscale.len() == 1 {
-                    out.push(format!("{prefix}ln_lengthscale"));
+            Kernel::Stationary {
+                ln_lengthscale: v, ..
+            }
+            | Kernel::Linear { ln_variance: v } => {
+                let base = if matches!(self, Kernel::Linear { .. }) {
+                    "ln_variance"
                 } else {
-                    for i in 0..ln_lengthscale.len() {
-                        out.push(format!("{prefix}ln_lengthscale[{i}]"));
+                    "ln_lengthscale"
+                };
+                if v.len() == 1 {
+                    out.push(format!("{prefix}{base}"));
+                } else {
+                    for i in 0..v.len() {
+                        out.push(format!("{prefix}{base}[{i}]"));
                     }
                 }
             }
+            Kernel::Polynomial { .. } => {
+                out.push(format!("{prefix}ln_offset"));
+                out.push(format!("{prefix}ln_lengthscale"));
+            }
+            Kernel::Constant { .. } => out.push(format!("{prefix}ln_variance")),
             Kernel::Scale { inner, .. } => {
                 out.push(format!("{prefix}ln_signal_variance"));
                 inner.push_names(prefix, out);
@@ -164,16 +247,30 @@ impl Kernel {
     /// Check that the kernel accepts inputs with `d` columns.
     pub fn check_input_dim(&self, d: usize) -> Result<()> {
         match self {
-            Kernel::SquaredExponential { ln_lengthscale } => {
-                if ln_lengthscale.len() != 1 && ln_lengthscale.len() != d {
+            Kernel::Stationary {
+                ln_lengthscale: v, ..
+            }
+            | Kernel::Linear { ln_variance: v } => {
+                if v.len() != 1 && v.len() != d {
                     return Err(Error::ShapeMismatch {
-                        what: "ARD lengthscales vs input columns",
+                        what: "ARD parameters vs input columns",
                         expected: format!("1 or {d}"),
-                        found: format!("{}", ln_lengthscale.len()),
+                        found: format!("{}", v.len()),
                     });
                 }
                 Ok(())
             }
+            Kernel::Polynomial { degree, .. } => {
+                if *degree == 0 {
+                    return Err(Error::InvalidParameter {
+                        name: "polynomial degree",
+                        value: 0.0,
+                        reason: "must be at least 1",
+                    });
+                }
+                Ok(())
+            }
+            Kernel::Constant { .. } => Ok(()),
             Kernel::Scale { inner, .. } => inner.check_input_dim(d),
             Kernel::Sum { left, right } | Kernel::Product { left, right } => {
                 left.check_input_dim(d)?;
@@ -185,9 +282,21 @@ impl Kernel {
     /// `k(x, z)` for two points.
     pub fn eval(&self, x: &[f64], z: &[f64]) -> f64 {
         match self {
-            Kernel::SquaredExponential { ln_lengthscale } => {
-                (-0.5 * scaled_sqdist(ln_lengthscale, x, z)).exp()
+            Kernel::Stationary {
+                profile,
+                ln_lengthscale,
+            } => {
+                profile
+                    .value_and_slope(scaled_sqdist(ln_lengthscale, x, z))
+                    .0
             }
+            Kernel::Linear { ln_variance } => dot_product::linear(ln_variance, x, z),
+            Kernel::Polynomial {
+                degree,
+                ln_offset,
+                ln_lengthscale,
+            } => dot_product::polynomial(*degree, *ln_offset, *ln_lengthscale, x, z).0,
+            Kernel::Constant { ln_variance } => ln_variance.exp(),
             Kernel::Scale { ln_variance, inner } => ln_variance.exp() * inner.eval(x, z),
             Kernel::Sum { left, right } => left.eval(x, z) + right.eval(x, z),
             Kernel::Product { left, right } => left.eval(x, z) * right.eval(x, z),
@@ -197,19 +306,35 @@ impl Kernel {
     /// `∂k(x,z)/∂θ_k` for every k, appended to `out`.
     pub fn eval_grad(&self, x: &[f64], z: &[f64], out: &mut Vec<f64>) {
         match self {
-            Kernel::SquaredExponential { ln_lengthscale } => {
-                let k = (-0.5 * scaled_sqdist(ln_lengthscale, x, z)).exp();
+            Kernel::Stationary {
+                profile,
+                ln_lengthscale,
+            } => {
+                // ∂k/∂ln l_t = k'(r²) · (−2 (x_t − z_t)²/l_t²)
+                let r2 = scaled_sqdist(ln_lengthscale, x, z);
+                let slope = profile.value_and_slope(r2).1;
                 if ln_lengthscale.len() == 1 {
-                    // ∂/∂ ln l of exp(−r²/2l²) = k · r²/l²
-                    out.push(k * scaled_sqdist(ln_lengthscale, x, z));
+                    out.push(-2.0 * slope * r2);
                 } else {
                     for t in 0..x.len() {
                         let l2 = (2.0 * ln_lengthscale[t]).exp();
                         let d = x[t] - z[t];
-                        out.push(k * d * d / l2);
+                        out.push(-2.0 * slope * d * d / l2);
                     }
                 }
             }
+            Kernel::Linear { ln_variance } => dot_product::linear_grad(ln_variance, x, z, out),
+            Kernel::Polynomial {
+                degree,
+                ln_offset,
+                ln_lengthscale,
+            } => {
+                let (_, dc, dl) =
+                    dot_product::polynomial(*degree, *ln_offset, *ln_lengthscale, x, z);
+                out.push(dc);
+                out.push(dl);
+            }
+            Kernel::Constant { ln_variance } => out.push(ln_variance.exp()),
             Kernel::Scale { ln_variance, inner } => {
                 let s = ln_variance.exp();
                 out.push(s * inner.eval(x, z));
@@ -242,14 +367,30 @@ impl Kernel {
     /// `∂k(x,z)/∂x_t` for every input dimension t, written into `out` (length D).
     pub fn eval_grad_x(&self, x: &[f64], z: &[f64], out: &mut [f64]) {
         match self {
-            Kernel::SquaredExponential { ln_lengthscale } => {
-                let k = (-0.5 * scaled_sqdist(ln_lengthscale, x, z)).exp();
+            Kernel::Stationary {
+                profile,
+                ln_lengthscale,
+            } => {
+                let slope = profile
+                    .value_and_slope(scaled_sqdist(ln_lengthscale, x, z))
+                    .1;
                 for t in 0..x.len() {
                     let l2 =
                         (2.0 * ln_lengthscale[if ln_lengthscale.len() == 1 { 0 } else { t }]).exp();
-                    out[t] = -k * (x[t] - z[t]) / l2;
+                    out[t] = 2.0 * slope * (x[t] - z[t]) / l2;
                 }
             }
+            Kernel::Linear { ln_variance } => {
+                for t in 0..x.len() {
+                    out[t] = ln_variance[if ln_variance.len() == 1 { 0 } else { t }].exp() * z[t];
+                }
+            }
+            Kernel::Polynomial {
+                degree,
+                ln_offset,
+                ln_lengthscale,
+            } => dot_product::polynomial_grad_x(*degree, *ln_offset, *ln_lengthscale, x, z, out),
+            Kernel::Constant { .. } => out.iter_mut().for_each(|o| *o = 0.0),
             Kernel::Scale { ln_variance, inner } => {
                 inner.eval_grad_x(x, z, out);
                 let s = ln_variance.exp();
@@ -273,25 +414,55 @@ impl Kernel {
         }
     }
 
-    /// The N×N Gram matrix `K(X, X)`.
+    /// `(variance, profile, ln l)` if this is `σ²·k(r)` or a bare stationary kernel: these
+    /// take the fast parallel paths of [`stationary`].
+    fn stationary_parts(&self) -> Option<(f64, bool, Profile, &[f64])> {
+        match self {
+            Kernel::Stationary {
+                profile,
+                ln_lengthscale,
+            } => Some((1.0, false, *profile, ln_lengthscale)),
+            Kernel::Scale { ln_variance, inner } => match inner.as_ref() {
+                Kernel::Stationary {
+                    profile,
+                    ln_lengthscale,
+                } => Some((ln_variance.exp(), true, *profile, ln_lengthscale)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The N×N Gram matrix `K(X, X)` (one triangle computed, in parallel).
     pub fn gram(&self, x: MatRef<'_, f64>) -> Mat<f64> {
+        if let Some((var, _, profile, ln_l)) = self.stationary_parts() {
+            let u = stationary::scaled_rows(x, ln_l);
+            return stationary::cross(profile, var, &u, &u, x.ncols(), true);
+        }
         let rows = rows_of(x);
         let n = rows.len();
-        let mut k = Mat::<f64>::zeros(n, n);
-        for j in 0..n {
-            for i in j..n {
-                let v = self.eval(&rows[i], &rows[j]);
-                k[(i, j)] = v;
-                k[(j, i)] = v;
-            }
-        }
-        k
+        let lower: Vec<Vec<f64>> = (0..n)
+            .into_par_iter()
+            .map(|i| (0..=i).map(|j| self.eval(&rows[i], &rows[j])).collect())
+            .collect();
+        Mat::from_fn(n, n, |i, j| if j <= i { lower[i][j] } else { lower[j][i] })
     }
 
     /// The N×M cross-covariance `K(X, Z)`.
     pub fn cross(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>) -> Mat<f64> {
+        if let Some((var, _, profile, ln_l)) = self.stationary_parts() {
+            let (ux, uz) = (
+                stationary::scaled_rows(x, ln_l),
+                stationary::scaled_rows(z, ln_l),
+            );
+            return stationary::cross(profile, var, &ux, &uz, x.ncols(), false);
+        }
         let (rx, rz) = (rows_of(x), rows_of(z));
-        Mat::from_fn(rx.len(), rz.len(), |i, j| self.eval(&rx[i], &rz[j]))
+        let rows: Vec<Vec<f64>> = rx
+            .par_iter()
+            .map(|a| rz.iter().map(|b| self.eval(a, b)).collect())
+            .collect();
+        Mat::from_fn(rx.len(), rz.len(), |i, j| rows[i][j])
     }
 
     /// The diagonal `k(x_i, x_i)`.
@@ -331,24 +502,39 @@ impl Kernel {
         z: MatRef<'_, f64>,
         g: MatRef<'_, f64>,
     ) -> Vec<f64> {
+        if let Some((var, scaled, profile, ln_l)) = self.stationary_parts() {
+            let (ux, uz) = (
+                stationary::scaled_rows(x, ln_l),
+                stationary::scaled_rows(z, ln_l),
+            );
+            return stationary::grad_contract(profile, var, ln_l, &ux, &uz, x.ncols(), g, scaled);
+        }
         let (rx, rz) = (rows_of(x), rows_of(z));
         let p = self.n_params();
-        let mut acc = vec![0.0; p];
-        let mut buf = Vec::with_capacity(p);
-        for j in 0..rz.len() {
-            for i in 0..rx.len() {
-                let gij = g[(i, j)];
-                if gij == 0.0 {
-                    continue;
-                }
-                buf.clear();
-                self.eval_grad(&rx[i], &rz[j], &mut buf);
-                for k in 0..p {
-                    acc[k] += gij * buf[k];
-                }
-            }
-        }
-        acc
+        (0..rx.len())
+            .into_par_iter()
+            .fold(
+                || (vec![0.0; p], Vec::with_capacity(p)),
+                |(mut acc, mut buf), i| {
+                    for j in 0..rz.len() {
+                        let gij = g[(i, j)];
+                        if gij == 0.0 {
+                            continue;
+                        }
+                        buf.clear();
+                        self.eval_grad(&rx[i], &rz[j], &mut buf);
+                        for k in 0..p {
+                            acc[k] += gij * buf[k];
+                        }
+                    }
+                    (acc, buf)
+                },
+            )
+            .map(|(acc, _)| acc)
+            .reduce(
+                || vec![0.0; p],
+                |a, b| a.iter().zip(&b).map(|(x, y)| x + y).collect(),
+            )
     }
 
     /// `Σ_i g_i ∂k(x_i,x_i)/∂θ_k` for every k.

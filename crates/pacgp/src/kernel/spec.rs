@@ -1,0 +1,131 @@
+//! Parse kernel specifications for the command line: `se-ard`, `matern32`, `linear`,
+//! `poly2`, `const`, combined with `+` and `*` (`*` binds tighter).
+
+use super::{Kernel, Profile};
+use crate::error::{Error, Result};
+
+const HELP: &str = "use se, se-ard, matern12, matern32, matern52 (each with optional -ard), \
+linear, linear-ard, poly<degree>, const, joined by + and *";
+
+impl Kernel {
+    /// Build a kernel from a specification for inputs with `d` columns. Every base kernel
+    /// except `const` carries its own signal variance (initial values 1).
+    pub fn from_spec(spec: &str, d: usize) -> Result<Kernel> {
+        let bad = |reason: String| Error::InvalidSpec {
+            spec: spec.to_string(),
+            reason,
+        };
+        let sum_terms: Vec<&str> = spec.split('+').collect();
+        let mut total: Option<Kernel> = None;
+        for term in sum_terms {
+            let mut prod: Option<Kernel> = None;
+            for factor in term.split('*') {
+                let k = base(factor.trim().to_ascii_lowercase().as_str(), d).map_err(&bad)?;
+                prod = Some(match prod {
+                    None => k,
+                    Some(p) => Kernel::Product {
+                        left: Box::new(p),
+                        right: Box::new(k),
+                    },
+                });
+            }
+            let prod = prod.ok_or_else(|| bad("empty term".into()))?;
+            total = Some(match total {
+                None => prod,
+                Some(t) => Kernel::Sum {
+                    left: Box::new(t),
+                    right: Box::new(prod),
+                },
+            });
+        }
+        total.ok_or_else(|| bad("empty specification".into()))
+    }
+
+    /// A readable one-line summary with values (not logs), e.g. `1.3·SE(l=[0.5, 2])`.
+    pub fn describe(&self) -> String {
+        let vals = |v: &[f64]| {
+            let s: Vec<String> = v.iter().map(|x| format!("{:.4}", x.exp())).collect();
+            if s.len() == 1 {
+                s[0].clone()
+            } else {
+                format!("[{}]", s.join(", "))
+            }
+        };
+        match self {
+            Kernel::Stationary {
+                profile,
+                ln_lengthscale,
+            } => {
+                let name = match profile {
+                    Profile::SquaredExponential => "SE",
+                    Profile::Matern12 => "Matern12",
+                    Profile::Matern32 => "Matern32",
+                    Profile::Matern52 => "Matern52",
+                };
+                format!("{name}(l={})", vals(ln_lengthscale))
+            }
+            Kernel::Linear { ln_variance } => format!("Linear(v={})", vals(ln_variance)),
+            Kernel::Polynomial {
+                degree,
+                ln_offset,
+                ln_lengthscale,
+            } => {
+                format!(
+                    "Poly{degree}(c={:.4}, l={:.4})",
+                    ln_offset.exp(),
+                    ln_lengthscale.exp()
+                )
+            }
+            Kernel::Constant { ln_variance } => format!("Const({:.4})", ln_variance.exp()),
+            Kernel::Scale { ln_variance, inner } => {
+                format!("{:.4}·{}", ln_variance.exp(), inner.describe())
+            }
+            Kernel::Sum { left, right } => format!("{} + {}", left.describe(), right.describe()),
+            Kernel::Product { left, right } => {
+                format!("({}) * ({})", left.describe(), right.describe())
+            }
+        }
+    }
+}
+
+fn base(name: &str, d: usize) -> std::result::Result<Kernel, String> {
+    let (stem, ard) = match name.strip_suffix("-ard") {
+        Some(s) => (s, true),
+        None => (name, false),
+    };
+    let n = if ard { d } else { 1 };
+    let profile = match stem {
+        "se" | "rbf" => Some(Profile::SquaredExponential),
+        "matern12" => Some(Profile::Matern12),
+        "matern32" => Some(Profile::Matern32),
+        "matern52" => Some(Profile::Matern52),
+        _ => None,
+    };
+    if let Some(profile) = profile {
+        return Ok(Kernel::stationary(profile, &vec![1.0; n], 1.0));
+    }
+    match stem {
+        "linear" => Ok(Kernel::Linear {
+            ln_variance: vec![0.0; n],
+        }),
+        "const" if !ard => Ok(Kernel::Constant { ln_variance: 0.0 }),
+        s if s.starts_with("poly") && !ard => {
+            let p: u32 = s[4..]
+                .parse()
+                .map_err(|_| format!("'{s}': degree must be a whole number; {HELP}"))?;
+            if p == 0 {
+                return Err(format!("'{s}': degree must be at least 1"));
+            }
+            Ok(Kernel::Scale {
+                ln_variance: 0.0,
+                inner: Box::new(Kernel::Polynomial {
+                    degree: p,
+                    ln_offset: 0.0,
+                    ln_lengthscale: 0.0,
+                }),
+            })
+        }
+        "" => Err(format!("empty kernel name; {HELP}")),
+        other => Err(format!("unknown kernel '{other}'; {HELP}")),
+    }
+}

@@ -1,0 +1,257 @@
+//! One conformance suite for every kernel: symmetry, positive semi-definiteness,
+//! diag == diag(gram), gram == cross(X, X), fast paths == pairwise evaluation, θ and serde
+//! round-trips, and central finite differences for θ- and input-gradients (proptest over θ).
+
+use faer::Mat;
+use pacgp::kernel::{Kernel, Profile};
+use pacgp::linalg::{Cholesky, JitterPolicy};
+use proptest::prelude::*;
+
+const D: usize = 3;
+
+fn all_kernels() -> Vec<(&'static str, Kernel)> {
+    let profiles = [
+        ("se", Profile::SquaredExponential),
+        ("m12", Profile::Matern12),
+        ("m32", Profile::Matern32),
+        ("m52", Profile::Matern52),
+    ];
+    let mut out = Vec::new();
+    for (name, p) in profiles {
+        out.push((name, Kernel::stationary(p, &[0.9], 1.4)));
+        out.push((name, Kernel::stationary(p, &[0.7, 1.3, 2.1], 0.8)));
+        out.push((
+            name,
+            Kernel::Stationary {
+                profile: p,
+                ln_lengthscale: vec![0.1, -0.2, 0.3],
+            },
+        ));
+    }
+    out.push((
+        "linear",
+        Kernel::Linear {
+            ln_variance: vec![0.3],
+        },
+    ));
+    out.push((
+        "linear-ard",
+        Kernel::Linear {
+            ln_variance: vec![0.3, -0.5, 0.1],
+        },
+    ));
+    out.push(("poly3", Kernel::from_spec("poly3", D).unwrap()));
+    out.push(("const", Kernel::Constant { ln_variance: -0.4 }));
+    out.push(("sum", Kernel::from_spec("se-ard + linear", D).unwrap()));
+    out.push((
+        "product",
+        Kernel::from_spec("matern32 * poly2 + const", D).unwrap(),
+    ));
+    out
+}
+
+fn inputs(n: usize, shift: f64) -> Mat<f64> {
+    Mat::from_fn(n, D, |i, j| {
+        ((i * 7 + j * 5) % 13) as f64 / 6.5 - 1.0 + shift * (j as f64 + 1.0)
+    })
+}
+
+/// Pairwise reference built from `eval` only.
+fn reference(k: &Kernel, x: &Mat<f64>, z: &Mat<f64>) -> Mat<f64> {
+    let row = |m: &Mat<f64>, i: usize| (0..D).map(|j| m[(i, j)]).collect::<Vec<_>>();
+    Mat::from_fn(x.nrows(), z.nrows(), |i, j| k.eval(&row(x, i), &row(z, j)))
+}
+
+fn weights(n: usize, m: usize) -> Mat<f64> {
+    Mat::from_fn(n, m, |i, j| ((i * 3 + j * 11) % 7) as f64 / 7.0 - 0.4)
+}
+
+fn sum_prod(a: &Mat<f64>, b: &Mat<f64>) -> f64 {
+    let mut s = 0.0;
+    for j in 0..a.ncols() {
+        for i in 0..a.nrows() {
+            s += a[(i, j)] * b[(i, j)];
+        }
+    }
+    s
+}
+
+#[test]
+fn structural_properties_hold_for_every_kernel() {
+    let x = inputs(12, 0.0);
+    let z = inputs(5, 0.3);
+    for (name, k) in all_kernels() {
+        k.check_input_dim(D).unwrap();
+        let g = k.gram(x.as_ref());
+        let r = reference(&k, &x, &x);
+        let c = k.cross(x.as_ref(), z.as_ref());
+        let rc = reference(&k, &x, &z);
+        let diag = k.diag(x.as_ref());
+        for i in 0..12 {
+            assert!((diag[i] - g[(i, i)]).abs() < 1e-12, "{name}: diag");
+            for j in 0..12 {
+                assert!((g[(i, j)] - g[(j, i)]).abs() < 1e-14, "{name}: symmetry");
+                assert!(
+                    (g[(i, j)] - r[(i, j)]).abs() < 1e-12,
+                    "{name}: gram vs eval"
+                );
+            }
+            for j in 0..5 {
+                assert!(
+                    (c[(i, j)] - rc[(i, j)]).abs() < 1e-12,
+                    "{name}: cross vs eval"
+                );
+            }
+        }
+        // PSD: factorises with at most a tiny relative jitter.
+        let ch = Cholesky::factor(
+            g.as_ref(),
+            &JitterPolicy {
+                initial: 1e-10,
+                factor: 10.0,
+                max_tries: 3,
+            },
+            "K",
+        );
+        assert!(ch.is_ok(), "{name}: not PSD");
+        // θ round trip, names, serde.
+        let th = k.params();
+        assert_eq!(th.len(), k.n_params());
+        assert_eq!(k.param_names().len(), th.len(), "{name}: names");
+        let mut k2 = k.clone();
+        k2.set_params(&th).unwrap();
+        assert_eq!(k2, k);
+        let back: Kernel = serde_json::from_str(&serde_json::to_string(&k).unwrap()).unwrap();
+        assert_eq!(back, k, "{name}: serde");
+        assert!(k2.set_params(&vec![0.0; th.len() + 1]).is_err());
+        assert!(!k.describe().is_empty());
+    }
+}
+
+/// Central differences of `Σ G ∘ K(θ)` in every θ against `cross_grad_contract`.
+/// h = 1e-6 in ln space; tolerance 1e-6 relative (truncation O(h²), rounding ~1e-10).
+fn check_theta_gradient(k: &Kernel, name: &str) {
+    let x = inputs(9, 0.0);
+    let z = inputs(4, 0.2);
+    let gw = weights(9, 4);
+    let gs = weights(9, 9);
+    let analytic = k.cross_grad_contract(x.as_ref(), z.as_ref(), gw.as_ref());
+    let analytic_sym = k.gram_grad_contract(x.as_ref(), gs.as_ref());
+    let explicit = k.gram_grad(x.as_ref());
+    let th = k.params();
+    let h = 1e-6;
+    for p in 0..th.len() {
+        let at = |delta: f64| {
+            let mut kk = k.clone();
+            let mut t = th.clone();
+            t[p] += delta;
+            kk.set_params(&t).unwrap();
+            (
+                sum_prod(&gw, &kk.cross(x.as_ref(), z.as_ref())),
+                sum_prod(&gs, &kk.gram(x.as_ref())),
+            )
+        };
+        let (a, b) = (at(h), at(-h));
+        let fd = (a.0 - b.0) / (2.0 * h);
+        let fd_sym = (a.1 - b.1) / (2.0 * h);
+        assert!(
+            (fd - analytic[p]).abs() <= 1e-6 * (1.0 + fd.abs()),
+            "{name} θ[{p}]: fd {fd} vs {}",
+            analytic[p]
+        );
+        assert!(
+            (fd_sym - analytic_sym[p]).abs() <= 1e-6 * (1.0 + fd_sym.abs()),
+            "{name} θ[{p}] (gram)"
+        );
+        assert!(
+            (sum_prod(&gs, &explicit[p]) - analytic_sym[p]).abs() <= 1e-9 * (1.0 + fd_sym.abs()),
+            "{name} gram_grad"
+        );
+    }
+}
+
+/// Central differences in the inputs Z against `cross_grad_z` and `gram_grad_z`.
+fn check_input_gradient(k: &Kernel, name: &str) {
+    let x = inputs(7, 0.0);
+    let z = inputs(4, 0.25);
+    let gw = weights(7, 4);
+    let gz = weights(4, 4);
+    let dz = k.cross_grad_z(x.as_ref(), z.as_ref(), gw.as_ref());
+    let dzz = k.gram_grad_z(z.as_ref(), gz.as_ref());
+    let h = 1e-6;
+    for m in 0..4 {
+        for t in 0..D {
+            let at = |delta: f64| {
+                let mut zz = z.clone();
+                zz[(m, t)] += delta;
+                (
+                    sum_prod(&gw, &k.cross(x.as_ref(), zz.as_ref())),
+                    sum_prod(&gz, &k.gram(zz.as_ref())),
+                )
+            };
+            let (a, b) = (at(h), at(-h));
+            let fd = (a.0 - b.0) / (2.0 * h);
+            let fd2 = (a.1 - b.1) / (2.0 * h);
+            assert!(
+                (fd - dz[(m, t)]).abs() <= 1e-6 * (1.0 + fd.abs()),
+                "{name} ∂/∂z[{m},{t}]: {fd} vs {}",
+                dz[(m, t)]
+            );
+            assert!(
+                (fd2 - dzz[(m, t)]).abs() <= 1e-6 * (1.0 + fd2.abs()),
+                "{name} ∂K_zz/∂z[{m},{t}]"
+            );
+        }
+    }
+}
+
+#[test]
+fn gradients_match_finite_differences_for_every_kernel() {
+    for (name, k) in all_kernels() {
+        check_theta_gradient(&k, name);
+        // Matérn 1/2 is not differentiable at coincident inputs; off-diagonal pairs are fine.
+        check_input_gradient(&k, name);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    #[test]
+    fn theta_gradients_hold_across_hyperparameters(a in -1.5f64..1.5, b in -1.5f64..1.5, c in -1.0f64..1.0, which in 0usize..4) {
+        let profile = [Profile::SquaredExponential, Profile::Matern12, Profile::Matern32, Profile::Matern52][which];
+        let k = Kernel::Scale {
+            ln_variance: c,
+            inner: Box::new(Kernel::Stationary { profile, ln_lengthscale: vec![a, b, 0.5 * (a - b)] }),
+        };
+        check_theta_gradient(&k, "proptest stationary");
+        let k = Kernel::Sum {
+            left: Box::new(k),
+            right: Box::new(Kernel::Linear { ln_variance: vec![c, a, b] }),
+        };
+        check_theta_gradient(&k, "proptest sum");
+    }
+}
+
+#[test]
+fn spec_parser_builds_and_rejects() {
+    let k = Kernel::from_spec("se-ard", 4).unwrap();
+    assert_eq!(k, Kernel::se_ard(&[1.0; 4], 1.0));
+    assert_eq!(
+        Kernel::from_spec("matern52 + const", 2).unwrap().n_params(),
+        3
+    );
+    assert_eq!(
+        Kernel::from_spec("linear-ard * se", 3).unwrap().n_params(),
+        5
+    );
+    for bad in ["", "foo", "poly", "poly0", "se+", "const-ard"] {
+        assert!(
+            matches!(
+                Kernel::from_spec(bad, 2),
+                Err(pacgp::Error::InvalidSpec { .. })
+            ),
+            "{bad}"
+        );
+    }
+    assert!(Kernel::se_ard(&[1.0; 3], 1.0).check_input_dim(2).is_err());
+}
