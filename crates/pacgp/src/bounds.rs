@@ -1,1 +1,287 @@
-//! (being written)
+//! PAC-Bayes bounds on the Gibbs risk (spec §2): Maurer's kl form (paper eq. 4–5), Seeger's
+//! `ln((N+1)/δ)` constant, the Pinsker ("sqrt") variant (§2.5), the hyperparameter grid and
+//! its union-bound penalty `ln|Θ|` (§2.4), and the [`Certificate`] every model can produce.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::special::kl_inverse;
+
+/// Which inequality turns (empirical risk, complexity) into a bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BoundKind {
+    /// `kl⁻¹(R_S, C)` (paper eq. 5).
+    Kl,
+    /// `R_S + √(C/2)` (Pinsker; always ≥ the kl form, may exceed 1).
+    Sqrt,
+}
+
+/// The confidence term of the complexity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfidenceTerm {
+    /// `ln(2√N/δ)` (Maurer 2004; PAC-GP paper and code). Never worse than Seeger's.
+    Maurer,
+    /// `ln((N+1)/δ)` (Seeger 2002, seed 003).
+    Seeger,
+}
+
+impl ConfidenceTerm {
+    /// The term's value for sample size `n` and confidence `delta`.
+    pub fn value(self, n: usize, delta: f64) -> f64 {
+        match self {
+            ConfidenceTerm::Maurer => (2.0 * (n as f64).sqrt() / delta).ln(),
+            ConfidenceTerm::Seeger => ((n as f64 + 1.0) / delta).ln(),
+        }
+    }
+}
+
+/// Log-space grid of prior hyperparameters (spec §2.4): each `ln θ_t` rounded to
+/// `digits` decimals and clamped to `[min_log, max_log]`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HyperGrid {
+    /// Lower end of the ln-space range.
+    pub min_log: f64,
+    /// Upper end of the ln-space range.
+    pub max_log: f64,
+    /// Decimals kept when rounding.
+    pub digits: u32,
+}
+
+impl Default for HyperGrid {
+    /// The paper's grid: `{−6.00, −5.99, …, 6.00}`, L = 1201 values per component.
+    fn default() -> Self {
+        Self {
+            min_log: -6.0,
+            max_log: 6.0,
+            digits: 2,
+        }
+    }
+}
+
+impl HyperGrid {
+    /// Number of values per component, `L = 1 + (max − min)·10^digits`.
+    pub fn points_per_param(&self) -> f64 {
+        1.0 + ((self.max_log - self.min_log) * 10f64.powi(self.digits as i32)).round()
+    }
+
+    /// `ln|Θ| = T · ln L` for `t` prior hyperparameters (the noise is not counted).
+    pub fn penalty(&self, t: usize) -> f64 {
+        t as f64 * self.points_per_param().ln()
+    }
+
+    /// Snap ln-space hyperparameters onto the grid: round, then clamp (the code's order).
+    pub fn round(&self, theta: &[f64]) -> Vec<f64> {
+        let s = 10f64.powi(self.digits as i32);
+        theta
+            .iter()
+            .map(|t| ((t * s).round() / s).clamp(self.min_log, self.max_log))
+            .collect()
+    }
+}
+
+/// Validate the bound's inputs.
+fn check(empirical_risk: f64, kl: f64, n: usize, delta: f64, penalty: f64) -> Result<()> {
+    if n == 0 {
+        return Err(Error::Empty {
+            what: "sample for the PAC-Bayes bound",
+        });
+    }
+    if !(delta > 0.0 && delta < 1.0) {
+        return Err(Error::InvalidParameter {
+            name: "delta",
+            value: delta,
+            reason: "must lie in (0, 1)",
+        });
+    }
+    if !(0.0..=1.0).contains(&empirical_risk) {
+        return Err(Error::InvalidParameter {
+            name: "empirical risk",
+            value: empirical_risk,
+            reason: "must lie in [0, 1]",
+        });
+    }
+    if !(kl >= -1e-9) {
+        return Err(Error::InvalidParameter {
+            name: "KL",
+            value: kl,
+            reason: "must be non-negative",
+        });
+    }
+    if !(penalty >= 0.0) {
+        return Err(Error::InvalidParameter {
+            name: "penalty",
+            value: penalty,
+            reason: "must be non-negative",
+        });
+    }
+    Ok(())
+}
+
+/// Complexity `C = (KL + penalty + confidence)/N` (spec eq. 5).
+pub fn complexity(kl: f64, n: usize, delta: f64, penalty: f64, term: ConfidenceTerm) -> f64 {
+    (kl.max(0.0) + penalty + term.value(n, delta)) / n as f64
+}
+
+/// Upper bound on the true Gibbs risk holding with probability ≥ 1 − δ (spec eqs. 4–5, §2.5).
+pub fn pac_bayes_bound(
+    empirical_risk: f64,
+    kl: f64,
+    n: usize,
+    delta: f64,
+    penalty: f64,
+    kind: BoundKind,
+    term: ConfidenceTerm,
+) -> Result<f64> {
+    check(empirical_risk, kl, n, delta, penalty)?;
+    let c = complexity(kl, n, delta, penalty, term);
+    Ok(match kind {
+        BoundKind::Kl => kl_inverse(empirical_risk, c),
+        BoundKind::Sqrt => empirical_risk + (c / 2.0).sqrt(),
+    })
+}
+
+/// A PAC-Bayes certificate: with probability ≥ 1 − δ over the sample, the Gibbs risk of the
+/// model on new data is at most `bound`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Certificate {
+    /// The upper bound on the true Gibbs risk.
+    pub bound: f64,
+    /// Empirical Gibbs risk on the sample.
+    pub empirical_risk: f64,
+    /// `KL(Q‖P)` in nats.
+    pub kl: f64,
+    /// `ln|Θ|`, the union-bound penalty for the hyperparameter grid.
+    pub penalty: f64,
+    /// Confidence parameter δ.
+    pub delta: f64,
+    /// Sample size N.
+    pub n: usize,
+    /// kl or sqrt form.
+    pub kind: BoundKind,
+    /// Which confidence constant.
+    pub confidence_term: ConfidenceTerm,
+    /// `bound − empirical_risk`, the price of the guarantee.
+    pub gap: f64,
+}
+
+impl Certificate {
+    /// Compute the bound and package everything that went into it.
+    pub fn new(
+        empirical_risk: f64,
+        kl: f64,
+        n: usize,
+        delta: f64,
+        penalty: f64,
+        kind: BoundKind,
+        term: ConfidenceTerm,
+    ) -> Result<Self> {
+        let bound = pac_bayes_bound(empirical_risk, kl, n, delta, penalty, kind, term)?;
+        Ok(Self {
+            bound,
+            empirical_risk,
+            kl,
+            penalty,
+            delta,
+            n,
+            kind,
+            confidence_term: term,
+            gap: bound - empirical_risk,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Spec §6.3: third-party boston rows (N = 404, δ = 0.01, ln|Θ| = 2 ln 1201).
+    #[test]
+    fn reproduces_third_party_boston_rows_to_six_digits() {
+        let rows = [
+            (69.647707, 0.071136, 0.357915, 0.408805),
+            (86.492905, 0.050645, 0.356053, 0.417890),
+            (103.735985, 0.036916, 0.362068, 0.432148),
+            (124.244217, 0.025626, 0.374516, 0.451760),
+            (71.965028, 0.120503, 0.434425, 0.462393),
+            (103.322943, 0.100206, 0.463217, 0.494792),
+            (122.023825, 0.091884, 0.482103, 0.514781),
+            (140.128382, 0.087382, 0.503493, 0.535990),
+        ];
+        let pen = HyperGrid::default().penalty(2);
+        assert!((pen - 14.181820).abs() < 5e-7);
+        for (kl, rs, bkl, bsq) in rows {
+            let a = pac_bayes_bound(
+                rs,
+                kl,
+                404,
+                0.01,
+                pen,
+                BoundKind::Kl,
+                ConfidenceTerm::Maurer,
+            )
+            .unwrap();
+            let b = pac_bayes_bound(
+                rs,
+                kl,
+                404,
+                0.01,
+                pen,
+                BoundKind::Sqrt,
+                ConfidenceTerm::Maurer,
+            )
+            .unwrap();
+            assert!((a - bkl).abs() < 5e-7, "kl bound {a} vs {bkl}");
+            assert!((b - bsq).abs() < 5e-7, "sqrt bound {b} vs {bsq}");
+        }
+    }
+
+    #[test]
+    fn grid_penalty_and_rounding() {
+        let g = HyperGrid::default();
+        assert_eq!(g.points_per_param(), 1201.0);
+        for (t, want) in [
+            (2, 14.181820),
+            (9, 63.818188),
+            (14, 99.272738),
+            (27, 191.454565),
+        ] {
+            assert!((g.penalty(t) - want).abs() < 5e-6);
+        }
+        assert_eq!(
+            g.round(&[0.123456, -7.3, 6.004, -0.005]),
+            vec![0.12, -6.0, 6.0, -0.01]
+        );
+    }
+
+    #[test]
+    fn seeger_constant_is_never_tighter_and_bad_inputs_are_errors() {
+        for n in [1, 5, 100, 10_000] {
+            assert!(
+                ConfidenceTerm::Seeger.value(n, 0.05)
+                    >= ConfidenceTerm::Maurer.value(n, 0.05) - 1e-15
+            );
+        }
+        let b = |r: f64, kl: f64, n: usize, d: f64| {
+            pac_bayes_bound(r, kl, n, d, 0.0, BoundKind::Kl, ConfidenceTerm::Maurer)
+        };
+        assert!(b(0.1, 1.0, 0, 0.05).is_err());
+        assert!(b(0.1, 1.0, 10, 0.0).is_err());
+        assert!(b(0.1, 1.0, 10, 1.0).is_err());
+        assert!(b(1.5, 1.0, 10, 0.05).is_err());
+        assert!(b(0.1, -1.0, 10, 0.05).is_err());
+        assert!(b(f64::NAN, 1.0, 10, 0.05).is_err());
+        let c = Certificate::new(
+            0.1,
+            3.0,
+            100,
+            0.05,
+            0.0,
+            BoundKind::Kl,
+            ConfidenceTerm::Seeger,
+        )
+        .unwrap();
+        assert!(c.bound > c.empirical_risk && (c.gap - (c.bound - 0.1)).abs() < 1e-15);
+    }
+}

@@ -1,1 +1,298 @@
-//! (being written)
+//! Bounded losses and their Gibbs risks under a Gaussian marginal `f(x) ~ N(μ, v)`
+//! (spec §4 for regression, §7.1 for classification), with derivatives in μ and v.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::posterior::Marginals;
+use crate::special::{ln_normal_cdf, normal_cdf, normal_pdf};
+
+/// A bounded regression loss with accuracy ε.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "loss", rename_all = "snake_case")]
+pub enum RegressionLoss {
+    /// `1{|y − ŷ| > ε}` (paper §2.1).
+    EpsilonBand {
+        /// Half-width ε of the band.
+        epsilon: f64,
+    },
+    /// `1 − exp(−(y − ŷ)²/ε²)` (paper App. C).
+    DistanceSensitive {
+        /// Scale ε.
+        epsilon: f64,
+    },
+}
+
+/// Per-point Gibbs risk and its derivatives.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PointRisk {
+    /// `r = E_{f~N(μ,v)} ℓ(y, f)`.
+    pub risk: f64,
+    /// `∂r/∂μ`.
+    pub d_mean: f64,
+    /// `∂r/∂v`.
+    pub d_var: f64,
+}
+
+impl RegressionLoss {
+    /// Validate ε.
+    pub fn new_epsilon_band(epsilon: f64) -> Result<Self> {
+        check_epsilon(epsilon)?;
+        Ok(RegressionLoss::EpsilonBand { epsilon })
+    }
+
+    /// The ε of the loss.
+    pub fn epsilon(&self) -> f64 {
+        match self {
+            RegressionLoss::EpsilonBand { epsilon }
+            | RegressionLoss::DistanceSensitive { epsilon } => *epsilon,
+        }
+    }
+
+    /// The same loss with ε multiplied by `s` (unit conversion).
+    pub fn scaled(&self, s: f64) -> Self {
+        match self {
+            RegressionLoss::EpsilonBand { epsilon } => RegressionLoss::EpsilonBand {
+                epsilon: epsilon * s,
+            },
+            RegressionLoss::DistanceSensitive { epsilon } => RegressionLoss::DistanceSensitive {
+                epsilon: epsilon * s,
+            },
+        }
+    }
+
+    /// Gibbs risk at one point with latent marginal `N(mean, var)` (spec §4.1–4.2).
+    pub fn point_risk(&self, y: f64, mean: f64, var: f64) -> PointRisk {
+        let v = var.max(1e-300);
+        match *self {
+            RegressionLoss::EpsilonBand { epsilon } => {
+                // r = Φ(−a) + Φ(b), a = (y + ε − μ)/s, b = (y − ε − μ)/s
+                let s = v.sqrt();
+                let a = (y + epsilon - mean) / s;
+                let b = (y - epsilon - mean) / s;
+                let (pa, pb) = (normal_pdf(a), normal_pdf(b));
+                PointRisk {
+                    risk: (normal_cdf(-a) + normal_cdf(b)).min(1.0),
+                    d_mean: (pa - pb) / s,
+                    d_var: (a * pa - b * pb) / (2.0 * v),
+                }
+            }
+            RegressionLoss::DistanceSensitive { epsilon } => {
+                let d = y - mean;
+                let w = epsilon * epsilon + 2.0 * v;
+                let keep = (epsilon / w.sqrt()) * (-d * d / w).exp();
+                PointRisk {
+                    risk: 1.0 - keep,
+                    d_mean: -keep * 2.0 * d / w,
+                    d_var: keep * (1.0 / w - 2.0 * d * d / (w * w)),
+                }
+            }
+        }
+    }
+
+    /// The loss of a deterministic prediction (the "Bayes" predictor uses the mean).
+    pub fn deterministic(&self, y: f64, prediction: f64) -> f64 {
+        match *self {
+            RegressionLoss::EpsilonBand { epsilon } => f64::from((y - prediction).abs() > epsilon),
+            RegressionLoss::DistanceSensitive { epsilon } => {
+                1.0 - (-(y - prediction).powi(2) / (epsilon * epsilon)).exp()
+            }
+        }
+    }
+}
+
+fn check_epsilon(epsilon: f64) -> Result<()> {
+    if !(epsilon > 0.0 && epsilon.is_finite()) {
+        return Err(Error::InvalidParameter {
+            name: "epsilon",
+            value: epsilon,
+            reason: "must be positive and finite",
+        });
+    }
+    Ok(())
+}
+
+fn check_marginals(y: &[f64], m: &Marginals) -> Result<()> {
+    if y.is_empty() {
+        return Err(Error::Empty {
+            what: "sample for the Gibbs risk",
+        });
+    }
+    if m.mean.len() != y.len() || m.var.len() != y.len() {
+        return Err(Error::ShapeMismatch {
+            what: "marginals vs targets",
+            expected: format!("{}", y.len()),
+            found: format!("{}", m.mean.len()),
+        });
+    }
+    Ok(())
+}
+
+/// Mean Gibbs risk `R_S(Q) = (1/N) Σ r(y_i; μ_i, v_i)` of a regression loss (spec §4).
+pub fn gibbs_risk_regression(
+    y: &[f64],
+    marginals: &Marginals,
+    loss: &RegressionLoss,
+) -> Result<f64> {
+    check_epsilon(loss.epsilon())?;
+    check_marginals(y, marginals)?;
+    let s: f64 = (0..y.len())
+        .map(|i| {
+            loss.point_risk(y[i], marginals.mean[i], marginals.var[i])
+                .risk
+        })
+        .sum();
+    Ok(s / y.len() as f64)
+}
+
+/// Mean loss of the posterior-mean ("Bayes") predictor (spec §4.3).
+pub fn bayes_risk_regression(
+    y: &[f64],
+    marginals: &Marginals,
+    loss: &RegressionLoss,
+) -> Result<f64> {
+    check_epsilon(loss.epsilon())?;
+    check_marginals(y, marginals)?;
+    Ok(y.iter()
+        .zip(&marginals.mean)
+        .map(|(y, m)| loss.deterministic(*y, *m))
+        .sum::<f64>()
+        / y.len() as f64)
+}
+
+/// Per-point Gibbs error of the classifier `sgn(f + b)` (optionally with probit noise of
+/// slope λ inside the stochastic predictor): `Φ(−y(μ + b)/√(λ⁻² + v))` (spec §7.1).
+pub fn gibbs_error_point(
+    y: f64,
+    mean: f64,
+    var: f64,
+    bias: f64,
+    probit_lambda: Option<f64>,
+) -> f64 {
+    let noise = probit_lambda.map_or(0.0, |l| 1.0 / (l * l));
+    let s = (noise + var).sqrt();
+    if s == 0.0 {
+        return f64::from(y * (mean + bias) <= 0.0);
+    }
+    ln_normal_cdf(-y * (mean + bias) / s).exp()
+}
+
+/// Mean Gibbs error on ±1 labels (spec §7.1).
+pub fn gibbs_error_classification(
+    y: &[f64],
+    marginals: &Marginals,
+    bias: f64,
+    probit_lambda: Option<f64>,
+) -> Result<f64> {
+    check_marginals(y, marginals)?;
+    let s: f64 = (0..y.len())
+        .map(|i| {
+            gibbs_error_point(
+                y[i],
+                marginals.mean[i],
+                marginals.var[i],
+                bias,
+                probit_lambda,
+            )
+        })
+        .sum();
+    Ok(s / y.len() as f64)
+}
+
+/// 0-1 error of the Bayes classifier `sgn(μ + b)` (spec §7.2; ties count as errors).
+pub fn bayes_error_classification(y: &[f64], marginals: &Marginals, bias: f64) -> Result<f64> {
+    check_marginals(y, marginals)?;
+    Ok(y.iter()
+        .zip(&marginals.mean)
+        .filter(|(y, m)| *y * (*m + bias) <= 0.0)
+        .count() as f64
+        / y.len() as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn derivatives_match_central_differences() {
+        for loss in [
+            RegressionLoss::EpsilonBand { epsilon: 0.3 },
+            RegressionLoss::DistanceSensitive { epsilon: 0.5 },
+        ] {
+            for &(y, m, v) in &[(0.2, 0.1, 0.05), (1.0, -0.4, 0.3), (-0.5, 0.9, 0.01)] {
+                let r = loss.point_risk(y, m, v);
+                let h = 1e-6;
+                let dm = (loss.point_risk(y, m + h, v).risk - loss.point_risk(y, m - h, v).risk)
+                    / (2.0 * h);
+                let dv = (loss.point_risk(y, m, v + h).risk - loss.point_risk(y, m, v - h).risk)
+                    / (2.0 * h);
+                assert!((dm - r.d_mean).abs() < 1e-7, "{loss:?} dμ");
+                assert!(
+                    (dv - r.d_var).abs() < 1e-6 * (1.0 + dv.abs()),
+                    "{loss:?} dv {dv} vs {}",
+                    r.d_var
+                );
+            }
+        }
+    }
+
+    /// Quadrature of E ℓ(y, f) on a fine grid (independent of the closed forms).
+    #[test]
+    fn closed_forms_match_quadrature() {
+        for loss in [
+            RegressionLoss::EpsilonBand { epsilon: 0.25 },
+            RegressionLoss::DistanceSensitive { epsilon: 0.4 },
+        ] {
+            let (y, m, v) = (0.3, 0.1, 0.2);
+            let s = f64::sqrt(v);
+            let n = 400_000;
+            let (lo, hi) = (m - 12.0 * s, m + 12.0 * s);
+            let h = (hi - lo) / n as f64;
+            let mut acc = 0.0;
+            for i in 0..n {
+                let f = lo + (i as f64 + 0.5) * h;
+                acc += loss.deterministic(y, f) * normal_pdf((f - m) / s) / s * h;
+            }
+            // Midpoint rule: error ≤ h·max density at each of the band's two jumps.
+            let tol = 2.0 * h * normal_pdf(0.0) / s + 1e-9;
+            assert!(
+                (acc - loss.point_risk(y, m, v).risk).abs() < tol,
+                "{loss:?}"
+            );
+        }
+    }
+
+    /// Spec §6.4: full GP on 4 points, ε = 0.2 → R_S = 0.50041071.
+    #[test]
+    fn spec_small_vector_empirical_risk() {
+        let m = Marginals {
+            mean: vec![0.40793267, -0.10909295, 0.27801237, 0.82005092],
+            var: vec![0.08583452, 0.07860483, 0.07860483, 0.08583452],
+        };
+        let y = [0.5, -0.2, 0.3, 0.9];
+        let r =
+            gibbs_risk_regression(&y, &m, &RegressionLoss::EpsilonBand { epsilon: 0.2 }).unwrap();
+        assert!((r - 0.50041071).abs() < 2e-8);
+        assert!(RegressionLoss::new_epsilon_band(0.0).is_err());
+        assert!(
+            gibbs_risk_regression(&y[..2], &m, &RegressionLoss::EpsilonBand { epsilon: 0.2 })
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn classification_gibbs_error() {
+        assert!((gibbs_error_point(1.0, 0.0, 1.0, 0.0, None) - 0.5).abs() < 1e-15);
+        let e = gibbs_error_point(1.0, 1.0, 3.0, 0.0, Some(1.0));
+        assert!((e - normal_cdf(-0.5)).abs() < 1e-15);
+        assert_eq!(gibbs_error_point(-1.0, 2.0, 0.0, 0.0, None), 1.0);
+        let m = Marginals {
+            mean: vec![1.0, -1.0, 0.5],
+            var: vec![0.1, 0.1, 0.1],
+        };
+        let y = [1.0, 1.0, -1.0];
+        let b = bayes_error_classification(&y, &m, 0.0).unwrap();
+        let g = gibbs_error_classification(&y, &m, 0.0, None).unwrap();
+        assert!((b - 2.0 / 3.0).abs() < 1e-15 && b <= 2.0 * g);
+    }
+}
