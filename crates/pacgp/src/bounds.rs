@@ -232,8 +232,10 @@ mod tests {
                 ConfidenceTerm::Maurer,
             )
             .unwrap();
-            assert!((a - bkl).abs() < 5e-7, "kl bound {a} vs {bkl}");
-            assert!((b - bsq).abs() < 5e-7, "sqrt bound {b} vs {bsq}");
+            // Inputs are printed to 6 decimals (±5e-7); ∂B/∂R_S ≤ 1.6 and ∂B/∂KL ≤ 0.01 here,
+            // so agreement is expected to ±1 in the 6th decimal.
+            assert!((a - bkl).abs() < 1.5e-6, "kl bound {a} vs {bkl}");
+            assert!((b - bsq).abs() < 1.5e-6, "sqrt bound {b} vs {bsq}");
         }
     }
 
