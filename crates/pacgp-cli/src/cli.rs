@@ -30,8 +30,6 @@ pub enum Command {
     Evaluate(EvaluateArgs),
     /// PAC-Bayes certificate (bound on future risk) and leave-one-out estimate.
     Certify(CertifyArgs),
-    /// Re-run one of the seed papers' experiments: tables (CSV/JSON) and figures (SVG).
-    Reproduce(ReproduceArgs),
     /// The main job on the data shipped in `data/`: fit a few models, print their summaries.
     Demo(DemoArgs),
 }
@@ -59,47 +57,6 @@ pub struct DataArgs {
 pub enum Method {
     /// Exact GP regression, hyperparameters by ML-II (maximum marginal likelihood).
     Gpr,
-    /// Sparse GP regression, Titsias' variational free energy.
-    Vfe,
-    /// Sparse GP regression, FITC marginal likelihood.
-    Fitc,
-    /// Full GP trained by minimising the kl PAC-Bayes bound (seed 004).
-    PacGp,
-    /// Full GP trained by minimising the Pinsker (sqrt) PAC-Bayes bound.
-    PacGpSqrt,
-    /// Sparse GP trained by minimising the kl PAC-Bayes bound.
-    PacSgp,
-    /// Sparse GP trained by minimising the Pinsker (sqrt) PAC-Bayes bound.
-    PacSgpSqrt,
-    /// GP classification, Laplace approximation.
-    Laplace,
-    /// GP classification, expectation propagation (probit).
-    Ep,
-    /// GP classification, naive mean field (seed 001, Algorithm 17.1).
-    MeanField,
-    /// GP classification, informative vector machine (ADF with greedy active set).
-    Ivm,
-    /// GP classification, sparse online GP (Csató–Opper).
-    Sogp,
-}
-
-impl Method {
-    /// True for the classification methods.
-    pub fn is_classifier(self) -> bool {
-        matches!(
-            self,
-            Method::Laplace | Method::Ep | Method::MeanField | Method::Ivm | Method::Sogp
-        )
-    }
-}
-
-/// Classification likelihoods.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum LikelihoodArg {
-    /// Φ(y f).
-    Probit,
-    /// σ(y f).
-    Logistic,
 }
 
 /// `pacgp fit`.
@@ -114,24 +71,9 @@ pub struct FitArgs {
     /// combined with `+` and `*`.
     #[arg(long, default_value = "se-ard")]
     pub kernel: String,
-    /// ε of the ε-band loss in the target's units (PAC methods; stored for certify).
+    /// ε of the ε-band loss in the target's units (stored with the model for `certify`).
     #[arg(long)]
     pub epsilon: Option<f64>,
-    /// Confidence δ of PAC-Bayes bounds.
-    #[arg(long, default_value_t = 0.01)]
-    pub delta: f64,
-    /// Number of inducing points (sparse methods).
-    #[arg(long, default_value_t = 100)]
-    pub inducing: usize,
-    /// Active-set size (IVM) or basis-size limit (SOGP).
-    #[arg(long, default_value_t = 100)]
-    pub active_set: usize,
-    /// Classification likelihood.
-    #[arg(long, value_enum, default_value_t = LikelihoodArg::Probit)]
-    pub likelihood: LikelihoodArg,
-    /// Flip-noise probability κ ∈ [0, 0.5) (mean field).
-    #[arg(long, default_value_t = 0.0)]
-    pub kappa: f64,
     /// Random restarts of the hyperparameter optimiser.
     #[arg(long, default_value_t = 0)]
     pub restarts: usize,
@@ -192,54 +134,12 @@ pub struct CertifyArgs {
     /// ε for regression models (default: the model's own).
     #[arg(long)]
     pub epsilon: Option<f64>,
-    /// Confidence δ.
+    /// Confidence δ: the bound holds with probability at least 1 − δ.
     #[arg(long, default_value_t = 0.01)]
     pub delta: f64,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
-}
-
-/// `pacgp reproduce`.
-#[derive(Debug, Args)]
-pub struct ReproduceArgs {
-    /// Which experiment (see `pacgp reproduce --help`).
-    #[arg(value_enum)]
-    pub experiment: Experiment,
-    /// A small, fast version.
-    #[arg(long)]
-    pub quick: bool,
-    /// Output folder for tables and figures.
-    #[arg(long, default_value = "out")]
-    pub out: PathBuf,
-    /// Folder holding the shipped datasets.
-    #[arg(long, default_value = "data")]
-    pub data_dir: PathBuf,
-    /// Seed.
-    #[arg(long, default_value_t = 0)]
-    pub seed: u64,
-    /// Print the table as one JSON object on stdout.
-    #[arg(long)]
-    pub json: bool,
-}
-
-/// The experiments of the seed papers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Experiment {
-    /// Seed 004 Fig. 2: boston, bound / Gibbs risk / MSE / KL vs ε for full GP, kl- and sqrt-PAC-GP.
-    PacGpEpsilon,
-    /// Seed 004 Fig. 3: kin40k and pol, bound etc. vs number of inducing points.
-    PacSgpInducing,
-    /// Seed 004 Fig. 1: 1-D predictive of PAC-GP on Snelson's data for three ε.
-    PacGpSnelson,
-    /// Seed 003 §4.1: IVM / SOGP / Laplace bounds vs test error on UCI-style sets.
-    IvmUci,
-    /// Seed 003 §4.2: MNIST 2 vs 3 grid over (w, C).
-    IvmMnistGrid,
-    /// Seed 003 §3.4: the three-Gaussian example with selected points.
-    IvmSelection2d,
-    /// Seed 003 §4.4: risk–coverage curves of selective classification.
-    RiskCoverage,
 }
 
 /// `pacgp demo`.

@@ -1,15 +1,19 @@
-//! `pacgp` command-line tool.
+//! `pacgp` command-line tool: a thin layer over the `pacgp` library. It parses arguments,
+//! loads data, calls the library, and prints (human-readable, or one JSON object with
+//! `--json`). Exit status: 0 on success, 2 for bad input, 1 for other failures.
+
+mod cli;
+mod commands;
+#[allow(dead_code)]
 mod plot;
+
+use clap::Parser;
+
 fn main() {
-    let fig = plot::Figure {
-        title: "t".into(),
-        x_label: "x".into(),
-        y_label: "y".into(),
-        series: vec![plot::Series {
-            name: "a".into(),
-            points: vec![(0.0, 1.0), (1.0, 2.0)],
-            style: plot::Style::Line,
-        }],
-    };
-    plot::write_svg(&fig, std::path::Path::new("/tmp/t.svg")).unwrap();
+    let args = cli::Cli::parse();
+    if let Err(e) = commands::run(args) {
+        let bad_input = e.downcast_ref::<pacgp::Error>().is_some();
+        eprintln!("error: {e:#}");
+        std::process::exit(if bad_input { 2 } else { 1 });
+    }
 }

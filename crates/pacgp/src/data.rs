@@ -668,3 +668,37 @@ pub fn k_fold(n: usize, k: usize, seed: u64) -> Result<Vec<(Vec<usize>, Vec<usiz
         })
         .collect())
 }
+
+/// Load the named columns of a CSV (for applying a saved model to new data): inputs in the
+/// order of `features` and, if `target` is given, the target column.
+pub fn load_columns(
+    path: impl AsRef<Path>,
+    features: &[String],
+    target: Option<&str>,
+    missing: MissingPolicy,
+) -> Result<(Mat<f64>, Option<Vec<f64>>)> {
+    let path = path.as_ref();
+    let t = parse_table(path, &read_text(path)?)?;
+    let fcols: Vec<usize> = features
+        .iter()
+        .map(|f| find_column(&t.header, f))
+        .collect::<Result<_>>()?;
+    let tcol = target.map(|n| find_column(&t.header, n)).transpose()?;
+    let mut used = fcols.clone();
+    used.extend(tcol);
+    let rows = kept_rows(&t, &used, missing)?;
+    let mut x = Mat::<f64>::zeros(rows.len(), fcols.len());
+    for (i, (line, r)) in rows.iter().enumerate() {
+        for (k, &j) in fcols.iter().enumerate() {
+            x[(i, k)] = parse_number(path, *line, &t.header[j], &r[j])?;
+        }
+    }
+    let y = tcol
+        .map(|j| {
+            rows.iter()
+                .map(|(line, r)| parse_number(path, *line, &t.header[j], &r[j]))
+                .collect::<Result<Vec<_>>>()
+        })
+        .transpose()?;
+    Ok((x, y))
+}

@@ -27,6 +27,7 @@ pub mod linalg;
 pub mod loo;
 pub mod loss;
 pub mod metrics;
+pub mod model;
 pub mod objective;
 pub mod optim;
 pub mod posterior;

@@ -1,0 +1,209 @@
+//! End-to-end tests of the `pacgp` binary: fit → save → reload → predict identically,
+//! `--json` prints exactly one object, bad input exits with status 2 and a clear message.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn pacgp(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pacgp"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("run pacgp")
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn fit_predict_evaluate_certify_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.json");
+    let data = "data/snelson-1d/snelson_train.csv";
+    let out = pacgp(&[
+        "fit",
+        "--data",
+        data,
+        "--kernel",
+        "se",
+        "--epsilon",
+        "0.3",
+        "--out",
+        s(&model),
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(
+        stdout.trim().lines().count(),
+        1,
+        "exactly one JSON object: {stdout}"
+    );
+    let fit: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+    assert_eq!(fit["method"], "gpr");
+    assert_eq!(fit["n"], 200);
+
+    // Predictions from the file equal the library's predictions from the reloaded model.
+    let preds = dir.path().join("p.csv");
+    let out = pacgp(&[
+        "predict",
+        "--model",
+        s(&model),
+        "--data",
+        "data/snelson-1d/snelson_test_inputs.csv",
+        "--out",
+        s(&preds),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&preds).unwrap();
+    assert_eq!(text.lines().count(), 302);
+    let m = pacgp::model::FittedModel::load(&model).unwrap();
+    let (x, _) = pacgp::data::load_columns(
+        repo().join("data/snelson-1d/snelson_test_inputs.csv"),
+        &m.feature_names,
+        None,
+        Default::default(),
+    )
+    .unwrap();
+    let p = m.predict_regression(x.as_ref()).unwrap();
+    for (line, mean) in text.lines().skip(1).zip(&p.mean) {
+        let v: f64 = line.split(',').next().unwrap().parse().unwrap();
+        assert_eq!(v, *mean, "reloaded model predicts identically");
+    }
+
+    let out = pacgp(&["evaluate", "--model", s(&model), "--data", data, "--json"]);
+    assert!(out.status.success());
+    let ev: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(ev["rmse"].as_f64().unwrap() > 0.0 && ev["gibbs_risk"].as_f64().is_some());
+
+    let out = pacgp(&["certify", "--model", s(&model), "--data", data, "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    for key in [
+        "bound",
+        "empirical_risk",
+        "kl",
+        "penalty",
+        "delta",
+        "n",
+        "loo_error",
+        "loo_log_predictive",
+    ] {
+        assert!(!c[key].is_null(), "certificate field {key}");
+    }
+    assert!(c["bound"].as_f64().unwrap() >= c["empirical_risk"].as_f64().unwrap());
+}
+
+#[test]
+fn bad_input_exits_2_with_a_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.json");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec![
+                "fit".into(),
+                "--data".into(),
+                "/no/such.csv".into(),
+                "--out".into(),
+                s(&model).into(),
+            ],
+            "cannot read",
+        ),
+        (
+            vec![
+                "fit".into(),
+                "--data".into(),
+                "data/boston-housing/boston.csv".into(),
+                "--target".into(),
+                "PRICE".into(),
+                "--out".into(),
+                s(&model).into(),
+            ],
+            "no column named 'PRICE'",
+        ),
+        (
+            vec![
+                "fit".into(),
+                "--data".into(),
+                "data/snelson-1d/snelson_train.csv".into(),
+                "--kernel".into(),
+                "banana".into(),
+                "--out".into(),
+                s(&model).into(),
+            ],
+            "unknown kernel",
+        ),
+    ];
+    for (args, msg) in cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = pacgp(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(msg), "{args:?}: {err}");
+    }
+    // A corrupted model file.
+    std::fs::write(&model, "{\"format\": \"pacgp-model/1\", \"method\": ").unwrap();
+    let out = pacgp(&[
+        "predict",
+        "--model",
+        s(&model),
+        "--data",
+        "data/snelson-1d/snelson_test_inputs.csv",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("model file"));
+    // Certify without ε on a model trained without one.
+    let ok = pacgp(&[
+        "fit",
+        "--data",
+        "data/snelson-1d/snelson_train.csv",
+        "--kernel",
+        "se",
+        "--out",
+        s(&model),
+    ]);
+    assert!(ok.status.success());
+    let out = pacgp(&[
+        "certify",
+        "--model",
+        s(&model),
+        "--data",
+        "data/snelson-1d/snelson_train.csv",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--epsilon"));
+}
+
+#[test]
+fn demo_runs_and_prints_json() {
+    let out = pacgp(&["demo", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["demo"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    for r in rows {
+        let b = r["certificate"]["bound"].as_f64().unwrap();
+        assert!(b > 0.0 && b < 1.0);
+    }
+}

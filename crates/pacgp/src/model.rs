@@ -1,0 +1,377 @@
+//! A fitted model as one serialisable value: the shared posterior plus everything needed to
+//! use it on raw data (standardisation, label map, noise, the loss's ε), and the fitting
+//! pipelines the CLI calls. Model files are JSON and reload to identical predictions.
+
+use std::path::Path;
+
+use faer::MatRef;
+use serde::{Deserialize, Serialize};
+
+use crate::bounds::{BoundKind, Certificate, ConfidenceTerm, HyperGrid};
+use crate::data::{Dataset, Standardizer, TargetScaler};
+use crate::error::{Error, Result};
+use crate::kernel::Kernel;
+use crate::loss::{self, RegressionLoss};
+use crate::metrics;
+use crate::optim::OptimReport;
+use crate::posterior::GaussianPosterior;
+use crate::regression::exact::{fit_ml2, ExactGp, MlConfig};
+
+/// Model-file format tag; bumped on incompatible changes.
+pub const FORMAT: &str = "pacgp-model/1";
+
+/// What the model predicts.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "task", rename_all = "snake_case")]
+pub enum Task {
+    /// Real-valued targets with Gaussian observation noise.
+    Regression {
+        /// Noise variance σ² on the standardised scale.
+        noise_variance: f64,
+        /// Target standardisation (training statistics).
+        y_scaler: TargetScaler,
+    },
+}
+
+/// A fitted model, ready to predict on raw inputs.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FittedModel {
+    /// [`FORMAT`].
+    pub format: String,
+    /// Method name as on the command line (e.g. `gpr`).
+    pub method: String,
+    /// Input column names, in order.
+    pub feature_names: Vec<String>,
+    /// Target column name.
+    pub target_name: String,
+    /// Training size.
+    pub n_train: usize,
+    /// Input standardisation (training statistics).
+    pub x_scaler: Standardizer,
+    /// The posterior over the latent function (on standardised inputs and targets).
+    pub posterior: GaussianPosterior,
+    /// Task-specific parts.
+    pub task: Task,
+    /// ε of the ε-band loss in target units, if the model was trained or certified with one.
+    pub epsilon: Option<f64>,
+    /// How the fit went (optimiser report, jitter).
+    pub report: FitReport,
+}
+
+/// What happened during fitting, as data.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FitReport {
+    /// Optimiser report (parameters in ln space: kernel θ then ln σ²).
+    pub optimiser: Option<OptimReport>,
+    /// Objective value at the returned parameters (e.g. log marginal likelihood).
+    pub objective: Option<f64>,
+    /// Name of that objective.
+    pub objective_name: String,
+    /// Jitter added to the final factorisation.
+    pub jitter_used: f64,
+    /// Whether θ was snapped onto the PAC grid (spec §2.4) after optimisation.
+    pub theta_on_grid: bool,
+}
+
+/// Predictions in the target's own units.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RegressionPrediction {
+    /// Predictive mean.
+    pub mean: Vec<f64>,
+    /// Variance of the latent function.
+    pub latent_var: Vec<f64>,
+    /// Variance of a new observation (latent + noise).
+    pub noisy_var: Vec<f64>,
+}
+
+/// Test-set metrics.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Evaluation {
+    /// Number of test points.
+    pub n: usize,
+    /// Root mean squared error (target units).
+    pub rmse: f64,
+    /// Mean absolute error (target units).
+    pub mae: f64,
+    /// Mean negative log predictive density (target units).
+    pub nlpd: f64,
+    /// Fraction of targets inside the central 95% predictive interval.
+    pub coverage_95: f64,
+    /// ε used for the risks below (target units).
+    pub epsilon: Option<f64>,
+    /// Gibbs risk of the ε-band loss.
+    pub gibbs_risk: Option<f64>,
+    /// ε-band error of the posterior mean.
+    pub bayes_risk: Option<f64>,
+}
+
+/// A certificate with the leave-one-out estimate next to it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CertificateReport {
+    /// The PAC-Bayes certificate (kl form, Maurer constant).
+    #[serde(flatten)]
+    pub certificate: Certificate,
+    /// The bound's Pinsker (sqrt) form, for comparison.
+    pub bound_sqrt: f64,
+    /// ε (target units).
+    pub epsilon: f64,
+    /// Leave-one-out ε-band error of the posterior mean (exact GP: closed form).
+    pub loo_error: Option<f64>,
+    /// Mean leave-one-out log predictive density (target units).
+    pub loo_log_predictive: Option<f64>,
+    /// Leave-one-out RMSE (target units).
+    pub loo_rmse: Option<f64>,
+}
+
+impl FittedModel {
+    /// Write the model as JSON.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let text = serde_json::to_string(self).map_err(|e| Error::ModelFile {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        std::fs::write(path, text).map_err(|source| Error::Io {
+            path: path.display().to_string(),
+            source,
+        })
+    }
+
+    /// Read a model written by [`FittedModel::save`]; a damaged file is an [`Error::ModelFile`].
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let bad = |message: String| Error::ModelFile {
+            path: path.display().to_string(),
+            message,
+        };
+        let m: FittedModel = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        if m.format != FORMAT {
+            return Err(bad(format!("format '{}' is not '{FORMAT}'", m.format)));
+        }
+        m.validate().map_err(|e| bad(e.to_string()))?;
+        Ok(m)
+    }
+
+    /// Internal consistency of a loaded model (shapes, finiteness).
+    fn validate(&self) -> Result<()> {
+        let p = &self.posterior;
+        let d = self.feature_names.len();
+        if p.basis.ncols() != d || self.x_scaler.mean.len() != d || self.x_scaler.sd.len() != d {
+            return Err(Error::Numerical {
+                what: "model file",
+                message: "input dimensions disagree".into(),
+            });
+        }
+        if p.alpha.len() != p.basis.nrows() || p.alpha.iter().any(|a| !a.is_finite()) {
+            return Err(Error::Numerical {
+                what: "model file",
+                message: "mean weights are missing or not finite".into(),
+            });
+        }
+        p.kernel.check_input_dim(d)?;
+        crate::data::check_finite(p.basis.as_ref(), "model basis")
+    }
+
+    fn standardised_inputs(&self, x: MatRef<'_, f64>) -> Result<faer::Mat<f64>> {
+        crate::data::check_finite(x, "inputs")?;
+        self.x_scaler.transform(x)
+    }
+
+    fn regression_parts(&self) -> (f64, TargetScaler) {
+        match &self.task {
+            Task::Regression {
+                noise_variance,
+                y_scaler,
+            } => (*noise_variance, *y_scaler),
+        }
+    }
+
+    /// Predictive distribution at raw inputs, in target units.
+    pub fn predict_regression(&self, x: MatRef<'_, f64>) -> Result<RegressionPrediction> {
+        let (noise, ys) = self.regression_parts();
+        let m = self
+            .posterior
+            .predict(self.standardised_inputs(x)?.as_ref())?;
+        Ok(RegressionPrediction {
+            mean: m.mean.iter().map(|v| ys.unscale_mean(*v)).collect(),
+            latent_var: m.var.iter().map(|v| ys.unscale_var(*v)).collect(),
+            noisy_var: m.var.iter().map(|v| ys.unscale_var(v + noise)).collect(),
+        })
+    }
+
+    fn resolve_epsilon(&self, epsilon: Option<f64>) -> Option<f64> {
+        epsilon.or(self.epsilon)
+    }
+
+    /// Test metrics; Gibbs and Bayes risks when an ε is given or stored.
+    pub fn evaluate(&self, test: &Dataset, epsilon: Option<f64>) -> Result<Evaluation> {
+        let p = self.predict_regression(test.x.as_ref())?;
+        let eps = self.resolve_epsilon(epsilon);
+        let (gibbs, bayes) = match eps {
+            Some(e) => {
+                let loss = RegressionLoss::new_epsilon_band(e)?;
+                let m = crate::posterior::Marginals {
+                    mean: p.mean.clone(),
+                    var: p.latent_var.clone(),
+                };
+                (
+                    Some(loss::gibbs_risk_regression(&test.y, &m, &loss)?),
+                    Some(loss::bayes_risk_regression(&test.y, &m, &loss)?),
+                )
+            }
+            None => (None, None),
+        };
+        Ok(Evaluation {
+            n: test.n(),
+            rmse: metrics::rmse(&p.mean, &test.y)?,
+            mae: metrics::mae(&p.mean, &test.y)?,
+            nlpd: metrics::nlpd(&p.mean, &p.noisy_var, &test.y)?,
+            coverage_95: metrics::coverage(&p.mean, &p.noisy_var, &test.y, 0.95)?,
+            epsilon: eps,
+            gibbs_risk: gibbs,
+            bayes_risk: bayes,
+        })
+    }
+
+    /// PAC-Bayes certificate of the ε-band Gibbs risk on `sample` (the training data), with
+    /// the grid penalty for the kernel's hyperparameters, and the closed-form LOO for `gpr`.
+    pub fn certify(
+        &self,
+        sample: &Dataset,
+        epsilon: Option<f64>,
+        delta: f64,
+    ) -> Result<CertificateReport> {
+        let eps = self.resolve_epsilon(epsilon).ok_or_else(|| {
+            Error::Unsupported("the ε-band loss needs --epsilon (in the target's units): this model was not trained with one".into())
+        })?;
+        let (noise, ys) = self.regression_parts();
+        let loss = RegressionLoss::new_epsilon_band(eps)?.scaled(1.0 / ys.sd);
+        let xs = self.standardised_inputs(sample.x.as_ref())?;
+        let y_std = ys.transform(&sample.y);
+        let marg = self.posterior.predict(xs.as_ref())?;
+        let risk = loss::gibbs_risk_regression(&y_std, &marg, &loss)?;
+        let kl = self.posterior.kl_to_prior();
+        let penalty = HyperGrid::default().penalty(self.posterior.kernel.n_params());
+        let n = sample.n();
+        let certificate = Certificate::new(
+            risk,
+            kl,
+            n,
+            delta,
+            penalty,
+            BoundKind::Kl,
+            ConfidenceTerm::Maurer,
+        )?;
+        let bound_sqrt = crate::bounds::pac_bayes_bound(
+            risk,
+            kl,
+            n,
+            delta,
+            penalty,
+            BoundKind::Sqrt,
+            ConfidenceTerm::Maurer,
+        )?;
+        let (mut loo_error, mut loo_lp, mut loo_rmse) = (None, None, None);
+        if self.method == "gpr" {
+            let gp = ExactGp::fit(
+                self.posterior.kernel.clone(),
+                noise,
+                xs,
+                y_std.clone(),
+                &Default::default(),
+            )?;
+            let loo = crate::loo::exact_gp_loo(&gp);
+            let errs = loo
+                .mean
+                .iter()
+                .zip(&y_std)
+                .filter(|(m, y)| (*m - *y).abs() > loss.epsilon())
+                .count();
+            loo_error = Some(errs as f64 / n as f64);
+            // Densities transform with the Jacobian 1/sd of the standardisation.
+            loo_lp = Some(loo.log_predictive / n as f64 - ys.sd.ln());
+            loo_rmse = Some(loo.mse(&y_std).sqrt() * ys.sd);
+        }
+        Ok(CertificateReport {
+            certificate,
+            bound_sqrt,
+            epsilon: eps,
+            loo_error,
+            loo_log_predictive: loo_lp,
+            loo_rmse,
+        })
+    }
+}
+
+/// Options of [`fit_gpr`].
+#[derive(Clone, Debug)]
+pub struct GprOptions {
+    /// Kernel (structure and initial values); `None` = SE-ARD with signal variance 1,
+    /// lengthscales 1.
+    pub kernel: Option<Kernel>,
+    /// Initial noise variance (standardised scale).
+    pub noise_init: f64,
+    /// ML-II settings.
+    pub ml: MlConfig,
+    /// ε to store with the model (target units).
+    pub epsilon: Option<f64>,
+    /// Snap θ onto the PAC grid after optimisation so the model can be certified.
+    pub snap_to_grid: bool,
+}
+
+impl Default for GprOptions {
+    fn default() -> Self {
+        Self {
+            kernel: None,
+            noise_init: 0.1,
+            ml: MlConfig::default(),
+            epsilon: None,
+            snap_to_grid: true,
+        }
+    }
+}
+
+/// Exact GP regression by ML-II on standardised inputs and targets (training statistics),
+/// θ snapped onto the PAC grid (spec §2.4; at most 0.005 in ln space), noise kept as fitted.
+pub fn fit_gpr(train: &Dataset, opts: &GprOptions) -> Result<FittedModel> {
+    if let Some(e) = opts.epsilon {
+        RegressionLoss::new_epsilon_band(e)?;
+    }
+    let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
+    let y_scaler = TargetScaler::fit(&train.y)?;
+    let x = x_scaler.transform(train.x.as_ref())?;
+    let y = y_scaler.transform(&train.y);
+    let kernel = opts
+        .kernel
+        .clone()
+        .unwrap_or_else(|| Kernel::se_ard(&vec![1.0; train.d()], 1.0));
+    let (mut gp, report) = fit_ml2(&kernel, opts.noise_init, x.clone(), y.clone(), &opts.ml)?;
+    if opts.snap_to_grid {
+        let mut k = gp.kernel.clone();
+        k.set_params(&HyperGrid::default().round(&k.params()))?;
+        gp = ExactGp::fit(k, gp.noise_variance, x, y, &opts.ml.jitter)?;
+    }
+    Ok(FittedModel {
+        format: FORMAT.into(),
+        method: "gpr".into(),
+        feature_names: train.feature_names.clone(),
+        target_name: train.target_name.clone(),
+        n_train: train.n(),
+        x_scaler,
+        posterior: gp.posterior(),
+        task: Task::Regression {
+            noise_variance: gp.noise_variance,
+            y_scaler,
+        },
+        epsilon: opts.epsilon,
+        report: FitReport {
+            optimiser: Some(report),
+            objective: Some(gp.log_marginal_likelihood()),
+            objective_name: "log_marginal_likelihood".into(),
+            jitter_used: gp.jitter_used(),
+            theta_on_grid: opts.snap_to_grid,
+        },
+    })
+}
