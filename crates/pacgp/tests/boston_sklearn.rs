@@ -33,7 +33,7 @@ fn boston_ml2_matches_scikit_learn_within_two_percent() {
     );
     let xs = Standardizer::fit(train.x.as_ref(), &train.feature_names).unwrap();
     let ys = TargetScaler::fit(&train.y).unwrap();
-    let init = Kernel::se_ard(&vec![1.0; 13], 1.0);
+    let init = Kernel::se_ard(&[1.0; 13], 1.0);
     let (gp, report) = fit_ml2(
         &init,
         0.1,

@@ -240,7 +240,7 @@ fn splits_are_seeded_disjoint_and_cover() {
     assert!(train_test_split(10, 1.5, 0).is_err());
 
     let folds = k_fold(23, 5, 1).unwrap();
-    let mut seen = vec![0; 23];
+    let mut seen = [0; 23];
     for (train, test) in &folds {
         assert_eq!(train.len() + test.len(), 23);
         for &i in test {
