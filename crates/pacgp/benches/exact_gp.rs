@@ -1,0 +1,56 @@
+//! Exact-GP hot paths at N = 1000…8000, D = 8, SE-ARD: Gram build, Cholesky, and one
+//! negative-log-marginal-likelihood + gradient evaluation (what every ML-II step costs).
+//! Data: x ~ U(−2, 2)^8, y = Σ sin(x_j) + 0.1 ε, as `shared/peers/make_data.py`.
+//! Run: `cargo bench -p pacgp --bench exact_gp`.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use faer::Mat;
+use pacgp::kernel::Kernel;
+use pacgp::linalg::{Cholesky, JitterPolicy};
+use pacgp::optim::Objective;
+use pacgp::regression::exact::NegLogMarginalLikelihood;
+use rand::{Rng, SeedableRng};
+
+fn synth(n: usize, d: usize) -> (Mat<f64>, Vec<f64>) {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let x = Mat::from_fn(n, d, |_, _| rng.gen_range(-2.0..2.0));
+    let y = (0..n)
+        .map(|i| (0..d).map(|j| f64::sin(x[(i, j)])).sum::<f64>() + 0.1 * (rng.gen::<f64>() - 0.5))
+        .collect();
+    (x, y)
+}
+
+fn kernel() -> Kernel {
+    Kernel::se_ard(&[1.0, 1.2, 0.9, 1.5, 2.0, 0.8, 1.1, 1.3], 1.0)
+}
+
+fn benches(c: &mut Criterion) {
+    let mut g = c.benchmark_group("exact_gp");
+    g.sample_size(10);
+    for &n in &[1000usize, 2000, 4000, 8000] {
+        let (x, y) = synth(n, 8);
+        let k = kernel();
+        g.bench_with_input(BenchmarkId::new("gram", n), &n, |b, _| {
+            b.iter(|| k.gram(x.as_ref()))
+        });
+        let mut kn = k.gram(x.as_ref());
+        for i in 0..n {
+            kn[(i, i)] += 0.01;
+        }
+        g.bench_with_input(BenchmarkId::new("cholesky", n), &n, |b, _| {
+            b.iter(|| Cholesky::factor(kn.as_ref(), &JitterPolicy::none(), "K").unwrap())
+        });
+        if n <= 4000 {
+            let obj = NegLogMarginalLikelihood::new(&k, x.as_ref(), &y, JitterPolicy::default());
+            let mut p = k.params();
+            p.push(0.01f64.ln());
+            g.bench_with_input(BenchmarkId::new("nlml_and_gradient", n), &n, |b, _| {
+                b.iter(|| obj.value_and_gradient(&p).unwrap())
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(exact, benches);
+criterion_main!(exact);
