@@ -26,10 +26,12 @@ pub enum Command {
     Fit(FitArgs),
     /// Predict with a saved model on new inputs.
     Predict(PredictArgs),
-    /// Test-set metrics of a saved model (RMSE/NLPD, or error rates; Gibbs risk).
+    /// Test-set metrics of a saved model (RMSE, MAE, NLPD, coverage; Gibbs risk with ε).
     Evaluate(EvaluateArgs),
     /// PAC-Bayes certificate (bound on future risk) and leave-one-out estimate.
     Certify(CertifyArgs),
+    /// Re-run one of the seed papers' experiments: tables (CSV, JSON) and figures (SVG).
+    Reproduce(ReproduceArgs),
     /// The main job on the data shipped in `data/`: fit a few models, print their summaries.
     Demo(DemoArgs),
 }
@@ -57,6 +59,10 @@ pub struct DataArgs {
 pub enum Method {
     /// Exact GP regression, hyperparameters by ML-II (maximum marginal likelihood).
     Gpr,
+    /// Full GP trained by minimising the kl PAC-Bayes bound (seed 004); needs --epsilon.
+    PacGp,
+    /// Full GP trained by minimising the Pinsker (sqrt) PAC-Bayes bound; needs --epsilon.
+    PacGpSqrt,
 }
 
 /// `pacgp fit`.
@@ -74,7 +80,15 @@ pub struct FitArgs {
     /// ε of the ε-band loss in the target's units (stored with the model for `certify`).
     #[arg(long)]
     pub epsilon: Option<f64>,
-    /// Random restarts of the hyperparameter optimiser.
+    /// gpr: keep θ exactly as ML-II leaves it (scikit-learn's box 1e-5…1e5) instead of
+    /// optimising inside the PAC grid's range and snapping onto it. Such a model cannot be
+    /// certified.
+    #[arg(long)]
+    pub no_snap: bool,
+    /// Confidence δ of the PAC-Bayes bound (PAC methods).
+    #[arg(long, default_value_t = 0.01)]
+    pub delta: f64,
+    /// Random restarts of the hyperparameter optimiser (gpr).
     #[arg(long, default_value_t = 0)]
     pub restarts: usize,
     /// Seed for every random choice (splits, restarts, k-means).
@@ -140,6 +154,35 @@ pub struct CertifyArgs {
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `pacgp reproduce`.
+#[derive(Debug, Args)]
+pub struct ReproduceArgs {
+    /// Which experiment.
+    #[arg(value_enum)]
+    pub experiment: Experiment,
+    /// A small, fast version (fewer repetitions and ε values).
+    #[arg(long)]
+    pub quick: bool,
+    /// Output folder for tables and figures.
+    #[arg(long, default_value = "out")]
+    pub out: PathBuf,
+    /// Folder holding the shipped datasets.
+    #[arg(long, default_value = "data")]
+    pub data_dir: PathBuf,
+    /// Print the summary table as one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// The experiments of the seed papers that this version reproduces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Experiment {
+    /// Seed 004 Fig. 2: boston; bound, Gibbs risks, MSE and KL/N vs ε for full GP, kl- and sqrt-PAC-GP.
+    PacGpEpsilon,
+    /// Seed 004 Fig. 1 (with the full PAC-GP): Snelson's 1-D data, predictive for three ε.
+    PacGpSnelson,
 }
 
 /// `pacgp demo`.

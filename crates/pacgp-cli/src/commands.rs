@@ -5,9 +5,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
+use pacgp::bounds::BoundKind;
 use pacgp::data::{self, CsvOptions, Dataset, MissingPolicy, TargetSpec};
 use pacgp::kernel::Kernel;
-use pacgp::model::{fit_gpr, FittedModel, GprOptions};
+use pacgp::model::{fit_gpr, fit_pac_gp_model, FittedModel, GprOptions, PacGpOptions};
 use pacgp::regression::exact::MlConfig;
 use serde_json::json;
 
@@ -20,6 +21,7 @@ pub fn run(args: Cli) -> Result<()> {
         Command::Predict(a) => predict(a),
         Command::Evaluate(a) => evaluate(a),
         Command::Certify(a) => certify(a),
+        Command::Reproduce(a) => crate::reproduce::reproduce(a),
         Command::Demo(a) => demo(a),
     }
 }
@@ -90,11 +92,30 @@ fn gpr_options(
 
 fn fit(a: FitArgs) -> Result<()> {
     let train = load_training(&a.data)?;
-    let opts = gpr_options(&a.kernel, train.d(), a.restarts, a.seed, a.epsilon)?;
+    let mut opts = gpr_options(&a.kernel, train.d(), a.restarts, a.seed, a.epsilon)?;
+    opts.snap_to_grid = !a.no_snap;
     let pb = spinner(&format!("fitting {:?} on {} points", a.method, train.n()));
     let t0 = Instant::now();
     let model = match a.method {
         Method::Gpr => fit_gpr(&train, &opts)?,
+        Method::PacGp | Method::PacGpSqrt => {
+            let epsilon = a.epsilon.ok_or_else(|| {
+                pacgp::Error::Unsupported(format!("--method {:?} minimises a bound on the ε-band risk: give --epsilon in the target's units", a.method))
+            })?;
+            let kind = if a.method == Method::PacGp {
+                BoundKind::Kl
+            } else {
+                BoundKind::Sqrt
+            };
+            let o = PacGpOptions {
+                kernel: opts.kernel.clone(),
+                noise_init: 1.0,
+                epsilon,
+                delta: a.delta,
+                kind,
+            };
+            fit_pac_gp_model(&train, &o)?
+        }
     };
     let secs = t0.elapsed().as_secs_f64();
     pb.finish_and_clear();
@@ -110,6 +131,8 @@ fn fit(a: FitArgs) -> Result<()> {
         "objective": model.report.objective,
         "objective_name": model.report.objective_name,
         "iterations": model.report.optimiser.as_ref().map(|r| r.iterations),
+        "evaluations": model.report.optimiser.as_ref().map(|r| r.evaluations),
+        "unsnapped_objective": model.report.optimiser.as_ref().map(|r| r.value),
         "termination": model.report.optimiser.as_ref().map(|r| r.termination),
         "jitter_used": model.report.jitter_used,
         "fit_seconds": secs,

@@ -4,8 +4,8 @@
 
 mod cli;
 mod commands;
-#[allow(dead_code)]
 mod plot;
+mod reproduce;
 
 use clap::Parser;
 

@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::loss::{self, RegressionLoss};
 use crate::metrics;
+use crate::objective::pac_gp::{fit_pac_gp, PacGpConfig};
 use crate::optim::OptimReport;
 use crate::posterior::GaussianPosterior;
 use crate::regression::exact::{fit_ml2, ExactGp, MlConfig};
@@ -246,6 +247,11 @@ impl FittedModel {
         let eps = self.resolve_epsilon(epsilon).ok_or_else(|| {
             Error::Unsupported("the ε-band loss needs --epsilon (in the target's units): this model was not trained with one".into())
         })?;
+        if !self.report.theta_on_grid {
+            return Err(Error::Unsupported(
+                "this model's hyperparameters are not on the PAC grid (fitted with --no-snap), so no bound holds for it; refit without --no-snap".into(),
+            ));
+        }
         let (noise, ys) = self.regression_parts();
         let loss = RegressionLoss::new_epsilon_band(eps)?.scaled(1.0 / ys.sd);
         let xs = self.standardised_inputs(sample.x.as_ref())?;
@@ -274,7 +280,7 @@ impl FittedModel {
             ConfidenceTerm::Maurer,
         )?;
         let (mut loo_error, mut loo_lp, mut loo_rmse) = (None, None, None);
-        if self.method == "gpr" {
+        if self.method == "gpr" || self.method.starts_with("pac-gp") {
             let gp = ExactGp::fit(
                 self.posterior.kernel.clone(),
                 noise,
@@ -347,11 +353,21 @@ pub fn fit_gpr(train: &Dataset, opts: &GprOptions) -> Result<FittedModel> {
         .kernel
         .clone()
         .unwrap_or_else(|| Kernel::se_ard(&vec![1.0; train.d()], 1.0));
-    let (mut gp, report) = fit_ml2(&kernel, opts.noise_init, x.clone(), y.clone(), &opts.ml)?;
+    // A certifiable model's θ must lie in the grid's range: optimise inside it, so that
+    // snapping afterwards only rounds (≤ 0.005 in ln space) and never clamps.
+    let grid = HyperGrid::default();
+    let mut ml = opts.ml.clone();
+    if opts.snap_to_grid {
+        ml.theta_bounds = (
+            ml.theta_bounds.0.max(grid.min_log),
+            ml.theta_bounds.1.min(grid.max_log),
+        );
+    }
+    let (mut gp, report) = fit_ml2(&kernel, opts.noise_init, x.clone(), y.clone(), &ml)?;
     if opts.snap_to_grid {
         let mut k = gp.kernel.clone();
-        k.set_params(&HyperGrid::default().round(&k.params()))?;
-        gp = ExactGp::fit(k, gp.noise_variance, x, y, &opts.ml.jitter)?;
+        k.set_params(&grid.round(&k.params()))?;
+        gp = ExactGp::fit(k, gp.noise_variance, x, y, &ml.jitter)?;
     }
     Ok(FittedModel {
         format: FORMAT.into(),
@@ -372,6 +388,72 @@ pub fn fit_gpr(train: &Dataset, opts: &GprOptions) -> Result<FittedModel> {
             objective_name: "log_marginal_likelihood".into(),
             jitter_used: gp.jitter_used(),
             theta_on_grid: opts.snap_to_grid,
+        },
+    })
+}
+
+/// Options of [`fit_pac_gp_model`].
+#[derive(Clone, Debug)]
+pub struct PacGpOptions {
+    /// Kernel (structure and initial values); `None` = SE-ARD, signal variance 1, lengthscales 1.
+    pub kernel: Option<Kernel>,
+    /// Initial σ² on the standardised scale (the paper starts at 1).
+    pub noise_init: f64,
+    /// ε of the ε-band loss, in target units.
+    pub epsilon: f64,
+    /// Confidence δ.
+    pub delta: f64,
+    /// kl-PAC-GP or sqrt-PAC-GP.
+    pub kind: BoundKind,
+}
+
+/// PAC-GP (seed 004) on standardised data: minimise the bound over θ and σ², snap θ to the
+/// grid; the model stores ε (target units) so `certify` reuses it.
+pub fn fit_pac_gp_model(train: &Dataset, opts: &PacGpOptions) -> Result<FittedModel> {
+    let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
+    let y_scaler = TargetScaler::fit(&train.y)?;
+    let x = x_scaler.transform(train.x.as_ref())?;
+    let y = y_scaler.transform(&train.y);
+    let kernel = opts
+        .kernel
+        .clone()
+        .unwrap_or_else(|| Kernel::se_ard(&vec![1.0; train.d()], 1.0));
+    let mut cfg = PacGpConfig::new(y_scaler.scale_length(opts.epsilon), opts.kind)?;
+    cfg.delta = opts.delta;
+    let fit = fit_pac_gp(&kernel, opts.noise_init, x, y, &cfg)?;
+    let method = match opts.kind {
+        BoundKind::Kl => "pac-gp",
+        BoundKind::Sqrt => "pac-gp-sqrt",
+    };
+    Ok(FittedModel {
+        format: FORMAT.into(),
+        method: method.into(),
+        feature_names: train.feature_names.clone(),
+        target_name: train.target_name.clone(),
+        n_train: train.n(),
+        x_scaler,
+        posterior: fit.gp.posterior(),
+        task: Task::Regression {
+            noise_variance: fit.gp.noise_variance,
+            y_scaler,
+        },
+        epsilon: Some(opts.epsilon),
+        report: FitReport {
+            objective: Some(match opts.kind {
+                BoundKind::Kl => fit.certificate.bound,
+                BoundKind::Sqrt => fit.bound_sqrt,
+            }),
+            optimiser: Some(fit.report),
+            objective_name: format!(
+                "pac_bayes_bound_{}",
+                if opts.kind == BoundKind::Kl {
+                    "kl"
+                } else {
+                    "sqrt"
+                }
+            ),
+            jitter_used: fit.gp.jitter_used(),
+            theta_on_grid: true,
         },
     })
 }

@@ -74,7 +74,8 @@ impl Default for LbfgsConfig {
             max_iter: 200,
             memory: 10,
             grad_tol: 1e-5,
-            cost_tol: 1e-10,
+            // scipy's L-BFGS-B default (factr = 1e7 times machine epsilon).
+            cost_tol: 2.2e-9,
             bounds: None,
         }
     }
@@ -114,6 +115,58 @@ fn projected_grad(x: &[f64], g: &[f64], bounds: &Option<Vec<(f64, f64)>>) -> Vec
             })
             .collect(),
     }
+}
+
+/// Coordinates held at a bound by a gradient that pushes outward.
+fn active_set(x: &[f64], g: &[f64], bounds: &Option<Vec<(f64, f64)>>) -> Vec<bool> {
+    match bounds {
+        None => vec![false; x.len()],
+        Some(b) => x
+            .iter()
+            .zip(g)
+            .zip(b)
+            .map(|((xi, gi), (lo, hi))| (*xi <= *lo && *gi > 0.0) || (*xi >= *hi && *gi < 0.0))
+            .collect(),
+    }
+}
+
+/// Backtracking (Armijo) search along `d` from `x`, projecting onto the box; a failing or
+/// non-finite point counts as too long a step.
+fn line_search(
+    obj: &dyn Objective,
+    x: &[f64],
+    f: f64,
+    g: &[f64],
+    d: &[f64],
+    cfg: &LbfgsConfig,
+    evals: &mut u64,
+    max_backtracks: usize,
+) -> Option<(Vec<f64>, f64, Vec<f64>)> {
+    let mut step = 1.0;
+    for _ in 0..max_backtracks {
+        let mut xn: Vec<f64> = x.iter().zip(d).map(|(x, d)| x + step * d).collect();
+        project(&mut xn, &cfg.bounds);
+        let moved: Vec<f64> = xn.iter().zip(x).map(|(a, b)| a - b).collect();
+        let decrease = crate::linalg::dot(g, &moved);
+        let mut next = 0.5 * step;
+        if decrease < 0.0 {
+            match eval(obj, &xn, evals) {
+                Some((fn_, gn)) if fn_ <= f + 1e-4 * decrease => return Some((xn, fn_, gn)),
+                Some((fn_, _)) => {
+                    // Minimiser of the quadratic through f, the slope and f(x + step·d),
+                    // kept within [0.1, 0.5]·step (Nocedal & Wright §3.5).
+                    let slope = decrease / step;
+                    let q = -slope * step * step / (2.0 * (fn_ - f - slope * step));
+                    if q.is_finite() {
+                        next = q.clamp(0.1 * step, 0.5 * step);
+                    }
+                }
+                None => {}
+            }
+        }
+        step = next;
+    }
+    None
 }
 
 /// Two-loop recursion: `d = −H ∇` from the stored pairs (Nocedal & Wright Alg. 7.4).
@@ -177,27 +230,40 @@ pub fn minimize(obj: &dyn Objective, x0: &[f64], cfg: &LbfgsConfig) -> Result<Op
             iterations = it as u64;
             break;
         }
-        let mut d = lbfgs_direction(&pg, &s_hist, &y_hist);
-        let mut slope = crate::linalg::dot(&d, &pg);
-        if slope >= 0.0 {
-            // Not a descent direction: restart from steepest descent.
-            s_hist.clear();
-            y_hist.clear();
-            d = pg.iter().map(|v| -v).collect();
-            slope = crate::linalg::dot(&d, &pg);
-        }
-        let mut step = 1.0;
+        let active = active_set(&x, &g, &cfg.bounds);
         let mut accepted = None;
-        for _ in 0..40 {
-            let mut xn: Vec<f64> = x.iter().zip(&d).map(|(x, d)| x + step * d).collect();
-            project(&mut xn, &cfg.bounds);
-            if let Some((fn_, gn)) = eval(obj, &xn, &mut evals) {
-                if fn_ <= f + 1e-4 * step * slope {
-                    accepted = Some((xn, fn_, gn));
-                    break;
+        // Try the L-BFGS direction; if its line search fails, forget the curvature pairs and
+        // try steepest descent once before giving up.
+        for attempt in 0..2 {
+            let mut d = if attempt == 0 {
+                lbfgs_direction(&pg, &s_hist, &y_hist)
+            } else {
+                s_hist.clear();
+                y_hist.clear();
+                let scale = 1.0 / pg.iter().map(|v| v.abs()).fold(1.0, f64::max);
+                pg.iter().map(|v| -v * scale).collect()
+            };
+            for (di, a) in d.iter_mut().zip(&active) {
+                if *a {
+                    *di = 0.0;
                 }
             }
-            step *= 0.5;
+            if crate::linalg::dot(&d, &pg) >= 0.0 {
+                continue;
+            }
+            accepted = line_search(
+                obj,
+                &x,
+                f,
+                &g,
+                &d,
+                cfg,
+                &mut evals,
+                if attempt == 0 { 30 } else { 12 },
+            );
+            if accepted.is_some() {
+                break;
+            }
         }
         let Some((xn, fn_, gn)) = accepted else {
             termination = Termination::LineSearchFailed;

@@ -1,1 +1,3 @@
 //! The seed papers' experiments as library functions returning tables.
+
+pub mod pac_gp;

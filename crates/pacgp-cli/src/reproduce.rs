@@ -1,0 +1,212 @@
+//! `pacgp reproduce`: run an experiment of the seeds, write its table (CSV + JSON) and
+//! figure (SVG) into the output folder, with a progress bar on a terminal.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use pacgp::data::{self, CsvOptions};
+use pacgp::experiments::pac_gp::{self, EpsilonRow};
+use serde_json::json;
+
+use crate::cli::{Experiment, ReproduceArgs};
+use crate::plot::{write_svg, Figure, Series, Style};
+
+/// Run the chosen experiment.
+pub fn reproduce(a: ReproduceArgs) -> Result<()> {
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    match a.experiment {
+        Experiment::PacGpEpsilon => epsilon(&a),
+        Experiment::PacGpSnelson => snelson(&a),
+    }
+}
+
+fn bar(total: usize, msg: &str) -> ProgressBar {
+    let pb = ProgressBar::new(total as u64);
+    pb.set_style(
+        ProgressStyle::with_template("{msg} {bar:30} {pos}/{len} fits [{elapsed} / ~{eta}]")
+            .expect("valid template"),
+    );
+    pb.set_message(msg.to_string());
+    pb
+}
+
+fn write(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+fn rows_csv(rows: &[EpsilonRow]) -> String {
+    let mut s = String::from("method,epsilon,rep,bound,bound_sqrt,train_gibbs,test_gibbs,test_bayes,test_mse,kl_over_n,noise_variance\n");
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "{},{},{},{},{},{},{},{},{},{},{}",
+            r.method,
+            r.epsilon,
+            r.rep,
+            r.bound,
+            r.bound_sqrt,
+            r.train_gibbs,
+            r.test_gibbs,
+            r.test_bayes,
+            r.test_mse,
+            r.kl_over_n,
+            r.noise_variance
+        );
+    }
+    s
+}
+
+fn epsilon(a: &ReproduceArgs) -> Result<()> {
+    let boston = data::load_csv(
+        a.data_dir.join("boston-housing/boston.csv"),
+        &CsvOptions::default(),
+    )
+    .context("loading boston (run from the repository root, or pass --data-dir)")?;
+    let (eps, reps): (Vec<f64>, usize) = if a.quick {
+        (vec![0.2, 0.6, 1.0], 2)
+    } else {
+        (vec![0.2, 0.4, 0.6, 0.8, 1.0], 10)
+    };
+    let pb = bar(reps * (1 + 2 * eps.len()), "pac-gp-epsilon (boston)");
+    let rows = pac_gp::pac_gp_epsilon(&boston, &eps, reps, &mut |d, _| pb.set_position(d as u64))?;
+    pb.finish_and_clear();
+    let summary = pac_gp::summarise(&rows);
+    write(&a.out.join("pac-gp-epsilon.csv"), &rows_csv(&rows))?;
+    write(
+        &a.out.join("pac-gp-epsilon-summary.csv"),
+        &rows_csv(&summary),
+    )?;
+    let obj = json!({ "experiment": "pac-gp-epsilon", "repetitions": reps, "summary": summary, "rows": rows });
+    write(&a.out.join("pac-gp-epsilon.json"), &obj.to_string())?;
+    let mut series = Vec::new();
+    for m in ["full-gp", "kl-pac-gp", "sqrt-pac-gp"] {
+        let pts = |f: fn(&EpsilonRow) -> f64| {
+            summary
+                .iter()
+                .filter(|r| r.method == m)
+                .map(|r| (r.epsilon, f(r)))
+                .collect::<Vec<_>>()
+        };
+        series.push(Series {
+            name: format!("{m}: bound"),
+            points: pts(|r| r.bound),
+            style: Style::Line,
+        });
+        series.push(Series {
+            name: format!("{m}: test Gibbs risk"),
+            points: pts(|r| r.test_gibbs),
+            style: Style::Points,
+        });
+    }
+    let fig = Figure {
+        title: format!("boston: PAC-Bayes bound and test Gibbs risk vs ε (mean of {reps} splits)"),
+        x_label: "ε (standardised target units)".into(),
+        y_label: "risk".into(),
+        series,
+    };
+    write_svg(&fig, &a.out.join("pac-gp-epsilon.svg"))?;
+    if a.json {
+        println!(
+            "{}",
+            json!({ "experiment": "pac-gp-epsilon", "repetitions": reps, "summary": summary })
+        );
+    } else {
+        println!(
+            "{:<12} {:>5} {:>8} {:>8} {:>10} {:>10} {:>9} {:>7}",
+            "method", "ε", "bound", "sqrt", "train Gibbs", "test Gibbs", "test MSE", "KL/N"
+        );
+        for r in &summary {
+            println!(
+                "{:<12} {:>5.2} {:>8.4} {:>8.4} {:>10.4} {:>10.4} {:>9.4} {:>7.4}",
+                r.method,
+                r.epsilon,
+                r.bound,
+                r.bound_sqrt,
+                r.train_gibbs,
+                r.test_gibbs,
+                r.test_mse,
+                r.kl_over_n
+            );
+        }
+        println!("wrote {}/pac-gp-epsilon.{{csv,json,svg}}", a.out.display());
+    }
+    Ok(())
+}
+
+fn snelson(a: &ReproduceArgs) -> Result<()> {
+    let train = data::load_csv(
+        a.data_dir.join("snelson-1d/snelson_train.csv"),
+        &CsvOptions::default(),
+    )
+    .context("loading snelson (run from the repository root, or pass --data-dir)")?;
+    let grid: Vec<f64> = (0..=300).map(|i| -1.0 + 8.0 * i as f64 / 300.0).collect();
+    let pb = bar(1, "pac-gp-snelson");
+    let curves = pac_gp::pac_gp_snelson(&train, &grid, &[1.0, 2.0, 4.0])?;
+    pb.finish_and_clear();
+    let mut csv = String::from("label,x,mean,sd\n");
+    for c in &curves {
+        for i in 0..c.x.len() {
+            let _ = writeln!(csv, "{},{},{},{}", c.label, c.x[i], c.mean[i], c.sd[i]);
+        }
+    }
+    write(&a.out.join("pac-gp-snelson.csv"), &csv)?;
+    let summary: Vec<_> = curves
+        .iter()
+        .map(|c| json!({ "label": c.label, "epsilon": c.epsilon, "noise_variance": c.noise_variance, "kl_over_n": c.kl_over_n, "bound": c.bound }))
+        .collect();
+    write(
+        &a.out.join("pac-gp-snelson.json"),
+        &json!({ "experiment": "pac-gp-snelson", "curves": curves }).to_string(),
+    )?;
+    let mut series = vec![Series {
+        name: "training data".into(),
+        points: (0..train.n())
+            .map(|i| (train.x[(i, 0)], train.y[i]))
+            .collect(),
+        style: Style::Points,
+    }];
+    for c in &curves {
+        series.push(Series {
+            name: format!("{} ±2 sd", c.label),
+            points: c
+                .x
+                .iter()
+                .zip(&c.mean)
+                .zip(&c.sd)
+                .map(|((x, m), s)| (*x, m - 2.0 * s))
+                .collect(),
+            style: Style::Band {
+                upper: c.mean.iter().zip(&c.sd).map(|(m, s)| m + 2.0 * s).collect(),
+            },
+        });
+        series.push(Series {
+            name: c.label.clone(),
+            points: c.x.iter().copied().zip(c.mean.iter().copied()).collect(),
+            style: Style::Line,
+        });
+    }
+    let fig = Figure {
+        title: "Snelson 1-D: ML-II vs kl-PAC-GP for three ε".into(),
+        x_label: "x".into(),
+        y_label: "y".into(),
+        series,
+    };
+    write_svg(&fig, &a.out.join("pac-gp-snelson.svg"))?;
+    if a.json {
+        println!(
+            "{}",
+            json!({ "experiment": "pac-gp-snelson", "summary": summary })
+        );
+    } else {
+        for c in &curves {
+            println!(
+                "{:<28} σ² {:.4}  KL/N {:.4}  bound {:.4}",
+                c.label, c.noise_variance, c.kl_over_n, c.bound
+            );
+        }
+        println!("wrote {}/pac-gp-snelson.{{csv,json,svg}}", a.out.display());
+    }
+    Ok(())
+}
