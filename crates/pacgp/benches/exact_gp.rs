@@ -2,6 +2,7 @@
 //! negative-log-marginal-likelihood + gradient evaluation (what every ML-II step costs).
 //! Data: x ~ U(−2, 2)^8, y = Σ sin(x_j) + 0.1 ε, as `shared/peers/make_data.py`.
 //! Run: `cargo bench -p pacgp --bench exact_gp`.
+#![allow(missing_docs)] // criterion_group! generates undocumented items
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use faer::Mat;
