@@ -9,20 +9,19 @@
 //! - [`linalg`]: robust Cholesky with reported jitter, solves, log-determinants;
 //! - [`data`]: CSV loading, validation, standardisation, splits;
 //! - [`posterior`]: the shared Gaussian posterior;
-//! - [`regression`]: exact and sparse GP regression;
+//! - [`regression`]: exact GP regression with ML-II;
 //! - [`loo`]: closed-form leave-one-out;
 //! - [`special`], [`bounds`], [`loss`]: kl and its inverse, PAC-Bayes certificates, bounded losses;
-//! - [`likelihood`], [`inference`]: GP classification;
-//! - [`objective`], [`optim`]: training criteria and their minimisation;
+//! - [`objective`], [`optim`]: training criteria (PAC-GP) and their minimisation (L-BFGS);
+//! - [`model`]: fitted models as files, and the fitting pipelines the CLI calls;
+//! - [`metrics`]: test-set metrics;
 //! - [`experiments`]: the seed papers' experiments as library functions.
 
 pub mod bounds;
 pub mod data;
 pub mod error;
 pub mod experiments;
-pub mod inference;
 pub mod kernel;
-pub mod likelihood;
 pub mod linalg;
 pub mod loo;
 pub mod loss;

@@ -1,4 +1,3 @@
-//! Training objectives built on PAC-Bayes bounds (seed 004): full PAC-GP and sparse PAC-SGP.
+//! Training objectives built on PAC-Bayes bounds (seed 004): the full PAC-GP.
 
 pub mod pac_gp;
-pub mod pac_sgp;

@@ -1,4 +1,3 @@
-//! GP regression: exact and sparse.
+//! GP regression.
 
 pub mod exact;
-pub mod sparse;
