@@ -59,6 +59,10 @@ pub struct DataArgs {
 pub enum Method {
     /// Exact GP regression, hyperparameters by ML-II (maximum marginal likelihood).
     Gpr,
+    /// Sparse GP regression, Titsias' variational free energy (--inducing M).
+    Vfe,
+    /// Sparse GP regression, FITC marginal likelihood (--inducing M).
+    Fitc,
     /// Full GP trained by minimising the kl PAC-Bayes bound (seed 004); needs --epsilon.
     PacGp,
     /// Full GP trained by minimising the Pinsker (sqrt) PAC-Bayes bound; needs --epsilon.
@@ -85,6 +89,9 @@ pub struct FitArgs {
     /// certified.
     #[arg(long)]
     pub no_snap: bool,
+    /// Number of inducing inputs (vfe, fitc), initialised by seeded k-means.
+    #[arg(long, default_value_t = 100)]
+    pub inducing: usize,
     /// Confidence δ of the PAC-Bayes bound (PAC methods).
     #[arg(long, default_value_t = 0.01)]
     pub delta: f64,

@@ -8,8 +8,12 @@ use indicatif::{ProgressBar, ProgressStyle};
 use pacgp::bounds::BoundKind;
 use pacgp::data::{self, CsvOptions, Dataset, MissingPolicy, TargetSpec};
 use pacgp::kernel::Kernel;
-use pacgp::model::{fit_gpr, fit_pac_gp_model, FittedModel, GprOptions, PacGpOptions};
+use pacgp::model::{
+    fit_gpr, fit_pac_gp_model, fit_sparse_model, FittedModel, GprOptions, PacGpOptions,
+    SparseOptions,
+};
 use pacgp::regression::exact::MlConfig;
+use pacgp::regression::sparse::SparseMethod;
 use serde_json::json;
 
 use crate::cli::*;
@@ -98,6 +102,22 @@ fn fit(a: FitArgs) -> Result<()> {
     let t0 = Instant::now();
     let model = match a.method {
         Method::Gpr => fit_gpr(&train, &opts)?,
+        Method::Vfe | Method::Fitc => {
+            let method = if a.method == Method::Vfe {
+                SparseMethod::Vfe
+            } else {
+                SparseMethod::Fitc
+            };
+            let o = SparseOptions {
+                kernel: opts.kernel.clone(),
+                noise_init: 0.1,
+                m: a.inducing,
+                method,
+                seed: a.seed,
+                epsilon: a.epsilon,
+            };
+            fit_sparse_model(&train, &o)?
+        }
         Method::PacGp | Method::PacGpSqrt => {
             let epsilon = a.epsilon.ok_or_else(|| {
                 pacgp::Error::Unsupported(format!("--method {:?} minimises a bound on the ε-band risk: give --epsilon in the target's units", a.method))

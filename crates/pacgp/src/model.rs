@@ -17,6 +17,7 @@ use crate::objective::pac_gp::{fit_pac_gp, PacGpConfig};
 use crate::optim::OptimReport;
 use crate::posterior::GaussianPosterior;
 use crate::regression::exact::{fit_ml2, ExactGp, MlConfig};
+use crate::regression::sparse::{train_sparse, SparseConfig, SparseMethod};
 
 /// Model-file format tag; bumped on incompatible changes.
 pub const FORMAT: &str = "pacgp-model/1";
@@ -453,6 +454,86 @@ pub fn fit_pac_gp_model(train: &Dataset, opts: &PacGpOptions) -> Result<FittedMo
                 }
             ),
             jitter_used: fit.gp.jitter_used(),
+            theta_on_grid: true,
+        },
+    })
+}
+
+/// Options of [`fit_sparse_model`].
+#[derive(Clone, Debug)]
+pub struct SparseOptions {
+    /// Kernel (structure and initial values); `None` = SE-ARD, signal variance 1, lengthscales 1.
+    pub kernel: Option<Kernel>,
+    /// Initial noise variance (standardised scale).
+    pub noise_init: f64,
+    /// Number of inducing inputs M.
+    pub m: usize,
+    /// VFE, FITC or DTC.
+    pub method: SparseMethod,
+    /// Seed of the k-means initialisation of Z.
+    pub seed: u64,
+    /// ε to store with the model (target units).
+    pub epsilon: Option<f64>,
+}
+
+/// Sparse GP regression (VFE / FITC / DTC) trained by its own objective over θ (boxed to the
+/// PAC grid's range and snapped onto it afterwards), σ² and Z; the model keeps the method's
+/// own posterior (VFE/DTC: `Λ = σ²I`, FITC: `Λ = σ²I + diag(K_ff − Q_ff)`).
+pub fn fit_sparse_model(train: &Dataset, opts: &SparseOptions) -> Result<FittedModel> {
+    if let Some(e) = opts.epsilon {
+        RegressionLoss::new_epsilon_band(e)?;
+    }
+    let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
+    let y_scaler = TargetScaler::fit(&train.y)?;
+    let x = x_scaler.transform(train.x.as_ref())?;
+    let y = y_scaler.transform(&train.y);
+    let kernel = opts
+        .kernel
+        .clone()
+        .unwrap_or_else(|| Kernel::se_ard(&vec![1.0; train.d()], 1.0));
+    let grid = HyperGrid::default();
+    let cfg = SparseConfig {
+        seed: opts.seed,
+        ..Default::default()
+    };
+    let (mut gp, report) = train_sparse(
+        &kernel,
+        opts.noise_init,
+        x.as_ref(),
+        &y,
+        opts.m,
+        opts.method,
+        &cfg,
+        (grid.min_log, grid.max_log),
+    )?;
+    gp.kernel.set_params(&grid.round(&gp.kernel.params()))?;
+    let name = match opts.method {
+        SparseMethod::Vfe => "vfe",
+        SparseMethod::Fitc => "fitc",
+        SparseMethod::Dtc => "dtc",
+    };
+    Ok(FittedModel {
+        format: FORMAT.into(),
+        method: name.into(),
+        feature_names: train.feature_names.clone(),
+        target_name: train.target_name.clone(),
+        n_train: train.n(),
+        x_scaler,
+        posterior: gp.posterior(x.as_ref(), &y)?,
+        task: Task::Regression {
+            noise_variance: gp.noise_variance,
+            y_scaler,
+        },
+        epsilon: opts.epsilon,
+        report: FitReport {
+            objective: Some(gp.objective(x.as_ref(), &y)?),
+            optimiser: Some(report),
+            objective_name: if opts.method == SparseMethod::Vfe {
+                "elbo".into()
+            } else {
+                "log_marginal_likelihood".into()
+            },
+            jitter_used: crate::regression::sparse::KUU_JITTER,
             theta_on_grid: true,
         },
     })

@@ -33,13 +33,6 @@ pub enum Covariance {
         /// Cholesky of the whitened precision `B`.
         chol_b: Cholesky,
     },
-    /// Whitened covariance form (free-form q(u), SOGP): `Σ = L_uu S Lᵀ_uu`, `S = L_S L_Sᵀ`.
-    WhitenedCovariance {
-        /// Cholesky of `K_uu` (with its jitter).
-        chol_kuu: Cholesky,
-        /// Cholesky of the whitened covariance `S`.
-        chol_s: Cholesky,
-    },
 }
 
 /// A Gaussian-process posterior `Q` over the latent function.
@@ -110,13 +103,6 @@ impl GaussianPosterior {
                 let q = col_sq_norms(a.as_ref());
                 w2.iter().zip(&q).map(|(w, q)| w - q).collect()
             }
-            Covariance::WhitenedCovariance { chol_kuu, chol_s } => {
-                chol_kuu.solve_lower_in_place(a.as_mut());
-                let w2 = col_sq_norms(a.as_ref());
-                let st = chol_s.l().transpose() * a.as_ref();
-                let q = col_sq_norms(st.as_ref());
-                w2.iter().zip(&q).map(|(w, q)| w - q).collect()
-            }
         };
         let var = prior
             .iter()
@@ -128,25 +114,13 @@ impl GaussianPosterior {
 
     /// `KL(Q‖P) = KL(N(a,Σ) ‖ N(0,K_B))` (spec §3.0–3.2, §7.3–7.4), in nats.
     ///
-    /// Site and whitened-precision forms share `½[ln det B + tr B⁻¹ + αᵀK_Bα − M]`;
-    /// the whitened-covariance form is `½[tr S + αᵀK_Bα − M − ln det S]`.
+    /// Both forms share `½[ln det B + tr B⁻¹ + αᵀK_Bα − M]`.
     pub fn kl_to_prior(&self) -> f64 {
         let m = self.n_basis() as f64;
         let quad = self.alpha_k_alpha();
         match &self.cov {
             Covariance::Sites { chol_b, .. } | Covariance::WhitenedPrecision { chol_b, .. } => {
                 0.5 * (chol_b.ln_det() + chol_b.inverse_trace() + quad - m)
-            }
-            Covariance::WhitenedCovariance { chol_s, .. } => {
-                let l = chol_s.l();
-                let n = l.nrows();
-                let mut tr = 0.0;
-                for j in 0..n {
-                    for i in j..n {
-                        tr += l[(i, j)] * l[(i, j)];
-                    }
-                }
-                0.5 * (tr + quad - m - chol_s.ln_det())
             }
         }
     }

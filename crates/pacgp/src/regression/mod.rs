@@ -1,3 +1,4 @@
-//! GP regression.
+//! GP regression: exact, and sparse with inducing inputs.
 
 pub mod exact;
+pub mod sparse;

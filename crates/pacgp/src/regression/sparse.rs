@@ -1,0 +1,487 @@
+//! Sparse GP regression with M inducing inputs Z (spec §3.2–3.3): FITC, VFE (Titsias) and
+//! DTC, and the power-EP family between them (`α_s`), each with its own training objective,
+//! analytic gradients in kernel θ, ln σ² and Z, and its own posterior (VFE/DTC: `Λ = σ²I`;
+//! FITC: `Λ = σ²I + diag(K_ff − Q_ff)`), all in O(N M²).
+//!
+//! Shared algebra (spec §3.2): `L Lᵀ = K_uu`, `V = L⁻¹K_uf`, `q_i = ‖V_{:,i}‖²`,
+//! `B = I + VΛ⁻¹Vᵀ`, `γ = VΛ⁻¹y`; `ln N(y | 0, Q_ff + Λ)` by Woodbury.
+
+use faer::{Mat, MatRef};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::kernel::Kernel;
+use crate::linalg::{self, Cholesky, JitterPolicy};
+use crate::optim::{self, LbfgsConfig, Objective, OptimReport};
+use crate::posterior::{Covariance, GaussianPosterior};
+use crate::regression::exact::check_regression_inputs;
+
+const LN_2PI: f64 = 1.837_877_066_409_345_5;
+
+/// Which sparse approximation.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SparseMethod {
+    /// Titsias' variational free energy: `ln N(y|0, Q_ff + σ²I) − tr(K_ff − Q_ff)/(2σ²)`.
+    Vfe,
+    /// Fully independent training conditional: `ln N(y|0, Q_ff + diag(K_ff − Q_ff) + σ²I)`.
+    Fitc,
+    /// Deterministic training conditional: `ln N(y|0, Q_ff + σ²I)`.
+    Dtc,
+}
+
+impl SparseMethod {
+    /// `α_s` of the posterior's `Λ = σ² + α_s·diag(K_ff − Q_ff)` (spec eq. 11).
+    pub fn alpha_s(self) -> f64 {
+        match self {
+            SparseMethod::Fitc => 1.0,
+            SparseMethod::Vfe | SparseMethod::Dtc => 0.0,
+        }
+    }
+}
+
+/// Jitter added to `K_uu`'s diagonal, GPflow's default (spec §8.1 uses the same 1e-6).
+pub const KUU_JITTER: f64 = 1e-6;
+
+/// Everything one evaluation at (θ, σ², Z) computes.
+struct Factors {
+    l_uu: Cholesky,
+    v: Mat<f64>,
+    kdiag: Vec<f64>,
+    q: Vec<f64>,
+    lambda: Vec<f64>,
+    l_b: Cholesky,
+    gamma: Vec<f64>,
+}
+
+fn factors(
+    kernel: &Kernel,
+    noise: f64,
+    alpha_s: f64,
+    x: MatRef<'_, f64>,
+    z: MatRef<'_, f64>,
+    y: &[f64],
+) -> Result<Factors> {
+    let m = z.nrows();
+    let mut kuu = kernel.gram(z);
+    for i in 0..m {
+        kuu[(i, i)] += KUU_JITTER;
+    }
+    let l_uu = Cholesky::factor(kuu.as_ref(), &JitterPolicy::default(), "K_uu")?;
+    let kfu = kernel.cross(x, z);
+    let mut v = kfu.transpose().to_owned();
+    l_uu.solve_lower_in_place(v.as_mut());
+    let n = x.nrows();
+    let kdiag = kernel.diag(x);
+    let q: Vec<f64> = (0..n)
+        .map(|i| (0..m).map(|k| v[(k, i)] * v[(k, i)]).sum())
+        .collect();
+    let lambda: Vec<f64> = (0..n)
+        .map(|i| noise + alpha_s * (kdiag[i] - q[i]).max(0.0))
+        .collect();
+    let vs = Mat::from_fn(m, n, |k, i| v[(k, i)] / lambda[i].sqrt());
+    let mut b = &vs * vs.transpose();
+    for k in 0..m {
+        b[(k, k)] += 1.0;
+    }
+    let l_b = Cholesky::factor(b.as_ref(), &JitterPolicy::default(), "I + VΛ⁻¹Vᵀ")?;
+    let ly: Vec<f64> = (0..n).map(|i| y[i] / lambda[i]).collect();
+    let gamma = linalg::col_to_vec((&v * linalg::col_from_slice(&ly)).as_ref());
+    Ok(Factors {
+        l_uu,
+        v,
+        kdiag,
+        q,
+        lambda,
+        l_b,
+        gamma,
+    })
+}
+
+/// The sparse training objective (to be maximised) and its gradient in
+/// `[θ…, ln σ², vec(Z) row by row]`.
+fn objective_and_gradient(
+    kernel: &Kernel,
+    noise: f64,
+    method: SparseMethod,
+    x: MatRef<'_, f64>,
+    z: MatRef<'_, f64>,
+    y: &[f64],
+) -> Result<(f64, Vec<f64>)> {
+    let alpha_s = if method == SparseMethod::Fitc {
+        1.0
+    } else {
+        0.0
+    };
+    let f = factors(kernel, noise, alpha_s, x, z, y)?;
+    let (n, m) = (x.nrows(), z.nrows());
+    let lam = &f.lambda;
+    // ln N(y | 0, Q + Λ) by Woodbury.
+    let lb_gamma = f.l_b.solve_lower_vec(&f.gamma);
+    let quad =
+        (0..n).map(|i| y[i] * y[i] / lam[i]).sum::<f64>() - linalg::dot(&lb_gamma, &lb_gamma);
+    let ln_det = f.l_b.ln_det() + lam.iter().map(|l| l.ln()).sum::<f64>();
+    let mut value = -0.5 * quad - 0.5 * ln_det - 0.5 * n as f64 * LN_2PI;
+    let trace_gap: f64 = (0..n).map(|i| f.kdiag[i] - f.q[i]).sum();
+    if method == SparseMethod::Vfe {
+        value -= trace_gap / (2.0 * noise);
+    }
+    // β = Σ⁻¹y = Λ⁻¹(y − Vᵀ B⁻¹ γ).
+    let binv_gamma = f.l_b.solve_vec(&f.gamma);
+    let vt_bg =
+        linalg::col_to_vec((f.v.transpose() * linalg::col_from_slice(&binv_gamma)).as_ref());
+    let beta: Vec<f64> = (0..n).map(|i| (y[i] - vt_bg[i]) / lam[i]).collect();
+    // Wᵀ = K_uu⁻¹K_uf = L⁻ᵀV (M×N).
+    let mut wt = f.v.clone();
+    f.l_uu.solve_upper_in_place(wt.as_mut());
+    // Σ⁻¹W = Λ⁻¹W − Λ⁻¹Vᵀ B⁻¹ (VΛ⁻¹W).
+    let w_over_l = Mat::from_fn(n, m, |i, k| wt[(k, i)] / lam[i]);
+    let vlw = &f.v * &w_over_l; // M×M
+    let binv_vlw = f.l_b.solve(vlw.as_ref());
+    let vt_b = f.v.transpose() * &binv_vlw; // N×M
+    let sinv_w = Mat::from_fn(n, m, |i, k| w_over_l[(i, k)] - vt_b[(i, k)] / lam[i]);
+    let wt_beta = linalg::col_to_vec((&wt * linalg::col_from_slice(&beta)).as_ref());
+    // diag Σ⁻¹ = Λ⁻¹ − Λ⁻²‖L_B⁻¹V_{:,i}‖².
+    let mut lbv = f.v.clone();
+    f.l_b.solve_lower_in_place(lbv.as_mut());
+    let r_diag: Vec<f64> = (0..n)
+        .map(|i| {
+            let s: f64 = (0..m).map(|k| lbv[(k, i)] * lbv[(k, i)]).sum();
+            beta[i] * beta[i] - (1.0 / lam[i] - s / (lam[i] * lam[i]))
+        })
+        .collect();
+    // ∂/∂Λ_ii of the log density is ½R_ii; w_i multiplies (k_ii − q_ii) in the objective.
+    let lam_bar: Vec<f64> = r_diag.iter().map(|r| 0.5 * r).collect();
+    let w: Vec<f64> = match method {
+        SparseMethod::Fitc => lam_bar.clone(),
+        SparseMethod::Vfe => vec![-1.0 / (2.0 * noise); n],
+        SparseMethod::Dtc => vec![0.0; n],
+    };
+    // Adjoints: G_fu = RW − 2 diag(w) W (N×M), G_uu = −½WᵀRW + Wᵀ diag(w) W (M×M).
+    let g_fu = Mat::from_fn(n, m, |i, k| {
+        beta[i] * wt_beta[k] - sinv_w[(i, k)] - 2.0 * w[i] * wt[(k, i)]
+    });
+    let wt_sinv_w = &wt * &sinv_w;
+    let wt_dw = Mat::from_fn(m, n, |k, i| wt[(k, i)] * w[i]);
+    let wdw = &wt_dw * wt.transpose();
+    let g_uu = Mat::from_fn(m, m, |a, b| {
+        -0.5 * (wt_beta[a] * wt_beta[b] - wt_sinv_w[(a, b)]) + wdw[(a, b)]
+    });
+    let mut grad = kernel.cross_grad_contract(x, z, g_fu.as_ref());
+    let guu = kernel.gram_grad_contract(z, g_uu.as_ref());
+    let gdiag = kernel.diag_grad_contract(x, &w);
+    for (k, g) in grad.iter_mut().enumerate() {
+        *g += guu[k] + gdiag[k];
+    }
+    // Noise: ∂Λ_ii/∂σ² = 1; VFE's trace term adds tr(K_ff − Q_ff)/(2σ⁴).
+    let mut d_noise: f64 = lam_bar.iter().sum();
+    if method == SparseMethod::Vfe {
+        d_noise += trace_gap / (2.0 * noise * noise);
+    }
+    grad.push(noise * d_noise);
+    let dz = &kernel.cross_grad_z(x, z, g_fu.as_ref()) + &kernel.gram_grad_z(z, g_uu.as_ref());
+    for a in 0..m {
+        for t in 0..z.ncols() {
+            grad.push(dz[(a, t)]);
+        }
+    }
+    Ok((value, grad))
+}
+
+/// Negative sparse objective over `[θ…, ln σ², vec(Z)]`, for the optimiser.
+pub struct NegSparseObjective<'a> {
+    kernel: Kernel,
+    method: SparseMethod,
+    x: MatRef<'a, f64>,
+    y: &'a [f64],
+    m: usize,
+}
+
+impl<'a> NegSparseObjective<'a> {
+    /// The objective of `method` with `m` inducing inputs.
+    pub fn new(
+        kernel: &Kernel,
+        method: SparseMethod,
+        x: MatRef<'a, f64>,
+        y: &'a [f64],
+        m: usize,
+    ) -> Self {
+        Self {
+            kernel: kernel.clone(),
+            method,
+            x,
+            y,
+            m,
+        }
+    }
+
+    /// Split a parameter vector into (kernel, σ², Z).
+    pub fn unpack(&self, p: &[f64]) -> Result<(Kernel, f64, Mat<f64>)> {
+        let nk = self.kernel.n_params();
+        let d = self.x.ncols();
+        let mut k = self.kernel.clone();
+        k.set_params(&p[..nk])?;
+        let z = Mat::from_fn(self.m, d, |a, t| p[nk + 1 + a * d + t]);
+        Ok((k, p[nk].exp(), z))
+    }
+
+    /// Pack (kernel, σ², Z) into a parameter vector.
+    pub fn pack(kernel: &Kernel, noise: f64, z: MatRef<'_, f64>) -> Vec<f64> {
+        let mut p = kernel.params();
+        p.push(noise.ln());
+        for a in 0..z.nrows() {
+            for t in 0..z.ncols() {
+                p.push(z[(a, t)]);
+            }
+        }
+        p
+    }
+}
+
+impl Objective for NegSparseObjective<'_> {
+    fn dim(&self) -> usize {
+        self.kernel.n_params() + 1 + self.m * self.x.ncols()
+    }
+    fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
+        let (k, noise, z) = self.unpack(p)?;
+        let (v, g) = objective_and_gradient(&k, noise, self.method, self.x, z.as_ref(), self.y)?;
+        Ok((-v, g.into_iter().map(|g| -g).collect()))
+    }
+}
+
+/// A sparse GP at fixed (θ, σ², Z).
+#[derive(Clone, Debug)]
+pub struct SparseGp {
+    /// Covariance function.
+    pub kernel: Kernel,
+    /// Noise variance σ².
+    pub noise_variance: f64,
+    /// Inducing inputs (M×D).
+    pub z: Mat<f64>,
+    /// Which approximation (decides the training objective and the posterior's Λ).
+    pub method: SparseMethod,
+}
+
+fn check_sparse(x: MatRef<'_, f64>, y: &[f64], z: MatRef<'_, f64>, noise: f64) -> Result<()> {
+    check_regression_inputs(x, y)?;
+    if z.nrows() == 0 {
+        return Err(Error::InvalidParameter {
+            name: "number of inducing points M",
+            value: 0.0,
+            reason: "must be at least 1",
+        });
+    }
+    if z.nrows() > x.nrows() {
+        return Err(Error::InvalidParameter {
+            name: "number of inducing points M",
+            value: z.nrows() as f64,
+            reason: "must not exceed N",
+        });
+    }
+    if z.ncols() != x.ncols() {
+        return Err(Error::ShapeMismatch {
+            what: "inducing inputs",
+            expected: format!("{} columns", x.ncols()),
+            found: format!("{}", z.ncols()),
+        });
+    }
+    crate::data::check_finite(z, "inducing inputs")?;
+    if !(noise > 0.0 && noise.is_finite()) {
+        return Err(Error::InvalidParameter {
+            name: "noise_variance",
+            value: noise,
+            reason: "must be positive and finite",
+        });
+    }
+    Ok(())
+}
+
+impl SparseGp {
+    /// The method's training objective (log marginal likelihood or ELBO) at these parameters.
+    pub fn objective(&self, x: MatRef<'_, f64>, y: &[f64]) -> Result<f64> {
+        check_sparse(x, y, self.z.as_ref(), self.noise_variance)?;
+        Ok(objective_and_gradient(
+            &self.kernel,
+            self.noise_variance,
+            self.method,
+            x,
+            self.z.as_ref(),
+            y,
+        )?
+        .0)
+    }
+
+    /// The posterior with `Λ = σ² + α_s diag(K_ff − Q_ff)` (spec eq. 11), in whitened
+    /// precision form: `α = L⁻ᵀB⁻¹γ`.
+    pub fn posterior_with_alpha(
+        &self,
+        x: MatRef<'_, f64>,
+        y: &[f64],
+        alpha_s: f64,
+    ) -> Result<GaussianPosterior> {
+        check_sparse(x, y, self.z.as_ref(), self.noise_variance)?;
+        if !(0.0..=1.0).contains(&alpha_s) {
+            return Err(Error::InvalidParameter {
+                name: "alpha_s",
+                value: alpha_s,
+                reason: "must lie in [0, 1]",
+            });
+        }
+        let f = factors(
+            &self.kernel,
+            self.noise_variance,
+            alpha_s,
+            x,
+            self.z.as_ref(),
+            y,
+        )?;
+        let binv_gamma = f.l_b.solve_vec(&f.gamma);
+        let alpha = f.l_uu.solve_upper_vec(&binv_gamma);
+        Ok(GaussianPosterior {
+            kernel: self.kernel.clone(),
+            basis: self.z.clone(),
+            alpha,
+            cov: Covariance::WhitenedPrecision {
+                chol_kuu: f.l_uu,
+                chol_b: f.l_b,
+            },
+        })
+    }
+
+    /// The method's own posterior (VFE/DTC: `α_s = 0`; FITC: `α_s = 1`).
+    pub fn posterior(&self, x: MatRef<'_, f64>, y: &[f64]) -> Result<GaussianPosterior> {
+        self.posterior_with_alpha(x, y, self.method.alpha_s())
+    }
+}
+
+/// How to place the initial inducing inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InducingInit {
+    /// k-means++ centroids (seeded), a few Lloyd iterations.
+    KMeans,
+    /// A seeded random subset of the training inputs.
+    Subset,
+}
+
+/// Seeded initial inducing inputs.
+pub fn initial_inducing(
+    x: MatRef<'_, f64>,
+    m: usize,
+    init: InducingInit,
+    seed: u64,
+) -> Result<Mat<f64>> {
+    if m == 0 || m > x.nrows() {
+        return Err(Error::InvalidParameter {
+            name: "number of inducing points M",
+            value: m as f64,
+            reason: "must lie in 1..=N",
+        });
+    }
+    let perm = crate::data::permutation(x.nrows(), seed);
+    let subset = Mat::from_fn(m, x.ncols(), |a, t| x[(perm[a], t)]);
+    Ok(match init {
+        InducingInit::Subset => subset,
+        InducingInit::KMeans => kmeans(x, subset, 20),
+    })
+}
+
+/// Lloyd's k-means from the given centres; an empty cluster keeps its centre.
+fn kmeans(x: MatRef<'_, f64>, mut c: Mat<f64>, iters: usize) -> Mat<f64> {
+    let (n, d, m) = (x.nrows(), x.ncols(), c.nrows());
+    for _ in 0..iters {
+        let mut sum = Mat::<f64>::zeros(m, d);
+        let mut count = vec![0usize; m];
+        for i in 0..n {
+            let best = (0..m)
+                .map(|a| {
+                    (
+                        a,
+                        (0..d).map(|t| (x[(i, t)] - c[(a, t)]).powi(2)).sum::<f64>(),
+                    )
+                })
+                .fold(
+                    (0, f64::INFINITY),
+                    |b, (a, s)| if s < b.1 { (a, s) } else { b },
+                )
+                .0;
+            count[best] += 1;
+            for t in 0..d {
+                sum[(best, t)] += x[(i, t)];
+            }
+        }
+        for a in 0..m {
+            if count[a] > 0 {
+                for t in 0..d {
+                    c[(a, t)] = sum[(a, t)] / count[a] as f64;
+                }
+            }
+        }
+    }
+    c
+}
+
+/// Settings of [`train_sparse`].
+#[derive(Clone, Debug)]
+pub struct SparseConfig {
+    /// Initial inducing inputs.
+    pub init: InducingInit,
+    /// Seed of the initialisation.
+    pub seed: u64,
+    /// Optimiser settings.
+    pub lbfgs: LbfgsConfig,
+}
+
+impl Default for SparseConfig {
+    fn default() -> Self {
+        Self {
+            init: InducingInit::KMeans,
+            seed: 0,
+            lbfgs: LbfgsConfig {
+                max_iter: 300,
+                ..Default::default()
+            },
+        }
+    }
+}
+
+/// Train θ (within `theta_bounds`, ln space), σ² and Z by maximising the method's objective
+/// with L-BFGS.
+pub fn train_sparse(
+    kernel_init: &Kernel,
+    noise_init: f64,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    m: usize,
+    method: SparseMethod,
+    cfg: &SparseConfig,
+    theta_bounds: (f64, f64),
+) -> Result<(SparseGp, OptimReport)> {
+    let z0 = initial_inducing(x, m, cfg.init, cfg.seed)?;
+    check_sparse(x, y, z0.as_ref(), noise_init)?;
+    kernel_init.check_input_dim(x.ncols())?;
+    let obj = NegSparseObjective::new(kernel_init, method, x, y, m);
+    let p0 = NegSparseObjective::pack(kernel_init, noise_init, z0.as_ref());
+    let nk = kernel_init.n_params();
+    let mut bounds = vec![theta_bounds; nk];
+    bounds.push((1e-6f64.ln(), 1e5f64.ln()));
+    bounds.extend(std::iter::repeat_n((f64::NEG_INFINITY, f64::INFINITY), m * x.ncols()));
+    let report = optim::minimize(
+        &obj,
+        &p0,
+        &LbfgsConfig {
+            bounds: Some(bounds),
+            ..cfg.lbfgs.clone()
+        },
+    )?;
+    let (kernel, noise_variance, z) = obj.unpack(&report.params)?;
+    Ok((
+        SparseGp {
+            kernel,
+            noise_variance,
+            z,
+            method,
+        },
+        report,
+    ))
+}

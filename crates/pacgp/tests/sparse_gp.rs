@@ -1,0 +1,209 @@
+//! Sparse GP regression: objectives against dense N×N formulas, finite-difference gradients
+//! in θ, ln σ² and Z, and the reduction to exact GP regression when Z = X.
+
+use faer::Mat;
+use pacgp::kernel::Kernel;
+use pacgp::linalg::{Cholesky, JitterPolicy};
+use pacgp::optim::Objective;
+use pacgp::regression::exact::ExactGp;
+use pacgp::regression::sparse::{
+    train_sparse, NegSparseObjective, SparseConfig, SparseGp, SparseMethod, KUU_JITTER,
+};
+
+/// scikit-learn's default box for θ (ln space).
+const B: (f64, f64) = (-11.512925464970229, 11.512925464970229);
+
+fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
+    let x = Mat::from_fn(n, 2, |i, j| {
+        (((i * 17 + j * 29) % 41) as f64 / 41.0) * 4.0 - 2.0
+    });
+    let y = (0..n)
+        .map(|i| x[(i, 0)].sin() + 0.5 * x[(i, 1)] + 0.2 * (((i * 7) % 5) as f64 - 2.0) / 2.0)
+        .collect();
+    (x, y)
+}
+
+fn inducing() -> Mat<f64> {
+    Mat::from_fn(5, 2, |a, t| -1.5 + 0.7 * a as f64 + 0.3 * t as f64)
+}
+
+fn ln_gauss(y: &[f64], cov: &Mat<f64>) -> f64 {
+    let c = Cholesky::factor(cov.as_ref(), &JitterPolicy::none(), "cov").unwrap();
+    let a = c.solve_vec(y);
+    let q: f64 = y.iter().zip(&a).map(|(p, q)| p * q).sum();
+    -0.5 * q - 0.5 * c.ln_det() - 0.5 * y.len() as f64 * (2.0 * std::f64::consts::PI).ln()
+}
+
+/// Spec §3.3 written densely: Q_ff = K_fu (K_uu + jitter)⁻¹ K_uf.
+#[test]
+fn objectives_match_dense_formulas() {
+    let (x, y) = toy(30);
+    let z = inducing();
+    let k = Kernel::se_ard(&[0.8, 1.3], 1.4);
+    let noise = 0.05;
+    let mut kuu = k.gram(z.as_ref());
+    for a in 0..5 {
+        kuu[(a, a)] += KUU_JITTER;
+    }
+    let kuu_inv = Cholesky::factor(kuu.as_ref(), &JitterPolicy::none(), "Kuu")
+        .unwrap()
+        .inverse();
+    let kfu = k.cross(x.as_ref(), z.as_ref());
+    let q = &(&kfu * &kuu_inv) * kfu.transpose();
+    let kff = k.gram(x.as_ref());
+    let gap: Vec<f64> = (0..30).map(|i| kff[(i, i)] - q[(i, i)]).collect();
+    let with = |extra: &dyn Fn(usize) -> f64| {
+        Mat::from_fn(30, 30, |i, j| {
+            q[(i, j)] + if i == j { noise + extra(i) } else { 0.0 }
+        })
+    };
+    let dtc = ln_gauss(&y, &with(&|_| 0.0));
+    let fitc = ln_gauss(&y, &with(&|i| gap[i]));
+    let vfe = dtc - gap.iter().sum::<f64>() / (2.0 * noise);
+    for (method, want) in [
+        (SparseMethod::Dtc, dtc),
+        (SparseMethod::Fitc, fitc),
+        (SparseMethod::Vfe, vfe),
+    ] {
+        let gp = SparseGp {
+            kernel: k.clone(),
+            noise_variance: noise,
+            z: z.clone(),
+            method,
+        };
+        let got = gp.objective(x.as_ref(), &y).unwrap();
+        assert!(
+            (got - want).abs() < 1e-8 * want.abs().max(1.0),
+            "{method:?}: {got} vs {want}"
+        );
+    }
+}
+
+#[test]
+fn gradients_match_central_differences() {
+    let (x, y) = toy(25);
+    let z = inducing();
+    let k = Kernel::se_ard(&[0.8, 1.3], 1.4);
+    for method in [SparseMethod::Vfe, SparseMethod::Fitc, SparseMethod::Dtc] {
+        let obj = NegSparseObjective::new(&k, method, x.as_ref(), &y, 5);
+        let p = NegSparseObjective::pack(&k, 0.05, z.as_ref());
+        let (_, g) = obj.value_and_gradient(&p).unwrap();
+        // h = 1e-6; the objective is O(10), so rounding ≈ 1e-9 and truncation ≈ 1e-11.
+        let h = 1e-6;
+        for j in 0..p.len() {
+            let (mut a, mut b) = (p.clone(), p.clone());
+            a[j] += h;
+            b[j] -= h;
+            let fd = (obj.value(&a).unwrap() - obj.value(&b).unwrap()) / (2.0 * h);
+            assert!(
+                (fd - g[j]).abs() <= 1e-5 * (1.0 + fd.abs()),
+                "{method:?} param {j}: fd {fd} vs {}",
+                g[j]
+            );
+        }
+    }
+}
+
+/// With Z = X every method reduces to exact GP regression (up to the 1e-6 jitter on K_uu).
+#[test]
+fn inducing_at_the_training_inputs_reproduces_exact_regression() {
+    let (x, y) = toy(20);
+    let k = Kernel::se_ard(&[0.8, 1.3], 1.4);
+    let exact = ExactGp::fit(k.clone(), 0.1, x.clone(), y.clone(), &JitterPolicy::none()).unwrap();
+    let (xs, _) = toy(7);
+    let xs = Mat::from_fn(7, 2, |i, j| 0.9 * xs[(i, j)] + 0.05);
+    let want = exact.predict(xs.as_ref()).unwrap();
+    for method in [SparseMethod::Vfe, SparseMethod::Fitc, SparseMethod::Dtc] {
+        let gp = SparseGp {
+            kernel: k.clone(),
+            noise_variance: 0.1,
+            z: x.clone(),
+            method,
+        };
+        let obj = gp.objective(x.as_ref(), &y).unwrap();
+        let lml = exact.log_marginal_likelihood();
+        assert!(
+            (obj - lml).abs() < 1e-4 * lml.abs(),
+            "{method:?}: {obj} vs {lml}"
+        );
+        let p = gp
+            .posterior(x.as_ref(), &y)
+            .unwrap()
+            .predict(xs.as_ref())
+            .unwrap();
+        for t in 0..7 {
+            assert!((p.mean[t] - want.mean[t]).abs() < 1e-4, "{method:?} mean");
+            assert!(
+                (p.var[t] - want.latent_var[t]).abs() < 1e-4,
+                "{method:?} var"
+            );
+        }
+        let kl_exact = exact.posterior().kl_to_prior();
+        let kl = gp.posterior(x.as_ref(), &y).unwrap().kl_to_prior();
+        assert!(
+            (kl - kl_exact).abs() < 1e-3 * kl_exact,
+            "{method:?} KL {kl} vs {kl_exact}"
+        );
+    }
+}
+
+/// Spec §6.4: X = (0,1,2,3), y = (0.5,−0.2,0.3,0.9), Z = (0.5, 2.5), SE(1,1), σ² = 0.1.
+#[test]
+fn spec_small_vector_kl_and_means() {
+    let x = Mat::from_fn(4, 1, |i, _| i as f64);
+    let y = vec![0.5, -0.2, 0.3, 0.9];
+    let z = Mat::from_fn(2, 1, |a, _| 0.5 + 2.0 * a as f64);
+    let gp = SparseGp {
+        kernel: Kernel::se_iso(1.0, 1.0),
+        noise_variance: 0.1,
+        z,
+        method: SparseMethod::Vfe,
+    };
+    let vfe = gp.posterior_with_alpha(x.as_ref(), &y, 0.0).unwrap();
+    let fitc = gp.posterior_with_alpha(x.as_ref(), &y, 1.0).unwrap();
+    // The spec's values carry no K_uu jitter; 1e-6 jitter moves them by ~1e-6.
+    assert!(
+        (vfe.kl_to_prior() - 2.03026590).abs() < 1e-5,
+        "{}",
+        vfe.kl_to_prior()
+    );
+    assert!(
+        (fitc.kl_to_prior() - 1.11999846).abs() < 1e-5,
+        "{}",
+        fitc.kl_to_prior()
+    );
+    let m = fitc.predict(x.as_ref()).unwrap();
+    for (a, b) in m
+        .mean
+        .iter()
+        .zip([0.02598022, 0.16498602, 0.43855189, 0.43720847])
+    {
+        assert!((a - b).abs() < 1e-5);
+    }
+}
+
+#[test]
+fn training_improves_the_objective_and_bad_m_is_an_error() {
+    let (x, y) = toy(60);
+    let k = Kernel::se_ard(&[1.0, 1.0], 1.0);
+    let cfg = SparseConfig::default();
+    let (gp, report) =
+        train_sparse(&k, 0.1, x.as_ref(), &y, 8, SparseMethod::Vfe, &cfg, B).unwrap();
+    let start = {
+        let z0 =
+            pacgp::regression::sparse::initial_inducing(x.as_ref(), 8, cfg.init, cfg.seed).unwrap();
+        SparseGp {
+            kernel: k.clone(),
+            noise_variance: 0.1,
+            z: z0,
+            method: SparseMethod::Vfe,
+        }
+        .objective(x.as_ref(), &y)
+        .unwrap()
+    };
+    assert!(-report.value > start);
+    assert!((gp.objective(x.as_ref(), &y).unwrap() + report.value).abs() < 1e-9);
+    assert!(train_sparse(&k, 0.1, x.as_ref(), &y, 0, SparseMethod::Vfe, &cfg, B).is_err());
+    assert!(train_sparse(&k, 0.1, x.as_ref(), &y, 61, SparseMethod::Vfe, &cfg, B).is_err());
+    assert!(train_sparse(&k, -1.0, x.as_ref(), &y, 5, SparseMethod::Fitc, &cfg, B).is_err());
+}
