@@ -125,8 +125,21 @@ impl GaussianPosterior {
         }
     }
 
-    /// `αᵀ K_B α` (the mean term of the KL).
+    /// `αᵀ K_B α` (the mean term of the KL); for the inducing form with the stored (jittered)
+    /// `K_uu = L Lᵀ`, as `‖Lᵀα‖²`, so the KL is that of the prior the posterior was built on.
     fn alpha_k_alpha(&self) -> f64 {
+        if let Covariance::WhitenedPrecision { chol_kuu, .. } = &self.cov {
+            let l = chol_kuu.l();
+            let m = self.alpha.len();
+            return (0..m)
+                .map(|j| {
+                    (j..m)
+                        .map(|i| l[(i, j)] * self.alpha[i])
+                        .sum::<f64>()
+                        .powi(2)
+                })
+                .sum();
+        }
         let kb = self.kernel.gram(self.basis.as_ref());
         let ka = &kb * linalg::col_from_slice(&self.alpha);
         linalg::dot(&self.alpha, &linalg::col_to_vec(ka.as_ref()))

@@ -1,3 +1,4 @@
-//! Training objectives built on PAC-Bayes bounds (seed 004): the full PAC-GP.
+//! Training objectives built on PAC-Bayes bounds (seed 004): full PAC-GP and sparse PAC-SGP.
 
 pub mod pac_gp;
+pub mod pac_sgp;

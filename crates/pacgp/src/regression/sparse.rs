@@ -465,7 +465,10 @@ pub fn train_sparse(
     let nk = kernel_init.n_params();
     let mut bounds = vec![theta_bounds; nk];
     bounds.push((1e-6f64.ln(), 1e5f64.ln()));
-    bounds.extend(std::iter::repeat_n((f64::NEG_INFINITY, f64::INFINITY), m * x.ncols()));
+    bounds.extend(std::iter::repeat_n(
+        (f64::NEG_INFINITY, f64::INFINITY),
+        m * x.ncols(),
+    ));
     let report = optim::minimize(
         &obj,
         &p0,

@@ -1,0 +1,179 @@
+//! Sparse PAC-GP: the spec's small vectors, agreement with the shared posterior, and
+//! finite-difference gradients in θ, ln σ² and Z for FITC and VFE forms and both bounds.
+
+use faer::Mat;
+use pacgp::bounds::{BoundKind, HyperGrid};
+use pacgp::kernel::Kernel;
+use pacgp::loss::{gibbs_risk_regression, RegressionLoss};
+use pacgp::objective::pac_sgp::{fit_pac_sgp, PacSgpObjective};
+use pacgp::optim::Objective;
+use pacgp::regression::sparse::{NegSparseObjective, SparseGp, SparseMethod};
+
+/// Spec §6.4 (sparse): Z = (0.5, 2.5); VFE form KL 2.03026590, R_S 0.75771403; FITC form
+/// KL 1.11999846, R_S 0.77446545 (ε = 0.2). K_uu carries 1e-6 jitter here, the spec none.
+#[test]
+fn spec_small_vectors() {
+    let x = Mat::from_fn(4, 1, |i, _| i as f64);
+    let y = vec![0.5, -0.2, 0.3, 0.9];
+    let z = Mat::from_fn(2, 1, |a, _| 0.5 + 2.0 * a as f64);
+    let k = Kernel::se_iso(1.0, 1.0);
+    let p = NegSparseObjective::pack(&k, 0.1, z.as_ref());
+    let loss = RegressionLoss::EpsilonBand { epsilon: 0.2 };
+    let pen = HyperGrid::default().penalty(2);
+    for (alpha_s, kl, rs) in [(0.0, 2.03026590, 0.75771403), (1.0, 1.11999846, 0.77446545)] {
+        let obj = PacSgpObjective::new(
+            &k,
+            x.as_ref(),
+            &y,
+            2,
+            alpha_s,
+            loss,
+            0.01,
+            pen,
+            BoundKind::Kl,
+        )
+        .unwrap();
+        let t = obj.terms(&p).unwrap();
+        assert!((t.kl - kl).abs() < 1e-5, "α_s={alpha_s}: KL {}", t.kl);
+        assert!(
+            (t.empirical_risk - rs).abs() < 1e-5,
+            "α_s={alpha_s}: R_S {}",
+            t.empirical_risk
+        );
+    }
+}
+
+fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
+    let x = Mat::from_fn(n, 2, |i, j| {
+        (((i * 17 + j * 29) % 41) as f64 / 41.0) * 4.0 - 2.0
+    });
+    let y = (0..n)
+        .map(|i| x[(i, 0)].sin() + 0.5 * x[(i, 1)] + 0.2 * (((i * 7) % 5) as f64 - 2.0) / 2.0)
+        .collect();
+    (x, y)
+}
+
+#[test]
+fn terms_agree_with_the_shared_posterior() {
+    let (x, y) = toy(30);
+    let z = Mat::from_fn(5, 2, |a, t| -1.5 + 0.7 * a as f64 + 0.3 * t as f64);
+    let k = Kernel::se_ard(&[0.8, 1.3], 1.4);
+    let loss = RegressionLoss::EpsilonBand { epsilon: 0.3 };
+    for (alpha_s, method) in [(0.0, SparseMethod::Vfe), (1.0, SparseMethod::Fitc)] {
+        let obj = PacSgpObjective::new(
+            &k,
+            x.as_ref(),
+            &y,
+            5,
+            alpha_s,
+            loss,
+            0.01,
+            10.0,
+            BoundKind::Kl,
+        )
+        .unwrap();
+        let t = obj
+            .terms(&NegSparseObjective::pack(&k, 0.07, z.as_ref()))
+            .unwrap();
+        let post = SparseGp {
+            kernel: k.clone(),
+            noise_variance: 0.07,
+            z: z.clone(),
+            method,
+        }
+        .posterior(x.as_ref(), &y)
+        .unwrap();
+        assert!(
+            (post.kl_to_prior() - t.kl).abs() < 1e-7 * t.kl.max(1.0),
+            "{method:?} KL {} vs {}",
+            post.kl_to_prior(),
+            t.kl
+        );
+        let r = gibbs_risk_regression(&y, &post.predict(x.as_ref()).unwrap(), &loss).unwrap();
+        assert!((r - t.empirical_risk).abs() < 1e-8, "{method:?} R_S");
+    }
+}
+
+#[test]
+fn gradients_match_central_differences() {
+    let (x, y) = toy(25);
+    let z = Mat::from_fn(4, 2, |a, t| -1.2 + 0.8 * a as f64 + 0.3 * t as f64);
+    let k = Kernel::se_ard(&[0.8, 1.3], 1.4);
+    let p = NegSparseObjective::pack(&k, 0.07, z.as_ref());
+    for alpha_s in [0.0, 1.0] {
+        for kind in [BoundKind::Kl, BoundKind::Sqrt] {
+            let obj = PacSgpObjective::new(
+                &k,
+                x.as_ref(),
+                &y,
+                4,
+                alpha_s,
+                RegressionLoss::EpsilonBand { epsilon: 0.3 },
+                0.05,
+                10.0,
+                kind,
+            )
+            .unwrap();
+            let (_, g) = obj.value_and_gradient(&p).unwrap();
+            // h = 1e-6; values O(1): rounding ≈ 1e-10/h, truncation O(h²).
+            let h = 1e-6;
+            for j in 0..p.len() {
+                let (mut a, mut b) = (p.clone(), p.clone());
+                a[j] += h;
+                b[j] -= h;
+                let fd = (obj.value(&a).unwrap() - obj.value(&b).unwrap()) / (2.0 * h);
+                assert!(
+                    (fd - g[j]).abs() <= 1e-5 * (1.0 + fd.abs()),
+                    "α_s={alpha_s} {kind:?} param {j}: fd {fd} vs {}",
+                    g[j]
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn training_gives_a_consistent_certificate_and_bad_input_errors() {
+    let (x, y) = toy(80);
+    let k = Kernel::se_ard(&[1.0, 1.0], 1.0);
+    let loss = RegressionLoss::EpsilonBand { epsilon: 0.4 };
+    let fit = fit_pac_sgp(
+        &k,
+        1.0,
+        x.as_ref(),
+        &y,
+        6,
+        1.0,
+        loss,
+        0.01,
+        BoundKind::Kl,
+        0,
+        200,
+    )
+    .unwrap();
+    let c = &fit.certificate;
+    assert!(c.bound >= c.empirical_risk && c.bound < 1.0, "{c:?}");
+    let post = fit.gp.posterior_with_alpha(x.as_ref(), &y, 1.0).unwrap();
+    assert!((post.kl_to_prior() - c.kl).abs() < 1e-6 * c.kl.max(1.0));
+    assert!(
+        PacSgpObjective::new(&k, x.as_ref(), &y, 0, 1.0, loss, 0.01, 1.0, BoundKind::Kl).is_err()
+    );
+    assert!(
+        PacSgpObjective::new(&k, x.as_ref(), &y, 81, 1.0, loss, 0.01, 1.0, BoundKind::Kl).is_err()
+    );
+    assert!(
+        PacSgpObjective::new(&k, x.as_ref(), &y, 5, 1.0, loss, 0.0, 1.0, BoundKind::Kl).is_err()
+    );
+    assert!(PacSgpObjective::new(
+        &k,
+        x.as_ref(),
+        &y,
+        5,
+        1.0,
+        RegressionLoss::EpsilonBand { epsilon: 0.0 },
+        0.01,
+        1.0,
+        BoundKind::Kl
+    )
+    .is_err());
+}
