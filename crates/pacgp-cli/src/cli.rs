@@ -67,6 +67,10 @@ pub enum Method {
     PacGp,
     /// Full GP trained by minimising the Pinsker (sqrt) PAC-Bayes bound; needs --epsilon.
     PacGpSqrt,
+    /// Sparse GP (FITC form) trained by minimising the kl PAC-Bayes bound; --epsilon, --inducing.
+    PacSgp,
+    /// Sparse GP (FITC form) trained by minimising the sqrt PAC-Bayes bound; --epsilon, --inducing.
+    PacSgpSqrt,
 }
 
 /// `pacgp fit`.
@@ -89,7 +93,7 @@ pub struct FitArgs {
     /// certified.
     #[arg(long)]
     pub no_snap: bool,
-    /// Number of inducing inputs (vfe, fitc), initialised by seeded k-means.
+    /// Number of inducing inputs (vfe, fitc, pac-sgp), initialised by seeded k-means.
     #[arg(long, default_value_t = 100)]
     pub inducing: usize,
     /// Confidence δ of the PAC-Bayes bound (PAC methods).
@@ -178,6 +182,12 @@ pub struct ReproduceArgs {
     /// Folder holding the shipped datasets.
     #[arg(long, default_value = "data")]
     pub data_dir: PathBuf,
+    /// pac-sgp-inducing: only these numbers of inducing inputs (comma separated).
+    #[arg(long, value_delimiter = ',')]
+    pub m: Vec<usize>,
+    /// pac-sgp-inducing: only these datasets (kin40k, pol).
+    #[arg(long, value_delimiter = ',')]
+    pub datasets: Vec<String>,
     /// Print the summary table as one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -190,6 +200,8 @@ pub enum Experiment {
     PacGpEpsilon,
     /// Seed 004 Fig. 1 (with the full PAC-GP): Snelson's 1-D data, predictive for three ε.
     PacGpSnelson,
+    /// Seed 004 Fig. 3: kin40k and pol; bound, Gibbs risks, MSE, KL/N vs M for kl-/sqrt-PAC-SGP, VFE, FITC.
+    PacSgpInducing,
 }
 
 /// `pacgp demo`.

@@ -9,8 +9,8 @@ use pacgp::bounds::BoundKind;
 use pacgp::data::{self, CsvOptions, Dataset, MissingPolicy, TargetSpec};
 use pacgp::kernel::Kernel;
 use pacgp::model::{
-    fit_gpr, fit_pac_gp_model, fit_sparse_model, FittedModel, GprOptions, PacGpOptions,
-    SparseOptions,
+    fit_gpr, fit_pac_gp_model, fit_pac_sgp_model, fit_sparse_model, FittedModel, GprOptions,
+    PacGpOptions, PacSgpOptions, SparseOptions,
 };
 use pacgp::regression::exact::MlConfig;
 use pacgp::regression::sparse::SparseMethod;
@@ -118,10 +118,25 @@ fn fit(a: FitArgs) -> Result<()> {
             };
             fit_sparse_model(&train, &o)?
         }
+        Method::PacSgp | Method::PacSgpSqrt => {
+            let kind = if a.method == Method::PacSgp {
+                BoundKind::Kl
+            } else {
+                BoundKind::Sqrt
+            };
+            let o = PacSgpOptions {
+                kernel: opts.kernel.clone(),
+                m: a.inducing,
+                epsilon: need_epsilon(&a)?,
+                delta: a.delta,
+                kind,
+                alpha_s: 1.0,
+                seed: a.seed,
+            };
+            fit_pac_sgp_model(&train, &o)?
+        }
         Method::PacGp | Method::PacGpSqrt => {
-            let epsilon = a.epsilon.ok_or_else(|| {
-                pacgp::Error::Unsupported(format!("--method {:?} minimises a bound on the ε-band risk: give --epsilon in the target's units", a.method))
-            })?;
+            let epsilon = need_epsilon(&a)?;
             let kind = if a.method == Method::PacGp {
                 BoundKind::Kl
             } else {
@@ -191,6 +206,12 @@ fn fit(a: FitArgs) -> Result<()> {
         println!("  saved to {}", a.out.display());
     }
     Ok(())
+}
+
+fn need_epsilon(a: &FitArgs) -> Result<f64> {
+    Ok(a.epsilon.ok_or_else(|| {
+        pacgp::Error::Unsupported(format!("--method {:?} minimises a bound on the ε-band risk: give --epsilon in the target's units", a.method))
+    })?)
 }
 
 fn predict(a: PredictArgs) -> Result<()> {

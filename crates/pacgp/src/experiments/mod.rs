@@ -1,3 +1,4 @@
 //! The seed papers' experiments as library functions returning tables.
 
 pub mod pac_gp;
+pub mod pac_sgp;
