@@ -195,6 +195,7 @@ pub struct ReproduceArgs {
 
 /// The experiments of the seed papers that this version reproduces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[allow(clippy::enum_variant_names)] // the names are the command line's stable values
 pub enum Experiment {
     /// Seed 004 Fig. 2: boston; bound, Gibbs risks, MSE and KL/N vs ε for full GP, kl- and sqrt-PAC-GP.
     PacGpEpsilon,
