@@ -71,6 +71,35 @@ pub enum Method {
     PacSgp,
     /// Sparse GP (FITC form) trained by minimising the sqrt PAC-Bayes bound; --epsilon, --inducing.
     PacSgpSqrt,
+    /// GP classification, Laplace approximation (kernel chosen by minimising the bound).
+    Laplace,
+    /// GP classification, expectation propagation with the probit likelihood.
+    Ep,
+}
+
+impl Method {
+    /// True for the classification methods.
+    pub fn is_classifier(self) -> bool {
+        matches!(self, Method::Laplace | Method::Ep)
+    }
+}
+
+/// Classification likelihoods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LikelihoodArg {
+    /// Φ(y f).
+    Probit,
+    /// σ(y f) (Laplace only).
+    Logistic,
+}
+
+/// The confidence constant of the PAC-Bayes bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TermArg {
+    /// ln(2√N/δ) (Maurer; tighter).
+    Maurer,
+    /// ln((N+1)/δ) (Seeger 2002, seed 003).
+    Seeger,
 }
 
 /// `pacgp fit`.
@@ -96,6 +125,9 @@ pub struct FitArgs {
     /// Number of inducing inputs (vfe, fitc, pac-sgp), initialised by seeded k-means.
     #[arg(long, default_value_t = 100)]
     pub inducing: usize,
+    /// Likelihood of the classifiers.
+    #[arg(long, value_enum, default_value_t = LikelihoodArg::Probit)]
+    pub likelihood: LikelihoodArg,
     /// Confidence δ of the PAC-Bayes bound (PAC methods).
     #[arg(long, default_value_t = 0.01)]
     pub delta: f64,
@@ -162,6 +194,9 @@ pub struct CertifyArgs {
     /// Confidence δ: the bound holds with probability at least 1 − δ.
     #[arg(long, default_value_t = 0.01)]
     pub delta: f64,
+    /// Confidence constant of the bound.
+    #[arg(long, value_enum, default_value_t = TermArg::Maurer)]
+    pub confidence_term: TermArg,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,

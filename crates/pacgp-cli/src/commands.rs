@@ -5,13 +5,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use pacgp::bounds::BoundKind;
+use pacgp::bounds::{BoundKind, ConfidenceTerm};
 use pacgp::data::{self, CsvOptions, Dataset, MissingPolicy, TargetSpec};
 use pacgp::kernel::Kernel;
+use pacgp::likelihood::Likelihood;
 use pacgp::model::{
     fit_gpr, fit_pac_gp_model, fit_pac_sgp_model, fit_sparse_model, FittedModel, GprOptions,
     PacGpOptions, PacSgpOptions, SparseOptions,
 };
+use pacgp::model::{ClassifierMethod, ClassifierOptions, Task};
 use pacgp::regression::exact::MlConfig;
 use pacgp::regression::sparse::SparseMethod;
 use serde_json::json;
@@ -60,6 +62,21 @@ fn load_training(a: &DataArgs) -> Result<Dataset> {
 
 /// Inputs (and, if present, targets) of `path` in the model's column order.
 fn load_for_model(m: &FittedModel, path: &Path, need_target: bool) -> Result<Dataset> {
+    if let (true, Task::Classification { labels, .. }) = (need_target, &m.task) {
+        let (x, y) = data::load_columns_labelled(
+            path,
+            &m.feature_names,
+            &m.target_name,
+            labels,
+            MissingPolicy::Reject,
+        )?;
+        return Ok(Dataset::with_names(
+            x,
+            y,
+            m.feature_names.clone(),
+            m.target_name.clone(),
+        )?);
+    }
     let target = need_target.then_some(m.target_name.as_str());
     let (x, y) = data::load_columns(path, &m.feature_names, target, MissingPolicy::Reject)?;
     let n = x.nrows();
@@ -95,6 +112,9 @@ fn gpr_options(
 }
 
 fn fit(a: FitArgs) -> Result<()> {
+    if a.method.is_classifier() {
+        return fit_classifier_cmd(a);
+    }
     let train = load_training(&a.data)?;
     let mut opts = gpr_options(&a.kernel, train.d(), a.restarts, a.seed, a.epsilon)?;
     opts.snap_to_grid = !a.no_snap;
@@ -135,6 +155,9 @@ fn fit(a: FitArgs) -> Result<()> {
             };
             fit_pac_sgp_model(&train, &o)?
         }
+        Method::Laplace | Method::Ep => {
+            unreachable!("classifiers are fitted by fit_classifier_cmd")
+        }
         Method::PacGp | Method::PacGpSqrt => {
             let epsilon = need_epsilon(&a)?;
             let kind = if a.method == Method::PacGp {
@@ -162,7 +185,7 @@ fn fit(a: FitArgs) -> Result<()> {
         "n": model.n_train,
         "d": model.feature_names.len(),
         "kernel": model.posterior.kernel.describe(),
-        "noise_variance": match &model.task { pacgp::model::Task::Regression { noise_variance, .. } => *noise_variance },
+        "noise_variance": match &model.task { Task::Regression { noise_variance, .. } => Some(*noise_variance), Task::Classification { .. } => None },
         "objective": model.report.objective,
         "objective_name": model.report.objective_name,
         "iterations": model.report.optimiser.as_ref().map(|r| r.iterations),
@@ -208,6 +231,94 @@ fn fit(a: FitArgs) -> Result<()> {
     Ok(())
 }
 
+fn csv_options(a: &DataArgs) -> CsvOptions {
+    CsvOptions {
+        target: a
+            .target
+            .as_deref()
+            .map(TargetSpec::parse)
+            .unwrap_or_default(),
+        drop_columns: a.drop.clone(),
+        missing: if a.drop_missing {
+            MissingPolicy::DropRows
+        } else {
+            MissingPolicy::Reject
+        },
+    }
+}
+
+fn fit_classifier_cmd(a: FitArgs) -> Result<()> {
+    let (train, labels) = data::load_csv_classification(&a.data.data, &csv_options(&a.data))?;
+    let likelihood = match a.likelihood {
+        LikelihoodArg::Probit => Likelihood::probit(),
+        LikelihoodArg::Logistic => Likelihood::Logistic,
+    };
+    let method = if a.method == Method::Laplace {
+        ClassifierMethod::Laplace
+    } else {
+        ClassifierMethod::Ep
+    };
+    let opts = ClassifierOptions {
+        method,
+        likelihood,
+        delta: a.delta,
+        term: ConfidenceTerm::Maurer,
+    };
+    let pb = spinner(&format!("fitting {:?} on {} points", a.method, train.n()));
+    let t0 = Instant::now();
+    let model = pacgp::model::fit_classifier(&train, labels, &opts)?;
+    let secs = t0.elapsed().as_secs_f64();
+    pb.finish_and_clear();
+    model
+        .save(&a.out)
+        .with_context(|| format!("saving the model to {}", a.out.display()))?;
+    let inf = model.report.inference.as_ref();
+    if a.json {
+        println!(
+            "{}",
+            json!({
+                "method": model.method, "n": model.n_train, "d": model.feature_names.len(),
+                "kernel": model.posterior.kernel.describe(), "likelihood": likelihood.name(),
+                "objective": model.report.objective, "objective_name": model.report.objective_name,
+                "iterations": inf.map(|r| r.iterations), "status": inf.map(|r| r.status),
+                "notes": inf.map(|r| r.notes.clone()), "jitter_used": model.report.jitter_used,
+                "fit_seconds": secs, "model": a.out.display().to_string(),
+            })
+        );
+    } else {
+        println!(
+            "fitted {} ({}) on {} points × {} inputs in {secs:.2} s",
+            model.method,
+            likelihood.name(),
+            model.n_train,
+            model.feature_names.len()
+        );
+        println!(
+            "  kernel chosen by the bound (standardised inputs): {}",
+            model.posterior.kernel.describe()
+        );
+        println!(
+            "  PAC-Bayes bound on the Gibbs error (δ = {}): {:.4}",
+            a.delta,
+            model.report.objective.unwrap_or(f64::NAN)
+        );
+        if let Some(r) = inf {
+            println!(
+                "  inference: {} iterations, {:?}{}",
+                r.iterations,
+                r.status,
+                if r.notes.is_empty() {
+                    String::new()
+                } else {
+                    format!("; {}", r.notes.join("; "))
+                }
+            );
+        }
+        println!("  saved to {}", a.out.display());
+    }
+    Ok(())
+}
+
 fn need_epsilon(a: &FitArgs) -> Result<f64> {
     Ok(a.epsilon.ok_or_else(|| {
         pacgp::Error::Unsupported(format!("--method {:?} minimises a bound on the ε-band risk: give --epsilon in the target's units", a.method))
@@ -217,6 +328,27 @@ fn need_epsilon(a: &FitArgs) -> Result<f64> {
 fn predict(a: PredictArgs) -> Result<()> {
     let model = load_model(&a.model)?;
     let ds = load_for_model(&model, &a.data, false)?;
+    if let Task::Classification { labels, .. } = &model.task {
+        let (p, m) = model.predict_classification(ds.x.as_ref())?;
+        let label: Vec<&str> = p
+            .iter()
+            .map(|p| labels.decode(if *p >= 0.5 { 1.0 } else { -1.0 }))
+            .collect();
+        if a.json {
+            println!(
+                "{}",
+                json!({ "n": p.len(), "p_positive": p, "label": label, "latent_mean": m.mean, "latent_var": m.var })
+            );
+        }
+        let mut out = format!("p_{},label,latent_mean,latent_var\n", labels.positive);
+        for i in 0..p.len() {
+            out.push_str(&format!(
+                "{},{},{},{}\n",
+                p[i], label[i], m.mean[i], m.var[i]
+            ));
+        }
+        return write_or_print(&a, out);
+    }
     let p = model.predict_regression(ds.x.as_ref())?;
     if a.json {
         println!(
@@ -231,6 +363,10 @@ fn predict(a: PredictArgs) -> Result<()> {
             p.mean[i], p.latent_var[i], p.noisy_var[i]
         ));
     }
+    write_or_print(&a, out)
+}
+
+fn write_or_print(a: &PredictArgs, out: String) -> Result<()> {
     match &a.out {
         Some(path) => {
             std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))?
@@ -248,12 +384,24 @@ fn evaluate(a: EvaluateArgs) -> Result<()> {
     if a.json {
         println!("{}", serde_json::to_string(&e)?);
     } else {
-        println!(
-            "{} test points: RMSE {:.4}  MAE {:.4}  NLPD {:.4}  95% coverage {:.3}",
-            e.n, e.rmse, e.mae, e.nlpd, e.coverage_95
-        );
-        if let (Some(eps), Some(g), Some(b)) = (e.epsilon, e.gibbs_risk, e.bayes_risk) {
-            println!("ε = {eps}: Gibbs risk {g:.4}, error of the mean predictor {b:.4}");
+        if let (Some(err), Some(ll), Some(g)) = (e.error_rate, e.log_loss, e.gibbs_risk) {
+            println!(
+                "{} test points: error rate {err:.4}  Gibbs error {g:.4}  log loss {ll:.4}",
+                e.n
+            );
+        } else {
+            let f = |v: Option<f64>| v.unwrap_or(f64::NAN);
+            println!(
+                "{} test points: RMSE {:.4}  MAE {:.4}  NLPD {:.4}  95% coverage {:.3}",
+                e.n,
+                f(e.rmse),
+                f(e.mae),
+                f(e.nlpd),
+                f(e.coverage_95)
+            );
+            if let (Some(eps), Some(g), Some(b)) = (e.epsilon, e.gibbs_risk, e.bayes_risk) {
+                println!("ε = {eps}: Gibbs risk {g:.4}, error of the mean predictor {b:.4}");
+            }
         }
     }
     Ok(())
@@ -262,7 +410,11 @@ fn evaluate(a: EvaluateArgs) -> Result<()> {
 fn certify(a: CertifyArgs) -> Result<()> {
     let model = load_model(&a.model)?;
     let ds = load_for_model(&model, &a.data, true)?;
-    let c = model.certify(&ds, a.epsilon, a.delta)?;
+    let term = match a.confidence_term {
+        TermArg::Maurer => ConfidenceTerm::Maurer,
+        TermArg::Seeger => ConfidenceTerm::Seeger,
+    };
+    let c = model.certify(&ds, a.epsilon, a.delta, term)?;
     if a.json {
         println!("{}", serde_json::to_string(&c)?);
     } else {
@@ -273,12 +425,10 @@ fn certify(a: CertifyArgs) -> Result<()> {
 
 fn print_certificate(c: &pacgp::model::CertificateReport) {
     let k = &c.certificate;
-    println!(
-        "with probability ≥ {:.3}, the ε-band Gibbs risk (ε = {}) on new data is at most {:.4}",
-        1.0 - k.delta,
-        c.epsilon,
-        k.bound
-    );
+    match c.epsilon {
+        Some(eps) => println!("with probability ≥ {:.3}, the ε-band Gibbs risk (ε = {eps}) on new data is at most {:.4}", 1.0 - k.delta, k.bound),
+        None => println!("with probability ≥ {:.3}, the Gibbs classification error on new data is at most {:.4}", 1.0 - k.delta, k.bound),
+    }
     println!(
         "  empirical risk {:.4}, KL {:.2} nats, grid penalty {:.2}, N = {}  (sqrt form: {:.4})",
         k.empirical_risk, k.kl, k.penalty, k.n, c.bound_sqrt
@@ -318,7 +468,7 @@ fn demo(a: DemoArgs) -> Result<()> {
         let secs = t0.elapsed().as_secs_f64();
         pb.finish_and_clear();
         let ev = model.evaluate(test, None)?;
-        let cert = model.certify(train, None, 0.01)?;
+        let cert = model.certify(train, None, 0.01, ConfidenceTerm::Maurer)?;
         if !a.json {
             println!(
                 "== {name} ({} train / {} test), gpr with {kernel}, fitted in {secs:.2} s",
@@ -328,15 +478,55 @@ fn demo(a: DemoArgs) -> Result<()> {
             println!("  kernel: {}", model.posterior.kernel.describe());
             println!(
                 "  test: RMSE {:.4}  NLPD {:.4}  95% coverage {:.3}  ε-band Gibbs risk {:.4}",
-                ev.rmse,
-                ev.nlpd,
-                ev.coverage_95,
+                ev.rmse.unwrap_or(f64::NAN),
+                ev.nlpd.unwrap_or(f64::NAN),
+                ev.coverage_95.unwrap_or(f64::NAN),
                 ev.gibbs_risk.unwrap_or(f64::NAN)
             );
             print_certificate(&cert);
         }
         rows.push(json!({ "dataset": name, "kernel": kernel, "fit_seconds": secs, "evaluation": ev, "certificate": cert }));
     }
+    // A classifier: breast cancer (Wisconsin), Laplace with the kernel chosen by the bound.
+    let bc_opts = CsvOptions {
+        drop_columns: vec!["sample_code_number".into()],
+        ..Default::default()
+    };
+    let (bc, labels) = data::load_csv_classification(
+        a.data_dir
+            .join("breast-cancer-wisconsin/breast_cancer_wisconsin_complete683.csv"),
+        &bc_opts,
+    )?;
+    let (tr, te) = data::train_test_split(bc.n(), 0.2, 0)?;
+    let (train, test) = (bc.subset(&tr), bc.subset(&te));
+    let pb = spinner("breast cancer: fitting a Laplace GP classifier");
+    let t0 = Instant::now();
+    let opts = ClassifierOptions {
+        method: ClassifierMethod::Laplace,
+        likelihood: Likelihood::probit(),
+        delta: 0.01,
+        term: ConfidenceTerm::Maurer,
+    };
+    let model = pacgp::model::fit_classifier(&train, labels, &opts)?;
+    let secs = t0.elapsed().as_secs_f64();
+    pb.finish_and_clear();
+    let ev = model.evaluate(&test, None)?;
+    let cert = model.certify(&train, None, 0.01, ConfidenceTerm::Maurer)?;
+    if !a.json {
+        println!("== breast cancer ({} train / {} test), Laplace GP classifier (probit), fitted in {secs:.2} s", train.n(), test.n());
+        println!(
+            "  kernel chosen by the bound: {}",
+            model.posterior.kernel.describe()
+        );
+        println!(
+            "  test: error rate {:.4}  Gibbs error {:.4}  log loss {:.4}",
+            ev.error_rate.unwrap_or(f64::NAN),
+            ev.gibbs_risk.unwrap_or(f64::NAN),
+            ev.log_loss.unwrap_or(f64::NAN)
+        );
+        print_certificate(&cert);
+    }
+    rows.push(json!({ "dataset": "breast-cancer-wisconsin", "kernel": model.posterior.kernel.describe(), "fit_seconds": secs, "evaluation": ev, "certificate": cert }));
     if a.json {
         println!("{}", json!({ "demo": rows }));
     }

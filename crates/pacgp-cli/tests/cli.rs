@@ -201,9 +201,80 @@ fn demo_runs_and_prints_json() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = v["demo"].as_array().unwrap();
-    assert_eq!(rows.len(), 3);
+    assert_eq!(rows.len(), 4);
     for r in rows {
         let b = r["certificate"]["bound"].as_f64().unwrap();
         assert!(b > 0.0 && b < 1.0);
     }
+}
+
+#[test]
+fn classifier_fit_certify_evaluate_and_one_class_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("c.json");
+    let data = "data/ripley-synth/synth_tr.csv";
+    let out = pacgp(&[
+        "fit",
+        "--data",
+        data,
+        "--method",
+        "laplace",
+        "--out",
+        s(&model),
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c: serde_json::Value = serde_json::from_slice(
+        &pacgp(&["certify", "--model", s(&model), "--data", data, "--json"]).stdout,
+    )
+    .unwrap();
+    let (bound, emp) = (
+        c["bound"].as_f64().unwrap(),
+        c["empirical_risk"].as_f64().unwrap(),
+    );
+    assert!(bound > emp && bound < 0.5, "{c}");
+    let ev: serde_json::Value = serde_json::from_slice(
+        &pacgp(&[
+            "evaluate",
+            "--model",
+            s(&model),
+            "--data",
+            "data/ripley-synth/synth_te.csv",
+            "--json",
+        ])
+        .stdout,
+    )
+    .unwrap();
+    let err = ev["error_rate"].as_f64().unwrap();
+    assert!(err < 0.15, "Ripley's test error should be near 0.09: {ev}");
+    // Every probability printed lies in [0, 1].
+    let p = pacgp(&[
+        "predict",
+        "--model",
+        s(&model),
+        "--data",
+        "data/ripley-synth/synth_te.csv",
+    ]);
+    let text = String::from_utf8(p.stdout).unwrap();
+    assert!(text
+        .lines()
+        .skip(1)
+        .all(|l| (0.0..=1.0).contains(&l.split(',').next().unwrap().parse::<f64>().unwrap())));
+    let one = dir.path().join("one.csv");
+    std::fs::write(&one, "a,b,y\n1,2,0\n3,4,0\n5,6,0\n").unwrap();
+    let out = pacgp(&[
+        "fit",
+        "--data",
+        s(&one),
+        "--method",
+        "ep",
+        "--out",
+        s(&model),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("two distinct labels"));
 }

@@ -670,14 +670,57 @@ pub fn k_fold(n: usize, k: usize, seed: u64) -> Result<Vec<(Vec<usize>, Vec<usiz
 }
 
 /// Load the named columns of a CSV (for applying a saved model to new data): inputs in the
-/// order of `features` and, if `target` is given, the target column.
+/// order of `features` and, if `target` is given, the numeric target column.
 pub fn load_columns(
     path: impl AsRef<Path>,
     features: &[String],
     target: Option<&str>,
     missing: MissingPolicy,
 ) -> Result<(Mat<f64>, Option<Vec<f64>>)> {
-    let path = path.as_ref();
+    let p = path.as_ref();
+    load_columns_with(p, features, target, missing, &|line, col, cell| {
+        parse_number(p, line, col, cell)
+    })
+}
+
+/// As [`load_columns`], with the target's labels mapped to ±1 by `labels` (classification).
+pub fn load_columns_labelled(
+    path: impl AsRef<Path>,
+    features: &[String],
+    target: &str,
+    labels: &LabelMap,
+    missing: MissingPolicy,
+) -> Result<(Mat<f64>, Vec<f64>)> {
+    let p = path.as_ref();
+    let (x, y) = load_columns_with(p, features, Some(target), missing, &|line, _, cell| {
+        // Numeric labels may be written differently ("4" vs "4.0"): compare as numbers too.
+        labels
+            .encode(cell)
+            .or_else(|e| match cell.parse::<f64>() {
+                Ok(v) => labels.encode(&v.to_string()).map_err(|_| e),
+                Err(_) => Err(e),
+            })
+            .map_err(|_| Error::Csv {
+                path: p.display().to_string(),
+                line,
+                message: format!(
+                    "label '{cell}' is neither '{}' nor '{}'",
+                    labels.negative, labels.positive
+                ),
+            })
+    })?;
+    Ok((x, y.unwrap_or_default()))
+}
+
+type CellParser<'a> = dyn Fn(u64, &str, &str) -> Result<f64> + 'a;
+
+fn load_columns_with(
+    path: &Path,
+    features: &[String],
+    target: Option<&str>,
+    missing: MissingPolicy,
+    parse_target: &CellParser<'_>,
+) -> Result<(Mat<f64>, Option<Vec<f64>>)> {
     let t = parse_table(path, &read_text(path)?)?;
     let fcols: Vec<usize> = features
         .iter()
@@ -696,7 +739,7 @@ pub fn load_columns(
     let y = tcol
         .map(|j| {
             rows.iter()
-                .map(|(line, r)| parse_number(path, *line, &t.header[j], &r[j]))
+                .map(|(line, r)| parse_target(*line, &t.header[j], &r[j]))
                 .collect::<Result<Vec<_>>>()
         })
         .transpose()?;

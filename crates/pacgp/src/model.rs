@@ -8,14 +8,17 @@ use faer::MatRef;
 use serde::{Deserialize, Serialize};
 
 use crate::bounds::{BoundKind, Certificate, ConfidenceTerm, HyperGrid};
-use crate::data::{Dataset, Standardizer, TargetScaler};
+use crate::data::{Dataset, LabelMap, Standardizer, TargetScaler};
 use crate::error::{Error, Result};
+use crate::inference::ConvergenceReport;
 use crate::kernel::Kernel;
+use crate::likelihood::Likelihood;
 use crate::loss::{self, RegressionLoss};
 use crate::metrics;
 use crate::objective::pac_gp::{fit_pac_gp, PacGpConfig};
 use crate::optim::OptimReport;
 use crate::posterior::GaussianPosterior;
+use crate::posterior::Marginals;
 use crate::regression::exact::{fit_ml2, ExactGp, MlConfig};
 use crate::regression::sparse::{train_sparse, SparseConfig, SparseMethod};
 
@@ -32,6 +35,13 @@ pub enum Task {
         noise_variance: f64,
         /// Target standardisation (training statistics).
         y_scaler: TargetScaler,
+    },
+    /// Binary labels through a likelihood.
+    Classification {
+        /// The likelihood the posterior was inferred with.
+        likelihood: Likelihood,
+        /// The two labels as they appear in the data (−1, +1).
+        labels: LabelMap,
     },
 }
 
@@ -73,6 +83,13 @@ pub struct FitReport {
     pub jitter_used: f64,
     /// Whether θ was snapped onto the PAC grid (spec §2.4) after optimisation.
     pub theta_on_grid: bool,
+    /// Union-bound penalty for how θ was chosen, if not the PAC grid's `T·ln 1201`
+    /// (e.g. `ln |candidates|` when θ was picked from a finite list).
+    #[serde(default)]
+    pub penalty: Option<f64>,
+    /// Convergence report of approximate inference (classifiers).
+    #[serde(default)]
+    pub inference: Option<ConvergenceReport>,
 }
 
 /// Predictions in the target's own units.
@@ -86,25 +103,38 @@ pub struct RegressionPrediction {
     pub noisy_var: Vec<f64>,
 }
 
-/// Test-set metrics.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// Test-set metrics (regression or classification fields, as they apply).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Evaluation {
     /// Number of test points.
     pub n: usize,
     /// Root mean squared error (target units).
-    pub rmse: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rmse: Option<f64>,
     /// Mean absolute error (target units).
-    pub mae: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mae: Option<f64>,
     /// Mean negative log predictive density (target units).
-    pub nlpd: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nlpd: Option<f64>,
     /// Fraction of targets inside the central 95% predictive interval.
-    pub coverage_95: f64,
-    /// ε used for the risks below (target units).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coverage_95: Option<f64>,
+    /// ε used for the regression risks (target units).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub epsilon: Option<f64>,
-    /// Gibbs risk of the ε-band loss.
+    /// Gibbs risk: ε-band (regression) or Gibbs classification error.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub gibbs_risk: Option<f64>,
-    /// ε-band error of the posterior mean.
+    /// Error of the deterministic (posterior-mean / Bayes) predictor.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub bayes_risk: Option<f64>,
+    /// Classification error of the Bayes classifier `sgn(μ + b)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_rate: Option<f64>,
+    /// Mean negative log predictive probability of the labels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_loss: Option<f64>,
 }
 
 /// A certificate with the leave-one-out estimate next to it.
@@ -115,8 +145,9 @@ pub struct CertificateReport {
     pub certificate: Certificate,
     /// The bound's Pinsker (sqrt) form, for comparison.
     pub bound_sqrt: f64,
-    /// ε (target units).
-    pub epsilon: f64,
+    /// ε (target units; regression only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub epsilon: Option<f64>,
     /// Leave-one-out ε-band error of the posterior mean (exact GP: closed form).
     pub loo_error: Option<f64>,
     /// Mean leave-one-out log predictive density (target units).
@@ -181,18 +212,108 @@ impl FittedModel {
         self.x_scaler.transform(x)
     }
 
-    fn regression_parts(&self) -> (f64, TargetScaler) {
+    fn regression_parts(&self) -> Result<(f64, TargetScaler)> {
         match &self.task {
             Task::Regression {
                 noise_variance,
                 y_scaler,
-            } => (*noise_variance, *y_scaler),
+            } => Ok((*noise_variance, *y_scaler)),
+            Task::Classification { .. } => Err(Error::Unsupported(format!(
+                "'{}' is a classifier, not a regression model",
+                self.method
+            ))),
         }
+    }
+
+    /// Whether the model is a classifier.
+    pub fn is_classifier(&self) -> bool {
+        matches!(self.task, Task::Classification { .. })
+    }
+
+    /// The union-bound penalty for how θ was chosen.
+    fn penalty(&self) -> f64 {
+        self.report
+            .penalty
+            .unwrap_or_else(|| HyperGrid::default().penalty(self.posterior.kernel.n_params()))
+    }
+
+    /// Class probabilities `p(y = +1 | x)` and latent marginals at raw inputs.
+    pub fn predict_classification(&self, x: MatRef<'_, f64>) -> Result<(Vec<f64>, Marginals)> {
+        let Task::Classification { likelihood, .. } = &self.task else {
+            return Err(Error::Unsupported(format!(
+                "'{}' is a regression model, not a classifier",
+                self.method
+            )));
+        };
+        let m = self
+            .posterior
+            .predict(self.standardised_inputs(x)?.as_ref())?;
+        let p = m
+            .mean
+            .iter()
+            .zip(&m.var)
+            .map(|(mu, v)| likelihood.predictive_positive(*mu, *v))
+            .collect();
+        Ok((p, m))
+    }
+
+    fn evaluate_classifier(&self, test: &Dataset) -> Result<Evaluation> {
+        let Task::Classification { likelihood, .. } = &self.task else {
+            unreachable!("checked by the caller")
+        };
+        let (p, m) = self.predict_classification(test.x.as_ref())?;
+        let (b, lam) = likelihood.bias_and_slope();
+        let scores: Vec<f64> = m.mean.iter().map(|mu| mu + b).collect();
+        Ok(Evaluation {
+            n: test.n(),
+            error_rate: Some(metrics::error_rate(&scores, &test.y)?),
+            log_loss: Some(metrics::log_loss(&p, &test.y)?),
+            gibbs_risk: Some(loss::gibbs_error_classification(&test.y, &m, b, lam)?),
+            bayes_risk: Some(loss::bayes_error_classification(&test.y, &m, b)?),
+            ..Default::default()
+        })
+    }
+
+    fn certify_classifier(
+        &self,
+        sample: &Dataset,
+        delta: f64,
+        term: ConfidenceTerm,
+    ) -> Result<CertificateReport> {
+        let Task::Classification { likelihood, .. } = &self.task else {
+            unreachable!("checked by the caller")
+        };
+        let m = self
+            .posterior
+            .predict(self.standardised_inputs(sample.x.as_ref())?.as_ref())?;
+        let (b, lam) = likelihood.bias_and_slope();
+        let risk = loss::gibbs_error_classification(&sample.y, &m, b, lam)?;
+        let kl = self.posterior.kl_to_prior().max(0.0);
+        let n = sample.n();
+        let certificate =
+            Certificate::new(risk, kl, n, delta, self.penalty(), BoundKind::Kl, term)?;
+        let bound_sqrt = crate::bounds::pac_bayes_bound(
+            risk,
+            kl,
+            n,
+            delta,
+            self.penalty(),
+            BoundKind::Sqrt,
+            term,
+        )?;
+        Ok(CertificateReport {
+            certificate,
+            bound_sqrt,
+            epsilon: None,
+            loo_error: None,
+            loo_log_predictive: None,
+            loo_rmse: None,
+        })
     }
 
     /// Predictive distribution at raw inputs, in target units.
     pub fn predict_regression(&self, x: MatRef<'_, f64>) -> Result<RegressionPrediction> {
-        let (noise, ys) = self.regression_parts();
+        let (noise, ys) = self.regression_parts()?;
         let m = self
             .posterior
             .predict(self.standardised_inputs(x)?.as_ref())?;
@@ -209,6 +330,9 @@ impl FittedModel {
 
     /// Test metrics; Gibbs and Bayes risks when an ε is given or stored.
     pub fn evaluate(&self, test: &Dataset, epsilon: Option<f64>) -> Result<Evaluation> {
+        if self.is_classifier() {
+            return self.evaluate_classifier(test);
+        }
         let p = self.predict_regression(test.x.as_ref())?;
         let eps = self.resolve_epsilon(epsilon);
         let (gibbs, bayes) = match eps {
@@ -227,24 +351,30 @@ impl FittedModel {
         };
         Ok(Evaluation {
             n: test.n(),
-            rmse: metrics::rmse(&p.mean, &test.y)?,
-            mae: metrics::mae(&p.mean, &test.y)?,
-            nlpd: metrics::nlpd(&p.mean, &p.noisy_var, &test.y)?,
-            coverage_95: metrics::coverage(&p.mean, &p.noisy_var, &test.y, 0.95)?,
+            rmse: Some(metrics::rmse(&p.mean, &test.y)?),
+            mae: Some(metrics::mae(&p.mean, &test.y)?),
+            nlpd: Some(metrics::nlpd(&p.mean, &p.noisy_var, &test.y)?),
+            coverage_95: Some(metrics::coverage(&p.mean, &p.noisy_var, &test.y, 0.95)?),
             epsilon: eps,
             gibbs_risk: gibbs,
             bayes_risk: bayes,
+            ..Default::default()
         })
     }
 
-    /// PAC-Bayes certificate of the ε-band Gibbs risk on `sample` (the training data), with
-    /// the grid penalty for the kernel's hyperparameters, and the closed-form LOO for `gpr`.
+    /// PAC-Bayes certificate on `sample` (the training data): of the ε-band Gibbs risk for
+    /// regression (with the closed-form LOO for exact GPs), of the Gibbs classification error
+    /// for classifiers (spec §7.1); the penalty covers how θ was chosen.
     pub fn certify(
         &self,
         sample: &Dataset,
         epsilon: Option<f64>,
         delta: f64,
+        term: ConfidenceTerm,
     ) -> Result<CertificateReport> {
+        if self.is_classifier() {
+            return self.certify_classifier(sample, delta, term);
+        }
         let eps = self.resolve_epsilon(epsilon).ok_or_else(|| {
             Error::Unsupported("the ε-band loss needs --epsilon (in the target's units): this model was not trained with one".into())
         })?;
@@ -253,33 +383,18 @@ impl FittedModel {
                 "this model's hyperparameters are not on the PAC grid (fitted with --no-snap), so no bound holds for it; refit without --no-snap".into(),
             ));
         }
-        let (noise, ys) = self.regression_parts();
+        let (noise, ys) = self.regression_parts()?;
         let loss = RegressionLoss::new_epsilon_band(eps)?.scaled(1.0 / ys.sd);
         let xs = self.standardised_inputs(sample.x.as_ref())?;
         let y_std = ys.transform(&sample.y);
         let marg = self.posterior.predict(xs.as_ref())?;
         let risk = loss::gibbs_risk_regression(&y_std, &marg, &loss)?;
         let kl = self.posterior.kl_to_prior();
-        let penalty = HyperGrid::default().penalty(self.posterior.kernel.n_params());
+        let penalty = self.penalty();
         let n = sample.n();
-        let certificate = Certificate::new(
-            risk,
-            kl,
-            n,
-            delta,
-            penalty,
-            BoundKind::Kl,
-            ConfidenceTerm::Maurer,
-        )?;
-        let bound_sqrt = crate::bounds::pac_bayes_bound(
-            risk,
-            kl,
-            n,
-            delta,
-            penalty,
-            BoundKind::Sqrt,
-            ConfidenceTerm::Maurer,
-        )?;
+        let certificate = Certificate::new(risk, kl, n, delta, penalty, BoundKind::Kl, term)?;
+        let bound_sqrt =
+            crate::bounds::pac_bayes_bound(risk, kl, n, delta, penalty, BoundKind::Sqrt, term)?;
         let (mut loo_error, mut loo_lp, mut loo_rmse) = (None, None, None);
         if self.method == "gpr" || self.method.starts_with("pac-gp") {
             let gp = ExactGp::fit(
@@ -304,7 +419,7 @@ impl FittedModel {
         Ok(CertificateReport {
             certificate,
             bound_sqrt,
-            epsilon: eps,
+            epsilon: Some(eps),
             loo_error,
             loo_log_predictive: loo_lp,
             loo_rmse,
@@ -389,6 +504,8 @@ pub fn fit_gpr(train: &Dataset, opts: &GprOptions) -> Result<FittedModel> {
             objective_name: "log_marginal_likelihood".into(),
             jitter_used: gp.jitter_used(),
             theta_on_grid: opts.snap_to_grid,
+            penalty: None,
+            inference: None,
         },
     })
 }
@@ -455,6 +572,8 @@ pub fn fit_pac_gp_model(train: &Dataset, opts: &PacGpOptions) -> Result<FittedMo
             ),
             jitter_used: fit.gp.jitter_used(),
             theta_on_grid: true,
+            penalty: None,
+            inference: None,
         },
     })
 }
@@ -535,6 +654,8 @@ pub fn fit_sparse_model(train: &Dataset, opts: &SparseOptions) -> Result<FittedM
             },
             jitter_used: crate::regression::sparse::KUU_JITTER,
             theta_on_grid: true,
+            penalty: None,
+            inference: None,
         },
     })
 }
@@ -616,6 +737,127 @@ pub fn fit_pac_sgp_model(train: &Dataset, opts: &PacSgpOptions) -> Result<Fitted
             ),
             jitter_used: crate::regression::sparse::KUU_JITTER,
             theta_on_grid: true,
+            penalty: None,
+            inference: None,
+        },
+    })
+}
+
+/// Approximate-inference method of a GP classifier.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClassifierMethod {
+    /// Laplace approximation.
+    Laplace,
+    /// Expectation propagation (probit).
+    Ep,
+}
+
+/// Options of [`fit_classifier`].
+#[derive(Clone, Debug)]
+pub struct ClassifierOptions {
+    /// Inference method.
+    pub method: ClassifierMethod,
+    /// Likelihood.
+    pub likelihood: Likelihood,
+    /// Confidence δ of the bound used to select θ.
+    pub delta: f64,
+    /// Confidence constant of that bound.
+    pub term: ConfidenceTerm,
+}
+
+/// The candidate kernels `σ_f²·SE(l)` on standardised inputs whose bound is compared:
+/// `σ_f² ∈ {1, 4, 16}`, `l ∈ {½, 1, 2}·√D`, fixed before seeing data.
+pub fn classifier_candidates(d: usize) -> Vec<Kernel> {
+    let base = (d as f64).sqrt();
+    let mut out = Vec::new();
+    for sf2 in [1.0, 4.0, 16.0] {
+        for m in [0.5, 1.0, 2.0] {
+            out.push(Kernel::se_iso(m * base, sf2));
+        }
+    }
+    out
+}
+
+/// GP classification with θ chosen by **minimising the PAC-Bayes bound** on the Gibbs error
+/// over [`classifier_candidates`] (a union bound over the candidates: penalty `ln 9`), so the
+/// stored model's certificate holds as computed.
+pub fn fit_classifier(
+    train: &Dataset,
+    labels: LabelMap,
+    opts: &ClassifierOptions,
+) -> Result<FittedModel> {
+    crate::data::check_binary_labels(&train.y)?;
+    let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
+    let x = x_scaler.transform(train.x.as_ref())?;
+    let candidates = classifier_candidates(train.d());
+    let penalty = (candidates.len() as f64).ln();
+    let (b, lam) = opts.likelihood.bias_and_slope();
+    let mut best: Option<(f64, crate::inference::ClassifierFit)> = None;
+    for k in &candidates {
+        let fit = match opts.method {
+            ClassifierMethod::Laplace => crate::inference::laplace::laplace(
+                k,
+                &opts.likelihood,
+                x.as_ref(),
+                &train.y,
+                &Default::default(),
+            )?,
+            ClassifierMethod::Ep => crate::inference::ep::ep(
+                k,
+                &opts.likelihood,
+                x.as_ref(),
+                &train.y,
+                &Default::default(),
+            )?,
+        };
+        let risk = loss::gibbs_error_classification(
+            &train.y,
+            &fit.posterior.predict(x.as_ref())?,
+            b,
+            lam,
+        )?;
+        let bound = crate::bounds::pac_bayes_bound(
+            risk,
+            fit.posterior.kl_to_prior().max(0.0),
+            train.n(),
+            opts.delta,
+            penalty,
+            BoundKind::Kl,
+            opts.term,
+        )?;
+        if best.as_ref().is_none_or(|(bb, _)| bound < *bb) {
+            best = Some((bound, fit));
+        }
+    }
+    let (bound, fit) = best.ok_or(Error::Empty {
+        what: "kernel candidates",
+    })?;
+    let name = match opts.method {
+        ClassifierMethod::Laplace => "laplace",
+        ClassifierMethod::Ep => "ep",
+    };
+    Ok(FittedModel {
+        format: FORMAT.into(),
+        method: name.into(),
+        feature_names: train.feature_names.clone(),
+        target_name: train.target_name.clone(),
+        n_train: train.n(),
+        x_scaler,
+        posterior: fit.posterior,
+        task: Task::Classification {
+            likelihood: opts.likelihood,
+            labels,
+        },
+        epsilon: None,
+        report: FitReport {
+            optimiser: None,
+            objective: Some(bound),
+            objective_name: "pac_bayes_bound_gibbs_error".into(),
+            jitter_used: fit.report.jitter_used,
+            theta_on_grid: true,
+            penalty: Some(penalty),
+            inference: Some(fit.report),
         },
     })
 }

@@ -99,14 +99,7 @@ fn bad_labels_are_errors() {
     let (x, mut y) = toy(10);
     let k = Kernel::se_iso(1.0, 1.0);
     let lik = Likelihood::probit();
-    assert!(laplace(
-        &k,
-        &lik,
-        x.as_ref(),
-        &[1.0; 10],
-        &LaplaceConfig::default()
-    )
-    .is_err());
+    assert!(laplace(&k, &lik, x.as_ref(), &[1.0; 10], &LaplaceConfig::default()).is_err());
     y[3] = 0.0;
     assert!(ep(&k, &lik, x.as_ref(), &y, &EpConfig::default()).is_err());
     assert!(ep(
