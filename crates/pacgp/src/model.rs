@@ -427,6 +427,62 @@ impl FittedModel {
     }
 }
 
+/// Regression training data on the standardised scale, with the scalers that produced it.
+struct Standardised {
+    x_scaler: Standardizer,
+    y_scaler: TargetScaler,
+    x: faer::Mat<f64>,
+    y: Vec<f64>,
+}
+
+/// Standardise inputs and targets with training statistics.
+fn standardise(train: &Dataset) -> Result<Standardised> {
+    let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
+    let y_scaler = TargetScaler::fit(&train.y)?;
+    let x = x_scaler.transform(train.x.as_ref())?;
+    let y = y_scaler.transform(&train.y);
+    Ok(Standardised {
+        x_scaler,
+        y_scaler,
+        x,
+        y,
+    })
+}
+
+/// The given kernel, or SE-ARD with signal variance 1 and lengthscales 1.
+fn kernel_or_default(kernel: &Option<Kernel>, d: usize) -> Kernel {
+    kernel
+        .clone()
+        .unwrap_or_else(|| Kernel::se_ard(&vec![1.0; d], 1.0))
+}
+
+/// Assemble a regression model file.
+fn regression_model(
+    train: &Dataset,
+    method: &str,
+    s: Standardised,
+    posterior: GaussianPosterior,
+    noise_variance: f64,
+    epsilon: Option<f64>,
+    report: FitReport,
+) -> FittedModel {
+    FittedModel {
+        format: FORMAT.into(),
+        method: method.into(),
+        feature_names: train.feature_names.clone(),
+        target_name: train.target_name.clone(),
+        n_train: train.n(),
+        x_scaler: s.x_scaler,
+        posterior,
+        task: Task::Regression {
+            noise_variance,
+            y_scaler: s.y_scaler,
+        },
+        epsilon,
+        report,
+    }
+}
+
 /// Options of [`fit_gpr`].
 #[derive(Clone, Debug)]
 pub struct GprOptions {
@@ -461,14 +517,8 @@ pub fn fit_gpr(train: &Dataset, opts: &GprOptions) -> Result<FittedModel> {
     if let Some(e) = opts.epsilon {
         RegressionLoss::new_epsilon_band(e)?;
     }
-    let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
-    let y_scaler = TargetScaler::fit(&train.y)?;
-    let x = x_scaler.transform(train.x.as_ref())?;
-    let y = y_scaler.transform(&train.y);
-    let kernel = opts
-        .kernel
-        .clone()
-        .unwrap_or_else(|| Kernel::se_ard(&vec![1.0; train.d()], 1.0));
+    let s = standardise(train)?;
+    let kernel = kernel_or_default(&opts.kernel, train.d());
     // A certifiable model's θ must lie in the grid's range: optimise inside it, so that
     // snapping afterwards only rounds (≤ 0.005 in ln space) and never clamps.
     let grid = HyperGrid::default();
@@ -479,26 +529,21 @@ pub fn fit_gpr(train: &Dataset, opts: &GprOptions) -> Result<FittedModel> {
             ml.theta_bounds.1.min(grid.max_log),
         );
     }
-    let (mut gp, report) = fit_ml2(&kernel, opts.noise_init, x.clone(), y.clone(), &ml)?;
+    let (mut gp, report) = fit_ml2(&kernel, opts.noise_init, s.x.clone(), s.y.clone(), &ml)?;
     if opts.snap_to_grid {
         let mut k = gp.kernel.clone();
         k.set_params(&grid.round(&k.params()))?;
-        gp = ExactGp::fit(k, gp.noise_variance, x, y, &ml.jitter)?;
+        gp = ExactGp::fit(k, gp.noise_variance, s.x.clone(), s.y.clone(), &ml.jitter)?;
     }
-    Ok(FittedModel {
-        format: FORMAT.into(),
-        method: "gpr".into(),
-        feature_names: train.feature_names.clone(),
-        target_name: train.target_name.clone(),
-        n_train: train.n(),
-        x_scaler,
-        posterior: gp.posterior(),
-        task: Task::Regression {
-            noise_variance: gp.noise_variance,
-            y_scaler,
-        },
-        epsilon: opts.epsilon,
-        report: FitReport {
+    let (posterior, noise) = (gp.posterior(), gp.noise_variance);
+    Ok(regression_model(
+        train,
+        "gpr",
+        s,
+        posterior,
+        noise,
+        opts.epsilon,
+        FitReport {
             optimiser: Some(report),
             objective: Some(gp.log_marginal_likelihood()),
             objective_name: "log_marginal_likelihood".into(),
@@ -507,7 +552,7 @@ pub fn fit_gpr(train: &Dataset, opts: &GprOptions) -> Result<FittedModel> {
             penalty: None,
             inference: None,
         },
-    })
+    ))
 }
 
 /// Options of [`fit_pac_gp_model`].
@@ -528,54 +573,47 @@ pub struct PacGpOptions {
 /// PAC-GP (seed 004) on standardised data: minimise the bound over θ and σ², snap θ to the
 /// grid; the model stores ε (target units) so `certify` reuses it.
 pub fn fit_pac_gp_model(train: &Dataset, opts: &PacGpOptions) -> Result<FittedModel> {
-    let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
-    let y_scaler = TargetScaler::fit(&train.y)?;
-    let x = x_scaler.transform(train.x.as_ref())?;
-    let y = y_scaler.transform(&train.y);
-    let kernel = opts
-        .kernel
-        .clone()
-        .unwrap_or_else(|| Kernel::se_ard(&vec![1.0; train.d()], 1.0));
-    let mut cfg = PacGpConfig::new(y_scaler.scale_length(opts.epsilon), opts.kind)?;
+    let s = standardise(train)?;
+    let kernel = kernel_or_default(&opts.kernel, train.d());
+    let mut cfg = PacGpConfig::new(s.y_scaler.scale_length(opts.epsilon), opts.kind)?;
     cfg.delta = opts.delta;
-    let fit = fit_pac_gp(&kernel, opts.noise_init, x, y, &cfg)?;
-    let method = match opts.kind {
-        BoundKind::Kl => "pac-gp",
-        BoundKind::Sqrt => "pac-gp-sqrt",
+    let fit = fit_pac_gp(&kernel, opts.noise_init, s.x.clone(), s.y.clone(), &cfg)?;
+    let (method, objective) = match opts.kind {
+        BoundKind::Kl => ("pac-gp", fit.certificate.bound),
+        BoundKind::Sqrt => ("pac-gp-sqrt", fit.bound_sqrt),
     };
-    Ok(FittedModel {
-        format: FORMAT.into(),
-        method: method.into(),
-        feature_names: train.feature_names.clone(),
-        target_name: train.target_name.clone(),
-        n_train: train.n(),
-        x_scaler,
-        posterior: fit.gp.posterior(),
-        task: Task::Regression {
-            noise_variance: fit.gp.noise_variance,
-            y_scaler,
-        },
-        epsilon: Some(opts.epsilon),
-        report: FitReport {
-            objective: Some(match opts.kind {
-                BoundKind::Kl => fit.certificate.bound,
-                BoundKind::Sqrt => fit.bound_sqrt,
-            }),
-            optimiser: Some(fit.report),
-            objective_name: format!(
-                "pac_bayes_bound_{}",
-                if opts.kind == BoundKind::Kl {
-                    "kl"
-                } else {
-                    "sqrt"
-                }
-            ),
-            jitter_used: fit.gp.jitter_used(),
-            theta_on_grid: true,
-            penalty: None,
-            inference: None,
-        },
-    })
+    let report = bound_report(objective, opts.kind, Some(fit.report), fit.gp.jitter_used());
+    let (posterior, noise) = (fit.gp.posterior(), fit.gp.noise_variance);
+    Ok(regression_model(
+        train,
+        method,
+        s,
+        posterior,
+        noise,
+        Some(opts.epsilon),
+        report,
+    ))
+}
+
+/// The fit report of a model trained by minimising a bound.
+fn bound_report(
+    objective: f64,
+    kind: BoundKind,
+    optimiser: Option<OptimReport>,
+    jitter_used: f64,
+) -> FitReport {
+    FitReport {
+        objective: Some(objective),
+        optimiser,
+        objective_name: format!(
+            "pac_bayes_bound_{}",
+            if kind == BoundKind::Kl { "kl" } else { "sqrt" }
+        ),
+        jitter_used,
+        theta_on_grid: true,
+        penalty: None,
+        inference: None,
+    }
 }
 
 /// Options of [`fit_sparse_model`].
@@ -602,62 +640,49 @@ pub fn fit_sparse_model(train: &Dataset, opts: &SparseOptions) -> Result<FittedM
     if let Some(e) = opts.epsilon {
         RegressionLoss::new_epsilon_band(e)?;
     }
-    let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
-    let y_scaler = TargetScaler::fit(&train.y)?;
-    let x = x_scaler.transform(train.x.as_ref())?;
-    let y = y_scaler.transform(&train.y);
-    let kernel = opts
-        .kernel
-        .clone()
-        .unwrap_or_else(|| Kernel::se_ard(&vec![1.0; train.d()], 1.0));
+    let s = standardise(train)?;
+    let kernel = kernel_or_default(&opts.kernel, train.d());
     let grid = HyperGrid::default();
     let cfg = SparseConfig {
         seed: opts.seed,
         ..Default::default()
     };
+    let (x, y) = (s.x.as_ref(), &s.y);
     let (mut gp, report) = train_sparse(
         &kernel,
         opts.noise_init,
-        x.as_ref(),
-        &y,
+        x,
+        y,
         opts.m,
         opts.method,
         &cfg,
         (grid.min_log, grid.max_log),
     )?;
     gp.kernel.set_params(&grid.round(&gp.kernel.params()))?;
-    let name = match opts.method {
-        SparseMethod::Vfe => "vfe",
-        SparseMethod::Fitc => "fitc",
-        SparseMethod::Dtc => "dtc",
+    let (name, objective_name) = match opts.method {
+        SparseMethod::Vfe => ("vfe", "elbo"),
+        SparseMethod::Fitc => ("fitc", "log_marginal_likelihood"),
+        SparseMethod::Dtc => ("dtc", "log_marginal_likelihood"),
     };
-    Ok(FittedModel {
-        format: FORMAT.into(),
-        method: name.into(),
-        feature_names: train.feature_names.clone(),
-        target_name: train.target_name.clone(),
-        n_train: train.n(),
-        x_scaler,
-        posterior: gp.posterior(x.as_ref(), &y)?,
-        task: Task::Regression {
-            noise_variance: gp.noise_variance,
-            y_scaler,
-        },
-        epsilon: opts.epsilon,
-        report: FitReport {
-            objective: Some(gp.objective(x.as_ref(), &y)?),
-            optimiser: Some(report),
-            objective_name: if opts.method == SparseMethod::Vfe {
-                "elbo".into()
-            } else {
-                "log_marginal_likelihood".into()
-            },
-            jitter_used: crate::regression::sparse::KUU_JITTER,
-            theta_on_grid: true,
-            penalty: None,
-            inference: None,
-        },
-    })
+    let report = FitReport {
+        objective: Some(gp.objective(x, y)?),
+        optimiser: Some(report),
+        objective_name: objective_name.into(),
+        jitter_used: crate::regression::sparse::KUU_JITTER,
+        theta_on_grid: true,
+        penalty: None,
+        inference: None,
+    };
+    let posterior = gp.posterior(x, y)?;
+    Ok(regression_model(
+        train,
+        name,
+        s,
+        posterior,
+        gp.noise_variance,
+        opts.epsilon,
+        report,
+    ))
 }
 
 /// Options of [`fit_pac_sgp_model`].
@@ -681,20 +706,15 @@ pub struct PacSgpOptions {
 
 /// Sparse PAC-GP (seed 004) on standardised data; σ² starts at 1 as in the paper.
 pub fn fit_pac_sgp_model(train: &Dataset, opts: &PacSgpOptions) -> Result<FittedModel> {
-    let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
-    let y_scaler = TargetScaler::fit(&train.y)?;
-    let x = x_scaler.transform(train.x.as_ref())?;
-    let y = y_scaler.transform(&train.y);
-    let kernel = opts
-        .kernel
-        .clone()
-        .unwrap_or_else(|| Kernel::se_ard(&vec![1.0; train.d()], 1.0));
-    let loss = RegressionLoss::new_epsilon_band(y_scaler.scale_length(opts.epsilon))?;
+    let s = standardise(train)?;
+    let kernel = kernel_or_default(&opts.kernel, train.d());
+    let loss = RegressionLoss::new_epsilon_band(s.y_scaler.scale_length(opts.epsilon))?;
+    let (x, y) = (s.x.as_ref(), &s.y);
     let fit = crate::objective::pac_sgp::fit_pac_sgp(
         &kernel,
         1.0,
-        x.as_ref(),
-        &y,
+        x,
+        y,
         opts.m,
         opts.alpha_s,
         loss,
@@ -703,44 +723,26 @@ pub fn fit_pac_sgp_model(train: &Dataset, opts: &PacSgpOptions) -> Result<Fitted
         opts.seed,
         1000,
     )?;
-    let method = match opts.kind {
-        BoundKind::Kl => "pac-sgp",
-        BoundKind::Sqrt => "pac-sgp-sqrt",
+    let (method, objective) = match opts.kind {
+        BoundKind::Kl => ("pac-sgp", fit.certificate.bound),
+        BoundKind::Sqrt => ("pac-sgp-sqrt", fit.bound_sqrt),
     };
-    Ok(FittedModel {
-        format: FORMAT.into(),
-        method: method.into(),
-        feature_names: train.feature_names.clone(),
-        target_name: train.target_name.clone(),
-        n_train: train.n(),
-        x_scaler,
-        posterior: fit.gp.posterior_with_alpha(x.as_ref(), &y, fit.alpha_s)?,
-        task: Task::Regression {
-            noise_variance: fit.gp.noise_variance,
-            y_scaler,
-        },
-        epsilon: Some(opts.epsilon),
-        report: FitReport {
-            objective: Some(if opts.kind == BoundKind::Kl {
-                fit.certificate.bound
-            } else {
-                fit.bound_sqrt
-            }),
-            optimiser: Some(fit.report),
-            objective_name: format!(
-                "pac_bayes_bound_{}",
-                if opts.kind == BoundKind::Kl {
-                    "kl"
-                } else {
-                    "sqrt"
-                }
-            ),
-            jitter_used: crate::regression::sparse::KUU_JITTER,
-            theta_on_grid: true,
-            penalty: None,
-            inference: None,
-        },
-    })
+    let report = bound_report(
+        objective,
+        opts.kind,
+        Some(fit.report),
+        crate::regression::sparse::KUU_JITTER,
+    );
+    let posterior = fit.gp.posterior_with_alpha(x, y, fit.alpha_s)?;
+    Ok(regression_model(
+        train,
+        method,
+        s,
+        posterior,
+        fit.gp.noise_variance,
+        Some(opts.epsilon),
+        report,
+    ))
 }
 
 /// Approximate-inference method of a GP classifier.
