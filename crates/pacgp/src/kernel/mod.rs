@@ -559,6 +559,13 @@ impl Kernel {
         z: MatRef<'_, f64>,
         g: MatRef<'_, f64>,
     ) -> Mat<f64> {
+        if let Some((var, _, profile, ln_l)) = self.stationary_parts() {
+            let (ux, uz) = (
+                stationary::scaled_rows(x, ln_l),
+                stationary::scaled_rows(z, ln_l),
+            );
+            return stationary::grad_z(profile, var, ln_l, &ux, &uz, x.ncols(), g);
+        }
         let (rx, rz) = (rows_of(x), rows_of(z));
         let d = z.ncols();
         let mut out = Mat::<f64>::zeros(rz.len(), d);

@@ -157,3 +157,41 @@ pub(crate) fn grad_contract(
     out.extend(acc[1..].iter().map(|v| variance * v));
     out
 }
+
+/// `∂/∂Z Σ_ij G_ij · variance · k(r(x_i, z_j))` (M×D), parallel over the columns of G:
+/// `∂k/∂z_t = variance · k'(r²) · (−2)(x_t − z_t)/l_t²`, written with `u = x/l`.
+pub(crate) fn grad_z(
+    profile: Profile,
+    variance: f64,
+    ln_l: &[f64],
+    ux: &[f64],
+    uz: &[f64],
+    d: usize,
+    g: MatRef<'_, f64>,
+) -> Mat<f64> {
+    let (n, m) = (ux.len() / d.max(1), uz.len() / d.max(1));
+    let inv_l: Vec<f64> = (0..d)
+        .map(|t| (-ln_l[if ln_l.len() == 1 { 0 } else { t }]).exp())
+        .collect();
+    let rows: Vec<Vec<f64>> = (0..m)
+        .into_par_iter()
+        .map(|j| {
+            let b = &uz[j * d..(j + 1) * d];
+            let mut acc = vec![0.0; d];
+            for i in 0..n {
+                let gij = g[(i, j)];
+                if gij == 0.0 {
+                    continue;
+                }
+                let a = &ux[i * d..(i + 1) * d];
+                let slope = profile.value_and_slope(sqdist(a, b)).1;
+                let w = -2.0 * variance * gij * slope;
+                for t in 0..d {
+                    acc[t] += w * (a[t] - b[t]);
+                }
+            }
+            acc.iter().zip(&inv_l).map(|(v, il)| v * il).collect()
+        })
+        .collect();
+    Mat::from_fn(m, d, |j, t| rows[j][t])
+}
