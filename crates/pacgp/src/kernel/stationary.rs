@@ -119,23 +119,25 @@ pub(crate) fn grad_contract(
     let n_l = ln_l.len();
     let n = ux.len() / d.max(1);
     let m = uz.len() / d.max(1);
-    let acc = (0..n)
+    // Parallel over the columns of G so that G (column-major) is read contiguously.
+    let acc = (0..m)
         .into_par_iter()
         .fold(
             || vec![0.0; n_l + 1],
-            |mut acc, i| {
-                let a = &ux[i * d..(i + 1) * d];
-                for j in 0..m {
+            |mut acc, j| {
+                let b = &uz[j * d..(j + 1) * d];
+                for i in 0..n {
                     let gij = g[(i, j)];
                     if gij == 0.0 {
                         continue;
                     }
-                    let b = &uz[j * d..(j + 1) * d];
-                    let (k, slope) = profile.value_and_slope(sqdist(a, b));
+                    let a = &ux[i * d..(i + 1) * d];
+                    let r2 = sqdist(a, b);
+                    let (k, slope) = profile.value_and_slope(r2);
                     acc[0] += gij * k;
                     let w = -2.0 * gij * slope;
                     if n_l == 1 {
-                        acc[1] += w * sqdist(a, b);
+                        acc[1] += w * r2;
                     } else {
                         for t in 0..d {
                             let dt = a[t] - b[t];
