@@ -142,6 +142,18 @@ pub fn pac_bayes_bound(
     })
 }
 
+/// The bound as a function of (empirical risk q, complexity c) with its partial derivatives
+/// `(B, ∂B/∂q, ∂B/∂c)` (paper eq. 14): `kl⁻¹(q, c)` or `q + √(c/2)`.
+pub fn bound_with_partials(q: f64, c: f64, kind: BoundKind) -> (f64, f64, f64) {
+    match kind {
+        BoundKind::Kl => {
+            let (dq, dc) = crate::special::kl_inverse_grad(q, c);
+            (kl_inverse(q, c), dq, dc)
+        }
+        BoundKind::Sqrt => (q + (c / 2.0).sqrt(), 1.0, 1.0 / (2.0 * (2.0 * c).sqrt())),
+    }
+}
+
 /// A PAC-Bayes certificate: with probability ≥ 1 − δ over the sample, the Gibbs risk of the
 /// model on new data is at most `bound`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

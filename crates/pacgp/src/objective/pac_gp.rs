@@ -174,17 +174,7 @@ impl Objective for PacGpObjective<'_> {
         let nf = n as f64;
         let kl = e.kl.max(0.0);
         let c = crate::bounds::complexity(kl, n, self.delta, self.penalty, ConfidenceTerm::Maurer);
-        let (value, d_q, d_c) = match self.kind {
-            BoundKind::Kl => {
-                let (dq, dc) = crate::special::kl_inverse_grad(e.risk, c);
-                (crate::special::kl_inverse(e.risk, c), dq, dc)
-            }
-            BoundKind::Sqrt => (
-                e.risk + (c / 2.0).sqrt(),
-                1.0,
-                1.0 / (2.0 * (2.0 * c).sqrt()),
-            ),
-        };
+        let (value, d_q, d_c) = crate::bounds::bound_with_partials(e.risk, c, self.kind);
         let (s2, ci, alpha) = (e.s2, &e.ci, &e.alpha);
         let beta = linalg::col_to_vec((ci * linalg::col_from_slice(alpha)).as_ref());
         let ci2 = ci * ci;

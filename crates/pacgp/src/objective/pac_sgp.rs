@@ -165,17 +165,7 @@ impl<'a> PacSgpObjective<'a> {
         let klc = kl.max(0.0);
         let cplx =
             crate::bounds::complexity(klc, n, self.delta, self.penalty, ConfidenceTerm::Maurer);
-        let (bound, d_q, d_c) = match self.kind {
-            BoundKind::Kl => {
-                let (dq, dc) = crate::special::kl_inverse_grad(risk, cplx);
-                (crate::special::kl_inverse(risk, cplx), dq, dc)
-            }
-            BoundKind::Sqrt => (
-                risk + (cplx / 2.0).sqrt(),
-                1.0,
-                1.0 / (2.0 * (2.0 * cplx).sqrt()),
-            ),
-        };
+        let (bound, d_q, d_c) = crate::bounds::bound_with_partials(risk, cplx, self.kind);
         let terms = PacSgpTerms {
             empirical_risk: risk,
             kl,
