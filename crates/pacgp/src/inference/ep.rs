@@ -148,6 +148,7 @@ pub fn ep(
             },
         },
         ln_evidence: None,
+        basis_indices: None,
         report: ConvergenceReport {
             status,
             iterations: sweeps,

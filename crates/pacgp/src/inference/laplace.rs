@@ -116,6 +116,7 @@ pub fn laplace(
     Ok(ClassifierFit {
         posterior,
         ln_evidence: Some(ln_evidence),
+        basis_indices: None,
         report: ConvergenceReport {
             status,
             iterations,

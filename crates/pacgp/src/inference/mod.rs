@@ -41,8 +41,11 @@ pub struct ConvergenceReport {
 pub struct ClassifierFit {
     /// The Gaussian posterior over the latent function.
     pub posterior: GaussianPosterior,
-    /// Approximate log marginal likelihood (Laplace only; `None` for EP here).
+    /// Approximate log marginal likelihood, where the method defines one.
     pub ln_evidence: Option<f64>,
+    /// Training-row indices of the posterior's basis, in basis order, when the basis is a
+    /// subset of the training inputs (IVM active set, SOGP basis vectors); `None` = all rows.
+    pub basis_indices: Option<Vec<usize>>,
     /// How inference went.
     pub report: ConvergenceReport,
 }
