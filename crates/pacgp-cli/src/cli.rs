@@ -220,7 +220,8 @@ pub struct ReproduceArgs {
     /// pac-sgp-inducing: only these numbers of inducing inputs (comma separated).
     #[arg(long, value_delimiter = ',')]
     pub m: Vec<usize>,
-    /// pac-sgp-inducing: only these datasets (kin40k, pol).
+    /// pac-sgp-inducing: only these datasets (kin40k, pol); ivm-uci and risk-coverage:
+    /// breast-cancer, ripley, crabs, house-votes.
     #[arg(long, value_delimiter = ',')]
     pub datasets: Vec<String>,
     /// Print the summary table as one JSON object on stdout.
@@ -234,7 +235,7 @@ pub struct ReproduceArgs {
 pub enum Experiment {
     /// Seed 004 Fig. 2: boston; bound, Gibbs risks, MSE and KL/N vs ε for full GP, kl- and sqrt-PAC-GP.
     PacGpEpsilon,
-    /// Seed 004 Fig. 1 (with the full PAC-GP): Snelson's 1-D data, predictive for three ε.
+    /// Seed 004 Fig. 1: Snelson's 1-D data, predictive of full and sparse kl-PAC-GP for three ε.
     PacGpSnelson,
     /// Seed 004 Fig. 3: kin40k and pol; bound, Gibbs risks, MSE, KL/N vs M for kl-/sqrt-PAC-SGP, VFE, FITC.
     PacSgpInducing,

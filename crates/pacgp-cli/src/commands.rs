@@ -7,13 +7,14 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use pacgp::bounds::{BoundKind, ConfidenceTerm};
 use pacgp::data::{self, CsvOptions, Dataset, MissingPolicy, TargetSpec};
+use pacgp::inference::InferenceMethod;
 use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
 use pacgp::model::{
     fit_gpr, fit_pac_gp_model, fit_pac_sgp_model, fit_sparse_model, FittedModel, GprOptions,
     PacGpOptions, PacSgpOptions, SparseOptions,
 };
-use pacgp::model::{ClassifierMethod, ClassifierOptions, Task};
+use pacgp::model::{ClassifierOptions, Task};
 use pacgp::regression::exact::MlConfig;
 use pacgp::regression::sparse::SparseMethod;
 use serde_json::json;
@@ -44,20 +45,7 @@ fn spinner(msg: &str) -> ProgressBar {
 }
 
 fn load_training(a: &DataArgs) -> Result<Dataset> {
-    let opts = CsvOptions {
-        target: a
-            .target
-            .as_deref()
-            .map(TargetSpec::parse)
-            .unwrap_or_default(),
-        drop_columns: a.drop.clone(),
-        missing: if a.drop_missing {
-            MissingPolicy::DropRows
-        } else {
-            MissingPolicy::Reject
-        },
-    };
-    Ok(data::load_csv(&a.data, &opts)?)
+    Ok(data::load_csv(&a.data, &csv_options(a))?)
 }
 
 /// Inputs (and, if present, targets) of `path` in the model's column order.
@@ -244,6 +232,7 @@ fn csv_options(a: &DataArgs) -> CsvOptions {
         } else {
             MissingPolicy::Reject
         },
+        yes_no: false,
     }
 }
 
@@ -254,9 +243,9 @@ fn fit_classifier_cmd(a: FitArgs) -> Result<()> {
         LikelihoodArg::Logistic => Likelihood::Logistic,
     };
     let method = if a.method == Method::Laplace {
-        ClassifierMethod::Laplace
+        InferenceMethod::Laplace(Default::default())
     } else {
-        ClassifierMethod::Ep
+        InferenceMethod::Ep(Default::default())
     };
     let opts = ClassifierOptions {
         method,
@@ -502,7 +491,7 @@ fn demo(a: DemoArgs) -> Result<()> {
     let pb = spinner("breast cancer: fitting a Laplace GP classifier");
     let t0 = Instant::now();
     let opts = ClassifierOptions {
-        method: ClassifierMethod::Laplace,
+        method: InferenceMethod::Laplace(Default::default()),
         likelihood: Likelihood::probit(),
         delta: 0.01,
         term: ConfidenceTerm::Maurer,

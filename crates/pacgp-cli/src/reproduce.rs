@@ -24,7 +24,8 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
     }
 }
 
-fn bar(total: usize, msg: &str) -> ProgressBar {
+/// A progress bar over `total` fits (hidden when stderr is not a terminal).
+pub(crate) fn bar(total: usize, msg: &str) -> ProgressBar {
     let pb = ProgressBar::new(total as u64);
     pb.set_style(
         ProgressStyle::with_template("{msg} {bar:30} {pos}/{len} fits [{elapsed} / ~{eta}]")
@@ -34,7 +35,8 @@ fn bar(total: usize, msg: &str) -> ProgressBar {
     pb
 }
 
-fn write(path: &Path, text: &str) -> Result<()> {
+/// Write a result file, naming it in the error.
+pub(crate) fn write(path: &Path, text: &str) -> Result<()> {
     std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
 }
 
@@ -137,6 +139,9 @@ fn epsilon(a: &ReproduceArgs) -> Result<()> {
     Ok(())
 }
 
+/// Inducing inputs of the sparse kl-PAC-SGP curves of `pac-gp-snelson`.
+const SNELSON_INDUCING: usize = 10;
+
 fn snelson(a: &ReproduceArgs) -> Result<()> {
     let train = data::load_csv(
         a.data_dir.join("snelson-1d/snelson_train.csv"),
@@ -144,8 +149,8 @@ fn snelson(a: &ReproduceArgs) -> Result<()> {
     )
     .context("loading snelson (run from the repository root, or pass --data-dir)")?;
     let grid: Vec<f64> = (0..=300).map(|i| -1.0 + 8.0 * i as f64 / 300.0).collect();
-    let pb = bar(1, "pac-gp-snelson");
-    let curves = pac_gp::pac_gp_snelson(&train, &grid, &[1.0, 2.0, 4.0])?;
+    let pb = bar(1, "pac-gp-snelson (full and sparse PAC-GP)");
+    let curves = pac_gp::pac_gp_snelson(&train, &grid, &[1.0, 2.0, 4.0], Some(SNELSON_INDUCING))?;
     pb.finish_and_clear();
     let mut csv = String::from("label,x,mean,sd\n");
     for c in &curves {
@@ -188,9 +193,19 @@ fn snelson(a: &ReproduceArgs) -> Result<()> {
             points: c.x.iter().copied().zip(c.mean.iter().copied()).collect(),
             style: Style::Line,
         });
+        if !c.inducing.is_empty() {
+            let floor = train.y.iter().cloned().fold(f64::INFINITY, f64::min) - 0.5;
+            series.push(Series {
+                name: format!("{}: inducing inputs", c.label),
+                points: c.inducing.iter().map(|z| (*z, floor)).collect(),
+                style: Style::Points,
+            });
+        }
     }
     let fig = Figure {
-        title: "Snelson 1-D: ML-II vs kl-PAC-GP for three ε".into(),
+        title: format!(
+            "Snelson 1-D: ML-II, kl-PAC-GP and kl-PAC-SGP (M = {SNELSON_INDUCING}) for three ε"
+        ),
         x_label: "x".into(),
         y_label: "y".into(),
         series,

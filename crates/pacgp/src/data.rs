@@ -148,6 +148,9 @@ pub enum MissingPolicy {
     Reject,
     /// Skip rows with any missing value in a used column.
     DropRows,
+    /// Read a missing input value as 0 (e.g. an abstention among ±1-coded votes); a missing
+    /// target still fails.
+    Zero,
 }
 
 /// Options for [`load_csv`].
@@ -159,6 +162,8 @@ pub struct CsvOptions {
     pub drop_columns: Vec<String>,
     /// Missing-value policy.
     pub missing: MissingPolicy,
+    /// Read `y`/`yes` as +1 and `n`/`no` as −1 in input columns (yes/no attributes such as votes).
+    pub yes_no: bool,
 }
 
 /// A parsed CSV: header and raw string cells, with 1-based file line numbers.
@@ -352,6 +357,22 @@ fn parse_number(path: &Path, line: u64, column: &str, cell: &str) -> Result<f64>
     Ok(v)
 }
 
+/// One input cell under the options: 0 for a missing value with [`MissingPolicy::Zero`],
+/// ±1 for yes/no with `yes_no`, else a number.
+fn parse_input(path: &Path, line: u64, column: &str, cell: &str, opts: &CsvOptions) -> Result<f64> {
+    if opts.missing == MissingPolicy::Zero && is_missing(cell) {
+        return Ok(0.0);
+    }
+    if opts.yes_no {
+        match cell.to_ascii_lowercase().as_str() {
+            "y" | "yes" => return Ok(1.0),
+            "n" | "no" => return Ok(-1.0),
+            _ => {}
+        }
+    }
+    parse_number(path, line, column, cell)
+}
+
 /// Load a numeric CSV with a header row (`.csv.gz` too) for regression.
 pub fn load_csv(path: impl AsRef<Path>, opts: &CsvOptions) -> Result<Dataset> {
     let (ds, _) = load_impl(path.as_ref(), opts, false)?;
@@ -377,12 +398,17 @@ fn load_impl(
     let (features, target) = layout(&t, opts)?;
     let mut used = features.clone();
     used.push(target);
-    let rows = kept_rows(&t, &used, opts.missing)?;
+    let checked = if opts.missing == MissingPolicy::Zero {
+        vec![target]
+    } else {
+        used
+    };
+    let rows = kept_rows(&t, &checked, opts.missing)?;
     let x = {
         let mut x = Mat::<f64>::zeros(rows.len(), features.len());
         for (i, (line, r)) in rows.iter().enumerate() {
             for (k, &j) in features.iter().enumerate() {
-                x[(i, k)] = parse_number(path, *line, &t.header[j], &r[j])?;
+                x[(i, k)] = parse_input(path, *line, &t.header[j], &r[j], opts)?;
             }
         }
         x

@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::bounds::{BoundKind, Certificate, ConfidenceTerm, HyperGrid};
 use crate::data::{Dataset, LabelMap, Standardizer, TargetScaler};
 use crate::error::{Error, Result};
-use crate::inference::ConvergenceReport;
+use crate::inference::{ConvergenceReport, InferenceMethod};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::loss::{self, RegressionLoss};
@@ -745,21 +745,11 @@ pub fn fit_pac_sgp_model(train: &Dataset, opts: &PacSgpOptions) -> Result<Fitted
     ))
 }
 
-/// Approximate-inference method of a GP classifier.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ClassifierMethod {
-    /// Laplace approximation.
-    Laplace,
-    /// Expectation propagation (probit).
-    Ep,
-}
-
 /// Options of [`fit_classifier`].
 #[derive(Clone, Debug)]
 pub struct ClassifierOptions {
-    /// Inference method.
-    pub method: ClassifierMethod,
+    /// Inference method and its settings.
+    pub method: InferenceMethod,
     /// Likelihood.
     pub likelihood: Likelihood,
     /// Confidence δ of the bound used to select θ.
@@ -797,22 +787,7 @@ pub fn fit_classifier(
     let (b, lam) = opts.likelihood.bias_and_slope();
     let mut best: Option<(f64, crate::inference::ClassifierFit)> = None;
     for k in &candidates {
-        let fit = match opts.method {
-            ClassifierMethod::Laplace => crate::inference::laplace::laplace(
-                k,
-                &opts.likelihood,
-                x.as_ref(),
-                &train.y,
-                &Default::default(),
-            )?,
-            ClassifierMethod::Ep => crate::inference::ep::ep(
-                k,
-                &opts.likelihood,
-                x.as_ref(),
-                &train.y,
-                &Default::default(),
-            )?,
-        };
+        let fit = opts.method.fit(k, &opts.likelihood, x.as_ref(), &train.y)?;
         let risk = loss::gibbs_error_classification(
             &train.y,
             &fit.posterior.predict(x.as_ref())?,
@@ -835,10 +810,7 @@ pub fn fit_classifier(
     let (bound, fit) = best.ok_or(Error::Empty {
         what: "kernel candidates",
     })?;
-    let name = match opts.method {
-        ClassifierMethod::Laplace => "laplace",
-        ClassifierMethod::Ep => "ep",
-    };
+    let name = opts.method.name();
     Ok(FittedModel {
         format: FORMAT.into(),
         method: name.into(),

@@ -261,3 +261,40 @@ fn label_map_from_numeric_values() {
     assert!(check_binary_labels(&[1.0, 1.0]).is_err());
     assert!(check_binary_labels(&[1.0, 0.0]).is_err());
 }
+
+#[test]
+fn yes_no_attributes_and_missing_as_zero() {
+    let p = repo("data/house-votes-84/house_votes_84.csv");
+    // Without the yes/no reading the votes are not numbers: a typed CSV error.
+    let plain = CsvOptions {
+        missing: MissingPolicy::Zero,
+        ..Default::default()
+    };
+    assert!(matches!(
+        load_csv_classification(&p, &plain),
+        Err(Error::Csv { .. })
+    ));
+    let opts = CsvOptions {
+        missing: MissingPolicy::Zero,
+        yes_no: true,
+        ..Default::default()
+    };
+    let (d, map) = load_csv_classification(&p, &opts).unwrap();
+    assert_eq!((d.n(), d.d()), (435, 16)); // every row kept, abstentions read as 0
+    assert_eq!(map.positive, "republican");
+    let count = |v: f64| {
+        (0..d.n())
+            .flat_map(|i| (0..d.d()).map(move |j| (i, j)))
+            .filter(|&(i, j)| d.x[(i, j)] == v)
+            .count()
+    };
+    assert_eq!(count(1.0) + count(-1.0) + count(0.0), 435 * 16);
+    // 392 of the 435·16 votes are missing in the UCI file (the R export's empty fields).
+    assert_eq!(count(0.0), 392);
+    // A missing target still fails.
+    let t = tmp_csv("votes_missing_target.csv", "a,b\ny,r\nn,\n");
+    assert!(matches!(
+        load_csv_classification(&t, &opts),
+        Err(Error::MissingValue { .. })
+    ));
+}

@@ -224,11 +224,20 @@ pub struct Curve {
     pub kl_over_n: f64,
     /// kl-form bound.
     pub bound: f64,
+    /// Inducing inputs (original units) of a sparse model; empty for a full GP.
+    #[serde(default)]
+    pub inducing: Vec<f64>,
 }
 
-/// Seed 004 Fig. 1 with the full PAC-GP: ML-II and kl-PAC-GP for each ε (multiples of the
-/// ML-II noise standard deviation, in target units), predictions on `grid`.
-pub fn pac_gp_snelson(train: &Dataset, grid: &[f64], multiples: &[f64]) -> Result<Vec<Curve>> {
+/// Seed 004 Fig. 1: ML-II, then for each ε (multiples of the ML-II noise standard deviation,
+/// in target units) the full kl-PAC-GP and, with `inducing = Some(M)`, the sparse kl-PAC-SGP
+/// (FITC form, M inducing inputs from k-means, as in the paper's figure); predictions on `grid`.
+pub fn pac_gp_snelson(
+    train: &Dataset,
+    grid: &[f64],
+    multiples: &[f64],
+    inducing: Option<usize>,
+) -> Result<Vec<Curve>> {
     let xs = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
     let ys = TargetScaler::fit(&train.y)?;
     let x = xs.transform(train.x.as_ref())?;
@@ -259,6 +268,7 @@ pub fn pac_gp_snelson(train: &Dataset, grid: &[f64], multiples: &[f64]) -> Resul
             noise_variance: ys.unscale_var(gp.noise_variance),
             kl_over_n: t.kl / y.len() as f64,
             bound: t.bound,
+            inducing: vec![],
         })
     };
     let mut out = vec![curve(&ml, "full-gp (ML-II)".into(), None)?];
@@ -276,6 +286,49 @@ pub fn pac_gp_snelson(train: &Dataset, grid: &[f64], multiples: &[f64]) -> Resul
             format!("kl-pac-gp ε={:.3}", eps * ys.sd),
             Some(eps),
         )?);
+        if let Some(m) = inducing {
+            out.push(sparse_curve(&x, &y, &xg, &xs, &ys, grid, eps, m)?);
+        }
     }
     Ok(out)
+}
+
+/// kl-PAC-SGP (FITC form, `m` k-means inducing inputs) at one ε on the 1-D grid.
+fn sparse_curve(
+    x: &faer::Mat<f64>,
+    y: &[f64],
+    xg: &faer::Mat<f64>,
+    xs: &Standardizer,
+    ys: &TargetScaler,
+    grid: &[f64],
+    eps: f64,
+    m: usize,
+) -> Result<Curve> {
+    let fit = crate::objective::pac_sgp::fit_pac_sgp(
+        &Kernel::se_iso(1.0, 1.0),
+        1.0,
+        x.as_ref(),
+        y,
+        m,
+        1.0,
+        RegressionLoss::new_epsilon_band(eps)?,
+        0.01,
+        BoundKind::Kl,
+        0,
+        1000,
+    )?;
+    let post = fit.gp.posterior_with_alpha(x.as_ref(), y, fit.alpha_s)?;
+    let pred = post.predict(xg.as_ref())?;
+    let z = xs.inverse_transform(fit.gp.z.as_ref());
+    Ok(Curve {
+        label: format!("kl-pac-sgp M={m} ε={:.3}", eps * ys.sd),
+        epsilon: Some(eps * ys.sd),
+        x: grid.to_vec(),
+        mean: pred.mean.iter().map(|v| ys.unscale_mean(*v)).collect(),
+        sd: pred.var.iter().map(|v| ys.unscale_var(*v).sqrt()).collect(),
+        noise_variance: ys.unscale_var(fit.gp.noise_variance),
+        kl_over_n: fit.certificate.kl / y.len() as f64,
+        bound: fit.certificate.bound,
+        inducing: (0..z.nrows()).map(|i| z[(i, 0)]).collect(),
+    })
 }

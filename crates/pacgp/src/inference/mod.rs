@@ -68,3 +68,37 @@ pub fn check_classification(
     }
     Ok(())
 }
+
+/// An approximate-inference method with its settings: the one switch that model files,
+/// experiments and the CLI go through, so a new method is added in one place.
+#[derive(Clone, Debug)]
+pub enum InferenceMethod {
+    /// Laplace approximation (GPML Alg. 3.1/3.2).
+    Laplace(laplace::LaplaceConfig),
+    /// Expectation propagation (GPML Alg. 3.5).
+    Ep(ep::EpConfig),
+}
+
+impl InferenceMethod {
+    /// Command-line name of the method.
+    pub fn name(&self) -> &'static str {
+        match self {
+            InferenceMethod::Laplace(_) => "laplace",
+            InferenceMethod::Ep(_) => "ep",
+        }
+    }
+
+    /// Run inference for fixed kernel and likelihood.
+    pub fn fit(
+        &self,
+        kernel: &crate::kernel::Kernel,
+        lik: &crate::likelihood::Likelihood,
+        x: faer::MatRef<'_, f64>,
+        y: &[f64],
+    ) -> Result<ClassifierFit> {
+        match self {
+            InferenceMethod::Laplace(cfg) => laplace::laplace(kernel, lik, x, y, cfg),
+            InferenceMethod::Ep(cfg) => ep::ep(kernel, lik, x, y, cfg),
+        }
+    }
+}
