@@ -322,7 +322,7 @@ fn kept_rows<'a>(
     for row in &t.rows {
         match cols.iter().find(|&&j| is_missing(&row.1[j])) {
             None => out.push(row),
-            Some(&j) if policy == MissingPolicy::Reject => {
+            Some(&j) if policy != MissingPolicy::DropRows => {
                 return Err(Error::MissingValue {
                     line: row.0,
                     column: t.header[j].clone(),
