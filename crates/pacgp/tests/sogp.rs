@@ -645,3 +645,51 @@ fn breast_cancer_sparse_certificates_hold() {
         "bound above test Gibbs error in {held} of {reps}"
     );
 }
+
+/// Plain repeated ADF sweeps count every likelihood term once per sweep: with a Gaussian
+/// likelihood of variance σ², s sweeps (no deletions) equal exact regression with noise σ²/s
+/// (s observations of the same y), the revisits taking the reduced update.
+#[test]
+fn repeated_sweeps_count_each_gaussian_observation_once_per_sweep() {
+    let (x, y) = toy(15);
+    let kernel = Kernel::se_ard(&[0.8, 1.2], 1.1);
+    let lik = Likelihood::Gaussian { variance: 0.3 };
+    let cfg = SogpConfig {
+        sweeps: 3,
+        novelty_tol: 1e-9,
+        ..full_cfg(15)
+    };
+    let order = SweepOrder::Shuffled { seed: 5 };
+    let fit = sogp(&kernel, &lik, x.as_ref(), &y, &cfg, &order).unwrap();
+    assert_eq!(fit.posterior.n_basis(), 15);
+    assert!(
+        fit.ln_evidence.is_none(),
+        "no evidence estimate after several sweeps"
+    );
+    assert!(fit
+        .report
+        .notes
+        .iter()
+        .any(|s| s.contains("15 full updates, 30 reduced updates, 0 deletions")));
+    let exact = ExactGp::fit(
+        kernel.clone(),
+        0.1,
+        x.clone(),
+        y.clone(),
+        &JitterPolicy::none(),
+    )
+    .unwrap();
+    let xs = test_inputs();
+    let (p, want) = (
+        fit.posterior.predict(xs.as_ref()).unwrap(),
+        exact.predict(xs.as_ref()).unwrap(),
+    );
+    for t in 0..xs.nrows() {
+        assert_close(p.mean[t], want.mean[t], 1e-8, "mean");
+        assert_close(p.var[t], want.latent_var[t], 1e-8, "variance");
+    }
+    // The same seed gives the same fit.
+    let again = sogp(&kernel, &lik, x.as_ref(), &y, &cfg, &order).unwrap();
+    assert_eq!(again.basis_indices, fit.basis_indices);
+    assert_eq!(again.posterior.alpha, fit.posterior.alpha);
+}
