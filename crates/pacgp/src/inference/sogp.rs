@@ -278,7 +278,7 @@ impl Sogp {
         self.apply_full(x, row, &p, &e_hat, gamma, q, r);
         if self.n_basis() > self.cfg.max_basis {
             let j = self.deletion_candidate();
-            self.delete(j);
+            self.delete(j)?;
             return Ok(UpdateKind::FullThenDeleted { deleted: j });
         }
         Ok(UpdateKind::Full)
@@ -368,11 +368,15 @@ impl Sogp {
     }
 
     /// Delete basis vector `j` and project its weight on the others (seed 003 eq. 8 and
-    /// the three updates below it). Does nothing if `j` is out of range.
-    pub fn delete(&mut self, j: usize) {
+    /// the three updates below it). An out-of-range `j` is an error.
+    pub fn delete(&mut self, j: usize) -> Result<()> {
         let m = self.n_basis();
         if j >= m {
-            return;
+            return Err(Error::InvalidParameter {
+                name: "basis position to delete",
+                value: j as f64,
+                reason: "must be below the number of basis vectors",
+            });
         }
         let keep: Vec<usize> = (0..m).filter(|&i| i != j).collect();
         let q_star: Vec<f64> = keep.iter().map(|&i| self.q[(i, j)]).collect();
@@ -394,6 +398,7 @@ impl Sogp {
         self.basis.remove(j);
         self.basis_indices.remove(j);
         self.stats.deletions += 1;
+        Ok(())
     }
 
     /// The basis inputs as an M×D matrix.
@@ -617,7 +622,8 @@ mod tests {
         let mut b = a.clone();
         let x = [1.1, 0.3];
         a.full_update(&x, -1.0, 6).unwrap();
-        a.delete(6);
+        a.delete(6).unwrap();
+        assert!(a.delete(6).is_err());
         b.reduced_update(&x, -1.0).unwrap();
         let tol = 1e-10;
         for i in 0..6 {
