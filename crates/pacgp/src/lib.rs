@@ -14,7 +14,7 @@
 //! - [`special`], [`bounds`], [`loss`]: kl and its inverse, PAC-Bayes certificates, bounded losses;
 //! - [`objective`], [`optim`]: training criteria (PAC-GP) and their minimisation (L-BFGS);
 //! - [`model`]: fitted models as files, and the fitting pipelines the CLI calls;
-//! - [`metrics`]: test-set metrics;
+//! - [`metrics`]: test-set metrics; [`selective`]: risk–coverage curves for selective classification;
 //! - [`experiments`]: the seed papers' experiments as library functions.
 
 pub mod bounds;
@@ -33,6 +33,7 @@ pub mod objective;
 pub mod optim;
 pub mod posterior;
 pub mod regression;
+pub mod selective;
 pub mod special;
 
 pub use error::{Error, Result};

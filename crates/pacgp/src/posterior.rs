@@ -2,7 +2,7 @@
 //!
 //! `μ(x) = k(x,B)ᵀ α`,  `v(x) = k(x,x) − k(x,B)ᵀ R k(x,B)`,
 //!
-//! with `R` held factored in one of three ways (see [`Covariance`]). Prediction and
+//! with `R` held factored in one of the forms of [`Covariance`]. Prediction and
 //! `KL(Q‖P)` (spec §3.0: the KL of the process reduces to the KL on `f_B`) are written
 //! once here and serve exact and sparse regression and every classifier.
 
@@ -32,6 +32,15 @@ pub enum Covariance {
         chol_kuu: Cholesky,
         /// Cholesky of the whitened precision `B`.
         chol_b: Cholesky,
+    },
+    /// Dense form (SOGP, seed 003 §3.2): a general posterior covariance `Σ` of `f_B`, e.g.
+    /// `Σ = K_B + K_B C K_B`, that has no diagonal site precision. Holds the Cholesky of
+    /// `K_B` and of `Σ`; then `R = K_B⁻¹ − K_B⁻¹ Σ K_B⁻¹` (seed 003 eq. 3), applied by solves.
+    Dense {
+        /// Cholesky of `K_B` (with its jitter).
+        chol_kb: Cholesky,
+        /// Cholesky of the posterior covariance `Σ` of `f_B`.
+        chol_sigma: Cholesky,
     },
 }
 
@@ -103,6 +112,18 @@ impl GaussianPosterior {
                 let q = col_sq_norms(a.as_ref());
                 w2.iter().zip(&q).map(|(w, q)| w - q).collect()
             }
+            Covariance::Dense {
+                chol_kb,
+                chol_sigma,
+            } => {
+                // w = L_K⁻¹k: ‖w‖² = kᵀK⁻¹k; z = L_K⁻ᵀw = K⁻¹k; ‖L_Σᵀz‖² = kᵀK⁻¹ΣK⁻¹k.
+                chol_kb.solve_lower_in_place(a.as_mut());
+                let w2 = col_sq_norms(a.as_ref());
+                chol_kb.solve_upper_in_place(a.as_mut());
+                let t = lower(chol_sigma).transpose() * &a;
+                let q = col_sq_norms(t.as_ref());
+                w2.iter().zip(&q).map(|(w, q)| w - q).collect()
+            }
         };
         let var = prior
             .iter()
@@ -114,7 +135,8 @@ impl GaussianPosterior {
 
     /// `KL(Q‖P) = KL(N(a,Σ) ‖ N(0,K_B))` (spec §3.0–3.2, §7.3–7.4), in nats.
     ///
-    /// Both forms share `½[ln det B + tr B⁻¹ + αᵀK_Bα − M]`.
+    /// The site and whitened forms share `½[ln det B + tr B⁻¹ + αᵀK_Bα − M]`; the dense form
+    /// uses the generic Gaussian KL through its two Cholesky factors.
     pub fn kl_to_prior(&self) -> f64 {
         let m = self.n_basis() as f64;
         let quad = self.alpha_k_alpha();
@@ -122,13 +144,29 @@ impl GaussianPosterior {
             Covariance::Sites { chol_b, .. } | Covariance::WhitenedPrecision { chol_b, .. } => {
                 0.5 * (chol_b.ln_det() + chol_b.inverse_trace() + quad - m)
             }
+            Covariance::Dense {
+                chol_kb,
+                chol_sigma,
+            } => {
+                // Generic Gaussian KL: ½[tr(K⁻¹Σ) + αᵀKα − M + ln det K − ln det Σ],
+                // tr(K⁻¹Σ) = ‖L_K⁻¹ L_Σ‖_F².
+                let mut v = lower(chol_sigma);
+                chol_kb.solve_lower_in_place(v.as_mut());
+                let trace: f64 = col_sq_norms(v.as_ref()).iter().sum();
+                0.5 * (trace + quad - m + chol_kb.ln_det() - chol_sigma.ln_det())
+            }
         }
     }
 
-    /// `αᵀ K_B α` (the mean term of the KL); for the inducing form with the stored (jittered)
-    /// `K_uu = L Lᵀ`, as `‖Lᵀα‖²`, so the KL is that of the prior the posterior was built on.
+    /// `αᵀ K_B α` (the mean term of the KL); for the inducing and dense forms with the stored
+    /// (jittered) `K = L Lᵀ`, as `‖Lᵀα‖²`, so the KL is that of the prior the posterior was
+    /// built on.
     fn alpha_k_alpha(&self) -> f64 {
-        if let Covariance::WhitenedPrecision { chol_kuu, .. } = &self.cov {
+        if let Covariance::WhitenedPrecision { chol_kuu, .. }
+        | Covariance::Dense {
+            chol_kb: chol_kuu, ..
+        } = &self.cov
+        {
             let l = chol_kuu.l();
             let m = self.alpha.len();
             return (0..m)
@@ -144,6 +182,17 @@ impl GaussianPosterior {
         let ka = &kb * linalg::col_from_slice(&self.alpha);
         linalg::dot(&self.alpha, &linalg::col_to_vec(ka.as_ref()))
     }
+}
+
+/// The factor `L` with its strict upper triangle zeroed (faer's in-place factorisation
+/// leaves that triangle unspecified, so a dense product must not read it).
+fn lower(c: &Cholesky) -> Mat<f64> {
+    let l = c.l();
+    Mat::from_fn(
+        c.dim(),
+        c.dim(),
+        |i, j| if i >= j { l[(i, j)] } else { 0.0 },
+    )
 }
 
 /// Multiply row i of `a` by `s[i]`.
