@@ -78,6 +78,13 @@ pub enum InferenceMethod {
     Laplace(laplace::LaplaceConfig),
     /// Expectation propagation (GPML Alg. 3.5).
     Ep(ep::EpConfig),
+    /// Sparse online GP (Csató–Opper; seed 003 §3.2), visiting the points in `order`.
+    Sogp {
+        /// Memory limit, novelty tolerance, sweeps.
+        config: sogp::SogpConfig,
+        /// Visiting order of every sweep.
+        order: sogp::SweepOrder,
+    },
 }
 
 impl InferenceMethod {
@@ -86,6 +93,7 @@ impl InferenceMethod {
         match self {
             InferenceMethod::Laplace(_) => "laplace",
             InferenceMethod::Ep(_) => "ep",
+            InferenceMethod::Sogp { .. } => "sogp",
         }
     }
 
@@ -100,6 +108,7 @@ impl InferenceMethod {
         match self {
             InferenceMethod::Laplace(cfg) => laplace::laplace(kernel, lik, x, y, cfg),
             InferenceMethod::Ep(cfg) => ep::ep(kernel, lik, x, y, cfg),
+            InferenceMethod::Sogp { config, order } => sogp::sogp(kernel, lik, x, y, config, order),
         }
     }
 }
