@@ -239,6 +239,15 @@ pub enum Experiment {
     PacGpSnelson,
     /// Seed 004 Fig. 3: kin40k and pol; bound, Gibbs risks, MSE, KL/N vs M for kl-/sqrt-PAC-SGP, VFE, FITC.
     PacSgpInducing,
+    /// Seed 003 §4.1: bound vs test Gibbs error of IVM, SOGP and full Laplace on breast-cancer,
+    /// ripley, crabs and house-votes (100 train / 200 test, 100 draws).
+    IvmUci,
+    /// Seed 003 §4.2: IVM (d = 300) on MNIST 2 vs 3 over the (w, C) kernel grid: six tables.
+    IvmMnistGrid,
+    /// Seed 003 §3.4: the points IVM and SOGP select on a 2-D three-Gaussian problem.
+    IvmSelection2d,
+    /// Seed 003 §4.4: risk–coverage curves of selective classification by |μ/σ| and |μ|.
+    RiskCoverage,
 }
 
 /// `pacgp demo`.

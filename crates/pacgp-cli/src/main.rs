@@ -6,6 +6,7 @@ mod cli;
 mod commands;
 mod plot;
 mod reproduce;
+mod reproduce_classification;
 
 use clap::Parser;
 

@@ -21,6 +21,10 @@ pub fn reproduce(a: ReproduceArgs) -> Result<()> {
         Experiment::PacGpEpsilon => epsilon(&a),
         Experiment::PacGpSnelson => snelson(&a),
         Experiment::PacSgpInducing => inducing(&a),
+        Experiment::IvmUci => crate::reproduce_classification::ivm_uci(&a),
+        Experiment::IvmMnistGrid => crate::reproduce_classification::ivm_mnist_grid(&a),
+        Experiment::IvmSelection2d => crate::reproduce_classification::ivm_selection_2d(&a),
+        Experiment::RiskCoverage => crate::reproduce_classification::risk_coverage(&a),
     }
 }
 

@@ -91,6 +91,27 @@ impl Dataset {
         self.x.ncols()
     }
 
+    /// The rows of `self` followed by those of `other` (same columns, same target).
+    pub fn concat(&self, other: &Dataset) -> Result<Dataset> {
+        if other.feature_names != self.feature_names {
+            return Err(Error::ShapeMismatch {
+                what: "concatenated data sets",
+                expected: self.feature_names.join(","),
+                found: other.feature_names.join(","),
+            });
+        }
+        let n = self.n();
+        let x = Mat::from_fn(n + other.n(), self.d(), |i, j| {
+            if i < n {
+                self.x[(i, j)]
+            } else {
+                other.x[(i - n, j)]
+            }
+        });
+        let y = self.y.iter().chain(&other.y).copied().collect();
+        Dataset::with_names(x, y, self.feature_names.clone(), self.target_name.clone())
+    }
+
     /// The rows listed in `idx` (in that order).
     pub fn subset(&self, idx: &[usize]) -> Dataset {
         Dataset {

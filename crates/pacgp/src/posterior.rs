@@ -44,6 +44,22 @@ pub enum Covariance {
     },
 }
 
+impl Covariance {
+    /// Largest diagonal jitter that any of its Cholesky factors needed (0 if none).
+    pub fn jitter(&self) -> f64 {
+        match self {
+            Covariance::Sites { chol_b, .. } => chol_b.jitter(),
+            Covariance::WhitenedPrecision { chol_kuu, chol_b } => {
+                chol_kuu.jitter().max(chol_b.jitter())
+            }
+            Covariance::Dense {
+                chol_kb,
+                chol_sigma,
+            } => chol_kb.jitter().max(chol_sigma.jitter()),
+        }
+    }
+}
+
 /// A Gaussian-process posterior `Q` over the latent function.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct GaussianPosterior {

@@ -1,4 +1,5 @@
 //! The seed papers' experiments as library functions returning tables.
 
+pub mod classification;
 pub mod pac_gp;
 pub mod pac_sgp;

@@ -79,6 +79,8 @@ pub enum InferenceMethod {
     Laplace(laplace::LaplaceConfig),
     /// Expectation propagation (GPML Alg. 3.5).
     Ep(ep::EpConfig),
+    /// Informative vector machine: ADF on a greedily selected active set (seed 003 §3.1).
+    Ivm(ivm::IvmConfig),
     /// Sparse online GP (Csató–Opper; seed 003 §3.2), visiting the points in `order`.
     Sogp {
         /// Memory limit, novelty tolerance, sweeps.
@@ -94,6 +96,7 @@ impl InferenceMethod {
         match self {
             InferenceMethod::Laplace(_) => "laplace",
             InferenceMethod::Ep(_) => "ep",
+            InferenceMethod::Ivm(_) => "ivm",
             InferenceMethod::Sogp { .. } => "sogp",
         }
     }
@@ -109,6 +112,7 @@ impl InferenceMethod {
         match self {
             InferenceMethod::Laplace(cfg) => laplace::laplace(kernel, lik, x, y, cfg),
             InferenceMethod::Ep(cfg) => ep::ep(kernel, lik, x, y, cfg),
+            InferenceMethod::Ivm(cfg) => ivm::ivm(kernel, lik, x, y, cfg),
             InferenceMethod::Sogp { config, order } => sogp::sogp(kernel, lik, x, y, config, order),
         }
     }

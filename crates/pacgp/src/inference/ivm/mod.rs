@@ -282,10 +282,7 @@ fn finish(
             "{zero} included sites have precision 0 (ν underflowed: the point carried no information)"
         ));
     }
-    let jitter_used = match &posterior.cov {
-        Covariance::Sites { chol_b, .. } => chol_b.jitter(),
-        Covariance::WhitenedPrecision { chol_b, .. } => chol_b.jitter(),
-    };
+    let jitter_used = posterior.cov.jitter();
     if jitter_used > 0.0 {
         notes.push(format!("jitter {jitter_used:e} added to I + Π½K_IΠ½"));
     }
