@@ -10,6 +10,7 @@ use crate::posterior::GaussianPosterior;
 
 pub mod ep;
 pub mod laplace;
+pub mod mean_field;
 
 /// How an iterative inference method ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
