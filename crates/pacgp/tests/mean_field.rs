@@ -441,3 +441,45 @@ fn table_17_1_wisconsin() {
     );
     assert!(lr.errors > 0 && lr.rate < 0.1);
 }
+
+/// The Gaussian Q of the noise-free latent equals the Gaussian posterior of the noisy process
+/// `f + ξ` with the mean-field site precisions `π̃_i = c_i/(k_ii(1 − c_i))`, `c_i = y_i α_i ⟨f_i⟩`
+/// (κ = 0, written out from eq. 17.40 here), conditioned back onto f:
+/// `Var f_i = K_ii − [K (K + vI + Π̃⁻¹)⁻¹ K]_ii`.
+#[test]
+fn gaussian_q_is_the_noisy_site_posterior_with_the_noise_integrated_out() {
+    let (x, y) = toy(40);
+    let k = Kernel::se_iso(1.1, 2.0);
+    let v = 0.5;
+    let fit = mean_field(&k, &Likelihood::heaviside(), x.as_ref(), &y, &tight(v)).unwrap();
+    let kg = k.gram(x.as_ref());
+    let n = y.len();
+    let site_var: Vec<f64> = (0..n)
+        .map(|i| {
+            let k_ii = kg[(i, i)] + v;
+            let c = y[i] * fit.alpha_mf[i] * fit.mean_activation[i];
+            assert!(c > 0.0 && c < 1.0);
+            k_ii * (1.0 - c) / c // 1/π̃_i
+        })
+        .collect();
+    let m = Mat::from_fn(n, n, |i, j| {
+        kg[(i, j)] + if i == j { v + site_var[i] } else { 0.0 }
+    });
+    let chol = pacgp::linalg::Cholesky::factor(
+        m.as_ref(),
+        &pacgp::linalg::JitterPolicy::none(),
+        "K + vI + Π̃⁻¹",
+    )
+    .unwrap();
+    let p = fit.fit.posterior.predict(x.as_ref()).unwrap();
+    for i in 0..n {
+        let ki: Vec<f64> = (0..n).map(|j| kg[(j, i)]).collect();
+        let w = chol.solve_vec(&ki);
+        let want = kg[(i, i)] - ki.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>();
+        assert!(
+            (p.var[i] - want).abs() < 1e-9,
+            "var at {i}: {} vs {want}",
+            p.var[i]
+        );
+    }
+}
