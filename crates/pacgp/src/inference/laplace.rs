@@ -45,6 +45,7 @@ pub fn laplace(
     y: &[f64],
     cfg: &LaplaceConfig,
 ) -> Result<ClassifierFit> {
+    lik.require_derivatives("Laplace")?;
     check_classification(x, y, lik)?;
     kernel.check_input_dim(x.ncols())?;
     let n = y.len();

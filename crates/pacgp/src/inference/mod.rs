@@ -11,6 +11,7 @@ use crate::posterior::GaussianPosterior;
 pub mod ep;
 pub mod ivm;
 pub mod laplace;
+pub mod mean_field;
 pub mod sogp;
 
 /// How an iterative inference method ended.
@@ -79,6 +80,9 @@ pub enum InferenceMethod {
     Laplace(laplace::LaplaceConfig),
     /// Expectation propagation (GPML Alg. 3.5).
     Ep(ep::EpConfig),
+    /// Naive mean field (seed 001 Alg. 17.1) with the Gaussian Q of its cavities; flip-noise
+    /// likelihood.
+    MeanField(mean_field::MeanFieldConfig),
     /// Informative vector machine: ADF on a greedily selected active set (seed 003 §3.1).
     Ivm(ivm::IvmConfig),
     /// Sparse online GP (Csató–Opper; seed 003 §3.2), visiting the points in `order`.
@@ -96,6 +100,7 @@ impl InferenceMethod {
         match self {
             InferenceMethod::Laplace(_) => "laplace",
             InferenceMethod::Ep(_) => "ep",
+            InferenceMethod::MeanField(_) => "mean-field",
             InferenceMethod::Ivm(_) => "ivm",
             InferenceMethod::Sogp { .. } => "sogp",
         }
@@ -112,6 +117,9 @@ impl InferenceMethod {
         match self {
             InferenceMethod::Laplace(cfg) => laplace::laplace(kernel, lik, x, y, cfg),
             InferenceMethod::Ep(cfg) => ep::ep(kernel, lik, x, y, cfg),
+            InferenceMethod::MeanField(cfg) => {
+                mean_field::mean_field(kernel, lik, x, y, cfg).map(|m| m.fit)
+            }
             InferenceMethod::Ivm(cfg) => ivm::ivm(kernel, lik, x, y, cfg),
             InferenceMethod::Sogp { config, order } => sogp::sogp(kernel, lik, x, y, config, order),
         }
