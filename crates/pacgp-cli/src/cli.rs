@@ -75,12 +75,21 @@ pub enum Method {
     Laplace,
     /// GP classification, expectation propagation with the probit likelihood.
     Ep,
+    /// GP classification, naive mean field (seed 001) with flip noise --kappa and --input-noise.
+    MeanField,
+    /// GP classification, informative vector machine (ADF on --active-set points; probit).
+    Ivm,
+    /// GP classification, sparse online GP with at most --active-set basis vectors (probit).
+    Sogp,
 }
 
 impl Method {
     /// True for the classification methods.
     pub fn is_classifier(self) -> bool {
-        matches!(self, Method::Laplace | Method::Ep)
+        matches!(
+            self,
+            Method::Laplace | Method::Ep | Method::MeanField | Method::Ivm | Method::Sogp
+        )
     }
 }
 
@@ -128,6 +137,15 @@ pub struct FitArgs {
     /// Likelihood of the classifiers.
     #[arg(long, value_enum, default_value_t = LikelihoodArg::Probit)]
     pub likelihood: LikelihoodArg,
+    /// ivm: active-set size d; sogp: the most basis vectors kept.
+    #[arg(long, default_value_t = 100)]
+    pub active_set: usize,
+    /// mean-field: label flip probability κ in [0, 0.5).
+    #[arg(long, default_value_t = 0.0)]
+    pub kappa: f64,
+    /// mean-field: input-noise variance v added to the kernel's diagonal (seed 001 eq. 17.16).
+    #[arg(long, default_value_t = 1.0)]
+    pub input_noise: f64,
     /// Confidence δ of the PAC-Bayes bound (PAC methods).
     #[arg(long, default_value_t = 0.01)]
     pub delta: f64,
@@ -224,6 +242,10 @@ pub struct ReproduceArgs {
     /// breast-cancer, ripley, crabs, house-votes.
     #[arg(long, value_delimiter = ',')]
     pub datasets: Vec<String>,
+    /// ivm-uci, risk-coverage: the seed's fixed unit-scale RBF kernel instead of the kernel
+    /// with the lowest bound among nine candidates.
+    #[arg(long)]
+    pub seed_kernel: bool,
     /// Print the summary table as one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -245,6 +267,7 @@ pub enum Experiment {
     /// Seed 003 §4.2: IVM (d = 300) on MNIST 2 vs 3 over the (w, C) kernel grid: six tables.
     IvmMnistGrid,
     /// Seed 003 §3.4: the points IVM and SOGP select on a 2-D three-Gaussian problem.
+    #[value(name = "ivm-selection-2d")]
     IvmSelection2d,
     /// Seed 003 §4.4: risk–coverage curves of selective classification by |μ/σ| and |μ|.
     RiskCoverage,

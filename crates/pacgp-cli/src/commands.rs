@@ -7,6 +7,9 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use pacgp::bounds::{BoundKind, ConfidenceTerm};
 use pacgp::data::{self, CsvOptions, Dataset, MissingPolicy, TargetSpec};
+use pacgp::inference::ivm::IvmConfig;
+use pacgp::inference::mean_field::MeanFieldConfig;
+use pacgp::inference::sogp::{SogpConfig, SweepOrder};
 use pacgp::inference::InferenceMethod;
 use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
@@ -143,7 +146,7 @@ fn fit(a: FitArgs) -> Result<()> {
             };
             fit_pac_sgp_model(&train, &o)?
         }
-        Method::Laplace | Method::Ep => {
+        Method::Laplace | Method::Ep | Method::MeanField | Method::Ivm | Method::Sogp => {
             unreachable!("classifiers are fitted by fit_classifier_cmd")
         }
         Method::PacGp | Method::PacGpSqrt => {
@@ -236,17 +239,53 @@ fn csv_options(a: &DataArgs) -> CsvOptions {
     }
 }
 
-fn fit_classifier_cmd(a: FitArgs) -> Result<()> {
-    let (train, labels) = data::load_csv_classification(&a.data.data, &csv_options(&a.data))?;
-    let likelihood = match a.likelihood {
+/// The inference method and likelihood that `fit` arguments ask for; mean field always uses
+/// the flip-noise likelihood (κ = --kappa), IVM and SOGP the probit.
+fn classifier_method(a: &FitArgs) -> Result<(InferenceMethod, Likelihood)> {
+    let chosen = match a.likelihood {
         LikelihoodArg::Probit => Likelihood::probit(),
         LikelihoodArg::Logistic => Likelihood::Logistic,
     };
-    let method = if a.method == Method::Laplace {
-        InferenceMethod::Laplace(Default::default())
-    } else {
-        InferenceMethod::Ep(Default::default())
+    let probit_only = |name: &str| -> Result<Likelihood> {
+        if a.likelihood != LikelihoodArg::Probit {
+            return Err(pacgp::Error::Unsupported(format!(
+                "{name} needs the probit likelihood (tilted moments in closed form)"
+            ))
+            .into());
+        }
+        Ok(Likelihood::probit())
     };
+    Ok(match a.method {
+        Method::Laplace => (InferenceMethod::Laplace(Default::default()), chosen),
+        Method::Ep => (InferenceMethod::Ep(Default::default()), probit_only("EP")?),
+        Method::MeanField => (
+            InferenceMethod::MeanField(MeanFieldConfig {
+                input_noise: a.input_noise,
+                ..Default::default()
+            }),
+            Likelihood::flip_noise(a.kappa)?,
+        ),
+        Method::Ivm => (
+            InferenceMethod::Ivm(IvmConfig::new(a.active_set)),
+            probit_only("IVM")?,
+        ),
+        Method::Sogp => (
+            InferenceMethod::Sogp {
+                config: SogpConfig {
+                    max_basis: a.active_set,
+                    ..Default::default()
+                },
+                order: SweepOrder::Shuffled { seed: a.seed },
+            },
+            probit_only("SOGP")?,
+        ),
+        _ => unreachable!("only classifier methods reach classifier_method"),
+    })
+}
+
+fn fit_classifier_cmd(a: FitArgs) -> Result<()> {
+    let (train, labels) = data::load_csv_classification(&a.data.data, &csv_options(&a.data))?;
+    let (method, likelihood) = classifier_method(&a)?;
     let opts = ClassifierOptions {
         method,
         likelihood,
