@@ -245,9 +245,12 @@ pub fn ivm_uci(a: &ReproduceArgs) -> Result<()> {
     Ok(())
 }
 
+/// Reads one quantity of a grid cell.
+type CellField = fn(&GridCell) -> f64;
+
 /// Seed 003's six tables as CSV blocks (rows w, columns C).
 fn grid_tables(cells: &[GridCell], ws: &[f64], cs: &[f64]) -> String {
-    let tables: [(&str, fn(&GridCell) -> f64); 6] = [
+    let tables: [(&str, CellField); 6] = [
         ("Gibbs training error", |g| g.scores.train_gibbs),
         ("Gibbs test error", |g| g.scores.test_gibbs),
         ("gap error bound", |g| g.scores.gap),
