@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::posterior::GaussianPosterior;
 
 pub mod ep;
+pub mod evidence;
 pub mod laplace;
 
 /// How an iterative inference method ended.
