@@ -1,6 +1,9 @@
-//! GP classification at N = 2000, D = 8 (SE-ARD, probit/logistic): Laplace and EP fits at
-//! fixed θ, one evidence + gradient evaluation, and a whole ML-II fit (Laplace, logistic,
-//! start θ = 0 as scikit-learn's `GaussianProcessClassifier` in `shared/peers/gpc.py --ard`).
+//! GP classification at N = 2000, D = 8 (SE-ARD, probit/logistic): Laplace and parallel EP
+//! fits at fixed θ and one evidence + gradient evaluation (criterion), sequential EP at
+//! N = 500, and whole ML-II fits (Laplace, logistic, start θ = 0 as scikit-learn's
+//! `GaussianProcessClassifier` in `shared/peers/gpc.py --ard`). An ML-II fit takes seconds
+//! to minutes, too long for criterion's ten samples: two fits are timed once each with
+//! `Instant` and printed to stderr (wall time, evaluations, ln q) before the criterion runs.
 //!
 //! Data: `synth_clf_n2000.csv` written by `python3 shared/peers/make_data.py --out
 //! /tmp/peers-data` (x ~ U(−2, 2)^8, label = 1 if Σ sin(x_j) + 0.3 ε > 0), read from
@@ -46,9 +49,37 @@ fn data() -> (Mat<f64>, Vec<f64>) {
     (s.transform(x.as_ref()).unwrap(), y)
 }
 
+/// Two timed ML-II fits (Laplace, logistic), printed to stderr.
+fn time_ml2(x: &Mat<f64>, y: &[f64], k: &Kernel) {
+    for run in 0..2 {
+        let t = std::time::Instant::now();
+        let r = fit_laplace_ml2(
+            k,
+            &Likelihood::Logistic,
+            x.as_ref(),
+            y,
+            &ClassifierMlConfig::default(),
+        )
+        .unwrap();
+        eprintln!(
+            "laplace_ml2_fit_logistic n=2000 run {run}: {:.2} s, {} iterations, {} evaluations, \
+             {:?}, ln q = {:.4}, θ = {:?}",
+            t.elapsed().as_secs_f64(),
+            r.report.iterations,
+            r.report.evaluations,
+            r.report.termination,
+            r.fit.ln_evidence.unwrap(),
+            r.report.params
+        );
+    }
+}
+
 fn benches(c: &mut Criterion) {
     let (x, y) = data();
     let k = Kernel::se_ard(&[1.0; 8], 1.0);
+    if std::env::var_os("PACGP_BENCH_SKIP_ML2").is_none() {
+        time_ml2(&x, &y, &k);
+    }
     let mut g = c.benchmark_group("classification_n2000");
     g.sample_size(10);
     let probit = Likelihood::probit();
@@ -77,27 +108,27 @@ fn benches(c: &mut Criterion) {
     g.bench_function("ep_parallel_fit", |b| {
         b.iter(|| ep(&k, &probit, x.as_ref(), &y, &par).unwrap())
     });
-    g.bench_function("ep_sequential_fit", |b| {
-        b.iter(|| {
-            let cfg = EpConfig {
+    g.finish();
+    // Sequential EP is O(N³) memory-bound rank-one work per sweep: compared at N = 500.
+    let mut g = c.benchmark_group("classification_n500");
+    g.sample_size(10);
+    let idx: Vec<usize> = (0..500).collect();
+    let x5 = Mat::from_fn(500, x.ncols(), |i, j| x[(idx[i], j)]);
+    let y5 = &y[..500];
+    for (name, cfg) in [
+        (
+            "ep_sequential_fit",
+            EpConfig {
                 tol: 1e-6,
                 ..EpConfig::default()
-            };
-            ep(&k, &probit, x.as_ref(), &y, &cfg).unwrap()
-        })
-    });
-    g.bench_function("laplace_ml2_fit_logistic", |b| {
-        b.iter(|| {
-            fit_laplace_ml2(
-                &k,
-                &Likelihood::Logistic,
-                x.as_ref(),
-                &y,
-                &ClassifierMlConfig::default(),
-            )
-            .unwrap()
-        })
-    });
+            },
+        ),
+        ("ep_parallel_fit", par),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter(|| ep(&k, &probit, x5.as_ref(), y5, &cfg).unwrap())
+        });
+    }
     g.finish();
 }
 
