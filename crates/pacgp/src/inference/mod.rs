@@ -9,6 +9,7 @@ use crate::error::{Error, Result};
 use crate::posterior::GaussianPosterior;
 
 pub mod ep;
+pub mod evidence;
 pub mod ivm;
 pub mod laplace;
 pub mod mean_field;
