@@ -102,6 +102,16 @@ pub enum LikelihoodArg {
     Logistic,
 }
 
+/// How a classifier's hyperparameters are chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SelectArg {
+    /// The lowest PAC-Bayes bound among nine isotropic SE kernels fixed in advance (penalty ln 9).
+    Bound,
+    /// ML-II with --kernel (laplace, ep: evidence gradients; ivm: pseudo-likelihood) inside
+    /// the PAC grid's range, snapped onto the grid (penalty T·ln 1201).
+    Ml2,
+}
+
 /// The confidence constant of the PAC-Bayes bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TermArg {
@@ -137,6 +147,9 @@ pub struct FitArgs {
     /// Likelihood of the classifiers.
     #[arg(long, value_enum, default_value_t = LikelihoodArg::Probit)]
     pub likelihood: LikelihoodArg,
+    /// Classifiers: how the kernel hyperparameters are chosen (both are certified).
+    #[arg(long, value_enum, default_value_t = SelectArg::Bound)]
+    pub select: SelectArg,
     /// ivm: active-set size d; sogp: the most basis vectors kept.
     #[arg(long, default_value_t = 100)]
     pub active_set: usize,

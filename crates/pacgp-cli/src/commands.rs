@@ -17,7 +17,7 @@ use pacgp::model::{
     fit_gpr, fit_pac_gp_model, fit_pac_sgp_model, fit_sparse_model, FittedModel, GprOptions,
     PacGpOptions, PacSgpOptions, SparseOptions,
 };
-use pacgp::model::{ClassifierOptions, Task};
+use pacgp::model::{ClassifierOptions, HyperSelection, Task};
 use pacgp::regression::exact::MlConfig;
 use pacgp::regression::sparse::SparseMethod;
 use serde_json::json;
@@ -286,11 +286,18 @@ fn classifier_method(a: &FitArgs) -> Result<(InferenceMethod, Likelihood)> {
 fn fit_classifier_cmd(a: FitArgs) -> Result<()> {
     let (train, labels) = data::load_csv_classification(&a.data.data, &csv_options(&a.data))?;
     let (method, likelihood) = classifier_method(&a)?;
+    let selection = match a.select {
+        SelectArg::Bound => HyperSelection::BoundOverCandidates,
+        SelectArg::Ml2 => HyperSelection::Ml2 {
+            kernel: pacgp::kernel::Kernel::from_spec(&a.kernel, train.d())?,
+        },
+    };
     let opts = ClassifierOptions {
         method,
         likelihood,
         delta: a.delta,
         term: ConfidenceTerm::Maurer,
+        selection,
     };
     let pb = spinner(&format!("fitting {:?} on {} points", a.method, train.n()));
     let t0 = Instant::now();
@@ -322,7 +329,11 @@ fn fit_classifier_cmd(a: FitArgs) -> Result<()> {
             model.feature_names.len()
         );
         println!(
-            "  kernel chosen by the bound (standardised inputs): {}",
+            "  kernel ({}; standardised inputs): {}",
+            match a.select {
+                SelectArg::Bound => "lowest bound of nine candidates",
+                SelectArg::Ml2 => "ML-II snapped onto the PAC grid",
+            },
             model.posterior.kernel.describe()
         );
         println!(
@@ -534,6 +545,7 @@ fn demo(a: DemoArgs) -> Result<()> {
         likelihood: Likelihood::probit(),
         delta: 0.01,
         term: ConfidenceTerm::Maurer,
+        selection: Default::default(),
     };
     let model = pacgp::model::fit_classifier(&train, labels, &opts)?;
     let secs = t0.elapsed().as_secs_f64();

@@ -756,6 +756,8 @@ pub struct ClassifierOptions {
     pub delta: f64,
     /// Confidence constant of that bound.
     pub term: ConfidenceTerm,
+    /// How the kernel hyperparameters are chosen.
+    pub selection: HyperSelection,
 }
 
 /// The candidate kernels `σ_f²·SE(l)` on standardised inputs whose bound is compared:
@@ -771,9 +773,132 @@ pub fn classifier_candidates(d: usize) -> Vec<Kernel> {
     out
 }
 
-/// GP classification with θ chosen by **minimising the PAC-Bayes bound** on the Gibbs error
-/// over [`classifier_candidates`] (a union bound over the candidates: penalty `ln 9`), so the
-/// stored model's certificate holds as computed.
+/// How a classifier's kernel hyperparameters are chosen. Either way the penalty of the
+/// choice enters the certificate, so the bound stored with the model holds as computed.
+#[derive(Clone, Debug, Default)]
+pub enum HyperSelection {
+    /// The lowest PAC-Bayes bound among [`classifier_candidates`] (penalty `ln 9`).
+    #[default]
+    BoundOverCandidates,
+    /// ML-II from `kernel` (Laplace/EP evidence with analytic gradients, or the IVM
+    /// pseudo-likelihood of seed 003 §4.3) inside the PAC grid's range, then θ snapped onto
+    /// the grid of seed 004 (penalty `T·ln 1201`).
+    Ml2 {
+        /// Kernel structure and starting values.
+        kernel: Kernel,
+    },
+}
+
+/// Bound of a fit on its training sample with the given penalty (spec §7.1).
+fn classifier_bound(
+    fit: &crate::inference::ClassifierFit,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    opts: &ClassifierOptions,
+    penalty: f64,
+) -> Result<f64> {
+    let (b, lam) = opts.likelihood.bias_and_slope();
+    let risk = loss::gibbs_error_classification(y, &fit.posterior.predict(x)?, b, lam)?;
+    crate::bounds::pac_bayes_bound(
+        risk,
+        fit.posterior.kl_to_prior().max(0.0),
+        y.len(),
+        opts.delta,
+        penalty,
+        BoundKind::Kl,
+        opts.term,
+    )
+}
+
+/// The lowest-bound fit among the candidate kernels, with its bound and penalty `ln 9`.
+fn select_by_bound(
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    opts: &ClassifierOptions,
+) -> Result<(
+    crate::inference::ClassifierFit,
+    f64,
+    f64,
+    Option<OptimReport>,
+)> {
+    let candidates = classifier_candidates(x.ncols());
+    let penalty = (candidates.len() as f64).ln();
+    let mut best: Option<(f64, crate::inference::ClassifierFit)> = None;
+    for k in &candidates {
+        let fit = opts.method.fit(k, &opts.likelihood, x, y)?;
+        let bound = classifier_bound(&fit, x, y, opts, penalty)?;
+        if best.as_ref().is_none_or(|(bb, _)| bound < *bb) {
+            best = Some((bound, fit));
+        }
+    }
+    let (bound, fit) = best.ok_or(Error::Empty {
+        what: "kernel candidates",
+    })?;
+    Ok((fit, bound, penalty, None))
+}
+
+/// ML-II inside the grid's range, θ snapped onto the grid, refit there; penalty `T·ln 1201`.
+fn select_by_ml2(
+    kernel: &Kernel,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    opts: &ClassifierOptions,
+) -> Result<(
+    crate::inference::ClassifierFit,
+    f64,
+    f64,
+    Option<OptimReport>,
+)> {
+    use crate::inference::evidence::{fit_ep_ml2, fit_laplace_ml2, ClassifierMlConfig};
+    use crate::inference::ivm::ml2::{ivm_ml2, IvmMl2Config};
+    use crate::inference::InferenceMethod;
+    let grid = HyperGrid::default();
+    let boxed = (grid.min_log, grid.max_log);
+    let ml = |laplace| -> Result<(Kernel, OptimReport)> {
+        let cfg = ClassifierMlConfig {
+            theta_bounds: boxed,
+            ..Default::default()
+        };
+        let r = if laplace {
+            fit_laplace_ml2(kernel, &opts.likelihood, x, y, &cfg)?
+        } else {
+            fit_ep_ml2(kernel, &opts.likelihood, x, y, &cfg)?
+        };
+        Ok((r.kernel, r.report))
+    };
+    let (mut fitted, report) = match &opts.method {
+        InferenceMethod::Laplace(_) => ml(true)?,
+        InferenceMethod::Ep(_) => ml(false)?,
+        InferenceMethod::Ivm(cfg) => {
+            let mut c = IvmMl2Config::new(cfg.active_set, 3);
+            c.ivm = cfg.clone();
+            c.kernel_optim.bounds = Some(vec![boxed; kernel.n_params()]);
+            let r = ivm_ml2(kernel, &opts.likelihood, x, y, &c)?;
+            let rep = r.kernel_reports.last().cloned();
+            (
+                r.fit.posterior.kernel,
+                rep.ok_or(Error::Empty {
+                    what: "IVM ML-II rounds",
+                })?,
+            )
+        }
+        other => {
+            return Err(Error::Unsupported(format!(
+                "ML-II hyperparameters are available for laplace, ep and ivm, not {}",
+                other.name()
+            )))
+        }
+    };
+    fitted.set_params(&grid.round(&fitted.params()))?;
+    let fit = opts.method.fit(&fitted, &opts.likelihood, x, y)?;
+    let penalty = grid.penalty(fitted.n_params());
+    let bound = classifier_bound(&fit, x, y, opts, penalty)?;
+    Ok((fit, bound, penalty, Some(report)))
+}
+
+/// GP classification with certified hyperparameters: by default θ is chosen by **minimising
+/// the PAC-Bayes bound** on the Gibbs error over [`classifier_candidates`] (union bound:
+/// penalty `ln 9`); with [`HyperSelection::Ml2`] by ML-II snapped onto the PAC grid.
 pub fn fit_classifier(
     train: &Dataset,
     labels: LabelMap,
@@ -782,34 +907,10 @@ pub fn fit_classifier(
     crate::data::check_binary_labels(&train.y)?;
     let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
     let x = x_scaler.transform(train.x.as_ref())?;
-    let candidates = classifier_candidates(train.d());
-    let penalty = (candidates.len() as f64).ln();
-    let (b, lam) = opts.likelihood.bias_and_slope();
-    let mut best: Option<(f64, crate::inference::ClassifierFit)> = None;
-    for k in &candidates {
-        let fit = opts.method.fit(k, &opts.likelihood, x.as_ref(), &train.y)?;
-        let risk = loss::gibbs_error_classification(
-            &train.y,
-            &fit.posterior.predict(x.as_ref())?,
-            b,
-            lam,
-        )?;
-        let bound = crate::bounds::pac_bayes_bound(
-            risk,
-            fit.posterior.kl_to_prior().max(0.0),
-            train.n(),
-            opts.delta,
-            penalty,
-            BoundKind::Kl,
-            opts.term,
-        )?;
-        if best.as_ref().is_none_or(|(bb, _)| bound < *bb) {
-            best = Some((bound, fit));
-        }
-    }
-    let (bound, fit) = best.ok_or(Error::Empty {
-        what: "kernel candidates",
-    })?;
+    let (fit, bound, penalty, optimiser) = match &opts.selection {
+        HyperSelection::BoundOverCandidates => select_by_bound(x.as_ref(), &train.y, opts)?,
+        HyperSelection::Ml2 { kernel } => select_by_ml2(kernel, x.as_ref(), &train.y, opts)?,
+    };
     let name = opts.method.name();
     Ok(FittedModel {
         format: FORMAT.into(),
@@ -825,7 +926,7 @@ pub fn fit_classifier(
         },
         epsilon: None,
         report: FitReport {
-            optimiser: None,
+            optimiser,
             objective: Some(bound),
             objective_name: "pac_bayes_bound_gibbs_error".into(),
             jitter_used: fit.report.jitter_used,
