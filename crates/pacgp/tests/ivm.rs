@@ -188,6 +188,9 @@ fn ivm_selects_the_point_of_largest_entropy_reduction() {
     let d = 8;
     let (fit, sites) = ivm_sites(&k, &lik, x.as_ref(), &y, &IvmConfig::new(d)).unwrap();
     let chosen = fit.basis_indices.unwrap();
+    // Under the prior every point has the same score (stationary kernel, b = 0): the tie
+    // goes to the lowest index.
+    assert_eq!(chosen[0], 0);
     for step in 0..d {
         let (mean, var) = if step == 0 {
             (vec![0.0; 40], k.diag(x.as_ref()))

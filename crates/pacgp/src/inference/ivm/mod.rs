@@ -125,7 +125,8 @@ impl Step {
 struct AdfState<'a> {
     kernel: &'a Kernel,
     lik: &'a Likelihood,
-    x: MatRef<'a, f64>,
+    /// Training inputs as contiguous rows (one kernel column costs O(n D), no copy of X).
+    rows: Vec<Vec<f64>>,
     y: &'a [f64],
     /// Current marginal means `μ_i`.
     mean: Vec<f64>,
@@ -152,7 +153,7 @@ impl<'a> AdfState<'a> {
         Self {
             kernel,
             lik,
-            x,
+            rows: crate::kernel::rows_of(x),
             y,
             mean: vec![0.0; n],
             var: kernel.diag(x),
@@ -169,8 +170,12 @@ impl<'a> AdfState<'a> {
 
     /// `s = Σ e_j = k(X, x_j) − M Mᵀ e_j`, O(n r).
     fn covariance_column(&self, j: usize) -> Vec<f64> {
-        let kcol = self.kernel.cross(self.x, self.x.subrows(j, 1));
-        let mut s = linalg::col_to_vec(kcol.as_ref());
+        let xj = &self.rows[j];
+        let mut s: Vec<f64> = self
+            .rows
+            .par_iter()
+            .map(|r| self.kernel.eval(r, xj))
+            .collect();
         let coefs: Vec<f64> = self.m.iter().map(|col| col[j]).collect();
         let m = &self.m;
         s.par_chunks_mut(CHUNK).enumerate().for_each(|(c, chunk)| {
