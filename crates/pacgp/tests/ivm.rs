@@ -17,8 +17,6 @@ use pacgp::optim::Objective;
 use pacgp::posterior::Covariance;
 use pacgp::regression::exact::{ExactGp, NegLogMarginalLikelihood};
 use pacgp::Error;
-use rand::{Rng, SeedableRng};
-use rand_distr::{Distribution, StandardNormal};
 
 fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
     let x = Mat::from_fn(n, 2, |i, j| {
@@ -392,21 +390,8 @@ fn ivm_ml2_rounds_improve_the_pseudo_likelihood() {
 /// and the boundary of the support): farther from their component's centre than the data.
 #[test]
 fn seed_003_illustrative_example_selects_points_near_the_boundary() {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
     let n = 200;
-    let mut x = Mat::<f64>::zeros(n, 2);
-    let mut y = vec![0.0; n];
-    for i in 0..n {
-        let c = rng.gen_range(0..3);
-        let centre = [-5.0, 0.0, 5.0][c];
-        let (a, b): (f64, f64) = (
-            StandardNormal.sample(&mut rng),
-            StandardNormal.sample(&mut rng),
-        );
-        x[(i, 0)] = centre + a;
-        x[(i, 1)] = b;
-        y[i] = if c == 1 { 1.0 } else { -1.0 };
-    }
+    let (x, y) = pacgp::experiments::classification::three_gaussians(n, 3);
     let k = Kernel::se_iso(1.0, 1.0);
     let fit = ivm(
         &k,
