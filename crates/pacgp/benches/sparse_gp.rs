@@ -1,6 +1,6 @@
 //! Sparse hot paths: one objective + gradient of VFE and of kl-PAC-SGP (FITC form) at
 //! M = 500, D = 8 and N = 8000, 16000, 32000 (kin40k size), to show the cost growing
-//! linearly in N. Data as `shared/peers/make_data.py`. Run: `cargo bench -p pacgp --bench sparse_gp`.
+//! linearly in N (report the slope per 1000 points from the three means). Data as `shared/peers/make_data.py`. Run: `cargo bench -p pacgp --bench sparse_gp`.
 #![allow(missing_docs)] // criterion_group! generates undocumented items
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
@@ -12,6 +12,7 @@ use pacgp::objective::pac_sgp::PacSgpObjective;
 use pacgp::optim::Objective;
 use pacgp::regression::sparse::{NegSparseObjective, SparseMethod};
 use rand::{Rng, SeedableRng};
+use std::time::Duration;
 
 fn synth(n: usize, d: usize) -> (Mat<f64>, Vec<f64>) {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
@@ -24,7 +25,10 @@ fn synth(n: usize, d: usize) -> (Mat<f64>, Vec<f64>) {
 
 fn benches(c: &mut Criterion) {
     let mut g = c.benchmark_group("sparse_gp");
-    g.sample_size(10);
+    // Ten samples, short warm-up and measurement: the 32000-point case still takes ~10 evaluations.
+    g.sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(5));
     let m = 500;
     let k = Kernel::se_ard(&[1.0, 1.2, 0.9, 1.5, 2.0, 0.8, 1.1, 1.3], 1.0);
     for &n in &[8000usize, 16000, 32000] {

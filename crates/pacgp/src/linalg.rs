@@ -9,6 +9,7 @@ use faer::linalg::cholesky::llt::factor::{self, LltRegularization};
 use faer::linalg::triangular_solve;
 use faer::reborrow::ReborrowMut;
 use faer::{Mat, MatMut, MatRef, Par};
+use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 
@@ -92,7 +93,16 @@ fn try_factor(a: MatRef<'_, f64>, jitter: f64) -> std::result::Result<Mat<f64>, 
         stack,
         Default::default(),
     ) {
-        Ok(_) => Ok(l),
+        Ok(_) => {
+            // faer may use the strict upper triangle as workspace: clear it so that `l()` is
+            // the triangular factor as a plain matrix.
+            for j in 1..n {
+                for i in 0..j {
+                    l[(i, j)] = 0.0;
+                }
+            }
+            Ok(l)
+        }
         Err(factor::LltError::NonPositivePivot { index }) => Err(index),
     }
 }
@@ -295,6 +305,78 @@ pub fn trace_of_product(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> f64 {
     s
 }
 
+/// Column `j` of an owned matrix as a contiguous slice (faer stores columns contiguously).
+pub fn col(a: &Mat<f64>, j: usize) -> &[f64] {
+    a.col_as_slice(j)
+}
+
+/// `Σ_k a_kj b_kj` for every column j (the diagonal of `AᵀB`), parallel over columns.
+pub fn col_dots(a: &Mat<f64>, b: &Mat<f64>) -> Vec<f64> {
+    debug_assert_eq!((a.nrows(), a.ncols()), (b.nrows(), b.ncols()));
+    (0..a.ncols())
+        .into_par_iter()
+        .map(|j| dot(col(a, j), col(b, j)))
+        .collect()
+}
+
+/// `‖a_{:,j}‖²` for every column j, parallel over columns.
+pub fn col_sq_norms(a: &Mat<f64>) -> Vec<f64> {
+    (0..a.ncols())
+        .into_par_iter()
+        .map(|j| col(a, j).iter().map(|v| v * v).sum())
+        .collect()
+}
+
+/// `A ← A diag(w)`: column j scaled by `w_j`, in parallel.
+pub fn scale_cols(a: &mut Mat<f64>, w: &[f64]) {
+    debug_assert_eq!(a.ncols(), w.len());
+    a.par_col_iter_mut().zip(w).for_each(|(c, wj)| {
+        for v in c.try_as_col_major_mut().unwrap().as_slice_mut() {
+            *v *= wj;
+        }
+    });
+}
+
+/// `A x` for an M×N matrix and an N-vector.
+pub fn mat_vec(a: &Mat<f64>, x: &[f64]) -> Vec<f64> {
+    let y = a * faer::ColRef::from_slice(x);
+    y.iter().copied().collect()
+}
+
+/// `Aᵀ x` for an M×N matrix and an M-vector (one dot product per column, in parallel).
+pub fn mat_t_vec(a: &Mat<f64>, x: &[f64]) -> Vec<f64> {
+    (0..a.ncols())
+        .into_par_iter()
+        .map(|j| dot(col(a, j), x))
+        .collect()
+}
+
+/// `A diag(w) Aᵀ` (M×M, symmetric) for an M×N matrix `A`: one triangle by a triangular
+/// product (M²N flops), then mirrored.
+pub fn weighted_gram(a: &Mat<f64>, w: &[f64]) -> Mat<f64> {
+    let m = a.nrows();
+    let mut aw = a.clone();
+    scale_cols(&mut aw, w);
+    let mut out = Mat::<f64>::zeros(m, m);
+    faer::linalg::matmul::triangular::matmul(
+        out.as_mut(),
+        faer::linalg::matmul::triangular::BlockStructure::TriangularLower,
+        faer::Accum::Replace,
+        aw.as_ref(),
+        faer::linalg::matmul::triangular::BlockStructure::Rectangular,
+        a.transpose(),
+        faer::linalg::matmul::triangular::BlockStructure::Rectangular,
+        1.0,
+        Par::rayon(0),
+    );
+    for j in 0..m {
+        for i in 0..j {
+            out[(i, j)] = out[(j, i)];
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -331,6 +413,51 @@ mod tests {
         for i in 0..9 {
             let ax: f64 = (0..9).map(|j| a[(i, j)] * x[j]).sum();
             assert!((ax - b[i]).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn factor_is_lower_triangular_and_reproduces_a() {
+        let a = spd(40);
+        let c = Cholesky::factor(a.as_ref(), &JitterPolicy::default(), "A").unwrap();
+        let l = c.l();
+        let llt = l * l.transpose();
+        for j in 0..40 {
+            for i in 0..40 {
+                if i < j {
+                    assert_eq!(l[(i, j)], 0.0);
+                }
+                assert!((llt[(i, j)] - a[(i, j)]).abs() < 1e-12);
+            }
+        }
+    }
+
+    #[test]
+    fn weighted_gram_and_column_helpers_match_dense_products() {
+        let a = Mat::from_fn(7, 30, |i, j| ((i * 5 + j * 11) % 13) as f64 / 13.0 - 0.5);
+        let w: Vec<f64> = (0..30).map(|j| (j as f64 - 10.0) / 7.0).collect();
+        let dense =
+            &a * Mat::from_fn(30, 30, |i, j| if i == j { w[i] } else { 0.0 }) * a.transpose();
+        let fast = weighted_gram(&a, &w);
+        let b = Mat::from_fn(7, 30, |i, j| (i + j) as f64 / 9.0);
+        let atb = a.transpose() * &b;
+        let (dots, norms) = (col_dots(&a, &b), col_sq_norms(&a));
+        let x: Vec<f64> = (0..30).map(|j| j as f64 / 30.0).collect();
+        let xm: Vec<f64> = (0..7).map(|i| 1.0 - i as f64 / 7.0).collect();
+        let (ax, atx) = (mat_vec(&a, &x), mat_t_vec(&a, &xm));
+        for i in 0..7 {
+            for j in 0..7 {
+                assert!((fast[(i, j)] - dense[(i, j)]).abs() < 1e-12);
+            }
+            let e: f64 = (0..30).map(|j| a[(i, j)] * x[j]).sum();
+            assert!((ax[i] - e).abs() < 1e-12);
+        }
+        for j in 0..30 {
+            assert!((dots[j] - atb[(j, j)]).abs() < 1e-12);
+            let n2: f64 = (0..7).map(|i| a[(i, j)] * a[(i, j)]).sum();
+            assert!((norms[j] - n2).abs() < 1e-12);
+            let e: f64 = (0..7).map(|i| a[(i, j)] * xm[i]).sum();
+            assert!((atx[j] - e).abs() < 1e-12);
         }
     }
 

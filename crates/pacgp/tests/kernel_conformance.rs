@@ -255,3 +255,52 @@ fn spec_parser_builds_and_rejects() {
     }
     assert!(Kernel::se_ard(&[1.0; 3], 1.0).check_input_dim(2).is_err());
 }
+
+/// `cross_adjoint` (one pass over K(Z, X), reusing it) against central differences of
+/// `Σ G ∘ K(Z, X)` in every θ and every z_mt; h = 1e-6, tolerance 1e-6 relative as above.
+fn check_cross_adjoint(k: &Kernel, name: &str) {
+    let x = inputs(9, 0.0);
+    let z = inputs(4, 0.2);
+    let g = weights(4, 9);
+    let (theta, dz) = k.cross_adjoint(z.as_ref(), x.as_ref(), k.cross(z.as_ref(), x.as_ref()), &g);
+    let th = k.params();
+    let h = 1e-6;
+    let close = |fd: f64, an: f64| (fd - an).abs() <= 1e-6 * (1.0 + fd.abs());
+    for p in 0..th.len() {
+        let at = |delta: f64| {
+            let mut kk = k.clone();
+            let mut t = th.clone();
+            t[p] += delta;
+            kk.set_params(&t).unwrap();
+            sum_prod(&g, &kk.cross(z.as_ref(), x.as_ref()))
+        };
+        let fd = (at(h) - at(-h)) / (2.0 * h);
+        assert!(
+            close(fd, theta[p]),
+            "{name} adjoint θ[{p}]: fd {fd} vs {}",
+            theta[p]
+        );
+    }
+    for m in 0..4 {
+        for t in 0..D {
+            let at = |delta: f64| {
+                let mut zz = z.clone();
+                zz[(m, t)] += delta;
+                sum_prod(&g, &k.cross(zz.as_ref(), x.as_ref()))
+            };
+            let fd = (at(h) - at(-h)) / (2.0 * h);
+            assert!(
+                close(fd, dz[(m, t)]),
+                "{name} adjoint z[{m},{t}]: fd {fd} vs {}",
+                dz[(m, t)]
+            );
+        }
+    }
+}
+
+#[test]
+fn cross_adjoint_matches_finite_differences_for_every_kernel() {
+    for (name, k) in all_kernels() {
+        check_cross_adjoint(&k, name);
+    }
+}

@@ -467,6 +467,9 @@ impl Kernel {
 
     /// The diagonal `k(x_i, x_i)`.
     pub fn diag(&self, x: MatRef<'_, f64>) -> Vec<f64> {
+        if let Some((var, _, _, _)) = self.stationary_parts() {
+            return vec![var; x.nrows()]; // k(0) = 1 for every profile
+        }
         rows_of(x).iter().map(|r| self.eval(r, r)).collect()
     }
 
@@ -539,6 +542,15 @@ impl Kernel {
 
     /// `Σ_i g_i ∂k(x_i,x_i)/∂θ_k` for every k.
     pub fn diag_grad_contract(&self, x: MatRef<'_, f64>, g: &[f64]) -> Vec<f64> {
+        if let Some((var, scaled, _, ln_l)) = self.stationary_parts() {
+            // k(x, x) = σ²: only the variance moves it.
+            let mut out = vec![0.0; self.n_params()];
+            if scaled {
+                out[0] = var * g.iter().sum::<f64>();
+            }
+            debug_assert_eq!(out.len(), ln_l.len() + usize::from(scaled));
+            return out;
+        }
         let p = self.n_params();
         let mut acc = vec![0.0; p];
         let mut buf = Vec::with_capacity(p);
@@ -550,6 +562,45 @@ impl Kernel {
             }
         }
         acc
+    }
+
+    /// The adjoint of the cross-covariance `K(Z, X)` (M×N) against `G` (M×N) in one pass:
+    /// `(Σ_ji G_ji ∂K_ji/∂θ_k for every k, ∂/∂Z Σ_ji G_ji K_ji as an M×D matrix)`.
+    ///
+    /// `k_zx` must be `self.cross(z, x)`; it is consumed as scratch. For `σ²·k(r)` kernels
+    /// this reuses it (no exponential recomputed for the squared exponential) and reduces
+    /// the lengthscale and Z parts to one M×N by N×(D+1) product; other kernels fall back
+    /// to [`Kernel::cross_grad_contract`] and [`Kernel::cross_grad_z`].
+    pub fn cross_adjoint(
+        &self,
+        z: MatRef<'_, f64>,
+        x: MatRef<'_, f64>,
+        k_zx: Mat<f64>,
+        g: &Mat<f64>,
+    ) -> (Vec<f64>, Mat<f64>) {
+        debug_assert_eq!((k_zx.nrows(), k_zx.ncols()), (z.nrows(), x.nrows()));
+        debug_assert_eq!((g.nrows(), g.ncols()), (z.nrows(), x.nrows()));
+        if let Some((var, scaled, profile, ln_l)) = self.stationary_parts() {
+            let (uz, ux) = (
+                stationary::scaled_rows(z, ln_l),
+                stationary::scaled_rows(x, ln_l),
+            );
+            return stationary::cross_adjoint(
+                profile,
+                var,
+                ln_l,
+                &uz,
+                &ux,
+                x.ncols(),
+                k_zx,
+                g,
+                scaled,
+            );
+        }
+        // Kernels are symmetric: K(Z, X) = K(X, Z)ᵀ.
+        let theta = self.cross_grad_contract(z, x, g.as_ref());
+        let dz = self.cross_grad_z(x, z, g.transpose().to_owned().as_ref());
+        (theta, dz)
     }
 
     /// `∂/∂Z Σ_ij G_ij k(x_i, z_j)`, an M×D matrix (gradient for inducing inputs).

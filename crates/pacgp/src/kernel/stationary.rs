@@ -69,7 +69,8 @@ fn sqdist(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum()
 }
 
-/// `variance · k(r(x_i, z_j))` for all pairs, parallel over rows; symmetric fill if `sym`.
+/// `variance · k(r(x_i, z_j))` for all pairs, filled column by column (contiguous in faer's
+/// column-major layout) in parallel; only the lower triangle is evaluated if `sym`.
 pub(crate) fn cross(
     profile: Profile,
     variance: f64,
@@ -79,27 +80,103 @@ pub(crate) fn cross(
     sym: bool,
 ) -> Mat<f64> {
     let (n, m) = (ux.len() / d.max(1), uz.len() / d.max(1));
-    // Row-major buffer filled in parallel, then copied into the column-major matrix.
-    let mut buf = vec![0.0; n * m];
-    buf.par_chunks_mut(m.max(1))
-        .enumerate()
-        .for_each(|(i, row)| {
-            let a = &ux[i * d..(i + 1) * d];
-            let upto = if sym { i + 1 } else { m };
-            for j in 0..upto {
-                row[j] = variance
-                    * profile
-                        .value_and_slope(sqdist(a, &uz[j * d..(j + 1) * d]))
-                        .0;
-            }
-        });
-    Mat::from_fn(n, m, |i, j| {
-        if sym && j > i {
-            buf[j * m + i]
-        } else {
-            buf[i * m + j]
+    let mut out = Mat::<f64>::zeros(n, m);
+    out.par_col_iter_mut().enumerate().for_each(|(j, c)| {
+        let c = c.try_as_col_major_mut().unwrap().as_slice_mut();
+        let b = &uz[j * d..(j + 1) * d];
+        let from = if sym { j } else { 0 };
+        for i in from..n {
+            c[i] = sqdist(&ux[i * d..(i + 1) * d], b);
         }
-    })
+        for v in &mut c[from..] {
+            *v = variance * profile.value_and_slope(*v).0;
+        }
+    });
+    if sym {
+        for j in 0..m {
+            for i in 0..j.min(n) {
+                out[(i, j)] = out[(j, i)];
+            }
+        }
+    }
+    out
+}
+
+/// Adjoint of `K = variance · k(r(z_j, x_i))` (M×N, given as `k`, consumed as scratch)
+/// against `G` (M×N): `([Σ G∘∂K/∂ln σ² if with_variance, Σ G∘∂K/∂ln l_t …], ∂/∂Z Σ G∘K)`.
+///
+/// With `S = variance·k'(r²)` and `H = G∘S`, `∂K/∂ln l_t = −2S(w_t − u_t)²` and
+/// `∂K_ji/∂z_jt = 2S(w_jt − u_it)/l_t` (`w = z/l`, `u = x/l`), so both reduce to the row and
+/// column sums of H and one product `H·U` (M·N·D flops) — no exponential is recomputed
+/// for the squared exponential (`S = −K/2`).
+pub(crate) fn cross_adjoint(
+    profile: Profile,
+    variance: f64,
+    ln_l: &[f64],
+    uz: &[f64],
+    ux: &[f64],
+    d: usize,
+    mut k: Mat<f64>,
+    g: &Mat<f64>,
+    with_variance: bool,
+) -> (Vec<f64>, Mat<f64>) {
+    let (m, n) = (uz.len() / d.max(1), ux.len() / d.max(1));
+    // Pass over the columns of K (one training point each): K → H, and Σ G∘K, Σ_j H_ji.
+    let per_col: Vec<(f64, f64)> = k
+        .par_col_iter_mut()
+        .enumerate()
+        .map(|(i, c)| {
+            let c = c.try_as_col_major_mut().unwrap().as_slice_mut();
+            let gc = g.col_as_slice(i);
+            let a = &ux[i * d..(i + 1) * d];
+            let (mut gk, mut hs) = (0.0, 0.0);
+            for j in 0..m {
+                gk += gc[j] * c[j];
+                let s = match profile {
+                    Profile::SquaredExponential => -0.5 * c[j],
+                    _ => {
+                        variance
+                            * profile
+                                .value_and_slope(sqdist(&uz[j * d..(j + 1) * d], a))
+                                .1
+                    }
+                };
+                c[j] = gc[j] * s;
+                hs += c[j];
+            }
+            (gk, hs)
+        })
+        .collect();
+    // [U, 1] (N×(D+1)) so that one product gives H·U and the row sums of H.
+    let u1 = Mat::from_fn(n, d + 1, |i, t| if t < d { ux[i * d + t] } else { 1.0 });
+    let hu = &k * &u1;
+    let inv_l: Vec<f64> = (0..d)
+        .map(|t| (-ln_l[if ln_l.len() == 1 { 0 } else { t }]).exp())
+        .collect();
+    let mut dl = vec![0.0; d];
+    for t in 0..d {
+        let x_part: f64 = (0..n).map(|i| ux[i * d + t].powi(2) * per_col[i].1).sum();
+        let z_part: f64 = (0..m)
+            .map(|j| {
+                let w = uz[j * d + t];
+                w * w * hu[(j, d)] - 2.0 * w * hu[(j, t)]
+            })
+            .sum();
+        dl[t] = -2.0 * (x_part + z_part);
+    }
+    let dz = Mat::from_fn(m, d, |j, t| {
+        2.0 * inv_l[t] * (uz[j * d + t] * hu[(j, d)] - hu[(j, t)])
+    });
+    let mut out = Vec::with_capacity(ln_l.len() + 1);
+    if with_variance {
+        out.push(per_col.iter().map(|p| p.0).sum());
+    }
+    if ln_l.len() == 1 {
+        out.push(dl.iter().sum());
+    } else {
+        out.extend(dl);
+    }
+    (out, dz)
 }
 
 /// Gradient contraction for `variance · k(r)` with lengthscales `ln_l`:

@@ -8,6 +8,7 @@
 //! `C⁻¹` and one N×N product (`C⁻²`), i.e. O(N³).
 
 use faer::{Mat, MatRef};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::bounds::{BoundKind, Certificate, ConfidenceTerm, HyperGrid};
@@ -176,30 +177,40 @@ impl Objective for PacGpObjective<'_> {
         let c = crate::bounds::complexity(kl, n, self.delta, self.penalty, ConfidenceTerm::Maurer);
         let (value, d_q, d_c) = crate::bounds::bound_with_partials(e.risk, c, self.kind);
         let (s2, ci, alpha) = (e.s2, &e.ci, &e.alpha);
-        let beta = linalg::col_to_vec((ci * linalg::col_from_slice(alpha)).as_ref());
-        let ci2 = ci * ci;
-        let h = linalg::col_to_vec((ci * linalg::col_from_slice(&e.g_mu)).as_ref());
+        let beta = linalg::mat_vec(ci, alpha);
+        let h = linalg::mat_vec(ci, &e.g_mu);
         // G = d_q·U/N + d_c·W/(2N), with (spec §3.1)
         // W = C⁻¹ − σ²C⁻² − ααᵀ + σ²(βαᵀ + αβᵀ),  U = (σ²/2)(αhᵀ + hαᵀ) + σ⁴ C⁻¹ diag(g_v) C⁻¹.
-        let ci_gv = Mat::from_fn(n, n, |i, j| ci[(i, j)] * e.g_v[j]);
-        let v_term = &ci_gv * ci;
+        // Both N×N products are one: −w_c σ²C⁻² + w_q σ⁴C⁻¹diag(g_v)C⁻¹ = C⁻¹ diag(d) C⁻¹.
         let (wq, wc) = (d_q / nf, d_c / (2.0 * nf));
-        let g = Mat::from_fn(n, n, |i, j| {
-            let w = ci[(i, j)] - s2 * ci2[(i, j)] - alpha[i] * alpha[j]
-                + s2 * (beta[i] * alpha[j] + alpha[i] * beta[j]);
-            let u = 0.5 * s2 * (alpha[i] * h[j] + h[i] * alpha[j]) + s2 * s2 * v_term[(i, j)];
-            wq * u + wc * w
+        let d: Vec<f64> = e
+            .g_v
+            .iter()
+            .map(|gv| -wc * s2 + wq * s2 * s2 * gv)
+            .collect();
+        let mut g = linalg::weighted_gram(ci, &d);
+        g.par_col_iter_mut().enumerate().for_each(|(j, c)| {
+            let c = c.try_as_col_major_mut().unwrap().as_slice_mut();
+            let cij = ci.col_as_slice(j);
+            for i in 0..n {
+                let w =
+                    cij[i] - alpha[i] * alpha[j] + s2 * (beta[i] * alpha[j] + alpha[i] * beta[j]);
+                let u = 0.5 * s2 * (alpha[i] * h[j] + h[i] * alpha[j]);
+                c[i] += wq * u + wc * w;
+            }
         });
         let mut grad = gp.kernel.gram_grad_contract(self.x, g.as_ref());
-        // Noise: ∂KL/∂σ² and ∂R_S/∂σ² (spec §3.1), times σ² for ln σ².
+        // Noise: ∂KL/∂σ² and ∂R_S/∂σ² (spec §3.1), times σ² for ln σ²;
+        // [C⁻²]_ii = ‖C⁻¹_{:,i}‖² (C⁻¹ symmetric).
+        let ci2_diag = linalg::col_sq_norms(ci);
         let tr_ci: f64 = (0..n).map(|i| ci[(i, i)]).sum();
-        let tr_ci2: f64 = (0..n).map(|i| ci2[(i, i)]).sum();
+        let tr_ci2: f64 = ci2_diag.iter().sum();
         let dkl = tr_ci - 0.5 * s2 * tr_ci2 - nf / (2.0 * s2) - linalg::dot(alpha, alpha)
             + s2 * linalg::dot(alpha, &beta);
         let drs = (0..n)
             .map(|i| {
                 e.g_mu[i] * (-alpha[i] + s2 * beta[i])
-                    + e.g_v[i] * (1.0 - 2.0 * s2 * ci[(i, i)] + s2 * s2 * ci2[(i, i)])
+                    + e.g_v[i] * (1.0 - 2.0 * s2 * ci[(i, i)] + s2 * s2 * ci2_diag[i])
             })
             .sum::<f64>()
             / nf;

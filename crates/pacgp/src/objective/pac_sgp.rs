@@ -8,15 +8,17 @@
 //! is reverse-mode by hand through these M×M and M×N matrices, O(NM²) per evaluation.
 
 use faer::{Mat, MatRef};
+use rayon::prelude::*;
 
 use crate::bounds::{BoundKind, Certificate, ConfidenceTerm, HyperGrid};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
-use crate::linalg::{self, Cholesky, JitterPolicy};
+use crate::linalg::{self, Cholesky};
 use crate::loss::RegressionLoss;
 use crate::optim::{self, LbfgsConfig, Objective, OptimReport};
 use crate::regression::sparse::{
-    initial_inducing, InducingInit, NegSparseObjective, SparseGp, SparseMethod, KUU_JITTER,
+    add_outer, initial_inducing, sandwich_inv, whitened, InducingInit, NegSparseObjective,
+    SparseGp, SparseMethod, Whitened,
 };
 
 /// The sparse PAC-GP bound over `[θ…, ln σ², vec(Z)]` on standardised data.
@@ -41,14 +43,6 @@ pub struct PacSgpTerms {
     pub kl: f64,
     /// The bound.
     pub bound: f64,
-}
-
-fn inv(a: &Mat<f64>, what: &'static str) -> Result<Mat<f64>> {
-    Ok(Cholesky::factor(a.as_ref(), &JitterPolicy::default(), what)?.inverse())
-}
-
-fn ln_det(a: &Mat<f64>, what: &'static str) -> Result<f64> {
-    Ok(Cholesky::factor(a.as_ref(), &JitterPolicy::default(), what)?.ln_det())
 }
 
 impl<'a> PacSgpObjective<'a> {
@@ -124,36 +118,20 @@ impl<'a> PacSgpObjective<'a> {
         let (x, y) = (self.x, self.y);
         let (n, m) = (x.nrows(), self.m);
         let nf = n as f64;
-        let mut pm = kernel.gram(z.as_ref());
-        for a in 0..m {
-            pm[(a, a)] += KUU_JITTER;
-        }
-        let f = kernel.cross(x, z.as_ref()).transpose().to_owned(); // M×N
-        let kd = kernel.diag(x);
-        let p_inv = inv(&pm, "K_uu")?;
-        let pf = &p_inv * &f;
-        let q: Vec<f64> = (0..n)
-            .map(|i| (0..m).map(|a| f[(a, i)] * pf[(a, i)]).sum())
-            .collect();
-        let lam: Vec<f64> = (0..n)
-            .map(|i| s2 + self.alpha_s * (kd[i] - q[i]).max(0.0))
-            .collect();
-        let f_l = Mat::from_fn(m, n, |a, i| f[(a, i)] / lam[i]);
-        let am = &pm + &f_l * f.transpose();
-        let a_inv = inv(&am, "K_uu + K_uf Λ⁻¹ K_fu")?;
-        let yl: Vec<f64> = (0..n).map(|i| y[i] / lam[i]).collect();
-        let c = linalg::col_to_vec((&f * linalg::col_from_slice(&yl)).as_ref());
-        let e = linalg::col_to_vec((&a_inv * linalg::col_from_slice(&c)).as_ref());
-        let pe = linalg::col_to_vec((&pm * linalg::col_from_slice(&e)).as_ref());
-        let apa = &(&a_inv * &pm) * &a_inv;
-        let tr_pa: f64 = linalg::trace_of_product(pm.as_ref(), a_inv.as_ref());
-        let kl = 0.5
-            * (tr_pa + linalg::dot(&e, &pe) - m as f64 + ln_det(&am, "A")? - ln_det(&pm, "K_uu")?);
-        let af = &a_inv * &f;
-        let mu = linalg::col_to_vec((f.transpose() * linalg::col_from_slice(&e)).as_ref());
-        let s: Vec<f64> = (0..n)
-            .map(|i| (0..m).map(|a| f[(a, i)] * af[(a, i)]).sum())
-            .collect();
+        // Whitened factors: A = P + FΛ⁻¹Fᵀ = L B Lᵀ, c = FΛ⁻¹y = Lγ.
+        let wh = whitened(&kernel, s2, self.alpha_s, x, z.as_ref(), y)?;
+        let (l, lb, kd, q) = (&wh.l_uu, &wh.l_b, &wh.kdiag, &wh.q);
+        // e = A⁻¹c = L⁻ᵀB⁻¹γ; tr(PA⁻¹) = tr B⁻¹, eᵀPe = ‖B⁻¹γ‖², ln det A − ln det P = ln det B.
+        let bg = lb.solve_vec(&wh.gamma);
+        let e = l.solve_upper_vec(&bg);
+        let b_inv = lb.inverse();
+        let tr_binv: f64 = (0..m).map(|a| b_inv[(a, a)]).sum();
+        let kl = 0.5 * (tr_binv + linalg::dot(&bg, &bg) - m as f64 + lb.ln_det());
+        let mu = linalg::mat_t_vec(&wh.kzx, &e);
+        // s_i = F_iᵀA⁻¹F_i = ‖L_B⁻¹V_i‖².
+        let mut yb = wh.v.clone();
+        lb.solve_lower_in_place(yb.as_mut());
+        let s = linalg::col_sq_norms(&yb);
         let var: Vec<f64> = (0..n).map(|i| (kd[i] - q[i] + s[i]).max(1e-12)).collect();
         let (mut risk, mut g_mu, mut g_v) = (0.0, vec![0.0; n], vec![0.0; n]);
         for i in 0..n {
@@ -174,81 +152,118 @@ impl<'a> PacSgpObjective<'a> {
         if !with_grad {
             return Ok((terms, vec![]));
         }
-        // Adjoints (module docs): KL̄, μ̄, v̄ first.
+        let grad = self.gradient(
+            &kernel,
+            s2,
+            z.as_ref(),
+            wh,
+            yb,
+            &e,
+            &bg,
+            &b_inv,
+            d_q,
+            d_c,
+            &g_mu,
+            &g_v,
+        );
+        Ok((terms, grad))
+    }
+
+    /// Reverse mode through the module docs' formulas (adjoints of KL, μ, v first), with every
+    /// M×N step a triangular solve or one product on contiguous columns:
+    /// `Ā = KL̄·½(A⁻¹ − A⁻¹PA⁻¹ − ehᵀ − heᵀ) − ½(teᵀ + etᵀ) − A⁻¹F diag(v̄)FᵀA⁻¹`,
+    /// `F̄ = eμ̄ᵀ + c̄(y/Λ)ᵀ + 2A⁻¹F diag(v̄) + 2ĀFΛ⁻¹ + 2P⁻¹F diag(q̄)`,
+    /// `P̄ = KL̄·½(A⁻¹ + eeᵀ − P⁻¹) + Ā − P⁻¹F diag(q̄)FᵀP⁻¹`, with `A⁻¹F = L_A⁻ᵀL_B⁻¹V`
+    /// (`L_A = L L_B`), `ĀF = ĀLV` and `P⁻¹F = L⁻ᵀV`.
+    fn gradient(
+        &self,
+        kernel: &Kernel,
+        s2: f64,
+        z: MatRef<'_, f64>,
+        wh: Whitened,
+        mut yb: Mat<f64>,
+        e: &[f64],
+        bg: &[f64],
+        b_inv: &Mat<f64>,
+        d_q: f64,
+        d_c: f64,
+        g_mu: &[f64],
+        g_v: &[f64],
+    ) -> Vec<f64> {
+        let (x, y) = (self.x, self.y);
+        let (n, m) = (x.nrows(), self.m);
+        let nf = n as f64;
+        let (l, lb, lam, kd, q) = (&wh.l_uu, &wh.l_b, &wh.lambda, &wh.kdiag, &wh.q);
         let klb = d_c / nf;
         let mub: Vec<f64> = g_mu.iter().map(|g| d_q * g / nf).collect();
         let vb: Vec<f64> = g_v.iter().map(|g| d_q * g / nf).collect();
-        let h = linalg::col_to_vec((&apa * linalg::col_from_slice(&c)).as_ref()); // A⁻¹PA⁻¹c
-        let t = linalg::col_to_vec((&af * linalg::col_from_slice(&mub)).as_ref()); // A⁻¹Fμ̄
-        let af_v = Mat::from_fn(m, n, |a, i| af[(a, i)] * vb[i]);
-        let avfa = &af_v * af.transpose(); // A⁻¹F diag(v̄) FᵀA⁻¹
+        let a_inv = sandwich_inv(l, b_inv.clone()); // L⁻ᵀB⁻¹L⁻¹
+        let p_inv = l.inverse();
+        let apa = sandwich_inv(l, b_inv * b_inv); // A⁻¹PA⁻¹ = L⁻ᵀB⁻²L⁻¹
+        let h = l.solve_upper_vec(&lb.solve_vec(bg)); // A⁻¹PA⁻¹c = L⁻ᵀB⁻¹(B⁻¹γ)
+        let t = l.solve_upper_vec(&lb.solve_vec(&linalg::mat_vec(&wh.v, &mub))); // A⁻¹Fμ̄
+        let l_a = Cholesky::from_lower(l.l() * lb.l(), 0.0);
+        let avfa = sandwich_inv(&l_a, linalg::weighted_gram(&yb, &vb));
         let abar = Mat::from_fn(m, m, |a, b| {
             klb * 0.5 * (a_inv[(a, b)] - apa[(a, b)] - (e[a] * h[b] + h[a] * e[b]))
                 - 0.5 * (t[a] * e[b] + e[a] * t[b])
                 - avfa[(a, b)]
         });
         let cbar: Vec<f64> = (0..m).map(|a| klb * h[a] + t[a]).collect();
-        let abar_f = &abar * &f;
-        let ftc = linalg::col_to_vec((f.transpose() * linalg::col_from_slice(&cbar)).as_ref());
+        // C = LᵀĀL, so FᵀĀF = VᵀCV.
+        let c_mat = l.l().transpose() * (&abar * l.l());
+        let mut cv = &c_mat * &wh.v;
+        let fa = linalg::col_dots(&wh.v, &cv);
+        let ftc = linalg::mat_t_vec(&wh.kzx, &cbar);
         let lamb: Vec<f64> = (0..n)
-            .map(|i| {
-                let fa: f64 = (0..m).map(|a| f[(a, i)] * abar_f[(a, i)]).sum();
-                -fa / (lam[i] * lam[i]) - ftc[i] * y[i] / (lam[i] * lam[i])
-            })
+            .map(|i| -(fa[i] + ftc[i] * y[i]) / (lam[i] * lam[i]))
             .collect();
         // Λ uses max(k − q, 0): no gradient flows where the clamp is active.
-        let unclamped = |i: usize| kd[i] - q[i] >= 0.0;
-        let qb: Vec<f64> = (0..n)
-            .map(|i| {
-                -vb[i]
-                    - if unclamped(i) {
-                        self.alpha_s * lamb[i]
-                    } else {
-                        0.0
-                    }
-            })
-            .collect();
-        let kb: Vec<f64> = (0..n)
-            .map(|i| {
-                vb[i]
-                    + if unclamped(i) {
-                        self.alpha_s * lamb[i]
-                    } else {
-                        0.0
-                    }
-            })
-            .collect();
+        let through_lam = |i: usize| {
+            if kd[i] - q[i] >= 0.0 {
+                self.alpha_s * lamb[i]
+            } else {
+                0.0
+            }
+        };
+        let qb: Vec<f64> = (0..n).map(|i| -vb[i] - through_lam(i)).collect();
+        let kb: Vec<f64> = (0..n).map(|i| vb[i] + through_lam(i)).collect();
         let s2b: f64 = lamb.iter().sum();
-        // F̄ = eμ̄ᵀ + 2A⁻¹F diag(v̄) + 2ĀFΛ⁻¹ + c̄(y/Λ)ᵀ + 2P⁻¹F diag(q̄)   (M×N)
-        let fbar = Mat::from_fn(m, n, |a, i| {
-            e[a] * mub[i]
-                + 2.0 * af[(a, i)] * vb[i]
-                + 2.0 * abar_f[(a, i)] / lam[i]
-                + cbar[a] * yl[i]
-                + 2.0 * pf[(a, i)] * qb[i]
-        });
-        // P̄ = KL̄·½[A⁻¹ + eeᵀ − P⁻¹] + Ā − P⁻¹F diag(q̄) FᵀP⁻¹
-        let pf_q = Mat::from_fn(m, n, |a, i| pf[(a, i)] * qb[i]);
-        let pqp = &pf_q * pf.transpose();
+        // P̄ = KL̄·½[A⁻¹ + eeᵀ − P⁻¹] + Ā − L⁻ᵀ(V diag(q̄) Vᵀ)L⁻¹.
+        let pqp = sandwich_inv(l, linalg::weighted_gram(&wh.v, &qb));
         let pbar = Mat::from_fn(m, m, |a, b| {
             klb * 0.5 * (a_inv[(a, b)] + e[a] * e[b] - p_inv[(a, b)]) + abar[(a, b)] - pqp[(a, b)]
         });
-        let g_xz = fbar.transpose().to_owned(); // adjoint of K(X, Z) = Fᵀ
-        let mut grad = kernel.cross_grad_contract(x, z.as_ref(), g_xz.as_ref());
-        let gp = kernel.gram_grad_contract(z.as_ref(), pbar.as_ref());
+        // F̄ = eμ̄ᵀ + c̄(y/Λ)ᵀ + L⁻ᵀ[2L_B⁻ᵀ(L_B⁻¹V diag(v̄)) + 2CVΛ⁻¹ + 2V diag(q̄)].
+        linalg::scale_cols(&mut yb, &vb);
+        lb.solve_upper_in_place(yb.as_mut());
+        cv.par_col_iter_mut().enumerate().for_each(|(i, c)| {
+            let c = c.try_as_col_major_mut().unwrap().as_slice_mut();
+            let (vi, yi) = (wh.v.col_as_slice(i), yb.col_as_slice(i));
+            for a in 0..m {
+                c[a] = 2.0 * (yi[a] + c[a] / lam[i] + vi[a] * qb[i]);
+            }
+        });
+        drop(yb);
+        l.solve_upper_in_place(cv.as_mut());
+        let yl: Vec<f64> = (0..n).map(|i| y[i] / lam[i]).collect();
+        add_outer(&mut cv, e, &mub);
+        add_outer(&mut cv, &cbar, &yl);
+        let Whitened { kzx, .. } = wh;
+        let (mut grad, dz_x) = kernel.cross_adjoint(z, x, kzx, &cv);
+        let gp = kernel.gram_grad_contract(z, pbar.as_ref());
         let gd = kernel.diag_grad_contract(x, &kb);
         for (k, g) in grad.iter_mut().enumerate() {
             *g += gp[k] + gd[k];
         }
         grad.push(s2 * s2b);
-        let dz = &kernel.cross_grad_z(x, z.as_ref(), g_xz.as_ref())
-            + &kernel.gram_grad_z(z.as_ref(), pbar.as_ref());
+        let dz = &dz_x + &kernel.gram_grad_z(z, pbar.as_ref());
         for a in 0..m {
             for t in 0..z.ncols() {
                 grad.push(dz[(a, t)]);
             }
         }
-        Ok((terms, grad))
+        grad
     }
 }
 

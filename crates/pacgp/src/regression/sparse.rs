@@ -7,6 +7,7 @@
 //! `B = I + VΛ⁻¹Vᵀ`, `γ = VΛ⁻¹y`; `ln N(y | 0, Q_ff + Λ)` by Woodbury.
 
 use faer::{Mat, MatRef};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
@@ -43,52 +44,73 @@ impl SparseMethod {
 /// Jitter added to `K_uu`'s diagonal, GPflow's default (spec §8.1 uses the same 1e-6).
 pub const KUU_JITTER: f64 = 1e-6;
 
-/// Everything one evaluation at (θ, σ², Z) computes.
-struct Factors {
-    l_uu: Cholesky,
-    v: Mat<f64>,
-    kdiag: Vec<f64>,
-    q: Vec<f64>,
-    lambda: Vec<f64>,
-    l_b: Cholesky,
-    gamma: Vec<f64>,
+/// The whitened factors of one evaluation at (θ, σ², Z) (spec §3.2), shared with PAC-SGP.
+///
+/// `F = K(Z, X)` is kept in the M×N orientation so that every O(NM²) step (the solve for V,
+/// the product for B, the gradients' solves and products) runs on contiguous columns.
+pub(crate) struct Whitened {
+    /// `L Lᵀ = K_uu + jitter·I`.
+    pub l_uu: Cholesky,
+    /// `F = K(Z, X)` (M×N).
+    pub kzx: Mat<f64>,
+    /// `V = L⁻¹F` (M×N).
+    pub v: Mat<f64>,
+    /// `k(x_i, x_i)`.
+    pub kdiag: Vec<f64>,
+    /// `q_i = ‖V_{:,i}‖² = [Q_ff]_ii`.
+    pub q: Vec<f64>,
+    /// `Λ_ii = σ² + α_s·max(k_ii − q_i, 0)` (spec eq. 11).
+    pub lambda: Vec<f64>,
+    /// `L_B L_Bᵀ = B = I + VΛ⁻¹Vᵀ`.
+    pub l_b: Cholesky,
+    /// `γ = VΛ⁻¹y`.
+    pub gamma: Vec<f64>,
 }
 
-fn factors(
+/// `L⁻ᵀ X L⁻¹` for a symmetric M×M `X` (two triangular solves, M³ flops).
+pub(crate) fn sandwich_inv(l: &Cholesky, x: Mat<f64>) -> Mat<f64> {
+    let mut y = x;
+    l.solve_upper_in_place(y.as_mut()); // L⁻ᵀX
+    let mut out = y.transpose().to_owned(); // X L⁻¹
+    l.solve_upper_in_place(out.as_mut()); // L⁻ᵀ X L⁻¹
+    out
+}
+
+pub(crate) fn whitened(
     kernel: &Kernel,
     noise: f64,
     alpha_s: f64,
     x: MatRef<'_, f64>,
     z: MatRef<'_, f64>,
     y: &[f64],
-) -> Result<Factors> {
+) -> Result<Whitened> {
     let m = z.nrows();
     let mut kuu = kernel.gram(z);
     for i in 0..m {
         kuu[(i, i)] += KUU_JITTER;
     }
     let l_uu = Cholesky::factor(kuu.as_ref(), &JitterPolicy::default(), "K_uu")?;
-    let kfu = kernel.cross(x, z);
-    let mut v = kfu.transpose().to_owned();
+    let kzx = kernel.cross(z, x);
+    let mut v = kzx.clone();
     l_uu.solve_lower_in_place(v.as_mut());
-    let n = x.nrows();
     let kdiag = kernel.diag(x);
-    let q: Vec<f64> = (0..n)
-        .map(|i| (0..m).map(|k| v[(k, i)] * v[(k, i)]).sum())
+    let q = linalg::col_sq_norms(&v);
+    let lambda: Vec<f64> = kdiag
+        .iter()
+        .zip(&q)
+        .map(|(k, q)| noise + alpha_s * (k - q).max(0.0))
         .collect();
-    let lambda: Vec<f64> = (0..n)
-        .map(|i| noise + alpha_s * (kdiag[i] - q[i]).max(0.0))
-        .collect();
-    let vs = Mat::from_fn(m, n, |k, i| v[(k, i)] / lambda[i].sqrt());
-    let mut b = &vs * vs.transpose();
+    let inv_lam: Vec<f64> = lambda.iter().map(|l| 1.0 / l).collect();
+    let mut b = linalg::weighted_gram(&v, &inv_lam);
     for k in 0..m {
         b[(k, k)] += 1.0;
     }
     let l_b = Cholesky::factor(b.as_ref(), &JitterPolicy::default(), "I + VΛ⁻¹Vᵀ")?;
-    let ly: Vec<f64> = (0..n).map(|i| y[i] / lambda[i]).collect();
-    let gamma = linalg::col_to_vec((&v * linalg::col_from_slice(&ly)).as_ref());
-    Ok(Factors {
+    let ly: Vec<f64> = y.iter().zip(&inv_lam).map(|(y, il)| y * il).collect();
+    let gamma = linalg::mat_vec(&v, &ly);
+    Ok(Whitened {
         l_uu,
+        kzx,
         v,
         kdiag,
         q,
@@ -100,6 +122,12 @@ fn factors(
 
 /// The sparse training objective (to be maximised) and its gradient in
 /// `[θ…, ln σ², vec(Z) row by row]`.
+///
+/// With `W = P⁻¹F`, `R = ββᵀ − Σ⁻¹` and `Σ = FᵀP⁻¹F + Λ`, the log density's adjoints are
+/// `F̄ = WR = L⁻ᵀ[(Vβ)βᵀ − B⁻¹VΛ⁻¹]`, `P̄ = −½WRWᵀ = −½aaᵀ + ½L⁻ᵀ(I − B⁻¹)L⁻¹`
+/// (`a = L⁻ᵀVβ`, using `WΣ⁻¹ = A⁻¹FΛ⁻¹` and `WΣ⁻¹Wᵀ = P⁻¹ − A⁻¹`) and `Λ̄_ii = ½R_ii`;
+/// `q_i = F_iᵀP⁻¹F_i` then adds `2L⁻ᵀV diag(q̄)` to F̄ and `−L⁻ᵀV diag(q̄)VᵀL⁻¹` to P̄.
+/// VFE and DTC (`Λ = σ²I`) need only M×M work beyond V, B and one M×M by M×N product.
 fn objective_and_gradient(
     kernel: &Kernel,
     noise: f64,
@@ -108,12 +136,8 @@ fn objective_and_gradient(
     z: MatRef<'_, f64>,
     y: &[f64],
 ) -> Result<(f64, Vec<f64>)> {
-    let alpha_s = if method == SparseMethod::Fitc {
-        1.0
-    } else {
-        0.0
-    };
-    let f = factors(kernel, noise, alpha_s, x, z, y)?;
+    let alpha_s = method.alpha_s();
+    let f = whitened(kernel, noise, alpha_s, x, z, y)?;
     let (n, m) = (x.nrows(), z.nrows());
     let lam = &f.lambda;
     // ln N(y | 0, Q + Λ) by Woodbury.
@@ -126,66 +150,116 @@ fn objective_and_gradient(
     if method == SparseMethod::Vfe {
         value -= trace_gap / (2.0 * noise);
     }
-    // β = Σ⁻¹y = Λ⁻¹(y − Vᵀ B⁻¹ γ).
+    // β = Σ⁻¹y = Λ⁻¹(y − Vᵀ B⁻¹ γ); a = P⁻¹Fβ = L⁻ᵀVβ.
     let binv_gamma = f.l_b.solve_vec(&f.gamma);
-    let vt_bg =
-        linalg::col_to_vec((f.v.transpose() * linalg::col_from_slice(&binv_gamma)).as_ref());
+    let vt_bg = linalg::mat_t_vec(&f.v, &binv_gamma);
     let beta: Vec<f64> = (0..n).map(|i| (y[i] - vt_bg[i]) / lam[i]).collect();
-    // Wᵀ = K_uu⁻¹K_uf = L⁻ᵀV (M×N).
-    let mut wt = f.v.clone();
-    f.l_uu.solve_upper_in_place(wt.as_mut());
-    // Σ⁻¹W = Λ⁻¹W − Λ⁻¹Vᵀ B⁻¹ (VΛ⁻¹W).
-    let w_over_l = Mat::from_fn(n, m, |i, k| wt[(k, i)] / lam[i]);
-    let vlw = &f.v * &w_over_l; // M×M
-    let binv_vlw = f.l_b.solve(vlw.as_ref());
-    let vt_b = f.v.transpose() * &binv_vlw; // N×M
-    let sinv_w = Mat::from_fn(n, m, |i, k| w_over_l[(i, k)] - vt_b[(i, k)] / lam[i]);
-    let wt_beta = linalg::col_to_vec((&wt * linalg::col_from_slice(&beta)).as_ref());
-    // diag Σ⁻¹ = Λ⁻¹ − Λ⁻²‖L_B⁻¹V_{:,i}‖².
-    let mut lbv = f.v.clone();
-    f.l_b.solve_lower_in_place(lbv.as_mut());
-    let r_diag: Vec<f64> = (0..n)
-        .map(|i| {
-            let s: f64 = (0..m).map(|k| lbv[(k, i)] * lbv[(k, i)]).sum();
-            beta[i] * beta[i] - (1.0 / lam[i] - s / (lam[i] * lam[i]))
-        })
-        .collect();
-    // ∂/∂Λ_ii of the log density is ½R_ii; w_i multiplies (k_ii − q_ii) in the objective.
-    let lam_bar: Vec<f64> = r_diag.iter().map(|r| 0.5 * r).collect();
-    let w: Vec<f64> = match method {
-        SparseMethod::Fitc => lam_bar.clone(),
-        SparseMethod::Vfe => vec![-1.0 / (2.0 * noise); n],
-        SparseMethod::Dtc => vec![0.0; n],
+    let vbeta = linalg::mat_vec(&f.v, &beta);
+    let a = f.l_uu.solve_upper_vec(&vbeta);
+    let b_inv = f.l_b.inverse();
+    let (fbar, x_mid, kbar, noise_bar) = match method {
+        SparseMethod::Vfe | SparseMethod::Dtc => {
+            // Λ = σ²I: Σ_i s_i = tr(B⁻¹VVᵀ) = σ²(M − tr B⁻¹), VVᵀ = σ²(B − I).
+            let tr_binv: f64 = (0..m).map(|k| b_inv[(k, k)]).sum();
+            let lam_bar_sum =
+                0.5 * (linalg::dot(&beta, &beta) - n as f64 / noise + (m as f64 - tr_binv) / noise);
+            // VFE's −tr(K_ff − Q_ff)/(2σ²): q̄ = 1/(2σ²), k̄ = −1/(2σ²).
+            let q_bar = if method == SparseMethod::Vfe {
+                0.5 / noise
+            } else {
+                0.0
+            };
+            let mut noise_bar = lam_bar_sum;
+            if method == SparseMethod::Vfe {
+                noise_bar += trace_gap / (2.0 * noise * noise);
+            }
+            // F̄ = aβᵀ + L⁻ᵀ(2q̄I − B⁻¹/σ²)V.
+            let mut c = Mat::from_fn(m, m, |i, j| {
+                -b_inv[(i, j)] / noise + if i == j { 2.0 * q_bar } else { 0.0 }
+            });
+            f.l_uu.solve_upper_in_place(c.as_mut());
+            let mut fbar = &c * &f.v;
+            add_outer(&mut fbar, &a, &beta);
+            // X = ½(I − B⁻¹) − q̄σ²(B − I).
+            let bmat = f.l_b.l() * f.l_b.l().transpose();
+            let x_mid = Mat::from_fn(m, m, |i, j| {
+                let id = if i == j { 1.0 } else { 0.0 };
+                0.5 * (id - b_inv[(i, j)]) - q_bar * noise * (bmat[(i, j)] - id)
+            });
+            let kbar = vec![-q_bar; n];
+            (fbar, x_mid, kbar, noise_bar)
+        }
+        SparseMethod::Fitc => {
+            // s_i = V_iᵀB⁻¹V_i = ‖L_B⁻¹V_i‖²; Λ̄_ii = ½(β_i² − 1/λ_i + s_i/λ_i²).
+            let mut yb = f.v.clone();
+            f.l_b.solve_lower_in_place(yb.as_mut());
+            let s = linalg::col_sq_norms(&yb);
+            let lam_bar: Vec<f64> = (0..n)
+                .map(|i| 0.5 * (beta[i] * beta[i] - 1.0 / lam[i] + s[i] / (lam[i] * lam[i])))
+                .collect();
+            // Λ = σ² + max(k − q, 0): no gradient where the clamp is active.
+            let q_bar: Vec<f64> = (0..n)
+                .map(|i| {
+                    if f.kdiag[i] - f.q[i] >= 0.0 {
+                        -lam_bar[i]
+                    } else {
+                        0.0
+                    }
+                })
+                .collect();
+            let kbar: Vec<f64> = q_bar.iter().map(|q| -q).collect();
+            let noise_bar: f64 = lam_bar.iter().sum();
+            // H = (Vβ)βᵀ − L_B⁻ᵀ(L_B⁻¹V)Λ⁻¹ + 2V diag(q̄), then F̄ = L⁻ᵀH.
+            let inv_lam: Vec<f64> = lam.iter().map(|l| 1.0 / l).collect();
+            linalg::scale_cols(&mut yb, &inv_lam);
+            f.l_b.solve_upper_in_place(yb.as_mut());
+            yb.par_col_iter_mut().enumerate().for_each(|(i, c)| {
+                let c = c.try_as_col_major_mut().unwrap().as_slice_mut();
+                let vi = f.v.col_as_slice(i);
+                for k in 0..m {
+                    c[k] = vbeta[k] * beta[i] - c[k] + 2.0 * vi[k] * q_bar[i];
+                }
+            });
+            f.l_uu.solve_upper_in_place(yb.as_mut());
+            let vqv = linalg::weighted_gram(&f.v, &q_bar);
+            let x_mid = Mat::from_fn(m, m, |i, j| {
+                0.5 * (if i == j { 1.0 } else { 0.0 } - b_inv[(i, j)]) - vqv[(i, j)]
+            });
+            (yb, x_mid, kbar, noise_bar)
+        }
     };
-    // Adjoints: G_fu = RW − 2 diag(w) W (N×M), G_uu = −½WᵀRW + Wᵀ diag(w) W (M×M).
-    let g_fu = Mat::from_fn(n, m, |i, k| {
-        beta[i] * wt_beta[k] - sinv_w[(i, k)] - 2.0 * w[i] * wt[(k, i)]
-    });
-    let wt_sinv_w = &wt * &sinv_w;
-    let wt_dw = Mat::from_fn(m, n, |k, i| wt[(k, i)] * w[i]);
-    let wdw = &wt_dw * wt.transpose();
-    let g_uu = Mat::from_fn(m, m, |a, b| {
-        -0.5 * (wt_beta[a] * wt_beta[b] - wt_sinv_w[(a, b)]) + wdw[(a, b)]
-    });
-    let mut grad = kernel.cross_grad_contract(x, z, g_fu.as_ref());
-    let guu = kernel.gram_grad_contract(z, g_uu.as_ref());
-    let gdiag = kernel.diag_grad_contract(x, &w);
+    // P̄ = −½aaᵀ + L⁻ᵀ X L⁻¹.
+    let mut pbar = sandwich_inv(&f.l_uu, x_mid);
+    for j in 0..m {
+        for i in 0..m {
+            pbar[(i, j)] -= 0.5 * a[i] * a[j];
+        }
+    }
+    let Whitened { kzx, .. } = f;
+    let (mut grad, dz_x) = kernel.cross_adjoint(z, x, kzx, &fbar);
+    let guu = kernel.gram_grad_contract(z, pbar.as_ref());
+    let gdiag = kernel.diag_grad_contract(x, &kbar);
     for (k, g) in grad.iter_mut().enumerate() {
         *g += guu[k] + gdiag[k];
     }
-    // Noise: ∂Λ_ii/∂σ² = 1; VFE's trace term adds tr(K_ff − Q_ff)/(2σ⁴).
-    let mut d_noise: f64 = lam_bar.iter().sum();
-    if method == SparseMethod::Vfe {
-        d_noise += trace_gap / (2.0 * noise * noise);
-    }
-    grad.push(noise * d_noise);
-    let dz = &kernel.cross_grad_z(x, z, g_fu.as_ref()) + &kernel.gram_grad_z(z, g_uu.as_ref());
+    grad.push(noise * noise_bar);
+    let dz = &dz_x + &kernel.gram_grad_z(z, pbar.as_ref());
     for a in 0..m {
         for t in 0..z.ncols() {
             grad.push(dz[(a, t)]);
         }
     }
     Ok((value, grad))
+}
+
+/// `A ← A + u vᵀ`, column by column in parallel.
+pub(crate) fn add_outer(a: &mut Mat<f64>, u: &[f64], v: &[f64]) {
+    a.par_col_iter_mut().zip(v).for_each(|(c, vj)| {
+        let c = c.try_as_col_major_mut().unwrap().as_slice_mut();
+        for (ci, ui) in c.iter_mut().zip(u) {
+            *ci += ui * vj;
+        }
+    });
 }
 
 /// Negative sparse objective over `[θ…, ln σ², vec(Z)]`, for the optimiser.
@@ -327,7 +401,7 @@ impl SparseGp {
                 reason: "must lie in [0, 1]",
             });
         }
-        let f = factors(
+        let f = whitened(
             &self.kernel,
             self.noise_variance,
             alpha_s,
