@@ -190,6 +190,7 @@ fn ep_runs_on_flip_noise_and_approaches_the_step() {
         max_sweeps: 1000,
         tol: 1e-7,
         damping: 0.7,
+        ..Default::default()
     };
     let step = ep(&k, &Likelihood::heaviside(), x.as_ref(), &y, &cfg).unwrap();
     let noisy = ep(
