@@ -1,0 +1,42 @@
+//! Scratch timing of full kl-PAC-GP on boston (what `pacgp fit --method pac-gp --epsilon 3` does).
+use pacgp::bounds::BoundKind;
+use pacgp::data::{self, CsvOptions, MissingPolicy, TargetSpec};
+use pacgp::model::{fit_pac_gp_model, PacGpOptions};
+use std::time::Instant;
+
+fn main() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../data/boston-housing/boston.csv"
+    );
+    let opts = CsvOptions {
+        target: TargetSpec::Last,
+        drop_columns: vec![],
+        missing: MissingPolicy::Reject,
+    };
+    let train = data::load_csv(path, &opts).unwrap();
+    for _ in 0..2 {
+        let t = Instant::now();
+        let m = fit_pac_gp_model(
+            &train,
+            &PacGpOptions {
+                kernel: None,
+                noise_init: 1.0,
+                epsilon: 3.0,
+                delta: 0.01,
+                kind: BoundKind::Kl,
+            },
+        )
+        .unwrap();
+        let r = m.report.optimiser.as_ref().unwrap();
+        println!(
+            "{:.3} s  bound {:.6}  iters {} evals {} term {:?}  opt value {:.8}",
+            t.elapsed().as_secs_f64(),
+            m.report.objective.unwrap(),
+            r.iterations,
+            r.evaluations,
+            r.termination,
+            r.value
+        );
+    }
+}

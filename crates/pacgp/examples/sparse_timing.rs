@@ -1,0 +1,89 @@
+//! Scratch timing of one sparse objective + gradient (not part of the library).
+use faer::Mat;
+use pacgp::bounds::{BoundKind, HyperGrid};
+use pacgp::kernel::Kernel;
+use pacgp::loss::RegressionLoss;
+use pacgp::objective::pac_sgp::PacSgpObjective;
+use pacgp::optim::Objective;
+use pacgp::regression::sparse::{NegSparseObjective, SparseMethod};
+use rand::{Rng, SeedableRng};
+use std::time::Instant;
+
+fn synth(n: usize, d: usize) -> (Mat<f64>, Vec<f64>) {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let x = Mat::from_fn(n, d, |_, _| rng.gen_range(-2.0..2.0));
+    let y = (0..n)
+        .map(|i| (0..d).map(|j| f64::sin(x[(i, j)])).sum::<f64>() + 0.1 * (rng.gen::<f64>() - 0.5))
+        .collect();
+    (x, y)
+}
+
+fn main() {
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .map(|a| a.parse().unwrap())
+        .collect();
+    let n = args.first().copied().unwrap_or(8000);
+    let reps = args.get(1).copied().unwrap_or(2);
+    let m = 500;
+    let k = Kernel::se_ard(&[1.0, 1.2, 0.9, 1.5, 2.0, 0.8, 1.1, 1.3], 1.0);
+    let (x, y) = synth(n, 8);
+    let z = Mat::from_fn(m, 8, |a, t| x[(a * 7 % n, t)]);
+    let p = NegSparseObjective::pack(&k, 0.1, z.as_ref());
+    for (name, method) in [("vfe", SparseMethod::Vfe), ("fitc", SparseMethod::Fitc)] {
+        let o = NegSparseObjective::new(&k, method, x.as_ref(), &y, m);
+        for _ in 0..reps {
+            let t = Instant::now();
+            let (v, g) = o.value_and_gradient(&p).unwrap();
+            println!(
+                "{name} n={n} {:.3} s  value {v:.6} g0 {:.6} gz {:.6}",
+                t.elapsed().as_secs_f64(),
+                g[0],
+                g[20]
+            );
+        }
+        if std::env::var("FD").is_ok() {
+            for idx in [0usize, 9, 20] {
+                let h = 1e-5;
+                let (mut pp, mut pm) = (p.clone(), p.clone());
+                pp[idx] += h;
+                pm[idx] -= h;
+                let fd = (o.value(&pp).unwrap() - o.value(&pm).unwrap()) / (2.0 * h);
+                println!("  fd[{idx}] = {fd:.6}");
+            }
+        }
+    }
+    let pen = HyperGrid::default().penalty(9);
+    let pac = PacSgpObjective::new(
+        &k,
+        x.as_ref(),
+        &y,
+        m,
+        1.0,
+        RegressionLoss::EpsilonBand { epsilon: 0.6 },
+        0.01,
+        pen,
+        BoundKind::Kl,
+    )
+    .unwrap();
+    for _ in 0..reps {
+        let t = Instant::now();
+        let (v, g) = pac.value_and_gradient(&p).unwrap();
+        println!(
+            "pac-sgp n={n} {:.3} s  value {v:.8} g0 {:.6} gz {:.6}",
+            t.elapsed().as_secs_f64(),
+            g[0],
+            g[20]
+        );
+    }
+    if std::env::var("FD").is_ok() {
+        for idx in [0usize, 9, 20] {
+            let h = 1e-5;
+            let (mut pp, mut pm) = (p.clone(), p.clone());
+            pp[idx] += h;
+            pm[idx] -= h;
+            let fd = (pac.value(&pp).unwrap() - pac.value(&pm).unwrap()) / (2.0 * h);
+            println!("  fd[{idx}] = {fd:.8}");
+        }
+    }
+}
