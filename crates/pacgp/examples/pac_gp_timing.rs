@@ -1,6 +1,6 @@
-//! Scratch timing of full kl-PAC-GP on boston (what `pacgp fit --method pac-gp --epsilon 3` does).
+//! Timing of full kl-PAC-GP on boston (what `pacgp fit --method pac-gp --epsilon 3` does).
 use pacgp::bounds::BoundKind;
-use pacgp::data::{self, CsvOptions, MissingPolicy, TargetSpec};
+use pacgp::data::{self, CsvOptions};
 use pacgp::model::{fit_pac_gp_model, PacGpOptions};
 use std::time::Instant;
 
@@ -9,11 +9,7 @@ fn main() {
         env!("CARGO_MANIFEST_DIR"),
         "/../../data/boston-housing/boston.csv"
     );
-    let opts = CsvOptions {
-        target: TargetSpec::Last,
-        drop_columns: vec![],
-        missing: MissingPolicy::Reject,
-    };
+    let opts = CsvOptions::default();
     let train = data::load_csv(path, &opts).unwrap();
     for _ in 0..2 {
         let t = Instant::now();

@@ -69,6 +69,16 @@ pub struct Cholesky {
     jitter: f64,
 }
 
+/// Zero the strict upper triangle, so that a stored factor is `L` as a plain matrix on every
+/// path (factorisation, wrapping, loading).
+fn clear_upper(l: &mut Mat<f64>) {
+    for j in 1..l.ncols() {
+        for i in 0..j.min(l.nrows()) {
+            l[(i, j)] = 0.0;
+        }
+    }
+}
+
 fn try_factor(a: MatRef<'_, f64>, jitter: f64) -> std::result::Result<Mat<f64>, usize> {
     let n = a.nrows();
     let mut l = Mat::<f64>::zeros(n, n);
@@ -94,13 +104,8 @@ fn try_factor(a: MatRef<'_, f64>, jitter: f64) -> std::result::Result<Mat<f64>, 
         Default::default(),
     ) {
         Ok(_) => {
-            // faer may use the strict upper triangle as workspace: clear it so that `l()` is
-            // the triangular factor as a plain matrix.
-            for j in 1..n {
-                for i in 0..j {
-                    l[(i, j)] = 0.0;
-                }
-            }
+            // faer may use the strict upper triangle as workspace.
+            clear_upper(&mut l);
             Ok(l)
         }
         Err(factor::LltError::NonPositivePivot { index }) => Err(index),
@@ -154,13 +159,14 @@ impl Cholesky {
         })
     }
 
-    /// Wrap an already computed lower factor (no checks beyond shape).
-    pub fn from_lower(l: Mat<f64>, jitter: f64) -> Self {
+    /// Wrap an already computed lower factor (its strict upper triangle is ignored).
+    pub fn from_lower(mut l: Mat<f64>, jitter: f64) -> Self {
         debug_assert_eq!(l.nrows(), l.ncols());
+        clear_upper(&mut l);
         Self { l, jitter }
     }
 
-    /// The lower-triangular factor `L`.
+    /// The lower-triangular factor `L` (its strict upper triangle is zero).
     pub fn l(&self) -> MatRef<'_, f64> {
         self.l.as_ref()
     }
@@ -558,8 +564,10 @@ impl TryFrom<CholeskyRepr> for Cholesky {
         if (0..n).any(|i| !(r.l[(i, i)] > 0.0 && r.l[(i, i)].is_finite())) {
             return Err("Cholesky factor has a non-positive or non-finite diagonal".into());
         }
+        let mut l = r.l;
+        clear_upper(&mut l);
         Ok(Cholesky {
-            l: r.l,
+            l,
             jitter: r.jitter,
         })
     }

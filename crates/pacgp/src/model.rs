@@ -871,7 +871,7 @@ fn select_by_ml2(
         InferenceMethod::Ep(_) => ml(false)?,
         InferenceMethod::Ivm(cfg) => {
             let mut c = IvmMl2Config::new(cfg.active_set, 3);
-            c.ivm = cfg.clone();
+            c.ivm = *cfg;
             c.kernel_optim.bounds = Some(vec![boxed; kernel.n_params()]);
             let r = ivm_ml2(kernel, &opts.likelihood, x, y, &c)?;
             let rep = r.kernel_reports.last().cloned();

@@ -136,7 +136,7 @@ impl GaussianPosterior {
                 chol_kb.solve_lower_in_place(a.as_mut());
                 let w2 = col_sq_norms(a.as_ref());
                 chol_kb.solve_upper_in_place(a.as_mut());
-                let t = lower(chol_sigma).transpose() * &a;
+                let t = chol_sigma.l().transpose() * &a;
                 let q = col_sq_norms(t.as_ref());
                 w2.iter().zip(&q).map(|(w, q)| w - q).collect()
             }
@@ -166,7 +166,7 @@ impl GaussianPosterior {
             } => {
                 // Generic Gaussian KL: ½[tr(K⁻¹Σ) + αᵀKα − M + ln det K − ln det Σ],
                 // tr(K⁻¹Σ) = ‖L_K⁻¹ L_Σ‖_F².
-                let mut v = lower(chol_sigma);
+                let mut v = chol_sigma.l().to_owned();
                 chol_kb.solve_lower_in_place(v.as_mut());
                 let trace: f64 = col_sq_norms(v.as_ref()).iter().sum();
                 0.5 * (trace + quad - m + chol_kb.ln_det() - chol_sigma.ln_det())
@@ -198,17 +198,6 @@ impl GaussianPosterior {
         let ka = &kb * linalg::col_from_slice(&self.alpha);
         linalg::dot(&self.alpha, &linalg::col_to_vec(ka.as_ref()))
     }
-}
-
-/// The factor `L` with its strict upper triangle zeroed (faer's in-place factorisation
-/// leaves that triangle unspecified, so a dense product must not read it).
-fn lower(c: &Cholesky) -> Mat<f64> {
-    let l = c.l();
-    Mat::from_fn(
-        c.dim(),
-        c.dim(),
-        |i, j| if i >= j { l[(i, j)] } else { 0.0 },
-    )
 }
 
 /// Multiply row i of `a` by `s[i]`.
