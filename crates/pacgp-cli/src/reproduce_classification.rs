@@ -8,11 +8,9 @@ use anyhow::{Context, Result};
 use pacgp::bounds::ConfidenceTerm;
 use pacgp::data::{self, CsvOptions, Dataset, MissingPolicy, TargetSpec};
 use pacgp::experiments::classification::{
-    self as cls, GridCell, MethodSpec, RiskCoverageRow, UciRow, UciSetup,
+    self as cls, GridCell, RiskCoverageRow, UciRow, UciSetup,
 };
 use pacgp::inference::ivm::IvmConfig;
-use pacgp::inference::laplace::LaplaceConfig;
-use pacgp::inference::sogp::{SogpConfig, SweepOrder};
 use pacgp::inference::InferenceMethod;
 use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
@@ -80,34 +78,6 @@ fn uci_sets(dir: &Path, only: &[String]) -> Result<Vec<(String, Dataset)>> {
     Ok(out)
 }
 
-/// IVM (active set d), SOGP (memory limit d) with the probit, and full Laplace with the
-/// logistic likelihood (the seed's "full logistic regression").
-fn uci_methods(d: usize) -> Vec<MethodSpec> {
-    vec![
-        MethodSpec {
-            name: "ivm".into(),
-            method: InferenceMethod::Ivm(IvmConfig::new(d)),
-            likelihood: Likelihood::probit(),
-        },
-        MethodSpec {
-            name: "sogp".into(),
-            method: InferenceMethod::Sogp {
-                config: SogpConfig {
-                    max_basis: d,
-                    ..Default::default()
-                },
-                order: SweepOrder::Natural,
-            },
-            likelihood: Likelihood::probit(),
-        },
-        MethodSpec {
-            name: "laplace".into(),
-            method: InferenceMethod::Laplace(LaplaceConfig::default()),
-            likelihood: Likelihood::Logistic,
-        },
-    ]
-}
-
 /// Seed 003 §4.1 setup: 100 train / 200 test, Seeger's constant. The seed fixes the RBF
 /// kernel at unit scales (`--seed-kernel`); by default each method picks from the nine
 /// candidates of `pacgp fit` by the bound, paying `ln 9` for it.
@@ -155,7 +125,7 @@ fn uci_csv(rows: &[UciRow]) -> String {
 pub fn ivm_uci(a: &ReproduceArgs) -> Result<()> {
     let sets = uci_sets(&a.data_dir, &a.datasets)?;
     let reps = if a.quick { 10 } else { 100 };
-    let methods = uci_methods(30);
+    let methods = cls::seed_003_methods(30);
     let pb = bar(sets.len() * reps * methods.len(), "ivm-uci");
     let mut rows = Vec::new();
     for set in &sets {
@@ -399,7 +369,7 @@ pub fn ivm_selection_2d(a: &ReproduceArgs) -> Result<()> {
     let kernel = Kernel::se_iso(1.0, 1.0);
     let lik = Likelihood::probit();
     let mut out = Vec::new();
-    for spec in uci_methods(50).into_iter().take(2) {
+    for spec in cls::seed_003_methods(50).into_iter().take(2) {
         let fit = spec.method.fit(&kernel, &lik, x.as_ref(), &y)?;
         let chosen = fit.basis_indices.clone().unwrap_or_default();
         let mut series = Vec::new();
@@ -467,7 +437,7 @@ pub fn ivm_selection_2d(a: &ReproduceArgs) -> Result<()> {
 pub fn risk_coverage(a: &ReproduceArgs) -> Result<()> {
     let sets = uci_sets(&a.data_dir, &a.datasets)?;
     let reps = if a.quick { 10 } else { 100 };
-    let method = uci_methods(30).remove(0);
+    let method = cls::seed_003_methods(30).remove(0);
     let coverages: Vec<f64> = (2..=20).map(|k| k as f64 / 20.0).collect();
     let pb = bar(sets.len() * reps, "risk-coverage");
     let mut rows = Vec::new();

@@ -5,10 +5,8 @@
 use faer::Mat;
 use pacgp::bounds::ConfidenceTerm;
 use pacgp::data::{load_csv_classification, CsvOptions, Dataset};
-use pacgp::experiments::classification::{self as cls, MethodSpec, UciSetup};
+use pacgp::experiments::classification::{self as cls, UciSetup};
 use pacgp::inference::ivm::IvmConfig;
-use pacgp::inference::laplace::LaplaceConfig;
-use pacgp::inference::sogp::{SogpConfig, SweepOrder};
 use pacgp::inference::InferenceMethod;
 use pacgp::likelihood::Likelihood;
 use pacgp::model::classifier_candidates;
@@ -33,32 +31,6 @@ fn breast_cancer() -> Dataset {
     .0
 }
 
-fn methods(d: usize) -> Vec<MethodSpec> {
-    vec![
-        MethodSpec {
-            name: "ivm".into(),
-            method: InferenceMethod::Ivm(IvmConfig::new(d)),
-            likelihood: Likelihood::probit(),
-        },
-        MethodSpec {
-            name: "sogp".into(),
-            method: InferenceMethod::Sogp {
-                config: SogpConfig {
-                    max_basis: d,
-                    ..Default::default()
-                },
-                order: SweepOrder::Natural,
-            },
-            likelihood: Likelihood::probit(),
-        },
-        MethodSpec {
-            name: "laplace".into(),
-            method: InferenceMethod::Laplace(LaplaceConfig::default()),
-            likelihood: Likelihood::Logistic,
-        },
-    ]
-}
-
 /// The acceptance check: on breast cancer (100 train / 200 test, 100 draws, active set
 /// 30) every method's bound is below ½ and at least its test Gibbs error in ≥ 95 draws.
 #[test]
@@ -72,7 +44,13 @@ fn breast_cancer_bounds_are_non_vacuous_and_hold() {
         term: ConfidenceTerm::Seeger,
         kernels: classifier_candidates(bc.d()),
     };
-    let rows = cls::ivm_uci(&[("bc".into(), bc)], &methods(30), &setup, &mut |_| {}).unwrap();
+    let rows = cls::ivm_uci(
+        &[("bc".into(), bc)],
+        &cls::seed_003_methods(30),
+        &setup,
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(rows.len(), 300);
     for s in cls::summarise_uci(&rows) {
         assert!(

@@ -182,6 +182,34 @@ pub struct TrainTest {
     pub yt: Vec<f64>,
 }
 
+/// IVM (active set d), SOGP (memory limit d) with the probit, and full Laplace with the
+/// logistic likelihood (the seed's "full logistic regression").
+pub fn seed_003_methods(d: usize) -> Vec<MethodSpec> {
+    vec![
+        MethodSpec {
+            name: "ivm".into(),
+            method: InferenceMethod::Ivm(crate::inference::ivm::IvmConfig::new(d)),
+            likelihood: Likelihood::probit(),
+        },
+        MethodSpec {
+            name: "sogp".into(),
+            method: InferenceMethod::Sogp {
+                config: crate::inference::sogp::SogpConfig {
+                    max_basis: d,
+                    ..Default::default()
+                },
+                order: crate::inference::sogp::SweepOrder::Natural,
+            },
+            likelihood: Likelihood::probit(),
+        },
+        MethodSpec {
+            name: "laplace".into(),
+            method: InferenceMethod::Laplace(crate::inference::laplace::LaplaceConfig::default()),
+            likelihood: Likelihood::Logistic,
+        },
+    ]
+}
+
 /// Seed 003 §4.1: for every data set, repetition and method, fit on a random training draw and
 /// score bound against test error. A draw where both classes are not present in the training
 /// part is redrawn with the next seed (recorded by the row's `rep` staying the repetition index).
