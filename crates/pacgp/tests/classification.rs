@@ -2,6 +2,9 @@
 //! reproduce exact regression), EP's moment-matching fixed point, and certificates on breast
 //! cancer (Seeger's bound on the Gibbs error, non-vacuous and above the test Gibbs error).
 
+mod common;
+use common::toy;
+
 use faer::Mat;
 use pacgp::bounds::{BoundKind, Certificate, ConfidenceTerm};
 use pacgp::data::{load_csv_classification, train_test_split, CsvOptions, Standardizer};
@@ -12,22 +15,6 @@ use pacgp::likelihood::Likelihood;
 use pacgp::linalg::JitterPolicy;
 use pacgp::loss::gibbs_error_classification;
 use pacgp::regression::exact::ExactGp;
-
-fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
-    let x = Mat::from_fn(n, 2, |i, j| {
-        (((i * 17 + j * 29) % 41) as f64 / 41.0) * 4.0 - 2.0
-    });
-    let y = (0..n)
-        .map(|i| {
-            if x[(i, 0)].sin() + 0.4 * x[(i, 1)] + 0.3 * (((i * 7) % 5) as f64 - 2.0) / 2.0 > 0.0 {
-                1.0
-            } else {
-                -1.0
-            }
-        })
-        .collect();
-    (x, y)
-}
 
 #[test]
 fn laplace_and_ep_with_a_gaussian_likelihood_reproduce_exact_regression() {

@@ -5,6 +5,9 @@
 //! (`tests/fixtures/gen_gpc_sklearn.py` → `gpc_sklearn.json`); sequential and parallel EP
 //! reach the same fixed point; ML-II optima are stationary and improve on the start.
 
+mod common;
+use common::toy;
+
 use faer::Mat;
 use pacgp::inference::ep::{ep, ep_warm, EpConfig, EpSchedule, EpSites};
 use pacgp::inference::evidence::{
@@ -18,22 +21,6 @@ use pacgp::linalg::JitterPolicy;
 use pacgp::optim::Objective;
 use pacgp::posterior::Covariance;
 use pacgp::regression::exact::ExactGp;
-
-fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
-    let x = Mat::from_fn(n, 2, |i, j| {
-        (((i * 17 + j * 29) % 41) as f64 / 41.0) * 4.0 - 2.0
-    });
-    let y = (0..n)
-        .map(|i| {
-            if x[(i, 0)].sin() + 0.4 * x[(i, 1)] + 0.3 * (((i * 7) % 5) as f64 - 2.0) / 2.0 > 0.0 {
-                1.0
-            } else {
-                -1.0
-            }
-        })
-        .collect();
-    (x, y)
-}
 
 const TIGHT_LAPLACE: LaplaceConfig = LaplaceConfig {
     max_iter: 200,

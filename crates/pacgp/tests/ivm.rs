@@ -4,6 +4,8 @@
 //! pseudo-likelihood and probit-noise gradients against finite differences, ML-II rounds,
 //! seed 003 §3.4's illustrative example, and typed errors.
 
+mod common;
+
 use faer::Mat;
 use pacgp::inference::ep::{ep, EpConfig};
 use pacgp::inference::ivm::ml2::{
@@ -19,19 +21,7 @@ use pacgp::regression::exact::{ExactGp, NegLogMarginalLikelihood};
 use pacgp::Error;
 
 fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
-    let x = Mat::from_fn(n, 2, |i, j| {
-        (((i * 17 + j * 29) % 41) as f64 / 41.0) * 4.0 - 2.0 + 0.01 * i as f64
-    });
-    let y = (0..n)
-        .map(|i| {
-            if x[(i, 0)].sin() + 0.4 * x[(i, 1)] + 0.3 * (((i * 7) % 5) as f64 - 2.0) / 2.0 > 0.0 {
-                1.0
-            } else {
-                -1.0
-            }
-        })
-        .collect();
-    (x, y)
+    common::toy_shifted(n, 0.01)
 }
 
 fn test_inputs() -> Mat<f64> {

@@ -5,6 +5,8 @@
 //! of the shared posterior against explicit dense formulas, typed errors, and certificates
 //! on breast cancer.
 
+mod common;
+
 use faer::Mat;
 use pacgp::bounds::{BoundKind, Certificate, ConfidenceTerm};
 use pacgp::data::{load_csv_classification, train_test_split, CsvOptions, Standardizer};
@@ -26,15 +28,7 @@ fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
     use rand::{Rng, SeedableRng};
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(n as u64);
     let x: Mat<f64> = Mat::from_fn(n, 2, |_, _| rng.gen_range(-2.0..2.0));
-    let y = (0..n)
-        .map(|i| {
-            if x[(i, 0)].sin() + 0.4 * x[(i, 1)] + 0.3 * (((i * 7) % 5) as f64 - 2.0) / 2.0 > 0.0 {
-                1.0
-            } else {
-                -1.0
-            }
-        })
-        .collect();
+    let y = common::toy_labels(&x);
     (x, y)
 }
 

@@ -1,0 +1,33 @@
+//! Small deterministic classification problems shared by the integration tests.
+#![allow(dead_code)] // each test binary uses its own subset
+
+use faer::Mat;
+
+/// Labels `sgn(sin x₁ + 0.4 x₂ + structured noise)` for 2-D inputs: not separable by a line,
+/// a few labels flipped by the noise term.
+pub fn toy_labels(x: &Mat<f64>) -> Vec<f64> {
+    (0..x.nrows())
+        .map(|i| {
+            if x[(i, 0)].sin() + 0.4 * x[(i, 1)] + 0.3 * (((i * 7) % 5) as f64 - 2.0) / 2.0 > 0.0 {
+                1.0
+            } else {
+                -1.0
+            }
+        })
+        .collect()
+}
+
+/// `n` inputs on a scrambled grid in [−2, 2)² shifted by `shift·i` (0 repeats rows after 41),
+/// with [`toy_labels`].
+pub fn toy_shifted(n: usize, shift: f64) -> (Mat<f64>, Vec<f64>) {
+    let x = Mat::from_fn(n, 2, |i, j| {
+        (((i * 17 + j * 29) % 41) as f64 / 41.0) * 4.0 - 2.0 + shift * i as f64
+    });
+    let y = toy_labels(&x);
+    (x, y)
+}
+
+/// [`toy_shifted`] without a shift.
+pub fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
+    toy_shifted(n, 0.0)
+}
