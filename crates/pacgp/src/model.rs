@@ -810,17 +810,16 @@ fn classifier_bound(
     )
 }
 
-/// The lowest-bound fit among the candidate kernels, with its bound and penalty `ln 9`.
-fn select_by_bound(
-    x: MatRef<'_, f64>,
-    y: &[f64],
-    opts: &ClassifierOptions,
-) -> Result<(
+/// A chosen classifier fit with its bound, the penalty of the choice and the optimiser report.
+type Selected = (
     crate::inference::ClassifierFit,
     f64,
     f64,
     Option<OptimReport>,
-)> {
+);
+
+/// The lowest-bound fit among the candidate kernels, with its bound and penalty `ln 9`.
+fn select_by_bound(x: MatRef<'_, f64>, y: &[f64], opts: &ClassifierOptions) -> Result<Selected> {
     let candidates = classifier_candidates(x.ncols());
     let penalty = (candidates.len() as f64).ln();
     let mut best: Option<(f64, crate::inference::ClassifierFit)> = None;
@@ -843,12 +842,7 @@ fn select_by_ml2(
     x: MatRef<'_, f64>,
     y: &[f64],
     opts: &ClassifierOptions,
-) -> Result<(
-    crate::inference::ClassifierFit,
-    f64,
-    f64,
-    Option<OptimReport>,
-)> {
+) -> Result<Selected> {
     use crate::inference::evidence::{fit_ep_ml2, fit_laplace_ml2, ClassifierMlConfig};
     use crate::inference::ivm::ml2::{ivm_ml2, IvmMl2Config};
     use crate::inference::InferenceMethod;

@@ -7,7 +7,7 @@ use common::toy;
 
 use faer::Mat;
 use pacgp::bounds::{BoundKind, Certificate, ConfidenceTerm};
-use pacgp::data::{load_csv_classification, train_test_split, CsvOptions, Standardizer};
+use pacgp::data::{train_test_split, Standardizer};
 use pacgp::inference::ep::{ep, EpConfig};
 use pacgp::inference::laplace::{laplace, LaplaceConfig};
 use pacgp::kernel::Kernel;
@@ -104,16 +104,7 @@ fn bad_labels_are_errors() {
 /// criterion is ≥ 95 of 100 repetitions; 20 are run here to keep the suite fast.)
 #[test]
 fn breast_cancer_certificates_are_non_vacuous_and_hold() {
-    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let opts = CsvOptions {
-        drop_columns: vec!["sample_code_number".into()],
-        ..Default::default()
-    };
-    let (data, _) = load_csv_classification(
-        root.join("data/breast-cancer-wisconsin/breast_cancer_wisconsin_complete683.csv"),
-        &opts,
-    )
-    .unwrap();
+    let data = common::breast_cancer();
     let reps = 20;
     let mut held = [0usize; 2];
     for rep in 0..reps {

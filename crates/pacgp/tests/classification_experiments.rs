@@ -2,9 +2,10 @@
 //! the §4.2 (w, C) grid's pattern on MNIST 2 vs 3, and the pieces
 //! they are built from (the (w, C) kernel, PCA, risk at a coverage).
 
+mod common;
+
 use faer::Mat;
 use pacgp::bounds::ConfidenceTerm;
-use pacgp::data::{load_csv_classification, CsvOptions, Dataset};
 use pacgp::experiments::classification::{self as cls, UciSetup};
 use pacgp::inference::ivm::IvmConfig;
 use pacgp::inference::InferenceMethod;
@@ -18,24 +19,11 @@ fn repo(p: &str) -> PathBuf {
         .join(p)
 }
 
-fn breast_cancer() -> Dataset {
-    let opts = CsvOptions {
-        drop_columns: vec!["sample_code_number".into()],
-        ..Default::default()
-    };
-    load_csv_classification(
-        repo("data/breast-cancer-wisconsin/breast_cancer_wisconsin_complete683.csv"),
-        &opts,
-    )
-    .unwrap()
-    .0
-}
-
 /// The acceptance check: on breast cancer (100 train / 200 test, 100 draws, active set
 /// 30) every method's bound is below ½ and at least its test Gibbs error in ≥ 95 draws.
 #[test]
 fn breast_cancer_bounds_are_non_vacuous_and_hold() {
-    let bc = breast_cancer();
+    let bc = common::breast_cancer();
     let setup = UciSetup {
         n_train: 100,
         n_test: 200,

@@ -4,8 +4,10 @@
 //! exact refits, EP runs on the step likelihood, bad input gives typed errors, and the
 //! Wisconsin breast-cancer numbers of Table 17.1.
 
+mod common;
+
 use faer::Mat;
-use pacgp::data::{load_csv_classification, CsvOptions, Standardizer};
+use pacgp::data::Standardizer;
 use pacgp::error::Error;
 use pacgp::inference::ep::{ep, EpConfig};
 use pacgp::inference::laplace::{laplace, LaplaceConfig};
@@ -306,16 +308,7 @@ fn iteration_budget_is_reported_not_hidden() {
 /// Wisconsin breast cancer as in seed 001 §17.7: the 683 complete rows, the 9 inputs
 /// standardised over all of them, labels ±1.
 fn wisconsin() -> (Mat<f64>, Vec<f64>) {
-    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let opts = CsvOptions {
-        drop_columns: vec!["sample_code_number".into()],
-        ..Default::default()
-    };
-    let (data, _) = load_csv_classification(
-        root.join("data/breast-cancer-wisconsin/breast_cancer_wisconsin_complete683.csv"),
-        &opts,
-    )
-    .unwrap();
+    let data = common::breast_cancer();
     assert_eq!(data.n(), 683);
     let s = Standardizer::fit(data.x.as_ref(), &data.feature_names).unwrap();
     (s.transform(data.x.as_ref()).unwrap(), data.y)

@@ -9,7 +9,7 @@ mod common;
 
 use faer::Mat;
 use pacgp::bounds::{BoundKind, Certificate, ConfidenceTerm};
-use pacgp::data::{load_csv_classification, train_test_split, CsvOptions, Standardizer};
+use pacgp::data::{train_test_split, Standardizer};
 use pacgp::inference::sogp::{sogp, Sogp, SogpConfig, SweepOrder, UpdateKind};
 use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
@@ -548,16 +548,7 @@ fn bad_input_gives_typed_errors() {
 /// the test points by |μ/σ| gives a risk-coverage curve whose area is below the full risk.
 #[test]
 fn breast_cancer_sparse_certificates_hold() {
-    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let opts = CsvOptions {
-        drop_columns: vec!["sample_code_number".into()],
-        ..Default::default()
-    };
-    let (data, _) = load_csv_classification(
-        root.join("data/breast-cancer-wisconsin/breast_cancer_wisconsin_complete683.csv"),
-        &opts,
-    )
-    .unwrap();
+    let data = common::breast_cancer();
     let reps = 10;
     let mut held = 0;
     let mut summary = Vec::new();

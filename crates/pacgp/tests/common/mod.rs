@@ -31,3 +31,18 @@ pub fn toy_shifted(n: usize, shift: f64) -> (Mat<f64>, Vec<f64>) {
 pub fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
     toy_shifted(n, 0.0)
 }
+
+/// Wisconsin breast cancer as shipped: the 683 complete rows, 9 raw inputs, labels ±1.
+pub fn breast_cancer() -> pacgp::data::Dataset {
+    let opts = pacgp::data::CsvOptions {
+        drop_columns: vec!["sample_code_number".into()],
+        ..Default::default()
+    };
+    pacgp::data::load_csv_classification(
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../data/breast-cancer-wisconsin/breast_cancer_wisconsin_complete683.csv"),
+        &opts,
+    )
+    .unwrap()
+    .0
+}
