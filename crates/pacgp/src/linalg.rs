@@ -79,16 +79,9 @@ fn clear_upper(l: &mut Mat<f64>) {
     }
 }
 
-fn try_factor(a: MatRef<'_, f64>, jitter: f64) -> std::result::Result<Mat<f64>, usize> {
-    let n = a.nrows();
-    let mut l = Mat::<f64>::zeros(n, n);
-    // Copy the lower triangle only; faer reads nothing else.
-    for j in 0..n {
-        for i in j..n {
-            l[(i, j)] = a[(i, j)];
-        }
-        l[(j, j)] += jitter;
-    }
+/// Factor `l` (lower triangle read) in place; `Err(pivot)` if it is not positive definite.
+fn factor_in_place(l: &mut Mat<f64>) -> std::result::Result<(), usize> {
+    let n = l.nrows();
     let par = par_for(n);
     let mut buf = MemBuffer::new(factor::cholesky_in_place_scratch::<f64>(
         n,
@@ -105,11 +98,20 @@ fn try_factor(a: MatRef<'_, f64>, jitter: f64) -> std::result::Result<Mat<f64>, 
     ) {
         Ok(_) => {
             // faer may use the strict upper triangle as workspace.
-            clear_upper(&mut l);
-            Ok(l)
+            clear_upper(l);
+            Ok(())
         }
         Err(factor::LltError::NonPositivePivot { index }) => Err(index),
     }
+}
+
+/// The first non-finite entry of the lower triangle, as `(row, col)`.
+fn first_non_finite_lower(a: MatRef<'_, f64>) -> Option<(usize, usize)> {
+    (0..a.ncols()).find_map(|j| {
+        (j..a.nrows())
+            .find(|&i| !a[(i, j)].is_finite())
+            .map(|i| (i, j))
+    })
 }
 
 impl Cholesky {
@@ -124,21 +126,46 @@ impl Cholesky {
                 found: format!("{}×{}", a.nrows(), a.ncols()),
             });
         }
-        for j in 0..n {
-            for i in j..n {
-                if !a[(i, j)].is_finite() {
-                    return Err(Error::NonFinite {
-                        what,
-                        row: i,
-                        col: j,
-                    });
+        Self::factor_filled(
+            n,
+            |mut l| {
+                // Copy the lower triangle only; faer reads nothing else.
+                for j in 0..n {
+                    for i in j..n {
+                        l[(i, j)] = a[(i, j)];
+                    }
                 }
-            }
+            },
+            None,
+            policy,
+            what,
+        )
+    }
+
+    /// [`Cholesky::factor`] of the `n × n` matrix whose lower triangle `fill` writes, built
+    /// and factored in `storage` (reused when it is `n × n`, e.g. from
+    /// [`Cholesky::into_storage`]): no `n × n` temporary besides the factor itself, which
+    /// matters in loops that refactor a matrix of the same size (Newton, EP sweeps).
+    /// `fill` is called again for every jittered attempt.
+    pub fn factor_filled(
+        n: usize,
+        fill: impl Fn(MatMut<'_, f64>),
+        storage: Option<Mat<f64>>,
+        policy: &JitterPolicy,
+        what: &'static str,
+    ) -> Result<Self> {
+        let mut l = match storage {
+            Some(m) if m.nrows() == n && m.ncols() == n => m,
+            _ => Mat::<f64>::zeros(n, n),
+        };
+        fill(l.as_mut());
+        if let Some((row, col)) = first_non_finite_lower(l.as_ref()) {
+            return Err(Error::NonFinite { what, row, col });
         }
         let mean_diag = if n == 0 {
             1.0
         } else {
-            (0..n).map(|i| a[(i, i)].abs()).sum::<f64>() / n as f64
+            (0..n).map(|i| l[(i, i)].abs()).sum::<f64>() / n as f64
         };
         let scale = if mean_diag > 0.0 { mean_diag } else { 1.0 };
         let mut jitter = 0.0;
@@ -146,9 +173,13 @@ impl Cholesky {
         for attempt in 0..=policy.max_tries {
             if attempt > 0 {
                 jitter = policy.initial * policy.factor.powi(attempt as i32 - 1) * scale;
+                fill(l.as_mut());
+                for i in 0..n {
+                    l[(i, i)] += jitter;
+                }
             }
-            match try_factor(a, jitter) {
-                Ok(l) => return Ok(Self { l, jitter }),
+            match factor_in_place(&mut l) {
+                Ok(()) => return Ok(Self { l, jitter }),
                 Err(p) => last_pivot = p,
             }
         }
@@ -157,6 +188,11 @@ impl Cholesky {
             pivot: last_pivot,
             jitter_tried: jitter,
         })
+    }
+
+    /// The factor's `n × n` storage, for reuse by [`Cholesky::factor_filled`].
+    pub fn into_storage(self) -> Mat<f64> {
+        self.l
     }
 
     /// Wrap an already computed lower factor (its strict upper triangle is ignored).
@@ -232,11 +268,15 @@ impl Cholesky {
         col_to_vec(x.as_ref())
     }
 
-    /// `L⁻¹` (lower triangular).
+    /// `L⁻¹` (lower triangular, `n³/3` flops).
     pub fn l_inverse(&self) -> Mat<f64> {
         let n = self.dim();
-        let mut inv = Mat::<f64>::identity(n, n);
-        self.solve_lower_in_place(inv.as_mut());
+        let mut inv = Mat::<f64>::zeros(n, n);
+        faer::linalg::triangular_inverse::invert_lower_triangular(
+            inv.as_mut(),
+            self.l.as_ref(),
+            par_for(n),
+        );
         inv
     }
 

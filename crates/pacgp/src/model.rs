@@ -843,12 +843,12 @@ fn select_by_ml2(
     y: &[f64],
     opts: &ClassifierOptions,
 ) -> Result<Selected> {
-    use crate::inference::evidence::{fit_ep_ml2, fit_laplace_ml2, ClassifierMlConfig};
+    use crate::inference::evidence::{fit_ep_ml2, fit_laplace_ml2, ClassifierMlConfig, WarmStart};
     use crate::inference::ivm::ml2::{ivm_ml2, IvmMl2Config};
     use crate::inference::InferenceMethod;
     let grid = HyperGrid::default();
     let boxed = (grid.min_log, grid.max_log);
-    let ml = |laplace| -> Result<(Kernel, OptimReport)> {
+    let ml = |laplace| -> Result<(Kernel, OptimReport, WarmStart)> {
         let cfg = ClassifierMlConfig {
             theta_bounds: boxed,
             ..Default::default()
@@ -858,9 +858,9 @@ fn select_by_ml2(
         } else {
             fit_ep_ml2(kernel, &opts.likelihood, x, y, &cfg)?
         };
-        Ok((r.kernel, r.report))
+        Ok((r.kernel, r.report, r.warm))
     };
-    let (mut fitted, report) = match &opts.method {
+    let (mut fitted, report, warm) = match &opts.method {
         InferenceMethod::Laplace(_) => ml(true)?,
         InferenceMethod::Ep(_) => ml(false)?,
         InferenceMethod::Ivm(cfg) => {
@@ -874,6 +874,7 @@ fn select_by_ml2(
                 rep.ok_or(Error::Empty {
                     what: "IVM ML-II rounds",
                 })?,
+                WarmStart::None,
             )
         }
         other => {
@@ -884,7 +885,16 @@ fn select_by_ml2(
         }
     };
     fitted.set_params(&grid.round(&fitted.params()))?;
-    let fit = opts.method.fit(&fitted, &opts.likelihood, x, y)?;
+    // The grid point is within 0.005 of the optimum in ln space: start from its fit.
+    let fit = match (&opts.method, &warm) {
+        (InferenceMethod::Laplace(cfg), WarmStart::Laplace(f0)) => {
+            crate::inference::laplace::laplace_warm(&fitted, &opts.likelihood, x, y, cfg, f0)?
+        }
+        (InferenceMethod::Ep(cfg), WarmStart::Ep(sites)) => {
+            crate::inference::ep::ep_warm(&fitted, &opts.likelihood, x, y, cfg, sites)?.0
+        }
+        _ => opts.method.fit(&fitted, &opts.likelihood, x, y)?,
+    };
     let penalty = grid.penalty(fitted.n_params());
     let bound = classifier_bound(&fit, x, y, opts, penalty)?;
     Ok((fit, bound, penalty, Some(report)))

@@ -311,17 +311,14 @@ fn warm_starts_reach_the_cold_fixed_point() {
     let (k0, k1) = (kernel_at(&THETAS[1]), kernel_at(&THETAS[2]));
     let cold = laplace(&k1, &lik, x.as_ref(), &y, &TIGHT_LAPLACE).unwrap();
     let prev = laplace(&k0, &lik, x.as_ref(), &y, &TIGHT_LAPLACE).unwrap();
-    let warm = laplace_warm(
-        &k1,
-        &lik,
-        x.as_ref(),
-        &y,
-        &TIGHT_LAPLACE,
-        &prev.posterior.alpha,
-    )
-    .unwrap();
+    let f_prev = prev.posterior.predict(x.as_ref()).unwrap().mean;
+    let warm = laplace_warm(&k1, &lik, x.as_ref(), &y, &TIGHT_LAPLACE, &f_prev).unwrap();
+    assert!(warm.report.iterations < cold.report.iterations);
     assert!((cold.ln_evidence.unwrap() - warm.ln_evidence.unwrap()).abs() < 1e-10);
     assert!(laplace_warm(&k1, &lik, x.as_ref(), &y, &TIGHT_LAPLACE, &[0.0; 3]).is_err());
+    let mut bad = f_prev.clone();
+    bad[0] = f64::NAN;
+    assert!(laplace_warm(&k1, &lik, x.as_ref(), &y, &TIGHT_LAPLACE, &bad).is_err());
     let cfg = tight_ep(EpSchedule::Sequential);
     let cold = ep(&k1, &lik, x.as_ref(), &y, &cfg).unwrap();
     let (_, sites) = ep_warm(&k0, &lik, x.as_ref(), &y, &cfg, &EpSites::flat(30)).unwrap();

@@ -40,54 +40,58 @@ pub struct EvidenceGradient {
     pub likelihood: Vec<f64>,
 }
 
-/// `R = W½ B⁻¹ W½` (`= (K + W⁻¹)⁻¹`) and `B⁻¹`.
-fn r_matrix(chol: &crate::linalg::Cholesky, sw: &[f64]) -> (Mat<f64>, Mat<f64>) {
-    let binv = chol.inverse();
-    let n = sw.len();
-    let r = Mat::from_fn(n, n, |i, j| sw[i] * binv[(i, j)] * sw[j]);
-    (r, binv)
+/// `R v` with `R = W½ B⁻¹ W½` (`= (K + W⁻¹)⁻¹`), from `B⁻¹`, without forming `R`.
+fn r_times(binv: &Mat<f64>, sw: &[f64], v: &[f64]) -> Vec<f64> {
+    let swv: Vec<f64> = sw.iter().zip(v).map(|(s, v)| s * v).collect();
+    let t = mat_vec(binv, &swv);
+    sw.iter().zip(&t).map(|(s, t)| s * t).collect()
+}
+
+/// Overwrite `B⁻¹` with the contraction weights
+/// `G_ij = ½(a_i a_j − √W_i [B⁻¹]_ij √W_j) + ½(u_i a_j + a_i u_j)` (columns in parallel), so
+/// that no further `N × N` matrix is allocated per evaluation.
+fn binv_into_weights(binv: &mut Mat<f64>, sw: &[f64], a: &[f64], u: Option<&[f64]>) {
+    use rayon::prelude::*;
+    binv.as_mut()
+        .par_col_iter_mut()
+        .enumerate()
+        .for_each(|(j, col)| {
+            let col = col
+                .try_as_col_major_mut()
+                .expect("an owned matrix has contiguous columns")
+                .as_slice_mut();
+            for (i, g) in col.iter_mut().enumerate() {
+                let mut v = 0.5 * (a[i] * a[j] - sw[i] * *g * sw[j]);
+                if let Some(u) = u {
+                    v += 0.5 * (u[i] * a[j] + a[i] * u[j]);
+                }
+                *g = v;
+            }
+        });
 }
 
 /// `diag Σ` with `Σ = (K⁻¹ + W)⁻¹`, in `O(N²)` from `B⁻¹`:
 /// - `(1 − [B⁻¹]_ii)/W_i` where `W_i K_ii > 1e-3` (from `Σ = W^{−½}(I − B⁻¹)W^{−½}`);
 /// - else `Σ_j K_ij √W_j [B⁻¹]_ji / √W_i` (from `Σ W½ = K W½ B⁻¹`), whose error grows
 ///   like `1/√W_i` instead of `1/W_i`, where `W_i K_ii > 1e-12`;
-/// - else `K_ii − k_iᵀ R k_i` (batched, `O(N²)` per point), which does not cancel there.
-fn sigma_diag(k: &Mat<f64>, r: &Mat<f64>, binv: &Mat<f64>, sw: &[f64]) -> Vec<f64> {
+/// - else `K_ii − k_iᵀ R k_i` (`O(N²)` per point), which does not cancel there.
+fn sigma_diag(k: &Mat<f64>, binv: &Mat<f64>, sw: &[f64]) -> Vec<f64> {
     let n = sw.len();
-    let mut out = vec![0.0; n];
-    let mut small = Vec::new();
-    for i in 0..n {
-        let w = sw[i] * sw[i];
-        if w * k[(i, i)] > 1e-3 {
-            out[i] = (1.0 - binv[(i, i)]) / w;
-        } else if w * k[(i, i)] > 1e-12 {
-            // B⁻¹ is symmetric: read column i (contiguous) for row i.
-            let col = binv.col_as_slice(i);
+    (0..n)
+        .map(|i| {
+            let w = sw[i] * sw[i];
             let kc = k.col_as_slice(i);
-            let s: f64 = (0..n).map(|j| kc[j] * sw[j] * col[j]).sum();
-            out[i] = s / sw[i];
-        } else {
-            small.push(i);
-        }
-    }
-    if !small.is_empty() {
-        let kc = Mat::from_fn(n, small.len(), |row, c| k[(row, small[c])]);
-        let mut rk = Mat::<f64>::zeros(n, small.len());
-        faer::linalg::matmul::matmul(
-            rk.as_mut(),
-            faer::Accum::Replace,
-            r.as_ref(),
-            kc.as_ref(),
-            1.0,
-            crate::linalg::par_for(n),
-        );
-        for (c, &i) in small.iter().enumerate() {
-            let q: f64 = (0..n).map(|row| kc[(row, c)] * rk[(row, c)]).sum();
-            out[i] = k[(i, i)] - q;
-        }
-    }
-    out
+            if w * k[(i, i)] > 1e-3 {
+                (1.0 - binv[(i, i)]) / w
+            } else if w * k[(i, i)] > 1e-12 {
+                // B⁻¹ is symmetric: read column i (contiguous) for row i.
+                let col = binv.col_as_slice(i);
+                (0..n).map(|j| kc[j] * sw[j] * col[j]).sum::<f64>() / sw[i]
+            } else {
+                k[(i, i)] - crate::linalg::dot(kc, &r_times(binv, sw, kc))
+            }
+        })
+        .collect()
 }
 
 /// Probit partials of `(ln p, ∇ln p, ∇²ln p)` w.r.t. `(ln λ, b)` at one point.
@@ -116,19 +120,14 @@ fn laplace_gradient(
 ) -> EvidenceGradient {
     let n = y.len();
     let k = &m.k;
-    let (r, binv) = r_matrix(&m.chol, &m.sw);
-    let sd = sigma_diag(k, &r, &binv, &m.sw);
+    let mut binv = m.chol.inverse();
+    let sd = sigma_diag(k, &binv, &m.sw);
     // Alg. 5.1 l. 7: s₂ = ∂ ln q/∂f̂ (sign: see the module doc).
     let s2: Vec<f64> = (0..n).map(|i| 0.5 * sd[i] * m.derivs[i].d3).collect();
     // u = (I − RK) s₂, so s₂ᵀ(I − KR)C a = uᵀ C a.
-    let rks2 = mat_vec(&r, &mat_vec(k, &s2));
+    let rks2 = r_times(&binv, &m.sw, &mat_vec(k, &s2));
     let u: Vec<f64> = (0..n).map(|i| s2[i] - rks2[i]).collect();
-    let a = &m.a;
-    // Alg. 5.1 l. 9–12 as one contraction.
-    let g = Mat::from_fn(n, n, |i, j| {
-        0.5 * (a[i] * a[j] - r[(i, j)]) + 0.5 * (u[i] * a[j] + a[i] * u[j])
-    });
-    let grad_k = kernel.gram_grad_contract(x, g.as_ref());
+    // The likelihood-parameter terms need R (as B⁻¹) before it is overwritten.
     let grad_lik = match *lik {
         Likelihood::Probit { lambda, bias } => {
             let parts: Vec<_> = (0..n)
@@ -142,7 +141,7 @@ fn laplace_gradient(
                     // ∂f̂/∂φ = Σ g, g = ∂∇ln p/∂φ; Σ g = Kg − KRKg.
                     let gv: Vec<f64> = (0..n).map(|i| parts[i][p][1]).collect();
                     let kg = mat_vec(k, &gv);
-                    let krkg = mat_vec(k, &mat_vec(&r, &kg));
+                    let krkg = mat_vec(k, &r_times(&binv, &m.sw, &kg));
                     let implicit: f64 = (0..n).map(|i| s2[i] * (kg[i] - krkg[i])).sum();
                     explicit + implicit
                 })
@@ -150,6 +149,9 @@ fn laplace_gradient(
         }
         _ => vec![],
     };
+    // Alg. 5.1 l. 9–12 as one contraction.
+    binv_into_weights(&mut binv, &m.sw, &m.a, Some(&u));
+    let grad_k = kernel.gram_grad_contract(x, binv.as_ref());
     EvidenceGradient {
         ln_evidence: m.ln_evidence,
         kernel: grad_k,
@@ -158,18 +160,33 @@ fn laplace_gradient(
 }
 
 /// Laplace fit, its log evidence `ln q(y|X,θ)` and the gradient in θ (and probit ln λ, b);
-/// Newton starts from `a0` when given (see [`laplace::laplace_warm`]).
+/// Newton starts from the mode `f0` of a nearby fit when given (see
+/// [`laplace::laplace_warm`]).
 pub fn laplace_evidence(
     kernel: &Kernel,
     lik: &Likelihood,
     x: MatRef<'_, f64>,
     y: &[f64],
     cfg: &LaplaceConfig,
-    a0: Option<&[f64]>,
+    f0: Option<&[f64]>,
 ) -> Result<(ClassifierFit, EvidenceGradient)> {
-    let m = laplace::mode(kernel, lik, x, y, cfg, a0)?;
+    let (fit, grad, _) = laplace_evidence_with_mode(kernel, lik, x, y, cfg, f0)?;
+    Ok((fit, grad))
+}
+
+/// [`laplace_evidence`] that also returns the mode `f̂`, for the next warm start.
+fn laplace_evidence_with_mode(
+    kernel: &Kernel,
+    lik: &Likelihood,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    cfg: &LaplaceConfig,
+    f0: Option<&[f64]>,
+) -> Result<(ClassifierFit, EvidenceGradient, Vec<f64>)> {
+    let m = laplace::mode(kernel, lik, x, y, cfg, f0)?;
     let grad = laplace_gradient(kernel, lik, x, y, &m);
-    Ok((m.into_fit(kernel, x), grad))
+    let f = m.f.clone();
+    Ok((m.into_fit(kernel, x), grad, f))
 }
 
 /// EP fit, `ln Z_EP` and its gradient in θ (and probit ln λ, b), EP started from `init`
@@ -188,12 +205,10 @@ pub fn ep_evidence(
         what: "EP log evidence",
         message: "a final cavity precision is not positive".into(),
     })?;
-    let n = y.len();
     let sw: Vec<f64> = run.sites.tau.iter().map(|t| t.max(0.0).sqrt()).collect();
-    let (r, _) = r_matrix(&run.post.chol, &sw);
-    let b = &run.post.alpha;
-    // GPML eq. 5.27: ½ tr((bbᵀ − S̃½B⁻¹S̃½) ∂K/∂θ).
-    let g = Mat::from_fn(n, n, |i, j| 0.5 * (b[i] * b[j] - r[(i, j)]));
+    // GPML eq. 5.27: ½ tr((bbᵀ − S̃½B⁻¹S̃½) ∂K/∂θ), b = α.
+    let mut g = run.post.chol.inverse();
+    binv_into_weights(&mut g, &sw, &run.post.alpha, None);
     let grad_k = kernel.gram_grad_contract(x, g.as_ref());
     let grad_lik = match *lik {
         Likelihood::Probit { lambda, bias } => {
@@ -234,12 +249,20 @@ pub enum Approximation {
     Ep(EpConfig),
 }
 
-/// Last inference state, for warm starts.
-enum Warm {
+/// The inference state of a fit, to warm-start the next one at nearby hyperparameters.
+#[derive(Clone, Debug, Default)]
+pub enum WarmStart {
+    /// Start cold.
+    #[default]
     None,
+    /// The Laplace mode `f̂` (see [`laplace::laplace_warm`]).
     Laplace(Vec<f64>),
+    /// EP sites (see [`ep::ep_warm`]).
     Ep(EpSites),
 }
+
+/// The last evaluation of an ML-II objective: parameters, fit and gradient.
+type Evaluation = (Vec<f64>, ClassifierFit, EvidenceGradient);
 
 /// `−ln q(y|X,θ)` (Laplace) or `−ln Z_EP` over `[θ_kernel…]` or, with the likelihood
 /// fitted, `[θ_kernel…, ln λ, b]` (probit only). Each evaluation warm-starts the inference
@@ -251,7 +274,8 @@ pub struct NegLogEvidence<'a> {
     y: &'a [f64],
     approx: Approximation,
     fit_likelihood: bool,
-    warm: RefCell<Warm>,
+    warm: RefCell<WarmStart>,
+    last: RefCell<Option<Evaluation>>,
 }
 
 impl<'a> NegLogEvidence<'a> {
@@ -282,7 +306,8 @@ impl<'a> NegLogEvidence<'a> {
             y,
             approx,
             fit_likelihood,
-            warm: RefCell::new(Warm::None),
+            warm: RefCell::new(WarmStart::None),
+            last: RefCell::new(None),
         })
     }
 
@@ -323,21 +348,21 @@ impl<'a> NegLogEvidence<'a> {
         let mut warm = self.warm.borrow_mut();
         match self.approx {
             Approximation::Laplace(cfg) => {
-                let a0 = match &*warm {
-                    Warm::Laplace(a) => Some(a.as_slice()),
+                let f0 = match &*warm {
+                    WarmStart::Laplace(f) => Some(f.as_slice()),
                     _ => None,
                 };
-                let (fit, g) = laplace_evidence(&k, &lik, self.x, self.y, &cfg, a0)?;
-                *warm = Warm::Laplace(fit.posterior.alpha.clone());
+                let (fit, g, f) = laplace_evidence_with_mode(&k, &lik, self.x, self.y, &cfg, f0)?;
+                *warm = WarmStart::Laplace(f);
                 Ok((fit, g))
             }
             Approximation::Ep(cfg) => {
                 let init = match &*warm {
-                    Warm::Ep(s) => Some(s),
+                    WarmStart::Ep(s) => Some(s),
                     _ => None,
                 };
                 let (fit, sites, g) = ep_evidence(&k, &lik, self.x, self.y, &cfg, init)?;
-                *warm = Warm::Ep(sites);
+                *warm = WarmStart::Ep(sites);
                 Ok((fit, g))
             }
         }
@@ -350,12 +375,14 @@ impl Objective for NegLogEvidence<'_> {
     }
 
     fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
-        let (_, g) = self.fit_at(p)?;
+        let (fit, g) = self.fit_at(p)?;
         let mut grad: Vec<f64> = g.kernel.iter().map(|v| -v).collect();
         if self.fit_likelihood {
             grad.extend(g.likelihood.iter().map(|v| -v));
         }
-        Ok((-g.ln_evidence, grad))
+        let value = -g.ln_evidence;
+        *self.last.borrow_mut() = Some((p.to_vec(), fit, g));
+        Ok((value, grad))
     }
 }
 
@@ -380,7 +407,8 @@ pub struct ClassifierMlConfig {
     pub bias_bounds: (f64, f64),
     /// Laplace settings.
     pub laplace: LaplaceConfig,
-    /// EP settings (the gradient assumes convergence: keep `tol` tight).
+    /// EP settings (the gradient assumes convergence; its error is first order in `tol`,
+    /// that of `ln Z_EP` second order).
     pub ep: EpConfig,
 }
 
@@ -396,7 +424,12 @@ impl Default for ClassifierMlConfig {
             ln_lambda_bounds: (1e-2f64.ln(), 1e2f64.ln()),
             bias_bounds: (-5.0, 5.0),
             laplace: LaplaceConfig::default(),
-            ep: EpConfig::default(),
+            // GPML's infEP tolerance: ln Z_EP is stationary in the sites, so its error is
+            // second order in theirs.
+            ep: EpConfig {
+                tol: 1e-4,
+                ..EpConfig::default()
+            },
         }
     }
 }
@@ -414,6 +447,8 @@ pub struct ClassifierMl2 {
     pub gradient: EvidenceGradient,
     /// What the optimiser did.
     pub report: OptimReport,
+    /// The inference state at the optimum, to warm-start a refit nearby (e.g. on the grid).
+    pub warm: WarmStart,
 }
 
 fn fit_ml2(
@@ -437,13 +472,19 @@ fn fit_ml2(
     };
     let report = optim::multistart(&obj, &starts, &lbfgs)?;
     let (kernel, likelihood) = obj.model_at(&report.params)?;
-    let (fit, gradient) = obj.fit_at(&report.params)?;
+    // The optimiser's last evaluation is usually its answer: reuse it, else refit there.
+    let (fit, gradient) = match obj.last.take() {
+        Some((p, fit, g)) if p == report.params => (fit, g),
+        _ => obj.fit_at(&report.params)?,
+    };
+    let warm = obj.warm.take();
     Ok(ClassifierMl2 {
         kernel,
         likelihood,
         fit,
         gradient,
         report,
+        warm,
     })
 }
 
@@ -505,9 +546,8 @@ mod tests {
             .map(|i| 10f64.powi(2 * i as i32 - 14).min(2.0))
             .collect();
         let sw: Vec<f64> = w.iter().map(|w| w.sqrt()).collect();
-        let chol = laplace::chol_b(&k, &sw, "B").unwrap();
-        let (r, binv) = r_matrix(&chol, &sw);
-        let got = sigma_diag(&k, &r, &binv, &sw);
+        let chol = laplace::chol_b_in(&k, &sw, None, "B").unwrap();
+        let got = sigma_diag(&k, &chol.inverse(), &sw);
         let mut prec =
             crate::linalg::Cholesky::factor(k.as_ref(), &crate::linalg::JitterPolicy::none(), "K")
                 .unwrap()

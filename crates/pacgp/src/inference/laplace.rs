@@ -1,8 +1,8 @@
 //! Laplace approximation for GP classification (GPML Alg. 3.1 and 3.2), Newton's method in
 //! the stable `B = I + W½KW½` form with step halving; any log-concave likelihood.
 //!
-//! [`laplace_warm`] starts Newton from a previous mode's `a = K⁻¹f̂` (ML-II evaluations at
-//! nearby θ then take a few steps instead of a full solve); the evidence gradient lives in
+//! [`laplace_warm`] starts Newton from a previous mode `f̂` (ML-II evaluations at nearby θ
+//! then take a few steps instead of a full solve); the evidence gradient lives in
 //! [`super::evidence`].
 
 use faer::{Mat, MatRef};
@@ -66,59 +66,124 @@ pub(crate) fn mat_vec(k: &Mat<f64>, v: &[f64]) -> Vec<f64> {
     linalg::col_to_vec((k * linalg::col_from_slice(v)).as_ref())
 }
 
-/// `B = I + diag(s) K diag(s)` and its Cholesky.
-pub(crate) fn chol_b(k: &Mat<f64>, s: &[f64], what: &'static str) -> Result<Cholesky> {
+/// `B = I + diag(s) K diag(s)` and its Cholesky, built in `storage` when given (a previous
+/// factor's, see [`Cholesky::into_storage`]), the columns of `B` filled in parallel.
+pub(crate) fn chol_b_in(
+    k: &Mat<f64>,
+    s: &[f64],
+    storage: Option<Mat<f64>>,
+    what: &'static str,
+) -> Result<Cholesky> {
+    use rayon::prelude::*;
     let n = s.len();
-    let b = Mat::from_fn(n, n, |i, j| {
-        s[i] * k[(i, j)] * s[j] + if i == j { 1.0 } else { 0.0 }
-    });
-    Cholesky::factor(b.as_ref(), &JitterPolicy::default(), what)
+    let fill = |b: faer::MatMut<'_, f64>| {
+        b.par_col_iter_mut().enumerate().for_each(|(j, col)| {
+            let col = col
+                .try_as_col_major_mut()
+                .expect("an owned matrix has contiguous columns")
+                .as_slice_mut();
+            let kc = k.col_as_slice(j);
+            for i in j..n {
+                col[i] = s[i] * kc[i] * s[j];
+            }
+            col[j] += 1.0;
+        })
+    };
+    Cholesky::factor_filled(n, fill, storage, &JitterPolicy::default(), what)
 }
 
 fn sqrt_w(d: &[LogLikDerivs]) -> Vec<f64> {
     d.iter().map(|d| (-d.d2).max(0.0).sqrt()).collect()
 }
 
-/// Newton's method for the mode (GPML Alg. 3.1), from `a0` when it is given and better
-/// than `a = 0`.
+/// The state of Newton's method at one `f`: likelihood derivatives, `√W` and `chol(B)`.
+struct NewtonPoint {
+    derivs: Vec<LogLikDerivs>,
+    sw: Vec<f64>,
+    chol: Cholesky,
+}
+
+impl NewtonPoint {
+    /// Derivatives and `chol(B)` at `f` (in `storage` when given).
+    fn at(
+        k: &Mat<f64>,
+        lik: &Likelihood,
+        y: &[f64],
+        f: &[f64],
+        storage: Option<Mat<f64>>,
+    ) -> Result<Self> {
+        let derivs: Vec<_> = y
+            .iter()
+            .zip(f)
+            .map(|(y, f)| lik.ln_p_derivs(*y, *f))
+            .collect();
+        let sw = sqrt_w(&derivs);
+        let chol = chol_b_in(k, &sw, storage, "I + W½KW½")?;
+        Ok(Self { derivs, sw, chol })
+    }
+
+    /// The full Newton step's `a` (GPML Alg. 3.1 l. 6–8): `b = Wf + ∇ln p`,
+    /// `a = b − W½ B⁻¹ W½ K b`. It depends on `f` only, not on the `a` that produced it.
+    fn newton_a(&self, k: &Mat<f64>, f: &[f64]) -> Vec<f64> {
+        let sw = &self.sw;
+        let b: Vec<f64> = (0..f.len())
+            .map(|i| sw[i] * sw[i] * f[i] + self.derivs[i].d1)
+            .collect();
+        let kb = mat_vec(k, &b);
+        let swkb: Vec<f64> = sw.iter().zip(&kb).map(|(s, v)| s * v).collect();
+        let sol = self.chol.solve_vec(&swkb);
+        (0..f.len()).map(|i| b[i] - sw[i] * sol[i]).collect()
+    }
+}
+
+/// Newton's method for the mode (GPML Alg. 3.1). With `f0` (the mode at nearby
+/// hyperparameters) the first step is taken from `f0` (the Newton step needs `f` only) and
+/// kept when it beats `a = 0`; `a = K⁻¹f0` itself is never formed. Every factorisation
+/// reuses the storage of the previous one.
 pub(crate) fn find_mode(
     k: Mat<f64>,
     lik: &Likelihood,
     y: &[f64],
     cfg: &LaplaceConfig,
-    a0: Option<&[f64]>,
+    f0: Option<&[f64]>,
 ) -> Result<LaplaceMode> {
     let n = y.len();
     let (mut a, mut f) = (vec![0.0; n], vec![0.0; n]);
     let mut obj = psi(lik, y, &a, &f);
-    if let Some(a0) = a0 {
-        if a0.len() != n {
+    let mut storage = None;
+    let mut jitter = 0.0f64;
+    if let Some(f0) = f0 {
+        if f0.len() != n {
             return Err(Error::ShapeMismatch {
-                what: "Laplace warm start a0",
+                what: "Laplace warm start f0",
                 expected: format!("{n} entries"),
-                found: format!("{}", a0.len()),
+                found: format!("{}", f0.len()),
             });
         }
-        let f0 = mat_vec(&k, a0);
-        let obj0 = psi(lik, y, a0, &f0);
-        if obj0 > obj {
-            (a, f, obj) = (a0.to_vec(), f0, obj0);
+        if let Some(i) = f0.iter().position(|v| !v.is_finite()) {
+            return Err(Error::InvalidParameter {
+                name: "Laplace warm start f0",
+                value: f0[i],
+                reason: "must be finite",
+            });
         }
+        let p = NewtonPoint::at(&k, lik, y, f0, None)?;
+        jitter = p.chol.jitter();
+        let a1 = p.newton_a(&k, f0);
+        let f1 = mat_vec(&k, &a1);
+        let obj1 = psi(lik, y, &a1, &f1);
+        if obj1 > obj {
+            (a, f, obj) = (a1, f1, obj1);
+        }
+        storage = Some(p.chol.into_storage());
     }
-    let (mut status, mut iterations, mut change, mut jitter) =
-        (ConvergenceStatus::MaxIterations, 0, f64::INFINITY, 0.0f64);
+    let (mut status, mut iterations, mut change) =
+        (ConvergenceStatus::MaxIterations, 0, f64::INFINITY);
     for it in 0..cfg.max_iter {
         iterations = it + 1;
-        // GPML Alg. 3.1 l. 4–8: Newton direction in the a = K⁻¹f parametrisation.
-        let d: Vec<_> = (0..n).map(|i| lik.ln_p_derivs(y[i], f[i])).collect();
-        let sw = sqrt_w(&d);
-        let l = chol_b(&k, &sw, "I + W½KW½")?;
-        jitter = jitter.max(l.jitter());
-        let b: Vec<f64> = (0..n).map(|i| sw[i] * sw[i] * f[i] + d[i].d1).collect();
-        let kb = mat_vec(&k, &b);
-        let swkb: Vec<f64> = (0..n).map(|i| sw[i] * kb[i]).collect();
-        let sol = l.solve_vec(&swkb);
-        let a_new: Vec<f64> = (0..n).map(|i| b[i] - sw[i] * sol[i]).collect();
+        let p = NewtonPoint::at(&k, lik, y, &f, storage.take())?;
+        jitter = jitter.max(p.chol.jitter());
+        let a_new = p.newton_a(&k, &f);
         // Step halving on Ψ along a_new − a (the full step can overshoot far from the mode).
         // f = K a is linear in a, so f along the step is interpolated, not recomputed.
         let f_new = mat_vec(&k, &a_new);
@@ -134,21 +199,19 @@ pub(crate) fn find_mode(
             step *= 0.5;
         }
         change = (obj_try - obj).abs();
-        a = a_try;
-        f = f_try;
-        obj = obj_try;
+        (a, f, obj) = (a_try, f_try, obj_try);
+        storage = Some(p.chol.into_storage());
         if change < cfg.tol {
             status = ConvergenceStatus::Converged;
             break;
         }
     }
-    // Posterior at the mode (GPML Alg. 3.2): sites √W and L of B.
-    let derivs: Vec<_> = (0..n).map(|i| lik.ln_p_derivs(y[i], f[i])).collect();
-    let sw = sqrt_w(&derivs);
-    let chol = chol_b(&k, &sw, "I + W½KW½")?;
-    jitter = jitter.max(chol.jitter());
+    // Posterior at the mode (GPML Alg. 3.2): W and chol(B) at f̂ itself (ln|B| is not
+    // stationary in f, so the factor of the last Newton point would be off to first order).
+    let point = NewtonPoint::at(&k, lik, y, &f, storage.take())?;
+    jitter = jitter.max(point.chol.jitter());
     // GPML Alg. 3.2 l. 10 / eq. 3.32: ln q = Ψ(f̂) − Σ ln L_ii.
-    let ln_evidence = psi(lik, y, &a, &f) - 0.5 * chol.ln_det();
+    let ln_evidence = obj - 0.5 * point.chol.ln_det();
     if !ln_evidence.is_finite() {
         return Err(Error::Numerical {
             what: "Laplace log evidence",
@@ -159,9 +222,9 @@ pub(crate) fn find_mode(
         k,
         a,
         f,
-        derivs,
-        sw,
-        chol,
+        derivs: point.derivs,
+        sw: point.sw,
+        chol: point.chol,
         ln_evidence,
         report: ConvergenceReport {
             status,
@@ -206,12 +269,12 @@ pub(crate) fn mode(
     x: MatRef<'_, f64>,
     y: &[f64],
     cfg: &LaplaceConfig,
-    a0: Option<&[f64]>,
+    f0: Option<&[f64]>,
 ) -> Result<LaplaceMode> {
     lik.require_derivatives("Laplace")?;
     check_classification(x, y, lik)?;
     kernel.check_input_dim(x.ncols())?;
-    find_mode(kernel.gram(x), lik, y, cfg, a0)
+    find_mode(kernel.gram(x), lik, y, cfg, f0)
 }
 
 /// Find the posterior mode and return the Laplace posterior (sites `π = W`, `α = ∇ln p(f̂)`).
@@ -225,16 +288,17 @@ pub fn laplace(
     Ok(mode(kernel, lik, x, y, cfg, None)?.into_fit(kernel, x))
 }
 
-/// [`laplace`] with Newton started from `a0` (e.g. the `posterior.alpha` of a fit at nearby
-/// hyperparameters: at the mode `α = a = K⁻¹f̂`); falls back to `a = 0` when that start has
-/// a lower Ψ. `a0` must have one entry per training point.
+/// [`laplace`] with Newton started from `f0`, the mode `f̂` of a fit at nearby
+/// hyperparameters (its posterior mean at the training inputs); falls back to `f = 0` when
+/// the first Newton step from `f0` ends at a lower Ψ. `f0` must have one finite entry per
+/// training point.
 pub fn laplace_warm(
     kernel: &Kernel,
     lik: &Likelihood,
     x: MatRef<'_, f64>,
     y: &[f64],
     cfg: &LaplaceConfig,
-    a0: &[f64],
+    f0: &[f64],
 ) -> Result<ClassifierFit> {
-    Ok(mode(kernel, lik, x, y, cfg, Some(a0))?.into_fit(kernel, x))
+    Ok(mode(kernel, lik, x, y, cfg, Some(f0))?.into_fit(kernel, x))
 }
