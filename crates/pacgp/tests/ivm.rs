@@ -7,7 +7,7 @@
 mod common;
 
 use faer::Mat;
-use pacgp::inference::ep::{ep, EpConfig};
+use pacgp::inference::ep::{ep, EpConfig, EpSchedule};
 use pacgp::inference::ivm::ml2::{
     ivm_ml2, probit_noise_ln_z, IvmMl2Config, IvmPseudoLikelihood, ProbitNoiseObjective,
 };
@@ -87,6 +87,8 @@ fn adf_equals_the_first_ep_sweep_in_the_same_order() {
     let yp: Vec<f64> = order.iter().map(|&i| y[i]).collect();
     let one = EpConfig {
         max_sweeps: 1,
+        damping: 1.0,
+        schedule: EpSchedule::Sequential,
         ..Default::default()
     };
     let e = ep(&k, &lik, xp.as_ref(), &yp, &one).unwrap();
