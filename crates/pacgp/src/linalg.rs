@@ -281,22 +281,9 @@ impl Cholesky {
     }
 
     /// The full inverse `A⁻¹ = L⁻ᵀ L⁻¹` (use only where the whole matrix is needed,
-    /// e.g. the NLML gradient's `tr((ααᵀ − K⁻¹) ∂K)`).
+    /// e.g. the NLML gradient's `tr((ααᵀ − K⁻¹) ∂K)`); `2n³/3` flops.
     pub fn inverse(&self) -> Mat<f64> {
-        let n = self.dim();
-        let par = par_for(n);
-        let mut out = Mat::<f64>::zeros(n, n);
-        let mut buf =
-            MemBuffer::new(faer::linalg::cholesky::llt::inverse::inverse_scratch::<f64>(n, par));
-        let stack = MemStack::new(&mut buf);
-        faer::linalg::cholesky::llt::inverse::inverse(out.as_mut(), self.l.as_ref(), par, stack);
-        // faer fills the lower triangle only.
-        for j in 0..n {
-            for i in 0..j {
-                out[(i, j)] = out[(j, i)];
-            }
-        }
-        out
+        inverse_from_l_inverse(&self.l_inverse())
     }
 
     /// `diag(A⁻¹)_i = ‖L⁻¹ e_i‖²` computed as the column norms of `L⁻¹`... by rows:
@@ -321,6 +308,31 @@ impl Cholesky {
         }
         s
     }
+}
+
+/// `A⁻¹ = L⁻ᵀL⁻¹` from `L⁻¹` (lower triangular, e.g. [`Cholesky::l_inverse`]) by one
+/// triangular product (`n³/3` flops), symmetric.
+pub fn inverse_from_l_inverse(l_inv: &Mat<f64>) -> Mat<f64> {
+    use faer::linalg::matmul::triangular::{matmul, BlockStructure};
+    let n = l_inv.nrows();
+    let mut out = Mat::<f64>::zeros(n, n);
+    matmul(
+        out.as_mut(),
+        BlockStructure::TriangularLower,
+        faer::Accum::Replace,
+        l_inv.transpose(),
+        BlockStructure::TriangularUpper,
+        l_inv.as_ref(),
+        BlockStructure::TriangularLower,
+        1.0,
+        par_for(n),
+    );
+    for j in 0..n {
+        for i in 0..j {
+            out[(i, j)] = out[(j, i)];
+        }
+    }
+    out
 }
 
 /// A single-column matrix from a slice.

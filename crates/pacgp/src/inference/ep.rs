@@ -113,6 +113,8 @@ pub(crate) struct SiteMarginals {
     pub chol: Cholesky,
     /// `α = ν̃ − S̃½B⁻¹S̃½Kν̃` (GPML Alg. 3.6 l. 4 / eq. 5.27's b).
     pub alpha: Vec<f64>,
+    /// `L⁻¹`, when the diagonal of `Σ` was computed from it (parallel sweeps).
+    pub l_inv: Option<Mat<f64>>,
 }
 
 /// Stable posterior from sites (GPML Alg. 3.5 l. 14–16): `L = chol(I + S̃½KS̃½)` (built in
@@ -128,15 +130,20 @@ pub(crate) fn site_marginals(
     let n = sites.tau.len();
     let sw: Vec<f64> = sites.tau.iter().map(|t| t.max(0.0).sqrt()).collect();
     let chol = super::laplace::chol_b_in(k, &sw, storage, "I + S̃½KS̃½")?;
-    let (var, sigma) = if full_sigma {
+    let (var, sigma, l_inv) = if full_sigma {
         let mut v = Mat::from_fn(n, n, |i, j| sw[i] * k[(i, j)]);
         chol.solve_lower_in_place(v.as_mut());
         let var = (0..n)
             .map(|j| k[(j, j)] - v.col_as_slice(j).iter().map(|x| x * x).sum::<f64>())
             .collect();
-        (var, Some(k - v.transpose() * &v))
+        (var, Some(k - v.transpose() * &v), None)
     } else {
-        (sigma_diag_from_sites(k, &sw, &chol), None)
+        let l_inv = chol.l_inverse();
+        (
+            sigma_diag_from_sites(k, &sw, &chol, &l_inv),
+            None,
+            Some(l_inv),
+        )
     };
     let knu = super::laplace::mat_vec(k, &sites.nu);
     let sol = chol.solve_vec(&(0..n).map(|i| sw[i] * knu[i]).collect::<Vec<_>>());
@@ -148,17 +155,17 @@ pub(crate) fn site_marginals(
         sigma,
         chol,
         alpha,
+        l_inv,
     })
 }
 
-/// `diag Σ`, `Σ = (K⁻¹ + S̃)⁻¹`, from `L⁻¹` (`n³/3` flops after the factorisation, against
+/// `diag Σ`, `Σ = (K⁻¹ + S̃)⁻¹`, from `L⁻¹` (`n³/3` flops to get it, against
 /// `n³` for `V = L⁻¹S̃½K`): `Σ_ii = (1 − [B⁻¹]_ii)/τ̃_i` with `[B⁻¹]_ii = ‖(L⁻¹)_{:,i}‖²`
 /// where `τ̃_i K_ii > 1e-3` (`Σ = S̃^{−½}(I − B⁻¹)S̃^{−½}`; the cancellation costs at most
 /// a factor 1e3 of round-off there), and `K_ii − ‖L⁻¹S̃½k_i‖²` for the other columns.
-fn sigma_diag_from_sites(k: &Mat<f64>, sw: &[f64], chol: &Cholesky) -> Vec<f64> {
+fn sigma_diag_from_sites(k: &Mat<f64>, sw: &[f64], chol: &Cholesky, linv: &Mat<f64>) -> Vec<f64> {
     use rayon::prelude::*;
     let n = sw.len();
-    let linv = chol.l_inverse();
     let stable = |i: usize| sw[i] * sw[i] * k[(i, i)] > 1e-3;
     let mut var: Vec<f64> = (0..n)
         .into_par_iter()

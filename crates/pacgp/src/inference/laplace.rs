@@ -19,7 +19,10 @@ use crate::posterior::{Covariance, GaussianPosterior};
 pub struct LaplaceConfig {
     /// Maximum Newton steps.
     pub max_iter: usize,
-    /// Stop when the objective Ψ(f) changes by less than this.
+    /// Stop after a full Newton step that changed the objective Ψ(f) by less than this.
+    /// Newton converges quadratically near the mode: after a full step that gained `c` the
+    /// remaining gap is `≈ C c²` (C ≈ 0.01–0.03 on the n = 2000 benchmark, ~100 on a small
+    /// test problem), so the default 1e-6 leaves a gap below 1e-10.
     pub tol: f64,
 }
 
@@ -27,7 +30,7 @@ impl Default for LaplaceConfig {
     fn default() -> Self {
         Self {
             max_iter: 100,
-            tol: 1e-10,
+            tol: 1e-6,
         }
     }
 }
@@ -201,7 +204,7 @@ pub(crate) fn find_mode(
         change = (obj_try - obj).abs();
         (a, f, obj) = (a_try, f_try, obj_try);
         storage = Some(p.chol.into_storage());
-        if change < cfg.tol {
+        if change < cfg.tol && step == 1.0 {
             status = ConvergenceStatus::Converged;
             break;
         }
