@@ -49,8 +49,16 @@ pub struct DataArgs {
     #[arg(long, value_delimiter = ',')]
     pub drop: Vec<String>,
     /// Drop rows with missing values (`?`, empty, `NA`) instead of failing.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "missing_as_zero")]
     pub drop_missing: bool,
+    /// Read a missing input value as 0 (e.g. an abstention among votes coded ±1 by
+    /// --yes-no); a missing target still fails. The model remembers it for later files.
+    #[arg(long)]
+    pub missing_as_zero: bool,
+    /// Read `y`/`yes` as +1 and `n`/`no` as −1 in input columns (e.g. house-votes); the
+    /// model remembers it for later files.
+    #[arg(long)]
+    pub yes_no: bool,
 }
 
 /// Model families.

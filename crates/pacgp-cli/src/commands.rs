@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 use pacgp::bounds::{BoundKind, ConfidenceTerm};
-use pacgp::data::{self, CsvOptions, Dataset, MissingPolicy, TargetSpec};
+use pacgp::data::{self, CsvOptions, Dataset, InputCoding, MissingPolicy, TargetSpec};
 use pacgp::inference::ivm::IvmConfig;
 use pacgp::inference::mean_field::MeanFieldConfig;
 use pacgp::inference::sogp::{SogpConfig, SweepOrder};
@@ -59,7 +59,7 @@ fn load_for_model(m: &FittedModel, path: &Path, need_target: bool) -> Result<Dat
             &m.feature_names,
             &m.target_name,
             labels,
-            MissingPolicy::Reject,
+            m.input_coding,
         )?;
         return Ok(Dataset::with_names(
             x,
@@ -69,7 +69,7 @@ fn load_for_model(m: &FittedModel, path: &Path, need_target: bool) -> Result<Dat
         )?);
     }
     let target = need_target.then_some(m.target_name.as_str());
-    let (x, y) = data::load_columns(path, &m.feature_names, target, MissingPolicy::Reject)?;
+    let (x, y) = data::load_columns(path, &m.feature_names, target, m.input_coding)?;
     let n = x.nrows();
     Ok(Dataset::with_names(
         x,
@@ -111,7 +111,7 @@ fn fit(a: FitArgs) -> Result<()> {
     opts.snap_to_grid = !a.no_snap;
     let pb = spinner(&format!("fitting {:?} on {} points", a.method, train.n()));
     let t0 = Instant::now();
-    let model = match a.method {
+    let mut model = match a.method {
         Method::Gpr => fit_gpr(&train, &opts)?,
         Method::Vfe | Method::Fitc => {
             let method = if a.method == Method::Vfe {
@@ -168,6 +168,7 @@ fn fit(a: FitArgs) -> Result<()> {
     };
     let secs = t0.elapsed().as_secs_f64();
     pb.finish_and_clear();
+    model.input_coding = InputCoding::of(&csv_options(&a.data));
     model
         .save(&a.out)
         .with_context(|| format!("saving the model to {}", a.out.display()))?;
@@ -232,10 +233,12 @@ fn csv_options(a: &DataArgs) -> CsvOptions {
         drop_columns: a.drop.clone(),
         missing: if a.drop_missing {
             MissingPolicy::DropRows
+        } else if a.missing_as_zero {
+            MissingPolicy::Zero
         } else {
             MissingPolicy::Reject
         },
-        yes_no: false,
+        yes_no: a.yes_no,
     }
 }
 
@@ -301,9 +304,10 @@ fn fit_classifier_cmd(a: FitArgs) -> Result<()> {
     };
     let pb = spinner(&format!("fitting {:?} on {} points", a.method, train.n()));
     let t0 = Instant::now();
-    let model = pacgp::model::fit_classifier(&train, labels, &opts)?;
+    let mut model = pacgp::model::fit_classifier(&train, labels, &opts)?;
     let secs = t0.elapsed().as_secs_f64();
     pb.finish_and_clear();
+    model.input_coding = InputCoding::of(&csv_options(&a.data));
     model
         .save(&a.out)
         .with_context(|| format!("saving the model to {}", a.out.display()))?;

@@ -75,7 +75,7 @@ fn fit_predict_evaluate_certify_round_trip() {
         repo().join("data/snelson-1d/snelson_test_inputs.csv"),
         &m.feature_names,
         None,
-        Default::default(),
+        m.input_coding,
     )
     .unwrap();
     let p = m.predict_regression(x.as_ref()).unwrap();
@@ -391,4 +391,73 @@ fn reproduce_ivm_selection_2d_writes_files() {
     ] {
         assert!(dir.path().join(f).exists(), "{f}");
     }
+}
+
+/// house-votes (y/n votes, abstentions empty) fits with `--yes-no --missing-as-zero`; the model
+/// remembers the coding, so certify and evaluate read the same file without the flags and
+/// reproduce the fit's bound. Without the flags the first missing vote is a clear error.
+#[test]
+fn yes_no_votes_with_abstentions_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("hv.json");
+    let data = "data/house-votes-84/house_votes_84.csv";
+    let out = pacgp(&[
+        "fit",
+        "--data",
+        data,
+        "--method",
+        "laplace",
+        "--yes-no",
+        "--missing-as-zero",
+        "--out",
+        s(&model),
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let fit: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c: serde_json::Value = serde_json::from_slice(
+        &pacgp(&["certify", "--model", s(&model), "--data", data, "--json"]).stdout,
+    )
+    .unwrap();
+    let bound = c["bound"].as_f64().unwrap();
+    assert!(bound < 0.5, "{c}");
+    assert_eq!(
+        format!("{:.10}", bound),
+        format!("{:.10}", fit["objective"].as_f64().unwrap()),
+        "{fit} vs {c}"
+    );
+    let ev: serde_json::Value = serde_json::from_slice(
+        &pacgp(&["evaluate", "--model", s(&model), "--data", data, "--json"]).stdout,
+    )
+    .unwrap();
+    assert!(ev["error_rate"].as_f64().unwrap() < 0.1, "{ev}");
+    let bad = pacgp(&[
+        "fit",
+        "--data",
+        data,
+        "--method",
+        "laplace",
+        "--out",
+        s(&model),
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    let msg = String::from_utf8_lossy(&bad.stderr);
+    assert!(msg.contains("missing-as-zero"), "{msg}");
+    let bad = pacgp(&[
+        "fit",
+        "--data",
+        data,
+        "--method",
+        "laplace",
+        "--missing-as-zero",
+        "--out",
+        s(&model),
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    let msg = String::from_utf8_lossy(&bad.stderr);
+    assert!(msg.contains("yes-no"), "{msg}");
 }

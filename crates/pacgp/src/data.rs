@@ -174,6 +174,39 @@ pub enum MissingPolicy {
     Zero,
 }
 
+/// How input cells are read besides plain numbers: kept with a fitted model, so that the
+/// files it is applied to are read as its training file was.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputCoding {
+    /// `y`/`yes` → +1, `n`/`no` → −1.
+    pub yes_no: bool,
+    /// A missing input value → 0 ([`MissingPolicy::Zero`]).
+    pub missing_as_zero: bool,
+}
+
+impl InputCoding {
+    /// The coding that `opts` applies to input cells.
+    pub fn of(opts: &CsvOptions) -> Self {
+        Self {
+            yes_no: opts.yes_no,
+            missing_as_zero: opts.missing == MissingPolicy::Zero,
+        }
+    }
+
+    /// Options that read inputs this way and reject any other missing value.
+    fn options(self) -> CsvOptions {
+        CsvOptions {
+            yes_no: self.yes_no,
+            missing: if self.missing_as_zero {
+                MissingPolicy::Zero
+            } else {
+                MissingPolicy::Reject
+            },
+            ..Default::default()
+        }
+    }
+}
+
 /// Options for [`load_csv`].
 #[derive(Clone, Debug, Default)]
 pub struct CsvOptions {
@@ -364,9 +397,13 @@ fn parse_number(path: &Path, line: u64, column: &str, cell: &str) -> Result<f64>
     let v: f64 = cell.parse().map_err(|_| Error::Csv {
         path: path.display().to_string(),
         line,
-        message: format!(
-            "column '{column}': '{cell}' is not a number (drop non-numeric columns with drop_columns)"
-        ),
+        message: if matches!(cell.to_ascii_lowercase().as_str(), "y" | "yes" | "n" | "no") {
+            format!("column '{column}': '{cell}' is not a number (read yes/no as ±1 with yes-no)")
+        } else {
+            format!(
+                "column '{column}': '{cell}' is not a number (drop non-numeric columns with drop_columns)"
+            )
+        },
     })?;
     if !v.is_finite() {
         return Err(Error::Csv {
@@ -717,15 +754,16 @@ pub fn k_fold(n: usize, k: usize, seed: u64) -> Result<Vec<(Vec<usize>, Vec<usiz
 }
 
 /// Load the named columns of a CSV (for applying a saved model to new data): inputs in the
-/// order of `features` and, if `target` is given, the numeric target column.
+/// order of `features`, read with `coding`, and, if `target` is given, the numeric target
+/// column. Any other missing value is an error.
 pub fn load_columns(
     path: impl AsRef<Path>,
     features: &[String],
     target: Option<&str>,
-    missing: MissingPolicy,
+    coding: InputCoding,
 ) -> Result<(Mat<f64>, Option<Vec<f64>>)> {
     let p = path.as_ref();
-    load_columns_with(p, features, target, missing, &|line, col, cell| {
+    load_columns_with(p, features, target, coding, &|line, col, cell| {
         parse_number(p, line, col, cell)
     })
 }
@@ -736,10 +774,10 @@ pub fn load_columns_labelled(
     features: &[String],
     target: &str,
     labels: &LabelMap,
-    missing: MissingPolicy,
+    coding: InputCoding,
 ) -> Result<(Mat<f64>, Vec<f64>)> {
     let p = path.as_ref();
-    let (x, y) = load_columns_with(p, features, Some(target), missing, &|line, _, cell| {
+    let (x, y) = load_columns_with(p, features, Some(target), coding, &|line, _, cell| {
         // Numeric labels may be written differently ("4" vs "4.0"): compare as numbers too.
         labels
             .encode(cell)
@@ -765,22 +803,28 @@ fn load_columns_with(
     path: &Path,
     features: &[String],
     target: Option<&str>,
-    missing: MissingPolicy,
+    coding: InputCoding,
     parse_target: &CellParser<'_>,
 ) -> Result<(Mat<f64>, Option<Vec<f64>>)> {
+    let opts = coding.options();
     let t = parse_table(path, &read_text(path)?)?;
     let fcols: Vec<usize> = features
         .iter()
         .map(|f| find_column(&t.header, f))
         .collect::<Result<_>>()?;
     let tcol = target.map(|n| find_column(&t.header, n)).transpose()?;
-    let mut used = fcols.clone();
+    // With missing inputs read as 0 only the target must be present.
+    let mut used = if coding.missing_as_zero {
+        vec![]
+    } else {
+        fcols.clone()
+    };
     used.extend(tcol);
-    let rows = kept_rows(&t, &used, missing)?;
+    let rows = kept_rows(&t, &used, opts.missing)?;
     let mut x = Mat::<f64>::zeros(rows.len(), fcols.len());
     for (i, (line, r)) in rows.iter().enumerate() {
         for (k, &j) in fcols.iter().enumerate() {
-            x[(i, k)] = parse_number(path, *line, &t.header[j], &r[j])?;
+            x[(i, k)] = parse_input(path, *line, &t.header[j], &r[j], &opts)?;
         }
     }
     let y = tcol

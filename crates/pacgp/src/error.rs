@@ -34,7 +34,7 @@ pub enum Error {
     },
     /// A missing value (`?`, empty, `NA`) where none is allowed.
     #[error(
-        "missing value at line {line}, column '{column}' (pass drop-missing to skip such rows)"
+        "missing value at line {line}, column '{column}' (drop such rows with drop-missing, or read missing inputs as 0 with missing-as-zero)"
     )]
     MissingValue {
         /// 1-based line number in the file.

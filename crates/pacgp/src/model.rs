@@ -50,6 +50,10 @@ pub enum Task {
 pub struct FittedModel {
     /// [`FORMAT`].
     pub format: String,
+    /// How the training file's input cells were read (yes/no, missing as 0); files the
+    /// model is applied to are read the same way.
+    #[serde(default)]
+    pub input_coding: crate::data::InputCoding,
     /// Method name as on the command line (e.g. `gpr`).
     pub method: String,
     /// Input column names, in order.
@@ -468,6 +472,7 @@ fn regression_model(
 ) -> FittedModel {
     FittedModel {
         format: FORMAT.into(),
+        input_coding: Default::default(),
         method: method.into(),
         feature_names: train.feature_names.clone(),
         target_name: train.target_name.clone(),
@@ -918,6 +923,7 @@ pub fn fit_classifier(
     let name = opts.method.name();
     Ok(FittedModel {
         format: FORMAT.into(),
+        input_coding: Default::default(),
         method: name.into(),
         feature_names: train.feature_names.clone(),
         target_name: train.target_name.clone(),
