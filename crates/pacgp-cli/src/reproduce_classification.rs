@@ -259,7 +259,7 @@ fn grid_tables(cells: &[GridCell], ws: &[f64], cs: &[f64]) -> String {
 /// `ivm-mnist-grid`: seed 003 §4.2's (w, C) grid with IVM on MNIST 2 vs 3.
 pub fn ivm_mnist_grid(a: &ReproduceArgs) -> Result<()> {
     let (n_train, d, ws, cs): (usize, usize, Vec<f64>, Vec<f64>) = if a.quick {
-        (1000, 100, vec![1e-3, 1e-1, 1e1], vec![1e1, 1e4, 1e7])
+        (1000, 100, vec![1e-2, 1e0, 1e2], vec![1e1, 1e4, 1e7])
     } else {
         (
             3000,
