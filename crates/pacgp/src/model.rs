@@ -42,6 +42,11 @@ pub enum Task {
         likelihood: Likelihood,
         /// The two labels as they appear in the data (−1, +1).
         labels: LabelMap,
+        /// Gaussian input-noise variance v of the data model (naive mean field, seed 001
+        /// eq. 17.16): a new label sees `f(x) + ξ`, `ξ ~ N(0, v)`, so class probabilities
+        /// use the latent variance plus v. The certified Gibbs classifier is `sgn f`.
+        #[serde(default)]
+        input_noise: f64,
     },
 }
 
@@ -243,7 +248,12 @@ impl FittedModel {
 
     /// Class probabilities `p(y = +1 | x)` and latent marginals at raw inputs.
     pub fn predict_classification(&self, x: MatRef<'_, f64>) -> Result<(Vec<f64>, Marginals)> {
-        let Task::Classification { likelihood, .. } = &self.task else {
+        let Task::Classification {
+            likelihood,
+            input_noise,
+            ..
+        } = &self.task
+        else {
             return Err(Error::Unsupported(format!(
                 "'{}' is a regression model, not a classifier",
                 self.method
@@ -256,7 +266,7 @@ impl FittedModel {
             .mean
             .iter()
             .zip(&m.var)
-            .map(|(mu, v)| likelihood.predictive_positive(*mu, *v))
+            .map(|(mu, v)| likelihood.predictive_positive(*mu, *v + input_noise))
             .collect();
         Ok((p, m))
     }
@@ -933,6 +943,10 @@ pub fn fit_classifier(
         task: Task::Classification {
             likelihood: opts.likelihood,
             labels,
+            input_noise: match &opts.method {
+                crate::inference::InferenceMethod::MeanField(cfg) => cfg.input_noise,
+                _ => 0.0,
+            },
         },
         epsilon: None,
         report: FitReport {

@@ -168,3 +168,44 @@ fn breast_cancer_certificates_are_non_vacuous_and_hold() {
         "bound above test Gibbs error in {held:?} of {reps}"
     );
 }
+
+/// A mean-field model with input noise v gives `p(y = +1|x) = κ + (1 − 2κ) Φ(μ/√(σ² + v))`:
+/// a new label sees `f(x) + ξ` (seed 001 eq. 17.16), so v widens the latent variance there;
+/// the saved model keeps v.
+#[test]
+fn mean_field_class_probabilities_include_the_input_noise() {
+    use pacgp::data::{load_csv_classification, CsvOptions};
+    use pacgp::inference::mean_field::MeanFieldConfig;
+    use pacgp::inference::InferenceMethod;
+    use pacgp::model::{fit_classifier, ClassifierOptions, FittedModel, HyperSelection};
+    use pacgp::special::normal_cdf;
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../data/ripley-synth/synth_tr.csv");
+    let (train, labels) = load_csv_classification(&path, &CsvOptions::default()).unwrap();
+    let (kappa, v) = (0.02, 0.3);
+    let opts = ClassifierOptions {
+        method: InferenceMethod::MeanField(MeanFieldConfig {
+            input_noise: v,
+            ..Default::default()
+        }),
+        likelihood: Likelihood::flip_noise(kappa).unwrap(),
+        delta: 0.01,
+        term: ConfidenceTerm::Maurer,
+        selection: HyperSelection::BoundOverCandidates,
+    };
+    let model = fit_classifier(&train, labels, &opts).unwrap();
+    let (p, m) = model.predict_classification(train.x.as_ref()).unwrap();
+    let mut widest = 0.0f64;
+    for i in 0..p.len() {
+        let want = kappa + (1.0 - 2.0 * kappa) * normal_cdf(m.mean[i] / (m.var[i] + v).sqrt());
+        let without = kappa + (1.0 - 2.0 * kappa) * normal_cdf(m.mean[i] / m.var[i].sqrt());
+        assert!((p[i] - want).abs() < 1e-12, "{i}: {} vs {want}", p[i]);
+        widest = widest.max((without - want).abs());
+    }
+    assert!(widest > 1e-3, "v changes some probability: {widest}");
+    let saved: FittedModel = serde_json::from_str(&serde_json::to_string(&model).unwrap()).unwrap();
+    let (p2, _) = saved.predict_classification(train.x.as_ref()).unwrap();
+    for (a, b) in p.iter().zip(&p2) {
+        assert!((a - b).abs() < 1e-12);
+    }
+}

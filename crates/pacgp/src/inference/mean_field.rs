@@ -31,7 +31,9 @@
 //! noise-free `⟨f_i⟩ − v y_i α_i`, i.e. the mean-field `⟨f_i⟩` when v = 0. A site precision
 //! that comes out negative or non-finite (possible for κ > 0, where ln Z is not concave) is
 //! set to 0 and counted in the report's notes. The certified hypothesis is `sgn f`; κ is part
-//! of the data model only ([`Likelihood::bias_and_slope`] is `(0, None)`).
+//! of the data model only ([`Likelihood::bias_and_slope`] is `(0, None)`). A fitted model's
+//! class probabilities at new inputs add v to the latent variance (the new label sees
+//! `f + ξ` too).
 
 use faer::{Mat, MatRef};
 
