@@ -308,7 +308,9 @@ fn sequential_and_parallel_ep_reach_the_same_fixed_point() {
 fn warm_starts_reach_the_cold_fixed_point() {
     let (x, y) = toy(30);
     let lik = Likelihood::probit();
-    let (k0, k1) = (kernel_at(&THETAS[1]), kernel_at(&THETAS[2]));
+    // A nearby θ, as between two ML-II evaluations.
+    let near: Vec<f64> = THETAS[1].iter().map(|t| t + 0.05).collect();
+    let (k0, k1) = (kernel_at(&THETAS[1]), kernel_at(&near));
     let cold = laplace(&k1, &lik, x.as_ref(), &y, &TIGHT_LAPLACE).unwrap();
     let prev = laplace(&k0, &lik, x.as_ref(), &y, &TIGHT_LAPLACE).unwrap();
     let f_prev = prev.posterior.predict(x.as_ref()).unwrap().mean;

@@ -155,6 +155,8 @@ pub(crate) fn find_mode(
     let mut obj = psi(lik, y, &a, &f);
     let mut storage = None;
     let mut jitter = 0.0f64;
+    // Newton steps taken before the loop (the one from f0), counted in the report.
+    let warm_steps = usize::from(f0.is_some());
     if let Some(f0) = f0 {
         if f0.len() != n {
             return Err(Error::ShapeMismatch {
@@ -183,7 +185,7 @@ pub(crate) fn find_mode(
     let (mut status, mut iterations, mut change) =
         (ConvergenceStatus::MaxIterations, 0, f64::INFINITY);
     for it in 0..cfg.max_iter {
-        iterations = it + 1;
+        iterations = warm_steps + it + 1;
         let p = NewtonPoint::at(&k, lik, y, &f, storage.take())?;
         jitter = jitter.max(p.chol.jitter());
         let a_new = p.newton_a(&k, &f);
