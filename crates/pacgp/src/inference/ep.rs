@@ -3,8 +3,11 @@
 //! - [`EpSchedule::Sequential`]: one site at a time; `Σ` and `μ` follow each site by a
 //!   rank-one correction (`O(N²)` per site), recomputed stably from the sites after every
 //!   sweep;
-//! - [`EpSchedule::Parallel`]: every site updated from the current marginals, then one
-//!   Cholesky of `B = I + S̃½KS̃½` per sweep (`≈ 4N³/3` flops); use damping < 1.
+//! - [`EpSchedule::Parallel`] (default): every site updated from the current marginals, then
+//!   one Cholesky of `B = I + S̃½KS̃½` and `L⁻¹` for `diag Σ` per sweep (`≈ 2N³/3` flops); use
+//!   damping < 1. Near the fixed point the sweeps are Anderson-accelerated
+//!   ([`crate::optim::Anderson`]), falling back to the plain update when the mixed sites do
+//!   not give a positive definite `B`.
 //!
 //! Both stop at the same fixed point (moment matching at every site). The EP approximation
 //! of the log marginal likelihood (GPML eq. 3.65, in a form stable for `τ̃ → 0`) is returned
