@@ -310,6 +310,25 @@ impl Cholesky {
     }
 }
 
+/// Writes the lower triangle of the site form's `B = I + diag(s) K diag(s) + shift·I`,
+/// columns in parallel (for [`Cholesky::factor_filled`]).
+pub fn fill_site_b<'a>(k: &'a Mat<f64>, s: &'a [f64], shift: f64) -> impl Fn(MatMut<'_, f64>) + 'a {
+    move |b: MatMut<'_, f64>| {
+        let n = s.len();
+        b.par_col_iter_mut().enumerate().for_each(|(j, col)| {
+            let col = col
+                .try_as_col_major_mut()
+                .expect("an owned matrix has contiguous columns")
+                .as_slice_mut();
+            let kc = k.col_as_slice(j);
+            for i in j..n {
+                col[i] = s[i] * kc[i] * s[j];
+            }
+            col[j] += 1.0 + shift;
+        })
+    }
+}
+
 /// `A⁻¹ = L⁻ᵀL⁻¹` from `L⁻¹` (lower triangular, e.g. [`Cholesky::l_inverse`]) by one
 /// triangular product (`n³/3` flops), symmetric.
 pub fn inverse_from_l_inverse(l_inv: &Mat<f64>) -> Mat<f64> {

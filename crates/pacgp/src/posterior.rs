@@ -199,18 +199,9 @@ fn refactor_sites(
         });
     }
     let k = kernel.gram(basis);
-    let n = sqrt_pi.len();
-    let fill = |mut b: faer::MatMut<'_, f64>| {
-        for j in 0..n {
-            for i in j..n {
-                b[(i, j)] = sqrt_pi[i] * k[(i, j)] * sqrt_pi[j];
-            }
-            b[(j, j)] += 1.0 + jitter;
-        }
-    };
     let chol = Cholesky::factor_filled(
-        n,
-        fill,
+        sqrt_pi.len(),
+        linalg::fill_site_b(&k, sqrt_pi, jitter),
         None,
         &linalg::JitterPolicy::none(),
         "I + Π½K_BΠ½ of a stored posterior",

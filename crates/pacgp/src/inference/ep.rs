@@ -166,6 +166,7 @@ pub(crate) fn site_marginals(
 /// `n³` for `V = L⁻¹S̃½K`): `Σ_ii = (1 − [B⁻¹]_ii)/τ̃_i` with `[B⁻¹]_ii = ‖(L⁻¹)_{:,i}‖²`
 /// where `τ̃_i K_ii > 1e-3` (`Σ = S̃^{−½}(I − B⁻¹)S̃^{−½}`; the cancellation costs at most
 /// a factor 1e3 of round-off there), and `K_ii − ‖L⁻¹S̃½k_i‖²` for the other columns.
+/// (The Laplace gradient, which has `B⁻¹`, uses the same identity in `evidence::sigma_diag`.)
 fn sigma_diag_from_sites(k: &Mat<f64>, sw: &[f64], chol: &Cholesky, linv: &Mat<f64>) -> Vec<f64> {
     use rayon::prelude::*;
     let n = sw.len();

@@ -75,6 +75,9 @@ fn binv_into_weights(binv: &mut Mat<f64>, sw: &[f64], a: &[f64], u: Option<&[f64
 /// - else `Σ_j K_ij √W_j [B⁻¹]_ji / √W_i` (from `Σ W½ = K W½ B⁻¹`), whose error grows
 ///   like `1/√W_i` instead of `1/W_i`, where `W_i K_ii > 1e-12`;
 /// - else `K_ii − k_iᵀ R k_i` (`O(N²)` per point), which does not cancel there.
+///
+/// EP's parallel sweeps have `L⁻¹` rather than `B⁻¹` and use the same identity through
+/// `ep::sigma_diag_from_sites` (forming `B⁻¹` there would cost each sweep another `N³/3`).
 fn sigma_diag(k: &Mat<f64>, binv: &Mat<f64>, sw: &[f64]) -> Vec<f64> {
     let n = sw.len();
     (0..n)

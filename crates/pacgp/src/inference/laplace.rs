@@ -77,22 +77,13 @@ pub(crate) fn chol_b_in(
     storage: Option<Mat<f64>>,
     what: &'static str,
 ) -> Result<Cholesky> {
-    use rayon::prelude::*;
-    let n = s.len();
-    let fill = |b: faer::MatMut<'_, f64>| {
-        b.par_col_iter_mut().enumerate().for_each(|(j, col)| {
-            let col = col
-                .try_as_col_major_mut()
-                .expect("an owned matrix has contiguous columns")
-                .as_slice_mut();
-            let kc = k.col_as_slice(j);
-            for i in j..n {
-                col[i] = s[i] * kc[i] * s[j];
-            }
-            col[j] += 1.0;
-        })
-    };
-    Cholesky::factor_filled(n, fill, storage, &JitterPolicy::default(), what)
+    Cholesky::factor_filled(
+        s.len(),
+        linalg::fill_site_b(k, s, 0.0),
+        storage,
+        &JitterPolicy::default(),
+        what,
+    )
 }
 
 fn sqrt_w(d: &[LogLikDerivs]) -> Vec<f64> {
