@@ -137,6 +137,18 @@ fn check_theta_gradient(k: &Kernel, name: &str) {
     let gs = weights(9, 9);
     let analytic = k.cross_grad_contract(x.as_ref(), z.as_ref(), gw.as_ref());
     let analytic_sym = k.gram_grad_contract(x.as_ref(), gs.as_ref());
+    // The symmetric fast path (lower triangle only) equals the general one on G + Gᵀ.
+    let g2 = &gs + gs.transpose();
+    let (general, lower) = (
+        k.gram_grad_contract(x.as_ref(), g2.as_ref()),
+        k.gram_grad_contract_symmetric(x.as_ref(), g2.as_ref()),
+    );
+    for (p, (a, b)) in general.iter().zip(&lower).enumerate() {
+        assert!(
+            (a - b).abs() <= 1e-12 * (1.0 + a.abs()),
+            "{name} θ[{p}]: symmetric path"
+        );
+    }
     let explicit = k.gram_grad(x.as_ref());
     let th = k.params();
     let h = 1e-6;

@@ -498,6 +498,26 @@ impl Kernel {
         self.cross_grad_contract(x, x, g)
     }
 
+    /// [`Kernel::gram_grad_contract`] for a symmetric `G`, of which only the lower triangle
+    /// is read: stationary kernels then visit each pair once (half the work).
+    pub fn gram_grad_contract_symmetric(&self, x: MatRef<'_, f64>, g: MatRef<'_, f64>) -> Vec<f64> {
+        if let Some((var, scaled, profile, ln_l)) = self.stationary_parts() {
+            let u = stationary::scaled_rows(x, ln_l);
+            return stationary::grad_contract(
+                profile,
+                var,
+                ln_l,
+                &u,
+                &u,
+                x.ncols(),
+                g,
+                scaled,
+                true,
+            );
+        }
+        self.cross_grad_contract(x, x, g)
+    }
+
     /// `Σ_ij G_ij ∂K(X,Z)_ij/∂θ_k` for every k.
     pub fn cross_grad_contract(
         &self,
@@ -510,7 +530,17 @@ impl Kernel {
                 stationary::scaled_rows(x, ln_l),
                 stationary::scaled_rows(z, ln_l),
             );
-            return stationary::grad_contract(profile, var, ln_l, &ux, &uz, x.ncols(), g, scaled);
+            return stationary::grad_contract(
+                profile,
+                var,
+                ln_l,
+                &ux,
+                &uz,
+                x.ncols(),
+                g,
+                scaled,
+                false,
+            );
         }
         let (rx, rz) = (rows_of(x), rows_of(z));
         let p = self.n_params();

@@ -182,7 +182,10 @@ pub(crate) fn cross_adjoint(
 /// Gradient contraction for `variance · k(r)` with lengthscales `ln_l`:
 /// returns `[Σ G ∂K/∂ln σ², Σ G ∂K/∂ln l_t …]` (the first entry only if `with_variance`).
 ///
-/// `∂K/∂ln l_t = variance · k'(r²) · (−2 (x_t − z_t)²/l_t²)`; one pass over all pairs.
+/// `∂K/∂ln l_t = variance · k'(r²) · (−2 (x_t − z_t)²/l_t²)`; one pass over all pairs, or
+/// with `symmetric` (`uz = ux` and `G = Gᵀ`) over the lower triangle, off-diagonal pairs
+/// counted twice.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn grad_contract(
     profile: Profile,
     variance: f64,
@@ -192,6 +195,7 @@ pub(crate) fn grad_contract(
     d: usize,
     g: MatRef<'_, f64>,
     with_variance: bool,
+    symmetric: bool,
 ) -> Vec<f64> {
     let n_l = ln_l.len();
     let n = ux.len() / d.max(1);
@@ -203,8 +207,13 @@ pub(crate) fn grad_contract(
             || vec![0.0; n_l + 1],
             |mut acc, j| {
                 let b = &uz[j * d..(j + 1) * d];
-                for i in 0..n {
-                    let gij = g[(i, j)];
+                let from = if symmetric { j } else { 0 };
+                for i in from..n {
+                    let gij = if symmetric && i > j {
+                        2.0 * g[(i, j)]
+                    } else {
+                        g[(i, j)]
+                    };
                     if gij == 0.0 {
                         continue;
                     }

@@ -151,12 +151,23 @@ impl ExactGp {
                 g[(i, j)] = 0.5 * (self.alpha[i] * self.alpha[j] - g[(i, j)]);
             }
         }
-        self.contract(g.as_ref())
+        self.contract_symmetric(g.as_ref())
     }
 
     /// `Σ_ij G_ij ∂C_ij/∂p` for every parameter p = `[θ…, ln σ²]` (`∂C/∂ln σ² = σ² I`).
     pub(crate) fn contract(&self, g: MatRef<'_, f64>) -> Vec<f64> {
-        let mut out = self.kernel.gram_grad_contract(self.x.as_ref(), g);
+        let out = self.kernel.gram_grad_contract(self.x.as_ref(), g);
+        self.with_noise_term(out, g)
+    }
+
+    /// [`Self::contract`] for a symmetric `G` (its lower triangle is read).
+    fn contract_symmetric(&self, g: MatRef<'_, f64>) -> Vec<f64> {
+        let out = self.kernel.gram_grad_contract_symmetric(self.x.as_ref(), g);
+        self.with_noise_term(out, g)
+    }
+
+    /// Appends `σ² tr G`, the noise parameter's entry.
+    fn with_noise_term(&self, mut out: Vec<f64>, g: MatRef<'_, f64>) -> Vec<f64> {
         let tr: f64 = (0..g.nrows()).map(|i| g[(i, i)]).sum();
         out.push(self.noise_variance * tr);
         out
