@@ -52,7 +52,7 @@ fn data() -> (Mat<f64>, Vec<f64>) {
 }
 
 /// Two timed ML-II fits (Laplace, logistic) and one EP ML-II fit (probit, parallel sweeps,
-/// tol 1e-4), printed to stderr.
+/// the ML-II default site tolerance), printed to stderr.
 fn time_ml2(x: &Mat<f64>, y: &[f64], k: &Kernel) {
     let t = std::time::Instant::now();
     let r = fit_ep_ml2(
