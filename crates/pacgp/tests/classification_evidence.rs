@@ -405,3 +405,68 @@ fn ml2_optimum_is_stationary_and_better_than_the_start() {
     )
     .is_err());
 }
+
+/// The default parallel schedule starts undamped; with a large signal variance its second
+/// sweep overshoots, the damping is halved (and reported), and it still reaches the
+/// sequential fixed point.
+#[test]
+fn undamped_parallel_ep_halves_its_damping_when_it_overshoots() {
+    let (x, y) = toy(40);
+    let k = Kernel::se_iso(0.8, 100.0);
+    let lik = Likelihood::probit();
+    let seq = ep(&k, &lik, x.as_ref(), &y, &tight_ep(EpSchedule::Sequential)).unwrap();
+    let cfg = EpConfig {
+        tol: 1e-12,
+        max_sweeps: 2000,
+        ..EpConfig::default()
+    };
+    assert_eq!(cfg.damping, 1.0);
+    let par = ep(&k, &lik, x.as_ref(), &y, &cfg).unwrap();
+    assert_eq!(
+        par.report.status,
+        pacgp::inference::ConvergenceStatus::Converged
+    );
+    assert!(
+        par.report
+            .notes
+            .iter()
+            .any(|n| n.contains("damping halved")),
+        "{:?}",
+        par.report.notes
+    );
+    let (a, b) = (sites_of(&seq), sites_of(&par));
+    for i in 0..40 {
+        assert!((a[i] - b[i]).abs() < 1e-8, "√τ̃_{i}: {} vs {}", a[i], b[i]);
+    }
+    assert!((seq.ln_evidence.unwrap() - par.ln_evidence.unwrap()).abs() < 1e-9);
+}
+
+/// EP ML-II with the default settings (site tolerance following the gradient, 1e-3 to
+/// 3e-2) finds the optimum that ML-II with tightly converged EP (1e-12) finds.
+#[test]
+fn ep_ml2_with_the_forcing_tolerance_finds_the_tight_optimum() {
+    let (x, y) = toy(60);
+    let lik = Likelihood::probit();
+    let k0 = Kernel::se_ard(&[1.0, 1.0], 1.0);
+    let loose = ClassifierMlConfig::default();
+    let tight = ClassifierMlConfig {
+        ep: EpConfig {
+            tol: 1e-12,
+            max_sweeps: 2000,
+            ..EpConfig::default()
+        },
+        ..Default::default()
+    };
+    let a = fit_ep_ml2(&k0, &lik, x.as_ref(), &y, &loose).unwrap();
+    let b = fit_ep_ml2(&k0, &lik, x.as_ref(), &y, &tight).unwrap();
+    let (za, zb) = (a.fit.ln_evidence.unwrap(), b.fit.ln_evidence.unwrap());
+    assert!((za - zb).abs() < 1e-4, "ln Z_EP {za} vs {zb}");
+    for (p, q) in a.report.params.iter().zip(&b.report.params) {
+        assert!(
+            (p - q).abs() < 1e-2,
+            "θ {:?} vs {:?}",
+            a.report.params,
+            b.report.params
+        );
+    }
+}

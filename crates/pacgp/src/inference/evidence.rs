@@ -439,7 +439,8 @@ pub struct ClassifierMlConfig {
     /// Laplace settings.
     pub laplace: LaplaceConfig,
     /// EP settings (the gradient assumes convergence; its error is first order in `tol`,
-    /// that of `ln Z_EP` second order).
+    /// that of `ln Z_EP` second order). `tol` is the floor of the site tolerance, which
+    /// follows the previous gradient (a forcing term, `ep_forcing_tolerance`).
     pub ep: EpConfig,
 }
 
@@ -555,6 +556,16 @@ pub fn fit_ep_ml2(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The forcing term follows the gradient between the floor and its cap; a floor above
+    /// the cap wins.
+    #[test]
+    fn ep_forcing_tolerance_is_clamped() {
+        assert_eq!(ep_forcing_tolerance(1e-3, f64::INFINITY), EP_TOLERANCE_MAX);
+        assert_eq!(ep_forcing_tolerance(1e-3, 0.0), 1e-3);
+        assert!((ep_forcing_tolerance(1e-3, 0.5) - 5e-3).abs() < 1e-15);
+        assert_eq!(ep_forcing_tolerance(0.1, 1.0), 0.1);
+    }
 
     /// Every branch of `sigma_diag` equals `diag((K⁻¹ + W)⁻¹)` computed by a dense inverse.
     #[test]
