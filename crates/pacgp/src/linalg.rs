@@ -270,13 +270,24 @@ impl Cholesky {
 
     /// `L⁻¹` (lower triangular, `n³/3` flops).
     pub fn l_inverse(&self) -> Mat<f64> {
+        self.l_inverse_in(None)
+    }
+
+    /// [`Cholesky::l_inverse`] written into `storage` when it has the right shape (a loop
+    /// that inverts a factor per iteration then reuses one buffer instead of fresh pages).
+    pub fn l_inverse_in(&self, storage: Option<Mat<f64>>) -> Mat<f64> {
         let n = self.dim();
-        let mut inv = Mat::<f64>::zeros(n, n);
+        let mut inv = match storage {
+            Some(m) if m.nrows() == n && m.ncols() == n => m,
+            _ => Mat::<f64>::zeros(n, n),
+        };
         faer::linalg::triangular_inverse::invert_lower_triangular(
             inv.as_mut(),
             self.l.as_ref(),
             par_for(n),
         );
+        // faer writes the lower triangle only: clear what a reused buffer held above it.
+        clear_upper(&mut inv);
         inv
     }
 
@@ -475,6 +486,10 @@ mod tests {
             assert!((d[i] - inv[(i, i)]).abs() < 1e-13);
         }
         assert!((c.inverse_trace() - d.iter().sum::<f64>()).abs() < 1e-12);
+        // L⁻¹ written into a used buffer equals a fresh one, upper triangle zero included.
+        let li = c.l_inverse();
+        assert_eq!(c.l_inverse_in(Some(Mat::from_fn(9, 9, |_, _| 7.0))), li);
+        assert_eq!(c.l_inverse_in(Some(Mat::zeros(3, 3))), li);
         let b: Vec<f64> = (0..9).map(|i| i as f64).collect();
         let x = c.solve_vec(&b);
         for i in 0..9 {

@@ -141,12 +141,19 @@ fn check_theta_gradient(k: &Kernel, name: &str) {
     let g2 = &gs + gs.transpose();
     let (general, lower) = (
         k.gram_grad_contract(x.as_ref(), g2.as_ref()),
-        k.gram_grad_contract_symmetric(x.as_ref(), g2.as_ref()),
+        k.gram_grad_contract_symmetric(x.as_ref(), g2.as_ref(), None),
     );
-    for (p, (a, b)) in general.iter().zip(&lower).enumerate() {
+    // With the Gram matrix supplied, k and its slope are read from it, not recomputed.
+    let gram = k.gram(x.as_ref());
+    let reused = k.gram_grad_contract_symmetric(x.as_ref(), g2.as_ref(), Some(gram.as_ref()));
+    for (p, ((a, b), c)) in general.iter().zip(&lower).zip(&reused).enumerate() {
         assert!(
             (a - b).abs() <= 1e-12 * (1.0 + a.abs()),
             "{name} θ[{p}]: symmetric path"
+        );
+        assert!(
+            (a - c).abs() <= 1e-12 * (1.0 + a.abs()),
+            "{name} θ[{p}]: Gram reused"
         );
     }
     let explicit = k.gram_grad(x.as_ref());

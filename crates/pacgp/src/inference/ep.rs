@@ -129,18 +129,18 @@ pub(crate) struct SiteMarginals {
 }
 
 /// Stable posterior from sites (GPML Alg. 3.5 l. 14–16): `L = chol(I + S̃½KS̃½)` (built in
-/// `storage` when given), `μ = Kα`, and either the full `Σ = K − VᵀV`, `V = L⁻¹S̃½K`
+/// the spent `buffers`), `μ = Kα`, and either the full `Σ = K − VᵀV`, `V = L⁻¹S̃½K`
 /// (`full_sigma`, for sequential sweeps) or only its diagonal (parallel sweeps, see
 /// [`sigma_diag_from_sites`]).
 pub(crate) fn site_marginals(
     k: &Mat<f64>,
     sites: &EpSites,
     full_sigma: bool,
-    storage: Option<Mat<f64>>,
+    buffers: MarginalBuffers,
 ) -> Result<SiteMarginals> {
     let n = sites.tau.len();
     let sw: Vec<f64> = sites.tau.iter().map(|t| t.max(0.0).sqrt()).collect();
-    let chol = super::laplace::chol_b_in(k, &sw, storage, "I + S̃½KS̃½")?;
+    let chol = super::laplace::chol_b_in(k, &sw, buffers.chol, "I + S̃½KS̃½")?;
     let (var, sigma, l_inv) = if full_sigma {
         let mut v = Mat::from_fn(n, n, |i, j| sw[i] * k[(i, j)]);
         chol.solve_lower_in_place(v.as_mut());
@@ -149,7 +149,7 @@ pub(crate) fn site_marginals(
             .collect();
         (var, Some(k - v.transpose() * &v), None)
     } else {
-        let l_inv = chol.l_inverse();
+        let l_inv = chol.l_inverse_in(buffers.l_inv);
         (
             sigma_diag_from_sites(k, &sw, &chol, &l_inv),
             None,
@@ -168,6 +168,23 @@ pub(crate) fn site_marginals(
         alpha,
         l_inv,
     })
+}
+
+/// The `N × N` buffers of spent marginals (factor and `L⁻¹`), for the next ones.
+#[derive(Default)]
+pub(crate) struct MarginalBuffers {
+    chol: Option<Mat<f64>>,
+    l_inv: Option<Mat<f64>>,
+}
+
+impl SiteMarginals {
+    /// Give up the marginals, keeping their buffers.
+    fn into_buffers(self) -> MarginalBuffers {
+        MarginalBuffers {
+            chol: Some(self.chol.into_storage()),
+            l_inv: self.l_inv,
+        }
+    }
 }
 
 /// `diag Σ`, `Σ = (K⁻¹ + S̃)⁻¹`, from `L⁻¹` (`n³/3` flops to get it, against
@@ -213,6 +230,8 @@ fn cancellation_floor(n: usize) -> f64 {
 
 /// The outcome of one EP run.
 pub(crate) struct EpRun {
+    /// The prior covariance `K` of the training inputs (for the evidence gradient).
+    pub k: Mat<f64>,
     /// Final sites.
     pub sites: EpSites,
     /// Marginals from the final sites.
@@ -413,7 +432,7 @@ fn ln_z_ep(
 /// Marginals after a parallel sweep that proposed the sites `plain`: Anderson-mixed with
 /// the history once the sweeps move the sites by less than [`ANDERSON_START`] (a plain
 /// fixed-point map), falling back to `plain` where the mixed sites are not a valid
-/// posterior. Updates `sites` and builds the factor in the storage of `post`'s.
+/// posterior. Updates `sites` and builds the new marginals in the buffers of `post`.
 fn parallel_marginals(
     k: &Mat<f64>,
     sites: &mut EpSites,
@@ -423,16 +442,16 @@ fn parallel_marginals(
     anderson: &mut Anderson,
     post: SiteMarginals,
 ) -> Result<SiteMarginals> {
-    let storage = post.chol.into_storage();
+    let buffers = post.into_buffers();
     if change >= ANDERSON_START {
         *sites = plain;
-        return site_marginals(k, sites, false, Some(storage));
+        return site_marginals(k, sites, false, buffers);
     }
     if change > last_change {
         anderson.reset();
     }
     let mixed = EpSites::from_stacked(&anderson.next(&sites.stacked(), &plain.stacked()));
-    match site_marginals(k, &mixed, false, Some(storage)) {
+    match site_marginals(k, &mixed, false, buffers) {
         Ok(p) => {
             *sites = mixed;
             Ok(p)
@@ -440,7 +459,7 @@ fn parallel_marginals(
         Err(_) => {
             anderson.reset();
             *sites = plain;
-            site_marginals(k, sites, false, None)
+            site_marginals(k, sites, false, MarginalBuffers::default())
         }
     }
 }
@@ -468,7 +487,7 @@ pub(crate) fn run(
     };
     let k = kernel.gram(x);
     let sequential = cfg.schedule == EpSchedule::Sequential;
-    let mut post = site_marginals(&k, &sites, sequential, None)?;
+    let mut post = site_marginals(&k, &sites, sequential, MarginalBuffers::default())?;
     let mut jitter = post.chol.jitter();
     let mut ev = Events::default();
     let (mut status, mut sweeps, mut change) = (ConvergenceStatus::MaxIterations, 0, f64::INFINITY);
@@ -483,7 +502,7 @@ pub(crate) fn run(
             change = sequential_sweep(lik, y, cfg, &mut sites, &mut sigma, &mut mu, &mut ev)?;
             // l. 14–16: recompute from the sites (no round-off accumulates across sweeps),
             // in the storage of the previous factor.
-            post = site_marginals(&k, &sites, true, Some(post.chol.into_storage()))?;
+            post = site_marginals(&k, &sites, true, post.into_buffers())?;
         } else {
             let mut plain = sites.clone();
             change = parallel_sweep(lik, y, damping, &mut plain, &post.mu, &post.var, &mut ev)?;
@@ -538,6 +557,7 @@ pub(crate) fn run(
         notes.push("ln Z_EP undefined: a final cavity precision is not positive".into());
     }
     Ok(EpRun {
+        k,
         sites,
         post,
         ln_evidence,

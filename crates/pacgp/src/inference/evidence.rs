@@ -154,7 +154,7 @@ fn laplace_gradient(
     };
     // Alg. 5.1 l. 9–12 as one contraction.
     binv_into_weights(&mut binv, &m.sw, &m.a, Some(&u));
-    let grad_k = kernel.gram_grad_contract_symmetric(x, binv.as_ref());
+    let grad_k = kernel.gram_grad_contract_symmetric(x, binv.as_ref(), Some(k.as_ref()));
     EvidenceGradient {
         ln_evidence: m.ln_evidence,
         kernel: grad_k,
@@ -216,7 +216,7 @@ pub fn ep_evidence(
         None => run.post.chol.inverse(),
     };
     binv_into_weights(&mut g, &sw, &run.post.alpha, None);
-    let grad_k = kernel.gram_grad_contract_symmetric(x, g.as_ref());
+    let grad_k = kernel.gram_grad_contract_symmetric(x, g.as_ref(), Some(run.k.as_ref()));
     let grad_lik = match *lik {
         Likelihood::Probit { lambda, bias } => {
             let cav = ep::cavities(&run.sites, &run.post.mu, &run.post.var);

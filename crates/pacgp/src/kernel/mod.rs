@@ -499,8 +499,14 @@ impl Kernel {
     }
 
     /// [`Kernel::gram_grad_contract`] for a symmetric `G`, of which only the lower triangle
-    /// is read: stationary kernels then visit each pair once (half the work).
-    pub fn gram_grad_contract_symmetric(&self, x: MatRef<'_, f64>, g: MatRef<'_, f64>) -> Vec<f64> {
+    /// is read: stationary kernels then visit each pair once (half the work), and with
+    /// `gram` (this kernel's `K(X, X)`, e.g. kept from the fit) recompute no exponential.
+    pub fn gram_grad_contract_symmetric(
+        &self,
+        x: MatRef<'_, f64>,
+        g: MatRef<'_, f64>,
+        gram: Option<MatRef<'_, f64>>,
+    ) -> Vec<f64> {
         if let Some((var, scaled, profile, ln_l)) = self.stationary_parts() {
             let u = stationary::scaled_rows(x, ln_l);
             return stationary::grad_contract(
@@ -513,6 +519,7 @@ impl Kernel {
                 g,
                 scaled,
                 true,
+                gram,
             );
         }
         self.cross_grad_contract(x, x, g)
@@ -540,6 +547,7 @@ impl Kernel {
                 g,
                 scaled,
                 false,
+                None,
             );
         }
         let (rx, rz) = (rows_of(x), rows_of(z));

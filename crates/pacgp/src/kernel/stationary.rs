@@ -47,6 +47,27 @@ impl Profile {
             }
         }
     }
+
+    /// `dk/d(r²)` from `k = k(r²)` itself, without the exponential (as [`Self::value_and_slope`]).
+    #[inline]
+    pub fn slope_from_value(self, k: f64, r2: f64) -> f64 {
+        match self {
+            Profile::SquaredExponential => -0.5 * k,
+            Profile::Matern12 => {
+                let r = r2.sqrt();
+                if r > 0.0 {
+                    -k / (2.0 * r)
+                } else {
+                    0.0
+                }
+            }
+            Profile::Matern32 => -1.5 * k / (1.0 + 3f64.sqrt() * r2.sqrt()),
+            Profile::Matern52 => {
+                let s = 5f64.sqrt() * r2.sqrt();
+                -(5.0 / 6.0) * (1.0 + s) * k / (1.0 + s + 5.0 * r2 / 3.0)
+            }
+        }
+    }
 }
 
 /// Inputs divided by their lengthscales, row-major (point i at `[i*d .. (i+1)*d]`).
@@ -184,7 +205,7 @@ pub(crate) fn cross_adjoint(
 ///
 /// `∂K/∂ln l_t = variance · k'(r²) · (−2 (x_t − z_t)²/l_t²)`; one pass over all pairs, or
 /// with `symmetric` (`uz = ux` and `G = Gᵀ`) over the lower triangle, off-diagonal pairs
-/// counted twice.
+/// counted twice. With `gram` (this kernel's `K(X, Z)`), `k` is read, not recomputed.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn grad_contract(
     profile: Profile,
@@ -196,6 +217,7 @@ pub(crate) fn grad_contract(
     g: MatRef<'_, f64>,
     with_variance: bool,
     symmetric: bool,
+    gram: Option<MatRef<'_, f64>>,
 ) -> Vec<f64> {
     let n_l = ln_l.len();
     let n = ux.len() / d.max(1);
@@ -219,7 +241,13 @@ pub(crate) fn grad_contract(
                     }
                     let a = &ux[i * d..(i + 1) * d];
                     let r2 = sqdist(a, b);
-                    let (k, slope) = profile.value_and_slope(r2);
+                    let (k, slope) = match gram {
+                        Some(km) => {
+                            let k = km[(i, j)] / variance;
+                            (k, profile.slope_from_value(k, r2))
+                        }
+                        None => profile.value_and_slope(r2),
+                    };
                     acc[0] += gij * k;
                     let w = -2.0 * gij * slope;
                     if n_l == 1 {

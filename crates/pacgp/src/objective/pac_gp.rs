@@ -199,7 +199,9 @@ impl Objective for PacGpObjective<'_> {
                 c[i] += wq * u + wc * w;
             }
         });
-        let mut grad = gp.kernel.gram_grad_contract_symmetric(self.x, g.as_ref());
+        let mut grad = gp
+            .kernel
+            .gram_grad_contract_symmetric(self.x, g.as_ref(), None);
         // Noise: ∂KL/∂σ² and ∂R_S/∂σ² (spec §3.1), times σ² for ln σ²;
         // [C⁻²]_ii = ‖C⁻¹_{:,i}‖² (C⁻¹ symmetric).
         let ci2_diag = linalg::col_sq_norms(ci);

@@ -162,7 +162,9 @@ impl ExactGp {
 
     /// [`Self::contract`] for a symmetric `G` (its lower triangle is read).
     fn contract_symmetric(&self, g: MatRef<'_, f64>) -> Vec<f64> {
-        let out = self.kernel.gram_grad_contract_symmetric(self.x.as_ref(), g);
+        let out = self
+            .kernel
+            .gram_grad_contract_symmetric(self.x.as_ref(), g, None);
         self.with_noise_term(out, g)
     }
 
