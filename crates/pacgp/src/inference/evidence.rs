@@ -16,7 +16,7 @@
 //! Cost per evaluation: the inference itself, one `B⁻¹` (≈ 2N³/3 flops) and one gradient
 //! contraction over the kernel (`O(N² D)`).
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 
 use faer::{Mat, MatRef};
 
@@ -298,8 +298,6 @@ pub struct NegLogEvidence<'a> {
     fit_likelihood: bool,
     warm: RefCell<WarmStart>,
     last: RefCell<Option<Evaluation>>,
-    /// `‖∇‖∞` of the previous evaluation (∞ before the first), for EP's forcing term.
-    last_gradient_norm: Cell<f64>,
 }
 
 impl<'a> NegLogEvidence<'a> {
@@ -332,7 +330,6 @@ impl<'a> NegLogEvidence<'a> {
             fit_likelihood,
             warm: RefCell::new(WarmStart::None),
             last: RefCell::new(None),
-            last_gradient_norm: Cell::new(f64::INFINITY),
         })
     }
 
@@ -367,6 +364,25 @@ impl<'a> NegLogEvidence<'a> {
         Ok((k, lik))
     }
 
+    /// `‖∇‖∞` of the objective at the previous evaluation (∞ before the first), for EP's
+    /// forcing term.
+    fn last_gradient_norm(&self) -> f64 {
+        self.last
+            .borrow()
+            .as_ref()
+            .map_or(f64::INFINITY, |(_, _, g)| {
+                let lik: &[f64] = if self.fit_likelihood {
+                    &g.likelihood
+                } else {
+                    &[]
+                };
+                g.kernel
+                    .iter()
+                    .chain(lik)
+                    .fold(0.0, |m: f64, v| m.max(v.abs()))
+            })
+    }
+
     /// Fit at parameters `p` (warm-started) with the gradient of the log evidence.
     pub fn fit_at(&self, p: &[f64]) -> Result<(ClassifierFit, EvidenceGradient)> {
         let (k, lik) = self.model_at(p)?;
@@ -387,7 +403,7 @@ impl<'a> NegLogEvidence<'a> {
                     _ => None,
                 };
                 let cfg = EpConfig {
-                    tol: ep_forcing_tolerance(cfg.tol, self.last_gradient_norm.get()),
+                    tol: ep_forcing_tolerance(cfg.tol, self.last_gradient_norm()),
                     ..cfg
                 };
                 let (fit, sites, g) = ep_evidence(&k, &lik, self.x, self.y, &cfg, init)?;
@@ -410,8 +426,6 @@ impl Objective for NegLogEvidence<'_> {
             grad.extend(g.likelihood.iter().map(|v| -v));
         }
         let value = -g.ln_evidence;
-        self.last_gradient_norm
-            .set(grad.iter().fold(0.0, |m: f64, v| m.max(v.abs())));
         *self.last.borrow_mut() = Some((p.to_vec(), fit, g));
         Ok((value, grad))
     }

@@ -206,7 +206,6 @@ pub(crate) fn cross_adjoint(
 /// `∂K/∂ln l_t = variance · k'(r²) · (−2 (x_t − z_t)²/l_t²)`; one pass over all pairs, or
 /// with `symmetric` (`uz = ux` and `G = Gᵀ`) over the lower triangle, off-diagonal pairs
 /// counted twice. With `gram` (this kernel's `K(X, Z)`), `k` is read, not recomputed.
-#[allow(clippy::too_many_arguments)]
 pub(crate) fn grad_contract(
     profile: Profile,
     variance: f64,
