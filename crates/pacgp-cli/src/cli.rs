@@ -120,6 +120,15 @@ pub enum SelectArg {
     Ml2,
 }
 
+/// The Gibbs classifier a classification certificate is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PredictorArg {
+    /// sign(f(x) + b), f ~ Q.
+    Latent,
+    /// sign(f(x) + ξ + b), f ~ Q, ξ the probit's label noise.
+    Noisy,
+}
+
 /// The confidence constant of the PAC-Bayes bound.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum TermArg {
@@ -227,9 +236,14 @@ pub struct CertifyArgs {
     /// The training CSV the model was fitted on (the bound is about this sample).
     #[arg(long)]
     pub data: PathBuf,
-    /// ε for regression models (default: the model's own).
-    #[arg(long)]
-    pub epsilon: Option<f64>,
+    /// ε for regression models, in the target's units (default: the model's own). Several,
+    /// comma separated, are certified at once and pay ln k each in the penalty.
+    #[arg(long, value_delimiter = ',')]
+    pub epsilon: Vec<f64>,
+    /// Classifiers: which Gibbs classifier the bound is about: the noise-free latent
+    /// sign(f(x) + b), f ~ Q, or the probit's noisy sign(f(x) + ξ + b).
+    #[arg(long, value_enum, default_value_t = PredictorArg::Latent)]
+    pub predictor: PredictorArg,
     /// Confidence δ: the bound holds with probability at least 1 − δ.
     #[arg(long, default_value_t = 0.01)]
     pub delta: f64,

@@ -17,7 +17,7 @@ use pacgp::model::{
     fit_gpr, fit_pac_gp_model, fit_pac_sgp_model, fit_sparse_model, FittedModel, GprOptions,
     PacGpOptions, PacSgpOptions, SparseOptions,
 };
-use pacgp::model::{ClassifierOptions, HyperSelection, Task};
+use pacgp::model::{CertifyOptions, ClassifierOptions, GibbsPredictor, HyperSelection, Task};
 use pacgp::regression::exact::MlConfig;
 use pacgp::regression::sparse::SparseMethod;
 use serde_json::json;
@@ -301,6 +301,7 @@ fn fit_classifier_cmd(a: FitArgs) -> Result<()> {
         delta: a.delta,
         term: ConfidenceTerm::Maurer,
         selection,
+        predictor: GibbsPredictor::Latent,
     };
     let pb = spinner(&format!("fitting {:?} on {} points", a.method, train.n()));
     let t0 = Instant::now();
@@ -457,11 +458,25 @@ fn certify(a: CertifyArgs) -> Result<()> {
         TermArg::Maurer => ConfidenceTerm::Maurer,
         TermArg::Seeger => ConfidenceTerm::Seeger,
     };
-    let c = model.certify(&ds, a.epsilon, a.delta, term)?;
+    let opts = CertifyOptions {
+        epsilons: a.epsilon.clone(),
+        delta: a.delta,
+        term,
+        predictor: match a.predictor {
+            PredictorArg::Latent => GibbsPredictor::Latent,
+            PredictorArg::Noisy => GibbsPredictor::Noisy,
+        },
+    };
+    let certs = model.certify(&ds, &opts)?;
     if a.json {
-        println!("{}", serde_json::to_string(&c)?);
+        match certs.as_slice() {
+            [one] => println!("{}", serde_json::to_string(one)?),
+            many => println!("{}", json!({ "certificates": many })),
+        }
     } else {
-        print_certificate(&c);
+        for c in &certs {
+            print_certificate(c);
+        }
     }
     Ok(())
 }
@@ -474,7 +489,7 @@ fn print_certificate(c: &pacgp::model::CertificateReport) {
     }
     println!(
         "  empirical risk {:.4}, KL {:.2} nats, grid penalty {:.2}, N = {}  (sqrt form: {:.4})",
-        k.empirical_risk, k.kl, k.penalty, k.n, c.bound_sqrt
+        k.empirical_risk, k.kl, k.penalty, k.n, k.bound_sqrt
     );
     if let (Some(e), Some(lp), Some(r)) = (c.loo_error, c.loo_log_predictive, c.loo_rmse) {
         println!("  leave-one-out: ε-band error of the mean {e:.4}, RMSE {r:.4}, mean log predictive {lp:.4}");
@@ -511,7 +526,7 @@ fn demo(a: DemoArgs) -> Result<()> {
         let secs = t0.elapsed().as_secs_f64();
         pb.finish_and_clear();
         let ev = model.evaluate(test, None)?;
-        let cert = model.certify(train, None, 0.01, ConfidenceTerm::Maurer)?;
+        let cert = model.certify(train, &CertifyOptions::default())?.remove(0);
         if !a.json {
             println!(
                 "== {name} ({} train / {} test), gpr with {kernel}, fitted in {secs:.2} s",
@@ -550,12 +565,13 @@ fn demo(a: DemoArgs) -> Result<()> {
         delta: 0.01,
         term: ConfidenceTerm::Maurer,
         selection: Default::default(),
+        predictor: GibbsPredictor::Latent,
     };
     let model = pacgp::model::fit_classifier(&train, labels, &opts)?;
     let secs = t0.elapsed().as_secs_f64();
     pb.finish_and_clear();
     let ev = model.evaluate(&test, None)?;
-    let cert = model.certify(&train, None, 0.01, ConfidenceTerm::Maurer)?;
+    let cert = model.certify(&train, &CertifyOptions::default())?.remove(0);
     if !a.json {
         println!("== breast cancer ({} train / {} test), Laplace GP classifier (probit), fitted in {secs:.2} s", train.n(), test.n());
         println!(

@@ -10,12 +10,13 @@
 use std::time::Instant;
 
 use faer::Mat;
-use pacgp::bounds::{pac_bayes_bound, BoundKind, ConfidenceTerm};
+use pacgp::bounds::ConfidenceTerm;
+use pacgp::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss};
 use pacgp::data::{load_csv_classification, CsvOptions, TargetSpec};
 use pacgp::inference::ivm::{ivm, IvmConfig};
 use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
-use pacgp::loss::{bayes_error_classification, gibbs_error_classification};
+use pacgp::loss::bayes_error_classification;
 
 /// Pixels (unit-norm rows), labels ±1 (3 → +1) and the `t10k_index` column.
 fn load(file: &str) -> pacgp::Result<(Mat<f64>, Vec<f64>, Vec<i64>)> {
@@ -67,22 +68,17 @@ fn main() -> pacgp::Result<()> {
     println!("IVM fit, d = {d}: {fit_s:.3} s");
     let train = fit.posterior.predict(x.as_ref())?;
     let test = fit.posterior.predict(xt.as_ref())?;
-    let gibbs_train = gibbs_error_classification(&y, &train, 0.0, Some(1.0))?;
-    let gibbs_test = gibbs_error_classification(&yt, &test, 0.0, Some(1.0))?;
-    let kl = fit.posterior.kl_to_prior();
-    let bound = pac_bayes_bound(
-        gibbs_train,
-        kl,
-        y.len(),
-        0.01,
-        0.0,
-        BoundKind::Kl,
-        ConfidenceTerm::Seeger,
-    )?;
+    let loss = GibbsLoss::Classification(GibbsClassifier::noisy(&lik));
+    let spec = CertificateSpec::new(0.01, ConfidenceTerm::Seeger, vec![]);
+    let c = Certificate::from_marginals(fit.posterior.kl_to_prior(), &train, &y, &loss, &spec)?;
+    let gibbs_test = loss.empirical_risk(&yt, &test)?;
     println!(
-        "test error {:.4}, Gibbs test error {gibbs_test:.4}, Gibbs train error {gibbs_train:.4}, \
-         KL {kl:.2}, PAC-Bayes bound (δ = 0.01) {bound:.4}, ADF ln Z {:.2}",
+        "test error {:.4}, Gibbs test error {gibbs_test:.4}, Gibbs train error {:.4}, \
+         KL {:.2}, PAC-Bayes bound (δ = 0.01) {:.4}, ADF ln Z {:.2}",
         bayes_error_classification(&yt, &test, 0.0)?,
+        c.empirical_risk,
+        c.kl,
+        c.bound,
         fit.ln_evidence.unwrap_or(f64::NAN)
     );
     Ok(())

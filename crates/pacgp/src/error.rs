@@ -141,4 +141,12 @@ pub enum Error {
     /// An operation the model does not support (e.g. regression metrics on a classifier).
     #[error("{0}")]
     Unsupported(String),
+    /// A certificate was asked for on data that is not the model's training sample.
+    #[error(
+        "this data is not the model's training sample ({reason}): a PAC-Bayes certificate holds only on the sample the model was fitted on"
+    )]
+    NotTrainingSample {
+        /// What differs.
+        reason: String,
+    },
 }

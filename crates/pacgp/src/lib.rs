@@ -18,6 +18,7 @@
 //! - [`experiments`]: the seed papers' experiments as library functions.
 
 pub mod bounds;
+pub mod certificate;
 pub mod data;
 pub mod error;
 pub mod experiments;

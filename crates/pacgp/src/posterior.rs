@@ -175,13 +175,40 @@ impl TryFrom<PosteriorFile> for GaussianPosterior {
                 chol_sigma,
             },
         };
-        Ok(Self {
+        let post = Self {
             kernel: f.kernel,
             basis: f.basis,
             alpha: f.alpha,
             cov,
-        })
+        };
+        post.validate().map_err(|e| e.to_string())?;
+        Ok(post)
     }
+}
+
+/// A stored Cholesky factor must be `m×m`, finite, with a positive diagonal.
+fn check_factor(c: &Cholesky, m: usize, what: &str) -> std::result::Result<(), String> {
+    let l = c.l();
+    if l.nrows() != m || l.ncols() != m {
+        return Err(format!(
+            "{what} factor is {}×{} for {m} basis points",
+            l.nrows(),
+            l.ncols()
+        ));
+    }
+    for j in 0..m {
+        if !(l[(j, j)] > 0.0) {
+            return Err(format!("{what} factor has a non-positive pivot at {j}"));
+        }
+        for i in j..m {
+            if !l[(i, j)].is_finite() {
+                return Err(format!(
+                    "{what} factor has a non-finite entry at ({i}, {j})"
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `chol(I + Π½K_BΠ½ + jitter·I)`, the site form's factor, rebuilt with the jitter it had.
@@ -222,6 +249,51 @@ impl GaussianPosterior {
     /// Number of basis points M.
     pub fn n_basis(&self) -> usize {
         self.basis.nrows()
+    }
+
+    /// Internal consistency (for values read from a file): shapes of the weights and factors
+    /// against the basis, the kernel against the input count, finite values.
+    pub fn validate(&self) -> Result<()> {
+        let m = self.n_basis();
+        let bad = |message: String| Error::Numerical {
+            what: "stored posterior",
+            message,
+        };
+        if m == 0 {
+            return Err(bad("the basis is empty".into()));
+        }
+        if self.alpha.len() != m || self.alpha.iter().any(|a| !a.is_finite()) {
+            return Err(bad(format!(
+                "{} mean weights for {m} basis points, or a weight is not finite",
+                self.alpha.len()
+            )));
+        }
+        if self.kernel.params().iter().any(|t| !t.is_finite()) {
+            return Err(bad("a kernel hyperparameter is not finite".into()));
+        }
+        self.kernel.check_input_dim(self.basis.ncols())?;
+        crate::data::check_finite(self.basis.as_ref(), "stored basis")?;
+        let factors: Vec<(&Cholesky, &str)> = match &self.cov {
+            Covariance::Sites { sqrt_pi, chol_b } => {
+                if sqrt_pi.len() != m || sqrt_pi.iter().any(|s| !(s.is_finite() && *s >= 0.0)) {
+                    return Err(bad(
+                        "site precisions: wrong count, negative or not finite".into()
+                    ));
+                }
+                vec![(chol_b, "I + Π½K_BΠ½")]
+            }
+            Covariance::WhitenedPrecision { chol_kuu, chol_b } => {
+                vec![(chol_kuu, "K_uu"), (chol_b, "whitened precision")]
+            }
+            Covariance::Dense {
+                chol_kb,
+                chol_sigma,
+            } => vec![(chol_kb, "K_B"), (chol_sigma, "Σ")],
+        };
+        for (c, what) in factors {
+            check_factor(c, m, what).map_err(bad)?;
+        }
+        Ok(())
     }
 
     /// Check that `x` has as many columns as the basis.

@@ -6,7 +6,8 @@ mod common;
 use common::toy;
 
 use faer::Mat;
-use pacgp::bounds::{BoundKind, Certificate, ConfidenceTerm};
+use pacgp::bounds::ConfidenceTerm;
+use pacgp::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss};
 use pacgp::data::{train_test_split, Standardizer};
 use pacgp::inference::ep::{ep, EpConfig};
 use pacgp::inference::laplace::{laplace, LaplaceConfig};
@@ -133,23 +134,10 @@ fn breast_cancer_certificates_are_non_vacuous_and_hold() {
         ];
         for (j, fit) in fits.iter().enumerate() {
             let (b, lam) = lik.bias_and_slope();
-            let emp = gibbs_error_classification(
-                &train.y,
-                &fit.posterior.predict(x.as_ref()).unwrap(),
-                b,
-                lam,
-            )
-            .unwrap();
-            let c = Certificate::new(
-                emp,
-                fit.posterior.kl_to_prior(),
-                100,
-                0.01,
-                0.0,
-                BoundKind::Kl,
-                ConfidenceTerm::Seeger,
-            )
-            .unwrap();
+            let loss = GibbsLoss::Classification(GibbsClassifier::noisy(&lik));
+            let spec = CertificateSpec::new(0.01, ConfidenceTerm::Seeger, vec![]);
+            let c = Certificate::of_posterior(&fit.posterior, x.as_ref(), &train.y, &loss, &spec)
+                .unwrap();
             let test_gibbs = gibbs_error_classification(
                 &test.y,
                 &fit.posterior.predict(xt.as_ref()).unwrap(),
@@ -192,6 +180,7 @@ fn mean_field_class_probabilities_include_the_input_noise() {
         delta: 0.01,
         term: ConfidenceTerm::Maurer,
         selection: HyperSelection::BoundOverCandidates,
+        predictor: pacgp::model::GibbsPredictor::Latent,
     };
     let model = fit_classifier(&train, labels, &opts).unwrap();
     let (p, m) = model.predict_classification(train.x.as_ref()).unwrap();

@@ -114,9 +114,49 @@ fn training_lowers_the_bound_and_the_certificate_is_consistent() {
         c.bound
     );
     assert!(c.bound >= c.empirical_risk);
-    assert!(fit.bound_sqrt >= c.bound);
+    assert!(c.bound_sqrt >= c.bound);
+    // The certificate is the shared posterior's, which the objective's own KL must equal.
+    let post = fit.gp.posterior();
+    assert!((post.kl_to_prior() - c.kl).abs() < 1e-10 * c.kl.max(1.0));
     // θ lies on the grid.
     for t in fit.gp.kernel.params() {
         assert!(((t * 100.0).round() - t * 100.0).abs() < 1e-9);
+    }
+}
+
+/// The objective keeps its own KL and Gibbs risk for the gradient; both must equal the shared
+/// posterior's (from which every certificate is built) to 1e-10.
+#[test]
+fn objective_terms_equal_the_shared_posterior() {
+    let (x, y) = toy(40);
+    let loss = RegressionLoss::EpsilonBand { epsilon: 0.3 };
+    for (ls, sf2, noise) in [(0.7, 1.3, 0.05), (2.0, 0.4, 0.3), (0.3, 3.0, 1e-3)] {
+        let k = Kernel::se_ard(&[ls, 1.5 * ls], sf2);
+        let obj = PacGpObjective::new(&k, x.as_ref(), &y, loss, 0.01, 5.0, BoundKind::Kl).unwrap();
+        let mut p = k.params();
+        p.push(f64::ln(noise));
+        let t = obj.terms(&p).unwrap();
+        let gp = pacgp::regression::exact::ExactGp::fit(
+            k.clone(),
+            noise,
+            x.clone(),
+            y.clone(),
+            &Default::default(),
+        )
+        .unwrap();
+        let post = gp.posterior();
+        assert!(
+            (post.kl_to_prior() - t.kl).abs() < 1e-10 * t.kl.max(1.0),
+            "KL {} vs {}",
+            post.kl_to_prior(),
+            t.kl
+        );
+        let m = post.predict(x.as_ref()).unwrap();
+        let r = pacgp::loss::gibbs_risk_regression(&y, &m, &loss).unwrap();
+        assert!(
+            (r - t.empirical_risk).abs() < 1e-10,
+            "R_S {r} vs {}",
+            t.empirical_risk
+        );
     }
 }

@@ -8,7 +8,8 @@
 mod common;
 
 use faer::Mat;
-use pacgp::bounds::{BoundKind, Certificate, ConfidenceTerm};
+use pacgp::bounds::ConfidenceTerm;
+use pacgp::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss};
 use pacgp::data::{train_test_split, Standardizer};
 use pacgp::inference::sogp::{sogp, Sogp, SogpConfig, SweepOrder, UpdateKind};
 use pacgp::kernel::Kernel;
@@ -585,16 +586,14 @@ fn breast_cancer_sparse_certificates_hold() {
         assert_eq!(fit.posterior.n_basis(), 30);
         let (b, lam) = lik.bias_and_slope();
         let train_marg = fit.posterior.predict(x.as_ref()).unwrap();
-        let emp = gibbs_error_classification(&train.y, &train_marg, b, lam).unwrap();
-        let kl = fit.posterior.kl_to_prior();
-        let c = Certificate::new(
-            emp,
-            kl,
-            100,
-            0.01,
-            0.0,
-            BoundKind::Kl,
-            ConfidenceTerm::Seeger,
+        let loss = GibbsLoss::Classification(GibbsClassifier::noisy(&lik));
+        let spec = CertificateSpec::new(0.01, ConfidenceTerm::Seeger, vec![]);
+        let c = Certificate::from_marginals(
+            fit.posterior.kl_to_prior(),
+            &train_marg,
+            &train.y,
+            &loss,
+            &spec,
         )
         .unwrap();
         let test_marg = fit.posterior.predict(xt.as_ref()).unwrap();
@@ -612,7 +611,7 @@ fn breast_cancer_sparse_certificates_hold() {
             aurc <= full_risk,
             "AURC {aurc} above the full risk {full_risk}"
         );
-        summary.push([kl, emp, c.bound, test_gibbs, full_risk, aurc]);
+        summary.push([c.kl, c.empirical_risk, c.bound, test_gibbs, full_risk, aurc]);
     }
     let mean = |k: usize| summary.iter().map(|s| s[k]).sum::<f64>() / summary.len() as f64;
     eprintln!(

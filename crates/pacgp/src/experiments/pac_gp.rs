@@ -9,11 +9,12 @@
 use serde::{Deserialize, Serialize};
 
 use crate::bounds::{BoundKind, ConfidenceTerm, HyperGrid};
+use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
 use crate::data::{train_test_split, Dataset, Standardizer, TargetScaler};
 use crate::error::Result;
 use crate::kernel::Kernel;
 use crate::loss::{self, RegressionLoss};
-use crate::objective::pac_gp::{fit_pac_gp, PacGpConfig, PacGpObjective};
+use crate::objective::pac_gp::{fit_pac_gp, PacGpConfig};
 use crate::regression::exact::{fit_ml2, ExactGp, MlConfig};
 
 /// One method on one split at one ε.
@@ -64,42 +65,38 @@ fn split(data: &Dataset, seed: u64) -> Result<Split> {
     })
 }
 
-/// ML-II settings with θ boxed to the grid's range, so snapping only rounds.
-fn grid_box() -> MlConfig {
-    let g = HyperGrid::default();
+/// ML-II settings with θ optimised in the paper grid's range and snapped onto it.
+fn on_grid() -> MlConfig {
     MlConfig {
-        theta_bounds: (g.min_log, g.max_log),
+        snap: Some(HyperGrid::default()),
         ..Default::default()
     }
 }
 
-/// Score an exact GP at the snapped θ on train (bound) and test.
+/// The paper's certificate settings: δ = 0.01, Maurer's constant, `t` hyperparameters on
+/// the paper's grid.
+pub(crate) fn paper_spec(t: usize) -> CertificateSpec {
+    CertificateSpec::new(
+        0.01,
+        ConfidenceTerm::Maurer,
+        vec![PenaltyTerm::grid(&HyperGrid::default(), t)],
+    )
+}
+
+/// Score an exact GP at the snapped θ: the certificate on the training sample (grid penalty,
+/// δ = 0.01, Maurer's constant) and the risks on the test set.
 fn score(gp: &ExactGp, s: &Split, eps: f64, method: &str, rep: usize) -> Result<EpsilonRow> {
-    let grid = HyperGrid::default();
     let loss = RegressionLoss::new_epsilon_band(eps)?;
-    let pen = grid.penalty(gp.kernel.n_params());
-    let obj = PacGpObjective::new(
-        &gp.kernel,
+    let post = gp.posterior();
+    let c = Certificate::of_posterior(
+        &post,
         s.x.as_ref(),
         &s.y,
-        loss,
-        0.01,
-        pen,
-        BoundKind::Kl,
+        &GibbsLoss::Regression(loss),
+        &paper_spec(gp.kernel.n_params()),
     )?;
-    let p = gp.params();
-    let t = obj.terms(&p)?;
     let n = s.y.len();
-    let bound_sqrt = crate::bounds::pac_bayes_bound(
-        t.empirical_risk,
-        t.kl.max(0.0),
-        n,
-        0.01,
-        pen,
-        BoundKind::Sqrt,
-        ConfidenceTerm::Maurer,
-    )?;
-    let m = gp.posterior().predict(s.xt.as_ref())?;
+    let m = post.predict(s.xt.as_ref())?;
     let mse = m
         .mean
         .iter()
@@ -111,13 +108,13 @@ fn score(gp: &ExactGp, s: &Split, eps: f64, method: &str, rep: usize) -> Result<
         epsilon: eps,
         rep,
         method: method.into(),
-        bound: t.bound,
-        bound_sqrt,
-        train_gibbs: t.empirical_risk,
+        bound: c.bound,
+        bound_sqrt: c.bound_sqrt,
+        train_gibbs: c.empirical_risk,
         test_gibbs: loss::gibbs_risk_regression(&s.yt, &m, &loss)?,
         test_bayes: loss::bayes_risk_regression(&s.yt, &m, &loss)?,
         test_mse: mse,
-        kl_over_n: t.kl / n as f64,
+        kl_over_n: c.kl / n as f64,
         noise_variance: gp.noise_variance,
     })
 }
@@ -133,21 +130,11 @@ pub fn pac_gp_epsilon(
     let total = reps * (1 + 2 * epsilons.len());
     let mut done = 0;
     let mut rows = Vec::new();
-    let grid = HyperGrid::default();
     for rep in 0..reps {
         let s = split(data, rep as u64)?;
         let init = Kernel::se_iso(1.0, 1.0);
         // The ML-II baseline does not depend on ε: fit once per split, snap θ, score per ε.
-        let (ml, _) = fit_ml2(&init, 1.0, s.x.clone(), s.y.clone(), &grid_box())?;
-        let mut k = ml.kernel.clone();
-        k.set_params(&grid.round(&k.params()))?;
-        let ml = ExactGp::fit(
-            k,
-            ml.noise_variance,
-            s.x.clone(),
-            s.y.clone(),
-            &Default::default(),
-        )?;
+        let (ml, _) = fit_ml2(&init, 1.0, s.x.clone(), s.y.clone(), &on_grid())?;
         done += 1;
         progress(done, total);
         for &eps in epsilons {
@@ -244,21 +231,12 @@ pub fn pac_gp_snelson(
     let y = ys.transform(&train.y);
     let xg = xs.transform(faer::Mat::from_fn(grid.len(), 1, |i, _| grid[i]).as_ref())?;
     let init = Kernel::se_iso(1.0, 1.0);
-    let (ml, _) = fit_ml2(&init, 0.1, x.clone(), y.clone(), &grid_box())?;
+    let (ml, _) = fit_ml2(&init, 0.1, x.clone(), y.clone(), &on_grid())?;
     let curve = |gp: &ExactGp, label: String, eps: Option<f64>| -> Result<Curve> {
         let m = gp.posterior().predict(xg.as_ref())?;
         let e = eps.unwrap_or(ml.noise_variance.sqrt());
-        let pen = HyperGrid::default().penalty(2);
-        let obj = PacGpObjective::new(
-            &gp.kernel,
-            x.as_ref(),
-            &y,
-            RegressionLoss::new_epsilon_band(e)?,
-            0.01,
-            pen,
-            BoundKind::Kl,
-        )?;
-        let t = obj.terms(&gp.params())?;
+        let loss = GibbsLoss::Regression(RegressionLoss::new_epsilon_band(e)?);
+        let t = Certificate::of_posterior(&gp.posterior(), x.as_ref(), &y, &loss, &paper_spec(2))?;
         Ok(Curve {
             label,
             epsilon: eps.map(|e| e * ys.sd),

@@ -6,7 +6,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::bounds::{BoundKind, Certificate, ConfidenceTerm, HyperGrid};
+use crate::bounds::{BoundKind, HyperGrid};
+use crate::certificate::{Certificate, GibbsLoss};
 use crate::data::{permutation, Dataset, Standardizer, TargetScaler};
 use crate::error::Result;
 use crate::kernel::Kernel;
@@ -56,7 +57,8 @@ pub struct InducingSetup {
     pub epsilon: f64,
 }
 
-/// Score a posterior as the paper does: bound on the training sample, risks on the test set.
+/// Score a posterior as the paper does: the certificate on the training sample (grid penalty,
+/// δ = 0.01, Maurer's constant), Gibbs risk and MSE on the test set.
 fn score(
     post: &GaussianPosterior,
     x: &faer::Mat<f64>,
@@ -64,28 +66,9 @@ fn score(
     xt: &faer::Mat<f64>,
     yt: &[f64],
     loss: &RegressionLoss,
-) -> Result<(Certificate, f64, f64, f64)> {
-    let pen = HyperGrid::default().penalty(post.kernel.n_params());
-    let r = loss::gibbs_risk_regression(y, &post.predict(x.as_ref())?, loss)?;
-    let kl = post.kl_to_prior().max(0.0);
-    let c = Certificate::new(
-        r,
-        kl,
-        y.len(),
-        0.01,
-        pen,
-        BoundKind::Kl,
-        ConfidenceTerm::Maurer,
-    )?;
-    let sq = crate::bounds::pac_bayes_bound(
-        r,
-        kl,
-        y.len(),
-        0.01,
-        pen,
-        BoundKind::Sqrt,
-        ConfidenceTerm::Maurer,
-    )?;
+) -> Result<(Certificate, f64, f64)> {
+    let spec = super::pac_gp::paper_spec(post.kernel.n_params());
+    let c = Certificate::of_posterior(post, x.as_ref(), y, &GibbsLoss::Regression(*loss), &spec)?;
     let mt = post.predict(xt.as_ref())?;
     let tg = loss::gibbs_risk_regression(yt, &mt, loss)?;
     let mse = mt
@@ -95,7 +78,7 @@ fn score(
         .map(|(a, b)| (a - b).powi(2))
         .sum::<f64>()
         / yt.len() as f64;
-    Ok((c, sq, tg, mse))
+    Ok((c, tg, mse))
 }
 
 /// Run the four methods for every M; `progress(done, total)` after each fit.
@@ -120,7 +103,6 @@ pub fn pac_sgp_inducing(
     let (x, y) = (xs.transform(train.x.as_ref())?, ys.transform(&train.y));
     let (xt, yt) = (xs.transform(test.x.as_ref())?, ys.transform(&test.y));
     let loss = RegressionLoss::new_epsilon_band(setup.epsilon)?;
-    let grid = HyperGrid::default();
     let init = Kernel::se_ard(&vec![1.0; train.d()], 1.0);
     let total = setup.ms.len() * 4;
     let mut done = 0;
@@ -134,28 +116,19 @@ pub fn pac_sgp_inducing(
                     max_iter: setup.max_iter,
                     ..Default::default()
                 },
+                snap: Some(HyperGrid::default()),
                 ..Default::default()
             };
-            let (mut gp, _) = train_sparse(
-                &init,
-                1.0,
-                x.as_ref(),
-                &y,
-                m,
-                method,
-                &cfg,
-                (grid.min_log, grid.max_log),
-            )?;
-            gp.kernel.set_params(&grid.round(&gp.kernel.params()))?;
+            let (gp, _) = train_sparse(&init, 1.0, x.as_ref(), &y, m, method, &cfg)?;
             let secs = t0.elapsed().as_secs_f64();
             let post = gp.posterior(x.as_ref(), &y)?;
-            let (c, sq, tg, mse) = score(&post, &x, &y, &xt, &yt, &loss)?;
+            let (c, tg, mse) = score(&post, &x, &y, &xt, &yt, &loss)?;
             let name = if method == SparseMethod::Vfe {
                 "vfe"
             } else {
                 "fitc"
             };
-            rows.push(row(m, name, &c, sq, tg, mse, gp.noise_variance, secs));
+            rows.push(row(m, name, &c, tg, mse, gp.noise_variance, secs));
             done += 1;
             progress(done, total);
         }
@@ -179,8 +152,8 @@ pub fn pac_sgp_inducing(
             )?;
             let secs = t0.elapsed().as_secs_f64();
             let post = fit.gp.posterior_with_alpha(x.as_ref(), &y, 1.0)?;
-            let (c, sq, tg, mse) = score(&post, &x, &y, &xt, &yt, &loss)?;
-            rows.push(row(m, name, &c, sq, tg, mse, fit.gp.noise_variance, secs));
+            let (c, tg, mse) = score(&post, &x, &y, &xt, &yt, &loss)?;
+            rows.push(row(m, name, &c, tg, mse, fit.gp.noise_variance, secs));
             done += 1;
             progress(done, total);
         }
@@ -192,7 +165,6 @@ fn row(
     m: usize,
     method: &str,
     c: &Certificate,
-    sq: f64,
     tg: f64,
     mse: f64,
     noise: f64,
@@ -202,7 +174,7 @@ fn row(
         m,
         method: method.into(),
         bound: c.bound,
-        bound_sqrt: sq,
+        bound_sqrt: c.bound_sqrt,
         train_gibbs: c.empirical_risk,
         test_gibbs: tg,
         test_mse: mse,

@@ -23,10 +23,11 @@ use faer::{Mat, MatRef};
 use super::ep::{self, EpConfig, EpSites};
 use super::laplace::{self, mat_vec, LaplaceConfig, LaplaceMode};
 use super::ClassifierFit;
+use crate::bounds::HyperGrid;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
-use crate::optim::{self, LbfgsConfig, Objective, OptimReport};
+use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
 use crate::special::inv_mills_ratio;
 
 /// An approximate log evidence and its gradient.
@@ -444,6 +445,9 @@ pub struct ClassifierMlConfig {
     pub lbfgs: LbfgsConfig,
     /// Box for every kernel θ (ln space); scikit-learn's default (1e-5, 1e5).
     pub theta_bounds: (f64, f64),
+    /// Optimise θ inside this grid's range and snap it onto the grid afterwards (the
+    /// returned fit is then at the snapped θ).
+    pub snap: Option<HyperGrid>,
     /// Also fit the probit's ln λ and b.
     pub fit_likelihood: bool,
     /// Box for ln λ.
@@ -465,10 +469,11 @@ impl Default for ClassifierMlConfig {
             restart_spread: 1.0,
             seed: 0,
             lbfgs: LbfgsConfig::default(),
-            theta_bounds: (1e-5f64.ln(), 1e5f64.ln()),
+            theta_bounds: boxes::LN_THETA,
+            snap: None,
             fit_likelihood: false,
-            ln_lambda_bounds: (1e-2f64.ln(), 1e2f64.ln()),
-            bias_bounds: (-5.0, 5.0),
+            ln_lambda_bounds: boxes::LN_PROBIT_SLOPE,
+            bias_bounds: boxes::PROBIT_BIAS,
             laplace: LaplaceConfig::default(),
             // ln Z_EP is stationary in the sites, so its error is second order in theirs
             // (≈ 2e-6 at n = 2000 for a site tolerance of 1e-3); the fit on the grid
@@ -512,17 +517,23 @@ fn fit_ml2(
     if cfg.fit_likelihood {
         bounds.extend([cfg.ln_lambda_bounds, cfg.bias_bounds]);
     }
-    let starts = optim::random_starts(&x0, cfg.restart_spread, cfg.restarts, cfg.seed);
-    let lbfgs = LbfgsConfig {
-        bounds: Some(bounds),
-        ..cfg.lbfgs.clone()
+    let restarts = Restarts {
+        count: cfg.restarts,
+        spread: cfg.restart_spread,
+        seed: cfg.seed,
     };
-    let report = optim::multistart(&obj, &starts, &lbfgs)?;
-    let (kernel, likelihood) = obj.model_at(&report.params)?;
-    // The optimiser's last evaluation is usually its answer: reuse it, else refit there.
+    let snap = cfg.snap.map(|grid| GridSnap {
+        grid,
+        n: kernel_init.n_params(),
+    });
+    let min = optim::drive(&obj, &x0, bounds, &cfg.lbfgs, &restarts, snap.as_ref())?;
+    let report = min.report;
+    let (kernel, likelihood) = obj.model_at(&min.params)?;
+    // The optimiser's last evaluation is usually its answer: reuse it, else refit there
+    // (warm-started from the last evaluation, which is within half a grid step if snapped).
     let (fit, gradient) = match obj.last.take() {
-        Some((p, fit, g)) if p == report.params => (fit, g),
-        _ => obj.fit_at(&report.params)?,
+        Some((p, fit, g)) if p == min.params => (fit, g),
+        _ => obj.fit_at(&min.params)?,
     };
     let warm = obj.warm.take();
     Ok(ClassifierMl2 {

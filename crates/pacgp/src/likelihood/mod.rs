@@ -110,6 +110,22 @@ impl Likelihood {
         Ok(Likelihood::FlipNoise { kappa })
     }
 
+    /// Re-check the constructors' constraints (for values read from a file).
+    pub fn validate(&self) -> Result<()> {
+        match *self {
+            Likelihood::Probit { lambda, bias } => Self::probit_with(lambda, bias).map(|_| ()),
+            Likelihood::FlipNoise { kappa } => Self::flip_noise(kappa).map(|_| ()),
+            Likelihood::Gaussian { variance } if !(variance > 0.0 && variance.is_finite()) => {
+                Err(Error::InvalidParameter {
+                    name: "Gaussian likelihood variance",
+                    value: variance,
+                    reason: "must be positive and finite",
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// The noise-free step likelihood `Θ(y f)` (seed 001 eq. 17.1): flip noise with κ = 0.
     pub fn heaviside() -> Self {
         Likelihood::FlipNoise { kappa: 0.0 }

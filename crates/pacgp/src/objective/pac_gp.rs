@@ -11,12 +11,13 @@ use faer::{Mat, MatRef};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::bounds::{BoundKind, Certificate, ConfidenceTerm, HyperGrid};
+use crate::bounds::{BoundKind, ConfidenceTerm, HyperGrid};
+use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, JitterPolicy};
 use crate::loss::RegressionLoss;
-use crate::optim::{self, LbfgsConfig, Objective, OptimReport};
+use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
 use crate::regression::exact::{check_regression_inputs, ExactGp};
 
 /// Everything the bound is made of at one parameter vector.
@@ -250,7 +251,7 @@ impl PacGpConfig {
                 max_iter: 1000,
                 ..Default::default()
             },
-            ln_noise_bounds: (1e-6f64.ln(), 1e3f64.ln()),
+            ln_noise_bounds: boxes::LN_NOISE,
         })
     }
 }
@@ -260,10 +261,9 @@ impl PacGpConfig {
 pub struct PacGpFit {
     /// Exact GP at the grid-snapped θ and the optimised σ².
     pub gp: ExactGp,
-    /// The certificate at the snapped θ (kl form, whatever the training objective was).
+    /// The certificate at the snapped θ, through the shared posterior (both bound forms,
+    /// whatever the training objective was).
     pub certificate: Certificate,
-    /// The Pinsker form of the bound at the snapped θ.
-    pub bound_sqrt: f64,
     /// Optimiser report (before snapping).
     pub report: OptimReport,
 }
@@ -288,44 +288,37 @@ pub fn fit_pac_gp(
     )?;
     let mut x0 = kernel_init.params();
     x0.push(noise_init.ln());
-    let mut bounds = vec![(cfg.grid.min_log, cfg.grid.max_log); kernel_init.n_params()];
+    let nk = kernel_init.n_params();
+    let mut bounds = vec![boxes::LN_THETA; nk];
     bounds.push(cfg.ln_noise_bounds);
-    let report = optim::minimize(
+    let min = optim::drive(
         &obj,
         &x0,
-        &LbfgsConfig {
-            bounds: Some(bounds),
-            ..cfg.lbfgs.clone()
-        },
+        bounds,
+        &cfg.lbfgs,
+        &Restarts::default(),
+        Some(&GridSnap {
+            grid: cfg.grid,
+            n: nk,
+        }),
     )?;
-    let nk = kernel_init.n_params();
-    let mut snapped = cfg.grid.round(&report.params[..nk]);
-    snapped.push(report.params[nk]);
+    let (snapped, report) = (min.params, min.report);
     let gp = obj.gp_at(&snapped)?;
-    let t = obj.terms(&snapped)?;
-    let n = y.len();
-    let certificate = Certificate::new(
-        t.empirical_risk,
-        t.kl.max(0.0),
-        n,
+    let spec = CertificateSpec::new(
         cfg.delta,
-        penalty,
-        BoundKind::Kl,
         ConfidenceTerm::Maurer,
-    )?;
-    let bound_sqrt = crate::bounds::pac_bayes_bound(
-        t.empirical_risk,
-        t.kl.max(0.0),
-        n,
-        cfg.delta,
-        penalty,
-        BoundKind::Sqrt,
-        ConfidenceTerm::Maurer,
+        vec![PenaltyTerm::grid(&cfg.grid, nk)],
+    );
+    let certificate = Certificate::of_posterior(
+        &gp.posterior(),
+        x.as_ref(),
+        &y,
+        &GibbsLoss::Regression(cfg.loss),
+        &spec,
     )?;
     Ok(PacGpFit {
         gp,
         certificate,
-        bound_sqrt,
         report,
     })
 }

@@ -10,12 +10,13 @@
 use faer::{Mat, MatRef};
 use rayon::prelude::*;
 
-use crate::bounds::{BoundKind, Certificate, ConfidenceTerm, HyperGrid};
+use crate::bounds::{BoundKind, ConfidenceTerm, HyperGrid};
+use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky};
 use crate::loss::RegressionLoss;
-use crate::optim::{self, LbfgsConfig, Objective, OptimReport};
+use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
 use crate::regression::sparse::{
     add_outer, initial_inducing, sandwich_inv, whitened, InducingInit, NegSparseObjective,
     SparseGp, SparseMethod, Whitened,
@@ -284,10 +285,8 @@ pub struct PacSgpFit {
     pub gp: SparseGp,
     /// `α_s` of the posterior that was trained and certified.
     pub alpha_s: f64,
-    /// Certificate (kl form) at the snapped θ.
+    /// Certificate at the snapped θ, through the shared posterior (both bound forms).
     pub certificate: Certificate,
-    /// Pinsker form of the bound there.
-    pub bound_sqrt: f64,
     /// Optimiser report.
     pub report: OptimReport,
 }
@@ -312,60 +311,49 @@ pub fn fit_pac_sgp(
     let obj = PacSgpObjective::new(kernel_init, x, y, m, alpha_s, loss, delta, penalty, kind)?;
     let z0 = initial_inducing(x, m, InducingInit::KMeans, seed)?;
     let p0 = NegSparseObjective::pack(kernel_init, noise_init, z0.as_ref());
-    let mut bounds = vec![(grid.min_log, grid.max_log); nk];
-    bounds.push((1e-6f64.ln(), 1e3f64.ln()));
-    bounds.extend(std::iter::repeat_n(
-        (f64::NEG_INFINITY, f64::INFINITY),
-        m * x.ncols(),
-    ));
-    let report = optim::minimize(
+    let mut bounds = vec![boxes::LN_THETA; nk];
+    bounds.push(boxes::LN_NOISE);
+    bounds.extend(std::iter::repeat_n(boxes::FREE, m * x.ncols()));
+    let min = optim::drive(
         &obj,
         &p0,
+        bounds,
         &LbfgsConfig {
             max_iter,
-            bounds: Some(bounds),
             ..Default::default()
         },
+        &Restarts::default(),
+        Some(&GridSnap { grid, n: nk }),
     )?;
-    let mut p = report.params.clone();
-    let snapped = grid.round(&p[..nk]);
-    p[..nk].copy_from_slice(&snapped);
+    let (p, report) = (min.params, min.report);
     let (kernel, noise_variance, z) = obj.unpack(&p)?;
-    let t = obj.terms(&p)?;
-    let n = y.len();
-    let certificate = Certificate::new(
-        t.empirical_risk,
-        t.kl.max(0.0),
-        n,
-        delta,
-        penalty,
-        BoundKind::Kl,
-        ConfidenceTerm::Maurer,
-    )?;
-    let bound_sqrt = crate::bounds::pac_bayes_bound(
-        t.empirical_risk,
-        t.kl.max(0.0),
-        n,
-        delta,
-        penalty,
-        BoundKind::Sqrt,
-        ConfidenceTerm::Maurer,
-    )?;
     let method = if alpha_s > 0.0 {
         SparseMethod::Fitc
     } else {
         SparseMethod::Vfe
     };
+    let gp = SparseGp {
+        kernel,
+        noise_variance,
+        z,
+        method,
+    };
+    let spec = CertificateSpec::new(
+        delta,
+        ConfidenceTerm::Maurer,
+        vec![PenaltyTerm::grid(&grid, nk)],
+    );
+    let certificate = Certificate::of_posterior(
+        &gp.posterior_with_alpha(x, y, alpha_s)?,
+        x,
+        y,
+        &GibbsLoss::Regression(loss),
+        &spec,
+    )?;
     Ok(PacSgpFit {
-        gp: SparseGp {
-            kernel,
-            noise_variance,
-            z,
-            method,
-        },
+        gp,
         alpha_s,
         certificate,
-        bound_sqrt,
         report,
     })
 }

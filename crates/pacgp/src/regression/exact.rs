@@ -7,10 +7,11 @@
 use faer::{Mat, MatRef};
 use serde::{Deserialize, Serialize};
 
+use crate::bounds::HyperGrid;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
-use crate::optim::{self, LbfgsConfig, Objective, OptimReport};
+use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
 use crate::posterior::{Covariance, GaussianPosterior, Marginals};
 
 /// An exact GP regressor at fixed hyperparameters.
@@ -223,6 +224,9 @@ pub struct MlConfig {
     pub theta_bounds: (f64, f64),
     /// Box for ln σ²; the lower end is the noise floor.
     pub ln_noise_bounds: (f64, f64),
+    /// Optimise θ inside this grid's range and snap it onto the grid afterwards (a model that
+    /// can be certified), or leave θ where ML-II does.
+    pub snap: Option<HyperGrid>,
 }
 
 impl Default for MlConfig {
@@ -233,8 +237,9 @@ impl Default for MlConfig {
             seed: 0,
             lbfgs: LbfgsConfig::default(),
             jitter: JitterPolicy::default(),
-            theta_bounds: (1e-5f64.ln(), 1e5f64.ln()),
-            ln_noise_bounds: (1e-6f64.ln(), 1e5f64.ln()),
+            theta_bounds: boxes::LN_THETA,
+            ln_noise_bounds: boxes::LN_NOISE,
+            snap: None,
         }
     }
 }
@@ -292,7 +297,8 @@ pub fn param_bounds(n_kernel: usize, cfg: &MlConfig) -> Vec<(f64, f64)> {
 }
 
 /// ML-II: maximise the log marginal likelihood over kernel θ and ln σ² with L-BFGS from
-/// `kernel_init`/`noise_init` plus seeded restarts; returns the fitted model and the report.
+/// `kernel_init`/`noise_init` plus seeded restarts (the one driver, [`optim::drive`]); θ is
+/// snapped onto `cfg.snap` if given. Returns the model at the parameters used and the report.
 pub fn fit_ml2(
     kernel_init: &Kernel,
     noise_init: f64,
@@ -306,12 +312,23 @@ pub fn fit_ml2(
     let obj = NegLogMarginalLikelihood::new(kernel_init, x.as_ref(), &y, cfg.jitter);
     let mut x0 = kernel_init.params();
     x0.push(noise_init.ln());
-    let starts = optim::random_starts(&x0, cfg.restart_spread, cfg.restarts, cfg.seed);
-    let lbfgs = LbfgsConfig {
-        bounds: Some(param_bounds(kernel_init.n_params(), cfg)),
-        ..cfg.lbfgs.clone()
+    let restarts = Restarts {
+        count: cfg.restarts,
+        spread: cfg.restart_spread,
+        seed: cfg.seed,
     };
-    let report = optim::multistart(&obj, &starts, &lbfgs)?;
-    let model = obj.model_at(&report.params)?;
-    Ok((model, report))
+    let snap = cfg.snap.map(|grid| GridSnap {
+        grid,
+        n: kernel_init.n_params(),
+    });
+    let min = optim::drive(
+        &obj,
+        &x0,
+        param_bounds(kernel_init.n_params(), cfg),
+        &cfg.lbfgs,
+        &restarts,
+        snap.as_ref(),
+    )?;
+    let model = obj.model_at(&min.params)?;
+    Ok((model, min.report))
 }

@@ -10,10 +10,11 @@ use faer::{Mat, MatRef};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::bounds::HyperGrid;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
-use crate::optim::{self, LbfgsConfig, Objective, OptimReport};
+use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
 use crate::posterior::{Covariance, GaussianPosterior};
 use crate::regression::exact::check_regression_inputs;
 
@@ -504,6 +505,10 @@ pub struct SparseConfig {
     pub seed: u64,
     /// Optimiser settings.
     pub lbfgs: LbfgsConfig,
+    /// Box for kernel θ (ln space).
+    pub theta_bounds: (f64, f64),
+    /// Optimise θ inside this grid's range and snap it onto the grid afterwards.
+    pub snap: Option<HyperGrid>,
 }
 
 impl Default for SparseConfig {
@@ -515,12 +520,14 @@ impl Default for SparseConfig {
                 max_iter: 300,
                 ..Default::default()
             },
+            theta_bounds: boxes::LN_THETA,
+            snap: None,
         }
     }
 }
 
-/// Train θ (within `theta_bounds`, ln space), σ² and Z by maximising the method's objective
-/// with L-BFGS.
+/// Train θ (within `cfg.theta_bounds`, ln space, snapped onto `cfg.snap` if given), σ² and Z
+/// by maximising the method's objective with the one driver ([`optim::drive`]).
 pub fn train_sparse(
     kernel_init: &Kernel,
     noise_init: f64,
@@ -529,7 +536,6 @@ pub fn train_sparse(
     m: usize,
     method: SparseMethod,
     cfg: &SparseConfig,
-    theta_bounds: (f64, f64),
 ) -> Result<(SparseGp, OptimReport)> {
     let z0 = initial_inducing(x, m, cfg.init, cfg.seed)?;
     check_sparse(x, y, z0.as_ref(), noise_init)?;
@@ -537,21 +543,19 @@ pub fn train_sparse(
     let obj = NegSparseObjective::new(kernel_init, method, x, y, m);
     let p0 = NegSparseObjective::pack(kernel_init, noise_init, z0.as_ref());
     let nk = kernel_init.n_params();
-    let mut bounds = vec![theta_bounds; nk];
-    bounds.push((1e-6f64.ln(), 1e5f64.ln()));
-    bounds.extend(std::iter::repeat_n(
-        (f64::NEG_INFINITY, f64::INFINITY),
-        m * x.ncols(),
-    ));
-    let report = optim::minimize(
+    let mut bounds = vec![cfg.theta_bounds; nk];
+    bounds.push(boxes::LN_NOISE);
+    bounds.extend(std::iter::repeat_n(boxes::FREE, m * x.ncols()));
+    let snap = cfg.snap.map(|grid| GridSnap { grid, n: nk });
+    let min = optim::drive(
         &obj,
         &p0,
-        &LbfgsConfig {
-            bounds: Some(bounds),
-            ..cfg.lbfgs.clone()
-        },
+        bounds,
+        &cfg.lbfgs,
+        &Restarts::default(),
+        snap.as_ref(),
     )?;
-    let (kernel, noise_variance, z) = obj.unpack(&report.params)?;
+    let (kernel, noise_variance, z) = obj.unpack(&min.params)?;
     Ok((
         SparseGp {
             kernel,
@@ -559,6 +563,6 @@ pub fn train_sparse(
             z,
             method,
         },
-        report,
+        min.report,
     ))
 }

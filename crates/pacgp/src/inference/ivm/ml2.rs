@@ -20,12 +20,13 @@
 use faer::{Mat, MatRef};
 
 use super::{ivm_sites, select_rows, IvmConfig, Site};
+use crate::bounds::HyperGrid;
 use crate::error::{Error, Result};
 use crate::inference::ClassifierFit;
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::linalg::{self, Cholesky, JitterPolicy};
-use crate::optim::{self, LbfgsConfig, Objective, OptimReport};
+use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
 use crate::special::{inv_mills_ratio, ln_normal_cdf};
 
 /// The IVM pseudo-likelihood over the kernel's ln θ with the active set and sites fixed;
@@ -183,6 +184,11 @@ pub struct IvmMl2Config {
     pub learn_noise: bool,
     /// L-BFGS settings for `[b, ln λ]`.
     pub noise_optim: LbfgsConfig,
+    /// Box for every kernel θ (ln space).
+    pub theta_bounds: (f64, f64),
+    /// Optimise θ inside this grid's range and snap it onto the grid before the final
+    /// selection.
+    pub snap: Option<HyperGrid>,
 }
 
 impl IvmMl2Config {
@@ -194,6 +200,8 @@ impl IvmMl2Config {
             kernel_optim: LbfgsConfig::default(),
             learn_noise: false,
             noise_optim: LbfgsConfig::default(),
+            theta_bounds: boxes::LN_THETA,
+            snap: None,
         }
     }
 }
@@ -228,18 +236,39 @@ pub fn ivm_ml2(
         ));
     }
     let (mut kernel, mut lik) = (kernel.clone(), *lik);
+    // Snapped every round: the final selection is at a grid point.
+    let snap = cfg.snap.map(|grid| GridSnap {
+        grid,
+        n: kernel.n_params(),
+    });
     let (mut kernel_reports, mut noise_reports) = (Vec::new(), Vec::new());
     for _ in 0..cfg.rounds {
         let (_, sites) = ivm_sites(&kernel, &lik, x, y, &cfg.ivm)?;
         let obj = IvmPseudoLikelihood::new(&kernel, x, &sites, cfg.ivm.jitter)?;
-        let rep = optim::minimize(&obj, &kernel.params(), &cfg.kernel_optim)?;
-        kernel.set_params(&rep.params)?;
-        kernel_reports.push(rep);
+        let bounds = vec![cfg.theta_bounds; kernel.n_params()];
+        let min = optim::drive(
+            &obj,
+            &kernel.params(),
+            bounds,
+            &cfg.kernel_optim,
+            &Restarts::default(),
+            snap.as_ref(),
+        )?;
+        kernel.set_params(&min.params)?;
+        kernel_reports.push(min.report);
         if let (true, Likelihood::Probit { lambda, bias }) = (cfg.learn_noise, lik) {
             let obj = ProbitNoiseObjective::new(y, &sites)?;
-            let rep = optim::minimize(&obj, &[bias, lambda.ln()], &cfg.noise_optim)?;
-            lik = Likelihood::probit_with(rep.params[1].exp(), rep.params[0])?;
-            noise_reports.push(rep);
+            // b and ln λ are left free here (the pseudo-likelihood keeps them finite).
+            let min = optim::drive(
+                &obj,
+                &[bias, lambda.ln()],
+                vec![boxes::FREE; 2],
+                &cfg.noise_optim,
+                &Restarts::default(),
+                None,
+            )?;
+            lik = Likelihood::probit_with(min.params[1].exp(), min.params[0])?;
+            noise_reports.push(min.report);
         }
     }
     let (fit, _) = ivm_sites(&kernel, &lik, x, y, &cfg.ivm)?;

@@ -1,11 +1,16 @@
 //! Objectives over ln-space parameters and the optimiser that minimises them.
 //!
 //! Every training criterion (negative log evidence, LOO, a PAC-Bayes bound) implements
-//! [`Objective`]; [`minimize`] runs L-BFGS on it and reports why it stopped.
+//! [`Objective`]; [`minimize`] runs L-BFGS on it and reports why it stopped, and
+//! [`driver::drive`] is the one driver every model trains through (boxes, seeded restarts,
+//! snapping onto the PAC grid).
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
+
+pub mod driver;
+pub use driver::{boxes, drive, GridSnap, Minimum, Restarts};
 
 /// A differentiable function of a flat parameter vector (θ in ln space and friends).
 pub trait Objective {

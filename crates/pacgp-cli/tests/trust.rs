@@ -1,0 +1,308 @@
+//! A tool that never lies: certificates only on the sample they hold for, model files that are
+//! validated on load (a bad one is exit 2 with a message, never a panic or a wrong answer), and
+//! the sparse and PAC models fitted and certified end to end.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn pacgp(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pacgp"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("run pacgp")
+}
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn ok(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.trim().lines().count(), 1, "one JSON object: {text}");
+    serde_json::from_str(text.trim()).unwrap()
+}
+
+fn exit2(out: &Output, needle: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "stderr: {err}");
+    assert!(err.contains(needle), "'{needle}' not in: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+const SNELSON: &str = "data/snelson-1d/snelson_train.csv";
+
+fn fit_snelson(dir: &Path, method: &str, extra: &[&str]) -> PathBuf {
+    let model = dir.join(format!("{method}.json"));
+    let mut args = vec![
+        "fit", "--data", SNELSON, "--method", method, "--kernel", "se", "--out",
+    ];
+    args.push(s(&model));
+    args.extend_from_slice(extra);
+    args.push("--json");
+    ok(&pacgp(&args));
+    model
+}
+
+/// A certificate on anything but the training sample is refused: a different file of the
+/// same size, a doubled file, or the test file.
+#[test]
+fn certify_refuses_data_that_is_not_the_training_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fit_snelson(dir.path(), "gpr", &["--epsilon", "0.3"]);
+    let good = ok(&pacgp(&[
+        "certify",
+        "--model",
+        s(&model),
+        "--data",
+        SNELSON,
+        "--json",
+    ]));
+    assert_eq!(good["n"], 200);
+    // Same rows in another order: still the training sample.
+    let text = std::fs::read_to_string(repo().join(SNELSON)).unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[1..].reverse();
+    let shuffled = dir.path().join("reversed.csv");
+    std::fs::write(&shuffled, lines.join("\n")).unwrap();
+    let again = ok(&pacgp(&[
+        "certify",
+        "--model",
+        s(&model),
+        "--data",
+        s(&shuffled),
+        "--json",
+    ]));
+    assert_eq!(again["bound"], good["bound"]);
+    // One target changed: refused.
+    let mut changed: Vec<String> = text.lines().map(str::to_string).collect();
+    let cells: Vec<&str> = changed[5].split(',').collect();
+    let y: f64 = cells[1].parse().unwrap();
+    changed[5] = format!("{},{}", cells[0], y + 0.5);
+    let edited = dir.path().join("edited.csv");
+    std::fs::write(&edited, changed.join("\n")).unwrap();
+    exit2(
+        &pacgp(&["certify", "--model", s(&model), "--data", s(&edited)]),
+        "not the model's training sample",
+    );
+    // Doubled: refused (N differs).
+    let doubled = dir.path().join("doubled.csv");
+    let body: Vec<&str> = text.lines().skip(1).collect();
+    std::fs::write(
+        &doubled,
+        format!("{}\n{}\n{}", lines[0], body.join("\n"), body.join("\n")),
+    )
+    .unwrap();
+    exit2(
+        &pacgp(&["certify", "--model", s(&model), "--data", s(&doubled)]),
+        "400 rows",
+    );
+}
+
+/// Several ε at once pay `ln k` more each; the certificate names its predictor and ε.
+#[test]
+fn several_epsilons_pay_ln_k_and_name_the_predictor() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fit_snelson(dir.path(), "gpr", &["--epsilon", "0.3"]);
+    let one = ok(&pacgp(&[
+        "certify",
+        "--model",
+        s(&model),
+        "--data",
+        SNELSON,
+        "--json",
+    ]));
+    let three = ok(&pacgp(&[
+        "certify",
+        "--model",
+        s(&model),
+        "--data",
+        SNELSON,
+        "--epsilon",
+        "0.3,0.5,1.0",
+        "--json",
+    ]));
+    let certs = three["certificates"].as_array().unwrap();
+    assert_eq!(certs.len(), 3);
+    let extra = certs[0]["penalty"].as_f64().unwrap() - one["penalty"].as_f64().unwrap();
+    assert!((extra - 3f64.ln()).abs() < 1e-12, "{extra}");
+    assert_eq!(certs[0]["epsilon"], 0.3);
+    assert!(certs[0]["bound"].as_f64().unwrap() > one["bound"].as_f64().unwrap());
+    // A wider band is easier to hit.
+    assert!(certs[2]["bound"].as_f64().unwrap() < certs[0]["bound"].as_f64().unwrap());
+    assert!(one["predictor"]
+        .as_str()
+        .unwrap()
+        .contains("Gibbs regressor"));
+    assert!(one["penalty_terms"].as_array().unwrap().len() == 1);
+}
+
+/// The probit classifier's certificate is about the latent `sgn f` by default (tighter than
+/// the noisy one for the same posterior); `--predictor noisy` gives the other.
+#[test]
+fn classifier_certificate_names_its_gibbs_classifier() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("ep.json");
+    let data = "data/ripley-synth/synth_tr.csv";
+    ok(&pacgp(&[
+        "fit",
+        "--data",
+        data,
+        "--method",
+        "ep",
+        "--out",
+        s(&model),
+        "--json",
+    ]));
+    let latent = ok(&pacgp(&[
+        "certify",
+        "--model",
+        s(&model),
+        "--data",
+        data,
+        "--json",
+    ]));
+    let noisy = ok(&pacgp(&[
+        "certify",
+        "--model",
+        s(&model),
+        "--data",
+        data,
+        "--predictor",
+        "noisy",
+        "--json",
+    ]));
+    assert!(latent["predictor"]
+        .as_str()
+        .unwrap()
+        .starts_with("Gibbs classifier sign(f(x) + 0)"));
+    assert!(noisy["predictor"].as_str().unwrap().contains("xi"));
+    assert!(latent["empirical_risk"].as_f64() < noisy["empirical_risk"].as_f64());
+    assert_eq!(latent["kl"], noisy["kl"]);
+    exit2(
+        &pacgp(&[
+            "certify",
+            "--model",
+            s(&model),
+            "--data",
+            "data/ripley-synth/synth_te.csv",
+        ]),
+        "not the model's training sample",
+    );
+}
+
+/// An edit of a model file's JSON.
+type Edit = Box<dyn FnOnce(&mut serde_json::Value)>;
+
+/// Edit one field of a saved model file.
+fn edit(model: &Path, out: &Path, f: impl FnOnce(&mut serde_json::Value)) {
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(model).unwrap()).unwrap();
+    f(&mut v);
+    std::fs::write(out, serde_json::to_string(&v).unwrap()).unwrap();
+}
+
+/// Damaged model files are exit 2 with the reason, never a panic or a silently wrong answer.
+#[test]
+fn damaged_model_files_are_rejected_on_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let gpr = fit_snelson(dir.path(), "gpr", &["--epsilon", "0.3"]);
+    let vfe = fit_snelson(dir.path(), "vfe", &["--inducing", "10"]);
+    let bad = dir.path().join("bad.json");
+    let cases: Vec<(&Path, Edit, &str)> = vec![
+        (
+            &gpr,
+            Box::new(|v| v["task"]["noise_variance"] = (-1.0).into()),
+            "noise variance",
+        ),
+        (
+            &gpr,
+            Box::new(|v| v["task"]["y_scaler"]["sd"] = (-1.0).into()),
+            "target scaler",
+        ),
+        (
+            &gpr,
+            Box::new(|v| v["x_scaler"]["sd"][0] = 0.0.into()),
+            "input scaler",
+        ),
+        (
+            &gpr,
+            Box::new(|v| {
+                v["posterior"]["alpha"]
+                    .as_array_mut()
+                    .unwrap()
+                    .pop()
+                    .map(|_| ())
+                    .unwrap()
+            }),
+            "mean weights",
+        ),
+        (&gpr, Box::new(|v| v["epsilon"] = (-0.3).into()), "ε"),
+        (
+            &vfe,
+            Box::new(|v| {
+                let c = &mut v["posterior"]["cov"]["chol_b"]["l"];
+                c["nrows"] = 3.into();
+                c["ncols"] = 3.into();
+                c["data"] = serde_json::json!([1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0]);
+            }),
+            "factor",
+        ),
+    ];
+    for (model, f, needle) in cases {
+        edit(model, &bad, f);
+        for cmd in ["predict", "certify"] {
+            exit2(
+                &pacgp(&[cmd, "--model", s(&bad), "--data", SNELSON]),
+                needle,
+            );
+        }
+    }
+}
+
+/// Every regression method fits, saves, reloads and certifies from the command line.
+#[test]
+fn sparse_and_pac_models_fit_and_certify() {
+    let dir = tempfile::tempdir().unwrap();
+    for (method, extra) in [
+        ("vfe", vec!["--inducing", "15", "--epsilon", "0.3"]),
+        ("fitc", vec!["--inducing", "15", "--epsilon", "0.3"]),
+        ("pac-gp", vec!["--epsilon", "0.3"]),
+        ("pac-sgp", vec!["--inducing", "10", "--epsilon", "0.3"]),
+    ] {
+        let model = fit_snelson(dir.path(), method, &extra);
+        let c = ok(&pacgp(&[
+            "certify",
+            "--model",
+            s(&model),
+            "--data",
+            SNELSON,
+            "--json",
+        ]));
+        let bound = c["bound"].as_f64().unwrap();
+        assert!(
+            bound > c["empirical_risk"].as_f64().unwrap() && bound < 1.0,
+            "{method}: {c}"
+        );
+        assert_eq!(c["n"], 200, "{method}");
+        let m = pacgp::model::FittedModel::load(&model).unwrap();
+        assert_eq!(m.method, method);
+        // The stored objective of a PAC model is the certificate's bound itself.
+        if method.starts_with("pac") {
+            let stored = m.report.objective.unwrap();
+            assert!(
+                (stored - bound).abs() < 1e-12,
+                "{method}: {stored} vs {bound}"
+            );
+        }
+    }
+}

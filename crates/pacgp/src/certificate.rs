@@ -1,0 +1,323 @@
+//! The one certificate constructor. Every model, objective, experiment and front end builds its
+//! PAC-Bayes certificate here, from
+//!
+//! - the shared [`GaussianPosterior`] `Q` (its `KL(Q‖P)` and its marginals on the sample),
+//! - the sample it is evaluated on (it must be the training sample the bound is about),
+//! - the loss whose Gibbs risk is bounded, which names the stochastic predictor ([`GibbsLoss`]),
+//! - δ and the confidence term, and
+//! - a description of everything chosen from the data with its union-bound price
+//!   ([`PenaltyTerm`]: the hyperparameter grid, a candidate menu, several ε at once, ...).
+//!
+//! The inequality itself (kl-inverse and Pinsker forms, the confidence constants, the grid) is
+//! in [`crate::bounds`].
+
+use faer::MatRef;
+use serde::{Deserialize, Serialize};
+
+use crate::bounds::{complexity, pac_bayes_bound, BoundKind, ConfidenceTerm, HyperGrid};
+use crate::error::{Error, Result};
+use crate::likelihood::Likelihood;
+use crate::loss::{self, RegressionLoss};
+use crate::posterior::{GaussianPosterior, Marginals};
+
+/// The stochastic classifier whose 0-1 error is bounded: draw `f ~ Q`, predict `sgn(f(x) + b)`,
+/// optionally with the probit's label noise `ξ ~ N(0, λ⁻²)` inside (`sgn(f(x) + ξ + b)`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GibbsClassifier {
+    /// Bias b added to the latent function.
+    pub bias: f64,
+    /// Probit slope λ when the label noise is part of the predictor; `None` = noise-free latent.
+    pub noise_slope: Option<f64>,
+}
+
+impl GibbsClassifier {
+    /// The noise-free latent classifier `sgn(f(x) + b)` of a likelihood (its bias only).
+    pub fn latent(lik: &Likelihood) -> Self {
+        Self {
+            bias: lik.bias_and_slope().0,
+            noise_slope: None,
+        }
+    }
+
+    /// The noisy classifier `sgn(f(x) + ξ + b)` of a probit likelihood (latent for the others).
+    pub fn noisy(lik: &Likelihood) -> Self {
+        let (bias, noise_slope) = lik.bias_and_slope();
+        Self { bias, noise_slope }
+    }
+}
+
+/// The loss of a certificate: its Gibbs risk on the sample is the bound's empirical risk.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GibbsLoss {
+    /// A bounded regression loss of `f(x) ~ Q` against `y` (ε-band or distance-sensitive), on
+    /// the scale of the sample's targets.
+    Regression(RegressionLoss),
+    /// The 0-1 loss of a Gibbs classifier on ±1 labels (docs/math.md §7.1).
+    Classification(GibbsClassifier),
+}
+
+impl GibbsLoss {
+    /// Empirical Gibbs risk `R_S(Q)` from the posterior's marginals on the sample.
+    pub fn empirical_risk(&self, y: &[f64], marginals: &Marginals) -> Result<f64> {
+        match self {
+            GibbsLoss::Regression(l) => loss::gibbs_risk_regression(y, marginals, l),
+            GibbsLoss::Classification(c) => {
+                loss::gibbs_error_classification(y, marginals, c.bias, c.noise_slope)
+            }
+        }
+    }
+
+    /// The predictor the certificate is about, in words (stored in the certificate's JSON).
+    pub fn predictor(&self) -> String {
+        match self {
+            GibbsLoss::Regression(RegressionLoss::EpsilonBand { epsilon }) => format!(
+                "Gibbs regressor f(x) ~ Q, loss 1{{|y - f(x)| > {epsilon}}} (standardised units)"
+            ),
+            GibbsLoss::Regression(RegressionLoss::DistanceSensitive { epsilon }) => format!(
+                "Gibbs regressor f(x) ~ Q, loss 1 - exp(-(y - f(x))^2/{epsilon}^2) (standardised units)"
+            ),
+            GibbsLoss::Classification(c) => match c.noise_slope {
+                None => format!("Gibbs classifier sign(f(x) + {}), f ~ Q", c.bias),
+                Some(l) => format!(
+                    "Gibbs classifier sign(f(x) + xi + {}), f ~ Q, xi ~ N(0, 1/{l}^2)",
+                    c.bias
+                ),
+            },
+        }
+    }
+}
+
+/// One thing chosen from the data and its union-bound price `ln(1/π)` in nats.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PenaltyTerm {
+    /// What was chosen, in words.
+    pub what: String,
+    /// Its price in nats.
+    pub nats: f64,
+}
+
+impl PenaltyTerm {
+    /// `T` prior hyperparameters snapped onto `grid`: `T·ln L` (docs/math.md §2.3–2.4).
+    pub fn grid(grid: &HyperGrid, t: usize) -> Self {
+        Self {
+            what: format!(
+                "{t} kernel hyperparameters on the grid ln θ ∈ [{}, {}] step 10^-{}",
+                grid.min_log, grid.max_log, grid.digits
+            ),
+            nats: grid.penalty(t),
+        }
+    }
+
+    /// One of `k` candidates fixed before seeing the data: `ln k` (0 for a single one).
+    pub fn candidates(k: usize, what: &str) -> Self {
+        Self {
+            what: format!("{what}: one of {k} fixed in advance"),
+            nats: (k.max(1) as f64).ln(),
+        }
+    }
+}
+
+/// Everything of a certificate except the posterior, the sample and the loss.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CertificateSpec {
+    /// Confidence δ.
+    pub delta: f64,
+    /// Which confidence constant.
+    pub term: ConfidenceTerm,
+    /// Everything chosen from the data, with its price.
+    pub choices: Vec<PenaltyTerm>,
+}
+
+impl CertificateSpec {
+    /// δ, the confidence term and the choices paid for.
+    pub fn new(delta: f64, term: ConfidenceTerm, choices: Vec<PenaltyTerm>) -> Self {
+        Self {
+            delta,
+            term,
+            choices,
+        }
+    }
+
+    /// Sum of the penalties.
+    pub fn penalty(&self) -> f64 {
+        self.choices.iter().map(|c| c.nats).sum()
+    }
+}
+
+/// A PAC-Bayes certificate: with probability ≥ 1 − δ over the sample, the Gibbs risk of the
+/// named predictor on new data is at most `bound`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Certificate {
+    /// The upper bound on the true Gibbs risk (kl-inverse form, docs/math.md eq. 5).
+    pub bound: f64,
+    /// The Pinsker (sqrt) form of the same bound, for comparison (never lower, may exceed 1).
+    pub bound_sqrt: f64,
+    /// Empirical Gibbs risk on the sample.
+    pub empirical_risk: f64,
+    /// `KL(Q‖P)` in nats.
+    pub kl: f64,
+    /// Total union-bound penalty in nats (the sum of `penalty_terms`).
+    pub penalty: f64,
+    /// What was chosen from the data and what each choice costs.
+    pub penalty_terms: Vec<PenaltyTerm>,
+    /// Confidence parameter δ.
+    pub delta: f64,
+    /// Sample size N.
+    pub n: usize,
+    /// Which confidence constant.
+    pub confidence_term: ConfidenceTerm,
+    /// `(KL + penalty + confidence)/N`.
+    pub complexity: f64,
+    /// `bound − empirical_risk`, the price of the guarantee.
+    pub gap: f64,
+    /// The stochastic predictor whose risk is bounded.
+    pub predictor: String,
+}
+
+impl Certificate {
+    /// The certificate of a posterior on a sample: `KL(Q‖P)` and the marginals from `posterior`.
+    pub fn of_posterior(
+        posterior: &GaussianPosterior,
+        x: MatRef<'_, f64>,
+        y: &[f64],
+        loss: &GibbsLoss,
+        spec: &CertificateSpec,
+    ) -> Result<Self> {
+        let marginals = posterior.predict(x)?;
+        Self::from_marginals(posterior.kl_to_prior(), &marginals, y, loss, spec)
+    }
+
+    /// The certificate from `KL(Q‖P)` and the posterior's marginals on the sample (for callers
+    /// that already hold them, e.g. an experiment scoring train and test in one pass).
+    pub fn from_marginals(
+        kl: f64,
+        marginals: &Marginals,
+        y: &[f64],
+        loss: &GibbsLoss,
+        spec: &CertificateSpec,
+    ) -> Result<Self> {
+        if !kl.is_finite() || kl < -1e-6 * (1.0 + y.len() as f64) {
+            return Err(Error::Numerical {
+                what: "KL(Q‖P) of the certificate",
+                message: format!("KL = {kl} (must be finite and non-negative)"),
+            });
+        }
+        // Round-off can leave an exactly-zero KL slightly negative.
+        let kl = kl.max(0.0);
+        let risk = loss.empirical_risk(y, marginals)?;
+        let n = y.len();
+        let penalty = spec.penalty();
+        let bound = pac_bayes_bound(risk, kl, n, spec.delta, penalty, BoundKind::Kl, spec.term)?;
+        let bound_sqrt =
+            pac_bayes_bound(risk, kl, n, spec.delta, penalty, BoundKind::Sqrt, spec.term)?;
+        Ok(Self {
+            bound,
+            bound_sqrt,
+            empirical_risk: risk,
+            kl,
+            penalty,
+            penalty_terms: spec.choices.clone(),
+            delta: spec.delta,
+            n,
+            confidence_term: spec.term,
+            complexity: complexity(kl, n, spec.delta, penalty, spec.term),
+            gap: bound - risk,
+            predictor: loss.predictor(),
+        })
+    }
+
+    /// The bound in the form a training objective minimised (kl or sqrt).
+    pub fn bound_of_kind(&self, kind: BoundKind) -> f64 {
+        match kind {
+            BoundKind::Kl => self.bound,
+            BoundKind::Sqrt => self.bound_sqrt,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::Kernel;
+    use crate::regression::exact::ExactGp;
+
+    fn toy() -> (faer::Mat<f64>, Vec<f64>) {
+        let x = faer::Mat::from_fn(12, 1, |i, _| i as f64 * 0.4 - 2.0);
+        let y = (0..12).map(|i| (i as f64 * 0.4 - 2.0).sin()).collect();
+        (x, y)
+    }
+
+    /// The constructor equals the bound assembled by hand from its parts.
+    #[test]
+    fn certificate_matches_hand_assembled_bound() {
+        let (x, y) = toy();
+        let gp = ExactGp::fit(
+            Kernel::se_iso(0.8, 1.2),
+            0.05,
+            x.clone(),
+            y.clone(),
+            &Default::default(),
+        )
+        .unwrap();
+        let post = gp.posterior();
+        let l = RegressionLoss::new_epsilon_band(0.2).unwrap();
+        let grid = HyperGrid::default();
+        let spec = CertificateSpec::new(
+            0.01,
+            ConfidenceTerm::Maurer,
+            vec![PenaltyTerm::grid(&grid, 2), PenaltyTerm::candidates(3, "ε")],
+        );
+        let c = Certificate::of_posterior(&post, x.as_ref(), &y, &GibbsLoss::Regression(l), &spec)
+            .unwrap();
+        let m = post.predict(x.as_ref()).unwrap();
+        let risk = loss::gibbs_risk_regression(&y, &m, &l).unwrap();
+        let pen = grid.penalty(2) + 3f64.ln();
+        let kl = post.kl_to_prior();
+        let want = pac_bayes_bound(
+            risk,
+            kl,
+            12,
+            0.01,
+            pen,
+            BoundKind::Kl,
+            ConfidenceTerm::Maurer,
+        )
+        .unwrap();
+        assert!((c.bound - want).abs() < 1e-15);
+        assert!((c.penalty - pen).abs() < 1e-12);
+        assert!(c.bound_sqrt >= c.bound);
+        assert!(c.predictor.contains("0.2"));
+        assert_eq!(c.penalty_terms.len(), 2);
+    }
+
+    #[test]
+    fn latent_classifier_is_never_worse_than_the_noisy_one_on_its_sample() {
+        let lik = Likelihood::probit_with(1.0, 0.0).unwrap();
+        let m = Marginals {
+            mean: vec![2.0, -1.0, 0.5],
+            var: vec![0.1, 0.3, 0.2],
+        };
+        let y = [1.0, -1.0, 1.0];
+        let a = GibbsLoss::Classification(GibbsClassifier::latent(&lik))
+            .empirical_risk(&y, &m)
+            .unwrap();
+        let b = GibbsLoss::Classification(GibbsClassifier::noisy(&lik))
+            .empirical_risk(&y, &m)
+            .unwrap();
+        assert!(a < b, "{a} vs {b}");
+    }
+
+    #[test]
+    fn negative_or_nan_kl_is_an_error() {
+        let m = Marginals {
+            mean: vec![0.0],
+            var: vec![1.0],
+        };
+        let l = GibbsLoss::Regression(RegressionLoss::new_epsilon_band(0.5).unwrap());
+        let spec = CertificateSpec::new(0.05, ConfidenceTerm::Seeger, vec![]);
+        assert!(Certificate::from_marginals(f64::NAN, &m, &[0.0], &l, &spec).is_err());
+        assert!(Certificate::from_marginals(-1.0, &m, &[0.0], &l, &spec).is_err());
+        assert!(Certificate::from_marginals(0.0, &m, &[0.0], &l, &spec).is_ok());
+    }
+}

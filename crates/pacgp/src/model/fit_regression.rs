@@ -1,0 +1,334 @@
+//! Fitting pipelines of the regression family: exact GP by ML-II, PAC-GP, sparse GPs (VFE,
+//! FITC, DTC) and PAC-SGP, on standardised data; each ends as a [`FittedModel`].
+
+use crate::bounds::{BoundKind, HyperGrid};
+use crate::certificate::PenaltyTerm;
+use crate::data::{Dataset, Standardizer, TargetScaler};
+use crate::error::Result;
+use crate::kernel::Kernel;
+use crate::loss::RegressionLoss;
+use crate::objective::pac_gp::{fit_pac_gp, PacGpConfig};
+use crate::optim::OptimReport;
+use crate::posterior::GaussianPosterior;
+use crate::regression::exact::{fit_ml2, MlConfig};
+use crate::regression::sparse::{train_sparse, SparseConfig, SparseMethod};
+
+use super::{sample_digest, FitReport, FittedModel, Task, FORMAT};
+
+/// Regression training data on the standardised scale, with the scalers that produced it.
+struct Standardised {
+    x_scaler: Standardizer,
+    y_scaler: TargetScaler,
+    x: faer::Mat<f64>,
+    y: Vec<f64>,
+}
+
+/// Standardise inputs and targets with training statistics.
+fn standardise(train: &Dataset) -> Result<Standardised> {
+    let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
+    let y_scaler = TargetScaler::fit(&train.y)?;
+    let x = x_scaler.transform(train.x.as_ref())?;
+    let y = y_scaler.transform(&train.y);
+    Ok(Standardised {
+        x_scaler,
+        y_scaler,
+        x,
+        y,
+    })
+}
+
+/// The given kernel, or SE-ARD with signal variance 1 and lengthscales 1.
+fn kernel_or_default(kernel: &Option<Kernel>, d: usize) -> Kernel {
+    kernel
+        .clone()
+        .unwrap_or_else(|| Kernel::se_ard(&vec![1.0; d], 1.0))
+}
+
+/// Assemble a regression model file; a θ on the PAC grid is paid for with `T·ln L`.
+fn regression_model(
+    train: &Dataset,
+    method: &str,
+    s: Standardised,
+    posterior: GaussianPosterior,
+    noise_variance: f64,
+    epsilon: Option<f64>,
+    mut report: FitReport,
+) -> FittedModel {
+    if report.theta_on_grid && report.choices.is_empty() {
+        report.choices = vec![PenaltyTerm::grid(
+            &HyperGrid::default(),
+            posterior.kernel.n_params(),
+        )];
+    }
+    FittedModel {
+        format: FORMAT.into(),
+        input_coding: Default::default(),
+        method: method.into(),
+        feature_names: train.feature_names.clone(),
+        target_name: train.target_name.clone(),
+        n_train: train.n(),
+        x_scaler: s.x_scaler,
+        posterior,
+        task: Task::Regression {
+            noise_variance,
+            y_scaler: s.y_scaler,
+        },
+        epsilon,
+        report,
+        training_digest: Some(sample_digest(train)),
+    }
+}
+
+/// Options of [`fit_gpr`].
+#[derive(Clone, Debug)]
+pub struct GprOptions {
+    /// Kernel (structure and initial values); `None` = SE-ARD with signal variance 1,
+    /// lengthscales 1.
+    pub kernel: Option<Kernel>,
+    /// Initial noise variance (standardised scale).
+    pub noise_init: f64,
+    /// ML-II settings.
+    pub ml: MlConfig,
+    /// ε to store with the model (target units).
+    pub epsilon: Option<f64>,
+    /// Snap θ onto `grid` after optimisation so the model can be certified.
+    pub snap_to_grid: bool,
+    /// The hyperparameter grid (its range boxes θ; its size is the certificate's penalty).
+    pub grid: HyperGrid,
+}
+
+impl Default for GprOptions {
+    fn default() -> Self {
+        Self {
+            kernel: None,
+            noise_init: 0.1,
+            ml: MlConfig::default(),
+            epsilon: None,
+            snap_to_grid: true,
+            grid: HyperGrid::wide(),
+        }
+    }
+}
+
+/// Exact GP regression by ML-II on standardised inputs and targets (training statistics),
+/// θ snapped onto the PAC grid (spec §2.4; at most 0.005 in ln space), noise kept as fitted.
+pub fn fit_gpr(train: &Dataset, opts: &GprOptions) -> Result<FittedModel> {
+    if let Some(e) = opts.epsilon {
+        RegressionLoss::new_epsilon_band(e)?;
+    }
+    let s = standardise(train)?;
+    let kernel = kernel_or_default(&opts.kernel, train.d());
+    // A certifiable model's θ lies on the grid: the driver optimises inside the grid's range
+    // and snaps (≤ half a step in ln space).
+    let ml = MlConfig {
+        snap: opts.snap_to_grid.then_some(opts.grid),
+        ..opts.ml.clone()
+    };
+    let (gp, report) = fit_ml2(&kernel, opts.noise_init, s.x.clone(), s.y.clone(), &ml)?;
+    let (posterior, noise) = (gp.posterior(), gp.noise_variance);
+    let choices = if opts.snap_to_grid {
+        vec![PenaltyTerm::grid(&opts.grid, posterior.kernel.n_params())]
+    } else {
+        Vec::new()
+    };
+    Ok(regression_model(
+        train,
+        "gpr",
+        s,
+        posterior,
+        noise,
+        opts.epsilon,
+        FitReport {
+            optimiser: Some(report),
+            objective: Some(gp.log_marginal_likelihood()),
+            objective_name: "log_marginal_likelihood".into(),
+            jitter_used: gp.jitter_used(),
+            theta_on_grid: opts.snap_to_grid,
+            choices,
+            penalty: None,
+            inference: None,
+        },
+    ))
+}
+
+/// Options of [`fit_pac_gp_model`].
+#[derive(Clone, Debug)]
+pub struct PacGpOptions {
+    /// Kernel (structure and initial values); `None` = SE-ARD, signal variance 1, lengthscales 1.
+    pub kernel: Option<Kernel>,
+    /// Initial σ² on the standardised scale (the paper starts at 1).
+    pub noise_init: f64,
+    /// ε of the ε-band loss, in target units.
+    pub epsilon: f64,
+    /// Confidence δ.
+    pub delta: f64,
+    /// kl-PAC-GP or sqrt-PAC-GP.
+    pub kind: BoundKind,
+}
+
+/// PAC-GP (seed 004) on standardised data: minimise the bound over θ and σ², snap θ to the
+/// grid; the model stores ε (target units) so `certify` reuses it.
+pub fn fit_pac_gp_model(train: &Dataset, opts: &PacGpOptions) -> Result<FittedModel> {
+    let s = standardise(train)?;
+    let kernel = kernel_or_default(&opts.kernel, train.d());
+    let mut cfg = PacGpConfig::new(s.y_scaler.scale_length(opts.epsilon), opts.kind)?;
+    cfg.delta = opts.delta;
+    let fit = fit_pac_gp(&kernel, opts.noise_init, s.x.clone(), s.y.clone(), &cfg)?;
+    let (method, objective) = match opts.kind {
+        BoundKind::Kl => ("pac-gp", fit.certificate.bound),
+        BoundKind::Sqrt => ("pac-gp-sqrt", fit.certificate.bound_sqrt),
+    };
+    let report = bound_report(objective, opts.kind, Some(fit.report), fit.gp.jitter_used());
+    let (posterior, noise) = (fit.gp.posterior(), fit.gp.noise_variance);
+    Ok(regression_model(
+        train,
+        method,
+        s,
+        posterior,
+        noise,
+        Some(opts.epsilon),
+        report,
+    ))
+}
+
+/// The fit report of a model trained by minimising a bound.
+fn bound_report(
+    objective: f64,
+    kind: BoundKind,
+    optimiser: Option<OptimReport>,
+    jitter_used: f64,
+) -> FitReport {
+    FitReport {
+        objective: Some(objective),
+        optimiser,
+        objective_name: format!(
+            "pac_bayes_bound_{}",
+            if kind == BoundKind::Kl { "kl" } else { "sqrt" }
+        ),
+        jitter_used,
+        theta_on_grid: true,
+        choices: Vec::new(),
+        penalty: None,
+        inference: None,
+    }
+}
+
+/// Options of [`fit_sparse_model`].
+#[derive(Clone, Debug)]
+pub struct SparseOptions {
+    /// Kernel (structure and initial values); `None` = SE-ARD, signal variance 1, lengthscales 1.
+    pub kernel: Option<Kernel>,
+    /// Initial noise variance (standardised scale).
+    pub noise_init: f64,
+    /// Number of inducing inputs M.
+    pub m: usize,
+    /// VFE, FITC or DTC.
+    pub method: SparseMethod,
+    /// Seed of the k-means initialisation of Z.
+    pub seed: u64,
+    /// ε to store with the model (target units).
+    pub epsilon: Option<f64>,
+}
+
+/// Sparse GP regression (VFE / FITC / DTC) trained by its own objective over θ (boxed to the
+/// PAC grid's range and snapped onto it afterwards), σ² and Z; the model keeps the method's
+/// own posterior (VFE/DTC: `Λ = σ²I`, FITC: `Λ = σ²I + diag(K_ff − Q_ff)`).
+pub fn fit_sparse_model(train: &Dataset, opts: &SparseOptions) -> Result<FittedModel> {
+    if let Some(e) = opts.epsilon {
+        RegressionLoss::new_epsilon_band(e)?;
+    }
+    let s = standardise(train)?;
+    let kernel = kernel_or_default(&opts.kernel, train.d());
+    let cfg = SparseConfig {
+        seed: opts.seed,
+        snap: Some(HyperGrid::default()),
+        ..Default::default()
+    };
+    let (x, y) = (s.x.as_ref(), &s.y);
+    let (gp, report) = train_sparse(&kernel, opts.noise_init, x, y, opts.m, opts.method, &cfg)?;
+    let (name, objective_name) = match opts.method {
+        SparseMethod::Vfe => ("vfe", "elbo"),
+        SparseMethod::Fitc => ("fitc", "log_marginal_likelihood"),
+        SparseMethod::Dtc => ("dtc", "log_marginal_likelihood"),
+    };
+    let report = FitReport {
+        objective: Some(gp.objective(x, y)?),
+        optimiser: Some(report),
+        objective_name: objective_name.into(),
+        jitter_used: crate::regression::sparse::KUU_JITTER,
+        theta_on_grid: true,
+        choices: Vec::new(),
+        penalty: None,
+        inference: None,
+    };
+    let posterior = gp.posterior(x, y)?;
+    Ok(regression_model(
+        train,
+        name,
+        s,
+        posterior,
+        gp.noise_variance,
+        opts.epsilon,
+        report,
+    ))
+}
+
+/// Options of [`fit_pac_sgp_model`].
+#[derive(Clone, Debug)]
+pub struct PacSgpOptions {
+    /// Kernel (structure and initial values); `None` = SE-ARD, signal variance 1, lengthscales 1.
+    pub kernel: Option<Kernel>,
+    /// Number of inducing inputs M.
+    pub m: usize,
+    /// ε of the ε-band loss, in target units.
+    pub epsilon: f64,
+    /// Confidence δ.
+    pub delta: f64,
+    /// kl-PAC-SGP or sqrt-PAC-SGP.
+    pub kind: BoundKind,
+    /// Posterior parametrisation: 1 = FITC (the paper's), 0 = VFE.
+    pub alpha_s: f64,
+    /// Seed of the k-means initialisation.
+    pub seed: u64,
+}
+
+/// Sparse PAC-GP (seed 004) on standardised data; σ² starts at 1 as in the paper.
+pub fn fit_pac_sgp_model(train: &Dataset, opts: &PacSgpOptions) -> Result<FittedModel> {
+    let s = standardise(train)?;
+    let kernel = kernel_or_default(&opts.kernel, train.d());
+    let loss = RegressionLoss::new_epsilon_band(s.y_scaler.scale_length(opts.epsilon))?;
+    let (x, y) = (s.x.as_ref(), &s.y);
+    let fit = crate::objective::pac_sgp::fit_pac_sgp(
+        &kernel,
+        1.0,
+        x,
+        y,
+        opts.m,
+        opts.alpha_s,
+        loss,
+        opts.delta,
+        opts.kind,
+        opts.seed,
+        1000,
+    )?;
+    let (method, objective) = match opts.kind {
+        BoundKind::Kl => ("pac-sgp", fit.certificate.bound),
+        BoundKind::Sqrt => ("pac-sgp-sqrt", fit.certificate.bound_sqrt),
+    };
+    let report = bound_report(
+        objective,
+        opts.kind,
+        Some(fit.report),
+        crate::regression::sparse::KUU_JITTER,
+    );
+    let posterior = fit.gp.posterior_with_alpha(x, y, fit.alpha_s)?;
+    Ok(regression_model(
+        train,
+        method,
+        s,
+        posterior,
+        fit.gp.noise_variance,
+        Some(opts.epsilon),
+        report,
+    ))
+}

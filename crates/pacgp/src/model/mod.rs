@@ -1,0 +1,328 @@
+//! A fitted model as one serialisable value: the shared posterior plus everything needed to
+//! use it on raw data (standardisation, label map, noise, the loss's ε). Model files are JSON,
+//! validated on load, and reload to identical predictions.
+//!
+//! - this file: the file format and its validation;
+//! - [`usage`]: prediction, evaluation and certification of a fitted model;
+//! - [`fit_regression`], [`fit_classifier`]: the fitting pipelines, one per family.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::certificate::{Certificate, PenaltyTerm};
+use crate::data::{Dataset, LabelMap, Standardizer, TargetScaler};
+use crate::error::{Error, Result};
+use crate::inference::ConvergenceReport;
+use crate::likelihood::Likelihood;
+use crate::optim::OptimReport;
+use crate::posterior::GaussianPosterior;
+
+pub mod fit_classifier;
+pub mod fit_regression;
+pub mod usage;
+
+pub use fit_classifier::*;
+pub use fit_regression::*;
+pub use usage::{CertifyOptions, GibbsPredictor};
+
+/// Model-file format tag; bumped on incompatible changes.
+pub const FORMAT: &str = "pacgp-model/1";
+
+/// What the model predicts.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "task", rename_all = "snake_case")]
+pub enum Task {
+    /// Real-valued targets with Gaussian observation noise.
+    Regression {
+        /// Noise variance σ² on the standardised scale.
+        noise_variance: f64,
+        /// Target standardisation (training statistics).
+        y_scaler: TargetScaler,
+    },
+    /// Binary labels through a likelihood.
+    Classification {
+        /// The likelihood the posterior was inferred with.
+        likelihood: Likelihood,
+        /// The two labels as they appear in the data (−1, +1).
+        labels: LabelMap,
+        /// Gaussian input-noise variance v of the data model (naive mean field, seed 001
+        /// eq. 17.16): a new label sees `f(x) + ξ`, `ξ ~ N(0, v)`, so class probabilities
+        /// use the latent variance plus v. The certified Gibbs classifier is `sgn f`.
+        #[serde(default)]
+        input_noise: f64,
+    },
+}
+
+/// A fitted model, ready to predict on raw inputs.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FittedModel {
+    /// [`FORMAT`].
+    pub format: String,
+    /// How the training file's input cells were read (yes/no, missing as 0); files the
+    /// model is applied to are read the same way.
+    #[serde(default)]
+    pub input_coding: crate::data::InputCoding,
+    /// Method name as on the command line (e.g. `gpr`).
+    pub method: String,
+    /// Input column names, in order.
+    pub feature_names: Vec<String>,
+    /// Target column name.
+    pub target_name: String,
+    /// Training size.
+    pub n_train: usize,
+    /// Input standardisation (training statistics).
+    pub x_scaler: Standardizer,
+    /// The posterior over the latent function (on standardised inputs and targets).
+    pub posterior: GaussianPosterior,
+    /// Task-specific parts.
+    pub task: Task,
+    /// ε of the ε-band loss in target units, if the model was trained or certified with one.
+    pub epsilon: Option<f64>,
+    /// How the fit went (optimiser report, jitter).
+    pub report: FitReport,
+    /// Digest of the training sample ([`sample_digest`]): a certificate holds only on it.
+    #[serde(default)]
+    pub training_digest: Option<String>,
+}
+
+/// What happened during fitting, as data.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FitReport {
+    /// Optimiser report (parameters in ln space: kernel θ then ln σ²).
+    pub optimiser: Option<OptimReport>,
+    /// Objective value at the returned parameters (e.g. log marginal likelihood).
+    pub objective: Option<f64>,
+    /// Name of that objective.
+    pub objective_name: String,
+    /// Jitter added to the final factorisation.
+    pub jitter_used: f64,
+    /// Whether θ was snapped onto the PAC grid (docs/math.md §2.4) after optimisation.
+    pub theta_on_grid: bool,
+    /// What was chosen from the training data and its union-bound price: the certificate's
+    /// penalty terms. Empty in files written before they were stored (see [`FitReport::penalty`]).
+    #[serde(default)]
+    pub choices: Vec<PenaltyTerm>,
+    /// Total penalty of files written before `choices` existed.
+    #[serde(default, skip_serializing)]
+    pub penalty: Option<f64>,
+    /// Convergence report of approximate inference (classifiers).
+    #[serde(default)]
+    pub inference: Option<ConvergenceReport>,
+}
+
+/// Predictions in the target's own units.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RegressionPrediction {
+    /// Predictive mean.
+    pub mean: Vec<f64>,
+    /// Variance of the latent function.
+    pub latent_var: Vec<f64>,
+    /// Variance of a new observation (latent + noise).
+    pub noisy_var: Vec<f64>,
+}
+
+/// Test-set metrics (regression or classification fields, as they apply).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Evaluation {
+    /// Number of test points.
+    pub n: usize,
+    /// Root mean squared error (target units).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rmse: Option<f64>,
+    /// Mean absolute error (target units).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mae: Option<f64>,
+    /// Mean negative log predictive density (target units).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nlpd: Option<f64>,
+    /// Fraction of targets inside the central 95% predictive interval.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub coverage_95: Option<f64>,
+    /// ε used for the regression risks (target units).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub epsilon: Option<f64>,
+    /// Gibbs risk: ε-band (regression) or Gibbs classification error.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gibbs_risk: Option<f64>,
+    /// Error of the deterministic (posterior-mean / Bayes) predictor.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bayes_risk: Option<f64>,
+    /// Classification error of the Bayes classifier `sgn(μ + b)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error_rate: Option<f64>,
+    /// Mean negative log predictive probability of the labels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub log_loss: Option<f64>,
+}
+
+/// A certificate with the leave-one-out estimate next to it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CertificateReport {
+    /// The PAC-Bayes certificate.
+    #[serde(flatten)]
+    pub certificate: Certificate,
+    /// ε (target units; regression only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub epsilon: Option<f64>,
+    /// Leave-one-out ε-band error of the posterior mean (exact GP: closed form).
+    pub loo_error: Option<f64>,
+    /// Mean leave-one-out log predictive density (target units).
+    pub loo_log_predictive: Option<f64>,
+    /// Leave-one-out RMSE (target units).
+    pub loo_rmse: Option<f64>,
+}
+
+impl FittedModel {
+    /// Write the model as JSON.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let text = serde_json::to_string(self).map_err(|e| Error::ModelFile {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })?;
+        std::fs::write(path, text).map_err(|source| Error::Io {
+            path: path.display().to_string(),
+            source,
+        })
+    }
+
+    /// Read a model written by [`FittedModel::save`]; a damaged file is an [`Error::ModelFile`].
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let bad = |message: String| Error::ModelFile {
+            path: path.display().to_string(),
+            message,
+        };
+        let m: FittedModel = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        if m.format != FORMAT {
+            return Err(bad(format!("format '{}' is not '{FORMAT}'", m.format)));
+        }
+        m.validate().map_err(|e| bad(e.to_string()))?;
+        Ok(m)
+    }
+
+    /// Internal consistency of a loaded model: shapes against the basis and the input count,
+    /// finite values, positive variances and scales (the posterior checks its own factors).
+    fn validate(&self) -> Result<()> {
+        let bad = |message: String| Error::Numerical {
+            what: "model file",
+            message,
+        };
+        let p = &self.posterior;
+        let d = self.feature_names.len();
+        if d == 0 || p.basis.ncols() != d {
+            return Err(bad(format!(
+                "{d} input names for a basis of {} columns",
+                p.basis.ncols()
+            )));
+        }
+        if self.x_scaler.mean.len() != d || self.x_scaler.sd.len() != d {
+            return Err(bad(format!(
+                "the input scaler has {} means and {} deviations for {d} inputs",
+                self.x_scaler.mean.len(),
+                self.x_scaler.sd.len()
+            )));
+        }
+        let finite_positive = |v: f64| v.is_finite() && v > 0.0;
+        if !self.x_scaler.mean.iter().all(|m| m.is_finite())
+            || !self.x_scaler.sd.iter().all(|s| finite_positive(*s))
+        {
+            return Err(bad(
+                "input scaler values must be finite, deviations positive".into(),
+            ));
+        }
+        if self.n_train == 0 {
+            return Err(bad("training size 0".into()));
+        }
+        if let Some(e) = self.epsilon {
+            if !finite_positive(e) {
+                return Err(bad(format!("ε = {e} (must be positive and finite)")));
+            }
+        }
+        if self
+            .report
+            .choices
+            .iter()
+            .any(|c| !(c.nats >= 0.0 && c.nats.is_finite()))
+        {
+            return Err(bad("a penalty term is negative or not finite".into()));
+        }
+        match &self.task {
+            Task::Regression {
+                noise_variance,
+                y_scaler,
+            } => {
+                if !finite_positive(*noise_variance) {
+                    return Err(bad(format!(
+                        "noise variance {noise_variance} (must be positive and finite)"
+                    )));
+                }
+                if !(y_scaler.mean.is_finite() && finite_positive(y_scaler.sd)) {
+                    return Err(bad(format!(
+                        "target scaler mean {} sd {} (sd must be positive and finite)",
+                        y_scaler.mean, y_scaler.sd
+                    )));
+                }
+            }
+            Task::Classification {
+                likelihood,
+                input_noise,
+                ..
+            } => {
+                likelihood.validate()?;
+                if !(input_noise.is_finite() && *input_noise >= 0.0) {
+                    return Err(bad(format!(
+                        "input noise {input_noise} (must be finite and non-negative)"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Refuse to certify on anything but the training sample: the bound is about the sample
+    /// the posterior was fitted on (same rows, in any order).
+    pub fn check_training_sample(&self, sample: &Dataset) -> Result<()> {
+        if sample.n() != self.n_train {
+            return Err(Error::NotTrainingSample {
+                reason: format!(
+                    "it has {} rows and the model was trained on {}",
+                    sample.n(),
+                    self.n_train
+                ),
+            });
+        }
+        match &self.training_digest {
+            Some(want) if *want != sample_digest(sample) => Err(Error::NotTrainingSample {
+                reason: "its rows differ from the training rows (digest mismatch)".into(),
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// SHA-256 of a sample's rows (inputs then target, as f64 bits), independent of row order:
+/// the sorted per-row digests are hashed again, so duplicated or changed rows change it.
+pub fn sample_digest(data: &Dataset) -> String {
+    let mut rows: Vec<[u8; 32]> = (0..data.n())
+        .map(|i| {
+            let mut h = Sha256::new();
+            for j in 0..data.d() {
+                h.update(data.x[(i, j)].to_bits().to_le_bytes());
+            }
+            h.update(data.y[i].to_bits().to_le_bytes());
+            h.finalize().into()
+        })
+        .collect();
+    rows.sort_unstable();
+    let mut h = Sha256::new();
+    h.update((data.d() as u64).to_le_bytes());
+    for r in &rows {
+        h.update(r);
+    }
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}

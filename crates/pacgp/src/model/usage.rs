@@ -1,0 +1,309 @@
+//! Using a fitted model: predictions on raw inputs, test-set metrics, and certificates on the
+//! training sample through the one constructor ([`crate::certificate`]).
+
+use faer::MatRef;
+use serde::{Deserialize, Serialize};
+
+use super::{CertificateReport, Evaluation, FittedModel, RegressionPrediction, Task};
+use crate::bounds::{ConfidenceTerm, HyperGrid};
+use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
+use crate::data::{Dataset, TargetScaler};
+use crate::error::{Error, Result};
+use crate::loss::{self, RegressionLoss};
+use crate::metrics;
+use crate::posterior::Marginals;
+use crate::regression::exact::ExactGp;
+
+/// Which stochastic classifier a classification certificate (and the Gibbs risk of
+/// `evaluate`) is about.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GibbsPredictor {
+    /// The noise-free latent classifier `sgn(f(x) + b)`, `f ~ Q`.
+    #[default]
+    Latent,
+    /// The probit's noisy classifier `sgn(f(x) + ξ + b)` (same as latent for other likelihoods).
+    Noisy,
+}
+
+/// Settings of [`FittedModel::certify`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct CertifyOptions {
+    /// ε values of the ε-band loss in target units (regression). Empty = the model's own ε.
+    /// Several ε certified at once pay `ln k` more each (union bound).
+    pub epsilons: Vec<f64>,
+    /// Confidence δ.
+    pub delta: f64,
+    /// Confidence constant.
+    pub term: ConfidenceTerm,
+    /// Classifier certificates: which Gibbs classifier.
+    pub predictor: GibbsPredictor,
+}
+
+impl Default for CertifyOptions {
+    fn default() -> Self {
+        Self {
+            epsilons: Vec::new(),
+            delta: 0.01,
+            term: ConfidenceTerm::Maurer,
+            predictor: GibbsPredictor::Latent,
+        }
+    }
+}
+
+impl FittedModel {
+    fn standardised_inputs(&self, x: MatRef<'_, f64>) -> Result<faer::Mat<f64>> {
+        crate::data::check_finite(x, "inputs")?;
+        self.x_scaler.transform(x)
+    }
+
+    fn regression_parts(&self) -> Result<(f64, TargetScaler)> {
+        match &self.task {
+            Task::Regression {
+                noise_variance,
+                y_scaler,
+            } => Ok((*noise_variance, *y_scaler)),
+            Task::Classification { .. } => Err(Error::Unsupported(format!(
+                "'{}' is a classifier, not a regression model",
+                self.method
+            ))),
+        }
+    }
+
+    /// Whether the model is a classifier.
+    pub fn is_classifier(&self) -> bool {
+        matches!(self.task, Task::Classification { .. })
+    }
+
+    /// What was chosen from the data and its price (older files: their total penalty, or the
+    /// PAC grid's `T·ln 1201`).
+    pub fn choices(&self) -> Vec<PenaltyTerm> {
+        if !self.report.choices.is_empty() {
+            return self.report.choices.clone();
+        }
+        match self.report.penalty {
+            Some(nats) => vec![PenaltyTerm {
+                what: "hyperparameter choice (penalty stored by an older version)".into(),
+                nats,
+            }],
+            None => vec![PenaltyTerm::grid(
+                &HyperGrid::default(),
+                self.posterior.kernel.n_params(),
+            )],
+        }
+    }
+
+    /// The Gibbs classifier of a classification model.
+    fn gibbs_classifier(&self, predictor: GibbsPredictor) -> Result<GibbsClassifier> {
+        match &self.task {
+            Task::Classification { likelihood, .. } => Ok(match predictor {
+                GibbsPredictor::Latent => GibbsClassifier::latent(likelihood),
+                GibbsPredictor::Noisy => GibbsClassifier::noisy(likelihood),
+            }),
+            Task::Regression { .. } => Err(Error::Unsupported(format!(
+                "'{}' is a regression model, not a classifier",
+                self.method
+            ))),
+        }
+    }
+
+    /// Class probabilities `p(y = +1 | x)` and latent marginals at raw inputs.
+    pub fn predict_classification(&self, x: MatRef<'_, f64>) -> Result<(Vec<f64>, Marginals)> {
+        let Task::Classification {
+            likelihood,
+            input_noise,
+            ..
+        } = &self.task
+        else {
+            return Err(Error::Unsupported(format!(
+                "'{}' is a regression model, not a classifier",
+                self.method
+            )));
+        };
+        let m = self
+            .posterior
+            .predict(self.standardised_inputs(x)?.as_ref())?;
+        let p = m
+            .mean
+            .iter()
+            .zip(&m.var)
+            .map(|(mu, v)| likelihood.predictive_positive(*mu, *v + input_noise))
+            .collect();
+        Ok((p, m))
+    }
+
+    /// Predictive distribution at raw inputs, in target units.
+    pub fn predict_regression(&self, x: MatRef<'_, f64>) -> Result<RegressionPrediction> {
+        let (noise, ys) = self.regression_parts()?;
+        let m = self
+            .posterior
+            .predict(self.standardised_inputs(x)?.as_ref())?;
+        Ok(RegressionPrediction {
+            mean: m.mean.iter().map(|v| ys.unscale_mean(*v)).collect(),
+            latent_var: m.var.iter().map(|v| ys.unscale_var(*v)).collect(),
+            noisy_var: m.var.iter().map(|v| ys.unscale_var(v + noise)).collect(),
+        })
+    }
+
+    /// Test metrics; for regression the Gibbs and Bayes risks when an ε is given or stored,
+    /// for classifiers the Gibbs error of the latent classifier.
+    pub fn evaluate(&self, test: &Dataset, epsilon: Option<f64>) -> Result<Evaluation> {
+        if self.is_classifier() {
+            return self.evaluate_classifier(test);
+        }
+        let p = self.predict_regression(test.x.as_ref())?;
+        let eps = epsilon.or(self.epsilon);
+        let (gibbs, bayes) = match eps {
+            Some(e) => {
+                let loss = RegressionLoss::new_epsilon_band(e)?;
+                let m = Marginals {
+                    mean: p.mean.clone(),
+                    var: p.latent_var.clone(),
+                };
+                (
+                    Some(loss::gibbs_risk_regression(&test.y, &m, &loss)?),
+                    Some(loss::bayes_risk_regression(&test.y, &m, &loss)?),
+                )
+            }
+            None => (None, None),
+        };
+        let finite = |what: &'static str, v: f64| -> Result<f64> {
+            if v.is_finite() {
+                Ok(v)
+            } else {
+                Err(Error::Numerical {
+                    what,
+                    message: format!(
+                        "{v} (the targets are too large for double precision after squaring)"
+                    ),
+                })
+            }
+        };
+        Ok(Evaluation {
+            n: test.n(),
+            rmse: Some(finite("RMSE", metrics::rmse(&p.mean, &test.y)?)?),
+            mae: Some(finite("MAE", metrics::mae(&p.mean, &test.y)?)?),
+            nlpd: Some(finite(
+                "NLPD",
+                metrics::nlpd(&p.mean, &p.noisy_var, &test.y)?,
+            )?),
+            coverage_95: Some(metrics::coverage(&p.mean, &p.noisy_var, &test.y, 0.95)?),
+            epsilon: eps,
+            gibbs_risk: gibbs,
+            bayes_risk: bayes,
+            ..Default::default()
+        })
+    }
+
+    fn evaluate_classifier(&self, test: &Dataset) -> Result<Evaluation> {
+        let g = self.gibbs_classifier(GibbsPredictor::Latent)?;
+        let (p, m) = self.predict_classification(test.x.as_ref())?;
+        let scores: Vec<f64> = m.mean.iter().map(|mu| mu + g.bias).collect();
+        Ok(Evaluation {
+            n: test.n(),
+            error_rate: Some(metrics::error_rate(&scores, &test.y)?),
+            log_loss: Some(metrics::log_loss(&p, &test.y)?),
+            gibbs_risk: Some(GibbsLoss::Classification(g).empirical_risk(&test.y, &m)?),
+            bayes_risk: Some(loss::bayes_error_classification(&test.y, &m, g.bias)?),
+            ..Default::default()
+        })
+    }
+
+    /// PAC-Bayes certificates on `sample`, which must be the training sample: of the ε-band
+    /// Gibbs risk for regression (one per ε, with the closed-form LOO for exact GPs), of the
+    /// Gibbs classification error for classifiers (docs/math.md §7.1); the penalty covers how θ
+    /// was chosen and, for several ε, `ln k`.
+    pub fn certify(
+        &self,
+        sample: &Dataset,
+        opts: &CertifyOptions,
+    ) -> Result<Vec<CertificateReport>> {
+        self.check_training_sample(sample)?;
+        let xs = self.standardised_inputs(sample.x.as_ref())?;
+        let marginals = self.posterior.predict(xs.as_ref())?;
+        let kl = self.posterior.kl_to_prior();
+        let mut choices = self.choices();
+        if self.is_classifier() {
+            if !opts.epsilons.is_empty() {
+                return Err(Error::Unsupported(
+                    "--epsilon applies to regression models; a classifier's certificate bounds its 0-1 error".into(),
+                ));
+            }
+            let loss = GibbsLoss::Classification(self.gibbs_classifier(opts.predictor)?);
+            let spec = CertificateSpec::new(opts.delta, opts.term, choices);
+            let certificate = Certificate::from_marginals(kl, &marginals, &sample.y, &loss, &spec)?;
+            return Ok(vec![CertificateReport::new(certificate, None)]);
+        }
+        if !self.report.theta_on_grid {
+            return Err(Error::Unsupported(
+                "this model's hyperparameters are not on the PAC grid (fitted with --no-snap), so no bound holds for it; refit without --no-snap".into(),
+            ));
+        }
+        let epsilons = if opts.epsilons.is_empty() {
+            vec![self.epsilon.ok_or_else(|| {
+                Error::Unsupported("the ε-band loss needs --epsilon (in the target's units): this model was not trained with one".into())
+            })?]
+        } else {
+            opts.epsilons.clone()
+        };
+        if epsilons.len() > 1 {
+            choices.push(PenaltyTerm::candidates(epsilons.len(), "ε of the loss"));
+        }
+        let (noise, ys) = self.regression_parts()?;
+        let y_std = ys.transform(&sample.y);
+        let spec = CertificateSpec::new(opts.delta, opts.term, choices);
+        let loo = if self.method == "gpr" || self.method.starts_with("pac-gp") {
+            let gp = ExactGp::fit(
+                self.posterior.kernel.clone(),
+                noise,
+                xs,
+                y_std.clone(),
+                &Default::default(),
+            )?;
+            Some(crate::loo::exact_gp_loo(&gp))
+        } else {
+            None
+        };
+        epsilons
+            .iter()
+            .map(|&eps| {
+                let loss = RegressionLoss::new_epsilon_band(eps)?.scaled(1.0 / ys.sd);
+                let certificate = Certificate::from_marginals(
+                    kl,
+                    &marginals,
+                    &y_std,
+                    &GibbsLoss::Regression(loss),
+                    &spec,
+                )?;
+                let mut report = CertificateReport::new(certificate, Some(eps));
+                if let Some(loo) = &loo {
+                    let n = y_std.len() as f64;
+                    let errs = loo
+                        .mean
+                        .iter()
+                        .zip(&y_std)
+                        .filter(|(m, y)| (*m - *y).abs() > loss.epsilon())
+                        .count();
+                    report.loo_error = Some(errs as f64 / n);
+                    // Densities transform with the Jacobian 1/sd of the standardisation.
+                    report.loo_log_predictive = Some(loo.log_predictive / n - ys.sd.ln());
+                    report.loo_rmse = Some(loo.mse(&y_std).sqrt() * ys.sd);
+                }
+                Ok(report)
+            })
+            .collect()
+    }
+}
+
+impl CertificateReport {
+    /// A certificate with no LOO figures yet.
+    pub fn new(certificate: Certificate, epsilon: Option<f64>) -> Self {
+        Self {
+            certificate,
+            epsilon,
+            loo_error: None,
+            loo_log_predictive: None,
+            loo_rmse: None,
+        }
+    }
+}

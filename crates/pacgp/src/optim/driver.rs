@@ -1,0 +1,211 @@
+//! The one minimisation driver every trained model goes through: box-constrained L-BFGS over
+//! ln-space parameters from a start plus seeded restarts, optionally snapping the kernel's
+//! θ onto the PAC grid (docs/math.md §2.4) afterwards, with the optimiser's report. The default
+//! boxes live here, once.
+
+use crate::bounds::HyperGrid;
+use crate::error::Result;
+
+use super::{minimize, multistart, random_starts, LbfgsConfig, Objective, OptimReport};
+
+/// Default boxes in ln space, shared by every driver.
+pub mod boxes {
+    /// Kernel θ of plain ML-II: scikit-learn's `(1e-5, 1e5)`.
+    pub const LN_THETA: (f64, f64) = (-11.512_925_464_970_229, 11.512_925_464_970_229);
+    /// Noise variance σ² on standardised targets, `(1e-6, 1e5)`: the lower end is the noise
+    /// floor (it keeps the posterior variance positive).
+    pub const LN_NOISE: (f64, f64) = (-13.815_510_557_964_274, 11.512_925_464_970_229);
+    /// The probit slope λ, `(1e-2, 1e2)`.
+    pub const LN_PROBIT_SLOPE: (f64, f64) = (-4.605_170_185_988_091, 4.605_170_185_988_091);
+    /// The probit bias b (not in ln space).
+    pub const PROBIT_BIAS: (f64, f64) = (-5.0, 5.0);
+    /// Unconstrained coordinates (e.g. inducing inputs).
+    pub const FREE: (f64, f64) = (f64::NEG_INFINITY, f64::INFINITY);
+}
+
+/// Seeded random restarts around the start (uniform within `± spread` in every coordinate).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Restarts {
+    /// Restarts besides the given start.
+    pub count: usize,
+    /// Half-width of the box the restart points are drawn from.
+    pub spread: f64,
+    /// Seed of the draws.
+    pub seed: u64,
+}
+
+impl Default for Restarts {
+    fn default() -> Self {
+        Self {
+            count: 0,
+            spread: 1.0,
+            seed: 0,
+        }
+    }
+}
+
+/// Snap the first `n` parameters (the kernel's θ) onto `grid` after optimising. Their boxes are
+/// intersected with the grid's range first, so snapping only rounds (≤ half a grid step) and
+/// never clamps.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GridSnap {
+    /// The grid.
+    pub grid: HyperGrid,
+    /// How many leading parameters are snapped.
+    pub n: usize,
+}
+
+impl GridSnap {
+    /// The paper's grid for the first `n` parameters.
+    pub fn paper(n: usize) -> Self {
+        Self {
+            grid: HyperGrid::default(),
+            n,
+        }
+    }
+
+    /// `params` with the first `n` entries rounded onto the grid.
+    pub fn apply(&self, params: &[f64]) -> Vec<f64> {
+        let mut p = params.to_vec();
+        let snapped = self.grid.round(&p[..self.n]);
+        p[..self.n].copy_from_slice(&snapped);
+        p
+    }
+
+    /// `bounds` with the first `n` boxes intersected with the grid's range.
+    fn restrict(&self, bounds: &mut [(f64, f64)]) {
+        for b in &mut bounds[..self.n] {
+            *b = (b.0.max(self.grid.min_log), b.1.min(self.grid.max_log));
+        }
+    }
+}
+
+/// What the driver found: the parameters to use (snapped if asked) and the optimiser's report
+/// (whose `params` are the unsnapped optimum).
+#[derive(Clone, Debug)]
+pub struct Minimum {
+    /// The parameters to use.
+    pub params: Vec<f64>,
+    /// The optimiser's report at the unsnapped optimum.
+    pub report: OptimReport,
+    /// Whether `params` were snapped onto a grid.
+    pub snapped: bool,
+}
+
+/// Minimise `obj` from `x0` within `bounds` (one box per parameter) with L-BFGS, plus seeded
+/// restarts; keep the best run; snap the leading parameters onto a grid if asked.
+pub fn drive(
+    obj: &dyn Objective,
+    x0: &[f64],
+    mut bounds: Vec<(f64, f64)>,
+    lbfgs: &LbfgsConfig,
+    restarts: &Restarts,
+    snap: Option<&GridSnap>,
+) -> Result<Minimum> {
+    if bounds.len() != x0.len() || x0.len() != obj.dim() {
+        return Err(crate::Error::ShapeMismatch {
+            what: "optimiser start and boxes",
+            expected: format!("{} parameters", obj.dim()),
+            found: format!("{} start values, {} boxes", x0.len(), bounds.len()),
+        });
+    }
+    if let Some(s) = snap {
+        s.restrict(&mut bounds);
+    }
+    // Start inside the box: a start outside it would be projected anyway.
+    let start: Vec<f64> = x0
+        .iter()
+        .zip(&bounds)
+        .map(|(x, (lo, hi))| x.clamp(*lo, *hi))
+        .collect();
+    let cfg = LbfgsConfig {
+        bounds: Some(bounds),
+        ..lbfgs.clone()
+    };
+    let report = if restarts.count == 0 {
+        minimize(obj, &start, &cfg)?
+    } else {
+        let starts = random_starts(&start, restarts.spread, restarts.count, restarts.seed);
+        multistart(obj, &starts, &cfg)?
+    };
+    let (params, snapped) = match snap {
+        Some(s) => (s.apply(&report.params), true),
+        None => (report.params.clone(), false),
+    };
+    Ok(Minimum {
+        params,
+        report,
+        snapped,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `f(x) = Σ (x_i − c_i)²` with its gradient.
+    struct Quadratic(Vec<f64>);
+
+    impl Objective for Quadratic {
+        fn dim(&self) -> usize {
+            self.0.len()
+        }
+        fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
+            let v = p.iter().zip(&self.0).map(|(x, c)| (x - c).powi(2)).sum();
+            let g = p.iter().zip(&self.0).map(|(x, c)| 2.0 * (x - c)).collect();
+            Ok((v, g))
+        }
+    }
+
+    /// The minimiser of a separable quadratic in a box is the clamped centre; snapping only
+    /// rounds the leading coordinates, whose box is the grid's range.
+    #[test]
+    fn boxed_minimum_is_the_clamped_centre_and_snapping_rounds_within_the_grid() {
+        let obj = Quadratic(vec![0.123_456, 9.0, -20.0]);
+        let m = drive(
+            &obj,
+            &[0.0, 0.0, 0.0],
+            vec![boxes::LN_THETA, boxes::LN_THETA, boxes::LN_NOISE],
+            &LbfgsConfig::default(),
+            &Restarts::default(),
+            Some(&GridSnap::paper(2)),
+        )
+        .unwrap();
+        assert!((m.report.params[0] - 0.123_456).abs() < 1e-6);
+        // θ₂ wants 9 but the grid's box stops it at 6; σ² stops at the noise floor.
+        assert!((m.report.params[1] - 6.0).abs() < 1e-9);
+        assert!((m.report.params[2] - boxes::LN_NOISE.0).abs() < 1e-9);
+        assert_eq!(&m.params[..2], &[0.12, 6.0]);
+        assert_eq!(m.params[2], m.report.params[2]);
+        assert!(m.snapped);
+    }
+
+    #[test]
+    fn restarts_keep_the_best_run_and_bad_shapes_are_errors() {
+        let obj = Quadratic(vec![1.0, -2.0]);
+        let r = Restarts {
+            count: 3,
+            spread: 2.0,
+            seed: 7,
+        };
+        let m = drive(
+            &obj,
+            &[5.0, 5.0],
+            vec![boxes::FREE; 2],
+            &LbfgsConfig::default(),
+            &r,
+            None,
+        )
+        .unwrap();
+        assert!(m.report.value < 1e-10 && !m.snapped);
+        assert!(drive(
+            &obj,
+            &[0.0],
+            vec![boxes::FREE; 2],
+            &LbfgsConfig::default(),
+            &r,
+            None
+        )
+        .is_err());
+    }
+}
