@@ -21,6 +21,7 @@ pub mod bounds;
 pub mod data;
 pub mod error;
 pub mod experiments;
+pub mod gradcheck;
 pub mod inference;
 pub mod kernel;
 pub mod likelihood;
