@@ -90,7 +90,7 @@ pub struct FitReport {
     pub objective_name: String,
     /// Jitter added to the final factorisation.
     pub jitter_used: f64,
-    /// Whether θ was snapped onto the PAC grid (spec §2.4) after optimisation.
+    /// Whether θ was snapped onto the PAC grid (docs/math.md §2.4) after optimisation.
     pub theta_on_grid: bool,
     /// Union-bound penalty for how θ was chosen, if not the PAC grid's `T·ln 1201`
     /// (e.g. `ln |candidates|` when θ was picked from a finite list).
@@ -378,7 +378,7 @@ impl FittedModel {
 
     /// PAC-Bayes certificate on `sample` (the training data): of the ε-band Gibbs risk for
     /// regression (with the closed-form LOO for exact GPs), of the Gibbs classification error
-    /// for classifiers (spec §7.1); the penalty covers how θ was chosen.
+    /// for classifiers (docs/math.md §7.1); the penalty covers how θ was chosen.
     pub fn certify(
         &self,
         sample: &Dataset,
@@ -527,7 +527,7 @@ impl Default for GprOptions {
 }
 
 /// Exact GP regression by ML-II on standardised inputs and targets (training statistics),
-/// θ snapped onto the PAC grid (spec §2.4; at most 0.005 in ln space), noise kept as fitted.
+/// θ snapped onto the PAC grid (docs/math.md §2.4; at most 0.005 in ln space), noise kept as fitted.
 pub fn fit_gpr(train: &Dataset, opts: &GprOptions) -> Result<FittedModel> {
     if let Some(e) = opts.epsilon {
         RegressionLoss::new_epsilon_band(e)?;
@@ -804,7 +804,7 @@ pub enum HyperSelection {
     },
 }
 
-/// Bound of a fit on its training sample with the given penalty (spec §7.1).
+/// Bound of a fit on its training sample with the given penalty (docs/math.md §7.1).
 fn classifier_bound(
     fit: &crate::inference::ClassifierFit,
     x: MatRef<'_, f64>,

@@ -157,7 +157,7 @@ fn shared_posterior_reproduces_textbook_predictive() {
         assert!((p.latent_var[t] - var).abs() < 1e-10);
         assert!((p.noisy_var[t] - var - 0.2).abs() < 1e-10);
     }
-    // KL of the site form equals the spec §3.1 closed form (paper eq. 8) computed densely.
+    // KL of the site form equals the docs/math.md §3.1 closed form (paper eq. 8) computed densely.
     let post = gp.posterior();
     let kmat = k.gram(x.as_ref());
     let ki = &kmat * &inv; // K C⁻¹

@@ -138,7 +138,7 @@ fn dense_gaussian_kl(kb: &Mat<f64>, sigma: &Mat<f64>, a: &[f64]) -> f64 {
 }
 
 /// The IVM posterior's KL equals the dense Gaussian KL of `N(K_I β, (K_I⁻¹ + Π)⁻¹)` to the
-/// prior `N(0, K_I)` (spec §7.4).
+/// prior `N(0, K_I)` (docs/math.md §7.4).
 #[test]
 fn ivm_kl_equals_the_dense_gaussian_kl_on_the_active_set() {
     let (x, y) = toy(80);

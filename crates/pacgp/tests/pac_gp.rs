@@ -1,5 +1,6 @@
-//! Full PAC-GP (seed 004): the spec's small test vector, finite-difference gradients of both
-//! bound forms in every parameter, and training on boston beating ML-II's bound.
+//! Full PAC-GP (seed 004): the small test vector of docs/test-vectors.md §5,
+//! finite-difference gradients of both bound forms in every parameter, and training on
+//! boston beating ML-II's bound.
 
 use faer::Mat;
 use pacgp::bounds::{BoundKind, HyperGrid};
@@ -16,7 +17,7 @@ fn spec_data() -> (Mat<f64>, Vec<f64>) {
     )
 }
 
-/// Spec §6.4: X = (0,1,2,3), y = (0.5, −0.2, 0.3, 0.9), SE σ_f² = 1, l = 1, σ² = 0.1,
+/// docs/test-vectors.md §5: X = (0,1,2,3), y = (0.5, −0.2, 0.3, 0.9), SE σ_f² = 1, l = 1, σ² = 0.1,
 /// ε = 0.2, δ = 0.01, ln|Θ| = 2 ln 1201 (the test vector does not add jitter; neither does
 /// the default policy here, since C is well conditioned).
 #[test]

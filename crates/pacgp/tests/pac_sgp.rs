@@ -1,5 +1,6 @@
-//! Sparse PAC-GP: the spec's small vectors, agreement with the shared posterior, and
-//! finite-difference gradients in θ, ln σ² and Z for FITC and VFE forms and both bounds.
+//! Sparse PAC-GP: the small vectors of docs/test-vectors.md §6, agreement with the shared
+//! posterior, and finite-difference gradients in θ, ln σ² and Z for FITC and VFE forms and
+//! both bounds.
 
 use faer::Mat;
 use pacgp::bounds::{BoundKind, HyperGrid};
@@ -10,8 +11,8 @@ use pacgp::objective::pac_sgp::{fit_pac_sgp, PacSgpObjective};
 use pacgp::optim::Objective;
 use pacgp::regression::sparse::{NegSparseObjective, SparseGp, SparseMethod};
 
-/// Spec §6.4 (sparse): Z = (0.5, 2.5); VFE form KL 2.03026590, R_S 0.75771403; FITC form
-/// KL 1.11999846, R_S 0.77446545 (ε = 0.2). K_uu carries 1e-6 jitter here, the spec none.
+/// docs/test-vectors.md §6 (sparse): Z = (0.5, 2.5); VFE form KL 2.03026590, R_S 0.75771403; FITC form
+/// KL 1.11999846, R_S 0.77446545 (ε = 0.2). K_uu carries 1e-6 jitter here, the vectors none.
 #[test]
 fn spec_small_vectors() {
     let x = Mat::from_fn(4, 1, |i, _| i as f64);

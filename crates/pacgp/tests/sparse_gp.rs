@@ -35,7 +35,7 @@ fn ln_gauss(y: &[f64], cov: &Mat<f64>) -> f64 {
     -0.5 * q - 0.5 * c.ln_det() - 0.5 * y.len() as f64 * (2.0 * std::f64::consts::PI).ln()
 }
 
-/// Spec §3.3 written densely: Q_ff = K_fu (K_uu + jitter)⁻¹ K_uf.
+/// docs/math.md §3.3 written densely: Q_ff = K_fu (K_uu + jitter)⁻¹ K_uf.
 #[test]
 fn objectives_match_dense_formulas() {
     let (x, y) = toy(30);
@@ -144,7 +144,7 @@ fn inducing_at_the_training_inputs_reproduces_exact_regression() {
     }
 }
 
-/// Spec §6.4: X = (0,1,2,3), y = (0.5,−0.2,0.3,0.9), Z = (0.5, 2.5), SE(1,1), σ² = 0.1.
+/// docs/test-vectors.md §6: X = (0,1,2,3), y = (0.5,−0.2,0.3,0.9), Z = (0.5, 2.5), SE(1,1), σ² = 0.1.
 #[test]
 fn spec_small_vector_kl_and_means() {
     let x = Mat::from_fn(4, 1, |i, _| i as f64);
@@ -158,7 +158,7 @@ fn spec_small_vector_kl_and_means() {
     };
     let vfe = gp.posterior_with_alpha(x.as_ref(), &y, 0.0).unwrap();
     let fitc = gp.posterior_with_alpha(x.as_ref(), &y, 1.0).unwrap();
-    // The spec's values carry no K_uu jitter; 1e-6 jitter moves them by ~1e-6.
+    // The values of docs/test-vectors.md §6 carry no K_uu jitter; 1e-6 jitter moves them by ~1e-6.
     assert!(
         (vfe.kl_to_prior() - 2.03026590).abs() < 1e-5,
         "{}",

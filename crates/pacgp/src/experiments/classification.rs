@@ -43,7 +43,7 @@ pub struct ClassScores {
     pub n_basis: usize,
 }
 
-/// Score a fit on its training sample and a test set (spec §7.1–7.2), with the union-bound
+/// Score a fit on its training sample and a test set (docs/math.md §7.1–7.2), with the union-bound
 /// `penalty` for how its kernel was chosen.
 pub fn score(
     fit: &ClassifierFit,

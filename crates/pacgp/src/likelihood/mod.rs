@@ -250,7 +250,7 @@ impl Likelihood {
         }
     }
 
-    /// Bias b and probit slope λ that enter the Gibbs error (spec §7.1); none for logistic.
+    /// Bias b and probit slope λ that enter the Gibbs error (docs/math.md §7.1); none for logistic.
     /// Flip noise: (0, None), the Gibbs classifier certified is `sgn f`; κ lives only in the
     /// likelihood (it is label noise of the data model, not part of the hypothesis).
     pub fn bias_and_slope(&self) -> (f64, Option<f64>) {
