@@ -20,8 +20,9 @@
 //! error estimate above ([`central_difference_error`]), so a pass is not luck and any wrong
 //! term (typically ≥ 1e-3 relative) fails; the usual choice is [`Tolerance::mixed`]`(1e-6)`.
 //!
-//! These functions panic on a failed check (they exist to be called from tests); nothing in
-//! the library's model-fitting paths calls them.
+//! The `assert_*` functions panic on a failed check (they exist to be called from tests) and
+//! the panic points at the calling line (`#[track_caller]`); nothing in the library's
+//! model-fitting paths calls them.
 
 /// Default central-difference step for coordinates of order one (ln-space parameters).
 pub const DEFAULT_STEP: f64 = 1e-5;
@@ -141,6 +142,7 @@ pub fn worst_coordinate(
 ///
 /// # Panics
 /// When a coordinate is outside the tolerance, or the lengths differ.
+#[track_caller]
 pub fn assert_gradients_close(analytic: &[f64], numeric: &[f64], tol: Tolerance, what: &str) {
     if let Some(w) = worst_coordinate(analytic, numeric, tol) {
         assert!(
@@ -160,6 +162,7 @@ pub fn assert_gradients_close(analytic: &[f64], numeric: &[f64], tol: Tolerance,
 ///
 /// # Panics
 /// When a coordinate is outside `tol` (the message names `what` and the coordinate).
+#[track_caller]
 pub fn assert_gradient_close(
     f: impl FnMut(&[f64]) -> f64,
     x: &[f64],
@@ -176,6 +179,7 @@ pub fn assert_gradient_close(
 ///
 /// # Panics
 /// When the derivative is outside `tol`.
+#[track_caller]
 pub fn assert_derivative_close(
     f: impl FnMut(f64) -> f64,
     x: f64,
