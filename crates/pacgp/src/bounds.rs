@@ -1,4 +1,4 @@
-//! PAC-Bayes bounds on the Gibbs risk (spec §2): Maurer's kl form (paper eq. 4–5), Seeger's
+//! PAC-Bayes bounds on the Gibbs risk (docs/math.md §2): Maurer's kl form (paper eq. 4–5), Seeger's
 //! `ln((N+1)/δ)` constant, the Pinsker ("sqrt") variant (§2.5), the hyperparameter grid and
 //! its union-bound penalty `ln|Θ|` (§2.4). Certificates are assembled from these in
 //! [`crate::certificate`].
@@ -38,7 +38,7 @@ impl ConfidenceTerm {
     }
 }
 
-/// Log-space grid of prior hyperparameters (spec §2.4): each `ln θ_t` rounded to
+/// Log-space grid of prior hyperparameters (docs/math.md §2.4): each `ln θ_t` rounded to
 /// `digits` decimals and clamped to `[min_log, max_log]`.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HyperGrid {
@@ -136,12 +136,13 @@ fn check(empirical_risk: f64, kl: f64, n: usize, delta: f64, penalty: f64) -> Re
     Ok(())
 }
 
-/// Complexity `C = (KL + penalty + confidence)/N` (spec eq. 5).
+/// Complexity `C = (KL + penalty + confidence)/N` (docs/math.md §2.3, eq. 5).
 pub fn complexity(kl: f64, n: usize, delta: f64, penalty: f64, term: ConfidenceTerm) -> f64 {
     (kl.max(0.0) + penalty + term.value(n, delta)) / n as f64
 }
 
-/// Upper bound on the true Gibbs risk holding with probability ≥ 1 − δ (spec eqs. 4–5, §2.5).
+/// Upper bound on the true Gibbs risk holding with probability ≥ 1 − δ
+/// (docs/math.md §2.2–2.3, eqs. 4–5; §2.5).
 pub fn pac_bayes_bound(
     empirical_risk: f64,
     kl: f64,
@@ -175,7 +176,7 @@ pub fn bound_with_partials(q: f64, c: f64, kind: BoundKind) -> (f64, f64, f64) {
 mod tests {
     use super::*;
 
-    /// Spec §6.3: third-party boston rows (N = 404, δ = 0.01, ln|Θ| = 2 ln 1201).
+    /// docs/test-vectors.md §7: third-party boston rows (N = 404, δ = 0.01, ln|Θ| = 2 ln 1201).
     #[test]
     fn reproduces_third_party_boston_rows_to_six_digits() {
         let rows = [

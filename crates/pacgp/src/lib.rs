@@ -22,6 +22,7 @@ pub mod certificate;
 pub mod data;
 pub mod error;
 pub mod experiments;
+pub mod gradcheck;
 pub mod inference;
 pub mod kernel;
 pub mod likelihood;

@@ -1,5 +1,5 @@
 //! Bounded losses and their Gibbs risks under a Gaussian marginal `f(x) ~ N(μ, v)`
-//! (spec §4 for regression, §7.1 for classification), with derivatives in μ and v.
+//! (docs/math.md §4 for regression, §7.1 for classification), with derivatives in μ and v.
 
 use serde::{Deserialize, Serialize};
 
@@ -61,7 +61,7 @@ impl RegressionLoss {
         }
     }
 
-    /// Gibbs risk at one point with latent marginal `N(mean, var)` (spec §4.1–4.2).
+    /// Gibbs risk at one point with latent marginal `N(mean, var)` (docs/math.md §4.1–4.2).
     pub fn point_risk(&self, y: f64, mean: f64, var: f64) -> PointRisk {
         let v = var.max(1e-300);
         match *self {
@@ -128,7 +128,7 @@ fn check_marginals(y: &[f64], m: &Marginals) -> Result<()> {
     Ok(())
 }
 
-/// Mean Gibbs risk `R_S(Q) = (1/N) Σ r(y_i; μ_i, v_i)` of a regression loss (spec §4).
+/// Mean Gibbs risk `R_S(Q) = (1/N) Σ r(y_i; μ_i, v_i)` of a regression loss (docs/math.md §4).
 pub fn gibbs_risk_regression(
     y: &[f64],
     marginals: &Marginals,
@@ -145,7 +145,7 @@ pub fn gibbs_risk_regression(
     Ok(s / y.len() as f64)
 }
 
-/// Mean loss of the posterior-mean ("Bayes") predictor (spec §4.3).
+/// Mean loss of the posterior-mean ("Bayes") predictor (docs/math.md §4.3).
 pub fn bayes_risk_regression(
     y: &[f64],
     marginals: &Marginals,
@@ -161,7 +161,7 @@ pub fn bayes_risk_regression(
 }
 
 /// Per-point Gibbs error of the classifier `sgn(f + b)` (optionally with probit noise of
-/// slope λ inside the stochastic predictor): `Φ(−y(μ + b)/√(λ⁻² + v))` (spec §7.1).
+/// slope λ inside the stochastic predictor): `Φ(−y(μ + b)/√(λ⁻² + v))` (docs/math.md §7.1).
 pub fn gibbs_error_point(
     y: f64,
     mean: f64,
@@ -177,7 +177,7 @@ pub fn gibbs_error_point(
     ln_normal_cdf(-y * (mean + bias) / s).exp()
 }
 
-/// Mean Gibbs error on ±1 labels (spec §7.1).
+/// Mean Gibbs error on ±1 labels (docs/math.md §7.1).
 pub fn gibbs_error_classification(
     y: &[f64],
     marginals: &Marginals,
@@ -199,7 +199,7 @@ pub fn gibbs_error_classification(
     Ok(s / y.len() as f64)
 }
 
-/// 0-1 error of the Bayes classifier `sgn(μ + b)` (spec §7.2; ties count as errors).
+/// 0-1 error of the Bayes classifier `sgn(μ + b)` (docs/math.md §7.2; ties count as errors).
 pub fn bayes_error_classification(y: &[f64], marginals: &Marginals, bias: f64) -> Result<f64> {
     check_marginals(y, marginals)?;
     Ok(y.iter()
@@ -212,6 +212,7 @@ pub fn bayes_error_classification(y: &[f64], marginals: &Marginals, bias: f64) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gradcheck::{assert_derivative_close, Tolerance};
 
     #[test]
     fn derivatives_match_central_differences() {
@@ -222,16 +223,11 @@ mod tests {
             for &(y, m, v) in &[(0.2, 0.1, 0.05), (1.0, -0.4, 0.3), (-0.5, 0.9, 0.01)] {
                 let r = loss.point_risk(y, m, v);
                 let h = 1e-6;
-                let dm = (loss.point_risk(y, m + h, v).risk - loss.point_risk(y, m - h, v).risk)
-                    / (2.0 * h);
-                let dv = (loss.point_risk(y, m, v + h).risk - loss.point_risk(y, m, v - h).risk)
-                    / (2.0 * h);
-                assert!((dm - r.d_mean).abs() < 1e-7, "{loss:?} dμ");
-                assert!(
-                    (dv - r.d_var).abs() < 1e-6 * (1.0 + dv.abs()),
-                    "{loss:?} dv {dv} vs {}",
-                    r.d_var
-                );
+                let of_mean = |mu: f64| loss.point_risk(y, mu, v).risk;
+                let of_var = |var: f64| loss.point_risk(y, m, var).risk;
+                let what = format!("{loss:?} at ({y}, {m}, {v})");
+                assert_derivative_close(of_mean, m, r.d_mean, h, Tolerance::absolute(1e-7), &what);
+                assert_derivative_close(of_var, v, r.d_var, h, Tolerance::mixed(1e-6), &what);
             }
         }
     }
@@ -262,7 +258,7 @@ mod tests {
         }
     }
 
-    /// Spec §6.4: full GP on 4 points, ε = 0.2 → R_S = 0.50041071.
+    /// docs/test-vectors.md §5: full GP on 4 points, ε = 0.2 → R_S = 0.50041071.
     #[test]
     fn spec_small_vector_empirical_risk() {
         let m = Marginals {

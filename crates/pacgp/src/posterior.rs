@@ -3,7 +3,7 @@
 //! `μ(x) = k(x,B)ᵀ α`,  `v(x) = k(x,x) − k(x,B)ᵀ R k(x,B)`,
 //!
 //! with `R` held factored in one of the forms of [`Covariance`]. Prediction and
-//! `KL(Q‖P)` (spec §3.0: the KL of the process reduces to the KL on `f_B`) are written
+//! `KL(Q‖P)` (docs/math.md §3.0: the KL of the process reduces to the KL on `f_B`) are written
 //! once here and serve exact and sparse regression and every classifier.
 
 use faer::{Mat, MatRef};
@@ -24,7 +24,7 @@ pub enum Covariance {
         /// Cholesky of `I + Π½ K_B Π½`.
         chol_b: Cholesky,
     },
-    /// Whitened precision form (FITC/VFE/DTC, spec §3.2): with `L_uu L_uuᵀ = K_uu`,
+    /// Whitened precision form (FITC/VFE/DTC, docs/math.md §3.2): with `L_uu L_uuᵀ = K_uu`,
     /// `Σ = L_uu B⁻¹ L_uuᵀ` where `B = L_B L_Bᵀ` (e.g. `I + V Λ⁻¹ Vᵀ`).
     WhitenedPrecision {
         /// Cholesky of `K_uu` (with its jitter).
@@ -356,7 +356,7 @@ impl GaussianPosterior {
         Ok(Marginals { mean, var })
     }
 
-    /// `KL(Q‖P) = KL(N(a,Σ) ‖ N(0,K_B))` (spec §3.0–3.2, §7.3–7.4), in nats.
+    /// `KL(Q‖P) = KL(N(a,Σ) ‖ N(0,K_B))` (docs/math.md §3.0–3.2, §7.3–7.4), in nats.
     ///
     /// The site and whitened forms share `½[ln det B + tr B⁻¹ + αᵀK_Bα − M]`; the dense form
     /// uses the generic Gaussian KL through its two Cholesky factors.

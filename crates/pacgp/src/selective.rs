@@ -4,7 +4,7 @@
 //! Points are ordered by decreasing confidence; accepting the top `k` gives coverage `k/N`
 //! and risk = errors among the accepted / `k`. Confidences from a GP posterior are
 //! `|μ + b| / σ` with `σ² = v + λ⁻²` for the probit `Φ(λy(f + b))` (the Gibbs error of
-//! spec §7.1 is `Φ(−|μ + b|/σ)` for the predicted label, so this orders by it) or `σ² = v`
+//! docs/math.md §7.1 is `Φ(−|μ + b|/σ)` for the predicted label, so this orders by it) or `σ² = v`
 //! otherwise, or plain `|μ + b|`; any other score (e.g. an SVM margin `|f(x)|`) can be
 //! passed directly to [`risk_coverage`].
 //!
@@ -30,7 +30,7 @@ fn bias_and_noise(lik: &Likelihood) -> (f64, f64) {
     (b, lambda.map_or(0.0, |l| 1.0 / (l * l)))
 }
 
-/// Predicted labels `sgn(μ + b)` (spec §7.2: the Bayes classifier), `+1` at exactly 0.
+/// Predicted labels `sgn(μ + b)` (docs/math.md §7.2: the Bayes classifier), `+1` at exactly 0.
 pub fn predicted_labels(marg: &Marginals, lik: &Likelihood) -> Vec<f64> {
     let (b, _) = bias_and_noise(lik);
     marg.mean

@@ -9,6 +9,7 @@ mod common;
 use common::toy;
 
 use faer::Mat;
+use pacgp::gradcheck::{assert_gradient_close, Tolerance};
 use pacgp::inference::ep::{ep, ep_warm, EpConfig, EpSchedule, EpSites};
 use pacgp::inference::evidence::{
     ep_evidence, fit_ep_ml2, fit_laplace_ml2, laplace_evidence, Approximation, ClassifierMlConfig,
@@ -44,18 +45,8 @@ fn tight_ep(schedule: EpSchedule) -> EpConfig {
 /// round-off ≈ 1e-16·|f|/h ≈ 1e-10 for |f| ~ 10, so 1e-6·(1 + |g|) leaves a wide margin
 /// while catching any wrong term.
 fn assert_grad_close(f: impl Fn(&[f64]) -> f64, grad: &[f64], p: &[f64], what: &str) {
-    let h = 1e-5;
-    for k in 0..p.len() {
-        let (mut a, mut b) = (p.to_vec(), p.to_vec());
-        a[k] += h;
-        b[k] -= h;
-        let fd = (f(&a) - f(&b)) / (2.0 * h);
-        assert!(
-            (fd - grad[k]).abs() < 1e-6 * (1.0 + grad[k].abs()),
-            "{what}: parameter {k} at {p:?}: analytic {} vs finite difference {fd}",
-            grad[k]
-        );
-    }
+    let what = format!("{what} at {p:?}");
+    assert_gradient_close(f, p, grad, 1e-5, Tolerance::mixed(1e-6), &what);
 }
 
 fn kernel_at(p: &[f64]) -> Kernel {

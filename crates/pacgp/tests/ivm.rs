@@ -7,6 +7,7 @@
 mod common;
 
 use faer::Mat;
+use pacgp::gradcheck::{assert_derivative_close, assert_gradient_close, Tolerance};
 use pacgp::inference::ep::{ep, EpConfig, EpSchedule};
 use pacgp::inference::ivm::ml2::{
     ivm_ml2, probit_noise_ln_z, IvmMl2Config, IvmPseudoLikelihood, ProbitNoiseObjective,
@@ -137,7 +138,7 @@ fn dense_gaussian_kl(kb: &Mat<f64>, sigma: &Mat<f64>, a: &[f64]) -> f64 {
 }
 
 /// The IVM posterior's KL equals the dense Gaussian KL of `N(K_I β, (K_I⁻¹ + Π)⁻¹)` to the
-/// prior `N(0, K_I)` (spec §7.4).
+/// prior `N(0, K_I)` (docs/math.md §7.4).
 #[test]
 fn ivm_kl_equals_the_dense_gaussian_kl_on_the_active_set() {
     let (x, y) = toy(80);
@@ -241,18 +242,8 @@ fn ivm_equals_adf_over_its_active_set() {
 /// so a relative tolerance of 1e-6 leaves a wide margin above it and round-off (1e-16/h).
 fn assert_grad_close(obj: &dyn Objective, at: &[f64], tol: f64) {
     let (_, g) = obj.value_and_gradient(at).unwrap();
-    let h = 1e-5;
-    for k in 0..at.len() {
-        let (mut p, mut m) = (at.to_vec(), at.to_vec());
-        p[k] += h;
-        m[k] -= h;
-        let fd = (obj.value(&p).unwrap() - obj.value(&m).unwrap()) / (2.0 * h);
-        assert!(
-            (fd - g[k]).abs() < tol * (1.0 + g[k].abs()),
-            "component {k}: analytic {} vs FD {fd}",
-            g[k]
-        );
-    }
+    let f = |p: &[f64]| obj.value(p).unwrap();
+    assert_gradient_close(f, at, &g, 1e-5, Tolerance::mixed(tol), "objective");
 }
 
 /// At the θ the sites were made with, the pseudo-likelihood is ADF's `Σ ln Z_j`; its
@@ -318,19 +309,16 @@ fn probit_noise_gradients_match_fd() {
     let h = 1e-6;
     for (lambda, bias) in [(1.3, -0.2), (0.6, 0.4), (3.0, 0.0)] {
         let (_, db, dl) = probit_noise_ln_z(lambda, bias, &y, &sites);
-        let fb = (probit_noise_ln_z(lambda, bias + h, &y, &sites).0
-            - probit_noise_ln_z(lambda, bias - h, &y, &sites).0)
-            / (2.0 * h);
-        let fl = (probit_noise_ln_z(lambda + h, bias, &y, &sites).0
-            - probit_noise_ln_z(lambda - h, bias, &y, &sites).0)
-            / (2.0 * h);
-        assert!(
-            (fb - db).abs() < 1e-6 * (1.0 + db.abs()),
-            "∂/∂b {db} vs {fb}"
-        );
-        assert!(
-            (fl - dl).abs() < 1e-6 * (1.0 + dl.abs()),
-            "∂/∂λ {dl} vs {fl}"
+        let ln_z_of_b = |b: f64| probit_noise_ln_z(lambda, b, &y, &sites).0;
+        let ln_z_of_lambda = |l: f64| probit_noise_ln_z(l, bias, &y, &sites).0;
+        assert_derivative_close(ln_z_of_b, bias, db, h, Tolerance::mixed(1e-6), "∂/∂b");
+        assert_derivative_close(
+            ln_z_of_lambda,
+            lambda,
+            dl,
+            h,
+            Tolerance::mixed(1e-6),
+            "∂/∂λ",
         );
     }
     let obj = ProbitNoiseObjective::new(&y, &sites).unwrap();

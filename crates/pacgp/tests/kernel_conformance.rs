@@ -3,6 +3,9 @@
 //! round-trips, and central finite differences for θ- and input-gradients (proptest over θ).
 
 use faer::Mat;
+use pacgp::gradcheck::{
+    assert_gradient_close, assert_gradients_close, central_difference_gradient, Tolerance,
+};
 use pacgp::kernel::{Kernel, Profile};
 use pacgp::linalg::{Cholesky, JitterPolicy};
 use proptest::prelude::*;
@@ -158,32 +161,20 @@ fn check_theta_gradient(k: &Kernel, name: &str) {
     }
     let explicit = k.gram_grad(x.as_ref());
     let th = k.params();
-    let h = 1e-6;
+    let at = |t: &[f64]| {
+        let mut kk = k.clone();
+        kk.set_params(t).unwrap();
+        kk
+    };
+    let cross = |t: &[f64]| sum_prod(&gw, &at(t).cross(x.as_ref(), z.as_ref()));
+    let gram = |t: &[f64]| sum_prod(&gs, &at(t).gram(x.as_ref()));
+    let (h, tol) = (1e-6, Tolerance::mixed(1e-6));
+    assert_gradient_close(cross, &th, &analytic, h, tol, &format!("{name} θ"));
+    let fd_sym = central_difference_gradient(gram, &th, h);
+    assert_gradients_close(&analytic_sym, &fd_sym, tol, &format!("{name} θ (gram)"));
     for p in 0..th.len() {
-        let at = |delta: f64| {
-            let mut kk = k.clone();
-            let mut t = th.clone();
-            t[p] += delta;
-            kk.set_params(&t).unwrap();
-            (
-                sum_prod(&gw, &kk.cross(x.as_ref(), z.as_ref())),
-                sum_prod(&gs, &kk.gram(x.as_ref())),
-            )
-        };
-        let (a, b) = (at(h), at(-h));
-        let fd = (a.0 - b.0) / (2.0 * h);
-        let fd_sym = (a.1 - b.1) / (2.0 * h);
         assert!(
-            (fd - analytic[p]).abs() <= 1e-6 * (1.0 + fd.abs()),
-            "{name} θ[{p}]: fd {fd} vs {}",
-            analytic[p]
-        );
-        assert!(
-            (fd_sym - analytic_sym[p]).abs() <= 1e-6 * (1.0 + fd_sym.abs()),
-            "{name} θ[{p}] (gram)"
-        );
-        assert!(
-            (sum_prod(&gs, &explicit[p]) - analytic_sym[p]).abs() <= 1e-9 * (1.0 + fd_sym.abs()),
+            (sum_prod(&gs, &explicit[p]) - analytic_sym[p]).abs() <= 1e-9 * (1.0 + fd_sym[p].abs()),
             "{name} gram_grad"
         );
     }
@@ -197,31 +188,33 @@ fn check_input_gradient(k: &Kernel, name: &str) {
     let gz = weights(4, 4);
     let dz = k.cross_grad_z(x.as_ref(), z.as_ref(), gw.as_ref());
     let dzz = k.gram_grad_z(z.as_ref(), gz.as_ref());
-    let h = 1e-6;
-    for m in 0..4 {
-        for t in 0..D {
-            let at = |delta: f64| {
-                let mut zz = z.clone();
-                zz[(m, t)] += delta;
-                (
-                    sum_prod(&gw, &k.cross(x.as_ref(), zz.as_ref())),
-                    sum_prod(&gz, &k.gram(zz.as_ref())),
-                )
-            };
-            let (a, b) = (at(h), at(-h));
-            let fd = (a.0 - b.0) / (2.0 * h);
-            let fd2 = (a.1 - b.1) / (2.0 * h);
-            assert!(
-                (fd - dz[(m, t)]).abs() <= 1e-6 * (1.0 + fd.abs()),
-                "{name} ∂/∂z[{m},{t}]: {fd} vs {}",
-                dz[(m, t)]
-            );
-            assert!(
-                (fd2 - dzz[(m, t)]).abs() <= 1e-6 * (1.0 + fd2.abs()),
-                "{name} ∂K_zz/∂z[{m},{t}]"
-            );
-        }
-    }
+    // Z flattened row-major: coordinate m·D + t is z[m, t].
+    let (z0, dz, dzz) = (flatten(&z), flatten(&dz), flatten(&dzz));
+    let cross = |zf: &[f64]| sum_prod(&gw, &k.cross(x.as_ref(), unflatten(zf, 4).as_ref()));
+    let gram = |zf: &[f64]| sum_prod(&gz, &k.gram(unflatten(zf, 4).as_ref()));
+    let (h, tol) = (1e-6, Tolerance::mixed(1e-6));
+    assert_gradient_close(cross, &z0, &dz, h, tol, &format!("{name} ∂/∂z[m·D + t]"));
+    assert_gradient_close(
+        gram,
+        &z0,
+        &dzz,
+        h,
+        tol,
+        &format!("{name} ∂K_zz/∂z[m·D + t]"),
+    );
+}
+
+/// Row-major entries of an M×D matrix.
+fn flatten(a: &Mat<f64>) -> Vec<f64> {
+    (0..a.nrows())
+        .flat_map(|m| (0..a.ncols()).map(move |t| a[(m, t)]))
+        .collect()
+}
+
+/// The M×D matrix whose row-major entries are `v`.
+fn unflatten(v: &[f64], m: usize) -> Mat<f64> {
+    let d = v.len() / m;
+    Mat::from_fn(m, d, |i, t| v[i * d + t])
 }
 
 #[test]
@@ -283,38 +276,16 @@ fn check_cross_adjoint(k: &Kernel, name: &str) {
     let g = weights(4, 9);
     let (theta, dz) = k.cross_adjoint(z.as_ref(), x.as_ref(), k.cross(z.as_ref(), x.as_ref()), &g);
     let th = k.params();
-    let h = 1e-6;
-    let close = |fd: f64, an: f64| (fd - an).abs() <= 1e-6 * (1.0 + fd.abs());
-    for p in 0..th.len() {
-        let at = |delta: f64| {
-            let mut kk = k.clone();
-            let mut t = th.clone();
-            t[p] += delta;
-            kk.set_params(&t).unwrap();
-            sum_prod(&g, &kk.cross(z.as_ref(), x.as_ref()))
-        };
-        let fd = (at(h) - at(-h)) / (2.0 * h);
-        assert!(
-            close(fd, theta[p]),
-            "{name} adjoint θ[{p}]: fd {fd} vs {}",
-            theta[p]
-        );
-    }
-    for m in 0..4 {
-        for t in 0..D {
-            let at = |delta: f64| {
-                let mut zz = z.clone();
-                zz[(m, t)] += delta;
-                sum_prod(&g, &k.cross(zz.as_ref(), x.as_ref()))
-            };
-            let fd = (at(h) - at(-h)) / (2.0 * h);
-            assert!(
-                close(fd, dz[(m, t)]),
-                "{name} adjoint z[{m},{t}]: fd {fd} vs {}",
-                dz[(m, t)]
-            );
-        }
-    }
+    let (h, tol) = (1e-6, Tolerance::mixed(1e-6));
+    let in_theta = |t: &[f64]| {
+        let mut kk = k.clone();
+        kk.set_params(t).unwrap();
+        sum_prod(&g, &kk.cross(z.as_ref(), x.as_ref()))
+    };
+    assert_gradient_close(in_theta, &th, &theta, h, tol, &format!("{name} adjoint θ"));
+    let in_z = |zf: &[f64]| sum_prod(&g, &k.cross(unflatten(zf, 4).as_ref(), x.as_ref()));
+    let what = format!("{name} adjoint z[m·D + t]");
+    assert_gradient_close(in_z, &flatten(&z), &flatten(&dz), h, tol, &what);
 }
 
 #[test]

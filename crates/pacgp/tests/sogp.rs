@@ -1,7 +1,7 @@
 //! Sparse online GP (Csató–Opper; seed 003 §3.2, §3.3.2): method equivalence with exact GP
 //! regression under a Gaussian likelihood (no deletions, one sweep; also with a duplicated
 //! point taking the reduced update), ADF equivalence with a tiny dense ADF oracle under the
-//! probit (spec §7.4), consistency of α, C, Q through deletions, the dense covariance form
+//! probit (docs/math.md §7.4), consistency of α, C, Q through deletions, the dense covariance form
 //! of the shared posterior against explicit dense formulas, typed errors, and certificates
 //! on breast cancer.
 
@@ -296,7 +296,7 @@ fn a_duplicated_point_takes_the_reduced_update_and_still_matches_exact_regressio
     );
 }
 
-/// Tiny dense ADF over all training latents in seed 003's own probit formulas (spec §7.4):
+/// Tiny dense ADF over all training latents in seed 003's own probit formulas (docs/math.md §7.4):
 /// `c = y/√(λ⁻² + ζ)`, `u = c(μ_i + b)`, `g = cφ(u)/Φ(u)`, `ν = g(g + uc)`,
 /// `μ ← μ + gΣe_i`, `Σ ← Σ − νΣe_ie_iᵀΣ`. Returns (μ, Σ, Σ ln Z).
 fn dense_adf(

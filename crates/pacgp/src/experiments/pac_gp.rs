@@ -1,7 +1,7 @@
 //! Seed 004's full-GP experiments: bound, Gibbs risks, MSE and KL/N against ε on boston
 //! (Fig. 2), and the 1-D predictive of PAC-GP on Snelson's data for three ε (Fig. 1).
 //!
-//! Protocol (spec §6.1): random 80/20 splits; inputs and target standardised (here with
+//! Protocol (docs/math.md §6.1): random 80/20 splits; inputs and target standardised (here with
 //! training statistics only, not the whole set as the reference code did); ε in standardised
 //! target units; δ = 0.01; isotropic SE kernel (the reference code's default, ln|Θ| = 2 ln 1201);
 //! every model's θ snapped onto the grid before it is scored, each with its own posterior.

@@ -1,7 +1,7 @@
 //! Seed 004 Fig. 3: bound, Gibbs risks, MSE and KL/N against the number of inducing inputs M
 //! for kl-PAC-SGP, sqrt-PAC-SGP (FITC form), VFE and FITC, on kin40k and pol (SE-ARD,
 //! ε = 0.6 in standardised units, δ = 0.01). Every model's θ is boxed to the grid's range,
-//! snapped onto it, and scored with its **own** posterior (spec §8.5 notes the reference code
+//! snapped onto it, and scored with its **own** posterior (docs/math.md §8.5 notes the reference code
 //! scored VFE with FITC's; not repeated here).
 
 use serde::{Deserialize, Serialize};

@@ -19,7 +19,7 @@
 //! the rate is adapted before it is applied), stopping when `max_i δα_i² < ftol`. Cost
 //! `O(N²)` per iteration (one product with `K + vI`).
 //!
-//! **Gaussian Q for the certificate** (spec §7.5). Naive mean field gives means but no
+//! **Gaussian Q for the certificate** (docs/math.md §7.5). Naive mean field gives means but no
 //! covariance. We attach the covariance its own cavities imply: the tilted moments at the
 //! cavity `N(m_i, k_ii)` give `d1 = ∂ln Z/∂m`, `d2 = ∂²ln Z/∂m²`; the EP/ADF site algebra gives
 //! a Gaussian site on the noisy value `f_i + ξ_i` of precision `π̃_i = −d2/(1 + d2 k_ii)`.

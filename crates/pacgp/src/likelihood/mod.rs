@@ -266,7 +266,7 @@ impl Likelihood {
         }
     }
 
-    /// Bias b and probit slope λ that enter the Gibbs error (spec §7.1); none for logistic.
+    /// Bias b and probit slope λ that enter the Gibbs error (docs/math.md §7.1); none for logistic.
     /// Flip noise: (0, None), the Gibbs classifier certified is `sgn f`; κ lives only in the
     /// likelihood (it is label noise of the data model, not part of the hypothesis).
     pub fn bias_and_slope(&self) -> (f64, Option<f64>) {
@@ -315,6 +315,7 @@ fn flip_noise_tilted(kappa: f64, y: f64, mu: f64, var: f64) -> Result<TiltedMome
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gradcheck::{assert_gradients_close, central_difference, Tolerance};
 
     #[test]
     fn derivatives_match_finite_differences() {
@@ -327,20 +328,15 @@ mod tests {
             for &y in &[1.0, -1.0] {
                 for &f in &[-6.0, -1.3, 0.0, 0.4, 2.5, 9.0] {
                     let d = lik.ln_p_derivs(y, f);
-                    let (a, b) = (lik.ln_p_derivs(y, f + h), lik.ln_p_derivs(y, f - h));
-                    let tol = |x: f64| 1e-6 * (1.0 + x.abs());
-                    assert!(
-                        ((a.ln_p - b.ln_p) / (2.0 * h) - d.d1).abs() < tol(d.d1),
-                        "{lik:?} d1 at {f}"
-                    );
-                    assert!(
-                        ((a.d1 - b.d1) / (2.0 * h) - d.d2).abs() < tol(d.d2),
-                        "{lik:?} d2 at {f}"
-                    );
-                    assert!(
-                        ((a.d2 - b.d2) / (2.0 * h) - d.d3).abs() < tol(d.d3),
-                        "{lik:?} d3 at {f}"
-                    );
+                    let at = |g: f64| lik.ln_p_derivs(y, g);
+                    let tol = Tolerance::mixed(1e-6);
+                    let what = format!("{lik:?} at y = {y}, f = {f}: (d1, d2, d3)");
+                    let numeric = [
+                        central_difference(|g| at(g).ln_p, f, h),
+                        central_difference(|g| at(g).d1, f, h),
+                        central_difference(|g| at(g).d2, f, h),
+                    ];
+                    assert_gradients_close(&[d.d1, d.d2, d.d3], &numeric, tol, &what);
                 }
             }
         }
@@ -365,12 +361,13 @@ mod tests {
                 .sum();
             assert!((t.ln_z - z.ln()).abs() < 1e-7, "ln Z");
             let h = 1e-5;
-            let (a, b) = (
-                lik.tilted_moments(y, mu + h, v).unwrap(),
-                lik.tilted_moments(y, mu - h, v).unwrap(),
-            );
-            assert!(((a.ln_z - b.ln_z) / (2.0 * h) - t.d1).abs() < 1e-6);
-            assert!(((a.d1 - b.d1) / (2.0 * h) - t.d2).abs() < 1e-6);
+            let at = |m: f64| lik.tilted_moments(y, m, v).unwrap();
+            let numeric = [
+                central_difference(|m| at(m).ln_z, mu, h),
+                central_difference(|m| at(m).d1, mu, h),
+            ];
+            let what = format!("probit tilted (d1, d2) at ({y}, {mu}, {v})");
+            assert_gradients_close(&[t.d1, t.d2], &numeric, Tolerance::absolute(1e-6), &what);
         }
         // Far tail: finite and close to the asymptote ln Φ(z) ≈ −z²/2.
         let t = Likelihood::probit()
@@ -423,13 +420,13 @@ mod tests {
                 );
                 // Central differences, h = 1e-5: truncation ~h²·|d³| ≈ 1e-10, round-off ~1e-11.
                 let h = 1e-5;
-                let (a, b) = (
-                    lik.tilted_moments(y, mu + h, v).unwrap(),
-                    lik.tilted_moments(y, mu - h, v).unwrap(),
-                );
-                let tol = |x: f64| 1e-6 * (1.0 + x.abs());
-                assert!(((a.ln_z - b.ln_z) / (2.0 * h) - t.d1).abs() < tol(t.d1));
-                assert!(((a.d1 - b.d1) / (2.0 * h) - t.d2).abs() < tol(t.d2));
+                let at = |m: f64| lik.tilted_moments(y, m, v).unwrap();
+                let numeric = [
+                    central_difference(|m| at(m).ln_z, mu, h),
+                    central_difference(|m| at(m).d1, mu, h),
+                ];
+                let what = format!("flip noise κ={kappa} (d1, d2) at ({y}, {mu}, {v})");
+                assert_gradients_close(&[t.d1, t.d2], &numeric, Tolerance::mixed(1e-6), &what);
                 // The tilted variance v + v²·d2 is a variance.
                 assert!(v + v * v * t.d2 > 0.0);
             }

@@ -1,10 +1,10 @@
-//! PAC-GP for the full GP (seed 004; spec §2–§3.1, §5): learn kernel θ and the posterior
+//! PAC-GP for the full GP (seed 004; docs/math.md §2–§3.1, §5): learn kernel θ and the posterior
 //! noise σ² by minimising the PAC-Bayes bound on the ε-band Gibbs risk, then snap θ onto the
 //! grid and report the bound that actually holds.
 //!
 //! Q is the exact GP posterior (paper eq. 6) with training marginals
 //! `μ_i = y_i − σ²α_i`, `v_i = σ² − σ⁴[C⁻¹]_ii` and `KL(Q‖P_θ)` of eq. (8). The gradient is
-//! the closed form of spec §3.1 combined by eq. (14). Cost per evaluation: a Cholesky,
+//! the closed form of docs/math.md §3.1 combined by eq. (14). Cost per evaluation: a Cholesky,
 //! `C⁻¹` and one N×N product (`C⁻²`), i.e. O(N³).
 
 use faer::{Mat, MatRef};
@@ -118,7 +118,7 @@ impl<'a> PacGpObjective<'a> {
     }
 }
 
-/// Shared intermediate quantities of one evaluation (spec §3.1 notation).
+/// Shared intermediate quantities of one evaluation (docs/math.md §3.1 notation).
 struct Evaluation {
     s2: f64,
     ci: Mat<f64>,
@@ -147,7 +147,7 @@ impl Evaluation {
         }
         let tr_ci: f64 = (0..n).map(|i| ci[(i, i)]).sum();
         let ln_l: f64 = 0.5 * gp.cholesky().ln_det();
-        // Paper eq. (8), stable form of spec §3.1.
+        // Paper eq. (8), stable form of docs/math.md §3.1.
         let kl = ln_l - 0.5 * n as f64 * s2.ln() - 0.5 * n as f64
             + 0.5 * s2 * tr_ci
             + 0.5 * linalg::dot(y, &alpha)
@@ -180,7 +180,7 @@ impl Objective for PacGpObjective<'_> {
         let (s2, ci, alpha) = (e.s2, &e.ci, &e.alpha);
         let beta = linalg::mat_vec(ci, alpha);
         let h = linalg::mat_vec(ci, &e.g_mu);
-        // G = d_q·U/N + d_c·W/(2N), with (spec §3.1)
+        // G = d_q·U/N + d_c·W/(2N), with (docs/math.md §3.1)
         // W = C⁻¹ − σ²C⁻² − ααᵀ + σ²(βαᵀ + αβᵀ),  U = (σ²/2)(αhᵀ + hαᵀ) + σ⁴ C⁻¹ diag(g_v) C⁻¹.
         // Both N×N products are one: −w_c σ²C⁻² + w_q σ⁴C⁻¹diag(g_v)C⁻¹ = C⁻¹ diag(d) C⁻¹.
         let (wq, wc) = (d_q / nf, d_c / (2.0 * nf));
@@ -203,7 +203,7 @@ impl Objective for PacGpObjective<'_> {
         let mut grad = gp
             .kernel
             .gram_grad_contract_symmetric(self.x, g.as_ref(), None);
-        // Noise: ∂KL/∂σ² and ∂R_S/∂σ² (spec §3.1), times σ² for ln σ²;
+        // Noise: ∂KL/∂σ² and ∂R_S/∂σ² (docs/math.md §3.1), times σ² for ln σ²;
         // [C⁻²]_ii = ‖C⁻¹_{:,i}‖² (C⁻¹ symmetric).
         let ci2_diag = linalg::col_sq_norms(ci);
         let tr_ci: f64 = (0..n).map(|i| ci[(i, i)]).sum();

@@ -1,10 +1,10 @@
-//! Sparse PAC-GP (kl-PAC-SGP / sqrt-PAC-SGP; seed 004, spec §3.2 and §5): minimise the
+//! Sparse PAC-GP (kl-PAC-SGP / sqrt-PAC-SGP; seed 004, docs/math.md §3.2 and §5): minimise the
 //! PAC-Bayes bound over kernel θ, the posterior noise σ² and the inducing inputs Z, with
 //! Q in the FITC (`α_s = 1`, default) or VFE (`α_s = 0`) parametrisation of eq. (11).
 //!
 //! Written with `P = K_uu`, `F = K_uf`, `A = P + FΛ⁻¹Fᵀ`, `c = FΛ⁻¹y`, `e = A⁻¹c`:
 //! `KL = ½[tr(PA⁻¹) + eᵀPe − M + ln det A − ln det P]`, `μ_i = F_iᵀe`,
-//! `v_i = k_ii − F_iᵀP⁻¹F_i + F_iᵀA⁻¹F_i` (equal to spec §3.2's whitened forms); the gradient
+//! `v_i = k_ii − F_iᵀP⁻¹F_i + F_iᵀA⁻¹F_i` (equal to docs/math.md §3.2's whitened forms); the gradient
 //! is reverse-mode by hand through these M×M and M×N matrices, O(NM²) per evaluation.
 
 use faer::{Mat, MatRef};

@@ -1,9 +1,9 @@
-//! Sparse GP regression with M inducing inputs Z (spec §3.2–3.3): FITC, VFE (Titsias) and
+//! Sparse GP regression with M inducing inputs Z (docs/math.md §3.2–3.3): FITC, VFE (Titsias) and
 //! DTC, and the power-EP family between them (`α_s`), each with its own training objective,
 //! analytic gradients in kernel θ, ln σ² and Z, and its own posterior (VFE/DTC: `Λ = σ²I`;
 //! FITC: `Λ = σ²I + diag(K_ff − Q_ff)`), all in O(N M²).
 //!
-//! Shared algebra (spec §3.2): `L Lᵀ = K_uu`, `V = L⁻¹K_uf`, `q_i = ‖V_{:,i}‖²`,
+//! Shared algebra (docs/math.md §3.2): `L Lᵀ = K_uu`, `V = L⁻¹K_uf`, `q_i = ‖V_{:,i}‖²`,
 //! `B = I + VΛ⁻¹Vᵀ`, `γ = VΛ⁻¹y`; `ln N(y | 0, Q_ff + Λ)` by Woodbury.
 
 use faer::{Mat, MatRef};
@@ -33,7 +33,7 @@ pub enum SparseMethod {
 }
 
 impl SparseMethod {
-    /// `α_s` of the posterior's `Λ = σ² + α_s·diag(K_ff − Q_ff)` (spec eq. 11).
+    /// `α_s` of the posterior's `Λ = σ² + α_s·diag(K_ff − Q_ff)` (docs/math.md §3.2, eq. 11).
     pub fn alpha_s(self) -> f64 {
         match self {
             SparseMethod::Fitc => 1.0,
@@ -42,10 +42,10 @@ impl SparseMethod {
     }
 }
 
-/// Jitter added to `K_uu`'s diagonal, GPflow's default (spec §8.1 uses the same 1e-6).
+/// Jitter added to `K_uu`'s diagonal, GPflow's default (docs/math.md §8.1 uses the same 1e-6).
 pub const KUU_JITTER: f64 = 1e-6;
 
-/// The whitened factors of one evaluation at (θ, σ², Z) (spec §3.2), shared with PAC-SGP.
+/// The whitened factors of one evaluation at (θ, σ², Z) (docs/math.md §3.2), shared with PAC-SGP.
 ///
 /// `F = K(Z, X)` is kept in the M×N orientation so that every O(NM²) step (the solve for V,
 /// the product for B, the gradients' solves and products) runs on contiguous columns.
@@ -60,7 +60,7 @@ pub(crate) struct Whitened {
     pub kdiag: Vec<f64>,
     /// `q_i = ‖V_{:,i}‖² = [Q_ff]_ii`.
     pub q: Vec<f64>,
-    /// `Λ_ii = σ² + α_s·max(k_ii − q_i, 0)` (spec eq. 11).
+    /// `Λ_ii = σ² + α_s·max(k_ii − q_i, 0)` (docs/math.md §3.2, eq. 11).
     pub lambda: Vec<f64>,
     /// `L_B L_Bᵀ = B = I + VΛ⁻¹Vᵀ`.
     pub l_b: Cholesky,
@@ -386,7 +386,7 @@ impl SparseGp {
         .0)
     }
 
-    /// The posterior with `Λ = σ² + α_s diag(K_ff − Q_ff)` (spec eq. 11), in whitened
+    /// The posterior with `Λ = σ² + α_s diag(K_ff − Q_ff)` (docs/math.md §3.2, eq. 11), in whitened
     /// precision form: `α = L⁻ᵀB⁻¹γ`.
     pub fn posterior_with_alpha(
         &self,

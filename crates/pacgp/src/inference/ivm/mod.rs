@@ -5,7 +5,7 @@
 //! latent `f_j` is multiplied by the likelihood and projected back onto a Gaussian by
 //! matching moments. With `g = ∂ln Z_j/∂μ_j` and `ν = −∂²ln Z_j/∂μ_j²` (the tilted moments of
 //! [`Likelihood::tilted_moments`]; seed 003 eq. 4) the posterior over all training latents
-//! changes by a rank one (seed 003 eq. 5, sign as corrected in spec §7.4):
+//! changes by a rank one (seed 003 eq. 5, sign as corrected in docs/math.md §7.4):
 //!
 //! `μ ← μ + g s`,  `Σ ← Σ − ν s sᵀ`,  `s = Σ e_j`.
 //!
@@ -14,7 +14,7 @@
 //! points cost O(n d²) time and O(n d) memory.
 //!
 //! Each inclusion is the same as multiplying the prior by a Gaussian site
-//! `C_j exp(−½ π_j f_j² + ν̃_j f_j)` with (spec §7.4)
+//! `C_j exp(−½ π_j f_j² + ν̃_j f_j)` with (docs/math.md §7.4)
 //! `π_j = ν/(1 − ν ζ_j)`, `ν̃_j = π_j m̃_j = (ν μ_j + g)/(1 − ν ζ_j)`,
 //! so the final posterior is the site form over the included points I: with
 //! `B = I + Π½ K_I Π½`, `β = (K_I + Π⁻¹)⁻¹ m̃ = ν̃ − Π½ B⁻¹ Π½ K_I ν̃` and
@@ -69,7 +69,7 @@ impl IvmConfig {
     }
 }
 
-/// One ADF/IVM site, recorded when its point was included (seed 003 §3.1, spec §7.4).
+/// One ADF/IVM site, recorded when its point was included (seed 003 §3.1, docs/math.md §7.4).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Site {
     /// Training row of the point.
@@ -189,7 +189,7 @@ impl<'a> AdfState<'a> {
         s
     }
 
-    /// Include point `j` with its step (seed 003 eq. 5, sign per spec §7.4).
+    /// Include point `j` with its step (seed 003 eq. 5, sign per docs/math.md §7.4).
     fn include(&mut self, j: usize, st: Step) {
         let (mu_j, zeta_j) = (self.mean[j], self.var[j].max(0.0));
         let s = self.covariance_column(j);
@@ -211,7 +211,7 @@ impl<'a> AdfState<'a> {
     }
 }
 
-/// Site parameters of an inclusion (spec §7.4) and the scale `ln C_j`.
+/// Site parameters of an inclusion (docs/math.md §7.4) and the scale `ln C_j`.
 fn site_from_step(index: usize, mu: f64, zeta: f64, st: Step) -> Site {
     let denom = 1.0 - st.nu * zeta; // = 1/(1 + π ζ)
     let pi = st.nu / denom;
@@ -239,7 +239,7 @@ pub(crate) fn select_rows(x: MatRef<'_, f64>, idx: &[usize]) -> Mat<f64> {
 }
 
 /// The site-form posterior over the sites' points: `B = I + Π½ K_I Π½`,
-/// `β = ν̃ − Π½ B⁻¹ Π½ K_I ν̃` (spec §7.4; the same algebra as GPML Alg. 3.5's α).
+/// `β = ν̃ − Π½ B⁻¹ Π½ K_I ν̃` (docs/math.md §7.4; the same algebra as GPML Alg. 3.5's α).
 pub(crate) fn site_posterior(
     kernel: &Kernel,
     x: MatRef<'_, f64>,
