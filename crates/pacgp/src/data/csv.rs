@@ -2,6 +2,7 @@
 //! yes/no coding, and the column-by-name loading used to apply a saved model to new files.
 
 use std::io::Read;
+use std::ops::Range;
 use std::path::Path;
 
 use faer::Mat;
@@ -91,31 +92,55 @@ pub struct CsvOptions {
     pub yes_no: bool,
 }
 
-/// A parsed CSV: header and raw string cells, with 1-based file line numbers.
-struct RawTable {
-    header: Vec<String>,
-    rows: Vec<(u64, Vec<String>)>,
+/// A parsed CSV: header and raw string cells, with 1-based file line numbers and where
+/// each record sits in the text (so that rows can be copied unchanged, see
+/// [`split_file`](super::split_file)).
+pub(super) struct RawTable {
+    pub(super) path: String,
+    pub(super) header: Vec<String>,
+    pub(super) rows: Vec<(u64, Vec<String>)>,
+    /// Byte range of the header line in the text, without its line terminator.
+    pub(super) header_span: Range<usize>,
+    /// Byte range of each row in the text, without its line terminator.
+    pub(super) spans: Vec<Range<usize>>,
 }
 
-fn read_text(path: &Path) -> Result<String> {
+/// One record as read: file line, trimmed cells, byte range in the text.
+struct RawRecord {
+    line: u64,
+    cells: Vec<String>,
+    span: Range<usize>,
+}
+
+/// The file's text (`.gz` decompressed); bytes that are not UTF-8 are reported at their line.
+pub(super) fn read_text(path: &Path) -> Result<String> {
     let io = |source| Error::Io {
         path: path.display().to_string(),
         source,
     };
-    let bytes = std::fs::read(path).map_err(io)?;
+    let mut bytes = std::fs::read(path).map_err(io)?;
     if path.extension().is_some_and(|e| e == "gz") {
-        let mut s = String::new();
+        let mut plain = Vec::new();
         flate2::read::GzDecoder::new(&bytes[..])
-            .read_to_string(&mut s)
+            .read_to_end(&mut plain)
             .map_err(io)?;
-        Ok(s)
-    } else {
-        String::from_utf8(bytes).map_err(|e| Error::Csv {
-            path: path.display().to_string(),
-            line: 0,
-            message: format!("not UTF-8 text: {e}"),
-        })
+        bytes = plain;
     }
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let line = 1 + bytes[..valid].iter().filter(|&&b| b == b'\n').count() as u64;
+        let column = valid - bytes[..valid].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        Error::Csv {
+            path: path.display().to_string(),
+            line,
+            message: format!(
+                "not UTF-8 text: byte {} of the line (0x{:02x}) is not valid UTF-8; save the file as UTF-8",
+                column + 1,
+                bytes[valid]
+            ),
+        }
+    })
 }
 
 /// Sniff the delimiter from the header line: comma, tab, else whitespace.
@@ -129,69 +154,146 @@ fn sniff_delimiter(first_line: &str) -> Option<u8> {
     }
 }
 
-fn parse_table(path: &Path, text: &str) -> Result<RawTable> {
-    let p = path.display().to_string();
-    let first = text.lines().find(|l| !l.trim().is_empty());
-    let Some(first) = first else {
-        return Err(Error::Empty { what: "CSV file" });
-    };
-    let rows_raw: Vec<(u64, Vec<String>)> = match sniff_delimiter(first) {
-        Some(delim) => {
-            let mut rdr = ::csv::ReaderBuilder::new()
-                .has_headers(false)
-                .delimiter(delim)
-                .flexible(true)
-                .trim(::csv::Trim::All)
-                .from_reader(text.as_bytes());
-            let mut out = Vec::new();
-            for rec in rdr.records() {
-                let rec = rec.map_err(|e| Error::Csv {
-                    path: p.clone(),
-                    line: e.position().map_or(0, |pos| pos.line()),
-                    message: e.to_string(),
-                })?;
-                let line = rec.position().map_or(0, |pos| pos.line());
-                if rec.iter().all(|c| c.is_empty()) {
-                    continue;
-                }
-                out.push((line, rec.iter().map(str::to_string).collect()));
-            }
-            out
+/// `text[start..end]` without its trailing line terminator.
+fn without_eol(text: &str, span: Range<usize>) -> Range<usize> {
+    let body = text.get(span.clone()).unwrap_or("");
+    span.start..span.start + body.trim_end_matches(['\n', '\r']).len()
+}
+
+/// Records of a comma- or tab-separated text; rows whose cells are all empty are skipped.
+fn delimited_records(path: &str, text: &str, delim: u8) -> Result<Vec<RawRecord>> {
+    let mut rdr = ::csv::ReaderBuilder::new()
+        .has_headers(false)
+        .delimiter(delim)
+        .flexible(true)
+        .trim(::csv::Trim::All)
+        .from_reader(text.as_bytes());
+    let mut rec = ::csv::StringRecord::new();
+    let mut out = Vec::new();
+    loop {
+        let before = rdr.position().byte() as usize;
+        let more = rdr.read_record(&mut rec).map_err(|e| Error::Csv {
+            path: path.to_string(),
+            line: e.position().map_or(0, |pos| pos.line()),
+            message: e.to_string(),
+        })?;
+        if !more {
+            return Ok(out);
         }
-        None => text
-            .lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty())
-            .map(|(i, l)| {
-                (
-                    i as u64 + 1,
-                    l.split_whitespace().map(str::to_string).collect(),
-                )
-            })
-            .collect(),
-    };
-    let mut it = rows_raw.into_iter();
-    let (_, header) = it.next().ok_or(Error::Empty { what: "CSV file" })?;
-    let header: Vec<String> = header
-        .into_iter()
-        .map(|h| h.trim_matches('"').to_string())
-        .collect();
-    let rows: Vec<(u64, Vec<String>)> = it.collect();
-    if rows.is_empty() {
-        return Err(Error::Empty {
-            what: "CSV data rows (only a header)",
+        if rec.iter().all(|c| c.is_empty()) {
+            continue;
+        }
+        let (line, start) = rec
+            .position()
+            .map_or((0, before), |pos| (pos.line(), pos.byte() as usize));
+        out.push(RawRecord {
+            line,
+            cells: rec.iter().map(str::to_string).collect(),
+            span: without_eol(text, start..rdr.position().byte() as usize),
         });
     }
-    for (line, r) in &rows {
-        if r.len() != header.len() {
-            return Err(Error::Csv {
-                path: p,
-                line: *line,
-                message: format!("{} fields, but the header has {}", r.len(), header.len()),
+}
+
+/// Records of a whitespace-separated text, one per non-blank line.
+fn whitespace_records(text: &str) -> Vec<RawRecord> {
+    let mut out = Vec::new();
+    let mut offset = 0;
+    for (i, l) in text.split_inclusive('\n').enumerate() {
+        let span = without_eol(text, offset..offset + l.len());
+        offset += l.len();
+        let body = &text[span.clone()];
+        if !body.trim().is_empty() {
+            out.push(RawRecord {
+                line: i as u64 + 1,
+                cells: body.split_whitespace().map(str::to_string).collect(),
+                span,
             });
         }
     }
-    Ok(RawTable { header, rows })
+    out
+}
+
+/// A header of one column that holds another common delimiter: say which one we saw.
+fn check_single_column(path: &str, header: &[String]) -> Result<()> {
+    let [name] = header else { return Ok(()) };
+    match [';', '|', ':'].into_iter().find(|c| name.contains(*c)) {
+        Some(c) => Err(Error::Csv {
+            path: path.to_string(),
+            line: 1,
+            message: format!(
+                "the header '{name}' reads as one column: the file looks '{c}'-separated, but \
+                 pacgp reads comma-, tab- or space-separated files (replace '{c}' by ',')"
+            ),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The first repeated header name, as a typed error naming it and both positions.
+fn check_unique_names(path: &str, header: &[String]) -> Result<()> {
+    for (second, name) in header.iter().enumerate() {
+        if let Some(first) = header[..second].iter().position(|h| h == name) {
+            return Err(Error::DuplicateColumn {
+                path: path.to_string(),
+                name: name.clone(),
+                first: first + 1,
+                second: second + 1,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Split `text` into a header and rows of equal length, checking the header's names.
+pub(super) fn parse_table(path: &Path, text: &str) -> Result<RawTable> {
+    let p = path.display().to_string();
+    let no_rows = |reason| Error::NoDataRows {
+        path: p.clone(),
+        reason,
+    };
+    let first = text.lines().find(|l| !l.trim().is_empty());
+    let Some(first) = first else {
+        return Err(no_rows("the file is empty"));
+    };
+    let records = match sniff_delimiter(first) {
+        Some(delim) => delimited_records(&p, text, delim)?,
+        None => whitespace_records(text),
+    };
+    let mut it = records.into_iter();
+    let head = it.next().ok_or_else(|| no_rows("the file is empty"))?;
+    let header: Vec<String> = head
+        .cells
+        .into_iter()
+        .map(|h| h.trim_matches('"').to_string())
+        .collect();
+    check_single_column(&p, &header)?;
+    check_unique_names(&p, &header)?;
+    let (mut rows, mut spans) = (Vec::new(), Vec::new());
+    for r in it {
+        if r.cells.len() != header.len() {
+            return Err(Error::Csv {
+                path: p,
+                line: r.line,
+                message: format!(
+                    "{} fields, but the header has {}",
+                    r.cells.len(),
+                    header.len()
+                ),
+            });
+        }
+        rows.push((r.line, r.cells));
+        spans.push(r.span);
+    }
+    if rows.is_empty() {
+        return Err(no_rows("the file has only a header line"));
+    }
+    Ok(RawTable {
+        path: p,
+        header,
+        rows,
+        header_span: head.span,
+        spans,
+    })
 }
 
 fn is_missing(cell: &str) -> bool {
@@ -226,12 +328,24 @@ fn layout(t: &RawTable, opts: &CsvOptions) -> Result<(Vec<usize>, usize)> {
         .iter()
         .map(|n| find_column(&t.header, n))
         .collect::<Result<_>>()?;
+    if dropped.contains(&target) {
+        return Err(Error::DroppedTarget {
+            column: t.header[target].clone(),
+        });
+    }
     let features: Vec<usize> = (0..t.header.len())
         .filter(|j| *j != target && !dropped.contains(j))
         .collect();
     if features.is_empty() {
-        return Err(Error::Empty {
-            what: "input columns",
+        let why = if dropped.is_empty() {
+            "the header has only the target column"
+        } else {
+            "every column but the target is dropped by --drop"
+        };
+        return Err(Error::Csv {
+            path: t.path.clone(),
+            line: 1,
+            message: format!("no input columns: {why} '{}'", t.header[target]),
         });
     }
     Ok((features, target))
@@ -257,22 +371,37 @@ fn kept_rows<'a>(
         }
     }
     if out.is_empty() {
-        return Err(Error::Empty {
-            what: "CSV data rows after dropping missing values",
+        return Err(Error::NoDataRows {
+            path: t.path.clone(),
+            reason: "every row has a missing value in a column used, so --drop-missing leaves none",
         });
     }
     Ok(out)
 }
 
-fn parse_number(path: &Path, line: u64, column: &str, cell: &str) -> Result<f64> {
+/// Whether a cell is an input or the target (for the hint in an error).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    Input,
+    Target,
+}
+
+/// A finite number; an error names line and column, with a hint at the flag that helps.
+fn parse_number(path: &Path, line: u64, column: &str, cell: &str, role: Role) -> Result<f64> {
     let v: f64 = cell.parse().map_err(|_| Error::Csv {
         path: path.display().to_string(),
         line,
-        message: if matches!(cell.to_ascii_lowercase().as_str(), "y" | "yes" | "n" | "no") {
-            format!("column '{column}': '{cell}' is not a number (read yes/no as ±1 with yes-no)")
+        message: if role == Role::Target {
+            format!(
+                "column '{column}': '{cell}' is not a number (a regression target must be numeric; \
+                 class labels need a classifier, e.g. --method laplace)"
+            )
+        } else if matches!(cell.to_ascii_lowercase().as_str(), "y" | "yes" | "n" | "no") {
+            format!("column '{column}': '{cell}' is not a number (read yes/no as ±1 with --yes-no)")
         } else {
             format!(
-                "column '{column}': '{cell}' is not a number (drop non-numeric columns with drop_columns)"
+                "column '{column}': '{cell}' is not a number (ignore the column with --drop {column}, \
+                 or choose another target with --target)"
             )
         },
     })?;
@@ -299,7 +428,7 @@ fn parse_input(path: &Path, line: u64, column: &str, cell: &str, opts: &CsvOptio
             _ => {}
         }
     }
-    parse_number(path, line, column, cell)
+    parse_number(path, line, column, cell, Role::Input)
 }
 
 /// Load a numeric CSV with a header row (`.csv.gz` too) for regression.
@@ -355,7 +484,7 @@ fn load_impl(
     } else {
         let y = rows
             .iter()
-            .map(|(line, r)| parse_number(path, *line, &t.header[target], &r[target]))
+            .map(|(line, r)| parse_number(path, *line, &t.header[target], &r[target], Role::Target))
             .collect::<Result<Vec<_>>>()?;
         (y, None)
     };
@@ -377,7 +506,7 @@ pub fn load_columns(
 ) -> Result<(Mat<f64>, Option<Vec<f64>>)> {
     let p = path.as_ref();
     load_columns_with(p, features, target, coding, &|line, col, cell| {
-        parse_number(p, line, col, cell)
+        parse_number(p, line, col, cell, Role::Target)
     })
 }
 
