@@ -590,3 +590,50 @@ fn dropping_the_target_is_an_error() {
         message(load_csv(&p, &all)).contains("every column but the target is dropped by --drop")
     );
 }
+
+#[test]
+fn split_file_copies_rows_byte_for_byte() {
+    use std::path::Path;
+    assert_eq!(
+        default_split_paths(Path::new("d/boston.csv")),
+        ("d/boston.train.csv".into(), "d/boston.test.csv".into())
+    );
+    assert_eq!(
+        default_split_paths(Path::new("kin.csv.gz")).1,
+        PathBuf::from("kin.test.csv.gz")
+    );
+    assert_eq!(
+        default_split_paths(Path::new("plain")).0,
+        PathBuf::from("plain.train")
+    );
+    // Quoted cells, odd spacing, CRLF line ends and blank lines: every data row comes out
+    // exactly as written, with the file's line terminator.
+    let rows: Vec<String> = (0..10)
+        .map(|i| format!("\"{i},5\",  {i} ,tag{i}"))
+        .collect();
+    let text = format!("\"a\",b,y\r\n{}\r\n\r\n", rows.join("\r\n"));
+    let p = tmp_csv("split_src.csv", &text);
+    let (tr, te) = (tmp_csv("split_tr.csv", ""), tmp_csv("split_te.csv", ""));
+    let done = split_file(&p, 0.3, 5, &tr, &te).unwrap();
+    assert_eq!((done.n_train, done.n_test), (7, 3));
+    let (_, test_idx) = train_test_split(10, 0.3, 5).unwrap();
+    let mut test_idx = test_idx;
+    test_idx.sort();
+    let expected: String = std::iter::once("\"a\",b,y".to_string())
+        .chain(test_idx.iter().map(|&i| rows[i].clone()))
+        .map(|l| l + "\r\n")
+        .collect();
+    assert_eq!(std::fs::read_to_string(&te).unwrap(), expected);
+    let train_text = std::fs::read_to_string(&tr).unwrap();
+    assert_eq!(train_text.lines().count(), 8);
+    // Outputs that collide are refused before anything is written.
+    assert!(matches!(
+        split_file(&p, 0.3, 5, &p, &te),
+        Err(Error::InvalidSpec { .. })
+    ));
+    assert!(matches!(
+        split_file(&p, 0.3, 5, &te, &te),
+        Err(Error::InvalidSpec { .. })
+    ));
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), text);
+}

@@ -154,10 +154,13 @@ fn sniff_delimiter(first_line: &str) -> Option<u8> {
     }
 }
 
-/// `text[start..end]` without its trailing line terminator.
+/// `text[span]` without line terminators around it (the CSV reader counts a CRLF's `\n`
+/// as the start of the next record).
 fn without_eol(text: &str, span: Range<usize>) -> Range<usize> {
     let body = text.get(span.clone()).unwrap_or("");
-    span.start..span.start + body.trim_end_matches(['\n', '\r']).len()
+    let start = span.start + (body.len() - body.trim_start_matches(['\n', '\r']).len());
+    let end = span.start + body.trim_end_matches(['\n', '\r']).len();
+    start..end.max(start)
 }
 
 /// Records of a comma- or tab-separated text; rows whose cells are all empty are skipped.
