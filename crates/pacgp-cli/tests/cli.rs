@@ -591,3 +591,123 @@ fn split_rejects_bad_input_with_exit_2() {
         std::fs::read(repo().join("data/snelson-1d/snelson_train.csv")).unwrap()
     );
 }
+
+#[test]
+fn data_layer_bad_inputs_from_issue_11() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: String| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let rows = |f: &dyn Fn(f64) -> String| -> String {
+        (0..30).map(|i| f(i as f64) + "\n").collect::<String>()
+    };
+    // A constant input column (ionosphere's second column) and a column of cells near 1e155:
+    // the fit succeeds and the saved model loads again (its scaler has no JSON null).
+    let odd = write(
+        "odd.csv",
+        "a,zero,huge,y\n".to_string()
+            + &rows(&|t| {
+                format!(
+                    "{},0,{:e},{}",
+                    t / 10.0,
+                    (1.0 + t) * 1e155,
+                    (t / 10.0).sin()
+                )
+            }),
+    );
+    let model = dir.path().join("m.json");
+    let out = pacgp(&[
+        "fit",
+        "--data",
+        s(&odd),
+        "--kernel",
+        "se",
+        "--out",
+        s(&model),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&model).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let sd = v["x_scaler"]["sd"].as_array().unwrap();
+    assert!(sd.iter().all(|x| x.is_f64()), "{sd:?}");
+    // Population sd of (1..=30)·1e155 is √((30² − 1)/12)·1e155; the constant column keeps 1.
+    let expected = ((900.0_f64 - 1.0) / 12.0).sqrt() * 1e155;
+    assert!(
+        (sd[2].as_f64().unwrap() / expected - 1.0).abs() < 1e-14,
+        "{sd:?}"
+    );
+    assert_eq!(sd[1].as_f64(), Some(1.0));
+    let m = pacgp::model::FittedModel::load(&model).unwrap();
+    assert_eq!(m.x_scaler.constant.len(), 1);
+    assert_eq!(m.x_scaler.constant[0].name, "zero");
+    assert!(m.x_scaler.sd.iter().all(|v| v.is_finite()));
+    let out = pacgp(&["predict", "--model", s(&model), "--data", s(&odd)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Each of these is bad input: exit 2 and a message naming the problem.
+    let cases: Vec<(PathBuf, Vec<&str>, &str)> = vec![
+        (
+            write(
+                "dup.csv",
+                "x1,x1,y\n".to_string() + &rows(&|t| format!("{t},{},{t}", -t)),
+            ),
+            vec![],
+            "'x1' appears twice",
+        ),
+        (
+            write(
+                "big_y.csv",
+                "a,y\n".to_string() + &rows(&|t| format!("{t},{:e}", (1.0 + t) * 1e300)),
+            ),
+            vec![],
+            "cannot be represented",
+        ),
+        (
+            write(
+                "const_y.csv",
+                "a,y\n".to_string() + &rows(&|t| format!("{t},2")),
+            ),
+            vec![],
+            "is constant",
+        ),
+        (
+            write(
+                "semi.csv",
+                "a;b;y\n".to_string() + &rows(&|t| format!("{t};1;{t}")),
+            ),
+            vec![],
+            "';'-separated",
+        ),
+        (
+            write(
+                "ok.csv",
+                "a,b,y\n".to_string() + &rows(&|t| format!("{t},{},{t}", t * t)),
+            ),
+            vec!["--drop", "y"],
+            "cannot also be dropped",
+        ),
+        (
+            write("header.csv", "a,b,y\n".to_string()),
+            vec![],
+            "no data rows: the file has only a header line",
+        ),
+    ];
+    for (data, extra, msg) in cases {
+        let mut args = vec!["fit", "--data", s(&data), "--out", s(&model)];
+        args.extend(extra);
+        let out = pacgp(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(msg), "{args:?}: {err}");
+    }
+}
