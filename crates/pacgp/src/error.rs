@@ -86,7 +86,9 @@ pub enum Error {
         /// Up to five of them, comma separated.
         examples: String,
     },
-    /// A column with zero variance cannot be standardised.
+    /// A column with zero variance cannot be standardised. (The data layer no longer
+    /// raises it: constant inputs are kept unscaled, a constant target is
+    /// [`Error::ConstantTarget`].)
     #[error("column '{column}' is constant in the training data and cannot be standardised")]
     ConstantColumn {
         /// Column name or index.

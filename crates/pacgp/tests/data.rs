@@ -427,6 +427,7 @@ fn standardisation_cannot_overflow() {
         Err(e @ Error::Unrepresentable { .. }) => assert!(e.to_string().contains("'y'"), "{e}"),
         other => panic!("{other:?}"),
     }
+    assert_eq!(MAX_TARGET_SD, 2f64.powi(500));
     let t = TargetScaler::fit_column(&[1e150, 2e150, 3e150], "y").unwrap();
     assert!((t.sd / ((2.0_f64 / 3.0).sqrt() * 1e150) - 1.0).abs() < 1e-15);
     assert!(t.unscale_var(1.0).is_finite());

@@ -1,4 +1,4 @@
-//! Datasets: the validated [`Dataset`] type, and by job: CSV reading ([`csv`](self::csv)),
+//! Datasets: the validated [`Dataset`] type, and by job: CSV reading ([`csv`]),
 //! class labels ([`labels`]), standardisation ([`scaling`]), seeded splits and k-fold
 //! ([`split`]).
 //!
