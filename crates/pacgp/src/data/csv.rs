@@ -157,7 +157,11 @@ fn sniff_delimiter(first_line: &str) -> Option<u8> {
 /// `text[span]` without line terminators around it (the CSV reader counts a CRLF's `\n`
 /// as the start of the next record).
 fn without_eol(text: &str, span: Range<usize>) -> Range<usize> {
-    let body = text.get(span.clone()).unwrap_or("");
+    // Record bounds sit after an ASCII terminator, so this always slices; if it did not,
+    // an empty range at 0 keeps every later slice in bounds.
+    let Some(body) = text.get(span.clone()) else {
+        return 0..0;
+    };
     let start = span.start + (body.len() - body.trim_start_matches(['\n', '\r']).len());
     let end = span.start + body.trim_end_matches(['\n', '\r']).len();
     start..end.max(start)
