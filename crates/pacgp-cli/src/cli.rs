@@ -34,6 +34,9 @@ pub enum Command {
     Reproduce(ReproduceArgs),
     /// The main job on the data shipped in `data/`: fit a few models, print their summaries.
     Demo(DemoArgs),
+    /// Split a CSV file into train and test files by a seeded random permutation (header
+    /// and cells copied unchanged).
+    Split(SplitArgs),
 }
 
 /// Where the data comes from.
@@ -314,6 +317,29 @@ pub struct DemoArgs {
     /// Folder holding the shipped datasets.
     #[arg(long, default_value = "data")]
     pub data_dir: PathBuf,
+    /// Print one JSON object on stdout.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `pacgp split`.
+#[derive(Debug, Args)]
+pub struct SplitArgs {
+    /// CSV file with a header row (`.csv.gz` works too).
+    #[arg(long)]
+    pub data: PathBuf,
+    /// Share of the data rows that go to the test file (rounded to a whole number of rows).
+    #[arg(long, default_value_t = 0.2)]
+    pub test_fraction: f64,
+    /// Seed of the random permutation: the same seed gives the same split.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Training part (default: next to the input, `f.csv` → `f.train.csv`).
+    #[arg(long)]
+    pub out_train: Option<PathBuf>,
+    /// Test part (default: next to the input, `f.csv` → `f.test.csv`).
+    #[arg(long)]
+    pub out_test: Option<PathBuf>,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,

@@ -33,6 +33,7 @@ pub fn run(args: Cli) -> Result<()> {
         Command::Certify(a) => certify(a),
         Command::Reproduce(a) => crate::reproduce::reproduce(a),
         Command::Demo(a) => demo(a),
+        Command::Split(a) => split(a),
     }
 }
 
@@ -589,6 +590,26 @@ fn demo(a: DemoArgs) -> Result<()> {
     rows.push(json!({ "dataset": "breast-cancer-wisconsin", "kernel": model.posterior.kernel.describe(), "fit_seconds": secs, "evaluation": ev, "certificate": cert }));
     if a.json {
         println!("{}", json!({ "demo": rows }));
+    }
+    Ok(())
+}
+
+/// `pacgp split`: train and test files from one data file by a seeded permutation.
+fn split(a: SplitArgs) -> Result<()> {
+    let (train_default, test_default) = data::default_split_paths(&a.data);
+    let train = a.out_train.unwrap_or(train_default);
+    let test = a.out_test.unwrap_or(test_default);
+    let done = data::split_file(&a.data, a.test_fraction, a.seed, &train, &test)?;
+    if a.json {
+        println!("{}", serde_json::to_string(&done)?);
+    } else {
+        println!(
+            "wrote {} training rows to {} and {} test rows to {}",
+            done.n_train,
+            done.train_path.display(),
+            done.n_test,
+            done.test_path.display()
+        );
     }
     Ok(())
 }

@@ -461,3 +461,253 @@ fn yes_no_votes_with_abstentions_round_trip() {
     let msg = String::from_utf8_lossy(&bad.stderr);
     assert!(msg.contains("yes-no"), "{msg}");
 }
+
+/// A copy of `rel` (a file in the repository) inside `dir`.
+fn copy_into(dir: &Path, rel: &str) -> PathBuf {
+    let to = dir.join(Path::new(rel).file_name().unwrap());
+    std::fs::copy(repo().join(rel), &to).unwrap();
+    to
+}
+
+#[test]
+fn split_writes_seeded_train_and_test_files_with_cells_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = copy_into(dir.path(), "data/boston-housing/boston.csv");
+    let out = pacgp(&[
+        "split",
+        "--data",
+        s(&data),
+        "--test-fraction",
+        "0.2",
+        "--seed",
+        "7",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Default names next to the input.
+    let train = std::fs::read_to_string(dir.path().join("boston.train.csv")).unwrap();
+    let test = std::fs::read_to_string(dir.path().join("boston.test.csv")).unwrap();
+    let original = std::fs::read_to_string(&data).unwrap();
+    let lines: Vec<&str> = original.lines().collect();
+    let (header, rows) = (lines[0], &lines[1..]);
+    assert_eq!(rows.len(), 506);
+    assert_eq!(train.lines().next(), Some(header));
+    assert_eq!(test.lines().next(), Some(header));
+    // round(0.2·506) = 101 test rows: the lines at the permutation's first 101 indices, in
+    // file order and byte for byte; the rest, in file order, are the training file.
+    let (tr_idx, te_idx) = pacgp::data::train_test_split(506, 0.2, 7).unwrap();
+    let pick = |idx: &[usize]| {
+        let mut idx = idx.to_vec();
+        idx.sort();
+        idx.iter().map(|&i| rows[i]).collect::<Vec<_>>()
+    };
+    assert_eq!(test.lines().skip(1).collect::<Vec<_>>(), pick(&te_idx));
+    assert_eq!(train.lines().skip(1).collect::<Vec<_>>(), pick(&tr_idx));
+    assert_eq!(te_idx.len(), 101);
+
+    // The same seed gives the same files; another seed another split. Explicit names, a
+    // compressed test part, and one JSON object with --json.
+    let (a, b) = (dir.path().join("a.csv"), dir.path().join("b.csv.gz"));
+    let out = pacgp(&[
+        "split",
+        "--data",
+        s(&data),
+        "--test-fraction",
+        "0.2",
+        "--seed",
+        "7",
+        "--out-train",
+        s(&a),
+        "--out-test",
+        s(&b),
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (v["n_train"].as_u64(), v["n_test"].as_u64()),
+        (Some(405), Some(101))
+    );
+    assert_eq!(std::fs::read_to_string(&a).unwrap(), train);
+    let opts = pacgp::data::CsvOptions::default();
+    let from_gz = pacgp::data::load_csv(&b, &opts).unwrap();
+    let from_csv = pacgp::data::load_csv(dir.path().join("boston.test.csv"), &opts).unwrap();
+    assert_eq!((from_gz.n(), &from_gz.y), (101, &from_csv.y));
+    let out = pacgp(&[
+        "split",
+        "--data",
+        s(&data),
+        "--seed",
+        "8",
+        "--out-train",
+        s(&a),
+    ]);
+    assert!(out.status.success());
+    assert_ne!(std::fs::read_to_string(&a).unwrap(), train);
+}
+
+#[test]
+fn split_rejects_bad_input_with_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = copy_into(dir.path(), "data/snelson-1d/snelson_train.csv");
+    let small = dir.path().join("small.csv");
+    std::fs::write(&small, "x,y\n1,2\n3,4\n").unwrap();
+    let dup = dir.path().join("dup.csv");
+    std::fs::write(&dup, "x,x,y\n1,2,3\n4,5,6\n").unwrap();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["--data", s(&data), "--test-fraction", "1.5"],
+            "must lie in (0, 1)",
+        ),
+        (
+            vec!["--data", s(&small), "--test-fraction", "0.1"],
+            "empty train or test set",
+        ),
+        (vec!["--data", "/no/such.csv"], "cannot read"),
+        (vec!["--data", s(&dup)], "appears twice"),
+        (
+            vec!["--data", s(&data), "--out-test", s(&data)],
+            "overwrite the input",
+        ),
+    ];
+    for (args, msg) in cases {
+        let mut full = vec!["split"];
+        full.extend(args);
+        let out = pacgp(&full);
+        assert_eq!(out.status.code(), Some(2), "{full:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(msg), "{full:?}: {err}");
+    }
+    // The input is untouched.
+    assert_eq!(
+        std::fs::read(&data).unwrap(),
+        std::fs::read(repo().join("data/snelson-1d/snelson_train.csv")).unwrap()
+    );
+}
+
+#[test]
+fn data_layer_bad_inputs_from_issue_11() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: String| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let rows = |f: &dyn Fn(f64) -> String| -> String {
+        (0..30).map(|i| f(i as f64) + "\n").collect::<String>()
+    };
+    // A constant input column (ionosphere's second column) and a column of cells near 1e155:
+    // the fit succeeds and the saved model loads again (its scaler has no JSON null).
+    let odd = write(
+        "odd.csv",
+        "a,zero,huge,y\n".to_string()
+            + &rows(&|t| {
+                format!(
+                    "{},0,{:e},{}",
+                    t / 10.0,
+                    (1.0 + t) * 1e155,
+                    (t / 10.0).sin()
+                )
+            }),
+    );
+    let model = dir.path().join("m.json");
+    let out = pacgp(&[
+        "fit",
+        "--data",
+        s(&odd),
+        "--kernel",
+        "se",
+        "--out",
+        s(&model),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&model).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let sd = v["x_scaler"]["sd"].as_array().unwrap();
+    assert!(sd.iter().all(|x| x.is_f64()), "{sd:?}");
+    // Population sd of (1..=30)·1e155 is √((30² − 1)/12)·1e155; the constant column keeps 1.
+    let expected = ((900.0_f64 - 1.0) / 12.0).sqrt() * 1e155;
+    assert!(
+        (sd[2].as_f64().unwrap() / expected - 1.0).abs() < 1e-14,
+        "{sd:?}"
+    );
+    assert_eq!(sd[1].as_f64(), Some(1.0));
+    let m = pacgp::model::FittedModel::load(&model).unwrap();
+    assert_eq!(m.x_scaler.constant.len(), 1);
+    assert_eq!(m.x_scaler.constant[0].name, "zero");
+    assert!(m.x_scaler.sd.iter().all(|v| v.is_finite()));
+    let out = pacgp(&["predict", "--model", s(&model), "--data", s(&odd)]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // Each of these is bad input: exit 2 and a message naming the problem.
+    let cases: Vec<(PathBuf, Vec<&str>, &str)> = vec![
+        (
+            write(
+                "dup.csv",
+                "x1,x1,y\n".to_string() + &rows(&|t| format!("{t},{},{t}", -t)),
+            ),
+            vec![],
+            "'x1' appears twice",
+        ),
+        (
+            write(
+                "big_y.csv",
+                "a,y\n".to_string() + &rows(&|t| format!("{t},{:e}", (1.0 + t) * 1e300)),
+            ),
+            vec![],
+            "cannot be represented",
+        ),
+        (
+            write(
+                "const_y.csv",
+                "a,y\n".to_string() + &rows(&|t| format!("{t},2")),
+            ),
+            vec![],
+            "is constant",
+        ),
+        (
+            write(
+                "semi.csv",
+                "a;b;y\n".to_string() + &rows(&|t| format!("{t};1;{t}")),
+            ),
+            vec![],
+            "';'-separated",
+        ),
+        (
+            write(
+                "ok.csv",
+                "a,b,y\n".to_string() + &rows(&|t| format!("{t},{},{t}", t * t)),
+            ),
+            vec!["--drop", "y"],
+            "cannot also be dropped",
+        ),
+        (
+            write("header.csv", "a,b,y\n".to_string()),
+            vec![],
+            "no data rows: the file has only a header line",
+        ),
+    ];
+    for (data, extra, msg) in cases {
+        let mut args = vec!["fit", "--data", s(&data), "--out", s(&model)];
+        args.extend(extra);
+        let out = pacgp(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(msg), "{args:?}: {err}");
+    }
+}

@@ -34,7 +34,7 @@ pub enum Error {
     },
     /// A missing value (`?`, empty, `NA`) where none is allowed.
     #[error(
-        "missing value at line {line}, column '{column}' (drop such rows with drop-missing, or read missing inputs as 0 with missing-as-zero)"
+        "missing value at line {line}, column '{column}' (drop such rows with --drop-missing, or read missing inputs as 0 with --missing-as-zero)"
     )]
     MissingValue {
         /// 1-based line number in the file.
@@ -86,11 +86,57 @@ pub enum Error {
         /// Up to five of them, comma separated.
         examples: String,
     },
-    /// A column with zero variance cannot be standardised.
+    /// A column with zero variance cannot be standardised. (The data layer no longer
+    /// raises it: constant inputs are kept unscaled, a constant target is
+    /// [`Error::ConstantTarget`].)
     #[error("column '{column}' is constant in the training data and cannot be standardised")]
     ConstantColumn {
         /// Column name or index.
         column: String,
+    },
+    /// A header naming the same column twice: reading by name would silently use the first.
+    #[error("{path}: column name '{name}' appears twice in the header (columns {first} and {second}); rename one")]
+    DuplicateColumn {
+        /// The file.
+        path: String,
+        /// The repeated name.
+        name: String,
+        /// 1-based position of its first occurrence.
+        first: usize,
+        /// 1-based position of its second occurrence.
+        second: usize,
+    },
+    /// A data file with no data rows to learn from.
+    #[error("{path}: no data rows: {reason}")]
+    NoDataRows {
+        /// The file.
+        path: String,
+        /// Why, e.g. "the file has only a header line".
+        reason: &'static str,
+    },
+    /// A column asked to be both the target and ignored.
+    #[error("column '{column}' is the target and cannot also be dropped (choose another target with --target, or leave it out of --drop)")]
+    DroppedTarget {
+        /// The column name.
+        column: String,
+    },
+    /// A regression target with one value: there is nothing to learn or standardise.
+    #[error("the target column '{column}' is constant ({value}) in the training data: there is nothing to learn")]
+    ConstantTarget {
+        /// The target's column name.
+        column: String,
+        /// Its only value.
+        value: f64,
+    },
+    /// A number that cannot be represented in f64 once standardised (or unscaled back).
+    #[error("{what} = {value:e} cannot be represented after standardisation: {reason}")]
+    Unrepresentable {
+        /// Which value, e.g. "column 'a', row 3".
+        what: String,
+        /// The value in the file's units.
+        value: f64,
+        /// Why, and what to do.
+        reason: String,
     },
     /// A matrix that must be symmetric positive definite is not, even after jitter.
     #[error(

@@ -136,12 +136,12 @@ fn bad_inputs_give_typed_errors() {
     let empty = tmp_csv("empty.csv", "");
     assert!(matches!(
         load_csv(&empty, &CsvOptions::default()),
-        Err(Error::Empty { .. })
+        Err(Error::NoDataRows { .. })
     ));
     let header_only = tmp_csv("header.csv", "a,b,y\n");
     assert!(matches!(
         load_csv(&header_only, &CsvOptions::default()),
-        Err(Error::Empty { .. })
+        Err(Error::NoDataRows { .. })
     ));
 
     let ok = tmp_csv("ok.csv", "a,b,y\n1,2,3\n4,5,6\n");
@@ -194,7 +194,7 @@ fn dataset_new_rejects_nan_shapes_and_empty() {
 }
 
 #[test]
-fn standardisation_round_trips_and_rejects_constant_columns() {
+fn standardisation_round_trips() {
     let x = faer::Mat::from_fn(5, 2, |i, j| (i * i) as f64 + 3.0 * j as f64);
     let names = vec!["a".to_string(), "b".to_string()];
     let s = Standardizer::fit(x.as_ref(), &names).unwrap();
@@ -209,11 +209,6 @@ fn standardisation_round_trips_and_rejects_constant_columns() {
         for j in 0..2 {
             assert!((back[(i, j)] - x[(i, j)]).abs() < 1e-12);
         }
-    }
-    let c = faer::Mat::from_fn(4, 2, |i, j| if j == 1 { 7.0 } else { i as f64 });
-    match Standardizer::fit(c.as_ref(), &names) {
-        Err(Error::ConstantColumn { column }) => assert_eq!(column, "b"),
-        other => panic!("{other:?}"),
     }
     assert!(matches!(
         s.transform(faer::Mat::zeros(2, 3).as_ref()),
@@ -297,4 +292,349 @@ fn yes_no_attributes_and_missing_as_zero() {
         load_csv_classification(&t, &opts),
         Err(Error::MissingValue { .. })
     ));
+}
+
+// ---- The bad-input corpus of issue 11 (data layer) ----
+
+/// The message of an error, as the CLI prints it.
+fn message<T: std::fmt::Debug>(r: Result<T, Error>) -> String {
+    r.expect_err("expected an error").to_string()
+}
+
+#[test]
+fn repeated_header_name_is_an_error_naming_it() {
+    // Reading by name would take column 1 twice.
+    let p = tmp_csv("dup.csv", "x1,x1,y\n1,2,3\n4,5,6\n");
+    match load_csv(&p, &CsvOptions::default()) {
+        Err(Error::DuplicateColumn {
+            name,
+            first,
+            second,
+            ..
+        }) => assert_eq!((name.as_str(), first, second), ("x1", 1, 2)),
+        other => panic!("{other:?}"),
+    }
+    // Also when a saved model's columns are looked up by name in a new file.
+    let msg = message(load_columns(
+        &p,
+        &["x1".to_string()],
+        Some("y"),
+        InputCoding::default(),
+    ));
+    assert!(
+        msg.contains("'x1' appears twice") && msg.contains("columns 1 and 2"),
+        "{msg}"
+    );
+    // Quoted and unquoted spellings of one name are the same name.
+    let q = tmp_csv("dup_quoted.csv", "\"a\",b,a\n1,2,3\n");
+    assert!(matches!(
+        load_csv(&q, &CsvOptions::default()),
+        Err(Error::DuplicateColumn {
+            first: 1,
+            second: 3,
+            ..
+        })
+    ));
+}
+
+#[test]
+fn constant_input_columns_are_kept_unscaled_with_a_note() {
+    // Column b is constant (UCI ionosphere's second column is all zeros): scikit-learn's
+    // StandardScaler keeps it with scale 1; so do we, and say so.
+    let x = faer::Mat::from_fn(4, 3, |i, j| match j {
+        1 => 0.0,
+        2 => 2.5,
+        _ => i as f64,
+    });
+    let names: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
+    let s = Standardizer::fit(x.as_ref(), &names).unwrap();
+    assert_eq!(s.sd[1], 1.0);
+    assert_eq!(s.sd[2], 1.0);
+    assert_eq!((s.mean[1], s.mean[2]), (0.0, 2.5));
+    // Column a: mean 1.5, population sd √1.25.
+    assert_eq!(s.mean[0], 1.5);
+    assert!((s.sd[0] - 1.25_f64.sqrt()).abs() < 1e-15);
+    let listed: Vec<(usize, &str, f64)> = s
+        .constant
+        .iter()
+        .map(|c| (c.index, c.name.as_str(), c.value))
+        .collect();
+    assert_eq!(listed, vec![(1, "b", 0.0), (2, "c", 2.5)]);
+    let notes = s.notes();
+    assert_eq!(notes.len(), 2);
+    assert!(
+        notes[0].contains("'b'") && notes[0].contains("unscaled"),
+        "{}",
+        notes[0]
+    );
+    let z = s.transform(x.as_ref()).unwrap();
+    for i in 0..4 {
+        assert_eq!((z[(i, 1)], z[(i, 2)]), (0.0, 0.0));
+    }
+    // New data is shifted but not scaled in such a column.
+    let new = faer::Mat::from_fn(1, 3, |_, j| [0.0, 3.0, 1.0][j]);
+    let zn = s.transform(new.as_ref()).unwrap();
+    assert_eq!((zn[(0, 1)], zn[(0, 2)]), (3.0, -1.5));
+    // The list survives the model file's JSON; a file without it (older models) still loads.
+    let back: Standardizer = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+    assert_eq!(back, s);
+    let old: Standardizer = serde_json::from_str(r#"{"mean":[1.0],"sd":[2.0]}"#).unwrap();
+    assert!(old.constant.is_empty());
+    // Equal values whose mean is not exactly representable still count as constant (the
+    // computed variance is rounding error: scikit-learn's test var ≤ Nε·var + (N·mean·ε)²).
+    let tenth = faer::Mat::from_fn(10, 1, |_, _| 0.1);
+    let s = Standardizer::fit(tenth.as_ref(), &names[..1]).unwrap();
+    assert_eq!(s.constant.len(), 1);
+    // A small but real spread is not constant, whatever the scale of the values.
+    let tiny = faer::Mat::from_fn(4, 1, |i, _| 1e-20 * i as f64);
+    let s = Standardizer::fit(tiny.as_ref(), &names[..1]).unwrap();
+    assert!(s.constant.is_empty());
+    assert!((s.sd[0] - 1e-20 * 1.25_f64.sqrt()).abs() < 1e-35);
+}
+
+#[test]
+fn constant_target_is_an_error_naming_the_column() {
+    match TargetScaler::fit_column(&[3.5, 3.5, 3.5], "MEDV") {
+        Err(e @ Error::ConstantTarget { .. }) => {
+            let msg = e.to_string();
+            assert!(msg.contains("'MEDV'") && msg.contains("3.5"), "{msg}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn standardisation_cannot_overflow() {
+    // Squares of 1e155 overflow f64; the moments are computed on scaled values instead.
+    let big = [1e155, 2e155, 3e155, -4e155];
+    let x = faer::Mat::from_fn(4, 1, |i, _| big[i]);
+    let s = Standardizer::fit(x.as_ref(), &["a".to_string()]).unwrap();
+    // Closed form: mean 0.5e155, population variance (1+4+9+16)/4·1e310 − mean² = 7.25e310.
+    assert!((s.mean[0] / 0.5e155 - 1.0).abs() < 1e-15);
+    assert!((s.sd[0] / (7.25_f64.sqrt() * 1e155) - 1.0).abs() < 1e-15);
+    let json = serde_json::to_string(&s).unwrap();
+    assert!(!json.contains("null"), "{json}");
+    let z = s.transform(x.as_ref()).unwrap();
+    assert!((z[(3, 0)] - (-4.5 / 7.25_f64.sqrt())).abs() < 1e-15);
+    // Extremes of opposite sign: x − mean overflows, the standardised value does not.
+    let ext = faer::Mat::from_fn(2, 1, |i, _| if i == 0 { -1.7e308 } else { 1.7e308 });
+    let s = Standardizer::fit(ext.as_ref(), &["a".to_string()]).unwrap();
+    assert_eq!((s.mean[0], s.sd[0]), (0.0, 1.7e308));
+    let z = s.transform(ext.as_ref()).unwrap();
+    assert_eq!((z[(0, 0)], z[(1, 0)]), (-1.0, 1.0));
+    // A target spread beyond 2^500 cannot give variances in its units: a typed error.
+    match TargetScaler::fit_column(&[1e300, 2e300, 3e300], "y") {
+        Err(e @ Error::Unrepresentable { .. }) => assert!(e.to_string().contains("'y'"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(MAX_TARGET_SD, 2f64.powi(500));
+    let t = TargetScaler::fit_column(&[1e150, 2e150, 3e150], "y").unwrap();
+    assert!((t.sd / ((2.0_f64 / 3.0).sqrt() * 1e150) - 1.0).abs() < 1e-15);
+    assert!(t.unscale_var(1.0).is_finite());
+    // A new value too far from a narrow training column to standardise: a typed error.
+    let narrow = faer::Mat::from_fn(2, 1, |i, _| i as f64 * 1e-300);
+    let s = Standardizer::fit(narrow.as_ref(), &["a".to_string()]).unwrap();
+    let far = faer::Mat::from_fn(1, 1, |_, _| 1e10);
+    assert!(matches!(
+        s.transform(far.as_ref()),
+        Err(Error::Unrepresentable { .. })
+    ));
+}
+
+#[test]
+fn scaled_moments_equal_the_direct_formulas_bit_for_bit() {
+    // Scaling by a power of two is exact, so on ordinary data nothing changes.
+    let mut v = 0.37_f64;
+    let data: Vec<f64> = (0..257)
+        .map(|i| {
+            v = (v * 3.9 * (1.0 - v)).clamp(1e-3, 1.0 - 1e-3); // logistic map
+            (v - 0.4) * 10f64.powi(i % 7 - 3)
+        })
+        .collect();
+    let n = data.len() as f64;
+    let mean = data.iter().sum::<f64>() / n;
+    let sd = (data.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt();
+    let m = Moments::of(&data);
+    assert_eq!(
+        (m.mean.to_bits(), m.sd.to_bits()),
+        (mean.to_bits(), sd.to_bits())
+    );
+    assert!(!m.constant);
+}
+
+#[test]
+fn other_delimiters_are_named() {
+    let semi = tmp_csv("semi.csv", "a;b;y\n1;2;3\n4;5;6\n");
+    let msg = message(load_csv(&semi, &CsvOptions::default()));
+    assert!(
+        msg.contains("';'-separated") && msg.contains("line 1"),
+        "{msg}"
+    );
+    let pipe = tmp_csv("pipe.csv", "a|b|y\n1|2|3\n");
+    assert!(message(load_csv(&pipe, &CsvOptions::default())).contains("'|'-separated"));
+    // Tab- and space-separated files are read.
+    let tab = tmp_csv("tab.tsv", "a\tb\ty\n1\t2\t3\n4\t5\t7\n");
+    let d = load_csv(&tab, &CsvOptions::default()).unwrap();
+    assert_eq!((d.n(), d.d(), d.y[1]), (2, 2, 7.0));
+    let space = tmp_csv("space.txt", "a b  y\n1 2 3\n4 5 7\n");
+    assert_eq!(
+        load_csv(&space, &CsvOptions::default()).unwrap().x[(1, 1)],
+        5.0
+    );
+    // One column and no other delimiter: no inputs, said plainly.
+    let one = tmp_csv("one_col.csv", "y\n1\n2\n");
+    let msg = message(load_csv(&one, &CsvOptions::default()));
+    assert!(
+        msg.contains("no input columns") && msg.contains("'y'"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn empty_and_header_only_files_read_naturally() {
+    let h = tmp_csv("only_header.csv", "a,b,y\n");
+    let msg = message(load_csv(&h, &CsvOptions::default()));
+    assert!(
+        msg.ends_with("no data rows: the file has only a header line"),
+        "{msg}"
+    );
+    let e = tmp_csv("blank.csv", "\n  \n");
+    assert!(
+        message(load_csv(&e, &CsvOptions::default())).ends_with("no data rows: the file is empty")
+    );
+    let all_missing = tmp_csv("all_missing.csv", "a,y\n?,1\nNA,2\n");
+    let opts = CsvOptions {
+        missing: MissingPolicy::DropRows,
+        ..Default::default()
+    };
+    let msg = message(load_csv(&all_missing, &opts));
+    assert!(msg.contains("--drop-missing leaves none"), "{msg}");
+}
+
+#[test]
+fn bad_utf8_is_reported_at_its_line() {
+    let dir = std::env::temp_dir().join(format!("pacgp-data-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = dir.join("latin1.csv");
+    std::fs::write(&p, b"a,y\n1,2\n3,caf\xe9\n").unwrap();
+    match load_csv(&p, &CsvOptions::default()) {
+        Err(Error::Csv { line, message, .. }) => {
+            assert_eq!(line, 3);
+            assert!(
+                message.contains("byte 6") && message.contains("0xe9"),
+                "{message}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    // Inside a gzip file too.
+    use std::io::Write;
+    let gz = dir.join("latin1.csv.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(b"a,y\n\xff,2\n").unwrap();
+    std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+    assert!(matches!(
+        load_csv(&gz, &CsvOptions::default()),
+        Err(Error::Csv { line: 2, .. })
+    ));
+}
+
+#[test]
+fn hints_name_flags_as_the_user_types_them() {
+    let text = tmp_csv("hint_text.csv", "id,b,y\nA7,2,3\n");
+    let msg = message(load_csv(&text, &CsvOptions::default()));
+    assert!(
+        msg.contains("--drop id") && !msg.contains("drop_columns"),
+        "{msg}"
+    );
+    let yes = tmp_csv("hint_yes.csv", "v,y\ny,3\n");
+    let msg = message(load_csv(&yes, &CsvOptions::default()));
+    assert!(msg.contains("--yes-no"), "{msg}");
+    let na = tmp_csv("hint_na.csv", "a,y\n?,3\n");
+    let msg = message(load_csv(&na, &CsvOptions::default()));
+    assert!(
+        msg.contains("--drop-missing") && msg.contains("--missing-as-zero"),
+        "{msg}"
+    );
+    // A regression target that is not numeric points at the classifiers, not at --drop.
+    let label = tmp_csv("hint_label.csv", "a,y\n1,cat\n2,dog\n");
+    let msg = message(load_csv(&label, &CsvOptions::default()));
+    assert!(msg.contains("--method") && !msg.contains("--drop"), "{msg}");
+}
+
+#[test]
+fn dropping_the_target_is_an_error() {
+    let p = tmp_csv("drop_target.csv", "a,b,y\n1,2,3\n4,5,6\n");
+    let opts = CsvOptions {
+        drop_columns: vec!["y".into()],
+        ..Default::default()
+    };
+    match load_csv(&p, &opts) {
+        Err(e @ Error::DroppedTarget { .. }) => assert!(e.to_string().contains("'y'"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+    let named = CsvOptions {
+        target: TargetSpec::Name("a".into()),
+        drop_columns: vec!["b".into(), "a".into()],
+        ..Default::default()
+    };
+    assert!(matches!(
+        load_csv_classification(&p, &named),
+        Err(Error::DroppedTarget { .. })
+    ));
+    // Dropping every input leaves none: said so.
+    let all = CsvOptions {
+        drop_columns: vec!["a".into(), "b".into()],
+        ..Default::default()
+    };
+    assert!(
+        message(load_csv(&p, &all)).contains("every column but the target is dropped by --drop")
+    );
+}
+
+#[test]
+fn split_file_copies_rows_byte_for_byte() {
+    use std::path::Path;
+    assert_eq!(
+        default_split_paths(Path::new("d/boston.csv")),
+        ("d/boston.train.csv".into(), "d/boston.test.csv".into())
+    );
+    assert_eq!(
+        default_split_paths(Path::new("kin.csv.gz")).1,
+        PathBuf::from("kin.test.csv.gz")
+    );
+    assert_eq!(
+        default_split_paths(Path::new("plain")).0,
+        PathBuf::from("plain.train")
+    );
+    // Quoted cells, odd spacing, CRLF line ends and blank lines: every data row comes out
+    // exactly as written, with the file's line terminator.
+    let rows: Vec<String> = (0..10)
+        .map(|i| format!("\"{i},5\",  {i} ,tag{i}"))
+        .collect();
+    let text = format!("\"a\",b,y\r\n{}\r\n\r\n", rows.join("\r\n"));
+    let p = tmp_csv("split_src.csv", &text);
+    let (tr, te) = (tmp_csv("split_tr.csv", ""), tmp_csv("split_te.csv", ""));
+    let done = split_file(&p, 0.3, 5, &tr, &te).unwrap();
+    assert_eq!((done.n_train, done.n_test), (7, 3));
+    let (_, test_idx) = train_test_split(10, 0.3, 5).unwrap();
+    let mut test_idx = test_idx;
+    test_idx.sort();
+    let expected: String = std::iter::once("\"a\",b,y".to_string())
+        .chain(test_idx.iter().map(|&i| rows[i].clone()))
+        .map(|l| l + "\r\n")
+        .collect();
+    assert_eq!(std::fs::read_to_string(&te).unwrap(), expected);
+    let train_text = std::fs::read_to_string(&tr).unwrap();
+    assert_eq!(train_text.lines().count(), 8);
+    // Outputs that collide are refused before anything is written.
+    assert!(matches!(
+        split_file(&p, 0.3, 5, &p, &te),
+        Err(Error::InvalidSpec { .. })
+    ));
+    assert!(matches!(
+        split_file(&p, 0.3, 5, &te, &te),
+        Err(Error::InvalidSpec { .. })
+    ));
+    assert_eq!(std::fs::read_to_string(&p).unwrap(), text);
 }

@@ -8,13 +8,30 @@ const HELP: &str = "use se, se-ard, matern12, matern32, matern52 (each with opti
 linear, linear-ard, poly<degree>, const, joined by + and *";
 
 impl Kernel {
+    /// Most base kernels an expression may hold. Each adds hyperparameters (D of them for an
+    /// `-ard` kernel) and a level of nesting that every kernel evaluation walks; 32 is far
+    /// beyond any useful expression, while 3,333 factors made a fit run for minutes.
+    pub const MAX_BASE_KERNELS: usize = 32;
+
+    /// Highest polynomial degree accepted: `(x·x'/l² + c)^p` beyond this overflows or
+    /// underflows f64 for any input not within a few percent of the unit sphere.
+    pub const MAX_POLY_DEGREE: u32 = 64;
+
     /// Build a kernel from a specification for inputs with `d` columns. Every base kernel
-    /// except `const` carries its own signal variance (initial values 1).
+    /// except `const` carries its own signal variance (initial values 1). At most
+    /// [`Kernel::MAX_BASE_KERNELS`] base kernels, checked before anything is built.
     pub fn from_spec(spec: &str, d: usize) -> Result<Kernel> {
         let bad = |reason: String| Error::InvalidSpec {
             spec: spec.to_string(),
             reason,
         };
+        let n_base = 1 + spec.matches(['+', '*']).count();
+        if n_base > Self::MAX_BASE_KERNELS {
+            return Err(bad(format!(
+                "{n_base} base kernels joined by + and *; at most {} are allowed",
+                Self::MAX_BASE_KERNELS
+            )));
+        }
         let sum_terms: Vec<&str> = spec.split('+').collect();
         let mut total: Option<Kernel> = None;
         for term in sum_terms {
@@ -113,8 +130,11 @@ fn base(name: &str, d: usize) -> std::result::Result<Kernel, String> {
             let p: u32 = s[4..]
                 .parse()
                 .map_err(|_| format!("'{s}': degree must be a whole number; {HELP}"))?;
-            if p == 0 {
-                return Err(format!("'{s}': degree must be at least 1"));
+            if p == 0 || p > Kernel::MAX_POLY_DEGREE {
+                return Err(format!(
+                    "'{s}': degree must lie in 1..={}",
+                    Kernel::MAX_POLY_DEGREE
+                ));
             }
             Ok(Kernel::Scale {
                 ln_variance: 0.0,
