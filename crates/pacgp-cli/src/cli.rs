@@ -14,6 +14,10 @@ use std::path::PathBuf;
 #[derive(Debug, Parser)]
 #[command(name = "pacgp", version, about, long_about)]
 pub struct Cli {
+    /// Worker threads for the linear algebra and kernel matrices (default: all cores).
+    /// Results do not depend on it.
+    #[arg(long, global = true)]
+    pub threads: Option<usize>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,
@@ -94,13 +98,69 @@ pub enum Method {
     Sogp,
 }
 
+/// A regression method.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum RegressionMethod {
+    /// Exact GP, ML-II.
+    Gpr,
+    /// Sparse GP (VFE or FITC) by its own objective.
+    Sparse(pacgp::regression::sparse::SparseMethod),
+    /// Full GP by its PAC-Bayes bound (kl or sqrt).
+    PacGp(pacgp::bounds::BoundKind),
+    /// Sparse GP by its PAC-Bayes bound (kl or sqrt).
+    PacSgp(pacgp::bounds::BoundKind),
+}
+
+/// A classification method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClassifierMethod {
+    /// Laplace.
+    Laplace,
+    /// Expectation propagation.
+    Ep,
+    /// Naive mean field.
+    MeanField,
+    /// Informative vector machine.
+    Ivm,
+    /// Sparse online GP.
+    Sogp,
+}
+
+/// The two families, so each command handles exactly its own methods.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Family {
+    /// Real-valued targets.
+    Regression(RegressionMethod),
+    /// Two-class labels.
+    Classification(ClassifierMethod),
+}
+
 impl Method {
-    /// True for the classification methods.
-    pub fn is_classifier(self) -> bool {
-        matches!(
-            self,
-            Method::Laplace | Method::Ep | Method::MeanField | Method::Ivm | Method::Sogp
-        )
+    /// The method's family.
+    pub fn family(self) -> Family {
+        use pacgp::bounds::BoundKind::{Kl, Sqrt};
+        use pacgp::regression::sparse::SparseMethod::{Fitc, Vfe};
+        match self {
+            Method::Gpr => Family::Regression(RegressionMethod::Gpr),
+            Method::Vfe => Family::Regression(RegressionMethod::Sparse(Vfe)),
+            Method::Fitc => Family::Regression(RegressionMethod::Sparse(Fitc)),
+            Method::PacGp => Family::Regression(RegressionMethod::PacGp(Kl)),
+            Method::PacGpSqrt => Family::Regression(RegressionMethod::PacGp(Sqrt)),
+            Method::PacSgp => Family::Regression(RegressionMethod::PacSgp(Kl)),
+            Method::PacSgpSqrt => Family::Regression(RegressionMethod::PacSgp(Sqrt)),
+            Method::Laplace => Family::Classification(ClassifierMethod::Laplace),
+            Method::Ep => Family::Classification(ClassifierMethod::Ep),
+            Method::MeanField => Family::Classification(ClassifierMethod::MeanField),
+            Method::Ivm => Family::Classification(ClassifierMethod::Ivm),
+            Method::Sogp => Family::Classification(ClassifierMethod::Sogp),
+        }
+    }
+
+    /// The name on the command line.
+    pub fn name(self) -> String {
+        self.to_possible_value()
+            .map(|v| v.get_name().to_string())
+            .unwrap_or_default()
     }
 }
 
@@ -141,7 +201,7 @@ pub enum TermArg {
     Seeger,
 }
 
-/// `pacgp fit`.
+/// `pacgp fit`. Options that do not apply to the chosen method are an error.
 #[derive(Debug, Args)]
 pub struct FitArgs {
     #[command(flatten)]
@@ -150,45 +210,51 @@ pub struct FitArgs {
     #[arg(long, value_enum, default_value_t = Method::Gpr)]
     pub method: Method,
     /// Kernel: `se-ard` (default), `se`, `matern12|32|52[-ard]`, `linear`, `poly2`, `const`,
-    /// combined with `+` and `*`.
-    #[arg(long, default_value = "se-ard")]
-    pub kernel: String,
-    /// ε of the ε-band loss in the target's units (stored with the model for `certify`).
+    /// combined with `+` and `*`. Classifiers: only with `--select ml2` (the bound's nine
+    /// candidates are fixed SE kernels).
+    #[arg(long)]
+    pub kernel: Option<String>,
+    /// ε of the ε-band loss in the target's units (regression; stored with the model for
+    /// `certify`; needed by the PAC methods).
     #[arg(long)]
     pub epsilon: Option<f64>,
     /// gpr: keep θ exactly as ML-II leaves it (scikit-learn's box 1e-5…1e5) instead of
-    /// optimising inside the PAC grid's range and snapping onto it. Such a model cannot be
-    /// certified.
+    /// optimising inside the hyperparameter grid's range and snapping onto it. Such a model
+    /// cannot be certified.
     #[arg(long)]
     pub no_snap: bool,
-    /// Number of inducing inputs (vfe, fitc, pac-sgp), initialised by seeded k-means.
-    #[arg(long, default_value_t = 100)]
-    pub inducing: usize,
-    /// Likelihood of the classifiers.
-    #[arg(long, value_enum, default_value_t = LikelihoodArg::Probit)]
-    pub likelihood: LikelihoodArg,
-    /// Classifiers: how the kernel hyperparameters are chosen (both are certified).
-    #[arg(long, value_enum, default_value_t = SelectArg::Bound)]
-    pub select: SelectArg,
-    /// ivm: active-set size d; sogp: the most basis vectors kept.
-    #[arg(long, default_value_t = 100)]
-    pub active_set: usize,
-    /// mean-field: label flip probability κ in [0, 0.5).
-    #[arg(long, default_value_t = 0.0)]
-    pub kappa: f64,
-    /// mean-field: input-noise variance v added to the kernel's diagonal (seed 001 eq. 17.16).
-    #[arg(long, default_value_t = 1.0)]
-    pub input_noise: f64,
-    /// Confidence δ of the PAC-Bayes bound (PAC methods).
-    #[arg(long, default_value_t = 0.01)]
-    pub delta: f64,
-    /// Random restarts of the hyperparameter optimiser (gpr).
-    #[arg(long, default_value_t = 0)]
-    pub restarts: usize,
-    /// Seed for every random choice (splits, restarts, k-means).
+    /// vfe, fitc, pac-sgp: number of inducing inputs, initialised by seeded k-means
+    /// [default: 100, at most N].
+    #[arg(long)]
+    pub inducing: Option<usize>,
+    /// Classifiers: likelihood [default: probit; logistic for laplace only].
+    #[arg(long, value_enum)]
+    pub likelihood: Option<LikelihoodArg>,
+    /// Classifiers: how the kernel hyperparameters are chosen (both are certified)
+    /// [default: bound].
+    #[arg(long, value_enum)]
+    pub select: Option<SelectArg>,
+    /// ivm: active-set size d; sogp: the most basis vectors kept [default: 100, at most N].
+    #[arg(long)]
+    pub active_set: Option<usize>,
+    /// mean-field: label flip probability κ in [0, 0.5) [default: 0].
+    #[arg(long)]
+    pub kappa: Option<f64>,
+    /// mean-field: input-noise variance v added to the kernel's diagonal (seed 001
+    /// eq. 17.16) [default: 1].
+    #[arg(long)]
+    pub input_noise: Option<f64>,
+    /// Confidence δ of the PAC-Bayes bound that is trained (pac-*) or that selects the
+    /// classifier's kernel [default: 0.01].
+    #[arg(long)]
+    pub delta: Option<f64>,
+    /// gpr: random restarts of the hyperparameter optimiser [default: 0].
+    #[arg(long)]
+    pub restarts: Option<usize>,
+    /// Seed for every random choice (restarts, k-means, visiting orders).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Where to save the model (JSON).
+    /// Where to save the model (JSON); checked before fitting.
     #[arg(long)]
     pub out: PathBuf,
     /// Print one JSON object on stdout.

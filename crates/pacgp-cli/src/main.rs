@@ -1,12 +1,22 @@
 //! `pacgp` command-line tool: a thin layer over the `pacgp` library. It parses arguments,
 //! loads data, calls the library, and prints (human-readable, or one JSON object with
-//! `--json`). Exit status: 0 on success, 2 for bad input, 1 for other failures.
+//! `--json`). Exit status: 0 on success (also when the reader of stdout goes away early),
+//! 2 for bad input or a bad path, 1 for a numerical failure.
+
+/// `println!` that returns an error instead of panicking when stdout is closed (e.g. piped
+/// into `head`); `main` ends quietly on a broken pipe.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout().lock(), $($t)*)?
+    }};
+}
 
 mod cli;
 mod commands;
+mod output;
 mod plot;
 mod reproduce;
-mod reproduce_classification;
 
 /// mimalloc keeps freed N×N buffers for reuse; the system allocator returns each ≥ 32 MB
 /// matrix to the kernel, so every factorisation and inverse paid for fresh zeroed pages
@@ -16,11 +26,40 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use clap::Parser;
 
+/// Exit status of a failure: 1 for numerical trouble, 2 for anything the user can fix.
+fn exit_code(e: &anyhow::Error) -> i32 {
+    match e.downcast_ref::<pacgp::Error>() {
+        Some(pacgp::Error::Numerical { .. } | pacgp::Error::NotPositiveDefinite { .. }) => 1,
+        Some(_) => 2,
+        None if e.chain().any(|c| c.is::<std::io::Error>()) => 2,
+        None => 1,
+    }
+}
+
+/// Whether the failure is stdout going away (nothing to report).
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
 fn main() {
     let args = cli::Cli::parse();
+    if let Some(n) = args.threads {
+        if let Err(e) = rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build_global()
+        {
+            eprintln!("error: --threads {n}: {e}");
+            std::process::exit(2);
+        }
+    }
     if let Err(e) = commands::run(args) {
-        let bad_input = e.downcast_ref::<pacgp::Error>().is_some();
+        if is_broken_pipe(&e) {
+            std::process::exit(0);
+        }
         eprintln!("error: {e:#}");
-        std::process::exit(if bad_input { 2 } else { 1 });
+        std::process::exit(exit_code(&e));
     }
 }

@@ -306,3 +306,114 @@ fn sparse_and_pac_models_fit_and_certify() {
         }
     }
 }
+
+/// Options that do not apply to the chosen method are errors, not ignored.
+#[test]
+fn options_that_do_not_apply_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.json");
+    let ripley = "data/ripley-synth/synth_tr.csv";
+    let cases: [(&[&str], &str); 8] = [
+        (
+            &["--data", SNELSON, "--likelihood", "logistic"],
+            "--likelihood applies to classifiers",
+        ),
+        (
+            &["--data", SNELSON, "--kappa", "0.1"],
+            "--kappa applies to classifiers",
+        ),
+        (
+            &["--data", SNELSON, "--delta", "0.05"],
+            "--delta applies to",
+        ),
+        (
+            &["--data", SNELSON, "--inducing", "5"],
+            "--inducing applies to",
+        ),
+        (&["--data", SNELSON, "--method", "pac-gp"], "give --epsilon"),
+        (
+            &["--data", ripley, "--method", "laplace", "--epsilon", "1"],
+            "--epsilon applies to regression",
+        ),
+        (
+            &[
+                "--data",
+                ripley,
+                "--method",
+                "laplace",
+                "--kernel",
+                "matern52-ard",
+            ],
+            "--select ml2",
+        ),
+        (
+            &["--data", ripley, "--method", "ep", "--active-set", "10"],
+            "--active-set applies to ivm and sogp",
+        ),
+    ];
+    for (args, needle) in cases {
+        let mut a = vec!["fit", "--out", s(&out)];
+        a.extend_from_slice(args);
+        exit2(&pacgp(&a), needle);
+        assert!(!out.exists(), "no model written for {args:?}");
+    }
+}
+
+/// The output path is checked before any fitting; a small file gets an inducing set of N.
+#[test]
+fn output_path_checked_first_and_defaults_fit_small_files() {
+    let dir = tempfile::tempdir().unwrap();
+    exit2(
+        &pacgp(&["fit", "--data", SNELSON, "--out", "no/such/folder/m.json"]),
+        "does not exist",
+    );
+    let small = dir.path().join("small.csv");
+    let text = std::fs::read_to_string(repo().join(SNELSON)).unwrap();
+    let head: Vec<&str> = text.lines().take(41).collect();
+    std::fs::write(&small, head.join("\n")).unwrap();
+    let model = dir.path().join("vfe.json");
+    let out = pacgp(&[
+        "fit",
+        "--data",
+        s(&small),
+        "--method",
+        "vfe",
+        "--out",
+        s(&model),
+        "--json",
+    ]);
+    ok(&out);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--inducing set to N = 40"));
+}
+
+/// `predict | head -1` ends quietly: exit 0, no panic.
+#[test]
+fn a_closed_stdout_ends_quietly() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = fit_snelson(dir.path(), "gpr", &[]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pacgp"))
+        .args(["predict", "--model", s(&model), "--data", SNELSON])
+        .current_dir(repo())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // the reader goes away before anything is read
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+/// `demo` finds the shipped data from any working directory.
+#[test]
+fn demo_runs_from_another_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_pacgp"))
+        .args(["demo", "--json"])
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let v = ok(&out);
+    assert_eq!(v["demo"].as_array().unwrap().len(), 4);
+}

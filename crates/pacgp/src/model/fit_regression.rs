@@ -26,7 +26,7 @@ struct Standardised {
 /// Standardise inputs and targets with training statistics.
 fn standardise(train: &Dataset) -> Result<Standardised> {
     let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
-    let y_scaler = TargetScaler::fit(&train.y)?;
+    let y_scaler = TargetScaler::fit_column(&train.y, &train.target_name)?;
     let x = x_scaler.transform(train.x.as_ref())?;
     let y = y_scaler.transform(&train.y);
     Ok(Standardised {
@@ -111,7 +111,7 @@ impl Default for GprOptions {
 }
 
 /// Exact GP regression by ML-II on standardised inputs and targets (training statistics),
-/// θ snapped onto the PAC grid (spec §2.4; at most 0.005 in ln space), noise kept as fitted.
+/// θ on the grid `opts.grid` (docs/math.md §2.4; at most half a step in ln space), noise as fitted.
 pub fn fit_gpr(train: &Dataset, opts: &GprOptions) -> Result<FittedModel> {
     if let Some(e) = opts.epsilon {
         RegressionLoss::new_epsilon_band(e)?;

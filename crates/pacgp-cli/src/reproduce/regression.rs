@@ -1,48 +1,17 @@
-//! `pacgp reproduce`: run an experiment of the seeds, write its table (CSV + JSON) and
-//! figure (SVG) into the output folder, with a progress bar on a terminal.
+//! `pacgp reproduce` for seed 004's regression experiments (PAC-GP, PAC-SGP): tables (CSV +
+//! JSON) and figures (SVG).
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 use anyhow::{Context, Result};
-use indicatif::{ProgressBar, ProgressStyle};
 use pacgp::data::{self, CsvOptions};
 use pacgp::experiments::pac_gp::{self, EpsilonRow};
 use pacgp::experiments::pac_sgp::{self, InducingRow, InducingSetup};
 use serde_json::json;
 
-use crate::cli::{Experiment, ReproduceArgs};
+use crate::cli::ReproduceArgs;
+use crate::output::{bar, write};
 use crate::plot::{write_svg, Figure, Series, Style};
-
-/// Run the chosen experiment.
-pub fn reproduce(a: ReproduceArgs) -> Result<()> {
-    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
-    match a.experiment {
-        Experiment::PacGpEpsilon => epsilon(&a),
-        Experiment::PacGpSnelson => snelson(&a),
-        Experiment::PacSgpInducing => inducing(&a),
-        Experiment::IvmUci => crate::reproduce_classification::ivm_uci(&a),
-        Experiment::IvmMnistGrid => crate::reproduce_classification::ivm_mnist_grid(&a),
-        Experiment::IvmSelection2d => crate::reproduce_classification::ivm_selection_2d(&a),
-        Experiment::RiskCoverage => crate::reproduce_classification::risk_coverage(&a),
-    }
-}
-
-/// A progress bar over `total` fits (hidden when stderr is not a terminal).
-pub(crate) fn bar(total: usize, msg: &str) -> ProgressBar {
-    let pb = ProgressBar::new(total as u64);
-    pb.set_style(
-        ProgressStyle::with_template("{msg} {bar:30} {pos}/{len} fits [{elapsed} / ~{eta}]")
-            .expect("valid template"),
-    );
-    pb.set_message(msg.to_string());
-    pb
-}
-
-/// Write a result file, naming it in the error.
-pub(crate) fn write(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
-}
 
 fn rows_csv(rows: &[EpsilonRow]) -> String {
     let mut s = String::from("method,epsilon,rep,bound,bound_sqrt,train_gibbs,test_gibbs,test_bayes,test_mse,kl_over_n,noise_variance\n");
@@ -66,7 +35,7 @@ fn rows_csv(rows: &[EpsilonRow]) -> String {
     s
 }
 
-fn epsilon(a: &ReproduceArgs) -> Result<()> {
+pub(super) fn epsilon(a: &ReproduceArgs) -> Result<()> {
     let boston = data::load_csv(
         a.data_dir.join("boston-housing/boston.csv"),
         &CsvOptions::default(),
@@ -116,17 +85,24 @@ fn epsilon(a: &ReproduceArgs) -> Result<()> {
     };
     write_svg(&fig, &a.out.join("pac-gp-epsilon.svg"))?;
     if a.json {
-        println!(
+        out!(
             "{}",
             json!({ "experiment": "pac-gp-epsilon", "repetitions": reps, "summary": summary })
         );
     } else {
-        println!(
+        out!(
             "{:<12} {:>5} {:>8} {:>8} {:>10} {:>10} {:>9} {:>7}",
-            "method", "ε", "bound", "sqrt", "train Gibbs", "test Gibbs", "test MSE", "KL/N"
+            "method",
+            "ε",
+            "bound",
+            "sqrt",
+            "train Gibbs",
+            "test Gibbs",
+            "test MSE",
+            "KL/N"
         );
         for r in &summary {
-            println!(
+            out!(
                 "{:<12} {:>5.2} {:>8.4} {:>8.4} {:>10.4} {:>10.4} {:>9.4} {:>7.4}",
                 r.method,
                 r.epsilon,
@@ -138,7 +114,7 @@ fn epsilon(a: &ReproduceArgs) -> Result<()> {
                 r.kl_over_n
             );
         }
-        println!("wrote {}/pac-gp-epsilon.{{csv,json,svg}}", a.out.display());
+        out!("wrote {}/pac-gp-epsilon.{{csv,json,svg}}", a.out.display());
     }
     Ok(())
 }
@@ -146,7 +122,7 @@ fn epsilon(a: &ReproduceArgs) -> Result<()> {
 /// Inducing inputs of the sparse kl-PAC-SGP curves of `pac-gp-snelson`.
 const SNELSON_INDUCING: usize = 10;
 
-fn snelson(a: &ReproduceArgs) -> Result<()> {
+pub(super) fn snelson(a: &ReproduceArgs) -> Result<()> {
     let train = data::load_csv(
         a.data_dir.join("snelson-1d/snelson_train.csv"),
         &CsvOptions::default(),
@@ -216,23 +192,26 @@ fn snelson(a: &ReproduceArgs) -> Result<()> {
     };
     write_svg(&fig, &a.out.join("pac-gp-snelson.svg"))?;
     if a.json {
-        println!(
+        out!(
             "{}",
             json!({ "experiment": "pac-gp-snelson", "summary": summary })
         );
     } else {
         for c in &curves {
-            println!(
+            out!(
                 "{:<28} σ² {:.4}  KL/N {:.4}  bound {:.4}",
-                c.label, c.noise_variance, c.kl_over_n, c.bound
+                c.label,
+                c.noise_variance,
+                c.kl_over_n,
+                c.bound
             );
         }
-        println!("wrote {}/pac-gp-snelson.{{csv,json,svg}}", a.out.display());
+        out!("wrote {}/pac-gp-snelson.{{csv,json,svg}}", a.out.display());
     }
     Ok(())
 }
 
-fn inducing(a: &ReproduceArgs) -> Result<()> {
+pub(super) fn inducing(a: &ReproduceArgs) -> Result<()> {
     let mut setup = if a.quick {
         InducingSetup {
             ms: vec![10, 25, 50],
@@ -345,9 +324,9 @@ fn inducing(a: &ReproduceArgs) -> Result<()> {
         write_svg(&fig, &a.out.join(format!("pac-sgp-inducing-{name}.svg")))?;
     }
     if a.json {
-        println!("{obj}");
+        out!("{obj}");
     } else {
-        println!(
+        out!(
             "{:<8} {:>4} {:<13} {:>8} {:>8} {:>11} {:>10} {:>9} {:>7} {:>9}",
             "data",
             "M",
@@ -361,7 +340,7 @@ fn inducing(a: &ReproduceArgs) -> Result<()> {
             "σ²"
         );
         for (d, r) in &all {
-            println!(
+            out!(
                 "{:<8} {:>4} {:<13} {:>8.4} {:>8.4} {:>11.4} {:>10.4} {:>9.4} {:>7.4} {:>9.5}",
                 d,
                 r.m,
@@ -375,7 +354,7 @@ fn inducing(a: &ReproduceArgs) -> Result<()> {
                 r.noise_variance
             );
         }
-        println!(
+        out!(
             "wrote {}/pac-sgp-inducing.{{csv,json}} and one SVG per dataset",
             a.out.display()
         );

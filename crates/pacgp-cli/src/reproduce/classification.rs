@@ -18,8 +18,8 @@ use pacgp::model::classifier_candidates;
 use serde_json::json;
 
 use crate::cli::ReproduceArgs;
+use crate::output::{bar, write};
 use crate::plot::{write_svg, Figure, Series, Style};
-use crate::reproduce::{bar, write};
 
 /// δ of every classification certificate here (the seed used 0.5; 0.01 is the stricter claim).
 const DELTA: f64 = 0.01;
@@ -122,7 +122,7 @@ fn uci_csv(rows: &[UciRow]) -> String {
 }
 
 /// `ivm-uci`: bound vs test Gibbs error per data set and method (seed 003 §4.1, Figs. 3–8).
-pub fn ivm_uci(a: &ReproduceArgs) -> Result<()> {
+pub(super) fn ivm_uci(a: &ReproduceArgs) -> Result<()> {
     let sets = uci_sets(&a.data_dir, &a.datasets)?;
     let reps = if a.quick { 10 } else { 100 };
     let methods = cls::seed_003_methods(30);
@@ -174,12 +174,12 @@ pub fn ivm_uci(a: &ReproduceArgs) -> Result<()> {
         write_svg(&fig, &a.out.join(format!("ivm-uci-{name}.svg")))?;
     }
     if a.json {
-        println!(
+        out!(
             "{}",
             json!({ "experiment": "ivm-uci", "repetitions": reps, "summary": summary })
         );
     } else {
-        println!(
+        out!(
             "{:<14} {:<8} {:>7} {:>11} {:>10} {:>10} {:>7} {:>6} {:>12}",
             "dataset",
             "method",
@@ -192,7 +192,7 @@ pub fn ivm_uci(a: &ReproduceArgs) -> Result<()> {
             "non-vacuous"
         );
         for s in &summary {
-            println!(
+            out!(
                 "{:<14} {:<8} {:>7.4} {:>11.4} {:>10.4} {:>10.4} {:>7.2} {:>3}/{:<3} {:>8}/{}",
                 s.dataset,
                 s.method,
@@ -207,7 +207,7 @@ pub fn ivm_uci(a: &ReproduceArgs) -> Result<()> {
                 s.reps
             );
         }
-        println!(
+        out!(
             "wrote {}/ivm-uci.{{csv,json}} and one SVG per data set",
             a.out.display()
         );
@@ -257,7 +257,7 @@ fn grid_tables(cells: &[GridCell], ws: &[f64], cs: &[f64]) -> String {
 }
 
 /// `ivm-mnist-grid`: seed 003 §4.2's (w, C) grid with IVM on MNIST 2 vs 3.
-pub fn ivm_mnist_grid(a: &ReproduceArgs) -> Result<()> {
+pub(super) fn ivm_mnist_grid(a: &ReproduceArgs) -> Result<()> {
     let (n_train, d, ws, cs): (usize, usize, Vec<f64>, Vec<f64>) = if a.quick {
         (1000, 100, vec![1e-2, 1e0, 1e2], vec![1e1, 1e4, 1e7])
     } else {
@@ -340,22 +340,29 @@ pub fn ivm_mnist_grid(a: &ReproduceArgs) -> Result<()> {
         .min_by(|p, q| p.scores.test_gibbs.total_cmp(&q.scores.test_gibbs))
         .context("empty grid")?;
     if a.json {
-        println!(
+        out!(
             "{}",
             json!({ "experiment": "ivm-mnist-grid", "best_by_bound": best,
                 "best_by_validation": best_val, "n_cells": cells.len() })
         );
     } else {
-        print!("{tables}");
-        println!(
+        {
+            use std::io::Write as _;
+            std::io::stdout().lock().write_all(tables.as_bytes())?;
+        }
+        out!(
             "lowest bound {:.4} at w = {:e}, C = {:e} (test Gibbs {:.4}, test 0-1 {:.4})",
-            best.scores.bound, best.w, best.c, best.scores.test_gibbs, best.scores.test_error
+            best.scores.bound,
+            best.w,
+            best.c,
+            best.scores.test_gibbs,
+            best.scores.test_error
         );
-        println!(
+        out!(
             "validation choice (lowest held-out Gibbs error, seed 003 §4.2): w = {:e}, C = {:e} (Gibbs {:.4}, 0-1 {:.4}, bound {:.4})",
             best_val.w, best_val.c, best_val.scores.test_gibbs, best_val.scores.test_error, best_val.scores.bound
         );
-        println!("wrote {}/ivm-mnist-grid.{{csv,json,svg}}", a.out.display());
+        out!("wrote {}/ivm-mnist-grid.{{csv,json,svg}}", a.out.display());
     }
     Ok(())
 }
@@ -364,7 +371,7 @@ pub fn ivm_mnist_grid(a: &ReproduceArgs) -> Result<()> {
 const MNIST_COMPONENTS: usize = 50;
 
 /// `ivm-selection-2d`: the points IVM and SOGP keep on seed 003 §3.4's three-Gaussian problem.
-pub fn ivm_selection_2d(a: &ReproduceArgs) -> Result<()> {
+pub(super) fn ivm_selection_2d(a: &ReproduceArgs) -> Result<()> {
     let (x, y) = cls::three_gaussians(200, 0);
     let kernel = Kernel::se_iso(1.0, 1.0);
     let lik = Likelihood::probit();
@@ -416,16 +423,16 @@ pub fn ivm_selection_2d(a: &ReproduceArgs) -> Result<()> {
     let obj = json!({ "experiment": "ivm-selection-2d", "methods": out });
     write(&a.out.join("ivm-selection-2d.json"), &obj.to_string())?;
     if a.json {
-        println!("{obj}");
+        out!("{obj}");
     } else {
         for m in &out {
-            println!(
+            out!(
                 "{}: {} points selected",
                 m["method"],
                 m["selected"].as_array().map_or(0, |v| v.len())
             );
         }
-        println!(
+        out!(
             "wrote {}/ivm-selection-2d.{{csv,json}} and one SVG per method",
             a.out.display()
         );
@@ -434,7 +441,7 @@ pub fn ivm_selection_2d(a: &ReproduceArgs) -> Result<()> {
 }
 
 /// `risk-coverage`: seed 003 §4.4's curves (IVM, §4.1's setting), ordering by |μ/σ| and |μ|.
-pub fn risk_coverage(a: &ReproduceArgs) -> Result<()> {
+pub(super) fn risk_coverage(a: &ReproduceArgs) -> Result<()> {
     let sets = uci_sets(&a.data_dir, &a.datasets)?;
     let reps = if a.quick { 10 } else { 100 };
     let method = cls::seed_003_methods(30).remove(0);
@@ -488,11 +495,15 @@ pub fn risk_coverage(a: &ReproduceArgs) -> Result<()> {
         write_svg(&fig, &a.out.join(format!("risk-coverage-{name}.svg")))?;
     }
     if a.json {
-        println!("{obj}");
+        out!("{obj}");
     } else {
-        println!(
+        out!(
             "{:<14} {:<14} {:>8} {:>8} {:>8}",
-            "dataset", "ordering", "c=0.5", "c=0.8", "c=1.0"
+            "dataset",
+            "ordering",
+            "c=0.5",
+            "c=0.8",
+            "c=1.0"
         );
         for (name, _) in &sets {
             for o in ["mean-over-std", "abs-mean"] {
@@ -503,7 +514,7 @@ pub fn risk_coverage(a: &ReproduceArgs) -> Result<()> {
                         })
                         .map_or(f64::NAN, |r| r.risk)
                 };
-                println!(
+                out!(
                     "{name:<14} {o:<14} {:>8.4} {:>8.4} {:>8.4}",
                     at(0.5),
                     at(0.8),
@@ -511,7 +522,7 @@ pub fn risk_coverage(a: &ReproduceArgs) -> Result<()> {
                 );
             }
         }
-        println!(
+        out!(
             "wrote {}/risk-coverage.{{csv,json}} and one SVG per data set",
             a.out.display()
         );

@@ -1,0 +1,405 @@
+//! `pacgp fit`: one function per family, and the check that every option given applies to the
+//! chosen method (an option that would be ignored is an error).
+
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use pacgp::bounds::{ConfidenceTerm, HyperGrid};
+use pacgp::data::{self, Dataset, InputCoding};
+use pacgp::inference::ivm::IvmConfig;
+use pacgp::inference::mean_field::MeanFieldConfig;
+use pacgp::inference::sogp::{SogpConfig, SweepOrder};
+use pacgp::inference::InferenceMethod;
+use pacgp::kernel::Kernel;
+use pacgp::likelihood::Likelihood;
+use pacgp::model::{
+    fit_gpr, fit_pac_gp_model, fit_pac_sgp_model, fit_sparse_model, ClassifierOptions, FittedModel,
+    GibbsPredictor, GprOptions, HyperSelection, PacGpOptions, PacSgpOptions, SparseOptions, Task,
+};
+use pacgp::regression::exact::MlConfig;
+use serde_json::json;
+
+use super::{check_output_path, csv_options, spinner};
+use crate::cli::*;
+
+/// Default number of inducing inputs / active-set size (capped at N with a note).
+const DEFAULT_BASIS: usize = 100;
+
+/// Fit, save, print a summary.
+pub(super) fn fit(a: FitArgs) -> Result<()> {
+    check_output_path(&a.out)?;
+    let family = a.method.family();
+    check_applicable(&a, family)?;
+    let (model, secs) = match family {
+        Family::Regression(m) => fit_regression(&a, m)?,
+        Family::Classification(m) => fit_classification(&a, m)?,
+    };
+    model
+        .save(&a.out)
+        .with_context(|| format!("saving the model to {}", a.out.display()))?;
+    for note in model.x_scaler.notes() {
+        eprintln!("note: {note}");
+    }
+    for note in grid_edge_notes(&model) {
+        eprintln!("note: {note}");
+    }
+    print_summary(&a, &model, secs)
+}
+
+/// An error naming the option and the methods it applies to.
+fn not_for(flag: &str, applies: &str, method: Method) -> anyhow::Error {
+    pacgp::Error::Unsupported(format!(
+        "--{flag} applies to {applies}, not to --method {}",
+        method.name()
+    ))
+    .into()
+}
+
+/// Every option given must mean something for the chosen method.
+fn check_applicable(a: &FitArgs, family: Family) -> Result<()> {
+    let m = a.method;
+    match family {
+        Family::Regression(r) => {
+            let classifier_only = [
+                ("likelihood", a.likelihood.is_some()),
+                ("select", a.select.is_some()),
+                ("active-set", a.active_set.is_some()),
+                ("kappa", a.kappa.is_some()),
+                ("input-noise", a.input_noise.is_some()),
+            ];
+            for (flag, given) in classifier_only {
+                if given {
+                    return Err(not_for(flag, "classifiers", m));
+                }
+            }
+            let sparse = matches!(r, RegressionMethod::Sparse(_) | RegressionMethod::PacSgp(_));
+            if a.inducing.is_some() && !sparse {
+                return Err(not_for("inducing", "vfe, fitc, pac-sgp, pac-sgp-sqrt", m));
+            }
+            let pac = matches!(r, RegressionMethod::PacGp(_) | RegressionMethod::PacSgp(_));
+            if a.delta.is_some() && !pac {
+                return Err(not_for(
+                    "delta",
+                    "the methods that train a bound (pac-*) and classifiers; certify takes its own --delta",
+                    m,
+                ));
+            }
+            if pac && a.epsilon.is_none() {
+                return Err(pacgp::Error::Unsupported(format!(
+                    "--method {} minimises a bound on the ε-band risk: give --epsilon in the target's units",
+                    m.name()
+                ))
+                .into());
+            }
+            if a.restarts.is_some() && r != RegressionMethod::Gpr {
+                return Err(not_for("restarts", "gpr", m));
+            }
+            if a.no_snap && r != RegressionMethod::Gpr {
+                return Err(not_for("no-snap", "gpr", m));
+            }
+        }
+        Family::Classification(c) => {
+            let regression_only = [
+                ("epsilon", a.epsilon.is_some()),
+                ("inducing", a.inducing.is_some()),
+                ("restarts", a.restarts.is_some()),
+                ("no-snap", a.no_snap),
+            ];
+            for (flag, given) in regression_only {
+                if given {
+                    return Err(not_for(flag, "regression methods", m));
+                }
+            }
+            if a.kernel.is_some() && a.select != Some(SelectArg::Ml2) {
+                return Err(pacgp::Error::Unsupported(
+                    "--kernel applies to classifiers only with --select ml2 (--select bound chooses among nine fixed SE kernels)".into(),
+                )
+                .into());
+            }
+            if a.active_set.is_some()
+                && !matches!(c, ClassifierMethod::Ivm | ClassifierMethod::Sogp)
+            {
+                return Err(not_for("active-set", "ivm and sogp", m));
+            }
+            if (a.kappa.is_some() || a.input_noise.is_some()) && c != ClassifierMethod::MeanField {
+                return Err(not_for("kappa/--input-noise", "mean-field", m));
+            }
+            if a.likelihood == Some(LikelihoodArg::Logistic) && c != ClassifierMethod::Laplace {
+                return Err(pacgp::Error::Unsupported(format!(
+                    "--likelihood logistic applies to laplace only; {} needs the probit (tilted moments in closed form)",
+                    m.name()
+                ))
+                .into());
+            }
+            if a.likelihood.is_some() && c == ClassifierMethod::MeanField {
+                return Err(not_for(
+                    "likelihood",
+                    "laplace, ep, ivm and sogp (mean field uses flip noise --kappa)",
+                    m,
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The basis size asked for, or the default capped at N (with a note).
+fn basis_size(given: Option<usize>, n: usize, what: &str) -> usize {
+    match given {
+        Some(m) => m,
+        None if n < DEFAULT_BASIS => {
+            eprintln!("note: {what} set to N = {n} (the default {DEFAULT_BASIS} is more than the data has)");
+            n
+        }
+        None => DEFAULT_BASIS,
+    }
+}
+
+fn fit_regression(a: &FitArgs, method: RegressionMethod) -> Result<(FittedModel, f64)> {
+    let train = super::load_training(&a.data)?;
+    let kernel = Some(Kernel::from_spec(
+        a.kernel.as_deref().unwrap_or("se-ard"),
+        train.d(),
+    )?);
+    let pb = spinner(&format!(
+        "fitting {} on {} points",
+        a.method.name(),
+        train.n()
+    ));
+    let t0 = Instant::now();
+    let delta = a.delta.unwrap_or(0.01);
+    let mut model = match method {
+        RegressionMethod::Gpr => {
+            let opts = GprOptions {
+                kernel,
+                ml: MlConfig {
+                    restarts: a.restarts.unwrap_or(0),
+                    seed: a.seed,
+                    ..Default::default()
+                },
+                epsilon: a.epsilon,
+                snap_to_grid: !a.no_snap,
+                ..Default::default()
+            };
+            fit_gpr(&train, &opts)?
+        }
+        RegressionMethod::Sparse(sparse) => {
+            let o = SparseOptions {
+                kernel,
+                noise_init: 0.1,
+                m: basis_size(a.inducing, train.n(), "--inducing"),
+                method: sparse,
+                seed: a.seed,
+                epsilon: a.epsilon,
+            };
+            fit_sparse_model(&train, &o)?
+        }
+        RegressionMethod::PacGp(kind) => {
+            let o = PacGpOptions {
+                kernel,
+                noise_init: 1.0,
+                epsilon: a.epsilon.unwrap_or_default(),
+                delta,
+                kind,
+            };
+            fit_pac_gp_model(&train, &o)?
+        }
+        RegressionMethod::PacSgp(kind) => {
+            let o = PacSgpOptions {
+                kernel,
+                m: basis_size(a.inducing, train.n(), "--inducing"),
+                epsilon: a.epsilon.unwrap_or_default(),
+                delta,
+                kind,
+                alpha_s: 1.0,
+                seed: a.seed,
+            };
+            fit_pac_sgp_model(&train, &o)?
+        }
+    };
+    pb.finish_and_clear();
+    model.input_coding = InputCoding::of(&csv_options(&a.data));
+    Ok((model, t0.elapsed().as_secs_f64()))
+}
+
+/// The inference method and likelihood the arguments ask for; mean field always uses the
+/// flip-noise likelihood (κ = --kappa), EP, IVM and SOGP the probit.
+fn classifier_method(
+    a: &FitArgs,
+    method: ClassifierMethod,
+    n: usize,
+) -> Result<(InferenceMethod, Likelihood)> {
+    let chosen = match a.likelihood.unwrap_or(LikelihoodArg::Probit) {
+        LikelihoodArg::Probit => Likelihood::probit(),
+        LikelihoodArg::Logistic => Likelihood::Logistic,
+    };
+    Ok(match method {
+        ClassifierMethod::Laplace => (InferenceMethod::Laplace(Default::default()), chosen),
+        ClassifierMethod::Ep => (InferenceMethod::Ep(Default::default()), chosen),
+        ClassifierMethod::MeanField => (
+            InferenceMethod::MeanField(MeanFieldConfig {
+                input_noise: a.input_noise.unwrap_or(1.0),
+                ..Default::default()
+            }),
+            Likelihood::flip_noise(a.kappa.unwrap_or(0.0))?,
+        ),
+        ClassifierMethod::Ivm => (
+            InferenceMethod::Ivm(IvmConfig::new(basis_size(a.active_set, n, "--active-set"))),
+            chosen,
+        ),
+        ClassifierMethod::Sogp => (
+            InferenceMethod::Sogp {
+                config: SogpConfig {
+                    max_basis: basis_size(a.active_set, n, "--active-set"),
+                    ..Default::default()
+                },
+                order: SweepOrder::Shuffled { seed: a.seed },
+            },
+            chosen,
+        ),
+    })
+}
+
+fn fit_classification(a: &FitArgs, method: ClassifierMethod) -> Result<(FittedModel, f64)> {
+    let (train, labels): (Dataset, _) =
+        data::load_csv_classification(&a.data.data, &csv_options(&a.data))?;
+    let (inference, likelihood) = classifier_method(a, method, train.n())?;
+    let selection = match a.select.unwrap_or(SelectArg::Bound) {
+        SelectArg::Bound => HyperSelection::BoundOverCandidates,
+        SelectArg::Ml2 => HyperSelection::Ml2 {
+            kernel: Kernel::from_spec(a.kernel.as_deref().unwrap_or("se-ard"), train.d())?,
+        },
+    };
+    let opts = ClassifierOptions {
+        method: inference,
+        likelihood,
+        delta: a.delta.unwrap_or(0.01),
+        term: ConfidenceTerm::Maurer,
+        selection,
+        predictor: GibbsPredictor::Latent,
+    };
+    let pb = spinner(&format!(
+        "fitting {} on {} points",
+        a.method.name(),
+        train.n()
+    ));
+    let t0 = Instant::now();
+    let mut model = pacgp::model::fit_classifier(&train, labels, &opts)?;
+    pb.finish_and_clear();
+    model.input_coding = InputCoding::of(&csv_options(&a.data));
+    Ok((model, t0.elapsed().as_secs_f64()))
+}
+
+/// Hyperparameters sitting on the edge of the grid they were snapped onto: the optimum may
+/// lie outside it.
+fn grid_edge_notes(model: &FittedModel) -> Vec<String> {
+    if !model.report.theta_on_grid {
+        return Vec::new();
+    }
+    let grid = if model.method == "gpr" {
+        HyperGrid::wide()
+    } else {
+        HyperGrid::default()
+    };
+    let k = &model.posterior.kernel;
+    k.params()
+        .iter()
+        .zip(k.param_names())
+        .filter(|(t, _)| grid.at_edge(**t))
+        .map(|(t, name)| {
+            format!(
+                "{name} = {t} (ln space) sits on the edge of the hyperparameter grid [{}, {}]: the optimum may lie beyond it",
+                grid.min_log, grid.max_log
+            )
+        })
+        .collect()
+}
+
+fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
+    let noise = match &model.task {
+        Task::Regression { noise_variance, .. } => Some(*noise_variance),
+        Task::Classification { .. } => None,
+    };
+    let inf = model.report.inference.as_ref();
+    let opt = model.report.optimiser.as_ref();
+    if a.json {
+        let summary = json!({
+            "method": model.method,
+            "n": model.n_train,
+            "d": model.feature_names.len(),
+            "kernel": model.posterior.kernel.describe(),
+            "noise_variance": noise,
+            "likelihood": match &model.task { Task::Classification { likelihood, .. } => Some(likelihood.name()), _ => None },
+            "objective": model.report.objective,
+            "objective_name": model.report.objective_name,
+            "penalty_terms": model.report.choices,
+            "iterations": opt.map(|r| r.iterations as usize).or(inf.map(|r| r.iterations)),
+            "evaluations": opt.map(|r| r.evaluations),
+            "unsnapped_objective": opt.map(|r| r.value),
+            "termination": opt.map(|r| r.termination),
+            "status": inf.map(|r| r.status),
+            "notes": inf.map(|r| r.notes.clone()),
+            "jitter_used": model.report.jitter_used,
+            "fit_seconds": secs,
+            "model": a.out.display().to_string(),
+        });
+        out!("{summary}");
+        return Ok(());
+    }
+    out!(
+        "fitted {} on {} points × {} inputs in {secs:.2} s",
+        model.method,
+        model.n_train,
+        model.feature_names.len()
+    );
+    out!(
+        "  kernel (on standardised inputs; θ = ln value): {}",
+        model.posterior.kernel.describe()
+    );
+    if let Some(v) = noise {
+        out!("  noise variance σ² (standardised targets): {v:.4}");
+    }
+    let explain = match model.report.objective_name.as_str() {
+        "log_marginal_likelihood" => "log marginal likelihood (higher is better)",
+        "elbo" => "evidence lower bound (higher is better)",
+        "pac_bayes_bound_gibbs_error" => {
+            "PAC-Bayes bound on the Gibbs classification error (run certify for its parts)"
+        }
+        name if name.starts_with("pac_bayes_bound") => {
+            "PAC-Bayes bound on the ε-band Gibbs risk (run certify for its parts)"
+        }
+        other => other,
+    };
+    out!(
+        "  {explain}: {:.4}",
+        model.report.objective.unwrap_or(f64::NAN)
+    );
+    if let Some(r) = opt {
+        out!(
+            "  optimiser: {} iterations, {} evaluations, stopped: {}",
+            r.iterations,
+            r.evaluations,
+            r.message
+        );
+    }
+    if let Some(r) = inf {
+        out!(
+            "  inference: {} iterations, {:?}{}",
+            r.iterations,
+            r.status,
+            if r.notes.is_empty() {
+                String::new()
+            } else {
+                format!("; {}", r.notes.join("; "))
+            }
+        );
+    }
+    if model.report.jitter_used > 0.0 {
+        out!(
+            "  note: jitter {:e} was added to the diagonal to factorise",
+            model.report.jitter_used
+        );
+    }
+    out!("  saved to {}", a.out.display());
+    Ok(())
+}

@@ -1,0 +1,143 @@
+//! One module per subcommand; this file dispatches and holds what they share (loading data
+//! and models, output paths, progress, printing a certificate).
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Result;
+use indicatif::{ProgressBar, ProgressStyle};
+use pacgp::data::{self, CsvOptions, Dataset, MissingPolicy, TargetSpec};
+use pacgp::model::{FittedModel, Task};
+
+use crate::cli::*;
+
+mod demo;
+mod fit;
+mod split;
+mod use_model;
+
+/// Dispatch a parsed command line.
+pub fn run(args: Cli) -> Result<()> {
+    match args.command {
+        Command::Fit(a) => fit::fit(a),
+        Command::Predict(a) => use_model::predict(a),
+        Command::Evaluate(a) => use_model::evaluate(a),
+        Command::Certify(a) => use_model::certify(a),
+        Command::Reproduce(a) => crate::reproduce::reproduce(a),
+        Command::Demo(a) => demo::demo(a),
+        Command::Split(a) => split::split(a),
+    }
+}
+
+/// A spinner on stderr while long work runs (hidden when stderr is not a terminal).
+pub(crate) fn spinner(msg: &str) -> ProgressBar {
+    let pb = ProgressBar::new_spinner();
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").expect("valid template"),
+    );
+    pb.set_message(msg.to_string());
+    pb.enable_steady_tick(Duration::from_millis(120));
+    pb
+}
+
+pub(crate) fn load_training(a: &DataArgs) -> Result<Dataset> {
+    Ok(data::load_csv(&a.data, &csv_options(a))?)
+}
+
+/// Inputs (and, if present, targets) of `path` in the model's column order.
+pub(crate) fn load_for_model(m: &FittedModel, path: &Path, need_target: bool) -> Result<Dataset> {
+    if let (true, Task::Classification { labels, .. }) = (need_target, &m.task) {
+        let (x, y) = data::load_columns_labelled(
+            path,
+            &m.feature_names,
+            &m.target_name,
+            labels,
+            m.input_coding,
+        )?;
+        return Ok(Dataset::with_names(
+            x,
+            y,
+            m.feature_names.clone(),
+            m.target_name.clone(),
+        )?);
+    }
+    let target = need_target.then_some(m.target_name.as_str());
+    let (x, y) = data::load_columns(path, &m.feature_names, target, m.input_coding)?;
+    let n = x.nrows();
+    Ok(Dataset::with_names(
+        x,
+        y.unwrap_or_else(|| vec![0.0; n]),
+        m.feature_names.clone(),
+        m.target_name.clone(),
+    )?)
+}
+
+pub(crate) fn load_model(path: &Path) -> Result<FittedModel> {
+    Ok(FittedModel::load(path)?)
+}
+
+pub(crate) fn csv_options(a: &DataArgs) -> CsvOptions {
+    CsvOptions {
+        target: a
+            .target
+            .as_deref()
+            .map(TargetSpec::parse)
+            .unwrap_or_default(),
+        drop_columns: a.drop.clone(),
+        missing: if a.drop_missing {
+            MissingPolicy::DropRows
+        } else if a.missing_as_zero {
+            MissingPolicy::Zero
+        } else {
+            MissingPolicy::Reject
+        },
+        yes_no: a.yes_no,
+    }
+}
+
+/// Refuse an output path whose folder does not exist, before any long work is done.
+pub(crate) fn check_output_path(path: &Path) -> Result<()> {
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
+    if let Some(dir) = parent {
+        if !dir.is_dir() {
+            return Err(pacgp::Error::Unsupported(format!(
+                "cannot write {}: folder {} does not exist",
+                path.display(),
+                dir.display()
+            ))
+            .into());
+        }
+    }
+    if path.is_dir() {
+        return Err(pacgp::Error::Unsupported(format!(
+            "cannot write {}: it is a folder",
+            path.display()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
+/// Print a certificate and, where computed, the leave-one-out figures beside it.
+pub(crate) fn print_certificate(c: &pacgp::model::CertificateReport) -> Result<()> {
+    let k = &c.certificate;
+    match c.epsilon {
+        Some(eps) => out!(
+            "with probability ≥ 1 − {} over the training sample, the ε-band Gibbs risk (ε = {eps}) on new data is at most {:.4}",
+            k.delta, k.bound
+        ),
+        None => out!(
+            "with probability ≥ 1 − {} over the training sample, the Gibbs classification error on new data is at most {:.4}",
+            k.delta, k.bound
+        ),
+    }
+    out!("  bounded predictor: {}", k.predictor);
+    out!(
+        "  empirical risk {:.4}, KL(Q‖P) {:.2} nats, penalty {:.2} nats, N = {}  (Pinsker form: {:.4})",
+        k.empirical_risk, k.kl, k.penalty, k.n, k.bound_sqrt
+    );
+    if let (Some(e), Some(lp), Some(r)) = (c.loo_error, c.loo_log_predictive, c.loo_rmse) {
+        out!("  leave-one-out: ε-band error of the mean {e:.4}, RMSE {r:.4}, mean log predictive {lp:.4}");
+    }
+    Ok(())
+}

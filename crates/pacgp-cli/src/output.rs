@@ -1,0 +1,33 @@
+//! What every command that writes result files shares: a progress bar and a file writer
+//! that names the file in its error.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// A progress bar over `total` fits (hidden when stderr is not a terminal).
+pub fn bar(total: usize, msg: &str) -> ProgressBar {
+    let pb = ProgressBar::new(total as u64);
+    pb.set_style(
+        ProgressStyle::with_template("{msg} {bar:30} {pos}/{len} fits [{elapsed} / ~{eta}]")
+            .expect("valid template"),
+    );
+    pb.set_message(msg.to_string());
+    pb
+}
+
+/// Write a result file, naming it in the error.
+pub fn write(path: &Path, text: &str) -> Result<()> {
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
+
+/// The datasets folder: `given` if it exists, else (for the default `data`) the folder shipped
+/// with the checkout this binary was built from, so `demo` and `reproduce` work from any
+/// directory.
+pub fn data_dir(given: &Path) -> std::path::PathBuf {
+    if given.is_dir() || given != Path::new("data") {
+        return given.to_path_buf();
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data")
+}

@@ -1,0 +1,24 @@
+//! `pacgp reproduce`: run an experiment of the seeds, write its table (CSV + JSON) and
+//! figure (SVG) into the output folder, with a progress bar on a terminal.
+
+use anyhow::{Context, Result};
+
+use crate::cli::{Experiment, ReproduceArgs};
+
+mod classification;
+mod regression;
+
+/// Run the chosen experiment.
+pub fn reproduce(mut a: ReproduceArgs) -> Result<()> {
+    a.data_dir = crate::output::data_dir(&a.data_dir);
+    std::fs::create_dir_all(&a.out).with_context(|| format!("creating {}", a.out.display()))?;
+    match a.experiment {
+        Experiment::PacGpEpsilon => regression::epsilon(&a),
+        Experiment::PacGpSnelson => regression::snelson(&a),
+        Experiment::PacSgpInducing => regression::inducing(&a),
+        Experiment::IvmUci => classification::ivm_uci(&a),
+        Experiment::IvmMnistGrid => classification::ivm_mnist_grid(&a),
+        Experiment::IvmSelection2d => classification::ivm_selection_2d(&a),
+        Experiment::RiskCoverage => classification::risk_coverage(&a),
+    }
+}
