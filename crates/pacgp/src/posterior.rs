@@ -145,6 +145,14 @@ impl TryFrom<PosteriorFile> for GaussianPosterior {
                 f.alpha.len()
             ));
         }
+        // The kernel must fit the basis before it is evaluated on it (refactoring the sites).
+        f.kernel
+            .check_input_dim(f.basis.ncols())
+            .map_err(|e| e.to_string())?;
+        if f.kernel.params().iter().any(|t| !t.is_finite()) {
+            return Err("a kernel hyperparameter is not finite".into());
+        }
+        crate::data::check_finite(f.basis.as_ref(), "stored basis").map_err(|e| e.to_string())?;
         let cov = match f.cov {
             CovarianceFile::Sites {
                 sqrt_pi,

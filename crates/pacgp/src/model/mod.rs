@@ -193,11 +193,16 @@ impl FittedModel {
             path: path.display().to_string(),
             source,
         })?;
+        Self::from_json(&text, &path.display().to_string())
+    }
+
+    /// Parse and validate a model file's text; `name` names it in errors.
+    pub fn from_json(text: &str, name: &str) -> Result<Self> {
         let bad = |message: String| Error::ModelFile {
-            path: path.display().to_string(),
+            path: name.to_string(),
             message,
         };
-        let m: FittedModel = serde_json::from_str(&text).map_err(|e| bad(e.to_string()))?;
+        let m: FittedModel = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
         if m.format != FORMAT {
             return Err(bad(format!("format '{}' is not '{FORMAT}'", m.format)));
         }

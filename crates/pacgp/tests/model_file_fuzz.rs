@@ -1,0 +1,176 @@
+//! Fuzzing the model-file loader (issue 11): every number of a valid model file is perturbed,
+//! negated, zeroed, blown up or made non-finite, and arrays lose or gain an entry. Loading must
+//! give `Ok` or a typed error, never a panic; whatever loads must predict and certify without
+//! panicking (an `Err` is fine) — and a fitted model must round-trip bit-exactly.
+
+use std::sync::OnceLock;
+
+use pacgp::data::{load_csv, CsvOptions};
+use pacgp::kernel::Kernel;
+use pacgp::model::{
+    fit_classifier, fit_gpr, fit_sparse_model, CertifyOptions, ClassifierOptions, FittedModel,
+    GprOptions, SparseOptions,
+};
+use pacgp::regression::sparse::SparseMethod;
+use proptest::prelude::*;
+use serde_json::Value;
+
+fn repo(p: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../")
+        .join(p)
+}
+
+/// Three small fitted models (site, whitened and classifier forms) as JSON, fitted once.
+fn models() -> &'static Vec<(String, pacgp::data::Dataset)> {
+    static M: OnceLock<Vec<(String, pacgp::data::Dataset)>> = OnceLock::new();
+    M.get_or_init(|| {
+        let full = load_csv(
+            repo("data/snelson-1d/snelson_train.csv"),
+            &CsvOptions::default(),
+        )
+        .unwrap();
+        let idx: Vec<usize> = (0..40).collect();
+        let reg = full.subset(&idx);
+        let gpr = fit_gpr(
+            &reg,
+            &GprOptions {
+                kernel: Some(Kernel::se_iso(1.0, 1.0)),
+                epsilon: Some(0.3),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let vfe = fit_sparse_model(
+            &reg,
+            &SparseOptions {
+                kernel: Some(Kernel::se_iso(1.0, 1.0)),
+                noise_init: 0.1,
+                m: 5,
+                method: SparseMethod::Vfe,
+                seed: 0,
+                epsilon: Some(0.3),
+            },
+        )
+        .unwrap();
+        let (cls, labels) = pacgp::data::load_csv_classification(
+            repo("data/ripley-synth/synth_tr.csv"),
+            &CsvOptions::default(),
+        )
+        .unwrap();
+        let rows: Vec<usize> = pacgp::data::permutation(cls.n(), 1).into_iter().take(60).collect();
+        let cls = cls.subset(&rows);
+        let opts = ClassifierOptions {
+            method: pacgp::inference::InferenceMethod::Laplace(Default::default()),
+            likelihood: pacgp::likelihood::Likelihood::probit(),
+            delta: 0.01,
+            term: pacgp::bounds::ConfidenceTerm::Maurer,
+            selection: Default::default(),
+            predictor: Default::default(),
+        };
+        let lap = fit_classifier(&cls, labels, &opts).unwrap();
+        vec![
+            (serde_json::to_string(&gpr).unwrap(), reg.clone()),
+            (serde_json::to_string(&vfe).unwrap(), reg),
+            (serde_json::to_string(&lap).unwrap(), cls),
+        ]
+    })
+}
+
+/// Every path to a number or an array in a JSON value.
+fn paths(v: &Value, here: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+    match v {
+        Value::Number(_) | Value::Array(_) => out.push(here.clone()),
+        _ => {}
+    }
+    match v {
+        Value::Object(m) => {
+            for (k, c) in m {
+                here.push(k.clone());
+                paths(c, here, out);
+                here.pop();
+            }
+        }
+        Value::Array(a) => {
+            for (i, c) in a.iter().enumerate().take(3) {
+                here.push(i.to_string());
+                paths(c, here, out);
+                here.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+fn at<'a>(v: &'a mut Value, path: &[String]) -> &'a mut Value {
+    path.iter().fold(v, |v, k| match v {
+        Value::Array(a) => &mut a[k.parse::<usize>().unwrap()],
+        other => &mut other[k.as_str()],
+    })
+}
+
+/// One mutation of the value at a path.
+fn mutate(v: &mut Value, kind: u8, scale: f64) {
+    match (v, kind) {
+        (Value::Array(a), 0) => {
+            a.pop();
+        }
+        (Value::Array(a), _) => {
+            if let Some(last) = a.last().cloned() {
+                a.push(last);
+            }
+        }
+        (v @ Value::Number(_), k) => {
+            let x = v.as_f64().unwrap_or(0.0);
+            *v = match k % 6 {
+                0 => serde_json::json!(-x),
+                1 => serde_json::json!(0.0),
+                2 => serde_json::json!(x * scale),
+                3 => serde_json::json!(1e308),
+                4 => Value::Null,
+                _ => serde_json::json!(x + scale),
+            };
+        }
+        _ => {}
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn mutated_model_files_never_panic(which in 0usize..3, pick in any::<prop::sample::Index>(), kind in 0u8..6, scale in -1e3f64..1e3) {
+        let (text, data) = &models()[which];
+        let mut v: Value = serde_json::from_str(text).unwrap();
+        let mut all = Vec::new();
+        paths(&v, &mut Vec::new(), &mut all);
+        let path = pick.get(&all).clone();
+        mutate(at(&mut v, &path), kind, scale);
+        let mutated = serde_json::to_string(&v).unwrap();
+        if let Ok(m) = FittedModel::from_json(&mutated, "fuzz") {
+            let _ = m.certify(data, &CertifyOptions::default());
+            if m.is_classifier() {
+                let _ = m.predict_classification(data.x.as_ref());
+            } else {
+                let _ = m.predict_regression(data.x.as_ref());
+            }
+        }
+    }
+}
+
+/// A fitted model written and read back is the same model, bit for bit.
+#[test]
+fn fitted_models_round_trip_bit_exactly() {
+    for (text, data) in models() {
+        let m = FittedModel::from_json(text, "round trip").unwrap();
+        assert_eq!(&serde_json::to_string(&m).unwrap(), text);
+        if m.is_classifier() {
+            let a = m.predict_classification(data.x.as_ref()).unwrap();
+            let b = FittedModel::from_json(text, "again")
+                .unwrap()
+                .predict_classification(data.x.as_ref())
+                .unwrap();
+            assert_eq!(a, b);
+        }
+    }
+}
