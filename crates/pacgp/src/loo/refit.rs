@@ -92,14 +92,14 @@ enum Start {
 
 impl Start {
     /// The warm start the method allows, read off the full-data fit (`Cold` for IVM, SOGP).
-    fn from_fit(method: &InferenceMethod, fit: &ClassifierFit, y: &[f64]) -> Result<Self> {
+    fn from_fit(method: &InferenceMethod, fit: &ClassifierFit, y: &[f64]) -> Self {
         let post = &fit.posterior;
         let full_basis = fit.basis_indices.is_none() && post.alpha.len() == y.len();
-        Ok(match method {
+        match method {
             InferenceMethod::Laplace(_) if full_basis => Start::Mode(training_means(fit)),
             InferenceMethod::Ep(_) if full_basis => {
                 let Covariance::Sites { sqrt_pi, .. } = &post.cov else {
-                    return Ok(Start::Cold);
+                    return Start::Cold;
                 };
                 let mu = training_means(fit);
                 let tau: Vec<f64> = sqrt_pi.iter().map(|s| s * s).collect();
@@ -113,7 +113,7 @@ impl Start {
                 Start::Strengths(y.iter().zip(&post.alpha).map(|(y, a)| y * a).collect())
             }
             _ => Start::Cold,
-        })
+        }
     }
 }
 
@@ -201,7 +201,7 @@ pub fn classifier_exact_loo(
 ) -> Result<LooClassification> {
     crate::inference::check_classification(x, y, lik)?;
     let start = match warm_from {
-        Some(fit) => Start::from_fit(method, fit, y)?,
+        Some(fit) => Start::from_fit(method, fit, y),
         None => Start::Cold,
     };
     let refits = refit_loo(y.len(), rows, |train, i| {
