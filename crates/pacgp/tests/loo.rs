@@ -404,3 +404,32 @@ fn laplace_and_ep_cavities_match_refits_on_breast_cancer_full() {
     let rows: Vec<usize> = (0..683).collect();
     check_agreement(&cavity_vs_refits(&rows));
 }
+
+/// Decisions are the model's own: the probit's bias b enters the cavity margins
+/// `y_i(μ_{−i} + b)`; bad rows and warm starts of the wrong length are typed errors.
+#[test]
+fn decisions_use_the_bias_and_bad_input_is_typed() {
+    let (x, y) = common::toy(30);
+    let k = Kernel::se_iso(0.9, 2.0);
+    let method = InferenceMethod::Laplace(LaplaceConfig::default());
+    for b in [-0.4, 0.0, 0.4] {
+        let lik = Likelihood::probit_with(1.0, b).unwrap();
+        let fit = method.fit(&k, &lik, x.as_ref(), &y).unwrap();
+        let cav = training_cavities(&fit, x.as_ref()).unwrap();
+        let r = classifier_loo(&method, &lik, x.as_ref(), &y, &fit, LooMode::Approx).unwrap();
+        let (_, approx) = r.approx.unwrap();
+        for i in 0..y.len() {
+            assert_eq!(approx.loo_margins[i], y[i] * (cav.mean[i] + b));
+        }
+    }
+    let lik = Likelihood::probit();
+    let r = classifier_exact_loo(&method, &k, &lik, x.as_ref(), &y, &[0, 30], None);
+    assert!(matches!(r, Err(pacgp::Error::ShapeMismatch { .. })));
+    let cfg = MeanFieldConfig::default();
+    let flip = Likelihood::heaviside();
+    let r = pacgp::inference::mean_field::mean_field_warm(&k, &flip, x.as_ref(), &y, &cfg, &[0.1]);
+    assert!(matches!(r, Err(pacgp::Error::ShapeMismatch { .. })));
+    let bad = vec![f64::NAN; y.len()];
+    let r = pacgp::inference::mean_field::mean_field_warm(&k, &flip, x.as_ref(), &y, &cfg, &bad);
+    assert!(matches!(r, Err(pacgp::Error::InvalidParameter { .. })));
+}

@@ -176,3 +176,97 @@ pub fn sparse_gp_loo(gp: &SparseGp, x: MatRef<'_, f64>, y: &[f64]) -> Result<Loo
     }
     Ok(LooResult::from_predictive(mean, var, y))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inference::ep::{self, EpConfig};
+    use crate::inference::laplace::{self, LaplaceConfig};
+    use crate::kernel::Kernel;
+    use crate::likelihood::Likelihood;
+    use crate::linalg::{Cholesky, JitterPolicy};
+
+    fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
+        // Distinct inputs (a scrambled grid, shifted along the row index) so K is invertible.
+        let x = Mat::from_fn(n, 2, |i, j| {
+            ((i * 17 + j * 29) % 41) as f64 / 20.0 - 1.0 + 0.013 * i as f64
+        });
+        let y = (0..n)
+            .map(|i| {
+                let s = x[(i, 0)] + 0.5 * x[(i, 1)] + 0.2 * ((i % 5) as f64 - 2.0);
+                if s > 0.0 {
+                    1.0
+                } else {
+                    -1.0
+                }
+            })
+            .collect();
+        (x, y)
+    }
+
+    /// LOO-EP: the cavities read off the shared posterior (from α and π only) are the ones EP
+    /// computes from its own sites and marginals (GPML eq. 3.56).
+    #[test]
+    fn ep_cavities_are_eps_own() {
+        let (x, y) = toy(40);
+        let k = Kernel::se_iso(0.8, 2.0);
+        let cfg = EpConfig {
+            tol: 1e-10,
+            ..Default::default()
+        };
+        let run = ep::run(&k, &Likelihood::probit(), x.as_ref(), &y, &cfg, None).unwrap();
+        let own = ep::cavities(&run.sites, &run.post.mu, &run.post.var);
+        let (fit, _) = run.into_fit(&k, x.as_ref());
+        let cav = site_cavities(&fit.posterior).unwrap();
+        for (i, c) in own.iter().enumerate() {
+            let (m, v) = c.expect("positive cavity precision");
+            assert!((cav.mean[i] - m).abs() < 1e-9 * (1.0 + m.abs()), "mean {i}");
+            assert!((cav.var[i] - v).abs() < 1e-9 * v, "variance {i}");
+        }
+    }
+
+    /// LA-LOO (Vehtari et al. 2016, §3.1) written out densely: `Σ = (K⁻¹ + W)⁻¹` as
+    /// `K − K(K + W⁻¹)⁻¹K`, `v_{−i} = 1/(1/Σ_ii − W_i)`, `μ_{−i} = f̂_i − v_{−i} ∇_i ln p`.
+    #[test]
+    fn laplace_cavities_are_la_loo() {
+        let (x, y) = toy(30);
+        let k = Kernel::se_iso(0.8, 2.0);
+        let lik = Likelihood::Logistic;
+        let cfg = LaplaceConfig {
+            tol: 1e-14,
+            max_iter: 200,
+        };
+        let mode = laplace::mode(&k, &lik, x.as_ref(), &y, &cfg, None).unwrap();
+        let (f, d) = (mode.f.clone(), mode.derivs.clone());
+        let kg = k.gram(x.as_ref());
+        let fit = mode.into_fit(&k, x.as_ref());
+        let cav = site_cavities(&fit.posterior).unwrap();
+        // Σ = K − K(K + W⁻¹)⁻¹K (GPML eq. 3.27; the logistic has W > 0).
+        let mut c = kg.clone();
+        for i in 0..y.len() {
+            c[(i, i)] -= 1.0 / d[i].d2;
+        }
+        let chol = Cholesky::factor(c.as_ref(), &JitterPolicy::none(), "K + W⁻¹").unwrap();
+        let sigma = &kg - &kg * chol.solve(kg.as_ref());
+        for i in 0..y.len() {
+            let v = 1.0 / (1.0 / sigma[(i, i)] + d[i].d2);
+            let m = f[i] - v * d[i].d1;
+            assert!((cav.var[i] - v).abs() < 1e-7 * v, "variance {i}");
+            assert!((cav.mean[i] - m).abs() < 1e-7 * (1.0 + m.abs()), "mean {i}");
+        }
+    }
+
+    /// The whitened and dense forms have no diagonal sites: a typed error, not a panic.
+    #[test]
+    fn non_site_forms_are_unsupported() {
+        let (x, y) = toy(20);
+        let gp = SparseGp {
+            kernel: Kernel::se_iso(0.8, 1.0),
+            noise_variance: 0.1,
+            z: x.subrows(0, 5).to_owned(),
+            method: crate::regression::sparse::SparseMethod::Vfe,
+        };
+        let post = gp.posterior(x.as_ref(), &y).unwrap();
+        assert!(matches!(site_cavities(&post), Err(Error::Unsupported(_))));
+    }
+}
