@@ -267,7 +267,8 @@ fn entry_point_covers_every_inference_method() {
     for (method, lik, estimator, tol) in cases {
         let fit = method.fit(&k, lik, x.as_ref(), &y).unwrap();
         let r = classifier_loo(&method, lik, x.as_ref(), &y, &fit, LooMode::Both).unwrap();
-        let (est, approx) = r.approx.unwrap();
+        let a = r.approx.unwrap();
+        let (est, approx) = (a.estimator, a.loo);
         let exact = r.exact.unwrap();
         assert_eq!(est, estimator, "{}", method.name());
         assert_eq!(approx.loo_margins.len(), y.len());
@@ -282,7 +283,7 @@ fn entry_point_covers_every_inference_method() {
         }
         let only = classifier_loo(&method, lik, x.as_ref(), &y, &fit, LooMode::Approx).unwrap();
         assert!(only.exact.is_none());
-        assert_eq!(only.approx.unwrap().1, approx);
+        assert_eq!(only.approx.unwrap().loo, approx);
         eprintln!(
             "{}: approximate ({estimator:?}) {} errors, exact {} errors",
             method.name(),
@@ -306,7 +307,7 @@ fn entry_point_mean_field_is_mean_field_loo() {
     let mf = mean_field(&k, &lik, x.as_ref(), &y, cfg).unwrap();
     let direct = mean_field_loo(&mf, &y).unwrap();
     let r = classifier_loo(&method, &lik, x.as_ref(), &y, &mf.fit, LooMode::Approx).unwrap();
-    let (_, via) = r.approx.unwrap();
+    let via = r.approx.unwrap().loo;
     for i in 0..y.len() {
         assert!((via.loo_margins[i] - direct.loo_margins[i]).abs() < 1e-10);
     }
@@ -417,7 +418,7 @@ fn decisions_use_the_bias_and_bad_input_is_typed() {
         let fit = method.fit(&k, &lik, x.as_ref(), &y).unwrap();
         let cav = training_cavities(&fit, x.as_ref()).unwrap();
         let r = classifier_loo(&method, &lik, x.as_ref(), &y, &fit, LooMode::Approx).unwrap();
-        let (_, approx) = r.approx.unwrap();
+        let approx = r.approx.unwrap().loo;
         for i in 0..y.len() {
             assert_eq!(approx.loo_margins[i], y[i] * (cav.mean[i] + b));
         }

@@ -196,11 +196,20 @@ pub enum LooEstimator {
     Refit,
 }
 
+/// An approximate classifier LOO estimate and how it was made.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ApproxLoo {
+    /// Cavity, linear response, or refits where the model has no approximation.
+    pub estimator: LooEstimator,
+    /// The LOO margins and error count.
+    pub loo: LooClassification,
+}
+
 /// Leave-one-out estimates of a classifier (error = margin ≤ 0).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClassifierLoo {
-    /// The approximate estimate and how it was made (with `LooMode::Approx | Both`).
-    pub approx: Option<(LooEstimator, LooClassification)>,
+    /// The approximate estimate (with `LooMode::Approx | Both`).
+    pub approx: Option<ApproxLoo>,
     /// Exact LOO by warm-started refits (with `LooMode::Exact | Both`).
     pub exact: Option<LooClassification>,
 }
@@ -213,24 +222,24 @@ fn approximate_classifier_loo(
     x: MatRef<'_, f64>,
     y: &[f64],
     fit: &ClassifierFit,
-) -> Result<Option<(LooEstimator, LooClassification)>> {
+) -> Result<Option<ApproxLoo>> {
     let bias = lik.bias_and_slope().0;
     match method {
         InferenceMethod::MeanField(cfg) => {
             let mf = mean_field_parts(fit, lik, y, cfg)?;
-            Ok(Some((
-                LooEstimator::LinearResponse,
-                mean_field_loo(&mf, y)?,
-            )))
+            Ok(Some(ApproxLoo {
+                estimator: LooEstimator::LinearResponse,
+                loo: mean_field_loo(&mf, y)?,
+            }))
         }
         InferenceMethod::Sogp { .. } => Ok(None),
         _ => {
             let cav = training_cavities(fit, x)?;
             let margins = (0..y.len()).map(|i| y[i] * (cav.mean[i] + bias)).collect();
-            Ok(Some((
-                LooEstimator::Cavity,
-                LooClassification::from_margins(margins, 0),
-            )))
+            Ok(Some(ApproxLoo {
+                estimator: LooEstimator::Cavity,
+                loo: LooClassification::from_margins(margins, 0),
+            }))
         }
     }
 }
@@ -305,7 +314,10 @@ pub fn classifier_loo(
         None
     };
     if mode.approx() && approx.is_none() {
-        approx = exact.clone().map(|e| (LooEstimator::Refit, e));
+        approx = exact.clone().map(|loo| ApproxLoo {
+            estimator: LooEstimator::Refit,
+            loo,
+        });
     }
     Ok(ClassifierLoo {
         approx,
