@@ -10,7 +10,7 @@
 //! - [`data`]: CSV loading, validation, standardisation, splits;
 //! - [`posterior`]: the shared Gaussian posterior;
 //! - [`regression`]: exact GP regression with ML-II;
-//! - [`loo`]: closed-form leave-one-out;
+//! - [`loo`]: leave-one-out for every model (closed forms, cavities, linear response, refits);
 //! - [`special`], [`bounds`], [`loss`]: kl and its inverse, PAC-Bayes certificates, bounded losses;
 //! - [`objective`], [`optim`]: training criteria (PAC-GP) and their minimisation (L-BFGS);
 //! - [`model`]: fitted models as files, and the fitting pipelines the CLI calls;

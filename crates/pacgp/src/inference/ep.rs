@@ -192,7 +192,12 @@ impl SiteMarginals {
 /// (`Σ = S̃^{−½}(I − B⁻¹)S̃^{−½}`) where `τ̃_i K_ii` exceeds [`cancellation_floor`], and
 /// `K_ii − ‖L⁻¹S̃½k_i‖²` (`n²` flops each) for the other columns.
 /// (The Laplace gradient, which has `B⁻¹`, uses the same identity in `evidence::sigma_diag`.)
-fn sigma_diag_from_sites(k: &Mat<f64>, sw: &[f64], chol: &Cholesky, linv: &Mat<f64>) -> Vec<f64> {
+pub(crate) fn sigma_diag_from_sites(
+    k: &Mat<f64>,
+    sw: &[f64],
+    chol: &Cholesky,
+    linv: &Mat<f64>,
+) -> Vec<f64> {
     use rayon::prelude::*;
     let n = sw.len();
     let floor = cancellation_floor(n);

@@ -166,10 +166,17 @@ struct Solution {
     learning_rate: f64,
 }
 
-/// Seed 001 Algorithm 17.1 on the (noisy) Gram matrix `kn`.
-fn iterate(kn: &Mat<f64>, y: &[f64], lik: &Likelihood, cfg: &MeanFieldConfig) -> Result<Solution> {
+/// Seed 001 Algorithm 17.1 on the (noisy) Gram matrix `kn`, from `alpha0` (tabula rasa
+/// `α = 0` when `None`).
+fn iterate(
+    kn: &Mat<f64>,
+    y: &[f64],
+    lik: &Likelihood,
+    cfg: &MeanFieldConfig,
+    alpha0: Option<&[f64]>,
+) -> Result<Solution> {
     let n = y.len();
-    let mut alpha = vec![0.0; n]; // tabula rasa
+    let mut alpha = alpha0.map_or_else(|| vec![0.0; n], <[f64]>::to_vec);
     let mut eta = cfg.learning_rate;
     let mut prev_err = f64::INFINITY;
     let mut delta = vec![0.0; n];
@@ -230,6 +237,45 @@ pub fn mean_field(
     y: &[f64],
     cfg: &MeanFieldConfig,
 ) -> Result<MeanFieldFit> {
+    solve(kernel, lik, x, y, cfg, None)
+}
+
+/// [`mean_field`] with Algorithm 17.1 started from the embedding strengths `alpha0` (e.g.
+/// those of a fit on a superset of the data, for leave-one-out refits) instead of `α = 0`.
+/// `alpha0` must have one finite entry per training point.
+pub fn mean_field_warm(
+    kernel: &Kernel,
+    lik: &Likelihood,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    cfg: &MeanFieldConfig,
+    alpha0: &[f64],
+) -> Result<MeanFieldFit> {
+    if alpha0.len() != y.len() {
+        return Err(Error::ShapeMismatch {
+            what: "mean-field warm start",
+            expected: format!("{} embedding strengths", y.len()),
+            found: format!("{}", alpha0.len()),
+        });
+    }
+    if let Some(&a) = alpha0.iter().find(|a| !a.is_finite()) {
+        return Err(Error::InvalidParameter {
+            name: "mean-field warm-start strength",
+            value: a,
+            reason: "must be finite",
+        });
+    }
+    solve(kernel, lik, x, y, cfg, Some(alpha0))
+}
+
+fn solve(
+    kernel: &Kernel,
+    lik: &Likelihood,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    cfg: &MeanFieldConfig,
+    alpha0: Option<&[f64]>,
+) -> Result<MeanFieldFit> {
     let kappa = flip_kappa(lik)?;
     cfg.validate()?;
     check_classification(x, y, lik)?;
@@ -244,7 +290,7 @@ pub fn mean_field(
             reason: "naive mean field needs a positive prior variance at every training point",
         });
     }
-    let sol = iterate(&kn, y, lik, cfg)?;
+    let sol = iterate(&kn, y, lik, cfg, alpha0)?;
     let mean_activation = activations(&kn, y, &sol.alpha);
 
     // Gaussian Q: site precisions from the mean-field cavities (module doc).

@@ -1,0 +1,89 @@
+//! Linear-response leave-one-out for naive mean field (seed 001 eqs. 17.41–17.42): the
+//! change of the other embedding strengths on removing one example, to first order.
+
+use super::LooClassification;
+use crate::error::{Error, Result};
+use crate::inference::mean_field::{cavity_moments, noisy_gram, MeanFieldFit};
+use crate::likelihood::Likelihood;
+
+/// The diagonal matrix Ω of seed 001 eq. 17.42, in its general-κ form
+/// `Ω_i = −k_ii − √k_ii / α_i'(z_i) = k_ii (1 − c_i)/c_i` with `c_i = −k_ii ∂²ln Z_i/∂m²`
+/// (the response of the embedding function, eq. 17.40, to its cavity field). For κ = 0,
+/// `c_i = y_i α_i ⟨f_i⟩` and this is eq. 17.42 as printed. Returned as `λ_i = 1/Ω_i` (finite
+/// where Ω_i is infinite, i.e. where α_i does not respond), with `k = K + vI`.
+pub fn mean_field_response(mf: &MeanFieldFit, y: &[f64]) -> Result<Vec<f64>> {
+    check_len(mf, y)?;
+    let kn = noisy_gram(
+        &mf.fit.posterior.kernel,
+        mf.fit.posterior.basis.as_ref(),
+        mf.input_noise,
+    );
+    response(mf, &kn, y)
+}
+
+fn check_len(mf: &MeanFieldFit, y: &[f64]) -> Result<()> {
+    if y.len() != mf.alpha_mf.len() {
+        return Err(Error::ShapeMismatch {
+            what: "labels for the mean-field LOO",
+            expected: format!("{} labels", mf.alpha_mf.len()),
+            found: format!("{}", y.len()),
+        });
+    }
+    Ok(())
+}
+
+fn response(mf: &MeanFieldFit, kn: &faer::Mat<f64>, y: &[f64]) -> Result<Vec<f64>> {
+    let lik = Likelihood::flip_noise(mf.kappa)?;
+    (0..y.len())
+        .map(|i| {
+            let k = kn[(i, i)];
+            let t = cavity_moments(&lik, y[i], mf.mean_activation[i], k, mf.alpha_mf[i])?;
+            let c = -k * t.d2;
+            if !(c < 1.0 && c.is_finite()) {
+                return Err(Error::Numerical {
+                    what: "mean-field linear response",
+                    message: format!("response c = {c} at example {i} (needs c < 1)"),
+                });
+            }
+            Ok(c / (k * (1.0 - c))) // 1/Ω_i, seed 001 eq. 17.42
+        })
+        .collect()
+}
+
+/// Linear-response leave-one-out estimate for naive mean field (seed 001 eqs. 17.41–17.42):
+///
+/// `y_i f_i^{\i} = y_i⟨f_i⟩ − {1/[(Ω + K)⁻¹]_ii − Ω_i} α_i`,
+///
+/// evaluated without dividing by Ω (which is infinite where α_i does not respond) through the
+/// Woodbury identity `1/[(Ω + K)⁻¹]_ii − Ω_i = s_i/(1 − λ_i s_i)` with `Λ = Ω⁻¹` and
+/// `s_i = [(K⁻¹ + Λ)⁻¹]_ii = [(I + KΛ)⁻¹K]_ii` (one LU solve, `O(N³)`; `K` here is `K + vI`).
+/// `y` must be the labels the fit was trained on.
+pub fn mean_field_loo(mf: &MeanFieldFit, y: &[f64]) -> Result<LooClassification> {
+    use faer::linalg::solvers::Solve;
+    check_len(mf, y)?;
+    let kn = noisy_gram(
+        &mf.fit.posterior.kernel,
+        mf.fit.posterior.basis.as_ref(),
+        mf.input_noise,
+    );
+    let lambda = response(mf, &kn, y)?;
+    let n = y.len();
+    let m = faer::Mat::from_fn(n, n, |i, j| {
+        kn[(i, j)] * lambda[j] + if i == j { 1.0 } else { 0.0 }
+    });
+    let s_mat = m.partial_piv_lu().solve(&kn);
+    let margins: Vec<f64> = (0..n)
+        .map(|i| {
+            let s = s_mat[(i, i)];
+            // seed 001 eq. 17.41
+            y[i] * mf.mean_activation[i] - mf.alpha_mf[i] * s / (1.0 - lambda[i] * s)
+        })
+        .collect();
+    if let Some(i) = margins.iter().position(|m| !m.is_finite()) {
+        return Err(Error::Numerical {
+            what: "mean-field linear-response LOO",
+            message: format!("non-finite LOO margin at example {i} (singular Ω + K)"),
+        });
+    }
+    Ok(LooClassification::from_margins(margins, 0))
+}
