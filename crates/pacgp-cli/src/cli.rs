@@ -183,6 +183,19 @@ pub enum SelectArg {
     Ml2,
 }
 
+/// Which leave-one-out estimates `certify` adds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LooArg {
+    /// The fast approximation only.
+    Approx,
+    /// Exact LOO by N refits only.
+    Exact,
+    /// Both.
+    Both,
+    /// No leave-one-out.
+    None,
+}
+
 /// The Gibbs classifier a classification certificate is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum PredictorArg {
@@ -316,6 +329,10 @@ pub struct CertifyArgs {
     /// Confidence δ: the bound holds with probability at least 1 − δ.
     #[arg(long, default_value_t = 0.01)]
     pub delta: f64,
+    /// Leave-one-out beside the bound: the fast approximation (closed form, cavities or
+    /// linear response), exact LOO by N refits (`loo_exact_error`), both, or none.
+    #[arg(long, value_enum, default_value_t = LooArg::Approx)]
+    pub loo: LooArg,
     /// Confidence constant of the bound.
     #[arg(long, value_enum, default_value_t = TermArg::Maurer)]
     pub confidence_term: TermArg,

@@ -58,7 +58,10 @@ fn models() -> &'static Vec<(String, pacgp::data::Dataset)> {
             &CsvOptions::default(),
         )
         .unwrap();
-        let rows: Vec<usize> = pacgp::data::permutation(cls.n(), 1).into_iter().take(60).collect();
+        let rows: Vec<usize> = pacgp::data::permutation(cls.n(), 1)
+            .into_iter()
+            .take(60)
+            .collect();
         let cls = cls.subset(&rows);
         let opts = ClassifierOptions {
             method: pacgp::inference::InferenceMethod::Laplace(Default::default()),

@@ -30,10 +30,11 @@ pub(super) fn fit(a: FitArgs) -> Result<()> {
     check_output_path(&a.out)?;
     let family = a.method.family();
     check_applicable(&a, family)?;
-    let (model, secs) = match family {
+    let (mut model, secs) = match family {
         Family::Regression(m) => fit_regression(&a, m)?,
         Family::Classification(m) => fit_classification(&a, m)?,
     };
+    model.seed = a.seed;
     model
         .save(&a.out)
         .with_context(|| format!("saving the model to {}", a.out.display()))?;

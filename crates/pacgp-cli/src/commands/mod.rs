@@ -136,8 +136,16 @@ pub(crate) fn print_certificate(c: &pacgp::model::CertificateReport) -> Result<(
         "  empirical risk {:.4}, KL(Q‖P) {:.2} nats, penalty {:.2} nats, N = {}  (Pinsker form: {:.4})",
         k.empirical_risk, k.kl, k.penalty, k.n, k.bound_sqrt
     );
-    if let (Some(e), Some(lp), Some(r)) = (c.loo_error, c.loo_log_predictive, c.loo_rmse) {
-        out!("  leave-one-out: ε-band error of the mean {e:.4}, RMSE {r:.4}, mean log predictive {lp:.4}");
+    match (c.loo_error, c.loo_log_predictive, c.loo_rmse) {
+        (Some(e), Some(lp), Some(r)) => out!("  leave-one-out: ε-band error of the mean {e:.4}, RMSE {r:.4}, mean log predictive {lp:.4}"),
+        (Some(e), _, _) => out!(
+            "  leave-one-out error ({}): {e:.4}",
+            c.loo_estimator.map_or("estimate".into(), |m| format!("{m:?}").to_lowercase())
+        ),
+        _ => {}
+    }
+    if let Some(e) = c.loo_exact_error {
+        out!("  exact leave-one-out error (N refits): {e:.4}");
     }
     Ok(())
 }

@@ -2,6 +2,7 @@
 
 use anyhow::{Context, Result};
 use pacgp::bounds::ConfidenceTerm;
+use pacgp::loo::LooMode;
 use pacgp::model::{CertifyOptions, GibbsPredictor, Task};
 use serde_json::json;
 
@@ -107,6 +108,12 @@ pub(super) fn certify(a: CertifyArgs) -> Result<()> {
         predictor: match a.predictor {
             PredictorArg::Latent => GibbsPredictor::Latent,
             PredictorArg::Noisy => GibbsPredictor::Noisy,
+        },
+        loo: match a.loo {
+            LooArg::Approx => Some(LooMode::Approx),
+            LooArg::Exact => Some(LooMode::Exact),
+            LooArg::Both => Some(LooMode::Both),
+            LooArg::None => None,
         },
     };
     let certs = model.certify(&ds, &opts)?;

@@ -231,5 +231,6 @@ pub fn fit_classifier(
             inference: Some(fit.report),
         },
         training_digest: Some(sample_digest(train)),
+        seed: 0,
     })
 }

@@ -76,6 +76,7 @@ fn regression_model(
         epsilon,
         report,
         training_digest: Some(sample_digest(train)),
+        seed: 0,
     }
 }
 

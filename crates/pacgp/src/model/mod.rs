@@ -85,6 +85,9 @@ pub struct FittedModel {
     /// Digest of the training sample ([`sample_digest`]): a certificate holds only on it.
     #[serde(default)]
     pub training_digest: Option<String>,
+    /// The seed of the fit's random choices (SOGP's visiting order, k-means, restarts).
+    #[serde(default)]
+    pub seed: u64,
 }
 
 /// What happened during fitting, as data.
@@ -166,8 +169,16 @@ pub struct CertificateReport {
     /// ε (target units; regression only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub epsilon: Option<f64>,
-    /// Leave-one-out ε-band error of the posterior mean (exact GP: closed form).
+    /// Approximate leave-one-out error: the ε-band error of the LOO mean (regression: closed
+    /// form, exact at fixed parameters) or the LOO 0-1 error (classifiers: cavities, linear
+    /// response, or refits where the model has no approximation).
     pub loo_error: Option<f64>,
+    /// How `loo_error` was computed.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub loo_estimator: Option<crate::loo::LooEstimator>,
+    /// Exact leave-one-out error from N refits at the stored hyperparameters (`--loo exact|both`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub loo_exact_error: Option<f64>,
     /// Mean leave-one-out log predictive density (target units).
     pub loo_log_predictive: Option<f64>,
     /// Leave-one-out RMSE (target units).

@@ -9,10 +9,16 @@ use crate::bounds::{ConfidenceTerm, HyperGrid};
 use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
 use crate::data::{Dataset, TargetScaler};
 use crate::error::{Error, Result};
+use crate::inference::ivm::IvmConfig;
+use crate::inference::mean_field::MeanFieldConfig;
+use crate::inference::sogp::{SogpConfig, SweepOrder};
+use crate::inference::InferenceMethod;
+use crate::loo::{ClassifierLoo, LooEstimator, LooMode, RegressionModel};
 use crate::loss::{self, RegressionLoss};
 use crate::metrics;
 use crate::posterior::Marginals;
 use crate::regression::exact::ExactGp;
+use crate::regression::sparse::{SparseGp, SparseMethod};
 
 /// Which stochastic classifier a classification certificate (and the Gibbs risk of
 /// `evaluate`) is about.
@@ -38,6 +44,8 @@ pub struct CertifyOptions {
     pub term: ConfidenceTerm,
     /// Classifier certificates: which Gibbs classifier.
     pub predictor: GibbsPredictor,
+    /// Which leave-one-out estimates go beside the certificate (`None`: none).
+    pub loo: Option<LooMode>,
 }
 
 impl Default for CertifyOptions {
@@ -47,6 +55,7 @@ impl Default for CertifyOptions {
             delta: 0.01,
             term: ConfidenceTerm::Maurer,
             predictor: GibbsPredictor::Latent,
+            loo: Some(LooMode::Approx),
         }
     }
 }
@@ -232,7 +241,14 @@ impl FittedModel {
             let loss = GibbsLoss::Classification(self.gibbs_classifier(opts.predictor)?);
             let spec = CertificateSpec::new(opts.delta, opts.term, choices);
             let certificate = Certificate::from_marginals(kl, &marginals, &sample.y, &loss, &spec)?;
-            return Ok(vec![CertificateReport::new(certificate, None)]);
+            let mut report = CertificateReport::new(certificate, None);
+            if let Some(mode) = opts.loo {
+                let loo = self.classifier_loo(xs.as_ref(), &sample.y, mode)?;
+                report.loo_error = loo.approx.as_ref().map(|a| a.loo.rate);
+                report.loo_estimator = loo.approx.as_ref().map(|a| a.estimator);
+                report.loo_exact_error = loo.exact.as_ref().map(|e| e.rate);
+            }
+            return Ok(vec![report]);
         }
         if !self.report.theta_on_grid {
             return Err(Error::Unsupported(
@@ -252,17 +268,18 @@ impl FittedModel {
         let (noise, ys) = self.regression_parts()?;
         let y_std = ys.transform(&sample.y);
         let spec = CertificateSpec::new(opts.delta, opts.term, choices);
-        let loo = if self.method == "gpr" || self.method.starts_with("pac-gp") {
-            let gp = ExactGp::fit(
-                self.posterior.kernel.clone(),
-                noise,
-                xs,
-                y_std.clone(),
-                &Default::default(),
-            )?;
-            Some(crate::loo::exact_gp_loo(&gp))
-        } else {
-            None
+        // One LOO (a closed form, or N refits) serves every ε: only the band changes.
+        let loo = match opts.loo {
+            Some(mode) => {
+                let model = self.regression_refit(xs.as_ref(), &y_std, noise)?;
+                let eps0 = epsilons[0] / ys.sd;
+                Some(crate::loo::regression_loo(
+                    model.as_loo(xs.as_ref(), &y_std),
+                    eps0,
+                    mode,
+                )?)
+            }
+            None => None,
         };
         epsilons
             .iter()
@@ -278,16 +295,16 @@ impl FittedModel {
                 let mut report = CertificateReport::new(certificate, Some(eps));
                 if let Some(loo) = &loo {
                     let n = y_std.len() as f64;
-                    let errs = loo
-                        .mean
-                        .iter()
-                        .zip(&y_std)
-                        .filter(|(m, y)| (*m - *y).abs() > loss.epsilon())
-                        .count();
-                    report.loo_error = Some(errs as f64 / n);
-                    // Densities transform with the Jacobian 1/sd of the standardisation.
-                    report.loo_log_predictive = Some(loo.log_predictive / n - ys.sd.ln());
-                    report.loo_rmse = Some(loo.mse(&y_std).sqrt() * ys.sd);
+                    let band = loss.epsilon();
+                    if let Some(a) = &loo.approx {
+                        report.loo_error = Some(a.loo.band_error(&y_std, band));
+                        report.loo_estimator = Some(LooEstimator::ClosedForm);
+                        // Densities transform with the Jacobian 1/sd of the standardisation.
+                        report.loo_log_predictive = Some(a.loo.log_predictive / n - ys.sd.ln());
+                        report.loo_rmse = Some(a.loo.mse(&y_std).sqrt() * ys.sd);
+                    }
+                    report.loo_exact_error =
+                        loo.exact.as_ref().map(|e| e.loo.band_error(&y_std, band));
                 }
                 Ok(report)
             })
@@ -302,8 +319,114 @@ impl CertificateReport {
             certificate,
             epsilon,
             loo_error: None,
+            loo_estimator: None,
+            loo_exact_error: None,
             loo_log_predictive: None,
             loo_rmse: None,
         }
+    }
+}
+
+/// A regressor refitted on the certified sample at its stored parameters, for its LOO.
+enum RegressionRefit {
+    Exact(ExactGp),
+    Sparse(SparseGp),
+}
+
+impl RegressionRefit {
+    fn as_loo<'a>(&'a self, x: MatRef<'a, f64>, y: &'a [f64]) -> RegressionModel<'a> {
+        match self {
+            RegressionRefit::Exact(gp) => RegressionModel::Exact(gp),
+            RegressionRefit::Sparse(gp) => RegressionModel::Sparse { gp, x, y },
+        }
+    }
+}
+
+impl FittedModel {
+    /// The approximate-inference method this classifier was fitted with (the settings the
+    /// model file keeps: IVM's active-set size and SOGP's memory are the posterior's basis
+    /// size, SOGP visits the points in the model's seeded order).
+    pub fn inference_method(&self) -> Result<InferenceMethod> {
+        let m = self.posterior.n_basis();
+        Ok(match self.method.as_str() {
+            "laplace" => InferenceMethod::Laplace(Default::default()),
+            "ep" => InferenceMethod::Ep(Default::default()),
+            "mean-field" => {
+                let Task::Classification { input_noise, .. } = &self.task else {
+                    return Err(Error::Unsupported("mean field is a classifier".into()));
+                };
+                InferenceMethod::MeanField(MeanFieldConfig {
+                    input_noise: *input_noise,
+                    ..Default::default()
+                })
+            }
+            "ivm" => InferenceMethod::Ivm(IvmConfig::new(m)),
+            "sogp" => InferenceMethod::Sogp {
+                config: SogpConfig {
+                    max_basis: m,
+                    ..Default::default()
+                },
+                order: SweepOrder::Shuffled { seed: self.seed },
+            },
+            other => {
+                return Err(Error::Unsupported(format!(
+                    "no inference method named '{other}'"
+                )))
+            }
+        })
+    }
+
+    /// Leave-one-out of a classifier on its (standardised) training sample: the method is
+    /// refitted once at the stored kernel, in the sample's row order, then LOO'd.
+    fn classifier_loo(
+        &self,
+        x: MatRef<'_, f64>,
+        y: &[f64],
+        mode: LooMode,
+    ) -> Result<ClassifierLoo> {
+        let Task::Classification { likelihood, .. } = &self.task else {
+            return Err(Error::Unsupported("not a classifier".into()));
+        };
+        let method = self.inference_method()?;
+        let fit = method.fit(&self.posterior.kernel, likelihood, x, y)?;
+        crate::loo::classifier_loo(&method, likelihood, x, y, &fit, mode)
+    }
+
+    /// The regressor at its stored parameters on the sample (row order of the sample).
+    fn regression_refit(
+        &self,
+        x: MatRef<'_, f64>,
+        y: &[f64],
+        noise: f64,
+    ) -> Result<RegressionRefit> {
+        let kernel = self.posterior.kernel.clone();
+        Ok(match self.method.as_str() {
+            "gpr" | "pac-gp" | "pac-gp-sqrt" => RegressionRefit::Exact(ExactGp::fit(
+                kernel,
+                noise,
+                x.to_owned(),
+                y.to_vec(),
+                &Default::default(),
+            )?),
+            "vfe" | "fitc" | "dtc" | "pac-sgp" | "pac-sgp-sqrt" => {
+                let method = match self.method.as_str() {
+                    "vfe" => SparseMethod::Vfe,
+                    "dtc" => SparseMethod::Dtc,
+                    // PAC-SGP certifies the FITC form of its posterior (α_s = 1).
+                    _ => SparseMethod::Fitc,
+                };
+                RegressionRefit::Sparse(SparseGp {
+                    kernel,
+                    noise_variance: noise,
+                    z: self.posterior.basis.clone(),
+                    method,
+                })
+            }
+            other => {
+                return Err(Error::Unsupported(format!(
+                    "no regression method named '{other}'"
+                )))
+            }
+        })
     }
 }
