@@ -33,6 +33,7 @@ use crate::inference::{ConvergenceReport, ConvergenceStatus};
 use crate::kernel::{Kernel, Profile};
 
 pub mod adatron;
+pub mod loo;
 pub mod smo;
 
 /// The slack penalty, i.e. the SVM's noise model (seed 001 §17.4).
