@@ -190,3 +190,35 @@ fn approximate_equals_exact_within_one_on_ripley_and_crabs() {
         &cfg(Slack::Quadratic { v: 0.3 }, true, 1e-6),
     );
 }
+
+/// The grid scan returns every point's LR-LOO error as a direct fit + `svm_loo` gives it,
+/// and its minimiser (first in grid order on ties).
+#[test]
+fn grid_selection_returns_the_direct_minimiser() {
+    use pacgp::svm::select::{select_by_loo, SvmGrid};
+    let (x, y) = ripley_80();
+    let grid = SvmGrid {
+        lengthscales: vec![0.3, 0.7, 2.0],
+        slacks: vec![Slack::Quadratic { v: 0.3 }, Slack::Linear { c: 1.0 }],
+    };
+    let base = cfg(Slack::Linear { c: 1.0 }, true, 1e-8);
+    let sel = select_by_loo(x.as_ref(), &y, &grid, &base).unwrap();
+    assert_eq!(sel.points.len(), 6);
+    let mut best = usize::MAX;
+    for (p, (l, slack)) in sel.points.iter().zip(grid.points()) {
+        let k = Kernel::se_iso(l, 1.0);
+        let c = SvmConfig { slack, ..base };
+        let fit = svm(&k, x.as_ref(), &y, &c).unwrap();
+        let e = svm_loo(&fit, &k, x.as_ref(), &y).unwrap().errors;
+        assert_eq!((p.lengthscale, p.slack, p.loo_errors), (l, slack, e));
+        best = best.min(e);
+    }
+    assert_eq!(sel.best.loo_errors, best);
+    let first = sel.points.iter().find(|p| p.loo_errors == best).unwrap();
+    assert_eq!(&sel.best, first);
+    let empty = SvmGrid {
+        lengthscales: vec![],
+        slacks: vec![Slack::Quadratic { v: 0.3 }],
+    };
+    assert!(select_by_loo(x.as_ref(), &y, &empty, &base).is_err());
+}

@@ -21,6 +21,10 @@
 //! **Support-vector sets** (§17.5): non-SVs `α_i = 0`; margin SVs `0 < α_i < C`
 //! (`y_i(f_i + b) = 1` with `f = k(y∘α)`); bound SVs `α_i = C` (linear slack only).
 //!
+//! Linear-response leave-one-out (eqs. 17.26–17.32) is in [`loo`], hyperparameter selection
+//! by it in [`select`], and the PAC-Bayes certificate of the SVM as a GP MAP in
+//! [`certificate`].
+//!
 
 use std::sync::Arc;
 
@@ -33,7 +37,9 @@ use crate::inference::{ConvergenceReport, ConvergenceStatus};
 use crate::kernel::{Kernel, Profile};
 
 pub mod adatron;
+pub mod certificate;
 pub mod loo;
+pub mod select;
 pub mod smo;
 
 /// The slack penalty, i.e. the SVM's noise model (seed 001 §17.4).
