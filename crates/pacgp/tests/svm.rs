@@ -68,7 +68,7 @@ fn tight(slack: Slack, bias: bool, solver: SvmSolver) -> SvmConfig {
         solver,
         tol: match solver {
             SvmSolver::Smo => 1e-11,
-            SvmSolver::Adatron => 1e-26,
+            SvmSolver::Adatron => 1e-22,
         },
         max_iter: 5_000_000,
         ..Default::default()

@@ -8,8 +8,10 @@
 //! `α_i = clip(z_i − λ y_i/k_ii, 0, C)` with the multiplier λ found by bisection on the
 //! monotone `Σ y_i α_i(λ)` (then a secant step on the final linear piece). The rate is
 //! `η = 1/L`, `L = λ_max(D^{-½} k D^{-½})` by power iteration, so every sweep increases W
-//! (descent lemma). Stops when `max_i δα_i² < tol` (the seed's ftol). `O(N²)` per sweep; `k`
-//! is held in memory.
+//! (descent lemma). Stops when `max_i (δα_i/η_i)² < tol`: the seed's ftol on `max δα²` for
+//! the unit rate `η_i = 1/k_ii`, measured as the squared projected gradient (a margin
+//! violation) so that it does not depend on the rate. `O(N²)` per sweep; `k` is held in
+//! memory.
 
 use faer::Mat;
 
@@ -146,8 +148,9 @@ pub(crate) fn solve(
                 next[i] = z[i].clamp(0.0, c);
             }
         }
+        // (δα_i/η_i)²: the projected dual gradient, independent of the rate
         change = (0..n)
-            .map(|i| (next[i] - alpha[i]).powi(2))
+            .map(|i| ((next[i] - alpha[i]) * d[i] / eta).powi(2))
             .fold(0.0, f64::max);
         std::mem::swap(&mut alpha, &mut next);
         f = field(&alpha);

@@ -96,7 +96,7 @@ impl Slack {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SvmSolver {
-    /// Parallel kernel Adatron (seed 001 §17.7); stops at `max_i δα_i² < tol`.
+    /// Parallel kernel Adatron (seed 001 §17.7); stops at `max_i (δα_i/η_i)² < tol`.
     Adatron,
     /// SMO with second-order working-set selection; stops at a maximal KKT violation `< tol`.
     Smo,
@@ -112,7 +112,7 @@ pub struct SvmConfig {
     /// Dual solver.
     pub solver: SvmSolver,
     /// Stopping tolerance: SMO's maximal violating pair gap (libsvm `-e`, default 1e-3);
-    /// Adatron's `max_i δα_i²` (the seed's ftol = 1e-5).
+    /// Adatron's `max_i (δα_i/η_i)²` (the seed's ftol = 1e-5 at unit rate).
     pub tol: f64,
     /// Iteration budget (SMO pair updates / Adatron sweeps); running out is reported.
     pub max_iter: usize,
