@@ -37,6 +37,7 @@ use crate::inference::{ConvergenceReport, ConvergenceStatus};
 use crate::kernel::{Kernel, Profile};
 
 pub mod adatron;
+pub mod ard;
 pub mod certificate;
 pub mod loo;
 pub mod select;
