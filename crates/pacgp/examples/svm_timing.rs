@@ -8,8 +8,11 @@
 //! ```text
 //! cargo run --release -p pacgp --example svm_timing -- --data train.csv [--test test.csv]
 //!     [--target COL] [--drop a,b] [--c 1] [--gamma G] [--solver smo|adatron]
-//!     [--repeats 3] [--loo none|approx|exact|both] [--max-train N]
+//!     [--repeats 3] [--loo none|approx|exact|both] [--max-train N] [--subsample N]
 //! ```
+//!
+//! `--max-train N` keeps the first N training rows (as the peers); `--subsample N` a seeded
+//! random N of them (`data::permutation(n, 0)`), for files sorted by label.
 #![allow(missing_docs)]
 
 use std::time::Instant;
@@ -31,6 +34,7 @@ struct Args {
     repeats: usize,
     loo: String,
     max_train: Option<usize>,
+    subsample: Option<usize>,
 }
 
 fn parse() -> Result<Args, String> {
@@ -45,6 +49,7 @@ fn parse() -> Result<Args, String> {
         repeats: 3,
         loo: "none".into(),
         max_train: None,
+        subsample: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -59,6 +64,7 @@ fn parse() -> Result<Args, String> {
             "--gamma" => a.gamma = Some(num(v()?)?),
             "--repeats" => a.repeats = num(v()?)? as usize,
             "--max-train" => a.max_train = Some(num(v()?)? as usize),
+            "--subsample" => a.subsample = Some(num(v()?)? as usize),
             "--loo" => a.loo = v()?,
             "--solver" => {
                 a.solver = match v()?.as_str() {
@@ -118,6 +124,11 @@ fn run() -> Result<(), String> {
         let m = m.min(y.len());
         x = Mat::from_fn(m, x.ncols(), |i, j| x[(i, j)]);
         y.truncate(m);
+    }
+    if let Some(m) = a.subsample {
+        let idx = &pacgp::data::permutation(y.len(), 0)[..m.min(y.len())];
+        x = Mat::from_fn(idx.len(), x.ncols(), |i, j| x[(idx[i], j)]);
+        y = idx.iter().map(|&i| y[i]).collect();
     }
     let (xte_raw, yte) = match &a.test {
         Some(p) => load(p, &a)?,
