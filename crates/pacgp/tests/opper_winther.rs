@@ -59,6 +59,16 @@ fn table_17_1_at_the_seeds_hyperparameters() {
     let r = run(&common::breast_cancer(), &cfg).unwrap();
     print(&r);
     check_svm(&r);
+    // The Adatron with momentum: same errors, fewer sweeps.
+    let fast = OpperWintherConfig {
+        adatron_momentum: true,
+        ..cfg
+    };
+    let m = run(&common::breast_cancer(), &fast).unwrap();
+    print(&m);
+    assert_eq!(m.table[0].cv_errors, r.table[0].cv_errors);
+    assert!((m.table[0].loo_approx - r.table[0].loo_approx).abs() < 1e-12);
+    assert!(m.table[0].iterations < r.table[0].iterations);
 }
 
 /// The full protocol: grids for both algorithms on the 614-example training fold, exact

@@ -164,12 +164,17 @@ fn adatron_and_smo_agree_and_satisfy_kkt() {
         Slack::Quadratic { v: 0.4 },
     ] {
         for bias in [true, false] {
-            let a = svm(&k, x.as_ref(), &y, &tight(slack, bias, SvmSolver::Adatron)).unwrap();
             let s = svm(&k, x.as_ref(), &y, &tight(slack, bias, SvmSolver::Smo)).unwrap();
-            assert_eq!(a.report.status, ConvergenceStatus::Converged);
-            assert_eq!(s.report.status, ConvergenceStatus::Converged);
-            eprintln!(
-                "{slack:?} bias {bias}: W {} / {}, b {} / {}, sweeps {}, SMO steps {}, sets {}/{}/{}",
+            for momentum in [false, true] {
+                let ac = SvmConfig {
+                    adatron_momentum: momentum,
+                    ..tight(slack, bias, SvmSolver::Adatron)
+                };
+                let a = svm(&k, x.as_ref(), &y, &ac).unwrap();
+                assert_eq!(a.report.status, ConvergenceStatus::Converged);
+                assert_eq!(s.report.status, ConvergenceStatus::Converged);
+                eprintln!(
+                "{slack:?} bias {bias} momentum {momentum}: W {} / {}, b {} / {}, sweeps {}, SMO steps {}, sets {}/{}/{}",
                 a.dual_objective,
                 s.dual_objective,
                 a.b,
@@ -180,17 +185,18 @@ fn adatron_and_smo_agree_and_satisfy_kkt() {
                 s.sets.margin_sv.len(),
                 s.sets.bound_sv.len()
             );
-            let rel = (a.dual_objective - s.dual_objective).abs() / s.dual_objective;
-            assert!(rel < 1e-9, "{slack:?} bias {bias}: W rel {rel}");
-            assert!((a.b - s.b).abs() < 1e-6, "b {} vs {}", a.b, s.b);
-            for i in 0..y.len() {
-                assert!((a.alpha[i] - s.alpha[i]).abs() < 1e-6, "α_{i}");
-            }
-            check_kkt(&s, &gram, &y, 1e-8);
-            check_kkt(&a, &gram, &y, 1e-6);
-            assert!(s.sets.margin_sv.len() > 3);
-            if let Slack::Quadratic { .. } = slack {
-                assert!(s.sets.bound_sv.is_empty());
+                let rel = (a.dual_objective - s.dual_objective).abs() / s.dual_objective;
+                assert!(rel < 1e-9, "{slack:?} bias {bias}: W rel {rel}");
+                assert!((a.b - s.b).abs() < 1e-6, "b {} vs {}", a.b, s.b);
+                for i in 0..y.len() {
+                    assert!((a.alpha[i] - s.alpha[i]).abs() < 1e-6, "α_{i}");
+                }
+                check_kkt(&s, &gram, &y, 1e-8);
+                check_kkt(&a, &gram, &y, 1e-6);
+                assert!(s.sets.margin_sv.len() > 3);
+                if let Slack::Quadratic { .. } = slack {
+                    assert!(s.sets.bound_sv.is_empty());
+                }
             }
         }
     }

@@ -55,6 +55,8 @@ pub struct OpperWintherConfig {
     pub svm_solver: SvmSolver,
     /// SVM stopping tolerance (Adatron: the seed's ftol 1e-5 on `max δα²`; SMO: gap).
     pub svm_tol: f64,
+    /// Nesterov momentum for the Adatron (not the seed's; fewer sweeps, same solution).
+    pub adatron_momentum: bool,
     /// Mean-field initial learning rate η (seed: 0.05).
     pub mean_field_learning_rate: f64,
     /// Mean-field stopping tolerance on `max δα²` (seed: 1e-5).
@@ -75,6 +77,7 @@ impl Default for OpperWintherConfig {
             kappas: vec![0.0, 0.02],
             svm_solver: SvmSolver::Adatron,
             svm_tol: 1e-5,
+            adatron_momentum: false,
             mean_field_learning_rate: 0.05,
             mean_field_ftol: 1e-5,
             mean_field_max_iter: 1000,
@@ -164,6 +167,7 @@ fn svm_cfg(cfg: &OpperWintherConfig, solver: SvmSolver, v: f64) -> SvmConfig {
             SvmSolver::Smo => 1e-3,
         },
         max_iter: 1_000_000,
+        adatron_momentum: cfg.adatron_momentum,
         ..Default::default()
     }
 }

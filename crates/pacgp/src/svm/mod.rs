@@ -121,6 +121,9 @@ pub struct SvmConfig {
     pub cache_mb: f64,
     /// SMO shrinking heuristic (libsvm `-h 1`).
     pub shrinking: bool,
+    /// Adatron sweeps from a Nesterov extrapolation with gradient restarts (not the seed's
+    /// plain parallel Adatron; same solution, fewer sweeps).
+    pub adatron_momentum: bool,
 }
 
 impl Default for SvmConfig {
@@ -134,6 +137,7 @@ impl Default for SvmConfig {
             max_iter: 10_000_000,
             cache_mb: 200.0,
             shrinking: true,
+            adatron_momentum: false,
         }
     }
 }
