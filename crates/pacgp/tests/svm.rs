@@ -10,6 +10,7 @@ use faer::Mat;
 use pacgp::error::Error;
 use pacgp::inference::ConvergenceStatus;
 use pacgp::kernel::Kernel;
+use pacgp::svm::loo::svm_exact_loo_gram;
 use pacgp::svm::{svm, svm_precomputed, Slack, SvmConfig, SvmFit, SvmSolver};
 
 struct Case {
@@ -17,6 +18,7 @@ struct Case {
     alpha: Vec<f64>,
     b: f64,
     w: f64,
+    loo: Vec<f64>,
 }
 
 fn fixture() -> (Mat<f64>, Vec<f64>, f64, Vec<f64>, Vec<Case>) {
@@ -50,6 +52,7 @@ fn fixture() -> (Mat<f64>, Vec<f64>, f64, Vec<f64>, Vec<Case>) {
             alpha: nums(&c["alpha"]),
             b: c["b"].as_f64().unwrap(),
             w: c["dual_objective"].as_f64().unwrap(),
+            loo: nums(&c["loo_margins"]),
         })
         .collect();
     (
@@ -111,6 +114,36 @@ fn smo_reproduces_libsvm() {
                 }
             }
         }
+    }
+}
+
+/// Exact LOO by warm-started refits (only SVs refitted) against libsvm's N cold refits:
+/// the same margins `y_l f^{\l}(x_l)` to 1e-4 (libsvm's single-precision `Q` again), the
+/// same decisions.
+#[test]
+fn exact_loo_reproduces_libsvm_refits() {
+    let (x, y, l, _, cases) = fixture();
+    let k = Kernel::se_iso(l, 1.0);
+    let gram = k.gram(x.as_ref());
+    for case in &cases {
+        let cfg = tight(case.slack, true, SvmSolver::Smo);
+        let fit = svm_precomputed(gram.as_ref(), &y, &cfg).unwrap();
+        let e = svm_exact_loo_gram(gram.as_ref(), &y, &cfg, &fit).unwrap();
+        let mut worst = 0.0f64;
+        for i in 0..y.len() {
+            let (a, b) = (e.loo.loo_margins[i], case.loo[i]);
+            worst = worst.max((a - b).abs());
+            assert!(
+                (a - b).abs() < 1e-4 * b.abs().max(1.0),
+                "{:?} LOO margin {i}: {a} vs {b}",
+                case.slack
+            );
+            assert_eq!(a > 0.0, b > 0.0);
+        }
+        eprintln!(
+            "{:?}: exact LOO {} errors, worst margin gap to libsvm {worst:.1e}",
+            case.slack, e.loo.errors
+        );
     }
 }
 
