@@ -486,18 +486,17 @@ pub fn solve(
             });
         }
     }
-    let (alpha, grad_f, report) = match cfg.solver {
+    let (alpha, field, report) = match cfg.solver {
         SvmSolver::Smo => smo::solve(rows, y, cfg, alpha0)?,
         SvmSolver::Adatron => adatron::solve(rows, y, cfg, alpha0)?,
     };
-    Ok(finish(rows, y, cfg, alpha, &grad_f, report))
+    Ok(finish(y, cfg, alpha, &field, report))
 }
 
 /// Bias, sets, decision values and dual objective from α and `F = k(y∘α)` (shared by both
 /// solvers). b is libsvm's: the mean of `y_i − F_i` over free α, else the midpoint of the
 /// feasible interval.
 fn finish(
-    rows: &dyn KernelRows,
     y: &[f64],
     cfg: &SvmConfig,
     alpha: Vec<f64>,
@@ -522,7 +521,6 @@ fn finish(
             sets.margin_sv.push(i);
         }
     }
-    let _ = rows;
     let dual_objective =
         alpha.iter().sum::<f64>() - 0.5 * (0..n).map(|i| alpha[i] * y[i] * field[i]).sum::<f64>();
     let margins = (0..n).map(|i| y[i] * (field[i] + b)).collect();
