@@ -37,5 +37,6 @@ pub mod posterior;
 pub mod regression;
 pub mod selective;
 pub mod special;
+pub mod svm;
 
 pub use error::{Error, Result};

@@ -1,5 +1,6 @@
 //! The seed papers' experiments as library functions returning tables.
 
 pub mod classification;
+pub mod opper_winther;
 pub mod pac_gp;
 pub mod pac_sgp;

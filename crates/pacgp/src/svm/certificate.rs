@@ -1,0 +1,184 @@
+//! A PAC-Bayes certificate for the SVM read as a GP's MAP (seed 001 §17.4; Langford &
+//! Shawe-Taylor, "PAC-Bayes & margins", NIPS 2002).
+//!
+//! **Construction.** The prior P is the GP with covariance `k` (fixed before seeing the
+//! data). The SVM's function `f_SVM(x) = Σ_j k(x, x_j) y_j α_j` lies in k's RKHS; the
+//! posterior Q is P shifted to mean `μ·f_SVM`, with P's covariance. In the shared
+//! [`GaussianPosterior`] this is the site form with every site precision 0 (`B = I`, so the
+//! covariance is the prior's) and mean weights `μ·y∘α` over the support vectors. Then
+//!
+//! - `KL(Q‖P) = ½ μ² (y∘α)ᵀ K (y∘α)` (the Gaussian KL with equal covariances), and
+//! - the Gibbs error at `(x, y)` is `Φ(−μ y f_SVM(x)/√k(x, x))` (a draw `f ~ Q` has
+//!   `f(x) ~ N(μ f_SVM(x), k(x, x))`),
+//!
+//! so `posterior.kl_to_prior()`, `posterior.predict` and
+//! [`crate::loss::gibbs_error_classification`] apply unchanged. Larger μ lowers the Gibbs
+//! error towards the SVM's margin error and raises the KL by μ²; μ is taken from a grid fixed
+//! in advance, and the union bound over it costs `ln |grid|` in the penalty (plus whatever
+//! the caller adds for other choices made on the same data, e.g. a hyperparameter grid).
+//!
+//! **Bias.** A bias fitted from the data would make the prior's mean data-dependent.
+//! Instead the certified SVM has no free bias: put a constant term in the prior kernel
+//! (`k + σ_b²`, σ_b² fixed in advance; a Gaussian prior on b, seed 001 §17.4 footnote 1) and
+//! train the SVM with `bias: false` on that kernel; `b` is then part of `f_SVM`. Fits with a
+//! bias are rejected. The quadratic slack's `v` (per-example noise) is not part of the prior
+//! over the latent function: Q and P are over the noise-free `f` with covariance `k`.
+
+use faer::{Mat, MatRef};
+use serde::{Deserialize, Serialize};
+
+use super::SvmFit;
+use crate::bounds::{pac_bayes_bound, BoundKind, Certificate, ConfidenceTerm};
+use crate::error::{Error, Result};
+use crate::kernel::Kernel;
+use crate::linalg::{Cholesky, JitterPolicy};
+use crate::loss::gibbs_error_classification;
+use crate::posterior::{Covariance, GaussianPosterior};
+
+/// Settings of [`svm_certificate`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SvmCertificateConfig {
+    /// Scales μ of the posterior mean, fixed before seeing the data.
+    pub mu_grid: Vec<f64>,
+    /// Confidence δ.
+    pub delta: f64,
+    /// kl or sqrt form.
+    pub kind: BoundKind,
+    /// Confidence constant.
+    pub term: ConfidenceTerm,
+    /// Extra union-bound penalty (nats) for other choices made on the same sample, e.g.
+    /// `ln |hyperparameter grid|`.
+    pub extra_penalty: f64,
+}
+
+impl Default for SvmCertificateConfig {
+    /// μ ∈ {2^{−2}, 2^{−1.5}, …, 2^{6}} (17 values), δ = 0.01, kl form, Maurer's constant.
+    fn default() -> Self {
+        Self {
+            mu_grid: (0..17).map(|t| 2f64.powf(-2.0 + 0.5 * t as f64)).collect(),
+            delta: 0.01,
+            kind: BoundKind::Kl,
+            term: ConfidenceTerm::Maurer,
+            extra_penalty: 0.0,
+        }
+    }
+}
+
+/// The certificate and the Q it certifies.
+#[derive(Clone, Debug)]
+pub struct SvmCertificate {
+    /// Bound, empirical Gibbs error, KL, penalty (`ln|μ grid| + extra`), δ, N.
+    pub certificate: Certificate,
+    /// The μ of the grid with the lowest bound.
+    pub mu: f64,
+    /// Q at that μ (basis: the support vectors).
+    pub posterior: GaussianPosterior,
+    /// `(μ, bound)` for every grid value.
+    pub per_mu: Vec<(f64, f64)>,
+}
+
+/// Q = the prior GP shifted to mean `μ·f_SVM` (module doc), over the support vectors of a
+/// bias-free SVM trained with `prior` on `x`.
+pub fn svm_posterior(
+    prior: &Kernel,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    fit: &SvmFit,
+    mu: f64,
+) -> Result<GaussianPosterior> {
+    super::check_shapes(x, y)?;
+    prior.check_input_dim(x.ncols())?;
+    if fit.bias {
+        return Err(Error::Unsupported(
+            "an SVM certificate needs a bias-free fit: put a constant term in the prior kernel \
+             and train with bias = false (the prior may not depend on the data)"
+                .into(),
+        ));
+    }
+    if fit.alpha.len() != y.len() {
+        return Err(Error::ShapeMismatch {
+            what: "SVM fit for the certificate",
+            expected: format!("{} dual variables", y.len()),
+            found: format!("{}", fit.alpha.len()),
+        });
+    }
+    if !(mu > 0.0 && mu.is_finite()) {
+        return Err(Error::InvalidParameter {
+            name: "certificate scale μ",
+            value: mu,
+            reason: "must be positive and finite",
+        });
+    }
+    let sv: Vec<usize> = (0..y.len()).filter(|&i| fit.alpha[i] > 0.0).collect();
+    let m = sv.len();
+    let basis = Mat::from_fn(m, x.ncols(), |r, c| x[(sv[r], c)]);
+    let eye = Mat::<f64>::identity(m, m);
+    Ok(GaussianPosterior {
+        kernel: prior.clone(),
+        basis,
+        alpha: sv.iter().map(|&i| mu * y[i] * fit.alpha[i]).collect(),
+        cov: Covariance::Sites {
+            sqrt_pi: vec![0.0; m], // all site precisions 0: the prior's covariance
+            chol_b: Cholesky::factor(eye.as_ref(), &JitterPolicy::none(), "I")?,
+        },
+    })
+}
+
+/// The PAC-Bayes certificate of a bias-free SVM trained with `prior` on `(x, y)`: the
+/// lowest bound over `cfg.mu_grid`, paying `ln |grid| + extra_penalty`.
+pub fn svm_certificate(
+    prior: &Kernel,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    fit: &SvmFit,
+    cfg: &SvmCertificateConfig,
+) -> Result<SvmCertificate> {
+    if cfg.mu_grid.is_empty() {
+        return Err(Error::Empty {
+            what: "certificate μ grid",
+        });
+    }
+    if !(cfg.extra_penalty >= 0.0 && cfg.extra_penalty.is_finite()) {
+        return Err(Error::InvalidParameter {
+            name: "extra penalty",
+            value: cfg.extra_penalty,
+            reason: "must be ≥ 0 and finite",
+        });
+    }
+    let penalty = (cfg.mu_grid.len() as f64).ln() + cfg.extra_penalty;
+    let q1 = svm_posterior(prior, x, y, fit, 1.0)?;
+    let unit = q1.predict(x)?; // mean f_SVM(x_i), variance k(x_i, x_i)
+    let kl1 = q1.kl_to_prior();
+    let mut best: Option<(f64, f64, f64, f64)> = None; // (bound, μ, risk, kl)
+    let mut per_mu = Vec::with_capacity(cfg.mu_grid.len());
+    for &mu in &cfg.mu_grid {
+        if !(mu > 0.0 && mu.is_finite()) {
+            return Err(Error::InvalidParameter {
+                name: "certificate scale μ",
+                value: mu,
+                reason: "must be positive and finite",
+            });
+        }
+        let mut m = unit.clone();
+        m.mean.iter_mut().for_each(|v| *v *= mu);
+        let risk = gibbs_error_classification(y, &m, 0.0, None)?;
+        let kl = mu * mu * kl1;
+        let bound = pac_bayes_bound(risk, kl, y.len(), cfg.delta, penalty, cfg.kind, cfg.term)?;
+        per_mu.push((mu, bound));
+        if best.is_none_or(|b| bound < b.0) {
+            best = Some((bound, mu, risk, kl));
+        }
+    }
+    let (_, mu, risk, _) = best.ok_or(Error::Empty {
+        what: "certificate μ grid",
+    })?;
+    let posterior = svm_posterior(prior, x, y, fit, mu)?;
+    let kl = posterior.kl_to_prior();
+    let certificate = Certificate::new(risk, kl, y.len(), cfg.delta, penalty, cfg.kind, cfg.term)?;
+    Ok(SvmCertificate {
+        certificate,
+        mu,
+        posterior,
+        per_mu,
+    })
+}

@@ -1,0 +1,238 @@
+//! Leave-one-out for the SVM: the linear-response estimate of seed 001 §17.5 and exact LOO by
+//! warm-started refits.
+//!
+//! **Linear response** (eqs. 17.26–17.31). Assume no other example changes its Kuhn–Tucker
+//! group when example l is removed: non-SVs and bound SVs keep `δα_j = 0`, margin SVs keep
+//! `y_j(f_j + b) = 1`. With `k = K + vI` over the margin SVs `M`:
+//!
+//! - non-SV l: nothing moves, `y_l f_l^{\l} = y_l(f_l + b)`;
+//! - margin SV l: `y_l f_l^{\l} = y_l(f_l + b) − α_l / [A⁻¹]_ll` (eq. 17.29);
+//! - bound SV l: `y_l f_l^{\l} = y_l(f_l + b) + α_l (a_lᵀ A⁻¹ a_l − k_ll)` (eq. 17.31),
+//!
+//! with `A = k_M`, `a_l = k_{M,l}` without a bias. **With a bias** (eq. 17.32) the margin SVs
+//! satisfy `δf_j + δb = 0` and the equality constraint gives `Σ_{j≠l} y_j δα_j = y_l α_l`
+//! (the seed's "Σ^{mSV} y δα = 0" with `δα_l = −α_l` counted); this is the same algebra with
+//! the bias as one more margin "pattern": `A = [[k_M, 1], [1ᵀ, 0]]`, `a_l = [k_{M,l}; 1]`, and
+//! the partitioned-inverse identity of eq. 17.29 holds for the bordered matrix. Only `A`
+//! (`|M| + 1` square) is factored: `O(|M|³ + |M|²|B|)`.
+//!
+//! **Exact LOO** refits on the N − 1 other examples from the full solution with `α_l`
+//! removed (and, with a bias, `y_l α_l` moved onto other α to keep `Σ y α = 0`), in parallel
+//! over l with rayon. Removing a non-SV leaves the KKT conditions of the others satisfied, so
+//! only support vectors are refitted (the rest keep the full solution, exactly).
+
+use faer::linalg::solvers::{DenseSolveCore, Solve};
+use faer::{Mat, MatRef};
+use rayon::prelude::*;
+
+use super::{DenseRows, InputRows, KernelRows, SvmConfig, SvmFit};
+use crate::error::{Error, Result};
+use crate::inference::ConvergenceStatus;
+use crate::kernel::Kernel;
+use crate::loo::LooClassification;
+
+fn check_fit(fit: &SvmFit, y: &[f64], n: usize) -> Result<()> {
+    if y.len() != fit.alpha.len() || n != y.len() {
+        return Err(Error::ShapeMismatch {
+            what: "labels/kernel for the SVM leave-one-out",
+            expected: format!("{} examples", fit.alpha.len()),
+            found: format!("{} labels, {} kernel rows", y.len(), n),
+        });
+    }
+    Ok(())
+}
+
+/// The linear-response LOO margins `y_l f_l^{\l}` (module doc) from a fit and its kernel rows
+/// (`rows` must be the kernel the fit was trained with, including the slack's v).
+pub fn svm_loo_margins(fit: &SvmFit, rows: &dyn KernelRows, y: &[f64]) -> Result<Vec<f64>> {
+    check_fit(fit, y, rows.n())?;
+    let m_set = &fit.sets.margin_sv;
+    let b_set = &fit.sets.bound_sv;
+    let m = m_set.len();
+    let dim = m + usize::from(fit.bias);
+    let mut margins = fit.margins.clone();
+    if dim == 0 {
+        // no margin SVs and no bias: removing a bound SV changes only its own term
+        for &l in b_set {
+            margins[l] -= fit.alpha[l] * rows.diag(l);
+        }
+        return Ok(margins);
+    }
+    // A = k_M (bordered by the bias), a_l for the bound SVs as columns.
+    let mut a = Mat::<f64>::zeros(dim, dim);
+    let mut rhs = Mat::<f64>::zeros(dim, b_set.len());
+    let mut r = vec![0.0; m];
+    for (p, &i) in m_set.iter().enumerate() {
+        rows.fill_row(i, m_set, &mut r);
+        for q in 0..m {
+            a[(p, q)] = r[q];
+        }
+    }
+    let mut rb = vec![0.0; b_set.len()];
+    for (p, &i) in m_set.iter().enumerate() {
+        rows.fill_row(i, b_set, &mut rb);
+        for q in 0..b_set.len() {
+            rhs[(p, q)] = rb[q];
+        }
+    }
+    if fit.bias {
+        for p in 0..m {
+            a[(p, m)] = 1.0;
+            a[(m, p)] = 1.0;
+        }
+        for q in 0..b_set.len() {
+            rhs[(m, q)] = 1.0;
+        }
+    }
+    let lu = a.partial_piv_lu();
+    let a_inv = lu.inverse();
+    for (p, &l) in m_set.iter().enumerate() {
+        margins[l] -= fit.alpha[l] / a_inv[(p, p)]; // eq. 17.29
+    }
+    if !b_set.is_empty() {
+        let sol = lu.solve(&rhs);
+        for (q, &l) in b_set.iter().enumerate() {
+            let quad: f64 = (0..dim).map(|p| rhs[(p, q)] * sol[(p, q)]).sum();
+            margins[l] += fit.alpha[l] * (quad - rows.diag(l)); // eq. 17.31
+        }
+    }
+    if let Some(i) = margins.iter().position(|v| !v.is_finite()) {
+        return Err(Error::Numerical {
+            what: "SVM linear-response LOO",
+            message: format!(
+                "non-finite LOO margin at example {i} (singular margin-SV kernel matrix)"
+            ),
+        });
+    }
+    Ok(margins)
+}
+
+/// Linear-response leave-one-out error of an SVM (seed 001 eqs. 17.26–17.32) trained with
+/// `kernel` on `(x, y)`.
+pub fn svm_loo(
+    fit: &SvmFit,
+    kernel: &Kernel,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+) -> Result<LooClassification> {
+    super::check_shapes(x, y)?;
+    let rows = InputRows::new(kernel, x, fit.slack.diagonal_shift())?;
+    Ok(LooClassification::from_margins(
+        svm_loo_margins(fit, &rows, y)?,
+        0,
+    ))
+}
+
+/// The full solution without example l, made feasible for the N − 1 problem: with a bias,
+/// `y_l α_l` is moved onto the others (raising same-label α below C, else lowering
+/// opposite-label α; free ones first) so that `Σ y α = 0` holds again.
+pub fn warm_start_without(alpha: &[f64], y: &[f64], l: usize, c: f64, bias: bool) -> Vec<f64> {
+    let mut a: Vec<f64> = alpha.to_vec();
+    let mut rest = a[l];
+    a[l] = 0.0;
+    if bias {
+        let order: Vec<usize> = (0..a.len())
+            .filter(|&j| j != l && a[j] > 0.0 && a[j] < c)
+            .chain((0..a.len()).filter(|&j| j != l && !(a[j] > 0.0 && a[j] < c)))
+            .collect();
+        for j in order {
+            if rest <= 0.0 {
+                break;
+            }
+            let room = if y[j] == y[l] { c - a[j] } else { a[j] };
+            let t = rest.min(room);
+            a[j] += if y[j] == y[l] { t } else { -t };
+            rest -= t;
+        }
+    }
+    a.remove(l);
+    a
+}
+
+/// Exact LOO by refits, with per-example detail.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SvmExactLoo {
+    /// Margins, error count, refits that hit their budget.
+    pub loo: LooClassification,
+    /// For each l, how many other examples changed Kuhn–Tucker group in the refit (0 for
+    /// non-SVs, which are not refitted): where it is 0 the linear response is exact.
+    pub group_changes: Vec<usize>,
+    /// Total SMO/Adatron iterations over all refits.
+    pub iterations: usize,
+}
+
+fn group(a: f64, c: f64) -> u8 {
+    if a <= 0.0 {
+        0
+    } else if a >= c {
+        2
+    } else {
+        1
+    }
+}
+
+/// Exact leave-one-out of an SVM by warm-started refits (parallel over examples) on the
+/// noise-free Gram matrix `gram = K(x, x)` (the slack's v is added inside); `fit` is the
+/// full-data solution with the same `cfg`.
+pub fn svm_exact_loo_gram(
+    gram: MatRef<'_, f64>,
+    y: &[f64],
+    cfg: &SvmConfig,
+    fit: &SvmFit,
+) -> Result<SvmExactLoo> {
+    cfg.validate()?;
+    check_fit(fit, y, gram.nrows())?;
+    let n = y.len();
+    let c = cfg.slack.upper();
+    let v = cfg.slack.diagonal_shift();
+    type Refit = (f64, usize, bool, usize);
+    let per: Vec<Result<Refit>> = (0..n)
+        .into_par_iter()
+        .map(|l| {
+            if fit.alpha[l] <= 0.0 {
+                return Ok((fit.margins[l], 0, false, 0));
+            }
+            let idx: Vec<usize> = (0..n).filter(|&j| j != l).collect();
+            let yt: Vec<f64> = idx.iter().map(|&j| y[j]).collect();
+            let rows = DenseRows::subset(gram, v, &idx);
+            let a0 = warm_start_without(&fit.alpha, y, l, c, cfg.bias);
+            let f = super::solve(&rows, &yt, cfg, Some(&a0))?;
+            let pred: f64 = idx
+                .iter()
+                .enumerate()
+                .map(|(t, &j)| gram[(l, j)] * yt[t] * f.alpha[t])
+                .sum::<f64>()
+                + f.b;
+            let changes = idx
+                .iter()
+                .enumerate()
+                .filter(|&(t, &j)| group(f.alpha[t], c) != group(fit.alpha[j], c))
+                .count();
+            let unconverged = f.report.status == ConvergenceStatus::MaxIterations;
+            Ok((y[l] * pred, changes, unconverged, f.report.iterations))
+        })
+        .collect();
+    let per: Vec<Refit> = per.into_iter().collect::<Result<_>>()?;
+    let margins = per.iter().map(|p| p.0).collect();
+    let not_converged = per.iter().filter(|p| p.2).count();
+    Ok(SvmExactLoo {
+        loo: LooClassification::from_margins(margins, not_converged),
+        group_changes: per.iter().map(|p| p.1).collect(),
+        iterations: per.iter().map(|p| p.3).sum(),
+    })
+}
+
+/// Exact leave-one-out of an SVM trained with `kernel` on `(x, y)` (builds `K`, then
+/// [`svm_exact_loo_gram`]).
+pub fn svm_exact_loo(
+    kernel: &Kernel,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    cfg: &SvmConfig,
+    fit: &SvmFit,
+) -> Result<LooClassification> {
+    super::check_shapes(x, y)?;
+    kernel.check_input_dim(x.ncols())?;
+    let gram = kernel.gram(x);
+    Ok(svm_exact_loo_gram(gram.as_ref(), y, cfg, fit)?.loo)
+}

@@ -1,0 +1,609 @@
+//! Support vector machines as the MAP of a Gaussian process (seed 001 §17.4–17.7).
+//!
+//! **Dual problem.** With labels `y_i ∈ {±1}` and a covariance `k` the SVM solves
+//!
+//! `max_α W(α) = Σ_i α_i − ½ Σ_ij α_i α_j y_i y_j k_ij`, `0 ≤ α_i ≤ C`, and `Σ_i y_i α_i = 0`
+//! when there is a bias b (seed 001 eq. 17.22, the saddle point of L in α).
+//!
+//! - *Linear slack* `C Σ ξ_i` (Laplace noise in eq. 17.22): `k = K`, `0 ≤ α ≤ C`.
+//! - *Quadratic slack* `(1/2v) Σ ξ_i²` (Gaussian noise): `k = K + vI` (seed 001 eq. 17.16), no
+//!   upper bound; the slack of a support vector is `ξ_i = v α_i`.
+//!
+//! The decision function is `f(x) + b = Σ_j K(x, x_j) y_j α_j + b` (eqs. 17.20–17.21; the
+//! noise part `vI` of `k` is per training example and does not enter at a new input).
+//!
+//! **Solvers.** [`adatron`]: the parallel kernel Adatron of §17.7 (Anlauf & Biehl 1989;
+//! Frieß et al. 1998) as projected gradient ascent on W, `O(N²)` per sweep with `k` held in
+//! memory. [`smo`]: sequential minimal optimisation with second-order working-set selection
+//! (Fan, Chen & Lin 2005, as in libsvm), shrinking and an LRU cache of kernel rows, so `k` is
+//! never formed. Both end in the same [`SvmFit`] (b from the free support vectors, as libsvm).
+//!
+//! **Support-vector sets** (§17.5): non-SVs `α_i = 0`; margin SVs `0 < α_i < C`
+//! (`y_i(f_i + b) = 1` with `f = k(y∘α)`); bound SVs `α_i = C` (linear slack only).
+//!
+//! Linear-response leave-one-out (eqs. 17.26–17.32) is in [`loo`], hyperparameter selection
+//! by it in [`select`], and the PAC-Bayes certificate of the SVM as a GP MAP in
+//! [`certificate`].
+//!
+
+use std::sync::Arc;
+
+use faer::{Mat, MatRef};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::inference::{ConvergenceReport, ConvergenceStatus};
+use crate::kernel::{Kernel, Profile};
+
+pub mod adatron;
+pub mod ard;
+pub mod certificate;
+pub mod loo;
+pub mod select;
+pub mod smo;
+
+/// The slack penalty, i.e. the SVM's noise model (seed 001 §17.4).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Slack {
+    /// `C Σ ξ_i`: box constraint `0 ≤ α_i ≤ C` (Laplace noise).
+    Linear {
+        /// Box constraint C > 0.
+        c: f64,
+    },
+    /// `(1/2v) Σ ξ_i²`: `v` added to the kernel's diagonal (eq. 17.16), no upper bound.
+    Quadratic {
+        /// Input-noise variance v > 0.
+        v: f64,
+    },
+}
+
+impl Slack {
+    /// Upper bound on α (`+∞` for the quadratic slack).
+    pub fn upper(&self) -> f64 {
+        match *self {
+            Slack::Linear { c } => c,
+            Slack::Quadratic { .. } => f64::INFINITY,
+        }
+    }
+
+    /// What is added to the kernel's diagonal (`v`, or 0 for the linear slack).
+    pub fn diagonal_shift(&self) -> f64 {
+        match *self {
+            Slack::Linear { .. } => 0.0,
+            Slack::Quadratic { v } => v,
+        }
+    }
+
+    fn validate(&self) -> Result<()> {
+        match *self {
+            Slack::Linear { c } if !(c > 0.0 && c.is_finite()) => Err(Error::InvalidParameter {
+                name: "SVM box constraint C",
+                value: c,
+                reason: "must be positive and finite",
+            }),
+            Slack::Quadratic { v } if !(v > 0.0 && v.is_finite()) => Err(Error::InvalidParameter {
+                name: "SVM quadratic-slack variance v",
+                value: v,
+                reason: "must be positive and finite",
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Which dual solver.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SvmSolver {
+    /// Parallel kernel Adatron (seed 001 §17.7); stops at `max_i (δα_i/η_i)² < tol`.
+    Adatron,
+    /// SMO with second-order working-set selection; stops at a maximal KKT violation `< tol`.
+    Smo,
+}
+
+/// Settings of [`svm`].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SvmConfig {
+    /// Slack penalty (noise model).
+    pub slack: Slack,
+    /// Fit a bias b (the GP's constant mean, with `Σ y_i α_i = 0`).
+    pub bias: bool,
+    /// Dual solver.
+    pub solver: SvmSolver,
+    /// Stopping tolerance: SMO's maximal violating pair gap (libsvm `-e`, default 1e-3);
+    /// Adatron's `max_i (δα_i/η_i)²` (the seed's ftol = 1e-5 at unit rate).
+    pub tol: f64,
+    /// Iteration budget (SMO pair updates / Adatron sweeps); running out is reported.
+    pub max_iter: usize,
+    /// Kernel-row cache of SMO in MB (libsvm `-m`, default 200).
+    pub cache_mb: f64,
+    /// SMO shrinking heuristic (libsvm `-h 1`).
+    pub shrinking: bool,
+    /// Adatron sweeps from a Nesterov extrapolation with gradient restarts (not the seed's
+    /// plain parallel Adatron; same solution, fewer sweeps).
+    pub adatron_momentum: bool,
+}
+
+impl Default for SvmConfig {
+    /// libsvm's defaults: linear slack C = 1, bias, SMO, ε = 1e-3, 200 MB, shrinking.
+    fn default() -> Self {
+        Self {
+            slack: Slack::Linear { c: 1.0 },
+            bias: true,
+            solver: SvmSolver::Smo,
+            tol: 1e-3,
+            max_iter: 10_000_000,
+            cache_mb: 200.0,
+            shrinking: true,
+            adatron_momentum: false,
+        }
+    }
+}
+
+impl SvmConfig {
+    /// Typed errors for C ≤ 0, v ≤ 0, tol ≤ 0, a zero budget or a negative cache.
+    pub fn validate(&self) -> Result<()> {
+        self.slack.validate()?;
+        if !(self.tol > 0.0 && self.tol.is_finite()) {
+            return Err(Error::InvalidParameter {
+                name: "SVM tolerance",
+                value: self.tol,
+                reason: "must be positive and finite",
+            });
+        }
+        if self.max_iter == 0 {
+            return Err(Error::InvalidParameter {
+                name: "SVM max_iter",
+                value: 0.0,
+                reason: "must be at least 1",
+            });
+        }
+        if !(self.cache_mb >= 0.0 && self.cache_mb.is_finite()) {
+            return Err(Error::InvalidParameter {
+                name: "SVM cache size (MB)",
+                value: self.cache_mb,
+                reason: "must be ≥ 0 and finite",
+            });
+        }
+        Ok(())
+    }
+}
+
+/// The three groups of the Kuhn–Tucker conditions (seed 001 §17.5), as training-row indices.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SupportVectorSets {
+    /// `α_i = 0` (`y_i(f_i + b) ≥ 1`).
+    pub non_sv: Vec<usize>,
+    /// `0 < α_i < C` (`y_i(f_i + b) = 1`).
+    pub margin_sv: Vec<usize>,
+    /// `α_i = C` (`y_i(f_i + b) ≤ 1`; linear slack only).
+    pub bound_sv: Vec<usize>,
+}
+
+/// A fitted SVM.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SvmFit {
+    /// Dual variables `α_i ≥ 0` (the seed's embedding strengths).
+    pub alpha: Vec<f64>,
+    /// Bias b (0 when fitted without one).
+    pub b: f64,
+    /// `f(x_i) + b = Σ_j K_ij y_j α_j + b` at the training inputs (noise-free K: the decision
+    /// values of the classifier there).
+    pub decision: Vec<f64>,
+    /// `y_i(f_i + b)` with `f = k(y∘α)`, `k = K + vI` for the quadratic slack: 1 on margin SVs.
+    pub margins: Vec<f64>,
+    /// Non-SV, margin-SV and bound-SV sets.
+    pub sets: SupportVectorSets,
+    /// Dual objective `W(α)` at the solution (libsvm's `obj` is `−W`).
+    pub dual_objective: f64,
+    /// Slack penalty used.
+    pub slack: Slack,
+    /// Whether a bias was fitted.
+    pub bias: bool,
+    /// Solver used.
+    pub solver: SvmSolver,
+    /// Iterations, final violation, notes.
+    pub report: ConvergenceReport,
+}
+
+impl SvmFit {
+    /// Training labels' predicted signs `sgn(f(x_i) + b)` disagreeing with `y`, as a fraction.
+    pub fn training_error(&self, y: &[f64]) -> f64 {
+        let wrong = self
+            .decision
+            .iter()
+            .zip(y)
+            .filter(|(f, y)| !(**f * **y > 0.0))
+            .count();
+        wrong as f64 / y.len().max(1) as f64
+    }
+
+    /// Decision values `f(x) + b` at the rows of `x_new` for an SVM trained on `x_train`.
+    pub fn decision_function(
+        &self,
+        kernel: &Kernel,
+        x_train: MatRef<'_, f64>,
+        y: &[f64],
+        x_new: MatRef<'_, f64>,
+    ) -> Result<Vec<f64>> {
+        check_shapes(x_train, y)?;
+        if y.len() != self.alpha.len() || x_new.ncols() != x_train.ncols() {
+            return Err(Error::ShapeMismatch {
+                what: "SVM prediction inputs",
+                expected: format!("{} labels, {} columns", self.alpha.len(), x_train.ncols()),
+                found: format!("{} labels, {} columns", y.len(), x_new.ncols()),
+            });
+        }
+        crate::data::check_finite(x_new, "SVM prediction inputs")?;
+        let sv: Vec<usize> = (0..y.len()).filter(|&i| self.alpha[i] > 0.0).collect();
+        let xs = Mat::from_fn(sv.len(), x_train.ncols(), |r, c| x_train[(sv[r], c)]);
+        let ks = kernel.cross(x_new, xs.as_ref());
+        Ok((0..x_new.nrows())
+            .map(|r| {
+                sv.iter()
+                    .enumerate()
+                    .map(|(t, &j)| ks[(r, t)] * y[j] * self.alpha[j])
+                    .sum::<f64>()
+                    + self.b
+            })
+            .collect())
+    }
+}
+
+/// Rows of the (unsigned) SVM kernel `k = K + shift·I` on the training set, computed on
+/// demand: the only access the solvers need, so `k` need not be held.
+pub trait KernelRows: Sync {
+    /// Number of training points N.
+    fn n(&self) -> usize;
+    /// `k_ii`.
+    fn diag(&self, i: usize) -> f64;
+    /// `out[t] = k(i, cols[t])`.
+    fn fill_row(&self, i: usize, cols: &[usize], out: &mut [f64]);
+}
+
+/// A precomputed Gram matrix (plus a diagonal shift), optionally restricted to a subset of
+/// its rows (the training set of a leave-one-out refit).
+pub struct DenseRows<'a> {
+    gram: MatRef<'a, f64>,
+    shift: f64,
+    index: Option<&'a [usize]>,
+}
+
+impl<'a> DenseRows<'a> {
+    /// `k = gram + shift·I`.
+    pub fn new(gram: MatRef<'a, f64>, shift: f64) -> Self {
+        Self {
+            gram,
+            shift,
+            index: None,
+        }
+    }
+
+    /// `k` restricted to rows/columns `index` of `gram` (`index` strictly increasing).
+    pub fn subset(gram: MatRef<'a, f64>, shift: f64, index: &'a [usize]) -> Self {
+        Self {
+            gram,
+            shift,
+            index: Some(index),
+        }
+    }
+
+    fn map(&self, i: usize) -> usize {
+        self.index.map_or(i, |ix| ix[i])
+    }
+}
+
+impl KernelRows for DenseRows<'_> {
+    fn n(&self) -> usize {
+        self.index.map_or(self.gram.nrows(), |ix| ix.len())
+    }
+    fn diag(&self, i: usize) -> f64 {
+        let g = self.map(i);
+        self.gram[(g, g)] + self.shift
+    }
+    fn fill_row(&self, i: usize, cols: &[usize], out: &mut [f64]) {
+        let gi = self.map(i);
+        let col = self.gram.col(gi); // symmetric: column gi = row gi, contiguous
+        for (o, &j) in out.iter_mut().zip(cols) {
+            *o = col[self.map(j)];
+        }
+        if let Some(t) = cols.iter().position(|&j| j == i) {
+            out[t] += self.shift;
+        }
+    }
+}
+
+/// Kernel rows computed from the inputs (an LRU cache in [`smo`] keeps the recent ones).
+/// Stationary kernels `σ²k(‖(x − x')/l‖²)` use `‖u‖² + ‖u'‖² − 2u·u'` on rescaled rows.
+pub struct InputRows {
+    kernel: Kernel,
+    rows: Vec<f64>, // row-major, rescaled by the lengthscales for stationary kernels
+    sq_norms: Vec<f64>,
+    d: usize,
+    n: usize,
+    stationary: Option<(f64, Profile)>,
+    shift: f64,
+}
+
+impl InputRows {
+    /// `k = K(x, x) + shift·I` for `kernel` on the rows of `x`.
+    pub fn new(kernel: &Kernel, x: MatRef<'_, f64>, shift: f64) -> Result<Self> {
+        kernel.check_input_dim(x.ncols())?;
+        let (n, d) = (x.nrows(), x.ncols());
+        let stationary = match kernel {
+            Kernel::Scale { ln_variance, inner } => match inner.as_ref() {
+                Kernel::Stationary {
+                    profile,
+                    ln_lengthscale,
+                } => Some((ln_variance.exp(), *profile, ln_lengthscale.clone())),
+                _ => None,
+            },
+            Kernel::Stationary {
+                profile,
+                ln_lengthscale,
+            } => Some((1.0, *profile, ln_lengthscale.clone())),
+            _ => None,
+        };
+        let scale = |j: usize| match &stationary {
+            Some((_, _, ln_l)) if ln_l.len() == 1 => (-ln_l[0]).exp(),
+            Some((_, _, ln_l)) => (-ln_l[j]).exp(),
+            None => 1.0,
+        };
+        let scales: Vec<f64> = (0..d).map(scale).collect();
+        let mut rows = vec![0.0; n * d];
+        for i in 0..n {
+            for j in 0..d {
+                rows[i * d + j] = x[(i, j)] * scales[j];
+            }
+        }
+        let sq_norms = rows.chunks(d.max(1)).map(|r| dot(r, r)).take(n).collect();
+        Ok(Self {
+            kernel: kernel.clone(),
+            rows,
+            sq_norms,
+            d,
+            n,
+            stationary: stationary.map(|(v, p, _)| (v, p)),
+            shift,
+        })
+    }
+
+    fn row(&self, i: usize) -> &[f64] {
+        &self.rows[i * self.d..(i + 1) * self.d]
+    }
+
+    fn eval(&self, i: usize, j: usize) -> f64 {
+        match self.stationary {
+            Some((var, profile)) => {
+                let r2 = if i == j {
+                    0.0
+                } else {
+                    (self.sq_norms[i] + self.sq_norms[j] - 2.0 * dot(self.row(i), self.row(j)))
+                        .max(0.0)
+                };
+                var * profile.value_and_slope(r2).0
+            }
+            None => self.kernel.eval(self.row(i), self.row(j)),
+        }
+    }
+}
+
+/// Dot product in four independent lanes (lets the compiler vectorise it).
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    let mut s = [0.0f64; 4];
+    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for t in 0..4 {
+            s[t] += x[t] * y[t];
+        }
+    }
+    let tail: f64 = ra.iter().zip(rb).map(|(x, y)| x * y).sum();
+    (s[0] + s[1]) + (s[2] + s[3]) + tail
+}
+
+impl KernelRows for InputRows {
+    fn n(&self) -> usize {
+        self.n
+    }
+    fn diag(&self, i: usize) -> f64 {
+        self.eval(i, i) + self.shift
+    }
+    fn fill_row(&self, i: usize, cols: &[usize], out: &mut [f64]) {
+        let fill = |(o, &j): (&mut f64, &usize)| {
+            *o = self.eval(i, j) + if i == j { self.shift } else { 0.0 };
+        };
+        if cols.len() * self.d.max(1) > 200_000 {
+            out.par_iter_mut().zip(cols.par_iter()).for_each(fill);
+        } else {
+            out.iter_mut().zip(cols.iter()).for_each(fill);
+        }
+    }
+}
+
+/// Shapes, finite inputs, ±1 labels with both classes.
+pub(crate) fn check_shapes(x: MatRef<'_, f64>, y: &[f64]) -> Result<()> {
+    crate::regression::exact::check_regression_inputs(x, y)?;
+    crate::data::check_binary_labels(y)?;
+    Ok(())
+}
+
+fn check_labels_gram(gram: MatRef<'_, f64>, y: &[f64]) -> Result<()> {
+    if gram.nrows() != gram.ncols() || gram.nrows() != y.len() {
+        return Err(Error::ShapeMismatch {
+            what: "precomputed SVM Gram matrix",
+            expected: format!("{0}×{0} for {0} labels", y.len()),
+            found: format!("{}×{}", gram.nrows(), gram.ncols()),
+        });
+    }
+    crate::data::check_finite(gram, "precomputed SVM Gram matrix")?;
+    if y.iter().any(|v| !v.is_finite()) {
+        return Err(Error::NonFinite {
+            what: "SVM labels",
+            row: y.iter().position(|v| !v.is_finite()).unwrap_or(0),
+            col: 0,
+        });
+    }
+    crate::data::check_binary_labels(y)
+}
+
+/// Train an SVM with covariance `kernel` on `(x, y)` (labels ±1).
+///
+/// Errors: one class only or labels not ±1 (`NotBinary`), NaN/∞ inputs (`NonFinite`),
+/// C ≤ 0, v ≤ 0 or another bad setting (`InvalidParameter`), shapes (`ShapeMismatch`).
+pub fn svm(kernel: &Kernel, x: MatRef<'_, f64>, y: &[f64], cfg: &SvmConfig) -> Result<SvmFit> {
+    cfg.validate()?;
+    check_shapes(x, y)?;
+    let rows = InputRows::new(kernel, x, cfg.slack.diagonal_shift())?;
+    solve(&rows, y, cfg, None)
+}
+
+/// Train an SVM on a precomputed Gram matrix `K` (`v` of the quadratic slack is added here).
+pub fn svm_precomputed(gram: MatRef<'_, f64>, y: &[f64], cfg: &SvmConfig) -> Result<SvmFit> {
+    cfg.validate()?;
+    check_labels_gram(gram, y)?;
+    let rows = DenseRows::new(gram, cfg.slack.diagonal_shift());
+    solve(&rows, y, cfg, None)
+}
+
+/// Solve the dual on any [`KernelRows`] (its shift must be the slack's v), optionally from a
+/// feasible warm start `alpha0`.
+pub fn solve(
+    rows: &dyn KernelRows,
+    y: &[f64],
+    cfg: &SvmConfig,
+    alpha0: Option<&[f64]>,
+) -> Result<SvmFit> {
+    cfg.validate()?;
+    if let Some(a) = alpha0 {
+        if a.len() != y.len() {
+            return Err(Error::ShapeMismatch {
+                what: "SVM warm start",
+                expected: format!("{} values", y.len()),
+                found: format!("{}", a.len()),
+            });
+        }
+    }
+    let (alpha, field, report) = match cfg.solver {
+        SvmSolver::Smo => smo::solve(rows, y, cfg, alpha0)?,
+        SvmSolver::Adatron => adatron::solve(rows, y, cfg, alpha0)?,
+    };
+    Ok(finish(y, cfg, alpha, &field, report))
+}
+
+/// Bias, sets, decision values and dual objective from α and `F = k(y∘α)` (shared by both
+/// solvers). b is libsvm's: the mean of `y_i − F_i` over free α, else the midpoint of the
+/// feasible interval.
+fn finish(
+    y: &[f64],
+    cfg: &SvmConfig,
+    alpha: Vec<f64>,
+    field: &[f64],
+    report: ConvergenceReport,
+) -> SvmFit {
+    let n = y.len();
+    let c = cfg.slack.upper();
+    let v = cfg.slack.diagonal_shift();
+    let b = if cfg.bias {
+        bias(y, &alpha, field, c)
+    } else {
+        0.0
+    };
+    let mut sets = SupportVectorSets::default();
+    for (i, &a) in alpha.iter().enumerate() {
+        if a <= 0.0 {
+            sets.non_sv.push(i);
+        } else if a >= c {
+            sets.bound_sv.push(i);
+        } else {
+            sets.margin_sv.push(i);
+        }
+    }
+    let dual_objective =
+        alpha.iter().sum::<f64>() - 0.5 * (0..n).map(|i| alpha[i] * y[i] * field[i]).sum::<f64>();
+    let margins = (0..n).map(|i| y[i] * (field[i] + b)).collect();
+    let decision = (0..n).map(|i| field[i] - v * y[i] * alpha[i] + b).collect();
+    SvmFit {
+        alpha,
+        b,
+        decision,
+        margins,
+        sets,
+        dual_objective,
+        slack: cfg.slack,
+        bias: cfg.bias,
+        solver: cfg.solver,
+        report,
+    }
+}
+
+/// libsvm's `calculate_rho` in our signs: `b = mean_{free}(y_i − F_i)`, or the midpoint of
+/// the interval the KKT conditions leave when no α is free.
+fn bias(y: &[f64], alpha: &[f64], field: &[f64], c: f64) -> f64 {
+    let (mut sum, mut count) = (0.0, 0usize);
+    let (mut lo, mut hi) = (f64::NEG_INFINITY, f64::INFINITY);
+    for i in 0..y.len() {
+        let r = y[i] - field[i]; // b that puts i on the margin
+        let (at_lower, at_upper) = (alpha[i] <= 0.0, alpha[i] >= c);
+        if !at_lower && !at_upper {
+            sum += r;
+            count += 1;
+        } else if (at_lower && y[i] > 0.0) || (at_upper && y[i] < 0.0) {
+            lo = lo.max(r); // y(F + b) ≥ 1 (non-SV, y = +1) or ≤ 1 (bound, y = −1)
+        } else {
+            hi = hi.min(r);
+        }
+    }
+    if count > 0 {
+        sum / count as f64
+    } else if lo.is_finite() && hi.is_finite() {
+        0.5 * (lo + hi)
+    } else if lo.is_finite() {
+        lo
+    } else if hi.is_finite() {
+        hi
+    } else {
+        0.0
+    }
+}
+
+/// The field `F = k(y∘α)` by rows of k over the support vectors (`O(N·#SV)`).
+pub(crate) fn field_of(rows: &dyn KernelRows, y: &[f64], alpha: &[f64]) -> Vec<f64> {
+    let n = y.len();
+    let all: Vec<usize> = (0..n).collect();
+    let mut f = vec![0.0; n];
+    let mut r = vec![0.0; n];
+    for j in (0..n).filter(|&j| alpha[j] > 0.0) {
+        rows.fill_row(j, &all, &mut r);
+        let w = y[j] * alpha[j];
+        for (fi, ri) in f.iter_mut().zip(&r) {
+            *fi += w * ri;
+        }
+    }
+    f
+}
+
+/// A report for a solver run.
+pub(crate) fn report(
+    converged: bool,
+    iterations: usize,
+    final_change: f64,
+    notes: Vec<String>,
+) -> ConvergenceReport {
+    ConvergenceReport {
+        status: if converged {
+            ConvergenceStatus::Converged
+        } else {
+            ConvergenceStatus::MaxIterations
+        },
+        iterations,
+        final_change,
+        jitter_used: 0.0,
+        notes,
+    }
+}
+
+/// Shared row handle of the SMO cache.
+pub(crate) type Row = Arc<Vec<f64>>;

@@ -1,0 +1,224 @@
+//! Leave-one-out for the SVM (seed 001 §17.5): the linear-response formula (eqs. 17.26–17.32)
+//! equals exact refits wherever its assumption holds (no other example changes its
+//! Kuhn–Tucker group), and its error count is within one example of exact LOO on Wisconsin
+//! breast cancer (the seed's setting), Ripley's synthetic set and the Leptograpsus crabs.
+
+mod common;
+
+use faer::Mat;
+use pacgp::data::{CsvOptions, Standardizer, TargetSpec};
+use pacgp::kernel::Kernel;
+use pacgp::svm::loo::{svm_exact_loo_gram, svm_loo, svm_loo_margins, warm_start_without};
+use pacgp::svm::{svm, DenseRows, Slack, SvmConfig, SvmSolver};
+
+fn cfg(slack: Slack, bias: bool, tol: f64) -> SvmConfig {
+    SvmConfig {
+        slack,
+        bias,
+        solver: SvmSolver::Smo,
+        tol,
+        ..Default::default()
+    }
+}
+
+/// Where no other example changes group on removing l, the linear response is not an
+/// approximation: its margin equals the refit's to solver tolerance.
+#[test]
+fn linear_response_equals_refits_where_no_group_changes() {
+    let (x, y) = ripley_80();
+    let k = Kernel::se_iso(0.7, 1.0);
+    let gram = k.gram(x.as_ref());
+    for slack in [Slack::Linear { c: 2.0 }, Slack::Quadratic { v: 0.5 }] {
+        for bias in [true, false] {
+            let c = cfg(slack, bias, 1e-12);
+            let fit = svm(&k, x.as_ref(), &y, &c).unwrap();
+            let rows = DenseRows::new(gram.as_ref(), slack.diagonal_shift());
+            let lr = svm_loo_margins(&fit, &rows, &y).unwrap();
+            let exact = svm_exact_loo_gram(gram.as_ref(), &y, &c, &fit).unwrap();
+            assert_eq!(exact.loo.not_converged, 0);
+            let mut checked = 0;
+            for l in 0..y.len() {
+                if exact.group_changes[l] == 0 && fit.alpha[l] > 0.0 {
+                    checked += 1;
+                    let (a, b) = (lr[l], exact.loo.loo_margins[l]);
+                    assert!(
+                        (a - b).abs() < 1e-6,
+                        "{slack:?} bias {bias} l = {l}: {a} vs {b}"
+                    );
+                }
+                if fit.alpha[l] <= 0.0 {
+                    assert_eq!(lr[l], fit.margins[l]);
+                }
+            }
+            let lr_err = lr.iter().filter(|m| !(**m > 0.0)).count();
+            eprintln!(
+                "{slack:?} bias {bias}: {checked} SVs with no group change checked; LR {lr_err} errors, exact {}",
+                exact.loo.errors
+            );
+            assert!(checked >= 3, "too few examples where the formula is exact");
+        }
+    }
+}
+
+/// 40 rows of each class from Ripley's synthetic training set, standardised.
+fn ripley_80() -> (Mat<f64>, Vec<f64>) {
+    let (x, y) = ripley();
+    let idx: Vec<usize> = (0..40).chain(y.len() - 40..y.len()).collect();
+    (
+        Mat::from_fn(80, 2, |i, j| x[(idx[i], j)]),
+        idx.iter().map(|&i| y[i]).collect(),
+    )
+}
+
+fn ripley() -> (Mat<f64>, Vec<f64>) {
+    standardised(
+        pacgp::data::load_csv_classification(
+            data_path("ripley-synth/synth_tr.csv"),
+            &CsvOptions::default(),
+        )
+        .unwrap()
+        .0,
+    )
+}
+
+#[test]
+fn warm_start_is_feasible() {
+    let (x, y) = common::toy_shifted(50, 0.01);
+    let k = Kernel::se_iso(0.9, 1.0);
+    let c = 1.5;
+    let fit = svm(&k, x.as_ref(), &y, &cfg(Slack::Linear { c }, true, 1e-10)).unwrap();
+    for l in 0..y.len() {
+        let a = warm_start_without(&fit.alpha, &y, l, c, true);
+        let yt: Vec<f64> = (0..y.len()).filter(|&j| j != l).map(|j| y[j]).collect();
+        let s: f64 = a.iter().zip(&yt).map(|(a, y)| a * y).sum();
+        assert!(s.abs() < 1e-12);
+        assert!(a.iter().all(|v| (0.0..=c).contains(v)));
+    }
+}
+
+fn standardised(ds: pacgp::data::Dataset) -> (Mat<f64>, Vec<f64>) {
+    let s = Standardizer::fit(ds.x.as_ref(), &ds.feature_names).unwrap();
+    (s.transform(ds.x.as_ref()).unwrap(), ds.y)
+}
+
+fn data_path(rel: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../data")
+        .join(rel)
+}
+
+/// The seed's 614-example training fold of Wisconsin (first 614 of a fixed permutation).
+fn wisconsin_614() -> (Mat<f64>, Vec<f64>) {
+    let (x, y) = standardised(common::breast_cancer());
+    let idx = pacgp::data::permutation(683, 17)[..614].to_vec();
+    (
+        Mat::from_fn(614, 9, |i, j| x[(idx[i], j)]),
+        idx.iter().map(|&i| y[i]).collect(),
+    )
+}
+
+fn check_within_one(name: &str, x: &Mat<f64>, y: &[f64], k: &Kernel, c: &SvmConfig) {
+    let fit = svm(k, x.as_ref(), y, c).unwrap();
+    let lr = svm_loo(&fit, k, x.as_ref(), y).unwrap();
+    let gram = k.gram(x.as_ref());
+    let exact = svm_exact_loo_gram(gram.as_ref(), y, c, &fit).unwrap();
+    eprintln!(
+        "{name}: N = {}, SVs {}/{} (margin/bound), LR-LOO {} errors ({:.4}), exact {} ({:.4}), {} refits unconverged",
+        y.len(),
+        fit.sets.margin_sv.len(),
+        fit.sets.bound_sv.len(),
+        lr.errors,
+        lr.rate,
+        exact.loo.errors,
+        exact.loo.rate,
+        exact.loo.not_converged
+    );
+    assert_eq!(exact.loo.not_converged, 0);
+    assert!(
+        lr.errors.abs_diff(exact.loo.errors) <= 1,
+        "{name}: {} vs {}",
+        lr.errors,
+        exact.loo.errors
+    );
+}
+
+/// Seed 001 §17.7: Wisconsin, 614 examples, k = exp(−(0.15/9)‖x − x'‖²) + v δ, v = 1.3,
+/// quadratic slack with bias (`exp(−r²/(2l²))` with `l² = 9/0.3`): 21 and 21 errors. (With
+/// the linear slack, C = 1, only 7 of 74 SVs are margin SVs and the estimate is 21 against 19
+/// exact: the seed expects the approximation to be good when many SVs are margin SVs.)
+#[test]
+fn approximate_equals_exact_within_one_on_wisconsin() {
+    let (x, y) = wisconsin_614();
+    let k = Kernel::se_iso((9.0f64 / 0.3).sqrt(), 1.0);
+    check_within_one(
+        "wisconsin quadratic v = 1.3",
+        &x,
+        &y,
+        &k,
+        &cfg(Slack::Quadratic { v: 1.3 }, true, 1e-6),
+    );
+}
+
+#[test]
+fn approximate_equals_exact_within_one_on_ripley_and_crabs() {
+    let (x, y) = ripley();
+    let k = Kernel::se_iso(1.0, 1.0);
+    check_within_one(
+        "ripley quadratic v = 0.5",
+        &x,
+        &y,
+        &k,
+        &cfg(Slack::Quadratic { v: 0.5 }, true, 1e-6),
+    );
+    let crabs = pacgp::data::load_csv_classification(
+        data_path("crabs/crabs.csv"),
+        &CsvOptions {
+            target: TargetSpec::parse("sp"),
+            drop_columns: vec!["index".into(), "sex".into()],
+            ..Default::default()
+        },
+    )
+    .unwrap()
+    .0;
+    let (x, y) = standardised(crabs);
+    let k = Kernel::se_iso(2.0, 1.0);
+    check_within_one(
+        "crabs quadratic v = 0.3",
+        &x,
+        &y,
+        &k,
+        &cfg(Slack::Quadratic { v: 0.3 }, true, 1e-6),
+    );
+}
+
+/// The grid scan returns every point's LR-LOO error as a direct fit + `svm_loo` gives it,
+/// and its minimiser (first in grid order on ties).
+#[test]
+fn grid_selection_returns_the_direct_minimiser() {
+    use pacgp::svm::select::{select_by_loo, SvmGrid};
+    let (x, y) = ripley_80();
+    let grid = SvmGrid {
+        lengthscales: vec![0.3, 0.7, 2.0],
+        slacks: vec![Slack::Quadratic { v: 0.3 }, Slack::Linear { c: 1.0 }],
+    };
+    let base = cfg(Slack::Linear { c: 1.0 }, true, 1e-8);
+    let sel = select_by_loo(x.as_ref(), &y, &grid, &base).unwrap();
+    assert_eq!(sel.points.len(), 6);
+    let mut best = usize::MAX;
+    for (p, (l, slack)) in sel.points.iter().zip(grid.points()) {
+        let k = Kernel::se_iso(l, 1.0);
+        let c = SvmConfig { slack, ..base };
+        let fit = svm(&k, x.as_ref(), &y, &c).unwrap();
+        let e = svm_loo(&fit, &k, x.as_ref(), &y).unwrap().errors;
+        assert_eq!((p.lengthscale, p.slack, p.loo_errors), (l, slack, e));
+        best = best.min(e);
+    }
+    assert_eq!(sel.best.loo_errors, best);
+    let first = sel.points.iter().find(|p| p.loo_errors == best).unwrap();
+    assert_eq!(&sel.best, first);
+    let empty = SvmGrid {
+        lengthscales: vec![],
+        slacks: vec![Slack::Quadratic { v: 0.3 }],
+    };
+    assert!(select_by_loo(x.as_ref(), &y, &empty, &base).is_err());
+}
