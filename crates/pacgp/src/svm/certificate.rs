@@ -12,7 +12,7 @@
 //!   `f(x) ~ N(μ f_SVM(x), k(x, x))`),
 //!
 //! so `posterior.kl_to_prior()`, `posterior.predict` and
-//! [`crate::loss::gibbs_error_classification`] apply unchanged. Larger μ lowers the Gibbs
+//! the Gibbs 0-1 loss of [`crate::certificate`] apply unchanged. Larger μ lowers the Gibbs
 //! error towards the SVM's margin error and raises the KL by μ²; μ is taken from a grid fixed
 //! in advance, and the union bound over it costs `ln |grid|` in the penalty (plus whatever
 //! the caller adds for other choices made on the same data, e.g. a hyperparameter grid).
@@ -28,11 +28,11 @@ use faer::{Mat, MatRef};
 use serde::{Deserialize, Serialize};
 
 use super::SvmFit;
-use crate::bounds::{pac_bayes_bound, BoundKind, Certificate, ConfidenceTerm};
+use crate::bounds::{BoundKind, ConfidenceTerm};
+use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{Cholesky, JitterPolicy};
-use crate::loss::gibbs_error_classification;
 use crate::posterior::{Covariance, GaussianPosterior};
 
 /// Settings of [`svm_certificate`].
@@ -145,11 +145,26 @@ pub fn svm_certificate(
             reason: "must be ≥ 0 and finite",
         });
     }
-    let penalty = (cfg.mu_grid.len() as f64).ln() + cfg.extra_penalty;
+    let mut choices = vec![PenaltyTerm::candidates(
+        cfg.mu_grid.len(),
+        "scale μ of the posterior mean",
+    )];
+    if cfg.extra_penalty > 0.0 {
+        choices.push(PenaltyTerm {
+            what: "other choices made on the sample (caller's)".into(),
+            nats: cfg.extra_penalty,
+        });
+    }
+    let spec = CertificateSpec::new(cfg.delta, cfg.term, choices);
+    // The SVM's own sign(f_SVM), drawn from Q: no label noise, no further bias.
+    let loss = GibbsLoss::Classification(GibbsClassifier {
+        bias: 0.0,
+        noise_slope: None,
+    });
     let q1 = svm_posterior(prior, x, y, fit, 1.0)?;
     let unit = q1.predict(x)?; // mean f_SVM(x_i), variance k(x_i, x_i)
     let kl1 = q1.kl_to_prior();
-    let mut best: Option<(f64, f64, f64, f64)> = None; // (bound, μ, risk, kl)
+    let mut best: Option<(f64, f64)> = None; // (bound, μ)
     let mut per_mu = Vec::with_capacity(cfg.mu_grid.len());
     for &mu in &cfg.mu_grid {
         if !(mu > 0.0 && mu.is_finite()) {
@@ -161,20 +176,18 @@ pub fn svm_certificate(
         }
         let mut m = unit.clone();
         m.mean.iter_mut().for_each(|v| *v *= mu);
-        let risk = gibbs_error_classification(y, &m, 0.0, None)?;
-        let kl = mu * mu * kl1;
-        let bound = pac_bayes_bound(risk, kl, y.len(), cfg.delta, penalty, cfg.kind, cfg.term)?;
+        let bound = Certificate::from_marginals(mu * mu * kl1, &m, y, &loss, &spec)?
+            .bound_of_kind(cfg.kind);
         per_mu.push((mu, bound));
         if best.is_none_or(|b| bound < b.0) {
-            best = Some((bound, mu, risk, kl));
+            best = Some((bound, mu));
         }
     }
-    let (_, mu, risk, _) = best.ok_or(Error::Empty {
+    let (_, mu) = best.ok_or(Error::Empty {
         what: "certificate μ grid",
     })?;
     let posterior = svm_posterior(prior, x, y, fit, mu)?;
-    let kl = posterior.kl_to_prior();
-    let certificate = Certificate::new(risk, kl, y.len(), cfg.delta, penalty, cfg.kind, cfg.term)?;
+    let certificate = Certificate::of_posterior(&posterior, x, y, &loss, &spec)?;
     Ok(SvmCertificate {
         certificate,
         mu,
