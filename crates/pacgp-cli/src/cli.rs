@@ -392,6 +392,9 @@ pub enum Experiment {
     IvmSelection2d,
     /// Seed 003 §4.4: risk–coverage curves of selective classification by |μ/σ| and |μ|.
     RiskCoverage,
+    /// Seed 001 Table 17.1 and Fig. 17.2: SVM (kernel Adatron) and naive mean field on
+    /// Wisconsin breast cancer, exact vs linear-response LOO, 10-fold CV.
+    OpperWinther,
 }
 
 /// `pacgp demo`.

@@ -481,3 +481,32 @@ fn certify_reports_approximate_and_exact_loo_for_every_model() {
     // Sparse regression's rank-one cavity is exact at fixed (θ, σ², Z).
     assert_eq!(c["loo_error"], c["loo_exact_error"], "{c}");
 }
+
+/// `reproduce opper-winther --quick` writes Table 17.1 (CSV, JSON) and Fig. 17.2 (CSV, SVG);
+/// at the seed's selected point both SVM solvers give the same LOO and CV figures.
+#[test]
+fn reproduce_opper_winther_quick_writes_table_and_figure() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = ok(&pacgp(&[
+        "reproduce",
+        "opper-winther",
+        "--quick",
+        "--out",
+        s(dir.path()),
+        "--json",
+    ]));
+    let t = v["table"].as_array().unwrap();
+    assert_eq!(t.len(), 3);
+    assert_eq!(t[0]["loo_approx"], t[1]["loo_approx"]);
+    assert_eq!(t[0]["cv_error"], t[1]["cv_error"]);
+    // Within ±0.01 of the seed's 10-fold CV error 0.0307.
+    assert!((t[0]["cv_error"].as_f64().unwrap() - 0.0307).abs() <= 0.01);
+    for f in [
+        "opper-winther-table-17-1.csv",
+        "opper-winther-figure-17-2.csv",
+        "opper-winther-figure-17-2.svg",
+        "opper-winther.json",
+    ] {
+        assert!(dir.path().join(f).exists(), "{f}");
+    }
+}

@@ -6,6 +6,7 @@ use anyhow::{Context, Result};
 use crate::cli::{Experiment, ReproduceArgs};
 
 mod classification;
+mod opper_winther;
 mod regression;
 
 /// Run the chosen experiment.
@@ -20,5 +21,6 @@ pub fn reproduce(mut a: ReproduceArgs) -> Result<()> {
         Experiment::IvmMnistGrid => classification::ivm_mnist_grid(&a),
         Experiment::IvmSelection2d => classification::ivm_selection_2d(&a),
         Experiment::RiskCoverage => classification::risk_coverage(&a),
+        Experiment::OpperWinther => opper_winther::run(&a),
     }
 }
