@@ -3,3 +3,4 @@
 pub mod classification;
 pub mod pac_gp;
 pub mod pac_sgp;
+pub mod zhang;

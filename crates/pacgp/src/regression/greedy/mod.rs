@@ -33,14 +33,39 @@ pub use objective::{
     theorem_3_1_bound, DenseSolution, DualityGap,
 };
 
-pub use regressor::{GreedySparseConfig, GreedySparseGp};
+pub use regressor::{greedy_inducing, GreedySparseConfig, GreedySparseGp};
 pub use select::{select, Algorithm, GreedyConfig, Selection, StopReason, StopRule, Update};
 
 use faer::{Mat, MatRef};
+use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::regression::exact::check_regression_inputs;
+
+/// Theorem 3.1 for one run: `M`, `R(0)`, `λ` and, at every k, the achieved ΔR and the bound.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Theorem31 {
+    /// `M = max_i √k(x_i, x_i)`.
+    pub max_norm: f64,
+    /// `R(0) = ‖y‖²/(2n)`.
+    pub r_zero: f64,
+    /// λ.
+    pub lambda: f64,
+    /// One row per k = 0, 1, ….
+    pub rows: Vec<BoundRow>,
+}
+
+/// The achieved `ΔR(k)` beside `R(0)(M² + λ)²/(λ²k + (M² + λ)²)`.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BoundRow {
+    /// Number of steps k.
+    pub k: usize,
+    /// `ΔR(w^k)`.
+    pub delta_r: f64,
+    /// Theorem 3.1's bound at k.
+    pub bound: f64,
+}
 
 /// One regularised least-squares problem of seed 002 (eq. 1 in kernel form): a kernel,
 /// inputs, targets and Zhang's λ, with the kernel diagonal and `‖y‖²` computed once.
@@ -90,6 +115,42 @@ impl<'a> GreedyProblem<'a> {
             self.gram = Some(self.kernel.gram(self.x));
         }
         self
+    }
+
+    /// The same problem with a Gram matrix computed elsewhere (e.g. `XXᵀ` by one dense
+    /// product for the linear kernel); it must be N×N and finite.
+    pub fn with_precomputed_gram(mut self, gram: Mat<f64>) -> Result<Self> {
+        let n = self.n();
+        if gram.nrows() != n || gram.ncols() != n {
+            return Err(Error::ShapeMismatch {
+                what: "precomputed Gram matrix",
+                expected: format!("{n}×{n}"),
+                found: format!("{}×{}", gram.nrows(), gram.ncols()),
+            });
+        }
+        crate::data::check_finite(gram.as_ref(), "precomputed Gram matrix")?;
+        self.kdiag = (0..n).map(|i| gram[(i, i)]).collect();
+        self.gram = Some(gram);
+        Ok(self)
+    }
+
+    /// Theorem 3.1's inputs and its bound beside the achieved `ΔR(k) = r_path[k] − R(ŵ)`
+    /// at every k of a path.
+    pub fn theorem_3_1(&self, r_path: &[f64], r_hat: f64) -> Theorem31 {
+        Theorem31 {
+            max_norm: self.max_feature_norm(),
+            r_zero: self.r_zero(),
+            lambda: self.lambda,
+            rows: r_path
+                .iter()
+                .enumerate()
+                .map(|(k, r)| BoundRow {
+                    k,
+                    delta_r: r - r_hat,
+                    bound: self.bound(k),
+                })
+                .collect(),
+        }
     }
 
     /// The Gram matrix if held.

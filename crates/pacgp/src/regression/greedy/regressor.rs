@@ -160,3 +160,49 @@ fn refit(
     }
     Ok((fit.idx.clone(), fit.alpha(), fit.objective()))
 }
+
+/// `m` inducing inputs chosen from the rows of `x` by κ-greedy ΔR selection (Algorithm 3,
+/// κ = min(59, N), exact refit) for the GP with `kernel` and noise `σ²`; if selection stops
+/// early (the basis spans the data), seeded random training inputs fill up to `m`.
+pub fn greedy_inducing(
+    kernel: &Kernel,
+    noise_variance: f64,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    m: usize,
+    seed: u64,
+) -> Result<Mat<f64>> {
+    if m == 0 || m > x.nrows() {
+        return Err(Error::InvalidParameter {
+            name: "number of inducing points M",
+            value: m as f64,
+            reason: "must lie in 1..=N",
+        });
+    }
+    if !(noise_variance > 0.0 && noise_variance.is_finite()) {
+        return Err(Error::InvalidParameter {
+            name: "noise_variance",
+            value: noise_variance,
+            reason: "must be positive and finite",
+        });
+    }
+    let problem = GreedyProblem::new(kernel, x, y, noise_variance / y.len() as f64)?;
+    let cfg = GreedyConfig {
+        algorithm: Algorithm::KappaGreedy {
+            kappa: 59.min(x.nrows()),
+        },
+        update: Update::Refit,
+        stop: super::StopRule::Steps { k: m },
+        seed,
+    };
+    let mut idx = select(&problem, &cfg)?.basis;
+    for j in crate::data::permutation(x.nrows(), seed) {
+        if idx.len() == m {
+            break;
+        }
+        if !idx.contains(&j) {
+            idx.push(j);
+        }
+    }
+    Ok(Mat::from_fn(m, x.ncols(), |a, t| x[(idx[a], t)]))
+}
