@@ -569,10 +569,7 @@ fn refit_loop(problem: &GreedyProblem<'_>, algorithm: Algorithm, run: &mut Run) 
             (None, Algorithm::KappaGreedy { kappa }) => {
                 let cand = candidates(&mut run.rng, n, kappa);
                 let cols = problem.columns(&cand);
-                let probes: Vec<_> = (0..cand.len())
-                    .into_par_iter()
-                    .map(|c| fit.probe(cand[c], cols.col_as_slice(c), y))
-                    .collect();
+                let probes = fit.probe_batch(&cand, cols.as_ref(), y);
                 let best = (0..cand.len()).filter(|&c| probes[c].gain > 0.0).fold(
                     None,
                     |b: Option<usize>, c| match b {

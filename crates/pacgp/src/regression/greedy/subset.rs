@@ -9,6 +9,9 @@
 //! complement), `z_j = (cᵀy/n − lᵀz)/δ`, and R drops by `½z_j²`: `O(kn)` for `a`, `O(k²)`
 //! for `l`, never a refactorisation.
 
+use faer::{Mat, MatRef};
+use rayon::prelude::*;
+
 use crate::error::{Error, Result};
 use crate::linalg::dot;
 
@@ -44,8 +47,8 @@ pub(crate) struct SubsetFit {
     r_zero: f64,
     /// Basis indices, in order of entry.
     pub idx: Vec<usize>,
-    /// Kernel columns `K_{:,j}` of the basis (each of length n).
-    pub cols: Vec<Vec<f64>>,
+    /// Kernel columns `C = K_{:,S}` of the basis, column-major (n×k).
+    cols: Vec<f64>,
     /// Rows of the lower factor L of `A_S`, row r holding `L_{r,0..=r}`.
     rows: Vec<Vec<f64>>,
     /// `z = L⁻¹b_S`.
@@ -86,13 +89,45 @@ impl SubsetFit {
         out
     }
 
+    /// `C = K_{:,S}` as an n×k matrix view.
+    fn basis_columns(&self) -> MatRef<'_, f64> {
+        MatRef::from_column_major_slice(&self.cols, self.n, self.len())
+    }
+
     /// The normal-matrix column `a = Cᵀc/n + λc_S` of a candidate with kernel column `c`.
     pub fn cross_column(&self, c: &[f64]) -> Vec<f64> {
         let n = self.n as f64;
         self.cols
-            .iter()
+            .chunks_exact(self.n)
             .zip(&self.idx)
             .map(|(cj, &j)| dot(cj, c) / n + self.lambda * c[j])
+            .collect()
+    }
+
+    /// [`Self::probe`] for every column of `cands` (n×κ, the kernel columns of points
+    /// `idx`), with `CᵀK_{:,idx}` as one matrix product (`O(κkn)`) and one forward solve
+    /// per candidate (`O(κk²)`).
+    pub fn probe_batch(&self, idx: &[usize], cands: MatRef<'_, f64>, y: &[f64]) -> Vec<Probe> {
+        let n = self.n as f64;
+        let k = self.len();
+        let ctc = if k > 0 {
+            self.basis_columns().transpose() * cands
+        } else {
+            Mat::zeros(0, idx.len())
+        };
+        (0..idx.len())
+            .into_par_iter()
+            .map(|c| {
+                let col = cands
+                    .col(c)
+                    .try_as_col_major()
+                    .expect("contiguous")
+                    .as_slice();
+                let a: Vec<f64> = (0..k)
+                    .map(|r| ctc[(r, c)] / n + self.lambda * col[self.idx[r]])
+                    .collect();
+                self.probe_with(idx[c], col, y, self.solve_lower(&a))
+            })
             .collect()
     }
 
@@ -134,7 +169,7 @@ impl SubsetFit {
         self.rows.push(row);
         self.z.push(zj);
         self.idx.push(j);
-        self.cols.push(c);
+        self.cols.extend_from_slice(&c);
         Ok(())
     }
 
@@ -156,7 +191,7 @@ impl SubsetFit {
     pub fn fitted(&self) -> Vec<f64> {
         let a = self.alpha();
         let mut f = vec![0.0; self.n];
-        for (c, ac) in self.cols.iter().zip(&a) {
+        for (c, ac) in self.cols.chunks_exact(self.n).zip(&a) {
             for (fi, ci) in f.iter_mut().zip(c) {
                 *fi += ac * ci;
             }
