@@ -118,7 +118,17 @@ fn objectives_and_duality_identities() {
             1e-9
         ));
         assert!(r - opt.r_hat <= gap.gradient_bound * (1.0 + 1e-12));
-        let dq = q_hat - dual_objective(&gram, &y, lambda, &alpha);
+        let dq = opt.delta_q(&gram, &y, lambda, &alpha);
+        assert!(rel_close(
+            dq,
+            q_hat - dual_objective(&gram, &y, lambda, &alpha),
+            1e-12
+        ));
+        assert!(rel_close(
+            opt.delta_r(&gram, &y, lambda, &alpha),
+            r - opt.r_hat,
+            1e-14
+        ));
         assert!(dq >= lemma_2_3_lower_bound(&opt.fitted, &y, lambda, &alpha) * (1.0 - 1e-12));
         // Weak duality: every dual value lies below every primal value.
         assert!(dual_objective(&gram, &y, lambda, &alpha) <= r);
@@ -461,4 +471,39 @@ fn bad_input_is_a_typed_error() {
         ),
         Err(Error::InvalidParameter { .. })
     ));
+}
+
+/// Theorem 3.1's report: `M` is the largest feature norm `√k(x_i, x_i)` (for the linear
+/// kernel, the largest Euclidean row norm), and each row pairs the path's ΔR with the bound.
+#[test]
+fn theorem_3_1_report() {
+    let (x, y) = problem_data(30, 13);
+    let kern = Kernel::Linear {
+        ln_variance: vec![0.0],
+    };
+    let p = GreedyProblem::new(&kern, x.as_ref(), &y, 0.05)
+        .unwrap()
+        .with_gram();
+    let r_hat = dense_solution(p.gram().unwrap(), &y, 0.05).unwrap().r_hat;
+    let s = select(&p, &cfg(Algorithm::Greedy, Update::Rescale, 10, 0)).unwrap();
+    let t = p.theorem_3_1(&s.r_path, r_hat);
+    let m = (0..30)
+        .map(|i| (x[(i, 0)].powi(2) + x[(i, 1)].powi(2)).sqrt())
+        .fold(0.0f64, f64::max);
+    assert!(rel_close(t.max_norm, m, 1e-14));
+    assert!(rel_close(
+        t.r_zero,
+        y.iter().map(|v| v * v).sum::<f64>() / 60.0,
+        1e-14
+    ));
+    assert_eq!(t.rows.len(), s.r_path.len());
+    for row in &t.rows {
+        assert!(rel_close(row.delta_r, s.r_path[row.k] - r_hat, 1e-14));
+        assert!(rel_close(
+            row.bound,
+            theorem_3_1_bound(t.r_zero, m, 0.05, row.k),
+            1e-14
+        ));
+        assert!(row.delta_r <= row.bound);
+    }
 }

@@ -42,6 +42,18 @@ pub struct DenseSolution {
     pub r_hat: f64,
 }
 
+impl DenseSolution {
+    /// `ΔR(α) = R(α) − R(ŵ)`.
+    pub fn delta_r(&self, gram: &Mat<f64>, y: &[f64], lambda: f64, alpha: &[f64]) -> f64 {
+        primal_objective(gram, y, lambda, alpha) - self.r_hat
+    }
+
+    /// `ΔQ(α) = Q(α̂) − Q(α)`, with `Q(α̂) = R(ŵ)` (Lemma 2.1).
+    pub fn delta_q(&self, gram: &Mat<f64>, y: &[f64], lambda: f64, alpha: &[f64]) -> f64 {
+        self.r_hat - dual_objective(gram, y, lambda, alpha)
+    }
+}
+
 /// Solve eq. 4 with one dense Cholesky of `K + λnI` (`O(n³)`).
 pub fn dense_solution(gram: &Mat<f64>, y: &[f64], lambda: f64) -> Result<DenseSolution> {
     let n = y.len();

@@ -28,7 +28,10 @@ use crate::linalg::{self, dot};
 pub enum Algorithm {
     /// Algorithm 1: the best of all n points at every step.
     Greedy,
-    /// Algorithm 2: k points drawn uniformly (here without replacement), refit exactly.
+    /// Algorithm 2: k points drawn uniformly, refit exactly. Drawn here without replacement
+    /// (the first k of a seeded permutation, so one run gives every k); Theorem 3.1 still
+    /// bounds the expectation, since a repeated draw would leave the refit unchanged and the
+    /// refit's average over the unused points is no higher than over all n.
     Random,
     /// Algorithm 3: the best of `kappa` points drawn uniformly afresh at every step.
     KappaGreedy {

@@ -9,7 +9,8 @@
 //! complement), `z_j = (cᵀy/n − lᵀz)/δ`, and R drops by `½z_j²`: `O(kn)` for `a`, `O(k²)`
 //! for `l`, never a refactorisation.
 
-use faer::{Mat, MatRef};
+use faer::linalg::matmul::matmul;
+use faer::{Accum, Mat, MatRef, Par};
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
@@ -110,11 +111,19 @@ impl SubsetFit {
     pub fn probe_batch(&self, idx: &[usize], cands: MatRef<'_, f64>, y: &[f64]) -> Vec<Probe> {
         let n = self.n as f64;
         let k = self.len();
-        let ctc = if k > 0 {
-            self.basis_columns().transpose() * cands
-        } else {
-            Mat::zeros(0, idx.len())
-        };
+        let mut ctc = Mat::<f64>::zeros(k, idx.len());
+        if k > 0 {
+            // Sequential: a thin product (k, κ ≪ n), and faer's parallel kernels lose badly to
+            // oversubscription on a shared machine.
+            matmul(
+                ctc.as_mut(),
+                Accum::Replace,
+                self.basis_columns().transpose(),
+                cands,
+                1.0,
+                Par::Seq,
+            );
+        }
         (0..idx.len())
             .into_par_iter()
             .map(|c| {
