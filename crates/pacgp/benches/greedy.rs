@@ -4,7 +4,9 @@
 //! (Gram matrix formed outside the timed loop). Both greedy steps are timed: the paper's
 //! rescaled step and the exact refit. Growth exponents are the log-log slopes between the
 //! means. SE-ARD kernel, D = 8, data as in `benches/sparse_gp.rs`.
-//! Run: `cargo bench -p pacgp --bench greedy`.
+//! Run: `RAYON_NUM_THREADS=1 cargo bench -p pacgp --bench greedy` (one thread: Table 1 counts
+//! sequential operations, and on a shared machine rayon's waits under oversubscription swamp
+//! the growth being measured).
 #![allow(missing_docs)] // criterion_group! generates undocumented items
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};

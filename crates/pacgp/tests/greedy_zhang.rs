@@ -210,3 +210,25 @@ fn kin40k_comparison_quick() {
         );
     }
 }
+
+/// kin40k at the standard settings (M = 50, 100, 200; 5000 training and test points): prints
+/// the rows. Several minutes; run with
+/// `cargo test -p pacgp --test greedy_zhang kin40k_comparison_standard -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn kin40k_comparison_standard() {
+    use pacgp::data::{load_csv, CsvOptions};
+    use pacgp::experiments::zhang::{kin40k_comparison, Kin40kSettings};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/kin40k");
+    let train = load_csv(dir.join("kin40k_train.csv.gz"), &CsvOptions::default()).unwrap();
+    let test = load_csv(dir.join("kin40k_test.csv.gz"), &CsvOptions::default()).unwrap();
+    let rows =
+        kin40k_comparison(&train, &test, &Kin40kSettings::standard(), &mut |_, _| {}).unwrap();
+    for r in &rows {
+        eprintln!(
+            "M = {:3}  {:13} RMSE {:.4}  {:.2} s",
+            r.m, r.method, r.test_rmse, r.seconds
+        );
+    }
+    assert_eq!(rows.len(), 15);
+}

@@ -113,8 +113,7 @@ impl SubsetFit {
         let k = self.len();
         let mut ctc = Mat::<f64>::zeros(k, idx.len());
         if k > 0 {
-            // Sequential: a thin product (k, κ ≪ n), and faer's parallel kernels lose badly to
-            // oversubscription on a shared machine.
+            // A thin product (k, κ ≪ n): sequential, as `linalg` passes `Par` per call.
             matmul(
                 ctc.as_mut(),
                 Accum::Replace,
