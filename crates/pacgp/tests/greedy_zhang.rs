@@ -116,18 +116,9 @@ fn greedy_inducing_inputs() {
             max_iter: 5,
             ..Default::default()
         },
+        ..Default::default()
     };
-    let (gp, _) = train_sparse(
-        &kern,
-        noise,
-        x.as_ref(),
-        &y,
-        m,
-        SparseMethod::Vfe,
-        &cfg,
-        (-11.5, 11.5),
-    )
-    .unwrap();
+    let (gp, _) = train_sparse(&kern, noise, x.as_ref(), &y, m, SparseMethod::Vfe, &cfg).unwrap();
     assert_eq!(gp.z.nrows(), m);
 }
 

@@ -430,17 +430,9 @@ pub fn kin40k_comparison(
                 init: init_kind,
                 seed: s.seed,
                 lbfgs: lbfgs.clone(),
+                ..Default::default()
             };
-            let (gp, _) = train_sparse(
-                &kernel,
-                noise,
-                x.as_ref(),
-                &y,
-                m,
-                SparseMethod::Vfe,
-                &cfg,
-                (1e-5f64.ln(), 1e5f64.ln()),
-            )?;
+            let (gp, _) = train_sparse(&kernel, noise, x.as_ref(), &y, m, SparseMethod::Vfe, &cfg)?;
             let secs = t0.elapsed().as_secs_f64();
             let mean = unscale(gp.posterior(x.as_ref(), &y)?.predict(xt.as_ref())?.mean);
             rows.push(Kin40kRow {
