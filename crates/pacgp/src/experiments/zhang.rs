@@ -350,7 +350,9 @@ pub struct Kin40kRow {
     pub method: String,
     /// Test RMSE in the target's own units.
     pub test_rmse: f64,
-    /// Fitting time in seconds (selection and refit; for VFE, its training).
+    /// Fitting time in seconds: for the selections, kernel columns (full greedy: the N×N Gram
+    /// matrix), selection and refit at the shared θ, σ² (whose ML-II fit is not counted); for
+    /// VFE, its initialisation and its training of θ, σ² and Z.
     pub seconds: f64,
 }
 
