@@ -4,3 +4,4 @@ pub mod classification;
 pub mod opper_winther;
 pub mod pac_gp;
 pub mod pac_sgp;
+pub mod zhang;

@@ -437,6 +437,10 @@ pub enum InducingInit {
     KMeans,
     /// A seeded random subset of the training inputs.
     Subset,
+    /// Training inputs chosen by κ-greedy ΔR selection (seed 002 Algorithm 3, κ = 59, exact
+    /// refit) under the initial kernel and noise; needs the targets, see
+    /// [`initial_inducing_with_targets`].
+    Greedy,
 }
 
 /// Seeded initial inducing inputs.
@@ -458,7 +462,31 @@ pub fn initial_inducing(
     Ok(match init {
         InducingInit::Subset => subset,
         InducingInit::KMeans => kmeans(x, subset, 20),
+        InducingInit::Greedy => {
+            return Err(Error::Unsupported(
+                "greedy inducing inputs need the targets, kernel and noise: use initial_inducing_with_targets".into(),
+            ))
+        }
     })
+}
+
+/// Seeded initial inducing inputs for every [`InducingInit`], the greedy one chosen by
+/// ΔR under `kernel` and noise `σ²` (Zhang's `λ = σ²/N`).
+pub fn initial_inducing_with_targets(
+    kernel: &Kernel,
+    noise: f64,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    m: usize,
+    init: InducingInit,
+    seed: u64,
+) -> Result<Mat<f64>> {
+    match init {
+        InducingInit::Greedy => {
+            crate::regression::greedy::greedy_inducing(kernel, noise, x, y, m, seed)
+        }
+        _ => initial_inducing(x, m, init, seed),
+    }
 }
 
 /// Lloyd's k-means from the given centres; an empty cluster keeps its centre.
@@ -537,7 +565,7 @@ pub fn train_sparse(
     method: SparseMethod,
     cfg: &SparseConfig,
 ) -> Result<(SparseGp, OptimReport)> {
-    let z0 = initial_inducing(x, m, cfg.init, cfg.seed)?;
+    let z0 = initial_inducing_with_targets(kernel_init, noise_init, x, y, m, cfg.init, cfg.seed)?;
     check_sparse(x, y, z0.as_ref(), noise_init)?;
     kernel_init.check_input_dim(x.ncols())?;
     let obj = NegSparseObjective::new(kernel_init, method, x, y, m);
