@@ -31,3 +31,15 @@ pub fn data_dir(given: &Path) -> std::path::PathBuf {
     }
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data")
 }
+
+/// Write `Serialize` rows as CSV with a header (`csv::Writer`).
+pub fn write_csv<T: serde::Serialize>(path: &Path, rows: &[T]) -> Result<()> {
+    let mut w =
+        csv::Writer::from_path(path).with_context(|| format!("writing {}", path.display()))?;
+    for r in rows {
+        w.serialize(r)?;
+    }
+    w.flush()
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}

@@ -284,6 +284,10 @@ fn sparse_and_pac_models_fit_and_certify() {
         ("fitc", vec!["--inducing", "15", "--epsilon", "0.3"]),
         ("pac-gp", vec!["--epsilon", "0.3"]),
         ("pac-sgp", vec!["--inducing", "10", "--epsilon", "0.3"]),
+        (
+            "greedy-sparse",
+            vec!["--inducing", "20", "--epsilon", "0.3"],
+        ),
     ] {
         let model = fit_snelson(dir.path(), method, &extra);
         let c = ok(&pacgp(&[
@@ -506,6 +510,48 @@ fn reproduce_opper_winther_quick_writes_table_and_figure() {
         "opper-winther-figure-17-2.csv",
         "opper-winther-figure-17-2.svg",
         "opper-winther.json",
+    ] {
+        assert!(dir.path().join(f).exists(), "{f}");
+    }
+}
+
+/// `reproduce zhang-sparse --quick --json` prints `r_hat`, `delta_r0` and per algorithm the
+/// mean ΔR(k) with Theorem 3.1's bound at each k; greedy ≤ κ-greedy ≤ random for k ≥ 10.
+#[test]
+fn reproduce_zhang_sparse_quick_prints_curves_and_bounds() {
+    let dir = tempfile::tempdir().unwrap();
+    let v = ok(&pacgp(&[
+        "reproduce",
+        "zhang-sparse",
+        "--quick",
+        "--out",
+        s(dir.path()),
+        "--json",
+    ]));
+    assert!(v["r_hat"]["mean"].as_f64().unwrap() > 0.0);
+    let curve = |alg: &str, what: &str| -> Vec<f64> {
+        v["curves"][alg][what]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    let (g, kg, r) = (
+        curve("greedy", "mean_delta_r"),
+        curve("kappa-greedy", "mean_delta_r"),
+        curve("random", "mean_delta_r"),
+    );
+    for k in 10..g.len() {
+        assert!(g[k] <= kg[k] && kg[k] <= r[k], "k = {k}");
+        for alg in ["greedy", "kappa-greedy", "random"] {
+            assert!(curve(alg, "mean_delta_r")[k] <= curve(alg, "theorem_3_1_bound")[k]);
+        }
+    }
+    for f in [
+        "zhang-sparse.csv",
+        "zhang-sparse-figure-1.svg",
+        "zhang-sparse-figure-3.svg",
     ] {
         assert!(dir.path().join(f).exists(), "{f}");
     }

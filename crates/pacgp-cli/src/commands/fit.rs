@@ -13,8 +13,9 @@ use pacgp::inference::InferenceMethod;
 use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
 use pacgp::model::{
-    fit_gpr, fit_pac_gp_model, fit_pac_sgp_model, fit_sparse_model, ClassifierOptions, FittedModel,
-    GibbsPredictor, GprOptions, HyperSelection, PacGpOptions, PacSgpOptions, SparseOptions, Task,
+    fit_gpr, fit_greedy_sparse_model, fit_pac_gp_model, fit_pac_sgp_model, fit_sparse_model,
+    ClassifierOptions, FittedModel, GibbsPredictor, GprOptions, GreedySparseOptions,
+    HyperSelection, PacGpOptions, PacSgpOptions, SparseOptions, Task,
 };
 use pacgp::regression::exact::MlConfig;
 use serde_json::json;
@@ -73,9 +74,18 @@ fn check_applicable(a: &FitArgs, family: Family) -> Result<()> {
                     return Err(not_for(flag, "classifiers", m));
                 }
             }
-            let sparse = matches!(r, RegressionMethod::Sparse(_) | RegressionMethod::PacSgp(_));
+            let sparse = matches!(
+                r,
+                RegressionMethod::Sparse(_)
+                    | RegressionMethod::PacSgp(_)
+                    | RegressionMethod::GreedySparse
+            );
             if a.inducing.is_some() && !sparse {
-                return Err(not_for("inducing", "vfe, fitc, pac-sgp, pac-sgp-sqrt", m));
+                return Err(not_for(
+                    "inducing",
+                    "vfe, fitc, pac-sgp, pac-sgp-sqrt, greedy-sparse",
+                    m,
+                ));
             }
             let pac = matches!(r, RegressionMethod::PacGp(_) | RegressionMethod::PacSgp(_));
             if a.delta.is_some() && !pac {
@@ -217,6 +227,15 @@ fn fit_regression(a: &FitArgs, method: RegressionMethod) -> Result<(FittedModel,
             };
             fit_pac_sgp_model(&train, &o)?
         }
+        RegressionMethod::GreedySparse => {
+            let o = GreedySparseOptions {
+                kernel,
+                k: basis_size(a.inducing, train.n(), "--inducing"),
+                seed: a.seed,
+                epsilon: a.epsilon,
+            };
+            fit_greedy_sparse_model(&train, &o)?
+        }
     };
     pb.finish_and_clear();
     model.input_coding = InputCoding::of(&csv_options(&a.data));
@@ -297,7 +316,7 @@ fn grid_edge_notes(model: &FittedModel) -> Vec<String> {
     if !model.report.theta_on_grid {
         return Vec::new();
     }
-    let grid = if model.method == "gpr" {
+    let grid = if model.method == "gpr" || model.method == "greedy-sparse" {
         HyperGrid::wide()
     } else {
         HyperGrid::default()
@@ -363,6 +382,9 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
     let explain = match model.report.objective_name.as_str() {
         "log_marginal_likelihood" => "log marginal likelihood (higher is better)",
         "elbo" => "evidence lower bound (higher is better)",
+        "zhang_primal_objective" => {
+            "Zhang's regularised risk R at the refit weights (lower is better)"
+        }
         "pac_bayes_bound_gibbs_error" => {
             "PAC-Bayes bound on the Gibbs classification error (run certify for its parts)"
         }

@@ -8,6 +8,7 @@ use crate::cli::{Experiment, ReproduceArgs};
 mod classification;
 mod opper_winther;
 mod regression;
+mod zhang;
 
 /// Run the chosen experiment.
 pub fn reproduce(mut a: ReproduceArgs) -> Result<()> {
@@ -22,5 +23,6 @@ pub fn reproduce(mut a: ReproduceArgs) -> Result<()> {
         Experiment::IvmSelection2d => classification::ivm_selection_2d(&a),
         Experiment::RiskCoverage => classification::risk_coverage(&a),
         Experiment::OpperWinther => opper_winther::run(&a),
+        Experiment::ZhangSparse => zhang::run(&a),
     }
 }

@@ -3,25 +3,14 @@
 //! iterations) and Figure 17.2 (α against margins). The experiment's settings and rows are
 //! the library's ([`pacgp::experiments::opper_winther`]); this file only writes them.
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use pacgp::data;
 use pacgp::experiments::opper_winther::{self, OpperWintherConfig};
 use serde_json::json;
 
 use crate::cli::ReproduceArgs;
-use crate::output::write;
+use crate::output::{write, write_csv};
 use crate::plot::{write_svg, Figure, Series, Style};
-
-/// Write a `Serialize` row type as CSV with a header.
-fn write_csv<T: serde::Serialize>(path: &std::path::Path, rows: &[T]) -> Result<()> {
-    let mut w =
-        csv::Writer::from_path(path).with_context(|| format!("writing {}", path.display()))?;
-    for r in rows {
-        w.serialize(r)?;
-    }
-    w.flush()?;
-    Ok(())
-}
 
 pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
     let (data, _) = data::load_csv_classification(

@@ -408,10 +408,11 @@ impl FittedModel {
                 y.to_vec(),
                 &Default::default(),
             )?),
-            "vfe" | "fitc" | "dtc" | "pac-sgp" | "pac-sgp-sqrt" => {
+            "vfe" | "fitc" | "dtc" | "pac-sgp" | "pac-sgp-sqrt" | "greedy-sparse" => {
                 let method = match self.method.as_str() {
                     "vfe" => SparseMethod::Vfe,
-                    "dtc" => SparseMethod::Dtc,
+                    // Zhang's greedy model is the DTC posterior on its chosen basis.
+                    "dtc" | "greedy-sparse" => SparseMethod::Dtc,
                     // PAC-SGP certifies the FITC form of its posterior (α_s = 1).
                     _ => SparseMethod::Fitc,
                 };
