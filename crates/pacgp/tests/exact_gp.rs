@@ -201,7 +201,10 @@ fn ml2_reaches_a_stationary_point_and_improves_the_evidence() {
     .unwrap()
     .log_marginal_likelihood();
     let cfg = MlConfig {
-        restarts: 2,
+        restarts: pacgp::optim::Restarts {
+            count: 2,
+            ..Default::default()
+        },
         ..Default::default()
     };
     let (gp, report) = fit_ml2(&init, 0.1, x, y, &cfg).unwrap();

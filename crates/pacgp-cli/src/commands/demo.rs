@@ -9,6 +9,7 @@ use pacgp::inference::InferenceMethod;
 use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
 use pacgp::model::{fit_gpr, CertifyOptions, ClassifierOptions, GibbsPredictor, GprOptions};
+use pacgp::optim::Restarts;
 use pacgp::regression::exact::MlConfig;
 use serde_json::json;
 
@@ -26,8 +27,11 @@ fn gpr_options(
     Ok(GprOptions {
         kernel: Some(Kernel::from_spec(kernel, d)?),
         ml: MlConfig {
-            restarts,
-            seed,
+            restarts: Restarts {
+                count: restarts,
+                seed,
+                ..Default::default()
+            },
             ..Default::default()
         },
         epsilon,

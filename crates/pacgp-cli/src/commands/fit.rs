@@ -17,6 +17,7 @@ use pacgp::model::{
     ClassifierOptions, FittedModel, GibbsPredictor, GprOptions, GreedySparseOptions,
     HyperSelection, PacGpOptions, PacSgpOptions, SparseOptions, Task,
 };
+use pacgp::optim::Restarts;
 use pacgp::regression::exact::MlConfig;
 use serde_json::json;
 
@@ -184,8 +185,11 @@ fn fit_regression(a: &FitArgs, method: RegressionMethod) -> Result<(FittedModel,
             let opts = GprOptions {
                 kernel,
                 ml: MlConfig {
-                    restarts: a.restarts.unwrap_or(0),
-                    seed: a.seed,
+                    restarts: Restarts {
+                        count: a.restarts.unwrap_or(0),
+                        seed: a.seed,
+                        ..Default::default()
+                    },
                     ..Default::default()
                 },
                 epsilon: a.epsilon,

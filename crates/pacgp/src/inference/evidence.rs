@@ -435,12 +435,8 @@ impl Objective for NegLogEvidence<'_> {
 /// Settings of [`fit_laplace_ml2`] and [`fit_ep_ml2`].
 #[derive(Clone, Debug)]
 pub struct ClassifierMlConfig {
-    /// Random restarts besides the given start.
-    pub restarts: usize,
-    /// Spread (ln space) of the restart points around the start.
-    pub restart_spread: f64,
-    /// Seed of the restarts.
-    pub seed: u64,
+    /// Seeded random restarts around the start (none by default).
+    pub restarts: Restarts,
     /// Optimiser settings (its `bounds` are replaced by the boxes below).
     pub lbfgs: LbfgsConfig,
     /// Box for every kernel θ (ln space); scikit-learn's default (1e-5, 1e5).
@@ -465,9 +461,7 @@ pub struct ClassifierMlConfig {
 impl Default for ClassifierMlConfig {
     fn default() -> Self {
         Self {
-            restarts: 0,
-            restart_spread: 1.0,
-            seed: 0,
+            restarts: Restarts::default(),
             lbfgs: LbfgsConfig::default(),
             theta_bounds: boxes::LN_THETA,
             snap: None,
@@ -517,16 +511,8 @@ fn fit_ml2(
     if cfg.fit_likelihood {
         bounds.extend([cfg.ln_lambda_bounds, cfg.bias_bounds]);
     }
-    let restarts = Restarts {
-        count: cfg.restarts,
-        spread: cfg.restart_spread,
-        seed: cfg.seed,
-    };
-    let snap = cfg.snap.map(|grid| GridSnap {
-        grid,
-        n: kernel_init.n_params(),
-    });
-    let min = optim::drive(&obj, &x0, bounds, &cfg.lbfgs, &restarts, snap.as_ref())?;
+    let snap = GridSnap::leading(cfg.snap, kernel_init.n_params());
+    let min = optim::drive(&obj, &x0, bounds, &cfg.lbfgs, &cfg.restarts, snap.as_ref())?;
     let report = min.report;
     let (kernel, likelihood) = obj.model_at(&min.params)?;
     // The optimiser's last evaluation is usually its answer: reuse it, else refit there

@@ -383,7 +383,6 @@ pub fn fit_greedy_sparse_model(train: &Dataset, opts: &GreedySparseOptions) -> R
     let grid = HyperGrid::wide();
     let ml = MlConfig {
         snap: Some(grid),
-        seed: opts.seed,
         ..Default::default()
     };
     let (gp, report) = fit_ml2(&kernel, 0.1, xs, ys, &ml)?;

@@ -24,7 +24,7 @@ pub mod boxes {
 }
 
 /// Seeded random restarts around the start (uniform within `± spread` in every coordinate).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Restarts {
     /// Restarts besides the given start.
     pub count: usize,
@@ -62,6 +62,11 @@ impl GridSnap {
             grid: HyperGrid::default(),
             n,
         }
+    }
+
+    /// The snap of the first `n` parameters onto `grid`, if a grid is given.
+    pub fn leading(grid: Option<HyperGrid>, n: usize) -> Option<Self> {
+        grid.map(|grid| Self { grid, n })
     }
 
     /// `params` with the first `n` entries rounded onto the grid.

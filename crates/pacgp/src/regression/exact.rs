@@ -210,12 +210,8 @@ impl ExactGp {
 /// Settings of [`fit_ml2`].
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct MlConfig {
-    /// Random restarts besides the given start.
-    pub restarts: usize,
-    /// Spread (in ln space) of restart points around the start.
-    pub restart_spread: f64,
-    /// Seed of the restarts.
-    pub seed: u64,
+    /// Seeded random restarts around the start (none by default).
+    pub restarts: Restarts,
     /// Optimiser settings.
     pub lbfgs: LbfgsConfig,
     /// Jitter policy for `K + σ²I`.
@@ -232,9 +228,7 @@ pub struct MlConfig {
 impl Default for MlConfig {
     fn default() -> Self {
         Self {
-            restarts: 0,
-            restart_spread: 1.0,
-            seed: 0,
+            restarts: Restarts::default(),
             lbfgs: LbfgsConfig::default(),
             jitter: JitterPolicy::default(),
             theta_bounds: boxes::LN_THETA,
@@ -312,21 +306,13 @@ pub fn fit_ml2(
     let obj = NegLogMarginalLikelihood::new(kernel_init, x.as_ref(), &y, cfg.jitter);
     let mut x0 = kernel_init.params();
     x0.push(noise_init.ln());
-    let restarts = Restarts {
-        count: cfg.restarts,
-        spread: cfg.restart_spread,
-        seed: cfg.seed,
-    };
-    let snap = cfg.snap.map(|grid| GridSnap {
-        grid,
-        n: kernel_init.n_params(),
-    });
+    let snap = GridSnap::leading(cfg.snap, kernel_init.n_params());
     let min = optim::drive(
         &obj,
         &x0,
         param_bounds(kernel_init.n_params(), cfg),
         &cfg.lbfgs,
-        &restarts,
+        &cfg.restarts,
         snap.as_ref(),
     )?;
     let model = obj.model_at(&min.params)?;

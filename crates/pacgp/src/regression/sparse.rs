@@ -574,7 +574,7 @@ pub fn train_sparse(
     let mut bounds = vec![cfg.theta_bounds; nk];
     bounds.push(boxes::LN_NOISE);
     bounds.extend(std::iter::repeat_n(boxes::FREE, m * x.ncols()));
-    let snap = cfg.snap.map(|grid| GridSnap { grid, n: nk });
+    let snap = GridSnap::leading(cfg.snap, nk);
     let min = optim::drive(
         &obj,
         &p0,

@@ -237,10 +237,7 @@ pub fn ivm_ml2(
     }
     let (mut kernel, mut lik) = (kernel.clone(), *lik);
     // Snapped every round: the final selection is at a grid point.
-    let snap = cfg.snap.map(|grid| GridSnap {
-        grid,
-        n: kernel.n_params(),
-    });
+    let snap = GridSnap::leading(cfg.snap, kernel.n_params());
     let (mut kernel_reports, mut noise_reports) = (Vec::new(), Vec::new());
     for _ in 0..cfg.rounds {
         let (_, sites) = ivm_sites(&kernel, &lik, x, y, &cfg.ivm)?;
