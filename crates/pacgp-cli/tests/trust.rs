@@ -556,3 +556,90 @@ fn reproduce_zhang_sparse_quick_prints_curves_and_bounds() {
         assert!(dir.path().join(f).exists(), "{f}");
     }
 }
+
+/// `fit --method svm` gives a certified SVM: decision values and labels from `predict`, its
+/// linear-response LOO equal to exact refits within one example, options of other methods
+/// refused.
+#[test]
+fn svm_fits_predicts_and_certifies() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = "data/breast-cancer-wisconsin/breast_cancer_wisconsin_complete683.csv";
+    let model = dir.path().join("svm.json");
+    ok(&pacgp(&[
+        "fit",
+        "--data",
+        data,
+        "--drop",
+        "sample_code_number",
+        "--method",
+        "svm",
+        "--out",
+        s(&model),
+        "--json",
+    ]));
+    let c = ok(&pacgp(&[
+        "certify",
+        "--model",
+        s(&model),
+        "--data",
+        data,
+        "--loo",
+        "both",
+        "--json",
+    ]));
+    let bound = c["bound"].as_f64().unwrap();
+    assert!(
+        bound < 0.5 && bound > c["empirical_risk"].as_f64().unwrap(),
+        "{c}"
+    );
+    let (a, e) = (
+        c["loo_error"].as_f64().unwrap(),
+        c["loo_exact_error"].as_f64().unwrap(),
+    );
+    assert!(
+        (a - e).abs() <= 1.0 / 683.0 + 1e-12,
+        "LR-LOO {a} vs exact {e}"
+    );
+    let p = ok(&pacgp(&[
+        "predict",
+        "--model",
+        s(&model),
+        "--data",
+        data,
+        "--json",
+    ]));
+    let dec = p["decision"].as_array().unwrap();
+    let lab = p["label"].as_array().unwrap();
+    for (d, l) in dec.iter().zip(lab) {
+        let want = if d.as_f64().unwrap() >= 0.0 { "4" } else { "2" };
+        assert_eq!(l.as_str().unwrap(), want);
+    }
+    exit2(
+        &pacgp(&[
+            "fit",
+            "--data",
+            data,
+            "--method",
+            "svm",
+            "--kappa",
+            "0.1",
+            "--out",
+            s(&model),
+        ]),
+        "--kappa applies to",
+    );
+    exit2(
+        &pacgp(&[
+            "fit",
+            "--data",
+            data,
+            "--method",
+            "laplace",
+            "--c",
+            "1",
+            "--out",
+            s(&model),
+        ]),
+        "--c applies to svm",
+    );
+}

@@ -14,8 +14,8 @@ use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
 use pacgp::model::{
     fit_gpr, fit_greedy_sparse_model, fit_pac_gp_model, fit_pac_sgp_model, fit_sparse_model,
-    ClassifierOptions, FittedModel, GibbsPredictor, GprOptions, GreedySparseOptions,
-    HyperSelection, PacGpOptions, PacSgpOptions, SparseOptions, Task,
+    fit_svm_model, ClassifierOptions, FittedModel, GibbsPredictor, GprOptions, GreedySparseOptions,
+    HyperSelection, PacGpOptions, PacSgpOptions, SparseOptions, SvmOptions, Task,
 };
 use pacgp::optim::Restarts;
 use pacgp::regression::exact::MlConfig;
@@ -35,6 +35,7 @@ pub(super) fn fit(a: FitArgs) -> Result<()> {
     let (mut model, secs) = match family {
         Family::Regression(m) => fit_regression(&a, m)?,
         Family::Classification(m) => fit_classification(&a, m)?,
+        Family::Svm => fit_svm(&a)?,
     };
     model.seed = a.seed;
     model
@@ -61,7 +62,50 @@ fn not_for(flag: &str, applies: &str, method: Method) -> anyhow::Error {
 /// Every option given must mean something for the chosen method.
 fn check_applicable(a: &FitArgs, family: Family) -> Result<()> {
     let m = a.method;
+    if family != Family::Svm {
+        for (flag, given) in [
+            ("slack", a.slack.is_some()),
+            ("c", a.c.is_some()),
+            ("solver", a.solver.is_some()),
+        ] {
+            if given {
+                return Err(not_for(flag, "svm", m));
+            }
+        }
+    }
     match family {
+        Family::Svm => {
+            for (flag, given) in [
+                ("epsilon", a.epsilon.is_some()),
+                ("inducing", a.inducing.is_some()),
+                ("restarts", a.restarts.is_some()),
+                ("no-snap", a.no_snap),
+                ("likelihood", a.likelihood.is_some()),
+                ("select", a.select.is_some()),
+                ("active-set", a.active_set.is_some()),
+                ("kappa", a.kappa.is_some()),
+                ("kernel", a.kernel.is_some()),
+            ] {
+                if given {
+                    return Err(not_for(
+                        flag,
+                        "other methods (svm scans a fixed RBF lengthscale grid)",
+                        m,
+                    ));
+                }
+            }
+            let quadratic = a.slack == Some(SlackArg::Quadratic);
+            if a.c.is_some() && quadratic {
+                return Err(not_for("c", "--slack linear", m));
+            }
+            if a.input_noise.is_some() && !quadratic {
+                return Err(not_for(
+                    "input-noise",
+                    "--slack quadratic (and mean-field)",
+                    m,
+                ));
+            }
+        }
         Family::Regression(r) => {
             let classifier_only = [
                 ("likelihood", a.likelihood.is_some()),
@@ -284,6 +328,33 @@ fn classifier_method(
     })
 }
 
+fn fit_svm(a: &FitArgs) -> Result<(FittedModel, f64)> {
+    use pacgp::svm::{Slack, SvmSolver};
+    let (train, labels): (Dataset, _) =
+        data::load_csv_classification(&a.data.data, &csv_options(&a.data))?;
+    let quadratic = a.slack == Some(SlackArg::Quadratic);
+    let slacks = match (quadratic, a.c, a.input_noise) {
+        (false, Some(c), _) => vec![Slack::Linear { c }],
+        (true, _, Some(v)) => vec![Slack::Quadratic { v }],
+        (q, _, _) => pacgp::model::fit_svm::default_slacks(q),
+    };
+    let opts = SvmOptions {
+        slacks,
+        solver: match a.solver.unwrap_or(SolverArg::Smo) {
+            SolverArg::Smo => SvmSolver::Smo,
+            SolverArg::Adatron => SvmSolver::Adatron,
+        },
+        delta: a.delta.unwrap_or(0.01),
+        term: ConfidenceTerm::Maurer,
+    };
+    let pb = spinner(&format!("fitting svm on {} points", train.n()));
+    let t0 = Instant::now();
+    let mut model = fit_svm_model(&train, labels, &opts)?;
+    pb.finish_and_clear();
+    model.input_coding = InputCoding::of(&csv_options(&a.data));
+    Ok((model, t0.elapsed().as_secs_f64()))
+}
+
 fn fit_classification(a: &FitArgs, method: ClassifierMethod) -> Result<(FittedModel, f64)> {
     let (train, labels): (Dataset, _) =
         data::load_csv_classification(&a.data.data, &csv_options(&a.data))?;
@@ -342,7 +413,7 @@ fn grid_edge_notes(model: &FittedModel) -> Vec<String> {
 fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
     let noise = match &model.task {
         Task::Regression { noise_variance, .. } => Some(*noise_variance),
-        Task::Classification { .. } => None,
+        Task::Classification { .. } | Task::Svm { .. } => None,
     };
     let inf = model.report.inference.as_ref();
     let opt = model.report.optimiser.as_ref();

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
 use pacgp::data::{self, CsvOptions, Dataset, MissingPolicy, TargetSpec};
-use pacgp::model::{FittedModel, Task};
+use pacgp::model::FittedModel;
 
 use crate::cli::*;
 
@@ -46,7 +46,7 @@ pub(crate) fn load_training(a: &DataArgs) -> Result<Dataset> {
 
 /// Inputs (and, if present, targets) of `path` in the model's column order.
 pub(crate) fn load_for_model(m: &FittedModel, path: &Path, need_target: bool) -> Result<Dataset> {
-    if let (true, Task::Classification { labels, .. }) = (need_target, &m.task) {
+    if let (true, Some(labels)) = (need_target, m.task.labels()) {
         let (x, y) = data::load_columns_labelled(
             path,
             &m.feature_names,
@@ -140,7 +140,10 @@ pub(crate) fn print_certificate(c: &pacgp::model::CertificateReport) -> Result<(
         (Some(e), Some(lp), Some(r)) => out!("  leave-one-out: ε-band error of the mean {e:.4}, RMSE {r:.4}, mean log predictive {lp:.4}"),
         (Some(e), _, _) => out!(
             "  leave-one-out error ({}): {e:.4}",
-            c.loo_estimator.map_or("estimate".into(), |m| format!("{m:?}").to_lowercase())
+            c.loo_estimator
+                .and_then(|m| serde_json::to_value(m).ok())
+                .and_then(|v| v.as_str().map(|s| s.replace('_', " ")))
+                .unwrap_or_else(|| "estimate".into())
         ),
         _ => {}
     }

@@ -3,7 +3,7 @@
 use anyhow::{Context, Result};
 use pacgp::bounds::ConfidenceTerm;
 use pacgp::loo::LooMode;
-use pacgp::model::{CertifyOptions, GibbsPredictor, Task};
+use pacgp::model::{CertifyOptions, GibbsPredictor};
 use serde_json::json;
 
 use super::{load_for_model, load_model, print_certificate};
@@ -12,24 +12,35 @@ use crate::cli::*;
 pub(super) fn predict(a: PredictArgs) -> Result<()> {
     let model = load_model(&a.model)?;
     let ds = load_for_model(&model, &a.data, false)?;
-    if let Task::Classification { labels, .. } = &model.task {
+    if let Some(labels) = model.task.labels() {
         let (p, m) = model.predict_classification(ds.x.as_ref())?;
         let label: Vec<&str> = p
             .iter()
             .map(|p| labels.decode(if *p >= 0.5 { 1.0 } else { -1.0 }))
             .collect();
+        // An SVM's decision value f_SVM(x) is its posterior mean over μ.
+        let decision: Option<Vec<f64>> = match &model.task {
+            pacgp::model::Task::Svm { mu, .. } => Some(m.mean.iter().map(|v| v / mu).collect()),
+            _ => None,
+        };
         if a.json {
             out!(
                 "{}",
-                json!({ "n": p.len(), "p_positive": p, "label": label, "latent_mean": m.mean, "latent_var": m.var })
+                json!({ "n": p.len(), "p_positive": p, "label": label, "latent_mean": m.mean, "latent_var": m.var, "decision": decision })
             );
         }
-        let mut out = format!("p_{},label,latent_mean,latent_var\n", labels.positive);
+        let mut out = format!("p_{},label,latent_mean,latent_var", labels.positive);
+        out.push_str(if decision.is_some() {
+            ",decision\n"
+        } else {
+            "\n"
+        });
         for i in 0..p.len() {
-            out.push_str(&format!(
-                "{},{},{},{}\n",
-                p[i], label[i], m.mean[i], m.var[i]
-            ));
+            out.push_str(&format!("{},{},{},{}", p[i], label[i], m.mean[i], m.var[i]));
+            match &decision {
+                Some(d) => out.push_str(&format!(",{}\n", d[i])),
+                None => out.push('\n'),
+            }
         }
         return write_or_print(&a, out);
     }

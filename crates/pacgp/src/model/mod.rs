@@ -21,10 +21,12 @@ use crate::posterior::GaussianPosterior;
 
 pub mod fit_classifier;
 pub mod fit_regression;
+pub mod fit_svm;
 pub mod usage;
 
 pub use fit_classifier::*;
 pub use fit_regression::*;
+pub use fit_svm::{fit_svm_model, SvmOptions};
 pub use usage::{CertifyOptions, GibbsPredictor};
 
 /// Model-file format tag; bumped on incompatible changes.
@@ -53,6 +55,26 @@ pub enum Task {
         #[serde(default)]
         input_noise: f64,
     },
+    /// A support vector machine read as a GP's MAP (seed 001 §17.4): the posterior is the
+    /// prior GP shifted to mean `μ·f_SVM`; its sign is the SVM's decision.
+    Svm {
+        /// The two labels as they appear in the data (−1, +1).
+        labels: LabelMap,
+        /// The scale μ of the certified posterior mean (`f_SVM = mean/μ`).
+        mu: f64,
+        /// The solver settings the SVM was trained with (bias-free, on the prior kernel).
+        config: crate::svm::SvmConfig,
+    },
+}
+
+impl Task {
+    /// The label map of a classifier (GP classifier or SVM).
+    pub fn labels(&self) -> Option<&LabelMap> {
+        match self {
+            Task::Classification { labels, .. } | Task::Svm { labels, .. } => Some(labels),
+            Task::Regression { .. } => None,
+        }
+    }
 }
 
 /// A fitted model, ready to predict on raw inputs.
@@ -281,6 +303,14 @@ impl FittedModel {
                     return Err(bad(format!(
                         "target scaler mean {} sd {} (sd must be positive and finite)",
                         y_scaler.mean, y_scaler.sd
+                    )));
+                }
+            }
+            Task::Svm { mu, config, .. } => {
+                config.validate()?;
+                if !finite_positive(*mu) {
+                    return Err(bad(format!(
+                        "SVM scale μ = {mu} (must be positive and finite)"
                     )));
                 }
             }

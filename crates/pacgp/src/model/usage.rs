@@ -72,7 +72,7 @@ impl FittedModel {
                 noise_variance,
                 y_scaler,
             } => Ok((*noise_variance, *y_scaler)),
-            Task::Classification { .. } => Err(Error::Unsupported(format!(
+            Task::Classification { .. } | Task::Svm { .. } => Err(Error::Unsupported(format!(
                 "'{}' is a classifier, not a regression model",
                 self.method
             ))),
@@ -81,7 +81,7 @@ impl FittedModel {
 
     /// Whether the model is a classifier.
     pub fn is_classifier(&self) -> bool {
-        matches!(self.task, Task::Classification { .. })
+        matches!(self.task, Task::Classification { .. } | Task::Svm { .. })
     }
 
     /// What was chosen from the data and its price (older files: their total penalty, or the
@@ -109,6 +109,11 @@ impl FittedModel {
                 GibbsPredictor::Latent => GibbsClassifier::latent(likelihood),
                 GibbsPredictor::Noisy => GibbsClassifier::noisy(likelihood),
             }),
+            // The SVM's Gibbs classifier is sign(f), f ~ Q: no label noise, no extra bias.
+            Task::Svm { .. } => Ok(GibbsClassifier {
+                bias: 0.0,
+                noise_slope: None,
+            }),
             Task::Regression { .. } => Err(Error::Unsupported(format!(
                 "'{}' is a regression model, not a classifier",
                 self.method
@@ -116,8 +121,21 @@ impl FittedModel {
         }
     }
 
-    /// Class probabilities `p(y = +1 | x)` and latent marginals at raw inputs.
+    /// Class probabilities `p(y = +1 | x)` and latent marginals at raw inputs; for an SVM the
+    /// probability that its Gibbs classifier says +1, `Φ(μ f_SVM(x)/√k(x,x))`.
     pub fn predict_classification(&self, x: MatRef<'_, f64>) -> Result<(Vec<f64>, Marginals)> {
+        if let Task::Svm { .. } = &self.task {
+            let m = self
+                .posterior
+                .predict(self.standardised_inputs(x)?.as_ref())?;
+            let p = m
+                .mean
+                .iter()
+                .zip(&m.var)
+                .map(|(mu, v)| crate::special::normal_cdf(mu / v.sqrt().max(f64::MIN_POSITIVE)))
+                .collect();
+            return Ok((p, m));
+        }
         let Task::Classification {
             likelihood,
             input_noise,
@@ -384,12 +402,43 @@ impl FittedModel {
         y: &[f64],
         mode: LooMode,
     ) -> Result<ClassifierLoo> {
+        if let Task::Svm { config, .. } = &self.task {
+            return self.svm_loo(x, y, config, mode);
+        }
         let Task::Classification { likelihood, .. } = &self.task else {
             return Err(Error::Unsupported("not a classifier".into()));
         };
         let method = self.inference_method()?;
         let fit = method.fit(&self.posterior.kernel, likelihood, x, y)?;
         crate::loo::classifier_loo(&method, likelihood, x, y, &fit, mode)
+    }
+
+    /// Leave-one-out of an SVM: refitted once on the sample with its stored settings on the
+    /// prior kernel, then linear response (seed 001 eqs. 17.26–17.32) and/or warm refits.
+    fn svm_loo(
+        &self,
+        x: MatRef<'_, f64>,
+        y: &[f64],
+        config: &crate::svm::SvmConfig,
+        mode: LooMode,
+    ) -> Result<ClassifierLoo> {
+        use crate::loo::ApproxLoo;
+        let kernel = &self.posterior.kernel;
+        let fit = crate::svm::svm(kernel, x, y, config)?;
+        let approx = match mode {
+            LooMode::Approx | LooMode::Both => Some(ApproxLoo {
+                estimator: LooEstimator::LinearResponse,
+                loo: crate::svm::loo::svm_loo(&fit, kernel, x, y)?,
+            }),
+            LooMode::Exact => None,
+        };
+        let exact = match mode {
+            LooMode::Exact | LooMode::Both => {
+                Some(crate::svm::loo::svm_exact_loo(kernel, x, y, config, &fit)?)
+            }
+            LooMode::Approx => None,
+        };
+        Ok(ClassifierLoo { approx, exact })
     }
 
     /// The regressor at its stored parameters on the sample (row order of the sample).
