@@ -288,6 +288,10 @@ pub struct FitArgs {
     /// 0.1, 1, 10, 100].
     #[arg(long)]
     pub c: Option<f64>,
+    /// svm: the RBF lengthscale on standardised inputs [default: the lowest LR-LOO of
+    /// {½, 1, 2}·√D]; libsvm's default γ = 1/D is l = √(D/2).
+    #[arg(long)]
+    pub lengthscale: Option<f64>,
     /// svm: dual solver [default: smo].
     #[arg(long, value_enum)]
     pub solver: Option<SolverArg>,

@@ -66,6 +66,7 @@ fn check_applicable(a: &FitArgs, family: Family) -> Result<()> {
         for (flag, given) in [
             ("slack", a.slack.is_some()),
             ("c", a.c.is_some()),
+            ("lengthscale", a.lengthscale.is_some()),
             ("solver", a.solver.is_some()),
         ] {
             if given {
@@ -339,6 +340,10 @@ fn fit_svm(a: &FitArgs) -> Result<(FittedModel, f64)> {
         (q, _, _) => pacgp::model::fit_svm::default_slacks(q),
     };
     let opts = SvmOptions {
+        lengthscales: match a.lengthscale {
+            Some(l) => vec![l],
+            None => pacgp::model::fit_svm::svm_lengthscales(train.d()),
+        },
         slacks,
         solver: match a.solver.unwrap_or(SolverArg::Smo) {
             SolverArg::Smo => SvmSolver::Smo,

@@ -18,6 +18,8 @@ use super::{sample_digest, FitReport, FittedModel, Task, FORMAT};
 /// Options of [`fit_svm_model`].
 #[derive(Clone, Debug)]
 pub struct SvmOptions {
+    /// The RBF lengthscales scanned (one value fixes it), e.g. [`svm_lengthscales`].
+    pub lengthscales: Vec<f64>,
     /// The slack penalties scanned (one value fixes it).
     pub slacks: Vec<Slack>,
     /// Dual solver.
@@ -62,7 +64,7 @@ pub fn fit_svm_model(train: &Dataset, labels: LabelMap, opts: &SvmOptions) -> Re
     let x = x_scaler.transform(train.x.as_ref())?;
     let y = &train.y;
     let grid = SvmGrid {
-        lengthscales: svm_lengthscales(x.ncols()),
+        lengthscales: opts.lengthscales.clone(),
         slacks: opts.slacks.clone(),
     };
     let base = SvmConfig {
