@@ -254,7 +254,8 @@ pub struct FitArgs {
     pub method: Method,
     /// Kernel: `se-ard` (default), `se`, `matern12|32|52[-ard]`, `linear`, `poly2`, `const`,
     /// combined with `+` and `*`. Classifiers: only with `--select ml2` (the bound's nine
-    /// candidates are fixed SE kernels).
+    /// candidates are fixed SE kernels). svm: the kernel k of the prior `k + 1`, with its
+    /// initial values (no lengthscale scan).
     #[arg(long)]
     pub kernel: Option<String>,
     /// ε of the ε-band loss in the target's units (regression; stored with the model for

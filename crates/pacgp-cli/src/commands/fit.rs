@@ -85,15 +85,17 @@ fn check_applicable(a: &FitArgs, family: Family) -> Result<()> {
                 ("select", a.select.is_some()),
                 ("active-set", a.active_set.is_some()),
                 ("kappa", a.kappa.is_some()),
-                ("kernel", a.kernel.is_some()),
             ] {
                 if given {
-                    return Err(not_for(
-                        flag,
-                        "other methods (svm scans a fixed RBF lengthscale grid)",
-                        m,
-                    ));
+                    return Err(not_for(flag, "other methods", m));
                 }
+            }
+            if a.kernel.is_some() && a.lengthscale.is_some() {
+                return Err(not_for(
+                    "lengthscale",
+                    "svm's default SE kernel, not --kernel",
+                    m,
+                ));
             }
             let quadratic = a.slack == Some(SlackArg::Quadratic);
             if a.c.is_some() && quadratic {
@@ -340,9 +342,13 @@ fn fit_svm(a: &FitArgs) -> Result<(FittedModel, f64)> {
         (q, _, _) => pacgp::model::fit_svm::default_slacks(q),
     };
     let opts = SvmOptions {
-        lengthscales: match a.lengthscale {
-            Some(l) => vec![l],
-            None => pacgp::model::fit_svm::svm_lengthscales(train.d()),
+        kernels: match (&a.kernel, a.lengthscale) {
+            (Some(spec), _) => vec![Kernel::from_spec(spec, train.d())?],
+            (None, Some(l)) => vec![Kernel::se_iso(l, 1.0)],
+            (None, None) => pacgp::model::fit_svm::svm_lengthscales(train.d())
+                .into_iter()
+                .map(|l| Kernel::se_iso(l, 1.0))
+                .collect(),
         },
         slacks,
         solver: match a.solver.unwrap_or(SolverArg::Smo) {

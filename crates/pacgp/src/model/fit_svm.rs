@@ -1,8 +1,9 @@
 //! Fitting pipeline of the support vector machine as a certified model (seed 001 §17.4–17.7):
-//! the RBF lengthscale and the slack chosen by the linear-response leave-one-out error on a grid
-//! fixed in advance, then a bias-free SVM on the prior kernel `SE(l) + 1` (the constant term is
-//! the bias's Gaussian prior, so the prior does not depend on the data) and its PAC-Bayes
-//! certificate as a GP's MAP ([`crate::svm::certificate`]), paying for both grids.
+//! a bias-free SVM on the prior kernel `k + 1` (the constant term is the bias's Gaussian prior,
+//! so the prior does not depend on the data), with the kernel and the slack chosen by the
+//! linear-response leave-one-out error over candidates fixed in advance, and its PAC-Bayes
+//! certificate as a GP's MAP ([`crate::svm::certificate`]), paying for the candidates and the μ
+//! grid.
 
 use crate::bounds::ConfidenceTerm;
 use crate::certificate::PenaltyTerm;
@@ -10,7 +11,6 @@ use crate::data::{Dataset, LabelMap, Standardizer};
 use crate::error::Result;
 use crate::kernel::Kernel;
 use crate::svm::certificate::{svm_certificate, SvmCertificateConfig};
-use crate::svm::select::{select_by_loo, SvmGrid};
 use crate::svm::{svm, Slack, SvmConfig, SvmSolver};
 
 use super::{sample_digest, FitReport, FittedModel, Task, FORMAT};
@@ -18,8 +18,9 @@ use super::{sample_digest, FitReport, FittedModel, Task, FORMAT};
 /// Options of [`fit_svm_model`].
 #[derive(Clone, Debug)]
 pub struct SvmOptions {
-    /// The RBF lengthscales scanned (one value fixes it), e.g. [`svm_lengthscales`].
-    pub lengthscales: Vec<f64>,
+    /// The candidate kernels (one fixes it), e.g. SE at [`svm_lengthscales`]; each is used
+    /// as `k + 1`.
+    pub kernels: Vec<Kernel>,
     /// The slack penalties scanned (one value fixes it).
     pub slacks: Vec<Slack>,
     /// Dual solver.
@@ -47,47 +48,72 @@ pub fn default_slacks(quadratic: bool) -> Vec<Slack> {
     }
 }
 
-/// The prior kernel of a certified SVM: `SE(l)` plus a unit constant for the bias.
-pub fn svm_prior_kernel(lengthscale: f64) -> Kernel {
+/// The prior kernel of a certified SVM: `k` plus a unit constant for the bias.
+pub fn svm_prior_kernel(kernel: &Kernel) -> Kernel {
     Kernel::Sum {
-        left: Box::new(Kernel::se_iso(lengthscale, 1.0)),
+        left: Box::new(kernel.clone()),
         right: Box::new(Kernel::Constant { ln_variance: 0.0 }),
     }
 }
 
-/// Fit and certify an SVM on `train` (labels ±1): LR-LOO over the lengthscale × slack grid
-/// (with a fitted bias, as the seed), then the bias-free SVM on [`svm_prior_kernel`] and the
-/// lowest bound over the μ grid; the penalty is `ln |grid| + ln |μ grid|`.
+/// Bias-free SVMs on `k + 1` for every (kernel, slack) candidate (in parallel), the one of
+/// fewest linear-response LOO errors (the first on ties, so the choice is deterministic).
+fn select_by_lr_loo(
+    x: faer::MatRef<'_, f64>,
+    y: &[f64],
+    kernels: &[Kernel],
+    slacks: &[Slack],
+    base: &SvmConfig,
+) -> Result<(Kernel, SvmConfig)> {
+    use rayon::prelude::*;
+    let candidates: Vec<(Kernel, SvmConfig)> = kernels
+        .iter()
+        .flat_map(|k| {
+            slacks
+                .iter()
+                .map(move |&slack| (svm_prior_kernel(k), SvmConfig { slack, ..*base }))
+        })
+        .collect();
+    let errors: Vec<usize> = candidates
+        .par_iter()
+        .map(|(k, cfg)| {
+            let fit = svm(k, x, y, cfg)?;
+            Ok(crate::svm::loo::svm_loo(&fit, k, x, y)?.errors)
+        })
+        .collect::<Result<_>>()?;
+    let best = (0..errors.len())
+        .min_by_key(|&i| errors[i])
+        .ok_or(crate::Error::Empty {
+            what: "SVM kernel and slack candidates",
+        })?;
+    Ok(candidates[best].clone())
+}
+
+/// Fit and certify an SVM on `train` (labels ±1): the candidate (kernel, slack) of fewest
+/// LR-LOO errors, the bias-free SVM on its `k + 1`, and the lowest bound over the μ grid; the
+/// penalty is `ln |candidates| + ln |μ grid|`.
 pub fn fit_svm_model(train: &Dataset, labels: LabelMap, opts: &SvmOptions) -> Result<FittedModel> {
     crate::data::check_binary_labels(&train.y)?;
     let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
     let x = x_scaler.transform(train.x.as_ref())?;
     let y = &train.y;
-    let grid = SvmGrid {
-        lengthscales: opts.lengthscales.clone(),
-        slacks: opts.slacks.clone(),
-    };
     let base = SvmConfig {
         solver: opts.solver,
+        bias: false,
         ..Default::default()
     };
-    let chosen = select_by_loo(x.as_ref(), y, &grid, &base)?.best;
-    let prior = svm_prior_kernel(chosen.lengthscale);
-    let config = SvmConfig {
-        slack: chosen.slack,
-        bias: false,
-        ..base
-    };
+    let (prior, config) = select_by_lr_loo(x.as_ref(), y, &opts.kernels, &opts.slacks, &base)?;
+    let n_candidates = opts.kernels.len() * opts.slacks.len();
     let fit = svm(&prior, x.as_ref(), y, &config)?;
     let cert_cfg = SvmCertificateConfig {
         delta: opts.delta,
         term: opts.term,
-        extra_penalty: (grid.len() as f64).ln(),
+        extra_penalty: (n_candidates as f64).ln(),
         ..Default::default()
     };
     let cert = svm_certificate(&prior, x.as_ref(), y, &fit, &cert_cfg)?;
     let choices = vec![
-        PenaltyTerm::candidates(grid.len(), "SVM lengthscale × slack by LR-LOO"),
+        PenaltyTerm::candidates(n_candidates, "SVM kernel × slack by LR-LOO"),
         PenaltyTerm::candidates(cert_cfg.mu_grid.len(), "scale μ of the posterior mean"),
     ];
     Ok(FittedModel {
