@@ -293,6 +293,10 @@ pub struct FitArgs {
     /// {½, 1, 2}·√D]; libsvm's default γ = 1/D is l = √(D/2).
     #[arg(long)]
     pub lengthscale: Option<f64>,
+    /// svm: fit a free bias b from the data (`true`; the seed's SVM, no certificate) or put
+    /// the bias into the prior kernel as a constant term (`false`, certified) [default: false].
+    #[arg(long)]
+    pub bias: Option<bool>,
     /// svm: dual solver [default: smo].
     #[arg(long, value_enum)]
     pub solver: Option<SolverArg>,

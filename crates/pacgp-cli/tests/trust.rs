@@ -643,3 +643,60 @@ fn svm_fits_predicts_and_certifies() {
         "--c applies to svm",
     );
 }
+
+/// `--bias true` fits the seed's SVM with a free bias: it predicts (labels = sign of the
+/// decision value with b) and has a LOO, but `certify` refuses it with the reason.
+#[test]
+fn svm_with_a_fitted_bias_predicts_but_is_not_certified() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = "data/ripley-synth/synth_tr.csv";
+    let model = dir.path().join("svm-bias.json");
+    ok(&pacgp(&[
+        "fit",
+        "--data",
+        data,
+        "--method",
+        "svm",
+        "--bias",
+        "true",
+        "--c",
+        "10",
+        "--out",
+        s(&model),
+        "--json",
+    ]));
+    let p = ok(&pacgp(&[
+        "predict",
+        "--model",
+        s(&model),
+        "--data",
+        data,
+        "--json",
+    ]));
+    let (dec, lab) = (
+        p["decision"].as_array().unwrap(),
+        p["label"].as_array().unwrap(),
+    );
+    let pos = lab
+        .iter()
+        .zip(dec)
+        .find(|(_, d)| d.as_f64().unwrap() > 0.0)
+        .map(|(l, _)| l.clone())
+        .unwrap();
+    for (d, l) in dec.iter().zip(lab) {
+        assert_eq!(d.as_f64().unwrap() > 0.0, *l == pos);
+    }
+    exit2(
+        &pacgp(&["certify", "--model", s(&model), "--data", data]),
+        "has no certificate",
+    );
+    let e = ok(&pacgp(&[
+        "evaluate",
+        "--model",
+        s(&model),
+        "--data",
+        data,
+        "--json",
+    ]));
+    assert!(e["error_rate"].as_f64().unwrap() < 0.2, "{e}");
+}

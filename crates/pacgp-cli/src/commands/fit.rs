@@ -67,6 +67,7 @@ fn check_applicable(a: &FitArgs, family: Family) -> Result<()> {
             ("slack", a.slack.is_some()),
             ("c", a.c.is_some()),
             ("lengthscale", a.lengthscale.is_some()),
+            ("bias", a.bias.is_some()),
             ("solver", a.solver.is_some()),
         ] {
             if given {
@@ -357,6 +358,7 @@ fn fit_svm(a: &FitArgs) -> Result<(FittedModel, f64)> {
         },
         delta: a.delta.unwrap_or(0.01),
         term: ConfidenceTerm::Maurer,
+        bias: a.bias.unwrap_or(false),
     };
     let pb = spinner(&format!("fitting svm on {} points", train.n()));
     let t0 = Instant::now();
@@ -468,6 +470,7 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
     let explain = match model.report.objective_name.as_str() {
         "log_marginal_likelihood" => "log marginal likelihood (higher is better)",
         "elbo" => "evidence lower bound (higher is better)",
+        "svm_dual_objective" => "SVM dual objective (a bias fitted from the data: no certificate)",
         "zhang_primal_objective" => {
             "Zhang's regularised risk R at the refit weights (lower is better)"
         }

@@ -20,7 +20,9 @@ pub(super) fn predict(a: PredictArgs) -> Result<()> {
             .collect();
         // An SVM's decision value f_SVM(x) is its posterior mean over μ.
         let decision: Option<Vec<f64>> = match &model.task {
-            pacgp::model::Task::Svm { mu, .. } => Some(m.mean.iter().map(|v| v / mu).collect()),
+            pacgp::model::Task::Svm { mu, bias, .. } => {
+                Some(m.mean.iter().map(|v| v / mu + bias).collect())
+            }
             _ => None,
         };
         if a.json {

@@ -25,6 +25,9 @@ pub struct SvmOptions {
     pub slacks: Vec<Slack>,
     /// Dual solver.
     pub solver: SvmSolver,
+    /// Fit a free bias b from the data (the seed's SVM) instead of the certified construction;
+    /// such a model predicts and has a LOO, but no certificate.
+    pub bias: bool,
     /// Confidence δ of the certificate.
     pub delta: f64,
     /// Confidence constant.
@@ -66,12 +69,20 @@ fn select_by_lr_loo(
     base: &SvmConfig,
 ) -> Result<(Kernel, SvmConfig)> {
     use rayon::prelude::*;
+    // A free bias needs no constant term in the kernel.
+    let prior = |k: &Kernel| {
+        if base.bias {
+            k.clone()
+        } else {
+            svm_prior_kernel(k)
+        }
+    };
     let candidates: Vec<(Kernel, SvmConfig)> = kernels
         .iter()
         .flat_map(|k| {
             slacks
                 .iter()
-                .map(move |&slack| (svm_prior_kernel(k), SvmConfig { slack, ..*base }))
+                .map(move |&slack| (prior(k), SvmConfig { slack, ..*base }))
         })
         .collect();
     let errors: Vec<usize> = candidates
@@ -99,12 +110,15 @@ pub fn fit_svm_model(train: &Dataset, labels: LabelMap, opts: &SvmOptions) -> Re
     let y = &train.y;
     let base = SvmConfig {
         solver: opts.solver,
-        bias: false,
+        bias: opts.bias,
         ..Default::default()
     };
     let (prior, config) = select_by_lr_loo(x.as_ref(), y, &opts.kernels, &opts.slacks, &base)?;
     let n_candidates = opts.kernels.len() * opts.slacks.len();
     let fit = svm(&prior, x.as_ref(), y, &config)?;
+    if opts.bias {
+        return uncertified_svm(train, labels, x_scaler, x.as_ref(), prior, config, fit);
+    }
     let cert_cfg = SvmCertificateConfig {
         delta: opts.delta,
         term: opts.term,
@@ -129,6 +143,7 @@ pub fn fit_svm_model(train: &Dataset, labels: LabelMap, opts: &SvmOptions) -> Re
             labels,
             mu: cert.mu,
             config,
+            bias: 0.0,
         },
         epsilon: None,
         report: FitReport {
@@ -138,6 +153,55 @@ pub fn fit_svm_model(train: &Dataset, labels: LabelMap, opts: &SvmOptions) -> Re
             jitter_used: 0.0,
             theta_on_grid: true,
             choices,
+            penalty: None,
+            inference: Some(fit.report),
+        },
+        training_digest: Some(sample_digest(train)),
+        seed: 0,
+    })
+}
+
+/// An SVM with a bias fitted from the data: the posterior holds its MAP mean without the bias
+/// (prior covariance, μ = 1) and the task keeps b; there is no certificate to store.
+fn uncertified_svm(
+    train: &Dataset,
+    labels: LabelMap,
+    x_scaler: Standardizer,
+    x: faer::MatRef<'_, f64>,
+    kernel: Kernel,
+    config: SvmConfig,
+    fit: crate::svm::SvmFit,
+) -> Result<FittedModel> {
+    let b = fit.b;
+    // The mean function Σ y_j α_j k(x, x_j); b is kept beside it in the task.
+    let unbiased = crate::svm::SvmFit {
+        bias: false,
+        ..fit.clone()
+    };
+    let posterior = crate::svm::certificate::svm_posterior(&kernel, x, &train.y, &unbiased, 1.0)?;
+    Ok(FittedModel {
+        format: FORMAT.into(),
+        input_coding: Default::default(),
+        method: "svm".into(),
+        feature_names: train.feature_names.clone(),
+        target_name: train.target_name.clone(),
+        n_train: train.n(),
+        x_scaler,
+        posterior,
+        task: Task::Svm {
+            labels,
+            mu: 1.0,
+            config,
+            bias: b,
+        },
+        epsilon: None,
+        report: FitReport {
+            optimiser: None,
+            objective: Some(fit.dual_objective),
+            objective_name: "svm_dual_objective".into(),
+            jitter_used: 0.0,
+            theta_on_grid: false,
+            choices: Vec::new(),
             penalty: None,
             inference: Some(fit.report),
         },

@@ -62,8 +62,13 @@ pub enum Task {
         labels: LabelMap,
         /// The scale μ of the certified posterior mean (`f_SVM = mean/μ`).
         mu: f64,
-        /// The solver settings the SVM was trained with (bias-free, on the prior kernel).
+        /// The solver settings the SVM was trained with (bias-free on the prior kernel for a
+        /// certified SVM).
         config: crate::svm::SvmConfig,
+        /// A bias fitted from the data (`--bias true`): the decision is `mean/μ + bias`, and no
+        /// certificate holds (the prior would depend on the data). 0 for a certified SVM.
+        #[serde(default)]
+        bias: f64,
     },
 }
 

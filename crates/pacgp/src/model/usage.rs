@@ -109,9 +109,10 @@ impl FittedModel {
                 GibbsPredictor::Latent => GibbsClassifier::latent(likelihood),
                 GibbsPredictor::Noisy => GibbsClassifier::noisy(likelihood),
             }),
-            // The SVM's Gibbs classifier is sign(f), f ~ Q: no label noise, no extra bias.
-            Task::Svm { .. } => Ok(GibbsClassifier {
-                bias: 0.0,
+            // The SVM's Gibbs classifier is sign(f + b), f ~ Q, no label noise (b = 0 when
+            // certified: the bias is then the prior kernel's constant term).
+            Task::Svm { bias, .. } => Ok(GibbsClassifier {
+                bias: *bias,
                 noise_slope: None,
             }),
             Task::Regression { .. } => Err(Error::Unsupported(format!(
@@ -124,7 +125,7 @@ impl FittedModel {
     /// Class probabilities `p(y = +1 | x)` and latent marginals at raw inputs; for an SVM the
     /// probability that its Gibbs classifier says +1, `Φ(μ f_SVM(x)/√k(x,x))`.
     pub fn predict_classification(&self, x: MatRef<'_, f64>) -> Result<(Vec<f64>, Marginals)> {
-        if let Task::Svm { .. } = &self.task {
+        if let Task::Svm { bias, .. } = &self.task {
             let m = self
                 .posterior
                 .predict(self.standardised_inputs(x)?.as_ref())?;
@@ -132,7 +133,9 @@ impl FittedModel {
                 .mean
                 .iter()
                 .zip(&m.var)
-                .map(|(mu, v)| crate::special::normal_cdf(mu / v.sqrt().max(f64::MIN_POSITIVE)))
+                .map(|(mu, v)| {
+                    crate::special::normal_cdf((mu + bias) / v.sqrt().max(f64::MIN_POSITIVE))
+                })
                 .collect();
             return Ok((p, m));
         }
@@ -250,6 +253,13 @@ impl FittedModel {
         let marginals = self.posterior.predict(xs.as_ref())?;
         let kl = self.posterior.kl_to_prior();
         let mut choices = self.choices();
+        if let Task::Svm { config, .. } = &self.task {
+            if config.bias {
+                return Err(Error::Unsupported(
+                    "an SVM with a bias fitted from the data has no certificate (the prior would depend on the data): refit without --bias true, which puts the bias into the prior kernel as a constant term".into(),
+                ));
+            }
+        }
         if self.is_classifier() {
             if !opts.epsilons.is_empty() {
                 return Err(Error::Unsupported(
