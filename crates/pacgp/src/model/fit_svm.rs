@@ -11,7 +11,7 @@ use crate::data::{Dataset, LabelMap, Standardizer};
 use crate::error::Result;
 use crate::kernel::Kernel;
 use crate::svm::certificate::{svm_certificate, SvmCertificateConfig};
-use crate::svm::{svm, Slack, SvmConfig, SvmSolver};
+use crate::svm::{svm, Slack, SvmConfig, SvmFit, SvmSolver};
 
 use super::{sample_digest, FitReport, FittedModel, Task, FORMAT};
 
@@ -59,15 +59,16 @@ pub fn svm_prior_kernel(kernel: &Kernel) -> Kernel {
     }
 }
 
-/// Bias-free SVMs on `k + 1` for every (kernel, slack) candidate (in parallel), the one of
-/// fewest linear-response LOO errors (the first on ties, so the choice is deterministic).
+/// SVMs for every (kernel, slack) candidate (in parallel; bias-free on `k + 1` unless `base`
+/// fits a bias), the one of fewest linear-response LOO errors with its fit (the first on
+/// ties, so the choice is deterministic).
 fn select_by_lr_loo(
     x: faer::MatRef<'_, f64>,
     y: &[f64],
     kernels: &[Kernel],
     slacks: &[Slack],
     base: &SvmConfig,
-) -> Result<(Kernel, SvmConfig)> {
+) -> Result<(Kernel, SvmConfig, SvmFit)> {
     use rayon::prelude::*;
     // A free bias needs no constant term in the kernel.
     let prior = |k: &Kernel| {
@@ -77,7 +78,7 @@ fn select_by_lr_loo(
             svm_prior_kernel(k)
         }
     };
-    let candidates: Vec<(Kernel, SvmConfig)> = kernels
+    let mut candidates: Vec<(Kernel, SvmConfig)> = kernels
         .iter()
         .flat_map(|k| {
             slacks
@@ -85,19 +86,20 @@ fn select_by_lr_loo(
                 .map(move |&slack| (prior(k), SvmConfig { slack, ..*base }))
         })
         .collect();
-    let errors: Vec<usize> = candidates
+    let mut fits: Vec<(usize, SvmFit)> = candidates
         .par_iter()
         .map(|(k, cfg)| {
             let fit = svm(k, x, y, cfg)?;
-            Ok(crate::svm::loo::svm_loo(&fit, k, x, y)?.errors)
+            Ok((crate::svm::loo::svm_loo(&fit, k, x, y)?.errors, fit))
         })
         .collect::<Result<_>>()?;
-    let best = (0..errors.len())
-        .min_by_key(|&i| errors[i])
+    let best = (0..fits.len())
+        .min_by_key(|&i| fits[i].0)
         .ok_or(crate::Error::Empty {
             what: "SVM kernel and slack candidates",
         })?;
-    Ok(candidates[best].clone())
+    let (kernel, config) = candidates.swap_remove(best);
+    Ok((kernel, config, fits.swap_remove(best).1))
 }
 
 /// Fit and certify an SVM on `train` (labels ±1): the candidate (kernel, slack) of fewest
@@ -113,9 +115,8 @@ pub fn fit_svm_model(train: &Dataset, labels: LabelMap, opts: &SvmOptions) -> Re
         bias: opts.bias,
         ..Default::default()
     };
-    let (prior, config) = select_by_lr_loo(x.as_ref(), y, &opts.kernels, &opts.slacks, &base)?;
+    let (prior, config, fit) = select_by_lr_loo(x.as_ref(), y, &opts.kernels, &opts.slacks, &base)?;
     let n_candidates = opts.kernels.len() * opts.slacks.len();
-    let fit = svm(&prior, x.as_ref(), y, &config)?;
     if opts.bias {
         return uncertified_svm(train, labels, x_scaler, x.as_ref(), prior, config, fit);
     }
@@ -170,11 +171,11 @@ fn uncertified_svm(
     x: faer::MatRef<'_, f64>,
     kernel: Kernel,
     config: SvmConfig,
-    fit: crate::svm::SvmFit,
+    fit: SvmFit,
 ) -> Result<FittedModel> {
     let b = fit.b;
     // The mean function Σ y_j α_j k(x, x_j); b is kept beside it in the task.
-    let unbiased = crate::svm::SvmFit {
+    let unbiased = SvmFit {
         bias: false,
         ..fit.clone()
     };
