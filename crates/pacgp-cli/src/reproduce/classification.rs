@@ -2,134 +2,37 @@
 //! `ivm-selection-2d`, `risk-coverage`. Each writes CSV + JSON tables and SVG figures.
 
 use std::fmt::Write as _;
-use std::path::Path;
 
 use anyhow::{Context, Result};
 use pacgp::bounds::ConfidenceTerm;
-use pacgp::data::{self, CsvOptions, Dataset, MissingPolicy, TargetSpec};
 use pacgp::experiments::classification::{
-    self as cls, GridCell, RiskCoverageRow, UciRow, UciSetup,
+    self as cls, GridCell, GridRecord, MnistGridSettings, RiskCoverageRow, UciRecord, UciSetup,
+    SEED_003_DELTA as DELTA, UCI_ACTIVE_SET,
 };
 use pacgp::inference::ivm::IvmConfig;
 use pacgp::inference::InferenceMethod;
-use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
-use pacgp::model::classifier_candidates;
 use serde_json::json;
 
 use crate::cli::ReproduceArgs;
-use crate::output::{bar, write};
+use crate::output::{bar, write, write_csv};
 use crate::plot::{write_svg, Figure, Series, Style};
 
-/// δ of every classification certificate here (the seed used 0.5; 0.01 is the stricter claim).
-const DELTA: f64 = 0.01;
-
-/// The four UCI-style sets shipped in `data/`, as (name, ±1-labelled data).
-fn uci_sets(dir: &Path, only: &[String]) -> Result<Vec<(String, Dataset)>> {
-    let opts = |drop: &[&str], target: Option<&str>| CsvOptions {
-        drop_columns: drop.iter().map(|s| s.to_string()).collect(),
-        target: target.map_or(TargetSpec::Last, |t| TargetSpec::Name(t.into())),
-        ..Default::default()
-    };
-    let load = |rel: &str, o: &CsvOptions| -> Result<Dataset> {
-        let p = dir.join(rel);
-        Ok(data::load_csv_classification(&p, o)
-            .with_context(|| {
-                format!(
-                    "loading {} (run from the repository root, or pass --data-dir)",
-                    p.display()
-                )
-            })?
-            .0)
-    };
-    let mut out = Vec::new();
-    let want = |n: &str| only.is_empty() || only.iter().any(|o| o == n);
-    if want("breast-cancer") {
-        out.push((
-            "breast-cancer".to_string(),
-            load(
-                "breast-cancer-wisconsin/breast_cancer_wisconsin_complete683.csv",
-                &opts(&["sample_code_number"], None),
-            )?,
-        ));
-    }
-    if want("ripley") {
-        let tr = load("ripley-synth/synth_tr.csv", &opts(&[], None))?;
-        let te = load("ripley-synth/synth_te.csv", &opts(&[], None))?;
-        out.push(("ripley".to_string(), tr.concat(&te)?));
-    }
-    if want("crabs") {
-        out.push((
-            "crabs".to_string(),
-            load("crabs/crabs.csv", &opts(&["sex", "index"], Some("sp")))?,
-        ));
-    }
-    if want("house-votes") {
-        let o = CsvOptions {
-            missing: MissingPolicy::Zero,
-            yes_no: true,
-            ..Default::default()
-        };
-        out.push((
-            "house-votes".to_string(),
-            load("house-votes-84/house_votes_84.csv", &o)?,
-        ));
-    }
-    Ok(out)
-}
-
-/// Seed 003 §4.1 setup: 100 train / 200 test, Seeger's constant. The seed fixes the RBF
-/// kernel at unit scales (`--seed-kernel`); by default each method picks from the nine
-/// candidates of `pacgp fit` by the bound, paying `ln 9` for it.
-fn uci_setup(reps: usize, d: usize, seed_kernel: bool) -> UciSetup {
-    UciSetup {
-        n_train: 100,
-        n_test: 200,
-        reps,
-        delta: DELTA,
-        term: ConfidenceTerm::Seeger,
-        kernels: if seed_kernel {
-            vec![Kernel::se_iso(1.0, 1.0)]
-        } else {
-            classifier_candidates(d)
-        },
-    }
-}
-
-fn uci_csv(rows: &[UciRow]) -> String {
-    let mut s = String::from(
-        "dataset,method,rep,bound,train_gibbs,test_gibbs,train_error,test_error,kl,gap,n_basis\n",
-    );
-    for r in rows {
-        let c = &r.scores;
-        let _ = writeln!(
-            s,
-            "{},{},{},{},{},{},{},{},{},{},{}",
-            r.dataset,
-            r.method,
-            r.rep,
-            c.bound,
-            c.train_gibbs,
-            c.test_gibbs,
-            c.train_error,
-            c.test_error,
-            c.kl,
-            c.gap,
-            c.n_basis
-        );
-    }
-    s
+/// The UCI-style sets, with the hint a newcomer needs when they are not found.
+fn uci_sets(a: &ReproduceArgs) -> Result<Vec<(String, pacgp::data::Dataset)>> {
+    cls::load_uci_sets(&a.data_dir, &a.datasets)
+        .context("loading the UCI-style sets (run from the repository root, or pass --data-dir)")
 }
 
 /// `ivm-uci`: bound vs test Gibbs error per data set and method (seed 003 §4.1, Figs. 3–8).
 pub(super) fn ivm_uci(a: &ReproduceArgs) -> Result<()> {
-    let sets = uci_sets(&a.data_dir, &a.datasets)?;
-    let reps = if a.quick { 10 } else { 100 };
-    let methods = cls::seed_003_methods(30);
+    let sets = uci_sets(a)?;
+    let reps = cls::uci_repetitions(a.quick);
+    let methods = cls::seed_003_methods(UCI_ACTIVE_SET);
     let pb = bar(sets.len() * reps * methods.len(), "ivm-uci");
     let mut rows = Vec::new();
     for set in &sets {
-        let setup = uci_setup(reps, set.1.d(), a.seed_kernel);
+        let setup = UciSetup::seed_003(reps, set.1.d(), a.seed_kernel);
         let done = rows.len();
         rows.extend(cls::ivm_uci(
             std::slice::from_ref(set),
@@ -140,7 +43,8 @@ pub(super) fn ivm_uci(a: &ReproduceArgs) -> Result<()> {
     }
     pb.finish_and_clear();
     let summary = cls::summarise_uci(&rows);
-    write(&a.out.join("ivm-uci.csv"), &uci_csv(&rows))?;
+    let records: Vec<UciRecord> = rows.iter().map(UciRecord::from).collect();
+    write_csv(&a.out.join("ivm-uci.csv"), &records)?;
     let obj = json!({ "experiment": "ivm-uci", "delta": DELTA, "confidence_term": "seeger",
         "kernels": if a.seed_kernel { "seed: SE(l = 1), variance 1" } else { "lowest bound of nine, penalty ln 9" },
         "repetitions": reps, "summary": summary, "rows": rows });
@@ -218,7 +122,7 @@ pub(super) fn ivm_uci(a: &ReproduceArgs) -> Result<()> {
 /// Reads one quantity of a grid cell.
 type CellField = fn(&GridCell) -> f64;
 
-/// Seed 003's six tables as CSV blocks (rows w, columns C).
+/// Seed 003's six tables as text blocks of comma-separated values (rows w, columns C).
 fn grid_tables(cells: &[GridCell], ws: &[f64], cs: &[f64]) -> String {
     let tables: [(&str, CellField); 6] = [
         ("Gibbs training error", |g| g.scores.train_gibbs),
@@ -258,30 +162,31 @@ fn grid_tables(cells: &[GridCell], ws: &[f64], cs: &[f64]) -> String {
 
 /// `ivm-mnist-grid`: seed 003 §4.2's (w, C) grid with IVM on MNIST 2 vs 3.
 pub(super) fn ivm_mnist_grid(a: &ReproduceArgs) -> Result<()> {
-    let (n_train, d, ws, cs): (usize, usize, Vec<f64>, Vec<f64>) = if a.quick {
-        (1000, 100, vec![1e-2, 1e0, 1e2], vec![1e1, 1e4, 1e7])
+    let settings = if a.quick {
+        MnistGridSettings::quick()
     } else {
-        (
-            3000,
-            300,
-            (-4..=3).map(|e| 10f64.powi(e)).collect(),
-            (1..=8).map(|e| 10f64.powi(e)).collect(),
-        )
+        MnistGridSettings::paper()
     };
+    let (n_train, d, ws, cs) = (
+        settings.n_train,
+        settings.active_set,
+        &settings.ws,
+        &settings.cs,
+    );
     let pb = bar(ws.len() * cs.len(), "ivm-mnist-grid");
     let tt = cls::mnist_2v3(
         &a.data_dir.join("mnist-2v3/mnist_rsvd_2v3.csv.gz"),
         &a.data_dir.join("mnist-2v3/mnist_test_2v3.csv.gz"),
         n_train,
-        MNIST_COMPONENTS,
+        settings.pca_components,
     )
     .context("loading MNIST 2 vs 3 (run from the repository root, or pass --data-dir)")?;
     let method = InferenceMethod::Ivm(IvmConfig::new(d));
     let cells = cls::w_c_grid(
         (tt.x.as_ref(), &tt.y),
         (tt.xt.as_ref(), &tt.yt),
-        &ws,
-        &cs,
+        ws,
+        cs,
         &method,
         &Likelihood::probit(),
         DELTA,
@@ -289,10 +194,12 @@ pub(super) fn ivm_mnist_grid(a: &ReproduceArgs) -> Result<()> {
         &mut |k| pb.set_position(k as u64),
     )?;
     pb.finish_and_clear();
-    let tables = grid_tables(&cells, &ws, &cs);
-    write(&a.out.join("ivm-mnist-grid.csv"), &tables)?;
-    let obj = json!({ "experiment": "ivm-mnist-grid", "n_train": n_train, "n_test": tt.yt.len(),
-        "active_set": d, "pca_components": MNIST_COMPONENTS, "delta": DELTA, "cells": cells });
+    let records: Vec<GridRecord> = cells.iter().map(GridRecord::from).collect();
+    write_csv(&a.out.join("ivm-mnist-grid.csv"), &records)?;
+    let tables = grid_tables(&cells, ws, cs);
+    write(&a.out.join("ivm-mnist-grid-tables.txt"), &tables)?;
+    let obj = json!({ "experiment": "ivm-mnist-grid", "settings": settings, "n_test": tt.yt.len(),
+        "delta": DELTA, "cells": cells });
     write(&a.out.join("ivm-mnist-grid.json"), &obj.to_string())?;
     // Seed 003 Fig. 9: the quantities against w at one C.
     let c_fix = cs[cs.len() / 2];
@@ -367,43 +274,39 @@ pub(super) fn ivm_mnist_grid(a: &ReproduceArgs) -> Result<()> {
     Ok(())
 }
 
-/// Principal components kept for MNIST (the seed does not say how many).
-const MNIST_COMPONENTS: usize = 50;
-
 /// `ivm-selection-2d`: the points IVM and SOGP keep on seed 003 §3.4's three-Gaussian problem.
 pub(super) fn ivm_selection_2d(a: &ReproduceArgs) -> Result<()> {
-    let (x, y) = cls::three_gaussians(200, 0);
-    let kernel = Kernel::se_iso(1.0, 1.0);
-    let lik = Likelihood::probit();
-    let mut out = Vec::new();
-    for spec in cls::seed_003_methods(50).into_iter().take(2) {
-        let fit = spec.method.fit(&kernel, &lik, x.as_ref(), &y)?;
-        let chosen = fit.basis_indices.clone().unwrap_or_default();
+    let (points, selections) = cls::selection_2d()?;
+    for sel in &selections {
         let mut series = Vec::new();
-        for (label, cls) in [("class −1", -1.0), ("class +1", 1.0)] {
+        for (label, class) in [("class −1", -1.0), ("class +1", 1.0)] {
             series.push(Series {
                 name: label.into(),
-                points: (0..y.len())
-                    .filter(|&i| y[i] == cls)
-                    .map(|i| (x[(i, 0)], x[(i, 1)]))
+                points: points
+                    .iter()
+                    .filter(|p| p.y == class)
+                    .map(|p| (p.x1, p.x2))
                     .collect(),
                 style: Style::Points,
             });
             series.push(Series {
-                name: format!("{label}, selected by {}", spec.name),
-                points: chosen
+                name: format!("{label}, selected by {}", sel.method),
+                points: sel
+                    .selected
                     .iter()
-                    .filter(|&&i| y[i] == cls)
-                    .map(|&i| (x[(i, 0)], x[(i, 1)]))
+                    .map(|&i| &points[i])
+                    .filter(|p| p.y == class)
+                    .map(|p| (p.x1, p.x2))
                     .collect(),
                 style: Style::Points,
             });
         }
         let fig = Figure {
             title: format!(
-                "{}: the {} points kept (200 points, three Gaussians)",
-                spec.name,
-                chosen.len()
+                "{}: the {} points kept ({} points, three Gaussians)",
+                sel.method,
+                sel.selected.len(),
+                points.len()
             ),
             x_label: "x1".into(),
             y_label: "x2".into(),
@@ -411,26 +314,17 @@ pub(super) fn ivm_selection_2d(a: &ReproduceArgs) -> Result<()> {
         };
         write_svg(
             &fig,
-            &a.out.join(format!("ivm-selection-2d-{}.svg", spec.name)),
+            &a.out.join(format!("ivm-selection-2d-{}.svg", sel.method)),
         )?;
-        out.push(json!({ "method": spec.name, "selected": chosen }));
     }
-    let mut csv = String::from("x1,x2,y\n");
-    for i in 0..y.len() {
-        let _ = writeln!(csv, "{},{},{}", x[(i, 0)], x[(i, 1)], y[i]);
-    }
-    write(&a.out.join("ivm-selection-2d.csv"), &csv)?;
-    let obj = json!({ "experiment": "ivm-selection-2d", "methods": out });
+    write_csv(&a.out.join("ivm-selection-2d.csv"), &points)?;
+    let obj = json!({ "experiment": "ivm-selection-2d", "methods": selections });
     write(&a.out.join("ivm-selection-2d.json"), &obj.to_string())?;
     if a.json {
         out!("{obj}");
     } else {
-        for m in &out {
-            out!(
-                "{}: {} points selected",
-                m["method"],
-                m["selected"].as_array().map_or(0, |v| v.len())
-            );
+        for sel in &selections {
+            out!("{}: {} points selected", sel.method, sel.selected.len());
         }
         out!(
             "wrote {}/ivm-selection-2d.{{csv,json}} and one SVG per method",
@@ -442,14 +336,14 @@ pub(super) fn ivm_selection_2d(a: &ReproduceArgs) -> Result<()> {
 
 /// `risk-coverage`: seed 003 §4.4's curves (IVM, §4.1's setting), ordering by |μ/σ| and |μ|.
 pub(super) fn risk_coverage(a: &ReproduceArgs) -> Result<()> {
-    let sets = uci_sets(&a.data_dir, &a.datasets)?;
-    let reps = if a.quick { 10 } else { 100 };
-    let method = cls::seed_003_methods(30).remove(0);
+    let sets = uci_sets(a)?;
+    let reps = cls::uci_repetitions(a.quick);
+    let method = cls::seed_003_methods(UCI_ACTIVE_SET).remove(0);
     let coverages: Vec<f64> = (2..=20).map(|k| k as f64 / 20.0).collect();
     let pb = bar(sets.len() * reps, "risk-coverage");
     let mut rows = Vec::new();
     for (i, set) in sets.iter().enumerate() {
-        let setup = uci_setup(reps, set.1.d(), a.seed_kernel);
+        let setup = UciSetup::seed_003(reps, set.1.d(), a.seed_kernel);
         rows.extend(cls::risk_coverage_study(
             std::slice::from_ref(set),
             &method,
@@ -459,15 +353,7 @@ pub(super) fn risk_coverage(a: &ReproduceArgs) -> Result<()> {
         )?);
     }
     pb.finish_and_clear();
-    let mut csv = String::from("dataset,ordering,coverage,risk\n");
-    for r in &rows {
-        let _ = writeln!(
-            csv,
-            "{},{},{},{}",
-            r.dataset, r.ordering, r.coverage, r.risk
-        );
-    }
-    write(&a.out.join("risk-coverage.csv"), &csv)?;
+    write_csv(&a.out.join("risk-coverage.csv"), &rows)?;
     let obj = json!({ "experiment": "risk-coverage", "method": method.name, "repetitions": reps, "rows": rows });
     write(&a.out.join("risk-coverage.json"), &obj.to_string())?;
     for (name, _) in &sets {

@@ -1,39 +1,15 @@
 //! `pacgp reproduce` for seed 004's regression experiments (PAC-GP, PAC-SGP): tables (CSV +
 //! JSON) and figures (SVG).
 
-use std::fmt::Write as _;
-
 use anyhow::{Context, Result};
 use pacgp::data::{self, CsvOptions};
-use pacgp::experiments::pac_gp::{self, EpsilonRow};
-use pacgp::experiments::pac_sgp::{self, InducingRow, InducingSetup};
+use pacgp::experiments::pac_gp::{self, CurvePoint, EpsilonRow, EpsilonSettings, SnelsonSettings};
+use pacgp::experiments::pac_sgp::{self, InducingRow, InducingSetup, INDUCING_DATASETS};
 use serde_json::json;
 
 use crate::cli::ReproduceArgs;
-use crate::output::{bar, write};
+use crate::output::{bar, write, write_csv};
 use crate::plot::{write_svg, Figure, Series, Style};
-
-fn rows_csv(rows: &[EpsilonRow]) -> String {
-    let mut s = String::from("method,epsilon,rep,bound,bound_sqrt,train_gibbs,test_gibbs,test_bayes,test_mse,kl_over_n,noise_variance\n");
-    for r in rows {
-        let _ = writeln!(
-            s,
-            "{},{},{},{},{},{},{},{},{},{},{}",
-            r.method,
-            r.epsilon,
-            r.rep,
-            r.bound,
-            r.bound_sqrt,
-            r.train_gibbs,
-            r.test_gibbs,
-            r.test_bayes,
-            r.test_mse,
-            r.kl_over_n,
-            r.noise_variance
-        );
-    }
-    s
-}
 
 pub(super) fn epsilon(a: &ReproduceArgs) -> Result<()> {
     let boston = data::load_csv(
@@ -41,20 +17,18 @@ pub(super) fn epsilon(a: &ReproduceArgs) -> Result<()> {
         &CsvOptions::default(),
     )
     .context("loading boston (run from the repository root, or pass --data-dir)")?;
-    let (eps, reps): (Vec<f64>, usize) = if a.quick {
-        (vec![0.2, 0.6, 1.0], 2)
+    let settings = if a.quick {
+        EpsilonSettings::quick()
     } else {
-        (vec![0.2, 0.4, 0.6, 0.8, 1.0], 10)
+        EpsilonSettings::paper()
     };
-    let pb = bar(reps * (1 + 2 * eps.len()), "pac-gp-epsilon (boston)");
-    let rows = pac_gp::pac_gp_epsilon(&boston, &eps, reps, &mut |d, _| pb.set_position(d as u64))?;
+    let reps = settings.repetitions;
+    let pb = bar(settings.total_fits(), "pac-gp-epsilon (boston)");
+    let rows = pac_gp::pac_gp_epsilon(&boston, &settings, &mut |d, _| pb.set_position(d as u64))?;
     pb.finish_and_clear();
     let summary = pac_gp::summarise(&rows);
-    write(&a.out.join("pac-gp-epsilon.csv"), &rows_csv(&rows))?;
-    write(
-        &a.out.join("pac-gp-epsilon-summary.csv"),
-        &rows_csv(&summary),
-    )?;
+    write_csv(&a.out.join("pac-gp-epsilon.csv"), &rows)?;
+    write_csv(&a.out.join("pac-gp-epsilon-summary.csv"), &summary)?;
     let obj = json!({ "experiment": "pac-gp-epsilon", "repetitions": reps, "summary": summary, "rows": rows });
     write(&a.out.join("pac-gp-epsilon.json"), &obj.to_string())?;
     let mut series = Vec::new();
@@ -119,26 +93,18 @@ pub(super) fn epsilon(a: &ReproduceArgs) -> Result<()> {
     Ok(())
 }
 
-/// Inducing inputs of the sparse kl-PAC-SGP curves of `pac-gp-snelson`.
-const SNELSON_INDUCING: usize = 10;
-
 pub(super) fn snelson(a: &ReproduceArgs) -> Result<()> {
     let train = data::load_csv(
         a.data_dir.join("snelson-1d/snelson_train.csv"),
         &CsvOptions::default(),
     )
     .context("loading snelson (run from the repository root, or pass --data-dir)")?;
-    let grid: Vec<f64> = (0..=300).map(|i| -1.0 + 8.0 * i as f64 / 300.0).collect();
+    let settings = SnelsonSettings::paper();
     let pb = bar(1, "pac-gp-snelson (full and sparse PAC-GP)");
-    let curves = pac_gp::pac_gp_snelson(&train, &grid, &[1.0, 2.0, 4.0], Some(SNELSON_INDUCING))?;
+    let curves = pac_gp::pac_gp_snelson(&train, &settings)?;
     pb.finish_and_clear();
-    let mut csv = String::from("label,x,mean,sd\n");
-    for c in &curves {
-        for i in 0..c.x.len() {
-            let _ = writeln!(csv, "{},{},{},{}", c.label, c.x[i], c.mean[i], c.sd[i]);
-        }
-    }
-    write(&a.out.join("pac-gp-snelson.csv"), &csv)?;
+    let points: Vec<CurvePoint> = curves.iter().flat_map(|c| c.points()).collect();
+    write_csv(&a.out.join("pac-gp-snelson.csv"), &points)?;
     let summary: Vec<_> = curves
         .iter()
         .map(|c| json!({ "label": c.label, "epsilon": c.epsilon, "noise_variance": c.noise_variance, "kl_over_n": c.kl_over_n, "bound": c.bound }))
@@ -184,7 +150,8 @@ pub(super) fn snelson(a: &ReproduceArgs) -> Result<()> {
     }
     let fig = Figure {
         title: format!(
-            "Snelson 1-D: ML-II, kl-PAC-GP and kl-PAC-SGP (M = {SNELSON_INDUCING}) for three ε"
+            "Snelson 1-D: ML-II, kl-PAC-GP and kl-PAC-SGP (M = {}) for three ε",
+            settings.inducing.unwrap_or(0)
         ),
         x_label: "x".into(),
         y_label: "y".into(),
@@ -213,36 +180,25 @@ pub(super) fn snelson(a: &ReproduceArgs) -> Result<()> {
 
 pub(super) fn inducing(a: &ReproduceArgs) -> Result<()> {
     let mut setup = if a.quick {
-        InducingSetup {
-            ms: vec![10, 25, 50],
-            n_train: 1000,
-            n_test: 2000,
-            max_iter: 150,
-            epsilon: 0.6,
-        }
+        InducingSetup::quick()
     } else {
-        InducingSetup {
-            ms: vec![100, 200, 300, 400, 500],
-            n_train: 10_000,
-            n_test: 30_000,
-            max_iter: 1000,
-            epsilon: 0.6,
-        }
+        InducingSetup::paper()
     };
     if !a.m.is_empty() {
         setup.ms = a.m.clone();
     }
     let names: Vec<String> = if a.datasets.is_empty() {
-        vec!["kin40k".into(), "pol".into()]
+        INDUCING_DATASETS.iter().map(|s| s.to_string()).collect()
     } else {
         a.datasets.clone()
     };
-    let mut all: Vec<(String, InducingRow)> = Vec::new();
+    let mut all: Vec<InducingRow> = Vec::new();
     for name in &names {
         let name = name.as_str();
-        if !matches!(name, "kin40k" | "pol") {
+        if !INDUCING_DATASETS.contains(&name) {
             anyhow::bail!(pacgp::Error::Unsupported(format!(
-                "unknown dataset '{name}' for pac-sgp-inducing (use kin40k, pol)"
+                "unknown dataset '{name}' for pac-sgp-inducing (use {})",
+                INDUCING_DATASETS.join(", ")
             )));
         }
         let load = |f: &str| {
@@ -256,49 +212,28 @@ pub(super) fn inducing(a: &ReproduceArgs) -> Result<()> {
             load("test").context("loading the test set")?,
         );
         let pb = bar(
-            setup.ms.len() * 4,
+            setup.total_fits(),
             &format!(
                 "pac-sgp-inducing ({name}, N = {})",
                 setup.n_train.min(train.n())
             ),
         );
-        let rows = pac_sgp::pac_sgp_inducing(&train, &test, &setup, 0, &mut |d, _| {
+        let rows = pac_sgp::pac_sgp_inducing(name, &train, &test, &setup, 0, &mut |d, _| {
             pb.set_position(d as u64)
         })?;
         pb.finish_and_clear();
-        all.extend(rows.into_iter().map(|r| (name.to_string(), r)));
+        all.extend(rows);
     }
-    let mut csv = String::from("dataset,m,method,bound,bound_sqrt,train_gibbs,test_gibbs,test_mse,kl_over_n,noise_variance,seconds\n");
-    for (d, r) in &all {
-        let _ = writeln!(
-            csv,
-            "{d},{},{},{},{},{},{},{},{},{},{}",
-            r.m,
-            r.method,
-            r.bound,
-            r.bound_sqrt,
-            r.train_gibbs,
-            r.test_gibbs,
-            r.test_mse,
-            r.kl_over_n,
-            r.noise_variance,
-            r.seconds
-        );
-    }
-    write(&a.out.join("pac-sgp-inducing.csv"), &csv)?;
-    let rows_json: Vec<_> = all
-        .iter()
-        .map(|(d, r)| json!({ "dataset": d, "row": r }))
-        .collect();
-    let obj = json!({ "experiment": "pac-sgp-inducing", "n_train": setup.n_train, "epsilon": setup.epsilon, "rows": rows_json });
+    write_csv(&a.out.join("pac-sgp-inducing.csv"), &all)?;
+    let obj = json!({ "experiment": "pac-sgp-inducing", "setup": setup, "rows": all });
     write(&a.out.join("pac-sgp-inducing.json"), &obj.to_string())?;
     for name in &names {
         let mut series = Vec::new();
         for m in ["kl-pac-sgp", "sqrt-pac-sgp", "vfe", "fitc"] {
             let pts = |f: fn(&InducingRow) -> f64| {
                 all.iter()
-                    .filter(|(d, r)| d == name && r.method == m)
-                    .map(|(_, r)| (r.m as f64, f(r)))
+                    .filter(|r| &r.dataset == name && r.method == m)
+                    .map(|r| (r.m as f64, f(r)))
                     .collect::<Vec<_>>()
             };
             series.push(Series {
@@ -339,10 +274,10 @@ pub(super) fn inducing(a: &ReproduceArgs) -> Result<()> {
             "KL/N",
             "σ²"
         );
-        for (d, r) in &all {
+        for r in &all {
             out!(
                 "{:<8} {:>4} {:<13} {:>8.4} {:>8.4} {:>11.4} {:>10.4} {:>9.4} {:>7.4} {:>9.5}",
-                d,
+                r.dataset,
                 r.m,
                 r.method,
                 r.bound,

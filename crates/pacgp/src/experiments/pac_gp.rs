@@ -120,15 +120,47 @@ fn score(gp: &ExactGp, s: &Split, eps: f64, method: &str, rep: usize) -> Result<
     })
 }
 
+/// Settings of [`pac_gp_epsilon`] (seed 004 Fig. 2 on boston).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EpsilonSettings {
+    /// ε values (standardised target units).
+    pub epsilons: Vec<f64>,
+    /// Random 80/20 splits (seeds 0, 1, …).
+    pub repetitions: usize,
+}
+
+impl EpsilonSettings {
+    /// The paper's: ε ∈ {0.2, 0.4, 0.6, 0.8, 1.0}, 10 splits.
+    pub fn paper() -> Self {
+        Self {
+            epsilons: vec![0.2, 0.4, 0.6, 0.8, 1.0],
+            repetitions: 10,
+        }
+    }
+
+    /// Three ε, two splits.
+    pub fn quick() -> Self {
+        Self {
+            epsilons: vec![0.2, 0.6, 1.0],
+            repetitions: 2,
+        }
+    }
+
+    /// Fits one run makes (one ML-II per split, two PAC-GPs per ε and split).
+    pub fn total_fits(&self) -> usize {
+        self.repetitions * (1 + 2 * self.epsilons.len())
+    }
+}
+
 /// Seed 004 Fig. 2: for every ε and repetition, full-GP ML-II, kl-PAC-GP and sqrt-PAC-GP.
 /// `progress(done, total)` is called after each fit.
 pub fn pac_gp_epsilon(
     data: &Dataset,
-    epsilons: &[f64],
-    reps: usize,
+    settings: &EpsilonSettings,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<EpsilonRow>> {
-    let total = reps * (1 + 2 * epsilons.len());
+    let (epsilons, reps) = (&settings.epsilons, settings.repetitions);
+    let total = settings.total_fits();
     let mut done = 0;
     let mut rows = Vec::new();
     for rep in 0..reps {
@@ -138,7 +170,7 @@ pub fn pac_gp_epsilon(
         let (ml, _) = fit_ml2(&init, 1.0, s.x.clone(), s.y.clone(), &on_grid())?;
         done += 1;
         progress(done, total);
-        for &eps in epsilons {
+        for &eps in epsilons.iter() {
             rows.push(score(&ml, &s, eps, "full-gp", rep)?);
             for (kind, name) in [
                 (BoundKind::Kl, "kl-pac-gp"),
@@ -217,15 +249,58 @@ pub struct Curve {
     pub inducing: Vec<f64>,
 }
 
+/// One point of a [`Curve`], a row of the curves' CSV file.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CurvePoint {
+    /// The curve's label.
+    pub label: String,
+    /// Input.
+    pub x: f64,
+    /// Predictive mean.
+    pub mean: f64,
+    /// Latent standard deviation.
+    pub sd: f64,
+}
+
+impl Curve {
+    /// The curve as one row per grid point.
+    pub fn points(&self) -> impl Iterator<Item = CurvePoint> + '_ {
+        (0..self.x.len()).map(|i| CurvePoint {
+            label: self.label.clone(),
+            x: self.x[i],
+            mean: self.mean[i],
+            sd: self.sd[i],
+        })
+    }
+}
+
+/// Settings of [`pac_gp_snelson`] (seed 004 Fig. 1).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SnelsonSettings {
+    /// Prediction grid (original input units).
+    pub grid: Vec<f64>,
+    /// ε as multiples of the ML-II noise standard deviation.
+    pub multiples: Vec<f64>,
+    /// Inducing inputs of the sparse kl-PAC-SGP curves (`None`: full GPs only).
+    pub inducing: Option<usize>,
+}
+
+impl SnelsonSettings {
+    /// 301 grid points on [−1, 7], ε = 1, 2, 4 noise sd, sparse curves with M = 10.
+    pub fn paper() -> Self {
+        Self {
+            grid: (0..=300).map(|i| -1.0 + 8.0 * i as f64 / 300.0).collect(),
+            multiples: vec![1.0, 2.0, 4.0],
+            inducing: Some(10),
+        }
+    }
+}
+
 /// Seed 004 Fig. 1: ML-II, then for each ε (multiples of the ML-II noise standard deviation,
 /// in target units) the full kl-PAC-GP and, with `inducing = Some(M)`, the sparse kl-PAC-SGP
 /// (FITC form, M inducing inputs from k-means, as in the paper's figure); predictions on `grid`.
-pub fn pac_gp_snelson(
-    train: &Dataset,
-    grid: &[f64],
-    multiples: &[f64],
-    inducing: Option<usize>,
-) -> Result<Vec<Curve>> {
+pub fn pac_gp_snelson(train: &Dataset, settings: &SnelsonSettings) -> Result<Vec<Curve>> {
+    let (grid, multiples, inducing) = (&settings.grid, &settings.multiples, settings.inducing);
     let xs = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
     let ys = TargetScaler::fit(&train.y)?;
     let x = xs.transform(train.x.as_ref())?;

@@ -20,6 +20,8 @@ use crate::regression::sparse::{train_sparse, InducingInit, SparseConfig, Sparse
 /// One method at one M.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct InducingRow {
+    /// Data set name (`kin40k`, `pol`).
+    pub dataset: String,
     /// Number of inducing inputs.
     pub m: usize,
     /// `kl-pac-sgp`, `sqrt-pac-sgp`, `vfe` or `fitc`.
@@ -43,7 +45,7 @@ pub struct InducingRow {
 }
 
 /// Sizes of a run.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct InducingSetup {
     /// Numbers of inducing inputs.
     pub ms: Vec<usize>,
@@ -55,6 +57,38 @@ pub struct InducingSetup {
     pub max_iter: usize,
     /// ε (standardised units).
     pub epsilon: f64,
+}
+
+/// The data sets of seed 004 Fig. 3, each shipped as `data/NAME/NAME_{train,test}.csv.gz`.
+pub const INDUCING_DATASETS: [&str; 2] = ["kin40k", "pol"];
+
+impl InducingSetup {
+    /// The paper's: M = 100…500, 10,000 training and 30,000 test points, 1000 iterations.
+    pub fn paper() -> Self {
+        Self {
+            ms: vec![100, 200, 300, 400, 500],
+            n_train: 10_000,
+            n_test: 30_000,
+            max_iter: 1000,
+            epsilon: 0.6,
+        }
+    }
+
+    /// M = 10, 25, 50 on 1000 training and 2000 test points, 150 iterations.
+    pub fn quick() -> Self {
+        Self {
+            ms: vec![10, 25, 50],
+            n_train: 1000,
+            n_test: 2000,
+            max_iter: 150,
+            epsilon: 0.6,
+        }
+    }
+
+    /// Fits one data set takes (four methods per M).
+    pub fn total_fits(&self) -> usize {
+        4 * self.ms.len()
+    }
 }
 
 /// Score a posterior as the paper does: the certificate on the training sample (grid penalty,
@@ -81,8 +115,10 @@ fn score(
     Ok((c, tg, mse))
 }
 
-/// Run the four methods for every M; `progress(done, total)` after each fit.
+/// Run the four methods for every M on the data set `name`; `progress(done, total)` after
+/// each fit.
 pub fn pac_sgp_inducing(
+    name: &str,
     train: &Dataset,
     test: &Dataset,
     setup: &InducingSetup,
@@ -104,7 +140,8 @@ pub fn pac_sgp_inducing(
     let (xt, yt) = (xs.transform(test.x.as_ref())?, ys.transform(&test.y));
     let loss = RegressionLoss::new_epsilon_band(setup.epsilon)?;
     let init = Kernel::se_ard(&vec![1.0; train.d()], 1.0);
-    let total = setup.ms.len() * 4;
+    let dataset = name;
+    let total = setup.total_fits();
     let mut done = 0;
     let mut rows = Vec::new();
     for &m in &setup.ms {
@@ -128,7 +165,7 @@ pub fn pac_sgp_inducing(
             } else {
                 "fitc"
             };
-            rows.push(row(m, name, &c, tg, mse, gp.noise_variance, secs));
+            rows.push(row(dataset, m, name, &c, tg, mse, gp.noise_variance, secs));
             done += 1;
             progress(done, total);
         }
@@ -154,7 +191,16 @@ pub fn pac_sgp_inducing(
             let secs = t0.elapsed().as_secs_f64();
             let post = fit.gp.posterior_with_alpha(x.as_ref(), &y, 1.0)?;
             let (c, tg, mse) = score(&post, &x, &y, &xt, &yt, &loss)?;
-            rows.push(row(m, name, &c, tg, mse, fit.gp.noise_variance, secs));
+            rows.push(row(
+                dataset,
+                m,
+                name,
+                &c,
+                tg,
+                mse,
+                fit.gp.noise_variance,
+                secs,
+            ));
             done += 1;
             progress(done, total);
         }
@@ -163,6 +209,7 @@ pub fn pac_sgp_inducing(
 }
 
 fn row(
+    dataset: &str,
     m: usize,
     method: &str,
     c: &Certificate,
@@ -172,6 +219,7 @@ fn row(
     secs: f64,
 ) -> InducingRow {
     InducingRow {
+        dataset: dataset.into(),
         m,
         method: method.into(),
         bound: c.bound,
