@@ -711,3 +711,148 @@ fn data_layer_bad_inputs_from_issue_11() {
         assert!(err.contains(msg), "{args:?}: {err}");
     }
 }
+
+/// The "Newcomer friction" messages of issue 11, each as the user meets it.
+#[test]
+fn newcomer_messages_from_issue_11() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.json");
+    let snelson = "data/snelson-1d/snelson_train.csv";
+    let fails = |args: &[&str], code: i32| -> (String, String) {
+        let out = pacgp(args);
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        (String::from_utf8_lossy(&out.stdout).to_string(), err)
+    };
+    // The OS error is printed once, not once by the library's message and again as its source.
+    let (_, err) = fails(&["fit", "--data", "/no/such.csv", "--out", s(&model)], 2);
+    assert_eq!(err.matches("(os error 2)").count(), 1, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    // A basis larger than the data names N; so does an active set.
+    let (_, err) = fails(
+        &[
+            "fit",
+            "--data",
+            snelson,
+            "--method",
+            "vfe",
+            "--inducing",
+            "500",
+            "--out",
+            s(&model),
+        ],
+        2,
+    );
+    assert!(err.contains("--inducing 500 must lie in 1..=200"), "{err}");
+    let (_, err) = fails(
+        &[
+            "fit",
+            "--data",
+            "data/ripley-synth/synth_tr.csv",
+            "--method",
+            "ivm",
+            "--active-set",
+            "0",
+            "--out",
+            s(&model),
+        ],
+        2,
+    );
+    assert!(err.contains("--active-set 0 must lie in 1..=250"), "{err}");
+    // The internal method name is not accepted, and the message offers the flag's value.
+    let (_, err) = fails(
+        &[
+            "fit",
+            "--data",
+            snelson,
+            "--method",
+            "PacGp",
+            "--out",
+            s(&model),
+        ],
+        2,
+    );
+    assert!(err.contains("'pac-gp'"), "{err}");
+
+    // certify --delta 0.999999 states the probability as 1 − δ, not a rounded "0.000".
+    let fit = pacgp(&[
+        "fit",
+        "--data",
+        snelson,
+        "--kernel",
+        "se",
+        "--epsilon",
+        "0.3",
+        "--out",
+        s(&model),
+    ]);
+    assert!(fit.status.success());
+    let out = pacgp(&[
+        "certify",
+        "--model",
+        s(&model),
+        "--data",
+        snelson,
+        "--delta",
+        "0.999999",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("probability ≥ 1 − 0.999999 "), "{text}");
+    assert!(!text.contains("0.000 "), "{text}");
+
+    // On ten rows the Pinsker (sqrt) form exceeds 1: it is shown as it is, with a note.
+    let all = std::fs::read_to_string(repo().join(snelson)).unwrap();
+    let ten = dir.path().join("ten.csv");
+    std::fs::write(&ten, all.lines().take(11).collect::<Vec<_>>().join("\n")).unwrap();
+    let fit = pacgp(&[
+        "fit",
+        "--data",
+        s(&ten),
+        "--kernel",
+        "se",
+        "--epsilon",
+        "0.3",
+        "--out",
+        s(&model),
+    ]);
+    assert!(fit.status.success());
+    let json = pacgp(&["certify", "--model", s(&model), "--data", s(&ten), "--json"]);
+    let c: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let sqrt = c["bound_sqrt"].as_f64().unwrap();
+    assert!(sqrt > 1.0 && c["bound"].as_f64().unwrap() <= 1.0, "{c}");
+    let out = pacgp(&["certify", "--model", s(&model), "--data", s(&ten)]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!(
+            "Pinsker form: {sqrt:.4}, above 1 so it says nothing"
+        )),
+        "{text}"
+    );
+
+    // evaluate refuses a non-finite RMSE (targets near 1e300 overflow when squared) instead
+    // of printing "RMSE inf" with exit 0.
+    let huge = dir.path().join("huge.csv");
+    let rows: String = (1..=5).map(|i| format!("{i},{i}e300\n")).collect();
+    std::fs::write(&huge, format!("x,y\n{rows}")).unwrap();
+    let (stdout, err) = fails(&["evaluate", "--model", s(&model), "--data", s(&huge)], 1);
+    assert!(stdout.is_empty() && err.contains("RMSE"), "{stdout}{err}");
+    assert!(!stdout.contains("inf"), "{stdout}");
+
+    // The inference status is a plain word, not the enum's name.
+    let fit = pacgp(&[
+        "fit",
+        "--data",
+        "data/ripley-synth/synth_tr.csv",
+        "--method",
+        "laplace",
+        "--out",
+        s(&model),
+    ]);
+    let text = String::from_utf8_lossy(&fit.stdout);
+    assert!(text.contains(" iterations, converged"), "{text}");
+    assert!(
+        !text.contains("Converged") && !text.contains("MaxIterations"),
+        "{text}"
+    );
+}
