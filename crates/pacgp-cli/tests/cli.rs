@@ -856,3 +856,51 @@ fn newcomer_messages_from_issue_11() {
         "{text}"
     );
 }
+
+/// The demo explains, in one line each after the results, every term its results print, and
+/// says when the classifier's chosen lengthscale is the edge of what it was offered.
+#[test]
+fn demo_explains_every_term_it_prints() {
+    let out = pacgp(&["demo"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let (results, glossary) = text.split_once("What the numbers mean:").expect(&text);
+    let explained: Vec<&str> = glossary
+        .lines()
+        .filter_map(|l| l.strip_prefix("  "))
+        .map(|l| l.split_once(": ").expect(l).0)
+        .collect();
+    for term in [
+        "kernel",
+        "RMSE",
+        "NLPD",
+        "95% coverage",
+        "ε-band Gibbs risk",
+        "with probability ≥ 1 − ",
+        "bounded predictor",
+        "empirical risk",
+        "KL(Q‖P)",
+        "penalty",
+        "N",
+        "Pinsker form",
+        "leave-one-out",
+        "error rate",
+        "Gibbs error",
+        "log loss",
+        "leave-one-out error (cavity)",
+    ] {
+        assert!(results.contains(term), "the demo no longer prints {term}");
+        assert!(
+            explained.iter().any(|e| e.contains(term)),
+            "{term} is printed but not explained: {explained:?}"
+        );
+    }
+    // The breast-cancer kernel's lengthscale and the note about the candidates agree.
+    let kernel = results
+        .lines()
+        .find(|l| l.contains("kernel chosen by the bound"))
+        .unwrap();
+    let l = kernel.split("l=").nth(1).unwrap().trim_end_matches(')');
+    let noted = results.contains(&format!("note: l = {l} is the"));
+    assert_eq!(noted, l == "6.0000" || l == "1.5000", "{kernel}");
+}

@@ -406,7 +406,7 @@ fn fit_classification(a: &FitArgs, method: ClassifierMethod) -> Result<(FittedMo
 
 /// Hyperparameters sitting on the edge of the grid they were snapped onto: the optimum may
 /// lie outside it.
-fn grid_edge_notes(model: &FittedModel) -> Vec<String> {
+pub(super) fn grid_edge_notes(model: &FittedModel) -> Vec<String> {
     if !model.report.theta_on_grid {
         return Vec::new();
     }
