@@ -800,6 +800,12 @@ fn newcomer_messages_from_issue_11() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("probability ≥ 1 − 0.999999 "), "{text}");
     assert!(!text.contains("0.000 "), "{text}");
+    // Progress spinners are drawn only on a terminal: nothing on a piped stderr.
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     // On ten rows the Pinsker (sqrt) form exceeds 1: it is shown as it is, with a note.
     let all = std::fs::read_to_string(repo().join(snelson)).unwrap();
