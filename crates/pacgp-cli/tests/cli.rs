@@ -845,6 +845,31 @@ fn newcomer_messages_from_issue_11() {
     assert!(stdout.is_empty() && err.contains("RMSE"), "{stdout}{err}");
     assert!(!stdout.contains("inf"), "{stdout}");
 
+    // Bad UTF-8 is reported at its own line (3 here, not 0); a constant target is named; a
+    // hint names its flags with their dashes.
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(&bad, b"a,y\n1,2\n\xff\xfe,3\n").unwrap();
+    let (_, err) = fails(&["fit", "--data", s(&bad), "--out", s(&model)], 2);
+    assert!(err.contains("line 3: not UTF-8"), "{err}");
+    let flat = dir.path().join("flat.csv");
+    std::fs::write(&flat, "a,price\n1,2\n2,2\n3,2\n").unwrap();
+    let (_, err) = fails(&["fit", "--data", s(&flat), "--out", s(&model)], 2);
+    assert!(err.contains("column 'price' is constant"), "{err}");
+    let (_, err) = fails(
+        &[
+            "fit",
+            "--data",
+            s(&flat),
+            "--drop",
+            "price",
+            "--out",
+            s(&model),
+        ],
+        2,
+    );
+    assert!(err.contains("--target") && err.contains("--drop"), "{err}");
+    assert!(!err.contains("drop_columns"), "{err}");
+
     // The inference status is a plain word, not the enum's name.
     let fit = pacgp(&[
         "fit",
