@@ -760,6 +760,8 @@ fn newcomer_messages_from_issue_11() {
         2,
     );
     assert!(err.contains("--active-set 0 must lie in 1..=250"), "{err}");
+    let (_, err) = fails(&["--threads", "0", "demo"], 2);
+    assert!(err.contains("--threads 0: give at least 1"), "{err}");
     // The internal method name is not accepted, and the message offers the flag's value.
     let (_, err) = fails(
         &[
