@@ -672,11 +672,10 @@ mod tests {
                 acc[1] += terms[j] * terms[j];
             })
         };
-        let mut expect = vec![0.0; 2];
+        let mut expect = [0.0; 2];
         for chunk in terms.chunks(SUM_CHUNK) {
-            let part: Vec<f64> = [chunk.iter().sum(), chunk.iter().map(|t| t * t).sum()].to_vec();
-            expect[0] += part[0];
-            expect[1] += part[1];
+            expect[0] += chunk.iter().sum::<f64>();
+            expect[1] += chunk.iter().map(|t| t * t).sum::<f64>();
         }
         let a = spd(n);
         let x: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin()).collect();
