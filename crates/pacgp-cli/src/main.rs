@@ -44,11 +44,33 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
+/// The error and its causes on one line, `a: b: c`, leaving out a cause whose text the line
+/// already holds (the library's `Io` error displays its OS error and also returns it as its
+/// source, which `{:#}` would print twice).
+fn error_line(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.contains(&text) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&text);
+    }
+    line
+}
+
 fn main() {
     let args = cli::Cli::parse();
     if let Some(n) = args.threads {
+        if n == 0 {
+            eprintln!("error: --threads 0: give at least 1 worker thread (or leave --threads out to use every core)");
+            std::process::exit(2);
+        }
         if let Err(e) = rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
+            .num_threads(n)
             .build_global()
         {
             eprintln!("error: --threads {n}: {e}");
@@ -59,7 +81,7 @@ fn main() {
         if is_broken_pipe(&e) {
             std::process::exit(0);
         }
-        eprintln!("error: {e:#}");
+        eprintln!("error: {}", error_line(&e));
         std::process::exit(exit_code(&e));
     }
 }

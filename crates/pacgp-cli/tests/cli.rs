@@ -808,3 +808,229 @@ fn reproduce_zhang_kin40k_writes_table() {
     assert_eq!(csv.lines().count(), rows.len() + 1);
     assert!(dir.path().join("zhang-kin40k.svg").exists());
 }
+
+/// The "Newcomer friction" messages of issue 11, each as the user meets it.
+#[test]
+fn newcomer_messages_from_issue_11() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.json");
+    let snelson = "data/snelson-1d/snelson_train.csv";
+    let fails = |args: &[&str], code: i32| -> (String, String) {
+        let out = pacgp(args);
+        let err = String::from_utf8_lossy(&out.stderr).to_string();
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+        (String::from_utf8_lossy(&out.stdout).to_string(), err)
+    };
+    // The OS error is printed once, not once by the library's message and again as its source.
+    let (_, err) = fails(&["fit", "--data", "/no/such.csv", "--out", s(&model)], 2);
+    assert_eq!(err.matches("(os error 2)").count(), 1, "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    // A basis larger than the data names N; so does an active set.
+    let (_, err) = fails(
+        &[
+            "fit",
+            "--data",
+            snelson,
+            "--method",
+            "vfe",
+            "--inducing",
+            "500",
+            "--out",
+            s(&model),
+        ],
+        2,
+    );
+    assert!(err.contains("--inducing 500 must lie in 1..=200"), "{err}");
+    let (_, err) = fails(
+        &[
+            "fit",
+            "--data",
+            "data/ripley-synth/synth_tr.csv",
+            "--method",
+            "ivm",
+            "--active-set",
+            "0",
+            "--out",
+            s(&model),
+        ],
+        2,
+    );
+    assert!(err.contains("--active-set 0 must lie in 1..=250"), "{err}");
+    let (_, err) = fails(&["--threads", "0", "demo"], 2);
+    assert!(err.contains("--threads 0: give at least 1"), "{err}");
+    // The internal method name is not accepted, and the message offers the flag's value.
+    let (_, err) = fails(
+        &[
+            "fit",
+            "--data",
+            snelson,
+            "--method",
+            "PacGp",
+            "--out",
+            s(&model),
+        ],
+        2,
+    );
+    assert!(err.contains("'pac-gp'"), "{err}");
+
+    // certify --delta 0.999999 states the probability as 1 − δ, not a rounded "0.000".
+    let fit = pacgp(&[
+        "fit",
+        "--data",
+        snelson,
+        "--kernel",
+        "se",
+        "--epsilon",
+        "0.3",
+        "--out",
+        s(&model),
+    ]);
+    assert!(fit.status.success());
+    let out = pacgp(&[
+        "certify",
+        "--model",
+        s(&model),
+        "--data",
+        snelson,
+        "--delta",
+        "0.999999",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("probability ≥ 1 − 0.999999 "), "{text}");
+    assert!(!text.contains("0.000 "), "{text}");
+    // Progress spinners are drawn only on a terminal: nothing on a piped stderr.
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // On ten rows the Pinsker (sqrt) form exceeds 1: it is shown as it is, with a note.
+    let all = std::fs::read_to_string(repo().join(snelson)).unwrap();
+    let ten = dir.path().join("ten.csv");
+    std::fs::write(&ten, all.lines().take(11).collect::<Vec<_>>().join("\n")).unwrap();
+    let fit = pacgp(&[
+        "fit",
+        "--data",
+        s(&ten),
+        "--kernel",
+        "se",
+        "--epsilon",
+        "0.3",
+        "--out",
+        s(&model),
+    ]);
+    assert!(fit.status.success());
+    let json = pacgp(&["certify", "--model", s(&model), "--data", s(&ten), "--json"]);
+    let c: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let sqrt = c["bound_sqrt"].as_f64().unwrap();
+    assert!(sqrt > 1.0 && c["bound"].as_f64().unwrap() <= 1.0, "{c}");
+    let out = pacgp(&["certify", "--model", s(&model), "--data", s(&ten)]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!(
+            "Pinsker form: {sqrt:.4}, above 1 so it says nothing"
+        )),
+        "{text}"
+    );
+
+    // evaluate refuses a non-finite RMSE (targets near 1e300 overflow when squared) instead
+    // of printing "RMSE inf" with exit 0.
+    let huge = dir.path().join("huge.csv");
+    let rows: String = (1..=5).map(|i| format!("{i},{i}e300\n")).collect();
+    std::fs::write(&huge, format!("x,y\n{rows}")).unwrap();
+    let (stdout, err) = fails(&["evaluate", "--model", s(&model), "--data", s(&huge)], 1);
+    assert!(stdout.is_empty() && err.contains("RMSE"), "{stdout}{err}");
+    assert!(!stdout.contains("inf"), "{stdout}");
+
+    // Bad UTF-8 is reported at its own line (3 here, not 0); a constant target is named; a
+    // hint names its flags with their dashes.
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(&bad, b"a,y\n1,2\n\xff\xfe,3\n").unwrap();
+    let (_, err) = fails(&["fit", "--data", s(&bad), "--out", s(&model)], 2);
+    assert!(err.contains("line 3: not UTF-8"), "{err}");
+    let flat = dir.path().join("flat.csv");
+    std::fs::write(&flat, "a,price\n1,2\n2,2\n3,2\n").unwrap();
+    let (_, err) = fails(&["fit", "--data", s(&flat), "--out", s(&model)], 2);
+    assert!(err.contains("column 'price' is constant"), "{err}");
+    let (_, err) = fails(
+        &[
+            "fit",
+            "--data",
+            s(&flat),
+            "--drop",
+            "price",
+            "--out",
+            s(&model),
+        ],
+        2,
+    );
+    assert!(err.contains("--target") && err.contains("--drop"), "{err}");
+    assert!(!err.contains("drop_columns"), "{err}");
+
+    // The inference status is a plain word, not the enum's name.
+    let fit = pacgp(&[
+        "fit",
+        "--data",
+        "data/ripley-synth/synth_tr.csv",
+        "--method",
+        "laplace",
+        "--out",
+        s(&model),
+    ]);
+    let text = String::from_utf8_lossy(&fit.stdout);
+    assert!(text.contains(" iterations, converged"), "{text}");
+    assert!(
+        !text.contains("Converged") && !text.contains("MaxIterations"),
+        "{text}"
+    );
+}
+
+/// The demo explains, in one line each after the results, every term its results print, and
+/// says when the classifier's chosen lengthscale is the edge of what it was offered.
+#[test]
+fn demo_explains_every_term_it_prints() {
+    let out = pacgp(&["demo"]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let (results, glossary) = text.split_once("What the numbers mean:").expect(&text);
+    let explained: Vec<&str> = glossary
+        .lines()
+        .filter_map(|l| l.strip_prefix("  "))
+        .map(|l| l.split_once(": ").expect(l).0)
+        .collect();
+    for term in [
+        "kernel",
+        "RMSE",
+        "NLPD",
+        "95% coverage",
+        "ε-band Gibbs risk",
+        "with probability ≥ 1 − ",
+        "bounded predictor",
+        "empirical risk",
+        "KL(Q‖P)",
+        "penalty",
+        "N",
+        "Pinsker form",
+        "leave-one-out",
+        "error rate",
+        "Gibbs error",
+        "log loss",
+        "leave-one-out error (cavity)",
+    ] {
+        assert!(results.contains(term), "the demo no longer prints {term}");
+        assert!(
+            explained.iter().any(|e| e.contains(term)),
+            "{term} is printed but not explained: {explained:?}"
+        );
+    }
+    // The breast-cancer kernel's lengthscale and the note about the candidates agree.
+    let kernel = results
+        .lines()
+        .find(|l| l.contains("kernel chosen by the bound"))
+        .unwrap();
+    let l = kernel.split("l=").nth(1).unwrap().trim_end_matches(')');
+    let noted = results.contains(&format!("note: l = {l} is the"));
+    assert_eq!(noted, l == "6.0000" || l == "1.5000", "{kernel}");
+}

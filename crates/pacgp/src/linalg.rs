@@ -25,6 +25,17 @@ pub fn par_for(n: usize) -> Par {
     }
 }
 
+/// The parallelism for a triangular solve of order `n` with `ncols` right-hand sides: a single
+/// column is solved sequentially, because faer's parallel matrix-vector update splits the
+/// inner dimension by thread count and would round differently on one thread or many.
+fn solve_par(n: usize, ncols: usize) -> Par {
+    if ncols < 2 {
+        Par::Seq
+    } else {
+        par_for(n.max(ncols))
+    }
+}
+
 /// How much diagonal jitter to try when a Cholesky fails (GPyTorch / GPflow style).
 ///
 /// The first attempt uses no jitter. Attempt `k ≥ 1` adds
@@ -224,13 +235,13 @@ impl Cholesky {
 
     /// `B ← L⁻¹ B`.
     pub fn solve_lower_in_place(&self, rhs: MatMut<'_, f64>) {
-        let par = par_for(self.dim().max(rhs.ncols()));
+        let par = solve_par(self.dim(), rhs.ncols());
         triangular_solve::solve_lower_triangular_in_place(self.l.as_ref(), rhs, par);
     }
 
     /// `B ← L⁻ᵀ B`.
     pub fn solve_upper_in_place(&self, rhs: MatMut<'_, f64>) {
-        let par = par_for(self.dim().max(rhs.ncols()));
+        let par = solve_par(self.dim(), rhs.ncols());
         triangular_solve::solve_upper_triangular_in_place(self.l.transpose(), rhs, par);
     }
 
@@ -407,6 +418,34 @@ pub fn col_dots(a: &Mat<f64>, b: &Mat<f64>) -> Vec<f64> {
         .collect()
 }
 
+/// Indices handed to one task by [`ordered_par_sum`]; fixed (not derived from the thread
+/// count) so that every sum is rounded the same way on one thread or many.
+pub const SUM_CHUNK: usize = 16;
+
+/// `Σ_{j<n} f(j)` of `p`-vectors, parallel over fixed chunks of [`SUM_CHUNK`] indices: `add(j,
+/// acc)` adds term j into its chunk's partial sum, and the partials are combined in index
+/// order, so the result is bit-identical whatever the thread count (unlike rayon's
+/// `fold`/`reduce`, whose splits follow the scheduling).
+pub fn ordered_par_sum(n: usize, p: usize, add: impl Fn(usize, &mut [f64]) + Sync) -> Vec<f64> {
+    let partials: Vec<Vec<f64>> = (0..n.div_ceil(SUM_CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            let mut acc = vec![0.0; p];
+            for j in c * SUM_CHUNK..((c + 1) * SUM_CHUNK).min(n) {
+                add(j, &mut acc);
+            }
+            acc
+        })
+        .collect();
+    let mut total = vec![0.0; p];
+    for part in &partials {
+        for (t, v) in total.iter_mut().zip(part) {
+            *t += v;
+        }
+    }
+    total
+}
+
 /// `‖a_{:,j}‖²` for every column j, parallel over columns.
 pub fn col_sq_norms(a: &Mat<f64>) -> Vec<f64> {
     (0..a.ncols())
@@ -425,10 +464,36 @@ pub fn scale_cols(a: &mut Mat<f64>, w: &[f64]) {
     });
 }
 
+/// Rows of `A x` computed by one task in [`mat_vec_ref`] (fixed, not from the thread count).
+const MAT_VEC_ROWS: usize = 256;
+
 /// `A x` for an M×N matrix and an N-vector.
 pub fn mat_vec(a: &Mat<f64>, x: &[f64]) -> Vec<f64> {
-    let y = a * faer::ColRef::from_slice(x);
-    y.iter().copied().collect()
+    mat_vec_ref(a.as_ref(), x)
+}
+
+/// `A x` for a borrowed M×N matrix, parallel over fixed blocks of rows, each a sequential
+/// product: faer's own parallel matrix-vector product splits the inner dimension by thread
+/// count, so its rounding (and every fit built on it) would depend on `--threads`.
+pub fn mat_vec_ref(a: MatRef<'_, f64>, x: &[f64]) -> Vec<f64> {
+    debug_assert_eq!(a.ncols(), x.len());
+    let mut y = vec![0.0; a.nrows()];
+    let xc = faer::ColRef::from_slice(x);
+    y.par_chunks_mut(MAT_VEC_ROWS)
+        .enumerate()
+        .for_each(|(b, yb)| {
+            let rows = a.subrows(b * MAT_VEC_ROWS, yb.len());
+            let dst = faer::ColMut::from_slice_mut(yb);
+            faer::linalg::matmul::matmul(
+                dst.as_mat_mut(),
+                faer::Accum::Replace,
+                rows,
+                xc.as_mat(),
+                1.0,
+                Par::Seq,
+            );
+        });
+    y
 }
 
 /// `Aᵀ x` for an M×N matrix and an M-vector (one dot product per column, in parallel).
@@ -580,6 +645,59 @@ mod tests {
             Cholesky::factor(a.as_ref(), &JitterPolicy::default(), "A"),
             Err(Error::NonFinite { .. })
         ));
+    }
+
+    /// `f` on a rayon pool of `threads` threads, as `pacgp --threads` runs it.
+    fn on_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(f)
+    }
+
+    /// Deterministic reductions: the ordered sum equals the plain sequential chunked sum
+    /// bit for bit, and A x, the single-column solves and the factor (sizes above both
+    /// parallel thresholds) are the same bits on one, two and three threads; A x matches a
+    /// naive loop to rounding.
+    #[test]
+    fn reductions_are_bit_identical_on_any_thread_count() {
+        let n = 700;
+        let terms: Vec<f64> = (0..n)
+            .map(|i| ((i * 37 % 101) as f64 - 50.0) / 7.0)
+            .collect();
+        let sum = |_| {
+            ordered_par_sum(n, 2, |j, acc| {
+                acc[0] += terms[j];
+                acc[1] += terms[j] * terms[j];
+            })
+        };
+        let mut expect = [0.0; 2];
+        for chunk in terms.chunks(SUM_CHUNK) {
+            expect[0] += chunk.iter().sum::<f64>();
+            expect[1] += chunk.iter().map(|t| t * t).sum::<f64>();
+        }
+        let a = spd(n);
+        let x: Vec<f64> = (0..n).map(|i| (i as f64 * 0.37).sin()).collect();
+        let run = |threads| {
+            on_threads(threads, || {
+                let c = Cholesky::factor(a.as_ref(), &JitterPolicy::default(), "A").unwrap();
+                let bits = |v: &[f64]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                let mut out = bits(&sum(()));
+                out.extend(bits(&mat_vec(&a, &x)));
+                out.extend(bits(&c.solve_vec(&x)));
+                out.extend(bits(&col_to_vec(c.l().col(n / 2).as_mat())));
+                out
+            })
+        };
+        let one = run(1);
+        assert_eq!(one[..2], [expect[0].to_bits(), expect[1].to_bits()]);
+        assert!(one == run(2) && one == run(3));
+        let ax = mat_vec(&a, &x);
+        for i in (0..n).step_by(97) {
+            let naive: f64 = (0..n).map(|j| a[(i, j)] * x[j]).sum();
+            assert!((ax[i] - naive).abs() < 1e-12 * n as f64);
+        }
     }
 }
 

@@ -410,8 +410,7 @@ impl GaussianPosterior {
                 .sum();
         }
         let kb = self.kernel.gram(self.basis.as_ref());
-        let ka = &kb * linalg::col_from_slice(&self.alpha);
-        linalg::dot(&self.alpha, &linalg::col_to_vec(ka.as_ref()))
+        linalg::dot(&self.alpha, &linalg::mat_vec(&kb, &self.alpha))
     }
 }
 

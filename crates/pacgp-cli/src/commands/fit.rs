@@ -9,7 +9,7 @@ use pacgp::data::{self, Dataset, InputCoding};
 use pacgp::inference::ivm::IvmConfig;
 use pacgp::inference::mean_field::MeanFieldConfig;
 use pacgp::inference::sogp::{SogpConfig, SweepOrder};
-use pacgp::inference::InferenceMethod;
+use pacgp::inference::{ConvergenceStatus, InferenceMethod};
 use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
 use pacgp::model::{
@@ -214,15 +214,20 @@ fn check_applicable(a: &FitArgs, family: Family) -> Result<()> {
     Ok(())
 }
 
-/// The basis size asked for, or the default capped at N (with a note).
-fn basis_size(given: Option<usize>, n: usize, what: &str) -> usize {
+/// The basis size asked for (refused unless it lies in 1..=N, naming N), or the default
+/// capped at N (with a note).
+fn basis_size(given: Option<usize>, n: usize, what: &str) -> Result<usize> {
     match given {
-        Some(m) => m,
+        Some(m) if m == 0 || m > n => Err(pacgp::Error::Unsupported(format!(
+            "{what} {m} must lie in 1..={n} (the training file has N = {n} rows)"
+        ))
+        .into()),
+        Some(m) => Ok(m),
         None if n < DEFAULT_BASIS => {
             eprintln!("note: {what} set to N = {n} (the default {DEFAULT_BASIS} is more than the data has)");
-            n
+            Ok(n)
         }
-        None => DEFAULT_BASIS,
+        None => Ok(DEFAULT_BASIS),
     }
 }
 
@@ -266,7 +271,7 @@ fn fit_regression(a: &FitArgs, method: RegressionMethod) -> Result<(FittedModel,
             let o = SparseOptions {
                 kernel,
                 noise_init: 0.1,
-                m: basis_size(a.inducing, train.n(), "--inducing"),
+                m: basis_size(a.inducing, train.n(), "--inducing")?,
                 method: sparse,
                 seed: a.seed,
                 init: inducing_init(a),
@@ -287,7 +292,7 @@ fn fit_regression(a: &FitArgs, method: RegressionMethod) -> Result<(FittedModel,
         RegressionMethod::PacSgp(kind) => {
             let o = PacSgpOptions {
                 kernel,
-                m: basis_size(a.inducing, train.n(), "--inducing"),
+                m: basis_size(a.inducing, train.n(), "--inducing")?,
                 epsilon: a.epsilon.unwrap_or_default(),
                 delta,
                 kind,
@@ -300,7 +305,7 @@ fn fit_regression(a: &FitArgs, method: RegressionMethod) -> Result<(FittedModel,
         RegressionMethod::GreedySparse => {
             let o = GreedySparseOptions {
                 kernel,
-                k: basis_size(a.inducing, train.n(), "--inducing"),
+                k: basis_size(a.inducing, train.n(), "--inducing")?,
                 seed: a.seed,
                 epsilon: a.epsilon,
             };
@@ -334,13 +339,14 @@ fn classifier_method(
             Likelihood::flip_noise(a.kappa.unwrap_or(0.0))?,
         ),
         ClassifierMethod::Ivm => (
-            InferenceMethod::Ivm(IvmConfig::new(basis_size(a.active_set, n, "--active-set"))),
+            InferenceMethod::Ivm(IvmConfig::new(basis_size(a.active_set, n, "--active-set")?)),
             chosen,
         ),
         ClassifierMethod::Sogp => (
             InferenceMethod::Sogp {
                 config: SogpConfig {
-                    max_basis: basis_size(a.active_set, n, "--active-set"),
+                    // The most basis vectors kept: more than N simply never fills.
+                    max_basis: basis_size(a.active_set.map(|m| m.min(n)), n, "--active-set")?,
                     ..Default::default()
                 },
                 order: SweepOrder::Shuffled { seed: a.seed },
@@ -418,7 +424,7 @@ fn fit_classification(a: &FitArgs, method: ClassifierMethod) -> Result<(FittedMo
 
 /// Hyperparameters sitting on the edge of the grid they were snapped onto: the optimum may
 /// lie outside it.
-fn grid_edge_notes(model: &FittedModel) -> Vec<String> {
+pub(super) fn grid_edge_notes(model: &FittedModel) -> Vec<String> {
     if !model.report.theta_on_grid {
         return Vec::new();
     }
@@ -514,9 +520,12 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
     }
     if let Some(r) = inf {
         out!(
-            "  inference: {} iterations, {:?}{}",
+            "  inference: {} iterations, {}{}",
             r.iterations,
-            r.status,
+            match r.status {
+                ConvergenceStatus::Converged => "converged",
+                ConvergenceStatus::MaxIterations => "stopped at the iteration limit",
+            },
             if r.notes.is_empty() {
                 String::new()
             } else {

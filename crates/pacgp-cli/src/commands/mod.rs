@@ -118,6 +118,16 @@ pub(crate) fn check_output_path(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The Pinsker (sqrt) form of a bound, which can exceed 1; then it is shown as it is with a
+/// note that it says nothing (a risk is at most 1), rather than clipped silently.
+fn pinsker_text(b: f64) -> String {
+    if b > 1.0 {
+        format!("{b:.4}, above 1 so it says nothing; the kl bound above is never looser")
+    } else {
+        format!("{b:.4}")
+    }
+}
+
 /// Print a certificate and, where computed, the leave-one-out figures beside it.
 pub(crate) fn print_certificate(c: &pacgp::model::CertificateReport) -> Result<()> {
     let k = &c.certificate;
@@ -133,8 +143,12 @@ pub(crate) fn print_certificate(c: &pacgp::model::CertificateReport) -> Result<(
     }
     out!("  bounded predictor: {}", k.predictor);
     out!(
-        "  empirical risk {:.4}, KL(Q‖P) {:.2} nats, penalty {:.2} nats, N = {}  (Pinsker form: {:.4})",
-        k.empirical_risk, k.kl, k.penalty, k.n, k.bound_sqrt
+        "  empirical risk {:.4}, KL(Q‖P) {:.2} nats, penalty {:.2} nats, N = {}  (Pinsker form: {})",
+        k.empirical_risk,
+        k.kl,
+        k.penalty,
+        k.n,
+        pinsker_text(k.bound_sqrt)
     );
     match (c.loo_error, c.loo_log_predictive, c.loo_rmse) {
         (Some(e), Some(lp), Some(r)) => out!("  leave-one-out: ε-band error of the mean {e:.4}, RMSE {r:.4}, mean log predictive {lp:.4}"),

@@ -6,14 +6,17 @@ use pacgp::loo::LooMode;
 use pacgp::model::{CertifyOptions, GibbsPredictor};
 use serde_json::json;
 
-use super::{load_for_model, load_model, print_certificate};
+use super::{load_for_model, load_model, print_certificate, spinner};
 use crate::cli::*;
 
 pub(super) fn predict(a: PredictArgs) -> Result<()> {
     let model = load_model(&a.model)?;
     let ds = load_for_model(&model, &a.data, false)?;
+    let pb = spinner(&format!("predicting {} points", ds.n()));
     if let Some(labels) = model.task.labels() {
-        let (p, m) = model.predict_classification(ds.x.as_ref())?;
+        let predicted = model.predict_classification(ds.x.as_ref());
+        pb.finish_and_clear();
+        let (p, m) = predicted?;
         let label: Vec<&str> = p
             .iter()
             .map(|p| labels.decode(if *p >= 0.5 { 1.0 } else { -1.0 }))
@@ -46,7 +49,9 @@ pub(super) fn predict(a: PredictArgs) -> Result<()> {
         }
         return write_or_print(&a, out);
     }
-    let p = model.predict_regression(ds.x.as_ref())?;
+    let p = model.predict_regression(ds.x.as_ref());
+    pb.finish_and_clear();
+    let p = p?;
     if a.json {
         out!(
             "{}",
@@ -80,7 +85,10 @@ fn write_or_print(a: &PredictArgs, out: String) -> Result<()> {
 pub(super) fn evaluate(a: EvaluateArgs) -> Result<()> {
     let model = load_model(&a.model)?;
     let ds = load_for_model(&model, &a.data, true)?;
-    let e = model.evaluate(&ds, a.epsilon)?;
+    let pb = spinner(&format!("evaluating {} on {} points", model.method, ds.n()));
+    let e = model.evaluate(&ds, a.epsilon);
+    pb.finish_and_clear();
+    let e = e?;
     if a.json {
         out!("{}", serde_json::to_string(&e)?);
     } else {
@@ -129,7 +137,20 @@ pub(super) fn certify(a: CertifyArgs) -> Result<()> {
             LooArg::None => None,
         },
     };
-    let certs = model.certify(&ds, &opts)?;
+    // Leave-one-out by refits (SOGP, `--loo exact|both`) can take minutes: show it is working.
+    let pb = spinner(&format!(
+        "certifying {} on {} points{}",
+        model.method,
+        ds.n(),
+        match opts.loo {
+            Some(LooMode::Exact | LooMode::Both) => " (exact leave-one-out: N refits)",
+            Some(_) => " (with the leave-one-out estimate)",
+            None => "",
+        }
+    ));
+    let certs = model.certify(&ds, &opts);
+    pb.finish_and_clear();
+    let certs = certs?;
     if a.json {
         match certs.as_slice() {
             [one] => out!("{}", serde_json::to_string(one)?),

@@ -66,7 +66,7 @@ pub(crate) struct LaplaceMode {
 
 /// `K v` as a vector.
 pub(crate) fn mat_vec(k: &Mat<f64>, v: &[f64]) -> Vec<f64> {
-    linalg::col_to_vec((k * linalg::col_from_slice(v)).as_ref())
+    linalg::mat_vec(k, v)
 }
 
 /// `B = I + diag(s) K diag(s)` and its Cholesky, built in `storage` when given (a previous

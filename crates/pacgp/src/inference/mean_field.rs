@@ -154,7 +154,7 @@ pub(crate) fn cavity_moments(
 /// `⟨f⟩ = K (y ∘ α)` (seed 001 eq. 17.35).
 fn activations(kn: &Mat<f64>, y: &[f64], alpha: &[f64]) -> Vec<f64> {
     let ya: Vec<f64> = y.iter().zip(alpha).map(|(y, a)| y * a).collect();
-    linalg::col_to_vec((kn * linalg::col_from_slice(&ya)).as_ref())
+    linalg::mat_vec(kn, &ya)
 }
 
 /// Outcome of the Algorithm 17.1 iteration.

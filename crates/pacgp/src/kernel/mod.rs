@@ -552,30 +552,21 @@ impl Kernel {
         }
         let (rx, rz) = (rows_of(x), rows_of(z));
         let p = self.n_params();
-        (0..rx.len())
-            .into_par_iter()
-            .fold(
-                || (vec![0.0; p], Vec::with_capacity(p)),
-                |(mut acc, mut buf), i| {
-                    for j in 0..rz.len() {
-                        let gij = g[(i, j)];
-                        if gij == 0.0 {
-                            continue;
-                        }
-                        buf.clear();
-                        self.eval_grad(&rx[i], &rz[j], &mut buf);
-                        for k in 0..p {
-                            acc[k] += gij * buf[k];
-                        }
-                    }
-                    (acc, buf)
-                },
-            )
-            .map(|(acc, _)| acc)
-            .reduce(
-                || vec![0.0; p],
-                |a, b| a.iter().zip(&b).map(|(x, y)| x + y).collect(),
-            )
+        // Fixed chunks of rows summed in order: the same bits on any thread count.
+        crate::linalg::ordered_par_sum(rx.len(), p, |i, acc| {
+            let mut buf = Vec::with_capacity(p);
+            for j in 0..rz.len() {
+                let gij = g[(i, j)];
+                if gij == 0.0 {
+                    continue;
+                }
+                buf.clear();
+                self.eval_grad(&rx[i], &rz[j], &mut buf);
+                for k in 0..p {
+                    acc[k] += gij * buf[k];
+                }
+            }
+        })
     }
 
     /// `Σ_i g_i ∂k(x_i,x_i)/∂θ_k` for every k.

@@ -221,50 +221,41 @@ pub(crate) fn grad_contract(
     let n_l = ln_l.len();
     let n = ux.len() / d.max(1);
     let m = uz.len() / d.max(1);
-    // Parallel over the columns of G so that G (column-major) is read contiguously.
-    let acc = (0..m)
-        .into_par_iter()
-        .fold(
-            || vec![0.0; n_l + 1],
-            |mut acc, j| {
-                let b = &uz[j * d..(j + 1) * d];
-                let from = if symmetric { j } else { 0 };
-                for i in from..n {
-                    let gij = if symmetric && i > j {
-                        2.0 * g[(i, j)]
-                    } else {
-                        g[(i, j)]
-                    };
-                    if gij == 0.0 {
-                        continue;
-                    }
-                    let a = &ux[i * d..(i + 1) * d];
-                    let r2 = sqdist(a, b);
-                    let (k, slope) = match gram {
-                        Some(km) => {
-                            let k = km[(i, j)] / variance;
-                            (k, profile.slope_from_value(k, r2))
-                        }
-                        None => profile.value_and_slope(r2),
-                    };
-                    acc[0] += gij * k;
-                    let w = -2.0 * gij * slope;
-                    if n_l == 1 {
-                        acc[1] += w * r2;
-                    } else {
-                        for t in 0..d {
-                            let dt = a[t] - b[t];
-                            acc[1 + t] += w * dt * dt;
-                        }
-                    }
+    // Parallel over the columns of G so that G (column-major) is read contiguously, in fixed
+    // chunks summed in order (the same bits on any thread count).
+    let acc = crate::linalg::ordered_par_sum(m, n_l + 1, |j, acc| {
+        let b = &uz[j * d..(j + 1) * d];
+        let from = if symmetric { j } else { 0 };
+        for i in from..n {
+            let gij = if symmetric && i > j {
+                2.0 * g[(i, j)]
+            } else {
+                g[(i, j)]
+            };
+            if gij == 0.0 {
+                continue;
+            }
+            let a = &ux[i * d..(i + 1) * d];
+            let r2 = sqdist(a, b);
+            let (k, slope) = match gram {
+                Some(km) => {
+                    let k = km[(i, j)] / variance;
+                    (k, profile.slope_from_value(k, r2))
                 }
-                acc
-            },
-        )
-        .reduce(
-            || vec![0.0; n_l + 1],
-            |a, b| a.iter().zip(&b).map(|(x, y)| x + y).collect(),
-        );
+                None => profile.value_and_slope(r2),
+            };
+            acc[0] += gij * k;
+            let w = -2.0 * gij * slope;
+            if n_l == 1 {
+                acc[1] += w * r2;
+            } else {
+                for t in 0..d {
+                    let dt = a[t] - b[t];
+                    acc[1 + t] += w * dt * dt;
+                }
+            }
+        }
+    });
     let mut out = Vec::with_capacity(n_l + 1);
     if with_variance {
         out.push(variance * acc[0]);

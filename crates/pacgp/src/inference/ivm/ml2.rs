@@ -86,7 +86,7 @@ impl IvmPseudoLikelihood {
         });
         let chol = Cholesky::factor(b.as_ref(), &self.jitter, "I + Π½K_IΠ½")?;
         let nu_t = &self.natural_mean;
-        let knu = linalg::col_to_vec((&kb * linalg::col_from_slice(nu_t)).as_ref());
+        let knu = linalg::mat_vec(&kb, nu_t);
         let t = chol.solve_vec(&(0..d).map(|i| sw[i] * knu[i]).collect::<Vec<_>>());
         let beta: Vec<f64> = (0..d).map(|i| nu_t[i] - sw[i] * t[i]).collect();
         let value = self.ln_scale_sum - 0.5 * chol.ln_det() + 0.5 * linalg::dot(&knu, &beta);

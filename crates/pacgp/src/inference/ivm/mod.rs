@@ -256,7 +256,7 @@ pub(crate) fn site_posterior(
     });
     let chol = Cholesky::factor(b.as_ref(), jitter, "I + Π½K_IΠ½")?;
     let nu_t: Vec<f64> = sites.iter().map(|s| s.natural_mean).collect();
-    let knu = linalg::col_to_vec((&kb * linalg::col_from_slice(&nu_t)).as_ref());
+    let knu = linalg::mat_vec(&kb, &nu_t);
     let t = chol.solve_vec(&(0..d).map(|i| sw[i] * knu[i]).collect::<Vec<_>>());
     let beta: Vec<f64> = (0..d).map(|i| nu_t[i] - sw[i] * t[i]).collect();
     let post = GaussianPosterior {
