@@ -99,6 +99,10 @@ pub enum Method {
     Ivm,
     /// GP classification, sparse online GP with at most --active-set basis vectors (probit).
     Sogp,
+    /// GP classification trained by its PAC-Bayes bound on the Gibbs error (site means and
+    /// precisions from Laplace; θ: the best of nine fixed SE kernels, or from --kernel
+    /// optimised jointly and snapped onto the grid).
+    PacGpc,
     /// Support vector machine as a GP's MAP (seed 001): lengthscale and slack by the
     /// linear-response leave-one-out, certified (--slack, --c or --input-noise, --solver).
     Svm,
@@ -132,6 +136,8 @@ pub enum ClassifierMethod {
     Ivm,
     /// Sparse online GP.
     Sogp,
+    /// Trained by its PAC-Bayes bound.
+    PacGpc,
 }
 
 /// The two families, so each command handles exactly its own methods.
@@ -164,6 +170,7 @@ impl Method {
             Method::MeanField => Family::Classification(ClassifierMethod::MeanField),
             Method::Ivm => Family::Classification(ClassifierMethod::Ivm),
             Method::Sogp => Family::Classification(ClassifierMethod::Sogp),
+            Method::PacGpc => Family::Classification(ClassifierMethod::PacGpc),
             Method::Svm => Family::Svm,
         }
     }

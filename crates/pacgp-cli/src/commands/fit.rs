@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use pacgp::bounds::{ConfidenceTerm, HyperGrid};
-use pacgp::data::{self, Dataset, InputCoding};
+use pacgp::data::{self, Dataset, InputCoding, LabelMap};
 use pacgp::inference::ivm::IvmConfig;
 use pacgp::inference::mean_field::MeanFieldConfig;
 use pacgp::inference::sogp::{SogpConfig, SweepOrder};
@@ -13,9 +13,10 @@ use pacgp::inference::InferenceMethod;
 use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
 use pacgp::model::{
-    fit_gpr, fit_greedy_sparse_model, fit_pac_gp_model, fit_pac_sgp_model, fit_sparse_model,
-    fit_svm_model, ClassifierOptions, FittedModel, GibbsPredictor, GprOptions, GreedySparseOptions,
-    HyperSelection, PacGpOptions, PacSgpOptions, SparseOptions, SvmOptions, Task,
+    fit_gpr, fit_greedy_sparse_model, fit_pac_gp_model, fit_pac_gpc_model, fit_pac_sgp_model,
+    fit_sparse_model, fit_svm_model, ClassifierOptions, FittedModel, GibbsPredictor, GprOptions,
+    GreedySparseOptions, HyperSelection, PacGpOptions, PacGpcOptions, PacSgpOptions, SparseOptions,
+    SvmOptions, Task,
 };
 use pacgp::optim::Restarts;
 use pacgp::regression::exact::MlConfig;
@@ -170,7 +171,16 @@ fn check_applicable(a: &FitArgs, family: Family) -> Result<()> {
                     return Err(not_for(flag, "regression methods", m));
                 }
             }
-            if a.kernel.is_some() && a.select != Some(SelectArg::Ml2) {
+            if c == ClassifierMethod::PacGpc && a.select.is_some() {
+                return Err(pacgp::Error::Unsupported(
+                    "--select does not apply to pac-gpc: it chooses among nine fixed SE kernels, or optimises θ from --kernel on the grid".into(),
+                )
+                .into());
+            }
+            if a.kernel.is_some()
+                && a.select != Some(SelectArg::Ml2)
+                && c != ClassifierMethod::PacGpc
+            {
                 return Err(pacgp::Error::Unsupported(
                     "--kernel applies to classifiers only with --select ml2 (--select bound chooses among nine fixed SE kernels)".into(),
                 )
@@ -306,7 +316,10 @@ fn classifier_method(
         LikelihoodArg::Logistic => Likelihood::Logistic,
     };
     Ok(match method {
-        ClassifierMethod::Laplace => (InferenceMethod::Laplace(Default::default()), chosen),
+        // PAC-GPC warm-starts from Laplace.
+        ClassifierMethod::Laplace | ClassifierMethod::PacGpc => {
+            (InferenceMethod::Laplace(Default::default()), chosen)
+        }
         ClassifierMethod::Ep => (InferenceMethod::Ep(Default::default()), chosen),
         ClassifierMethod::MeanField => (
             InferenceMethod::MeanField(MeanFieldConfig {
@@ -371,6 +384,9 @@ fn fit_svm(a: &FitArgs) -> Result<(FittedModel, f64)> {
 fn fit_classification(a: &FitArgs, method: ClassifierMethod) -> Result<(FittedModel, f64)> {
     let (train, labels): (Dataset, _) =
         data::load_csv_classification(&a.data.data, &csv_options(&a.data))?;
+    if method == ClassifierMethod::PacGpc {
+        return fit_pac_gpc(a, train, labels);
+    }
     let (inference, likelihood) = classifier_method(a, method, train.n())?;
     let selection = match a.select.unwrap_or(SelectArg::Bound) {
         SelectArg::Bound => HyperSelection::BoundOverCandidates,
@@ -393,6 +409,25 @@ fn fit_classification(a: &FitArgs, method: ClassifierMethod) -> Result<(FittedMo
     ));
     let t0 = Instant::now();
     let mut model = pacgp::model::fit_classifier(&train, labels, &opts)?;
+    pb.finish_and_clear();
+    model.input_coding = InputCoding::of(&csv_options(&a.data));
+    Ok((model, t0.elapsed().as_secs_f64()))
+}
+
+/// `fit --method pac-gpc`: the classifier trained by its bound.
+fn fit_pac_gpc(a: &FitArgs, train: Dataset, labels: LabelMap) -> Result<(FittedModel, f64)> {
+    let mut opts = PacGpcOptions::new(a.delta.unwrap_or(0.01), ConfidenceTerm::Maurer);
+    if a.likelihood == Some(LikelihoodArg::Logistic) {
+        opts.likelihood = Likelihood::Logistic;
+    }
+    opts.kernel = a
+        .kernel
+        .as_deref()
+        .map(|s| Kernel::from_spec(s, train.d()))
+        .transpose()?;
+    let pb = spinner(&format!("fitting pac-gpc on {} points", train.n()));
+    let t0 = Instant::now();
+    let mut model = fit_pac_gpc_model(&train, labels, &opts)?;
     pb.finish_and_clear();
     model.input_coding = InputCoding::of(&csv_options(&a.data));
     Ok((model, t0.elapsed().as_secs_f64()))

@@ -501,10 +501,14 @@ pub struct PacGpcConfig {
     pub lbfgs: LbfgsConfig,
     /// Settings of the Laplace warm start.
     pub laplace: LaplaceConfig,
+    /// L-BFGS iterations of the screening of every candidate kernel
+    /// ([`PacGpcTheta::Candidates`]) before the full optimisation of the best.
+    pub screen_iter: usize,
 }
 
 impl Default for PacGpcConfig {
-    /// δ = 0.01, Maurer's constant, kl form, the paper's grid, 500 L-BFGS iterations.
+    /// δ = 0.01, Maurer's constant, kl form, the paper's grid, 500 L-BFGS iterations (40 to
+    /// screen each candidate kernel).
     fn default() -> Self {
         Self {
             delta: 0.01,
@@ -516,6 +520,7 @@ impl Default for PacGpcConfig {
                 ..Default::default()
             },
             laplace: LaplaceConfig::default(),
+            screen_iter: 40,
         }
     }
 }
@@ -634,20 +639,31 @@ pub fn fit_pac_gpc(
     check_classification(x, y, lik)?;
     match theta {
         PacGpcTheta::Candidates(kernels) => {
+            // Screen every candidate with a short site optimisation, then run the full one
+            // on the best (any rule of choice among the k costs the same ln k).
             let choice = PenaltyTerm::candidates(kernels.len(), "kernel (PAC-GPC candidates)");
-            let mut best: Option<PacGpcFit> = None;
+            let screen = PacGpcConfig {
+                lbfgs: LbfgsConfig {
+                    max_iter: cfg.screen_iter,
+                    ..cfg.lbfgs.clone()
+                },
+                ..cfg.clone()
+            };
+            let mut best: Option<(PacGpcFit, &Kernel)> = None;
             for k in kernels {
-                let (fit, _) = fit_at_kernel(k, lik, x, y, classifier, cfg, &choice, None)?;
+                let (fit, _) = fit_at_kernel(k, lik, x, y, classifier, &screen, &choice, None)?;
                 if best
                     .as_ref()
-                    .is_none_or(|b| fit.certificate.bound < b.certificate.bound)
+                    .is_none_or(|b| fit.certificate.bound < b.0.certificate.bound)
                 {
-                    best = Some(fit);
+                    best = Some((fit, k));
                 }
             }
-            best.ok_or(Error::Empty {
+            let (screened, k) = best.ok_or(Error::Empty {
                 what: "PAC-GPC kernel candidates",
-            })
+            })?;
+            let start = SiteParams::of_posterior(&screened.posterior)?;
+            Ok(fit_at_kernel(k, lik, x, y, classifier, cfg, &choice, Some(&start))?.0)
         }
         PacGpcTheta::Grid(kernel) => fit_on_grid(kernel, lik, x, y, classifier, cfg),
     }
