@@ -3,5 +3,6 @@
 
 pub mod gpc_split;
 pub mod pac_gp;
+pub mod pac_gp_hetero;
 pub mod pac_gpc;
 pub mod pac_sgp;
