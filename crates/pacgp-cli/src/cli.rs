@@ -319,6 +319,11 @@ pub struct FitArgs {
     /// classifier's kernel [default: 0.01].
     #[arg(long)]
     pub delta: Option<f64>,
+    /// laplace, pac-gpc: a data-dependent prior, `split:F` (part A = fraction F of a seeded
+    /// permutation, --seed; θ by ML-II on A from --kernel [default: se-ard]; the bound on part
+    /// B only) or `split:auto` (the best of F ∈ {0.3, 0.5, 0.7}, ln 3).
+    #[arg(long)]
+    pub prior: Option<String>,
     /// gpr: random restarts of the hyperparameter optimiser [default: 0].
     #[arg(long)]
     pub restarts: Option<usize>,

@@ -87,7 +87,8 @@ fn held_out_gibbs_error_never_exceeds_the_bounds_on_ripley() {
 /// The measurement of the report: breast cancer (683 rows) over seeded 80/20 splits with the
 /// default settings, rows as JSON on stderr. Minutes per split in the dev profile; run with
 /// `cargo test --release -p pacgp --test tighter_classifiers -- --ignored --nocapture`
-/// (seeds from `PACGP_SEEDS`, default `0,1,2`).
+/// (seeds from `PACGP_SEEDS`, default `0,1,2`; L-BFGS iterations from `PACGP_MAX_ITER`,
+/// default 500).
 #[test]
 #[ignore]
 fn breast_cancer_table() {
@@ -96,9 +97,12 @@ fn breast_cancer_table() {
         .split(',')
         .map(|s| s.trim().parse().unwrap())
         .collect();
+    let mut cfg = TighterClassifierConfig::default();
+    if let Ok(it) = std::env::var("PACGP_MAX_ITER") {
+        cfg.pac.lbfgs.max_iter = it.parse().unwrap();
+    }
     let data = common::breast_cancer();
-    let rows =
-        tighter_classifier_rows("breast-cancer", &data, &seeds, &Default::default()).unwrap();
+    let rows = tighter_classifier_rows("breast-cancer", &data, &seeds, &cfg).unwrap();
     for r in &rows {
         eprintln!("{}", serde_json::to_string(r).unwrap());
     }

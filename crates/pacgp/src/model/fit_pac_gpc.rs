@@ -9,6 +9,7 @@ use crate::error::Result;
 use crate::inference::{ConvergenceReport, ConvergenceStatus};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
+use crate::objective::gpc_split::{fit_split_prior, SplitPriorConfig};
 use crate::objective::pac_gpc::{fit_pac_gpc, PacGpcConfig, PacGpcTheta};
 use crate::optim::Termination;
 
@@ -113,5 +114,79 @@ pub fn fit_pac_gpc_model(
         },
         training_digest: Some(sample_digest(train)),
         seed: 0,
+    })
+}
+
+/// Options of [`fit_split_prior_model`].
+#[derive(Clone, Debug)]
+pub struct SplitPriorOptions {
+    /// Likelihood of ML-II and Laplace on both parts.
+    pub likelihood: Likelihood,
+    /// Kernel structure and start of ML-II on part A.
+    pub kernel: Kernel,
+    /// The Gibbs classifier whose bound is certified.
+    pub predictor: GibbsPredictor,
+    /// Fraction, seed, whether the sites of B are optimised (`pac-gpc`) or Laplace's, δ.
+    pub config: SplitPriorConfig,
+}
+
+/// A classifier certified with the data-dependent prior of a seeded split
+/// ([`crate::objective::gpc_split`]): method `pac-gpc` when the sites of part B are optimised
+/// for the bound, else `laplace`. The stored objective is the split certificate's bound on
+/// part B; `certify` on the model recomputes the (valid, looser) certificate against the
+/// zero-mean GP prior on the whole sample.
+pub fn fit_split_prior_model(
+    train: &Dataset,
+    labels: LabelMap,
+    opts: &SplitPriorOptions,
+) -> Result<FittedModel> {
+    let classifier = match opts.predictor {
+        GibbsPredictor::Latent => GibbsClassifier::latent(&opts.likelihood),
+        GibbsPredictor::Noisy => GibbsClassifier::noisy(&opts.likelihood),
+    };
+    let fit = fit_split_prior(
+        &opts.kernel,
+        &opts.likelihood,
+        train,
+        classifier,
+        &opts.config,
+    )?;
+    let jitter_used = fit.posterior.cov.jitter();
+    let method = if opts.config.optimise_sites {
+        "pac-gpc"
+    } else {
+        "laplace"
+    };
+    Ok(FittedModel {
+        format: FORMAT.into(),
+        input_coding: Default::default(),
+        method: method.into(),
+        feature_names: train.feature_names.clone(),
+        target_name: train.target_name.clone(),
+        n_train: train.n(),
+        x_scaler: fit.x_scaler,
+        posterior: fit.posterior,
+        task: Task::Classification {
+            likelihood: opts.likelihood,
+            labels,
+            input_noise: 0.0,
+        },
+        epsilon: None,
+        report: FitReport {
+            objective: Some(fit.certificate.bound),
+            objective_name: format!(
+                "pac_bayes_bound_gibbs_error_split_prior (on part B: {} of {} points)",
+                fit.part_b.len(),
+                train.n()
+            ),
+            jitter_used,
+            theta_on_grid: false,
+            choices: fit.certificate.penalty_terms,
+            penalty: None,
+            inference: None,
+            optimiser: None,
+        },
+        training_digest: Some(sample_digest(train)),
+        seed: opts.config.seed,
     })
 }

@@ -26,7 +26,7 @@ pub mod fit_svm;
 pub mod usage;
 
 pub use fit_classifier::*;
-pub use fit_pac_gpc::{fit_pac_gpc_model, PacGpcOptions};
+pub use fit_pac_gpc::{fit_pac_gpc_model, fit_split_prior_model, PacGpcOptions, SplitPriorOptions};
 pub use fit_regression::*;
 pub use fit_svm::{fit_svm_model, SvmOptions};
 pub use usage::{CertifyOptions, GibbsPredictor};
