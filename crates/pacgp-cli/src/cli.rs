@@ -24,6 +24,8 @@ pub struct Cli {
 }
 
 /// Subcommands.
+// Parsed once per run: the size of the largest variant (`fit`'s options) does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Fit a model on a CSV file and save it as JSON.
