@@ -108,3 +108,25 @@ fn breast_cancer_table() {
     }
     check(&rows);
 }
+
+/// The second set of the report: the Leptograpsus crabs (200 rows, species from the five
+/// measurements), five seeded 80/20 splits, rows as JSON on stderr. Run with
+/// `cargo test -p pacgp --test tighter_classifiers crabs_table -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn crabs_table() {
+    let opts = CsvOptions {
+        target: pacgp::data::TargetSpec::parse("sp"),
+        drop_columns: vec!["sex".into(), "index".into()],
+        ..Default::default()
+    };
+    let data = pacgp::data::load_csv_classification(data_path("crabs/crabs.csv"), &opts)
+        .unwrap()
+        .0;
+    let rows =
+        tighter_classifier_rows("crabs", &data, &[0, 1, 2, 3, 4], &Default::default()).unwrap();
+    for r in &rows {
+        eprintln!("{}", serde_json::to_string(r).unwrap());
+    }
+    check(&rows);
+}
