@@ -151,8 +151,14 @@ fn prior_from_a(post_a: GaussianPosterior, xb: MatRef<'_, f64>) -> Result<PriorF
         }
     }
     let mean = post_a.predict(xb)?.mean;
+    // K_A is a difference of matrices of the prior's scale: its round-off is relative to that.
+    let scale = post_a.kernel.diag(xb).into_iter().fold(0.0, f64::max);
     Ok(PriorFromA {
-        prior: LatentPrior { mean, cov },
+        prior: LatentPrior {
+            mean,
+            cov,
+            round_off: super::pac_gpc::ROUND_OFF * scale,
+        },
         post_a,
         r_kab,
     })
