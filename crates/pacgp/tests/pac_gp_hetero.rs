@@ -39,11 +39,14 @@ fn boston_heteroscedastic_against_pac_gp() {
         let loss = RegressionLoss::new_epsilon_band(0.6).unwrap();
         let m = fit.posterior.predict(xt.as_ref()).unwrap();
         let test_gibbs = gibbs_risk_regression(&yt, &m, &loss).unwrap();
+        let mh = fit.homoscedastic_posterior.predict(xt.as_ref()).unwrap();
+        let pac_gp_test_gibbs = gibbs_risk_regression(&yt, &mh, &loss).unwrap();
         let line = serde_json::json!({
             "seed": seed,
             "pac_gp_bound": fit.homoscedastic.bound,
             "pac_gp_train_gibbs": fit.homoscedastic.empirical_risk,
             "pac_gp_kl": fit.homoscedastic.kl,
+            "pac_gp_test_gibbs": pac_gp_test_gibbs,
             "hetero_bound": fit.certificate.bound,
             "hetero_train_gibbs": fit.certificate.empirical_risk,
             "hetero_kl": fit.certificate.kl,

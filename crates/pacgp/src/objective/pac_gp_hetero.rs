@@ -269,6 +269,8 @@ pub struct PacGpHeteroFit {
     pub certificate: Certificate,
     /// The homoscedastic PAC-GP certificate it started from (same grid penalty).
     pub homoscedastic: Certificate,
+    /// That PAC-GP's posterior.
+    pub homoscedastic_posterior: GaussianPosterior,
     /// Report of the last (θ fixed) optimisation.
     pub report: OptimReport,
 }
@@ -364,6 +366,7 @@ pub fn fit_pac_gp_hetero(
         ln_lambda: m2.params,
         certificate,
         homoscedastic: base.certificate,
+        homoscedastic_posterior: base.gp.posterior(),
         report: m2.report,
     })
 }
