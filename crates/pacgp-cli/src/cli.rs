@@ -24,6 +24,8 @@ pub struct Cli {
 }
 
 /// Subcommands.
+// Parsed once per run: the size of the largest variant (`fit`'s options) does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Fit a model on a CSV file and save it as JSON.
@@ -99,6 +101,10 @@ pub enum Method {
     Ivm,
     /// GP classification, sparse online GP with at most --active-set basis vectors (probit).
     Sogp,
+    /// GP classification trained by its PAC-Bayes bound on the Gibbs error (site means and
+    /// precisions from Laplace; θ: the best of nine fixed SE kernels, or from --kernel
+    /// optimised jointly and snapped onto the grid).
+    PacGpc,
     /// Support vector machine as a GP's MAP (seed 001): lengthscale and slack by the
     /// linear-response leave-one-out, certified (--slack, --c or --input-noise, --solver).
     Svm,
@@ -132,6 +138,8 @@ pub enum ClassifierMethod {
     Ivm,
     /// Sparse online GP.
     Sogp,
+    /// Trained by its PAC-Bayes bound.
+    PacGpc,
 }
 
 /// The two families, so each command handles exactly its own methods.
@@ -164,6 +172,7 @@ impl Method {
             Method::MeanField => Family::Classification(ClassifierMethod::MeanField),
             Method::Ivm => Family::Classification(ClassifierMethod::Ivm),
             Method::Sogp => Family::Classification(ClassifierMethod::Sogp),
+            Method::PacGpc => Family::Classification(ClassifierMethod::PacGpc),
             Method::Svm => Family::Svm,
         }
     }
@@ -338,6 +347,11 @@ pub struct FitArgs {
     /// classifier's kernel [default: 0.01].
     #[arg(long)]
     pub delta: Option<f64>,
+    /// laplace, pac-gpc: a data-dependent prior, `split:F` (part A = fraction F of a seeded
+    /// permutation, --seed; θ by ML-II on A from --kernel [default: se-ard]; the bound on part
+    /// B only) or `split:auto` (the best of F ∈ {0.3, 0.5, 0.7}, ln 3).
+    #[arg(long)]
+    pub prior: Option<String>,
     /// gpr: random restarts of the hyperparameter optimiser [default: 0].
     #[arg(long)]
     pub restarts: Option<usize>,

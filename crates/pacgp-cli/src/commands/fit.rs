@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result};
 use pacgp::bounds::{ConfidenceTerm, HyperGrid};
-use pacgp::data::{self, Dataset, InputCoding};
+use pacgp::data::{self, Dataset, InputCoding, LabelMap};
 use pacgp::inference::ivm::IvmConfig;
 use pacgp::inference::mean_field::MeanFieldConfig;
 use pacgp::inference::sogp::{SogpConfig, SweepOrder};
@@ -13,9 +13,10 @@ use pacgp::inference::{ConvergenceStatus, InferenceMethod};
 use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
 use pacgp::model::{
-    fit_gpr, fit_greedy_sparse_model, fit_pac_gp_model, fit_pac_sgp_model, fit_sparse_model,
-    fit_svm_model, ClassifierOptions, FittedModel, GibbsPredictor, GprOptions, GreedySparseOptions,
-    HyperSelection, PacGpOptions, PacSgpOptions, SparseOptions, SvmOptions, Task,
+    fit_gpr, fit_greedy_sparse_model, fit_pac_gp_model, fit_pac_gpc_model, fit_pac_sgp_model,
+    fit_sparse_model, fit_split_prior_model, fit_svm_model, ClassifierOptions, FittedModel,
+    GibbsPredictor, GprOptions, GreedySparseOptions, HyperSelection, PacGpOptions, PacGpcOptions,
+    PacSgpOptions, SparseOptions, SplitPriorOptions, SvmOptions, Task,
 };
 use pacgp::optim::Restarts;
 use pacgp::regression::exact::MlConfig;
@@ -88,6 +89,7 @@ fn check_applicable(a: &FitArgs, family: Family) -> Result<()> {
                 ("select", a.select.is_some()),
                 ("active-set", a.active_set.is_some()),
                 ("kappa", a.kappa.is_some()),
+                ("prior", a.prior.is_some()),
             ] {
                 if given {
                     return Err(not_for(flag, "other methods", m));
@@ -113,7 +115,9 @@ fn check_applicable(a: &FitArgs, family: Family) -> Result<()> {
             }
         }
         Family::Regression(r) => {
+            // The regression split prior is another branch's (issue 15 item 1).
             let classifier_only = [
+                ("prior", a.prior.is_some()),
                 ("likelihood", a.likelihood.is_some()),
                 ("select", a.select.is_some()),
                 ("active-set", a.active_set.is_some()),
@@ -181,7 +185,28 @@ fn check_applicable(a: &FitArgs, family: Family) -> Result<()> {
                     return Err(not_for(flag, "regression methods", m));
                 }
             }
-            if a.kernel.is_some() && a.select != Some(SelectArg::Ml2) {
+            if a.prior.is_some()
+                && !matches!(c, ClassifierMethod::Laplace | ClassifierMethod::PacGpc)
+            {
+                return Err(not_for("prior", "laplace and pac-gpc", m));
+            }
+            if a.prior.is_some() && (a.select.is_some() || a.likelihood.is_some()) {
+                return Err(pacgp::Error::Unsupported(
+                    "--prior split:F fits θ by ML-II on part A with the probit; --select and --likelihood do not apply".into(),
+                )
+                .into());
+            }
+            if c == ClassifierMethod::PacGpc && a.select.is_some() {
+                return Err(pacgp::Error::Unsupported(
+                    "--select does not apply to pac-gpc: it chooses among nine fixed SE kernels, or optimises θ from --kernel on the grid".into(),
+                )
+                .into());
+            }
+            if a.kernel.is_some()
+                && a.select != Some(SelectArg::Ml2)
+                && c != ClassifierMethod::PacGpc
+                && a.prior.is_none()
+            {
                 return Err(pacgp::Error::Unsupported(
                     "--kernel applies to classifiers only with --select ml2 (--select bound chooses among nine fixed SE kernels)".into(),
                 )
@@ -329,7 +354,10 @@ fn classifier_method(
         LikelihoodArg::Logistic => Likelihood::Logistic,
     };
     Ok(match method {
-        ClassifierMethod::Laplace => (InferenceMethod::Laplace(Default::default()), chosen),
+        // PAC-GPC warm-starts from Laplace.
+        ClassifierMethod::Laplace | ClassifierMethod::PacGpc => {
+            (InferenceMethod::Laplace(Default::default()), chosen)
+        }
         ClassifierMethod::Ep => (InferenceMethod::Ep(Default::default()), chosen),
         ClassifierMethod::MeanField => (
             InferenceMethod::MeanField(MeanFieldConfig {
@@ -395,6 +423,12 @@ fn fit_svm(a: &FitArgs) -> Result<(FittedModel, f64)> {
 fn fit_classification(a: &FitArgs, method: ClassifierMethod) -> Result<(FittedModel, f64)> {
     let (train, labels): (Dataset, _) =
         data::load_csv_classification(&a.data.data, &csv_options(&a.data))?;
+    if let Some(prior) = &a.prior {
+        return fit_split_prior(a, method, prior, train, labels);
+    }
+    if method == ClassifierMethod::PacGpc {
+        return fit_pac_gpc(a, train, labels);
+    }
     let (inference, likelihood) = classifier_method(a, method, train.n())?;
     let selection = match a.select.unwrap_or(SelectArg::Bound) {
         SelectArg::Bound => HyperSelection::BoundOverCandidates,
@@ -417,6 +451,55 @@ fn fit_classification(a: &FitArgs, method: ClassifierMethod) -> Result<(FittedMo
     ));
     let t0 = Instant::now();
     let mut model = pacgp::model::fit_classifier(&train, labels, &opts)?;
+    pb.finish_and_clear();
+    model.input_coding = InputCoding::of(&csv_options(&a.data));
+    Ok((model, t0.elapsed().as_secs_f64()))
+}
+
+/// `fit --method pac-gpc`: the classifier trained by its bound.
+fn fit_pac_gpc(a: &FitArgs, train: Dataset, labels: LabelMap) -> Result<(FittedModel, f64)> {
+    let mut opts = PacGpcOptions::new(a.delta.unwrap_or(0.01), ConfidenceTerm::Maurer);
+    if a.likelihood == Some(LikelihoodArg::Logistic) {
+        opts.likelihood = Likelihood::Logistic;
+    }
+    opts.kernel = a
+        .kernel
+        .as_deref()
+        .map(|s| Kernel::from_spec(s, train.d()))
+        .transpose()?;
+    let pb = spinner(&format!("fitting pac-gpc on {} points", train.n()));
+    let t0 = Instant::now();
+    let mut model = fit_pac_gpc_model(&train, labels, &opts)?;
+    pb.finish_and_clear();
+    model.input_coding = InputCoding::of(&csv_options(&a.data));
+    Ok((model, t0.elapsed().as_secs_f64()))
+}
+
+/// `fit --method laplace|pac-gpc --prior split:F`: certified with a data-dependent prior.
+fn fit_split_prior(
+    a: &FitArgs,
+    method: ClassifierMethod,
+    prior: &str,
+    train: Dataset,
+    labels: LabelMap,
+) -> Result<(FittedModel, f64)> {
+    use pacgp::objective::gpc_split::{SplitFraction, SplitPriorConfig};
+    let mut config = SplitPriorConfig::new(SplitFraction::parse(prior)?, a.seed);
+    config.optimise_sites = method == ClassifierMethod::PacGpc;
+    config.bound.delta = a.delta.unwrap_or(0.01);
+    let opts = SplitPriorOptions {
+        likelihood: Likelihood::probit(),
+        kernel: Kernel::from_spec(a.kernel.as_deref().unwrap_or("se-ard"), train.d())?,
+        predictor: GibbsPredictor::Latent,
+        config,
+    };
+    let pb = spinner(&format!(
+        "fitting {} with a split prior on {} points",
+        a.method.name(),
+        train.n()
+    ));
+    let t0 = Instant::now();
+    let mut model = fit_split_prior_model(&train, labels, &opts)?;
     pb.finish_and_clear();
     model.input_coding = InputCoding::of(&csv_options(&a.data));
     Ok((model, t0.elapsed().as_secs_f64()))

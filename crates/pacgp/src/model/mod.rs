@@ -20,11 +20,13 @@ use crate::optim::OptimReport;
 use crate::posterior::GaussianPosterior;
 
 pub mod fit_classifier;
+pub mod fit_pac_gpc;
 pub mod fit_regression;
 pub mod fit_svm;
 pub mod usage;
 
 pub use fit_classifier::*;
+pub use fit_pac_gpc::{fit_pac_gpc_model, fit_split_prior_model, PacGpcOptions, SplitPriorOptions};
 pub use fit_regression::*;
 pub use fit_svm::{fit_svm_model, SvmOptions};
 pub use usage::{CertifyOptions, GibbsPredictor};

@@ -261,6 +261,11 @@ impl FittedModel {
             }
         }
         if self.is_classifier() {
+            if !self.report.theta_on_grid {
+                return Err(Error::Unsupported(
+                    "this classifier's θ was chosen from the data off the PAC grid (by ML-II on part A of a split prior): its certificate is the one stored at fit time, on part B, and cannot be recomputed on the whole sample".into(),
+                ));
+            }
             if !opts.epsilons.is_empty() {
                 return Err(Error::Unsupported(
                     "--epsilon applies to regression models; a classifier's certificate bounds its 0-1 error".into(),
@@ -387,6 +392,11 @@ impl FittedModel {
                     input_noise: *input_noise,
                     ..Default::default()
                 })
+            }
+            "pac-gpc" => {
+                return Err(Error::Unsupported(
+                    "pac-gpc's posterior is trained by its bound, not by an inference method, so it has no leave-one-out estimate; certify it with --loo none".into(),
+                ))
             }
             "ivm" => InferenceMethod::Ivm(IvmConfig::new(m)),
             "sogp" => InferenceMethod::Sogp {

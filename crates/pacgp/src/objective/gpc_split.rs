@@ -1,0 +1,546 @@
+//! A data-dependent prior for GP classifiers (issue 15 item 1; tighter-bounds spec §5 item 3,
+//! §3.1): split the sample by a seeded permutation into a part A (fraction F) and a part B.
+//! On A alone: the input scaler, θ by ML-II (Laplace evidence) and the Laplace posterior
+//! `P_A`, a GP with mean `μ_A(x)` and covariance `k_A(x, x')`. The bound is then about B only:
+//!
+//! `R(Q) ≤ kl⁻¹(R_{S_B}(Q), (KL(Q‖P_A) + ln|F| + conf(N_B))/N_B)`,
+//!
+//! where Q is `P_A` updated by Gaussian sites on B: on `f_B`, `q = N(μ_A(X_B) + K_Aα, (K_A⁻¹ + Π)⁻¹)`
+//! with `K_A = k_A(X_B, X_B)`; elsewhere Q shares `P_A`'s conditional given `f_B`, so
+//! `KL(Q‖P_A) = KL(q ‖ N(μ_A(X_B), K_A))` (generic Gaussian KL on `f_B`, closed form in
+//! [`crate::objective::pac_gpc`]). The sites start at the Laplace posterior of B under that prior
+//! (Newton with a non-zero prior mean) and are optimised for the bound (PAC-GPC against `P_A`).
+//! θ is free (chosen on A); a fraction fixed in advance costs nothing, the best of the menu
+//! {0.3, 0.5, 0.7} costs `ln 3`.
+//!
+//! Q is returned as the shared [`GaussianPosterior`] with basis `A ∪ B`: the prior GP times the
+//! Laplace sites of A and the sites of B, whose marginals on B are those of q.
+
+use faer::{Mat, MatRef};
+use serde::{Deserialize, Serialize};
+
+use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
+use crate::data::{permutation, Dataset, Standardizer};
+use crate::error::{Error, Result};
+use crate::inference::evidence::{fit_laplace_ml2, ClassifierMlConfig};
+use crate::inference::laplace::LaplaceConfig;
+use crate::kernel::Kernel;
+use crate::likelihood::Likelihood;
+use crate::linalg::{self, Cholesky, JitterPolicy};
+use crate::posterior::{Covariance, GaussianPosterior, Marginals};
+
+use super::pac_gpc::{
+    optimise_sites, BoundSpec, LatentPrior, PacGpcConfig, SiteEvaluation, SiteParams,
+};
+
+/// The split fractions a bound may choose among, fixed in advance (spec §3.1).
+pub const FRACTION_MENU: [f64; 3] = [0.3, 0.5, 0.7];
+
+/// The fraction of the sample that forms the prior's part A.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SplitFraction {
+    /// Fixed in advance (no penalty).
+    Fixed(f64),
+    /// The lowest bound over [`FRACTION_MENU`] (penalty `ln 3`).
+    Auto,
+}
+
+impl SplitFraction {
+    /// Parse `split:F` or `split:auto` (the `--prior` flag's value).
+    pub fn parse(s: &str) -> Result<Self> {
+        let bad = || {
+            Error::Unsupported(format!(
+                "--prior '{s}': expected split:F with 0 < F < 1, or split:auto"
+            ))
+        };
+        let rest = s.strip_prefix("split:").ok_or_else(bad)?;
+        if rest == "auto" {
+            return Ok(SplitFraction::Auto);
+        }
+        let f: f64 = rest.parse().map_err(|_| bad())?;
+        if !(f > 0.0 && f < 1.0) {
+            return Err(bad());
+        }
+        Ok(SplitFraction::Fixed(f))
+    }
+}
+
+/// Settings of [`fit_split_prior`].
+#[derive(Clone, Debug)]
+pub struct SplitPriorConfig {
+    /// The fraction of part A.
+    pub fraction: SplitFraction,
+    /// Seed of the permutation that makes the split.
+    pub seed: u64,
+    /// Optimise the sites of B for the bound (else: the Laplace posterior of B under `P_A`).
+    pub optimise_sites: bool,
+    /// δ, confidence term, bound form, optimiser and Laplace settings (the grid is unused).
+    pub bound: PacGpcConfig,
+    /// ML-II on A.
+    pub ml: ClassifierMlConfig,
+}
+
+impl SplitPriorConfig {
+    /// The menu of fractions, seed 0, sites optimised, the PAC-GPC defaults (δ = 0.01).
+    pub fn new(fraction: SplitFraction, seed: u64) -> Self {
+        Self {
+            fraction,
+            seed,
+            optimise_sites: true,
+            bound: PacGpcConfig::default(),
+            ml: ClassifierMlConfig::default(),
+        }
+    }
+}
+
+/// A classifier certified with a data-dependent prior.
+#[derive(Clone, Debug)]
+pub struct SplitPriorFit {
+    /// Q on standardised inputs (basis `A ∪ B`, site form).
+    pub posterior: GaussianPosterior,
+    /// The scaler fitted on part A.
+    pub x_scaler: Standardizer,
+    /// The certificate on part B.
+    pub certificate: Certificate,
+    /// The certificate of the Laplace posterior of B under `P_A` (the sites' start).
+    pub laplace_certificate: Certificate,
+    /// The fraction used.
+    pub fraction: f64,
+    /// Row indices of part A and part B.
+    pub part_a: Vec<usize>,
+    /// Row indices of part B (the bound's sample).
+    pub part_b: Vec<usize>,
+}
+
+/// `P_A` on the rows of `xb`: its mean and covariance there, and what Q's joint form needs.
+struct PriorFromA {
+    prior: LatentPrior,
+    /// `√W_A` and `α_A` of the Laplace posterior on A.
+    post_a: GaussianPosterior,
+    /// `R_A K_AB` (N_A×N_B), `R_A = Π½B⁻¹Π½` of the sites of A.
+    r_kab: Mat<f64>,
+}
+
+/// The Laplace posterior on A and its mean and covariance at `xb` (spec §5 item 3).
+fn prior_from_a(post_a: GaussianPosterior, xb: MatRef<'_, f64>) -> Result<PriorFromA> {
+    let Covariance::Sites { sqrt_pi, chol_b } = &post_a.cov else {
+        return Err(Error::Unsupported("P_A must be in site form".into()));
+    };
+    let kab = post_a.kernel.cross(post_a.basis.as_ref(), xb);
+    let mut v = kab.clone();
+    for j in 0..v.ncols() {
+        for i in 0..v.nrows() {
+            v[(i, j)] *= sqrt_pi[i];
+        }
+    }
+    chol_b.solve_lower_in_place(v.as_mut());
+    let mut cov = post_a.kernel.gram(xb) - v.transpose() * &v;
+    let nb = xb.nrows();
+    for j in 0..nb {
+        for i in 0..j {
+            cov[(i, j)] = cov[(j, i)];
+        }
+    }
+    // R_A K_AB = Π½ L⁻ᵀ (L⁻¹ Π½ K_AB).
+    let mut r_kab = v;
+    chol_b.solve_upper_in_place(r_kab.as_mut());
+    for j in 0..nb {
+        for i in 0..r_kab.nrows() {
+            r_kab[(i, j)] *= sqrt_pi[i];
+        }
+    }
+    let mean = post_a.predict(xb)?.mean;
+    // K_A is a difference of matrices of the prior's scale: its round-off is relative to that.
+    let scale = post_a.kernel.diag(xb).into_iter().fold(0.0, f64::max);
+    Ok(PriorFromA {
+        prior: LatentPrior {
+            mean,
+            cov,
+            round_off: super::pac_gpc::ROUND_OFF * scale,
+        },
+        post_a,
+        r_kab,
+    })
+}
+
+/// The Laplace posterior of `y` under the prior `N(m₀, K₀)`: Newton on
+/// `Ψ(a) = −½aᵀK₀a + Σ ln p(y_i | m₀ + K₀a)` (GPML Alg. 3.1 with the offset `m₀`), step
+/// halving; returns the sites `α = a = ∇ln p(f̂)`, `π = W(f̂)`.
+pub fn laplace_with_prior_mean(
+    prior: &LatentPrior,
+    lik: &Likelihood,
+    y: &[f64],
+    cfg: &LaplaceConfig,
+) -> Result<SiteParams> {
+    lik.require_derivatives("Laplace")?;
+    let n = y.len();
+    let k = &prior.cov;
+    let psi = |a: &[f64], ft: &[f64]| -> f64 {
+        -0.5 * linalg::dot(a, ft)
+            + (0..n)
+                .map(|i| lik.ln_p_derivs(y[i], prior.mean[i] + ft[i]).ln_p)
+                .sum::<f64>()
+    };
+    let (mut a, mut ft) = (vec![0.0; n], vec![0.0; n]);
+    let mut obj = psi(&a, &ft);
+    for _ in 0..cfg.max_iter {
+        let d: Vec<_> = (0..n)
+            .map(|i| lik.ln_p_derivs(y[i], prior.mean[i] + ft[i]))
+            .collect();
+        let sw: Vec<f64> = d.iter().map(|d| (-d.d2).max(0.0).sqrt()).collect();
+        let chol = Cholesky::factor_filled(
+            n,
+            linalg::fill_site_b(k, &sw, 0.0),
+            None,
+            &JitterPolicy::default(),
+            "I + W½K_AW½",
+        )?;
+        // b = W f̃ + ∇ln p, a = b − W½B⁻¹W½K₀b (GPML Alg. 3.1 l. 6–8 in the offset f̃ = f − m₀).
+        let b: Vec<f64> = (0..n).map(|i| sw[i] * sw[i] * ft[i] + d[i].d1).collect();
+        let kb = linalg::mat_vec(k, &b);
+        let swkb: Vec<f64> = (0..n).map(|i| sw[i] * kb[i]).collect();
+        let sol = chol.solve_vec(&swkb);
+        let a_new: Vec<f64> = (0..n).map(|i| b[i] - sw[i] * sol[i]).collect();
+        let f_new = linalg::mat_vec(k, &a_new);
+        let mut step = 1.0;
+        let (mut a_try, mut f_try, mut obj_try);
+        loop {
+            a_try = lerp(&a, &a_new, step);
+            f_try = lerp(&ft, &f_new, step);
+            obj_try = psi(&a_try, &f_try);
+            if obj_try >= obj - 1e-12 * obj.abs() || step < 1e-6 {
+                break;
+            }
+            step *= 0.5;
+        }
+        let change = (obj_try - obj).abs();
+        (a, ft, obj) = (a_try, f_try, obj_try);
+        if change < cfg.tol && step == 1.0 {
+            break;
+        }
+    }
+    let d: Vec<_> = (0..n)
+        .map(|i| lik.ln_p_derivs(y[i], prior.mean[i] + ft[i]))
+        .collect();
+    Ok(SiteParams {
+        alpha: d.iter().map(|d| d.d1).collect(),
+        ln_pi: d
+            .iter()
+            .map(|d| {
+                (-d.d2).max(1e-300).ln().clamp(
+                    super::pac_gpc::LN_SITE_PRECISION.0,
+                    super::pac_gpc::LN_SITE_PRECISION.1,
+                )
+            })
+            .collect(),
+    })
+}
+
+/// `x + t (z − x)`.
+fn lerp(x: &[f64], z: &[f64], t: f64) -> Vec<f64> {
+    x.iter().zip(z).map(|(x, z)| x + t * (z - x)).collect()
+}
+
+/// Q as the shared posterior over `A ∪ B`: sites `[√W_A; √π_B]`, mean weights
+/// `[α_A − R_A K_AB α_B; α_B]` (so `μ(x) = μ_A(x) + k_A(x, X_B)α_B`).
+fn joint_posterior(
+    from_a: &PriorFromA,
+    xb: MatRef<'_, f64>,
+    sites: &SiteParams,
+) -> Result<GaussianPosterior> {
+    let Covariance::Sites { sqrt_pi: sa, .. } = &from_a.post_a.cov else {
+        return Err(Error::Unsupported("P_A must be in site form".into()));
+    };
+    let pa = &from_a.post_a;
+    let (na, nb) = (pa.basis.nrows(), xb.nrows());
+    let basis = Mat::from_fn(na + nb, xb.ncols(), |i, j| {
+        if i < na {
+            pa.basis[(i, j)]
+        } else {
+            xb[(i - na, j)]
+        }
+    });
+    let correction = linalg::mat_vec(&from_a.r_kab, &sites.alpha);
+    let mut alpha: Vec<f64> = (0..na).map(|i| pa.alpha[i] - correction[i]).collect();
+    alpha.extend(&sites.alpha);
+    let mut sqrt_pi = sa.clone();
+    sqrt_pi.extend(sites.sqrt_pi());
+    let k = pa.kernel.gram(basis.as_ref());
+    let chol_b = Cholesky::factor_filled(
+        na + nb,
+        linalg::fill_site_b(&k, &sqrt_pi, 0.0),
+        None,
+        &JitterPolicy::default(),
+        "I + Π½KΠ½ of the split-prior posterior",
+    )?;
+    Ok(GaussianPosterior {
+        kernel: pa.kernel.clone(),
+        basis,
+        alpha,
+        cov: Covariance::Sites { sqrt_pi, chol_b },
+    })
+}
+
+/// The certificate of sites against `P_A` on part B: KL from the site evaluation, marginals
+/// from Q itself.
+fn certificate_on_b(
+    e: &SiteEvaluation,
+    marginals: &Marginals,
+    yb: &[f64],
+    classifier: GibbsClassifier,
+    cfg: &PacGpcConfig,
+    choices: &[PenaltyTerm],
+) -> Result<Certificate> {
+    let spec = CertificateSpec::new(cfg.delta, cfg.term, choices.to_vec());
+    Certificate::from_marginals(
+        e.kl,
+        marginals,
+        yb,
+        &GibbsLoss::Classification(classifier),
+        &spec,
+    )
+}
+
+/// One split at a fixed fraction; `menu_choice` is the price of the fraction.
+fn fit_fraction(
+    kernel_init: &Kernel,
+    lik: &Likelihood,
+    train: &Dataset,
+    classifier: GibbsClassifier,
+    fraction: f64,
+    menu_choice: &PenaltyTerm,
+    cfg: &SplitPriorConfig,
+) -> Result<SplitPriorFit> {
+    let n = train.n();
+    let na = (fraction * n as f64).round() as usize;
+    if na < 2 || n - na < 2 {
+        return Err(Error::InvalidParameter {
+            name: "split fraction",
+            value: fraction,
+            reason: "leaves fewer than two points in a part",
+        });
+    }
+    let perm = permutation(n, cfg.seed);
+    let (part_a, part_b) = (perm[..na].to_vec(), perm[na..].to_vec());
+    let (a, b) = (train.subset(&part_a), train.subset(&part_b));
+    let x_scaler = Standardizer::fit(a.x.as_ref(), &a.feature_names)?;
+    let (xa, xb) = (
+        x_scaler.transform(a.x.as_ref())?,
+        x_scaler.transform(b.x.as_ref())?,
+    );
+    let ml = fit_laplace_ml2(kernel_init, lik, xa.as_ref(), &a.y, &cfg.ml)?;
+    let from_a = prior_from_a(ml.fit.posterior, xb.as_ref())?;
+    let choices = vec![
+        menu_choice.clone(),
+        PenaltyTerm {
+            what: format!(
+                "prior: Laplace posterior on part A ({na} of {n} points, fraction {fraction}, seed {}), θ by ML-II on A",
+                cfg.seed
+            ),
+            nats: 0.0,
+        },
+    ];
+    let bound = BoundSpec {
+        delta: cfg.bound.delta,
+        term: cfg.bound.term,
+        penalty: menu_choice.nats,
+        kind: cfg.bound.kind,
+    };
+    let start = laplace_with_prior_mean(&from_a.prior, lik, &b.y, &cfg.bound.laplace)?;
+    let certify = |sites: &SiteParams| -> Result<(GaussianPosterior, Certificate)> {
+        let e = SiteEvaluation::new(&from_a.prior, sites)?;
+        let q = joint_posterior(&from_a, xb.as_ref(), sites)?;
+        let m = q.predict(xb.as_ref())?;
+        let c = certificate_on_b(&e, &m, &b.y, classifier, &cfg.bound, &choices)?;
+        Ok((q, c))
+    };
+    let (q_lap, laplace_certificate) = certify(&start)?;
+    let (posterior, certificate) = if cfg.optimise_sites {
+        let (sites, _) = optimise_sites(
+            from_a.prior.clone(),
+            &b.y,
+            classifier,
+            bound,
+            &start,
+            &cfg.bound.lbfgs,
+        )?;
+        certify(&sites)?
+    } else {
+        (q_lap, laplace_certificate.clone())
+    };
+    Ok(SplitPriorFit {
+        posterior,
+        x_scaler,
+        certificate,
+        laplace_certificate,
+        fraction,
+        part_a,
+        part_b,
+    })
+}
+
+/// Certify a GP classifier with the data-dependent prior of a seeded split of `train` (raw
+/// inputs, ±1 labels): module doc.
+pub fn fit_split_prior(
+    kernel_init: &Kernel,
+    lik: &Likelihood,
+    train: &Dataset,
+    classifier: GibbsClassifier,
+    cfg: &SplitPriorConfig,
+) -> Result<SplitPriorFit> {
+    crate::data::check_binary_labels(&train.y)?;
+    match cfg.fraction {
+        SplitFraction::Fixed(f) => {
+            let choice = PenaltyTerm::candidates(1, "split fraction");
+            fit_fraction(kernel_init, lik, train, classifier, f, &choice, cfg)
+        }
+        SplitFraction::Auto => {
+            let choice =
+                PenaltyTerm::candidates(FRACTION_MENU.len(), "split fraction {0.3, 0.5, 0.7}");
+            let mut best: Option<SplitPriorFit> = None;
+            for f in FRACTION_MENU {
+                let fit = fit_fraction(kernel_init, lik, train, classifier, f, &choice, cfg)?;
+                if best
+                    .as_ref()
+                    .is_none_or(|b| fit.certificate.bound < b.certificate.bound)
+                {
+                    best = Some(fit);
+                }
+            }
+            best.ok_or(Error::Empty {
+                what: "split fractions",
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inference::laplace::laplace;
+
+    fn toy(n: usize) -> Dataset {
+        let x = Mat::from_fn(n, 2, |i, j| {
+            (((i * 17 + j * 29) % 41) as f64 / 41.0) * 4.0 - 2.0
+        });
+        let y = (0..n)
+            .map(|i| {
+                let t =
+                    x[(i, 0)].sin() + 0.4 * x[(i, 1)] + 0.3 * (((i * 7) % 5) as f64 - 2.0) / 2.0;
+                if t > 0.0 {
+                    1.0
+                } else {
+                    -1.0
+                }
+            })
+            .collect();
+        Dataset::new(x, y).unwrap()
+    }
+
+    /// With a zero prior mean, Newton with the offset is plain Laplace; with a non-zero one
+    /// the sites satisfy the mode's stationarity `α = ∇ln p(y | m₀ + K₀α)`.
+    #[test]
+    fn newton_with_prior_mean_finds_the_mode() {
+        let d = toy(30);
+        let k = Kernel::se_iso(1.0, 2.0);
+        let lik = Likelihood::probit();
+        let cfg = LaplaceConfig {
+            tol: 1e-12,
+            ..Default::default()
+        };
+        let plain = laplace(&k, &lik, d.x.as_ref(), &d.y, &cfg).unwrap();
+        let zero = LatentPrior::of_kernel(&k, d.x.as_ref());
+        let s = laplace_with_prior_mean(&zero, &lik, &d.y, &cfg).unwrap();
+        for i in 0..30 {
+            assert!((s.alpha[i] - plain.posterior.alpha[i]).abs() < 1e-8);
+        }
+        let shifted = LatentPrior {
+            mean: (0..30).map(|i| 0.1 * i as f64 - 1.5).collect(),
+            ..zero
+        };
+        let s = laplace_with_prior_mean(&shifted, &lik, &d.y, &cfg).unwrap();
+        let f = linalg::mat_vec(&shifted.cov, &s.alpha);
+        for i in 0..30 {
+            let g = lik.ln_p_derivs(d.y[i], shifted.mean[i] + f[i]).d1;
+            assert!((g - s.alpha[i]).abs() < 1e-7, "{i}: {g} vs {}", s.alpha[i]);
+        }
+    }
+
+    /// Q's joint form over A ∪ B has q's marginals on B; `P_A`'s mean and covariance at B
+    /// equal those of the Laplace posterior on A; the KL against `P_A` equals the dense
+    /// Gaussian KL `KL(N(m_q, S_q) ‖ N(μ_A, K_A))` with `S_q` the joint posterior's covariance
+    /// on B computed by dense inverses of the full site form.
+    #[test]
+    fn kl_against_the_part_a_prior_matches_brute_force() {
+        let d = toy(24);
+        let (xa, xb) = (
+            d.subset(&(0..12).collect::<Vec<_>>()),
+            d.subset(&(12..24).collect::<Vec<_>>()),
+        );
+        let k = Kernel::se_iso(0.9, 1.5);
+        let lik = Likelihood::probit();
+        let fit_a = laplace(&k, &lik, xa.x.as_ref(), &xa.y, &Default::default()).unwrap();
+        let from_a = prior_from_a(fit_a.posterior.clone(), xb.x.as_ref()).unwrap();
+        let pa = fit_a.posterior.predict(xb.x.as_ref()).unwrap();
+        for i in 0..12 {
+            assert!((from_a.prior.cov[(i, i)] - pa.var[i]).abs() < 1e-12);
+            assert!((from_a.prior.mean[i] - pa.mean[i]).abs() < 1e-12);
+        }
+        let sites = SiteParams {
+            alpha: (0..12).map(|i| 0.2 * (i as f64).sin()).collect(),
+            ln_pi: (0..12).map(|i| 0.4 * i as f64 - 2.0).collect(),
+        };
+        let e = SiteEvaluation::new(&from_a.prior, &sites).unwrap();
+        let q = joint_posterior(&from_a, xb.x.as_ref(), &sites).unwrap();
+        let m = q.predict(xb.x.as_ref()).unwrap();
+        for i in 0..12 {
+            assert!((m.mean[i] - e.marginals.mean[i]).abs() < 1e-10);
+            assert!((m.var[i] - e.marginals.var[i]).abs() < 1e-10);
+        }
+        // Brute force: the full 24×24 site form, Σ = (K⁻¹ + Π)⁻¹, m = K α_joint, then the
+        // B block against the prior's B block (K_A computed as (K⁻¹ + Π_A)⁻¹ restricted to B).
+        let none = JitterPolicy::none();
+        let mut kfull = k.gram(q.basis.as_ref());
+        for i in 0..24 {
+            kfull[(i, i)] += 1e-10;
+        }
+        let kinv = Cholesky::factor(kfull.as_ref(), &none, "K")
+            .unwrap()
+            .inverse();
+        let Covariance::Sites { sqrt_pi, .. } = &q.cov else {
+            panic!()
+        };
+        let block = |pi_b: bool| -> Mat<f64> {
+            let mut p = kinv.clone();
+            for i in 0..24 {
+                if i < 12 || pi_b {
+                    p[(i, i)] += sqrt_pi[i] * sqrt_pi[i];
+                }
+            }
+            let s = Cholesky::factor(p.as_ref(), &none, "P").unwrap().inverse();
+            Mat::from_fn(12, 12, |i, j| s[(12 + i, 12 + j)])
+        };
+        let (sq, ka) = (block(true), block(false));
+        let mq: Vec<f64> = linalg::mat_vec(&kfull, &q.alpha)[12..].to_vec();
+        let ma = &from_a.prior.mean;
+        let ka_inv = Cholesky::factor(ka.as_ref(), &none, "KA")
+            .unwrap()
+            .inverse();
+        let dm: Vec<f64> = (0..12).map(|i| mq[i] - ma[i]).collect();
+        let quad = linalg::dot(&dm, &linalg::mat_vec(&ka_inv, &dm));
+        let tr = linalg::trace_of_product(ka_inv.as_ref(), sq.as_ref());
+        let ld = |m: &Mat<f64>| Cholesky::factor(m.as_ref(), &none, "x").unwrap().ln_det();
+        let want = 0.5 * (tr + quad - 12.0 + ld(&ka) - ld(&sq));
+        assert!((e.kl - want).abs() < 1e-6, "{} vs {want}", e.kl);
+        // The dense route inverts K (24 close points, ridge 1e-10): round-off ≈ 1e-7 here.
+        for i in 0..12 {
+            assert!(
+                (ka[(i, i)] - pa.var[i]).abs() < 2e-6,
+                "{} vs {}",
+                ka[(i, i)],
+                pa.var[i]
+            );
+        }
+    }
+}
