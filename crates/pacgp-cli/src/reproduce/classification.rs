@@ -269,7 +269,7 @@ pub(super) fn ivm_mnist_grid(a: &ReproduceArgs) -> Result<()> {
             "validation choice (lowest held-out Gibbs error, seed 003 §4.2): w = {:e}, C = {:e} (Gibbs {:.4}, 0-1 {:.4}, bound {:.4})",
             best_val.w, best_val.c, best_val.scores.test_gibbs, best_val.scores.test_error, best_val.scores.bound
         );
-        out!("wrote {}/ivm-mnist-grid.{{csv,json,svg}}", a.out.display());
+        out!("wrote {}/ivm-mnist-grid.{{csv,json,svg}} and the six tables in ivm-mnist-grid-tables.txt", a.out.display());
     }
     Ok(())
 }
