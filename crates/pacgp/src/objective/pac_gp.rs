@@ -40,6 +40,7 @@ pub struct PacGpObjective<'a> {
     delta: f64,
     penalty: f64,
     kind: BoundKind,
+    term: ConfidenceTerm,
     jitter: JitterPolicy,
 }
 
@@ -80,8 +81,15 @@ impl<'a> PacGpObjective<'a> {
             delta,
             penalty,
             kind,
+            term: ConfidenceTerm::Maurer,
             jitter: JitterPolicy::default(),
         })
+    }
+
+    /// The same objective with another confidence constant (default Maurer's `ln(2√N/δ)`).
+    pub fn with_confidence_term(mut self, term: ConfidenceTerm) -> Self {
+        self.term = term;
+        self
     }
 
     fn gp_at(&self, p: &[f64]) -> Result<ExactGp> {
@@ -108,7 +116,7 @@ impl<'a> PacGpObjective<'a> {
             self.delta,
             self.penalty,
             self.kind,
-            ConfidenceTerm::Maurer,
+            self.term,
         )?;
         Ok(PacGpTerms {
             empirical_risk: e.risk,
@@ -175,7 +183,7 @@ impl Objective for PacGpObjective<'_> {
         let n = self.y.len();
         let nf = n as f64;
         let kl = e.kl.max(0.0);
-        let c = crate::bounds::complexity(kl, n, self.delta, self.penalty, ConfidenceTerm::Maurer);
+        let c = crate::bounds::complexity(kl, n, self.delta, self.penalty, self.term);
         let (value, d_q, d_c) = crate::bounds::bound_with_partials(e.risk, c, self.kind);
         let (s2, ci, alpha) = (e.s2, &e.ci, &e.alpha);
         let beta = linalg::mat_vec(ci, alpha);
@@ -237,6 +245,14 @@ pub struct PacGpConfig {
     pub lbfgs: LbfgsConfig,
     /// Box for ln σ² (σ² is a free posterior parameter; the floor keeps v > 0).
     pub ln_noise_bounds: (f64, f64),
+    /// Confidence constant (Maurer's `ln(2√N/δ)` for reproducing seed 004, or the sharp ξ(N)).
+    #[serde(default = "maurer")]
+    pub term: ConfidenceTerm,
+}
+
+/// Serde default of [`PacGpConfig::term`]: the paper's constant.
+fn maurer() -> ConfidenceTerm {
+    ConfidenceTerm::Maurer
 }
 
 impl PacGpConfig {
@@ -252,6 +268,7 @@ impl PacGpConfig {
                 ..Default::default()
             },
             ln_noise_bounds: boxes::LN_NOISE,
+            term: ConfidenceTerm::Maurer,
         })
     }
 }
@@ -285,7 +302,8 @@ pub fn fit_pac_gp(
         cfg.delta,
         penalty,
         cfg.kind,
-    )?;
+    )?
+    .with_confidence_term(cfg.term);
     let mut x0 = kernel_init.params();
     x0.push(noise_init.ln());
     let nk = kernel_init.n_params();
@@ -306,7 +324,7 @@ pub fn fit_pac_gp(
     let gp = obj.gp_at(&snapped)?;
     let spec = CertificateSpec::new(
         cfg.delta,
-        ConfidenceTerm::Maurer,
+        cfg.term,
         vec![PenaltyTerm::grid(&cfg.grid, nk)],
     );
     let certificate = Certificate::of_posterior(

@@ -33,6 +33,7 @@ pub struct PacSgpObjective<'a> {
     delta: f64,
     penalty: f64,
     kind: BoundKind,
+    term: ConfidenceTerm,
 }
 
 /// `(R_S, KL, bound)` of one evaluation.
@@ -101,7 +102,14 @@ impl<'a> PacSgpObjective<'a> {
             delta,
             penalty,
             kind,
+            term: ConfidenceTerm::Maurer,
         })
+    }
+
+    /// The same objective with another confidence constant (default Maurer's `ln(2√N/δ)`).
+    pub fn with_confidence_term(mut self, term: ConfidenceTerm) -> Self {
+        self.term = term;
+        self
     }
 
     fn unpack(&self, p: &[f64]) -> Result<(Kernel, f64, Mat<f64>)> {
@@ -143,7 +151,7 @@ impl<'a> PacSgpObjective<'a> {
         }
         let klc = kl.max(0.0);
         let cplx =
-            crate::bounds::complexity(klc, n, self.delta, self.penalty, ConfidenceTerm::Maurer);
+            crate::bounds::complexity(klc, n, self.delta, self.penalty, self.term);
         let (bound, d_q, d_c) = crate::bounds::bound_with_partials(risk, cplx, self.kind);
         let terms = PacSgpTerms {
             empirical_risk: risk,
