@@ -266,8 +266,16 @@ mod tests {
     /// Spec §1.1's values: ξ(404) = 25.86, ξ(32000) = 224.9 (2√N = 40.20, 357.8).
     #[test]
     fn sharp_constant_matches_the_spec_values() {
-        assert!((ln_xi(404).exp() - 25.86).abs() < 0.005, "{}", ln_xi(404).exp());
-        assert!((ln_xi(32000).exp() - 224.9).abs() < 0.05, "{}", ln_xi(32000).exp());
+        assert!(
+            (ln_xi(404).exp() - 25.86).abs() < 0.005,
+            "{}",
+            ln_xi(404).exp()
+        );
+        assert!(
+            (ln_xi(32000).exp() - 224.9).abs() < 0.05,
+            "{}",
+            ln_xi(32000).exp()
+        );
         for n in [1, 2, 10, 404, 32000] {
             assert!(ln_xi(n) <= (2.0 * (n as f64).sqrt()).ln() + 1e-12);
             let d = ConfidenceTerm::Maurer.value(n, 0.01) - ConfidenceTerm::Sharp.value(n, 0.01);
