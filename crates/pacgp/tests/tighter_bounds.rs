@@ -11,7 +11,11 @@ use pacgp::loss::RegressionLoss;
 use pacgp::objective::pac_gp::{fit_pac_gp, PacGpConfig, PacGpObjective};
 use pacgp::objective::pac_sgp::PacSgpObjective;
 use pacgp::optim::Objective;
-use pacgp::prior::{HyperPrior, HyperPriorShape};
+use pacgp::prior::split::{
+    dense_gaussian_kl, fit_split_prior, SplitBoundObjective, SplitConfig, SplitFraction,
+    SplitPosterior, SplitPosteriorParams, SplitPrior,
+};
+use pacgp::prior::HyperPrior;
 use pacgp::regression::sparse::NegSparseObjective;
 
 fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
@@ -118,7 +122,10 @@ fn pac_gp_with_a_hyper_prior_charges_minus_ln_pi_at_the_snapped_theta() {
     let fit = fit_pac_gp(&k, 1.0, x.clone(), y.clone(), &cfg).unwrap();
     let theta = fit.gp.kernel.params();
     for t in &theta {
-        assert!(((t * 4.0).round() - t * 4.0).abs() < 1e-12, "θ = {t} off the 0.25 grid");
+        assert!(
+            ((t * 4.0).round() - t * 4.0).abs() < 1e-12,
+            "θ = {t} off the 0.25 grid"
+        );
     }
     let centres = HyperPrior::gaussian().centres(&fit.gp.kernel);
     let c = &fit.certificate;
@@ -137,5 +144,287 @@ fn pac_gp_with_a_hyper_prior_charges_minus_ln_pi_at_the_snapped_theta() {
     assert!((c.bound - want).abs() < 1e-12);
     // The prior's price is far below the paper grid's 3·ln 1201 = 21.3 nats.
     assert!(c.penalty < 3.0 * 1201f64.ln() / 2.0, "{}", c.penalty);
-    let _ = HyperPriorShape::Uniform;
+}
+
+/// Inverse by Gauss–Jordan elimination with partial pivoting (independent of the library's
+/// Cholesky-based solves).
+fn gauss_jordan_inverse(a: &Mat<f64>) -> Mat<f64> {
+    let n = a.nrows();
+    let mut m = a.clone();
+    let mut inv = Mat::<f64>::identity(n, n);
+    for c in 0..n {
+        let p = (c..n)
+            .max_by(|&i, &j| m[(i, c)].abs().total_cmp(&m[(j, c)].abs()))
+            .unwrap();
+        for j in 0..n {
+            let (t, u) = (m[(c, j)], inv[(c, j)]);
+            m[(c, j)] = m[(p, j)];
+            m[(p, j)] = t;
+            inv[(c, j)] = inv[(p, j)];
+            inv[(p, j)] = u;
+        }
+        let d = m[(c, c)];
+        for j in 0..n {
+            m[(c, j)] /= d;
+            inv[(c, j)] /= d;
+        }
+        for i in 0..n {
+            if i != c {
+                let f = m[(i, c)];
+                for j in 0..n {
+                    m[(i, j)] -= f * m[(c, j)];
+                    inv[(i, j)] -= f * inv[(c, j)];
+                }
+            }
+        }
+    }
+    inv
+}
+
+fn rows(x: &Mat<f64>, r: std::ops::Range<usize>) -> Mat<f64> {
+    Mat::from_fn(r.len(), x.ncols(), |i, j| x[(r.start + i, j)])
+}
+
+fn mat_vec(a: &Mat<f64>, v: &[f64]) -> Vec<f64> {
+    (0..a.nrows())
+        .map(|i| (0..a.ncols()).map(|j| a[(i, j)] * v[j]).sum())
+        .collect()
+}
+
+/// A small problem: parts A (12 points), B (14) and 4 further inputs T.
+#[allow(clippy::type_complexity)]
+fn split_problem() -> (
+    Kernel,
+    f64,
+    Mat<f64>,
+    Vec<f64>,
+    Mat<f64>,
+    Vec<f64>,
+    Mat<f64>,
+) {
+    let (x, y) = toy(30);
+    // Short lengthscales keep K_A well conditioned, so the dense brute force (explicit
+    // inverses of K_A) is accurate to ~1e-10.
+    let k = Kernel::se_ard(&[0.4, 0.5], 1.2);
+    (
+        k,
+        0.05,
+        rows(&x, 0..12),
+        y[..12].to_vec(),
+        rows(&x, 12..26),
+        y[12..26].to_vec(),
+        rows(&x, 26..30),
+    )
+}
+
+/// P_A on B equals the dense conditioning of the joint prior; `KL(Q‖P_A)` equals the dense
+/// Gaussian KL of the joint on (f_B, f_T) (so the process KL reduces to f_B, spec §3.2), and
+/// Q's predictions at T equal that joint's T block.
+#[test]
+fn split_prior_kl_and_predictions_match_dense_brute_force() {
+    let (k, s2a, xa, ya, xb, yb, xt) = split_problem();
+    let prior = SplitPrior::new(k.clone(), s2a, xa.clone(), &ya).unwrap();
+    // Dense P_A on [B; T].
+    let nb = xb.nrows();
+    let xbt = Mat::from_fn(
+        nb + 4,
+        2,
+        |i, j| if i < nb { xb[(i, j)] } else { xt[(i - nb, j)] },
+    );
+    let mut caa = k.gram(xa.as_ref());
+    for i in 0..12 {
+        caa[(i, i)] += s2a;
+    }
+    let ci = gauss_jordan_inverse(&caa);
+    let kxa = k.cross(xbt.as_ref(), xa.as_ref());
+    let mu = mat_vec(&(&kxa * &ci), &ya);
+    let ka = &k.gram(xbt.as_ref()) - &kxa * &ci * kxa.transpose();
+    let on_b = prior.on(xb.as_ref());
+    for i in 0..nb {
+        assert!((on_b.mean[i] - mu[i]).abs() < 1e-10);
+        for j in 0..nb {
+            assert!((on_b.cov[(i, j)] - ka[(i, j)]).abs() < 1e-10);
+        }
+    }
+    for params in [
+        SplitPosteriorParams {
+            noise_mean: 0.3,
+            noise_cov: 0.5,
+            scale: 0.7,
+        },
+        SplitPosteriorParams {
+            noise_mean: 0.05,
+            noise_cov: 2.0,
+            scale: 1.6,
+        },
+    ] {
+        let q = SplitPosterior::new(prior.clone(), xb.clone(), yb.clone(), params).unwrap();
+        // Dense q(f_B).
+        let kbb = rows(&ka, 0..nb);
+        let kbb = Mat::from_fn(nb, nb, |i, j| kbb[(i, j)]);
+        let shift =
+            |s: f64| Mat::from_fn(nb, nb, |i, j| kbb[(i, j)] + if i == j { s } else { 0.0 });
+        let r: Vec<f64> = (0..nb).map(|i| yb[i] - mu[i]).collect();
+        let mb: Vec<f64> = {
+            let t = mat_vec(&gauss_jordan_inverse(&shift(params.noise_mean)), &r);
+            let kt = mat_vec(&kbb, &t);
+            (0..nb).map(|i| mu[i] + kt[i]).collect()
+        };
+        // S = s(K_A − K_A C_v⁻¹ K_A) = s σ_v² K_A C_v⁻¹ (no cancellation on K_A's small
+        // eigenvalues), symmetrised.
+        let sb = {
+            let t = &kbb * gauss_jordan_inverse(&shift(params.noise_cov));
+            let c = params.scale * params.noise_cov;
+            Mat::from_fn(nb, nb, |i, j| 0.5 * c * (t[(i, j)] + t[(j, i)]))
+        };
+        // Joint Q on [B; T] through P_A's conditional: G = K_A(T,B) K_A(B,B)⁻¹.
+        let ktb = Mat::from_fn(4, nb, |i, j| ka[(nb + i, j)]);
+        let ktt = Mat::from_fn(4, 4, |i, j| ka[(nb + i, nb + j)]);
+        let g = &ktb * gauss_jordan_inverse(&kbb);
+        let dm: Vec<f64> = (0..nb).map(|i| mb[i] - mu[i]).collect();
+        let mt: Vec<f64> = mat_vec(&g, &dm)
+            .iter()
+            .enumerate()
+            .map(|(i, v)| mu[nb + i] + v)
+            .collect();
+        let stb = &g * &sb;
+        let stt = &ktt - &g * ktb.transpose() + &g * &sb * g.transpose();
+        let joint_s = Mat::from_fn(nb + 4, nb + 4, |i, j| match (i < nb, j < nb) {
+            (true, true) => sb[(i, j)],
+            (false, true) => stb[(i - nb, j)],
+            (true, false) => stb[(j - nb, i)],
+            (false, false) => stt[(i - nb, j - nb)],
+        });
+        let joint_m: Vec<f64> = mb.iter().chain(&mt).cloned().collect();
+        let kl = dense_gaussian_kl(&joint_m, &joint_s, &mu, &ka).unwrap();
+        assert!(
+            (q.kl() - kl).abs() < 1e-7 * (1.0 + kl),
+            "KL {} vs dense {kl}",
+            q.kl()
+        );
+        let kl_b = dense_gaussian_kl(&mb, &sb, &mu[..nb], &kbb).unwrap();
+        assert!((q.kl() - kl_b).abs() < 1e-7 * (1.0 + kl_b));
+        let m = q.marginals_on_b();
+        for i in 0..nb {
+            assert!((m.mean[i] - mb[i]).abs() < 1e-9);
+            assert!((m.var[i] - sb[(i, i)]).abs() < 1e-9);
+        }
+        let pt = q.predict(xt.as_ref()).unwrap();
+        for i in 0..4 {
+            assert!(
+                (pt.mean[i] - mt[i]).abs() < 1e-8,
+                "mean {} vs {}",
+                pt.mean[i],
+                mt[i]
+            );
+            assert!(
+                (pt.var[i] - stt[(i, i)]).abs() < 1e-8,
+                "var {} vs {}",
+                pt.var[i],
+                stt[(i, i)]
+            );
+        }
+    }
+}
+
+/// With s = 1 and σ_m² = σ_v² = σ_A², Q is the ordinary GP posterior given A ∪ B (spec §3.2).
+#[test]
+fn split_posterior_is_the_ordinary_gp_posterior_at_unit_scale() {
+    let (k, s2a, xa, ya, xb, yb, xt) = split_problem();
+    let prior = SplitPrior::new(k.clone(), s2a, xa.clone(), &ya).unwrap();
+    let params = SplitPosteriorParams {
+        noise_mean: s2a,
+        noise_cov: s2a,
+        scale: 1.0,
+    };
+    let q = SplitPosterior::new(prior, xb.clone(), yb.clone(), params).unwrap();
+    let x = Mat::from_fn(
+        26,
+        2,
+        |i, j| if i < 12 { xa[(i, j)] } else { xb[(i - 12, j)] },
+    );
+    let y: Vec<f64> = ya.iter().chain(&yb).cloned().collect();
+    let gp = pacgp::regression::exact::ExactGp::fit(k, s2a, x, y, &Default::default()).unwrap();
+    let want = gp.posterior().predict(xt.as_ref()).unwrap();
+    let got = q.predict(xt.as_ref()).unwrap();
+    for i in 0..4 {
+        assert!((got.mean[i] - want.mean[i]).abs() < 1e-9);
+        assert!((got.var[i] - want.var[i]).abs() < 1e-9);
+    }
+}
+
+#[test]
+fn split_bound_objective_has_finite_difference_gradients() {
+    let (k, s2a, xa, ya, xb, yb, _) = split_problem();
+    let prior = SplitPrior::new(k, s2a, xa, &ya).unwrap();
+    let pb = prior.on(xb.as_ref());
+    for term in [ConfidenceTerm::Sharp, ConfidenceTerm::Maurer] {
+        let obj = SplitBoundObjective::new(
+            &pb,
+            &yb,
+            RegressionLoss::EpsilonBand { epsilon: 0.3 },
+            0.01,
+            3f64.ln(),
+            term,
+        );
+        for p in [[0.3f64.ln(), 0.5f64.ln(), 0.7f64.ln()], [-2.0, 0.4, 0.2]] {
+            let (_, g) = obj.value_and_gradient(&p).unwrap();
+            // h = 1e-5 in ln space, values O(1): as for PAC-GP.
+            assert_gradient_close(
+                |q| obj.value(q).unwrap(),
+                &p,
+                &g,
+                1e-5,
+                Tolerance::mixed(1e-6),
+                &format!("{term:?} {p:?}"),
+            );
+        }
+    }
+}
+
+fn boston() -> pacgp::data::Dataset {
+    let opts = pacgp::data::CsvOptions::default();
+    pacgp::data::load_csv(
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../data/boston-housing/boston.csv"),
+        &opts,
+    )
+    .unwrap()
+}
+
+/// The "done when": on 10 random 80/20 splits of boston the test Gibbs risk never
+/// exceeds the data-dependent prior's bound (δ = 0.01, ε = 0.6 training-sd units, the menu of
+/// fractions with ln 3 charged), and the certificate is on part B only.
+#[test]
+fn split_prior_bound_holds_on_repeated_random_splits() {
+    let data = boston();
+    for seed in 0..10u64 {
+        let (tr, te) = pacgp::data::train_test_split(data.n(), 0.2, seed).unwrap();
+        let (train, test) = (data.subset(&tr), data.subset(&te));
+        let sd = pacgp::data::TargetScaler::fit(&train.y).unwrap().sd;
+        let mut cfg = SplitConfig::new(0.6 * sd);
+        cfg.seed = 100 + seed;
+        assert_eq!(cfg.fraction, SplitFraction::Menu);
+        let fit = fit_split_prior(&train, &Kernel::se_iso(1.0, 1.0), &cfg).unwrap();
+        let c = &fit.certificate;
+        assert_eq!(c.n, fit.n_b());
+        assert_eq!(fit.a.len() + fit.b.len(), train.n());
+        assert!((c.penalty - 3f64.ln()).abs() < 1e-12);
+        let xt = fit.x_scaler.transform(test.x.as_ref()).unwrap();
+        let yt = fit.y_scaler.transform(&test.y);
+        let m = fit.posterior.predict(xt.as_ref()).unwrap();
+        let loss = RegressionLoss::new_epsilon_band(fit.y_scaler.scale_length(0.6 * sd)).unwrap();
+        let test_risk = pacgp::loss::gibbs_risk_regression(&yt, &m, &loss).unwrap();
+        assert!(
+            test_risk <= c.bound,
+            "seed {seed}: test Gibbs risk {test_risk} > bound {}",
+            c.bound
+        );
+        assert!(
+            c.bound < 0.35,
+            "seed {seed}: bound {} (F = {})",
+            c.bound,
+            fit.fraction
+        );
+    }
 }
