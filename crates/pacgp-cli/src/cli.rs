@@ -411,7 +411,7 @@ pub struct ReproduceArgs {
     #[arg(long, value_delimiter = ',')]
     pub m: Vec<usize>,
     /// pac-sgp-inducing: only these datasets (kin40k, pol); ivm-uci and risk-coverage:
-    /// breast-cancer, ripley, crabs, house-votes.
+    /// breast-cancer, ripley, crabs, house-votes; tighter-bounds: boston, kin40k, pol.
     #[arg(long, value_delimiter = ',')]
     pub datasets: Vec<String>,
     /// ivm-uci, risk-coverage: the seed's fixed unit-scale RBF kernel instead of the kernel
@@ -449,6 +449,12 @@ pub enum Experiment {
     /// Seed 002 §4: ΔR(k) of greedy, κ-greedy and random sparse GP regression in the dual
     /// (Figures 1–3) beside Theorem 3.1's bound; R(ŵ) and ΔR(0) over five data seeds.
     ZhangSparse,
+    // --- tighter-bounds (issue 15) ---
+    /// Issue 15: the reference PAC-GP bound against each tighter-bounds lever (sharp ξ(N),
+    /// coarse Gaussian hyperparameter prior, data-dependent split prior) and their combination
+    /// on boston (SE iso, ARD), kin40k and pol (`--datasets` selects; `--quick`: 3 splits,
+    /// 300 training points for kin40k/pol).
+    TighterBounds,
 }
 
 /// `pacgp demo`.

@@ -8,6 +8,7 @@ use crate::cli::{Experiment, ReproduceArgs};
 mod classification;
 mod opper_winther;
 mod regression;
+mod tighter_bounds;
 mod zhang;
 
 /// Run the chosen experiment.
@@ -24,5 +25,6 @@ pub fn reproduce(mut a: ReproduceArgs) -> Result<()> {
         Experiment::RiskCoverage => classification::risk_coverage(&a),
         Experiment::OpperWinther => opper_winther::run(&a),
         Experiment::ZhangSparse => zhang::run(&a),
+        Experiment::TighterBounds => tighter_bounds::run(&a),
     }
 }
