@@ -111,6 +111,7 @@ fn check_applicable(a: &FitArgs, family: Family) -> Result<()> {
             }
         }
         Family::Regression(r) => {
+            check_tighter_levers(a, r)?;
             let classifier_only = [
                 ("likelihood", a.likelihood.is_some()),
                 ("select", a.select.is_some()),
@@ -203,6 +204,66 @@ fn check_applicable(a: &FitArgs, family: Family) -> Result<()> {
     Ok(())
 }
 
+// --- tighter-bounds levers (issue 15) ---
+/// `--prior` applies to pac-gp, `--hyper-prior` and `--xi` to the four pac-* methods; the
+/// split prior fits θ on part A, so a hyperparameter prior does not combine with it.
+fn check_tighter_levers(a: &FitArgs, r: RegressionMethod) -> Result<()> {
+    let m = a.method;
+    let pac = matches!(r, RegressionMethod::PacGp(_) | RegressionMethod::PacSgp(_));
+    if a.prior.is_some() && r != RegressionMethod::PacGp(pacgp::bounds::BoundKind::Kl) {
+        let why = if matches!(r, RegressionMethod::PacSgp(_)) {
+            "pac-gp (the sparse form of the split prior is not built yet)"
+        } else {
+            "pac-gp"
+        };
+        return Err(not_for("prior", why, m));
+    }
+    if a.hyper_prior.is_some() && !pac {
+        return Err(not_for(
+            "hyper-prior",
+            "pac-gp, pac-gp-sqrt, pac-sgp, pac-sgp-sqrt",
+            m,
+        ));
+    }
+    if a.xi.is_some() && !pac {
+        return Err(not_for(
+            "xi",
+            "pac-gp, pac-gp-sqrt, pac-sgp, pac-sgp-sqrt",
+            m,
+        ));
+    }
+    if a.prior.is_some() && a.hyper_prior.is_some() {
+        return Err(pacgp::Error::Unsupported(
+            "--hyper-prior does not combine with --prior split (θ is fitted on part A at no charge)".into(),
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// The tighter-bounds levers asked for.
+fn levers(a: &FitArgs) -> pacgp::prior::BoundLevers {
+    pacgp::prior::BoundLevers {
+        term: match a.xi {
+            Some(XiArg::Sharp) => ConfidenceTerm::Sharp,
+            _ => ConfidenceTerm::Maurer,
+        },
+        hyper_prior: a.hyper_prior.map(|h| match h {
+            HyperPriorArg::Gaussian => pacgp::prior::HyperPrior::gaussian(),
+            HyperPriorArg::Uniform => pacgp::prior::HyperPrior::uniform(),
+        }),
+    }
+}
+
+/// The split prior's fraction asked for.
+fn split_fraction(a: &FitArgs) -> Option<pacgp::prior::split::SplitFraction> {
+    use pacgp::prior::split::SplitFraction;
+    a.prior.map(|p| match p {
+        PriorArg::Split(f) => SplitFraction::Fixed(f),
+        PriorArg::SplitAuto => SplitFraction::Menu,
+    })
+}
+
 /// The basis size asked for, or the default capped at N (with a note).
 fn basis_size(given: Option<usize>, n: usize, what: &str) -> usize {
     match given {
@@ -264,6 +325,9 @@ fn fit_regression(a: &FitArgs, method: RegressionMethod) -> Result<(FittedModel,
                 epsilon: a.epsilon.unwrap_or_default(),
                 delta,
                 kind,
+                levers: levers(a),
+                split: split_fraction(a),
+                seed: a.seed,
             };
             fit_pac_gp_model(&train, &o)?
         }
@@ -276,6 +340,7 @@ fn fit_regression(a: &FitArgs, method: RegressionMethod) -> Result<(FittedModel,
                 kind,
                 alpha_s: 1.0,
                 seed: a.seed,
+                levers: levers(a),
             };
             fit_pac_sgp_model(&train, &o)?
         }

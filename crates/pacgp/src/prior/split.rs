@@ -26,7 +26,7 @@ use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
 use crate::optim::{self, boxes, LbfgsConfig, Objective, Restarts};
-use crate::posterior::Marginals;
+use crate::posterior::{Covariance, GaussianPosterior, Marginals};
 use crate::regression::exact::{fit_ml2, MlConfig};
 
 /// The menu of split fractions fixed in advance (spec §3.1, §7 item 1).
@@ -60,6 +60,35 @@ impl SplitFraction {
     }
 }
 
+/// Rows of `data` in a canonical order that does not depend on the file's row order: sorted
+/// by the SHA-256 of each row's bits (identical rows are interchangeable).
+pub fn canonical_order(data: &Dataset) -> Vec<usize> {
+    use sha2::{Digest, Sha256};
+    let mut keyed: Vec<([u8; 32], usize)> = (0..data.n())
+        .map(|i| {
+            let mut h = Sha256::new();
+            for j in 0..data.d() {
+                h.update(data.x[(i, j)].to_bits().to_le_bytes());
+            }
+            h.update(data.y[i].to_bits().to_le_bytes());
+            (h.finalize().into(), i)
+        })
+        .collect();
+    keyed.sort_unstable();
+    keyed.into_iter().map(|(_, i)| i).collect()
+}
+
+/// Rows of parts A and B of `data` (indices into it): [`split_indices`] applied to the
+/// [`canonical_order`], so the same sample in any row order gives the same parts.
+pub fn split_rows(data: &Dataset, fraction: f64, seed: u64) -> Result<(Vec<usize>, Vec<usize>)> {
+    let order = canonical_order(data);
+    let (a, b) = split_indices(data.n(), fraction, seed)?;
+    Ok((
+        a.iter().map(|&i| order[i]).collect(),
+        b.iter().map(|&i| order[i]).collect(),
+    ))
+}
+
 /// Indices of parts A and B: the first `round(F·N)` of a seeded permutation form A (at least
 /// one point in each part).
 pub fn split_indices(n: usize, fraction: f64, seed: u64) -> Result<(Vec<usize>, Vec<usize>)> {
@@ -84,6 +113,8 @@ pub struct SplitPrior {
     pub noise_a: f64,
     /// Inputs of part A (standardised).
     pub x_a: Mat<f64>,
+    /// Targets of part A (standardised).
+    pub y_a: Vec<f64>,
     chol_a: Cholesky,
     alpha_a: Vec<f64>,
 }
@@ -111,6 +142,7 @@ impl SplitPrior {
             kernel,
             noise_a,
             x_a,
+            y_a: y_a.to_vec(),
             chol_a,
             alpha_a,
         })
@@ -450,6 +482,123 @@ impl SplitPosterior {
     }
 }
 
+impl SplitPosterior {
+    /// Q as the shared [`GaussianPosterior`] in site form over the basis `[X_A; X_B]` with the
+    /// prior kernel k_θA, exact when s = 1: mean weights `(K + N_m)⁻¹ y` and site precisions
+    /// `1/σ_A²` on A, `1/σ_v²` on B (`N_m`, `N_v` the noise diagonals; spec §3.2). For s ≠ 1
+    /// Q's covariance is a mixture that this form cannot hold: an error.
+    pub fn site_posterior(&self) -> Result<GaussianPosterior> {
+        if self.params.scale != 1.0 {
+            return Err(Error::Unsupported(format!(
+                "the split-prior posterior with covariance scale s = {} has no site form (fit with s fixed at 1)",
+                self.params.scale
+            )));
+        }
+        let (na, nb) = (self.prior.x_a.nrows(), self.x_b.nrows());
+        let d = self.x_b.ncols();
+        let basis = Mat::from_fn(na + nb, d, |i, j| {
+            if i < na {
+                self.prior.x_a[(i, j)]
+            } else {
+                self.x_b[(i - na, j)]
+            }
+        });
+        let y: Vec<f64> = self.prior.y_a.iter().chain(&self.y_b).cloned().collect();
+        let k = self.prior.kernel.gram(basis.as_ref());
+        let noise = |i: usize, b: f64| if i < na { self.prior.noise_a } else { b };
+        let mut cm = k.clone();
+        for i in 0..na + nb {
+            cm[(i, i)] += noise(i, self.params.noise_mean);
+        }
+        let alpha =
+            Cholesky::factor(cm.as_ref(), &JitterPolicy::default(), "K + N_m")?.solve_vec(&y);
+        let sqrt_pi: Vec<f64> = (0..na + nb)
+            .map(|i| 1.0 / noise(i, self.params.noise_cov).sqrt())
+            .collect();
+        let chol_b = Cholesky::factor_filled(
+            na + nb,
+            linalg::fill_site_b(&k, &sqrt_pi, 0.0),
+            None,
+            &JitterPolicy::default(),
+            "I + Π½KΠ½ of the split-prior posterior",
+        )?;
+        Ok(GaussianPosterior {
+            kernel: self.prior.kernel.clone(),
+            basis,
+            alpha,
+            cov: Covariance::Sites { sqrt_pi, chol_b },
+        })
+    }
+}
+
+/// What a model file keeps to reproduce a split-prior certificate from the training sample:
+/// the split (fraction, menu size, seed), θ_A and σ_A², Q's free parameters and the
+/// confidence term. The scalers are the model's own (fitted on A).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SplitRecord {
+    /// Fraction F of part A.
+    pub fraction: f64,
+    /// Number of fractions the bound chose among (1 = fixed; its `ln` is charged).
+    pub menu: usize,
+    /// Seed of the permutation (applied to the rows' canonical order).
+    pub seed: u64,
+    /// The prior's kernel with θ_A.
+    pub kernel_a: Kernel,
+    /// σ_A².
+    pub noise_a: f64,
+    /// Q's free parameters.
+    pub params: SplitPosteriorParams,
+    /// Confidence constant the certificate uses.
+    pub term: ConfidenceTerm,
+}
+
+impl SplitRecord {
+    /// The record of a fit that chose among `menu` fractions with confidence term `term`.
+    pub fn of(fit: &SplitFit, menu: usize, term: ConfidenceTerm) -> Self {
+        Self {
+            fraction: fit.fraction,
+            menu,
+            seed: fit.seed,
+            kernel_a: fit.posterior.prior.kernel.clone(),
+            noise_a: fit.posterior.prior.noise_a,
+            params: fit.posterior.params,
+            term,
+        }
+    }
+
+    /// The penalty terms of the certificate (the prior's description, the menu's `ln k`).
+    pub fn choices(&self, n_a: usize, n: usize) -> Vec<PenaltyTerm> {
+        let mut choices = vec![PenaltyTerm {
+            what: format!(
+                "prior: GP posterior of part A ({n_a} of {n} points, F = {}, seed {}), θ and σ_A² by ML-II on A; bound on part B",
+                self.fraction, self.seed
+            ),
+            nats: 0.0,
+        }];
+        if self.menu > 1 {
+            choices.push(PenaltyTerm::candidates(self.menu, "split fraction F"));
+        }
+        choices
+    }
+
+    /// Rebuild Q from the training sample `data` standardised with the model's scalers (`x`,
+    /// `y` in the sample's row order): the split, P_A and Q as fitted; also returns N_A.
+    pub fn posterior(
+        &self,
+        data: &Dataset,
+        x: &Mat<f64>,
+        y: &[f64],
+    ) -> Result<(SplitPosterior, usize)> {
+        let (a, b) = split_rows(data, self.fraction, self.seed)?;
+        let rows = |idx: &[usize]| Mat::from_fn(idx.len(), x.ncols(), |i, j| x[(idx[i], j)]);
+        let (x_a, x_b) = (rows(&a), rows(&b));
+        let y_a: Vec<f64> = a.iter().map(|&i| y[i]).collect();
+        let y_b: Vec<f64> = b.iter().map(|&i| y[i]).collect();
+        let prior = SplitPrior::new(self.kernel_a.clone(), self.noise_a, x_a, &y_a)?;
+        Ok((SplitPosterior::new(prior, x_b, y_b, self.params)?, a.len()))
+    }
+}
+
 /// A model trained with the data-dependent prior: the split, the scalers fitted on A, Q and
 /// its certificate on B.
 #[derive(Clone, Debug)]
@@ -488,7 +637,7 @@ fn fit_fraction(
     menu: usize,
     cfg: &SplitConfig,
 ) -> Result<SplitFit> {
-    let (a, b) = split_indices(train.n(), fraction, cfg.seed)?;
+    let (a, b) = split_rows(train, fraction, cfg.seed)?;
     let (part_a, part_b) = (train.subset(&a), train.subset(&b));
     let x_scaler = Standardizer::fit(part_a.x.as_ref(), &part_a.feature_names)?;
     let y_scaler = TargetScaler::fit_column(&part_a.y, &part_a.target_name)?;
@@ -499,18 +648,20 @@ fn fit_fraction(
     let loss = RegressionLoss::new_epsilon_band(y_scaler.scale_length(cfg.epsilon))?;
     let prior = SplitPrior::fit_ml2(kernel_init, x_a, y_a)?;
     let prior_b = prior.on(x_b.as_ref());
-    let mut choices = vec![PenaltyTerm {
-        what: format!(
-            "prior: GP posterior of part A ({} of {} points, F = {fraction}, seed {}), θ and σ_A² by ML-II on A; bound on part B",
-            a.len(),
-            train.n(),
-            cfg.seed
-        ),
-        nats: 0.0,
-    }];
-    if menu > 1 {
-        choices.push(PenaltyTerm::candidates(menu, "split fraction F"));
-    }
+    let record = SplitRecord {
+        fraction,
+        menu,
+        seed: cfg.seed,
+        kernel_a: prior.kernel.clone(),
+        noise_a: prior.noise_a,
+        params: SplitPosteriorParams {
+            noise_mean: 1.0,
+            noise_cov: 1.0,
+            scale: 1.0,
+        },
+        term: cfg.term,
+    };
+    let choices = record.choices(a.len(), train.n());
     let spec = CertificateSpec::new(cfg.delta, cfg.term, choices);
     let obj = SplitBoundObjective::new(&prior_b, &y_b, loss, cfg.delta, spec.penalty(), cfg.term);
     let params = minimise_split_bound(&obj, prior.noise_a, cfg.unit_scale)?;
