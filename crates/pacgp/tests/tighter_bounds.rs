@@ -428,3 +428,53 @@ fn split_prior_bound_holds_on_repeated_random_splits() {
         );
     }
 }
+
+/// kin40k and pol at 600 training points (3 splits, 2000 test points): every lever's bound is
+/// above its test Gibbs risk on every split; prints the summary table. Slow (≈ 15 min in the
+/// dev profile): `cargo test -p pacgp --test tighter_bounds -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn kin40k_and_pol_at_600_points() {
+    use pacgp::experiments::tighter_bounds::{
+        summarise, tighter_bounds_on, DatasetSetup, KernelChoice, TighterSettings,
+    };
+    let settings = TighterSettings {
+        reps: 3,
+        ..TighterSettings::full()
+    };
+    for name in ["kin40k", "pol"] {
+        let load = |part: &str| {
+            pacgp::data::load_csv(
+                std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                    .join(format!("../../data/{name}/{name}_{part}.csv.gz")),
+                &Default::default(),
+            )
+            .unwrap()
+        };
+        let (pool, test) = (load("train"), load("test"));
+        let setup = DatasetSetup {
+            name: name.into(),
+            kernel: KernelChoice::SeArd,
+            n_train: Some(600),
+            n_test: 2000,
+        };
+        let rows =
+            tighter_bounds_on(&pool, Some(&test), &setup, &settings, &mut |_, _| {}).unwrap();
+        for s in summarise(&rows) {
+            println!(
+                "{name} {:<22} bound {:.3} ± {:.3} rel {:+.1}% test Gibbs {:.3} ± {:.3} MSE {:.3} KL {:.1} penalty {:.2} N {:.0}",
+                s.lever,
+                s.bound,
+                s.bound_se,
+                100.0 * s.rel_to_reference,
+                s.test_gibbs,
+                s.test_gibbs_se,
+                s.test_mse,
+                s.kl,
+                s.penalty,
+                s.n_bound
+            );
+            assert!(s.worst_test_minus_bound <= 0.0, "{name} {}", s.lever);
+        }
+    }
+}
