@@ -478,3 +478,137 @@ fn kin40k_and_pol_at_600_points() {
         }
     }
 }
+
+/// Sparse split prior (spec §3.3): Q's u-posterior equals the Woodbury form of the Gaussian
+/// update of P_A's q(u) by the B-likelihood `N(y_B; Φᵀu, Λ)` (explicit inverses), its marginals
+/// on B equal `Φᵀa` and `k − q + diag(ΦᵀΣΦ)`, and the shared dense posterior predicts them.
+#[test]
+fn sparse_split_posterior_matches_the_woodbury_update() {
+    use pacgp::prior::split_sparse::{SparseSplitParams, SparseSplitPosterior, SparseSplitPrior};
+    let (k, _, xa, ya, xb, yb, _) = split_problem();
+    let prior = SparseSplitPrior::fit_vfe(&k, xa.as_ref(), &ya, 5, 0).unwrap();
+    let m = prior.m();
+    let nb = xb.nrows();
+    let mut kuu = prior.kernel.gram(prior.z.as_ref());
+    for i in 0..m {
+        kuu[(i, i)] += pacgp::regression::sparse::KUU_JITTER;
+    }
+    let kuu_inv = gauss_jordan_inverse(&kuu);
+    let kub = prior.kernel.cross(prior.z.as_ref(), xb.as_ref());
+    let phi = &kuu_inv * &kub;
+    let kd = prior.kernel.diag(xb.as_ref());
+    let qd: Vec<f64> = (0..nb)
+        .map(|i| (0..m).map(|a| kub[(a, i)] * phi[(a, i)]).sum())
+        .collect();
+    for params in [
+        SparseSplitParams {
+            noise: 0.2,
+            alpha_s: 1.0,
+        },
+        SparseSplitParams {
+            noise: 0.05,
+            alpha_s: 0.0,
+        },
+    ] {
+        let q = SparseSplitPosterior::new(prior.clone(), xb.as_ref(), &yb, params).unwrap();
+        let lam: Vec<f64> = (0..nb)
+            .map(|i| params.noise + params.alpha_s * (kd[i] - qd[i]).max(0.0))
+            .collect();
+        let sp = &prior.sigma_a * &phi; // M×N_B
+        let inner = Mat::from_fn(nb, nb, |i, j| {
+            (0..m).map(|a| phi[(a, i)] * sp[(a, j)]).sum::<f64>()
+                + if i == j { lam[i] } else { 0.0 }
+        });
+        let inner_inv = gauss_jordan_inverse(&inner);
+        let sigma = &prior.sigma_a - &sp * &inner_inv * sp.transpose();
+        let resid: Vec<f64> = (0..nb)
+            .map(|i| yb[i] - (0..m).map(|a| phi[(a, i)] * prior.a_a[a]).sum::<f64>())
+            .collect();
+        let t = mat_vec(&inner_inv, &resid);
+        let a: Vec<f64> = (0..m)
+            .map(|r| prior.a_a[r] + (0..nb).map(|j| sp[(r, j)] * t[j]).sum::<f64>())
+            .collect();
+        for r in 0..m {
+            assert!(
+                (q.a[r] - a[r]).abs() < 1e-8,
+                "a[{r}] {} vs {}",
+                q.a[r],
+                a[r]
+            );
+            for c in 0..m {
+                assert!((q.sigma[(r, c)] - sigma[(r, c)]).abs() < 1e-8);
+            }
+        }
+        let kl = dense_gaussian_kl(&a, &sigma, &prior.a_a, &prior.sigma_a).unwrap();
+        assert!((q.kl() - kl).abs() < 1e-7 * (1.0 + kl));
+        let mb = q.marginals_on_b();
+        let shared = q.shared_posterior().unwrap().predict(xb.as_ref()).unwrap();
+        for i in 0..nb {
+            let mean: f64 = (0..m).map(|r| phi[(r, i)] * a[r]).sum();
+            let quad: f64 = (0..m)
+                .map(|r| {
+                    (0..m)
+                        .map(|c| phi[(r, i)] * sigma[(r, c)] * phi[(c, i)])
+                        .sum::<f64>()
+                })
+                .sum();
+            assert!((mb.mean[i] - mean).abs() < 1e-8);
+            assert!((mb.var[i] - (kd[i] - qd[i] + quad)).abs() < 1e-8);
+            assert!((shared.mean[i] - mean).abs() < 1e-6);
+            assert!((shared.var[i] - mb.var[i]).abs() < 1e-6);
+        }
+    }
+}
+
+/// The sparse split prior's bound is above the test Gibbs risk on two random 800-point
+/// subsamples of kin40k (M = 50, the menu of fractions, δ = 0.01, ε = 0.6 training sd).
+#[test]
+fn sparse_split_prior_bound_holds_on_kin40k_subsamples() {
+    use pacgp::prior::split_sparse::fit_sparse_split_prior;
+    let load = |part: &str| {
+        pacgp::data::load_csv(
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join(format!("../../data/kin40k/kin40k_{part}.csv.gz")),
+            &Default::default(),
+        )
+        .unwrap()
+    };
+    let (pool, test_pool) = (load("train"), load("test"));
+    for seed in 0..3u64 {
+        let tr: Vec<usize> = pacgp::data::permutation(pool.n(), seed)
+            .into_iter()
+            .take(1000)
+            .collect();
+        let te: Vec<usize> = pacgp::data::permutation(test_pool.n(), 50 + seed)
+            .into_iter()
+            .take(2000)
+            .collect();
+        let (train, test) = (pool.subset(&tr), test_pool.subset(&te));
+        let sd = pacgp::data::TargetScaler::fit(&train.y).unwrap().sd;
+        let mut cfg = SplitConfig::new(0.6 * sd);
+        cfg.seed = seed;
+        let init = Kernel::se_ard(&vec![1.0; train.d()], 1.0);
+        let fit = fit_sparse_split_prior(&train, &init, 50, &cfg).unwrap();
+        let c = &fit.certificate;
+        assert_eq!(c.n, fit.b.len());
+        let xt = fit.x_scaler.transform(test.x.as_ref()).unwrap();
+        let yt = fit.y_scaler.transform(&test.y);
+        let m = fit
+            .posterior
+            .shared_posterior()
+            .unwrap()
+            .predict(xt.as_ref())
+            .unwrap();
+        let loss = RegressionLoss::new_epsilon_band(fit.y_scaler.scale_length(0.6 * sd)).unwrap();
+        let risk = pacgp::loss::gibbs_risk_regression(&yt, &m, &loss).unwrap();
+        println!(
+            "seed {seed}: F = {} bound {:.3} test Gibbs {risk:.3} KL {:.2}",
+            fit.fraction, c.bound, c.kl
+        );
+        assert!(
+            risk <= c.bound,
+            "seed {seed}: test {risk} > bound {}",
+            c.bound
+        );
+    }
+}

@@ -12,6 +12,8 @@
 pub mod hyper;
 /// Data-dependent GP prior from a random part of the sample (spec §3).
 pub mod split;
+/// Sparse (inducing-point) form of the split prior (spec §3.3).
+pub mod split_sparse;
 
 use serde::{Deserialize, Serialize};
 
