@@ -212,7 +212,7 @@ fn check_tighter_levers(a: &FitArgs, r: RegressionMethod) -> Result<()> {
     let pac = matches!(r, RegressionMethod::PacGp(_) | RegressionMethod::PacSgp(_));
     if a.prior.is_some() && r != RegressionMethod::PacGp(pacgp::bounds::BoundKind::Kl) {
         let why = if matches!(r, RegressionMethod::PacSgp(_)) {
-            "pac-gp (the sparse form of the split prior is not built yet)"
+            "pac-gp (the sparse split prior is in the library, not yet in model files)"
         } else {
             "pac-gp"
         };
