@@ -25,6 +25,7 @@ pub fn reproduce(mut a: ReproduceArgs) -> Result<()> {
         Experiment::RiskCoverage => classification::risk_coverage(&a),
         Experiment::OpperWinther => opper_winther::run(&a),
         Experiment::ZhangSparse => zhang::run(&a),
+        Experiment::ZhangKin40k => zhang::kin40k(&a),
         Experiment::TighterBounds => tighter_bounds::run(&a),
     }
 }

@@ -13,7 +13,7 @@ use crate::posterior::GaussianPosterior;
 use crate::prior::split::{fit_split_prior, SplitConfig, SplitFraction, SplitRecord};
 use crate::prior::BoundLevers;
 use crate::regression::exact::{fit_ml2, MlConfig};
-use crate::regression::sparse::{train_sparse, SparseConfig, SparseMethod};
+use crate::regression::sparse::{train_sparse, InducingInit, SparseConfig, SparseMethod};
 
 use super::{sample_digest, FitReport, FittedModel, Task, FORMAT};
 
@@ -317,8 +317,10 @@ pub struct SparseOptions {
     pub m: usize,
     /// VFE, FITC or DTC.
     pub method: SparseMethod,
-    /// Seed of the k-means initialisation of Z.
+    /// Seed of the initialisation of Z.
     pub seed: u64,
+    /// How Z is initialised (k-means, a random subset, or greedy ΔR selection).
+    pub init: InducingInit,
     /// ε to store with the model (target units).
     pub epsilon: Option<f64>,
 }
@@ -334,6 +336,7 @@ pub fn fit_sparse_model(train: &Dataset, opts: &SparseOptions) -> Result<FittedM
     let kernel = kernel_or_default(&opts.kernel, train.d());
     let cfg = SparseConfig {
         seed: opts.seed,
+        init: opts.init,
         snap: Some(HyperGrid::default()),
         ..Default::default()
     };
@@ -381,8 +384,10 @@ pub struct PacSgpOptions {
     pub kind: BoundKind,
     /// Posterior parametrisation: 1 = FITC (the paper's), 0 = VFE.
     pub alpha_s: f64,
-    /// Seed of the k-means initialisation.
+    /// Seed of the initialisation of Z.
     pub seed: u64,
+    /// How Z is initialised (the paper's k-means, a random subset, or greedy ΔR selection).
+    pub init: InducingInit,
     /// Tighter-bounds levers (issue 15): confidence constant and hyperparameter prior.
     pub levers: BoundLevers,
 }
@@ -400,6 +405,7 @@ pub fn fit_pac_sgp_model(train: &Dataset, opts: &PacSgpOptions) -> Result<Fitted
         delta: opts.delta,
         kind: opts.kind,
         seed: opts.seed,
+        init: opts.init,
         max_iter: 1000,
     };
     let fit =

@@ -19,8 +19,8 @@ use crate::loss::RegressionLoss;
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
 use crate::prior::{BoundLevers, HyperPrior};
 use crate::regression::sparse::{
-    add_outer, initial_inducing, sandwich_inv, whitened, InducingInit, NegSparseObjective,
-    SparseGp, SparseMethod, Whitened,
+    add_outer, initial_inducing_with_targets, sandwich_inv, whitened, InducingInit,
+    NegSparseObjective, SparseGp, SparseMethod, Whitened,
 };
 
 /// The sparse PAC-GP bound over `[θ…, ln σ², vec(Z)]` on standardised data.
@@ -326,7 +326,8 @@ pub struct PacSgpFit {
     pub report: OptimReport,
 }
 
-/// Train kl-PAC-SGP / sqrt-PAC-SGP (θ boxed to the grid's range, then snapped), from k-means Z.
+/// Train kl-PAC-SGP / sqrt-PAC-SGP (θ boxed to the grid's range, then snapped), from Z placed
+/// by `init` (the paper's: k-means; greedy: seed 002's ΔR selection under the initial θ, σ²).
 pub fn fit_pac_sgp(
     kernel_init: &Kernel,
     noise_init: f64,
@@ -338,6 +339,7 @@ pub fn fit_pac_sgp(
     delta: f64,
     kind: BoundKind,
     seed: u64,
+    init: InducingInit,
     max_iter: usize,
 ) -> Result<PacSgpFit> {
     let settings = PacSgpSettings {
@@ -347,6 +349,7 @@ pub fn fit_pac_sgp(
         delta,
         kind,
         seed,
+        init,
         max_iter,
     };
     fit_pac_sgp_with(
@@ -372,8 +375,10 @@ pub struct PacSgpSettings {
     pub delta: f64,
     /// kl or sqrt bound.
     pub kind: BoundKind,
-    /// Seed of the k-means initialisation of Z.
+    /// Seed of the initialisation of Z.
     pub seed: u64,
+    /// How the inducing inputs start.
+    pub init: InducingInit,
     /// L-BFGS iteration budget.
     pub max_iter: usize,
 }
@@ -401,7 +406,7 @@ pub fn fit_pac_sgp_with(
     if let Some(prior) = levers.hyper_prior {
         obj = obj.with_hyper_prior(prior)?;
     }
-    let z0 = initial_inducing(x, m, InducingInit::KMeans, st.seed)?;
+    let z0 = initial_inducing_with_targets(kernel_init, noise_init, x, y, m, st.init, st.seed)?;
     let p0 = NegSparseObjective::pack(kernel_init, noise_init, z0.as_ref());
     let (lo, hi) = match levers.hyper_prior {
         None => (grid.min_log, grid.max_log),
