@@ -612,3 +612,34 @@ fn sparse_split_prior_bound_holds_on_kin40k_subsamples() {
         );
     }
 }
+
+/// The model file's form of the split posterior (the shared site-form posterior over A ∪ B,
+/// s = 1) predicts as Q does, also with σ_m² ≠ σ_v²; s ≠ 1 has no site form (an error).
+#[test]
+fn split_posterior_site_form_predicts_as_q() {
+    let (k, s2a, xa, ya, xb, yb, xt) = split_problem();
+    let prior = SplitPrior::new(k, s2a, xa, &ya).unwrap();
+    let params = SplitPosteriorParams {
+        noise_mean: 0.3,
+        noise_cov: 0.8,
+        scale: 1.0,
+    };
+    let q = SplitPosterior::new(prior.clone(), xb.clone(), yb.clone(), params).unwrap();
+    let shared = q.site_posterior().unwrap();
+    for x in [&xt, &xb] {
+        let (a, b) = (
+            q.predict(x.as_ref()).unwrap(),
+            shared.predict(x.as_ref()).unwrap(),
+        );
+        for i in 0..x.nrows() {
+            assert!((a.mean[i] - b.mean[i]).abs() < 1e-9);
+            assert!((a.var[i] - b.var[i]).abs() < 1e-9);
+        }
+    }
+    let scaled = SplitPosteriorParams {
+        scale: 0.5,
+        ..params
+    };
+    let q = SplitPosterior::new(prior, xb, yb, scaled).unwrap();
+    assert!(q.site_posterior().is_err());
+}
