@@ -643,3 +643,36 @@ fn split_posterior_site_form_predicts_as_q() {
     let q = SplitPosterior::new(prior, xb, yb, scaled).unwrap();
     assert!(q.site_posterior().is_err());
 }
+
+/// What fixing s = 1 (the model files' form) costs against a free covariance scale: boston,
+/// SE-ARD, 5 splits; both bounds above the test Gibbs risk; prints the bounds.
+/// `cargo test -p pacgp --test tighter_bounds unit_scale -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn unit_scale_against_free_scale_on_boston() {
+    let data = boston();
+    for seed in 0..5u64 {
+        let (tr, te) = pacgp::data::train_test_split(data.n(), 0.2, seed).unwrap();
+        let (train, test) = (data.subset(&tr), data.subset(&te));
+        let sd = pacgp::data::TargetScaler::fit(&train.y).unwrap().sd;
+        let mut out = Vec::new();
+        for unit in [false, true] {
+            let mut cfg = SplitConfig::new(0.6 * sd);
+            cfg.seed = 100 + seed;
+            cfg.unit_scale = unit;
+            let fit = fit_split_prior(&train, &Kernel::se_ard(&[1.0; 13], 1.0), &cfg).unwrap();
+            let xt = fit.x_scaler.transform(test.x.as_ref()).unwrap();
+            let yt = fit.y_scaler.transform(&test.y);
+            let m = fit.posterior.predict(xt.as_ref()).unwrap();
+            let loss =
+                RegressionLoss::new_epsilon_band(fit.y_scaler.scale_length(0.6 * sd)).unwrap();
+            let risk = pacgp::loss::gibbs_risk_regression(&yt, &m, &loss).unwrap();
+            assert!(risk <= fit.certificate.bound);
+            out.push((fit.certificate.bound, fit.posterior.params.scale, risk));
+        }
+        println!(
+            "seed {seed}: free s = {:.3}: bound {:.4} (test {:.3}); s = 1: bound {:.4} (test {:.3})",
+            out[0].1, out[0].0, out[0].2, out[1].0, out[1].2
+        );
+    }
+}
