@@ -484,7 +484,15 @@ fn fit_classification(a: &FitArgs, method: ClassifierMethod) -> Result<(FittedMo
 /// Hyperparameters sitting on the edge of the grid they were snapped onto: the optimum may
 /// lie outside it.
 fn grid_edge_notes(model: &FittedModel) -> Vec<String> {
-    if !model.report.theta_on_grid {
+    // A split prior's θ is fitted on part A with no grid (issue 15).
+    let split = matches!(
+        &model.task,
+        Task::Regression {
+            split_prior: Some(_),
+            ..
+        }
+    );
+    if !model.report.theta_on_grid || split {
         return Vec::new();
     }
     let grid = if model.method == "gpr" || model.method == "greedy-sparse" {
