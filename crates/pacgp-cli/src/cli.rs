@@ -272,6 +272,48 @@ pub enum TermArg {
     Maurer,
     /// ln((N+1)/δ) (Seeger 2002, seed 003).
     Seeger,
+    /// ln(ξ(N)/δ), the exact constant Maurer bounds by 2√N (about 0.45 nats tighter).
+    Sharp,
+}
+
+// --- tighter-bounds levers (issue 15) ---
+/// `--prior`: the data-dependent split prior.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PriorArg {
+    /// `split:F`.
+    Split(f64),
+    /// `split:auto`: the menu 0.3, 0.5, 0.7.
+    SplitAuto,
+}
+
+/// Parse `split:F` or `split:auto`.
+fn parse_prior(s: &str) -> Result<PriorArg, String> {
+    match s.strip_prefix("split:") {
+        Some("auto") => Ok(PriorArg::SplitAuto),
+        Some(f) => match f.parse::<f64>() {
+            Ok(v) if v > 0.0 && v < 1.0 => Ok(PriorArg::Split(v)),
+            _ => Err(format!("'{f}' is not a fraction in (0, 1)")),
+        },
+        None => Err("use split:F (F in (0, 1)) or split:auto".into()),
+    }
+}
+
+/// `--hyper-prior`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum HyperPriorArg {
+    /// Uniform over the coarse grid.
+    Uniform,
+    /// Discretised Gaussian over the coarse grid.
+    Gaussian,
+}
+
+/// `--xi`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum XiArg {
+    /// ln(2√N/δ).
+    Maurer,
+    /// ln(ξ(N)/δ).
+    Sharp,
 }
 
 /// `pacgp fit`. Options that do not apply to the chosen method are an error.
@@ -347,11 +389,6 @@ pub struct FitArgs {
     /// classifier's kernel [default: 0.01].
     #[arg(long)]
     pub delta: Option<f64>,
-    /// laplace, pac-gpc: a data-dependent prior, `split:F` (part A = fraction F of a seeded
-    /// permutation, --seed; θ by ML-II on A from --kernel [default: se-ard]; the bound on part
-    /// B only) or `split:auto` (the best of F ∈ {0.3, 0.5, 0.7}, ln 3).
-    #[arg(long)]
-    pub prior: Option<String>,
     /// gpr: random restarts of the hyperparameter optimiser [default: 0].
     #[arg(long)]
     pub restarts: Option<usize>,
@@ -364,6 +401,22 @@ pub struct FitArgs {
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+    // --- tighter-bounds levers (issue 15) ---
+    /// pac-gp, laplace, pac-gpc: a data-dependent prior, the GP (Laplace) posterior of a random
+    /// part A of the sample (`split:F`, F in (0, 1), or `split:auto` = the best of 0.3, 0.5,
+    /// 0.7 with ln 3 charged); θ and the scalers are fitted on A by ML-II (from --kernel), the
+    /// bound holds on the rest (`--seed` seeds the split).
+    #[arg(long, value_parser = parse_prior)]
+    pub prior: Option<PriorArg>,
+    /// pac-gp, pac-sgp (and -sqrt): a coarse prior over ln θ (step 0.25 on [−6, 6]) instead of
+    /// the 0.01 uniform grid: `gaussian` (centres 1 for ln ℓ, 0 otherwise, τ = 1.5) or
+    /// `uniform` (ln 49 per hyperparameter).
+    #[arg(long, value_enum)]
+    pub hyper_prior: Option<HyperPriorArg>,
+    /// pac-gp, pac-sgp (and -sqrt): confidence constant of the trained bound: `maurer`
+    /// ln(2√N/δ) (the paper's, default) or `sharp` ln(ξ(N)/δ); `certify` uses it by default.
+    #[arg(long, value_enum)]
+    pub xi: Option<XiArg>,
 }
 
 /// `pacgp predict`.
@@ -424,9 +477,10 @@ pub struct CertifyArgs {
     /// linear response), exact LOO by N refits (`loo_exact_error`), both, or none.
     #[arg(long, value_enum, default_value_t = LooArg::Approx)]
     pub loo: LooArg,
-    /// Confidence constant of the bound.
-    #[arg(long, value_enum, default_value_t = TermArg::Maurer)]
-    pub confidence_term: TermArg,
+    /// Confidence constant of the bound (default: the one the model was trained with, else
+    /// maurer).
+    #[arg(long, value_enum)]
+    pub confidence_term: Option<TermArg>,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -451,7 +505,7 @@ pub struct ReproduceArgs {
     #[arg(long, value_delimiter = ',')]
     pub m: Vec<usize>,
     /// pac-sgp-inducing: only these datasets (kin40k, pol); ivm-uci and risk-coverage:
-    /// breast-cancer, ripley, crabs, house-votes.
+    /// breast-cancer, ripley, crabs, house-votes; tighter-bounds: boston, kin40k, pol.
     #[arg(long, value_delimiter = ',')]
     pub datasets: Vec<String>,
     /// ivm-uci, risk-coverage: the seed's fixed unit-scale RBF kernel instead of the kernel
@@ -494,6 +548,12 @@ pub enum Experiment {
     /// Gibbs risk, time.
     #[value(name = "zhang-kin40k")]
     ZhangKin40k,
+    // --- tighter-bounds (issue 15) ---
+    /// Issue 15: the reference PAC-GP bound against each tighter-bounds lever (sharp ξ(N),
+    /// coarse Gaussian hyperparameter prior, data-dependent split prior) and their combination
+    /// on boston (SE iso, ARD), kin40k and pol (`--datasets` selects; `--quick`: 3 splits,
+    /// 300 training points for kin40k/pol).
+    TighterBounds,
 }
 
 /// `pacgp demo`.

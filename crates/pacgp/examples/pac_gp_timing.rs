@@ -21,6 +21,9 @@ fn main() {
                 epsilon: 3.0,
                 delta: 0.01,
                 kind: BoundKind::Kl,
+                levers: Default::default(),
+                split: None,
+                seed: 0,
             },
         )
         .unwrap();

@@ -34,6 +34,7 @@ pub mod model;
 pub mod objective;
 pub mod optim;
 pub mod posterior;
+pub mod prior;
 pub mod regression;
 pub mod selective;
 pub mod special;

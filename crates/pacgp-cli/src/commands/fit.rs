@@ -90,6 +90,8 @@ fn check_applicable(a: &FitArgs, family: Family) -> Result<()> {
                 ("active-set", a.active_set.is_some()),
                 ("kappa", a.kappa.is_some()),
                 ("prior", a.prior.is_some()),
+                ("hyper-prior", a.hyper_prior.is_some()),
+                ("xi", a.xi.is_some()),
             ] {
                 if given {
                     return Err(not_for(flag, "other methods", m));
@@ -115,9 +117,8 @@ fn check_applicable(a: &FitArgs, family: Family) -> Result<()> {
             }
         }
         Family::Regression(r) => {
-            // The regression split prior is another branch's (issue 15 item 1).
+            check_tighter_levers(a, r)?;
             let classifier_only = [
-                ("prior", a.prior.is_some()),
                 ("likelihood", a.likelihood.is_some()),
                 ("select", a.select.is_some()),
                 ("active-set", a.active_set.is_some()),
@@ -179,6 +180,8 @@ fn check_applicable(a: &FitArgs, family: Family) -> Result<()> {
                 ("inducing-init", a.inducing_init.is_some()),
                 ("restarts", a.restarts.is_some()),
                 ("no-snap", a.no_snap),
+                ("hyper-prior", a.hyper_prior.is_some()),
+                ("xi", a.xi.is_some()),
             ];
             for (flag, given) in regression_only {
                 if given {
@@ -237,6 +240,66 @@ fn check_applicable(a: &FitArgs, family: Family) -> Result<()> {
         }
     }
     Ok(())
+}
+
+// --- tighter-bounds levers (issue 15) ---
+/// `--prior` applies to pac-gp, `--hyper-prior` and `--xi` to the four pac-* methods; the
+/// split prior fits θ on part A, so a hyperparameter prior does not combine with it.
+fn check_tighter_levers(a: &FitArgs, r: RegressionMethod) -> Result<()> {
+    let m = a.method;
+    let pac = matches!(r, RegressionMethod::PacGp(_) | RegressionMethod::PacSgp(_));
+    if a.prior.is_some() && r != RegressionMethod::PacGp(pacgp::bounds::BoundKind::Kl) {
+        let why = if matches!(r, RegressionMethod::PacSgp(_)) {
+            "pac-gp (the sparse split prior is in the library, not yet in model files)"
+        } else {
+            "pac-gp"
+        };
+        return Err(not_for("prior", why, m));
+    }
+    if a.hyper_prior.is_some() && !pac {
+        return Err(not_for(
+            "hyper-prior",
+            "pac-gp, pac-gp-sqrt, pac-sgp, pac-sgp-sqrt",
+            m,
+        ));
+    }
+    if a.xi.is_some() && !pac {
+        return Err(not_for(
+            "xi",
+            "pac-gp, pac-gp-sqrt, pac-sgp, pac-sgp-sqrt",
+            m,
+        ));
+    }
+    if a.prior.is_some() && a.hyper_prior.is_some() {
+        return Err(pacgp::Error::Unsupported(
+            "--hyper-prior does not combine with --prior split (θ is fitted on part A at no charge)".into(),
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// The tighter-bounds levers asked for.
+fn levers(a: &FitArgs) -> pacgp::prior::BoundLevers {
+    pacgp::prior::BoundLevers {
+        term: match a.xi {
+            Some(XiArg::Sharp) => ConfidenceTerm::Sharp,
+            _ => ConfidenceTerm::Maurer,
+        },
+        hyper_prior: a.hyper_prior.map(|h| match h {
+            HyperPriorArg::Gaussian => pacgp::prior::HyperPrior::gaussian(),
+            HyperPriorArg::Uniform => pacgp::prior::HyperPrior::uniform(),
+        }),
+    }
+}
+
+/// The split prior's fraction asked for.
+fn split_fraction(a: &FitArgs) -> Option<pacgp::prior::split::SplitFraction> {
+    use pacgp::prior::split::SplitFraction;
+    a.prior.map(|p| match p {
+        PriorArg::Split(f) => SplitFraction::Fixed(f),
+        PriorArg::SplitAuto => SplitFraction::Menu,
+    })
 }
 
 /// The basis size asked for (refused unless it lies in 1..=N, naming N), or the default
@@ -311,6 +374,9 @@ fn fit_regression(a: &FitArgs, method: RegressionMethod) -> Result<(FittedModel,
                 epsilon: a.epsilon.unwrap_or_default(),
                 delta,
                 kind,
+                levers: levers(a),
+                split: split_fraction(a),
+                seed: a.seed,
             };
             fit_pac_gp_model(&train, &o)?
         }
@@ -323,6 +389,7 @@ fn fit_regression(a: &FitArgs, method: RegressionMethod) -> Result<(FittedModel,
                 kind,
                 alpha_s: 1.0,
                 seed: a.seed,
+                levers: levers(a),
                 init: inducing_init(a),
             };
             fit_pac_sgp_model(&train, &o)?
@@ -423,8 +490,8 @@ fn fit_svm(a: &FitArgs) -> Result<(FittedModel, f64)> {
 fn fit_classification(a: &FitArgs, method: ClassifierMethod) -> Result<(FittedModel, f64)> {
     let (train, labels): (Dataset, _) =
         data::load_csv_classification(&a.data.data, &csv_options(&a.data))?;
-    if let Some(prior) = &a.prior {
-        return fit_split_prior(a, method, prior, train, labels);
+    if let Some(fraction) = split_fraction(a) {
+        return fit_split_prior(a, method, fraction, train, labels);
     }
     if method == ClassifierMethod::PacGpc {
         return fit_pac_gpc(a, train, labels);
@@ -479,12 +546,12 @@ fn fit_pac_gpc(a: &FitArgs, train: Dataset, labels: LabelMap) -> Result<(FittedM
 fn fit_split_prior(
     a: &FitArgs,
     method: ClassifierMethod,
-    prior: &str,
+    fraction: pacgp::prior::split::SplitFraction,
     train: Dataset,
     labels: LabelMap,
 ) -> Result<(FittedModel, f64)> {
-    use pacgp::objective::gpc_split::{SplitFraction, SplitPriorConfig};
-    let mut config = SplitPriorConfig::new(SplitFraction::parse(prior)?, a.seed);
+    use pacgp::objective::gpc_split::SplitPriorConfig;
+    let mut config = SplitPriorConfig::new(fraction, a.seed);
     config.optimise_sites = method == ClassifierMethod::PacGpc;
     config.bound.delta = a.delta.unwrap_or(0.01);
     let opts = SplitPriorOptions {
@@ -508,7 +575,15 @@ fn fit_split_prior(
 /// Hyperparameters sitting on the edge of the grid they were snapped onto: the optimum may
 /// lie outside it.
 pub(super) fn grid_edge_notes(model: &FittedModel) -> Vec<String> {
-    if !model.report.theta_on_grid {
+    // A split prior's θ is fitted on part A with no grid (issue 15).
+    let split = matches!(
+        &model.task,
+        Task::Regression {
+            split_prior: Some(_),
+            ..
+        }
+    );
+    if !model.report.theta_on_grid || split {
         return Vec::new();
     }
     let grid = if model.method == "gpr" || model.method == "greedy-sparse" {

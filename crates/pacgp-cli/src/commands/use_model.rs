@@ -119,8 +119,12 @@ pub(super) fn certify(a: CertifyArgs) -> Result<()> {
     let model = load_model(&a.model)?;
     let ds = load_for_model(&model, &a.data, true)?;
     let term = match a.confidence_term {
-        TermArg::Maurer => ConfidenceTerm::Maurer,
-        TermArg::Seeger => ConfidenceTerm::Seeger,
+        Some(TermArg::Maurer) => ConfidenceTerm::Maurer,
+        Some(TermArg::Seeger) => ConfidenceTerm::Seeger,
+        Some(TermArg::Sharp) => ConfidenceTerm::Sharp,
+        None => model
+            .trained_confidence_term()
+            .unwrap_or(ConfidenceTerm::Maurer),
     };
     let opts = CertifyOptions {
         epsilons: a.epsilon.clone(),

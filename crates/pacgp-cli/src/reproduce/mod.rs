@@ -8,6 +8,7 @@ use crate::cli::{Experiment, ReproduceArgs};
 mod classification;
 mod opper_winther;
 mod regression;
+mod tighter_bounds;
 mod zhang;
 
 /// Run the chosen experiment.
@@ -25,5 +26,6 @@ pub fn reproduce(mut a: ReproduceArgs) -> Result<()> {
         Experiment::OpperWinther => opper_winther::run(&a),
         Experiment::ZhangSparse => zhang::run(&a),
         Experiment::ZhangKin40k => zhang::kin40k(&a),
+        Experiment::TighterBounds => tighter_bounds::run(&a),
     }
 }

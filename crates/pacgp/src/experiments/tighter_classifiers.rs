@@ -181,7 +181,7 @@ pub fn tighter_classifier_rows(
             .unwrap_or_else(|| Kernel::se_ard(&vec![1.0; data.d()], 1.0));
         let split_cfg = SplitPriorConfig {
             bound: cfg.pac.clone(),
-            ..SplitPriorConfig::new(SplitFraction::Auto, seed)
+            ..SplitPriorConfig::new(SplitFraction::Menu, seed)
         };
         let s = fit_split_prior(&kernel, &lik, &train, classifier, &split_cfg)?;
         let xs = s.x_scaler.transform(test.x.as_ref())?;

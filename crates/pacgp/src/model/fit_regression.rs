@@ -1,7 +1,7 @@
 //! Fitting pipelines of the regression family: exact GP by ML-II, PAC-GP, sparse GPs (VFE,
 //! FITC, DTC) and PAC-SGP, on standardised data; each ends as a [`FittedModel`].
 
-use crate::bounds::{BoundKind, HyperGrid};
+use crate::bounds::{BoundKind, ConfidenceTerm, HyperGrid};
 use crate::certificate::PenaltyTerm;
 use crate::data::{Dataset, Standardizer, TargetScaler};
 use crate::error::Result;
@@ -10,6 +10,8 @@ use crate::loss::RegressionLoss;
 use crate::objective::pac_gp::{fit_pac_gp, PacGpConfig};
 use crate::optim::OptimReport;
 use crate::posterior::GaussianPosterior;
+use crate::prior::split::{fit_split_prior, SplitConfig, SplitFraction, SplitRecord};
+use crate::prior::BoundLevers;
 use crate::regression::exact::{fit_ml2, MlConfig};
 use crate::regression::sparse::{train_sparse, InducingInit, SparseConfig, SparseMethod};
 
@@ -72,6 +74,8 @@ fn regression_model(
         task: Task::Regression {
             noise_variance,
             y_scaler: s.y_scaler,
+            split_prior: None,
+            confidence_term: None,
         },
         epsilon,
         report,
@@ -165,23 +169,36 @@ pub struct PacGpOptions {
     pub delta: f64,
     /// kl-PAC-GP or sqrt-PAC-GP.
     pub kind: BoundKind,
+    /// Tighter-bounds levers (issue 15): confidence constant and hyperparameter prior.
+    pub levers: BoundLevers,
+    /// Data-dependent split prior (issue 15, `--prior split:F`) instead of the grid.
+    pub split: Option<SplitFraction>,
+    /// Seed of the split's permutation.
+    pub seed: u64,
 }
 
 /// PAC-GP (seed 004) on standardised data: minimise the bound over θ and σ², snap θ to the
-/// grid; the model stores ε (target units) so `certify` reuses it.
+/// grid (or the hyperparameter prior's grid); the model stores ε (target units) so `certify`
+/// reuses it. With `opts.split` the data-dependent prior ([`fit_split_prior_model`]).
 pub fn fit_pac_gp_model(train: &Dataset, opts: &PacGpOptions) -> Result<FittedModel> {
+    if let Some(fraction) = opts.split {
+        return fit_split_prior_model(train, opts, fraction);
+    }
     let s = standardise(train)?;
     let kernel = kernel_or_default(&opts.kernel, train.d());
     let mut cfg = PacGpConfig::new(s.y_scaler.scale_length(opts.epsilon), opts.kind)?;
     cfg.delta = opts.delta;
+    cfg.term = opts.levers.term;
+    cfg.hyper_prior = opts.levers.hyper_prior;
     let fit = fit_pac_gp(&kernel, opts.noise_init, s.x.clone(), s.y.clone(), &cfg)?;
     let (method, objective) = match opts.kind {
         BoundKind::Kl => ("pac-gp", fit.certificate.bound),
         BoundKind::Sqrt => ("pac-gp-sqrt", fit.certificate.bound_sqrt),
     };
-    let report = bound_report(objective, opts.kind, Some(fit.report), fit.gp.jitter_used());
+    let mut report = bound_report(objective, opts.kind, Some(fit.report), fit.gp.jitter_used());
+    report.choices = fit.certificate.penalty_terms.clone();
     let (posterior, noise) = (fit.gp.posterior(), fit.gp.noise_variance);
-    Ok(regression_model(
+    let mut model = regression_model(
         train,
         method,
         s,
@@ -189,7 +206,82 @@ pub fn fit_pac_gp_model(train: &Dataset, opts: &PacGpOptions) -> Result<FittedMo
         noise,
         Some(opts.epsilon),
         report,
-    ))
+    );
+    set_confidence_term(&mut model, opts.levers.term);
+    Ok(model)
+}
+
+/// Record a non-default confidence constant in the model (the default of `certify`).
+fn set_confidence_term(model: &mut FittedModel, term: ConfidenceTerm) {
+    if let Task::Regression {
+        confidence_term, ..
+    } = &mut model.task
+    {
+        *confidence_term = (term != ConfidenceTerm::Maurer).then_some(term);
+    }
+}
+
+/// PAC-GP with the data-dependent prior (issue 15; tighter-bounds spec §3): a seeded split of
+/// the rows' canonical order, scalers and θ_A, σ_A² by ML-II on part A, Q minimising the kl
+/// bound on part B over (σ_m², σ_v²) with the covariance scale s fixed at 1 so that Q is the
+/// shared site-form posterior exactly; the model keeps the split's record for `certify`.
+pub fn fit_split_prior_model(
+    train: &Dataset,
+    opts: &PacGpOptions,
+    fraction: SplitFraction,
+) -> Result<FittedModel> {
+    if opts.kind != BoundKind::Kl {
+        return Err(crate::Error::Unsupported(
+            "the split prior trains the kl bound only (use --method pac-gp)".into(),
+        ));
+    }
+    if opts.levers.hyper_prior.is_some() {
+        return Err(crate::Error::Unsupported(
+            "the split prior fits θ on part A at no charge; a hyperparameter prior does not apply to it".into(),
+        ));
+    }
+    let kernel = kernel_or_default(&opts.kernel, train.d());
+    let cfg = SplitConfig {
+        fraction,
+        seed: opts.seed,
+        epsilon: opts.epsilon,
+        delta: opts.delta,
+        term: opts.levers.term,
+        unit_scale: true,
+    };
+    RegressionLoss::new_epsilon_band(opts.epsilon)?;
+    let fit = fit_split_prior(train, &kernel, &cfg)?;
+    let record = SplitRecord::of(&fit, fraction.candidates()?.len(), opts.levers.term);
+    let posterior = fit.posterior.site_posterior()?;
+    let report = FitReport {
+        objective: Some(fit.certificate.bound),
+        optimiser: None,
+        objective_name: "pac_bayes_bound_kl_split_prior".into(),
+        jitter_used: posterior.cov.jitter(),
+        theta_on_grid: true,
+        choices: fit.certificate.penalty_terms.clone(),
+        penalty: None,
+        inference: None,
+    };
+    let s = Standardised {
+        x_scaler: fit.x_scaler.clone(),
+        y_scaler: fit.y_scaler,
+        x: faer::Mat::zeros(0, 0),
+        y: Vec::new(),
+    };
+    let mut model = regression_model(
+        train,
+        "pac-gp",
+        s,
+        posterior,
+        fit.posterior.prior.noise_a,
+        Some(opts.epsilon),
+        report,
+    );
+    if let Task::Regression { split_prior, .. } = &mut model.task {
+        *split_prior = Some(record);
+    }
+    Ok(model)
 }
 
 /// The fit report of a model trained by minimising a bound.
@@ -296,6 +388,8 @@ pub struct PacSgpOptions {
     pub seed: u64,
     /// How Z is initialised (the paper's k-means, a random subset, or greedy ΔR selection).
     pub init: InducingInit,
+    /// Tighter-bounds levers (issue 15): confidence constant and hyperparameter prior.
+    pub levers: BoundLevers,
 }
 
 /// Sparse PAC-GP (seed 004) on standardised data; σ² starts at 1 as in the paper.
@@ -304,32 +398,31 @@ pub fn fit_pac_sgp_model(train: &Dataset, opts: &PacSgpOptions) -> Result<Fitted
     let kernel = kernel_or_default(&opts.kernel, train.d());
     let loss = RegressionLoss::new_epsilon_band(s.y_scaler.scale_length(opts.epsilon))?;
     let (x, y) = (s.x.as_ref(), &s.y);
-    let fit = crate::objective::pac_sgp::fit_pac_sgp(
-        &kernel,
-        1.0,
-        x,
-        y,
-        opts.m,
-        opts.alpha_s,
+    let settings = crate::objective::pac_sgp::PacSgpSettings {
+        m: opts.m,
+        alpha_s: opts.alpha_s,
         loss,
-        opts.delta,
-        opts.kind,
-        opts.seed,
-        opts.init,
-        1000,
-    )?;
+        delta: opts.delta,
+        kind: opts.kind,
+        seed: opts.seed,
+        init: opts.init,
+        max_iter: 1000,
+    };
+    let fit =
+        crate::objective::pac_sgp::fit_pac_sgp_with(&kernel, 1.0, x, y, &settings, &opts.levers)?;
     let (method, objective) = match opts.kind {
         BoundKind::Kl => ("pac-sgp", fit.certificate.bound),
         BoundKind::Sqrt => ("pac-sgp-sqrt", fit.certificate.bound_sqrt),
     };
-    let report = bound_report(
+    let mut report = bound_report(
         objective,
         opts.kind,
         Some(fit.report),
         crate::regression::sparse::KUU_JITTER,
     );
+    report.choices = fit.certificate.penalty_terms.clone();
     let posterior = fit.gp.posterior_with_alpha(x, y, fit.alpha_s)?;
-    Ok(regression_model(
+    let mut model = regression_model(
         train,
         method,
         s,
@@ -337,7 +430,9 @@ pub fn fit_pac_sgp_model(train: &Dataset, opts: &PacSgpOptions) -> Result<Fitted
         fit.gp.noise_variance,
         Some(opts.epsilon),
         report,
-    ))
+    );
+    set_confidence_term(&mut model, opts.levers.term);
+    Ok(model)
 }
 
 /// Options of [`fit_greedy_sparse_model`].

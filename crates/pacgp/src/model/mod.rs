@@ -44,6 +44,14 @@ pub enum Task {
         noise_variance: f64,
         /// Target standardisation (training statistics).
         y_scaler: TargetScaler,
+        /// The data-dependent split prior's record (issue 15; `fit --prior split:F`): what
+        /// `certify` needs to rebuild P_A and Q on part B.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        split_prior: Option<crate::prior::split::SplitRecord>,
+        /// The confidence constant the model was trained with (`fit --xi`), the default of
+        /// `certify` (older files: Maurer's).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        confidence_term: Option<crate::bounds::ConfidenceTerm>,
     },
     /// Binary labels through a likelihood.
     Classification {
@@ -300,6 +308,7 @@ impl FittedModel {
             Task::Regression {
                 noise_variance,
                 y_scaler,
+                ..
             } => {
                 if !finite_positive(*noise_variance) {
                     return Err(bad(format!(

@@ -71,12 +71,62 @@ impl FittedModel {
             Task::Regression {
                 noise_variance,
                 y_scaler,
+                ..
             } => Ok((*noise_variance, *y_scaler)),
             Task::Classification { .. } | Task::Svm { .. } => Err(Error::Unsupported(format!(
                 "'{}' is a classifier, not a regression model",
                 self.method
             ))),
         }
+    }
+
+    /// The confidence constant the model was trained with, if it stores one (`fit --xi`, the
+    /// split prior); `certify` uses it unless told otherwise.
+    pub fn trained_confidence_term(&self) -> Option<crate::bounds::ConfidenceTerm> {
+        match &self.task {
+            Task::Regression {
+                split_prior: Some(r),
+                ..
+            } => Some(r.term),
+            Task::Regression {
+                confidence_term, ..
+            } => *confidence_term,
+            _ => None,
+        }
+    }
+
+    /// The split-prior certificates (issue 15): rebuild the split, P_A and Q from the training
+    /// sample and certify Q on part B for every ε (no leave-one-out for this model).
+    fn certify_split_prior(
+        &self,
+        record: &crate::prior::split::SplitRecord,
+        sample: &Dataset,
+        xs: &faer::Mat<f64>,
+        epsilons: &[f64],
+        opts: &CertifyOptions,
+    ) -> Result<Vec<CertificateReport>> {
+        let (_, ys) = self.regression_parts()?;
+        let y_std = ys.transform(&sample.y);
+        let (q, n_a) = record.posterior(sample, xs, &y_std)?;
+        let mut choices = record.choices(n_a, sample.n());
+        if epsilons.len() > 1 {
+            choices.push(PenaltyTerm::candidates(epsilons.len(), "ε of the loss"));
+        }
+        let spec = CertificateSpec::new(opts.delta, opts.term, choices);
+        epsilons
+            .iter()
+            .map(|&eps| {
+                let loss = RegressionLoss::new_epsilon_band(eps)?.scaled(1.0 / ys.sd);
+                let c = Certificate::from_marginals(
+                    q.kl(),
+                    q.marginals_on_b(),
+                    &q.y_b,
+                    &GibbsLoss::Regression(loss),
+                    &spec,
+                )?;
+                Ok(CertificateReport::new(c, Some(eps)))
+            })
+            .collect()
     }
 
     /// Whether the model is a classifier.
@@ -295,6 +345,13 @@ impl FittedModel {
         } else {
             opts.epsilons.clone()
         };
+        if let Task::Regression {
+            split_prior: Some(record),
+            ..
+        } = &self.task
+        {
+            return self.certify_split_prior(record, sample, &xs, &epsilons, opts);
+        }
         if epsilons.len() > 1 {
             choices.push(PenaltyTerm::candidates(epsilons.len(), "ε of the loss"));
         }

@@ -17,7 +17,6 @@
 //! Laplace sites of A and the sites of B, whose marginals on B are those of q.
 
 use faer::{Mat, MatRef};
-use serde::{Deserialize, Serialize};
 
 use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
 use crate::data::{permutation, Dataset, Standardizer};
@@ -33,38 +32,7 @@ use super::pac_gpc::{
     optimise_sites, BoundSpec, LatentPrior, PacGpcConfig, SiteEvaluation, SiteParams,
 };
 
-/// The split fractions a bound may choose among, fixed in advance (spec §3.1).
-pub const FRACTION_MENU: [f64; 3] = [0.3, 0.5, 0.7];
-
-/// The fraction of the sample that forms the prior's part A.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SplitFraction {
-    /// Fixed in advance (no penalty).
-    Fixed(f64),
-    /// The lowest bound over [`FRACTION_MENU`] (penalty `ln 3`).
-    Auto,
-}
-
-impl SplitFraction {
-    /// Parse `split:F` or `split:auto` (the `--prior` flag's value).
-    pub fn parse(s: &str) -> Result<Self> {
-        let bad = || {
-            Error::Unsupported(format!(
-                "--prior '{s}': expected split:F with 0 < F < 1, or split:auto"
-            ))
-        };
-        let rest = s.strip_prefix("split:").ok_or_else(bad)?;
-        if rest == "auto" {
-            return Ok(SplitFraction::Auto);
-        }
-        let f: f64 = rest.parse().map_err(|_| bad())?;
-        if !(f > 0.0 && f < 1.0) {
-            return Err(bad());
-        }
-        Ok(SplitFraction::Fixed(f))
-    }
-}
+pub use crate::prior::split::{SplitFraction, SPLIT_FRACTIONS as FRACTION_MENU};
 
 /// Settings of [`fit_split_prior`].
 #[derive(Clone, Debug)]
@@ -395,7 +363,7 @@ pub fn fit_split_prior(
             let choice = PenaltyTerm::candidates(1, "split fraction");
             fit_fraction(kernel_init, lik, train, classifier, f, &choice, cfg)
         }
-        SplitFraction::Auto => {
+        SplitFraction::Menu => {
             let choice =
                 PenaltyTerm::candidates(FRACTION_MENU.len(), "split fraction {0.3, 0.5, 0.7}");
             let mut best: Option<SplitPriorFit> = None;

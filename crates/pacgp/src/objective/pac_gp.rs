@@ -18,6 +18,7 @@ use crate::kernel::Kernel;
 use crate::linalg::{self, JitterPolicy};
 use crate::loss::RegressionLoss;
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
+use crate::prior::HyperPrior;
 use crate::regression::exact::{check_regression_inputs, ExactGp};
 
 /// Everything the bound is made of at one parameter vector.
@@ -40,6 +41,8 @@ pub struct PacGpObjective<'a> {
     delta: f64,
     penalty: f64,
     kind: BoundKind,
+    term: ConfidenceTerm,
+    hyper_prior: Option<(HyperPrior, Vec<f64>)>,
     jitter: JitterPolicy,
 }
 
@@ -80,8 +83,37 @@ impl<'a> PacGpObjective<'a> {
             delta,
             penalty,
             kind,
+            term: ConfidenceTerm::Maurer,
+            hyper_prior: None,
             jitter: JitterPolicy::default(),
         })
+    }
+
+    /// The same objective with the smooth surrogate of `−ln π(θ)` (tighter-bounds spec §2.1)
+    /// added to the constant penalty, for a coarse hyperparameter prior.
+    pub fn with_hyper_prior(mut self, prior: HyperPrior) -> Result<Self> {
+        prior.validate()?;
+        let centres = prior.centres(&self.kernel);
+        self.hyper_prior = Some((prior, centres));
+        Ok(self)
+    }
+
+    /// The penalty at `p` (constant plus the prior's surrogate) and its gradient in θ.
+    fn penalty_at(&self, p: &[f64]) -> (f64, Vec<f64>) {
+        let nk = self.kernel.n_params();
+        match &self.hyper_prior {
+            None => (self.penalty, vec![0.0; nk]),
+            Some((prior, centres)) => {
+                let (v, g) = prior.surrogate(&p[..nk], centres);
+                (self.penalty + v, g)
+            }
+        }
+    }
+
+    /// The same objective with another confidence constant (default Maurer's `ln(2√N/δ)`).
+    pub fn with_confidence_term(mut self, term: ConfidenceTerm) -> Self {
+        self.term = term;
+        self
     }
 
     fn gp_at(&self, p: &[f64]) -> Result<ExactGp> {
@@ -106,9 +138,9 @@ impl<'a> PacGpObjective<'a> {
             e.kl.max(0.0),
             self.y.len(),
             self.delta,
-            self.penalty,
+            self.penalty_at(p).0,
             self.kind,
-            ConfidenceTerm::Maurer,
+            self.term,
         )?;
         Ok(PacGpTerms {
             empirical_risk: e.risk,
@@ -175,7 +207,8 @@ impl Objective for PacGpObjective<'_> {
         let n = self.y.len();
         let nf = n as f64;
         let kl = e.kl.max(0.0);
-        let c = crate::bounds::complexity(kl, n, self.delta, self.penalty, ConfidenceTerm::Maurer);
+        let (penalty, d_penalty) = self.penalty_at(p);
+        let c = crate::bounds::complexity(kl, n, self.delta, penalty, self.term);
         let (value, d_q, d_c) = crate::bounds::bound_with_partials(e.risk, c, self.kind);
         let (s2, ci, alpha) = (e.s2, &e.ci, &e.alpha);
         let beta = linalg::mat_vec(ci, alpha);
@@ -203,6 +236,9 @@ impl Objective for PacGpObjective<'_> {
         let mut grad = gp
             .kernel
             .gram_grad_contract_symmetric(self.x, g.as_ref(), None);
+        for (gt, dp) in grad.iter_mut().zip(&d_penalty) {
+            *gt += d_c * dp / nf;
+        }
         // Noise: ∂KL/∂σ² and ∂R_S/∂σ² (docs/math.md §3.1), times σ² for ln σ²;
         // [C⁻²]_ii = ‖C⁻¹_{:,i}‖² (C⁻¹ symmetric).
         let ci2_diag = linalg::col_sq_norms(ci);
@@ -237,6 +273,17 @@ pub struct PacGpConfig {
     pub lbfgs: LbfgsConfig,
     /// Box for ln σ² (σ² is a free posterior parameter; the floor keeps v > 0).
     pub ln_noise_bounds: (f64, f64),
+    /// Confidence constant (Maurer's `ln(2√N/δ)` for reproducing seed 004, or the sharp ξ(N)).
+    #[serde(default = "maurer")]
+    pub term: ConfidenceTerm,
+    /// Coarse hyperparameter prior (spec §2) instead of the paper's uniform 0.01 grid.
+    #[serde(default)]
+    pub hyper_prior: Option<HyperPrior>,
+}
+
+/// Serde default of [`PacGpConfig::term`]: the paper's constant.
+fn maurer() -> ConfidenceTerm {
+    ConfidenceTerm::Maurer
 }
 
 impl PacGpConfig {
@@ -252,6 +299,8 @@ impl PacGpConfig {
                 ..Default::default()
             },
             ln_noise_bounds: boxes::LN_NOISE,
+            term: ConfidenceTerm::Maurer,
+            hyper_prior: None,
         })
     }
 }
@@ -276,8 +325,12 @@ pub fn fit_pac_gp(
     y: Vec<f64>,
     cfg: &PacGpConfig,
 ) -> Result<PacGpFit> {
-    let penalty = cfg.grid.penalty(kernel_init.n_params());
-    let obj = PacGpObjective::new(
+    let nk = kernel_init.n_params();
+    let penalty = match cfg.hyper_prior {
+        None => cfg.grid.penalty(nk),
+        Some(_) => 0.0,
+    };
+    let mut obj = PacGpObjective::new(
         kernel_init,
         x.as_ref(),
         &y,
@@ -285,30 +338,49 @@ pub fn fit_pac_gp(
         cfg.delta,
         penalty,
         cfg.kind,
-    )?;
+    )?
+    .with_confidence_term(cfg.term);
+    if let Some(prior) = cfg.hyper_prior {
+        obj = obj.with_hyper_prior(prior)?;
+    }
     let mut x0 = kernel_init.params();
     x0.push(noise_init.ln());
-    let nk = kernel_init.n_params();
-    let mut bounds = vec![boxes::LN_THETA; nk];
+    let (lo, hi) = match cfg.hyper_prior {
+        None => (cfg.grid.min_log, cfg.grid.max_log),
+        Some(p) => (p.min_log, p.max_log),
+    };
+    let mut bounds = vec![(boxes::LN_THETA.0.max(lo), boxes::LN_THETA.1.min(hi)); nk];
     bounds.push(cfg.ln_noise_bounds);
+    let snap = GridSnap {
+        grid: cfg.grid,
+        n: nk,
+    };
     let min = optim::drive(
         &obj,
         &x0,
-        bounds,
+        bounds.clone(),
         &cfg.lbfgs,
         &Restarts::default(),
-        Some(&GridSnap {
-            grid: cfg.grid,
-            n: nk,
-        }),
+        cfg.hyper_prior.is_none().then_some(&snap),
     )?;
-    let (snapped, report) = (min.params, min.report);
-    let gp = obj.gp_at(&snapped)?;
-    let spec = CertificateSpec::new(
-        cfg.delta,
-        ConfidenceTerm::Maurer,
-        vec![PenaltyTerm::grid(&cfg.grid, nk)],
-    );
+    let (mut params, report) = (min.params, min.report);
+    let choice = match cfg.hyper_prior {
+        None => PenaltyTerm::grid(&cfg.grid, nk),
+        Some(prior) => {
+            params = reoptimise_free(
+                &obj,
+                &prior.snap(&params[..nk]),
+                &params[nk..],
+                &bounds[nk..],
+                &cfg.lbfgs,
+            )?;
+            let mut k = kernel_init.clone();
+            k.set_params(&params[..nk])?;
+            prior.penalty_term(&k)?
+        }
+    };
+    let gp = obj.gp_at(&params)?;
+    let spec = CertificateSpec::new(cfg.delta, cfg.term, vec![choice]);
     let certificate = Certificate::of_posterior(
         &gp.posterior(),
         x.as_ref(),
@@ -321,4 +393,24 @@ pub fn fit_pac_gp(
         certificate,
         report,
     })
+}
+
+/// Re-minimise the free (uncharged) posterior parameters with the leading θ held at its snapped
+/// value (spec §2.1: snapping changes the model, the free parameters recover most of it).
+pub(crate) fn reoptimise_free(
+    obj: &dyn Objective,
+    theta: &[f64],
+    free0: &[f64],
+    free_bounds: &[(f64, f64)],
+    lbfgs: &LbfgsConfig,
+) -> Result<Vec<f64>> {
+    let mut x0 = theta.to_vec();
+    x0.extend_from_slice(free0);
+    let mut bounds: Vec<(f64, f64)> = theta.iter().map(|t| (*t, *t)).collect();
+    bounds.extend_from_slice(free_bounds);
+    let min = optim::drive(obj, &x0, bounds, lbfgs, &Restarts::default(), None)?;
+    let mut p = min.params;
+    // The box pins θ; copy it back exactly so the penalty sees grid values.
+    p[..theta.len()].copy_from_slice(theta);
+    Ok(p)
 }

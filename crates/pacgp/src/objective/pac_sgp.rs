@@ -17,6 +17,7 @@ use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky};
 use crate::loss::RegressionLoss;
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
+use crate::prior::{BoundLevers, HyperPrior};
 use crate::regression::sparse::{
     add_outer, initial_inducing_with_targets, sandwich_inv, whitened, InducingInit,
     NegSparseObjective, SparseGp, SparseMethod, Whitened,
@@ -33,6 +34,8 @@ pub struct PacSgpObjective<'a> {
     delta: f64,
     penalty: f64,
     kind: BoundKind,
+    term: ConfidenceTerm,
+    hyper_prior: Option<(HyperPrior, Vec<f64>)>,
 }
 
 /// `(R_S, KL, bound)` of one evaluation.
@@ -101,7 +104,36 @@ impl<'a> PacSgpObjective<'a> {
             delta,
             penalty,
             kind,
+            term: ConfidenceTerm::Maurer,
+            hyper_prior: None,
         })
+    }
+
+    /// The same objective with the smooth surrogate of `−ln π(θ)` (tighter-bounds spec §2.1)
+    /// added to the constant penalty.
+    pub fn with_hyper_prior(mut self, prior: HyperPrior) -> Result<Self> {
+        prior.validate()?;
+        let centres = prior.centres(&self.kernel);
+        self.hyper_prior = Some((prior, centres));
+        Ok(self)
+    }
+
+    /// The penalty at `p` (constant plus the prior's surrogate) and its gradient in θ.
+    fn penalty_at(&self, p: &[f64]) -> (f64, Vec<f64>) {
+        let nk = self.kernel.n_params();
+        match &self.hyper_prior {
+            None => (self.penalty, vec![0.0; nk]),
+            Some((prior, centres)) => {
+                let (v, g) = prior.surrogate(&p[..nk], centres);
+                (self.penalty + v, g)
+            }
+        }
+    }
+
+    /// The same objective with another confidence constant (default Maurer's `ln(2√N/δ)`).
+    pub fn with_confidence_term(mut self, term: ConfidenceTerm) -> Self {
+        self.term = term;
+        self
     }
 
     fn unpack(&self, p: &[f64]) -> Result<(Kernel, f64, Mat<f64>)> {
@@ -142,8 +174,8 @@ impl<'a> PacSgpObjective<'a> {
             g_v[i] = r.d_var;
         }
         let klc = kl.max(0.0);
-        let cplx =
-            crate::bounds::complexity(klc, n, self.delta, self.penalty, ConfidenceTerm::Maurer);
+        let (penalty, d_penalty) = self.penalty_at(p);
+        let cplx = crate::bounds::complexity(klc, n, self.delta, penalty, self.term);
         let (bound, d_q, d_c) = crate::bounds::bound_with_partials(risk, cplx, self.kind);
         let terms = PacSgpTerms {
             empirical_risk: risk,
@@ -153,7 +185,7 @@ impl<'a> PacSgpObjective<'a> {
         if !with_grad {
             return Ok((terms, vec![]));
         }
-        let grad = self.gradient(
+        let mut grad = self.gradient(
             &kernel,
             s2,
             z.as_ref(),
@@ -167,6 +199,9 @@ impl<'a> PacSgpObjective<'a> {
             &g_mu,
             &g_v,
         );
+        for (gt, dp) in grad.iter_mut().zip(&d_penalty) {
+            *gt += d_c * dp / nf;
+        }
         Ok((terms, grad))
     }
 
@@ -307,28 +342,108 @@ pub fn fit_pac_sgp(
     init: InducingInit,
     max_iter: usize,
 ) -> Result<PacSgpFit> {
+    let settings = PacSgpSettings {
+        m,
+        alpha_s,
+        loss,
+        delta,
+        kind,
+        seed,
+        init,
+        max_iter,
+    };
+    fit_pac_sgp_with(
+        kernel_init,
+        noise_init,
+        x,
+        y,
+        &settings,
+        &BoundLevers::default(),
+    )
+}
+
+/// The settings of [`fit_pac_sgp_with`] (those of [`fit_pac_sgp`], named).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PacSgpSettings {
+    /// Number of inducing inputs M.
+    pub m: usize,
+    /// Posterior parametrisation: 1 = FITC, 0 = VFE.
+    pub alpha_s: f64,
+    /// Loss (standardised scale).
+    pub loss: RegressionLoss,
+    /// Confidence δ.
+    pub delta: f64,
+    /// kl or sqrt bound.
+    pub kind: BoundKind,
+    /// Seed of the initialisation of Z.
+    pub seed: u64,
+    /// How the inducing inputs start.
+    pub init: InducingInit,
+    /// L-BFGS iteration budget.
+    pub max_iter: usize,
+}
+
+/// [`fit_pac_sgp`] with the tighter-bounds levers: the confidence constant and a coarse
+/// hyperparameter prior (smooth surrogate while optimising, then θ snapped onto the prior's
+/// grid and σ², Z re-optimised at the snapped θ; spec §2.1).
+pub fn fit_pac_sgp_with(
+    kernel_init: &Kernel,
+    noise_init: f64,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    st: &PacSgpSettings,
+    levers: &BoundLevers,
+) -> Result<PacSgpFit> {
     let grid = HyperGrid::default();
     let nk = kernel_init.n_params();
-    let penalty = grid.penalty(nk);
-    let obj = PacSgpObjective::new(kernel_init, x, y, m, alpha_s, loss, delta, penalty, kind)?;
-    let z0 = initial_inducing_with_targets(kernel_init, noise_init, x, y, m, init, seed)?;
+    let penalty = match levers.hyper_prior {
+        None => grid.penalty(nk),
+        Some(_) => 0.0,
+    };
+    let (m, alpha_s, loss, delta, kind) = (st.m, st.alpha_s, st.loss, st.delta, st.kind);
+    let mut obj = PacSgpObjective::new(kernel_init, x, y, m, alpha_s, loss, delta, penalty, kind)?
+        .with_confidence_term(levers.term);
+    if let Some(prior) = levers.hyper_prior {
+        obj = obj.with_hyper_prior(prior)?;
+    }
+    let z0 = initial_inducing_with_targets(kernel_init, noise_init, x, y, m, st.init, st.seed)?;
     let p0 = NegSparseObjective::pack(kernel_init, noise_init, z0.as_ref());
-    let mut bounds = vec![boxes::LN_THETA; nk];
+    let (lo, hi) = match levers.hyper_prior {
+        None => (grid.min_log, grid.max_log),
+        Some(p) => (p.min_log, p.max_log),
+    };
+    let mut bounds = vec![(boxes::LN_THETA.0.max(lo), boxes::LN_THETA.1.min(hi)); nk];
     bounds.push(boxes::LN_NOISE);
     bounds.extend(std::iter::repeat_n(boxes::FREE, m * x.ncols()));
+    let lbfgs = LbfgsConfig {
+        max_iter: st.max_iter,
+        ..Default::default()
+    };
+    let snap = GridSnap { grid, n: nk };
     let min = optim::drive(
         &obj,
         &p0,
-        bounds,
-        &LbfgsConfig {
-            max_iter,
-            ..Default::default()
-        },
+        bounds.clone(),
+        &lbfgs,
         &Restarts::default(),
-        Some(&GridSnap { grid, n: nk }),
+        levers.hyper_prior.is_none().then_some(&snap),
     )?;
-    let (p, report) = (min.params, min.report);
+    let (mut p, report) = (min.params, min.report);
+    if let Some(prior) = levers.hyper_prior {
+        let theta = prior.snap(&p[..nk]);
+        p = crate::objective::pac_gp::reoptimise_free(
+            &obj,
+            &theta,
+            &p[nk..],
+            &bounds[nk..],
+            &lbfgs,
+        )?;
+    }
     let (kernel, noise_variance, z) = obj.unpack(&p)?;
+    let choice = match levers.hyper_prior {
+        None => PenaltyTerm::grid(&grid, nk),
+        Some(prior) => prior.penalty_term(&kernel)?,
+    };
     let method = if alpha_s > 0.0 {
         SparseMethod::Fitc
     } else {
@@ -340,11 +455,7 @@ pub fn fit_pac_sgp(
         z,
         method,
     };
-    let spec = CertificateSpec::new(
-        delta,
-        ConfidenceTerm::Maurer,
-        vec![PenaltyTerm::grid(&grid, nk)],
-    );
+    let spec = CertificateSpec::new(delta, levers.term, vec![choice]);
     let certificate = Certificate::of_posterior(
         &gp.posterior_with_alpha(x, y, alpha_s)?,
         x,

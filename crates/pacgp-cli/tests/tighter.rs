@@ -1,0 +1,151 @@
+//! End-to-end tests of the issue-15 levers on the command line: `fit --prior split:…`,
+//! `--hyper-prior`, `--xi`; `certify` reproduces the bound stored at fit time (also from the
+//! training rows in another order); options that do not apply exit with status 2.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn pacgp(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pacgp"))
+        .args(args)
+        .current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."))
+        .output()
+        .expect("run pacgp")
+}
+
+fn json_of(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+const DATA: &str = "data/snelson-1d/snelson_train.csv";
+
+/// Fit with `extra` options, then certify (default options and rows reversed): both give the
+/// fit's objective; returns the certificate.
+fn fit_and_certify(dir: &Path, extra: &[&str]) -> serde_json::Value {
+    let model = dir.join("m.json");
+    let mut args = vec![
+        "fit", "--data", DATA, "--kernel", "se", "--method", "pac-gp",
+    ];
+    args.extend_from_slice(&["--epsilon", "0.5", "--out", s(&model), "--json"]);
+    args.extend_from_slice(extra);
+    let fit = json_of(&pacgp(&args));
+    let cert = json_of(&pacgp(&[
+        "certify",
+        "--model",
+        s(&model),
+        "--data",
+        DATA,
+        "--loo",
+        "none",
+        "--json",
+    ]));
+    let (b, want) = (
+        cert["bound"].as_f64().unwrap(),
+        fit["objective"].as_f64().unwrap(),
+    );
+    assert!((b - want).abs() < 1e-12, "certify {b} vs fit {want}");
+    // The same rows in reverse order: the split is made on the rows' canonical order.
+    let text = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(DATA),
+    )
+    .unwrap();
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[1..].reverse();
+    let rev = dir.join("rev.csv");
+    std::fs::write(&rev, lines.join("\n") + "\n").unwrap();
+    let again = json_of(&pacgp(&[
+        "certify",
+        "--model",
+        s(&model),
+        "--data",
+        s(&rev),
+        "--loo",
+        "none",
+        "--json",
+    ]));
+    assert!((again["bound"].as_f64().unwrap() - b).abs() < 1e-12);
+    cert
+}
+
+#[test]
+fn split_prior_model_certifies_on_part_b_and_reproduces_its_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = fit_and_certify(dir.path(), &["--prior", "split:auto", "--seed", "3"]);
+    // Part B of 200 points: 140, 100 or 60 points; ln 3 for the menu.
+    let n = cert["n"].as_u64().unwrap();
+    assert!([140, 100, 60].contains(&n), "N_B = {n}");
+    assert!((cert["penalty"].as_f64().unwrap() - 3f64.ln()).abs() < 1e-12);
+    let fixed = fit_and_certify(dir.path(), &["--prior", "split:0.5", "--xi", "sharp"]);
+    assert_eq!(fixed["n"].as_u64().unwrap(), 100);
+    assert_eq!(fixed["penalty"].as_f64().unwrap(), 0.0);
+    assert_eq!(fixed["confidence_term"], "sharp");
+}
+
+#[test]
+fn hyper_prior_and_sharp_constant_are_stored_and_reused_by_certify() {
+    let dir = tempfile::tempdir().unwrap();
+    let cert = fit_and_certify(dir.path(), &["--hyper-prior", "gaussian", "--xi", "sharp"]);
+    assert_eq!(cert["confidence_term"], "sharp");
+    assert_eq!(cert["n"].as_u64().unwrap(), 200);
+    let what = cert["penalty_terms"][0]["what"].as_str().unwrap();
+    assert!(what.contains("Gaussian"), "{what}");
+    // Far below the paper grid's 2·ln 1201 = 14.18 nats.
+    assert!(cert["penalty"].as_f64().unwrap() < 10.0);
+}
+
+#[test]
+fn levers_that_do_not_apply_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("x.json");
+    for args in [
+        vec![
+            "--method",
+            "pac-sgp",
+            "--epsilon",
+            "0.5",
+            "--prior",
+            "split:0.5",
+        ],
+        vec!["--method", "gpr", "--xi", "sharp"],
+        vec!["--method", "gpr", "--hyper-prior", "uniform"],
+        vec![
+            "--method",
+            "pac-gp",
+            "--epsilon",
+            "0.5",
+            "--prior",
+            "split:1.5",
+        ],
+        vec![
+            "--method",
+            "pac-gp",
+            "--epsilon",
+            "0.5",
+            "--prior",
+            "split:auto",
+            "--hyper-prior",
+            "gaussian",
+        ],
+    ] {
+        let mut a = vec!["fit", "--data", DATA, "--out", s(&m)];
+        a.extend(args.iter());
+        let out = pacgp(&a);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{a:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}

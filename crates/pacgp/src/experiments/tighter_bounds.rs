@@ -1,0 +1,497 @@
+//! `reproduce tighter-bounds` (issue 15, tighter-bounds spec §1–§3): the reference PAC-GP
+//! certificate (kl-PAC-GP, Maurer's `ln(2√N/δ)`, uniform 0.01 grid on [−6, 6]) against each
+//! lever — the sharp constant ξ(N), a coarse Gaussian hyperparameter prior, the data-dependent
+//! split prior — and their best combination, over seeded random splits: bound, test Gibbs
+//! risk, test MSE, KL and penalty.
+//!
+//! Every row's certificate comes from the one constructor ([`crate::certificate`]); a lever is
+//! a prior or penalty handed to it. ε is in units of the training targets' standard deviation
+//! (each lever converts it to its own scalers), test MSE in units of the training variance.
+//! [`Lever`] is the place where further levers plug in (heteroscedastic posterior noise,
+//! classifier rows).
+
+use serde::{Deserialize, Serialize};
+
+use crate::bounds::{BoundKind, ConfidenceTerm};
+use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
+use crate::data::{permutation, train_test_split, Dataset, Standardizer, TargetScaler};
+use crate::error::Result;
+use crate::kernel::Kernel;
+use crate::loss::{self, RegressionLoss};
+use crate::objective::pac_gp::{fit_pac_gp, PacGpConfig};
+use crate::posterior::Marginals;
+use crate::prior::split::{fit_split_prior, SplitConfig, SplitFraction};
+use crate::prior::split_sparse::fit_sparse_split_prior;
+use crate::prior::HyperPrior;
+
+/// One way of certifying (and training) a model; the reference is the paper's PAC-GP.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum Lever {
+    /// kl-PAC-GP with Maurer's constant and the paper's uniform 0.01 grid (`T·ln 1201`).
+    Reference,
+    /// The reference's posterior certified with the sharp constant `ln(ξ(N)/δ)` (spec §1.1).
+    SharpConstant,
+    /// kl-PAC-GP trained and certified with the coarse Gaussian prior (h = 0.25, τ = 1.5,
+    /// spec §2), Maurer's constant.
+    HyperPrior,
+    /// Data-dependent prior from part A, the menu {0.3, 0.5, 0.7} with `ln 3`, Maurer's
+    /// constant on N_B (spec §3).
+    SplitPrior,
+    /// The best combination: the split prior with the sharp constant `ln(ξ(N_B)/δ)`.
+    Combined,
+    /// The sparse split prior (spec §3.3: VFE with [`SPARSE_M`] inducing inputs on part A,
+    /// Q over σ², α_s on B), the menu with `ln 3`, the sharp constant.
+    SparseSplitPrior,
+}
+
+/// Inducing inputs of the sparse split prior's lever.
+pub const SPARSE_M: usize = 100;
+
+impl Lever {
+    /// All regression levers of this module, reference first.
+    pub fn all() -> Vec<Lever> {
+        vec![
+            Lever::Reference,
+            Lever::SharpConstant,
+            Lever::HyperPrior,
+            Lever::SplitPrior,
+            Lever::Combined,
+            Lever::SparseSplitPrior,
+        ]
+    }
+
+    /// Stable name used in the tables.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Lever::Reference => "reference",
+            Lever::SharpConstant => "sharp-xi",
+            Lever::HyperPrior => "gaussian-hyper-prior",
+            Lever::SplitPrior => "split-prior",
+            Lever::Combined => "split-prior+sharp-xi",
+            Lever::SparseSplitPrior => "sparse-split-prior+sharp-xi",
+        }
+    }
+}
+
+/// Kernel family of a dataset's rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KernelChoice {
+    /// Isotropic SE (T = 2).
+    SeIso,
+    /// SE-ARD (T = D + 1).
+    SeArd,
+}
+
+impl KernelChoice {
+    /// The initial kernel (unit lengthscales and signal variance) for `d` inputs.
+    pub fn init(&self, d: usize) -> Kernel {
+        match self {
+            KernelChoice::SeIso => Kernel::se_iso(1.0, 1.0),
+            KernelChoice::SeArd => Kernel::se_ard(&vec![1.0; d], 1.0),
+        }
+    }
+}
+
+/// One dataset of the table: where its train/test splits come from and the kernel.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct DatasetSetup {
+    /// Name in the table (e.g. `boston`).
+    pub name: String,
+    /// Kernel family.
+    pub kernel: KernelChoice,
+    /// Training points per split: `None` = a random 80/20 split of the pool; `Some(n)` = a
+    /// seeded subsample of n points of the training file (with a separate test file).
+    pub n_train: Option<usize>,
+    /// Test points per split when a separate test file is used.
+    pub n_test: usize,
+}
+
+/// Settings of the whole table.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct TighterSettings {
+    /// Seeded splits per dataset (split seeds 0..reps).
+    pub reps: usize,
+    /// ε in units of the training targets' standard deviation (the spec's 0.6).
+    pub epsilon: f64,
+    /// Confidence δ.
+    pub delta: f64,
+    /// Levers to run (the reference is always run: the relative columns need it).
+    pub levers: Vec<Lever>,
+}
+
+impl TighterSettings {
+    /// The issue's table: 10 splits, ε = 0.6, δ = 0.01, every lever.
+    pub fn full() -> Self {
+        Self {
+            reps: 10,
+            epsilon: 0.6,
+            delta: 0.01,
+            levers: Lever::all(),
+        }
+    }
+
+    /// Three splits.
+    pub fn quick() -> Self {
+        Self {
+            reps: 3,
+            ..Self::full()
+        }
+    }
+}
+
+/// The datasets of the table: boston (iso and ARD, 80/20 splits) and kin40k, pol (SE-ARD,
+/// subsamples of the training file: 1000 points full, 300 quick; full GPs throughout).
+pub fn dataset_setups(quick: bool) -> Vec<DatasetSetup> {
+    let (n_train, n_test) = if quick { (300, 1000) } else { (1000, 5000) };
+    let mut v = vec![
+        DatasetSetup {
+            name: "boston".into(),
+            kernel: KernelChoice::SeIso,
+            n_train: None,
+            n_test: 0,
+        },
+        DatasetSetup {
+            name: "boston".into(),
+            kernel: KernelChoice::SeArd,
+            n_train: None,
+            n_test: 0,
+        },
+    ];
+    for name in ["kin40k", "pol"] {
+        v.push(DatasetSetup {
+            name: name.into(),
+            kernel: KernelChoice::SeArd,
+            n_train: Some(n_train),
+            n_test,
+        });
+    }
+    v
+}
+
+/// One lever on one split.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TighterRow {
+    /// Dataset name.
+    pub dataset: String,
+    /// Kernel family.
+    pub kernel: KernelChoice,
+    /// Lever name ([`Lever::name`]).
+    pub lever: String,
+    /// Split seed.
+    pub rep: usize,
+    /// kl-form bound.
+    pub bound: f64,
+    /// Empirical Gibbs risk on the certificate's sample.
+    pub train_gibbs: f64,
+    /// Test Gibbs risk (latent marginals).
+    pub test_gibbs: f64,
+    /// Test MSE of the posterior mean (units of the training variance).
+    pub test_mse: f64,
+    /// `KL(Q‖P)` (to P_A for the split prior).
+    pub kl: f64,
+    /// Penalty in nats.
+    pub penalty: f64,
+    /// Sample size of the certificate (N, or N_B for the split prior).
+    pub n_bound: usize,
+    /// Split fraction F of the split prior (0 for the others).
+    pub fraction: f64,
+    /// Training time in seconds.
+    pub seconds: f64,
+}
+
+/// Means over the splits per (dataset, kernel, lever), with standard errors.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TighterSummary {
+    /// Dataset name.
+    pub dataset: String,
+    /// Kernel family.
+    pub kernel: KernelChoice,
+    /// Lever name.
+    pub lever: String,
+    /// Number of splits.
+    pub reps: usize,
+    /// Mean bound.
+    pub bound: f64,
+    /// Standard error of the bound.
+    pub bound_se: f64,
+    /// Mean of (bound / reference bound) − 1 over the splits.
+    pub rel_to_reference: f64,
+    /// Mean test Gibbs risk.
+    pub test_gibbs: f64,
+    /// Its standard error.
+    pub test_gibbs_se: f64,
+    /// Mean test MSE.
+    pub test_mse: f64,
+    /// Mean KL.
+    pub kl: f64,
+    /// Mean penalty.
+    pub penalty: f64,
+    /// Mean certificate sample size.
+    pub n_bound: f64,
+    /// Largest test Gibbs risk minus bound over the splits (must be ≤ 0 for a valid table).
+    pub worst_test_minus_bound: f64,
+}
+
+/// One split's train and test sets.
+fn split_of(
+    pool: &Dataset,
+    test_pool: Option<&Dataset>,
+    s: &DatasetSetup,
+    rep: usize,
+) -> Result<(Dataset, Dataset)> {
+    match (s.n_train, test_pool) {
+        (Some(n), Some(t)) => {
+            let tr: Vec<usize> = permutation(pool.n(), rep as u64)
+                .into_iter()
+                .take(n.min(pool.n()))
+                .collect();
+            let te: Vec<usize> = permutation(t.n(), 1000 + rep as u64)
+                .into_iter()
+                .take(s.n_test.min(t.n()))
+                .collect();
+            Ok((pool.subset(&tr), t.subset(&te)))
+        }
+        _ => {
+            let (tr, te) = train_test_split(pool.n(), 0.2, rep as u64)?;
+            Ok((pool.subset(&tr), pool.subset(&te)))
+        }
+    }
+}
+
+/// Test Gibbs risk (ε in the marginals' units) and MSE in units of the training variance,
+/// with `scale` the target sd of the marginals' units relative to the training sd.
+fn test_scores(yt: &[f64], m: &Marginals, eps: f64, scale: f64) -> Result<(f64, f64)> {
+    let gibbs = loss::gibbs_risk_regression(yt, m, &RegressionLoss::new_epsilon_band(eps)?)?;
+    let mse = m
+        .mean
+        .iter()
+        .zip(yt)
+        .map(|(a, b)| (a - b).powi(2))
+        .sum::<f64>()
+        / yt.len() as f64;
+    Ok((gibbs, mse * scale * scale))
+}
+
+/// Every lever of `settings` on every split of one dataset; `progress(done, total)` after
+/// each fit.
+pub fn tighter_bounds_on(
+    pool: &Dataset,
+    test_pool: Option<&Dataset>,
+    setup: &DatasetSetup,
+    settings: &TighterSettings,
+    progress: &mut dyn FnMut(usize, usize),
+) -> Result<Vec<TighterRow>> {
+    let total = settings.reps * settings.levers.len();
+    let mut done = 0;
+    let mut rows = Vec::new();
+    for rep in 0..settings.reps {
+        let (train, test) = split_of(pool, test_pool, setup, rep)?;
+        let xs = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
+        let ys = TargetScaler::fit(&train.y)?;
+        let (x, y) = (xs.transform(train.x.as_ref())?, ys.transform(&train.y));
+        let (xt, yt) = (xs.transform(test.x.as_ref())?, ys.transform(&test.y));
+        let eps = settings.epsilon;
+        let init = setup.kernel.init(train.d());
+        let row =
+            |lever: Lever, c: &Certificate, t: (f64, f64), fraction: f64, secs: f64| TighterRow {
+                dataset: setup.name.clone(),
+                kernel: setup.kernel,
+                lever: lever.name().into(),
+                rep,
+                bound: c.bound,
+                train_gibbs: c.empirical_risk,
+                test_gibbs: t.0,
+                test_mse: t.1,
+                kl: c.kl,
+                penalty: c.penalty,
+                n_bound: c.n,
+                fraction,
+                seconds: secs,
+            };
+        let mut reference = None;
+        for &lever in &settings.levers {
+            let t0 = std::time::Instant::now();
+            match lever {
+                Lever::Reference | Lever::SharpConstant | Lever::HyperPrior => {
+                    let gp = match (lever, &reference) {
+                        (Lever::SharpConstant, Some(gp)) => Clone::clone(gp),
+                        _ => {
+                            let mut cfg = PacGpConfig::new(eps, BoundKind::Kl)?;
+                            cfg.delta = settings.delta;
+                            if lever == Lever::HyperPrior {
+                                cfg.hyper_prior = Some(HyperPrior::gaussian());
+                            }
+                            fit_pac_gp(&init, 1.0, x.clone(), y.clone(), &cfg)?.gp
+                        }
+                    };
+                    let post = gp.posterior();
+                    let choice = match lever {
+                        Lever::HyperPrior => HyperPrior::gaussian().penalty_term(&gp.kernel)?,
+                        _ => PenaltyTerm::grid(&Default::default(), gp.kernel.n_params()),
+                    };
+                    let term = match lever {
+                        Lever::SharpConstant => ConfidenceTerm::Sharp,
+                        _ => ConfidenceTerm::Maurer,
+                    };
+                    let spec = CertificateSpec::new(settings.delta, term, vec![choice]);
+                    let loss = GibbsLoss::Regression(RegressionLoss::new_epsilon_band(eps)?);
+                    let c = Certificate::of_posterior(&post, x.as_ref(), &y, &loss, &spec)?;
+                    let t = test_scores(&yt, &post.predict(xt.as_ref())?, eps, 1.0)?;
+                    rows.push(row(lever, &c, t, 0.0, t0.elapsed().as_secs_f64()));
+                    if lever == Lever::Reference {
+                        reference = Some(gp);
+                    }
+                }
+                Lever::SplitPrior | Lever::Combined => {
+                    let mut cfg = SplitConfig::new(eps * ys.sd);
+                    cfg.fraction = SplitFraction::Menu;
+                    cfg.seed = 10_000 + rep as u64;
+                    cfg.delta = settings.delta;
+                    cfg.term = if lever == Lever::Combined {
+                        ConfidenceTerm::Sharp
+                    } else {
+                        ConfidenceTerm::Maurer
+                    };
+                    let fit = fit_split_prior(&train, &init, &cfg)?;
+                    let xa = fit.x_scaler.transform(test.x.as_ref())?;
+                    let ya = fit.y_scaler.transform(&test.y);
+                    let m = fit.posterior.predict(xa.as_ref())?;
+                    let scale = fit.y_scaler.sd / ys.sd;
+                    let t = test_scores(&ya, &m, eps / scale, scale)?;
+                    let secs = t0.elapsed().as_secs_f64();
+                    rows.push(row(lever, &fit.certificate, t, fit.fraction, secs));
+                }
+                Lever::SparseSplitPrior => {
+                    let mut cfg = SplitConfig::new(eps * ys.sd);
+                    cfg.seed = 10_000 + rep as u64;
+                    cfg.delta = settings.delta;
+                    let fit = fit_sparse_split_prior(&train, &init, SPARSE_M, &cfg)?;
+                    let xa = fit.x_scaler.transform(test.x.as_ref())?;
+                    let ya = fit.y_scaler.transform(&test.y);
+                    let m = fit.posterior.shared_posterior()?.predict(xa.as_ref())?;
+                    let scale = fit.y_scaler.sd / ys.sd;
+                    let t = test_scores(&ya, &m, eps / scale, scale)?;
+                    let secs = t0.elapsed().as_secs_f64();
+                    rows.push(row(lever, &fit.certificate, t, fit.fraction, secs));
+                }
+            }
+            done += 1;
+            progress(done, total);
+        }
+    }
+    Ok(rows)
+}
+
+/// Mean and standard error.
+fn mean_se(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let m = v.iter().sum::<f64>() / n;
+    if v.len() < 2 {
+        return (m, 0.0);
+    }
+    let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0);
+    (m, (var / n).sqrt())
+}
+
+/// Per (dataset, kernel, lever): means, standard errors, the bound relative to the reference
+/// on the same split, and the worst test-risk excess over the bound.
+pub fn summarise(rows: &[TighterRow]) -> Vec<TighterSummary> {
+    let mut keys: Vec<(String, KernelChoice, String)> = Vec::new();
+    for r in rows {
+        let k = (r.dataset.clone(), r.kernel, r.lever.clone());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    keys.into_iter()
+        .map(|(d, k, l)| {
+            let g: Vec<&TighterRow> = rows
+                .iter()
+                .filter(|r| r.dataset == d && r.kernel == k && r.lever == l)
+                .collect();
+            let col = |f: fn(&TighterRow) -> f64| g.iter().map(|r| f(r)).collect::<Vec<f64>>();
+            let rel: Vec<f64> = g
+                .iter()
+                .filter_map(|r| {
+                    rows.iter()
+                        .find(|q| {
+                            q.dataset == d
+                                && q.kernel == k
+                                && q.rep == r.rep
+                                && q.lever == Lever::Reference.name()
+                        })
+                        .map(|q| r.bound / q.bound - 1.0)
+                })
+                .collect();
+            let (bound, bound_se) = mean_se(&col(|r| r.bound));
+            let (test_gibbs, test_gibbs_se) = mean_se(&col(|r| r.test_gibbs));
+            TighterSummary {
+                dataset: d,
+                kernel: k,
+                lever: l,
+                reps: g.len(),
+                bound,
+                bound_se,
+                rel_to_reference: mean_se(&rel).0,
+                test_gibbs,
+                test_gibbs_se,
+                test_mse: mean_se(&col(|r| r.test_mse)).0,
+                kl: mean_se(&col(|r| r.kl)).0,
+                penalty: mean_se(&col(|r| r.penalty)).0,
+                n_bound: mean_se(&col(|r| r.n_bound as f64)).0,
+                worst_test_minus_bound: g
+                    .iter()
+                    .map(|r| r.test_gibbs - r.bound)
+                    .fold(f64::NEG_INFINITY, f64::max),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(lever: Lever, rep: usize, bound: f64, test_gibbs: f64) -> TighterRow {
+        TighterRow {
+            dataset: "d".into(),
+            kernel: KernelChoice::SeIso,
+            lever: lever.name().into(),
+            rep,
+            bound,
+            train_gibbs: 0.0,
+            test_gibbs,
+            test_mse: 1.0,
+            kl: 2.0,
+            penalty: 3.0,
+            n_bound: 10,
+            fraction: 0.0,
+            seconds: 0.0,
+        }
+    }
+
+    /// Means, standard errors, the per-split relative bound and the worst excess, by hand.
+    #[test]
+    fn summary_by_hand() {
+        let rows = vec![
+            row(Lever::Reference, 0, 0.4, 0.1),
+            row(Lever::SplitPrior, 0, 0.2, 0.15),
+            row(Lever::Reference, 1, 0.5, 0.2),
+            row(Lever::SplitPrior, 1, 0.4, 0.1),
+        ];
+        let s = summarise(&rows);
+        assert_eq!(s.len(), 2);
+        let split = &s[1];
+        assert_eq!(split.lever, "split-prior");
+        assert!((split.bound - 0.3).abs() < 1e-15);
+        // sd of {0.2, 0.4} is √0.02, se = √0.02/√2 = 0.1.
+        assert!((split.bound_se - 0.1).abs() < 1e-12);
+        // rel = mean(0.2/0.4 − 1, 0.4/0.5 − 1) = mean(−0.5, −0.2) = −0.35.
+        assert!((split.rel_to_reference + 0.35).abs() < 1e-12);
+        assert!((split.worst_test_minus_bound + 0.05).abs() < 1e-12);
+        assert_eq!(s[0].rel_to_reference, 0.0);
+    }
+}

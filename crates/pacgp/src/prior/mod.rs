@@ -1,0 +1,42 @@
+//! Priors that tighten PAC-Bayes certificates (tighter-bounds spec §1–§3). Each is a prior or a
+//! union-bound price handed to the one certificate constructor ([`crate::certificate`]):
+//!
+//! - [`hyper`]: a coarse, non-uniform prior π over the kernel's ln θ fixed before seeing the
+//!   data, priced `−ln π(θ̂)` (spec §2);
+//! - [`split`]: a data-dependent GP prior, the GP posterior of a random part A of the sample,
+//!   with the certificate evaluated on the rest (spec §3).
+//!
+//! [`BoundLevers`] gathers the choices a bound-trained objective takes.
+
+/// Coarse non-uniform hyperparameter prior (spec §2).
+pub mod hyper;
+/// Data-dependent GP prior from a random part of the sample (spec §3).
+pub mod split;
+/// Sparse (inducing-point) form of the split prior (spec §3.3).
+pub mod split_sparse;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bounds::ConfidenceTerm;
+
+pub use hyper::{HyperPrior, HyperPriorShape};
+
+/// The levers of a bound-trained objective (PAC-GP, PAC-SGP): the confidence constant and the
+/// hyperparameter prior (`None` = the paper's uniform 0.01 grid on [−6, 6], `T·ln 1201`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BoundLevers {
+    /// Confidence constant.
+    pub term: ConfidenceTerm,
+    /// Hyperparameter prior replacing the paper's uniform grid.
+    pub hyper_prior: Option<HyperPrior>,
+}
+
+impl Default for BoundLevers {
+    /// The paper's settings: Maurer's constant and the uniform grid.
+    fn default() -> Self {
+        Self {
+            term: ConfidenceTerm::Maurer,
+            hyper_prior: None,
+        }
+    }
+}

@@ -1,0 +1,751 @@
+//! Data-dependent GP prior (tighter-bounds spec §3; Ambroladze et al. 2007, Parrado-Hernández
+//! et al. 2012): a seeded random permutation splits the sample into part A (fraction F) and
+//! part B. θ, the prior noise σ_A² (ML-II) and the scalers are fitted on A alone, and the prior
+//! is the GP posterior given A — still a GP, with mean `μ_A` and covariance `K_A` on `X_B`
+//! (spec §3.2):
+//!
+//! `L_A L_Aᵀ = K_AA + σ_A² I`, `W = L_A⁻¹ K_AB`, `μ_A = Wᵀ L_A⁻¹ y_A`, `K_A = K_BB − WᵀW`.
+//!
+//! The posterior updates P_A with S_B, with free `(σ_m², σ_v², s)`:
+//! `q(f_B) = N(μ_A + K_A C_m⁻¹ r, s·(K_A − K_A C_v⁻¹ K_A))`, `r = y_B − μ_A`,
+//! `C_m = K_A + σ_m² I`, `C_v = K_A + σ_v² I`, and `Q(f) = ∫ P_A(f | f_B) q(f_B) df_B`, so
+//!
+//! `KL(Q‖P_A) = ½[s σ_v² tr C_v⁻¹ + αᵀK_Aα − N_B − N_B ln s − N_B ln σ_v² + ln det C_v]`,
+//! `α = C_m⁻¹ r` (spec §3.2). The certificate is evaluated on B only (`N = N_B`); a menu of
+//! fractions fixed in advance ([`SPLIT_FRACTIONS`]) costs `ln 3` when the bound picks one.
+//! Cost per evaluation O(N_B³) after one O(N_A³ + N_A² N_B) prior.
+
+use faer::{Mat, MatRef};
+use serde::{Deserialize, Serialize};
+
+use crate::bounds::{BoundKind, ConfidenceTerm};
+use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
+use crate::data::{permutation, Dataset, Standardizer, TargetScaler};
+use crate::error::{Error, Result};
+use crate::kernel::Kernel;
+use crate::linalg::{self, Cholesky, JitterPolicy};
+use crate::loss::RegressionLoss;
+use crate::optim::{self, boxes, LbfgsConfig, Objective, Restarts};
+use crate::posterior::{Covariance, GaussianPosterior, Marginals};
+use crate::regression::exact::{fit_ml2, MlConfig};
+
+/// The menu of split fractions fixed in advance (spec §3.1, §7 item 1).
+pub const SPLIT_FRACTIONS: [f64; 3] = [0.3, 0.5, 0.7];
+
+/// Box for `ln s`, the posterior's covariance scale.
+pub const LN_SCALE_BOUNDS: (f64, f64) = (-6.0, 3.0);
+
+/// Which fraction F of the sample forms part A.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SplitFraction {
+    /// One fraction fixed before seeing the data (no charge).
+    Fixed(f64),
+    /// The best of [`SPLIT_FRACTIONS`] by the bound, charged `ln 3`.
+    Menu,
+}
+
+impl SplitFraction {
+    /// The candidate fractions and the union-bound menu size.
+    pub fn candidates(&self) -> Result<Vec<f64>> {
+        match *self {
+            SplitFraction::Fixed(f) if f > 0.0 && f < 1.0 => Ok(vec![f]),
+            SplitFraction::Fixed(f) => Err(Error::InvalidParameter {
+                name: "split fraction F",
+                value: f,
+                reason: "must lie in (0, 1)",
+            }),
+            SplitFraction::Menu => Ok(SPLIT_FRACTIONS.to_vec()),
+        }
+    }
+}
+
+/// Rows of `data` in a canonical order that does not depend on the file's row order: sorted
+/// by the SHA-256 of each row's bits (identical rows are interchangeable).
+pub fn canonical_order(data: &Dataset) -> Vec<usize> {
+    use sha2::{Digest, Sha256};
+    let mut keyed: Vec<([u8; 32], usize)> = (0..data.n())
+        .map(|i| {
+            let mut h = Sha256::new();
+            for j in 0..data.d() {
+                h.update(data.x[(i, j)].to_bits().to_le_bytes());
+            }
+            h.update(data.y[i].to_bits().to_le_bytes());
+            (h.finalize().into(), i)
+        })
+        .collect();
+    keyed.sort_unstable();
+    keyed.into_iter().map(|(_, i)| i).collect()
+}
+
+/// Rows of parts A and B of `data` (indices into it): [`split_indices`] applied to the
+/// [`canonical_order`], so the same sample in any row order gives the same parts.
+pub fn split_rows(data: &Dataset, fraction: f64, seed: u64) -> Result<(Vec<usize>, Vec<usize>)> {
+    let order = canonical_order(data);
+    let (a, b) = split_indices(data.n(), fraction, seed)?;
+    Ok((
+        a.iter().map(|&i| order[i]).collect(),
+        b.iter().map(|&i| order[i]).collect(),
+    ))
+}
+
+/// Indices of parts A and B: the first `round(F·N)` of a seeded permutation form A (at least
+/// one point in each part).
+pub fn split_indices(n: usize, fraction: f64, seed: u64) -> Result<(Vec<usize>, Vec<usize>)> {
+    let n_a = (fraction * n as f64).round() as usize;
+    if n < 2 || n_a == 0 || n_a >= n {
+        return Err(Error::InvalidParameter {
+            name: "split fraction F",
+            value: fraction,
+            reason: "leaves part A or part B empty",
+        });
+    }
+    let perm = permutation(n, seed);
+    Ok((perm[..n_a].to_vec(), perm[n_a..].to_vec()))
+}
+
+/// The prior P_A: the GP posterior given part A (θ_A, σ_A² fitted there).
+#[derive(Clone, Debug)]
+pub struct SplitPrior {
+    /// Kernel with θ_A.
+    pub kernel: Kernel,
+    /// Prior noise σ_A² of part A.
+    pub noise_a: f64,
+    /// Inputs of part A (standardised).
+    pub x_a: Mat<f64>,
+    /// Targets of part A (standardised).
+    pub y_a: Vec<f64>,
+    chol_a: Cholesky,
+    alpha_a: Vec<f64>,
+}
+
+/// P_A's mean and covariance on a set of inputs.
+#[derive(Clone, Debug)]
+pub struct PriorOnInputs {
+    /// `μ_A`.
+    pub mean: Vec<f64>,
+    /// `K_A`.
+    pub cov: Mat<f64>,
+}
+
+impl SplitPrior {
+    /// P_A from a kernel with fixed θ_A, noise σ_A² and part A's data.
+    pub fn new(kernel: Kernel, noise_a: f64, x_a: Mat<f64>, y_a: &[f64]) -> Result<Self> {
+        crate::regression::exact::check_regression_inputs(x_a.as_ref(), y_a)?;
+        let mut c = kernel.gram(x_a.as_ref());
+        for i in 0..c.nrows() {
+            c[(i, i)] += noise_a;
+        }
+        let chol_a = Cholesky::factor(c.as_ref(), &JitterPolicy::default(), "K_AA + σ_A²I")?;
+        let alpha_a = chol_a.solve_vec(y_a);
+        Ok(Self {
+            kernel,
+            noise_a,
+            x_a,
+            y_a: y_a.to_vec(),
+            chol_a,
+            alpha_a,
+        })
+    }
+
+    /// P_A with θ_A and σ_A² by ML-II on part A (the one ML-II driver; no grid, no charge).
+    pub fn fit_ml2(kernel_init: &Kernel, x_a: Mat<f64>, y_a: Vec<f64>) -> Result<Self> {
+        let (gp, _) = fit_ml2(
+            kernel_init,
+            0.1,
+            x_a.clone(),
+            y_a.clone(),
+            &MlConfig::default(),
+        )?;
+        Self::new(gp.kernel, gp.noise_variance, x_a, &y_a)
+    }
+
+    /// `W = L_A⁻¹ K_A,X` for inputs `x` (N_A × n).
+    fn w(&self, x: MatRef<'_, f64>) -> Mat<f64> {
+        let mut w = self.kernel.cross(self.x_a.as_ref(), x);
+        self.chol_a.solve_lower_in_place(w.as_mut());
+        w
+    }
+
+    /// `μ_A(x) = k(x, A) C_A⁻¹ y_A` at the rows of `x`.
+    pub fn mean(&self, x: MatRef<'_, f64>) -> Vec<f64> {
+        let k = self.kernel.cross(x, self.x_a.as_ref());
+        linalg::mat_vec(&k, &self.alpha_a)
+    }
+
+    /// μ_A and K_A = K_XX − WᵀW on `x` (spec §3.2).
+    pub fn on(&self, x: MatRef<'_, f64>) -> PriorOnInputs {
+        let w = self.w(x);
+        let cov = &self.kernel.gram(x) - w.transpose() * &w;
+        PriorOnInputs {
+            mean: self.mean(x),
+            cov,
+        }
+    }
+
+    /// Cross-covariance `k_A(x, z) = k(x, z) − W_xᵀ W_z` and the diagonal `k_A(x, x)`.
+    fn cross_and_diag(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>) -> (Mat<f64>, Vec<f64>) {
+        let (wx, wz) = (self.w(x), self.w(z));
+        let cross = &self.kernel.cross(x, z) - wx.transpose() * &wz;
+        let w2 = linalg::col_sq_norms(&wx);
+        let diag = self
+            .kernel
+            .diag(x)
+            .iter()
+            .zip(&w2)
+            .map(|(k, w)| k - w)
+            .collect();
+        (cross, diag)
+    }
+}
+
+/// The free posterior parameters `(σ_m², σ_v², s)` of Q (spec §3.2), not charged.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SplitPosteriorParams {
+    /// Mean noise σ_m².
+    pub noise_mean: f64,
+    /// Covariance noise σ_v².
+    pub noise_cov: f64,
+    /// Covariance scale s.
+    pub scale: f64,
+}
+
+impl SplitPosteriorParams {
+    /// In ln space `[ln σ_m², ln σ_v², ln s]`.
+    pub fn to_ln(&self) -> Vec<f64> {
+        vec![self.noise_mean.ln(), self.noise_cov.ln(), self.scale.ln()]
+    }
+
+    /// From ln space.
+    pub fn from_ln(p: &[f64]) -> Self {
+        Self {
+            noise_mean: p[0].exp(),
+            noise_cov: p[1].exp(),
+            scale: p[2].exp(),
+        }
+    }
+}
+
+/// Q on part B at one parameter vector: what the bound and prediction need.
+struct QOnB {
+    alpha: Vec<f64>,
+    beta: Vec<f64>,
+    cv_inv: Mat<f64>,
+    marginals: Marginals,
+    kl: f64,
+    params: SplitPosteriorParams,
+}
+
+/// `C = K + σ²I` factored (jitter reported through the error path only if it fails).
+fn shifted_chol(k: &Mat<f64>, s2: f64, what: &'static str) -> Result<Cholesky> {
+    let mut c = k.clone();
+    for i in 0..c.nrows() {
+        c[(i, i)] += s2;
+    }
+    Cholesky::factor(c.as_ref(), &JitterPolicy::default(), what)
+}
+
+/// Q's marginals on B and `KL(Q‖P_A)` (spec §3.2).
+fn q_on_b(prior_b: &PriorOnInputs, y_b: &[f64], p: SplitPosteriorParams) -> Result<QOnB> {
+    let n = y_b.len();
+    let r: Vec<f64> = y_b.iter().zip(&prior_b.mean).map(|(y, m)| y - m).collect();
+    let (sm, sv, s) = (p.noise_mean, p.noise_cov, p.scale);
+    let cm = shifted_chol(&prior_b.cov, sm, "K_A + σ_m²I")?;
+    let cv = shifted_chol(&prior_b.cov, sv, "K_A + σ_v²I")?;
+    let alpha = cm.solve_vec(&r);
+    let beta = cm.solve_vec(&alpha);
+    let cv_inv = cv.inverse();
+    // Jitter on C acts as extra noise, consistently (as in PAC-GP).
+    let (sm, sv) = (sm + cm.jitter(), sv + cv.jitter());
+    let mean: Vec<f64> = (0..n).map(|i| y_b[i] - sm * alpha[i]).collect();
+    let var: Vec<f64> = (0..n)
+        .map(|i| (s * sv * (1.0 - sv * cv_inv[(i, i)])).max(1e-300))
+        .collect();
+    let tr: f64 = (0..n).map(|i| cv_inv[(i, i)]).sum();
+    let quad = linalg::dot(&alpha, &r) - sm * linalg::dot(&alpha, &alpha);
+    let nf = n as f64;
+    let kl = 0.5 * (s * sv * tr + quad - nf - nf * s.ln() - nf * sv.ln() + cv.ln_det());
+    Ok(QOnB {
+        alpha,
+        beta,
+        cv_inv,
+        marginals: Marginals { mean, var },
+        kl,
+        params: SplitPosteriorParams {
+            noise_mean: sm,
+            noise_cov: sv,
+            scale: s,
+        },
+    })
+}
+
+/// The B-part bound over `[ln σ_m², ln σ_v², ln s]` (spec §3.2), with its gradient.
+pub struct SplitBoundObjective<'a> {
+    prior_b: &'a PriorOnInputs,
+    y_b: &'a [f64],
+    loss: RegressionLoss,
+    delta: f64,
+    penalty: f64,
+    term: ConfidenceTerm,
+}
+
+impl<'a> SplitBoundObjective<'a> {
+    /// The bound on B for P_A's mean and covariance on B, the loss, δ, the menu penalty and
+    /// the confidence term.
+    pub fn new(
+        prior_b: &'a PriorOnInputs,
+        y_b: &'a [f64],
+        loss: RegressionLoss,
+        delta: f64,
+        penalty: f64,
+        term: ConfidenceTerm,
+    ) -> Self {
+        Self {
+            prior_b,
+            y_b,
+            loss,
+            delta,
+            penalty,
+            term,
+        }
+    }
+
+    /// `(R_{S_B}, KL(Q‖P_A))` at `p`.
+    pub fn risk_and_kl(&self, p: &[f64]) -> Result<(f64, f64)> {
+        let q = q_on_b(self.prior_b, self.y_b, SplitPosteriorParams::from_ln(p))?;
+        let r = crate::loss::gibbs_risk_regression(self.y_b, &q.marginals, &self.loss)?;
+        Ok((r, q.kl))
+    }
+}
+
+impl Objective for SplitBoundObjective<'_> {
+    fn dim(&self) -> usize {
+        3
+    }
+
+    fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
+        let q = q_on_b(self.prior_b, self.y_b, SplitPosteriorParams::from_ln(p))?;
+        let n = self.y_b.len();
+        let nf = n as f64;
+        let (sm, sv, s) = (q.params.noise_mean, q.params.noise_cov, q.params.scale);
+        let (mut risk, mut drm, mut drv, mut drs) = (0.0, 0.0, 0.0, 0.0);
+        let cv2_diag = linalg::col_sq_norms(&q.cv_inv);
+        for i in 0..n {
+            let (m, v) = (q.marginals.mean[i], q.marginals.var[i]);
+            let pr = self.loss.point_risk(self.y_b[i], m, v);
+            risk += pr.risk / nf;
+            // ∂m_i/∂σ_m² = −α_i + σ_m² β_i; ∂v_i/∂σ_v² = s(1 − 2σ_v²[C_v⁻¹]_ii + σ_v⁴[C_v⁻²]_ii);
+            // ∂v_i/∂s = v_i/s.
+            let ci = q.cv_inv[(i, i)];
+            drm += pr.d_mean * (-q.alpha[i] + sm * q.beta[i]) / nf;
+            drv += pr.d_var * s * (1.0 - 2.0 * sv * ci + sv * sv * cv2_diag[i]) / nf;
+            drs += pr.d_var * v / s / nf;
+        }
+        let kl = q.kl.max(0.0);
+        let c = crate::bounds::complexity(kl, n, self.delta, self.penalty, self.term);
+        let (value, d_q, d_c) = crate::bounds::bound_with_partials(risk, c, BoundKind::Kl);
+        let tr: f64 = (0..n).map(|i| q.cv_inv[(i, i)]).sum();
+        let tr2: f64 = cv2_diag.iter().sum();
+        // ∂KL/∂σ_m² = −αᵀα + σ_m² αᵀβ; ∂KL/∂σ_v² = ½[(s + 1) tr C_v⁻¹ − s σ_v² tr C_v⁻² − N/σ_v²];
+        // ∂KL/∂s = ½[σ_v² tr C_v⁻¹ − N/s].
+        let dkm = -linalg::dot(&q.alpha, &q.alpha) + sm * linalg::dot(&q.alpha, &q.beta);
+        let dkv = 0.5 * ((s + 1.0) * tr - s * sv * tr2 - nf / sv);
+        let dks = 0.5 * (sv * tr - nf / s);
+        let grad = vec![
+            sm * (d_q * drm + d_c * dkm / nf),
+            sv * (d_q * drv + d_c * dkv / nf),
+            s * (d_q * drs + d_c * dks / nf),
+        ];
+        Ok((value, grad))
+    }
+}
+
+/// Settings of [`fit_split_prior`].
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SplitConfig {
+    /// The fraction F of part A (fixed, or the menu).
+    pub fraction: SplitFraction,
+    /// Seed of the permutation that makes the split.
+    pub seed: u64,
+    /// ε of the ε-band loss in the **target's own units**.
+    pub epsilon: f64,
+    /// Confidence δ.
+    pub delta: f64,
+    /// Confidence constant (the sharp ξ(N_B) by default: nothing here reproduces the paper).
+    pub term: ConfidenceTerm,
+    /// Fix s = 1 (Q then is the ordinary GP posterior with noise σ_A² on A, σ_m² / σ_v² on B).
+    pub unit_scale: bool,
+}
+
+impl SplitConfig {
+    /// The menu of fractions, seed 0, δ = 0.01, the sharp constant, free s.
+    pub fn new(epsilon: f64) -> Self {
+        Self {
+            fraction: SplitFraction::Menu,
+            seed: 0,
+            epsilon,
+            delta: 0.01,
+            term: ConfidenceTerm::Sharp,
+            unit_scale: false,
+        }
+    }
+}
+
+/// The posterior Q of spec §3.2: P_A updated with part B under the free parameters.
+#[derive(Clone, Debug)]
+pub struct SplitPosterior {
+    /// The prior P_A (standardised scale).
+    pub prior: SplitPrior,
+    /// Inputs of part B (standardised).
+    pub x_b: Mat<f64>,
+    /// Targets of part B (standardised).
+    pub y_b: Vec<f64>,
+    /// Q's free parameters.
+    pub params: SplitPosteriorParams,
+    /// P_A's mean and covariance on B.
+    prior_b: PriorOnInputs,
+    /// Q's mean weights on B, `α = C_m⁻¹(y_B − μ_A)`.
+    alpha: Vec<f64>,
+    /// `KL(Q‖P_A)`.
+    kl: f64,
+    /// Q's marginals on B.
+    marginals_b: Marginals,
+}
+
+impl SplitPosterior {
+    /// Q for P_A, part B and the free parameters.
+    pub fn new(
+        prior: SplitPrior,
+        x_b: Mat<f64>,
+        y_b: Vec<f64>,
+        params: SplitPosteriorParams,
+    ) -> Result<Self> {
+        crate::regression::exact::check_regression_inputs(x_b.as_ref(), &y_b)?;
+        let prior_b = prior.on(x_b.as_ref());
+        let q = q_on_b(&prior_b, &y_b, params)?;
+        Ok(Self {
+            prior,
+            x_b,
+            y_b,
+            params: q.params,
+            prior_b,
+            alpha: q.alpha,
+            kl: q.kl,
+            marginals_b: q.marginals,
+        })
+    }
+
+    /// `KL(Q‖P_A)` in nats (closed form, spec §3.2).
+    pub fn kl(&self) -> f64 {
+        self.kl
+    }
+
+    /// Q's marginals on part B (the certificate's sample).
+    pub fn marginals_on_b(&self) -> &Marginals {
+        &self.marginals_b
+    }
+
+    /// Q's latent marginals at standardised inputs `x` (spec §3.2):
+    /// `μ* = μ_A(x*) + k_A(x*, B) α`,
+    /// `v* = k_A(x*,x*) − (1 − s) k_A(x*,B) K_A⁻¹ k_A(B,x*) − s k_A(x*,B) C_v⁻¹ k_A(B,x*)`.
+    pub fn predict(&self, x: MatRef<'_, f64>) -> Result<Marginals> {
+        if x.ncols() != self.x_b.ncols() {
+            return Err(Error::ShapeMismatch {
+                what: "prediction inputs",
+                expected: format!("{} columns", self.x_b.ncols()),
+                found: format!("{} columns", x.ncols()),
+            });
+        }
+        crate::data::check_finite(x, "prediction inputs")?;
+        let (kxb, kxx) = self.prior.cross_and_diag(x, self.x_b.as_ref());
+        let mu_a = self.prior.mean(x);
+        let weighted = linalg::mat_vec(&kxb, &self.alpha);
+        let mean: Vec<f64> = mu_a.iter().zip(&weighted).map(|(m, w)| m + w).collect();
+        let s = self.params.scale;
+        let reduce = |chol: &Cholesky| {
+            let mut a = kxb.transpose().to_owned();
+            chol.solve_lower_in_place(a.as_mut());
+            linalg::col_sq_norms(&a)
+        };
+        let cv = shifted_chol(&self.prior_b.cov, self.params.noise_cov, "K_A + σ_v²I")?;
+        let via_cv = reduce(&cv);
+        let via_ka = if s != 1.0 {
+            let ka = Cholesky::factor(self.prior_b.cov.as_ref(), &JitterPolicy::default(), "K_A")?;
+            reduce(&ka)
+        } else {
+            vec![0.0; x.nrows()]
+        };
+        let var = (0..x.nrows())
+            .map(|i| (kxx[i] - (1.0 - s) * via_ka[i] - s * via_cv[i]).max(0.0))
+            .collect();
+        Ok(Marginals { mean, var })
+    }
+}
+
+impl SplitPosterior {
+    /// Q as the shared [`GaussianPosterior`] in site form over the basis `[X_A; X_B]` with the
+    /// prior kernel k_θA, exact when s = 1: mean weights `(K + N_m)⁻¹ y` and site precisions
+    /// `1/σ_A²` on A, `1/σ_v²` on B (`N_m`, `N_v` the noise diagonals; spec §3.2). For s ≠ 1
+    /// Q's covariance is a mixture that this form cannot hold: an error.
+    pub fn site_posterior(&self) -> Result<GaussianPosterior> {
+        if self.params.scale != 1.0 {
+            return Err(Error::Unsupported(format!(
+                "the split-prior posterior with covariance scale s = {} has no site form (fit with s fixed at 1)",
+                self.params.scale
+            )));
+        }
+        let (na, nb) = (self.prior.x_a.nrows(), self.x_b.nrows());
+        let d = self.x_b.ncols();
+        let basis = Mat::from_fn(na + nb, d, |i, j| {
+            if i < na {
+                self.prior.x_a[(i, j)]
+            } else {
+                self.x_b[(i - na, j)]
+            }
+        });
+        let y: Vec<f64> = self.prior.y_a.iter().chain(&self.y_b).cloned().collect();
+        let k = self.prior.kernel.gram(basis.as_ref());
+        let noise = |i: usize, b: f64| if i < na { self.prior.noise_a } else { b };
+        let mut cm = k.clone();
+        for i in 0..na + nb {
+            cm[(i, i)] += noise(i, self.params.noise_mean);
+        }
+        let alpha =
+            Cholesky::factor(cm.as_ref(), &JitterPolicy::default(), "K + N_m")?.solve_vec(&y);
+        let sqrt_pi: Vec<f64> = (0..na + nb)
+            .map(|i| 1.0 / noise(i, self.params.noise_cov).sqrt())
+            .collect();
+        let chol_b = Cholesky::factor_filled(
+            na + nb,
+            linalg::fill_site_b(&k, &sqrt_pi, 0.0),
+            None,
+            &JitterPolicy::default(),
+            "I + Π½KΠ½ of the split-prior posterior",
+        )?;
+        Ok(GaussianPosterior {
+            kernel: self.prior.kernel.clone(),
+            basis,
+            alpha,
+            cov: Covariance::Sites { sqrt_pi, chol_b },
+        })
+    }
+}
+
+/// What a model file keeps to reproduce a split-prior certificate from the training sample:
+/// the split (fraction, menu size, seed), θ_A and σ_A², Q's free parameters and the
+/// confidence term. The scalers are the model's own (fitted on A).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SplitRecord {
+    /// Fraction F of part A.
+    pub fraction: f64,
+    /// Number of fractions the bound chose among (1 = fixed; its `ln` is charged).
+    pub menu: usize,
+    /// Seed of the permutation (applied to the rows' canonical order).
+    pub seed: u64,
+    /// The prior's kernel with θ_A.
+    pub kernel_a: Kernel,
+    /// σ_A².
+    pub noise_a: f64,
+    /// Q's free parameters.
+    pub params: SplitPosteriorParams,
+    /// Confidence constant the certificate uses.
+    pub term: ConfidenceTerm,
+}
+
+impl SplitRecord {
+    /// The record of a fit that chose among `menu` fractions with confidence term `term`.
+    pub fn of(fit: &SplitFit, menu: usize, term: ConfidenceTerm) -> Self {
+        Self {
+            fraction: fit.fraction,
+            menu,
+            seed: fit.seed,
+            kernel_a: fit.posterior.prior.kernel.clone(),
+            noise_a: fit.posterior.prior.noise_a,
+            params: fit.posterior.params,
+            term,
+        }
+    }
+
+    /// The penalty terms of the certificate (the prior's description, the menu's `ln k`).
+    pub fn choices(&self, n_a: usize, n: usize) -> Vec<PenaltyTerm> {
+        let mut choices = vec![PenaltyTerm {
+            what: format!(
+                "prior: GP posterior of part A ({n_a} of {n} points, F = {}, seed {}), θ and σ_A² by ML-II on A; bound on part B",
+                self.fraction, self.seed
+            ),
+            nats: 0.0,
+        }];
+        if self.menu > 1 {
+            choices.push(PenaltyTerm::candidates(self.menu, "split fraction F"));
+        }
+        choices
+    }
+
+    /// Rebuild Q from the training sample `data` standardised with the model's scalers (`x`,
+    /// `y` in the sample's row order): the split, P_A and Q as fitted; also returns N_A.
+    pub fn posterior(
+        &self,
+        data: &Dataset,
+        x: &Mat<f64>,
+        y: &[f64],
+    ) -> Result<(SplitPosterior, usize)> {
+        let (a, b) = split_rows(data, self.fraction, self.seed)?;
+        let rows = |idx: &[usize]| Mat::from_fn(idx.len(), x.ncols(), |i, j| x[(idx[i], j)]);
+        let (x_a, x_b) = (rows(&a), rows(&b));
+        let y_a: Vec<f64> = a.iter().map(|&i| y[i]).collect();
+        let y_b: Vec<f64> = b.iter().map(|&i| y[i]).collect();
+        let prior = SplitPrior::new(self.kernel_a.clone(), self.noise_a, x_a, &y_a)?;
+        Ok((SplitPosterior::new(prior, x_b, y_b, self.params)?, a.len()))
+    }
+}
+
+/// A model trained with the data-dependent prior: the split, the scalers fitted on A, Q and
+/// its certificate on B.
+#[derive(Clone, Debug)]
+pub struct SplitFit {
+    /// The fraction F used.
+    pub fraction: f64,
+    /// Seed of the split's permutation.
+    pub seed: u64,
+    /// Rows of part A (of the training sample as given).
+    pub a: Vec<usize>,
+    /// Rows of part B.
+    pub b: Vec<usize>,
+    /// Input scaler fitted on A.
+    pub x_scaler: Standardizer,
+    /// Target scaler fitted on A.
+    pub y_scaler: TargetScaler,
+    /// The posterior Q (with P_A inside).
+    pub posterior: SplitPosterior,
+    /// The certificate on part B (`n = N_B`).
+    pub certificate: Certificate,
+}
+
+impl SplitFit {
+    /// Number of points the certificate is evaluated on, N_B.
+    pub fn n_b(&self) -> usize {
+        self.b.len()
+    }
+}
+
+/// Fit the data-dependent prior model for one fraction on raw (unscaled) data, `menu` being
+/// the number of fractions the bound chooses among (its `ln menu` is charged).
+fn fit_fraction(
+    train: &Dataset,
+    kernel_init: &Kernel,
+    fraction: f64,
+    menu: usize,
+    cfg: &SplitConfig,
+) -> Result<SplitFit> {
+    let (a, b) = split_rows(train, fraction, cfg.seed)?;
+    let (part_a, part_b) = (train.subset(&a), train.subset(&b));
+    let x_scaler = Standardizer::fit(part_a.x.as_ref(), &part_a.feature_names)?;
+    let y_scaler = TargetScaler::fit_column(&part_a.y, &part_a.target_name)?;
+    let x_a = x_scaler.transform(part_a.x.as_ref())?;
+    let y_a = y_scaler.transform(&part_a.y);
+    let x_b = x_scaler.transform(part_b.x.as_ref())?;
+    let y_b = y_scaler.transform(&part_b.y);
+    let loss = RegressionLoss::new_epsilon_band(y_scaler.scale_length(cfg.epsilon))?;
+    let prior = SplitPrior::fit_ml2(kernel_init, x_a, y_a)?;
+    let prior_b = prior.on(x_b.as_ref());
+    let record = SplitRecord {
+        fraction,
+        menu,
+        seed: cfg.seed,
+        kernel_a: prior.kernel.clone(),
+        noise_a: prior.noise_a,
+        params: SplitPosteriorParams {
+            noise_mean: 1.0,
+            noise_cov: 1.0,
+            scale: 1.0,
+        },
+        term: cfg.term,
+    };
+    let choices = record.choices(a.len(), train.n());
+    let spec = CertificateSpec::new(cfg.delta, cfg.term, choices);
+    let obj = SplitBoundObjective::new(&prior_b, &y_b, loss, cfg.delta, spec.penalty(), cfg.term);
+    let params = minimise_split_bound(&obj, prior.noise_a, cfg.unit_scale)?;
+    let posterior = SplitPosterior::new(prior, x_b, y_b, params)?;
+    let certificate = Certificate::from_marginals(
+        posterior.kl(),
+        posterior.marginals_on_b(),
+        &posterior.y_b,
+        &GibbsLoss::Regression(loss),
+        &spec,
+    )?;
+    Ok(SplitFit {
+        fraction,
+        seed: cfg.seed,
+        a,
+        b,
+        x_scaler,
+        y_scaler,
+        posterior,
+        certificate,
+    })
+}
+
+/// Minimise the B-bound over Q's free parameters from two starts (σ² = σ_A² and σ² = 1, s = 1).
+fn minimise_split_bound(
+    obj: &SplitBoundObjective<'_>,
+    noise_a: f64,
+    unit_scale: bool,
+) -> Result<SplitPosteriorParams> {
+    let ln_s = if unit_scale {
+        (0.0, 0.0)
+    } else {
+        LN_SCALE_BOUNDS
+    };
+    let bounds = vec![boxes::LN_NOISE, boxes::LN_NOISE, ln_s];
+    let lbfgs = LbfgsConfig {
+        max_iter: 300,
+        ..Default::default()
+    };
+    let mut best: Option<(f64, Vec<f64>)> = None;
+    for s2 in [noise_a, 1.0] {
+        let x0 = [s2.ln(), s2.ln(), 0.0];
+        let m = optim::drive(obj, &x0, bounds.clone(), &lbfgs, &Restarts::default(), None)?;
+        if best.as_ref().is_none_or(|(v, _)| m.report.value < *v) {
+            best = Some((m.report.value, m.params));
+        }
+    }
+    let (_, p) = best.expect("two starts were run");
+    Ok(SplitPosteriorParams::from_ln(&p))
+}
+
+/// Train with the data-dependent prior (spec §3): for each candidate fraction, split with the
+/// seeded permutation, fit scalers and θ_A, σ_A² on A, minimise the bound on B over
+/// `(σ_m², σ_v², s)`; keep the lowest certified bound (the menu's `ln 3` is in every
+/// candidate's certificate).
+pub fn fit_split_prior(
+    train: &Dataset,
+    kernel_init: &Kernel,
+    cfg: &SplitConfig,
+) -> Result<SplitFit> {
+    let fractions = cfg.fraction.candidates()?;
+    let menu = fractions.len();
+    let mut best: Option<SplitFit> = None;
+    for f in fractions {
+        let fit = fit_fraction(train, kernel_init, f, menu, cfg)?;
+        if best
+            .as_ref()
+            .is_none_or(|b| fit.certificate.bound < b.certificate.bound)
+        {
+            best = Some(fit);
+        }
+    }
+    Ok(best.expect("at least one fraction"))
+}
+
+/// `KL(N(m, S) ‖ N(μ, K))` of two dense Gaussians by their Cholesky factors (for tests and
+/// checks of the closed forms): `½[tr(K⁻¹S) + (m−μ)ᵀK⁻¹(m−μ) − n + ln det K − ln det S]`.
+pub fn dense_gaussian_kl(m: &[f64], s: &Mat<f64>, mu: &[f64], k: &Mat<f64>) -> Result<f64> {
+    let lk = Cholesky::factor(k.as_ref(), &JitterPolicy::none(), "K of a dense KL")?;
+    let ls = Cholesky::factor(s.as_ref(), &JitterPolicy::none(), "S of a dense KL")?;
+    let d: Vec<f64> = m.iter().zip(mu).map(|(a, b)| a - b).collect();
+    let kd = lk.solve_vec(&d);
+    let mut v = ls.l().to_owned();
+    lk.solve_lower_in_place(v.as_mut());
+    let tr: f64 = linalg::col_sq_norms(&v).iter().sum();
+    Ok(0.5 * (tr + linalg::dot(&d, &kd) - m.len() as f64 + lk.ln_det() - ls.ln_det()))
+}
