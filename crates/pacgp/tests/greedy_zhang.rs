@@ -44,7 +44,12 @@ fn section_4_quick() {
     }
     for row in &res.rows {
         assert!(row.delta_r_mean <= row.bound, "{row:?}");
-        assert!(row.delta_r_min <= row.delta_r_mean && row.delta_r_mean <= row.delta_r_max);
+        // The mean of equal runs (greedy is deterministic) may differ from them in the last bit.
+        let tol = 1e-12 * row.delta_r_mean.abs().max(1.0);
+        assert!(
+            row.delta_r_min <= row.delta_r_mean + tol && row.delta_r_mean <= row.delta_r_max + tol,
+            "{row:?}"
+        );
     }
     // ΔR(0) is the same for every algorithm and equals R(0) − R(ŵ).
     assert!((g[0] - inst.delta_r0).abs() < 1e-12 && (r[0] - inst.delta_r0).abs() < 1e-12);
