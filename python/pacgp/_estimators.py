@@ -19,6 +19,12 @@ from . import _pacgp
 DEFAULT_BASIS = 100
 
 
+def _behaved(a):
+    """float64 and aligned, as the binding reads arrays in place (copies only if needed:
+    float32 input, or a buffer unpickled at an odd address as Dask's transfers can give)."""
+    return np.require(a, dtype=np.float64, requirements=["A"])
+
+
 def _basis(given, n):
     """The basis size asked for, or the CLI's default of 100 capped at N."""
     return min(DEFAULT_BASIS, n) if given is None else int(given)
@@ -30,6 +36,12 @@ def _loo_of(certificate):
         return None
     keys = ("loo_error", "loo_estimator", "loo_exact_error", "loo_log_predictive", "loo_rmse")
     return {k[len("loo_"):]: certificate.get(k) for k in keys if k in certificate}
+
+
+def _check_samples(X):
+    """A GP needs two points to learn from (one is a constant target or a single class)."""
+    if X.shape[0] < 2:
+        raise ValueError(f"pacgp needs at least 2 samples, got n_samples = {X.shape[0]}")
 
 
 class _PacgpEstimator(BaseEstimator):
@@ -61,7 +73,8 @@ class _PacgpEstimator(BaseEstimator):
         self.fit_report_ = json.loads(model.report_json)
 
     def __getstate__(self):
-        state = super().__getstate__()
+        # A copy: `object.__getstate__` returns the live __dict__ itself.
+        state = dict(super().__getstate__())
         model = state.pop("model_", None)
         if model is not None:
             # The model travels as the JSON `pacgp fit` writes; it reloads bit for bit.
@@ -81,7 +94,8 @@ class _Regressor(RegressorMixin, _PacgpEstimator):
     def fit(self, X, y):
         """Fit on inputs X (N×D) and real targets y (N); returns self."""
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
-        y = np.asarray(y, dtype=np.float64)
+        _check_samples(X)
+        X, y = _behaved(X), _behaved(y)
         self._set_model(self._fit_model(X, y))
         self.noise_variance_ = self.model_.noise_variance
         self._certify_sample(X, y)
@@ -91,7 +105,7 @@ class _Regressor(RegressorMixin, _PacgpEstimator):
         """Predictive mean at X; with ``return_std`` also the predictive standard deviation of
         a new observation (latent variance plus noise), in the target's units."""
         check_is_fitted(self, "model_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = _behaved(validate_data(self, X, reset=False, dtype=np.float64))
         mean, _latent_var, noisy_var = self.model_.predict_regression(X, n_threads=self.n_threads)
         if return_std:
             return mean, np.sqrt(noisy_var)
@@ -101,7 +115,7 @@ class _Regressor(RegressorMixin, _PacgpEstimator):
         """The library's test metrics (RMSE, MAE, NLPD, coverage, ε-band risks) as a dict."""
         check_is_fitted(self, "model_")
         X, y = validate_data(self, X, y, reset=False, dtype=np.float64, y_numeric=True)
-        return json.loads(self.model_.evaluate(X, np.asarray(y, dtype=np.float64), epsilon))
+        return json.loads(self.model_.evaluate(_behaved(X), _behaved(y), epsilon))
 
     def _certify_options(self):
         return {}
@@ -240,12 +254,14 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
         """Fit on inputs X (N×D) and labels y (any two distinct values); returns self."""
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
+        _check_samples(X)
         self.classes_, index = np.unique(y, return_inverse=True)
         if len(self.classes_) != 2:
             raise ValueError(
-                f"pacgp classifiers are binary: y has {len(self.classes_)} classes"
+                "Only binary classification is supported by pacgp's classifiers: "
+                f"y has {len(self.classes_)} classes"
             )
-        signs = np.where(index == 1, 1.0, -1.0)
+        X, signs = _behaved(X), np.where(index == 1, 1.0, -1.0)
         negative, positive = (str(c) for c in self.classes_)
         self._set_model(self._fit_model(X, signs, negative, positive))
         self._certify_sample(X, signs)
@@ -256,7 +272,7 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
 
     def _positive_probability(self, X):
         check_is_fitted(self, "model_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = _behaved(validate_data(self, X, reset=False, dtype=np.float64))
         p, _mean, _var = self.model_.predict_classification(X, n_threads=self.n_threads)
         return p
 
@@ -267,13 +283,18 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
 
     def predict(self, X):
         """The more probable class (the Bayes classifier ``sgn(μ + b)``)."""
-        return self.classes_[(self._positive_probability(X) > 0.5).astype(int)]
+        positive = self._positive_probability(X) > 0.5
+        return self.classes_[positive.astype(int)]
 
-    def decision_function(self, X):
-        """The latent posterior mean μ(x): positive towards ``classes_[1]``."""
+    def predict_latent(self, X):
+        """The latent posterior's mean μ(x) (positive towards ``classes_[1]``) and variance.
+
+        (Not ``decision_function``: ranking by μ differs from ranking by the probabilities,
+        which also depend on the variance.)"""
         check_is_fitted(self, "model_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return self.model_.predict_classification(X, n_threads=self.n_threads)[1]
+        X = _behaved(validate_data(self, X, reset=False, dtype=np.float64))
+        _p, mean, var = self.model_.predict_classification(X, n_threads=self.n_threads)
+        return mean, var
 
     def evaluate(self, X, y):
         """The library's test metrics (error rate, log loss, Gibbs and Bayes risks) as a dict."""
@@ -283,7 +304,7 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
         if not known.all():
             raise ValueError(f"label {y[~known][0]!r} is not one of classes_ {self.classes_}")
         signs = np.where(y == self.classes_[1], 1.0, -1.0)
-        return json.loads(self.model_.evaluate(X, signs))
+        return json.loads(self.model_.evaluate(_behaved(X), signs))
 
 
 class GPClassifier(_Classifier):

@@ -8,7 +8,7 @@
 //! exceptions: `ValueError` for bad input, `pacgp.PacgpError` for numerical failure.
 
 use faer::Mat;
-use numpy::{PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -18,6 +18,11 @@ use pacgp::model::FittedModel;
 
 mod fit;
 mod model;
+
+/// The allocator the `pacgp` command uses: the module then runs the CLI's code with the CLI's
+/// memory behaviour (mimalloc keeps the freed N×N buffers for reuse, see the CLI's main.rs).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 pub use model::Model;
 
@@ -59,10 +64,23 @@ pub(crate) fn to_py_err(e: pacgp::Error) -> PyErr {
     }
 }
 
+/// numpy arrays can be misaligned (e.g. unpickled from a byte buffer); reading one in place
+/// would panic, so it is refused (the estimators pass aligned copies).
+fn check_aligned<'py>(array: &impl PyUntypedArrayMethods<'py>, what: &str) -> PyResult<()> {
+    if array.is_aligned() {
+        Ok(())
+    } else {
+        Err(PyValueError::new_err(format!(
+            "{what} is not aligned in memory: pass numpy.require({what}, requirements='A')"
+        )))
+    }
+}
+
 /// The inputs as an owned N×D matrix (any strides: non-contiguous views are read in place).
-pub(crate) fn to_mat(x: &PyReadonlyArray2<'_, f64>) -> Mat<f64> {
+pub(crate) fn to_mat(x: &PyReadonlyArray2<'_, f64>) -> PyResult<Mat<f64>> {
+    check_aligned(&**x, "X")?;
     let v = x.as_array();
-    Mat::from_fn(v.nrows(), v.ncols(), |i, j| v[[i, j]])
+    Ok(Mat::from_fn(v.nrows(), v.ncols(), |i, j| v[[i, j]]))
 }
 
 /// A training sample from numpy arrays, validated by the library (shapes, finite values).
@@ -70,8 +88,9 @@ pub(crate) fn to_dataset(
     x: &PyReadonlyArray2<'_, f64>,
     y: &PyReadonlyArray1<'_, f64>,
 ) -> PyResult<Dataset> {
+    check_aligned(&**y, "y")?;
     let y: Vec<f64> = y.as_array().iter().copied().collect();
-    Dataset::new(to_mat(x), y).map_err(to_py_err)
+    Dataset::new(to_mat(x)?, y).map_err(to_py_err)
 }
 
 /// The label map of a classifier whose `y` is already coded −1/+1 (`classes_[0]` → −1).
