@@ -6,6 +6,7 @@ the cluster (the data are scattered once; each worker fits with ``n_threads`` th
 results are identical to the serial run's).
 """
 
+import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
 
@@ -35,3 +36,43 @@ def certified_grid(estimator, grid, X, y, client=None, n_threads=1):
         X=X_remote, y=y_remote, pure=False,
     )
     return client.gather(futures)
+
+
+def sharded_vfe(shards, kernel_spec, theta, noise, z, client=None):
+    """Titsias' VFE bound and its gradient in ``[θ…, ln σ², vec(Z)]`` over data held in shards
+    (a list of ``(X_s, y_s)``, or of Dask futures of such pairs on ``client``), map-reduce style
+    (Gal, van der Wilk & Rasmussen 2014): the workers compute their shards' sums, one M×M step
+    here, then the workers their gradient parts. ``theta`` are the kernel's ln values."""
+    from ._pacgp import vfe_global, vfe_shard_gradient, vfe_shard_stats
+
+    theta = list(theta)
+    z = np.ascontiguousarray(z, dtype=np.float64)
+
+    def aligned(shard):
+        # Arrays that arrive by Dask's transfers may sit at odd addresses: copy those only.
+        return [np.require(a, dtype=np.float64, requirements=["A"]) for a in shard]
+
+    def stats(shard):
+        x, y = aligned(shard)
+        return vfe_shard_stats(kernel_spec, theta, z, x, y, n_threads=1)
+
+    if client is None:
+        parts = [stats(s) for s in shards]
+    else:
+        parts = client.gather(client.map(stats, shards, pure=False))
+    a = sum(p[0] for p in parts)
+    b = sum(p[1] for p in parts)
+    yy, trace, n = (sum(p[k] for p in parts) for k in (2, 3, 4))
+    value, a_bar, b_bar, t_bar, gradient = vfe_global(
+        kernel_spec, theta, noise, z, a, b, yy, trace, n
+    )
+
+    def grad(shard):
+        x, y = aligned(shard)
+        return vfe_shard_gradient(kernel_spec, theta, z, x, y, a_bar, b_bar, t_bar, n_threads=1)
+
+    if client is None:
+        pieces = [grad(s) for s in shards]
+    else:
+        pieces = client.gather(client.map(grad, shards, pure=False))
+    return value, gradient + sum(pieces)

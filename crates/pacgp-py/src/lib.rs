@@ -18,6 +18,7 @@ use pacgp::model::FittedModel;
 
 mod fit;
 mod model;
+mod sharded;
 
 /// The allocator the `pacgp` command uses: the module then runs the CLI's code with the CLI's
 /// memory behaviour (mimalloc keeps the freed N×N buffers for reuse, see the CLI's main.rs).
@@ -134,5 +135,6 @@ fn _pacgp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PacgpError", m.py().get_type::<PacgpError>())?;
     m.add_class::<Model>()?;
     fit::register(m)?;
+    sharded::register(m)?;
     Ok(())
 }
