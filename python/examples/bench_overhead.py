@@ -1,7 +1,7 @@
 """Python overhead against the CLI, and two Python threads fitting at once (a benchmark, not a test).
 
     python python/examples/bench_overhead.py --cli target/release/pacgp \
-        --data synth_reg_n2000.csv [--repeats 3] [--threads 1] [--parallel-n 1000]
+        --data synth_reg_n2000.csv [--repeats 3] [--threads 1] [--parallel-n 1000] [--global-pool]
 
 1. `pacgp --threads T fit --method gpr --json` against `GPRegressor(certify=False,
    n_threads=T).fit` on the same CSV, alternately; the CLI's time is the wall time of the
@@ -45,7 +45,7 @@ def cli_fit(cli, data, threads):
 
 def python_fit(X, y, threads):
     t0 = time.perf_counter()
-    est = pacgp.GPRegressor(certify=False, n_threads=threads).fit(X, y)
+    est = pacgp.GPRegressor(certify=False, n_threads=threads).fit(X, y)  # None: global pool
     return time.perf_counter() - t0, est.fit_report_["optimiser"]["evaluations"]
 
 
@@ -54,7 +54,7 @@ def overhead(args):
     rows = []
     for _ in range(args.repeats):
         c_wall, c_fit, c_evals = cli_fit(args.cli, args.data, args.threads)
-        p_wall, p_evals = python_fit(X, y, args.threads)
+        p_wall, p_evals = python_fit(X, y, None if args.global_pool else args.threads)
         rows.append((c_wall, c_fit, p_wall))
         print(f"CLI wall {c_wall:.2f} s (fit {c_fit:.2f} s, {c_evals} evaluations); "
               f"Python fit {p_wall:.2f} s ({p_evals} evaluations)", flush=True)
@@ -94,10 +94,18 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--parallel-n", type=int, default=1000)
     p.add_argument("--skip-overhead", action="store_true")
+    p.add_argument("--skip-parallel", action="store_true")
+    p.add_argument(
+        "--global-pool", action="store_true",
+        help="fit in the global rayon pool on this thread, as the CLI does (set "
+             "RAYON_NUM_THREADS to --threads): the same optimiser path as the CLI, evaluation "
+             "for evaluation; a private pool's worker thread can end on a slightly different path",
+    )
     args = p.parse_args()
     if not args.skip_overhead:
         overhead(args)
-    parallel(args)
+    if not args.skip_parallel:
+        parallel(args)
 
 
 if __name__ == "__main__":
