@@ -48,13 +48,13 @@ def sharded_vfe(shards, kernel_spec, theta, noise, z, client=None):
     theta = list(theta)
     z = np.ascontiguousarray(z, dtype=np.float64)
 
-    def aligned(shard):
+    def aligned(arrays):
         # Arrays that arrive by Dask's transfers may sit at odd addresses: copy those only.
-        return [np.require(a, dtype=np.float64, requirements=["A"]) for a in shard]
+        return [np.require(a, dtype=np.float64, requirements=["A"]) for a in arrays]
 
     def stats(shard):
-        x, y = aligned(shard)
-        return vfe_shard_stats(kernel_spec, theta, z, x, y, n_threads=1)
+        x, y, zz = aligned([*shard, z])
+        return vfe_shard_stats(kernel_spec, theta, zz, x, y, n_threads=1)
 
     if client is None:
         parts = [stats(s) for s in shards]
@@ -68,8 +68,8 @@ def sharded_vfe(shards, kernel_spec, theta, noise, z, client=None):
     )
 
     def grad(shard):
-        x, y = aligned(shard)
-        return vfe_shard_gradient(kernel_spec, theta, z, x, y, a_bar, b_bar, t_bar, n_threads=1)
+        x, y, zz, ab, bb = aligned([*shard, z, a_bar, b_bar])
+        return vfe_shard_gradient(kernel_spec, theta, zz, x, y, ab, bb, t_bar, n_threads=1)
 
     if client is None:
         pieces = [grad(s) for s in shards]

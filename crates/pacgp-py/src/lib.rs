@@ -67,7 +67,10 @@ pub(crate) fn to_py_err(e: pacgp::Error) -> PyErr {
 
 /// numpy arrays can be misaligned (e.g. unpickled from a byte buffer); reading one in place
 /// would panic, so it is refused (the estimators pass aligned copies).
-fn check_aligned<'py>(array: &impl PyUntypedArrayMethods<'py>, what: &str) -> PyResult<()> {
+pub(crate) fn check_aligned<'py>(
+    array: &impl PyUntypedArrayMethods<'py>,
+    what: &str,
+) -> PyResult<()> {
     if array.is_aligned() {
         Ok(())
     } else {
@@ -78,8 +81,8 @@ fn check_aligned<'py>(array: &impl PyUntypedArrayMethods<'py>, what: &str) -> Py
 }
 
 /// The inputs as an owned N×D matrix (any strides: non-contiguous views are read in place).
-pub(crate) fn to_mat(x: &PyReadonlyArray2<'_, f64>) -> PyResult<Mat<f64>> {
-    check_aligned(&**x, "X")?;
+pub(crate) fn to_mat(x: &PyReadonlyArray2<'_, f64>, what: &str) -> PyResult<Mat<f64>> {
+    check_aligned(&**x, what)?;
     let v = x.as_array();
     Ok(Mat::from_fn(v.nrows(), v.ncols(), |i, j| v[[i, j]]))
 }
@@ -91,7 +94,7 @@ pub(crate) fn to_dataset(
 ) -> PyResult<Dataset> {
     check_aligned(&**y, "y")?;
     let y: Vec<f64> = y.as_array().iter().copied().collect();
-    Dataset::new(to_mat(x)?, y).map_err(to_py_err)
+    Dataset::new(to_mat(x, "X")?, y).map_err(to_py_err)
 }
 
 /// The label map of a classifier whose `y` is already coded −1/+1 (`classes_[0]` → −1).

@@ -75,7 +75,7 @@ impl Model {
         x: PyReadonlyArray2<'py, f64>,
         n_threads: Option<usize>,
     ) -> PyResult<Arrays3<'py>> {
-        let xm = to_mat(&x)?;
+        let xm = to_mat(&x, "X")?;
         let p = compute(py, n_threads, || self.inner.predict_regression(xm.as_ref()))?;
         Ok((
             p.mean.into_pyarray(py),
@@ -92,7 +92,7 @@ impl Model {
         x: PyReadonlyArray2<'py, f64>,
         n_threads: Option<usize>,
     ) -> PyResult<Arrays3<'py>> {
-        let xm = to_mat(&x)?;
+        let xm = to_mat(&x, "X")?;
         let (p, m) = compute(py, n_threads, || {
             self.inner.predict_classification(xm.as_ref())
         })?;

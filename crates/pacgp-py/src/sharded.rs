@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pacgp::kernel::Kernel;
 use pacgp::regression::sharded::{self, ShardStats, VfeAdjoints};
 
-use crate::{compute, to_mat, to_py_err};
+use crate::{check_aligned, compute, to_mat, to_py_err};
 
 /// The kernel `spec` on `d` inputs at θ (ln values).
 fn kernel_at(spec: &str, d: usize, theta: &[f64]) -> PyResult<Kernel> {
@@ -17,8 +17,10 @@ fn kernel_at(spec: &str, d: usize, theta: &[f64]) -> PyResult<Kernel> {
     Ok(k)
 }
 
-fn vector(v: &PyReadonlyArray1<'_, f64>) -> Vec<f64> {
-    v.as_array().iter().copied().collect()
+/// A 1-D array as a vector (refused if misaligned, as [`to_mat`]).
+fn vector(v: &PyReadonlyArray1<'_, f64>) -> PyResult<Vec<f64>> {
+    check_aligned(&**v, "a vector argument")?;
+    Ok(v.as_array().iter().copied().collect())
 }
 
 /// An owned faer matrix as a 2-D numpy array (row-major copy).
@@ -48,7 +50,7 @@ fn vfe_shard_stats<'py>(
     f64,
     usize,
 )> {
-    let (zm, xm, yv) = (to_mat(&z)?, to_mat(&x)?, vector(&y));
+    let (zm, xm, yv) = (to_mat(&z, "Z")?, to_mat(&x, "X")?, vector(&y)?);
     let kernel = kernel_at(kernel_spec, zm.ncols(), &theta)?;
     let s = compute(py, n_threads, || {
         sharded::vfe_shard_stats(&kernel, zm.as_ref(), xm.as_ref(), &yv)
@@ -85,11 +87,11 @@ fn vfe_global<'py>(
     f64,
     Bound<'py, PyArray1<f64>>,
 )> {
-    let zm = to_mat(&z)?;
+    let zm = to_mat(&z, "Z")?;
     let kernel = kernel_at(kernel_spec, zm.ncols(), &theta)?;
     let stats = ShardStats {
-        a: to_mat(&a)?,
-        b: vector(&b),
+        a: to_mat(&a, "A")?,
+        b: vector(&b)?,
         yy,
         trace_kff,
         n,
@@ -122,11 +124,11 @@ fn vfe_shard_gradient<'py>(
     t_bar: f64,
     n_threads: Option<usize>,
 ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    let (zm, xm, yv) = (to_mat(&z)?, to_mat(&x)?, vector(&y));
+    let (zm, xm, yv) = (to_mat(&z, "Z")?, to_mat(&x, "X")?, vector(&y)?);
     let kernel = kernel_at(kernel_spec, zm.ncols(), &theta)?;
     let adj = VfeAdjoints {
-        a_bar: to_mat(&a_bar)?,
-        b_bar: vector(&b_bar),
+        a_bar: to_mat(&a_bar, "a_bar")?,
+        b_bar: vector(&b_bar)?,
         t_bar,
     };
     let g = compute(py, n_threads, || {
