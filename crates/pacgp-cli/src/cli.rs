@@ -195,6 +195,27 @@ pub enum SelectArg {
     Ml2,
 }
 
+/// Where a sparse GP's inducing inputs start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InducingInitArg {
+    /// Seeded k-means++ centroids with a few Lloyd iterations.
+    Kmeans,
+    /// A seeded random subset of the training inputs.
+    Subset,
+    /// Training inputs chosen by κ-greedy ΔR selection (seed 002, Algorithm 3).
+    Greedy,
+}
+
+impl From<InducingInitArg> for pacgp::regression::sparse::InducingInit {
+    fn from(a: InducingInitArg) -> Self {
+        match a {
+            InducingInitArg::Kmeans => Self::KMeans,
+            InducingInitArg::Subset => Self::Subset,
+            InducingInitArg::Greedy => Self::Greedy,
+        }
+    }
+}
+
 /// The SVM's slack penalty.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum SlackArg {
@@ -267,10 +288,15 @@ pub struct FitArgs {
     /// cannot be certified.
     #[arg(long)]
     pub no_snap: bool,
-    /// vfe, fitc, pac-sgp: number of inducing inputs, initialised by seeded k-means
+    /// vfe, fitc, pac-sgp: number of inducing inputs, initialised by --inducing-init
     /// [default: 100, at most N].
     #[arg(long)]
     pub inducing: Option<usize>,
+    /// vfe, fitc, pac-sgp: where the inducing inputs start — seeded k-means centroids (the
+    /// paper's), a seeded random subset, or training inputs chosen by seed 002's κ-greedy ΔR
+    /// selection under the initial kernel and noise [default: kmeans].
+    #[arg(long, value_enum)]
+    pub inducing_init: Option<InducingInitArg>,
     /// Classifiers: likelihood [default: probit; logistic for laplace only].
     #[arg(long, value_enum)]
     pub likelihood: Option<LikelihoodArg>,
@@ -407,7 +433,7 @@ pub struct ReproduceArgs {
     /// Folder holding the shipped datasets.
     #[arg(long, default_value = "data")]
     pub data_dir: PathBuf,
-    /// pac-sgp-inducing: only these numbers of inducing inputs (comma separated).
+    /// pac-sgp-inducing, zhang-kin40k: only these numbers of inducing inputs (comma separated).
     #[arg(long, value_delimiter = ',')]
     pub m: Vec<usize>,
     /// pac-sgp-inducing: only these datasets (kin40k, pol); ivm-uci and risk-coverage:
@@ -449,6 +475,11 @@ pub enum Experiment {
     /// Seed 002 §4: ΔR(k) of greedy, κ-greedy and random sparse GP regression in the dual
     /// (Figures 1–3) beside Theorem 3.1's bound; R(ŵ) and ΔR(0) over five data seeds.
     ZhangSparse,
+    /// Seed 002 on kin40k: greedy, κ-greedy and random selection against VFE and kl-PAC-SGP
+    /// started from k-means or greedy inducing inputs, at equal M: test RMSE, bound, test
+    /// Gibbs risk, time.
+    #[value(name = "zhang-kin40k")]
+    ZhangKin40k,
 }
 
 /// `pacgp demo`.

@@ -711,3 +711,100 @@ fn data_layer_bad_inputs_from_issue_11() {
         assert!(err.contains(msg), "{args:?}: {err}");
     }
 }
+
+/// `--inducing-init` places Z for vfe / pac-sgp (greedy ΔR selection or k-means): both fit and
+/// certify, the starts lead to different models, and the flag is refused where no Z is trained.
+#[test]
+fn inducing_init_greedy_and_kmeans() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = "data/snelson-1d/snelson_train.csv";
+    for method in ["vfe", "pac-sgp"] {
+        let mut zs = Vec::new();
+        for init in ["kmeans", "greedy"] {
+            let model = dir.path().join(format!("{method}-{init}.json"));
+            let fit = pacgp(&[
+                "fit",
+                "--data",
+                data,
+                "--method",
+                method,
+                "--kernel",
+                "se",
+                "--inducing",
+                "8",
+                "--inducing-init",
+                init,
+                "--epsilon",
+                "0.3",
+                "--out",
+                s(&model),
+                "--json",
+            ]);
+            assert!(
+                fit.status.success(),
+                "{}",
+                String::from_utf8_lossy(&fit.stderr)
+            );
+            let cert = pacgp(&["certify", "--model", s(&model), "--data", data, "--json"]);
+            assert!(
+                cert.status.success(),
+                "{}",
+                String::from_utf8_lossy(&cert.stderr)
+            );
+            let c: serde_json::Value = serde_json::from_slice(&cert.stdout).unwrap();
+            let bound = c["bound"].as_f64().unwrap();
+            assert!(
+                bound > c["empirical_risk"].as_f64().unwrap() && bound < 1.0,
+                "{c}"
+            );
+            let json: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+            zs.push(json.to_string());
+        }
+        assert_ne!(
+            zs[0], zs[1],
+            "{method}: greedy and k-means starts gave the same model"
+        );
+    }
+    let out = pacgp(&[
+        "fit",
+        "--data",
+        data,
+        "--method",
+        "gpr",
+        "--inducing-init",
+        "greedy",
+        "--out",
+        s(&dir.path().join("g.json")),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--inducing-init applies to"));
+}
+
+/// `reproduce zhang-kin40k` writes its table (one row per method and M) and figure.
+#[test]
+fn reproduce_zhang_kin40k_writes_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = pacgp(&[
+        "reproduce",
+        "zhang-kin40k",
+        "--quick",
+        "--m",
+        "10",
+        "--out",
+        s(dir.path()),
+        "--json",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let obj: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = obj["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), pacgp::experiments::zhang::KIN40K_METHODS.len());
+    let csv = std::fs::read_to_string(dir.path().join("zhang-kin40k.csv")).unwrap();
+    assert!(csv.starts_with("m,method,test_rmse,bound,train_gibbs,test_gibbs,kl_over_n,seconds"));
+    assert_eq!(csv.lines().count(), rows.len() + 1);
+    assert!(dir.path().join("zhang-kin40k.svg").exists());
+}

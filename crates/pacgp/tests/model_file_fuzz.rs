@@ -49,6 +49,7 @@ fn models() -> &'static Vec<(String, pacgp::data::Dataset)> {
                 m: 5,
                 method: SparseMethod::Vfe,
                 seed: 0,
+                init: pacgp::regression::sparse::InducingInit::KMeans,
                 epsilon: Some(0.3),
             },
         )

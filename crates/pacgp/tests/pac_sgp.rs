@@ -9,7 +9,7 @@ use pacgp::kernel::Kernel;
 use pacgp::loss::{gibbs_risk_regression, RegressionLoss};
 use pacgp::objective::pac_sgp::{fit_pac_sgp, PacSgpObjective};
 use pacgp::optim::Objective;
-use pacgp::regression::sparse::{NegSparseObjective, SparseGp, SparseMethod};
+use pacgp::regression::sparse::{InducingInit, NegSparseObjective, SparseGp, SparseMethod};
 
 /// docs/test-vectors.md §6 (sparse): Z = (0.5, 2.5); VFE form KL 2.03026590, R_S 0.75771403; FITC form
 /// KL 1.11999846, R_S 0.77446545 (ε = 0.2). K_uu carries 1e-6 jitter here, the vectors none.
@@ -146,6 +146,7 @@ fn training_gives_a_consistent_certificate_and_bad_input_errors() {
         0.01,
         BoundKind::Kl,
         0,
+        InducingInit::KMeans,
         200,
     )
     .unwrap();

@@ -16,6 +16,7 @@ use pacgp::model::{
 };
 use pacgp::optim::Restarts;
 use pacgp::regression::exact::MlConfig;
+use pacgp::regression::sparse::InducingInit;
 use serde_json::json;
 
 use super::{check_output_path, csv_options, spinner};
@@ -77,6 +78,7 @@ fn check_applicable(a: &FitArgs, family: Family) -> Result<()> {
             for (flag, given) in [
                 ("epsilon", a.epsilon.is_some()),
                 ("inducing", a.inducing.is_some()),
+                ("inducing-init", a.inducing_init.is_some()),
                 ("restarts", a.restarts.is_some()),
                 ("no-snap", a.no_snap),
                 ("likelihood", a.likelihood.is_some()),
@@ -133,6 +135,14 @@ fn check_applicable(a: &FitArgs, family: Family) -> Result<()> {
                     m,
                 ));
             }
+            let trained_z = matches!(r, RegressionMethod::Sparse(_) | RegressionMethod::PacSgp(_));
+            if a.inducing_init.is_some() && !trained_z {
+                return Err(not_for(
+                    "inducing-init",
+                    "vfe, fitc, pac-sgp, pac-sgp-sqrt (greedy-sparse always selects greedily)",
+                    m,
+                ));
+            }
             let pac = matches!(r, RegressionMethod::PacGp(_) | RegressionMethod::PacSgp(_));
             if a.delta.is_some() && !pac {
                 return Err(not_for(
@@ -159,6 +169,7 @@ fn check_applicable(a: &FitArgs, family: Family) -> Result<()> {
             let regression_only = [
                 ("epsilon", a.epsilon.is_some()),
                 ("inducing", a.inducing.is_some()),
+                ("inducing-init", a.inducing_init.is_some()),
                 ("restarts", a.restarts.is_some()),
                 ("no-snap", a.no_snap),
             ];
@@ -212,6 +223,11 @@ fn basis_size(given: Option<usize>, n: usize, what: &str) -> usize {
     }
 }
 
+/// Where the inducing inputs start: the flag, or the paper's k-means.
+fn inducing_init(a: &FitArgs) -> InducingInit {
+    a.inducing_init.map_or(InducingInit::KMeans, Into::into)
+}
+
 fn fit_regression(a: &FitArgs, method: RegressionMethod) -> Result<(FittedModel, f64)> {
     let train = super::load_training(&a.data)?;
     let kernel = Some(Kernel::from_spec(
@@ -250,6 +266,7 @@ fn fit_regression(a: &FitArgs, method: RegressionMethod) -> Result<(FittedModel,
                 m: basis_size(a.inducing, train.n(), "--inducing"),
                 method: sparse,
                 seed: a.seed,
+                init: inducing_init(a),
                 epsilon: a.epsilon,
             };
             fit_sparse_model(&train, &o)?
@@ -273,6 +290,7 @@ fn fit_regression(a: &FitArgs, method: RegressionMethod) -> Result<(FittedModel,
                 kind,
                 alpha_s: 1.0,
                 seed: a.seed,
+                init: inducing_init(a),
             };
             fit_pac_sgp_model(&train, &o)?
         }

@@ -24,5 +24,6 @@ pub fn reproduce(mut a: ReproduceArgs) -> Result<()> {
         Experiment::RiskCoverage => classification::risk_coverage(&a),
         Experiment::OpperWinther => opper_winther::run(&a),
         Experiment::ZhangSparse => zhang::run(&a),
+        Experiment::ZhangKin40k => zhang::kin40k(&a),
     }
 }

@@ -1,9 +1,11 @@
 //! `pacgp reproduce zhang-sparse`: seed 002 §4 — ΔR(k) of greedy, κ-greedy and random sparse
-//! GP regression in the dual (Figures 1–3) beside Theorem 3.1's bound. The experiment's
-//! settings and rows are the library's ([`pacgp::experiments::zhang`]); this file writes them.
+//! GP regression in the dual (Figures 1–3) beside Theorem 3.1's bound; `zhang-kin40k`: the
+//! selections against VFE and PAC-SGP on kin40k. The experiments' settings and rows are the
+//! library's ([`pacgp::experiments::zhang`]); this file writes them.
 
-use anyhow::Result;
-use pacgp::experiments::zhang::{self, ZhangSettings};
+use anyhow::{Context, Result};
+use pacgp::data::{self, CsvOptions};
+use pacgp::experiments::zhang::{self, Kin40kRow, Kin40kSettings, ZhangSettings, KIN40K_METHODS};
 use serde_json::json;
 
 use crate::cli::ReproduceArgs;
@@ -135,4 +137,101 @@ fn write_figures(a: &ReproduceArgs, result: &zhang::ZhangResult) -> Result<()> {
             .collect(),
     };
     write_svg(&fig3, &a.out.join("zhang-sparse-figure-3.svg"))
+}
+
+/// kin40k: the three selections, VFE and kl-PAC-SGP (k-means or greedy Z) at every M.
+pub(super) fn kin40k(a: &ReproduceArgs) -> Result<()> {
+    let mut settings = if a.quick {
+        Kin40kSettings::quick()
+    } else {
+        Kin40kSettings::standard()
+    };
+    if !a.m.is_empty() {
+        settings.ms = a.m.clone();
+    }
+    let load = |f: &str| {
+        data::load_csv(
+            a.data_dir.join(format!("kin40k/kin40k_{f}.csv.gz")),
+            &CsvOptions::default(),
+        )
+    };
+    let train = load("train").context("loading the kin40k training set")?;
+    let test = load("test").context("loading the kin40k test set")?;
+    let pb = bar(
+        settings.ms.len() * KIN40K_METHODS.len(),
+        "zhang-kin40k fits",
+    );
+    let rows = zhang::kin40k_comparison(&train, &test, &settings, &mut |done, _| {
+        pb.set_position(done as u64)
+    })?;
+    pb.finish_and_clear();
+    write_csv(&a.out.join("zhang-kin40k.csv"), &rows)?;
+    let obj = json!({ "experiment": "zhang-kin40k", "settings": settings, "rows": rows });
+    write(&a.out.join("zhang-kin40k.json"), &obj.to_string())?;
+    write_kin40k_figure(a, &settings, &rows)?;
+    if a.json {
+        out!("{obj}");
+        return Ok(());
+    }
+    out!(
+        "kin40k ({} training, {} test points; θ, σ² of the selections by ML-II on {} points; ε = {} standardised, δ = 0.01)",
+        settings.n_train,
+        settings.n_test,
+        settings.n_hyper,
+        settings.epsilon
+    );
+    out!("    M  method          test RMSE   bound  test Gibbs   seconds");
+    for r in &rows {
+        out!(
+            "{:>5}  {:<14}  {:>9.4}  {:>6.4}  {:>10.4}  {:>8.2}",
+            r.m,
+            r.method,
+            r.test_rmse,
+            r.bound,
+            r.test_gibbs,
+            r.seconds
+        );
+    }
+    out!(
+        "wrote {}",
+        a.out.join("zhang-kin40k.{csv,json,svg}").display()
+    );
+    Ok(())
+}
+
+/// Bound and test Gibbs risk against M for every method.
+fn write_kin40k_figure(a: &ReproduceArgs, s: &Kin40kSettings, rows: &[Kin40kRow]) -> Result<()> {
+    let series = KIN40K_METHODS
+        .iter()
+        .flat_map(|m| {
+            let pts = |f: fn(&Kin40kRow) -> f64| -> Vec<(f64, f64)> {
+                rows.iter()
+                    .filter(|r| r.method == *m)
+                    .map(|r| (r.m as f64, f(r)))
+                    .collect()
+            };
+            [
+                Series {
+                    name: format!("{m} bound"),
+                    points: pts(|r| r.bound),
+                    style: Style::Line,
+                },
+                Series {
+                    name: format!("{m} test Gibbs"),
+                    points: pts(|r| r.test_gibbs),
+                    style: Style::Points,
+                },
+            ]
+        })
+        .collect();
+    let fig = Figure {
+        title: format!(
+            "kin40k: bound (lines) and test Gibbs risk (points) vs M, ε = {}",
+            s.epsilon
+        ),
+        x_label: "M".into(),
+        y_label: "ε-band risk".into(),
+        series,
+    };
+    write_svg(&fig, &a.out.join("zhang-kin40k.svg"))
 }

@@ -16,6 +16,7 @@ use crate::kernel::Kernel;
 use crate::loss::{self, RegressionLoss};
 use crate::objective::pac_gp::{fit_pac_gp, PacGpConfig};
 use crate::regression::exact::{fit_ml2, ExactGp, MlConfig};
+use crate::regression::sparse::InducingInit;
 
 /// One method on one split at one ε.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -293,6 +294,7 @@ fn sparse_curve(
         0.01,
         BoundKind::Kl,
         0,
+        InducingInit::KMeans,
         1000,
     )?;
     let post = fit.gp.posterior_with_alpha(x.as_ref(), y, fit.alpha_s)?;

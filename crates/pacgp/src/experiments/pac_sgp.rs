@@ -15,7 +15,7 @@ use crate::loss::{self, RegressionLoss};
 use crate::objective::pac_sgp::fit_pac_sgp;
 use crate::optim::LbfgsConfig;
 use crate::posterior::GaussianPosterior;
-use crate::regression::sparse::{train_sparse, SparseConfig, SparseMethod};
+use crate::regression::sparse::{train_sparse, InducingInit, SparseConfig, SparseMethod};
 
 /// One method at one M.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -148,6 +148,7 @@ pub fn pac_sgp_inducing(
                 0.01,
                 kind,
                 seed,
+                InducingInit::KMeans,
                 setup.max_iter,
             )?;
             let secs = t0.elapsed().as_secs_f64();

@@ -11,7 +11,7 @@ use crate::objective::pac_gp::{fit_pac_gp, PacGpConfig};
 use crate::optim::OptimReport;
 use crate::posterior::GaussianPosterior;
 use crate::regression::exact::{fit_ml2, MlConfig};
-use crate::regression::sparse::{train_sparse, SparseConfig, SparseMethod};
+use crate::regression::sparse::{train_sparse, InducingInit, SparseConfig, SparseMethod};
 
 use super::{sample_digest, FitReport, FittedModel, Task, FORMAT};
 
@@ -225,8 +225,10 @@ pub struct SparseOptions {
     pub m: usize,
     /// VFE, FITC or DTC.
     pub method: SparseMethod,
-    /// Seed of the k-means initialisation of Z.
+    /// Seed of the initialisation of Z.
     pub seed: u64,
+    /// How Z is initialised (k-means, a random subset, or greedy ΔR selection).
+    pub init: InducingInit,
     /// ε to store with the model (target units).
     pub epsilon: Option<f64>,
 }
@@ -242,6 +244,7 @@ pub fn fit_sparse_model(train: &Dataset, opts: &SparseOptions) -> Result<FittedM
     let kernel = kernel_or_default(&opts.kernel, train.d());
     let cfg = SparseConfig {
         seed: opts.seed,
+        init: opts.init,
         snap: Some(HyperGrid::default()),
         ..Default::default()
     };
@@ -289,8 +292,10 @@ pub struct PacSgpOptions {
     pub kind: BoundKind,
     /// Posterior parametrisation: 1 = FITC (the paper's), 0 = VFE.
     pub alpha_s: f64,
-    /// Seed of the k-means initialisation.
+    /// Seed of the initialisation of Z.
     pub seed: u64,
+    /// How Z is initialised (the paper's k-means, a random subset, or greedy ΔR selection).
+    pub init: InducingInit,
 }
 
 /// Sparse PAC-GP (seed 004) on standardised data; σ² starts at 1 as in the paper.
@@ -310,6 +315,7 @@ pub fn fit_pac_sgp_model(train: &Dataset, opts: &PacSgpOptions) -> Result<Fitted
         opts.delta,
         opts.kind,
         opts.seed,
+        opts.init,
         1000,
     )?;
     let (method, objective) = match opts.kind {

@@ -18,8 +18,8 @@ use crate::linalg::{self, Cholesky};
 use crate::loss::RegressionLoss;
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
 use crate::regression::sparse::{
-    add_outer, initial_inducing, sandwich_inv, whitened, InducingInit, NegSparseObjective,
-    SparseGp, SparseMethod, Whitened,
+    add_outer, initial_inducing_with_targets, sandwich_inv, whitened, InducingInit,
+    NegSparseObjective, SparseGp, SparseMethod, Whitened,
 };
 
 /// The sparse PAC-GP bound over `[θ…, ln σ², vec(Z)]` on standardised data.
@@ -291,7 +291,8 @@ pub struct PacSgpFit {
     pub report: OptimReport,
 }
 
-/// Train kl-PAC-SGP / sqrt-PAC-SGP (θ boxed to the grid's range, then snapped), from k-means Z.
+/// Train kl-PAC-SGP / sqrt-PAC-SGP (θ boxed to the grid's range, then snapped), from Z placed
+/// by `init` (the paper's: k-means; greedy: seed 002's ΔR selection under the initial θ, σ²).
 pub fn fit_pac_sgp(
     kernel_init: &Kernel,
     noise_init: f64,
@@ -303,13 +304,14 @@ pub fn fit_pac_sgp(
     delta: f64,
     kind: BoundKind,
     seed: u64,
+    init: InducingInit,
     max_iter: usize,
 ) -> Result<PacSgpFit> {
     let grid = HyperGrid::default();
     let nk = kernel_init.n_params();
     let penalty = grid.penalty(nk);
     let obj = PacSgpObjective::new(kernel_init, x, y, m, alpha_s, loss, delta, penalty, kind)?;
-    let z0 = initial_inducing(x, m, InducingInit::KMeans, seed)?;
+    let z0 = initial_inducing_with_targets(kernel_init, noise_init, x, y, m, init, seed)?;
     let p0 = NegSparseObjective::pack(kernel_init, noise_init, z0.as_ref());
     let mut bounds = vec![boxes::LN_THETA; nk];
     bounds.push(boxes::LN_NOISE);
