@@ -152,12 +152,15 @@ class GPRegressor(_Regressor):
 
 class SparseGPRegressor(_Regressor):
     """Sparse GP regression by its own objective: ``method`` "vfe" (Titsias) or "fitc", with
-    ``n_inducing`` inducing inputs (default min(100, N)) initialised by seeded k-means."""
+    ``n_inducing`` inducing inputs (default min(100, N)) initialised by ``inducing_init``
+    ("kmeans", "subset" or "greedy"), seeded."""
 
     def __init__(self, method="vfe", n_inducing=None, kernel="se-ard", epsilon=None, seed=0,
-                 certify=True, delta=0.01, loo="approx", n_threads=None):
+                 inducing_init="kmeans", certify=True, delta=0.01, loo="approx",
+                 n_threads=None):
         self.method = method
         self.n_inducing = n_inducing
+        self.inducing_init = inducing_init
         self.kernel = kernel
         self.epsilon = epsilon
         self.seed = seed
@@ -175,7 +178,7 @@ class SparseGPRegressor(_Regressor):
         return _pacgp.fit_sparse(
             X, y, method=self.method, m_inducing=_basis(self.n_inducing, len(y)),
             kernel_spec=self.kernel, seed=self.seed, epsilon=self.epsilon,
-            n_threads=self.n_threads,
+            init=self.inducing_init, n_threads=self.n_threads,
         )
 
 
@@ -185,11 +188,13 @@ class PACGPRegressor(_Regressor):
     ``sparse=True``. ``epsilon`` (target units) is required; ``delta`` is the bound's δ."""
 
     def __init__(self, epsilon=None, bound="kl", sparse=False, n_inducing=None, delta=0.01,
-                 kernel="se-ard", seed=0, certify=True, loo="approx", n_threads=None):
+                 kernel="se-ard", seed=0, inducing_init="kmeans", certify=True, loo="approx",
+                 n_threads=None):
         self.epsilon = epsilon
         self.bound = bound
         self.sparse = sparse
         self.n_inducing = n_inducing
+        self.inducing_init = inducing_init
         self.delta = delta
         self.kernel = kernel
         self.seed = seed
@@ -207,10 +212,10 @@ class PACGPRegressor(_Regressor):
             return _pacgp.fit_pac_sgp(
                 X, y, epsilon=float(self.epsilon), m_inducing=_basis(self.n_inducing, len(y)),
                 delta=self.delta, bound=self.bound, kernel_spec=self.kernel, seed=self.seed,
-                n_threads=self.n_threads,
+                init=self.inducing_init, n_threads=self.n_threads,
             )
-        if self.n_inducing is not None:
-            raise ValueError("n_inducing applies to sparse=True")
+        if self.n_inducing is not None or self.inducing_init != "kmeans":
+            raise ValueError("n_inducing and inducing_init apply to sparse=True")
         return _pacgp.fit_pac_gp(
             X, y, epsilon=float(self.epsilon), delta=self.delta, bound=self.bound,
             kernel_spec=self.kernel, n_threads=self.n_threads,

@@ -89,6 +89,11 @@ REGRESSION = [
         lambda: pacgp.SparseGPRegressor(n_inducing=15, epsilon=3.0, seed=4),
     ),
     (
+        "vfe",
+        ["--method", "vfe", "--inducing", "12", "--inducing-init", "subset", "--epsilon", "3"],
+        lambda: pacgp.SparseGPRegressor(n_inducing=12, inducing_init="subset", epsilon=3.0),
+    ),
+    (
         "fitc",
         ["--method", "fitc", "--inducing", "15", "--epsilon", "3"],
         lambda: pacgp.SparseGPRegressor(method="fitc", n_inducing=15, epsilon=3.0),
@@ -112,7 +117,9 @@ REGRESSION = [
 ]
 
 
-@pytest.mark.parametrize("name,args,make", REGRESSION, ids=[r[0] for r in REGRESSION])
+@pytest.mark.parametrize(
+    "name,args,make", REGRESSION, ids=[f"{r[0]}-{i}" for i, r in enumerate(REGRESSION)]
+)
 def test_regression_matches_cli(name, args, make, boston, pacgp_cli, tmp_path):
     X, y = boston[0][:120], boston[1][:120]
     theirs, certificate = cli_model(pacgp_cli, tmp_path, X, y, args)

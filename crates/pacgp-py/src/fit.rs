@@ -10,7 +10,7 @@ use pacgp::kernel::Kernel;
 use pacgp::model::{self as m, FittedModel};
 use pacgp::optim::Restarts;
 use pacgp::regression::exact::MlConfig;
-use pacgp::regression::sparse::SparseMethod;
+use pacgp::regression::sparse::{InducingInit, SparseMethod};
 use pacgp::{Error, Result};
 
 use crate::{compute, label_map, to_dataset, to_py_err, wrap, Model};
@@ -18,6 +18,19 @@ use crate::{compute, label_map, to_dataset, to_py_err, wrap, Model};
 /// A kernel from its command-line specification (`se-ard`, `matern52+linear`, ...).
 fn kernel(spec: &str, d: usize) -> PyResult<Kernel> {
     Kernel::from_spec(spec, d).map_err(to_py_err)
+}
+
+/// `kmeans`, `subset` or `greedy`: how a sparse model's inducing inputs start.
+fn inducing_init(name: &str) -> PyResult<InducingInit> {
+    match name {
+        "kmeans" => Ok(InducingInit::KMeans),
+        "subset" => Ok(InducingInit::Subset),
+        "greedy" => Ok(InducingInit::Greedy),
+        other => Err(to_py_err(Error::InvalidSpec {
+            spec: other.into(),
+            reason: "the inducing-input initialisation is 'kmeans', 'subset' or 'greedy'".into(),
+        })),
+    }
 }
 
 /// `kl` or `sqrt`: which PAC-Bayes bound a PAC method minimises.
@@ -79,7 +92,7 @@ fn fit_gpr(
 /// Sparse GP regression, VFE / FITC / DTC ([`m::fit_sparse_model`]) with `m_inducing` inducing
 /// inputs initialised by seeded k-means.
 #[pyfunction]
-#[pyo3(signature = (x, y, *, method="vfe", m_inducing=100, kernel_spec="se-ard", seed=0, epsilon=None, n_threads=None))]
+#[pyo3(signature = (x, y, *, method="vfe", m_inducing=100, kernel_spec="se-ard", seed=0, epsilon=None, init="kmeans", n_threads=None))]
 #[allow(clippy::too_many_arguments)]
 fn fit_sparse(
     py: Python<'_>,
@@ -90,6 +103,7 @@ fn fit_sparse(
     kernel_spec: &str,
     seed: u64,
     epsilon: Option<f64>,
+    init: &str,
     n_threads: Option<usize>,
 ) -> PyResult<Model> {
     let train = to_dataset(&x, &y)?;
@@ -110,6 +124,7 @@ fn fit_sparse(
         m: m_inducing,
         method,
         seed,
+        init: inducing_init(init)?,
         epsilon,
     };
     compute(py, n_threads, || {
@@ -147,7 +162,7 @@ fn fit_pac_gp(
 /// Sparse PAC-GP (seed 004, FITC form) with `m_inducing` inducing inputs
 /// ([`m::fit_pac_sgp_model`]).
 #[pyfunction]
-#[pyo3(signature = (x, y, *, epsilon, m_inducing=100, delta=0.01, bound="kl", kernel_spec="se-ard", seed=0, n_threads=None))]
+#[pyo3(signature = (x, y, *, epsilon, m_inducing=100, delta=0.01, bound="kl", kernel_spec="se-ard", seed=0, init="kmeans", n_threads=None))]
 #[allow(clippy::too_many_arguments)]
 fn fit_pac_sgp(
     py: Python<'_>,
@@ -159,6 +174,7 @@ fn fit_pac_sgp(
     bound: &str,
     kernel_spec: &str,
     seed: u64,
+    init: &str,
     n_threads: Option<usize>,
 ) -> PyResult<Model> {
     let train = to_dataset(&x, &y)?;
@@ -170,6 +186,7 @@ fn fit_pac_sgp(
         kind: bound_kind(bound)?,
         alpha_s: 1.0,
         seed,
+        init: inducing_init(init)?,
     };
     compute(py, n_threads, || {
         seeded(m::fit_pac_sgp_model(&train, &opts), seed)
