@@ -6,9 +6,6 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use pacgp::bounds::{ConfidenceTerm, HyperGrid};
 use pacgp::data::{self, Dataset, InputCoding, LabelMap};
-use pacgp::inference::ivm::IvmConfig;
-use pacgp::inference::mean_field::MeanFieldConfig;
-use pacgp::inference::sogp::{SogpConfig, SweepOrder};
 use pacgp::inference::{ConvergenceStatus, InferenceMethod};
 use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
@@ -409,67 +406,52 @@ fn fit_regression(a: &FitArgs, method: RegressionMethod) -> Result<(FittedModel,
     Ok((model, t0.elapsed().as_secs_f64()))
 }
 
-/// The inference method and likelihood the arguments ask for; mean field always uses the
-/// flip-noise likelihood (κ = --kappa), EP, IVM and SOGP the probit.
+/// The inference method and likelihood the arguments ask for (the library's
+/// [`pacgp::model::classifier_setup`], shared with the Python module).
 fn classifier_method(
     a: &FitArgs,
     method: ClassifierMethod,
     n: usize,
 ) -> Result<(InferenceMethod, Likelihood)> {
-    let chosen = match a.likelihood.unwrap_or(LikelihoodArg::Probit) {
-        LikelihoodArg::Probit => Likelihood::probit(),
-        LikelihoodArg::Logistic => Likelihood::Logistic,
+    let basis = match method {
+        ClassifierMethod::Ivm => basis_size(a.active_set, n, "--active-set")?,
+        // The most basis vectors SOGP keeps: more than N simply never fills.
+        ClassifierMethod::Sogp => basis_size(a.active_set.map(|m| m.min(n)), n, "--active-set")?,
+        _ => 0,
     };
-    Ok(match method {
-        // PAC-GPC warm-starts from Laplace.
-        ClassifierMethod::Laplace | ClassifierMethod::PacGpc => {
-            (InferenceMethod::Laplace(Default::default()), chosen)
-        }
-        ClassifierMethod::Ep => (InferenceMethod::Ep(Default::default()), chosen),
-        ClassifierMethod::MeanField => (
-            InferenceMethod::MeanField(MeanFieldConfig {
-                input_noise: a.input_noise.unwrap_or(1.0),
-                ..Default::default()
-            }),
-            Likelihood::flip_noise(a.kappa.unwrap_or(0.0))?,
-        ),
-        ClassifierMethod::Ivm => (
-            InferenceMethod::Ivm(IvmConfig::new(basis_size(a.active_set, n, "--active-set")?)),
-            chosen,
-        ),
-        ClassifierMethod::Sogp => (
-            InferenceMethod::Sogp {
-                config: SogpConfig {
-                    // The most basis vectors kept: more than N simply never fills.
-                    max_basis: basis_size(a.active_set.map(|m| m.min(n)), n, "--active-set")?,
-                    ..Default::default()
-                },
-                order: SweepOrder::Shuffled { seed: a.seed },
-            },
-            chosen,
-        ),
-    })
+    let likelihood = a.likelihood.map(|l| match l {
+        LikelihoodArg::Probit => "probit",
+        LikelihoodArg::Logistic => "logistic",
+    });
+    Ok(pacgp::model::classifier_setup(
+        &a.method.name(),
+        likelihood,
+        basis,
+        a.kappa,
+        a.input_noise,
+        a.seed,
+    )?)
 }
 
 fn fit_svm(a: &FitArgs) -> Result<(FittedModel, f64)> {
-    use pacgp::svm::{Slack, SvmSolver};
+    use pacgp::svm::SvmSolver;
     let (train, labels): (Dataset, _) =
         data::load_csv_classification(&a.data.data, &csv_options(&a.data))?;
     let quadratic = a.slack == Some(SlackArg::Quadratic);
-    let slacks = match (quadratic, a.c, a.input_noise) {
-        (false, Some(c), _) => vec![Slack::Linear { c }],
-        (true, _, Some(v)) => vec![Slack::Quadratic { v }],
-        (q, _, _) => pacgp::model::fit_svm::default_slacks(q),
+    let kernel = match &a.kernel {
+        Some(spec) => Some(Kernel::from_spec(spec, train.d())?),
+        None => None,
     };
+    let (kernels, slacks) = pacgp::model::fit_svm::svm_candidates(
+        train.d(),
+        kernel,
+        a.lengthscale,
+        quadratic,
+        a.c,
+        a.input_noise,
+    );
     let opts = SvmOptions {
-        kernels: match (&a.kernel, a.lengthscale) {
-            (Some(spec), _) => vec![Kernel::from_spec(spec, train.d())?],
-            (None, Some(l)) => vec![Kernel::se_iso(l, 1.0)],
-            (None, None) => pacgp::model::fit_svm::svm_lengthscales(train.d())
-                .into_iter()
-                .map(|l| Kernel::se_iso(l, 1.0))
-                .collect(),
-        },
+        kernels,
         slacks,
         solver: match a.solver.unwrap_or(SolverArg::Smo) {
             SolverArg::Smo => SvmSolver::Smo,

@@ -33,6 +33,73 @@ pub struct ClassifierOptions {
     pub predictor: GibbsPredictor,
 }
 
+/// The inference method and likelihood named as on the command line (`laplace`, `ep`,
+/// `mean-field`, `ivm`, `sogp`; likelihood `probit`, the default, or `logistic`, Laplace only):
+/// mean field always uses flip noise κ (default 0) with input noise v (default 1), IVM and SOGP
+/// keep `basis` points, SOGP visits them in an order shuffled by `seed`. Shared by the CLI and
+/// the Python module so both fit the same model from the same options.
+pub fn classifier_setup(
+    method: &str,
+    likelihood: Option<&str>,
+    basis: usize,
+    kappa: Option<f64>,
+    input_noise: Option<f64>,
+    seed: u64,
+) -> Result<(InferenceMethod, Likelihood)> {
+    use crate::inference::ivm::IvmConfig;
+    use crate::inference::mean_field::MeanFieldConfig;
+    use crate::inference::sogp::{SogpConfig, SweepOrder};
+    let unsupported = |m: String| Err(Error::Unsupported(m));
+    if method != "mean-field" && (kappa.is_some() || input_noise.is_some()) {
+        return unsupported(format!(
+            "kappa and input noise apply to mean-field, not to {method}"
+        ));
+    }
+    let chosen = match likelihood {
+        None | Some("probit") => Likelihood::probit(),
+        Some("logistic") if method == "laplace" => Likelihood::Logistic,
+        Some("logistic") => return unsupported(format!(
+            "the logistic likelihood applies to laplace only; {method} needs the probit (tilted moments in closed form)"
+        )),
+        Some(other) => return Err(Error::InvalidSpec {
+            spec: other.into(),
+            reason: "the likelihood is probit or logistic".into(),
+        }),
+    };
+    Ok(match method {
+        // PAC-GPC warm-starts from Laplace.
+        "laplace" | "pac-gpc" => (InferenceMethod::Laplace(Default::default()), chosen),
+        "ep" => (InferenceMethod::Ep(Default::default()), chosen),
+        "mean-field" if likelihood.is_some() => {
+            return unsupported("mean-field uses flip noise kappa, not a likelihood choice".into())
+        }
+        "mean-field" => (
+            InferenceMethod::MeanField(MeanFieldConfig {
+                input_noise: input_noise.unwrap_or(1.0),
+                ..Default::default()
+            }),
+            Likelihood::flip_noise(kappa.unwrap_or(0.0))?,
+        ),
+        "ivm" => (InferenceMethod::Ivm(IvmConfig::new(basis)), chosen),
+        "sogp" => (
+            InferenceMethod::Sogp {
+                config: SogpConfig {
+                    max_basis: basis,
+                    ..Default::default()
+                },
+                order: SweepOrder::Shuffled { seed },
+            },
+            chosen,
+        ),
+        other => {
+            return Err(Error::InvalidSpec {
+                spec: other.into(),
+                reason: "the classifier is laplace, ep, mean-field, ivm, sogp or pac-gpc".into(),
+            })
+        }
+    })
+}
+
 /// The candidate kernels `σ_f²·SE(l)` on standardised inputs whose bound is compared:
 /// `σ_f² ∈ {1, 4, 16}`, `l ∈ {½, 1, 2}·√D`, fixed before seeing data.
 pub fn classifier_candidates(d: usize) -> Vec<Kernel> {

@@ -51,6 +51,33 @@ pub fn default_slacks(quadratic: bool) -> Vec<Slack> {
     }
 }
 
+/// The kernel and slack menus the options ask for: `kernel` (or SE with `lengthscale`) fixes
+/// the kernel, else SE at [`svm_lengthscales`]; `c` (linear slack) or `v` (quadratic) fixes the
+/// slack, else [`default_slacks`]. Shared by the CLI and the Python module.
+pub fn svm_candidates(
+    d: usize,
+    kernel: Option<Kernel>,
+    lengthscale: Option<f64>,
+    quadratic: bool,
+    c: Option<f64>,
+    v: Option<f64>,
+) -> (Vec<Kernel>, Vec<Slack>) {
+    let slacks = match (quadratic, c, v) {
+        (false, Some(c), _) => vec![Slack::Linear { c }],
+        (true, _, Some(v)) => vec![Slack::Quadratic { v }],
+        (q, _, _) => default_slacks(q),
+    };
+    let kernels = match (kernel, lengthscale) {
+        (Some(k), _) => vec![k],
+        (None, Some(l)) => vec![Kernel::se_iso(l, 1.0)],
+        (None, None) => svm_lengthscales(d)
+            .into_iter()
+            .map(|l| Kernel::se_iso(l, 1.0))
+            .collect(),
+    };
+    (kernels, slacks)
+}
+
 /// The prior kernel of a certified SVM: `k` plus a unit constant for the bias.
 pub fn svm_prior_kernel(kernel: &Kernel) -> Kernel {
     Kernel::Sum {

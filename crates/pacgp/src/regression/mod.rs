@@ -1,5 +1,6 @@
-//! GP regression: exact, and sparse with inducing inputs.
+//! GP regression: exact, and sparse with inducing inputs (also as sums over data shards).
 
 pub mod exact;
 pub mod greedy;
+pub mod sharded;
 pub mod sparse;

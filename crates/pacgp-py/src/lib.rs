@@ -1,0 +1,143 @@
+//! The Python module `pacgp._pacgp`: the library's fitting entry points
+//! (`pacgp::model::fit_*`) and its [`FittedModel`] bound for Python. The scikit-learn
+//! estimators are thin Python classes over these (`python/pacgp`); nothing here re-implements
+//! a fit, a prediction or a certificate.
+//!
+//! Every call that computes releases the GIL (`Python::detach`), runs in the caller's rayon
+//! pool or a private one of `n_threads` threads, and returns library errors as Python
+//! exceptions: `ValueError` for bad input, `pacgp.PacgpError` for numerical failure.
+
+use faer::Mat;
+use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use pyo3::create_exception;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+use pacgp::data::{Dataset, LabelMap};
+use pacgp::model::FittedModel;
+
+mod fit;
+mod model;
+mod sharded;
+
+/// The allocator the `pacgp` command uses: the module then runs the CLI's code with the CLI's
+/// memory behaviour (mimalloc keeps the freed N×N buffers for reuse, see the CLI's main.rs).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+pub use model::Model;
+
+create_exception!(
+    _pacgp,
+    PacgpError,
+    PyRuntimeError,
+    "A numerical failure in pacgp (a matrix not positive definite even after jitter, a non-finite objective)."
+);
+
+/// A library error as the Python exception a caller can act on: numerical failures are
+/// `PacgpError`, everything the caller gave wrong (shapes, values, options, files) `ValueError`.
+pub(crate) fn to_py_err(e: pacgp::Error) -> PyErr {
+    use pacgp::Error as E;
+    let message = e.to_string();
+    match e {
+        E::NotPositiveDefinite { .. } | E::Numerical { .. } => PacgpError::new_err(message),
+        E::Io { .. }
+        | E::Csv { .. }
+        | E::MissingValue { .. }
+        | E::NonFinite { .. }
+        | E::ShapeMismatch { .. }
+        | E::Empty { .. }
+        | E::ColumnNotFound { .. }
+        | E::NotBinary { .. }
+        | E::ConstantColumn { .. }
+        | E::DuplicateColumn { .. }
+        | E::NoDataRows { .. }
+        | E::DroppedTarget { .. }
+        | E::ConstantTarget { .. }
+        | E::Unrepresentable { .. }
+        | E::InvalidParameter { .. }
+        | E::InvalidSpec { .. }
+        | E::ModelFile { .. }
+        | E::Unsupported(_)
+        | E::NotTrainingSample { .. } => PyValueError::new_err(message),
+        // A variant added later is reported as pacgp's own error until it is classified here.
+        _ => PacgpError::new_err(message),
+    }
+}
+
+/// numpy arrays can be misaligned (e.g. unpickled from a byte buffer); reading one in place
+/// would panic, so it is refused (the estimators pass aligned copies).
+pub(crate) fn check_aligned<'py>(
+    array: &impl PyUntypedArrayMethods<'py>,
+    what: &str,
+) -> PyResult<()> {
+    if array.is_aligned() {
+        Ok(())
+    } else {
+        Err(PyValueError::new_err(format!(
+            "{what} is not aligned in memory: pass numpy.require({what}, requirements='A')"
+        )))
+    }
+}
+
+/// The inputs as an owned N×D matrix (any strides: non-contiguous views are read in place).
+pub(crate) fn to_mat(x: &PyReadonlyArray2<'_, f64>, what: &str) -> PyResult<Mat<f64>> {
+    check_aligned(&**x, what)?;
+    let v = x.as_array();
+    Ok(Mat::from_fn(v.nrows(), v.ncols(), |i, j| v[[i, j]]))
+}
+
+/// A training sample from numpy arrays, validated by the library (shapes, finite values).
+pub(crate) fn to_dataset(
+    x: &PyReadonlyArray2<'_, f64>,
+    y: &PyReadonlyArray1<'_, f64>,
+) -> PyResult<Dataset> {
+    check_aligned(&**y, "y")?;
+    let y: Vec<f64> = y.as_array().iter().copied().collect();
+    Dataset::new(to_mat(x, "X")?, y).map_err(to_py_err)
+}
+
+/// The label map of a classifier whose `y` is already coded −1/+1 (`classes_[0]` → −1).
+pub(crate) fn label_map(negative: &str, positive: &str) -> LabelMap {
+    LabelMap {
+        negative: negative.into(),
+        positive: positive.into(),
+    }
+}
+
+/// Run `f` without the GIL, in a private rayon pool of `n_threads` threads if given (so two
+/// Python threads can each fit with one thread), else in the global pool.
+pub(crate) fn compute<T: Send>(
+    py: Python<'_>,
+    n_threads: Option<usize>,
+    f: impl FnOnce() -> pacgp::Result<T> + Send,
+) -> PyResult<T> {
+    let out = py.detach(|| match n_threads {
+        None => Ok(f()),
+        Some(n) => rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build()
+            .map(|pool| pool.install(f)),
+    });
+    match out {
+        Ok(result) => result.map_err(to_py_err),
+        Err(e) => Err(PyRuntimeError::new_err(format!(
+            "cannot start {n_threads:?} worker threads: {e}"
+        ))),
+    }
+}
+
+/// Wrap a fitted model for Python.
+pub(crate) fn wrap(model: FittedModel) -> Model {
+    Model { inner: model }
+}
+
+/// The extension module.
+#[pymodule]
+fn _pacgp(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("PacgpError", m.py().get_type::<PacgpError>())?;
+    m.add_class::<Model>()?;
+    fit::register(m)?;
+    sharded::register(m)?;
+    Ok(())
+}

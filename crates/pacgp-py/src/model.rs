@@ -1,0 +1,258 @@
+//! [`Model`]: a fitted [`FittedModel`] in Python — predictions, evaluation, certificates and the
+//! model file's JSON (also its pickle form), all by the library's own methods.
+
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::prelude::*;
+
+use pacgp::bounds::ConfidenceTerm;
+use pacgp::data::Dataset;
+use pacgp::loo::LooMode;
+use pacgp::model::{CertifyOptions, FittedModel, GibbsPredictor, Task};
+use pacgp::Error;
+
+use crate::{compute, to_dataset, to_mat, to_py_err, wrap};
+
+/// A fitted pacgp model (any family), immutable.
+#[pyclass(frozen, module = "pacgp._pacgp")]
+pub struct Model {
+    /// The library's model, exactly as `pacgp fit` would save it.
+    pub(crate) inner: FittedModel,
+}
+
+/// Three arrays handed to numpy without copying (each `Vec` becomes the array's buffer).
+type Arrays3<'py> = (
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+    Bound<'py, PyArray1<f64>>,
+);
+
+/// An option value from a fixed menu, or `ValueError` naming the menu.
+fn choose<T: Copy>(what: &str, given: &str, menu: &[(&str, T)]) -> PyResult<T> {
+    menu.iter()
+        .find(|(name, _)| *name == given)
+        .map(|(_, v)| *v)
+        .ok_or_else(|| {
+            let names: Vec<&str> = menu.iter().map(|(n, _)| *n).collect();
+            to_py_err(Error::InvalidSpec {
+                spec: given.into(),
+                reason: format!("{what} is one of {}", names.join(", ")),
+            })
+        })
+}
+
+/// JSON text of a serialisable value (the same serde the CLI prints with `--json`).
+fn json<T: serde::Serialize>(value: &T) -> PyResult<String> {
+    serde_json::to_string(value).map_err(|e| {
+        to_py_err(Error::Numerical {
+            what: "JSON output",
+            message: e.to_string(),
+        })
+    })
+}
+
+impl Model {
+    /// A sample on which to evaluate or certify: inputs and targets (classifiers: −1/+1).
+    fn sample(
+        &self,
+        x: &PyReadonlyArray2<'_, f64>,
+        y: &PyReadonlyArray1<'_, f64>,
+    ) -> PyResult<Dataset> {
+        let mut data = to_dataset(x, y)?;
+        data.feature_names = self.inner.feature_names.clone();
+        data.target_name = self.inner.target_name.clone();
+        Ok(data)
+    }
+}
+
+#[pymethods]
+impl Model {
+    /// Regression predictions at raw inputs: (mean, latent variance, noisy variance), in the
+    /// target's units.
+    #[pyo3(signature = (x, n_threads=None))]
+    fn predict_regression<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        n_threads: Option<usize>,
+    ) -> PyResult<Arrays3<'py>> {
+        let xm = to_mat(&x, "X")?;
+        let p = compute(py, n_threads, || self.inner.predict_regression(xm.as_ref()))?;
+        Ok((
+            p.mean.into_pyarray(py),
+            p.latent_var.into_pyarray(py),
+            p.noisy_var.into_pyarray(py),
+        ))
+    }
+
+    /// Classifier predictions at raw inputs: (p(y = +1 | x), latent mean, latent variance).
+    #[pyo3(signature = (x, n_threads=None))]
+    fn predict_classification<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        n_threads: Option<usize>,
+    ) -> PyResult<Arrays3<'py>> {
+        let xm = to_mat(&x, "X")?;
+        let (p, m) = compute(py, n_threads, || {
+            self.inner.predict_classification(xm.as_ref())
+        })?;
+        Ok((
+            p.into_pyarray(py),
+            m.mean.into_pyarray(py),
+            m.var.into_pyarray(py),
+        ))
+    }
+
+    /// Test metrics as JSON (`pacgp evaluate --json`'s fields); classifiers take y as −1/+1.
+    #[pyo3(signature = (x, y, epsilon=None, n_threads=None))]
+    fn evaluate(
+        &self,
+        py: Python<'_>,
+        x: PyReadonlyArray2<'_, f64>,
+        y: PyReadonlyArray1<'_, f64>,
+        epsilon: Option<f64>,
+        n_threads: Option<usize>,
+    ) -> PyResult<String> {
+        let test = self.sample(&x, &y)?;
+        let e = compute(py, n_threads, || self.inner.evaluate(&test, epsilon))?;
+        json(&e)
+    }
+
+    /// Certificates on the training sample as a JSON list of `pacgp certify --json` objects
+    /// (one per ε). `term`: maurer|seeger, `predictor`: latent|noisy, `loo`:
+    /// approx|exact|both|none.
+    #[pyo3(signature = (x, y, epsilons=Vec::new(), delta=0.01, term="maurer", predictor="latent", loo="approx", n_threads=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn certify(
+        &self,
+        py: Python<'_>,
+        x: PyReadonlyArray2<'_, f64>,
+        y: PyReadonlyArray1<'_, f64>,
+        epsilons: Vec<f64>,
+        delta: f64,
+        term: &str,
+        predictor: &str,
+        loo: &str,
+        n_threads: Option<usize>,
+    ) -> PyResult<String> {
+        let sample = self.sample(&x, &y)?;
+        let opts = CertifyOptions {
+            epsilons,
+            delta,
+            term: choose(
+                "the confidence term",
+                term,
+                &[
+                    ("maurer", ConfidenceTerm::Maurer),
+                    ("seeger", ConfidenceTerm::Seeger),
+                ],
+            )?,
+            predictor: choose(
+                "the predictor",
+                predictor,
+                &[
+                    ("latent", GibbsPredictor::Latent),
+                    ("noisy", GibbsPredictor::Noisy),
+                ],
+            )?,
+            loo: choose(
+                "the leave-one-out mode",
+                loo,
+                &[
+                    ("approx", Some(LooMode::Approx)),
+                    ("exact", Some(LooMode::Exact)),
+                    ("both", Some(LooMode::Both)),
+                    ("none", None),
+                ],
+            )?,
+        };
+        let reports = compute(py, n_threads, || self.inner.certify(&sample, &opts))?;
+        json(&reports)
+    }
+
+    /// The model file's JSON text (what `pacgp fit --out` writes).
+    fn to_json(&self) -> PyResult<String> {
+        json(&self.inner)
+    }
+
+    /// A model from a model file's JSON text, validated as `pacgp` validates files.
+    #[staticmethod]
+    fn from_json(text: &str) -> PyResult<Model> {
+        FittedModel::from_json(text, "model JSON")
+            .map(wrap)
+            .map_err(to_py_err)
+    }
+
+    /// Pickle through the model file's JSON: `Model.from_json(text)`.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<(Bound<'py, PyAny>, (String,))> {
+        let rebuild = slf.get_type().getattr("from_json")?;
+        Ok((rebuild, (slf.get().to_json()?,)))
+    }
+
+    /// Method name as on the command line (`gpr`, `pac-gp`, `laplace`, ...).
+    #[getter]
+    fn method(&self) -> &str {
+        &self.inner.method
+    }
+
+    /// Training size N.
+    #[getter]
+    fn n_train(&self) -> usize {
+        self.inner.n_train
+    }
+
+    /// Number of input columns D.
+    #[getter]
+    fn n_features(&self) -> usize {
+        self.inner.feature_names.len()
+    }
+
+    /// Whether the model classifies (GP classifier or SVM).
+    #[getter]
+    fn is_classifier(&self) -> bool {
+        self.inner.is_classifier()
+    }
+
+    /// The kernel in words, values on the standardised scale.
+    #[getter]
+    fn kernel(&self) -> String {
+        self.inner.posterior.kernel.describe()
+    }
+
+    /// Kernel hyperparameters θ (ln values) and their names.
+    #[getter]
+    fn kernel_params(&self) -> (Vec<f64>, Vec<String>) {
+        let k = &self.inner.posterior.kernel;
+        (k.params(), k.param_names())
+    }
+
+    /// Noise variance σ² on the standardised scale (regression models).
+    #[getter]
+    fn noise_variance(&self) -> Option<f64> {
+        match &self.inner.task {
+            Task::Regression { noise_variance, .. } => Some(*noise_variance),
+            Task::Classification { .. } | Task::Svm { .. } => None,
+        }
+    }
+
+    /// ε stored with the model (target units).
+    #[getter]
+    fn epsilon(&self) -> Option<f64> {
+        self.inner.epsilon
+    }
+
+    /// The fit report (optimiser, objective, penalty terms) as JSON.
+    #[getter]
+    fn report_json(&self) -> PyResult<String> {
+        json(&self.inner.report)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Model(method='{}', n_train={}, kernel='{}')",
+            self.inner.method,
+            self.inner.n_train,
+            self.kernel()
+        )
+    }
+}

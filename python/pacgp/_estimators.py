@@ -1,0 +1,380 @@
+"""scikit-learn estimators over the Rust library (``pacgp._pacgp``).
+
+Each estimator validates its input the scikit-learn way, calls one of the library's fitting
+entry points (the same ones ``pacgp fit`` calls), keeps the fitted library model in ``model_``
+and exposes its parts as attributes with a trailing underscore. Nothing numerical happens
+here: predictions, certificates and leave-one-out figures are the library's.
+"""
+
+import json
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from . import _pacgp
+
+# Default number of inducing inputs / basis points / active-set size, capped at N (as the CLI).
+DEFAULT_BASIS = 100
+
+
+def _behaved(a):
+    """float64 and aligned, as the binding reads arrays in place (copies only if needed:
+    float32 input, or a buffer unpickled at an odd address as Dask's transfers can give)."""
+    return np.require(a, dtype=np.float64, requirements=["A"])
+
+
+def _basis(given, n):
+    """The basis size asked for, or the CLI's default of 100 capped at N."""
+    return min(DEFAULT_BASIS, n) if given is None else int(given)
+
+
+def _loo_of(certificate):
+    """The leave-one-out figures that ``certify`` puts beside the bound, as their own dict."""
+    if certificate is None:
+        return None
+    keys = ("loo_error", "loo_estimator", "loo_exact_error", "loo_log_predictive", "loo_rmse")
+    return {k[len("loo_"):]: certificate.get(k) for k in keys if k in certificate}
+
+
+def _check_samples(X):
+    """A GP needs two points to learn from (one is a constant target or a single class)."""
+    if X.shape[0] < 2:
+        raise ValueError(f"pacgp needs at least 2 samples, got n_samples = {X.shape[0]}")
+
+
+class _PacgpEstimator(BaseEstimator):
+    """Shared parts: fitted attributes, pickling through the model file's JSON, evaluation."""
+
+    def _certifiable(self):
+        """Whether the fitted model has a certificate with these hyperparameters."""
+        return True
+
+    def _certify_sample(self, X, y):
+        """``certificate_`` and ``loo_`` from the library's ``certify`` on the training sample."""
+        certificate = None
+        if self.certify and self._certifiable():
+            reports = self.model_.certify(
+                X, y, delta=self.delta, loo=self.loo, n_threads=self.n_threads,
+                **self._certify_options(),
+            )
+            certificate = json.loads(reports)[0]
+        self.certificate_ = certificate
+        self.loo_ = _loo_of(certificate)
+
+    def _certify_options(self):
+        return {}
+
+    def _set_model(self, model):
+        self.model_ = model
+        self.kernel_ = model.kernel
+        self.theta_, self.theta_names_ = model.kernel_params
+        self.fit_report_ = json.loads(model.report_json)
+
+    def __getstate__(self):
+        # A copy: `object.__getstate__` returns the live __dict__ itself.
+        state = dict(super().__getstate__())
+        model = state.pop("model_", None)
+        if model is not None:
+            # The model travels as the JSON `pacgp fit` writes; it reloads bit for bit.
+            state["_model_json"] = model.to_json()
+        return state
+
+    def __setstate__(self, state):
+        text = state.pop("_model_json", None)
+        if text is not None:
+            state["model_"] = _pacgp.Model.from_json(text)
+        super().__setstate__(state)
+
+
+class _Regressor(RegressorMixin, _PacgpEstimator):
+    """A regression estimator: ``fit``, ``predict(return_std=...)``, ``score`` (R²)."""
+
+    def fit(self, X, y):
+        """Fit on inputs X (N×D) and real targets y (N); returns self."""
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        _check_samples(X)
+        X, y = _behaved(X), _behaved(y)
+        self._set_model(self._fit_model(X, y))
+        self.noise_variance_ = self.model_.noise_variance
+        self._certify_sample(X, y)
+        return self
+
+    def predict(self, X, return_std=False):
+        """Predictive mean at X; with ``return_std`` also the predictive standard deviation of
+        a new observation (latent variance plus noise), in the target's units."""
+        check_is_fitted(self, "model_")
+        X = _behaved(validate_data(self, X, reset=False, dtype=np.float64))
+        mean, _latent_var, noisy_var = self.model_.predict_regression(X, n_threads=self.n_threads)
+        if return_std:
+            return mean, np.sqrt(noisy_var)
+        return mean
+
+    def evaluate(self, X, y, epsilon=None):
+        """The library's test metrics (RMSE, MAE, NLPD, coverage, ε-band risks) as a dict."""
+        check_is_fitted(self, "model_")
+        X, y = validate_data(self, X, y, reset=False, dtype=np.float64, y_numeric=True)
+        return json.loads(self.model_.evaluate(_behaved(X), _behaved(y), epsilon))
+
+    def _certify_options(self):
+        return {}
+
+
+class GPRegressor(_Regressor):
+    """Exact GP regression, hyperparameters by ML-II (``pacgp fit --method gpr``).
+
+    θ is snapped onto the PAC grid (``snap=True``) so that, given ``epsilon`` (target units),
+    ``certificate_`` bounds the ε-band Gibbs risk; without ``epsilon`` there is no certificate.
+    """
+
+    def __init__(self, kernel="se-ard", epsilon=None, restarts=0, snap=True, seed=0,
+                 certify=True, delta=0.01, loo="approx", n_threads=None):
+        self.kernel = kernel
+        self.epsilon = epsilon
+        self.restarts = restarts
+        self.snap = snap
+        self.seed = seed
+        self.certify = certify
+        self.delta = delta
+        self.loo = loo
+        self.n_threads = n_threads
+
+    def _certifiable(self):
+        return self.epsilon is not None and self.snap
+
+    def _fit_model(self, X, y):
+        return _pacgp.fit_gpr(
+            X, y, kernel_spec=self.kernel, restarts=self.restarts, seed=self.seed,
+            epsilon=self.epsilon, snap=self.snap, n_threads=self.n_threads,
+        )
+
+
+class SparseGPRegressor(_Regressor):
+    """Sparse GP regression by its own objective: ``method`` "vfe" (Titsias) or "fitc", with
+    ``n_inducing`` inducing inputs (default min(100, N)) initialised by ``inducing_init``
+    ("kmeans", "subset" or "greedy"), seeded."""
+
+    def __init__(self, method="vfe", n_inducing=None, kernel="se-ard", epsilon=None, seed=0,
+                 inducing_init="kmeans", certify=True, delta=0.01, loo="approx",
+                 n_threads=None):
+        self.method = method
+        self.n_inducing = n_inducing
+        self.inducing_init = inducing_init
+        self.kernel = kernel
+        self.epsilon = epsilon
+        self.seed = seed
+        self.certify = certify
+        self.delta = delta
+        self.loo = loo
+        self.n_threads = n_threads
+
+    def _certifiable(self):
+        return self.epsilon is not None
+
+    def _fit_model(self, X, y):
+        if self.method not in ("vfe", "fitc"):
+            raise ValueError(f"method must be 'vfe' or 'fitc', got {self.method!r}")
+        return _pacgp.fit_sparse(
+            X, y, method=self.method, m_inducing=_basis(self.n_inducing, len(y)),
+            kernel_spec=self.kernel, seed=self.seed, epsilon=self.epsilon,
+            init=self.inducing_init, n_threads=self.n_threads,
+        )
+
+
+class PACGPRegressor(_Regressor):
+    """PAC-GP (Reeb et al. 2018): a GP trained by minimising the PAC-Bayes bound on the ε-band
+    risk (``bound`` "kl" or "sqrt"); full, or sparse (FITC form, ``n_inducing`` points) with
+    ``sparse=True``. ``epsilon`` (target units) is required; ``delta`` is the bound's δ."""
+
+    def __init__(self, epsilon=None, bound="kl", sparse=False, n_inducing=None, delta=0.01,
+                 kernel="se-ard", seed=0, inducing_init="kmeans", certify=True, loo="approx",
+                 n_threads=None):
+        self.epsilon = epsilon
+        self.bound = bound
+        self.sparse = sparse
+        self.n_inducing = n_inducing
+        self.inducing_init = inducing_init
+        self.delta = delta
+        self.kernel = kernel
+        self.seed = seed
+        self.certify = certify
+        self.loo = loo
+        self.n_threads = n_threads
+
+    def _fit_model(self, X, y):
+        if self.epsilon is None:
+            raise ValueError(
+                "PACGPRegressor minimises a bound on the ε-band risk: give epsilon "
+                "(in the target's units)"
+            )
+        if self.sparse:
+            return _pacgp.fit_pac_sgp(
+                X, y, epsilon=float(self.epsilon), m_inducing=_basis(self.n_inducing, len(y)),
+                delta=self.delta, bound=self.bound, kernel_spec=self.kernel, seed=self.seed,
+                init=self.inducing_init, n_threads=self.n_threads,
+            )
+        if self.n_inducing is not None or self.inducing_init != "kmeans":
+            raise ValueError("n_inducing and inducing_init apply to sparse=True")
+        return _pacgp.fit_pac_gp(
+            X, y, epsilon=float(self.epsilon), delta=self.delta, bound=self.bound,
+            kernel_spec=self.kernel, n_threads=self.n_threads,
+        )
+
+
+class GreedySparseRegressor(_Regressor):
+    """Zhang's sparse GP regression in the dual (seed 002): ``n_basis`` basis points chosen
+    greedily, the DTC posterior on them; certified given ``epsilon``."""
+
+    def __init__(self, n_basis=None, kernel="se-ard", epsilon=None, seed=0, certify=True,
+                 delta=0.01, loo="approx", n_threads=None):
+        self.n_basis = n_basis
+        self.kernel = kernel
+        self.epsilon = epsilon
+        self.seed = seed
+        self.certify = certify
+        self.delta = delta
+        self.loo = loo
+        self.n_threads = n_threads
+
+    def _certifiable(self):
+        return self.epsilon is not None
+
+    def _fit_model(self, X, y):
+        return _pacgp.fit_greedy_sparse(
+            X, y, k=_basis(self.n_basis, len(y)), kernel_spec=self.kernel, seed=self.seed,
+            epsilon=self.epsilon, n_threads=self.n_threads,
+        )
+
+
+class _Classifier(ClassifierMixin, _PacgpEstimator):
+    """A binary classifier with any two labels: ``classes_[0]`` is coded −1, ``classes_[1]`` +1."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def fit(self, X, y):
+        """Fit on inputs X (N×D) and labels y (any two distinct values); returns self."""
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
+        _check_samples(X)
+        self.classes_, index = np.unique(y, return_inverse=True)
+        if len(self.classes_) != 2:
+            raise ValueError(
+                "Only binary classification is supported by pacgp's classifiers: "
+                f"y has {len(self.classes_)} classes"
+            )
+        X, signs = _behaved(X), np.where(index == 1, 1.0, -1.0)
+        negative, positive = (str(c) for c in self.classes_)
+        self._set_model(self._fit_model(X, signs, negative, positive))
+        self._certify_sample(X, signs)
+        return self
+
+    def _certify_options(self):
+        return {"predictor": getattr(self, "predictor", "latent")}
+
+    def _positive_probability(self, X):
+        check_is_fitted(self, "model_")
+        X = _behaved(validate_data(self, X, reset=False, dtype=np.float64))
+        p, _mean, _var = self.model_.predict_classification(X, n_threads=self.n_threads)
+        return p
+
+    def predict_proba(self, X):
+        """Class probabilities, columns in the order of ``classes_``."""
+        p = self._positive_probability(X)
+        return np.column_stack([1.0 - p, p])
+
+    def predict(self, X):
+        """The more probable class (the Bayes classifier ``sgn(μ + b)``)."""
+        positive = self._positive_probability(X) > 0.5
+        return self.classes_[positive.astype(int)]
+
+    def predict_latent(self, X):
+        """The latent posterior's mean μ(x) (positive towards ``classes_[1]``) and variance.
+
+        (Not ``decision_function``: ranking by μ differs from ranking by the probabilities,
+        which also depend on the variance.)"""
+        check_is_fitted(self, "model_")
+        X = _behaved(validate_data(self, X, reset=False, dtype=np.float64))
+        _p, mean, var = self.model_.predict_classification(X, n_threads=self.n_threads)
+        return mean, var
+
+    def evaluate(self, X, y):
+        """The library's test metrics (error rate, log loss, Gibbs and Bayes risks) as a dict."""
+        check_is_fitted(self, "model_")
+        X, y = validate_data(self, X, y, reset=False, dtype=np.float64)
+        known = np.isin(y, self.classes_)
+        if not known.all():
+            raise ValueError(f"label {y[~known][0]!r} is not one of classes_ {self.classes_}")
+        signs = np.where(y == self.classes_[1], 1.0, -1.0)
+        return json.loads(self.model_.evaluate(_behaved(X), signs))
+
+
+class GPClassifier(_Classifier):
+    """GP classification: ``method`` "laplace", "ep", "mean-field", "ivm" or "sogp".
+
+    The kernel is chosen by the PAC-Bayes bound among nine fixed SE kernels
+    (``select="bound"``) or by ML-II from ``kernel`` snapped onto the PAC grid
+    (``select="ml2"``); ``certificate_`` bounds the Gibbs error of ``predictor``
+    ("latent": ``sgn(f + b)``, or "noisy").
+    """
+
+    def __init__(self, method="laplace", likelihood=None, select="bound", kernel=None,
+                 active_set=None, kappa=None, input_noise=None, delta=0.01, seed=0,
+                 predictor="latent", certify=True, loo="approx", n_threads=None):
+        self.method = method
+        self.likelihood = likelihood
+        self.select = select
+        self.kernel = kernel
+        self.active_set = active_set
+        self.kappa = kappa
+        self.input_noise = input_noise
+        self.delta = delta
+        self.seed = seed
+        self.predictor = predictor
+        self.certify = certify
+        self.loo = loo
+        self.n_threads = n_threads
+
+    def _fit_model(self, X, y, negative, positive):
+        if self.active_set is not None and self.method not in ("ivm", "sogp"):
+            raise ValueError(f"active_set applies to ivm and sogp, not to {self.method!r}")
+        return _pacgp.fit_classifier(
+            X, y, negative, positive, method=self.method, likelihood=self.likelihood,
+            basis=_basis(self.active_set, len(y)), kappa=self.kappa,
+            input_noise=self.input_noise, select=self.select, kernel_spec=self.kernel,
+            delta=self.delta, seed=self.seed, n_threads=self.n_threads,
+        )
+
+
+class SVMClassifier(_Classifier):
+    """The SVM read as a GP's MAP (seed 001): kernel and slack chosen by the linear-response
+    leave-one-out over fixed menus unless given; certified (bias in the prior) unless
+    ``bias=True``."""
+
+    def __init__(self, kernel=None, lengthscale=None, slack="linear", C=None, input_noise=None,
+                 solver="smo", bias=False, delta=0.01, certify=True, loo="approx",
+                 n_threads=None):
+        self.kernel = kernel
+        self.lengthscale = lengthscale
+        self.slack = slack
+        self.C = C
+        self.input_noise = input_noise
+        self.solver = solver
+        self.bias = bias
+        self.delta = delta
+        self.certify = certify
+        self.loo = loo
+        self.n_threads = n_threads
+
+    def _certifiable(self):
+        return not self.bias
+
+    def _fit_model(self, X, y, negative, positive):
+        return _pacgp.fit_svm(
+            X, y, negative, positive, kernel_spec=self.kernel, lengthscale=self.lengthscale,
+            slack=self.slack, c=self.C, input_noise=self.input_noise, solver=self.solver,
+            bias=self.bias, delta=self.delta, n_threads=self.n_threads,
+        )

@@ -1,0 +1,33 @@
+"""scikit-learn's own estimator checks (`parametrize_with_checks`), every one of them.
+
+No check is expected to fail. What the estimators declare instead of passing a check:
+- the classifiers are binary (`tags.classifier_tags.multi_class = False`): scikit-learn then
+  checks that multiclass targets are refused with "Only binary classification is supported";
+- `decision_function` is not provided (ranking by the latent mean differs from ranking by the
+  probabilities, which also depend on the variance; `predict_latent` gives the mean).
+Sparse models use few inducing points / basis points and isotropic kernels only to keep the
+run short.
+"""
+
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+import pacgp
+
+ESTIMATORS = [
+    pacgp.GPRegressor(),
+    pacgp.GPRegressor(epsilon=0.5, kernel="matern52"),
+    pacgp.SparseGPRegressor(n_inducing=5),
+    pacgp.SparseGPRegressor(method="fitc", n_inducing=5, epsilon=0.5),
+    pacgp.PACGPRegressor(epsilon=0.5, kernel="se"),
+    pacgp.PACGPRegressor(epsilon=0.5, kernel="se", sparse=True),
+    pacgp.GreedySparseRegressor(n_basis=5, kernel="se", epsilon=0.5),
+    pacgp.GPClassifier(),
+    pacgp.GPClassifier(method="ep", select="ml2", kernel="se"),
+    pacgp.GPClassifier(method="ivm", active_set=10),
+    pacgp.SVMClassifier(),
+]
+
+
+@parametrize_with_checks(ESTIMATORS)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
