@@ -18,7 +18,7 @@ use crate::kernel::Kernel;
 use crate::linalg::{self, JitterPolicy};
 use crate::loss::RegressionLoss;
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
-use crate::prior::HyperPrior;
+use crate::prior::{HyperPrior, ThetaPenalty};
 use crate::regression::exact::{check_regression_inputs, ExactGp};
 
 /// Everything the bound is made of at one parameter vector.
@@ -39,10 +39,9 @@ pub struct PacGpObjective<'a> {
     y: &'a [f64],
     loss: RegressionLoss,
     delta: f64,
-    penalty: f64,
+    penalty: ThetaPenalty,
     kind: BoundKind,
     term: ConfidenceTerm,
-    hyper_prior: Option<(HyperPrior, Vec<f64>)>,
     jitter: JitterPolicy,
 }
 
@@ -81,10 +80,9 @@ impl<'a> PacGpObjective<'a> {
             y,
             loss,
             delta,
-            penalty,
+            penalty: ThetaPenalty::constant(penalty),
             kind,
             term: ConfidenceTerm::Maurer,
-            hyper_prior: None,
             jitter: JitterPolicy::default(),
         })
     }
@@ -92,22 +90,13 @@ impl<'a> PacGpObjective<'a> {
     /// The same objective with the smooth surrogate of `−ln π(θ)` (tighter-bounds spec §2.1)
     /// added to the constant penalty, for a coarse hyperparameter prior.
     pub fn with_hyper_prior(mut self, prior: HyperPrior) -> Result<Self> {
-        prior.validate()?;
-        let centres = prior.centres(&self.kernel);
-        self.hyper_prior = Some((prior, centres));
+        self.penalty = self.penalty.with_prior(prior, &self.kernel)?;
         Ok(self)
     }
 
     /// The penalty at `p` (constant plus the prior's surrogate) and its gradient in θ.
     fn penalty_at(&self, p: &[f64]) -> (f64, Vec<f64>) {
-        let nk = self.kernel.n_params();
-        match &self.hyper_prior {
-            None => (self.penalty, vec![0.0; nk]),
-            Some((prior, centres)) => {
-                let (v, g) = prior.surrogate(&p[..nk], centres);
-                (self.penalty + v, g)
-            }
-        }
+        self.penalty.at(&p[..self.kernel.n_params()])
     }
 
     /// The same objective with another confidence constant (default Maurer's `ln(2√N/δ)`).

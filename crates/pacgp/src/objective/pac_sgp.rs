@@ -17,7 +17,7 @@ use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky};
 use crate::loss::RegressionLoss;
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
-use crate::prior::{BoundLevers, HyperPrior};
+use crate::prior::{BoundLevers, HyperPrior, ThetaPenalty};
 use crate::regression::sparse::{
     add_outer, initial_inducing_with_targets, sandwich_inv, whitened, InducingInit,
     NegSparseObjective, SparseGp, SparseMethod, Whitened,
@@ -32,10 +32,9 @@ pub struct PacSgpObjective<'a> {
     alpha_s: f64,
     loss: RegressionLoss,
     delta: f64,
-    penalty: f64,
+    penalty: ThetaPenalty,
     kind: BoundKind,
     term: ConfidenceTerm,
-    hyper_prior: Option<(HyperPrior, Vec<f64>)>,
 }
 
 /// `(R_S, KL, bound)` of one evaluation.
@@ -102,32 +101,22 @@ impl<'a> PacSgpObjective<'a> {
             alpha_s,
             loss,
             delta,
-            penalty,
+            penalty: ThetaPenalty::constant(penalty),
             kind,
             term: ConfidenceTerm::Maurer,
-            hyper_prior: None,
         })
     }
 
     /// The same objective with the smooth surrogate of `−ln π(θ)` (tighter-bounds spec §2.1)
     /// added to the constant penalty.
     pub fn with_hyper_prior(mut self, prior: HyperPrior) -> Result<Self> {
-        prior.validate()?;
-        let centres = prior.centres(&self.kernel);
-        self.hyper_prior = Some((prior, centres));
+        self.penalty = self.penalty.with_prior(prior, &self.kernel)?;
         Ok(self)
     }
 
     /// The penalty at `p` (constant plus the prior's surrogate) and its gradient in θ.
     fn penalty_at(&self, p: &[f64]) -> (f64, Vec<f64>) {
-        let nk = self.kernel.n_params();
-        match &self.hyper_prior {
-            None => (self.penalty, vec![0.0; nk]),
-            Some((prior, centres)) => {
-                let (v, g) = prior.surrogate(&p[..nk], centres);
-                (self.penalty + v, g)
-            }
-        }
+        self.penalty.at(&p[..self.kernel.n_params()])
     }
 
     /// The same objective with another confidence constant (default Maurer's `ln(2√N/δ)`).

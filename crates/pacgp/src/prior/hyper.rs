@@ -286,3 +286,42 @@ mod tests {
         assert!(c.contains(&0.0) && c.contains(&1.0));
     }
 }
+
+/// The price of θ a PAC objective minimises: a constant (grid or menus, in nats) plus, with a
+/// coarse hyperparameter prior, the smooth surrogate of `−ln π(θ)` (spec §2.1).
+#[derive(Clone, Debug)]
+pub struct ThetaPenalty {
+    constant: f64,
+    prior: Option<(HyperPrior, Vec<f64>)>,
+}
+
+impl ThetaPenalty {
+    /// A penalty that does not depend on θ.
+    pub fn constant(nats: f64) -> Self {
+        Self {
+            constant: nats,
+            prior: None,
+        }
+    }
+
+    /// The same constant plus `prior`'s surrogate, centred for `kernel`'s hyperparameters.
+    pub fn with_prior(self, prior: HyperPrior, kernel: &Kernel) -> Result<Self> {
+        prior.validate()?;
+        let centres = prior.centres(kernel);
+        Ok(Self {
+            prior: Some((prior, centres)),
+            ..self
+        })
+    }
+
+    /// The penalty at the kernel's log-hyperparameters `theta` and its gradient in them.
+    pub fn at(&self, theta: &[f64]) -> (f64, Vec<f64>) {
+        match &self.prior {
+            None => (self.constant, vec![0.0; theta.len()]),
+            Some((prior, centres)) => {
+                let (v, g) = prior.surrogate(theta, centres);
+                (self.constant + v, g)
+            }
+        }
+    }
+}

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bounds::ConfidenceTerm;
 
-pub use hyper::{HyperPrior, HyperPriorShape};
+pub use hyper::{HyperPrior, HyperPriorShape, ThetaPenalty};
 
 /// The levers of a bound-trained objective (PAC-GP, PAC-SGP): the confidence constant and the
 /// hyperparameter prior (`None` = the paper's uniform 0.01 grid on [−6, 6], `T·ln 1201`).
