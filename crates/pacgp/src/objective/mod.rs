@@ -6,3 +6,33 @@ pub mod pac_gp;
 pub mod pac_gp_hetero;
 pub mod pac_gpc;
 pub mod pac_sgp;
+
+use faer::MatRef;
+
+use crate::bounds::{BoundKind, ConfidenceTerm};
+use crate::error::Result;
+use crate::kernel::Kernel;
+
+/// What every full-GP bound objective checks before it is built: the sample (finite, shapes),
+/// the kernel's input dimension, and δ and the penalty (through the bound itself).
+pub(crate) fn check_bound_setup(
+    kernel: &Kernel,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    delta: f64,
+    penalty: f64,
+    kind: BoundKind,
+) -> Result<()> {
+    crate::regression::exact::check_regression_inputs(x, y)?;
+    kernel.check_input_dim(x.ncols())?;
+    crate::bounds::pac_bayes_bound(
+        0.0,
+        0.0,
+        y.len(),
+        delta,
+        penalty,
+        kind,
+        ConfidenceTerm::Maurer,
+    )?;
+    Ok(())
+}

@@ -19,7 +19,7 @@ use crate::linalg::{self, JitterPolicy};
 use crate::loss::RegressionLoss;
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
 use crate::prior::{HyperPrior, ThetaPenalty};
-use crate::regression::exact::{check_regression_inputs, ExactGp};
+use crate::regression::exact::ExactGp;
 
 /// Everything the bound is made of at one parameter vector.
 #[derive(Clone, Debug, PartialEq)]
@@ -56,17 +56,7 @@ impl<'a> PacGpObjective<'a> {
         penalty: f64,
         kind: BoundKind,
     ) -> Result<Self> {
-        check_regression_inputs(x, y)?;
-        kernel.check_input_dim(x.ncols())?;
-        crate::bounds::pac_bayes_bound(
-            0.0,
-            0.0,
-            y.len(),
-            delta,
-            penalty,
-            kind,
-            ConfidenceTerm::Maurer,
-        )?;
+        super::check_bound_setup(kernel, x, y, delta, penalty, kind)?;
         if !(loss.epsilon() > 0.0) {
             return Err(Error::InvalidParameter {
                 name: "epsilon",

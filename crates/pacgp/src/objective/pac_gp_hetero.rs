@@ -25,7 +25,6 @@ use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
 use crate::optim::{self, boxes, GridSnap, Objective, OptimReport, Restarts};
 use crate::posterior::{Covariance, GaussianPosterior};
-use crate::regression::exact::check_regression_inputs;
 
 use super::pac_gp::{fit_pac_gp, PacGpConfig, PacGpTerms};
 
@@ -77,17 +76,7 @@ impl<'a> PacGpHeteroObjective<'a> {
         penalty: f64,
         kind: BoundKind,
     ) -> Result<Self> {
-        check_regression_inputs(x, y)?;
-        kernel.check_input_dim(x.ncols())?;
-        crate::bounds::pac_bayes_bound(
-            0.0,
-            0.0,
-            y.len(),
-            delta,
-            penalty,
-            kind,
-            ConfidenceTerm::Maurer,
-        )?;
+        super::check_bound_setup(kernel, x, y, delta, penalty, kind)?;
         Ok(Self {
             kernel: kernel.clone(),
             free_theta,
