@@ -506,11 +506,23 @@ pub fn mat_t_vec(a: &Mat<f64>, x: &[f64]) -> Vec<f64> {
 
 /// `A diag(w) Aᵀ` (M×M, symmetric) for an M×N matrix `A`, by one dense product (faer's
 /// triangular-output product measured slower than the full one at M = 500, N ≥ 8000).
+/// Sequential below [`PAR_THRESHOLD`] (see [`par_for`]): faer's AVX-512 kernels leave the
+/// rayon workers' upper vector state dirty, and every libm `exp` a worker runs afterwards
+/// (kernel matrices, their adjoints) became ~10× slower — full PAC-GP on boston (N = 506)
+/// took 1.6× longer with two threads than with one.
 pub fn weighted_gram(a: &Mat<f64>, w: &[f64]) -> Mat<f64> {
     let m = a.nrows();
     let mut aw = a.clone();
     scale_cols(&mut aw, w);
-    let mut out = &aw * a.transpose();
+    let mut out = Mat::<f64>::zeros(m, m);
+    faer::linalg::matmul::matmul(
+        out.as_mut(),
+        faer::Accum::Replace,
+        aw.as_ref(),
+        a.transpose(),
+        1.0,
+        par_for(m.max(a.ncols())),
+    );
     // Exactly symmetric (the product's rounding differs between the two triangles).
     for j in 0..m {
         for i in 0..j {
