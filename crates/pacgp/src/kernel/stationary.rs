@@ -23,31 +23,26 @@ pub enum Profile {
 impl Profile {
     /// `(k, dk/d(r²))` at `r²`. For Matérn 1/2, `dk/d(r²)` is singular at 0 but always
     /// multiplies a factor that vanishes faster; it is returned as 0 there.
-    ///
-    /// The exponential is `libm::exp` (plain SSE2 code), not the system libm's: faer's AVX-512
-    /// kernels leave a rayon worker's upper vector registers dirty, and there each call of the
-    /// system `exp` (an SSE wrapper around an AVX body) paid two state transitions: FITC at
-    /// N = 32000 ran 1.9× slower, and every VFE evaluation after the first 2× (README).
     #[inline]
     pub fn value_and_slope(self, r2: f64) -> (f64, f64) {
         match self {
             Profile::SquaredExponential => {
-                let k = libm::exp(-0.5 * r2);
+                let k = (-0.5 * r2).exp();
                 (k, -0.5 * k)
             }
             Profile::Matern12 => {
                 let r = r2.sqrt();
-                let k = libm::exp(-r);
+                let k = (-r).exp();
                 (k, if r > 0.0 { -k / (2.0 * r) } else { 0.0 })
             }
             Profile::Matern32 => {
                 let s = 3f64.sqrt() * r2.sqrt();
-                let e = libm::exp(-s);
+                let e = (-s).exp();
                 ((1.0 + s) * e, -1.5 * e)
             }
             Profile::Matern52 => {
                 let s = 5f64.sqrt() * r2.sqrt();
-                let e = libm::exp(-s);
+                let e = (-s).exp();
                 ((1.0 + s + 5.0 * r2 / 3.0) * e, -(5.0 / 6.0) * (1.0 + s) * e)
             }
         }
