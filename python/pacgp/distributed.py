@@ -38,6 +38,18 @@ def certified_grid(estimator, grid, X, y, client=None, n_threads=1):
     return client.gather(futures)
 
 
+def _aligned(arrays):
+    # Arrays that arrive by Dask's transfers may sit at odd addresses: copy those only.
+    return [np.require(a, dtype=np.float64, requirements=["A"]) for a in arrays]
+
+
+def _map(fn, shards, client):
+    """``fn`` on every shard: here, or on the workers that hold them."""
+    if client is None:
+        return [fn(s) for s in shards]
+    return client.gather(client.map(fn, shards, pure=False))
+
+
 def sharded_vfe(shards, kernel_spec, theta, noise, z, client=None):
     """Titsias' VFE bound and its gradient in ``[θ…, ln σ², vec(Z)]`` over data held in shards
     (a list of ``(X_s, y_s)``, or of Dask futures of such pairs on ``client``), map-reduce style
@@ -48,18 +60,11 @@ def sharded_vfe(shards, kernel_spec, theta, noise, z, client=None):
     theta = list(theta)
     z = np.ascontiguousarray(z, dtype=np.float64)
 
-    def aligned(arrays):
-        # Arrays that arrive by Dask's transfers may sit at odd addresses: copy those only.
-        return [np.require(a, dtype=np.float64, requirements=["A"]) for a in arrays]
-
     def stats(shard):
-        x, y, zz = aligned([*shard, z])
+        x, y, zz = _aligned([*shard, z])
         return vfe_shard_stats(kernel_spec, theta, zz, x, y, n_threads=1)
 
-    if client is None:
-        parts = [stats(s) for s in shards]
-    else:
-        parts = client.gather(client.map(stats, shards, pure=False))
+    parts = _map(stats, shards, client)
     a = sum(p[0] for p in parts)
     b = sum(p[1] for p in parts)
     yy, trace, n = (sum(p[k] for p in parts) for k in (2, 3, 4))
@@ -68,11 +73,85 @@ def sharded_vfe(shards, kernel_spec, theta, noise, z, client=None):
     )
 
     def grad(shard):
-        x, y, zz, ab, bb = aligned([*shard, z, a_bar, b_bar])
+        x, y, zz, ab, bb = _aligned([*shard, z, a_bar, b_bar])
         return vfe_shard_gradient(kernel_spec, theta, zz, x, y, ab, bb, t_bar, n_threads=1)
 
-    if client is None:
-        pieces = [grad(s) for s in shards]
-    else:
-        pieces = client.gather(client.map(grad, shards, pure=False))
+    pieces = _map(grad, shards, client)
     return value, gradient + sum(pieces)
+
+
+def pack(theta, noise, z):
+    """The parameter vector ``[θ…, ln σ², vec(Z) row by row]`` of the sparse objectives."""
+    z = np.asarray(z, dtype=np.float64)
+    return np.concatenate([np.asarray(theta, dtype=np.float64), [np.log(noise)], z.ravel()])
+
+
+def pac_sgp_settings(kernel_spec, d, m, epsilon, delta=0.01, bound="kl", alpha_s=1.0,
+                     confidence_term="maurer", hyper_prior=None):
+    """The sparse PAC-GP bound's settings as the module's sharded functions take them: kernel
+    specification on ``d`` inputs, ``m`` inducing inputs, ε of the ε-band loss (on the shards'
+    target scale), δ, ``bound`` (kl/sqrt), ``alpha_s`` (1 = FITC, 0 = VFE), the confidence
+    term (maurer/seeger/sharp) and the hyperparameter prior (None = the paper's grid)."""
+    return {
+        "kernel_spec": kernel_spec, "d": int(d), "m": int(m), "alpha_s": float(alpha_s),
+        "epsilon": float(epsilon), "delta": float(delta), "bound": bound,
+        "confidence_term": confidence_term, "hyper_prior": hyper_prior,
+    }
+
+
+def pac_sgp_value_and_grad(settings, p, shards, client=None):
+    """The sparse PAC-GP bound's ``(R_S, KL, bound)`` and gradient at ``p`` over ``shards``
+    (pairs ``(X_s, y_s)``, or Dask futures of them on ``client``): three map passes on the
+    shards, each followed by one M×M step here (``pacgp::objective::pac_sgp_sharded``)."""
+    from ._pacgp import (pac_sgp_combine, pac_sgp_shard_gradient, pac_sgp_shard_risk,
+                         pac_sgp_shard_stats, pac_sgp_state)
+
+    p = [float(v) for v in p]
+
+    def stats(shard):
+        x, y = _aligned(shard)
+        return pac_sgp_shard_stats(settings, p, x, y, n_threads=1)
+
+    parts = _map(stats, shards, client)
+    b, gamma = sum(q[0] for q in parts), sum(q[1] for q in parts)
+    l_b, e, kl, n = pac_sgp_state(settings, p, b, gamma, sum(q[2] for q in parts))
+
+    def risk(shard):
+        x, y, lb, ee = _aligned([*shard, l_b, e])
+        return pac_sgp_shard_risk(settings, p, lb, ee, kl, n, x, y, n_threads=1)
+
+    parts = _map(risk, shards, client)
+    terms, c, c_bar, scale, gradient = pac_sgp_combine(
+        settings, p, l_b, e, kl, n, sum(q[0] for q in parts), sum(q[1] for q in parts),
+        sum(q[2] for q in parts),
+    )
+
+    def grad(shard):
+        x, y, lb, ee, cc, cb = _aligned([*shard, l_b, e, c, c_bar])
+        return pac_sgp_shard_gradient(settings, p, lb, ee, cc, cb, scale, x, y, n_threads=1)
+
+    return terms, gradient + sum(_map(grad, shards, client))
+
+
+def sharded_pac_sgp(shards, kernel_spec, theta, noise, z, epsilon, delta=0.01, bound="kl",
+                    alpha_s=1.0, confidence_term="maurer", hyper_prior=None, client=None,
+                    return_terms=False):
+    """The sparse PAC-GP bound (seed 004, FITC or VFE posterior) and its gradient in
+    ``[θ…, ln σ², vec(Z)]`` over data held in shards, map-reduce style as :func:`sharded_vfe`;
+    ε on the targets' scale. ``return_terms`` gives ``(R_S, KL, bound)`` instead of the bound."""
+    z = np.ascontiguousarray(z, dtype=np.float64)
+    settings = pac_sgp_settings(kernel_spec, z.shape[1], z.shape[0], epsilon, delta, bound,
+                                alpha_s, confidence_term, hyper_prior)
+    terms, gradient = pac_sgp_value_and_grad(settings, pack(theta, noise, z), shards, client)
+    return (terms if return_terms else terms[2]), gradient
+
+
+def pac_sgp_objective(X, y, kernel_spec, theta, noise, z, epsilon, **options):
+    """The single-process sparse PAC-GP objective (``PacSgpObjective``) on ``(X, y)``:
+    ``((R_S, KL, bound), gradient)``; ``options`` as :func:`pac_sgp_settings`."""
+    from ._pacgp import pac_sgp_objective as objective
+
+    z = np.ascontiguousarray(z, dtype=np.float64)
+    settings = pac_sgp_settings(kernel_spec, z.shape[1], z.shape[0], epsilon, **options)
+    X, y = _aligned([X, y])
+    return objective(settings, list(pack(theta, noise, z)), X, y)

@@ -27,7 +27,7 @@ type Arrays3<'py> = (
 );
 
 /// An option value from a fixed menu, or `ValueError` naming the menu.
-fn choose<T: Copy>(what: &str, given: &str, menu: &[(&str, T)]) -> PyResult<T> {
+pub(crate) fn choose<T: Copy>(what: &str, given: &str, menu: &[(&str, T)]) -> PyResult<T> {
     menu.iter()
         .find(|(name, _)| *name == given)
         .map(|(_, v)| *v)
