@@ -165,3 +165,118 @@ fn a_shard_of_the_wrong_width_is_an_error() {
     assert!(obj.shard_stats(&p, x.subcols(0, 2), &y).is_err());
     assert!(obj.shard_stats(&p[1..], x.as_ref(), &y).is_err());
 }
+
+/// A PAC-SGP model fitted in process, rebuilt from its parameters and the posterior's sums over
+/// three shards of its standardised training data (`model::sparse_model_from_parts`): same
+/// posterior, predictions and certificate to 1e-10.
+#[test]
+fn model_from_parameters_and_shard_sums_equals_the_fitted_model() {
+    use pacgp::bounds::BoundKind;
+    use pacgp::data::Dataset;
+    use pacgp::model::{self, CertifyOptions, SparseModelKind, SparseModelParts, Task};
+    use pacgp::objective::pac_sgp_sharded::{posterior_shard_stats, PacSgpShardStats};
+    use pacgp::regression::sparse::InducingInit;
+
+    let (x, y, _) = problem(160, 3, 1, 11);
+    let train = Dataset::new(x.clone(), y.clone()).unwrap();
+    let opts = model::PacSgpOptions {
+        kernel: None,
+        m: 8,
+        epsilon: 0.5,
+        delta: 0.05,
+        kind: BoundKind::Kl,
+        alpha_s: 1.0,
+        seed: 3,
+        init: InducingInit::KMeans,
+        levers: Default::default(),
+    };
+    let fitted = model::fit_pac_sgp_model(&train, &opts).unwrap();
+    let Task::Regression {
+        noise_variance,
+        y_scaler,
+        ..
+    } = fitted.task.clone()
+    else {
+        panic!("a regression model")
+    };
+    let xs = fitted.x_scaler.transform(x.as_ref()).unwrap();
+    let ys = y_scaler.transform(&y);
+    let (kernel, z) = (&fitted.posterior.kernel, fitted.posterior.basis.as_ref());
+    let stats = shards(&xs, &ys, &[0, 50, 51, 160])
+        .into_iter()
+        .map(|(xs, ys)| posterior_shard_stats(kernel, noise_variance, 1.0, z, xs, ys).unwrap())
+        .reduce(|a: PacSgpShardStats, b| a.combine(&b).unwrap())
+        .unwrap();
+    let rebuilt = model::sparse_model_from_parts(SparseModelParts {
+        kind: SparseModelKind::PacSgp {
+            kind: BoundKind::Kl,
+            alpha_s: 1.0,
+            term: ConfidenceTerm::Maurer,
+        },
+        kernel: kernel.clone(),
+        noise_variance,
+        z: z.to_owned(),
+        stats,
+        x_scaler: fitted.x_scaler.clone(),
+        y_scaler,
+        feature_names: fitted.feature_names.clone(),
+        target_name: fitted.target_name.clone(),
+        epsilon: fitted.epsilon,
+        objective: fitted.report.objective.unwrap(),
+        optimiser: None,
+        seed: 3,
+    })
+    .unwrap();
+    assert_eq!(rebuilt.method, fitted.method);
+    let (a, b) = (&rebuilt.posterior.alpha, &fitted.posterior.alpha);
+    let scale = b.iter().fold(0.0_f64, |s, v| s.max(v.abs()));
+    for (u, v) in a.iter().zip(b) {
+        assert_close(*u, *v, scale, "posterior α");
+    }
+    let (p1, p2) = (
+        rebuilt.predict_regression(x.as_ref()).unwrap(),
+        fitted.predict_regression(x.as_ref()).unwrap(),
+    );
+    for (u, v) in p1.mean.iter().zip(&p2.mean) {
+        assert_close(*u, *v, 1.0 + v.abs(), "predictive mean");
+    }
+    let at_training_delta = CertifyOptions {
+        delta: 0.05,
+        ..Default::default()
+    };
+    let c1 = &rebuilt.certify(&train, &at_training_delta).unwrap()[0];
+    let c2 = &fitted.certify(&train, &at_training_delta).unwrap()[0];
+    let (b1, b2) = (c1.certificate.bound, c2.certificate.bound);
+    assert_close(b1, b2, b2, "certificate bound");
+    assert_close(
+        b2,
+        fitted.report.objective.unwrap(),
+        b2,
+        "bound = trained objective",
+    );
+    // θ off the grid is refused: a certificate would not pay for it.
+    let mut off = kernel.clone();
+    let mut theta = off.params();
+    theta[0] += 0.003;
+    off.set_params(&theta).unwrap();
+    assert!(model::sparse_model_from_parts(SparseModelParts {
+        kind: SparseModelKind::Vfe,
+        kernel: off,
+        noise_variance,
+        z: z.to_owned(),
+        stats: PacSgpShardStats {
+            b: Mat::zeros(8, 8),
+            gamma: vec![0.0; 8],
+            n: 160,
+        },
+        x_scaler: fitted.x_scaler.clone(),
+        y_scaler,
+        feature_names: vec![],
+        target_name: String::new(),
+        epsilon: None,
+        objective: 0.0,
+        optimiser: None,
+        seed: 0,
+    })
+    .is_err());
+}

@@ -24,6 +24,7 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
+use crate::posterior::{Covariance, GaussianPosterior};
 use crate::prior::{HyperPrior, ThetaPenalty};
 use crate::regression::sparse::{
     add_outer, kuu_cholesky, sandwich_inv, whitened_basis, WhitenedBasis,
@@ -279,13 +280,7 @@ impl PacSgpSharded {
         y: &[f64],
     ) -> Result<PacSgpShardStats> {
         let (_, _, _, wb) = self.basis(p, x, y)?;
-        let inv_lam: Vec<f64> = wb.lambda.iter().map(|l| 1.0 / l).collect();
-        let ly: Vec<f64> = y.iter().zip(&inv_lam).map(|(y, il)| y * il).collect();
-        Ok(PacSgpShardStats {
-            b: linalg::weighted_gram(&wb.v, &inv_lam),
-            gamma: linalg::mat_vec(&wb.v, &ly),
-            n: y.len(),
-        })
+        Ok(sums_of(&wb, y))
     }
 
     /// After pass 1 (once): `L_B`, `e` and `KL = ½[tr B⁻¹ + ‖B⁻¹γ‖² − M + ln det B]`.
@@ -538,6 +533,80 @@ impl PacSgpSharded {
         }
         Ok((global.terms, grad))
     }
+}
+
+/// `Σ V_iV_iᵀ/Λ_i`, `Σ V_i y_i/Λ_i` of the points of `wb`.
+fn sums_of(wb: &WhitenedBasis, y: &[f64]) -> PacSgpShardStats {
+    let inv_lam: Vec<f64> = wb.lambda.iter().map(|l| 1.0 / l).collect();
+    let ly: Vec<f64> = y.iter().zip(&inv_lam).map(|(y, il)| y * il).collect();
+    PacSgpShardStats {
+        b: linalg::weighted_gram(&wb.v, &inv_lam),
+        gamma: linalg::mat_vec(&wb.v, &ly),
+        n: y.len(),
+    }
+}
+
+/// One shard's part of a sparse posterior with `Λ = σ² + α_s diag(K_ff − Q_ff)` (eq. 11; VFE
+/// `α_s = 0`, FITC 1): the sums [`posterior_from_stats`] turns into the posterior.
+pub fn posterior_shard_stats(
+    kernel: &Kernel,
+    noise: f64,
+    alpha_s: f64,
+    z: MatRef<'_, f64>,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+) -> Result<PacSgpShardStats> {
+    if x.nrows() != y.len() || x.ncols() != z.ncols() {
+        return Err(Error::ShapeMismatch {
+            what: "shard",
+            expected: format!("{} rows and {} columns", y.len(), z.ncols()),
+            found: format!("{}×{}", x.nrows(), x.ncols()),
+        });
+    }
+    crate::data::check_finite(x, "shard inputs")?;
+    if !(noise > 0.0 && noise.is_finite()) {
+        return Err(Error::InvalidParameter {
+            name: "noise variance",
+            value: noise,
+            reason: "must be positive and finite",
+        });
+    }
+    if !(0.0..=1.0).contains(&alpha_s) {
+        return Err(Error::InvalidParameter {
+            name: "alpha_s",
+            value: alpha_s,
+            reason: "must lie in [0, 1]",
+        });
+    }
+    Ok(sums_of(&whitened_basis(kernel, noise, alpha_s, x, z)?, y))
+}
+
+/// The sparse posterior (whitened precision form, `α = L⁻ᵀB⁻¹γ` with `B = I + ΣB_s`) from the
+/// summed [`posterior_shard_stats`]: what `SparseGp::posterior_with_alpha` gives on all the data.
+pub fn posterior_from_stats(
+    kernel: &Kernel,
+    z: MatRef<'_, f64>,
+    s: &PacSgpShardStats,
+) -> Result<GaussianPosterior> {
+    let m = z.nrows();
+    check_len(s.gamma.len(), m, "posterior statistics")?;
+    check_square(&s.b, m, "posterior statistics")?;
+    let l_uu = kuu_cholesky(kernel, z)?;
+    let mut b = s.b.clone();
+    for k in 0..m {
+        b[(k, k)] += 1.0;
+    }
+    let l_b = Cholesky::factor(b.as_ref(), &JitterPolicy::default(), "I + VΛ⁻¹Vᵀ")?;
+    let alpha = l_uu.solve_upper_vec(&l_b.solve_vec(&s.gamma));
+    Ok(GaussianPosterior {
+        kernel: kernel.clone(),
+        basis: z.to_owned(),
+        alpha,
+        cov: Covariance::WhitenedPrecision {
+            chol_kuu: l_uu,
+            chol_b: l_b,
+        },
+    })
 }
 
 fn reduce<T>(
