@@ -4,22 +4,26 @@
 //! `p = [θ…, ln σ², vec(Z) row by row]` and numpy arrays; plus the single-process objective
 //! ([`PacSgpObjective`]) on data in one process, for comparison and for small problems.
 
+use faer::Mat;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use pacgp::bounds::{BoundKind, ConfidenceTerm, HyperGrid};
+use pacgp::data::{Standardizer, TargetScaler};
 use pacgp::kernel::Kernel;
 use pacgp::loss::RegressionLoss;
+use pacgp::model as m;
 use pacgp::objective::pac_sgp::{PacSgpObjective, PacSgpTerms};
 use pacgp::objective::pac_sgp_sharded::{
-    PacSgpAdjoints, PacSgpShardRisk, PacSgpShardStats, PacSgpSharded, PacSgpState,
+    self, PacSgpAdjoints, PacSgpShardRisk, PacSgpShardStats, PacSgpSharded, PacSgpState,
 };
-use pacgp::optim::Objective;
+use pacgp::optim::{Objective, OptimReport, Termination};
 use pacgp::prior::HyperPrior;
 
 use crate::model::choose;
-use crate::sharded::{to_numpy, vector};
-use crate::{compute, to_mat, to_py_err};
+use crate::sharded::{kernel_at, to_numpy, vector};
+use crate::{compute, to_mat, to_py_err, wrap, Model};
 
 /// The bound's settings, from a Python dict with these keys (`pacgp.distributed` builds it).
 #[derive(FromPyObject)]
@@ -297,6 +301,185 @@ fn pac_sgp_objective<'py>(
     Ok((terms_tuple(&terms), grad.into_pyarray(py)))
 }
 
+/// One shard's sums of a sparse posterior with `Λ = σ² + α_s diag(K_ff − Q_ff)` at `p`:
+/// `(B_s, γ_s, n_s)` for [`sparse_model_from_parts`].
+#[pyfunction]
+#[pyo3(signature = (kernel_spec, p, m, alpha_s, x, y, n_threads=None))]
+#[allow(clippy::too_many_arguments)]
+fn posterior_shard_stats<'py>(
+    py: Python<'py>,
+    kernel_spec: &str,
+    p: Vec<f64>,
+    m: usize,
+    alpha_s: f64,
+    x: PyReadonlyArray2<'py, f64>,
+    y: PyReadonlyArray1<'py, f64>,
+    n_threads: Option<usize>,
+) -> PyResult<(Mat2<'py>, Vec1<'py>, usize)> {
+    let (xm, yv) = (to_mat(&x, "X")?, vector(&y)?);
+    let (kernel, noise, z) = unpack(kernel_spec, xm.ncols(), m, &p)?;
+    let s = compute(py, n_threads, || {
+        pac_sgp_sharded::posterior_shard_stats(
+            &kernel,
+            noise,
+            alpha_s,
+            z.as_ref(),
+            xm.as_ref(),
+            &yv,
+        )
+    })?;
+    Ok((to_numpy(py, &s.b)?, s.gamma.into_pyarray(py), s.n))
+}
+
+/// `(kernel, σ², Z)` from `p = [θ…, ln σ², vec(Z)]` for the kernel `spec` on `d` inputs.
+fn unpack(spec: &str, d: usize, m: usize, p: &[f64]) -> PyResult<(Kernel, f64, Mat<f64>)> {
+    let kernel = Kernel::from_spec(spec, d).map_err(to_py_err)?;
+    let nk = kernel.n_params();
+    if p.len() != nk + 1 + m * d {
+        return Err(PyValueError::new_err(format!(
+            "the parameter vector has {} entries, {spec} on {d} inputs with {m} inducing inputs needs {}",
+            p.len(),
+            nk + 1 + m * d
+        )));
+    }
+    let kernel = kernel_at(spec, d, &p[..nk])?;
+    let z = Mat::from_fn(m, d, |a, t| p[nk + 1 + a * d + t]);
+    Ok((kernel, p[nk].exp(), z))
+}
+
+/// The ln hyperparameters the kernel `spec` on `d` inputs starts from (as `pacgp fit`).
+#[pyfunction]
+fn kernel_init_params(kernel_spec: &str, d: usize) -> PyResult<Vec<f64>> {
+    Ok(Kernel::from_spec(kernel_spec, d)
+        .map_err(to_py_err)?
+        .params())
+}
+
+/// ln θ rounded onto the paper's grid (`HyperGrid::round`, as every sparse fit snaps θ).
+#[pyfunction]
+fn snap_theta(theta: Vec<f64>) -> Vec<f64> {
+    HyperGrid::default().round(&theta)
+}
+
+/// The first `m` of the seeded permutation of `0..n` that places a fit's initial inducing
+/// inputs (`pacgp::data::permutation`).
+#[pyfunction]
+fn permutation_head(n: usize, m: usize, seed: u64) -> Vec<usize> {
+    let mut p = pacgp::data::permutation(n, seed);
+    p.truncate(m);
+    p
+}
+
+/// A sparse model (`method` vfe | fitc | pac-sgp) from its parameters `p` (θ on the grid),
+/// the posterior's summed shard statistics and the scalers ([`m::sparse_model_from_parts`]);
+/// `optimiser` = `(params, value, iterations, evaluations, termination, message)` of the run.
+#[pyfunction]
+#[pyo3(signature = (method, kernel_spec, p, m, b, gamma, n, x_mean, x_sd, y_mean, y_sd, *, objective, epsilon=None, bound="kl", alpha_s=1.0, confidence_term="maurer", seed=0, optimiser=None))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn sparse_model_from_parts(
+    py: Python<'_>,
+    method: &str,
+    kernel_spec: &str,
+    p: Vec<f64>,
+    m: usize,
+    b: PyReadonlyArray2<'_, f64>,
+    gamma: PyReadonlyArray1<'_, f64>,
+    n: usize,
+    x_mean: Vec<f64>,
+    x_sd: Vec<f64>,
+    y_mean: f64,
+    y_sd: f64,
+    objective: f64,
+    epsilon: Option<f64>,
+    bound: &str,
+    alpha_s: f64,
+    confidence_term: &str,
+    seed: u64,
+    optimiser: Option<(Vec<f64>, f64, u64, u64, String, String)>,
+) -> PyResult<Model> {
+    let d = x_mean.len();
+    let (kernel, noise_variance, z) = unpack(kernel_spec, d, m, &p)?;
+    let kind = match method {
+        "vfe" => m::SparseModelKind::Vfe,
+        "fitc" => m::SparseModelKind::Fitc,
+        "pac-sgp" => m::SparseModelKind::PacSgp {
+            kind: choose(
+                "bound",
+                bound,
+                &[("kl", BoundKind::Kl), ("sqrt", BoundKind::Sqrt)],
+            )?,
+            alpha_s,
+            term: choose(
+                "confidence_term",
+                confidence_term,
+                &[
+                    ("maurer", ConfidenceTerm::Maurer),
+                    ("seeger", ConfidenceTerm::Seeger),
+                    ("sharp", ConfidenceTerm::Sharp),
+                ],
+            )?,
+        },
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "method is 'vfe', 'fitc' or 'pac-sgp', got {other:?}"
+            )))
+        }
+    };
+    if x_sd.len() != d || x_sd.iter().any(|s| !(*s > 0.0 && s.is_finite())) || !(y_sd > 0.0) {
+        return Err(PyValueError::new_err(
+            "the scalers need one positive, finite standard deviation per input and for the target",
+        ));
+    }
+    let optimiser = match optimiser {
+        None => None,
+        Some((params, value, iterations, evaluations, termination, message)) => Some(OptimReport {
+            params,
+            value,
+            iterations,
+            evaluations,
+            termination: choose(
+                "termination",
+                &termination,
+                &[
+                    ("gradient_tolerance", Termination::GradientTolerance),
+                    ("cost_tolerance", Termination::CostTolerance),
+                    ("max_iterations", Termination::MaxIterations),
+                    ("line_search_failed", Termination::LineSearchFailed),
+                    ("other", Termination::Other),
+                ],
+            )?,
+            message,
+        }),
+    };
+    let parts = m::SparseModelParts {
+        kind,
+        kernel,
+        noise_variance,
+        z,
+        stats: PacSgpShardStats {
+            b: to_mat(&b, "B")?,
+            gamma: vector(&gamma)?,
+            n,
+        },
+        x_scaler: Standardizer {
+            mean: x_mean,
+            sd: x_sd,
+            constant: Vec::new(),
+        },
+        y_scaler: TargetScaler {
+            mean: y_mean,
+            sd: y_sd,
+        },
+        feature_names: (0..d).map(|j| format!("x{j}")).collect(),
+        target_name: "y".into(),
+        epsilon,
+        objective,
+        optimiser,
+        seed,
+    };
+    compute(py, None, || m::sparse_model_from_parts(parts)).map(wrap)
+}
+
 /// Add the sharded PAC-SGP functions to the module.
 pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(pac_sgp_shard_stats, module)?)?;
@@ -305,5 +488,10 @@ pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(pac_sgp_combine, module)?)?;
     module.add_function(wrap_pyfunction!(pac_sgp_shard_gradient, module)?)?;
     module.add_function(wrap_pyfunction!(pac_sgp_objective, module)?)?;
+    module.add_function(wrap_pyfunction!(posterior_shard_stats, module)?)?;
+    module.add_function(wrap_pyfunction!(kernel_init_params, module)?)?;
+    module.add_function(wrap_pyfunction!(snap_theta, module)?)?;
+    module.add_function(wrap_pyfunction!(permutation_head, module)?)?;
+    module.add_function(wrap_pyfunction!(sparse_model_from_parts, module)?)?;
     Ok(())
 }
