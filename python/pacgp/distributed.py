@@ -252,7 +252,8 @@ def _termination(result):
 
 
 def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, delta=0.01,
-                bound="kl", confidence_term="maurer", seed=0, max_iter=None, client=None):
+                bound="kl", confidence_term="maurer", seed=0, max_iter=None, z_init=None,
+                client=None):
     """Train one sparse GP on data held in shards (pairs ``(X_s, y_s)``, or Dask futures of
     them on ``client``), map-reduce style: ``method`` "vfe" (Titsias' bound, as
     :class:`~pacgp.SparseGPRegressor`) or "pac-sgp" (the sparse PAC-GP bound, FITC form, as
@@ -263,7 +264,7 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, d
     ln θ boxed to [−6, 6], then snapped onto the paper's grid. The optimiser is scipy's
     L-BFGS-B over the sharded objective and gradient (the library's own L-BFGS runs in process;
     the two do not take identical steps). ``max_iter`` defaults to the library's 300 (vfe) and
-    1000 (pac-sgp).
+    1000 (pac-sgp). ``z_init`` (M×D, standardised inputs) replaces the k-means start.
 
     Returns the fitted estimator, whose model is the file the library writes for these
     parameters (``model::sparse_model_from_parts``): predict, pickle, and ``model_.certify``
@@ -293,7 +294,10 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, d
         data = [_standardise(s, **scale) for s in shards]
     else:
         data = client.map(_standardise, shards, **scale, pure=False)  # stays on the workers
-    z0 = _initial_inducing(data, sizes, m, seed, client)
+    if z_init is None:
+        z0 = _initial_inducing(data, sizes, m, seed, client)
+    else:
+        z0 = np.array(z_init, dtype=np.float64).reshape(m, d)
     theta0 = kernel_init_params(kernel, d)
     nk = len(theta0)
     p0 = pack(theta0, 0.1 if method == "vfe" else 1.0, z0)

@@ -80,6 +80,16 @@ def test_vfe_sharded_training_cluster_equals_serial(sample, dask_client):
     assert np.all(std > 0) and np.corrcoef(mean, y[:50])[0, 1] > 0.8
 
 
+def test_the_sharded_start_is_the_in_process_k_means_start(sample):
+    from pacgp._pacgp import initial_inducing_kmeans
+
+    X, y, shards = sample
+    est = fit_sharded("vfe", shards, n_inducing=M, seed=4, max_iter=1)
+    Xs, _ = standardised(est, X, y)
+    z = initial_inducing_kmeans(Xs, M, 4)  # regression::sparse::initial_inducing, one process
+    np.testing.assert_allclose(est.sharded_["z_init"], z, rtol=0, atol=1e-12)
+
+
 def test_fit_sharded_refuses_what_it_cannot_train(sample):
     _, _, shards = sample
     with pytest.raises(ValueError, match="method"):

@@ -20,6 +20,7 @@ use pacgp::objective::pac_sgp_sharded::{
 };
 use pacgp::optim::{Objective, OptimReport, Termination};
 use pacgp::prior::HyperPrior;
+use pacgp::regression::sparse::InducingInit;
 
 use crate::model::choose;
 use crate::sharded::{kernel_at, to_numpy, vector};
@@ -370,6 +371,22 @@ fn permutation_head(n: usize, m: usize, seed: u64) -> Vec<usize> {
     p
 }
 
+/// The library's seeded k-means start of `m` inducing inputs on `x`
+/// (`regression::sparse::initial_inducing`, what the in-process sparse fits start from).
+#[pyfunction]
+fn initial_inducing_kmeans<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray2<'py, f64>,
+    m: usize,
+    seed: u64,
+) -> PyResult<Mat2<'py>> {
+    let xm = to_mat(&x, "X")?;
+    let z = compute(py, None, || {
+        pacgp::regression::sparse::initial_inducing(xm.as_ref(), m, InducingInit::KMeans, seed)
+    })?;
+    to_numpy(py, &z)
+}
+
 /// A sparse model (`method` vfe | fitc | pac-sgp) from its parameters `p` (θ on the grid),
 /// the posterior's summed shard statistics and the scalers ([`m::sparse_model_from_parts`]);
 /// `optimiser` = `(params, value, iterations, evaluations, termination, message)` of the run.
@@ -492,6 +509,7 @@ pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(kernel_init_params, module)?)?;
     module.add_function(wrap_pyfunction!(snap_theta, module)?)?;
     module.add_function(wrap_pyfunction!(permutation_head, module)?)?;
+    module.add_function(wrap_pyfunction!(initial_inducing_kmeans, module)?)?;
     module.add_function(wrap_pyfunction!(sparse_model_from_parts, module)?)?;
     Ok(())
 }
