@@ -319,7 +319,8 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, d
             return terms[2], grad
 
     result = minimize(objective, p0, jac=True, method="L-BFGS-B", bounds=bounds,
-                      options={"maxiter": max_iter or (300 if method == "vfe" else 1000)})
+                      options={"maxiter": max_iter if max_iter is not None
+                               else (300 if method == "vfe" else 1000)})
     p = np.concatenate([snap_theta(list(result.x[:nk])), result.x[nk:]])
     if method == "vfe":
         value, terms = -objective(p)[0], None
