@@ -37,7 +37,9 @@ def one_evaluation(shards, args, z, client):
 
 
 def start(shards, args, client):
-    """Seconds of the in-process fits' k-means start over the shards, and the start."""
+    """Seconds of the in-process fits' k-means start over the shards (with what fit_sharded
+    does at max_iter=0: one L-BFGS-B iteration, the final objective, the posterior), and the
+    start."""
     t0 = time.perf_counter()
     est = fit_sharded(args.method, shards, n_inducing=args.m, epsilon=args.epsilon,
                       max_iter=0, client=client)
@@ -60,8 +62,9 @@ def run(shards, args, z, client, label):
     if args.no_training:
         return terms, grad, None, None
     t_start, z0 = start(shards, args, client)
-    print(f"{label}: k-means start (moments, standardisation, 20 Lloyd steps; also two "
-          f"objective evaluations and the posterior sums: fit_sharded with max_iter=0) {t_start:.1f} s", flush=True)
+    print(f"{label}: k-means start (moments, standardisation, 20 Lloyd steps; also the "
+          f"one L-BFGS-B iteration scipy runs at max_iter=0 (two evaluations), the final "
+          f"objective and the posterior sums) {t_start:.1f} s", flush=True)
     t_fit, est = training(shards, args, z0, client)
     opt = est.sharded_["optimiser"]
     print(f"{label}: training ({args.method}, {opt['iterations']} L-BFGS-B iterations, "
