@@ -56,7 +56,7 @@ class _PacgpEstimator(BaseEstimator):
         certificate = None
         if self.certify and self._certifiable():
             reports = self.model_.certify(
-                X, y, delta=self.delta, loo=self.loo, n_threads=self.n_threads,
+                X, y, delta=self.delta, loo=self._loo_mode(), n_threads=self.n_threads,
                 **self._certify_options(),
             )
             certificate = json.loads(reports)[0]
@@ -65,6 +65,9 @@ class _PacgpEstimator(BaseEstimator):
 
     def _certify_options(self):
         return {}
+
+    def _loo_mode(self):
+        return self.loo
 
     def _set_model(self, model):
         self.model_ = model
@@ -185,11 +188,17 @@ class SparseGPRegressor(_Regressor):
 class PACGPRegressor(_Regressor):
     """PAC-GP (Reeb et al. 2018): a GP trained by minimising the PAC-Bayes bound on the ε-band
     risk (``bound`` "kl" or "sqrt"); full, or sparse (FITC form, ``n_inducing`` points) with
-    ``sparse=True``. ``epsilon`` (target units) is required; ``delta`` is the bound's δ."""
+    ``sparse=True``. ``epsilon`` (target units) is required; ``delta`` is the bound's δ.
+
+    The tighter-bounds levers (issue 15), as ``pacgp fit``'s flags: ``prior`` "split:F" or
+    "split:auto" (the data-dependent split prior, full kl PAC-GP only, split seeded by
+    ``seed``), ``hyper_prior`` "gaussian" or "uniform" (a coarse prior over θ instead of the
+    paper's grid; not with ``prior``) and ``xi`` "sharp" (the exact ξ(N) instead of Maurer's
+    2√N; the certificate then uses it too)."""
 
     def __init__(self, epsilon=None, bound="kl", sparse=False, n_inducing=None, delta=0.01,
-                 kernel="se-ard", seed=0, inducing_init="kmeans", certify=True, loo="approx",
-                 n_threads=None):
+                 kernel="se-ard", seed=0, inducing_init="kmeans", prior=None, hyper_prior=None,
+                 xi="maurer", certify=True, loo="approx", n_threads=None):
         self.epsilon = epsilon
         self.bound = bound
         self.sparse = sparse
@@ -198,9 +207,15 @@ class PACGPRegressor(_Regressor):
         self.delta = delta
         self.kernel = kernel
         self.seed = seed
+        self.prior = prior
+        self.hyper_prior = hyper_prior
+        self.xi = xi
         self.certify = certify
         self.loo = loo
         self.n_threads = n_threads
+
+    def _certify_options(self):
+        return {"term": self.xi}
 
     def _fit_model(self, X, y):
         if self.epsilon is None:
@@ -208,17 +223,24 @@ class PACGPRegressor(_Regressor):
                 "PACGPRegressor minimises a bound on the ε-band risk: give epsilon "
                 "(in the target's units)"
             )
+        if self.prior is not None and (self.sparse or self.bound != "kl"):
+            raise ValueError("prior (the split prior) applies to the full kl PAC-GP only")
+        if self.prior is not None and self.hyper_prior is not None:
+            raise ValueError("hyper_prior does not combine with the split prior (θ is fitted "
+                             "on part A at no charge)")
+        levers = dict(hyper_prior=self.hyper_prior, xi=self.xi)
         if self.sparse:
             return _pacgp.fit_pac_sgp(
                 X, y, epsilon=float(self.epsilon), m_inducing=_basis(self.n_inducing, len(y)),
                 delta=self.delta, bound=self.bound, kernel_spec=self.kernel, seed=self.seed,
-                init=self.inducing_init, n_threads=self.n_threads,
+                init=self.inducing_init, n_threads=self.n_threads, **levers,
             )
         if self.n_inducing is not None or self.inducing_init != "kmeans":
             raise ValueError("n_inducing and inducing_init apply to sparse=True")
         return _pacgp.fit_pac_gp(
             X, y, epsilon=float(self.epsilon), delta=self.delta, bound=self.bound,
-            kernel_spec=self.kernel, n_threads=self.n_threads,
+            kernel_spec=self.kernel, prior=self.prior, seed=self.seed,
+            n_threads=self.n_threads, **levers,
         )
 
 
@@ -313,12 +335,15 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
 
 
 class GPClassifier(_Classifier):
-    """GP classification: ``method`` "laplace", "ep", "mean-field", "ivm" or "sogp".
+    """GP classification: ``method`` "laplace", "ep", "mean-field", "ivm", "sogp", or
+    "pac-gpc" (the classifier trained by its PAC-Bayes bound, ``pacgp fit --method pac-gpc``).
 
     The kernel is chosen by the PAC-Bayes bound among nine fixed SE kernels
     (``select="bound"``) or by ML-II from ``kernel`` snapped onto the PAC grid
-    (``select="ml2"``); ``certificate_`` bounds the Gibbs error of ``predictor``
-    ("latent": ``sgn(f + b)``, or "noisy").
+    (``select="ml2"``; pac-gpc instead optimises θ from ``kernel`` on the grid);
+    ``certificate_`` bounds the Gibbs error of ``predictor`` ("latent": ``sgn(f + b)``, or
+    "noisy"). pac-gpc's posterior is trained by its bound, not by an inference method, so it has no
+    leave-one-out estimate: it is certified with ``loo="none"`` whatever ``loo`` says.
     """
 
     def __init__(self, method="laplace", likelihood=None, select="bound", kernel=None,
@@ -347,6 +372,9 @@ class GPClassifier(_Classifier):
             input_noise=self.input_noise, select=self.select, kernel_spec=self.kernel,
             delta=self.delta, seed=self.seed, n_threads=self.n_threads,
         )
+
+    def _loo_mode(self):
+        return "none" if self.method == "pac-gpc" else self.loo
 
 
 class SVMClassifier(_Classifier):

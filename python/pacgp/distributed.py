@@ -38,6 +38,18 @@ def certified_grid(estimator, grid, X, y, client=None, n_threads=1):
     return client.gather(futures)
 
 
+def _aligned(arrays):
+    # Arrays that arrive by Dask's transfers may sit at odd addresses: copy those only.
+    return [np.require(a, dtype=np.float64, requirements=["A"]) for a in arrays]
+
+
+def _map(fn, shards, client):
+    """``fn`` on every shard: here, or on the workers that hold them."""
+    if client is None:
+        return [fn(s) for s in shards]
+    return client.gather(client.map(fn, shards, pure=False))
+
+
 def sharded_vfe(shards, kernel_spec, theta, noise, z, client=None):
     """Titsias' VFE bound and its gradient in ``[θ…, ln σ², vec(Z)]`` over data held in shards
     (a list of ``(X_s, y_s)``, or of Dask futures of such pairs on ``client``), map-reduce style
@@ -48,18 +60,11 @@ def sharded_vfe(shards, kernel_spec, theta, noise, z, client=None):
     theta = list(theta)
     z = np.ascontiguousarray(z, dtype=np.float64)
 
-    def aligned(arrays):
-        # Arrays that arrive by Dask's transfers may sit at odd addresses: copy those only.
-        return [np.require(a, dtype=np.float64, requirements=["A"]) for a in arrays]
-
     def stats(shard):
-        x, y, zz = aligned([*shard, z])
+        x, y, zz = _aligned([*shard, z])
         return vfe_shard_stats(kernel_spec, theta, zz, x, y, n_threads=1)
 
-    if client is None:
-        parts = [stats(s) for s in shards]
-    else:
-        parts = client.gather(client.map(stats, shards, pure=False))
+    parts = _map(stats, shards, client)
     a = sum(p[0] for p in parts)
     b = sum(p[1] for p in parts)
     yy, trace, n = (sum(p[k] for p in parts) for k in (2, 3, 4))
@@ -68,11 +73,286 @@ def sharded_vfe(shards, kernel_spec, theta, noise, z, client=None):
     )
 
     def grad(shard):
-        x, y, zz, ab, bb = aligned([*shard, z, a_bar, b_bar])
+        x, y, zz, ab, bb = _aligned([*shard, z, a_bar, b_bar])
         return vfe_shard_gradient(kernel_spec, theta, zz, x, y, ab, bb, t_bar, n_threads=1)
 
-    if client is None:
-        pieces = [grad(s) for s in shards]
-    else:
-        pieces = client.gather(client.map(grad, shards, pure=False))
+    pieces = _map(grad, shards, client)
     return value, gradient + sum(pieces)
+
+
+def pack(theta, noise, z):
+    """The parameter vector ``[θ…, ln σ², vec(Z) row by row]`` of the sparse objectives."""
+    z = np.asarray(z, dtype=np.float64)
+    return np.concatenate([np.asarray(theta, dtype=np.float64), [np.log(noise)], z.ravel()])
+
+
+def pac_sgp_settings(kernel_spec, d, m, epsilon, delta=0.01, bound="kl", alpha_s=1.0,
+                     confidence_term="maurer", hyper_prior=None):
+    """The sparse PAC-GP bound's settings as the module's sharded functions take them: kernel
+    specification on ``d`` inputs, ``m`` inducing inputs, ε of the ε-band loss (on the shards'
+    target scale), δ, ``bound`` (kl/sqrt), ``alpha_s`` (1 = FITC, 0 = VFE), the confidence
+    term (maurer/seeger/sharp) and the hyperparameter prior (None = the paper's grid)."""
+    return {
+        "kernel_spec": kernel_spec, "d": int(d), "m": int(m), "alpha_s": float(alpha_s),
+        "epsilon": float(epsilon), "delta": float(delta), "bound": bound,
+        "confidence_term": confidence_term, "hyper_prior": hyper_prior,
+    }
+
+
+def pac_sgp_value_and_grad(settings, p, shards, client=None):
+    """The sparse PAC-GP bound's ``(R_S, KL, bound)`` and gradient at ``p`` over ``shards``
+    (pairs ``(X_s, y_s)``, or Dask futures of them on ``client``): three map passes on the
+    shards, each followed by one M×M step here (``pacgp::objective::pac_sgp_sharded``)."""
+    from ._pacgp import (pac_sgp_combine, pac_sgp_shard_gradient, pac_sgp_shard_risk,
+                         pac_sgp_shard_stats, pac_sgp_state)
+
+    p = [float(v) for v in p]
+
+    def stats(shard):
+        x, y = _aligned(shard)
+        return pac_sgp_shard_stats(settings, p, x, y, n_threads=1)
+
+    parts = _map(stats, shards, client)
+    b, gamma = sum(q[0] for q in parts), sum(q[1] for q in parts)
+    l_b, e, kl, n = pac_sgp_state(settings, p, b, gamma, sum(q[2] for q in parts))
+
+    def risk(shard):
+        x, y, lb, ee = _aligned([*shard, l_b, e])
+        return pac_sgp_shard_risk(settings, p, lb, ee, kl, n, x, y, n_threads=1)
+
+    parts = _map(risk, shards, client)
+    terms, c, c_bar, scale, gradient = pac_sgp_combine(
+        settings, p, l_b, e, kl, n, sum(q[0] for q in parts), sum(q[1] for q in parts),
+        sum(q[2] for q in parts),
+    )
+
+    def grad(shard):
+        x, y, lb, ee, cc, cb = _aligned([*shard, l_b, e, c, c_bar])
+        return pac_sgp_shard_gradient(settings, p, lb, ee, cc, cb, scale, x, y, n_threads=1)
+
+    return terms, gradient + sum(_map(grad, shards, client))
+
+
+def sharded_pac_sgp(shards, kernel_spec, theta, noise, z, epsilon, delta=0.01, bound="kl",
+                    alpha_s=1.0, confidence_term="maurer", hyper_prior=None, client=None,
+                    return_terms=False):
+    """The sparse PAC-GP bound (seed 004, FITC or VFE posterior) and its gradient in
+    ``[θ…, ln σ², vec(Z)]`` over data held in shards, map-reduce style as :func:`sharded_vfe`;
+    ε on the targets' scale. ``return_terms`` gives ``(R_S, KL, bound)`` instead of the bound."""
+    z = np.ascontiguousarray(z, dtype=np.float64)
+    settings = pac_sgp_settings(kernel_spec, z.shape[1], z.shape[0], epsilon, delta, bound,
+                                alpha_s, confidence_term, hyper_prior)
+    terms, gradient = pac_sgp_value_and_grad(settings, pack(theta, noise, z), shards, client)
+    return (terms if return_terms else terms[2]), gradient
+
+
+def pac_sgp_objective(X, y, kernel_spec, theta, noise, z, epsilon, **options):
+    """The single-process sparse PAC-GP objective (``PacSgpObjective``) on ``(X, y)``:
+    ``((R_S, KL, bound), gradient)``; ``options`` as :func:`pac_sgp_settings`."""
+    from ._pacgp import pac_sgp_objective as objective
+
+    z = np.ascontiguousarray(z, dtype=np.float64)
+    settings = pac_sgp_settings(kernel_spec, z.shape[1], z.shape[0], epsilon, **options)
+    X, y = _aligned([X, y])
+    return objective(settings, list(pack(theta, noise, z)), X, y)
+
+
+# The in-process fits' boxes (pacgp::optim::boxes): ln θ inside the paper's grid range
+# [−6, 6] (LN_THETA ∩ the grid, so that snapping only rounds), ln σ² in [ln 1e-6, ln 1e5], Z free.
+_THETA_BOX = (-6.0, 6.0)
+_LN_NOISE_BOX = (np.log(1e-6), np.log(1e5))
+_KMEANS_ITERATIONS = 20  # as regression::sparse::initial_inducing
+_CHUNK = 4096
+
+
+def _shard_sums(shard):
+    x, y = _aligned(shard)
+    return len(y), x.sum(axis=0), float(y.sum())
+
+
+def _shard_square_sums(shard, x_mean, y_mean):
+    x, y = _aligned(shard)
+    return ((x - x_mean) ** 2).sum(axis=0), float(((y - y_mean) ** 2).sum())
+
+
+def _moments(shards, client):
+    """Per-shard sizes, and the inputs' and targets' means and population standard deviations
+    (two passes, as the library's scalers), from sums over the shards."""
+    first = _map(_shard_sums, shards, client)
+    sizes = [f[0] for f in first]
+    n = sum(sizes)
+    x_mean, y_mean = sum(f[1] for f in first) / n, sum(f[2] for f in first) / n
+    second = _map(lambda s: _shard_square_sums(s, x_mean, y_mean), shards, client)
+    x_sd = np.sqrt(sum(s[0] for s in second) / n)
+    y_sd = float(np.sqrt(sum(s[1] for s in second) / n))
+    return sizes, x_mean, x_sd, float(y_mean), y_sd
+
+
+def _standardise(shard, x_mean, x_sd, y_mean, y_sd):
+    x, y = _aligned(shard)
+    return (x - x_mean) / x_sd, (y - y_mean) / y_sd
+
+
+def _kmeans_sums(shard, centres):
+    """Lloyd's step on one shard: per centre, the sum and count of the points nearest to it
+    (squared Euclidean distance, first centre on ties, as the library's k-means)."""
+    x = _aligned(shard)[0]
+    m, d = centres.shape
+    sums, counts = np.zeros((m, d)), np.zeros(m, dtype=np.int64)
+    for start in range(0, len(x), _CHUNK):
+        xb = x[start:start + _CHUNK]
+        nearest = ((xb[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2).argmin(axis=1)
+        np.add.at(sums, nearest, xb)
+        counts += np.bincount(nearest, minlength=m)
+    return sums, counts
+
+
+def _initial_inducing(shards, sizes, m, seed, client):
+    """The in-process fits' start (regression::sparse::initial_inducing, k-means): the first
+    ``m`` rows of the library's seeded permutation of all N rows, then Lloyd's iterations,
+    each a map over the shards; an empty cluster keeps its centre."""
+    from ._pacgp import permutation_head
+
+    head = permutation_head(sum(sizes), m, seed)
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+
+    def rows(shard_and_start):
+        shard, lo = shard_and_start
+        x = _aligned(shard)[0]
+        return {i: x[i - lo] for i in head if lo <= i < lo + len(x)}
+
+    if client is None:
+        found = [rows((s, lo)) for s, lo in zip(shards, starts)]
+    else:
+        found = client.gather(client.map(lambda s, lo: rows((s, lo)), shards, list(starts),
+                                         pure=False))
+    picked = {i: r for part in found for i, r in part.items()}
+    centres = np.array([picked[i] for i in head])
+    for _ in range(_KMEANS_ITERATIONS):
+        parts = _map(lambda s, c=centres: _kmeans_sums(s, c), shards, client)
+        sums, counts = sum(p[0] for p in parts), sum(p[1] for p in parts)
+        filled = counts > 0
+        centres = centres.copy()
+        centres[filled] = sums[filled] / counts[filled, None]
+    return centres
+
+
+def _termination(result):
+    """scipy's L-BFGS-B stop as the library's ``Termination`` name."""
+    message = str(result.message)
+    if result.status == 1:
+        return "max_iterations"
+    if "PROJECTED GRADIENT" in message:
+        return "gradient_tolerance"
+    if "REL_REDUCTION" in message:
+        return "cost_tolerance"
+    if "LNSRCH" in message:
+        return "line_search_failed"
+    return "other"
+
+
+def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, delta=0.01,
+                bound="kl", confidence_term="maurer", seed=0, max_iter=None, z_init=None,
+                client=None):
+    """Train one sparse GP on data held in shards (pairs ``(X_s, y_s)``, or Dask futures of
+    them on ``client``), map-reduce style: ``method`` "vfe" (Titsias' bound, as
+    :class:`~pacgp.SparseGPRegressor`) or "pac-sgp" (the sparse PAC-GP bound, FITC form, as
+    ``PACGPRegressor(sparse=True)``; ``epsilon`` in target units is required).
+
+    As the in-process fits: inputs and targets standardised with the training moments; SE-ARD
+    (or ``kernel``) at its initial values, σ² = 0.1 (vfe) or 1 (pac-sgp), Z by seeded k-means;
+    ln θ boxed to [−6, 6], then snapped onto the paper's grid. The optimiser is scipy's
+    L-BFGS-B over the sharded objective and gradient (the library's own L-BFGS runs in process;
+    the two do not take identical steps). ``max_iter`` defaults to the library's 300 (vfe) and
+    1000 (pac-sgp). ``z_init`` (M×D, standardised inputs) replaces the k-means start.
+
+    Returns the fitted estimator, whose model is the file the library writes for these
+    parameters (``model::sparse_model_from_parts``): predict, pickle, and ``model_.certify``
+    on the training sample work. ``certificate_`` is None (the data are not in this process);
+    ``sharded_`` holds the parameters, the objective at the snapped θ (for pac-sgp also its
+    ``(R_S, KL, bound)``, which the certificate on the training sample reproduces) and the
+    optimiser's report."""
+    from scipy.optimize import minimize
+
+    from . import PACGPRegressor, SparseGPRegressor
+    from ._pacgp import kernel_init_params, posterior_shard_stats, snap_theta
+    from ._pacgp import sparse_model_from_parts
+
+    if method not in ("vfe", "pac-sgp"):
+        raise ValueError(f"method must be 'vfe' or 'pac-sgp', got {method!r}")
+    if method == "pac-sgp" and epsilon is None:
+        raise ValueError("pac-sgp minimises a bound on the ε-band risk: give epsilon")
+    shards = list(shards)
+    sizes, x_mean, x_sd, y_mean, y_sd = _moments(shards, client)
+    if np.any(x_sd <= 0) or y_sd <= 0:
+        raise ValueError("a constant input column or target: drop it before a sharded fit")
+    d, m = len(x_mean), int(n_inducing)
+    if not 1 <= m <= sum(sizes):
+        raise ValueError(f"n_inducing must lie in 1..N, got {n_inducing}")
+    scale = dict(x_mean=x_mean, x_sd=x_sd, y_mean=y_mean, y_sd=y_sd)
+    if client is None:
+        data = [_standardise(s, **scale) for s in shards]
+    else:
+        data = client.map(_standardise, shards, **scale, pure=False)  # stays on the workers
+    if z_init is None:
+        z0 = _initial_inducing(data, sizes, m, seed, client)
+    else:
+        z0 = np.array(z_init, dtype=np.float64).reshape(m, d)
+    theta0 = kernel_init_params(kernel, d)
+    nk = len(theta0)
+    p0 = pack(theta0, 0.1 if method == "vfe" else 1.0, z0)
+    bounds = [_THETA_BOX] * nk + [_LN_NOISE_BOX] + [(None, None)] * (m * d)
+
+    if method == "vfe":
+        def objective(p):
+            value, grad = sharded_vfe(data, kernel, p[:nk], np.exp(p[nk]),
+                                      p[nk + 1:].reshape(m, d), client=client)
+            return -value, -grad  # maximise the bound
+        alpha_s, settings = 0.0, None
+    else:
+        alpha_s = 1.0
+        settings = pac_sgp_settings(kernel, d, m, epsilon / y_sd, delta, bound, alpha_s,
+                                    confidence_term)
+
+        def objective(p):
+            terms, grad = pac_sgp_value_and_grad(settings, p, data, client)
+            return terms[2], grad
+
+    result = minimize(objective, p0, jac=True, method="L-BFGS-B", bounds=bounds,
+                      options={"maxiter": max_iter if max_iter is not None
+                               else (300 if method == "vfe" else 1000)})
+    p = np.concatenate([snap_theta(list(result.x[:nk])), result.x[nk:]])
+    if method == "vfe":
+        value, terms = -objective(p)[0], None
+    else:
+        terms = tuple(pac_sgp_value_and_grad(settings, p, data, client)[0])
+        value = terms[2]
+    plist = [float(v) for v in p]
+    parts = _map(lambda s: posterior_shard_stats(kernel, plist, m, alpha_s, *_aligned(s),
+                                                 n_threads=1), data, client)
+    report = ([float(v) for v in result.x], float(result.fun), int(result.nit),
+              int(result.nfev), _termination(result), str(result.message))
+    model = sparse_model_from_parts(
+        method, kernel, plist, m, sum(q[0] for q in parts), sum(q[1] for q in parts),
+        sum(q[2] for q in parts), list(x_mean), list(x_sd), y_mean, y_sd, objective=value,
+        epsilon=None if epsilon is None else float(epsilon), bound=bound, alpha_s=alpha_s,
+        confidence_term=confidence_term, seed=seed, optimiser=report,
+    )
+    if method == "vfe":
+        estimator = SparseGPRegressor(method="vfe", n_inducing=m, kernel=kernel,
+                                      epsilon=epsilon, seed=seed)
+    else:
+        estimator = PACGPRegressor(epsilon=epsilon, bound=bound, sparse=True, n_inducing=m,
+                                   delta=delta, kernel=kernel, seed=seed)
+    estimator._set_model(model)
+    estimator.n_features_in_ = d
+    estimator.noise_variance_ = model.noise_variance
+    estimator.certificate_, estimator.loo_ = None, None
+    estimator.sharded_ = {
+        "params": p, "objective": value, "terms": terms, "z_init": z0,
+        "optimiser": {"iterations": int(result.nit), "evaluations": int(result.nfev),
+                      "termination": _termination(result), "message": str(result.message),
+                      "value": float(result.fun)},
+        "x_mean": x_mean, "x_sd": x_sd, "y_mean": y_mean, "y_sd": y_sd,
+    }
+    return estimator

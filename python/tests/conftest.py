@@ -45,3 +45,15 @@ def pacgp_cli():
     if not path.exists():
         pytest.fail(f"{path} does not exist: run `cargo build -p pacgp-cli` (scripts/test.sh does)")
     return path
+
+
+@pytest.fixture(scope="session")
+def dask_client():
+    """One Dask LocalCluster of two worker processes (one thread each) for every Dask test:
+    starting a cluster costs seconds, so the tests share it."""
+    from dask.distributed import Client, LocalCluster
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           dashboard_address=None)
+    with cluster, Client(cluster) as client:
+        yield client

@@ -2,22 +2,18 @@
 serial run's certificates (the estimators and data travel by pickle, the models by JSON)."""
 
 import numpy as np
-from dask.distributed import Client, LocalCluster
 
 import pacgp
 from pacgp.distributed import certified_grid
 
 
-def test_certified_grid_on_two_worker_processes_equals_serial(boston):
+def test_certified_grid_on_two_worker_processes_equals_serial(boston, dask_client):
     X, y = boston[0][:150], boston[1][:150]
     grid = {"epsilon": [2.0, 3.0, 5.0], "delta": [0.01, 0.05]}
     estimator = pacgp.PACGPRegressor(epsilon=1.0, kernel="se")
     serial = certified_grid(estimator, grid, X, y)
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                           dashboard_address=None)
-    with cluster, Client(cluster) as client:
-        remote = certified_grid(estimator, grid, X, y, client=client)
-        workers = client.run(lambda: __import__("os").getpid())
+    remote = certified_grid(estimator, grid, X, y, client=dask_client)
+    workers = dask_client.run(lambda: __import__("os").getpid())
     assert len(workers) == 2
     assert len(remote) == 6
     assert remote == serial  # bit-identical certificates, LOO figures and scores

@@ -3,12 +3,11 @@ the single-process values to 1e-10. (`crates/pacgp/tests/sharded_vfe.rs` checks 
 sums against the library's own VFE objective; here the Dask route against one local shard.)"""
 
 import numpy as np
-from dask.distributed import Client, LocalCluster
 
 from pacgp.distributed import sharded_vfe
 
 
-def test_sharded_vfe_on_two_worker_processes_equals_one_shard():
+def test_sharded_vfe_on_two_worker_processes_equals_one_shard(dask_client):
     rng = np.random.RandomState(5)
     n, d, m = 3000, 4, 20
     X = rng.uniform(-2, 2, size=(n, d))
@@ -18,11 +17,8 @@ def test_sharded_vfe_on_two_worker_processes_equals_one_shard():
     single_value, single_grad = sharded_vfe([(X, y)], "se-ard", theta, 0.05, z)
     cuts = [0, 500, 1700, 2200, n]
     shards = [(X[a:b], y[a:b]) for a, b in zip(cuts, cuts[1:])]
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                           dashboard_address=None)
-    with cluster, Client(cluster) as client:
-        held = client.scatter(shards)  # the data live on the workers
-        value, grad = sharded_vfe(held, "se-ard", theta, 0.05, z, client=client)
+    held = dask_client.scatter(shards)  # the data live on the workers
+    value, grad = sharded_vfe(held, "se-ard", theta, 0.05, z, client=dask_client)
     assert np.isfinite(single_value)
     assert grad.shape == (len(theta) + 1 + m * d,)
     np.testing.assert_allclose(value, single_value, rtol=1e-10)

@@ -20,10 +20,13 @@ ESTIMATORS = [
     pacgp.SparseGPRegressor(method="fitc", n_inducing=5, epsilon=0.5),
     pacgp.PACGPRegressor(epsilon=0.5, kernel="se"),
     pacgp.PACGPRegressor(epsilon=0.5, kernel="se", sparse=True),
+    pacgp.PACGPRegressor(epsilon=0.5, kernel="se", prior="split:auto"),
+    pacgp.PACGPRegressor(epsilon=0.5, kernel="se", hyper_prior="gaussian", xi="sharp"),
     pacgp.GreedySparseRegressor(n_basis=5, kernel="se", epsilon=0.5),
     pacgp.GPClassifier(),
     pacgp.GPClassifier(method="ep", select="ml2", kernel="se"),
     pacgp.GPClassifier(method="ivm", active_set=10),
+    pacgp.GPClassifier(method="pac-gpc"),
     pacgp.SVMClassifier(),
 ]
 

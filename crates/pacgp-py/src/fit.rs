@@ -7,8 +7,11 @@ use pyo3::prelude::*;
 
 use pacgp::bounds::{BoundKind, ConfidenceTerm};
 use pacgp::kernel::Kernel;
+use pacgp::likelihood::Likelihood;
 use pacgp::model::{self as m, FittedModel};
 use pacgp::optim::Restarts;
+use pacgp::prior::split::SplitFraction;
+use pacgp::prior::{BoundLevers, HyperPrior};
 use pacgp::regression::exact::MlConfig;
 use pacgp::regression::sparse::{InducingInit, SparseMethod};
 use pacgp::{Error, Result};
@@ -43,6 +46,81 @@ fn bound_kind(name: &str) -> PyResult<BoundKind> {
             reason: "the bound is 'kl' or 'sqrt'".into(),
         })),
     }
+}
+
+/// The tighter-bounds levers (issue 15) as the CLI's `--xi` (`maurer` | `sharp`) and
+/// `--hyper-prior` (`uniform` | `gaussian`) build them.
+fn levers(xi: &str, hyper_prior: Option<&str>) -> PyResult<BoundLevers> {
+    let term = match xi {
+        "maurer" => ConfidenceTerm::Maurer,
+        "sharp" => ConfidenceTerm::Sharp,
+        other => {
+            return Err(to_py_err(Error::InvalidSpec {
+                spec: other.into(),
+                reason: "xi is 'maurer' or 'sharp'".into(),
+            }))
+        }
+    };
+    let hyper_prior = match hyper_prior {
+        None => None,
+        Some("gaussian") => Some(HyperPrior::gaussian()),
+        Some("uniform") => Some(HyperPrior::uniform()),
+        Some(other) => {
+            return Err(to_py_err(Error::InvalidSpec {
+                spec: other.into(),
+                reason: "hyper_prior is 'gaussian' or 'uniform'".into(),
+            }))
+        }
+    };
+    Ok(BoundLevers { term, hyper_prior })
+}
+
+/// The CLI's `--prior split:F` (F in (0, 1)) or `split:auto` (the menu 0.3, 0.5, 0.7).
+fn split_prior(prior: Option<&str>) -> PyResult<Option<SplitFraction>> {
+    let Some(text) = prior else { return Ok(None) };
+    let bad = |reason: &str| {
+        to_py_err(Error::InvalidSpec {
+            spec: text.into(),
+            reason: reason.into(),
+        })
+    };
+    match text.strip_prefix("split:") {
+        Some("auto") => Ok(Some(SplitFraction::Menu)),
+        Some(f) => match f.parse::<f64>() {
+            Ok(v) if v > 0.0 && v < 1.0 => Ok(Some(SplitFraction::Fixed(v))),
+            _ => Err(bad("the split fraction F of split:F lies in (0, 1)")),
+        },
+        None => Err(bad("the prior is 'split:F' (F in (0, 1)) or 'split:auto'")),
+    }
+}
+
+/// PAC-GPC's options as `pacgp fit --method pac-gpc` builds them: probit (or `logistic`),
+/// θ among the nine candidates or, with `kernel_spec`, optimised on the grid; no `select`.
+fn pac_gpc_options(
+    likelihood: Option<&str>,
+    select: &str,
+    kernel_spec: Option<&str>,
+    delta: f64,
+    d: usize,
+) -> PyResult<m::PacGpcOptions> {
+    if select != "bound" {
+        return Err(to_py_err(Error::Unsupported(
+            "select does not apply to pac-gpc: it chooses among nine fixed SE kernels, or optimises θ from kernel on the grid".into(),
+        )));
+    }
+    let mut opts = m::PacGpcOptions::new(delta, ConfidenceTerm::Maurer);
+    match likelihood {
+        None | Some("probit") => {}
+        Some("logistic") => opts.likelihood = Likelihood::Logistic,
+        Some(other) => {
+            return Err(to_py_err(Error::InvalidSpec {
+                spec: other.into(),
+                reason: "the likelihood is 'probit' or 'logistic'".into(),
+            }))
+        }
+    }
+    opts.kernel = kernel_spec.map(|s| kernel(s, d)).transpose()?;
+    Ok(opts)
 }
 
 /// Record the fit's seed in the model, as `pacgp fit --seed` does.
@@ -134,9 +212,10 @@ fn fit_sparse(
 }
 
 /// Full PAC-GP (seed 004): minimise the `bound` ("kl" or "sqrt") on the ε-band risk over θ
-/// and σ² ([`m::fit_pac_gp_model`]); ε in the target's units.
+/// and σ² ([`m::fit_pac_gp_model`]); ε in the target's units. The issue-15 levers as the CLI's
+/// `--prior` (`split:F` | `split:auto`, kl only, seeded by `seed`), `--hyper-prior`, `--xi`.
 #[pyfunction]
-#[pyo3(signature = (x, y, *, epsilon, delta=0.01, bound="kl", kernel_spec="se-ard", n_threads=None))]
+#[pyo3(signature = (x, y, *, epsilon, delta=0.01, bound="kl", kernel_spec="se-ard", prior=None, hyper_prior=None, xi="maurer", seed=0, n_threads=None))]
 #[allow(clippy::too_many_arguments)]
 fn fit_pac_gp(
     py: Python<'_>,
@@ -146,6 +225,10 @@ fn fit_pac_gp(
     delta: f64,
     bound: &str,
     kernel_spec: &str,
+    prior: Option<&str>,
+    hyper_prior: Option<&str>,
+    xi: &str,
+    seed: u64,
     n_threads: Option<usize>,
 ) -> PyResult<Model> {
     let train = to_dataset(&x, &y)?;
@@ -155,18 +238,20 @@ fn fit_pac_gp(
         epsilon,
         delta,
         kind: bound_kind(bound)?,
-        // The issue-15 levers are not exposed in Python yet: the paper's bound.
-        levers: Default::default(),
-        split: None,
-        seed: 0,
+        levers: levers(xi, hyper_prior)?,
+        split: split_prior(prior)?,
+        seed,
     };
-    compute(py, n_threads, || m::fit_pac_gp_model(&train, &opts)).map(wrap)
+    compute(py, n_threads, || {
+        seeded(m::fit_pac_gp_model(&train, &opts), seed)
+    })
+    .map(wrap)
 }
 
 /// Sparse PAC-GP (seed 004, FITC form) with `m_inducing` inducing inputs
-/// ([`m::fit_pac_sgp_model`]).
+/// ([`m::fit_pac_sgp_model`]); the levers `hyper_prior` and `xi` as for [`fit_pac_gp`].
 #[pyfunction]
-#[pyo3(signature = (x, y, *, epsilon, m_inducing=100, delta=0.01, bound="kl", kernel_spec="se-ard", seed=0, init="kmeans", n_threads=None))]
+#[pyo3(signature = (x, y, *, epsilon, m_inducing=100, delta=0.01, bound="kl", kernel_spec="se-ard", seed=0, init="kmeans", hyper_prior=None, xi="maurer", n_threads=None))]
 #[allow(clippy::too_many_arguments)]
 fn fit_pac_sgp(
     py: Python<'_>,
@@ -179,6 +264,8 @@ fn fit_pac_sgp(
     kernel_spec: &str,
     seed: u64,
     init: &str,
+    hyper_prior: Option<&str>,
+    xi: &str,
     n_threads: Option<usize>,
 ) -> PyResult<Model> {
     let train = to_dataset(&x, &y)?;
@@ -191,7 +278,7 @@ fn fit_pac_sgp(
         alpha_s: 1.0,
         seed,
         init: inducing_init(init)?,
-        levers: Default::default(),
+        levers: levers(xi, hyper_prior)?,
     };
     compute(py, n_threads, || {
         seeded(m::fit_pac_sgp_model(&train, &opts), seed)
@@ -251,6 +338,14 @@ fn fit_classifier(
     n_threads: Option<usize>,
 ) -> PyResult<Model> {
     let train = to_dataset(&x, &y)?;
+    let labels = label_map(negative, positive);
+    if method == "pac-gpc" {
+        let opts = pac_gpc_options(likelihood, select, kernel_spec, delta, train.d())?;
+        return compute(py, n_threads, || {
+            seeded(m::fit_pac_gpc_model(&train, labels, &opts), seed)
+        })
+        .map(wrap);
+    }
     let (inference, likelihood) =
         m::classifier_setup(method, likelihood, basis, kappa, input_noise, seed)
             .map_err(to_py_err)?;
@@ -279,7 +374,6 @@ fn fit_classifier(
         selection,
         predictor: m::GibbsPredictor::Latent,
     };
-    let labels = label_map(negative, positive);
     compute(py, n_threads, || {
         seeded(m::fit_classifier(&train, labels, &opts), seed)
     })

@@ -19,6 +19,7 @@ use pacgp::model::FittedModel;
 mod fit;
 mod model;
 mod sharded;
+mod sharded_pac_sgp;
 
 /// The allocator the `pacgp` command uses: the module then runs the CLI's code with the CLI's
 /// memory behaviour (mimalloc keeps the freed N×N buffers for reuse, see the CLI's main.rs).
@@ -139,5 +140,6 @@ fn _pacgp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Model>()?;
     fit::register(m)?;
     sharded::register(m)?;
+    sharded_pac_sgp::register(m)?;
     Ok(())
 }

@@ -27,7 +27,7 @@ type Arrays3<'py> = (
 );
 
 /// An option value from a fixed menu, or `ValueError` naming the menu.
-fn choose<T: Copy>(what: &str, given: &str, menu: &[(&str, T)]) -> PyResult<T> {
+pub(crate) fn choose<T: Copy>(what: &str, given: &str, menu: &[(&str, T)]) -> PyResult<T> {
     menu.iter()
         .find(|(name, _)| *name == given)
         .map(|(_, v)| *v)
@@ -119,7 +119,7 @@ impl Model {
     }
 
     /// Certificates on the training sample as a JSON list of `pacgp certify --json` objects
-    /// (one per ε). `term`: maurer|seeger, `predictor`: latent|noisy, `loo`:
+    /// (one per ε). `term`: maurer|seeger|sharp, `predictor`: latent|noisy, `loo`:
     /// approx|exact|both|none.
     #[pyo3(signature = (x, y, epsilons=Vec::new(), delta=0.01, term="maurer", predictor="latent", loo="approx", n_threads=None))]
     #[allow(clippy::too_many_arguments)]
@@ -145,6 +145,7 @@ impl Model {
                 &[
                     ("maurer", ConfidenceTerm::Maurer),
                     ("seeger", ConfidenceTerm::Seeger),
+                    ("sharp", ConfidenceTerm::Sharp),
                 ],
             )?,
             predictor: choose(

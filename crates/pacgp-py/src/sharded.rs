@@ -11,20 +11,23 @@ use pacgp::regression::sharded::{self, ShardStats, VfeAdjoints};
 use crate::{check_aligned, compute, to_mat, to_py_err};
 
 /// The kernel `spec` on `d` inputs at θ (ln values).
-fn kernel_at(spec: &str, d: usize, theta: &[f64]) -> PyResult<Kernel> {
+pub(crate) fn kernel_at(spec: &str, d: usize, theta: &[f64]) -> PyResult<Kernel> {
     let mut k = Kernel::from_spec(spec, d).map_err(to_py_err)?;
     k.set_params(theta).map_err(to_py_err)?;
     Ok(k)
 }
 
 /// A 1-D array as a vector (refused if misaligned, as [`to_mat`]).
-fn vector(v: &PyReadonlyArray1<'_, f64>) -> PyResult<Vec<f64>> {
+pub(crate) fn vector(v: &PyReadonlyArray1<'_, f64>) -> PyResult<Vec<f64>> {
     check_aligned(&**v, "a vector argument")?;
     Ok(v.as_array().iter().copied().collect())
 }
 
 /// An owned faer matrix as a 2-D numpy array (row-major copy).
-fn to_numpy<'py>(py: Python<'py>, m: &faer::Mat<f64>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+pub(crate) fn to_numpy<'py>(
+    py: Python<'py>,
+    m: &faer::Mat<f64>,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let data: Vec<f64> = (0..m.nrows())
         .flat_map(|i| (0..m.ncols()).map(move |j| m[(i, j)]))
         .collect();

@@ -23,12 +23,14 @@ pub mod fit_classifier;
 pub mod fit_pac_gpc;
 pub mod fit_regression;
 pub mod fit_svm;
+pub mod from_parameters;
 pub mod usage;
 
 pub use fit_classifier::*;
 pub use fit_pac_gpc::{fit_pac_gpc_model, fit_split_prior_model, PacGpcOptions, SplitPriorOptions};
 pub use fit_regression::*;
 pub use fit_svm::{fit_svm_model, SvmOptions};
+pub use from_parameters::{sparse_model_from_parts, SparseModelKind, SparseModelParts};
 pub use usage::{CertifyOptions, GibbsPredictor};
 
 /// Model-file format tag; bumped on incompatible changes.

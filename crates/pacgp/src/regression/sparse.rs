@@ -77,20 +77,41 @@ pub(crate) fn sandwich_inv(l: &Cholesky, x: Mat<f64>) -> Mat<f64> {
     out
 }
 
-pub(crate) fn whitened(
+/// `L Lᵀ = K_uu + jitter·I` at (θ, Z).
+pub(crate) fn kuu_cholesky(kernel: &Kernel, z: MatRef<'_, f64>) -> Result<Cholesky> {
+    let mut kuu = kernel.gram(z);
+    for i in 0..z.nrows() {
+        kuu[(i, i)] += KUU_JITTER;
+    }
+    Cholesky::factor(kuu.as_ref(), &JitterPolicy::default(), "K_uu")
+}
+
+/// The per-point part of [`Whitened`] (everything but `B` and `γ`, which sum over the data):
+/// what one data shard computes on its own (`regression::sharded`, `objective::pac_sgp_sharded`).
+pub(crate) struct WhitenedBasis {
+    /// `L Lᵀ = K_uu + jitter·I`.
+    pub l_uu: Cholesky,
+    /// `F = K(Z, X)` (M×N).
+    pub kzx: Mat<f64>,
+    /// `V = L⁻¹F` (M×N).
+    pub v: Mat<f64>,
+    /// `k(x_i, x_i)`.
+    pub kdiag: Vec<f64>,
+    /// `q_i = ‖V_{:,i}‖²`.
+    pub q: Vec<f64>,
+    /// `Λ_ii = σ² + α_s·max(k_ii − q_i, 0)` (docs/math.md §3.2, eq. 11).
+    pub lambda: Vec<f64>,
+}
+
+/// [`WhitenedBasis`] at (θ, σ², Z) on the points `x`.
+pub(crate) fn whitened_basis(
     kernel: &Kernel,
     noise: f64,
     alpha_s: f64,
     x: MatRef<'_, f64>,
     z: MatRef<'_, f64>,
-    y: &[f64],
-) -> Result<Whitened> {
-    let m = z.nrows();
-    let mut kuu = kernel.gram(z);
-    for i in 0..m {
-        kuu[(i, i)] += KUU_JITTER;
-    }
-    let l_uu = Cholesky::factor(kuu.as_ref(), &JitterPolicy::default(), "K_uu")?;
+) -> Result<WhitenedBasis> {
+    let l_uu = kuu_cholesky(kernel, z)?;
     let kzx = kernel.cross(z, x);
     let mut v = kzx.clone();
     l_uu.solve_lower_in_place(v.as_mut());
@@ -101,6 +122,33 @@ pub(crate) fn whitened(
         .zip(&q)
         .map(|(k, q)| noise + alpha_s * (k - q).max(0.0))
         .collect();
+    Ok(WhitenedBasis {
+        l_uu,
+        kzx,
+        v,
+        kdiag,
+        q,
+        lambda,
+    })
+}
+
+pub(crate) fn whitened(
+    kernel: &Kernel,
+    noise: f64,
+    alpha_s: f64,
+    x: MatRef<'_, f64>,
+    z: MatRef<'_, f64>,
+    y: &[f64],
+) -> Result<Whitened> {
+    let m = z.nrows();
+    let WhitenedBasis {
+        l_uu,
+        kzx,
+        v,
+        kdiag,
+        q,
+        lambda,
+    } = whitened_basis(kernel, noise, alpha_s, x, z)?;
     let inv_lam: Vec<f64> = lambda.iter().map(|l| 1.0 / l).collect();
     let mut b = linalg::weighted_gram(&v, &inv_lam);
     for k in 0..m {

@@ -1,0 +1,515 @@
+//! The sparse PAC-GP bound over data shards ([`pacgp::objective::pac_sgp_sharded`]) for
+//! map-reduce evaluation and training on Dask: three per-shard passes and two M×M steps, each
+//! a function of the bound's settings (a dict, see [`Settings`]), the packed parameters
+//! `p = [θ…, ln σ², vec(Z) row by row]` and numpy arrays; plus the single-process objective
+//! ([`PacSgpObjective`]) on data in one process, for comparison and for small problems.
+
+use faer::Mat;
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use pacgp::bounds::{BoundKind, ConfidenceTerm, HyperGrid};
+use pacgp::data::{Standardizer, TargetScaler};
+use pacgp::kernel::Kernel;
+use pacgp::loss::RegressionLoss;
+use pacgp::model as m;
+use pacgp::objective::pac_sgp::{PacSgpObjective, PacSgpTerms};
+use pacgp::objective::pac_sgp_sharded::{
+    self, PacSgpAdjoints, PacSgpShardRisk, PacSgpShardStats, PacSgpSharded, PacSgpState,
+};
+use pacgp::optim::{Objective, OptimReport, Termination};
+use pacgp::prior::HyperPrior;
+use pacgp::regression::sparse::InducingInit;
+
+use crate::model::choose;
+use crate::sharded::{kernel_at, to_numpy, vector};
+use crate::{compute, to_mat, to_py_err, wrap, Model};
+
+/// The bound's settings, from a Python dict with these keys (`pacgp.distributed` builds it).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct Settings {
+    /// Kernel specification (`se-ard`, `matern52`, ...) and its input dimension.
+    kernel_spec: String,
+    d: usize,
+    /// Number of inducing inputs M.
+    m: usize,
+    /// 1 = FITC posterior (the paper's), 0 = VFE.
+    alpha_s: f64,
+    /// ε of the ε-band loss, on the scale of the shards' targets.
+    epsilon: f64,
+    delta: f64,
+    /// `kl` or `sqrt`.
+    bound: String,
+    /// `maurer`, `seeger` or `sharp`.
+    confidence_term: String,
+    /// `None` (the paper's uniform grid, `T·ln 1201`), `uniform` or `gaussian`.
+    hyper_prior: Option<String>,
+}
+
+impl Settings {
+    fn kernel(&self) -> PyResult<Kernel> {
+        Kernel::from_spec(&self.kernel_spec, self.d).map_err(to_py_err)
+    }
+
+    fn parts(
+        &self,
+    ) -> PyResult<(
+        Kernel,
+        RegressionLoss,
+        f64,
+        BoundKind,
+        ConfidenceTerm,
+        Option<HyperPrior>,
+    )> {
+        let kernel = self.kernel()?;
+        let loss = RegressionLoss::new_epsilon_band(self.epsilon).map_err(to_py_err)?;
+        let kind = choose(
+            "bound",
+            &self.bound,
+            &[("kl", BoundKind::Kl), ("sqrt", BoundKind::Sqrt)],
+        )?;
+        let term = choose(
+            "confidence_term",
+            &self.confidence_term,
+            &[
+                ("maurer", ConfidenceTerm::Maurer),
+                ("seeger", ConfidenceTerm::Seeger),
+                ("sharp", ConfidenceTerm::Sharp),
+            ],
+        )?;
+        let prior = match &self.hyper_prior {
+            None => None,
+            Some(name) => Some(choose(
+                "hyper_prior",
+                name,
+                &[
+                    ("uniform", HyperPrior::uniform()),
+                    ("gaussian", HyperPrior::gaussian()),
+                ],
+            )?),
+        };
+        // As fit_pac_sgp_with: the grid's T·ln L unless a hyperparameter prior prices θ.
+        let penalty = match prior {
+            None => HyperGrid::default().penalty(kernel.n_params()),
+            Some(_) => 0.0,
+        };
+        Ok((kernel, loss, penalty, kind, term, prior))
+    }
+
+    fn sharded(&self) -> PyResult<PacSgpSharded> {
+        let (kernel, loss, penalty, kind, term, prior) = self.parts()?;
+        let obj = PacSgpSharded::new(
+            &kernel,
+            self.d,
+            self.m,
+            self.alpha_s,
+            loss,
+            self.delta,
+            penalty,
+            kind,
+        )
+        .map_err(to_py_err)?
+        .with_confidence_term(term);
+        match prior {
+            None => Ok(obj),
+            Some(p) => obj.with_hyper_prior(p).map_err(to_py_err),
+        }
+    }
+}
+
+type Vec1<'py> = Bound<'py, PyArray1<f64>>;
+type Mat2<'py> = Bound<'py, PyArray2<f64>>;
+
+fn terms_tuple(t: &PacSgpTerms) -> (f64, f64, f64) {
+    (t.empirical_risk, t.kl, t.bound)
+}
+
+/// Pass 1 on one shard: `(B_s, γ_s, n_s)`.
+#[pyfunction]
+#[pyo3(signature = (settings, p, x, y, n_threads=None))]
+fn pac_sgp_shard_stats<'py>(
+    py: Python<'py>,
+    settings: Settings,
+    p: Vec<f64>,
+    x: PyReadonlyArray2<'py, f64>,
+    y: PyReadonlyArray1<'py, f64>,
+    n_threads: Option<usize>,
+) -> PyResult<(Mat2<'py>, Vec1<'py>, usize)> {
+    let obj = settings.sharded()?;
+    let (xm, yv) = (to_mat(&x, "X")?, vector(&y)?);
+    let s = compute(py, n_threads, || obj.shard_stats(&p, xm.as_ref(), &yv))?;
+    Ok((to_numpy(py, &s.b)?, s.gamma.into_pyarray(py), s.n))
+}
+
+/// After pass 1, from the summed statistics: `(L_B, e, KL, n)`.
+#[pyfunction]
+#[pyo3(signature = (settings, p, b, gamma, n))]
+fn pac_sgp_state<'py>(
+    py: Python<'py>,
+    settings: Settings,
+    p: Vec<f64>,
+    b: PyReadonlyArray2<'py, f64>,
+    gamma: PyReadonlyArray1<'py, f64>,
+    n: usize,
+) -> PyResult<(Mat2<'py>, Vec1<'py>, f64, usize)> {
+    let obj = settings.sharded()?;
+    let stats = PacSgpShardStats {
+        b: to_mat(&b, "B")?,
+        gamma: vector(&gamma)?,
+        n,
+    };
+    let st = compute(py, None, || obj.state(&p, &stats))?;
+    Ok((to_numpy(py, &st.l_b)?, st.e.into_pyarray(py), st.kl, st.n))
+}
+
+/// Pass 2 on one shard, given the state: `(Σ r_i, u_s, G_s, n_s)`.
+#[pyfunction]
+#[pyo3(signature = (settings, p, l_b, e, kl, n, x, y, n_threads=None))]
+#[allow(clippy::too_many_arguments)]
+fn pac_sgp_shard_risk<'py>(
+    py: Python<'py>,
+    settings: Settings,
+    p: Vec<f64>,
+    l_b: PyReadonlyArray2<'py, f64>,
+    e: PyReadonlyArray1<'py, f64>,
+    kl: f64,
+    n: usize,
+    x: PyReadonlyArray2<'py, f64>,
+    y: PyReadonlyArray1<'py, f64>,
+    n_threads: Option<usize>,
+) -> PyResult<(f64, Vec1<'py>, Mat2<'py>, usize)> {
+    let obj = settings.sharded()?;
+    let st = PacSgpState {
+        l_b: to_mat(&l_b, "l_b")?,
+        e: vector(&e)?,
+        kl,
+        n,
+    };
+    let (xm, yv) = (to_mat(&x, "X")?, vector(&y)?);
+    let r = compute(py, n_threads, || obj.shard_risk(&p, &st, xm.as_ref(), &yv))?;
+    Ok((r.risk_sum, r.u.into_pyarray(py), to_numpy(py, &r.g)?, r.n))
+}
+
+/// After pass 2, from the state and the summed risks: `((R_S, KL, bound), C, c̄, risk scale,
+/// global gradient)`; pass 3 also needs the state's `L_B` and `e`.
+#[pyfunction]
+#[pyo3(signature = (settings, p, l_b, e, kl, n, risk_sum, u, g))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn pac_sgp_combine<'py>(
+    py: Python<'py>,
+    settings: Settings,
+    p: Vec<f64>,
+    l_b: PyReadonlyArray2<'py, f64>,
+    e: PyReadonlyArray1<'py, f64>,
+    kl: f64,
+    n: usize,
+    risk_sum: f64,
+    u: PyReadonlyArray1<'py, f64>,
+    g: PyReadonlyArray2<'py, f64>,
+) -> PyResult<((f64, f64, f64), Mat2<'py>, Vec1<'py>, f64, Vec1<'py>)> {
+    let obj = settings.sharded()?;
+    let st = PacSgpState {
+        l_b: to_mat(&l_b, "l_b")?,
+        e: vector(&e)?,
+        kl,
+        n,
+    };
+    let risk = PacSgpShardRisk {
+        risk_sum,
+        u: vector(&u)?,
+        g: to_mat(&g, "G")?,
+        n,
+    };
+    let out = compute(py, None, || obj.combine(&p, &st, &risk))?;
+    let a = out.adjoints;
+    Ok((
+        terms_tuple(&out.terms),
+        to_numpy(py, &a.c)?,
+        a.c_bar.into_pyarray(py),
+        a.risk_scale,
+        out.gradient.into_pyarray(py),
+    ))
+}
+
+/// Pass 3 on one shard: its part of the gradient.
+#[pyfunction]
+#[pyo3(signature = (settings, p, l_b, e, c, c_bar, risk_scale, x, y, n_threads=None))]
+#[allow(clippy::too_many_arguments)]
+fn pac_sgp_shard_gradient<'py>(
+    py: Python<'py>,
+    settings: Settings,
+    p: Vec<f64>,
+    l_b: PyReadonlyArray2<'py, f64>,
+    e: PyReadonlyArray1<'py, f64>,
+    c: PyReadonlyArray2<'py, f64>,
+    c_bar: PyReadonlyArray1<'py, f64>,
+    risk_scale: f64,
+    x: PyReadonlyArray2<'py, f64>,
+    y: PyReadonlyArray1<'py, f64>,
+    n_threads: Option<usize>,
+) -> PyResult<Vec1<'py>> {
+    let obj = settings.sharded()?;
+    let adj = PacSgpAdjoints {
+        l_b: to_mat(&l_b, "l_b")?,
+        e: vector(&e)?,
+        c: to_mat(&c, "C")?,
+        c_bar: vector(&c_bar)?,
+        risk_scale,
+    };
+    let (xm, yv) = (to_mat(&x, "X")?, vector(&y)?);
+    let g = compute(py, n_threads, || {
+        obj.shard_gradient(&p, &adj, xm.as_ref(), &yv)
+    })?;
+    Ok(g.into_pyarray(py))
+}
+
+/// The single-process objective on all the data: `((R_S, KL, bound), gradient)`.
+#[pyfunction]
+#[pyo3(signature = (settings, p, x, y, n_threads=None))]
+fn pac_sgp_objective<'py>(
+    py: Python<'py>,
+    settings: Settings,
+    p: Vec<f64>,
+    x: PyReadonlyArray2<'py, f64>,
+    y: PyReadonlyArray1<'py, f64>,
+    n_threads: Option<usize>,
+) -> PyResult<((f64, f64, f64), Vec1<'py>)> {
+    let (kernel, loss, penalty, kind, term, prior) = settings.parts()?;
+    let (xm, yv) = (to_mat(&x, "X")?, vector(&y)?);
+    let (m, alpha_s, delta) = (settings.m, settings.alpha_s, settings.delta);
+    let (terms, grad) = compute(py, n_threads, || {
+        let mut obj = PacSgpObjective::new(
+            &kernel,
+            xm.as_ref(),
+            &yv,
+            m,
+            alpha_s,
+            loss,
+            delta,
+            penalty,
+            kind,
+        )?
+        .with_confidence_term(term);
+        if let Some(prior) = prior {
+            obj = obj.with_hyper_prior(prior)?;
+        }
+        let terms = obj.terms(&p)?;
+        let (_, grad) = obj.value_and_gradient(&p)?;
+        Ok((terms, grad))
+    })?;
+    Ok((terms_tuple(&terms), grad.into_pyarray(py)))
+}
+
+/// One shard's sums of a sparse posterior with `Λ = σ² + α_s diag(K_ff − Q_ff)` at `p`:
+/// `(B_s, γ_s, n_s)` for [`sparse_model_from_parts`].
+#[pyfunction]
+#[pyo3(signature = (kernel_spec, p, m, alpha_s, x, y, n_threads=None))]
+#[allow(clippy::too_many_arguments)]
+fn posterior_shard_stats<'py>(
+    py: Python<'py>,
+    kernel_spec: &str,
+    p: Vec<f64>,
+    m: usize,
+    alpha_s: f64,
+    x: PyReadonlyArray2<'py, f64>,
+    y: PyReadonlyArray1<'py, f64>,
+    n_threads: Option<usize>,
+) -> PyResult<(Mat2<'py>, Vec1<'py>, usize)> {
+    let (xm, yv) = (to_mat(&x, "X")?, vector(&y)?);
+    let (kernel, noise, z) = unpack(kernel_spec, xm.ncols(), m, &p)?;
+    let s = compute(py, n_threads, || {
+        pac_sgp_sharded::posterior_shard_stats(
+            &kernel,
+            noise,
+            alpha_s,
+            z.as_ref(),
+            xm.as_ref(),
+            &yv,
+        )
+    })?;
+    Ok((to_numpy(py, &s.b)?, s.gamma.into_pyarray(py), s.n))
+}
+
+/// `(kernel, σ², Z)` from `p = [θ…, ln σ², vec(Z)]` for the kernel `spec` on `d` inputs.
+fn unpack(spec: &str, d: usize, m: usize, p: &[f64]) -> PyResult<(Kernel, f64, Mat<f64>)> {
+    let kernel = Kernel::from_spec(spec, d).map_err(to_py_err)?;
+    let nk = kernel.n_params();
+    if p.len() != nk + 1 + m * d {
+        return Err(PyValueError::new_err(format!(
+            "the parameter vector has {} entries, {spec} on {d} inputs with {m} inducing inputs needs {}",
+            p.len(),
+            nk + 1 + m * d
+        )));
+    }
+    let kernel = kernel_at(spec, d, &p[..nk])?;
+    let z = Mat::from_fn(m, d, |a, t| p[nk + 1 + a * d + t]);
+    Ok((kernel, p[nk].exp(), z))
+}
+
+/// The ln hyperparameters the kernel `spec` on `d` inputs starts from (as `pacgp fit`).
+#[pyfunction]
+fn kernel_init_params(kernel_spec: &str, d: usize) -> PyResult<Vec<f64>> {
+    Ok(Kernel::from_spec(kernel_spec, d)
+        .map_err(to_py_err)?
+        .params())
+}
+
+/// ln θ rounded onto the paper's grid (`HyperGrid::round`, as every sparse fit snaps θ).
+#[pyfunction]
+fn snap_theta(theta: Vec<f64>) -> Vec<f64> {
+    HyperGrid::default().round(&theta)
+}
+
+/// The first `m` of the seeded permutation of `0..n` that places a fit's initial inducing
+/// inputs (`pacgp::data::permutation`).
+#[pyfunction]
+fn permutation_head(n: usize, m: usize, seed: u64) -> Vec<usize> {
+    let mut p = pacgp::data::permutation(n, seed);
+    p.truncate(m);
+    p
+}
+
+/// The library's seeded k-means start of `m` inducing inputs on `x`
+/// (`regression::sparse::initial_inducing`, what the in-process sparse fits start from).
+#[pyfunction]
+fn initial_inducing_kmeans<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray2<'py, f64>,
+    m: usize,
+    seed: u64,
+) -> PyResult<Mat2<'py>> {
+    let xm = to_mat(&x, "X")?;
+    let z = compute(py, None, || {
+        pacgp::regression::sparse::initial_inducing(xm.as_ref(), m, InducingInit::KMeans, seed)
+    })?;
+    to_numpy(py, &z)
+}
+
+/// A sparse model (`method` vfe | fitc | pac-sgp) from its parameters `p` (θ on the grid),
+/// the posterior's summed shard statistics and the scalers ([`m::sparse_model_from_parts`]);
+/// `optimiser` = `(params, value, iterations, evaluations, termination, message)` of the run.
+#[pyfunction]
+#[pyo3(signature = (method, kernel_spec, p, m, b, gamma, n, x_mean, x_sd, y_mean, y_sd, *, objective, epsilon=None, bound="kl", alpha_s=1.0, confidence_term="maurer", seed=0, optimiser=None))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
+fn sparse_model_from_parts(
+    py: Python<'_>,
+    method: &str,
+    kernel_spec: &str,
+    p: Vec<f64>,
+    m: usize,
+    b: PyReadonlyArray2<'_, f64>,
+    gamma: PyReadonlyArray1<'_, f64>,
+    n: usize,
+    x_mean: Vec<f64>,
+    x_sd: Vec<f64>,
+    y_mean: f64,
+    y_sd: f64,
+    objective: f64,
+    epsilon: Option<f64>,
+    bound: &str,
+    alpha_s: f64,
+    confidence_term: &str,
+    seed: u64,
+    optimiser: Option<(Vec<f64>, f64, u64, u64, String, String)>,
+) -> PyResult<Model> {
+    let d = x_mean.len();
+    let (kernel, noise_variance, z) = unpack(kernel_spec, d, m, &p)?;
+    let kind = match method {
+        "vfe" => m::SparseModelKind::Vfe,
+        "fitc" => m::SparseModelKind::Fitc,
+        "pac-sgp" => m::SparseModelKind::PacSgp {
+            kind: choose(
+                "bound",
+                bound,
+                &[("kl", BoundKind::Kl), ("sqrt", BoundKind::Sqrt)],
+            )?,
+            alpha_s,
+            term: choose(
+                "confidence_term",
+                confidence_term,
+                &[
+                    ("maurer", ConfidenceTerm::Maurer),
+                    ("seeger", ConfidenceTerm::Seeger),
+                    ("sharp", ConfidenceTerm::Sharp),
+                ],
+            )?,
+        },
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "method is 'vfe', 'fitc' or 'pac-sgp', got {other:?}"
+            )))
+        }
+    };
+    if x_sd.len() != d || x_sd.iter().any(|s| !(*s > 0.0 && s.is_finite())) || !(y_sd > 0.0) {
+        return Err(PyValueError::new_err(
+            "the scalers need one positive, finite standard deviation per input and for the target",
+        ));
+    }
+    let optimiser = match optimiser {
+        None => None,
+        Some((params, value, iterations, evaluations, termination, message)) => Some(OptimReport {
+            params,
+            value,
+            iterations,
+            evaluations,
+            termination: choose(
+                "termination",
+                &termination,
+                &[
+                    ("gradient_tolerance", Termination::GradientTolerance),
+                    ("cost_tolerance", Termination::CostTolerance),
+                    ("max_iterations", Termination::MaxIterations),
+                    ("line_search_failed", Termination::LineSearchFailed),
+                    ("other", Termination::Other),
+                ],
+            )?,
+            message,
+        }),
+    };
+    let parts = m::SparseModelParts {
+        kind,
+        kernel,
+        noise_variance,
+        z,
+        stats: PacSgpShardStats {
+            b: to_mat(&b, "B")?,
+            gamma: vector(&gamma)?,
+            n,
+        },
+        x_scaler: Standardizer {
+            mean: x_mean,
+            sd: x_sd,
+            constant: Vec::new(),
+        },
+        y_scaler: TargetScaler {
+            mean: y_mean,
+            sd: y_sd,
+        },
+        feature_names: (0..d).map(|j| format!("x{j}")).collect(),
+        target_name: "y".into(),
+        epsilon,
+        objective,
+        optimiser,
+        seed,
+    };
+    compute(py, None, || m::sparse_model_from_parts(parts)).map(wrap)
+}
+
+/// Add the sharded PAC-SGP functions to the module.
+pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_function(wrap_pyfunction!(pac_sgp_shard_stats, module)?)?;
+    module.add_function(wrap_pyfunction!(pac_sgp_state, module)?)?;
+    module.add_function(wrap_pyfunction!(pac_sgp_shard_risk, module)?)?;
+    module.add_function(wrap_pyfunction!(pac_sgp_combine, module)?)?;
+    module.add_function(wrap_pyfunction!(pac_sgp_shard_gradient, module)?)?;
+    module.add_function(wrap_pyfunction!(pac_sgp_objective, module)?)?;
+    module.add_function(wrap_pyfunction!(posterior_shard_stats, module)?)?;
+    module.add_function(wrap_pyfunction!(kernel_init_params, module)?)?;
+    module.add_function(wrap_pyfunction!(snap_theta, module)?)?;
+    module.add_function(wrap_pyfunction!(permutation_head, module)?)?;
+    module.add_function(wrap_pyfunction!(initial_inducing_kmeans, module)?)?;
+    module.add_function(wrap_pyfunction!(sparse_model_from_parts, module)?)?;
+    Ok(())
+}

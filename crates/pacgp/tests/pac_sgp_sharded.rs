@@ -1,0 +1,282 @@
+//! The sparse PAC-GP bound as sums over shards (`objective::pac_sgp_sharded`) equals the
+//! single-process objective (`PacSgpObjective`, itself checked against finite differences in
+//! `tests/pac_sgp.rs`) in value, terms and gradient to 1e-10 relative, for one shard, even and
+//! uneven splits, FITC and VFE posteriors, both bound forms and the tighter-bounds levers.
+
+use faer::{Mat, MatRef};
+use pacgp::bounds::{BoundKind, ConfidenceTerm};
+use pacgp::kernel::Kernel;
+use pacgp::loss::RegressionLoss;
+use pacgp::objective::pac_sgp::PacSgpObjective;
+use pacgp::objective::pac_sgp_sharded::PacSgpSharded;
+use pacgp::optim::Objective;
+use pacgp::prior::HyperPrior;
+use pacgp::regression::sparse::NegSparseObjective;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+fn problem(n: usize, d: usize, m: usize, seed: u64) -> (Mat<f64>, Vec<f64>, Mat<f64>) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let x = Mat::from_fn(n, d, |_, _| rng.gen_range(-2.0..2.0_f64));
+    let y = (0..n)
+        .map(|i| (0..d).map(|j| x[(i, j)].sin()).sum::<f64>() + 0.3 * rng.gen_range(-1.0..1.0_f64))
+        .collect();
+    let z = Mat::from_fn(m, d, |_, _| rng.gen_range(-2.0..2.0));
+    (x, y, z)
+}
+
+fn shards<'a>(x: &'a Mat<f64>, y: &'a [f64], cuts: &[usize]) -> Vec<(MatRef<'a, f64>, &'a [f64])> {
+    cuts.windows(2)
+        .map(|w| (x.subrows(w[0], w[1] - w[0]), &y[w[0]..w[1]]))
+        .collect()
+}
+
+fn assert_close(a: f64, b: f64, scale: f64, what: &str) {
+    assert!(
+        (a - b).abs() <= 1e-10 * scale,
+        "{what}: sharded {a} vs single {b} (diff {:e}, scale {scale})",
+        a - b
+    );
+}
+
+/// Which bound: (α_s, kind, confidence term, hyperparameter prior).
+type Setup = (f64, BoundKind, ConfidenceTerm, Option<HyperPrior>);
+
+fn check(kernel: Kernel, noise: f64, setup: Setup, n: usize, m: usize, cuts: &[usize], seed: u64) {
+    let (alpha_s, kind, term, prior) = setup;
+    let d = 3;
+    let (x, y, z) = problem(n, d, m, seed);
+    let loss = RegressionLoss::new_epsilon_band(0.4).unwrap();
+    let penalty = 3.0 * 1201f64.ln();
+    let mut single = PacSgpObjective::new(
+        &kernel,
+        x.as_ref(),
+        &y,
+        m,
+        alpha_s,
+        loss,
+        0.05,
+        penalty,
+        kind,
+    )
+    .unwrap()
+    .with_confidence_term(term);
+    let mut sharded = PacSgpSharded::new(&kernel, d, m, alpha_s, loss, 0.05, penalty, kind)
+        .unwrap()
+        .with_confidence_term(term);
+    if let Some(p) = prior {
+        single = single.with_hyper_prior(p).unwrap();
+        sharded = sharded.with_hyper_prior(p).unwrap();
+    }
+    let p = NegSparseObjective::pack(&kernel, noise, z.as_ref());
+    let (value, grad) = single.value_and_gradient(&p).unwrap();
+    let terms = single.terms(&p).unwrap();
+    let (s_terms, s_grad) = sharded
+        .value_and_gradient(&p, &shards(&x, &y, cuts))
+        .unwrap();
+    let below_one = kind == BoundKind::Sqrt || value < 1.0; // Pinsker's form may exceed 1
+    assert!(value > 0.0 && below_one, "a bound in (0, 1): {value}");
+    assert_close(s_terms.bound, value, value.abs(), "bound");
+    assert_close(s_terms.kl, terms.kl, terms.kl.abs(), "KL");
+    assert_close(
+        s_terms.empirical_risk,
+        terms.empirical_risk,
+        terms.empirical_risk.abs(),
+        "empirical risk",
+    );
+    assert_eq!(s_grad.len(), grad.len());
+    assert_eq!(s_grad.len(), sharded.dim());
+    // Relative to the gradient's size: entries near zero carry the others' rounding.
+    let scale = grad.iter().fold(0.0_f64, |a, g| a.max(g.abs()));
+    assert!(scale > 1e-6, "a gradient that is not flat: {scale}");
+    for (k, (a, b)) in s_grad.iter().zip(&grad).enumerate() {
+        assert_close(*a, *b, scale, &format!("gradient[{k}]"));
+    }
+}
+
+fn kernel() -> Kernel {
+    Kernel::se_ard(&[0.8, 1.3, 2.0], 1.7)
+}
+
+const FITC: Setup = (1.0, BoundKind::Kl, ConfidenceTerm::Maurer, None);
+const VFE: Setup = (0.0, BoundKind::Kl, ConfidenceTerm::Maurer, None);
+
+#[test]
+fn fitc_one_shard() {
+    check(kernel(), 0.05, FITC, 300, 12, &[0, 300], 1);
+}
+
+#[test]
+fn fitc_three_even_shards() {
+    check(kernel(), 0.05, FITC, 300, 12, &[0, 100, 200, 300], 2);
+}
+
+#[test]
+fn fitc_uneven_shards_with_a_single_point() {
+    check(kernel(), 0.2, FITC, 301, 15, &[0, 17, 18, 250, 301], 3);
+}
+
+#[test]
+fn vfe_one_shard() {
+    check(kernel(), 0.05, VFE, 300, 12, &[0, 300], 4);
+}
+
+#[test]
+fn vfe_three_even_shards() {
+    check(kernel(), 0.05, VFE, 300, 12, &[0, 100, 200, 300], 5);
+}
+
+#[test]
+fn vfe_uneven_shards() {
+    check(kernel(), 0.1, VFE, 257, 10, &[0, 1, 40, 199, 257], 6);
+}
+
+#[test]
+fn sqrt_bound_between_fitc_and_vfe() {
+    let setup = (0.5, BoundKind::Sqrt, ConfidenceTerm::Maurer, None);
+    check(kernel(), 0.1, setup, 200, 8, &[0, 70, 71, 200], 7);
+}
+
+#[test]
+fn hyper_prior_and_sharp_confidence_term() {
+    let setup = (
+        1.0,
+        BoundKind::Kl,
+        ConfidenceTerm::Sharp,
+        Some(HyperPrior::gaussian()),
+    );
+    check(kernel(), 0.1, setup, 240, 9, &[0, 120, 240], 8);
+}
+
+#[test]
+fn matern_kernel_uneven_shards() {
+    let k = Kernel::from_spec("matern52", 3).unwrap();
+    check(k, 0.1, FITC, 220, 10, &[0, 50, 51, 220], 9);
+}
+
+#[test]
+fn a_shard_of_the_wrong_width_is_an_error() {
+    let (x, y, z) = problem(50, 3, 5, 10);
+    let loss = RegressionLoss::new_epsilon_band(0.4).unwrap();
+    let obj = PacSgpSharded::new(&kernel(), 2, 5, 1.0, loss, 0.05, 0.0, BoundKind::Kl);
+    assert!(obj.is_err(), "a 3-input kernel on 2 inputs");
+    let obj = PacSgpSharded::new(&kernel(), 3, 5, 1.0, loss, 0.05, 0.0, BoundKind::Kl).unwrap();
+    let p = NegSparseObjective::pack(&kernel(), 0.1, z.as_ref());
+    assert!(obj.shard_stats(&p, x.subcols(0, 2), &y).is_err());
+    assert!(obj.shard_stats(&p[1..], x.as_ref(), &y).is_err());
+}
+
+/// A PAC-SGP model fitted in process, rebuilt from its parameters and the posterior's sums over
+/// three shards of its standardised training data (`model::sparse_model_from_parts`): same
+/// posterior, predictions and certificate to 1e-10.
+#[test]
+fn model_from_parameters_and_shard_sums_equals_the_fitted_model() {
+    use pacgp::bounds::BoundKind;
+    use pacgp::data::Dataset;
+    use pacgp::model::{self, CertifyOptions, SparseModelKind, SparseModelParts, Task};
+    use pacgp::objective::pac_sgp_sharded::{posterior_shard_stats, PacSgpShardStats};
+    use pacgp::regression::sparse::InducingInit;
+
+    let (x, y, _) = problem(160, 3, 1, 11);
+    let train = Dataset::new(x.clone(), y.clone()).unwrap();
+    let opts = model::PacSgpOptions {
+        kernel: None,
+        m: 8,
+        epsilon: 0.5,
+        delta: 0.05,
+        kind: BoundKind::Kl,
+        alpha_s: 1.0,
+        seed: 3,
+        init: InducingInit::KMeans,
+        levers: Default::default(),
+    };
+    let fitted = model::fit_pac_sgp_model(&train, &opts).unwrap();
+    let Task::Regression {
+        noise_variance,
+        y_scaler,
+        ..
+    } = fitted.task.clone()
+    else {
+        panic!("a regression model")
+    };
+    let xs = fitted.x_scaler.transform(x.as_ref()).unwrap();
+    let ys = y_scaler.transform(&y);
+    let (kernel, z) = (&fitted.posterior.kernel, fitted.posterior.basis.as_ref());
+    let stats = shards(&xs, &ys, &[0, 50, 51, 160])
+        .into_iter()
+        .map(|(xs, ys)| posterior_shard_stats(kernel, noise_variance, 1.0, z, xs, ys).unwrap())
+        .reduce(|a: PacSgpShardStats, b| a.combine(&b).unwrap())
+        .unwrap();
+    let rebuilt = model::sparse_model_from_parts(SparseModelParts {
+        kind: SparseModelKind::PacSgp {
+            kind: BoundKind::Kl,
+            alpha_s: 1.0,
+            term: ConfidenceTerm::Maurer,
+        },
+        kernel: kernel.clone(),
+        noise_variance,
+        z: z.to_owned(),
+        stats,
+        x_scaler: fitted.x_scaler.clone(),
+        y_scaler,
+        feature_names: fitted.feature_names.clone(),
+        target_name: fitted.target_name.clone(),
+        epsilon: fitted.epsilon,
+        objective: fitted.report.objective.unwrap(),
+        optimiser: None,
+        seed: 3,
+    })
+    .unwrap();
+    assert_eq!(rebuilt.method, fitted.method);
+    let (a, b) = (&rebuilt.posterior.alpha, &fitted.posterior.alpha);
+    let scale = b.iter().fold(0.0_f64, |s, v| s.max(v.abs()));
+    for (u, v) in a.iter().zip(b) {
+        assert_close(*u, *v, scale, "posterior α");
+    }
+    let (p1, p2) = (
+        rebuilt.predict_regression(x.as_ref()).unwrap(),
+        fitted.predict_regression(x.as_ref()).unwrap(),
+    );
+    for (u, v) in p1.mean.iter().zip(&p2.mean) {
+        assert_close(*u, *v, 1.0 + v.abs(), "predictive mean");
+    }
+    let at_training_delta = CertifyOptions {
+        delta: 0.05,
+        ..Default::default()
+    };
+    let c1 = &rebuilt.certify(&train, &at_training_delta).unwrap()[0];
+    let c2 = &fitted.certify(&train, &at_training_delta).unwrap()[0];
+    let (b1, b2) = (c1.certificate.bound, c2.certificate.bound);
+    assert_close(b1, b2, b2, "certificate bound");
+    assert_close(
+        b2,
+        fitted.report.objective.unwrap(),
+        b2,
+        "bound = trained objective",
+    );
+    // θ off the grid is refused: a certificate would not pay for it.
+    let mut off = kernel.clone();
+    let mut theta = off.params();
+    theta[0] += 0.003;
+    off.set_params(&theta).unwrap();
+    assert!(model::sparse_model_from_parts(SparseModelParts {
+        kind: SparseModelKind::Vfe,
+        kernel: off,
+        noise_variance,
+        z: z.to_owned(),
+        stats: PacSgpShardStats {
+            b: Mat::zeros(8, 8),
+            gamma: vec![0.0; 8],
+            n: 160,
+        },
+        x_scaler: fitted.x_scaler.clone(),
+        y_scaler,
+        feature_names: vec![],
+        target_name: String::new(),
+        epsilon: None,
+        objective: 0.0,
+        optimiser: None,
+        seed: 0,
+    })
+    .is_err());
+}

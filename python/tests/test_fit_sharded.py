@@ -1,0 +1,100 @@
+"""Training one sparse GP over data shards (``pacgp.distributed.fit_sharded``): on a Dask
+LocalCluster of two worker processes and serially it reaches identical parameters; its final
+objective is the library's single-process objective at those parameters; the returned model
+certifies on the training sample with exactly the bound the training computed, and pickles."""
+
+import json
+import pickle
+
+import numpy as np
+import pytest
+
+import pacgp
+from pacgp.distributed import fit_sharded, pac_sgp_objective, sharded_vfe
+
+N, D, M = 500, 2, 8
+
+
+@pytest.fixture(scope="module")
+def sample():
+    rng = np.random.RandomState(3)
+    X = rng.uniform(-2, 2, size=(N, D)) * [1.0, 3.0] + [0.0, 5.0]
+    y = np.sin(X[:, 0]) + np.cos(X[:, 1] / 3) + 0.2 * rng.randn(N) + 3.0
+    cuts = [0, 120, 121, N]
+    return X, y, [(X[a:b], y[a:b]) for a, b in zip(cuts, cuts[1:])]
+
+
+def standardised(estimator, X, y):
+    s = estimator.sharded_
+    return (X - s["x_mean"]) / s["x_sd"], (y - s["y_mean"]) / s["y_sd"]
+
+
+def unpack(p):
+    nk = D + 1  # SE-ARD: D lengthscales and the signal variance
+    return list(p[:nk]), float(np.exp(p[nk])), p[nk + 1:].reshape(M, D)
+
+
+def test_pac_sgp_sharded_training_cluster_equals_serial_and_certifies(sample, dask_client):
+    X, y, shards = sample
+    options = dict(n_inducing=M, epsilon=0.5, delta=0.05, max_iter=12)
+    serial = fit_sharded("pac-sgp", shards, **options)
+    held = dask_client.scatter(shards)
+    remote = fit_sharded("pac-sgp", held, **options, client=dask_client)
+    np.testing.assert_array_equal(remote.sharded_["params"], serial.sharded_["params"])
+    assert remote.sharded_["terms"] == serial.sharded_["terms"]
+    assert remote.model_.to_json() == serial.model_.to_json()
+    # θ on the paper's grid (two decimals), and the optimiser did move from the start.
+    theta, noise, z = unpack(serial.sharded_["params"])
+    np.testing.assert_array_equal(np.round(theta, 2), theta)
+    assert not np.allclose(z, serial.sharded_["z_init"])
+    # The final objective is the single-process PacSgpObjective at those parameters.
+    Xs, ys = standardised(serial, X, y)
+    terms, _ = pac_sgp_objective(Xs, ys, "se-ard", theta, noise, z,
+                                 0.5 / serial.sharded_["y_sd"], delta=0.05)
+    np.testing.assert_allclose(serial.sharded_["terms"], terms, rtol=1e-10)
+    # The model certifies on the training sample with the bound the training computed.
+    certificate = json.loads(serial.model_.certify(X, y, delta=0.05))[0]
+    np.testing.assert_allclose(certificate["bound"], terms[2], rtol=1e-10)
+    np.testing.assert_allclose(certificate["kl"], terms[1], rtol=1e-10)
+    assert 0 < certificate["bound"] < 1
+    assert serial.model_.method == "pac-sgp"
+    assert serial.fit_report_["objective"] == serial.sharded_["objective"]
+    loaded = pickle.loads(pickle.dumps(serial))
+    np.testing.assert_array_equal(loaded.predict(X), serial.predict(X))
+    assert np.corrcoef(serial.predict(X), y)[0, 1] > 0.8
+
+
+def test_vfe_sharded_training_cluster_equals_serial(sample, dask_client):
+    X, y, shards = sample
+    serial = fit_sharded("vfe", shards, n_inducing=M, max_iter=12)
+    remote = fit_sharded("vfe", dask_client.scatter(shards), n_inducing=M, max_iter=12,
+                         client=dask_client)
+    np.testing.assert_array_equal(remote.sharded_["params"], serial.sharded_["params"])
+    assert remote.model_.to_json() == serial.model_.to_json()
+    theta, noise, z = unpack(serial.sharded_["params"])
+    Xs, ys = standardised(serial, X, y)
+    value, _ = sharded_vfe([(Xs, ys)], "se-ard", theta, noise, z)  # one shard: the whole sample
+    np.testing.assert_allclose(serial.sharded_["objective"], value, rtol=1e-10)
+    assert isinstance(serial, pacgp.SparseGPRegressor) and serial.model_.method == "vfe"
+    mean, std = serial.predict(X[:50], return_std=True)
+    assert np.all(std > 0) and np.corrcoef(mean, y[:50])[0, 1] > 0.8
+
+
+def test_the_sharded_start_is_the_in_process_k_means_start(sample):
+    from pacgp._pacgp import initial_inducing_kmeans
+
+    X, y, shards = sample
+    est = fit_sharded("vfe", shards, n_inducing=M, seed=4, max_iter=1)
+    Xs, _ = standardised(est, X, y)
+    z = initial_inducing_kmeans(Xs, M, 4)  # regression::sparse::initial_inducing, one process
+    np.testing.assert_allclose(est.sharded_["z_init"], z, rtol=0, atol=1e-12)
+
+
+def test_fit_sharded_refuses_what_it_cannot_train(sample):
+    _, _, shards = sample
+    with pytest.raises(ValueError, match="method"):
+        fit_sharded("fitc", shards, n_inducing=M)
+    with pytest.raises(ValueError, match="epsilon"):
+        fit_sharded("pac-sgp", shards, n_inducing=M)
+    with pytest.raises(ValueError, match="n_inducing"):
+        fit_sharded("vfe", shards, n_inducing=10 * N)
