@@ -1,7 +1,8 @@
 //! Classifiers trained by their bound (PAC-GPC) and certified with a data-dependent prior
 //! (issue 15): on repeated random splits the held-out Gibbs error never exceeds a bound
 //! (δ = 0.01), PAC-GPC never certifies worse than the bound-selected Laplace classifier it
-//! starts from, and the split prior's certificate is about part B only.
+//! starts from, and the split prior's certificate (kl or Catoni's with λ fixed on part A) is
+//! about part B only.
 
 use pacgp::data::{CsvOptions, Dataset};
 use pacgp::experiments::tighter_classifiers::{
@@ -51,6 +52,11 @@ fn check(rows: &[TighterClassifierRow]) {
                 .unwrap()
         };
         let (lap, gpc, split) = (of("laplace-bound"), of("pac-gpc"), of("split-prior"));
+        let catoni = of("split-prior+catoni");
+        // Catoni's λ is fixed on part A (no charge): the menu's ln 3 only.
+        assert!(catoni.lambda.is_some() && split.lambda.is_none());
+        assert!((catoni.penalty - 3f64.ln()).abs() < 1e-12);
+        assert!(catoni.n_bound < lap.n_bound);
         assert!(
             gpc.bound <= lap.bound + 1e-12,
             "{} vs {}",
@@ -80,7 +86,7 @@ fn held_out_gibbs_error_never_exceeds_the_bounds_on_ripley() {
         ..Default::default()
     };
     let rows = tighter_classifier_rows("ripley", &sub, &[0, 1, 2, 3, 4], &cfg).unwrap();
-    assert_eq!(rows.len(), 15);
+    assert_eq!(rows.len(), 20);
     check(&rows);
 }
 

@@ -1,14 +1,18 @@
 //! The classifier rows of the `reproduce tighter-bounds` table (issue 15): over seeded 80/20
 //! splits of a classification set, the bound-selected Laplace certificate (the reference,
 //! `ln 9` for the choice among the nine fixed SE kernels), PAC-GPC (the same nine kernels, the
-//! sites optimised for the bound) and the data-dependent prior (fraction menu, `ln 3`): bound,
-//! train and test Gibbs error, test 0-1 error of the Bayes classifier, KL and penalty.
+//! sites optimised for the bound), the data-dependent prior (fraction menu, `ln 3`, the sites
+//! of B optimised for the bound: PAC-GPC against `P_A`) and the best combination, the split
+//! prior with Catoni's bound at a λ fixed on part A (tighter-bounds spec §1.2): bound, train
+//! and test Gibbs error, test 0-1 error of the Bayes classifier, KL and penalty; means and
+//! standard errors by [`summarise_classifiers`].
 //! Every method certifies the noise-free latent Gibbs classifier `sgn f`, probit likelihood,
 //! δ and Maurer's constant alike.
 
 use faer::MatRef;
 use serde::{Deserialize, Serialize};
 
+use crate::bounds::CatoniLambda;
 use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
 use crate::data::{train_test_split, Dataset, Standardizer};
 use crate::error::{Error, Result};
@@ -21,12 +25,14 @@ use crate::objective::gpc_split::{fit_split_prior, SplitFraction, SplitPriorConf
 use crate::objective::pac_gpc::{fit_pac_gpc, PacGpcConfig, PacGpcTheta};
 use crate::posterior::GaussianPosterior;
 
+use super::tighter_bounds::mean_se;
+
 /// One method on one split.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TighterClassifierRow {
     /// Data set name.
     pub dataset: String,
-    /// `laplace-bound` (reference), `pac-gpc` or `split-prior`.
+    /// `laplace-bound` (reference), `pac-gpc`, `split-prior` or `split-prior+catoni`.
     pub method: String,
     /// Seed of the 80/20 split (and of the prior's split).
     pub seed: u64,
@@ -46,6 +52,8 @@ pub struct TighterClassifierRow {
     pub penalty: f64,
     /// The split prior's fraction of part A.
     pub fraction: Option<f64>,
+    /// Catoni's λ (fixed on part A), for the Catoni row.
+    pub lambda: Option<f64>,
 }
 
 /// Settings of [`tighter_classifier_rows`].
@@ -58,16 +66,175 @@ pub struct TighterClassifierConfig {
     pub split_kernel: Option<Kernel>,
     /// Held-out fraction of every split.
     pub test_fraction: f64,
+    /// How the Catoni row fixes λ (`None`: no Catoni row).
+    pub catoni: Option<CatoniLambda>,
 }
 
 impl Default for TighterClassifierConfig {
+    /// PAC-GPC defaults (δ = 0.01, Maurer), SE-ARD on A, 80/20 splits, Catoni's λ from A.
     fn default() -> Self {
         Self {
             pac: PacGpcConfig::default(),
             split_kernel: None,
             test_fraction: 0.2,
+            catoni: Some(CatoniLambda::FromPartA),
         }
     }
+}
+
+/// The classification sets of the `reproduce tighter-bounds` table.
+pub const TIGHTER_CLASSIFIER_SETS: [&str; 2] = ["breast-cancer", "crabs"];
+
+/// Settings of the classifier rows of `reproduce tighter-bounds` (what the CLI runs and
+/// records).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TighterClassifierSettings {
+    /// Seeded 80/20 splits per set (seeds 0..reps).
+    pub reps: usize,
+    /// Confidence δ.
+    pub delta: f64,
+    /// L-BFGS iterations of every site optimisation.
+    pub max_iter: usize,
+    /// L-BFGS iterations when screening each of PAC-GPC's nine kernels.
+    pub screen_iter: usize,
+    /// How the Catoni row fixes λ.
+    pub catoni: CatoniLambda,
+}
+
+impl TighterClassifierSettings {
+    /// The issue's table: 10 splits, δ = 0.01, 500 iterations (40 to screen), λ from A.
+    pub fn full() -> Self {
+        Self {
+            reps: 10,
+            delta: 0.01,
+            max_iter: 500,
+            screen_iter: 40,
+            catoni: CatoniLambda::FromPartA,
+        }
+    }
+
+    /// Two splits, 60 iterations (8 to screen).
+    pub fn quick() -> Self {
+        Self {
+            reps: 2,
+            max_iter: 60,
+            screen_iter: 8,
+            ..Self::full()
+        }
+    }
+
+    /// The experiment's configuration.
+    pub fn config(&self) -> TighterClassifierConfig {
+        let mut pac = PacGpcConfig {
+            delta: self.delta,
+            screen_iter: self.screen_iter,
+            ..Default::default()
+        };
+        pac.lbfgs.max_iter = self.max_iter;
+        TighterClassifierConfig {
+            pac,
+            catoni: Some(self.catoni),
+            ..Default::default()
+        }
+    }
+
+    /// Split seeds `0..reps`.
+    pub fn seeds(&self) -> Vec<u64> {
+        (0..self.reps as u64).collect()
+    }
+}
+
+/// Means over the splits per (dataset, method), with standard errors.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TighterClassifierSummary {
+    /// Data set name.
+    pub dataset: String,
+    /// Method name.
+    pub method: String,
+    /// Number of splits.
+    pub reps: usize,
+    /// Mean bound.
+    pub bound: f64,
+    /// Its standard error.
+    pub bound_se: f64,
+    /// Mean of (bound / reference bound) − 1 over the splits (reference: `laplace-bound`).
+    pub rel_to_reference: f64,
+    /// Mean test Gibbs error.
+    pub test_gibbs: f64,
+    /// Its standard error.
+    pub test_gibbs_se: f64,
+    /// Mean test 0-1 error of the Bayes classifier.
+    pub test_error: f64,
+    /// Its standard error.
+    pub test_error_se: f64,
+    /// Mean training Gibbs error (on the bound's sample).
+    pub train_gibbs: f64,
+    /// Mean KL.
+    pub kl: f64,
+    /// Mean penalty.
+    pub penalty: f64,
+    /// Mean sample size of the certificate.
+    pub n_bound: f64,
+    /// Largest test Gibbs error minus bound over the splits (≤ 0 for a valid table).
+    pub worst_test_minus_bound: f64,
+}
+
+/// Name of the reference method of the classifier rows.
+pub const CLASSIFIER_REFERENCE: &str = "laplace-bound";
+
+/// Per (dataset, method): means, standard errors, the bound relative to the reference on the
+/// same split and the worst test-error excess over the bound.
+pub fn summarise_classifiers(rows: &[TighterClassifierRow]) -> Vec<TighterClassifierSummary> {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for r in rows {
+        let k = (r.dataset.clone(), r.method.clone());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    keys.into_iter()
+        .map(|(d, m)| {
+            let g: Vec<&TighterClassifierRow> = rows
+                .iter()
+                .filter(|r| r.dataset == d && r.method == m)
+                .collect();
+            let col =
+                |f: fn(&TighterClassifierRow) -> f64| g.iter().map(|r| f(r)).collect::<Vec<_>>();
+            let rel: Vec<f64> = g
+                .iter()
+                .filter_map(|r| {
+                    rows.iter()
+                        .find(|q| {
+                            q.dataset == d && q.seed == r.seed && q.method == CLASSIFIER_REFERENCE
+                        })
+                        .map(|q| r.bound / q.bound - 1.0)
+                })
+                .collect();
+            let (bound, bound_se) = mean_se(&col(|r| r.bound));
+            let (test_gibbs, test_gibbs_se) = mean_se(&col(|r| r.test_gibbs));
+            let (test_error, test_error_se) = mean_se(&col(|r| r.test_error));
+            TighterClassifierSummary {
+                dataset: d,
+                method: m,
+                reps: g.len(),
+                bound,
+                bound_se,
+                rel_to_reference: mean_se(&rel).0,
+                test_gibbs,
+                test_gibbs_se,
+                test_error,
+                test_error_se,
+                train_gibbs: mean_se(&col(|r| r.train_gibbs)).0,
+                kl: mean_se(&col(|r| r.kl)).0,
+                penalty: mean_se(&col(|r| r.penalty)).0,
+                n_bound: mean_se(&col(|r| r.n_bound as f64)).0,
+                worst_test_minus_bound: g
+                    .iter()
+                    .map(|r| r.test_gibbs - r.bound)
+                    .fold(f64::NEG_INFINITY, f64::max),
+            }
+        })
+        .collect()
 }
 
 /// A row from a certificate and the posterior's test marginals.
@@ -79,7 +246,7 @@ fn row(
     post: &GaussianPosterior,
     xt: MatRef<'_, f64>,
     yt: &[f64],
-    fraction: Option<f64>,
+    (fraction, lambda): (Option<f64>, Option<f64>),
 ) -> Result<TighterClassifierRow> {
     let m = post.predict(xt)?;
     let loss = GibbsLoss::Classification(GibbsClassifier {
@@ -98,6 +265,7 @@ fn row(
         kl: c.kl,
         penalty: c.penalty,
         fraction,
+        lambda,
     })
 }
 
@@ -160,7 +328,7 @@ pub fn tighter_classifier_rows(
             &post,
             xt.as_ref(),
             &test.y,
-            None,
+            (None, None),
         )?);
         let theta = PacGpcTheta::Candidates(classifier_candidates(x.ncols()));
         let fit = fit_pac_gpc(&theta, &lik, x.as_ref(), &train.y, classifier, &cfg.pac)?;
@@ -172,29 +340,36 @@ pub fn tighter_classifier_rows(
             &fit.posterior,
             xt.as_ref(),
             &test.y,
-            None,
+            (None, None),
         )?);
         // The split prior standardises on its own part A.
         let kernel = cfg
             .split_kernel
             .clone()
             .unwrap_or_else(|| Kernel::se_ard(&vec![1.0; data.d()], 1.0));
-        let split_cfg = SplitPriorConfig {
+        let mut split_cfg = SplitPriorConfig {
             bound: cfg.pac.clone(),
             ..SplitPriorConfig::new(SplitFraction::Menu, seed)
         };
-        let s = fit_split_prior(&kernel, &lik, &train, classifier, &split_cfg)?;
-        let xs = s.x_scaler.transform(test.x.as_ref())?;
-        rows.push(row(
-            name,
-            "split-prior",
-            seed,
-            &s.certificate,
-            &s.posterior,
-            xs.as_ref(),
-            &test.y,
-            Some(s.fraction),
-        )?);
+        let mut variants = vec![("split-prior", None)];
+        if let Some(c) = cfg.catoni {
+            variants.push(("split-prior+catoni", Some(c)));
+        }
+        for (method, catoni) in variants {
+            split_cfg.catoni = catoni;
+            let s = fit_split_prior(&kernel, &lik, &train, classifier, &split_cfg)?;
+            let xs = s.x_scaler.transform(test.x.as_ref())?;
+            rows.push(row(
+                name,
+                method,
+                seed,
+                &s.certificate,
+                &s.posterior,
+                xs.as_ref(),
+                &test.y,
+                (Some(s.fraction), s.lambda),
+            )?);
+        }
     }
     Ok(rows)
 }

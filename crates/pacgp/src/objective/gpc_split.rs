@@ -11,18 +11,24 @@
 //! [`crate::objective::pac_gpc`]). The sites start at the Laplace posterior of B under that prior
 //! (Newton with a non-zero prior mean) and are optimised for the bound (PAC-GPC against `P_A`).
 //! θ is free (chosen on A); a fraction fixed in advance costs nothing, the best of the menu
-//! {0.3, 0.5, 0.7} costs `ln 3`.
+//! {0.3, 0.5, 0.7} costs `ln 3`. With [`SplitPriorConfig::catoni`] the inequality is Catoni's
+//! (tighter-bounds spec §1.2) at a λ fixed without B: given, the best of a grid fixed in advance
+//! (`ln 5`), or estimated on A alone (a nested split of A: `P_{A₁}` with θ_A, the sites of A₂
+//! optimised against it, λ optimal for A₂'s Gibbs error and `(KL + penalty + ln(1/δ))/N_B`).
 //!
 //! Q is returned as the shared [`GaussianPosterior`] with basis `A ∪ B`: the prior GP times the
 //! Laplace sites of A and the sites of B, whose marginals on B are those of q.
 
 use faer::{Mat, MatRef};
 
+use crate::bounds::{
+    catoni_optimal_lambda, complexity, BoundKind, CatoniLambda, ConfidenceTerm, CATONI_GRID,
+};
 use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
 use crate::data::{permutation, Dataset, Standardizer};
 use crate::error::{Error, Result};
 use crate::inference::evidence::{fit_laplace_ml2, ClassifierMlConfig};
-use crate::inference::laplace::LaplaceConfig;
+use crate::inference::laplace::{laplace, LaplaceConfig};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::linalg::{self, Cholesky, JitterPolicy};
@@ -47,6 +53,8 @@ pub struct SplitPriorConfig {
     pub bound: PacGpcConfig,
     /// ML-II on A.
     pub ml: ClassifierMlConfig,
+    /// Catoni's bound with λ fixed without B instead of the kl bound of `bound.term`.
+    pub catoni: Option<CatoniLambda>,
 }
 
 impl SplitPriorConfig {
@@ -58,6 +66,7 @@ impl SplitPriorConfig {
             optimise_sites: true,
             bound: PacGpcConfig::default(),
             ml: ClassifierMlConfig::default(),
+            catoni: None,
         }
     }
 }
@@ -79,6 +88,8 @@ pub struct SplitPriorFit {
     pub part_a: Vec<usize>,
     /// Row indices of part B (the bound's sample).
     pub part_b: Vec<usize>,
+    /// Catoni's λ of the certificate, if Catoni's bound was used.
+    pub lambda: Option<f64>,
 }
 
 /// `P_A` on the rows of `xb`: its mean and covariance there, and what Q's joint form needs.
@@ -257,16 +268,14 @@ fn certificate_on_b(
     marginals: &Marginals,
     yb: &[f64],
     classifier: GibbsClassifier,
-    cfg: &PacGpcConfig,
-    choices: &[PenaltyTerm],
+    spec: &CertificateSpec,
 ) -> Result<Certificate> {
-    let spec = CertificateSpec::new(cfg.delta, cfg.term, choices.to_vec());
     Certificate::from_marginals(
         e.kl,
         marginals,
         yb,
         &GibbsLoss::Classification(classifier),
-        &spec,
+        spec,
     )
 }
 
@@ -309,31 +318,45 @@ fn fit_fraction(
             nats: 0.0,
         },
     ];
-    let bound = BoundSpec {
-        delta: cfg.bound.delta,
-        term: cfg.bound.term,
-        penalty: menu_choice.nats,
-        kind: cfg.bound.kind,
-    };
+    let part_a_data = (&xa, a.y.as_slice(), lik);
+    let lambdas = catoni_lambdas(cfg, &from_a, part_a_data, classifier, n - na, menu_choice)?;
     let start = laplace_with_prior_mean(&from_a.prior, lik, &b.y, &cfg.bound.laplace)?;
-    let certify = |sites: &SiteParams| -> Result<(GaussianPosterior, Certificate)> {
+    let certify = |sites: &SiteParams, lambda: &LambdaChoice| {
+        let mut all = choices.clone();
+        all.extend(lambda.choice.clone());
+        let spec = CertificateSpec::new(cfg.bound.delta, lambda.term, all);
         let e = SiteEvaluation::new(&from_a.prior, sites)?;
         let q = joint_posterior(&from_a, xb.as_ref(), sites)?;
         let m = q.predict(xb.as_ref())?;
-        let c = certificate_on_b(&e, &m, &b.y, classifier, &cfg.bound, &choices)?;
-        Ok((q, c))
+        let c = certificate_on_b(&e, &m, &b.y, classifier, &spec)?;
+        Ok::<_, Error>((q, c))
     };
-    let (q_lap, laplace_certificate) = certify(&start)?;
+    let optimise = |lambda: &LambdaChoice, from: &SiteParams| {
+        let bound = BoundSpec {
+            delta: cfg.bound.delta,
+            term: lambda.term,
+            penalty: menu_choice.nats + lambda.nats(),
+            kind: cfg.bound.kind,
+        };
+        let prior = from_a.prior.clone();
+        optimise_sites(prior, &b.y, classifier, bound, from, &cfg.bound.lbfgs).map(|r| r.0)
+    };
+    // The first λ's sites; with a grid, every λ is scored on them and the best re-optimised.
+    let mut lambda = lambdas[0].clone();
+    let (q_lap, laplace_certificate) = certify(&start, &lambda)?;
     let (posterior, certificate) = if cfg.optimise_sites {
-        let (sites, _) = optimise_sites(
-            from_a.prior.clone(),
-            &b.y,
-            classifier,
-            bound,
-            &start,
-            &cfg.bound.lbfgs,
-        )?;
-        certify(&sites)?
+        let mut sites = optimise(&lambda, &start)?;
+        if lambdas.len() > 1 {
+            let mut best = certify(&sites, &lambda)?.1.bound;
+            for l in &lambdas[1..] {
+                let b = certify(&sites, l)?.1.bound;
+                if b < best {
+                    (best, lambda) = (b, l.clone());
+                }
+            }
+            sites = optimise(&lambda, &sites)?;
+        }
+        certify(&sites, &lambda)?
     } else {
         (q_lap, laplace_certificate.clone())
     };
@@ -345,7 +368,108 @@ fn fit_fraction(
         fraction,
         part_a,
         part_b,
+        lambda: lambda.term.catoni_lambda(),
     })
+}
+
+/// One candidate inequality: the confidence term (Catoni's with its λ, or the configured
+/// one) and the price of choosing λ.
+#[derive(Clone, Debug)]
+struct LambdaChoice {
+    term: ConfidenceTerm,
+    choice: Option<PenaltyTerm>,
+}
+
+impl LambdaChoice {
+    fn nats(&self) -> f64 {
+        self.choice.as_ref().map_or(0.0, |c| c.nats)
+    }
+}
+
+/// The candidate inequalities of [`SplitPriorConfig::catoni`], every λ fixed without part B.
+fn catoni_lambdas(
+    cfg: &SplitPriorConfig,
+    from_a: &PriorFromA,
+    part_a: (&Mat<f64>, &[f64], &Likelihood),
+    classifier: GibbsClassifier,
+    n_b: usize,
+    menu_choice: &PenaltyTerm,
+) -> Result<Vec<LambdaChoice>> {
+    let catoni = |lambda: f64, choice: PenaltyTerm| LambdaChoice {
+        term: ConfidenceTerm::Catoni { lambda },
+        choice: Some(choice),
+    };
+    Ok(match cfg.catoni {
+        None => vec![LambdaChoice {
+            term: cfg.bound.term,
+            choice: None,
+        }],
+        Some(CatoniLambda::Fixed(l)) => vec![catoni(
+            l,
+            PenaltyTerm {
+                what: format!("Catoni λ = {l} fixed in advance"),
+                nats: 0.0,
+            },
+        )],
+        Some(CatoniLambda::Grid) => {
+            let price =
+                PenaltyTerm::candidates(CATONI_GRID.len(), "Catoni λ (geometric in [0.3, 3])");
+            CATONI_GRID
+                .iter()
+                .map(|&l| catoni(l, price.clone()))
+                .collect()
+        }
+        Some(CatoniLambda::FromPartA) => {
+            let l = lambda_from_part_a(cfg, from_a, part_a, classifier, n_b, menu_choice.nats)?;
+            vec![catoni(
+                l,
+                PenaltyTerm {
+                    what: format!("Catoni λ = {l:.4} estimated on a nested split of part A"),
+                    nats: 0.0,
+                },
+            )]
+        }
+    })
+}
+
+/// Catoni's λ from part A alone: split A by a seeded permutation into halves A₁, A₂; the
+/// Laplace posterior of A₁ at θ_A is the prior of A₂, whose sites are optimised for the kl
+/// bound as B's will be; λ is [`catoni_optimal_lambda`] of A₂'s Gibbs error and
+/// `(KL + penalty + ln(1/δ))/N_B`, kept in [0.1, 10].
+fn lambda_from_part_a(
+    cfg: &SplitPriorConfig,
+    from_a: &PriorFromA,
+    (xa, ya, lik): (&Mat<f64>, &[f64], &Likelihood),
+    classifier: GibbsClassifier,
+    n_b: usize,
+    penalty: f64,
+) -> Result<f64> {
+    let a = Dataset::new(xa.clone(), ya.to_vec())?;
+    let perm = permutation(a.n(), cfg.seed.wrapping_add(0x9e37_79b9));
+    let (a1, a2) = (a.subset(&perm[..a.n() / 2]), a.subset(&perm[a.n() / 2..]));
+    crate::data::check_binary_labels(&a1.y)?;
+    let kernel = &from_a.post_a.kernel;
+    let post1 = laplace(kernel, lik, a1.x.as_ref(), &a1.y, &cfg.bound.laplace)?.posterior;
+    let from1 = prior_from_a(post1, a2.x.as_ref())?;
+    let start = laplace_with_prior_mean(&from1.prior, lik, &a2.y, &cfg.bound.laplace)?;
+    let bound = BoundSpec {
+        delta: cfg.bound.delta,
+        term: ConfidenceTerm::Sharp,
+        penalty,
+        kind: BoundKind::Kl,
+    };
+    let prior = from1.prior.clone();
+    let (sites, _) = optimise_sites(prior, &a2.y, classifier, bound, &start, &cfg.bound.lbfgs)?;
+    let e = SiteEvaluation::new(&from1.prior, &sites)?;
+    let q = GibbsLoss::Classification(classifier).empirical_risk(&a2.y, &e.marginals)?;
+    let c = complexity(
+        e.kl,
+        n_b,
+        cfg.bound.delta,
+        penalty,
+        ConfidenceTerm::Catoni { lambda: 1.0 },
+    );
+    Ok(catoni_optimal_lambda(q, c).clamp(0.1, 10.0))
 }
 
 /// Certify a GP classifier with the data-dependent prior of a seeded split of `train` (raw
@@ -404,6 +528,43 @@ mod tests {
             })
             .collect();
         Dataset::new(x, y).unwrap()
+    }
+
+    /// Catoni's λ "from part A" does not depend on part B: flipping B's labels leaves it
+    /// unchanged. The certificate is Catoni's closed form at that λ with `ln(1/δ)` and no
+    /// charge; the grid picks one of its five λ and charges `ln 5`.
+    #[test]
+    fn catoni_lambda_from_part_a_ignores_part_b() {
+        let d = toy(60);
+        let lik = Likelihood::probit();
+        let c = GibbsClassifier::latent(&lik);
+        let mut cfg = SplitPriorConfig::new(SplitFraction::Fixed(0.5), 3);
+        cfg.bound.lbfgs.max_iter = 40;
+        cfg.catoni = Some(CatoniLambda::FromPartA);
+        let k = Kernel::se_iso(1.0, 1.0);
+        let fit = fit_split_prior(&k, &lik, &d, c, &cfg).unwrap();
+        let lambda = fit.lambda.expect("Catoni's λ");
+        let mut flipped = d.clone();
+        for &i in &fit.part_b {
+            flipped.y[i] = -flipped.y[i];
+        }
+        let again = fit_split_prior(&k, &lik, &flipped, c, &cfg).unwrap();
+        assert_eq!(again.part_b, fit.part_b);
+        assert_eq!(again.lambda, Some(lambda));
+        let cert = &fit.certificate;
+        assert_eq!(cert.penalty, 0.0);
+        assert_eq!(cert.confidence_term, ConfidenceTerm::Catoni { lambda });
+        let cx = (cert.kl + 100f64.ln()) / cert.n as f64;
+        let want = crate::bounds::catoni_bound(cert.empirical_risk, cx, lambda);
+        assert!(
+            (cert.bound - want).abs() < 1e-14,
+            "{} vs {want}",
+            cert.bound
+        );
+        cfg.catoni = Some(CatoniLambda::Grid);
+        let g = fit_split_prior(&k, &lik, &d, c, &cfg).unwrap();
+        assert!(CATONI_GRID.contains(&g.lambda.unwrap()));
+        assert!((g.certificate.penalty - 5f64.ln()).abs() < 1e-12);
     }
 
     /// With a zero prior mean, Newton with the offset is plain Laplace; with a non-zero one
