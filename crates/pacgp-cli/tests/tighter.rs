@@ -152,7 +152,7 @@ fn levers_that_do_not_apply_exit_2() {
 
 // --- classifier rows of `reproduce tighter-bounds` (issue 15 item 6) ---
 
-/// A quick run on crabs alone: CSV and JSON files, four methods on two splits, every bound
+/// A quick run on crabs alone: CSV and JSON files, five methods on two splits, every bound
 /// above the held-out Gibbs error (δ = 0.01), the summary's relative column and worst excess
 /// consistent with the rows.
 #[test]
@@ -175,6 +175,7 @@ fn reproduce_tighter_bounds_writes_the_classifier_rows() {
         "pac-gpc",
         "split-prior",
         "split-prior+catoni",
+        "split-prior+catoni+scale",
     ];
     assert_eq!(rows.len(), 2 * methods.len());
     for r in rows {

@@ -108,10 +108,10 @@ impl ClassifierTable {
             self.settings.reps,
             tc::CLASSIFIER_REFERENCE
         );
-        out!("dataset        method              bound            rel     test Gibbs       test error       KL      penalty  N");
+        out!("dataset        method                    bound            rel     test Gibbs       test error       KL      penalty  N");
         for s in &self.summary {
             out!(
-                "{:<14} {:<19} {:.4} ± {:.4}  {:>+6.1}%  {:.4} ± {:.4}  {:.4} ± {:.4}  {:>6.2}  {:>6.2}  {:.0}",
+                "{:<14} {:<25} {:.4} ± {:.4}  {:>+6.1}%  {:.4} ± {:.4}  {:.4} ± {:.4}  {:>6.2}  {:>6.2}  {:.0}",
                 s.dataset,
                 s.method,
                 s.bound,

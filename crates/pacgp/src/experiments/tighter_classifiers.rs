@@ -21,7 +21,7 @@ use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::loss;
 use crate::model::classifier_candidates;
-use crate::objective::gpc_split::{fit_split_prior, SplitFraction, SplitPriorConfig};
+use crate::objective::gpc_split::{fit_split_prior, SplitFraction, SplitPriorConfig, PRIOR_SCALES};
 use crate::objective::pac_gpc::{fit_pac_gpc, PacGpcConfig, PacGpcTheta};
 use crate::posterior::GaussianPosterior;
 
@@ -52,8 +52,18 @@ pub struct TighterClassifierRow {
     pub penalty: f64,
     /// The split prior's fraction of part A.
     pub fraction: Option<f64>,
-    /// Catoni's λ (fixed on part A), for the Catoni row.
+    /// Catoni's λ (fixed on part A), for the Catoni rows.
     pub lambda: Option<f64>,
+    /// The split prior's covariance scale t (1 unless chosen on A).
+    pub prior_scale: Option<f64>,
+}
+
+/// What a split-prior row records of its split.
+#[derive(Clone, Copy, Debug)]
+struct SplitInfo {
+    fraction: f64,
+    lambda: Option<f64>,
+    prior_scale: f64,
 }
 
 /// Settings of [`tighter_classifier_rows`].
@@ -66,9 +76,22 @@ pub struct TighterClassifierConfig {
     pub split_kernel: Option<Kernel>,
     /// Held-out fraction of every split.
     pub test_fraction: f64,
-    /// How the Catoni row fixes λ (`None`: no Catoni row).
+    /// How the Catoni rows fix λ (`None`: no Catoni rows).
     pub catoni: Option<CatoniLambda>,
+    /// The methods to run, by name ([`CLASSIFIER_METHODS`]).
+    pub methods: Vec<String>,
 }
+
+/// Every method of the classifier rows, the reference first: the bound-selected Laplace
+/// classifier, PAC-GPC, the split prior (kl, Maurer), the split prior with Catoni's λ fixed on
+/// A, and the same with the prior's covariance scale chosen on A from [`PRIOR_SCALES`].
+pub const CLASSIFIER_METHODS: [&str; 5] = [
+    "laplace-bound",
+    "pac-gpc",
+    "split-prior",
+    "split-prior+catoni",
+    "split-prior+catoni+scale",
+];
 
 impl Default for TighterClassifierConfig {
     /// PAC-GPC defaults (δ = 0.01, Maurer), SE-ARD on A, 80/20 splits, Catoni's λ from A.
@@ -78,6 +101,7 @@ impl Default for TighterClassifierConfig {
             split_kernel: None,
             test_fraction: 0.2,
             catoni: Some(CatoniLambda::FromPartA),
+            methods: CLASSIFIER_METHODS.iter().map(|m| m.to_string()).collect(),
         }
     }
 }
@@ -246,7 +270,7 @@ fn row(
     post: &GaussianPosterior,
     xt: MatRef<'_, f64>,
     yt: &[f64],
-    (fraction, lambda): (Option<f64>, Option<f64>),
+    split: Option<SplitInfo>,
 ) -> Result<TighterClassifierRow> {
     let m = post.predict(xt)?;
     let loss = GibbsLoss::Classification(GibbsClassifier {
@@ -264,8 +288,9 @@ fn row(
         test_error: loss::bayes_error_classification(yt, &m, 0.0)?,
         kl: c.kl,
         penalty: c.penalty,
-        fraction,
-        lambda,
+        fraction: split.map(|s| s.fraction),
+        lambda: split.and_then(|s| s.lambda),
+        prior_scale: split.map(|s| s.prior_scale),
     })
 }
 
@@ -307,6 +332,17 @@ pub fn tighter_classifier_rows(
     cfg: &TighterClassifierConfig,
 ) -> Result<Vec<TighterClassifierRow>> {
     crate::data::check_binary_labels(&data.y)?;
+    if let Some(bad) = cfg
+        .methods
+        .iter()
+        .find(|m| !CLASSIFIER_METHODS.contains(&m.as_str()))
+    {
+        return Err(Error::Unsupported(format!(
+            "unknown classifier method '{bad}' (use {})",
+            CLASSIFIER_METHODS.join(", ")
+        )));
+    }
+    let runs = |m: &str| cfg.methods.iter().any(|x| x == m);
     let lik = Likelihood::probit();
     let classifier = GibbsClassifier::latent(&lik);
     let mut rows = Vec::new();
@@ -319,55 +355,75 @@ pub fn tighter_classifier_rows(
             scaler.transform(train.x.as_ref())?,
             scaler.transform(test.x.as_ref())?,
         );
-        let (post, c) = laplace_reference(x.as_ref(), &train.y, &lik, &cfg.pac)?;
-        rows.push(row(
-            name,
-            "laplace-bound",
-            seed,
-            &c,
-            &post,
-            xt.as_ref(),
-            &test.y,
-            (None, None),
-        )?);
-        let theta = PacGpcTheta::Candidates(classifier_candidates(x.ncols()));
-        let fit = fit_pac_gpc(&theta, &lik, x.as_ref(), &train.y, classifier, &cfg.pac)?;
-        rows.push(row(
-            name,
-            "pac-gpc",
-            seed,
-            &fit.certificate,
-            &fit.posterior,
-            xt.as_ref(),
-            &test.y,
-            (None, None),
-        )?);
+        if runs("laplace-bound") {
+            let (post, c) = laplace_reference(x.as_ref(), &train.y, &lik, &cfg.pac)?;
+            let r = row(
+                name,
+                "laplace-bound",
+                seed,
+                &c,
+                &post,
+                xt.as_ref(),
+                &test.y,
+                None,
+            )?;
+            rows.push(r);
+        }
+        if runs("pac-gpc") {
+            let theta = PacGpcTheta::Candidates(classifier_candidates(x.ncols()));
+            let fit = fit_pac_gpc(&theta, &lik, x.as_ref(), &train.y, classifier, &cfg.pac)?;
+            let (c, post) = (&fit.certificate, &fit.posterior);
+            rows.push(row(
+                name,
+                "pac-gpc",
+                seed,
+                c,
+                post,
+                xt.as_ref(),
+                &test.y,
+                None,
+            )?);
+        }
         // The split prior standardises on its own part A.
         let kernel = cfg
             .split_kernel
             .clone()
             .unwrap_or_else(|| Kernel::se_ard(&vec![1.0; data.d()], 1.0));
-        let mut split_cfg = SplitPriorConfig {
+        let base = SplitPriorConfig {
             bound: cfg.pac.clone(),
             ..SplitPriorConfig::new(SplitFraction::Menu, seed)
         };
-        let mut variants = vec![("split-prior", None)];
+        let mut variants = vec![("split-prior", base.clone())];
         if let Some(c) = cfg.catoni {
-            variants.push(("split-prior+catoni", Some(c)));
+            let catoni = SplitPriorConfig {
+                catoni: Some(c),
+                ..base.clone()
+            };
+            let scaled = SplitPriorConfig {
+                prior_scales: PRIOR_SCALES.to_vec(),
+                ..catoni.clone()
+            };
+            variants.push(("split-prior+catoni", catoni));
+            variants.push(("split-prior+catoni+scale", scaled));
         }
-        for (method, catoni) in variants {
-            split_cfg.catoni = catoni;
+        for (method, split_cfg) in variants.into_iter().filter(|v| runs(v.0)) {
             let s = fit_split_prior(&kernel, &lik, &train, classifier, &split_cfg)?;
             let xs = s.x_scaler.transform(test.x.as_ref())?;
+            let split = Some(SplitInfo {
+                fraction: s.fraction,
+                lambda: s.lambda,
+                prior_scale: s.prior_scale,
+            });
+            let (c, post) = (&s.certificate, &s.posterior);
             rows.push(row(
                 name,
                 method,
                 seed,
-                &s.certificate,
-                &s.posterior,
+                c,
+                post,
                 xs.as_ref(),
                 &test.y,
-                (Some(s.fraction), s.lambda),
+                split,
             )?);
         }
     }

@@ -55,7 +55,14 @@ pub struct SplitPriorConfig {
     pub ml: ClassifierMlConfig,
     /// Catoni's bound with λ fixed without B instead of the kl bound of `bound.term`.
     pub catoni: Option<CatoniLambda>,
+    /// Scales t of the prior's covariance (`P_A = GP(μ_A, t·k_A)`, any t is a prior fixed
+    /// by A); with more than one, the nested split of A picks the one whose estimated
+    /// certificate is lowest (no charge). Default `[1.0]`.
+    pub prior_scales: Vec<f64>,
 }
+
+/// The prior-scale menu of the `split-prior+catoni+scale` row: t ∈ {1, ½, ¼, ⅛, 1/16}.
+pub const PRIOR_SCALES: [f64; 5] = [1.0, 0.5, 0.25, 0.125, 0.0625];
 
 impl SplitPriorConfig {
     /// The menu of fractions, seed 0, sites optimised, the PAC-GPC defaults (δ = 0.01).
@@ -67,6 +74,7 @@ impl SplitPriorConfig {
             bound: PacGpcConfig::default(),
             ml: ClassifierMlConfig::default(),
             catoni: None,
+            prior_scales: vec![1.0],
         }
     }
 }
@@ -90,6 +98,8 @@ pub struct SplitPriorFit {
     pub part_b: Vec<usize>,
     /// Catoni's λ of the certificate, if Catoni's bound was used.
     pub lambda: Option<f64>,
+    /// The scale t of the prior's covariance.
+    pub prior_scale: f64,
 }
 
 /// `P_A` on the rows of `xb`: its mean and covariance there, and what Q's joint form needs.
@@ -307,8 +317,29 @@ fn fit_fraction(
         x_scaler.transform(b.x.as_ref())?,
     );
     let ml = fit_laplace_ml2(kernel_init, lik, xa.as_ref(), &a.y, &cfg.ml)?;
-    let from_a = prior_from_a(ml.fit.posterior, xb.as_ref())?;
-    let choices = vec![
+    let nested = if cfg.prior_scales.len() > 1 || cfg.catoni == Some(CatoniLambda::FromPartA) {
+        let part_a_data = (&xa, a.y.as_slice(), lik);
+        let kernel_a = &ml.fit.posterior.kernel;
+        let nats = menu_choice.nats;
+        Some(nested_estimate(
+            cfg,
+            kernel_a,
+            part_a_data,
+            classifier,
+            n - na,
+            nats,
+        )?)
+    } else {
+        None
+    };
+    let scale = match &nested {
+        Some(e) => e.scale,
+        None => *cfg.prior_scales.first().ok_or(Error::Empty {
+            what: "prior scales",
+        })?,
+    };
+    let from_a = prior_from_a(scaled_prior(&ml.fit.posterior, scale)?, xb.as_ref())?;
+    let mut choices = vec![
         menu_choice.clone(),
         PenaltyTerm {
             what: format!(
@@ -318,8 +349,13 @@ fn fit_fraction(
             nats: 0.0,
         },
     ];
-    let part_a_data = (&xa, a.y.as_slice(), lik);
-    let lambdas = catoni_lambdas(cfg, &from_a, part_a_data, classifier, n - na, menu_choice)?;
+    if cfg.prior_scales.len() > 1 {
+        choices.push(PenaltyTerm {
+            what: format!("prior covariance scale t = {scale} chosen on a nested split of part A"),
+            nats: 0.0,
+        });
+    }
+    let lambdas = catoni_lambdas(cfg, nested.as_ref())?;
     let start = laplace_with_prior_mean(&from_a.prior, lik, &b.y, &cfg.bound.laplace)?;
     let certify = |sites: &SiteParams, lambda: &LambdaChoice| {
         let mut all = choices.clone();
@@ -369,6 +405,38 @@ fn fit_fraction(
         part_a,
         part_b,
         lambda: lambda.term.catoni_lambda(),
+        prior_scale: scale,
+    })
+}
+
+/// `P_A` with its covariance scaled by t: `GP(μ_A, t·k_A)` is the posterior of the prior
+/// `t·k` under the sites of A at precisions `π_A/t` with mean weights `α_A/t`
+/// (`t k − t²k_A·(tK_AA + tΠ⁻¹)⁻¹k_·A = t·k_A`); `B = I + Π½KΠ½` is unchanged.
+pub fn scaled_prior(post: &GaussianPosterior, t: f64) -> Result<GaussianPosterior> {
+    if !(t > 0.0 && t.is_finite()) {
+        return Err(Error::InvalidParameter {
+            name: "prior covariance scale",
+            value: t,
+            reason: "must be positive and finite",
+        });
+    }
+    if t == 1.0 {
+        return Ok(post.clone());
+    }
+    let Covariance::Sites { sqrt_pi, chol_b } = &post.cov else {
+        return Err(Error::Unsupported("P_A must be in site form".into()));
+    };
+    Ok(GaussianPosterior {
+        kernel: Kernel::Scale {
+            ln_variance: t.ln(),
+            inner: Box::new(post.kernel.clone()),
+        },
+        basis: post.basis.clone(),
+        alpha: post.alpha.iter().map(|a| a / t).collect(),
+        cov: Covariance::Sites {
+            sqrt_pi: sqrt_pi.iter().map(|s| s / t.sqrt()).collect(),
+            chol_b: chol_b.clone(),
+        },
     })
 }
 
@@ -386,14 +454,11 @@ impl LambdaChoice {
     }
 }
 
-/// The candidate inequalities of [`SplitPriorConfig::catoni`], every λ fixed without part B.
+/// The candidate inequalities of [`SplitPriorConfig::catoni`], every λ fixed without part B
+/// (`nested`: the estimate of part A, needed for [`CatoniLambda::FromPartA`]).
 fn catoni_lambdas(
     cfg: &SplitPriorConfig,
-    from_a: &PriorFromA,
-    part_a: (&Mat<f64>, &[f64], &Likelihood),
-    classifier: GibbsClassifier,
-    n_b: usize,
-    menu_choice: &PenaltyTerm,
+    nested: Option<&NestedEstimate>,
 ) -> Result<Vec<LambdaChoice>> {
     let catoni = |lambda: f64, choice: PenaltyTerm| LambdaChoice {
         term: ConfidenceTerm::Catoni { lambda },
@@ -420,7 +485,11 @@ fn catoni_lambdas(
                 .collect()
         }
         Some(CatoniLambda::FromPartA) => {
-            let l = lambda_from_part_a(cfg, from_a, part_a, classifier, n_b, menu_choice.nats)?;
+            let l = nested
+                .ok_or(Error::Empty {
+                    what: "nested split of part A",
+                })?
+                .lambda();
             vec![catoni(
                 l,
                 PenaltyTerm {
@@ -432,44 +501,76 @@ fn catoni_lambdas(
     })
 }
 
-/// Catoni's λ from part A alone: split A by a seeded permutation into halves A₁, A₂; the
-/// Laplace posterior of A₁ at θ_A is the prior of A₂, whose sites are optimised for the kl
-/// bound as B's will be; λ is [`catoni_optimal_lambda`] of A₂'s Gibbs error and
-/// `(KL + penalty + ln(1/δ))/N_B`, kept in [0.1, 10].
-fn lambda_from_part_a(
+/// What a nested split of part A predicts for part B's certificate: A₂'s Gibbs error and the
+/// complexity `(KL + penalty + ln(1/δ))/N_B` of its sites against `P_{A₁}` at prior scale t.
+#[derive(Clone, Copy, Debug)]
+struct NestedEstimate {
+    scale: f64,
+    risk: f64,
+    complexity: f64,
+}
+
+impl NestedEstimate {
+    /// The estimated certificate at Catoni's best λ, `kl⁻¹(q, c)` (spec §1.2).
+    fn bound(&self) -> f64 {
+        crate::special::kl_inverse(self.risk, self.complexity)
+    }
+
+    /// [`catoni_optimal_lambda`] of the estimate, kept in [0.1, 10].
+    fn lambda(&self) -> f64 {
+        catoni_optimal_lambda(self.risk, self.complexity).clamp(0.1, 10.0)
+    }
+}
+
+/// Part A alone predicts B's certificate: split A by a seeded permutation into halves A₁, A₂;
+/// for each prior scale t of [`SplitPriorConfig::prior_scales`], the Laplace posterior of A₁ at
+/// θ_A scaled by t is the prior of A₂, whose sites are optimised for the kl bound as B's will
+/// be; the scale with the lowest estimated certificate wins.
+fn nested_estimate(
     cfg: &SplitPriorConfig,
-    from_a: &PriorFromA,
+    kernel_a: &Kernel,
     (xa, ya, lik): (&Mat<f64>, &[f64], &Likelihood),
     classifier: GibbsClassifier,
     n_b: usize,
     penalty: f64,
-) -> Result<f64> {
+) -> Result<NestedEstimate> {
     let a = Dataset::new(xa.clone(), ya.to_vec())?;
     let perm = permutation(a.n(), cfg.seed.wrapping_add(0x9e37_79b9));
     let (a1, a2) = (a.subset(&perm[..a.n() / 2]), a.subset(&perm[a.n() / 2..]));
     crate::data::check_binary_labels(&a1.y)?;
-    let kernel = &from_a.post_a.kernel;
-    let post1 = laplace(kernel, lik, a1.x.as_ref(), &a1.y, &cfg.bound.laplace)?.posterior;
-    let from1 = prior_from_a(post1, a2.x.as_ref())?;
-    let start = laplace_with_prior_mean(&from1.prior, lik, &a2.y, &cfg.bound.laplace)?;
+    let post1 = laplace(kernel_a, lik, a1.x.as_ref(), &a1.y, &cfg.bound.laplace)?.posterior;
     let bound = BoundSpec {
         delta: cfg.bound.delta,
         term: ConfidenceTerm::Sharp,
         penalty,
         kind: BoundKind::Kl,
     };
-    let prior = from1.prior.clone();
-    let (sites, _) = optimise_sites(prior, &a2.y, classifier, bound, &start, &cfg.bound.lbfgs)?;
-    let e = SiteEvaluation::new(&from1.prior, &sites)?;
-    let q = GibbsLoss::Classification(classifier).empirical_risk(&a2.y, &e.marginals)?;
-    let c = complexity(
-        e.kl,
-        n_b,
-        cfg.bound.delta,
-        penalty,
-        ConfidenceTerm::Catoni { lambda: 1.0 },
-    );
-    Ok(catoni_optimal_lambda(q, c).clamp(0.1, 10.0))
+    let mut best: Option<NestedEstimate> = None;
+    for &scale in &cfg.prior_scales {
+        let from1 = prior_from_a(scaled_prior(&post1, scale)?, a2.x.as_ref())?;
+        let start = laplace_with_prior_mean(&from1.prior, lik, &a2.y, &cfg.bound.laplace)?;
+        let prior = from1.prior.clone();
+        let lbfgs = &cfg.bound.lbfgs;
+        let (sites, _) = optimise_sites(prior, &a2.y, classifier, bound, &start, lbfgs)?;
+        let e = SiteEvaluation::new(&from1.prior, &sites)?;
+        let est = NestedEstimate {
+            scale,
+            risk: GibbsLoss::Classification(classifier).empirical_risk(&a2.y, &e.marginals)?,
+            complexity: complexity(
+                e.kl,
+                n_b,
+                cfg.bound.delta,
+                penalty,
+                ConfidenceTerm::Catoni { lambda: 1.0 },
+            ),
+        };
+        if best.as_ref().is_none_or(|b| est.bound() < b.bound()) {
+            best = Some(est);
+        }
+    }
+    best.ok_or(Error::Empty {
+        what: "prior scales",
+    })
 }
 
 /// Certify a GP classifier with the data-dependent prior of a seeded split of `train` (raw
@@ -565,6 +666,41 @@ mod tests {
         let g = fit_split_prior(&k, &lik, &d, c, &cfg).unwrap();
         assert!(CATONI_GRID.contains(&g.lambda.unwrap()));
         assert!((g.certificate.penalty - 5f64.ln()).abs() < 1e-12);
+    }
+
+    /// The scaled prior `GP(μ_A, t·k_A)`: at new inputs its mean is `P_A`'s and its
+    /// covariance t times `P_A`'s; the nested split picks a scale of the menu.
+    #[test]
+    fn scaled_prior_scales_the_covariance_only() {
+        let d = toy(30);
+        let xs = d.subset(&(0..10).collect::<Vec<_>>());
+        let lik = Likelihood::probit();
+        let fit = laplace(
+            &Kernel::se_iso(0.9, 1.5),
+            &lik,
+            d.x.as_ref(),
+            &d.y,
+            &Default::default(),
+        )
+        .unwrap();
+        let base = prior_from_a(fit.posterior.clone(), xs.x.as_ref()).unwrap();
+        let t = 0.3;
+        let scaled = prior_from_a(scaled_prior(&fit.posterior, t).unwrap(), xs.x.as_ref()).unwrap();
+        for i in 0..10 {
+            assert!((scaled.prior.mean[i] - base.prior.mean[i]).abs() < 1e-10);
+            for j in 0..10 {
+                let want = t * base.prior.cov[(i, j)];
+                assert!((scaled.prior.cov[(i, j)] - want).abs() < 1e-10);
+            }
+        }
+        assert!(scaled_prior(&fit.posterior, 0.0).is_err());
+        let mut cfg = SplitPriorConfig::new(SplitFraction::Fixed(0.5), 1);
+        cfg.bound.lbfgs.max_iter = 30;
+        cfg.prior_scales = PRIOR_SCALES.to_vec();
+        let c = GibbsClassifier::latent(&lik);
+        let s = fit_split_prior(&Kernel::se_iso(1.0, 1.0), &lik, &toy(60), c, &cfg).unwrap();
+        assert!(PRIOR_SCALES.contains(&s.prior_scale));
+        assert_eq!(s.certificate.penalty, 0.0);
     }
 
     /// With a zero prior mean, Newton with the offset is plain Laplace; with a non-zero one
