@@ -377,14 +377,14 @@ fn fit_fraction(
         let prior = from_a.prior.clone();
         optimise_sites(prior, &b.y, classifier, bound, from, &cfg.bound.lbfgs).map(|r| r.0)
     };
-    // The first λ's sites; with a grid, every λ is scored on them and the best re-optimised.
-    let mut lambda = lambdas[0].clone();
+    // The middle λ's sites; with a grid, every λ is scored on them and the best re-optimised.
+    let mut lambda = lambdas[lambdas.len() / 2].clone();
     let (q_lap, laplace_certificate) = certify(&start, &lambda)?;
     let (posterior, certificate) = if cfg.optimise_sites {
         let mut sites = optimise(&lambda, &start)?;
         if lambdas.len() > 1 {
             let mut best = certify(&sites, &lambda)?.1.bound;
-            for l in &lambdas[1..] {
+            for l in &lambdas {
                 let b = certify(&sites, l)?.1.bound;
                 if b < best {
                     (best, lambda) = (b, l.clone());
