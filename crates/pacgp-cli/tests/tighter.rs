@@ -149,3 +149,80 @@ fn levers_that_do_not_apply_exit_2() {
         );
     }
 }
+
+// --- classifier rows of `reproduce tighter-bounds` (issue 15 item 6) ---
+
+/// A quick run on crabs alone: CSV and JSON files, five methods on two splits, every bound
+/// above the held-out Gibbs error (δ = 0.01), the summary's relative column and worst excess
+/// consistent with the rows.
+#[test]
+fn reproduce_tighter_bounds_writes_the_classifier_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let v = json_of(&pacgp(&[
+        "reproduce",
+        "tighter-bounds",
+        "--quick",
+        "--datasets",
+        "crabs",
+        "--out",
+        s(&out),
+        "--json",
+    ]));
+    let rows = v["rows"].as_array().unwrap();
+    let methods = [
+        "laplace-bound",
+        "pac-gpc",
+        "split-prior",
+        "split-prior+catoni",
+        "split-prior+catoni+scale",
+    ];
+    assert_eq!(rows.len(), 2 * methods.len());
+    for r in rows {
+        let (b, t) = (
+            r["bound"].as_f64().unwrap(),
+            r["test_gibbs"].as_f64().unwrap(),
+        );
+        assert!(t <= b && b < 1.0, "{r}");
+        assert!(r["test_error"].as_f64().unwrap() <= 1.0);
+        assert!(methods.contains(&r["method"].as_str().unwrap()));
+        assert_eq!(r["dataset"], "crabs");
+    }
+    let summary = v["summary"].as_array().unwrap();
+    assert_eq!(summary.len(), methods.len());
+    for s in summary {
+        assert!(s["worst_test_minus_bound"].as_f64().unwrap() <= 0.0);
+        assert!(s["bound_se"].as_f64().unwrap() >= 0.0);
+    }
+    assert_eq!(summary[0]["rel_to_reference"].as_f64().unwrap(), 0.0);
+    let catoni = rows
+        .iter()
+        .find(|r| r["method"] == "split-prior+catoni")
+        .unwrap();
+    assert!(catoni["lambda"].as_f64().unwrap() > 0.0);
+    // The CSV has a header and one record per row, with the test columns.
+    let csv = std::fs::read_to_string(out.join("tighter-bounds-classifiers.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    assert!(header.contains("test_gibbs") && header.contains("test_error"));
+    assert_eq!(csv.lines().count(), 1 + rows.len());
+    assert!(out.join("tighter-bounds-classifiers-summary.csv").exists());
+    assert!(out.join("tighter-bounds-classifiers.json").exists());
+    // No regression set was asked for: no regression table.
+    assert!(!out.join("tighter-bounds.csv").exists());
+}
+
+#[test]
+fn reproduce_tighter_bounds_rejects_an_unknown_dataset() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = pacgp(&[
+        "reproduce",
+        "tighter-bounds",
+        "--quick",
+        "--datasets",
+        "nosuchset",
+        "--out",
+        s(dir.path()),
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nosuchset"));
+}

@@ -1,7 +1,8 @@
 //! PAC-Bayes bounds on the Gibbs risk (docs/math.md §2): Maurer's kl form (paper eq. 4–5), Seeger's
-//! `ln((N+1)/δ)` constant, the sharp `ln(ξ(N)/δ)` constant (tighter-bounds spec §1.1), the Pinsker ("sqrt") variant (§2.5), the hyperparameter grid and
-//! its union-bound penalty `ln|Θ|` (§2.4). Certificates are assembled from these in
-//! [`crate::certificate`].
+//! `ln((N+1)/δ)` constant, the sharp `ln(ξ(N)/δ)` constant (tighter-bounds spec §1.1), Catoni's
+//! bound with a λ fixed without the bound's sample (spec §1.2), the Pinsker ("sqrt") variant
+//! (§2.5), the hyperparameter grid and its union-bound penalty `ln|Θ|` (§2.4). Certificates are
+//! assembled from these in [`crate::certificate`].
 
 use serde::{Deserialize, Serialize};
 
@@ -18,8 +19,8 @@ pub enum BoundKind {
     Sqrt,
 }
 
-/// The confidence term of the complexity.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// The confidence term of the complexity (and, for Catoni's, the inequality that uses it).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ConfidenceTerm {
     /// `ln(2√N/δ)` (Maurer 2004; PAC-GP paper and code). Never worse than Seeger's.
@@ -29,6 +30,14 @@ pub enum ConfidenceTerm {
     /// `ln(ξ(N)/δ)` with the exact `ξ(N)` that Maurer bounds by `2√N` (tighter-bounds spec
     /// §1.1); valid wherever Maurer's is, ≈ 0.45 nats smaller.
     Sharp,
+    /// Catoni's bound at a λ fixed without the bound's sample (tighter-bounds spec §1.2):
+    /// `R ≤ (1 − exp(−λR_S − C))/(1 − e^{−λ})` with the confidence term `ln(1/δ)` in `C`.
+    /// Both bound kinds give this form (it has no Pinsker relaxation); a λ chosen from a grid
+    /// fixed in advance pays `ln|Λ|` as a penalty term.
+    Catoni {
+        /// λ > 0, fixed before the bound's sample is seen (e.g. on part A of a split).
+        lambda: f64,
+    },
 }
 
 impl ConfidenceTerm {
@@ -38,8 +47,69 @@ impl ConfidenceTerm {
             ConfidenceTerm::Maurer => (2.0 * (n as f64).sqrt() / delta).ln(),
             ConfidenceTerm::Seeger => ((n as f64 + 1.0) / delta).ln(),
             ConfidenceTerm::Sharp => ln_xi(n) - delta.ln(),
+            ConfidenceTerm::Catoni { .. } => -delta.ln(),
         }
     }
+
+    /// Catoni's λ, if this is Catoni's bound.
+    pub fn catoni_lambda(self) -> Option<f64> {
+        match self {
+            ConfidenceTerm::Catoni { lambda } => Some(lambda),
+            _ => None,
+        }
+    }
+}
+
+/// Catoni's grid of λ fixed in advance (tighter-bounds spec §3.4): five values geometric in
+/// [0.3, 3]; choosing among them by the bound costs `ln 5`.
+pub const CATONI_GRID: [f64; 5] = [
+    0.3,
+    0.533_483_823_011_676_8,
+    0.948_683_298_050_513_8,
+    1.687_023_975_571_047_2,
+    3.0,
+];
+
+/// How Catoni's λ is fixed without the bound's sample (tighter-bounds spec §1.2, §3.1).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CatoniLambda {
+    /// One λ fixed in advance (no charge).
+    Fixed(f64),
+    /// The best of [`CATONI_GRID`] by the bound, charged `ln 5`.
+    Grid,
+    /// The λ optimal for risk and KL estimated on part A of a split alone
+    /// ([`catoni_optimal_lambda`] of a nested split of A; no charge).
+    FromPartA,
+}
+
+/// Catoni's bound for a fixed λ (tighter-bounds spec §1.2; Catoni 2007, Th. 1.2.6):
+/// `(1 − exp(−λq − c))/(1 − e^{−λ})`, capped at 1, with `c = (KL + penalty + ln(1/δ))/N`.
+pub fn catoni_bound(q: f64, c: f64, lambda: f64) -> f64 {
+    catoni_with_partials(q, c, lambda).0
+}
+
+/// Catoni's bound with its partial derivatives `(B, ∂B/∂q, ∂B/∂c)`:
+/// `∂B/∂q = λe^{−λq−c}/(1 − e^{−λ})`, `∂B/∂c = e^{−λq−c}/(1 − e^{−λ})` (0 where capped).
+pub fn catoni_with_partials(q: f64, c: f64, lambda: f64) -> (f64, f64, f64) {
+    let denom = -(-lambda).exp_m1();
+    let b = -(-lambda * q - c).exp_m1() / denom;
+    if b >= 1.0 {
+        return (1.0, 0.0, 0.0);
+    }
+    let d_c = (-lambda * q - c).exp() / denom;
+    (b, lambda * d_c, d_c)
+}
+
+/// The λ at which Catoni's bound is lowest for empirical risk `q` and complexity `c`
+/// (Legendre duality, spec §1.2): `λ* = ln(p(1 − q)/(q(1 − p)))` with `p = kl⁻¹(q, c)`; there
+/// Catoni's bound equals `kl⁻¹(q, c)`. Only valid as a certificate's λ if `q` and `c` do not
+/// come from the bound's sample (e.g. estimates from part A of a split). Kept in [1e-3, 1e3].
+pub fn catoni_optimal_lambda(q: f64, c: f64) -> f64 {
+    let p = kl_inverse(q, c);
+    let q = q.clamp(1e-12, 1.0 - 1e-12);
+    let p = p.clamp(q, 1.0 - 1e-12);
+    ((p * (1.0 - q)) / (q * (1.0 - p))).ln().clamp(1e-3, 1e3)
 }
 
 /// `ln ξ(N)`, `ξ(N) = Σ_{k=0..N} C(N,k) (k/N)^k (1 − k/N)^{N−k}` (Maurer 2004; tighter-bounds
@@ -179,15 +249,41 @@ pub fn pac_bayes_bound(
     term: ConfidenceTerm,
 ) -> Result<f64> {
     check(empirical_risk, kl, n, delta, penalty)?;
+    check_term(term)?;
     let c = complexity(kl, n, delta, penalty, term);
-    Ok(match kind {
-        BoundKind::Kl => kl_inverse(empirical_risk, c),
-        BoundKind::Sqrt => empirical_risk + (c / 2.0).sqrt(),
-    })
+    Ok(bound_and_partials(empirical_risk, c, kind, term).0)
+}
+
+/// Catoni's λ must be positive and finite.
+fn check_term(term: ConfidenceTerm) -> Result<()> {
+    match term.catoni_lambda() {
+        Some(l) if !(l > 0.0 && l.is_finite()) => Err(Error::InvalidParameter {
+            name: "Catoni λ",
+            value: l,
+            reason: "must be positive and finite",
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// The bound of `kind` under `term` as a function of (q, c) with `(B, ∂B/∂q, ∂B/∂c)`:
+/// Catoni's closed form for [`ConfidenceTerm::Catoni`] (either kind), else
+/// [`bound_with_partials`].
+pub fn bound_and_partials(
+    q: f64,
+    c: f64,
+    kind: BoundKind,
+    term: ConfidenceTerm,
+) -> (f64, f64, f64) {
+    match term.catoni_lambda() {
+        Some(lambda) => catoni_with_partials(q, c, lambda),
+        None => bound_with_partials(q, c, kind),
+    }
 }
 
 /// The bound as a function of (empirical risk q, complexity c) with its partial derivatives
-/// `(B, ∂B/∂q, ∂B/∂c)` (paper eq. 14): `kl⁻¹(q, c)` or `q + √(c/2)`.
+/// `(B, ∂B/∂q, ∂B/∂c)` (paper eq. 14): `kl⁻¹(q, c)` or `q + √(c/2)`. For a complexity with
+/// Catoni's confidence term use [`bound_and_partials`].
 pub fn bound_with_partials(q: f64, c: f64, kind: BoundKind) -> (f64, f64, f64) {
     match kind {
         BoundKind::Kl => {
@@ -307,6 +403,102 @@ mod tests {
         // ξ(1) = 2 and ξ(2) = 2.5 by hand.
         assert!((ln_xi(1).exp() - 2.0).abs() < 1e-14);
         assert!((ln_xi(2).exp() - 2.5).abs() < 1e-14);
+    }
+
+    /// Catoni's closed form at hand-computed values: `(1 − e^{−0.15})/(1 − e^{−1})` and,
+    /// through the certificate's entry point, λ = 0.5, q = 0.1, KL = 10, N = 200, δ = 0.01 and
+    /// a `ln 5` penalty: `c = (10 + ln 5 + ln 100)/200`.
+    #[test]
+    fn catoni_closed_form_at_hand_values() {
+        assert!((catoni_bound(0.1, 0.05, 1.0) - 0.220_356_736_748_251_6).abs() < 1e-14);
+        let term = ConfidenceTerm::Catoni { lambda: 0.5 };
+        assert!((term.value(200, 0.01) - 100f64.ln()).abs() < 1e-15);
+        for kind in [BoundKind::Kl, BoundKind::Sqrt] {
+            let b = pac_bayes_bound(0.1, 10.0, 200, 0.01, 5f64.ln(), kind, term).unwrap();
+            assert!((b - 0.312_213_133_550_083_7).abs() < 1e-14, "{b}");
+        }
+        // Capped at 1 when λq + c > λ; bad λ is an error.
+        assert_eq!(catoni_bound(0.9, 2.0, 0.3), 1.0);
+        for lambda in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            let t = ConfidenceTerm::Catoni { lambda };
+            assert!(pac_bayes_bound(0.1, 1.0, 50, 0.05, 0.0, BoundKind::Kl, t).is_err());
+        }
+    }
+
+    /// Legendre duality (spec §1.2): minimised over λ, Catoni's bound equals `kl⁻¹(q, c)`
+    /// (at `catoni_optimal_lambda` and by a fine λ scan), and it is never below it.
+    #[test]
+    fn catoni_minimised_over_lambda_is_the_kl_inverse_and_never_below_it() {
+        for q in [0.0, 0.01, 0.05, 0.1, 0.3, 0.6] {
+            for c in [0.005, 0.02, 0.1, 0.4] {
+                let kl = kl_inverse(q, c);
+                let scan = (0..=4000)
+                    .map(|k| 1e-3 * 1e7f64.powf(k as f64 / 4000.0))
+                    .map(|l| catoni_bound(q, c, l))
+                    .inspect(|b| assert!(*b >= kl - 1e-12, "q {q} c {c}: {b} < {kl}"))
+                    .fold(f64::INFINITY, f64::min);
+                assert!(
+                    scan - kl < 2e-4 * kl.max(1e-3),
+                    "q {q} c {c}: scan {scan} vs {kl}"
+                );
+                if q > 0.0 && kl < 1.0 {
+                    let at = catoni_bound(q, c, catoni_optimal_lambda(q, c));
+                    assert!((at - kl).abs() < 1e-9, "q {q} c {c}: {at} vs {kl}");
+                }
+            }
+        }
+    }
+
+    /// Spec §1.2's table (independent numpy figures, N = 404, δ = 0.01): "oracle λ" is
+    /// `kl⁻¹(q, KL/N + ln(1/δ)/N)`; "Catoni-20" the best of 20 λ geometric in [0.05, 20]
+    /// with `ln 20` charged.
+    #[test]
+    fn catoni_matches_the_spec_table() {
+        let grid: Vec<f64> = (0..20)
+            .map(|k| 0.05 * 400f64.powf(k as f64 / 19.0))
+            .collect();
+        for (q, kl_n, catoni20, oracle) in [
+            (0.05, 0.01, 0.1202, 0.1081),
+            (0.10, 0.03, 0.2187, 0.2074),
+            (0.10, 0.30, 0.4685, 0.4629),
+            (0.20, 0.10, 0.4311, 0.4228),
+            (0.30, 0.30, 0.6893, 0.6851),
+        ] {
+            let kl = kl_n * 404.0;
+            let best = grid
+                .iter()
+                .map(|&lambda| {
+                    let t = ConfidenceTerm::Catoni { lambda };
+                    pac_bayes_bound(q, kl, 404, 0.01, 20f64.ln(), BoundKind::Kl, t).unwrap()
+                })
+                .fold(f64::INFINITY, f64::min);
+            assert!(
+                (best - catoni20).abs() < 6e-5,
+                "{q} {kl_n}: {best} vs {catoni20}"
+            );
+            let c = complexity(kl, 404, 0.01, 0.0, ConfidenceTerm::Catoni { lambda: 1.0 });
+            let at = catoni_bound(q, c, catoni_optimal_lambda(q, c));
+            assert!((at - oracle).abs() < 6e-5, "{q} {kl_n}: {at} vs {oracle}");
+        }
+    }
+
+    /// Catoni's partials match central differences; the grid is geometric in [0.3, 3].
+    #[test]
+    fn catoni_partials_match_central_differences_and_the_grid_is_geometric() {
+        let h = 1e-6;
+        for (q, c, l) in [(0.05, 0.03, 0.7), (0.2, 0.1, 2.5), (0.01, 0.2, 1.1)] {
+            let (_, dq, dc) = catoni_with_partials(q, c, l);
+            let t = ConfidenceTerm::Catoni { lambda: l };
+            let (_, dq2, dc2) = bound_and_partials(q, c, BoundKind::Kl, t);
+            assert_eq!((dq, dc), (dq2, dc2));
+            let fq = (catoni_bound(q + h, c, l) - catoni_bound(q - h, c, l)) / (2.0 * h);
+            let fc = (catoni_bound(q, c + h, l) - catoni_bound(q, c - h, l)) / (2.0 * h);
+            assert!((dq - fq).abs() < 1e-7 && (dc - fc).abs() < 1e-7);
+        }
+        for w in CATONI_GRID.windows(2) {
+            assert!((w[1] / w[0] - 10f64.powf(0.25)).abs() < 1e-14);
+        }
+        assert_eq!((CATONI_GRID[0], CATONI_GRID[4]), (0.3, 3.0));
     }
 
     #[test]

@@ -358,7 +358,8 @@ fn split_bound_objective_has_finite_difference_gradients() {
     let (k, s2a, xa, ya, xb, yb, _) = split_problem();
     let prior = SplitPrior::new(k, s2a, xa, &ya).unwrap();
     let pb = prior.on(xb.as_ref());
-    for term in [ConfidenceTerm::Sharp, ConfidenceTerm::Maurer] {
+    let catoni = ConfidenceTerm::Catoni { lambda: 1.5 };
+    for term in [ConfidenceTerm::Sharp, ConfidenceTerm::Maurer, catoni] {
         let obj = SplitBoundObjective::new(
             &pb,
             &yb,

@@ -9,6 +9,7 @@ mod classification;
 mod opper_winther;
 mod regression;
 mod tighter_bounds;
+mod tighter_classifiers;
 mod zhang;
 
 /// Run the chosen experiment.

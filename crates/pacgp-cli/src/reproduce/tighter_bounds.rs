@@ -1,5 +1,6 @@
 //! `pacgp reproduce tighter-bounds` (issue 15): the reference PAC-GP certificate against each
-//! tighter-bounds lever and their combination on boston (SE iso and ARD), kin40k and pol. The
+//! tighter-bounds lever and their combination on boston (SE iso and ARD), kin40k and pol, and
+//! the classifier rows of [`super::tighter_classifiers`] (breast cancer, crabs). The
 //! settings and rows are the library's ([`pacgp::experiments::tighter_bounds`]); this file
 //! loads the data and writes the tables (CSV via `csv::Writer`, JSON).
 
@@ -46,6 +47,12 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
         .into_iter()
         .filter(|s| a.datasets.is_empty() || a.datasets.contains(&s.name))
         .collect();
+    // --- classifier rows (issue 15 item 6) ---
+    let classifiers = super::tighter_classifiers::run(a)?;
+    if let (true, Some(c)) = (setups.is_empty(), &classifiers) {
+        return c.finish_alone(a);
+    }
+    // --- end classifier rows ---
     let mut rows = Vec::new();
     for s in &setups {
         let (pool, test) = load(a, &s.name)?;
@@ -71,6 +78,7 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
         "datasets": setups,
         "summary": summary,
         "rows": rows,
+        "classifiers": classifiers.as_ref().map(|c| c.json()), // issue 15 item 6
     });
     write(&a.out.join("tighter-bounds.json"), &obj.to_string())?;
     if a.json {
@@ -105,5 +113,9 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
         "wrote {}",
         a.out.join("tighter-bounds*.{csv,json}").display()
     );
+    // --- classifier rows (issue 15 item 6) ---
+    if let Some(c) = &classifiers {
+        c.print(&a.out)?;
+    }
     Ok(())
 }

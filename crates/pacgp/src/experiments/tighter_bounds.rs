@@ -20,7 +20,7 @@ use crate::kernel::Kernel;
 use crate::loss::{self, RegressionLoss};
 use crate::objective::pac_gp::{fit_pac_gp, PacGpConfig};
 use crate::posterior::Marginals;
-use crate::prior::split::{fit_split_prior, SplitConfig, SplitFraction};
+use crate::prior::split::{fit_split_prior, fit_split_prior_catoni, SplitConfig, SplitFraction};
 use crate::prior::split_sparse::fit_sparse_split_prior;
 use crate::prior::HyperPrior;
 
@@ -44,6 +44,9 @@ pub enum Lever {
     /// The sparse split prior (spec §3.3: VFE with [`SPARSE_M`] inducing inputs on part A,
     /// Q over σ², α_s on B), the menu with `ln 3`, the sharp constant.
     SparseSplitPrior,
+    /// The split prior with Catoni's bound, λ the best of a grid fixed in advance (5 values
+    /// in [0.3, 3], `ln 5` on top of the menu's `ln 3`; spec §1.2, §3.4).
+    SplitCatoni,
 }
 
 /// Inducing inputs of the sparse split prior's lever.
@@ -59,6 +62,7 @@ impl Lever {
             Lever::SplitPrior,
             Lever::Combined,
             Lever::SparseSplitPrior,
+            Lever::SplitCatoni,
         ]
     }
 
@@ -71,6 +75,7 @@ impl Lever {
             Lever::SplitPrior => "split-prior",
             Lever::Combined => "split-prior+sharp-xi",
             Lever::SparseSplitPrior => "sparse-split-prior+sharp-xi",
+            Lever::SplitCatoni => "split-prior+catoni",
         }
     }
 }
@@ -345,7 +350,7 @@ pub fn tighter_bounds_on(
                         reference = Some(gp);
                     }
                 }
-                Lever::SplitPrior | Lever::Combined => {
+                Lever::SplitPrior | Lever::Combined | Lever::SplitCatoni => {
                     let mut cfg = SplitConfig::new(eps * ys.sd);
                     cfg.fraction = SplitFraction::Menu;
                     cfg.seed = 10_000 + rep as u64;
@@ -355,7 +360,11 @@ pub fn tighter_bounds_on(
                     } else {
                         ConfidenceTerm::Maurer
                     };
-                    let fit = fit_split_prior(&train, &init, &cfg)?;
+                    let fit = if lever == Lever::SplitCatoni {
+                        fit_split_prior_catoni(&train, &init, &cfg)?
+                    } else {
+                        fit_split_prior(&train, &init, &cfg)?
+                    };
                     let xa = fit.x_scaler.transform(test.x.as_ref())?;
                     let ya = fit.y_scaler.transform(&test.y);
                     let m = fit.posterior.predict(xa.as_ref())?;
@@ -386,7 +395,7 @@ pub fn tighter_bounds_on(
 }
 
 /// Mean and standard error.
-fn mean_se(v: &[f64]) -> (f64, f64) {
+pub(crate) fn mean_se(v: &[f64]) -> (f64, f64) {
     let n = v.len() as f64;
     let m = v.iter().sum::<f64>() / n;
     if v.len() < 2 {

@@ -1,14 +1,18 @@
 //! The classifier rows of the `reproduce tighter-bounds` table (issue 15): over seeded 80/20
 //! splits of a classification set, the bound-selected Laplace certificate (the reference,
 //! `ln 9` for the choice among the nine fixed SE kernels), PAC-GPC (the same nine kernels, the
-//! sites optimised for the bound) and the data-dependent prior (fraction menu, `ln 3`): bound,
-//! train and test Gibbs error, test 0-1 error of the Bayes classifier, KL and penalty.
+//! sites optimised for the bound), the data-dependent prior (fraction menu, `ln 3`, the sites
+//! of B optimised for the bound: PAC-GPC against `P_A`) and the best combination, the split
+//! prior with Catoni's bound at a λ fixed on part A (tighter-bounds spec §1.2): bound, train
+//! and test Gibbs error, test 0-1 error of the Bayes classifier, KL and penalty; means and
+//! standard errors by [`summarise_classifiers`].
 //! Every method certifies the noise-free latent Gibbs classifier `sgn f`, probit likelihood,
 //! δ and Maurer's constant alike.
 
 use faer::MatRef;
 use serde::{Deserialize, Serialize};
 
+use crate::bounds::CatoniLambda;
 use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
 use crate::data::{train_test_split, Dataset, Standardizer};
 use crate::error::{Error, Result};
@@ -17,16 +21,18 @@ use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::loss;
 use crate::model::classifier_candidates;
-use crate::objective::gpc_split::{fit_split_prior, SplitFraction, SplitPriorConfig};
+use crate::objective::gpc_split::{fit_split_prior, SplitFraction, SplitPriorConfig, PRIOR_SCALES};
 use crate::objective::pac_gpc::{fit_pac_gpc, PacGpcConfig, PacGpcTheta};
 use crate::posterior::GaussianPosterior;
+
+use super::tighter_bounds::mean_se;
 
 /// One method on one split.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TighterClassifierRow {
     /// Data set name.
     pub dataset: String,
-    /// `laplace-bound` (reference), `pac-gpc` or `split-prior`.
+    /// `laplace-bound` (reference), `pac-gpc`, `split-prior` or `split-prior+catoni`.
     pub method: String,
     /// Seed of the 80/20 split (and of the prior's split).
     pub seed: u64,
@@ -46,6 +52,18 @@ pub struct TighterClassifierRow {
     pub penalty: f64,
     /// The split prior's fraction of part A.
     pub fraction: Option<f64>,
+    /// Catoni's λ (fixed on part A), for the Catoni rows.
+    pub lambda: Option<f64>,
+    /// The split prior's covariance scale t (1 unless chosen on A).
+    pub prior_scale: Option<f64>,
+}
+
+/// What a split-prior row records of its split.
+#[derive(Clone, Copy, Debug)]
+struct SplitInfo {
+    fraction: f64,
+    lambda: Option<f64>,
+    prior_scale: f64,
 }
 
 /// Settings of [`tighter_classifier_rows`].
@@ -58,16 +76,189 @@ pub struct TighterClassifierConfig {
     pub split_kernel: Option<Kernel>,
     /// Held-out fraction of every split.
     pub test_fraction: f64,
+    /// How the Catoni rows fix λ (`None`: no Catoni rows).
+    pub catoni: Option<CatoniLambda>,
+    /// The methods to run, by name ([`CLASSIFIER_METHODS`]).
+    pub methods: Vec<String>,
 }
 
+/// Every method of the classifier rows, the reference first: the bound-selected Laplace
+/// classifier, PAC-GPC, the split prior (kl, Maurer), the split prior with Catoni's λ fixed on
+/// A, and the same with the prior's covariance scale chosen on A from [`PRIOR_SCALES`].
+pub const CLASSIFIER_METHODS: [&str; 5] = [
+    "laplace-bound",
+    "pac-gpc",
+    "split-prior",
+    "split-prior+catoni",
+    "split-prior+catoni+scale",
+];
+
 impl Default for TighterClassifierConfig {
+    /// PAC-GPC defaults (δ = 0.01, Maurer), SE-ARD on A, 80/20 splits, Catoni's λ from A.
     fn default() -> Self {
         Self {
             pac: PacGpcConfig::default(),
             split_kernel: None,
             test_fraction: 0.2,
+            catoni: Some(CatoniLambda::FromPartA),
+            methods: CLASSIFIER_METHODS.iter().map(|m| m.to_string()).collect(),
         }
     }
+}
+
+/// The classification sets of the `reproduce tighter-bounds` table.
+pub const TIGHTER_CLASSIFIER_SETS: [&str; 2] = ["breast-cancer", "crabs"];
+
+/// Settings of the classifier rows of `reproduce tighter-bounds` (what the CLI runs and
+/// records).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TighterClassifierSettings {
+    /// Seeded 80/20 splits per set (seeds 0..reps).
+    pub reps: usize,
+    /// Confidence δ.
+    pub delta: f64,
+    /// L-BFGS iterations of every site optimisation.
+    pub max_iter: usize,
+    /// L-BFGS iterations when screening each of PAC-GPC's nine kernels.
+    pub screen_iter: usize,
+    /// How the Catoni row fixes λ.
+    pub catoni: CatoniLambda,
+}
+
+impl TighterClassifierSettings {
+    /// The issue's table: 10 splits, δ = 0.01, 500 iterations (40 to screen), λ from A.
+    pub fn full() -> Self {
+        Self {
+            reps: 10,
+            delta: 0.01,
+            max_iter: 500,
+            screen_iter: 40,
+            catoni: CatoniLambda::FromPartA,
+        }
+    }
+
+    /// Two splits, 60 iterations (8 to screen).
+    pub fn quick() -> Self {
+        Self {
+            reps: 2,
+            max_iter: 60,
+            screen_iter: 8,
+            ..Self::full()
+        }
+    }
+
+    /// The experiment's configuration.
+    pub fn config(&self) -> TighterClassifierConfig {
+        let mut pac = PacGpcConfig {
+            delta: self.delta,
+            screen_iter: self.screen_iter,
+            ..Default::default()
+        };
+        pac.lbfgs.max_iter = self.max_iter;
+        TighterClassifierConfig {
+            pac,
+            catoni: Some(self.catoni),
+            ..Default::default()
+        }
+    }
+
+    /// Split seeds `0..reps`.
+    pub fn seeds(&self) -> Vec<u64> {
+        (0..self.reps as u64).collect()
+    }
+}
+
+/// Means over the splits per (dataset, method), with standard errors.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TighterClassifierSummary {
+    /// Data set name.
+    pub dataset: String,
+    /// Method name.
+    pub method: String,
+    /// Number of splits.
+    pub reps: usize,
+    /// Mean bound.
+    pub bound: f64,
+    /// Its standard error.
+    pub bound_se: f64,
+    /// Mean of (bound / reference bound) − 1 over the splits (reference: `laplace-bound`).
+    pub rel_to_reference: f64,
+    /// Mean test Gibbs error.
+    pub test_gibbs: f64,
+    /// Its standard error.
+    pub test_gibbs_se: f64,
+    /// Mean test 0-1 error of the Bayes classifier.
+    pub test_error: f64,
+    /// Its standard error.
+    pub test_error_se: f64,
+    /// Mean training Gibbs error (on the bound's sample).
+    pub train_gibbs: f64,
+    /// Mean KL.
+    pub kl: f64,
+    /// Mean penalty.
+    pub penalty: f64,
+    /// Mean sample size of the certificate.
+    pub n_bound: f64,
+    /// Largest test Gibbs error minus bound over the splits (≤ 0 for a valid table).
+    pub worst_test_minus_bound: f64,
+}
+
+/// Name of the reference method of the classifier rows.
+pub const CLASSIFIER_REFERENCE: &str = "laplace-bound";
+
+/// Per (dataset, method): means, standard errors, the bound relative to the reference on the
+/// same split and the worst test-error excess over the bound.
+pub fn summarise_classifiers(rows: &[TighterClassifierRow]) -> Vec<TighterClassifierSummary> {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for r in rows {
+        let k = (r.dataset.clone(), r.method.clone());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    keys.into_iter()
+        .map(|(d, m)| {
+            let g: Vec<&TighterClassifierRow> = rows
+                .iter()
+                .filter(|r| r.dataset == d && r.method == m)
+                .collect();
+            let col =
+                |f: fn(&TighterClassifierRow) -> f64| g.iter().map(|r| f(r)).collect::<Vec<_>>();
+            let rel: Vec<f64> = g
+                .iter()
+                .filter_map(|r| {
+                    rows.iter()
+                        .find(|q| {
+                            q.dataset == d && q.seed == r.seed && q.method == CLASSIFIER_REFERENCE
+                        })
+                        .map(|q| r.bound / q.bound - 1.0)
+                })
+                .collect();
+            let (bound, bound_se) = mean_se(&col(|r| r.bound));
+            let (test_gibbs, test_gibbs_se) = mean_se(&col(|r| r.test_gibbs));
+            let (test_error, test_error_se) = mean_se(&col(|r| r.test_error));
+            TighterClassifierSummary {
+                dataset: d,
+                method: m,
+                reps: g.len(),
+                bound,
+                bound_se,
+                rel_to_reference: mean_se(&rel).0,
+                test_gibbs,
+                test_gibbs_se,
+                test_error,
+                test_error_se,
+                train_gibbs: mean_se(&col(|r| r.train_gibbs)).0,
+                kl: mean_se(&col(|r| r.kl)).0,
+                penalty: mean_se(&col(|r| r.penalty)).0,
+                n_bound: mean_se(&col(|r| r.n_bound as f64)).0,
+                worst_test_minus_bound: g
+                    .iter()
+                    .map(|r| r.test_gibbs - r.bound)
+                    .fold(f64::NEG_INFINITY, f64::max),
+            }
+        })
+        .collect()
 }
 
 /// A row from a certificate and the posterior's test marginals.
@@ -79,7 +270,7 @@ fn row(
     post: &GaussianPosterior,
     xt: MatRef<'_, f64>,
     yt: &[f64],
-    fraction: Option<f64>,
+    split: Option<SplitInfo>,
 ) -> Result<TighterClassifierRow> {
     let m = post.predict(xt)?;
     let loss = GibbsLoss::Classification(GibbsClassifier {
@@ -97,7 +288,9 @@ fn row(
         test_error: loss::bayes_error_classification(yt, &m, 0.0)?,
         kl: c.kl,
         penalty: c.penalty,
-        fraction,
+        fraction: split.map(|s| s.fraction),
+        lambda: split.and_then(|s| s.lambda),
+        prior_scale: split.map(|s| s.prior_scale),
     })
 }
 
@@ -139,6 +332,17 @@ pub fn tighter_classifier_rows(
     cfg: &TighterClassifierConfig,
 ) -> Result<Vec<TighterClassifierRow>> {
     crate::data::check_binary_labels(&data.y)?;
+    if let Some(bad) = cfg
+        .methods
+        .iter()
+        .find(|m| !CLASSIFIER_METHODS.contains(&m.as_str()))
+    {
+        return Err(Error::Unsupported(format!(
+            "unknown classifier method '{bad}' (use {})",
+            CLASSIFIER_METHODS.join(", ")
+        )));
+    }
+    let runs = |m: &str| cfg.methods.iter().any(|x| x == m);
     let lik = Likelihood::probit();
     let classifier = GibbsClassifier::latent(&lik);
     let mut rows = Vec::new();
@@ -151,50 +355,77 @@ pub fn tighter_classifier_rows(
             scaler.transform(train.x.as_ref())?,
             scaler.transform(test.x.as_ref())?,
         );
-        let (post, c) = laplace_reference(x.as_ref(), &train.y, &lik, &cfg.pac)?;
-        rows.push(row(
-            name,
-            "laplace-bound",
-            seed,
-            &c,
-            &post,
-            xt.as_ref(),
-            &test.y,
-            None,
-        )?);
-        let theta = PacGpcTheta::Candidates(classifier_candidates(x.ncols()));
-        let fit = fit_pac_gpc(&theta, &lik, x.as_ref(), &train.y, classifier, &cfg.pac)?;
-        rows.push(row(
-            name,
-            "pac-gpc",
-            seed,
-            &fit.certificate,
-            &fit.posterior,
-            xt.as_ref(),
-            &test.y,
-            None,
-        )?);
+        if runs("laplace-bound") {
+            let (post, c) = laplace_reference(x.as_ref(), &train.y, &lik, &cfg.pac)?;
+            let r = row(
+                name,
+                "laplace-bound",
+                seed,
+                &c,
+                &post,
+                xt.as_ref(),
+                &test.y,
+                None,
+            )?;
+            rows.push(r);
+        }
+        if runs("pac-gpc") {
+            let theta = PacGpcTheta::Candidates(classifier_candidates(x.ncols()));
+            let fit = fit_pac_gpc(&theta, &lik, x.as_ref(), &train.y, classifier, &cfg.pac)?;
+            let (c, post) = (&fit.certificate, &fit.posterior);
+            rows.push(row(
+                name,
+                "pac-gpc",
+                seed,
+                c,
+                post,
+                xt.as_ref(),
+                &test.y,
+                None,
+            )?);
+        }
         // The split prior standardises on its own part A.
         let kernel = cfg
             .split_kernel
             .clone()
             .unwrap_or_else(|| Kernel::se_ard(&vec![1.0; data.d()], 1.0));
-        let split_cfg = SplitPriorConfig {
+        let base = SplitPriorConfig {
             bound: cfg.pac.clone(),
             ..SplitPriorConfig::new(SplitFraction::Menu, seed)
         };
-        let s = fit_split_prior(&kernel, &lik, &train, classifier, &split_cfg)?;
-        let xs = s.x_scaler.transform(test.x.as_ref())?;
-        rows.push(row(
-            name,
-            "split-prior",
-            seed,
-            &s.certificate,
-            &s.posterior,
-            xs.as_ref(),
-            &test.y,
-            Some(s.fraction),
-        )?);
+        let mut variants = vec![("split-prior", base.clone())];
+        if let Some(c) = cfg.catoni {
+            let catoni = SplitPriorConfig {
+                catoni: Some(c),
+                ..base.clone()
+            };
+            let scaled = SplitPriorConfig {
+                prior_scales: PRIOR_SCALES.to_vec(),
+                ..catoni.clone()
+            };
+            variants.push(("split-prior+catoni", catoni));
+            variants.push(("split-prior+catoni+scale", scaled));
+        }
+        for (method, split_cfg) in variants.into_iter().filter(|v| runs(v.0)) {
+            let s = fit_split_prior(&kernel, &lik, &train, classifier, &split_cfg)?;
+            let xs = s.x_scaler.transform(test.x.as_ref())?;
+            let split = Some(SplitInfo {
+                fraction: s.fraction,
+                lambda: s.lambda,
+                prior_scale: s.prior_scale,
+            });
+            let (c, post) = (&s.certificate, &s.posterior);
+            rows.push(row(
+                name,
+                method,
+                seed,
+                c,
+                post,
+                xs.as_ref(),
+                &test.y,
+                split,
+            )?);
+        }
     }
     Ok(rows)
 }

@@ -11,18 +11,24 @@
 //! [`crate::objective::pac_gpc`]). The sites start at the Laplace posterior of B under that prior
 //! (Newton with a non-zero prior mean) and are optimised for the bound (PAC-GPC against `P_A`).
 //! θ is free (chosen on A); a fraction fixed in advance costs nothing, the best of the menu
-//! {0.3, 0.5, 0.7} costs `ln 3`.
+//! {0.3, 0.5, 0.7} costs `ln 3`. With [`SplitPriorConfig::catoni`] the inequality is Catoni's
+//! (tighter-bounds spec §1.2) at a λ fixed without B: given, the best of a grid fixed in advance
+//! (`ln 5`), or estimated on A alone (a nested split of A: `P_{A₁}` with θ_A, the sites of A₂
+//! optimised against it, λ optimal for A₂'s Gibbs error and `(KL + penalty + ln(1/δ))/N_B`).
 //!
 //! Q is returned as the shared [`GaussianPosterior`] with basis `A ∪ B`: the prior GP times the
 //! Laplace sites of A and the sites of B, whose marginals on B are those of q.
 
 use faer::{Mat, MatRef};
 
+use crate::bounds::{
+    catoni_optimal_lambda, complexity, BoundKind, CatoniLambda, ConfidenceTerm, CATONI_GRID,
+};
 use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
 use crate::data::{permutation, Dataset, Standardizer};
 use crate::error::{Error, Result};
 use crate::inference::evidence::{fit_laplace_ml2, ClassifierMlConfig};
-use crate::inference::laplace::LaplaceConfig;
+use crate::inference::laplace::{laplace, LaplaceConfig};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::linalg::{self, Cholesky, JitterPolicy};
@@ -47,7 +53,16 @@ pub struct SplitPriorConfig {
     pub bound: PacGpcConfig,
     /// ML-II on A.
     pub ml: ClassifierMlConfig,
+    /// Catoni's bound with λ fixed without B instead of the kl bound of `bound.term`.
+    pub catoni: Option<CatoniLambda>,
+    /// Scales t of the prior's covariance (`P_A = GP(μ_A, t·k_A)`, any t is a prior fixed
+    /// by A); with more than one, the nested split of A picks the one whose estimated
+    /// certificate is lowest (no charge). Default `[1.0]`.
+    pub prior_scales: Vec<f64>,
 }
+
+/// The prior-scale menu of the `split-prior+catoni+scale` row: t ∈ {1, ½, ¼, ⅛, 1/16}.
+pub const PRIOR_SCALES: [f64; 5] = [1.0, 0.5, 0.25, 0.125, 0.0625];
 
 impl SplitPriorConfig {
     /// The menu of fractions, seed 0, sites optimised, the PAC-GPC defaults (δ = 0.01).
@@ -58,6 +73,8 @@ impl SplitPriorConfig {
             optimise_sites: true,
             bound: PacGpcConfig::default(),
             ml: ClassifierMlConfig::default(),
+            catoni: None,
+            prior_scales: vec![1.0],
         }
     }
 }
@@ -79,6 +96,10 @@ pub struct SplitPriorFit {
     pub part_a: Vec<usize>,
     /// Row indices of part B (the bound's sample).
     pub part_b: Vec<usize>,
+    /// Catoni's λ of the certificate, if Catoni's bound was used.
+    pub lambda: Option<f64>,
+    /// The scale t of the prior's covariance.
+    pub prior_scale: f64,
 }
 
 /// `P_A` on the rows of `xb`: its mean and covariance there, and what Q's joint form needs.
@@ -257,16 +278,14 @@ fn certificate_on_b(
     marginals: &Marginals,
     yb: &[f64],
     classifier: GibbsClassifier,
-    cfg: &PacGpcConfig,
-    choices: &[PenaltyTerm],
+    spec: &CertificateSpec,
 ) -> Result<Certificate> {
-    let spec = CertificateSpec::new(cfg.delta, cfg.term, choices.to_vec());
     Certificate::from_marginals(
         e.kl,
         marginals,
         yb,
         &GibbsLoss::Classification(classifier),
-        &spec,
+        spec,
     )
 }
 
@@ -298,8 +317,29 @@ fn fit_fraction(
         x_scaler.transform(b.x.as_ref())?,
     );
     let ml = fit_laplace_ml2(kernel_init, lik, xa.as_ref(), &a.y, &cfg.ml)?;
-    let from_a = prior_from_a(ml.fit.posterior, xb.as_ref())?;
-    let choices = vec![
+    let nested = if cfg.prior_scales.len() > 1 || cfg.catoni == Some(CatoniLambda::FromPartA) {
+        let part_a_data = (&xa, a.y.as_slice(), lik);
+        let kernel_a = &ml.fit.posterior.kernel;
+        let nats = menu_choice.nats;
+        Some(nested_estimate(
+            cfg,
+            kernel_a,
+            part_a_data,
+            classifier,
+            n - na,
+            nats,
+        )?)
+    } else {
+        None
+    };
+    let scale = match &nested {
+        Some(e) => e.scale,
+        None => *cfg.prior_scales.first().ok_or(Error::Empty {
+            what: "prior scales",
+        })?,
+    };
+    let from_a = prior_from_a(scaled_prior(&ml.fit.posterior, scale)?, xb.as_ref())?;
+    let mut choices = vec![
         menu_choice.clone(),
         PenaltyTerm {
             what: format!(
@@ -309,31 +349,50 @@ fn fit_fraction(
             nats: 0.0,
         },
     ];
-    let bound = BoundSpec {
-        delta: cfg.bound.delta,
-        term: cfg.bound.term,
-        penalty: menu_choice.nats,
-        kind: cfg.bound.kind,
-    };
+    if cfg.prior_scales.len() > 1 {
+        choices.push(PenaltyTerm {
+            what: format!("prior covariance scale t = {scale} chosen on a nested split of part A"),
+            nats: 0.0,
+        });
+    }
+    let lambdas = catoni_lambdas(cfg, nested.as_ref())?;
     let start = laplace_with_prior_mean(&from_a.prior, lik, &b.y, &cfg.bound.laplace)?;
-    let certify = |sites: &SiteParams| -> Result<(GaussianPosterior, Certificate)> {
+    let certify = |sites: &SiteParams, lambda: &LambdaChoice| {
+        let mut all = choices.clone();
+        all.extend(lambda.choice.clone());
+        let spec = CertificateSpec::new(cfg.bound.delta, lambda.term, all);
         let e = SiteEvaluation::new(&from_a.prior, sites)?;
         let q = joint_posterior(&from_a, xb.as_ref(), sites)?;
         let m = q.predict(xb.as_ref())?;
-        let c = certificate_on_b(&e, &m, &b.y, classifier, &cfg.bound, &choices)?;
-        Ok((q, c))
+        let c = certificate_on_b(&e, &m, &b.y, classifier, &spec)?;
+        Ok::<_, Error>((q, c))
     };
-    let (q_lap, laplace_certificate) = certify(&start)?;
+    let optimise = |lambda: &LambdaChoice, from: &SiteParams| {
+        let bound = BoundSpec {
+            delta: cfg.bound.delta,
+            term: lambda.term,
+            penalty: menu_choice.nats + lambda.nats(),
+            kind: cfg.bound.kind,
+        };
+        let prior = from_a.prior.clone();
+        optimise_sites(prior, &b.y, classifier, bound, from, &cfg.bound.lbfgs).map(|r| r.0)
+    };
+    // The middle λ's sites; with a grid, every λ is scored on them and the best re-optimised.
+    let mut lambda = lambdas[lambdas.len() / 2].clone();
+    let (q_lap, laplace_certificate) = certify(&start, &lambda)?;
     let (posterior, certificate) = if cfg.optimise_sites {
-        let (sites, _) = optimise_sites(
-            from_a.prior.clone(),
-            &b.y,
-            classifier,
-            bound,
-            &start,
-            &cfg.bound.lbfgs,
-        )?;
-        certify(&sites)?
+        let mut sites = optimise(&lambda, &start)?;
+        if lambdas.len() > 1 {
+            let mut best = certify(&sites, &lambda)?.1.bound;
+            for l in &lambdas {
+                let b = certify(&sites, l)?.1.bound;
+                if b < best {
+                    (best, lambda) = (b, l.clone());
+                }
+            }
+            sites = optimise(&lambda, &sites)?;
+        }
+        certify(&sites, &lambda)?
     } else {
         (q_lap, laplace_certificate.clone())
     };
@@ -345,6 +404,172 @@ fn fit_fraction(
         fraction,
         part_a,
         part_b,
+        lambda: lambda.term.catoni_lambda(),
+        prior_scale: scale,
+    })
+}
+
+/// `P_A` with its covariance scaled by t: `GP(μ_A, t·k_A)` is the posterior of the prior
+/// `t·k` under the sites of A at precisions `π_A/t` with mean weights `α_A/t`
+/// (`t k − t²k_A·(tK_AA + tΠ⁻¹)⁻¹k_·A = t·k_A`); `B = I + Π½KΠ½` is unchanged.
+pub fn scaled_prior(post: &GaussianPosterior, t: f64) -> Result<GaussianPosterior> {
+    if !(t > 0.0 && t.is_finite()) {
+        return Err(Error::InvalidParameter {
+            name: "prior covariance scale",
+            value: t,
+            reason: "must be positive and finite",
+        });
+    }
+    if t == 1.0 {
+        return Ok(post.clone());
+    }
+    let Covariance::Sites { sqrt_pi, chol_b } = &post.cov else {
+        return Err(Error::Unsupported("P_A must be in site form".into()));
+    };
+    Ok(GaussianPosterior {
+        kernel: Kernel::Scale {
+            ln_variance: t.ln(),
+            inner: Box::new(post.kernel.clone()),
+        },
+        basis: post.basis.clone(),
+        alpha: post.alpha.iter().map(|a| a / t).collect(),
+        cov: Covariance::Sites {
+            sqrt_pi: sqrt_pi.iter().map(|s| s / t.sqrt()).collect(),
+            chol_b: chol_b.clone(),
+        },
+    })
+}
+
+/// One candidate inequality: the confidence term (Catoni's with its λ, or the configured
+/// one) and the price of choosing λ.
+#[derive(Clone, Debug)]
+struct LambdaChoice {
+    term: ConfidenceTerm,
+    choice: Option<PenaltyTerm>,
+}
+
+impl LambdaChoice {
+    fn nats(&self) -> f64 {
+        self.choice.as_ref().map_or(0.0, |c| c.nats)
+    }
+}
+
+/// The candidate inequalities of [`SplitPriorConfig::catoni`], every λ fixed without part B
+/// (`nested`: the estimate of part A, needed for [`CatoniLambda::FromPartA`]).
+fn catoni_lambdas(
+    cfg: &SplitPriorConfig,
+    nested: Option<&NestedEstimate>,
+) -> Result<Vec<LambdaChoice>> {
+    let catoni = |lambda: f64, choice: PenaltyTerm| LambdaChoice {
+        term: ConfidenceTerm::Catoni { lambda },
+        choice: Some(choice),
+    };
+    Ok(match cfg.catoni {
+        None => vec![LambdaChoice {
+            term: cfg.bound.term,
+            choice: None,
+        }],
+        Some(CatoniLambda::Fixed(l)) => vec![catoni(
+            l,
+            PenaltyTerm {
+                what: format!("Catoni λ = {l} fixed in advance"),
+                nats: 0.0,
+            },
+        )],
+        Some(CatoniLambda::Grid) => {
+            let price =
+                PenaltyTerm::candidates(CATONI_GRID.len(), "Catoni λ (geometric in [0.3, 3])");
+            CATONI_GRID
+                .iter()
+                .map(|&l| catoni(l, price.clone()))
+                .collect()
+        }
+        Some(CatoniLambda::FromPartA) => {
+            let l = nested
+                .ok_or(Error::Empty {
+                    what: "nested split of part A",
+                })?
+                .lambda();
+            vec![catoni(
+                l,
+                PenaltyTerm {
+                    what: format!("Catoni λ = {l:.4} estimated on a nested split of part A"),
+                    nats: 0.0,
+                },
+            )]
+        }
+    })
+}
+
+/// What a nested split of part A predicts for part B's certificate: A₂'s Gibbs error and the
+/// complexity `(KL + penalty + ln(1/δ))/N_B` of its sites against `P_{A₁}` at prior scale t.
+#[derive(Clone, Copy, Debug)]
+struct NestedEstimate {
+    scale: f64,
+    risk: f64,
+    complexity: f64,
+}
+
+impl NestedEstimate {
+    /// The estimated certificate at Catoni's best λ, `kl⁻¹(q, c)` (spec §1.2).
+    fn bound(&self) -> f64 {
+        crate::special::kl_inverse(self.risk, self.complexity)
+    }
+
+    /// [`catoni_optimal_lambda`] of the estimate, kept in [0.1, 10].
+    fn lambda(&self) -> f64 {
+        catoni_optimal_lambda(self.risk, self.complexity).clamp(0.1, 10.0)
+    }
+}
+
+/// Part A alone predicts B's certificate: split A by a seeded permutation into halves A₁, A₂;
+/// for each prior scale t of [`SplitPriorConfig::prior_scales`], the Laplace posterior of A₁ at
+/// θ_A scaled by t is the prior of A₂, whose sites are optimised for the kl bound as B's will
+/// be; the scale with the lowest estimated certificate wins.
+fn nested_estimate(
+    cfg: &SplitPriorConfig,
+    kernel_a: &Kernel,
+    (xa, ya, lik): (&Mat<f64>, &[f64], &Likelihood),
+    classifier: GibbsClassifier,
+    n_b: usize,
+    penalty: f64,
+) -> Result<NestedEstimate> {
+    let a = Dataset::new(xa.clone(), ya.to_vec())?;
+    let perm = permutation(a.n(), cfg.seed.wrapping_add(0x9e37_79b9));
+    let (a1, a2) = (a.subset(&perm[..a.n() / 2]), a.subset(&perm[a.n() / 2..]));
+    crate::data::check_binary_labels(&a1.y)?;
+    let post1 = laplace(kernel_a, lik, a1.x.as_ref(), &a1.y, &cfg.bound.laplace)?.posterior;
+    let bound = BoundSpec {
+        delta: cfg.bound.delta,
+        term: ConfidenceTerm::Sharp,
+        penalty,
+        kind: BoundKind::Kl,
+    };
+    let mut best: Option<NestedEstimate> = None;
+    for &scale in &cfg.prior_scales {
+        let from1 = prior_from_a(scaled_prior(&post1, scale)?, a2.x.as_ref())?;
+        let start = laplace_with_prior_mean(&from1.prior, lik, &a2.y, &cfg.bound.laplace)?;
+        let prior = from1.prior.clone();
+        let lbfgs = &cfg.bound.lbfgs;
+        let (sites, _) = optimise_sites(prior, &a2.y, classifier, bound, &start, lbfgs)?;
+        let e = SiteEvaluation::new(&from1.prior, &sites)?;
+        let est = NestedEstimate {
+            scale,
+            risk: GibbsLoss::Classification(classifier).empirical_risk(&a2.y, &e.marginals)?,
+            complexity: complexity(
+                e.kl,
+                n_b,
+                cfg.bound.delta,
+                penalty,
+                ConfidenceTerm::Catoni { lambda: 1.0 },
+            ),
+        };
+        if best.as_ref().is_none_or(|b| est.bound() < b.bound()) {
+            best = Some(est);
+        }
+    }
+    best.ok_or(Error::Empty {
+        what: "prior scales",
     })
 }
 
@@ -404,6 +629,78 @@ mod tests {
             })
             .collect();
         Dataset::new(x, y).unwrap()
+    }
+
+    /// Catoni's λ "from part A" does not depend on part B: flipping B's labels leaves it
+    /// unchanged. The certificate is Catoni's closed form at that λ with `ln(1/δ)` and no
+    /// charge; the grid picks one of its five λ and charges `ln 5`.
+    #[test]
+    fn catoni_lambda_from_part_a_ignores_part_b() {
+        let d = toy(60);
+        let lik = Likelihood::probit();
+        let c = GibbsClassifier::latent(&lik);
+        let mut cfg = SplitPriorConfig::new(SplitFraction::Fixed(0.5), 3);
+        cfg.bound.lbfgs.max_iter = 40;
+        cfg.catoni = Some(CatoniLambda::FromPartA);
+        let k = Kernel::se_iso(1.0, 1.0);
+        let fit = fit_split_prior(&k, &lik, &d, c, &cfg).unwrap();
+        let lambda = fit.lambda.expect("Catoni's λ");
+        let mut flipped = d.clone();
+        for &i in &fit.part_b {
+            flipped.y[i] = -flipped.y[i];
+        }
+        let again = fit_split_prior(&k, &lik, &flipped, c, &cfg).unwrap();
+        assert_eq!(again.part_b, fit.part_b);
+        assert_eq!(again.lambda, Some(lambda));
+        let cert = &fit.certificate;
+        assert_eq!(cert.penalty, 0.0);
+        assert_eq!(cert.confidence_term, ConfidenceTerm::Catoni { lambda });
+        let cx = (cert.kl + 100f64.ln()) / cert.n as f64;
+        let want = crate::bounds::catoni_bound(cert.empirical_risk, cx, lambda);
+        assert!(
+            (cert.bound - want).abs() < 1e-14,
+            "{} vs {want}",
+            cert.bound
+        );
+        cfg.catoni = Some(CatoniLambda::Grid);
+        let g = fit_split_prior(&k, &lik, &d, c, &cfg).unwrap();
+        assert!(CATONI_GRID.contains(&g.lambda.unwrap()));
+        assert!((g.certificate.penalty - 5f64.ln()).abs() < 1e-12);
+    }
+
+    /// The scaled prior `GP(μ_A, t·k_A)`: at new inputs its mean is `P_A`'s and its
+    /// covariance t times `P_A`'s; the nested split picks a scale of the menu.
+    #[test]
+    fn scaled_prior_scales_the_covariance_only() {
+        let d = toy(30);
+        let xs = d.subset(&(0..10).collect::<Vec<_>>());
+        let lik = Likelihood::probit();
+        let fit = laplace(
+            &Kernel::se_iso(0.9, 1.5),
+            &lik,
+            d.x.as_ref(),
+            &d.y,
+            &Default::default(),
+        )
+        .unwrap();
+        let base = prior_from_a(fit.posterior.clone(), xs.x.as_ref()).unwrap();
+        let t = 0.3;
+        let scaled = prior_from_a(scaled_prior(&fit.posterior, t).unwrap(), xs.x.as_ref()).unwrap();
+        for i in 0..10 {
+            assert!((scaled.prior.mean[i] - base.prior.mean[i]).abs() < 1e-10);
+            for j in 0..10 {
+                let want = t * base.prior.cov[(i, j)];
+                assert!((scaled.prior.cov[(i, j)] - want).abs() < 1e-10);
+            }
+        }
+        assert!(scaled_prior(&fit.posterior, 0.0).is_err());
+        let mut cfg = SplitPriorConfig::new(SplitFraction::Fixed(0.5), 1);
+        cfg.bound.lbfgs.max_iter = 30;
+        cfg.prior_scales = PRIOR_SCALES.to_vec();
+        let c = GibbsClassifier::latent(&lik);
+        let s = fit_split_prior(&Kernel::se_iso(1.0, 1.0), &lik, &toy(60), c, &cfg).unwrap();
+        assert!(PRIOR_SCALES.contains(&s.prior_scale));
+        assert_eq!(s.certificate.penalty, 0.0);
     }
 
     /// With a zero prior mean, Newton with the offset is plain Laplace; with a non-zero one

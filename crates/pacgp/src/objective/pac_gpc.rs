@@ -31,7 +31,7 @@
 use faer::{Mat, MatRef};
 use serde::{Deserialize, Serialize};
 
-use crate::bounds::{bound_with_partials, complexity, BoundKind, ConfidenceTerm, HyperGrid};
+use crate::bounds::{bound_and_partials, complexity, BoundKind, ConfidenceTerm, HyperGrid};
 use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
 use crate::error::{Error, Result};
 use crate::inference::laplace::{laplace, LaplaceConfig};
@@ -468,7 +468,7 @@ impl Objective for PacGpcObjective<'_> {
         let eta = self.round_off;
         let kl = e.kl + 0.5 * eta * linalg::dot(&sites.alpha, &sites.alpha);
         let c = complexity(kl, n, b.delta, b.penalty, b.term);
-        let (value, d_q, d_c) = bound_with_partials(risk, c, b.kind);
+        let (value, d_q, d_c) = bound_and_partials(risk, c, b.kind, b.term);
         let (wq, wc) = (d_q / nf, d_c / nf);
         let k0 = &prior.cov;
         let pi: Vec<f64> = e.sqrt_pi.iter().map(|s| s * s).collect();
@@ -836,8 +836,8 @@ mod tests {
         p
     }
 
-    /// The analytic gradient in θ, α and ln π (latent and noisy classifiers) matches central
-    /// differences.
+    /// The analytic gradient in θ, α and ln π (latent and noisy classifiers, kl and Catoni
+    /// bounds) matches central differences.
     #[test]
     fn gradient_matches_central_differences() {
         let (x, y) = toy(14);
@@ -852,17 +852,24 @@ mod tests {
                 noise_slope: Some(1.5),
             },
         ] {
-            let obj = PacGpcObjective::with_kernel(&k, x.as_ref(), &y, classifier, spec()).unwrap();
-            let p = start(14);
-            let (_, g) = obj.value_and_gradient(&p).unwrap();
-            assert_gradient_close(
-                |q| obj.value(q).unwrap(),
-                &p,
-                &g,
-                1e-6,
-                Tolerance::mixed(1e-6),
-                "PAC-GPC",
-            );
+            // The kl bound and Catoni's (λ = 2) alike.
+            for term in [
+                ConfidenceTerm::Maurer,
+                ConfidenceTerm::Catoni { lambda: 2.0 },
+            ] {
+                let b = BoundSpec { term, ..spec() };
+                let obj = PacGpcObjective::with_kernel(&k, x.as_ref(), &y, classifier, b).unwrap();
+                let p = start(14);
+                let (_, g) = obj.value_and_gradient(&p).unwrap();
+                assert_gradient_close(
+                    |q| obj.value(q).unwrap(),
+                    &p,
+                    &g,
+                    1e-6,
+                    Tolerance::mixed(1e-6),
+                    "PAC-GPC",
+                );
+            }
         }
     }
 

@@ -18,7 +18,7 @@
 use faer::{Mat, MatRef};
 use serde::{Deserialize, Serialize};
 
-use crate::bounds::{BoundKind, ConfidenceTerm};
+use crate::bounds::{BoundKind, ConfidenceTerm, CATONI_GRID};
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
 use crate::data::{permutation, Dataset, Standardizer, TargetScaler};
 use crate::error::{Error, Result};
@@ -343,7 +343,8 @@ impl Objective for SplitBoundObjective<'_> {
         }
         let kl = q.kl.max(0.0);
         let c = crate::bounds::complexity(kl, n, self.delta, self.penalty, self.term);
-        let (value, d_q, d_c) = crate::bounds::bound_with_partials(risk, c, BoundKind::Kl);
+        let (value, d_q, d_c) =
+            crate::bounds::bound_and_partials(risk, c, BoundKind::Kl, self.term);
         let tr: f64 = (0..n).map(|i| q.cv_inv[(i, i)]).sum();
         let tr2: f64 = cv2_diag.iter().sum();
         // ∂KL/∂σ_m² = −αᵀα + σ_m² αᵀβ; ∂KL/∂σ_v² = ½[(s + 1) tr C_v⁻¹ − s σ_v² tr C_v⁻² − N/σ_v²];
@@ -629,13 +630,16 @@ impl SplitFit {
 }
 
 /// Fit the data-dependent prior model for one fraction on raw (unscaled) data, `menu` being
-/// the number of fractions the bound chooses among (its `ln menu` is charged).
+/// the number of fractions the bound chooses among (its `ln menu` is charged); with
+/// `catoni_grid`, Catoni's bound at the best λ of [`CATONI_GRID`] (`ln 5` more) instead of
+/// `cfg.term`.
 fn fit_fraction(
     train: &Dataset,
     kernel_init: &Kernel,
     fraction: f64,
     menu: usize,
     cfg: &SplitConfig,
+    catoni_grid: bool,
 ) -> Result<SplitFit> {
     let (a, b) = split_rows(train, fraction, cfg.seed)?;
     let (part_a, part_b) = (train.subset(&a), train.subset(&b));
@@ -661,10 +665,40 @@ fn fit_fraction(
         },
         term: cfg.term,
     };
-    let choices = record.choices(a.len(), train.n());
-    let spec = CertificateSpec::new(cfg.delta, cfg.term, choices);
-    let obj = SplitBoundObjective::new(&prior_b, &y_b, loss, cfg.delta, spec.penalty(), cfg.term);
-    let params = minimise_split_bound(&obj, prior.noise_a, cfg.unit_scale)?;
+    let mut choices = record.choices(a.len(), train.n());
+    let terms: Vec<ConfidenceTerm> = if catoni_grid {
+        choices.push(PenaltyTerm::candidates(
+            CATONI_GRID.len(),
+            "Catoni λ (geometric in [0.3, 3])",
+        ));
+        CATONI_GRID
+            .iter()
+            .map(|&lambda| ConfidenceTerm::Catoni { lambda })
+            .collect()
+    } else {
+        vec![cfg.term]
+    };
+    let spec_of = |term| CertificateSpec::new(cfg.delta, term, choices.clone());
+    let obj_of = |term| {
+        let penalty = spec_of(term).penalty();
+        SplitBoundObjective::new(&prior_b, &y_b, loss, cfg.delta, penalty, term)
+    };
+    // The middle term from two starts; with the grid, every λ scored there, the best refined.
+    let mut term = terms[terms.len() / 2];
+    let two_starts = [prior.noise_a.ln(), 0.0].map(|l| [l, l, 0.0]);
+    let mut params = minimise_split_bound(&obj_of(term), &two_starts, cfg.unit_scale)?;
+    if terms.len() > 1 {
+        let ln = params.to_ln();
+        let mut best = f64::INFINITY;
+        for &t in &terms {
+            let v = obj_of(t).value(&ln)?;
+            if v < best {
+                (best, term) = (v, t);
+            }
+        }
+        params = minimise_split_bound(&obj_of(term), &[[ln[0], ln[1], ln[2]]], cfg.unit_scale)?;
+    }
+    let spec = spec_of(term);
     let posterior = SplitPosterior::new(prior, x_b, y_b, params)?;
     let certificate = Certificate::from_marginals(
         posterior.kl(),
@@ -685,10 +719,11 @@ fn fit_fraction(
     })
 }
 
-/// Minimise the B-bound over Q's free parameters from two starts (σ² = σ_A² and σ² = 1, s = 1).
+/// Minimise the B-bound over Q's free parameters `[ln σ_m², ln σ_v², ln s]` from each start
+/// (σ² = σ_A² and σ² = 1, s = 1 for a fresh fit); the lowest wins.
 fn minimise_split_bound(
     obj: &SplitBoundObjective<'_>,
-    noise_a: f64,
+    starts: &[[f64; 3]],
     unit_scale: bool,
 ) -> Result<SplitPosteriorParams> {
     let ln_s = if unit_scale {
@@ -702,14 +737,15 @@ fn minimise_split_bound(
         ..Default::default()
     };
     let mut best: Option<(f64, Vec<f64>)> = None;
-    for s2 in [noise_a, 1.0] {
-        let x0 = [s2.ln(), s2.ln(), 0.0];
-        let m = optim::drive(obj, &x0, bounds.clone(), &lbfgs, &Restarts::default(), None)?;
+    for x0 in starts {
+        let m = optim::drive(obj, x0, bounds.clone(), &lbfgs, &Restarts::default(), None)?;
         if best.as_ref().is_none_or(|(v, _)| m.report.value < *v) {
             best = Some((m.report.value, m.params));
         }
     }
-    let (_, p) = best.expect("two starts were run");
+    let (_, p) = best.ok_or(Error::Empty {
+        what: "starts of the split-prior bound",
+    })?;
     Ok(SplitPosteriorParams::from_ln(&p))
 }
 
@@ -722,11 +758,32 @@ pub fn fit_split_prior(
     kernel_init: &Kernel,
     cfg: &SplitConfig,
 ) -> Result<SplitFit> {
+    fit_fractions(train, kernel_init, cfg, false)
+}
+
+/// [`fit_split_prior`] certified with Catoni's bound (spec §1.2, §3.4) at the best λ of
+/// [`CATONI_GRID`], a grid fixed in advance charged `ln 5` on top of the fraction menu's
+/// `ln 3` (`cfg.term` is unused: Catoni's confidence term is `ln(1/δ)`).
+pub fn fit_split_prior_catoni(
+    train: &Dataset,
+    kernel_init: &Kernel,
+    cfg: &SplitConfig,
+) -> Result<SplitFit> {
+    fit_fractions(train, kernel_init, cfg, true)
+}
+
+/// Every candidate fraction; the lowest certificate wins.
+fn fit_fractions(
+    train: &Dataset,
+    kernel_init: &Kernel,
+    cfg: &SplitConfig,
+    catoni_grid: bool,
+) -> Result<SplitFit> {
     let fractions = cfg.fraction.candidates()?;
     let menu = fractions.len();
     let mut best: Option<SplitFit> = None;
     for f in fractions {
-        let fit = fit_fraction(train, kernel_init, f, menu, cfg)?;
+        let fit = fit_fraction(train, kernel_init, f, menu, cfg, catoni_grid)?;
         if best
             .as_ref()
             .is_none_or(|b| fit.certificate.bound < b.certificate.bound)
@@ -748,4 +805,44 @@ pub fn dense_gaussian_kl(m: &[f64], s: &Mat<f64>, mu: &[f64], k: &Mat<f64>) -> R
     lk.solve_lower_in_place(v.as_mut());
     let tr: f64 = linalg::col_sq_norms(&v).iter().sum();
     Ok(0.5 * (tr + linalg::dot(&d, &kd) - m.len() as f64 + lk.ln_det() - ls.ln_det()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bounds::{catoni_bound, complexity};
+    use crate::special::kl_inverse;
+
+    fn toy(n: usize) -> Dataset {
+        let x = Mat::from_fn(n, 1, |i, _| ((i * 37) % n) as f64 / n as f64 * 6.0 - 3.0);
+        let y = (0..n)
+            .map(|i| x[(i, 0)].sin() + 0.2 * (((i * 13) % 7) as f64 - 3.0) / 3.0)
+            .collect();
+        Dataset::new(x, y).unwrap()
+    }
+
+    /// The Catoni lever's certificate is Catoni's closed form at a λ of the grid, with the
+    /// menu's `ln 3` and the grid's `ln 5` charged and `ln(1/δ)` as the confidence term; it is
+    /// never below `kl⁻¹` of the same complexity (the λ-optimum, spec §1.2).
+    #[test]
+    fn catoni_split_certificate_is_the_closed_form_at_a_grid_lambda() {
+        let data = toy(80);
+        let cfg = SplitConfig::new(0.3);
+        let fit = fit_split_prior_catoni(&data, &Kernel::se_iso(1.0, 1.0), &cfg).unwrap();
+        let c = &fit.certificate;
+        let lambda = c.confidence_term.catoni_lambda().expect("Catoni's term");
+        assert!(CATONI_GRID.contains(&lambda));
+        assert!((c.penalty - 15f64.ln()).abs() < 1e-12, "{}", c.penalty);
+        assert_eq!(c.n, fit.n_b());
+        let cx = complexity(c.kl, c.n, 0.01, c.penalty, c.confidence_term);
+        assert!((cx - (c.kl + 15f64.ln() + 100f64.ln()) / c.n as f64).abs() < 1e-14);
+        assert!((c.bound - catoni_bound(c.empirical_risk, cx, lambda)).abs() < 1e-14);
+        assert!(c.bound >= kl_inverse(c.empirical_risk, cx) - 1e-12);
+        assert!(c.bound < 1.0);
+        // Q's own marginals on B give the certificate's risk.
+        let l = RegressionLoss::new_epsilon_band(fit.y_scaler.scale_length(0.3)).unwrap();
+        let m = fit.posterior.predict(fit.posterior.x_b.as_ref()).unwrap();
+        let r = crate::loss::gibbs_risk_regression(&fit.posterior.y_b, &m, &l).unwrap();
+        assert!((r - c.empirical_risk).abs() < 1e-9);
+    }
 }
