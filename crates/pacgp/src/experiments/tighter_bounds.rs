@@ -25,7 +25,7 @@ use crate::objective::pac_sgp::{fit_pac_sgp_with, PacSgpFit, PacSgpSettings};
 use crate::objective::pac_sgp_hetero::free_point_noise;
 use crate::posterior::{GaussianPosterior, Marginals};
 use crate::prior::split::{fit_split_prior, SplitConfig, SplitFraction};
-use crate::prior::split_sparse::fit_sparse_split_prior;
+use crate::prior::split_sparse::{fit_sparse_split_prior_with, SparseSplitFamily};
 use crate::prior::{BoundLevers, HyperPrior};
 use crate::regression::sparse::InducingInit;
 
@@ -53,6 +53,9 @@ pub enum Lever {
     /// on full rows, PAC-SGP's (`objective::pac_sgp_hetero`, Z re-optimised too) on sparse
     /// rows; the reference's penalty and constant.
     Heteroscedastic,
+    /// The sparse split prior with a separate noise σ_m² for Q's mean (spec §3.2's decoupled
+    /// σ_m², σ_v², sparse form): Q's mean may follow part B further than its covariance.
+    SparseSplitMeanNoise,
 }
 
 /// Inducing inputs of the sparse split prior's lever.
@@ -81,6 +84,7 @@ impl Lever {
             Lever::Combined => "split-prior+sharp-xi",
             Lever::SparseSplitPrior => "sparse-split-prior+sharp-xi",
             Lever::Heteroscedastic => "hetero-noise",
+            Lever::SparseSplitMeanNoise => "sparse-split-prior+mean-noise",
         }
     }
 
@@ -92,6 +96,7 @@ impl Lever {
             Lever::SharpConstant,
             Lever::HyperPrior,
             Lever::SparseSplitPrior,
+            Lever::SparseSplitMeanNoise,
             Lever::Heteroscedastic,
         ]
     }
@@ -383,7 +388,9 @@ pub fn tighter_bounds_on(
         let mut sparse_reference = None;
         for &lever in levers {
             let t0 = std::time::Instant::now();
-            if let (Some(sp), false) = (setup.sparse, lever == Lever::SparseSplitPrior) {
+            let split_lever =
+                matches!(lever, Lever::SparseSplitPrior | Lever::SparseSplitMeanNoise);
+            if let (Some(sp), false) = (setup.sparse, split_lever) {
                 let ctx = SparseRowContext {
                     setup: sp,
                     init: &init,
@@ -450,12 +457,16 @@ pub fn tighter_bounds_on(
                     let secs = t0.elapsed().as_secs_f64();
                     rows.push(row(lever, &fit.certificate, t, fit.fraction, secs));
                 }
-                Lever::SparseSplitPrior => {
+                Lever::SparseSplitPrior | Lever::SparseSplitMeanNoise => {
                     let mut cfg = SplitConfig::new(eps * ys.sd);
                     cfg.seed = 10_000 + rep as u64;
                     cfg.delta = settings.delta;
                     let m = setup.sparse.map_or(SPARSE_M, |s| s.m);
-                    let fit = fit_sparse_split_prior(&train, &init, m, &cfg)?;
+                    let family = match lever {
+                        Lever::SparseSplitMeanNoise => SparseSplitFamily::DecoupledMean,
+                        _ => SparseSplitFamily::Tied,
+                    };
+                    let fit = fit_sparse_split_prior_with(&train, &init, m, &cfg, family)?;
                     let xa = fit.x_scaler.transform(test.x.as_ref())?;
                     let ya = fit.y_scaler.transform(&test.y);
                     let m = fit.posterior.shared_posterior()?.predict(xa.as_ref())?;
