@@ -524,6 +524,9 @@ pub struct ReproduceArgs {
     /// tighter-bounds: number of seeded splits (default 10, quick 3).
     #[arg(long)]
     pub reps: Option<usize>,
+    /// tighter-bounds: seed of the first split (splits first-rep .. first-rep + reps).
+    #[arg(long, default_value_t = 0)]
+    pub first_rep: usize,
 }
 
 /// The experiments of the seed papers that this version reproduces.

@@ -63,6 +63,7 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
     if let Some(r) = a.reps {
         settings.reps = r;
     }
+    settings.first_rep = a.first_rep;
     let setups: Vec<tb::DatasetSetup> = setups_of(a)
         .into_iter()
         .filter(|s| a.datasets.is_empty() || a.datasets.contains(&s.name))

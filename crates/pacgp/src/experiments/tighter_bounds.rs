@@ -164,6 +164,10 @@ pub struct TighterSettings {
     /// Levers of the sparse rows ([`Lever::sparse`]).
     #[serde(default = "Lever::sparse")]
     pub sparse_levers: Vec<Lever>,
+    /// Seed of the first split (splits `first_rep..first_rep + reps`; one split per process
+    /// when several run side by side).
+    #[serde(default)]
+    pub first_rep: usize,
 }
 
 impl TighterSettings {
@@ -175,6 +179,7 @@ impl TighterSettings {
             delta: 0.01,
             levers: Lever::all(),
             sparse_levers: Lever::sparse(),
+            first_rep: 0,
         }
     }
 
@@ -360,7 +365,7 @@ pub fn tighter_bounds_on(
     let total = settings.reps * levers.len();
     let mut done = 0;
     let mut rows = Vec::new();
-    for rep in 0..settings.reps {
+    for rep in settings.first_rep..settings.first_rep + settings.reps {
         let (train, test) = split_of(pool, test_pool, setup, rep)?;
         let xs = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
         let ys = TargetScaler::fit(&train.y)?;

@@ -496,7 +496,7 @@ pub fn fit_sparse_split_prior_model(
         sparse_split_prior, ..
     } = &mut model.task
     {
-        *sparse_split_prior = Some(record);
+        *sparse_split_prior = Some(Box::new(record));
     }
     Ok(model)
 }

@@ -51,7 +51,7 @@ pub enum Task {
         /// The sparse split prior's record (issue 15; `fit --method pac-sgp --prior split:F`):
         /// the split, P_A (VFE on A) and Q's parameters, for `certify` on part B.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        sparse_split_prior: Option<crate::prior::split_sparse::SparseSplitRecord>,
+        sparse_split_prior: Option<Box<crate::prior::split_sparse::SparseSplitRecord>>,
         /// The confidence constant the model was trained with (`fit --xi`), the default of
         /// `certify` (older files: Maurer's).
         #[serde(default, skip_serializing_if = "Option::is_none")]
