@@ -402,10 +402,11 @@ pub struct FitArgs {
     #[arg(long)]
     pub json: bool,
     // --- tighter-bounds levers (issue 15) ---
-    /// pac-gp, laplace, pac-gpc: a data-dependent prior, the GP (Laplace) posterior of a random
-    /// part A of the sample (`split:F`, F in (0, 1), or `split:auto` = the best of 0.3, 0.5,
-    /// 0.7 with ln 3 charged); θ and the scalers are fitted on A by ML-II (from --kernel), the
-    /// bound holds on the rest (`--seed` seeds the split).
+    /// pac-gp, pac-sgp, laplace, pac-gpc: a data-dependent prior, the GP (Laplace) posterior of
+    /// a random part A of the sample (`split:F`, F in (0, 1), or `split:auto` = the best of
+    /// 0.3, 0.5, 0.7 with ln 3 charged); θ and the scalers are fitted on A by ML-II (from
+    /// --kernel; pac-sgp: VFE with --inducing inputs, also fitted on A), the bound holds on the
+    /// rest (`--seed` seeds the split).
     #[arg(long, value_parser = parse_prior)]
     pub prior: Option<PriorArg>,
     /// pac-gp, pac-sgp (and -sqrt): a coarse prior over ln θ (step 0.25 on [−6, 6]) instead of
@@ -516,6 +517,17 @@ pub struct ReproduceArgs {
     /// Print the summary table as one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+    // --- tighter-bounds, sparse rows (issue 15) ---
+    /// tighter-bounds: kin40k and pol by the sparse protocol (10,000 training points,
+    /// PAC-SGP reference, M = 100 or the first `--m`) instead of 1000-point full-GP subsamples.
+    #[arg(long)]
+    pub sparse: bool,
+    /// tighter-bounds: number of seeded splits (default 10, quick 3).
+    #[arg(long)]
+    pub reps: Option<usize>,
+    /// tighter-bounds: seed of the first split (splits first-rep .. first-rep + reps).
+    #[arg(long, default_value_t = 0)]
+    pub first_rep: usize,
 }
 
 /// The experiments of the seed papers that this version reproduces.

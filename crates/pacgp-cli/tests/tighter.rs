@@ -31,10 +31,13 @@ const DATA: &str = "data/snelson-1d/snelson_train.csv";
 /// Fit with `extra` options, then certify (default options and rows reversed): both give the
 /// fit's objective; returns the certificate.
 fn fit_and_certify(dir: &Path, extra: &[&str]) -> serde_json::Value {
+    fit_and_certify_method(dir, "pac-gp", extra)
+}
+
+/// [`fit_and_certify`] with another `--method`.
+fn fit_and_certify_method(dir: &Path, method: &str, extra: &[&str]) -> serde_json::Value {
     let model = dir.join("m.json");
-    let mut args = vec![
-        "fit", "--data", DATA, "--kernel", "se", "--method", "pac-gp",
-    ];
+    let mut args = vec!["fit", "--data", DATA, "--kernel", "se", "--method", method];
     args.extend_from_slice(&["--epsilon", "0.5", "--out", s(&model), "--json"]);
     args.extend_from_slice(extra);
     let fit = json_of(&pacgp(&args));
@@ -92,6 +95,25 @@ fn split_prior_model_certifies_on_part_b_and_reproduces_its_bound() {
     assert_eq!(fixed["confidence_term"], "sharp");
 }
 
+/// PAC-SGP with the sparse split prior (VFE with M = 10 on part A): `certify` rebuilds Q from
+/// the stored P_A and split and reproduces the bound on part B, also from reversed rows.
+#[test]
+fn sparse_split_prior_model_certifies_on_part_b_and_reproduces_its_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let extra = ["--inducing", "10", "--prior", "split:auto", "--seed", "3"];
+    let cert = fit_and_certify_method(dir.path(), "pac-sgp", &extra);
+    let n = cert["n"].as_u64().unwrap();
+    assert!([140, 100, 60].contains(&n), "N_B = {n}");
+    assert!((cert["penalty"].as_f64().unwrap() - 3f64.ln()).abs() < 1e-12);
+    let what = cert["penalty_terms"][0]["what"].as_str().unwrap();
+    assert!(what.contains("VFE posterior (M = 10)"), "{what}");
+    let extra = ["--inducing", "10", "--prior", "split:0.5", "--xi", "sharp"];
+    let fixed = fit_and_certify_method(dir.path(), "pac-sgp", &extra);
+    assert_eq!(fixed["n"].as_u64().unwrap(), 100);
+    assert_eq!(fixed["penalty"].as_f64().unwrap(), 0.0);
+    assert_eq!(fixed["confidence_term"], "sharp");
+}
+
 #[test]
 fn hyper_prior_and_sharp_constant_are_stored_and_reused_by_certify() {
     let dir = tempfile::tempdir().unwrap();
@@ -111,7 +133,7 @@ fn levers_that_do_not_apply_exit_2() {
     for args in [
         vec![
             "--method",
-            "pac-sgp",
+            "pac-sgp-sqrt",
             "--epsilon",
             "0.5",
             "--prior",

@@ -20,6 +20,7 @@ fn setup(kernel: KernelChoice) -> DatasetSetup {
         kernel,
         n_train: None,
         n_test: 0,
+        sparse: None,
     }
 }
 

@@ -11,9 +11,10 @@ use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
 use pacgp::model::{
     fit_gpr, fit_greedy_sparse_model, fit_pac_gp_model, fit_pac_gpc_model, fit_pac_sgp_model,
-    fit_sparse_model, fit_split_prior_model, fit_svm_model, ClassifierOptions, FittedModel,
-    GibbsPredictor, GprOptions, GreedySparseOptions, HyperSelection, PacGpOptions, PacGpcOptions,
-    PacSgpOptions, SparseOptions, SplitPriorOptions, SvmOptions, Task,
+    fit_sparse_model, fit_sparse_split_prior_model, fit_split_prior_model, fit_svm_model,
+    ClassifierOptions, FittedModel, GibbsPredictor, GprOptions, GreedySparseOptions,
+    HyperSelection, PacGpOptions, PacGpcOptions, PacSgpOptions, SparseOptions, SplitPriorOptions,
+    SvmOptions, Task,
 };
 use pacgp::optim::Restarts;
 use pacgp::regression::exact::MlConfig;
@@ -245,13 +246,9 @@ fn check_applicable(a: &FitArgs, family: Family) -> Result<()> {
 fn check_tighter_levers(a: &FitArgs, r: RegressionMethod) -> Result<()> {
     let m = a.method;
     let pac = matches!(r, RegressionMethod::PacGp(_) | RegressionMethod::PacSgp(_));
-    if a.prior.is_some() && r != RegressionMethod::PacGp(pacgp::bounds::BoundKind::Kl) {
-        let why = if matches!(r, RegressionMethod::PacSgp(_)) {
-            "pac-gp (the sparse split prior is in the library, not yet in model files)"
-        } else {
-            "pac-gp"
-        };
-        return Err(not_for("prior", why, m));
+    let kl = pacgp::bounds::BoundKind::Kl;
+    if a.prior.is_some() && r != RegressionMethod::PacGp(kl) && r != RegressionMethod::PacSgp(kl) {
+        return Err(not_for("prior", "pac-gp and pac-sgp", m));
     }
     if a.hyper_prior.is_some() && !pac {
         return Err(not_for(
@@ -389,7 +386,11 @@ fn fit_regression(a: &FitArgs, method: RegressionMethod) -> Result<(FittedModel,
                 levers: levers(a),
                 init: inducing_init(a),
             };
-            fit_pac_sgp_model(&train, &o)?
+            match split_fraction(a) {
+                // The sparse split prior (issue 15): VFE on part A, certified on part B.
+                Some(fraction) => fit_sparse_split_prior_model(&train, &o, fraction)?,
+                None => fit_pac_sgp_model(&train, &o)?,
+            }
         }
         RegressionMethod::GreedySparse => {
             let o = GreedySparseOptions {

@@ -37,13 +37,35 @@ fn load(a: &ReproduceArgs, name: &str) -> Result<(Dataset, Option<Dataset>)> {
     })
 }
 
+/// The table's datasets: with `--sparse`, boston as usual and kin40k, pol by the sparse
+/// protocol (M from the first `--m`, if given).
+fn setups_of(a: &ReproduceArgs) -> Vec<tb::DatasetSetup> {
+    let mut v = tb::dataset_setups(a.quick);
+    if a.sparse {
+        v.retain(|s| s.n_train.is_none());
+        let mut sparse = tb::sparse_dataset_setups(a.quick);
+        for s in &mut sparse {
+            if let (Some(sp), Some(&m)) = (s.sparse.as_mut(), a.m.first()) {
+                sp.m = m;
+            }
+        }
+        v.extend(sparse);
+    }
+    v
+}
+
 pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
     let settings = if a.quick {
         TighterSettings::quick()
     } else {
         TighterSettings::full()
     };
-    let setups: Vec<tb::DatasetSetup> = tb::dataset_setups(a.quick)
+    let mut settings = settings;
+    if let Some(r) = a.reps {
+        settings.reps = r;
+    }
+    settings.first_rep = a.first_rep;
+    let setups: Vec<tb::DatasetSetup> = setups_of(a)
         .into_iter()
         .filter(|s| a.datasets.is_empty() || a.datasets.contains(&s.name))
         .collect();
@@ -56,8 +78,12 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
     let mut rows = Vec::new();
     for s in &setups {
         let (pool, test) = load(a, &s.name)?;
+        let n_levers = match s.sparse {
+            Some(_) => settings.sparse_levers.len(),
+            None => settings.levers.len(),
+        };
         let pb = bar(
-            settings.reps * settings.levers.len(),
+            settings.reps * n_levers,
             &format!("tighter-bounds ({}, {:?})", s.name, s.kernel),
         );
         rows.extend(tb::tighter_bounds_on(

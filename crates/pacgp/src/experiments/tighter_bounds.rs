@@ -10,19 +10,24 @@
 //! [`Lever`] is the place where further levers plug in (heteroscedastic posterior noise,
 //! classifier rows).
 
+use faer::MatRef;
 use serde::{Deserialize, Serialize};
 
 use crate::bounds::{BoundKind, ConfidenceTerm};
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
 use crate::data::{permutation, train_test_split, Dataset, Standardizer, TargetScaler};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::loss::{self, RegressionLoss};
 use crate::objective::pac_gp::{fit_pac_gp, PacGpConfig};
-use crate::posterior::Marginals;
+use crate::objective::pac_gp_hetero::fit_pac_gp_hetero;
+use crate::objective::pac_sgp::{fit_pac_sgp_with, PacSgpFit, PacSgpSettings};
+use crate::objective::pac_sgp_hetero::free_point_noise;
+use crate::posterior::{GaussianPosterior, Marginals};
 use crate::prior::split::{fit_split_prior, fit_split_prior_catoni, SplitConfig, SplitFraction};
-use crate::prior::split_sparse::fit_sparse_split_prior;
-use crate::prior::HyperPrior;
+use crate::prior::split_sparse::{fit_sparse_split_prior_with, SparseSplitFamily};
+use crate::prior::{BoundLevers, HyperPrior};
+use crate::regression::sparse::InducingInit;
 
 /// One way of certifying (and training) a model; the reference is the paper's PAC-GP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -47,6 +52,13 @@ pub enum Lever {
     /// The split prior with Catoni's bound, λ the best of a grid fixed in advance (5 values
     /// in [0.3, 3], `ln 5` on top of the menu's `ln 3`; spec §1.2, §3.4).
     SplitCatoni,
+    /// The reference with per-point posterior noise (spec §4.2; free, not charged): PAC-GP's
+    /// on full rows, PAC-SGP's (`objective::pac_sgp_hetero`, Z re-optimised too) on sparse
+    /// rows; the reference's penalty and constant.
+    Heteroscedastic,
+    /// The sparse split prior with a separate noise σ_m² for Q's mean (spec §3.2's decoupled
+    /// σ_m², σ_v², sparse form): Q's mean may follow part B further than its covariance.
+    SparseSplitMeanNoise,
 }
 
 /// Inducing inputs of the sparse split prior's lever.
@@ -76,8 +88,34 @@ impl Lever {
             Lever::Combined => "split-prior+sharp-xi",
             Lever::SparseSplitPrior => "sparse-split-prior+sharp-xi",
             Lever::SplitCatoni => "split-prior+catoni",
+            Lever::Heteroscedastic => "hetero-noise",
+            Lever::SparseSplitMeanNoise => "sparse-split-prior+mean-noise",
         }
     }
+
+    /// The levers of the sparse rows (reference = PAC-SGP): sharp ξ(N), the hyperparameter
+    /// prior, the sparse split prior and per-point posterior noise.
+    pub fn sparse() -> Vec<Lever> {
+        vec![
+            Lever::Reference,
+            Lever::SharpConstant,
+            Lever::HyperPrior,
+            Lever::SparseSplitPrior,
+            Lever::SparseSplitMeanNoise,
+            Lever::Heteroscedastic,
+        ]
+    }
+}
+
+/// The sparse protocol of a dataset's rows (seed 004's kin40k / pol): the reference and the
+/// levers are PAC-SGP with `m` inducing inputs (FITC form, Z from k-means), the split prior
+/// VFE with `m` on part A.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SparseSetup {
+    /// Inducing inputs M.
+    pub m: usize,
+    /// L-BFGS iterations of each PAC-SGP fit (and of the per-point noise stage).
+    pub max_iter: usize,
 }
 
 /// Kernel family of a dataset's rows.
@@ -112,6 +150,9 @@ pub struct DatasetSetup {
     pub n_train: Option<usize>,
     /// Test points per split when a separate test file is used.
     pub n_test: usize,
+    /// `Some`: the sparse protocol (PAC-SGP reference, [`Lever::sparse`]); `None`: full GPs.
+    #[serde(default)]
+    pub sparse: Option<SparseSetup>,
 }
 
 /// Settings of the whole table.
@@ -125,6 +166,13 @@ pub struct TighterSettings {
     pub delta: f64,
     /// Levers to run (the reference is always run: the relative columns need it).
     pub levers: Vec<Lever>,
+    /// Levers of the sparse rows ([`Lever::sparse`]).
+    #[serde(default = "Lever::sparse")]
+    pub sparse_levers: Vec<Lever>,
+    /// Seed of the first split (splits `first_rep..first_rep + reps`; one split per process
+    /// when several run side by side).
+    #[serde(default)]
+    pub first_rep: usize,
 }
 
 impl TighterSettings {
@@ -135,6 +183,8 @@ impl TighterSettings {
             epsilon: 0.6,
             delta: 0.01,
             levers: Lever::all(),
+            sparse_levers: Lever::sparse(),
+            first_rep: 0,
         }
     }
 
@@ -157,12 +207,14 @@ pub fn dataset_setups(quick: bool) -> Vec<DatasetSetup> {
             kernel: KernelChoice::SeIso,
             n_train: None,
             n_test: 0,
+            sparse: None,
         },
         DatasetSetup {
             name: "boston".into(),
             kernel: KernelChoice::SeArd,
             n_train: None,
             n_test: 0,
+            sparse: None,
         },
     ];
     for name in ["kin40k", "pol"] {
@@ -171,9 +223,31 @@ pub fn dataset_setups(quick: bool) -> Vec<DatasetSetup> {
             kernel: KernelChoice::SeArd,
             n_train: Some(n_train),
             n_test,
+            sparse: None,
         });
     }
     v
+}
+
+/// The sparse protocol for kin40k and pol (seed 004): 10,000 training points, 5000 test
+/// points, M = 100, 300 L-BFGS steps per fit; quick: 1000 training, 1000 test, M = 25, 100
+/// steps.
+pub fn sparse_dataset_setups(quick: bool) -> Vec<DatasetSetup> {
+    let (n_train, n_test, m, max_iter) = if quick {
+        (1000, 1000, 25, 100)
+    } else {
+        (10_000, 5000, 100, 300)
+    };
+    ["kin40k", "pol"]
+        .into_iter()
+        .map(|name| DatasetSetup {
+            name: name.into(),
+            kernel: KernelChoice::SeArd,
+            n_train: Some(n_train),
+            n_test,
+            sparse: Some(SparseSetup { m, max_iter }),
+        })
+        .collect()
 }
 
 /// One lever on one split.
@@ -289,10 +363,14 @@ pub fn tighter_bounds_on(
     settings: &TighterSettings,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<Vec<TighterRow>> {
-    let total = settings.reps * settings.levers.len();
+    let levers = match setup.sparse {
+        Some(_) => &settings.sparse_levers,
+        None => &settings.levers,
+    };
+    let total = settings.reps * levers.len();
     let mut done = 0;
     let mut rows = Vec::new();
-    for rep in 0..settings.reps {
+    for rep in settings.first_rep..settings.first_rep + settings.reps {
         let (train, test) = split_of(pool, test_pool, setup, rep)?;
         let xs = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
         let ys = TargetScaler::fit(&train.y)?;
@@ -317,8 +395,28 @@ pub fn tighter_bounds_on(
                 seconds: secs,
             };
         let mut reference = None;
-        for &lever in &settings.levers {
+        let mut sparse_reference = None;
+        for &lever in levers {
             let t0 = std::time::Instant::now();
+            let split_lever =
+                matches!(lever, Lever::SparseSplitPrior | Lever::SparseSplitMeanNoise);
+            if let (Some(sp), false) = (setup.sparse, split_lever) {
+                let ctx = SparseRowContext {
+                    setup: sp,
+                    init: &init,
+                    x: x.as_ref(),
+                    y: &y,
+                    epsilon: eps,
+                    delta: settings.delta,
+                    seed: rep as u64,
+                };
+                let (c, post) = sparse_lever(lever, &ctx, &mut sparse_reference)?;
+                let t = test_scores(&yt, &post.predict(xt.as_ref())?, eps, 1.0)?;
+                rows.push(row(lever, &c, t, 0.0, t0.elapsed().as_secs_f64()));
+                done += 1;
+                progress(done, total);
+                continue;
+            }
             match lever {
                 Lever::Reference | Lever::SharpConstant | Lever::HyperPrior => {
                     let gp = match (lever, &reference) {
@@ -373,11 +471,16 @@ pub fn tighter_bounds_on(
                     let secs = t0.elapsed().as_secs_f64();
                     rows.push(row(lever, &fit.certificate, t, fit.fraction, secs));
                 }
-                Lever::SparseSplitPrior => {
+                Lever::SparseSplitPrior | Lever::SparseSplitMeanNoise => {
                     let mut cfg = SplitConfig::new(eps * ys.sd);
                     cfg.seed = 10_000 + rep as u64;
                     cfg.delta = settings.delta;
-                    let fit = fit_sparse_split_prior(&train, &init, SPARSE_M, &cfg)?;
+                    let m = setup.sparse.map_or(SPARSE_M, |s| s.m);
+                    let family = match lever {
+                        Lever::SparseSplitMeanNoise => SparseSplitFamily::DecoupledMean,
+                        _ => SparseSplitFamily::Tied,
+                    };
+                    let fit = fit_sparse_split_prior_with(&train, &init, m, &cfg, family)?;
                     let xa = fit.x_scaler.transform(test.x.as_ref())?;
                     let ya = fit.y_scaler.transform(&test.y);
                     let m = fit.posterior.shared_posterior()?.predict(xa.as_ref())?;
@@ -386,12 +489,86 @@ pub fn tighter_bounds_on(
                     let secs = t0.elapsed().as_secs_f64();
                     rows.push(row(lever, &fit.certificate, t, fit.fraction, secs));
                 }
+                Lever::Heteroscedastic => {
+                    let mut cfg = PacGpConfig::new(eps, BoundKind::Kl)?;
+                    cfg.delta = settings.delta;
+                    let fit = fit_pac_gp_hetero(&init, 1.0, x.clone(), y.clone(), &cfg)?;
+                    let t = test_scores(&yt, &fit.posterior.predict(xt.as_ref())?, eps, 1.0)?;
+                    let secs = t0.elapsed().as_secs_f64();
+                    rows.push(row(lever, &fit.certificate, t, 0.0, secs));
+                }
             }
             done += 1;
             progress(done, total);
         }
     }
     Ok(rows)
+}
+
+/// One split's standardised training sample and the sparse protocol's settings.
+struct SparseRowContext<'a> {
+    setup: SparseSetup,
+    init: &'a Kernel,
+    x: MatRef<'a, f64>,
+    y: &'a [f64],
+    epsilon: f64,
+    delta: f64,
+    seed: u64,
+}
+
+/// One lever of a sparse row (PAC-SGP, kl form, FITC parametrisation as seed 004): its
+/// certificate and posterior. The reference fit is made once per split and shared by the
+/// sharp-constant and per-point-noise levers.
+fn sparse_lever(
+    lever: Lever,
+    c: &SparseRowContext<'_>,
+    reference: &mut Option<PacSgpFit>,
+) -> Result<(Certificate, GaussianPosterior)> {
+    let loss = RegressionLoss::new_epsilon_band(c.epsilon)?;
+    let st = PacSgpSettings {
+        m: c.setup.m,
+        alpha_s: 1.0,
+        loss,
+        delta: c.delta,
+        kind: BoundKind::Kl,
+        seed: c.seed,
+        init: InducingInit::KMeans,
+        max_iter: c.setup.max_iter,
+    };
+    let fit = |levers: &BoundLevers| fit_pac_sgp_with(c.init, 1.0, c.x, c.y, &st, levers);
+    let base = match (lever, reference.as_ref()) {
+        (Lever::HyperPrior, _) => fit(&BoundLevers {
+            term: ConfidenceTerm::Maurer,
+            hyper_prior: Some(HyperPrior::gaussian()),
+        })?,
+        (_, Some(r)) => r.clone(),
+        (_, None) => {
+            let r = fit(&BoundLevers::default())?;
+            *reference = Some(r.clone());
+            r
+        }
+    };
+    let post = base.gp.posterior_with_alpha(c.x, c.y, base.alpha_s)?;
+    match lever {
+        Lever::Reference | Lever::HyperPrior => Ok((base.certificate, post)),
+        Lever::SharpConstant => {
+            let terms = base.certificate.penalty_terms.clone();
+            let spec = CertificateSpec::new(c.delta, ConfidenceTerm::Sharp, terms);
+            let gl = GibbsLoss::Regression(loss);
+            Ok((
+                Certificate::of_posterior(&post, c.x, c.y, &gl, &spec)?,
+                post,
+            ))
+        }
+        Lever::Heteroscedastic => {
+            let h = free_point_noise(base, c.x, c.y, &st, ConfidenceTerm::Maurer, st.max_iter)?;
+            Ok((h.certificate, h.posterior))
+        }
+        other => Err(Error::Unsupported(format!(
+            "lever '{}' has no sparse form",
+            other.name()
+        ))),
+    }
 }
 
 /// Mean and standard error.

@@ -11,6 +11,7 @@ use crate::objective::pac_gp::{fit_pac_gp, PacGpConfig};
 use crate::optim::OptimReport;
 use crate::posterior::GaussianPosterior;
 use crate::prior::split::{fit_split_prior, SplitConfig, SplitFraction, SplitRecord};
+use crate::prior::split_sparse::SparseSplitRecord;
 use crate::prior::BoundLevers;
 use crate::regression::exact::{fit_ml2, MlConfig};
 use crate::regression::sparse::{train_sparse, InducingInit, SparseConfig, SparseMethod};
@@ -75,6 +76,7 @@ fn regression_model(
             noise_variance,
             y_scaler: s.y_scaler,
             split_prior: None,
+            sparse_split_prior: None,
             confidence_term: None,
         },
         epsilon,
@@ -432,6 +434,70 @@ pub fn fit_pac_sgp_model(train: &Dataset, opts: &PacSgpOptions) -> Result<Fitted
         report,
     );
     set_confidence_term(&mut model, opts.levers.term);
+    Ok(model)
+}
+
+/// PAC-SGP's sparse data-dependent prior (issue 15; tighter-bounds spec §3.3): a seeded split
+/// of the rows' canonical order, scalers, θ_A, σ_A² and Z by VFE with `opts.m` inducing inputs
+/// on part A, Q ("P_A updated with B") minimising the kl bound on part B over σ² and α_s; the
+/// model keeps P_A and the split for `certify`. `opts.alpha_s`, `init` and the hyperparameter
+/// prior do not apply (θ and Z are fitted on A at no charge).
+pub fn fit_sparse_split_prior_model(
+    train: &Dataset,
+    opts: &PacSgpOptions,
+    fraction: SplitFraction,
+) -> Result<FittedModel> {
+    if opts.kind != BoundKind::Kl {
+        return Err(crate::Error::Unsupported(
+            "the sparse split prior trains the kl bound only (use --method pac-sgp)".into(),
+        ));
+    }
+    if opts.levers.hyper_prior.is_some() {
+        return Err(crate::Error::Unsupported(
+            "the split prior fits θ on part A at no charge; a hyperparameter prior does not apply to it".into(),
+        ));
+    }
+    let kernel = kernel_or_default(&opts.kernel, train.d());
+    let mut cfg = SplitConfig::new(opts.epsilon);
+    cfg.fraction = fraction;
+    cfg.seed = opts.seed;
+    cfg.delta = opts.delta;
+    cfg.term = opts.levers.term;
+    RegressionLoss::new_epsilon_band(opts.epsilon)?;
+    let fit = crate::prior::split_sparse::fit_sparse_split_prior(train, &kernel, opts.m, &cfg)?;
+    let record = SparseSplitRecord::of(&fit, opts.levers.term);
+    let posterior = fit.posterior.shared_posterior()?;
+    let report = FitReport {
+        objective: Some(fit.certificate.bound),
+        optimiser: None,
+        objective_name: "pac_bayes_bound_kl_sparse_split_prior".into(),
+        jitter_used: crate::regression::sparse::KUU_JITTER,
+        theta_on_grid: true,
+        choices: fit.certificate.penalty_terms.clone(),
+        penalty: None,
+        inference: None,
+    };
+    let s = Standardised {
+        x_scaler: fit.x_scaler.clone(),
+        y_scaler: fit.y_scaler,
+        x: faer::Mat::zeros(0, 0),
+        y: Vec::new(),
+    };
+    let mut model = regression_model(
+        train,
+        "pac-sgp",
+        s,
+        posterior,
+        fit.posterior.prior.noise_a,
+        Some(opts.epsilon),
+        report,
+    );
+    if let Task::Regression {
+        sparse_split_prior, ..
+    } = &mut model.task
+    {
+        *sparse_split_prior = Some(Box::new(record));
+    }
     Ok(model)
 }
 

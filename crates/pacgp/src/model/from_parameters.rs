@@ -144,6 +144,7 @@ pub fn sparse_model_from_parts(parts: SparseModelParts) -> Result<FittedModel> {
             noise_variance: parts.noise_variance,
             y_scaler: parts.y_scaler,
             split_prior: None,
+            sparse_split_prior: None,
             confidence_term: term,
         },
         epsilon: parts.epsilon,

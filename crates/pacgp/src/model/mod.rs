@@ -50,6 +50,10 @@ pub enum Task {
         /// `certify` needs to rebuild P_A and Q on part B.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         split_prior: Option<crate::prior::split::SplitRecord>,
+        /// The sparse split prior's record (issue 15; `fit --method pac-sgp --prior split:F`):
+        /// the split, P_A (VFE on A) and Q's parameters, for `certify` on part B.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sparse_split_prior: Option<Box<crate::prior::split_sparse::SparseSplitRecord>>,
         /// The confidence constant the model was trained with (`fit --xi`), the default of
         /// `certify` (older files: Maurer's).
         #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -89,6 +89,10 @@ impl FittedModel {
                 ..
             } => Some(r.term),
             Task::Regression {
+                sparse_split_prior: Some(r),
+                ..
+            } => Some(r.term),
+            Task::Regression {
                 confidence_term, ..
             } => *confidence_term,
             _ => None,
@@ -121,6 +125,40 @@ impl FittedModel {
                     q.kl(),
                     q.marginals_on_b(),
                     &q.y_b,
+                    &GibbsLoss::Regression(loss),
+                    &spec,
+                )?;
+                Ok(CertificateReport::new(c, Some(eps)))
+            })
+            .collect()
+    }
+
+    /// The sparse split-prior certificates (issue 15): rebuild the split, P_A (stored) and Q
+    /// from the training sample and certify Q on part B for every ε.
+    fn certify_sparse_split_prior(
+        &self,
+        record: &crate::prior::split_sparse::SparseSplitRecord,
+        sample: &Dataset,
+        xs: &faer::Mat<f64>,
+        epsilons: &[f64],
+        opts: &CertifyOptions,
+    ) -> Result<Vec<CertificateReport>> {
+        let (_, ys) = self.regression_parts()?;
+        let y_std = ys.transform(&sample.y);
+        let (q, y_b, n_a) = record.posterior(sample, xs, &y_std)?;
+        let mut choices = record.choices(n_a, sample.n());
+        if epsilons.len() > 1 {
+            choices.push(PenaltyTerm::candidates(epsilons.len(), "ε of the loss"));
+        }
+        let spec = CertificateSpec::new(opts.delta, opts.term, choices);
+        epsilons
+            .iter()
+            .map(|&eps| {
+                let loss = RegressionLoss::new_epsilon_band(eps)?.scaled(1.0 / ys.sd);
+                let c = Certificate::from_marginals(
+                    q.kl(),
+                    q.marginals_on_b(),
+                    &y_b,
                     &GibbsLoss::Regression(loss),
                     &spec,
                 )?;
@@ -351,6 +389,13 @@ impl FittedModel {
         } = &self.task
         {
             return self.certify_split_prior(record, sample, &xs, &epsilons, opts);
+        }
+        if let Task::Regression {
+            sparse_split_prior: Some(record),
+            ..
+        } = &self.task
+        {
+            return self.certify_sparse_split_prior(record, sample, &xs, &epsilons, opts);
         }
         if epsilons.len() > 1 {
             choices.push(PenaltyTerm::candidates(epsilons.len(), "ε of the loss"));

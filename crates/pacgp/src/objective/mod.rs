@@ -6,6 +6,7 @@ pub mod pac_gp;
 pub mod pac_gp_hetero;
 pub mod pac_gpc;
 pub mod pac_sgp;
+pub mod pac_sgp_hetero;
 pub mod pac_sgp_sharded;
 
 use faer::MatRef;

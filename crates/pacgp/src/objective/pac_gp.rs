@@ -188,7 +188,7 @@ impl Objective for PacGpObjective<'_> {
         let kl = e.kl.max(0.0);
         let (penalty, d_penalty) = self.penalty_at(p);
         let c = crate::bounds::complexity(kl, n, self.delta, penalty, self.term);
-        let (value, d_q, d_c) = crate::bounds::bound_with_partials(e.risk, c, self.kind);
+        let (value, d_q, d_c) = crate::bounds::bound_and_partials(e.risk, c, self.kind, self.term);
         let (s2, ci, alpha) = (e.s2, &e.ci, &e.alpha);
         let beta = linalg::mat_vec(ci, alpha);
         let h = linalg::mat_vec(ci, &e.g_mu);

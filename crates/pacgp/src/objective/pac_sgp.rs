@@ -125,7 +125,7 @@ impl<'a> PacSgpObjective<'a> {
         self
     }
 
-    fn unpack(&self, p: &[f64]) -> Result<(Kernel, f64, Mat<f64>)> {
+    pub(crate) fn unpack(&self, p: &[f64]) -> Result<(Kernel, f64, Mat<f64>)> {
         NegSparseObjective::new(&self.kernel, SparseMethod::Fitc, self.x, self.y, self.m).unpack(p)
     }
 
@@ -137,11 +137,29 @@ impl<'a> PacSgpObjective<'a> {
 
     fn evaluate(&self, p: &[f64], with_grad: bool) -> Result<(PacSgpTerms, Vec<f64>)> {
         let (kernel, s2, z) = self.unpack(p)?;
+        // Whitened factors: A = P + FΛ⁻¹Fᵀ = L B Lᵀ, c = FΛ⁻¹y = Lγ.
+        let wh = whitened(&kernel, s2, self.alpha_s, self.x, z.as_ref(), self.y)?;
+        let theta = &p[..self.kernel.n_params()];
+        let (terms, grad, _) =
+            self.evaluate_whitened(&kernel, s2, z.as_ref(), wh, theta, with_grad)?;
+        Ok((terms, grad))
+    }
+
+    /// The terms at given whitened factors (any per-point `Λ`, as the heteroscedastic form
+    /// builds them) and, with `with_grad`, the gradient in `[θ…, ln s2, vec(Z)]` and the
+    /// adjoint `∂B/∂Λ_ii` per point.
+    pub(crate) fn evaluate_whitened(
+        &self,
+        kernel: &Kernel,
+        s2: f64,
+        z: MatRef<'_, f64>,
+        wh: Whitened,
+        theta: &[f64],
+        with_grad: bool,
+    ) -> Result<(PacSgpTerms, Vec<f64>, Vec<f64>)> {
         let (x, y) = (self.x, self.y);
         let (n, m) = (x.nrows(), self.m);
         let nf = n as f64;
-        // Whitened factors: A = P + FΛ⁻¹Fᵀ = L B Lᵀ, c = FΛ⁻¹y = Lγ.
-        let wh = whitened(&kernel, s2, self.alpha_s, x, z.as_ref(), y)?;
         let (l, lb, kd, q) = (&wh.l_uu, &wh.l_b, &wh.kdiag, &wh.q);
         // e = A⁻¹c = L⁻ᵀB⁻¹γ; tr(PA⁻¹) = tr B⁻¹, eᵀPe = ‖B⁻¹γ‖², ln det A − ln det P = ln det B.
         let bg = lb.solve_vec(&wh.gamma);
@@ -163,35 +181,24 @@ impl<'a> PacSgpObjective<'a> {
             g_v[i] = r.d_var;
         }
         let klc = kl.max(0.0);
-        let (penalty, d_penalty) = self.penalty_at(p);
+        let (penalty, d_penalty) = self.penalty_at(theta);
         let cplx = crate::bounds::complexity(klc, n, self.delta, penalty, self.term);
-        let (bound, d_q, d_c) = crate::bounds::bound_with_partials(risk, cplx, self.kind);
+        let (bound, d_q, d_c) = crate::bounds::bound_and_partials(risk, cplx, self.kind, self.term);
         let terms = PacSgpTerms {
             empirical_risk: risk,
             kl,
             bound,
         };
         if !with_grad {
-            return Ok((terms, vec![]));
+            return Ok((terms, vec![], vec![]));
         }
-        let mut grad = self.gradient(
-            &kernel,
-            s2,
-            z.as_ref(),
-            wh,
-            yb,
-            &e,
-            &bg,
-            &b_inv,
-            d_q,
-            d_c,
-            &g_mu,
-            &g_v,
+        let (mut grad, lamb) = self.gradient(
+            kernel, s2, z, wh, yb, &e, &bg, &b_inv, d_q, d_c, &g_mu, &g_v,
         );
         for (gt, dp) in grad.iter_mut().zip(&d_penalty) {
             *gt += d_c * dp / nf;
         }
-        Ok((terms, grad))
+        Ok((terms, grad, lamb))
     }
 
     /// Reverse mode through the module docs' formulas (adjoints of KL, μ, v first), with every
@@ -214,7 +221,7 @@ impl<'a> PacSgpObjective<'a> {
         d_c: f64,
         g_mu: &[f64],
         g_v: &[f64],
-    ) -> Vec<f64> {
+    ) -> (Vec<f64>, Vec<f64>) {
         let (x, y) = (self.x, self.y);
         let (n, m) = (x.nrows(), self.m);
         let nf = n as f64;
@@ -288,7 +295,7 @@ impl<'a> PacSgpObjective<'a> {
                 grad.push(dz[(a, t)]);
             }
         }
-        grad
+        (grad, lamb)
     }
 }
 

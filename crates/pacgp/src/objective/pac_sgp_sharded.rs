@@ -386,7 +386,7 @@ impl PacSgpSharded {
         let risk = r.risk_sum / nf;
         let (penalty, d_penalty) = self.penalty.at(&p[..kernel.n_params()]);
         let cplx = crate::bounds::complexity(st.kl.max(0.0), n, self.delta, penalty, self.term);
-        let (bound, d_q, d_c) = crate::bounds::bound_with_partials(risk, cplx, self.kind);
+        let (bound, d_q, d_c) = crate::bounds::bound_and_partials(risk, cplx, self.kind, self.term);
         let terms = PacSgpTerms {
             empirical_risk: risk,
             kl: st.kl,

@@ -14,7 +14,9 @@
 
 use faer::{Mat, MatRef};
 
-use crate::bounds::BoundKind;
+use serde::{Deserialize, Serialize};
+
+use crate::bounds::{BoundKind, ConfidenceTerm};
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
 use crate::data::{Dataset, Standardizer, TargetScaler};
 use crate::error::{Error, Result};
@@ -104,13 +106,38 @@ impl SparseSplitPrior {
     }
 }
 
-/// Q's free parameters: posterior noise σ² and the FITC/VFE interpolation α_s.
+/// Q's free parameters: posterior noise σ² and the FITC/VFE interpolation α_s, optionally a
+/// separate noise σ_m² for Q's mean (spec §3.2's decoupled σ_m², σ_v² in the sparse form).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SparseSplitParams {
-    /// σ².
+    /// σ² (of Q's covariance, and of its mean unless `noise_mean` is set).
     pub noise: f64,
     /// α_s ∈ [0, 1].
     pub alpha_s: f64,
+    /// σ_m² of Q's mean `a = (Σ_A⁻¹ + ΦΛ_m⁻¹Φᵀ)⁻¹(Σ_A⁻¹a_A + ΦΛ_m⁻¹y_B)`; `None` = σ².
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise_mean: Option<f64>,
+}
+
+impl SparseSplitParams {
+    /// One σ² for Q's mean and covariance.
+    pub fn tied(noise: f64, alpha_s: f64) -> Self {
+        Self {
+            noise,
+            alpha_s,
+            noise_mean: None,
+        }
+    }
+}
+
+/// Which of Q's parameters the bound on B is minimised over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SparseSplitFamily {
+    /// σ² and α_s ∈ {0, 1} (spec §3.3).
+    Tied,
+    /// Also a separate σ_m² for Q's mean (coordinate-wise after the tied optimum).
+    DecoupledMean,
 }
 
 /// The sparse posterior Q on part B (spec §3.3).
@@ -137,7 +164,8 @@ impl SparseSplitPosterior {
         params: SparseSplitParams,
     ) -> Result<Self> {
         crate::regression::exact::check_regression_inputs(x_b, y_b)?;
-        if !(params.noise > 0.0 && (0.0..=1.0).contains(&params.alpha_s)) {
+        let mean_ok = params.noise_mean.is_none_or(|s| s > 0.0);
+        if !(params.noise > 0.0 && mean_ok && (0.0..=1.0).contains(&params.alpha_s)) {
             return Err(Error::InvalidParameter {
                 name: "sparse split posterior σ²",
                 value: params.noise,
@@ -153,21 +181,35 @@ impl SparseSplitPosterior {
         let mut phi = w.clone();
         prior.chol_kuu.solve_upper_in_place(phi.as_mut());
         let kd = prior.kernel.diag(x_b);
-        let lam: Vec<f64> = (0..nb)
-            .map(|i| params.noise + params.alpha_s * (kd[i] - q[i]).max(0.0))
-            .collect();
-        // Σ⁻¹ = Σ_A⁻¹ + ΦΛ⁻¹Φᵀ; a = Σ(Σ_A⁻¹a_A + ΦΛ⁻¹y_B).
-        let inv_lam: Vec<f64> = lam.iter().map(|l| 1.0 / l).collect();
-        let prec = &prior.sigma_a_inv + linalg::weighted_gram(&phi, &inv_lam);
-        let chol_prec = Cholesky::factor(prec.as_ref(), &JitterPolicy::default(), "Σ⁻¹ of Q")?;
+        let inv_lam = |s2: f64| -> Vec<f64> {
+            (0..nb)
+                .map(|i| 1.0 / (s2 + params.alpha_s * (kd[i] - q[i]).max(0.0)))
+                .collect()
+        };
+        // Σ⁻¹ = Σ_A⁻¹ + ΦΛ⁻¹Φᵀ; a = (Σ_A⁻¹ + ΦΛ_m⁻¹Φᵀ)⁻¹(Σ_A⁻¹a_A + ΦΛ_m⁻¹y_B), Λ_m = Λ if tied.
+        let factor = |il: &[f64]| {
+            let prec = &prior.sigma_a_inv + linalg::weighted_gram(&phi, il);
+            Cholesky::factor(prec.as_ref(), &JitterPolicy::default(), "Σ⁻¹ of Q")
+        };
+        let mean_of = |chol: &Cholesky, il: &[f64]| {
+            let yl: Vec<f64> = (0..nb).map(|i| y_b[i] * il[i]).collect();
+            let rhs: Vec<f64> = linalg::mat_vec(&prior.sigma_a_inv, &prior.a_a)
+                .iter()
+                .zip(linalg::mat_vec(&phi, &yl))
+                .map(|(a, b)| a + b)
+                .collect();
+            chol.solve_vec(&rhs)
+        };
+        let il_v = inv_lam(params.noise);
+        let chol_prec = factor(&il_v)?;
         let sigma = chol_prec.inverse();
-        let yl: Vec<f64> = (0..nb).map(|i| y_b[i] * inv_lam[i]).collect();
-        let rhs: Vec<f64> = linalg::mat_vec(&prior.sigma_a_inv, &prior.a_a)
-            .iter()
-            .zip(linalg::mat_vec(&phi, &yl))
-            .map(|(a, b)| a + b)
-            .collect();
-        let a = chol_prec.solve_vec(&rhs);
+        let a = match params.noise_mean {
+            None => mean_of(&chol_prec, &il_v),
+            Some(s2m) => {
+                let il_m = inv_lam(s2m);
+                mean_of(&factor(&il_m)?, &il_m)
+            }
+        };
         let kl = dense_gaussian_kl(&a, &sigma, &prior.a_a, &prior.sigma_a)?;
         let mean = linalg::mat_t_vec(&phi, &a);
         let sphi = &sigma * &phi;
@@ -217,6 +259,10 @@ impl SparseSplitPosterior {
 pub struct SparseSplitFit {
     /// Fraction F of part A.
     pub fraction: f64,
+    /// Seed of the split's permutation.
+    pub seed: u64,
+    /// Number of fractions the bound chose among (its `ln` is charged).
+    pub menu: usize,
     /// Rows of part B.
     pub b: Vec<usize>,
     /// Input scaler fitted on A.
@@ -227,6 +273,105 @@ pub struct SparseSplitFit {
     pub posterior: SparseSplitPosterior,
     /// The certificate on part B.
     pub certificate: Certificate,
+}
+
+/// The penalty terms of a sparse split-prior certificate: the prior's description (free) and
+/// the menu's `ln k`.
+fn sparse_split_choices(
+    m: usize,
+    fraction: f64,
+    seed: u64,
+    menu: usize,
+    n_a: usize,
+    n: usize,
+) -> Vec<PenaltyTerm> {
+    let mut choices = vec![PenaltyTerm {
+        what: format!(
+            "prior: VFE posterior (M = {m}) of part A ({n_a} of {n} points, F = {fraction}, seed {seed}), θ, σ_A², Z on A; bound on part B"
+        ),
+        nats: 0.0,
+    }];
+    if menu > 1 {
+        choices.push(PenaltyTerm::candidates(menu, "split fraction F"));
+    }
+    choices
+}
+
+/// What a model file keeps to reproduce a sparse split-prior certificate from the training
+/// sample: the split (fraction, menu size, seed), P_A (θ_A, Z, σ_A², `q(u) = N(a_A, Σ_A)` as
+/// fitted by VFE on A), Q's free parameters and the confidence term. The scalers are the
+/// model's own (fitted on A).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SparseSplitRecord {
+    /// Fraction F of part A.
+    pub fraction: f64,
+    /// Number of fractions the bound chose among (1 = fixed; its `ln` is charged).
+    pub menu: usize,
+    /// Seed of the permutation (applied to the rows' canonical order).
+    pub seed: u64,
+    /// The prior's kernel with θ_A.
+    pub kernel_a: Kernel,
+    /// Inducing inputs Z (standardised).
+    #[serde(with = "linalg::serde_mat")]
+    pub z: Mat<f64>,
+    /// σ_A² of VFE on part A.
+    pub noise_a: f64,
+    /// Mean of u under P_A.
+    pub a_a: Vec<f64>,
+    /// Covariance of u under P_A.
+    #[serde(with = "linalg::serde_mat")]
+    pub sigma_a: Mat<f64>,
+    /// Q's free parameters.
+    pub params: SparseSplitParams,
+    /// Confidence constant the certificate uses.
+    pub term: ConfidenceTerm,
+}
+
+impl SparseSplitRecord {
+    /// The record of a fit certified with confidence term `term`.
+    pub fn of(fit: &SparseSplitFit, term: ConfidenceTerm) -> Self {
+        let p = &fit.posterior.prior;
+        Self {
+            fraction: fit.fraction,
+            menu: fit.menu,
+            seed: fit.seed,
+            kernel_a: p.kernel.clone(),
+            z: p.z.clone(),
+            noise_a: p.noise_a,
+            a_a: p.a_a.clone(),
+            sigma_a: p.sigma_a.clone(),
+            params: fit.posterior.params,
+            term,
+        }
+    }
+
+    /// The penalty terms of the certificate (the prior's description, the menu's `ln k`).
+    pub fn choices(&self, n_a: usize, n: usize) -> Vec<PenaltyTerm> {
+        sparse_split_choices(self.z.nrows(), self.fraction, self.seed, self.menu, n_a, n)
+    }
+
+    /// Rebuild Q from the training sample `data` standardised with the model's scalers (`x`,
+    /// `y` in the sample's row order): the split, P_A and Q as fitted; also returns part B's
+    /// targets and N_A.
+    pub fn posterior(
+        &self,
+        data: &Dataset,
+        x: &Mat<f64>,
+        y: &[f64],
+    ) -> Result<(SparseSplitPosterior, Vec<f64>, usize)> {
+        let (a, b) = split_rows(data, self.fraction, self.seed)?;
+        let x_b = Mat::from_fn(b.len(), x.ncols(), |i, j| x[(b[i], j)]);
+        let y_b: Vec<f64> = b.iter().map(|&i| y[i]).collect();
+        let prior = SparseSplitPrior::new(
+            self.kernel_a.clone(),
+            self.z.clone(),
+            self.noise_a,
+            self.a_a.clone(),
+            self.sigma_a.clone(),
+        )?;
+        let q = SparseSplitPosterior::new(prior, x_b.as_ref(), &y_b, self.params)?;
+        Ok((q, y_b, a.len()))
+    }
 }
 
 /// The B-bound of Q at `(σ², α_s)`.
@@ -243,57 +388,85 @@ fn bound_at(
     Ok((c.bound_of_kind(BoundKind::Kl), q))
 }
 
-/// Minimise the B-bound over ln σ² (grid on [−8, 4] then golden section) for α_s ∈ {0, 1}.
+/// The minimiser of `f` over `t ∈ [−8, 4]`: a grid of step 0.5, then golden section on the
+/// bracket around its best point (kept only if it is no worse than the grid's best).
+fn line_min(f: impl Fn(f64) -> f64) -> f64 {
+    let grid: Vec<f64> = (0..=24).map(|k| -8.0 + 0.5 * k as f64).collect();
+    let vals: Vec<f64> = grid.iter().map(|t| f(*t)).collect();
+    let k = (0..grid.len())
+        .min_by(|&i, &j| vals[i].total_cmp(&vals[j]))
+        .unwrap_or(0);
+    let (mut lo, mut hi) = (grid[k.saturating_sub(1)], grid[(k + 1).min(grid.len() - 1)]);
+    let g = 0.5 * (5f64.sqrt() - 1.0);
+    for _ in 0..30 {
+        let (c, d) = (hi - g * (hi - lo), lo + g * (hi - lo));
+        if f(c) < f(d) {
+            hi = d;
+        } else {
+            lo = c;
+        }
+    }
+    if f(0.5 * (lo + hi)) <= vals[k] {
+        0.5 * (lo + hi)
+    } else {
+        grid[k]
+    }
+}
+
+/// Minimise the B-bound over ln σ² (grid on [−8, 4] then golden section) for α_s ∈ {0, 1};
+/// with [`SparseSplitFamily::DecoupledMean`] then over ln σ_m² and again ln σ² (one
+/// coordinate sweep from the tied optimum, which it never makes worse).
 fn minimise(
     prior: &SparseSplitPrior,
     x_b: MatRef<'_, f64>,
     y_b: &[f64],
     loss: &GibbsLoss,
     spec: &CertificateSpec,
+    family: SparseSplitFamily,
 ) -> Result<SparseSplitPosterior> {
-    let mut best: Option<(f64, SparseSplitPosterior)> = None;
+    let value = |p: SparseSplitParams| {
+        bound_at(prior, x_b, y_b, p, loss, spec)
+            .map(|v| v.0)
+            .unwrap_or(f64::INFINITY)
+    };
+    let mut best: Option<(f64, SparseSplitParams)> = None;
     for alpha_s in [0.0, 1.0] {
-        let f = |t: f64| {
-            let p = SparseSplitParams {
-                noise: t.exp(),
-                alpha_s,
+        let t = line_min(|t| value(SparseSplitParams::tied(t.exp(), alpha_s)));
+        let mut p = SparseSplitParams::tied(t.exp(), alpha_s);
+        if family == SparseSplitFamily::DecoupledMean {
+            let tm = line_min(|u| {
+                value(SparseSplitParams {
+                    noise_mean: Some(u.exp()),
+                    ..p
+                })
+            });
+            let pm = SparseSplitParams {
+                noise_mean: Some(tm.exp()),
+                ..p
             };
-            bound_at(prior, x_b, y_b, p, loss, spec)
-        };
-        let grid: Vec<f64> = (0..=24).map(|k| -8.0 + 0.5 * k as f64).collect();
-        let vals: Vec<f64> = grid
-            .iter()
-            .map(|t| f(*t).map(|v| v.0).unwrap_or(f64::INFINITY))
-            .collect();
-        let k = (0..grid.len())
-            .min_by(|&i, &j| vals[i].total_cmp(&vals[j]))
-            .unwrap_or(0);
-        // Golden section on the bracket around the best grid point.
-        let (mut lo, mut hi) = (grid[k.saturating_sub(1)], grid[(k + 1).min(grid.len() - 1)]);
-        let g = 0.5 * (5f64.sqrt() - 1.0);
-        for _ in 0..30 {
-            let (c, d) = (hi - g * (hi - lo), lo + g * (hi - lo));
-            let (fc, fd) = (
-                f(c).map(|v| v.0).unwrap_or(f64::INFINITY),
-                f(d).map(|v| v.0).unwrap_or(f64::INFINITY),
-            );
-            if fc < fd {
-                hi = d;
-            } else {
-                lo = c;
+            let tv = line_min(|u| {
+                value(SparseSplitParams {
+                    noise: u.exp(),
+                    ..pm
+                })
+            });
+            let pv = SparseSplitParams {
+                noise: tv.exp(),
+                ..pm
+            };
+            for cand in [pm, pv] {
+                if value(cand) < value(p) {
+                    p = cand;
+                }
             }
         }
-        let t = if f(0.5 * (lo + hi)).map(|v| v.0).unwrap_or(f64::INFINITY) <= vals[k] {
-            0.5 * (lo + hi)
-        } else {
-            grid[k]
-        };
-        let (v, q) = f(t)?;
+        let v = value(p);
         if best.as_ref().is_none_or(|(b, _)| v < *b) {
-            best = Some((v, q));
+            best = Some((v, p));
         }
     }
-    Ok(best.expect("two α_s were tried").1)
+    let (_, p) = best.expect("two α_s were tried");
+    Ok(bound_at(prior, x_b, y_b, p, loss, spec)?.1)
 }
 
 /// Train with the sparse data-dependent prior (spec §3.3): for each candidate fraction, split
@@ -305,6 +478,17 @@ pub fn fit_sparse_split_prior(
     kernel_init: &Kernel,
     m: usize,
     cfg: &SplitConfig,
+) -> Result<SparseSplitFit> {
+    fit_sparse_split_prior_with(train, kernel_init, m, cfg, SparseSplitFamily::Tied)
+}
+
+/// [`fit_sparse_split_prior`] with Q's free parameters chosen from `family`.
+pub fn fit_sparse_split_prior_with(
+    train: &Dataset,
+    kernel_init: &Kernel,
+    m: usize,
+    cfg: &SplitConfig,
+    family: SparseSplitFamily,
 ) -> Result<SparseSplitFit> {
     let fractions = cfg.fraction.candidates()?;
     let menu = fractions.len();
@@ -323,21 +507,9 @@ pub fn fit_sparse_split_prior(
         )?);
         let prior =
             SparseSplitPrior::fit_vfe(kernel_init, x_a.as_ref(), &y_a, m.min(a.len()), cfg.seed)?;
-        let mut choices = vec![PenaltyTerm {
-            what: format!(
-                "prior: VFE posterior (M = {}) of part A ({} of {} points, F = {fraction}, seed {}), θ, σ_A², Z on A; bound on part B",
-                prior.m(),
-                a.len(),
-                train.n(),
-                cfg.seed
-            ),
-            nats: 0.0,
-        }];
-        if menu > 1 {
-            choices.push(PenaltyTerm::candidates(menu, "split fraction F"));
-        }
+        let choices = sparse_split_choices(prior.m(), fraction, cfg.seed, menu, a.len(), train.n());
         let spec = CertificateSpec::new(cfg.delta, cfg.term, choices);
-        let posterior = minimise(&prior, x_b.as_ref(), &y_b, &loss, &spec)?;
+        let posterior = minimise(&prior, x_b.as_ref(), &y_b, &loss, &spec, family)?;
         let certificate = Certificate::from_marginals(
             posterior.kl(),
             posterior.marginals_on_b(),
@@ -347,6 +519,8 @@ pub fn fit_sparse_split_prior(
         )?;
         let fit = SparseSplitFit {
             fraction,
+            seed: cfg.seed,
+            menu,
             b,
             x_scaler,
             y_scaler,

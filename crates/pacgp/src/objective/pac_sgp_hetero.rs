@@ -1,0 +1,476 @@
+//! Sparse PAC-GP with heteroscedastic posterior noise (tighter-bounds spec §4.2 in the sparse
+//! form): the posterior `q(u)` of PAC-SGP (seed 004, eq. (11)) with a free noise per training
+//! point, `Λ_ii = σ_i² + α_s·max(k_ii − q_i, 0)`. The σ_i² are Q's parameters (not charged):
+//! the prior stays `p(u) = N(0, K_uu)`, so the KL keeps PAC-SGP's closed form
+//! `KL = ½[tr(PA⁻¹) + eᵀPe − M + ln det A − ln det P]` with `A = P + FΛ⁻¹Fᵀ`, and the
+//! marginals `μ_i = F_iᵀe`, `v_i = k_ii − q_i + F_iᵀA⁻¹F_i` (see [`super::pac_sgp`]).
+//!
+//! PAC-SGP's reverse mode already carries the adjoint `∂B/∂Λ_ii` per point; the gradient in
+//! `ln σ_i²` is `σ_i²·∂B/∂Λ_ii` (with one shared σ² it sums to PAC-SGP's `σ²·Σ_i ∂B/∂Λ_ii`).
+//! Parameters `[θ… (when free); ln σ_1²…ln σ_N²; vec(Z) row by row]`.
+
+use faer::{Mat, MatRef};
+
+use crate::bounds::{BoundKind, ConfidenceTerm};
+use crate::certificate::{Certificate, CertificateSpec, GibbsLoss};
+use crate::error::{Error, Result};
+use crate::kernel::Kernel;
+use crate::linalg::{self, Cholesky, JitterPolicy};
+use crate::loss::RegressionLoss;
+use crate::optim::{self, boxes, LbfgsConfig, Objective, OptimReport, Restarts};
+use crate::posterior::{Covariance, GaussianPosterior};
+use crate::prior::BoundLevers;
+use crate::regression::sparse::{Whitened, KUU_JITTER};
+
+use super::pac_sgp::{fit_pac_sgp_with, PacSgpFit, PacSgpObjective, PacSgpSettings, PacSgpTerms};
+
+/// The whitened factors of docs/math.md §3.2 with a per-point noise: `Λ_ii = σ_i² + α_s·max(k_ii − q_i, 0)`.
+fn whitened_hetero(
+    kernel: &Kernel,
+    noise: &[f64],
+    alpha_s: f64,
+    x: MatRef<'_, f64>,
+    z: MatRef<'_, f64>,
+    y: &[f64],
+) -> Result<Whitened> {
+    let m = z.nrows();
+    let mut kuu = kernel.gram(z);
+    for i in 0..m {
+        kuu[(i, i)] += KUU_JITTER;
+    }
+    let l_uu = Cholesky::factor(kuu.as_ref(), &JitterPolicy::default(), "K_uu")?;
+    let kzx = kernel.cross(z, x);
+    let mut v = kzx.clone();
+    l_uu.solve_lower_in_place(v.as_mut());
+    let kdiag = kernel.diag(x);
+    let q = linalg::col_sq_norms(&v);
+    let lambda: Vec<f64> = (0..kdiag.len())
+        .map(|i| noise[i] + alpha_s * (kdiag[i] - q[i]).max(0.0))
+        .collect();
+    let inv_lam: Vec<f64> = lambda.iter().map(|l| 1.0 / l).collect();
+    let mut b = linalg::weighted_gram(&v, &inv_lam);
+    for k in 0..m {
+        b[(k, k)] += 1.0;
+    }
+    let l_b = Cholesky::factor(b.as_ref(), &JitterPolicy::default(), "I + VΛ⁻¹Vᵀ")?;
+    let ly: Vec<f64> = y.iter().zip(&inv_lam).map(|(y, il)| y * il).collect();
+    let gamma = linalg::mat_vec(&v, &ly);
+    Ok(Whitened {
+        l_uu,
+        kzx,
+        v,
+        kdiag,
+        q,
+        lambda,
+        l_b,
+        gamma,
+    })
+}
+
+/// The PAC-SGP bound with per-point posterior noise over `[θ… (when free); ln σ_i²; vec(Z)]`
+/// on standardised data.
+pub struct PacSgpHeteroObjective<'a> {
+    base: PacSgpObjective<'a>,
+    kernel: Kernel,
+    free_theta: bool,
+    x: MatRef<'a, f64>,
+    y: &'a [f64],
+    m: usize,
+    alpha_s: f64,
+}
+
+impl<'a> PacSgpHeteroObjective<'a> {
+    /// The bound for `kernel` with `m` inducing inputs, parametrisation `alpha_s`, loss, δ, a
+    /// constant penalty (nats) and the confidence term; θ is a parameter when `free_theta`.
+    pub fn new(
+        kernel: &Kernel,
+        free_theta: bool,
+        x: MatRef<'a, f64>,
+        y: &'a [f64],
+        m: usize,
+        alpha_s: f64,
+        loss: RegressionLoss,
+        delta: f64,
+        penalty: f64,
+        kind: BoundKind,
+        term: ConfidenceTerm,
+    ) -> Result<Self> {
+        let base = PacSgpObjective::new(kernel, x, y, m, alpha_s, loss, delta, penalty, kind)?
+            .with_confidence_term(term);
+        Ok(Self {
+            base,
+            kernel: kernel.clone(),
+            free_theta,
+            x,
+            y,
+            m,
+            alpha_s,
+        })
+    }
+
+    fn n_theta(&self) -> usize {
+        if self.free_theta {
+            self.kernel.n_params()
+        } else {
+            0
+        }
+    }
+
+    /// The kernel, the per-point noises and Z at `p`.
+    pub fn unpack(&self, p: &[f64]) -> Result<(Kernel, Vec<f64>, Mat<f64>)> {
+        if p.len() != self.dim() {
+            return Err(Error::ShapeMismatch {
+                what: "heteroscedastic PAC-SGP parameters",
+                expected: format!("{}", self.dim()),
+                found: format!("{}", p.len()),
+            });
+        }
+        let (nt, n, d) = (self.n_theta(), self.y.len(), self.x.ncols());
+        let mut kernel = self.kernel.clone();
+        if self.free_theta {
+            kernel.set_params(&p[..nt])?;
+        }
+        let noise: Vec<f64> = p[nt..nt + n].iter().map(|l| l.exp()).collect();
+        let z = Mat::from_fn(self.m, d, |a, t| p[nt + n + a * d + t]);
+        Ok((kernel, noise, z))
+    }
+
+    /// Pack `[θ (when free); ln σ_i²; vec(Z)]`.
+    pub fn pack(&self, kernel: &Kernel, noise: &[f64], z: MatRef<'_, f64>) -> Vec<f64> {
+        let mut p = if self.free_theta {
+            kernel.params()
+        } else {
+            vec![]
+        };
+        p.extend(noise.iter().map(|s| s.ln()));
+        for a in 0..z.nrows() {
+            for t in 0..z.ncols() {
+                p.push(z[(a, t)]);
+            }
+        }
+        p
+    }
+
+    fn evaluate(&self, p: &[f64], with_grad: bool) -> Result<(PacSgpTerms, Vec<f64>)> {
+        let (kernel, noise, z) = self.unpack(p)?;
+        let wh = whitened_hetero(&kernel, &noise, self.alpha_s, self.x, z.as_ref(), self.y)?;
+        let theta = kernel.params();
+        let (terms, g, lamb) =
+            self.base
+                .evaluate_whitened(&kernel, 1.0, z.as_ref(), wh, &theta, with_grad)?;
+        if !with_grad {
+            return Ok((terms, vec![]));
+        }
+        // g = [θ…, (shared ln σ² slot), vec(Z)]: replace the slot by the per-point adjoints.
+        let nk = kernel.n_params();
+        let mut grad = Vec::with_capacity(self.dim());
+        grad.extend_from_slice(&g[..self.n_theta()]);
+        grad.extend(noise.iter().zip(&lamb).map(|(s, l)| s * l));
+        grad.extend_from_slice(&g[nk + 1..]);
+        Ok((terms, grad))
+    }
+
+    /// `(R_S, KL, bound)` at `p`.
+    pub fn terms(&self, p: &[f64]) -> Result<PacSgpTerms> {
+        Ok(self.evaluate(p, false)?.0)
+    }
+
+    /// Q at `p` as the shared posterior (whitened precision form, `α = L⁻ᵀB⁻¹γ`).
+    pub fn posterior_at(&self, p: &[f64]) -> Result<GaussianPosterior> {
+        let (kernel, noise, z) = self.unpack(p)?;
+        let wh = whitened_hetero(&kernel, &noise, self.alpha_s, self.x, z.as_ref(), self.y)?;
+        let alpha = wh.l_uu.solve_upper_vec(&wh.l_b.solve_vec(&wh.gamma));
+        Ok(GaussianPosterior {
+            kernel,
+            basis: z,
+            alpha,
+            cov: Covariance::WhitenedPrecision {
+                chol_kuu: wh.l_uu,
+                chol_b: wh.l_b,
+            },
+        })
+    }
+}
+
+impl Objective for PacSgpHeteroObjective<'_> {
+    fn dim(&self) -> usize {
+        self.n_theta() + self.y.len() + self.m * self.x.ncols()
+    }
+    fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
+        let (t, g) = self.evaluate(p, true)?;
+        Ok((t.bound, g))
+    }
+}
+
+/// A PAC-SGP with per-point posterior noise, its certificate and the PAC-SGP it started from.
+#[derive(Clone, Debug)]
+pub struct PacSgpHeteroFit {
+    /// Q (θ of the PAC-SGP fit, Z and the noises as optimised).
+    pub posterior: GaussianPosterior,
+    /// The per-point posterior noises σ_i².
+    pub noise: Vec<f64>,
+    /// Its certificate (through [`Certificate::of_posterior`], the PAC-SGP fit's penalty).
+    pub certificate: Certificate,
+    /// The homoscedastic PAC-SGP it started from.
+    pub homoscedastic: PacSgpFit,
+    /// Report of the per-point optimisation.
+    pub report: OptimReport,
+}
+
+/// Train PAC-SGP with the levers ([`fit_pac_sgp_with`]), then free the per-point noises
+/// ([`free_point_noise`]).
+pub fn fit_pac_sgp_hetero(
+    kernel_init: &Kernel,
+    noise_init: f64,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    st: &PacSgpSettings,
+    levers: &BoundLevers,
+    iters: usize,
+) -> Result<PacSgpHeteroFit> {
+    let base = fit_pac_sgp_with(kernel_init, noise_init, x, y, st, levers)?;
+    free_point_noise(base, x, y, st, levers.term, iters)
+}
+
+/// From a trained PAC-SGP (`base`, fitted on `(x, y)` with `st` and confidence `term`): at its
+/// snapped θ (same penalty), minimise the bound over `ln σ_i²` and Z from its optimum (so it
+/// never certifies worse than `base`), `iters` L-BFGS steps.
+pub fn free_point_noise(
+    base: PacSgpFit,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    st: &PacSgpSettings,
+    term: ConfidenceTerm,
+    iters: usize,
+) -> Result<PacSgpHeteroFit> {
+    let gp = &base.gp;
+    let obj = PacSgpHeteroObjective::new(
+        &gp.kernel,
+        false,
+        x,
+        y,
+        gp.z.nrows(),
+        base.alpha_s,
+        st.loss,
+        st.delta,
+        base.certificate.penalty,
+        st.kind,
+        term,
+    )?;
+    let x0 = obj.pack(&gp.kernel, &vec![gp.noise_variance; y.len()], gp.z.as_ref());
+    let mut bounds = vec![boxes::LN_NOISE; y.len()];
+    bounds.extend(std::iter::repeat_n(boxes::FREE, gp.z.nrows() * x.ncols()));
+    let lbfgs = LbfgsConfig {
+        max_iter: iters,
+        ..Default::default()
+    };
+    let min = optim::drive(&obj, &x0, bounds, &lbfgs, &Restarts::default(), None)?;
+    let (_, noise, _) = obj.unpack(&min.params)?;
+    let posterior = obj.posterior_at(&min.params)?;
+    let spec = CertificateSpec::new(st.delta, term, base.certificate.penalty_terms.clone());
+    let certificate =
+        Certificate::of_posterior(&posterior, x, y, &GibbsLoss::Regression(st.loss), &spec)?;
+    Ok(PacSgpHeteroFit {
+        posterior,
+        noise,
+        certificate,
+        homoscedastic: base,
+        report: min.report,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::certificate::PenaltyTerm;
+    use crate::gradcheck::{assert_gradient_close, Tolerance};
+    use crate::regression::sparse::{InducingInit, NegSparseObjective};
+
+    fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
+        let x = Mat::from_fn(n, 2, |i, j| {
+            (((i * 17 + j * 29) % 41) as f64 / 41.0) * 4.0 - 2.0
+        });
+        let y = (0..n)
+            .map(|i| x[(i, 0)].sin() + 0.5 * x[(i, 1)] + 0.2 * (((i * 7) % 5) as f64 - 2.0) / 2.0)
+            .collect();
+        (x, y)
+    }
+
+    fn z0() -> Mat<f64> {
+        Mat::from_fn(4, 2, |a, t| -1.5 + 0.8 * a as f64 + 0.3 * t as f64)
+    }
+
+    fn objective<'a>(
+        x: MatRef<'a, f64>,
+        y: &'a [f64],
+        k: &Kernel,
+        free: bool,
+        alpha_s: f64,
+        kind: BoundKind,
+    ) -> PacSgpHeteroObjective<'a> {
+        let l = RegressionLoss::new_epsilon_band(0.3).unwrap();
+        PacSgpHeteroObjective::new(
+            k,
+            free,
+            x,
+            y,
+            4,
+            alpha_s,
+            l,
+            0.05,
+            3.0,
+            kind,
+            ConfidenceTerm::Sharp,
+        )
+        .unwrap()
+    }
+
+    /// The gradient in θ, every ln σ_i² and Z matches central differences (FITC, VFE and an
+    /// interpolated α_s; both bound forms).
+    #[test]
+    fn gradient_matches_central_differences() {
+        let (x, y) = toy(20);
+        let k = Kernel::se_ard(&[0.8, 1.3], 1.4);
+        for (alpha_s, kind) in [
+            (1.0, BoundKind::Kl),
+            (0.0, BoundKind::Sqrt),
+            (0.4, BoundKind::Kl),
+        ] {
+            let obj = objective(x.as_ref(), &y, &k, true, alpha_s, kind);
+            let noise: Vec<f64> = (0..20).map(|i| 0.02 * (1.0 + 0.3 * i as f64)).collect();
+            let p = obj.pack(&k, &noise, z0().as_ref());
+            let (_, g) = obj.value_and_gradient(&p).unwrap();
+            assert_gradient_close(
+                |q| obj.value(q).unwrap(),
+                &p,
+                &g,
+                1e-6,
+                Tolerance::mixed(1e-6),
+                &format!("heteroscedastic PAC-SGP α_s = {alpha_s}"),
+            );
+        }
+    }
+
+    /// With every σ_i² equal to σ² the terms and gradient are PAC-SGP's own (the σ_i² slots sum
+    /// to its ln σ² slot); at unequal noises the objective's KL, risk and bound equal the
+    /// certificate of its shared posterior.
+    #[test]
+    fn equal_noises_reduce_to_pac_sgp_and_terms_equal_the_certificate() {
+        let (x, y) = toy(25);
+        let k = Kernel::se_ard(&[0.9, 1.1], 1.2);
+        let l = RegressionLoss::new_epsilon_band(0.3).unwrap();
+        for alpha_s in [0.0, 1.0] {
+            let homo =
+                PacSgpObjective::new(&k, x.as_ref(), &y, 4, alpha_s, l, 0.05, 3.0, BoundKind::Kl)
+                    .unwrap()
+                    .with_confidence_term(ConfidenceTerm::Sharp);
+            let ph = NegSparseObjective::pack(&k, 0.07, z0().as_ref());
+            let (want_v, want_g) = homo.value_and_gradient(&ph).unwrap();
+            let want = homo.terms(&ph).unwrap();
+            let het = objective(x.as_ref(), &y, &k, true, alpha_s, BoundKind::Kl);
+            let p = het.pack(&k, &[0.07; 25], z0().as_ref());
+            let got = het.terms(&p).unwrap();
+            assert_eq!(got, want, "α_s = {alpha_s}");
+            let (v, g) = het.value_and_gradient(&p).unwrap();
+            assert_eq!(v, want_v);
+            let nk = k.n_params();
+            assert_eq!(&g[..nk], &want_g[..nk]);
+            let s: f64 = g[nk..nk + 25].iter().sum();
+            assert!((s - want_g[nk]).abs() < 1e-12 * (1.0 + want_g[nk].abs()));
+            assert_eq!(&g[nk + 25..], &want_g[nk + 1..]);
+
+            let noise: Vec<f64> = (0..25).map(|i| 0.01 + 0.05 * (i % 7) as f64).collect();
+            let p = het.pack(&k, &noise, z0().as_ref());
+            let t = het.terms(&p).unwrap();
+            let spec = CertificateSpec::new(
+                0.05,
+                ConfidenceTerm::Sharp,
+                vec![PenaltyTerm {
+                    what: "test".into(),
+                    nats: 3.0,
+                }],
+            );
+            let post = het.posterior_at(&p).unwrap();
+            let c =
+                Certificate::of_posterior(&post, x.as_ref(), &y, &GibbsLoss::Regression(l), &spec)
+                    .unwrap();
+            assert!((c.kl - t.kl).abs() < 1e-10, "{} vs {}", c.kl, t.kl);
+            assert!((c.empirical_risk - t.empirical_risk).abs() < 1e-10);
+            assert!((c.bound - t.bound).abs() < 1e-10);
+        }
+    }
+
+    /// KL of Q against the prior N(0, K_uu) on u by the dense Gaussian formula, independent of
+    /// the whitened algebra: `Σ = K_uu (K_uu + F Λ⁻¹ Fᵀ)⁻¹ K_uu`, `a = Σ K_uu⁻¹ F Λ⁻¹ y`.
+    #[test]
+    fn kl_matches_the_dense_gaussian_kl() {
+        let (x, y) = toy(18);
+        let k = Kernel::se_iso(1.1, 0.8);
+        let het = objective(x.as_ref(), &y, &k, false, 1.0, BoundKind::Kl);
+        let noise: Vec<f64> = (0..18).map(|i| 0.03 + 0.1 * (i % 4) as f64).collect();
+        let z = z0();
+        let t = het.terms(&het.pack(&k, &noise, z.as_ref())).unwrap();
+        let mut kuu = k.gram(z.as_ref());
+        for i in 0..4 {
+            kuu[(i, i)] += KUU_JITTER;
+        }
+        let f = k.cross(z.as_ref(), x.as_ref());
+        let ck = Cholesky::factor(kuu.as_ref(), &JitterPolicy::none(), "K_uu").unwrap();
+        let kinv = ck.inverse();
+        let kd = k.diag(x.as_ref());
+        let kf = &kinv * &f;
+        let lam: Vec<f64> = (0..18)
+            .map(|i| {
+                let q: f64 = (0..4).map(|a| f[(a, i)] * kf[(a, i)]).sum();
+                noise[i] + (kd[i] - q).max(0.0)
+            })
+            .collect();
+        let inv: Vec<f64> = lam.iter().map(|l| 1.0 / l).collect();
+        let a_mat = &kuu + linalg::weighted_gram(&f, &inv);
+        let ca = Cholesky::factor(a_mat.as_ref(), &JitterPolicy::none(), "A").unwrap();
+        let sigma = &kuu * ca.inverse() * &kuu;
+        let fy = linalg::mat_vec(
+            &f,
+            &inv.iter().zip(&y).map(|(a, b)| a * b).collect::<Vec<_>>(),
+        );
+        let mean = linalg::mat_vec(&(&kuu * ca.inverse()), &fy);
+        let kl = crate::prior::split::dense_gaussian_kl(&mean, &sigma, &[0.0; 4], &kuu).unwrap();
+        assert!((kl - t.kl).abs() < 1e-8, "{kl} vs {}", t.kl);
+    }
+
+    /// Freeing the per-point noises never certifies worse than the PAC-SGP it starts from.
+    #[test]
+    fn heteroscedastic_fit_is_never_looser_than_pac_sgp() {
+        let (x, y) = toy(60);
+        let st = PacSgpSettings {
+            m: 5,
+            alpha_s: 1.0,
+            loss: RegressionLoss::new_epsilon_band(0.3).unwrap(),
+            delta: 0.01,
+            kind: BoundKind::Kl,
+            seed: 1,
+            init: InducingInit::KMeans,
+            max_iter: 100,
+        };
+        let fit = fit_pac_sgp_hetero(
+            &Kernel::se_iso(1.0, 1.0),
+            0.1,
+            x.as_ref(),
+            &y,
+            &st,
+            &BoundLevers::default(),
+            100,
+        )
+        .unwrap();
+        let base = fit.homoscedastic.certificate.bound;
+        assert!(
+            fit.certificate.bound <= base + 1e-9,
+            "{} vs {base}",
+            fit.certificate.bound
+        );
+        assert_eq!(
+            fit.certificate.penalty,
+            fit.homoscedastic.certificate.penalty
+        );
+    }
+}
