@@ -164,6 +164,21 @@ fn pac_sgp_state<'py>(
     Ok((to_numpy(py, &st.l_b)?, st.e.into_pyarray(py), st.kl, st.n))
 }
 
+/// The pass-1 state handed back from Python (`L_B`, `e`, KL, N).
+fn state_of(
+    l_b: &PyReadonlyArray2<'_, f64>,
+    e: &PyReadonlyArray1<'_, f64>,
+    kl: f64,
+    n: usize,
+) -> PyResult<PacSgpState> {
+    Ok(PacSgpState {
+        l_b: to_mat(l_b, "l_b")?,
+        e: vector(e)?,
+        kl,
+        n,
+    })
+}
+
 /// Pass 2 on one shard, given the state: `(Σ r_i, u_s, G_s, n_s)`.
 #[pyfunction]
 #[pyo3(signature = (settings, p, l_b, e, kl, n, x, y, n_threads=None))]
@@ -181,12 +196,7 @@ fn pac_sgp_shard_risk<'py>(
     n_threads: Option<usize>,
 ) -> PyResult<(f64, Vec1<'py>, Mat2<'py>, usize)> {
     let obj = settings.sharded()?;
-    let st = PacSgpState {
-        l_b: to_mat(&l_b, "l_b")?,
-        e: vector(&e)?,
-        kl,
-        n,
-    };
+    let st = state_of(&l_b, &e, kl, n)?;
     let (xm, yv) = (to_mat(&x, "X")?, vector(&y)?);
     let r = compute(py, n_threads, || obj.shard_risk(&p, &st, xm.as_ref(), &yv))?;
     Ok((r.risk_sum, r.u.into_pyarray(py), to_numpy(py, &r.g)?, r.n))
@@ -210,12 +220,7 @@ fn pac_sgp_combine<'py>(
     g: PyReadonlyArray2<'py, f64>,
 ) -> PyResult<((f64, f64, f64), Mat2<'py>, Vec1<'py>, f64, Vec1<'py>)> {
     let obj = settings.sharded()?;
-    let st = PacSgpState {
-        l_b: to_mat(&l_b, "l_b")?,
-        e: vector(&e)?,
-        kl,
-        n,
-    };
+    let st = state_of(&l_b, &e, kl, n)?;
     let risk = PacSgpShardRisk {
         risk_sum,
         u: vector(&u)?,
