@@ -112,25 +112,16 @@ impl FittedModel {
         let (_, ys) = self.regression_parts()?;
         let y_std = ys.transform(&sample.y);
         let (q, n_a) = record.posterior(sample, xs, &y_std)?;
-        let mut choices = record.choices(n_a, sample.n());
-        if epsilons.len() > 1 {
-            choices.push(PenaltyTerm::candidates(epsilons.len(), "ε of the loss"));
-        }
-        let spec = CertificateSpec::new(opts.delta, opts.term, choices);
-        epsilons
-            .iter()
-            .map(|&eps| {
-                let loss = RegressionLoss::new_epsilon_band(eps)?.scaled(1.0 / ys.sd);
-                let c = Certificate::from_marginals(
-                    q.kl(),
-                    q.marginals_on_b(),
-                    &q.y_b,
-                    &GibbsLoss::Regression(loss),
-                    &spec,
-                )?;
-                Ok(CertificateReport::new(c, Some(eps)))
-            })
-            .collect()
+        let choices = record.choices(n_a, sample.n());
+        certify_on_part_b(
+            q.kl(),
+            q.marginals_on_b(),
+            &q.y_b,
+            choices,
+            ys.sd,
+            epsilons,
+            opts,
+        )
     }
 
     /// The sparse split-prior certificates (issue 15): rebuild the split, P_A (stored) and Q
@@ -146,25 +137,16 @@ impl FittedModel {
         let (_, ys) = self.regression_parts()?;
         let y_std = ys.transform(&sample.y);
         let (q, y_b, n_a) = record.posterior(sample, xs, &y_std)?;
-        let mut choices = record.choices(n_a, sample.n());
-        if epsilons.len() > 1 {
-            choices.push(PenaltyTerm::candidates(epsilons.len(), "ε of the loss"));
-        }
-        let spec = CertificateSpec::new(opts.delta, opts.term, choices);
-        epsilons
-            .iter()
-            .map(|&eps| {
-                let loss = RegressionLoss::new_epsilon_band(eps)?.scaled(1.0 / ys.sd);
-                let c = Certificate::from_marginals(
-                    q.kl(),
-                    q.marginals_on_b(),
-                    &y_b,
-                    &GibbsLoss::Regression(loss),
-                    &spec,
-                )?;
-                Ok(CertificateReport::new(c, Some(eps)))
-            })
-            .collect()
+        let choices = record.choices(n_a, sample.n());
+        certify_on_part_b(
+            q.kl(),
+            q.marginals_on_b(),
+            &y_b,
+            choices,
+            ys.sd,
+            epsilons,
+            opts,
+        )
     }
 
     /// Whether the model is a classifier.
@@ -601,4 +583,36 @@ impl FittedModel {
             }
         })
     }
+}
+
+/// A split prior's certificates on part B for every ε (in training-sd units; `y_sd` converts
+/// to the standardised targets): Q's KL and marginals on B, the split's choices, plus `ln |ε|`
+/// when several ε are certified.
+fn certify_on_part_b(
+    kl: f64,
+    marginals: &Marginals,
+    y_b: &[f64],
+    mut choices: Vec<PenaltyTerm>,
+    y_sd: f64,
+    epsilons: &[f64],
+    opts: &CertifyOptions,
+) -> Result<Vec<CertificateReport>> {
+    if epsilons.len() > 1 {
+        choices.push(PenaltyTerm::candidates(epsilons.len(), "ε of the loss"));
+    }
+    let spec = CertificateSpec::new(opts.delta, opts.term, choices);
+    epsilons
+        .iter()
+        .map(|&eps| {
+            let loss = RegressionLoss::new_epsilon_band(eps)?.scaled(1.0 / y_sd);
+            let c = Certificate::from_marginals(
+                kl,
+                marginals,
+                y_b,
+                &GibbsLoss::Regression(loss),
+                &spec,
+            )?;
+            Ok(CertificateReport::new(c, Some(eps)))
+        })
+        .collect()
 }
