@@ -114,6 +114,16 @@ fn fit_then_certify_reproduces_the_split_certificate() {
     ));
     let err = old.certify(&data, &CertifyOptions::default()).unwrap_err();
     assert!(matches!(err, Error::Unsupported(_)), "{err}");
+    // A record that does not fit the model is refused when the file is read.
+    for (key, value) in [
+        ("n_b", serde_json::json!(99)),
+        ("prior_scale", serde_json::json!(0.0)),
+    ] {
+        let mut broken: serde_json::Value = serde_json::from_str(&json).unwrap();
+        broken["task"]["split_prior"][key] = value;
+        let err = FittedModel::from_json(&broken.to_string(), "m.json").unwrap_err();
+        assert!(err.to_string().contains("split prior record"), "{err}");
+    }
 }
 
 /// The model pipeline with Catoni's λ from A and the prior-scale menu (fraction menu) gives

@@ -344,8 +344,13 @@ impl FittedModel {
             Task::Classification {
                 likelihood,
                 input_noise,
+                split_prior,
                 ..
             } => {
+                if let Some(r) = split_prior {
+                    r.check(self.n_train, self.posterior.basis.nrows())
+                        .map_err(|e| bad(format!("split prior record: {e}")))?;
+                }
                 likelihood.validate()?;
                 if !(input_noise.is_finite() && *input_noise >= 0.0) {
                     return Err(bad(format!(

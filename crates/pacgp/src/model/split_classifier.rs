@@ -109,6 +109,35 @@ impl ClassifierSplitRecord {
         })
     }
 
+    /// The record fits a model of `n_train` rows whose posterior has `n_basis` basis points
+    /// (parts of both sizes summing to it, one row key per row, t > 0, λ > 0).
+    pub fn check(&self, n_train: usize, n_basis: usize) -> std::result::Result<(), String> {
+        let n = self.n_a + self.n_b;
+        if self.n_a == 0 || self.n_b == 0 || n != n_train || n != n_basis {
+            return Err(format!(
+                "parts of {} and {} rows for {n_train} training rows and {n_basis} basis points",
+                self.n_a, self.n_b
+            ));
+        }
+        if self.row_order.len() != n_train {
+            return Err(format!(
+                "{} row keys for {n_train} rows",
+                self.row_order.len()
+            ));
+        }
+        let positive = |v: f64| v.is_finite() && v > 0.0;
+        if !positive(self.prior_scale) || !self.lambda.is_none_or(positive) {
+            return Err("the prior scale t and Catoni's λ must be positive and finite".into());
+        }
+        if !(self.fraction > 0.0 && self.fraction < 1.0) || self.menu == 0 {
+            return Err(format!(
+                "fraction {} (must lie in (0, 1)), menu of {}",
+                self.fraction, self.menu
+            ));
+        }
+        Ok(())
+    }
+
     /// Indices of the sample's rows in the training order (the sample must hold the same rows).
     fn training_order(&self, sample: &Dataset) -> Result<Vec<usize>> {
         let mut rows: std::collections::HashMap<String, Vec<usize>> = Default::default();
