@@ -62,8 +62,8 @@ pub struct PartB {
     pub y: Vec<f64>,
 }
 
-/// A hash of each row's values (inputs then label, as f64 bits; the first 8 bytes of the
-/// SHA-256 of [`super::sample_digest`]'s row hash), in hex: equal rows are interchangeable.
+/// A hash of each row's values in hex: the first 8 bytes of the per-row SHA-256 that
+/// [`super::sample_digest`] uses (inputs then label, as f64 bits); equal rows are interchangeable.
 pub fn row_keys(data: &Dataset) -> Vec<String> {
     (0..data.n())
         .map(|i| {
