@@ -344,11 +344,19 @@ class GPClassifier(_Classifier):
     ``certificate_`` bounds the Gibbs error of ``predictor`` ("latent": ``sgn(f + b)``, or
     "noisy"). pac-gpc's posterior is trained by its bound, not by an inference method, so it has no
     leave-one-out estimate: it is certified with ``loo="none"`` whatever ``loo`` says.
+
+    The data-dependent split prior (issue 15; ``pacgp fit --prior``, ``--bound``,
+    ``--prior-scale``): ``prior`` "split:F" or "split:auto" (laplace or pac-gpc; θ by ML-II on a
+    seeded part A from ``kernel``, default SE-ARD, split seeded by ``seed``; the certificate is on
+    part B), ``bound`` "kl" or "catoni" (Catoni's bound at a λ fixed on part A) and
+    ``prior_scale`` "auto" or a number t > 0 (the prior's covariance ``t·k_A``). Its
+    ``certificate_`` is the split certificate, with no leave-one-out estimate.
     """
 
     def __init__(self, method="laplace", likelihood=None, select="bound", kernel=None,
                  active_set=None, kappa=None, input_noise=None, delta=0.01, seed=0,
-                 predictor="latent", certify=True, loo="approx", n_threads=None):
+                 predictor="latent", certify=True, loo="approx", prior=None, bound="kl",
+                 prior_scale=None, n_threads=None):
         self.method = method
         self.likelihood = likelihood
         self.select = select
@@ -361,6 +369,9 @@ class GPClassifier(_Classifier):
         self.predictor = predictor
         self.certify = certify
         self.loo = loo
+        self.prior = prior
+        self.bound = bound
+        self.prior_scale = prior_scale
         self.n_threads = n_threads
 
     def _fit_model(self, X, y, negative, positive):
@@ -370,11 +381,12 @@ class GPClassifier(_Classifier):
             X, y, negative, positive, method=self.method, likelihood=self.likelihood,
             basis=_basis(self.active_set, len(y)), kappa=self.kappa,
             input_noise=self.input_noise, select=self.select, kernel_spec=self.kernel,
-            delta=self.delta, seed=self.seed, n_threads=self.n_threads,
+            delta=self.delta, seed=self.seed, prior=self.prior, bound=self.bound,
+            prior_scale=self.prior_scale, n_threads=self.n_threads,
         )
 
     def _loo_mode(self):
-        return "none" if self.method == "pac-gpc" else self.loo
+        return "none" if self.method == "pac-gpc" or self.prior is not None else self.loo
 
 
 class SVMClassifier(_Classifier):

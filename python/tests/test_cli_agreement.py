@@ -179,6 +179,20 @@ CLASSIFIERS = [
     ),
     ("svm", ["--method", "svm"], lambda: pacgp.SVMClassifier()),
     ("pac-gpc", ["--method", "pac-gpc"], lambda: pacgp.GPClassifier(method="pac-gpc")),
+    # The split prior (issue 15): certified on part B, with Catoni's λ and the prior scale
+    # fixed on part A.
+    (
+        "split-laplace",
+        ["--method", "laplace", "--prior", "split:0.5", "--seed", "1"],
+        lambda: pacgp.GPClassifier(prior="split:0.5", seed=1),
+    ),
+    (
+        "split-pac-gpc-catoni",
+        ["--method", "pac-gpc", "--prior", "split:auto", "--bound", "catoni", "--prior-scale",
+         "auto", "--seed", "2"],
+        lambda: pacgp.GPClassifier(method="pac-gpc", prior="split:auto", bound="catoni",
+                                   prior_scale="auto", seed=2),
+    ),
 ]
 
 

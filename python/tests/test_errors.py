@@ -51,6 +51,16 @@ def test_bad_regression_options_are_value_errors(make, data):
         lambda: pacgp.GPClassifier(method="sogp", select="ml2"),
         lambda: pacgp.GPClassifier(kappa=0.1),  # mean-field only
         lambda: pacgp.GPClassifier(active_set=5),  # ivm / sogp only
+        # The split prior (issue 15): bound and prior_scale only with it, laplace/pac-gpc only.
+        lambda: pacgp.GPClassifier(prior="split:1.5"),
+        lambda: pacgp.GPClassifier(method="ep", prior="split:0.5"),
+        lambda: pacgp.GPClassifier(bound="catoni"),
+        lambda: pacgp.GPClassifier(method="pac-gpc", prior_scale="auto"),
+        lambda: pacgp.GPClassifier(prior="split:0.5", bound="maurer"),
+        lambda: pacgp.GPClassifier(prior="split:0.5", prior_scale=0.0),
+        lambda: pacgp.GPClassifier(prior="split:0.5", prior_scale="big"),
+        lambda: pacgp.GPClassifier(prior="split:0.5", select="ml2"),
+        lambda: pacgp.GPClassifier(prior="split:0.5", likelihood="logistic"),
         lambda: pacgp.SVMClassifier(slack="cubic"),
         lambda: pacgp.SVMClassifier(C=-1.0),
     ],

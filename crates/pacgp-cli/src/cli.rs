@@ -298,6 +298,35 @@ fn parse_prior(s: &str) -> Result<PriorArg, String> {
     }
 }
 
+/// `--bound` of the classifier split prior.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SplitBoundArg {
+    /// The kl bound, `kl⁻¹(R_B, (KL + penalty + ln(2√N_B/δ))/N_B)`.
+    Kl,
+    /// Catoni's bound at a λ fixed on a nested split of part A (no charge).
+    Catoni,
+}
+
+/// `--prior-scale`: the scale t of the split prior's covariance.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PriorScaleArg {
+    /// A given t > 0.
+    Fixed(f64),
+    /// The best of 1, ½, ¼, ⅛, 1/16 on a nested split of part A.
+    Auto,
+}
+
+/// Parse `auto` or a positive number.
+fn parse_prior_scale(s: &str) -> Result<PriorScaleArg, String> {
+    match s {
+        "auto" => Ok(PriorScaleArg::Auto),
+        t => match t.parse::<f64>() {
+            Ok(v) if v > 0.0 && v.is_finite() => Ok(PriorScaleArg::Fixed(v)),
+            _ => Err(format!("'{t}' is neither auto nor a positive number")),
+        },
+    }
+}
+
 /// `--hyper-prior`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum HyperPriorArg {
@@ -418,6 +447,16 @@ pub struct FitArgs {
     /// ln(2√N/δ) (the paper's, default) or `sharp` ln(ξ(N)/δ); `certify` uses it by default.
     #[arg(long, value_enum)]
     pub xi: Option<XiArg>,
+    /// laplace, pac-gpc with --prior split: the certificate's inequality: `kl` (default) or
+    /// `catoni`, Catoni's bound at a λ fixed on a nested split of part A (no charge); the
+    /// model file keeps λ and `certify` uses it.
+    #[arg(long, value_enum)]
+    pub bound: Option<SplitBoundArg>,
+    /// laplace, pac-gpc with --prior split: the scale t of the prior's covariance,
+    /// `GP(μ_A, t·k_A)`: a number t > 0, or `auto`, the best of 1, ½, ¼, ⅛, 1/16 on a nested
+    /// split of part A (no charge) [default: 1].
+    #[arg(long, value_parser = parse_prior_scale)]
+    pub prior_scale: Option<PriorScaleArg>,
 }
 
 /// `pacgp predict`.

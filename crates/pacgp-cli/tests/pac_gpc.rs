@@ -1,6 +1,7 @@
 //! `fit --method pac-gpc` and `--prior split:F` for classifiers, end to end: the stored bound
-//! is the one `certify` recomputes (pac-gpc), a split-prior model refuses a certificate it
-//! could not recompute, and bad flags are errors.
+//! is the one `certify` recomputes (pac-gpc, and the split prior from the record in the model
+//! file, also with Catoni's λ and the prior scale fixed on part A, and for another δ), and bad
+//! flags are errors.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -36,8 +37,26 @@ fn fit(extra: &[&str], out: &Path) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
+/// `certify --loo none --json` on crabs with extra flags.
+fn certify(model: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec![
+        "certify",
+        "--model",
+        s(model),
+        "--data",
+        "data/crabs/crabs.csv",
+        "--loo",
+        "none",
+        "--json",
+    ];
+    args.extend(extra);
+    let o = pacgp(&args);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
 #[test]
-fn pac_gpc_bound_is_recomputed_by_certify_and_split_models_refuse() {
+fn pac_gpc_and_split_prior_bounds_are_recomputed_by_certify() {
     let dir = tempfile::tempdir().unwrap();
     let m = dir.path().join("g.json");
     let f = fit(&["--method", "pac-gpc"], &m);
@@ -68,20 +87,85 @@ fn pac_gpc_bound_is_recomputed_by_certify_and_split_models_refuse() {
     let f = fit(&["--method", "laplace", "--prior", "split:auto"], &sp);
     let b = f["objective"].as_f64().unwrap();
     assert!(b > 0.0 && b < 1.0);
-    let o = pacgp(&[
-        "certify",
-        "--model",
-        s(&sp),
-        "--data",
-        "data/crabs/crabs.csv",
-    ]);
+    let c = certify(&sp, &[]);
+    assert!(
+        (c["bound"].as_f64().unwrap() - b).abs() < 1e-9,
+        "{c} vs {b}"
+    );
+    assert_eq!(c["n"], f["split_prior"]["n_b"]);
+    assert!(f["split_prior"]["lambda"].is_null());
+
+    // Catoni's λ and the prior scale fixed on part A: certify uses the stored λ by default,
+    // reproduces the bound, and recomputes it at another δ (same KL and risk, lower bound).
+    let cs = dir.path().join("c.json");
+    let f = fit(
+        &[
+            "--method",
+            "pac-gpc",
+            "--prior",
+            "split:0.5",
+            "--bound",
+            "catoni",
+            "--prior-scale",
+            "auto",
+            "--seed",
+            "3",
+        ],
+        &cs,
+    );
+    let b = f["objective"].as_f64().unwrap();
+    let lambda = f["split_prior"]["lambda"].as_f64().unwrap();
+    assert!(lambda > 0.0 && f["split_prior"]["prior_scale"].as_f64().unwrap() <= 1.0);
+    let c = certify(&cs, &[]);
+    assert!(
+        (c["bound"].as_f64().unwrap() - b).abs() < 1e-9,
+        "{c} vs {b}"
+    );
+    assert_eq!(c["n"], f["split_prior"]["n_b"]);
+    assert!(c.to_string().contains("catoni"), "{c}");
+    let loose = certify(&cs, &["--delta", "0.05"]);
+    assert_eq!(loose["kl"], c["kl"]);
+    assert_eq!(loose["empirical_risk"], c["empirical_risk"]);
+    assert!(loose["bound"].as_f64().unwrap() < b);
+    // Another sample (one label flipped) is refused.
+    let text = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/crabs/crabs.csv"),
+    )
+    .unwrap();
+    let flipped = dir.path().join("flipped.csv");
+    let mut lines: Vec<String> = text.lines().map(String::from).collect();
+    lines[1] = match lines[1].strip_suffix(",B") {
+        Some(rest) => format!("{rest},O"),
+        None => format!("{},B", lines[1].strip_suffix(",O").unwrap()),
+    };
+    std::fs::write(&flipped, lines.join("\n")).unwrap();
+    let o = pacgp(&["certify", "--model", s(&cs), "--data", s(&flipped)]);
     assert!(!o.status.success());
-    assert!(String::from_utf8_lossy(&o.stderr).contains("part B"));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("training"));
     let x = dir.path().join("x.json");
     for bad in [
         vec!["--method", "ep", "--prior", "split:0.5"],
         vec!["--method", "laplace", "--prior", "split:1.5"],
         vec!["--method", "pac-gpc", "--select", "ml2"],
+        vec!["--method", "laplace", "--bound", "catoni"],
+        vec!["--method", "pac-gpc", "--prior-scale", "auto"],
+        vec![
+            "--method",
+            "pac-gpc",
+            "--prior",
+            "split:0.5",
+            "--prior-scale",
+            "0",
+        ],
+        vec!["--method", "ep", "--bound", "catoni"],
+        vec![
+            "--method",
+            "pac-gpc",
+            "--prior",
+            "split:0.5",
+            "--bound",
+            "maurer",
+        ],
     ] {
         let mut args = vec!["fit"];
         args.extend(CRABS);

@@ -5,10 +5,11 @@
 use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 
-use pacgp::bounds::{BoundKind, ConfidenceTerm};
+use pacgp::bounds::{BoundKind, CatoniLambda, ConfidenceTerm};
 use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
 use pacgp::model::{self as m, FittedModel};
+use pacgp::objective::gpc_split::{SplitPriorConfig, PRIOR_SCALES};
 use pacgp::optim::Restarts;
 use pacgp::prior::split::SplitFraction;
 use pacgp::prior::{BoundLevers, HyperPrior};
@@ -121,6 +122,96 @@ fn pac_gpc_options(
     }
     opts.kernel = kernel_spec.map(|s| kernel(s, d)).transpose()?;
     Ok(opts)
+}
+
+/// The classifier split prior's arguments (`prior`, `bound`, `prior_scale`), as `pacgp fit
+/// --prior split:… --bound kl|catoni --prior-scale auto|t` takes them.
+struct SplitClassifierArgs<'a> {
+    fraction: Option<SplitFraction>,
+    bound: &'a str,
+    prior_scale: Option<Vec<f64>>,
+}
+
+/// `prior_scale`: `"auto"` (the menu of [`PRIOR_SCALES`]) or a number t > 0.
+fn prior_scales(v: &Bound<'_, PyAny>) -> PyResult<Vec<f64>> {
+    if let Ok(text) = v.extract::<String>() {
+        return match text.as_str() {
+            "auto" => Ok(PRIOR_SCALES.to_vec()),
+            _ => Err(to_py_err(Error::InvalidSpec {
+                spec: text,
+                reason: "prior_scale is 'auto' or a positive number".into(),
+            })),
+        };
+    }
+    let t: f64 = v.extract()?;
+    if !(t > 0.0 && t.is_finite()) {
+        return Err(to_py_err(Error::InvalidParameter {
+            name: "prior_scale",
+            value: t,
+            reason: "must be positive and finite (or 'auto')",
+        }));
+    }
+    Ok(vec![t])
+}
+
+impl SplitClassifierArgs<'_> {
+    /// The split prior's options, `None` without a `prior`; `bound` and `prior_scale` only
+    /// with it, and then for laplace or pac-gpc with the probit and θ by ML-II on part A.
+    #[allow(clippy::too_many_arguments)]
+    fn options(
+        &self,
+        method: &str,
+        likelihood: Option<&str>,
+        select: &str,
+        kernel_spec: Option<&str>,
+        delta: f64,
+        seed: u64,
+        d: usize,
+    ) -> PyResult<Option<m::SplitPriorOptions>> {
+        let catoni = match self.bound {
+            "kl" => false,
+            "catoni" => true,
+            other => {
+                return Err(to_py_err(Error::InvalidSpec {
+                    spec: other.into(),
+                    reason: "the split prior's bound is 'kl' or 'catoni'".into(),
+                }))
+            }
+        };
+        let Some(fraction) = self.fraction else {
+            if catoni || self.prior_scale.is_some() {
+                return Err(to_py_err(Error::Unsupported(
+                    "bound='catoni' and prior_scale apply to the split prior only (prior='split:F' or 'split:auto')".into(),
+                )));
+            }
+            return Ok(None);
+        };
+        if !matches!(method, "laplace" | "pac-gpc") {
+            return Err(to_py_err(Error::Unsupported(format!(
+                "the split prior applies to laplace and pac-gpc, not to {method}"
+            ))));
+        }
+        if select != "bound" || !matches!(likelihood, None | Some("probit")) {
+            return Err(to_py_err(Error::Unsupported(
+                "the split prior fits θ by ML-II on part A with the probit; select and likelihood do not apply".into(),
+            )));
+        }
+        let mut config = SplitPriorConfig::new(fraction, seed);
+        config.optimise_sites = method == "pac-gpc";
+        config.bound.delta = delta;
+        if catoni {
+            config.catoni = Some(CatoniLambda::FromPartA);
+        }
+        if let Some(scales) = &self.prior_scale {
+            config.prior_scales = scales.clone();
+        }
+        Ok(Some(m::SplitPriorOptions {
+            likelihood: Likelihood::probit(),
+            kernel: kernel(kernel_spec.unwrap_or("se-ard"), d)?,
+            predictor: m::GibbsPredictor::Latent,
+            config,
+        }))
+    }
 }
 
 /// Record the fit's seed in the model, as `pacgp fit --seed` does.
@@ -318,7 +409,7 @@ fn fit_greedy_sparse(
 /// `select` is "bound" (nine fixed kernels, penalty ln 9) or "ml2" (ML-II from `kernel_spec`,
 /// snapped onto the PAC grid).
 #[pyfunction]
-#[pyo3(signature = (x, y, negative, positive, *, method="laplace", likelihood=None, basis=100, kappa=None, input_noise=None, select="bound", kernel_spec=None, delta=0.01, seed=0, n_threads=None))]
+#[pyo3(signature = (x, y, negative, positive, *, method="laplace", likelihood=None, basis=100, kappa=None, input_noise=None, select="bound", kernel_spec=None, delta=0.01, seed=0, prior=None, bound="kl", prior_scale=None, n_threads=None))]
 #[allow(clippy::too_many_arguments)]
 fn fit_classifier(
     py: Python<'_>,
@@ -335,10 +426,32 @@ fn fit_classifier(
     kernel_spec: Option<&str>,
     delta: f64,
     seed: u64,
+    prior: Option<&str>,
+    bound: &str,
+    prior_scale: Option<&Bound<'_, PyAny>>,
     n_threads: Option<usize>,
 ) -> PyResult<Model> {
     let train = to_dataset(&x, &y)?;
     let labels = label_map(negative, positive);
+    let split = SplitClassifierArgs {
+        fraction: split_prior(prior)?,
+        bound,
+        prior_scale: prior_scale.map(prior_scales).transpose()?,
+    };
+    if let Some(opts) = split.options(
+        method,
+        likelihood,
+        select,
+        kernel_spec,
+        delta,
+        seed,
+        train.d(),
+    )? {
+        return compute(py, n_threads, || {
+            m::fit_split_prior_model(&train, labels, &opts)
+        })
+        .map(wrap);
+    }
     if method == "pac-gpc" {
         let opts = pac_gpc_options(likelihood, select, kernel_spec, delta, train.d())?;
         return compute(py, n_threads, || {

@@ -119,9 +119,10 @@ impl Model {
     }
 
     /// Certificates on the training sample as a JSON list of `pacgp certify --json` objects
-    /// (one per ε). `term`: maurer|seeger|sharp, `predictor`: latent|noisy, `loo`:
+    /// (one per ε). `term`: maurer|seeger|sharp (default: the one the model was trained with,
+    /// e.g. the split prior's Catoni λ, else maurer), `predictor`: latent|noisy, `loo`:
     /// approx|exact|both|none.
-    #[pyo3(signature = (x, y, epsilons=Vec::new(), delta=0.01, term="maurer", predictor="latent", loo="approx", n_threads=None))]
+    #[pyo3(signature = (x, y, epsilons=Vec::new(), delta=0.01, term=None, predictor="latent", loo="approx", n_threads=None))]
     #[allow(clippy::too_many_arguments)]
     fn certify(
         &self,
@@ -130,24 +131,31 @@ impl Model {
         y: PyReadonlyArray1<'_, f64>,
         epsilons: Vec<f64>,
         delta: f64,
-        term: &str,
+        term: Option<&str>,
         predictor: &str,
         loo: &str,
         n_threads: Option<usize>,
     ) -> PyResult<String> {
         let sample = self.sample(&x, &y)?;
-        let opts = CertifyOptions {
-            epsilons,
-            delta,
-            term: choose(
+        let term = match term {
+            Some(t) => choose(
                 "the confidence term",
-                term,
+                t,
                 &[
                     ("maurer", ConfidenceTerm::Maurer),
                     ("seeger", ConfidenceTerm::Seeger),
                     ("sharp", ConfidenceTerm::Sharp),
                 ],
             )?,
+            None => self
+                .inner
+                .trained_confidence_term()
+                .unwrap_or(ConfidenceTerm::Maurer),
+        };
+        let opts = CertifyOptions {
+            epsilons,
+            delta,
+            term,
             predictor: choose(
                 "the predictor",
                 predictor,

@@ -62,6 +62,7 @@ fn not_for(flag: &str, applies: &str, method: Method) -> anyhow::Error {
 /// Every option given must mean something for the chosen method.
 fn check_applicable(a: &FitArgs, family: Family) -> Result<()> {
     let m = a.method;
+    check_split_classifier_levers(a, family)?;
     if family != Family::Svm {
         for (flag, given) in [
             ("slack", a.slack.is_some()),
@@ -241,6 +242,29 @@ fn check_applicable(a: &FitArgs, family: Family) -> Result<()> {
 }
 
 // --- tighter-bounds levers (issue 15) ---
+/// `--bound` and `--prior-scale` apply to the classifier split prior only (laplace, pac-gpc
+/// with `--prior split:…`).
+fn check_split_classifier_levers(a: &FitArgs, family: Family) -> Result<()> {
+    let split_classifier = a.prior.is_some()
+        && matches!(
+            family,
+            Family::Classification(ClassifierMethod::Laplace | ClassifierMethod::PacGpc)
+        );
+    for (flag, given) in [
+        ("bound", a.bound.is_some()),
+        ("prior-scale", a.prior_scale.is_some()),
+    ] {
+        if given && !split_classifier {
+            return Err(not_for(
+                flag,
+                "laplace and pac-gpc with --prior split:F|split:auto",
+                a.method,
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// `--prior` applies to pac-gp, `--hyper-prior` and `--xi` to the four pac-* methods; the
 /// split prior fits θ on part A, so a hyperparameter prior does not combine with it.
 fn check_tighter_levers(a: &FitArgs, r: RegressionMethod) -> Result<()> {
@@ -525,7 +549,8 @@ fn fit_pac_gpc(a: &FitArgs, train: Dataset, labels: LabelMap) -> Result<(FittedM
     Ok((model, t0.elapsed().as_secs_f64()))
 }
 
-/// `fit --method laplace|pac-gpc --prior split:F`: certified with a data-dependent prior.
+/// `fit --method laplace|pac-gpc --prior split:F [--bound catoni] [--prior-scale auto|t]`:
+/// certified with a data-dependent prior (Catoni's λ and the scale t fixed on part A).
 fn fit_split_prior(
     a: &FitArgs,
     method: ClassifierMethod,
@@ -537,6 +562,14 @@ fn fit_split_prior(
     let mut config = SplitPriorConfig::new(fraction, a.seed);
     config.optimise_sites = method == ClassifierMethod::PacGpc;
     config.bound.delta = a.delta.unwrap_or(0.01);
+    if a.bound == Some(SplitBoundArg::Catoni) {
+        config.catoni = Some(pacgp::bounds::CatoniLambda::FromPartA);
+    }
+    config.prior_scales = match a.prior_scale {
+        None => vec![1.0],
+        Some(PriorScaleArg::Fixed(t)) => vec![t],
+        Some(PriorScaleArg::Auto) => pacgp::objective::gpc_split::PRIOR_SCALES.to_vec(),
+    };
     let opts = SplitPriorOptions {
         likelihood: Likelihood::probit(),
         kernel: Kernel::from_spec(a.kernel.as_deref().unwrap_or("se-ard"), train.d())?,
@@ -588,6 +621,19 @@ pub(super) fn grid_edge_notes(model: &FittedModel) -> Vec<String> {
         .collect()
 }
 
+/// The classifier split prior's record of a model, if it has one.
+fn split_classifier(
+    model: &FittedModel,
+) -> Option<&pacgp::model::split_classifier::ClassifierSplitRecord> {
+    match &model.task {
+        Task::Classification {
+            split_prior: Some(r),
+            ..
+        } => Some(r),
+        _ => None,
+    }
+}
+
 fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
     let noise = match &model.task {
         Task::Regression { noise_variance, .. } => Some(*noise_variance),
@@ -613,6 +659,14 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
             "status": inf.map(|r| r.status),
             "notes": inf.map(|r| r.notes.clone()),
             "jitter_used": model.report.jitter_used,
+            "split_prior": split_classifier(model).map(|r| json!({
+                "fraction": r.fraction,
+                "seed": r.seed,
+                "n_a": r.n_a,
+                "n_b": r.n_b,
+                "lambda": r.lambda,
+                "prior_scale": r.prior_scale,
+            })),
             "fit_seconds": secs,
             "model": a.out.display().to_string(),
         });
@@ -639,7 +693,7 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
         "zhang_primal_objective" => {
             "Zhang's regularised risk R at the refit weights (lower is better)"
         }
-        "pac_bayes_bound_gibbs_error" => {
+        name if name.starts_with("pac_bayes_bound_gibbs_error") => {
             "PAC-Bayes bound on the Gibbs classification error (run certify for its parts)"
         }
         name if name.starts_with("pac_bayes_bound") => {
@@ -651,6 +705,19 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
         "  {explain}: {:.4}",
         model.report.objective.unwrap_or(f64::NAN)
     );
+    if let Some(r) = split_classifier(model) {
+        out!(
+            "  split prior: part A {} points (F = {}, seed {}), bound on part B ({} points); prior covariance scale t = {}{}",
+            r.n_a,
+            r.fraction,
+            r.seed,
+            r.n_b,
+            r.prior_scale,
+            r.lambda
+                .map(|l| format!("; Catoni λ = {l:.4} fixed on part A"))
+                .unwrap_or_default()
+        );
+    }
     if let Some(r) = opt {
         out!(
             "  optimiser: {} iterations, {} evaluations, stopped: {}",

@@ -142,13 +142,17 @@ pub(crate) fn print_certificate(c: &pacgp::model::CertificateReport) -> Result<(
         ),
     }
     out!("  bounded predictor: {}", k.predictor);
+    // Catoni's bound has no Pinsker form: name its λ instead.
+    let form = match k.confidence_term.catoni_lambda() {
+        Some(lambda) => format!("Catoni's bound at λ = {lambda:.4}"),
+        None => format!("Pinsker form: {}", pinsker_text(k.bound_sqrt)),
+    };
     out!(
-        "  empirical risk {:.4}, KL(Q‖P) {:.2} nats, penalty {:.2} nats, N = {}  (Pinsker form: {})",
+        "  empirical risk {:.4}, KL(Q‖P) {:.2} nats, penalty {:.2} nats, N = {}  ({form})",
         k.empirical_risk,
         k.kl,
         k.penalty,
         k.n,
-        pinsker_text(k.bound_sqrt)
     );
     match (c.loo_error, c.loo_log_predictive, c.loo_rmse) {
         (Some(e), Some(lp), Some(r)) => out!("  leave-one-out: ε-band error of the mean {e:.4}, RMSE {r:.4}, mean log predictive {lp:.4}"),

@@ -285,6 +285,7 @@ pub fn fit_classifier(
                 crate::inference::InferenceMethod::MeanField(cfg) => cfg.input_noise,
                 _ => 0.0,
             },
+            split_prior: None,
         },
         epsilon: None,
         report: FitReport {

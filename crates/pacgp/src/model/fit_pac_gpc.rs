@@ -14,6 +14,7 @@ use crate::objective::pac_gpc::{fit_pac_gpc, PacGpcConfig, PacGpcTheta};
 use crate::optim::Termination;
 
 use super::fit_classifier::classifier_candidates;
+use super::split_classifier::ClassifierSplitRecord;
 use super::usage::GibbsPredictor;
 use super::{sample_digest, FitReport, FittedModel, Task, FORMAT};
 
@@ -86,6 +87,7 @@ pub fn fit_pac_gpc_model(
             likelihood: opts.likelihood,
             labels,
             input_noise: 0.0,
+            split_prior: None,
         },
         epsilon: None,
         report: FitReport {
@@ -133,8 +135,8 @@ pub struct SplitPriorOptions {
 /// A classifier certified with the data-dependent prior of a seeded split
 /// ([`crate::objective::gpc_split`]): method `pac-gpc` when the sites of part B are optimised
 /// for the bound, else `laplace`. The stored objective is the split certificate's bound on
-/// part B; `certify` on the model recomputes the (valid, looser) certificate against the
-/// zero-mean GP prior on the whole sample.
+/// part B; the model keeps the split's record, from which `certify` reproduces that
+/// certificate (recomputed for another δ or confidence term).
 pub fn fit_split_prior_model(
     train: &Dataset,
     labels: LabelMap,
@@ -151,6 +153,7 @@ pub fn fit_split_prior_model(
         classifier,
         &opts.config,
     )?;
+    let record = ClassifierSplitRecord::of(&fit, &opts.config, train)?;
     let jitter_used = fit.posterior.cov.jitter();
     let method = if opts.config.optimise_sites {
         "pac-gpc"
@@ -170,6 +173,7 @@ pub fn fit_split_prior_model(
             likelihood: opts.likelihood,
             labels,
             input_noise: 0.0,
+            split_prior: Some(Box::new(record)),
         },
         epsilon: None,
         report: FitReport {

@@ -255,30 +255,16 @@ pub fn fit_split_prior_model(
     let fit = fit_split_prior(train, &kernel, &cfg)?;
     let record = SplitRecord::of(&fit, fraction.candidates()?.len(), opts.levers.term);
     let posterior = fit.posterior.site_posterior()?;
-    let report = FitReport {
-        objective: Some(fit.certificate.bound),
-        optimiser: None,
-        objective_name: "pac_bayes_bound_kl_split_prior".into(),
-        jitter_used: posterior.cov.jitter(),
-        theta_on_grid: true,
-        choices: fit.certificate.penalty_terms.clone(),
-        penalty: None,
-        inference: None,
-    };
-    let s = Standardised {
-        x_scaler: fit.x_scaler.clone(),
-        y_scaler: fit.y_scaler,
-        x: faer::Mat::zeros(0, 0),
-        y: Vec::new(),
-    };
-    let mut model = regression_model(
+    let mut model = split_prior_model(
         train,
         "pac-gp",
-        s,
+        "pac_bayes_bound_kl_split_prior",
+        &fit.certificate,
+        posterior.cov.jitter(),
         posterior,
+        (fit.x_scaler.clone(), fit.y_scaler),
         fit.posterior.prior.noise_a,
-        Some(opts.epsilon),
-        report,
+        opts.epsilon,
     );
     if let Task::Regression { split_prior, .. } = &mut model.task {
         *split_prior = Some(record);
@@ -467,30 +453,16 @@ pub fn fit_sparse_split_prior_model(
     let fit = crate::prior::split_sparse::fit_sparse_split_prior(train, &kernel, opts.m, &cfg)?;
     let record = SparseSplitRecord::of(&fit, opts.levers.term);
     let posterior = fit.posterior.shared_posterior()?;
-    let report = FitReport {
-        objective: Some(fit.certificate.bound),
-        optimiser: None,
-        objective_name: "pac_bayes_bound_kl_sparse_split_prior".into(),
-        jitter_used: crate::regression::sparse::KUU_JITTER,
-        theta_on_grid: true,
-        choices: fit.certificate.penalty_terms.clone(),
-        penalty: None,
-        inference: None,
-    };
-    let s = Standardised {
-        x_scaler: fit.x_scaler.clone(),
-        y_scaler: fit.y_scaler,
-        x: faer::Mat::zeros(0, 0),
-        y: Vec::new(),
-    };
-    let mut model = regression_model(
+    let mut model = split_prior_model(
         train,
         "pac-sgp",
-        s,
+        "pac_bayes_bound_kl_sparse_split_prior",
+        &fit.certificate,
+        crate::regression::sparse::KUU_JITTER,
         posterior,
+        (fit.x_scaler.clone(), fit.y_scaler),
         fit.posterior.prior.noise_a,
-        Some(opts.epsilon),
-        report,
+        opts.epsilon,
     );
     if let Task::Regression {
         sparse_split_prior, ..
@@ -499,6 +471,40 @@ pub fn fit_sparse_split_prior_model(
         *sparse_split_prior = Some(Box::new(record));
     }
     Ok(model)
+}
+
+/// The model file of a split-prior fit (full or sparse): the certificate's bound as the
+/// objective, θ fixed on part A (on the grid), part A's scalers and noise; the caller stores
+/// the split record in the task.
+#[allow(clippy::too_many_arguments)]
+fn split_prior_model(
+    train: &Dataset,
+    method: &str,
+    objective_name: &str,
+    certificate: &crate::certificate::Certificate,
+    jitter_used: f64,
+    posterior: GaussianPosterior,
+    (x_scaler, y_scaler): (Standardizer, TargetScaler),
+    noise_a: f64,
+    epsilon: f64,
+) -> FittedModel {
+    let report = FitReport {
+        objective: Some(certificate.bound),
+        optimiser: None,
+        objective_name: objective_name.into(),
+        jitter_used,
+        theta_on_grid: true,
+        choices: certificate.penalty_terms.clone(),
+        penalty: None,
+        inference: None,
+    };
+    let s = Standardised {
+        x_scaler,
+        y_scaler,
+        x: faer::Mat::zeros(0, 0),
+        y: Vec::new(),
+    };
+    regression_model(train, method, s, posterior, noise_a, Some(epsilon), report)
 }
 
 /// Options of [`fit_greedy_sparse_model`].

@@ -24,6 +24,7 @@ pub mod fit_pac_gpc;
 pub mod fit_regression;
 pub mod fit_svm;
 pub mod from_parameters;
+pub mod split_classifier;
 pub mod usage;
 
 pub use fit_classifier::*;
@@ -70,6 +71,10 @@ pub enum Task {
         /// use the latent variance plus v. The certified Gibbs classifier is `sgn f`.
         #[serde(default)]
         input_noise: f64,
+        /// The classifier split prior's record (issue 15; `fit --method laplace|pac-gpc
+        /// --prior split:F`): what `certify` needs to reproduce the certificate on part B.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        split_prior: Option<Box<split_classifier::ClassifierSplitRecord>>,
     },
     /// A support vector machine read as a GP's MAP (seed 001 §17.4): the posterior is the
     /// prior GP shifted to mean `μ·f_SVM`; its sign is the SVM's decision.
@@ -339,8 +344,13 @@ impl FittedModel {
             Task::Classification {
                 likelihood,
                 input_noise,
+                split_prior,
                 ..
             } => {
+                if let Some(r) = split_prior {
+                    r.check(self.n_train, self.posterior.basis.nrows())
+                        .map_err(|e| bad(format!("split prior record: {e}")))?;
+                }
                 likelihood.validate()?;
                 if !(input_noise.is_finite() && *input_noise >= 0.0) {
                     return Err(bad(format!(

@@ -95,6 +95,10 @@ impl FittedModel {
             Task::Regression {
                 confidence_term, ..
             } => *confidence_term,
+            Task::Classification {
+                split_prior: Some(r),
+                ..
+            } => Some(r.term),
             _ => None,
         }
     }
@@ -112,25 +116,15 @@ impl FittedModel {
         let (_, ys) = self.regression_parts()?;
         let y_std = ys.transform(&sample.y);
         let (q, n_a) = record.posterior(sample, xs, &y_std)?;
-        let mut choices = record.choices(n_a, sample.n());
-        if epsilons.len() > 1 {
-            choices.push(PenaltyTerm::candidates(epsilons.len(), "ε of the loss"));
-        }
-        let spec = CertificateSpec::new(opts.delta, opts.term, choices);
-        epsilons
-            .iter()
-            .map(|&eps| {
-                let loss = RegressionLoss::new_epsilon_band(eps)?.scaled(1.0 / ys.sd);
-                let c = Certificate::from_marginals(
-                    q.kl(),
-                    q.marginals_on_b(),
-                    &q.y_b,
-                    &GibbsLoss::Regression(loss),
-                    &spec,
-                )?;
-                Ok(CertificateReport::new(c, Some(eps)))
-            })
-            .collect()
+        let choices = record.choices(n_a, sample.n());
+        certify_on_part_b(
+            q.kl(),
+            q.marginals_on_b(),
+            &q.y_b,
+            choices,
+            &band_losses(epsilons, ys.sd)?,
+            opts,
+        )
     }
 
     /// The sparse split-prior certificates (issue 15): rebuild the split, P_A (stored) and Q
@@ -146,25 +140,42 @@ impl FittedModel {
         let (_, ys) = self.regression_parts()?;
         let y_std = ys.transform(&sample.y);
         let (q, y_b, n_a) = record.posterior(sample, xs, &y_std)?;
-        let mut choices = record.choices(n_a, sample.n());
-        if epsilons.len() > 1 {
-            choices.push(PenaltyTerm::candidates(epsilons.len(), "ε of the loss"));
+        let choices = record.choices(n_a, sample.n());
+        certify_on_part_b(
+            q.kl(),
+            q.marginals_on_b(),
+            &y_b,
+            choices,
+            &band_losses(epsilons, ys.sd)?,
+            opts,
+        )
+    }
+
+    /// The classifier split prior's certificate (issue 15): rebuild the split, `P_A` and Q's
+    /// parts on B from the record and the training sample
+    /// ([`super::split_classifier::ClassifierSplitRecord::on_part_b`]) and certify Q on part
+    /// B (no leave-one-out for this model).
+    fn certify_split_classifier(
+        &self,
+        record: &super::split_classifier::ClassifierSplitRecord,
+        sample: &Dataset,
+        opts: &CertifyOptions,
+    ) -> Result<Vec<CertificateReport>> {
+        if !opts.epsilons.is_empty() {
+            return Err(Error::Unsupported(
+                "--epsilon applies to regression models; a classifier's certificate bounds its 0-1 error".into(),
+            ));
         }
-        let spec = CertificateSpec::new(opts.delta, opts.term, choices);
-        epsilons
-            .iter()
-            .map(|&eps| {
-                let loss = RegressionLoss::new_epsilon_band(eps)?.scaled(1.0 / ys.sd);
-                let c = Certificate::from_marginals(
-                    q.kl(),
-                    q.marginals_on_b(),
-                    &y_b,
-                    &GibbsLoss::Regression(loss),
-                    &spec,
-                )?;
-                Ok(CertificateReport::new(c, Some(eps)))
-            })
-            .collect()
+        let b = record.on_part_b(&self.posterior, &self.x_scaler, sample)?;
+        let loss = GibbsLoss::Classification(self.gibbs_classifier(opts.predictor)?);
+        certify_on_part_b(
+            b.kl,
+            &b.marginals,
+            &b.y,
+            self.choices(),
+            &[(loss, None)],
+            opts,
+        )
     }
 
     /// Whether the model is a classifier.
@@ -347,6 +358,13 @@ impl FittedModel {
                     "an SVM with a bias fitted from the data has no certificate (the prior would depend on the data): refit without --bias true, which puts the bias into the prior kernel as a constant term".into(),
                 ));
             }
+        }
+        if let Task::Classification {
+            split_prior: Some(record),
+            ..
+        } = &self.task
+        {
+            return self.certify_split_classifier(record, sample, opts);
         }
         if self.is_classifier() {
             if !self.report.theta_on_grid {
@@ -601,4 +619,40 @@ impl FittedModel {
             }
         })
     }
+}
+
+/// The ε-band losses of `epsilons` (target units) on targets standardised by `y_sd`, each with
+/// its ε, for [`certify_on_part_b`].
+fn band_losses(epsilons: &[f64], y_sd: f64) -> Result<Vec<(GibbsLoss, Option<f64>)>> {
+    epsilons
+        .iter()
+        .map(|&eps| {
+            let loss = RegressionLoss::new_epsilon_band(eps)?.scaled(1.0 / y_sd);
+            Ok((GibbsLoss::Regression(loss), Some(eps)))
+        })
+        .collect()
+}
+
+/// A split prior's certificates on part B, one per loss (regression: one per ε; classifiers:
+/// the Gibbs 0-1 loss): Q's KL and marginals on B, the split's choices, plus `ln k` when k
+/// losses are certified at once.
+fn certify_on_part_b(
+    kl: f64,
+    marginals: &Marginals,
+    y_b: &[f64],
+    mut choices: Vec<PenaltyTerm>,
+    losses: &[(GibbsLoss, Option<f64>)],
+    opts: &CertifyOptions,
+) -> Result<Vec<CertificateReport>> {
+    if losses.len() > 1 {
+        choices.push(PenaltyTerm::candidates(losses.len(), "ε of the loss"));
+    }
+    let spec = CertificateSpec::new(opts.delta, opts.term, choices);
+    losses
+        .iter()
+        .map(|(loss, eps)| {
+            let c = Certificate::from_marginals(kl, marginals, y_b, loss, &spec)?;
+            Ok(CertificateReport::new(c, *eps))
+        })
+        .collect()
 }

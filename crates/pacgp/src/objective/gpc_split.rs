@@ -153,6 +153,12 @@ fn prior_from_a(post_a: GaussianPosterior, xb: MatRef<'_, f64>) -> Result<PriorF
     })
 }
 
+/// `P_A`'s mean and covariance at the rows of `xb`, the prior of the sites of B, from `P_A` in
+/// site form (already scaled by t): what `certify` needs to recompute a stored Q's KL.
+pub fn part_a_prior_at(post_a: GaussianPosterior, xb: MatRef<'_, f64>) -> Result<LatentPrior> {
+    Ok(prior_from_a(post_a, xb)?.prior)
+}
+
 /// The Laplace posterior of `y` under the prior `N(m₀, K₀)`: Newton on
 /// `Ψ(a) = −½aᵀK₀a + Σ ln p(y_i | m₀ + K₀a)` (GPML Alg. 3.1 with the offset `m₀`), step
 /// halving; returns the sites `α = a = ∇ln p(f̂)`, `π = W(f̂)`.

@@ -48,6 +48,34 @@ pub struct PacSgpTerms {
     pub bound: f64,
 }
 
+/// The checks PAC-SGP's bound needs of its settings (α_s ∈ [0, 1], ε > 0, a valid δ and
+/// penalty for `n` points), shared by the in-process and the sharded objective.
+pub(crate) fn check_pac_sgp_setup(
+    alpha_s: f64,
+    loss: &RegressionLoss,
+    n: usize,
+    delta: f64,
+    penalty: f64,
+    kind: BoundKind,
+) -> Result<()> {
+    if !(0.0..=1.0).contains(&alpha_s) {
+        return Err(Error::InvalidParameter {
+            name: "alpha_s",
+            value: alpha_s,
+            reason: "must lie in [0, 1]",
+        });
+    }
+    if !(loss.epsilon() > 0.0) {
+        return Err(Error::InvalidParameter {
+            name: "epsilon",
+            value: loss.epsilon(),
+            reason: "must be positive",
+        });
+    }
+    crate::bounds::pac_bayes_bound(0.0, 0.0, n, delta, penalty, kind, ConfidenceTerm::Maurer)?;
+    Ok(())
+}
+
 impl<'a> PacSgpObjective<'a> {
     /// The bound with `m` inducing inputs, posterior parametrisation `alpha_s`, loss, δ, ln|Θ|.
     pub fn new(
@@ -70,29 +98,7 @@ impl<'a> PacSgpObjective<'a> {
                 reason: "must lie in 1..=N",
             });
         }
-        if !(0.0..=1.0).contains(&alpha_s) {
-            return Err(Error::InvalidParameter {
-                name: "alpha_s",
-                value: alpha_s,
-                reason: "must lie in [0, 1]",
-            });
-        }
-        if !(loss.epsilon() > 0.0) {
-            return Err(Error::InvalidParameter {
-                name: "epsilon",
-                value: loss.epsilon(),
-                reason: "must be positive",
-            });
-        }
-        crate::bounds::pac_bayes_bound(
-            0.0,
-            0.0,
-            y.len(),
-            delta,
-            penalty,
-            kind,
-            ConfidenceTerm::Maurer,
-        )?;
+        check_pac_sgp_setup(alpha_s, &loss, y.len(), delta, penalty, kind)?;
         Ok(Self {
             kernel: kernel.clone(),
             x,

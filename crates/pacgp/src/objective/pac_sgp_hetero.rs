@@ -15,12 +15,11 @@ use crate::bounds::{BoundKind, ConfidenceTerm};
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
-use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
 use crate::optim::{self, boxes, LbfgsConfig, Objective, OptimReport, Restarts};
 use crate::posterior::{Covariance, GaussianPosterior};
 use crate::prior::BoundLevers;
-use crate::regression::sparse::{Whitened, KUU_JITTER};
+use crate::regression::sparse::{whitened_basis_per_point, whitened_from_basis, Whitened};
 
 use super::pac_sgp::{fit_pac_sgp_with, PacSgpFit, PacSgpObjective, PacSgpSettings, PacSgpTerms};
 
@@ -33,38 +32,10 @@ fn whitened_hetero(
     z: MatRef<'_, f64>,
     y: &[f64],
 ) -> Result<Whitened> {
-    let m = z.nrows();
-    let mut kuu = kernel.gram(z);
-    for i in 0..m {
-        kuu[(i, i)] += KUU_JITTER;
-    }
-    let l_uu = Cholesky::factor(kuu.as_ref(), &JitterPolicy::default(), "K_uu")?;
-    let kzx = kernel.cross(z, x);
-    let mut v = kzx.clone();
-    l_uu.solve_lower_in_place(v.as_mut());
-    let kdiag = kernel.diag(x);
-    let q = linalg::col_sq_norms(&v);
-    let lambda: Vec<f64> = (0..kdiag.len())
-        .map(|i| noise[i] + alpha_s * (kdiag[i] - q[i]).max(0.0))
-        .collect();
-    let inv_lam: Vec<f64> = lambda.iter().map(|l| 1.0 / l).collect();
-    let mut b = linalg::weighted_gram(&v, &inv_lam);
-    for k in 0..m {
-        b[(k, k)] += 1.0;
-    }
-    let l_b = Cholesky::factor(b.as_ref(), &JitterPolicy::default(), "I + VΛ⁻¹Vᵀ")?;
-    let ly: Vec<f64> = y.iter().zip(&inv_lam).map(|(y, il)| y * il).collect();
-    let gamma = linalg::mat_vec(&v, &ly);
-    Ok(Whitened {
-        l_uu,
-        kzx,
-        v,
-        kdiag,
-        q,
-        lambda,
-        l_b,
-        gamma,
-    })
+    whitened_from_basis(
+        whitened_basis_per_point(kernel, |i| noise[i], alpha_s, x, z)?,
+        y,
+    )
 }
 
 /// The PAC-SGP bound with per-point posterior noise over `[θ… (when free); ln σ_i²; vec(Z)]`
@@ -284,7 +255,8 @@ mod tests {
     use super::*;
     use crate::certificate::PenaltyTerm;
     use crate::gradcheck::{assert_gradient_close, Tolerance};
-    use crate::regression::sparse::{InducingInit, NegSparseObjective};
+    use crate::linalg::{self, Cholesky, JitterPolicy};
+    use crate::regression::sparse::{InducingInit, NegSparseObjective, KUU_JITTER};
 
     fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
         let x = Mat::from_fn(n, 2, |i, j| {

@@ -197,21 +197,7 @@ impl PacSgpSharded {
                 reason: "must be positive",
             });
         }
-        if !(0.0..=1.0).contains(&alpha_s) {
-            return Err(Error::InvalidParameter {
-                name: "alpha_s",
-                value: alpha_s,
-                reason: "must lie in [0, 1]",
-            });
-        }
-        if !(loss.epsilon() > 0.0) {
-            return Err(Error::InvalidParameter {
-                name: "epsilon",
-                value: loss.epsilon(),
-                reason: "must be positive",
-            });
-        }
-        crate::bounds::pac_bayes_bound(0.0, 0.0, 1, delta, penalty, kind, ConfidenceTerm::Maurer)?;
+        super::pac_sgp::check_pac_sgp_setup(alpha_s, &loss, 1, delta, penalty, kind)?;
         Ok(Self {
             kernel: kernel.clone(),
             d,

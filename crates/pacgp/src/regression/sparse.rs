@@ -111,6 +111,18 @@ pub(crate) fn whitened_basis(
     x: MatRef<'_, f64>,
     z: MatRef<'_, f64>,
 ) -> Result<WhitenedBasis> {
+    whitened_basis_per_point(kernel, |_| noise, alpha_s, x, z)
+}
+
+/// [`WhitenedBasis`] with point `i`'s noise `noise(i)` in `Λ_ii` (per-point posterior noise,
+/// tighter-bounds spec §4.2).
+pub(crate) fn whitened_basis_per_point(
+    kernel: &Kernel,
+    noise: impl Fn(usize) -> f64,
+    alpha_s: f64,
+    x: MatRef<'_, f64>,
+    z: MatRef<'_, f64>,
+) -> Result<WhitenedBasis> {
     let l_uu = kuu_cholesky(kernel, z)?;
     let kzx = kernel.cross(z, x);
     let mut v = kzx.clone();
@@ -120,7 +132,8 @@ pub(crate) fn whitened_basis(
     let lambda: Vec<f64> = kdiag
         .iter()
         .zip(&q)
-        .map(|(k, q)| noise + alpha_s * (k - q).max(0.0))
+        .enumerate()
+        .map(|(i, (k, q))| noise(i) + alpha_s * (k - q).max(0.0))
         .collect();
     Ok(WhitenedBasis {
         l_uu,
@@ -132,6 +145,7 @@ pub(crate) fn whitened_basis(
     })
 }
 
+/// [`Whitened`] at (θ, σ², Z) on the points `x` with targets `y`.
 pub(crate) fn whitened(
     kernel: &Kernel,
     noise: f64,
@@ -140,7 +154,11 @@ pub(crate) fn whitened(
     z: MatRef<'_, f64>,
     y: &[f64],
 ) -> Result<Whitened> {
-    let m = z.nrows();
+    whitened_from_basis(whitened_basis(kernel, noise, alpha_s, x, z)?, y)
+}
+
+/// Completes a [`WhitenedBasis`] with `B = I + VΛ⁻¹Vᵀ` (factored) and `γ = VΛ⁻¹y`.
+pub(crate) fn whitened_from_basis(basis: WhitenedBasis, y: &[f64]) -> Result<Whitened> {
     let WhitenedBasis {
         l_uu,
         kzx,
@@ -148,7 +166,8 @@ pub(crate) fn whitened(
         kdiag,
         q,
         lambda,
-    } = whitened_basis(kernel, noise, alpha_s, x, z)?;
+    } = basis;
+    let m = v.nrows();
     let inv_lam: Vec<f64> = lambda.iter().map(|l| 1.0 / l).collect();
     let mut b = linalg::weighted_gram(&v, &inv_lam);
     for k in 0..m {

@@ -1,0 +1,245 @@
+//! The classifier split prior in model files (issue 15; [`crate::objective::gpc_split`]):
+//! what `certify` needs to reproduce the certificate `fit` printed, on part B against `P_A`.
+//!
+//! The model's posterior Q is stored over `A ∪ B` in site form (`P_A`'s sites, then B's). The
+//! record keeps the split (fraction, menu, seed, the training rows' order), θ_A, the prior's
+//! covariance scale t and Catoni's λ. `certify` puts the sample's rows back into the training
+//! order (rows are matched by a hash of their values, so any row order of the same sample
+//! works), redoes the seeded split, checks that Q's stored part-B inputs are the sample's part-B
+//! rows, rebuilds `P_A = GP(μ_A, t·k_A)` from Q's block on part A (its sites are those of the
+//! Laplace posterior of A, stored when the model was fitted), and recomputes
+//! `KL(Q‖P_A)` and the Gibbs error on B.
+
+use faer::Mat;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::bounds::ConfidenceTerm;
+use crate::data::{permutation, Dataset, Standardizer};
+use crate::error::{Error, Result};
+use crate::kernel::Kernel;
+use crate::linalg::{self, Cholesky, JitterPolicy};
+use crate::objective::gpc_split::{part_a_prior_at, SplitPriorConfig, SplitPriorFit};
+use crate::objective::pac_gpc::{SiteEvaluation, SiteParams};
+use crate::posterior::{Covariance, GaussianPosterior, Marginals};
+use crate::prior::split::SplitFraction;
+
+/// What a classifier fitted with the split prior keeps for `certify` (issue 15).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClassifierSplitRecord {
+    /// Fraction F of part A.
+    pub fraction: f64,
+    /// Number of fractions the bound chose among (1 = fixed; `ln` of it is charged).
+    pub menu: usize,
+    /// Seed of the permutation of the training rows that makes the split.
+    pub seed: u64,
+    /// Size of part A.
+    pub n_a: usize,
+    /// Size of part B (the certificate's sample).
+    pub n_b: usize,
+    /// θ_A: the kernel fitted by ML-II on part A (before the scale t).
+    pub kernel_a: Kernel,
+    /// The scale t of the prior's covariance, `P_A = GP(μ_A, t·k_A)`.
+    pub prior_scale: f64,
+    /// Catoni's λ (fixed without part B), if the certificate is Catoni's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lambda: Option<f64>,
+    /// The confidence term of the fitted certificate (Catoni's at λ, or the kl bound's).
+    pub term: ConfidenceTerm,
+    /// The training rows in the order the split permuted them: a 64-bit hash of each row's
+    /// values ([`row_keys`]).
+    pub row_order: Vec<String>,
+}
+
+/// Q's parts on B as `certify` recomputes them.
+#[derive(Clone, Debug)]
+pub struct PartB {
+    /// `KL(Q‖P_A)`.
+    pub kl: f64,
+    /// Q's latent marginals on part B.
+    pub marginals: Marginals,
+    /// The labels of part B.
+    pub y: Vec<f64>,
+}
+
+/// A hash of each row's values in hex: the first 8 bytes of the per-row SHA-256 that
+/// [`super::sample_digest`] uses (inputs then label, as f64 bits); equal rows are interchangeable.
+pub fn row_keys(data: &Dataset) -> Vec<String> {
+    (0..data.n())
+        .map(|i| {
+            let mut h = Sha256::new();
+            for j in 0..data.d() {
+                h.update(data.x[(i, j)].to_bits().to_le_bytes());
+            }
+            h.update(data.y[i].to_bits().to_le_bytes());
+            h.finalize()[..8]
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect()
+        })
+        .collect()
+}
+
+impl ClassifierSplitRecord {
+    /// The record of a split-prior fit on `train` (rows in the order the fit saw them).
+    pub fn of(fit: &SplitPriorFit, cfg: &SplitPriorConfig, train: &Dataset) -> Result<Self> {
+        let kernel_a = match (&fit.posterior.kernel, fit.prior_scale == 1.0) {
+            (k, true) => k.clone(),
+            (Kernel::Scale { inner, .. }, false) => (**inner).clone(),
+            _ => {
+                return Err(Error::Unsupported(
+                    "a scaled split prior's kernel must be t·k_A".into(),
+                ))
+            }
+        };
+        Ok(Self {
+            fraction: fit.fraction,
+            menu: match cfg.fraction {
+                SplitFraction::Fixed(_) => 1,
+                SplitFraction::Menu => crate::prior::split::SPLIT_FRACTIONS.len(),
+            },
+            seed: cfg.seed,
+            n_a: fit.part_a.len(),
+            n_b: fit.part_b.len(),
+            kernel_a,
+            prior_scale: fit.prior_scale,
+            lambda: fit.lambda,
+            term: fit.certificate.confidence_term,
+            row_order: row_keys(train),
+        })
+    }
+
+    /// The record fits a model of `n_train` rows whose posterior has `n_basis` basis points
+    /// (parts of both sizes summing to it, one row key per row, t > 0, λ > 0).
+    pub fn check(&self, n_train: usize, n_basis: usize) -> std::result::Result<(), String> {
+        let n = self.n_a + self.n_b;
+        if self.n_a == 0 || self.n_b == 0 || n != n_train || n != n_basis {
+            return Err(format!(
+                "parts of {} and {} rows for {n_train} training rows and {n_basis} basis points",
+                self.n_a, self.n_b
+            ));
+        }
+        if self.row_order.len() != n_train {
+            return Err(format!(
+                "{} row keys for {n_train} rows",
+                self.row_order.len()
+            ));
+        }
+        let positive = |v: f64| v.is_finite() && v > 0.0;
+        if !positive(self.prior_scale) || !self.lambda.is_none_or(positive) {
+            return Err("the prior scale t and Catoni's λ must be positive and finite".into());
+        }
+        if !(self.fraction > 0.0 && self.fraction < 1.0) || self.menu == 0 {
+            return Err(format!(
+                "fraction {} (must lie in (0, 1)), menu of {}",
+                self.fraction, self.menu
+            ));
+        }
+        Ok(())
+    }
+
+    /// Indices of the sample's rows in the training order (the sample must hold the same rows).
+    fn training_order(&self, sample: &Dataset) -> Result<Vec<usize>> {
+        let mut rows: std::collections::HashMap<String, Vec<usize>> = Default::default();
+        for (i, key) in row_keys(sample).into_iter().enumerate().rev() {
+            rows.entry(key).or_default().push(i);
+        }
+        let mismatch = || Error::NotTrainingSample {
+            reason: "its rows are not the rows the split prior was fitted on".into(),
+        };
+        if sample.n() != self.row_order.len() {
+            return Err(mismatch());
+        }
+        self.row_order
+            .iter()
+            .map(|key| rows.get_mut(key).and_then(|v| v.pop()).ok_or_else(mismatch))
+            .collect()
+    }
+
+    /// Redo the split of `sample` (raw inputs, ±1 labels) and recompute Q's KL to `P_A` and
+    /// its marginals on B from the stored Q (module doc); `x_scaler` is the model's (part A's).
+    pub fn on_part_b(
+        &self,
+        q: &GaussianPosterior,
+        x_scaler: &Standardizer,
+        sample: &Dataset,
+    ) -> Result<PartB> {
+        let order = self.training_order(sample)?;
+        let n = order.len();
+        let perm = permutation(n, self.seed);
+        if self.n_a + self.n_b != n || q.basis.nrows() != n {
+            return Err(Error::ShapeMismatch {
+                what: "split prior record",
+                expected: format!(
+                    "{} + {} rows in the sample and the posterior's basis",
+                    self.n_a, self.n_b
+                ),
+                found: format!("{n} rows and {} basis points", q.basis.nrows()),
+            });
+        }
+        let rows_b: Vec<usize> = perm[self.n_a..].iter().map(|&i| order[i]).collect();
+        let b = sample.subset(&rows_b);
+        let xb = x_scaler.transform(b.x.as_ref())?;
+        let stored = q.basis.subrows(self.n_a, self.n_b);
+        if (0..self.n_b).any(|i| (0..xb.ncols()).any(|j| stored[(i, j)] != xb[(i, j)])) {
+            return Err(Error::NotTrainingSample {
+                reason:
+                    "part B of the seeded split differs from the part B the model was fitted on"
+                        .into(),
+            });
+        }
+        let Covariance::Sites { sqrt_pi, .. } = &q.cov else {
+            return Err(Error::Unsupported(
+                "a split-prior classifier's posterior is in site form".into(),
+            ));
+        };
+        let post_a = part_a_posterior(q, self.n_a)?;
+        let prior = part_a_prior_at(post_a, xb.as_ref())?;
+        let sites = SiteParams {
+            alpha: q.alpha[self.n_a..].to_vec(),
+            ln_pi: sqrt_pi[self.n_a..].iter().map(|s| 2.0 * s.ln()).collect(),
+        };
+        let kl = SiteEvaluation::new(&prior, &sites)?.kl;
+        Ok(PartB {
+            kl,
+            marginals: q.predict(xb.as_ref())?,
+            y: b.y,
+        })
+    }
+}
+
+/// `P_A` (scaled by t) from Q's block on A: Q's kernel, basis rows and sites of A, mean weights
+/// `α_A = α_Q,A + R_A K_AB α_B` (Q's are `α_A − R_A K_AB α_B`, `R_A = Π½B⁻¹Π½`; see
+/// [`crate::objective::gpc_split`]).
+fn part_a_posterior(q: &GaussianPosterior, n_a: usize) -> Result<GaussianPosterior> {
+    let Covariance::Sites { sqrt_pi, .. } = &q.cov else {
+        return Err(Error::Unsupported(
+            "a split-prior classifier's posterior is in site form".into(),
+        ));
+    };
+    let n_b = q.basis.nrows() - n_a;
+    let xa: Mat<f64> = q.basis.subrows(0, n_a).to_owned();
+    let xb = q.basis.subrows(n_a, n_b);
+    let sa = &sqrt_pi[..n_a];
+    let chol_b = Cholesky::factor_filled(
+        n_a,
+        linalg::fill_site_b(&q.kernel.gram(xa.as_ref()), sa, 0.0),
+        None,
+        &JitterPolicy::default(),
+        "I + Π½KΠ½ of the split prior's part A",
+    )?;
+    let k_ab = q.kernel.cross(xa.as_ref(), xb);
+    let kab_alpha = linalg::mat_vec(&k_ab, &q.alpha[n_a..]);
+    let s_v: Vec<f64> = (0..n_a).map(|i| sa[i] * kab_alpha[i]).collect();
+    let sol = chol_b.solve_vec(&s_v);
+    let alpha = (0..n_a).map(|i| q.alpha[i] + sa[i] * sol[i]).collect();
+    Ok(GaussianPosterior {
+        kernel: q.kernel.clone(),
+        basis: xa,
+        alpha,
+        cov: Covariance::Sites {
+            sqrt_pi: sa.to_vec(),
+            chol_b,
+        },
+    })
+}
