@@ -59,7 +59,11 @@ pub(crate) struct PointNoiseEval {
 }
 
 /// `K + diag(λ)` factored.
-fn factor_plus_diag(k: &Mat<f64>, lambda: &[f64], what: &'static str) -> Result<Cholesky> {
+pub(crate) fn factor_plus_diag(
+    k: &Mat<f64>,
+    lambda: &[f64],
+    what: &'static str,
+) -> Result<Cholesky> {
     let mut c = k.clone();
     for (i, l) in lambda.iter().enumerate() {
         c[(i, i)] += l;
@@ -69,13 +73,14 @@ fn factor_plus_diag(k: &Mat<f64>, lambda: &[f64], what: &'static str) -> Result<
 
 impl PointNoiseEval {
     /// Evaluate at noises `λ_m`, `λ_v` and scale `s` for Gram `k`, residual targets `r` (the
-    /// weights' right-hand side) and targets `y` (the loss's).
+    /// weights' right-hand side) and targets `y` (the loss's); with a loss, the risk and its
+    /// partials too (else they are zero).
     pub fn new(
         k: &Mat<f64>,
         r: &[f64],
         y: &[f64],
         (lm, lv, scale): (Vec<f64>, Vec<f64>, f64),
-        loss: &RegressionLoss,
+        loss: Option<&RegressionLoss>,
     ) -> Result<Self> {
         let n = y.len();
         let chol_m = factor_plus_diag(k, &lm, "K + Λ_m")?;
@@ -88,10 +93,12 @@ impl PointNoiseEval {
         for i in 0..n {
             mean[i] = y[i] - lm[i] * alpha[i];
             var[i] = (scale * (lv[i] - lv[i] * lv[i] * pm[(i, i)])).max(1e-300);
-            let pr = loss.point_risk(y[i], mean[i], var[i]);
-            risk += pr.risk / n as f64;
-            g_mu[i] = pr.d_mean;
-            g_v[i] = pr.d_var;
+            if let Some(l) = loss {
+                let pr = l.point_risk(y[i], mean[i], var[i]);
+                risk += pr.risk / n as f64;
+                g_mu[i] = pr.d_mean;
+                g_v[i] = pr.d_var;
+            }
             tr += scale * lv[i] * pm[(i, i)] - lv[i].ln();
         }
         // αᵀKα = rᵀα − αᵀΛ_mα.
@@ -222,7 +229,7 @@ impl<'a> PacGpHeteroObjective<'a> {
         let k = self.kernel_at(p)?.gram(self.x);
         let lm: Vec<f64> = p[nt..nt + n].iter().map(|l| l.exp()).collect();
         let lv: Vec<f64> = p[nt + n..].iter().map(|l| l.exp()).collect();
-        let e = PointNoiseEval::new(&k, self.y, self.y, (lm, lv, 1.0), &self.loss)?;
+        let e = PointNoiseEval::new(&k, self.y, self.y, (lm, lv, 1.0), Some(&self.loss))?;
         Ok((k, e))
     }
 
