@@ -917,3 +917,53 @@ fn sparse_rows_run_every_lever() {
     }
     assert_eq!(summarise(&rows).len(), rows.len());
 }
+
+/// The measurement of the README's "split prior + Catoni + per-point noise" row: boston SE iso
+/// and SE-ARD (`PACGP_KERNELS=iso,ard`, default both), the reference, the split prior with
+/// Catoni's grid, and the same with per-point posterior noises, over `PACGP_REPS` splits
+/// (default 10); every bound above the held-out Gibbs risk; summary as JSON on stderr. Tens of
+/// minutes in the dev profile: `RAYON_NUM_THREADS=1 cargo test -p pacgp --test tighter_bounds
+/// boston_point_noise_table -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn boston_point_noise_table() {
+    use pacgp::experiments::tighter_bounds::{
+        summarise, tighter_bounds_on, DatasetSetup, KernelChoice, Lever, TighterSettings,
+    };
+    let reps = std::env::var("PACGP_REPS").map_or(10, |r| r.parse().unwrap());
+    let kernels = std::env::var("PACGP_KERNELS").unwrap_or_else(|_| "iso,ard".into());
+    let settings = TighterSettings {
+        reps,
+        levers: vec![
+            Lever::Reference,
+            Lever::SplitCatoni,
+            Lever::SplitCatoniPointNoise,
+        ],
+        ..TighterSettings::full()
+    };
+    for kernel in [KernelChoice::SeIso, KernelChoice::SeArd] {
+        let tag = if kernel == KernelChoice::SeIso {
+            "iso"
+        } else {
+            "ard"
+        };
+        if !kernels.split(',').any(|k| k == tag) {
+            continue;
+        }
+        let setup = DatasetSetup {
+            name: "boston".into(),
+            kernel,
+            n_train: None,
+            n_test: 0,
+            sparse: None,
+        };
+        let rows = tighter_bounds_on(&boston(), None, &setup, &settings, &mut |_, _| {}).unwrap();
+        for r in &rows {
+            eprintln!("ROW {}", serde_json::to_string(r).unwrap());
+            assert!(r.test_gibbs <= r.bound, "{r:?}");
+        }
+        for s in summarise(&rows) {
+            eprintln!("SUMMARY {}", serde_json::to_string(&s).unwrap());
+        }
+    }
+}
