@@ -769,7 +769,7 @@ fn split_point_noise_objective_has_finite_difference_gradients() {
         assert_eq!(obj.dim(), 2 * nb + 1);
         let mut p: Vec<f64> = (0..2 * nb).map(|i| -2.5 + 0.2 * i as f64).collect();
         p.push(-0.3);
-        let (_, g) = obj.value_and_gradient(&p).unwrap();
+        let (value, g) = obj.value_and_gradient(&p).unwrap();
         assert_gradient_close(
             |q| obj.value(q).unwrap(),
             &p,
@@ -778,6 +778,37 @@ fn split_point_noise_objective_has_finite_difference_gradients() {
             Tolerance::mixed(1e-6),
             &format!("point noise {term:?}"),
         );
+        // The objective's value is the certificate of the posterior it describes.
+        let noise = PointNoise {
+            mean: p[..nb].iter().map(|l| l.exp()).collect(),
+            cov: p[nb..2 * nb].iter().map(|l| l.exp()).collect(),
+        };
+        let params = SplitPosteriorParams {
+            noise_mean: 1.0,
+            noise_cov: 1.0,
+            scale: p[2 * nb].exp(),
+        };
+        let q =
+            SplitPosterior::with_point_noise(prior.clone(), xb.clone(), yb.clone(), params, noise)
+                .unwrap();
+        let loss = RegressionLoss::EpsilonBand { epsilon: 0.3 };
+        let risk = pacgp::loss::gibbs_risk_regression(&yb, q.marginals_on_b(), &loss).unwrap();
+        let (r, kl) = obj.risk_and_kl(&p).unwrap();
+        assert!((r - risk).abs() < 1e-12 && (kl - q.kl()).abs() < 1e-10);
+        let spec = pacgp::certificate::CertificateSpec::new(
+            0.01,
+            term,
+            vec![pacgp::certificate::PenaltyTerm::candidates(3, "menu")],
+        );
+        let c = pacgp::certificate::Certificate::from_marginals(
+            q.kl(),
+            q.marginals_on_b(),
+            &yb,
+            &pacgp::certificate::GibbsLoss::Regression(loss),
+            &spec,
+        )
+        .unwrap();
+        assert!((c.bound - value).abs() < 1e-10, "{} vs {value}", c.bound);
     }
 }
 
