@@ -952,7 +952,8 @@ fn sparse_rows_run_every_lever() {
 /// The measurement of the README's "split prior + Catoni + per-point noise" row: boston SE iso
 /// and SE-ARD (`PACGP_KERNELS=iso,ard`, default both), the reference, the split prior with
 /// Catoni's grid, and the same with per-point posterior noises, over `PACGP_REPS` splits
-/// (default 10); every bound above the held-out Gibbs risk; summary as JSON on stderr. Tens of
+/// (default 10; `PACGP_LEVERS` = comma-separated lever names runs only those); every bound
+/// above the held-out Gibbs risk; rows and summary as JSON on stderr. Tens of
 /// minutes in the dev profile: `RAYON_NUM_THREADS=1 cargo test -p pacgp --test tighter_bounds
 /// boston_point_noise_table -- --ignored --nocapture`.
 #[test]
@@ -963,13 +964,17 @@ fn boston_point_noise_table() {
     };
     let reps = std::env::var("PACGP_REPS").map_or(10, |r| r.parse().unwrap());
     let kernels = std::env::var("PACGP_KERNELS").unwrap_or_else(|_| "iso,ard".into());
+    let levers: Vec<Lever> = [
+        Lever::Reference,
+        Lever::SplitCatoni,
+        Lever::SplitCatoniPointNoise,
+    ]
+    .into_iter()
+    .filter(|l| std::env::var("PACGP_LEVERS").map_or(true, |v| v.split(',').any(|n| n == l.name())))
+    .collect();
     let settings = TighterSettings {
         reps,
-        levers: vec![
-            Lever::Reference,
-            Lever::SplitCatoni,
-            Lever::SplitCatoniPointNoise,
-        ],
+        levers,
         ..TighterSettings::full()
     };
     for kernel in [KernelChoice::SeIso, KernelChoice::SeArd] {
@@ -988,7 +993,14 @@ fn boston_point_noise_table() {
             n_test: 0,
             sparse: None,
         };
-        let rows = tighter_bounds_on(&boston(), None, &setup, &settings, &mut |_, _| {}).unwrap();
+        let t0 = std::time::Instant::now();
+        let mut progress = |d: usize, t: usize| {
+            eprintln!(
+                "{tag}: {d}/{t} fits after {:.0} s",
+                t0.elapsed().as_secs_f64()
+            );
+        };
+        let rows = tighter_bounds_on(&boston(), None, &setup, &settings, &mut progress).unwrap();
         for r in &rows {
             eprintln!("ROW {}", serde_json::to_string(r).unwrap());
             assert!(r.test_gibbs <= r.bound, "{r:?}");
