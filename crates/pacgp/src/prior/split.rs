@@ -14,6 +14,12 @@
 //! `α = C_m⁻¹ r` (spec §3.2). The certificate is evaluated on B only (`N = N_B`); a menu of
 //! fractions fixed in advance ([`SPLIT_FRACTIONS`]) costs `ln 3` when the bound picks one.
 //! Cost per evaluation O(N_B³) after one O(N_A³ + N_A² N_B) prior.
+//!
+//! The richer posterior (spec §4.2 on this prior): per-point noises `σ_m² → diag(λ_m,i)`,
+//! `σ_v² → diag(λ_v,i)` on B (`PointNoise`, `SplitPointNoiseObjective`,
+//! `fit_split_prior_point_noise`), KL as above with `σ_v² tr C_v⁻¹ → Σ_i λ_v,i (C_v⁻¹)_ii`,
+//! `N ln σ_v² → Σ_i ln λ_v,i`; the terms and gradients are PAC-GP's per-point ones
+//! ([`crate::objective::pac_gp_hetero`]) with `K → K_A`, `y → y_B − μ_A` and the scale s.
 
 use faer::{Mat, MatRef};
 use serde::{Deserialize, Serialize};
@@ -414,7 +420,8 @@ impl PointNoise {
 }
 
 /// The B-part bound with per-point noises over `[ln λ_m (N_B); ln λ_v (N_B); ln s]` (spec
-/// §3.2, §4.2), with its analytic gradient ([`PointNoiseEval::noise_gradients`]).
+/// §3.2, §4.2), with its analytic gradient (PAC-GP's per-point-noise gradients with `K → K_A`,
+/// `y → y_B − μ_A`, plus `∂/∂s`).
 pub struct SplitPointNoiseObjective<'a> {
     prior_b: &'a PriorOnInputs,
     y_b: &'a [f64],
