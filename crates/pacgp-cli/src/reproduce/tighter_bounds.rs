@@ -117,10 +117,10 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
         settings.delta,
         settings.reps
     );
-    out!("dataset  kernel  lever                  bound          rel     test Gibbs      test MSE  KL       penalty  N");
+    out!("dataset  kernel  lever                           bound          rel     test Gibbs      test MSE  KL       penalty  N");
     for s in &summary {
         out!(
-            "{:<8} {:<7} {:<22} {:.3} ± {:.3}  {:>+6.1}%  {:.3} ± {:.3}  {:.3}  {:>7.2}  {:>7.2}  {:.0}",
+            "{:<8} {:<7} {:<31} {:.3} ± {:.3}  {:>+6.1}%  {:.3} ± {:.3}  {:.3}  {:>7.2}  {:>7.2}  {:.0}",
             s.dataset,
             format!("{:?}", s.kernel),
             s.lever,

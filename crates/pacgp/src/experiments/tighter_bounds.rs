@@ -24,7 +24,10 @@ use crate::objective::pac_gp_hetero::fit_pac_gp_hetero;
 use crate::objective::pac_sgp::{fit_pac_sgp_with, PacSgpFit, PacSgpSettings};
 use crate::objective::pac_sgp_hetero::free_point_noise;
 use crate::posterior::{GaussianPosterior, Marginals};
-use crate::prior::split::{fit_split_prior, fit_split_prior_catoni, SplitConfig, SplitFraction};
+use crate::prior::split::{
+    fit_split_prior, fit_split_prior_catoni, fit_split_prior_point_noise, SplitConfig,
+    SplitFraction,
+};
 use crate::prior::split_sparse::{fit_sparse_split_prior_with, SparseSplitFamily};
 use crate::prior::{BoundLevers, HyperPrior};
 use crate::regression::sparse::InducingInit;
@@ -59,6 +62,9 @@ pub enum Lever {
     /// The sparse split prior with a separate noise σ_m² for Q's mean (spec §3.2's decoupled
     /// σ_m², σ_v², sparse form): Q's mean may follow part B further than its covariance.
     SparseSplitMeanNoise,
+    /// The best combination with the richer posterior: [`Lever::SplitCatoni`] with per-point
+    /// posterior noises on part B (spec §4.2 on the split prior; free, not charged).
+    SplitCatoniPointNoise,
 }
 
 /// Inducing inputs of the sparse split prior's lever.
@@ -75,6 +81,7 @@ impl Lever {
             Lever::Combined,
             Lever::SparseSplitPrior,
             Lever::SplitCatoni,
+            Lever::SplitCatoniPointNoise,
         ]
     }
 
@@ -90,6 +97,7 @@ impl Lever {
             Lever::SplitCatoni => "split-prior+catoni",
             Lever::Heteroscedastic => "hetero-noise",
             Lever::SparseSplitMeanNoise => "sparse-split-prior+mean-noise",
+            Lever::SplitCatoniPointNoise => "split-prior+catoni+point-noise",
         }
     }
 
@@ -448,7 +456,10 @@ pub fn tighter_bounds_on(
                         reference = Some(gp);
                     }
                 }
-                Lever::SplitPrior | Lever::Combined | Lever::SplitCatoni => {
+                Lever::SplitPrior
+                | Lever::Combined
+                | Lever::SplitCatoni
+                | Lever::SplitCatoniPointNoise => {
                     let mut cfg = SplitConfig::new(eps * ys.sd);
                     cfg.fraction = SplitFraction::Menu;
                     cfg.seed = 10_000 + rep as u64;
@@ -458,10 +469,12 @@ pub fn tighter_bounds_on(
                     } else {
                         ConfidenceTerm::Maurer
                     };
-                    let fit = if lever == Lever::SplitCatoni {
-                        fit_split_prior_catoni(&train, &init, &cfg)?
-                    } else {
-                        fit_split_prior(&train, &init, &cfg)?
+                    let fit = match lever {
+                        Lever::SplitCatoni => fit_split_prior_catoni(&train, &init, &cfg)?,
+                        Lever::SplitCatoniPointNoise => {
+                            fit_split_prior_point_noise(&train, &init, &cfg, true)?
+                        }
+                        _ => fit_split_prior(&train, &init, &cfg)?,
                     };
                     let xa = fit.x_scaler.transform(test.x.as_ref())?;
                     let ya = fit.y_scaler.transform(&test.y);

@@ -24,31 +24,148 @@ use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
 use crate::optim::{self, boxes, GridSnap, Objective, OptimReport, Restarts};
-use crate::posterior::{Covariance, GaussianPosterior};
+use crate::posterior::{Covariance, GaussianPosterior, Marginals};
 
 use super::pac_gp::{fit_pac_gp, PacGpConfig, PacGpTerms};
 
-/// One evaluation of the heteroscedastic posterior.
-struct Evaluation {
-    k: Mat<f64>,
-    alpha: Vec<f64>,
-    chol_m: Cholesky,
-    p: Mat<f64>,
-    lm: Vec<f64>,
-    lv: Vec<f64>,
-    risk: f64,
-    kl: f64,
-    g_mu: Vec<f64>,
-    g_v: Vec<f64>,
+/// The per-point-noise posterior on one Gram matrix `K` (spec §4.2), shared by PAC-GP
+/// (`K` the kernel's Gram, `r = y`, `s = 1`) and the split prior (`K = K_A` on part B,
+/// `r = y_B − μ_A`, free covariance scale `s`; spec §3.2): `α = C_m⁻¹r`, `P = C_v⁻¹`,
+/// `μ_i = y_i − λ_m,i α_i`, `v_i = s(λ_v,i − λ_v,i² P_ii)` and
+/// `KL = ½[s Σ_i λ_v,i P_ii + αᵀKα − N − N ln s − Σ_i ln λ_v,i + ln det C_v]`.
+pub(crate) struct PointNoiseEval {
+    /// `α = C_m⁻¹ r`.
+    pub alpha: Vec<f64>,
+    /// Factor of `C_m = K + Λ_m`.
+    pub chol_m: Cholesky,
+    /// `P = C_v⁻¹`.
+    pub p: Mat<f64>,
+    /// `λ_m`.
+    pub lm: Vec<f64>,
+    /// `λ_v`.
+    pub lv: Vec<f64>,
+    /// Covariance scale `s`.
+    pub scale: f64,
+    /// Q's marginals on the sample.
+    pub marginals: Marginals,
+    /// Empirical Gibbs risk.
+    pub risk: f64,
+    /// `KL(Q‖P)`.
+    pub kl: f64,
+    /// `∂risk_i/∂μ_i` per point (not divided by N).
+    pub g_mu: Vec<f64>,
+    /// `∂risk_i/∂v_i` per point.
+    pub g_v: Vec<f64>,
 }
 
 /// `K + diag(λ)` factored.
-fn factor_plus_diag(k: &Mat<f64>, lambda: &[f64], what: &'static str) -> Result<Cholesky> {
+pub(crate) fn factor_plus_diag(
+    k: &Mat<f64>,
+    lambda: &[f64],
+    what: &'static str,
+) -> Result<Cholesky> {
     let mut c = k.clone();
     for (i, l) in lambda.iter().enumerate() {
         c[(i, i)] += l;
     }
     Cholesky::factor(c.as_ref(), &JitterPolicy::none(), what)
+}
+
+impl PointNoiseEval {
+    /// Evaluate at noises `λ_m`, `λ_v` and scale `s` for Gram `k`, residual targets `r` (the
+    /// weights' right-hand side) and targets `y` (the loss's); with a loss, the risk and its
+    /// partials too (else they are zero).
+    pub fn new(
+        k: &Mat<f64>,
+        r: &[f64],
+        y: &[f64],
+        (lm, lv, scale): (Vec<f64>, Vec<f64>, f64),
+        loss: Option<&RegressionLoss>,
+    ) -> Result<Self> {
+        let n = y.len();
+        let chol_m = factor_plus_diag(k, &lm, "K + Λ_m")?;
+        let chol_v = factor_plus_diag(k, &lv, "K + Λ_v")?;
+        let alpha = chol_m.solve_vec(r);
+        let pm = chol_v.inverse();
+        let (mut risk, mut g_mu, mut g_v) = (0.0, vec![0.0; n], vec![0.0; n]);
+        let (mut mean, mut var) = (vec![0.0; n], vec![0.0; n]);
+        let mut tr = 0.0;
+        for i in 0..n {
+            mean[i] = y[i] - lm[i] * alpha[i];
+            var[i] = (scale * (lv[i] - lv[i] * lv[i] * pm[(i, i)])).max(1e-300);
+            if let Some(l) = loss {
+                let pr = l.point_risk(y[i], mean[i], var[i]);
+                risk += pr.risk / n as f64;
+                g_mu[i] = pr.d_mean;
+                g_v[i] = pr.d_var;
+            }
+            tr += scale * lv[i] * pm[(i, i)] - lv[i].ln();
+        }
+        // αᵀKα = rᵀα − αᵀΛ_mα.
+        let quad =
+            linalg::dot(r, &alpha) - (0..n).map(|i| lm[i] * alpha[i] * alpha[i]).sum::<f64>();
+        let nf = n as f64;
+        let kl = 0.5 * (tr + quad - nf - nf * scale.ln() + chol_v.ln_det());
+        Ok(Self {
+            alpha,
+            chol_m,
+            p: pm,
+            lm,
+            lv,
+            scale,
+            marginals: Marginals { mean, var },
+            risk,
+            kl,
+            g_mu,
+            g_v,
+        })
+    }
+
+    /// `h = C_m⁻¹Λ_m g_μ` and `u = C_m⁻¹Λ_m α` (the mean noises' adjoints).
+    pub fn adjoints(&self) -> (Vec<f64>, Vec<f64>) {
+        let n = self.alpha.len();
+        let lg: Vec<f64> = (0..n).map(|i| self.lm[i] * self.g_mu[i]).collect();
+        let la: Vec<f64> = (0..n).map(|i| self.lm[i] * self.alpha[i]).collect();
+        (self.chol_m.solve_vec(&lg), self.chol_m.solve_vec(&la))
+    }
+
+    /// `(∂B/∂λ_m, ∂B/∂λ_v, ∂B/∂s)` for `w_q = ∂B/∂R_S / N`, `w_c = ∂B/∂C / N` and the
+    /// [`Self::adjoints`] `(h, u)` (module docs; with `s`:
+    /// `∂/∂λ_v,j = w_q s[g_v,j(1 − 2λ_jP_jj) + Σ_i g_v,i λ_i² P_ij²] + ½w_c[s(P_jj − (PΛ_vP)_jj) + P_jj − 1/λ_j]`,
+    /// `∂/∂s = w_q Σ_i g_v,i v_i/s + ½w_c[Σ_i λ_v,i P_ii − N/s]`).
+    pub fn noise_gradients(
+        &self,
+        wq: f64,
+        wc: f64,
+        h: &[f64],
+        u: &[f64],
+    ) -> (Vec<f64>, Vec<f64>, f64) {
+        let n = self.alpha.len();
+        let (alpha, lv, s) = (&self.alpha, &self.lv, self.scale);
+        let d_lm = (0..n)
+            .map(|j| wq * alpha[j] * (h[j] - self.g_mu[j]) - wc * alpha[j] * (alpha[j] - u[j]))
+            .collect();
+        let mut d_lv = Vec::with_capacity(n);
+        let (mut ds_risk, mut tr) = (0.0, 0.0);
+        for j in 0..n {
+            let col = self.p.col_as_slice(j);
+            let (mut s_g, mut s_l) = (0.0, 0.0);
+            for i in 0..n {
+                let p2 = col[i] * col[i];
+                s_g += self.g_v[i] * lv[i] * lv[i] * p2;
+                s_l += lv[i] * p2;
+            }
+            let pjj = col[j];
+            d_lv.push(
+                wq * s * (self.g_v[j] * (1.0 - 2.0 * lv[j] * pjj) + s_g)
+                    + 0.5 * wc * (s * (pjj - s_l) + pjj - 1.0 / lv[j]),
+            );
+            ds_risk += self.g_v[j] * self.marginals.var[j] / s;
+            tr += lv[j] * pjj;
+        }
+        let d_s = wq * ds_risk + 0.5 * wc * (tr - n as f64 / s);
+        (d_lm, d_lv, d_s)
+    }
 }
 
 /// The PAC-GP objective with per-point posterior noise over `[θ…; ln λ_m; ln λ_v]` (θ only
@@ -105,49 +222,20 @@ impl<'a> PacGpHeteroObjective<'a> {
         Ok(k)
     }
 
-    fn evaluate(&self, p: &[f64]) -> Result<Evaluation> {
+    /// The Gram matrix at `p` and the posterior's terms.
+    fn evaluate(&self, p: &[f64]) -> Result<(Mat<f64>, PointNoiseEval)> {
         let n = self.y.len();
         let nt = self.n_theta();
-        let kernel = self.kernel_at(p)?;
-        let k = kernel.gram(self.x);
+        let k = self.kernel_at(p)?.gram(self.x);
         let lm: Vec<f64> = p[nt..nt + n].iter().map(|l| l.exp()).collect();
         let lv: Vec<f64> = p[nt + n..].iter().map(|l| l.exp()).collect();
-        let chol_m = factor_plus_diag(&k, &lm, "K + Λ_m")?;
-        let chol_v = factor_plus_diag(&k, &lv, "K + Λ_v")?;
-        let alpha = chol_m.solve_vec(self.y);
-        let pm = chol_v.inverse();
-        let (mut risk, mut g_mu, mut g_v) = (0.0, vec![0.0; n], vec![0.0; n]);
-        let mut tr = 0.0;
-        for i in 0..n {
-            let mu = self.y[i] - lm[i] * alpha[i];
-            let v = (lv[i] - lv[i] * lv[i] * pm[(i, i)]).max(1e-300);
-            let r = self.loss.point_risk(self.y[i], mu, v);
-            risk += r.risk / n as f64;
-            g_mu[i] = r.d_mean;
-            g_v[i] = r.d_var;
-            tr += lv[i] * pm[(i, i)] - lv[i].ln();
-        }
-        // αᵀKα = yᵀα − αᵀΛ_mα.
-        let quad =
-            linalg::dot(self.y, &alpha) - (0..n).map(|i| lm[i] * alpha[i] * alpha[i]).sum::<f64>();
-        let kl = 0.5 * (tr + quad - n as f64 + chol_v.ln_det());
-        Ok(Evaluation {
-            k,
-            alpha,
-            chol_m,
-            p: pm,
-            lm,
-            lv,
-            risk,
-            kl,
-            g_mu,
-            g_v,
-        })
+        let e = PointNoiseEval::new(&k, self.y, self.y, (lm, lv, 1.0), Some(&self.loss))?;
+        Ok((k, e))
     }
 
     /// `(R_S, KL, bound)` at `p`.
     pub fn terms(&self, p: &[f64]) -> Result<PacGpTerms> {
-        let e = self.evaluate(p)?;
+        let (_, e) = self.evaluate(p)?;
         let bound = crate::bounds::pac_bayes_bound(
             e.risk,
             e.kl.max(0.0),
@@ -166,11 +254,11 @@ impl<'a> PacGpHeteroObjective<'a> {
 
     /// The posterior at `p` in the shared site form (`Π = Λ_v⁻¹`, `α = C_m⁻¹y`).
     pub fn posterior_at(&self, p: &[f64]) -> Result<GaussianPosterior> {
-        let e = self.evaluate(p)?;
+        let (k, e) = self.evaluate(p)?;
         let sqrt_pi: Vec<f64> = e.lv.iter().map(|l| 1.0 / l.sqrt()).collect();
         let chol_b = Cholesky::factor_filled(
             sqrt_pi.len(),
-            linalg::fill_site_b(&e.k, &sqrt_pi, 0.0),
+            linalg::fill_site_b(&k, &sqrt_pi, 0.0),
             None,
             &JitterPolicy::none(),
             "I + Λ_v^-½KΛ_v^-½",
@@ -190,17 +278,14 @@ impl Objective for PacGpHeteroObjective<'_> {
     }
 
     fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
-        let e = self.evaluate(p)?;
+        let (k, e) = self.evaluate(p)?;
         let n = self.y.len();
         let nf = n as f64;
         let c = complexity(e.kl, n, self.delta, self.penalty, ConfidenceTerm::Maurer);
         let (value, d_q, d_c) = bound_with_partials(e.risk, c, self.kind);
         let (wq, wc) = (d_q / nf, d_c / nf);
-        let (alpha, pm, lm, lv) = (&e.alpha, &e.p, &e.lm, &e.lv);
-        let lg: Vec<f64> = (0..n).map(|i| lm[i] * e.g_mu[i]).collect();
-        let la: Vec<f64> = (0..n).map(|i| lm[i] * alpha[i]).collect();
-        let h = e.chol_m.solve_vec(&lg);
-        let u = e.chol_m.solve_vec(&la);
+        let (alpha, pm, lv) = (&e.alpha, &e.p, &e.lv);
+        let (h, u) = e.adjoints();
         let mut grad = Vec::with_capacity(self.dim());
         if self.free_theta {
             // P diag(d) P with d = w_q λ_v² g_v − ½ w_c λ_v, plus the rank-two and P terms.
@@ -217,29 +302,11 @@ impl Objective for PacGpHeteroObjective<'_> {
                 }
             }
             let kernel = self.kernel_at(p)?;
-            grad.extend(kernel.gram_grad_contract_symmetric(
-                self.x,
-                g.as_ref(),
-                Some(e.k.as_ref()),
-            ));
+            grad.extend(kernel.gram_grad_contract_symmetric(self.x, g.as_ref(), Some(k.as_ref())));
         }
-        for j in 0..n {
-            let d = wq * alpha[j] * (h[j] - e.g_mu[j]) - wc * alpha[j] * (alpha[j] - u[j]);
-            grad.push(lm[j] * d);
-        }
-        for j in 0..n {
-            let col = pm.col_as_slice(j);
-            let (mut s_g, mut s_l) = (0.0, 0.0);
-            for i in 0..n {
-                let p2 = col[i] * col[i];
-                s_g += e.g_v[i] * lv[i] * lv[i] * p2;
-                s_l += lv[i] * p2;
-            }
-            let pjj = col[j];
-            let d = wq * (e.g_v[j] * (1.0 - 2.0 * lv[j] * pjj) + s_g)
-                + 0.5 * wc * (2.0 * pjj - s_l - 1.0 / lv[j]);
-            grad.push(lv[j] * d);
-        }
+        let (d_lm, d_lv, _) = e.noise_gradients(wq, wc, &h, &u);
+        grad.extend(d_lm.iter().zip(&e.lm).map(|(d, l)| l * d));
+        grad.extend(d_lv.iter().zip(lv).map(|(d, l)| l * d));
         Ok((value, grad))
     }
 }

@@ -14,6 +14,12 @@
 //! `α = C_m⁻¹ r` (spec §3.2). The certificate is evaluated on B only (`N = N_B`); a menu of
 //! fractions fixed in advance ([`SPLIT_FRACTIONS`]) costs `ln 3` when the bound picks one.
 //! Cost per evaluation O(N_B³) after one O(N_A³ + N_A² N_B) prior.
+//!
+//! The richer posterior (spec §4.2 on this prior): per-point noises `σ_m² → diag(λ_m,i)`,
+//! `σ_v² → diag(λ_v,i)` on B (`PointNoise`, `SplitPointNoiseObjective`,
+//! `fit_split_prior_point_noise`), KL as above with `σ_v² tr C_v⁻¹ → Σ_i λ_v,i (C_v⁻¹)_ii`,
+//! `N ln σ_v² → Σ_i ln λ_v,i`; the terms and gradients are PAC-GP's per-point ones
+//! ([`crate::objective::pac_gp_hetero`]) with `K → K_A`, `y → y_B − μ_A` and the scale s.
 
 use faer::{Mat, MatRef};
 use serde::{Deserialize, Serialize};
@@ -25,6 +31,7 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
+use crate::objective::pac_gp_hetero::{factor_plus_diag, PointNoiseEval};
 use crate::optim::{self, boxes, LbfgsConfig, Objective, Restarts};
 use crate::posterior::{Covariance, GaussianPosterior, Marginals};
 use crate::regression::exact::{fit_ml2, MlConfig};
@@ -245,10 +252,15 @@ fn shifted_chol(k: &Mat<f64>, s2: f64, what: &'static str) -> Result<Cholesky> {
     Cholesky::factor(c.as_ref(), &JitterPolicy::default(), what)
 }
 
+/// `r = y_B − μ_A`.
+fn residual(prior_b: &PriorOnInputs, y_b: &[f64]) -> Vec<f64> {
+    y_b.iter().zip(&prior_b.mean).map(|(y, m)| y - m).collect()
+}
+
 /// Q's marginals on B and `KL(Q‖P_A)` (spec §3.2).
 fn q_on_b(prior_b: &PriorOnInputs, y_b: &[f64], p: SplitPosteriorParams) -> Result<QOnB> {
     let n = y_b.len();
-    let r: Vec<f64> = y_b.iter().zip(&prior_b.mean).map(|(y, m)| y - m).collect();
+    let r = residual(prior_b, y_b);
     let (sm, sv, s) = (p.noise_mean, p.noise_cov, p.scale);
     let cm = shifted_chol(&prior_b.cov, sm, "K_A + σ_m²I")?;
     let cv = shifted_chol(&prior_b.cov, sv, "K_A + σ_v²I")?;
@@ -361,6 +373,140 @@ impl Objective for SplitBoundObjective<'_> {
     }
 }
 
+/// Per-point posterior noises of Q on part B (spec §4.2 carried to the split prior, §3.2):
+/// `λ_m,i` in Q's mean, `λ_v,i` in its covariance; free posterior parameters, not charged.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PointNoise {
+    /// `λ_m,i`, one per point of B.
+    pub mean: Vec<f64>,
+    /// `λ_v,i`, one per point of B.
+    pub cov: Vec<f64>,
+}
+
+impl PointNoise {
+    /// Every point at the homoscedastic `(σ_m², σ_v²)` of `params`.
+    pub fn uniform(n: usize, params: &SplitPosteriorParams) -> Self {
+        Self {
+            mean: vec![params.noise_mean; n],
+            cov: vec![params.noise_cov; n],
+        }
+    }
+
+    /// One positive finite noise per point of B for both.
+    fn check(&self, n: usize) -> Result<()> {
+        for v in [&self.mean, &self.cov] {
+            if v.len() != n {
+                return Err(Error::ShapeMismatch {
+                    what: "per-point noises of the split posterior",
+                    expected: format!("{n} values (part B)"),
+                    found: format!("{} values", v.len()),
+                });
+            }
+            if let Some(&bad) = v.iter().find(|l| !(l.is_finite() && **l > 0.0)) {
+                return Err(Error::InvalidParameter {
+                    name: "per-point posterior noise",
+                    value: bad,
+                    reason: "must be positive and finite",
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// `(λ_m, λ_v, s)` for [`PointNoiseEval::new`].
+    fn at(&self, scale: f64) -> (Vec<f64>, Vec<f64>, f64) {
+        (self.mean.clone(), self.cov.clone(), scale)
+    }
+}
+
+/// The B-part bound with per-point noises over `[ln λ_m (N_B); ln λ_v (N_B); ln s]` (spec
+/// §3.2, §4.2), with its analytic gradient (PAC-GP's per-point-noise gradients with `K → K_A`,
+/// `y → y_B − μ_A`, plus `∂/∂s`).
+pub struct SplitPointNoiseObjective<'a> {
+    prior_b: &'a PriorOnInputs,
+    y_b: &'a [f64],
+    r: Vec<f64>,
+    loss: RegressionLoss,
+    delta: f64,
+    penalty: f64,
+    term: ConfidenceTerm,
+}
+
+impl<'a> SplitPointNoiseObjective<'a> {
+    /// The bound on B for P_A's mean and covariance on B, the loss, δ, the penalty and the
+    /// confidence term.
+    pub fn new(
+        prior_b: &'a PriorOnInputs,
+        y_b: &'a [f64],
+        loss: RegressionLoss,
+        delta: f64,
+        penalty: f64,
+        term: ConfidenceTerm,
+    ) -> Self {
+        Self {
+            prior_b,
+            y_b,
+            r: residual(prior_b, y_b),
+            loss,
+            delta,
+            penalty,
+            term,
+        }
+    }
+
+    /// Q's terms at `p`.
+    fn evaluate(&self, p: &[f64]) -> Result<PointNoiseEval> {
+        let n = self.y_b.len();
+        let noise = (
+            p[..n].iter().map(|l| l.exp()).collect(),
+            p[n..2 * n].iter().map(|l| l.exp()).collect(),
+            p[2 * n].exp(),
+        );
+        PointNoiseEval::new(
+            &self.prior_b.cov,
+            &self.r,
+            self.y_b,
+            noise,
+            Some(&self.loss),
+        )
+    }
+
+    /// `(R_{S_B}, KL(Q‖P_A))` at `p`.
+    pub fn risk_and_kl(&self, p: &[f64]) -> Result<(f64, f64)> {
+        let e = self.evaluate(p)?;
+        Ok((e.risk, e.kl))
+    }
+
+    /// The start at a homoscedastic Q: `[ln σ_m² …; ln σ_v² …; ln s]`.
+    pub fn start(&self, params: &SplitPosteriorParams) -> Vec<f64> {
+        let n = self.y_b.len();
+        let mut x0 = vec![params.noise_mean.ln(); n];
+        x0.extend(std::iter::repeat_n(params.noise_cov.ln(), n));
+        x0.push(params.scale.ln());
+        x0
+    }
+}
+
+impl Objective for SplitPointNoiseObjective<'_> {
+    fn dim(&self) -> usize {
+        2 * self.y_b.len() + 1
+    }
+
+    fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
+        let e = self.evaluate(p)?;
+        let n = self.y_b.len();
+        let c = crate::bounds::complexity(e.kl.max(0.0), n, self.delta, self.penalty, self.term);
+        let (value, d_q, d_c) =
+            crate::bounds::bound_and_partials(e.risk, c, BoundKind::Kl, self.term);
+        let (h, u) = e.adjoints();
+        let (d_lm, d_lv, d_s) = e.noise_gradients(d_q / n as f64, d_c / n as f64, &h, &u);
+        let mut grad: Vec<f64> = d_lm.iter().zip(&e.lm).map(|(d, l)| l * d).collect();
+        grad.extend(d_lv.iter().zip(&e.lv).map(|(d, l)| l * d));
+        grad.push(e.scale * d_s);
+        Ok((value, grad))
+    }
+}
+
 /// Settings of [`fit_split_prior`].
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct SplitConfig {
@@ -401,8 +547,11 @@ pub struct SplitPosterior {
     pub x_b: Mat<f64>,
     /// Targets of part B (standardised).
     pub y_b: Vec<f64>,
-    /// Q's free parameters.
+    /// Q's free parameters (with [`Self::point_noise`], only the scale `s` is Q's; the noises
+    /// are those of the homoscedastic fit it started from).
     pub params: SplitPosteriorParams,
+    /// Per-point noises on B in place of `σ_m²`, `σ_v²` (spec §4.2 on the split prior).
+    pub point_noise: Option<PointNoise>,
     /// P_A's mean and covariance on B.
     prior_b: PriorOnInputs,
     /// Q's mean weights on B, `α = C_m⁻¹(y_B − μ_A)`.
@@ -429,6 +578,34 @@ impl SplitPosterior {
             x_b,
             y_b,
             params: q.params,
+            point_noise: None,
+            prior_b,
+            alpha: q.alpha,
+            kl: q.kl,
+            marginals_b: q.marginals,
+        })
+    }
+
+    /// Q with per-point noises `λ_m,i`, `λ_v,i` on B and scale `s = params.scale`:
+    /// `q(f_B) = N(μ_A + K_A C_m⁻¹ r, s(K_A − K_A C_v⁻¹ K_A))`, `C = K_A + Λ` (spec §3.2, §4.2).
+    pub fn with_point_noise(
+        prior: SplitPrior,
+        x_b: Mat<f64>,
+        y_b: Vec<f64>,
+        params: SplitPosteriorParams,
+        noise: PointNoise,
+    ) -> Result<Self> {
+        crate::regression::exact::check_regression_inputs(x_b.as_ref(), &y_b)?;
+        noise.check(y_b.len())?;
+        let prior_b = prior.on(x_b.as_ref());
+        let r = residual(&prior_b, &y_b);
+        let q = PointNoiseEval::new(&prior_b.cov, &r, &y_b, noise.at(params.scale), None)?;
+        Ok(Self {
+            prior,
+            x_b,
+            y_b,
+            params,
+            point_noise: Some(noise),
             prior_b,
             alpha: q.alpha,
             kl: q.kl,
@@ -468,7 +645,10 @@ impl SplitPosterior {
             chol.solve_lower_in_place(a.as_mut());
             linalg::col_sq_norms(&a)
         };
-        let cv = shifted_chol(&self.prior_b.cov, self.params.noise_cov, "K_A + σ_v²I")?;
+        let cv = match &self.point_noise {
+            Some(pn) => factor_plus_diag(&self.prior_b.cov, &pn.cov, "K_A + Λ_v")?,
+            None => shifted_chol(&self.prior_b.cov, self.params.noise_cov, "K_A + σ_v²I")?,
+        };
         let via_cv = reduce(&cv);
         let via_ka = if s != 1.0 {
             let ka = Cholesky::factor(self.prior_b.cov.as_ref(), &JitterPolicy::default(), "K_A")?;
@@ -506,15 +686,28 @@ impl SplitPosterior {
         });
         let y: Vec<f64> = self.prior.y_a.iter().chain(&self.y_b).cloned().collect();
         let k = self.prior.kernel.gram(basis.as_ref());
-        let noise = |i: usize, b: f64| if i < na { self.prior.noise_a } else { b };
+        let (on_b_mean, on_b_cov) = match &self.point_noise {
+            Some(pn) => (pn.mean.clone(), pn.cov.clone()),
+            None => (
+                vec![self.params.noise_mean; nb],
+                vec![self.params.noise_cov; nb],
+            ),
+        };
+        let noise = |i: usize, b: &[f64]| {
+            if i < na {
+                self.prior.noise_a
+            } else {
+                b[i - na]
+            }
+        };
         let mut cm = k.clone();
         for i in 0..na + nb {
-            cm[(i, i)] += noise(i, self.params.noise_mean);
+            cm[(i, i)] += noise(i, &on_b_mean);
         }
         let alpha =
             Cholesky::factor(cm.as_ref(), &JitterPolicy::default(), "K + N_m")?.solve_vec(&y);
         let sqrt_pi: Vec<f64> = (0..na + nb)
-            .map(|i| 1.0 / noise(i, self.params.noise_cov).sqrt())
+            .map(|i| 1.0 / noise(i, &on_b_cov).sqrt())
             .collect();
         let chol_b = Cholesky::factor_filled(
             na + nb,
@@ -549,6 +742,9 @@ pub struct SplitRecord {
     pub noise_a: f64,
     /// Q's free parameters.
     pub params: SplitPosteriorParams,
+    /// Q's per-point noises on B, if it has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub point_noise: Option<PointNoise>,
     /// Confidence constant the certificate uses.
     pub term: ConfidenceTerm,
 }
@@ -563,6 +759,7 @@ impl SplitRecord {
             kernel_a: fit.posterior.prior.kernel.clone(),
             noise_a: fit.posterior.prior.noise_a,
             params: fit.posterior.params,
+            point_noise: fit.posterior.point_noise.clone(),
             term,
         }
     }
@@ -596,7 +793,11 @@ impl SplitRecord {
         let y_a: Vec<f64> = a.iter().map(|&i| y[i]).collect();
         let y_b: Vec<f64> = b.iter().map(|&i| y[i]).collect();
         let prior = SplitPrior::new(self.kernel_a.clone(), self.noise_a, x_a, &y_a)?;
-        Ok((SplitPosterior::new(prior, x_b, y_b, self.params)?, a.len()))
+        let q = match &self.point_noise {
+            Some(pn) => SplitPosterior::with_point_noise(prior, x_b, y_b, self.params, pn.clone())?,
+            None => SplitPosterior::new(prior, x_b, y_b, self.params)?,
+        };
+        Ok((q, a.len()))
     }
 }
 
@@ -663,6 +864,7 @@ fn fit_fraction(
             noise_cov: 1.0,
             scale: 1.0,
         },
+        point_noise: None,
         term: cfg.term,
     };
     let mut choices = record.choices(a.len(), train.n());
@@ -758,7 +960,7 @@ pub fn fit_split_prior(
     kernel_init: &Kernel,
     cfg: &SplitConfig,
 ) -> Result<SplitFit> {
-    fit_fractions(train, kernel_init, cfg, false)
+    fit_fractions(train, kernel_init, cfg, false, false)
 }
 
 /// [`fit_split_prior`] certified with Catoni's bound (spec §1.2, §3.4) at the best λ of
@@ -769,21 +971,114 @@ pub fn fit_split_prior_catoni(
     kernel_init: &Kernel,
     cfg: &SplitConfig,
 ) -> Result<SplitFit> {
-    fit_fractions(train, kernel_init, cfg, true)
+    fit_fractions(train, kernel_init, cfg, true, false)
 }
 
-/// Every candidate fraction; the lowest certificate wins.
-fn fit_fractions(
+/// [`fit_split_prior`] (with `catoni_grid`, [`fit_split_prior_catoni`]) with per-point
+/// posterior noises on B (spec §4.2 on the split prior, free, not charged): each fraction's
+/// homoscedastic fit, then [`free_split_point_noise`] from its optimum; the lowest
+/// certificate wins.
+pub fn fit_split_prior_point_noise(
     train: &Dataset,
     kernel_init: &Kernel,
     cfg: &SplitConfig,
     catoni_grid: bool,
 ) -> Result<SplitFit> {
+    fit_fractions(train, kernel_init, cfg, catoni_grid, true)
+}
+
+/// From a homoscedastic split-prior fit (`base`, made with `cfg`): minimise the bound on B
+/// over `[ln λ_m; ln λ_v; ln s]` from its optimum at its confidence term and penalty; with
+/// `catoni_grid` the grid's best λ is re-chosen at the result (the grid is already charged).
+/// Never certifies above `base` (its Q is in the family; `base` is returned if it is lower).
+pub fn free_split_point_noise(
+    base: SplitFit,
+    cfg: &SplitConfig,
+    catoni_grid: bool,
+) -> Result<SplitFit> {
+    let post = &base.posterior;
+    let c = &base.certificate;
+    let loss = RegressionLoss::new_epsilon_band(base.y_scaler.scale_length(cfg.epsilon))?;
+    let obj_of = |term| {
+        SplitPointNoiseObjective::new(&post.prior_b, &post.y_b, loss, cfg.delta, c.penalty, term)
+    };
+    let n = post.y_b.len();
+    let ln_s = if cfg.unit_scale {
+        (0.0, 0.0)
+    } else {
+        LN_SCALE_BOUNDS
+    };
+    let mut bounds = vec![boxes::LN_NOISE; 2 * n];
+    bounds.push(ln_s);
+    let lbfgs = LbfgsConfig {
+        max_iter: 300,
+        ..Default::default()
+    };
+    let obj = obj_of(c.confidence_term);
+    let x0 = obj.start(&post.params);
+    let m = optim::drive(&obj, &x0, bounds, &lbfgs, &Restarts::default(), None)?;
+    let mut term = c.confidence_term;
+    if catoni_grid {
+        let mut best = f64::INFINITY;
+        for &lambda in &CATONI_GRID {
+            let t = ConfidenceTerm::Catoni { lambda };
+            let v = obj_of(t).value(&m.params)?;
+            if v < best {
+                (best, term) = (v, t);
+            }
+        }
+    }
+    let p = &m.params;
+    let noise = PointNoise {
+        mean: p[..n].iter().map(|l| l.exp()).collect(),
+        cov: p[n..2 * n].iter().map(|l| l.exp()).collect(),
+    };
+    let params = SplitPosteriorParams {
+        scale: p[2 * n].exp(),
+        ..post.params
+    };
+    let posterior = SplitPosterior::with_point_noise(
+        post.prior.clone(),
+        post.x_b.clone(),
+        post.y_b.clone(),
+        params,
+        noise,
+    )?;
+    let spec = CertificateSpec::new(cfg.delta, term, c.penalty_terms.clone());
+    let certificate = Certificate::from_marginals(
+        posterior.kl(),
+        posterior.marginals_on_b(),
+        &posterior.y_b,
+        &GibbsLoss::Regression(loss),
+        &spec,
+    )?;
+    if certificate.bound > base.certificate.bound {
+        return Ok(base);
+    }
+    Ok(SplitFit {
+        posterior,
+        certificate,
+        ..base
+    })
+}
+
+/// Every candidate fraction (with per-point noises freed if `point_noise`); the lowest
+/// certificate wins.
+fn fit_fractions(
+    train: &Dataset,
+    kernel_init: &Kernel,
+    cfg: &SplitConfig,
+    catoni_grid: bool,
+    point_noise: bool,
+) -> Result<SplitFit> {
     let fractions = cfg.fraction.candidates()?;
     let menu = fractions.len();
     let mut best: Option<SplitFit> = None;
     for f in fractions {
-        let fit = fit_fraction(train, kernel_init, f, menu, cfg, catoni_grid)?;
+        let mut fit = fit_fraction(train, kernel_init, f, menu, cfg, catoni_grid)?;
+        if point_noise {
+            fit = free_split_point_noise(fit, cfg, catoni_grid)?;
+        }
         if best
             .as_ref()
             .is_none_or(|b| fit.certificate.bound < b.certificate.bound)
