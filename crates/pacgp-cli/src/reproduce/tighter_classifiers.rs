@@ -108,10 +108,10 @@ impl ClassifierTable {
             self.settings.reps,
             tc::CLASSIFIER_REFERENCE
         );
-        out!("dataset        method                    bound            rel     test Gibbs       test error       KL      penalty  N");
+        out!("dataset        method                    bound            rel     test Gibbs       test error       KL      penalty  N    worst test−bound  worst lower99−bound");
         for s in &self.summary {
             out!(
-                "{:<14} {:<25} {:.4} ± {:.4}  {:>+6.1}%  {:.4} ± {:.4}  {:.4} ± {:.4}  {:>6.2}  {:>6.2}  {:.0}",
+                "{:<14} {:<25} {:.4} ± {:.4}  {:>+6.1}%  {:.4} ± {:.4}  {:.4} ± {:.4}  {:>6.2}  {:>6.2}  {:<4.0} {:>+.4}           {:>+.4}",
                 s.dataset,
                 s.method,
                 s.bound,
@@ -123,9 +123,14 @@ impl ClassifierTable {
                 s.test_error_se,
                 s.kl,
                 s.penalty,
-                s.n_bound
+                s.n_bound,
+                s.worst_test_minus_bound,
+                s.worst_test_lower_minus_bound
             );
         }
+        out!(
+            "worst test−bound: held-out Gibbs error minus bound (raw, scatters by its standard error); worst lower99−bound: its 99% lower confidence limit minus bound (> 0 contradicts a certificate)"
+        );
         out!(
             "wrote {}",
             out_dir
