@@ -15,6 +15,11 @@
 //! (tighter-bounds spec §1.2) at a λ fixed without B: given, the best of a grid fixed in advance
 //! (`ln 5`), or estimated on A alone (a nested split of A: `P_{A₁}` with θ_A, the sites of A₂
 //! optimised against it, λ optimal for A₂'s Gibbs error and `(KL + penalty + ln(1/δ))/N_B`).
+//! The same nested split of A picks, at no charge, the prior's covariance scale t and mean
+//! scale s (`GP(s·μ_A, t·k_A)`) and its kernel structure among several (e.g. SE-ARD and SE
+//! iso, θ of each by ML-II on A); `P_A` may be the EP posterior instead of Laplace's. With
+//! [`SplitPriorConfig::both_directions`] the parts' roles are also swapped and the lower of
+//! the two certificates kept, a union bound over both directions (`ln 2` more).
 //!
 //! Q is returned as the shared [`GaussianPosterior`] with basis `A ∪ B`: the prior GP times the
 //! Laplace sites of A and the sites of B, whose marginals on B are those of q.
