@@ -96,13 +96,17 @@ pub struct TighterClassifierConfig {
 
 /// Every method of the classifier rows, the reference first: the bound-selected Laplace
 /// classifier, PAC-GPC, the split prior (kl, Maurer), the split prior with Catoni's λ fixed on
-/// A, and the same with the prior's covariance scale chosen on A from [`PRIOR_SCALES`].
-pub const CLASSIFIER_METHODS: [&str; 5] = [
+/// A, the same with the prior's covariance scale chosen on A from [`PRIOR_SCALES`], the same
+/// with the kernel structure (SE-ARD or SE iso) chosen on A, and that with the fraction fixed
+/// at ½ and both directions of the split (`ln 2` instead of the menu's `ln 3`).
+pub const CLASSIFIER_METHODS: [&str; 7] = [
     "laplace-bound",
     "pac-gpc",
     "split-prior",
     "split-prior+catoni",
     "split-prior+catoni+scale",
+    "split-prior+catoni+scale+iso",
+    "split-prior+catoni+scale+iso+half+swap",
 ];
 
 /// The options of a split-prior method name (`split-prior+catoni+scale+iso`, in any order):
