@@ -199,7 +199,7 @@ fn reproduce_tighter_bounds_writes_the_classifier_rows() {
         "split-prior+catoni",
         "split-prior+catoni+scale",
         "split-prior+catoni+scale+iso",
-        "split-prior+catoni+scale+iso+half+swap",
+        "split-prior+catoni+scale+iso+swap",
     ];
     assert_eq!(rows.len(), 2 * methods.len());
     for r in rows {

@@ -97,8 +97,8 @@ pub struct TighterClassifierConfig {
 /// Every method of the classifier rows, the reference first: the bound-selected Laplace
 /// classifier, PAC-GPC, the split prior (kl, Maurer), the split prior with Catoni's λ fixed on
 /// A, the same with the prior's covariance scale chosen on A from [`PRIOR_SCALES`], the same
-/// with the kernel structure (SE-ARD or SE iso) chosen on A, and that with the fraction fixed
-/// at ½ and both directions of the split (`ln 2` instead of the menu's `ln 3`).
+/// with the kernel structure (SE-ARD or SE iso) chosen on A, and that with both directions of
+/// the split (`ln 6` for the menu's three fractions times two directions).
 pub const CLASSIFIER_METHODS: [&str; 7] = [
     "laplace-bound",
     "pac-gpc",
@@ -106,7 +106,7 @@ pub const CLASSIFIER_METHODS: [&str; 7] = [
     "split-prior+catoni",
     "split-prior+catoni+scale",
     "split-prior+catoni+scale+iso",
-    "split-prior+catoni+scale+iso+half+swap",
+    "split-prior+catoni+scale+iso+swap",
 ];
 
 /// The options of a split-prior method name (`split-prior+catoni+scale+iso`, in any order):
