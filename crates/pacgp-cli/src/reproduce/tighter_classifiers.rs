@@ -108,10 +108,10 @@ impl ClassifierTable {
             self.settings.reps,
             tc::CLASSIFIER_REFERENCE
         );
-        out!("dataset        method                    bound            rel     test Gibbs       test error       KL      penalty  N    worst test−bound  worst lower99−bound");
+        out!("dataset        method                             bound            rel     test Gibbs       test error       KL      penalty  N    worst test−bound  worst lower99−bound");
         for s in &self.summary {
             out!(
-                "{:<14} {:<25} {:.4} ± {:.4}  {:>+6.1}%  {:.4} ± {:.4}  {:.4} ± {:.4}  {:>6.2}  {:>6.2}  {:<4.0} {:>+.4}           {:>+.4}",
+                "{:<14} {:<34} {:.4} ± {:.4}  {:>+6.1}%  {:.4} ± {:.4}  {:.4} ± {:.4}  {:>6.2}  {:>6.2}  {:<4.0} {:>+.4}           {:>+.4}",
                 s.dataset,
                 s.method,
                 s.bound,
