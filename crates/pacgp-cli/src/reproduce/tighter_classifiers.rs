@@ -1,6 +1,7 @@
 //! The classifier rows of `pacgp reproduce tighter-bounds` (issue 15 item 6): breast cancer and
-//! crabs, the bound-selected Laplace certificate against PAC-GPC, the split prior and the split
-//! prior with Catoni's λ fixed on part A. The settings, rows and summary are the library's
+//! crabs, the bound-selected Laplace certificate against PAC-GPC, the split prior and its
+//! combinations with Catoni's λ, the prior's scale and kernel structure fixed on part A and
+//! both directions of the split (`CLASSIFIER_METHODS`), with the held-out checks. The settings, rows and summary are the library's
 //! ([`pacgp::experiments::tighter_classifiers`]); this file loads the sets and writes the
 //! tables (CSV via `csv::Writer`, JSON, a summary on stdout).
 
