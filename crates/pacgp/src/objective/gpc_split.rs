@@ -441,9 +441,7 @@ fn fit_fraction(
             nats: 0.0,
         },
     ];
-    if needs_nested(cfg)
-        && (cfg.prior_scales.len() > 1 || cfg.mean_scales.len() > 1 || posts_a.len() > 1)
-    {
+    if cfg.prior_scales.len() > 1 || cfg.mean_scales.len() > 1 || posts_a.len() > 1 {
         choices.push(PenaltyTerm {
             what: format!(
                 "prior kernel {}, covariance scale t = {scale}, mean scale s = {mean_scale} chosen on a nested split of part A",
