@@ -198,6 +198,8 @@ fn reproduce_tighter_bounds_writes_the_classifier_rows() {
         "split-prior",
         "split-prior+catoni",
         "split-prior+catoni+scale",
+        "split-prior+catoni+scale+iso",
+        "split-prior+catoni+scale+iso+swap",
     ];
     assert_eq!(rows.len(), 2 * methods.len());
     for r in rows {
@@ -214,6 +216,8 @@ fn reproduce_tighter_bounds_writes_the_classifier_rows() {
     assert_eq!(summary.len(), methods.len());
     for s in summary {
         assert!(s["worst_test_minus_bound"].as_f64().unwrap() <= 0.0);
+        let lower = s["worst_test_lower_minus_bound"].as_f64().unwrap();
+        assert!(lower <= s["worst_test_minus_bound"].as_f64().unwrap());
         assert!(s["bound_se"].as_f64().unwrap() >= 0.0);
     }
     assert_eq!(summary[0]["rel_to_reference"].as_f64().unwrap(), 0.0);

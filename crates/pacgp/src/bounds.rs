@@ -7,7 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::special::kl_inverse;
+use crate::special::{kl_inverse, kl_inverse_lower};
 
 /// Which inequality turns (empirical risk, complexity) into a bound.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -110,6 +110,26 @@ pub fn catoni_optimal_lambda(q: f64, c: f64) -> f64 {
     let q = q.clamp(1e-12, 1.0 - 1e-12);
     let p = p.clamp(q, 1.0 - 1e-12);
     ((p * (1.0 - q)) / (q * (1.0 - p))).ln().clamp(1e-3, 1e3)
+}
+
+/// One-sided lower confidence limit at level `1 − δ` of the expected risk from a held-out
+/// mean `risk` of `n` independent losses in [0, 1]: `kl⁻¹_low(risk, ln(1/δ)/n)` (Hoeffding
+/// 1963, Th. 1: `P(r̂ ≤ p − t) ≤ exp(−n·kl(p − t‖p))`). A certificate is contradicted by the
+/// held-out sample only if this limit exceeds it; the raw mean scatters by ≈ √(p(1−p)/n).
+pub fn held_out_lower_limit(risk: f64, n: usize, delta: f64) -> Result<f64> {
+    if n == 0 {
+        return Err(Error::Empty {
+            what: "held-out sample",
+        });
+    }
+    if !(delta > 0.0 && delta < 1.0) {
+        return Err(Error::InvalidParameter {
+            name: "delta",
+            value: delta,
+            reason: "must lie in (0, 1)",
+        });
+    }
+    Ok(kl_inverse_lower(risk, -delta.ln() / n as f64))
 }
 
 /// `ln ξ(N)`, `ξ(N) = Σ_{k=0..N} C(N,k) (k/N)^k (1 − k/N)^{N−k}` (Maurer 2004; tighter-bounds
@@ -297,6 +317,27 @@ pub fn bound_with_partials(q: f64, c: f64, kind: BoundKind) -> (f64, f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The held-out lower limit covers: for Bernoulli losses (the worst case) with n = 137 and
+    /// δ = 0.01, the exact binomial probability that the limit exceeds the true p is ≤ δ.
+    #[test]
+    fn held_out_lower_limit_has_its_coverage_under_the_binomial() {
+        let n = 137;
+        let ln_binom = |k: usize, p: f64| {
+            let lg = |m: usize| (1..=m).map(|i| (i as f64).ln()).sum::<f64>();
+            lg(n) - lg(k) - lg(n - k) + k as f64 * p.ln() + (n - k) as f64 * (-p).ln_1p()
+        };
+        for &p in &[0.02, 0.05, 0.0845, 0.2, 0.5] {
+            let miss: f64 = (0..=n)
+                .filter(|&k| held_out_lower_limit(k as f64 / n as f64, n, 0.01).unwrap() > p)
+                .map(|k| ln_binom(k, p).exp())
+                .sum();
+            assert!(miss <= 0.01, "p = {p}: miss {miss}");
+            assert!(miss > 1e-5, "p = {p}: the limit is not that loose ({miss})");
+        }
+        assert!(held_out_lower_limit(0.1, 0, 0.01).is_err());
+        assert!(held_out_lower_limit(0.1, 10, 1.0).is_err());
+    }
 
     /// docs/test-vectors.md §7: third-party boston rows (N = 404, δ = 0.01, ln|Θ| = 2 ln 1201).
     #[test]

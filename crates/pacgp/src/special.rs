@@ -143,6 +143,36 @@ pub fn kl_inverse(q: f64, c: f64) -> f64 {
     p
 }
 
+/// Lower inverse `kl⁻¹_low(q, c) = min{p ∈ [0, q] : kl(q‖p) ≤ c}` (the lower counterpart of
+/// [`kl_inverse`]; Chernoff's lower confidence limit of a mean with `c = ln(1/δ)/n`), by
+/// bisection on the decreasing `kl(q‖·)` over `[0, q]` to about 1e-15 absolute.
+pub fn kl_inverse_lower(q: f64, c: f64) -> f64 {
+    let q = q.clamp(0.0, 1.0);
+    if c.is_nan() {
+        return f64::NAN;
+    }
+    if c <= 0.0 {
+        return q;
+    }
+    if q <= 0.0 {
+        return 0.0;
+    }
+    // kl(q‖lo) > c ≥ kl(q‖hi) throughout (kl(q‖0) = ∞ for q > 0).
+    let (mut lo, mut hi) = (0.0, q);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if binary_kl(q, mid) > c {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+        if hi - lo < 1e-15 {
+            break;
+        }
+    }
+    hi
+}
+
 /// Partial derivatives `(∂kl⁻¹/∂q, ∂kl⁻¹/∂c)` (paper eqs. 12–13), with q and p* clamped to
 /// `[1e-8, 1 − 1e-8]` as in the reference code so the gradient stays finite at `R_S = 0`.
 pub fn kl_inverse_grad(q: f64, c: f64) -> (f64, f64) {
@@ -170,6 +200,41 @@ pub fn sqrt_2pi() -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The lower inverse: `1 − kl⁻¹(1 − q, c)` (kl is symmetric under q, p → 1 − q, 1 − p),
+    /// `e^{−c}` at q = 1 (`kl(1‖p) = −ln p`), 0 at q = 0, and a brute-force scan of
+    /// `kl(q‖·)` on a grid of step 1e-6 finds the same smallest p.
+    #[test]
+    fn kl_inverse_lower_matches_closed_forms_and_a_scan() {
+        for &(q, c) in &[
+            (0.04, 0.0336),
+            (0.3, 0.1),
+            (0.5, 2.0),
+            (0.9, 0.01),
+            (1e-3, 1e-4),
+        ] {
+            let low = kl_inverse_lower(q, c);
+            assert!(
+                (low - (1.0 - kl_inverse(1.0 - q, c))).abs() < 1e-12,
+                "{q} {c}"
+            );
+            assert!((binary_kl(q, low) - c).abs() < 1e-9 || low == 0.0);
+            let step = 1e-6;
+            let scan = (0..=(q / step) as usize)
+                .map(|i| i as f64 * step)
+                .find(|&p| binary_kl(q, p) <= c)
+                .unwrap();
+            assert!(
+                scan >= low - 1e-12 && scan - low < step + 1e-12,
+                "{scan} vs {low}"
+            );
+        }
+        assert!((kl_inverse_lower(1.0, 0.7) - (-0.7f64).exp()).abs() < 1e-14);
+        assert_eq!(kl_inverse_lower(0.0, 0.3), 0.0);
+        assert_eq!(kl_inverse_lower(0.2, 0.0), 0.2);
+        // kl(q‖p) → ∞ as p → 0 for q > 0: the limit stays positive however large c.
+        assert!(kl_inverse_lower(0.1, 20.0) > 0.0);
+    }
 
     #[test]
     fn ln_normal_cdf_tails() {

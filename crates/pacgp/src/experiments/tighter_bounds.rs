@@ -277,6 +277,9 @@ pub struct TighterRow {
     pub test_gibbs: f64,
     /// Test MSE of the posterior mean (units of the training variance).
     pub test_mse: f64,
+    /// Points of the test set (0 in rows recorded before it was kept).
+    #[serde(default)]
+    pub n_test: usize,
     /// `KL(Q‖P)` (to P_A for the split prior).
     pub kl: f64,
     /// Penalty in nats.
@@ -287,6 +290,13 @@ pub struct TighterRow {
     pub fraction: f64,
     /// Training time in seconds.
     pub seconds: f64,
+}
+
+/// The test Gibbs risk's 99% lower confidence limit minus the bound
+/// ([`crate::bounds::held_out_lower_limit`]; NaN for rows without a test size).
+pub fn test_lower_minus_bound(r: &TighterRow) -> f64 {
+    crate::bounds::held_out_lower_limit(r.test_gibbs, r.n_test, 0.01)
+        .map_or(f64::NAN, |l| l - r.bound)
 }
 
 /// Means over the splits per (dataset, kernel, lever), with standard errors.
@@ -318,6 +328,10 @@ pub struct TighterSummary {
     pub penalty: f64,
     /// Mean certificate sample size.
     pub n_bound: f64,
+    /// Largest 99% lower confidence limit of the test Gibbs risk minus bound
+    /// ([`test_lower_minus_bound`]); > 0 means the test set contradicts a certificate.
+    #[serde(default)]
+    pub worst_test_lower_minus_bound: f64,
     /// Largest test Gibbs risk minus bound over the splits (must be ≤ 0 for a valid table).
     pub worst_test_minus_bound: f64,
 }
@@ -396,6 +410,7 @@ pub fn tighter_bounds_on(
                 train_gibbs: c.empirical_risk,
                 test_gibbs: t.0,
                 test_mse: t.1,
+                n_test: test.n(),
                 kl: c.kl,
                 penalty: c.penalty,
                 n_bound: c.n,
@@ -641,6 +656,10 @@ pub fn summarise(rows: &[TighterRow]) -> Vec<TighterSummary> {
                 kl: mean_se(&col(|r| r.kl)).0,
                 penalty: mean_se(&col(|r| r.penalty)).0,
                 n_bound: mean_se(&col(|r| r.n_bound as f64)).0,
+                worst_test_lower_minus_bound: g
+                    .iter()
+                    .map(|r| test_lower_minus_bound(r))
+                    .fold(f64::NEG_INFINITY, f64::max),
                 worst_test_minus_bound: g
                     .iter()
                     .map(|r| r.test_gibbs - r.bound)
@@ -664,6 +683,7 @@ mod tests {
             train_gibbs: 0.0,
             test_gibbs,
             test_mse: 1.0,
+            n_test: 100,
             kl: 2.0,
             penalty: 3.0,
             n_bound: 10,
@@ -691,6 +711,11 @@ mod tests {
         // rel = mean(0.2/0.4 − 1, 0.4/0.5 − 1) = mean(−0.5, −0.2) = −0.35.
         assert!((split.rel_to_reference + 0.35).abs() < 1e-12);
         assert!((split.worst_test_minus_bound + 0.05).abs() < 1e-12);
+        // The 99% lower limits of 0.15 and 0.1 on 100 points, kl⁻¹_low(·, ln(100)/100).
+        let low = |r: f64| crate::special::kl_inverse_lower(r, 100f64.ln() / 100.0);
+        let want = (low(0.15) - 0.2).max(low(0.1) - 0.4);
+        assert!((split.worst_test_lower_minus_bound - want).abs() < 1e-15);
+        assert!(want < split.worst_test_minus_bound);
         assert_eq!(s[0].rel_to_reference, 0.0);
     }
 }

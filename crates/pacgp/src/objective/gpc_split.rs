@@ -15,6 +15,11 @@
 //! (tighter-bounds spec §1.2) at a λ fixed without B: given, the best of a grid fixed in advance
 //! (`ln 5`), or estimated on A alone (a nested split of A: `P_{A₁}` with θ_A, the sites of A₂
 //! optimised against it, λ optimal for A₂'s Gibbs error and `(KL + penalty + ln(1/δ))/N_B`).
+//! The same nested split of A picks, at no charge, the prior's covariance scale t and mean
+//! scale s (`GP(s·μ_A, t·k_A)`) and its kernel structure among several (e.g. SE-ARD and SE
+//! iso, θ of each by ML-II on A); `P_A` may be the EP posterior instead of Laplace's. With
+//! [`SplitPriorConfig::both_directions`] the parts' roles are also swapped and the lower of
+//! the two certificates kept, a union bound over both directions (`ln 2` more).
 //!
 //! Q is returned as the shared [`GaussianPosterior`] with basis `A ∪ B`: the prior GP times the
 //! Laplace sites of A and the sites of B, whose marginals on B are those of q.
@@ -27,7 +32,8 @@ use crate::bounds::{
 use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
 use crate::data::{permutation, Dataset, Standardizer};
 use crate::error::{Error, Result};
-use crate::inference::evidence::{fit_laplace_ml2, ClassifierMlConfig};
+use crate::inference::ep::ep;
+use crate::inference::evidence::{fit_ep_ml2, fit_laplace_ml2, ClassifierMlConfig};
 use crate::inference::laplace::{laplace, LaplaceConfig};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
@@ -59,6 +65,17 @@ pub struct SplitPriorConfig {
     /// by A); with more than one, the nested split of A picks the one whose estimated
     /// certificate is lowest (no charge). Default `[1.0]`.
     pub prior_scales: Vec<f64>,
+    /// Other kernel structures for ML-II on A besides the given one (e.g. SE iso beside
+    /// SE-ARD); the nested split of A picks the kernel (no charge). Default none.
+    pub alt_kernels: Vec<Kernel>,
+    /// Scales s of the prior's mean (`P_A = GP(s·μ_A, t·k_A)`), picked with t by the nested
+    /// split of A (no charge). Default `[1.0]`.
+    pub mean_scales: Vec<f64>,
+    /// EP instead of Laplace for `P_A` (and for `P_{A₁}` of the nested split).
+    pub ep_prior: bool,
+    /// Also certify with the parts' roles swapped (B's prior from the other part) and keep
+    /// the lower certificate: a union bound over the two directions, `ln 2` more.
+    pub both_directions: bool,
 }
 
 /// The prior-scale menu of the `split-prior+catoni+scale` row: t ∈ {1, ½, ¼, ⅛, 1/16}.
@@ -75,6 +92,10 @@ impl SplitPriorConfig {
             ml: ClassifierMlConfig::default(),
             catoni: None,
             prior_scales: vec![1.0],
+            alt_kernels: Vec::new(),
+            mean_scales: vec![1.0],
+            ep_prior: false,
+            both_directions: false,
         }
     }
 }
@@ -100,6 +121,10 @@ pub struct SplitPriorFit {
     pub lambda: Option<f64>,
     /// The scale t of the prior's covariance.
     pub prior_scale: f64,
+    /// The scale s of the prior's mean.
+    pub mean_scale: f64,
+    /// The kernel of `P_A` (θ by ML-II on A; on A's standardised inputs).
+    pub prior_kernel: Kernel,
 }
 
 /// `P_A` on the rows of `xb`: its mean and covariance there, and what Q's joint form needs.
@@ -295,13 +320,69 @@ fn certificate_on_b(
     )
 }
 
-/// One split at a fixed fraction; `menu_choice` is the price of the fraction.
+/// Where part A comes from in the permutation: its first `na` rows, or (swapped) its last.
+fn split_parts(n: usize, na: usize, seed: u64, swapped: bool) -> (Vec<usize>, Vec<usize>) {
+    let perm = permutation(n, seed);
+    if swapped {
+        (perm[n - na..].to_vec(), perm[..n - na].to_vec())
+    } else {
+        (perm[..na].to_vec(), perm[na..].to_vec())
+    }
+}
+
+/// The candidate kernel structures of `P_A`: the given one, then [`SplitPriorConfig::alt_kernels`].
+fn kernel_structures(kernel_init: &Kernel, cfg: &SplitPriorConfig) -> Vec<Kernel> {
+    std::iter::once(kernel_init.clone())
+        .chain(cfg.alt_kernels.iter().cloned())
+        .collect()
+}
+
+/// The posterior of part A at θ by ML-II on A (Laplace, or EP with `ep_prior`).
+fn fit_part_a(
+    kernel_init: &Kernel,
+    lik: &Likelihood,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    cfg: &SplitPriorConfig,
+) -> Result<GaussianPosterior> {
+    let ml = if cfg.ep_prior {
+        fit_ep_ml2(kernel_init, lik, x, y, &cfg.ml)?
+    } else {
+        fit_laplace_ml2(kernel_init, lik, x, y, &cfg.ml)?
+    };
+    Ok(ml.fit.posterior)
+}
+
+/// The posterior of part A₁ at a fixed kernel (Laplace, or EP with `ep_prior`).
+fn posterior_at(
+    kernel: &Kernel,
+    lik: &Likelihood,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    cfg: &SplitPriorConfig,
+) -> Result<GaussianPosterior> {
+    Ok(if cfg.ep_prior {
+        ep(kernel, lik, x, y, &cfg.ml.ep)?.posterior
+    } else {
+        laplace(kernel, lik, x, y, &cfg.bound.laplace)?.posterior
+    })
+}
+
+/// Whether the nested split of A is needed: a choice among priors, or Catoni's λ from A.
+fn needs_nested(cfg: &SplitPriorConfig) -> bool {
+    cfg.prior_scales.len() * cfg.mean_scales.len() * (1 + cfg.alt_kernels.len()) > 1
+        || cfg.catoni == Some(CatoniLambda::FromPartA)
+}
+
+/// One split at a fixed fraction and direction; `menu_choice` is the price of the choice.
+#[allow(clippy::too_many_arguments)]
 fn fit_fraction(
     kernel_init: &Kernel,
     lik: &Likelihood,
     train: &Dataset,
     classifier: GibbsClassifier,
     fraction: f64,
+    swapped: bool,
     menu_choice: &PenaltyTerm,
     cfg: &SplitPriorConfig,
 ) -> Result<SplitPriorFit> {
@@ -314,22 +395,24 @@ fn fit_fraction(
             reason: "leaves fewer than two points in a part",
         });
     }
-    let perm = permutation(n, cfg.seed);
-    let (part_a, part_b) = (perm[..na].to_vec(), perm[na..].to_vec());
+    let (part_a, part_b) = split_parts(n, na, cfg.seed, swapped);
     let (a, b) = (train.subset(&part_a), train.subset(&part_b));
     let x_scaler = Standardizer::fit(a.x.as_ref(), &a.feature_names)?;
     let (xa, xb) = (
         x_scaler.transform(a.x.as_ref())?,
         x_scaler.transform(b.x.as_ref())?,
     );
-    let ml = fit_laplace_ml2(kernel_init, lik, xa.as_ref(), &a.y, &cfg.ml)?;
-    let nested = if cfg.prior_scales.len() > 1 || cfg.catoni == Some(CatoniLambda::FromPartA) {
+    let posts_a = kernel_structures(kernel_init, cfg)
+        .iter()
+        .map(|k| fit_part_a(k, lik, xa.as_ref(), &a.y, cfg))
+        .collect::<Result<Vec<_>>>()?;
+    let nested = if needs_nested(cfg) {
         let part_a_data = (&xa, a.y.as_slice(), lik);
-        let kernel_a = &ml.fit.posterior.kernel;
+        let kernels_a: Vec<Kernel> = posts_a.iter().map(|p| p.kernel.clone()).collect();
         let nats = menu_choice.nats;
         Some(nested_estimate(
             cfg,
-            kernel_a,
+            &kernels_a,
             part_a_data,
             classifier,
             n - na,
@@ -338,26 +421,38 @@ fn fit_fraction(
     } else {
         None
     };
-    let scale = match &nested {
-        Some(e) => e.scale,
-        None => *cfg.prior_scales.first().ok_or(Error::Empty {
-            what: "prior scales",
-        })?,
+    let first = |v: &[f64], what: &'static str| v.first().copied().ok_or(Error::Empty { what });
+    let (kernel_ix, scale, mean_scale) = match &nested {
+        Some(e) => (e.kernel, e.scale, e.mean_scale),
+        None => (
+            0,
+            first(&cfg.prior_scales, "prior scales")?,
+            first(&cfg.mean_scales, "mean scales")?,
+        ),
     };
-    let from_a = prior_from_a(scaled_prior(&ml.fit.posterior, scale)?, xb.as_ref())?;
+    let post_a = &posts_a[kernel_ix];
+    let from_a = prior_from_a(
+        scaled_prior_with_mean(post_a, scale, mean_scale)?,
+        xb.as_ref(),
+    )?;
     let mut choices = vec![
         menu_choice.clone(),
         PenaltyTerm {
             what: format!(
-                "prior: Laplace posterior on part A ({na} of {n} points, fraction {fraction}, seed {}), θ by ML-II on A",
+                "prior: {} posterior on part A ({na} of {n} points, fraction {fraction}{}, seed {}), θ by ML-II on A",
+                if cfg.ep_prior { "EP" } else { "Laplace" },
+                if swapped { ", parts swapped" } else { "" },
                 cfg.seed
             ),
             nats: 0.0,
         },
     ];
-    if cfg.prior_scales.len() > 1 {
+    if cfg.prior_scales.len() > 1 || cfg.mean_scales.len() > 1 || posts_a.len() > 1 {
         choices.push(PenaltyTerm {
-            what: format!("prior covariance scale t = {scale} chosen on a nested split of part A"),
+            what: format!(
+                "prior kernel {}, covariance scale t = {scale}, mean scale s = {mean_scale} chosen on a nested split of part A",
+                post_a.kernel.describe()
+            ),
             nats: 0.0,
         });
     }
@@ -412,6 +507,8 @@ fn fit_fraction(
         part_b,
         lambda: lambda.term.catoni_lambda(),
         prior_scale: scale,
+        mean_scale,
+        prior_kernel: post_a.kernel.clone(),
     })
 }
 
@@ -419,6 +516,23 @@ fn fit_fraction(
 /// `t·k` under the sites of A at precisions `π_A/t` with mean weights `α_A/t`
 /// (`t k − t²k_A·(tK_AA + tΠ⁻¹)⁻¹k_·A = t·k_A`); `B = I + Π½KΠ½` is unchanged.
 pub fn scaled_prior(post: &GaussianPosterior, t: f64) -> Result<GaussianPosterior> {
+    scaled_prior_with_mean(post, t, 1.0)
+}
+
+/// `P_A` with its covariance scaled by t and its mean by s: `GP(s·μ_A, t·k_A)`, the
+/// [`scaled_prior`] with mean weights `s·α_A/t` (`t·k(x, X_A)·sα_A/t = s·μ_A(x)`).
+pub fn scaled_prior_with_mean(
+    post: &GaussianPosterior,
+    t: f64,
+    s: f64,
+) -> Result<GaussianPosterior> {
+    if !s.is_finite() {
+        return Err(Error::InvalidParameter {
+            name: "prior mean scale",
+            value: s,
+            reason: "must be finite",
+        });
+    }
     if !(t > 0.0 && t.is_finite()) {
         return Err(Error::InvalidParameter {
             name: "prior covariance scale",
@@ -426,7 +540,7 @@ pub fn scaled_prior(post: &GaussianPosterior, t: f64) -> Result<GaussianPosterio
             reason: "must be positive and finite",
         });
     }
-    if t == 1.0 {
+    if t == 1.0 && s == 1.0 {
         return Ok(post.clone());
     }
     let Covariance::Sites { sqrt_pi, chol_b } = &post.cov else {
@@ -438,9 +552,9 @@ pub fn scaled_prior(post: &GaussianPosterior, t: f64) -> Result<GaussianPosterio
             inner: Box::new(post.kernel.clone()),
         },
         basis: post.basis.clone(),
-        alpha: post.alpha.iter().map(|a| a / t).collect(),
+        alpha: post.alpha.iter().map(|a| s * a / t).collect(),
         cov: Covariance::Sites {
-            sqrt_pi: sqrt_pi.iter().map(|s| s / t.sqrt()).collect(),
+            sqrt_pi: sqrt_pi.iter().map(|p| p / t.sqrt()).collect(),
             chol_b: chol_b.clone(),
         },
     })
@@ -508,10 +622,13 @@ fn catoni_lambdas(
 }
 
 /// What a nested split of part A predicts for part B's certificate: A₂'s Gibbs error and the
-/// complexity `(KL + penalty + ln(1/δ))/N_B` of its sites against `P_{A₁}` at prior scale t.
+/// complexity `(KL + penalty + ln(1/δ))/N_B` of its sites against `P_{A₁}` with kernel
+/// `kernel` (an index into the candidate structures), covariance scale t and mean scale s.
 #[derive(Clone, Copy, Debug)]
 struct NestedEstimate {
+    kernel: usize,
     scale: f64,
+    mean_scale: f64,
     risk: f64,
     complexity: f64,
 }
@@ -529,12 +646,12 @@ impl NestedEstimate {
 }
 
 /// Part A alone predicts B's certificate: split A by a seeded permutation into halves A₁, A₂;
-/// for each prior scale t of [`SplitPriorConfig::prior_scales`], the Laplace posterior of A₁ at
-/// θ_A scaled by t is the prior of A₂, whose sites are optimised for the kl bound as B's will
-/// be; the scale with the lowest estimated certificate wins.
+/// for each kernel of `kernels_a` (θ by ML-II on A) and each prior scale t and mean scale s
+/// of the configuration, the posterior of A₁ at that kernel, scaled, is the prior of A₂, whose
+/// sites are optimised for the kl bound as B's will be; the lowest estimated certificate wins.
 fn nested_estimate(
     cfg: &SplitPriorConfig,
-    kernel_a: &Kernel,
+    kernels_a: &[Kernel],
     (xa, ya, lik): (&Mat<f64>, &[f64], &Likelihood),
     classifier: GibbsClassifier,
     n_b: usize,
@@ -544,7 +661,6 @@ fn nested_estimate(
     let perm = permutation(a.n(), cfg.seed.wrapping_add(0x9e37_79b9));
     let (a1, a2) = (a.subset(&perm[..a.n() / 2]), a.subset(&perm[a.n() / 2..]));
     crate::data::check_binary_labels(&a1.y)?;
-    let post1 = laplace(kernel_a, lik, a1.x.as_ref(), &a1.y, &cfg.bound.laplace)?.posterior;
     let bound = BoundSpec {
         delta: cfg.bound.delta,
         term: ConfidenceTerm::Sharp,
@@ -552,26 +668,35 @@ fn nested_estimate(
         kind: BoundKind::Kl,
     };
     let mut best: Option<NestedEstimate> = None;
-    for &scale in &cfg.prior_scales {
-        let from1 = prior_from_a(scaled_prior(&post1, scale)?, a2.x.as_ref())?;
-        let start = laplace_with_prior_mean(&from1.prior, lik, &a2.y, &cfg.bound.laplace)?;
-        let prior = from1.prior.clone();
-        let lbfgs = &cfg.bound.lbfgs;
-        let (sites, _) = optimise_sites(prior, &a2.y, classifier, bound, &start, lbfgs)?;
-        let e = SiteEvaluation::new(&from1.prior, &sites)?;
-        let est = NestedEstimate {
-            scale,
-            risk: GibbsLoss::Classification(classifier).empirical_risk(&a2.y, &e.marginals)?,
-            complexity: complexity(
-                e.kl,
-                n_b,
-                cfg.bound.delta,
-                penalty,
-                ConfidenceTerm::Catoni { lambda: 1.0 },
-            ),
-        };
-        if best.as_ref().is_none_or(|b| est.bound() < b.bound()) {
-            best = Some(est);
+    for (kernel, kernel_a) in kernels_a.iter().enumerate() {
+        let post1 = posterior_at(kernel_a, lik, a1.x.as_ref(), &a1.y, cfg)?;
+        for &scale in &cfg.prior_scales {
+            for &mean_scale in &cfg.mean_scales {
+                let prior1 = scaled_prior_with_mean(&post1, scale, mean_scale)?;
+                let from1 = prior_from_a(prior1, a2.x.as_ref())?;
+                let start = laplace_with_prior_mean(&from1.prior, lik, &a2.y, &cfg.bound.laplace)?;
+                let prior = from1.prior.clone();
+                let lbfgs = &cfg.bound.lbfgs;
+                let (sites, _) = optimise_sites(prior, &a2.y, classifier, bound, &start, lbfgs)?;
+                let e = SiteEvaluation::new(&from1.prior, &sites)?;
+                let loss = GibbsLoss::Classification(classifier);
+                let est = NestedEstimate {
+                    kernel,
+                    scale,
+                    mean_scale,
+                    risk: loss.empirical_risk(&a2.y, &e.marginals)?,
+                    complexity: complexity(
+                        e.kl,
+                        n_b,
+                        cfg.bound.delta,
+                        penalty,
+                        ConfidenceTerm::Catoni { lambda: 1.0 },
+                    ),
+                };
+                if best.as_ref().is_none_or(|b| est.bound() < b.bound()) {
+                    best = Some(est);
+                }
+            }
         }
     }
     best.ok_or(Error::Empty {
@@ -589,29 +714,46 @@ pub fn fit_split_prior(
     cfg: &SplitPriorConfig,
 ) -> Result<SplitPriorFit> {
     crate::data::check_binary_labels(&train.y)?;
-    match cfg.fraction {
-        SplitFraction::Fixed(f) => {
-            let choice = PenaltyTerm::candidates(1, "split fraction");
-            fit_fraction(kernel_init, lik, train, classifier, f, &choice, cfg)
-        }
-        SplitFraction::Menu => {
-            let choice =
-                PenaltyTerm::candidates(FRACTION_MENU.len(), "split fraction {0.3, 0.5, 0.7}");
-            let mut best: Option<SplitPriorFit> = None;
-            for f in FRACTION_MENU {
-                let fit = fit_fraction(kernel_init, lik, train, classifier, f, &choice, cfg)?;
-                if best
-                    .as_ref()
-                    .is_none_or(|b| fit.certificate.bound < b.certificate.bound)
-                {
-                    best = Some(fit);
-                }
+    let fractions = match cfg.fraction {
+        SplitFraction::Fixed(f) => vec![f],
+        SplitFraction::Menu => FRACTION_MENU.to_vec(),
+    };
+    let directions: &[bool] = if cfg.both_directions {
+        &[false, true]
+    } else {
+        &[false]
+    };
+    let what = match (fractions.len(), directions.len()) {
+        (1, 1) => "split fraction".to_string(),
+        (1, _) => "direction of the split (A→B or B→A)".to_string(),
+        (_, 1) => "split fraction {0.3, 0.5, 0.7}".to_string(),
+        _ => "split fraction {0.3, 0.5, 0.7} and direction".to_string(),
+    };
+    let choice = PenaltyTerm::candidates(fractions.len() * directions.len(), &what);
+    let mut best: Option<SplitPriorFit> = None;
+    for &f in &fractions {
+        for &swapped in directions {
+            let fit = fit_fraction(
+                kernel_init,
+                lik,
+                train,
+                classifier,
+                f,
+                swapped,
+                &choice,
+                cfg,
+            )?;
+            if best
+                .as_ref()
+                .is_none_or(|b| fit.certificate.bound < b.certificate.bound)
+            {
+                best = Some(fit);
             }
-            best.ok_or(Error::Empty {
-                what: "split fractions",
-            })
         }
     }
+    best.ok_or(Error::Empty {
+        what: "split fractions",
+    })
 }
 
 #[cfg(test)]
@@ -700,6 +842,13 @@ mod tests {
             }
         }
         assert!(scaled_prior(&fit.posterior, 0.0).is_err());
+        let s = 1.7;
+        let both = scaled_prior_with_mean(&fit.posterior, t, s).unwrap();
+        let both = prior_from_a(both, xs.x.as_ref()).unwrap();
+        for i in 0..10 {
+            assert!((both.prior.mean[i] - s * base.prior.mean[i]).abs() < 1e-10);
+            assert!((both.prior.cov[(i, i)] - t * base.prior.cov[(i, i)]).abs() < 1e-10);
+        }
         let mut cfg = SplitPriorConfig::new(SplitFraction::Fixed(0.5), 1);
         cfg.bound.lbfgs.max_iter = 30;
         cfg.prior_scales = PRIOR_SCALES.to_vec();
@@ -707,6 +856,34 @@ mod tests {
         let s = fit_split_prior(&Kernel::se_iso(1.0, 1.0), &lik, &toy(60), c, &cfg).unwrap();
         assert!(PRIOR_SCALES.contains(&s.prior_scale));
         assert_eq!(s.certificate.penalty, 0.0);
+    }
+
+    /// Both directions of a fixed half split: the certificate is about one half, the other
+    /// half is the prior's, the price is `ln 2`; the nested split of A picks the kernel among
+    /// the two structures and a mean scale of the menu, at no charge.
+    #[test]
+    fn both_directions_pay_ln_2_and_swap_the_halves() {
+        let d = toy(60);
+        let lik = Likelihood::probit();
+        let c = GibbsClassifier::latent(&lik);
+        let mut cfg = SplitPriorConfig::new(SplitFraction::Fixed(0.5), 2);
+        cfg.bound.lbfgs.max_iter = 30;
+        cfg.catoni = Some(CatoniLambda::FromPartA);
+        let k = Kernel::se_ard(&[1.0, 1.0], 1.0);
+        let one = fit_split_prior(&k, &lik, &d, c, &cfg).unwrap();
+        cfg.both_directions = true;
+        cfg.alt_kernels = vec![Kernel::se_iso(1.0, 1.0)];
+        cfg.mean_scales = vec![1.0, 2.0];
+        let two = fit_split_prior(&k, &lik, &d, c, &cfg).unwrap();
+        assert_eq!(one.certificate.penalty, 0.0);
+        assert!((two.certificate.penalty - 2f64.ln()).abs() < 1e-12);
+        assert!(two.part_b == one.part_b || two.part_b == one.part_a);
+        let mut all: Vec<usize> = two.part_a.iter().chain(&two.part_b).copied().collect();
+        all.sort();
+        assert_eq!(all, (0..60).collect::<Vec<_>>());
+        assert!([1.0, 2.0].contains(&two.mean_scale));
+        assert_eq!(one.mean_scale, 1.0);
+        assert_eq!(one.prior_kernel.n_params(), 3);
     }
 
     /// With a zero prior mean, Newton with the offset is plain Laplace; with a non-zero one
