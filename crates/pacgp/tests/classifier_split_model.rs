@@ -7,7 +7,9 @@
 
 use pacgp::bounds::{catoni_bound, CatoniLambda, ConfidenceTerm};
 use pacgp::data::{CsvOptions, Dataset};
-use pacgp::experiments::tighter_classifiers::{tighter_classifier_rows, TighterClassifierSettings};
+use pacgp::experiments::tighter_classifiers::{
+    tighter_classifier_rows, TighterClassifierSettings, MEAN_SCALES,
+};
 use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
 use pacgp::model::{
@@ -114,6 +116,18 @@ fn fit_then_certify_reproduces_the_split_certificate() {
     ));
     let err = old.certify(&data, &CertifyOptions::default()).unwrap_err();
     assert!(matches!(err, Error::Unsupported(_)), "{err}");
+    // A record written before `swapped` and `mean_scale` existed loads with their defaults
+    // (plain direction, s = 1) and certifies the same.
+    let mut older: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let rec = older["task"]["split_prior"].as_object_mut().unwrap();
+    assert_eq!(
+        (rec["swapped"].clone(), rec["mean_scale"].clone()),
+        (false.into(), 1.0.into())
+    );
+    rec.remove("swapped").unwrap();
+    rec.remove("mean_scale").unwrap();
+    let older: FittedModel = serde_json::from_value(older).unwrap();
+    assert!((certify(&older, &data, 0.01).bound - c.bound).abs() < 1e-12);
     // A record that does not fit the model is refused when the file is read.
     for (key, value) in [
         ("n_b", serde_json::json!(99)),
@@ -151,4 +165,76 @@ fn catoni_and_scale_through_the_model_match_the_experiment_row() {
     );
     assert!((c.bound - bound).abs() < 1e-9, "{} vs {bound}", c.bound);
     assert_eq!(c.n, rows[0].n_bound);
+}
+
+/// The record of a fit with both directions, SE iso beside SE-ARD and a mean-scale menu
+/// (Catoni λ from A, t menu, F = ½): `certify` reproduces the fitted bound (to 1e-9, the
+/// `ln 2` of the direction paid), the record keeps s, the direction and a menu of 2; the same
+/// record with the direction flipped is refused (its part B is not Q's), and a file whose
+/// choices lost the direction's `ln 2` is refused instead of certified with less. Seed 5 on
+/// crabs picks the swapped direction (B = the permutation's first half).
+#[test]
+fn both_directions_iso_and_mean_scale_are_reproduced_by_certify() {
+    let (data, labels) = crabs();
+    let mut opts = options(data.d(), SplitFraction::Fixed(0.5), 5, 30);
+    opts.config.both_directions = true;
+    opts.config.alt_kernels = vec![Kernel::se_iso(1.0, 1.0)];
+    opts.config.mean_scales = MEAN_SCALES.to_vec();
+    let model = fit_split_prior_model(&data, labels, &opts).unwrap();
+    let Task::Classification {
+        split_prior: Some(record),
+        ..
+    } = &model.task
+    else {
+        panic!("no split record")
+    };
+    eprintln!(
+        "swapped {} s {} t {} kernel {}",
+        record.swapped,
+        record.mean_scale,
+        record.prior_scale,
+        record.kernel_a.describe()
+    );
+    assert_eq!(record.menu, 2);
+    assert!(record.swapped, "seed 5 picks the swapped direction");
+    assert!(MEAN_SCALES.contains(&record.mean_scale));
+    let paid: f64 = model.report.choices.iter().map(|c| c.nats).sum();
+    assert!((paid - 2f64.ln()).abs() < 1e-12, "{paid}");
+    let json = serde_json::to_string(&model).unwrap();
+    let back: FittedModel = serde_json::from_str(&json).unwrap();
+    let fitted = model.report.objective.unwrap();
+    let c = certify(&back, &data, 0.01);
+    eprintln!("fit {fitted:.15} certify {:.15}", c.bound);
+    assert!((c.bound - fitted).abs() < 1e-9, "{} vs {fitted}", c.bound);
+    assert!((c.penalty - 2f64.ln()).abs() < 1e-12);
+    let mut flipped: serde_json::Value = serde_json::from_str(&json).unwrap();
+    flipped["task"]["split_prior"]["swapped"] = (!record.swapped).into();
+    let flipped = FittedModel::from_json(&flipped.to_string(), "m.json").unwrap();
+    let err = flipped
+        .certify(&data, &CertifyOptions::default())
+        .unwrap_err();
+    assert!(matches!(err, Error::NotTrainingSample { .. }), "{err}");
+    let mut cheap: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let choices = cheap["report"]["choices"].as_array_mut().unwrap();
+    choices.retain(|c| c["nats"].as_f64() == Some(0.0));
+    let cheap = FittedModel::from_json(&cheap.to_string(), "m.json").unwrap();
+    let err = cheap
+        .certify(&data, &CertifyOptions::default())
+        .unwrap_err();
+    assert!(matches!(err, Error::Unsupported(_)), "{err}");
+}
+
+/// An EP prior on part A: Q's block on A holds EP's sites, from which `certify` rebuilds
+/// `P_A` and reproduces the fitted bound (to 1e-9).
+#[test]
+fn ep_prior_is_reproduced_by_certify() {
+    let (data, labels) = crabs();
+    let mut opts = options(data.d(), SplitFraction::Fixed(0.5), 3, 20);
+    opts.config.ep_prior = true;
+    opts.config.prior_scales = vec![1.0];
+    let model = fit_split_prior_model(&data, labels, &opts).unwrap();
+    let fitted = model.report.objective.unwrap();
+    let c = certify(&model, &data, 0.01);
+    eprintln!("ep: fit {fitted:.15} certify {:.15}", c.bound);
+    assert!((c.bound - fitted).abs() < 1e-9, "{} vs {fitted}", c.bound);
 }

@@ -2,8 +2,10 @@
 //! what `certify` needs to reproduce the certificate `fit` printed, on part B against `P_A`.
 //!
 //! The model's posterior Q is stored over `A ∪ B` in site form (`P_A`'s sites, then B's). The
-//! record keeps the split (fraction, menu, seed, the training rows' order), θ_A, the prior's
-//! covariance scale t and Catoni's λ. `certify` puts the sample's rows back into the training
+//! record keeps the split (fraction, menu of fractions × directions, seed, whether the parts
+//! were swapped, the training rows' order), θ_A, the prior's covariance scale t and mean scale
+//! s, and Catoni's λ. The kernel structure chosen on A is θ_A's; an EP prior is stored, like
+//! Laplace's, as its sites on A, so neither needs more. `certify` puts the sample's rows back into the training
 //! order (rows are matched by a hash of their values, so any row order of the same sample
 //! works), redoes the seeded split, checks that Q's stored part-B inputs are the sample's part-B
 //! rows, rebuilds `P_A = GP(μ_A, t·k_A)` from Q's block on part A (its sites are those of the
@@ -15,6 +17,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::bounds::ConfidenceTerm;
+use crate::certificate::PenaltyTerm;
 use crate::data::{permutation, Dataset, Standardizer};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
@@ -29,8 +32,13 @@ use crate::prior::split::SplitFraction;
 pub struct ClassifierSplitRecord {
     /// Fraction F of part A.
     pub fraction: f64,
-    /// Number of fractions the bound chose among (1 = fixed; `ln` of it is charged).
+    /// Number of (fraction, direction) pairs the bound chose among: fractions × directions
+    /// (1 = fixed; `ln` of it is charged).
     pub menu: usize,
+    /// Whether the parts' roles were swapped: part A is the permutation's last `n_a` rows and
+    /// part B its first `n_b` ([`SplitPriorConfig::both_directions`]); older files: false.
+    #[serde(default)]
+    pub swapped: bool,
     /// Seed of the permutation of the training rows that makes the split.
     pub seed: u64,
     /// Size of part A.
@@ -39,8 +47,12 @@ pub struct ClassifierSplitRecord {
     pub n_b: usize,
     /// θ_A: the kernel fitted by ML-II on part A (before the scale t).
     pub kernel_a: Kernel,
-    /// The scale t of the prior's covariance, `P_A = GP(μ_A, t·k_A)`.
+    /// The scale t of the prior's covariance, `P_A = GP(s·μ_A, t·k_A)`.
     pub prior_scale: f64,
+    /// The scale s of the prior's mean (older files: 1). `certify` rebuilds `P_A` from Q's
+    /// block on A, which already holds `s·α_A/t`; s is kept for the record and its checks.
+    #[serde(default = "unit_scale")]
+    pub mean_scale: f64,
     /// Catoni's λ (fixed without part B), if the certificate is Catoni's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lambda: Option<f64>,
@@ -49,6 +61,11 @@ pub struct ClassifierSplitRecord {
     /// The training rows in the order the split permuted them: a 64-bit hash of each row's
     /// values ([`row_keys`]).
     pub row_order: Vec<String>,
+}
+
+/// The serde default of [`ClassifierSplitRecord::mean_scale`]: files before it had s = 1.
+fn unit_scale() -> f64 {
+    1.0
 }
 
 /// Q's parts on B as `certify` recomputes them.
@@ -82,31 +99,81 @@ pub fn row_keys(data: &Dataset) -> Vec<String> {
 
 impl ClassifierSplitRecord {
     /// The record of a split-prior fit on `train` (rows in the order the fit saw them).
+    /// `Unsupported` when the fit is not one `certify` can reproduce from the record: Q's
+    /// kernel is not `t·k_A` (or `k_A` at t = s = 1), the fraction is not the configured one,
+    /// or the parts are not the seeded permutation's in either direction.
     pub fn of(fit: &SplitPriorFit, cfg: &SplitPriorConfig, train: &Dataset) -> Result<Self> {
-        let kernel_a = match (&fit.posterior.kernel, fit.prior_scale == 1.0) {
-            (k, true) => k.clone(),
-            (Kernel::Scale { inner, .. }, false) => (**inner).clone(),
-            _ => {
-                return Err(Error::Unsupported(
-                    "a scaled split prior's kernel must be t·k_A".into(),
-                ))
+        let kernel_a = fit.prior_kernel.clone();
+        let unscaled = fit.prior_scale == 1.0 && fit.mean_scale == 1.0;
+        let q_kernel = if unscaled {
+            kernel_a.clone()
+        } else {
+            Kernel::Scale {
+                ln_variance: fit.prior_scale.ln(),
+                inner: Box::new(kernel_a.clone()),
             }
         };
+        if fit.posterior.kernel != q_kernel {
+            return Err(Error::Unsupported(
+                "a split prior's posterior kernel must be t·k_A with k_A the prior's kernel".into(),
+            ));
+        }
+        let fractions = match cfg.fraction {
+            SplitFraction::Fixed(f) if f != fit.fraction => {
+                return Err(Error::Unsupported(format!(
+                    "the fit's fraction {} is not the configured {f}",
+                    fit.fraction
+                )))
+            }
+            SplitFraction::Fixed(_) => 1,
+            SplitFraction::Menu => crate::prior::split::SPLIT_FRACTIONS.len(),
+        };
+        let directions = if cfg.both_directions { 2 } else { 1 };
+        let swapped = split_direction(fit, cfg.seed, train.n())?;
+        if swapped && !cfg.both_directions {
+            return Err(Error::Unsupported(
+                "swapped parts need SplitPriorConfig::both_directions".into(),
+            ));
+        }
         Ok(Self {
             fraction: fit.fraction,
-            menu: match cfg.fraction {
-                SplitFraction::Fixed(_) => 1,
-                SplitFraction::Menu => crate::prior::split::SPLIT_FRACTIONS.len(),
-            },
+            menu: fractions * directions,
+            swapped,
             seed: cfg.seed,
             n_a: fit.part_a.len(),
             n_b: fit.part_b.len(),
             kernel_a,
             prior_scale: fit.prior_scale,
+            mean_scale: fit.mean_scale,
             lambda: fit.lambda,
             term: fit.certificate.confidence_term,
             row_order: row_keys(train),
         })
+    }
+
+    /// The price of the record's menu, `ln menu`, must be among the certificate's choices
+    /// (their total at least that): a record whose file charges less is refused, never
+    /// certified with a smaller penalty than the fit paid.
+    pub fn check_choices(&self, choices: &[PenaltyTerm]) -> Result<()> {
+        let paid: f64 = choices.iter().map(|c| c.nats).sum();
+        let price = (self.menu as f64).ln();
+        if paid < price - 1e-12 {
+            return Err(Error::Unsupported(format!(
+                "the split prior chose among {} fractions and directions (ln {} = {price:.4} nats) but the model's choices charge {paid:.4}",
+                self.menu, self.menu
+            )));
+        }
+        Ok(())
+    }
+
+    /// Indices of part B (into the training order) in the seeded permutation of `n` rows.
+    fn rows_b(&self, n: usize) -> Vec<usize> {
+        let perm = permutation(n, self.seed);
+        if self.swapped {
+            perm[..self.n_b].to_vec()
+        } else {
+            perm[self.n_a..].to_vec()
+        }
     }
 
     /// The record fits a model of `n_train` rows whose posterior has `n_basis` basis points
@@ -128,6 +195,9 @@ impl ClassifierSplitRecord {
         let positive = |v: f64| v.is_finite() && v > 0.0;
         if !positive(self.prior_scale) || !self.lambda.is_none_or(positive) {
             return Err("the prior scale t and Catoni's λ must be positive and finite".into());
+        }
+        if !self.mean_scale.is_finite() {
+            return Err(format!("mean scale {} must be finite", self.mean_scale));
         }
         if !(self.fraction > 0.0 && self.fraction < 1.0) || self.menu == 0 {
             return Err(format!(
@@ -166,7 +236,6 @@ impl ClassifierSplitRecord {
     ) -> Result<PartB> {
         let order = self.training_order(sample)?;
         let n = order.len();
-        let perm = permutation(n, self.seed);
         if self.n_a + self.n_b != n || q.basis.nrows() != n {
             return Err(Error::ShapeMismatch {
                 what: "split prior record",
@@ -177,7 +246,7 @@ impl ClassifierSplitRecord {
                 found: format!("{n} rows and {} basis points", q.basis.nrows()),
             });
         }
-        let rows_b: Vec<usize> = perm[self.n_a..].iter().map(|&i| order[i]).collect();
+        let rows_b: Vec<usize> = self.rows_b(n).into_iter().map(|i| order[i]).collect();
         let b = sample.subset(&rows_b);
         let xb = x_scaler.transform(b.x.as_ref())?;
         let stored = q.basis.subrows(self.n_a, self.n_b);
@@ -205,6 +274,27 @@ impl ClassifierSplitRecord {
             marginals: q.predict(xb.as_ref())?,
             y: b.y,
         })
+    }
+}
+
+/// Whether the fit's parts are the seeded permutation's in the swapped direction (part B its
+/// first rows) rather than the plain one (part B its last rows); `Unsupported` if neither.
+fn split_direction(fit: &SplitPriorFit, seed: u64, n: usize) -> Result<bool> {
+    let perm = permutation(n, seed);
+    let (n_a, n_b) = (fit.part_a.len(), fit.part_b.len());
+    if n_a + n_b != n {
+        return Err(Error::Unsupported(format!(
+            "parts of {n_a} and {n_b} rows for {n} training rows"
+        )));
+    }
+    if fit.part_a == perm[..n_a] && fit.part_b == perm[n_a..] {
+        Ok(false)
+    } else if fit.part_a == perm[n_b..] && fit.part_b == perm[..n_b] {
+        Ok(true)
+    } else {
+        Err(Error::Unsupported(
+            "the fit's parts are not the seeded permutation's in either direction".into(),
+        ))
     }
 }
 

@@ -166,16 +166,11 @@ impl FittedModel {
                 "--epsilon applies to regression models; a classifier's certificate bounds its 0-1 error".into(),
             ));
         }
+        let choices = self.choices();
+        record.check_choices(&choices)?;
         let b = record.on_part_b(&self.posterior, &self.x_scaler, sample)?;
         let loss = GibbsLoss::Classification(self.gibbs_classifier(opts.predictor)?);
-        certify_on_part_b(
-            b.kl,
-            &b.marginals,
-            &b.y,
-            self.choices(),
-            &[(loss, None)],
-            opts,
-        )
+        certify_on_part_b(b.kl, &b.marginals, &b.y, choices, &[(loss, None)], opts)
     }
 
     /// Whether the model is a classifier.
