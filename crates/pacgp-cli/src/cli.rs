@@ -307,6 +307,16 @@ pub enum SplitBoundArg {
     Catoni,
 }
 
+/// `--prior-kernel` of the classifier split prior: the kernel structure of `P_A`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PriorKernelArg {
+    /// The `--kernel` structure (default se-ard), θ by ML-II on part A.
+    Kernel,
+    /// SE iso or the `--kernel` structure (θ of each by ML-II on A), whichever a nested split
+    /// of part A predicts the lower certificate for (no charge).
+    Auto,
+}
+
 /// `--prior-scale`: the scale t of the split prior's covariance.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum PriorScaleArg {
@@ -457,6 +467,16 @@ pub struct FitArgs {
     /// split of part A (no charge) [default: 1].
     #[arg(long, value_parser = parse_prior_scale)]
     pub prior_scale: Option<PriorScaleArg>,
+    /// laplace, pac-gpc with --prior split: the kernel structure of `P_A`: `kernel` (the
+    /// `--kernel` structure, default) or `auto`, SE iso or the `--kernel` structure, chosen on
+    /// a nested split of part A (no charge).
+    #[arg(long, value_enum)]
+    pub prior_kernel: Option<PriorKernelArg>,
+    /// laplace, pac-gpc with --prior split: also certify with the parts' roles swapped and
+    /// keep the lower certificate (`ln 2` more: `ln 6` with split:auto); the model file
+    /// records the direction and `certify` reproduces it.
+    #[arg(long)]
+    pub both_directions: bool,
 }
 
 /// `pacgp predict`.

@@ -127,6 +127,37 @@ fn pac_gpc_and_split_prior_bounds_are_recomputed_by_certify() {
     assert_eq!(loose["kl"], c["kl"]);
     assert_eq!(loose["empirical_risk"], c["empirical_risk"]);
     assert!(loose["bound"].as_f64().unwrap() < b);
+    // The kernel structure chosen on part A and both directions (`ln 6` with split:auto):
+    // certify reproduces the bound and its penalty.
+    let ks = dir.path().join("k.json");
+    let f = fit(
+        &[
+            "--method",
+            "pac-gpc",
+            "--prior",
+            "split:auto",
+            "--bound",
+            "catoni",
+            "--prior-kernel",
+            "auto",
+            "--both-directions",
+            "--seed",
+            "5",
+        ],
+        &ks,
+    );
+    let b = f["objective"].as_f64().unwrap();
+    assert_eq!(f["split_prior"]["menu"], 6);
+    let c = certify(&ks, &[]);
+    assert!(
+        (c["bound"].as_f64().unwrap() - b).abs() < 1e-9,
+        "{c} vs {b}"
+    );
+    assert!(
+        (c["penalty"].as_f64().unwrap() - 6f64.ln()).abs() < 1e-12,
+        "{c}"
+    );
+    assert_eq!(c["n"], f["split_prior"]["n_b"]);
     // Another sample (one label flipped) is refused.
     let text = std::fs::read_to_string(
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/crabs/crabs.csv"),
@@ -158,6 +189,15 @@ fn pac_gpc_and_split_prior_bounds_are_recomputed_by_certify() {
             "0",
         ],
         vec!["--method", "ep", "--bound", "catoni"],
+        vec!["--method", "pac-gpc", "--both-directions"],
+        vec!["--method", "laplace", "--prior-kernel", "auto"],
+        vec![
+            "--method",
+            "ep",
+            "--prior",
+            "split:0.5",
+            "--both-directions",
+        ],
         vec![
             "--method",
             "pac-gpc",

@@ -242,8 +242,8 @@ fn check_applicable(a: &FitArgs, family: Family) -> Result<()> {
 }
 
 // --- tighter-bounds levers (issue 15) ---
-/// `--bound` and `--prior-scale` apply to the classifier split prior only (laplace, pac-gpc
-/// with `--prior split:…`).
+/// `--bound`, `--prior-scale`, `--prior-kernel` and `--both-directions` apply to the
+/// classifier split prior only (laplace, pac-gpc with `--prior split:…`).
 fn check_split_classifier_levers(a: &FitArgs, family: Family) -> Result<()> {
     let split_classifier = a.prior.is_some()
         && matches!(
@@ -253,6 +253,8 @@ fn check_split_classifier_levers(a: &FitArgs, family: Family) -> Result<()> {
     for (flag, given) in [
         ("bound", a.bound.is_some()),
         ("prior-scale", a.prior_scale.is_some()),
+        ("prior-kernel", a.prior_kernel.is_some()),
+        ("both-directions", a.both_directions),
     ] {
         if given && !split_classifier {
             return Err(not_for(
@@ -549,8 +551,9 @@ fn fit_pac_gpc(a: &FitArgs, train: Dataset, labels: LabelMap) -> Result<(FittedM
     Ok((model, t0.elapsed().as_secs_f64()))
 }
 
-/// `fit --method laplace|pac-gpc --prior split:F [--bound catoni] [--prior-scale auto|t]`:
-/// certified with a data-dependent prior (Catoni's λ and the scale t fixed on part A).
+/// `fit --method laplace|pac-gpc --prior split:F [--bound catoni] [--prior-scale auto|t]
+/// [--prior-kernel auto] [--both-directions]`: certified with a data-dependent prior
+/// (Catoni's λ, the scale t and the kernel structure fixed on part A).
 fn fit_split_prior(
     a: &FitArgs,
     method: ClassifierMethod,
@@ -570,6 +573,10 @@ fn fit_split_prior(
         Some(PriorScaleArg::Fixed(t)) => vec![t],
         Some(PriorScaleArg::Auto) => pacgp::objective::gpc_split::PRIOR_SCALES.to_vec(),
     };
+    if a.prior_kernel == Some(PriorKernelArg::Auto) {
+        config.alt_kernels = vec![Kernel::se_iso(1.0, 1.0)];
+    }
+    config.both_directions = a.both_directions;
     let opts = SplitPriorOptions {
         likelihood: Likelihood::probit(),
         kernel: Kernel::from_spec(a.kernel.as_deref().unwrap_or("se-ard"), train.d())?,
@@ -666,6 +673,10 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
                 "n_b": r.n_b,
                 "lambda": r.lambda,
                 "prior_scale": r.prior_scale,
+                "mean_scale": r.mean_scale,
+                "prior_kernel": r.kernel_a.describe(),
+                "swapped": r.swapped,
+                "menu": r.menu,
             })),
             "fit_seconds": secs,
             "model": a.out.display().to_string(),
@@ -707,10 +718,11 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
     );
     if let Some(r) = split_classifier(model) {
         out!(
-            "  split prior: part A {} points (F = {}, seed {}), bound on part B ({} points); prior covariance scale t = {}{}",
+            "  split prior: part A {} points (F = {}, seed {}{}), bound on part B ({} points); prior covariance scale t = {}{}",
             r.n_a,
             r.fraction,
             r.seed,
+            if r.swapped { ", parts swapped" } else { "" },
             r.n_b,
             r.prior_scale,
             r.lambda
