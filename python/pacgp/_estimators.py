@@ -349,14 +349,17 @@ class GPClassifier(_Classifier):
     ``--prior-scale``): ``prior`` "split:F" or "split:auto" (laplace or pac-gpc; θ by ML-II on a
     seeded part A from ``kernel``, default SE-ARD, split seeded by ``seed``; the certificate is on
     part B), ``bound`` "kl" or "catoni" (Catoni's bound at a λ fixed on part A) and
-    ``prior_scale`` "auto" or a number t > 0 (the prior's covariance ``t·k_A``). Its
-    ``certificate_`` is the split certificate, with no leave-one-out estimate.
+    ``prior_scale`` "auto" or a number t > 0 (the prior's covariance ``t·k_A``),
+    ``prior_kernel`` "kernel" or "auto" (SE iso or ``kernel``, chosen on a nested split of part
+    A; ``--prior-kernel``) and ``both_directions`` (the parts also swapped, the lower
+    certificate kept for ``ln 2`` more; ``--both-directions``). Its ``certificate_`` is the
+    split certificate, with no leave-one-out estimate.
     """
 
     def __init__(self, method="laplace", likelihood=None, select="bound", kernel=None,
                  active_set=None, kappa=None, input_noise=None, delta=0.01, seed=0,
                  predictor="latent", certify=True, loo="approx", prior=None, bound="kl",
-                 prior_scale=None, n_threads=None):
+                 prior_scale=None, prior_kernel=None, both_directions=False, n_threads=None):
         self.method = method
         self.likelihood = likelihood
         self.select = select
@@ -372,6 +375,8 @@ class GPClassifier(_Classifier):
         self.prior = prior
         self.bound = bound
         self.prior_scale = prior_scale
+        self.prior_kernel = prior_kernel
+        self.both_directions = both_directions
         self.n_threads = n_threads
 
     def _fit_model(self, X, y, negative, positive):
@@ -382,7 +387,8 @@ class GPClassifier(_Classifier):
             basis=_basis(self.active_set, len(y)), kappa=self.kappa,
             input_noise=self.input_noise, select=self.select, kernel_spec=self.kernel,
             delta=self.delta, seed=self.seed, prior=self.prior, bound=self.bound,
-            prior_scale=self.prior_scale, n_threads=self.n_threads,
+            prior_scale=self.prior_scale, prior_kernel=self.prior_kernel,
+            both_directions=bool(self.both_directions), n_threads=self.n_threads,
         )
 
     def _loo_mode(self):

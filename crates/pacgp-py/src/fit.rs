@@ -124,12 +124,28 @@ fn pac_gpc_options(
     Ok(opts)
 }
 
-/// The classifier split prior's arguments (`prior`, `bound`, `prior_scale`), as `pacgp fit
-/// --prior split:… --bound kl|catoni --prior-scale auto|t` takes them.
+/// The classifier split prior's arguments (`prior`, `bound`, `prior_scale`, `prior_kernel`,
+/// `both_directions`), as `pacgp fit --prior split:… --bound kl|catoni --prior-scale auto|t
+/// --prior-kernel kernel|auto --both-directions` takes them.
 struct SplitClassifierArgs<'a> {
     fraction: Option<SplitFraction>,
     bound: &'a str,
     prior_scale: Option<Vec<f64>>,
+    prior_kernel: Option<&'a str>,
+    both_directions: bool,
+}
+
+/// `prior_kernel`: `"kernel"` (the `kernel` structure only) or `"auto"` (SE iso beside it,
+/// chosen on a nested split of part A): the other structures of `P_A`.
+fn alt_prior_kernels(name: &str) -> PyResult<Vec<Kernel>> {
+    match name {
+        "kernel" => Ok(Vec::new()),
+        "auto" => Ok(vec![Kernel::se_iso(1.0, 1.0)]),
+        other => Err(to_py_err(Error::InvalidSpec {
+            spec: other.into(),
+            reason: "prior_kernel is 'kernel' or 'auto'".into(),
+        })),
+    }
 }
 
 /// `prior_scale`: `"auto"` (the menu of [`PRIOR_SCALES`]) or a number t > 0.
@@ -179,9 +195,13 @@ impl SplitClassifierArgs<'_> {
             }
         };
         let Some(fraction) = self.fraction else {
-            if catoni || self.prior_scale.is_some() {
+            if catoni
+                || self.prior_scale.is_some()
+                || self.prior_kernel.is_some()
+                || self.both_directions
+            {
                 return Err(to_py_err(Error::Unsupported(
-                    "bound='catoni' and prior_scale apply to the split prior only (prior='split:F' or 'split:auto')".into(),
+                    "bound='catoni', prior_scale, prior_kernel and both_directions apply to the split prior only (prior='split:F' or 'split:auto')".into(),
                 )));
             }
             return Ok(None);
@@ -205,6 +225,10 @@ impl SplitClassifierArgs<'_> {
         if let Some(scales) = &self.prior_scale {
             config.prior_scales = scales.clone();
         }
+        if let Some(name) = self.prior_kernel {
+            config.alt_kernels = alt_prior_kernels(name)?;
+        }
+        config.both_directions = self.both_directions;
         Ok(Some(m::SplitPriorOptions {
             likelihood: Likelihood::probit(),
             kernel: kernel(kernel_spec.unwrap_or("se-ard"), d)?,
@@ -409,7 +433,7 @@ fn fit_greedy_sparse(
 /// `select` is "bound" (nine fixed kernels, penalty ln 9) or "ml2" (ML-II from `kernel_spec`,
 /// snapped onto the PAC grid).
 #[pyfunction]
-#[pyo3(signature = (x, y, negative, positive, *, method="laplace", likelihood=None, basis=100, kappa=None, input_noise=None, select="bound", kernel_spec=None, delta=0.01, seed=0, prior=None, bound="kl", prior_scale=None, n_threads=None))]
+#[pyo3(signature = (x, y, negative, positive, *, method="laplace", likelihood=None, basis=100, kappa=None, input_noise=None, select="bound", kernel_spec=None, delta=0.01, seed=0, prior=None, bound="kl", prior_scale=None, prior_kernel=None, both_directions=false, n_threads=None))]
 #[allow(clippy::too_many_arguments)]
 fn fit_classifier(
     py: Python<'_>,
@@ -429,6 +453,8 @@ fn fit_classifier(
     prior: Option<&str>,
     bound: &str,
     prior_scale: Option<&Bound<'_, PyAny>>,
+    prior_kernel: Option<&str>,
+    both_directions: bool,
     n_threads: Option<usize>,
 ) -> PyResult<Model> {
     let train = to_dataset(&x, &y)?;
@@ -437,6 +463,8 @@ fn fit_classifier(
         fraction: split_prior(prior)?,
         bound,
         prior_scale: prior_scale.map(prior_scales).transpose()?,
+        prior_kernel,
+        both_directions,
     };
     if let Some(opts) = split.options(
         method,
