@@ -273,19 +273,9 @@ fn draw_two_classes(data: &Dataset, n_train: usize, n_test: usize, rep: u64) -> 
 
 /// Mean of each score per (data set, method), in first-seen order; `rep` is the count.
 pub fn summarise_uci(rows: &[UciRow]) -> Vec<UciSummary> {
-    let mut keys: Vec<(String, String)> = Vec::new();
-    for r in rows {
-        let k = (r.dataset.clone(), r.method.clone());
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
-    keys.into_iter()
-        .map(|(d, m)| {
-            let sel: Vec<&UciRow> = rows
-                .iter()
-                .filter(|r| r.dataset == d && r.method == m)
-                .collect();
+    super::groups_in_order(rows, |r| (r.dataset.clone(), r.method.clone()))
+        .into_iter()
+        .map(|((d, m), sel)| {
             let n = sel.len() as f64;
             let mean =
                 |f: fn(&ClassScores) -> f64| sel.iter().map(|r| f(&r.scores)).sum::<f64>() / n;

@@ -613,19 +613,9 @@ pub(crate) fn mean_se(v: &[f64]) -> (f64, f64) {
 /// Per (dataset, kernel, lever): means, standard errors, the bound relative to the reference
 /// on the same split, and the worst test-risk excess over the bound.
 pub fn summarise(rows: &[TighterRow]) -> Vec<TighterSummary> {
-    let mut keys: Vec<(String, KernelChoice, String)> = Vec::new();
-    for r in rows {
-        let k = (r.dataset.clone(), r.kernel, r.lever.clone());
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
-    keys.into_iter()
-        .map(|(d, k, l)| {
-            let g: Vec<&TighterRow> = rows
-                .iter()
-                .filter(|r| r.dataset == d && r.kernel == k && r.lever == l)
-                .collect();
+    super::groups_in_order(rows, |r| (r.dataset.clone(), r.kernel, r.lever.clone()))
+        .into_iter()
+        .map(|((d, k, l), g)| {
             let col = |f: fn(&TighterRow) -> f64| g.iter().map(|r| f(r)).collect::<Vec<f64>>();
             let rel: Vec<f64> = g
                 .iter()

@@ -274,19 +274,9 @@ pub const CLASSIFIER_REFERENCE: &str = "laplace-bound";
 /// Per (dataset, method): means, standard errors, the bound relative to the reference on the
 /// same split and the worst test-error excess over the bound.
 pub fn summarise_classifiers(rows: &[TighterClassifierRow]) -> Vec<TighterClassifierSummary> {
-    let mut keys: Vec<(String, String)> = Vec::new();
-    for r in rows {
-        let k = (r.dataset.clone(), r.method.clone());
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
-    keys.into_iter()
-        .map(|(d, m)| {
-            let g: Vec<&TighterClassifierRow> = rows
-                .iter()
-                .filter(|r| r.dataset == d && r.method == m)
-                .collect();
+    super::groups_in_order(rows, |r| (r.dataset.clone(), r.method.clone()))
+        .into_iter()
+        .map(|((d, m), g)| {
             let col =
                 |f: fn(&TighterClassifierRow) -> f64| g.iter().map(|r| f(r)).collect::<Vec<_>>();
             let rel: Vec<f64> = g
