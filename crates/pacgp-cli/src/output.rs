@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use std::time::Duration;
+
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -14,6 +16,17 @@ pub fn bar(total: usize, msg: &str) -> ProgressBar {
             .expect("valid template"),
     );
     pb.set_message(msg.to_string());
+    pb
+}
+
+/// A spinner on stderr while long work runs (hidden when stderr is not a terminal).
+pub fn spinner(msg: &str) -> ProgressBar {
+    let pb = ProgressBar::new_spinner();
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").expect("valid template"),
+    );
+    pb.set_message(msg.to_string());
+    pb.enable_steady_tick(Duration::from_millis(120));
     pb
 }
 

@@ -2,10 +2,8 @@
 //! and models, output paths, progress, printing a certificate).
 
 use std::path::Path;
-use std::time::Duration;
 
 use anyhow::Result;
-use indicatif::{ProgressBar, ProgressStyle};
 use pacgp::data::{self, CsvOptions, Dataset, MissingPolicy, TargetSpec};
 use pacgp::model::FittedModel;
 
@@ -15,6 +13,8 @@ mod demo;
 mod fit;
 mod split;
 mod use_model;
+
+pub(crate) use crate::output::spinner;
 
 /// Dispatch a parsed command line.
 pub fn run(args: Cli) -> Result<()> {
@@ -27,17 +27,6 @@ pub fn run(args: Cli) -> Result<()> {
         Command::Demo(a) => demo::demo(a),
         Command::Split(a) => split::split(a),
     }
-}
-
-/// A spinner on stderr while long work runs (hidden when stderr is not a terminal).
-pub(crate) fn spinner(msg: &str) -> ProgressBar {
-    let pb = ProgressBar::new_spinner();
-    pb.set_style(
-        ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").expect("valid template"),
-    );
-    pb.set_message(msg.to_string());
-    pb.enable_steady_tick(Duration::from_millis(120));
-    pb
 }
 
 pub(crate) fn load_training(a: &DataArgs) -> Result<Dataset> {
