@@ -15,9 +15,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _pacgp
 
-# Default number of inducing inputs / basis points / active-set size, capped at N (as the CLI).
-DEFAULT_BASIS = 100
-
 
 def _behaved(a):
     """float64 and aligned, as the binding reads arrays in place (copies only if needed:
@@ -25,9 +22,12 @@ def _behaved(a):
     return np.require(a, dtype=np.float64, requirements=["A"])
 
 
-def _basis(given, n):
-    """The basis size asked for, or the CLI's default of 100 capped at N."""
-    return min(DEFAULT_BASIS, n) if given is None else int(given)
+def _fit(estimator, X, y, method, labels=None, names=None, **options):
+    """The library's one fit: ``options`` by the library's option names (``None``: not given),
+    checked by the library; its errors name the estimator's parameters (``names`` maps the
+    library's names to them where they differ)."""
+    return _pacgp.fit(X, y, method, options, labels=labels, names=names,
+                      n_threads=estimator.n_threads)
 
 
 def _loo_of(certificate):
@@ -147,10 +147,8 @@ class GPRegressor(_Regressor):
         return self.epsilon is not None and self.snap
 
     def _fit_model(self, X, y):
-        return _pacgp.fit_gpr(
-            X, y, kernel_spec=self.kernel, restarts=self.restarts, seed=self.seed,
-            epsilon=self.epsilon, snap=self.snap, n_threads=self.n_threads,
-        )
+        return _fit(self, X, y, "gpr", kernel=self.kernel, restarts=self.restarts,
+                    seed=self.seed, epsilon=self.epsilon, snap=self.snap, delta=self.delta)
 
 
 class SparseGPRegressor(_Regressor):
@@ -176,13 +174,11 @@ class SparseGPRegressor(_Regressor):
         return self.epsilon is not None
 
     def _fit_model(self, X, y):
-        if self.method not in ("vfe", "fitc"):
-            raise ValueError(f"method must be 'vfe' or 'fitc', got {self.method!r}")
-        return _pacgp.fit_sparse(
-            X, y, method=self.method, m_inducing=_basis(self.n_inducing, len(y)),
-            kernel_spec=self.kernel, seed=self.seed, epsilon=self.epsilon,
-            init=self.inducing_init, n_threads=self.n_threads,
-        )
+        if self.method not in ("vfe", "fitc", "dtc"):
+            raise ValueError(f"method must be 'vfe', 'fitc' or 'dtc', got {self.method!r}")
+        return _fit(self, X, y, self.method, names={"inducing": "n_inducing"},
+                    inducing=self.n_inducing, kernel=self.kernel, seed=self.seed,
+                    epsilon=self.epsilon, inducing_init=self.inducing_init, delta=self.delta)
 
 
 class PACGPRegressor(_Regressor):
@@ -218,30 +214,15 @@ class PACGPRegressor(_Regressor):
         return {"term": self.xi}
 
     def _fit_model(self, X, y):
-        if self.epsilon is None:
-            raise ValueError(
-                "PACGPRegressor minimises a bound on the ε-band risk: give epsilon "
-                "(in the target's units)"
-            )
-        if self.prior is not None and (self.sparse or self.bound != "kl"):
-            raise ValueError("prior (the split prior) applies to the full kl PAC-GP only")
-        if self.prior is not None and self.hyper_prior is not None:
-            raise ValueError("hyper_prior does not combine with the split prior (θ is fitted "
-                             "on part A at no charge)")
-        levers = dict(hyper_prior=self.hyper_prior, xi=self.xi)
-        if self.sparse:
-            return _pacgp.fit_pac_sgp(
-                X, y, epsilon=float(self.epsilon), m_inducing=_basis(self.n_inducing, len(y)),
-                delta=self.delta, bound=self.bound, kernel_spec=self.kernel, seed=self.seed,
-                init=self.inducing_init, n_threads=self.n_threads, **levers,
-            )
-        if self.n_inducing is not None or self.inducing_init != "kmeans":
-            raise ValueError("n_inducing and inducing_init apply to sparse=True")
-        return _pacgp.fit_pac_gp(
-            X, y, epsilon=float(self.epsilon), delta=self.delta, bound=self.bound,
-            kernel_spec=self.kernel, prior=self.prior, seed=self.seed,
-            n_threads=self.n_threads, **levers,
-        )
+        method = "pac-sgp" if self.sparse else "pac-gp"
+        sparse = dict(inducing=self.n_inducing, inducing_init=self.inducing_init)
+        if not self.sparse:
+            # Given to pac-gp, they are refused by the library with their own names.
+            sparse = {k: v for k, v in sparse.items() if v not in (None, "kmeans")}
+        return _fit(self, X, y, method, names={"inducing": "n_inducing"},
+                    epsilon=None if self.epsilon is None else float(self.epsilon),
+                    delta=self.delta, bound=self.bound, kernel=self.kernel, seed=self.seed,
+                    prior=self.prior, hyper_prior=self.hyper_prior, xi=self.xi, **sparse)
 
 
 class GreedySparseRegressor(_Regressor):
@@ -263,10 +244,9 @@ class GreedySparseRegressor(_Regressor):
         return self.epsilon is not None
 
     def _fit_model(self, X, y):
-        return _pacgp.fit_greedy_sparse(
-            X, y, k=_basis(self.n_basis, len(y)), kernel_spec=self.kernel, seed=self.seed,
-            epsilon=self.epsilon, n_threads=self.n_threads,
-        )
+        return _fit(self, X, y, "greedy-sparse", names={"inducing": "n_basis"},
+                    inducing=self.n_basis, kernel=self.kernel, seed=self.seed,
+                    epsilon=self.epsilon, delta=self.delta)
 
 
 class _Classifier(ClassifierMixin, _PacgpEstimator):
@@ -380,15 +360,18 @@ class GPClassifier(_Classifier):
         self.n_threads = n_threads
 
     def _fit_model(self, X, y, negative, positive):
-        if self.active_set is not None and self.method not in ("ivm", "sogp"):
-            raise ValueError(f"active_set applies to ivm and sogp, not to {self.method!r}")
-        return _pacgp.fit_classifier(
-            X, y, negative, positive, method=self.method, likelihood=self.likelihood,
-            basis=_basis(self.active_set, len(y)), kappa=self.kappa,
-            input_noise=self.input_noise, select=self.select, kernel_spec=self.kernel,
-            delta=self.delta, seed=self.seed, prior=self.prior, bound=self.bound,
+        split = self.prior is not None
+        return _fit(
+            self, X, y, self.method, labels=(negative, positive),
+            likelihood=self.likelihood, active_set=self.active_set, kappa=self.kappa,
+            input_noise=self.input_noise, kernel=self.kernel, delta=self.delta, seed=self.seed,
+            predictor=self.predictor, prior=self.prior,
+            # The defaults of the split prior's options are only passed with a split prior.
+            select=None if (split or self.method == "pac-gpc") and self.select == "bound"
+            else self.select,
+            bound=None if not split and self.bound == "kl" else self.bound,
             prior_scale=self.prior_scale, prior_kernel=self.prior_kernel,
-            both_directions=bool(self.both_directions), n_threads=self.n_threads,
+            both_directions=bool(self.both_directions) or None,
         )
 
     def _loo_mode(self):
@@ -419,8 +402,7 @@ class SVMClassifier(_Classifier):
         return not self.bias
 
     def _fit_model(self, X, y, negative, positive):
-        return _pacgp.fit_svm(
-            X, y, negative, positive, kernel_spec=self.kernel, lengthscale=self.lengthscale,
-            slack=self.slack, c=self.C, input_noise=self.input_noise, solver=self.solver,
-            bias=self.bias, delta=self.delta, n_threads=self.n_threads,
-        )
+        return _fit(self, X, y, "svm", labels=(negative, positive), names={"c": "C"},
+                    kernel=self.kernel, lengthscale=self.lengthscale, slack=self.slack,
+                    c=self.C, input_noise=self.input_noise, solver=self.solver,
+                    bias=self.bias, delta=self.delta)

@@ -841,7 +841,7 @@ fn newcomer_messages_from_issue_11() {
         ],
         2,
     );
-    assert!(err.contains("--inducing 500 must lie in 1..=200"), "{err}");
+    assert!(err.contains("--inducing 500: must be in 1..=200"), "{err}");
     let (_, err) = fails(
         &[
             "fit",
@@ -856,10 +856,13 @@ fn newcomer_messages_from_issue_11() {
         ],
         2,
     );
-    assert!(err.contains("--active-set 0 must lie in 1..=250"), "{err}");
+    assert!(
+        err.contains("invalid --active-set 0: must be at least 1"),
+        "{err}"
+    );
     let (_, err) = fails(&["--threads", "0", "demo"], 2);
     assert!(err.contains("--threads 0: give at least 1"), "{err}");
-    // The internal method name is not accepted, and the message offers the flag's value.
+    // The internal method name is not accepted, and the message lists the flag's values.
     let (_, err) = fails(
         &[
             "fit",
@@ -872,7 +875,10 @@ fn newcomer_messages_from_issue_11() {
         ],
         2,
     );
-    assert!(err.contains("'pac-gp'"), "{err}");
+    assert!(
+        err.contains("'PacGp' is not gpr") && err.contains("pac-gp"),
+        "{err}"
+    );
 
     // certify --delta 0.999999 states the probability as 1 − δ, not a rounded "0.000".
     let fit = pacgp(&[

@@ -184,6 +184,19 @@ pub enum Error {
         /// Details.
         message: String,
     },
+    /// An option of a fit that is wrong (which option, what is wrong); front ends word it in
+    /// their own terms ([`crate::spec::SpecError::message`]).
+    #[error("{0}")]
+    Spec(#[from] crate::spec::SpecError),
+    /// A model file whose stored parts are not what its fit spec allows (a price edited, θ off
+    /// the spec's grid, a split record that does not match): it is not certified.
+    #[error("the model file does not match its fit spec ({part}): {reason}")]
+    ModelMismatch {
+        /// The part of the file.
+        part: String,
+        /// What does not match.
+        reason: String,
+    },
     /// An operation the model does not support (e.g. regression metrics on a classifier).
     #[error("{0}")]
     Unsupported(String),

@@ -1,9 +1,8 @@
 //! `predict`, `evaluate` and `certify`: using a saved model.
 
 use anyhow::{Context, Result};
-use pacgp::bounds::ConfidenceTerm;
 use pacgp::loo::LooMode;
-use pacgp::model::{CertifyOptions, GibbsPredictor};
+use pacgp::model::CertifyOptions;
 use serde_json::json;
 
 use super::{load_for_model, load_model, print_certificate, spinner};
@@ -85,7 +84,11 @@ fn write_or_print(a: &PredictArgs, out: String) -> Result<()> {
 pub(super) fn evaluate(a: EvaluateArgs) -> Result<()> {
     let model = load_model(&a.model)?;
     let ds = load_for_model(&model, &a.data, true)?;
-    let pb = spinner(&format!("evaluating {} on {} points", model.method, ds.n()));
+    let pb = spinner(&format!(
+        "evaluating {} on {} points",
+        model.method(),
+        ds.n()
+    ));
     let e = model.evaluate(&ds, a.epsilon);
     pb.finish_and_clear();
     let e = e?;
@@ -118,33 +121,17 @@ pub(super) fn evaluate(a: EvaluateArgs) -> Result<()> {
 pub(super) fn certify(a: CertifyArgs) -> Result<()> {
     let model = load_model(&a.model)?;
     let ds = load_for_model(&model, &a.data, true)?;
-    let term = match a.confidence_term {
-        Some(TermArg::Maurer) => ConfidenceTerm::Maurer,
-        Some(TermArg::Seeger) => ConfidenceTerm::Seeger,
-        Some(TermArg::Sharp) => ConfidenceTerm::Sharp,
-        None => model
-            .trained_confidence_term()
-            .unwrap_or(ConfidenceTerm::Maurer),
-    };
     let opts = CertifyOptions {
         epsilons: a.epsilon.clone(),
         delta: a.delta,
-        term,
-        predictor: match a.predictor {
-            PredictorArg::Latent => GibbsPredictor::Latent,
-            PredictorArg::Noisy => GibbsPredictor::Noisy,
-        },
-        loo: match a.loo {
-            LooArg::Approx => Some(LooMode::Approx),
-            LooArg::Exact => Some(LooMode::Exact),
-            LooArg::Both => Some(LooMode::Both),
-            LooArg::None => None,
-        },
+        term: a.confidence_term,
+        predictor: a.predictor,
+        loo: a.loo.0,
     };
     // Leave-one-out by refits (SOGP, `--loo exact|both`) can take minutes: show it is working.
     let pb = spinner(&format!(
         "certifying {} on {} points{}",
-        model.method,
+        model.method(),
         ds.n(),
         match opts.loo {
             Some(LooMode::Exact | LooMode::Both) => " (exact leave-one-out: N refits)",

@@ -14,6 +14,14 @@ pub struct LabelMap {
 }
 
 impl LabelMap {
+    /// The labels of targets already coded −1 and +1.
+    pub fn signs() -> Self {
+        Self {
+            negative: "-1".into(),
+            positive: "1".into(),
+        }
+    }
+
     /// Build from raw cells: exactly two distinct values, numbers ordered numerically.
     pub fn from_cells(cells: &[&str]) -> Result<Self> {
         let mut distinct: Vec<&str> = Vec::new();

@@ -165,22 +165,6 @@ impl LooMode {
     }
 }
 
-impl std::str::FromStr for LooMode {
-    type Err = Error;
-    /// `approx`, `exact` or `both`.
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "approx" => Ok(LooMode::Approx),
-            "exact" => Ok(LooMode::Exact),
-            "both" => Ok(LooMode::Both),
-            _ => Err(Error::InvalidSpec {
-                spec: s.into(),
-                reason: "leave-one-out mode must be approx, exact or both".into(),
-            }),
-        }
-    }
-}
-
 /// How an approximate LOO estimate was obtained.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

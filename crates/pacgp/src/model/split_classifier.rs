@@ -17,7 +17,6 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::bounds::ConfidenceTerm;
-use crate::certificate::PenaltyTerm;
 use crate::data::{permutation, Dataset, Standardizer};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
@@ -149,21 +148,6 @@ impl ClassifierSplitRecord {
             term: fit.certificate.confidence_term,
             row_order: row_keys(train),
         })
-    }
-
-    /// The price of the record's menu, `ln menu`, must be among the certificate's choices
-    /// (their total at least that): a record whose file charges less is refused, never
-    /// certified with a smaller penalty than the fit paid.
-    pub fn check_choices(&self, choices: &[PenaltyTerm]) -> Result<()> {
-        let paid: f64 = choices.iter().map(|c| c.nats).sum();
-        let price = (self.menu as f64).ln();
-        if paid < price - 1e-12 {
-            return Err(Error::Unsupported(format!(
-                "the split prior chose among {} fractions and directions (ln {} = {price:.4} nats) but the model's choices charge {paid:.4}",
-                self.menu, self.menu
-            )));
-        }
-        Ok(())
     }
 
     /// Indices of part B (into the training order) in the seeded permutation of `n` rows.

@@ -96,10 +96,15 @@ pub fn split_rows(data: &Dataset, fraction: f64, seed: u64) -> Result<(Vec<usize
     ))
 }
 
+/// The size of part A of `n` rows at fraction F: `round(F·N)`.
+pub fn part_a_size(n: usize, fraction: f64) -> usize {
+    (fraction * n as f64).round() as usize
+}
+
 /// Indices of parts A and B: the first `round(F·N)` of a seeded permutation form A (at least
 /// one point in each part).
 pub fn split_indices(n: usize, fraction: f64, seed: u64) -> Result<(Vec<usize>, Vec<usize>)> {
-    let n_a = (fraction * n as f64).round() as usize;
+    let n_a = part_a_size(n, fraction);
     if n < 2 || n_a == 0 || n_a >= n {
         return Err(Error::InvalidParameter {
             name: "split fraction F",
