@@ -140,7 +140,7 @@ fn catoni_and_scale_through_fit_match_the_experiment_row() {
 
 /// Both directions with SE iso beside SE-ARD (Catoni λ from A, t menu, F = ½): `certify`
 /// reproduces the fitted bound (to 1e-9) with the direction's `ln 2` paid; the record with the
-/// direction flipped is refused (its part B is not Q's); a record claiming a smaller menu, or a
+/// direction flipped is refused (its part A is not the one refitted); a record claiming a smaller menu, or a
 /// spec that no longer allows both directions, is refused instead of certified with less.
 #[test]
 fn both_directions_and_the_kernel_choice_are_reproduced_by_certify() {
@@ -185,7 +185,8 @@ fn both_directions_and_the_kernel_choice_are_reproduced_by_certify() {
         let s = v["task"]["split_prior"]["swapped"].as_bool().unwrap();
         v["task"]["split_prior"]["swapped"] = (!s).into();
     });
-    assert!(matches!(err, Error::NotTrainingSample { .. }), "{err}");
+    // The other direction's part A has another scaler: refused before anything is certified.
+    assert!(matches!(err, Error::ModelMismatch { .. }), "{err}");
     let err = edit(&|v| v["task"]["split_prior"]["menu"] = 1.into());
     assert!(matches!(err, Error::ModelMismatch { .. }), "{err}");
     let err = edit(&|v| {

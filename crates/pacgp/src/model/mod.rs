@@ -26,6 +26,7 @@ use crate::spec::CheckedFitSpec;
 
 pub mod from_parameters;
 pub mod price;
+mod split;
 pub mod split_classifier;
 pub mod usage;
 

@@ -44,6 +44,22 @@ pub fn check_on_grid(kernel: &Kernel, grid: &HyperGrid) -> Result<()> {
     Ok(())
 }
 
+/// The stored kernel must have the structure of the spec's kernel (the same base kernels,
+/// profiles and combination; θ is checked against the prior's grid or menu separately).
+pub fn check_structure(kernel: &Kernel, spec: &str, d: usize) -> Result<()> {
+    let mut k = Kernel::from_spec(spec, d)?;
+    if k.set_params(&kernel.params()).is_err() || k != *kernel {
+        return Err(mismatch(
+            "kernel",
+            format!(
+                "{} is not a kernel of the spec's structure '{spec}'",
+                kernel.describe()
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// The fractions a split-prior spec lets the fit choose among.
 fn fractions(f: SplitFraction) -> Result<Vec<f64>> {
     f.candidates()
@@ -62,6 +78,9 @@ impl FittedModel {
                     "this model's hyperparameters were left where ML-II put them (snapping off), not on the PAC grid, so no bound holds for it; refit with snapping".into(),
                 ));
             }
+        }
+        if let Some(spec_kernel) = self.spec.prior_kernel_spec() {
+            check_structure(kernel, spec_kernel, self.feature_names.len())?;
         }
         if let Some(grid) = self.spec.grid() {
             check_on_grid(kernel, &grid)?;
@@ -221,10 +240,14 @@ impl FittedModel {
                 "the parts are swapped but the spec does not allow both directions",
             ));
         }
-        if r.lambda.is_some() != split.catoni {
+        let term = match r.lambda {
+            Some(lambda) => crate::bounds::ConfidenceTerm::Catoni { lambda },
+            None => crate::bounds::ConfidenceTerm::Maurer,
+        };
+        if r.lambda.is_some() != split.catoni || r.term != term {
             return Err(mismatch(
                 "split prior record's Catoni λ",
-                "a λ without Catoni's bound in the spec, or Catoni's bound without a λ",
+                "a λ without Catoni's bound in the spec, Catoni's bound without a λ, or a confidence term other than the λ's",
             ));
         }
         let scales = match split.prior_scale {

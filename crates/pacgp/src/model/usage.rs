@@ -49,10 +49,10 @@ impl Default for CertifyOptions {
 }
 
 /// [`CertifyOptions`] with the model's defaults filled in.
-struct Resolved {
-    delta: f64,
-    term: ConfidenceTerm,
-    predictor: GibbsPredictor,
+pub(super) struct Resolved {
+    pub(super) delta: f64,
+    pub(super) term: ConfidenceTerm,
+    pub(super) predictor: GibbsPredictor,
 }
 
 impl FittedModel {
@@ -88,7 +88,7 @@ impl FittedModel {
     }
 
     /// The Gibbs classifier the spec names (latent for regressors and the SVM).
-    fn trained_predictor(&self) -> GibbsPredictor {
+    pub(super) fn trained_predictor(&self) -> GibbsPredictor {
         match &self.spec.method {
             crate::spec::Method::Classifier(c) => c.predictor,
             crate::spec::Method::PacGpc(c) => c.predictor,
@@ -105,77 +105,13 @@ impl FittedModel {
         }
     }
 
-    /// The split-prior certificates: rebuild the split, P_A and Q from the training sample and
-    /// certify Q on part B for every ε (no leave-one-out for this model).
-    fn certify_split_prior(
-        &self,
-        record: &crate::prior::split::SplitRecord,
-        sample: &Dataset,
-        xs: &faer::Mat<f64>,
-        epsilons: &[f64],
-        opts: &Resolved,
-    ) -> Result<Vec<CertificateReport>> {
-        let (_, ys) = self.regression_parts()?;
-        let y_std = ys.transform(&sample.y);
-        let (q, _) = record.posterior(sample, xs, &y_std)?;
-        let choices = self.choices()?;
-        certify_on_part_b(
-            q.kl(),
-            q.marginals_on_b(),
-            &q.y_b,
-            choices,
-            &band_losses(epsilons, ys.sd)?,
-            opts,
-        )
-    }
-
-    /// The sparse split-prior certificates: rebuild the split, P_A (stored) and Q from the
-    /// training sample and certify Q on part B for every ε.
-    fn certify_sparse_split_prior(
-        &self,
-        record: &crate::prior::split_sparse::SparseSplitRecord,
-        sample: &Dataset,
-        xs: &faer::Mat<f64>,
-        epsilons: &[f64],
-        opts: &Resolved,
-    ) -> Result<Vec<CertificateReport>> {
-        let (_, ys) = self.regression_parts()?;
-        let y_std = ys.transform(&sample.y);
-        let (q, y_b, _) = record.posterior(sample, xs, &y_std)?;
-        let choices = self.choices()?;
-        certify_on_part_b(
-            q.kl(),
-            q.marginals_on_b(),
-            &y_b,
-            choices,
-            &band_losses(epsilons, ys.sd)?,
-            opts,
-        )
-    }
-
-    /// The classifier split prior's certificate: rebuild the split, `P_A` and Q's parts on B
-    /// from the record and the training sample
-    /// ([`super::split_classifier::ClassifierSplitRecord::on_part_b`]) and certify Q on part
-    /// B (no leave-one-out for this model).
-    fn certify_split_classifier(
-        &self,
-        record: &super::split_classifier::ClassifierSplitRecord,
-        sample: &Dataset,
-        opts: &Resolved,
-    ) -> Result<Vec<CertificateReport>> {
-        let choices = self.choices()?;
-        let b = record.on_part_b(&self.posterior, &self.x_scaler, sample)?;
-        let loss = GibbsLoss::Classification(self.gibbs_classifier(opts.predictor)?);
-        certify_on_part_b(b.kl, &b.marginals, &b.y, choices, &[(loss, None)], opts)
-    }
-
     /// Whether the model is a classifier.
     pub fn is_classifier(&self) -> bool {
         matches!(self.task, Task::Classification { .. } | Task::Svm { .. })
     }
 
     /// The Gibbs classifier of a classification model.
-    fn gibbs_classifier(&self, predictor: GibbsPredictor) -> Result<GibbsClassifier> {
+    pub(super) fn gibbs_classifier(&self, predictor: GibbsPredictor) -> Result<GibbsClassifier> {
         match &self.task {
             Task::Classification { likelihood, .. } => Ok(match predictor {
                 GibbsPredictor::Latent => GibbsClassifier::latent(likelihood),
@@ -373,14 +309,14 @@ impl FittedModel {
             ..
         } = &self.task
         {
-            return self.certify_split_prior(record, sample, &xs, &epsilons, &r);
+            return self.certify_split_prior(record, sample, &epsilons, &r);
         }
         if let Task::Regression {
             sparse_split_prior: Some(record),
             ..
         } = &self.task
         {
-            return self.certify_sparse_split_prior(record, sample, &xs, &epsilons, &r);
+            return self.certify_sparse_split_prior(record, sample, &epsilons, &r);
         }
         let mut choices = self.choices()?;
         self.check_scalers(sample)?;
@@ -597,40 +533,4 @@ impl FittedModel {
             }
         })
     }
-}
-
-/// The ε-band losses of `epsilons` (target units) on targets standardised by `y_sd`, each with
-/// its ε, for [`certify_on_part_b`].
-fn band_losses(epsilons: &[f64], y_sd: f64) -> Result<Vec<(GibbsLoss, Option<f64>)>> {
-    epsilons
-        .iter()
-        .map(|&eps| {
-            let loss = RegressionLoss::new_epsilon_band(eps)?.scaled(1.0 / y_sd);
-            Ok((GibbsLoss::Regression(loss), Some(eps)))
-        })
-        .collect()
-}
-
-/// A split prior's certificates on part B, one per loss (regression: one per ε; classifiers:
-/// the Gibbs 0-1 loss): Q's KL and marginals on B, the split's choices, plus `ln k` when k
-/// losses are certified at once.
-fn certify_on_part_b(
-    kl: f64,
-    marginals: &Marginals,
-    y_b: &[f64],
-    mut choices: Vec<PenaltyTerm>,
-    losses: &[(GibbsLoss, Option<f64>)],
-    opts: &Resolved,
-) -> Result<Vec<CertificateReport>> {
-    if losses.len() > 1 {
-        choices.push(PenaltyTerm::candidates(losses.len(), "ε of the loss"));
-    }
-    let spec = CertificateSpec::new(opts.delta, opts.term, choices);
-    losses
-        .iter()
-        .map(|(loss, eps)| {
-            let c = Certificate::from_marginals(kl, marginals, y_b, loss, &spec)?;
-            Ok(CertificateReport::new(c, *eps))
-        })
-        .collect()
 }

@@ -178,12 +178,6 @@ fn prior_from_a(post_a: GaussianPosterior, xb: MatRef<'_, f64>) -> Result<PriorF
     })
 }
 
-/// `P_A`'s mean and covariance at the rows of `xb`, the prior of the sites of B, from `P_A` in
-/// site form (already scaled by t): what `certify` needs to recompute a stored Q's KL.
-pub fn part_a_prior_at(post_a: GaussianPosterior, xb: MatRef<'_, f64>) -> Result<LatentPrior> {
-    Ok(prior_from_a(post_a, xb)?.prior)
-}
-
 /// The Laplace posterior of `y` under the prior `N(m₀, K₀)`: Newton on
 /// `Ψ(a) = −½aᵀK₀a + Σ ln p(y_i | m₀ + K₀a)` (GPML Alg. 3.1 with the offset `m₀`), step
 /// halving; returns the sites `α = a = ∇ln p(f̂)`, `π = W(f̂)`.
@@ -374,20 +368,65 @@ fn needs_nested(cfg: &SplitPriorConfig) -> bool {
         || cfg.catoni == Some(CatoniLambda::FromPartA)
 }
 
-/// One split at a fixed fraction and direction; `menu_choice` is the price of the choice.
+/// What part A alone fixes of a split at one fraction and direction: the rows of both parts,
+/// A's scaler, the prior `P_A` (kernel structure, θ_A by ML-II, scales t and s chosen on a
+/// nested split of A) on B's inputs, and the inequalities whose λ part A fixes. `certify`
+/// recomputes it from the spec and the sample; nothing here sees part B's labels.
+pub struct PartAPrior {
+    /// Rows of part A (into the training sample in the fit's order).
+    pub part_a: Vec<usize>,
+    /// Rows of part B.
+    pub part_b: Vec<usize>,
+    /// The scaler fitted on A.
+    pub x_scaler: Standardizer,
+    /// Part B's inputs, standardised by it.
+    pub xb: Mat<f64>,
+    /// The kernel of `P_A` (θ_A by ML-II on A, before the scale t).
+    pub kernel: Kernel,
+    /// The covariance scale t.
+    pub scale: f64,
+    /// The mean scale s.
+    pub mean_scale: f64,
+    /// `P_A` on B, with what Q's joint form needs.
+    from_a: PriorFromA,
+    /// The candidate inequalities (Catoni's λ from A, or the configured term).
+    lambdas: Vec<LambdaChoice>,
+    /// The certificate's zero-price descriptions of the prior and its choices.
+    choices: Vec<PenaltyTerm>,
+}
+
+impl PartAPrior {
+    /// Catoni's λ fixed on part A, if the certificate is Catoni's (the first candidate's).
+    pub fn lambda(&self) -> Option<f64> {
+        self.lambdas.first().and_then(|l| l.term.catoni_lambda())
+    }
+
+    /// Q: `P_A` updated by `sites` on part B, as the shared posterior over `A ∪ B`.
+    pub fn posterior(&self, sites: &SiteParams) -> Result<GaussianPosterior> {
+        joint_posterior(&self.from_a, self.xb.as_ref(), sites)
+    }
+
+    /// `KL(Q‖P_A)` of `sites` on part B.
+    pub fn kl(&self, sites: &SiteParams) -> Result<f64> {
+        Ok(SiteEvaluation::new(&self.from_a.prior, sites)?.kl)
+    }
+}
+
+/// Part A's prior for one split at a fixed fraction and direction (`menu_nats`: the price of
+/// the choice among fractions and directions, which the nested estimate of λ counts).
 #[allow(clippy::too_many_arguments)]
-fn fit_fraction(
+pub fn part_a_prior(
     kernel_init: &Kernel,
     lik: &Likelihood,
     train: &Dataset,
     classifier: GibbsClassifier,
     fraction: f64,
     swapped: bool,
-    menu_choice: &PenaltyTerm,
+    menu_nats: f64,
     cfg: &SplitPriorConfig,
-) -> Result<SplitPriorFit> {
+) -> Result<PartAPrior> {
     let n = train.n();
-    let na = (fraction * n as f64).round() as usize;
+    let na = crate::prior::split::part_a_size(n, fraction);
     if na < 2 || n - na < 2 {
         return Err(Error::InvalidParameter {
             name: "split fraction",
@@ -409,14 +448,13 @@ fn fit_fraction(
     let nested = if needs_nested(cfg) {
         let part_a_data = (&xa, a.y.as_slice(), lik);
         let kernels_a: Vec<Kernel> = posts_a.iter().map(|p| p.kernel.clone()).collect();
-        let nats = menu_choice.nats;
         Some(nested_estimate(
             cfg,
             &kernels_a,
             part_a_data,
             classifier,
             n - na,
-            nats,
+            menu_nats,
         )?)
     } else {
         None
@@ -435,18 +473,15 @@ fn fit_fraction(
         scaled_prior_with_mean(post_a, scale, mean_scale)?,
         xb.as_ref(),
     )?;
-    let mut choices = vec![
-        menu_choice.clone(),
-        PenaltyTerm {
-            what: format!(
-                "prior: {} posterior on part A ({na} of {n} points, fraction {fraction}{}, seed {}), θ by ML-II on A",
-                if cfg.ep_prior { "EP" } else { "Laplace" },
-                if swapped { ", parts swapped" } else { "" },
-                cfg.seed
-            ),
-            nats: 0.0,
-        },
-    ];
+    let mut choices = vec![PenaltyTerm {
+        what: format!(
+            "prior: {} posterior on part A ({na} of {n} points, fraction {fraction}{}, seed {}), θ by ML-II on A",
+            if cfg.ep_prior { "EP" } else { "Laplace" },
+            if swapped { ", parts swapped" } else { "" },
+            cfg.seed
+        ),
+        nats: 0.0,
+    }];
     if cfg.prior_scales.len() > 1 || cfg.mean_scales.len() > 1 || posts_a.len() > 1 {
         choices.push(PenaltyTerm {
             what: format!(
@@ -456,14 +491,54 @@ fn fit_fraction(
             nats: 0.0,
         });
     }
-    let lambdas = catoni_lambdas(cfg, nested.as_ref())?;
+    Ok(PartAPrior {
+        part_a,
+        part_b,
+        x_scaler,
+        xb,
+        kernel: post_a.kernel.clone(),
+        scale,
+        mean_scale,
+        lambdas: catoni_lambdas(cfg, nested.as_ref())?,
+        from_a,
+        choices,
+    })
+}
+
+/// One split at a fixed fraction and direction; `menu_choice` is the price of the choice.
+#[allow(clippy::too_many_arguments)]
+fn fit_fraction(
+    kernel_init: &Kernel,
+    lik: &Likelihood,
+    train: &Dataset,
+    classifier: GibbsClassifier,
+    fraction: f64,
+    swapped: bool,
+    menu_choice: &PenaltyTerm,
+    cfg: &SplitPriorConfig,
+) -> Result<SplitPriorFit> {
+    let pa = part_a_prior(
+        kernel_init,
+        lik,
+        train,
+        classifier,
+        fraction,
+        swapped,
+        menu_choice.nats,
+        cfg,
+    )?;
+    let b = train.subset(&pa.part_b);
+    let (from_a, xb) = (&pa.from_a, &pa.xb);
+    let mut choices = vec![menu_choice.clone()];
+    choices.extend(pa.choices.iter().cloned());
+    let lambdas = pa.lambdas.clone();
     let start = laplace_with_prior_mean(&from_a.prior, lik, &b.y, &cfg.bound.laplace)?;
     let certify = |sites: &SiteParams, lambda: &LambdaChoice| {
         let mut all = choices.clone();
         all.extend(lambda.choice.clone());
         let spec = CertificateSpec::new(cfg.bound.delta, lambda.term, all);
         let e = SiteEvaluation::new(&from_a.prior, sites)?;
-        let q = joint_posterior(&from_a, xb.as_ref(), sites)?;
+        let q = joint_posterior(from_a, xb.as_ref(), sites)?;
         let m = q.predict(xb.as_ref())?;
         let c = certificate_on_b(&e, &m, &b.y, classifier, &spec)?;
         Ok::<_, Error>((q, c))
@@ -499,16 +574,16 @@ fn fit_fraction(
     };
     Ok(SplitPriorFit {
         posterior,
-        x_scaler,
         certificate,
         laplace_certificate,
         fraction,
-        part_a,
-        part_b,
         lambda: lambda.term.catoni_lambda(),
-        prior_scale: scale,
-        mean_scale,
-        prior_kernel: post_a.kernel.clone(),
+        prior_scale: pa.scale,
+        mean_scale: pa.mean_scale,
+        prior_kernel: pa.kernel,
+        x_scaler: pa.x_scaler,
+        part_a: pa.part_a,
+        part_b: pa.part_b,
     })
 }
 

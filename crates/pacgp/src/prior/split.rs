@@ -116,6 +116,48 @@ pub fn split_indices(n: usize, fraction: f64, seed: u64) -> Result<(Vec<usize>, 
     Ok((perm[..n_a].to_vec(), perm[n_a..].to_vec()))
 }
 
+/// A regression sample split for a data-dependent prior: the rows of parts A and B, the
+/// scalers fitted on part A alone, and both parts standardised by them.
+#[derive(Clone, Debug)]
+pub struct RegressionParts {
+    /// Rows of part A (indices into the sample as given).
+    pub a: Vec<usize>,
+    /// Rows of part B.
+    pub b: Vec<usize>,
+    /// Input scaler fitted on A.
+    pub x_scaler: Standardizer,
+    /// Target scaler fitted on A.
+    pub y_scaler: TargetScaler,
+    /// Part A's inputs and targets, standardised.
+    pub x_a: Mat<f64>,
+    /// Part A's targets, standardised.
+    pub y_a: Vec<f64>,
+    /// Part B's inputs, standardised.
+    pub x_b: Mat<f64>,
+    /// Part B's targets, standardised.
+    pub y_b: Vec<f64>,
+}
+
+impl RegressionParts {
+    /// The seeded split of `train` at `fraction` ([`split_rows`]), scalers fitted on part A.
+    pub fn of(train: &Dataset, fraction: f64, seed: u64) -> Result<Self> {
+        let (a, b) = split_rows(train, fraction, seed)?;
+        let (part_a, part_b) = (train.subset(&a), train.subset(&b));
+        let x_scaler = Standardizer::fit(part_a.x.as_ref(), &part_a.feature_names)?;
+        let y_scaler = TargetScaler::fit_column(&part_a.y, &part_a.target_name)?;
+        Ok(Self {
+            x_a: x_scaler.transform(part_a.x.as_ref())?,
+            y_a: y_scaler.transform(&part_a.y),
+            x_b: x_scaler.transform(part_b.x.as_ref())?,
+            y_b: y_scaler.transform(&part_b.y),
+            a,
+            b,
+            x_scaler,
+            y_scaler,
+        })
+    }
+}
+
 /// The prior P_A: the GP posterior given part A (θ_A, σ_A² fitted there).
 #[derive(Clone, Debug)]
 pub struct SplitPrior {
@@ -784,25 +826,18 @@ impl SplitRecord {
         choices
     }
 
-    /// Rebuild Q from the training sample `data` standardised with the model's scalers (`x`,
-    /// `y` in the sample's row order): the split, P_A and Q as fitted; also returns N_A.
-    pub fn posterior(
+    /// Q from a prior P_A refitted on part A of `parts` and the record's free parameters on
+    /// part B (the caller checks P_A against the record's θ_A and σ_A²).
+    pub fn posterior_on(
         &self,
-        data: &Dataset,
-        x: &Mat<f64>,
-        y: &[f64],
-    ) -> Result<(SplitPosterior, usize)> {
-        let (a, b) = split_rows(data, self.fraction, self.seed)?;
-        let rows = |idx: &[usize]| Mat::from_fn(idx.len(), x.ncols(), |i, j| x[(idx[i], j)]);
-        let (x_a, x_b) = (rows(&a), rows(&b));
-        let y_a: Vec<f64> = a.iter().map(|&i| y[i]).collect();
-        let y_b: Vec<f64> = b.iter().map(|&i| y[i]).collect();
-        let prior = SplitPrior::new(self.kernel_a.clone(), self.noise_a, x_a, &y_a)?;
-        let q = match &self.point_noise {
-            Some(pn) => SplitPosterior::with_point_noise(prior, x_b, y_b, self.params, pn.clone())?,
-            None => SplitPosterior::new(prior, x_b, y_b, self.params)?,
-        };
-        Ok((q, a.len()))
+        prior: SplitPrior,
+        parts: &RegressionParts,
+    ) -> Result<SplitPosterior> {
+        let (x_b, y_b) = (parts.x_b.clone(), parts.y_b.clone());
+        match &self.point_noise {
+            Some(pn) => SplitPosterior::with_point_noise(prior, x_b, y_b, self.params, pn.clone()),
+            None => SplitPosterior::new(prior, x_b, y_b, self.params),
+        }
     }
 }
 
@@ -847,14 +882,16 @@ fn fit_fraction(
     cfg: &SplitConfig,
     catoni_grid: bool,
 ) -> Result<SplitFit> {
-    let (a, b) = split_rows(train, fraction, cfg.seed)?;
-    let (part_a, part_b) = (train.subset(&a), train.subset(&b));
-    let x_scaler = Standardizer::fit(part_a.x.as_ref(), &part_a.feature_names)?;
-    let y_scaler = TargetScaler::fit_column(&part_a.y, &part_a.target_name)?;
-    let x_a = x_scaler.transform(part_a.x.as_ref())?;
-    let y_a = y_scaler.transform(&part_a.y);
-    let x_b = x_scaler.transform(part_b.x.as_ref())?;
-    let y_b = y_scaler.transform(&part_b.y);
+    let RegressionParts {
+        a,
+        b,
+        x_scaler,
+        y_scaler,
+        x_a,
+        y_a,
+        x_b,
+        y_b,
+    } = RegressionParts::of(train, fraction, cfg.seed)?;
     let loss = RegressionLoss::new_epsilon_band(y_scaler.scale_length(cfg.epsilon))?;
     let prior = SplitPrior::fit_ml2(kernel_init, x_a, y_a)?;
     let prior_b = prior.on(x_b.as_ref());

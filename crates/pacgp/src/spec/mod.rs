@@ -372,6 +372,28 @@ impl FitSpec {
         }
     }
 
+    /// The kernel specification of the prior whose θ the spec prices on a grid or coarse prior
+    /// (the stored kernel must have its structure); `None` where a menu or a split prior
+    /// fixes the prior's kernel.
+    pub fn prior_kernel_spec(&self) -> Option<&str> {
+        match &self.method {
+            Method::Gpr(s) => Some(&s.kernel),
+            Method::Sparse(s) => Some(&s.kernel),
+            Method::GreedySparse(s) => Some(&s.kernel),
+            Method::PacGp(s) if !matches!(s.prior, PacPrior::Split(_)) => Some(&s.kernel),
+            Method::PacSgp(s) if !matches!(s.prior, PacPrior::Split(_)) => Some(&s.kernel),
+            Method::Classifier(ClassifierSpec {
+                hypers: ClassifierHypers::Grid { kernel },
+                ..
+            })
+            | Method::PacGpc(PacGpcSpec {
+                hypers: ClassifierHypers::Grid { kernel },
+                ..
+            }) => Some(kernel),
+            _ => None,
+        }
+    }
+
     /// Check every option against its range and against the others, once.
     pub fn check(self) -> Result<CheckedFitSpec, SpecError> {
         options::check_spec(&self)?;
@@ -429,10 +451,5 @@ impl CheckedFitSpec {
             _ => {}
         }
         Ok((spec.check()?, notes))
-    }
-
-    /// The kernel of a specification for `d` inputs.
-    pub fn kernel(spec: &str, d: usize) -> crate::Result<Kernel> {
-        Kernel::from_spec(spec, d)
     }
 }
