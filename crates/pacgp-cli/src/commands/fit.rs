@@ -3,9 +3,9 @@
 
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use pacgp::bounds::{ConfidenceTerm, HyperGrid};
-use pacgp::data::{self, Dataset, InputCoding, LabelMap};
+use pacgp::data::{Dataset, LabelMap};
 use pacgp::inference::{ConvergenceStatus, InferenceMethod};
 use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
@@ -21,7 +21,7 @@ use pacgp::regression::exact::MlConfig;
 use pacgp::regression::sparse::InducingInit;
 use serde_json::json;
 
-use super::{check_output_path, csv_options, spinner};
+use super::{check_output_path, spinner};
 use crate::cli::*;
 
 /// Default number of inducing inputs / active-set size (capped at N with a note).
@@ -29,18 +29,20 @@ const DEFAULT_BASIS: usize = 100;
 
 /// Fit, save, print a summary.
 pub(super) fn fit(a: FitArgs) -> Result<()> {
-    check_output_path(&a.out)?;
+    check_output_path(&a.out, &[("--data", &a.data.data)])?;
     let family = a.method.family();
     check_applicable(&a, family)?;
-    let (mut model, secs) = match family {
-        Family::Regression(m) => fit_regression(&a, m)?,
-        Family::Classification(m) => fit_classification(&a, m)?,
-        Family::Svm => fit_svm(&a)?,
+    let training = super::load_training(&a.data, !matches!(family, Family::Regression(_)))?;
+    let (train, labels) = (training.data, training.labels);
+    let (mut model, secs) = match (family, labels) {
+        (Family::Regression(m), _) => fit_regression(&a, m, train)?,
+        (Family::Classification(m), Some(l)) => fit_classification(&a, m, train, l)?,
+        (Family::Svm, Some(l)) => fit_svm(&a, train, l)?,
+        (_, None) => unreachable!("classifiers read a label map"),
     };
     model.seed = a.seed;
-    model
-        .save(&a.out)
-        .with_context(|| format!("saving the model to {}", a.out.display()))?;
+    model.input_coding = training.coding;
+    model.save(&a.out)?;
     for note in model.x_scaler.notes() {
         eprintln!("note: {note}");
     }
@@ -344,8 +346,11 @@ fn inducing_init(a: &FitArgs) -> InducingInit {
     a.inducing_init.map_or(InducingInit::KMeans, Into::into)
 }
 
-fn fit_regression(a: &FitArgs, method: RegressionMethod) -> Result<(FittedModel, f64)> {
-    let train = super::load_training(&a.data)?;
+fn fit_regression(
+    a: &FitArgs,
+    method: RegressionMethod,
+    train: Dataset,
+) -> Result<(FittedModel, f64)> {
     let kernel = Some(Kernel::from_spec(
         a.kernel.as_deref().unwrap_or("se-ard"),
         train.d(),
@@ -357,7 +362,7 @@ fn fit_regression(a: &FitArgs, method: RegressionMethod) -> Result<(FittedModel,
     ));
     let t0 = Instant::now();
     let delta = a.delta.unwrap_or(0.01);
-    let mut model = match method {
+    let model = match method {
         RegressionMethod::Gpr => {
             let opts = GprOptions {
                 kernel,
@@ -429,7 +434,6 @@ fn fit_regression(a: &FitArgs, method: RegressionMethod) -> Result<(FittedModel,
         }
     };
     pb.finish_and_clear();
-    model.input_coding = InputCoding::of(&csv_options(&a.data));
     Ok((model, t0.elapsed().as_secs_f64()))
 }
 
@@ -460,10 +464,8 @@ fn classifier_method(
     )?)
 }
 
-fn fit_svm(a: &FitArgs) -> Result<(FittedModel, f64)> {
+fn fit_svm(a: &FitArgs, train: Dataset, labels: LabelMap) -> Result<(FittedModel, f64)> {
     use pacgp::svm::SvmSolver;
-    let (train, labels): (Dataset, _) =
-        data::load_csv_classification(&a.data.data, &csv_options(&a.data))?;
     let quadratic = a.slack == Some(SlackArg::Quadratic);
     let kernel = match &a.kernel {
         Some(spec) => Some(Kernel::from_spec(spec, train.d())?),
@@ -490,15 +492,17 @@ fn fit_svm(a: &FitArgs) -> Result<(FittedModel, f64)> {
     };
     let pb = spinner(&format!("fitting svm on {} points", train.n()));
     let t0 = Instant::now();
-    let mut model = fit_svm_model(&train, labels, &opts)?;
+    let model = fit_svm_model(&train, labels, &opts)?;
     pb.finish_and_clear();
-    model.input_coding = InputCoding::of(&csv_options(&a.data));
     Ok((model, t0.elapsed().as_secs_f64()))
 }
 
-fn fit_classification(a: &FitArgs, method: ClassifierMethod) -> Result<(FittedModel, f64)> {
-    let (train, labels): (Dataset, _) =
-        data::load_csv_classification(&a.data.data, &csv_options(&a.data))?;
+fn fit_classification(
+    a: &FitArgs,
+    method: ClassifierMethod,
+    train: Dataset,
+    labels: LabelMap,
+) -> Result<(FittedModel, f64)> {
     if let Some(fraction) = split_fraction(a) {
         return fit_split_prior(a, method, fraction, train, labels);
     }
@@ -526,9 +530,8 @@ fn fit_classification(a: &FitArgs, method: ClassifierMethod) -> Result<(FittedMo
         train.n()
     ));
     let t0 = Instant::now();
-    let mut model = pacgp::model::fit_classifier(&train, labels, &opts)?;
+    let model = pacgp::model::fit_classifier(&train, labels, &opts)?;
     pb.finish_and_clear();
-    model.input_coding = InputCoding::of(&csv_options(&a.data));
     Ok((model, t0.elapsed().as_secs_f64()))
 }
 
@@ -545,9 +548,8 @@ fn fit_pac_gpc(a: &FitArgs, train: Dataset, labels: LabelMap) -> Result<(FittedM
         .transpose()?;
     let pb = spinner(&format!("fitting pac-gpc on {} points", train.n()));
     let t0 = Instant::now();
-    let mut model = fit_pac_gpc_model(&train, labels, &opts)?;
+    let model = fit_pac_gpc_model(&train, labels, &opts)?;
     pb.finish_and_clear();
-    model.input_coding = InputCoding::of(&csv_options(&a.data));
     Ok((model, t0.elapsed().as_secs_f64()))
 }
 
@@ -589,9 +591,8 @@ fn fit_split_prior(
         train.n()
     ));
     let t0 = Instant::now();
-    let mut model = fit_split_prior_model(&train, labels, &opts)?;
+    let model = fit_split_prior_model(&train, labels, &opts)?;
     pb.finish_and_clear();
-    model.input_coding = InputCoding::of(&csv_options(&a.data));
     Ok((model, t0.elapsed().as_secs_f64()))
 }
 
@@ -666,6 +667,8 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
             "status": inf.map(|r| r.status),
             "notes": inf.map(|r| r.notes.clone()),
             "jitter_used": model.report.jitter_used,
+            "labels": model.task.labels().map(|l| json!({ "negative": l.negative, "positive": l.positive })),
+            "inputs": model.feature_names,
             "split_prior": split_classifier(model).map(|r| json!({
                 "fraction": r.fraction,
                 "seed": r.seed,
@@ -694,6 +697,18 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
         "  kernel (on standardised inputs; θ = ln value): {}",
         model.posterior.kernel.describe()
     );
+    if let Some(l) = model.task.labels() {
+        out!(
+            "  labels: '{}' → −1, '{}' → +1 ({})",
+            pacgp::data::shown(&l.negative),
+            pacgp::data::shown(&l.positive),
+            if a.data.positive.is_some() {
+                "--positive"
+            } else {
+                "the second in sorted order; --positive LABEL chooses"
+            }
+        );
+    }
     if let Some(v) = noise {
         out!("  noise variance σ² (standardised targets): {v:.4}");
     }

@@ -108,8 +108,8 @@ impl Task {
 pub struct FittedModel {
     /// [`FORMAT`].
     pub format: String,
-    /// How the training file's input cells were read (yes/no, missing as 0); files the
-    /// model is applied to are read the same way.
+    /// How the training table's cells became the inputs (categories, missing values, yes/no,
+    /// header): files the model is applied to are read the same way.
     #[serde(default)]
     pub input_coding: crate::data::InputCoding,
     /// Method name as on the command line (e.g. `gpr`).
@@ -240,7 +240,7 @@ impl FittedModel {
             path: path.display().to_string(),
             message: e.to_string(),
         })?;
-        std::fs::write(path, text).map_err(|source| Error::Io {
+        std::fs::write(path, text).map_err(|source| Error::Write {
             path: path.display().to_string(),
             source,
         })
@@ -284,6 +284,9 @@ impl FittedModel {
                 p.basis.ncols()
             )));
         }
+        self.input_coding
+            .check(&self.feature_names)
+            .map_err(|e| bad(e.to_string()))?;
         if self.x_scaler.mean.len() != d || self.x_scaler.sd.len() != d {
             return Err(bad(format!(
                 "the input scaler has {} means and {} deviations for {d} inputs",
