@@ -4,6 +4,15 @@ Each estimator validates its input the scikit-learn way, calls one of the librar
 entry points (the same ones ``pacgp fit`` calls), keeps the fitted library model in ``model_``
 and exposes its parts as attributes with a trailing underscore. Nothing numerical happens
 here: predictions, certificates and leave-one-out figures are the library's.
+
+Tables: every estimator also fits on a pandas DataFrame with text columns, an array of objects
+or strings, or (with ``missing`` set) an array with NaN cells. Their cells go to the library as
+text and are coded as ``pacgp fit`` codes a CSV file: ``categorical`` "auto" (text columns,
+default), a list of column names, or None; ``missing`` None (a missing cell is an error),
+"drop", "zero" or "mean" (the training mean); ``unknown_category`` "error" or "ignore". The
+coding is stored in the model (``model_.to_json()``), so ``predict`` codes later tables the
+same way and ``pacgp predict`` reads the model file with a CSV of the same columns.
+``input_notes_`` says what the coding did.
 """
 
 import json
@@ -44,12 +53,101 @@ def _check_samples(X):
         raise ValueError(f"pacgp needs at least 2 samples, got n_samples = {X.shape[0]}")
 
 
+# ---- Tables: a pandas DataFrame or an array of objects, coded by the library ----
+
+def _cell(v):
+    """A table cell as text, as the library reads a CSV cell: "" for a missing value (None,
+    NaN, pandas' NA), numbers in round-trip form."""
+    if v is None or type(v).__name__ in ("NAType", "NaTType"):
+        return ""
+    if isinstance(v, bytes):
+        return v.decode()
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        return "" if np.isnan(v) else repr(float(v))
+    return str(v)
+
+
+def _numeric_dtype(dtype):
+    """Whether a DataFrame column holds numbers (a boolean column is a category)."""
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    return is_numeric_dtype(dtype) and not is_bool_dtype(dtype)
+
+
+def _table(X, force=False):
+    """``(columns, names)`` of text cells if X is a table — a pandas DataFrame with a column
+    that is not numeric, or an array of objects or strings — or any X when ``force``; else
+    None (X goes the numeric way)."""
+    if hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc"):
+        if not force and all(_numeric_dtype(t) for t in X.dtypes):
+            return None
+        names = [str(c) for c in X.columns]
+        columns = [[_cell(v) for v in X.iloc[:, j].tolist()] for j in range(X.shape[1])]
+        return columns, names
+    if not force and not isinstance(X, (np.ndarray, list, tuple)):
+        return None
+    a = np.asarray(X, dtype=object if force else None)
+    if a.ndim != 2 or not (force or a.dtype.kind in "OUS"):
+        return None
+    names = [f"x{j}" for j in range(a.shape[1])]
+    columns = [[_cell(v) for v in a[:, j].tolist()] for j in range(a.shape[1])]
+    return columns, names
+
+
 class _PacgpEstimator(BaseEstimator):
     """Shared parts: fitted attributes, pickling through the model file's JSON, evaluation."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Text cells are read, as categories (the library's input coding).
+        tags.input_tags.string = True
+        return tags
 
     def _certifiable(self):
         """Whether the fitted model has a certificate with these hyperparameters."""
         return True
+
+    def _fit_inputs(self, X):
+        """The numeric inputs to fit on and the rows kept (None: all), with the input coding
+        to store in the model (None for numeric X). A table (a DataFrame with text columns, an
+        array of objects, or any X with ``missing`` set) is coded by the library, as
+        ``pacgp fit --categorical … --missing …`` codes a CSV file."""
+        table = _table(X, force=getattr(self, "missing", None) is not None)
+        if table is None:
+            return None
+        columns, names = table
+        categorical = getattr(self, "categorical", "auto")
+        if isinstance(categorical, str):
+            categorical = [categorical]
+        Xn, rows, coding, notes = _pacgp.fit_input_coding(
+            columns, names, categorical=categorical, missing=getattr(self, "missing", None),
+            unknown_category=getattr(self, "unknown_category", "error"),
+        )
+        self.n_features_in_ = len(names)
+        if hasattr(X, "columns"):
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        self.input_notes_ = list(notes)
+        return _behaved(Xn), np.asarray(rows, dtype=np.intp), coding
+
+    def _coded(self, X, allow_dropped=False):
+        """Inputs of a fitted model: a model fitted on a table codes X (any table with its
+        columns) with its stored coding; rows its ``missing="drop"`` leaves out are an error
+        unless ``allow_dropped`` (then they are skipped). The inputs and the rows kept."""
+        if not self.model_.has_input_coding:
+            X = _behaved(validate_data(self, X, reset=False, dtype=np.float64))
+            return X, None
+        columns, names = _table(X, force=True)
+        Xn, rows = self.model_.encode_table(columns, names)
+        if not allow_dropped and len(rows) < len(columns[0] if columns else []):
+            raise ValueError(
+                f"{len(columns[0]) - len(rows)} rows have a missing cell, and the model leaves "
+                "such rows out (missing='drop'): fill them, or fit with missing='mean' or 'zero'"
+            )
+        return _behaved(Xn), np.asarray(rows, dtype=np.intp)
 
     def _certify_sample(self, X, y):
         """``certificate_`` and ``loo_`` from the library's ``certify`` on the training sample."""
@@ -95,11 +193,18 @@ class _Regressor(RegressorMixin, _PacgpEstimator):
     """A regression estimator: ``fit``, ``predict(return_std=...)``, ``score`` (R²)."""
 
     def fit(self, X, y):
-        """Fit on inputs X (N×D) and real targets y (N); returns self."""
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        """Fit on inputs X (N×D, or a table: a DataFrame with text columns, an array of
+        objects, or any X with ``missing`` set) and real targets y (N); returns self."""
+        coded = self._fit_inputs(X)
+        if coded is None:
+            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        else:
+            X, rows, coding = coded
+            y = np.asarray(y, dtype=np.float64)[rows]
         _check_samples(X)
         X, y = _behaved(X), _behaved(y)
-        self._set_model(self._fit_model(X, y))
+        model = self._fit_model(X, y)
+        self._set_model(model if coded is None else model.with_input_coding(coding))
         self.noise_variance_ = self.model_.noise_variance
         self._certify_sample(X, y)
         return self
@@ -108,7 +213,7 @@ class _Regressor(RegressorMixin, _PacgpEstimator):
         """Predictive mean at X; with ``return_std`` also the predictive standard deviation of
         a new observation (latent variance plus noise), in the target's units."""
         check_is_fitted(self, "model_")
-        X = _behaved(validate_data(self, X, reset=False, dtype=np.float64))
+        X, _rows = self._coded(X)
         mean, _latent_var, noisy_var = self.model_.predict_regression(X, n_threads=self.n_threads)
         if return_std:
             return mean, np.sqrt(noisy_var)
@@ -117,7 +222,11 @@ class _Regressor(RegressorMixin, _PacgpEstimator):
     def evaluate(self, X, y, epsilon=None):
         """The library's test metrics (RMSE, MAE, NLPD, coverage, ε-band risks) as a dict."""
         check_is_fitted(self, "model_")
-        X, y = validate_data(self, X, y, reset=False, dtype=np.float64, y_numeric=True)
+        if self.model_.has_input_coding:
+            X, rows = self._coded(X, allow_dropped=True)
+            y = np.asarray(y, dtype=np.float64)[rows]
+        else:
+            X, y = validate_data(self, X, y, reset=False, dtype=np.float64, y_numeric=True)
         return json.loads(self.model_.evaluate(_behaved(X), _behaved(y), epsilon))
 
     def _certify_options(self):
@@ -132,7 +241,8 @@ class GPRegressor(_Regressor):
     """
 
     def __init__(self, kernel="se-ard", epsilon=None, restarts=0, snap=True, seed=0,
-                 certify=True, delta=0.01, loo="approx", n_threads=None):
+                 certify=True, delta=0.01, loo="approx", categorical="auto", missing=None,
+                 unknown_category="error", n_threads=None):
         self.kernel = kernel
         self.epsilon = epsilon
         self.restarts = restarts
@@ -141,6 +251,9 @@ class GPRegressor(_Regressor):
         self.certify = certify
         self.delta = delta
         self.loo = loo
+        self.categorical = categorical
+        self.missing = missing
+        self.unknown_category = unknown_category
         self.n_threads = n_threads
 
     def _certifiable(self):
@@ -158,7 +271,8 @@ class SparseGPRegressor(_Regressor):
 
     def __init__(self, method="vfe", n_inducing=None, kernel="se-ard", epsilon=None, seed=0,
                  inducing_init="kmeans", certify=True, delta=0.01, loo="approx",
-                 n_threads=None):
+                 categorical="auto", missing=None,
+                 unknown_category="error", n_threads=None):
         self.method = method
         self.n_inducing = n_inducing
         self.inducing_init = inducing_init
@@ -168,6 +282,9 @@ class SparseGPRegressor(_Regressor):
         self.certify = certify
         self.delta = delta
         self.loo = loo
+        self.categorical = categorical
+        self.missing = missing
+        self.unknown_category = unknown_category
         self.n_threads = n_threads
 
     def _certifiable(self):
@@ -194,7 +311,8 @@ class PACGPRegressor(_Regressor):
 
     def __init__(self, epsilon=None, bound="kl", sparse=False, n_inducing=None, delta=0.01,
                  kernel="se-ard", seed=0, inducing_init="kmeans", prior=None, hyper_prior=None,
-                 xi="maurer", certify=True, loo="approx", n_threads=None):
+                 xi="maurer", certify=True, loo="approx", categorical="auto", missing=None,
+                 unknown_category="error", n_threads=None):
         self.epsilon = epsilon
         self.bound = bound
         self.sparse = sparse
@@ -208,6 +326,9 @@ class PACGPRegressor(_Regressor):
         self.xi = xi
         self.certify = certify
         self.loo = loo
+        self.categorical = categorical
+        self.missing = missing
+        self.unknown_category = unknown_category
         self.n_threads = n_threads
 
     def _certify_options(self):
@@ -230,7 +351,8 @@ class GreedySparseRegressor(_Regressor):
     greedily, the DTC posterior on them; certified given ``epsilon``."""
 
     def __init__(self, n_basis=None, kernel="se-ard", epsilon=None, seed=0, certify=True,
-                 delta=0.01, loo="approx", n_threads=None):
+                 delta=0.01, loo="approx", categorical="auto", missing=None,
+                 unknown_category="error", n_threads=None):
         self.n_basis = n_basis
         self.kernel = kernel
         self.epsilon = epsilon
@@ -238,6 +360,9 @@ class GreedySparseRegressor(_Regressor):
         self.certify = certify
         self.delta = delta
         self.loo = loo
+        self.categorical = categorical
+        self.missing = missing
+        self.unknown_category = unknown_category
         self.n_threads = n_threads
 
     def _certifiable(self):
@@ -258,8 +383,15 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
         return tags
 
     def fit(self, X, y):
-        """Fit on inputs X (N×D) and labels y (any two distinct values); returns self."""
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        """Fit on inputs X (N×D, or a table: a DataFrame with text columns, an array of
+        objects, or any X with ``missing`` set) and labels y (any two distinct values);
+        returns self."""
+        coded = self._fit_inputs(X)
+        if coded is None:
+            X, y = validate_data(self, X, y, dtype=np.float64)
+        else:
+            X, rows, coding = coded
+            y = np.asarray(y)[rows]
         check_classification_targets(y)
         _check_samples(X)
         self.classes_, index = np.unique(y, return_inverse=True)
@@ -270,7 +402,8 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
             )
         X, signs = _behaved(X), np.where(index == 1, 1.0, -1.0)
         negative, positive = (str(c) for c in self.classes_)
-        self._set_model(self._fit_model(X, signs, negative, positive))
+        model = self._fit_model(X, signs, negative, positive)
+        self._set_model(model if coded is None else model.with_input_coding(coding))
         self._certify_sample(X, signs)
         return self
 
@@ -279,7 +412,7 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
 
     def _positive_probability(self, X):
         check_is_fitted(self, "model_")
-        X = _behaved(validate_data(self, X, reset=False, dtype=np.float64))
+        X, _rows = self._coded(X)
         p, _mean, _var = self.model_.predict_classification(X, n_threads=self.n_threads)
         return p
 
@@ -299,14 +432,18 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
         (Not ``decision_function``: ranking by μ differs from ranking by the probabilities,
         which also depend on the variance.)"""
         check_is_fitted(self, "model_")
-        X = _behaved(validate_data(self, X, reset=False, dtype=np.float64))
+        X, _rows = self._coded(X)
         _p, mean, var = self.model_.predict_classification(X, n_threads=self.n_threads)
         return mean, var
 
     def evaluate(self, X, y):
         """The library's test metrics (error rate, log loss, Gibbs and Bayes risks) as a dict."""
         check_is_fitted(self, "model_")
-        X, y = validate_data(self, X, y, reset=False, dtype=np.float64)
+        if self.model_.has_input_coding:
+            X, rows = self._coded(X, allow_dropped=True)
+            y = np.asarray(y)[rows]
+        else:
+            X, y = validate_data(self, X, y, reset=False, dtype=np.float64)
         known = np.isin(y, self.classes_)
         if not known.all():
             raise ValueError(f"label {y[~known][0]!r} is not one of classes_ {self.classes_}")
@@ -339,7 +476,8 @@ class GPClassifier(_Classifier):
     def __init__(self, method="laplace", likelihood=None, select="bound", kernel=None,
                  active_set=None, kappa=None, input_noise=None, delta=0.01, seed=0,
                  predictor="latent", certify=True, loo="approx", prior=None, bound="kl",
-                 prior_scale=None, prior_kernel=None, both_directions=False, n_threads=None):
+                 prior_scale=None, prior_kernel=None, both_directions=False,
+                 categorical="auto", missing=None, unknown_category="error", n_threads=None):
         self.method = method
         self.likelihood = likelihood
         self.select = select
@@ -357,6 +495,9 @@ class GPClassifier(_Classifier):
         self.prior_scale = prior_scale
         self.prior_kernel = prior_kernel
         self.both_directions = both_directions
+        self.categorical = categorical
+        self.missing = missing
+        self.unknown_category = unknown_category
         self.n_threads = n_threads
 
     def _fit_model(self, X, y, negative, positive):
@@ -385,7 +526,8 @@ class SVMClassifier(_Classifier):
 
     def __init__(self, kernel=None, lengthscale=None, slack="linear", C=None, input_noise=None,
                  solver="smo", bias=False, delta=0.01, certify=True, loo="approx",
-                 n_threads=None):
+                 categorical="auto", missing=None,
+                 unknown_category="error", n_threads=None):
         self.kernel = kernel
         self.lengthscale = lengthscale
         self.slack = slack
@@ -396,6 +538,9 @@ class SVMClassifier(_Classifier):
         self.delta = delta
         self.certify = certify
         self.loo = loo
+        self.categorical = categorical
+        self.missing = missing
+        self.unknown_category = unknown_category
         self.n_threads = n_threads
 
     def _certifiable(self):

@@ -54,26 +54,33 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Fit a model on a CSV file and save it as JSON.
+    #[command(allow_negative_numbers = true)]
     Fit(FitArgs),
     /// Predict with a saved model on new inputs.
+    #[command(allow_negative_numbers = true)]
     Predict(PredictArgs),
     /// Test-set metrics of a saved model (RMSE, MAE, NLPD, coverage; Gibbs risk with ε).
+    #[command(allow_negative_numbers = true)]
     Evaluate(EvaluateArgs),
     /// PAC-Bayes certificate (bound on future risk) and leave-one-out estimate.
+    #[command(allow_negative_numbers = true)]
     Certify(CertifyArgs),
     /// Re-run one of the seed papers' experiments: tables (CSV, JSON) and figures (SVG).
+    #[command(allow_negative_numbers = true)]
     Reproduce(ReproduceArgs),
     /// The main job on the data shipped in `data/`: fit a few models, print their summaries.
     Demo(DemoArgs),
     /// Split a CSV file into train and test files by a seeded random permutation (header
     /// and cells copied unchanged).
+    #[command(allow_negative_numbers = true)]
     Split(SplitArgs),
 }
 
-/// Where the data comes from.
+/// Where the training data comes from and how its cells are read. The model keeps the
+/// reading (columns, categories, missing-value fills, header) and applies it to later files.
 #[derive(Debug, Args, Clone)]
 pub struct DataArgs {
-    /// CSV file with a header row (`.csv.gz` works too).
+    /// CSV file with a header row (`.csv.gz` works too; see --no-header).
     #[arg(long)]
     pub data: PathBuf,
     /// Target column by name or 0-based index (default: the last column).
@@ -82,17 +89,58 @@ pub struct DataArgs {
     /// Comma-separated columns to ignore (e.g. an id column).
     #[arg(long, value_delimiter = ',')]
     pub drop: Vec<String>,
-    /// Drop rows with missing values (`?`, empty, `NA`) instead of failing.
-    #[arg(long, conflicts_with = "missing_as_zero")]
+    /// What a missing cell (`?`, empty, `NA`) means: `drop` its row, read it as `zero`, or fill
+    /// it with its column's `mean` over the training rows (for a categorical column, the
+    /// training frequencies). Later files get the same [default: an error naming the cell].
+    #[arg(long, value_enum)]
+    pub missing: Option<MissingArg>,
+    /// Same as --missing drop.
+    #[arg(long, conflicts_with_all = ["missing", "missing_as_zero"])]
     pub drop_missing: bool,
-    /// Read a missing input value as 0 (e.g. an abstention among votes coded ±1 by
-    /// --yes-no); a missing target still fails. The model remembers it for later files.
-    #[arg(long)]
+    /// Same as --missing zero.
+    #[arg(long, conflicts_with = "missing")]
     pub missing_as_zero: bool,
-    /// Read `y`/`yes` as +1 and `n`/`no` as −1 in input columns (e.g. house-votes); the
-    /// model remembers it for later files.
+    /// Read `y`/`yes` as +1 and `n`/`no` as −1 in numeric input columns (--categorical auto
+    /// codes a y/n column the same way).
     #[arg(long)]
     pub yes_no: bool,
+    /// Text (categorical) input columns, coded with the training categories (±1 for two
+    /// categories, one input per category otherwise): `auto` finds every column holding text
+    /// and says which; or name them, comma separated (also numeric codes).
+    #[arg(long, value_delimiter = ',')]
+    pub categorical: Vec<String>,
+    /// A category that later files have and the training data had not: `error` (naming
+    /// column and value) or `ignore` (coded as all zeros) [default: error].
+    #[arg(long, value_enum)]
+    pub unknown_category: Option<UnknownCategoryArg>,
+    /// The file has no header line: its columns are named x1…xD and y (the last). A first
+    /// line of numbers is otherwise refused.
+    #[arg(long)]
+    pub no_header: bool,
+    /// Classifiers: the label coded +1 (the other is −1) [default: the second of the two in
+    /// sorted order, numbers numerically].
+    #[arg(long, allow_hyphen_values = true)]
+    pub positive: Option<String>,
+}
+
+/// `--missing`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MissingArg {
+    /// Leave out rows with a missing cell in a column used.
+    Drop,
+    /// Read a missing input as 0 (all zeros for a category).
+    Zero,
+    /// Fill a missing input with the training mean of its column.
+    Mean,
+}
+
+/// `--unknown-category`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum UnknownCategoryArg {
+    /// An error naming the column and the value.
+    Error,
+    /// An all-zero code.
+    Ignore,
 }
 
 /// `pacgp fit`. Options that do not apply to the chosen method are an error (the library
@@ -263,9 +311,13 @@ pub struct PredictArgs {
     /// CSV with the same input columns (a target column, if present, is ignored).
     #[arg(long)]
     pub data: PathBuf,
-    /// Write predictions here as CSV (default: stdout).
+    /// Write predictions here as CSV, one row per data row (default: stdout).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// A category the training data did not have: `error` or `ignore` (all-zero code)
+    /// [default: as fitted].
+    #[arg(long, value_enum)]
+    pub unknown_category: Option<UnknownCategoryArg>,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -280,6 +332,10 @@ pub struct EvaluateArgs {
     /// Test CSV with the target column.
     #[arg(long)]
     pub data: PathBuf,
+    /// A category the training data did not have: `error` or `ignore` (all-zero code)
+    /// [default: as fitted].
+    #[arg(long, value_enum)]
+    pub unknown_category: Option<UnknownCategoryArg>,
     /// ε for the Gibbs risk of regression models (default: the model's own).
     #[arg(long)]
     pub epsilon: Option<f64>,

@@ -32,7 +32,7 @@ pub fn spinner(msg: &str) -> ProgressBar {
 
 /// Write a result file, naming it in the error.
 pub fn write(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// The datasets folder: `given` if it exists, else (for the default `data`) the folder shipped
@@ -48,11 +48,11 @@ pub fn data_dir(given: &Path) -> std::path::PathBuf {
 /// Write `Serialize` rows as CSV with a header (`csv::Writer`).
 pub fn write_csv<T: serde::Serialize>(path: &Path, rows: &[T]) -> Result<()> {
     let mut w =
-        csv::Writer::from_path(path).with_context(|| format!("writing {}", path.display()))?;
+        csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
     for r in rows {
         w.serialize(r)?;
     }
     w.flush()
-        .with_context(|| format!("writing {}", path.display()))?;
+        .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }

@@ -20,6 +20,7 @@ mod fit;
 mod model;
 mod sharded;
 mod sharded_pac_sgp;
+mod table;
 
 /// The allocator the `pacgp` command uses: the module then runs the CLI's code with the CLI's
 /// memory behaviour (mimalloc keeps the freed N×N buffers for reuse, see the CLI's main.rs).
@@ -62,7 +63,12 @@ pub(crate) fn to_py_err(e: pacgp::Error) -> PyErr {
         | E::ModelMismatch { .. }
         | E::Spec(_)
         | E::Unsupported(_)
-        | E::NotTrainingSample { .. } => PyValueError::new_err(message),
+        | E::NotTrainingSample { .. }
+        | E::Write { .. }
+        | E::MissingTarget { .. }
+        | E::TextColumns { .. }
+        | E::UnknownCategory { .. }
+        | E::HeaderLooksLikeData { .. } => PyValueError::new_err(message),
         // A variant added later is reported as pacgp's own error until it is classified here.
         _ => PacgpError::new_err(message),
     }
@@ -153,5 +159,6 @@ fn _pacgp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     fit::register(m)?;
     sharded::register(m)?;
     sharded_pac_sgp::register(m)?;
+    table::register(m)?;
     Ok(())
 }

@@ -160,6 +160,38 @@ impl Model {
         json(&reports)
     }
 
+    /// The same model with the input coding `coding_json` (from `fit_input_coding`), stored in
+    /// the model file; its inputs are then named as the coding names them.
+    fn with_input_coding(&self, coding_json: &str) -> PyResult<Model> {
+        crate::table::with_input_coding(&self.inner, coding_json).map(wrap)
+    }
+
+    /// Whether the model reads tables through a stored input coding (it was fitted on one).
+    #[getter]
+    fn has_input_coding(&self) -> bool {
+        !self.inner.input_coding.columns.is_empty()
+    }
+
+    /// The table columns the model reads, in order.
+    #[getter]
+    fn table_columns(&self) -> Vec<String> {
+        crate::table::table_columns(&self.inner)
+    }
+
+    /// Code a later table (`columns[j][i]`: the text of row i, column j; "" if missing) with
+    /// the model's stored coding; `unknown_category` "error" or "ignore" overrides the stored
+    /// rule. The inputs of the rows kept and their indices.
+    #[pyo3(signature = (columns, names, unknown_category=None))]
+    fn encode_table<'py>(
+        &self,
+        py: Python<'py>,
+        columns: Vec<Vec<String>>,
+        names: Vec<String>,
+        unknown_category: Option<&str>,
+    ) -> PyResult<(Bound<'py, numpy::PyArray2<f64>>, Vec<usize>)> {
+        crate::table::encode_table(py, &self.inner, columns, names, unknown_category)
+    }
+
     /// The model file's JSON text (what `pacgp fit --out` writes).
     fn to_json(&self) -> PyResult<String> {
         json(&self.inner)

@@ -4,25 +4,20 @@
 
 use std::time::Instant;
 
-use anyhow::{Context, Result};
-use pacgp::data::{self, Dataset, InputCoding, LabelMap};
+use anyhow::Result;
 use pacgp::inference::ConvergenceStatus;
 use pacgp::model::{FittedModel, Task};
 use serde_json::json;
 
-use super::{check_output_path, csv_options, spinner};
+use super::{check_output_path, spinner};
 use crate::cli::*;
 
 /// Fit, save, print a summary.
 pub(super) fn fit(a: FitArgs) -> Result<()> {
-    check_output_path(&a.out)?;
+    check_output_path(&a.out, &[("--data", &a.data.data)])?;
     let spec = a.options().check(a.method())?;
-    let (train, labels): (Dataset, Option<LabelMap>) = if spec.is_classifier() {
-        let (train, labels) = data::load_csv_classification(&a.data.data, &csv_options(&a.data))?;
-        (train, Some(labels))
-    } else {
-        (super::load_training(&a.data)?, None)
-    };
+    let training = super::load_training(&a.data, spec.is_classifier())?;
+    let (train, labels) = (training.data, training.labels);
     let pb = spinner(&format!(
         "fitting {} on {} points",
         spec.method_name(),
@@ -33,10 +28,8 @@ pub(super) fn fit(a: FitArgs) -> Result<()> {
     pb.finish_and_clear();
     let mut model = fitted?;
     let secs = t0.elapsed().as_secs_f64();
-    model.input_coding = InputCoding::of(&csv_options(&a.data));
-    model
-        .save(&a.out)
-        .with_context(|| format!("saving the model to {}", a.out.display()))?;
+    model.input_coding = training.coding;
+    model.save(&a.out)?;
     for note in model.x_scaler.notes() {
         eprintln!("note: {note}");
     }
@@ -97,6 +90,8 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
             "objective": model.report.objective,
             "objective_name": model.report.objective_name,
             "penalty_terms": model.choices().ok(),
+            "labels": model.task.labels().map(|l| json!({ "negative": l.negative, "positive": l.positive })),
+            "inputs": model.feature_names,
             "iterations": opt.map(|r| r.iterations as usize).or(inf.map(|r| r.iterations)),
             "evaluations": opt.map(|r| r.evaluations),
             "unsnapped_objective": opt.map(|r| r.value),
@@ -132,6 +127,18 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
         "  kernel (on standardised inputs; θ = ln value): {}",
         model.posterior.kernel.describe()
     );
+    if let Some(l) = model.task.labels() {
+        out!(
+            "  labels: '{}' → −1, '{}' → +1 ({})",
+            pacgp::data::shown(&l.negative),
+            pacgp::data::shown(&l.positive),
+            if a.data.positive.is_some() {
+                "--positive"
+            } else {
+                "the second in sorted order; --positive LABEL chooses"
+            }
+        );
+    }
     if let Some(v) = noise {
         out!("  noise variance σ² (standardised targets): {v:.4}");
     }

@@ -112,8 +112,8 @@ pub struct FittedModel {
     /// What the fit was: the method, its options, δ and the seed (checked again on load).
     /// `certify` re-derives every price of the certificate from it.
     pub spec: CheckedFitSpec,
-    /// How the training file's input cells were read (yes/no, missing as 0); files the
-    /// model is applied to are read the same way.
+    /// How the training table's cells became the inputs (categories, missing values, yes/no,
+    /// header): files the model is applied to are read the same way.
     #[serde(default)]
     pub input_coding: crate::data::InputCoding,
     /// Input column names, in order.
@@ -262,7 +262,7 @@ impl FittedModel {
             path: path.display().to_string(),
             message: e.to_string(),
         })?;
-        std::fs::write(path, text).map_err(|source| Error::Io {
+        std::fs::write(path, text).map_err(|source| Error::Write {
             path: path.display().to_string(),
             source,
         })
@@ -314,6 +314,9 @@ impl FittedModel {
                 p.basis.ncols()
             )));
         }
+        self.input_coding
+            .check(&self.feature_names)
+            .map_err(|e| bad(e.to_string()))?;
         if self.x_scaler.mean.len() != d || self.x_scaler.sd.len() != d {
             return Err(bad(format!(
                 "the input scaler has {} means and {} deviations for {d} inputs",
