@@ -488,10 +488,9 @@ pub fn fit_sparse_split_prior_with(
     cfg: &SplitConfig,
     family: SparseSplitFamily,
 ) -> Result<SparseSplitFit> {
-    let fractions = cfg.fraction.candidates()?;
+    let fractions = cfg.fraction.menu()?;
     let menu = fractions.len();
-    let mut best: Option<SparseSplitFit> = None;
-    for fraction in fractions {
+    let chosen = fractions.by_bound(|&fraction, _| {
         let RegressionParts {
             a,
             b,
@@ -527,12 +526,8 @@ pub fn fit_sparse_split_prior_with(
             posterior,
             certificate,
         };
-        if best
-            .as_ref()
-            .is_none_or(|f| fit.certificate.bound < f.certificate.bound)
-        {
-            best = Some(fit);
-        }
-    }
-    Ok(best.expect("at least one fraction"))
+        let bound = fit.certificate.bound;
+        Ok((fit, bound))
+    })?;
+    Ok(chosen.value)
 }
