@@ -188,7 +188,7 @@ fn select_by_ml2(kernel: &Kernel, x: MatRef<'_, f64>, y: &[f64], s: &Setup) -> R
             )))
         }
     };
-    let choices = vec![PenaltyTerm::grid(&grid, fit.posterior.kernel.n_params())];
+    let choices = vec![PenaltyTerm::grid(&grid, fit.posterior.kernel().n_params())];
     let certificate = s.certificate(&fit, x, y, choices)?;
     Ok(Selected {
         fit,

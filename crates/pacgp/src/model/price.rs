@@ -66,7 +66,7 @@ impl FittedModel {
     /// spec names, the split prior's menus; every stored choice is checked against the spec.
     pub fn choices(&self) -> Result<Vec<PenaltyTerm>> {
         self.check_task_against_spec()?;
-        let kernel = &self.posterior.kernel;
+        let kernel = &self.posterior.kernel();
         if let Method::Gpr(s) = &self.spec.method {
             if !s.snap {
                 return Err(Error::Unsupported(

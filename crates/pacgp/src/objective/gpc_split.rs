@@ -141,7 +141,7 @@ fn prior_from_a(post_a: GaussianPosterior, xb: MatRef<'_, f64>) -> Result<PriorF
     let Covariance::Sites { sqrt_pi, chol_b } = &post_a.cov else {
         return Err(Error::Unsupported("P_A must be in site form".into()));
     };
-    let kab = post_a.kernel.cross(post_a.basis.as_ref(), xb);
+    let kab = post_a.kernel().cross(post_a.basis.as_ref(), xb);
     let mut v = kab.clone();
     for j in 0..v.ncols() {
         for i in 0..v.nrows() {
@@ -149,7 +149,7 @@ fn prior_from_a(post_a: GaussianPosterior, xb: MatRef<'_, f64>) -> Result<PriorF
         }
     }
     chol_b.solve_lower_in_place(v.as_mut());
-    let mut cov = post_a.kernel.gram(xb) - v.transpose() * &v;
+    let mut cov = post_a.kernel().gram(xb) - v.transpose() * &v;
     let nb = xb.nrows();
     for j in 0..nb {
         for i in 0..j {
@@ -166,7 +166,7 @@ fn prior_from_a(post_a: GaussianPosterior, xb: MatRef<'_, f64>) -> Result<PriorF
     }
     let mean = post_a.predict(xb)?.mean;
     // K_A is a difference of matrices of the prior's scale: its round-off is relative to that.
-    let scale = post_a.kernel.diag(xb).into_iter().fold(0.0, f64::max);
+    let scale = post_a.kernel().diag(xb).into_iter().fold(0.0, f64::max);
     Ok(PriorFromA {
         prior: LatentPrior {
             mean,
@@ -280,7 +280,7 @@ fn joint_posterior(
     alpha.extend(&sites.alpha);
     let mut sqrt_pi = sa.clone();
     sqrt_pi.extend(sites.sqrt_pi());
-    let k = pa.kernel.gram(basis.as_ref());
+    let k = pa.kernel().gram(basis.as_ref());
     let chol_b = Cholesky::factor_filled(
         na + nb,
         linalg::fill_site_b(&k, &sqrt_pi, 0.0),
@@ -288,12 +288,13 @@ fn joint_posterior(
         &JitterPolicy::default(),
         "I + Π½KΠ½ of the split-prior posterior",
     )?;
-    Ok(GaussianPosterior {
-        kernel: pa.kernel.clone(),
+    Ok(GaussianPosterior::sites(
+        pa.kernel().clone(),
         basis,
         alpha,
-        cov: Covariance::Sites { sqrt_pi, chol_b },
-    })
+        sqrt_pi,
+        chol_b,
+    ))
 }
 
 /// The certificate of sites against `P_A` on part B: KL from the site evaluation, marginals
@@ -448,7 +449,7 @@ pub fn part_a_prior(
         .collect::<Result<Vec<_>>>()?;
     let nested = if needs_nested(cfg) {
         let part_a_data = (&xa, a.y.as_slice(), lik);
-        let kernels_a: Vec<Kernel> = posts_a.iter().map(|p| p.kernel.clone()).collect();
+        let kernels_a: Vec<Kernel> = posts_a.iter().map(|p| p.kernel().clone()).collect();
         Some(nested_estimate(
             cfg,
             &kernels_a,
@@ -487,7 +488,7 @@ pub fn part_a_prior(
         choices.push(PenaltyTerm {
             what: format!(
                 "prior kernel {}, covariance scale t = {scale}, mean scale s = {mean_scale} chosen on a nested split of part A",
-                post_a.kernel.describe()
+                post_a.kernel().describe()
             ),
             nats: 0.0,
         });
@@ -497,7 +498,7 @@ pub fn part_a_prior(
         part_b,
         x_scaler,
         xb,
-        kernel: post_a.kernel.clone(),
+        kernel: post_a.kernel().clone(),
         scale,
         mean_scale,
         lambdas: catoni_lambdas(cfg, nested.as_ref())?,
@@ -619,18 +620,16 @@ pub fn scaled_prior_with_mean(
     let Covariance::Sites { sqrt_pi, chol_b } = &post.cov else {
         return Err(Error::Unsupported("P_A must be in site form".into()));
     };
-    Ok(GaussianPosterior {
-        kernel: Kernel::Scale {
+    Ok(GaussianPosterior::sites(
+        Kernel::Scale {
             ln_variance: t.ln(),
-            inner: Box::new(post.kernel.clone()),
+            inner: Box::new(post.kernel().clone()),
         },
-        basis: post.basis.clone(),
-        alpha: post.alpha.iter().map(|a| s * a / t).collect(),
-        cov: Covariance::Sites {
-            sqrt_pi: sqrt_pi.iter().map(|p| p / t.sqrt()).collect(),
-            chol_b: chol_b.clone(),
-        },
-    })
+        post.basis.clone(),
+        post.alpha.iter().map(|a| s * a / t).collect(),
+        sqrt_pi.iter().map(|p| p / t.sqrt()).collect(),
+        chol_b.clone(),
+    ))
 }
 
 /// The inequalities of [`SplitPriorConfig::catoni`], every λ fixed without part B

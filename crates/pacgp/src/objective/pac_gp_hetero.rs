@@ -24,7 +24,7 @@ use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
 use crate::optim::{self, boxes, GridSnap, Objective, OptimReport, Restarts};
-use crate::posterior::{Covariance, GaussianPosterior, Marginals};
+use crate::posterior::{GaussianPosterior, Marginals};
 
 use super::pac_gp::{fit_pac_gp, PacGpConfig, PacGpTerms};
 
@@ -257,12 +257,13 @@ impl<'a> PacGpHeteroObjective<'a> {
             &JitterPolicy::none(),
             "I + Λ_v^-½KΛ_v^-½",
         )?;
-        Ok(GaussianPosterior {
-            kernel: self.kernel_at(p)?,
-            basis: self.x.to_owned(),
-            alpha: e.alpha,
-            cov: Covariance::Sites { sqrt_pi, chol_b },
-        })
+        Ok(GaussianPosterior::sites(
+            self.kernel_at(p)?,
+            self.x.to_owned(),
+            e.alpha,
+            sqrt_pi,
+            chol_b,
+        ))
     }
 }
 

@@ -371,15 +371,13 @@ impl<'a> PacGpcObjective<'a> {
         let (prior, kernel) = self.prior_at(p)?;
         let sites = SiteParams::from_stacked(&p[self.n_theta()..]);
         let e = SiteEvaluation::new(&prior, &sites)?;
-        Ok(GaussianPosterior {
-            kernel: kernel.expect("kernel prior"),
-            basis: x.to_owned(),
-            alpha: sites.alpha,
-            cov: Covariance::Sites {
-                sqrt_pi: e.sqrt_pi,
-                chol_b: e.chol_b,
-            },
-        })
+        Ok(GaussianPosterior::sites(
+            kernel.expect("kernel prior"),
+            x.to_owned(),
+            sites.alpha,
+            e.sqrt_pi,
+            e.chol_b,
+        ))
     }
 }
 

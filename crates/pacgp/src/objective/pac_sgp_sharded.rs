@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
-use crate::posterior::{Covariance, GaussianPosterior};
+use crate::posterior::GaussianPosterior;
 use crate::prior::{HyperPrior, ThetaPenalty};
 use crate::regression::sparse::{
     add_outer, kuu_cholesky, sandwich_inv, whitened_basis, WhitenedBasis,
@@ -582,15 +582,13 @@ pub fn posterior_from_stats(
     }
     let l_b = Cholesky::factor(b.as_ref(), &JitterPolicy::default(), "I + VΛ⁻¹Vᵀ")?;
     let alpha = l_uu.solve_upper_vec(&l_b.solve_vec(&s.gamma));
-    Ok(GaussianPosterior {
-        kernel: kernel.clone(),
-        basis: z.to_owned(),
+    Ok(GaussianPosterior::whitened(
+        kernel.clone(),
+        z.to_owned(),
         alpha,
-        cov: Covariance::WhitenedPrecision {
-            chol_kuu: l_uu,
-            chol_b: l_b,
-        },
-    })
+        l_uu,
+        l_b,
+    ))
 }
 
 fn reduce<T>(

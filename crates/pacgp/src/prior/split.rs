@@ -33,7 +33,7 @@ use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
 use crate::objective::pac_gp_hetero::{factor_plus_diag, PointNoiseEval};
 use crate::optim::{self, boxes, LbfgsConfig, Objective, Restarts};
-use crate::posterior::{Covariance, GaussianPosterior, Marginals};
+use crate::posterior::{GaussianPosterior, Marginals};
 use crate::regression::exact::{fit_ml2, MlConfig};
 use crate::select::Menu;
 
@@ -786,12 +786,13 @@ impl SplitPosterior {
             &JitterPolicy::default(),
             "I + Π½KΠ½ of the split-prior posterior",
         )?;
-        Ok(GaussianPosterior {
-            kernel: self.prior.kernel.clone(),
+        Ok(GaussianPosterior::sites(
+            self.prior.kernel.clone(),
             basis,
             alpha,
-            cov: Covariance::Sites { sqrt_pi, chol_b },
-        })
+            sqrt_pi,
+            chol_b,
+        ))
     }
 }
 

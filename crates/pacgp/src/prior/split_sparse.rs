@@ -242,15 +242,13 @@ impl SparseSplitPosterior {
     pub fn shared_posterior(&self) -> Result<GaussianPosterior> {
         let alpha = self.prior.chol_kuu.solve_vec(&self.a);
         let chol_sigma = Cholesky::factor(self.sigma.as_ref(), &JitterPolicy::default(), "Σ")?;
-        Ok(GaussianPosterior {
-            kernel: self.prior.kernel.clone(),
-            basis: self.prior.z.clone(),
+        Ok(GaussianPosterior::dense(
+            self.prior.kernel.clone(),
+            self.prior.z.clone(),
             alpha,
-            cov: Covariance::Dense {
-                chol_kb: self.prior.chol_kuu.clone(),
-                chol_sigma,
-            },
-        })
+            self.prior.chol_kuu.clone(),
+            chol_sigma,
+        ))
     }
 }
 
