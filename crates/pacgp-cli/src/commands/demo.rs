@@ -113,7 +113,7 @@ pub(super) fn demo(mut a: DemoArgs) -> Result<()> {
     if a.json {
         out!("{}", json!({ "demo": rows }));
     } else {
-        if let Some(note) = candidate_edge_note(&model.posterior.kernel(), train.d()) {
+        if let Some(note) = candidate_edge_note(model.posterior.kernel(), train.d()) {
             out!("  note: {note}");
         }
         explain()?;

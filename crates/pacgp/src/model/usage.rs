@@ -463,7 +463,7 @@ impl FittedModel {
             return Err(Error::Unsupported("not a classifier".into()));
         };
         let method = self.inference_method()?;
-        let fit = method.fit(&self.posterior.kernel(), likelihood, x, y)?;
+        let fit = method.fit(self.posterior.kernel(), likelihood, x, y)?;
         crate::loo::classifier_loo(&method, likelihood, x, y, &fit, mode)
     }
 
