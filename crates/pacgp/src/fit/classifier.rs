@@ -130,7 +130,7 @@ fn select_by_ml2(kernel: &Kernel, x: MatRef<'_, f64>, y: &[f64], s: &Setup) -> R
 }
 
 /// `laplace`, `ep`, `mean-field`, `ivm`, `sogp` with certified hyperparameters: θ chosen by
-/// **minimising the PAC-Bayes bound** on the Gibbs error over [`classifier_candidates`] (union
+/// **minimising the PAC-Bayes bound** on the Gibbs error over [`crate::plan::classifier_candidates`] (union
 /// bound: `ln 9`) or by ML-II snapped onto the PAC grid (`T·ln 1201`); with the split prior,
 /// [`super::pac_gpc::split_classifier`].
 pub fn classifier(
