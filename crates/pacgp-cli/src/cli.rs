@@ -9,8 +9,8 @@ use pacgp::loo::LooMode;
 use pacgp::prior::split::SplitFraction;
 use pacgp::regression::sparse::InducingInit;
 use pacgp::spec::{
-    BoundName, FitOptions, HyperPriorName, LikelihoodName, MethodName, PriorKernel, PriorScale,
-    Selection, SlackKind, Xi,
+    BoundName, FitOptions, HyperPriorName, IntervalMethod, IntervalScore, LikelihoodName,
+    MethodName, PriorKernel, PriorScale, Selection, SlackKind, Xi,
 };
 use pacgp::svm::SvmSolver;
 
@@ -260,6 +260,16 @@ pub struct FitArgs {
     /// records the direction and `certify` reproduces it.
     #[arg(long)]
     pub both_directions: bool,
+    /// Regression: prepare distribution-free prediction intervals for `predict --interval`:
+    /// `jackknife+` (from the closed-form leave-one-out, no refits; gpr, pac-gp, vfe, fitc,
+    /// dtc, pac-sgp, greedy-sparse; coverage ≥ 1 − 2α), `cv+[:K]` (the fit refitted without
+    /// each of K folds, default 10; ≥ 1 − 2α − O(K/N)) or `split-conformal[:F]` (refitted on a
+    /// seeded fraction F, default 0.5, calibrated on the rest; ≥ 1 − α).
+    #[arg(long, value_parser = parsed::<IntervalMethod>)]
+    pub intervals: Option<IntervalMethod>,
+    /// With --intervals: the conformity score [default: absolute].
+    #[arg(long, value_parser = words::<IntervalScore>())]
+    pub interval_score: Option<IntervalScore>,
 }
 
 impl FitArgs {
@@ -293,6 +303,8 @@ impl FitArgs {
             prior_kernel: self.prior_kernel,
             both_directions: self.both_directions.then_some(true),
             predictor: None,
+            intervals: self.intervals,
+            interval_score: self.interval_score,
         }
     }
 
@@ -321,6 +333,11 @@ pub struct PredictArgs {
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Regression models fitted with --intervals: add the columns `lower` and `upper` of
+    /// prediction intervals at this level 1 − α (e.g. 0.9), by the model's interval method;
+    /// what they guarantee is printed on stderr (and in the JSON).
+    #[arg(long)]
+    pub interval: Option<f64>,
 }
 
 /// `pacgp evaluate`.

@@ -12,7 +12,7 @@ use pacgp::spec::values::BadValue;
 use pacgp::Error;
 use pyo3::exceptions::PyValueError;
 
-use crate::{compute, to_dataset, to_mat, to_py_err, wrap};
+use crate::{compute, compute_with, to_dataset, to_mat, to_py_err, wrap};
 
 /// A fitted pacgp model (any family), immutable.
 #[pyclass(frozen, module = "pacgp._pacgp")]
@@ -83,6 +83,30 @@ impl Model {
             p.mean.into_pyarray(py),
             p.latent_var.into_pyarray(py),
             p.noisy_var.into_pyarray(py),
+        ))
+    }
+
+    /// Prediction intervals of level 1 − `alpha` at raw inputs by the method the model was
+    /// fitted with: (lower, upper, the statement as JSON: method, score, level, guarantee).
+    #[pyo3(signature = (x, alpha, n_threads=None))]
+    fn predict_intervals<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        alpha: f64,
+        n_threads: Option<usize>,
+    ) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>, String)> {
+        let xm = to_mat(&x, "X")?;
+        let iv = compute_with(
+            py,
+            n_threads,
+            || self.inner.predict_intervals(xm.as_ref(), alpha),
+            |e| crate::fit::lib_err(e, &crate::fit::PyWording::new(None)),
+        )?;
+        Ok((
+            iv.lower.into_pyarray(py),
+            iv.upper.into_pyarray(py),
+            json(&iv.statement)?,
         ))
     }
 

@@ -50,6 +50,7 @@ fn task(noise_variance: f64, y_scaler: TargetScaler) -> Task {
         y_scaler,
         split_prior: None,
         sparse_split_prior: None,
+        intervals: None,
     }
 }
 
@@ -226,6 +227,7 @@ fn split_pac_gp(
         y_scaler: fit.y_scaler,
         split_prior: Some(record),
         sparse_split_prior: None,
+        intervals: None,
     };
     Ok(FittedModel::assemble(
         spec,
@@ -305,6 +307,7 @@ fn split_pac_sgp(
         y_scaler: fit.y_scaler,
         split_prior: None,
         sparse_split_prior: Some(Box::new(record)),
+        intervals: None,
     };
     Ok(FittedModel::assemble(
         spec,

@@ -59,6 +59,9 @@ pub enum Task {
         /// on A) and Q's parameters, for `certify` on part B.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         sparse_split_prior: Option<Box<crate::prior::split_sparse::SparseSplitRecord>>,
+        /// What the spec's prediction intervals need at prediction time (`fit --intervals`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        intervals: Option<Box<crate::conformal::IntervalRecord>>,
     },
     /// Binary labels through a likelihood.
     Classification {
@@ -350,8 +353,21 @@ impl FittedModel {
             Task::Regression {
                 noise_variance,
                 y_scaler,
+                intervals,
                 ..
             } => {
+                match intervals {
+                    Some(r) => r
+                        .validate(&self.spec, self.n_train, d)
+                        .map_err(|e| bad(format!("interval record: {e}")))?,
+                    None if self.spec.intervals.is_some() => {
+                        return Err(bad(
+                            "the spec has prediction intervals and the model no record of them"
+                                .into(),
+                        ))
+                    }
+                    None => {}
+                }
                 if !finite_positive(*noise_variance) {
                     return Err(bad(format!(
                         "noise variance {noise_variance} (must be positive and finite)"

@@ -183,6 +183,32 @@ impl FittedModel {
         })
     }
 
+    /// Prediction intervals of level `1 − alpha` at raw inputs (`predict --interval`), by the
+    /// method the model was fitted with (its spec's `intervals`; [`crate::conformal`]).
+    pub fn predict_intervals(
+        &self,
+        x: MatRef<'_, f64>,
+        alpha: f64,
+    ) -> Result<crate::conformal::PredictionIntervals> {
+        self.regression_parts()?;
+        let (
+            Some(iv),
+            Task::Regression {
+                intervals: Some(record),
+                ..
+            },
+        ) = (&self.spec.intervals, &self.task)
+        else {
+            return Err(Error::Spec(crate::spec::SpecError::missing(
+                crate::spec::SpecOption::Intervals,
+                self.method(),
+                "prediction intervals are prepared when fitting (jackknife+, cv+ or \
+                 split-conformal); refit with one",
+            )));
+        };
+        record.intervals(iv, self, x, alpha)
+    }
+
     /// Test metrics; for regression the Gibbs and Bayes risks when an ε is given or stored,
     /// for classifiers the Gibbs error of the latent classifier.
     pub fn evaluate(&self, test: &Dataset, epsilon: Option<f64>) -> Result<Evaluation> {
