@@ -364,6 +364,58 @@ impl GaussianPosterior {
         Ok(Marginals { mean, var })
     }
 
+    /// The joint latent covariance at the rows of `x` (N*×N*):
+    /// `k(X*, X*) − k(X*, B) R k(B, X*)`, with `R` applied in its stored form as in
+    /// [`GaussianPosterior::predict`] (whose variances are its diagonal). For scikit-learn's
+    /// `predict(return_cov=True)` and posterior samples; `N*²` memory.
+    pub fn predict_cov(&self, x: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        self.check_inputs(x)?;
+        let mut cov = self.kernel.gram(x);
+        let mut a = self.kernel.cross(self.basis.as_ref(), x); // M×N*
+                                                               // cov −= Pᵀ P for each subtracted projection P, += Qᵀ Q for each added one.
+        let mut update = |p: &Mat<f64>, sign: f64| {
+            faer::linalg::matmul::matmul(
+                cov.as_mut(),
+                faer::Accum::Add,
+                p.transpose(),
+                p.as_ref(),
+                sign,
+                linalg::par_for(x.nrows()),
+            );
+        };
+        match &self.cov {
+            Covariance::Sites { sqrt_pi, chol_b } => {
+                scale_rows(&mut a, sqrt_pi);
+                chol_b.solve_lower_in_place(a.as_mut());
+                update(&a, -1.0);
+            }
+            Covariance::WhitenedPrecision { chol_kuu, chol_b } => {
+                chol_kuu.solve_lower_in_place(a.as_mut());
+                update(&a, -1.0);
+                chol_b.solve_lower_in_place(a.as_mut());
+                update(&a, 1.0);
+            }
+            Covariance::Dense {
+                chol_kb,
+                chol_sigma,
+            } => {
+                chol_kb.solve_lower_in_place(a.as_mut());
+                update(&a, -1.0);
+                chol_kb.solve_upper_in_place(a.as_mut());
+                let t = chol_sigma.l().transpose() * &a;
+                update(&t, 1.0);
+            }
+        }
+        // Symmetric by construction up to round-off: make it exactly so.
+        for j in 0..cov.ncols() {
+            for i in 0..j {
+                let v = 0.5 * (cov[(i, j)] + cov[(j, i)]);
+                (cov[(i, j)], cov[(j, i)]) = (v, v);
+            }
+        }
+        Ok(cov)
+    }
+
     /// `KL(Q‖P) = KL(N(a,Σ) ‖ N(0,K_B))` (docs/math.md §3.0–3.2, §7.3–7.4), in nats.
     ///
     /// The site and whitened forms share `½[ln det B + tr B⁻¹ + αᵀK_Bα − M]`; the dense form

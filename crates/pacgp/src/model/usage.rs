@@ -56,12 +56,12 @@ pub(super) struct Resolved {
 }
 
 impl FittedModel {
-    fn standardised_inputs(&self, x: MatRef<'_, f64>) -> Result<faer::Mat<f64>> {
+    pub(super) fn standardised_inputs(&self, x: MatRef<'_, f64>) -> Result<faer::Mat<f64>> {
         crate::data::check_finite(x, "inputs")?;
         self.x_scaler.transform(x)
     }
 
-    fn regression_parts(&self) -> Result<(f64, TargetScaler)> {
+    pub(super) fn regression_parts(&self) -> Result<(f64, TargetScaler)> {
         match &self.task {
             Task::Regression {
                 noise_variance,
