@@ -80,10 +80,9 @@ impl FoldModel {
             return Err(format!("a fold model does not have {d} inputs"));
         }
         let positive = |v: f64| v > 0.0 && v.is_finite();
-        if !(s.mean.iter().all(|m| m.is_finite()) && s.sd.iter().all(|v| positive(*v)))
-            || !(self.y_scaler.mean.is_finite() && positive(self.y_scaler.sd))
-            || !positive(self.noise_variance)
-        {
+        let inputs_ok = s.mean.iter().all(|m| m.is_finite()) && s.sd.iter().all(|v| positive(*v));
+        let targets_ok = self.y_scaler.mean.is_finite() && positive(self.y_scaler.sd);
+        if !(inputs_ok && targets_ok && positive(self.noise_variance)) {
             return Err("a fold model's scalers or noise are not finite and positive".into());
         }
         self.posterior.validate().map_err(|e| e.to_string())
@@ -122,8 +121,8 @@ pub enum IntervalRecord {
     },
     /// Split conformal.
     SplitConformal {
-        /// The model fitted on part A.
-        part_a: FoldModel,
+        /// The model fitted on part A (boxed: the variants' sizes differ a lot).
+        part_a: Box<FoldModel>,
         /// The scores of part B.
         scores: Vec<f64>,
     },
@@ -238,7 +237,7 @@ impl IntervalRecord {
             }
             IntervalMethod::SplitConformal { fraction } => {
                 let (a, b) = crate::prior::split::split_rows(data, fraction, spec.seed)?;
-                let part_a = part(&a)?;
+                let part_a = Box::new(part(&a)?);
                 let scores = score_of(&part_a, &b)?;
                 Ok(IntervalRecord::SplitConformal { part_a, scores })
             }

@@ -13,6 +13,9 @@ use crate::posterior::Covariance;
 use crate::regression::exact::NegLogMarginalLikelihood;
 use crate::spec::{Method, PacPrior};
 
+/// An exact GP's standardised training sample `(X, y, (σ², jitter))`.
+type ExactSample = (Mat<f64>, Vec<f64>, (f64, f64));
+
 /// A log evidence and, if asked, its gradient.
 #[derive(Clone, Debug, PartialEq)]
 pub struct LogEvidence {
@@ -62,7 +65,7 @@ impl FittedModel {
 
     /// The standardised training sample of an exact GP regressor, from its posterior:
     /// `(X, y, (σ², jitter))`.
-    fn exact_gp_sample(&self) -> Result<(Mat<f64>, Vec<f64>, (f64, f64))> {
+    fn exact_gp_sample(&self) -> Result<ExactSample> {
         let exact = match &self.spec.method {
             Method::Gpr(_) => true,
             Method::PacGp(s) => !matches!(s.prior, PacPrior::Split(_)),
