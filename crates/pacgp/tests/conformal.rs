@@ -202,12 +202,12 @@ fn refit_jackknife_plus(
     let r = refits(&x, &y, &xs, |xk, yk, at| {
         if post.n_basis() == train.n() {
             let g =
-                ExactGp::fit(post.kernel.clone(), noise, xk, yk, &JitterPolicy::none()).unwrap();
+                ExactGp::fit(post.kernel().clone(), noise, xk, yk, &JitterPolicy::none()).unwrap();
             let p = g.predict(at.as_ref()).unwrap();
             (p.mean, p.noisy_var)
         } else {
             let gp = SparseGp {
-                kernel: post.kernel.clone(),
+                kernel: post.kernel().clone(),
                 noise_variance: noise,
                 z: post.basis.clone(),
                 method: SparseMethod::Vfe,

@@ -45,7 +45,7 @@ pub(super) fn grid_edge_notes(model: &FittedModel) -> Vec<String> {
     let Some(grid) = model.spec.grid() else {
         return Vec::new();
     };
-    let k = &model.posterior.kernel;
+    let k = &model.posterior.kernel();
     k.params()
         .iter()
         .zip(k.param_names())
@@ -84,7 +84,7 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
             "method": model.method().to_string(),
             "n": model.n_train,
             "d": model.feature_names.len(),
-            "kernel": model.posterior.kernel.describe(),
+            "kernel": model.posterior.kernel().describe(),
             "noise_variance": noise,
             "likelihood": match &model.task { Task::Classification { likelihood, .. } => Some(likelihood.name()), _ => None },
             "objective": model.report.objective,
@@ -125,7 +125,7 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
     );
     out!(
         "  kernel (on standardised inputs; θ = ln value): {}",
-        model.posterior.kernel.describe()
+        model.posterior.kernel().describe()
     );
     if let Some(l) = model.task.labels() {
         out!(

@@ -133,13 +133,13 @@ impl<'a> LooDowndate<'a> {
         };
         crate::regression::exact::check_regression_inputs(x, y)?;
         post.check_inputs(x)?;
-        let kzx = post.kernel.cross(post.basis.as_ref(), x); // M×N
+        let kzx = post.kernel().cross(post.basis.as_ref(), x); // M×N
         let m: Vec<f64> = crate::linalg::mat_t_vec(&kzx, &post.alpha);
         let mut v = kzx;
         chol_kuu.solve_lower_in_place(v.as_mut());
         let q = crate::linalg::col_sq_norms(&v);
         let lambda: Vec<f64> = post
-            .kernel
+            .kernel()
             .diag(x)
             .iter()
             .zip(&q)
@@ -152,7 +152,7 @@ impl<'a> LooDowndate<'a> {
         let n = y.len();
         let (mut gain, mut kappa) = (Vec::with_capacity(n), Vec::with_capacity(n));
         let (mut residual, mut var) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        let kdiag = post.kernel.diag(x);
+        let kdiag = post.kernel().diag(x);
         for i in 0..n {
             let tau = 1.0 / lambda[i];
             let keep = 1.0 - tau * s[i];
@@ -202,12 +202,12 @@ impl<'a> LooDowndate<'a> {
     fn cross_cov(&self, xs: MatRef<'_, f64>) -> Mat<f64> {
         match (&self.cross, &self.post.cov) {
             (CrossCov::Exact, Covariance::Sites { chol_b, .. }) => {
-                let mut c = self.post.kernel.cross(self.post.basis.as_ref(), xs);
+                let mut c = self.post.kernel().cross(self.post.basis.as_ref(), xs);
                 chol_b.solve_in_place(c.as_mut());
                 c
             }
             (CrossCov::Whitened { w }, Covariance::WhitenedPrecision { chol_kuu, chol_b }) => {
-                let mut wx = self.post.kernel.cross(self.post.basis.as_ref(), xs);
+                let mut wx = self.post.kernel().cross(self.post.basis.as_ref(), xs);
                 chol_kuu.solve_lower_in_place(wx.as_mut());
                 chol_b.solve_lower_in_place(wx.as_mut());
                 w.transpose() * &wx

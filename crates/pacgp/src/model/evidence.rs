@@ -29,7 +29,7 @@ impl FittedModel {
     /// The parameters the evidence is a function of, `[θ…, ln σ²]` (ln values), and their names.
     pub fn evidence_params(&self) -> Result<(Vec<f64>, Vec<String>)> {
         let (noise, _) = self.exact_gp_sample()?.2;
-        let k = &self.posterior.kernel;
+        let k = &self.posterior.kernel();
         let mut p = k.params();
         p.push(noise.ln());
         let mut names = k.param_names();
@@ -51,7 +51,7 @@ impl FittedModel {
             });
         }
         let obj = NegLogMarginalLikelihood::new(
-            &self.posterior.kernel,
+            self.posterior.kernel(),
             x.as_ref(),
             &y,
             Default::default(),

@@ -14,13 +14,14 @@ use crate::linalg::{Cholesky, JitterPolicy};
 impl FittedModel {
     /// Predictive mean and joint covariance of new observations at raw inputs, in the
     /// target's units: `sd²·(K** − k*ᵀRk* + σ²I)` (the latent covariance of
-    /// [`crate::posterior::GaussianPosterior::predict_cov`] plus the noise on the diagonal;
+    /// [`crate::posterior::GaussianPosterior::covariance`] at `(x, x)`, made exactly symmetric, plus the noise on the diagonal;
     /// its diagonal is `predict_regression`'s `noisy_var`).
     pub fn predict_regression_cov(&self, x: MatRef<'_, f64>) -> Result<(Vec<f64>, Mat<f64>)> {
         let (noise, ys) = self.regression_parts()?;
         let xs = self.standardised_inputs(x)?;
         let mean = self.posterior.predict(xs.as_ref())?.mean;
-        let mut cov = self.posterior.predict_cov(xs.as_ref())?;
+        let mut cov = self.posterior.covariance(xs.as_ref(), xs.as_ref())?;
+        symmetrise(&mut cov);
         for i in 0..cov.nrows() {
             cov[(i, i)] += noise;
         }
@@ -60,5 +61,16 @@ impl FittedModel {
             Mat::from_fn(n, n_samples, |i, j| mean[i] + lz[(i, j)]),
             chol.jitter(),
         ))
+    }
+}
+
+/// `(C + Cᵀ)/2` in place: the covariance is symmetric up to round-off; a factor and the draws
+/// want it exactly so.
+fn symmetrise(c: &mut Mat<f64>) {
+    for j in 0..c.ncols() {
+        for i in 0..j {
+            let v = 0.5 * (c[(i, j)] + c[(j, i)]);
+            (c[(i, j)], c[(j, i)]) = (v, v);
+        }
     }
 }
