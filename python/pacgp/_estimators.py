@@ -23,6 +23,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _pacgp
+from ._gp_api import EvidenceAPI, RegressionAPI, SVMDualAPI
+from ._kernels import is_sklearn_kernel, to_spec
 
 
 def _behaved(a):
@@ -34,7 +36,14 @@ def _behaved(a):
 def _fit(estimator, X, y, method, labels=None, names=None, **options):
     """The library's one fit: ``options`` by the library's option names (``None``: not given),
     checked by the library; its errors name the estimator's parameters (``names`` maps the
-    library's names to them where they differ)."""
+    library's names to them where they differ). A scikit-learn kernel object is translated to
+    pacgp's kernel expression (``_kernels``); a regressor's ``intervals`` and
+    ``interval_score`` go with every fit."""
+    if is_sklearn_kernel(options.get("kernel")):
+        options["kernel"] = to_spec(options["kernel"])
+    if isinstance(estimator, RegressionAPI):
+        options.setdefault("intervals", estimator.intervals)
+        options.setdefault("interval_score", estimator.interval_score)
     return _pacgp.fit(X, y, method, options, labels=labels, names=names,
                       n_threads=estimator.n_threads)
 
@@ -189,8 +198,14 @@ class _PacgpEstimator(BaseEstimator):
         super().__setstate__(state)
 
 
-class _Regressor(RegressorMixin, _PacgpEstimator):
-    """A regression estimator: ``fit``, ``predict(return_std=...)``, ``score`` (R²)."""
+class _Regressor(RegressionAPI, RegressorMixin, _PacgpEstimator):
+    """A regression estimator: ``fit``, ``predict(return_std=..., return_cov=...)``,
+    ``sample_y``, ``predict_interval`` (given ``intervals``), ``score`` (R²).
+
+    ``intervals`` prepares distribution-free prediction intervals when fitting (as
+    ``pacgp fit --intervals``): "jackknife+" (from the closed-form leave-one-out, no refits;
+    coverage ≥ 1 − 2α), "cv+[:K]" (K refits) or "split-conformal[:F]" (coverage ≥ 1 − α);
+    ``interval_score`` "absolute" (default) or "gp-std" (J+GP: residuals over the GP's std)."""
 
     def fit(self, X, y):
         """Fit on inputs X (N×D, or a table: a DataFrame with text columns, an array of
@@ -206,18 +221,10 @@ class _Regressor(RegressorMixin, _PacgpEstimator):
         model = self._fit_model(X, y)
         self._set_model(model if coded is None else model.with_input_coding(coding))
         self.noise_variance_ = self.model_.noise_variance
+        if isinstance(self, EvidenceAPI) and self._has_evidence():
+            self._set_evidence()
         self._certify_sample(X, y)
         return self
-
-    def predict(self, X, return_std=False):
-        """Predictive mean at X; with ``return_std`` also the predictive standard deviation of
-        a new observation (latent variance plus noise), in the target's units."""
-        check_is_fitted(self, "model_")
-        X, _rows = self._coded(X)
-        mean, _latent_var, noisy_var = self.model_.predict_regression(X, n_threads=self.n_threads)
-        if return_std:
-            return mean, np.sqrt(noisy_var)
-        return mean
 
     def evaluate(self, X, y, epsilon=None):
         """The library's test metrics (RMSE, MAE, NLPD, coverage, ε-band risks) as a dict."""
@@ -233,7 +240,7 @@ class _Regressor(RegressorMixin, _PacgpEstimator):
         return {}
 
 
-class GPRegressor(_Regressor):
+class GPRegressor(EvidenceAPI, _Regressor):
     """Exact GP regression, hyperparameters by ML-II (``pacgp fit --method gpr``).
 
     θ is snapped onto the PAC grid (``snap=True``) so that, given ``epsilon`` (target units),
@@ -242,7 +249,8 @@ class GPRegressor(_Regressor):
 
     def __init__(self, kernel="se-ard", epsilon=None, restarts=0, snap=True, seed=0,
                  certify=True, delta=0.01, loo="approx", categorical="auto", missing=None,
-                 unknown_category="error", n_threads=None):
+                 unknown_category="error", n_threads=None, intervals=None,
+                 interval_score=None):
         self.kernel = kernel
         self.epsilon = epsilon
         self.restarts = restarts
@@ -255,9 +263,14 @@ class GPRegressor(_Regressor):
         self.missing = missing
         self.unknown_category = unknown_category
         self.n_threads = n_threads
+        self.intervals = intervals
+        self.interval_score = interval_score
 
     def _certifiable(self):
         return self.epsilon is not None and self.snap
+
+    def _has_evidence(self):
+        return True
 
     def _fit_model(self, X, y):
         return _fit(self, X, y, "gpr", kernel=self.kernel, restarts=self.restarts,
@@ -272,7 +285,8 @@ class SparseGPRegressor(_Regressor):
     def __init__(self, method="vfe", n_inducing=None, kernel="se-ard", epsilon=None, seed=0,
                  inducing_init="kmeans", certify=True, delta=0.01, loo="approx",
                  categorical="auto", missing=None,
-                 unknown_category="error", n_threads=None):
+                 unknown_category="error", n_threads=None, intervals=None,
+                 interval_score=None):
         self.method = method
         self.n_inducing = n_inducing
         self.inducing_init = inducing_init
@@ -286,6 +300,8 @@ class SparseGPRegressor(_Regressor):
         self.missing = missing
         self.unknown_category = unknown_category
         self.n_threads = n_threads
+        self.intervals = intervals
+        self.interval_score = interval_score
 
     def _certifiable(self):
         return self.epsilon is not None
@@ -298,7 +314,7 @@ class SparseGPRegressor(_Regressor):
                     epsilon=self.epsilon, inducing_init=self.inducing_init, delta=self.delta)
 
 
-class PACGPRegressor(_Regressor):
+class PACGPRegressor(EvidenceAPI, _Regressor):
     """PAC-GP (Reeb et al. 2018): a GP trained by minimising the PAC-Bayes bound on the ε-band
     risk (``bound`` "kl" or "sqrt"); full, or sparse (FITC form, ``n_inducing`` points) with
     ``sparse=True``. ``epsilon`` (target units) is required; ``delta`` is the bound's δ.
@@ -312,7 +328,8 @@ class PACGPRegressor(_Regressor):
     def __init__(self, epsilon=None, bound="kl", sparse=False, n_inducing=None, delta=0.01,
                  kernel="se-ard", seed=0, inducing_init="kmeans", prior=None, hyper_prior=None,
                  xi="maurer", certify=True, loo="approx", categorical="auto", missing=None,
-                 unknown_category="error", n_threads=None):
+                 unknown_category="error", n_threads=None, intervals=None,
+                 interval_score=None):
         self.epsilon = epsilon
         self.bound = bound
         self.sparse = sparse
@@ -330,9 +347,15 @@ class PACGPRegressor(_Regressor):
         self.missing = missing
         self.unknown_category = unknown_category
         self.n_threads = n_threads
+        self.intervals = intervals
+        self.interval_score = interval_score
 
     def _certify_options(self):
         return {"term": self.xi}
+
+    def _has_evidence(self):
+        # The split prior's posterior is fitted on part B with θ from part A: no one evidence.
+        return not self.sparse and self.prior is None
 
     def _fit_model(self, X, y):
         method = "pac-sgp" if self.sparse else "pac-gp"
@@ -352,7 +375,8 @@ class GreedySparseRegressor(_Regressor):
 
     def __init__(self, n_basis=None, kernel="se-ard", epsilon=None, seed=0, certify=True,
                  delta=0.01, loo="approx", categorical="auto", missing=None,
-                 unknown_category="error", n_threads=None):
+                 unknown_category="error", n_threads=None, intervals=None,
+                 interval_score=None):
         self.n_basis = n_basis
         self.kernel = kernel
         self.epsilon = epsilon
@@ -364,6 +388,8 @@ class GreedySparseRegressor(_Regressor):
         self.missing = missing
         self.unknown_category = unknown_category
         self.n_threads = n_threads
+        self.intervals = intervals
+        self.interval_score = interval_score
 
     def _certifiable(self):
         return self.epsilon is not None
@@ -456,8 +482,9 @@ class GPClassifier(_Classifier):
     "pac-gpc" (the classifier trained by its PAC-Bayes bound, ``pacgp fit --method pac-gpc``).
 
     The kernel is chosen by the PAC-Bayes bound among nine fixed SE kernels
-    (``select="bound"``) or by ML-II from ``kernel`` snapped onto the PAC grid
-    (``select="ml2"``; pac-gpc instead optimises θ from ``kernel`` on the grid);
+    (``select="bound"``, the default without ``kernel``) or by ML-II from ``kernel`` snapped
+    onto the PAC grid (``select="ml2"``, the default when ``kernel`` is given — a pacgp string
+    or a scikit-learn kernel object; pac-gpc instead optimises θ from ``kernel`` on the grid);
     ``certificate_`` bounds the Gibbs error of ``predictor`` ("latent": ``sgn(f + b)``, or
     "noisy"). pac-gpc's posterior is trained by its bound, not by an inference method, so it has no
     leave-one-out estimate: it is certified with ``loo="none"`` whatever ``loo`` says.
@@ -473,7 +500,7 @@ class GPClassifier(_Classifier):
     split certificate, with no leave-one-out estimate.
     """
 
-    def __init__(self, method="laplace", likelihood=None, select="bound", kernel=None,
+    def __init__(self, method="laplace", likelihood=None, select=None, kernel=None,
                  active_set=None, kappa=None, input_noise=None, delta=0.01, seed=0,
                  predictor="latent", certify=True, loo="approx", prior=None, bound="kl",
                  prior_scale=None, prior_kernel=None, both_directions=False,
@@ -508,18 +535,27 @@ class GPClassifier(_Classifier):
             input_noise=self.input_noise, kernel=self.kernel, delta=self.delta, seed=self.seed,
             predictor=self.predictor, prior=self.prior,
             # The defaults of the split prior's options are only passed with a split prior.
-            select=None if (split or self.method == "pac-gpc") and self.select == "bound"
-            else self.select,
+            select=self._select(split),
             bound=None if not split and self.bound == "kl" else self.bound,
             prior_scale=self.prior_scale, prior_kernel=self.prior_kernel,
             both_directions=bool(self.both_directions) or None,
         )
 
+    def _select(self, split):
+        """How the kernel is chosen: a ``kernel`` given implies ML-II from it (as
+        scikit-learn's ``GaussianProcessClassifier(kernel=…)``) unless ``select`` says;
+        the bound's menu otherwise (the library's default, which a split prior and pac-gpc
+        do without)."""
+        fixed = split or self.method == "pac-gpc"
+        if self.select is None:
+            return "ml2" if self.kernel is not None and not fixed else None
+        return None if fixed and self.select == "bound" else self.select
+
     def _loo_mode(self):
         return "none" if self.method == "pac-gpc" or self.prior is not None else self.loo
 
 
-class SVMClassifier(_Classifier):
+class SVMClassifier(SVMDualAPI, _Classifier):
     """The SVM read as a GP's MAP (seed 001): kernel and slack chosen by the linear-response
     leave-one-out over fixed menus unless given; certified (bias in the prior) unless
     ``bias=True``."""
@@ -545,6 +581,17 @@ class SVMClassifier(_Classifier):
 
     def _certifiable(self):
         return not self.bias
+
+    def fit(self, X, y):
+        """Fit as every classifier does, then read the SVM's dual (``support_`` …) off the
+        model and the training inputs."""
+        super().fit(X, y)
+        if len(self.classes_) == 2:
+            X, rows = self._coded(X, allow_dropped=True)
+            y = np.ravel(np.asarray(y))  # a column vector y is fitted as 1-D (with a warning)
+            y = y if rows is None else y[rows]
+            self._set_dual(X, np.where(y == self.classes_[1], 1.0, -1.0))
+        return self
 
     def _fit_model(self, X, y, negative, positive):
         return _fit(self, X, y, "svm", labels=(negative, positive), names={"c": "C"},

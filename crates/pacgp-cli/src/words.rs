@@ -74,6 +74,7 @@ impl Wording for CliWording {
             O::PriorKernel => "prior-kernel",
             O::BothDirections => "both-directions",
             O::NoiseInit => "noise-init",
+            O::IntervalScore => "interval-score",
             other => other.name(),
         };
         format!("--{flag}")

@@ -184,6 +184,8 @@ pub(crate) fn fit_options(
             O::PriorKernel => o.prior_kernel = r.word(option, &v)?,
             O::BothDirections => o.both_directions = r.flag(option, &v)?.filter(|b| *b),
             O::Predictor => o.predictor = r.word(option, &v)?,
+            O::Intervals => o.intervals = r.word(option, &v)?,
+            O::IntervalScore => o.interval_score = r.word(option, &v)?,
         }
     }
     Ok(o)
@@ -246,6 +248,8 @@ fn option_words() -> HashMap<&'static str, Vec<(&'static str, &'static str)>> {
         ("bound", of::<BoundName>()),
         ("prior_kernel", of::<PriorKernel>()),
         ("predictor", of::<pacgp::certificate::GibbsPredictor>()),
+        ("interval_score", of::<IntervalScore>()),
+        ("intervals", pacgp::spec::values::INTERVAL_METHODS.to_vec()),
     ])
 }
 

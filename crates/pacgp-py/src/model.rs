@@ -1,7 +1,7 @@
 //! [`Model`]: a fitted [`FittedModel`] in Python — predictions, evaluation, certificates and the
 //! model file's JSON (also its pickle form), all by the library's own methods.
 
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 
 use pacgp::bounds::ConfidenceTerm;
@@ -12,7 +12,7 @@ use pacgp::spec::values::BadValue;
 use pacgp::Error;
 use pyo3::exceptions::PyValueError;
 
-use crate::{compute, to_dataset, to_mat, to_py_err, wrap};
+use crate::{compute, compute_with, to_dataset, to_mat, to_py_err, wrap};
 
 /// A fitted pacgp model (any family), immutable.
 #[pyclass(frozen, module = "pacgp._pacgp")]
@@ -27,6 +27,12 @@ type Arrays3<'py> = (
     Bound<'py, PyArray1<f64>>,
     Bound<'py, PyArray1<f64>>,
 );
+
+/// Interval ends and the statement as JSON.
+type IntervalArrays<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>, String);
+
+/// A predictive mean and its joint covariance.
+type MeanCov<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray2<f64>>);
 
 /// An option value from a fixed menu, or `ValueError` naming the menu.
 pub(crate) fn choose<T: Copy>(what: &str, given: &str, menu: &[(&str, T)]) -> PyResult<T> {
@@ -86,6 +92,30 @@ impl Model {
         ))
     }
 
+    /// Prediction intervals of level 1 − `alpha` at raw inputs by the method the model was
+    /// fitted with: (lower, upper, the statement as JSON: method, score, level, guarantee).
+    #[pyo3(signature = (x, alpha, n_threads=None))]
+    fn predict_intervals<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        alpha: f64,
+        n_threads: Option<usize>,
+    ) -> PyResult<IntervalArrays<'py>> {
+        let xm = to_mat(&x, "X")?;
+        let iv = compute_with(
+            py,
+            n_threads,
+            || self.inner.predict_intervals(xm.as_ref(), alpha),
+            |e| crate::fit::lib_err(e, &crate::fit::PyWording::new(None)),
+        )?;
+        Ok((
+            iv.lower.into_pyarray(py),
+            iv.upper.into_pyarray(py),
+            json(&iv.statement)?,
+        ))
+    }
+
     /// Classifier predictions at raw inputs: (p(y = +1 | x), latent mean, latent variance).
     #[pyo3(signature = (x, n_threads=None))]
     fn predict_classification<'py>(
@@ -103,6 +133,97 @@ impl Model {
             m.mean.into_pyarray(py),
             m.var.into_pyarray(py),
         ))
+    }
+
+    /// Predictive mean and joint covariance of new observations at raw inputs (target units,
+    /// noise on the diagonal): scikit-learn's `predict(return_cov=True)`.
+    #[pyo3(signature = (x, n_threads=None))]
+    fn predict_regression_cov<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        n_threads: Option<usize>,
+    ) -> PyResult<MeanCov<'py>> {
+        let xm = to_mat(&x, "X")?;
+        let (mean, cov) = compute(py, n_threads, || {
+            self.inner.predict_regression_cov(xm.as_ref())
+        })?;
+        Ok((mean.into_pyarray(py), crate::table::array(py, &cov)))
+    }
+
+    /// `n_samples` seeded joint draws of new observations at raw inputs (rows: inputs,
+    /// columns: draws) and the jitter the predictive covariance's factor needed.
+    #[pyo3(signature = (x, n_samples, seed, n_threads=None))]
+    fn sample_regression<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        n_samples: usize,
+        seed: u64,
+        n_threads: Option<usize>,
+    ) -> PyResult<(Bound<'py, PyArray2<f64>>, f64)> {
+        let xm = to_mat(&x, "X")?;
+        let (draws, jitter) = compute(py, n_threads, || {
+            self.inner.sample_regression(xm.as_ref(), n_samples, seed)
+        })?;
+        Ok((crate::table::array(py, &draws), jitter))
+    }
+
+    /// The parameters `[θ…, ln σ²]` of an exact GP regressor's log marginal likelihood, with
+    /// their names.
+    #[getter]
+    fn evidence_params(&self) -> PyResult<(Vec<f64>, Vec<String>)> {
+        self.inner.evidence_params().map_err(to_py_err)
+    }
+
+    /// An exact GP regressor's log marginal likelihood at `params = [θ…, ln σ²]` (default:
+    /// the model's own) on its standardised targets, and its gradient if `gradient`.
+    #[pyo3(signature = (params=None, gradient=false, n_threads=None))]
+    fn log_evidence(
+        &self,
+        py: Python<'_>,
+        params: Option<Vec<f64>>,
+        gradient: bool,
+        n_threads: Option<usize>,
+    ) -> PyResult<(f64, Option<Vec<f64>>)> {
+        let e = compute(py, n_threads, || {
+            self.inner.log_evidence(params.as_deref(), gradient)
+        })?;
+        Ok((e.value, e.gradient))
+    }
+
+    /// An SVM's decision values `f_SVM(x) = mean(x)/μ + b` at raw inputs.
+    #[pyo3(signature = (x, n_threads=None))]
+    fn svm_decision<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        n_threads: Option<usize>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let xm = to_mat(&x, "X")?;
+        let d = compute(py, n_threads, || self.inner.svm_decision(xm.as_ref()))?;
+        Ok(d.into_pyarray(py))
+    }
+
+    /// An SVM's dual: (support vectors as rows of the raw training inputs `x_train`, their
+    /// coefficients `y_iα_i`, the bias b).
+    fn svm_dual(
+        &self,
+        x_train: PyReadonlyArray2<'_, f64>,
+    ) -> PyResult<(Vec<usize>, Vec<f64>, f64)> {
+        let xm = to_mat(&x_train, "X")?;
+        let d = self.inner.svm_dual(xm.as_ref()).map_err(to_py_err)?;
+        Ok((d.support, d.dual_coef, d.intercept))
+    }
+
+    /// An SVM's scale μ of the posterior mean and its bias b (`f_SVM = mean/μ + b`, so the
+    /// latent mean with the bias is `mean + μb`); None for other models.
+    #[getter]
+    fn svm_scale_bias(&self) -> Option<(f64, f64)> {
+        match &self.inner.task {
+            Task::Svm { mu, bias, .. } => Some((*mu, *bias)),
+            Task::Classification { .. } | Task::Regression { .. } => None,
+        }
     }
 
     /// Test metrics as JSON (`pacgp evaluate --json`'s fields); classifiers take y as −1/+1.

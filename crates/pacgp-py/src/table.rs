@@ -41,8 +41,8 @@ fn table(columns: Vec<Vec<String>>, names: Vec<String>) -> PyResult<Table> {
     })
 }
 
-/// A coded matrix for numpy.
-fn array<'py>(py: Python<'py>, x: &faer::Mat<f64>) -> Bound<'py, PyArray2<f64>> {
+/// A matrix (a coded table, a covariance, draws) as a new numpy array.
+pub(crate) fn array<'py>(py: Python<'py>, x: &faer::Mat<f64>) -> Bound<'py, PyArray2<f64>> {
     numpy::ndarray::Array2::from_shape_fn((x.nrows(), x.ncols()), |(i, j)| x[(i, j)])
         .into_pyarray(py)
 }

@@ -22,6 +22,7 @@
 
 pub mod bounds;
 pub mod certificate;
+pub mod conformal;
 pub mod data;
 pub mod error;
 pub mod experiments;

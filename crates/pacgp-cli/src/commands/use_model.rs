@@ -20,6 +20,12 @@ pub(super) fn predict(a: PredictArgs) -> Result<()> {
     note_dropped(&read, &a.data, "; their output rows are empty");
     let ds = &read.data;
     let slots = row_slots(&read);
+    if model.is_classifier() && a.interval.is_some() {
+        anyhow::bail!(
+            "--interval gives prediction intervals of a regressor; '{}' is a classifier",
+            model.method()
+        );
+    }
     let pb = spinner(&format!("predicting {} points", ds.n()));
     if let Some(labels) = model.task.labels() {
         let predicted = model.predict_classification(ds.x.as_ref());
@@ -68,23 +74,43 @@ pub(super) fn predict(a: PredictArgs) -> Result<()> {
         return write_or_print(&a, out);
     }
     let p = model.predict_regression(ds.x.as_ref());
+    let intervals = a
+        .interval
+        .map(|level| model.predict_intervals(ds.x.as_ref(), 1.0 - level))
+        .transpose();
     pb.finish_and_clear();
-    let p = p?;
+    let (p, intervals) = (p?, intervals?);
+    if let Some(iv) = &intervals {
+        eprintln!("note: intervals: {}", iv.statement.statement);
+    }
     if a.json {
         out!(
             "{}",
             json!({ "n": slots.len(), "mean": by_row(&slots, &p.mean), "latent_var": by_row(&slots, &p.latent_var),
-                    "noisy_var": by_row(&slots, &p.noisy_var) })
+                    "noisy_var": by_row(&slots, &p.noisy_var),
+                    "lower": intervals.as_ref().map(|iv| by_row(&slots, &iv.lower)),
+                    "upper": intervals.as_ref().map(|iv| by_row(&slots, &iv.upper)),
+                    "interval": intervals.as_ref().map(|iv| &iv.statement) })
         );
     }
-    let mut out = String::from("mean,latent_var,noisy_var\n");
+    let mut out = String::from("mean,latent_var,noisy_var");
+    out.push_str(if intervals.is_some() {
+        ",lower,upper\n"
+    } else {
+        "\n"
+    });
     for slot in &slots {
-        match *slot {
-            Some(i) => out.push_str(&format!(
+        match (*slot, &intervals) {
+            (Some(i), None) => out.push_str(&format!(
                 "{},{},{}\n",
                 p.mean[i], p.latent_var[i], p.noisy_var[i]
             )),
-            None => out.push_str(",,\n"),
+            (Some(i), Some(iv)) => out.push_str(&format!(
+                "{},{},{},{},{}\n",
+                p.mean[i], p.latent_var[i], p.noisy_var[i], iv.lower[i], iv.upper[i]
+            )),
+            (None, None) => out.push_str(",,\n"),
+            (None, Some(_)) => out.push_str(",,,,\n"),
         }
     }
     write_or_print(&a, out)

@@ -21,9 +21,12 @@ pub use crate::plan::{classifier_candidates, svm_candidates, svm_prior_kernel};
 
 /// Fit `spec` on `data`. For a classifier the targets are ±1 and `labels` names the two
 /// classes (`None`: "-1" and "1"); a regression method takes no labels. Data-dependent
-/// defaults (a basis size of at most N) are filled in with a note in the model's report.
+/// defaults (a basis size of at most N) are filled in with a note in the model's report. With
+/// prediction intervals in the spec, their record is made here ([`crate::conformal`]; CV+ and
+/// split conformal refit the spec on parts of `data`).
 pub fn fit(spec: &CheckedFitSpec, data: &Dataset, labels: Option<LabelMap>) -> Result<FittedModel> {
-    let (spec, notes) = spec.for_sample(data.n())?;
+    let given = spec;
+    let (spec, notes) = given.for_sample(data.n())?;
     if spec.is_classifier() {
         crate::data::check_binary_labels(&data.y)?;
     } else if labels.is_some() {
@@ -44,5 +47,11 @@ pub fn fit(spec: &CheckedFitSpec, data: &Dataset, labels: Option<LabelMap>) -> R
         Method::Svm(s) => svm::svm(&spec, s, data, labels)?,
     };
     model.report.notes.splice(0..0, notes);
+    if let Some(iv) = &spec.intervals {
+        let record = crate::conformal::IntervalRecord::build(given, iv, data, &model)?;
+        if let crate::model::Task::Regression { intervals, .. } = &mut model.task {
+            *intervals = Some(Box::new(record));
+        }
+    }
     Ok(model)
 }

@@ -50,6 +50,7 @@ fn task(noise_variance: f64, y_scaler: TargetScaler) -> Task {
         y_scaler,
         split_prior: None,
         sparse_split_prior: None,
+        intervals: None,
     }
 }
 
@@ -218,6 +219,7 @@ fn split_pac_gp(
         y_scaler: fit.y_scaler,
         split_prior: Some(record),
         sparse_split_prior: None,
+        intervals: None,
     };
     Ok(FittedModel::assemble(
         spec,
@@ -297,6 +299,7 @@ fn split_pac_sgp(
         y_scaler: fit.y_scaler,
         split_prior: None,
         sparse_split_prior: Some(Box::new(record)),
+        intervals: None,
     };
     Ok(FittedModel::assemble(
         spec,

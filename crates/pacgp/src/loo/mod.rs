@@ -6,6 +6,8 @@
 //! - [`closed_form`]: exact GP regression's closed form (GPML §5.4.2), its gradient and the
 //!   LOO-CV objective;
 //! - [`linear_response`]: naive mean field's linear-response LOO (seed 001 eqs. 17.41–17.42);
+//! - [`downdate`]: LOO predictions of GP regression at new inputs by a rank-one downdate
+//!   (what jackknife+ needs, [`crate::conformal`]);
 //! - [`refit`]: exact LOO by refitting any model, parallel and warm-started.
 //!
 //! [`classifier_loo`] and [`regression_loo`] are the entry points (`certify --loo
@@ -25,11 +27,13 @@ use crate::regression::sparse::SparseGp;
 
 pub mod cavity;
 pub mod closed_form;
+pub mod downdate;
 pub mod linear_response;
 pub mod refit;
 
 pub use cavity::{site_cavities, sparse_gp_loo, training_cavities, LatentLoo};
 pub use closed_form::{exact_gp_loo, exact_gp_loo_gradient, NegLooLogPredictive};
+pub use downdate::{LooAtPoints, LooDowndate, TrainingLoo};
 pub use linear_response::{mean_field_loo, mean_field_response};
 pub use refit::{classifier_exact_loo, exact_gp_refit_loo, refit_loo, sparse_gp_refit_loo, Refit};
 

@@ -109,6 +109,7 @@ pub fn sparse_model_from_parts(parts: SparseModelParts) -> Result<FittedModel> {
             y_scaler: parts.y_scaler,
             split_prior: None,
             sparse_split_prior: None,
+            intervals: None,
         },
         report,
     })

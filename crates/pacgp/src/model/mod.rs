@@ -6,7 +6,10 @@
 //! - [`usage`]: prediction, evaluation and certification of a fitted model;
 //! - [`price`]: what a fit chose from the data and its price, re-derived from the stored spec;
 //! - [`split_classifier`]: the classifier split prior's record;
-//! - [`from_parameters`]: a sparse model assembled from parameters fitted elsewhere (Dask).
+//! - [`from_parameters`]: a sparse model assembled from parameters fitted elsewhere (Dask);
+//! - [`evidence`]: an exact GP regressor's log marginal likelihood at any hyperparameters;
+//! - `joint`: a regressor's joint predictive covariance and draws from it;
+//! - [`svm_dual`]: an SVM's decision function and dual in scikit-learn's terms.
 //!
 //! The fitting pipelines that make models are in [`crate::fit`].
 
@@ -24,14 +27,19 @@ use crate::optim::OptimReport;
 use crate::posterior::GaussianPosterior;
 use crate::spec::CheckedFitSpec;
 
+pub mod evidence;
 pub mod from_parameters;
+mod joint;
 pub mod price;
 mod split;
 pub mod split_classifier;
+pub mod svm_dual;
 pub mod usage;
 
 pub use crate::certificate::GibbsPredictor;
+pub use evidence::LogEvidence;
 pub use from_parameters::{sparse_model_from_parts, SparseModelParts};
+pub use svm_dual::SvmDual;
 pub use usage::CertifyOptions;
 
 /// Model-file format tag; bumped on incompatible changes.
@@ -59,6 +67,9 @@ pub enum Task {
         /// on A) and Q's parameters, for `certify` on part B.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         sparse_split_prior: Option<Box<crate::prior::split_sparse::SparseSplitRecord>>,
+        /// What the spec's prediction intervals need at prediction time (`fit --intervals`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        intervals: Option<Box<crate::conformal::IntervalRecord>>,
     },
     /// Binary labels through a likelihood.
     Classification {
@@ -350,8 +361,21 @@ impl FittedModel {
             Task::Regression {
                 noise_variance,
                 y_scaler,
+                intervals,
                 ..
             } => {
+                match intervals {
+                    Some(r) => r
+                        .validate(&self.spec, self.n_train, d)
+                        .map_err(|e| bad(format!("interval record: {e}")))?,
+                    None if self.spec.intervals.is_some() => {
+                        return Err(bad(
+                            "the spec has prediction intervals and the model no record of them"
+                                .into(),
+                        ))
+                    }
+                    None => {}
+                }
                 if !finite_positive(*noise_variance) {
                     return Err(bad(format!(
                         "noise variance {noise_variance} (must be positive and finite)"

@@ -56,12 +56,12 @@ pub(super) struct Resolved {
 }
 
 impl FittedModel {
-    fn standardised_inputs(&self, x: MatRef<'_, f64>) -> Result<faer::Mat<f64>> {
+    pub(super) fn standardised_inputs(&self, x: MatRef<'_, f64>) -> Result<faer::Mat<f64>> {
         crate::data::check_finite(x, "inputs")?;
         self.x_scaler.transform(x)
     }
 
-    fn regression_parts(&self) -> Result<(f64, TargetScaler)> {
+    pub(super) fn regression_parts(&self) -> Result<(f64, TargetScaler)> {
         match &self.task {
             Task::Regression {
                 noise_variance,
@@ -181,6 +181,32 @@ impl FittedModel {
             latent_var: m.var.iter().map(|v| ys.unscale_var(*v)).collect(),
             noisy_var: m.var.iter().map(|v| ys.unscale_var(v + noise)).collect(),
         })
+    }
+
+    /// Prediction intervals of level `1 − alpha` at raw inputs (`predict --interval`), by the
+    /// method the model was fitted with (its spec's `intervals`; [`crate::conformal`]).
+    pub fn predict_intervals(
+        &self,
+        x: MatRef<'_, f64>,
+        alpha: f64,
+    ) -> Result<crate::conformal::PredictionIntervals> {
+        self.regression_parts()?;
+        let (
+            Some(iv),
+            Task::Regression {
+                intervals: Some(record),
+                ..
+            },
+        ) = (&self.spec.intervals, &self.task)
+        else {
+            return Err(Error::Spec(crate::spec::SpecError::missing(
+                crate::spec::SpecOption::Intervals,
+                self.method(),
+                "prediction intervals are prepared when fitting (jackknife+, cv+ or \
+                 split-conformal); refit with one",
+            )));
+        };
+        record.intervals(iv, self, x, alpha)
     }
 
     /// Test metrics; for regression the Gibbs and Bayes risks when an ε is given or stored,

@@ -22,8 +22,8 @@ use crate::svm::SvmSolver;
 
 pub use options::{FitOptions, SpecError, SpecOption, SpecProblem, Wording};
 pub use values::{
-    BoundName, HyperPriorName, LikelihoodName, MethodName, Named, PriorKernel, PriorScale,
-    Selection, SlackKind, Xi,
+    BoundName, HyperPriorName, IntervalMethod, IntervalScore, LikelihoodName, MethodName, Named,
+    PriorKernel, PriorScale, Selection, SlackKind, Xi,
 };
 
 /// Default confidence δ of every bound a fit trains, selects by or stores.
@@ -43,6 +43,20 @@ pub struct FitSpec {
     pub delta: f64,
     /// Seed of every random choice (restarts, k-means, visiting orders, splits).
     pub seed: u64,
+    /// Distribution-free prediction intervals stored with a regressor (`None`: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intervals: Option<IntervalSpec>,
+}
+
+/// A regressor's prediction intervals: how they are made and by which conformity score
+/// ([`crate::conformal`]); the level is chosen when predicting.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntervalSpec {
+    /// jackknife+, CV+ or split conformal.
+    pub method: IntervalMethod,
+    /// The conformity score.
+    pub score: IntervalScore,
 }
 
 /// The methods, each with exactly its options.
@@ -428,6 +442,15 @@ impl std::ops::Deref for CheckedFitSpec {
 }
 
 impl CheckedFitSpec {
+    /// The spec without its prediction intervals (a checked spec stays checked without
+    /// them): what CV+ and split conformal refit on parts of the sample.
+    pub fn without_intervals(&self) -> CheckedFitSpec {
+        CheckedFitSpec(FitSpec {
+            intervals: None,
+            ..self.0.clone()
+        })
+    }
+
     /// The spec with its data-dependent defaults filled in for a sample of `n` rows (a basis
     /// size of at most N; the default [`DEFAULT_BASIS`] capped at N), with a note for every
     /// value the data changed; a given basis size outside `1..=N` is a [`SpecError`].
@@ -449,6 +472,9 @@ impl CheckedFitSpec {
                 _ => {}
             },
             _ => {}
+        }
+        if let Some(iv) = &spec.intervals {
+            options::interval_sample(iv.method, n)?;
         }
         Ok((spec.check()?, notes))
     }

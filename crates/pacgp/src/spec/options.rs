@@ -65,6 +65,10 @@ pub struct FitOptions {
     pub both_directions: Option<bool>,
     /// The Gibbs classifier a classifier's bound is about.
     pub predictor: Option<GibbsPredictor>,
+    /// A regressor's prediction intervals (jackknife+, cv+, split-conformal).
+    pub intervals: Option<IntervalMethod>,
+    /// The conformity score of the intervals.
+    pub interval_score: Option<IntervalScore>,
 }
 
 /// The options, by their library names (front ends map them to flags or keyword names).
@@ -100,11 +104,13 @@ pub enum SpecOption {
     PriorKernel,
     BothDirections,
     Predictor,
+    Intervals,
+    IntervalScore,
 }
 
 impl SpecOption {
     /// Every option, for front ends' name tables and their tests.
-    pub const ALL: [SpecOption; 28] = [
+    pub const ALL: [SpecOption; 30] = [
         SpecOption::Method,
         SpecOption::Kernel,
         SpecOption::Epsilon,
@@ -133,6 +139,8 @@ impl SpecOption {
         SpecOption::PriorKernel,
         SpecOption::BothDirections,
         SpecOption::Predictor,
+        SpecOption::Intervals,
+        SpecOption::IntervalScore,
     ];
 
     /// The library's name of the option (snake case), used where no front end words it.
@@ -167,6 +175,8 @@ impl SpecOption {
             O::PriorKernel => "prior_kernel",
             O::BothDirections => "both_directions",
             O::Predictor => "predictor",
+            O::Intervals => "intervals",
+            O::IntervalScore => "interval_score",
         }
     }
 }
@@ -396,6 +406,9 @@ pub(crate) fn check_spec(spec: &FitSpec) -> Result<(), SpecError> {
         return Err(SpecError::out_of_range(SpecOption::Delta, d, "in (0, 1)"));
     }
     let method = spec.method_name();
+    if let Some(iv) = &spec.intervals {
+        check_intervals(iv, spec)?;
+    }
     let epsilon = |e: Option<f64>| match e {
         Some(e) => positive(
             SpecOption::Epsilon,
@@ -476,6 +489,74 @@ pub(crate) fn check_spec(spec: &FitSpec) -> Result<(), SpecError> {
             }
             Ok(())
         }
+    }
+}
+
+/// Intervals apply to regressors; jackknife+ needs the posterior fitted on the whole sample
+/// (not a split prior's); folds and fractions within their ranges.
+fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), SpecError> {
+    let method = spec.method_name();
+    if method.is_classifier() {
+        return Err(SpecError::not_for(
+            SpecOption::Intervals,
+            method,
+            applies_to(SpecOption::Intervals),
+        ));
+    }
+    match iv.method {
+        IntervalMethod::JackknifePlus => {
+            let split = match &spec.method {
+                Method::PacGp(s) => matches!(s.prior, PacPrior::Split(_)),
+                Method::PacSgp(s) => matches!(s.prior, PacPrior::Split(_)),
+                _ => false,
+            };
+            if split {
+                return Err(SpecError::conflict(
+                    SpecOption::Intervals,
+                    SpecOption::Prior,
+                    "jackknife+ needs the posterior fitted on the whole sample, and a split \
+                     prior's is fitted on part B only; use cv+ or split-conformal",
+                ));
+            }
+            Ok(())
+        }
+        IntervalMethod::CvPlus { folds } if folds < 2 => Err(SpecError::out_of_range(
+            SpecOption::Intervals,
+            iv.method,
+            "cv+:K with K ≥ 2 folds",
+        )),
+        IntervalMethod::SplitConformal { fraction } if !(fraction > 0.0 && fraction < 1.0) => {
+            Err(SpecError::out_of_range(
+                SpecOption::Intervals,
+                iv.method,
+                "split-conformal:F with F in (0, 1)",
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The interval method on a sample of `n` rows: at most N folds; both parts of a split
+/// non-empty.
+pub(crate) fn interval_sample(method: IntervalMethod, n: usize) -> Result<(), SpecError> {
+    match method {
+        IntervalMethod::CvPlus { folds } if folds > n => Err(SpecError::out_of_range(
+            SpecOption::Intervals,
+            method,
+            &format!("cv+:K with K ≤ N = {n} (the training sample's rows)"),
+        )),
+        IntervalMethod::SplitConformal { fraction } => {
+            let n_a = crate::prior::split::part_a_size(n, fraction);
+            if n_a == 0 || n_a >= n {
+                return Err(SpecError::out_of_range(
+                    SpecOption::Intervals,
+                    method,
+                    &format!("a fraction that leaves both parts of N = {n} rows non-empty"),
+                ));
+            }
+            Ok(())
+        }
+        _ => Ok(()),
     }
 }
 
@@ -608,6 +689,8 @@ impl<'a> Unused<'a> {
             (O::PriorKernel, o.prior_kernel.is_some()),
             (O::BothDirections, o.both_directions.is_some()),
             (O::Predictor, o.predictor.is_some()),
+            (O::Intervals, o.intervals.is_some()),
+            (O::IntervalScore, o.interval_score.is_some()),
         ];
         Self { method, given, o }
     }
@@ -655,6 +738,8 @@ fn applies_to(option: SpecOption) -> &'static str {
             "laplace and pac-gpc with a split prior"
         }
         O::Predictor => "the GP classifiers",
+        O::Intervals => "regression methods",
+        O::IntervalScore => "regression methods with intervals",
         O::Method | O::Delta | O::Seed => "every method",
     }
 }
@@ -669,9 +754,38 @@ impl FitOptions {
             method: self.method(method, &mut unused)?,
             delta: self.delta.unwrap_or(DEFAULT_DELTA),
             seed: self.seed.unwrap_or(0),
+            intervals: self.intervals(method, &mut unused)?,
         };
         unused.refuse()?;
         spec.check()
+    }
+
+    /// The intervals of a regressor (the score defaults to absolute residuals); a score without
+    /// an interval method is refused.
+    fn intervals(
+        &self,
+        method: MethodName,
+        u: &mut Unused,
+    ) -> Result<Option<IntervalSpec>, SpecError> {
+        if method.is_classifier() {
+            return Ok(None);
+        }
+        u.used(SpecOption::Intervals);
+        match (self.intervals, self.interval_score) {
+            (Some(method), score) => {
+                u.used(SpecOption::IntervalScore);
+                Ok(Some(IntervalSpec {
+                    method,
+                    score: score.unwrap_or(IntervalScore::Absolute),
+                }))
+            }
+            (None, Some(_)) => Err(SpecError::not_for(
+                SpecOption::IntervalScore,
+                method,
+                "fits with intervals (give intervals too)",
+            )),
+            (None, None) => Ok(None),
+        }
     }
 
     fn kernel_or_default(&self, unused: &mut Unused) -> String {

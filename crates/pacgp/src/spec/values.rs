@@ -327,6 +327,108 @@ named!(LooMode {
     LooMode::Both => "both": "both",
 });
 
+/// How a regressor's distribution-free prediction intervals are made ([`crate::conformal`]).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntervalMethod {
+    /// Jackknife+ from the closed-form leave-one-out at the fitted parameters (no refits).
+    JackknifePlus,
+    /// CV+: the fit refitted without each of K folds.
+    CvPlus {
+        /// Number of folds K ≥ 2.
+        folds: usize,
+    },
+    /// Split conformal: the fit refitted on part A, calibrated on part B.
+    SplitConformal {
+        /// Fraction of the sample in part A (the proper training part).
+        fraction: f64,
+    },
+}
+
+/// Folds of `cv+` when none are given.
+pub const DEFAULT_CV_FOLDS: usize = 10;
+/// Fraction of `split-conformal`'s proper training part when none is given.
+pub const DEFAULT_CALIBRATION_SPLIT: f64 = 0.5;
+
+/// The words of an interval method, with their help.
+pub const INTERVAL_METHODS: [(&str, &str); 3] = [
+    (
+        "jackknife+",
+        "jackknife+ from the closed-form leave-one-out, no refits (gpr, pac-gp, vfe, fitc, dtc, pac-sgp, greedy-sparse); coverage ≥ 1 − 2α",
+    ),
+    (
+        "cv+[:K]",
+        "CV+: the fit refitted without each of K folds (default 10); coverage ≥ 1 − 2α − O(K/N)",
+    ),
+    (
+        "split-conformal[:F]",
+        "split conformal: the fit refitted on a seeded fraction F of the sample (default 0.5), calibrated on the rest; coverage ≥ 1 − α",
+    ),
+];
+
+/// `jackknife+`, `cv+`, `cv+:K`, `split-conformal` or `split-conformal:F` (ranges are the
+/// spec's check).
+impl FromStr for IntervalMethod {
+    type Err = BadValue;
+    fn from_str(s: &str) -> Result<Self, BadValue> {
+        let bad = || BadValue {
+            given: s.to_string(),
+            allowed: "jackknife+, cv+, cv+:K (K folds), split-conformal or split-conformal:F \
+                      (a fraction F for the proper training part)"
+                .into(),
+        };
+        let key = s.trim().to_ascii_lowercase();
+        let (word, value) = match key.split_once(':') {
+            Some((w, v)) => (w, Some(v)),
+            None => (key.as_str(), None),
+        };
+        match (word, value) {
+            ("jackknife+", None) => Ok(IntervalMethod::JackknifePlus),
+            ("cv+", None) => Ok(IntervalMethod::CvPlus {
+                folds: DEFAULT_CV_FOLDS,
+            }),
+            ("cv+", Some(k)) => k
+                .parse()
+                .map(|folds| IntervalMethod::CvPlus { folds })
+                .map_err(|_| bad()),
+            ("split-conformal", None) => Ok(IntervalMethod::SplitConformal {
+                fraction: DEFAULT_CALIBRATION_SPLIT,
+            }),
+            ("split-conformal", Some(f)) => f
+                .parse()
+                .map(|fraction| IntervalMethod::SplitConformal { fraction })
+                .map_err(|_| bad()),
+            _ => Err(bad()),
+        }
+    }
+}
+
+impl fmt::Display for IntervalMethod {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IntervalMethod::JackknifePlus => f.write_str("jackknife+"),
+            IntervalMethod::CvPlus { folds } => write!(f, "cv+:{folds}"),
+            IntervalMethod::SplitConformal { fraction } => write!(f, "split-conformal:{fraction}"),
+        }
+    }
+}
+
+/// The conformity score of prediction intervals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IntervalScore {
+    /// `|y − μ(x)|`: intervals of one width around the (leave-one-out) means.
+    Absolute,
+    /// `|y − μ(x)|/σ(x)` with σ the model's predictive standard deviation: intervals as wide
+    /// as the GP says it is unsure (J+GP).
+    GpStd,
+}
+
+named!(IntervalScore {
+    IntervalScore::Absolute => "absolute": "|y − μ(x)|: the residual (Barber et al. 2021)",
+    IntervalScore::GpStd => "gp-std": "|y − μ(x)|/σ(x), σ the GP's predictive standard deviation (J+GP, Jaber et al. 2025): wider where the GP is unsure",
+});
+
 /// `split:F` (F in (0, 1)) or `split:auto` (the menu 0.3, 0.5, 0.7, charged ln 3).
 impl FromStr for SplitFraction {
     type Err = BadValue;
@@ -424,6 +526,7 @@ mod tests {
         check::<PriorKernel>();
         check::<GibbsPredictor>();
         check::<LooMode>();
+        check::<IntervalScore>();
     }
 
     #[test]
@@ -444,5 +547,37 @@ mod tests {
             Ok(ConfidenceTerm::Catoni { lambda: 0.5 })
         );
         assert!("catoni:-1".parse::<ConfidenceTerm>().is_err());
+    }
+
+    #[test]
+    fn interval_methods() {
+        for m in [
+            IntervalMethod::JackknifePlus,
+            IntervalMethod::CvPlus { folds: 5 },
+            IntervalMethod::SplitConformal { fraction: 0.3 },
+        ] {
+            assert_eq!(m.to_string().parse(), Ok(m));
+        }
+        assert_eq!(
+            "CV+".parse(),
+            Ok(IntervalMethod::CvPlus {
+                folds: DEFAULT_CV_FOLDS
+            })
+        );
+        assert_eq!(
+            " split-conformal ".parse(),
+            Ok(IntervalMethod::SplitConformal {
+                fraction: DEFAULT_CALIBRATION_SPLIT
+            })
+        );
+        for bad in [
+            "jackknife",
+            "jackknife+:3",
+            "cv+:x",
+            "split-conformal:",
+            "cv",
+        ] {
+            assert!(bad.parse::<IntervalMethod>().is_err(), "{bad}");
+        }
     }
 }

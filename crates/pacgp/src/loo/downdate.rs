@@ -1,0 +1,265 @@
+//! Leave-one-out predictions at **new** inputs without refits: `μ_{−i}(x)` and `σ²_{−i}(x)`
+//! for every training point i and every test input x, by removing point i's Gaussian site
+//! from the posterior (a rank-one downdate). This is what jackknife+ needs
+//! ([`crate::conformal`]); at the training inputs it is the closed-form LOO of
+//! [`super::closed_form`] and [`super::cavity`].
+//!
+//! **The downdate.** Let point i enter the posterior `N(m, S)` over the latent vector through
+//! one Gaussian site on `g_i = a_iᵀu` of precision `τ_i` and natural mean `τ_i y_i`. With
+//! `s_i = a_iᵀSa_i`, `m_i = a_iᵀm` and the posterior covariance `c_i(x) = Cov_Q(f(x), g_i)`,
+//! Sherman–Morrison on `S⁻¹ − τ_i a_ia_iᵀ` gives, for any x,
+//!
+//! `μ_{−i}(x) = μ(x) − c_i(x)·γ_i`,  `γ_i = τ_i(y_i − m_i)/(1 − τ_i s_i)`,
+//!
+//! `v_{−i}(x) = v(x) + κ_i·c_i(x)²`,  `κ_i = τ_i/(1 − τ_i s_i)`,
+//!
+//! and the predictive variance of a new observation adds the noise σ². Cost: the training
+//! part once (below), then `O(N·N*)` per block of N* test inputs on top of `c(x)`.
+//!
+//! **Exact GP regression** (site form, `π_i = 1/σ²`, `B = I + K/σ²` = `C/σ²`, `C = K + σ²I`):
+//! `c(x) = σ²C⁻¹k(X, x) = B⁻¹k(X, x)`, `γ_i = α_i/[B⁻¹]_ii`, `κ_i = 1/(σ²[B⁻¹]_ii)`; so
+//! `μ_{−i}(x) = μ(x) − [C⁻¹k(X,x)]_i α_i/[C⁻¹]_ii` and `v_{−i}(x) = v(x) + [C⁻¹k(X,x)]_i²/[C⁻¹]_ii`,
+//! which at `x = x_i` are GPML eq. 5.12. `c(x)` costs one solve with the stored factor,
+//! `N²` flops per test input; `[B⁻¹]_ii` one `L⁻¹` (`N³/3`). Any jitter in `B` acts as noise
+//! in both the fit and the downdate, so they stay consistent.
+//!
+//! **Sparse regression** at fixed `(θ, σ², Z)` (VFE, FITC, DTC, PAC-SGP's FITC form, Zhang's
+//! greedy DTC model; whitened form `Σ_u = L B⁻¹ Lᵀ`, `L Lᵀ = K_uu`, `B = I + VΛ⁻¹Vᵀ`,
+//! `V = L⁻¹K_uf`): `a_i = K_uu⁻¹k_u(x_i)`, `τ_i = 1/Λ_i` with `Λ_i = σ² + α_s(k_ii − Q_ii)`;
+//! `c_i(x) = (L_B⁻¹v_x)ᵀ(L_B⁻¹v_i)` with `v = L⁻¹k_u(·)`, `s_i = ‖L_B⁻¹v_i‖²`,
+//! `m_i = k_u(x_i)ᵀα`. This needs the training inputs and targets (a sparse posterior keeps
+//! only Z); `O(NM²)` once, then `O(N·N*·M)`. At `x = x_i` it is [`super::sparse_gp_loo`].
+
+use faer::{Mat, MatRef};
+
+use crate::error::{Error, Result};
+use crate::posterior::{Covariance, GaussianPosterior};
+
+/// How `c_i(x) = Cov_Q(f(x), g_i)` is computed for a block of test inputs.
+#[derive(Clone, Debug)]
+enum CrossCov {
+    /// Exact GP: `c(x) = B⁻¹ k(X, x)` with the site form's factor of `B`.
+    Exact,
+    /// Sparse: `c(x) = Wᵀ L_B⁻¹ L⁻¹ k_u(x)` with `W = L_B⁻¹ L⁻¹ K_uf` (M×N).
+    Whitened {
+        /// `W = L_B⁻¹ V` (M×N).
+        w: Mat<f64>,
+    },
+}
+
+/// Leave-one-out residuals and predictive variances at the training inputs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TrainingLoo {
+    /// `y_i − μ_{−i}(x_i)`.
+    pub residual: Vec<f64>,
+    /// `σ²_{−i}(x_i)`: predictive variance of `y_i` given the other points (noise included).
+    pub var: Vec<f64>,
+}
+
+/// Leave-one-out predictives at a block of test inputs: row i, column j is the model without
+/// training point i at test input j.
+#[derive(Clone, Debug)]
+pub struct LooAtPoints {
+    /// `μ_{−i}(x_j)` (N×N*).
+    pub mean: Mat<f64>,
+    /// `σ²_{−i}(x_j)`, noise included (N×N*).
+    pub var: Mat<f64>,
+}
+
+/// A fitted GP regressor's leave-one-out, ready to be evaluated at new inputs (module doc).
+#[derive(Clone, Debug)]
+pub struct LooDowndate<'a> {
+    post: &'a GaussianPosterior,
+    noise: f64,
+    cross: CrossCov,
+    /// `γ_i`.
+    gain: Vec<f64>,
+    /// `κ_i`.
+    kappa: Vec<f64>,
+    /// The LOO at the training inputs.
+    pub training: TrainingLoo,
+}
+
+impl<'a> LooDowndate<'a> {
+    /// Exact GP regression: `post` is the site-form posterior of an exact GP with noise σ²
+    /// (every `√π_i = 1/σ`, the basis being the N training inputs).
+    pub fn exact(post: &'a GaussianPosterior, noise: f64) -> Result<Self> {
+        let Covariance::Sites { sqrt_pi, chol_b } = &post.cov else {
+            return Err(not_exact());
+        };
+        let s = 1.0 / noise.sqrt();
+        if !(noise > 0.0 && noise.is_finite()) || sqrt_pi.iter().any(|p| (p - s).abs() > 1e-12 * s)
+        {
+            return Err(not_exact());
+        }
+        let binv_diag = chol_b.inverse_diag();
+        check_positive(&binv_diag, "[B⁻¹]_ii of the exact GP")?;
+        // C = σ²B: [C⁻¹]_ii = [B⁻¹]_ii/σ²; the jitter j in B is noise σ²j in C.
+        let noise_in_c = noise * (1.0 + chol_b.jitter());
+        let alpha = &post.alpha;
+        let training = TrainingLoo {
+            residual: (0..alpha.len())
+                .map(|i| noise * alpha[i] / binv_diag[i])
+                .collect(),
+            var: binv_diag
+                .iter()
+                .map(|b| (noise / b - noise_in_c).max(0.0) + noise)
+                .collect(),
+        };
+        Ok(Self {
+            post,
+            noise,
+            cross: CrossCov::Exact,
+            gain: (0..alpha.len()).map(|i| alpha[i] / binv_diag[i]).collect(),
+            kappa: binv_diag.iter().map(|b| 1.0 / (noise * b)).collect(),
+            training,
+        })
+    }
+
+    /// Sparse regression: `post` is the whitened-form posterior of sparse GP regression with
+    /// noise σ² and `Λ_i = σ² + α_s(k_ii − Q_ii)`, fitted on `(x, y)`. The stored weights
+    /// must be the ones `(x, y)` give (else [`Error::ModelMismatch`]).
+    pub fn sparse(
+        post: &'a GaussianPosterior,
+        noise: f64,
+        alpha_s: f64,
+        x: MatRef<'_, f64>,
+        y: &[f64],
+    ) -> Result<Self> {
+        let Covariance::WhitenedPrecision { chol_kuu, chol_b } = &post.cov else {
+            return Err(Error::Unsupported(
+                "the sparse leave-one-out downdate needs a whitened-form posterior".into(),
+            ));
+        };
+        crate::regression::exact::check_regression_inputs(x, y)?;
+        post.check_inputs(x)?;
+        let kzx = post.kernel().cross(post.basis.as_ref(), x); // M×N
+        let m: Vec<f64> = crate::linalg::mat_t_vec(&kzx, &post.alpha);
+        let mut v = kzx;
+        chol_kuu.solve_lower_in_place(v.as_mut());
+        let q = crate::linalg::col_sq_norms(&v);
+        let lambda: Vec<f64> = post
+            .kernel()
+            .diag(x)
+            .iter()
+            .zip(&q)
+            .map(|(k, q)| noise + alpha_s * (k - q).max(0.0))
+            .collect();
+        check_weights(post, chol_kuu, chol_b, &v, &lambda, y)?;
+        let mut w = v;
+        chol_b.solve_lower_in_place(w.as_mut());
+        let s = crate::linalg::col_sq_norms(&w);
+        let n = y.len();
+        let (mut gain, mut kappa) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut residual, mut var) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let kdiag = post.kernel().diag(x);
+        for i in 0..n {
+            let tau = 1.0 / lambda[i];
+            let keep = 1.0 - tau * s[i];
+            if !(keep > 0.0) {
+                return Err(Error::Numerical {
+                    what: "sparse leave-one-out downdate",
+                    message: format!(
+                        "point {i}: projected variance {} ≥ Λ_i = {}",
+                        s[i], lambda[i]
+                    ),
+                });
+            }
+            gain.push(tau * (y[i] - m[i]) / keep);
+            kappa.push(tau / keep);
+            residual.push(y[i] - (m[i] - s[i] * gain[i]));
+            var.push((kdiag[i] - q[i]).max(0.0) + s[i] / keep + noise);
+        }
+        Ok(Self {
+            post,
+            noise,
+            cross: CrossCov::Whitened { w },
+            gain,
+            kappa,
+            training: TrainingLoo { residual, var },
+        })
+    }
+
+    /// Number of training points N.
+    pub fn n(&self) -> usize {
+        self.gain.len()
+    }
+
+    /// `μ_{−i}(x_j)` and `σ²_{−i}(x_j)` for every training point i and row j of `xs`
+    /// (standardised inputs, as the posterior's).
+    pub fn at(&self, xs: MatRef<'_, f64>) -> Result<LooAtPoints> {
+        let marg = self.post.predict(xs)?;
+        let c = self.cross_cov(xs);
+        let (n, n_test) = (self.n(), xs.nrows());
+        let mean = Mat::from_fn(n, n_test, |i, j| marg.mean[j] - c[(i, j)] * self.gain[i]);
+        let var = Mat::from_fn(n, n_test, |i, j| {
+            marg.var[j] + self.kappa[i] * c[(i, j)] * c[(i, j)] + self.noise
+        });
+        Ok(LooAtPoints { mean, var })
+    }
+
+    /// `c_i(x_j) = Cov_Q(f(x_j), g_i)` (N×N*).
+    fn cross_cov(&self, xs: MatRef<'_, f64>) -> Mat<f64> {
+        match (&self.cross, &self.post.cov) {
+            (CrossCov::Exact, Covariance::Sites { chol_b, .. }) => {
+                let mut c = self.post.kernel().cross(self.post.basis.as_ref(), xs);
+                chol_b.solve_in_place(c.as_mut());
+                c
+            }
+            (CrossCov::Whitened { w }, Covariance::WhitenedPrecision { chol_kuu, chol_b }) => {
+                let mut wx = self.post.kernel().cross(self.post.basis.as_ref(), xs);
+                chol_kuu.solve_lower_in_place(wx.as_mut());
+                chol_b.solve_lower_in_place(wx.as_mut());
+                w.transpose() * &wx
+            }
+            _ => unreachable!("the constructors pair each form with its covariance"),
+        }
+    }
+}
+
+fn not_exact() -> Error {
+    Error::Unsupported(
+        "the exact leave-one-out downdate needs the posterior of exact GP regression (site form, \
+         every site precision 1/σ²)"
+            .into(),
+    )
+}
+
+fn check_positive(v: &[f64], what: &'static str) -> Result<()> {
+    match v.iter().position(|b| !(*b > 0.0 && b.is_finite())) {
+        Some(i) => Err(Error::Numerical {
+            what,
+            message: format!("entry {i} is {}", v[i]),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The stored weights must be those of `(x, y)`: `α = L⁻ᵀB⁻¹VΛ⁻¹y` (docs/math.md §3.2) to
+/// 1e-6 of their scale, else the training sample is not the posterior's.
+fn check_weights(
+    post: &GaussianPosterior,
+    chol_kuu: &crate::linalg::Cholesky,
+    chol_b: &crate::linalg::Cholesky,
+    v: &Mat<f64>,
+    lambda: &[f64],
+    y: &[f64],
+) -> Result<()> {
+    let ly: Vec<f64> = y.iter().zip(lambda).map(|(y, l)| y / l).collect();
+    let gamma = crate::linalg::mat_vec(v, &ly);
+    let alpha = chol_kuu.solve_upper_vec(&chol_b.solve_vec(&gamma));
+    let scale = 1.0 + alpha.iter().fold(0.0_f64, |a, v| a.max(v.abs()));
+    let worst = alpha
+        .iter()
+        .zip(&post.alpha)
+        .fold(0.0_f64, |a, (r, s)| a.max((r - s).abs()));
+    if worst > 1e-6 * scale {
+        return Err(Error::ModelMismatch {
+            part: "training sample of the interval record".into(),
+            reason: format!(
+                "it does not give the stored posterior's weights (largest difference {worst:.3e})"
+            ),
+        });
+    }
+    Ok(())
+}

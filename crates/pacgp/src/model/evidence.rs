@@ -1,0 +1,100 @@
+//! The log marginal likelihood of an exact GP regressor at its own or other hyperparameters
+//! (scikit-learn's `log_marginal_likelihood(theta, eval_gradient)`), on the standardised
+//! targets it was fitted to (scikit-learn's `normalize_y=True`). The training sample comes out
+//! of the model itself: the basis is the standardised inputs, and with `B = I + K/σ² + jI` the
+//! site form's factor, `y = Cα = σ²Bα`.
+
+use faer::Mat;
+
+use super::FittedModel;
+use crate::error::{Error, Result};
+use crate::optim::Objective;
+use crate::posterior::Covariance;
+use crate::regression::exact::NegLogMarginalLikelihood;
+use crate::spec::{Method, PacPrior};
+
+/// An exact GP's standardised training sample `(X, y, (σ², jitter))`.
+type ExactSample = (Mat<f64>, Vec<f64>, (f64, f64));
+
+/// A log evidence and, if asked, its gradient.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LogEvidence {
+    /// `ln p(y | X, θ, σ²)` on the standardised targets (GPML eq. 2.30).
+    pub value: f64,
+    /// `∂/∂p` for `p = [θ…, ln σ²]` (GPML eq. 5.9).
+    pub gradient: Option<Vec<f64>>,
+}
+
+impl FittedModel {
+    /// The parameters the evidence is a function of, `[θ…, ln σ²]` (ln values), and their names.
+    pub fn evidence_params(&self) -> Result<(Vec<f64>, Vec<String>)> {
+        let (noise, _) = self.exact_gp_sample()?.2;
+        let k = &self.posterior.kernel();
+        let mut p = k.params();
+        p.push(noise.ln());
+        let mut names = k.param_names();
+        names.push("ln_noise_variance".into());
+        Ok((p, names))
+    }
+
+    /// `ln p(y | X)` at `params = [θ…, ln σ²]` (default: the model's own), with its gradient
+    /// if asked; for exact GP regressors (gpr, pac-gp) only.
+    pub fn log_evidence(&self, params: Option<&[f64]>, gradient: bool) -> Result<LogEvidence> {
+        let (x, y, _) = self.exact_gp_sample()?;
+        let own = self.evidence_params()?.0;
+        let p = params.unwrap_or(&own);
+        if p.len() != own.len() || p.iter().any(|v| !v.is_finite()) {
+            return Err(Error::ShapeMismatch {
+                what: "evidence parameters [θ…, ln σ²]",
+                expected: format!("{} finite values", own.len()),
+                found: format!("{} values", p.len()),
+            });
+        }
+        let obj = NegLogMarginalLikelihood::new(
+            self.posterior.kernel(),
+            x.as_ref(),
+            &y,
+            Default::default(),
+        );
+        let (value, g) = obj.value_and_gradient(p)?;
+        Ok(LogEvidence {
+            value: -value,
+            gradient: gradient.then(|| g.into_iter().map(|v| -v).collect()),
+        })
+    }
+
+    /// The standardised training sample of an exact GP regressor, from its posterior:
+    /// `(X, y, (σ², jitter))`.
+    fn exact_gp_sample(&self) -> Result<ExactSample> {
+        let exact = match &self.spec.method {
+            Method::Gpr(_) => true,
+            Method::PacGp(s) => !matches!(s.prior, PacPrior::Split(_)),
+            _ => false,
+        };
+        let (noise, _) = self.regression_parts()?;
+        let Covariance::Sites { chol_b, .. } = &self.posterior.cov else {
+            return Err(no_evidence(self));
+        };
+        if !exact {
+            return Err(no_evidence(self));
+        }
+        // y = σ² L (Lᵀ α).
+        let l = chol_b.l();
+        let n = self.posterior.alpha.len();
+        let a = &self.posterior.alpha;
+        let lt_a: Vec<f64> = (0..n)
+            .map(|j| (j..n).map(|i| l[(i, j)] * a[i]).sum())
+            .collect();
+        let y = (0..n)
+            .map(|i| noise * (0..=i).map(|j| l[(i, j)] * lt_a[j]).sum::<f64>())
+            .collect();
+        Ok((self.posterior.basis.clone(), y, (noise, chol_b.jitter())))
+    }
+}
+
+fn no_evidence(m: &FittedModel) -> Error {
+    Error::Unsupported(format!(
+        "the log marginal likelihood is given for exact GP regression (gpr, pac-gp); '{}' has none here",
+        m.method()
+    ))
+}

@@ -1,0 +1,76 @@
+//! A regressor's joint predictive at several inputs: the covariance of new observations
+//! between test points and seeded draws from it (scikit-learn's `predict(return_cov=True)` and
+//! `sample_y`), in the target's units.
+
+use faer::{Mat, MatRef};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, StandardNormal};
+
+use super::FittedModel;
+use crate::error::Result;
+use crate::linalg::{Cholesky, JitterPolicy};
+
+impl FittedModel {
+    /// Predictive mean and joint covariance of new observations at raw inputs, in the
+    /// target's units: `sd²·(K** − k*ᵀRk* + σ²I)` (the latent covariance of
+    /// [`crate::posterior::GaussianPosterior::covariance`] at `(x, x)`, made exactly symmetric, plus the noise on the diagonal;
+    /// its diagonal is `predict_regression`'s `noisy_var`).
+    pub fn predict_regression_cov(&self, x: MatRef<'_, f64>) -> Result<(Vec<f64>, Mat<f64>)> {
+        let (noise, ys) = self.regression_parts()?;
+        let xs = self.standardised_inputs(x)?;
+        let mean = self.posterior.predict(xs.as_ref())?.mean;
+        let mut cov = self.posterior.covariance(xs.as_ref(), xs.as_ref())?;
+        symmetrise(&mut cov);
+        for i in 0..cov.nrows() {
+            cov[(i, i)] += noise;
+        }
+        let s2 = ys.unscale_var(1.0);
+        Ok((
+            mean.iter().map(|m| ys.unscale_mean(*m)).collect(),
+            Mat::from_fn(cov.nrows(), cov.ncols(), |i, j| cov[(i, j)] * s2),
+        ))
+    }
+
+    /// `n_samples` joint draws of new observations at raw inputs (one column per draw, one
+    /// row per input), `mean + L z` with `L Lᵀ` the predictive covariance and `z` standard
+    /// normal from a ChaCha8 generator seeded by `seed`; with the jitter the factor needed.
+    pub fn sample_regression(
+        &self,
+        x: MatRef<'_, f64>,
+        n_samples: usize,
+        seed: u64,
+    ) -> Result<(Mat<f64>, f64)> {
+        let (mean, cov) = self.predict_regression_cov(x)?;
+        let chol = Cholesky::factor(
+            cov.as_ref(),
+            &JitterPolicy::default(),
+            "predictive covariance",
+        )?;
+        let mut rng = ChaCha8Rng::seed_from_u64(seed);
+        let n = mean.len();
+        // Draws column by column, so a draw does not depend on how many follow it.
+        let mut z = Mat::<f64>::zeros(n, n_samples);
+        for j in 0..n_samples {
+            for i in 0..n {
+                z[(i, j)] = StandardNormal.sample(&mut rng);
+            }
+        }
+        let lz = chol.l() * &z;
+        Ok((
+            Mat::from_fn(n, n_samples, |i, j| mean[i] + lz[(i, j)]),
+            chol.jitter(),
+        ))
+    }
+}
+
+/// `(C + Cᵀ)/2` in place: the covariance is symmetric up to round-off; a factor and the draws
+/// want it exactly so.
+fn symmetrise(c: &mut Mat<f64>) {
+    for j in 0..c.ncols() {
+        for i in 0..j {
+            let v = 0.5 * (c[(i, j)] + c[(j, i)]);
+            (c[(i, j)], c[(j, i)]) = (v, v);
+        }
+    }
+}

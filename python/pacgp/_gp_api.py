@@ -1,0 +1,137 @@
+"""scikit-learn's GP and SVM API over a fitted pacgp model: the joint predictive covariance
+and draws from it, the log marginal likelihood at any hyperparameters, distribution-free
+prediction intervals, and an SVM's decision function and dual. Mixins of the estimators in
+``_estimators``; every number comes from the library (``pacgp._pacgp.Model``)."""
+
+import json
+from collections import namedtuple
+
+import numpy as np
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+#: Prediction intervals at level 1 − α: ``lower`` and ``upper`` bounds and the ``statement``
+#: (a dict: ``method``, ``score``, ``level``, ``n_scores``, ``guaranteed_coverage`` and the
+#: guarantee in words, as ``pacgp predict --interval`` prints it).
+PredictionIntervals = namedtuple("PredictionIntervals", ["lower", "upper", "statement"])
+
+# Seeds the library's generator takes (u64); a RandomState is asked for one below 2**63.
+_SEED_BOUND = 2**63 - 1
+
+
+def seed_of(random_state):
+    """A seed for the library's ChaCha8 generator from scikit-learn's ``random_state``: an
+    int is the seed itself; a RandomState (or None: numpy's global one) draws it."""
+    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"random_state must be non-negative, got {random_state}")
+        return int(random_state)
+    return int(check_random_state(random_state).randint(_SEED_BOUND, dtype=np.int64))
+
+
+class RegressionAPI:
+    """scikit-learn's ``GaussianProcessRegressor`` prediction API and conformal intervals."""
+
+    def predict(self, X, return_std=False, return_cov=False):
+        """Predictive mean at X; with ``return_std`` also the standard deviation of a new
+        observation (latent variance plus noise), with ``return_cov`` instead their joint
+        covariance (noise on the diagonal), in the target's units. Asking for both is an
+        error, as in scikit-learn."""
+        if return_std and return_cov:
+            raise RuntimeError("At most one of return_std or return_cov can be requested.")
+        check_is_fitted(self, "model_")
+        X, _rows = self._coded(X)
+        if return_cov:
+            return self.model_.predict_regression_cov(X, n_threads=self.n_threads)
+        mean, _latent_var, noisy_var = self.model_.predict_regression(X, n_threads=self.n_threads)
+        if return_std:
+            return mean, np.sqrt(noisy_var)
+        return mean
+
+    def sample_y(self, X, n_samples=1, random_state=0):
+        """``n_samples`` joint draws of new observations at X (shape ``(len(X), n_samples)``)
+        from the predictive of ``predict(X, return_cov=True)``; ``random_state`` an int seed,
+        a RandomState or None, as in scikit-learn (the draws are the library's, seeded)."""
+        check_is_fitted(self, "model_")
+        n_samples = int(n_samples)
+        if n_samples < 1:
+            raise ValueError(f"n_samples must be at least 1, got {n_samples}")
+        X, _rows = self._coded(X)
+        draws, _jitter = self.model_.sample_regression(
+            X, n_samples, seed_of(random_state), n_threads=self.n_threads
+        )
+        return draws
+
+    def predict_interval(self, X, alpha=0.1):
+        """Prediction intervals of level 1 − ``alpha`` at X by the interval method the model
+        was fitted with (``intervals=`` "jackknife+", "cv+[:K]" or "split-conformal[:F]"):
+        a ``PredictionIntervals(lower, upper, statement)``, the statement naming the method
+        and its finite-sample coverage guarantee (1 − 2α for jackknife+ and CV+, 1 − α for
+        split conformal)."""
+        check_is_fitted(self, "model_")
+        X, _rows = self._coded(X)
+        lower, upper, statement = self.model_.predict_intervals(
+            X, float(alpha), n_threads=self.n_threads
+        )
+        return PredictionIntervals(lower, upper, json.loads(statement))
+
+
+class EvidenceAPI:
+    """``log_marginal_likelihood`` of an exact GP regressor, on the standardised targets it
+    was fitted to (scikit-learn's ``normalize_y=True``); its parameters are pacgp's
+    ``[θ…, ln σ²]`` (``evidence_theta_``, names in ``evidence_theta_names_``), the ln values
+    of the kernel's hyperparameters on standardised inputs and of the noise variance."""
+
+    def _set_evidence(self):
+        """``log_marginal_likelihood_value_`` and the evidence's parameters after a fit."""
+        theta, names = self.model_.evidence_params
+        self.evidence_theta_ = np.asarray(theta)
+        self.evidence_theta_names_ = list(names)
+        self.log_marginal_likelihood_value_, _ = self.model_.log_evidence(
+            n_threads=self.n_threads
+        )
+
+    def log_marginal_likelihood(self, theta=None, eval_gradient=False, clone_kernel=True):
+        """``ln p(y | X, θ)`` at ``theta`` (default: the fitted ``evidence_theta_``) and, with
+        ``eval_gradient``, its gradient with respect to ``theta``. ``clone_kernel`` is
+        accepted for scikit-learn's signature; the model is never changed."""
+        check_is_fitted(self, "model_")
+        params = None if theta is None else [float(v) for v in np.ravel(theta)]
+        value, gradient = self.model_.log_evidence(
+            params, bool(eval_gradient), n_threads=self.n_threads
+        )
+        if eval_gradient:
+            return value, np.asarray(gradient)
+        return value
+
+
+class SVMDualAPI:
+    """scikit-learn's ``SVC`` attributes of a binary SVM: ``decision_function``, ``support_``,
+    ``support_vectors_``, ``n_support_``, ``dual_coef_``, ``intercept_`` (support vectors
+    ordered by class, then by training row, as libsvm orders them)."""
+
+    def _set_dual(self, X, signs):
+        """The dual's attributes from the fitted model and its numeric training inputs."""
+        support, coef, intercept = self.model_.svm_dual(X)
+        support, coef = np.asarray(support, dtype=np.int32), np.asarray(coef)
+        order = np.lexsort((support, signs[support] > 0))
+        self.support_ = support[order]
+        self.support_vectors_ = X[self.support_]
+        self.dual_coef_ = coef[order].reshape(1, -1)
+        self.intercept_ = np.array([intercept])
+        positive = int(np.sum(signs[self.support_] > 0))
+        self.n_support_ = np.array([len(support) - positive, positive], dtype=np.int32)
+
+    def decision_function(self, X):
+        """The SVM's decision values ``f(x) = Σ_i y_iα_i k(x, x_i) + b``: positive towards
+        ``classes_[1]``, their sign is ``predict``'s."""
+        check_is_fitted(self, "model_")
+        X, _rows = self._coded(X)
+        return self.model_.svm_decision(X, n_threads=self.n_threads)
+
+    def predict_latent(self, X):
+        """The latent posterior's mean (with the bias: ``μ·f(x)``, positive towards
+        ``classes_[1]``, the sign of ``predict``) and variance."""
+        mean, var = super().predict_latent(X)
+        mu, bias = self.model_.svm_scale_bias
+        return mean + mu * bias, var
