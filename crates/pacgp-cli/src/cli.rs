@@ -9,8 +9,8 @@ use pacgp::loo::LooMode;
 use pacgp::prior::split::SplitFraction;
 use pacgp::regression::sparse::InducingInit;
 use pacgp::spec::{
-    BoundName, FitOptions, HyperPriorName, LikelihoodName, MethodName, PriorKernel, PriorScale,
-    Selection, SlackKind, Xi,
+    BoundName, FitOptions, HyperPriorName, LikelihoodName, MethodName, MultiClass, PriorKernel,
+    PriorScale, Selection, SlackKind, Xi,
 };
 use pacgp::svm::SvmSolver;
 
@@ -174,6 +174,11 @@ pub struct FitArgs {
     /// vfe, fitc, dtc, pac-sgp: where the inducing inputs start [default: kmeans].
     #[arg(long, value_parser = words::<InducingInit>())]
     pub inducing_init: Option<InducingInit>,
+    /// Classifiers on K ≥ 2 classes: `one-vs-rest` (every classifier: class k against the
+    /// rest, certified together) or `softmax` (laplace: the multi-class Laplace) [default:
+    /// one-vs-rest when the target has more than two labels].
+    #[arg(long, value_parser = words::<MultiClass>())]
+    pub multiclass: Option<MultiClass>,
     /// Classifiers: likelihood [default: probit; logistic for laplace and pac-gpc only].
     #[arg(long, value_parser = words::<LikelihoodName>())]
     pub likelihood: Option<LikelihoodName>,
@@ -293,6 +298,7 @@ impl FitArgs {
             prior_kernel: self.prior_kernel,
             both_directions: self.both_directions.then_some(true),
             predictor: None,
+            multiclass: self.multiclass,
         }
     }
 

@@ -65,6 +65,8 @@ pub struct FitOptions {
     pub both_directions: Option<bool>,
     /// The Gibbs classifier a classifier's bound is about.
     pub predictor: Option<GibbsPredictor>,
+    /// How a classifier learns more than two classes.
+    pub multiclass: Option<MultiClass>,
 }
 
 /// The options, by their library names (front ends map them to flags or keyword names).
@@ -100,11 +102,12 @@ pub enum SpecOption {
     PriorKernel,
     BothDirections,
     Predictor,
+    MultiClass,
 }
 
 impl SpecOption {
     /// Every option, for front ends' name tables and their tests.
-    pub const ALL: [SpecOption; 28] = [
+    pub const ALL: [SpecOption; 29] = [
         SpecOption::Method,
         SpecOption::Kernel,
         SpecOption::Epsilon,
@@ -133,6 +136,7 @@ impl SpecOption {
         SpecOption::PriorKernel,
         SpecOption::BothDirections,
         SpecOption::Predictor,
+        SpecOption::MultiClass,
     ];
 
     /// The library's name of the option (snake case), used where no front end words it.
@@ -167,6 +171,7 @@ impl SpecOption {
             O::PriorKernel => "prior_kernel",
             O::BothDirections => "both_directions",
             O::Predictor => "predictor",
+            O::MultiClass => "multiclass",
         }
     }
 }
@@ -459,6 +464,11 @@ pub(crate) fn check_spec(spec: &FitSpec) -> Result<(), SpecError> {
             }
             Ok(())
         }
+        Method::OneVsRest(inner) => check_one_vs_rest(inner, spec),
+        Method::Softmax(s) => match &s.hypers {
+            ClassifierHypers::Split(_) => Err(split_not_multiclass(method)),
+            hypers => check_hypers(hypers, method),
+        },
         Method::Svm(s) => {
             match &s.kernel {
                 SvmKernel::Menu => {}
@@ -477,6 +487,52 @@ pub(crate) fn check_spec(spec: &FitSpec) -> Result<(), SpecError> {
             Ok(())
         }
     }
+}
+
+/// A multi-class fit certifies all classes on one sample: each class's split prior would
+/// certify on its own part B.
+fn split_not_multiclass(method: MethodName) -> SpecError {
+    SpecError::not_for(
+        SpecOption::Prior,
+        method,
+        "binary laplace and pac-gpc (a multi-class certificate is on one sample for all classes, and each class's split prior would keep its own part B)",
+    )
+}
+
+/// The binary method of a one-vs-rest spec: a classifier, pac-gpc or the SVM, no split prior,
+/// itself a valid spec.
+fn check_one_vs_rest(inner: &Method, spec: &FitSpec) -> Result<(), SpecError> {
+    let name = method_name_of_inner(inner);
+    match inner {
+        Method::Classifier(ClassifierSpec { hypers, .. })
+        | Method::PacGpc(PacGpcSpec { hypers, .. }) => {
+            if matches!(hypers, ClassifierHypers::Split(_)) {
+                return Err(split_not_multiclass(name));
+            }
+        }
+        Method::Svm(_) => {}
+        _ => {
+            return Err(SpecError::not_for(
+                SpecOption::MultiClass,
+                name,
+                "the classifiers as one-vs-rest",
+            ))
+        }
+    }
+    check_spec(&FitSpec {
+        method: inner.clone(),
+        delta: spec.delta,
+        seed: spec.seed,
+    })
+}
+
+fn method_name_of_inner(inner: &Method) -> MethodName {
+    FitSpec {
+        method: inner.clone(),
+        delta: DEFAULT_DELTA,
+        seed: 0,
+    }
+    .method_name()
 }
 
 fn split_needs_probit() -> SpecError {
@@ -608,6 +664,7 @@ impl<'a> Unused<'a> {
             (O::PriorKernel, o.prior_kernel.is_some()),
             (O::BothDirections, o.both_directions.is_some()),
             (O::Predictor, o.predictor.is_some()),
+            (O::MultiClass, o.multiclass.is_some()),
         ];
         Self { method, given, o }
     }
@@ -655,6 +712,7 @@ fn applies_to(option: SpecOption) -> &'static str {
             "laplace and pac-gpc with a split prior"
         }
         O::Predictor => "the GP classifiers",
+        O::MultiClass => "the classifiers (one-vs-rest) and laplace (softmax)",
         O::Method | O::Delta | O::Seed => "every method",
     }
 }
@@ -666,12 +724,67 @@ impl FitOptions {
     pub fn check(&self, method: MethodName) -> Result<CheckedFitSpec, SpecError> {
         let mut unused = Unused::of(method, self);
         let spec = FitSpec {
-            method: self.method(method, &mut unused)?,
+            method: self.multiclass_method(method, &mut unused)?,
             delta: self.delta.unwrap_or(DEFAULT_DELTA),
             seed: self.seed.unwrap_or(0),
         };
         unused.refuse()?;
         spec.check()
+    }
+
+    /// The typed method, wrapped as one-vs-rest or replaced by the softmax Laplace when
+    /// `multiclass` says so.
+    fn multiclass_method(&self, method: MethodName, u: &mut Unused) -> Result<Method, SpecError> {
+        use SpecOption as O;
+        let Some(mc) = self.multiclass else {
+            return self.method(method, u);
+        };
+        if !method.is_classifier() {
+            return self.method(method, u); // `multiclass` is refused as unused
+        }
+        u.used(O::MultiClass);
+        if self.prior.is_some() {
+            return Err(split_not_multiclass(method));
+        }
+        match (mc, method) {
+            (MultiClass::OneVsRest, _) => Ok(Method::OneVsRest(Box::new(self.method(method, u)?))),
+            (MultiClass::Softmax, MethodName::Laplace) => self.softmax(u),
+            (MultiClass::Softmax, _) => Err(SpecError::not_for(
+                O::MultiClass,
+                method,
+                "laplace as softmax (every classifier as one-vs-rest)",
+            )),
+        }
+    }
+
+    /// The softmax Laplace: θ from the candidate menu or by ML-II from `kernel` on the grid;
+    /// the softmax is its likelihood and `argmax_k f_k` its Gibbs classifier.
+    fn softmax(&self, u: &mut Unused) -> Result<Method, SpecError> {
+        use SpecOption as O;
+        if self.likelihood.is_some() {
+            return Err(SpecError::conflict(
+                O::Likelihood,
+                O::MultiClass,
+                "the softmax Laplace has the softmax likelihood",
+            ));
+        }
+        u.used(O::Select);
+        let hypers = match (self.select.unwrap_or(Selection::Bound), &self.kernel) {
+            (Selection::Bound, None) => ClassifierHypers::Candidates,
+            (Selection::Bound, Some(_)) => {
+                return Err(SpecError::new(
+                    O::Kernel,
+                    SpecProblem::NotApplicable {
+                        method: MethodName::Laplace,
+                        applies_to: "classifiers with select ml2 (select bound chooses among nine fixed SE kernels)".into(),
+                    },
+                ))
+            }
+            (Selection::Ml2, _) => ClassifierHypers::Grid {
+                kernel: self.kernel_or_default(u),
+            },
+        };
+        Ok(Method::Softmax(SoftmaxSpec { hypers }))
     }
 
     fn kernel_or_default(&self, unused: &mut Unused) -> String {
