@@ -403,7 +403,7 @@ pub struct ReproduceArgs {
     pub m: Vec<usize>,
     /// pac-sgp-inducing: only these datasets (kin40k, pol); ivm-uci and risk-coverage:
     /// breast-cancer, ripley, crabs, house-votes; tighter-bounds: boston, kin40k, pol,
-    /// breast-cancer, crabs.
+    /// breast-cancer, crabs; multiclass: iris, wine, digits.
     #[arg(long, value_delimiter = ',')]
     pub datasets: Vec<String>,
     /// ivm-uci, risk-coverage: the seed's fixed unit-scale RBF kernel instead of the kernel
@@ -418,12 +418,17 @@ pub struct ReproduceArgs {
     /// PAC-SGP reference, M = 100 or the first `--m`) instead of 1000-point full-GP subsamples.
     #[arg(long)]
     pub sparse: bool,
-    /// tighter-bounds: number of seeded splits (default 10, quick 3).
+    /// tighter-bounds: number of seeded splits (default 10, quick 3); multiclass: (default 10,
+    /// at most 5 for digits; quick 2).
     #[arg(long)]
     pub reps: Option<usize>,
     /// tighter-bounds: seed of the first split (splits first-rep .. first-rep + reps).
     #[arg(long, default_value_t = 0)]
     pub first_rep: usize,
+    /// multiclass: a Python with numpy and scikit-learn; runs `scripts/multiclass_peers.py`
+    /// (GaussianProcessClassifier one-vs-rest, SVC) on every split right after pacgp's fits.
+    #[arg(long)]
+    pub peers: Option<PathBuf>,
 }
 
 /// The experiments of the seed papers that this version reproduces.
@@ -465,6 +470,11 @@ pub enum Experiment {
     /// with the bound-chosen kernel, pac-gpc, split prior, split prior + Catoni λ from part A;
     /// `--quick`: 2 splits, 60 L-BFGS iterations).
     TighterBounds,
+    /// Multi-class classifiers (one-vs-rest Laplace and SVM, the softmax Laplace) on iris,
+    /// wine and digits over seeded 80/20 splits: accuracy, certificate, held-out Gibbs error,
+    /// fit time; with `--peers`, scikit-learn's GaussianProcessClassifier (one-vs-rest) and SVC
+    /// on the same splits (`--quick`: 2 splits of iris and wine).
+    Multiclass,
 }
 
 /// `pacgp demo`.

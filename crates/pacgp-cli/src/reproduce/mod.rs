@@ -6,6 +6,7 @@ use anyhow::{Context, Result};
 use crate::cli::{Experiment, ReproduceArgs};
 
 mod classification;
+mod multiclass;
 mod opper_winther;
 mod regression;
 mod tighter_bounds;
@@ -28,5 +29,6 @@ pub fn reproduce(mut a: ReproduceArgs) -> Result<()> {
         Experiment::ZhangSparse => zhang::run(&a),
         Experiment::ZhangKin40k => zhang::kin40k(&a),
         Experiment::TighterBounds => tighter_bounds::run(&a),
+        Experiment::Multiclass => multiclass::run(&a),
     }
 }

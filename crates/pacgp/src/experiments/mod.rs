@@ -1,6 +1,7 @@
 //! The seed papers' experiments as library functions returning tables.
 
 pub mod classification;
+pub mod multiclass;
 pub mod opper_winther;
 pub mod pac_gp;
 pub mod pac_sgp;
