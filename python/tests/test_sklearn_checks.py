@@ -1,10 +1,10 @@
 """scikit-learn's own estimator checks (`parametrize_with_checks`), every one of them.
 
-No check is expected to fail. What the estimators declare instead of passing a check:
-- the classifiers are binary (`tags.classifier_tags.multi_class = False`): scikit-learn then
-  checks that multiclass targets are refused with "Only binary classification is supported";
-- `decision_function` is not provided (ranking by the latent mean differs from ranking by the
-  probabilities, which also depend on the variance; `predict_latent` gives the mean).
+No check is expected to fail. The classifiers take any number of classes (more than two:
+one-vs-rest, so scikit-learn's multi-class checks run too). `decision_function` is provided for
+models of more than two classes only (the ln scores whose softmax is `predict_proba`); a binary
+model has none (ranking by the latent mean differs from ranking by the probabilities, which
+also depend on the variance; `predict_latent` gives the mean).
 Sparse models use few inducing points / basis points and isotropic kernels only to keep the
 run short.
 """

@@ -106,7 +106,8 @@ impl Model {
     }
 
     /// Multi-class predictions at raw inputs: (class probabilities N×K, their ln scores before
-    /// normalisation N×K, the predicted class index N, the classes' latent means N×K).
+    /// normalisation N×K, the predicted class index N, the classes' latent means N×K and
+    /// variances N×K).
     #[pyo3(signature = (x, n_threads=None))]
     #[allow(clippy::type_complexity)]
     fn predict_classes<'py>(
@@ -119,6 +120,7 @@ impl Model {
         Bound<'py, numpy::PyArray2<f64>>,
         Bound<'py, PyArray1<usize>>,
         Bound<'py, numpy::PyArray2<f64>>,
+        Bound<'py, numpy::PyArray2<f64>>,
     )> {
         let xm = to_mat(&x, "X")?;
         let p = compute(py, n_threads, || self.inner.predict_classes(xm.as_ref()))?;
@@ -128,6 +130,8 @@ impl Model {
                 .collect()
         };
         let latent = faer::Mat::from_fn(p.labels.len(), p.latent.len(), |i, k| p.latent[k].mean[i]);
+        let latent_var =
+            faer::Mat::from_fn(p.labels.len(), p.latent.len(), |i, k| p.latent[k].var[i]);
         let array = |m: &faer::Mat<f64>| -> PyResult<Bound<'py, numpy::PyArray2<f64>>> {
             let rows = to_rows(m);
             if rows.is_empty() {
@@ -140,6 +144,7 @@ impl Model {
             array(&p.ln_scores)?,
             p.labels.into_pyarray(py),
             array(&latent)?,
+            array(&latent_var)?,
         ))
     }
 
