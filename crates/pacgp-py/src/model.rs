@@ -300,13 +300,13 @@ impl Model {
     /// The kernel in words, values on the standardised scale.
     #[getter]
     fn kernel(&self) -> String {
-        self.inner.posterior.kernel.describe()
+        self.inner.posterior.kernel().describe()
     }
 
     /// Kernel hyperparameters θ (ln values) and their names.
     #[getter]
     fn kernel_params(&self) -> (Vec<f64>, Vec<String>) {
-        let k = &self.inner.posterior.kernel;
+        let k = self.inner.posterior.kernel();
         (k.params(), k.param_names())
     }
 

@@ -41,6 +41,7 @@ pub mod optim;
 pub mod posterior;
 pub mod prior;
 pub mod regression;
+pub mod select;
 pub mod selective;
 pub mod spec;
 pub mod special;

@@ -219,7 +219,7 @@ fn one_vs_rest_leave_one_out_equals_brute_force_refits() {
                     panic!()
                 };
                 let fit = method
-                    .fit(&m.posterior.kernel, likelihood, x_keep.as_ref(), &y)
+                    .fit(m.posterior.kernel(), likelihood, x_keep.as_ref(), &y)
                     .unwrap();
                 fit.posterior.predict(xi.as_ref()).unwrap().mean[0] + likelihood.bias_and_slope().0
             })

@@ -198,7 +198,7 @@ fn model_from_parameters_and_shard_sums_equals_the_fitted_model() {
     };
     let xs = fitted.x_scaler.transform(x.as_ref()).unwrap();
     let ys = y_scaler.transform(&y);
-    let (kernel, z) = (&fitted.posterior.kernel, fitted.posterior.basis.as_ref());
+    let (kernel, z) = (fitted.posterior.kernel(), fitted.posterior.basis.as_ref());
     let stats = shards(&xs, &ys, &[0, 50, 51, 160])
         .into_iter()
         .map(|(xs, ys)| posterior_shard_stats(kernel, noise_variance, 1.0, z, xs, ys).unwrap())

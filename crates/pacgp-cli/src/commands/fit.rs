@@ -59,11 +59,11 @@ pub(super) fn grid_edge_notes(model: &FittedModel) -> Vec<String> {
             .map(|(c, m)| {
                 (
                     format!("class '{}': ", pacgp::data::shown(classes.decode(c))),
-                    &m.posterior.kernel,
+                    m.posterior.kernel(),
                 )
             })
             .collect(),
-        _ => vec![(String::new(), &model.posterior.kernel)],
+        _ => vec![(String::new(), model.posterior.kernel())],
     };
     kernels
         .into_iter()
@@ -90,7 +90,7 @@ fn class_kernels(model: &FittedModel) -> Option<Vec<String>> {
         Task::OneVsRest { members, .. } => Some(
             members
                 .iter()
-                .map(|m| m.posterior.kernel.describe())
+                .map(|m| m.posterior.kernel().describe())
                 .collect(),
         ),
         _ => None,
@@ -122,7 +122,7 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
             "method": model.method().to_string(),
             "n": model.n_train,
             "d": model.feature_names.len(),
-            "kernel": model.posterior.kernel.describe(),
+            "kernel": model.posterior.kernel().describe(),
             "noise_variance": noise,
             "likelihood": match &model.task { Task::Classification { likelihood, .. } => Some(likelihood.name()), _ => None },
             "objective": model.report.objective,
@@ -194,7 +194,7 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
         }
         None => out!(
             "  kernel (on standardised inputs; θ = ln value): {}",
-            model.posterior.kernel.describe()
+            model.posterior.kernel().describe()
         ),
     }
     if let Some(l) = model.task.labels() {

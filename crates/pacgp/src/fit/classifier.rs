@@ -16,6 +16,7 @@ use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::model::{FitReport, FittedModel, Task};
 use crate::optim::OptimReport;
+use crate::select::Menu;
 use crate::spec::{
     CheckedFitSpec, ClassifierHypers, ClassifierSpec, Inference, LikelihoodName, DEFAULT_BASIS,
 };
@@ -65,6 +66,11 @@ pub fn inference_method(i: &Inference, seed: u64) -> Result<(InferenceMethod, Li
     })
 }
 
+/// The menu of [`classifier_candidates`], chosen by the bound (`ln 9`).
+pub fn classifier_menu(d: usize) -> Menu<Kernel> {
+    Menu::charged(classifier_candidates(d), "kernel σ_f²·SE(l)")
+}
+
 /// The candidate kernels `σ_f²·SE(l)` on standardised inputs whose bound is compared:
 /// `σ_f² ∈ {1, 4, 16}`, `l ∈ {½, 1, 2}·√D`, fixed before seeing data.
 pub fn classifier_candidates(d: usize) -> Vec<Kernel> {
@@ -110,25 +116,17 @@ struct Selected {
 
 /// The lowest-bound fit among the candidate kernels, paying `ln 9` for the choice.
 fn select_by_bound(x: MatRef<'_, f64>, y: &[f64], s: &Setup) -> Result<Selected> {
-    let candidates = classifier_candidates(x.ncols());
-    let choice = PenaltyTerm::candidates(candidates.len(), "kernel σ_f²·SE(l)");
-    let mut best: Option<Selected> = None;
-    for k in &candidates {
+    let chosen = classifier_menu(x.ncols()).by_bound(|k, price| {
         let fit = s.method.fit(k, &s.likelihood, x, y)?;
-        let certificate = s.certificate(&fit, x, y, vec![choice.clone()])?;
-        if best
-            .as_ref()
-            .is_none_or(|b| certificate.bound < b.certificate.bound)
-        {
-            best = Some(Selected {
-                fit,
-                certificate,
-                optimiser: None,
-            });
-        }
-    }
-    best.ok_or(Error::Empty {
-        what: "kernel candidates",
+        let certificate = s.certificate(&fit, x, y, vec![price.clone()])?;
+        let bound = certificate.bound;
+        Ok(((fit, certificate), bound))
+    })?;
+    let (fit, certificate) = chosen.value;
+    Ok(Selected {
+        fit,
+        certificate,
+        optimiser: None,
     })
 }
 
@@ -190,7 +188,7 @@ fn select_by_ml2(kernel: &Kernel, x: MatRef<'_, f64>, y: &[f64], s: &Setup) -> R
             )))
         }
     };
-    let choices = vec![PenaltyTerm::grid(&grid, fit.posterior.kernel.n_params())];
+    let choices = vec![PenaltyTerm::grid(&grid, fit.posterior.kernel().n_params())];
     let certificate = s.certificate(&fit, x, y, choices)?;
     Ok(Selected {
         fit,

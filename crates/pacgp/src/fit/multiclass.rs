@@ -22,7 +22,7 @@ use super::classifier::classifier_candidates;
 /// The seed of the draws that compare the candidate kernels of a softmax fit: the spec's seed
 /// plus this, so that the certificate's own draws (the spec's seed) are independent of the
 /// choice they certify.
-pub const SOFTMAX_SELECTION_SEED_OFFSET: u64 = 0x5e1e_c7;
+pub const SOFTMAX_SELECTION_SEED_OFFSET: u64 = 0x005e_1ec7;
 
 /// `one-vs-rest`: for every class k the spec's binary method on the sample relabelled
 /// +1 for k and −1 for the rest, each through the one entry point; the model holds the K

@@ -17,7 +17,7 @@ use crate::spec::{
     CheckedFitSpec, ClassifierHypers, PacGpcSpec, PriorKernel, PriorScale, SplitClassifierSpec,
 };
 
-use super::classifier::{classifier_candidates, likelihood};
+use super::classifier::{classifier_menu, likelihood};
 
 /// `pac-gpc`: the sites (and, on the grid, θ) trained by the bound on the Gibbs error, from
 /// Laplace; with the split prior, [`split_classifier`].
@@ -35,7 +35,7 @@ pub fn pac_gpc(
         ClassifierHypers::Grid { kernel } => {
             PacGpcTheta::Grid(Kernel::from_spec(kernel, train.d())?)
         }
-        ClassifierHypers::Candidates => PacGpcTheta::Candidates(classifier_candidates(train.d())),
+        ClassifierHypers::Candidates => PacGpcTheta::Candidates(classifier_menu(train.d())),
     };
     let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
     let x = x_scaler.transform(train.x.as_ref())?;

@@ -251,7 +251,7 @@ fn mean_field_parts(
         });
     }
     let v = cfg.input_noise;
-    let k_alpha = crate::linalg::mat_vec(&post.kernel.gram(post.basis.as_ref()), &post.alpha);
+    let k_alpha = crate::linalg::mat_vec(&post.kernel().gram(post.basis.as_ref()), &post.alpha);
     Ok(MeanFieldFit {
         fit: fit.clone(),
         alpha_mf: y.iter().zip(&post.alpha).map(|(y, a)| y * a).collect(),
@@ -284,7 +284,7 @@ pub fn classifier_loo(
     let needs_refits = mode.exact() || (mode.approx() && approx.is_none());
     let exact = if needs_refits {
         let rows: Vec<usize> = (0..y.len()).collect();
-        let kernel = &fit.posterior.kernel;
+        let kernel = &fit.posterior.kernel();
         Some(classifier_exact_loo(
             method,
             kernel,

@@ -38,6 +38,9 @@ pub struct ClassPrediction {
     pub latent: Vec<Marginals>,
 }
 
+/// The one-vs-rest leave-one-out errors: the approximate one with its estimator, the exact one.
+type OneVsRestLoo = (Option<(f64, LooEstimator)>, Option<f64>);
+
 impl FittedModel {
     /// The K class labels of a multi-class model.
     pub fn classes(&self) -> Option<&ClassLabels> {
@@ -189,7 +192,7 @@ impl FittedModel {
         xs: MatRef<'_, f64>,
         y: &[f64],
         mode: LooMode,
-    ) -> Result<(Option<(f64, LooEstimator)>, Option<f64>)> {
+    ) -> Result<OneVsRestLoo> {
         let (_, members) = self.members()?;
         let n = y.len();
         let mut approx: Vec<Vec<f64>> = Vec::new();

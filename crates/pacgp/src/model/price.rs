@@ -7,7 +7,7 @@
 use crate::bounds::HyperGrid;
 use crate::certificate::PenaltyTerm;
 use crate::error::{Error, Result};
-use crate::fit::classifier::{classifier_candidates, likelihood};
+use crate::fit::classifier::{classifier_menu, likelihood};
 use crate::fit::regression::hyper_prior;
 use crate::fit::svm::{svm_candidates, svm_choices, svm_prior_kernel};
 use crate::kernel::Kernel;
@@ -60,11 +60,6 @@ pub fn check_structure(kernel: &Kernel, spec: &str, d: usize) -> Result<()> {
     Ok(())
 }
 
-/// The fractions a split-prior spec lets the fit choose among.
-fn fractions(f: SplitFraction) -> Result<Vec<f64>> {
-    f.candidates()
-}
-
 impl FittedModel {
     /// What the fit chose from the data and its price, re-derived from the spec: the grid's
     /// `T·ln L` for θ on the spec's grid, `−ln π(θ)` of a coarse prior, `ln k` of a menu the
@@ -74,7 +69,7 @@ impl FittedModel {
             return self.multiclass_choices();
         }
         self.check_task_against_spec()?;
-        let kernel = &self.posterior.kernel;
+        let kernel = &self.posterior.kernel();
         if let Method::Gpr(s) = &self.spec.method {
             if !s.snap {
                 return Err(Error::Unsupported(
@@ -155,7 +150,7 @@ impl FittedModel {
         (fraction, menu, seed): (f64, usize, u64),
         directions: usize,
     ) -> Result<()> {
-        let allowed = fractions(f)?;
+        let allowed = f.candidates()?;
         if !allowed.contains(&fraction) {
             return Err(mismatch(
                 "split prior record's fraction",
@@ -203,21 +198,18 @@ impl FittedModel {
     ) -> Result<Vec<PenaltyTerm>> {
         match hypers {
             ClassifierHypers::Candidates => {
-                let candidates = classifier_candidates(d);
-                if !candidates.contains(kernel) {
+                let menu = classifier_menu(d);
+                if !menu.items.contains(kernel) {
                     return Err(mismatch(
                         "kernel",
                         format!(
                             "{} is not one of the spec's {} candidate kernels",
                             kernel.describe(),
-                            candidates.len()
+                            menu.len()
                         ),
                     ));
                 }
-                Ok(vec![PenaltyTerm::candidates(
-                    candidates.len(),
-                    "kernel σ_f²·SE(l)",
-                )])
+                Ok(vec![menu.price()])
             }
             ClassifierHypers::Split(split) => self.classifier_split_choices(split),
             // Priced by the spec's grid before this is asked.
@@ -239,8 +231,24 @@ impl FittedModel {
                 "the spec names a split prior and the model has no split record",
             ));
         };
+        let menu = crate::objective::gpc_split::split_menu(split.fraction, split.both_directions);
         let directions = if split.both_directions { 2 } else { 1 };
         self.check_split(split.fraction, (r.fraction, r.menu, r.seed), directions)?;
+        if !menu.items.contains(&(r.fraction, r.swapped)) || r.menu != menu.len() {
+            return Err(mismatch(
+                "split prior record's menu",
+                format!(
+                    "fraction {} {} is not one of the spec's {} choices",
+                    r.fraction,
+                    if r.swapped {
+                        "swapped"
+                    } else {
+                        "in the plain direction"
+                    },
+                    menu.len()
+                ),
+            ));
+        }
         if r.swapped && !split.both_directions {
             return Err(mismatch(
                 "split prior record's direction",
@@ -270,10 +278,7 @@ impl FittedModel {
                 ),
             ));
         }
-        let mut choices = vec![PenaltyTerm::candidates(
-            r.menu,
-            "split fraction and direction of the prior",
-        )];
+        let mut choices = vec![menu.price()];
         choices.push(PenaltyTerm {
             what: format!(
                 "prior: posterior of part A ({} of {} points, fraction {}{}, seed {}), θ by ML-II on A; bound on part B",

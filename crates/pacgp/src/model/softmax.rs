@@ -23,7 +23,7 @@ use crate::fit::classifier::classifier_candidates;
 use crate::inference::softmax::SoftmaxPosterior;
 use crate::loo::LooMode;
 use crate::multiclass::{argmax_rows, sampled_gibbs_risk, SamplingCorrection};
-use crate::posterior::{Covariance, GaussianPosterior};
+use crate::posterior::{Covariance, GaussianPosterior, Prior};
 use crate::spec::{ClassifierHypers, Method};
 
 /// Score vectors drawn at every training point for the certificate's sampled risk.
@@ -68,15 +68,13 @@ pub fn shared_prior(posterior: &SoftmaxPosterior) -> Result<GaussianPosterior> {
         &crate::linalg::JitterPolicy::none(),
         "I",
     )?;
-    Ok(GaussianPosterior {
-        kernel: posterior.kernel.clone(),
-        basis: posterior.basis.clone(),
-        alpha: vec![0.0; n],
-        cov: Covariance::Sites {
-            sqrt_pi: vec![0.0; n],
-            chol_b,
-        },
-    })
+    Ok(GaussianPosterior::sites(
+        posterior.kernel.clone(),
+        posterior.basis.clone(),
+        vec![0.0; n],
+        vec![0.0; n],
+        chol_b,
+    ))
 }
 
 impl FittedModel {
@@ -265,7 +263,7 @@ impl FittedModel {
         }
         let p = &self.posterior;
         let zero_sites = matches!(&p.cov, Covariance::Sites { sqrt_pi, .. } if sqrt_pi.iter().all(|s| *s == 0.0));
-        let same = p.kernel == post.kernel
+        let same = matches!(&p.prior, Prior::Gp(k) if *k == post.kernel)
             && p.basis == post.basis
             && p.alpha.iter().all(|a| *a == 0.0)
             && zero_sites;

@@ -91,7 +91,7 @@ fn check_scalers(model: &FittedModel, x: &Standardizer, y: Option<&TargetScaler>
 
 /// The stored posterior must be the one rebuilt from the refitted prior and the record.
 fn check_posterior(stored: &GaussianPosterior, rebuilt: &GaussianPosterior) -> Result<()> {
-    check_kernel("posterior's kernel", &stored.kernel, &rebuilt.kernel)?;
+    check_kernel("posterior's kernel", stored.kernel(), rebuilt.kernel())?;
     let flat = |m: &Mat<f64>| {
         (0..m.ncols())
             .flat_map(|j| (0..m.nrows()).map(move |i| m[(i, j)]))

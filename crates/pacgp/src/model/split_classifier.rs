@@ -93,7 +93,7 @@ impl ClassifierSplitRecord {
                 inner: Box::new(kernel_a.clone()),
             }
         };
-        if fit.posterior.kernel != q_kernel {
+        if *fit.posterior.kernel() != q_kernel {
             return Err(Error::Unsupported(
                 "a split prior's posterior kernel must be t·k_A with k_A the prior's kernel".into(),
             ));

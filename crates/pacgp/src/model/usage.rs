@@ -489,7 +489,7 @@ impl FittedModel {
             return Err(Error::Unsupported("not a classifier".into()));
         };
         let method = self.inference_method()?;
-        let fit = method.fit(&self.posterior.kernel, likelihood, x, y)?;
+        let fit = method.fit(self.posterior.kernel(), likelihood, x, y)?;
         crate::loo::classifier_loo(&method, likelihood, x, y, &fit, mode)
     }
 
@@ -503,7 +503,7 @@ impl FittedModel {
         mode: LooMode,
     ) -> Result<ClassifierLoo> {
         use crate::loo::ApproxLoo;
-        let kernel = &self.posterior.kernel;
+        let kernel = &self.posterior.kernel();
         let fit = crate::svm::svm(kernel, x, y, config)?;
         let approx = match mode {
             LooMode::Approx | LooMode::Both => Some(ApproxLoo {
@@ -529,7 +529,7 @@ impl FittedModel {
         noise: f64,
     ) -> Result<RegressionRefit> {
         use crate::spec::Method;
-        let kernel = self.posterior.kernel.clone();
+        let kernel = self.posterior.kernel().clone();
         let sparse = |method| {
             RegressionRefit::Sparse(SparseGp {
                 kernel: kernel.clone(),

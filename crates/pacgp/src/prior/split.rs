@@ -24,7 +24,7 @@
 use faer::{Mat, MatRef};
 use serde::{Deserialize, Serialize};
 
-use crate::bounds::{BoundKind, ConfidenceTerm, CATONI_GRID};
+use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm, CATONI_GRID};
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
 use crate::data::{permutation, Dataset, Standardizer, TargetScaler};
 use crate::error::{Error, Result};
@@ -33,8 +33,9 @@ use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
 use crate::objective::pac_gp_hetero::{factor_plus_diag, PointNoiseEval};
 use crate::optim::{self, boxes, LbfgsConfig, Objective, Restarts};
-use crate::posterior::{Covariance, GaussianPosterior, Marginals};
+use crate::posterior::{GaussianPosterior, Marginals};
 use crate::regression::exact::{fit_ml2, MlConfig};
+use crate::select::Menu;
 
 /// The menu of split fractions fixed in advance (spec §3.1, §7 item 1).
 pub const SPLIT_FRACTIONS: [f64; 3] = [0.3, 0.5, 0.7];
@@ -52,7 +53,28 @@ pub enum SplitFraction {
     Menu,
 }
 
+/// The grid of Catoni's λ fixed in advance (charged `ln 5`) when `grid`, else the one
+/// confidence term `term` (free).
+pub fn catoni_menu(grid: bool, term: ConfidenceTerm) -> Menu<ConfidenceTerm> {
+    if grid {
+        Menu::charged(
+            CATONI_GRID
+                .iter()
+                .map(|&lambda| ConfidenceTerm::Catoni { lambda })
+                .collect(),
+            "Catoni λ (geometric in [0.3, 3])",
+        )
+    } else {
+        Menu::free(vec![term], "confidence term", "in advance")
+    }
+}
+
 impl SplitFraction {
+    /// The menu of fractions the bound chooses among (charged `ln k`).
+    pub fn menu(&self) -> Result<Menu<f64>> {
+        Ok(Menu::charged(self.candidates()?, "split fraction F"))
+    }
+
     /// The candidate fractions and the union-bound menu size.
     pub fn candidates(&self) -> Result<Vec<f64>> {
         match *self {
@@ -343,9 +365,8 @@ pub struct SplitBoundObjective<'a> {
     prior_b: &'a PriorOnInputs,
     y_b: &'a [f64],
     loss: RegressionLoss,
-    delta: f64,
-    penalty: f64,
-    term: ConfidenceTerm,
+    /// The kl bound on B (δ, confidence term, the penalty).
+    target: BoundTarget,
 }
 
 impl<'a> SplitBoundObjective<'a> {
@@ -363,9 +384,12 @@ impl<'a> SplitBoundObjective<'a> {
             prior_b,
             y_b,
             loss,
-            delta,
-            penalty,
-            term,
+            target: BoundTarget {
+                delta,
+                term,
+                kind: BoundKind::Kl,
+                penalty,
+            },
         }
     }
 
@@ -400,10 +424,8 @@ impl Objective for SplitBoundObjective<'_> {
             drv += pr.d_var * s * (1.0 - 2.0 * sv * ci + sv * sv * cv2_diag[i]) / nf;
             drs += pr.d_var * v / s / nf;
         }
-        let kl = q.kl.max(0.0);
-        let c = crate::bounds::complexity(kl, n, self.delta, self.penalty, self.term);
-        let (value, d_q, d_c) =
-            crate::bounds::bound_and_partials(risk, c, BoundKind::Kl, self.term);
+        let b = self.target.at(risk, q.kl, n);
+        let (value, d_q, d_c) = (b.value, b.d_risk, b.d_complexity);
         let tr: f64 = (0..n).map(|i| q.cv_inv[(i, i)]).sum();
         let tr2: f64 = cv2_diag.iter().sum();
         // ∂KL/∂σ_m² = −αᵀα + σ_m² αᵀβ; ∂KL/∂σ_v² = ½[(s + 1) tr C_v⁻¹ − s σ_v² tr C_v⁻² − N/σ_v²];
@@ -474,9 +496,8 @@ pub struct SplitPointNoiseObjective<'a> {
     y_b: &'a [f64],
     r: Vec<f64>,
     loss: RegressionLoss,
-    delta: f64,
-    penalty: f64,
-    term: ConfidenceTerm,
+    /// The kl bound on B (δ, confidence term, the penalty).
+    target: BoundTarget,
 }
 
 impl<'a> SplitPointNoiseObjective<'a> {
@@ -495,9 +516,12 @@ impl<'a> SplitPointNoiseObjective<'a> {
             y_b,
             r: residual(prior_b, y_b),
             loss,
-            delta,
-            penalty,
-            term,
+            target: BoundTarget {
+                delta,
+                term,
+                kind: BoundKind::Kl,
+                penalty,
+            },
         }
     }
 
@@ -542,9 +566,8 @@ impl Objective for SplitPointNoiseObjective<'_> {
     fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
         let e = self.evaluate(p)?;
         let n = self.y_b.len();
-        let c = crate::bounds::complexity(e.kl.max(0.0), n, self.delta, self.penalty, self.term);
-        let (value, d_q, d_c) =
-            crate::bounds::bound_and_partials(e.risk, c, BoundKind::Kl, self.term);
+        let b = self.target.at(e.risk, e.kl, n);
+        let (value, d_q, d_c) = (b.value, b.d_risk, b.d_complexity);
         let (h, u) = e.adjoints();
         let (d_lm, d_lv, d_s) = e.noise_gradients(d_q / n as f64, d_c / n as f64, &h, &u);
         let mut grad: Vec<f64> = d_lm.iter().zip(&e.lm).map(|(d, l)| l * d).collect();
@@ -763,12 +786,13 @@ impl SplitPosterior {
             &JitterPolicy::default(),
             "I + Π½KΠ½ of the split-prior posterior",
         )?;
-        Ok(GaussianPosterior {
-            kernel: self.prior.kernel.clone(),
+        Ok(GaussianPosterior::sites(
+            self.prior.kernel.clone(),
             basis,
             alpha,
-            cov: Covariance::Sites { sqrt_pi, chol_b },
-        })
+            sqrt_pi,
+            chol_b,
+        ))
     }
 }
 
@@ -910,36 +934,22 @@ fn fit_fraction(
         term: cfg.term,
     };
     let mut choices = record.choices(a.len(), train.n());
-    let terms: Vec<ConfidenceTerm> = if catoni_grid {
-        choices.push(PenaltyTerm::candidates(
-            CATONI_GRID.len(),
-            "Catoni λ (geometric in [0.3, 3])",
-        ));
-        CATONI_GRID
-            .iter()
-            .map(|&lambda| ConfidenceTerm::Catoni { lambda })
-            .collect()
-    } else {
-        vec![cfg.term]
-    };
+    let terms = catoni_menu(catoni_grid, cfg.term);
+    choices.push(terms.price());
     let spec_of = |term| CertificateSpec::new(cfg.delta, term, choices.clone());
     let obj_of = |term| {
         let penalty = spec_of(term).penalty();
         SplitBoundObjective::new(&prior_b, &y_b, loss, cfg.delta, penalty, term)
     };
     // The middle term from two starts; with the grid, every λ scored there, the best refined.
-    let mut term = terms[terms.len() / 2];
+    let mut term = terms.items[terms.len() / 2];
     let two_starts = [prior.noise_a.ln(), 0.0].map(|l| [l, l, 0.0]);
     let mut params = minimise_split_bound(&obj_of(term), &two_starts, cfg.unit_scale)?;
     if terms.len() > 1 {
         let ln = params.to_ln();
-        let mut best = f64::INFINITY;
-        for &t in &terms {
-            let v = obj_of(t).value(&ln)?;
-            if v < best {
-                (best, term) = (v, t);
-            }
-        }
+        term = terms
+            .by_bound(|t, _| Ok((*t, obj_of(*t).value(&ln)?)))?
+            .value;
         params = minimise_split_bound(&obj_of(term), &[[ln[0], ln[1], ln[2]]], cfg.unit_scale)?;
     }
     let spec = spec_of(term);
@@ -1061,14 +1071,11 @@ pub fn free_split_point_noise(
     let m = optim::drive(&obj, &x0, bounds, &lbfgs, &Restarts::default(), None)?;
     let mut term = c.confidence_term;
     if catoni_grid {
-        let mut best = f64::INFINITY;
-        for &lambda in &CATONI_GRID {
-            let t = ConfidenceTerm::Catoni { lambda };
-            let v = obj_of(t).value(&m.params)?;
-            if v < best {
-                (best, term) = (v, t);
-            }
-        }
+        // The grid's price is already in `c.penalty`.
+        let grid = catoni_menu(true, term);
+        term = grid
+            .by_bound(|t, _| Ok((*t, obj_of(*t).value(&m.params)?)))?
+            .value;
     }
     let p = &m.params;
     let noise = PointNoise {
@@ -1113,22 +1120,16 @@ fn fit_fractions(
     catoni_grid: bool,
     point_noise: bool,
 ) -> Result<SplitFit> {
-    let fractions = cfg.fraction.candidates()?;
-    let menu = fractions.len();
-    let mut best: Option<SplitFit> = None;
-    for f in fractions {
-        let mut fit = fit_fraction(train, kernel_init, f, menu, cfg, catoni_grid)?;
+    let menu = cfg.fraction.menu()?;
+    let chosen = menu.by_bound(|&f, _| {
+        let mut fit = fit_fraction(train, kernel_init, f, menu.len(), cfg, catoni_grid)?;
         if point_noise {
             fit = free_split_point_noise(fit, cfg, catoni_grid)?;
         }
-        if best
-            .as_ref()
-            .is_none_or(|b| fit.certificate.bound < b.certificate.bound)
-        {
-            best = Some(fit);
-        }
-    }
-    Ok(best.expect("at least one fraction"))
+        let bound = fit.certificate.bound;
+        Ok((fit, bound))
+    })?;
+    Ok(chosen.value)
 }
 
 /// `KL(N(m, S) ‖ N(μ, K))` of two dense Gaussians by their Cholesky factors (for tests and

@@ -242,15 +242,13 @@ impl SparseSplitPosterior {
     pub fn shared_posterior(&self) -> Result<GaussianPosterior> {
         let alpha = self.prior.chol_kuu.solve_vec(&self.a);
         let chol_sigma = Cholesky::factor(self.sigma.as_ref(), &JitterPolicy::default(), "Σ")?;
-        Ok(GaussianPosterior {
-            kernel: self.prior.kernel.clone(),
-            basis: self.prior.z.clone(),
+        Ok(GaussianPosterior::dense(
+            self.prior.kernel.clone(),
+            self.prior.z.clone(),
             alpha,
-            cov: Covariance::Dense {
-                chol_kb: self.prior.chol_kuu.clone(),
-                chol_sigma,
-            },
-        })
+            self.prior.chol_kuu.clone(),
+            chol_sigma,
+        ))
     }
 }
 
@@ -488,10 +486,9 @@ pub fn fit_sparse_split_prior_with(
     cfg: &SplitConfig,
     family: SparseSplitFamily,
 ) -> Result<SparseSplitFit> {
-    let fractions = cfg.fraction.candidates()?;
+    let fractions = cfg.fraction.menu()?;
     let menu = fractions.len();
-    let mut best: Option<SparseSplitFit> = None;
-    for fraction in fractions {
+    let chosen = fractions.by_bound(|&fraction, _| {
         let RegressionParts {
             a,
             b,
@@ -527,12 +524,8 @@ pub fn fit_sparse_split_prior_with(
             posterior,
             certificate,
         };
-        if best
-            .as_ref()
-            .is_none_or(|f| fit.certificate.bound < f.certificate.bound)
-        {
-            best = Some(fit);
-        }
-    }
-    Ok(best.expect("at least one fraction"))
+        let bound = fit.certificate.bound;
+        Ok((fit, bound))
+    })?;
+    Ok(chosen.value)
 }
