@@ -14,6 +14,7 @@
 //! - [`special`], [`bounds`], [`loss`]: kl and its inverse, PAC-Bayes certificates, bounded losses;
 //! - [`objective`], [`optim`]: training criteria (PAC-GP) and their minimisation (L-BFGS);
 //! - [`spec`]: what a fit is (method, options, δ, seed), checked once;
+//! - [`plan`]: what a spec makes short of fitting (likelihood, inference method, menus, prices);
 //! - [`fit`]: the fitting pipelines, one entry point from a checked spec to a fitted model;
 //! - [`model`]: fitted models as files: predict, evaluate, certify (prices re-derived from the spec);
 //! - [`multiclass`]: the multi-class Gibbs classifier's vote probabilities and risk;
@@ -38,6 +39,7 @@ pub mod model;
 pub mod multiclass;
 pub mod objective;
 pub mod optim;
+pub mod plan;
 pub mod posterior;
 pub mod prior;
 pub mod regression;

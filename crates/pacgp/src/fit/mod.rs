@@ -19,8 +19,7 @@ use crate::error::{Error, Result};
 use crate::model::FittedModel;
 use crate::spec::{CheckedFitSpec, FitSpec, Method};
 
-pub use classifier::classifier_candidates;
-pub use svm::{svm_candidates, svm_prior_kernel};
+pub use crate::plan::{classifier_candidates, svm_candidates, svm_prior_kernel};
 
 /// Fit `spec` on `data`. A binary classifier takes targets ±1 and the two labels (`None`:
 /// "-1" and "1"); a multi-class fit takes class indices `0..K` and the K labels

@@ -304,9 +304,8 @@ impl FittedModel {
             self.check_scalers(sample)?;
             let loss = GibbsLoss::Classification(self.gibbs_classifier(r.predictor)?);
             let spec = CertificateSpec::new(r.delta, r.term, std::mem::take(&mut choices));
-            let marginals = self.posterior.predict(xs.as_ref())?;
-            let kl = self.posterior.kl_to_prior();
-            let certificate = Certificate::from_marginals(kl, &marginals, &sample.y, &loss, &spec)?;
+            let certificate =
+                Certificate::of_posterior(&self.posterior, xs.as_ref(), &sample.y, &loss, &spec)?;
             let mut report = CertificateReport::new(certificate, None);
             if let Some(mode) = opts.loo {
                 let loo = self.classifier_loo(xs.as_ref(), &sample.y, mode)?;
@@ -462,7 +461,7 @@ impl FittedModel {
     pub fn inference_method(&self) -> Result<InferenceMethod> {
         match &self.spec.method {
             crate::spec::Method::Classifier(c) => {
-                Ok(crate::fit::classifier::inference_method(&c.inference, self.spec.seed)?.0)
+                Ok(crate::plan::inference_method(&c.inference, self.spec.seed)?.0)
             }
             crate::spec::Method::PacGpc(_) => Err(Error::Unsupported(
                 "pac-gpc's posterior is trained by its bound, not by an inference method, so it has no leave-one-out estimate; certify it without one".into(),

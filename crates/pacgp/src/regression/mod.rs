@@ -2,5 +2,6 @@
 
 pub mod exact;
 pub mod greedy;
+pub mod point_noise;
 pub mod sharded;
 pub mod sparse;
