@@ -17,7 +17,7 @@ use crate::model::{CertifyOptions, FitReport, FittedModel, Task};
 use crate::optim::OptimReport;
 use crate::spec::{CheckedFitSpec, ClassifierHypers, SoftmaxSpec};
 
-use super::classifier::classifier_candidates;
+use crate::plan::classifier_candidates;
 
 /// The seed of the draws that compare the candidate kernels of a softmax fit: the spec's seed
 /// plus this, so that the certificate's own draws (the spec's seed) are independent of the

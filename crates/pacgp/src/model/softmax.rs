@@ -19,10 +19,10 @@ use crate::bounds::{ConfidenceTerm, HyperGrid};
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, MultiClassRisk, PenaltyTerm};
 use crate::data::{ClassLabels, Dataset};
 use crate::error::{Error, Result};
-use crate::fit::classifier::classifier_candidates;
 use crate::inference::softmax::SoftmaxPosterior;
 use crate::loo::LooMode;
 use crate::multiclass::{argmax_rows, sampled_gibbs_risk, SamplingCorrection};
+use crate::plan::classifier_candidates;
 use crate::posterior::{Covariance, GaussianPosterior, Prior};
 use crate::spec::{ClassifierHypers, Method};
 
