@@ -197,12 +197,28 @@ def intervals(d):
     return out
 
 
+def multiclass(d):
+    rows = [dict(r, acc_=_pm(r, "accuracy"), bound_=_pm(r, "bound"), test_=_pm(r, "test_gibbs"),
+                 kl=f"{r['kl']:.2f}", penalty=f"{r['penalty']:.2f}",
+                 delta_=None if r.get("accuracy_minus_peer") is None
+                 else f"{100 * r['accuracy_minus_peer']:+.2f}",
+                 ratio_=None if r.get("fit_time_ratio") is None else f"{r['fit_time_ratio']:.2f}")
+            for r in d["summary"]]
+    spec = [("dataset", "data"), ("method", "method"), ("splits", "splits"), ("acc_", "accuracy")]
+    if any(r.get("peer_accuracy") is not None for r in d["summary"]):
+        spec += [("peer", "peer"), ("peer_accuracy", "peer accuracy"), ("delta_", "Δ (points)"),
+                 ("ratio_", "fit time ratio")]
+    spec += [("bound_", "bound"), ("test_", "test Gibbs"), ("kl", "KL"), ("penalty", "penalty"),
+             ("worst_test_minus_bound", "worst test − bound")]
+    return columns(rows, spec)
+
+
 RENDER = {
     "pac-gp-epsilon": pac_gp_epsilon, "pac-gp-snelson": pac_gp_snelson,
     "pac-sgp-inducing": pac_sgp_inducing, "ivm-uci": ivm_uci, "ivm-mnist-grid": ivm_mnist_grid,
     "ivm-selection-2d": ivm_selection_2d, "risk-coverage": risk_coverage,
     "opper-winther": opper_winther, "zhang-sparse": zhang_sparse, "zhang-kin40k": zhang_kin40k,
-    "tighter-bounds": tighter_bounds, "intervals": intervals,
+    "tighter-bounds": tighter_bounds, "intervals": intervals, "multiclass": multiclass,
 }
 
 

@@ -19,6 +19,7 @@ import json
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils._available_if import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -33,18 +34,19 @@ def _behaved(a):
     return np.require(a, dtype=np.float64, requirements=["A"])
 
 
-def _fit(estimator, X, y, method, labels=None, names=None, **options):
+def _fit(estimator, X, y, method, labels=None, classes=None, names=None, **options):
     """The library's one fit: ``options`` by the library's option names (``None``: not given),
     checked by the library; its errors name the estimator's parameters (``names`` maps the
-    library's names to them where they differ). A scikit-learn kernel object is translated to
-    pacgp's kernel expression (``_kernels``); a regressor's ``intervals`` and
-    ``interval_score`` go with every fit."""
+    library's names to them where they differ). A binary classifier's ``y`` is −1/+1 with
+    ``labels`` (negative, positive); a multi-class one's is the class index with ``classes``.
+    A scikit-learn kernel object is translated to pacgp's kernel expression (``_kernels``); a
+    regressor's ``intervals`` and ``interval_score`` go with every fit."""
     if is_sklearn_kernel(options.get("kernel")):
         options["kernel"] = to_spec(options["kernel"])
     if isinstance(estimator, RegressionAPI):
         options.setdefault("intervals", estimator.intervals)
         options.setdefault("interval_score", estimator.interval_score)
-    return _pacgp.fit(X, y, method, options, labels=labels, names=names,
+    return _pacgp.fit(X, y, method, options, labels=labels, classes=classes, names=names,
                       n_threads=estimator.n_threads)
 
 
@@ -400,18 +402,23 @@ class GreedySparseRegressor(_Regressor):
                     epsilon=self.epsilon, delta=self.delta)
 
 
-class _Classifier(ClassifierMixin, _PacgpEstimator):
-    """A binary classifier with any two labels: ``classes_[0]`` is coded −1, ``classes_[1]`` +1."""
+def _multiclass_fitted(estimator):
+    """Whether the fitted model has K class columns (more than two classes, or a multi-class
+    method on two)."""
+    check_is_fitted(estimator, "model_")
+    return estimator.model_.classes is not None
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
+
+class _Classifier(ClassifierMixin, _PacgpEstimator):
+    """A classifier with any labels: two classes are one binary model (``classes_[0]`` coded
+    −1, ``classes_[1]`` +1); more (or ``multiclass`` given) are one model over K classes —
+    one-vs-rest by default, whose ``certificate_`` bounds the multi-class Gibbs classifier
+    ``argmax_k f_k(x)`` with the KL and prices of its K classes added up."""
 
     def fit(self, X, y):
         """Fit on inputs X (N×D, or a table: a DataFrame with text columns, an array of
-        objects, or any X with ``missing`` set) and labels y (any two distinct values);
-        returns self."""
+        objects, or any X with ``missing`` set) and labels y (any values, at least two
+        distinct); returns self."""
         coded = self._fit_inputs(X)
         if coded is None:
             X, y = validate_data(self, X, y, dtype=np.float64)
@@ -421,20 +428,32 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
         check_classification_targets(y)
         _check_samples(X)
         self.classes_, index = np.unique(y, return_inverse=True)
-        if len(self.classes_) != 2:
+        if len(self.classes_) < 2:
             raise ValueError(
-                "Only binary classification is supported by pacgp's classifiers: "
-                f"y has {len(self.classes_)} classes"
+                f"pacgp's classifiers need at least 2 classes in y, got {len(self.classes_)} class"
             )
-        X, signs = _behaved(X), np.where(index == 1, 1.0, -1.0)
-        negative, positive = (str(c) for c in self.classes_)
-        model = self._fit_model(X, signs, negative, positive)
+        X = _behaved(X)
+        if len(self.classes_) > 2 or getattr(self, "multiclass", None) is not None:
+            target = _behaved(index.astype(np.float64))
+            model = self._fit_model(X, target, classes=[str(c) for c in self.classes_])
+        else:
+            target = np.where(index == 1, 1.0, -1.0)
+            negative, positive = (str(c) for c in self.classes_)
+            model = self._fit_model(X, target, labels=(negative, positive))
         self._set_model(model if coded is None else model.with_input_coding(coding))
-        self._certify_sample(X, signs)
+        self._certify_sample(X, target)
         return self
 
     def _certify_options(self):
+        if self.model_.multiclass == "softmax":
+            return {}
         return {"predictor": getattr(self, "predictor", "latent")}
+
+    def _class_predictions(self, X):
+        """The library's K-class predictions: probabilities, ln scores, class indices, latent
+        means and variances."""
+        X, _rows = self._coded(X)
+        return self.model_.predict_classes(X, n_threads=self.n_threads)
 
     def _positive_probability(self, X):
         check_is_fitted(self, "model_")
@@ -443,21 +462,47 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
         return p
 
     def predict_proba(self, X):
-        """Class probabilities, columns in the order of ``classes_``."""
+        """Class probabilities, columns in the order of ``classes_`` (each row sums to 1).
+        Two classes: ``p(y = classes_[1] | x)`` of the binary model. K classes (one-vs-rest):
+        the probability that the certified Gibbs classifier ``argmax_k f_k(x)`` says each
+        class (its expected 0-1 loss is the Gibbs error the certificate bounds); the softmax
+        Laplace: its predictive ``E[softmax f(x)]``."""
+        check_is_fitted(self, "model_")
+        if _multiclass_fitted(self):
+            return self._class_predictions(X)[0]
         p = self._positive_probability(X)
         return np.column_stack([1.0 - p, p])
 
     def predict(self, X):
-        """The more probable class (the Bayes classifier ``sgn(μ + b)``)."""
+        """The most probable class (binary: the Bayes classifier ``sgn(μ + b)``)."""
+        check_is_fitted(self, "model_")
+        if _multiclass_fitted(self):
+            return self.classes_[self._class_predictions(X)[2]]
         positive = self._positive_probability(X) > 0.5
         return self.classes_[positive.astype(int)]
 
+    @available_if(_multiclass_fitted)
+    def decision_function(self, X):
+        """K-class models only: scores whose softmax is ``predict_proba`` (the ln
+        probabilities before normalisation), columns in the order of ``classes_``; with
+        two classes (a multi-class method on two) the difference of the two. Binary models
+        have none (ranking by the latent mean differs from ranking by the probabilities;
+        ``predict_latent`` gives the mean)."""
+        scores = self._class_predictions(X)[1]
+        if scores.shape[1] == 2:
+            return scores[:, 1] - scores[:, 0]
+        return scores
+
     def predict_latent(self, X):
-        """The latent posterior's mean μ(x) (positive towards ``classes_[1]``) and variance.
+        """The latent posterior's mean μ(x) (positive towards ``classes_[1]``) and variance;
+        K-class models: N×K arrays, one column per class of ``classes_``.
 
         (Not ``decision_function``: ranking by μ differs from ranking by the probabilities,
         which also depend on the variance.)"""
         check_is_fitted(self, "model_")
+        if _multiclass_fitted(self):
+            p = self._class_predictions(X)
+            return p[3], p[4]
         X, _rows = self._coded(X)
         _p, mean, var = self.model_.predict_classification(X, n_threads=self.n_threads)
         return mean, var
@@ -473,8 +518,11 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
         known = np.isin(y, self.classes_)
         if not known.all():
             raise ValueError(f"label {y[~known][0]!r} is not one of classes_ {self.classes_}")
-        signs = np.where(y == self.classes_[1], 1.0, -1.0)
-        return json.loads(self.model_.evaluate(_behaved(X), signs))
+        if _multiclass_fitted(self):
+            target = np.searchsorted(self.classes_, y).astype(np.float64)
+        else:
+            target = np.where(y == self.classes_[1], 1.0, -1.0)
+        return json.loads(self.model_.evaluate(_behaved(X), _behaved(target)))
 
 
 class GPClassifier(_Classifier):
@@ -488,6 +536,13 @@ class GPClassifier(_Classifier):
     ``certificate_`` bounds the Gibbs error of ``predictor`` ("latent": ``sgn(f + b)``, or
     "noisy"). pac-gpc's posterior is trained by its bound, not by an inference method, so it has no
     leave-one-out estimate: it is certified with ``loo="none"`` whatever ``loo`` says.
+
+    More than two classes are fitted one-vs-rest (``multiclass="one-vs-rest"``, the default
+    then): class k against the rest by the method, certified together; ``multiclass="softmax"``
+    (laplace only) fits the multi-class Laplace approximation with the softmax likelihood, whose
+    coupled Gibbs risk is sampled and bounded at a share of δ (no leave-one-out; ``loo`` is
+    ignored). ``classes_`` lists the labels; ``predict_proba`` has one column per class;
+    ``decision_function`` gives their ln scores.
 
     The data-dependent split prior (issue 15; ``pacgp fit --prior``, ``--bound``,
     ``--prior-scale``): ``prior`` "split:F" or "split:auto" (laplace or pac-gpc; θ by ML-II on a
@@ -503,7 +558,7 @@ class GPClassifier(_Classifier):
     def __init__(self, method="laplace", likelihood=None, select=None, kernel=None,
                  active_set=None, kappa=None, input_noise=None, delta=0.01, seed=0,
                  predictor="latent", certify=True, loo="approx", prior=None, bound="kl",
-                 prior_scale=None, prior_kernel=None, both_directions=False,
+                 prior_scale=None, prior_kernel=None, both_directions=False, multiclass=None,
                  categorical="auto", missing=None, unknown_category="error", n_threads=None):
         self.method = method
         self.likelihood = likelihood
@@ -522,18 +577,21 @@ class GPClassifier(_Classifier):
         self.prior_scale = prior_scale
         self.prior_kernel = prior_kernel
         self.both_directions = both_directions
+        self.multiclass = multiclass
         self.categorical = categorical
         self.missing = missing
         self.unknown_category = unknown_category
         self.n_threads = n_threads
 
-    def _fit_model(self, X, y, negative, positive):
+    def _fit_model(self, X, y, **target):
         split = self.prior is not None
+        softmax = self.multiclass == "softmax"
         return _fit(
-            self, X, y, self.method, labels=(negative, positive),
+            self, X, y, self.method, multiclass=self.multiclass, **target,
             likelihood=self.likelihood, active_set=self.active_set, kappa=self.kappa,
             input_noise=self.input_noise, kernel=self.kernel, delta=self.delta, seed=self.seed,
-            predictor=self.predictor, prior=self.prior,
+            predictor=None if softmax and self.predictor == "latent" else self.predictor,
+            prior=self.prior,
             # The defaults of the split prior's options are only passed with a split prior.
             select=self._select(split),
             bound=None if not split and self.bound == "kl" else self.bound,
@@ -552,13 +610,15 @@ class GPClassifier(_Classifier):
         return None if fixed and self.select == "bound" else self.select
 
     def _loo_mode(self):
-        return "none" if self.method == "pac-gpc" or self.prior is not None else self.loo
+        no_loo = self.method == "pac-gpc" or self.prior is not None or self.multiclass == "softmax"
+        return "none" if no_loo else self.loo
 
 
 class SVMClassifier(SVMDualAPI, _Classifier):
     """The SVM read as a GP's MAP (seed 001): kernel and slack chosen by the linear-response
     leave-one-out over fixed menus unless given; certified (bias in the prior) unless
-    ``bias=True``."""
+    ``bias=True``. More than two classes: one SVM per class against the rest (its kernel and
+    slack chosen per class), certified together."""
 
     def __init__(self, kernel=None, lengthscale=None, slack="linear", C=None, input_noise=None,
                  solver="smo", bias=False, delta=0.01, certify=True, loo="approx",
@@ -583,8 +643,8 @@ class SVMClassifier(SVMDualAPI, _Classifier):
         return not self.bias
 
     def fit(self, X, y):
-        """Fit as every classifier does, then read the SVM's dual (``support_`` …) off the
-        model and the training inputs."""
+        """Fit as every classifier does, then read a two-class SVM's dual (``support_`` …) off
+        the model and the training inputs."""
         super().fit(X, y)
         if len(self.classes_) == 2:
             X, rows = self._coded(X, allow_dropped=True)
@@ -593,8 +653,8 @@ class SVMClassifier(SVMDualAPI, _Classifier):
             self._set_dual(X, np.where(y == self.classes_[1], 1.0, -1.0))
         return self
 
-    def _fit_model(self, X, y, negative, positive):
-        return _fit(self, X, y, "svm", labels=(negative, positive), names={"c": "C"},
+    def _fit_model(self, X, y, **target):
+        return _fit(self, X, y, "svm", **target, names={"c": "C"},
                     kernel=self.kernel, lengthscale=self.lengthscale, slack=self.slack,
                     c=self.C, input_noise=self.input_noise, solver=self.solver,
                     bias=self.bias, delta=self.delta)

@@ -124,8 +124,11 @@ class SVMDualAPI:
 
     def decision_function(self, X):
         """The SVM's decision values ``f(x) = Σ_i y_iα_i k(x, x_i) + b``: positive towards
-        ``classes_[1]``, their sign is ``predict``'s."""
+        ``classes_[1]``, their sign is ``predict``'s. More than two classes: the one-vs-rest
+        scores of every classifier."""
         check_is_fitted(self, "model_")
+        if self.model_.classes is not None:
+            return super().decision_function(X)
         X, _rows = self._coded(X)
         return self.model_.svm_decision(X, n_threads=self.n_threads)
 
@@ -133,5 +136,7 @@ class SVMDualAPI:
         """The latent posterior's mean (with the bias: ``μ·f(x)``, positive towards
         ``classes_[1]``, the sign of ``predict``) and variance."""
         mean, var = super().predict_latent(X)
+        if self.model_.svm_scale_bias is None:  # one-vs-rest: each class's own latent
+            return mean, var
         mu, bias = self.model_.svm_scale_bias
         return mean + mu * bias, var

@@ -1,11 +1,11 @@
 """scikit-learn's own estimator checks (`parametrize_with_checks`), every one of them.
 
-No check is expected to fail. What the estimators declare instead of passing a check:
-- the classifiers are binary (`tags.classifier_tags.multi_class = False`): scikit-learn then
-  checks that multiclass targets are refused with "Only binary classification is supported";
-- the GP classifiers provide no `decision_function` (ranking by the latent mean differs from
-  ranking by the probabilities, which also depend on the variance; `predict_latent` gives the
-  mean); the SVM's `decision_function` is its `Σ yᵢαᵢ k(x, xᵢ) + b` and passes the checks.
+No check is expected to fail. The classifiers take any number of classes (more than two:
+one-vs-rest, so scikit-learn's multi-class checks run too). `decision_function`: the SVM's
+`Σ yᵢαᵢ k(x, xᵢ) + b` for two classes, and for more than two classes every classifier's ln
+scores whose softmax is `predict_proba`; a binary GP classifier has none (ranking by the latent
+mean differs from ranking by the probabilities, which also depend on the variance;
+`predict_latent` gives the mean).
 Every estimator that needs no argument is also checked as constructed with none; the others
 use few inducing points / basis points and isotropic kernels only to keep the run short.
 (`PACGPRegressor()` needs `epsilon`: it has no default ε yet, so it is not in the list.)

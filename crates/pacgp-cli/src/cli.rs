@@ -10,7 +10,7 @@ use pacgp::prior::split::SplitFraction;
 use pacgp::regression::sparse::InducingInit;
 use pacgp::spec::{
     BoundName, FitOptions, HyperPriorName, IntervalMethod, IntervalScore, LikelihoodName,
-    MethodName, PriorKernel, PriorScale, Selection, SlackKind, Xi,
+    MethodName, MultiClass, PriorKernel, PriorScale, Selection, SlackKind, Xi,
 };
 use pacgp::svm::SvmSolver;
 
@@ -174,6 +174,11 @@ pub struct FitArgs {
     /// vfe, fitc, dtc, pac-sgp: where the inducing inputs start [default: kmeans].
     #[arg(long, value_parser = words::<InducingInit>())]
     pub inducing_init: Option<InducingInit>,
+    /// Classifiers on K ≥ 2 classes: `one-vs-rest` (every classifier: class k against the
+    /// rest, certified together) or `softmax` (laplace: the multi-class Laplace) [default:
+    /// one-vs-rest when the target has more than two labels].
+    #[arg(long, value_parser = words::<MultiClass>())]
+    pub multiclass: Option<MultiClass>,
     /// Classifiers: likelihood [default: probit; logistic for laplace and pac-gpc only].
     #[arg(long, value_parser = words::<LikelihoodName>())]
     pub likelihood: Option<LikelihoodName>,
@@ -305,6 +310,7 @@ impl FitArgs {
             predictor: None,
             intervals: self.intervals,
             interval_score: self.interval_score,
+            multiclass: self.multiclass,
         }
     }
 
@@ -414,7 +420,7 @@ pub struct ReproduceArgs {
     pub m: Vec<usize>,
     /// pac-sgp-inducing: only these datasets (kin40k, pol); ivm-uci and risk-coverage:
     /// breast-cancer, ripley, crabs, house-votes; tighter-bounds: boston, kin40k, pol,
-    /// breast-cancer, crabs; intervals: boston, kin40k, pol.
+    /// breast-cancer, crabs; intervals: boston, kin40k, pol; multiclass: iris, wine, digits.
     #[arg(long, value_delimiter = ',')]
     pub datasets: Vec<String>,
     /// ivm-uci, risk-coverage: the seed's fixed unit-scale RBF kernel instead of the kernel
@@ -430,12 +436,16 @@ pub struct ReproduceArgs {
     #[arg(long)]
     pub sparse: bool,
     /// tighter-bounds: number of seeded splits (default 10, quick 3); intervals: splits
-    /// (default 20, quick 3).
+    /// (default 20, quick 3); multiclass: splits (default 10, at most 5 for digits; quick 2).
     #[arg(long)]
     pub reps: Option<usize>,
     /// tighter-bounds: seed of the first split (splits first-rep .. first-rep + reps).
     #[arg(long, default_value_t = 0)]
     pub first_rep: usize,
+    /// multiclass: a Python with numpy and scikit-learn; runs `scripts/multiclass_peers.py`
+    /// (GaussianProcessClassifier one-vs-rest, SVC) on every split right after pacgp's fits.
+    #[arg(long)]
+    pub peers: Option<PathBuf>,
 }
 
 /// The experiments of the seed papers that this version reproduces.
@@ -483,6 +493,11 @@ pub enum Experiment {
     /// pol) at α = 0.1, 0.05, against each method's guarantee; jackknife+ in closed form
     /// against N = 2000 refits (`--quick`: 3 splits, smaller subsamples; `--reps`, `--datasets`).
     Intervals,
+    /// Multi-class classifiers (one-vs-rest Laplace and SVM, the softmax Laplace) on iris,
+    /// wine and digits over seeded 80/20 splits: accuracy, certificate, held-out Gibbs error,
+    /// fit time; with `--peers`, scikit-learn's GaussianProcessClassifier (one-vs-rest) and SVC
+    /// on the same splits (`--quick`: 2 splits of iris and wine).
+    Multiclass,
 }
 
 /// `pacgp demo`.

@@ -13,6 +13,8 @@ use pyo3::types::PyDict;
 use pacgp::spec::values::BadValue;
 use pacgp::spec::{FitOptions, MethodName, SpecError, SpecOption, Wording};
 
+use pacgp::data::{ClassLabels, TrainingLabels};
+
 use crate::{compute_with, label_map, to_dataset, to_py_err, wrap, Model};
 
 /// How Python words a fit option: the estimator's parameter name where it has its own
@@ -186,16 +188,19 @@ pub(crate) fn fit_options(
             O::Predictor => o.predictor = r.word(option, &v)?,
             O::Intervals => o.intervals = r.word(option, &v)?,
             O::IntervalScore => o.interval_score = r.word(option, &v)?,
+            O::MultiClass => o.multiclass = r.word(option, &v)?,
         }
     }
     Ok(o)
 }
 
 /// Fit `method` on `(x, y)` with `options` (a dict by the library's option names; `None`
-/// values are "not given"). Classifiers take `y` coded −1/+1 and `labels = (negative,
-/// positive)`. `names` maps library option names to the caller's, for error messages.
+/// values are "not given"). Binary classifiers take `y` coded −1/+1 and `labels = (negative,
+/// positive)`; multi-class fits take `y` as class indices 0..K and `classes` (the K labels in
+/// that order; more than two make a binary classifier one-vs-rest). `names` maps library
+/// option names to the caller's, for error messages.
 #[pyfunction]
-#[pyo3(signature = (x, y, method, options, *, labels=None, names=None, n_threads=None))]
+#[pyo3(signature = (x, y, method, options, *, labels=None, classes=None, names=None, n_threads=None))]
 #[allow(clippy::too_many_arguments)]
 fn fit(
     py: Python<'_>,
@@ -204,6 +209,7 @@ fn fit(
     method: &str,
     options: &Bound<'_, PyDict>,
     labels: Option<(String, String)>,
+    classes: Option<Vec<String>>,
     names: Option<HashMap<String, String>>,
     n_threads: Option<usize>,
 ) -> PyResult<Model> {
@@ -215,7 +221,20 @@ fn fit(
         .check(method)
         .map_err(|e| spec_err(&e, &wording))?;
     let train = to_dataset(&x, &y)?;
-    let labels = labels.map(|(n, p)| label_map(&n, &p));
+    let labels = match (labels, classes) {
+        (Some(_), Some(_)) => {
+            return Err(PyValueError::new_err(
+                "give labels (two classes coded -1/+1) or classes (class indices), not both",
+            ))
+        }
+        (Some((n, p)), None) => TrainingLabels::Binary(label_map(&n, &p)),
+        (None, Some(labels)) => {
+            let classes = ClassLabels { labels };
+            classes.check().map_err(to_py_err)?;
+            TrainingLabels::Classes(classes)
+        }
+        (None, None) => TrainingLabels::None,
+    };
     compute_with(
         py,
         n_threads,
@@ -250,6 +269,7 @@ fn option_words() -> HashMap<&'static str, Vec<(&'static str, &'static str)>> {
         ("predictor", of::<pacgp::certificate::GibbsPredictor>()),
         ("interval_score", of::<IntervalScore>()),
         ("intervals", pacgp::spec::values::INTERVAL_METHODS.to_vec()),
+        ("multiclass", of::<MultiClass>()),
     ])
 }
 

@@ -222,11 +222,67 @@ impl Model {
     fn svm_scale_bias(&self) -> Option<(f64, f64)> {
         match &self.inner.task {
             Task::Svm { mu, bias, .. } => Some((*mu, *bias)),
-            Task::Classification { .. } | Task::Regression { .. } => None,
+            _ => None,
         }
     }
 
-    /// Test metrics as JSON (`pacgp evaluate --json`'s fields); classifiers take y as −1/+1.
+    /// Multi-class predictions at raw inputs: (class probabilities N×K, their ln scores before
+    /// normalisation N×K, the predicted class index N, the classes' latent means N×K and
+    /// variances N×K).
+    #[pyo3(signature = (x, n_threads=None))]
+    #[allow(clippy::type_complexity)]
+    fn predict_classes<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        n_threads: Option<usize>,
+    ) -> PyResult<(
+        Bound<'py, numpy::PyArray2<f64>>,
+        Bound<'py, numpy::PyArray2<f64>>,
+        Bound<'py, PyArray1<usize>>,
+        Bound<'py, numpy::PyArray2<f64>>,
+        Bound<'py, numpy::PyArray2<f64>>,
+    )> {
+        let xm = to_mat(&x, "X")?;
+        let p = compute(py, n_threads, || self.inner.predict_classes(xm.as_ref()))?;
+        let to_rows = |m: &faer::Mat<f64>| -> Vec<Vec<f64>> {
+            (0..m.nrows())
+                .map(|i| (0..m.ncols()).map(|j| m[(i, j)]).collect())
+                .collect()
+        };
+        let latent = faer::Mat::from_fn(p.labels.len(), p.latent.len(), |i, k| p.latent[k].mean[i]);
+        let latent_var =
+            faer::Mat::from_fn(p.labels.len(), p.latent.len(), |i, k| p.latent[k].var[i]);
+        let array = |m: &faer::Mat<f64>| -> PyResult<Bound<'py, numpy::PyArray2<f64>>> {
+            let rows = to_rows(m);
+            if rows.is_empty() {
+                return Ok(numpy::PyArray2::zeros(py, [0, m.ncols()], false));
+            }
+            numpy::PyArray2::from_vec2(py, &rows).map_err(|e| PyValueError::new_err(e.to_string()))
+        };
+        Ok((
+            array(&p.probabilities)?,
+            array(&p.ln_scores)?,
+            p.labels.into_pyarray(py),
+            array(&latent)?,
+            array(&latent_var)?,
+        ))
+    }
+
+    /// The K class labels of a multi-class model (`None` for the others).
+    #[getter]
+    fn classes(&self) -> Option<Vec<String>> {
+        self.inner.classes().map(|c| c.labels.clone())
+    }
+
+    /// How a multi-class model learns its classes: "one-vs-rest", "softmax", or `None`.
+    #[getter]
+    fn multiclass(&self) -> Option<String> {
+        self.inner.spec.multiclass().map(|m| m.to_string())
+    }
+
+    /// Test metrics as JSON (`pacgp evaluate --json`'s fields); classifiers take y as −1/+1,
+    /// multi-class models as class indices.
     #[pyo3(signature = (x, y, epsilon=None, n_threads=None))]
     fn evaluate(
         &self,
@@ -380,7 +436,7 @@ impl Model {
     fn noise_variance(&self) -> Option<f64> {
         match &self.inner.task {
             Task::Regression { noise_variance, .. } => Some(*noise_variance),
-            Task::Classification { .. } | Task::Svm { .. } => None,
+            _ => None,
         }
     }
 

@@ -1,9 +1,11 @@
 //! The one certificate constructor. Every model, objective, experiment and front end builds its
 //! PAC-Bayes certificate here, from
 //!
-//! - the shared [`GaussianPosterior`] `Q` (its `KL(Q‖P)` and its marginals on the sample),
+//! - the shared [`GaussianPosterior`] `Q` (its `KL(Q‖P)` and its marginals on the sample; a
+//!   multi-class posterior: the K class scores, independent or coupled, [`LatentSample`]),
 //! - the sample it is evaluated on (it must be the training sample the bound is about),
-//! - the loss whose Gibbs risk is bounded, which names the stochastic predictor ([`GibbsLoss`]),
+//! - the loss whose Gibbs risk is bounded, which names the stochastic predictor ([`GibbsLoss`];
+//!   a risk that is only sampled enters as its upper confidence limit at a share of δ),
 //! - δ and the confidence term, and
 //! - a description of everything chosen from the data with its union-bound price
 //!   ([`PenaltyTerm`]: the hyperparameter grid, a candidate menu, several ε at once, ...).
@@ -18,6 +20,7 @@ use crate::bounds::{complexity, pac_bayes_bound, BoundKind, ConfidenceTerm, Hype
 use crate::error::{Error, Result};
 use crate::likelihood::Likelihood;
 use crate::loss::{self, RegressionLoss};
+use crate::multiclass::{JointScores, SampledRisk, SamplingCorrection};
 use crate::posterior::{GaussianPosterior, Marginals};
 
 /// The stochastic classifier whose 0-1 error is bounded: draw `f ~ Q`, predict `sgn(f(x) + b)`,
@@ -75,16 +78,118 @@ pub enum GibbsLoss {
     Regression(RegressionLoss),
     /// The 0-1 loss of a Gibbs classifier on ±1 labels (docs/math.md §7.1).
     Classification(GibbsClassifier),
+    /// The 0-1 loss of the multi-class Gibbs classifier `argmax_k s_k(x)` on class indices,
+    /// the class scores `s_k` (latent plus bias) drawn from the posterior.
+    MultiClass(MultiClassRisk),
+}
+
+/// How the risk of the multi-class Gibbs classifier is obtained from its scores.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "risk", rename_all = "snake_case")]
+pub enum MultiClassRisk {
+    /// K independent scores (one-vs-rest): the exact risk by quadrature.
+    Quadrature,
+    /// K coupled scores (softmax Laplace): sampled, and bounded by its kl-inverse upper
+    /// limit at a share of δ.
+    Sampled(SamplingCorrection),
+}
+
+/// The posterior's latent values on a sample, as a loss reads them.
+#[derive(Clone, Copy, Debug)]
+pub enum LatentSample<'a> {
+    /// One latent function: `N(μ_i, v_i)` at every point.
+    One(&'a Marginals),
+    /// K class scores independent under Q: class k's marginals.
+    Independent(&'a [Marginals]),
+    /// K class scores coupled under Q: a mean vector and a covariance at every point.
+    Coupled(&'a JointScores),
+}
+
+impl<'a> From<&'a Marginals> for LatentSample<'a> {
+    fn from(m: &'a Marginals) -> Self {
+        LatentSample::One(m)
+    }
+}
+
+impl<'a> From<&'a [Marginals]> for LatentSample<'a> {
+    fn from(m: &'a [Marginals]) -> Self {
+        LatentSample::Independent(m)
+    }
+}
+
+impl<'a> From<&'a JointScores> for LatentSample<'a> {
+    fn from(m: &'a JointScores) -> Self {
+        LatentSample::Coupled(m)
+    }
+}
+
+/// The empirical risk a certificate is taken at, and how it was sampled if it was.
+struct EmpiricalRisk {
+    /// The risk entering the bound (the upper limit of a sampled risk).
+    bound_risk: f64,
+    /// The risk reported (the sample mean of a sampled risk).
+    reported: f64,
+    /// The sampling record.
+    sampled: Option<SampledRisk>,
 }
 
 impl GibbsLoss {
-    /// Empirical Gibbs risk `R_S(Q)` from the posterior's marginals on the sample.
+    /// Empirical Gibbs risk `R_S(Q)` from the posterior's marginals on the sample (a
+    /// multi-class loss: [`GibbsLoss::empirical_risk_of`]).
     pub fn empirical_risk(&self, y: &[f64], marginals: &Marginals) -> Result<f64> {
         match self {
             GibbsLoss::Regression(l) => loss::gibbs_risk_regression(y, marginals, l),
             GibbsLoss::Classification(c) => {
                 loss::gibbs_error_classification(y, marginals, c.bias, c.noise_slope)
             }
+            GibbsLoss::MultiClass(_) => Err(Error::Unsupported(
+                "a multi-class Gibbs risk needs the K class scores, not one latent function".into(),
+            )),
+        }
+    }
+
+    /// Empirical Gibbs risk on the sample from any [`LatentSample`]; a sampled multi-class
+    /// risk is its sample mean (use the certificate for its upper limit).
+    pub fn empirical_risk_of<'a>(
+        &self,
+        y: &[f64],
+        sample: impl Into<LatentSample<'a>>,
+    ) -> Result<f64> {
+        match (self, sample.into()) {
+            (GibbsLoss::MultiClass(MultiClassRisk::Sampled(c)), LatentSample::Coupled(s)) => {
+                crate::multiclass::sampled::sampled_gibbs_risk(y, s, c.draws_per_point, c.seed)
+            }
+            (_, sample) => Ok(self.risk(y, sample, 1.0)?.reported),
+        }
+    }
+
+    /// The risk of the loss on the sample; a sampled risk spends its share of `delta` on its
+    /// upper limit.
+    fn risk(&self, y: &[f64], sample: LatentSample<'_>, delta: f64) -> Result<EmpiricalRisk> {
+        let exact = |r: f64| EmpiricalRisk {
+            bound_risk: r,
+            reported: r,
+            sampled: None,
+        };
+        match (self, sample) {
+            (GibbsLoss::Regression(_) | GibbsLoss::Classification(_), LatentSample::One(m)) => {
+                Ok(exact(self.empirical_risk(y, m)?))
+            }
+            (GibbsLoss::MultiClass(MultiClassRisk::Quadrature), LatentSample::Independent(s)) => {
+                Ok(exact(crate::multiclass::gibbs_risk_independent(y, s)?))
+            }
+            (GibbsLoss::MultiClass(MultiClassRisk::Sampled(c)), LatentSample::Coupled(s)) => {
+                let r = c.apply(y, s, delta)?;
+                Ok(EmpiricalRisk {
+                    bound_risk: r.upper_limit,
+                    reported: r.sample_mean,
+                    sampled: Some(r),
+                })
+            }
+            (loss, _) => Err(Error::Unsupported(format!(
+                "the latent values given do not fit the loss of '{}'",
+                loss.predictor()
+            ))),
         }
     }
 
@@ -104,6 +209,13 @@ impl GibbsLoss {
                     c.bias
                 ),
             },
+            GibbsLoss::MultiClass(MultiClassRisk::Quadrature) => {
+                "multi-class Gibbs classifier argmax_k s_k(x), s_k = f_k(x) + b_k with f_k ~ Q_k independent (one-vs-rest); 0-1 loss by quadrature".into()
+            }
+            GibbsLoss::MultiClass(MultiClassRisk::Sampled(c)) => format!(
+                "multi-class Gibbs classifier argmax_k f_k(x), f ~ Q coupling the classes (softmax Laplace); 0-1 loss sampled ({} draws per point, seed {}), bounded by its kl-inverse upper limit at {}·δ",
+                c.draws_per_point, c.seed, c.delta_fraction
+            ),
         }
     }
 }
@@ -193,6 +305,10 @@ pub struct Certificate {
     pub gap: f64,
     /// The stochastic predictor whose risk is bounded.
     pub predictor: String,
+    /// A sampled empirical risk: the draws, the share of δ they spent and the upper limit
+    /// the bound is taken at (`empirical_risk` is then the sample mean).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampled_risk: Option<SampledRisk>,
 }
 
 impl Certificate {
@@ -209,10 +325,11 @@ impl Certificate {
     }
 
     /// The certificate from `KL(Q‖P)` and the posterior's marginals on the sample (for callers
-    /// that already hold them, e.g. an experiment scoring train and test in one pass).
-    pub fn from_marginals(
+    /// that already hold them, e.g. an experiment scoring train and test in one pass); a
+    /// multi-class posterior gives its K class scores ([`LatentSample`]).
+    pub fn from_marginals<'a>(
         kl: f64,
-        marginals: &Marginals,
+        marginals: impl Into<LatentSample<'a>>,
         y: &[f64],
         loss: &GibbsLoss,
         spec: &CertificateSpec,
@@ -225,25 +342,28 @@ impl Certificate {
         }
         // Round-off can leave an exactly-zero KL slightly negative.
         let kl = kl.max(0.0);
-        let risk = loss.empirical_risk(y, marginals)?;
+        let risk = loss.risk(y, marginals.into(), spec.delta)?;
+        // A sampled risk spent part of δ on its upper limit; the bound takes the rest.
+        let delta = risk.sampled.as_ref().map_or(spec.delta, |s| s.delta_bound);
         let n = y.len();
         let penalty = spec.penalty();
-        let bound = pac_bayes_bound(risk, kl, n, spec.delta, penalty, BoundKind::Kl, spec.term)?;
-        let bound_sqrt =
-            pac_bayes_bound(risk, kl, n, spec.delta, penalty, BoundKind::Sqrt, spec.term)?;
+        let q = risk.bound_risk;
+        let bound = pac_bayes_bound(q, kl, n, delta, penalty, BoundKind::Kl, spec.term)?;
+        let bound_sqrt = pac_bayes_bound(q, kl, n, delta, penalty, BoundKind::Sqrt, spec.term)?;
         Ok(Self {
             bound,
             bound_sqrt,
-            empirical_risk: risk,
+            empirical_risk: risk.reported,
             kl,
             penalty,
             penalty_terms: spec.choices.clone(),
             delta: spec.delta,
             n,
             confidence_term: spec.term,
-            complexity: complexity(kl, n, spec.delta, penalty, spec.term),
-            gap: bound - risk,
+            complexity: complexity(kl, n, delta, penalty, spec.term),
+            gap: bound - risk.reported,
             predictor: loss.predictor(),
+            sampled_risk: risk.sampled,
         })
     }
 

@@ -17,6 +17,7 @@
 //! - [`plan`]: what a spec makes short of fitting (likelihood, inference method, menus, prices);
 //! - [`fit`]: the fitting pipelines, one entry point from a checked spec to a fitted model;
 //! - [`model`]: fitted models as files: predict, evaluate, certify (prices re-derived from the spec);
+//! - [`multiclass`]: the multi-class Gibbs classifier's vote probabilities and risk;
 //! - [`metrics`]: test-set metrics; [`selective`]: risk–coverage curves for selective classification;
 //! - [`experiments`]: the seed papers' experiments as library functions.
 
@@ -36,6 +37,7 @@ pub mod loo;
 pub mod loss;
 pub mod metrics;
 pub mod model;
+pub mod multiclass;
 pub mod objective;
 pub mod optim;
 pub mod plan;

@@ -5,9 +5,14 @@
 //! swapped for other option words; flags flipped), and `certify` must refuse the file (a typed
 //! error on load or on certify) or give the unedited bound to 1e-10.
 //!
-//! Not mutated: the posterior Q itself (mean weights, site precisions, factors, inducing inputs)
-//! and a split record's free parameters on part B — a PAC-Bayes bound holds for every Q, so such
-//! an edit certifies another Q honestly; and the fit report (diagnostics, never priced). θ is
+//! Not mutated: the posterior Q itself (mean weights, site precisions, factors, inducing inputs;
+//! a one-vs-rest class's, the softmax posterior's α and π̂) and a split record's free
+//! parameters on part B — a PAC-Bayes bound holds for every Q, so such an edit certifies
+//! another Q honestly; and the fit reports (diagnostics, never priced). The multi-class
+//! families (one-vs-rest over laplace and the SVM, the softmax Laplace on the menu and on the
+//! grid) are mutated in their K class models too. The softmax model's seed is the seed of its
+//! sampled risk, a part of what its certificate states (its predictor line names it): an edited
+//! seed draws anew and certifies honestly, and is not mutated. θ is
 //! moved off its grid (or out of its menu) by a relative step of at least 1e-3: θ moved *onto
 //! another grid point* is a different prior the spec's union bound pays for, so `certify`
 //! certifies the edited model honestly (`theta_moved_within_the_grid_certifies_the_edited_model`);
@@ -22,7 +27,7 @@ use pacgp::certificate::GibbsPredictor;
 use pacgp::data::{load_csv, load_csv_classification, CsvOptions, Dataset};
 use pacgp::model::{CertifyOptions, FittedModel};
 use pacgp::prior::split::SplitFraction;
-use pacgp::spec::{BoundName, FitOptions, HyperPriorName, MethodName, PriorScale};
+use pacgp::spec::{BoundName, FitOptions, HyperPriorName, MethodName, MultiClass, PriorScale};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serde_json::Value;
@@ -65,13 +70,28 @@ fn classification_data() -> (Dataset, pacgp::data::LabelMap) {
     (cls.subset(&rows), labels)
 }
 
+/// 45 rows of iris (15 per species), its three labels read as classes.
+fn multiclass_data() -> (Dataset, pacgp::data::ClassLabels) {
+    let t = pacgp::data::read_training(
+        repo("data/iris/iris.csv"),
+        &CsvOptions::default(),
+        pacgp::data::TargetKind::Classes,
+    )
+    .unwrap();
+    let rows: Vec<usize> = (0..150).filter(|i| i % 10 < 3).collect();
+    (t.data.subset(&rows), t.classes.unwrap())
+}
+
 fn family(name: &'static str, method: MethodName, o: FitOptions) -> Family {
     let classifier = method.is_classifier();
-    let (data, labels) = if classifier {
+    let (data, labels): (Dataset, pacgp::data::TrainingLabels) = if o.multiclass.is_some() {
+        let (d, c) = multiclass_data();
+        (d, c.into())
+    } else if classifier {
         let (d, l) = classification_data();
-        (d, Some(l))
+        (d, l.into())
     } else {
-        (regression_data(), None)
+        (regression_data(), pacgp::data::TrainingLabels::None)
     };
     let spec = o.check(method).unwrap_or_else(|e| panic!("{name}: {e}"));
     let model = pacgp::fit::fit(&spec, &data, labels).unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -113,6 +133,10 @@ fn families() -> &'static Vec<Family> {
         };
         let split = |f| FitOptions {
             prior: Some(SplitFraction::Fixed(f)),
+            ..Default::default()
+        };
+        let multiclass = |m| FitOptions {
+            multiclass: Some(m),
             ..Default::default()
         };
         vec![
@@ -198,6 +222,30 @@ fn families() -> &'static Vec<Family> {
             ),
             family("svm", MethodName::Svm, FitOptions::default()),
             family(
+                "one-vs-rest laplace",
+                MethodName::Laplace,
+                multiclass(MultiClass::OneVsRest),
+            ),
+            family(
+                "one-vs-rest svm",
+                MethodName::Svm,
+                multiclass(MultiClass::OneVsRest),
+            ),
+            family(
+                "softmax",
+                MethodName::Laplace,
+                multiclass(MultiClass::Softmax),
+            ),
+            family(
+                "softmax ml2",
+                MethodName::Laplace,
+                FitOptions {
+                    select: Some(pacgp::spec::Selection::Ml2),
+                    kernel: Some("se".into()),
+                    ..multiclass(MultiClass::Softmax)
+                },
+            ),
+            family(
                 "laplace split prior catoni",
                 MethodName::Laplace,
                 FitOptions {
@@ -211,10 +259,16 @@ fn families() -> &'static Vec<Family> {
     })
 }
 
-/// Is `path` a priced or structural field (module doc)?
-fn mutable(path: &[String]) -> bool {
+/// Is `path` a priced or structural field of family `f` (module doc)?
+fn mutable(f: &str, path: &[String]) -> bool {
     let p: Vec<&str> = path.iter().map(String::as_str).collect();
     match p.as_slice() {
+        ["spec", "seed"] if f.starts_with("softmax") => false,
+        // A one-vs-rest class model is a model: the same rule inside it.
+        ["task", "members", _, rest @ ..] => {
+            mutable(f, &rest.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        }
+        ["task", "posterior", field, ..] if *field != "kernel" => false,
         ["report", ..] | ["posterior", ..] if p.get(1) != Some(&"kernel") => false,
         ["task", record, "params", ..] | ["task", record, "point_noise", ..]
             if record.ends_with("split_prior") =>
@@ -223,6 +277,18 @@ fn mutable(path: &[String]) -> bool {
         }
         _ => true,
     }
+}
+
+/// Whether `path` leads into a kernel's hyperparameters (the model's, a one-vs-rest class's
+/// or the softmax posterior's).
+fn is_theta(path: &[String]) -> bool {
+    let p: Vec<&str> = path.iter().map(String::as_str).collect();
+    matches!(
+        p.as_slice(),
+        ["posterior", "kernel", _, ..]
+            | ["task", "members", _, "posterior", "kernel", _, ..]
+            | ["task", "posterior", "kernel", _, ..]
+    )
 }
 
 /// Every path to a number, string or flag in a JSON value (arrays: their first 3 entries).
@@ -300,6 +366,9 @@ const WORDS: &[&str] = &[
     "stationary",
     "constant",
     "pacgp-model/1",
+    "one-vs-rest",
+    "softmax",
+    "virginica",
     "x",
 ];
 
@@ -371,7 +440,7 @@ fn every_edit_of_a_priced_or_structural_field_is_refused_or_changes_nothing() {
         let value: Value = serde_json::from_str(&f.json).unwrap();
         let mut paths = Vec::new();
         leaves(&value, &mut Vec::new(), &mut paths);
-        paths.retain(|p| mutable(p));
+        paths.retain(|p| mutable(f.name, p));
         assert!(paths.len() > 5, "{}: {paths:?}", f.name);
         // Two proptest edits per field (one for the slow split families).
         let cases = if f.name.contains("split") { 1 } else { 2 };
@@ -392,9 +461,7 @@ fn every_edit_of_a_priced_or_structural_field_is_refused_or_changes_nothing() {
             runner
                 .run(&edit, |e| {
                     let mut v = value.clone();
-                    let theta = path.len() > 2
-                        && path[..2] == ["posterior", "kernel"]
-                        && at(&mut value.clone(), path).is_number();
+                    let theta = is_theta(path) && at(&mut value.clone(), path).is_number();
                     let Some(what) = mutate(at(&mut v, path), e, theta) else {
                         return Ok(());
                     };

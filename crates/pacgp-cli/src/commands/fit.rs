@@ -5,6 +5,7 @@
 use std::time::Instant;
 
 use anyhow::Result;
+use pacgp::data::TargetKind;
 use pacgp::inference::ConvergenceStatus;
 use pacgp::model::{FittedModel, Task};
 use serde_json::json;
@@ -16,8 +17,14 @@ use crate::cli::*;
 pub(super) fn fit(a: FitArgs) -> Result<()> {
     check_output_path(&a.out, &[("--data", &a.data.data)])?;
     let spec = a.options().check(a.method())?;
-    let training = super::load_training(&a.data, spec.is_classifier())?;
-    let (train, labels) = (training.data, training.labels);
+    let target = match (spec.multiclass(), spec.is_classifier()) {
+        (Some(_), _) => TargetKind::Classes,
+        (None, true) => TargetKind::AnyLabels,
+        (None, false) => TargetKind::Number,
+    };
+    let training = super::load_training(&a.data, target)?;
+    let labels = training.training_labels();
+    let train = training.data;
     let pb = spinner(&format!(
         "fitting {} on {} points",
         spec.method_name(),
@@ -45,18 +52,49 @@ pub(super) fn grid_edge_notes(model: &FittedModel) -> Vec<String> {
     let Some(grid) = model.spec.grid() else {
         return Vec::new();
     };
-    let k = &model.posterior.kernel();
-    k.params()
-        .iter()
-        .zip(k.param_names())
-        .filter(|(t, _)| grid.at_edge(**t))
-        .map(|(t, name)| {
-            format!(
-                "{name} = {t} (ln space) sits on the edge of the hyperparameter grid [{}, {}]: the optimum may lie beyond it",
-                grid.min_log, grid.max_log
-            )
+    let kernels: Vec<(String, &pacgp::kernel::Kernel)> = match (&model.task, model.classes()) {
+        (Task::OneVsRest { members, .. }, Some(classes)) => members
+            .iter()
+            .enumerate()
+            .map(|(c, m)| {
+                (
+                    format!("class '{}': ", pacgp::data::shown(classes.decode(c))),
+                    m.posterior.kernel(),
+                )
+            })
+            .collect(),
+        _ => vec![(String::new(), model.posterior.kernel())],
+    };
+    kernels
+        .into_iter()
+        .flat_map(|(which, k)| {
+            k.params()
+                .into_iter()
+                .zip(k.param_names())
+                .filter(|(t, _)| grid.at_edge(*t))
+                .map(move |(t, name)| {
+                    format!(
+                        "{which}{name} = {t} (ln space) sits on the edge of the hyperparameter grid [{}, {}]: the optimum may lie beyond it",
+                        grid.min_log, grid.max_log
+                    )
+                })
+                .collect::<Vec<_>>()
         })
         .collect()
+}
+
+/// The kernel of every class of a one-vs-rest model, in words (its classes' order); the
+/// softmax model's kernel is shared (the model's own).
+fn class_kernels(model: &FittedModel) -> Option<Vec<String>> {
+    match &model.task {
+        Task::OneVsRest { members, .. } => Some(
+            members
+                .iter()
+                .map(|m| m.posterior.kernel().describe())
+                .collect(),
+        ),
+        _ => None,
+    }
 }
 
 /// The classifier split prior's record of a model, if it has one.
@@ -75,7 +113,7 @@ fn split_classifier(
 fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
     let noise = match &model.task {
         Task::Regression { noise_variance, .. } => Some(*noise_variance),
-        Task::Classification { .. } | Task::Svm { .. } => None,
+        _ => None,
     };
     let inf = model.report.inference.as_ref();
     let opt = model.report.optimiser.as_ref();
@@ -91,6 +129,9 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
             "objective_name": model.report.objective_name,
             "penalty_terms": model.choices().ok(),
             "labels": model.task.labels().map(|l| json!({ "negative": l.negative, "positive": l.positive })),
+            "multiclass": model.spec.multiclass(),
+            "classes": model.classes().map(|c| &c.labels),
+            "class_kernels": class_kernels(model),
             "inputs": model.feature_names,
             "iterations": opt.map(|r| r.iterations as usize).or(inf.map(|r| r.iterations)),
             "evaluations": opt.map(|r| r.evaluations),
@@ -118,15 +159,44 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
         return Ok(());
     }
     out!(
-        "fitted {} on {} points × {} inputs in {secs:.2} s",
+        "fitted {}{} on {} points × {} inputs in {secs:.2} s",
         model.method(),
+        model
+            .spec
+            .multiclass()
+            .map(|m| format!(" ({m})"))
+            .unwrap_or_default(),
         model.n_train,
         model.feature_names.len()
     );
-    out!(
-        "  kernel (on standardised inputs; θ = ln value): {}",
-        model.posterior.kernel().describe()
-    );
+    if let Some(classes) = model.classes() {
+        let shown: Vec<String> = classes
+            .labels
+            .iter()
+            .map(|l| format!("'{}'", pacgp::data::shown(l)))
+            .collect();
+        out!("  classes: {} ({} classes)", shown.join(", "), classes.k());
+    }
+    match class_kernels(model) {
+        Some(kernels) => {
+            for (label, k) in model
+                .classes()
+                .map(|c| &c.labels[..])
+                .unwrap_or(&[])
+                .iter()
+                .zip(kernels)
+            {
+                out!(
+                    "  kernel of class '{}' against the rest (standardised inputs; θ = ln value): {k}",
+                    pacgp::data::shown(label)
+                );
+            }
+        }
+        None => out!(
+            "  kernel (on standardised inputs; θ = ln value): {}",
+            model.posterior.kernel().describe()
+        ),
+    }
     if let Some(l) = model.task.labels() {
         out!(
             "  labels: '{}' → −1, '{}' → +1 ({})",
@@ -148,6 +218,9 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
         "svm_dual_objective" => "SVM dual objective (a bias fitted from the data: no certificate)",
         "zhang_primal_objective" => {
             "Zhang's regularised risk R at the refit weights (lower is better)"
+        }
+        "pac_bayes_bound_multiclass_gibbs_error" => {
+            "PAC-Bayes bound on the multi-class Gibbs classification error (run certify for its parts)"
         }
         name if name.starts_with("pac_bayes_bound_gibbs_error") => {
             "PAC-Bayes bound on the Gibbs classification error (run certify for its parts)"

@@ -30,8 +30,11 @@ pub fn run(args: Cli) -> Result<()> {
 }
 
 /// Read the training file (fitting its input coding) and say on stderr what the coding did.
-pub(crate) fn load_training(a: &DataArgs, classify: bool) -> Result<data::Training> {
-    let t = data::read_training(&a.data, &csv_options(a)?, classify)?;
+pub(crate) fn load_training(
+    a: &DataArgs,
+    target: impl Into<data::TargetKind>,
+) -> Result<data::Training> {
+    let t = data::read_training(&a.data, &csv_options(a)?, target)?;
     for note in &t.notes {
         eprintln!("note: {note}");
     }
@@ -58,10 +61,11 @@ pub(crate) fn load_for_model(
     if let Some(u) = unknown {
         coding.unknown_category = unknown_category(u);
     }
-    let target = match (need_target, m.task.labels()) {
-        (false, _) => TargetRead::Skip(&m.target_name),
-        (true, Some(labels)) => TargetRead::Labels(&m.target_name, labels),
-        (true, None) => TargetRead::Number(&m.target_name),
+    let target = match (need_target, m.task.labels(), m.classes()) {
+        (false, _, _) => TargetRead::Skip(&m.target_name),
+        (true, _, Some(classes)) => TargetRead::Classes(&m.target_name, classes),
+        (true, Some(labels), None) => TargetRead::Labels(&m.target_name, labels),
+        (true, None, None) => TargetRead::Number(&m.target_name),
     };
     let r = data::read_for_model(path, &coding, &m.feature_names, target)?;
     let n = r.x.nrows();
@@ -225,6 +229,11 @@ fn pinsker_text(b: f64) -> String {
     }
 }
 
+/// A share of δ as it was meant (0.009, not 0.009000000000000001): 12 significant digits.
+fn shown_delta(d: f64) -> String {
+    format!("{}", format!("{d:.12e}").parse::<f64>().unwrap_or(d))
+}
+
 /// Print a certificate and, where computed, the leave-one-out figures beside it.
 pub(crate) fn print_certificate(c: &pacgp::model::CertificateReport) -> Result<()> {
     let k = &c.certificate;
@@ -239,6 +248,18 @@ pub(crate) fn print_certificate(c: &pacgp::model::CertificateReport) -> Result<(
         ),
     }
     out!("  bounded predictor: {}", k.predictor);
+    if let Some(s) = &k.sampled_risk {
+        out!(
+            "  sampled empirical risk {:.4} from {} draws ({} per point, seed {}); its upper limit {:.4} holds with probability ≥ 1 − {} (δ_s), the bound is taken there at δ − δ_s = {}",
+            s.sample_mean,
+            s.draws,
+            s.draws_per_point,
+            s.seed,
+            s.upper_limit,
+            shown_delta(s.delta_sampling),
+            shown_delta(s.delta_bound)
+        );
+    }
     // Catoni's bound has no Pinsker form: name its λ instead.
     let form = match k.confidence_term.catoni_lambda() {
         Some(lambda) => format!("Catoni's bound at λ = {lambda:.4}"),

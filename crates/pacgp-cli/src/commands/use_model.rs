@@ -27,6 +27,11 @@ pub(super) fn predict(a: PredictArgs) -> Result<()> {
         );
     }
     let pb = spinner(&format!("predicting {} points", ds.n()));
+    if let Some(classes) = model.classes() {
+        let predicted = model.predict_classes(ds.x.as_ref());
+        pb.finish_and_clear();
+        return predict_classes(&a, classes, &predicted?, &slots);
+    }
     if let Some(labels) = model.task.labels() {
         let predicted = model.predict_classification(ds.x.as_ref());
         pb.finish_and_clear();
@@ -114,6 +119,57 @@ pub(super) fn predict(a: PredictArgs) -> Result<()> {
         }
     }
     write_or_print(&a, out)
+}
+
+/// A multi-class model's predictions: one probability column per class (`p_LABEL`, in the
+/// model's class order) and the predicted label; `--json` adds the per-class latent means.
+fn predict_classes(
+    a: &PredictArgs,
+    classes: &pacgp::data::ClassLabels,
+    p: &pacgp::model::ClassPrediction,
+    slots: &[Option<usize>],
+) -> Result<()> {
+    let k = classes.k();
+    let rows: Vec<Vec<f64>> = (0..p.probabilities.nrows())
+        .map(|i| (0..k).map(|j| p.probabilities[(i, j)]).collect())
+        .collect();
+    let label: Vec<&str> = p.labels.iter().map(|&c| classes.decode(c)).collect();
+    if a.json {
+        let latent: Vec<Vec<f64>> = (0..rows.len())
+            .map(|i| p.latent.iter().map(|m| m.mean[i]).collect())
+            .collect();
+        out!(
+            "{}",
+            json!({ "n": slots.len(), "classes": classes.labels, "probabilities": by_row(slots, &rows),
+                    "label": by_row(slots, &label), "latent_mean": by_row(slots, &latent) })
+        );
+    }
+    let mut out: Vec<String> = classes
+        .labels
+        .iter()
+        .map(|l| csv_cell(&format!("p_{l}")))
+        .collect();
+    out.push("label".into());
+    let mut text = out.join(",") + "\n";
+    for slot in slots {
+        match *slot {
+            Some(i) => {
+                let cells: Vec<String> = rows[i].iter().map(|v| v.to_string()).collect();
+                text.push_str(&format!("{},{}\n", cells.join(","), csv_cell(label[i])));
+            }
+            None => text.push_str(&format!("{}\n", ",".repeat(k))),
+        }
+    }
+    write_or_print(a, text)
+}
+
+/// A CSV cell, quoted when it holds a comma, a quote or a line break.
+fn csv_cell(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
 }
 
 /// For each row of the file in order, the index of its prediction, or `None` for a row the

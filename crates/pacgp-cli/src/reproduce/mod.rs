@@ -7,6 +7,7 @@ use crate::cli::{Experiment, ReproduceArgs};
 
 mod classification;
 mod intervals;
+mod multiclass;
 mod opper_winther;
 mod regression;
 mod tighter_bounds;
@@ -30,5 +31,6 @@ pub fn reproduce(mut a: ReproduceArgs) -> Result<()> {
         Experiment::ZhangKin40k => zhang::kin40k(&a),
         Experiment::TighterBounds => tighter_bounds::run(&a),
         Experiment::Intervals => intervals::run(&a),
+        Experiment::Multiclass => multiclass::run(&a),
     }
 }

@@ -9,8 +9,8 @@ use std::path::Path;
 use faer::Mat;
 
 use super::{
-    shown, Categorical, CodingOptions, Dataset, InputCoding, LabelMap, MissingPolicy, Table,
-    UnknownCategory,
+    shown, Categorical, ClassLabels, CodingOptions, Dataset, InputCoding, LabelMap, MissingPolicy,
+    Table, TrainingLabels, UnknownCategory,
 };
 use crate::error::{Error, Result};
 
@@ -431,27 +431,66 @@ fn parse_target(source: &str, line: u64, column: &str, cell: &str) -> Result<f64
     }
 }
 
-/// A training file as read: the data set, the label map (classification), the fitted input
+/// How a training file's target column is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TargetKind {
+    /// Real numbers (regression).
+    Number,
+    /// Exactly two labels, coded −1/+1 (binary classifiers).
+    TwoLabels,
+    /// Two labels coded −1/+1, or K ≥ 3 classes coded by their index `0..K` (a binary
+    /// classifier's spec becomes one-vs-rest on more than two classes).
+    AnyLabels,
+    /// K ≥ 2 classes coded by their index (the multi-class methods).
+    Classes,
+}
+
+/// `true` is a binary classifier's target (two labels), `false` a regression target.
+impl From<bool> for TargetKind {
+    fn from(classify: bool) -> Self {
+        if classify {
+            TargetKind::TwoLabels
+        } else {
+            TargetKind::Number
+        }
+    }
+}
+
+/// A training file as read: the data set, its labels (classification), the fitted input
 /// coding and what the coding did (one sentence each).
 #[derive(Clone, Debug)]
 pub struct Training {
-    /// Inputs (coded) and targets (±1 for classification).
+    /// Inputs (coded) and targets (±1 for two labels, class indices for K classes).
     pub data: Dataset,
-    /// The two labels (classification).
+    /// The two labels (binary classification).
     pub labels: Option<LabelMap>,
+    /// The K classes (multi-class classification).
+    pub classes: Option<ClassLabels>,
     /// How the file's cells became the inputs: store it with the model.
     pub coding: InputCoding,
     /// What the coding encoded, filled in or left out.
     pub notes: Vec<String>,
 }
 
+impl Training {
+    /// The labels to fit with ([`crate::fit::fit`]'s third argument).
+    pub fn training_labels(&self) -> TrainingLabels {
+        match (&self.labels, &self.classes) {
+            (_, Some(c)) => TrainingLabels::Classes(c.clone()),
+            (Some(l), None) => TrainingLabels::Binary(l.clone()),
+            (None, None) => TrainingLabels::None,
+        }
+    }
+}
+
 /// Read a training file: fit its input coding ([`InputCoding::fit`]) and code it; the target
-/// as numbers, or (`classify`) as two labels mapped to ±1 (`opts.positive` is +1).
+/// as numbers, or as labels ([`TargetKind`]; `opts.positive` is +1 of two labels).
 pub fn read_training(
     path: impl AsRef<Path>,
     opts: &CsvOptions,
-    classify: bool,
+    target: impl Into<TargetKind>,
 ) -> Result<Training> {
+    let target_kind = target.into();
     let path = path.as_ref();
     let mode = if opts.no_header {
         Header::None
@@ -469,34 +508,68 @@ pub fn read_training(
     let names = coding.input_names();
     let enc = coding.apply(t, &names, Some(target))?;
     let cell = |i: usize| (t.rows[i].0, t.rows[i].1[target].as_str());
-    let (y, labels) = if classify {
-        let cells: Vec<&str> = enc.rows.iter().map(|&i| cell(i).1).collect();
-        let mut map = LabelMap::from_cells(&cells)?;
-        if let Some(p) = &opts.positive {
-            map = map.with_positive(p)?;
+    let cells: Vec<&str> = enc.rows.iter().map(|&i| cell(i).1).collect();
+    let (y, labels, classes) = match target_kind {
+        TargetKind::Number => {
+            if opts.positive.is_some() {
+                return Err(Error::Unsupported(
+                    "--positive applies to classification (two labels), not to a numeric target"
+                        .into(),
+                ));
+            }
+            let y = enc
+                .rows
+                .iter()
+                .map(|&i| parse_target(&t.source, cell(i).0, &t.header[target], cell(i).1))
+                .collect::<Result<_>>()?;
+            (y, None, None)
         }
-        let y = cells.iter().map(|c| map.encode(c)).collect::<Result<_>>()?;
-        (y, Some(map))
-    } else {
-        if opts.positive.is_some() {
-            return Err(Error::Unsupported(
-                "--positive applies to classification (two labels), not to a numeric target".into(),
-            ));
+        TargetKind::AnyLabels if distinct_count(&cells) > 2 => class_targets(&cells, opts)?,
+        TargetKind::Classes => class_targets(&cells, opts)?,
+        TargetKind::TwoLabels | TargetKind::AnyLabels => {
+            let mut map = LabelMap::from_cells(&cells)?;
+            if let Some(p) = &opts.positive {
+                map = map.with_positive(p)?;
+            }
+            let y = cells.iter().map(|c| map.encode(c)).collect::<Result<_>>()?;
+            (y, Some(map), None)
         }
-        let y = enc
-            .rows
-            .iter()
-            .map(|&i| parse_target(&t.source, cell(i).0, &t.header[target], cell(i).1))
-            .collect::<Result<_>>()?;
-        (y, None)
     };
     let data = Dataset::with_names(enc.x, y, names, t.header[target].clone())?;
     Ok(Training {
         data,
         labels,
+        classes,
         coding,
         notes: fitted.notes,
     })
+}
+
+/// Number of distinct cells.
+fn distinct_count(cells: &[&str]) -> usize {
+    let mut d: Vec<&str> = cells.to_vec();
+    d.sort_unstable();
+    d.dedup();
+    d.len()
+}
+
+/// Class-index targets of K classes (`--positive` names one of two labels: refused here).
+type ClassTargets = (Vec<f64>, Option<LabelMap>, Option<ClassLabels>);
+
+fn class_targets(cells: &[&str], opts: &CsvOptions) -> Result<ClassTargets> {
+    let classes = ClassLabels::from_cells(cells)?;
+    if opts.positive.is_some() {
+        return Err(Error::Unsupported(format!(
+            "--positive chooses the +1 of two labels; a multi-class fit has {} classes ({})",
+            classes.k(),
+            classes.shown_list()
+        )));
+    }
+    let y = cells
+        .iter()
+        .map(|c| classes.encode(c))
+        .collect::<Result<_>>()?;
+    Ok((y, None, Some(classes)))
 }
 
 /// Load a numeric CSV with a header row (`.csv.gz` too) for regression.
@@ -523,6 +596,8 @@ pub enum TargetRead<'a> {
     Number(&'a str),
     /// A label column of this name, mapped to ±1.
     Labels(&'a str, &'a LabelMap),
+    /// A label column of this name, mapped to class indices.
+    Classes(&'a str, &'a ClassLabels),
 }
 
 /// The rows of a file read for a saved model.
@@ -569,7 +644,7 @@ pub fn read_for_model(
     let path = path.as_ref();
     let (name, read) = match target {
         TargetRead::Skip(n) => (n, false),
-        TargetRead::Number(n) | TargetRead::Labels(n, _) => (n, true),
+        TargetRead::Number(n) | TargetRead::Labels(n, _) | TargetRead::Classes(n, _) => (n, true),
     };
     let mode = match &coding.headerless {
         Some(names) => Header::Model {
@@ -590,6 +665,13 @@ pub fn read_for_model(
                     let (line, cells) = &t.rows[i];
                     match target {
                         TargetRead::Labels(_, map) => label_sign(map, &t.source, *line, &cells[j]),
+                        TargetRead::Classes(_, classes) => {
+                            classes.encode(&cells[j]).map_err(|e| Error::Csv {
+                                path: t.source.clone(),
+                                line: *line,
+                                message: e.to_string(),
+                            })
+                        }
                         _ => parse_target(&t.source, *line, &t.header[j], &cells[j]),
                     }
                 })

@@ -1,11 +1,12 @@
 //! Datasets: the validated [`Dataset`] type, and by job: CSV reading ([`csv`]), how a
 //! table's cells become inputs ([`encoding`]: categories, missing values), class labels
-//! ([`labels`]), standardisation ([`scaling`]), seeded splits and k-fold ([`split`]).
+//! ([`labels`]: two, [`classes`]: K), standardisation ([`scaling`]), seeded splits and k-fold ([`split`]).
 //!
 //! Everything is validated once here (shapes, NaN/inf, missing values, labels) so that
 //! the numerical code can assume clean inputs. Every public item of the submodules is
 //! re-exported, so `crate::data::X` paths name them directly.
 
+pub mod classes;
 pub mod csv;
 pub mod encoding;
 pub mod labels;
@@ -13,6 +14,7 @@ pub mod scaling;
 pub mod split;
 
 pub use self::csv::*;
+pub use classes::*;
 pub use encoding::*;
 pub use labels::*;
 pub use scaling::*;
@@ -27,7 +29,8 @@ use crate::error::{Error, Result};
 pub struct Dataset {
     /// Inputs, one point per row (N×D).
     pub x: Mat<f64>,
-    /// Targets (regression) or ±1 labels (classification).
+    /// Targets (regression), ±1 labels (binary classification) or class indices `0..K`
+    /// (multi-class).
     pub y: Vec<f64>,
     /// Names of the input columns.
     pub feature_names: Vec<String>,

@@ -2,6 +2,7 @@
 
 pub mod classification;
 pub mod intervals;
+pub mod multiclass;
 pub mod opper_winther;
 pub mod pac_gp;
 pub mod pac_sgp;

@@ -5,53 +5,151 @@
 //! - [`regression`]: gpr, vfe/fitc/dtc, pac-gp, pac-sgp (and their split priors), greedy-sparse;
 //! - [`classifier`]: laplace, ep, mean-field, ivm, sogp with θ from the candidate menu or the grid;
 //! - [`pac_gpc`]: the classifier trained by its bound, and the classifier split prior;
-//! - [`svm`]: the certified SVM.
+//! - [`svm`]: the certified SVM;
+//! - [`multiclass`]: K classes by one-vs-rest over any of the classifiers, or the softmax Laplace.
 
 pub mod classifier;
+pub mod multiclass;
 pub mod pac_gpc;
 pub mod regression;
 pub mod svm;
 
-use crate::data::{Dataset, LabelMap};
+use crate::data::{ClassLabels, Dataset, LabelMap, TrainingLabels};
 use crate::error::{Error, Result};
 use crate::model::FittedModel;
-use crate::spec::{CheckedFitSpec, Method};
+use crate::spec::{CheckedFitSpec, FitSpec, Method};
 
 pub use crate::plan::{classifier_candidates, svm_candidates, svm_prior_kernel};
 
-/// Fit `spec` on `data`. For a classifier the targets are ±1 and `labels` names the two
-/// classes (`None`: "-1" and "1"); a regression method takes no labels. Data-dependent
+/// Fit `spec` on `data`. A binary classifier takes targets ±1 and the two labels (`None`:
+/// "-1" and "1"); a multi-class fit takes class indices `0..K` and the K labels
+/// ([`TrainingLabels::Classes`]) — a binary classifier's spec given more than two classes
+/// becomes one-vs-rest, with a note; a regression method takes no labels. Data-dependent
 /// defaults (a basis size of at most N) are filled in with a note in the model's report. With
-/// prediction intervals in the spec, their record is made here ([`crate::conformal`]; CV+ and
-/// split conformal refit the spec on parts of `data`).
-pub fn fit(spec: &CheckedFitSpec, data: &Dataset, labels: Option<LabelMap>) -> Result<FittedModel> {
+/// prediction intervals in a regression spec, their record is made here ([`crate::conformal`];
+/// CV+ and split conformal refit the spec on parts of `data`).
+pub fn fit(
+    spec: &CheckedFitSpec,
+    data: &Dataset,
+    labels: impl Into<TrainingLabels>,
+) -> Result<FittedModel> {
+    let labels = labels.into();
     let given = spec;
-    let (spec, notes) = given.for_sample(data.n())?;
-    if spec.is_classifier() {
-        crate::data::check_binary_labels(&data.y)?;
-    } else if labels.is_some() {
-        return Err(Error::Unsupported(format!(
-            "{} is a regression method: it takes real targets, not class labels",
-            spec.method_name()
-        )));
+    let (spec, mut notes) = given.for_sample(data.n())?;
+    if !spec.is_classifier() {
+        if labels != TrainingLabels::None {
+            return Err(Error::Unsupported(format!(
+                "{} is a regression method: it takes real targets, not class labels",
+                spec.method_name()
+            )));
+        }
+        let mut model = fit_checked(&spec, data, LabelMap::signs(), notes)?;
+        if let Some(iv) = &spec.intervals {
+            let record = crate::conformal::IntervalRecord::build(given, iv, data, &model)?;
+            if let crate::model::Task::Regression { intervals, .. } = &mut model.task {
+                *intervals = Some(Box::new(record));
+            }
+        }
+        return Ok(model);
     }
-    let labels = labels.unwrap_or_else(LabelMap::signs);
-    let mut model = match &spec.method {
-        Method::Gpr(s) => regression::gpr(&spec, s, data)?,
-        Method::Sparse(s) => regression::sparse(&spec, s, data)?,
-        Method::PacGp(s) => regression::pac_gp(&spec, s, data)?,
-        Method::PacSgp(s) => regression::pac_sgp(&spec, s, data)?,
-        Method::GreedySparse(s) => regression::greedy_sparse(&spec, s, data)?,
-        Method::Classifier(c) => classifier::classifier(&spec, c, data, labels)?,
-        Method::PacGpc(c) => pac_gpc::pac_gpc(&spec, c, data, labels)?,
-        Method::Svm(s) => svm::svm(&spec, s, data, labels)?,
-    };
-    model.report.notes.splice(0..0, notes);
-    if let Some(iv) = &spec.intervals {
-        let record = crate::conformal::IntervalRecord::build(given, iv, data, &model)?;
-        if let crate::model::Task::Regression { intervals, .. } = &mut model.task {
-            *intervals = Some(Box::new(record));
+    match (spec.multiclass(), labels) {
+        (None, TrainingLabels::Classes(classes)) if classes.k() > 2 => {
+            notes.push(format!(
+                "{} classes: fitted one-vs-rest, class k against the rest (the default for more than two classes; multiclass softmax with laplace fits the multi-class Laplace)",
+                classes.k()
+            ));
+            let spec = FitSpec::from(spec).into_one_vs_rest().check()?;
+            fit_multiclass(&spec, data, classes, notes)
+        }
+        (None, TrainingLabels::Classes(classes)) => {
+            // Two classes as indices: the binary fit on ±1.
+            let y = data
+                .y
+                .iter()
+                .map(|c| if *c == 1.0 { 1.0 } else { -1.0 })
+                .collect();
+            crate::data::check_class_indices(&data.y, 2)?;
+            let binary = Dataset { y, ..data.clone() };
+            let map = LabelMap {
+                negative: classes.labels[0].clone(),
+                positive: classes.labels[1].clone(),
+            };
+            fit_checked(&spec, &binary, map, notes)
+        }
+        (None, other) => {
+            crate::data::check_binary_labels(&data.y)?;
+            let map = match other {
+                TrainingLabels::Binary(m) => m,
+                _ => LabelMap::signs(),
+            };
+            fit_checked(&spec, data, map, notes)
+        }
+        (Some(_), TrainingLabels::Classes(classes)) => fit_multiclass(&spec, data, classes, notes),
+        (Some(_), other) => {
+            // Two labels coded ±1 for a multi-class method: classes 0 and 1.
+            crate::data::check_binary_labels(&data.y)?;
+            let map = match other {
+                TrainingLabels::Binary(m) => m,
+                _ => LabelMap::signs(),
+            };
+            let classes = ClassLabels {
+                labels: vec![map.negative, map.positive],
+            };
+            let y = data
+                .y
+                .iter()
+                .map(|s| if *s > 0.0 { 1.0 } else { 0.0 })
+                .collect();
+            let indexed = Dataset { y, ..data.clone() };
+            fit_multiclass(&spec, &indexed, classes, notes)
         }
     }
+}
+
+/// A multi-class spec on class indices.
+fn fit_multiclass(
+    spec: &CheckedFitSpec,
+    data: &Dataset,
+    classes: ClassLabels,
+    notes: Vec<String>,
+) -> Result<FittedModel> {
+    let mut model = match &spec.method {
+        Method::OneVsRest(_) => multiclass::one_vs_rest(spec, data, classes)?,
+        Method::Softmax(s) => multiclass::softmax(spec, s, data, classes)?,
+        _ => {
+            return Err(Error::Unsupported(format!(
+                "{} is not a multi-class method",
+                spec.method_name()
+            )))
+        }
+    };
+    model.report.notes.splice(0..0, notes);
+    Ok(model)
+}
+
+/// A binary classifier or a regressor.
+fn fit_checked(
+    spec: &CheckedFitSpec,
+    data: &Dataset,
+    labels: LabelMap,
+    notes: Vec<String>,
+) -> Result<FittedModel> {
+    let mut model = match &spec.method {
+        Method::Gpr(s) => regression::gpr(spec, s, data)?,
+        Method::Sparse(s) => regression::sparse(spec, s, data)?,
+        Method::PacGp(s) => regression::pac_gp(spec, s, data)?,
+        Method::PacSgp(s) => regression::pac_sgp(spec, s, data)?,
+        Method::GreedySparse(s) => regression::greedy_sparse(spec, s, data)?,
+        Method::Classifier(c) => classifier::classifier(spec, c, data, labels)?,
+        Method::PacGpc(c) => pac_gpc::pac_gpc(spec, c, data, labels)?,
+        Method::Svm(s) => svm::svm(spec, s, data, labels)?,
+        Method::OneVsRest(_) | Method::Softmax(_) => {
+            return Err(Error::Unsupported(format!(
+                "a multi-class {} fit needs its labels as classes",
+                spec.method_name()
+            )))
+        }
+    };
+    model.report.notes.splice(0..0, notes);
     Ok(model)
 }

@@ -1,7 +1,8 @@
 //! Approximate inference for binary GP classification. Every method returns the shared
 //! [`crate::posterior::GaussianPosterior`] (site form over the training inputs) plus a
 //! [`ConvergenceReport`], so prediction, `KL(Q‖P)`, Gibbs error and the PAC-Bayes certificate
-//! come for free.
+//! come for free. [`softmax`] is the multi-class Laplace approximation, whose posterior
+//! couples the classes.
 
 use serde::{Deserialize, Serialize};
 
@@ -13,6 +14,7 @@ pub mod evidence;
 pub mod ivm;
 pub mod laplace;
 pub mod mean_field;
+pub mod softmax;
 pub mod sogp;
 
 /// How an iterative inference method ended.

@@ -6,6 +6,7 @@
 //! - [`usage`]: prediction, evaluation and certification of a fitted model;
 //! - [`price`]: what a fit chose from the data and its price, re-derived from the stored spec;
 //! - [`split_classifier`]: the classifier split prior's record;
+//! - [`multiclass`]: prediction, evaluation, certificate and prices of the multi-class models;
 //! - [`from_parameters`]: a sparse model assembled from parameters fitted elsewhere (Dask);
 //! - [`evidence`]: an exact GP regressor's log marginal likelihood at any hyperparameters;
 //! - `joint`: a regressor's joint predictive covariance and draws from it;
@@ -19,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::certificate::Certificate;
-use crate::data::{Dataset, LabelMap, Standardizer, TargetScaler};
+use crate::data::{ClassLabels, Dataset, LabelMap, Standardizer, TargetScaler};
 use crate::error::{Error, Result};
 use crate::inference::ConvergenceReport;
 use crate::likelihood::Likelihood;
@@ -30,7 +31,9 @@ use crate::spec::CheckedFitSpec;
 pub mod evidence;
 pub mod from_parameters;
 mod joint;
+pub mod multiclass;
 pub mod price;
+pub mod softmax;
 mod split;
 pub mod split_classifier;
 pub mod svm_dual;
@@ -39,6 +42,7 @@ pub mod usage;
 pub use crate::certificate::GibbsPredictor;
 pub use evidence::LogEvidence;
 pub use from_parameters::{sparse_model_from_parts, SparseModelParts};
+pub use multiclass::ClassPrediction;
 pub use svm_dual::SvmDual;
 pub use usage::CertifyOptions;
 
@@ -102,14 +106,41 @@ pub enum Task {
         #[serde(default)]
         bias: f64,
     },
+    /// K ≥ 2 classes by one binary model per class, class k against the rest (the spec's
+    /// binary method). [`FittedModel::posterior`] is a copy of the first class's, kept so
+    /// every model has one; the certificate uses all K.
+    OneVsRest {
+        /// The K labels as they appear in the data, class 0 first.
+        classes: ClassLabels,
+        /// Class k's binary model, fitted on the sample relabelled +1 for k and −1 for the
+        /// rest (its own spec, digest and labels are checked against the outer model's).
+        members: Vec<FittedModel>,
+    },
+    /// K ≥ 2 classes by the softmax Laplace approximation (one shared kernel; the posterior
+    /// couples the classes). [`FittedModel::posterior`] holds the shared prior (zero weights,
+    /// no sites) over one latent function, so every model has one; the posterior is here.
+    Softmax {
+        /// The K labels as they appear in the data, class 0 first.
+        classes: ClassLabels,
+        /// The softmax Laplace posterior over the K latent functions.
+        posterior: Box<crate::inference::softmax::SoftmaxPosterior>,
+    },
 }
 
 impl Task {
-    /// The label map of a classifier (GP classifier or SVM).
+    /// The label map of a binary classifier (GP classifier or SVM).
     pub fn labels(&self) -> Option<&LabelMap> {
         match self {
             Task::Classification { labels, .. } | Task::Svm { labels, .. } => Some(labels),
-            Task::Regression { .. } => None,
+            Task::Regression { .. } | Task::OneVsRest { .. } | Task::Softmax { .. } => None,
+        }
+    }
+
+    /// The K class labels of a multi-class model.
+    pub fn classes(&self) -> Option<&ClassLabels> {
+        match self {
+            Task::OneVsRest { classes, .. } | Task::Softmax { classes, .. } => Some(classes),
+            _ => None,
         }
     }
 }
@@ -357,6 +388,21 @@ impl FittedModel {
                 }
             )));
         }
+        let task_kind = match &self.task {
+            Task::OneVsRest { .. } => Some(crate::spec::MultiClass::OneVsRest),
+            Task::Softmax { .. } => Some(crate::spec::MultiClass::Softmax),
+            _ => None,
+        };
+        if self.spec.multiclass() != task_kind {
+            return Err(bad(format!(
+                "a {} spec ({}) with a task that is {}",
+                self.method(),
+                self.spec
+                    .multiclass()
+                    .map_or("binary or regression".to_string(), |m| m.to_string()),
+                task_kind.map_or("binary or regression".to_string(), |m| m.to_string())
+            )));
+        }
         match &self.task {
             Task::Regression {
                 noise_variance,
@@ -395,6 +441,14 @@ impl FittedModel {
                         "SVM scale μ = {mu} (must be positive and finite)"
                     )));
                 }
+            }
+            Task::OneVsRest { classes, members } => {
+                self.check_members(classes, members)
+                    .map_err(|e| bad(format!("one-vs-rest: {e}")))?;
+            }
+            Task::Softmax { classes, posterior } => {
+                self.check_softmax(classes, posterior)
+                    .map_err(|e| bad(format!("softmax: {e}")))?;
             }
             Task::Classification {
                 likelihood,

@@ -65,6 +65,9 @@ impl FittedModel {
     /// `T·ln L` for θ on the spec's grid, `−ln π(θ)` of a coarse prior, `ln k` of a menu the
     /// spec names, the split prior's menus; every stored choice is checked against the spec.
     pub fn choices(&self) -> Result<Vec<PenaltyTerm>> {
+        if self.classes().is_some() {
+            return self.multiclass_choices();
+        }
         self.check_task_against_spec()?;
         let kernel = &self.posterior.kernel();
         if let Method::Gpr(s) = &self.spec.method {
@@ -88,8 +91,12 @@ impl FittedModel {
             Method::Classifier(c) => self.classifier_choices(&c.hypers, kernel, d),
             Method::PacGpc(c) => self.classifier_choices(&c.hypers, kernel, d),
             Method::Svm(s) => self.svm_choices(s, kernel, d),
-            // Their grids were handled above.
-            Method::Gpr(_) | Method::Sparse(_) | Method::GreedySparse(_) => Ok(Vec::new()),
+            // Their grids were handled above; the multi-class models before.
+            Method::Gpr(_)
+            | Method::Sparse(_)
+            | Method::GreedySparse(_)
+            | Method::OneVsRest(_)
+            | Method::Softmax(_) => Ok(Vec::new()),
         }
     }
 

@@ -68,7 +68,10 @@ impl FittedModel {
                 y_scaler,
                 ..
             } => Ok((*noise_variance, *y_scaler)),
-            Task::Classification { .. } | Task::Svm { .. } => Err(Error::Unsupported(format!(
+            Task::Classification { .. }
+            | Task::Svm { .. }
+            | Task::OneVsRest { .. }
+            | Task::Softmax { .. } => Err(Error::Unsupported(format!(
                 "'{}' is a classifier, not a regression model",
                 self.method()
             ))),
@@ -97,7 +100,7 @@ impl FittedModel {
     }
 
     /// The options with the model's own defaults.
-    fn resolve(&self, opts: &CertifyOptions) -> Resolved {
+    pub(super) fn resolve(&self, opts: &CertifyOptions) -> Resolved {
         Resolved {
             delta: opts.delta.unwrap_or(self.spec.delta),
             term: opts.term.unwrap_or_else(|| self.trained_confidence_term()),
@@ -105,9 +108,15 @@ impl FittedModel {
         }
     }
 
-    /// Whether the model is a classifier.
+    /// Whether the model is a classifier (binary or multi-class).
     pub fn is_classifier(&self) -> bool {
-        matches!(self.task, Task::Classification { .. } | Task::Svm { .. })
+        matches!(
+            self.task,
+            Task::Classification { .. }
+                | Task::Svm { .. }
+                | Task::OneVsRest { .. }
+                | Task::Softmax { .. }
+        )
     }
 
     /// The Gibbs classifier of a classification model.
@@ -125,6 +134,10 @@ impl FittedModel {
             }),
             Task::Regression { .. } => Err(Error::Unsupported(format!(
                 "'{}' is a regression model, not a classifier",
+                self.method()
+            ))),
+            Task::OneVsRest { .. } | Task::Softmax { .. } => Err(Error::Unsupported(format!(
+                "'{}' is a multi-class model: its Gibbs classifier is argmax over its classes",
                 self.method()
             ))),
         }
@@ -153,10 +166,17 @@ impl FittedModel {
             ..
         } = &self.task
         else {
-            return Err(Error::Unsupported(format!(
-                "'{}' is a regression model, not a classifier",
-                self.method()
-            )));
+            return Err(Error::Unsupported(if self.classes().is_some() {
+                format!(
+                    "'{}' is a multi-class model: its predictions are per class (predict_classes)",
+                    self.method()
+                )
+            } else {
+                format!(
+                    "'{}' is a regression model, not a classifier",
+                    self.method()
+                )
+            }));
         };
         let m = self
             .posterior
@@ -212,6 +232,9 @@ impl FittedModel {
     /// Test metrics; for regression the Gibbs and Bayes risks when an ε is given or stored,
     /// for classifiers the Gibbs error of the latent classifier.
     pub fn evaluate(&self, test: &Dataset, epsilon: Option<f64>) -> Result<Evaluation> {
+        if self.classes().is_some() {
+            return self.evaluate_multiclass(test);
+        }
         if self.is_classifier() {
             return self.evaluate_classifier(test);
         }
@@ -291,6 +314,9 @@ impl FittedModel {
                 "ε applies to regression models; a classifier's certificate bounds its 0-1 error"
                     .into(),
             ));
+        }
+        if self.classes().is_some() {
+            return self.certify_multiclass(sample, &r, opts.loo);
         }
         if let Task::Classification {
             split_prior: Some(record),
@@ -399,7 +425,7 @@ impl FittedModel {
     /// The stored scalers must be the ones the training sample gives (they shape the prior):
     /// recomputed here and compared to 1e-9 relative (a sharded fit sums its moments in
     /// another order; an edit that changes the bound is far larger).
-    fn check_scalers(&self, sample: &Dataset) -> Result<()> {
+    pub(super) fn check_scalers(&self, sample: &Dataset) -> Result<()> {
         // Means and deviations agree to 1e-9 of the deviation (the column's own scale).
         let close = |a: f64, b: f64, sd: f64| (a - b).abs() <= 1e-9 * sd;
         let x = crate::data::Standardizer::fit(sample.x.as_ref(), &self.feature_names)?;
@@ -475,7 +501,7 @@ impl FittedModel {
 
     /// Leave-one-out of a classifier on its (standardised) training sample: the method is
     /// refitted once at the stored kernel, in the sample's row order, then LOO'd.
-    fn classifier_loo(
+    pub(super) fn classifier_loo(
         &self,
         x: MatRef<'_, f64>,
         y: &[f64],

@@ -22,8 +22,8 @@ use crate::svm::SvmSolver;
 
 pub use options::{FitOptions, SpecError, SpecOption, SpecProblem, Wording};
 pub use values::{
-    BoundName, HyperPriorName, IntervalMethod, IntervalScore, LikelihoodName, MethodName, Named,
-    PriorKernel, PriorScale, Selection, SlackKind, Xi,
+    BoundName, HyperPriorName, IntervalMethod, IntervalScore, LikelihoodName, MethodName,
+    MultiClass, Named, PriorKernel, PriorScale, Selection, SlackKind, Xi,
 };
 
 /// Default confidence δ of every bound a fit trains, selects by or stores.
@@ -79,6 +79,21 @@ pub enum Method {
     PacGpc(PacGpcSpec),
     /// The SVM as a GP's MAP (Opper & Winther §17.4).
     Svm(SvmSpec),
+    /// K ≥ 2 classes by one binary classifier per class against the rest (a classifier,
+    /// pac-gpc or SVM spec without a split prior), certified together.
+    OneVsRest(Box<Method>),
+    /// K ≥ 2 classes by the multi-class Laplace approximation with the softmax likelihood.
+    Softmax(SoftmaxSpec),
+}
+
+/// `laplace` with `multiclass softmax`: the multi-class Laplace approximation (Rasmussen &
+/// Williams Alg. 3.3), one kernel shared by the classes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SoftmaxSpec {
+    /// How the shared kernel's θ is chosen: the candidate menu or ML-II on the grid (no
+    /// split prior).
+    pub hypers: ClassifierHypers,
 }
 
 /// `gpr`: exact GP regression, θ and σ² by ML-II.
@@ -307,38 +322,80 @@ pub struct SvmSpec {
 }
 
 impl FitSpec {
-    /// The method's name as users spell it.
+    /// The method's name as users spell it (a multi-class spec: its binary method's, or
+    /// laplace for softmax; [`FitSpec::multiclass`] says which).
     pub fn method_name(&self) -> MethodName {
-        use MethodName as N;
+        method_name_of(&self.method)
+    }
+
+    /// How a multi-class spec learns its classes (`None`: a binary or regression method).
+    pub fn multiclass(&self) -> Option<MultiClass> {
         match &self.method {
-            Method::Gpr(_) => N::Gpr,
-            Method::Sparse(s) => match s.approximation {
-                SparseMethod::Vfe => N::Vfe,
-                SparseMethod::Fitc => N::Fitc,
-                SparseMethod::Dtc => N::Dtc,
-            },
-            Method::PacGp(s) => match s.bound {
-                BoundKind::Kl => N::PacGp,
-                BoundKind::Sqrt => N::PacGpSqrt,
-            },
-            Method::PacSgp(s) => match s.bound {
-                BoundKind::Kl => N::PacSgp,
-                BoundKind::Sqrt => N::PacSgpSqrt,
-            },
-            Method::GreedySparse(_) => N::GreedySparse,
-            Method::Classifier(c) => match c.inference {
-                Inference::Laplace { .. } => N::Laplace,
-                Inference::Ep => N::Ep,
-                Inference::MeanField { .. } => N::MeanField,
-                Inference::Ivm { .. } => N::Ivm,
-                Inference::Sogp { .. } => N::Sogp,
-            },
-            Method::PacGpc(_) => N::PacGpc,
-            Method::Svm(_) => N::Svm,
+            Method::OneVsRest(_) => Some(MultiClass::OneVsRest),
+            Method::Softmax(_) => Some(MultiClass::Softmax),
+            _ => None,
         }
     }
 
-    /// Whether the method learns two-class labels.
+    /// The binary spec of every class of a one-vs-rest spec (the same δ and seed).
+    pub fn one_vs_rest_member(&self) -> Option<FitSpec> {
+        match &self.method {
+            Method::OneVsRest(inner) => Some(FitSpec {
+                method: (**inner).clone(),
+                delta: self.delta,
+                seed: self.seed,
+                intervals: None,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The one-vs-rest spec of a binary classifier spec (the same δ and seed).
+    pub fn into_one_vs_rest(self) -> FitSpec {
+        FitSpec {
+            method: Method::OneVsRest(Box::new(self.method)),
+            delta: self.delta,
+            seed: self.seed,
+            intervals: None,
+        }
+    }
+}
+
+/// The name users spell a method with (see [`FitSpec::method_name`]).
+fn method_name_of(method: &Method) -> MethodName {
+    use MethodName as N;
+    match method {
+        Method::Gpr(_) => N::Gpr,
+        Method::Sparse(s) => match s.approximation {
+            SparseMethod::Vfe => N::Vfe,
+            SparseMethod::Fitc => N::Fitc,
+            SparseMethod::Dtc => N::Dtc,
+        },
+        Method::PacGp(s) => match s.bound {
+            BoundKind::Kl => N::PacGp,
+            BoundKind::Sqrt => N::PacGpSqrt,
+        },
+        Method::PacSgp(s) => match s.bound {
+            BoundKind::Kl => N::PacSgp,
+            BoundKind::Sqrt => N::PacSgpSqrt,
+        },
+        Method::GreedySparse(_) => N::GreedySparse,
+        Method::Classifier(c) => match c.inference {
+            Inference::Laplace { .. } => N::Laplace,
+            Inference::Ep => N::Ep,
+            Inference::MeanField { .. } => N::MeanField,
+            Inference::Ivm { .. } => N::Ivm,
+            Inference::Sogp { .. } => N::Sogp,
+        },
+        Method::PacGpc(_) => N::PacGpc,
+        Method::Svm(_) => N::Svm,
+        Method::OneVsRest(inner) => method_name_of(inner),
+        Method::Softmax(_) => N::Laplace,
+    }
+}
+
+impl FitSpec {
+    /// Whether the method learns class labels (two, or K with a multi-class spec).
     pub fn is_classifier(&self) -> bool {
         self.method_name().is_classifier()
     }
@@ -351,7 +408,11 @@ impl FitSpec {
             Method::PacGp(s) => Some(s.epsilon),
             Method::PacSgp(s) => Some(s.epsilon),
             Method::GreedySparse(s) => s.epsilon,
-            Method::Classifier(_) | Method::PacGpc(_) | Method::Svm(_) => None,
+            Method::Classifier(_)
+            | Method::PacGpc(_)
+            | Method::Svm(_)
+            | Method::OneVsRest(_)
+            | Method::Softmax(_) => None,
         }
     }
 
@@ -369,8 +430,12 @@ impl FitSpec {
     }
 
     /// The uniform grid θ is snapped onto and priced by, if the method has one (the split
-    /// priors and coarse hyperparameter priors have their own; candidate menus have none).
+    /// priors and coarse hyperparameter priors have their own; candidate menus have none; a
+    /// one-vs-rest spec: every class's).
     pub fn grid(&self) -> Option<HyperGrid> {
+        if let Some(member) = self.one_vs_rest_member() {
+            return member.grid();
+        }
         match &self.method {
             Method::Gpr(s) => s.snap.then(HyperGrid::wide),
             Method::GreedySparse(_) => Some(HyperGrid::wide()),
@@ -379,10 +444,11 @@ impl FitSpec {
                 (*prior == PacPrior::Grid).then(HyperGrid::default)
             }
             Method::Classifier(ClassifierSpec { hypers, .. })
-            | Method::PacGpc(PacGpcSpec { hypers, .. }) => {
+            | Method::PacGpc(PacGpcSpec { hypers, .. })
+            | Method::Softmax(SoftmaxSpec { hypers }) => {
                 matches!(hypers, ClassifierHypers::Grid { .. }).then(HyperGrid::default)
             }
-            Method::Svm(_) => None,
+            Method::Svm(_) | Method::OneVsRest(_) => None,
         }
     }
 
@@ -390,7 +456,11 @@ impl FitSpec {
     /// (the stored kernel must have its structure); `None` where a menu or a split prior
     /// fixes the prior's kernel.
     pub fn prior_kernel_spec(&self) -> Option<&str> {
-        match &self.method {
+        let method = match &self.method {
+            Method::OneVsRest(inner) => inner.as_ref(),
+            other => other,
+        };
+        match method {
             Method::Gpr(s) => Some(&s.kernel),
             Method::Sparse(s) => Some(&s.kernel),
             Method::GreedySparse(s) => Some(&s.kernel),
@@ -403,6 +473,9 @@ impl FitSpec {
             | Method::PacGpc(PacGpcSpec {
                 hypers: ClassifierHypers::Grid { kernel },
                 ..
+            })
+            | Method::Softmax(SoftmaxSpec {
+                hypers: ClassifierHypers::Grid { kernel },
             }) => Some(kernel),
             _ => None,
         }
@@ -461,7 +534,11 @@ impl CheckedFitSpec {
             *slot = Some(options::basis_size(*slot, n, option, cap, &mut notes)?);
             Ok::<(), SpecError>(())
         };
-        match &mut spec.method {
+        let method = match &mut spec.method {
+            Method::OneVsRest(inner) => inner.as_mut(),
+            other => other,
+        };
+        match method {
             Method::Sparse(s) => resolve(&mut s.inducing, SpecOption::Inducing, false)?,
             Method::PacSgp(s) => resolve(&mut s.inducing, SpecOption::Inducing, false)?,
             Method::GreedySparse(s) => resolve(&mut s.basis, SpecOption::Inducing, false)?,

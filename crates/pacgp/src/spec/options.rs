@@ -69,6 +69,8 @@ pub struct FitOptions {
     pub intervals: Option<IntervalMethod>,
     /// The conformity score of the intervals.
     pub interval_score: Option<IntervalScore>,
+    /// How a classifier learns more than two classes.
+    pub multiclass: Option<MultiClass>,
 }
 
 /// The options, by their library names (front ends map them to flags or keyword names).
@@ -106,11 +108,12 @@ pub enum SpecOption {
     Predictor,
     Intervals,
     IntervalScore,
+    MultiClass,
 }
 
 impl SpecOption {
     /// Every option, for front ends' name tables and their tests.
-    pub const ALL: [SpecOption; 30] = [
+    pub const ALL: [SpecOption; 31] = [
         SpecOption::Method,
         SpecOption::Kernel,
         SpecOption::Epsilon,
@@ -141,6 +144,7 @@ impl SpecOption {
         SpecOption::Predictor,
         SpecOption::Intervals,
         SpecOption::IntervalScore,
+        SpecOption::MultiClass,
     ];
 
     /// The library's name of the option (snake case), used where no front end words it.
@@ -177,6 +181,7 @@ impl SpecOption {
             O::Predictor => "predictor",
             O::Intervals => "intervals",
             O::IntervalScore => "interval_score",
+            O::MultiClass => "multiclass",
         }
     }
 }
@@ -472,6 +477,11 @@ pub(crate) fn check_spec(spec: &FitSpec) -> Result<(), SpecError> {
             }
             Ok(())
         }
+        Method::OneVsRest(inner) => check_one_vs_rest(inner, spec),
+        Method::Softmax(s) => match &s.hypers {
+            ClassifierHypers::Split(_) => Err(split_not_multiclass(method)),
+            hypers => check_hypers(hypers, method),
+        },
         Method::Svm(s) => {
             match &s.kernel {
                 SvmKernel::Menu => {}
@@ -558,6 +568,54 @@ pub(crate) fn interval_sample(method: IntervalMethod, n: usize) -> Result<(), Sp
         }
         _ => Ok(()),
     }
+}
+
+/// A multi-class fit certifies all classes on one sample: each class's split prior would
+/// certify on its own part B.
+fn split_not_multiclass(method: MethodName) -> SpecError {
+    SpecError::not_for(
+        SpecOption::Prior,
+        method,
+        "binary laplace and pac-gpc (a multi-class certificate is on one sample for all classes, and each class's split prior would keep its own part B)",
+    )
+}
+
+/// The binary method of a one-vs-rest spec: a classifier, pac-gpc or the SVM, no split prior,
+/// itself a valid spec.
+fn check_one_vs_rest(inner: &Method, spec: &FitSpec) -> Result<(), SpecError> {
+    let name = method_name_of_inner(inner);
+    match inner {
+        Method::Classifier(ClassifierSpec { hypers, .. })
+        | Method::PacGpc(PacGpcSpec { hypers, .. }) => {
+            if matches!(hypers, ClassifierHypers::Split(_)) {
+                return Err(split_not_multiclass(name));
+            }
+        }
+        Method::Svm(_) => {}
+        _ => {
+            return Err(SpecError::not_for(
+                SpecOption::MultiClass,
+                name,
+                "the classifiers as one-vs-rest",
+            ))
+        }
+    }
+    check_spec(&FitSpec {
+        method: inner.clone(),
+        delta: spec.delta,
+        seed: spec.seed,
+        intervals: None,
+    })
+}
+
+fn method_name_of_inner(inner: &Method) -> MethodName {
+    FitSpec {
+        method: inner.clone(),
+        delta: DEFAULT_DELTA,
+        seed: 0,
+        intervals: None,
+    }
+    .method_name()
 }
 
 fn split_needs_probit() -> SpecError {
@@ -691,6 +749,7 @@ impl<'a> Unused<'a> {
             (O::Predictor, o.predictor.is_some()),
             (O::Intervals, o.intervals.is_some()),
             (O::IntervalScore, o.interval_score.is_some()),
+            (O::MultiClass, o.multiclass.is_some()),
         ];
         Self { method, given, o }
     }
@@ -740,6 +799,7 @@ fn applies_to(option: SpecOption) -> &'static str {
         O::Predictor => "the GP classifiers",
         O::Intervals => "regression methods",
         O::IntervalScore => "regression methods with intervals",
+        O::MultiClass => "the classifiers (one-vs-rest) and laplace (softmax)",
         O::Method | O::Delta | O::Seed => "every method",
     }
 }
@@ -751,7 +811,7 @@ impl FitOptions {
     pub fn check(&self, method: MethodName) -> Result<CheckedFitSpec, SpecError> {
         let mut unused = Unused::of(method, self);
         let spec = FitSpec {
-            method: self.method(method, &mut unused)?,
+            method: self.multiclass_method(method, &mut unused)?,
             delta: self.delta.unwrap_or(DEFAULT_DELTA),
             seed: self.seed.unwrap_or(0),
             intervals: self.intervals(method, &mut unused)?,
@@ -786,6 +846,61 @@ impl FitOptions {
             )),
             (None, None) => Ok(None),
         }
+    }
+
+    /// The typed method, wrapped as one-vs-rest or replaced by the softmax Laplace when
+    /// `multiclass` says so.
+    fn multiclass_method(&self, method: MethodName, u: &mut Unused) -> Result<Method, SpecError> {
+        use SpecOption as O;
+        let Some(mc) = self.multiclass else {
+            return self.method(method, u);
+        };
+        if !method.is_classifier() {
+            return self.method(method, u); // `multiclass` is refused as unused
+        }
+        u.used(O::MultiClass);
+        if self.prior.is_some() {
+            return Err(split_not_multiclass(method));
+        }
+        match (mc, method) {
+            (MultiClass::OneVsRest, _) => Ok(Method::OneVsRest(Box::new(self.method(method, u)?))),
+            (MultiClass::Softmax, MethodName::Laplace) => self.softmax(u),
+            (MultiClass::Softmax, _) => Err(SpecError::not_for(
+                O::MultiClass,
+                method,
+                "laplace as softmax (every classifier as one-vs-rest)",
+            )),
+        }
+    }
+
+    /// The softmax Laplace: θ from the candidate menu or by ML-II from `kernel` on the grid;
+    /// the softmax is its likelihood and `argmax_k f_k` its Gibbs classifier.
+    fn softmax(&self, u: &mut Unused) -> Result<Method, SpecError> {
+        use SpecOption as O;
+        if self.likelihood.is_some() {
+            return Err(SpecError::conflict(
+                O::Likelihood,
+                O::MultiClass,
+                "the softmax Laplace has the softmax likelihood",
+            ));
+        }
+        u.used(O::Select);
+        let hypers = match (self.select.unwrap_or(Selection::Bound), &self.kernel) {
+            (Selection::Bound, None) => ClassifierHypers::Candidates,
+            (Selection::Bound, Some(_)) => {
+                return Err(SpecError::new(
+                    O::Kernel,
+                    SpecProblem::NotApplicable {
+                        method: MethodName::Laplace,
+                        applies_to: "classifiers with select ml2 (select bound chooses among nine fixed SE kernels)".into(),
+                    },
+                ))
+            }
+            (Selection::Ml2, _) => ClassifierHypers::Grid {
+                kernel: self.kernel_or_default(u),
+            },
+        };
+        Ok(Method::Softmax(SoftmaxSpec { hypers }))
     }
 
     fn kernel_or_default(&self, unused: &mut Unused) -> String {

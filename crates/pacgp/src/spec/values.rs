@@ -162,6 +162,21 @@ impl MethodName {
     }
 }
 
+/// How a classifier learns more than two classes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MultiClass {
+    /// K binary classifiers, class k against the rest, certified together.
+    OneVsRest,
+    /// The multi-class Laplace approximation with the softmax likelihood (laplace only).
+    Softmax,
+}
+
+named!(MultiClass {
+    MultiClass::OneVsRest => "one-vs-rest": "K binary classifiers of the method, class k against the rest; the Gibbs classifier argmax_k f_k(x), its KL and prices summed over the classes (the default for more than two classes)",
+    MultiClass::Softmax => "softmax": "laplace only: the multi-class Laplace approximation with the softmax likelihood (Rasmussen & Williams Alg. 3.3), one shared kernel; its coupled Gibbs risk is sampled and bounded at a share of δ",
+});
+
 /// A classifier's likelihood.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -527,6 +542,7 @@ mod tests {
         check::<GibbsPredictor>();
         check::<LooMode>();
         check::<IntervalScore>();
+        check::<MultiClass>();
     }
 
     #[test]

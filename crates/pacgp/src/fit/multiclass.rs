@@ -1,0 +1,190 @@
+//! The multi-class pipelines: K ≥ 2 classes by one-vs-rest over any binary classifier spec
+//! (each class fitted against the rest through [`super::fit`] itself, so every binary method
+//! and its menus come as they are), or by the softmax Laplace approximation
+//! ([`crate::inference::softmax`]). Both end as one model whose certificate is on the
+//! multi-class 0-1 loss of the Gibbs classifier `argmax_k f_k(x)`, with the KL and the
+//! prices of every class added up ([`crate::model::multiclass`]).
+
+use crate::bounds::{ConfidenceTerm, HyperGrid};
+use crate::certificate::PenaltyTerm;
+use crate::data::{check_class_indices, one_vs_rest_signs, ClassLabels, Dataset, Standardizer};
+use crate::error::{Error, Result};
+use crate::inference::softmax::evidence::{fit_softmax_ml2, softmax_mode, SoftmaxMlConfig};
+use crate::inference::softmax::{class_indices, SoftmaxConfig, SoftmaxPosterior};
+use crate::kernel::Kernel;
+use crate::model::softmax::{shared_prior, softmax_certificate};
+use crate::model::{CertifyOptions, FitReport, FittedModel, Task};
+use crate::optim::OptimReport;
+use crate::spec::{CheckedFitSpec, ClassifierHypers, SoftmaxSpec};
+
+use crate::plan::classifier_candidates;
+
+/// The seed of the draws that compare the candidate kernels of a softmax fit: the spec's seed
+/// plus this, so that the certificate's own draws (the spec's seed) are independent of the
+/// choice they certify.
+pub const SOFTMAX_SELECTION_SEED_OFFSET: u64 = 0x005e_1ec7;
+
+/// `one-vs-rest`: for every class k the spec's binary method on the sample relabelled
+/// +1 for k and −1 for the rest, each through the one entry point; the model holds the K
+/// binary models and its fit report the multi-class certificate's bound.
+pub fn one_vs_rest(
+    spec: &CheckedFitSpec,
+    train: &Dataset,
+    classes: ClassLabels,
+) -> Result<FittedModel> {
+    let member_spec = spec
+        .one_vs_rest_member()
+        .ok_or_else(|| Error::Unsupported("not a one-vs-rest spec".into()))?
+        .check()?;
+    check_class_indices(&train.y, classes.k())?;
+    let mut members = Vec::with_capacity(classes.k());
+    for c in 0..classes.k() {
+        let data = Dataset {
+            y: one_vs_rest_signs(&train.y, c),
+            ..train.clone()
+        };
+        members.push(super::fit(&member_spec, &data, classes.one_vs_rest(c))?);
+    }
+    let mut notes = Vec::new();
+    for (c, m) in members.iter().enumerate() {
+        notes.extend(
+            m.report
+                .notes
+                .iter()
+                .map(|n| format!("class '{}' against the rest: {n}", classes.decode(c))),
+        );
+    }
+    let first = &members[0];
+    let (x_scaler, posterior) = (first.x_scaler.clone(), first.posterior.clone());
+    let jitter_used = members
+        .iter()
+        .map(|m| m.report.jitter_used)
+        .fold(0.0, f64::max);
+    let mut model = FittedModel::assemble(
+        spec,
+        train,
+        x_scaler,
+        posterior,
+        Task::OneVsRest { classes, members },
+        FitReport {
+            jitter_used,
+            notes,
+            ..Default::default()
+        },
+    );
+    certified_objective(&mut model, train)?;
+    Ok(model)
+}
+
+/// The model's multi-class certificate on its training sample as the fit report's
+/// objective (none for an SVM with a free bias, which has no certificate).
+fn certified_objective(model: &mut FittedModel, train: &Dataset) -> Result<()> {
+    let opts = CertifyOptions {
+        loo: None,
+        ..Default::default()
+    };
+    match model.certify(train, &opts) {
+        Ok(c) => {
+            model.report.objective = c.first().map(|r| r.certificate.bound);
+            model.report.objective_name = "pac_bayes_bound_multiclass_gibbs_error".into();
+            Ok(())
+        }
+        Err(Error::Unsupported(why)) => {
+            model.report.objective_name = "none (no certificate)".into();
+            model.report.notes.push(why);
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// `laplace` with `multiclass softmax`: the shared kernel by ML-II snapped onto the grid
+/// (`T·ln 1201`), or the candidate kernel of the lowest certificate (`ln 9`; the candidates
+/// are compared with draws independent of the certificate's); the model holds the softmax
+/// posterior and its fit report the certificate's bound.
+pub fn softmax(
+    spec: &CheckedFitSpec,
+    s: &SoftmaxSpec,
+    train: &Dataset,
+    classes: ClassLabels,
+) -> Result<FittedModel> {
+    check_class_indices(&train.y, classes.k())?;
+    let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
+    let x = x_scaler.transform(train.x.as_ref())?;
+    let y = class_indices(&train.y, classes.k())?;
+    let (kernel, mode, optimiser) = match &s.hypers {
+        ClassifierHypers::Grid { kernel } => {
+            let cfg = SoftmaxMlConfig {
+                snap: Some(HyperGrid::default()),
+                ..Default::default()
+            };
+            let (k, mode, report) = fit_softmax_ml2(
+                &Kernel::from_spec(kernel, train.d())?,
+                x.as_ref(),
+                &y,
+                classes.k(),
+                &cfg,
+            )?;
+            (k, mode, Some(report))
+        }
+        ClassifierHypers::Candidates => {
+            let (k, mode) = softmax_by_bound(spec, x.as_ref(), &train.y, &y, classes.k())?;
+            (k, mode, None::<OptimReport>)
+        }
+        ClassifierHypers::Split(_) => {
+            return Err(Error::Unsupported(
+                "the softmax Laplace has no split prior".into(),
+            ))
+        }
+    };
+    let inference = mode.report.clone();
+    let posterior = SoftmaxPosterior::from_mode(&kernel, x.as_ref(), mode);
+    let prior = shared_prior(&posterior)?;
+    let report = FitReport {
+        jitter_used: posterior.jitter(),
+        inference: Some(inference),
+        optimiser,
+        ..Default::default()
+    };
+    let task = Task::Softmax {
+        classes,
+        posterior: Box::new(posterior),
+    };
+    let mut model = FittedModel::assemble(spec, train, x_scaler, prior, task, report);
+    certified_objective(&mut model, train)?;
+    Ok(model)
+}
+
+/// The candidate kernel whose softmax posterior has the lowest certificate, compared with
+/// draws seeded by the spec's seed plus [`SOFTMAX_SELECTION_SEED_OFFSET`].
+fn softmax_by_bound(
+    spec: &CheckedFitSpec,
+    x: faer::MatRef<'_, f64>,
+    y_index: &[f64],
+    y: &[usize],
+    classes: usize,
+) -> Result<(Kernel, crate::inference::softmax::SoftmaxMode)> {
+    let candidates = classifier_candidates(x.ncols());
+    let choice =
+        PenaltyTerm::candidates(candidates.len(), "kernel σ_f²·SE(l) shared by the classes");
+    let mut best: Option<(f64, Kernel, crate::inference::softmax::SoftmaxMode)> = None;
+    for k in candidates {
+        let mode = softmax_mode(&k, x, y, classes, &SoftmaxConfig::default(), None)?;
+        let post = SoftmaxPosterior::from_mode(&k, x, mode.clone());
+        let c = softmax_certificate(
+            &post,
+            x,
+            y_index,
+            vec![choice.clone()],
+            spec.delta,
+            ConfidenceTerm::Maurer,
+            spec.seed.wrapping_add(SOFTMAX_SELECTION_SEED_OFFSET),
+        )?;
+        if best.as_ref().is_none_or(|(b, _, _)| c.bound < *b) {
+            best = Some((c.bound, k, mode));
+        }
+    }
+    best.map(|(_, k, m)| (k, m)).ok_or(Error::Empty {
+        what: "kernel candidates",
+    })
+}

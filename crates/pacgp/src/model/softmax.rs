@@ -1,0 +1,275 @@
+//! The softmax Laplace model in use. Its posterior couples the classes at every point, so
+//! the Gibbs classifier's risk `P(argmax_k f_k(x_i) ≠ y_i)` is sampled: the certificate
+//! draws [`SOFTMAX_DRAWS_PER_POINT`] score vectors at every training point (seeded by the
+//! spec's seed), spends [`SOFTMAX_DELTA_FRACTION`] of δ on the kl-inverse upper limit of their
+//! error rate ([`crate::multiclass::sampled`]) and takes the PAC-Bayes bound at the rest.
+//! Predictions are the softmax predictive `E_Q[softmax f(x)]` (GPML Alg. 3.4) by
+//! [`SOFTMAX_PREDICTIVE_DRAWS`] draws common to every point.
+
+use faer::{Mat, MatRef};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, StandardNormal};
+
+use super::multiclass::ClassPrediction;
+use super::price::{check_on_grid, check_structure};
+use super::usage::Resolved;
+use super::{CertificateReport, Evaluation, FittedModel, Task};
+use crate::bounds::{ConfidenceTerm, HyperGrid};
+use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, MultiClassRisk, PenaltyTerm};
+use crate::data::{ClassLabels, Dataset};
+use crate::error::{Error, Result};
+use crate::inference::softmax::SoftmaxPosterior;
+use crate::loo::LooMode;
+use crate::multiclass::{argmax_rows, sampled_gibbs_risk, SamplingCorrection};
+use crate::plan::classifier_candidates;
+use crate::posterior::{Covariance, GaussianPosterior, Prior};
+use crate::spec::{ClassifierHypers, Method};
+
+/// Score vectors drawn at every training point for the certificate's sampled risk.
+pub const SOFTMAX_DRAWS_PER_POINT: usize = 1000;
+/// The share of δ spent on the sampled risk's upper limit.
+pub const SOFTMAX_DELTA_FRACTION: f64 = 0.1;
+/// Draws of the latent functions for the softmax predictive (common to every point).
+pub const SOFTMAX_PREDICTIVE_DRAWS: usize = 1000;
+
+/// The sampling of a softmax certificate seeded by `seed`.
+pub fn softmax_sampling(seed: u64) -> SamplingCorrection {
+    SamplingCorrection {
+        draws_per_point: SOFTMAX_DRAWS_PER_POINT,
+        seed,
+        delta_fraction: SOFTMAX_DELTA_FRACTION,
+    }
+}
+
+/// The certificate of a softmax Laplace posterior on its (standardised) training sample
+/// `(xs, y)`, with the choices paid for and the draws seeded by `seed`.
+pub fn softmax_certificate(
+    posterior: &SoftmaxPosterior,
+    xs: MatRef<'_, f64>,
+    y: &[f64],
+    choices: Vec<PenaltyTerm>,
+    delta: f64,
+    term: ConfidenceTerm,
+    seed: u64,
+) -> Result<Certificate> {
+    let (joint, _) = posterior.predict_joint(xs)?;
+    let spec = CertificateSpec::new(delta, term, choices);
+    let loss = GibbsLoss::MultiClass(MultiClassRisk::Sampled(softmax_sampling(seed)));
+    Certificate::from_marginals(posterior.kl_to_prior(), &joint, y, &loss, &spec)
+}
+
+/// The shared prior over one latent function (zero weights, no sites): what
+/// [`FittedModel::posterior`] holds for a softmax model.
+pub fn shared_prior(posterior: &SoftmaxPosterior) -> Result<GaussianPosterior> {
+    let n = posterior.basis.nrows();
+    let chol_b = crate::linalg::Cholesky::factor(
+        Mat::<f64>::identity(n, n).as_ref(),
+        &crate::linalg::JitterPolicy::none(),
+        "I",
+    )?;
+    Ok(GaussianPosterior::sites(
+        posterior.kernel.clone(),
+        posterior.basis.clone(),
+        vec![0.0; n],
+        vec![0.0; n],
+        chol_b,
+    ))
+}
+
+impl FittedModel {
+    /// The classes and posterior of a softmax model.
+    fn softmax_parts(&self) -> Result<(&ClassLabels, &SoftmaxPosterior)> {
+        match &self.task {
+            Task::Softmax { classes, posterior } => Ok((classes, posterior)),
+            _ => Err(Error::Unsupported(format!(
+                "'{}' is not a softmax model",
+                self.method()
+            ))),
+        }
+    }
+
+    /// The softmax predictive `E_Q[softmax f(x)]` at standardised inputs, by draws common to
+    /// every point (seeded by the spec's seed), in log space.
+    pub(super) fn softmax_predict(&self, xs: MatRef<'_, f64>) -> Result<ClassPrediction> {
+        let (_, post) = self.softmax_parts()?;
+        let (joint, latent) = post.predict_joint(xs)?;
+        let (m, c) = (joint.n(), joint.k());
+        let mut rng = ChaCha8Rng::seed_from_u64(self.spec.seed);
+        let eps: Vec<Vec<f64>> = (0..SOFTMAX_PREDICTIVE_DRAWS)
+            .map(|_| (0..c).map(|_| StandardNormal.sample(&mut rng)).collect())
+            .collect();
+        let ln_s = (SOFTMAX_PREDICTIVE_DRAWS as f64).ln();
+        let mut ln_scores = Mat::<f64>::zeros(m, c);
+        for i in 0..m {
+            let l = &joint.chol[i];
+            // ln softmax of every draw, then ln of their mean per class.
+            let draws: Vec<Vec<f64>> = eps
+                .iter()
+                .map(|e| {
+                    let f: Vec<f64> = (0..c)
+                        .map(|a| {
+                            joint.mean[(i, a)] + (0..=a).map(|b| l[(a, b)] * e[b]).sum::<f64>()
+                        })
+                        .collect();
+                    let mx = f.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                    let lse = mx + f.iter().map(|v| (v - mx).exp()).sum::<f64>().ln();
+                    f.iter().map(|v| v - lse).collect()
+                })
+                .collect();
+            for a in 0..c {
+                let mx = draws.iter().map(|d| d[a]).fold(f64::NEG_INFINITY, f64::max);
+                let s: f64 = draws.iter().map(|d| (d[a] - mx).exp()).sum();
+                ln_scores[(i, a)] = mx + s.ln() - ln_s;
+            }
+        }
+        let probabilities = crate::multiclass::normalised_probabilities(&ln_scores);
+        Ok(ClassPrediction {
+            labels: argmax_rows(&probabilities),
+            ln_scores,
+            probabilities,
+            latent,
+        })
+    }
+
+    /// Test metrics of a softmax model: the predicted class's error rate, the predictive's
+    /// log loss and the sampled Gibbs error (an estimate, seeded by the spec's seed).
+    pub(super) fn softmax_evaluate(&self, test: &Dataset) -> Result<Evaluation> {
+        let (classes, post) = self.softmax_parts()?;
+        crate::multiclass::check_labels(&test.y, classes.k())?;
+        let xs = self.standardised_inputs(test.x.as_ref())?;
+        let p = self.softmax_predict(xs.as_ref())?;
+        let (joint, _) = post.predict_joint(xs.as_ref())?;
+        let n = test.n() as f64;
+        let errors = p
+            .labels
+            .iter()
+            .zip(&test.y)
+            .filter(|(l, y)| **l as f64 != **y)
+            .count();
+        let log_loss = -(0..test.n())
+            .map(|i| p.probabilities[(i, test.y[i] as usize)].ln())
+            .sum::<f64>()
+            / n;
+        Ok(Evaluation {
+            n: test.n(),
+            error_rate: Some(errors as f64 / n),
+            log_loss: Some(log_loss),
+            gibbs_risk: Some(sampled_gibbs_risk(
+                &test.y,
+                &joint,
+                SOFTMAX_DRAWS_PER_POINT,
+                self.spec.seed,
+            )?),
+            ..Default::default()
+        })
+    }
+
+    /// The softmax certificate on the training sample: KL of the coupled posterior, the
+    /// spec's price, the sampled risk at a share of δ. No leave-one-out estimate.
+    pub(super) fn softmax_certify(
+        &self,
+        sample: &Dataset,
+        r: &Resolved,
+        loo: Option<LooMode>,
+    ) -> Result<Vec<CertificateReport>> {
+        let (classes, post) = self.softmax_parts()?;
+        if loo.is_some() {
+            return Err(Error::Unsupported(
+                "the softmax Laplace model has no leave-one-out estimate; certify it without one (--loo none, loo='none')".into(),
+            ));
+        }
+        crate::data::check_class_indices(&sample.y, classes.k())?;
+        let choices = self.softmax_choices()?;
+        self.check_scalers(sample)?;
+        let xs = self.standardised_inputs(sample.x.as_ref())?;
+        let c = softmax_certificate(
+            post,
+            xs.as_ref(),
+            &sample.y,
+            choices,
+            r.delta,
+            r.term,
+            self.spec.seed,
+        )?;
+        Ok(vec![CertificateReport::new(c, None)])
+    }
+
+    /// The softmax model's choice and price from its spec: θ on the grid (`T·ln 1201`) or
+    /// one of the nine candidate kernels (`ln 9`), shared by the classes.
+    pub(super) fn softmax_choices(&self) -> Result<Vec<PenaltyTerm>> {
+        let (_, post) = self.softmax_parts()?;
+        let Method::Softmax(s) = &self.spec.method else {
+            return Err(Error::ModelMismatch {
+                part: "task".into(),
+                reason: "a softmax task without a softmax spec".into(),
+            });
+        };
+        let kernel = &post.kernel;
+        let d = self.feature_names.len();
+        match &s.hypers {
+            ClassifierHypers::Grid { kernel: spec } => {
+                check_structure(kernel, spec, d)?;
+                let grid = HyperGrid::default();
+                check_on_grid(kernel, &grid)?;
+                Ok(vec![PenaltyTerm::grid(&grid, kernel.n_params())])
+            }
+            ClassifierHypers::Candidates => {
+                let candidates = classifier_candidates(d);
+                if !candidates.contains(kernel) {
+                    return Err(Error::ModelMismatch {
+                        part: "kernel".into(),
+                        reason: format!(
+                            "{} is not one of the spec's {} candidate kernels",
+                            kernel.describe(),
+                            candidates.len()
+                        ),
+                    });
+                }
+                Ok(vec![PenaltyTerm::candidates(
+                    candidates.len(),
+                    "kernel σ_f²·SE(l) shared by the classes",
+                )])
+            }
+            ClassifierHypers::Split(_) => Err(Error::Unsupported(
+                "the softmax Laplace has no split prior".into(),
+            )),
+        }
+    }
+
+    /// A softmax model: K ≥ 2 labels for a posterior of K classes on the model's inputs, and
+    /// the model's posterior its shared prior.
+    pub(super) fn check_softmax(
+        &self,
+        classes: &ClassLabels,
+        post: &SoftmaxPosterior,
+    ) -> Result<()> {
+        classes.check()?;
+        let bad = |m: String| Error::Numerical {
+            what: "softmax model",
+            message: m,
+        };
+        if post.classes() != classes.k() {
+            return Err(bad(format!(
+                "a posterior of {} classes for {} labels",
+                post.classes(),
+                classes.k()
+            )));
+        }
+        if post.basis.ncols() != self.feature_names.len() || post.basis.nrows() != self.n_train {
+            return Err(bad(
+                "the posterior's basis is not the training inputs' shape".into(),
+            ));
+        }
+        let p = &self.posterior;
+        let zero_sites = matches!(&p.cov, Covariance::Sites { sqrt_pi, .. } if sqrt_pi.iter().all(|s| *s == 0.0));
+        let same = matches!(&p.prior, Prior::Gp(k) if *k == post.kernel)
+            && p.basis == post.basis
+            && p.alpha.iter().all(|a| *a == 0.0)
+            && zero_sites;
+        if !same {
+            return Err(bad("the model's posterior is not the shared prior".into()));
+        }
+        Ok(())
+    }
+}
