@@ -36,6 +36,20 @@ create_exception!(
     "A numerical failure in pacgp (a matrix not positive definite even after jitter, a non-finite objective)."
 );
 
+/// An option value from a fixed menu, or `ValueError` naming the menu.
+pub(crate) fn choose<T: Copy>(what: &str, given: &str, menu: &[(&str, T)]) -> PyResult<T> {
+    menu.iter()
+        .find(|(name, _)| *name == given)
+        .map(|(_, v)| *v)
+        .ok_or_else(|| {
+            let names: Vec<&str> = menu.iter().map(|(n, _)| *n).collect();
+            to_py_err(pacgp::Error::InvalidSpec {
+                spec: given.into(),
+                reason: format!("{what} is one of {}", names.join(", ")),
+            })
+        })
+}
+
 /// A library error as the Python exception a caller can act on: numerical failures are
 /// `PacgpError`, everything the caller gave wrong (shapes, values, options, files) `ValueError`.
 pub(crate) fn to_py_err(e: pacgp::Error) -> PyErr {

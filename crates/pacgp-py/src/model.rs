@@ -34,20 +34,6 @@ type IntervalArrays<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>
 /// A predictive mean and its joint covariance.
 type MeanCov<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray2<f64>>);
 
-/// An option value from a fixed menu, or `ValueError` naming the menu.
-pub(crate) fn choose<T: Copy>(what: &str, given: &str, menu: &[(&str, T)]) -> PyResult<T> {
-    menu.iter()
-        .find(|(name, _)| *name == given)
-        .map(|(_, v)| *v)
-        .ok_or_else(|| {
-            let names: Vec<&str> = menu.iter().map(|(n, _)| *n).collect();
-            to_py_err(Error::InvalidSpec {
-                spec: given.into(),
-                reason: format!("{what} is one of {}", names.join(", ")),
-            })
-        })
-}
-
 /// JSON text of a serialisable value (the same serde the CLI prints with `--json`).
 fn json<T: serde::Serialize>(value: &T) -> PyResult<String> {
     serde_json::to_string(value).map_err(|e| {

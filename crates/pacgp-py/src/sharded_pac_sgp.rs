@@ -26,7 +26,7 @@ use pacgp::spec::{BoundName, FitOptions, HyperPriorName, MethodName, SpecOption,
 use crate::fit::bad_word;
 use pacgp::regression::sparse::InducingInit;
 
-use crate::model::choose;
+use crate::choose;
 use crate::sharded::{kernel_at, to_numpy, vector};
 use crate::{compute, to_mat, to_py_err, wrap, Model};
 

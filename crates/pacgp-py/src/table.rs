@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pacgp::data::{Categorical, CodingOptions, InputCoding, MissingPolicy, Table, UnknownCategory};
 use pacgp::Error;
 
-use crate::model::choose;
+use crate::choose;
 use pacgp::model::FittedModel;
 
 use crate::to_py_err;
