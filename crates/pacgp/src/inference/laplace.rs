@@ -35,12 +35,19 @@ impl Default for LaplaceConfig {
     }
 }
 
-/// Ψ(f) = −½ aᵀf + Σ ln p(y_i|f_i) with f = K a (GPML eq. 3.12).
-fn psi(lik: &Likelihood, y: &[f64], a: &[f64], f: &[f64]) -> f64 {
+/// The latent value `m₀_i + f_i` of offset `f` under a prior mean `m₀` (none: 0).
+fn latent(m0: Option<&[f64]>, i: usize, f: f64) -> f64 {
+    m0.map_or(f, |m| m[i] + f)
+}
+
+/// Ψ(f) = −½ aᵀf + Σ ln p(y_i|m₀_i + f_i) with f = K a (GPML eq. 3.12; with a prior mean m₀,
+/// f is the offset from it).
+fn psi(lik: &Likelihood, y: &[f64], m0: Option<&[f64]>, a: &[f64], f: &[f64]) -> f64 {
     -0.5 * linalg::dot(a, f)
         + y.iter()
             .zip(f)
-            .map(|(y, f)| lik.ln_p_derivs(*y, *f).ln_p)
+            .enumerate()
+            .map(|(i, (y, f))| lik.ln_p_derivs(*y, latent(m0, i, *f)).ln_p)
             .sum::<f64>()
 }
 
@@ -98,18 +105,20 @@ struct NewtonPoint {
 }
 
 impl NewtonPoint {
-    /// Derivatives and `chol(B)` at `f` (in `storage` when given).
+    /// Derivatives and `chol(B)` at offset `f` from the prior mean `m0` (in `storage` when
+    /// given).
     fn at(
         k: &Mat<f64>,
         lik: &Likelihood,
-        y: &[f64],
+        (y, m0): (&[f64], Option<&[f64]>),
         f: &[f64],
         storage: Option<Mat<f64>>,
     ) -> Result<Self> {
         let derivs: Vec<_> = y
             .iter()
             .zip(f)
-            .map(|(y, f)| lik.ln_p_derivs(*y, *f))
+            .enumerate()
+            .map(|(i, (y, f))| lik.ln_p_derivs(*y, latent(m0, i, *f)))
             .collect();
         let sw = sqrt_w(&derivs);
         let chol = chol_b_in(k, &sw, storage, "I + W½KW½")?;
@@ -132,18 +141,28 @@ impl NewtonPoint {
 
 /// Newton's method for the mode (GPML Alg. 3.1). With `f0` (the mode at nearby
 /// hyperparameters) the first step is taken from `f0` (the Newton step needs `f` only) and
-/// kept when it beats `a = 0`; `a = K⁻¹f0` itself is never formed. Every factorisation
-/// reuses the storage of the previous one.
+/// kept when it beats `a = 0`; `a = K⁻¹f0` itself is never formed. With a prior mean `m0`
+/// (the split prior's `P_A`), Newton runs on the offset `f = f_latent − m0` (GPML Alg. 3.1
+/// in the prior `N(m0, K)`), and the mode's `f` is that offset. Every factorisation reuses
+/// the storage of the previous one.
 pub(crate) fn find_mode(
     k: Mat<f64>,
     lik: &Likelihood,
     y: &[f64],
     cfg: &LaplaceConfig,
     f0: Option<&[f64]>,
+    m0: Option<&[f64]>,
 ) -> Result<LaplaceMode> {
+    if let Some(m) = m0.filter(|m| m.len() != y.len()) {
+        return Err(Error::ShapeMismatch {
+            what: "Laplace prior mean",
+            expected: format!("{} entries", y.len()),
+            found: format!("{}", m.len()),
+        });
+    }
     let n = y.len();
     let (mut a, mut f) = (vec![0.0; n], vec![0.0; n]);
-    let mut obj = psi(lik, y, &a, &f);
+    let mut obj = psi(lik, y, m0, &a, &f);
     let mut storage = None;
     let mut jitter = 0.0f64;
     // Newton steps taken before the loop (the one from f0), counted in the report.
@@ -163,11 +182,11 @@ pub(crate) fn find_mode(
                 reason: "must be finite",
             });
         }
-        let p = NewtonPoint::at(&k, lik, y, f0, None)?;
+        let p = NewtonPoint::at(&k, lik, (y, m0), f0, None)?;
         jitter = p.chol.jitter();
         let a1 = p.newton_a(&k, f0);
         let f1 = mat_vec(&k, &a1);
-        let obj1 = psi(lik, y, &a1, &f1);
+        let obj1 = psi(lik, y, m0, &a1, &f1);
         if obj1 > obj {
             (a, f, obj) = (a1, f1, obj1);
         }
@@ -177,7 +196,7 @@ pub(crate) fn find_mode(
         (ConvergenceStatus::MaxIterations, 0, f64::INFINITY);
     for it in 0..cfg.max_iter {
         iterations = warm_steps + it + 1;
-        let p = NewtonPoint::at(&k, lik, y, &f, storage.take())?;
+        let p = NewtonPoint::at(&k, lik, (y, m0), &f, storage.take())?;
         jitter = jitter.max(p.chol.jitter());
         let a_new = p.newton_a(&k, &f);
         // Step halving on Ψ along a_new − a (the full step can overshoot far from the mode).
@@ -188,7 +207,7 @@ pub(crate) fn find_mode(
         loop {
             a_try = lerp(&a, &a_new, step);
             f_try = lerp(&f, &f_new, step);
-            obj_try = psi(lik, y, &a_try, &f_try);
+            obj_try = psi(lik, y, m0, &a_try, &f_try);
             if obj_try >= obj - 1e-12 * obj.abs() || step < 1e-6 {
                 break;
             }
@@ -204,7 +223,7 @@ pub(crate) fn find_mode(
     }
     // Posterior at the mode (GPML Alg. 3.2): W and chol(B) at f̂ itself (ln|B| is not
     // stationary in f, so the factor of the last Newton point would be off to first order).
-    let point = NewtonPoint::at(&k, lik, y, &f, storage.take())?;
+    let point = NewtonPoint::at(&k, lik, (y, m0), &f, storage.take())?;
     jitter = jitter.max(point.chol.jitter());
     // GPML Alg. 3.2 l. 10 / eq. 3.32: ln q = Ψ(f̂) − Σ ln L_ii.
     let ln_evidence = obj - 0.5 * point.chol.ln_det();
@@ -268,7 +287,7 @@ pub(crate) fn mode(
     lik.require_derivatives("Laplace")?;
     check_classification(x, y, lik)?;
     kernel.check_input_dim(x.ncols())?;
-    find_mode(kernel.gram(x), lik, y, cfg, f0)
+    find_mode(kernel.gram(x), lik, y, cfg, f0, None)
 }
 
 /// Find the posterior mode and return the Laplace posterior (sites `π = W`, `α = ∇ln p(f̂)`).

@@ -3,9 +3,8 @@
 
 use super::*;
 
-/// The Laplace posterior of `y` under the prior `N(m₀, K₀)`: Newton on
-/// `Ψ(a) = −½aᵀK₀a + Σ ln p(y_i | m₀ + K₀a)` (GPML Alg. 3.1 with the offset `m₀`), step
-/// halving; returns the sites `α = a = ∇ln p(f̂)`, `π = W(f̂)`.
+/// The Laplace posterior of `y` under the prior `N(m₀, K₀)` (Laplace's Newton on the offset
+/// from `m₀`, [`crate::inference::laplace`]); returns the sites `α = ∇ln p(f̂)`, `π = W(f̂)`.
 pub fn laplace_with_prior_mean(
     prior: &LatentPrior,
     lik: &Likelihood,
@@ -13,65 +12,21 @@ pub fn laplace_with_prior_mean(
     cfg: &LaplaceConfig,
 ) -> Result<SiteParams> {
     lik.require_derivatives("Laplace")?;
-    let n = y.len();
-    let k = &prior.cov;
-    let psi = |a: &[f64], ft: &[f64]| -> f64 {
-        -0.5 * linalg::dot(a, ft)
-            + (0..n)
-                .map(|i| lik.ln_p_derivs(y[i], prior.mean[i] + ft[i]).ln_p)
-                .sum::<f64>()
-    };
-    let (mut a, mut ft) = (vec![0.0; n], vec![0.0; n]);
-    let mut obj = psi(&a, &ft);
-    for _ in 0..cfg.max_iter {
-        let d: Vec<_> = (0..n)
-            .map(|i| lik.ln_p_derivs(y[i], prior.mean[i] + ft[i]))
-            .collect();
-        let sw: Vec<f64> = d.iter().map(|d| (-d.d2).max(0.0).sqrt()).collect();
-        let chol = Cholesky::factor_filled(
-            n,
-            linalg::fill_site_b(k, &sw, 0.0),
-            None,
-            &JitterPolicy::default(),
-            "I + W½K_AW½",
-        )?;
-        // b = W f̃ + ∇ln p, a = b − W½B⁻¹W½K₀b (GPML Alg. 3.1 l. 6–8 in the offset f̃ = f − m₀).
-        let b: Vec<f64> = (0..n).map(|i| sw[i] * sw[i] * ft[i] + d[i].d1).collect();
-        let kb = linalg::mat_vec(k, &b);
-        let swkb: Vec<f64> = (0..n).map(|i| sw[i] * kb[i]).collect();
-        let sol = chol.solve_vec(&swkb);
-        let a_new: Vec<f64> = (0..n).map(|i| b[i] - sw[i] * sol[i]).collect();
-        let f_new = linalg::mat_vec(k, &a_new);
-        let mut step = 1.0;
-        let (mut a_try, mut f_try, mut obj_try);
-        loop {
-            a_try = lerp(&a, &a_new, step);
-            f_try = lerp(&ft, &f_new, step);
-            obj_try = psi(&a_try, &f_try);
-            if obj_try >= obj - 1e-12 * obj.abs() || step < 1e-6 {
-                break;
-            }
-            step *= 0.5;
-        }
-        let change = (obj_try - obj).abs();
-        (a, ft, obj) = (a_try, f_try, obj_try);
-        if change < cfg.tol && step == 1.0 {
-            break;
-        }
-    }
-    let d: Vec<_> = (0..n)
-        .map(|i| lik.ln_p_derivs(y[i], prior.mean[i] + ft[i]))
-        .collect();
+    let mode = crate::inference::laplace::find_mode(
+        prior.cov.clone(),
+        lik,
+        y,
+        cfg,
+        None,
+        Some(&prior.mean),
+    )?;
+    let (lo, hi) = crate::objective::pac_gpc::LN_SITE_PRECISION;
     Ok(SiteParams {
-        alpha: d.iter().map(|d| d.d1).collect(),
-        ln_pi: d
+        alpha: mode.derivs.iter().map(|d| d.d1).collect(),
+        ln_pi: mode
+            .derivs
             .iter()
-            .map(|d| {
-                (-d.d2).max(1e-300).ln().clamp(
-                    crate::objective::pac_gpc::LN_SITE_PRECISION.0,
-                    crate::objective::pac_gpc::LN_SITE_PRECISION.1,
-                )
-            })
+            .map(|d| (-d.d2).max(1e-300).ln().clamp(lo, hi))
             .collect(),
     })
 }

@@ -37,7 +37,6 @@ use crate::inference::evidence::{fit_ep_ml2, fit_laplace_ml2, ClassifierMlConfig
 use crate::inference::laplace::{laplace, LaplaceConfig};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
-use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::posterior::{Covariance, GaussianPosterior, Prior};
 
 use crate::select::Menu;
@@ -136,6 +135,7 @@ pub struct SplitPriorFit {
 mod tests {
     use super::*;
     use crate::inference::laplace::laplace;
+    use crate::linalg::{self, Cholesky, JitterPolicy};
 
     fn toy(n: usize) -> Dataset {
         let x = Mat::from_fn(n, 2, |i, j| {

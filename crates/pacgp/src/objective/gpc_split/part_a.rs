@@ -3,11 +3,6 @@
 
 use super::*;
 
-/// `x + t (z − x)`.
-pub(super) fn lerp(x: &[f64], z: &[f64], t: f64) -> Vec<f64> {
-    x.iter().zip(z).map(|(x, z)| x + t * (z - x)).collect()
-}
-
 /// Q: the conditioned prior `P_A` updated by `sites` on the rows of `xb` (site form over
 /// part B), the certificate's posterior; its `B` factor is the site evaluation's.
 pub(super) fn posterior_on_b(
