@@ -7,9 +7,11 @@ here: predictions, certificates and leave-one-out figures are the library's.
 """
 
 import json
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -36,6 +38,25 @@ def _loo_of(certificate):
         return None
     keys = ("loo_error", "loo_estimator", "loo_exact_error", "loo_log_predictive", "loo_rmse")
     return {k[len("loo_"):]: certificate.get(k) for k in keys if k in certificate}
+
+
+_CONVERGED = ("gradient_tolerance", "cost_tolerance")
+
+
+def _warn_unconverged(optimiser, who):
+    """A ``ConvergenceWarning`` when the optimiser stopped on its iteration limit, a failed line
+    search or anything but a convergence test (the library reports it; it never prints)."""
+    if optimiser is None or optimiser.get("termination") in _CONVERGED:
+        return
+    why = {"max_iterations": "hit its iteration limit",
+           "line_search_failed": "stopped on a failed line search"}.get(
+        optimiser.get("termination"), "stopped without a convergence test passing")
+    warnings.warn(
+        f"{who}: the optimiser {why} after {optimiser.get('iterations')} iterations "
+        f"({optimiser.get('evaluations')} evaluations; {optimiser.get('message')}): the "
+        "parameters may not be at an optimum",
+        ConvergenceWarning, stacklevel=3,
+    )
 
 
 def _check_samples(X):
@@ -74,6 +95,7 @@ class _PacgpEstimator(BaseEstimator):
         self.kernel_ = model.kernel
         self.theta_, self.theta_names_ = model.kernel_params
         self.fit_report_ = json.loads(model.report_json)
+        _warn_unconverged(self.fit_report_.get("optimiser"), type(self).__name__)
 
     def __getstate__(self):
         # A copy: `object.__getstate__` returns the live __dict__ itself.

@@ -14,7 +14,7 @@ use crate::bounds::{BoundKind, ConfidenceTerm, HyperGrid};
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
-use crate::linalg::{self, Cholesky};
+use crate::linalg;
 use crate::loss::RegressionLoss;
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
 use crate::prior::{BoundLevers, HyperPrior, ThetaPenalty};
@@ -173,8 +173,8 @@ impl<'a> PacSgpObjective<'a> {
         let b_inv = lb.inverse();
         let tr_binv: f64 = (0..m).map(|a| b_inv[(a, a)]).sum();
         let kl = 0.5 * (tr_binv + linalg::dot(&bg, &bg) - m as f64 + lb.ln_det());
-        let mu = linalg::mat_t_vec(&wh.kzx, &e);
-        // s_i = F_iᵀA⁻¹F_i = ‖L_B⁻¹V_i‖².
+        let mu = linalg::mat_t_vec(&wh.v, &bg); // V_iᵀB⁻¹γ (= F_iᵀe, without e's cond(L))
+                                                // s_i = F_iᵀA⁻¹F_i = ‖L_B⁻¹V_i‖².
         let mut yb = wh.v.clone();
         lb.solve_lower_in_place(yb.as_mut());
         let s = linalg::col_sq_norms(&yb);
@@ -211,8 +211,9 @@ impl<'a> PacSgpObjective<'a> {
     /// M×N step a triangular solve or one product on contiguous columns:
     /// `Ā = KL̄·½(A⁻¹ − A⁻¹PA⁻¹ − ehᵀ − heᵀ) − ½(teᵀ + etᵀ) − A⁻¹F diag(v̄)FᵀA⁻¹`,
     /// `F̄ = eμ̄ᵀ + c̄(y/Λ)ᵀ + 2A⁻¹F diag(v̄) + 2ĀFΛ⁻¹ + 2P⁻¹F diag(q̄)`,
-    /// `P̄ = KL̄·½(A⁻¹ + eeᵀ − P⁻¹) + Ā − P⁻¹F diag(q̄)FᵀP⁻¹`, with `A⁻¹F = L_A⁻ᵀL_B⁻¹V`
-    /// (`L_A = L L_B`), `ĀF = ĀLV` and `P⁻¹F = L⁻ᵀV`.
+    /// `P̄ = KL̄·½(A⁻¹ + eeᵀ − P⁻¹) + Ā − P⁻¹F diag(q̄)FᵀP⁻¹`, with `A⁻¹F = L⁻ᵀL_B⁻ᵀL_B⁻¹V`
+    /// and `P⁻¹F = L⁻ᵀV`. Every M×M adjoint is formed whitened (`C = LᵀĀL = B̄`,
+    /// `P̄ = L⁻ᵀ[…]L⁻¹`, see [`super::pac_sgp_sharded`]), never as `A⁻¹ − P⁻¹`.
     fn gradient(
         &self,
         kernel: &Kernel,
@@ -235,24 +236,25 @@ impl<'a> PacSgpObjective<'a> {
         let klb = d_c / nf;
         let mub: Vec<f64> = g_mu.iter().map(|g| d_q * g / nf).collect();
         let vb: Vec<f64> = g_v.iter().map(|g| d_q * g / nf).collect();
-        let a_inv = sandwich_inv(l, b_inv.clone()); // L⁻ᵀB⁻¹L⁻¹
-        let p_inv = l.inverse();
-        let apa = sandwich_inv(l, b_inv * b_inv); // A⁻¹PA⁻¹ = L⁻ᵀB⁻²L⁻¹
-        let h = l.solve_upper_vec(&lb.solve_vec(bg)); // A⁻¹PA⁻¹c = L⁻ᵀB⁻¹(B⁻¹γ)
-        let t = l.solve_upper_vec(&lb.solve_vec(&linalg::mat_vec(&wh.v, &mub))); // A⁻¹Fμ̄
-        let l_a = Cholesky::from_lower(l.l() * lb.l(), 0.0);
-        let avfa = sandwich_inv(&l_a, linalg::weighted_gram(&yb, &vb));
-        let abar = Mat::from_fn(m, m, |a, b| {
-            klb * 0.5 * (a_inv[(a, b)] - apa[(a, b)] - (e[a] * h[b] + h[a] * e[b]))
-                - 0.5 * (t[a] * e[b] + e[a] * t[b])
-                - avfa[(a, b)]
+        // Whitened adjoints (objective::pac_sgp_sharded's module doc): C = LᵀĀL = B̄ and
+        // c̄ = L⁻ᵀγ̄ are formed from B⁻¹ and w = B⁻¹γ alone, never from A⁻¹ and P⁻¹, whose
+        // difference loses all digits once cond(K_uu) ≳ 1e9.
+        let h = lb.solve_vec(bg); // B⁻¹w
+        let vmu = linalg::mat_vec(&wh.v, &mub); // Vμ̄
+        let u = lb.solve_vec(&vmu);
+        let b2 = b_inv * b_inv;
+        let bvb = sandwich_inv(lb, linalg::weighted_gram(&yb, &vb)); // B⁻¹V diag(v̄)VᵀB⁻¹
+        let sym = |x: &[f64], y: &[f64], a: usize, b: usize| 0.5 * (x[a] * y[b] + y[a] * x[b]);
+        let c_mat = Mat::from_fn(m, m, |a, b| {
+            klb * (0.5 * (b_inv[(a, b)] - b2[(a, b)]) - sym(&h, bg, a, b))
+                - sym(&u, bg, a, b)
+                - bvb[(a, b)]
         });
-        let cbar: Vec<f64> = (0..m).map(|a| klb * h[a] + t[a]).collect();
-        // C = LᵀĀL, so FᵀĀF = VᵀCV.
-        let c_mat = l.l().transpose() * (&abar * l.l());
+        let gbar: Vec<f64> = (0..m).map(|a| klb * h[a] + u[a]).collect();
+        let cbar = l.solve_upper_vec(&gbar);
         let mut cv = &c_mat * &wh.v;
         let fa = linalg::col_dots(&wh.v, &cv);
-        let ftc = linalg::mat_t_vec(&wh.kzx, &cbar);
+        let ftc = linalg::mat_t_vec(&wh.v, &gbar); // F_iᵀc̄ = V_iᵀγ̄
         let lamb: Vec<f64> = (0..n)
             .map(|i| -(fa[i] + ftc[i] * y[i]) / (lam[i] * lam[i]))
             .collect();
@@ -267,11 +269,14 @@ impl<'a> PacSgpObjective<'a> {
         let qb: Vec<f64> = (0..n).map(|i| -vb[i] - through_lam(i)).collect();
         let kb: Vec<f64> = (0..n).map(|i| vb[i] + through_lam(i)).collect();
         let s2b: f64 = lamb.iter().sum();
-        // P̄ = KL̄·½[A⁻¹ + eeᵀ − P⁻¹] + Ā − L⁻ᵀ(V diag(q̄) Vᵀ)L⁻¹.
-        let pqp = sandwich_inv(l, linalg::weighted_gram(&wh.v, &qb));
-        let pbar = Mat::from_fn(m, m, |a, b| {
-            klb * 0.5 * (a_inv[(a, b)] + e[a] * e[b] - p_inv[(a, b)]) + abar[(a, b)] - pqp[(a, b)]
+        // P̄ = KL̄·½[A⁻¹ + eeᵀ − P⁻¹] + Ā − L⁻ᵀ(V diag(q̄) Vᵀ)L⁻¹
+        //   = L⁻ᵀ[KL̄·½(B⁻¹ − I + wwᵀ) + B̄ − V diag(q̄)Vᵀ]L⁻¹.
+        let vqv = linalg::weighted_gram(&wh.v, &qb);
+        let inner = Mat::from_fn(m, m, |a, b| {
+            let id = if a == b { 1.0 } else { 0.0 };
+            klb * 0.5 * (b_inv[(a, b)] - id + bg[a] * bg[b]) + c_mat[(a, b)] - vqv[(a, b)]
         });
+        let pbar = sandwich_inv(l, inner);
         // F̄ = eμ̄ᵀ + c̄(y/Λ)ᵀ + L⁻ᵀ[2L_B⁻ᵀ(L_B⁻¹V diag(v̄)) + 2CVΛ⁻¹ + 2V diag(q̄)].
         linalg::scale_cols(&mut yb, &vb);
         lb.solve_upper_in_place(yb.as_mut());

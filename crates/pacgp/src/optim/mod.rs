@@ -58,6 +58,32 @@ pub struct OptimReport {
     pub message: String,
 }
 
+impl OptimReport {
+    /// Whether the run stopped on a convergence test (gradient or relative decrease), rather
+    /// than on its iteration budget, a failed line search or something else.
+    pub fn converged(&self) -> bool {
+        matches!(
+            self.termination,
+            Termination::GradientTolerance | Termination::CostTolerance
+        )
+    }
+
+    /// A sentence for the user when the run did not converge (the front ends print or raise
+    /// it; the library never prints).
+    pub fn note(&self) -> Option<String> {
+        let why = match self.termination {
+            Termination::GradientTolerance | Termination::CostTolerance => return None,
+            Termination::MaxIterations => "hit its iteration limit",
+            Termination::LineSearchFailed => "stopped on a failed line search",
+            Termination::Other => "stopped without a convergence test passing",
+        };
+        Some(format!(
+            "the optimiser {why} after {} iterations ({} evaluations; {}): the parameters may not be at an optimum",
+            self.iterations, self.evaluations, self.message
+        ))
+    }
+}
+
 /// Settings of [`minimize`].
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct LbfgsConfig {
@@ -492,6 +518,22 @@ mod tests {
                 vec![2.0 * (p[0] - 1.5), 6.0 * (p[1] + 1.0)],
             ))
         }
+    }
+
+    #[test]
+    fn an_iteration_limit_is_reported_with_a_note() {
+        let cfg = LbfgsConfig {
+            max_iter: 3,
+            grad_tol: 1e-12,
+            cost_tol: 0.0,
+            ..Default::default()
+        };
+        let r = minimize(&Rosenbrock, &[-1.2, 1.0], &cfg).unwrap();
+        assert_eq!(r.termination, Termination::MaxIterations);
+        assert!(!r.converged());
+        assert!(r.note().unwrap().contains("iteration limit"));
+        let full = minimize(&Rosenbrock, &[-1.2, 1.0], &LbfgsConfig::default()).unwrap();
+        assert!(full.converged() && full.note().is_none(), "{full:?}");
     }
 
     #[test]

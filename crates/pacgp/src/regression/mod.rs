@@ -4,3 +4,4 @@ pub mod exact;
 pub mod greedy;
 pub mod sharded;
 pub mod sparse;
+pub mod sparse_sums;
