@@ -1,5 +1,5 @@
-//! The Python module `pacgp._pacgp`: the library's fitting entry points
-//! (`pacgp::model::fit_*`) and its [`FittedModel`] bound for Python. The scikit-learn
+//! The Python module `pacgp._pacgp`: the library's one fitting entry point (`pacgp::fit::fit`,
+//! options checked by the library's fit spec) and its [`FittedModel`] bound for Python. The scikit-learn
 //! estimators are thin Python classes over these (`python/pacgp`); nothing here re-implements
 //! a fit, a prediction or a certificate.
 //!
@@ -20,6 +20,7 @@ mod fit;
 mod model;
 mod sharded;
 mod sharded_pac_sgp;
+mod table;
 
 /// The allocator the `pacgp` command uses: the module then runs the CLI's code with the CLI's
 /// memory behaviour (mimalloc keeps the freed N×N buffers for reuse, see the CLI's main.rs).
@@ -59,8 +60,15 @@ pub(crate) fn to_py_err(e: pacgp::Error) -> PyErr {
         | E::InvalidParameter { .. }
         | E::InvalidSpec { .. }
         | E::ModelFile { .. }
+        | E::ModelMismatch { .. }
+        | E::Spec(_)
         | E::Unsupported(_)
-        | E::NotTrainingSample { .. } => PyValueError::new_err(message),
+        | E::NotTrainingSample { .. }
+        | E::Write { .. }
+        | E::MissingTarget { .. }
+        | E::TextColumns { .. }
+        | E::UnknownCategory { .. }
+        | E::HeaderLooksLikeData { .. } => PyValueError::new_err(message),
         // A variant added later is reported as pacgp's own error until it is classified here.
         _ => PacgpError::new_err(message),
     }
@@ -113,6 +121,16 @@ pub(crate) fn compute<T: Send>(
     n_threads: Option<usize>,
     f: impl FnOnce() -> pacgp::Result<T> + Send,
 ) -> PyResult<T> {
+    compute_with(py, n_threads, f, to_py_err)
+}
+
+/// [`compute`] with the library's errors turned into Python's by `err`.
+pub(crate) fn compute_with<T: Send>(
+    py: Python<'_>,
+    n_threads: Option<usize>,
+    f: impl FnOnce() -> pacgp::Result<T> + Send,
+    err: impl FnOnce(pacgp::Error) -> PyErr,
+) -> PyResult<T> {
     let out = py.detach(|| match n_threads {
         None => Ok(f()),
         Some(n) => rayon::ThreadPoolBuilder::new()
@@ -121,7 +139,7 @@ pub(crate) fn compute<T: Send>(
             .map(|pool| pool.install(f)),
     });
     match out {
-        Ok(result) => result.map_err(to_py_err),
+        Ok(result) => result.map_err(err),
         Err(e) => Err(PyRuntimeError::new_err(format!(
             "cannot start {n_threads:?} worker threads: {e}"
         ))),
@@ -141,5 +159,6 @@ fn _pacgp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     fit::register(m)?;
     sharded::register(m)?;
     sharded_pac_sgp::register(m)?;
+    table::register(m)?;
     Ok(())
 }

@@ -13,7 +13,9 @@
 //! - [`loo`]: leave-one-out for every model (closed forms, cavities, linear response, refits);
 //! - [`special`], [`bounds`], [`loss`]: kl and its inverse, PAC-Bayes certificates, bounded losses;
 //! - [`objective`], [`optim`]: training criteria (PAC-GP) and their minimisation (L-BFGS);
-//! - [`model`]: fitted models as files, and the fitting pipelines the CLI calls;
+//! - [`spec`]: what a fit is (method, options, δ, seed), checked once;
+//! - [`fit`]: the fitting pipelines, one entry point from a checked spec to a fitted model;
+//! - [`model`]: fitted models as files: predict, evaluate, certify (prices re-derived from the spec);
 //! - [`metrics`]: test-set metrics; [`selective`]: risk–coverage curves for selective classification;
 //! - [`experiments`]: the seed papers' experiments as library functions.
 
@@ -22,6 +24,7 @@ pub mod certificate;
 pub mod data;
 pub mod error;
 pub mod experiments;
+pub mod fit;
 pub mod gradcheck;
 pub mod inference;
 pub mod kernel;
@@ -36,7 +39,9 @@ pub mod optim;
 pub mod posterior;
 pub mod prior;
 pub mod regression;
+pub mod select;
 pub mod selective;
+pub mod spec;
 pub mod special;
 pub mod svm;
 

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::loss::RegressionLoss;
 use crate::optim::{self, boxes, LbfgsConfig, Objective, OptimReport, Restarts};
-use crate::posterior::{Covariance, GaussianPosterior};
+use crate::posterior::GaussianPosterior;
 use crate::prior::BoundLevers;
 use crate::regression::sparse::{whitened_basis_per_point, whitened_from_basis, Whitened};
 
@@ -151,15 +151,9 @@ impl<'a> PacSgpHeteroObjective<'a> {
         let (kernel, noise, z) = self.unpack(p)?;
         let wh = whitened_hetero(&kernel, &noise, self.alpha_s, self.x, z.as_ref(), self.y)?;
         let alpha = wh.l_uu.solve_upper_vec(&wh.l_b.solve_vec(&wh.gamma));
-        Ok(GaussianPosterior {
-            kernel,
-            basis: z,
-            alpha,
-            cov: Covariance::WhitenedPrecision {
-                chol_kuu: wh.l_uu,
-                chol_b: wh.l_b,
-            },
-        })
+        Ok(GaussianPosterior::whitened(
+            kernel, z, alpha, wh.l_uu, wh.l_b,
+        ))
     }
 }
 

@@ -34,7 +34,7 @@
 use faer::{Mat, MatRef};
 use rayon::prelude::*;
 
-use crate::bounds::{BoundKind, ConfidenceTerm};
+use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
@@ -60,10 +60,10 @@ pub struct PacSgpSharded {
     m: usize,
     alpha_s: f64,
     loss: RegressionLoss,
-    delta: f64,
-    penalty: ThetaPenalty,
-    kind: BoundKind,
-    term: ConfidenceTerm,
+    /// The bound minimised (δ, confidence term, form, the constant penalty).
+    target: BoundTarget,
+    /// A coarse hyperparameter prior's `−ln π(θ)` surrogate, added to the penalty.
+    theta_prior: ThetaPenalty,
 }
 
 /// The M×M state after pass 1, which pass 2 needs on every shard.
@@ -209,29 +209,27 @@ impl PacSgpSharded {
                 reason: "must be positive",
             });
         }
-        super::pac_sgp::check_pac_sgp_setup(alpha_s, &loss, 1, delta, penalty, kind)?;
+        let target = super::pac_sgp::check_pac_sgp_setup(alpha_s, &loss, delta, penalty, kind)?;
         Ok(Self {
             kernel: kernel.clone(),
             d,
             m,
             alpha_s,
             loss,
-            delta,
-            penalty: ThetaPenalty::constant(penalty),
-            kind,
-            term: ConfidenceTerm::Maurer,
+            target,
+            theta_prior: ThetaPenalty::constant(0.0),
         })
     }
 
     /// The same bound with the smooth surrogate of `−ln π(θ)` added to the constant penalty.
     pub fn with_hyper_prior(mut self, prior: HyperPrior) -> Result<Self> {
-        self.penalty = self.penalty.with_prior(prior, &self.kernel)?;
+        self.theta_prior = self.theta_prior.with_prior(prior, &self.kernel)?;
         Ok(self)
     }
 
     /// The same bound with another confidence constant (default Maurer's `ln(2√N/δ)`).
     pub fn with_confidence_term(mut self, term: ConfidenceTerm) -> Self {
-        self.term = term;
+        self.target.term = term;
         self
     }
 
@@ -403,9 +401,9 @@ impl PacSgpSharded {
         let nk = kernel.n_params();
         let nf = st.n as f64;
         let risk = r.risk_sum / nf;
-        let (penalty, d_penalty) = self.penalty.at(&p[..nk]);
-        let cplx = crate::bounds::complexity(st.kl.max(0.0), st.n, self.delta, penalty, self.term);
-        let (bound, d_q, d_c) = crate::bounds::bound_and_partials(risk, cplx, self.kind, self.term);
+        let (penalty, d_penalty) = self.theta_prior.at(&p[..nk]);
+        let b = self.target.at_with(risk, st.kl, st.n, penalty);
+        let (bound, d_q, d_c) = (b.value, b.d_risk, b.d_complexity);
         let terms = PacSgpTerms {
             empirical_risk: risk,
             kl: st.kl,

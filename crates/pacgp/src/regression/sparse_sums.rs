@@ -8,7 +8,7 @@ use faer::{Mat, MatRef};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
-use crate::posterior::{Covariance, GaussianPosterior};
+use crate::posterior::GaussianPosterior;
 
 use super::sharded::{add, check_len, check_square, row_blocks, shard_basis, ShardBasis};
 use super::sparse::kuu_cholesky;
@@ -114,13 +114,11 @@ pub fn posterior_from_stats(
     }
     let l_b = Cholesky::factor(b.as_ref(), &JitterPolicy::default(), "I + VΛ⁻¹Vᵀ")?;
     let alpha = l_uu.solve_upper_vec(&l_b.solve_vec(&s.gamma));
-    Ok(GaussianPosterior {
-        kernel: kernel.clone(),
-        basis: z.to_owned(),
+    Ok(GaussianPosterior::whitened(
+        kernel.clone(),
+        z.to_owned(),
         alpha,
-        cov: Covariance::WhitenedPrecision {
-            chol_kuu: l_uu,
-            chol_b: l_b,
-        },
-    })
+        l_uu,
+        l_b,
+    ))
 }
