@@ -12,6 +12,7 @@
 //! - [`regression`]: exact GP regression with ML-II;
 //! - [`loo`]: leave-one-out for every model (closed forms, cavities, linear response, refits);
 //! - [`special`], [`bounds`], [`loss`]: kl and its inverse, PAC-Bayes certificates, bounded losses;
+//! - [`vector_math`]: a vectorised exponential for bulk kernel fills (runtime SIMD dispatch);
 //! - [`objective`], [`optim`]: training criteria (PAC-GP) and their minimisation (L-BFGS);
 //! - [`model`]: fitted models as files, and the fitting pipelines the CLI calls;
 //! - [`metrics`]: test-set metrics; [`selective`]: risk–coverage curves for selective classification;
@@ -39,5 +40,6 @@ pub mod regression;
 pub mod selective;
 pub mod special;
 pub mod svm;
+pub mod vector_math;
 
 pub use error::{Error, Result};

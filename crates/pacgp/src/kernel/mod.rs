@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 
 mod dot_product;
+mod inducing;
 mod spec;
 pub mod stationary;
 
@@ -614,11 +615,13 @@ impl Kernel {
                 stationary::scaled_rows(z, ln_l),
                 stationary::scaled_rows(x, ln_l),
             );
+            let zt = stationary::scaled_cols(z, ln_l);
             return stationary::cross_adjoint(
                 profile,
                 var,
                 ln_l,
                 &uz,
+                &zt,
                 &ux,
                 x.ncols(),
                 k_zx,
@@ -644,7 +647,7 @@ impl Kernel {
                 stationary::scaled_rows(x, ln_l),
                 stationary::scaled_rows(z, ln_l),
             );
-            return stationary::grad_z(profile, var, ln_l, &ux, &uz, x.ncols(), g);
+            return stationary::grad_z(profile, var, ln_l, &ux, &uz, x.ncols(), g, None);
         }
         let (rx, rz) = (rows_of(x), rows_of(z));
         let d = z.ncols();

@@ -2,5 +2,9 @@
 
 pub mod exact;
 pub mod greedy;
+pub mod row_blocks;
 pub mod sharded;
 pub mod sparse;
+#[cfg(test)]
+pub(crate) mod sparse_reference;
+pub(crate) mod whitened_blocks;
