@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use crate::bounds::HyperGrid;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
-use crate::linalg::{self, Cholesky, JitterPolicy};
+use crate::linalg::{self, Cholesky};
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
 use crate::posterior::{Covariance, GaussianPosterior};
 use crate::regression::exact::check_regression_inputs;
@@ -56,16 +56,13 @@ pub(crate) fn sandwich_inv(l: &Cholesky, x: Mat<f64>) -> Mat<f64> {
     out
 }
 
-/// `L Lᵀ = K_uu + jitter·I` at (θ, Z).
+/// `L Lᵀ = K_uu + jitter·I` at (θ, Z), with the same `K_uu` bits as the streamed objectives
+/// ([`crate::regression::whitened_blocks::kuu_factor`]).
 pub(crate) fn kuu_cholesky(kernel: &Kernel, z: MatRef<'_, f64>) -> Result<Cholesky> {
-    let mut kuu = kernel.gram(z);
-    for i in 0..z.nrows() {
-        kuu[(i, i)] += KUU_JITTER;
-    }
-    Cholesky::factor(kuu.as_ref(), &JitterPolicy::default(), "K_uu")
+    Ok(crate::regression::whitened_blocks::kuu_factor(kernel, z)?.1)
 }
 
-/// The per-point part of [`Whitened`] (everything but `B` and `γ`, which sum over the data):
+/// The per-point whitened factors (everything but `B` and `γ`, which sum over the data):
 /// what one data shard computes on its own (`regression::sharded`, `objective::pac_sgp_sharded`).
 pub(crate) struct WhitenedBasis {
     /// `L Lᵀ = K_uu + jitter·I`.
@@ -103,7 +100,7 @@ pub(crate) fn whitened_basis_per_point(
     z: MatRef<'_, f64>,
 ) -> Result<WhitenedBasis> {
     let l_uu = kuu_cholesky(kernel, z)?;
-    let kzx = kernel.cross(z, x);
+    let kzx = kernel.inducing_cross(z, x);
     let mut v = kzx.clone();
     l_uu.solve_lower_in_place(v.as_mut());
     let kdiag = kernel.diag(x);
