@@ -4,6 +4,11 @@ Each estimator validates its input the scikit-learn way, calls one of the librar
 entry points (the same ones ``pacgp fit`` calls), keeps the fitted library model in ``model_``
 and exposes its parts as attributes with a trailing underscore. Nothing numerical happens
 here: predictions, certificates and leave-one-out figures are the library's.
+
+``n_threads`` (every estimator): ``None`` uses every core; ``k ≥ 1`` a private pool of k worker
+threads; ``-1`` all cores, ``-2`` all but one, as scikit-learn's ``n_jobs``; ``0`` and more than
+four threads per available core raise ValueError (the library's rule, the same as the CLI's
+``--threads``). Results do not depend on it.
 """
 
 import json

@@ -17,7 +17,7 @@ use pacgp::regression::exact::MlConfig;
 use pacgp::regression::sparse::{InducingInit, SparseMethod};
 use pacgp::{Error, Result};
 
-use crate::{compute, label_map, to_dataset, to_py_err, wrap, Model};
+use crate::{compute_threads, label_map, to_dataset, to_py_err, wrap, Model};
 
 /// A kernel from its command-line specification (`se-ard`, `matern52+linear`, ...).
 fn kernel(spec: &str, d: usize) -> PyResult<Kernel> {
@@ -261,7 +261,7 @@ fn fit_gpr(
     seed: u64,
     epsilon: Option<f64>,
     snap: bool,
-    n_threads: Option<usize>,
+    n_threads: Option<i64>,
 ) -> PyResult<Model> {
     let train = to_dataset(&x, &y)?;
     let opts = m::GprOptions {
@@ -279,7 +279,7 @@ fn fit_gpr(
         snap_to_grid: snap,
         ..Default::default()
     };
-    compute(py, n_threads, || seeded(m::fit_gpr(&train, &opts), seed)).map(wrap)
+    compute_threads(py, n_threads, || seeded(m::fit_gpr(&train, &opts), seed)).map(wrap)
 }
 
 /// Sparse GP regression, VFE / FITC / DTC ([`m::fit_sparse_model`]) with `m_inducing` inducing
@@ -297,7 +297,7 @@ fn fit_sparse(
     seed: u64,
     epsilon: Option<f64>,
     init: &str,
-    n_threads: Option<usize>,
+    n_threads: Option<i64>,
 ) -> PyResult<Model> {
     let train = to_dataset(&x, &y)?;
     let method = match method {
@@ -320,7 +320,7 @@ fn fit_sparse(
         init: inducing_init(init)?,
         epsilon,
     };
-    compute(py, n_threads, || {
+    compute_threads(py, n_threads, || {
         seeded(m::fit_sparse_model(&train, &opts), seed)
     })
     .map(wrap)
@@ -344,7 +344,7 @@ fn fit_pac_gp(
     hyper_prior: Option<&str>,
     xi: &str,
     seed: u64,
-    n_threads: Option<usize>,
+    n_threads: Option<i64>,
 ) -> PyResult<Model> {
     let train = to_dataset(&x, &y)?;
     let opts = m::PacGpOptions {
@@ -357,7 +357,7 @@ fn fit_pac_gp(
         split: split_prior(prior)?,
         seed,
     };
-    compute(py, n_threads, || {
+    compute_threads(py, n_threads, || {
         seeded(m::fit_pac_gp_model(&train, &opts), seed)
     })
     .map(wrap)
@@ -381,7 +381,7 @@ fn fit_pac_sgp(
     init: &str,
     hyper_prior: Option<&str>,
     xi: &str,
-    n_threads: Option<usize>,
+    n_threads: Option<i64>,
 ) -> PyResult<Model> {
     let train = to_dataset(&x, &y)?;
     let opts = m::PacSgpOptions {
@@ -395,7 +395,7 @@ fn fit_pac_sgp(
         init: inducing_init(init)?,
         levers: levers(xi, hyper_prior)?,
     };
-    compute(py, n_threads, || {
+    compute_threads(py, n_threads, || {
         seeded(m::fit_pac_sgp_model(&train, &opts), seed)
     })
     .map(wrap)
@@ -414,7 +414,7 @@ fn fit_greedy_sparse(
     kernel_spec: &str,
     seed: u64,
     epsilon: Option<f64>,
-    n_threads: Option<usize>,
+    n_threads: Option<i64>,
 ) -> PyResult<Model> {
     let train = to_dataset(&x, &y)?;
     let opts = m::GreedySparseOptions {
@@ -423,7 +423,7 @@ fn fit_greedy_sparse(
         seed,
         epsilon,
     };
-    compute(py, n_threads, || {
+    compute_threads(py, n_threads, || {
         seeded(m::fit_greedy_sparse_model(&train, &opts), seed)
     })
     .map(wrap)
@@ -455,7 +455,7 @@ fn fit_classifier(
     prior_scale: Option<&Bound<'_, PyAny>>,
     prior_kernel: Option<&str>,
     both_directions: bool,
-    n_threads: Option<usize>,
+    n_threads: Option<i64>,
 ) -> PyResult<Model> {
     let train = to_dataset(&x, &y)?;
     let labels = label_map(negative, positive);
@@ -475,14 +475,14 @@ fn fit_classifier(
         seed,
         train.d(),
     )? {
-        return compute(py, n_threads, || {
+        return compute_threads(py, n_threads, || {
             m::fit_split_prior_model(&train, labels, &opts)
         })
         .map(wrap);
     }
     if method == "pac-gpc" {
         let opts = pac_gpc_options(likelihood, select, kernel_spec, delta, train.d())?;
-        return compute(py, n_threads, || {
+        return compute_threads(py, n_threads, || {
             seeded(m::fit_pac_gpc_model(&train, labels, &opts), seed)
         })
         .map(wrap);
@@ -515,7 +515,7 @@ fn fit_classifier(
         selection,
         predictor: m::GibbsPredictor::Latent,
     };
-    compute(py, n_threads, || {
+    compute_threads(py, n_threads, || {
         seeded(m::fit_classifier(&train, labels, &opts), seed)
     })
     .map(wrap)
@@ -541,7 +541,7 @@ fn fit_svm(
     solver: &str,
     bias: bool,
     delta: f64,
-    n_threads: Option<usize>,
+    n_threads: Option<i64>,
 ) -> PyResult<Model> {
     use pacgp::svm::SvmSolver;
     let train = to_dataset(&x, &y)?;
@@ -577,7 +577,7 @@ fn fit_svm(
         term: ConfidenceTerm::Maurer,
     };
     let labels = label_map(negative, positive);
-    compute(py, n_threads, || m::fit_svm_model(&train, labels, &opts)).map(wrap)
+    compute_threads(py, n_threads, || m::fit_svm_model(&train, labels, &opts)).map(wrap)
 }
 
 /// Add the fitting functions to the module.

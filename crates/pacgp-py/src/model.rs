@@ -10,7 +10,7 @@ use pacgp::loo::LooMode;
 use pacgp::model::{CertifyOptions, FittedModel, GibbsPredictor, Task};
 use pacgp::Error;
 
-use crate::{compute, to_dataset, to_mat, to_py_err, wrap};
+use crate::{compute_threads, to_dataset, to_mat, to_py_err, wrap};
 
 /// A fitted pacgp model (any family), immutable.
 #[pyclass(frozen, module = "pacgp._pacgp")]
@@ -73,10 +73,10 @@ impl Model {
         &self,
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f64>,
-        n_threads: Option<usize>,
+        n_threads: Option<i64>,
     ) -> PyResult<Arrays3<'py>> {
         let xm = to_mat(&x, "X")?;
-        let p = compute(py, n_threads, || self.inner.predict_regression(xm.as_ref()))?;
+        let p = compute_threads(py, n_threads, || self.inner.predict_regression(xm.as_ref()))?;
         Ok((
             p.mean.into_pyarray(py),
             p.latent_var.into_pyarray(py),
@@ -90,10 +90,10 @@ impl Model {
         &self,
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f64>,
-        n_threads: Option<usize>,
+        n_threads: Option<i64>,
     ) -> PyResult<Arrays3<'py>> {
         let xm = to_mat(&x, "X")?;
-        let (p, m) = compute(py, n_threads, || {
+        let (p, m) = compute_threads(py, n_threads, || {
             self.inner.predict_classification(xm.as_ref())
         })?;
         Ok((
@@ -111,10 +111,10 @@ impl Model {
         x: PyReadonlyArray2<'_, f64>,
         y: PyReadonlyArray1<'_, f64>,
         epsilon: Option<f64>,
-        n_threads: Option<usize>,
+        n_threads: Option<i64>,
     ) -> PyResult<String> {
         let test = self.sample(&x, &y)?;
-        let e = compute(py, n_threads, || self.inner.evaluate(&test, epsilon))?;
+        let e = compute_threads(py, n_threads, || self.inner.evaluate(&test, epsilon))?;
         json(&e)
     }
 
@@ -134,7 +134,7 @@ impl Model {
         term: Option<&str>,
         predictor: &str,
         loo: &str,
-        n_threads: Option<usize>,
+        n_threads: Option<i64>,
     ) -> PyResult<String> {
         let sample = self.sample(&x, &y)?;
         let term = match term {
@@ -175,7 +175,7 @@ impl Model {
                 ],
             )?,
         };
-        let reports = compute(py, n_threads, || self.inner.certify(&sample, &opts))?;
+        let reports = compute_threads(py, n_threads, || self.inner.certify(&sample, &opts))?;
         json(&reports)
     }
 

@@ -13,6 +13,7 @@
 //! - [`loo`]: leave-one-out for every model (closed forms, cavities, linear response, refits);
 //! - [`special`], [`bounds`], [`loss`]: kl and its inverse, PAC-Bayes certificates, bounded losses;
 //! - [`vector_math`]: a vectorised exponential for bulk kernel fills (runtime SIMD dispatch);
+//! - [`threads`]: worker-thread requests resolved the same way for every front end;
 //! - [`objective`], [`optim`]: training criteria (PAC-GP) and their minimisation (L-BFGS);
 //! - [`model`]: fitted models as files, and the fitting pipelines the CLI calls;
 //! - [`metrics`]: test-set metrics; [`selective`]: risk–coverage curves for selective classification;
@@ -40,6 +41,7 @@ pub mod regression;
 pub mod selective;
 pub mod special;
 pub mod svm;
+pub mod threads;
 pub mod vector_math;
 
 pub use error::{Error, Result};
