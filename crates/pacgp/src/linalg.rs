@@ -582,6 +582,22 @@ pub fn syrk_lower_add(mut out: MatMut<'_, f64>, a: MatRef<'_, f64>, w: Option<&[
     }
 }
 
+/// `A B` with [`par_for`]'s parallelism (sequential below [`PAR_THRESHOLD`]) instead of faer's
+/// global setting: small products between the parallel passes then cost no fork-join, which
+/// on a machine with a busy core waits for a descheduled worker.
+pub fn product(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
+    let mut out = Mat::<f64>::zeros(a.nrows(), b.ncols());
+    faer::linalg::matmul::matmul(
+        out.as_mut(),
+        faer::Accum::Replace,
+        a,
+        b,
+        1.0,
+        par_for(a.nrows().max(b.ncols())),
+    );
+    out
+}
+
 /// Copy the strict lower triangle of a square matrix onto its upper triangle.
 pub fn symmetrise_from_lower(a: &mut Mat<f64>) {
     for j in 0..a.ncols() {

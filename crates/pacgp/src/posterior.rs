@@ -319,6 +319,21 @@ impl GaussianPosterior {
     /// Latent mean and variance at the rows of `x` (one point per row).
     pub fn predict(&self, x: MatRef<'_, f64>) -> Result<Marginals> {
         self.check_inputs(x)?;
+        // In blocks of rows: memory O(block·M), not O(N*·M) (10⁶ training points at M = 500
+        // are 4 GB per N*×M matrix).
+        const ROWS: usize = 4096;
+        let n = x.nrows();
+        let (mut mean, mut var) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for lo in (0..n).step_by(ROWS) {
+            let part = self.predict_rows(x.subrows(lo, ROWS.min(n - lo)));
+            mean.extend(part.mean);
+            var.extend(part.var);
+        }
+        Ok(Marginals { mean, var })
+    }
+
+    /// [`Self::predict`] on one block of rows.
+    fn predict_rows(&self, x: MatRef<'_, f64>) -> Marginals {
         let kxb = self.kernel.cross(x, self.basis.as_ref()); // N*×M
         let mean: Vec<f64> = (0..x.nrows())
             .map(|i| {
@@ -361,7 +376,7 @@ impl GaussianPosterior {
             .zip(&reduction)
             .map(|(p, r)| (p - r).max(0.0))
             .collect();
-        Ok(Marginals { mean, var })
+        Marginals { mean, var }
     }
 
     /// `KL(Q‖P) = KL(N(a,Σ) ‖ N(0,K_B))` (docs/math.md §3.0–3.2, §7.3–7.4), in nats.

@@ -294,11 +294,11 @@ impl<'a> PacSgpObjective<'a> {
         let (e, klb, scale) = (&adj.e, adj.klb, adj.scale);
         let a_inv = sandwich_inv(l, adj.b_inv.clone()); // L⁻ᵀB⁻¹L⁻¹
         let p_inv = l.inverse();
-        let apa = sandwich_inv(l, &adj.b_inv * &adj.b_inv); // A⁻¹PA⁻¹ = L⁻ᵀB⁻²L⁻¹
+        let apa = sandwich_inv(l, linalg::product(adj.b_inv.as_ref(), adj.b_inv.as_ref())); // A⁻¹PA⁻¹ = L⁻ᵀB⁻²L⁻¹
         let h = l.solve_upper_vec(&lb.solve_vec(&adj.bg)); // A⁻¹PA⁻¹c = L⁻ᵀB⁻¹(B⁻¹γ)
         let vmub: Vec<f64> = marg.vg.iter().map(|g| scale * g).collect();
         let t = l.solve_upper_vec(&lb.solve_vec(&vmub)); // A⁻¹Fμ̄
-        let l_a = Cholesky::from_lower(l.l() * lb.l(), 0.0);
+        let l_a = Cholesky::from_lower(linalg::product(l.l(), lb.l()), 0.0);
         let mut g0 = marg.g0;
         linalg::symmetrise_from_lower(&mut g0);
         let avfa = sandwich_inv(&l_a, Mat::from_fn(m, m, |a, b| scale * g0[(a, b)]));
@@ -309,7 +309,10 @@ impl<'a> PacSgpObjective<'a> {
         });
         let cbar: Vec<f64> = (0..m).map(|a| klb * h[a] + t[a]).collect();
         // C = LᵀĀL, so FᵀĀF = VᵀCV.
-        let c_mat = l.l().transpose() * (&abar * l.l());
+        let c_mat = linalg::product(
+            l.l().transpose(),
+            linalg::product(abar.as_ref(), l.l()).as_ref(),
+        );
         let mut lamb = vec![0.0; n];
         let parts = data.blocks.sum(
             vec![&mut lamb],

@@ -236,7 +236,7 @@ fn isotropic_gradient(
     if vfe {
         noise_bar += trace_gap / (2.0 * noise * noise);
     }
-    let bmat = w.l_b.l() * w.l_b.l().transpose();
+    let bmat = linalg::product(w.l_b.l(), w.l_b.l().transpose());
     let x_mid = Mat::from_fn(m, m, |i, j| {
         let id = if i == j { 1.0 } else { 0.0 };
         0.5 * (id - b_inv[(i, j)]) - q_bar * noise * (bmat[(i, j)] - id)
@@ -580,25 +580,32 @@ pub fn initial_inducing_with_targets(
     }
 }
 
-/// Lloyd's k-means from the given centres; an empty cluster keeps its centre.
+/// Lloyd's k-means from the given centres; an empty cluster keeps its centre. The nearest
+/// centres are found in parallel (each point on its own: the same result on any thread count),
+/// the centroids summed in point order.
 fn kmeans(x: MatRef<'_, f64>, mut c: Mat<f64>, iters: usize) -> Mat<f64> {
     let (n, d, m) = (x.nrows(), x.ncols(), c.nrows());
     for _ in 0..iters {
         let mut sum = Mat::<f64>::zeros(m, d);
         let mut count = vec![0usize; m];
-        for i in 0..n {
-            let best = (0..m)
-                .map(|a| {
-                    (
-                        a,
-                        (0..d).map(|t| (x[(i, t)] - c[(a, t)]).powi(2)).sum::<f64>(),
+        let nearest: Vec<usize> = (0..n)
+            .into_par_iter()
+            .map(|i| {
+                (0..m)
+                    .map(|a| {
+                        (
+                            a,
+                            (0..d).map(|t| (x[(i, t)] - c[(a, t)]).powi(2)).sum::<f64>(),
+                        )
+                    })
+                    .fold(
+                        (0, f64::INFINITY),
+                        |b, (a, s)| if s < b.1 { (a, s) } else { b },
                     )
-                })
-                .fold(
-                    (0, f64::INFINITY),
-                    |b, (a, s)| if s < b.1 { (a, s) } else { b },
-                )
-                .0;
+                    .0
+            })
+            .collect();
+        for (i, &best) in nearest.iter().enumerate() {
             count[best] += 1;
             for t in 0..d {
                 sum[(best, t)] += x[(i, t)];
