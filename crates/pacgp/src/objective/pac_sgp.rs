@@ -181,15 +181,19 @@ impl<'a> PacSgpObjective<'a> {
         let (n, m) = (self.x.nrows(), self.m);
         let nf = n as f64;
         let data = SparseData::new(kernel, self.x, self.y, z, &self.stream);
-        let cache = with_grad && self.stream.caches(n, m, 2);
-        let w = whitened_sums(&data, &|i| noise(i), self.alpha_s, cache)?;
+        let cached = if with_grad {
+            self.stream.cached_blocks(&data.blocks, m, 2)
+        } else {
+            0
+        };
+        let w = whitened_sums(&data, &|i| noise(i), self.alpha_s, cached)?;
         // e = A⁻¹c = L⁻ᵀB⁻¹γ; tr(PA⁻¹) = tr B⁻¹, eᵀPe = ‖B⁻¹γ‖², ln det A − ln det P = ln det B.
         let bg = w.l_b.solve_vec(&w.gamma);
         let e = w.l_uu.solve_upper_vec(&bg);
         let b_inv = w.l_b.inverse();
         let tr_binv: f64 = (0..m).map(|a| b_inv[(a, a)]).sum();
         let kl = 0.5 * (tr_binv + linalg::dot(&bg, &bg) - m as f64 + w.l_b.ln_det());
-        let y_cache = BlockCache::new(&data.blocks, cache);
+        let y_cache = BlockCache::new(cached);
         let (mut g_mu, mut g_v) = (vec![0.0; n], vec![0.0; n]);
         let marg = self.marginals_pass(&data, &w, &y_cache, &e, &mut g_mu, &mut g_v, with_grad)?;
         let risk = marg.risk / nf;

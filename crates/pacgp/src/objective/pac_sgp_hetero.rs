@@ -135,7 +135,7 @@ impl<'a> PacSgpHeteroObjective<'a> {
     pub fn posterior_at(&self, p: &[f64]) -> Result<GaussianPosterior> {
         let (kernel, noise, z) = self.unpack(p)?;
         let data = SparseData::new(&kernel, self.x, self.y, z.as_ref(), &Streaming::default());
-        let wh = whitened_sums(&data, &|i| noise[i], self.alpha_s, false)?;
+        let wh = whitened_sums(&data, &|i| noise[i], self.alpha_s, 0)?;
         let alpha = wh.l_uu.solve_upper_vec(&wh.l_b.solve_vec(&wh.gamma));
         Ok(GaussianPosterior {
             kernel,

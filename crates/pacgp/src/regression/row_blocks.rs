@@ -22,14 +22,20 @@ pub struct Streaming {
     /// any number of threads).
     pub block_rows: usize,
     /// Bytes the whitened blocks (`V_b`, and PAC-SGP's `L_B⁻¹V_b`) may keep between passes
-    /// instead of recomputing them; above this every pass recomputes its blocks.
+    /// instead of recomputing them: the leading blocks that fit are kept, the others are
+    /// recomputed by every pass.
     pub cache_bytes: usize,
 }
 
 impl Streaming {
-    /// Whether `count` M×N matrices of f64 fit the cache budget.
-    pub fn caches(&self, n: usize, m: usize, count: usize) -> bool {
-        n.saturating_mul(m).saturating_mul(8 * count) <= self.cache_bytes
+    /// How many leading blocks of `blocks` may keep `count` M×rows matrices each within the
+    /// cache budget (all of them if they fit, none if `count = 0`).
+    pub(crate) fn cached_blocks(&self, blocks: &RowBlocks, m: usize, count: usize) -> usize {
+        let per_block = blocks.rows.saturating_mul(m).saturating_mul(8 * count);
+        if per_block == 0 {
+            return 0;
+        }
+        (self.cache_bytes / per_block).min(blocks.count())
     }
 }
 
@@ -109,32 +115,34 @@ impl RowBlocks {
     }
 }
 
-/// Per-block matrices kept from one pass to the next when they fit the budget; otherwise
-/// each pass recomputes them (the same bits: the computation is deterministic).
+/// Per-block matrices kept from one pass to the next for the leading blocks that fit the
+/// budget; the others are recomputed by each pass (the same bits: the computation is
+/// deterministic).
 pub(crate) struct BlockCache {
-    slots: Option<Vec<OnceLock<Mat<f64>>>>,
+    slots: Vec<OnceLock<Mat<f64>>>,
 }
 
 impl BlockCache {
-    /// A cache with one slot per block of `blocks`, or none (every pass recomputes) if not `on`.
-    pub fn new(blocks: &RowBlocks, on: bool) -> Self {
-        let slots = on.then(|| (0..blocks.count()).map(|_| OnceLock::new()).collect());
-        Self { slots }
+    /// A cache with slots for the first `blocks` blocks (none if 0).
+    pub fn new(blocks: usize) -> Self {
+        Self {
+            slots: (0..blocks).map(|_| OnceLock::new()).collect(),
+        }
     }
 
-    /// Block `b`'s matrix: the kept one, or `make()` (kept if the cache is on).
+    /// Block `b`'s matrix: the kept one, or `make()` (kept if block b has a slot).
     pub fn get_or(
         &self,
         b: usize,
         make: impl FnOnce() -> Result<Mat<f64>>,
     ) -> Result<Cow<'_, Mat<f64>>> {
-        match &self.slots {
-            Some(slots) => {
-                if let Some(m) = slots[b].get() {
+        match self.slots.get(b) {
+            Some(slot) => {
+                if let Some(m) = slot.get() {
                     return Ok(Cow::Borrowed(m));
                 }
                 let m = make()?;
-                Ok(Cow::Borrowed(slots[b].get_or_init(|| m)))
+                Ok(Cow::Borrowed(slot.get_or_init(|| m)))
             }
             None => Ok(Cow::Owned(make()?)),
         }

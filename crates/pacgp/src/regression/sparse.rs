@@ -142,8 +142,12 @@ fn objective_and_gradient(
 ) -> Result<(f64, Vec<f64>)> {
     let data = SparseData::new(kernel, x, y, z, stream);
     let (n, m) = (x.nrows(), z.nrows());
-    let cache_v = with_grad && stream.caches(n, m, 1);
-    let w = whitened_sums(&data, &|_| noise, method.alpha_s(), cache_v)?;
+    let cached = if with_grad {
+        stream.cached_blocks(&data.blocks, m, 1)
+    } else {
+        0
+    };
+    let w = whitened_sums(&data, &|_| noise, method.alpha_s(), cached)?;
     let trace_gap: f64 = (0..n).map(|i| w.kdiag[i] - w.q[i]).sum();
     let mut value = w.ln_marginal();
     if method == SparseMethod::Vfe {
@@ -500,7 +504,7 @@ impl SparseGp {
             });
         }
         let data = SparseData::new(&self.kernel, x, y, self.z.as_ref(), &Streaming::default());
-        let f = whitened_sums(&data, &|_| self.noise_variance, alpha_s, false)?;
+        let f = whitened_sums(&data, &|_| self.noise_variance, alpha_s, 0)?;
         let binv_gamma = f.l_b.solve_vec(&f.gamma);
         let alpha = f.l_uu.solve_upper_vec(&binv_gamma);
         Ok(GaussianPosterior {

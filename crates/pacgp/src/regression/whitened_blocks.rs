@@ -114,17 +114,17 @@ struct Pass1 {
     ln_lambda: f64,
 }
 
-/// The first pass at (θ, Z) with point i's noise `noise(i)` in `Λ_ii`; keeps `V_b` when
-/// `cache_v` (the caller has checked its memory budget).
+/// The first pass at (θ, Z) with point i's noise `noise(i)` in `Λ_ii`; keeps `V_b` of the first
+/// `cached_blocks` blocks for later passes (the caller's share of the cache budget).
 pub(crate) fn whitened_sums(
     data: &SparseData<'_>,
     noise: &(impl Fn(usize) -> f64 + Sync),
     alpha_s: f64,
-    cache_v: bool,
+    cached_blocks: usize,
 ) -> Result<WhitenedSums> {
     let (n, m) = (data.x.nrows(), data.z.nrows());
     let (kzz, l_uu) = kuu_factor(data.kernel, data.z)?;
-    let v_cache = BlockCache::new(&data.blocks, cache_v);
+    let v_cache = BlockCache::new(cached_blocks);
     let (mut kdiag, mut q, mut lambda) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
     let sums = data.blocks.sum(
         vec![&mut kdiag, &mut q, &mut lambda],
