@@ -20,6 +20,10 @@ use pacgp::regression::sparse::{NegSparseObjective, SparseMethod};
 use rand::{Rng, SeedableRng};
 use std::time::Duration;
 
+/// The allocator of the `pacgp` binary and the Python module (see the CLI's main.rs).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const M: usize = 500;
 
 fn synth(n: usize, d: usize) -> (Mat<f64>, Vec<f64>) {

@@ -12,6 +12,11 @@ use pacgp::regression::sparse::{NegSparseObjective, SparseMethod};
 use rand::{Rng, SeedableRng};
 use std::time::Instant;
 
+/// The allocator of the `pacgp` binary and the Python module (see the CLI's main.rs), so that
+/// the timings are those users get.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn synth(n: usize, d: usize) -> (Mat<f64>, Vec<f64>) {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
     let x = Mat::from_fn(n, d, |_, _| rng.gen_range(-2.0..2.0));

@@ -2,7 +2,7 @@
 //! blocks filled with the vectorised exponential, and the adjoint of `K(Z, Z)` read from the
 //! matrix itself (no exponential recomputed).
 
-use faer::{Mat, MatRef};
+use faer::{Mat, MatMut, MatRef};
 
 use super::{stationary, Kernel};
 
@@ -12,14 +12,26 @@ impl Kernel {
     /// and [`Kernel::gram`] with libm's bits, on which recorded fits depend. Other kernels:
     /// [`Kernel::cross`].
     pub fn inducing_cross(&self, z: MatRef<'_, f64>, x: MatRef<'_, f64>) -> Mat<f64> {
+        let mut out = Mat::zeros(z.nrows(), x.nrows());
+        self.inducing_cross_into(z, x, out.as_mut());
+        out
+    }
+
+    /// [`Kernel::inducing_cross`] written into `out` (M×N; every entry overwritten).
+    pub fn inducing_cross_into(
+        &self,
+        z: MatRef<'_, f64>,
+        x: MatRef<'_, f64>,
+        mut out: MatMut<'_, f64>,
+    ) {
         if let Some((var, _, profile, ln_l)) = self.stationary_parts() {
             let (zt, ux) = (
                 stationary::scaled_cols(z, ln_l),
                 stationary::scaled_rows(x, ln_l),
             );
-            return stationary::cross_vectorised(profile, var, &zt, &ux, x.ncols());
+            return stationary::cross_vectorised(profile, var, &zt, &ux, x.ncols(), out);
         }
-        self.cross(z, x)
+        out.copy_from(self.cross(z, x));
     }
 
     /// For a symmetric `G` (M×M) and `kzz = K(Z, Z)` (without jitter, e.g. from

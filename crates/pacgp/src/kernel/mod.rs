@@ -605,7 +605,19 @@ impl Kernel {
         &self,
         z: MatRef<'_, f64>,
         x: MatRef<'_, f64>,
-        k_zx: Mat<f64>,
+        mut k_zx: Mat<f64>,
+        g: &Mat<f64>,
+    ) -> (Vec<f64>, Mat<f64>) {
+        self.cross_adjoint_in(z, x, &mut k_zx, g)
+    }
+
+    /// [`Kernel::cross_adjoint`] with `k_zx` overwritten as scratch instead of consumed (so that
+    /// the caller can reuse its memory).
+    pub(crate) fn cross_adjoint_in(
+        &self,
+        z: MatRef<'_, f64>,
+        x: MatRef<'_, f64>,
+        k_zx: &mut Mat<f64>,
         g: &Mat<f64>,
     ) -> (Vec<f64>, Mat<f64>) {
         debug_assert_eq!((k_zx.nrows(), k_zx.ncols()), (z.nrows(), x.nrows()));

@@ -2,7 +2,7 @@
 //! `r² = Σ_t (x_t − z_t)² / l_t²`: squared exponential and Matérn ν ∈ {1/2, 3/2, 5/2}
 //! (GPML eqs. 4.9 and 4.17), with fast parallel Gram matrices and gradient contractions.
 
-use faer::{Mat, MatRef};
+use faer::{Mat, MatMut, MatRef};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -133,7 +133,7 @@ fn sqdist_to_all(c: &mut [f64], zt: &[f64], b: &[f64]) {
     }
 }
 
-/// `variance · k(r(z_i, x_j))` as an M×N matrix (one column per point of `ux`), with `zt` the
+/// `out ← variance · k(r(z_i, x_j))` (M×N, one column per point of `ux`; every entry written), with `zt` the
 /// inducing inputs in [`scaled_cols`] layout and `ux` the points in [`scaled_rows`] layout:
 /// distances and profile vectorised per column ([`vector_math`]), columns in parallel.
 pub(crate) fn cross_vectorised(
@@ -142,9 +142,12 @@ pub(crate) fn cross_vectorised(
     zt: &[f64],
     ux: &[f64],
     d: usize,
-) -> Mat<f64> {
-    let (m, n) = (zt.len() / d.max(1), ux.len() / d.max(1));
-    let mut out = Mat::<f64>::zeros(m, n);
+    out: MatMut<'_, f64>,
+) {
+    debug_assert_eq!(
+        (out.nrows(), out.ncols()),
+        (zt.len() / d.max(1), ux.len() / d.max(1))
+    );
     out.par_col_iter_mut().enumerate().for_each(|(j, c)| {
         vector_math::vectorised(CrossColumn {
             c: c.try_as_col_major_mut().unwrap().as_slice_mut(),
@@ -154,7 +157,6 @@ pub(crate) fn cross_vectorised(
             variance,
         });
     });
-    out
 }
 
 /// One column of [`cross_vectorised`]: `c[i] = variance · k(‖w_i − b‖²)`.
@@ -261,7 +263,7 @@ pub(crate) fn cross(
     out
 }
 
-/// Adjoint of `K = variance · k(r(z_j, x_i))` (M×N, given as `k`, consumed as scratch)
+/// Adjoint of `K = variance · k(r(z_j, x_i))` (M×N, given as `k`, overwritten as scratch)
 /// against `G` (M×N): `([Σ G∘∂K/∂ln σ² if with_variance, Σ G∘∂K/∂ln l_t …], ∂/∂Z Σ G∘K)`.
 ///
 /// With `S = variance·k'(r²)` and `H = G∘S`, `∂K/∂ln l_t = −2S(w_t − u_t)²` and
@@ -277,7 +279,7 @@ pub(crate) fn cross_adjoint(
     zt: &[f64],
     ux: &[f64],
     d: usize,
-    mut k: Mat<f64>,
+    k: &mut Mat<f64>,
     g: &Mat<f64>,
     with_variance: bool,
 ) -> (Vec<f64>, Mat<f64>) {

@@ -17,7 +17,9 @@ use crate::linalg::{self, Cholesky};
 use crate::loss::RegressionLoss;
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
 use crate::prior::{BoundLevers, HyperPrior, ThetaPenalty};
-use crate::regression::row_blocks::{add_mat, add_vec, BlockCache, Streaming};
+use crate::regression::row_blocks::{
+    add_mat, add_vec, recycle, release, scratch, scratch_zeroed, BlockCache, Streaming,
+};
 use crate::regression::sparse::{
     add_outer_seq, initial_inducing_with_targets, sandwich_inv, InducingInit, NegSparseObjective,
     SparseGp, SparseMethod,
@@ -246,6 +248,7 @@ impl<'a> PacSgpObjective<'a> {
                 let (f, v) = w.f_and_v(data, b)?;
                 let yb = y_cache.get_or(b, || Ok(self.whiten_b(w, &v)))?;
                 let mu = mat_t_vec_seq(f.as_ref(), e);
+                recycle(f);
                 let mut risk = 0.0;
                 for (k, i) in r.clone().enumerate() {
                     let s = yb.col_as_slice(k).iter().map(|v| v * v).sum::<f64>();
@@ -256,15 +259,18 @@ impl<'a> PacSgpObjective<'a> {
                 }
                 let (mut g0, mut vg) = (Mat::zeros(0, 0), vec![]);
                 if with_grad {
-                    g0 = Mat::zeros(m, m);
+                    g0 = scratch_zeroed(m, m);
                     linalg::syrk_lower_add(g0.as_mut(), yb.as_ref().as_ref(), Some(out[1]));
                     vg = mat_vec_seq(v.as_ref().as_ref(), out[0]);
                 }
+                release(yb);
+                release(v);
                 Ok(Marginals { risk, g0, vg })
             },
             &|a, b| {
                 a.risk += b.risk;
                 add_mat(&mut a.g0, &b.g0);
+                recycle(b.g0);
                 add_vec(&mut a.vg, &b.vg);
             },
         )
@@ -272,7 +278,8 @@ impl<'a> PacSgpObjective<'a> {
 
     /// `Y_b = L_B⁻¹V_b`.
     fn whiten_b(&self, w: &WhitenedSums, v: &Mat<f64>) -> Mat<f64> {
-        let mut yb = v.clone();
+        let mut yb = scratch(v.nrows(), v.ncols());
+        yb.copy_from(v);
         w.l_b.solve_lower_in_place_seq(yb.as_mut());
         yb
     }
@@ -322,11 +329,11 @@ impl<'a> PacSgpObjective<'a> {
             vec![&mut lamb],
             &|b, mut out| {
                 let r = data.blocks.range(b);
-                let (f, v) = w.f_and_v(data, b)?;
-                let v: &Mat<f64> = &v;
+                let (f, v_kept) = w.f_and_v(data, b)?;
+                let v: &Mat<f64> = &v_kept;
                 let yb = y_cache.get_or(b, || Ok(self.whiten_b(w, v)))?;
                 let nb = r.len();
-                let mut cv = Mat::<f64>::zeros(m, nb);
+                let mut cv = scratch(m, nb);
                 faer::linalg::matmul::matmul(
                     cv.as_mut(),
                     faer::Accum::Replace,
@@ -354,13 +361,17 @@ impl<'a> PacSgpObjective<'a> {
                     kb[k] = vb[k] + through;
                 }
                 // P̄'s −L⁻ᵀ(V diag(q̄) Vᵀ)L⁻¹, summed over blocks (lower triangle).
-                let mut pq = Mat::<f64>::zeros(m, m);
+                let mut pq = scratch_zeroed(m, m);
                 linalg::syrk_lower_add(pq.as_mut(), v.as_ref(), Some(&qb));
                 // F̄ = eμ̄ᵀ + c̄(y/Λ)ᵀ + L⁻ᵀ[2L_B⁻ᵀ(L_B⁻¹V diag(v̄)) + 2CVΛ⁻¹ + 2V diag(q̄)].
-                let mut ybv = yb.into_owned();
+                let mut ybv = scratch(m, nb);
                 for k in 0..nb {
-                    ybv.col_as_slice_mut(k).iter_mut().for_each(|x| *x *= vb[k]);
+                    let (dst, src) = (ybv.col_as_slice_mut(k), yb.col_as_slice(k));
+                    for (d, s) in dst.iter_mut().zip(src) {
+                        *d = s * vb[k];
+                    }
                 }
+                release(yb);
                 lb.solve_upper_in_place_seq(ybv.as_mut());
                 for (k, i) in r.clone().enumerate() {
                     let (vi, yi) = (v.col_as_slice(k), ybv.col_as_slice(k));
@@ -369,13 +380,14 @@ impl<'a> PacSgpObjective<'a> {
                         c[a] = 2.0 * (yi[a] + c[a] / lam[i] + vi[a] * qb[k]);
                     }
                 }
-                drop(ybv);
+                recycle(ybv);
+                release(v_kept);
                 l.solve_upper_in_place_seq(cv.as_mut());
                 let mub: Vec<f64> = r.clone().map(|i| scale * adj.g_mu[i]).collect();
                 let yl: Vec<f64> = r.clone().map(|i| self.y[i] / lam[i]).collect();
                 add_outer_seq(&mut cv, e, &mub);
                 add_outer_seq(&mut cv, &cbar, &yl);
-                Ok(GradPart::of_block(data, b, f, &cv, &kb, pq, vec![s2b]))
+                Ok(GradPart::of_block(data, b, f, cv, &kb, pq, vec![s2b]))
             },
             &|p, q| p.add(q),
         )?;

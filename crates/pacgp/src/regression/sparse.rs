@@ -17,7 +17,7 @@ use crate::linalg::{self, Cholesky};
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
 use crate::posterior::{Covariance, GaussianPosterior};
 use crate::regression::exact::check_regression_inputs;
-use crate::regression::row_blocks::Streaming;
+use crate::regression::row_blocks::{release, scratch, scratch_zeroed, Streaming};
 use crate::regression::whitened_blocks::{
     assemble_gradient, mat_t_vec_seq, whitened_sums, GradPart, SparseData, WhitenedSums,
 };
@@ -205,21 +205,21 @@ fn isotropic_gradient(
         &|b, _| {
             let r = data.blocks.range(b);
             let (f, v) = w.f_and_v(data, b)?;
-            let v: &Mat<f64> = &v;
-            let vt_bg = mat_t_vec_seq(v.as_ref(), &bg);
+            let vt_bg = mat_t_vec_seq(v.as_ref().as_ref(), &bg);
             let beta: Vec<f64> = r
                 .clone()
                 .map(|i| (data.y[i] - vt_bg[i - r.start]) / noise)
                 .collect();
-            let mut g = Mat::<f64>::zeros(m, r.len());
+            let mut g = scratch(m, r.len());
             faer::linalg::matmul::matmul(
                 g.as_mut(),
                 faer::Accum::Replace,
                 c.as_ref(),
-                v.as_ref(),
+                v.as_ref().as_ref(),
                 1.0,
                 faer::Par::Seq,
             );
+            release(v);
             add_outer_seq(&mut g, &a, &beta);
             let beta_sq = beta.iter().map(|b| b * b).sum::<f64>();
             let kbar = vec![-q_bar; r.len()];
@@ -227,7 +227,7 @@ fn isotropic_gradient(
                 data,
                 b,
                 f,
-                &g,
+                g,
                 &kbar,
                 Mat::zeros(0, 0),
                 vec![beta_sq],
@@ -266,10 +266,11 @@ fn fitc_gradient(data: &SparseData<'_>, w: &WhitenedSums, noise: f64) -> Result<
         vec![],
         &|b, _| {
             let r = data.blocks.range(b);
-            let (f, v) = w.f_and_v(data, b)?;
-            let v: &Mat<f64> = &v;
+            let (f, v_kept) = w.f_and_v(data, b)?;
+            let v: &Mat<f64> = &v_kept;
             let vt_bg = mat_t_vec_seq(v.as_ref(), &bg);
-            let mut yb = v.clone();
+            let mut yb = scratch(m, r.len());
+            yb.copy_from(v);
             w.l_b.solve_lower_in_place_seq(yb.as_mut());
             let (nb, mut lam_bar_sum) = (r.len(), 0.0);
             let (mut beta, mut q_bar, mut kbar) = (vec![0.0; nb], vec![0.0; nb], vec![0.0; nb]);
@@ -297,13 +298,14 @@ fn fitc_gradient(data: &SparseData<'_>, w: &WhitenedSums, noise: f64) -> Result<
                 }
             }
             w.l_uu.solve_upper_in_place_seq(yb.as_mut());
-            let mut vqv = Mat::<f64>::zeros(m, m);
+            let mut vqv = scratch_zeroed(m, m);
             linalg::syrk_lower_add(vqv.as_mut(), v.as_ref(), Some(&q_bar));
+            release(v_kept);
             Ok(GradPart::of_block(
                 data,
                 b,
                 f,
-                &yb,
+                yb,
                 &kbar,
                 vqv,
                 vec![lam_bar_sum],

@@ -14,7 +14,9 @@ use crate::error::Result;
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 
-use super::row_blocks::{add_mat, add_vec, BlockCache, RowBlocks, Streaming};
+use super::row_blocks::{
+    add_mat, add_vec, recycle, release, scratch, scratch_zeroed, BlockCache, RowBlocks, Streaming,
+};
 use super::sparse::KUU_JITTER;
 
 /// One evaluation's fixed inputs: kernel at θ, inducing inputs Z, data and how to stream.
@@ -45,17 +47,21 @@ impl<'a> SparseData<'a> {
         }
     }
 
-    /// `F_b = K(Z, X_b)` (M × block rows).
+    /// `F_b = K(Z, X_b)` (M × block rows), in a [`scratch`] matrix.
     pub fn kzx(&self, b: usize) -> Mat<f64> {
         let r = self.blocks.range(b);
+        let mut f = scratch(self.z.nrows(), r.len());
         self.kernel
-            .inducing_cross(self.z, self.x.subrows(r.start, r.len()))
+            .inducing_cross_into(self.z, self.x.subrows(r.start, r.len()), f.as_mut());
+        f
     }
 
-    /// `V_b = L⁻¹F_b` (given `F_b`), on the calling thread.
-    pub fn whiten(l_uu: &Cholesky, mut f: Mat<f64>) -> Mat<f64> {
-        l_uu.solve_lower_in_place_seq(f.as_mut());
-        f
+    /// `V_b = L⁻¹F_b` (given `F_b`), on the calling thread, in a [`scratch`] matrix.
+    pub fn whiten(l_uu: &Cholesky, f: &Mat<f64>) -> Mat<f64> {
+        let mut v = scratch(f.nrows(), f.ncols());
+        v.copy_from(f);
+        l_uu.solve_lower_in_place_seq(v.as_mut());
+        v
     }
 }
 
@@ -130,8 +136,12 @@ pub(crate) fn whitened_sums(
         vec![&mut kdiag, &mut q, &mut lambda],
         &|b, mut out| {
             let r = data.blocks.range(b);
-            let v = v_cache.get_or(b, || Ok(SparseData::whiten(&l_uu, data.kzx(b))))?;
-            let v: &Mat<f64> = &v;
+            let v = v_cache.get_or(b, || {
+                let f = data.kzx(b);
+                let v = SparseData::whiten(&l_uu, &f);
+                recycle(f);
+                Ok(v)
+            })?;
             let kd = data.kernel.diag(data.x.subrows(r.start, r.len()));
             let mut inv_lam = vec![0.0; r.len()];
             let mut ly = vec![0.0; r.len()];
@@ -145,17 +155,20 @@ pub(crate) fn whitened_sums(
                 y_lambda_y += data.y[i] * data.y[i] / lam;
                 ln_lambda += lam.ln();
             }
-            let mut bm = Mat::<f64>::zeros(m, m);
-            linalg::syrk_lower_add(bm.as_mut(), v.as_ref(), Some(&inv_lam));
+            let mut bm = scratch_zeroed(m, m);
+            linalg::syrk_lower_add(bm.as_mut(), v.as_ref().as_ref(), Some(&inv_lam));
+            let gamma = mat_vec_seq(v.as_ref().as_ref(), &ly);
+            release(v);
             Ok(Pass1 {
                 b: bm,
-                gamma: mat_vec_seq(v.as_ref(), &ly),
+                gamma,
                 y_lambda_y,
                 ln_lambda,
             })
         },
         &|a, b| {
             add_mat(&mut a.b, &b.b);
+            recycle(b.b);
             add_vec(&mut a.gamma, &b.gamma);
             a.y_lambda_y += b.y_lambda_y;
             a.ln_lambda += b.ln_lambda;
@@ -211,7 +224,7 @@ impl WhitenedSums {
         let f = data.kzx(b);
         let v = self
             .v_cache
-            .get_or(b, || Ok(SparseData::whiten(&self.l_uu, f.clone())))?;
+            .get_or(b, || Ok(SparseData::whiten(&self.l_uu, &f)))?;
         Ok((f, v))
     }
 }
@@ -230,20 +243,22 @@ pub(crate) struct GradPart {
 }
 
 impl GradPart {
-    /// The adjoints of block b's `K(Z, X_b)` (given as `f`, consumed) against `g` and of its
-    /// `diag K(X_b)` against `kbar`, with an M×M sum and scalars.
+    /// The adjoints of block b's `K(Z, X_b)` (given as `f`, recycled) against `g` (recycled)
+    /// and of its `diag K(X_b)` against `kbar`, with an M×M sum and scalars.
     pub fn of_block(
         data: &SparseData<'_>,
         b: usize,
-        f: Mat<f64>,
-        g: &Mat<f64>,
+        mut f: Mat<f64>,
+        g: Mat<f64>,
         kbar: &[f64],
         mm: Mat<f64>,
         scalars: Vec<f64>,
     ) -> Self {
         let r = data.blocks.range(b);
         let xb = data.x.subrows(r.start, r.len());
-        let (mut theta, dz) = data.kernel.cross_adjoint(data.z, xb, f, g);
+        let (mut theta, dz) = data.kernel.cross_adjoint_in(data.z, xb, &mut f, &g);
+        recycle(f);
+        recycle(g);
         add_vec(&mut theta, &data.kernel.diag_grad_contract(xb, kbar));
         Self {
             theta,
@@ -258,6 +273,7 @@ impl GradPart {
         add_vec(&mut self.theta, &other.theta);
         add_mat(&mut self.dz, &other.dz);
         add_mat(&mut self.mm, &other.mm);
+        recycle(other.mm);
         add_vec(&mut self.scalars, &other.scalars);
     }
 }
