@@ -23,9 +23,9 @@ const ROUND_SHIFT: f64 = 6_755_399_441_055_744.0;
 const EXP_BIAS_SHIFT: f64 = 4_503_599_627_371_519.0;
 const LOG2_E: f64 = std::f64::consts::LOG2_E;
 /// fdlibm's `ln2_hi` (low 21 bits of the mantissa zero: `q·ln2_hi` is exact for `|q| < 2¹¹`).
-const LN2_HI: f64 = 6.931_471_803_691_238_164_90e-1;
+const LN2_HI: f64 = 6.931_471_803_691_238e-1;
 /// fdlibm's `ln2_lo = ln 2 − ln2_hi`.
-const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
+const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
 /// Below this `eˣ` is 0 in double precision (`e^−745.14` is half the least subnormal).
 const EXP_LO: f64 = -746.0;
 /// Above this `eˣ` overflows (`ln(f64::MAX) ≈ 709.78`).
