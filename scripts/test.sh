@@ -9,7 +9,7 @@ cargo test --workspace
 venv=${PACGP_VENV:-.venv}
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 export VIRTUAL_ENV="$PWD/$venv" PATH="$PWD/$venv/bin:$PATH"
-python -m pip install -q --disable-pip-version-check maturin pytest scikit-learn numpy dask distributed
+python -m pip install -q --disable-pip-version-check maturin pytest scikit-learn numpy pandas dask distributed
 # The dev profile (dependencies at opt-level 3, ours at 1) reuses what `cargo test` just built;
 # the tests use small data, so release optimisation would only lengthen the build.
 maturin develop -q

@@ -9,6 +9,15 @@ here: predictions, certificates and leave-one-out figures are the library's.
 threads; ``-1`` all cores, ``-2`` all but one, as scikit-learn's ``n_jobs``; ``0`` and more than
 four threads per available core raise ValueError (the library's rule, the same as the CLI's
 ``--threads``). Results do not depend on it.
+
+Tables: every estimator also fits on a pandas DataFrame with text columns, an array of objects
+or strings, or (with ``missing`` set) an array with NaN cells. Their cells go to the library as
+text and are coded as ``pacgp fit`` codes a CSV file: ``categorical`` "auto" (text columns,
+default), a list of column names, or None; ``missing`` None (a missing cell is an error),
+"drop", "zero" or "mean" (the training mean); ``unknown_category`` "error" or "ignore". The
+coding is stored in the model (``model_.to_json()``), so ``predict`` codes later tables the
+same way and ``pacgp predict`` reads the model file with a CSV of the same columns.
+``input_notes_`` says what the coding did.
 """
 
 import json
@@ -20,9 +29,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _pacgp
 
-# Default number of inducing inputs / basis points / active-set size, capped at N (as the CLI).
-DEFAULT_BASIS = 100
-
 
 def _behaved(a):
     """float64 and aligned, as the binding reads arrays in place (copies only if needed:
@@ -30,9 +36,12 @@ def _behaved(a):
     return np.require(a, dtype=np.float64, requirements=["A"])
 
 
-def _basis(given, n):
-    """The basis size asked for, or the CLI's default of 100 capped at N."""
-    return min(DEFAULT_BASIS, n) if given is None else int(given)
+def _fit(estimator, X, y, method, labels=None, names=None, **options):
+    """The library's one fit: ``options`` by the library's option names (``None``: not given),
+    checked by the library; its errors name the estimator's parameters (``names`` maps the
+    library's names to them where they differ)."""
+    return _pacgp.fit(X, y, method, options, labels=labels, names=names,
+                      n_threads=estimator.n_threads)
 
 
 def _loo_of(certificate):
@@ -49,12 +58,101 @@ def _check_samples(X):
         raise ValueError(f"pacgp needs at least 2 samples, got n_samples = {X.shape[0]}")
 
 
+# ---- Tables: a pandas DataFrame or an array of objects, coded by the library ----
+
+def _cell(v):
+    """A table cell as text, as the library reads a CSV cell: "" for a missing value (None,
+    NaN, pandas' NA), numbers in round-trip form."""
+    if v is None or type(v).__name__ in ("NAType", "NaTType"):
+        return ""
+    if isinstance(v, bytes):
+        return v.decode()
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    if isinstance(v, (float, np.floating)):
+        return "" if np.isnan(v) else repr(float(v))
+    return str(v)
+
+
+def _numeric_dtype(dtype):
+    """Whether a DataFrame column holds numbers (a boolean column is a category)."""
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    return is_numeric_dtype(dtype) and not is_bool_dtype(dtype)
+
+
+def _table(X, force=False):
+    """``(columns, names)`` of text cells if X is a table — a pandas DataFrame with a column
+    that is not numeric, or an array of objects or strings — or any X when ``force``; else
+    None (X goes the numeric way)."""
+    if hasattr(X, "columns") and hasattr(X, "dtypes") and hasattr(X, "iloc"):
+        if not force and all(_numeric_dtype(t) for t in X.dtypes):
+            return None
+        names = [str(c) for c in X.columns]
+        columns = [[_cell(v) for v in X.iloc[:, j].tolist()] for j in range(X.shape[1])]
+        return columns, names
+    if not force and not isinstance(X, (np.ndarray, list, tuple)):
+        return None
+    a = np.asarray(X, dtype=object if force else None)
+    if a.ndim != 2 or not (force or a.dtype.kind in "OUS"):
+        return None
+    names = [f"x{j}" for j in range(a.shape[1])]
+    columns = [[_cell(v) for v in a[:, j].tolist()] for j in range(a.shape[1])]
+    return columns, names
+
+
 class _PacgpEstimator(BaseEstimator):
     """Shared parts: fitted attributes, pickling through the model file's JSON, evaluation."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # Text cells are read, as categories (the library's input coding).
+        tags.input_tags.string = True
+        return tags
 
     def _certifiable(self):
         """Whether the fitted model has a certificate with these hyperparameters."""
         return True
+
+    def _fit_inputs(self, X):
+        """The numeric inputs to fit on and the rows kept (None: all), with the input coding
+        to store in the model (None for numeric X). A table (a DataFrame with text columns, an
+        array of objects, or any X with ``missing`` set) is coded by the library, as
+        ``pacgp fit --categorical … --missing …`` codes a CSV file."""
+        table = _table(X, force=getattr(self, "missing", None) is not None)
+        if table is None:
+            return None
+        columns, names = table
+        categorical = getattr(self, "categorical", "auto")
+        if isinstance(categorical, str):
+            categorical = [categorical]
+        Xn, rows, coding, notes = _pacgp.fit_input_coding(
+            columns, names, categorical=categorical, missing=getattr(self, "missing", None),
+            unknown_category=getattr(self, "unknown_category", "error"),
+        )
+        self.n_features_in_ = len(names)
+        if hasattr(X, "columns"):
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        self.input_notes_ = list(notes)
+        return _behaved(Xn), np.asarray(rows, dtype=np.intp), coding
+
+    def _coded(self, X, allow_dropped=False):
+        """Inputs of a fitted model: a model fitted on a table codes X (any table with its
+        columns) with its stored coding; rows its ``missing="drop"`` leaves out are an error
+        unless ``allow_dropped`` (then they are skipped). The inputs and the rows kept."""
+        if not self.model_.has_input_coding:
+            X = _behaved(validate_data(self, X, reset=False, dtype=np.float64))
+            return X, None
+        columns, names = _table(X, force=True)
+        Xn, rows = self.model_.encode_table(columns, names)
+        if not allow_dropped and len(rows) < len(columns[0] if columns else []):
+            raise ValueError(
+                f"{len(columns[0]) - len(rows)} rows have a missing cell, and the model leaves "
+                "such rows out (missing='drop'): fill them, or fit with missing='mean' or 'zero'"
+            )
+        return _behaved(Xn), np.asarray(rows, dtype=np.intp)
 
     def _certify_sample(self, X, y):
         """``certificate_`` and ``loo_`` from the library's ``certify`` on the training sample."""
@@ -100,11 +198,18 @@ class _Regressor(RegressorMixin, _PacgpEstimator):
     """A regression estimator: ``fit``, ``predict(return_std=...)``, ``score`` (R²)."""
 
     def fit(self, X, y):
-        """Fit on inputs X (N×D) and real targets y (N); returns self."""
-        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        """Fit on inputs X (N×D, or a table: a DataFrame with text columns, an array of
+        objects, or any X with ``missing`` set) and real targets y (N); returns self."""
+        coded = self._fit_inputs(X)
+        if coded is None:
+            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        else:
+            X, rows, coding = coded
+            y = np.asarray(y, dtype=np.float64)[rows]
         _check_samples(X)
         X, y = _behaved(X), _behaved(y)
-        self._set_model(self._fit_model(X, y))
+        model = self._fit_model(X, y)
+        self._set_model(model if coded is None else model.with_input_coding(coding))
         self.noise_variance_ = self.model_.noise_variance
         self._certify_sample(X, y)
         return self
@@ -113,7 +218,7 @@ class _Regressor(RegressorMixin, _PacgpEstimator):
         """Predictive mean at X; with ``return_std`` also the predictive standard deviation of
         a new observation (latent variance plus noise), in the target's units."""
         check_is_fitted(self, "model_")
-        X = _behaved(validate_data(self, X, reset=False, dtype=np.float64))
+        X, _rows = self._coded(X)
         mean, _latent_var, noisy_var = self.model_.predict_regression(X, n_threads=self.n_threads)
         if return_std:
             return mean, np.sqrt(noisy_var)
@@ -122,7 +227,11 @@ class _Regressor(RegressorMixin, _PacgpEstimator):
     def evaluate(self, X, y, epsilon=None):
         """The library's test metrics (RMSE, MAE, NLPD, coverage, ε-band risks) as a dict."""
         check_is_fitted(self, "model_")
-        X, y = validate_data(self, X, y, reset=False, dtype=np.float64, y_numeric=True)
+        if self.model_.has_input_coding:
+            X, rows = self._coded(X, allow_dropped=True)
+            y = np.asarray(y, dtype=np.float64)[rows]
+        else:
+            X, y = validate_data(self, X, y, reset=False, dtype=np.float64, y_numeric=True)
         return json.loads(self.model_.evaluate(_behaved(X), _behaved(y), epsilon))
 
     def _certify_options(self):
@@ -137,7 +246,8 @@ class GPRegressor(_Regressor):
     """
 
     def __init__(self, kernel="se-ard", epsilon=None, restarts=0, snap=True, seed=0,
-                 certify=True, delta=0.01, loo="approx", n_threads=None):
+                 certify=True, delta=0.01, loo="approx", categorical="auto", missing=None,
+                 unknown_category="error", n_threads=None):
         self.kernel = kernel
         self.epsilon = epsilon
         self.restarts = restarts
@@ -146,16 +256,17 @@ class GPRegressor(_Regressor):
         self.certify = certify
         self.delta = delta
         self.loo = loo
+        self.categorical = categorical
+        self.missing = missing
+        self.unknown_category = unknown_category
         self.n_threads = n_threads
 
     def _certifiable(self):
         return self.epsilon is not None and self.snap
 
     def _fit_model(self, X, y):
-        return _pacgp.fit_gpr(
-            X, y, kernel_spec=self.kernel, restarts=self.restarts, seed=self.seed,
-            epsilon=self.epsilon, snap=self.snap, n_threads=self.n_threads,
-        )
+        return _fit(self, X, y, "gpr", kernel=self.kernel, restarts=self.restarts,
+                    seed=self.seed, epsilon=self.epsilon, snap=self.snap, delta=self.delta)
 
 
 class SparseGPRegressor(_Regressor):
@@ -165,7 +276,8 @@ class SparseGPRegressor(_Regressor):
 
     def __init__(self, method="vfe", n_inducing=None, kernel="se-ard", epsilon=None, seed=0,
                  inducing_init="kmeans", certify=True, delta=0.01, loo="approx",
-                 n_threads=None):
+                 categorical="auto", missing=None,
+                 unknown_category="error", n_threads=None):
         self.method = method
         self.n_inducing = n_inducing
         self.inducing_init = inducing_init
@@ -175,19 +287,20 @@ class SparseGPRegressor(_Regressor):
         self.certify = certify
         self.delta = delta
         self.loo = loo
+        self.categorical = categorical
+        self.missing = missing
+        self.unknown_category = unknown_category
         self.n_threads = n_threads
 
     def _certifiable(self):
         return self.epsilon is not None
 
     def _fit_model(self, X, y):
-        if self.method not in ("vfe", "fitc"):
-            raise ValueError(f"method must be 'vfe' or 'fitc', got {self.method!r}")
-        return _pacgp.fit_sparse(
-            X, y, method=self.method, m_inducing=_basis(self.n_inducing, len(y)),
-            kernel_spec=self.kernel, seed=self.seed, epsilon=self.epsilon,
-            init=self.inducing_init, n_threads=self.n_threads,
-        )
+        if self.method not in ("vfe", "fitc", "dtc"):
+            raise ValueError(f"method must be 'vfe', 'fitc' or 'dtc', got {self.method!r}")
+        return _fit(self, X, y, self.method, names={"inducing": "n_inducing"},
+                    inducing=self.n_inducing, kernel=self.kernel, seed=self.seed,
+                    epsilon=self.epsilon, inducing_init=self.inducing_init, delta=self.delta)
 
 
 class PACGPRegressor(_Regressor):
@@ -203,7 +316,8 @@ class PACGPRegressor(_Regressor):
 
     def __init__(self, epsilon=None, bound="kl", sparse=False, n_inducing=None, delta=0.01,
                  kernel="se-ard", seed=0, inducing_init="kmeans", prior=None, hyper_prior=None,
-                 xi="maurer", certify=True, loo="approx", n_threads=None):
+                 xi="maurer", certify=True, loo="approx", categorical="auto", missing=None,
+                 unknown_category="error", n_threads=None):
         self.epsilon = epsilon
         self.bound = bound
         self.sparse = sparse
@@ -217,36 +331,24 @@ class PACGPRegressor(_Regressor):
         self.xi = xi
         self.certify = certify
         self.loo = loo
+        self.categorical = categorical
+        self.missing = missing
+        self.unknown_category = unknown_category
         self.n_threads = n_threads
 
     def _certify_options(self):
         return {"term": self.xi}
 
     def _fit_model(self, X, y):
-        if self.epsilon is None:
-            raise ValueError(
-                "PACGPRegressor minimises a bound on the ε-band risk: give epsilon "
-                "(in the target's units)"
-            )
-        if self.prior is not None and (self.sparse or self.bound != "kl"):
-            raise ValueError("prior (the split prior) applies to the full kl PAC-GP only")
-        if self.prior is not None and self.hyper_prior is not None:
-            raise ValueError("hyper_prior does not combine with the split prior (θ is fitted "
-                             "on part A at no charge)")
-        levers = dict(hyper_prior=self.hyper_prior, xi=self.xi)
-        if self.sparse:
-            return _pacgp.fit_pac_sgp(
-                X, y, epsilon=float(self.epsilon), m_inducing=_basis(self.n_inducing, len(y)),
-                delta=self.delta, bound=self.bound, kernel_spec=self.kernel, seed=self.seed,
-                init=self.inducing_init, n_threads=self.n_threads, **levers,
-            )
-        if self.n_inducing is not None or self.inducing_init != "kmeans":
-            raise ValueError("n_inducing and inducing_init apply to sparse=True")
-        return _pacgp.fit_pac_gp(
-            X, y, epsilon=float(self.epsilon), delta=self.delta, bound=self.bound,
-            kernel_spec=self.kernel, prior=self.prior, seed=self.seed,
-            n_threads=self.n_threads, **levers,
-        )
+        method = "pac-sgp" if self.sparse else "pac-gp"
+        sparse = dict(inducing=self.n_inducing, inducing_init=self.inducing_init)
+        if not self.sparse:
+            # Given to pac-gp, they are refused by the library with their own names.
+            sparse = {k: v for k, v in sparse.items() if v not in (None, "kmeans")}
+        return _fit(self, X, y, method, names={"inducing": "n_inducing"},
+                    epsilon=None if self.epsilon is None else float(self.epsilon),
+                    delta=self.delta, bound=self.bound, kernel=self.kernel, seed=self.seed,
+                    prior=self.prior, hyper_prior=self.hyper_prior, xi=self.xi, **sparse)
 
 
 class GreedySparseRegressor(_Regressor):
@@ -254,7 +356,8 @@ class GreedySparseRegressor(_Regressor):
     greedily, the DTC posterior on them; certified given ``epsilon``."""
 
     def __init__(self, n_basis=None, kernel="se-ard", epsilon=None, seed=0, certify=True,
-                 delta=0.01, loo="approx", n_threads=None):
+                 delta=0.01, loo="approx", categorical="auto", missing=None,
+                 unknown_category="error", n_threads=None):
         self.n_basis = n_basis
         self.kernel = kernel
         self.epsilon = epsilon
@@ -262,16 +365,18 @@ class GreedySparseRegressor(_Regressor):
         self.certify = certify
         self.delta = delta
         self.loo = loo
+        self.categorical = categorical
+        self.missing = missing
+        self.unknown_category = unknown_category
         self.n_threads = n_threads
 
     def _certifiable(self):
         return self.epsilon is not None
 
     def _fit_model(self, X, y):
-        return _pacgp.fit_greedy_sparse(
-            X, y, k=_basis(self.n_basis, len(y)), kernel_spec=self.kernel, seed=self.seed,
-            epsilon=self.epsilon, n_threads=self.n_threads,
-        )
+        return _fit(self, X, y, "greedy-sparse", names={"inducing": "n_basis"},
+                    inducing=self.n_basis, kernel=self.kernel, seed=self.seed,
+                    epsilon=self.epsilon, delta=self.delta)
 
 
 class _Classifier(ClassifierMixin, _PacgpEstimator):
@@ -283,8 +388,15 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
         return tags
 
     def fit(self, X, y):
-        """Fit on inputs X (N×D) and labels y (any two distinct values); returns self."""
-        X, y = validate_data(self, X, y, dtype=np.float64)
+        """Fit on inputs X (N×D, or a table: a DataFrame with text columns, an array of
+        objects, or any X with ``missing`` set) and labels y (any two distinct values);
+        returns self."""
+        coded = self._fit_inputs(X)
+        if coded is None:
+            X, y = validate_data(self, X, y, dtype=np.float64)
+        else:
+            X, rows, coding = coded
+            y = np.asarray(y)[rows]
         check_classification_targets(y)
         _check_samples(X)
         self.classes_, index = np.unique(y, return_inverse=True)
@@ -295,7 +407,8 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
             )
         X, signs = _behaved(X), np.where(index == 1, 1.0, -1.0)
         negative, positive = (str(c) for c in self.classes_)
-        self._set_model(self._fit_model(X, signs, negative, positive))
+        model = self._fit_model(X, signs, negative, positive)
+        self._set_model(model if coded is None else model.with_input_coding(coding))
         self._certify_sample(X, signs)
         return self
 
@@ -304,7 +417,7 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
 
     def _positive_probability(self, X):
         check_is_fitted(self, "model_")
-        X = _behaved(validate_data(self, X, reset=False, dtype=np.float64))
+        X, _rows = self._coded(X)
         p, _mean, _var = self.model_.predict_classification(X, n_threads=self.n_threads)
         return p
 
@@ -324,14 +437,18 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
         (Not ``decision_function``: ranking by μ differs from ranking by the probabilities,
         which also depend on the variance.)"""
         check_is_fitted(self, "model_")
-        X = _behaved(validate_data(self, X, reset=False, dtype=np.float64))
+        X, _rows = self._coded(X)
         _p, mean, var = self.model_.predict_classification(X, n_threads=self.n_threads)
         return mean, var
 
     def evaluate(self, X, y):
         """The library's test metrics (error rate, log loss, Gibbs and Bayes risks) as a dict."""
         check_is_fitted(self, "model_")
-        X, y = validate_data(self, X, y, reset=False, dtype=np.float64)
+        if self.model_.has_input_coding:
+            X, rows = self._coded(X, allow_dropped=True)
+            y = np.asarray(y)[rows]
+        else:
+            X, y = validate_data(self, X, y, reset=False, dtype=np.float64)
         known = np.isin(y, self.classes_)
         if not known.all():
             raise ValueError(f"label {y[~known][0]!r} is not one of classes_ {self.classes_}")
@@ -364,7 +481,8 @@ class GPClassifier(_Classifier):
     def __init__(self, method="laplace", likelihood=None, select="bound", kernel=None,
                  active_set=None, kappa=None, input_noise=None, delta=0.01, seed=0,
                  predictor="latent", certify=True, loo="approx", prior=None, bound="kl",
-                 prior_scale=None, prior_kernel=None, both_directions=False, n_threads=None):
+                 prior_scale=None, prior_kernel=None, both_directions=False,
+                 categorical="auto", missing=None, unknown_category="error", n_threads=None):
         self.method = method
         self.likelihood = likelihood
         self.select = select
@@ -382,18 +500,24 @@ class GPClassifier(_Classifier):
         self.prior_scale = prior_scale
         self.prior_kernel = prior_kernel
         self.both_directions = both_directions
+        self.categorical = categorical
+        self.missing = missing
+        self.unknown_category = unknown_category
         self.n_threads = n_threads
 
     def _fit_model(self, X, y, negative, positive):
-        if self.active_set is not None and self.method not in ("ivm", "sogp"):
-            raise ValueError(f"active_set applies to ivm and sogp, not to {self.method!r}")
-        return _pacgp.fit_classifier(
-            X, y, negative, positive, method=self.method, likelihood=self.likelihood,
-            basis=_basis(self.active_set, len(y)), kappa=self.kappa,
-            input_noise=self.input_noise, select=self.select, kernel_spec=self.kernel,
-            delta=self.delta, seed=self.seed, prior=self.prior, bound=self.bound,
+        split = self.prior is not None
+        return _fit(
+            self, X, y, self.method, labels=(negative, positive),
+            likelihood=self.likelihood, active_set=self.active_set, kappa=self.kappa,
+            input_noise=self.input_noise, kernel=self.kernel, delta=self.delta, seed=self.seed,
+            predictor=self.predictor, prior=self.prior,
+            # The defaults of the split prior's options are only passed with a split prior.
+            select=None if (split or self.method == "pac-gpc") and self.select == "bound"
+            else self.select,
+            bound=None if not split and self.bound == "kl" else self.bound,
             prior_scale=self.prior_scale, prior_kernel=self.prior_kernel,
-            both_directions=bool(self.both_directions), n_threads=self.n_threads,
+            both_directions=bool(self.both_directions) or None,
         )
 
     def _loo_mode(self):
@@ -407,7 +531,8 @@ class SVMClassifier(_Classifier):
 
     def __init__(self, kernel=None, lengthscale=None, slack="linear", C=None, input_noise=None,
                  solver="smo", bias=False, delta=0.01, certify=True, loo="approx",
-                 n_threads=None):
+                 categorical="auto", missing=None,
+                 unknown_category="error", n_threads=None):
         self.kernel = kernel
         self.lengthscale = lengthscale
         self.slack = slack
@@ -418,14 +543,16 @@ class SVMClassifier(_Classifier):
         self.delta = delta
         self.certify = certify
         self.loo = loo
+        self.categorical = categorical
+        self.missing = missing
+        self.unknown_category = unknown_category
         self.n_threads = n_threads
 
     def _certifiable(self):
         return not self.bias
 
     def _fit_model(self, X, y, negative, positive):
-        return _pacgp.fit_svm(
-            X, y, negative, positive, kernel_spec=self.kernel, lengthscale=self.lengthscale,
-            slack=self.slack, c=self.C, input_noise=self.input_noise, solver=self.solver,
-            bias=self.bias, delta=self.delta, n_threads=self.n_threads,
-        )
+        return _fit(self, X, y, "svm", labels=(negative, positive), names={"c": "C"},
+                    kernel=self.kernel, lengthscale=self.lengthscale, slack=self.slack,
+                    c=self.C, input_noise=self.input_noise, solver=self.solver,
+                    bias=self.bias, delta=self.delta)

@@ -336,7 +336,7 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, d
         method, kernel, plist, m, sum(q[0] for q in parts), sum(q[1] for q in parts),
         sum(q[2] for q in parts), list(x_mean), list(x_sd), y_mean, y_sd, objective=value,
         epsilon=None if epsilon is None else float(epsilon), bound=bound, alpha_s=alpha_s,
-        confidence_term=confidence_term, seed=seed, optimiser=report,
+        confidence_term=confidence_term, seed=seed, delta=delta, optimiser=report,
     )
     if method == "vfe":
         estimator = SparseGPRegressor(method="vfe", n_inducing=m, kernel=kernel,

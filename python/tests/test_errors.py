@@ -91,10 +91,12 @@ def test_bad_arrays_are_value_errors(data):
 def test_the_raw_binding_reports_library_errors_as_value_errors(data):
     X, y = data
     with pytest.raises(ValueError, match="non-finite"):
-        _pacgp.fit_gpr(np.full_like(X, np.inf), y)
+        _pacgp.fit(np.full_like(X, np.inf), y, "gpr", {})
     with pytest.raises(ValueError, match="shape"):
-        _pacgp.fit_gpr(X, y[:10])
-    model = _pacgp.fit_gpr(X, y, epsilon=0.3)
+        _pacgp.fit(X, y[:10], "gpr", {})
+    with pytest.raises(ValueError, match="unknown fit option 'epsilonn'"):
+        _pacgp.fit(X, y, "gpr", {"epsilonn": 0.3})
+    model = _pacgp.fit(X, y, "gpr", {"epsilon": 0.3})
     with pytest.raises(ValueError, match="training sample"):
         model.certify(X[:-1], y[:-1])
     with pytest.raises(ValueError, match="model JSON"):
@@ -103,7 +105,7 @@ def test_the_raw_binding_reports_library_errors_as_value_errors(data):
     broken["task"]["noise_variance"] = -1.0
     with pytest.raises(ValueError, match="noise variance"):
         _pacgp.Model.from_json(json.dumps(broken))
-    classifier = _pacgp.fit_classifier(X, np.where(y > 0, 1.0, -1.0), "a", "b")
+    classifier = _pacgp.fit(X, np.where(y > 0, 1.0, -1.0), "laplace", {}, labels=("a", "b"))
     with pytest.raises(ValueError, match="classifier"):
         classifier.predict_regression(X)
 
@@ -145,9 +147,9 @@ def misaligned(a):
 def test_misaligned_arrays_are_refused_by_the_binding_and_copied_by_the_estimators(data):
     X, y = data
     with pytest.raises(ValueError, match="aligned"):
-        _pacgp.fit_gpr(misaligned(X), y)
+        _pacgp.fit(misaligned(X), y, "gpr", {})
     with pytest.raises(ValueError, match="aligned"):
-        _pacgp.fit_gpr(X, misaligned(y))
+        _pacgp.fit(X, misaligned(y), "gpr", {})
     reference = pacgp.GPRegressor(n_threads=1).fit(X, y)
     fitted = pacgp.GPRegressor(n_threads=1).fit(misaligned(X), misaligned(y))
     np.testing.assert_array_equal(fitted.predict(misaligned(X)), reference.predict(X))

@@ -40,7 +40,7 @@ def test_regressor_round_trip(estimator, data):
     np.testing.assert_allclose(std, std2, rtol=1e-12)
     assert back.certificate_ == fitted.certificate_
     assert back.get_params() == fitted.get_params()
-    assert json.loads(fitted.model_.to_json())["format"] == "pacgp-model/1"
+    assert json.loads(fitted.model_.to_json())["format"] == "pacgp-model/2"
 
 
 @pytest.mark.parametrize(

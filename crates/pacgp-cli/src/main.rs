@@ -17,6 +17,7 @@ mod commands;
 mod output;
 mod plot;
 mod reproduce;
+mod words;
 
 /// mimalloc keeps freed N×N buffers for reuse; the system allocator returns each ≥ 32 MB
 /// matrix to the kernel, so every factorisation and inverse paid for fresh zeroed pages
@@ -28,6 +29,9 @@ use clap::Parser;
 
 /// Exit status of a failure: 1 for numerical trouble, 2 for anything the user can fix.
 fn exit_code(e: &anyhow::Error) -> i32 {
+    if e.is::<pacgp::spec::SpecError>() {
+        return 2;
+    }
     match e.downcast_ref::<pacgp::Error>() {
         Some(pacgp::Error::Numerical { .. } | pacgp::Error::NotPositiveDefinite { .. }) => 1,
         Some(_) => 2,
@@ -50,7 +54,15 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 fn error_line(e: &anyhow::Error) -> String {
     let mut line = String::new();
     for cause in e.chain() {
-        let text = cause.to_string();
+        // A fit option that is wrong is worded with the flag the user typed.
+        let spec_error = match cause.downcast_ref::<pacgp::Error>() {
+            Some(pacgp::Error::Spec(s)) => Some(s),
+            _ => cause.downcast_ref::<pacgp::spec::SpecError>(),
+        };
+        let text = match spec_error {
+            Some(s) => s.message(&words::CliWording),
+            None => cause.to_string(),
+        };
         if line.contains(&text) {
             continue;
         }

@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use std::time::Duration;
+
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -17,9 +19,20 @@ pub fn bar(total: usize, msg: &str) -> ProgressBar {
     pb
 }
 
+/// A spinner on stderr while long work runs (hidden when stderr is not a terminal).
+pub fn spinner(msg: &str) -> ProgressBar {
+    let pb = ProgressBar::new_spinner();
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").expect("valid template"),
+    );
+    pb.set_message(msg.to_string());
+    pb.enable_steady_tick(Duration::from_millis(120));
+    pb
+}
+
 /// Write a result file, naming it in the error.
 pub fn write(path: &Path, text: &str) -> Result<()> {
-    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// The datasets folder: `given` if it exists, else (for the default `data`) the folder shipped
@@ -35,11 +48,11 @@ pub fn data_dir(given: &Path) -> std::path::PathBuf {
 /// Write `Serialize` rows as CSV with a header (`csv::Writer`).
 pub fn write_csv<T: serde::Serialize>(path: &Path, rows: &[T]) -> Result<()> {
     let mut w =
-        csv::Writer::from_path(path).with_context(|| format!("writing {}", path.display()))?;
+        csv::Writer::from_path(path).with_context(|| format!("cannot write {}", path.display()))?;
     for r in rows {
         w.serialize(r)?;
     }
     w.flush()
-        .with_context(|| format!("writing {}", path.display()))?;
+        .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }

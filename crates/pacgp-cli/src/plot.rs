@@ -95,7 +95,7 @@ pub fn write_svg(fig: &Figure, path: &Path) -> Result<()> {
     draw(fig, &chart).with_context(|| format!("drawing {}", path.display()))?;
     draw_legend(fig, &legend).with_context(|| format!("drawing {}", path.display()))?;
     root.present()
-        .with_context(|| format!("writing {}", path.display()))?;
+        .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }
 

@@ -252,7 +252,11 @@ fn damaged_model_files_are_rejected_on_load() {
             }),
             "mean weights",
         ),
-        (&gpr, Box::new(|v| v["epsilon"] = (-0.3).into()), "ε"),
+        (
+            &gpr,
+            Box::new(|v| v["spec"]["method"]["options"]["epsilon"] = (-0.3).into()),
+            "epsilon",
+        ),
         (
             &vfe,
             Box::new(|v| {
@@ -305,7 +309,7 @@ fn sparse_and_pac_models_fit_and_certify() {
         );
         assert_eq!(c["n"], 200, "{method}");
         let m = pacgp::model::FittedModel::load(&model).unwrap();
-        assert_eq!(m.method, method);
+        assert_eq!(m.method().to_string(), method);
         // The stored objective of a PAC model is the certificate's bound itself.
         if method.starts_with("pac") {
             let stored = m.report.objective.unwrap();
@@ -326,21 +330,24 @@ fn options_that_do_not_apply_are_errors() {
     let cases: [(&[&str], &str); 8] = [
         (
             &["--data", SNELSON, "--likelihood", "logistic"],
-            "--likelihood applies to classifiers",
+            "--likelihood applies to laplace",
         ),
         (
             &["--data", SNELSON, "--kappa", "0.1"],
-            "--kappa applies to classifiers",
+            "--kappa applies to mean-field",
         ),
         (
-            &["--data", SNELSON, "--delta", "0.05"],
-            "--delta applies to",
+            &["--data", SNELSON, "--method", "vfe", "--restarts", "2"],
+            "--restarts applies to gpr",
         ),
         (
             &["--data", SNELSON, "--inducing", "5"],
             "--inducing applies to",
         ),
-        (&["--data", SNELSON, "--method", "pac-gp"], "give --epsilon"),
+        (
+            &["--data", SNELSON, "--method", "pac-gp"],
+            "--method pac-gp needs --epsilon",
+        ),
         (
             &["--data", ripley, "--method", "laplace", "--epsilon", "1"],
             "--epsilon applies to regression",
@@ -354,7 +361,7 @@ fn options_that_do_not_apply_are_errors() {
                 "--kernel",
                 "matern52-ard",
             ],
-            "--select ml2",
+            "--kernel applies to classifiers with select ml2",
         ),
         (
             &["--data", ripley, "--method", "ep", "--active-set", "10"],
@@ -393,7 +400,11 @@ fn output_path_checked_first_and_defaults_fit_small_files() {
         "--json",
     ]);
     ok(&out);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--inducing set to N = 40"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("inducing inputs (basis points) is set to N = 40"),
+        "{err}"
+    );
 }
 
 /// `predict | head -1` ends quietly: exit 0, no panic.

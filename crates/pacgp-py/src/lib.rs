@@ -1,5 +1,5 @@
-//! The Python module `pacgp._pacgp`: the library's fitting entry points
-//! (`pacgp::model::fit_*`) and its [`FittedModel`] bound for Python. The scikit-learn
+//! The Python module `pacgp._pacgp`: the library's one fitting entry point (`pacgp::fit::fit`,
+//! options checked by the library's fit spec) and its [`FittedModel`] bound for Python. The scikit-learn
 //! estimators are thin Python classes over these (`python/pacgp`); nothing here re-implements
 //! a fit, a prediction or a certificate.
 //!
@@ -20,6 +20,7 @@ mod fit;
 mod model;
 mod sharded;
 mod sharded_pac_sgp;
+mod table;
 
 /// The allocator the `pacgp` command uses: the module then runs the CLI's code with the CLI's
 /// memory behaviour (mimalloc keeps the freed N×N buffers for reuse, see the CLI's main.rs).
@@ -59,8 +60,15 @@ pub(crate) fn to_py_err(e: pacgp::Error) -> PyErr {
         | E::InvalidParameter { .. }
         | E::InvalidSpec { .. }
         | E::ModelFile { .. }
+        | E::ModelMismatch { .. }
+        | E::Spec(_)
         | E::Unsupported(_)
         | E::NotTrainingSample { .. }
+        | E::Write { .. }
+        | E::MissingTarget { .. }
+        | E::TextColumns { .. }
+        | E::UnknownCategory { .. }
+        | E::HeaderLooksLikeData { .. }
         | E::Threads { .. } => PyValueError::new_err(message),
         // A variant added later is reported as pacgp's own error until it is classified here.
         _ => PacgpError::new_err(message),
@@ -120,19 +128,31 @@ pub(crate) fn compute<T: Send>(
     )
 }
 
-/// Run `f` without the GIL, in a private rayon pool if `n_threads` is given (so two Python
-/// threads can each fit with one thread), else in the global pool (every core). The count is
-/// resolved by [`pacgp::threads::resolve`], as the CLI's `--threads`: `−1` all cores, `−2`
-/// all but one (scikit-learn's `n_jobs`), `0` and more than four per core refused (ValueError).
-/// Taken as `i64` so that negative counts reach the library instead of raising OverflowError.
+/// [`compute_with`] with the library's errors turned into Python's by [`to_py_err`].
 pub(crate) fn compute_threads<T: Send>(
     py: Python<'_>,
     n_threads: Option<i64>,
     f: impl FnOnce() -> pacgp::Result<T> + Send,
 ) -> PyResult<T> {
-    let n_threads = match n_threads {
+    compute_with(py, n_threads, f, to_py_err)
+}
+
+/// Run `f` without the GIL, in a private rayon pool if `n_threads` is given (so two Python
+/// threads can each fit with one thread), else in the global pool (every core); the library's
+/// errors turned into Python's by `err`. The count is resolved by [`pacgp::threads::resolve`],
+/// as the CLI's `--threads`: `−1` all cores, `−2` all but one (scikit-learn's `n_jobs`), `0`
+/// and more than four per core refused (ValueError). Taken as `i64` so that negative counts
+/// reach the library instead of raising OverflowError.
+pub(crate) fn compute_with<T: Send>(
+    py: Python<'_>,
+    n_threads: Option<i64>,
+    f: impl FnOnce() -> pacgp::Result<T> + Send,
+    err: impl FnOnce(pacgp::Error) -> PyErr,
+) -> PyResult<T> {
+    let n_threads = match n_threads.map(pacgp::threads::resolve) {
         None => None,
-        Some(r) => Some(pacgp::threads::resolve(r).map_err(to_py_err)?),
+        Some(Ok(n)) => Some(n),
+        Some(Err(e)) => return Err(err(e)),
     };
     let out = py.detach(|| match n_threads {
         None => Ok(f()),
@@ -142,7 +162,7 @@ pub(crate) fn compute_threads<T: Send>(
             .map(|pool| pool.install(f)),
     });
     match out {
-        Ok(result) => result.map_err(to_py_err),
+        Ok(result) => result.map_err(err),
         Err(e) => Err(PyRuntimeError::new_err(format!(
             "cannot start {n_threads:?} worker threads: {e}"
         ))),
@@ -162,5 +182,6 @@ fn _pacgp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     fit::register(m)?;
     sharded::register(m)?;
     sharded_pac_sgp::register(m)?;
+    table::register(m)?;
     Ok(())
 }

@@ -8,7 +8,9 @@ use pacgp::bounds::ConfidenceTerm;
 use pacgp::data::Dataset;
 use pacgp::loo::LooMode;
 use pacgp::model::{CertifyOptions, FittedModel, GibbsPredictor, Task};
+use pacgp::spec::values::BadValue;
 use pacgp::Error;
+use pyo3::exceptions::PyValueError;
 
 use crate::{compute_threads, to_dataset, to_mat, to_py_err, wrap};
 
@@ -119,10 +121,10 @@ impl Model {
     }
 
     /// Certificates on the training sample as a JSON list of `pacgp certify --json` objects
-    /// (one per ε). `term`: maurer|seeger|sharp (default: the one the model was trained with,
-    /// e.g. the split prior's Catoni λ, else maurer), `predictor`: latent|noisy, `loo`:
-    /// approx|exact|both|none.
-    #[pyo3(signature = (x, y, epsilons=Vec::new(), delta=0.01, term=None, predictor="latent", loo="approx", n_threads=None))]
+    /// (one per ε). `None` takes the model's own: its δ, the confidence term it was trained
+    /// with (`term`: maurer|seeger|sharp|catoni:λ), its Gibbs classifier (`predictor`:
+    /// latent|noisy); `loo`: approx|exact|both|none.
+    #[pyo3(signature = (x, y, epsilons=Vec::new(), delta=None, term=None, predictor=None, loo="approx", n_threads=None))]
     #[allow(clippy::too_many_arguments)]
     fn certify(
         &self,
@@ -130,53 +132,64 @@ impl Model {
         x: PyReadonlyArray2<'_, f64>,
         y: PyReadonlyArray1<'_, f64>,
         epsilons: Vec<f64>,
-        delta: f64,
+        delta: Option<f64>,
         term: Option<&str>,
-        predictor: &str,
+        predictor: Option<&str>,
         loo: &str,
         n_threads: Option<i64>,
     ) -> PyResult<String> {
         let sample = self.sample(&x, &y)?;
-        let term = match term {
-            Some(t) => choose(
-                "the confidence term",
-                t,
-                &[
-                    ("maurer", ConfidenceTerm::Maurer),
-                    ("seeger", ConfidenceTerm::Seeger),
-                    ("sharp", ConfidenceTerm::Sharp),
-                ],
-            )?,
-            None => self
-                .inner
-                .trained_confidence_term()
-                .unwrap_or(ConfidenceTerm::Maurer),
-        };
+        let word = |e: BadValue| PyValueError::new_err(e.to_string());
         let opts = CertifyOptions {
             epsilons,
             delta,
-            term,
-            predictor: choose(
-                "the predictor",
-                predictor,
-                &[
-                    ("latent", GibbsPredictor::Latent),
-                    ("noisy", GibbsPredictor::Noisy),
-                ],
-            )?,
-            loo: choose(
-                "the leave-one-out mode",
-                loo,
-                &[
-                    ("approx", Some(LooMode::Approx)),
-                    ("exact", Some(LooMode::Exact)),
-                    ("both", Some(LooMode::Both)),
-                    ("none", None),
-                ],
-            )?,
+            term: term
+                .map(str::parse::<ConfidenceTerm>)
+                .transpose()
+                .map_err(word)?,
+            predictor: predictor
+                .map(str::parse::<GibbsPredictor>)
+                .transpose()
+                .map_err(word)?,
+            loo: match loo {
+                "none" => None,
+                other => Some(other.parse::<LooMode>().map_err(word)?),
+            },
         };
         let reports = compute_threads(py, n_threads, || self.inner.certify(&sample, &opts))?;
         json(&reports)
+    }
+
+    /// The same model with the input coding `coding_json` (from `fit_input_coding`), stored in
+    /// the model file; its inputs are then named as the coding names them.
+    fn with_input_coding(&self, coding_json: &str) -> PyResult<Model> {
+        crate::table::with_input_coding(&self.inner, coding_json).map(wrap)
+    }
+
+    /// Whether the model reads tables through a stored input coding (it was fitted on one).
+    #[getter]
+    fn has_input_coding(&self) -> bool {
+        !self.inner.input_coding.columns.is_empty()
+    }
+
+    /// The table columns the model reads, in order.
+    #[getter]
+    fn table_columns(&self) -> Vec<String> {
+        crate::table::table_columns(&self.inner)
+    }
+
+    /// Code a later table (`columns[j][i]`: the text of row i, column j; "" if missing) with
+    /// the model's stored coding; `unknown_category` "error" or "ignore" overrides the stored
+    /// rule. The inputs of the rows kept and their indices.
+    #[pyo3(signature = (columns, names, unknown_category=None))]
+    fn encode_table<'py>(
+        &self,
+        py: Python<'py>,
+        columns: Vec<Vec<String>>,
+        names: Vec<String>,
+        unknown_category: Option<&str>,
+    ) -> PyResult<(Bound<'py, numpy::PyArray2<f64>>, Vec<usize>)> {
+        crate::table::encode_table(py, &self.inner, columns, names, unknown_category)
     }
 
     /// The model file's JSON text (what `pacgp fit --out` writes).
@@ -200,8 +213,14 @@ impl Model {
 
     /// Method name as on the command line (`gpr`, `pac-gp`, `laplace`, ...).
     #[getter]
-    fn method(&self) -> &str {
-        &self.inner.method
+    fn method(&self) -> String {
+        self.inner.method().to_string()
+    }
+
+    /// The fit spec (method, options, δ, seed) as JSON, as the model file stores it.
+    #[getter]
+    fn spec_json(&self) -> PyResult<String> {
+        json(&self.inner.spec)
     }
 
     /// Training size N.
@@ -225,13 +244,13 @@ impl Model {
     /// The kernel in words, values on the standardised scale.
     #[getter]
     fn kernel(&self) -> String {
-        self.inner.posterior.kernel.describe()
+        self.inner.posterior.kernel().describe()
     }
 
     /// Kernel hyperparameters θ (ln values) and their names.
     #[getter]
     fn kernel_params(&self) -> (Vec<f64>, Vec<String>) {
-        let k = &self.inner.posterior.kernel;
+        let k = self.inner.posterior.kernel();
         (k.params(), k.param_names())
     }
 
@@ -247,7 +266,7 @@ impl Model {
     /// ε stored with the model (target units).
     #[getter]
     fn epsilon(&self) -> Option<f64> {
-        self.inner.epsilon
+        self.inner.spec.epsilon()
     }
 
     /// The fit report (optimiser, objective, penalty terms) as JSON.
@@ -259,7 +278,7 @@ impl Model {
     fn __repr__(&self) -> String {
         format!(
             "Model(method='{}', n_train={}, kernel='{}')",
-            self.inner.method,
+            self.inner.method(),
             self.inner.n_train,
             self.kernel()
         )

@@ -20,6 +20,10 @@ use pacgp::objective::pac_sgp_sharded::{
 };
 use pacgp::optim::{Objective, OptimReport, Termination};
 use pacgp::prior::HyperPrior;
+use pacgp::spec::values::BadValue;
+use pacgp::spec::{BoundName, FitOptions, HyperPriorName, MethodName, SpecOption, Xi};
+
+use crate::fit::bad_word;
 use pacgp::regression::sparse::InducingInit;
 
 use crate::model::choose;
@@ -65,30 +69,30 @@ impl Settings {
     )> {
         let kernel = self.kernel()?;
         let loss = RegressionLoss::new_epsilon_band(self.epsilon).map_err(to_py_err)?;
-        let kind = choose(
-            "bound",
-            &self.bound,
-            &[("kl", BoundKind::Kl), ("sqrt", BoundKind::Sqrt)],
-        )?;
-        let term = choose(
-            "confidence_term",
-            &self.confidence_term,
-            &[
-                ("maurer", ConfidenceTerm::Maurer),
-                ("seeger", ConfidenceTerm::Seeger),
-                ("sharp", ConfidenceTerm::Sharp),
-            ],
-        )?;
+        let word = |option| move |e: BadValue| bad_word(option, e);
+        let kind = match self
+            .bound
+            .parse::<BoundName>()
+            .map_err(word(SpecOption::Bound))?
+        {
+            BoundName::Kl => BoundKind::Kl,
+            BoundName::Sqrt => BoundKind::Sqrt,
+            BoundName::Catoni => {
+                return Err(PyValueError::new_err(
+                    "the sharded PAC-SGP minimises the kl or the sqrt bound",
+                ))
+            }
+        };
+        let term = self
+            .confidence_term
+            .parse::<ConfidenceTerm>()
+            .map_err(|e| PyValueError::new_err(format!("invalid confidence_term: {e}")))?;
         let prior = match &self.hyper_prior {
             None => None,
-            Some(name) => Some(choose(
-                "hyper_prior",
-                name,
-                &[
-                    ("uniform", HyperPrior::uniform()),
-                    ("gaussian", HyperPrior::gaussian()),
-                ],
-            )?),
+            Some(name) => Some(pacgp::fit::regression::hyper_prior(
+                name.parse::<HyperPriorName>()
+                    .map_err(word(SpecOption::HyperPrior))?,
+            )),
         };
         // As fit_pac_sgp_with: the grid's T·ln L unless a hyperparameter prior prices θ.
         let penalty = match prior {
@@ -396,7 +400,7 @@ fn initial_inducing_kmeans<'py>(
 /// the posterior's summed shard statistics and the scalers ([`m::sparse_model_from_parts`]);
 /// `optimiser` = `(params, value, iterations, evaluations, termination, message)` of the run.
 #[pyfunction]
-#[pyo3(signature = (method, kernel_spec, p, m, b, gamma, n, x_mean, x_sd, y_mean, y_sd, *, objective, epsilon=None, bound="kl", alpha_s=1.0, confidence_term="maurer", seed=0, optimiser=None))]
+#[pyo3(signature = (method, kernel_spec, p, m, b, gamma, n, x_mean, x_sd, y_mean, y_sd, *, objective, epsilon=None, bound="kl", alpha_s=1.0, confidence_term="maurer", seed=0, delta=0.01, optimiser=None))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn sparse_model_from_parts(
     py: Python<'_>,
@@ -417,36 +421,39 @@ fn sparse_model_from_parts(
     alpha_s: f64,
     confidence_term: &str,
     seed: u64,
+    delta: f64,
     optimiser: Option<(Vec<f64>, f64, u64, u64, String, String)>,
 ) -> PyResult<Model> {
     let d = x_mean.len();
     let (kernel, noise_variance, z) = unpack(kernel_spec, d, m, &p)?;
-    let kind = match method {
-        "vfe" => m::SparseModelKind::Vfe,
-        "fitc" => m::SparseModelKind::Fitc,
-        "pac-sgp" => m::SparseModelKind::PacSgp {
-            kind: choose(
-                "bound",
-                bound,
-                &[("kl", BoundKind::Kl), ("sqrt", BoundKind::Sqrt)],
-            )?,
-            alpha_s,
-            term: choose(
-                "confidence_term",
-                confidence_term,
-                &[
-                    ("maurer", ConfidenceTerm::Maurer),
-                    ("seeger", ConfidenceTerm::Seeger),
-                    ("sharp", ConfidenceTerm::Sharp),
-                ],
-            )?,
-        },
+    let word = |e: BadValue| PyValueError::new_err(e.to_string());
+    let method_name: MethodName = method.parse().map_err(word)?;
+    let pac = matches!(method_name, MethodName::PacSgp | MethodName::PacSgpSqrt);
+    let xi = match confidence_term.parse::<ConfidenceTerm>().map_err(word)? {
+        ConfidenceTerm::Maurer => Xi::Maurer,
+        ConfidenceTerm::Sharp => Xi::Sharp,
         other => {
             return Err(PyValueError::new_err(format!(
-                "method is 'vfe', 'fitc' or 'pac-sgp', got {other:?}"
+                "a PAC-SGP model is trained with Maurer's or the sharp constant, not {other:?}"
             )))
         }
     };
+    let options = FitOptions {
+        kernel: Some(kernel_spec.into()),
+        epsilon,
+        delta: Some(delta),
+        seed: Some(seed),
+        inducing: Some(m),
+        bound: pac
+            .then(|| bound.parse::<BoundName>())
+            .transpose()
+            .map_err(word)?,
+        xi: pac.then_some(xi),
+        ..Default::default()
+    };
+    let spec = options
+        .check(method_name)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
     if x_sd.len() != d || x_sd.iter().any(|s| !(*s > 0.0 && s.is_finite())) || !(y_sd > 0.0) {
         return Err(PyValueError::new_err(
             "the scalers need one positive, finite standard deviation per input and for the target",
@@ -474,7 +481,8 @@ fn sparse_model_from_parts(
         }),
     };
     let parts = m::SparseModelParts {
-        kind,
+        spec,
+        alpha_s,
         kernel,
         noise_variance,
         z,
@@ -494,10 +502,8 @@ fn sparse_model_from_parts(
         },
         feature_names: (0..d).map(|j| format!("x{j}")).collect(),
         target_name: "y".into(),
-        epsilon,
         objective,
         optimiser,
-        seed,
     };
     compute(py, None, || m::sparse_model_from_parts(parts)).map(wrap)
 }

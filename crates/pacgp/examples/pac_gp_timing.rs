@@ -1,7 +1,6 @@
 //! Timing of full kl-PAC-GP on boston (what `pacgp fit --method pac-gp --epsilon 3` does).
-use pacgp::bounds::BoundKind;
 use pacgp::data::{self, CsvOptions};
-use pacgp::model::{fit_pac_gp_model, PacGpOptions};
+use pacgp::spec::{FitOptions, MethodName};
 use std::time::Instant;
 
 fn main() {
@@ -11,22 +10,15 @@ fn main() {
     );
     let opts = CsvOptions::default();
     let train = data::load_csv(path, &opts).unwrap();
+    let spec = FitOptions {
+        epsilon: Some(3.0),
+        ..Default::default()
+    }
+    .check(MethodName::PacGp)
+    .unwrap();
     for _ in 0..2 {
         let t = Instant::now();
-        let m = fit_pac_gp_model(
-            &train,
-            &PacGpOptions {
-                kernel: None,
-                noise_init: 1.0,
-                epsilon: 3.0,
-                delta: 0.01,
-                kind: BoundKind::Kl,
-                levers: Default::default(),
-                split: None,
-                seed: 0,
-            },
-        )
-        .unwrap();
+        let m = pacgp::fit::fit(&spec, &train, None).unwrap();
         let r = m.report.optimiser.as_ref().unwrap();
         println!(
             "{:.3} s  bound {:.6}  iters {} evals {} term {:?}  opt value {:.8}",

@@ -286,6 +286,78 @@ fn check_term(term: ConfidenceTerm) -> Result<()> {
     }
 }
 
+/// The bound an objective minimises (and a certificate states): δ, the confidence term
+/// (Catoni's carries its λ), the form (kl-inverse or Pinsker) and the union-bound penalty in
+/// nats. Every objective that trains by a bound holds one and asks it for the value and its
+/// partials ([`BoundTarget::at`]), so the sharp ξ(N) and Catoni's bound reach all of them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BoundTarget {
+    /// Confidence δ.
+    pub delta: f64,
+    /// Confidence constant (Catoni's with λ: Catoni's bound whatever `kind` says).
+    pub term: ConfidenceTerm,
+    /// kl-inverse or Pinsker form.
+    pub kind: BoundKind,
+    /// Union-bound penalty in nats fixed during the optimisation.
+    pub penalty: f64,
+}
+
+/// The bound at one point with its partial derivatives in the empirical risk and in the
+/// complexity `C = (KL + penalty + confidence)/N`, so `∂B/∂KL = ∂B/∂penalty = d_complexity/N`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BoundValue {
+    /// The bound.
+    pub value: f64,
+    /// `∂B/∂R_S`.
+    pub d_risk: f64,
+    /// `∂B/∂C`.
+    pub d_complexity: f64,
+}
+
+impl BoundTarget {
+    /// A target with its inputs checked: δ in (0, 1), a non-negative finite penalty, Catoni's
+    /// λ positive and finite.
+    pub fn new(delta: f64, term: ConfidenceTerm, kind: BoundKind, penalty: f64) -> Result<Self> {
+        check(0.0, 0.0, 1, delta, penalty)?;
+        if !penalty.is_finite() {
+            return Err(Error::InvalidParameter {
+                name: "penalty",
+                value: penalty,
+                reason: "must be finite",
+            });
+        }
+        check_term(term)?;
+        Ok(Self {
+            delta,
+            term,
+            kind,
+            penalty,
+        })
+    }
+
+    /// The complexity `C = (KL + penalty + extra + confidence)/N` (docs/math.md §2.3).
+    pub fn complexity(&self, kl: f64, n: usize, extra_penalty: f64) -> f64 {
+        complexity(kl, n, self.delta, self.penalty + extra_penalty, self.term)
+    }
+
+    /// The bound at empirical risk `risk` and `kl` on `n` points, with its partials.
+    pub fn at(&self, risk: f64, kl: f64, n: usize) -> BoundValue {
+        self.at_with(risk, kl, n, 0.0)
+    }
+
+    /// [`BoundTarget::at`] with a penalty that depends on the optimised parameters added (a
+    /// coarse hyperparameter prior's surrogate `−ln π(θ)`); its derivative is `d_complexity/N`.
+    pub fn at_with(&self, risk: f64, kl: f64, n: usize, extra_penalty: f64) -> BoundValue {
+        let c = self.complexity(kl.max(0.0), n, extra_penalty);
+        let (value, d_risk, d_complexity) = bound_and_partials(risk, c, self.kind, self.term);
+        BoundValue {
+            value,
+            d_risk,
+            d_complexity,
+        }
+    }
+}
+
 /// The bound of `kind` under `term` as a function of (q, c) with `(B, ∂B/∂q, ∂B/∂c)`:
 /// Catoni's closed form for [`ConfidenceTerm::Catoni`] (either kind), else
 /// [`bound_with_partials`].
@@ -380,6 +452,40 @@ mod tests {
             assert!((a - bkl).abs() < 1.5e-6, "kl bound {a} vs {bkl}");
             assert!((b - bsq).abs() < 1.5e-6, "sqrt bound {b} vs {bsq}");
         }
+    }
+
+    /// The target's partials against central differences in R_S and KL, for both forms, a
+    /// sharp constant and Catoni's; an extra penalty moves the value as the KL does.
+    #[test]
+    fn target_partials_match_central_differences() {
+        let h = 1e-6;
+        for term in [
+            ConfidenceTerm::Maurer,
+            ConfidenceTerm::Sharp,
+            ConfidenceTerm::Catoni { lambda: 0.8 },
+        ] {
+            for kind in [BoundKind::Kl, BoundKind::Sqrt] {
+                let t = BoundTarget::new(0.05, term, kind, 3.0).unwrap();
+                let (r, kl, n) = (0.12, 7.5, 300);
+                let b = t.at(r, kl, n);
+                let dr = (t.at(r + h, kl, n).value - t.at(r - h, kl, n).value) / (2.0 * h);
+                let dk = (t.at(r, kl + h, n).value - t.at(r, kl - h, n).value) / (2.0 * h);
+                assert!((b.d_risk - dr).abs() < 1e-6, "{term:?} {kind:?}");
+                assert!(
+                    (b.d_complexity / n as f64 - dk).abs() < 1e-8,
+                    "{term:?} {kind:?}"
+                );
+                assert!(
+                    (t.at_with(r, kl, n, 1.0).value - t.at(r, kl + 1.0, n).value).abs() < 1e-14
+                );
+                let want = pac_bayes_bound(r, kl, n, 0.05, 3.0, kind, term).unwrap();
+                assert!((b.value - want).abs() < 1e-15);
+            }
+        }
+        assert!(BoundTarget::new(1.0, ConfidenceTerm::Maurer, BoundKind::Kl, 0.0).is_err());
+        assert!(BoundTarget::new(0.1, ConfidenceTerm::Maurer, BoundKind::Kl, -1.0).is_err());
+        let bad = ConfidenceTerm::Catoni { lambda: 0.0 };
+        assert!(BoundTarget::new(0.1, bad, BoundKind::Kl, 0.0).is_err());
     }
 
     #[test]

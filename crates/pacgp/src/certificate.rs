@@ -44,6 +44,26 @@ impl GibbsClassifier {
         let (bias, noise_slope) = lik.bias_and_slope();
         Self { bias, noise_slope }
     }
+
+    /// The Gibbs classifier `predictor` names for a likelihood.
+    pub fn of(lik: &Likelihood, predictor: GibbsPredictor) -> Self {
+        match predictor {
+            GibbsPredictor::Latent => Self::latent(lik),
+            GibbsPredictor::Noisy => Self::noisy(lik),
+        }
+    }
+}
+
+/// Which stochastic classifier a classification certificate (and the Gibbs risk of
+/// `evaluate`) is about.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GibbsPredictor {
+    /// The noise-free latent classifier `sgn(f(x) + b)`, `f ~ Q`.
+    #[default]
+    Latent,
+    /// The probit's noisy classifier `sgn(f(x) + ξ + b)` (same as latent for other likelihoods).
+    Noisy,
 }
 
 /// The loss of a certificate: its Gibbs risk on the sample is the bound's empirical risk.

@@ -22,6 +22,15 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+    /// A file could not be written.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The path that failed.
+        path: String,
+        /// The underlying I/O error.
+        #[source]
+        source: std::io::Error,
+    },
     /// A CSV file is malformed (ragged row, unparsable number, no header ...).
     #[error("{path}: line {line}: {message}")]
     Csv {
@@ -34,13 +43,61 @@ pub enum Error {
     },
     /// A missing value (`?`, empty, `NA`) where none is allowed.
     #[error(
-        "missing value at line {line}, column '{column}' (drop such rows with --drop-missing, or read missing inputs as 0 with --missing-as-zero)"
+        "missing value at line {line}, column '{column}' (choose what missing cells mean when fitting: --missing drop, zero or mean)"
     )]
     MissingValue {
         /// 1-based line number in the file.
         line: u64,
         /// Column name.
         column: String,
+    },
+    /// A missing target, which no policy fills in.
+    #[error(
+        "missing target at line {line}, column '{column}': a target cannot be filled in (leave such rows out with --missing drop)"
+    )]
+    MissingTarget {
+        /// 1-based line number in the file.
+        line: u64,
+        /// Column name.
+        column: String,
+    },
+    /// Input columns holding text where numbers were expected.
+    #[error(
+        "{path}: text in {found}: encode text columns as categories with --categorical auto, or leave them out with --drop {names}"
+    )]
+    TextColumns {
+        /// The file.
+        path: String,
+        /// Each column with its first text cell and line.
+        found: String,
+        /// The columns' names, comma separated.
+        names: String,
+    },
+    /// A category the training data did not have.
+    #[error(
+        "{path}: line {line}: column '{column}' has the category '{value}', which the training data did not have (known: {known}); --unknown-category ignore codes it as all zeros"
+    )]
+    UnknownCategory {
+        /// The file.
+        path: String,
+        /// 1-based line number in the file.
+        line: u64,
+        /// Column name.
+        column: String,
+        /// The unseen value.
+        value: String,
+        /// The training categories, comma separated.
+        known: String,
+    },
+    /// A first line of numbers where column names were expected.
+    #[error(
+        "{path}: the first line ({first}) is all numbers, so it looks like data, not column names: read the file with --no-header (columns x1…xD and y, the last), or add a header line"
+    )]
+    HeaderLooksLikeData {
+        /// The file.
+        path: String,
+        /// The first line, shortened.
+        first: String,
     },
     /// A NaN or infinite number in an input array.
     #[error("non-finite value in {what} at row {row}, column {col}")]
@@ -183,6 +240,19 @@ pub enum Error {
         what: &'static str,
         /// Details.
         message: String,
+    },
+    /// An option of a fit that is wrong (which option, what is wrong); front ends word it in
+    /// their own terms ([`crate::spec::SpecError::message`]).
+    #[error("{0}")]
+    Spec(#[from] crate::spec::SpecError),
+    /// A model file whose stored parts are not what its fit spec allows (a price edited, θ off
+    /// the spec's grid, a split record that does not match): it is not certified.
+    #[error("the model file does not match its fit spec ({part}): {reason}")]
+    ModelMismatch {
+        /// The part of the file.
+        part: String,
+        /// What does not match.
+        reason: String,
     },
     /// An operation the model does not support (e.g. regression metrics on a classifier).
     #[error("{0}")]

@@ -15,7 +15,9 @@
 //! - [`vector_math`]: a vectorised exponential for bulk kernel fills (runtime SIMD dispatch);
 //! - [`threads`]: worker-thread requests resolved the same way for every front end;
 //! - [`objective`], [`optim`]: training criteria (PAC-GP) and their minimisation (L-BFGS);
-//! - [`model`]: fitted models as files, and the fitting pipelines the CLI calls;
+//! - [`spec`]: what a fit is (method, options, δ, seed), checked once;
+//! - [`fit`]: the fitting pipelines, one entry point from a checked spec to a fitted model;
+//! - [`model`]: fitted models as files: predict, evaluate, certify (prices re-derived from the spec);
 //! - [`metrics`]: test-set metrics; [`selective`]: risk–coverage curves for selective classification;
 //! - [`experiments`]: the seed papers' experiments as library functions.
 
@@ -24,6 +26,7 @@ pub mod certificate;
 pub mod data;
 pub mod error;
 pub mod experiments;
+pub mod fit;
 pub mod gradcheck;
 pub mod inference;
 pub mod kernel;
@@ -38,7 +41,9 @@ pub mod optim;
 pub mod posterior;
 pub mod prior;
 pub mod regression;
+pub mod select;
 pub mod selective;
+pub mod spec;
 pub mod special;
 pub mod svm;
 pub mod threads;

@@ -163,26 +163,21 @@ fn breast_cancer_certificates_are_non_vacuous_and_hold() {
 #[test]
 fn mean_field_class_probabilities_include_the_input_noise() {
     use pacgp::data::{load_csv_classification, CsvOptions};
-    use pacgp::inference::mean_field::MeanFieldConfig;
-    use pacgp::inference::InferenceMethod;
-    use pacgp::model::{fit_classifier, ClassifierOptions, FittedModel, HyperSelection};
+    use pacgp::model::FittedModel;
+    use pacgp::spec::{FitOptions, MethodName};
     use pacgp::special::normal_cdf;
     let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../data/ripley-synth/synth_tr.csv");
     let (train, labels) = load_csv_classification(&path, &CsvOptions::default()).unwrap();
     let (kappa, v) = (0.02, 0.3);
-    let opts = ClassifierOptions {
-        method: InferenceMethod::MeanField(MeanFieldConfig {
-            input_noise: v,
-            ..Default::default()
-        }),
-        likelihood: Likelihood::flip_noise(kappa).unwrap(),
-        delta: 0.01,
-        term: ConfidenceTerm::Maurer,
-        selection: HyperSelection::BoundOverCandidates,
-        predictor: pacgp::model::GibbsPredictor::Latent,
-    };
-    let model = fit_classifier(&train, labels, &opts).unwrap();
+    let spec = FitOptions {
+        kappa: Some(kappa),
+        input_noise: Some(v),
+        ..Default::default()
+    }
+    .check(MethodName::MeanField)
+    .unwrap();
+    let model = pacgp::fit::fit(&spec, &train, Some(labels)).unwrap();
     let (p, m) = model.predict_classification(train.x.as_ref()).unwrap();
     let mut widest = 0.0f64;
     for i in 0..p.len() {

@@ -7,10 +7,10 @@ mod common;
 use faer::Mat;
 use pacgp::bounds::ConfidenceTerm;
 use pacgp::experiments::classification::{self as cls, UciSetup};
+use pacgp::fit::classifier_candidates;
 use pacgp::inference::ivm::IvmConfig;
 use pacgp::inference::InferenceMethod;
 use pacgp::likelihood::Likelihood;
-use pacgp::model::classifier_candidates;
 use std::path::PathBuf;
 
 fn repo(p: &str) -> PathBuf {

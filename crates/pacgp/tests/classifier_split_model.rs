@@ -1,24 +1,20 @@
-//! The classifier split prior in model files (issue 15): a model fitted with
-//! `fit_split_prior_model` keeps the split's record, and `certify` on its training sample
-//! reproduces the certificate of the fit (also after a JSON round trip and with the rows in
-//! another order), recomputes it for another δ (Catoni's closed form at the stored λ), refuses
-//! another sample; Catoni + prior scale through the model pipeline gives the library
-//! experiment's `split-prior+catoni+scale` row; model files without the record still load.
+//! The classifier split prior in model files: a model fitted from a spec with a split prior
+//! keeps the split's record, and `certify` on its training sample reproduces the certificate
+//! of the fit (also after a JSON round trip and with the rows in another order), recomputes it
+//! for another δ (Catoni's closed form at the stored λ), refuses another sample and a record
+//! its spec does not allow; pac-gpc with Catoni and the prior-scale menu through `fit` gives
+//! the library experiment's `split-prior+catoni+scale` row. (The experiment's other levers —
+//! an EP prior, a menu of mean scales — are not options of `fit`.)
 
-use pacgp::bounds::{catoni_bound, CatoniLambda, ConfidenceTerm};
-use pacgp::data::{CsvOptions, Dataset};
-use pacgp::experiments::tighter_classifiers::{
-    tighter_classifier_rows, TighterClassifierSettings, MEAN_SCALES,
-};
-use pacgp::kernel::Kernel;
-use pacgp::likelihood::Likelihood;
-use pacgp::model::{
-    fit_split_prior_model, CertifyOptions, FittedModel, GibbsPredictor, SplitPriorOptions, Task,
-};
-use pacgp::objective::gpc_split::{SplitFraction, SplitPriorConfig, PRIOR_SCALES};
+use pacgp::bounds::{catoni_bound, ConfidenceTerm};
+use pacgp::data::{CsvOptions, Dataset, LabelMap};
+use pacgp::experiments::tighter_classifiers::{tighter_classifier_rows, TighterClassifierSettings};
+use pacgp::model::{CertifyOptions, FittedModel, Task};
+use pacgp::objective::gpc_split::{SplitFraction, PRIOR_SCALES};
+use pacgp::spec::{BoundName, FitOptions, MethodName, PriorKernel, PriorScale};
 use pacgp::Error;
 
-fn crabs() -> (Dataset, pacgp::data::LabelMap) {
+fn crabs() -> (Dataset, LabelMap) {
     let opts = CsvOptions {
         target: pacgp::data::TargetSpec::parse("sp"),
         drop_columns: vec!["sex".into(), "index".into()],
@@ -29,24 +25,25 @@ fn crabs() -> (Dataset, pacgp::data::LabelMap) {
     pacgp::data::load_csv_classification(path, &opts).unwrap()
 }
 
-/// Catoni with λ from part A and the prior-scale menu at a fixed fraction, few L-BFGS steps.
-fn options(d: usize, fraction: SplitFraction, seed: u64, max_iter: usize) -> SplitPriorOptions {
-    let mut config = SplitPriorConfig::new(fraction, seed);
-    config.catoni = Some(CatoniLambda::FromPartA);
-    config.prior_scales = PRIOR_SCALES.to_vec();
-    config.bound.lbfgs.max_iter = max_iter;
-    SplitPriorOptions {
-        likelihood: Likelihood::probit(),
-        kernel: Kernel::se_ard(&vec![1.0; d], 1.0),
-        predictor: GibbsPredictor::Latent,
-        config,
+/// Catoni's bound with λ from part A and the prior-scale menu.
+fn split_options(fraction: SplitFraction, seed: u64) -> FitOptions {
+    FitOptions {
+        prior: Some(fraction),
+        bound: Some(BoundName::Catoni),
+        prior_scale: Some(PriorScale::Auto),
+        seed: Some(seed),
+        ..Default::default()
     }
+}
+
+fn fit(method: MethodName, o: FitOptions, data: &Dataset, labels: LabelMap) -> FittedModel {
+    let spec = o.check(method).unwrap();
+    pacgp::fit::fit(&spec, data, Some(labels)).unwrap()
 }
 
 fn certify(model: &FittedModel, data: &Dataset, delta: f64) -> pacgp::certificate::Certificate {
     let opts = CertifyOptions {
-        delta,
-        term: model.trained_confidence_term().unwrap(),
+        delta: Some(delta),
         loo: None,
         ..Default::default()
     };
@@ -57,12 +54,17 @@ fn certify(model: &FittedModel, data: &Dataset, delta: f64) -> pacgp::certificat
 
 /// fit → JSON → certify gives the fit's bound (to 1e-9, δ = 0.01), with the rows in the
 /// training order and reversed; at δ = 0.05 the bound is Catoni's closed form at the stored λ
-/// with the same KL, risk and penalty; another sample is refused with a typed error.
+/// with the same KL, risk and penalty; another sample is refused with a typed error, and a
+/// record that does not fit the model is refused when the file is read.
 #[test]
 fn fit_then_certify_reproduces_the_split_certificate() {
     let (data, labels) = crabs();
-    let opts = options(data.d(), SplitFraction::Fixed(0.5), 7, 40);
-    let model = fit_split_prior_model(&data, labels, &opts).unwrap();
+    let model = fit(
+        MethodName::Laplace,
+        split_options(SplitFraction::Fixed(0.5), 7),
+        &data,
+        labels,
+    );
     let Task::Classification {
         split_prior: Some(record),
         ..
@@ -75,7 +77,7 @@ fn fit_then_certify_reproduces_the_split_certificate() {
     assert_eq!(record.term, ConfidenceTerm::Catoni { lambda });
     assert_eq!((record.n_a, record.n_b), (100, 100));
     let json = serde_json::to_string(&model).unwrap();
-    let back: FittedModel = serde_json::from_str(&json).unwrap();
+    let back = FittedModel::from_json(&json, "m.json").unwrap();
     let fitted = model.report.objective.unwrap();
     let c = certify(&back, &data, 0.01);
     eprintln!(
@@ -98,37 +100,6 @@ fn fit_then_certify_reproduces_the_split_certificate() {
         .certify(&flipped, &CertifyOptions::default())
         .unwrap_err();
     assert!(matches!(err, Error::NotTrainingSample { .. }), "{err}");
-    // A file written before the record existed (no `split_prior` key) still loads; its
-    // certificate cannot be recomputed on the whole sample (θ fitted on A off the grid).
-    let mut old: serde_json::Value = serde_json::from_str(&json).unwrap();
-    old["task"]
-        .as_object_mut()
-        .unwrap()
-        .remove("split_prior")
-        .unwrap();
-    let old: FittedModel = serde_json::from_value(old).unwrap();
-    assert!(matches!(
-        old.task,
-        Task::Classification {
-            split_prior: None,
-            ..
-        }
-    ));
-    let err = old.certify(&data, &CertifyOptions::default()).unwrap_err();
-    assert!(matches!(err, Error::Unsupported(_)), "{err}");
-    // A record written before `swapped` and `mean_scale` existed loads with their defaults
-    // (plain direction, s = 1) and certifies the same.
-    let mut older: serde_json::Value = serde_json::from_str(&json).unwrap();
-    let rec = older["task"]["split_prior"].as_object_mut().unwrap();
-    assert_eq!(
-        (rec["swapped"].clone(), rec["mean_scale"].clone()),
-        (false.into(), 1.0.into())
-    );
-    rec.remove("swapped").unwrap();
-    rec.remove("mean_scale").unwrap();
-    let older: FittedModel = serde_json::from_value(older).unwrap();
-    assert!((certify(&older, &data, 0.01).bound - c.bound).abs() < 1e-12);
-    // A record that does not fit the model is refused when the file is read.
     for (key, value) in [
         ("n_b", serde_json::json!(99)),
         ("prior_scale", serde_json::json!(0.0)),
@@ -140,22 +111,22 @@ fn fit_then_certify_reproduces_the_split_certificate() {
     }
 }
 
-/// The model pipeline with Catoni's λ from A and the prior-scale menu (fraction menu) gives
-/// the bound of the library experiment's `split-prior+catoni+scale` row on the same split
-/// (crabs, quick settings), and `certify` reproduces it.
+/// pac-gpc with Catoni's λ from A and the prior-scale menu (fraction menu) through `fit`
+/// gives the bound of the library experiment's `split-prior+catoni+scale` row on the same split
+/// (crabs, the experiment's full optimiser settings, which are `fit`'s), and `certify`
+/// reproduces it.
 #[test]
-fn catoni_and_scale_through_the_model_match_the_experiment_row() {
+fn catoni_and_scale_through_fit_match_the_experiment_row() {
     let (data, labels) = crabs();
-    let settings = TighterClassifierSettings::quick();
+    let settings = TighterClassifierSettings::full();
     let mut cfg = settings.config();
     cfg.methods = vec!["split-prior+catoni+scale".into()];
     let seed = 1;
     let rows = tighter_classifier_rows("crabs", &data, &[seed], &cfg).unwrap();
     let (tr, _) = pacgp::data::train_test_split(data.n(), cfg.test_fraction, seed).unwrap();
     let train = data.subset(&tr);
-    let mut opts = options(data.d(), SplitFraction::Menu, seed, settings.max_iter);
-    opts.config.bound = cfg.pac.clone();
-    let model = fit_split_prior_model(&train, labels, &opts).unwrap();
+    let o = split_options(SplitFraction::Menu, seed);
+    let model = fit(MethodName::PacGpc, o, &train, labels);
     let bound = model.report.objective.unwrap();
     assert_eq!(bound, rows[0].bound, "{rows:?}");
     let c = certify(&model, &train, 0.01);
@@ -167,20 +138,19 @@ fn catoni_and_scale_through_the_model_match_the_experiment_row() {
     assert_eq!(c.n, rows[0].n_bound);
 }
 
-/// The record of a fit with both directions, SE iso beside SE-ARD and a mean-scale menu
-/// (Catoni λ from A, t menu, F = ½): `certify` reproduces the fitted bound (to 1e-9, the
-/// `ln 2` of the direction paid), the record keeps s, the direction and a menu of 2; the same
-/// record with the direction flipped is refused (its part B is not Q's), and a file whose
-/// choices lost the direction's `ln 2` is refused instead of certified with less. Seed 5 on
-/// crabs picks the swapped direction (B = the permutation's first half).
+/// Both directions with SE iso beside SE-ARD (Catoni λ from A, t menu, F = ½): `certify`
+/// reproduces the fitted bound (to 1e-9) with the direction's `ln 2` paid; the record with the
+/// direction flipped is refused (its part A is not the one refitted); a record claiming a smaller menu, or a
+/// spec that no longer allows both directions, is refused instead of certified with less.
 #[test]
-fn both_directions_iso_and_mean_scale_are_reproduced_by_certify() {
+fn both_directions_and_the_kernel_choice_are_reproduced_by_certify() {
     let (data, labels) = crabs();
-    let mut opts = options(data.d(), SplitFraction::Fixed(0.5), 5, 30);
-    opts.config.both_directions = true;
-    opts.config.alt_kernels = vec![Kernel::se_iso(1.0, 1.0)];
-    opts.config.mean_scales = MEAN_SCALES.to_vec();
-    let model = fit_split_prior_model(&data, labels, &opts).unwrap();
+    let o = FitOptions {
+        both_directions: Some(true),
+        prior_kernel: Some(PriorKernel::Auto),
+        ..split_options(SplitFraction::Fixed(0.5), 5)
+    };
+    let model = fit(MethodName::Laplace, o, &data, labels);
     let Task::Classification {
         split_prior: Some(record),
         ..
@@ -189,52 +159,38 @@ fn both_directions_iso_and_mean_scale_are_reproduced_by_certify() {
         panic!("no split record")
     };
     eprintln!(
-        "swapped {} s {} t {} kernel {}",
+        "swapped {} t {} kernel {}",
         record.swapped,
-        record.mean_scale,
         record.prior_scale,
         record.kernel_a.describe()
     );
     assert_eq!(record.menu, 2);
-    assert!(record.swapped, "seed 5 picks the swapped direction");
-    assert!(MEAN_SCALES.contains(&record.mean_scale));
-    let paid: f64 = model.report.choices.iter().map(|c| c.nats).sum();
+    let paid: f64 = model.choices().unwrap().iter().map(|c| c.nats).sum();
     assert!((paid - 2f64.ln()).abs() < 1e-12, "{paid}");
     let json = serde_json::to_string(&model).unwrap();
-    let back: FittedModel = serde_json::from_str(&json).unwrap();
+    let back = FittedModel::from_json(&json, "m.json").unwrap();
     let fitted = model.report.objective.unwrap();
     let c = certify(&back, &data, 0.01);
     eprintln!("fit {fitted:.15} certify {:.15}", c.bound);
     assert!((c.bound - fitted).abs() < 1e-9, "{} vs {fitted}", c.bound);
     assert!((c.penalty - 2f64.ln()).abs() < 1e-12);
-    let mut flipped: serde_json::Value = serde_json::from_str(&json).unwrap();
-    flipped["task"]["split_prior"]["swapped"] = (!record.swapped).into();
-    let flipped = FittedModel::from_json(&flipped.to_string(), "m.json").unwrap();
-    let err = flipped
-        .certify(&data, &CertifyOptions::default())
-        .unwrap_err();
-    assert!(matches!(err, Error::NotTrainingSample { .. }), "{err}");
-    let mut cheap: serde_json::Value = serde_json::from_str(&json).unwrap();
-    let choices = cheap["report"]["choices"].as_array_mut().unwrap();
-    choices.retain(|c| c["nats"].as_f64() == Some(0.0));
-    let cheap = FittedModel::from_json(&cheap.to_string(), "m.json").unwrap();
-    let err = cheap
-        .certify(&data, &CertifyOptions::default())
-        .unwrap_err();
-    assert!(matches!(err, Error::Unsupported(_)), "{err}");
-}
-
-/// An EP prior on part A: Q's block on A holds EP's sites, from which `certify` rebuilds
-/// `P_A` and reproduces the fitted bound (to 1e-9).
-#[test]
-fn ep_prior_is_reproduced_by_certify() {
-    let (data, labels) = crabs();
-    let mut opts = options(data.d(), SplitFraction::Fixed(0.5), 3, 20);
-    opts.config.ep_prior = true;
-    opts.config.prior_scales = vec![1.0];
-    let model = fit_split_prior_model(&data, labels, &opts).unwrap();
-    let fitted = model.report.objective.unwrap();
-    let c = certify(&model, &data, 0.01);
-    eprintln!("ep: fit {fitted:.15} certify {:.15}", c.bound);
-    assert!((c.bound - fitted).abs() < 1e-9, "{} vs {fitted}", c.bound);
+    let edit = |f: &dyn Fn(&mut serde_json::Value)| {
+        let mut v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        f(&mut v);
+        FittedModel::from_json(&v.to_string(), "m.json")
+            .and_then(|m| m.certify(&data, &CertifyOptions::default()))
+            .unwrap_err()
+    };
+    let err = edit(&|v| {
+        let s = v["task"]["split_prior"]["swapped"].as_bool().unwrap();
+        v["task"]["split_prior"]["swapped"] = (!s).into();
+    });
+    // The other direction's part A has another scaler: refused before anything is certified.
+    assert!(matches!(err, Error::ModelMismatch { .. }), "{err}");
+    let err = edit(&|v| v["task"]["split_prior"]["menu"] = 1.into());
+    assert!(matches!(err, Error::ModelMismatch { .. }), "{err}");
+    let err = edit(&|v| {
+        v["spec"]["method"]["options"]["hypers"]["split"]["both_directions"] = false.into()
+    });
+    assert!(matches!(err, Error::ModelMismatch { .. }), "{err}");
 }

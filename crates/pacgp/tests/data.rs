@@ -114,14 +114,11 @@ fn bad_inputs_give_typed_errors() {
 
     let text = tmp_csv("text.csv", "a,b,y\n1,2,3\n4,x,5\n");
     match load_csv(&text, &CsvOptions::default()) {
-        Err(Error::Csv { line, message, .. }) => {
-            assert_eq!(line, 3);
-            assert!(message.contains("'b'"), "{message}");
-        }
+        Err(Error::TextColumns { found, .. }) => assert_eq!(found, "'b' ('x' at line 3)"),
         other => panic!("{other:?}"),
     }
 
-    let na = tmp_csv("na.csv", "a,b,y\n1,NA,3\n");
+    let na = tmp_csv("na.csv", "a,b,y\n1,NA,3\n2,4,5\n");
     assert!(matches!(
         load_csv(&na, &CsvOptions::default()),
         Err(Error::MissingValue { line: 2, .. })
@@ -260,14 +257,14 @@ fn label_map_from_numeric_values() {
 #[test]
 fn yes_no_attributes_and_missing_as_zero() {
     let p = repo("data/house-votes-84/house_votes_84.csv");
-    // Without the yes/no reading the votes are not numbers: a typed CSV error.
+    // Without the yes/no reading (or --categorical) the votes are text: a typed error.
     let plain = CsvOptions {
         missing: MissingPolicy::Zero,
         ..Default::default()
     };
     assert!(matches!(
         load_csv_classification(&p, &plain),
-        Err(Error::Csv { .. })
+        Err(Error::TextColumns { .. })
     ));
     let opts = CsvOptions {
         missing: MissingPolicy::Zero,
@@ -290,8 +287,17 @@ fn yes_no_attributes_and_missing_as_zero() {
     let t = tmp_csv("votes_missing_target.csv", "a,b\ny,r\nn,\n");
     assert!(matches!(
         load_csv_classification(&t, &opts),
-        Err(Error::MissingValue { .. })
+        Err(Error::MissingTarget { .. })
     ));
+    // The same matrix, coded as two-category columns (n → −1, y → +1), missing → 0.
+    let cat = CsvOptions {
+        missing: MissingPolicy::Zero,
+        categorical: Categorical::Auto,
+        ..Default::default()
+    };
+    let (c, _) = load_csv_classification(&p, &cat).unwrap();
+    assert_eq!(c.x, d.x);
+    assert_eq!(c.y, d.y);
 }
 
 // ---- The bad-input corpus of issue 11 (data layer) ----
@@ -319,7 +325,7 @@ fn repeated_header_name_is_an_error_naming_it() {
         &p,
         &["x1".to_string()],
         Some("y"),
-        InputCoding::default(),
+        &InputCoding::default(),
     ));
     assert!(
         msg.contains("'x1' appears twice") && msg.contains("columns 1 and 2"),
@@ -502,13 +508,13 @@ fn empty_and_header_only_files_read_naturally() {
     assert!(
         message(load_csv(&e, &CsvOptions::default())).ends_with("no data rows: the file is empty")
     );
-    let all_missing = tmp_csv("all_missing.csv", "a,y\n?,1\nNA,2\n");
+    let all_missing = tmp_csv("all_missing.csv", "a,b,y\n?,1,1\n2,NA,2\n");
     let opts = CsvOptions {
         missing: MissingPolicy::DropRows,
         ..Default::default()
     };
     let msg = message(load_csv(&all_missing, &opts));
-    assert!(msg.contains("--drop-missing leaves none"), "{msg}");
+    assert!(msg.contains("--missing drop leaves none"), "{msg}");
 }
 
 #[test]
@@ -549,13 +555,10 @@ fn hints_name_flags_as_the_user_types_them() {
     );
     let yes = tmp_csv("hint_yes.csv", "v,y\ny,3\n");
     let msg = message(load_csv(&yes, &CsvOptions::default()));
-    assert!(msg.contains("--yes-no"), "{msg}");
-    let na = tmp_csv("hint_na.csv", "a,y\n?,3\n");
+    assert!(msg.contains("--categorical auto"), "{msg}");
+    let na = tmp_csv("hint_na.csv", "a,y\n?,3\n1,4\n");
     let msg = message(load_csv(&na, &CsvOptions::default()));
-    assert!(
-        msg.contains("--drop-missing") && msg.contains("--missing-as-zero"),
-        "{msg}"
-    );
+    assert!(msg.contains("--missing drop, zero or mean"), "{msg}");
     // A regression target that is not numeric points at the classifiers, not at --drop.
     let label = tmp_csv("hint_label.csv", "a,y\n1,cat\n2,dog\n");
     let msg = message(load_csv(&label, &CsvOptions::default()));
@@ -582,13 +585,16 @@ fn dropping_the_target_is_an_error() {
         load_csv_classification(&p, &named),
         Err(Error::DroppedTarget { .. })
     ));
-    // Dropping every input leaves none: said so.
     let all = CsvOptions {
         drop_columns: vec!["a".into(), "b".into()],
         ..Default::default()
     };
+    // Dropping every input leaves none: the message names the dropped columns and the
+    // target, each as what it is.
+    let msg = message(load_csv(&p, &all));
     assert!(
-        message(load_csv(&p, &all)).contains("every column but the target is dropped by --drop")
+        msg.contains("--drop a,b leaves only the target column 'y'"),
+        "{msg}"
     );
 }
 
@@ -637,4 +643,320 @@ fn split_file_copies_rows_byte_for_byte() {
         Err(Error::InvalidSpec { .. })
     ));
     assert_eq!(std::fs::read_to_string(&p).unwrap(), text);
+}
+
+// ---- Tables as they come: categories, missing values, headers (issue 24) ----
+
+/// A table of text cells (lines 2, 3, … as a file would number them).
+fn table(header: &[&str], rows: &[&[&str]]) -> Table {
+    Table {
+        source: "t.csv".into(),
+        header: header.iter().map(|h| h.to_string()).collect(),
+        rows: rows
+            .iter()
+            .enumerate()
+            .map(|(i, r)| (i as u64 + 2, r.iter().map(|c| c.to_string()).collect()))
+            .collect(),
+    }
+}
+
+fn coding_opts(missing: MissingPolicy, categorical: Categorical) -> CodingOptions {
+    CodingOptions {
+        missing,
+        categorical,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn categories_are_one_hot_or_plus_minus_one_with_the_training_vocabulary() {
+    let t = table(
+        &["colour", "size", "sex", "y"],
+        &[
+            &["red", "10", "M", "1"],
+            &["blue", "2", "F", "2"],
+            &["green", "1", "M", "3"],
+            &["red", "2", "F", "4"],
+        ],
+    );
+    let opts = coding_opts(MissingPolicy::Reject, Categorical::Auto);
+    let f = InputCoding::fit(&t, &[0, 1, 2], Some(3), &opts).unwrap();
+    // Sorted levels: blue, green, red one-hot; F → −1, M → +1 in one input.
+    assert_eq!(
+        f.coding.input_names(),
+        ["colour=blue", "colour=green", "colour=red", "size", "sex=M"]
+    );
+    assert_eq!(
+        f.notes,
+        ["encoded as categories: colour (3 categories, one input each), sex (F → −1, M → +1)"]
+    );
+    let e = f
+        .coding
+        .apply(&t, &f.coding.input_names(), Some(3))
+        .unwrap();
+    let rows: Vec<Vec<f64>> = (0..4)
+        .map(|i| (0..5).map(|j| e.x[(i, j)]).collect())
+        .collect();
+    assert_eq!(rows[0], [0.0, 0.0, 1.0, 10.0, 1.0]);
+    assert_eq!(rows[1], [1.0, 0.0, 0.0, 2.0, -1.0]);
+    assert_eq!(rows[2], [0.0, 1.0, 0.0, 1.0, 1.0]);
+    // A numeric column named as categorical: levels sorted as numbers (2 < 10).
+    let named = coding_opts(
+        MissingPolicy::Reject,
+        Categorical::Named(vec!["size".into()]),
+    );
+    let t2 = table(&["size", "y"], &[&["10", "1"], &["2", "2"], &["1", "3"]]);
+    let f = InputCoding::fit(&t2, &[0], Some(1), &named).unwrap();
+    assert_eq!(f.coding.input_names(), ["size=1", "size=2", "size=10"]);
+    // Without --categorical, every text column is named in one error, with the flags.
+    let plain = coding_opts(MissingPolicy::Reject, Categorical::None);
+    let msg = InputCoding::fit(&t, &[0, 1, 2], Some(3), &plain)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("'colour' ('red' at line 2), 'sex' ('M' at line 2)")
+            && msg.contains("--categorical auto")
+            && msg.contains("--drop colour,sex"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn an_unseen_category_is_a_typed_error_or_an_all_zero_code() {
+    let train = table(&["c", "y"], &[&["a", "1"], &["b", "2"], &["c", "3"]]);
+    let opts = coding_opts(MissingPolicy::Reject, Categorical::Auto);
+    let mut coding = InputCoding::fit(&train, &[0], Some(1), &opts)
+        .unwrap()
+        .coding;
+    let later = table(&["c", "y"], &[&["b", "1"], &["zebra\0", "2"]]);
+    let names = coding.input_names();
+    match coding.apply(&later, &names, None) {
+        Err(Error::UnknownCategory {
+            line,
+            column,
+            value,
+            known,
+            ..
+        }) => {
+            assert_eq!((line, column.as_str()), (3, "c"));
+            assert_eq!((value.as_str(), known.as_str()), ("zebra\\u{0}", "a, b, c"));
+        }
+        other => panic!("{other:?}"),
+    }
+    coding.unknown_category = UnknownCategory::Ignore;
+    let e = coding.apply(&later, &names, None).unwrap();
+    assert_eq!(
+        (e.x[(0, 1)], e.x[(1, 0)] + e.x[(1, 1)] + e.x[(1, 2)]),
+        (1.0, 0.0)
+    );
+}
+
+#[test]
+fn missing_cells_are_dropped_zeroed_or_filled_with_training_means() {
+    let t = table(
+        &["a", "c", "y"],
+        &[
+            &["1", "p", "10"],
+            &["?", "q", "20"],
+            &["4", "", "30"],
+            &["7", "q", "?"],
+        ],
+    );
+    let cat = || Categorical::Named(vec!["c".into()]);
+    // Drop: rows 2–4 (a missing input or target) are left out; the vocabulary is row 1's.
+    let f = InputCoding::fit(
+        &t,
+        &[0, 1],
+        Some(2),
+        &coding_opts(MissingPolicy::DropRows, cat()),
+    )
+    .unwrap();
+    let e = f
+        .coding
+        .apply(&t, &f.coding.input_names(), Some(2))
+        .unwrap();
+    assert_eq!(
+        (e.rows.clone(), e.dropped.clone()),
+        (vec![0], vec![1, 2, 3])
+    );
+    assert_eq!(f.coding.input_names(), ["a", "c=p"]);
+    // Otherwise a missing target is an error naming it, whatever fills the inputs.
+    for policy in [
+        MissingPolicy::Reject,
+        MissingPolicy::Zero,
+        MissingPolicy::Mean,
+    ] {
+        assert!(matches!(
+            InputCoding::fit(&t, &[0, 1], Some(2), &coding_opts(policy, cat())),
+            Err(Error::MissingTarget { line: 5, .. })
+        ));
+    }
+    // Mean: a's mean over its observed training cells (1, 4, 7) = 4; c's code (p → −1,
+    // q → +1) has mean (−1 + 1 + 1)/3 = 1/3. Zero: 0 for both.
+    let rows = &t.rows[..3];
+    let t3 = Table {
+        rows: rows.to_vec(),
+        ..t.clone()
+    };
+    let t3 = Table {
+        rows: t3
+            .rows
+            .into_iter()
+            .chain([(5, vec!["7".into(), "q".into(), "40".into()])])
+            .collect(),
+        ..t3
+    };
+    let f = InputCoding::fit(
+        &t3,
+        &[0, 1],
+        Some(2),
+        &coding_opts(MissingPolicy::Mean, cat()),
+    )
+    .unwrap();
+    let e = f
+        .coding
+        .apply(&t3, &f.coding.input_names(), Some(2))
+        .unwrap();
+    assert_eq!((e.x[(1, 0)], e.x[(2, 1)]), (4.0, 1.0 / 3.0));
+    assert_eq!(
+        f.notes[1],
+        "missing cells read as the training mean: a (1), c (1)"
+    );
+    let f = InputCoding::fit(
+        &t3,
+        &[0, 1],
+        Some(2),
+        &coding_opts(MissingPolicy::Zero, cat()),
+    )
+    .unwrap();
+    let e = f
+        .coding
+        .apply(&t3, &f.coding.input_names(), Some(2))
+        .unwrap();
+    assert_eq!((e.x[(1, 0)], e.x[(2, 1)]), (0.0, 0.0));
+    // The fill is the training mean, also for a later file's missing cells.
+    let later = table(&["a", "c"], &[&["", "p"]]);
+    let f = InputCoding::fit(
+        &t3,
+        &[0, 1],
+        Some(2),
+        &coding_opts(MissingPolicy::Mean, cat()),
+    )
+    .unwrap();
+    let e = f
+        .coding
+        .apply(&later, &f.coding.input_names(), None)
+        .unwrap();
+    assert_eq!(e.x[(0, 0)], 4.0);
+}
+
+#[test]
+fn a_column_with_no_observed_value_is_left_out_with_a_note() {
+    let t = table(&["a", "empty", "y"], &[&["1", "?", "1"], &["2", "", "2"]]);
+    let f = InputCoding::fit(&t, &[0, 1], Some(2), &CodingOptions::default()).unwrap();
+    assert_eq!(f.coding.input_names(), ["a"]);
+    assert_eq!(f.notes, ["left out column 'empty' with no observed value"]);
+}
+
+#[test]
+fn a_stored_coding_round_trips_and_old_files_read_as_before() {
+    let t = table(
+        &["c", "a", "y"],
+        &[&["x", "?", "1"], &["y", "3", "2"], &["z", "5", "3"]],
+    );
+    let opts = coding_opts(MissingPolicy::Mean, Categorical::Auto);
+    let f = InputCoding::fit(&t, &[0, 1], Some(2), &opts).unwrap();
+    let json = serde_json::to_string(&f.coding).unwrap();
+    let back: InputCoding = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, f.coding);
+    // A model file of an earlier version: yes/no and missing as 0, one number per input.
+    let old: InputCoding =
+        serde_json::from_str(r#"{"yes_no":true,"missing_as_zero":true}"#).unwrap();
+    assert_eq!(old.missing_policy(), MissingPolicy::Zero);
+    let votes = table(&["v1", "v2"], &[&["y", ""], &["n", "y"]]);
+    let names = ["v1".to_string(), "v2".to_string()];
+    let e = old.apply(&votes, &names, None).unwrap();
+    assert_eq!((e.x[(0, 0)], e.x[(0, 1)], e.x[(1, 0)]), (1.0, 0.0, -1.0));
+    assert!(old.check(&names).is_ok());
+    assert!(f.coding.check(&names).is_err());
+}
+
+#[test]
+fn a_first_line_of_numbers_is_refused_unless_read_without_a_header() {
+    let p = tmp_csv("no_header.csv", "1,2,3\n4,5,6\n7,8,10\n");
+    let msg = message(load_csv(&p, &CsvOptions::default()));
+    assert!(
+        msg.contains("the first line (1,2,3) is all numbers") && msg.contains("--no-header"),
+        "{msg}"
+    );
+    let opts = CsvOptions {
+        no_header: true,
+        ..Default::default()
+    };
+    let t = read_training(&p, &opts, false).unwrap();
+    assert_eq!(
+        (t.data.n(), t.data.feature_names.clone()),
+        (3, vec!["x1".into(), "x2".into()])
+    );
+    assert_eq!(t.data.y, [3.0, 6.0, 10.0]);
+    // A later headerless file with or without the target column reads with the same names.
+    let names = &t.data.feature_names;
+    let x_only = tmp_csv("no_header_x.csv", "1,2\n4,5\n");
+    let r = read_for_model(&x_only, &t.coding, names, TargetRead::Skip("y")).unwrap();
+    assert_eq!((r.x[(1, 0)], r.lines.clone()), (4.0, vec![1, 2]));
+    let r = read_for_model(&p, &t.coding, names, TargetRead::Number("y")).unwrap();
+    assert_eq!(r.y.unwrap(), [3.0, 6.0, 10.0]);
+}
+
+#[test]
+fn any_two_label_strings_and_the_positive_one_chosen() {
+    for (a, b) in [
+        ("t", "f"),
+        ("M", "F"),
+        ("yes", "no"),
+        ("true", "false"),
+        ("cat", "dog"),
+    ] {
+        let p = tmp_csv(
+            &format!("labels_{a}.csv"),
+            &format!("x,y\n1,{a}\n2,{b}\n3,{a}\n"),
+        );
+        let (d, map) = load_csv_classification(&p, &CsvOptions::default()).unwrap();
+        // The second in sorted order is +1 by default.
+        let (neg, pos) = if a < b { (a, b) } else { (b, a) };
+        assert_eq!((map.negative.as_str(), map.positive.as_str()), (neg, pos));
+        assert_eq!(d.y[0], if a == pos { 1.0 } else { -1.0 });
+        let opts = CsvOptions {
+            positive: Some(neg.into()),
+            ..Default::default()
+        };
+        let (d2, map2) = load_csv_classification(&p, &opts).unwrap();
+        assert_eq!(map2.positive, neg);
+        assert_eq!(d2.y, d.y.iter().map(|v| -v).collect::<Vec<_>>());
+    }
+    let p = tmp_csv("labels_numbers.csv", "x,y\n1,4\n2,2\n");
+    let four = CsvOptions {
+        positive: Some("4.0".into()),
+        ..Default::default()
+    };
+    assert_eq!(load_csv_classification(&p, &four).unwrap().1.positive, "4");
+    let none = CsvOptions {
+        positive: Some("3".into()),
+        ..Default::default()
+    };
+    assert!(message(load_csv_classification(&p, &none))
+        .contains("neither of the two labels, '2' and '4'"));
+}
+
+#[test]
+fn echoed_cells_are_cut_and_escaped() {
+    let long = "7".repeat(10_000_000) + "x";
+    let s = shown(&long);
+    assert!(
+        s.starts_with(&"7".repeat(40)) && s.ends_with("… (10000001 bytes in all)"),
+        "{}",
+        &s[..60]
+    );
+    assert_eq!(shown("a\0b\u{7}"), "a\\u{0}b\\u{7}");
+    assert_eq!(shown("café"), "café");
 }

@@ -71,6 +71,20 @@ fn exercise(p: &Path) {
             yes_no: true,
             target: TargetSpec::Name("y".into()),
             drop_columns: vec!["a".into()],
+            ..Default::default()
+        },
+        // Tables as they come: text columns one-hot coded, missing cells filled with means.
+        CsvOptions {
+            missing: MissingPolicy::Mean,
+            categorical: Categorical::Auto,
+            unknown_category: UnknownCategory::Ignore,
+            ..Default::default()
+        },
+        CsvOptions {
+            no_header: true,
+            missing: MissingPolicy::DropRows,
+            categorical: Categorical::Auto,
+            ..Default::default()
         },
     ];
     for opts in &optionss {
@@ -87,18 +101,31 @@ fn exercise(p: &Path) {
                 assert!(t.transform(&d.y).iter().all(|v| v.is_finite()));
             }
         }
+        // The coding fitted on a file reads the same file again into the same rows, as
+        // `certify` does with a model's training file.
+        if let Ok(t) = read_training(p, opts, false) {
+            let again = read_for_model(
+                p,
+                &t.coding,
+                &t.data.feature_names,
+                TargetRead::Number(&t.data.target_name),
+            )
+            .expect("a training file reads again with its own coding");
+            assert_eq!(again.x, t.data.x);
+            assert_eq!(again.y.as_deref(), Some(&t.data.y[..]));
+        }
         if let Ok((d, map)) = load_csv_classification(p, opts) {
             check_dataset(&d, true);
             assert_ne!(map.negative, map.positive);
         }
     }
     let names = ["a".to_string(), "b".to_string()];
-    let _ = load_columns(p, &names, Some("y"), InputCoding::default());
+    let _ = load_columns(p, &names, Some("y"), &InputCoding::default());
     let labels = LabelMap {
         negative: "0".into(),
         positive: "1".into(),
     };
-    let _ = load_columns_labelled(p, &names[..1], "y", &labels, InputCoding::default());
+    let _ = load_columns_labelled(p, &names[..1], "y", &labels, &InputCoding::default());
     let out = p.with_extension("out");
     let (tr, te) = (out.with_extension("tr"), out.with_extension("te"));
     if let Ok(s) = split_file(p, 0.5, 3, &tr, &te) {

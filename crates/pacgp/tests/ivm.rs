@@ -355,7 +355,7 @@ fn ivm_ml2_rounds_improve_the_pseudo_likelihood() {
         r.kernel_reports[0].value
     );
     let last = &r.kernel_reports[2].params;
-    assert_eq!(&r.fit.posterior.kernel.params(), last);
+    assert_eq!(&r.fit.posterior.kernel().params(), last);
     let Likelihood::Probit { lambda, bias } = r.likelihood else {
         panic!("probit")
     };

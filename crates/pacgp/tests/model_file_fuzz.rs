@@ -6,12 +6,8 @@
 use std::sync::OnceLock;
 
 use pacgp::data::{load_csv, CsvOptions};
-use pacgp::kernel::Kernel;
-use pacgp::model::{
-    fit_classifier, fit_gpr, fit_sparse_model, CertifyOptions, ClassifierOptions, FittedModel,
-    GprOptions, SparseOptions,
-};
-use pacgp::regression::sparse::SparseMethod;
+use pacgp::model::{CertifyOptions, FittedModel};
+use pacgp::spec::{FitOptions, MethodName};
 use proptest::prelude::*;
 use serde_json::Value;
 
@@ -32,28 +28,30 @@ fn models() -> &'static Vec<(String, pacgp::data::Dataset)> {
         .unwrap();
         let idx: Vec<usize> = (0..40).collect();
         let reg = full.subset(&idx);
-        let gpr = fit_gpr(
-            &reg,
-            &GprOptions {
-                kernel: Some(Kernel::se_iso(1.0, 1.0)),
+        let fit = |method, o: FitOptions, data: &pacgp::data::Dataset, labels| {
+            pacgp::fit::fit(&o.check(method).unwrap(), data, labels).unwrap()
+        };
+        let gpr = fit(
+            MethodName::Gpr,
+            FitOptions {
+                kernel: Some("se".into()),
                 epsilon: Some(0.3),
                 ..Default::default()
             },
-        )
-        .unwrap();
-        let vfe = fit_sparse_model(
             &reg,
-            &SparseOptions {
-                kernel: Some(Kernel::se_iso(1.0, 1.0)),
-                noise_init: 0.1,
-                m: 5,
-                method: SparseMethod::Vfe,
-                seed: 0,
-                init: pacgp::regression::sparse::InducingInit::KMeans,
+            None,
+        );
+        let vfe = fit(
+            MethodName::Vfe,
+            FitOptions {
+                kernel: Some("se".into()),
+                inducing: Some(5),
                 epsilon: Some(0.3),
+                ..Default::default()
             },
-        )
-        .unwrap();
+            &reg,
+            None,
+        );
         let (cls, labels) = pacgp::data::load_csv_classification(
             repo("data/ripley-synth/synth_tr.csv"),
             &CsvOptions::default(),
@@ -64,15 +62,12 @@ fn models() -> &'static Vec<(String, pacgp::data::Dataset)> {
             .take(60)
             .collect();
         let cls = cls.subset(&rows);
-        let opts = ClassifierOptions {
-            method: pacgp::inference::InferenceMethod::Laplace(Default::default()),
-            likelihood: pacgp::likelihood::Likelihood::probit(),
-            delta: 0.01,
-            term: pacgp::bounds::ConfidenceTerm::Maurer,
-            selection: Default::default(),
-            predictor: Default::default(),
-        };
-        let lap = fit_classifier(&cls, labels, &opts).unwrap();
+        let lap = fit(
+            MethodName::Laplace,
+            FitOptions::default(),
+            &cls,
+            Some(labels),
+        );
         vec![
             (serde_json::to_string(&gpr).unwrap(), reg.clone()),
             (serde_json::to_string(&vfe).unwrap(), reg),

@@ -171,26 +171,23 @@ fn a_shard_of_the_wrong_width_is_an_error() {
 /// posterior, predictions and certificate to 1e-10.
 #[test]
 fn model_from_parameters_and_shard_sums_equals_the_fitted_model() {
-    use pacgp::bounds::BoundKind;
     use pacgp::data::Dataset;
-    use pacgp::model::{self, CertifyOptions, SparseModelKind, SparseModelParts, Task};
+    use pacgp::model::{self, CertifyOptions, SparseModelParts, Task};
     use pacgp::objective::pac_sgp_sharded::{posterior_shard_stats, PacSgpShardStats};
-    use pacgp::regression::sparse::InducingInit;
+    use pacgp::spec::{FitOptions, MethodName};
 
     let (x, y, _) = problem(160, 3, 1, 11);
     let train = Dataset::new(x.clone(), y.clone()).unwrap();
-    let opts = model::PacSgpOptions {
-        kernel: None,
-        m: 8,
-        epsilon: 0.5,
-        delta: 0.05,
-        kind: BoundKind::Kl,
-        alpha_s: 1.0,
-        seed: 3,
-        init: InducingInit::KMeans,
-        levers: Default::default(),
-    };
-    let fitted = model::fit_pac_sgp_model(&train, &opts).unwrap();
+    let spec = FitOptions {
+        inducing: Some(8),
+        epsilon: Some(0.5),
+        delta: Some(0.05),
+        seed: Some(3),
+        ..Default::default()
+    }
+    .check(MethodName::PacSgp)
+    .unwrap();
+    let fitted = pacgp::fit::fit(&spec, &train, None).unwrap();
     let Task::Regression {
         noise_variance,
         y_scaler,
@@ -201,18 +198,15 @@ fn model_from_parameters_and_shard_sums_equals_the_fitted_model() {
     };
     let xs = fitted.x_scaler.transform(x.as_ref()).unwrap();
     let ys = y_scaler.transform(&y);
-    let (kernel, z) = (&fitted.posterior.kernel, fitted.posterior.basis.as_ref());
+    let (kernel, z) = (fitted.posterior.kernel(), fitted.posterior.basis.as_ref());
     let stats = shards(&xs, &ys, &[0, 50, 51, 160])
         .into_iter()
         .map(|(xs, ys)| posterior_shard_stats(kernel, noise_variance, 1.0, z, xs, ys).unwrap())
         .reduce(|a: PacSgpShardStats, b| a.combine(&b).unwrap())
         .unwrap();
     let rebuilt = model::sparse_model_from_parts(SparseModelParts {
-        kind: SparseModelKind::PacSgp {
-            kind: BoundKind::Kl,
-            alpha_s: 1.0,
-            term: ConfidenceTerm::Maurer,
-        },
+        spec: fitted.spec.clone(),
+        alpha_s: 1.0,
         kernel: kernel.clone(),
         noise_variance,
         z: z.to_owned(),
@@ -221,13 +215,11 @@ fn model_from_parameters_and_shard_sums_equals_the_fitted_model() {
         y_scaler,
         feature_names: fitted.feature_names.clone(),
         target_name: fitted.target_name.clone(),
-        epsilon: fitted.epsilon,
         objective: fitted.report.objective.unwrap(),
         optimiser: None,
-        seed: 3,
     })
     .unwrap();
-    assert_eq!(rebuilt.method, fitted.method);
+    assert_eq!(rebuilt.method(), fitted.method());
     let (a, b) = (&rebuilt.posterior.alpha, &fitted.posterior.alpha);
     let scale = b.iter().fold(0.0_f64, |s, v| s.max(v.abs()));
     for (u, v) in a.iter().zip(b) {
@@ -240,10 +232,7 @@ fn model_from_parameters_and_shard_sums_equals_the_fitted_model() {
     for (u, v) in p1.mean.iter().zip(&p2.mean) {
         assert_close(*u, *v, 1.0 + v.abs(), "predictive mean");
     }
-    let at_training_delta = CertifyOptions {
-        delta: 0.05,
-        ..Default::default()
-    };
+    let at_training_delta = CertifyOptions::default();
     let c1 = &rebuilt.certify(&train, &at_training_delta).unwrap()[0];
     let c2 = &fitted.certify(&train, &at_training_delta).unwrap()[0];
     let (b1, b2) = (c1.certificate.bound, c2.certificate.bound);
@@ -259,8 +248,15 @@ fn model_from_parameters_and_shard_sums_equals_the_fitted_model() {
     let mut theta = off.params();
     theta[0] += 0.003;
     off.set_params(&theta).unwrap();
+    let vfe = FitOptions {
+        inducing: Some(8),
+        ..Default::default()
+    }
+    .check(MethodName::Vfe)
+    .unwrap();
     assert!(model::sparse_model_from_parts(SparseModelParts {
-        kind: SparseModelKind::Vfe,
+        spec: vfe,
+        alpha_s: 0.0,
         kernel: off,
         noise_variance,
         z: z.to_owned(),
@@ -273,10 +269,8 @@ fn model_from_parameters_and_shard_sums_equals_the_fitted_model() {
         y_scaler,
         feature_names: vec![],
         target_name: String::new(),
-        epsilon: None,
         objective: 0.0,
         optimiser: None,
-        seed: 0,
     })
     .is_err());
 }

@@ -133,15 +133,13 @@ fn dense_posterior(
     sigma: &Mat<f64>,
 ) -> GaussianPosterior {
     let kb = kernel.gram(basis.as_ref());
-    GaussianPosterior {
-        kernel: kernel.clone(),
-        basis: basis.clone(),
-        alpha: alpha.to_vec(),
-        cov: Covariance::Dense {
-            chol_kb: Cholesky::factor(kb.as_ref(), &JitterPolicy::none(), "K").unwrap(),
-            chol_sigma: Cholesky::factor(sigma.as_ref(), &JitterPolicy::none(), "Σ").unwrap(),
-        },
-    }
+    GaussianPosterior::dense(
+        kernel.clone(),
+        basis.clone(),
+        alpha.to_vec(),
+        Cholesky::factor(kb.as_ref(), &JitterPolicy::none(), "K").unwrap(),
+        Cholesky::factor(sigma.as_ref(), &JitterPolicy::none(), "Σ").unwrap(),
+    )
 }
 
 fn assert_close(a: f64, b: f64, tol: f64, what: &str) {

@@ -13,8 +13,8 @@ use pacgp::objective::pac_sgp::PacSgpObjective;
 use pacgp::optim::Objective;
 use pacgp::prior::split::{
     dense_gaussian_kl, fit_split_prior, fit_split_prior_catoni, fit_split_prior_point_noise,
-    PointNoise, SplitBoundObjective, SplitConfig, SplitFraction, SplitPointNoiseObjective,
-    SplitPosterior, SplitPosteriorParams, SplitPrior, SplitRecord,
+    PointNoise, RegressionParts, SplitBoundObjective, SplitConfig, SplitFraction,
+    SplitPointNoiseObjective, SplitPosterior, SplitPosteriorParams, SplitPrior, SplitRecord,
 };
 use pacgp::prior::HyperPrior;
 use pacgp::regression::sparse::NegSparseObjective;
@@ -853,10 +853,11 @@ fn split_point_noise_bound_holds_on_repeated_random_splits() {
         if seed == 0 {
             assert!(fit.posterior.point_noise.is_some());
             let record = SplitRecord::of(&fit, 1, c.confidence_term);
-            let x = fit.x_scaler.transform(train.x.as_ref()).unwrap();
-            let y = fit.y_scaler.transform(&train.y);
-            let (q, n_a) = record.posterior(&train, &x, &y).unwrap();
-            assert_eq!(n_a, fit.a.len());
+            let parts = RegressionParts::of(&train, record.fraction, record.seed).unwrap();
+            assert_eq!(parts.a, fit.a);
+            let q = record
+                .posterior_on(fit.posterior.prior.clone(), &parts)
+                .unwrap();
             assert!((q.kl() - c.kl).abs() < 1e-8 * (1.0 + c.kl));
         }
     }

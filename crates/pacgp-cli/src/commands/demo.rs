@@ -3,40 +3,23 @@
 use std::time::Instant;
 
 use anyhow::{Context, Result};
-use pacgp::bounds::ConfidenceTerm;
 use pacgp::data::{self, CsvOptions, Dataset};
-use pacgp::inference::InferenceMethod;
 use pacgp::kernel::Kernel;
-use pacgp::likelihood::Likelihood;
-use pacgp::model::{fit_gpr, CertifyOptions, ClassifierOptions, GibbsPredictor, GprOptions};
-use pacgp::optim::Restarts;
-use pacgp::regression::exact::MlConfig;
+use pacgp::model::CertifyOptions;
+use pacgp::spec::{CheckedFitSpec, FitOptions, MethodName};
 use serde_json::json;
 
 use super::{print_certificate, spinner};
 use crate::cli::*;
 
-/// gpr settings of the demo: the given kernel, no restarts, ε stored.
-fn gpr_options(
-    kernel: &str,
-    d: usize,
-    restarts: usize,
-    seed: u64,
-    epsilon: Option<f64>,
-) -> Result<GprOptions> {
-    Ok(GprOptions {
-        kernel: Some(Kernel::from_spec(kernel, d)?),
-        ml: MlConfig {
-            restarts: Restarts {
-                count: restarts,
-                seed,
-                ..Default::default()
-            },
-            ..Default::default()
-        },
-        epsilon,
+/// The demo's gpr spec: the given kernel, ε stored.
+fn gpr_spec(kernel: &str, epsilon: f64) -> Result<CheckedFitSpec> {
+    let o = FitOptions {
+        kernel: Some(kernel.into()),
+        epsilon: Some(epsilon),
         ..Default::default()
-    })
+    };
+    Ok(o.check(MethodName::Gpr)?)
 }
 
 /// The main job on the shipped data: GP regression on boston (80/20 split) with two kernels
@@ -66,7 +49,7 @@ pub(super) fn demo(mut a: DemoArgs) -> Result<()> {
     for (name, kernel, train, test, eps) in cases {
         let pb = spinner(&format!("{name}: fitting gpr with {kernel}"));
         let t0 = Instant::now();
-        let model = fit_gpr(train, &gpr_options(kernel, train.d(), 0, 0, Some(eps))?)?;
+        let model = pacgp::fit::fit(&gpr_spec(kernel, eps)?, train, None)?;
         let secs = t0.elapsed().as_secs_f64();
         pb.finish_and_clear();
         let ev = model.evaluate(test, None)?;
@@ -77,7 +60,7 @@ pub(super) fn demo(mut a: DemoArgs) -> Result<()> {
                 train.n(),
                 test.n()
             );
-            out!("  kernel: {}", model.posterior.kernel.describe());
+            out!("  kernel: {}", model.posterior.kernel().describe());
             for note in super::fit::grid_edge_notes(&model) {
                 out!("  note: {note}");
             }
@@ -106,15 +89,8 @@ pub(super) fn demo(mut a: DemoArgs) -> Result<()> {
     let (train, test) = (bc.subset(&tr), bc.subset(&te));
     let pb = spinner("breast cancer: fitting a Laplace GP classifier");
     let t0 = Instant::now();
-    let opts = ClassifierOptions {
-        method: InferenceMethod::Laplace(Default::default()),
-        likelihood: Likelihood::probit(),
-        delta: 0.01,
-        term: ConfidenceTerm::Maurer,
-        selection: Default::default(),
-        predictor: GibbsPredictor::Latent,
-    };
-    let model = pacgp::model::fit_classifier(&train, labels, &opts)?;
+    let spec = FitOptions::default().check(MethodName::Laplace)?;
+    let model = pacgp::fit::fit(&spec, &train, Some(labels))?;
     let secs = t0.elapsed().as_secs_f64();
     pb.finish_and_clear();
     let ev = model.evaluate(&test, None)?;
@@ -123,7 +99,7 @@ pub(super) fn demo(mut a: DemoArgs) -> Result<()> {
         out!("== breast cancer ({} train / {} test), Laplace GP classifier (probit), fitted in {secs:.2} s", train.n(), test.n());
         out!(
             "  kernel chosen by the bound: {}",
-            model.posterior.kernel.describe()
+            model.posterior.kernel().describe()
         );
         out!(
             "  test: error rate {:.4}  Gibbs error {:.4}  log loss {:.4}",
@@ -133,11 +109,11 @@ pub(super) fn demo(mut a: DemoArgs) -> Result<()> {
         );
         print_certificate(&cert)?;
     }
-    rows.push(json!({ "dataset": "breast-cancer-wisconsin", "kernel": model.posterior.kernel.describe(), "fit_seconds": secs, "evaluation": ev, "certificate": cert }));
+    rows.push(json!({ "dataset": "breast-cancer-wisconsin", "kernel": model.posterior.kernel().describe(), "fit_seconds": secs, "evaluation": ev, "certificate": cert }));
     if a.json {
         out!("{}", json!({ "demo": rows }));
     } else {
-        if let Some(note) = candidate_edge_note(&model.posterior.kernel, train.d()) {
+        if let Some(note) = candidate_edge_note(model.posterior.kernel(), train.d()) {
             out!("  note: {note}");
         }
         explain()?;
@@ -149,7 +125,7 @@ pub(super) fn demo(mut a: DemoArgs) -> Result<()> {
 /// candidates: the best kernel may lie beyond what was offered.
 fn candidate_edge_note(chosen: &Kernel, d: usize) -> Option<String> {
     let ln_l = |k: &Kernel| k.params().last().copied();
-    let offered: Vec<f64> = pacgp::model::classifier_candidates(d)
+    let offered: Vec<f64> = pacgp::fit::classifier_candidates(d)
         .iter()
         .filter_map(ln_l)
         .collect();

@@ -2,11 +2,9 @@
 //! and models, output paths, progress, printing a certificate).
 
 use std::path::Path;
-use std::time::Duration;
 
 use anyhow::Result;
-use indicatif::{ProgressBar, ProgressStyle};
-use pacgp::data::{self, CsvOptions, Dataset, MissingPolicy, TargetSpec};
+use pacgp::data::{self, Categorical, CsvOptions, Dataset, MissingPolicy, TargetRead, TargetSpec};
 use pacgp::model::FittedModel;
 
 use crate::cli::*;
@@ -15,6 +13,8 @@ mod demo;
 mod fit;
 mod split;
 mod use_model;
+
+pub(crate) use crate::output::spinner;
 
 /// Dispatch a parsed command line.
 pub fn run(args: Cli) -> Result<()> {
@@ -29,91 +29,188 @@ pub fn run(args: Cli) -> Result<()> {
     }
 }
 
-/// A spinner on stderr while long work runs (hidden when stderr is not a terminal).
-pub(crate) fn spinner(msg: &str) -> ProgressBar {
-    let pb = ProgressBar::new_spinner();
-    pb.set_style(
-        ProgressStyle::with_template("{spinner} {msg} [{elapsed}]").expect("valid template"),
-    );
-    pb.set_message(msg.to_string());
-    pb.enable_steady_tick(Duration::from_millis(120));
-    pb
-}
-
-pub(crate) fn load_training(a: &DataArgs) -> Result<Dataset> {
-    Ok(data::load_csv(&a.data, &csv_options(a))?)
-}
-
-/// Inputs (and, if present, targets) of `path` in the model's column order.
-pub(crate) fn load_for_model(m: &FittedModel, path: &Path, need_target: bool) -> Result<Dataset> {
-    if let (true, Some(labels)) = (need_target, m.task.labels()) {
-        let (x, y) = data::load_columns_labelled(
-            path,
-            &m.feature_names,
-            &m.target_name,
-            labels,
-            m.input_coding,
-        )?;
-        return Ok(Dataset::with_names(
-            x,
-            y,
-            m.feature_names.clone(),
-            m.target_name.clone(),
-        )?);
+/// Read the training file (fitting its input coding) and say on stderr what the coding did.
+pub(crate) fn load_training(a: &DataArgs, classify: bool) -> Result<data::Training> {
+    let t = data::read_training(&a.data, &csv_options(a)?, classify)?;
+    for note in &t.notes {
+        eprintln!("note: {note}");
     }
-    let target = need_target.then_some(m.target_name.as_str());
-    let (x, y) = data::load_columns(path, &m.feature_names, target, m.input_coding)?;
-    let n = x.nrows();
-    Ok(Dataset::with_names(
-        x,
-        y.unwrap_or_else(|| vec![0.0; n]),
+    Ok(t)
+}
+
+/// A file read for a saved model: the data set of the rows kept, their file lines, and the
+/// lines the model's `--missing drop` left out.
+pub(crate) struct ModelData {
+    pub(crate) data: Dataset,
+    pub(crate) lines: Vec<u64>,
+    pub(crate) dropped: Vec<u64>,
+}
+
+/// Inputs (and, if `need_target`, targets) of `path` read as the model's training file was
+/// (its columns, categories, fills); `unknown` overrides the stored unknown-category rule.
+pub(crate) fn load_for_model(
+    m: &FittedModel,
+    path: &Path,
+    need_target: bool,
+    unknown: Option<UnknownCategoryArg>,
+) -> Result<ModelData> {
+    let mut coding = m.input_coding.clone();
+    if let Some(u) = unknown {
+        coding.unknown_category = unknown_category(u);
+    }
+    let target = match (need_target, m.task.labels()) {
+        (false, _) => TargetRead::Skip(&m.target_name),
+        (true, Some(labels)) => TargetRead::Labels(&m.target_name, labels),
+        (true, None) => TargetRead::Number(&m.target_name),
+    };
+    let r = data::read_for_model(path, &coding, &m.feature_names, target)?;
+    let n = r.x.nrows();
+    let data = Dataset::with_names(
+        r.x,
+        r.y.unwrap_or_else(|| vec![0.0; n]),
         m.feature_names.clone(),
         m.target_name.clone(),
-    )?)
+    )?;
+    Ok(ModelData {
+        data,
+        lines: r.lines,
+        dropped: r.dropped,
+    })
+}
+
+/// Say on stderr how many rows the model's `--missing drop` left out of `path`.
+pub(crate) fn note_dropped(d: &ModelData, path: &Path, what: &str) {
+    if d.dropped.is_empty() {
+        return;
+    }
+    let shown: Vec<String> = d.dropped.iter().take(5).map(|l| l.to_string()).collect();
+    let more = if d.dropped.len() > 5 { ", …" } else { "" };
+    eprintln!(
+        "note: {} of {} rows of {} have a missing value and were left out, as in training (--missing drop; lines {}{more}){what}",
+        d.dropped.len(),
+        d.dropped.len() + d.lines.len(),
+        path.display(),
+        shown.join(", ")
+    );
 }
 
 pub(crate) fn load_model(path: &Path) -> Result<FittedModel> {
     Ok(FittedModel::load(path)?)
 }
 
-pub(crate) fn csv_options(a: &DataArgs) -> CsvOptions {
-    CsvOptions {
+fn unknown_category(u: UnknownCategoryArg) -> data::UnknownCategory {
+    match u {
+        UnknownCategoryArg::Error => data::UnknownCategory::Error,
+        UnknownCategoryArg::Ignore => data::UnknownCategory::Ignore,
+    }
+}
+
+/// The reading options the data arguments ask for.
+pub(crate) fn csv_options(a: &DataArgs) -> Result<CsvOptions> {
+    let categorical = match a.categorical.as_slice() {
+        [] => Categorical::None,
+        [auto] if auto == "auto" => Categorical::Auto,
+        names if names.iter().any(|n| n == "auto") => {
+            return Err(pacgp::Error::Unsupported(
+                "--categorical takes auto or column names, not both".into(),
+            )
+            .into())
+        }
+        names => Categorical::Named(names.to_vec()),
+    };
+    let missing = match (a.missing, a.drop_missing, a.missing_as_zero) {
+        (Some(MissingArg::Drop), ..) | (None, true, _) => MissingPolicy::DropRows,
+        (Some(MissingArg::Zero), ..) | (None, _, true) => MissingPolicy::Zero,
+        (Some(MissingArg::Mean), ..) => MissingPolicy::Mean,
+        (None, false, false) => MissingPolicy::Reject,
+    };
+    Ok(CsvOptions {
         target: a
             .target
             .as_deref()
             .map(TargetSpec::parse)
             .unwrap_or_default(),
         drop_columns: a.drop.clone(),
-        missing: if a.drop_missing {
-            MissingPolicy::DropRows
-        } else if a.missing_as_zero {
-            MissingPolicy::Zero
-        } else {
-            MissingPolicy::Reject
-        },
+        missing,
         yes_no: a.yes_no,
-    }
+        categorical,
+        unknown_category: a.unknown_category.map(unknown_category).unwrap_or_default(),
+        no_header: a.no_header,
+        positive: a.positive.clone(),
+    })
 }
 
-/// Refuse an output path whose folder does not exist, before any long work is done.
-pub(crate) fn check_output_path(path: &Path) -> Result<()> {
-    let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
-    if let Some(dir) = parent {
-        if !dir.is_dir() {
-            return Err(pacgp::Error::Unsupported(format!(
-                "cannot write {}: folder {} does not exist",
-                path.display(),
-                dir.display()
-            ))
-            .into());
+/// The same file, by name or by what it resolves to (an output not yet written is compared
+/// through its folder).
+fn same_file(a: &Path, b: &Path) -> bool {
+    let resolve = |p: &Path| {
+        std::fs::canonicalize(p).ok().or_else(|| {
+            let dir = p
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            Some(std::fs::canonicalize(dir).ok()?.join(p.file_name()?))
+        })
+    };
+    a == b || matches!((resolve(a), resolve(b)), (Some(x), Some(y)) if x == y)
+}
+
+/// An output path error (exit status 2).
+fn cannot_write(path: &Path, why: String) -> anyhow::Error {
+    pacgp::Error::Unsupported(format!("cannot write {}: {why}", path.display())).into()
+}
+
+/// Before any long work: refuse an output that names one of the `inputs` (it would be
+/// overwritten), a missing folder or a folder as the path, and check that the folder takes a
+/// new file (a temporary one beside it, created and removed) and an existing file can be
+/// opened for writing.
+pub(crate) fn check_output_path(path: &Path, inputs: &[(&str, &Path)]) -> Result<()> {
+    for (flag, input) in inputs {
+        if same_file(path, input) {
+            return Err(cannot_write(
+                path,
+                format!("it is the {flag} file, which would be overwritten; choose another output"),
+            ));
         }
     }
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        return Err(cannot_write(
+            path,
+            format!("folder {} does not exist", dir.display()),
+        ));
+    }
     if path.is_dir() {
-        return Err(pacgp::Error::Unsupported(format!(
-            "cannot write {}: it is a folder",
-            path.display()
-        ))
-        .into());
+        return Err(cannot_write(path, "it is a folder".into()));
+    }
+    match std::fs::metadata(path) {
+        // A device or pipe (/dev/null, /dev/stdout): opening it for writing is the test.
+        Ok(meta) if !meta.is_file() => {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| cannot_write(path, e.to_string()))?;
+        }
+        // An existing file: it must open for writing (without truncating it here).
+        Ok(_) => {
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(path)
+                .map_err(|e| cannot_write(path, e.to_string()))?;
+        }
+        Err(_) => {
+            let probe = dir.join(format!(".pacgp-write-check-{}", std::process::id()));
+            std::fs::File::create(&probe).map_err(|e| {
+                cannot_write(
+                    path,
+                    format!("cannot create a file in {}: {e}", dir.display()),
+                )
+            })?;
+            let _ = std::fs::remove_file(&probe);
+        }
     }
     Ok(())
 }

@@ -1,17 +1,25 @@
 //! `predict`, `evaluate` and `certify`: using a saved model.
 
 use anyhow::{Context, Result};
-use pacgp::bounds::ConfidenceTerm;
 use pacgp::loo::LooMode;
-use pacgp::model::{CertifyOptions, GibbsPredictor};
+use pacgp::model::CertifyOptions;
 use serde_json::json;
 
-use super::{load_for_model, load_model, print_certificate, spinner};
+use super::{
+    check_output_path, load_for_model, load_model, note_dropped, print_certificate, spinner,
+    ModelData,
+};
 use crate::cli::*;
 
 pub(super) fn predict(a: PredictArgs) -> Result<()> {
+    if let Some(out) = &a.out {
+        check_output_path(out, &[("--model", &a.model), ("--data", &a.data)])?;
+    }
     let model = load_model(&a.model)?;
-    let ds = load_for_model(&model, &a.data, false)?;
+    let read = load_for_model(&model, &a.data, false, a.unknown_category)?;
+    note_dropped(&read, &a.data, "; their output rows are empty");
+    let ds = &read.data;
+    let slots = row_slots(&read);
     let pb = spinner(&format!("predicting {} points", ds.n()));
     if let Some(labels) = model.task.labels() {
         let predicted = model.predict_classification(ds.x.as_ref());
@@ -31,7 +39,9 @@ pub(super) fn predict(a: PredictArgs) -> Result<()> {
         if a.json {
             out!(
                 "{}",
-                json!({ "n": p.len(), "p_positive": p, "label": label, "latent_mean": m.mean, "latent_var": m.var, "decision": decision })
+                json!({ "n": slots.len(), "p_positive": by_row(&slots, &p), "label": by_row(&slots, &label),
+                        "latent_mean": by_row(&slots, &m.mean), "latent_var": by_row(&slots, &m.var),
+                        "decision": decision.as_ref().map(|d| by_row(&slots, d)) })
             );
         }
         let mut out = format!("p_{},label,latent_mean,latent_var", labels.positive);
@@ -40,7 +50,15 @@ pub(super) fn predict(a: PredictArgs) -> Result<()> {
         } else {
             "\n"
         });
-        for i in 0..p.len() {
+        for slot in &slots {
+            let Some(i) = *slot else {
+                out.push_str(if decision.is_some() {
+                    ",,,,\n"
+                } else {
+                    ",,,\n"
+                });
+                continue;
+            };
             out.push_str(&format!("{},{},{},{}", p[i], label[i], m.mean[i], m.var[i]));
             match &decision {
                 Some(d) => out.push_str(&format!(",{}\n", d[i])),
@@ -55,23 +73,46 @@ pub(super) fn predict(a: PredictArgs) -> Result<()> {
     if a.json {
         out!(
             "{}",
-            json!({ "n": p.mean.len(), "mean": p.mean, "latent_var": p.latent_var, "noisy_var": p.noisy_var })
+            json!({ "n": slots.len(), "mean": by_row(&slots, &p.mean), "latent_var": by_row(&slots, &p.latent_var),
+                    "noisy_var": by_row(&slots, &p.noisy_var) })
         );
     }
     let mut out = String::from("mean,latent_var,noisy_var\n");
-    for i in 0..p.mean.len() {
-        out.push_str(&format!(
-            "{},{},{}\n",
-            p.mean[i], p.latent_var[i], p.noisy_var[i]
-        ));
+    for slot in &slots {
+        match *slot {
+            Some(i) => out.push_str(&format!(
+                "{},{},{}\n",
+                p.mean[i], p.latent_var[i], p.noisy_var[i]
+            )),
+            None => out.push_str(",,\n"),
+        }
     }
     write_or_print(&a, out)
+}
+
+/// For each row of the file in order, the index of its prediction, or `None` for a row the
+/// model's `--missing drop` left out (its output row stays empty, so rows still line up).
+fn row_slots(read: &ModelData) -> Vec<Option<usize>> {
+    let mut slots: Vec<(u64, Option<usize>)> = read
+        .lines
+        .iter()
+        .enumerate()
+        .map(|(i, &l)| (l, Some(i)))
+        .chain(read.dropped.iter().map(|&l| (l, None)))
+        .collect();
+    slots.sort_unstable_by_key(|s| s.0);
+    slots.into_iter().map(|s| s.1).collect()
+}
+
+/// Values in file-row order, `null` for rows left out.
+fn by_row<'a, T: serde::Serialize>(slots: &[Option<usize>], v: &'a [T]) -> Vec<Option<&'a T>> {
+    slots.iter().map(|s| s.map(|i| &v[i])).collect()
 }
 
 fn write_or_print(a: &PredictArgs, out: String) -> Result<()> {
     match &a.out {
         Some(path) => {
-            std::fs::write(path, out).with_context(|| format!("writing {}", path.display()))?
+            std::fs::write(path, out).with_context(|| format!("cannot write {}", path.display()))?
         }
         None if !a.json => {
             use std::io::Write as _;
@@ -84,8 +125,14 @@ fn write_or_print(a: &PredictArgs, out: String) -> Result<()> {
 
 pub(super) fn evaluate(a: EvaluateArgs) -> Result<()> {
     let model = load_model(&a.model)?;
-    let ds = load_for_model(&model, &a.data, true)?;
-    let pb = spinner(&format!("evaluating {} on {} points", model.method, ds.n()));
+    let read = load_for_model(&model, &a.data, true, a.unknown_category)?;
+    note_dropped(&read, &a.data, "");
+    let ds = read.data;
+    let pb = spinner(&format!(
+        "evaluating {} on {} points",
+        model.method(),
+        ds.n()
+    ));
     let e = model.evaluate(&ds, a.epsilon);
     pb.finish_and_clear();
     let e = e?;
@@ -117,34 +164,20 @@ pub(super) fn evaluate(a: EvaluateArgs) -> Result<()> {
 
 pub(super) fn certify(a: CertifyArgs) -> Result<()> {
     let model = load_model(&a.model)?;
-    let ds = load_for_model(&model, &a.data, true)?;
-    let term = match a.confidence_term {
-        Some(TermArg::Maurer) => ConfidenceTerm::Maurer,
-        Some(TermArg::Seeger) => ConfidenceTerm::Seeger,
-        Some(TermArg::Sharp) => ConfidenceTerm::Sharp,
-        None => model
-            .trained_confidence_term()
-            .unwrap_or(ConfidenceTerm::Maurer),
-    };
+    let read = load_for_model(&model, &a.data, true, None)?;
+    note_dropped(&read, &a.data, "");
+    let ds = read.data;
     let opts = CertifyOptions {
         epsilons: a.epsilon.clone(),
         delta: a.delta,
-        term,
-        predictor: match a.predictor {
-            PredictorArg::Latent => GibbsPredictor::Latent,
-            PredictorArg::Noisy => GibbsPredictor::Noisy,
-        },
-        loo: match a.loo {
-            LooArg::Approx => Some(LooMode::Approx),
-            LooArg::Exact => Some(LooMode::Exact),
-            LooArg::Both => Some(LooMode::Both),
-            LooArg::None => None,
-        },
+        term: a.confidence_term,
+        predictor: a.predictor,
+        loo: a.loo.0,
     };
     // Leave-one-out by refits (SOGP, `--loo exact|both`) can take minutes: show it is working.
     let pb = spinner(&format!(
         "certifying {} on {} points{}",
-        model.method,
+        model.method(),
         ds.n(),
         match opts.loo {
             Some(LooMode::Exact | LooMode::Both) => " (exact leave-one-out: N refits)",

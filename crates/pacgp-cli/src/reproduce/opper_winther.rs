@@ -30,7 +30,7 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
     } else {
         OpperWintherConfig::default()
     };
-    let pb = crate::commands::spinner("opper-winther: Table 17.1 (SVM and naive mean field)");
+    let pb = crate::output::spinner("opper-winther: Table 17.1 (SVM and naive mean field)");
     let result = opper_winther::run(&data, &cfg)?;
     pb.finish_and_clear();
     write_csv(&a.out.join("opper-winther-table-17-1.csv"), &result.table)?;

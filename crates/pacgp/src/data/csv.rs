@@ -1,14 +1,17 @@
-//! CSV reading: header, delimiter sniffing, target and dropped columns, missing values,
-//! yes/no coding, and the column-by-name loading used to apply a saved model to new files.
+//! CSV reading: header (or none), delimiter sniffing, target and dropped columns, and the
+//! loading of a training file (fitting its [`InputCoding`]) and of later files for a saved
+//! model (applying it).
 
 use std::io::Read;
 use std::ops::Range;
 use std::path::Path;
 
 use faer::Mat;
-use serde::{Deserialize, Serialize};
 
-use super::{Dataset, LabelMap};
+use super::{
+    shown, Categorical, CodingOptions, Dataset, InputCoding, LabelMap, MissingPolicy, Table,
+    UnknownCategory,
+};
 use crate::error::{Error, Result};
 
 /// Which column holds the target.
@@ -33,53 +36,7 @@ impl TargetSpec {
     }
 }
 
-/// What to do with missing values (`?`, empty, `NA`, `NaN` as text).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum MissingPolicy {
-    /// Fail, naming line and column (default).
-    #[default]
-    Reject,
-    /// Skip rows with any missing value in a used column.
-    DropRows,
-    /// Read a missing input value as 0 (e.g. an abstention among ±1-coded votes); a missing
-    /// target still fails.
-    Zero,
-}
-
-/// How input cells are read besides plain numbers: kept with a fitted model, so that the
-/// files it is applied to are read as its training file was.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct InputCoding {
-    /// `y`/`yes` → +1, `n`/`no` → −1.
-    pub yes_no: bool,
-    /// A missing input value → 0 ([`MissingPolicy::Zero`]).
-    pub missing_as_zero: bool,
-}
-
-impl InputCoding {
-    /// The coding that `opts` applies to input cells.
-    pub fn of(opts: &CsvOptions) -> Self {
-        Self {
-            yes_no: opts.yes_no,
-            missing_as_zero: opts.missing == MissingPolicy::Zero,
-        }
-    }
-
-    /// Options that read inputs this way and reject any other missing value.
-    fn options(self) -> CsvOptions {
-        CsvOptions {
-            yes_no: self.yes_no,
-            missing: if self.missing_as_zero {
-                MissingPolicy::Zero
-            } else {
-                MissingPolicy::Reject
-            },
-            ..Default::default()
-        }
-    }
-}
-
-/// Options for [`load_csv`].
+/// Options for [`load_csv`] and [`read_training`].
 #[derive(Clone, Debug, Default)]
 pub struct CsvOptions {
     /// Target column.
@@ -90,19 +47,53 @@ pub struct CsvOptions {
     pub missing: MissingPolicy,
     /// Read `y`/`yes` as +1 and `n`/`no` as −1 in input columns (yes/no attributes such as votes).
     pub yes_no: bool,
+    /// Which input columns are categorical (one-hot coded with the training vocabulary).
+    pub categorical: Categorical,
+    /// What a category unseen in training becomes in later files.
+    pub unknown_category: UnknownCategory,
+    /// The file has no header line: columns are named x1…xD and y (the last).
+    pub no_header: bool,
+    /// Classification: the label coded +1 (default: the second in sorted order).
+    pub positive: Option<String>,
 }
 
-/// A parsed CSV: header and raw string cells, with 1-based file line numbers and where
-/// each record sits in the text (so that rows can be copied unchanged, see
-/// [`split_file`](super::split_file)).
+impl CsvOptions {
+    /// The options of the input coding.
+    pub fn coding(&self) -> CodingOptions {
+        CodingOptions {
+            yes_no: self.yes_no,
+            missing: self.missing,
+            categorical: self.categorical.clone(),
+            unknown_category: self.unknown_category,
+        }
+    }
+}
+
+/// A parsed CSV: the table of cells, and where each record sits in the text (so that rows
+/// can be copied unchanged, see [`split_file`](super::split_file)).
 pub(super) struct RawTable {
-    pub(super) path: String,
-    pub(super) header: Vec<String>,
-    pub(super) rows: Vec<(u64, Vec<String>)>,
-    /// Byte range of the header line in the text, without its line terminator.
+    pub(super) table: Table,
+    /// Byte range of the header line in the text, without its line terminator (empty for a
+    /// file read without a header).
     pub(super) header_span: Range<usize>,
     /// Byte range of each row in the text, without its line terminator.
     pub(super) spans: Vec<Range<usize>>,
+}
+
+/// How the first line of a file is read.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Header<'a> {
+    /// It names the columns; a first line of numbers is refused with a hint.
+    First,
+    /// There is none: the columns are named x1…xD, y.
+    None,
+    /// A file for a model fitted on a headerless file: the first line is data unless it
+    /// spells the names, and the columns get the training file's `names` (without `target`
+    /// when one fewer).
+    Model {
+        names: &'a [String],
+        target: &'a str,
+    },
 }
 
 /// One record as read: file line, trimmed cells, byte range in the text.
@@ -223,6 +214,7 @@ fn whitespace_records(text: &str) -> Vec<RawRecord> {
 /// A header of one column that holds another common delimiter: say which one we saw.
 fn check_single_column(path: &str, header: &[String]) -> Result<()> {
     let [name] = header else { return Ok(()) };
+    let name = shown(name);
     match [';', '|', ':'].into_iter().find(|c| name.contains(*c)) {
         Some(c) => Err(Error::Csv {
             path: path.to_string(),
@@ -242,7 +234,7 @@ fn check_unique_names(path: &str, header: &[String]) -> Result<()> {
         if let Some(first) = header[..second].iter().position(|h| h == name) {
             return Err(Error::DuplicateColumn {
                 path: path.to_string(),
-                name: name.clone(),
+                name: shown(name),
                 first: first + 1,
                 second: second + 1,
             });
@@ -251,8 +243,51 @@ fn check_unique_names(path: &str, header: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// A first line of numbers (or missing cells, at least one number): data, not names.
+fn all_numbers(cells: &[String]) -> bool {
+    cells.iter().any(|c| c.parse::<f64>().is_ok())
+        && cells
+            .iter()
+            .all(|c| c.parse::<f64>().is_ok() || super::is_missing(c))
+}
+
+/// Whether a first line spells the headerless training file's `names` (with or without the
+/// target): then it is a header line.
+fn names_line(cells: &[String], names: &[String], target: &str) -> bool {
+    let cells = cells.iter().map(|c| c.trim_matches('"'));
+    cells.clone().eq(names.iter().map(String::as_str))
+        || cells.eq(names.iter().map(String::as_str).filter(|n| *n != target))
+}
+
+/// Names for the `n` columns of a headerless file: x1…x(n−1), y.
+pub fn headerless_names(n: usize) -> Vec<String> {
+    (1..n)
+        .map(|j| format!("x{j}"))
+        .chain(std::iter::once("y".to_string()))
+        .collect()
+}
+
+/// The names a headerless file of `n` columns gets for a model fitted on one.
+fn model_names(path: &str, names: &[String], target: &str, n: usize) -> Result<Vec<String>> {
+    if n == names.len() {
+        return Ok(names.to_vec());
+    }
+    if n + 1 == names.len() {
+        return Ok(names.iter().filter(|c| *c != target).cloned().collect());
+    }
+    Err(Error::Csv {
+        path: path.to_string(),
+        line: 1,
+        message: format!(
+            "{n} columns and no header line, but the model was fitted on a headerless file of {} columns ({})",
+            names.len(),
+            names.join(",")
+        ),
+    })
+}
+
 /// Split `text` into a header and rows of equal length, checking the header's names.
-pub(super) fn parse_table(path: &Path, text: &str) -> Result<RawTable> {
+pub(super) fn parse_table(path: &Path, text: &str, header: Header<'_>) -> Result<RawTable> {
     let p = path.display().to_string();
     let no_rows = |reason| Error::NoDataRows {
         path: p.clone(),
@@ -266,25 +301,47 @@ pub(super) fn parse_table(path: &Path, text: &str) -> Result<RawTable> {
         Some(delim) => delimited_records(&p, text, delim)?,
         None => whitespace_records(text),
     };
-    let mut it = records.into_iter();
-    let head = it.next().ok_or_else(|| no_rows("the file is empty"))?;
-    let header: Vec<String> = head
-        .cells
-        .into_iter()
-        .map(|h| h.trim_matches('"').to_string())
-        .collect();
-    check_single_column(&p, &header)?;
-    check_unique_names(&p, &header)?;
+    let mut it = records.into_iter().peekable();
+    let head = it.peek().ok_or_else(|| no_rows("the file is empty"))?;
+    let named = |cells: &[String]| {
+        cells
+            .iter()
+            .map(|h| h.trim_matches('"').to_string())
+            .collect()
+    };
+    let (names, header_span): (Vec<String>, _) = match header {
+        Header::None => (headerless_names(head.cells.len()), 0..0),
+        Header::Model { names, target } if !names_line(&head.cells, names, target) => {
+            (model_names(&p, names, target, head.cells.len())?, 0..0)
+        }
+        _ if all_numbers(&head.cells) => {
+            return Err(Error::HeaderLooksLikeData {
+                path: p,
+                first: shown(&head.cells.join(",")),
+            })
+        }
+        _ => {
+            let head = it.next().expect("peeked");
+            (named(&head.cells), head.span)
+        }
+    };
+    check_single_column(&p, &names)?;
+    check_unique_names(&p, &names)?;
     let (mut rows, mut spans) = (Vec::new(), Vec::new());
     for r in it {
-        if r.cells.len() != header.len() {
+        if r.cells.len() != names.len() {
             return Err(Error::Csv {
                 path: p,
                 line: r.line,
                 message: format!(
-                    "{} fields, but the header has {}",
+                    "{} fields, but the {} has {}",
                     r.cells.len(),
-                    header.len()
+                    if header_span.is_empty() {
+                        "first line"
+                    } else {
+                        "header"
+                    },
+                    names.len()
                 ),
             });
         }
@@ -295,33 +352,21 @@ pub(super) fn parse_table(path: &Path, text: &str) -> Result<RawTable> {
         return Err(no_rows("the file has only a header line"));
     }
     Ok(RawTable {
-        path: p,
-        header,
-        rows,
-        header_span: head.span,
+        table: Table {
+            source: p,
+            header: names,
+            rows,
+        },
+        header_span,
         spans,
     })
 }
 
-fn is_missing(cell: &str) -> bool {
-    matches!(cell, "" | "?" | "NA" | "N/A" | "na" | "NaN" | "nan")
-}
-
-fn find_column(header: &[String], name: &str) -> Result<usize> {
-    header
-        .iter()
-        .position(|h| h == name)
-        .ok_or_else(|| Error::ColumnNotFound {
-            name: name.to_string(),
-            available: header.join(", "),
-        })
-}
-
 /// Column indices: (features, target).
-fn layout(t: &RawTable, opts: &CsvOptions) -> Result<(Vec<usize>, usize)> {
+fn layout(t: &Table, opts: &CsvOptions) -> Result<(Vec<usize>, usize)> {
     let target = match &opts.target {
         TargetSpec::Last => t.header.len() - 1,
-        TargetSpec::Name(n) => find_column(&t.header, n)?,
+        TargetSpec::Name(n) => t.column(n)?,
         TargetSpec::Index(i) if *i < t.header.len() => *i,
         TargetSpec::Index(i) => {
             return Err(Error::ColumnNotFound {
@@ -333,115 +378,130 @@ fn layout(t: &RawTable, opts: &CsvOptions) -> Result<(Vec<usize>, usize)> {
     let dropped: Vec<usize> = opts
         .drop_columns
         .iter()
-        .map(|n| find_column(&t.header, n))
+        .map(|n| t.column(n))
         .collect::<Result<_>>()?;
     if dropped.contains(&target) {
         return Err(Error::DroppedTarget {
-            column: t.header[target].clone(),
+            column: shown(&t.header[target]),
         });
     }
     let features: Vec<usize> = (0..t.header.len())
         .filter(|j| *j != target && !dropped.contains(j))
         .collect();
     if features.is_empty() {
-        let why = if dropped.is_empty() {
-            "the header has only the target column"
+        let target = shown(&t.header[target]);
+        let message = if dropped.is_empty() {
+            format!("no input columns: the header has only the target column '{target}'")
         } else {
-            "every column but the target is dropped by --drop"
+            let names: Vec<String> = dropped.iter().map(|&j| shown(&t.header[j])).collect();
+            format!(
+                "no input columns: --drop {} leaves only the target column '{target}'",
+                names.join(",")
+            )
         };
         return Err(Error::Csv {
-            path: t.path.clone(),
+            path: t.source.clone(),
             line: 1,
-            message: format!("no input columns: {why} '{}'", t.header[target]),
+            message,
         });
     }
     Ok((features, target))
 }
 
-/// Rows kept after the missing-value policy; errors name line and column.
-fn kept_rows<'a>(
-    t: &'a RawTable,
-    cols: &[usize],
-    policy: MissingPolicy,
-) -> Result<Vec<&'a (u64, Vec<String>)>> {
-    let mut out = Vec::with_capacity(t.rows.len());
-    for row in &t.rows {
-        match cols.iter().find(|&&j| is_missing(&row.1[j])) {
-            None => out.push(row),
-            Some(&j) if policy != MissingPolicy::DropRows => {
-                return Err(Error::MissingValue {
-                    line: row.0,
-                    column: t.header[j].clone(),
-                })
-            }
-            Some(_) => {}
-        }
-    }
-    if out.is_empty() {
-        return Err(Error::NoDataRows {
-            path: t.path.clone(),
-            reason: "every row has a missing value in a column used, so --drop-missing leaves none",
-        });
-    }
-    Ok(out)
-}
-
-/// Whether a cell is an input or the target (for the hint in an error).
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Role {
-    Input,
-    Target,
-}
-
-/// A finite number; an error names line and column, with a hint at the flag that helps.
-fn parse_number(path: &Path, line: u64, column: &str, cell: &str, role: Role) -> Result<f64> {
-    let v: f64 = cell.parse().map_err(|_| Error::Csv {
-        path: path.display().to_string(),
+/// A finite regression target; the error names line and column, and points at the classifiers.
+fn parse_target(source: &str, line: u64, column: &str, cell: &str) -> Result<f64> {
+    let bad = |message| Error::Csv {
+        path: source.to_string(),
         line,
-        message: if role == Role::Target {
-            format!(
-                "column '{column}': '{cell}' is not a number (a regression target must be numeric; \
-                 class labels need a classifier, e.g. --method laplace)"
-            )
-        } else if matches!(cell.to_ascii_lowercase().as_str(), "y" | "yes" | "n" | "no") {
-            format!("column '{column}': '{cell}' is not a number (read yes/no as ±1 with --yes-no)")
-        } else {
-            format!(
-                "column '{column}': '{cell}' is not a number (ignore the column with --drop {column}, \
-                 or choose another target with --target)"
-            )
-        },
-    })?;
-    if !v.is_finite() {
-        return Err(Error::Csv {
-            path: path.display().to_string(),
-            line,
-            message: format!("column '{column}': '{cell}' is not finite"),
-        });
+        message,
+    };
+    match cell.parse::<f64>() {
+        Ok(v) if v.is_finite() => Ok(v),
+        Ok(_) => Err(bad(format!(
+            "column '{}': '{}' is not finite",
+            shown(column),
+            shown(cell)
+        ))),
+        Err(_) => Err(bad(format!(
+            "column '{}': '{}' is not a number (a regression target must be numeric; \
+             class labels need a classifier, e.g. --method laplace)",
+            shown(column),
+            shown(cell)
+        ))),
     }
-    Ok(v)
 }
 
-/// One input cell under the options: 0 for a missing value with [`MissingPolicy::Zero`],
-/// ±1 for yes/no with `yes_no`, else a number.
-fn parse_input(path: &Path, line: u64, column: &str, cell: &str, opts: &CsvOptions) -> Result<f64> {
-    if opts.missing == MissingPolicy::Zero && is_missing(cell) {
-        return Ok(0.0);
+/// A training file as read: the data set, the label map (classification), the fitted input
+/// coding and what the coding did (one sentence each).
+#[derive(Clone, Debug)]
+pub struct Training {
+    /// Inputs (coded) and targets (±1 for classification).
+    pub data: Dataset,
+    /// The two labels (classification).
+    pub labels: Option<LabelMap>,
+    /// How the file's cells became the inputs: store it with the model.
+    pub coding: InputCoding,
+    /// What the coding encoded, filled in or left out.
+    pub notes: Vec<String>,
+}
+
+/// Read a training file: fit its input coding ([`InputCoding::fit`]) and code it; the target
+/// as numbers, or (`classify`) as two labels mapped to ±1 (`opts.positive` is +1).
+pub fn read_training(
+    path: impl AsRef<Path>,
+    opts: &CsvOptions,
+    classify: bool,
+) -> Result<Training> {
+    let path = path.as_ref();
+    let mode = if opts.no_header {
+        Header::None
+    } else {
+        Header::First
+    };
+    let raw = parse_table(path, &read_text(path)?, mode)?;
+    let t = &raw.table;
+    let (features, target) = layout(t, opts)?;
+    let fitted = InputCoding::fit(t, &features, Some(target), &opts.coding())?;
+    let mut coding = fitted.coding;
+    if opts.no_header {
+        coding.headerless = Some(t.header.clone());
     }
-    if opts.yes_no {
-        match cell.to_ascii_lowercase().as_str() {
-            "y" | "yes" => return Ok(1.0),
-            "n" | "no" => return Ok(-1.0),
-            _ => {}
+    let names = coding.input_names();
+    let enc = coding.apply(t, &names, Some(target))?;
+    let cell = |i: usize| (t.rows[i].0, t.rows[i].1[target].as_str());
+    let (y, labels) = if classify {
+        let cells: Vec<&str> = enc.rows.iter().map(|&i| cell(i).1).collect();
+        let mut map = LabelMap::from_cells(&cells)?;
+        if let Some(p) = &opts.positive {
+            map = map.with_positive(p)?;
         }
-    }
-    parse_number(path, line, column, cell, Role::Input)
+        let y = cells.iter().map(|c| map.encode(c)).collect::<Result<_>>()?;
+        (y, Some(map))
+    } else {
+        if opts.positive.is_some() {
+            return Err(Error::Unsupported(
+                "--positive applies to classification (two labels), not to a numeric target".into(),
+            ));
+        }
+        let y = enc
+            .rows
+            .iter()
+            .map(|&i| parse_target(&t.source, cell(i).0, &t.header[target], cell(i).1))
+            .collect::<Result<_>>()?;
+        (y, None)
+    };
+    let data = Dataset::with_names(enc.x, y, names, t.header[target].clone())?;
+    Ok(Training {
+        data,
+        labels,
+        coding,
+        notes: fitted.notes,
+    })
 }
 
 /// Load a numeric CSV with a header row (`.csv.gz` too) for regression.
 pub fn load_csv(path: impl AsRef<Path>, opts: &CsvOptions) -> Result<Dataset> {
-    let (ds, _) = load_impl(path.as_ref(), opts, false)?;
-    Ok(ds)
+    Ok(read_training(path, opts, false)?.data)
 }
 
 /// Load a CSV for binary classification: the target may hold any two distinct values
@@ -450,71 +510,112 @@ pub fn load_csv_classification(
     path: impl AsRef<Path>,
     opts: &CsvOptions,
 ) -> Result<(Dataset, LabelMap)> {
-    let (ds, map) = load_impl(path.as_ref(), opts, true)?;
-    Ok((ds, map.expect("classification load returns a label map")))
+    let t = read_training(path, opts, true)?;
+    Ok((t.data, t.labels.expect("classification reads a label map")))
 }
 
-fn load_impl(
-    path: &Path,
-    opts: &CsvOptions,
-    classify: bool,
-) -> Result<(Dataset, Option<LabelMap>)> {
-    let t = parse_table(path, &read_text(path)?)?;
-    let (features, target) = layout(&t, opts)?;
-    let mut used = features.clone();
-    used.push(target);
-    let checked = if opts.missing == MissingPolicy::Zero {
-        vec![target]
-    } else {
-        used
+/// The target column of a file read for a saved model.
+#[derive(Clone, Copy, Debug)]
+pub enum TargetRead<'a> {
+    /// Not read (prediction); the model's target name, which a headerless file may lack.
+    Skip(&'a str),
+    /// A numeric column of this name.
+    Number(&'a str),
+    /// A label column of this name, mapped to ±1.
+    Labels(&'a str, &'a LabelMap),
+}
+
+/// The rows of a file read for a saved model.
+#[derive(Clone, Debug)]
+pub struct ModelRows {
+    /// Coded inputs of the rows kept.
+    pub x: Mat<f64>,
+    /// Their targets, if read.
+    pub y: Option<Vec<f64>>,
+    /// File lines of the rows kept.
+    pub lines: Vec<u64>,
+    /// File lines of the rows the model's `--missing drop` left out.
+    pub dropped: Vec<u64>,
+}
+
+/// −1/+1 for a label cell; numeric labels may be written differently ("4" vs "4.0").
+fn label_sign(labels: &LabelMap, source: &str, line: u64, cell: &str) -> Result<f64> {
+    labels
+        .encode(cell)
+        .or_else(|e| match cell.parse::<f64>() {
+            Ok(v) => labels.encode(&v.to_string()).map_err(|_| e),
+            Err(_) => Err(e),
+        })
+        .map_err(|_| Error::Csv {
+            path: source.to_string(),
+            line,
+            message: format!(
+                "label '{}' is neither '{}' nor '{}'",
+                shown(cell),
+                shown(&labels.negative),
+                shown(&labels.positive)
+            ),
+        })
+}
+
+/// Read a file for a saved model: its inputs `features` through the model's `coding` (the
+/// same columns, vocabulary, fills and missing-value policy as in training) and the target.
+pub fn read_for_model(
+    path: impl AsRef<Path>,
+    coding: &InputCoding,
+    features: &[String],
+    target: TargetRead<'_>,
+) -> Result<ModelRows> {
+    let path = path.as_ref();
+    let (name, read) = match target {
+        TargetRead::Skip(n) => (n, false),
+        TargetRead::Number(n) | TargetRead::Labels(n, _) => (n, true),
     };
-    let rows = kept_rows(&t, &checked, opts.missing)?;
-    let x = {
-        let mut x = Mat::<f64>::zeros(rows.len(), features.len());
-        for (i, (line, r)) in rows.iter().enumerate() {
-            for (k, &j) in features.iter().enumerate() {
-                x[(i, k)] = parse_input(path, *line, &t.header[j], &r[j], opts)?;
-            }
-        }
-        x
+    let mode = match &coding.headerless {
+        Some(names) => Header::Model {
+            names,
+            target: name,
+        },
+        None => Header::First,
     };
-    let (y, map) = if classify {
-        let cells: Vec<&str> = rows.iter().map(|(_, r)| r[target].as_str()).collect();
-        let map = LabelMap::from_cells(&cells)?;
-        (
-            cells
+    let raw = parse_table(path, &read_text(path)?, mode)?;
+    let t = &raw.table;
+    let tcol = read.then(|| t.column(name)).transpose()?;
+    let enc = coding.apply(t, features, tcol)?;
+    let y = tcol
+        .map(|j| {
+            enc.rows
                 .iter()
-                .map(|c| map.encode(c))
-                .collect::<Result<Vec<_>>>()?,
-            Some(map),
-        )
-    } else {
-        let y = rows
-            .iter()
-            .map(|(line, r)| parse_number(path, *line, &t.header[target], &r[target], Role::Target))
-            .collect::<Result<Vec<_>>>()?;
-        (y, None)
-    };
-    let names = features.iter().map(|&j| t.header[j].clone()).collect();
-    Ok((
-        Dataset::with_names(x, y, names, t.header[target].clone())?,
-        map,
-    ))
+                .map(|&i| {
+                    let (line, cells) = &t.rows[i];
+                    match target {
+                        TargetRead::Labels(_, map) => label_sign(map, &t.source, *line, &cells[j]),
+                        _ => parse_target(&t.source, *line, &t.header[j], &cells[j]),
+                    }
+                })
+                .collect::<Result<Vec<_>>>()
+        })
+        .transpose()?;
+    Ok(ModelRows {
+        lines: enc.rows.iter().map(|&i| t.rows[i].0).collect(),
+        dropped: enc.dropped.iter().map(|&i| t.rows[i].0).collect(),
+        x: enc.x,
+        y,
+    })
 }
 
 /// Load the named columns of a CSV (for applying a saved model to new data): inputs in the
 /// order of `features`, read with `coding`, and, if `target` is given, the numeric target
-/// column. Any other missing value is an error.
+/// column.
 pub fn load_columns(
     path: impl AsRef<Path>,
     features: &[String],
     target: Option<&str>,
-    coding: InputCoding,
+    coding: &InputCoding,
 ) -> Result<(Mat<f64>, Option<Vec<f64>>)> {
-    let p = path.as_ref();
-    load_columns_with(p, features, target, coding, &|line, col, cell| {
-        parse_number(p, line, col, cell, Role::Target)
-    })
+    let target = target.map_or(TargetRead::Skip(""), TargetRead::Number);
+    let r = read_for_model(path, coding, features, target)?;
+    Ok((r.x, r.y))
 }
 
 /// As [`load_columns`], with the target's labels mapped to ±1 by `labels` (classification).
@@ -523,65 +624,8 @@ pub fn load_columns_labelled(
     features: &[String],
     target: &str,
     labels: &LabelMap,
-    coding: InputCoding,
+    coding: &InputCoding,
 ) -> Result<(Mat<f64>, Vec<f64>)> {
-    let p = path.as_ref();
-    let (x, y) = load_columns_with(p, features, Some(target), coding, &|line, _, cell| {
-        // Numeric labels may be written differently ("4" vs "4.0"): compare as numbers too.
-        labels
-            .encode(cell)
-            .or_else(|e| match cell.parse::<f64>() {
-                Ok(v) => labels.encode(&v.to_string()).map_err(|_| e),
-                Err(_) => Err(e),
-            })
-            .map_err(|_| Error::Csv {
-                path: p.display().to_string(),
-                line,
-                message: format!(
-                    "label '{cell}' is neither '{}' nor '{}'",
-                    labels.negative, labels.positive
-                ),
-            })
-    })?;
-    Ok((x, y.unwrap_or_default()))
-}
-
-type CellParser<'a> = dyn Fn(u64, &str, &str) -> Result<f64> + 'a;
-
-fn load_columns_with(
-    path: &Path,
-    features: &[String],
-    target: Option<&str>,
-    coding: InputCoding,
-    parse_target: &CellParser<'_>,
-) -> Result<(Mat<f64>, Option<Vec<f64>>)> {
-    let opts = coding.options();
-    let t = parse_table(path, &read_text(path)?)?;
-    let fcols: Vec<usize> = features
-        .iter()
-        .map(|f| find_column(&t.header, f))
-        .collect::<Result<_>>()?;
-    let tcol = target.map(|n| find_column(&t.header, n)).transpose()?;
-    // With missing inputs read as 0 only the target must be present.
-    let mut used = if coding.missing_as_zero {
-        vec![]
-    } else {
-        fcols.clone()
-    };
-    used.extend(tcol);
-    let rows = kept_rows(&t, &used, opts.missing)?;
-    let mut x = Mat::<f64>::zeros(rows.len(), fcols.len());
-    for (i, (line, r)) in rows.iter().enumerate() {
-        for (k, &j) in fcols.iter().enumerate() {
-            x[(i, k)] = parse_input(path, *line, &t.header[j], &r[j], &opts)?;
-        }
-    }
-    let y = tcol
-        .map(|j| {
-            rows.iter()
-                .map(|(line, r)| parse_target(*line, &t.header[j], &r[j]))
-                .collect::<Result<Vec<_>>>()
-        })
-        .transpose()?;
-    Ok((x, y))
+    let r = read_for_model(path, coding, features, TargetRead::Labels(target, labels))?;
+    Ok((r.x, r.y.unwrap_or_default()))
 }

@@ -2,6 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::shown;
 use crate::error::{Error, Result};
 
 /// Two class labels as they appear in the data, mapped to −1 (`negative`) and +1.
@@ -14,6 +15,14 @@ pub struct LabelMap {
 }
 
 impl LabelMap {
+    /// The labels of targets already coded −1 and +1.
+    pub fn signs() -> Self {
+        Self {
+            negative: "-1".into(),
+            positive: "1".into(),
+        }
+    }
+
     /// Build from raw cells: exactly two distinct values, numbers ordered numerically.
     pub fn from_cells(cells: &[&str]) -> Result<Self> {
         let mut distinct: Vec<&str> = Vec::new();
@@ -28,7 +37,7 @@ impl LabelMap {
                 examples: distinct
                     .iter()
                     .take(5)
-                    .copied()
+                    .map(|c| shown(c))
                     .collect::<Vec<_>>()
                     .join(", "),
             });
@@ -49,6 +58,31 @@ impl LabelMap {
         })
     }
 
+    /// The same two labels with `label` coded +1 (`--positive`); an error naming both labels
+    /// if it is neither (numbers compare as numbers: "4.0" is "4").
+    pub fn with_positive(self, label: &str) -> Result<Self> {
+        let same = |a: &str, b: &str| {
+            a == b || matches!((a.parse::<f64>(), b.parse::<f64>()), (Ok(x), Ok(y)) if x == y)
+        };
+        if same(label, &self.positive) {
+            Ok(self)
+        } else if same(label, &self.negative) {
+            Ok(Self {
+                negative: self.positive,
+                positive: self.negative,
+            })
+        } else {
+            Err(Error::InvalidSpec {
+                spec: shown(label),
+                reason: format!(
+                    "--positive names neither of the two labels, '{}' and '{}'",
+                    shown(&self.negative),
+                    shown(&self.positive)
+                ),
+            })
+        }
+    }
+
     /// Map numeric labels (any two distinct values) to ±1.
     pub fn from_values(values: &[f64]) -> Result<(Vec<f64>, Self)> {
         let cells: Vec<String> = values.iter().map(|v| v.to_string()).collect();
@@ -67,7 +101,12 @@ impl LabelMap {
         } else {
             Err(Error::NotBinary {
                 n_classes: 3,
-                examples: format!("{}, {}, {}", self.negative, self.positive, cell),
+                examples: format!(
+                    "{}, {}, {}",
+                    shown(&self.negative),
+                    shown(&self.positive),
+                    shown(cell)
+                ),
             })
         }
     }

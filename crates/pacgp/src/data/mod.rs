@@ -1,17 +1,19 @@
-//! Datasets: the validated [`Dataset`] type, and by job: CSV reading ([`csv`]),
-//! class labels ([`labels`]), standardisation ([`scaling`]), seeded splits and k-fold
-//! ([`split`]).
+//! Datasets: the validated [`Dataset`] type, and by job: CSV reading ([`csv`]), how a
+//! table's cells become inputs ([`encoding`]: categories, missing values), class labels
+//! ([`labels`]), standardisation ([`scaling`]), seeded splits and k-fold ([`split`]).
 //!
 //! Everything is validated once here (shapes, NaN/inf, missing values, labels) so that
 //! the numerical code can assume clean inputs. Every public item of the submodules is
 //! re-exported, so `crate::data::X` paths name them directly.
 
 pub mod csv;
+pub mod encoding;
 pub mod labels;
 pub mod scaling;
 pub mod split;
 
 pub use self::csv::*;
+pub use encoding::*;
 pub use labels::*;
 pub use scaling::*;
 pub use split::*;
@@ -142,4 +144,25 @@ pub fn check_finite(x: MatRef<'_, f64>, what: &'static str) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Most characters of a cell or name echoed in a message.
+const SHOWN_CHARS: usize = 40;
+
+/// A cell or column name as echoed in a message: control characters escaped (a NUL byte
+/// shows as `\u{0}`) and cut to 40 characters, with the length of what was cut.
+pub fn shown(s: &str) -> String {
+    let mut out = String::new();
+    for (k, c) in s.chars().enumerate() {
+        if k == SHOWN_CHARS {
+            out.push_str(&format!("… ({} bytes in all)", s.len()));
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }

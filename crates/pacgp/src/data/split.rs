@@ -8,7 +8,7 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
-use super::csv::{parse_table, read_text};
+use super::csv::{parse_table, read_text, Header};
 use crate::error::{Error, Result};
 
 /// Seeded train/test split: a random permutation (ChaCha8), the first `round(test_frac·n)`
@@ -107,8 +107,8 @@ pub fn split_file(
 ) -> Result<FileSplit> {
     check_outputs(data, train_out, test_out)?;
     let text = read_text(data)?;
-    let table = parse_table(data, &text)?;
-    let (mut train, mut test) = train_test_split(table.rows.len(), test_fraction, seed)?;
+    let table = parse_table(data, &text, Header::First)?;
+    let (mut train, mut test) = train_test_split(table.table.rows.len(), test_fraction, seed)?;
     train.sort_unstable();
     test.sort_unstable();
     let eol = if text[table.header_span.end..].starts_with("\r\n") {
@@ -164,7 +164,7 @@ fn check_outputs(data: &Path, train_out: &Path, test_out: &Path) -> Result<()> {
 
 /// Write `text` to `path`, gzip-compressed if the name ends in `.gz`.
 fn write_text(path: &Path, text: &str) -> Result<()> {
-    let io = |source| Error::Io {
+    let io = |source| Error::Write {
         path: path.display().to_string(),
         source,
     };

@@ -615,7 +615,7 @@ impl UciSetup {
             kernels: if seed_kernel {
                 vec![Kernel::se_iso(1.0, 1.0)]
             } else {
-                crate::model::classifier_candidates(d)
+                crate::fit::classifier_candidates(d)
             },
         }
     }

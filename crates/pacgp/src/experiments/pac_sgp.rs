@@ -101,7 +101,7 @@ fn score(
     yt: &[f64],
     loss: &RegressionLoss,
 ) -> Result<(Certificate, f64, f64)> {
-    let spec = super::pac_gp::paper_spec(post.kernel.n_params());
+    let spec = super::pac_gp::paper_spec(post.kernel().n_params());
     let c = Certificate::of_posterior(post, x.as_ref(), y, &GibbsLoss::Regression(*loss), &spec)?;
     let mt = post.predict(xt.as_ref())?;
     let tg = loss::gibbs_risk_regression(yt, &mt, loss)?;

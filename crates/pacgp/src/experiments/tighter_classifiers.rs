@@ -20,11 +20,11 @@ use crate::bounds::{held_out_lower_limit, CatoniLambda};
 use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
 use crate::data::{train_test_split, Dataset, Standardizer};
 use crate::error::{Error, Result};
+use crate::fit::classifier_candidates;
 use crate::inference::laplace::laplace;
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::loss;
-use crate::model::classifier_candidates;
 use crate::objective::gpc_split::{fit_split_prior, SplitFraction, SplitPriorConfig, PRIOR_SCALES};
 use crate::objective::pac_gpc::{fit_pac_gpc, PacGpcConfig, PacGpcTheta};
 use crate::posterior::GaussianPosterior;
@@ -432,7 +432,7 @@ pub fn tighter_classifier_rows(
             rows.push(r);
         }
         if runs("pac-gpc") {
-            let theta = PacGpcTheta::Candidates(classifier_candidates(x.ncols()));
+            let theta = PacGpcTheta::Candidates(crate::fit::classifier::classifier_menu(x.ncols()));
             let fit = fit_pac_gpc(&theta, &lik, x.as_ref(), &train.y, classifier, &cfg.pac)?;
             let (c, post) = (&fit.certificate, &fit.posterior);
             rows.push(row(

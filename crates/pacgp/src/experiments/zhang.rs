@@ -429,7 +429,7 @@ impl Kin40kData {
         loss: &RegressionLoss,
         seconds: f64,
     ) -> Result<Kin40kRow> {
-        let spec = super::pac_gp::paper_spec(post.kernel.n_params());
+        let spec = super::pac_gp::paper_spec(post.kernel().n_params());
         let c = Certificate::of_posterior(
             post,
             self.x.as_ref(),

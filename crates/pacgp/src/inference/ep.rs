@@ -28,7 +28,7 @@ use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::linalg::{self, Cholesky};
 use crate::optim::Anderson;
-use crate::posterior::{Covariance, GaussianPosterior};
+use crate::posterior::GaussianPosterior;
 
 /// Order in which EP updates its sites.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -581,15 +581,13 @@ impl EpRun {
     pub(crate) fn into_fit(self, kernel: &Kernel, x: MatRef<'_, f64>) -> (ClassifierFit, EpSites) {
         let sw: Vec<f64> = self.sites.tau.iter().map(|t| t.max(0.0).sqrt()).collect();
         let fit = ClassifierFit {
-            posterior: GaussianPosterior {
-                kernel: kernel.clone(),
-                basis: x.to_owned(),
-                alpha: self.post.alpha,
-                cov: Covariance::Sites {
-                    sqrt_pi: sw,
-                    chol_b: self.post.chol,
-                },
-            },
+            posterior: GaussianPosterior::sites(
+                kernel.clone(),
+                x.to_owned(),
+                self.post.alpha,
+                sw,
+                self.post.chol,
+            ),
             ln_evidence: self.ln_evidence,
             basis_indices: None,
             report: self.report,

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::likelihood::{Likelihood, LogLikDerivs};
 use crate::linalg::{self, Cholesky, JitterPolicy};
-use crate::posterior::{Covariance, GaussianPosterior};
+use crate::posterior::GaussianPosterior;
 
 /// Settings of [`laplace`].
 #[derive(Clone, Copy, Debug)]
@@ -242,15 +242,13 @@ impl LaplaceMode {
     pub(crate) fn into_fit(self, kernel: &Kernel, x: MatRef<'_, f64>) -> ClassifierFit {
         let alpha: Vec<f64> = self.derivs.iter().map(|d| d.d1).collect();
         ClassifierFit {
-            posterior: GaussianPosterior {
-                kernel: kernel.clone(),
-                basis: x.to_owned(),
+            posterior: GaussianPosterior::sites(
+                kernel.clone(),
+                x.to_owned(),
                 alpha,
-                cov: Covariance::Sites {
-                    sqrt_pi: self.sw,
-                    chol_b: self.chol,
-                },
-            },
+                self.sw,
+                self.chol,
+            ),
             ln_evidence: Some(self.ln_evidence),
             basis_indices: None,
             report: self.report,

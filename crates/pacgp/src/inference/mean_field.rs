@@ -42,7 +42,7 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::likelihood::{Likelihood, TiltedMoments};
 use crate::linalg::{self, Cholesky, JitterPolicy};
-use crate::posterior::{Covariance, GaussianPosterior};
+use crate::posterior::GaussianPosterior;
 
 /// Settings of [`mean_field`] (defaults: seed 001 Algorithm 17.1).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -328,12 +328,13 @@ fn solve(
     let jitter = chol_b.jitter();
     Ok(MeanFieldFit {
         fit: ClassifierFit {
-            posterior: GaussianPosterior {
-                kernel: kernel.clone(),
-                basis: x.to_owned(),
+            posterior: GaussianPosterior::sites(
+                kernel.clone(),
+                x.to_owned(),
                 alpha,
-                cov: Covariance::Sites { sqrt_pi, chol_b },
-            },
+                sqrt_pi,
+                chol_b,
+            ),
             ln_evidence: None,
             basis_indices: None,
             report: ConvergenceReport {

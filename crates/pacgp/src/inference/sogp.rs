@@ -423,15 +423,13 @@ impl Sogp {
         let sigma = Mat::from_fn(m, m, |i, j| kb[(i, j)] + 0.5 * (kck[(i, j)] + kck[(j, i)]));
         let chol_sigma =
             Cholesky::factor(sigma.as_ref(), &self.cfg.jitter, "Σ_B = K_B + K_B C K_B")?;
-        Ok(GaussianPosterior {
-            kernel: self.kernel.clone(),
+        Ok(GaussianPosterior::dense(
+            self.kernel.clone(),
             basis,
-            alpha: self.alpha.clone(),
-            cov: Covariance::Dense {
-                chol_kb,
-                chol_sigma,
-            },
-        })
+            self.alpha.clone(),
+            chol_kb,
+            chol_sigma,
+        ))
     }
 
     /// `max |Q K_B − I|`: how far the incrementally updated `Q` has drifted from `K_B⁻¹`.

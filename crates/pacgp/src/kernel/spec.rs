@@ -129,7 +129,14 @@ fn base(name: &str, d: usize) -> std::result::Result<Kernel, String> {
         s if s.starts_with("poly") && !ard => {
             let p: u32 = s[4..]
                 .parse()
-                .map_err(|_| format!("'{s}': degree must be a whole number; {HELP}"))?;
+                .map_err(|e: std::num::ParseIntError| match e.kind() {
+                    std::num::IntErrorKind::PosOverflow => format!(
+                        "'{s}': degree {} is too large (at most {})",
+                        &s[4..],
+                        Kernel::MAX_POLY_DEGREE
+                    ),
+                    _ => format!("'{s}': degree must be a whole number; {HELP}"),
+                })?;
             if p == 0 || p > Kernel::MAX_POLY_DEGREE {
                 return Err(format!(
                     "'{s}': degree must lie in 1..={}",

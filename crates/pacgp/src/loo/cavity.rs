@@ -68,7 +68,7 @@ pub fn site_cavities(post: &GaussianPosterior) -> Result<LatentLoo> {
                 .into(),
         ));
     };
-    let k = post.kernel.gram(post.basis.as_ref());
+    let k = post.kernel().gram(post.basis.as_ref());
     let mu = crate::linalg::mat_vec(&k, &post.alpha);
     let l_inv = chol_b.l_inverse();
     let n = sqrt_pi.len();

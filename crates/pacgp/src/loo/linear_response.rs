@@ -14,7 +14,7 @@ use crate::likelihood::Likelihood;
 pub fn mean_field_response(mf: &MeanFieldFit, y: &[f64]) -> Result<Vec<f64>> {
     check_len(mf, y)?;
     let kn = noisy_gram(
-        &mf.fit.posterior.kernel,
+        mf.fit.posterior.kernel(),
         mf.fit.posterior.basis.as_ref(),
         mf.input_noise,
     );
@@ -62,7 +62,7 @@ pub fn mean_field_loo(mf: &MeanFieldFit, y: &[f64]) -> Result<LooClassification>
     use faer::linalg::solvers::Solve;
     check_len(mf, y)?;
     let kn = noisy_gram(
-        &mf.fit.posterior.kernel,
+        mf.fit.posterior.kernel(),
         mf.fit.posterior.basis.as_ref(),
         mf.input_noise,
     );

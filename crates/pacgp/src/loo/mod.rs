@@ -165,22 +165,6 @@ impl LooMode {
     }
 }
 
-impl std::str::FromStr for LooMode {
-    type Err = Error;
-    /// `approx`, `exact` or `both`.
-    fn from_str(s: &str) -> Result<Self> {
-        match s {
-            "approx" => Ok(LooMode::Approx),
-            "exact" => Ok(LooMode::Exact),
-            "both" => Ok(LooMode::Both),
-            _ => Err(Error::InvalidSpec {
-                spec: s.into(),
-                reason: "leave-one-out mode must be approx, exact or both".into(),
-            }),
-        }
-    }
-}
-
 /// How an approximate LOO estimate was obtained.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -267,7 +251,7 @@ fn mean_field_parts(
         });
     }
     let v = cfg.input_noise;
-    let k_alpha = crate::linalg::mat_vec(&post.kernel.gram(post.basis.as_ref()), &post.alpha);
+    let k_alpha = crate::linalg::mat_vec(&post.kernel().gram(post.basis.as_ref()), &post.alpha);
     Ok(MeanFieldFit {
         fit: fit.clone(),
         alpha_mf: y.iter().zip(&post.alpha).map(|(y, a)| y * a).collect(),
@@ -300,7 +284,7 @@ pub fn classifier_loo(
     let needs_refits = mode.exact() || (mode.approx() && approx.is_none());
     let exact = if needs_refits {
         let rows: Vec<usize> = (0..y.len()).collect();
-        let kernel = &fit.posterior.kernel;
+        let kernel = &fit.posterior.kernel();
         Some(classifier_exact_loo(
             method,
             kernel,

@@ -120,7 +120,7 @@ impl Start {
 /// `μ = Kα` at the basis (the training inputs for full-basis fits).
 fn training_means(fit: &ClassifierFit) -> Vec<f64> {
     let post = &fit.posterior;
-    crate::linalg::mat_vec(&post.kernel.gram(post.basis.as_ref()), &post.alpha)
+    crate::linalg::mat_vec(&post.kernel().gram(post.basis.as_ref()), &post.alpha)
 }
 
 /// SOGP's visiting order on the data without row i: a given sequence loses i and renumbers

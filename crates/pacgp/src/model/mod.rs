@@ -4,38 +4,42 @@
 //!
 //! - this file: the file format and its validation;
 //! - [`usage`]: prediction, evaluation and certification of a fitted model;
-//! - [`fit_regression`], [`fit_classifier`]: the fitting pipelines, one per family.
+//! - [`price`]: what a fit chose from the data and its price, re-derived from the stored spec;
+//! - [`split_classifier`]: the classifier split prior's record;
+//! - [`from_parameters`]: a sparse model assembled from parameters fitted elsewhere (Dask).
+//!
+//! The fitting pipelines that make models are in [`crate::fit`].
 
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::certificate::{Certificate, PenaltyTerm};
+use crate::certificate::Certificate;
 use crate::data::{Dataset, LabelMap, Standardizer, TargetScaler};
 use crate::error::{Error, Result};
 use crate::inference::ConvergenceReport;
 use crate::likelihood::Likelihood;
 use crate::optim::OptimReport;
 use crate::posterior::GaussianPosterior;
+use crate::spec::CheckedFitSpec;
 
-pub mod fit_classifier;
-pub mod fit_pac_gpc;
-pub mod fit_regression;
-pub mod fit_svm;
 pub mod from_parameters;
+pub mod price;
+mod split;
 pub mod split_classifier;
 pub mod usage;
 
-pub use fit_classifier::*;
-pub use fit_pac_gpc::{fit_pac_gpc_model, fit_split_prior_model, PacGpcOptions, SplitPriorOptions};
-pub use fit_regression::*;
-pub use fit_svm::{fit_svm_model, SvmOptions};
-pub use from_parameters::{sparse_model_from_parts, SparseModelKind, SparseModelParts};
-pub use usage::{CertifyOptions, GibbsPredictor};
+pub use crate::certificate::GibbsPredictor;
+pub use from_parameters::{sparse_model_from_parts, SparseModelParts};
+pub use usage::CertifyOptions;
 
 /// Model-file format tag; bumped on incompatible changes.
-pub const FORMAT: &str = "pacgp-model/1";
+pub const FORMAT: &str = "pacgp-model/2";
+
+/// The format before the fit spec: files of it stored the certificate's prices, which
+/// `certify` no longer reads, so they are refused with a request to refit.
+const FORMAT_1: &str = "pacgp-model/1";
 
 /// What the model predicts.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -47,18 +51,14 @@ pub enum Task {
         noise_variance: f64,
         /// Target standardisation (training statistics).
         y_scaler: TargetScaler,
-        /// The data-dependent split prior's record (issue 15; `fit --prior split:F`): what
-        /// `certify` needs to rebuild P_A and Q on part B.
+        /// The data-dependent split prior's record (`prior split:F`): what `certify` needs to
+        /// rebuild P_A and Q on part B.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         split_prior: Option<crate::prior::split::SplitRecord>,
-        /// The sparse split prior's record (issue 15; `fit --method pac-sgp --prior split:F`):
-        /// the split, P_A (VFE on A) and Q's parameters, for `certify` on part B.
+        /// The sparse split prior's record (pac-sgp with `prior split:F`): the split, P_A (VFE
+        /// on A) and Q's parameters, for `certify` on part B.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         sparse_split_prior: Option<Box<crate::prior::split_sparse::SparseSplitRecord>>,
-        /// The confidence constant the model was trained with (`fit --xi`), the default of
-        /// `certify` (older files: Maurer's).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        confidence_term: Option<crate::bounds::ConfidenceTerm>,
     },
     /// Binary labels through a likelihood.
     Classification {
@@ -71,8 +71,8 @@ pub enum Task {
         /// use the latent variance plus v. The certified Gibbs classifier is `sgn f`.
         #[serde(default)]
         input_noise: f64,
-        /// The classifier split prior's record (issue 15; `fit --method laplace|pac-gpc
-        /// --prior split:F`): what `certify` needs to reproduce the certificate on part B.
+        /// The classifier split prior's record (laplace, pac-gpc with `prior split:F`): what
+        /// `certify` needs to reproduce the certificate on part B.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         split_prior: Option<Box<split_classifier::ClassifierSplitRecord>>,
     },
@@ -86,8 +86,8 @@ pub enum Task {
         /// The solver settings the SVM was trained with (bias-free on the prior kernel for a
         /// certified SVM).
         config: crate::svm::SvmConfig,
-        /// A bias fitted from the data (`--bias true`): the decision is `mean/μ + bias`, and no
-        /// certificate holds (the prior would depend on the data). 0 for a certified SVM.
+        /// A bias fitted from the data (the spec's `bias`): the decision is `mean/μ + bias`, and
+        /// no certificate holds (the prior would depend on the data). 0 for a certified SVM.
         #[serde(default)]
         bias: f64,
     },
@@ -105,41 +105,39 @@ impl Task {
 
 /// A fitted model, ready to predict on raw inputs.
 #[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FittedModel {
     /// [`FORMAT`].
     pub format: String,
-    /// How the training file's input cells were read (yes/no, missing as 0); files the
-    /// model is applied to are read the same way.
+    /// What the fit was: the method, its options, δ and the seed (checked again on load).
+    /// `certify` re-derives every price of the certificate from it.
+    pub spec: CheckedFitSpec,
+    /// How the training table's cells became the inputs (categories, missing values, yes/no,
+    /// header): files the model is applied to are read the same way.
     #[serde(default)]
     pub input_coding: crate::data::InputCoding,
-    /// Method name as on the command line (e.g. `gpr`).
-    pub method: String,
     /// Input column names, in order.
     pub feature_names: Vec<String>,
     /// Target column name.
     pub target_name: String,
     /// Training size.
     pub n_train: usize,
+    /// Digest of the training sample ([`sample_digest`]): a certificate holds only on it
+    /// (`None` for a model assembled from sharded sums, which never held the whole sample).
+    pub training_digest: Option<String>,
     /// Input standardisation (training statistics).
     pub x_scaler: Standardizer,
     /// The posterior over the latent function (on standardised inputs and targets).
     pub posterior: GaussianPosterior,
     /// Task-specific parts.
     pub task: Task,
-    /// ε of the ε-band loss in target units, if the model was trained or certified with one.
-    pub epsilon: Option<f64>,
-    /// How the fit went (optimiser report, jitter).
+    /// How the fit went (optimiser report, jitter, notes): diagnostics only, never priced.
     pub report: FitReport,
-    /// Digest of the training sample ([`sample_digest`]): a certificate holds only on it.
-    #[serde(default)]
-    pub training_digest: Option<String>,
-    /// The seed of the fit's random choices (SOGP's visiting order, k-means, restarts).
-    #[serde(default)]
-    pub seed: u64,
 }
 
-/// What happened during fitting, as data.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+/// What happened during fitting, as data (nothing here enters a certificate).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct FitReport {
     /// Optimiser report (parameters in ln space: kernel θ then ln σ²).
     pub optimiser: Option<OptimReport>,
@@ -149,18 +147,12 @@ pub struct FitReport {
     pub objective_name: String,
     /// Jitter added to the final factorisation.
     pub jitter_used: f64,
-    /// Whether θ was snapped onto the PAC grid (docs/math.md §2.4) after optimisation.
-    pub theta_on_grid: bool,
-    /// What was chosen from the training data and its union-bound price: the certificate's
-    /// penalty terms. Empty in files written before they were stored (see [`FitReport::penalty`]).
-    #[serde(default)]
-    pub choices: Vec<PenaltyTerm>,
-    /// Total penalty of files written before `choices` existed.
-    #[serde(default, skip_serializing)]
-    pub penalty: Option<f64>,
     /// Convergence report of approximate inference (classifiers).
     #[serde(default)]
     pub inference: Option<ConvergenceReport>,
+    /// What the fit decided that a user should know (a basis size capped at N, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// Predictions in the target's own units.
@@ -234,13 +226,43 @@ pub struct CertificateReport {
 }
 
 impl FittedModel {
+    /// A model of `spec` fitted on `train`: the format tag, the sample's names, size and digest
+    /// around the fitted parts.
+    pub fn assemble(
+        spec: &CheckedFitSpec,
+        train: &Dataset,
+        x_scaler: Standardizer,
+        posterior: GaussianPosterior,
+        task: Task,
+        report: FitReport,
+    ) -> Self {
+        Self {
+            format: FORMAT.into(),
+            spec: spec.clone(),
+            input_coding: Default::default(),
+            feature_names: train.feature_names.clone(),
+            target_name: train.target_name.clone(),
+            n_train: train.n(),
+            training_digest: Some(sample_digest(train)),
+            x_scaler,
+            posterior,
+            task,
+            report,
+        }
+    }
+
+    /// The method's name as users spell it.
+    pub fn method(&self) -> crate::spec::MethodName {
+        self.spec.method_name()
+    }
+
     /// Write the model as JSON.
     pub fn save(&self, path: &Path) -> Result<()> {
         let text = serde_json::to_string(self).map_err(|e| Error::ModelFile {
             path: path.display().to_string(),
             message: e.to_string(),
         })?;
-        std::fs::write(path, text).map_err(|source| Error::Io {
+        std::fs::write(path, text).map_err(|source| Error::Write {
             path: path.display().to_string(),
             source,
         })
@@ -261,6 +283,14 @@ impl FittedModel {
             path: name.to_string(),
             message,
         };
+        let format = serde_json::from_str::<FormatTag>(text)
+            .map(|t| t.format)
+            .unwrap_or_default();
+        if format == FORMAT_1 {
+            return Err(bad(format!(
+                "written by an older version of pacgp (format '{FORMAT_1}', which stored the certificate's prices); refit the model with this version"
+            )));
+        }
         let m: FittedModel = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
         if m.format != FORMAT {
             return Err(bad(format!("format '{}' is not '{FORMAT}'", m.format)));
@@ -284,6 +314,9 @@ impl FittedModel {
                 p.basis.ncols()
             )));
         }
+        self.input_coding
+            .check(&self.feature_names)
+            .map_err(|e| bad(e.to_string()))?;
         if self.x_scaler.mean.len() != d || self.x_scaler.sd.len() != d {
             return Err(bad(format!(
                 "the input scaler has {} means and {} deviations for {d} inputs",
@@ -302,18 +335,16 @@ impl FittedModel {
         if self.n_train == 0 {
             return Err(bad("training size 0".into()));
         }
-        if let Some(e) = self.epsilon {
-            if !finite_positive(e) {
-                return Err(bad(format!("ε = {e} (must be positive and finite)")));
-            }
-        }
-        if self
-            .report
-            .choices
-            .iter()
-            .any(|c| !(c.nats >= 0.0 && c.nats.is_finite()))
-        {
-            return Err(bad("a penalty term is negative or not finite".into()));
+        if self.spec.is_classifier() != self.is_classifier() {
+            return Err(bad(format!(
+                "a {} model with a {} task",
+                self.method(),
+                if self.is_classifier() {
+                    "classification"
+                } else {
+                    "regression"
+                }
+            )));
         }
         match &self.task {
             Task::Regression {
@@ -381,6 +412,13 @@ impl FittedModel {
             _ => Ok(()),
         }
     }
+}
+
+/// Just the format tag of a model file, read before the rest so an older format is named.
+#[derive(Deserialize)]
+struct FormatTag {
+    #[serde(default)]
+    format: String,
 }
 
 /// SHA-256 of a sample's rows (inputs then target, as f64 bits), independent of row order:

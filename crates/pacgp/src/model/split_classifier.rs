@@ -1,33 +1,24 @@
-//! The classifier split prior in model files (issue 15; [`crate::objective::gpc_split`]):
-//! what `certify` needs to reproduce the certificate `fit` printed, on part B against `P_A`.
-//!
-//! The model's posterior Q is stored over `A ∪ B` in site form (`P_A`'s sites, then B's). The
-//! record keeps the split (fraction, menu of fractions × directions, seed, whether the parts
-//! were swapped, the training rows' order), θ_A, the prior's covariance scale t and mean scale
-//! s, and Catoni's λ. The kernel structure chosen on A is θ_A's; an EP prior is stored, like
-//! Laplace's, as its sites on A, so neither needs more. `certify` puts the sample's rows back into the training
-//! order (rows are matched by a hash of their values, so any row order of the same sample
-//! works), redoes the seeded split, checks that Q's stored part-B inputs are the sample's part-B
-//! rows, rebuilds `P_A = GP(μ_A, t·k_A)` from Q's block on part A (its sites are those of the
-//! Laplace posterior of A, stored when the model was fitted), and recomputes
-//! `KL(Q‖P_A)` and the Gibbs error on B.
+//! The classifier split prior's record in model files ([`crate::objective::gpc_split`]): the
+//! split (fraction, menu of fractions × directions, seed, whether the parts were swapped, the
+//! training rows' order), θ_A, the prior's covariance scale t and mean scale s, and Catoni's λ.
+//! The model's posterior Q is stored over `A ∪ B` in site form (`P_A`'s sites, then B's).
+//! `certify` ([`super::split`]) puts the sample's rows back into the training order (rows are
+//! matched by a hash of their values, so any row order of the same sample works), refits part
+//! A's prior as the fit did, checks the record and Q against it, and certifies Q on part B.
 
-use faer::Mat;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::bounds::ConfidenceTerm;
-use crate::certificate::PenaltyTerm;
-use crate::data::{permutation, Dataset, Standardizer};
+use crate::data::{permutation, Dataset};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
-use crate::linalg::{self, Cholesky, JitterPolicy};
-use crate::objective::gpc_split::{part_a_prior_at, SplitPriorConfig, SplitPriorFit};
-use crate::objective::pac_gpc::{SiteEvaluation, SiteParams};
-use crate::posterior::{Covariance, GaussianPosterior, Marginals};
+use crate::objective::gpc_split::{SplitPriorConfig, SplitPriorFit};
+use crate::objective::pac_gpc::SiteParams;
+use crate::posterior::{Covariance, GaussianPosterior};
 use crate::prior::split::SplitFraction;
 
-/// What a classifier fitted with the split prior keeps for `certify` (issue 15).
+/// What a classifier fitted with the split prior keeps for `certify`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClassifierSplitRecord {
     /// Fraction F of part A.
@@ -68,17 +59,6 @@ fn unit_scale() -> f64 {
     1.0
 }
 
-/// Q's parts on B as `certify` recomputes them.
-#[derive(Clone, Debug)]
-pub struct PartB {
-    /// `KL(Q‖P_A)`.
-    pub kl: f64,
-    /// Q's latent marginals on part B.
-    pub marginals: Marginals,
-    /// The labels of part B.
-    pub y: Vec<f64>,
-}
-
 /// A hash of each row's values in hex: the first 8 bytes of the per-row SHA-256 that
 /// [`super::sample_digest`] uses (inputs then label, as f64 bits); equal rows are interchangeable.
 pub fn row_keys(data: &Dataset) -> Vec<String> {
@@ -113,7 +93,7 @@ impl ClassifierSplitRecord {
                 inner: Box::new(kernel_a.clone()),
             }
         };
-        if fit.posterior.kernel != q_kernel {
+        if *fit.posterior.kernel() != q_kernel {
             return Err(Error::Unsupported(
                 "a split prior's posterior kernel must be t·k_A with k_A the prior's kernel".into(),
             ));
@@ -149,31 +129,6 @@ impl ClassifierSplitRecord {
             term: fit.certificate.confidence_term,
             row_order: row_keys(train),
         })
-    }
-
-    /// The price of the record's menu, `ln menu`, must be among the certificate's choices
-    /// (their total at least that): a record whose file charges less is refused, never
-    /// certified with a smaller penalty than the fit paid.
-    pub fn check_choices(&self, choices: &[PenaltyTerm]) -> Result<()> {
-        let paid: f64 = choices.iter().map(|c| c.nats).sum();
-        let price = (self.menu as f64).ln();
-        if paid < price - 1e-12 {
-            return Err(Error::Unsupported(format!(
-                "the split prior chose among {} fractions and directions (ln {} = {price:.4} nats) but the model's choices charge {paid:.4}",
-                self.menu, self.menu
-            )));
-        }
-        Ok(())
-    }
-
-    /// Indices of part B (into the training order) in the seeded permutation of `n` rows.
-    fn rows_b(&self, n: usize) -> Vec<usize> {
-        let perm = permutation(n, self.seed);
-        if self.swapped {
-            perm[..self.n_b].to_vec()
-        } else {
-            perm[self.n_a..].to_vec()
-        }
     }
 
     /// The record fits a model of `n_train` rows whose posterior has `n_basis` basis points
@@ -226,53 +181,28 @@ impl ClassifierSplitRecord {
             .collect()
     }
 
-    /// Redo the split of `sample` (raw inputs, ±1 labels) and recompute Q's KL to `P_A` and
-    /// its marginals on B from the stored Q (module doc); `x_scaler` is the model's (part A's).
-    pub fn on_part_b(
-        &self,
-        q: &GaussianPosterior,
-        x_scaler: &Standardizer,
-        sample: &Dataset,
-    ) -> Result<PartB> {
-        let order = self.training_order(sample)?;
-        let n = order.len();
-        if self.n_a + self.n_b != n || q.basis.nrows() != n {
-            return Err(Error::ShapeMismatch {
-                what: "split prior record",
-                expected: format!(
-                    "{} + {} rows in the sample and the posterior's basis",
-                    self.n_a, self.n_b
-                ),
-                found: format!("{n} rows and {} basis points", q.basis.nrows()),
-            });
-        }
-        let rows_b: Vec<usize> = self.rows_b(n).into_iter().map(|i| order[i]).collect();
-        let b = sample.subset(&rows_b);
-        let xb = x_scaler.transform(b.x.as_ref())?;
-        let stored = q.basis.subrows(self.n_a, self.n_b);
-        if (0..self.n_b).any(|i| (0..xb.ncols()).any(|j| stored[(i, j)] != xb[(i, j)])) {
-            return Err(Error::NotTrainingSample {
-                reason:
-                    "part B of the seeded split differs from the part B the model was fitted on"
-                        .into(),
-            });
-        }
+    /// The sample's rows in the order the fit saw them (rows are matched by their keys).
+    pub fn in_training_order(&self, sample: &Dataset) -> Result<Dataset> {
+        Ok(sample.subset(&self.training_order(sample)?))
+    }
+
+    /// The sites of part B in a stored Q (its basis is `A ∪ B` in site form).
+    pub fn sites_of_b(&self, q: &GaussianPosterior) -> Result<SiteParams> {
         let Covariance::Sites { sqrt_pi, .. } = &q.cov else {
             return Err(Error::Unsupported(
                 "a split-prior classifier's posterior is in site form".into(),
             ));
         };
-        let post_a = part_a_posterior(q, self.n_a)?;
-        let prior = part_a_prior_at(post_a, xb.as_ref())?;
-        let sites = SiteParams {
+        if q.alpha.len() != self.n_a + self.n_b {
+            return Err(Error::ShapeMismatch {
+                what: "split prior record",
+                expected: format!("{} + {} basis points", self.n_a, self.n_b),
+                found: format!("{}", q.alpha.len()),
+            });
+        }
+        Ok(SiteParams {
             alpha: q.alpha[self.n_a..].to_vec(),
             ln_pi: sqrt_pi[self.n_a..].iter().map(|s| 2.0 * s.ln()).collect(),
-        };
-        let kl = SiteEvaluation::new(&prior, &sites)?.kl;
-        Ok(PartB {
-            kl,
-            marginals: q.predict(xb.as_ref())?,
-            y: b.y,
         })
     }
 }
@@ -296,40 +226,4 @@ fn split_direction(fit: &SplitPriorFit, seed: u64, n: usize) -> Result<bool> {
             "the fit's parts are not the seeded permutation's in either direction".into(),
         ))
     }
-}
-
-/// `P_A` (scaled by t) from Q's block on A: Q's kernel, basis rows and sites of A, mean weights
-/// `α_A = α_Q,A + R_A K_AB α_B` (Q's are `α_A − R_A K_AB α_B`, `R_A = Π½B⁻¹Π½`; see
-/// [`crate::objective::gpc_split`]).
-fn part_a_posterior(q: &GaussianPosterior, n_a: usize) -> Result<GaussianPosterior> {
-    let Covariance::Sites { sqrt_pi, .. } = &q.cov else {
-        return Err(Error::Unsupported(
-            "a split-prior classifier's posterior is in site form".into(),
-        ));
-    };
-    let n_b = q.basis.nrows() - n_a;
-    let xa: Mat<f64> = q.basis.subrows(0, n_a).to_owned();
-    let xb = q.basis.subrows(n_a, n_b);
-    let sa = &sqrt_pi[..n_a];
-    let chol_b = Cholesky::factor_filled(
-        n_a,
-        linalg::fill_site_b(&q.kernel.gram(xa.as_ref()), sa, 0.0),
-        None,
-        &JitterPolicy::default(),
-        "I + Π½KΠ½ of the split prior's part A",
-    )?;
-    let k_ab = q.kernel.cross(xa.as_ref(), xb);
-    let kab_alpha = linalg::mat_vec(&k_ab, &q.alpha[n_a..]);
-    let s_v: Vec<f64> = (0..n_a).map(|i| sa[i] * kab_alpha[i]).collect();
-    let sol = chol_b.solve_vec(&s_v);
-    let alpha = (0..n_a).map(|i| q.alpha[i] + sa[i] * sol[i]).collect();
-    Ok(GaussianPosterior {
-        kernel: q.kernel.clone(),
-        basis: xa,
-        alpha,
-        cov: Covariance::Sites {
-            sqrt_pi: sa.to_vec(),
-            chol_b,
-        },
-    })
 }

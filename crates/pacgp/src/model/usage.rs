@@ -2,16 +2,14 @@
 //! training sample through the one constructor ([`crate::certificate`]).
 
 use faer::MatRef;
-use serde::{Deserialize, Serialize};
 
 use super::{CertificateReport, Evaluation, FittedModel, RegressionPrediction, Task};
-use crate::bounds::{ConfidenceTerm, HyperGrid};
-use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
+use crate::bounds::ConfidenceTerm;
+use crate::certificate::{
+    Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, GibbsPredictor, PenaltyTerm,
+};
 use crate::data::{Dataset, TargetScaler};
 use crate::error::{Error, Result};
-use crate::inference::ivm::IvmConfig;
-use crate::inference::mean_field::MeanFieldConfig;
-use crate::inference::sogp::{SogpConfig, SweepOrder};
 use crate::inference::InferenceMethod;
 use crate::loo::{ClassifierLoo, LooEstimator, LooMode, RegressionModel};
 use crate::loss::{self, RegressionLoss};
@@ -20,44 +18,41 @@ use crate::posterior::Marginals;
 use crate::regression::exact::ExactGp;
 use crate::regression::sparse::{SparseGp, SparseMethod};
 
-/// Which stochastic classifier a classification certificate (and the Gibbs risk of
-/// `evaluate`) is about.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum GibbsPredictor {
-    /// The noise-free latent classifier `sgn(f(x) + b)`, `f ~ Q`.
-    #[default]
-    Latent,
-    /// The probit's noisy classifier `sgn(f(x) + ξ + b)` (same as latent for other likelihoods).
-    Noisy,
-}
-
-/// Settings of [`FittedModel::certify`].
+/// Settings of [`FittedModel::certify`]; `None` takes the model's own (its spec's δ, the
+/// confidence constant and Gibbs classifier it was trained with).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CertifyOptions {
     /// ε values of the ε-band loss in target units (regression). Empty = the model's own ε.
     /// Several ε certified at once pay `ln k` more each (union bound).
     pub epsilons: Vec<f64>,
     /// Confidence δ.
-    pub delta: f64,
+    pub delta: Option<f64>,
     /// Confidence constant.
-    pub term: ConfidenceTerm,
+    pub term: Option<ConfidenceTerm>,
     /// Classifier certificates: which Gibbs classifier.
-    pub predictor: GibbsPredictor,
+    pub predictor: Option<GibbsPredictor>,
     /// Which leave-one-out estimates go beside the certificate (`None`: none).
     pub loo: Option<LooMode>,
 }
 
 impl Default for CertifyOptions {
+    /// The model's own settings, with the fast leave-one-out beside the bound.
     fn default() -> Self {
         Self {
             epsilons: Vec::new(),
-            delta: 0.01,
-            term: ConfidenceTerm::Maurer,
-            predictor: GibbsPredictor::Latent,
+            delta: None,
+            term: None,
+            predictor: None,
             loo: Some(LooMode::Approx),
         }
     }
+}
+
+/// [`CertifyOptions`] with the model's defaults filled in.
+pub(super) struct Resolved {
+    pub(super) delta: f64,
+    pub(super) term: ConfidenceTerm,
+    pub(super) predictor: GibbsPredictor,
 }
 
 impl FittedModel {
@@ -75,102 +70,39 @@ impl FittedModel {
             } => Ok((*noise_variance, *y_scaler)),
             Task::Classification { .. } | Task::Svm { .. } => Err(Error::Unsupported(format!(
                 "'{}' is a classifier, not a regression model",
-                self.method
+                self.method()
             ))),
         }
     }
 
-    /// The confidence constant the model was trained with, if it stores one (`fit --xi`, the
-    /// split prior); `certify` uses it unless told otherwise.
-    pub fn trained_confidence_term(&self) -> Option<crate::bounds::ConfidenceTerm> {
+    /// The confidence constant the model was trained with (a split prior's record holds
+    /// Catoni's λ where it used it; checked against the spec by [`FittedModel::choices`]).
+    pub fn trained_confidence_term(&self) -> ConfidenceTerm {
         match &self.task {
-            Task::Regression {
-                split_prior: Some(r),
-                ..
-            } => Some(r.term),
-            Task::Regression {
-                sparse_split_prior: Some(r),
-                ..
-            } => Some(r.term),
-            Task::Regression {
-                confidence_term, ..
-            } => *confidence_term,
             Task::Classification {
                 split_prior: Some(r),
                 ..
-            } => Some(r.term),
-            _ => None,
+            } => r.term,
+            _ => self.spec.confidence_term(),
         }
     }
 
-    /// The split-prior certificates (issue 15): rebuild the split, P_A and Q from the training
-    /// sample and certify Q on part B for every ε (no leave-one-out for this model).
-    fn certify_split_prior(
-        &self,
-        record: &crate::prior::split::SplitRecord,
-        sample: &Dataset,
-        xs: &faer::Mat<f64>,
-        epsilons: &[f64],
-        opts: &CertifyOptions,
-    ) -> Result<Vec<CertificateReport>> {
-        let (_, ys) = self.regression_parts()?;
-        let y_std = ys.transform(&sample.y);
-        let (q, n_a) = record.posterior(sample, xs, &y_std)?;
-        let choices = record.choices(n_a, sample.n());
-        certify_on_part_b(
-            q.kl(),
-            q.marginals_on_b(),
-            &q.y_b,
-            choices,
-            &band_losses(epsilons, ys.sd)?,
-            opts,
-        )
-    }
-
-    /// The sparse split-prior certificates (issue 15): rebuild the split, P_A (stored) and Q
-    /// from the training sample and certify Q on part B for every ε.
-    fn certify_sparse_split_prior(
-        &self,
-        record: &crate::prior::split_sparse::SparseSplitRecord,
-        sample: &Dataset,
-        xs: &faer::Mat<f64>,
-        epsilons: &[f64],
-        opts: &CertifyOptions,
-    ) -> Result<Vec<CertificateReport>> {
-        let (_, ys) = self.regression_parts()?;
-        let y_std = ys.transform(&sample.y);
-        let (q, y_b, n_a) = record.posterior(sample, xs, &y_std)?;
-        let choices = record.choices(n_a, sample.n());
-        certify_on_part_b(
-            q.kl(),
-            q.marginals_on_b(),
-            &y_b,
-            choices,
-            &band_losses(epsilons, ys.sd)?,
-            opts,
-        )
-    }
-
-    /// The classifier split prior's certificate (issue 15): rebuild the split, `P_A` and Q's
-    /// parts on B from the record and the training sample
-    /// ([`super::split_classifier::ClassifierSplitRecord::on_part_b`]) and certify Q on part
-    /// B (no leave-one-out for this model).
-    fn certify_split_classifier(
-        &self,
-        record: &super::split_classifier::ClassifierSplitRecord,
-        sample: &Dataset,
-        opts: &CertifyOptions,
-    ) -> Result<Vec<CertificateReport>> {
-        if !opts.epsilons.is_empty() {
-            return Err(Error::Unsupported(
-                "--epsilon applies to regression models; a classifier's certificate bounds its 0-1 error".into(),
-            ));
+    /// The Gibbs classifier the spec names (latent for regressors and the SVM).
+    pub(super) fn trained_predictor(&self) -> GibbsPredictor {
+        match &self.spec.method {
+            crate::spec::Method::Classifier(c) => c.predictor,
+            crate::spec::Method::PacGpc(c) => c.predictor,
+            _ => GibbsPredictor::Latent,
         }
-        let choices = self.choices();
-        record.check_choices(&choices)?;
-        let b = record.on_part_b(&self.posterior, &self.x_scaler, sample)?;
-        let loss = GibbsLoss::Classification(self.gibbs_classifier(opts.predictor)?);
-        certify_on_part_b(b.kl, &b.marginals, &b.y, choices, &[(loss, None)], opts)
+    }
+
+    /// The options with the model's own defaults.
+    fn resolve(&self, opts: &CertifyOptions) -> Resolved {
+        Resolved {
+            delta: opts.delta.unwrap_or(self.spec.delta),
+            term: opts.term.unwrap_or_else(|| self.trained_confidence_term()),
+            predictor: opts.predictor.unwrap_or_else(|| self.trained_predictor()),
+        }
     }
 
     /// Whether the model is a classifier.
@@ -178,26 +110,8 @@ impl FittedModel {
         matches!(self.task, Task::Classification { .. } | Task::Svm { .. })
     }
 
-    /// What was chosen from the data and its price (older files: their total penalty, or the
-    /// PAC grid's `T·ln 1201`).
-    pub fn choices(&self) -> Vec<PenaltyTerm> {
-        if !self.report.choices.is_empty() {
-            return self.report.choices.clone();
-        }
-        match self.report.penalty {
-            Some(nats) => vec![PenaltyTerm {
-                what: "hyperparameter choice (penalty stored by an older version)".into(),
-                nats,
-            }],
-            None => vec![PenaltyTerm::grid(
-                &HyperGrid::default(),
-                self.posterior.kernel.n_params(),
-            )],
-        }
-    }
-
     /// The Gibbs classifier of a classification model.
-    fn gibbs_classifier(&self, predictor: GibbsPredictor) -> Result<GibbsClassifier> {
+    pub(super) fn gibbs_classifier(&self, predictor: GibbsPredictor) -> Result<GibbsClassifier> {
         match &self.task {
             Task::Classification { likelihood, .. } => Ok(match predictor {
                 GibbsPredictor::Latent => GibbsClassifier::latent(likelihood),
@@ -211,7 +125,7 @@ impl FittedModel {
             }),
             Task::Regression { .. } => Err(Error::Unsupported(format!(
                 "'{}' is a regression model, not a classifier",
-                self.method
+                self.method()
             ))),
         }
     }
@@ -241,7 +155,7 @@ impl FittedModel {
         else {
             return Err(Error::Unsupported(format!(
                 "'{}' is a regression model, not a classifier",
-                self.method
+                self.method()
             )));
         };
         let m = self
@@ -276,7 +190,7 @@ impl FittedModel {
             return self.evaluate_classifier(test);
         }
         let p = self.predict_regression(test.x.as_ref())?;
-        let eps = epsilon.or(self.epsilon);
+        let eps = epsilon.or(self.spec.epsilon());
         let (gibbs, bayes) = match eps {
             Some(e) => {
                 let loss = RegressionLoss::new_epsilon_band(e)?;
@@ -335,45 +249,37 @@ impl FittedModel {
 
     /// PAC-Bayes certificates on `sample`, which must be the training sample: of the ε-band
     /// Gibbs risk for regression (one per ε, with the closed-form LOO for exact GPs), of the
-    /// Gibbs classification error for classifiers (docs/math.md §7.1); the penalty covers how θ
-    /// was chosen and, for several ε, `ln k`.
+    /// Gibbs classification error for classifiers (docs/math.md §7.1). Every price is
+    /// re-derived from the model's spec ([`FittedModel::choices`]), never read from the file;
+    /// the input (and target) scalers must be the sample's; for several ε, `ln k` more.
     pub fn certify(
         &self,
         sample: &Dataset,
         opts: &CertifyOptions,
     ) -> Result<Vec<CertificateReport>> {
         self.check_training_sample(sample)?;
+        let r = self.resolve(opts);
         let xs = self.standardised_inputs(sample.x.as_ref())?;
-        let marginals = self.posterior.predict(xs.as_ref())?;
-        let kl = self.posterior.kl_to_prior();
-        let mut choices = self.choices();
-        if let Task::Svm { config, .. } = &self.task {
-            if config.bias {
-                return Err(Error::Unsupported(
-                    "an SVM with a bias fitted from the data has no certificate (the prior would depend on the data): refit without --bias true, which puts the bias into the prior kernel as a constant term".into(),
-                ));
-            }
+        if self.is_classifier() && !opts.epsilons.is_empty() {
+            return Err(Error::Unsupported(
+                "ε applies to regression models; a classifier's certificate bounds its 0-1 error"
+                    .into(),
+            ));
         }
         if let Task::Classification {
             split_prior: Some(record),
             ..
         } = &self.task
         {
-            return self.certify_split_classifier(record, sample, opts);
+            return self.certify_split_classifier(record, sample, &r);
         }
         if self.is_classifier() {
-            if !self.report.theta_on_grid {
-                return Err(Error::Unsupported(
-                    "this classifier's θ was chosen from the data off the PAC grid (by ML-II on part A of a split prior): its certificate is the one stored at fit time, on part B, and cannot be recomputed on the whole sample".into(),
-                ));
-            }
-            if !opts.epsilons.is_empty() {
-                return Err(Error::Unsupported(
-                    "--epsilon applies to regression models; a classifier's certificate bounds its 0-1 error".into(),
-                ));
-            }
-            let loss = GibbsLoss::Classification(self.gibbs_classifier(opts.predictor)?);
-            let spec = CertificateSpec::new(opts.delta, opts.term, choices);
+            let mut choices = self.choices()?;
+            self.check_scalers(sample)?;
+            let loss = GibbsLoss::Classification(self.gibbs_classifier(r.predictor)?);
+            let spec = CertificateSpec::new(r.delta, r.term, std::mem::take(&mut choices));
+            let marginals = self.posterior.predict(xs.as_ref())?;
+            let kl = self.posterior.kl_to_prior();
             let certificate = Certificate::from_marginals(kl, &marginals, &sample.y, &loss, &spec)?;
             let mut report = CertificateReport::new(certificate, None);
             if let Some(mode) = opts.loo {
@@ -384,38 +290,44 @@ impl FittedModel {
             }
             return Ok(vec![report]);
         }
-        if !self.report.theta_on_grid {
-            return Err(Error::Unsupported(
-                "this model's hyperparameters are not on the PAC grid (fitted with --no-snap), so no bound holds for it; refit without --no-snap".into(),
-            ));
-        }
         let epsilons = if opts.epsilons.is_empty() {
-            vec![self.epsilon.ok_or_else(|| {
-                Error::Unsupported("the ε-band loss needs --epsilon (in the target's units): this model was not trained with one".into())
+            vec![self.spec.epsilon().ok_or_else(|| {
+                Error::Spec(crate::spec::SpecError::missing(
+                    crate::spec::SpecOption::Epsilon,
+                    self.method(),
+                    "the ε-band loss of its certificate needs ε in the target's units, and this model was not fitted with one",
+                ))
             })?]
         } else {
             opts.epsilons.clone()
         };
+        for &e in &epsilons {
+            RegressionLoss::new_epsilon_band(e)?;
+        }
         if let Task::Regression {
             split_prior: Some(record),
             ..
         } = &self.task
         {
-            return self.certify_split_prior(record, sample, &xs, &epsilons, opts);
+            return self.certify_split_prior(record, sample, &epsilons, &r);
         }
         if let Task::Regression {
             sparse_split_prior: Some(record),
             ..
         } = &self.task
         {
-            return self.certify_sparse_split_prior(record, sample, &xs, &epsilons, opts);
+            return self.certify_sparse_split_prior(record, sample, &epsilons, &r);
         }
+        let mut choices = self.choices()?;
+        self.check_scalers(sample)?;
         if epsilons.len() > 1 {
             choices.push(PenaltyTerm::candidates(epsilons.len(), "ε of the loss"));
         }
         let (noise, ys) = self.regression_parts()?;
         let y_std = ys.transform(&sample.y);
-        let spec = CertificateSpec::new(opts.delta, opts.term, choices);
+        let spec = CertificateSpec::new(r.delta, r.term, choices);
+        let marginals = self.posterior.predict(xs.as_ref())?;
+        let kl = self.posterior.kl_to_prior();
         // One LOO (a closed form, or N refits) serves every ε: only the band changes.
         let loo = match opts.loo {
             Some(mode) => {
@@ -458,6 +370,35 @@ impl FittedModel {
             })
             .collect()
     }
+
+    /// The stored scalers must be the ones the training sample gives (they shape the prior):
+    /// recomputed here and compared to 1e-9 relative (a sharded fit sums its moments in
+    /// another order; an edit that changes the bound is far larger).
+    fn check_scalers(&self, sample: &Dataset) -> Result<()> {
+        // Means and deviations agree to 1e-9 of the deviation (the column's own scale).
+        let close = |a: f64, b: f64, sd: f64| (a - b).abs() <= 1e-9 * sd;
+        let x = crate::data::Standardizer::fit(sample.x.as_ref(), &self.feature_names)?;
+        let s = &self.x_scaler;
+        let same = x.mean.len() == s.mean.len()
+            && (0..x.mean.len())
+                .all(|j| close(x.mean[j], s.mean[j], x.sd[j]) && close(x.sd[j], s.sd[j], x.sd[j]));
+        if !same {
+            return Err(Error::ModelMismatch {
+                part: "input scaler".into(),
+                reason: "its means and deviations are not the training sample's".into(),
+            });
+        }
+        if let Task::Regression { y_scaler, .. } = &self.task {
+            let y = TargetScaler::fit_column(&sample.y, &self.target_name)?;
+            if !close(y.mean, y_scaler.mean, y.sd) || !close(y.sd, y_scaler.sd, y.sd) {
+                return Err(Error::ModelMismatch {
+                    part: "target scaler".into(),
+                    reason: "its mean and deviation are not the training sample's".into(),
+                });
+            }
+        }
+        Ok(())
+    }
 }
 
 impl CertificateReport {
@@ -491,42 +432,20 @@ impl RegressionRefit {
 }
 
 impl FittedModel {
-    /// The approximate-inference method this classifier was fitted with (the settings the
-    /// model file keeps: IVM's active-set size and SOGP's memory are the posterior's basis
-    /// size, SOGP visits the points in the model's seeded order).
+    /// The approximate-inference method this classifier was fitted with (its spec's).
     pub fn inference_method(&self) -> Result<InferenceMethod> {
-        let m = self.posterior.n_basis();
-        Ok(match self.method.as_str() {
-            "laplace" => InferenceMethod::Laplace(Default::default()),
-            "ep" => InferenceMethod::Ep(Default::default()),
-            "mean-field" => {
-                let Task::Classification { input_noise, .. } = &self.task else {
-                    return Err(Error::Unsupported("mean field is a classifier".into()));
-                };
-                InferenceMethod::MeanField(MeanFieldConfig {
-                    input_noise: *input_noise,
-                    ..Default::default()
-                })
+        match &self.spec.method {
+            crate::spec::Method::Classifier(c) => {
+                Ok(crate::fit::classifier::inference_method(&c.inference, self.spec.seed)?.0)
             }
-            "pac-gpc" => {
-                return Err(Error::Unsupported(
-                    "pac-gpc's posterior is trained by its bound, not by an inference method, so it has no leave-one-out estimate; certify it with --loo none".into(),
-                ))
-            }
-            "ivm" => InferenceMethod::Ivm(IvmConfig::new(m)),
-            "sogp" => InferenceMethod::Sogp {
-                config: SogpConfig {
-                    max_basis: m,
-                    ..Default::default()
-                },
-                order: SweepOrder::Shuffled { seed: self.seed },
-            },
-            other => {
-                return Err(Error::Unsupported(format!(
-                    "no inference method named '{other}'"
-                )))
-            }
-        })
+            crate::spec::Method::PacGpc(_) => Err(Error::Unsupported(
+                "pac-gpc's posterior is trained by its bound, not by an inference method, so it has no leave-one-out estimate; certify it without one".into(),
+            )),
+            _ => Err(Error::Unsupported(format!(
+                "{} is not a GP classifier with an inference method",
+                self.method()
+            ))),
+        }
     }
 
     /// Leave-one-out of a classifier on its (standardised) training sample: the method is
@@ -544,7 +463,7 @@ impl FittedModel {
             return Err(Error::Unsupported("not a classifier".into()));
         };
         let method = self.inference_method()?;
-        let fit = method.fit(&self.posterior.kernel, likelihood, x, y)?;
+        let fit = method.fit(self.posterior.kernel(), likelihood, x, y)?;
         crate::loo::classifier_loo(&method, likelihood, x, y, &fit, mode)
     }
 
@@ -558,7 +477,7 @@ impl FittedModel {
         mode: LooMode,
     ) -> Result<ClassifierLoo> {
         use crate::loo::ApproxLoo;
-        let kernel = &self.posterior.kernel;
+        let kernel = &self.posterior.kernel();
         let fit = crate::svm::svm(kernel, x, y, config)?;
         let approx = match mode {
             LooMode::Approx | LooMode::Both => Some(ApproxLoo {
@@ -583,71 +502,35 @@ impl FittedModel {
         y: &[f64],
         noise: f64,
     ) -> Result<RegressionRefit> {
-        let kernel = self.posterior.kernel.clone();
-        Ok(match self.method.as_str() {
-            "gpr" | "pac-gp" | "pac-gp-sqrt" => RegressionRefit::Exact(ExactGp::fit(
-                kernel,
+        use crate::spec::Method;
+        let kernel = self.posterior.kernel().clone();
+        let sparse = |method| {
+            RegressionRefit::Sparse(SparseGp {
+                kernel: kernel.clone(),
+                noise_variance: noise,
+                z: self.posterior.basis.clone(),
+                method,
+            })
+        };
+        Ok(match &self.spec.method {
+            Method::Gpr(_) | Method::PacGp(_) => RegressionRefit::Exact(ExactGp::fit(
+                kernel.clone(),
                 noise,
                 x.to_owned(),
                 y.to_vec(),
                 &Default::default(),
             )?),
-            "vfe" | "fitc" | "dtc" | "pac-sgp" | "pac-sgp-sqrt" | "greedy-sparse" => {
-                let method = match self.method.as_str() {
-                    "vfe" => SparseMethod::Vfe,
-                    // Zhang's greedy model is the DTC posterior on its chosen basis.
-                    "dtc" | "greedy-sparse" => SparseMethod::Dtc,
-                    // PAC-SGP certifies the FITC form of its posterior (α_s = 1).
-                    _ => SparseMethod::Fitc,
-                };
-                RegressionRefit::Sparse(SparseGp {
-                    kernel,
-                    noise_variance: noise,
-                    z: self.posterior.basis.clone(),
-                    method,
-                })
-            }
-            other => {
+            Method::Sparse(s) => sparse(s.approximation),
+            // PAC-SGP certifies the FITC form of its posterior (α_s = 1); Zhang's greedy model
+            // is the DTC posterior on its chosen basis.
+            Method::PacSgp(_) => sparse(SparseMethod::Fitc),
+            Method::GreedySparse(_) => sparse(SparseMethod::Dtc),
+            _ => {
                 return Err(Error::Unsupported(format!(
-                    "no regression method named '{other}'"
+                    "{} is not a regression method",
+                    self.method()
                 )))
             }
         })
     }
-}
-
-/// The ε-band losses of `epsilons` (target units) on targets standardised by `y_sd`, each with
-/// its ε, for [`certify_on_part_b`].
-fn band_losses(epsilons: &[f64], y_sd: f64) -> Result<Vec<(GibbsLoss, Option<f64>)>> {
-    epsilons
-        .iter()
-        .map(|&eps| {
-            let loss = RegressionLoss::new_epsilon_band(eps)?.scaled(1.0 / y_sd);
-            Ok((GibbsLoss::Regression(loss), Some(eps)))
-        })
-        .collect()
-}
-
-/// A split prior's certificates on part B, one per loss (regression: one per ε; classifiers:
-/// the Gibbs 0-1 loss): Q's KL and marginals on B, the split's choices, plus `ln k` when k
-/// losses are certified at once.
-fn certify_on_part_b(
-    kl: f64,
-    marginals: &Marginals,
-    y_b: &[f64],
-    mut choices: Vec<PenaltyTerm>,
-    losses: &[(GibbsLoss, Option<f64>)],
-    opts: &CertifyOptions,
-) -> Result<Vec<CertificateReport>> {
-    if losses.len() > 1 {
-        choices.push(PenaltyTerm::candidates(losses.len(), "ε of the loss"));
-    }
-    let spec = CertificateSpec::new(opts.delta, opts.term, choices);
-    losses
-        .iter()
-        .map(|(loss, eps)| {
-            let c = Certificate::from_marginals(kl, marginals, y_b, loss, &spec)?;
-            Ok(CertificateReport::new(c, *eps))
-        })
-        .collect()
 }

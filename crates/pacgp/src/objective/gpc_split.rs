@@ -27,7 +27,7 @@
 use faer::{Mat, MatRef};
 
 use crate::bounds::{
-    catoni_optimal_lambda, complexity, BoundKind, CatoniLambda, ConfidenceTerm, CATONI_GRID,
+    catoni_optimal_lambda, BoundKind, BoundTarget, CatoniLambda, ConfidenceTerm, CATONI_GRID,
 };
 use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
 use crate::data::{permutation, Dataset, Standardizer};
@@ -40,9 +40,9 @@ use crate::likelihood::Likelihood;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::posterior::{Covariance, GaussianPosterior, Marginals};
 
-use super::pac_gpc::{
-    optimise_sites, BoundSpec, LatentPrior, PacGpcConfig, SiteEvaluation, SiteParams,
-};
+use crate::select::Menu;
+
+use super::pac_gpc::{optimise_sites, LatentPrior, PacGpcConfig, SiteEvaluation, SiteParams};
 
 pub use crate::prior::split::{SplitFraction, SPLIT_FRACTIONS as FRACTION_MENU};
 
@@ -141,7 +141,7 @@ fn prior_from_a(post_a: GaussianPosterior, xb: MatRef<'_, f64>) -> Result<PriorF
     let Covariance::Sites { sqrt_pi, chol_b } = &post_a.cov else {
         return Err(Error::Unsupported("P_A must be in site form".into()));
     };
-    let kab = post_a.kernel.cross(post_a.basis.as_ref(), xb);
+    let kab = post_a.kernel().cross(post_a.basis.as_ref(), xb);
     let mut v = kab.clone();
     for j in 0..v.ncols() {
         for i in 0..v.nrows() {
@@ -149,7 +149,7 @@ fn prior_from_a(post_a: GaussianPosterior, xb: MatRef<'_, f64>) -> Result<PriorF
         }
     }
     chol_b.solve_lower_in_place(v.as_mut());
-    let mut cov = post_a.kernel.gram(xb) - v.transpose() * &v;
+    let mut cov = post_a.kernel().gram(xb) - v.transpose() * &v;
     let nb = xb.nrows();
     for j in 0..nb {
         for i in 0..j {
@@ -166,7 +166,7 @@ fn prior_from_a(post_a: GaussianPosterior, xb: MatRef<'_, f64>) -> Result<PriorF
     }
     let mean = post_a.predict(xb)?.mean;
     // K_A is a difference of matrices of the prior's scale: its round-off is relative to that.
-    let scale = post_a.kernel.diag(xb).into_iter().fold(0.0, f64::max);
+    let scale = post_a.kernel().diag(xb).into_iter().fold(0.0, f64::max);
     Ok(PriorFromA {
         prior: LatentPrior {
             mean,
@@ -176,12 +176,6 @@ fn prior_from_a(post_a: GaussianPosterior, xb: MatRef<'_, f64>) -> Result<PriorF
         post_a,
         r_kab,
     })
-}
-
-/// `P_A`'s mean and covariance at the rows of `xb`, the prior of the sites of B, from `P_A` in
-/// site form (already scaled by t): what `certify` needs to recompute a stored Q's KL.
-pub fn part_a_prior_at(post_a: GaussianPosterior, xb: MatRef<'_, f64>) -> Result<LatentPrior> {
-    Ok(prior_from_a(post_a, xb)?.prior)
 }
 
 /// The Laplace posterior of `y` under the prior `N(m₀, K₀)`: Newton on
@@ -286,7 +280,7 @@ fn joint_posterior(
     alpha.extend(&sites.alpha);
     let mut sqrt_pi = sa.clone();
     sqrt_pi.extend(sites.sqrt_pi());
-    let k = pa.kernel.gram(basis.as_ref());
+    let k = pa.kernel().gram(basis.as_ref());
     let chol_b = Cholesky::factor_filled(
         na + nb,
         linalg::fill_site_b(&k, &sqrt_pi, 0.0),
@@ -294,12 +288,13 @@ fn joint_posterior(
         &JitterPolicy::default(),
         "I + Π½KΠ½ of the split-prior posterior",
     )?;
-    Ok(GaussianPosterior {
-        kernel: pa.kernel.clone(),
+    Ok(GaussianPosterior::sites(
+        pa.kernel().clone(),
         basis,
         alpha,
-        cov: Covariance::Sites { sqrt_pi, chol_b },
-    })
+        sqrt_pi,
+        chol_b,
+    ))
 }
 
 /// The certificate of sites against `P_A` on part B: KL from the site evaluation, marginals
@@ -374,20 +369,66 @@ fn needs_nested(cfg: &SplitPriorConfig) -> bool {
         || cfg.catoni == Some(CatoniLambda::FromPartA)
 }
 
-/// One split at a fixed fraction and direction; `menu_choice` is the price of the choice.
+/// What part A alone fixes of a split at one fraction and direction: the rows of both parts,
+/// A's scaler, the prior `P_A` (kernel structure, θ_A by ML-II, scales t and s chosen on a
+/// nested split of A) on B's inputs, and the inequalities whose λ part A fixes. `certify`
+/// recomputes it from the spec and the sample; nothing here sees part B's labels.
+pub struct PartAPrior {
+    /// Rows of part A (into the training sample in the fit's order).
+    pub part_a: Vec<usize>,
+    /// Rows of part B.
+    pub part_b: Vec<usize>,
+    /// The scaler fitted on A.
+    pub x_scaler: Standardizer,
+    /// Part B's inputs, standardised by it.
+    pub xb: Mat<f64>,
+    /// The kernel of `P_A` (θ_A by ML-II on A, before the scale t).
+    pub kernel: Kernel,
+    /// The covariance scale t.
+    pub scale: f64,
+    /// The mean scale s.
+    pub mean_scale: f64,
+    /// `P_A` on B, with what Q's joint form needs.
+    from_a: PriorFromA,
+    /// The inequalities the certificate may use (Catoni's λ from A, a grid of λ, or the
+    /// configured term), with the price of choosing among them.
+    lambdas: Menu<ConfidenceTerm>,
+    /// The certificate's zero-price descriptions of the prior and its choices.
+    choices: Vec<PenaltyTerm>,
+}
+
+impl PartAPrior {
+    /// Catoni's λ fixed on part A, if the certificate is Catoni's (the first candidate's).
+    pub fn lambda(&self) -> Option<f64> {
+        self.lambdas.items.first().and_then(|t| t.catoni_lambda())
+    }
+
+    /// Q: `P_A` updated by `sites` on part B, as the shared posterior over `A ∪ B`.
+    pub fn posterior(&self, sites: &SiteParams) -> Result<GaussianPosterior> {
+        joint_posterior(&self.from_a, self.xb.as_ref(), sites)
+    }
+
+    /// `KL(Q‖P_A)` of `sites` on part B.
+    pub fn kl(&self, sites: &SiteParams) -> Result<f64> {
+        Ok(SiteEvaluation::new(&self.from_a.prior, sites)?.kl)
+    }
+}
+
+/// Part A's prior for one split at a fixed fraction and direction (`menu_nats`: the price of
+/// the choice among fractions and directions, which the nested estimate of λ counts).
 #[allow(clippy::too_many_arguments)]
-fn fit_fraction(
+pub fn part_a_prior(
     kernel_init: &Kernel,
     lik: &Likelihood,
     train: &Dataset,
     classifier: GibbsClassifier,
     fraction: f64,
     swapped: bool,
-    menu_choice: &PenaltyTerm,
+    menu_nats: f64,
     cfg: &SplitPriorConfig,
-) -> Result<SplitPriorFit> {
+) -> Result<PartAPrior> {
     let n = train.n();
-    let na = (fraction * n as f64).round() as usize;
+    let na = crate::prior::split::part_a_size(n, fraction);
     if na < 2 || n - na < 2 {
         return Err(Error::InvalidParameter {
             name: "split fraction",
@@ -408,15 +449,14 @@ fn fit_fraction(
         .collect::<Result<Vec<_>>>()?;
     let nested = if needs_nested(cfg) {
         let part_a_data = (&xa, a.y.as_slice(), lik);
-        let kernels_a: Vec<Kernel> = posts_a.iter().map(|p| p.kernel.clone()).collect();
-        let nats = menu_choice.nats;
+        let kernels_a: Vec<Kernel> = posts_a.iter().map(|p| p.kernel().clone()).collect();
         Some(nested_estimate(
             cfg,
             &kernels_a,
             part_a_data,
             classifier,
             n - na,
-            nats,
+            menu_nats,
         )?)
     } else {
         None
@@ -435,80 +475,114 @@ fn fit_fraction(
         scaled_prior_with_mean(post_a, scale, mean_scale)?,
         xb.as_ref(),
     )?;
-    let mut choices = vec![
-        menu_choice.clone(),
-        PenaltyTerm {
-            what: format!(
-                "prior: {} posterior on part A ({na} of {n} points, fraction {fraction}{}, seed {}), θ by ML-II on A",
-                if cfg.ep_prior { "EP" } else { "Laplace" },
-                if swapped { ", parts swapped" } else { "" },
-                cfg.seed
-            ),
-            nats: 0.0,
-        },
-    ];
+    let mut choices = vec![PenaltyTerm {
+        what: format!(
+            "prior: {} posterior on part A ({na} of {n} points, fraction {fraction}{}, seed {}), θ by ML-II on A",
+            if cfg.ep_prior { "EP" } else { "Laplace" },
+            if swapped { ", parts swapped" } else { "" },
+            cfg.seed
+        ),
+        nats: 0.0,
+    }];
     if cfg.prior_scales.len() > 1 || cfg.mean_scales.len() > 1 || posts_a.len() > 1 {
         choices.push(PenaltyTerm {
             what: format!(
                 "prior kernel {}, covariance scale t = {scale}, mean scale s = {mean_scale} chosen on a nested split of part A",
-                post_a.kernel.describe()
+                post_a.kernel().describe()
             ),
             nats: 0.0,
         });
     }
-    let lambdas = catoni_lambdas(cfg, nested.as_ref())?;
+    Ok(PartAPrior {
+        part_a,
+        part_b,
+        x_scaler,
+        xb,
+        kernel: post_a.kernel().clone(),
+        scale,
+        mean_scale,
+        lambdas: catoni_lambdas(cfg, nested.as_ref())?,
+        from_a,
+        choices,
+    })
+}
+
+/// One split at a fixed fraction and direction; `menu_choice` is the price of the choice.
+#[allow(clippy::too_many_arguments)]
+fn fit_fraction(
+    kernel_init: &Kernel,
+    lik: &Likelihood,
+    train: &Dataset,
+    classifier: GibbsClassifier,
+    fraction: f64,
+    swapped: bool,
+    menu_choice: &PenaltyTerm,
+    cfg: &SplitPriorConfig,
+) -> Result<SplitPriorFit> {
+    let pa = part_a_prior(
+        kernel_init,
+        lik,
+        train,
+        classifier,
+        fraction,
+        swapped,
+        menu_choice.nats,
+        cfg,
+    )?;
+    let b = train.subset(&pa.part_b);
+    let (from_a, xb) = (&pa.from_a, &pa.xb);
+    let mut choices = vec![menu_choice.clone()];
+    choices.extend(pa.choices.iter().cloned());
+    let terms = &pa.lambdas;
+    let term_price = terms.price();
     let start = laplace_with_prior_mean(&from_a.prior, lik, &b.y, &cfg.bound.laplace)?;
-    let certify = |sites: &SiteParams, lambda: &LambdaChoice| {
+    let certify = |sites: &SiteParams, term: ConfidenceTerm| {
         let mut all = choices.clone();
-        all.extend(lambda.choice.clone());
-        let spec = CertificateSpec::new(cfg.bound.delta, lambda.term, all);
+        all.push(term_price.clone());
+        let spec = CertificateSpec::new(cfg.bound.delta, term, all);
         let e = SiteEvaluation::new(&from_a.prior, sites)?;
-        let q = joint_posterior(&from_a, xb.as_ref(), sites)?;
+        let q = joint_posterior(from_a, xb.as_ref(), sites)?;
         let m = q.predict(xb.as_ref())?;
         let c = certificate_on_b(&e, &m, &b.y, classifier, &spec)?;
         Ok::<_, Error>((q, c))
     };
-    let optimise = |lambda: &LambdaChoice, from: &SiteParams| {
-        let bound = BoundSpec {
+    let optimise = |term: ConfidenceTerm, from: &SiteParams| {
+        let bound = BoundTarget {
             delta: cfg.bound.delta,
-            term: lambda.term,
-            penalty: menu_choice.nats + lambda.nats(),
+            term,
+            penalty: menu_choice.nats + term_price.nats,
             kind: cfg.bound.kind,
         };
         let prior = from_a.prior.clone();
         optimise_sites(prior, &b.y, classifier, bound, from, &cfg.bound.lbfgs).map(|r| r.0)
     };
     // The middle λ's sites; with a grid, every λ is scored on them and the best re-optimised.
-    let mut lambda = lambdas[lambdas.len() / 2].clone();
-    let (q_lap, laplace_certificate) = certify(&start, &lambda)?;
+    let mut term = terms.items[terms.len() / 2];
+    let (q_lap, laplace_certificate) = certify(&start, term)?;
     let (posterior, certificate) = if cfg.optimise_sites {
-        let mut sites = optimise(&lambda, &start)?;
-        if lambdas.len() > 1 {
-            let mut best = certify(&sites, &lambda)?.1.bound;
-            for l in &lambdas {
-                let b = certify(&sites, l)?.1.bound;
-                if b < best {
-                    (best, lambda) = (b, l.clone());
-                }
-            }
-            sites = optimise(&lambda, &sites)?;
+        let mut sites = optimise(term, &start)?;
+        if terms.len() > 1 {
+            term = terms
+                .by_bound(|t, _| Ok((*t, certify(&sites, *t)?.1.bound)))?
+                .value;
+            sites = optimise(term, &sites)?;
         }
-        certify(&sites, &lambda)?
+        certify(&sites, term)?
     } else {
         (q_lap, laplace_certificate.clone())
     };
     Ok(SplitPriorFit {
         posterior,
-        x_scaler,
         certificate,
         laplace_certificate,
         fraction,
-        part_a,
-        part_b,
-        lambda: lambda.term.catoni_lambda(),
-        prior_scale: scale,
-        mean_scale,
-        prior_kernel: post_a.kernel.clone(),
+        lambda: term.catoni_lambda(),
+        prior_scale: pa.scale,
+        mean_scale: pa.mean_scale,
+        prior_kernel: pa.kernel,
+        x_scaler: pa.x_scaler,
+        part_a: pa.part_a,
+        part_b: pa.part_b,
     })
 }
 
@@ -546,77 +620,47 @@ pub fn scaled_prior_with_mean(
     let Covariance::Sites { sqrt_pi, chol_b } = &post.cov else {
         return Err(Error::Unsupported("P_A must be in site form".into()));
     };
-    Ok(GaussianPosterior {
-        kernel: Kernel::Scale {
+    Ok(GaussianPosterior::sites(
+        Kernel::Scale {
             ln_variance: t.ln(),
-            inner: Box::new(post.kernel.clone()),
+            inner: Box::new(post.kernel().clone()),
         },
-        basis: post.basis.clone(),
-        alpha: post.alpha.iter().map(|a| s * a / t).collect(),
-        cov: Covariance::Sites {
-            sqrt_pi: sqrt_pi.iter().map(|p| p / t.sqrt()).collect(),
-            chol_b: chol_b.clone(),
-        },
-    })
+        post.basis.clone(),
+        post.alpha.iter().map(|a| s * a / t).collect(),
+        sqrt_pi.iter().map(|p| p / t.sqrt()).collect(),
+        chol_b.clone(),
+    ))
 }
 
-/// One candidate inequality: the confidence term (Catoni's with its λ, or the configured
-/// one) and the price of choosing λ.
-#[derive(Clone, Debug)]
-struct LambdaChoice {
-    term: ConfidenceTerm,
-    choice: Option<PenaltyTerm>,
-}
-
-impl LambdaChoice {
-    fn nats(&self) -> f64 {
-        self.choice.as_ref().map_or(0.0, |c| c.nats)
-    }
-}
-
-/// The candidate inequalities of [`SplitPriorConfig::catoni`], every λ fixed without part B
-/// (`nested`: the estimate of part A, needed for [`CatoniLambda::FromPartA`]).
+/// The inequalities of [`SplitPriorConfig::catoni`], every λ fixed without part B
+/// (`nested`: the estimate of part A, needed for [`CatoniLambda::FromPartA`]): Catoni's bound at
+/// the λ of a grid fixed in advance (charged `ln 5`), at one λ fixed in advance or on part A
+/// (free), or the configured term.
 fn catoni_lambdas(
     cfg: &SplitPriorConfig,
     nested: Option<&NestedEstimate>,
-) -> Result<Vec<LambdaChoice>> {
-    let catoni = |lambda: f64, choice: PenaltyTerm| LambdaChoice {
-        term: ConfidenceTerm::Catoni { lambda },
-        choice: Some(choice),
-    };
+) -> Result<Menu<ConfidenceTerm>> {
+    let catoni = |lambda: f64| ConfidenceTerm::Catoni { lambda };
     Ok(match cfg.catoni {
-        None => vec![LambdaChoice {
-            term: cfg.bound.term,
-            choice: None,
-        }],
-        Some(CatoniLambda::Fixed(l)) => vec![catoni(
-            l,
-            PenaltyTerm {
-                what: format!("Catoni λ = {l} fixed in advance"),
-                nats: 0.0,
-            },
-        )],
-        Some(CatoniLambda::Grid) => {
-            let price =
-                PenaltyTerm::candidates(CATONI_GRID.len(), "Catoni λ (geometric in [0.3, 3])");
-            CATONI_GRID
-                .iter()
-                .map(|&l| catoni(l, price.clone()))
-                .collect()
+        None => Menu::free(vec![cfg.bound.term], "confidence term", "in advance"),
+        Some(CatoniLambda::Fixed(l)) => {
+            Menu::free(vec![catoni(l)], format!("Catoni λ = {l}"), "in advance")
         }
+        Some(CatoniLambda::Grid) => Menu::charged(
+            CATONI_GRID.iter().map(|&l| catoni(l)).collect(),
+            "Catoni λ (geometric in [0.3, 3])",
+        ),
         Some(CatoniLambda::FromPartA) => {
             let l = nested
                 .ok_or(Error::Empty {
                     what: "nested split of part A",
                 })?
                 .lambda();
-            vec![catoni(
-                l,
-                PenaltyTerm {
-                    what: format!("Catoni λ = {l:.4} estimated on a nested split of part A"),
-                    nats: 0.0,
-                },
-            )]
+            Menu::free(
+                vec![catoni(l)],
+                format!("Catoni λ = {l:.4}"),
+                "on a nested split of part A",
+            )
         }
     })
 }
@@ -661,47 +705,53 @@ fn nested_estimate(
     let perm = permutation(a.n(), cfg.seed.wrapping_add(0x9e37_79b9));
     let (a1, a2) = (a.subset(&perm[..a.n() / 2]), a.subset(&perm[a.n() / 2..]));
     crate::data::check_binary_labels(&a1.y)?;
-    let bound = BoundSpec {
+    let bound = BoundTarget {
         delta: cfg.bound.delta,
         term: ConfidenceTerm::Sharp,
         penalty,
         kind: BoundKind::Kl,
     };
-    let mut best: Option<NestedEstimate> = None;
-    for (kernel, kernel_a) in kernels_a.iter().enumerate() {
-        let post1 = posterior_at(kernel_a, lik, a1.x.as_ref(), &a1.y, cfg)?;
+    let posts1 = kernels_a
+        .iter()
+        .map(|k| posterior_at(k, lik, a1.x.as_ref(), &a1.y, cfg))
+        .collect::<Result<Vec<_>>>()?;
+    let mut priors = Vec::new();
+    for kernel in 0..kernels_a.len() {
         for &scale in &cfg.prior_scales {
             for &mean_scale in &cfg.mean_scales {
-                let prior1 = scaled_prior_with_mean(&post1, scale, mean_scale)?;
-                let from1 = prior_from_a(prior1, a2.x.as_ref())?;
-                let start = laplace_with_prior_mean(&from1.prior, lik, &a2.y, &cfg.bound.laplace)?;
-                let prior = from1.prior.clone();
-                let lbfgs = &cfg.bound.lbfgs;
-                let (sites, _) = optimise_sites(prior, &a2.y, classifier, bound, &start, lbfgs)?;
-                let e = SiteEvaluation::new(&from1.prior, &sites)?;
-                let loss = GibbsLoss::Classification(classifier);
-                let est = NestedEstimate {
-                    kernel,
-                    scale,
-                    mean_scale,
-                    risk: loss.empirical_risk(&a2.y, &e.marginals)?,
-                    complexity: complexity(
-                        e.kl,
-                        n_b,
-                        cfg.bound.delta,
-                        penalty,
-                        ConfidenceTerm::Catoni { lambda: 1.0 },
-                    ),
-                };
-                if best.as_ref().is_none_or(|b| est.bound() < b.bound()) {
-                    best = Some(est);
-                }
+                priors.push((kernel, scale, mean_scale));
             }
         }
     }
-    best.ok_or(Error::Empty {
-        what: "prior scales",
-    })
+    let menu = Menu::free(
+        priors,
+        "prior kernel, covariance scale t and mean scale s",
+        "on a nested split of part A",
+    );
+    let chosen = menu.by_bound(|&(kernel, scale, mean_scale), _| {
+        let prior1 = scaled_prior_with_mean(&posts1[kernel], scale, mean_scale)?;
+        let from1 = prior_from_a(prior1, a2.x.as_ref())?;
+        let start = laplace_with_prior_mean(&from1.prior, lik, &a2.y, &cfg.bound.laplace)?;
+        let prior = from1.prior.clone();
+        let lbfgs = &cfg.bound.lbfgs;
+        let (sites, _) = optimise_sites(prior, &a2.y, classifier, bound, &start, lbfgs)?;
+        let e = SiteEvaluation::new(&from1.prior, &sites)?;
+        let loss = GibbsLoss::Classification(classifier);
+        let est = NestedEstimate {
+            kernel,
+            scale,
+            mean_scale,
+            risk: loss.empirical_risk(&a2.y, &e.marginals)?,
+            // The complexity of part B's bound with Catoni's confidence term ln(1/δ).
+            complexity: BoundTarget {
+                term: ConfidenceTerm::Catoni { lambda: 1.0 },
+                ..bound
+            }
+            .complexity(e.kl, n_b, 0.0),
+        };
+        Ok((est, est.bound()))
+    })?;
+    Ok(chosen.value)
 }
 
 /// Certify a GP classifier with the data-dependent prior of a seeded split of `train` (raw
@@ -714,46 +764,38 @@ pub fn fit_split_prior(
     cfg: &SplitPriorConfig,
 ) -> Result<SplitPriorFit> {
     crate::data::check_binary_labels(&train.y)?;
-    let fractions = match cfg.fraction {
+    let menu = split_menu(cfg.fraction, cfg.both_directions);
+    let chosen = menu.by_bound(|&(f, swapped), price| {
+        let fit = fit_fraction(kernel_init, lik, train, classifier, f, swapped, price, cfg)?;
+        let bound = fit.certificate.bound;
+        Ok((fit, bound))
+    })?;
+    Ok(chosen.value)
+}
+
+/// The menu of (fraction, swapped) pairs a classifier split prior chooses from by its bound:
+/// the fractions of `fraction` (one, or 0.3, 0.5, 0.7), each in one direction or both.
+pub fn split_menu(fraction: SplitFraction, both_directions: bool) -> Menu<(f64, bool)> {
+    let fractions = match fraction {
         SplitFraction::Fixed(f) => vec![f],
         SplitFraction::Menu => FRACTION_MENU.to_vec(),
     };
-    let directions: &[bool] = if cfg.both_directions {
+    let directions: &[bool] = if both_directions {
         &[false, true]
     } else {
         &[false]
     };
     let what = match (fractions.len(), directions.len()) {
-        (1, 1) => "split fraction".to_string(),
-        (1, _) => "direction of the split (A→B or B→A)".to_string(),
-        (_, 1) => "split fraction {0.3, 0.5, 0.7}".to_string(),
-        _ => "split fraction {0.3, 0.5, 0.7} and direction".to_string(),
+        (1, 1) => "split fraction",
+        (1, _) => "direction of the split (A→B or B→A)",
+        (_, 1) => "split fraction {0.3, 0.5, 0.7}",
+        _ => "split fraction {0.3, 0.5, 0.7} and direction",
     };
-    let choice = PenaltyTerm::candidates(fractions.len() * directions.len(), &what);
-    let mut best: Option<SplitPriorFit> = None;
-    for &f in &fractions {
-        for &swapped in directions {
-            let fit = fit_fraction(
-                kernel_init,
-                lik,
-                train,
-                classifier,
-                f,
-                swapped,
-                &choice,
-                cfg,
-            )?;
-            if best
-                .as_ref()
-                .is_none_or(|b| fit.certificate.bound < b.certificate.bound)
-            {
-                best = Some(fit);
-            }
-        }
-    }
-    best.ok_or(Error::Empty {
-        what: "split fractions",
-    })
+    let items = fractions
+        .iter()
+        .flat_map(|&f| directions.iter().map(move |&d| (f, d)))
+        .collect();
+    Menu::charged(items, what)
 }
 
 #[cfg(test)]

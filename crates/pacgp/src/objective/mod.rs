@@ -11,12 +11,13 @@ pub mod pac_sgp_sharded;
 
 use faer::MatRef;
 
-use crate::bounds::{BoundKind, ConfidenceTerm};
+use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm};
 use crate::error::Result;
 use crate::kernel::Kernel;
 
 /// What every full-GP bound objective checks before it is built: the sample (finite, shapes),
-/// the kernel's input dimension, and δ and the penalty (through the bound itself).
+/// the kernel's input dimension; and the bound it minimises (δ, the penalty), Maurer's
+/// constant until the objective is given another.
 pub(crate) fn check_bound_setup(
     kernel: &Kernel,
     x: MatRef<'_, f64>,
@@ -24,17 +25,8 @@ pub(crate) fn check_bound_setup(
     delta: f64,
     penalty: f64,
     kind: BoundKind,
-) -> Result<()> {
+) -> Result<BoundTarget> {
     crate::regression::exact::check_regression_inputs(x, y)?;
     kernel.check_input_dim(x.ncols())?;
-    crate::bounds::pac_bayes_bound(
-        0.0,
-        0.0,
-        y.len(),
-        delta,
-        penalty,
-        kind,
-        ConfidenceTerm::Maurer,
-    )?;
-    Ok(())
+    BoundTarget::new(delta, ConfidenceTerm::Maurer, kind, penalty)
 }

@@ -11,7 +11,7 @@ use faer::{Mat, MatRef};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::bounds::{BoundKind, ConfidenceTerm, HyperGrid};
+use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm, HyperGrid};
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
@@ -38,10 +38,10 @@ pub struct PacGpObjective<'a> {
     x: MatRef<'a, f64>,
     y: &'a [f64],
     loss: RegressionLoss,
-    delta: f64,
-    penalty: ThetaPenalty,
-    kind: BoundKind,
-    term: ConfidenceTerm,
+    /// The bound minimised (δ, confidence term, form, the constant penalty).
+    target: BoundTarget,
+    /// A coarse hyperparameter prior's `−ln π(θ)` surrogate, added to the penalty.
+    theta_prior: ThetaPenalty,
     jitter: JitterPolicy,
 }
 
@@ -56,7 +56,7 @@ impl<'a> PacGpObjective<'a> {
         penalty: f64,
         kind: BoundKind,
     ) -> Result<Self> {
-        super::check_bound_setup(kernel, x, y, delta, penalty, kind)?;
+        let target = super::check_bound_setup(kernel, x, y, delta, penalty, kind)?;
         if !(loss.epsilon() > 0.0) {
             return Err(Error::InvalidParameter {
                 name: "epsilon",
@@ -69,10 +69,8 @@ impl<'a> PacGpObjective<'a> {
             x,
             y,
             loss,
-            delta,
-            penalty: ThetaPenalty::constant(penalty),
-            kind,
-            term: ConfidenceTerm::Maurer,
+            target,
+            theta_prior: ThetaPenalty::constant(0.0),
             jitter: JitterPolicy::default(),
         })
     }
@@ -80,18 +78,18 @@ impl<'a> PacGpObjective<'a> {
     /// The same objective with the smooth surrogate of `−ln π(θ)` (tighter-bounds spec §2.1)
     /// added to the constant penalty, for a coarse hyperparameter prior.
     pub fn with_hyper_prior(mut self, prior: HyperPrior) -> Result<Self> {
-        self.penalty = self.penalty.with_prior(prior, &self.kernel)?;
+        self.theta_prior = self.theta_prior.with_prior(prior, &self.kernel)?;
         Ok(self)
     }
 
-    /// The penalty at `p` (constant plus the prior's surrogate) and its gradient in θ.
+    /// The θ-dependent penalty at `p` (the prior's surrogate) and its gradient in θ.
     fn penalty_at(&self, p: &[f64]) -> (f64, Vec<f64>) {
-        self.penalty.at(&p[..self.kernel.n_params()])
+        self.theta_prior.at(&p[..self.kernel.n_params()])
     }
 
     /// The same objective with another confidence constant (default Maurer's `ln(2√N/δ)`).
     pub fn with_confidence_term(mut self, term: ConfidenceTerm) -> Self {
-        self.term = term;
+        self.target.term = term;
         self
     }
 
@@ -112,19 +110,13 @@ impl<'a> PacGpObjective<'a> {
     pub fn terms(&self, p: &[f64]) -> Result<PacGpTerms> {
         let gp = self.gp_at(p)?;
         let e = Evaluation::new(&gp, self.y, &self.loss);
-        let bound = crate::bounds::pac_bayes_bound(
-            e.risk,
-            e.kl.max(0.0),
-            self.y.len(),
-            self.delta,
-            self.penalty_at(p).0,
-            self.kind,
-            self.term,
-        )?;
+        let b = self
+            .target
+            .at_with(e.risk, e.kl, self.y.len(), self.penalty_at(p).0);
         Ok(PacGpTerms {
             empirical_risk: e.risk,
             kl: e.kl,
-            bound,
+            bound: b.value,
         })
     }
 }
@@ -187,8 +179,8 @@ impl Objective for PacGpObjective<'_> {
         let nf = n as f64;
         let kl = e.kl.max(0.0);
         let (penalty, d_penalty) = self.penalty_at(p);
-        let c = crate::bounds::complexity(kl, n, self.delta, penalty, self.term);
-        let (value, d_q, d_c) = crate::bounds::bound_and_partials(e.risk, c, self.kind, self.term);
+        let b = self.target.at_with(e.risk, kl, n, penalty);
+        let (value, d_q, d_c) = (b.value, b.d_risk, b.d_complexity);
         let (s2, ci, alpha) = (e.s2, &e.ci, &e.alpha);
         let beta = linalg::mat_vec(ci, alpha);
         let h = linalg::mat_vec(ci, &e.g_mu);

@@ -17,14 +17,14 @@
 
 use faer::{Mat, MatRef};
 
-use crate::bounds::{bound_with_partials, complexity, BoundKind, ConfidenceTerm};
+use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm};
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
 use crate::error::Result;
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
 use crate::optim::{self, boxes, GridSnap, Objective, OptimReport, Restarts};
-use crate::posterior::{Covariance, GaussianPosterior, Marginals};
+use crate::posterior::{GaussianPosterior, Marginals};
 
 use super::pac_gp::{fit_pac_gp, PacGpConfig, PacGpTerms};
 
@@ -176,9 +176,8 @@ pub struct PacGpHeteroObjective<'a> {
     x: MatRef<'a, f64>,
     y: &'a [f64],
     loss: RegressionLoss,
-    delta: f64,
-    penalty: f64,
-    kind: BoundKind,
+    /// The bound minimised (δ, confidence term, form, penalty).
+    target: BoundTarget,
 }
 
 impl<'a> PacGpHeteroObjective<'a> {
@@ -193,17 +192,21 @@ impl<'a> PacGpHeteroObjective<'a> {
         penalty: f64,
         kind: BoundKind,
     ) -> Result<Self> {
-        super::check_bound_setup(kernel, x, y, delta, penalty, kind)?;
+        let target = super::check_bound_setup(kernel, x, y, delta, penalty, kind)?;
         Ok(Self {
             kernel: kernel.clone(),
             free_theta,
             x,
             y,
             loss,
-            delta,
-            penalty,
-            kind,
+            target,
         })
+    }
+
+    /// The same objective with another confidence constant (default Maurer's `ln(2√N/δ)`).
+    pub fn with_confidence_term(mut self, term: ConfidenceTerm) -> Self {
+        self.target.term = term;
+        self
     }
 
     fn n_theta(&self) -> usize {
@@ -236,19 +239,10 @@ impl<'a> PacGpHeteroObjective<'a> {
     /// `(R_S, KL, bound)` at `p`.
     pub fn terms(&self, p: &[f64]) -> Result<PacGpTerms> {
         let (_, e) = self.evaluate(p)?;
-        let bound = crate::bounds::pac_bayes_bound(
-            e.risk,
-            e.kl.max(0.0),
-            self.y.len(),
-            self.delta,
-            self.penalty,
-            self.kind,
-            ConfidenceTerm::Maurer,
-        )?;
         Ok(PacGpTerms {
             empirical_risk: e.risk,
             kl: e.kl,
-            bound,
+            bound: self.target.at(e.risk, e.kl, self.y.len()).value,
         })
     }
 
@@ -263,12 +257,13 @@ impl<'a> PacGpHeteroObjective<'a> {
             &JitterPolicy::none(),
             "I + Λ_v^-½KΛ_v^-½",
         )?;
-        Ok(GaussianPosterior {
-            kernel: self.kernel_at(p)?,
-            basis: self.x.to_owned(),
-            alpha: e.alpha,
-            cov: Covariance::Sites { sqrt_pi, chol_b },
-        })
+        Ok(GaussianPosterior::sites(
+            self.kernel_at(p)?,
+            self.x.to_owned(),
+            e.alpha,
+            sqrt_pi,
+            chol_b,
+        ))
     }
 }
 
@@ -281,8 +276,8 @@ impl Objective for PacGpHeteroObjective<'_> {
         let (k, e) = self.evaluate(p)?;
         let n = self.y.len();
         let nf = n as f64;
-        let c = complexity(e.kl, n, self.delta, self.penalty, ConfidenceTerm::Maurer);
-        let (value, d_q, d_c) = bound_with_partials(e.risk, c, self.kind);
+        let b = self.target.at(e.risk, e.kl, n);
+        let (value, d_q, d_c) = (b.value, b.d_risk, b.d_complexity);
         let (wq, wc) = (d_q / nf, d_c / nf);
         let (alpha, pm, lv) = (&e.alpha, &e.p, &e.lv);
         let (h, u) = e.adjoints();
@@ -355,6 +350,7 @@ pub fn fit_pac_gp_hetero(
             penalty,
             cfg.kind,
         )
+        .map(|o| o.with_confidence_term(cfg.term))
     };
     let s2 = base.gp.noise_variance + base.gp.jitter_used();
     let mut x0 = base.gp.kernel.params();
@@ -405,11 +401,7 @@ pub fn fit_pac_gp_hetero(
         }
     }
     let posterior = obj(&kernel, false)?.posterior_at(&m2.params)?;
-    let spec = CertificateSpec::new(
-        cfg.delta,
-        ConfidenceTerm::Maurer,
-        vec![PenaltyTerm::grid(&cfg.grid, nk)],
-    );
+    let spec = CertificateSpec::new(cfg.delta, cfg.term, vec![PenaltyTerm::grid(&cfg.grid, nk)]);
     let certificate = Certificate::of_posterior(
         &posterior,
         x.as_ref(),

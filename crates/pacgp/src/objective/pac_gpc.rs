@@ -31,7 +31,7 @@
 use faer::{Mat, MatRef};
 use serde::{Deserialize, Serialize};
 
-use crate::bounds::{bound_and_partials, complexity, BoundKind, ConfidenceTerm, HyperGrid};
+use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm, HyperGrid};
 use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
 use crate::error::{Error, Result};
 use crate::inference::laplace::{laplace, LaplaceConfig};
@@ -42,6 +42,7 @@ use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::gibbs_error_point;
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
 use crate::posterior::{Covariance, GaussianPosterior, Marginals};
+use crate::select::Menu;
 use crate::special::normal_pdf;
 
 /// Box for the site log-precisions `ln π_i`: from "no information" (`π = 1.5e-8`) to a site
@@ -226,19 +227,6 @@ fn point_error(y: f64, mu: f64, v: f64, c: &GibbsClassifier) -> (f64, f64, f64) 
     (e, -y * phi / s, -phi * u / (2.0 * s2))
 }
 
-/// δ, confidence term, penalty and form of the bound a PAC-GPC objective minimises.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct BoundSpec {
-    /// Confidence δ.
-    pub delta: f64,
-    /// Confidence constant.
-    pub term: ConfidenceTerm,
-    /// Union-bound penalty in nats (constant during the optimisation).
-    pub penalty: f64,
-    /// kl-inverse or Pinsker form.
-    pub kind: BoundKind,
-}
-
 /// Risk, KL and bound at one parameter vector.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PacGpcTerms {
@@ -262,7 +250,7 @@ pub struct PacGpcObjective<'a> {
     prior: PriorSource<'a>,
     y: &'a [f64],
     classifier: GibbsClassifier,
-    bound: BoundSpec,
+    bound: BoundTarget,
     /// `η` of [`LatentPrior::round_off`], fixed at construction.
     round_off: f64,
 }
@@ -274,7 +262,7 @@ impl<'a> PacGpcObjective<'a> {
         x: MatRef<'a, f64>,
         y: &'a [f64],
         classifier: GibbsClassifier,
-        bound: BoundSpec,
+        bound: BoundTarget,
     ) -> Result<Self> {
         kernel.check_input_dim(x.ncols())?;
         check_classification(x, y, &Likelihood::probit())?;
@@ -296,7 +284,7 @@ impl<'a> PacGpcObjective<'a> {
         prior: LatentPrior,
         y: &'a [f64],
         classifier: GibbsClassifier,
-        bound: BoundSpec,
+        bound: BoundTarget,
     ) -> Result<Self> {
         if prior.len() != y.len() || prior.cov.nrows() != y.len() || prior.cov.ncols() != y.len() {
             return Err(Error::ShapeMismatch {
@@ -314,18 +302,10 @@ impl<'a> PacGpcObjective<'a> {
         prior: PriorSource<'a>,
         y: &'a [f64],
         classifier: GibbsClassifier,
-        bound: BoundSpec,
+        bound: BoundTarget,
         round_off: f64,
     ) -> Result<Self> {
-        crate::bounds::pac_bayes_bound(
-            0.0,
-            0.0,
-            y.len(),
-            bound.delta,
-            bound.penalty,
-            bound.kind,
-            bound.term,
-        )?;
+        let bound = BoundTarget::new(bound.delta, bound.term, bound.kind, bound.penalty)?;
         Ok(Self {
             prior,
             y,
@@ -361,20 +341,10 @@ impl<'a> PacGpcObjective<'a> {
         let sites = SiteParams::from_stacked(&p[self.n_theta()..]);
         let e = SiteEvaluation::new(&prior, &sites)?;
         let risk = self.risk(&e.marginals).0;
-        let b = &self.bound;
-        let bound = crate::bounds::pac_bayes_bound(
-            risk,
-            e.kl.max(0.0),
-            self.y.len(),
-            b.delta,
-            b.penalty,
-            b.kind,
-            b.term,
-        )?;
         Ok(PacGpcTerms {
             empirical_risk: risk,
             kl: e.kl,
-            bound,
+            bound: self.bound.at(risk, e.kl, self.y.len()).value,
         })
     }
 
@@ -401,15 +371,13 @@ impl<'a> PacGpcObjective<'a> {
         let (prior, kernel) = self.prior_at(p)?;
         let sites = SiteParams::from_stacked(&p[self.n_theta()..]);
         let e = SiteEvaluation::new(&prior, &sites)?;
-        Ok(GaussianPosterior {
-            kernel: kernel.expect("kernel prior"),
-            basis: x.to_owned(),
-            alpha: sites.alpha,
-            cov: Covariance::Sites {
-                sqrt_pi: e.sqrt_pi,
-                chol_b: e.chol_b,
-            },
-        })
+        Ok(GaussianPosterior::sites(
+            kernel.expect("kernel prior"),
+            x.to_owned(),
+            sites.alpha,
+            e.sqrt_pi,
+            e.chol_b,
+        ))
     }
 }
 
@@ -467,8 +435,8 @@ impl Objective for PacGpcObjective<'_> {
         // The minimised KL carries the round-off charge ½η‖α‖² (see [`LatentPrior`]).
         let eta = self.round_off;
         let kl = e.kl + 0.5 * eta * linalg::dot(&sites.alpha, &sites.alpha);
-        let c = complexity(kl, n, b.delta, b.penalty, b.term);
-        let (value, d_q, d_c) = bound_and_partials(risk, c, b.kind, b.term);
+        let v = b.at(risk, kl, n);
+        let (value, d_q, d_c) = (v.value, v.d_risk, v.d_complexity);
         let (wq, wc) = (d_q / nf, d_c / nf);
         let k0 = &prior.cov;
         let pi: Vec<f64> = e.sqrt_pi.iter().map(|s| s * s).collect();
@@ -504,9 +472,9 @@ pub enum PacGpcTheta {
     /// Optimised jointly with the sites from this kernel's (snapped) θ, snapped onto the grid
     /// afterwards, the sites re-optimised there: penalty `T·ln L`.
     Grid(Kernel),
-    /// One of these kernels, fixed before seeing the data, the sites optimised for each; the
+    /// One of a menu of kernels fixed before seeing the data, the sites optimised for each; the
     /// lowest bound wins: penalty `ln k` (as the bound-selected Laplace classifier).
-    Candidates(Vec<Kernel>),
+    Candidates(Menu<Kernel>),
 }
 
 /// Settings of [`fit_pac_gpc`].
@@ -618,7 +586,7 @@ pub fn optimise_sites(
     prior: LatentPrior,
     y: &[f64],
     classifier: GibbsClassifier,
-    bound: BoundSpec,
+    bound: BoundTarget,
     start: &SiteParams,
     lbfgs: &LbfgsConfig,
 ) -> Result<(SiteParams, OptimReport)> {
@@ -670,7 +638,7 @@ fn fit_at_kernel(
     extra_start: Option<&SiteParams>,
 ) -> Result<(PacGpcFit, ClassifierFit)> {
     let lap = laplace(kernel, lik, x, y, &cfg.laplace)?;
-    let bound = BoundSpec {
+    let bound = BoundTarget {
         delta: cfg.delta,
         term: cfg.term,
         penalty: choice.nats,
@@ -715,10 +683,9 @@ pub fn fit_pac_gpc(
 ) -> Result<PacGpcFit> {
     check_classification(x, y, lik)?;
     match theta {
-        PacGpcTheta::Candidates(kernels) => {
+        PacGpcTheta::Candidates(menu) => {
             // Screen every candidate with a short site optimisation, then run the full one
             // on the best (any rule of choice among the k costs the same ln k).
-            let choice = PenaltyTerm::candidates(kernels.len(), "kernel (PAC-GPC candidates)");
             let screen = PacGpcConfig {
                 lbfgs: LbfgsConfig {
                     max_iter: cfg.screen_iter,
@@ -726,21 +693,14 @@ pub fn fit_pac_gpc(
                 },
                 ..cfg.clone()
             };
-            let mut best: Option<(PacGpcFit, &Kernel)> = None;
-            for k in kernels {
-                let (fit, _) = fit_at_kernel(k, lik, x, y, classifier, &screen, &choice, None)?;
-                if best
-                    .as_ref()
-                    .is_none_or(|b| fit.certificate.bound < b.0.certificate.bound)
-                {
-                    best = Some((fit, k));
-                }
-            }
-            let (screened, k) = best.ok_or(Error::Empty {
-                what: "PAC-GPC kernel candidates",
+            let chosen = menu.by_bound(|k, price| {
+                let (fit, _) = fit_at_kernel(k, lik, x, y, classifier, &screen, price, None)?;
+                let bound = fit.certificate.bound;
+                Ok((fit, bound))
             })?;
-            let start = SiteParams::of_posterior(&screened.posterior)?;
-            Ok(fit_at_kernel(k, lik, x, y, classifier, cfg, &choice, Some(&start))?.0)
+            let start = SiteParams::of_posterior(&chosen.value.posterior)?;
+            let k = &menu.items[chosen.index];
+            Ok(fit_at_kernel(k, lik, x, y, classifier, cfg, &chosen.price, Some(&start))?.0)
         }
         PacGpcTheta::Grid(kernel) => fit_on_grid(kernel, lik, x, y, classifier, cfg),
     }
@@ -761,7 +721,7 @@ fn fit_on_grid(
     let mut k0 = kernel.clone();
     k0.set_params(&cfg.grid.round(&kernel.params()))?;
     let lap = laplace(&k0, lik, x, y, &cfg.laplace)?;
-    let bound = BoundSpec {
+    let bound = BoundTarget {
         delta: cfg.delta,
         term: cfg.term,
         penalty: choice.nats,
@@ -820,8 +780,8 @@ mod tests {
         (x, y)
     }
 
-    fn spec() -> BoundSpec {
-        BoundSpec {
+    fn spec() -> BoundTarget {
+        BoundTarget {
             delta: 0.05,
             term: ConfidenceTerm::Maurer,
             penalty: 3.0,
@@ -857,7 +817,7 @@ mod tests {
                 ConfidenceTerm::Maurer,
                 ConfidenceTerm::Catoni { lambda: 2.0 },
             ] {
-                let b = BoundSpec { term, ..spec() };
+                let b = BoundTarget { term, ..spec() };
                 let obj = PacGpcObjective::with_kernel(&k, x.as_ref(), &y, classifier, b).unwrap();
                 let p = start(14);
                 let (_, g) = obj.value_and_gradient(&p).unwrap();
@@ -1012,7 +972,10 @@ mod tests {
         };
         for theta in [
             PacGpcTheta::Grid(Kernel::se_iso(1.0, 2.0)),
-            PacGpcTheta::Candidates(vec![Kernel::se_iso(0.7, 1.0), Kernel::se_iso(1.4, 4.0)]),
+            PacGpcTheta::Candidates(crate::select::Menu::charged(
+                vec![Kernel::se_iso(0.7, 1.0), Kernel::se_iso(1.4, 4.0)],
+                "kernel",
+            )),
         ] {
             let fit = fit_pac_gpc(&theta, &lik, x.as_ref(), &y, c, &cfg).unwrap();
             assert!(

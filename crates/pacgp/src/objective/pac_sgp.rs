@@ -9,7 +9,7 @@
 
 use faer::{Mat, MatRef};
 
-use crate::bounds::{BoundKind, ConfidenceTerm, HyperGrid};
+use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm, HyperGrid};
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
@@ -41,10 +41,11 @@ pub struct PacSgpObjective<'a> {
     m: usize,
     alpha_s: f64,
     loss: RegressionLoss,
-    delta: f64,
-    penalty: ThetaPenalty,
-    kind: BoundKind,
-    term: ConfidenceTerm,
+    /// The bound minimised (δ, confidence term, form, the constant penalty).
+    target: BoundTarget,
+    /// A coarse hyperparameter prior's `−ln π(θ)` surrogate, added to the penalty.
+    theta_prior: ThetaPenalty,
+    /// How the row blocks are streamed (block size, cache budget).
     stream: Streaming,
 }
 
@@ -60,15 +61,14 @@ pub struct PacSgpTerms {
 }
 
 /// The checks PAC-SGP's bound needs of its settings (α_s ∈ [0, 1], ε > 0, a valid δ and
-/// penalty for `n` points), shared by the in-process and the sharded objective.
+/// penalty), shared by the in-process and the sharded objective; the bound it minimises.
 pub(crate) fn check_pac_sgp_setup(
     alpha_s: f64,
     loss: &RegressionLoss,
-    n: usize,
     delta: f64,
     penalty: f64,
     kind: BoundKind,
-) -> Result<()> {
+) -> Result<BoundTarget> {
     if !(0.0..=1.0).contains(&alpha_s) {
         return Err(Error::InvalidParameter {
             name: "alpha_s",
@@ -83,8 +83,7 @@ pub(crate) fn check_pac_sgp_setup(
             reason: "must be positive",
         });
     }
-    crate::bounds::pac_bayes_bound(0.0, 0.0, n, delta, penalty, kind, ConfidenceTerm::Maurer)?;
-    Ok(())
+    BoundTarget::new(delta, ConfidenceTerm::Maurer, kind, penalty)
 }
 
 impl<'a> PacSgpObjective<'a> {
@@ -109,7 +108,7 @@ impl<'a> PacSgpObjective<'a> {
                 reason: "must lie in 1..=N",
             });
         }
-        check_pac_sgp_setup(alpha_s, &loss, y.len(), delta, penalty, kind)?;
+        let target = check_pac_sgp_setup(alpha_s, &loss, delta, penalty, kind)?;
         Ok(Self {
             kernel: kernel.clone(),
             x,
@@ -117,10 +116,8 @@ impl<'a> PacSgpObjective<'a> {
             m,
             alpha_s,
             loss,
-            delta,
-            penalty: ThetaPenalty::constant(penalty),
-            kind,
-            term: ConfidenceTerm::Maurer,
+            target,
+            theta_prior: ThetaPenalty::constant(0.0),
             stream: Streaming::default(),
         })
     }
@@ -134,18 +131,18 @@ impl<'a> PacSgpObjective<'a> {
     /// The same objective with the smooth surrogate of `−ln π(θ)` (tighter-bounds spec §2.1)
     /// added to the constant penalty.
     pub fn with_hyper_prior(mut self, prior: HyperPrior) -> Result<Self> {
-        self.penalty = self.penalty.with_prior(prior, &self.kernel)?;
+        self.theta_prior = self.theta_prior.with_prior(prior, &self.kernel)?;
         Ok(self)
     }
 
-    /// The penalty at `p` (constant plus the prior's surrogate) and its gradient in θ.
+    /// The θ-dependent penalty at `p` (the prior's surrogate) and its gradient in θ.
     fn penalty_at(&self, p: &[f64]) -> (f64, Vec<f64>) {
-        self.penalty.at(&p[..self.kernel.n_params()])
+        self.theta_prior.at(&p[..self.kernel.n_params()])
     }
 
     /// The same objective with another confidence constant (default Maurer's `ln(2√N/δ)`).
     pub fn with_confidence_term(mut self, term: ConfidenceTerm) -> Self {
-        self.term = term;
+        self.target.term = term;
         self
     }
 
@@ -201,8 +198,8 @@ impl<'a> PacSgpObjective<'a> {
         let risk = marg.risk / nf;
         let klc = kl.max(0.0);
         let (penalty, d_penalty) = self.penalty_at(theta);
-        let cplx = crate::bounds::complexity(klc, n, self.delta, penalty, self.term);
-        let (bound, d_q, d_c) = crate::bounds::bound_and_partials(risk, cplx, self.kind, self.term);
+        let b = self.target.at_with(risk, klc, n, penalty);
+        let (bound, d_q, d_c) = (b.value, b.d_risk, b.d_complexity);
         let terms = PacSgpTerms {
             empirical_risk: risk,
             kl,

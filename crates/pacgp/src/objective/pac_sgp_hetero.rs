@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::loss::RegressionLoss;
 use crate::optim::{self, boxes, LbfgsConfig, Objective, OptimReport, Restarts};
-use crate::posterior::{Covariance, GaussianPosterior};
+use crate::posterior::GaussianPosterior;
 use crate::prior::BoundLevers;
 use crate::regression::row_blocks::Streaming;
 use crate::regression::whitened_blocks::{whitened_sums, SparseData};
@@ -137,15 +137,9 @@ impl<'a> PacSgpHeteroObjective<'a> {
         let data = SparseData::new(&kernel, self.x, self.y, z.as_ref(), &Streaming::default());
         let wh = whitened_sums(&data, &|i| noise[i], self.alpha_s, 0)?;
         let alpha = wh.l_uu.solve_upper_vec(&wh.l_b.solve_vec(&wh.gamma));
-        Ok(GaussianPosterior {
-            kernel,
-            basis: z,
-            alpha,
-            cov: Covariance::WhitenedPrecision {
-                chol_kuu: wh.l_uu,
-                chol_b: wh.l_b,
-            },
-        })
+        Ok(GaussianPosterior::whitened(
+            kernel, z, alpha, wh.l_uu, wh.l_b,
+        ))
     }
 }
 

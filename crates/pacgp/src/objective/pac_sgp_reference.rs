@@ -63,8 +63,8 @@ impl PacSgpObjective<'_> {
         }
         let klc = kl.max(0.0);
         let (penalty, d_penalty) = self.penalty_at(theta);
-        let cplx = crate::bounds::complexity(klc, n, self.delta, penalty, self.term);
-        let (bound, d_q, d_c) = crate::bounds::bound_and_partials(risk, cplx, self.kind, self.term);
+        let b = self.target.at_with(risk, klc, n, penalty);
+        let (bound, d_q, d_c) = (b.value, b.d_risk, b.d_complexity);
         let terms = PacSgpTerms {
             empirical_risk: risk,
             kl,

@@ -19,12 +19,12 @@
 use faer::{Mat, MatRef};
 use rayon::prelude::*;
 
-use crate::bounds::{BoundKind, ConfidenceTerm};
+use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
-use crate::posterior::{Covariance, GaussianPosterior};
+use crate::posterior::GaussianPosterior;
 use crate::prior::{HyperPrior, ThetaPenalty};
 use crate::regression::sparse::{
     add_outer, kuu_cholesky, sandwich_inv, whitened_basis, WhitenedBasis,
@@ -41,10 +41,10 @@ pub struct PacSgpSharded {
     m: usize,
     alpha_s: f64,
     loss: RegressionLoss,
-    delta: f64,
-    penalty: ThetaPenalty,
-    kind: BoundKind,
-    term: ConfidenceTerm,
+    /// The bound minimised (δ, confidence term, form, the constant penalty).
+    target: BoundTarget,
+    /// A coarse hyperparameter prior's `−ln π(θ)` surrogate, added to the penalty.
+    theta_prior: ThetaPenalty,
 }
 
 /// Pass 1 of one shard (or, combined, of all): `Σ V_iV_iᵀ/Λ_i`, `Σ V_iy_i/Λ_i` and the count.
@@ -197,29 +197,27 @@ impl PacSgpSharded {
                 reason: "must be positive",
             });
         }
-        super::pac_sgp::check_pac_sgp_setup(alpha_s, &loss, 1, delta, penalty, kind)?;
+        let target = super::pac_sgp::check_pac_sgp_setup(alpha_s, &loss, delta, penalty, kind)?;
         Ok(Self {
             kernel: kernel.clone(),
             d,
             m,
             alpha_s,
             loss,
-            delta,
-            penalty: ThetaPenalty::constant(penalty),
-            kind,
-            term: ConfidenceTerm::Maurer,
+            target,
+            theta_prior: ThetaPenalty::constant(0.0),
         })
     }
 
     /// The same bound with the smooth surrogate of `−ln π(θ)` added to the constant penalty.
     pub fn with_hyper_prior(mut self, prior: HyperPrior) -> Result<Self> {
-        self.penalty = self.penalty.with_prior(prior, &self.kernel)?;
+        self.theta_prior = self.theta_prior.with_prior(prior, &self.kernel)?;
         Ok(self)
     }
 
     /// The same bound with another confidence constant (default Maurer's `ln(2√N/δ)`).
     pub fn with_confidence_term(mut self, term: ConfidenceTerm) -> Self {
-        self.term = term;
+        self.target.term = term;
         self
     }
 
@@ -370,9 +368,9 @@ impl PacSgpSharded {
         let (n, e) = (st.n, &st.e);
         let nf = n as f64;
         let risk = r.risk_sum / nf;
-        let (penalty, d_penalty) = self.penalty.at(&p[..kernel.n_params()]);
-        let cplx = crate::bounds::complexity(st.kl.max(0.0), n, self.delta, penalty, self.term);
-        let (bound, d_q, d_c) = crate::bounds::bound_and_partials(risk, cplx, self.kind, self.term);
+        let (penalty, d_penalty) = self.theta_prior.at(&p[..kernel.n_params()]);
+        let b = self.target.at_with(risk, st.kl, n, penalty);
+        let (bound, d_q, d_c) = (b.value, b.d_risk, b.d_complexity);
         let terms = PacSgpTerms {
             empirical_risk: risk,
             kl: st.kl,
@@ -584,15 +582,13 @@ pub fn posterior_from_stats(
     }
     let l_b = Cholesky::factor(b.as_ref(), &JitterPolicy::default(), "I + VΛ⁻¹Vᵀ")?;
     let alpha = l_uu.solve_upper_vec(&l_b.solve_vec(&s.gamma));
-    Ok(GaussianPosterior {
-        kernel: kernel.clone(),
-        basis: z.to_owned(),
+    Ok(GaussianPosterior::whitened(
+        kernel.clone(),
+        z.to_owned(),
         alpha,
-        cov: Covariance::WhitenedPrecision {
-            chol_kuu: l_uu,
-            chol_b: l_b,
-        },
-    })
+        l_uu,
+        l_b,
+    ))
 }
 
 fn reduce<T>(

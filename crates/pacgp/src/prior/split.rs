@@ -24,7 +24,7 @@
 use faer::{Mat, MatRef};
 use serde::{Deserialize, Serialize};
 
-use crate::bounds::{BoundKind, ConfidenceTerm, CATONI_GRID};
+use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm, CATONI_GRID};
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
 use crate::data::{permutation, Dataset, Standardizer, TargetScaler};
 use crate::error::{Error, Result};
@@ -33,8 +33,9 @@ use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
 use crate::objective::pac_gp_hetero::{factor_plus_diag, PointNoiseEval};
 use crate::optim::{self, boxes, LbfgsConfig, Objective, Restarts};
-use crate::posterior::{Covariance, GaussianPosterior, Marginals};
+use crate::posterior::{GaussianPosterior, Marginals};
 use crate::regression::exact::{fit_ml2, MlConfig};
+use crate::select::Menu;
 
 /// The menu of split fractions fixed in advance (spec §3.1, §7 item 1).
 pub const SPLIT_FRACTIONS: [f64; 3] = [0.3, 0.5, 0.7];
@@ -52,7 +53,28 @@ pub enum SplitFraction {
     Menu,
 }
 
+/// The grid of Catoni's λ fixed in advance (charged `ln 5`) when `grid`, else the one
+/// confidence term `term` (free).
+pub fn catoni_menu(grid: bool, term: ConfidenceTerm) -> Menu<ConfidenceTerm> {
+    if grid {
+        Menu::charged(
+            CATONI_GRID
+                .iter()
+                .map(|&lambda| ConfidenceTerm::Catoni { lambda })
+                .collect(),
+            "Catoni λ (geometric in [0.3, 3])",
+        )
+    } else {
+        Menu::free(vec![term], "confidence term", "in advance")
+    }
+}
+
 impl SplitFraction {
+    /// The menu of fractions the bound chooses among (charged `ln k`).
+    pub fn menu(&self) -> Result<Menu<f64>> {
+        Ok(Menu::charged(self.candidates()?, "split fraction F"))
+    }
+
     /// The candidate fractions and the union-bound menu size.
     pub fn candidates(&self) -> Result<Vec<f64>> {
         match *self {
@@ -96,10 +118,15 @@ pub fn split_rows(data: &Dataset, fraction: f64, seed: u64) -> Result<(Vec<usize
     ))
 }
 
+/// The size of part A of `n` rows at fraction F: `round(F·N)`.
+pub fn part_a_size(n: usize, fraction: f64) -> usize {
+    (fraction * n as f64).round() as usize
+}
+
 /// Indices of parts A and B: the first `round(F·N)` of a seeded permutation form A (at least
 /// one point in each part).
 pub fn split_indices(n: usize, fraction: f64, seed: u64) -> Result<(Vec<usize>, Vec<usize>)> {
-    let n_a = (fraction * n as f64).round() as usize;
+    let n_a = part_a_size(n, fraction);
     if n < 2 || n_a == 0 || n_a >= n {
         return Err(Error::InvalidParameter {
             name: "split fraction F",
@@ -109,6 +136,48 @@ pub fn split_indices(n: usize, fraction: f64, seed: u64) -> Result<(Vec<usize>, 
     }
     let perm = permutation(n, seed);
     Ok((perm[..n_a].to_vec(), perm[n_a..].to_vec()))
+}
+
+/// A regression sample split for a data-dependent prior: the rows of parts A and B, the
+/// scalers fitted on part A alone, and both parts standardised by them.
+#[derive(Clone, Debug)]
+pub struct RegressionParts {
+    /// Rows of part A (indices into the sample as given).
+    pub a: Vec<usize>,
+    /// Rows of part B.
+    pub b: Vec<usize>,
+    /// Input scaler fitted on A.
+    pub x_scaler: Standardizer,
+    /// Target scaler fitted on A.
+    pub y_scaler: TargetScaler,
+    /// Part A's inputs and targets, standardised.
+    pub x_a: Mat<f64>,
+    /// Part A's targets, standardised.
+    pub y_a: Vec<f64>,
+    /// Part B's inputs, standardised.
+    pub x_b: Mat<f64>,
+    /// Part B's targets, standardised.
+    pub y_b: Vec<f64>,
+}
+
+impl RegressionParts {
+    /// The seeded split of `train` at `fraction` ([`split_rows`]), scalers fitted on part A.
+    pub fn of(train: &Dataset, fraction: f64, seed: u64) -> Result<Self> {
+        let (a, b) = split_rows(train, fraction, seed)?;
+        let (part_a, part_b) = (train.subset(&a), train.subset(&b));
+        let x_scaler = Standardizer::fit(part_a.x.as_ref(), &part_a.feature_names)?;
+        let y_scaler = TargetScaler::fit_column(&part_a.y, &part_a.target_name)?;
+        Ok(Self {
+            x_a: x_scaler.transform(part_a.x.as_ref())?,
+            y_a: y_scaler.transform(&part_a.y),
+            x_b: x_scaler.transform(part_b.x.as_ref())?,
+            y_b: y_scaler.transform(&part_b.y),
+            a,
+            b,
+            x_scaler,
+            y_scaler,
+        })
+    }
 }
 
 /// The prior P_A: the GP posterior given part A (θ_A, σ_A² fitted there).
@@ -296,9 +365,8 @@ pub struct SplitBoundObjective<'a> {
     prior_b: &'a PriorOnInputs,
     y_b: &'a [f64],
     loss: RegressionLoss,
-    delta: f64,
-    penalty: f64,
-    term: ConfidenceTerm,
+    /// The kl bound on B (δ, confidence term, the penalty).
+    target: BoundTarget,
 }
 
 impl<'a> SplitBoundObjective<'a> {
@@ -316,9 +384,12 @@ impl<'a> SplitBoundObjective<'a> {
             prior_b,
             y_b,
             loss,
-            delta,
-            penalty,
-            term,
+            target: BoundTarget {
+                delta,
+                term,
+                kind: BoundKind::Kl,
+                penalty,
+            },
         }
     }
 
@@ -353,10 +424,8 @@ impl Objective for SplitBoundObjective<'_> {
             drv += pr.d_var * s * (1.0 - 2.0 * sv * ci + sv * sv * cv2_diag[i]) / nf;
             drs += pr.d_var * v / s / nf;
         }
-        let kl = q.kl.max(0.0);
-        let c = crate::bounds::complexity(kl, n, self.delta, self.penalty, self.term);
-        let (value, d_q, d_c) =
-            crate::bounds::bound_and_partials(risk, c, BoundKind::Kl, self.term);
+        let b = self.target.at(risk, q.kl, n);
+        let (value, d_q, d_c) = (b.value, b.d_risk, b.d_complexity);
         let tr: f64 = (0..n).map(|i| q.cv_inv[(i, i)]).sum();
         let tr2: f64 = cv2_diag.iter().sum();
         // ∂KL/∂σ_m² = −αᵀα + σ_m² αᵀβ; ∂KL/∂σ_v² = ½[(s + 1) tr C_v⁻¹ − s σ_v² tr C_v⁻² − N/σ_v²];
@@ -427,9 +496,8 @@ pub struct SplitPointNoiseObjective<'a> {
     y_b: &'a [f64],
     r: Vec<f64>,
     loss: RegressionLoss,
-    delta: f64,
-    penalty: f64,
-    term: ConfidenceTerm,
+    /// The kl bound on B (δ, confidence term, the penalty).
+    target: BoundTarget,
 }
 
 impl<'a> SplitPointNoiseObjective<'a> {
@@ -448,9 +516,12 @@ impl<'a> SplitPointNoiseObjective<'a> {
             y_b,
             r: residual(prior_b, y_b),
             loss,
-            delta,
-            penalty,
-            term,
+            target: BoundTarget {
+                delta,
+                term,
+                kind: BoundKind::Kl,
+                penalty,
+            },
         }
     }
 
@@ -495,9 +566,8 @@ impl Objective for SplitPointNoiseObjective<'_> {
     fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
         let e = self.evaluate(p)?;
         let n = self.y_b.len();
-        let c = crate::bounds::complexity(e.kl.max(0.0), n, self.delta, self.penalty, self.term);
-        let (value, d_q, d_c) =
-            crate::bounds::bound_and_partials(e.risk, c, BoundKind::Kl, self.term);
+        let b = self.target.at(e.risk, e.kl, n);
+        let (value, d_q, d_c) = (b.value, b.d_risk, b.d_complexity);
         let (h, u) = e.adjoints();
         let (d_lm, d_lv, d_s) = e.noise_gradients(d_q / n as f64, d_c / n as f64, &h, &u);
         let mut grad: Vec<f64> = d_lm.iter().zip(&e.lm).map(|(d, l)| l * d).collect();
@@ -716,12 +786,13 @@ impl SplitPosterior {
             &JitterPolicy::default(),
             "I + Π½KΠ½ of the split-prior posterior",
         )?;
-        Ok(GaussianPosterior {
-            kernel: self.prior.kernel.clone(),
+        Ok(GaussianPosterior::sites(
+            self.prior.kernel.clone(),
             basis,
             alpha,
-            cov: Covariance::Sites { sqrt_pi, chol_b },
-        })
+            sqrt_pi,
+            chol_b,
+        ))
     }
 }
 
@@ -779,25 +850,18 @@ impl SplitRecord {
         choices
     }
 
-    /// Rebuild Q from the training sample `data` standardised with the model's scalers (`x`,
-    /// `y` in the sample's row order): the split, P_A and Q as fitted; also returns N_A.
-    pub fn posterior(
+    /// Q from a prior P_A refitted on part A of `parts` and the record's free parameters on
+    /// part B (the caller checks P_A against the record's θ_A and σ_A²).
+    pub fn posterior_on(
         &self,
-        data: &Dataset,
-        x: &Mat<f64>,
-        y: &[f64],
-    ) -> Result<(SplitPosterior, usize)> {
-        let (a, b) = split_rows(data, self.fraction, self.seed)?;
-        let rows = |idx: &[usize]| Mat::from_fn(idx.len(), x.ncols(), |i, j| x[(idx[i], j)]);
-        let (x_a, x_b) = (rows(&a), rows(&b));
-        let y_a: Vec<f64> = a.iter().map(|&i| y[i]).collect();
-        let y_b: Vec<f64> = b.iter().map(|&i| y[i]).collect();
-        let prior = SplitPrior::new(self.kernel_a.clone(), self.noise_a, x_a, &y_a)?;
-        let q = match &self.point_noise {
-            Some(pn) => SplitPosterior::with_point_noise(prior, x_b, y_b, self.params, pn.clone())?,
-            None => SplitPosterior::new(prior, x_b, y_b, self.params)?,
-        };
-        Ok((q, a.len()))
+        prior: SplitPrior,
+        parts: &RegressionParts,
+    ) -> Result<SplitPosterior> {
+        let (x_b, y_b) = (parts.x_b.clone(), parts.y_b.clone());
+        match &self.point_noise {
+            Some(pn) => SplitPosterior::with_point_noise(prior, x_b, y_b, self.params, pn.clone()),
+            None => SplitPosterior::new(prior, x_b, y_b, self.params),
+        }
     }
 }
 
@@ -842,14 +906,16 @@ fn fit_fraction(
     cfg: &SplitConfig,
     catoni_grid: bool,
 ) -> Result<SplitFit> {
-    let (a, b) = split_rows(train, fraction, cfg.seed)?;
-    let (part_a, part_b) = (train.subset(&a), train.subset(&b));
-    let x_scaler = Standardizer::fit(part_a.x.as_ref(), &part_a.feature_names)?;
-    let y_scaler = TargetScaler::fit_column(&part_a.y, &part_a.target_name)?;
-    let x_a = x_scaler.transform(part_a.x.as_ref())?;
-    let y_a = y_scaler.transform(&part_a.y);
-    let x_b = x_scaler.transform(part_b.x.as_ref())?;
-    let y_b = y_scaler.transform(&part_b.y);
+    let RegressionParts {
+        a,
+        b,
+        x_scaler,
+        y_scaler,
+        x_a,
+        y_a,
+        x_b,
+        y_b,
+    } = RegressionParts::of(train, fraction, cfg.seed)?;
     let loss = RegressionLoss::new_epsilon_band(y_scaler.scale_length(cfg.epsilon))?;
     let prior = SplitPrior::fit_ml2(kernel_init, x_a, y_a)?;
     let prior_b = prior.on(x_b.as_ref());
@@ -868,36 +934,22 @@ fn fit_fraction(
         term: cfg.term,
     };
     let mut choices = record.choices(a.len(), train.n());
-    let terms: Vec<ConfidenceTerm> = if catoni_grid {
-        choices.push(PenaltyTerm::candidates(
-            CATONI_GRID.len(),
-            "Catoni λ (geometric in [0.3, 3])",
-        ));
-        CATONI_GRID
-            .iter()
-            .map(|&lambda| ConfidenceTerm::Catoni { lambda })
-            .collect()
-    } else {
-        vec![cfg.term]
-    };
+    let terms = catoni_menu(catoni_grid, cfg.term);
+    choices.push(terms.price());
     let spec_of = |term| CertificateSpec::new(cfg.delta, term, choices.clone());
     let obj_of = |term| {
         let penalty = spec_of(term).penalty();
         SplitBoundObjective::new(&prior_b, &y_b, loss, cfg.delta, penalty, term)
     };
     // The middle term from two starts; with the grid, every λ scored there, the best refined.
-    let mut term = terms[terms.len() / 2];
+    let mut term = terms.items[terms.len() / 2];
     let two_starts = [prior.noise_a.ln(), 0.0].map(|l| [l, l, 0.0]);
     let mut params = minimise_split_bound(&obj_of(term), &two_starts, cfg.unit_scale)?;
     if terms.len() > 1 {
         let ln = params.to_ln();
-        let mut best = f64::INFINITY;
-        for &t in &terms {
-            let v = obj_of(t).value(&ln)?;
-            if v < best {
-                (best, term) = (v, t);
-            }
-        }
+        term = terms
+            .by_bound(|t, _| Ok((*t, obj_of(*t).value(&ln)?)))?
+            .value;
         params = minimise_split_bound(&obj_of(term), &[[ln[0], ln[1], ln[2]]], cfg.unit_scale)?;
     }
     let spec = spec_of(term);
@@ -1019,14 +1071,11 @@ pub fn free_split_point_noise(
     let m = optim::drive(&obj, &x0, bounds, &lbfgs, &Restarts::default(), None)?;
     let mut term = c.confidence_term;
     if catoni_grid {
-        let mut best = f64::INFINITY;
-        for &lambda in &CATONI_GRID {
-            let t = ConfidenceTerm::Catoni { lambda };
-            let v = obj_of(t).value(&m.params)?;
-            if v < best {
-                (best, term) = (v, t);
-            }
-        }
+        // The grid's price is already in `c.penalty`.
+        let grid = catoni_menu(true, term);
+        term = grid
+            .by_bound(|t, _| Ok((*t, obj_of(*t).value(&m.params)?)))?
+            .value;
     }
     let p = &m.params;
     let noise = PointNoise {
@@ -1071,22 +1120,16 @@ fn fit_fractions(
     catoni_grid: bool,
     point_noise: bool,
 ) -> Result<SplitFit> {
-    let fractions = cfg.fraction.candidates()?;
-    let menu = fractions.len();
-    let mut best: Option<SplitFit> = None;
-    for f in fractions {
-        let mut fit = fit_fraction(train, kernel_init, f, menu, cfg, catoni_grid)?;
+    let menu = cfg.fraction.menu()?;
+    let chosen = menu.by_bound(|&f, _| {
+        let mut fit = fit_fraction(train, kernel_init, f, menu.len(), cfg, catoni_grid)?;
         if point_noise {
             fit = free_split_point_noise(fit, cfg, catoni_grid)?;
         }
-        if best
-            .as_ref()
-            .is_none_or(|b| fit.certificate.bound < b.certificate.bound)
-        {
-            best = Some(fit);
-        }
-    }
-    Ok(best.expect("at least one fraction"))
+        let bound = fit.certificate.bound;
+        Ok((fit, bound))
+    })?;
+    Ok(chosen.value)
 }
 
 /// `KL(N(m, S) ‖ N(μ, K))` of two dense Gaussians by their Cholesky factors (for tests and

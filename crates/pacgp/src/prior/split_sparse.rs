@@ -26,7 +26,7 @@ use crate::loss::RegressionLoss;
 use crate::posterior::{Covariance, GaussianPosterior, Marginals};
 use crate::regression::sparse::{train_sparse, SparseConfig, SparseMethod, KUU_JITTER};
 
-use super::split::{dense_gaussian_kl, split_rows, SplitConfig};
+use super::split::{dense_gaussian_kl, RegressionParts, SplitConfig};
 
 /// The sparse prior P_A: kernel θ_A, inducing inputs Z and `q(u) = N(a_A, Σ_A)` from part A.
 #[derive(Clone, Debug)]
@@ -242,15 +242,13 @@ impl SparseSplitPosterior {
     pub fn shared_posterior(&self) -> Result<GaussianPosterior> {
         let alpha = self.prior.chol_kuu.solve_vec(&self.a);
         let chol_sigma = Cholesky::factor(self.sigma.as_ref(), &JitterPolicy::default(), "Σ")?;
-        Ok(GaussianPosterior {
-            kernel: self.prior.kernel.clone(),
-            basis: self.prior.z.clone(),
+        Ok(GaussianPosterior::dense(
+            self.prior.kernel.clone(),
+            self.prior.z.clone(),
             alpha,
-            cov: Covariance::Dense {
-                chol_kb: self.prior.chol_kuu.clone(),
-                chol_sigma,
-            },
-        })
+            self.prior.chol_kuu.clone(),
+            chol_sigma,
+        ))
     }
 }
 
@@ -350,27 +348,25 @@ impl SparseSplitRecord {
         sparse_split_choices(self.z.nrows(), self.fraction, self.seed, self.menu, n_a, n)
     }
 
-    /// Rebuild Q from the training sample `data` standardised with the model's scalers (`x`,
-    /// `y` in the sample's row order): the split, P_A and Q as fitted; also returns part B's
-    /// targets and N_A.
-    pub fn posterior(
-        &self,
-        data: &Dataset,
-        x: &Mat<f64>,
-        y: &[f64],
-    ) -> Result<(SparseSplitPosterior, Vec<f64>, usize)> {
-        let (a, b) = split_rows(data, self.fraction, self.seed)?;
-        let x_b = Mat::from_fn(b.len(), x.ncols(), |i, j| x[(b[i], j)]);
-        let y_b: Vec<f64> = b.iter().map(|&i| y[i]).collect();
-        let prior = SparseSplitPrior::new(
+    /// P_A as the record stores it.
+    pub fn prior(&self) -> Result<SparseSplitPrior> {
+        SparseSplitPrior::new(
             self.kernel_a.clone(),
             self.z.clone(),
             self.noise_a,
             self.a_a.clone(),
             self.sigma_a.clone(),
-        )?;
-        let q = SparseSplitPosterior::new(prior, x_b.as_ref(), &y_b, self.params)?;
-        Ok((q, y_b, a.len()))
+        )
+    }
+
+    /// Q from P_A (refitted on part A by the caller and checked against the record) and the
+    /// record's free parameters on part B of `parts`.
+    pub fn posterior_on(
+        &self,
+        prior: SparseSplitPrior,
+        parts: &RegressionParts,
+    ) -> Result<SparseSplitPosterior> {
+        SparseSplitPosterior::new(prior, parts.x_b.as_ref(), &parts.y_b, self.params)
     }
 }
 
@@ -490,18 +486,19 @@ pub fn fit_sparse_split_prior_with(
     cfg: &SplitConfig,
     family: SparseSplitFamily,
 ) -> Result<SparseSplitFit> {
-    let fractions = cfg.fraction.candidates()?;
+    let fractions = cfg.fraction.menu()?;
     let menu = fractions.len();
-    let mut best: Option<SparseSplitFit> = None;
-    for fraction in fractions {
-        let (a, b) = split_rows(train, fraction, cfg.seed)?;
-        let (part_a, part_b) = (train.subset(&a), train.subset(&b));
-        let x_scaler = Standardizer::fit(part_a.x.as_ref(), &part_a.feature_names)?;
-        let y_scaler = TargetScaler::fit_column(&part_a.y, &part_a.target_name)?;
-        let x_a = x_scaler.transform(part_a.x.as_ref())?;
-        let y_a = y_scaler.transform(&part_a.y);
-        let x_b = x_scaler.transform(part_b.x.as_ref())?;
-        let y_b = y_scaler.transform(&part_b.y);
+    let chosen = fractions.by_bound(|&fraction, _| {
+        let RegressionParts {
+            a,
+            b,
+            x_scaler,
+            y_scaler,
+            x_a,
+            y_a,
+            x_b,
+            y_b,
+        } = RegressionParts::of(train, fraction, cfg.seed)?;
         let loss = GibbsLoss::Regression(RegressionLoss::new_epsilon_band(
             y_scaler.scale_length(cfg.epsilon),
         )?);
@@ -527,12 +524,8 @@ pub fn fit_sparse_split_prior_with(
             posterior,
             certificate,
         };
-        if best
-            .as_ref()
-            .is_none_or(|f| fit.certificate.bound < f.certificate.bound)
-        {
-            best = Some(fit);
-        }
-    }
-    Ok(best.expect("at least one fraction"))
+        let bound = fit.certificate.bound;
+        Ok((fit, bound))
+    })?;
+    Ok(chosen.value)
 }

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
-use crate::posterior::{Covariance, GaussianPosterior, Marginals};
+use crate::posterior::{GaussianPosterior, Marginals};
 
 /// An exact GP regressor at fixed hyperparameters.
 #[derive(Clone, Debug)]
@@ -184,15 +184,13 @@ impl ExactGp {
         let n = self.y.len();
         let l = self.chol.l();
         let lb = Mat::from_fn(n, n, |i, j| if i >= j { l[(i, j)] / s } else { 0.0 });
-        GaussianPosterior {
-            kernel: self.kernel.clone(),
-            basis: self.x.clone(),
-            alpha: self.alpha.clone(),
-            cov: Covariance::Sites {
-                sqrt_pi: vec![1.0 / s; n],
-                chol_b: Cholesky::from_lower(lb, self.chol.jitter() / self.noise_variance),
-            },
-        }
+        GaussianPosterior::sites(
+            self.kernel.clone(),
+            self.x.clone(),
+            self.alpha.clone(),
+            vec![1.0 / s; n],
+            Cholesky::from_lower(lb, self.chol.jitter() / self.noise_variance),
+        )
     }
 
     /// Predictive mean, latent variance and observation variance at `xs`.

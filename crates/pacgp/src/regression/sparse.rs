@@ -15,7 +15,7 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky};
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
-use crate::posterior::{Covariance, GaussianPosterior};
+use crate::posterior::GaussianPosterior;
 use crate::regression::exact::check_regression_inputs;
 use crate::regression::row_blocks::{release, scratch, scratch_zeroed, Streaming};
 use crate::regression::whitened_blocks::{
@@ -509,15 +509,13 @@ impl SparseGp {
         let f = whitened_sums(&data, &|_| self.noise_variance, alpha_s, 0)?;
         let binv_gamma = f.l_b.solve_vec(&f.gamma);
         let alpha = f.l_uu.solve_upper_vec(&binv_gamma);
-        Ok(GaussianPosterior {
-            kernel: self.kernel.clone(),
-            basis: self.z.clone(),
+        Ok(GaussianPosterior::whitened(
+            self.kernel.clone(),
+            self.z.clone(),
             alpha,
-            cov: Covariance::WhitenedPrecision {
-                chol_kuu: f.l_uu,
-                chol_b: f.l_b,
-            },
-        })
+            f.l_uu,
+            f.l_b,
+        ))
     }
 
     /// The method's own posterior (VFE/DTC: `α_s = 0`; FITC: `α_s = 1`).

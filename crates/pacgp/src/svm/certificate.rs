@@ -32,8 +32,7 @@ use crate::bounds::{BoundKind, ConfidenceTerm};
 use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
-use crate::linalg::{Cholesky, JitterPolicy};
-use crate::posterior::{Covariance, GaussianPosterior};
+use crate::posterior::GaussianPosterior;
 
 /// Settings of [`svm_certificate`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -112,16 +111,9 @@ pub fn svm_posterior(
     let sv: Vec<usize> = (0..y.len()).filter(|&i| fit.alpha[i] > 0.0).collect();
     let m = sv.len();
     let basis = Mat::from_fn(m, x.ncols(), |r, c| x[(sv[r], c)]);
-    let eye = Mat::<f64>::identity(m, m);
-    Ok(GaussianPosterior {
-        kernel: prior.clone(),
-        basis,
-        alpha: sv.iter().map(|&i| mu * y[i] * fit.alpha[i]).collect(),
-        cov: Covariance::Sites {
-            sqrt_pi: vec![0.0; m], // all site precisions 0: the prior's covariance
-            chol_b: Cholesky::factor(eye.as_ref(), &JitterPolicy::none(), "I")?,
-        },
-    })
+    // Every site precision 0: the prior's covariance, shifted to mean μ·f_SVM.
+    let alpha = sv.iter().map(|&i| mu * y[i] * fit.alpha[i]).collect();
+    GaussianPosterior::shifted(prior.clone(), basis, alpha)
 }
 
 /// The PAC-Bayes certificate of a bias-free SVM trained with `prior` on `(x, y)`: the

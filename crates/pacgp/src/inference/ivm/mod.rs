@@ -39,7 +39,7 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::linalg::{self, Cholesky, JitterPolicy};
-use crate::posterior::{Covariance, GaussianPosterior};
+use crate::posterior::GaussianPosterior;
 
 pub mod ml2;
 
@@ -259,15 +259,7 @@ pub(crate) fn site_posterior(
     let knu = linalg::mat_vec(&kb, &nu_t);
     let t = chol.solve_vec(&(0..d).map(|i| sw[i] * knu[i]).collect::<Vec<_>>());
     let beta: Vec<f64> = (0..d).map(|i| nu_t[i] - sw[i] * t[i]).collect();
-    let post = GaussianPosterior {
-        kernel: kernel.clone(),
-        basis: xb,
-        alpha: beta,
-        cov: Covariance::Sites {
-            sqrt_pi: sw,
-            chol_b: chol,
-        },
-    };
+    let post = GaussianPosterior::sites(kernel.clone(), xb, beta, sw, chol);
     Ok((post, kb))
 }
 

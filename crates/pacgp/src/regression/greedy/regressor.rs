@@ -17,7 +17,7 @@ use super::GreedyProblem;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
-use crate::posterior::{Covariance, GaussianPosterior};
+use crate::posterior::GaussianPosterior;
 
 /// Settings of [`GreedySparseGp::fit`]: how the basis is chosen and when to stop (a basis
 /// size k via `StopRule::Steps`, or a target ΔR via `StopRule::DeltaR`).
@@ -119,12 +119,13 @@ impl GreedySparseGp {
         let chol_b = Cholesky::factor(b.as_ref(), &JitterPolicy::default(), "I + VVᵀ/σ²")?;
         let gamma: Vec<f64> = linalg::mat_vec(&v, y).iter().map(|g| g / s2).collect();
         let alpha = chol_kuu.solve_upper_vec(&chol_b.solve_vec(&gamma));
-        Ok(GaussianPosterior {
-            kernel: self.kernel.clone(),
-            basis: self.basis.clone(),
+        Ok(GaussianPosterior::whitened(
+            self.kernel.clone(),
+            self.basis.clone(),
             alpha,
-            cov: Covariance::WhitenedPrecision { chol_kuu, chol_b },
-        })
+            chol_kuu,
+            chol_b,
+        ))
     }
 }
 

@@ -1,10 +1,19 @@
-//! The one Gaussian posterior every model ends as (Csató–Opper form over a basis set B):
+//! The one Gaussian posterior every model ends as: its [`Prior`] `P = GP(m, k_P)` updated at
+//! a basis set B (Csató–Opper form),
 //!
-//! `μ(x) = k(x,B)ᵀ α`,  `v(x) = k(x,x) − k(x,B)ᵀ R k(x,B)`,
+//! `μ(x) = m(x) + k_P(x,B)ᵀ α`,  `v(x) = k_P(x,x) − k_P(x,B)ᵀ R k_P(x,B)`,
 //!
-//! with `R` held factored in one of the forms of [`Covariance`]. Prediction and
-//! `KL(Q‖P)` (docs/math.md §3.0: the KL of the process reduces to the KL on `f_B`) are written
-//! once here and serve exact and sparse regression and every classifier.
+//! with `R` held factored in one of the forms of [`Covariance`]. Prediction, the posterior
+//! covariance and `KL(Q‖P)` (docs/math.md §3.0: the KL of the process reduces to the KL on
+//! `f_B`, since Q shares P's conditional given `f_B`) are written once here and serve exact
+//! and sparse regression, every classifier, the SVM (P shifted) and the split priors (P the
+//! posterior of part A).
+//!
+//! - [`prior`]: the GP prior and the conditioned prior;
+//! - [`file`]: the on-disk form.
+
+mod file;
+pub mod prior;
 
 use faer::{Mat, MatRef};
 use serde::{Deserialize, Serialize};
@@ -12,6 +21,8 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky};
+
+pub use prior::Prior;
 
 /// How the posterior covariance on the basis values `f_B` is stored.
 #[derive(Clone, Debug)]
@@ -59,189 +70,21 @@ impl Covariance {
     }
 }
 
-/// A Gaussian-process posterior `Q` over the latent function. On disk the site form keeps
-/// `√π` and the jitter and refactors `B` on load (see [`PosteriorFile`]).
+/// A Gaussian-process posterior `Q` over the latent function: its prior updated at a basis.
+/// Built by one of [`GaussianPosterior::sites`], [`GaussianPosterior::whitened`],
+/// [`GaussianPosterior::dense`], [`GaussianPosterior::shifted`]. On disk the site form keeps
+/// `√π` and the jitter and refactors `B` on load ([`file`]).
 #[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(try_from = "PosteriorFile", into = "PosteriorFile")]
+#[serde(try_from = "file::PosteriorFile", into = "file::PosteriorFile")]
 pub struct GaussianPosterior {
-    /// The prior covariance function (with its fitted hyperparameters).
-    pub kernel: Kernel,
+    /// The prior (with its fitted hyperparameters).
+    pub prior: Prior,
     /// Basis inputs B (M×D): training points, active set, or inducing inputs.
     pub basis: Mat<f64>,
-    /// Mean weights: `μ(x) = k(x,B)ᵀ α`.
+    /// Mean weights: `μ(x) = m(x) + k_P(x,B)ᵀ α`.
     pub alpha: Vec<f64>,
     /// Covariance representation.
     pub cov: Covariance,
-}
-
-/// On-disk form of a [`GaussianPosterior`]. The site form stores `√π` and the jitter of
-/// `chol(B)`, not the `N×N` factor: at N = 2000 that is 53 MB of JSON against one
-/// `N³/3` factorisation of `B = I + Π½K_BΠ½ + jitter·I` when the file is read. Files that
-/// hold `chol_b` (written before) are read as they are.
-#[derive(Serialize, Deserialize)]
-struct PosteriorFile {
-    kernel: Kernel,
-    #[serde(with = "linalg::serde_mat")]
-    basis: Mat<f64>,
-    alpha: Vec<f64>,
-    cov: CovarianceFile,
-}
-
-#[derive(Serialize, Deserialize)]
-#[serde(tag = "form", rename_all = "snake_case")]
-enum CovarianceFile {
-    Sites {
-        sqrt_pi: Vec<f64>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        chol_b: Option<Cholesky>,
-        #[serde(default)]
-        jitter: f64,
-    },
-    WhitenedPrecision {
-        chol_kuu: Cholesky,
-        chol_b: Cholesky,
-    },
-    Dense {
-        chol_kb: Cholesky,
-        chol_sigma: Cholesky,
-    },
-}
-
-impl From<GaussianPosterior> for PosteriorFile {
-    fn from(p: GaussianPosterior) -> Self {
-        let cov = match p.cov {
-            Covariance::Sites { sqrt_pi, chol_b } => CovarianceFile::Sites {
-                sqrt_pi,
-                jitter: chol_b.jitter(),
-                chol_b: None,
-            },
-            Covariance::WhitenedPrecision { chol_kuu, chol_b } => {
-                CovarianceFile::WhitenedPrecision { chol_kuu, chol_b }
-            }
-            Covariance::Dense {
-                chol_kb,
-                chol_sigma,
-            } => CovarianceFile::Dense {
-                chol_kb,
-                chol_sigma,
-            },
-        };
-        Self {
-            kernel: p.kernel,
-            basis: p.basis,
-            alpha: p.alpha,
-            cov,
-        }
-    }
-}
-
-impl TryFrom<PosteriorFile> for GaussianPosterior {
-    type Error = String;
-    fn try_from(f: PosteriorFile) -> std::result::Result<Self, String> {
-        let m = f.basis.nrows();
-        if f.alpha.len() != m {
-            return Err(format!(
-                "posterior has {} mean weights for {m} basis points",
-                f.alpha.len()
-            ));
-        }
-        // The kernel must fit the basis before it is evaluated on it (refactoring the sites).
-        f.kernel
-            .check_input_dim(f.basis.ncols())
-            .map_err(|e| e.to_string())?;
-        if f.kernel.params().iter().any(|t| !t.is_finite()) {
-            return Err("a kernel hyperparameter is not finite".into());
-        }
-        crate::data::check_finite(f.basis.as_ref(), "stored basis").map_err(|e| e.to_string())?;
-        let cov = match f.cov {
-            CovarianceFile::Sites {
-                sqrt_pi,
-                chol_b,
-                jitter,
-            } => {
-                if sqrt_pi.len() != m {
-                    return Err(format!(
-                        "posterior has {} site precisions for {m} basis points",
-                        sqrt_pi.len()
-                    ));
-                }
-                let chol_b = match chol_b {
-                    Some(c) => c,
-                    None => refactor_sites(&f.kernel, f.basis.as_ref(), &sqrt_pi, jitter)
-                        .map_err(|e| e.to_string())?,
-                };
-                Covariance::Sites { sqrt_pi, chol_b }
-            }
-            CovarianceFile::WhitenedPrecision { chol_kuu, chol_b } => {
-                Covariance::WhitenedPrecision { chol_kuu, chol_b }
-            }
-            CovarianceFile::Dense {
-                chol_kb,
-                chol_sigma,
-            } => Covariance::Dense {
-                chol_kb,
-                chol_sigma,
-            },
-        };
-        let post = Self {
-            kernel: f.kernel,
-            basis: f.basis,
-            alpha: f.alpha,
-            cov,
-        };
-        post.validate().map_err(|e| e.to_string())?;
-        Ok(post)
-    }
-}
-
-/// A stored Cholesky factor must be `m×m`, finite, with a positive diagonal.
-fn check_factor(c: &Cholesky, m: usize, what: &str) -> std::result::Result<(), String> {
-    let l = c.l();
-    if l.nrows() != m || l.ncols() != m {
-        return Err(format!(
-            "{what} factor is {}×{} for {m} basis points",
-            l.nrows(),
-            l.ncols()
-        ));
-    }
-    for j in 0..m {
-        if !(l[(j, j)] > 0.0) {
-            return Err(format!("{what} factor has a non-positive pivot at {j}"));
-        }
-        for i in j..m {
-            if !l[(i, j)].is_finite() {
-                return Err(format!(
-                    "{what} factor has a non-finite entry at ({i}, {j})"
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// `chol(I + Π½K_BΠ½ + jitter·I)`, the site form's factor, rebuilt with the jitter it had.
-fn refactor_sites(
-    kernel: &Kernel,
-    basis: MatRef<'_, f64>,
-    sqrt_pi: &[f64],
-    jitter: f64,
-) -> Result<Cholesky> {
-    if !(jitter >= 0.0 && jitter.is_finite()) {
-        return Err(Error::InvalidParameter {
-            name: "stored jitter",
-            value: jitter,
-            reason: "must be finite and non-negative",
-        });
-    }
-    let k = kernel.gram(basis);
-    let chol = Cholesky::factor_filled(
-        sqrt_pi.len(),
-        linalg::fill_site_b(&k, sqrt_pi, jitter),
-        None,
-        &linalg::JitterPolicy::none(),
-        "I + Π½K_BΠ½ of a stored posterior",
-    )?;
-    Ok(Cholesky::from_lower(chol.into_storage(), jitter))
 }
 
 /// Latent marginals at a set of inputs.
@@ -254,6 +97,76 @@ pub struct Marginals {
 }
 
 impl GaussianPosterior {
+    /// The site form over `prior`: `Σ = (K_B⁻¹ + Π)⁻¹` with `√π` and the Cholesky of
+    /// `B = I + Π½K_BΠ½` (K_B the prior's covariance at the basis).
+    pub fn sites(
+        prior: impl Into<Prior>,
+        basis: Mat<f64>,
+        alpha: Vec<f64>,
+        sqrt_pi: Vec<f64>,
+        chol_b: Cholesky,
+    ) -> Self {
+        Self {
+            prior: prior.into(),
+            basis,
+            alpha,
+            cov: Covariance::Sites { sqrt_pi, chol_b },
+        }
+    }
+
+    /// The whitened inducing form over `prior`: `Σ = L_uu B⁻¹ L_uuᵀ`.
+    pub fn whitened(
+        prior: impl Into<Prior>,
+        basis: Mat<f64>,
+        alpha: Vec<f64>,
+        chol_kuu: Cholesky,
+        chol_b: Cholesky,
+    ) -> Self {
+        Self {
+            prior: prior.into(),
+            basis,
+            alpha,
+            cov: Covariance::WhitenedPrecision { chol_kuu, chol_b },
+        }
+    }
+
+    /// The dense form over `prior`: any covariance Σ of `f_B`, by the Cholesky factors of
+    /// `K_B` and Σ.
+    pub fn dense(
+        prior: impl Into<Prior>,
+        basis: Mat<f64>,
+        alpha: Vec<f64>,
+        chol_kb: Cholesky,
+        chol_sigma: Cholesky,
+    ) -> Self {
+        Self {
+            prior: prior.into(),
+            basis,
+            alpha,
+            cov: Covariance::Dense {
+                chol_kb,
+                chol_sigma,
+            },
+        }
+    }
+
+    /// The prior shifted to mean `m(x) + k_P(x,B)ᵀα` with the prior's covariance (every site
+    /// precision 0, `B = I`): the SVM's posterior (Opper & Winther §17.4).
+    pub fn shifted(prior: impl Into<Prior>, basis: Mat<f64>, alpha: Vec<f64>) -> Result<Self> {
+        let m = basis.nrows();
+        let chol_b = Cholesky::factor(
+            Mat::<f64>::identity(m, m).as_ref(),
+            &linalg::JitterPolicy::none(),
+            "the identity",
+        )?;
+        Ok(Self::sites(prior, basis, alpha, vec![0.0; m], chol_b))
+    }
+
+    /// The kernel of the posterior's prior (a conditioned prior: its posterior's kernel).
+    pub fn kernel(&self) -> &Kernel {
+        self.prior.kernel()
+    }
+
     /// Number of basis points M.
     pub fn n_basis(&self) -> usize {
         self.basis.nrows()
@@ -276,10 +189,19 @@ impl GaussianPosterior {
                 self.alpha.len()
             )));
         }
-        if self.kernel.params().iter().any(|t| !t.is_finite()) {
+        self.prior.validate()?;
+        let kernel = self.kernel();
+        if kernel.params().iter().any(|t| !t.is_finite()) {
             return Err(bad("a kernel hyperparameter is not finite".into()));
         }
-        self.kernel.check_input_dim(self.basis.ncols())?;
+        kernel.check_input_dim(self.basis.ncols())?;
+        if let Prior::Conditioned { on, .. } = &self.prior {
+            if on.basis.ncols() != self.basis.ncols() {
+                return Err(bad(
+                    "the conditioned prior's inputs are not the basis's".into()
+                ));
+            }
+        }
         crate::data::check_finite(self.basis.as_ref(), "stored basis")?;
         let factors: Vec<(&Cholesky, &str)> = match &self.cov {
             Covariance::Sites { sqrt_pi, chol_b } => {
@@ -299,7 +221,7 @@ impl GaussianPosterior {
             } => vec![(chol_kb, "K_B"), (chol_sigma, "Σ")],
         };
         for (c, what) in factors {
-            check_factor(c, m, what).map_err(bad)?;
+            file::check_factor(c, m, what).map_err(bad)?;
         }
         Ok(())
     }
@@ -325,52 +247,45 @@ impl GaussianPosterior {
         let n = x.nrows();
         let (mut mean, mut var) = (Vec::with_capacity(n), Vec::with_capacity(n));
         for lo in (0..n).step_by(ROWS) {
-            let part = self.predict_rows(x.subrows(lo, ROWS.min(n - lo)));
+            let part = self.predict_at(x.subrows(lo, ROWS.min(n - lo)));
             mean.extend(part.mean);
             var.extend(part.var);
         }
         Ok(Marginals { mean, var })
     }
 
-    /// [`Self::predict`] on one block of rows.
-    fn predict_rows(&self, x: MatRef<'_, f64>) -> Marginals {
-        let kxb = self.kernel.cross(x, self.basis.as_ref()); // N*×M
+    /// The posterior covariance `Cov_Q[f(x_i), f(z_j)]` between the rows of `x` and `z`.
+    pub fn covariance(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        self.check_inputs(x)?;
+        self.check_inputs(z)?;
+        Ok(self.covariance_at(x, z))
+    }
+
+    /// [`GaussianPosterior::predict`] on inputs already checked.
+    pub(crate) fn predict_at(&self, x: MatRef<'_, f64>) -> Marginals {
+        let kxb = self.prior.cross_at(x, self.basis.as_ref()); // N*×M
+        let prior_mean = self.prior.mean_at(x);
         let mean: Vec<f64> = (0..x.nrows())
             .map(|i| {
-                (0..self.n_basis())
-                    .map(|m| kxb[(i, m)] * self.alpha[m])
-                    .sum()
+                prior_mean[i]
+                    + (0..self.n_basis())
+                        .map(|m| kxb[(i, m)] * self.alpha[m])
+                        .sum::<f64>()
             })
             .collect();
-        let prior = self.kernel.diag(x);
-        // A = (projection of k(x,B)) columns, one column per test point (M×N*).
-        let mut a = kxb.transpose().to_owned();
-        let reduction: Vec<f64> = match &self.cov {
-            Covariance::Sites { sqrt_pi, chol_b } => {
-                scale_rows(&mut a, sqrt_pi);
-                chol_b.solve_lower_in_place(a.as_mut());
+        let prior = self.prior.diag_at(x);
+        let reduction: Vec<f64> = self
+            .projections(kxb.transpose().to_owned())
+            .iter()
+            .map(|(sign, a)| {
                 col_sq_norms(a.as_ref())
-            }
-            Covariance::WhitenedPrecision { chol_kuu, chol_b } => {
-                chol_kuu.solve_lower_in_place(a.as_mut());
-                let w2 = col_sq_norms(a.as_ref());
-                chol_b.solve_lower_in_place(a.as_mut());
-                let q = col_sq_norms(a.as_ref());
-                w2.iter().zip(&q).map(|(w, q)| w - q).collect()
-            }
-            Covariance::Dense {
-                chol_kb,
-                chol_sigma,
-            } => {
-                // w = L_K⁻¹k: ‖w‖² = kᵀK⁻¹k; z = L_K⁻ᵀw = K⁻¹k; ‖L_Σᵀz‖² = kᵀK⁻¹ΣK⁻¹k.
-                chol_kb.solve_lower_in_place(a.as_mut());
-                let w2 = col_sq_norms(a.as_ref());
-                chol_kb.solve_upper_in_place(a.as_mut());
-                let t = chol_sigma.l().transpose() * &a;
-                let q = col_sq_norms(t.as_ref());
-                w2.iter().zip(&q).map(|(w, q)| w - q).collect()
-            }
-        };
+                    .into_iter()
+                    .map(|v| sign * v)
+                    .collect::<Vec<_>>()
+            })
+            .fold(vec![0.0; x.nrows()], |acc, r| {
+                acc.iter().zip(&r).map(|(a, b)| a + b).collect()
+            });
         let var = prior
             .iter()
             .zip(&reduction)
@@ -379,7 +294,56 @@ impl GaussianPosterior {
         Marginals { mean, var }
     }
 
-    /// `KL(Q‖P) = KL(N(a,Σ) ‖ N(0,K_B))` (docs/math.md §3.0–3.2, §7.3–7.4), in nats.
+    /// [`GaussianPosterior::covariance`] on inputs already checked:
+    /// `k_P(x,z) − Σ_j s_j A_j(x)ᵀ A_j(z)` with the projections of [`Self::projections`].
+    pub(crate) fn covariance_at(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>) -> Mat<f64> {
+        let mut c = self.prior.cross_at(x, z);
+        let ax = self.projections(self.prior.cross_at(self.basis.as_ref(), x));
+        let az = self.projections(self.prior.cross_at(self.basis.as_ref(), z));
+        for ((sign, a), (_, b)) in ax.iter().zip(&az) {
+            let p = a.transpose() * b;
+            for j in 0..c.ncols() {
+                for i in 0..c.nrows() {
+                    c[(i, j)] -= sign * p[(i, j)];
+                }
+            }
+        }
+        c
+    }
+
+    /// The projections of prior covariances `k = k_P(B, x)` (M×N*, one column per input)
+    /// whose signed squared norms make `kᵀ R k`: `(+1, L_B⁻¹Π½k)` for the site form;
+    /// `(+1, L_uu⁻¹k)` and `(−1, L_B⁻¹L_uu⁻¹k)` for the whitened form;
+    /// `(+1, L_K⁻¹k)` and `(−1, L_Σᵀ K⁻¹ k)` for the dense form.
+    fn projections(&self, mut a: Mat<f64>) -> Vec<(f64, Mat<f64>)> {
+        match &self.cov {
+            Covariance::Sites { sqrt_pi, chol_b } => {
+                scale_rows(&mut a, sqrt_pi);
+                chol_b.solve_lower_in_place(a.as_mut());
+                vec![(1.0, a)]
+            }
+            Covariance::WhitenedPrecision { chol_kuu, chol_b } => {
+                chol_kuu.solve_lower_in_place(a.as_mut());
+                let mut b = a.clone();
+                chol_b.solve_lower_in_place(b.as_mut());
+                vec![(1.0, a), (-1.0, b)]
+            }
+            Covariance::Dense {
+                chol_kb,
+                chol_sigma,
+            } => {
+                // w = L_K⁻¹k: ‖w‖² = kᵀK⁻¹k; z = L_K⁻ᵀw = K⁻¹k; ‖L_Σᵀz‖² = kᵀK⁻¹ΣK⁻¹k.
+                chol_kb.solve_lower_in_place(a.as_mut());
+                let mut z = a.clone();
+                chol_kb.solve_upper_in_place(z.as_mut());
+                let t = chol_sigma.l().transpose() * &z;
+                vec![(1.0, a), (-1.0, t)]
+            }
+        }
+    }
+
+    /// `KL(Q‖P) = KL(N(m_B + K_Bα, Σ) ‖ N(m_B, K_B))` (docs/math.md §3.0–3.2, §7.3–7.4), in
+    /// nats, `K_B` the prior's covariance at the basis.
     ///
     /// The site and whitened forms share `½[ln det B + tr B⁻¹ + αᵀK_Bα − M]`; the dense form
     /// uses the generic Gaussian KL through its two Cholesky factors.
@@ -424,7 +388,7 @@ impl GaussianPosterior {
                 })
                 .sum();
         }
-        let kb = self.kernel.gram(self.basis.as_ref());
+        let kb = self.prior.gram_at(self.basis.as_ref());
         linalg::dot(&self.alpha, &linalg::mat_vec(&kb, &self.alpha))
     }
 }
@@ -496,11 +460,12 @@ mod tests {
         let Covariance::Sites { sqrt_pi, chol_b } = post.cov.clone() else {
             panic!("Laplace gives the site form")
         };
-        let old = PosteriorFile {
-            kernel: post.kernel.clone(),
+        let old = file::PosteriorFile {
+            prior: None,
+            kernel: Some(post.kernel().clone()),
             basis: post.basis.clone(),
             alpha: post.alpha.clone(),
-            cov: CovarianceFile::Sites {
+            cov: file::CovarianceFile::Sites {
                 sqrt_pi,
                 chol_b: Some(chol_b),
                 jitter: 0.0,

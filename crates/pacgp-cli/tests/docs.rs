@@ -1,0 +1,425 @@
+//! The README and the user guide (`docs/`) stay true:
+//! - every relative link (README, CHANGELOG, GLOSSARY, docs) names a file that exists, and
+//!   an anchor into a Markdown file names one of its headings;
+//! - every guide page is reachable from the README and listed in `docs/SUMMARY.md`;
+//! - each example marked `<!-- checked by crates/pacgp-cli/tests/docs.rs … -->` runs: the
+//!   `pacgp` commands of its `sh` block run (in a scratch folder whose `data/` is the
+//!   repository's, with the dev-profile binary), and every figure of the `text` block after it
+//!   — a number with a decimal point, other than a time in seconds — is printed by them;
+//! - the command-line reference `docs/cli.md` is clap's help as it is now (regenerate it with
+//!   `PACGP_BLESS_DOCS=1 cargo test -p pacgp-cli --test docs`);
+//! - the README is short, starts with the two commands (the test command is the one CI runs)
+//!   and holds no lab-notebook items (dates, paths outside the repository, issue numbers).
+
+use std::collections::{BTreeSet, HashSet};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// Every Markdown file of the guide, recursively.
+fn guide_pages() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "md") {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&repo().join("docs"), &mut out);
+    out.sort();
+    out
+}
+
+/// The files whose links are checked.
+fn checked_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = ["README.md", "CHANGELOG.md", "GLOSSARY.md"]
+        .iter()
+        .map(|f| repo().join(f))
+        .collect();
+    files.extend(guide_pages());
+    files
+}
+
+/// Lines outside fenced code blocks, with inline code spans removed.
+fn prose(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        let mut kept = String::new();
+        for (i, part) in line.split('`').enumerate() {
+            if i % 2 == 0 {
+                kept.push_str(part);
+            }
+        }
+        out.push(kept);
+    }
+    out
+}
+
+/// The targets of inline links `[text](target)` in prose.
+fn link_targets(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in prose(text) {
+        let mut rest = line.as_str();
+        while let Some(at) = rest.find("](") {
+            let tail = &rest[at + 2..];
+            let end = tail.find(')').unwrap_or(tail.len());
+            out.push(tail[..end].trim().to_string());
+            rest = &tail[end..];
+        }
+    }
+    out
+}
+
+/// The anchor a heading gets (GitHub's and mdBook's rule for these headings): lower case,
+/// letters, digits, `-` and `_` kept, spaces made `-`, everything else dropped.
+fn slug(heading: &str) -> String {
+    heading
+        .trim()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' | '-' => Some('-'),
+            '_' => Some('_'),
+            c if c.is_alphanumeric() => Some(c.to_lowercase().next().unwrap()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn anchors(text: &str) -> HashSet<String> {
+    prose(text)
+        .iter()
+        .filter_map(|l| l.strip_prefix('#'))
+        .map(|h| slug(h.trim_start_matches('#')))
+        .collect()
+}
+
+/// Local targets of a file's links, resolved (path, anchor).
+fn local_links(file: &Path) -> Vec<(String, PathBuf, Option<String>)> {
+    let dir = file.parent().unwrap();
+    link_targets(&read(file))
+        .into_iter()
+        .filter(|t| !t.contains("://") && !t.starts_with("mailto:"))
+        .map(|t| {
+            let (path, anchor) = match t.split_once('#') {
+                Some((p, a)) => (p.to_string(), Some(a.to_string())),
+                None => (t.clone(), None),
+            };
+            let resolved = if path.is_empty() {
+                file.to_path_buf()
+            } else {
+                dir.join(&path)
+            };
+            (t, resolved, anchor)
+        })
+        .collect()
+}
+
+#[test]
+fn every_relative_link_resolves() {
+    let mut bad = Vec::new();
+    for file in checked_files() {
+        for (target, path, anchor) in local_links(&file) {
+            if !path.exists() {
+                bad.push(format!("{}: ({target}) does not exist", file.display()));
+                continue;
+            }
+            if let Some(a) = anchor {
+                if path.extension().is_some_and(|x| x == "md")
+                    && !anchors(&read(&path)).contains(&a)
+                {
+                    bad.push(format!("{}: ({target}) names no heading", file.display()));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "broken links:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn every_guide_page_is_reachable_from_the_readme_and_in_the_summary() {
+    let mut seen: BTreeSet<PathBuf> = BTreeSet::new();
+    let mut todo = vec![repo().join("README.md")];
+    while let Some(file) = todo.pop() {
+        let file = file.canonicalize().unwrap();
+        if !seen.insert(file.clone()) {
+            continue;
+        }
+        for (_, path, _) in local_links(&file) {
+            if path.extension().is_some_and(|x| x == "md") && path.exists() {
+                todo.push(path);
+            }
+        }
+    }
+    let summary = repo().join("docs/SUMMARY.md");
+    let listed: BTreeSet<PathBuf> = local_links(&summary)
+        .into_iter()
+        .map(|(_, p, _)| p.canonicalize().unwrap())
+        .collect();
+    for page in guide_pages() {
+        let page = page.canonicalize().unwrap();
+        assert!(
+            seen.contains(&page),
+            "{} is not reachable from README.md",
+            page.display()
+        );
+        if page != summary {
+            assert!(
+                listed.contains(&page),
+                "{} is not in docs/SUMMARY.md",
+                page.display()
+            );
+        }
+    }
+    for name in [
+        "getting-started",
+        "certificates",
+        "epsilon-delta",
+        "regression",
+        "classification",
+        "svm",
+        "sparse",
+        "tighter",
+        "python",
+        "dask",
+        "cli",
+        "model-file",
+        "reproduce/index",
+        "performance",
+        "math",
+        "test-vectors",
+    ] {
+        assert!(
+            repo().join(format!("docs/{name}.md")).exists(),
+            "docs/{name}.md"
+        );
+    }
+}
+
+/// The figures of a text: numbers with a decimal point (a leading minus kept), other than a
+/// time in seconds ("1.26 s").
+fn figures(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        if !chars[i].is_ascii_digit()
+            || (i > 0 && (chars[i - 1].is_ascii_digit() || chars[i - 1] == '.'))
+        {
+            i += 1;
+            continue;
+        }
+        let start = if i > 0 && chars[i - 1] == '-' {
+            i - 1
+        } else {
+            i
+        };
+        let mut j = i;
+        while j < chars.len() && (chars[j].is_ascii_digit() || chars[j] == '.') {
+            j += 1;
+        }
+        let token: String = chars[start..j].iter().collect::<String>();
+        let token = token.trim_end_matches('.').to_string();
+        let seconds: String = chars[j..chars.len().min(j + 2)].iter().collect();
+        if token.contains('.') && seconds != " s" {
+            out.push(token);
+        }
+        i = j;
+    }
+    out
+}
+
+/// The `sh` block and the `text` block after each checked-example marker of `file`.
+fn checked_examples(file: &Path) -> Vec<(String, String)> {
+    let text = read(file);
+    let mut out = Vec::new();
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("<!-- checked by crates/pacgp-cli/tests/docs.rs") {
+        rest = &rest[at..];
+        let block = |s: &str, info: &str| -> (String, usize) {
+            let open = format!("```{info}\n");
+            let start = s
+                .find(&open)
+                .unwrap_or_else(|| panic!("{}: no ```{info} block after a marker", file.display()))
+                + open.len();
+            let len = s[start..].find("```").unwrap();
+            (s[start..start + len].to_string(), start + len + 3)
+        };
+        let (commands, after) = block(rest, "sh");
+        let (output, end) = block(&rest[after..], "text");
+        out.push((commands, output));
+        rest = &rest[after + end..];
+    }
+    out
+}
+
+/// Run a checked example's commands in a scratch folder; their stdout, joined.
+fn run_example(commands: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(repo().join("data"), dir.path().join("data")).unwrap();
+    let mut printed = String::new();
+    for line in commands
+        .replace("\\\n", " ")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+    {
+        let line = line.split(" #").next().unwrap();
+        let words: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(words[0], "pacgp", "{line}");
+        let out = Command::new(env!("CARGO_BIN_EXE_pacgp"))
+            .args(&words[1..])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "`{line}`: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        printed.push_str(&String::from_utf8(out.stdout).unwrap());
+    }
+    printed
+}
+
+#[test]
+fn checked_examples_print_their_figures() {
+    let mut files = vec![repo().join("README.md")];
+    files.extend(guide_pages());
+    let mut n = 0;
+    for file in files {
+        for (commands, quoted) in checked_examples(&file) {
+            let printed: HashSet<String> = figures(&run_example(&commands)).into_iter().collect();
+            for f in figures(&quoted) {
+                assert!(
+                    printed.contains(&f),
+                    "{}: the example quotes {f}, which its commands no longer print",
+                    file.display()
+                );
+            }
+            n += 1;
+        }
+    }
+    assert!(n >= 3, "only {n} checked examples found");
+}
+
+/// The command-line reference as clap prints it now.
+fn cli_reference() -> String {
+    let help = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_pacgp"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let mut page = String::from(
+        "# Command-line reference\n\n\
+         <!-- Generated from `pacgp … --help` by crates/pacgp-cli/tests/docs.rs; do not edit.\n     \
+         Regenerate: PACGP_BLESS_DOCS=1 cargo test -p pacgp-cli --test docs -->\n\n\
+         Every command prints one JSON object on stdout with `--json`; messages go to stderr. Exit\n\
+         status: 0 on success, 2 for bad input (one line on stderr naming the problem), 1 for a\n\
+         numerical failure. Options take negative numbers as values (`--delta -1` is an error\n\
+         from the check of δ, not from the parser).\n\n## pacgp\n\n```text\n",
+    );
+    page.push_str(&help(&["--help"]));
+    page.push_str("```\n");
+    for sub in [
+        "fit",
+        "predict",
+        "evaluate",
+        "certify",
+        "split",
+        "reproduce",
+        "demo",
+    ] {
+        page.push_str(&format!("\n## pacgp {sub}\n\n```text\n"));
+        page.push_str(&help(&[sub, "--help"]));
+        page.push_str("```\n");
+    }
+    page
+}
+
+#[test]
+fn cli_reference_is_clap_help_as_it_is_now() {
+    let path = repo().join("docs/cli.md");
+    let now = cli_reference();
+    if std::env::var_os("PACGP_BLESS_DOCS").is_some() {
+        std::fs::write(&path, &now).unwrap();
+    }
+    assert!(
+        read(&path) == now,
+        "docs/cli.md differs from `pacgp … --help`: regenerate it with \
+         PACGP_BLESS_DOCS=1 cargo test -p pacgp-cli --test docs"
+    );
+}
+
+#[test]
+fn the_readme_is_short_and_starts_with_the_two_commands() {
+    let readme = read(&repo().join("README.md"));
+    assert!(
+        readme.lines().count() <= 250,
+        "README.md has {} lines",
+        readme.lines().count()
+    );
+    let first = readme
+        .split("```sh\n")
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
+    assert_eq!(
+        first, "cargo run --release -p pacgp-cli -- demo\nscripts/test.sh\n",
+        "the README starts with the demo and the test command"
+    );
+    assert!(read(&repo().join(".ci/run"))
+        .lines()
+        .any(|l| l.trim() == "scripts/test.sh"));
+    let lower = readme.to_lowercase();
+    for item in [
+        "seed 00",
+        "issue ",
+        "../",
+        "load average",
+        "late 20",
+        "todo",
+    ] {
+        assert!(!lower.contains(item), "the README holds '{item}'");
+    }
+    // No dates (yyyy-mm-dd).
+    let b = readme.as_bytes();
+    let date = (0..b.len().saturating_sub(9)).find(|&i| {
+        let d = |k: usize| b[i + k].is_ascii_digit();
+        d(0) && d(1)
+            && d(2)
+            && d(3)
+            && b[i + 4] == b'-'
+            && d(5)
+            && d(6)
+            && b[i + 7] == b'-'
+            && d(8)
+            && d(9)
+    });
+    assert!(date.is_none(), "the README holds a date near byte {date:?}");
+}

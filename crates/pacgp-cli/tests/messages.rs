@@ -1,0 +1,334 @@
+//! The bad inputs a new user meets (issue 24), as one table: each invocation with the exit
+//! status and the words its one-line message must hold. Also: no silent mistakes with files
+//! (an output naming an input, an unwritable output, a full device).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn pacgp(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pacgp"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("run pacgp")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Require exit status `code` and one error on stderr holding every one of `words`.
+fn fails(args: &[&str], code: i32, words: &[&str]) -> String {
+    let out = pacgp(args);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    // clap's usage errors add a usage line after theirs; ours are one line.
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(errors.len(), 1, "{args:?}: one error: {err}");
+    for w in words {
+        assert!(err.contains(w), "{args:?}: no '{w}' in: {err}");
+    }
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+const SNELSON: &str = "data/snelson-1d/snelson_train.csv";
+const CRABS: &str = "data/crabs/crabs.csv";
+
+#[test]
+fn bad_inputs_each_with_its_exit_status_and_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, bytes: &[u8]| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let model = dir.path().join("m.json");
+    let m = s(&model);
+    assert!(pacgp(&[
+        "fit",
+        "--data",
+        SNELSON,
+        "--kernel",
+        "se",
+        "--epsilon",
+        "0.3",
+        "--out",
+        m
+    ])
+    .status
+    .success());
+    let only_x = file("xy.csv", b"x,y\n1,2\n2,3\n3,5\n");
+    let big_cell = file(
+        "big.csv",
+        format!("a,y\n{}x,2\n3,4\n", "1".repeat(10_000_000)).as_bytes(),
+    );
+    let nul = file("nul.csv", b"a,y\n1\x00,2\n3,4\n");
+    let numbers = file("numbers.csv", b"1,2\n3,4\n5,7\n");
+    let colours = file("colours.csv", b"c,y\nred,1\nblue,2\ngreen,4\n");
+    let purple = file("purple.csv", b"c,y\npurple,1\n");
+    let colour_model = dir.path().join("colours.json");
+    assert!(pacgp(&[
+        "fit",
+        "--data",
+        &colours,
+        "--categorical",
+        "auto",
+        "--out",
+        s(&colour_model)
+    ])
+    .status
+    .success());
+    let no_target = file("no_target.csv", b"a,y\n1,2\n2,\n3,4\n");
+    let missing = file("missing.csv", b"a,b,y\n1,?,2\n2,3,3\n3,4,4\n");
+    let table: Vec<(Vec<&str>, i32, Vec<&str>)> = vec![
+        // A negative number reaches the validator (not clap's "unexpected argument").
+        (
+            vec!["certify", "--model", m, "--data", SNELSON, "--delta", "-1"],
+            2,
+            vec!["invalid delta = -1", "(0, 1)"],
+        ),
+        (
+            vec!["certify", "--model", m, "--data", SNELSON, "--delta=-1"],
+            2,
+            vec!["invalid delta = -1"],
+        ),
+        // The column named is the one dropped, the target as the target.
+        (
+            vec!["fit", "--data", &only_x, "--drop", "x", "--out", m],
+            2,
+            vec!["--drop x leaves only the target column 'y'"],
+        ),
+        // Echoed cells are cut to 40 characters, control bytes escaped.
+        (
+            vec!["fit", "--data", &big_cell, "--out", m],
+            2,
+            vec!["… (10000001 bytes in all)", "--categorical auto"],
+        ),
+        (
+            vec!["fit", "--data", &nul, "--out", m],
+            2,
+            vec!["'1\\u{0}'"],
+        ),
+        // Overflow in the kernel grammar is said as such.
+        (
+            vec![
+                "fit",
+                "--data",
+                SNELSON,
+                "--kernel",
+                "poly99999999999999999999",
+                "--out",
+                m,
+            ],
+            2,
+            vec!["degree 99999999999999999999 is too large (at most 64)"],
+        ),
+        // Tables as they come.
+        (
+            vec!["fit", "--data", &numbers, "--out", m],
+            2,
+            vec!["first line (1,2) is all numbers", "--no-header"],
+        ),
+        (
+            vec![
+                "fit", "--data", CRABS, "--target", "sp", "--method", "laplace", "--out", m,
+            ],
+            2,
+            vec![
+                "text in 'sex' ('M' at line 2)",
+                "--categorical auto",
+                "--drop sex",
+            ],
+        ),
+        (
+            vec![
+                "fit",
+                "--data",
+                CRABS,
+                "--categorical",
+                "auto,sex",
+                "--out",
+                m,
+            ],
+            2,
+            vec!["auto or column names, not both"],
+        ),
+        (
+            vec![
+                "fit",
+                "--data",
+                CRABS,
+                "--target",
+                "sp",
+                "--categorical",
+                "sp",
+                "--method",
+                "laplace",
+                "--out",
+                m,
+            ],
+            2,
+            vec!["--categorical sp: not an input column"],
+        ),
+        (
+            vec!["fit", "--data", &missing, "--out", m],
+            2,
+            vec![
+                "missing value at line 2, column 'b'",
+                "--missing drop, zero or mean",
+            ],
+        ),
+        (
+            vec!["fit", "--data", &no_target, "--missing", "mean", "--out", m],
+            2,
+            vec!["missing target at line 3", "--missing drop"],
+        ),
+        (
+            vec![
+                "fit",
+                "--data",
+                &missing,
+                "--missing",
+                "drop",
+                "--drop-missing",
+                "--out",
+                m,
+            ],
+            2,
+            vec!["cannot be used with"],
+        ),
+        (
+            vec!["predict", "--model", s(&colour_model), "--data", &purple],
+            2,
+            vec![
+                "category 'purple'",
+                "(known: blue, green, red)",
+                "--unknown-category ignore",
+            ],
+        ),
+        (
+            vec![
+                "fit",
+                "--data",
+                CRABS,
+                "--target",
+                "sp",
+                "--categorical",
+                "auto",
+                "--method",
+                "laplace",
+                "--positive",
+                "X",
+                "--out",
+                m,
+            ],
+            2,
+            vec!["--positive names neither of the two labels, 'B' and 'O'"],
+        ),
+        (
+            vec!["fit", "--data", SNELSON, "--positive", "1", "--out", m],
+            2,
+            vec!["--positive applies to classification"],
+        ),
+        // No silent mistakes with files.
+        (
+            vec!["fit", "--data", SNELSON, "--out", SNELSON],
+            2,
+            vec!["cannot write", "it is the --data file"],
+        ),
+        (
+            vec![
+                "fit",
+                "--data",
+                SNELSON,
+                "--out",
+                "./data/snelson-1d/snelson_train.csv",
+            ],
+            2,
+            vec!["it is the --data file"],
+        ),
+        (
+            vec!["predict", "--model", m, "--data", SNELSON, "--out", m],
+            2,
+            vec!["cannot write", "it is the --model file"],
+        ),
+        (
+            vec!["fit", "--data", SNELSON, "--out", "/no/such/folder/m.json"],
+            2,
+            vec!["cannot write /no/such/folder/m.json: folder /no/such/folder does not exist"],
+        ),
+        (
+            vec!["fit", "--data", SNELSON, "--out", "data"],
+            2,
+            vec!["cannot write data: it is a folder"],
+        ),
+        (
+            vec![
+                "fit",
+                "--data",
+                SNELSON,
+                "--kernel",
+                "se",
+                "--out",
+                "/dev/full",
+            ],
+            2,
+            vec!["cannot write /dev/full", "No space left on device"],
+        ),
+        (
+            vec![
+                "predict",
+                "--model",
+                m,
+                "--data",
+                SNELSON,
+                "--out",
+                "/dev/full",
+            ],
+            2,
+            vec!["cannot write /dev/full"],
+        ),
+    ];
+    for (args, code, words) in &table {
+        fails(args, *code, words);
+    }
+    // The 10 MB cell is not echoed whole.
+    let out = pacgp(&["fit", "--data", &big_cell, "--out", m]);
+    assert!(
+        out.stderr.len() < 600,
+        "{} bytes on stderr",
+        out.stderr.len()
+    );
+    let out = pacgp(&["fit", "--data", &nul, "--out", m]);
+    assert!(!out.stderr.contains(&0u8), "no raw NUL byte on stderr");
+}
+
+/// `--out` naming the input is refused before anything runs: the data file is untouched.
+#[test]
+fn an_output_that_names_the_input_leaves_it_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("train.csv");
+    std::fs::copy(repo().join(SNELSON), &data).unwrap();
+    let before = std::fs::read(&data).unwrap();
+    let linked = dir.path().join("link.csv");
+    std::os::unix::fs::symlink(&data, &linked).unwrap();
+    for out in [s(&data), s(&linked)] {
+        fails(
+            &["fit", "--data", s(&data), "--out", out],
+            2,
+            &["it is the --data file"],
+        );
+    }
+    assert_eq!(std::fs::read(&data).unwrap(), before);
+    // Nothing is left behind by the writability check.
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}

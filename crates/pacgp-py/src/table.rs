@@ -1,0 +1,165 @@
+//! Tables from Python (a pandas DataFrame, an array of objects or strings): the library's
+//! input coding ([`pacgp::data::InputCoding`]) fitted on the training table's text cells and
+//! applied to later tables through the model, exactly as `pacgp fit` and `pacgp predict` do
+//! with CSV files. The estimators pass every cell as text ("" for a missing one); nothing is
+//! coded here.
+
+use numpy::{IntoPyArray, PyArray2};
+use pyo3::prelude::*;
+
+use pacgp::data::{Categorical, CodingOptions, InputCoding, MissingPolicy, Table, UnknownCategory};
+use pacgp::Error;
+
+use crate::model::choose;
+use pacgp::model::FittedModel;
+
+use crate::to_py_err;
+
+/// Columns of text cells (`columns[j][i]`: row i of column j) as the library's table; its
+/// rows are numbered from 1 in messages ("line i").
+fn table(columns: Vec<Vec<String>>, names: Vec<String>) -> PyResult<Table> {
+    let n = columns.first().map_or(0, Vec::len);
+    if columns.len() != names.len() || columns.iter().any(|c| c.len() != n) {
+        return Err(to_py_err(Error::ShapeMismatch {
+            what: "table columns",
+            expected: format!("{} columns of {n} cells", names.len()),
+            found: format!("{} columns", columns.len()),
+        }));
+    }
+    let rows = (0..n)
+        .map(|i| {
+            (
+                i as u64 + 1,
+                columns.iter().map(|c| c[i].trim().to_string()).collect(),
+            )
+        })
+        .collect();
+    Ok(Table {
+        source: "X".into(),
+        header: names,
+        rows,
+    })
+}
+
+/// A coded matrix for numpy.
+fn array<'py>(py: Python<'py>, x: &faer::Mat<f64>) -> Bound<'py, PyArray2<f64>> {
+    numpy::ndarray::Array2::from_shape_fn((x.nrows(), x.ncols()), |(i, j)| x[(i, j)])
+        .into_pyarray(py)
+}
+
+fn unknown(given: &str) -> PyResult<UnknownCategory> {
+    choose(
+        "unknown_category",
+        given,
+        &[
+            ("error", UnknownCategory::Error),
+            ("ignore", UnknownCategory::Ignore),
+        ],
+    )
+}
+
+/// Fit the input coding on a training table: `categorical` "auto" or column names (None:
+/// text is an error), `missing` None, "drop", "zero" or "mean", `unknown_category` "error"
+/// or "ignore". Returns the coded inputs, the indices of the rows kept, the coding as JSON
+/// (for `Model.with_input_coding`) and what the coding did, one sentence each.
+#[pyfunction]
+#[pyo3(signature = (columns, names, *, categorical=None, missing=None, unknown_category="error"))]
+#[allow(clippy::type_complexity)]
+fn fit_input_coding<'py>(
+    py: Python<'py>,
+    columns: Vec<Vec<String>>,
+    names: Vec<String>,
+    categorical: Option<Vec<String>>,
+    missing: Option<&str>,
+    unknown_category: &str,
+) -> PyResult<(Bound<'py, PyArray2<f64>>, Vec<usize>, String, Vec<String>)> {
+    let t = table(columns, names)?;
+    let categorical = match categorical.as_deref() {
+        None | Some([]) => Categorical::None,
+        Some([a]) if a == "auto" => Categorical::Auto,
+        Some(list) => Categorical::Named(list.to_vec()),
+    };
+    let missing = match missing {
+        None => MissingPolicy::Reject,
+        Some(m) => choose(
+            "missing",
+            m,
+            &[
+                ("drop", MissingPolicy::DropRows),
+                ("zero", MissingPolicy::Zero),
+                ("mean", MissingPolicy::Mean),
+            ],
+        )?,
+    };
+    let opts = CodingOptions {
+        yes_no: false,
+        missing,
+        categorical,
+        unknown_category: unknown(unknown_category)?,
+    };
+    let inputs: Vec<usize> = (0..t.header.len()).collect();
+    let fitted = InputCoding::fit(&t, &inputs, None, &opts).map_err(to_py_err)?;
+    let names = fitted.coding.input_names();
+    let e = fitted.coding.apply(&t, &names, None).map_err(to_py_err)?;
+    let json = serde_json::to_string(&fitted.coding).expect("a coding serialises");
+    Ok((array(py, &e.x), e.rows, json, fitted.notes))
+}
+
+/// The model with the input coding `coding_json` (from [`fit_input_coding`]): its inputs are
+/// then named as the coding names them, and the coding is stored in the model file.
+pub(crate) fn with_input_coding(model: &FittedModel, coding_json: &str) -> PyResult<FittedModel> {
+    let coding: InputCoding = serde_json::from_str(coding_json).map_err(|e| {
+        to_py_err(Error::InvalidSpec {
+            spec: "input coding".into(),
+            reason: e.to_string(),
+        })
+    })?;
+    let mut inner = model.clone();
+    let names = coding.input_names();
+    if names.len() != inner.feature_names.len() {
+        return Err(to_py_err(Error::ShapeMismatch {
+            what: "input coding",
+            expected: format!("{} inputs", inner.feature_names.len()),
+            found: format!("{}", names.len()),
+        }));
+    }
+    inner.feature_names = names;
+    inner.input_coding = coding;
+    Ok(inner)
+}
+
+/// The table column names a model reads (its coding's columns).
+pub(crate) fn table_columns(model: &FittedModel) -> Vec<String> {
+    model
+        .input_coding
+        .columns_for(&model.feature_names)
+        .iter()
+        .map(|c| c.name().to_string())
+        .collect()
+}
+
+/// Code a later table with the model's stored coding (the training categories and fills);
+/// `unknown_category` overrides the stored rule. The inputs of the rows kept and their
+/// indices (rows with a missing cell are left out under `missing="drop"`).
+pub(crate) fn encode_table<'py>(
+    py: Python<'py>,
+    model: &FittedModel,
+    columns: Vec<Vec<String>>,
+    names: Vec<String>,
+    unknown_category: Option<&str>,
+) -> PyResult<(Bound<'py, PyArray2<f64>>, Vec<usize>)> {
+    let t = table(columns, names)?;
+    let mut coding = model.input_coding.clone();
+    if let Some(u) = unknown_category {
+        coding.unknown_category = unknown(u)?;
+    }
+    let e = coding
+        .apply(&t, &model.feature_names, None)
+        .map_err(to_py_err)?;
+    Ok((array(py, &e.x), e.rows))
+}
+
+/// Register the functions.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(fit_input_coding, m)?)
+}

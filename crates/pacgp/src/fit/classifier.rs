@@ -1,0 +1,271 @@
+//! The classification family's pipeline: any approximate-inference method with its kernel
+//! chosen by the bound over a fixed candidate menu or by ML-II snapped onto the PAC grid (the
+//! split prior is in [`super::pac_gpc`]).
+
+use faer::MatRef;
+
+use crate::bounds::{ConfidenceTerm, HyperGrid};
+use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
+use crate::data::{Dataset, LabelMap, Standardizer};
+use crate::error::{Error, Result};
+use crate::inference::ivm::IvmConfig;
+use crate::inference::mean_field::MeanFieldConfig;
+use crate::inference::sogp::{SogpConfig, SweepOrder};
+use crate::inference::{ClassifierFit, InferenceMethod};
+use crate::kernel::Kernel;
+use crate::likelihood::Likelihood;
+use crate::model::{FitReport, FittedModel, Task};
+use crate::optim::OptimReport;
+use crate::select::Menu;
+use crate::spec::{
+    CheckedFitSpec, ClassifierHypers, ClassifierSpec, Inference, LikelihoodName, DEFAULT_BASIS,
+};
+
+/// The likelihood a spec names (mean field: flip noise κ).
+pub fn likelihood(name: LikelihoodName) -> Likelihood {
+    match name {
+        LikelihoodName::Probit => Likelihood::probit(),
+        LikelihoodName::Logistic => Likelihood::Logistic,
+    }
+}
+
+/// The inference method and likelihood of a classifier spec: mean field with flip noise κ and
+/// input noise v, IVM and SOGP keeping their basis size, SOGP visiting the points in an order
+/// shuffled by `seed`.
+pub fn inference_method(i: &Inference, seed: u64) -> Result<(InferenceMethod, Likelihood)> {
+    let basis = |m: Option<usize>| m.unwrap_or(DEFAULT_BASIS);
+    Ok(match *i {
+        Inference::Laplace { likelihood: l } => {
+            (InferenceMethod::Laplace(Default::default()), likelihood(l))
+        }
+        Inference::Ep => (
+            InferenceMethod::Ep(Default::default()),
+            Likelihood::probit(),
+        ),
+        Inference::MeanField { kappa, input_noise } => (
+            InferenceMethod::MeanField(MeanFieldConfig {
+                input_noise,
+                ..Default::default()
+            }),
+            Likelihood::flip_noise(kappa)?,
+        ),
+        Inference::Ivm { active_set } => (
+            InferenceMethod::Ivm(IvmConfig::new(basis(active_set))),
+            Likelihood::probit(),
+        ),
+        Inference::Sogp { active_set } => (
+            InferenceMethod::Sogp {
+                config: SogpConfig {
+                    max_basis: basis(active_set),
+                    ..Default::default()
+                },
+                order: SweepOrder::Shuffled { seed },
+            },
+            Likelihood::probit(),
+        ),
+    })
+}
+
+/// The menu of [`classifier_candidates`], chosen by the bound (`ln 9`).
+pub fn classifier_menu(d: usize) -> Menu<Kernel> {
+    Menu::charged(classifier_candidates(d), "kernel σ_f²·SE(l)")
+}
+
+/// The candidate kernels `σ_f²·SE(l)` on standardised inputs whose bound is compared:
+/// `σ_f² ∈ {1, 4, 16}`, `l ∈ {½, 1, 2}·√D`, fixed before seeing data.
+pub fn classifier_candidates(d: usize) -> Vec<Kernel> {
+    let base = (d as f64).sqrt();
+    let mut out = Vec::new();
+    for sf2 in [1.0, 4.0, 16.0] {
+        for m in [0.5, 1.0, 2.0] {
+            out.push(Kernel::se_iso(m * base, sf2));
+        }
+    }
+    out
+}
+
+/// The fixed parts of a classifier fit: its method, likelihood, δ and Gibbs classifier.
+struct Setup {
+    method: InferenceMethod,
+    likelihood: Likelihood,
+    delta: f64,
+    classifier: GibbsClassifier,
+}
+
+impl Setup {
+    /// The certificate of a fit on its training sample, given what was chosen.
+    fn certificate(
+        &self,
+        fit: &ClassifierFit,
+        x: MatRef<'_, f64>,
+        y: &[f64],
+        choices: Vec<PenaltyTerm>,
+    ) -> Result<Certificate> {
+        let loss = GibbsLoss::Classification(self.classifier);
+        let spec = CertificateSpec::new(self.delta, ConfidenceTerm::Maurer, choices);
+        Certificate::of_posterior(&fit.posterior, x, y, &loss, &spec)
+    }
+}
+
+/// A chosen classifier fit with its certificate and the optimiser report of the choice.
+struct Selected {
+    fit: ClassifierFit,
+    certificate: Certificate,
+    optimiser: Option<OptimReport>,
+}
+
+/// The lowest-bound fit among the candidate kernels, paying `ln 9` for the choice.
+fn select_by_bound(x: MatRef<'_, f64>, y: &[f64], s: &Setup) -> Result<Selected> {
+    let chosen = classifier_menu(x.ncols()).by_bound(|k, price| {
+        let fit = s.method.fit(k, &s.likelihood, x, y)?;
+        let certificate = s.certificate(&fit, x, y, vec![price.clone()])?;
+        let bound = certificate.bound;
+        Ok(((fit, certificate), bound))
+    })?;
+    let (fit, certificate) = chosen.value;
+    Ok(Selected {
+        fit,
+        certificate,
+        optimiser: None,
+    })
+}
+
+/// ML-II inside the grid's range, θ snapped onto the grid (by the driver), refit there with
+/// the method's own settings, warm-started; penalty `T·ln 1201`.
+fn select_by_ml2(kernel: &Kernel, x: MatRef<'_, f64>, y: &[f64], s: &Setup) -> Result<Selected> {
+    use crate::inference::evidence::{fit_ep_ml2, fit_laplace_ml2, ClassifierMlConfig, WarmStart};
+    use crate::inference::ivm::ml2::{ivm_ml2, IvmMl2Config};
+    let grid = HyperGrid::default();
+    let ml = |laplace| -> Result<(Kernel, OptimReport, WarmStart)> {
+        let cfg = ClassifierMlConfig {
+            snap: Some(grid),
+            ..Default::default()
+        };
+        let r = if laplace {
+            fit_laplace_ml2(kernel, &s.likelihood, x, y, &cfg)?
+        } else {
+            fit_ep_ml2(kernel, &s.likelihood, x, y, &cfg)?
+        };
+        Ok((r.kernel, r.report, r.warm))
+    };
+    // The driver snaps θ onto the grid; the fit there is redone with the method's own
+    // settings (tighter than ML-II's), warm-started from the ML-II state at the same θ.
+    let (fit, report) = match &s.method {
+        InferenceMethod::Laplace(cfg) => {
+            let (k, report, warm) = ml(true)?;
+            let fit = match &warm {
+                WarmStart::Laplace(f0) => {
+                    crate::inference::laplace::laplace_warm(&k, &s.likelihood, x, y, cfg, f0)?
+                }
+                _ => s.method.fit(&k, &s.likelihood, x, y)?,
+            };
+            (fit, report)
+        }
+        InferenceMethod::Ep(cfg) => {
+            let (k, report, warm) = ml(false)?;
+            let fit = match &warm {
+                WarmStart::Ep(sites) => {
+                    crate::inference::ep::ep_warm(&k, &s.likelihood, x, y, cfg, sites)?.0
+                }
+                _ => s.method.fit(&k, &s.likelihood, x, y)?,
+            };
+            (fit, report)
+        }
+        InferenceMethod::Ivm(cfg) => {
+            let mut c = IvmMl2Config::new(cfg.active_set, 3);
+            c.ivm = *cfg;
+            c.snap = Some(grid);
+            let r = ivm_ml2(kernel, &s.likelihood, x, y, &c)?;
+            let report = r.kernel_reports.last().cloned().ok_or(Error::Empty {
+                what: "IVM ML-II rounds",
+            })?;
+            (r.fit, report)
+        }
+        other => {
+            return Err(Error::Unsupported(format!(
+                "ML-II hyperparameters are available for laplace, ep and ivm, not {}",
+                other.name()
+            )))
+        }
+    };
+    let choices = vec![PenaltyTerm::grid(&grid, fit.posterior.kernel().n_params())];
+    let certificate = s.certificate(&fit, x, y, choices)?;
+    Ok(Selected {
+        fit,
+        certificate,
+        optimiser: Some(report),
+    })
+}
+
+/// `laplace`, `ep`, `mean-field`, `ivm`, `sogp` with certified hyperparameters: θ chosen by
+/// **minimising the PAC-Bayes bound** on the Gibbs error over [`classifier_candidates`] (union
+/// bound: `ln 9`) or by ML-II snapped onto the PAC grid (`T·ln 1201`); with the split prior,
+/// [`super::pac_gpc::split_classifier`].
+pub fn classifier(
+    spec: &CheckedFitSpec,
+    c: &ClassifierSpec,
+    train: &Dataset,
+    labels: LabelMap,
+) -> Result<FittedModel> {
+    if let ClassifierHypers::Split(split) = &c.hypers {
+        let lik = match c.inference {
+            Inference::Laplace { likelihood: l } => likelihood(l),
+            _ => Likelihood::probit(),
+        };
+        return super::pac_gpc::split_classifier(
+            spec,
+            split,
+            false,
+            lik,
+            c.predictor,
+            train,
+            labels,
+        );
+    }
+    let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
+    let x = x_scaler.transform(train.x.as_ref())?;
+    let (method, likelihood) = inference_method(&c.inference, spec.seed)?;
+    let setup = Setup {
+        classifier: GibbsClassifier::of(&likelihood, c.predictor),
+        method,
+        likelihood,
+        delta: spec.delta,
+    };
+    let Selected {
+        fit,
+        certificate,
+        optimiser,
+    } = match &c.hypers {
+        ClassifierHypers::Grid { kernel } => {
+            let k = Kernel::from_spec(kernel, train.d())?;
+            select_by_ml2(&k, x.as_ref(), &train.y, &setup)?
+        }
+        _ => select_by_bound(x.as_ref(), &train.y, &setup)?,
+    };
+    let input_noise = match c.inference {
+        Inference::MeanField { input_noise, .. } => input_noise,
+        _ => 0.0,
+    };
+    let task = Task::Classification {
+        likelihood: setup.likelihood,
+        labels,
+        input_noise,
+        split_prior: None,
+    };
+    let report = FitReport {
+        optimiser,
+        objective: Some(certificate.bound),
+        objective_name: "pac_bayes_bound_gibbs_error".into(),
+        jitter_used: fit.report.jitter_used,
+        inference: Some(fit.report),
+        ..Default::default()
+    };
+    Ok(FittedModel::assemble(
+        spec,
+        train,
+        x_scaler,
+        fit.posterior,
+        task,
+        report,
+    ))
+}

@@ -1,0 +1,380 @@
+//! The regression family's pipelines on standardised data: exact GP by ML-II, sparse GPs by
+//! their own objective (VFE, FITC, DTC), PAC-GP and PAC-SGP (on the grid, a coarse
+//! hyperparameter prior, or the split prior), and T. Zhang's greedy sparse regression.
+
+use crate::bounds::{BoundKind, HyperGrid};
+use crate::data::{Dataset, Standardizer, TargetScaler};
+use crate::error::Result;
+use crate::kernel::Kernel;
+use crate::loss::RegressionLoss;
+use crate::model::{FitReport, FittedModel, Task};
+use crate::objective::pac_gp::{fit_pac_gp, PacGpConfig};
+use crate::optim::{OptimReport, Restarts};
+use crate::posterior::GaussianPosterior;
+use crate::prior::split::{fit_split_prior, SplitConfig, SplitFraction, SplitRecord};
+use crate::prior::split_sparse::SparseSplitRecord;
+use crate::prior::{BoundLevers, HyperPrior};
+use crate::regression::exact::{fit_ml2, MlConfig};
+use crate::regression::sparse::{train_sparse, SparseConfig, SparseMethod};
+use crate::spec::{
+    CheckedFitSpec, GprSpec, GreedySparseSpec, HyperPriorName, PacGpSpec, PacPrior, PacSgpSpec,
+    SparseSpec,
+};
+
+/// Regression training data on the standardised scale, with the scalers that produced it.
+struct Standardised {
+    x_scaler: Standardizer,
+    y_scaler: TargetScaler,
+    x: faer::Mat<f64>,
+    y: Vec<f64>,
+}
+
+/// Standardise inputs and targets with training statistics.
+fn standardise(train: &Dataset) -> Result<Standardised> {
+    let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
+    let y_scaler = TargetScaler::fit_column(&train.y, &train.target_name)?;
+    let x = x_scaler.transform(train.x.as_ref())?;
+    let y = y_scaler.transform(&train.y);
+    Ok(Standardised {
+        x_scaler,
+        y_scaler,
+        x,
+        y,
+    })
+}
+
+/// The regression task's part of a model.
+fn task(noise_variance: f64, y_scaler: TargetScaler) -> Task {
+    Task::Regression {
+        noise_variance,
+        y_scaler,
+        split_prior: None,
+        sparse_split_prior: None,
+    }
+}
+
+/// The coarse hyperparameter prior a spec names.
+pub fn hyper_prior(name: HyperPriorName) -> HyperPrior {
+    match name {
+        HyperPriorName::Gaussian => HyperPrior::gaussian(),
+        HyperPriorName::Uniform => HyperPrior::uniform(),
+    }
+}
+
+/// The levers of a bound-trained regressor: its confidence constant and coarse prior.
+fn levers(spec: &CheckedFitSpec, prior: PacPrior) -> BoundLevers {
+    BoundLevers {
+        term: spec.confidence_term(),
+        hyper_prior: match prior {
+            PacPrior::Coarse(name) => Some(hyper_prior(name)),
+            PacPrior::Grid | PacPrior::Split(_) => None,
+        },
+    }
+}
+
+/// The report of a fit by an optimiser.
+fn report(
+    name: &str,
+    objective: f64,
+    optimiser: Option<OptimReport>,
+    jitter_used: f64,
+) -> FitReport {
+    FitReport {
+        optimiser,
+        objective: Some(objective),
+        objective_name: name.into(),
+        jitter_used,
+        ..Default::default()
+    }
+}
+
+/// The report of a model trained by minimising a bound.
+fn bound_report(objective: f64, kind: BoundKind, optimiser: OptimReport, jitter: f64) -> FitReport {
+    let name = match kind {
+        BoundKind::Kl => "pac_bayes_bound_kl",
+        BoundKind::Sqrt => "pac_bayes_bound_sqrt",
+    };
+    report(name, objective, Some(optimiser), jitter)
+}
+
+/// `gpr`: exact GP regression by ML-II on standardised inputs and targets, θ inside the wide
+/// grid's range and snapped onto it (at most half a step in ln space) unless `snap` is off.
+pub fn gpr(spec: &CheckedFitSpec, s: &GprSpec, train: &Dataset) -> Result<FittedModel> {
+    let st = standardise(train)?;
+    let kernel = Kernel::from_spec(&s.kernel, train.d())?;
+    let ml = MlConfig {
+        restarts: Restarts {
+            count: s.restarts,
+            seed: spec.seed,
+            ..Default::default()
+        },
+        snap: spec.grid(),
+        ..Default::default()
+    };
+    let (gp, opt) = fit_ml2(&kernel, s.noise_init, st.x.clone(), st.y.clone(), &ml)?;
+    let r = report(
+        "log_marginal_likelihood",
+        gp.log_marginal_likelihood(),
+        Some(opt),
+        gp.jitter_used(),
+    );
+    let task = task(gp.noise_variance, st.y_scaler);
+    Ok(FittedModel::assemble(
+        spec,
+        train,
+        st.x_scaler,
+        gp.posterior(),
+        task,
+        r,
+    ))
+}
+
+/// `vfe`, `fitc`, `dtc`: trained by the method's own objective over θ (boxed to the PAC grid's
+/// range and snapped onto it), σ² and Z; the model keeps the method's own posterior.
+pub fn sparse(spec: &CheckedFitSpec, s: &SparseSpec, train: &Dataset) -> Result<FittedModel> {
+    let st = standardise(train)?;
+    let kernel = Kernel::from_spec(&s.kernel, train.d())?;
+    let cfg = SparseConfig {
+        seed: spec.seed,
+        init: s.inducing_init,
+        snap: spec.grid(),
+        ..Default::default()
+    };
+    let (x, y) = (st.x.as_ref(), &st.y);
+    let m = s.inducing.unwrap_or(crate::spec::DEFAULT_BASIS);
+    let (gp, opt) = train_sparse(&kernel, s.noise_init, x, y, m, s.approximation, &cfg)?;
+    let name = match s.approximation {
+        SparseMethod::Vfe => "elbo",
+        SparseMethod::Fitc | SparseMethod::Dtc => "log_marginal_likelihood",
+    };
+    let r = report(
+        name,
+        gp.objective(x, y)?,
+        Some(opt),
+        crate::regression::sparse::KUU_JITTER,
+    );
+    let posterior = gp.posterior(x, y)?;
+    let task = task(gp.noise_variance, st.y_scaler);
+    Ok(FittedModel::assemble(
+        spec,
+        train,
+        st.x_scaler,
+        posterior,
+        task,
+        r,
+    ))
+}
+
+/// `pac-gp`, `pac-gp-sqrt` (Reeb et al. 2018) on standardised data: minimise the bound over θ
+/// and σ², θ snapped onto the grid or the coarse prior's grid; with the split prior,
+/// [`split_pac_gp`].
+pub fn pac_gp(spec: &CheckedFitSpec, s: &PacGpSpec, train: &Dataset) -> Result<FittedModel> {
+    if let PacPrior::Split(fraction) = s.prior {
+        return split_pac_gp(spec, s, fraction, train);
+    }
+    let st = standardise(train)?;
+    let kernel = Kernel::from_spec(&s.kernel, train.d())?;
+    let levers = levers(spec, s.prior);
+    let mut cfg = PacGpConfig::new(st.y_scaler.scale_length(s.epsilon), s.bound)?;
+    cfg.delta = spec.delta;
+    cfg.term = levers.term;
+    cfg.hyper_prior = levers.hyper_prior;
+    let fit = fit_pac_gp(&kernel, s.noise_init, st.x.clone(), st.y.clone(), &cfg)?;
+    let objective = fit.certificate.bound_of_kind(s.bound);
+    let r = bound_report(objective, s.bound, fit.report, fit.gp.jitter_used());
+    let task = task(fit.gp.noise_variance, st.y_scaler);
+    Ok(FittedModel::assemble(
+        spec,
+        train,
+        st.x_scaler,
+        fit.gp.posterior(),
+        task,
+        r,
+    ))
+}
+
+/// PAC-GP with the data-dependent prior (tighter-bounds spec §3): a seeded split of the rows'
+/// canonical order, scalers and θ_A, σ_A² by ML-II on part A, Q minimising the kl bound on
+/// part B over (σ_m², σ_v²) with the covariance scale fixed at 1, so that Q is the shared
+/// site-form posterior exactly; the model keeps the split's record for `certify`.
+fn split_pac_gp(
+    spec: &CheckedFitSpec,
+    s: &PacGpSpec,
+    fraction: SplitFraction,
+    train: &Dataset,
+) -> Result<FittedModel> {
+    let kernel = Kernel::from_spec(&s.kernel, train.d())?;
+    let cfg = SplitConfig {
+        fraction,
+        seed: spec.seed,
+        epsilon: s.epsilon,
+        delta: spec.delta,
+        term: spec.confidence_term(),
+        unit_scale: true,
+    };
+    let fit = fit_split_prior(train, &kernel, &cfg)?;
+    let record = SplitRecord::of(&fit, fraction.candidates()?.len(), cfg.term);
+    let posterior = fit.posterior.site_posterior()?;
+    let r = report(
+        "pac_bayes_bound_kl_split_prior",
+        fit.certificate.bound,
+        None,
+        posterior.cov.jitter(),
+    );
+    let task = Task::Regression {
+        noise_variance: fit.posterior.prior.noise_a,
+        y_scaler: fit.y_scaler,
+        split_prior: Some(record),
+        sparse_split_prior: None,
+    };
+    Ok(FittedModel::assemble(
+        spec,
+        train,
+        fit.x_scaler.clone(),
+        posterior,
+        task,
+        r,
+    ))
+}
+
+/// `pac-sgp`, `pac-sgp-sqrt` (FITC form) on standardised data, σ² starting at 1 as in the
+/// paper; with the split prior, [`split_pac_sgp`].
+pub fn pac_sgp(spec: &CheckedFitSpec, s: &PacSgpSpec, train: &Dataset) -> Result<FittedModel> {
+    if let PacPrior::Split(fraction) = s.prior {
+        return split_pac_sgp(spec, s, fraction, train);
+    }
+    let st = standardise(train)?;
+    let kernel = Kernel::from_spec(&s.kernel, train.d())?;
+    let loss = RegressionLoss::new_epsilon_band(st.y_scaler.scale_length(s.epsilon))?;
+    let (x, y) = (st.x.as_ref(), &st.y);
+    let settings = crate::objective::pac_sgp::PacSgpSettings {
+        m: s.inducing.unwrap_or(crate::spec::DEFAULT_BASIS),
+        alpha_s: 1.0,
+        loss,
+        delta: spec.delta,
+        kind: s.bound,
+        seed: spec.seed,
+        init: s.inducing_init,
+        max_iter: 1000,
+    };
+    let levers = levers(spec, s.prior);
+    let fit = crate::objective::pac_sgp::fit_pac_sgp_with(&kernel, 1.0, x, y, &settings, &levers)?;
+    let objective = fit.certificate.bound_of_kind(s.bound);
+    let jitter = crate::regression::sparse::KUU_JITTER;
+    let r = bound_report(objective, s.bound, fit.report, jitter);
+    let posterior = fit.gp.posterior_with_alpha(x, y, fit.alpha_s)?;
+    let task = task(fit.gp.noise_variance, st.y_scaler);
+    Ok(FittedModel::assemble(
+        spec,
+        train,
+        st.x_scaler,
+        posterior,
+        task,
+        r,
+    ))
+}
+
+/// PAC-SGP's sparse data-dependent prior (tighter-bounds spec §3.3): a seeded split of the
+/// rows' canonical order, scalers, θ_A, σ_A² and Z by VFE with M inducing inputs on part A, Q
+/// ("P_A updated with B") minimising the kl bound on part B over σ² and α_s; the model keeps
+/// P_A and the split for `certify`.
+fn split_pac_sgp(
+    spec: &CheckedFitSpec,
+    s: &PacSgpSpec,
+    fraction: SplitFraction,
+    train: &Dataset,
+) -> Result<FittedModel> {
+    let kernel = Kernel::from_spec(&s.kernel, train.d())?;
+    let mut cfg = SplitConfig::new(s.epsilon);
+    cfg.fraction = fraction;
+    cfg.seed = spec.seed;
+    cfg.delta = spec.delta;
+    cfg.term = spec.confidence_term();
+    let m = s.inducing.unwrap_or(crate::spec::DEFAULT_BASIS);
+    let fit = crate::prior::split_sparse::fit_sparse_split_prior(train, &kernel, m, &cfg)?;
+    let record = SparseSplitRecord::of(&fit, cfg.term);
+    let posterior = fit.posterior.shared_posterior()?;
+    let r = report(
+        "pac_bayes_bound_kl_sparse_split_prior",
+        fit.certificate.bound,
+        None,
+        crate::regression::sparse::KUU_JITTER,
+    );
+    let task = Task::Regression {
+        noise_variance: fit.posterior.prior.noise_a,
+        y_scaler: fit.y_scaler,
+        split_prior: None,
+        sparse_split_prior: Some(Box::new(record)),
+    };
+    Ok(FittedModel::assemble(
+        spec,
+        train,
+        fit.x_scaler.clone(),
+        posterior,
+        task,
+        r,
+    ))
+}
+
+/// Training points that ML-II sees before the greedy selection (a seeded subset).
+pub const GREEDY_ML2_POINTS: usize = 1000;
+/// Up to this N the full greedy Algorithm 1 is used; beyond it κ-greedy with κ = 59.
+pub const GREEDY_FULL_UP_TO: usize = 2000;
+
+/// `greedy-sparse`: T. Zhang's sparse GP regression in the dual as a certified model: θ and σ²
+/// by ML-II on a seeded subset of at most [`GREEDY_ML2_POINTS`] points, snapped onto the wide
+/// grid; then k basis points chosen greedily (Algorithm 1, or κ-greedy past
+/// [`GREEDY_FULL_UP_TO`] points) with every weight refit, λ = σ²/N. The model is the DTC
+/// posterior on the chosen basis, whose mean is the greedy predictor.
+pub fn greedy_sparse(
+    spec: &CheckedFitSpec,
+    s: &GreedySparseSpec,
+    train: &Dataset,
+) -> Result<FittedModel> {
+    use crate::regression::greedy::{
+        Algorithm, GreedySparseConfig, GreedySparseGp, StopRule, Update,
+    };
+    let st = standardise(train)?;
+    let kernel = Kernel::from_spec(&s.kernel, train.d())?;
+    let n = st.y.len();
+    let k = s.basis.unwrap_or(crate::spec::DEFAULT_BASIS);
+    let rows: Vec<usize> = crate::data::permutation(n, spec.seed)
+        .into_iter()
+        .take(n.min(GREEDY_ML2_POINTS))
+        .collect();
+    let xs = faer::Mat::from_fn(rows.len(), st.x.ncols(), |i, j| st.x[(rows[i], j)]);
+    let ys: Vec<f64> = rows.iter().map(|&i| st.y[i]).collect();
+    let ml = MlConfig {
+        snap: Some(HyperGrid::wide()),
+        ..Default::default()
+    };
+    let (gp, opt) = fit_ml2(&kernel, 0.1, xs, ys, &ml)?;
+    let cfg = GreedySparseConfig {
+        algorithm: if n <= GREEDY_FULL_UP_TO {
+            Algorithm::Greedy
+        } else {
+            Algorithm::KappaGreedy { kappa: 59.min(n) }
+        },
+        update: Update::Refit,
+        stop: StopRule::Steps { k },
+        seed: spec.seed,
+    };
+    let (x, y) = (st.x.as_ref(), &st.y);
+    let g = GreedySparseGp::fit(&gp.kernel, gp.noise_variance, x, y, &cfg)?;
+    let posterior: GaussianPosterior = g.posterior(x, y)?;
+    let r = report(
+        "zhang_primal_objective",
+        g.objective,
+        Some(opt),
+        posterior.cov.jitter(),
+    );
+    let task = task(g.noise_variance, st.y_scaler);
+    Ok(FittedModel::assemble(
+        spec,
+        train,
+        st.x_scaler,
+        posterior,
+        task,
+        r,
+    ))
+}

@@ -1,0 +1,378 @@
+//! Certifying a model fitted with a data-dependent split prior. Nothing of the prior is read
+//! from the file: `certify` redoes the seeded split of the training sample from the spec's
+//! seed and the record's fraction (and direction), refits everything part A fixes (scalers,
+//! θ_A, σ_A², the inducing inputs, the classifier's kernel structure, scales and Catoni's λ)
+//! exactly as `fit` did, refuses a record or stored posterior that differs from it
+//! ([`Error::ModelMismatch`]), and certifies Q — the refitted `P_A` updated with the stored
+//! free parameters on part B — on part B.
+
+use faer::Mat;
+
+use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
+use crate::data::{Dataset, Standardizer, TargetScaler};
+use crate::error::{Error, Result};
+use crate::kernel::Kernel;
+use crate::loss::RegressionLoss;
+use crate::posterior::{Covariance, GaussianPosterior, Marginals};
+use crate::prior::split::{RegressionParts, SplitPrior, SplitRecord};
+use crate::prior::split_sparse::{SparseSplitPrior, SparseSplitRecord};
+use crate::spec::{ClassifierHypers, Method, PacPrior};
+
+use super::split_classifier::ClassifierSplitRecord;
+use super::usage::Resolved;
+use super::{CertificateReport, FittedModel, Task};
+
+/// Relative agreement of a recomputed value with the stored one: the same computation run
+/// again agrees to round-off; an edit that changes a certificate is far larger.
+const AGREE: f64 = 1e-9;
+
+fn mismatch(part: &str, reason: String) -> Error {
+    Error::ModelMismatch {
+        part: part.into(),
+        reason,
+    }
+}
+
+/// `stored` must equal the recomputed `derived` to [`AGREE`] of the larger magnitude.
+pub(crate) fn check_close(part: &str, stored: &[f64], derived: &[f64]) -> Result<()> {
+    let scale = stored
+        .iter()
+        .chain(derived)
+        .fold(0.0f64, |m, v| m.max(v.abs()))
+        .max(f64::MIN_POSITIVE);
+    let same = stored.len() == derived.len()
+        && stored
+            .iter()
+            .zip(derived)
+            .all(|(a, b)| (a - b).abs() <= AGREE * scale);
+    if same {
+        Ok(())
+    } else {
+        Err(mismatch(
+            part,
+            format!(
+                "it is not what part A of the training sample gives ({} values stored, {} recomputed)",
+                stored.len(),
+                derived.len()
+            ),
+        ))
+    }
+}
+
+/// The stored kernel must be the recomputed one: the same structure, θ to [`AGREE`].
+fn check_kernel(part: &str, stored: &Kernel, derived: &Kernel) -> Result<()> {
+    let mut same_structure = derived.clone();
+    if same_structure.set_params(&stored.params()).is_err() || same_structure != *stored {
+        return Err(mismatch(
+            part,
+            format!(
+                "{} is not a kernel of the structure part A gives ({})",
+                stored.describe(),
+                derived.describe()
+            ),
+        ));
+    }
+    check_close(part, &stored.params(), &derived.params())
+}
+
+/// The input scaler (and target scaler) of part A must be the model's.
+fn check_scalers(model: &FittedModel, x: &Standardizer, y: Option<&TargetScaler>) -> Result<()> {
+    check_close("input scaler", &model.x_scaler.mean, &x.mean)?;
+    check_close("input scaler", &model.x_scaler.sd, &x.sd)?;
+    if let (Some(y), Task::Regression { y_scaler, .. }) = (y, &model.task) {
+        check_close(
+            "target scaler",
+            &[y_scaler.mean, y_scaler.sd],
+            &[y.mean, y.sd],
+        )?;
+    }
+    Ok(())
+}
+
+/// The stored posterior must be the one rebuilt from the refitted prior and the record.
+fn check_posterior(stored: &GaussianPosterior, rebuilt: &GaussianPosterior) -> Result<()> {
+    check_kernel("posterior's kernel", stored.kernel(), rebuilt.kernel())?;
+    let flat = |m: &Mat<f64>| {
+        (0..m.ncols())
+            .flat_map(|j| (0..m.nrows()).map(move |i| m[(i, j)]))
+            .collect::<Vec<_>>()
+    };
+    check_close(
+        "posterior's basis",
+        &flat(&stored.basis),
+        &flat(&rebuilt.basis),
+    )?;
+    check_close("posterior's mean weights", &stored.alpha, &rebuilt.alpha)?;
+    match (&stored.cov, &rebuilt.cov) {
+        (Covariance::Sites { sqrt_pi: a, .. }, Covariance::Sites { sqrt_pi: b, .. }) => {
+            check_close("posterior's site precisions", a, b)
+        }
+        (Covariance::Dense { chol_sigma: a, .. }, Covariance::Dense { chol_sigma: b, .. }) => {
+            check_close(
+                "posterior's covariance",
+                &flat(&a.l().to_owned()),
+                &flat(&b.l().to_owned()),
+            )
+        }
+        _ => Err(mismatch(
+            "posterior",
+            "its covariance form is not the split prior's".into(),
+        )),
+    }
+}
+
+/// The spec's kernel for `d` inputs (the start of ML-II on part A).
+fn spec_kernel(model: &FittedModel) -> Result<Kernel> {
+    let spec = match &model.spec.method {
+        Method::PacGp(s) => &s.kernel,
+        Method::PacSgp(s) => &s.kernel,
+        Method::Classifier(c) => match &c.hypers {
+            ClassifierHypers::Split(s) => &s.kernel,
+            _ => {
+                return Err(mismatch(
+                    "split prior record",
+                    "the spec has no split prior".into(),
+                ))
+            }
+        },
+        Method::PacGpc(c) => match &c.hypers {
+            ClassifierHypers::Split(s) => &s.kernel,
+            _ => {
+                return Err(mismatch(
+                    "split prior record",
+                    "the spec has no split prior".into(),
+                ))
+            }
+        },
+        _ => {
+            return Err(mismatch(
+                "split prior record",
+                "the spec has no split prior".into(),
+            ))
+        }
+    };
+    Kernel::from_spec(spec, model.feature_names.len())
+}
+
+/// The ε-band losses of `epsilons` (target units) on targets standardised by `y_sd`, each with
+/// its ε, for [`certify_on_part_b`].
+fn band_losses(epsilons: &[f64], y_sd: f64) -> Result<Vec<(GibbsLoss, Option<f64>)>> {
+    epsilons
+        .iter()
+        .map(|&eps| {
+            let loss = RegressionLoss::new_epsilon_band(eps)?.scaled(1.0 / y_sd);
+            Ok((GibbsLoss::Regression(loss), Some(eps)))
+        })
+        .collect()
+}
+
+/// A split prior's certificates on part B, one per loss (regression: one per ε; classifiers:
+/// the Gibbs 0-1 loss): Q's KL and marginals on B, the split's choices, plus `ln k` when k
+/// losses are certified at once.
+fn certify_on_part_b(
+    kl: f64,
+    marginals: &Marginals,
+    y_b: &[f64],
+    mut choices: Vec<PenaltyTerm>,
+    losses: &[(GibbsLoss, Option<f64>)],
+    opts: &Resolved,
+) -> Result<Vec<CertificateReport>> {
+    if losses.len() > 1 {
+        choices.push(PenaltyTerm::candidates(losses.len(), "ε of the loss"));
+    }
+    let spec = CertificateSpec::new(opts.delta, opts.term, choices);
+    losses
+        .iter()
+        .map(|(loss, eps)| {
+            let c = Certificate::from_marginals(kl, marginals, y_b, loss, &spec)?;
+            Ok(CertificateReport::new(c, *eps))
+        })
+        .collect()
+}
+
+impl FittedModel {
+    /// The regression split prior's certificates: part A refitted (scalers, θ_A and σ_A² by
+    /// ML-II from the spec's kernel) and checked against the model, Q rebuilt from it and the
+    /// record's free parameters, certified on part B for every ε.
+    pub(super) fn certify_split_prior(
+        &self,
+        record: &SplitRecord,
+        sample: &Dataset,
+        epsilons: &[f64],
+        opts: &Resolved,
+    ) -> Result<Vec<CertificateReport>> {
+        let choices = self.choices()?;
+        let parts = RegressionParts::of(sample, record.fraction, self.spec.seed)?;
+        check_scalers(self, &parts.x_scaler, Some(&parts.y_scaler))?;
+        let prior = SplitPrior::fit_ml2(&spec_kernel(self)?, parts.x_a.clone(), parts.y_a.clone())?;
+        check_kernel("split prior record's θ_A", &record.kernel_a, &prior.kernel)?;
+        check_close(
+            "split prior record's σ_A²",
+            &[record.noise_a],
+            &[prior.noise_a],
+        )?;
+        let q = record.posterior_on(prior, &parts)?;
+        check_posterior(&self.posterior, &q.site_posterior()?)?;
+        certify_on_part_b(
+            q.kl(),
+            q.marginals_on_b(),
+            &q.y_b,
+            choices,
+            &band_losses(epsilons, parts.y_scaler.sd)?,
+            opts,
+        )
+    }
+
+    /// The sparse split prior's certificates: part A refitted (scalers, θ_A, σ_A², Z and
+    /// `q(u)` by VFE with the spec's M from its kernel) and checked against the record, Q
+    /// rebuilt from it and the record's free parameters, certified on part B for every ε.
+    pub(super) fn certify_sparse_split_prior(
+        &self,
+        record: &SparseSplitRecord,
+        sample: &Dataset,
+        epsilons: &[f64],
+        opts: &Resolved,
+    ) -> Result<Vec<CertificateReport>> {
+        let choices = self.choices()?;
+        let m = match &self.spec.method {
+            Method::PacSgp(s) if matches!(s.prior, PacPrior::Split(_)) => {
+                s.inducing.unwrap_or(crate::spec::DEFAULT_BASIS)
+            }
+            _ => {
+                return Err(mismatch(
+                    "split prior record",
+                    "the spec is not pac-sgp with a split prior".into(),
+                ))
+            }
+        };
+        let parts = RegressionParts::of(sample, record.fraction, self.spec.seed)?;
+        check_scalers(self, &parts.x_scaler, Some(&parts.y_scaler))?;
+        let prior = SparseSplitPrior::fit_vfe(
+            &spec_kernel(self)?,
+            parts.x_a.as_ref(),
+            &parts.y_a,
+            m.min(parts.a.len()),
+            self.spec.seed,
+        )?;
+        let stored = record.prior()?;
+        check_kernel("split prior record's θ_A", &stored.kernel, &prior.kernel)?;
+        check_close(
+            "split prior record's σ_A²",
+            &[stored.noise_a],
+            &[prior.noise_a],
+        )?;
+        let flat = |m: &Mat<f64>| {
+            (0..m.ncols())
+                .flat_map(|j| (0..m.nrows()).map(move |i| m[(i, j)]))
+                .collect::<Vec<_>>()
+        };
+        check_close(
+            "split prior record's inducing inputs",
+            &flat(&stored.z),
+            &flat(&prior.z),
+        )?;
+        check_close("split prior record's q(u) mean", &stored.a_a, &prior.a_a)?;
+        check_close(
+            "split prior record's q(u) covariance",
+            &flat(&stored.sigma_a),
+            &flat(&prior.sigma_a),
+        )?;
+        let q = record.posterior_on(prior, &parts)?;
+        check_posterior(&self.posterior, &q.shared_posterior()?)?;
+        certify_on_part_b(
+            q.kl(),
+            q.marginals_on_b(),
+            &parts.y_b,
+            choices,
+            &band_losses(epsilons, parts.y_scaler.sd)?,
+            opts,
+        )
+    }
+
+    /// The classifier split prior's certificate: the sample put back in the fit's row order,
+    /// part A's prior refitted as the fit did (scaler, θ_A per kernel structure, the nested
+    /// choice of t and Catoni's λ) and checked against the record, Q rebuilt from it and the
+    /// stored sites of part B and checked against the stored posterior, certified on part B.
+    pub(super) fn certify_split_classifier(
+        &self,
+        record: &ClassifierSplitRecord,
+        sample: &Dataset,
+        opts: &Resolved,
+    ) -> Result<Vec<CertificateReport>> {
+        let choices = self.choices()?;
+        let (split, optimise_sites) = match &self.spec.method {
+            Method::Classifier(c) => match &c.hypers {
+                ClassifierHypers::Split(s) => (s, false),
+                _ => {
+                    return Err(mismatch(
+                        "split prior record",
+                        "the spec has no split prior".into(),
+                    ))
+                }
+            },
+            Method::PacGpc(c) => match &c.hypers {
+                ClassifierHypers::Split(s) => (s, true),
+                _ => {
+                    return Err(mismatch(
+                        "split prior record",
+                        "the spec has no split prior".into(),
+                    ))
+                }
+            },
+            _ => {
+                return Err(mismatch(
+                    "split prior record",
+                    "the spec has no split prior".into(),
+                ))
+            }
+        };
+        let Task::Classification { likelihood, .. } = &self.task else {
+            return Err(mismatch(
+                "task",
+                "a split classifier without a classification task".into(),
+            ));
+        };
+        let train = record.in_training_order(sample)?;
+        let config = crate::fit::pac_gpc::split_config(&self.spec, split, optimise_sites);
+        // Part A is refitted for the Gibbs classifier the fit was trained for.
+        let classifier =
+            crate::certificate::GibbsClassifier::of(likelihood, self.trained_predictor());
+        let pa = crate::objective::gpc_split::part_a_prior(
+            &spec_kernel(self)?,
+            likelihood,
+            &train,
+            classifier,
+            record.fraction,
+            record.swapped,
+            (record.menu as f64).ln(),
+            &config,
+        )?;
+        check_close("input scaler", &self.x_scaler.mean, &pa.x_scaler.mean)?;
+        check_close("input scaler", &self.x_scaler.sd, &pa.x_scaler.sd)?;
+        check_kernel("split prior record's θ_A", &record.kernel_a, &pa.kernel)?;
+        check_close(
+            "split prior record's scales",
+            &[record.prior_scale, record.mean_scale],
+            &[pa.scale, pa.mean_scale],
+        )?;
+        check_close(
+            "split prior record's Catoni λ",
+            &record.lambda.into_iter().collect::<Vec<_>>(),
+            &pa.lambda().into_iter().collect::<Vec<_>>(),
+        )?;
+        let sites = record.sites_of_b(&self.posterior)?;
+        let q = pa.posterior(&sites)?;
+        check_posterior(&self.posterior, &q)?;
+        let b = train.subset(&pa.part_b);
+        let marginals = q.predict(pa.xb.as_ref())?;
+        let loss = GibbsLoss::Classification(self.gibbs_classifier(opts.predictor)?);
+        certify_on_part_b(
+            pa.kl(&sites)?,
+            &marginals,
+            &b.y,
+            choices,
+            &[(loss, None)],
+            opts,
+        )
+    }
+}

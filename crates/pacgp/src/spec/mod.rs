@@ -1,0 +1,455 @@
+//! What a fit is, owned by the library (linfa's `ParamGuard` idea): a [`FitSpec`] whose
+//! [`Method`] variants carry exactly the options that apply to them, checked once into a
+//! [`CheckedFitSpec`]. The CLI and the Python module only map their inputs into
+//! [`FitOptions`] (one field per option, as the user gave it) and word a [`SpecError`] in
+//! their own terms (`--epsilon`, `epsilon=`); the model file stores the checked spec, from
+//! which `certify` re-derives every price.
+//!
+//! - [`values`]: the words of the options (`pac-gp`, `kmeans`, `split:auto`, ...), parsed once;
+//! - [`options`]: the options as given, their names, and the structured [`SpecError`].
+
+pub mod options;
+pub mod values;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bounds::{BoundKind, ConfidenceTerm, HyperGrid};
+use crate::certificate::GibbsPredictor;
+use crate::kernel::Kernel;
+use crate::prior::split::SplitFraction;
+use crate::regression::sparse::{InducingInit, SparseMethod};
+use crate::svm::SvmSolver;
+
+pub use options::{FitOptions, SpecError, SpecOption, SpecProblem, Wording};
+pub use values::{
+    BoundName, HyperPriorName, LikelihoodName, MethodName, Named, PriorKernel, PriorScale,
+    Selection, SlackKind, Xi,
+};
+
+/// Default confidence δ of every bound a fit trains, selects by or stores.
+pub const DEFAULT_DELTA: f64 = 0.01;
+/// Default number of inducing inputs, basis points or active-set size (at most N).
+pub const DEFAULT_BASIS: usize = 100;
+/// The kernel used when none is given: squared exponential with one lengthscale per input.
+pub const DEFAULT_KERNEL: &str = "se-ard";
+
+/// A fit: the method with its options, the confidence δ and the seed of every random choice.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FitSpec {
+    /// The method and the options that apply to it.
+    pub method: Method,
+    /// Confidence δ of the bound the fit trains, selects by or stores.
+    pub delta: f64,
+    /// Seed of every random choice (restarts, k-means, visiting orders, splits).
+    pub seed: u64,
+}
+
+/// The methods, each with exactly its options.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "family", content = "options", rename_all = "kebab-case")]
+pub enum Method {
+    /// Exact GP regression by ML-II.
+    Gpr(GprSpec),
+    /// Sparse GP regression by its own objective (VFE, FITC, DTC).
+    Sparse(SparseSpec),
+    /// Full GP trained by its PAC-Bayes bound (Reeb et al. 2018).
+    PacGp(PacGpSpec),
+    /// Sparse GP trained by its PAC-Bayes bound.
+    PacSgp(PacSgpSpec),
+    /// T. Zhang's greedy sparse GP regression in the dual.
+    GreedySparse(GreedySparseSpec),
+    /// A GP classifier from an approximate-inference method.
+    Classifier(ClassifierSpec),
+    /// The GP classifier trained by its PAC-Bayes bound.
+    PacGpc(PacGpcSpec),
+    /// The SVM as a GP's MAP (Opper & Winther §17.4).
+    Svm(SvmSpec),
+}
+
+/// `gpr`: exact GP regression, θ and σ² by ML-II.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GprSpec {
+    /// Kernel specification (structure and initial values).
+    pub kernel: String,
+    /// Initial noise variance σ² (standardised targets).
+    pub noise_init: f64,
+    /// Seeded random restarts of the optimiser.
+    pub restarts: usize,
+    /// Snap θ onto the wide PAC grid so the model can be certified.
+    pub snap: bool,
+    /// ε of the ε-band loss stored for `certify` (target units).
+    pub epsilon: Option<f64>,
+}
+
+/// `vfe`, `fitc`, `dtc`: sparse GP regression by its own objective.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SparseSpec {
+    /// Which approximation.
+    pub approximation: SparseMethod,
+    /// Kernel specification.
+    pub kernel: String,
+    /// Initial noise variance σ².
+    pub noise_init: f64,
+    /// Number of inducing inputs M (`None`: the default, at most N).
+    pub inducing: Option<usize>,
+    /// Where the inducing inputs start.
+    pub inducing_init: InducingInit,
+    /// ε stored for `certify` (target units).
+    pub epsilon: Option<f64>,
+}
+
+/// The prior over θ of a bound-trained regressor.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PacPrior {
+    /// The paper's uniform grid ln θ ∈ {−6.00, …, 6.00} (`T·ln 1201`).
+    Grid,
+    /// A coarse prior over ln θ (step 0.25), priced `−ln π(θ)`.
+    Coarse(HyperPriorName),
+    /// The data-dependent split prior: θ fitted on part A, the bound on part B.
+    Split(SplitFraction),
+}
+
+/// `pac-gp`, `pac-gp-sqrt`: a full GP trained by its bound on the ε-band risk.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PacGpSpec {
+    /// Kernel specification.
+    pub kernel: String,
+    /// Initial σ² (the paper starts at 1).
+    pub noise_init: f64,
+    /// ε of the ε-band loss (target units).
+    pub epsilon: f64,
+    /// The bound minimised: kl or sqrt.
+    pub bound: BoundKind,
+    /// Confidence constant.
+    pub xi: Xi,
+    /// Prior over θ.
+    pub prior: PacPrior,
+}
+
+/// `pac-sgp`, `pac-sgp-sqrt`: a sparse GP (FITC form) trained by its bound.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PacSgpSpec {
+    /// Kernel specification.
+    pub kernel: String,
+    /// ε of the ε-band loss (target units).
+    pub epsilon: f64,
+    /// The bound minimised: kl or sqrt.
+    pub bound: BoundKind,
+    /// Confidence constant.
+    pub xi: Xi,
+    /// Number of inducing inputs M.
+    pub inducing: Option<usize>,
+    /// Where the inducing inputs start (not used by the split prior, which fits Z on part A).
+    pub inducing_init: InducingInit,
+    /// Prior over θ.
+    pub prior: PacPrior,
+}
+
+/// `greedy-sparse`: T. Zhang's greedy sparse regression as a certified DTC model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GreedySparseSpec {
+    /// Kernel specification.
+    pub kernel: String,
+    /// Number of basis points k.
+    pub basis: Option<usize>,
+    /// ε stored for `certify` (target units).
+    pub epsilon: Option<f64>,
+}
+
+/// The approximate-inference method of a GP classifier.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "inference", rename_all = "kebab-case")]
+pub enum Inference {
+    /// Laplace (GPML Alg. 3.1).
+    Laplace {
+        /// Probit or logistic.
+        likelihood: LikelihoodName,
+    },
+    /// Expectation propagation (probit).
+    Ep,
+    /// Naive mean field with flip noise κ and input noise v (Opper & Winther).
+    MeanField {
+        /// Label flip probability κ ∈ [0, ½).
+        kappa: f64,
+        /// Input-noise variance v ≥ 0.
+        input_noise: f64,
+    },
+    /// Informative vector machine (probit).
+    Ivm {
+        /// Active-set size d.
+        active_set: Option<usize>,
+    },
+    /// Sparse online GP (probit).
+    Sogp {
+        /// The most basis vectors kept.
+        active_set: Option<usize>,
+    },
+}
+
+/// How a classifier's prior over θ is chosen.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClassifierHypers {
+    /// The lowest bound among nine SE kernels fixed in advance (`ln 9`).
+    Candidates,
+    /// From this kernel onto the PAC grid (ML-II, or pac-gpc's joint optimisation; `T·ln 1201`).
+    Grid {
+        /// Kernel specification.
+        kernel: String,
+    },
+    /// The data-dependent split prior (θ by ML-II on part A; the bound on part B).
+    Split(SplitClassifierSpec),
+}
+
+/// The classifier split prior's options.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SplitClassifierSpec {
+    /// Kernel structure and start of ML-II on part A.
+    pub kernel: String,
+    /// Fraction of part A (fixed, or the menu 0.3, 0.5, 0.7).
+    pub fraction: SplitFraction,
+    /// kl, or Catoni's bound at a λ fixed on part A.
+    pub catoni: bool,
+    /// The scale t of the prior's covariance.
+    pub prior_scale: PriorScale,
+    /// The kernel structure of `P_A`.
+    pub prior_kernel: PriorKernel,
+    /// Also certify with the parts swapped and keep the lower (`ln 2`).
+    pub both_directions: bool,
+}
+
+/// `laplace`, `ep`, `mean-field`, `ivm`, `sogp`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassifierSpec {
+    /// Inference method and its settings.
+    pub inference: Inference,
+    /// How θ is chosen.
+    pub hypers: ClassifierHypers,
+    /// The Gibbs classifier whose bound selects θ and is stored.
+    pub predictor: GibbsPredictor,
+}
+
+/// `pac-gpc`: the classifier trained by its bound.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PacGpcSpec {
+    /// Likelihood of the Laplace warm start and of the class probabilities.
+    pub likelihood: LikelihoodName,
+    /// How θ is chosen.
+    pub hypers: ClassifierHypers,
+    /// The Gibbs classifier whose bound is minimised.
+    pub predictor: GibbsPredictor,
+}
+
+/// The SVM's kernel.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SvmKernel {
+    /// SE at the lengthscales {½, 1, 2}·√D, chosen by the linear-response leave-one-out.
+    Menu,
+    /// SE with this lengthscale (standardised inputs).
+    Lengthscale(f64),
+    /// A kernel specification with its initial values.
+    Given(String),
+}
+
+/// The SVM's slack penalty; `None` scans the default menu by the linear-response LOO.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SvmSlack {
+    /// `C Σ ξ_i`.
+    Linear {
+        /// Box constraint C (`None`: the menu 0.1, 1, 10, 100).
+        c: Option<f64>,
+    },
+    /// `Σ ξ_i²/(2v)`.
+    Quadratic {
+        /// Input-noise variance v (`None`: the menu 0.3, 1.3, 3).
+        v: Option<f64>,
+    },
+}
+
+/// `svm`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SvmSpec {
+    /// The kernel (or the menu of lengthscales).
+    pub kernel: SvmKernel,
+    /// The slack penalty.
+    pub slack: SvmSlack,
+    /// Dual solver.
+    pub solver: SvmSolver,
+    /// Fit a free bias from the data (no certificate) instead of a constant term in the prior.
+    pub bias: bool,
+}
+
+impl FitSpec {
+    /// The method's name as users spell it.
+    pub fn method_name(&self) -> MethodName {
+        use MethodName as N;
+        match &self.method {
+            Method::Gpr(_) => N::Gpr,
+            Method::Sparse(s) => match s.approximation {
+                SparseMethod::Vfe => N::Vfe,
+                SparseMethod::Fitc => N::Fitc,
+                SparseMethod::Dtc => N::Dtc,
+            },
+            Method::PacGp(s) => match s.bound {
+                BoundKind::Kl => N::PacGp,
+                BoundKind::Sqrt => N::PacGpSqrt,
+            },
+            Method::PacSgp(s) => match s.bound {
+                BoundKind::Kl => N::PacSgp,
+                BoundKind::Sqrt => N::PacSgpSqrt,
+            },
+            Method::GreedySparse(_) => N::GreedySparse,
+            Method::Classifier(c) => match c.inference {
+                Inference::Laplace { .. } => N::Laplace,
+                Inference::Ep => N::Ep,
+                Inference::MeanField { .. } => N::MeanField,
+                Inference::Ivm { .. } => N::Ivm,
+                Inference::Sogp { .. } => N::Sogp,
+            },
+            Method::PacGpc(_) => N::PacGpc,
+            Method::Svm(_) => N::Svm,
+        }
+    }
+
+    /// Whether the method learns two-class labels.
+    pub fn is_classifier(&self) -> bool {
+        self.method_name().is_classifier()
+    }
+
+    /// ε of the ε-band loss the model is trained with or stores for `certify` (target units).
+    pub fn epsilon(&self) -> Option<f64> {
+        match &self.method {
+            Method::Gpr(s) => s.epsilon,
+            Method::Sparse(s) => s.epsilon,
+            Method::PacGp(s) => Some(s.epsilon),
+            Method::PacSgp(s) => Some(s.epsilon),
+            Method::GreedySparse(s) => s.epsilon,
+            Method::Classifier(_) | Method::PacGpc(_) | Method::Svm(_) => None,
+        }
+    }
+
+    /// The confidence constant a bound-trained regressor was trained with (Maurer's else).
+    pub fn confidence_term(&self) -> ConfidenceTerm {
+        let xi = match &self.method {
+            Method::PacGp(s) => s.xi,
+            Method::PacSgp(s) => s.xi,
+            _ => Xi::Maurer,
+        };
+        match xi {
+            Xi::Maurer => ConfidenceTerm::Maurer,
+            Xi::Sharp => ConfidenceTerm::Sharp,
+        }
+    }
+
+    /// The uniform grid θ is snapped onto and priced by, if the method has one (the split
+    /// priors and coarse hyperparameter priors have their own; candidate menus have none).
+    pub fn grid(&self) -> Option<HyperGrid> {
+        match &self.method {
+            Method::Gpr(s) => s.snap.then(HyperGrid::wide),
+            Method::GreedySparse(_) => Some(HyperGrid::wide()),
+            Method::Sparse(_) => Some(HyperGrid::default()),
+            Method::PacGp(PacGpSpec { prior, .. }) | Method::PacSgp(PacSgpSpec { prior, .. }) => {
+                (*prior == PacPrior::Grid).then(HyperGrid::default)
+            }
+            Method::Classifier(ClassifierSpec { hypers, .. })
+            | Method::PacGpc(PacGpcSpec { hypers, .. }) => {
+                matches!(hypers, ClassifierHypers::Grid { .. }).then(HyperGrid::default)
+            }
+            Method::Svm(_) => None,
+        }
+    }
+
+    /// The kernel specification of the prior whose θ the spec prices on a grid or coarse prior
+    /// (the stored kernel must have its structure); `None` where a menu or a split prior
+    /// fixes the prior's kernel.
+    pub fn prior_kernel_spec(&self) -> Option<&str> {
+        match &self.method {
+            Method::Gpr(s) => Some(&s.kernel),
+            Method::Sparse(s) => Some(&s.kernel),
+            Method::GreedySparse(s) => Some(&s.kernel),
+            Method::PacGp(s) if !matches!(s.prior, PacPrior::Split(_)) => Some(&s.kernel),
+            Method::PacSgp(s) if !matches!(s.prior, PacPrior::Split(_)) => Some(&s.kernel),
+            Method::Classifier(ClassifierSpec {
+                hypers: ClassifierHypers::Grid { kernel },
+                ..
+            })
+            | Method::PacGpc(PacGpcSpec {
+                hypers: ClassifierHypers::Grid { kernel },
+                ..
+            }) => Some(kernel),
+            _ => None,
+        }
+    }
+
+    /// Check every option against its range and against the others, once.
+    pub fn check(self) -> Result<CheckedFitSpec, SpecError> {
+        options::check_spec(&self)?;
+        Ok(CheckedFitSpec(self))
+    }
+}
+
+/// A [`FitSpec`] that passed [`FitSpec::check`]; the fitting pipelines take only this. On
+/// disk it is a plain [`FitSpec`], checked again when read.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(try_from = "FitSpec", into = "FitSpec")]
+pub struct CheckedFitSpec(FitSpec);
+
+impl TryFrom<FitSpec> for CheckedFitSpec {
+    type Error = SpecError;
+    fn try_from(spec: FitSpec) -> Result<Self, SpecError> {
+        spec.check()
+    }
+}
+
+impl From<CheckedFitSpec> for FitSpec {
+    fn from(c: CheckedFitSpec) -> Self {
+        c.0
+    }
+}
+
+impl std::ops::Deref for CheckedFitSpec {
+    type Target = FitSpec;
+    fn deref(&self) -> &FitSpec {
+        &self.0
+    }
+}
+
+impl CheckedFitSpec {
+    /// The spec with its data-dependent defaults filled in for a sample of `n` rows (a basis
+    /// size of at most N; the default [`DEFAULT_BASIS`] capped at N), with a note for every
+    /// value the data changed; a given basis size outside `1..=N` is a [`SpecError`].
+    pub fn for_sample(&self, n: usize) -> Result<(CheckedFitSpec, Vec<String>), SpecError> {
+        let mut spec = self.0.clone();
+        let mut notes = Vec::new();
+        let mut resolve = |slot: &mut Option<usize>, option: SpecOption, cap: bool| {
+            *slot = Some(options::basis_size(*slot, n, option, cap, &mut notes)?);
+            Ok::<(), SpecError>(())
+        };
+        match &mut spec.method {
+            Method::Sparse(s) => resolve(&mut s.inducing, SpecOption::Inducing, false)?,
+            Method::PacSgp(s) => resolve(&mut s.inducing, SpecOption::Inducing, false)?,
+            Method::GreedySparse(s) => resolve(&mut s.basis, SpecOption::Inducing, false)?,
+            Method::Classifier(c) => match &mut c.inference {
+                Inference::Ivm { active_set } => resolve(active_set, SpecOption::ActiveSet, false)?,
+                // SOGP keeps at most this many basis vectors: more than N never fills.
+                Inference::Sogp { active_set } => resolve(active_set, SpecOption::ActiveSet, true)?,
+                _ => {}
+            },
+            _ => {}
+        }
+        Ok((spec.check()?, notes))
+    }
+}

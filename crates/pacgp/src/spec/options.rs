@@ -1,0 +1,1201 @@
+//! The options as a user gives them ([`FitOptions`], one field per option, nothing
+//! interpreted yet), the one place that decides which apply to which method and what ranges
+//! they take, and the structured [`SpecError`] that each front end words in its own terms.
+
+use std::fmt;
+
+use super::values::BadValue;
+use super::*;
+
+/// Every option of a fit as given (`None`: not given). Front ends fill it from their own
+/// inputs; [`FitOptions::check`] turns it into a [`CheckedFitSpec`] or says what is wrong.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FitOptions {
+    /// Kernel specification (`se-ard`, `matern52+linear`, ...).
+    pub kernel: Option<String>,
+    /// ε of the ε-band loss (target units).
+    pub epsilon: Option<f64>,
+    /// Confidence δ.
+    pub delta: Option<f64>,
+    /// Seed of every random choice.
+    pub seed: Option<u64>,
+    /// Initial noise variance σ² (standardised targets).
+    pub noise_init: Option<f64>,
+    /// Random restarts of ML-II.
+    pub restarts: Option<usize>,
+    /// Snap θ onto the PAC grid (gpr).
+    pub snap: Option<bool>,
+    /// Inducing inputs M (sparse methods) or basis points k (greedy-sparse).
+    pub inducing: Option<usize>,
+    /// Where the inducing inputs start.
+    pub inducing_init: Option<InducingInit>,
+    /// Classifier likelihood.
+    pub likelihood: Option<LikelihoodName>,
+    /// How a classifier's θ is chosen.
+    pub select: Option<Selection>,
+    /// IVM's active set, SOGP's most basis vectors.
+    pub active_set: Option<usize>,
+    /// Mean field's flip probability κ.
+    pub kappa: Option<f64>,
+    /// Input-noise variance v (mean field; the SVM's quadratic slack).
+    pub input_noise: Option<f64>,
+    /// The SVM's slack penalty.
+    pub slack: Option<SlackKind>,
+    /// The SVM's box constraint C.
+    pub c: Option<f64>,
+    /// The SVM's RBF lengthscale.
+    pub lengthscale: Option<f64>,
+    /// The SVM's free bias.
+    pub bias: Option<bool>,
+    /// The SVM's dual solver.
+    pub solver: Option<SvmSolver>,
+    /// The data-dependent split prior.
+    pub prior: Option<SplitFraction>,
+    /// A coarse prior over ln θ.
+    pub hyper_prior: Option<HyperPriorName>,
+    /// Confidence constant of a trained bound.
+    pub xi: Option<Xi>,
+    /// The inequality: kl, sqrt (pac-gp, pac-sgp) or catoni (classifier split prior).
+    pub bound: Option<BoundName>,
+    /// The classifier split prior's covariance scale t.
+    pub prior_scale: Option<PriorScale>,
+    /// The classifier split prior's kernel structure.
+    pub prior_kernel: Option<PriorKernel>,
+    /// The classifier split prior in both directions.
+    pub both_directions: Option<bool>,
+    /// The Gibbs classifier a classifier's bound is about.
+    pub predictor: Option<GibbsPredictor>,
+}
+
+/// The options, by their library names (front ends map them to flags or keyword names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[allow(missing_docs)]
+pub enum SpecOption {
+    Method,
+    Kernel,
+    Epsilon,
+    Delta,
+    Seed,
+    NoiseInit,
+    Restarts,
+    Snap,
+    Inducing,
+    InducingInit,
+    Likelihood,
+    Select,
+    ActiveSet,
+    Kappa,
+    InputNoise,
+    Slack,
+    C,
+    Lengthscale,
+    Bias,
+    Solver,
+    Prior,
+    HyperPrior,
+    Xi,
+    Bound,
+    PriorScale,
+    PriorKernel,
+    BothDirections,
+    Predictor,
+}
+
+impl SpecOption {
+    /// Every option, for front ends' name tables and their tests.
+    pub const ALL: [SpecOption; 28] = [
+        SpecOption::Method,
+        SpecOption::Kernel,
+        SpecOption::Epsilon,
+        SpecOption::Delta,
+        SpecOption::Seed,
+        SpecOption::NoiseInit,
+        SpecOption::Restarts,
+        SpecOption::Snap,
+        SpecOption::Inducing,
+        SpecOption::InducingInit,
+        SpecOption::Likelihood,
+        SpecOption::Select,
+        SpecOption::ActiveSet,
+        SpecOption::Kappa,
+        SpecOption::InputNoise,
+        SpecOption::Slack,
+        SpecOption::C,
+        SpecOption::Lengthscale,
+        SpecOption::Bias,
+        SpecOption::Solver,
+        SpecOption::Prior,
+        SpecOption::HyperPrior,
+        SpecOption::Xi,
+        SpecOption::Bound,
+        SpecOption::PriorScale,
+        SpecOption::PriorKernel,
+        SpecOption::BothDirections,
+        SpecOption::Predictor,
+    ];
+
+    /// The library's name of the option (snake case), used where no front end words it.
+    pub fn name(self) -> &'static str {
+        use SpecOption as O;
+        match self {
+            O::Method => "method",
+            O::Kernel => "kernel",
+            O::Epsilon => "epsilon",
+            O::Delta => "delta",
+            O::Seed => "seed",
+            O::NoiseInit => "noise_init",
+            O::Restarts => "restarts",
+            O::Snap => "snap",
+            O::Inducing => "inducing",
+            O::InducingInit => "inducing_init",
+            O::Likelihood => "likelihood",
+            O::Select => "select",
+            O::ActiveSet => "active_set",
+            O::Kappa => "kappa",
+            O::InputNoise => "input_noise",
+            O::Slack => "slack",
+            O::C => "c",
+            O::Lengthscale => "lengthscale",
+            O::Bias => "bias",
+            O::Solver => "solver",
+            O::Prior => "prior",
+            O::HyperPrior => "hyper_prior",
+            O::Xi => "xi",
+            O::Bound => "bound",
+            O::PriorScale => "prior_scale",
+            O::PriorKernel => "prior_kernel",
+            O::BothDirections => "both_directions",
+            O::Predictor => "predictor",
+        }
+    }
+}
+
+/// What is wrong with an option.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SpecProblem {
+    /// A value outside the option's range.
+    OutOfRange {
+        /// The value as given.
+        value: String,
+        /// The range, in words ("positive and finite", "in 1..=506").
+        allowed: String,
+    },
+    /// A word that is not one of the option's values.
+    Unparsable(BadValue),
+    /// The option does not apply to the method.
+    NotApplicable {
+        /// The method.
+        method: MethodName,
+        /// Which methods or settings it applies to.
+        applies_to: String,
+    },
+    /// The method needs the option.
+    Missing {
+        /// The method.
+        method: MethodName,
+        /// Why it is needed.
+        why: String,
+    },
+    /// The option does not combine with another one that was given.
+    Conflict {
+        /// The other option.
+        with: SpecOption,
+        /// Why not.
+        why: String,
+    },
+}
+
+/// How a front end names options and methods in its messages.
+pub trait Wording {
+    /// The option as its users type it (`--epsilon`, `epsilon`).
+    fn option(&self, option: SpecOption) -> String;
+    /// The method as its users choose it (`--method laplace`, `method='laplace'`).
+    fn method(&self, method: MethodName) -> String;
+}
+
+/// The library's own wording (snake-case names, `method laplace`).
+pub struct LibraryWording;
+
+impl Wording for LibraryWording {
+    fn option(&self, option: SpecOption) -> String {
+        option.name().to_string()
+    }
+    fn method(&self, method: MethodName) -> String {
+        format!("method {method}")
+    }
+}
+
+/// An option that is wrong: which one, and what is wrong (front ends word it, see [`Wording`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SpecError {
+    /// The option.
+    pub option: SpecOption,
+    /// What is wrong with it.
+    pub problem: SpecProblem,
+}
+
+impl SpecError {
+    /// The message in a front end's words.
+    pub fn message(&self, w: &dyn Wording) -> String {
+        let name = w.option(self.option);
+        match &self.problem {
+            SpecProblem::OutOfRange { value, allowed } => {
+                format!("invalid {name} {value}: must be {allowed}")
+            }
+            SpecProblem::Unparsable(bad) => format!("invalid {name}: {bad}"),
+            SpecProblem::NotApplicable { method, applies_to } => format!(
+                "{name} applies to {applies_to}, not to {}",
+                w.method(*method)
+            ),
+            SpecProblem::Missing { method, why } => {
+                format!("{} needs {name}: {why}", w.method(*method))
+            }
+            SpecProblem::Conflict { with, why } => {
+                format!("{name} does not combine with {}: {why}", w.option(*with))
+            }
+        }
+    }
+
+    fn new(option: SpecOption, problem: SpecProblem) -> Self {
+        Self { option, problem }
+    }
+
+    /// `value` is outside `allowed`.
+    pub fn out_of_range(option: SpecOption, value: impl fmt::Display, allowed: &str) -> Self {
+        Self::new(
+            option,
+            SpecProblem::OutOfRange {
+                value: value.to_string(),
+                allowed: allowed.to_string(),
+            },
+        )
+    }
+
+    /// A word that does not parse.
+    pub fn unparsable(option: SpecOption, bad: BadValue) -> Self {
+        Self::new(option, SpecProblem::Unparsable(bad))
+    }
+
+    /// The method needs `option`, for the reason `why`.
+    pub fn missing(option: SpecOption, method: MethodName, why: &str) -> Self {
+        Self::new(
+            option,
+            SpecProblem::Missing {
+                method,
+                why: why.to_string(),
+            },
+        )
+    }
+
+    fn not_for(option: SpecOption, method: MethodName, applies_to: &str) -> Self {
+        Self::new(
+            option,
+            SpecProblem::NotApplicable {
+                method,
+                applies_to: applies_to.to_string(),
+            },
+        )
+    }
+
+    fn conflict(option: SpecOption, with: SpecOption, why: &str) -> Self {
+        Self::new(
+            option,
+            SpecProblem::Conflict {
+                with,
+                why: why.to_string(),
+            },
+        )
+    }
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message(&LibraryWording))
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+/// `v` must be positive and finite.
+fn positive(option: SpecOption, v: f64, what: &str) -> Result<(), SpecError> {
+    if v > 0.0 && v.is_finite() {
+        Ok(())
+    } else {
+        Err(SpecError::out_of_range(
+            option,
+            v,
+            &format!("positive and finite ({what})"),
+        ))
+    }
+}
+
+/// A basis size given or defaulted: `given` must lie in `1..=n` (`cap`: larger is cut to N
+/// with a note); the default [`DEFAULT_BASIS`] is cut to N with a note.
+pub(crate) fn basis_size(
+    given: Option<usize>,
+    n: usize,
+    option: SpecOption,
+    cap: bool,
+    notes: &mut Vec<String>,
+) -> Result<usize, SpecError> {
+    let name = match option {
+        SpecOption::ActiveSet => "the active set",
+        _ => "the number of inducing inputs (basis points)",
+    };
+    match given {
+        Some(0) => Err(SpecError::out_of_range(
+            option,
+            0,
+            &format!("in 1..={n} (the training sample has N = {n} rows)"),
+        )),
+        Some(m) if m > n && cap => {
+            notes.push(format!(
+                "{name} {m} is set to N = {n}, the most the data can fill"
+            ));
+            Ok(n)
+        }
+        Some(m) if m > n => Err(SpecError::out_of_range(
+            option,
+            m,
+            &format!("in 1..={n} (the training sample has N = {n} rows)"),
+        )),
+        Some(m) => Ok(m),
+        None if n < DEFAULT_BASIS => {
+            notes.push(format!(
+                "{name} is set to N = {n} (the default {DEFAULT_BASIS} is more than the data has)"
+            ));
+            Ok(n)
+        }
+        None => Ok(DEFAULT_BASIS),
+    }
+}
+
+/// A kernel specification must parse (for any number of inputs: the grammar and its sizes).
+fn kernel_ok(spec: &str) -> Result<(), SpecError> {
+    Kernel::from_spec(spec, 1).map(|_| ()).map_err(|e| {
+        let reason = match e {
+            crate::Error::InvalidSpec { reason, .. } => reason,
+            other => other.to_string(),
+        };
+        SpecError::unparsable(
+            SpecOption::Kernel,
+            BadValue {
+                given: spec.to_string(),
+                allowed: format!("a kernel ({reason})"),
+            },
+        )
+    })
+}
+
+/// The typed spec's ranges and cross-option rules (the variants already exclude options that
+/// do not apply).
+pub(crate) fn check_spec(spec: &FitSpec) -> Result<(), SpecError> {
+    let d = spec.delta;
+    if !(d > 0.0 && d < 1.0) {
+        return Err(SpecError::out_of_range(SpecOption::Delta, d, "in (0, 1)"));
+    }
+    let method = spec.method_name();
+    let epsilon = |e: Option<f64>| match e {
+        Some(e) => positive(
+            SpecOption::Epsilon,
+            e,
+            "the ε of the ε-band loss, in the target's units",
+        ),
+        None => Ok(()),
+    };
+    let noise = |v: f64| positive(SpecOption::NoiseInit, v, "a noise variance");
+    let basis = |m: Option<usize>, option| match m {
+        Some(0) => Err(SpecError::out_of_range(option, 0, "at least 1")),
+        _ => Ok(()),
+    };
+    match &spec.method {
+        Method::Gpr(s) => {
+            kernel_ok(&s.kernel)?;
+            noise(s.noise_init)?;
+            epsilon(s.epsilon)
+        }
+        Method::Sparse(s) => {
+            kernel_ok(&s.kernel)?;
+            noise(s.noise_init)?;
+            basis(s.inducing, SpecOption::Inducing)?;
+            epsilon(s.epsilon)
+        }
+        Method::PacGp(s) => {
+            kernel_ok(&s.kernel)?;
+            noise(s.noise_init)?;
+            epsilon(Some(s.epsilon))?;
+            check_pac_prior(s.prior, s.bound, method)
+        }
+        Method::PacSgp(s) => {
+            kernel_ok(&s.kernel)?;
+            basis(s.inducing, SpecOption::Inducing)?;
+            epsilon(Some(s.epsilon))?;
+            check_pac_prior(s.prior, s.bound, method)
+        }
+        Method::GreedySparse(s) => {
+            kernel_ok(&s.kernel)?;
+            basis(s.basis, SpecOption::Inducing)?;
+            epsilon(s.epsilon)
+        }
+        Method::Classifier(c) => {
+            check_inference(&c.inference)?;
+            check_hypers(&c.hypers, method)?;
+            if let (ClassifierHypers::Split(_), Inference::Laplace { likelihood }) =
+                (&c.hypers, c.inference)
+            {
+                if likelihood != LikelihoodName::Probit {
+                    return Err(split_needs_probit());
+                }
+            }
+            Ok(())
+        }
+        Method::PacGpc(c) => {
+            check_hypers(&c.hypers, method)?;
+            if matches!(c.hypers, ClassifierHypers::Split(_))
+                && c.likelihood != LikelihoodName::Probit
+            {
+                return Err(split_needs_probit());
+            }
+            Ok(())
+        }
+        Method::Svm(s) => {
+            match &s.kernel {
+                SvmKernel::Menu => {}
+                SvmKernel::Lengthscale(l) => {
+                    positive(SpecOption::Lengthscale, *l, "an RBF lengthscale")?
+                }
+                SvmKernel::Given(k) => kernel_ok(k)?,
+            }
+            match s.slack {
+                SvmSlack::Linear { c: Some(c) } => positive(SpecOption::C, c, "a box constraint")?,
+                SvmSlack::Quadratic { v: Some(v) } => {
+                    positive(SpecOption::InputNoise, v, "a noise variance")?
+                }
+                _ => {}
+            }
+            Ok(())
+        }
+    }
+}
+
+fn split_needs_probit() -> SpecError {
+    SpecError::conflict(
+        SpecOption::Likelihood,
+        SpecOption::Prior,
+        "the split prior fits θ by ML-II on part A with the probit",
+    )
+}
+
+/// The split prior trains the kl bound only; its fraction lies in (0, 1).
+fn check_pac_prior(prior: PacPrior, bound: BoundKind, method: MethodName) -> Result<(), SpecError> {
+    if let PacPrior::Split(f) = prior {
+        check_fraction(f)?;
+        if bound != BoundKind::Kl {
+            return Err(SpecError::not_for(
+                SpecOption::Prior,
+                method,
+                "pac-gp and pac-sgp (the kl bound)",
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_fraction(f: SplitFraction) -> Result<(), SpecError> {
+    match f {
+        SplitFraction::Fixed(v) if !(v > 0.0 && v < 1.0) => Err(SpecError::out_of_range(
+            SpecOption::Prior,
+            format!("split:{v}"),
+            "split:F with F in (0, 1), or split:auto",
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn check_inference(i: &Inference) -> Result<(), SpecError> {
+    match *i {
+        Inference::MeanField { kappa, input_noise } => {
+            if !(0.0..0.5).contains(&kappa) {
+                return Err(SpecError::out_of_range(
+                    SpecOption::Kappa,
+                    kappa,
+                    "in [0, 0.5)",
+                ));
+            }
+            if !(input_noise >= 0.0 && input_noise.is_finite()) {
+                return Err(SpecError::out_of_range(
+                    SpecOption::InputNoise,
+                    input_noise,
+                    "non-negative and finite (an input-noise variance)",
+                ));
+            }
+            Ok(())
+        }
+        Inference::Ivm {
+            active_set: Some(0),
+        }
+        | Inference::Sogp {
+            active_set: Some(0),
+        } => Err(SpecError::out_of_range(
+            SpecOption::ActiveSet,
+            0,
+            "at least 1",
+        )),
+        _ => Ok(()),
+    }
+}
+
+fn check_hypers(h: &ClassifierHypers, method: MethodName) -> Result<(), SpecError> {
+    match h {
+        ClassifierHypers::Candidates => Ok(()),
+        ClassifierHypers::Grid { kernel } => kernel_ok(kernel),
+        ClassifierHypers::Split(s) => {
+            if !matches!(method, MethodName::Laplace | MethodName::PacGpc) {
+                return Err(SpecError::not_for(
+                    SpecOption::Prior,
+                    method,
+                    "laplace and pac-gpc",
+                ));
+            }
+            kernel_ok(&s.kernel)?;
+            check_fraction(s.fraction)?;
+            if let PriorScale::Fixed(t) = s.prior_scale {
+                positive(
+                    SpecOption::PriorScale,
+                    t,
+                    "the prior's covariance scale t, or auto",
+                )?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Every given option of `o` that the method does not use, as the error naming it.
+struct Unused<'a> {
+    method: MethodName,
+    given: Vec<(SpecOption, bool)>,
+    o: &'a FitOptions,
+}
+
+impl<'a> Unused<'a> {
+    fn of(method: MethodName, o: &'a FitOptions) -> Self {
+        use SpecOption as O;
+        let given = vec![
+            (O::Kernel, o.kernel.is_some()),
+            (O::Epsilon, o.epsilon.is_some()),
+            (O::NoiseInit, o.noise_init.is_some()),
+            (O::Restarts, o.restarts.is_some()),
+            (O::Snap, o.snap.is_some()),
+            (O::Inducing, o.inducing.is_some()),
+            (O::InducingInit, o.inducing_init.is_some()),
+            (O::Likelihood, o.likelihood.is_some()),
+            (O::Select, o.select.is_some()),
+            (O::ActiveSet, o.active_set.is_some()),
+            (O::Kappa, o.kappa.is_some()),
+            (O::InputNoise, o.input_noise.is_some()),
+            (O::Slack, o.slack.is_some()),
+            (O::C, o.c.is_some()),
+            (O::Lengthscale, o.lengthscale.is_some()),
+            (O::Bias, o.bias.is_some()),
+            (O::Solver, o.solver.is_some()),
+            (O::Prior, o.prior.is_some()),
+            (O::HyperPrior, o.hyper_prior.is_some()),
+            (O::Xi, o.xi.is_some()),
+            (O::Bound, o.bound.is_some()),
+            (O::PriorScale, o.prior_scale.is_some()),
+            (O::PriorKernel, o.prior_kernel.is_some()),
+            (O::BothDirections, o.both_directions.is_some()),
+            (O::Predictor, o.predictor.is_some()),
+        ];
+        Self { method, given, o }
+    }
+
+    /// The method uses `option`: it is taken off the list of unused ones.
+    fn used(&mut self, option: SpecOption) {
+        self.given.retain(|(o, _)| *o != option);
+    }
+
+    /// Refuse the first option given that was not used, naming what it applies to.
+    fn refuse(self) -> Result<(), SpecError> {
+        let _ = self.o;
+        match self.given.iter().find(|(_, g)| *g) {
+            Some((option, _)) => Err(SpecError::not_for(
+                *option,
+                self.method,
+                applies_to(*option),
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Which methods an option applies to, in words (for the message refusing it elsewhere).
+fn applies_to(option: SpecOption) -> &'static str {
+    use SpecOption as O;
+    match option {
+        O::Kernel => "every method but the classifiers' default kernel menu (classifiers: with select ml2 or a split prior; svm: the prior kernel)",
+        O::Epsilon => "regression methods",
+        O::NoiseInit => "gpr, vfe, fitc, dtc, pac-gp and pac-gp-sqrt",
+        O::Restarts | O::Snap => "gpr",
+        O::Inducing => "vfe, fitc, dtc, pac-sgp, pac-sgp-sqrt and greedy-sparse",
+        O::InducingInit => "vfe, fitc, dtc, pac-sgp and pac-sgp-sqrt (greedy-sparse always selects greedily)",
+        O::Likelihood => "laplace, ep, ivm, sogp and pac-gpc (mean-field uses flip noise kappa)",
+        O::Select => "laplace, ep, mean-field, ivm and sogp",
+        O::ActiveSet => "ivm and sogp",
+        O::Kappa => "mean-field",
+        O::InputNoise => "mean-field and svm with the quadratic slack",
+        O::Slack | O::Lengthscale | O::Bias | O::Solver => "svm",
+        O::C => "svm with the linear slack",
+        O::Prior => "pac-gp, pac-sgp, laplace and pac-gpc",
+        O::HyperPrior | O::Xi => "pac-gp, pac-gp-sqrt, pac-sgp and pac-sgp-sqrt",
+        O::Bound => "pac-gp, pac-sgp (kl or sqrt) and the classifier split prior (kl or catoni)",
+        O::PriorScale | O::PriorKernel | O::BothDirections => {
+            "laplace and pac-gpc with a split prior"
+        }
+        O::Predictor => "the GP classifiers",
+        O::Method | O::Delta | O::Seed => "every method",
+    }
+}
+
+impl FitOptions {
+    /// The spec of `method` with these options: an option the method does not use, a value
+    /// out of range or two options that do not combine are a [`SpecError`]; defaults fill the
+    /// rest.
+    pub fn check(&self, method: MethodName) -> Result<CheckedFitSpec, SpecError> {
+        let mut unused = Unused::of(method, self);
+        let spec = FitSpec {
+            method: self.method(method, &mut unused)?,
+            delta: self.delta.unwrap_or(DEFAULT_DELTA),
+            seed: self.seed.unwrap_or(0),
+        };
+        unused.refuse()?;
+        spec.check()
+    }
+
+    fn kernel_or_default(&self, unused: &mut Unused) -> String {
+        unused.used(SpecOption::Kernel);
+        self.kernel.clone().unwrap_or_else(|| DEFAULT_KERNEL.into())
+    }
+
+    /// The typed method, marking every option it takes as used.
+    fn method(&self, method: MethodName, u: &mut Unused) -> Result<Method, SpecError> {
+        use MethodName as N;
+        use SpecOption as O;
+        for o in [O::Epsilon] {
+            if !method.is_classifier() {
+                u.used(o);
+            }
+        }
+        Ok(match method {
+            N::Gpr => {
+                for o in [O::NoiseInit, O::Restarts, O::Snap] {
+                    u.used(o);
+                }
+                Method::Gpr(GprSpec {
+                    kernel: self.kernel_or_default(u),
+                    noise_init: self.noise_init.unwrap_or(0.1),
+                    restarts: self.restarts.unwrap_or(0),
+                    snap: self.snap.unwrap_or(true),
+                    epsilon: self.epsilon,
+                })
+            }
+            N::Vfe | N::Fitc | N::Dtc => {
+                for o in [O::NoiseInit, O::Inducing, O::InducingInit] {
+                    u.used(o);
+                }
+                Method::Sparse(SparseSpec {
+                    approximation: match method {
+                        N::Vfe => SparseMethod::Vfe,
+                        N::Fitc => SparseMethod::Fitc,
+                        _ => SparseMethod::Dtc,
+                    },
+                    kernel: self.kernel_or_default(u),
+                    noise_init: self.noise_init.unwrap_or(0.1),
+                    inducing: self.inducing,
+                    inducing_init: self.inducing_init.unwrap_or(InducingInit::KMeans),
+                    epsilon: self.epsilon,
+                })
+            }
+            N::PacGp | N::PacGpSqrt => {
+                for o in [O::NoiseInit, O::Bound] {
+                    u.used(o);
+                }
+                let bound = self.pac_bound(method)?;
+                Method::PacGp(PacGpSpec {
+                    kernel: self.kernel_or_default(u),
+                    noise_init: self.noise_init.unwrap_or(1.0),
+                    epsilon: self.required_epsilon(method)?,
+                    bound,
+                    xi: self.take_xi(u),
+                    prior: self.pac_prior(u)?,
+                })
+            }
+            N::PacSgp | N::PacSgpSqrt => {
+                for o in [O::Inducing, O::InducingInit, O::Bound] {
+                    u.used(o);
+                }
+                let bound = self.pac_bound(method)?;
+                let prior = self.pac_prior(u)?;
+                if matches!(prior, PacPrior::Split(_)) && self.inducing_init.is_some() {
+                    return Err(SpecError::conflict(
+                        O::InducingInit,
+                        O::Prior,
+                        "the split prior fits the inducing inputs on part A by VFE",
+                    ));
+                }
+                Method::PacSgp(PacSgpSpec {
+                    kernel: self.kernel_or_default(u),
+                    epsilon: self.required_epsilon(method)?,
+                    bound,
+                    xi: self.take_xi(u),
+                    inducing: self.inducing,
+                    inducing_init: self.inducing_init.unwrap_or(InducingInit::KMeans),
+                    prior,
+                })
+            }
+            N::GreedySparse => {
+                u.used(O::Inducing);
+                Method::GreedySparse(GreedySparseSpec {
+                    kernel: self.kernel_or_default(u),
+                    basis: self.inducing,
+                    epsilon: self.epsilon,
+                })
+            }
+            N::Laplace | N::Ep | N::MeanField | N::Ivm | N::Sogp => self.classifier(method, u)?,
+            N::PacGpc => {
+                u.used(O::Predictor);
+                let likelihood = self.likelihood_for(method, u)?;
+                let hypers = match self.split_classifier(method, u)? {
+                    Some(split) => ClassifierHypers::Split(split),
+                    None => match self.kernel.clone() {
+                        Some(kernel) => {
+                            u.used(O::Kernel);
+                            ClassifierHypers::Grid { kernel }
+                        }
+                        None => ClassifierHypers::Candidates,
+                    },
+                };
+                Method::PacGpc(PacGpcSpec {
+                    likelihood,
+                    hypers,
+                    predictor: self.predictor.unwrap_or_default(),
+                })
+            }
+            N::Svm => self.svm(u)?,
+        })
+    }
+
+    fn required_epsilon(&self, method: MethodName) -> Result<f64, SpecError> {
+        self.epsilon.ok_or(SpecError::new(
+            SpecOption::Epsilon,
+            SpecProblem::Missing {
+                method,
+                why: "it minimises a bound on the ε-band risk; give ε in the target's units".into(),
+            },
+        ))
+    }
+
+    /// kl for `pac-gp`/`pac-sgp`, sqrt for the `-sqrt` methods; `bound` may say the same.
+    fn pac_bound(&self, method: MethodName) -> Result<BoundKind, SpecError> {
+        let named = matches!(method, MethodName::PacGpSqrt | MethodName::PacSgpSqrt);
+        match (self.bound, named) {
+            (None | Some(BoundName::Kl), false) => Ok(BoundKind::Kl),
+            (None | Some(BoundName::Sqrt), true) => Ok(BoundKind::Sqrt),
+            (Some(BoundName::Sqrt), false) => Ok(BoundKind::Sqrt),
+            (Some(b), _) => Err(SpecError::not_for(
+                SpecOption::Bound,
+                method,
+                &format!(
+                    "{} as {b} (pac-gp and pac-sgp take kl or sqrt)",
+                    if b == BoundName::Catoni {
+                        "the classifier split prior"
+                    } else {
+                        "pac-gp and pac-sgp"
+                    }
+                ),
+            )),
+        }
+    }
+
+    fn take_xi(&self, u: &mut Unused) -> Xi {
+        u.used(SpecOption::Xi);
+        self.xi.unwrap_or(Xi::Maurer)
+    }
+
+    /// The grid, a coarse prior, or the split prior (not both of the last two).
+    fn pac_prior(&self, u: &mut Unused) -> Result<PacPrior, SpecError> {
+        u.used(SpecOption::Prior);
+        u.used(SpecOption::HyperPrior);
+        match (self.prior, self.hyper_prior) {
+            (Some(_), Some(_)) => Err(SpecError::conflict(
+                SpecOption::HyperPrior,
+                SpecOption::Prior,
+                "the split prior fits θ on part A at no charge",
+            )),
+            (Some(f), None) => Ok(PacPrior::Split(f)),
+            (None, Some(h)) => Ok(PacPrior::Coarse(h)),
+            (None, None) => Ok(PacPrior::Grid),
+        }
+    }
+
+    /// Probit unless given; logistic only for Laplace (and pac-gpc's Laplace start).
+    fn likelihood_for(
+        &self,
+        method: MethodName,
+        u: &mut Unused,
+    ) -> Result<LikelihoodName, SpecError> {
+        match (self.likelihood, method) {
+            (_, MethodName::MeanField) => Ok(LikelihoodName::Probit),
+            (None, _) => Ok(LikelihoodName::Probit),
+            (Some(LikelihoodName::Logistic), MethodName::Laplace | MethodName::PacGpc)
+            | (Some(LikelihoodName::Probit), _) => {
+                u.used(SpecOption::Likelihood);
+                Ok(self.likelihood.unwrap_or(LikelihoodName::Probit))
+            }
+            (Some(LikelihoodName::Logistic), _) => Err(SpecError::not_for(
+                SpecOption::Likelihood,
+                method,
+                "laplace and pac-gpc as logistic (the others need the probit's tilted moments in closed form)",
+            )),
+        }
+    }
+
+    fn classifier(&self, method: MethodName, u: &mut Unused) -> Result<Method, SpecError> {
+        use MethodName as N;
+        use SpecOption as O;
+        u.used(O::Predictor);
+        let likelihood = self.likelihood_for(method, u)?;
+        let inference = match method {
+            N::Laplace => Inference::Laplace { likelihood },
+            N::Ep => Inference::Ep,
+            N::MeanField => {
+                u.used(O::Kappa);
+                u.used(O::InputNoise);
+                Inference::MeanField {
+                    kappa: self.kappa.unwrap_or(0.0),
+                    input_noise: self.input_noise.unwrap_or(1.0),
+                }
+            }
+            N::Ivm => {
+                u.used(O::ActiveSet);
+                Inference::Ivm {
+                    active_set: self.active_set,
+                }
+            }
+            _ => {
+                u.used(O::ActiveSet);
+                Inference::Sogp {
+                    active_set: self.active_set,
+                }
+            }
+        };
+        let hypers = match self.split_classifier(method, u)? {
+            Some(split) => {
+                if self.select.is_some() {
+                    return Err(SpecError::conflict(
+                        O::Select,
+                        O::Prior,
+                        "the split prior fits θ by ML-II on part A",
+                    ));
+                }
+                if self.likelihood.is_some() {
+                    return Err(split_needs_probit());
+                }
+                ClassifierHypers::Split(split)
+            }
+            None => {
+                u.used(O::Select);
+                match (self.select.unwrap_or(Selection::Bound), &self.kernel) {
+                    (Selection::Bound, None) => ClassifierHypers::Candidates,
+                    (Selection::Bound, Some(_)) => {
+                        return Err(SpecError::new(
+                            O::Kernel,
+                            SpecProblem::NotApplicable {
+                                method,
+                                applies_to: "classifiers with select ml2 (select bound chooses among nine fixed SE kernels)".into(),
+                            },
+                        ))
+                    }
+                    (Selection::Ml2, _) => {
+                        if !matches!(method, N::Laplace | N::Ep | N::Ivm) {
+                            return Err(SpecError::not_for(
+                                O::Select,
+                                method,
+                                "laplace, ep and ivm as ml2 (ML-II needs an evidence gradient)",
+                            ));
+                        }
+                        ClassifierHypers::Grid {
+                            kernel: self.kernel_or_default(u),
+                        }
+                    }
+                }
+            }
+        };
+        Ok(Method::Classifier(ClassifierSpec {
+            inference,
+            hypers,
+            predictor: self.predictor.unwrap_or_default(),
+        }))
+    }
+
+    /// The classifier split prior's options when `prior` is given (laplace, pac-gpc).
+    fn split_classifier(
+        &self,
+        method: MethodName,
+        u: &mut Unused,
+    ) -> Result<Option<SplitClassifierSpec>, SpecError> {
+        use SpecOption as O;
+        let Some(fraction) = self.prior else {
+            return Ok(None);
+        };
+        if !matches!(method, MethodName::Laplace | MethodName::PacGpc) {
+            return Ok(None);
+        }
+        for o in [
+            O::Prior,
+            O::Bound,
+            O::PriorScale,
+            O::PriorKernel,
+            O::BothDirections,
+        ] {
+            u.used(o);
+        }
+        let catoni =
+            match self.bound {
+                None | Some(BoundName::Kl) => false,
+                Some(BoundName::Catoni) => true,
+                Some(BoundName::Sqrt) => return Err(SpecError::not_for(
+                    O::Bound,
+                    method,
+                    "pac-gp and pac-sgp as sqrt (the classifier split prior takes kl or catoni)",
+                )),
+            };
+        Ok(Some(SplitClassifierSpec {
+            kernel: self.kernel_or_default(u),
+            fraction,
+            catoni,
+            prior_scale: self.prior_scale.unwrap_or(PriorScale::Fixed(1.0)),
+            prior_kernel: self.prior_kernel.unwrap_or(PriorKernel::Kernel),
+            both_directions: self.both_directions.unwrap_or(false),
+        }))
+    }
+
+    fn svm(&self, u: &mut Unused) -> Result<Method, SpecError> {
+        use SpecOption as O;
+        for o in [O::Slack, O::Bias, O::Solver, O::Kernel, O::Lengthscale] {
+            u.used(o);
+        }
+        let kernel = match (&self.kernel, self.lengthscale) {
+            (Some(_), Some(_)) => {
+                return Err(SpecError::conflict(
+                    O::Lengthscale,
+                    O::Kernel,
+                    "the lengthscale is that of svm's default SE kernel; a given kernel carries its own",
+                ))
+            }
+            (Some(k), None) => SvmKernel::Given(k.clone()),
+            (None, Some(l)) => SvmKernel::Lengthscale(l),
+            (None, None) => SvmKernel::Menu,
+        };
+        let slack = match self.slack.unwrap_or(SlackKind::Linear) {
+            SlackKind::Linear => {
+                u.used(O::C);
+                if self.input_noise.is_some() {
+                    return Err(SpecError::not_for(
+                        O::InputNoise,
+                        MethodName::Svm,
+                        "mean-field and svm with the quadratic slack",
+                    ));
+                }
+                SvmSlack::Linear { c: self.c }
+            }
+            SlackKind::Quadratic => {
+                u.used(O::InputNoise);
+                if self.c.is_some() {
+                    return Err(SpecError::not_for(
+                        O::C,
+                        MethodName::Svm,
+                        "svm with the linear slack (the quadratic slack's variance is input_noise)",
+                    ));
+                }
+                SvmSlack::Quadratic {
+                    v: self.input_noise,
+                }
+            }
+        };
+        Ok(Method::Svm(SvmSpec {
+            kernel,
+            slack,
+            solver: self.solver.unwrap_or(SvmSolver::Smo),
+            bias: self.bias.unwrap_or(false),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> FitOptions {
+        FitOptions::default()
+    }
+
+    #[test]
+    fn defaults_fill_each_method() {
+        for (name, _) in MethodName::NAMES {
+            let method: MethodName = name.parse().unwrap();
+            let o = FitOptions {
+                epsilon: (!method.is_classifier()).then_some(1.0),
+                ..opts()
+            };
+            let spec = o.check(method).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(spec.method_name(), method);
+            assert_eq!(spec.delta, DEFAULT_DELTA);
+        }
+    }
+
+    #[test]
+    fn options_that_do_not_apply_are_refused_by_name() {
+        let e = FitOptions {
+            epsilon: Some(1.0),
+            ..opts()
+        }
+        .check(MethodName::Laplace)
+        .unwrap_err();
+        assert_eq!(e.option, SpecOption::Epsilon);
+        assert!(
+            matches!(e.problem, SpecProblem::NotApplicable { .. }),
+            "{e}"
+        );
+        let e = FitOptions {
+            kappa: Some(0.1),
+            ..opts()
+        }
+        .check(MethodName::Ep)
+        .unwrap_err();
+        assert_eq!(e.option, SpecOption::Kappa);
+        let e = FitOptions {
+            epsilon: Some(1.0),
+            restarts: Some(2),
+            ..opts()
+        }
+        .check(MethodName::PacGp)
+        .unwrap_err();
+        assert_eq!(e.option, SpecOption::Restarts);
+    }
+
+    #[test]
+    fn ranges_are_checked_before_any_data() {
+        let e = FitOptions {
+            epsilon: Some(-1.0),
+            ..opts()
+        }
+        .check(MethodName::PacGp)
+        .unwrap_err();
+        assert_eq!(e.option, SpecOption::Epsilon);
+        assert!(e.to_string().contains("-1"), "{e}");
+        let e = FitOptions {
+            epsilon: Some(1.0),
+            delta: Some(1.5),
+            prior: Some(SplitFraction::Menu),
+            ..opts()
+        }
+        .check(MethodName::PacGp)
+        .unwrap_err();
+        assert_eq!(e.option, SpecOption::Delta);
+        let e = FitOptions {
+            lengthscale: Some(0.0),
+            ..opts()
+        }
+        .check(MethodName::Svm)
+        .unwrap_err();
+        assert_eq!(e.option, SpecOption::Lengthscale);
+        let e = FitOptions {
+            kernel: Some("se+".into()),
+            ..opts()
+        }
+        .check(MethodName::Gpr)
+        .unwrap_err();
+        assert_eq!(e.option, SpecOption::Kernel);
+    }
+
+    #[test]
+    fn missing_and_conflicting_options() {
+        let e = opts().check(MethodName::PacSgp).unwrap_err();
+        assert!(matches!(e.problem, SpecProblem::Missing { .. }));
+        let e = FitOptions {
+            epsilon: Some(1.0),
+            prior: Some(SplitFraction::Menu),
+            hyper_prior: Some(HyperPriorName::Gaussian),
+            ..opts()
+        }
+        .check(MethodName::PacGp)
+        .unwrap_err();
+        assert!(matches!(e.problem, SpecProblem::Conflict { .. }));
+        let e = FitOptions {
+            epsilon: Some(1.0),
+            prior: Some(SplitFraction::Menu),
+            ..opts()
+        }
+        .check(MethodName::PacGpSqrt)
+        .unwrap_err();
+        assert_eq!(e.option, SpecOption::Prior);
+        let e = FitOptions {
+            prior: Some(SplitFraction::Menu),
+            likelihood: Some(LikelihoodName::Logistic),
+            ..opts()
+        }
+        .check(MethodName::Laplace)
+        .unwrap_err();
+        assert_eq!(e.option, SpecOption::Likelihood);
+    }
+
+    #[test]
+    fn a_spec_survives_its_file_form() {
+        let spec = FitOptions {
+            prior: Some(SplitFraction::Fixed(0.4)),
+            bound: Some(BoundName::Catoni),
+            prior_scale: Some(PriorScale::Auto),
+            both_directions: Some(true),
+            ..opts()
+        }
+        .check(MethodName::PacGpc)
+        .unwrap();
+        let text = serde_json::to_string(&spec).unwrap();
+        let back: CheckedFitSpec = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, spec);
+        // A file whose spec is out of range is refused on reading.
+        let bad = text.replace("\"delta\":0.01", "\"delta\":2.0");
+        assert!(serde_json::from_str::<CheckedFitSpec>(&bad).is_err());
+        // An option that belongs to no variant is refused too.
+        let bad = text.replace(
+            "\"both_directions\":true",
+            "\"both_directions\":true,\"x\":1",
+        );
+        assert!(serde_json::from_str::<CheckedFitSpec>(&bad).is_err());
+    }
+
+    #[test]
+    fn basis_sizes_resolve_against_the_sample() {
+        let spec = FitOptions {
+            epsilon: Some(1.0),
+            ..opts()
+        }
+        .check(MethodName::Vfe)
+        .unwrap();
+        let (s, notes) = spec.for_sample(40).unwrap();
+        assert!(matches!(&s.method, Method::Sparse(p) if p.inducing == Some(40)));
+        assert_eq!(notes.len(), 1);
+        let spec = FitOptions {
+            inducing: Some(50),
+            ..opts()
+        }
+        .check(MethodName::Fitc)
+        .unwrap();
+        let e = spec.for_sample(40).unwrap_err();
+        assert_eq!(e.option, SpecOption::Inducing);
+        assert!(e.to_string().contains("N = 40"), "{e}");
+    }
+}

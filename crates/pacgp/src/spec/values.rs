@@ -1,0 +1,448 @@
+//! The words of a fit's options: every option value a user types (`pac-gp`, `kmeans`,
+//! `split:auto`, ...) is parsed here and only here; the CLI's argument parser and the Python
+//! module both call these `FromStr` impls and list [`Named::NAMES`] in their help.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bounds::ConfidenceTerm;
+use crate::certificate::GibbsPredictor;
+use crate::loo::LooMode;
+use crate::prior::split::SplitFraction;
+use crate::regression::sparse::InducingInit;
+use crate::svm::SvmSolver;
+
+/// An option value spelled as one of a fixed set of words.
+pub trait Named: Sized + Copy + 'static {
+    /// Every accepted word with a one-line help, in the order help lists them.
+    const NAMES: &'static [(&'static str, &'static str)];
+    /// The values in the order of [`Named::NAMES`].
+    const VALUES: &'static [Self];
+
+    /// The word of this value.
+    fn name(self) -> &'static str;
+}
+
+/// The error of parsing an option value: the text and what would have been accepted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadValue {
+    /// The text given.
+    pub given: String,
+    /// What is accepted, in words.
+    pub allowed: String,
+}
+
+impl fmt::Display for BadValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "'{}' is not {}", self.given, self.allowed)
+    }
+}
+
+impl std::error::Error for BadValue {}
+
+/// `a, b or c` from a list of words.
+pub fn one_of(words: &[&str]) -> String {
+    match words {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
+/// Parse a word of `T`.
+fn parse_named<T: Named>(s: &str) -> Result<T, BadValue> {
+    let key = s.trim().to_ascii_lowercase();
+    T::NAMES
+        .iter()
+        .position(|(n, _)| *n == key)
+        .map(|i| T::VALUES[i])
+        .ok_or_else(|| BadValue {
+            given: s.to_string(),
+            allowed: one_of(&T::NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>()),
+        })
+}
+
+/// `Named`, `FromStr` and `Display` for an enum of plain words.
+macro_rules! named {
+    ($ty:ty { $($variant:expr => $name:literal : $help:literal),+ $(,)? }) => {
+        impl Named for $ty {
+            const NAMES: &'static [(&'static str, &'static str)] = &[$(($name, $help)),+];
+            const VALUES: &'static [Self] = &[$($variant),+];
+            fn name(self) -> &'static str {
+                let i = Self::VALUES.iter().position(|v| *v == self).expect("every value is named");
+                Self::NAMES[i].0
+            }
+        }
+        impl FromStr for $ty {
+            type Err = BadValue;
+            fn from_str(s: &str) -> Result<Self, BadValue> {
+                parse_named(s)
+            }
+        }
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    };
+}
+
+/// The method a user names (`pacgp fit --method`, Python's `method=`/estimator class).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum MethodName {
+    /// Exact GP regression by ML-II.
+    Gpr,
+    /// Sparse GP regression, Titsias' VFE.
+    Vfe,
+    /// Sparse GP regression, FITC.
+    Fitc,
+    /// Sparse GP regression, DTC.
+    Dtc,
+    /// Full GP trained by the kl PAC-Bayes bound.
+    PacGp,
+    /// Full GP trained by the Pinsker (sqrt) bound.
+    PacGpSqrt,
+    /// Sparse GP trained by the kl bound.
+    PacSgp,
+    /// Sparse GP trained by the sqrt bound.
+    PacSgpSqrt,
+    /// Zhang's greedy sparse regression in the dual.
+    GreedySparse,
+    /// GP classification, Laplace.
+    Laplace,
+    /// GP classification, EP.
+    Ep,
+    /// GP classification, naive mean field.
+    MeanField,
+    /// GP classification, IVM.
+    Ivm,
+    /// GP classification, sparse online GP.
+    Sogp,
+    /// GP classifier trained by its bound.
+    PacGpc,
+    /// Support vector machine as a GP's MAP.
+    Svm,
+}
+
+named!(MethodName {
+    MethodName::Gpr => "gpr": "exact GP regression, hyperparameters by ML-II (maximum marginal likelihood)",
+    MethodName::Vfe => "vfe": "sparse GP regression, Titsias' variational free energy (inducing inputs)",
+    MethodName::Fitc => "fitc": "sparse GP regression, FITC marginal likelihood (inducing inputs)",
+    MethodName::Dtc => "dtc": "sparse GP regression, DTC marginal likelihood (inducing inputs)",
+    MethodName::PacGp => "pac-gp": "full GP trained by minimising the kl PAC-Bayes bound on the ε-band risk (Reeb et al. 2018); needs ε",
+    MethodName::PacGpSqrt => "pac-gp-sqrt": "full GP trained by minimising the Pinsker (sqrt) PAC-Bayes bound; needs ε",
+    MethodName::PacSgp => "pac-sgp": "sparse GP (FITC form) trained by minimising the kl PAC-Bayes bound; needs ε",
+    MethodName::PacSgpSqrt => "pac-sgp-sqrt": "sparse GP (FITC form) trained by minimising the sqrt PAC-Bayes bound; needs ε",
+    MethodName::GreedySparse => "greedy-sparse": "Zhang's greedy sparse GP regression in the dual (T. Zhang): basis points chosen greedily, θ and σ² by ML-II on a 1000-point subset",
+    MethodName::Laplace => "laplace": "GP classification, Laplace approximation",
+    MethodName::Ep => "ep": "GP classification, expectation propagation (probit)",
+    MethodName::MeanField => "mean-field": "GP classification, naive mean field (Opper & Winther) with flip noise κ and input noise v",
+    MethodName::Ivm => "ivm": "GP classification, informative vector machine (ADF on an active set; probit)",
+    MethodName::Sogp => "sogp": "GP classification, sparse online GP with a bounded number of basis vectors (probit)",
+    MethodName::PacGpc => "pac-gpc": "GP classification trained by its PAC-Bayes bound on the Gibbs error",
+    MethodName::Svm => "svm": "support vector machine as a GP's MAP (Opper & Winther), certified",
+});
+
+impl MethodName {
+    /// Whether the method learns labels (a classifier or the SVM) rather than real targets.
+    pub fn is_classifier(self) -> bool {
+        matches!(
+            self,
+            MethodName::Laplace
+                | MethodName::Ep
+                | MethodName::MeanField
+                | MethodName::Ivm
+                | MethodName::Sogp
+                | MethodName::PacGpc
+                | MethodName::Svm
+        )
+    }
+}
+
+/// A classifier's likelihood.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LikelihoodName {
+    /// `Φ(y f)`.
+    Probit,
+    /// `σ(y f)` (Laplace and pac-gpc only).
+    Logistic,
+}
+
+named!(LikelihoodName {
+    LikelihoodName::Probit => "probit": "Φ(y f)",
+    LikelihoodName::Logistic => "logistic": "σ(y f) (laplace and pac-gpc only)",
+});
+
+/// How a classifier's kernel hyperparameters are chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Selection {
+    /// The lowest bound among nine SE kernels fixed in advance (`ln 9`).
+    Bound,
+    /// ML-II from the kernel, snapped onto the PAC grid (`T·ln 1201`).
+    Ml2,
+}
+
+named!(Selection {
+    Selection::Bound => "bound": "the lowest PAC-Bayes bound among nine isotropic SE kernels fixed in advance (penalty ln 9)",
+    Selection::Ml2 => "ml2": "ML-II from the kernel inside the PAC grid's range, snapped onto the grid (penalty T·ln 1201)",
+});
+
+named!(InducingInit {
+    InducingInit::KMeans => "kmeans": "seeded k-means++ centroids with a few Lloyd iterations",
+    InducingInit::Subset => "subset": "a seeded random subset of the training inputs",
+    InducingInit::Greedy => "greedy": "training inputs chosen by κ-greedy ΔR selection (T. Zhang, Algorithm 3)",
+});
+
+named!(SvmSolver {
+    SvmSolver::Smo => "smo": "SMO with second-order working-set selection, shrinking and a kernel cache",
+    SvmSolver::Adatron => "adatron": "the parallel kernel Adatron (Opper & Winther §17.7)",
+});
+
+/// The SVM's slack penalty, by name (its C or v is another option).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SlackKind {
+    /// `C Σ ξ_i` (box `0 ≤ α ≤ C`).
+    Linear,
+    /// `Σ ξ_i²/(2v)` (v on the kernel's diagonal).
+    Quadratic,
+}
+
+named!(SlackKind {
+    SlackKind::Linear => "linear": "C Σ ξ_i (box 0 ≤ α ≤ C)",
+    SlackKind::Quadratic => "quadratic": "Σ ξ_i²/(2v) (v on the kernel's diagonal, Opper & Winther eq. 17.16)",
+});
+
+/// A coarse prior over ln θ instead of the 0.01 grid.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HyperPriorName {
+    /// Uniform over the coarse grid (`ln 49` per hyperparameter).
+    Uniform,
+    /// Discretised Gaussian over the coarse grid.
+    Gaussian,
+}
+
+named!(HyperPriorName {
+    HyperPriorName::Uniform => "uniform": "uniform over the coarse grid (step 0.25 on [−6, 6]; ln 49 per hyperparameter)",
+    HyperPriorName::Gaussian => "gaussian": "discretised Gaussian over the coarse grid (centres 1 for ln ℓ, 0 otherwise, τ = 1.5)",
+});
+
+/// The confidence constant of a trained bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Xi {
+    /// `ln(2√N/δ)` (Maurer; the PAC-GP paper's).
+    Maurer,
+    /// `ln(ξ(N)/δ)`, the exact ξ(N) Maurer bounds by 2√N.
+    Sharp,
+}
+
+named!(Xi {
+    Xi::Maurer => "maurer": "ln(2√N/δ) (Maurer; the PAC-GP paper's)",
+    Xi::Sharp => "sharp": "ln(ξ(N)/δ), the exact constant Maurer bounds by 2√N (about 0.45 nats tighter)",
+});
+
+/// Which inequality a fit minimises or certifies with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BoundName {
+    /// `kl⁻¹(R_S, C)`.
+    Kl,
+    /// Pinsker's `R_S + √(C/2)` (pac-gp, pac-sgp).
+    Sqrt,
+    /// Catoni's bound at a λ fixed on part A of a split prior.
+    Catoni,
+}
+
+named!(BoundName {
+    BoundName::Kl => "kl": "the kl bound kl⁻¹(R_S, C)",
+    BoundName::Sqrt => "sqrt": "the Pinsker form R_S + √(C/2) (pac-gp, pac-sgp)",
+    BoundName::Catoni => "catoni": "Catoni's bound at a λ fixed on a nested split of part A (classifier split prior)",
+});
+
+/// The split prior's covariance scale t (`GP(μ_A, t·k_A)`).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PriorScale {
+    /// A given t > 0.
+    Fixed(f64),
+    /// The best of 1, ½, ¼, ⅛, 1/16 on a nested split of part A (no charge).
+    Auto,
+}
+
+impl FromStr for PriorScale {
+    type Err = BadValue;
+    fn from_str(s: &str) -> Result<Self, BadValue> {
+        match s.trim() {
+            "auto" => Ok(PriorScale::Auto),
+            t => t
+                .parse::<f64>()
+                .map(PriorScale::Fixed)
+                .map_err(|_| BadValue {
+                    given: s.to_string(),
+                    allowed: "auto or a positive number".into(),
+                }),
+        }
+    }
+}
+
+impl fmt::Display for PriorScale {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PriorScale::Fixed(t) => write!(f, "{t}"),
+            PriorScale::Auto => f.write_str("auto"),
+        }
+    }
+}
+
+/// The kernel structure of the classifier split prior's `P_A`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PriorKernel {
+    /// The kernel option's structure.
+    Kernel,
+    /// SE iso or the kernel option's structure, chosen on a nested split of part A.
+    Auto,
+}
+
+named!(PriorKernel {
+    PriorKernel::Kernel => "kernel": "the kernel option's structure (default se-ard), θ by ML-II on part A",
+    PriorKernel::Auto => "auto": "SE iso or the kernel option's structure, whichever a nested split of part A predicts the lower certificate for (no charge)",
+});
+
+named!(GibbsPredictor {
+    GibbsPredictor::Latent => "latent": "sign(f(x) + b), f ~ Q",
+    GibbsPredictor::Noisy => "noisy": "sign(f(x) + ξ + b), f ~ Q, ξ the probit's label noise",
+});
+
+named!(LooMode {
+    LooMode::Approx => "approx": "the fast approximation (closed form, cavities or linear response)",
+    LooMode::Exact => "exact": "exact leave-one-out by N refits",
+    LooMode::Both => "both": "both",
+});
+
+/// `split:F` (F in (0, 1)) or `split:auto` (the menu 0.3, 0.5, 0.7, charged ln 3).
+impl FromStr for SplitFraction {
+    type Err = BadValue;
+    fn from_str(s: &str) -> Result<Self, BadValue> {
+        let bad = || BadValue {
+            given: s.to_string(),
+            allowed: "split:F (a fraction F of the sample for part A) or split:auto".into(),
+        };
+        match s.trim().strip_prefix("split:") {
+            Some("auto") => Ok(SplitFraction::Menu),
+            Some(f) => f
+                .parse::<f64>()
+                .map(SplitFraction::Fixed)
+                .map_err(|_| bad()),
+            None => Err(bad()),
+        }
+    }
+}
+
+impl fmt::Display for SplitFraction {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SplitFraction::Fixed(v) => write!(f, "split:{v}"),
+            SplitFraction::Menu => f.write_str("split:auto"),
+        }
+    }
+}
+
+/// The words of a certificate's confidence constant, with their help (`catoni:λ` takes a λ).
+pub const CONFIDENCE_TERMS: [(&str, &str); 4] = [
+    ("maurer", "ln(2√N/δ) (Maurer; tighter than Seeger's)"),
+    ("seeger", "ln((N+1)/δ) (Seeger 2002)"),
+    (
+        "sharp",
+        "ln(ξ(N)/δ), the exact constant Maurer bounds by 2√N (about 0.45 nats tighter)",
+    ),
+    (
+        "catoni:λ",
+        "Catoni's bound at a λ > 0 fixed without the sample (its confidence term ln(1/δ))",
+    ),
+];
+
+/// `maurer`, `seeger`, `sharp` or `catoni:λ`.
+impl FromStr for ConfidenceTerm {
+    type Err = BadValue;
+    fn from_str(s: &str) -> Result<Self, BadValue> {
+        let bad = || BadValue {
+            given: s.to_string(),
+            allowed: "maurer, seeger, sharp or catoni:λ".into(),
+        };
+        match s.trim().to_ascii_lowercase().as_str() {
+            "maurer" => Ok(ConfidenceTerm::Maurer),
+            "seeger" => Ok(ConfidenceTerm::Seeger),
+            "sharp" => Ok(ConfidenceTerm::Sharp),
+            other => match other.strip_prefix("catoni:").map(str::parse::<f64>) {
+                Some(Ok(lambda)) if lambda > 0.0 && lambda.is_finite() => {
+                    Ok(ConfidenceTerm::Catoni { lambda })
+                }
+                _ => Err(bad()),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every name parses back to its value, case and surrounding blanks aside.
+    #[test]
+    fn names_round_trip() {
+        fn check<T: Named + FromStr<Err = BadValue> + PartialEq + fmt::Debug>() {
+            assert_eq!(T::NAMES.len(), T::VALUES.len());
+            for v in T::VALUES {
+                assert_eq!(v.name().parse::<T>().unwrap(), *v);
+                assert_eq!(
+                    format!(" {} ", v.name().to_uppercase())
+                        .parse::<T>()
+                        .unwrap(),
+                    *v
+                );
+            }
+            let e = "no-such-word".parse::<T>().unwrap_err();
+            assert!(e.allowed.contains(T::NAMES[0].0), "{e}");
+        }
+        check::<MethodName>();
+        check::<LikelihoodName>();
+        check::<Selection>();
+        check::<InducingInit>();
+        check::<SvmSolver>();
+        check::<SlackKind>();
+        check::<HyperPriorName>();
+        check::<Xi>();
+        check::<BoundName>();
+        check::<PriorKernel>();
+        check::<GibbsPredictor>();
+        check::<LooMode>();
+    }
+
+    #[test]
+    fn split_and_scale_values() {
+        assert_eq!("split:auto".parse(), Ok(SplitFraction::Menu));
+        assert_eq!("split:0.3".parse(), Ok(SplitFraction::Fixed(0.3)));
+        assert!("split:".parse::<SplitFraction>().is_err());
+        assert!("0.3".parse::<SplitFraction>().is_err());
+        // Ranges are the spec's check, not the parser's: split:2 parses and is refused there.
+        assert_eq!("split:2".parse(), Ok(SplitFraction::Fixed(2.0)));
+        assert_eq!("auto".parse(), Ok(PriorScale::Auto));
+        assert_eq!("0.25".parse(), Ok(PriorScale::Fixed(0.25)));
+        assert!("big".parse::<PriorScale>().is_err());
+        assert_eq!(one_of(&["a", "b", "c"]), "a, b or c");
+        assert_eq!("sharp".parse(), Ok(ConfidenceTerm::Sharp));
+        assert_eq!(
+            "catoni:0.5".parse(),
+            Ok(ConfidenceTerm::Catoni { lambda: 0.5 })
+        );
+        assert!("catoni:-1".parse::<ConfidenceTerm>().is_err());
+    }
+}
