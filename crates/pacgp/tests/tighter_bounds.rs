@@ -579,7 +579,7 @@ fn sparse_split_posterior_matches_the_woodbury_update() {
         let kl = dense_gaussian_kl(&a, &sigma, &prior.a_a, &prior.sigma_a).unwrap();
         assert!((q.kl() - kl).abs() < 1e-7 * (1.0 + kl));
         let mb = q.marginals_on_b();
-        let shared = q.shared_posterior().unwrap().predict(xb.as_ref()).unwrap();
+        let shared = q.posterior().unwrap().predict(xb.as_ref()).unwrap();
         for i in 0..nb {
             let mean: f64 = (0..m).map(|r| phi[(r, i)] * a[r]).sum();
             let quad: f64 = (0..m)
@@ -591,8 +591,8 @@ fn sparse_split_posterior_matches_the_woodbury_update() {
                 .sum();
             assert!((mb.mean[i] - mean).abs() < 1e-8);
             assert!((mb.var[i] - (kd[i] - qd[i] + quad)).abs() < 1e-8);
-            assert!((shared.mean[i] - mean).abs() < 1e-6);
-            assert!((shared.var[i] - mb.var[i]).abs() < 1e-6);
+            assert!((shared.mean[i] - mean).abs() < 1e-8);
+            assert!((shared.var[i] - mb.var[i]).abs() < 1e-8);
         }
     }
 }
@@ -632,7 +632,7 @@ fn sparse_split_prior_bound_holds_on_kin40k_subsamples() {
         let yt = fit.y_scaler.transform(&test.y);
         let m = fit
             .posterior
-            .shared_posterior()
+            .posterior()
             .unwrap()
             .predict(xt.as_ref())
             .unwrap();
@@ -650,40 +650,43 @@ fn sparse_split_prior_bound_holds_on_kin40k_subsamples() {
     }
 }
 
-/// The model file's form of the split posterior (the shared site-form posterior over A ∪ B,
-/// s = 1) predicts as Q does, also with σ_m² ≠ σ_v²; s ≠ 1 has no site form (an error).
+/// The shared form of the split posterior (Q over part B with `P_A` as its conditioned prior:
+/// site form when s = 1, dense otherwise) predicts as Q does and has Q's `KL(Q‖P_A)`, also
+/// with σ_m² ≠ σ_v².
 #[test]
-fn split_posterior_site_form_predicts_as_q() {
+fn split_posterior_shared_form_predicts_as_q() {
     let (k, s2a, xa, ya, xb, yb, xt) = split_problem();
     let prior = SplitPrior::new(k, s2a, xa, &ya).unwrap();
-    let params = SplitPosteriorParams {
-        noise_mean: 0.3,
-        noise_cov: 0.8,
-        scale: 1.0,
-    };
-    let q = SplitPosterior::new(prior.clone(), xb.clone(), yb.clone(), params).unwrap();
-    let shared = q.site_posterior().unwrap();
-    for x in [&xt, &xb] {
-        let (a, b) = (
-            q.predict(x.as_ref()).unwrap(),
-            shared.predict(x.as_ref()).unwrap(),
+    for scale in [1.0, 0.5, 1.7] {
+        let params = SplitPosteriorParams {
+            noise_mean: 0.3,
+            noise_cov: 0.8,
+            scale,
+        };
+        let q = SplitPosterior::new(prior.clone(), xb.clone(), yb.clone(), params).unwrap();
+        let shared = q.posterior().unwrap();
+        assert!(
+            (shared.kl_to_prior() - q.kl()).abs() < 1e-9 * (1.0 + q.kl()),
+            "s = {scale}: KL {} vs {}",
+            shared.kl_to_prior(),
+            q.kl()
         );
-        for i in 0..x.nrows() {
-            assert!((a.mean[i] - b.mean[i]).abs() < 1e-9);
-            assert!((a.var[i] - b.var[i]).abs() < 1e-9);
+        for x in [&xt, &xb] {
+            let (a, b) = (
+                q.predict(x.as_ref()).unwrap(),
+                shared.predict(x.as_ref()).unwrap(),
+            );
+            for i in 0..x.nrows() {
+                assert!((a.mean[i] - b.mean[i]).abs() < 1e-9);
+                assert!((a.var[i] - b.var[i]).abs() < 1e-9, "s = {scale}");
+            }
         }
     }
-    let scaled = SplitPosteriorParams {
-        scale: 0.5,
-        ..params
-    };
-    let q = SplitPosterior::new(prior, xb, yb, scaled).unwrap();
-    assert!(q.site_posterior().is_err());
 }
 
 /// Per-point noises on B (spec §4.2 on the split prior): `KL(Q‖P_A)`, Q's marginals on B and
-/// its predictions match the dense brute force; equal noises are the homoscedastic Q; the site
-/// form (s = 1) predicts as Q; mismatched lengths are an error.
+/// its predictions match the dense brute force; equal noises are the homoscedastic Q; its shared
+/// form has Q's KL and predicts as Q for every scale; mismatched lengths are an error.
 #[test]
 fn split_point_noise_posterior_matches_dense_brute_force() {
     let (k, s2a, xa, ya, xb, yb, xt) = split_problem();
@@ -705,16 +708,15 @@ fn split_point_noise_posterior_matches_dense_brute_force() {
             SplitPosterior::with_point_noise(prior.clone(), xb.clone(), yb.clone(), params, noise)
                 .unwrap();
         assert_q_matches_dense(&q, &lm, &lv, scale);
-        if scale == 1.0 {
-            let shared = q.site_posterior().unwrap();
-            let (a, b) = (
-                q.predict(xt.as_ref()).unwrap(),
-                shared.predict(xt.as_ref()).unwrap(),
-            );
-            for i in 0..xt.nrows() {
-                assert!((a.mean[i] - b.mean[i]).abs() < 1e-9);
-                assert!((a.var[i] - b.var[i]).abs() < 1e-9);
-            }
+        let shared = q.posterior().unwrap();
+        assert!((shared.kl_to_prior() - q.kl()).abs() < 1e-9 * (1.0 + q.kl()));
+        let (a, b) = (
+            q.predict(xt.as_ref()).unwrap(),
+            shared.predict(xt.as_ref()).unwrap(),
+        );
+        for i in 0..xt.nrows() {
+            assert!((a.mean[i] - b.mean[i]).abs() < 1e-9);
+            assert!((a.var[i] - b.var[i]).abs() < 1e-9);
         }
     }
     let params = SplitPosteriorParams {

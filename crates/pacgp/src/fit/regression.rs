@@ -214,7 +214,7 @@ fn split_pac_gp(
     };
     let fit = fit_split_prior(train, &kernel, &cfg)?;
     let record = SplitRecord::of(&fit, fraction.candidates()?.len(), cfg.term);
-    let posterior = fit.posterior.site_posterior()?;
+    let posterior = fit.posterior.posterior()?;
     let r = report(
         "pac_bayes_bound_kl_split_prior",
         fit.certificate.bound,
@@ -293,7 +293,7 @@ fn split_pac_sgp(
     let m = s.inducing.unwrap_or(crate::spec::DEFAULT_BASIS);
     let fit = crate::prior::split_sparse::fit_sparse_split_prior(train, &kernel, m, &cfg)?;
     let record = SparseSplitRecord::of(&fit, cfg.term);
-    let posterior = fit.posterior.shared_posterior()?;
+    let posterior = fit.posterior.posterior()?;
     let r = report(
         "pac_bayes_bound_kl_sparse_split_prior",
         fit.certificate.bound,

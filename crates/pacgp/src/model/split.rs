@@ -13,7 +13,7 @@ use crate::data::{Dataset, Standardizer, TargetScaler};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::loss::RegressionLoss;
-use crate::posterior::{Covariance, GaussianPosterior, Marginals};
+use crate::posterior::{Covariance, GaussianPosterior, Marginals, Prior};
 use crate::prior::split::{RegressionParts, SplitPrior, SplitRecord};
 use crate::prior::split_sparse::{SparseSplitPrior, SparseSplitRecord};
 use crate::spec::{ClassifierHypers, Method, PacPrior};
@@ -90,8 +90,19 @@ fn check_scalers(model: &FittedModel, x: &Standardizer, y: Option<&TargetScaler>
 }
 
 /// The stored posterior must be the one rebuilt from the refitted prior and the record.
+/// A conditioned prior (`P_A`) is checked the same way, down to the GP prior it starts from.
 fn check_posterior(stored: &GaussianPosterior, rebuilt: &GaussianPosterior) -> Result<()> {
     check_kernel("posterior's kernel", stored.kernel(), rebuilt.kernel())?;
+    match (&stored.prior, &rebuilt.prior) {
+        (Prior::Gp(_), Prior::Gp(_)) => {}
+        (Prior::Conditioned(a), Prior::Conditioned(b)) => check_posterior(a, b)?,
+        _ => {
+            return Err(mismatch(
+                "posterior's prior",
+                "it is not the split prior's P_A".into(),
+            ))
+        }
+    }
     let flat = |m: &Mat<f64>| {
         (0..m.ncols())
             .flat_map(|j| (0..m.nrows()).map(move |i| m[(i, j)]))
@@ -167,8 +178,8 @@ fn band_losses(epsilons: &[f64], y_sd: f64) -> Result<Vec<(GibbsLoss, Option<f64
 }
 
 /// A split prior's certificates on part B, one per loss (regression: one per ε; classifiers:
-/// the Gibbs 0-1 loss): Q's KL and marginals on B, the split's choices, plus `ln k` when k
-/// losses are certified at once.
+/// the Gibbs 0-1 loss): Q's `KL(Q‖P_A)` and marginals on B, the split's choices, plus `ln k`
+/// when k losses are certified at once.
 fn certify_on_part_b(
     kl: f64,
     marginals: &Marginals,
@@ -211,12 +222,12 @@ impl FittedModel {
             &[record.noise_a],
             &[prior.noise_a],
         )?;
-        let q = record.posterior_on(prior, &parts)?;
-        check_posterior(&self.posterior, &q.site_posterior()?)?;
+        let q = record.posterior_on(prior, &parts)?.posterior()?;
+        check_posterior(&self.posterior, &q)?;
         certify_on_part_b(
-            q.kl(),
-            q.marginals_on_b(),
-            &q.y_b,
+            q.kl_to_prior(),
+            &q.predict(parts.x_b.as_ref())?,
+            &parts.y_b,
             choices,
             &band_losses(epsilons, parts.y_scaler.sd)?,
             opts,
@@ -278,7 +289,7 @@ impl FittedModel {
             &flat(&prior.sigma_a),
         )?;
         let q = record.posterior_on(prior, &parts)?;
-        check_posterior(&self.posterior, &q.shared_posterior()?)?;
+        check_posterior(&self.posterior, &q.posterior()?)?;
         certify_on_part_b(
             q.kl(),
             q.marginals_on_b(),
@@ -364,11 +375,10 @@ impl FittedModel {
         let q = pa.posterior(&sites)?;
         check_posterior(&self.posterior, &q)?;
         let b = train.subset(&pa.part_b);
-        let marginals = q.predict(pa.xb.as_ref())?;
         let loss = GibbsLoss::Classification(self.gibbs_classifier(opts.predictor)?);
         certify_on_part_b(
-            pa.kl(&sites)?,
-            &marginals,
+            q.kl_to_prior(),
+            &q.predict(pa.xb.as_ref())?,
             &b.y,
             choices,
             &[(loss, None)],

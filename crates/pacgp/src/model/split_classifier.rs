@@ -135,9 +135,10 @@ impl ClassifierSplitRecord {
     /// (parts of both sizes summing to it, one row key per row, t > 0, λ > 0).
     pub fn check(&self, n_train: usize, n_basis: usize) -> std::result::Result<(), String> {
         let n = self.n_a + self.n_b;
-        if self.n_a == 0 || self.n_b == 0 || n != n_train || n != n_basis {
+        if self.n_a == 0 || self.n_b == 0 || n != n_train || n_basis != self.n_b {
             return Err(format!(
-                "parts of {} and {} rows for {n_train} training rows and {n_basis} basis points",
+                "parts of {} and {} rows for {n_train} training rows and {n_basis} basis points \
+                 (Q's basis is part B)",
                 self.n_a, self.n_b
             ));
         }
@@ -186,23 +187,23 @@ impl ClassifierSplitRecord {
         Ok(sample.subset(&self.training_order(sample)?))
     }
 
-    /// The sites of part B in a stored Q (its basis is `A ∪ B` in site form).
+    /// The sites of part B in a stored Q (site form over part B, its prior `P_A`).
     pub fn sites_of_b(&self, q: &GaussianPosterior) -> Result<SiteParams> {
         let Covariance::Sites { sqrt_pi, .. } = &q.cov else {
             return Err(Error::Unsupported(
                 "a split-prior classifier's posterior is in site form".into(),
             ));
         };
-        if q.alpha.len() != self.n_a + self.n_b {
+        if q.alpha.len() != self.n_b {
             return Err(Error::ShapeMismatch {
                 what: "split prior record",
-                expected: format!("{} + {} basis points", self.n_a, self.n_b),
+                expected: format!("{} basis points (part B)", self.n_b),
                 found: format!("{}", q.alpha.len()),
             });
         }
         Ok(SiteParams {
-            alpha: q.alpha[self.n_a..].to_vec(),
-            ln_pi: sqrt_pi[self.n_a..].iter().map(|s| 2.0 * s.ln()).collect(),
+            alpha: q.alpha.clone(),
+            ln_pi: sqrt_pi.iter().map(|s| 2.0 * s.ln()).collect(),
         })
     }
 }

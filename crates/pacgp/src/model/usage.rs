@@ -278,9 +278,8 @@ impl FittedModel {
             self.check_scalers(sample)?;
             let loss = GibbsLoss::Classification(self.gibbs_classifier(r.predictor)?);
             let spec = CertificateSpec::new(r.delta, r.term, std::mem::take(&mut choices));
-            let marginals = self.posterior.predict(xs.as_ref())?;
-            let kl = self.posterior.kl_to_prior();
-            let certificate = Certificate::from_marginals(kl, &marginals, &sample.y, &loss, &spec)?;
+            let certificate =
+                Certificate::of_posterior(&self.posterior, xs.as_ref(), &sample.y, &loss, &spec)?;
             let mut report = CertificateReport::new(certificate, None);
             if let Some(mode) = opts.loo {
                 let loo = self.classifier_loo(xs.as_ref(), &sample.y, mode)?;

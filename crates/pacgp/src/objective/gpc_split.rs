@@ -38,7 +38,7 @@ use crate::inference::laplace::{laplace, LaplaceConfig};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::linalg::{self, Cholesky, JitterPolicy};
-use crate::posterior::{Covariance, GaussianPosterior, Marginals};
+use crate::posterior::{Covariance, GaussianPosterior, Prior};
 
 use crate::select::Menu;
 
@@ -127,57 +127,6 @@ pub struct SplitPriorFit {
     pub prior_kernel: Kernel,
 }
 
-/// `P_A` on the rows of `xb`: its mean and covariance there, and what Q's joint form needs.
-struct PriorFromA {
-    prior: LatentPrior,
-    /// `√W_A` and `α_A` of the Laplace posterior on A.
-    post_a: GaussianPosterior,
-    /// `R_A K_AB` (N_A×N_B), `R_A = Π½B⁻¹Π½` of the sites of A.
-    r_kab: Mat<f64>,
-}
-
-/// The Laplace posterior on A and its mean and covariance at `xb` (spec §5 item 3).
-fn prior_from_a(post_a: GaussianPosterior, xb: MatRef<'_, f64>) -> Result<PriorFromA> {
-    let Covariance::Sites { sqrt_pi, chol_b } = &post_a.cov else {
-        return Err(Error::Unsupported("P_A must be in site form".into()));
-    };
-    let kab = post_a.kernel().cross(post_a.basis.as_ref(), xb);
-    let mut v = kab.clone();
-    for j in 0..v.ncols() {
-        for i in 0..v.nrows() {
-            v[(i, j)] *= sqrt_pi[i];
-        }
-    }
-    chol_b.solve_lower_in_place(v.as_mut());
-    let mut cov = post_a.kernel().gram(xb) - v.transpose() * &v;
-    let nb = xb.nrows();
-    for j in 0..nb {
-        for i in 0..j {
-            cov[(i, j)] = cov[(j, i)];
-        }
-    }
-    // R_A K_AB = Π½ L⁻ᵀ (L⁻¹ Π½ K_AB).
-    let mut r_kab = v;
-    chol_b.solve_upper_in_place(r_kab.as_mut());
-    for j in 0..nb {
-        for i in 0..r_kab.nrows() {
-            r_kab[(i, j)] *= sqrt_pi[i];
-        }
-    }
-    let mean = post_a.predict(xb)?.mean;
-    // K_A is a difference of matrices of the prior's scale: its round-off is relative to that.
-    let scale = post_a.kernel().diag(xb).into_iter().fold(0.0, f64::max);
-    Ok(PriorFromA {
-        prior: LatentPrior {
-            mean,
-            cov,
-            round_off: super::pac_gpc::ROUND_OFF * scale,
-        },
-        post_a,
-        r_kab,
-    })
-}
-
 /// The Laplace posterior of `y` under the prior `N(m₀, K₀)`: Newton on
 /// `Ψ(a) = −½aᵀK₀a + Σ ln p(y_i | m₀ + K₀a)` (GPML Alg. 3.1 with the offset `m₀`), step
 /// halving; returns the sites `α = a = ∇ln p(f̂)`, `π = W(f̂)`.
@@ -256,62 +205,20 @@ fn lerp(x: &[f64], z: &[f64], t: f64) -> Vec<f64> {
     x.iter().zip(z).map(|(x, z)| x + t * (z - x)).collect()
 }
 
-/// Q as the shared posterior over `A ∪ B`: sites `[√W_A; √π_B]`, mean weights
-/// `[α_A − R_A K_AB α_B; α_B]` (so `μ(x) = μ_A(x) + k_A(x, X_B)α_B`).
-fn joint_posterior(
-    from_a: &PriorFromA,
+/// Q: the conditioned prior `P_A` updated by `sites` on the rows of `xb` (site form over
+/// part B), the certificate's posterior; its `B` factor is the site evaluation's.
+fn posterior_on_b(
+    prior: &Prior,
     xb: MatRef<'_, f64>,
     sites: &SiteParams,
-) -> Result<GaussianPosterior> {
-    let Covariance::Sites { sqrt_pi: sa, .. } = &from_a.post_a.cov else {
-        return Err(Error::Unsupported("P_A must be in site form".into()));
-    };
-    let pa = &from_a.post_a;
-    let (na, nb) = (pa.basis.nrows(), xb.nrows());
-    let basis = Mat::from_fn(na + nb, xb.ncols(), |i, j| {
-        if i < na {
-            pa.basis[(i, j)]
-        } else {
-            xb[(i - na, j)]
-        }
-    });
-    let correction = linalg::mat_vec(&from_a.r_kab, &sites.alpha);
-    let mut alpha: Vec<f64> = (0..na).map(|i| pa.alpha[i] - correction[i]).collect();
-    alpha.extend(&sites.alpha);
-    let mut sqrt_pi = sa.clone();
-    sqrt_pi.extend(sites.sqrt_pi());
-    let k = pa.kernel().gram(basis.as_ref());
-    let chol_b = Cholesky::factor_filled(
-        na + nb,
-        linalg::fill_site_b(&k, &sqrt_pi, 0.0),
-        None,
-        &JitterPolicy::default(),
-        "I + Π½KΠ½ of the split-prior posterior",
-    )?;
-    Ok(GaussianPosterior::sites(
-        pa.kernel().clone(),
-        basis,
-        alpha,
-        sqrt_pi,
-        chol_b,
-    ))
-}
-
-/// The certificate of sites against `P_A` on part B: KL from the site evaluation, marginals
-/// from Q itself.
-fn certificate_on_b(
     e: &SiteEvaluation,
-    marginals: &Marginals,
-    yb: &[f64],
-    classifier: GibbsClassifier,
-    spec: &CertificateSpec,
-) -> Result<Certificate> {
-    Certificate::from_marginals(
-        e.kl,
-        marginals,
-        yb,
-        &GibbsLoss::Classification(classifier),
-        spec,
+) -> GaussianPosterior {
+    GaussianPosterior::sites(
+        prior.clone(),
+        xb.to_owned(),
+        sites.alpha.clone(),
+        e.sqrt_pi.clone(),
+        e.chol_b.clone(),
     )
 }
 
@@ -388,8 +295,10 @@ pub struct PartAPrior {
     pub scale: f64,
     /// The mean scale s.
     pub mean_scale: f64,
-    /// `P_A` on B, with what Q's joint form needs.
-    from_a: PriorFromA,
+    /// `P_A`: the (scaled) posterior of part A as the prior.
+    pub prior: Prior,
+    /// `P_A`'s mean and covariance on part B, what the sites of B are fitted against.
+    latent: LatentPrior,
     /// The inequalities the certificate may use (Catoni's λ from A, a grid of λ, or the
     /// configured term), with the price of choosing among them.
     lambdas: Menu<ConfidenceTerm>,
@@ -403,14 +312,10 @@ impl PartAPrior {
         self.lambdas.items.first().and_then(|t| t.catoni_lambda())
     }
 
-    /// Q: `P_A` updated by `sites` on part B, as the shared posterior over `A ∪ B`.
+    /// Q: `P_A` updated by `sites` on part B (site form over B).
     pub fn posterior(&self, sites: &SiteParams) -> Result<GaussianPosterior> {
-        joint_posterior(&self.from_a, self.xb.as_ref(), sites)
-    }
-
-    /// `KL(Q‖P_A)` of `sites` on part B.
-    pub fn kl(&self, sites: &SiteParams) -> Result<f64> {
-        Ok(SiteEvaluation::new(&self.from_a.prior, sites)?.kl)
+        let e = SiteEvaluation::new(&self.latent, sites)?;
+        Ok(posterior_on_b(&self.prior, self.xb.as_ref(), sites, &e))
     }
 }
 
@@ -471,10 +376,8 @@ pub fn part_a_prior(
         ),
     };
     let post_a = &posts_a[kernel_ix];
-    let from_a = prior_from_a(
-        scaled_prior_with_mean(post_a, scale, mean_scale)?,
-        xb.as_ref(),
-    )?;
+    let prior = Prior::conditioned(scaled_prior_with_mean(post_a, scale, mean_scale)?);
+    let latent = LatentPrior::of(&prior, xb.as_ref());
     let mut choices = vec![PenaltyTerm {
         what: format!(
             "prior: {} posterior on part A ({na} of {n} points, fraction {fraction}{}, seed {}), θ by ML-II on A",
@@ -502,7 +405,8 @@ pub fn part_a_prior(
         scale,
         mean_scale,
         lambdas: catoni_lambdas(cfg, nested.as_ref())?,
-        from_a,
+        prior,
+        latent,
         choices,
     })
 }
@@ -530,20 +434,20 @@ fn fit_fraction(
         cfg,
     )?;
     let b = train.subset(&pa.part_b);
-    let (from_a, xb) = (&pa.from_a, &pa.xb);
+    let (latent, xb) = (&pa.latent, &pa.xb);
     let mut choices = vec![menu_choice.clone()];
     choices.extend(pa.choices.iter().cloned());
     let terms = &pa.lambdas;
     let term_price = terms.price();
-    let start = laplace_with_prior_mean(&from_a.prior, lik, &b.y, &cfg.bound.laplace)?;
+    let start = laplace_with_prior_mean(latent, lik, &b.y, &cfg.bound.laplace)?;
+    let loss = GibbsLoss::Classification(classifier);
     let certify = |sites: &SiteParams, term: ConfidenceTerm| {
         let mut all = choices.clone();
         all.push(term_price.clone());
         let spec = CertificateSpec::new(cfg.bound.delta, term, all);
-        let e = SiteEvaluation::new(&from_a.prior, sites)?;
-        let q = joint_posterior(from_a, xb.as_ref(), sites)?;
-        let m = q.predict(xb.as_ref())?;
-        let c = certificate_on_b(&e, &m, &b.y, classifier, &spec)?;
+        let e = SiteEvaluation::new(latent, sites)?;
+        let q = posterior_on_b(&pa.prior, xb.as_ref(), sites, &e);
+        let c = Certificate::of_posterior(&q, xb.as_ref(), &b.y, &loss, &spec)?;
         Ok::<_, Error>((q, c))
     };
     let optimise = |term: ConfidenceTerm, from: &SiteParams| {
@@ -553,8 +457,15 @@ fn fit_fraction(
             penalty: menu_choice.nats + term_price.nats,
             kind: cfg.bound.kind,
         };
-        let prior = from_a.prior.clone();
-        optimise_sites(prior, &b.y, classifier, bound, from, &cfg.bound.lbfgs).map(|r| r.0)
+        optimise_sites(
+            latent.clone(),
+            &b.y,
+            classifier,
+            bound,
+            from,
+            &cfg.bound.lbfgs,
+        )
+        .map(|r| r.0)
     };
     // The middle λ's sites; with a grid, every λ is scored on them and the best re-optimised.
     let mut term = terms.items[terms.len() / 2];
@@ -729,13 +640,13 @@ fn nested_estimate(
         "on a nested split of part A",
     );
     let chosen = menu.by_bound(|&(kernel, scale, mean_scale), _| {
-        let prior1 = scaled_prior_with_mean(&posts1[kernel], scale, mean_scale)?;
-        let from1 = prior_from_a(prior1, a2.x.as_ref())?;
-        let start = laplace_with_prior_mean(&from1.prior, lik, &a2.y, &cfg.bound.laplace)?;
-        let prior = from1.prior.clone();
+        let prior1 =
+            Prior::conditioned(scaled_prior_with_mean(&posts1[kernel], scale, mean_scale)?);
+        let latent1 = LatentPrior::of(&prior1, a2.x.as_ref());
+        let start = laplace_with_prior_mean(&latent1, lik, &a2.y, &cfg.bound.laplace)?;
         let lbfgs = &cfg.bound.lbfgs;
-        let (sites, _) = optimise_sites(prior, &a2.y, classifier, bound, &start, lbfgs)?;
-        let e = SiteEvaluation::new(&from1.prior, &sites)?;
+        let (sites, _) = optimise_sites(latent1.clone(), &a2.y, classifier, bound, &start, lbfgs)?;
+        let e = SiteEvaluation::new(&latent1, &sites)?;
         let loss = GibbsLoss::Classification(classifier);
         let est = NestedEstimate {
             kernel,
@@ -873,23 +784,23 @@ mod tests {
             &Default::default(),
         )
         .unwrap();
-        let base = prior_from_a(fit.posterior.clone(), xs.x.as_ref()).unwrap();
+        let on = |p: GaussianPosterior| LatentPrior::of(&Prior::conditioned(p), xs.x.as_ref());
+        let base = on(fit.posterior.clone());
         let t = 0.3;
-        let scaled = prior_from_a(scaled_prior(&fit.posterior, t).unwrap(), xs.x.as_ref()).unwrap();
+        let scaled = on(scaled_prior(&fit.posterior, t).unwrap());
         for i in 0..10 {
-            assert!((scaled.prior.mean[i] - base.prior.mean[i]).abs() < 1e-10);
+            assert!((scaled.mean[i] - base.mean[i]).abs() < 1e-10);
             for j in 0..10 {
-                let want = t * base.prior.cov[(i, j)];
-                assert!((scaled.prior.cov[(i, j)] - want).abs() < 1e-10);
+                let want = t * base.cov[(i, j)];
+                assert!((scaled.cov[(i, j)] - want).abs() < 1e-10);
             }
         }
         assert!(scaled_prior(&fit.posterior, 0.0).is_err());
         let s = 1.7;
-        let both = scaled_prior_with_mean(&fit.posterior, t, s).unwrap();
-        let both = prior_from_a(both, xs.x.as_ref()).unwrap();
+        let both = on(scaled_prior_with_mean(&fit.posterior, t, s).unwrap());
         for i in 0..10 {
-            assert!((both.prior.mean[i] - s * base.prior.mean[i]).abs() < 1e-10);
-            assert!((both.prior.cov[(i, i)] - t * base.prior.cov[(i, i)]).abs() < 1e-10);
+            assert!((both.mean[i] - s * base.mean[i]).abs() < 1e-10);
+            assert!((both.cov[(i, i)] - t * base.cov[(i, i)]).abs() < 1e-10);
         }
         let mut cfg = SplitPriorConfig::new(SplitFraction::Fixed(0.5), 1);
         cfg.bound.lbfgs.max_iter = 30;
@@ -957,10 +868,10 @@ mod tests {
         }
     }
 
-    /// Q's joint form over A ∪ B has q's marginals on B; `P_A`'s mean and covariance at B
-    /// equal those of the Laplace posterior on A; the KL against `P_A` equals the dense
-    /// Gaussian KL `KL(N(m_q, S_q) ‖ N(μ_A, K_A))` with `S_q` the joint posterior's covariance
-    /// on B computed by dense inverses of the full site form.
+    /// Q, `P_A` updated on B, has q's marginals on B; `P_A`'s mean and covariance at B equal
+    /// those of the Laplace posterior on A; the site evaluation's KL and Q's `KL(Q‖P_A)`
+    /// equal the dense Gaussian KL `KL(N(m_q, S_q) ‖ N(μ_A, K_A))` with `S_q` and `K_A` the B
+    /// blocks of the full site form over A ∪ B computed by dense inverses.
     #[test]
     fn kl_against_the_part_a_prior_matches_brute_force() {
         let d = toy(24);
@@ -971,36 +882,47 @@ mod tests {
         let k = Kernel::se_iso(0.9, 1.5);
         let lik = Likelihood::probit();
         let fit_a = laplace(&k, &lik, xa.x.as_ref(), &xa.y, &Default::default()).unwrap();
-        let from_a = prior_from_a(fit_a.posterior.clone(), xb.x.as_ref()).unwrap();
+        let prior = Prior::conditioned(fit_a.posterior.clone());
+        let latent = LatentPrior::of(&prior, xb.x.as_ref());
         let pa = fit_a.posterior.predict(xb.x.as_ref()).unwrap();
         for i in 0..12 {
-            assert!((from_a.prior.cov[(i, i)] - pa.var[i]).abs() < 1e-12);
-            assert!((from_a.prior.mean[i] - pa.mean[i]).abs() < 1e-12);
+            assert!((latent.cov[(i, i)] - pa.var[i]).abs() < 1e-12);
+            assert!((latent.mean[i] - pa.mean[i]).abs() < 1e-12);
         }
         let sites = SiteParams {
             alpha: (0..12).map(|i| 0.2 * (i as f64).sin()).collect(),
             ln_pi: (0..12).map(|i| 0.4 * i as f64 - 2.0).collect(),
         };
-        let e = SiteEvaluation::new(&from_a.prior, &sites).unwrap();
-        let q = joint_posterior(&from_a, xb.x.as_ref(), &sites).unwrap();
+        let e = SiteEvaluation::new(&latent, &sites).unwrap();
+        let q = posterior_on_b(&prior, xb.x.as_ref(), &sites, &e);
         let m = q.predict(xb.x.as_ref()).unwrap();
         for i in 0..12 {
             assert!((m.mean[i] - e.marginals.mean[i]).abs() < 1e-10);
             assert!((m.var[i] - e.marginals.var[i]).abs() < 1e-10);
         }
-        // Brute force: the full 24×24 site form, Σ = (K⁻¹ + Π)⁻¹, m = K α_joint, then the
-        // B block against the prior's B block (K_A computed as (K⁻¹ + Π_A)⁻¹ restricted to B).
+        assert!((q.kl_to_prior() - e.kl).abs() < 1e-10);
+        // Brute force: the full 24×24 site form over A ∪ B, Σ = (K⁻¹ + Π)⁻¹, with Π the sites
+        // of A (Laplace's) and of B, its B block against the prior's B block (K_A computed as
+        // (K⁻¹ + Π_A)⁻¹ restricted to B); the mean of q on B from P_A's mean and K_A α_B.
         let none = JitterPolicy::none();
-        let mut kfull = k.gram(q.basis.as_ref());
+        let full = Mat::from_fn(24, 2, |i, j| {
+            if i < 12 {
+                xa.x[(i, j)]
+            } else {
+                xb.x[(i - 12, j)]
+            }
+        });
+        let mut kfull = k.gram(full.as_ref());
         for i in 0..24 {
             kfull[(i, i)] += 1e-10;
         }
         let kinv = Cholesky::factor(kfull.as_ref(), &none, "K")
             .unwrap()
             .inverse();
-        let Covariance::Sites { sqrt_pi, .. } = &q.cov else {
+        let Covariance::Sites { sqrt_pi: sa, .. } = &fit_a.posterior.cov else {
             panic!()
         };
+        let sqrt_pi: Vec<f64> = sa.iter().cloned().chain(sites.sqrt_pi()).collect();
         let block = |pi_b: bool| -> Mat<f64> {
             let mut p = kinv.clone();
             for i in 0..24 {
@@ -1012,8 +934,9 @@ mod tests {
             Mat::from_fn(12, 12, |i, j| s[(12 + i, 12 + j)])
         };
         let (sq, ka) = (block(true), block(false));
-        let mq: Vec<f64> = linalg::mat_vec(&kfull, &q.alpha)[12..].to_vec();
-        let ma = &from_a.prior.mean;
+        let ma = &latent.mean;
+        let ka_alpha = linalg::mat_vec(&ka, &sites.alpha);
+        let mq: Vec<f64> = (0..12).map(|i| ma[i] + ka_alpha[i]).collect();
         let ka_inv = Cholesky::factor(ka.as_ref(), &none, "KA")
             .unwrap()
             .inverse();

@@ -41,7 +41,7 @@ use crate::likelihood::Likelihood;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::gibbs_error_point;
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
-use crate::posterior::{Covariance, GaussianPosterior, Marginals};
+use crate::posterior::{Covariance, GaussianPosterior, Marginals, Prior};
 use crate::select::Menu;
 use crate::special::normal_pdf;
 
@@ -69,10 +69,20 @@ pub const ROUND_OFF: f64 = 1e-8;
 impl LatentPrior {
     /// The zero-mean GP prior `N(0, K_θ(X, X))` of a kernel at the rows of `x`.
     pub fn of_kernel(kernel: &Kernel, x: MatRef<'_, f64>) -> Self {
-        let cov = kernel.gram(x);
-        let scale = (0..cov.nrows()).map(|i| cov[(i, i)]).fold(0.0, f64::max);
+        Self::of(&Prior::Gp(kernel.clone()), x)
+    }
+
+    /// A prior's mean and covariance at the rows of `x` (inputs of the prior's kernel), with
+    /// the round-off of a covariance computed from its kernel.
+    pub fn of(prior: &Prior, x: MatRef<'_, f64>) -> Self {
+        let cov = prior.gram_at(x);
+        let scale = match prior {
+            Prior::Gp(_) => (0..cov.nrows()).map(|i| cov[(i, i)]).fold(0.0, f64::max),
+            // A conditioned covariance is a difference of matrices of the kernel's scale.
+            Prior::Conditioned(_) => prior.variance_scale(x),
+        };
         Self {
-            mean: vec![0.0; x.nrows()],
+            mean: prior.mean_at(x),
             cov,
             round_off: ROUND_OFF * scale,
         }

@@ -106,7 +106,7 @@ impl TryFrom<PosteriorFile> for GaussianPosterior {
         if kernel.params().iter().any(|t| !t.is_finite()) {
             return Err("a kernel hyperparameter is not finite".into());
         }
-        if let Prior::Conditioned { on, .. } = &prior {
+        if let Prior::Conditioned(on) = &prior {
             if on.basis.ncols() != f.basis.ncols() {
                 return Err("the conditioned prior's inputs are not the basis's".into());
             }

@@ -195,7 +195,7 @@ impl GaussianPosterior {
             return Err(bad("a kernel hyperparameter is not finite".into()));
         }
         kernel.check_input_dim(self.basis.ncols())?;
-        if let Prior::Conditioned { on, .. } = &self.prior {
+        if let Prior::Conditioned(on) = &self.prior {
             if on.basis.ncols() != self.basis.ncols() {
                 return Err(bad(
                     "the conditioned prior's inputs are not the basis's".into()
@@ -306,6 +306,26 @@ impl GaussianPosterior {
                 for i in 0..c.nrows() {
                     c[(i, j)] -= sign * p[(i, j)];
                 }
+            }
+        }
+        c
+    }
+
+    /// The posterior covariance matrix of the rows of `x` on inputs already checked:
+    /// `K_P(x,x) − Σ_j s_j A_jᵀA_j`, its lower triangle copied to the upper.
+    pub(crate) fn covariance_gram_at(&self, x: MatRef<'_, f64>) -> Mat<f64> {
+        let mut c = self.prior.gram_at(x);
+        for (sign, a) in self.projections(self.prior.cross_at(self.basis.as_ref(), x)) {
+            let p = a.transpose() * &a;
+            for j in 0..c.ncols() {
+                for i in 0..c.nrows() {
+                    c[(i, j)] -= sign * p[(i, j)];
+                }
+            }
+        }
+        for j in 0..c.ncols() {
+            for i in 0..j {
+                c[(i, j)] = c[(j, i)];
             }
         }
         c

@@ -1,10 +1,10 @@
 //! The prior of a posterior: the GP prior `GP(0, k)`, or a conditioned prior — a GP posterior
-//! used as the prior, as the data-dependent split prior does (`P_A`, the posterior of part A
-//! of the sample, with its covariance scaled by t and its mean by s: `GP(s·μ_A, t·k_A)`).
-//! Every posterior is its prior updated at a basis set, so prediction and `KL(Q‖P)` need only
-//! the prior's mean and covariance functions, written here once. (The SVM's posterior, the
-//! prior shifted to mean `μ·f_SVM`, is the GP prior updated with zero site precisions:
-//! [`super::GaussianPosterior::shifted`].)
+//! used as the prior, as the data-dependent split prior does (`P_A`, the posterior of part A of
+//! the sample; a covariance scale t or mean scale s is the posterior's own, e.g. the posterior of
+//! the prior `t·k`). Every posterior is its prior updated at a basis set, so prediction and
+//! `KL(Q‖P)` need only the prior's mean and covariance functions, written here once. (The
+//! SVM's posterior, the prior shifted to mean `μ·f_SVM`, is the GP prior updated with zero site
+//! precisions: [`super::GaussianPosterior::shifted`].)
 
 use faer::{Mat, MatRef};
 use serde::{Deserialize, Serialize};
@@ -19,15 +19,8 @@ use crate::kernel::Kernel;
 pub enum Prior {
     /// `GP(0, k)`.
     Gp(Kernel),
-    /// `GP(s·μ_A, t·k_A)`: the mean and covariance of the posterior `on`, scaled.
-    Conditioned {
-        /// The posterior used as the prior (over the GP prior of its kernel).
-        on: Box<GaussianPosterior>,
-        /// The covariance scale t > 0.
-        scale: f64,
-        /// The mean scale s.
-        mean_scale: f64,
-    },
+    /// The mean and covariance of a posterior (over the GP prior of its kernel).
+    Conditioned(Box<GaussianPosterior>),
 }
 
 impl From<Kernel> for Prior {
@@ -37,27 +30,16 @@ impl From<Kernel> for Prior {
 }
 
 impl Prior {
-    /// The conditioned prior `GP(s·μ, t·k_Q)` of the posterior `on`.
-    pub fn conditioned(on: GaussianPosterior, scale: f64, mean_scale: f64) -> Result<Self> {
-        if !(scale > 0.0 && scale.is_finite() && mean_scale.is_finite()) {
-            return Err(Error::InvalidParameter {
-                name: "conditioned prior scale",
-                value: scale,
-                reason: "the covariance scale must be positive and finite, the mean scale finite",
-            });
-        }
-        Ok(Prior::Conditioned {
-            on: Box::new(on),
-            scale,
-            mean_scale,
-        })
+    /// The prior that is the posterior `on`.
+    pub fn conditioned(on: GaussianPosterior) -> Self {
+        Prior::Conditioned(Box::new(on))
     }
 
     /// The kernel the prior is built on (a conditioned prior: its posterior's).
     pub fn kernel(&self) -> &Kernel {
         match self {
             Prior::Gp(k) => k,
-            Prior::Conditioned { on, .. } => on.kernel(),
+            Prior::Conditioned(on) => on.kernel(),
         }
     }
 
@@ -92,14 +74,17 @@ impl Prior {
         Ok(self.gram_at(x))
     }
 
+    /// The largest variance of the kernel the prior is built on at the rows of `x`: the scale
+    /// of the round-off in a covariance computed from it.
+    pub fn variance_scale(&self, x: MatRef<'_, f64>) -> f64 {
+        self.kernel().diag(x).into_iter().fold(0.0, f64::max)
+    }
+
     /// [`Prior::mean`] on inputs already checked.
     pub(crate) fn mean_at(&self, x: MatRef<'_, f64>) -> Vec<f64> {
         match self {
             Prior::Gp(_) => vec![0.0; x.nrows()],
-            Prior::Conditioned { on, mean_scale, .. } => {
-                let m = on.predict_at(x).mean;
-                m.into_iter().map(|v| mean_scale * v).collect()
-            }
+            Prior::Conditioned(on) => on.predict_at(x).mean,
         }
     }
 
@@ -107,15 +92,7 @@ impl Prior {
     pub(crate) fn cross_at(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>) -> Mat<f64> {
         match self {
             Prior::Gp(k) => k.cross(x, z),
-            Prior::Conditioned { on, scale, .. } => {
-                let mut c = on.covariance_at(x, z);
-                for j in 0..c.ncols() {
-                    for i in 0..c.nrows() {
-                        c[(i, j)] *= scale;
-                    }
-                }
-                c
-            }
+            Prior::Conditioned(on) => on.covariance_at(x, z),
         }
     }
 
@@ -123,12 +100,7 @@ impl Prior {
     pub(crate) fn diag_at(&self, x: MatRef<'_, f64>) -> Vec<f64> {
         match self {
             Prior::Gp(k) => k.diag(x),
-            Prior::Conditioned { on, scale, .. } => on
-                .predict_at(x)
-                .var
-                .into_iter()
-                .map(|v| scale * v)
-                .collect(),
+            Prior::Conditioned(on) => on.predict_at(x).var,
         }
     }
 
@@ -136,43 +108,21 @@ impl Prior {
     pub(crate) fn gram_at(&self, x: MatRef<'_, f64>) -> Mat<f64> {
         match self {
             Prior::Gp(k) => k.gram(x),
-            Prior::Conditioned { .. } => {
-                let mut c = self.cross_at(x, x);
-                for j in 0..c.ncols() {
-                    for i in 0..j {
-                        let v = 0.5 * (c[(i, j)] + c[(j, i)]);
-                        c[(i, j)] = v;
-                        c[(j, i)] = v;
-                    }
-                }
-                c
-            }
+            Prior::Conditioned(on) => on.covariance_gram_at(x),
         }
     }
 
-    /// Consistency of a prior read from a file: a conditioned prior's scales, and its
+    /// Consistency of a prior read from a file: a conditioned prior is conditioned on a
     /// posterior over the GP prior of its kernel (one level of conditioning).
     pub(crate) fn validate(&self) -> Result<()> {
-        if let Prior::Conditioned {
-            on,
-            scale,
-            mean_scale,
-        } = self
-        {
-            if !(*scale > 0.0 && scale.is_finite() && mean_scale.is_finite()) {
-                return Err(Error::Numerical {
-                    what: "stored posterior",
-                    message: format!(
-                        "conditioned prior scales t = {scale}, s = {mean_scale} (t must be positive, both finite)"
-                    ),
-                });
-            }
+        if let Prior::Conditioned(on) = self {
             if !matches!(on.prior, Prior::Gp(_)) {
                 return Err(Error::Numerical {
                     what: "stored posterior",
                     message: "a conditioned prior is conditioned on a GP posterior".into(),
                 });
             }
+            on.validate()?;
         }
         Ok(())
     }

@@ -733,65 +733,81 @@ impl SplitPosterior {
     }
 }
 
-impl SplitPosterior {
-    /// Q as the shared [`GaussianPosterior`] in site form over the basis `[X_A; X_B]` with the
-    /// prior kernel k_θA, exact when s = 1: mean weights `(K + N_m)⁻¹ y` and site precisions
-    /// `1/σ_A²` on A, `1/σ_v²` on B (`N_m`, `N_v` the noise diagonals; spec §3.2). For s ≠ 1
-    /// Q's covariance is a mixture that this form cannot hold: an error.
-    pub fn site_posterior(&self) -> Result<GaussianPosterior> {
-        if self.params.scale != 1.0 {
-            return Err(Error::Unsupported(format!(
-                "the split-prior posterior with covariance scale s = {} has no site form (fit with s fixed at 1)",
-                self.params.scale
-            )));
-        }
-        let (na, nb) = (self.prior.x_a.nrows(), self.x_b.nrows());
-        let d = self.x_b.ncols();
-        let basis = Mat::from_fn(na + nb, d, |i, j| {
-            if i < na {
-                self.prior.x_a[(i, j)]
-            } else {
-                self.x_b[(i - na, j)]
-            }
-        });
-        let y: Vec<f64> = self.prior.y_a.iter().chain(&self.y_b).cloned().collect();
-        let k = self.prior.kernel.gram(basis.as_ref());
-        let (on_b_mean, on_b_cov) = match &self.point_noise {
-            Some(pn) => (pn.mean.clone(), pn.cov.clone()),
-            None => (
-                vec![self.params.noise_mean; nb],
-                vec![self.params.noise_cov; nb],
-            ),
-        };
-        let noise = |i: usize, b: &[f64]| {
-            if i < na {
-                self.prior.noise_a
-            } else {
-                b[i - na]
-            }
-        };
-        let mut cm = k.clone();
-        for i in 0..na + nb {
-            cm[(i, i)] += noise(i, &on_b_mean);
-        }
-        let alpha =
-            Cholesky::factor(cm.as_ref(), &JitterPolicy::default(), "K + N_m")?.solve_vec(&y);
-        let sqrt_pi: Vec<f64> = (0..na + nb)
-            .map(|i| 1.0 / noise(i, &on_b_cov).sqrt())
-            .collect();
+impl SplitPrior {
+    /// P_A as the shared posterior: the exact GP posterior of part A (site precisions
+    /// `1/σ_A²`, mean weights `(K_AA + σ_A²I)⁻¹y_A`), to be the prior of Q.
+    pub fn posterior(&self) -> Result<GaussianPosterior> {
+        let n = self.y_a.len();
+        let sqrt_pi = vec![1.0 / self.noise_a.sqrt(); n];
+        let k = self.kernel.gram(self.x_a.as_ref());
         let chol_b = Cholesky::factor_filled(
-            na + nb,
+            n,
             linalg::fill_site_b(&k, &sqrt_pi, 0.0),
             None,
             &JitterPolicy::default(),
-            "I + Π½KΠ½ of the split-prior posterior",
+            "I + K_AA/σ_A² of the split prior",
         )?;
         Ok(GaussianPosterior::sites(
-            self.prior.kernel.clone(),
-            basis,
-            alpha,
+            self.kernel.clone(),
+            self.x_a.clone(),
+            self.alpha_a.clone(),
             sqrt_pi,
             chol_b,
+        ))
+    }
+}
+
+impl SplitPosterior {
+    /// Q as the shared [`GaussianPosterior`]: P_A (the posterior of part A) updated on part
+    /// B with mean weights `α = C_m⁻¹(y_B − μ_A)` and covariance `s(K_A − K_A C_v⁻¹ K_A)` —
+    /// site precisions `1/σ_v²` (or `1/λ_v,i`) when s = 1, the dense form otherwise. Its
+    /// `KL(Q‖P_A)` and marginals are the shared posterior's (the certificate's).
+    pub fn posterior(&self) -> Result<GaussianPosterior> {
+        let prior = crate::posterior::Prior::conditioned(self.prior.posterior()?);
+        let nb = self.x_b.nrows();
+        let on_b_cov = match &self.point_noise {
+            Some(pn) => pn.cov.clone(),
+            None => vec![self.params.noise_cov; nb],
+        };
+        let ka = &self.prior_b.cov;
+        if self.params.scale == 1.0 {
+            let sqrt_pi: Vec<f64> = on_b_cov.iter().map(|v| 1.0 / v.sqrt()).collect();
+            let chol_b = Cholesky::factor_filled(
+                nb,
+                linalg::fill_site_b(ka, &sqrt_pi, 0.0),
+                None,
+                &JitterPolicy::default(),
+                "I + Π½K_AΠ½ of the split-prior posterior",
+            )?;
+            return Ok(GaussianPosterior::sites(
+                prior,
+                self.x_b.clone(),
+                self.alpha.clone(),
+                sqrt_pi,
+                chol_b,
+            ));
+        }
+        // Σ = s(K_A − K_A C_v⁻¹ K_A) = s·K_A (K_A + Λ_v)⁻¹ Λ_v.
+        let cv = factor_plus_diag(ka, &on_b_cov, "K_A + Λ_v")?;
+        let mut w = ka.clone();
+        cv.solve_lower_in_place(w.as_mut());
+        let mut sigma = ka - w.transpose() * &w;
+        for j in 0..nb {
+            for i in 0..nb {
+                sigma[(i, j)] *= self.params.scale;
+            }
+            for i in 0..j {
+                sigma[(i, j)] = sigma[(j, i)];
+            }
+        }
+        let chol_ka = Cholesky::factor(ka.as_ref(), &JitterPolicy::default(), "K_A")?;
+        let chol_sigma = Cholesky::factor(sigma.as_ref(), &JitterPolicy::default(), "Σ of Q")?;
+        Ok(GaussianPosterior::dense(
+            prior,
+            self.x_b.clone(),
+            self.alpha.clone(),
+            chol_ka,
+            chol_sigma,
         ))
     }
 }
@@ -954,9 +970,9 @@ fn fit_fraction(
     }
     let spec = spec_of(term);
     let posterior = SplitPosterior::new(prior, x_b, y_b, params)?;
-    let certificate = Certificate::from_marginals(
-        posterior.kl(),
-        posterior.marginals_on_b(),
+    let certificate = Certificate::of_posterior(
+        &posterior.posterior()?,
+        posterior.x_b.as_ref(),
         &posterior.y_b,
         &GibbsLoss::Regression(loss),
         &spec,
@@ -1094,9 +1110,9 @@ pub fn free_split_point_noise(
         noise,
     )?;
     let spec = CertificateSpec::new(cfg.delta, term, c.penalty_terms.clone());
-    let certificate = Certificate::from_marginals(
-        posterior.kl(),
-        posterior.marginals_on_b(),
+    let certificate = Certificate::of_posterior(
+        &posterior.posterior()?,
+        posterior.x_b.as_ref(),
         &posterior.y_b,
         &GibbsLoss::Regression(loss),
         &spec,

@@ -238,8 +238,12 @@ impl SparseSplitPosterior {
         &self.marginals_b
     }
 
-    /// Q as the shared posterior (dense form over Z): `α = K_uu⁻¹a`, covariance Σ of u.
-    pub fn shared_posterior(&self) -> Result<GaussianPosterior> {
+    /// Q as the shared posterior, over the GP prior (dense form over Z): `α = K_uu⁻¹a`,
+    /// covariance Σ of u. Not expressed with `P_A` as a conditioned prior: `P_A` and Q are
+    /// distributions of `u = f(Z) + jitter`, not of `f(Z)`, so that form would be off by the
+    /// `K_uu` jitter; Q's certificate uses its u-space [`kl`](Self::kl) and the exact
+    /// [`marginals_on_b`](Self::marginals_on_b), which this form predicts.
+    pub fn posterior(&self) -> Result<GaussianPosterior> {
         let alpha = self.prior.chol_kuu.solve_vec(&self.a);
         let chol_sigma = Cholesky::factor(self.sigma.as_ref(), &JitterPolicy::default(), "Σ")?;
         Ok(GaussianPosterior::dense(
