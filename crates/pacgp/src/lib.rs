@@ -16,6 +16,7 @@
 //! - [`threads`]: worker-thread requests resolved the same way for every front end;
 //! - [`objective`], [`optim`]: training criteria (PAC-GP) and their minimisation (L-BFGS);
 //! - [`spec`]: what a fit is (method, options, δ, seed), checked once;
+//! - [`plan`]: what a spec makes short of fitting (likelihood, inference method, menus, prices);
 //! - [`fit`]: the fitting pipelines, one entry point from a checked spec to a fitted model;
 //! - [`model`]: fitted models as files: predict, evaluate, certify (prices re-derived from the spec);
 //! - [`metrics`]: test-set metrics; [`selective`]: risk–coverage curves for selective classification;
@@ -38,6 +39,7 @@ pub mod metrics;
 pub mod model;
 pub mod objective;
 pub mod optim;
+pub mod plan;
 pub mod posterior;
 pub mod prior;
 pub mod regression;

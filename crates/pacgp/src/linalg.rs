@@ -153,6 +153,38 @@ impl Cholesky {
         )
     }
 
+    /// [`Cholesky::factor`] of `a + diag(d)` with `d_i = diag(i)` (a Gram matrix plus noise:
+    /// `K + σ²I`, `K + Λ`), built in the factor's storage without a copy of `a`.
+    pub fn factor_plus_diag(
+        a: MatRef<'_, f64>,
+        diag: impl Fn(usize) -> f64,
+        policy: &JitterPolicy,
+        what: &'static str,
+    ) -> Result<Self> {
+        let n = a.nrows();
+        if n != a.ncols() {
+            return Err(Error::ShapeMismatch {
+                what,
+                expected: "a square matrix".into(),
+                found: format!("{}×{}", a.nrows(), a.ncols()),
+            });
+        }
+        Self::factor_filled(
+            n,
+            |mut l| {
+                for j in 0..n {
+                    for i in j..n {
+                        l[(i, j)] = a[(i, j)];
+                    }
+                    l[(j, j)] += diag(j);
+                }
+            },
+            None,
+            policy,
+            what,
+        )
+    }
+
     /// [`Cholesky::factor`] of the `n × n` matrix whose lower triangle `fill` writes, built
     /// and factored in `storage` (reused when it is `n × n`, e.g. from
     /// [`Cholesky::into_storage`]): no `n × n` temporary besides the factor itself, which
