@@ -5,6 +5,11 @@ entry points (the same ones ``pacgp fit`` calls), keeps the fitted library model
 and exposes its parts as attributes with a trailing underscore. Nothing numerical happens
 here: predictions, certificates and leave-one-out figures are the library's.
 
+``n_threads`` (every estimator): ``None`` uses every core; ``k ≥ 1`` a private pool of k worker
+threads; ``-1`` all cores, ``-2`` all but one, as scikit-learn's ``n_jobs``; ``0`` and more than
+four threads per available core raise ValueError (the library's rule, the same as the CLI's
+``--threads``). Results do not depend on it.
+
 Tables: every estimator also fits on a pandas DataFrame with text columns, an array of objects
 or strings, or (with ``missing`` set) an array with NaN cells. Their cells go to the library as
 text and are coded as ``pacgp fit`` codes a CSV file: ``categorical`` "auto" (text columns,

@@ -203,7 +203,7 @@ fn fit(
     options: &Bound<'_, PyDict>,
     labels: Option<(String, String)>,
     names: Option<HashMap<String, String>>,
-    n_threads: Option<usize>,
+    n_threads: Option<i64>,
 ) -> PyResult<Model> {
     let wording = PyWording::new(names);
     let method: MethodName = method

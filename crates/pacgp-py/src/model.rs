@@ -12,7 +12,7 @@ use pacgp::spec::values::BadValue;
 use pacgp::Error;
 use pyo3::exceptions::PyValueError;
 
-use crate::{compute, to_dataset, to_mat, to_py_err, wrap};
+use crate::{compute_threads, to_dataset, to_mat, to_py_err, wrap};
 
 /// A fitted pacgp model (any family), immutable.
 #[pyclass(frozen, module = "pacgp._pacgp")]
@@ -75,10 +75,10 @@ impl Model {
         &self,
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f64>,
-        n_threads: Option<usize>,
+        n_threads: Option<i64>,
     ) -> PyResult<Arrays3<'py>> {
         let xm = to_mat(&x, "X")?;
-        let p = compute(py, n_threads, || self.inner.predict_regression(xm.as_ref()))?;
+        let p = compute_threads(py, n_threads, || self.inner.predict_regression(xm.as_ref()))?;
         Ok((
             p.mean.into_pyarray(py),
             p.latent_var.into_pyarray(py),
@@ -92,10 +92,10 @@ impl Model {
         &self,
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f64>,
-        n_threads: Option<usize>,
+        n_threads: Option<i64>,
     ) -> PyResult<Arrays3<'py>> {
         let xm = to_mat(&x, "X")?;
-        let (p, m) = compute(py, n_threads, || {
+        let (p, m) = compute_threads(py, n_threads, || {
             self.inner.predict_classification(xm.as_ref())
         })?;
         Ok((
@@ -113,10 +113,10 @@ impl Model {
         x: PyReadonlyArray2<'_, f64>,
         y: PyReadonlyArray1<'_, f64>,
         epsilon: Option<f64>,
-        n_threads: Option<usize>,
+        n_threads: Option<i64>,
     ) -> PyResult<String> {
         let test = self.sample(&x, &y)?;
-        let e = compute(py, n_threads, || self.inner.evaluate(&test, epsilon))?;
+        let e = compute_threads(py, n_threads, || self.inner.evaluate(&test, epsilon))?;
         json(&e)
     }
 
@@ -136,7 +136,7 @@ impl Model {
         term: Option<&str>,
         predictor: Option<&str>,
         loo: &str,
-        n_threads: Option<usize>,
+        n_threads: Option<i64>,
     ) -> PyResult<String> {
         let sample = self.sample(&x, &y)?;
         let word = |e: BadValue| PyValueError::new_err(e.to_string());
@@ -156,7 +156,7 @@ impl Model {
                 other => Some(other.parse::<LooMode>().map_err(word)?),
             },
         };
-        let reports = compute(py, n_threads, || self.inner.certify(&sample, &opts))?;
+        let reports = compute_threads(py, n_threads, || self.inner.certify(&sample, &opts))?;
         json(&reports)
     }
 

@@ -90,7 +90,7 @@ impl Settings {
             .map_err(|e| PyValueError::new_err(format!("invalid confidence_term: {e}")))?;
         let prior = match &self.hyper_prior {
             None => None,
-            Some(name) => Some(pacgp::fit::regression::hyper_prior(
+            Some(name) => Some(pacgp::plan::hyper_prior(
                 name.parse::<HyperPriorName>()
                     .map_err(word(SpecOption::HyperPrior))?,
             )),

@@ -167,7 +167,9 @@ fn ill_conditioned_kuu_matches_an_extended_precision_reference() {
         );
         assert_close_to(terms.kl, pt.kl, pt.kl, 1e-10, "KL");
         assert_close_to(terms.empirical_risk, pt.risk, pt.risk, 1e-8, "R_S");
-        assert_close_to(terms.bound, bound, bound, 1e-10, "bound");
+        // The bound moves with R_S (∂B/∂R_S ≈ 1), so it is held to R_S's tolerance: with the
+        // vectorised exp of the kernel fills, R_S differs from the reference by ~1e-10.
+        assert_close_to(terms.bound, bound, bound, 1e-8, "bound");
     }
 }
 

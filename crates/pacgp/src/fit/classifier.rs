@@ -8,81 +8,13 @@ use crate::bounds::{ConfidenceTerm, HyperGrid};
 use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
 use crate::data::{Dataset, LabelMap, Standardizer};
 use crate::error::{Error, Result};
-use crate::inference::ivm::IvmConfig;
-use crate::inference::mean_field::MeanFieldConfig;
-use crate::inference::sogp::{SogpConfig, SweepOrder};
 use crate::inference::{ClassifierFit, InferenceMethod};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::model::{FitReport, FittedModel, Task};
 use crate::optim::OptimReport;
-use crate::select::Menu;
-use crate::spec::{
-    CheckedFitSpec, ClassifierHypers, ClassifierSpec, Inference, LikelihoodName, DEFAULT_BASIS,
-};
-
-/// The likelihood a spec names (mean field: flip noise κ).
-pub fn likelihood(name: LikelihoodName) -> Likelihood {
-    match name {
-        LikelihoodName::Probit => Likelihood::probit(),
-        LikelihoodName::Logistic => Likelihood::Logistic,
-    }
-}
-
-/// The inference method and likelihood of a classifier spec: mean field with flip noise κ and
-/// input noise v, IVM and SOGP keeping their basis size, SOGP visiting the points in an order
-/// shuffled by `seed`.
-pub fn inference_method(i: &Inference, seed: u64) -> Result<(InferenceMethod, Likelihood)> {
-    let basis = |m: Option<usize>| m.unwrap_or(DEFAULT_BASIS);
-    Ok(match *i {
-        Inference::Laplace { likelihood: l } => {
-            (InferenceMethod::Laplace(Default::default()), likelihood(l))
-        }
-        Inference::Ep => (
-            InferenceMethod::Ep(Default::default()),
-            Likelihood::probit(),
-        ),
-        Inference::MeanField { kappa, input_noise } => (
-            InferenceMethod::MeanField(MeanFieldConfig {
-                input_noise,
-                ..Default::default()
-            }),
-            Likelihood::flip_noise(kappa)?,
-        ),
-        Inference::Ivm { active_set } => (
-            InferenceMethod::Ivm(IvmConfig::new(basis(active_set))),
-            Likelihood::probit(),
-        ),
-        Inference::Sogp { active_set } => (
-            InferenceMethod::Sogp {
-                config: SogpConfig {
-                    max_basis: basis(active_set),
-                    ..Default::default()
-                },
-                order: SweepOrder::Shuffled { seed },
-            },
-            Likelihood::probit(),
-        ),
-    })
-}
-
-/// The menu of [`classifier_candidates`], chosen by the bound (`ln 9`).
-pub fn classifier_menu(d: usize) -> Menu<Kernel> {
-    Menu::charged(classifier_candidates(d), "kernel σ_f²·SE(l)")
-}
-
-/// The candidate kernels `σ_f²·SE(l)` on standardised inputs whose bound is compared:
-/// `σ_f² ∈ {1, 4, 16}`, `l ∈ {½, 1, 2}·√D`, fixed before seeing data.
-pub fn classifier_candidates(d: usize) -> Vec<Kernel> {
-    let base = (d as f64).sqrt();
-    let mut out = Vec::new();
-    for sf2 in [1.0, 4.0, 16.0] {
-        for m in [0.5, 1.0, 2.0] {
-            out.push(Kernel::se_iso(m * base, sf2));
-        }
-    }
-    out
-}
+use crate::plan::{classifier_menu, inference_method, likelihood};
+use crate::spec::{CheckedFitSpec, ClassifierHypers, ClassifierSpec, Inference};
 
 /// The fixed parts of a classifier fit: its method, likelihood, δ and Gibbs classifier.
 struct Setup {

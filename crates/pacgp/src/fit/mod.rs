@@ -17,8 +17,7 @@ use crate::error::{Error, Result};
 use crate::model::FittedModel;
 use crate::spec::{CheckedFitSpec, Method};
 
-pub use classifier::classifier_candidates;
-pub use svm::{svm_candidates, svm_prior_kernel};
+pub use crate::plan::{classifier_candidates, svm_candidates, svm_prior_kernel};
 
 /// Fit `spec` on `data`. For a classifier the targets are ±1 and `labels` names the two
 /// classes (`None`: "-1" and "1"); a regression method takes no labels. Data-dependent

@@ -10,14 +10,12 @@ use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::model::split_classifier::ClassifierSplitRecord;
 use crate::model::{FitReport, FittedModel, Task};
-use crate::objective::gpc_split::{fit_split_prior, SplitPriorConfig, PRIOR_SCALES};
+use crate::objective::gpc_split::fit_split_prior;
 use crate::objective::pac_gpc::{fit_pac_gpc, PacGpcConfig, PacGpcTheta};
 use crate::optim::Termination;
-use crate::spec::{
-    CheckedFitSpec, ClassifierHypers, PacGpcSpec, PriorKernel, PriorScale, SplitClassifierSpec,
-};
+use crate::spec::{CheckedFitSpec, ClassifierHypers, PacGpcSpec, SplitClassifierSpec};
 
-use super::classifier::{classifier_menu, likelihood};
+use crate::plan::{classifier_menu, likelihood, split_config};
 
 /// `pac-gpc`: the sites (and, on the grid, θ) trained by the bound on the Gibbs error, from
 /// Laplace; with the split prior, [`split_classifier`].
@@ -81,31 +79,6 @@ pub fn pac_gpc(
         task,
         report,
     ))
-}
-
-/// The split prior's settings from its spec: the fraction, the seed, whether B's sites are
-/// optimised for the bound (pac-gpc) or Laplace's (laplace), δ, Catoni's λ from part A, and
-/// the menus of scales and kernel structures chosen on a nested split of A.
-pub fn split_config(
-    spec: &CheckedFitSpec,
-    split: &SplitClassifierSpec,
-    optimise_sites: bool,
-) -> SplitPriorConfig {
-    let mut config = SplitPriorConfig::new(split.fraction, spec.seed);
-    config.optimise_sites = optimise_sites;
-    config.bound.delta = spec.delta;
-    if split.catoni {
-        config.catoni = Some(crate::bounds::CatoniLambda::FromPartA);
-    }
-    config.prior_scales = match split.prior_scale {
-        PriorScale::Fixed(t) => vec![t],
-        PriorScale::Auto => PRIOR_SCALES.to_vec(),
-    };
-    if split.prior_kernel == PriorKernel::Auto {
-        config.alt_kernels = vec![Kernel::se_iso(1.0, 1.0)];
-    }
-    config.both_directions = split.both_directions;
-    config
 }
 
 /// A classifier certified with the data-dependent prior of a seeded split: `pac-gpc` when

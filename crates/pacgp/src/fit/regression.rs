@@ -10,15 +10,15 @@ use crate::loss::RegressionLoss;
 use crate::model::{FitReport, FittedModel, Task};
 use crate::objective::pac_gp::{fit_pac_gp, PacGpConfig};
 use crate::optim::{OptimReport, Restarts};
+use crate::plan::hyper_prior;
 use crate::posterior::GaussianPosterior;
 use crate::prior::split::{fit_split_prior, SplitConfig, SplitFraction, SplitRecord};
 use crate::prior::split_sparse::SparseSplitRecord;
-use crate::prior::{BoundLevers, HyperPrior};
+use crate::prior::BoundLevers;
 use crate::regression::exact::{fit_ml2, MlConfig};
 use crate::regression::sparse::{train_sparse, SparseConfig, SparseMethod};
 use crate::spec::{
-    CheckedFitSpec, GprSpec, GreedySparseSpec, HyperPriorName, PacGpSpec, PacPrior, PacSgpSpec,
-    SparseSpec,
+    CheckedFitSpec, GprSpec, GreedySparseSpec, PacGpSpec, PacPrior, PacSgpSpec, SparseSpec,
 };
 
 /// Regression training data on the standardised scale, with the scalers that produced it.
@@ -50,14 +50,6 @@ fn task(noise_variance: f64, y_scaler: TargetScaler) -> Task {
         y_scaler,
         split_prior: None,
         sparse_split_prior: None,
-    }
-}
-
-/// The coarse hyperparameter prior a spec names.
-pub fn hyper_prior(name: HyperPriorName) -> HyperPrior {
-    match name {
-        HyperPriorName::Gaussian => HyperPrior::gaussian(),
-        HyperPriorName::Uniform => HyperPrior::uniform(),
     }
 }
 

@@ -4,60 +4,14 @@
 //! leave-one-out error over candidates fixed in advance, and its PAC-Bayes certificate as a
 //! GP's MAP ([`crate::svm::certificate`]), paying for the candidates and the μ grid.
 
-use crate::certificate::PenaltyTerm;
 use crate::data::{Dataset, LabelMap, Standardizer};
 use crate::error::Result;
 use crate::kernel::Kernel;
 use crate::model::{FitReport, FittedModel, Task};
-use crate::spec::{CheckedFitSpec, SvmKernel, SvmSlack, SvmSpec};
+use crate::plan::{svm_candidates, svm_prior_kernel};
+use crate::spec::{CheckedFitSpec, SvmSpec};
 use crate::svm::certificate::{svm_certificate, SvmCertificateConfig};
 use crate::svm::{Slack, SvmConfig, SvmFit, SvmSolver};
-
-/// The lengthscales scanned on standardised inputs, fixed before seeing data: `{½, 1, 2}·√D`.
-pub fn svm_lengthscales(d: usize) -> Vec<f64> {
-    let base = (d as f64).sqrt();
-    [0.5, 1.0, 2.0].iter().map(|m| m * base).collect()
-}
-
-/// The default slack menus: C ∈ {0.1, 1, 10, 100} (linear) or v ∈ {0.3, 1.3, 3} (quadratic).
-pub fn default_slacks(quadratic: bool) -> Vec<Slack> {
-    if quadratic {
-        [0.3, 1.3, 3.0].map(|v| Slack::Quadratic { v }).to_vec()
-    } else {
-        [0.1, 1.0, 10.0, 100.0]
-            .map(|c| Slack::Linear { c })
-            .to_vec()
-    }
-}
-
-/// The kernel and slack menus of an SVM spec for `d` inputs: a given kernel (or SE with a
-/// given lengthscale) fixes the kernel, else SE at [`svm_lengthscales`]; a given C or v fixes
-/// the slack, else [`default_slacks`].
-pub fn svm_candidates(s: &SvmSpec, d: usize) -> Result<(Vec<Kernel>, Vec<Slack>)> {
-    let slacks = match s.slack {
-        SvmSlack::Linear { c: Some(c) } => vec![Slack::Linear { c }],
-        SvmSlack::Quadratic { v: Some(v) } => vec![Slack::Quadratic { v }],
-        SvmSlack::Linear { c: None } => default_slacks(false),
-        SvmSlack::Quadratic { v: None } => default_slacks(true),
-    };
-    let kernels = match &s.kernel {
-        SvmKernel::Given(spec) => vec![Kernel::from_spec(spec, d)?],
-        SvmKernel::Lengthscale(l) => vec![Kernel::se_iso(*l, 1.0)],
-        SvmKernel::Menu => svm_lengthscales(d)
-            .into_iter()
-            .map(|l| Kernel::se_iso(l, 1.0))
-            .collect(),
-    };
-    Ok((kernels, slacks))
-}
-
-/// The prior kernel of a certified SVM: `k` plus a unit constant for the bias.
-pub fn svm_prior_kernel(kernel: &Kernel) -> Kernel {
-    Kernel::Sum {
-        left: Box::new(kernel.clone()),
-        right: Box::new(Kernel::Constant { ln_variance: 0.0 }),
-    }
-}
 
 /// The menu's choice: the prior kernel, the solver settings, the fit, and a note for each
 /// candidate that failed and was skipped.
@@ -133,15 +87,6 @@ fn select_by_lr_loo(
             what: "SVM kernel and slack candidates",
         })?;
     Ok((kernel, config, fit, notes))
-}
-
-/// The choices of a certified SVM and their price: the (kernel, slack) candidates by LR-LOO
-/// and the scale μ of the posterior mean.
-pub fn svm_choices(n_candidates: usize, n_mu: usize) -> Vec<PenaltyTerm> {
-    vec![
-        PenaltyTerm::candidates(n_candidates, "SVM kernel × slack by LR-LOO"),
-        PenaltyTerm::candidates(n_mu, "scale μ of the posterior mean"),
-    ]
 }
 
 /// `svm`: fit and certify on `train` (labels ±1): the candidate (kernel, slack) of fewest

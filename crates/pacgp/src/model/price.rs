@@ -7,11 +7,11 @@
 use crate::bounds::HyperGrid;
 use crate::certificate::PenaltyTerm;
 use crate::error::{Error, Result};
-use crate::fit::classifier::{classifier_menu, likelihood};
-use crate::fit::regression::hyper_prior;
-use crate::fit::svm::{svm_candidates, svm_choices, svm_prior_kernel};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
+use crate::plan::{
+    classifier_menu, hyper_prior, likelihood, svm_candidates, svm_choices, svm_prior_kernel,
+};
 use crate::prior::split::SplitFraction;
 use crate::spec::{ClassifierHypers, Inference, Method, PacPrior, SplitClassifierSpec, SvmSpec};
 use crate::svm::certificate::SvmCertificateConfig;

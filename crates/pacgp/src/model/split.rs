@@ -344,7 +344,7 @@ impl FittedModel {
             ));
         };
         let train = record.in_training_order(sample)?;
-        let config = crate::fit::pac_gpc::split_config(&self.spec, split, optimise_sites);
+        let config = crate::plan::split_config(&self.spec, split, optimise_sites);
         // Part A is refitted for the Gibbs classifier the fit was trained for.
         let classifier =
             crate::certificate::GibbsClassifier::of(likelihood, self.trained_predictor());

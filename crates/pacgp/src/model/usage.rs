@@ -435,7 +435,7 @@ impl FittedModel {
     pub fn inference_method(&self) -> Result<InferenceMethod> {
         match &self.spec.method {
             crate::spec::Method::Classifier(c) => {
-                Ok(crate::fit::classifier::inference_method(&c.inference, self.spec.seed)?.0)
+                Ok(crate::plan::inference_method(&c.inference, self.spec.seed)?.0)
             }
             crate::spec::Method::PacGpc(_) => Err(Error::Unsupported(
                 "pac-gpc's posterior is trained by its bound, not by an inference method, so it has no leave-one-out estimate; certify it without one".into(),

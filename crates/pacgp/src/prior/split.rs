@@ -31,10 +31,10 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
-use crate::objective::pac_gp_hetero::{factor_plus_diag, PointNoiseEval};
 use crate::optim::{self, boxes, LbfgsConfig, Objective, Restarts};
 use crate::posterior::{GaussianPosterior, Marginals};
 use crate::regression::exact::{fit_ml2, MlConfig};
+use crate::regression::point_noise::PointNoiseEval;
 use crate::select::Menu;
 
 /// The menu of split fractions fixed in advance (spec §3.1, §7 item 1).
@@ -208,11 +208,12 @@ impl SplitPrior {
     /// P_A from a kernel with fixed θ_A, noise σ_A² and part A's data.
     pub fn new(kernel: Kernel, noise_a: f64, x_a: Mat<f64>, y_a: &[f64]) -> Result<Self> {
         crate::regression::exact::check_regression_inputs(x_a.as_ref(), y_a)?;
-        let mut c = kernel.gram(x_a.as_ref());
-        for i in 0..c.nrows() {
-            c[(i, i)] += noise_a;
-        }
-        let chol_a = Cholesky::factor(c.as_ref(), &JitterPolicy::default(), "K_AA + σ_A²I")?;
+        let chol_a = Cholesky::factor_plus_diag(
+            kernel.gram(x_a.as_ref()).as_ref(),
+            |_| noise_a,
+            &JitterPolicy::default(),
+            "K_AA + σ_A²I",
+        )?;
         let alpha_a = chol_a.solve_vec(y_a);
         Ok(Self {
             kernel,
@@ -312,15 +313,6 @@ struct QOnB {
     params: SplitPosteriorParams,
 }
 
-/// `C = K + σ²I` factored (jitter reported through the error path only if it fails).
-fn shifted_chol(k: &Mat<f64>, s2: f64, what: &'static str) -> Result<Cholesky> {
-    let mut c = k.clone();
-    for i in 0..c.nrows() {
-        c[(i, i)] += s2;
-    }
-    Cholesky::factor(c.as_ref(), &JitterPolicy::default(), what)
-}
-
 /// `r = y_B − μ_A`.
 fn residual(prior_b: &PriorOnInputs, y_b: &[f64]) -> Vec<f64> {
     y_b.iter().zip(&prior_b.mean).map(|(y, m)| y - m).collect()
@@ -331,8 +323,18 @@ fn q_on_b(prior_b: &PriorOnInputs, y_b: &[f64], p: SplitPosteriorParams) -> Resu
     let n = y_b.len();
     let r = residual(prior_b, y_b);
     let (sm, sv, s) = (p.noise_mean, p.noise_cov, p.scale);
-    let cm = shifted_chol(&prior_b.cov, sm, "K_A + σ_m²I")?;
-    let cv = shifted_chol(&prior_b.cov, sv, "K_A + σ_v²I")?;
+    let cm = Cholesky::factor_plus_diag(
+        prior_b.cov.as_ref(),
+        |_| sm,
+        &JitterPolicy::default(),
+        "K_A + σ_m²I",
+    )?;
+    let cv = Cholesky::factor_plus_diag(
+        prior_b.cov.as_ref(),
+        |_| sv,
+        &JitterPolicy::default(),
+        "K_A + σ_v²I",
+    )?;
     let alpha = cm.solve_vec(&r);
     let beta = cm.solve_vec(&alpha);
     let cv_inv = cv.inverse();
@@ -716,8 +718,18 @@ impl SplitPosterior {
             linalg::col_sq_norms(&a)
         };
         let cv = match &self.point_noise {
-            Some(pn) => factor_plus_diag(&self.prior_b.cov, &pn.cov, "K_A + Λ_v")?,
-            None => shifted_chol(&self.prior_b.cov, self.params.noise_cov, "K_A + σ_v²I")?,
+            Some(pn) => Cholesky::factor_plus_diag(
+                self.prior_b.cov.as_ref(),
+                |i| pn.cov[i],
+                &JitterPolicy::none(),
+                "K_A + Λ_v",
+            )?,
+            None => Cholesky::factor_plus_diag(
+                self.prior_b.cov.as_ref(),
+                |_| self.params.noise_cov,
+                &JitterPolicy::default(),
+                "K_A + σ_v²I",
+            )?,
         };
         let via_cv = reduce(&cv);
         let via_ka = if s != 1.0 {
@@ -788,7 +800,12 @@ impl SplitPosterior {
             ));
         }
         // Σ = s(K_A − K_A C_v⁻¹ K_A) = s·K_A (K_A + Λ_v)⁻¹ Λ_v.
-        let cv = factor_plus_diag(ka, &on_b_cov, "K_A + Λ_v")?;
+        let cv = Cholesky::factor_plus_diag(
+            ka.as_ref(),
+            |i| on_b_cov[i],
+            &JitterPolicy::none(),
+            "K_A + Λ_v",
+        )?;
         let mut w = ka.clone();
         cv.solve_lower_in_place(w.as_mut());
         let mut sigma = ka - w.transpose() * &w;

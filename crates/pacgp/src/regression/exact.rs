@@ -86,11 +86,12 @@ impl ExactGp {
         check_regression_inputs(x.as_ref(), &y)?;
         check_noise(noise_variance)?;
         kernel.check_input_dim(x.ncols())?;
-        let mut c = kernel.gram(x.as_ref());
-        for i in 0..c.nrows() {
-            c[(i, i)] += noise_variance;
-        }
-        let chol = Cholesky::factor(c.as_ref(), jitter, "K + σ²I")?;
+        let chol = Cholesky::factor_plus_diag(
+            kernel.gram(x.as_ref()).as_ref(),
+            |_| noise_variance,
+            jitter,
+            "K + σ²I",
+        )?;
         let alpha = chol.solve_vec(&y);
         Ok(Self {
             kernel,

@@ -1,0 +1,172 @@
+//! What a checked fit spec makes, short of fitting: the likelihood and inference method it
+//! names, the candidate menus its choices are made from and their prices, the split prior's
+//! settings. [`crate::fit`] fits with them and [`crate::model`]'s `certify` re-derives the
+//! same choices from them, so a fit and its certificate price the same menus.
+
+use crate::certificate::PenaltyTerm;
+use crate::error::Result;
+use crate::inference::ivm::IvmConfig;
+use crate::inference::mean_field::MeanFieldConfig;
+use crate::inference::sogp::{SogpConfig, SweepOrder};
+use crate::inference::InferenceMethod;
+use crate::kernel::Kernel;
+use crate::likelihood::Likelihood;
+use crate::objective::gpc_split::{SplitPriorConfig, PRIOR_SCALES};
+use crate::prior::HyperPrior;
+use crate::select::Menu;
+use crate::spec::{
+    CheckedFitSpec, HyperPriorName, Inference, LikelihoodName, PriorKernel, PriorScale,
+    SplitClassifierSpec, SvmKernel, SvmSlack, SvmSpec, DEFAULT_BASIS,
+};
+use crate::svm::Slack;
+
+/// The likelihood a spec names (mean field: flip noise κ).
+pub fn likelihood(name: LikelihoodName) -> Likelihood {
+    match name {
+        LikelihoodName::Probit => Likelihood::probit(),
+        LikelihoodName::Logistic => Likelihood::Logistic,
+    }
+}
+
+/// The inference method and likelihood of a classifier spec: mean field with flip noise κ and
+/// input noise v, IVM and SOGP keeping their basis size, SOGP visiting the points in an order
+/// shuffled by `seed`.
+pub fn inference_method(i: &Inference, seed: u64) -> Result<(InferenceMethod, Likelihood)> {
+    let basis = |m: Option<usize>| m.unwrap_or(DEFAULT_BASIS);
+    Ok(match *i {
+        Inference::Laplace { likelihood: l } => {
+            (InferenceMethod::Laplace(Default::default()), likelihood(l))
+        }
+        Inference::Ep => (
+            InferenceMethod::Ep(Default::default()),
+            Likelihood::probit(),
+        ),
+        Inference::MeanField { kappa, input_noise } => (
+            InferenceMethod::MeanField(MeanFieldConfig {
+                input_noise,
+                ..Default::default()
+            }),
+            Likelihood::flip_noise(kappa)?,
+        ),
+        Inference::Ivm { active_set } => (
+            InferenceMethod::Ivm(IvmConfig::new(basis(active_set))),
+            Likelihood::probit(),
+        ),
+        Inference::Sogp { active_set } => (
+            InferenceMethod::Sogp {
+                config: SogpConfig {
+                    max_basis: basis(active_set),
+                    ..Default::default()
+                },
+                order: SweepOrder::Shuffled { seed },
+            },
+            Likelihood::probit(),
+        ),
+    })
+}
+
+/// The menu of [`classifier_candidates`], chosen by the bound (`ln 9`).
+pub fn classifier_menu(d: usize) -> Menu<Kernel> {
+    Menu::charged(classifier_candidates(d), "kernel σ_f²·SE(l)")
+}
+
+/// The candidate kernels `σ_f²·SE(l)` on standardised inputs whose bound is compared:
+/// `σ_f² ∈ {1, 4, 16}`, `l ∈ {½, 1, 2}·√D`, fixed before seeing data.
+pub fn classifier_candidates(d: usize) -> Vec<Kernel> {
+    let base = (d as f64).sqrt();
+    let mut out = Vec::new();
+    for sf2 in [1.0, 4.0, 16.0] {
+        for m in [0.5, 1.0, 2.0] {
+            out.push(Kernel::se_iso(m * base, sf2));
+        }
+    }
+    out
+}
+
+/// The coarse hyperparameter prior a spec names.
+pub fn hyper_prior(name: HyperPriorName) -> HyperPrior {
+    match name {
+        HyperPriorName::Gaussian => HyperPrior::gaussian(),
+        HyperPriorName::Uniform => HyperPrior::uniform(),
+    }
+}
+
+/// The lengthscales scanned on standardised inputs, fixed before seeing data: `{½, 1, 2}·√D`.
+pub fn svm_lengthscales(d: usize) -> Vec<f64> {
+    let base = (d as f64).sqrt();
+    [0.5, 1.0, 2.0].iter().map(|m| m * base).collect()
+}
+
+/// The default slack menus: C ∈ {0.1, 1, 10, 100} (linear) or v ∈ {0.3, 1.3, 3} (quadratic).
+pub fn default_slacks(quadratic: bool) -> Vec<Slack> {
+    if quadratic {
+        [0.3, 1.3, 3.0].map(|v| Slack::Quadratic { v }).to_vec()
+    } else {
+        [0.1, 1.0, 10.0, 100.0]
+            .map(|c| Slack::Linear { c })
+            .to_vec()
+    }
+}
+
+/// The kernel and slack menus of an SVM spec for `d` inputs: a given kernel (or SE with a
+/// given lengthscale) fixes the kernel, else SE at [`svm_lengthscales`]; a given C or v fixes
+/// the slack, else [`default_slacks`].
+pub fn svm_candidates(s: &SvmSpec, d: usize) -> Result<(Vec<Kernel>, Vec<Slack>)> {
+    let slacks = match s.slack {
+        SvmSlack::Linear { c: Some(c) } => vec![Slack::Linear { c }],
+        SvmSlack::Quadratic { v: Some(v) } => vec![Slack::Quadratic { v }],
+        SvmSlack::Linear { c: None } => default_slacks(false),
+        SvmSlack::Quadratic { v: None } => default_slacks(true),
+    };
+    let kernels = match &s.kernel {
+        SvmKernel::Given(spec) => vec![Kernel::from_spec(spec, d)?],
+        SvmKernel::Lengthscale(l) => vec![Kernel::se_iso(*l, 1.0)],
+        SvmKernel::Menu => svm_lengthscales(d)
+            .into_iter()
+            .map(|l| Kernel::se_iso(l, 1.0))
+            .collect(),
+    };
+    Ok((kernels, slacks))
+}
+
+/// The prior kernel of a certified SVM: `k` plus a unit constant for the bias.
+pub fn svm_prior_kernel(kernel: &Kernel) -> Kernel {
+    Kernel::Sum {
+        left: Box::new(kernel.clone()),
+        right: Box::new(Kernel::Constant { ln_variance: 0.0 }),
+    }
+}
+
+/// The choices of a certified SVM and their price: the (kernel, slack) candidates by LR-LOO
+/// and the scale μ of the posterior mean.
+pub fn svm_choices(n_candidates: usize, n_mu: usize) -> Vec<PenaltyTerm> {
+    vec![
+        PenaltyTerm::candidates(n_candidates, "SVM kernel × slack by LR-LOO"),
+        PenaltyTerm::candidates(n_mu, "scale μ of the posterior mean"),
+    ]
+}
+
+/// The split prior's settings from its spec: the fraction, the seed, whether B's sites are
+/// optimised for the bound (pac-gpc) or Laplace's (laplace), δ, Catoni's λ from part A, and
+/// the menus of scales and kernel structures chosen on a nested split of A.
+pub fn split_config(
+    spec: &CheckedFitSpec,
+    split: &SplitClassifierSpec,
+    optimise_sites: bool,
+) -> SplitPriorConfig {
+    let mut config = SplitPriorConfig::new(split.fraction, spec.seed);
+    config.optimise_sites = optimise_sites;
+    config.bound.delta = spec.delta;
+    if split.catoni {
+        config.catoni = Some(crate::bounds::CatoniLambda::FromPartA);
+    }
+    config.prior_scales = match split.prior_scale {
+        PriorScale::Fixed(t) => vec![t],
+        PriorScale::Auto => PRIOR_SCALES.to_vec(),
+    };
+    if split.prior_kernel == PriorKernel::Auto {
+        config.alt_kernels = vec![Kernel::se_iso(1.0, 1.0)];
+    }
+    config.both_directions = split.both_directions;
+    config
+}
