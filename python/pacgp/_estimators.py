@@ -5,6 +5,11 @@ entry points (the same ones ``pacgp fit`` calls), keeps the fitted library model
 and exposes its parts as attributes with a trailing underscore. Nothing numerical happens
 here: predictions, certificates and leave-one-out figures are the library's.
 
+``n_threads`` (every estimator): ``None`` uses every core; ``k ≥ 1`` a private pool of k worker
+threads; ``-1`` all cores, ``-2`` all but one, as scikit-learn's ``n_jobs``; ``0`` and more than
+four threads per available core raise ValueError (the library's rule, the same as the CLI's
+``--threads``). Results do not depend on it.
+
 Tables: every estimator also fits on a pandas DataFrame with text columns, an array of objects
 or strings, or (with ``missing`` set) an array with NaN cells. Their cells go to the library as
 text and are coded as ``pacgp fit`` codes a CSV file: ``categorical`` "auto" (text columns,
@@ -16,9 +21,11 @@ same way and ``pacgp predict`` reads the model file with a CSV of the same colum
 """
 
 import json
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._available_if import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -56,6 +63,25 @@ def _loo_of(certificate):
         return None
     keys = ("loo_error", "loo_estimator", "loo_exact_error", "loo_log_predictive", "loo_rmse")
     return {k[len("loo_"):]: certificate.get(k) for k in keys if k in certificate}
+
+
+_CONVERGED = ("gradient_tolerance", "cost_tolerance")
+
+
+def _warn_unconverged(optimiser, who):
+    """A ``ConvergenceWarning`` when the optimiser stopped on its iteration limit, a failed line
+    search or anything but a convergence test (the library reports it; it never prints)."""
+    if optimiser is None or optimiser.get("termination") in _CONVERGED:
+        return
+    why = {"max_iterations": "hit its iteration limit",
+           "line_search_failed": "stopped on a failed line search"}.get(
+        optimiser.get("termination"), "stopped without a convergence test passing")
+    warnings.warn(
+        f"{who}: the optimiser {why} after {optimiser.get('iterations')} iterations "
+        f"({optimiser.get('evaluations')} evaluations; {optimiser.get('message')}): the "
+        "parameters may not be at an optimum",
+        ConvergenceWarning, stacklevel=3,
+    )
 
 
 def _check_samples(X):
@@ -183,6 +209,7 @@ class _PacgpEstimator(BaseEstimator):
         self.kernel_ = model.kernel
         self.theta_, self.theta_names_ = model.kernel_params
         self.fit_report_ = json.loads(model.report_json)
+        _warn_unconverged(self.fit_report_.get("optimiser"), type(self).__name__)
 
     def __getstate__(self):
         # A copy: `object.__getstate__` returns the live __dict__ itself.

@@ -53,31 +53,38 @@ def _map(fn, shards, client):
 def sharded_vfe(shards, kernel_spec, theta, noise, z, client=None):
     """Titsias' VFE bound and its gradient in ``[θ…, ln σ², vec(Z)]`` over data held in shards
     (a list of ``(X_s, y_s)``, or of Dask futures of such pairs on ``client``), map-reduce style
-    (Gal, van der Wilk & Rasmussen 2014): the workers compute their shards' sums, one M×M step
-    here, then the workers their gradient parts. ``theta`` are the kernel's ln values."""
-    from ._pacgp import vfe_global, vfe_shard_gradient, vfe_shard_stats
+    (Gal, van der Wilk & Rasmussen 2014) in the whitened basis of the single-process objective:
+    K_uu's Cholesky factor once here (its jitter policy), the workers' sums of ``V = L⁻¹K_uf``,
+    one M×M step here, the workers' gradient parts, one more M×M step here
+    (``pacgp::regression::sharded``). ``theta`` are the kernel's ln values."""
+    from ._pacgp import (sparse_kuu_factor, vfe_global, vfe_gradient, vfe_shard_gradient,
+                         vfe_shard_stats)
 
     theta = list(theta)
     z = np.ascontiguousarray(z, dtype=np.float64)
+    l_uu, _ = sparse_kuu_factor(kernel_spec, theta, z)
 
     def stats(shard):
-        x, y, zz = _aligned([*shard, z])
-        return vfe_shard_stats(kernel_spec, theta, zz, x, y, n_threads=1)
+        x, y, zz, ll = _aligned([*shard, z, l_uu])
+        return vfe_shard_stats(kernel_spec, theta, zz, ll, x, y, n_threads=1)
 
     parts = _map(stats, shards, client)
-    a = sum(p[0] for p in parts)
-    b = sum(p[1] for p in parts)
-    yy, trace, n = (sum(p[k] for p in parts) for k in (2, 3, 4))
-    value, a_bar, b_bar, t_bar, gradient = vfe_global(
-        kernel_spec, theta, noise, z, a, b, yy, trace, n
+    vv = sum(p[0] for p in parts)
+    vy = sum(p[1] for p in parts)
+    yy, gap, n = (sum(p[k] for p in parts) for k in (2, 3, 4))
+    value, c, a, w, t_bar, pbar, ln_noise_grad = vfe_global(
+        kernel_spec, theta, noise, z, l_uu, vv, vy, yy, gap, n
     )
 
     def grad(shard):
-        x, y, zz, ab, bb = _aligned([*shard, z, a_bar, b_bar])
-        return vfe_shard_gradient(kernel_spec, theta, zz, x, y, ab, bb, t_bar, n_threads=1)
+        x, y, zz, ll, cc, aa, ww = _aligned([*shard, z, l_uu, c, a, w])
+        return vfe_shard_gradient(kernel_spec, theta, noise, zz, ll, x, y, cc, aa, ww, t_bar,
+                                  n_threads=1)
 
     pieces = _map(grad, shards, client)
-    return value, gradient + sum(pieces)
+    gradient = vfe_gradient(kernel_spec, theta, z, l_uu, pbar, ln_noise_grad,
+                            sum(q[0] for q in pieces), sum(q[1] for q in pieces))
+    return value, gradient
 
 
 def pack(theta, noise, z):
@@ -101,36 +108,42 @@ def pac_sgp_settings(kernel_spec, d, m, epsilon, delta=0.01, bound="kl", alpha_s
 
 def pac_sgp_value_and_grad(settings, p, shards, client=None):
     """The sparse PAC-GP bound's ``(R_S, KL, bound)`` and gradient at ``p`` over ``shards``
-    (pairs ``(X_s, y_s)``, or Dask futures of them on ``client``): three map passes on the
-    shards, each followed by one M×M step here (``pacgp::objective::pac_sgp_sharded``)."""
-    from ._pacgp import (pac_sgp_combine, pac_sgp_shard_gradient, pac_sgp_shard_risk,
-                         pac_sgp_shard_stats, pac_sgp_state)
+    (pairs ``(X_s, y_s)``, or Dask futures of them on ``client``): K_uu's factor once here, then
+    three map passes on the shards, each followed by one M×M step here
+    (``pacgp::objective::pac_sgp_sharded``, whitened throughout)."""
+    from ._pacgp import (pac_sgp_combine, pac_sgp_gradient, pac_sgp_kuu_factor,
+                         pac_sgp_shard_gradient, pac_sgp_shard_risk, pac_sgp_shard_stats,
+                         pac_sgp_state)
 
     p = [float(v) for v in p]
+    l_uu, _ = pac_sgp_kuu_factor(settings, p)
 
     def stats(shard):
-        x, y = _aligned(shard)
-        return pac_sgp_shard_stats(settings, p, x, y, n_threads=1)
+        x, y, ll = _aligned([*shard, l_uu])
+        return pac_sgp_shard_stats(settings, p, ll, x, y, n_threads=1)
 
     parts = _map(stats, shards, client)
     b, gamma = sum(q[0] for q in parts), sum(q[1] for q in parts)
-    l_b, e, kl, n = pac_sgp_state(settings, p, b, gamma, sum(q[2] for q in parts))
+    l_b, w, kl, n = pac_sgp_state(settings, p, b, gamma, sum(q[2] for q in parts))
 
     def risk(shard):
-        x, y, lb, ee = _aligned([*shard, l_b, e])
-        return pac_sgp_shard_risk(settings, p, lb, ee, kl, n, x, y, n_threads=1)
+        x, y, ll, lb, ww = _aligned([*shard, l_uu, l_b, w])
+        return pac_sgp_shard_risk(settings, p, ll, lb, ww, kl, n, x, y, n_threads=1)
 
     parts = _map(risk, shards, client)
-    terms, c, c_bar, scale, gradient = pac_sgp_combine(
-        settings, p, l_b, e, kl, n, sum(q[0] for q in parts), sum(q[1] for q in parts),
+    terms, b_bar, gamma_bar, scale, psi, penalty_grad = pac_sgp_combine(
+        settings, p, l_b, w, kl, n, sum(q[0] for q in parts), sum(q[1] for q in parts),
         sum(q[2] for q in parts),
     )
 
     def grad(shard):
-        x, y, lb, ee, cc, cb = _aligned([*shard, l_b, e, c, c_bar])
-        return pac_sgp_shard_gradient(settings, p, lb, ee, cc, cb, scale, x, y, n_threads=1)
+        x, y, ll, lb, ww, bb, gb = _aligned([*shard, l_uu, l_b, w, b_bar, gamma_bar])
+        return pac_sgp_shard_gradient(settings, p, ll, lb, ww, bb, gb, scale, x, y, n_threads=1)
 
-    return terms, gradient + sum(_map(grad, shards, client))
+    pieces = _map(grad, shards, client)
+    gradient = pac_sgp_gradient(settings, p, l_uu, psi, penalty_grad,
+                                sum(q[0] for q in pieces), sum(q[1] for q in pieces))
+    return terms, gradient
 
 
 def sharded_pac_sgp(shards, kernel_spec, theta, noise, z, epsilon, delta=0.01, bound="kl",
@@ -238,15 +251,21 @@ def _initial_inducing(shards, sizes, m, seed, client):
 
 
 def _termination(result):
-    """scipy's L-BFGS-B stop as the library's ``Termination`` name."""
-    message = str(result.message)
-    if result.status == 1:
+    """scipy's L-BFGS-B stop as the library's ``Termination`` name. scipy ≥ 1.15 writes
+    "CONVERGENCE: NORM OF PROJECTED GRADIENT <= PGTOL", "CONVERGENCE: RELATIVE REDUCTION OF F
+    <= FACTR*EPSMCH", "STOP: TOTAL NO. OF ITERATIONS REACHED LIMIT" and "ABNORMAL: …" (a failed
+    line search); earlier versions the same words joined by underscores
+    ("ABNORMAL_TERMINATION_IN_LNSRCH")."""
+    message = str(result.message).upper().replace("_", " ")
+    if result.status == 1 or "ITERATIONS REACHED LIMIT" in message \
+            or "EVALUATIONS EXCEEDS LIMIT" in message:
         return "max_iterations"
     if "PROJECTED GRADIENT" in message:
         return "gradient_tolerance"
-    if "REL_REDUCTION" in message:
+    if "REDUCTION OF F" in message:
         return "cost_tolerance"
-    if "LNSRCH" in message:
+    if message.startswith("ABNORMAL") or "LNSRCH" in message \
+            or "ROUNDING ERRORS PREVENT PROGRESS" in message:
         return "line_search_failed"
     return "other"
 

@@ -153,3 +153,22 @@ def test_misaligned_arrays_are_refused_by_the_binding_and_copied_by_the_estimato
     reference = pacgp.GPRegressor(n_threads=1).fit(X, y)
     fitted = pacgp.GPRegressor(n_threads=1).fit(misaligned(X), misaligned(y))
     np.testing.assert_array_equal(fitted.predict(misaligned(X)), reference.predict(X))
+
+
+def test_n_threads_follows_n_jobs_and_refuses_zero_and_absurd_counts(data):
+    # -1 is every core (scikit-learn's n_jobs): the same fit as one thread (to the ML-II
+    # optimiser's tolerance); 0 and more than four
+    # threads per core are refused by the library with the CLI's wording.
+    X, y = data
+    one = pacgp.GPRegressor(n_threads=1).fit(X, y)
+    every = pacgp.GPRegressor(n_threads=-1).fit(X, y)
+    np.testing.assert_allclose(every.predict(X), one.predict(X), rtol=1e-6, atol=1e-9)
+    pacgp.SparseGPRegressor(n_inducing=5, n_threads=-2).fit(X, y)
+    with pytest.raises(ValueError, match="cannot run 0 worker threads.*give at least 1"):
+        pacgp.GPRegressor(n_threads=0).fit(X, y)
+    with pytest.raises(ValueError, match="cannot run 100000 worker threads on .* at most 4 per core"):
+        pacgp.GPRegressor(n_threads=100000).fit(X, y)
+    with pytest.raises(ValueError, match="cannot run -100000 worker threads"):
+        pacgp.GPRegressor(n_threads=-100000).fit(X, y)
+    with pytest.raises(ValueError, match="cannot run 0 worker threads"):
+        one.model_.predict_regression(X, n_threads=0)

@@ -8,6 +8,7 @@ import pickle
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
 import pacgp
 from pacgp.distributed import fit_sharded, pac_sgp_objective, sharded_vfe
@@ -37,9 +38,13 @@ def unpack(p):
 def test_pac_sgp_sharded_training_cluster_equals_serial_and_certifies(sample, dask_client):
     X, y, shards = sample
     options = dict(n_inducing=M, epsilon=0.5, delta=0.05, max_iter=12)
-    serial = fit_sharded("pac-sgp", shards, **options)
+    with pytest.warns(ConvergenceWarning, match="iteration limit"):
+        serial = fit_sharded("pac-sgp", shards, **options)
+    assert serial.sharded_["optimiser"]["termination"] == "max_iterations"
+    assert serial.fit_report_["optimiser"]["termination"] == "max_iterations"
     held = dask_client.scatter(shards)
-    remote = fit_sharded("pac-sgp", held, **options, client=dask_client)
+    with pytest.warns(ConvergenceWarning):
+        remote = fit_sharded("pac-sgp", held, **options, client=dask_client)
     np.testing.assert_array_equal(remote.sharded_["params"], serial.sharded_["params"])
     assert remote.sharded_["terms"] == serial.sharded_["terms"]
     assert remote.model_.to_json() == serial.model_.to_json()
@@ -66,9 +71,10 @@ def test_pac_sgp_sharded_training_cluster_equals_serial_and_certifies(sample, da
 
 def test_vfe_sharded_training_cluster_equals_serial(sample, dask_client):
     X, y, shards = sample
-    serial = fit_sharded("vfe", shards, n_inducing=M, max_iter=12)
-    remote = fit_sharded("vfe", dask_client.scatter(shards), n_inducing=M, max_iter=12,
-                         client=dask_client)
+    with pytest.warns(ConvergenceWarning):
+        serial = fit_sharded("vfe", shards, n_inducing=M, max_iter=12)
+        remote = fit_sharded("vfe", dask_client.scatter(shards), n_inducing=M, max_iter=12,
+                             client=dask_client)
     np.testing.assert_array_equal(remote.sharded_["params"], serial.sharded_["params"])
     assert remote.model_.to_json() == serial.model_.to_json()
     theta, noise, z = unpack(serial.sharded_["params"])
@@ -84,7 +90,8 @@ def test_the_sharded_start_is_the_in_process_k_means_start(sample):
     from pacgp._pacgp import initial_inducing_kmeans
 
     X, y, shards = sample
-    est = fit_sharded("vfe", shards, n_inducing=M, seed=4, max_iter=1)
+    with pytest.warns(ConvergenceWarning):
+        est = fit_sharded("vfe", shards, n_inducing=M, seed=4, max_iter=1)
     Xs, _ = standardised(est, X, y)
     z = initial_inducing_kmeans(Xs, M, 4)  # regression::sparse::initial_inducing, one process
     np.testing.assert_allclose(est.sharded_["z_init"], z, rtol=0, atol=1e-12)
@@ -98,3 +105,42 @@ def test_fit_sharded_refuses_what_it_cannot_train(sample):
         fit_sharded("pac-sgp", shards, n_inducing=M)
     with pytest.raises(ValueError, match="n_inducing"):
         fit_sharded("vfe", shards, n_inducing=10 * N)
+
+
+@pytest.mark.parametrize("status, message, label", [
+    # scipy >= 1.15 (the C translation of L-BFGS-B)
+    (0, "CONVERGENCE: NORM OF PROJECTED GRADIENT <= PGTOL", "gradient_tolerance"),
+    (0, "CONVERGENCE: RELATIVE REDUCTION OF F <= FACTR*EPSMCH", "cost_tolerance"),
+    (1, "STOP: TOTAL NO. OF ITERATIONS REACHED LIMIT", "max_iterations"),
+    (1, "STOP: TOTAL NO. OF F,G EVALUATIONS EXCEEDS LIMIT", "max_iterations"),
+    (2, "ABNORMAL: ", "line_search_failed"),
+    (2, "WARNING: ROUNDING ERRORS PREVENT PROGRESS", "line_search_failed"),
+    # scipy < 1.15 (Fortran)
+    (0, "CONVERGENCE: NORM_OF_PROJECTED_GRADIENT_<=_PGTOL", "gradient_tolerance"),
+    (0, "CONVERGENCE: REL_REDUCTION_OF_F_<=_FACTR*EPSMCH", "cost_tolerance"),
+    (2, "ABNORMAL_TERMINATION_IN_LNSRCH", "line_search_failed"),
+    (2, "ERROR: STPMAX < STPMIN", "other"),
+])
+def test_scipy_stops_map_onto_the_library_termination(status, message, label):
+    from scipy.optimize import OptimizeResult
+
+    from pacgp.distributed import _termination
+
+    assert _termination(OptimizeResult(status=status, message=message)) == label
+
+
+def test_every_estimator_warns_when_its_optimiser_did_not_converge():
+    import warnings
+
+    from pacgp._estimators import _warn_unconverged
+
+    report = dict(iterations=300, evaluations=341, message="reached 300 iterations")
+    for termination, words in [("max_iterations", "iteration limit"),
+                               ("line_search_failed", "failed line search"),
+                               ("other", "without a convergence test")]:
+        with pytest.warns(ConvergenceWarning, match=words):
+            _warn_unconverged(dict(report, termination=termination), "SparseGPRegressor")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _warn_unconverged(dict(report, termination="cost_tolerance"), "SparseGPRegressor")
+        _warn_unconverged(None, "SVMClassifier")  # no optimiser, nothing to say

@@ -39,10 +39,11 @@ fn loo_choice(s: &str) -> Result<LooChoice, String> {
 #[derive(Debug, Parser)]
 #[command(name = "pacgp", version, about, long_about)]
 pub struct Cli {
-    /// Worker threads for the linear algebra and kernel matrices (default: all cores).
-    /// Results do not depend on it.
-    #[arg(long, global = true)]
-    pub threads: Option<usize>,
+    /// Worker threads for the linear algebra and kernel matrices (default: all cores; −1: all
+    /// cores, −2: all but one, as scikit-learn's n_jobs; at most 4 per core). Results do not
+    /// depend on it.
+    #[arg(long, global = true, allow_negative_numbers = true)]
+    pub threads: Option<i64>,
     /// What to do.
     #[command(subcommand)]
     pub command: Command,

@@ -76,16 +76,19 @@ fn error_line(e: &anyhow::Error) -> String {
 
 fn main() {
     let args = cli::Cli::parse();
-    if let Some(n) = args.threads {
-        if n == 0 {
-            eprintln!("error: --threads 0: give at least 1 worker thread (or leave --threads out to use every core)");
-            std::process::exit(2);
-        }
+    if let Some(requested) = args.threads {
+        let n = match pacgp::threads::resolve(requested) {
+            Ok(n) => n,
+            Err(e) => {
+                eprintln!("error: --threads {requested}: {e}");
+                std::process::exit(2);
+            }
+        };
         if let Err(e) = rayon::ThreadPoolBuilder::new()
             .num_threads(n)
             .build_global()
         {
-            eprintln!("error: --threads {n}: {e}");
+            eprintln!("error: --threads {requested}: {e}");
             std::process::exit(2);
         }
     }

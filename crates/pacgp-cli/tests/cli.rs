@@ -861,8 +861,42 @@ fn newcomer_messages_from_issue_11() {
         err.contains("invalid --active-set 0: must be at least 1"),
         "{err}"
     );
+    // Threads: 0 and more than 4 per core are refused with one line (exit 2) before any work;
+    // −1 means every core, as scikit-learn's n_jobs = −1.
     let (_, err) = fails(&["--threads", "0", "demo"], 2);
-    assert!(err.contains("--threads 0: give at least 1"), "{err}");
+    assert!(
+        err.contains("--threads 0: cannot run 0 worker threads"),
+        "{err}"
+    );
+    assert!(
+        err.contains("give at least 1, or −1 for all cores"),
+        "{err}"
+    );
+    let cores = pacgp::threads::available_cores();
+    let too_many = (4 * cores + 1).to_string();
+    for n in [too_many.as_str(), "5000", "100000"] {
+        let (_, err) = fails(&["--threads", n, "demo"], 2);
+        assert!(err.contains(&format!("--threads {n}: cannot run {n} worker threads on {cores} available cores: at most 4 per core")), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    let (_, err) = fails(&["--threads", &format!("-{}", cores + 1), "demo"], 2);
+    assert!(err.contains("needs n ≥ −"), "{err}");
+    let out = pacgp(&[
+        "--threads",
+        "-1",
+        "fit",
+        "--data",
+        snelson,
+        "--method",
+        "gpr",
+        "--out",
+        s(&model),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     // The internal method name is not accepted, and the message lists the flag's values.
     let (_, err) = fails(
         &[

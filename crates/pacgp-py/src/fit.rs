@@ -211,7 +211,7 @@ fn fit(
     labels: Option<(String, String)>,
     classes: Option<Vec<String>>,
     names: Option<HashMap<String, String>>,
-    n_threads: Option<usize>,
+    n_threads: Option<i64>,
 ) -> PyResult<Model> {
     let wording = PyWording::new(names);
     let method: MethodName = method

@@ -82,7 +82,8 @@ pub(crate) fn to_py_err(e: pacgp::Error) -> PyErr {
         | E::MissingTarget { .. }
         | E::TextColumns { .. }
         | E::UnknownCategory { .. }
-        | E::HeaderLooksLikeData { .. } => PyValueError::new_err(message),
+        | E::HeaderLooksLikeData { .. }
+        | E::Threads { .. } => PyValueError::new_err(message),
         // A variant added later is reported as pacgp's own error until it is classified here.
         _ => PacgpError::new_err(message),
     }
@@ -128,27 +129,49 @@ pub(crate) fn label_map(negative: &str, positive: &str) -> LabelMap {
     }
 }
 
-/// Run `f` without the GIL, in a private rayon pool of `n_threads` threads if given (so two
-/// Python threads can each fit with one thread), else in the global pool.
+/// [`compute_threads`] for callers that still take `n_threads` as an unsigned count.
 pub(crate) fn compute<T: Send>(
     py: Python<'_>,
     n_threads: Option<usize>,
     f: impl FnOnce() -> pacgp::Result<T> + Send,
 ) -> PyResult<T> {
+    compute_threads(
+        py,
+        n_threads.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
+        f,
+    )
+}
+
+/// [`compute_with`] with the library's errors turned into Python's by [`to_py_err`].
+pub(crate) fn compute_threads<T: Send>(
+    py: Python<'_>,
+    n_threads: Option<i64>,
+    f: impl FnOnce() -> pacgp::Result<T> + Send,
+) -> PyResult<T> {
     compute_with(py, n_threads, f, to_py_err)
 }
 
-/// [`compute`] with the library's errors turned into Python's by `err`.
+/// Run `f` without the GIL, in a private rayon pool if `n_threads` is given (so two Python
+/// threads can each fit with one thread), else in the global pool (every core); the library's
+/// errors turned into Python's by `err`. The count is resolved by [`pacgp::threads::resolve`],
+/// as the CLI's `--threads`: `−1` all cores, `−2` all but one (scikit-learn's `n_jobs`), `0`
+/// and more than four per core refused (ValueError). Taken as `i64` so that negative counts
+/// reach the library instead of raising OverflowError.
 pub(crate) fn compute_with<T: Send>(
     py: Python<'_>,
-    n_threads: Option<usize>,
+    n_threads: Option<i64>,
     f: impl FnOnce() -> pacgp::Result<T> + Send,
     err: impl FnOnce(pacgp::Error) -> PyErr,
 ) -> PyResult<T> {
+    let n_threads = match n_threads.map(pacgp::threads::resolve) {
+        None => None,
+        Some(Ok(n)) => Some(n),
+        Some(Err(e)) => return Err(err(e)),
+    };
     let out = py.detach(|| match n_threads {
         None => Ok(f()),
         Some(n) => rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
+            .num_threads(n)
             .build()
             .map(|pool| pool.install(f)),
     });

@@ -12,7 +12,7 @@ use pacgp::spec::values::BadValue;
 use pacgp::Error;
 use pyo3::exceptions::PyValueError;
 
-use crate::{compute, compute_with, to_dataset, to_mat, to_py_err, wrap};
+use crate::{compute_threads, compute_with, to_dataset, to_mat, to_py_err, wrap};
 
 /// A fitted pacgp model (any family), immutable.
 #[pyclass(frozen, module = "pacgp._pacgp")]
@@ -67,10 +67,10 @@ impl Model {
         &self,
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f64>,
-        n_threads: Option<usize>,
+        n_threads: Option<i64>,
     ) -> PyResult<Arrays3<'py>> {
         let xm = to_mat(&x, "X")?;
-        let p = compute(py, n_threads, || self.inner.predict_regression(xm.as_ref()))?;
+        let p = compute_threads(py, n_threads, || self.inner.predict_regression(xm.as_ref()))?;
         Ok((
             p.mean.into_pyarray(py),
             p.latent_var.into_pyarray(py),
@@ -86,7 +86,7 @@ impl Model {
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f64>,
         alpha: f64,
-        n_threads: Option<usize>,
+        n_threads: Option<i64>,
     ) -> PyResult<IntervalArrays<'py>> {
         let xm = to_mat(&x, "X")?;
         let iv = compute_with(
@@ -108,10 +108,10 @@ impl Model {
         &self,
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f64>,
-        n_threads: Option<usize>,
+        n_threads: Option<i64>,
     ) -> PyResult<Arrays3<'py>> {
         let xm = to_mat(&x, "X")?;
-        let (p, m) = compute(py, n_threads, || {
+        let (p, m) = compute_threads(py, n_threads, || {
             self.inner.predict_classification(xm.as_ref())
         })?;
         Ok((
@@ -128,10 +128,10 @@ impl Model {
         &self,
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f64>,
-        n_threads: Option<usize>,
+        n_threads: Option<i64>,
     ) -> PyResult<MeanCov<'py>> {
         let xm = to_mat(&x, "X")?;
-        let (mean, cov) = compute(py, n_threads, || {
+        let (mean, cov) = compute_threads(py, n_threads, || {
             self.inner.predict_regression_cov(xm.as_ref())
         })?;
         Ok((mean.into_pyarray(py), crate::table::array(py, &cov)))
@@ -146,10 +146,10 @@ impl Model {
         x: PyReadonlyArray2<'py, f64>,
         n_samples: usize,
         seed: u64,
-        n_threads: Option<usize>,
+        n_threads: Option<i64>,
     ) -> PyResult<(Bound<'py, PyArray2<f64>>, f64)> {
         let xm = to_mat(&x, "X")?;
-        let (draws, jitter) = compute(py, n_threads, || {
+        let (draws, jitter) = compute_threads(py, n_threads, || {
             self.inner.sample_regression(xm.as_ref(), n_samples, seed)
         })?;
         Ok((crate::table::array(py, &draws), jitter))
@@ -170,9 +170,9 @@ impl Model {
         py: Python<'_>,
         params: Option<Vec<f64>>,
         gradient: bool,
-        n_threads: Option<usize>,
+        n_threads: Option<i64>,
     ) -> PyResult<(f64, Option<Vec<f64>>)> {
-        let e = compute(py, n_threads, || {
+        let e = compute_threads(py, n_threads, || {
             self.inner.log_evidence(params.as_deref(), gradient)
         })?;
         Ok((e.value, e.gradient))
@@ -184,10 +184,10 @@ impl Model {
         &self,
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f64>,
-        n_threads: Option<usize>,
+        n_threads: Option<i64>,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let xm = to_mat(&x, "X")?;
-        let d = compute(py, n_threads, || self.inner.svm_decision(xm.as_ref()))?;
+        let d = compute_threads(py, n_threads, || self.inner.svm_decision(xm.as_ref()))?;
         Ok(d.into_pyarray(py))
     }
 
@@ -221,7 +221,7 @@ impl Model {
         &self,
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f64>,
-        n_threads: Option<usize>,
+        n_threads: Option<i64>,
     ) -> PyResult<(
         Bound<'py, numpy::PyArray2<f64>>,
         Bound<'py, numpy::PyArray2<f64>>,
@@ -230,7 +230,7 @@ impl Model {
         Bound<'py, numpy::PyArray2<f64>>,
     )> {
         let xm = to_mat(&x, "X")?;
-        let p = compute(py, n_threads, || self.inner.predict_classes(xm.as_ref()))?;
+        let p = compute_threads(py, n_threads, || self.inner.predict_classes(xm.as_ref()))?;
         let to_rows = |m: &faer::Mat<f64>| -> Vec<Vec<f64>> {
             (0..m.nrows())
                 .map(|i| (0..m.ncols()).map(|j| m[(i, j)]).collect())
@@ -276,10 +276,10 @@ impl Model {
         x: PyReadonlyArray2<'_, f64>,
         y: PyReadonlyArray1<'_, f64>,
         epsilon: Option<f64>,
-        n_threads: Option<usize>,
+        n_threads: Option<i64>,
     ) -> PyResult<String> {
         let test = self.sample(&x, &y)?;
-        let e = compute(py, n_threads, || self.inner.evaluate(&test, epsilon))?;
+        let e = compute_threads(py, n_threads, || self.inner.evaluate(&test, epsilon))?;
         json(&e)
     }
 
@@ -299,7 +299,7 @@ impl Model {
         term: Option<&str>,
         predictor: Option<&str>,
         loo: &str,
-        n_threads: Option<usize>,
+        n_threads: Option<i64>,
     ) -> PyResult<String> {
         let sample = self.sample(&x, &y)?;
         let word = |e: BadValue| PyValueError::new_err(e.to_string());
@@ -319,7 +319,7 @@ impl Model {
                 other => Some(other.parse::<LooMode>().map_err(word)?),
             },
         };
-        let reports = compute(py, n_threads, || self.inner.certify(&sample, &opts))?;
+        let reports = compute_threads(py, n_threads, || self.inner.certify(&sample, &opts))?;
         json(&reports)
     }
 

@@ -1,12 +1,13 @@
 //! The VFE bound over data shards ([`pacgp::regression::sharded`]) for map-reduce training on
-//! Dask: statistics and gradient parts per shard, the M×M step once. The kernel travels as its
-//! specification and θ (ln values), the sums as numpy arrays.
+//! Dask: `K_uu`'s factor once, statistics and gradient parts per shard, the M×M steps once. The
+//! kernel travels as its specification and θ (ln values), the factor and sums as numpy arrays.
 
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 
 use pacgp::kernel::Kernel;
-use pacgp::regression::sharded::{self, ShardStats, VfeAdjoints};
+use pacgp::linalg::Cholesky;
+use pacgp::regression::sharded::{self, ShardStats, VfeAdjoints, VfeDriverPart, VfeShardGradient};
 
 use crate::{check_aligned, compute, to_mat, to_py_err};
 
@@ -34,15 +35,37 @@ pub(crate) fn to_numpy<'py>(
     data.into_pyarray(py).reshape([m.nrows(), m.ncols()])
 }
 
-/// One shard's sums `(A, b, yᵀy, Σ k(x,x), n)` at (θ, Z).
+/// The driver's `K_uu` factor on every shard: `l` (M×M lower) checked by the library.
+pub(crate) fn factor_of(l: &PyReadonlyArray2<'_, f64>, m: usize) -> PyResult<Cholesky> {
+    sharded::kuu_factor_from_parts(to_mat(l, "l_uu")?, 0.0, m).map_err(to_py_err)
+}
+
+/// `L` with `L Lᵀ = K_uu + jitter·I` at (θ, Z) (the single-process jitter policy), and the
+/// jitter: what the driver computes once per evaluation and sends to the shards.
 #[pyfunction]
-#[pyo3(signature = (kernel_spec, theta, z, x, y, n_threads=None))]
+#[pyo3(signature = (kernel_spec, theta, z))]
+fn sparse_kuu_factor<'py>(
+    py: Python<'py>,
+    kernel_spec: &str,
+    theta: Vec<f64>,
+    z: PyReadonlyArray2<'py, f64>,
+) -> PyResult<(Bound<'py, PyArray2<f64>>, f64)> {
+    let zm = to_mat(&z, "Z")?;
+    let kernel = kernel_at(kernel_spec, zm.ncols(), &theta)?;
+    let l = compute(py, None, || sharded::kuu_factor(&kernel, zm.as_ref()))?;
+    Ok((to_numpy(py, &l.l().to_owned())?, l.jitter()))
+}
+
+/// One shard's sums `(VVᵀ, Vy, yᵀy, Σ(k_ii − q_i), n)` at (θ, Z), `V = L⁻¹K(Z, X)`.
+#[pyfunction]
+#[pyo3(signature = (kernel_spec, theta, z, l_uu, x, y, n_threads=None))]
 #[allow(clippy::type_complexity, clippy::too_many_arguments)]
 fn vfe_shard_stats<'py>(
     py: Python<'py>,
     kernel_spec: &str,
     theta: Vec<f64>,
     z: PyReadonlyArray2<'py, f64>,
+    l_uu: PyReadonlyArray2<'py, f64>,
     x: PyReadonlyArray2<'py, f64>,
     y: PyReadonlyArray1<'py, f64>,
     n_threads: Option<usize>,
@@ -54,23 +77,25 @@ fn vfe_shard_stats<'py>(
     usize,
 )> {
     let (zm, xm, yv) = (to_mat(&z, "Z")?, to_mat(&x, "X")?, vector(&y)?);
+    let l = factor_of(&l_uu, zm.nrows())?;
     let kernel = kernel_at(kernel_spec, zm.ncols(), &theta)?;
     let s = compute(py, n_threads, || {
-        sharded::vfe_shard_stats(&kernel, zm.as_ref(), xm.as_ref(), &yv)
+        sharded::vfe_shard_stats(&kernel, zm.as_ref(), &l, xm.as_ref(), &yv)
     })?;
     Ok((
-        to_numpy(py, &s.a)?,
-        s.b.into_pyarray(py),
+        to_numpy(py, &s.vv)?,
+        s.vy.into_pyarray(py),
         s.yy,
-        s.trace_kff,
+        s.trace_gap,
         s.n,
     ))
 }
 
-/// The bound and the adjoints from the combined sums:
-/// `(F, Ā, b̄, t̄, global gradient in [θ…, ln σ², vec(Z)])`.
+/// The bound and the shards' adjoints from the combined sums:
+/// `(F, C, a, w, t̄, L⁻ᵀXL⁻¹, ln σ²'s driver part)`; the last two stay with the driver for
+/// [`vfe_gradient`].
 #[pyfunction]
-#[pyo3(signature = (kernel_spec, theta, noise, z, a, b, yy, trace_kff, n))]
+#[pyo3(signature = (kernel_spec, theta, noise, z, l_uu, vv, vy, yy, trace_gap, n))]
 #[allow(clippy::type_complexity, clippy::too_many_arguments)]
 fn vfe_global<'py>(
     py: Python<'py>,
@@ -78,72 +103,120 @@ fn vfe_global<'py>(
     theta: Vec<f64>,
     noise: f64,
     z: PyReadonlyArray2<'py, f64>,
-    a: PyReadonlyArray2<'py, f64>,
-    b: PyReadonlyArray1<'py, f64>,
+    l_uu: PyReadonlyArray2<'py, f64>,
+    vv: PyReadonlyArray2<'py, f64>,
+    vy: PyReadonlyArray1<'py, f64>,
     yy: f64,
-    trace_kff: f64,
+    trace_gap: f64,
     n: usize,
 ) -> PyResult<(
     f64,
     Bound<'py, PyArray2<f64>>,
     Bound<'py, PyArray1<f64>>,
-    f64,
     Bound<'py, PyArray1<f64>>,
+    f64,
+    Bound<'py, PyArray2<f64>>,
+    f64,
 )> {
     let zm = to_mat(&z, "Z")?;
+    let l = factor_of(&l_uu, zm.nrows())?;
     let kernel = kernel_at(kernel_spec, zm.ncols(), &theta)?;
     let stats = ShardStats {
-        a: to_mat(&a, "A")?,
-        b: vector(&b)?,
+        vv: to_mat(&vv, "VV")?,
+        vy: vector(&vy)?,
         yy,
-        trace_kff,
+        trace_gap,
         n,
     };
     let g = compute(py, None, || {
-        sharded::vfe_global(&kernel, noise, zm.as_ref(), &stats)
+        sharded::vfe_global(&kernel, noise, zm.as_ref(), &l, &stats)
     })?;
     Ok((
         g.value,
-        to_numpy(py, &g.adjoints.a_bar)?,
-        g.adjoints.b_bar.into_pyarray(py),
+        to_numpy(py, &g.adjoints.c)?,
+        g.adjoints.a.into_pyarray(py),
+        g.adjoints.w.into_pyarray(py),
         g.adjoints.t_bar,
-        g.gradient.into_pyarray(py),
+        to_numpy(py, &g.driver.pbar_sandwich)?,
+        g.driver.ln_noise_gradient,
     ))
 }
 
-/// One shard's part of the gradient given the adjoints of [`vfe_global`].
+/// One shard's part of the gradient given the adjoints of [`vfe_global`]: `(gradient part,
+/// Σ V_iβ_i)`.
 #[pyfunction]
-#[pyo3(signature = (kernel_spec, theta, z, x, y, a_bar, b_bar, t_bar, n_threads=None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (kernel_spec, theta, noise, z, l_uu, x, y, c, a, w, t_bar, n_threads=None))]
+#[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn vfe_shard_gradient<'py>(
     py: Python<'py>,
     kernel_spec: &str,
     theta: Vec<f64>,
+    noise: f64,
     z: PyReadonlyArray2<'py, f64>,
+    l_uu: PyReadonlyArray2<'py, f64>,
     x: PyReadonlyArray2<'py, f64>,
     y: PyReadonlyArray1<'py, f64>,
-    a_bar: PyReadonlyArray2<'py, f64>,
-    b_bar: PyReadonlyArray1<'py, f64>,
+    c: PyReadonlyArray2<'py, f64>,
+    a: PyReadonlyArray1<'py, f64>,
+    w: PyReadonlyArray1<'py, f64>,
     t_bar: f64,
     n_threads: Option<usize>,
-) -> PyResult<Bound<'py, PyArray1<f64>>> {
+) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
     let (zm, xm, yv) = (to_mat(&z, "Z")?, to_mat(&x, "X")?, vector(&y)?);
+    let l = factor_of(&l_uu, zm.nrows())?;
     let kernel = kernel_at(kernel_spec, zm.ncols(), &theta)?;
     let adj = VfeAdjoints {
-        a_bar: to_mat(&a_bar, "a_bar")?,
-        b_bar: vector(&b_bar)?,
+        c: to_mat(&c, "C")?,
+        a: vector(&a)?,
+        w: vector(&w)?,
+        noise,
         t_bar,
     };
     let g = compute(py, n_threads, || {
-        sharded::vfe_shard_gradient(&kernel, zm.as_ref(), xm.as_ref(), &yv, &adj)
+        sharded::vfe_shard_gradient(&kernel, zm.as_ref(), &l, xm.as_ref(), &yv, &adj)
+    })?;
+    Ok((g.gradient.into_pyarray(py), g.v_beta.into_pyarray(py)))
+}
+
+/// The gradient in `[θ…, ln σ², vec(Z)]` from the driver's part of [`vfe_global`] and the
+/// shards' summed parts.
+#[pyfunction]
+#[pyo3(signature = (kernel_spec, theta, z, l_uu, pbar_sandwich, ln_noise_gradient, gradient, v_beta))]
+#[allow(clippy::too_many_arguments)]
+fn vfe_gradient<'py>(
+    py: Python<'py>,
+    kernel_spec: &str,
+    theta: Vec<f64>,
+    z: PyReadonlyArray2<'py, f64>,
+    l_uu: PyReadonlyArray2<'py, f64>,
+    pbar_sandwich: PyReadonlyArray2<'py, f64>,
+    ln_noise_gradient: f64,
+    gradient: PyReadonlyArray1<'py, f64>,
+    v_beta: PyReadonlyArray1<'py, f64>,
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    let zm = to_mat(&z, "Z")?;
+    let l = factor_of(&l_uu, zm.nrows())?;
+    let kernel = kernel_at(kernel_spec, zm.ncols(), &theta)?;
+    let driver = VfeDriverPart {
+        pbar_sandwich: to_mat(&pbar_sandwich, "pbar_sandwich")?,
+        ln_noise_gradient,
+    };
+    let parts = VfeShardGradient {
+        gradient: vector(&gradient)?,
+        v_beta: vector(&v_beta)?,
+    };
+    let g = compute(py, None, || {
+        sharded::vfe_gradient(&kernel, zm.as_ref(), &l, &driver, &parts)
     })?;
     Ok(g.into_pyarray(py))
 }
 
 /// Add the sharded-VFE functions to the module.
 pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_function(wrap_pyfunction!(sparse_kuu_factor, module)?)?;
     module.add_function(wrap_pyfunction!(vfe_shard_stats, module)?)?;
     module.add_function(wrap_pyfunction!(vfe_global, module)?)?;
     module.add_function(wrap_pyfunction!(vfe_shard_gradient, module)?)?;
+    module.add_function(wrap_pyfunction!(vfe_gradient, module)?)?;
     Ok(())
 }

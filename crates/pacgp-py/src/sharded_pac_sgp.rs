@@ -16,7 +16,8 @@ use pacgp::loss::RegressionLoss;
 use pacgp::model as m;
 use pacgp::objective::pac_sgp::{PacSgpObjective, PacSgpTerms};
 use pacgp::objective::pac_sgp_sharded::{
-    self, PacSgpAdjoints, PacSgpShardRisk, PacSgpShardStats, PacSgpSharded, PacSgpState,
+    self, PacSgpAdjoints, PacSgpDriverPart, PacSgpShardGradient, PacSgpShardRisk, PacSgpShardStats,
+    PacSgpSharded, PacSgpState,
 };
 use pacgp::optim::{Objective, OptimReport, Termination};
 use pacgp::prior::HyperPrior;
@@ -27,7 +28,7 @@ use crate::fit::bad_word;
 use pacgp::regression::sparse::InducingInit;
 
 use crate::choose;
-use crate::sharded::{kernel_at, to_numpy, vector};
+use crate::sharded::{factor_of, kernel_at, to_numpy, vector};
 use crate::{compute, to_mat, to_py_err, wrap, Model};
 
 /// The bound's settings, from a Python dict with these keys (`pacgp.distributed` builds it).
@@ -130,24 +131,40 @@ fn terms_tuple(t: &PacSgpTerms) -> (f64, f64, f64) {
     (t.empirical_risk, t.kl, t.bound)
 }
 
+/// `L` with `L Lᵀ = K_uu + jitter·I` at `p`, and the jitter: computed once per evaluation on
+/// the driver and passed to every shard pass.
+#[pyfunction]
+#[pyo3(signature = (settings, p))]
+fn pac_sgp_kuu_factor<'py>(
+    py: Python<'py>,
+    settings: Settings,
+    p: Vec<f64>,
+) -> PyResult<(Mat2<'py>, f64)> {
+    let obj = settings.sharded()?;
+    let l = compute(py, None, || obj.kuu_factor(&p))?;
+    Ok((to_numpy(py, &l.l().to_owned())?, l.jitter()))
+}
+
 /// Pass 1 on one shard: `(B_s, γ_s, n_s)`.
 #[pyfunction]
-#[pyo3(signature = (settings, p, x, y, n_threads=None))]
+#[pyo3(signature = (settings, p, l_uu, x, y, n_threads=None))]
 fn pac_sgp_shard_stats<'py>(
     py: Python<'py>,
     settings: Settings,
     p: Vec<f64>,
+    l_uu: PyReadonlyArray2<'py, f64>,
     x: PyReadonlyArray2<'py, f64>,
     y: PyReadonlyArray1<'py, f64>,
     n_threads: Option<usize>,
 ) -> PyResult<(Mat2<'py>, Vec1<'py>, usize)> {
     let obj = settings.sharded()?;
+    let l = factor_of(&l_uu, settings.m)?;
     let (xm, yv) = (to_mat(&x, "X")?, vector(&y)?);
-    let s = compute(py, n_threads, || obj.shard_stats(&p, xm.as_ref(), &yv))?;
+    let s = compute(py, n_threads, || obj.shard_stats(&p, &l, xm.as_ref(), &yv))?;
     Ok((to_numpy(py, &s.b)?, s.gamma.into_pyarray(py), s.n))
 }
 
-/// After pass 1, from the summed statistics: `(L_B, e, KL, n)`.
+/// After pass 1, from the summed statistics: `(L_B, w, KL, n)`.
 #[pyfunction]
 #[pyo3(signature = (settings, p, b, gamma, n))]
 fn pac_sgp_state<'py>(
@@ -165,19 +182,19 @@ fn pac_sgp_state<'py>(
         n,
     };
     let st = compute(py, None, || obj.state(&p, &stats))?;
-    Ok((to_numpy(py, &st.l_b)?, st.e.into_pyarray(py), st.kl, st.n))
+    Ok((to_numpy(py, &st.l_b)?, st.w.into_pyarray(py), st.kl, st.n))
 }
 
-/// The pass-1 state handed back from Python (`L_B`, `e`, KL, N).
+/// The pass-1 state handed back from Python (`L_B`, `w`, KL, N).
 fn state_of(
     l_b: &PyReadonlyArray2<'_, f64>,
-    e: &PyReadonlyArray1<'_, f64>,
+    w: &PyReadonlyArray1<'_, f64>,
     kl: f64,
     n: usize,
 ) -> PyResult<PacSgpState> {
     Ok(PacSgpState {
         l_b: to_mat(l_b, "l_b")?,
-        e: vector(e)?,
+        w: vector(w)?,
         kl,
         n,
     })
@@ -185,14 +202,15 @@ fn state_of(
 
 /// Pass 2 on one shard, given the state: `(Σ r_i, u_s, G_s, n_s)`.
 #[pyfunction]
-#[pyo3(signature = (settings, p, l_b, e, kl, n, x, y, n_threads=None))]
+#[pyo3(signature = (settings, p, l_uu, l_b, w, kl, n, x, y, n_threads=None))]
 #[allow(clippy::too_many_arguments)]
 fn pac_sgp_shard_risk<'py>(
     py: Python<'py>,
     settings: Settings,
     p: Vec<f64>,
+    l_uu: PyReadonlyArray2<'py, f64>,
     l_b: PyReadonlyArray2<'py, f64>,
-    e: PyReadonlyArray1<'py, f64>,
+    w: PyReadonlyArray1<'py, f64>,
     kl: f64,
     n: usize,
     x: PyReadonlyArray2<'py, f64>,
@@ -200,31 +218,42 @@ fn pac_sgp_shard_risk<'py>(
     n_threads: Option<usize>,
 ) -> PyResult<(f64, Vec1<'py>, Mat2<'py>, usize)> {
     let obj = settings.sharded()?;
-    let st = state_of(&l_b, &e, kl, n)?;
+    let l = factor_of(&l_uu, settings.m)?;
+    let st = state_of(&l_b, &w, kl, n)?;
     let (xm, yv) = (to_mat(&x, "X")?, vector(&y)?);
-    let r = compute(py, n_threads, || obj.shard_risk(&p, &st, xm.as_ref(), &yv))?;
+    let r = compute(py, n_threads, || {
+        obj.shard_risk(&p, &l, &st, xm.as_ref(), &yv)
+    })?;
     Ok((r.risk_sum, r.u.into_pyarray(py), to_numpy(py, &r.g)?, r.n))
 }
 
-/// After pass 2, from the state and the summed risks: `((R_S, KL, bound), C, c̄, risk scale,
-/// global gradient)`; pass 3 also needs the state's `L_B` and `e`.
+/// After pass 2, from the state and the summed risks: `((R_S, KL, bound), B̄, γ̄, risk scale,
+/// Ψ, penalty gradient)`; pass 3 also needs the state's `L_B` and `w`, the final step Ψ and
+/// the penalty gradient.
 #[pyfunction]
-#[pyo3(signature = (settings, p, l_b, e, kl, n, risk_sum, u, g))]
+#[pyo3(signature = (settings, p, l_b, w, kl, n, risk_sum, u, g))]
 #[allow(clippy::too_many_arguments, clippy::type_complexity)]
 fn pac_sgp_combine<'py>(
     py: Python<'py>,
     settings: Settings,
     p: Vec<f64>,
     l_b: PyReadonlyArray2<'py, f64>,
-    e: PyReadonlyArray1<'py, f64>,
+    w: PyReadonlyArray1<'py, f64>,
     kl: f64,
     n: usize,
     risk_sum: f64,
     u: PyReadonlyArray1<'py, f64>,
     g: PyReadonlyArray2<'py, f64>,
-) -> PyResult<((f64, f64, f64), Mat2<'py>, Vec1<'py>, f64, Vec1<'py>)> {
+) -> PyResult<(
+    (f64, f64, f64),
+    Mat2<'py>,
+    Vec1<'py>,
+    f64,
+    Mat2<'py>,
+    Vec1<'py>,
+)> {
     let obj = settings.sharded()?;
-    let st = state_of(&l_b, &e, kl, n)?;
+    let st = state_of(&l_b, &w, kl, n)?;
     let risk = PacSgpShardRisk {
         risk_sum,
         u: vector(&u)?,
@@ -235,42 +264,74 @@ fn pac_sgp_combine<'py>(
     let a = out.adjoints;
     Ok((
         terms_tuple(&out.terms),
-        to_numpy(py, &a.c)?,
-        a.c_bar.into_pyarray(py),
+        to_numpy(py, &a.b_bar)?,
+        a.gamma_bar.into_pyarray(py),
         a.risk_scale,
-        out.gradient.into_pyarray(py),
+        to_numpy(py, &out.driver.psi)?,
+        out.driver.gradient.into_pyarray(py),
     ))
 }
 
-/// Pass 3 on one shard: its part of the gradient.
+/// Pass 3 on one shard: `(gradient part, Σ q̄_iV_iV_iᵀ)`.
 #[pyfunction]
-#[pyo3(signature = (settings, p, l_b, e, c, c_bar, risk_scale, x, y, n_threads=None))]
+#[pyo3(signature = (settings, p, l_uu, l_b, w, b_bar, gamma_bar, risk_scale, x, y, n_threads=None))]
 #[allow(clippy::too_many_arguments)]
 fn pac_sgp_shard_gradient<'py>(
     py: Python<'py>,
     settings: Settings,
     p: Vec<f64>,
+    l_uu: PyReadonlyArray2<'py, f64>,
     l_b: PyReadonlyArray2<'py, f64>,
-    e: PyReadonlyArray1<'py, f64>,
-    c: PyReadonlyArray2<'py, f64>,
-    c_bar: PyReadonlyArray1<'py, f64>,
+    w: PyReadonlyArray1<'py, f64>,
+    b_bar: PyReadonlyArray2<'py, f64>,
+    gamma_bar: PyReadonlyArray1<'py, f64>,
     risk_scale: f64,
     x: PyReadonlyArray2<'py, f64>,
     y: PyReadonlyArray1<'py, f64>,
     n_threads: Option<usize>,
-) -> PyResult<Vec1<'py>> {
+) -> PyResult<(Vec1<'py>, Mat2<'py>)> {
     let obj = settings.sharded()?;
+    let l = factor_of(&l_uu, settings.m)?;
     let adj = PacSgpAdjoints {
         l_b: to_mat(&l_b, "l_b")?,
-        e: vector(&e)?,
-        c: to_mat(&c, "C")?,
-        c_bar: vector(&c_bar)?,
+        w: vector(&w)?,
+        b_bar: to_mat(&b_bar, "b_bar")?,
+        gamma_bar: vector(&gamma_bar)?,
         risk_scale,
     };
     let (xm, yv) = (to_mat(&x, "X")?, vector(&y)?);
     let g = compute(py, n_threads, || {
-        obj.shard_gradient(&p, &adj, xm.as_ref(), &yv)
+        obj.shard_gradient(&p, &l, &adj, xm.as_ref(), &yv)
     })?;
+    Ok((g.gradient.into_pyarray(py), to_numpy(py, &g.vqv)?))
+}
+
+/// After pass 3: the gradient from the driver's part (Ψ, penalty gradient) and the shards'
+/// summed parts.
+#[pyfunction]
+#[pyo3(signature = (settings, p, l_uu, psi, penalty_gradient, gradient, vqv))]
+#[allow(clippy::too_many_arguments)]
+fn pac_sgp_gradient<'py>(
+    py: Python<'py>,
+    settings: Settings,
+    p: Vec<f64>,
+    l_uu: PyReadonlyArray2<'py, f64>,
+    psi: PyReadonlyArray2<'py, f64>,
+    penalty_gradient: PyReadonlyArray1<'py, f64>,
+    gradient: PyReadonlyArray1<'py, f64>,
+    vqv: PyReadonlyArray2<'py, f64>,
+) -> PyResult<Vec1<'py>> {
+    let obj = settings.sharded()?;
+    let l = factor_of(&l_uu, settings.m)?;
+    let driver = PacSgpDriverPart {
+        psi: to_mat(&psi, "psi")?,
+        gradient: vector(&penalty_gradient)?,
+    };
+    let parts = PacSgpShardGradient {
+        gradient: vector(&gradient)?,
+        vqv: to_mat(&vqv, "vqv")?,
+    };
+    let g = compute(py, None, || obj.gradient(&p, &l, &driver, &parts))?;
     Ok(g.into_pyarray(py))
 }
 
@@ -510,11 +571,13 @@ fn sparse_model_from_parts(
 
 /// Add the sharded PAC-SGP functions to the module.
 pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_function(wrap_pyfunction!(pac_sgp_kuu_factor, module)?)?;
     module.add_function(wrap_pyfunction!(pac_sgp_shard_stats, module)?)?;
     module.add_function(wrap_pyfunction!(pac_sgp_state, module)?)?;
     module.add_function(wrap_pyfunction!(pac_sgp_shard_risk, module)?)?;
     module.add_function(wrap_pyfunction!(pac_sgp_combine, module)?)?;
     module.add_function(wrap_pyfunction!(pac_sgp_shard_gradient, module)?)?;
+    module.add_function(wrap_pyfunction!(pac_sgp_gradient, module)?)?;
     module.add_function(wrap_pyfunction!(pac_sgp_objective, module)?)?;
     module.add_function(wrap_pyfunction!(posterior_shard_stats, module)?)?;
     module.add_function(wrap_pyfunction!(kernel_init_params, module)?)?;

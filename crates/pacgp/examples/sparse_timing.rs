@@ -1,4 +1,7 @@
-//! Scratch timing of one sparse objective + gradient (not part of the library).
+//! Timing of one sparse objective + gradient (VFE, FITC, kl-PAC-SGP at M = 500, D = 8; not
+//! part of the library): `sparse_timing N REPS [busy]`. With `busy`, a busy loop in another
+//! process (`sh -c 'while :; do :; done'`) holds one core for the whole run, as another user's
+//! job would.
 use faer::Mat;
 use pacgp::bounds::{BoundKind, HyperGrid};
 use pacgp::kernel::Kernel;
@@ -8,6 +11,11 @@ use pacgp::optim::Objective;
 use pacgp::regression::sparse::{NegSparseObjective, SparseMethod};
 use rand::{Rng, SeedableRng};
 use std::time::Instant;
+
+/// The allocator of the `pacgp` binary and the Python module (see the CLI's main.rs), so that
+/// the timings are those users get.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn synth(n: usize, d: usize) -> (Mat<f64>, Vec<f64>) {
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
@@ -19,10 +27,19 @@ fn synth(n: usize, d: usize) -> (Mat<f64>, Vec<f64>) {
 }
 
 fn main() {
-    let args: Vec<usize> = std::env::args()
-        .skip(1)
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    let busy = raw.iter().any(|a| a == "busy");
+    let args: Vec<usize> = raw
+        .iter()
+        .filter(|a| *a != "busy")
         .map(|a| a.parse().unwrap())
         .collect();
+    let spinner = busy.then(|| {
+        std::process::Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .spawn()
+            .expect("start the busy loop")
+    });
     let n = args.first().copied().unwrap_or(8000);
     let reps = args.get(1).copied().unwrap_or(2);
     let m = 500;
@@ -85,5 +102,9 @@ fn main() {
             let fd = (pac.value(&pp).unwrap() - pac.value(&pm).unwrap()) / (2.0 * h);
             println!("  fd[{idx}] = {fd:.8}");
         }
+    }
+    if let Some(mut child) = spinner {
+        child.kill().ok();
+        child.wait().ok();
     }
 }

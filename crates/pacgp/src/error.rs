@@ -265,4 +265,14 @@ pub enum Error {
         /// What differs.
         reason: String,
     },
+    /// A worker-thread count that cannot be honoured ([`crate::threads::resolve`]).
+    #[error("cannot run {requested} worker threads on {cores} available cores: {reason}")]
+    Threads {
+        /// The count asked for (negative: all cores but `|requested| − 1`).
+        requested: i64,
+        /// Cores this process may use.
+        cores: usize,
+        /// Why it is refused.
+        reason: String,
+    },
 }

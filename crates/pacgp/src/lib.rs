@@ -12,6 +12,8 @@
 //! - [`regression`]: exact GP regression with ML-II;
 //! - [`loo`]: leave-one-out for every model (closed forms, cavities, linear response, refits);
 //! - [`special`], [`bounds`], [`loss`]: kl and its inverse, PAC-Bayes certificates, bounded losses;
+//! - [`vector_math`]: a vectorised exponential for bulk kernel fills (runtime SIMD dispatch);
+//! - [`threads`]: worker-thread requests resolved the same way for every front end;
 //! - [`objective`], [`optim`]: training criteria (PAC-GP) and their minimisation (L-BFGS);
 //! - [`spec`]: what a fit is (method, options, δ, seed), checked once;
 //! - [`plan`]: what a spec makes short of fitting (likelihood, inference method, menus, prices);
@@ -49,5 +51,7 @@ pub mod selective;
 pub mod spec;
 pub mod special;
 pub mod svm;
+pub mod threads;
+pub mod vector_math;
 
 pub use error::{Error, Result};

@@ -328,3 +328,57 @@ fn bad_input_gives_typed_errors() {
     let wrong_dim = Kernel::se_ard(&[1.0, 1.0, 1.0], 1.0);
     assert!(svm(&wrong_dim, x.as_ref(), &y, &cfg).is_err());
 }
+
+/// With a large C the Adatron's projected steps stay large long after W has settled; it stops
+/// on the relative duality gap, at a W within that gap of SMO's (P − W bounds W* − W), and
+/// a sweep budget that runs out is reported as such with a note.
+#[test]
+fn adatron_stops_on_the_duality_gap_and_reports_its_cap() {
+    let (x, y) = common::toy_shifted(70, 0.01);
+    let k = Kernel::se_iso(0.8, 1.0);
+    let slack = Slack::Linear { c: 5.0 };
+    let s = svm(&k, x.as_ref(), &y, &tight(slack, false, SvmSolver::Smo)).unwrap();
+    let cfg = SvmConfig {
+        slack,
+        bias: false,
+        solver: SvmSolver::Adatron,
+        tol: 1e-3,
+        ..Default::default()
+    };
+    let a = svm(&k, x.as_ref(), &y, &cfg).unwrap();
+    assert_eq!(
+        a.report.status,
+        ConvergenceStatus::Converged,
+        "{:?}",
+        a.report
+    );
+    let rel = (s.dual_objective - a.dual_objective) / s.dual_objective;
+    eprintln!(
+        "W {} (SMO {}), rel {rel:.2e}, {} sweeps",
+        a.dual_objective, s.dual_objective, a.report.iterations
+    );
+    assert!((-1e-9..1e-3).contains(&rel), "W rel {rel}");
+
+    let capped = svm(
+        &k,
+        x.as_ref(),
+        &y,
+        &SvmConfig {
+            tol: 1e-12,
+            max_iter: 50,
+            ..cfg
+        },
+    )
+    .unwrap();
+    assert_eq!(capped.report.status, ConvergenceStatus::MaxIterations);
+    assert_eq!(capped.report.iterations, 50);
+    assert!(
+        capped
+            .report
+            .notes
+            .iter()
+            .any(|n| n.contains("cap of 50 sweeps")),
+        "{:?}",
+        capped.report.notes
+    );
+}

@@ -43,6 +43,9 @@ pub(super) fn fit(a: FitArgs) -> Result<()> {
     for note in model.report.notes.iter().chain(&grid_edge_notes(&model)) {
         eprintln!("note: {note}");
     }
+    if let Some(note) = model.report.optimiser.as_ref().and_then(|r| r.note()) {
+        eprintln!("note: {note}");
+    }
     print_summary(&a, &model, secs)
 }
 

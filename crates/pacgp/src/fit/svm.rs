@@ -11,18 +11,24 @@ use crate::model::{FitReport, FittedModel, Task};
 use crate::plan::{svm_candidates, svm_prior_kernel};
 use crate::spec::{CheckedFitSpec, SvmSpec};
 use crate::svm::certificate::{svm_certificate, SvmCertificateConfig};
-use crate::svm::{Slack, SvmConfig, SvmFit};
+use crate::svm::{Slack, SvmConfig, SvmFit, SvmSolver};
+
+/// The menu's choice: the prior kernel, the solver settings, the fit, and a note for each
+/// candidate that failed and was skipped.
+type Choice = (Kernel, SvmConfig, SvmFit, Vec<String>);
 
 /// SVMs for every (kernel, slack) candidate (in parallel; bias-free on `k + 1` unless `base`
 /// fits a bias), the one of fewest linear-response LOO errors with its fit (the first on
-/// ties, so the choice is deterministic).
+/// ties, so the choice is deterministic). A candidate whose fit or LOO fails (e.g. a singular
+/// margin-SV matrix) is skipped with a note; the menu's price still counts it, since it was
+/// on the menu fixed before the data. Only if every candidate fails is it an error.
 fn select_by_lr_loo(
     x: faer::MatRef<'_, f64>,
     y: &[f64],
     kernels: &[Kernel],
     slacks: &[Slack],
     base: &SvmConfig,
-) -> Result<(Kernel, SvmConfig, SvmFit)> {
+) -> Result<Choice> {
     use rayon::prelude::*;
     // A free bias needs no constant term in the kernel.
     let prior = |k: &Kernel| {
@@ -40,20 +46,47 @@ fn select_by_lr_loo(
                 .map(move |&slack| (prior(k), SvmConfig { slack, ..*base }))
         })
         .collect();
-    let mut fits: Vec<(usize, SvmFit)> = candidates
+    let results: Vec<Result<(usize, SvmFit)>> = candidates
         .par_iter()
         .map(|(k, cfg)| {
             let fit = crate::svm::svm(k, x, y, cfg)?;
             Ok((crate::svm::loo::svm_loo(&fit, k, x, y)?.errors, fit))
         })
-        .collect::<Result<_>>()?;
+        .collect();
+    let mut notes = Vec::new();
+    let mut first_error = None;
+    let mut fits: Vec<Option<(usize, SvmFit)>> = Vec::with_capacity(results.len());
+    for ((k, cfg), r) in candidates.iter().zip(results) {
+        match r {
+            Ok(f) => fits.push(Some(f)),
+            Err(e) => {
+                notes.push(format!(
+                    "SVM candidate {} with {:?} skipped: {e} (still priced in the menu's ln |candidates|)",
+                    k.describe(),
+                    cfg.slack
+                ));
+                first_error.get_or_insert(e);
+                fits.push(None);
+            }
+        }
+    }
     let best = (0..fits.len())
-        .min_by_key(|&i| fits[i].0)
+        .filter_map(|i| fits[i].as_ref().map(|f| (f.0, i)))
+        .min()
+        .map(|(_, i)| i);
+    let Some(best) = best else {
+        return Err(first_error.unwrap_or(crate::Error::Empty {
+            what: "SVM kernel and slack candidates",
+        }));
+    };
+    let (kernel, config) = candidates.swap_remove(best);
+    let fit = fits
+        .swap_remove(best)
+        .map(|f| f.1)
         .ok_or(crate::Error::Empty {
             what: "SVM kernel and slack candidates",
         })?;
-    let (kernel, config) = candidates.swap_remove(best);
-    Ok((kernel, config, fits.swap_remove(best).1))
+    Ok((kernel, config, fit, notes))
 }
 
 /// `svm`: fit and certify on `train` (labels ±1): the candidate (kernel, slack) of fewest
@@ -71,12 +104,16 @@ pub fn svm(
     let base = SvmConfig {
         solver: s.solver,
         bias: s.bias,
+        max_iter: match s.solver {
+            SvmSolver::Adatron => crate::svm::adatron::DEFAULT_SWEEPS,
+            SvmSolver::Smo => SvmConfig::default().max_iter,
+        },
         ..Default::default()
     };
     let (kernels, slacks) = svm_candidates(s, train.d())?;
-    let (prior, config, fit) = select_by_lr_loo(x.as_ref(), y, &kernels, &slacks, &base)?;
+    let (prior, config, fit, notes) = select_by_lr_loo(x.as_ref(), y, &kernels, &slacks, &base)?;
     if s.bias {
-        return uncertified_svm(
+        let mut model = uncertified_svm(
             spec,
             train,
             labels,
@@ -85,7 +122,9 @@ pub fn svm(
             prior,
             config,
             fit,
-        );
+        )?;
+        model.report.notes.extend(notes);
+        return Ok(model);
     }
     let n_candidates = kernels.len() * slacks.len();
     let cert_cfg = SvmCertificateConfig {
@@ -104,6 +143,7 @@ pub fn svm(
         objective: Some(cert.certificate.bound),
         objective_name: "pac_bayes_bound_gibbs_error".into(),
         inference: Some(fit.report),
+        notes,
         ..Default::default()
     };
     Ok(FittedModel::assemble(
@@ -151,4 +191,34 @@ fn uncertified_svm(
     Ok(FittedModel::assemble(
         spec, train, x_scaler, posterior, task, report,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A candidate whose solver fails (here a zero kernel, which the Adatron refuses) is
+    /// skipped with a note and the others are chosen from; with no other candidate the
+    /// failure is the error.
+    #[test]
+    fn a_failing_candidate_is_skipped_with_a_note() {
+        let x = faer::Mat::from_fn(20, 1, |i, _| i as f64 / 10.0 - 1.0);
+        let y: Vec<f64> = (0..20)
+            .map(|i| if i % 3 == 0 { 1.0 } else { -1.0 })
+            .collect();
+        let base = SvmConfig {
+            solver: SvmSolver::Adatron,
+            bias: true,
+            ..Default::default()
+        };
+        let kernels = [Kernel::se_iso(1.0, 0.0), Kernel::se_iso(1.0, 1.0)];
+        let slacks = [Slack::Linear { c: 1.0 }];
+        let (k, _, fit, notes) =
+            select_by_lr_loo(x.as_ref(), &y, &kernels, &slacks, &base).unwrap();
+        assert_eq!(k, kernels[1]);
+        assert_eq!(fit.alpha.len(), 20);
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert!(notes[0].contains("skipped"), "{notes:?}");
+        assert!(select_by_lr_loo(x.as_ref(), &y, &kernels[..1], &slacks, &base).is_err());
+    }
 }

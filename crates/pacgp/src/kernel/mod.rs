@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 
 mod dot_product;
+mod inducing;
 mod spec;
 pub mod stationary;
 
@@ -604,7 +605,19 @@ impl Kernel {
         &self,
         z: MatRef<'_, f64>,
         x: MatRef<'_, f64>,
-        k_zx: Mat<f64>,
+        mut k_zx: Mat<f64>,
+        g: &Mat<f64>,
+    ) -> (Vec<f64>, Mat<f64>) {
+        self.cross_adjoint_in(z, x, &mut k_zx, g)
+    }
+
+    /// [`Kernel::cross_adjoint`] with `k_zx` overwritten as scratch instead of consumed (so that
+    /// the caller can reuse its memory).
+    pub(crate) fn cross_adjoint_in(
+        &self,
+        z: MatRef<'_, f64>,
+        x: MatRef<'_, f64>,
+        k_zx: &mut Mat<f64>,
         g: &Mat<f64>,
     ) -> (Vec<f64>, Mat<f64>) {
         debug_assert_eq!((k_zx.nrows(), k_zx.ncols()), (z.nrows(), x.nrows()));
@@ -614,11 +627,13 @@ impl Kernel {
                 stationary::scaled_rows(z, ln_l),
                 stationary::scaled_rows(x, ln_l),
             );
+            let zt = stationary::scaled_cols(z, ln_l);
             return stationary::cross_adjoint(
                 profile,
                 var,
                 ln_l,
                 &uz,
+                &zt,
                 &ux,
                 x.ncols(),
                 k_zx,
@@ -644,7 +659,7 @@ impl Kernel {
                 stationary::scaled_rows(x, ln_l),
                 stationary::scaled_rows(z, ln_l),
             );
-            return stationary::grad_z(profile, var, ln_l, &ux, &uz, x.ncols(), g);
+            return stationary::grad_z(profile, var, ln_l, &ux, &uz, x.ncols(), g, None);
         }
         let (rx, rz) = (rows_of(x), rows_of(z));
         let d = z.ncols();

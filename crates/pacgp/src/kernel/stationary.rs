@@ -2,9 +2,11 @@
 //! `r² = Σ_t (x_t − z_t)² / l_t²`: squared exponential and Matérn ν ∈ {1/2, 3/2, 5/2}
 //! (GPML eqs. 4.9 and 4.17), with fast parallel Gram matrices and gradient contractions.
 
-use faer::{Mat, MatRef};
+use faer::{Mat, MatMut, MatRef};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
+
+use crate::vector_math::{self, VectorLoop};
 
 /// Which stationary profile `k(r)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,7 +51,7 @@ impl Profile {
     }
 
     /// `dk/d(r²)` from `k = k(r²)` itself, without the exponential (as [`Self::value_and_slope`]).
-    #[inline]
+    #[inline(always)]
     pub fn slope_from_value(self, k: f64, r2: f64) -> f64 {
         match self {
             Profile::SquaredExponential => -0.5 * k,
@@ -65,6 +67,144 @@ impl Profile {
             Profile::Matern52 => {
                 let s = 5f64.sqrt() * r2.sqrt();
                 -(5.0 / 6.0) * (1.0 + s) * k / (1.0 + s + 5.0 * r2 / 3.0)
+            }
+        }
+    }
+}
+
+impl Profile {
+    /// `c[i] ← variance · k(c[i])` for squared scaled distances `c[i] = r²`, with the
+    /// exponential of [`vector_math::exp`]; vectorises inside [`vector_math::vectorised`].
+    #[inline(always)]
+    fn fill_from_sqdist(self, c: &mut [f64], variance: f64) {
+        match self {
+            Profile::SquaredExponential => {
+                for v in c {
+                    *v = variance * vector_math::exp(-0.5 * *v);
+                }
+            }
+            Profile::Matern12 => {
+                for v in c {
+                    *v = variance * vector_math::exp(-v.sqrt());
+                }
+            }
+            Profile::Matern32 => {
+                for v in c {
+                    let s = 3f64.sqrt() * v.sqrt();
+                    *v = variance * ((1.0 + s) * vector_math::exp(-s));
+                }
+            }
+            Profile::Matern52 => {
+                for v in c {
+                    let s = 5f64.sqrt() * v.sqrt();
+                    *v = variance * ((1.0 + s + 5.0 * *v / 3.0) * vector_math::exp(-s));
+                }
+            }
+        }
+    }
+}
+
+/// Scaled inputs transposed, one contiguous run per input dimension (`out[t·n + i] = x_it/l_t`),
+/// so that squared distances to one point vectorise over the other points.
+pub(crate) fn scaled_cols(x: MatRef<'_, f64>, ln_l: &[f64]) -> Vec<f64> {
+    let (n, d) = (x.nrows(), x.ncols());
+    let mut out = vec![0.0; n * d];
+    for t in 0..d {
+        let inv = (-ln_l[if ln_l.len() == 1 { 0 } else { t }]).exp();
+        for i in 0..n {
+            out[t * n + i] = x[(i, t)] * inv;
+        }
+    }
+    out
+}
+
+/// `c[i] ← Σ_t (zt[t·m + i] − b_t)²` for the `m` points of `zt` ([`scaled_cols`] layout):
+/// the same sum, in the same order, as `sqdist`, but vectorised over i.
+#[inline(always)]
+fn sqdist_to_all(c: &mut [f64], zt: &[f64], b: &[f64]) {
+    let m = c.len();
+    c.fill(0.0);
+    for (t, bt) in b.iter().enumerate() {
+        let col = &zt[t * m..(t + 1) * m];
+        for (ci, zi) in c.iter_mut().zip(col) {
+            let dlt = zi - bt;
+            *ci += dlt * dlt;
+        }
+    }
+}
+
+/// `out ← variance · k(r(z_i, x_j))` (M×N, one column per point of `ux`; every entry written), with `zt` the
+/// inducing inputs in [`scaled_cols`] layout and `ux` the points in [`scaled_rows`] layout:
+/// distances and profile vectorised per column ([`vector_math`]), columns in parallel.
+pub(crate) fn cross_vectorised(
+    profile: Profile,
+    variance: f64,
+    zt: &[f64],
+    ux: &[f64],
+    d: usize,
+    out: MatMut<'_, f64>,
+) {
+    debug_assert_eq!(
+        (out.nrows(), out.ncols()),
+        (zt.len() / d.max(1), ux.len() / d.max(1))
+    );
+    out.par_col_iter_mut().enumerate().for_each(|(j, c)| {
+        vector_math::vectorised(CrossColumn {
+            c: c.try_as_col_major_mut().unwrap().as_slice_mut(),
+            zt,
+            b: &ux[j * d..(j + 1) * d],
+            profile,
+            variance,
+        });
+    });
+}
+
+/// One column of [`cross_vectorised`]: `c[i] = variance · k(‖w_i − b‖²)`.
+struct CrossColumn<'a> {
+    c: &'a mut [f64],
+    zt: &'a [f64],
+    b: &'a [f64],
+    profile: Profile,
+    variance: f64,
+}
+
+impl VectorLoop for CrossColumn<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        sqdist_to_all(self.c, self.zt, self.b);
+        self.profile.fill_from_sqdist(self.c, self.variance);
+    }
+}
+
+/// One column of [`cross_adjoint`]'s `H = G∘S`, `S = variance·k'(r²)` from `K` itself
+/// (`c` holds K's column on entry, H's on exit; `b` is the point, `zt` the inducing inputs).
+struct SlopeColumn<'a> {
+    c: &'a mut [f64],
+    g: &'a [f64],
+    zt: &'a [f64],
+    b: &'a [f64],
+    profile: Profile,
+    variance: f64,
+}
+
+impl VectorLoop for SlopeColumn<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        match self.profile {
+            Profile::SquaredExponential => {
+                for (cj, gj) in self.c.iter_mut().zip(self.g) {
+                    *cj = gj * (-0.5 * *cj);
+                }
+            }
+            profile => {
+                let mut r2 = vec![0.0; self.c.len()];
+                sqdist_to_all(&mut r2, self.zt, self.b);
+                let var = self.variance;
+                for ((cj, gj), r2j) in self.c.iter_mut().zip(self.g).zip(&r2) {
+                    *cj = gj * (var * profile.slope_from_value(*cj / var, *r2j));
+                }
             }
         }
     }
@@ -123,21 +263,23 @@ pub(crate) fn cross(
     out
 }
 
-/// Adjoint of `K = variance · k(r(z_j, x_i))` (M×N, given as `k`, consumed as scratch)
+/// Adjoint of `K = variance · k(r(z_j, x_i))` (M×N, given as `k`, overwritten as scratch)
 /// against `G` (M×N): `([Σ G∘∂K/∂ln σ² if with_variance, Σ G∘∂K/∂ln l_t …], ∂/∂Z Σ G∘K)`.
 ///
 /// With `S = variance·k'(r²)` and `H = G∘S`, `∂K/∂ln l_t = −2S(w_t − u_t)²` and
 /// `∂K_ji/∂z_jt = 2S(w_jt − u_it)/l_t` (`w = z/l`, `u = x/l`), so both reduce to the row and
-/// column sums of H and one product `H·U` (M·N·D flops) — no exponential is recomputed
-/// for the squared exponential (`S = −K/2`).
+/// column sums of H and one product `H·U` (M·N·D flops). `S` comes from `K` itself
+/// ([`Profile::slope_from_value`]): no exponential is recomputed. `zt` holds `w` in
+/// [`scaled_cols`] layout (for the distances the Matérn slopes need), `uz` in rows.
 pub(crate) fn cross_adjoint(
     profile: Profile,
     variance: f64,
     ln_l: &[f64],
     uz: &[f64],
+    zt: &[f64],
     ux: &[f64],
     d: usize,
-    mut k: Mat<f64>,
+    k: &mut Mat<f64>,
     g: &Mat<f64>,
     with_variance: bool,
 ) -> (Vec<f64>, Mat<f64>) {
@@ -149,28 +291,29 @@ pub(crate) fn cross_adjoint(
         .map(|(i, c)| {
             let c = c.try_as_col_major_mut().unwrap().as_slice_mut();
             let gc = g.col_as_slice(i);
-            let a = &ux[i * d..(i + 1) * d];
-            let (mut gk, mut hs) = (0.0, 0.0);
-            for j in 0..m {
-                gk += gc[j] * c[j];
-                let s = match profile {
-                    Profile::SquaredExponential => -0.5 * c[j],
-                    _ => {
-                        variance
-                            * profile
-                                .value_and_slope(sqdist(&uz[j * d..(j + 1) * d], a))
-                                .1
-                    }
-                };
-                c[j] = gc[j] * s;
-                hs += c[j];
-            }
-            (gk, hs)
+            let gk = c.iter().zip(gc).map(|(k, g)| g * k).sum::<f64>();
+            vector_math::vectorised(SlopeColumn {
+                c: &mut *c,
+                g: gc,
+                zt,
+                b: &ux[i * d..(i + 1) * d],
+                profile,
+                variance,
+            });
+            (gk, c.iter().sum::<f64>())
         })
         .collect();
     // [U, 1] (N×(D+1)) so that one product gives H·U and the row sums of H.
     let u1 = Mat::from_fn(n, d + 1, |i, t| if t < d { ux[i * d + t] } else { 1.0 });
-    let hu = &k * &u1;
+    let mut hu = Mat::<f64>::zeros(m, d + 1);
+    faer::linalg::matmul::matmul(
+        hu.as_mut(),
+        faer::Accum::Replace,
+        k.as_ref(),
+        u1.as_ref(),
+        1.0,
+        faer::Par::Seq,
+    );
     let inv_l: Vec<f64> = (0..d)
         .map(|t| (-ln_l[if ln_l.len() == 1 { 0 } else { t }]).exp())
         .collect();
@@ -265,7 +408,8 @@ pub(crate) fn grad_contract(
 }
 
 /// `∂/∂Z Σ_ij G_ij · variance · k(r(x_i, z_j))` (M×D), parallel over the columns of G:
-/// `∂k/∂z_t = variance · k'(r²) · (−2)(x_t − z_t)/l_t²`, written with `u = x/l`.
+/// `∂k/∂z_t = variance · k'(r²) · (−2)(x_t − z_t)/l_t²`, written with `u = x/l`. With `gram`
+/// (this kernel's `K(X, Z)`), `k'` comes from `k` ([`Profile::slope_from_value`]), not an exponential.
 pub(crate) fn grad_z(
     profile: Profile,
     variance: f64,
@@ -274,6 +418,7 @@ pub(crate) fn grad_z(
     uz: &[f64],
     d: usize,
     g: MatRef<'_, f64>,
+    gram: Option<MatRef<'_, f64>>,
 ) -> Mat<f64> {
     let (n, m) = (ux.len() / d.max(1), uz.len() / d.max(1));
     let inv_l: Vec<f64> = (0..d)
@@ -290,7 +435,11 @@ pub(crate) fn grad_z(
                     continue;
                 }
                 let a = &ux[i * d..(i + 1) * d];
-                let slope = profile.value_and_slope(sqdist(a, b)).1;
+                let r2 = sqdist(a, b);
+                let slope = match gram {
+                    Some(km) => profile.slope_from_value(km[(i, j)] / variance, r2),
+                    None => profile.value_and_slope(r2).1,
+                };
                 let w = -2.0 * variance * gij * slope;
                 for t in 0..d {
                     acc[t] += w * (a[t] - b[t]);

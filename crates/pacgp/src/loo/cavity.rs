@@ -151,10 +151,15 @@ pub fn sparse_gp_loo(gp: &SparseGp, x: MatRef<'_, f64>, y: &[f64]) -> Result<Loo
         });
     };
     let marg = post.predict(x)?;
-    // Q_ii = ‖L_uu⁻¹ k_u(x_i)‖², column by column.
-    let mut w: Mat<f64> = gp.kernel.cross(gp.z.as_ref(), x);
-    chol_kuu.solve_lower_in_place(w.as_mut());
-    let q = crate::linalg::col_sq_norms(&w);
+    // Q_ii = ‖L_uu⁻¹ k_u(x_i)‖², column by column, in blocks of rows (memory O(block·M)).
+    const ROWS: usize = 4096;
+    let mut q = Vec::with_capacity(y.len());
+    for lo in (0..x.nrows()).step_by(ROWS) {
+        let xb = x.subrows(lo, ROWS.min(x.nrows() - lo));
+        let mut w: Mat<f64> = gp.kernel.cross(gp.z.as_ref(), xb);
+        chol_kuu.solve_lower_in_place(w.as_mut());
+        q.extend(crate::linalg::col_sq_norms(&w));
+    }
     let kdiag = gp.kernel.diag(x);
     let alpha_s = gp.method.alpha_s();
     let noise = gp.noise_variance;

@@ -8,20 +8,30 @@
 //! is reverse-mode by hand through these M×M and M×N matrices, O(NM²) per evaluation.
 
 use faer::{Mat, MatRef};
-use rayon::prelude::*;
 
 use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm, HyperGrid};
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
-use crate::linalg::{self, Cholesky};
+use crate::linalg;
 use crate::loss::RegressionLoss;
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
 use crate::prior::{BoundLevers, HyperPrior, ThetaPenalty};
-use crate::regression::sparse::{
-    add_outer, initial_inducing_with_targets, sandwich_inv, whitened, InducingInit,
-    NegSparseObjective, SparseGp, SparseMethod, Whitened,
+use crate::regression::row_blocks::{
+    add_mat, add_vec, recycle, release, scratch, scratch_zeroed, BlockCache, Streaming,
 };
+use crate::regression::sparse::{
+    add_outer_seq, initial_inducing_with_targets, sandwich_inv, InducingInit, NegSparseObjective,
+    SparseGp, SparseMethod,
+};
+use crate::regression::whitened_blocks::{
+    assemble_gradient, mat_t_vec_seq, mat_vec_seq, whitened_sums, GradPart, SparseData,
+    WhitenedSums,
+};
+
+#[cfg(test)]
+#[path = "pac_sgp_reference.rs"]
+mod dense_reference;
 
 /// The sparse PAC-GP bound over `[θ…, ln σ², vec(Z)]` on standardised data.
 pub struct PacSgpObjective<'a> {
@@ -35,6 +45,8 @@ pub struct PacSgpObjective<'a> {
     target: BoundTarget,
     /// A coarse hyperparameter prior's `−ln π(θ)` surrogate, added to the penalty.
     theta_prior: ThetaPenalty,
+    /// How the row blocks are streamed (block size, cache budget).
+    stream: Streaming,
 }
 
 /// `(R_S, KL, bound)` of one evaluation.
@@ -106,7 +118,14 @@ impl<'a> PacSgpObjective<'a> {
             loss,
             target,
             theta_prior: ThetaPenalty::constant(0.0),
+            stream: Streaming::default(),
         })
+    }
+
+    /// The same objective streamed with other block and cache sizes (same values to rounding).
+    pub fn with_streaming(mut self, stream: Streaming) -> Self {
+        self.stream = stream;
+        self
     }
 
     /// The same objective with the smooth surrogate of `−ln π(θ)` (tighter-bounds spec §2.1)
@@ -139,49 +158,44 @@ impl<'a> PacSgpObjective<'a> {
 
     fn evaluate(&self, p: &[f64], with_grad: bool) -> Result<(PacSgpTerms, Vec<f64>)> {
         let (kernel, s2, z) = self.unpack(p)?;
-        // Whitened factors: A = P + FΛ⁻¹Fᵀ = L B Lᵀ, c = FΛ⁻¹y = Lγ.
-        let wh = whitened(&kernel, s2, self.alpha_s, self.x, z.as_ref(), self.y)?;
         let theta = &p[..self.kernel.n_params()];
         let (terms, grad, _) =
-            self.evaluate_whitened(&kernel, s2, z.as_ref(), wh, theta, with_grad)?;
+            self.evaluate_at(&kernel, &|_| s2, s2, z.as_ref(), theta, with_grad)?;
         Ok((terms, grad))
     }
 
-    /// The terms at given whitened factors (any per-point `Λ`, as the heteroscedastic form
-    /// builds them) and, with `with_grad`, the gradient in `[θ…, ln s2, vec(Z)]` and the
-    /// adjoint `∂B/∂Λ_ii` per point.
-    pub(crate) fn evaluate_whitened(
+    /// The terms at (θ, Z) with point i's posterior noise `noise(i)` in `Λ_ii` (the
+    /// heteroscedastic form passes its own) and, with `with_grad`, the gradient in
+    /// `[θ…, ln s2, vec(Z)]` and the adjoint `∂B/∂Λ_ii` per point. Three passes over row
+    /// blocks: the whitened sums ([`whitened_sums`]), the marginals and risk, the adjoints.
+    pub(crate) fn evaluate_at(
         &self,
         kernel: &Kernel,
+        noise: &(dyn Fn(usize) -> f64 + Sync),
         s2: f64,
         z: MatRef<'_, f64>,
-        wh: Whitened,
         theta: &[f64],
         with_grad: bool,
     ) -> Result<(PacSgpTerms, Vec<f64>, Vec<f64>)> {
-        let (x, y) = (self.x, self.y);
-        let (n, m) = (x.nrows(), self.m);
+        let (n, m) = (self.x.nrows(), self.m);
         let nf = n as f64;
-        let (l, lb, kd, q) = (&wh.l_uu, &wh.l_b, &wh.kdiag, &wh.q);
+        let data = SparseData::new(kernel, self.x, self.y, z, &self.stream);
+        let cached = if with_grad {
+            self.stream.cached_blocks(&data.blocks, m, 2)
+        } else {
+            0
+        };
+        let w = whitened_sums(&data, &|i| noise(i), self.alpha_s, cached)?;
         // e = A⁻¹c = L⁻ᵀB⁻¹γ; tr(PA⁻¹) = tr B⁻¹, eᵀPe = ‖B⁻¹γ‖², ln det A − ln det P = ln det B.
-        let bg = lb.solve_vec(&wh.gamma);
-        let e = l.solve_upper_vec(&bg);
-        let b_inv = lb.inverse();
+        let bg = w.l_b.solve_vec(&w.gamma);
+        let e = w.l_uu.solve_upper_vec(&bg);
+        let b_inv = w.l_b.inverse();
         let tr_binv: f64 = (0..m).map(|a| b_inv[(a, a)]).sum();
-        let kl = 0.5 * (tr_binv + linalg::dot(&bg, &bg) - m as f64 + lb.ln_det());
-        let mu = linalg::mat_t_vec(&wh.kzx, &e);
-        // s_i = F_iᵀA⁻¹F_i = ‖L_B⁻¹V_i‖².
-        let mut yb = wh.v.clone();
-        lb.solve_lower_in_place(yb.as_mut());
-        let s = linalg::col_sq_norms(&yb);
-        let var: Vec<f64> = (0..n).map(|i| (kd[i] - q[i] + s[i]).max(1e-12)).collect();
-        let (mut risk, mut g_mu, mut g_v) = (0.0, vec![0.0; n], vec![0.0; n]);
-        for i in 0..n {
-            let r = self.loss.point_risk(y[i], mu[i], var[i]);
-            risk += r.risk / nf;
-            g_mu[i] = r.d_mean;
-            g_v[i] = r.d_var;
-        }
+        let kl = 0.5 * (tr_binv + linalg::dot(&bg, &bg) - m as f64 + w.l_b.ln_det());
+        let y_cache = BlockCache::new(cached);
+        let (mut g_mu, mut g_v) = (vec![0.0; n], vec![0.0; n]);
+        let marg = self.marginals_pass(&data, &w, &y_cache, &bg, &mut g_mu, &mut g_v, with_grad)?;
+        let risk = marg.risk / nf;
         let klc = kl.max(0.0);
         let (penalty, d_penalty) = self.penalty_at(theta);
         let b = self.target.at_with(risk, klc, n, penalty);
@@ -194,111 +208,219 @@ impl<'a> PacSgpObjective<'a> {
         if !with_grad {
             return Ok((terms, vec![], vec![]));
         }
-        let (mut grad, lamb) = self.gradient(
-            kernel, s2, z, wh, yb, &e, &bg, &b_inv, d_q, d_c, &g_mu, &g_v,
-        );
+        let adj = Adjoints {
+            e,
+            bg,
+            b_inv,
+            klb: d_c / nf,
+            scale: d_q / nf,
+            g_mu,
+            g_v,
+        };
+        let (mut grad, lamb) = self.gradient(&data, &w, &y_cache, &adj, marg, s2)?;
         for (gt, dp) in grad.iter_mut().zip(&d_penalty) {
             *gt += d_c * dp / nf;
         }
         Ok((terms, grad, lamb))
     }
 
+    /// Second pass: `μ_i = F_iᵀe = V_iᵀB⁻¹γ` (from `bg = B⁻¹γ`, without `e`'s cond(L)), `s_i = F_iᵀA⁻¹F_i = ‖L_B⁻¹V_i‖²`, `v_i = k_ii − q_i + s_i`, the
+    /// risk and its derivatives `∂r_i/∂μ_i`, `∂r_i/∂v_i` (into `g_mu`, `g_v`); with the gradient
+    /// also `Σ Y diag(∂r/∂v) Yᵀ` (`Y = L_B⁻¹V`, lower triangle) and `Σ V ∂r/∂μ`.
+    fn marginals_pass(
+        &self,
+        data: &SparseData<'_>,
+        w: &WhitenedSums,
+        y_cache: &BlockCache,
+        bg: &[f64],
+        g_mu: &mut [f64],
+        g_v: &mut [f64],
+        with_grad: bool,
+    ) -> Result<Marginals> {
+        let m = self.m;
+        data.blocks.sum(
+            vec![g_mu, g_v],
+            &|b, mut out| {
+                let r = data.blocks.range(b);
+                let (f, v) = w.f_and_v(data, b)?;
+                let yb = y_cache.get_or(b, || Ok(self.whiten_b(w, &v)))?;
+                let mu = mat_t_vec_seq(v.as_ref().as_ref(), bg);
+                recycle(f);
+                let mut risk = 0.0;
+                for (k, i) in r.clone().enumerate() {
+                    let s = yb.col_as_slice(k).iter().map(|v| v * v).sum::<f64>();
+                    let var = (w.kdiag[i] - w.q[i] + s).max(1e-12);
+                    let pr = self.loss.point_risk(self.y[i], mu[k], var);
+                    risk += pr.risk;
+                    (out[0][k], out[1][k]) = (pr.d_mean, pr.d_var);
+                }
+                let (mut g0, mut vg) = (Mat::zeros(0, 0), vec![]);
+                if with_grad {
+                    g0 = scratch_zeroed(m, m);
+                    linalg::syrk_lower_add(g0.as_mut(), yb.as_ref().as_ref(), Some(out[1]));
+                    vg = mat_vec_seq(v.as_ref().as_ref(), out[0]);
+                }
+                release(yb);
+                release(v);
+                Ok(Marginals { risk, g0, vg })
+            },
+            &|a, b| {
+                a.risk += b.risk;
+                add_mat(&mut a.g0, &b.g0);
+                recycle(b.g0);
+                add_vec(&mut a.vg, &b.vg);
+            },
+        )
+    }
+
+    /// `Y_b = L_B⁻¹V_b`.
+    fn whiten_b(&self, w: &WhitenedSums, v: &Mat<f64>) -> Mat<f64> {
+        let mut yb = scratch(v.nrows(), v.ncols());
+        yb.copy_from(v);
+        w.l_b.solve_lower_in_place_seq(yb.as_mut());
+        yb
+    }
+
     /// Reverse mode through the module docs' formulas (adjoints of KL, μ, v first), with every
-    /// M×N step a triangular solve or one product on contiguous columns:
+    /// M×N step a triangular solve or one product on a block's contiguous columns:
     /// `Ā = KL̄·½(A⁻¹ − A⁻¹PA⁻¹ − ehᵀ − heᵀ) − ½(teᵀ + etᵀ) − A⁻¹F diag(v̄)FᵀA⁻¹`,
     /// `F̄ = eμ̄ᵀ + c̄(y/Λ)ᵀ + 2A⁻¹F diag(v̄) + 2ĀFΛ⁻¹ + 2P⁻¹F diag(q̄)`,
-    /// `P̄ = KL̄·½(A⁻¹ + eeᵀ − P⁻¹) + Ā − P⁻¹F diag(q̄)FᵀP⁻¹`, with `A⁻¹F = L_A⁻ᵀL_B⁻¹V`
-    /// (`L_A = L L_B`), `ĀF = ĀLV` and `P⁻¹F = L⁻ᵀV`.
+    /// `P̄ = KL̄·½(A⁻¹ + eeᵀ − P⁻¹) + Ā − P⁻¹F diag(q̄)FᵀP⁻¹`, with `A⁻¹F = L⁻ᵀL_B⁻ᵀL_B⁻¹V`
+    /// and `P⁻¹F = L⁻ᵀV`. Every M×M adjoint is formed whitened (`C = LᵀĀL = B̄`,
+    /// `P̄ = L⁻ᵀ[…]L⁻¹`, see [`super::pac_sgp_sharded`]), never as `A⁻¹ − P⁻¹`, whose
+    /// difference loses all digits once cond(K_uu) ≳ 1e9. `C` needs the second pass's sums,
+    /// `F̄` and `P̄` then one more pass over the row blocks.
     fn gradient(
         &self,
-        kernel: &Kernel,
+        data: &SparseData<'_>,
+        w: &WhitenedSums,
+        y_cache: &BlockCache,
+        adj: &Adjoints,
+        marg: Marginals,
         s2: f64,
-        z: MatRef<'_, f64>,
-        wh: Whitened,
-        mut yb: Mat<f64>,
-        e: &[f64],
-        bg: &[f64],
-        b_inv: &Mat<f64>,
-        d_q: f64,
-        d_c: f64,
-        g_mu: &[f64],
-        g_v: &[f64],
-    ) -> (Vec<f64>, Vec<f64>) {
-        let (x, y) = (self.x, self.y);
-        let (n, m) = (x.nrows(), self.m);
-        let nf = n as f64;
-        let (l, lb, lam, kd, q) = (&wh.l_uu, &wh.l_b, &wh.lambda, &wh.kdiag, &wh.q);
-        let klb = d_c / nf;
-        let mub: Vec<f64> = g_mu.iter().map(|g| d_q * g / nf).collect();
-        let vb: Vec<f64> = g_v.iter().map(|g| d_q * g / nf).collect();
-        let a_inv = sandwich_inv(l, b_inv.clone()); // L⁻ᵀB⁻¹L⁻¹
-        let p_inv = l.inverse();
-        let apa = sandwich_inv(l, b_inv * b_inv); // A⁻¹PA⁻¹ = L⁻ᵀB⁻²L⁻¹
-        let h = l.solve_upper_vec(&lb.solve_vec(bg)); // A⁻¹PA⁻¹c = L⁻ᵀB⁻¹(B⁻¹γ)
-        let t = l.solve_upper_vec(&lb.solve_vec(&linalg::mat_vec(&wh.v, &mub))); // A⁻¹Fμ̄
-        let l_a = Cholesky::from_lower(l.l() * lb.l(), 0.0);
-        let avfa = sandwich_inv(&l_a, linalg::weighted_gram(&yb, &vb));
-        let abar = Mat::from_fn(m, m, |a, b| {
-            klb * 0.5 * (a_inv[(a, b)] - apa[(a, b)] - (e[a] * h[b] + h[a] * e[b]))
-                - 0.5 * (t[a] * e[b] + e[a] * t[b])
-                - avfa[(a, b)]
+    ) -> Result<(Vec<f64>, Vec<f64>)> {
+        let (n, m) = (self.x.nrows(), self.m);
+        let (l, lb, lam) = (&w.l_uu, &w.l_b, &w.lambda);
+        let (e, klb, scale) = (&adj.e, adj.klb, adj.scale);
+        let (bg, b_inv) = (&adj.bg, &adj.b_inv);
+        // Whitened adjoints (objective::pac_sgp_sharded's module doc): C = LᵀĀL = B̄ and
+        // c̄ = L⁻ᵀγ̄ are formed from B⁻¹ and w = B⁻¹γ alone, never from A⁻¹ and P⁻¹, whose
+        // difference loses all digits once cond(K_uu) ≳ 1e9.
+        let h = lb.solve_vec(bg); // B⁻¹w
+        let vmub: Vec<f64> = marg.vg.iter().map(|g| scale * g).collect(); // Vμ̄
+        let u = lb.solve_vec(&vmub);
+        let b2 = linalg::product(b_inv.as_ref(), b_inv.as_ref());
+        let mut g0 = marg.g0;
+        linalg::symmetrise_from_lower(&mut g0);
+        // B⁻¹V diag(v̄)VᵀB⁻¹ = L_B⁻ᵀ(Y diag(v̄) Yᵀ)L_B⁻¹
+        let bvb = sandwich_inv(lb, Mat::from_fn(m, m, |a, b| scale * g0[(a, b)]));
+        let sym = |x: &[f64], y: &[f64], a: usize, b: usize| 0.5 * (x[a] * y[b] + y[a] * x[b]);
+        let c_mat = Mat::from_fn(m, m, |a, b| {
+            klb * (0.5 * (b_inv[(a, b)] - b2[(a, b)]) - sym(&h, bg, a, b))
+                - sym(&u, bg, a, b)
+                - bvb[(a, b)]
         });
-        let cbar: Vec<f64> = (0..m).map(|a| klb * h[a] + t[a]).collect();
-        // C = LᵀĀL, so FᵀĀF = VᵀCV.
-        let c_mat = l.l().transpose() * (&abar * l.l());
-        let mut cv = &c_mat * &wh.v;
-        let fa = linalg::col_dots(&wh.v, &cv);
-        let ftc = linalg::mat_t_vec(&wh.kzx, &cbar);
-        let lamb: Vec<f64> = (0..n)
-            .map(|i| -(fa[i] + ftc[i] * y[i]) / (lam[i] * lam[i]))
-            .collect();
-        // Λ uses max(k − q, 0): no gradient flows where the clamp is active.
-        let through_lam = |i: usize| {
-            if kd[i] - q[i] >= 0.0 {
-                self.alpha_s * lamb[i]
-            } else {
-                0.0
-            }
-        };
-        let qb: Vec<f64> = (0..n).map(|i| -vb[i] - through_lam(i)).collect();
-        let kb: Vec<f64> = (0..n).map(|i| vb[i] + through_lam(i)).collect();
-        let s2b: f64 = lamb.iter().sum();
-        // P̄ = KL̄·½[A⁻¹ + eeᵀ − P⁻¹] + Ā − L⁻ᵀ(V diag(q̄) Vᵀ)L⁻¹.
-        let pqp = sandwich_inv(l, linalg::weighted_gram(&wh.v, &qb));
-        let pbar = Mat::from_fn(m, m, |a, b| {
-            klb * 0.5 * (a_inv[(a, b)] + e[a] * e[b] - p_inv[(a, b)]) + abar[(a, b)] - pqp[(a, b)]
+        let gbar: Vec<f64> = (0..m).map(|a| klb * h[a] + u[a]).collect();
+        let cbar = l.solve_upper_vec(&gbar);
+        let mut lamb = vec![0.0; n];
+        let parts = data.blocks.sum(
+            vec![&mut lamb],
+            &|b, mut out| {
+                let r = data.blocks.range(b);
+                let (f, v_kept) = w.f_and_v(data, b)?;
+                let v: &Mat<f64> = &v_kept;
+                let yb = y_cache.get_or(b, || Ok(self.whiten_b(w, v)))?;
+                let nb = r.len();
+                let mut cv = scratch(m, nb);
+                faer::linalg::matmul::matmul(
+                    cv.as_mut(),
+                    faer::Accum::Replace,
+                    c_mat.as_ref(),
+                    v.as_ref(),
+                    1.0,
+                    faer::Par::Seq,
+                );
+                let ftc = mat_t_vec_seq(v.as_ref(), &gbar); // F_iᵀc̄ = V_iᵀγ̄
+                let (mut qb, mut kb, mut vb, mut s2b) =
+                    (vec![0.0; nb], vec![0.0; nb], vec![0.0; nb], 0.0);
+                for (k, i) in r.clone().enumerate() {
+                    let fa = linalg::dot(v.col_as_slice(k), cv.col_as_slice(k));
+                    let lb_i = -(fa + ftc[k] * self.y[i]) / (lam[i] * lam[i]);
+                    out[0][k] = lb_i;
+                    s2b += lb_i;
+                    // Λ uses max(k − q, 0): no gradient flows where the clamp is active.
+                    let through = if w.kdiag[i] - w.q[i] >= 0.0 {
+                        self.alpha_s * lb_i
+                    } else {
+                        0.0
+                    };
+                    vb[k] = scale * adj.g_v[i];
+                    qb[k] = -vb[k] - through;
+                    kb[k] = vb[k] + through;
+                }
+                // P̄'s −L⁻ᵀ(V diag(q̄) Vᵀ)L⁻¹, summed over blocks (lower triangle).
+                let mut pq = scratch_zeroed(m, m);
+                linalg::syrk_lower_add(pq.as_mut(), v.as_ref(), Some(&qb));
+                // F̄ = eμ̄ᵀ + c̄(y/Λ)ᵀ + L⁻ᵀ[2L_B⁻ᵀ(L_B⁻¹V diag(v̄)) + 2CVΛ⁻¹ + 2V diag(q̄)].
+                let mut ybv = scratch(m, nb);
+                for k in 0..nb {
+                    let (dst, src) = (ybv.col_as_slice_mut(k), yb.col_as_slice(k));
+                    for (d, s) in dst.iter_mut().zip(src) {
+                        *d = s * vb[k];
+                    }
+                }
+                release(yb);
+                lb.solve_upper_in_place_seq(ybv.as_mut());
+                for (k, i) in r.clone().enumerate() {
+                    let (vi, yi) = (v.col_as_slice(k), ybv.col_as_slice(k));
+                    let c = cv.col_as_slice_mut(k);
+                    for a in 0..m {
+                        c[a] = 2.0 * (yi[a] + c[a] / lam[i] + vi[a] * qb[k]);
+                    }
+                }
+                recycle(ybv);
+                release(v_kept);
+                l.solve_upper_in_place_seq(cv.as_mut());
+                let mub: Vec<f64> = r.clone().map(|i| scale * adj.g_mu[i]).collect();
+                let yl: Vec<f64> = r.clone().map(|i| self.y[i] / lam[i]).collect();
+                add_outer_seq(&mut cv, e, &mub);
+                add_outer_seq(&mut cv, &cbar, &yl);
+                Ok(GradPart::of_block(data, b, f, cv, &kb, pq, vec![s2b]))
+            },
+            &|p, q| p.add(q),
+        )?;
+        // P̄ = KL̄·½[A⁻¹ + eeᵀ − P⁻¹] + Ā − L⁻ᵀ(V diag(q̄) Vᵀ)L⁻¹
+        //   = L⁻ᵀ[KL̄·½(B⁻¹ − I + wwᵀ) + C − V diag(q̄)Vᵀ]L⁻¹.
+        let mut vqv = parts.mm.clone();
+        linalg::symmetrise_from_lower(&mut vqv);
+        let inner = Mat::from_fn(m, m, |a, b| {
+            let id = if a == b { 1.0 } else { 0.0 };
+            klb * 0.5 * (b_inv[(a, b)] - id + bg[a] * bg[b]) + c_mat[(a, b)] - vqv[(a, b)]
         });
-        // F̄ = eμ̄ᵀ + c̄(y/Λ)ᵀ + L⁻ᵀ[2L_B⁻ᵀ(L_B⁻¹V diag(v̄)) + 2CVΛ⁻¹ + 2V diag(q̄)].
-        linalg::scale_cols(&mut yb, &vb);
-        lb.solve_upper_in_place(yb.as_mut());
-        cv.par_col_iter_mut().enumerate().for_each(|(i, c)| {
-            let c = c.try_as_col_major_mut().unwrap().as_slice_mut();
-            let (vi, yi) = (wh.v.col_as_slice(i), yb.col_as_slice(i));
-            for a in 0..m {
-                c[a] = 2.0 * (yi[a] + c[a] / lam[i] + vi[a] * qb[i]);
-            }
-        });
-        drop(yb);
-        l.solve_upper_in_place(cv.as_mut());
-        let yl: Vec<f64> = (0..n).map(|i| y[i] / lam[i]).collect();
-        add_outer(&mut cv, e, &mub);
-        add_outer(&mut cv, &cbar, &yl);
-        let Whitened { kzx, .. } = wh;
-        let (mut grad, dz_x) = kernel.cross_adjoint(z, x, kzx, &cv);
-        let gp = kernel.gram_grad_contract(z, pbar.as_ref());
-        let gd = kernel.diag_grad_contract(x, &kb);
-        for (k, g) in grad.iter_mut().enumerate() {
-            *g += gp[k] + gd[k];
-        }
-        grad.push(s2 * s2b);
-        let dz = &dz_x + &kernel.gram_grad_z(z, pbar.as_ref());
-        for a in 0..m {
-            for t in 0..z.ncols() {
-                grad.push(dz[(a, t)]);
-            }
-        }
-        (grad, lamb)
+        let pbar = sandwich_inv(l, inner);
+        let grad = assemble_gradient(data, &w.kzz, &parts, &pbar, s2 * parts.scalars[0]);
+        Ok((grad, lamb))
     }
+}
+
+/// The second pass's sums: `Σ r_i`, and with the gradient `Σ Y diag(∂r/∂v) Yᵀ` (lower
+/// triangle) and `Σ V ∂r/∂μ`.
+struct Marginals {
+    risk: f64,
+    g0: Mat<f64>,
+    vg: Vec<f64>,
+}
+
+/// What the gradient pass needs from the first two: `e = A⁻¹c`, `B⁻¹γ`, `B⁻¹`, `KL̄ = ∂B/∂KL`
+/// per point (`klb`), `∂B/∂R_S / N` (`scale`) and the per-point risk derivatives.
+struct Adjoints {
+    e: Vec<f64>,
+    bg: Vec<f64>,
+    b_inv: Mat<f64>,
+    klb: f64,
+    scale: f64,
+    g_mu: Vec<f64>,
+    g_v: Vec<f64>,
 }
 
 impl Objective for PacSgpObjective<'_> {

@@ -19,24 +19,10 @@ use crate::loss::RegressionLoss;
 use crate::optim::{self, boxes, LbfgsConfig, Objective, OptimReport, Restarts};
 use crate::posterior::GaussianPosterior;
 use crate::prior::BoundLevers;
-use crate::regression::sparse::{whitened_basis_per_point, whitened_from_basis, Whitened};
+use crate::regression::row_blocks::Streaming;
+use crate::regression::whitened_blocks::{whitened_sums, SparseData};
 
 use super::pac_sgp::{fit_pac_sgp_with, PacSgpFit, PacSgpObjective, PacSgpSettings, PacSgpTerms};
-
-/// The whitened factors of docs/math.md §3.2 with a per-point noise: `Λ_ii = σ_i² + α_s·max(k_ii − q_i, 0)`.
-fn whitened_hetero(
-    kernel: &Kernel,
-    noise: &[f64],
-    alpha_s: f64,
-    x: MatRef<'_, f64>,
-    z: MatRef<'_, f64>,
-    y: &[f64],
-) -> Result<Whitened> {
-    whitened_from_basis(
-        whitened_basis_per_point(kernel, |i| noise[i], alpha_s, x, z)?,
-        y,
-    )
-}
 
 /// The PAC-SGP bound with per-point posterior noise over `[θ… (when free); ln σ_i²; vec(Z)]`
 /// on standardised data.
@@ -124,11 +110,10 @@ impl<'a> PacSgpHeteroObjective<'a> {
 
     fn evaluate(&self, p: &[f64], with_grad: bool) -> Result<(PacSgpTerms, Vec<f64>)> {
         let (kernel, noise, z) = self.unpack(p)?;
-        let wh = whitened_hetero(&kernel, &noise, self.alpha_s, self.x, z.as_ref(), self.y)?;
         let theta = kernel.params();
         let (terms, g, lamb) =
             self.base
-                .evaluate_whitened(&kernel, 1.0, z.as_ref(), wh, &theta, with_grad)?;
+                .evaluate_at(&kernel, &|i| noise[i], 1.0, z.as_ref(), &theta, with_grad)?;
         if !with_grad {
             return Ok((terms, vec![]));
         }
@@ -149,7 +134,8 @@ impl<'a> PacSgpHeteroObjective<'a> {
     /// Q at `p` as the shared posterior (whitened precision form, `α = L⁻ᵀB⁻¹γ`).
     pub fn posterior_at(&self, p: &[f64]) -> Result<GaussianPosterior> {
         let (kernel, noise, z) = self.unpack(p)?;
-        let wh = whitened_hetero(&kernel, &noise, self.alpha_s, self.x, z.as_ref(), self.y)?;
+        let data = SparseData::new(&kernel, self.x, self.y, z.as_ref(), &Streaming::default());
+        let wh = whitened_sums(&data, &|i| noise[i], self.alpha_s, 0)?;
         let alpha = wh.l_uu.solve_upper_vec(&wh.l_b.solve_vec(&wh.gamma));
         Ok(GaussianPosterior::whitened(
             kernel, z, alpha, wh.l_uu, wh.l_b,

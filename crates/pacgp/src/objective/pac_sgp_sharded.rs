@@ -1,20 +1,35 @@
 //! The sparse PAC-GP bound ([`super::pac_sgp`]) as sums over data shards, for map-reduce
-//! training of one sparse model over data held by several workers (issue 14; the VFE form is
-//! [`crate::regression::sharded`]).
+//! training of one sparse model over data held by several workers (the VFE form is
+//! [`crate::regression::sharded`]), in the whitened basis throughout.
 //!
-//! With the module docs of [`super::pac_sgp`] (`P = K_uu = LLᵀ`, `V = L⁻¹F`, `Λ` of eq. 11),
-//! the bound depends on the data through sums only, in three passes:
-//! 1. per shard `B_s = Σ_i V_iV_iᵀ/Λ_i` and `γ_s = Σ_i V_i y_i/Λ_i` ([`PacSgpSharded::shard_stats`]);
-//!    once, `B = I + ΣB_s = L_BL_Bᵀ`, `e = L⁻ᵀB⁻¹γ` and `KL` ([`PacSgpSharded::state`]);
-//! 2. per shard, from `μ_i = F_iᵀe` and `v_i = k_ii − q_i + ‖L_B⁻¹V_i‖²`, the summed Gibbs risk
-//!    of the loss and the sums its adjoints enter, `Σ ∂r_i/∂μ_i V_i` and
-//!    `Σ ∂r_i/∂v_i (L_B⁻¹V_i)(L_B⁻¹V_i)ᵀ` ([`PacSgpSharded::shard_risk`]); once, the bound
-//!    (kl-inverse or Pinsker, penalty, confidence term: [`crate::bounds`]), the M×M adjoints
-//!    and the gradient's global part through K_uu ([`PacSgpSharded::combine`]);
-//! 3. per shard the gradient's parts through `K_{ZX_s}`, `diag K_{X_s}`, σ² and the shard's
-//!    `q_i` term of `P̄` ([`PacSgpSharded::shard_gradient`]); the gradient is the sum.
+//! With `L Lᵀ = K_uu + jitter·I` (factored once per evaluation on the driver,
+//! [`PacSgpSharded::kuu_factor`]), `V = L⁻¹K_uf`, `q_i = ‖V_i‖²`, `Λ` of eq. 11,
+//! `B = I + VΛ⁻¹Vᵀ = L_BL_Bᵀ`, `γ = VΛ⁻¹y`, `w = B⁻¹γ`, `Y = L_B⁻¹V`, the bound's parts are
+//! `KL = ½[tr B⁻¹ + ‖w‖² − M + ln det B]`, `μ_i = V_iᵀw`, `v_i = k_ii − q_i + ‖Y_i‖²`
+//! (docs/math.md §3.2). Three passes over the data, each with an M×M step on the driver:
+//! 1. per shard `B_s = Σ_i V_iV_iᵀ/Λ_i`, `γ_s = Σ_i V_iy_i/Λ_i` ([`PacSgpSharded::shard_stats`]);
+//!    once, `L_B`, `w` and `KL` ([`PacSgpSharded::state`]);
+//! 2. per shard the summed Gibbs risk and the sums its adjoints enter, `Σ ∂r_i/∂μ_i V_i` and
+//!    `Σ ∂r_i/∂v_i Y_iY_iᵀ` ([`PacSgpSharded::shard_risk`]); once, the bound (kl-inverse or
+//!    Pinsker, penalty, confidence term: [`crate::bounds`]) and the adjoints `B̄`, `γ̄`
+//!    ([`PacSgpSharded::combine`]);
+//! 3. per shard the gradient through `K_{ZX_s}`, `diag K_{X_s}` and σ², and the shard's part
+//!    of `Ψ = sym(V̄Vᵀ)` ([`PacSgpSharded::shard_gradient`]); once, the K_uu part
+//!    `P̄ = −½L⁻ᵀΨL⁻¹` ([`PacSgpSharded::gradient`]).
 //!
-//! Each pass recomputes the shard's `F` and `V` (O(N_s M²)), so a worker keeps no state.
+//! Reverse mode in the whitened variables: `B̄ = KL̄[½(B⁻¹ − B⁻²) − sym(hwᵀ)] − sym(uwᵀ)
+//! − B⁻¹V diag(v̄)VᵀB⁻¹` (`h = B⁻¹w`, `u = B⁻¹Vμ̄`), `γ̄ = KL̄·h + u`,
+//! `V̄ = wμ̄ᵀ + γ̄(y/Λ)ᵀ + 2B⁻¹V diag(v̄) + 2B̄VΛ⁻¹ + 2V diag(q̄)`, `Λ̄_i = −(V_iᵀB̄V_i +
+//! y_iV_iᵀγ̄)/Λ_i²`; then `F̄ = L⁻ᵀV̄` and, since the bound depends on V only through
+//! rotation-invariant forms, `P̄ = −½L⁻ᵀ sym(V̄Vᵀ)L⁻¹`, where `Bw = γ` reduces `sym(V̄Vᵀ)` to
+//! `KL̄(I − B⁻¹ − wwᵀ) − 2B̄ + 2V diag(q̄)Vᵀ`. No M×M matrix here holds `K_uu⁻¹` or
+//! `A⁻¹ = (K_uu + K_ufΛ⁻¹K_fu)⁻¹`, whose difference the unwhitened form subtracts: at
+//! cond(K_uu) ≈ 1e9–1e10 that form's gradient carries 1e-3–1 relative rounding error (it
+//! changes that much when the rows are permuted), this one ~1e-9.
+//!
+//! Each pass recomputes the shard's `F` and `V` (O(N_s M²)) block by block
+//! ([`crate::regression::sharded::row_blocks`]), so a worker keeps no state and its memory is
+//! O(M² + block·M).
 
 use faer::{Mat, MatRef};
 use rayon::prelude::*;
@@ -24,10 +39,14 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
-use crate::posterior::GaussianPosterior;
 use crate::prior::{HyperPrior, ThetaPenalty};
-use crate::regression::sparse::{
-    add_outer, kuu_cholesky, sandwich_inv, whitened_basis, WhitenedBasis,
+use crate::regression::sharded::{
+    add, check_len, check_shard, check_square, push_rows, row_blocks, shard_basis, ShardBasis,
+};
+use crate::regression::sparse::{add_outer, kuu_cholesky, sandwich_inv};
+use crate::regression::sparse_sums::sums_of;
+pub use crate::regression::sparse_sums::{
+    posterior_from_stats, posterior_shard_stats, PacSgpShardStats,
 };
 
 use super::pac_sgp::PacSgpTerms;
@@ -47,24 +66,13 @@ pub struct PacSgpSharded {
     theta_prior: ThetaPenalty,
 }
 
-/// Pass 1 of one shard (or, combined, of all): `Σ V_iV_iᵀ/Λ_i`, `Σ V_iy_i/Λ_i` and the count.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PacSgpShardStats {
-    /// `B_s = Σ_i V_iV_iᵀ/Λ_i` (M×M).
-    pub b: Mat<f64>,
-    /// `γ_s = Σ_i V_i y_i/Λ_i` (M).
-    pub gamma: Vec<f64>,
-    /// Number of points.
-    pub n: usize,
-}
-
 /// The M×M state after pass 1, which pass 2 needs on every shard.
 #[derive(Clone, Debug)]
 pub struct PacSgpState {
     /// Lower Cholesky factor `L_B` of `B = I + ΣB_s`.
     pub l_b: Mat<f64>,
-    /// `e = A⁻¹c = L⁻ᵀB⁻¹γ`, so that `μ_i = F_iᵀe`.
-    pub e: Vec<f64>,
+    /// `w = B⁻¹γ`, so that `μ_i = V_iᵀw`.
+    pub w: Vec<f64>,
     /// `KL(Q‖P_θ)`.
     pub kl: f64,
     /// Number of points of all shards.
@@ -78,23 +86,23 @@ pub struct PacSgpShardRisk {
     pub risk_sum: f64,
     /// `Σ_i (∂r_i/∂μ_i) V_i` (M).
     pub u: Vec<f64>,
-    /// `Σ_i (∂r_i/∂v_i) W_iW_iᵀ` with `W = L_B⁻¹V` (M×M).
+    /// `Σ_i (∂r_i/∂v_i) Y_iY_iᵀ` with `Y = L_B⁻¹V` (M×M).
     pub g: Mat<f64>,
     /// Number of points.
     pub n: usize,
 }
 
-/// What pass 3 needs on every shard: the adjoints of the bound in the per-point quantities.
+/// What pass 3 needs on every shard: the adjoints of the bound in the whitened sums.
 #[derive(Clone, Debug)]
 pub struct PacSgpAdjoints {
     /// Lower Cholesky factor `L_B` (as in [`PacSgpState`]).
     pub l_b: Mat<f64>,
-    /// `e` (as in [`PacSgpState`]).
-    pub e: Vec<f64>,
-    /// `C = LᵀĀL`, so that `F_iᵀĀF_i = V_iᵀCV_i`.
-    pub c: Mat<f64>,
-    /// `c̄ = KL̄·h + t`, the adjoint of `c = FΛ⁻¹y`.
-    pub c_bar: Vec<f64>,
+    /// `w = B⁻¹γ` (as in [`PacSgpState`]).
+    pub w: Vec<f64>,
+    /// `B̄ = ∂bound/∂B` (symmetric M×M).
+    pub b_bar: Mat<f64>,
+    /// `γ̄ = ∂bound/∂γ` (M).
+    pub gamma_bar: Vec<f64>,
     /// `∂bound/∂R_S / N`: scales every point's `∂r_i/∂μ_i`, `∂r_i/∂v_i`.
     pub risk_scale: f64,
 }
@@ -106,31 +114,34 @@ pub struct PacSgpGlobal {
     pub terms: PacSgpTerms,
     /// What the shards need for their gradient parts.
     pub adjoints: PacSgpAdjoints,
-    /// The gradient's global part: through K_uu's `P̄` (all but the per-shard `q̄` term) and
-    /// the hyperparameter prior's penalty.
+    /// What the driver keeps for [`PacSgpSharded::gradient`].
+    pub driver: PacSgpDriverPart,
+}
+
+/// The driver's part of the gradient, completed by the shards' sums in
+/// [`PacSgpSharded::gradient`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct PacSgpDriverPart {
+    /// The part of `Ψ = sym(V̄Vᵀ)` the sums give (all but the shards' `2Σ q̄_iV_iV_iᵀ`).
+    pub psi: Mat<f64>,
+    /// The hyperparameter prior's penalty gradient (θ entries; zero elsewhere).
     pub gradient: Vec<f64>,
 }
 
-impl PacSgpShardStats {
-    /// The statistics of the union of two shards (the reduce step of pass 1).
-    pub fn combine(&self, other: &Self) -> Result<Self> {
-        check_len(
-            other.gamma.len(),
-            self.gamma.len(),
-            "PAC-SGP shard statistics",
-        )?;
-        Ok(Self {
-            b: &self.b + &other.b,
-            gamma: add(&self.gamma, &other.gamma),
-            n: self.n + other.n,
-        })
-    }
+/// Pass 3 of one shard (or, combined, of all).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PacSgpShardGradient {
+    /// The gradient through `K_{ZX_s}`, `diag K_{X_s}` and σ².
+    pub gradient: Vec<f64>,
+    /// `Σ_i q̄_i V_iV_iᵀ` (M×M), the shard's part of `Ψ`.
+    pub vqv: Mat<f64>,
 }
 
 impl PacSgpShardRisk {
     /// The risk sums of the union of two shards (the reduce step of pass 2).
     pub fn combine(&self, other: &Self) -> Result<Self> {
         check_len(other.u.len(), self.u.len(), "PAC-SGP shard risks")?;
+        check_square(&other.g, self.u.len(), "PAC-SGP shard risks")?;
         Ok(Self {
             risk_sum: self.risk_sum + other.risk_sum,
             u: add(&self.u, &other.u),
@@ -140,40 +151,41 @@ impl PacSgpShardRisk {
     }
 }
 
-fn add(a: &[f64], b: &[f64]) -> Vec<f64> {
-    a.iter().zip(b).map(|(x, y)| x + y).collect()
-}
-
-fn check_len(found: usize, expected: usize, what: &'static str) -> Result<()> {
-    if found == expected {
-        Ok(())
-    } else {
-        Err(Error::ShapeMismatch {
-            what,
-            expected: format!("{expected} inducing inputs"),
-            found: format!("{found}"),
+impl PacSgpShardGradient {
+    /// The gradient parts of the union of two shards (the reduce step of pass 3).
+    pub fn combine(&self, other: &Self) -> Result<Self> {
+        check_len(
+            other.gradient.len(),
+            self.gradient.len(),
+            "PAC-SGP gradient parts",
+        )?;
+        check_square(&other.vqv, self.vqv.nrows(), "PAC-SGP gradient parts")?;
+        Ok(Self {
+            gradient: add(&self.gradient, &other.gradient),
+            vqv: &self.vqv + &other.vqv,
         })
     }
 }
 
-fn check_square(a: &Mat<f64>, m: usize, what: &'static str) -> Result<()> {
-    if a.nrows() == m && a.ncols() == m {
-        Ok(())
-    } else {
-        Err(Error::ShapeMismatch {
-            what,
-            expected: format!("{m}×{m}"),
-            found: format!("{}×{}", a.nrows(), a.ncols()),
-        })
-    }
+/// `½(xyᵀ + yxᵀ)` entry `(a, b)`.
+fn sym_outer(x: &[f64], y: &[f64], a: usize, b: usize) -> f64 {
+    0.5 * (x[a] * y[b] + y[a] * x[b])
 }
 
-/// Per-point risks and their derivatives in μ_i and v_i, with `W = L_B⁻¹V`.
+/// Per-point risks and their derivatives in μ_i and v_i, with `Y = L_B⁻¹V`.
 struct PointTerms {
     risk: f64,
     d_mean: Vec<f64>,
     d_var: Vec<f64>,
-    w: Mat<f64>,
+    y_b: Mat<f64>,
+}
+
+/// One row block's part of pass 3.
+struct BlockGradient {
+    theta: Vec<f64>,
+    dz: Mat<f64>,
+    vqv: Mat<f64>,
+    s2b: f64,
 }
 
 impl PacSgpSharded {
@@ -237,39 +249,52 @@ impl PacSgpSharded {
         Ok((k, p[nk].exp(), z))
     }
 
-    fn basis(
+    /// (kernel, σ², Z) at `p`, after checking a shard's shape and the driver's factor.
+    fn shard_setup(
         &self,
         p: &[f64],
+        l_uu: &Cholesky,
         x: MatRef<'_, f64>,
         y: &[f64],
-    ) -> Result<(Kernel, f64, Mat<f64>, WhitenedBasis)> {
-        if x.nrows() != y.len() || x.ncols() != self.d {
-            return Err(Error::ShapeMismatch {
-                what: "shard",
-                expected: format!("{} rows and {} columns", y.len(), self.d),
-                found: format!("{}×{}", x.nrows(), x.ncols()),
-            });
-        }
-        crate::data::check_finite(x, "shard inputs")?;
+    ) -> Result<(Kernel, f64, Mat<f64>)> {
         let (kernel, s2, z) = self.unpack(p)?;
-        let wb = whitened_basis(&kernel, s2, self.alpha_s, x, z.as_ref())?;
-        Ok((kernel, s2, z, wb))
+        check_shard(z.as_ref(), l_uu, x, y)?;
+        Ok((kernel, s2, z))
     }
 
-    /// Pass 1 (map): one shard's `B_s`, `γ_s` at `p`.
+    /// `L Lᵀ = K_uu + jitter·I` at `p` (the single-process jitter): computed once per
+    /// evaluation on the driver and passed to every pass.
+    pub fn kuu_factor(&self, p: &[f64]) -> Result<Cholesky> {
+        let (kernel, _, z) = self.unpack(p)?;
+        kuu_cholesky(&kernel, z.as_ref())
+    }
+
+    /// Pass 1 (map): one shard's `B_s`, `γ_s` at `p`, given the driver's `L`.
     pub fn shard_stats(
         &self,
         p: &[f64],
+        l_uu: &Cholesky,
         x: MatRef<'_, f64>,
         y: &[f64],
     ) -> Result<PacSgpShardStats> {
-        let (_, _, _, wb) = self.basis(p, x, y)?;
-        Ok(sums_of(&wb, y))
+        let (kernel, s2, z) = self.shard_setup(p, l_uu, x, y)?;
+        let mut acc = PacSgpShardStats {
+            b: Mat::zeros(self.m, self.m),
+            gamma: vec![0.0; self.m],
+            n: 0,
+        };
+        for (start, rows) in row_blocks(y.len(), self.m) {
+            let xb = x.subrows(start, rows);
+            let sb = shard_basis(&kernel, l_uu, s2, self.alpha_s, xb, z.as_ref());
+            acc = acc.combine(&sums_of(&sb, &y[start..start + rows]))?;
+        }
+        Ok(acc)
     }
 
-    /// After pass 1 (once): `L_B`, `e` and `KL = ½[tr B⁻¹ + ‖B⁻¹γ‖² − M + ln det B]`.
+    /// After pass 1 (once): `L_B`, `w = B⁻¹γ` and `KL = ½[tr B⁻¹ + ‖w‖² − M + ln det B]`.
     pub fn state(&self, p: &[f64], s: &PacSgpShardStats) -> Result<PacSgpState> {
         let m = self.m;
+        check_len(p.len(), self.dim(), "PAC-SGP parameter vector")?;
         check_len(s.gamma.len(), m, "PAC-SGP shard statistics")?;
         check_square(&s.b, m, "PAC-SGP shard statistics")?;
         if s.n == 0 {
@@ -277,31 +302,29 @@ impl PacSgpSharded {
                 what: "PAC-SGP shards",
             });
         }
-        let (kernel, _, z) = self.unpack(p)?;
-        let l = kuu_cholesky(&kernel, z.as_ref())?;
         let mut b = s.b.clone();
         for k in 0..m {
             b[(k, k)] += 1.0;
         }
         let lb = Cholesky::factor(b.as_ref(), &JitterPolicy::default(), "I + VΛ⁻¹Vᵀ")?;
-        let bg = lb.solve_vec(&s.gamma);
-        let e = l.solve_upper_vec(&bg);
+        let w = lb.solve_vec(&s.gamma);
         let tr_binv = lb.inverse_trace();
-        let kl = 0.5 * (tr_binv + linalg::dot(&bg, &bg) - m as f64 + lb.ln_det());
+        let kl = 0.5 * (tr_binv + linalg::dot(&w, &w) - m as f64 + lb.ln_det());
         Ok(PacSgpState {
             l_b: lb.into_storage(),
-            e,
+            w,
             kl,
             n: s.n,
         })
     }
 
-    /// μ_i, v_i (clamped at 1e-12 as the single-process objective) and the loss's point terms.
-    fn point_terms(&self, wb: &WhitenedBasis, lb: &Cholesky, e: &[f64], y: &[f64]) -> PointTerms {
-        let mu = linalg::mat_t_vec(&wb.kzx, e);
-        let mut w = wb.v.clone();
-        lb.solve_lower_in_place(w.as_mut());
-        let s = linalg::col_sq_norms(&w);
+    /// μ_i = V_iᵀw, v_i (clamped at 1e-12 as the single-process objective) and the loss's
+    /// point terms.
+    fn point_terms(&self, wb: &ShardBasis, lb: &Cholesky, w: &[f64], y: &[f64]) -> PointTerms {
+        let mu = linalg::mat_t_vec(&wb.v, w);
+        let mut y_b = wb.v.clone();
+        lb.solve_lower_in_place(y_b.as_mut());
+        let s = linalg::col_sq_norms(&y_b);
         let (mut risk, mut d_mean, mut d_var) = (0.0, vec![0.0; y.len()], vec![0.0; y.len()]);
         for i in 0..y.len() {
             let var = (wb.kdiag[i] - wb.q[i] + s[i]).max(1e-12);
@@ -314,13 +337,13 @@ impl PacSgpSharded {
             risk,
             d_mean,
             d_var,
-            w,
+            y_b,
         }
     }
 
-    fn check_state(&self, l_b: &Mat<f64>, e: &[f64]) -> Result<Cholesky> {
+    fn check_state(&self, l_b: &Mat<f64>, w: &[f64]) -> Result<Cholesky> {
         check_square(l_b, self.m, "PAC-SGP state L_B")?;
-        check_len(e.len(), self.m, "PAC-SGP state e")?;
+        check_len(w.len(), self.m, "PAC-SGP state w")?;
         Ok(Cholesky::from_lower(l_b.clone(), 0.0))
     }
 
@@ -328,24 +351,35 @@ impl PacSgpSharded {
     pub fn shard_risk(
         &self,
         p: &[f64],
+        l_uu: &Cholesky,
         st: &PacSgpState,
         x: MatRef<'_, f64>,
         y: &[f64],
     ) -> Result<PacSgpShardRisk> {
-        let lb = self.check_state(&st.l_b, &st.e)?;
-        let (_, _, _, wb) = self.basis(p, x, y)?;
-        let pt = self.point_terms(&wb, &lb, &st.e, y);
-        Ok(PacSgpShardRisk {
-            risk_sum: pt.risk,
-            u: linalg::mat_vec(&wb.v, &pt.d_mean),
-            g: linalg::weighted_gram(&pt.w, &pt.d_var),
-            n: y.len(),
-        })
+        let lb = self.check_state(&st.l_b, &st.w)?;
+        let (kernel, s2, z) = self.shard_setup(p, l_uu, x, y)?;
+        let mut acc = PacSgpShardRisk {
+            risk_sum: 0.0,
+            u: vec![0.0; self.m],
+            g: Mat::zeros(self.m, self.m),
+            n: 0,
+        };
+        for (start, rows) in row_blocks(y.len(), self.m) {
+            let (xb, yb) = (x.subrows(start, rows), &y[start..start + rows]);
+            let wb = shard_basis(&kernel, l_uu, s2, self.alpha_s, xb, z.as_ref());
+            let pt = self.point_terms(&wb, &lb, &st.w, yb);
+            acc = acc.combine(&PacSgpShardRisk {
+                risk_sum: pt.risk,
+                u: linalg::mat_vec(&wb.v, &pt.d_mean),
+                g: linalg::weighted_gram(&pt.y_b, &pt.d_var),
+                n: rows,
+            })?;
+        }
+        Ok(acc)
     }
 
     /// After pass 2 (once): the bound (eq. 5 or Pinsker through [`crate::bounds`]), the adjoints
-    /// `Ā`, `c̄` of [`super::pac_sgp`]'s gradient and its part through `P̄` without the
-    /// per-point `q̄` term: `P̄_global = KL̄·½(A⁻¹ + eeᵀ − P⁻¹) + Ā`.
+    /// `B̄`, `γ̄` (module doc) and the sums' part of `Ψ = sym(V̄Vᵀ)`, `KL̄(I − B⁻¹ − wwᵀ) − 2B̄`.
     pub fn combine(
         &self,
         p: &[f64],
@@ -353,7 +387,7 @@ impl PacSgpSharded {
         r: &PacSgpShardRisk,
     ) -> Result<PacSgpGlobal> {
         let m = self.m;
-        let lb = self.check_state(&st.l_b, &st.e)?;
+        let lb = self.check_state(&st.l_b, &st.w)?;
         check_len(r.u.len(), m, "PAC-SGP shard risks")?;
         check_square(&r.g, m, "PAC-SGP shard risks")?;
         if r.n != st.n {
@@ -363,13 +397,12 @@ impl PacSgpSharded {
                 found: format!("{}", r.n),
             });
         }
-        let (kernel, _, z) = self.unpack(p)?;
-        let l = kuu_cholesky(&kernel, z.as_ref())?;
-        let (n, e) = (st.n, &st.e);
-        let nf = n as f64;
+        let (kernel, _, _) = self.unpack(p)?;
+        let nk = kernel.n_params();
+        let nf = st.n as f64;
         let risk = r.risk_sum / nf;
-        let (penalty, d_penalty) = self.theta_prior.at(&p[..kernel.n_params()]);
-        let b = self.target.at_with(risk, st.kl, n, penalty);
+        let (penalty, d_penalty) = self.theta_prior.at(&p[..nk]);
+        let b = self.target.at_with(risk, st.kl, st.n, penalty);
         let (bound, d_q, d_c) = (b.value, b.d_risk, b.d_complexity);
         let terms = PacSgpTerms {
             empirical_risk: risk,
@@ -377,74 +410,105 @@ impl PacSgpSharded {
             bound,
         };
         let (klb, scale) = (d_c / nf, d_q / nf);
+        let w = &st.w;
         let b_inv = lb.inverse();
-        let bg = linalg::mat_vec(&l.l().transpose().to_owned(), e); // B⁻¹γ = Lᵀe
-        let a_inv = sandwich_inv(&l, b_inv.clone());
-        let p_inv = l.inverse();
-        let apa = sandwich_inv(&l, &b_inv * &b_inv);
-        let h = l.solve_upper_vec(&lb.solve_vec(&bg));
-        let vmu: Vec<f64> = r.u.iter().map(|u| scale * u).collect();
-        let t = l.solve_upper_vec(&lb.solve_vec(&vmu));
-        let l_a = Cholesky::from_lower(l.l() * lb.l(), 0.0);
+        let b2 = &b_inv * &b_inv;
+        let h = lb.solve_vec(w);
+        let t: Vec<f64> = r.u.iter().map(|u| scale * u).collect(); // Vμ̄
+        let u = lb.solve_vec(&t);
+        // B⁻¹V diag(v̄)VᵀB⁻¹ = L_B⁻ᵀ(Y diag(v̄)Yᵀ)L_B⁻¹.
         let g = Mat::from_fn(m, m, |a, b| scale * r.g[(a, b)]);
-        let avfa = sandwich_inv(&l_a, g);
-        let abar = Mat::from_fn(m, m, |a, b| {
-            klb * 0.5 * (a_inv[(a, b)] - apa[(a, b)] - (e[a] * h[b] + h[a] * e[b]))
-                - 0.5 * (t[a] * e[b] + e[a] * t[b])
-                - avfa[(a, b)]
+        let bvb = sandwich_inv(&lb, g);
+        let b_bar = Mat::from_fn(m, m, |a, b| {
+            klb * (0.5 * (b_inv[(a, b)] - b2[(a, b)]) - sym_outer(&h, w, a, b))
+                - sym_outer(&u, w, a, b)
+                - bvb[(a, b)]
         });
-        let c_bar: Vec<f64> = (0..m).map(|a| klb * h[a] + t[a]).collect();
-        let c = l.l().transpose() * (&abar * l.l());
-        let pbar = Mat::from_fn(m, m, |a, b| {
-            klb * 0.5 * (a_inv[(a, b)] + e[a] * e[b] - p_inv[(a, b)]) + abar[(a, b)]
+        let gamma_bar: Vec<f64> = (0..m).map(|a| klb * h[a] + u[a]).collect();
+        // Ψ = sym(V̄Vᵀ) − 2Σq̄_iV_iV_iᵀ: with Bw = γ, the terms w(Vμ̄)ᵀ, γ̄γᵀ, 2B⁻¹V diag(v̄)Vᵀ
+        // and 2B̄(B − I) of V̄Vᵀ collapse to KL̄(I − B⁻¹ − wwᵀ) − 2B̄, with no product by B.
+        let psi = Mat::from_fn(m, m, |a, b| {
+            let id = if a == b { 1.0 } else { 0.0 };
+            klb * (id - b_inv[(a, b)] - w[a] * w[b]) - 2.0 * b_bar[(a, b)]
         });
-        let mut gradient = kernel.gram_grad_contract(z.as_ref(), pbar.as_ref());
-        for (gt, dp) in gradient.iter_mut().zip(&d_penalty) {
-            *gt += d_c * dp / nf;
+        let mut gradient = vec![0.0; self.dim()];
+        for (g, dp) in gradient.iter_mut().zip(&d_penalty) {
+            *g = d_c * dp / nf;
         }
-        gradient.push(0.0);
-        push_rows(
-            &mut gradient,
-            &kernel.gram_grad_z(z.as_ref(), pbar.as_ref()),
-        );
         Ok(PacSgpGlobal {
             terms,
             adjoints: PacSgpAdjoints {
                 l_b: st.l_b.clone(),
-                e: e.clone(),
-                c,
-                c_bar,
+                w: w.clone(),
+                b_bar,
+                gamma_bar,
                 risk_scale: scale,
             },
-            gradient,
+            driver: PacSgpDriverPart { psi, gradient },
         })
     }
 
-    /// Pass 3 (map): one shard's part of the gradient, through `F̄_s` (eq. of
-    /// [`super::pac_sgp`]'s gradient: `eμ̄ᵀ + c̄(y/Λ)ᵀ + L⁻ᵀ[2W̃ + 2CVΛ⁻¹ + 2V diag(q̄)]`),
-    /// `diag K̄`, `σ̄²` and `P̄_s = −L⁻ᵀ(V diag(q̄)Vᵀ)L⁻¹`.
+    /// Pass 3 (map): one shard's gradient through `F̄_s = L⁻ᵀV̄_s`, `diag K̄` and σ̄², and its
+    /// `Σ q̄_iV_iV_iᵀ`, block by block.
     pub fn shard_gradient(
         &self,
         p: &[f64],
+        l_uu: &Cholesky,
         adj: &PacSgpAdjoints,
         x: MatRef<'_, f64>,
         y: &[f64],
-    ) -> Result<Vec<f64>> {
+    ) -> Result<PacSgpShardGradient> {
         let m = self.m;
-        let lb = self.check_state(&adj.l_b, &adj.e)?;
-        check_square(&adj.c, m, "PAC-SGP adjoint C")?;
-        check_len(adj.c_bar.len(), m, "PAC-SGP adjoint c̄")?;
-        let (kernel, s2, z, wb) = self.basis(p, x, y)?;
-        let n = y.len();
-        let pt = self.point_terms(&wb, &lb, &adj.e, y);
-        let (l, lam, kd, q) = (&wb.l_uu, &wb.lambda, &wb.kdiag, &wb.q);
+        let lb = self.check_state(&adj.l_b, &adj.w)?;
+        check_square(&adj.b_bar, m, "PAC-SGP adjoint B̄")?;
+        check_len(adj.gamma_bar.len(), m, "PAC-SGP adjoint γ̄")?;
+        let (kernel, s2, z) = self.shard_setup(p, l_uu, x, y)?;
+        let (nk, d) = (kernel.n_params(), self.d);
+        let mut gradient = vec![0.0; self.dim()];
+        let mut vqv = Mat::<f64>::zeros(m, m);
+        let mut s2b = 0.0;
+        for (start, rows) in row_blocks(y.len(), m) {
+            let (xb, yb) = (x.subrows(start, rows), &y[start..start + rows]);
+            let wb = shard_basis(&kernel, l_uu, s2, self.alpha_s, xb, z.as_ref());
+            let part = self.block_gradient(&kernel, l_uu, &lb, adj, wb, xb, yb, z.as_ref());
+            for k in 0..nk {
+                gradient[k] += part.theta[k];
+            }
+            for a in 0..m {
+                for t in 0..d {
+                    gradient[nk + 1 + a * d + t] += part.dz[(a, t)];
+                }
+            }
+            vqv += &part.vqv;
+            s2b += part.s2b;
+        }
+        gradient[nk] = s2 * s2b;
+        Ok(PacSgpShardGradient { gradient, vqv })
+    }
+
+    /// One block's part of pass 3 (module doc's `V̄`, `Λ̄`, `q̄`, `k̄`).
+    #[allow(clippy::too_many_arguments)]
+    fn block_gradient(
+        &self,
+        kernel: &Kernel,
+        l: &Cholesky,
+        lb: &Cholesky,
+        adj: &PacSgpAdjoints,
+        wb: ShardBasis,
+        x: MatRef<'_, f64>,
+        y: &[f64],
+        z: MatRef<'_, f64>,
+    ) -> BlockGradient {
+        let (m, n) = (self.m, y.len());
+        let pt = self.point_terms(&wb, lb, &adj.w, y);
+        let (lam, kd, q) = (&wb.lambda, &wb.kdiag, &wb.q);
         let mub: Vec<f64> = pt.d_mean.iter().map(|g| adj.risk_scale * g).collect();
         let vb: Vec<f64> = pt.d_var.iter().map(|g| adj.risk_scale * g).collect();
-        let mut cv = &adj.c * &wb.v;
+        let mut cv = &adj.b_bar * &wb.v;
         let fa = linalg::col_dots(&wb.v, &cv);
-        let ftc = linalg::mat_t_vec(&wb.kzx, &adj.c_bar);
+        let vg = linalg::mat_t_vec(&wb.v, &adj.gamma_bar);
         let lamb: Vec<f64> = (0..n)
-            .map(|i| -(fa[i] + ftc[i] * y[i]) / (lam[i] * lam[i]))
+            .map(|i| -(fa[i] + vg[i] * y[i]) / (lam[i] * lam[i]))
             .collect();
         // Λ uses max(k − q, 0): no gradient flows where the clamp is active.
         let through_lam = |i: usize| {
@@ -456,139 +520,94 @@ impl PacSgpSharded {
         };
         let qb: Vec<f64> = (0..n).map(|i| -vb[i] - through_lam(i)).collect();
         let kb: Vec<f64> = (0..n).map(|i| vb[i] + through_lam(i)).collect();
-        let s2b: f64 = lamb.iter().sum();
-        let pqp = sandwich_inv(l, linalg::weighted_gram(&wb.v, &qb));
-        let pbar = Mat::from_fn(m, m, |a, b| -pqp[(a, b)]);
-        let mut w = pt.w;
-        linalg::scale_cols(&mut w, &vb);
-        lb.solve_upper_in_place(w.as_mut());
+        let vqv = linalg::weighted_gram(&wb.v, &qb);
+        // V̄ = wμ̄ᵀ + γ̄(y/Λ)ᵀ + 2L_B⁻ᵀ(Y diag(v̄)) + 2B̄VΛ⁻¹ + 2V diag(q̄); F̄ = L⁻ᵀV̄.
+        let mut yv = pt.y_b;
+        linalg::scale_cols(&mut yv, &vb);
+        lb.solve_upper_in_place(yv.as_mut());
         cv.par_col_iter_mut().enumerate().for_each(|(i, c)| {
             let c = c.try_as_col_major_mut().unwrap().as_slice_mut();
-            let (vi, wi) = (wb.v.col_as_slice(i), w.col_as_slice(i));
+            let (vi, yi) = (wb.v.col_as_slice(i), yv.col_as_slice(i));
             for a in 0..m {
-                c[a] = 2.0 * (wi[a] + c[a] / lam[i] + vi[a] * qb[i]);
+                c[a] = 2.0 * (yi[a] + c[a] / lam[i] + vi[a] * qb[i]);
             }
         });
-        drop(w);
-        l.solve_upper_in_place(cv.as_mut());
+        drop(yv);
         let yl: Vec<f64> = (0..n).map(|i| y[i] / lam[i]).collect();
-        add_outer(&mut cv, &adj.e, &mub);
-        add_outer(&mut cv, &adj.c_bar, &yl);
-        let WhitenedBasis { kzx, .. } = wb;
-        let (mut grad, dz_x) = kernel.cross_adjoint(z.as_ref(), x, kzx, &cv);
-        let gp = kernel.gram_grad_contract(z.as_ref(), pbar.as_ref());
+        add_outer(&mut cv, &adj.w, &mub);
+        add_outer(&mut cv, &adj.gamma_bar, &yl);
+        l.solve_upper_in_place(cv.as_mut());
+        let (mut theta, dz) = kernel.cross_adjoint(z, x, wb.kzx, &cv);
         let gd = kernel.diag_grad_contract(x, &kb);
-        for (k, g) in grad.iter_mut().enumerate() {
-            *g += gp[k] + gd[k];
+        for (g, d) in theta.iter_mut().zip(&gd) {
+            *g += d;
         }
-        grad.push(s2 * s2b);
-        push_rows(
-            &mut grad,
-            &(&dz_x + &kernel.gram_grad_z(z.as_ref(), pbar.as_ref())),
-        );
-        Ok(grad)
+        BlockGradient {
+            theta,
+            dz,
+            vqv,
+            s2b: lamb.iter().sum(),
+        }
+    }
+
+    /// After pass 3 (once): the gradient from the driver's part and the shards' summed parts,
+    /// with `P̄ = −½L⁻ᵀΨL⁻¹`, `Ψ = global.psi + 2 sym(Σ q̄_iV_iV_iᵀ)`, contracted once.
+    pub fn gradient(
+        &self,
+        p: &[f64],
+        l: &Cholesky,
+        global: &PacSgpDriverPart,
+        shards: &PacSgpShardGradient,
+    ) -> Result<Vec<f64>> {
+        let m = self.m;
+        check_len(l.dim(), m, "K_uu factor")?;
+        check_square(&global.psi, m, "PAC-SGP global Ψ")?;
+        check_square(&shards.vqv, m, "PAC-SGP gradient parts")?;
+        check_len(shards.gradient.len(), self.dim(), "PAC-SGP gradient parts")?;
+        check_len(global.gradient.len(), self.dim(), "PAC-SGP gradient parts")?;
+        let (kernel, _, z) = self.unpack(p)?;
+        let q = &shards.vqv;
+        let psi = Mat::from_fn(m, m, |a, b| {
+            -0.5 * (global.psi[(a, b)] + q[(a, b)] + q[(b, a)])
+        });
+        let pbar = sandwich_inv(l, psi);
+        let mut out = kernel.gram_grad_contract(z.as_ref(), pbar.as_ref());
+        out.push(0.0);
+        push_rows(&mut out, &kernel.gram_grad_z(z.as_ref(), pbar.as_ref()));
+        for ((o, g), s) in out.iter_mut().zip(&global.gradient).zip(&shards.gradient) {
+            *o += g + s;
+        }
+        Ok(out)
     }
 
     /// The three passes over in-process shards: `(terms, gradient)` (what a cluster does with
-    /// the maps on its workers).
+    /// the maps on its workers), with `L` factored once.
     pub fn value_and_gradient(
         &self,
         p: &[f64],
         shards: &[(MatRef<'_, f64>, &[f64])],
     ) -> Result<(PacSgpTerms, Vec<f64>)> {
+        let l = self.kuu_factor(p)?;
         let stats = reduce(
-            shards.iter().map(|(x, y)| self.shard_stats(p, *x, y)),
+            shards.iter().map(|(x, y)| self.shard_stats(p, &l, *x, y)),
             |a, b| a.combine(b),
         )?;
         let st = self.state(p, &stats)?;
         let risk = reduce(
-            shards.iter().map(|(x, y)| self.shard_risk(p, &st, *x, y)),
+            shards
+                .iter()
+                .map(|(x, y)| self.shard_risk(p, &l, &st, *x, y)),
             |a, b| a.combine(b),
         )?;
         let global = self.combine(p, &st, &risk)?;
-        let mut grad = global.gradient;
-        for (x, y) in shards {
-            for (g, s) in grad
-                .iter_mut()
-                .zip(self.shard_gradient(p, &global.adjoints, *x, y)?)
-            {
-                *g += s;
-            }
-        }
-        Ok((global.terms, grad))
+        let parts = reduce(
+            shards
+                .iter()
+                .map(|(x, y)| self.shard_gradient(p, &l, &global.adjoints, *x, y)),
+            |a, b| a.combine(b),
+        )?;
+        Ok((global.terms, self.gradient(p, &l, &global.driver, &parts)?))
     }
-}
-
-/// `Σ V_iV_iᵀ/Λ_i`, `Σ V_i y_i/Λ_i` of the points of `wb`.
-fn sums_of(wb: &WhitenedBasis, y: &[f64]) -> PacSgpShardStats {
-    let inv_lam: Vec<f64> = wb.lambda.iter().map(|l| 1.0 / l).collect();
-    let ly: Vec<f64> = y.iter().zip(&inv_lam).map(|(y, il)| y * il).collect();
-    PacSgpShardStats {
-        b: linalg::weighted_gram(&wb.v, &inv_lam),
-        gamma: linalg::mat_vec(&wb.v, &ly),
-        n: y.len(),
-    }
-}
-
-/// One shard's part of a sparse posterior with `Λ = σ² + α_s diag(K_ff − Q_ff)` (eq. 11; VFE
-/// `α_s = 0`, FITC 1): the sums [`posterior_from_stats`] turns into the posterior.
-pub fn posterior_shard_stats(
-    kernel: &Kernel,
-    noise: f64,
-    alpha_s: f64,
-    z: MatRef<'_, f64>,
-    x: MatRef<'_, f64>,
-    y: &[f64],
-) -> Result<PacSgpShardStats> {
-    if x.nrows() != y.len() || x.ncols() != z.ncols() {
-        return Err(Error::ShapeMismatch {
-            what: "shard",
-            expected: format!("{} rows and {} columns", y.len(), z.ncols()),
-            found: format!("{}×{}", x.nrows(), x.ncols()),
-        });
-    }
-    crate::data::check_finite(x, "shard inputs")?;
-    if !(noise > 0.0 && noise.is_finite()) {
-        return Err(Error::InvalidParameter {
-            name: "noise variance",
-            value: noise,
-            reason: "must be positive and finite",
-        });
-    }
-    if !(0.0..=1.0).contains(&alpha_s) {
-        return Err(Error::InvalidParameter {
-            name: "alpha_s",
-            value: alpha_s,
-            reason: "must lie in [0, 1]",
-        });
-    }
-    Ok(sums_of(&whitened_basis(kernel, noise, alpha_s, x, z)?, y))
-}
-
-/// The sparse posterior (whitened precision form, `α = L⁻ᵀB⁻¹γ` with `B = I + ΣB_s`) from the
-/// summed [`posterior_shard_stats`]: what `SparseGp::posterior_with_alpha` gives on all the data.
-pub fn posterior_from_stats(
-    kernel: &Kernel,
-    z: MatRef<'_, f64>,
-    s: &PacSgpShardStats,
-) -> Result<GaussianPosterior> {
-    let m = z.nrows();
-    check_len(s.gamma.len(), m, "posterior statistics")?;
-    check_square(&s.b, m, "posterior statistics")?;
-    let l_uu = kuu_cholesky(kernel, z)?;
-    let mut b = s.b.clone();
-    for k in 0..m {
-        b[(k, k)] += 1.0;
-    }
-    let l_b = Cholesky::factor(b.as_ref(), &JitterPolicy::default(), "I + VΛ⁻¹Vᵀ")?;
-    let alpha = l_uu.solve_upper_vec(&l_b.solve_vec(&s.gamma));
-    Ok(GaussianPosterior::whitened(
-        kernel.clone(),
-        z.to_owned(),
-        alpha,
-        l_uu,
-        l_b,
-    ))
 }
 
 fn reduce<T>(
@@ -602,12 +621,4 @@ fn reduce<T>(
         acc = f(&acc, &part?)?;
     }
     Ok(acc)
-}
-
-fn push_rows(out: &mut Vec<f64>, dz: &Mat<f64>) {
-    for a in 0..dz.nrows() {
-        for t in 0..dz.ncols() {
-            out.push(dz[(a, t)]);
-        }
-    }
 }

@@ -241,7 +241,17 @@ impl GaussianPosterior {
     /// Latent mean and variance at the rows of `x` (one point per row).
     pub fn predict(&self, x: MatRef<'_, f64>) -> Result<Marginals> {
         self.check_inputs(x)?;
-        Ok(self.predict_at(x))
+        // In blocks of rows: memory O(block·M), not O(N*·M) (10⁶ training points at M = 500
+        // are 4 GB per N*×M matrix).
+        const ROWS: usize = 4096;
+        let n = x.nrows();
+        let (mut mean, mut var) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        for lo in (0..n).step_by(ROWS) {
+            let part = self.predict_at(x.subrows(lo, ROWS.min(n - lo)));
+            mean.extend(part.mean);
+            var.extend(part.var);
+        }
+        Ok(Marginals { mean, var })
     }
 
     /// The posterior covariance `Cov_Q[f(x_i), f(z_j)]` between the rows of `x` and `z`.

@@ -3,5 +3,10 @@
 pub mod exact;
 pub mod greedy;
 pub mod point_noise;
+pub mod row_blocks;
 pub mod sharded;
 pub mod sparse;
+#[cfg(test)]
+pub(crate) mod sparse_reference;
+pub mod sparse_sums;
+pub(crate) mod whitened_blocks;

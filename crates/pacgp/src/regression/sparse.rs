@@ -13,12 +13,14 @@ use serde::{Deserialize, Serialize};
 use crate::bounds::HyperGrid;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
-use crate::linalg::{self, Cholesky, JitterPolicy};
+use crate::linalg::{self, Cholesky};
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
 use crate::posterior::GaussianPosterior;
 use crate::regression::exact::check_regression_inputs;
-
-const LN_2PI: f64 = 1.837_877_066_409_345_5;
+use crate::regression::row_blocks::{release, scratch, scratch_zeroed, Streaming};
+use crate::regression::whitened_blocks::{
+    assemble_gradient, mat_t_vec_seq, whitened_sums, GradPart, SparseData, WhitenedSums,
+};
 
 /// Which sparse approximation.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -45,29 +47,6 @@ impl SparseMethod {
 /// Jitter added to `K_uu`'s diagonal, GPflow's default (docs/math.md §8.1 uses the same 1e-6).
 pub const KUU_JITTER: f64 = 1e-6;
 
-/// The whitened factors of one evaluation at (θ, σ², Z) (docs/math.md §3.2), shared with PAC-SGP.
-///
-/// `F = K(Z, X)` is kept in the M×N orientation so that every O(NM²) step (the solve for V,
-/// the product for B, the gradients' solves and products) runs on contiguous columns.
-pub(crate) struct Whitened {
-    /// `L Lᵀ = K_uu + jitter·I`.
-    pub l_uu: Cholesky,
-    /// `F = K(Z, X)` (M×N).
-    pub kzx: Mat<f64>,
-    /// `V = L⁻¹F` (M×N).
-    pub v: Mat<f64>,
-    /// `k(x_i, x_i)`.
-    pub kdiag: Vec<f64>,
-    /// `q_i = ‖V_{:,i}‖² = [Q_ff]_ii`.
-    pub q: Vec<f64>,
-    /// `Λ_ii = σ² + α_s·max(k_ii − q_i, 0)` (docs/math.md §3.2, eq. 11).
-    pub lambda: Vec<f64>,
-    /// `L_B L_Bᵀ = B = I + VΛ⁻¹Vᵀ`.
-    pub l_b: Cholesky,
-    /// `γ = VΛ⁻¹y`.
-    pub gamma: Vec<f64>,
-}
-
 /// `L⁻ᵀ X L⁻¹` for a symmetric M×M `X` (two triangular solves, M³ flops).
 pub(crate) fn sandwich_inv(l: &Cholesky, x: Mat<f64>) -> Mat<f64> {
     let mut y = x;
@@ -77,17 +56,15 @@ pub(crate) fn sandwich_inv(l: &Cholesky, x: Mat<f64>) -> Mat<f64> {
     out
 }
 
-/// `L Lᵀ = K_uu + jitter·I` at (θ, Z).
+/// `L Lᵀ = K_uu + jitter·I` at (θ, Z), with the same `K_uu` bits as the streamed objectives
+/// ([`crate::regression::whitened_blocks::kuu_factor`]).
 pub(crate) fn kuu_cholesky(kernel: &Kernel, z: MatRef<'_, f64>) -> Result<Cholesky> {
-    let mut kuu = kernel.gram(z);
-    for i in 0..z.nrows() {
-        kuu[(i, i)] += KUU_JITTER;
-    }
-    Cholesky::factor(kuu.as_ref(), &JitterPolicy::default(), "K_uu")
+    Ok(crate::regression::whitened_blocks::kuu_factor(kernel, z)?.1)
 }
 
-/// The per-point part of [`Whitened`] (everything but `B` and `γ`, which sum over the data):
-/// what one data shard computes on its own (`regression::sharded`, `objective::pac_sgp_sharded`).
+/// The per-point whitened factors (everything but `B` and `γ`, which sum over the data):
+/// the unstreamed form the reference objectives (`sparse_reference`) check the streamed ones by.
+#[cfg(test)]
 pub(crate) struct WhitenedBasis {
     /// `L Lᵀ = K_uu + jitter·I`.
     pub l_uu: Cholesky,
@@ -104,6 +81,7 @@ pub(crate) struct WhitenedBasis {
 }
 
 /// [`WhitenedBasis`] at (θ, σ², Z) on the points `x`.
+#[cfg(test)]
 pub(crate) fn whitened_basis(
     kernel: &Kernel,
     noise: f64,
@@ -116,6 +94,7 @@ pub(crate) fn whitened_basis(
 
 /// [`WhitenedBasis`] with point `i`'s noise `noise(i)` in `Λ_ii` (per-point posterior noise,
 /// tighter-bounds spec §4.2).
+#[cfg(test)]
 pub(crate) fn whitened_basis_per_point(
     kernel: &Kernel,
     noise: impl Fn(usize) -> f64,
@@ -124,7 +103,7 @@ pub(crate) fn whitened_basis_per_point(
     z: MatRef<'_, f64>,
 ) -> Result<WhitenedBasis> {
     let l_uu = kuu_cholesky(kernel, z)?;
-    let kzx = kernel.cross(z, x);
+    let kzx = kernel.inducing_cross(z, x);
     let mut v = kzx.clone();
     l_uu.solve_lower_in_place(v.as_mut());
     let kdiag = kernel.diag(x);
@@ -145,57 +124,15 @@ pub(crate) fn whitened_basis_per_point(
     })
 }
 
-/// [`Whitened`] at (θ, σ², Z) on the points `x` with targets `y`.
-pub(crate) fn whitened(
-    kernel: &Kernel,
-    noise: f64,
-    alpha_s: f64,
-    x: MatRef<'_, f64>,
-    z: MatRef<'_, f64>,
-    y: &[f64],
-) -> Result<Whitened> {
-    whitened_from_basis(whitened_basis(kernel, noise, alpha_s, x, z)?, y)
-}
-
-/// Completes a [`WhitenedBasis`] with `B = I + VΛ⁻¹Vᵀ` (factored) and `γ = VΛ⁻¹y`.
-pub(crate) fn whitened_from_basis(basis: WhitenedBasis, y: &[f64]) -> Result<Whitened> {
-    let WhitenedBasis {
-        l_uu,
-        kzx,
-        v,
-        kdiag,
-        q,
-        lambda,
-    } = basis;
-    let m = v.nrows();
-    let inv_lam: Vec<f64> = lambda.iter().map(|l| 1.0 / l).collect();
-    let mut b = linalg::weighted_gram(&v, &inv_lam);
-    for k in 0..m {
-        b[(k, k)] += 1.0;
-    }
-    let l_b = Cholesky::factor(b.as_ref(), &JitterPolicy::default(), "I + VΛ⁻¹Vᵀ")?;
-    let ly: Vec<f64> = y.iter().zip(&inv_lam).map(|(y, il)| y * il).collect();
-    let gamma = linalg::mat_vec(&v, &ly);
-    Ok(Whitened {
-        l_uu,
-        kzx,
-        v,
-        kdiag,
-        q,
-        lambda,
-        l_b,
-        gamma,
-    })
-}
-
-/// The sparse training objective (to be maximised) and its gradient in
-/// `[θ…, ln σ², vec(Z) row by row]`.
+/// The sparse training objective (to be maximised) and, with `with_grad`, its gradient in
+/// `[θ…, ln σ², vec(Z) row by row]`, streamed over row blocks ([`whitened_sums`], then one
+/// gradient pass).
 ///
 /// With `W = P⁻¹F`, `R = ββᵀ − Σ⁻¹` and `Σ = FᵀP⁻¹F + Λ`, the log density's adjoints are
 /// `F̄ = WR = L⁻ᵀ[(Vβ)βᵀ − B⁻¹VΛ⁻¹]`, `P̄ = −½WRWᵀ = −½aaᵀ + ½L⁻ᵀ(I − B⁻¹)L⁻¹`
 /// (`a = L⁻ᵀVβ`, using `WΣ⁻¹ = A⁻¹FΛ⁻¹` and `WΣ⁻¹Wᵀ = P⁻¹ − A⁻¹`) and `Λ̄_ii = ½R_ii`;
 /// `q_i = F_iᵀP⁻¹F_i` then adds `2L⁻ᵀV diag(q̄)` to F̄ and `−L⁻ᵀV diag(q̄)VᵀL⁻¹` to P̄.
-/// VFE and DTC (`Λ = σ²I`) need only M×M work beyond V, B and one M×M by M×N product.
+/// `Vβ = B⁻¹γ` (as `VΛ⁻¹Vᵀ = B − I`), so `a` is known after the first pass.
 fn objective_and_gradient(
     kernel: &Kernel,
     noise: f64,
@@ -203,121 +140,204 @@ fn objective_and_gradient(
     x: MatRef<'_, f64>,
     z: MatRef<'_, f64>,
     y: &[f64],
+    stream: &Streaming,
+    with_grad: bool,
 ) -> Result<(f64, Vec<f64>)> {
-    let alpha_s = method.alpha_s();
-    let f = whitened(kernel, noise, alpha_s, x, z, y)?;
+    let data = SparseData::new(kernel, x, y, z, stream);
     let (n, m) = (x.nrows(), z.nrows());
-    let lam = &f.lambda;
-    // ln N(y | 0, Q + Λ) by Woodbury.
-    let lb_gamma = f.l_b.solve_lower_vec(&f.gamma);
-    let quad =
-        (0..n).map(|i| y[i] * y[i] / lam[i]).sum::<f64>() - linalg::dot(&lb_gamma, &lb_gamma);
-    let ln_det = f.l_b.ln_det() + lam.iter().map(|l| l.ln()).sum::<f64>();
-    let mut value = -0.5 * quad - 0.5 * ln_det - 0.5 * n as f64 * LN_2PI;
-    let trace_gap: f64 = (0..n).map(|i| f.kdiag[i] - f.q[i]).sum();
+    let cached = if with_grad {
+        stream.cached_blocks(&data.blocks, m, 1)
+    } else {
+        0
+    };
+    let w = whitened_sums(&data, &|_| noise, method.alpha_s(), cached)?;
+    let trace_gap: f64 = (0..n).map(|i| w.kdiag[i] - w.q[i]).sum();
+    let mut value = w.ln_marginal();
     if method == SparseMethod::Vfe {
         value -= trace_gap / (2.0 * noise);
     }
-    // β = Σ⁻¹y = Λ⁻¹(y − Vᵀ B⁻¹ γ); a = P⁻¹Fβ = L⁻ᵀVβ.
-    let binv_gamma = f.l_b.solve_vec(&f.gamma);
-    let vt_bg = linalg::mat_t_vec(&f.v, &binv_gamma);
-    let beta: Vec<f64> = (0..n).map(|i| (y[i] - vt_bg[i]) / lam[i]).collect();
-    let vbeta = linalg::mat_vec(&f.v, &beta);
-    let a = f.l_uu.solve_upper_vec(&vbeta);
-    let b_inv = f.l_b.inverse();
-    let (fbar, x_mid, kbar, noise_bar) = match method {
+    if !with_grad {
+        return Ok((value, vec![]));
+    }
+    let grad = match method {
         SparseMethod::Vfe | SparseMethod::Dtc => {
-            // Λ = σ²I: Σ_i s_i = tr(B⁻¹VVᵀ) = σ²(M − tr B⁻¹), VVᵀ = σ²(B − I).
-            let tr_binv: f64 = (0..m).map(|k| b_inv[(k, k)]).sum();
-            let lam_bar_sum =
-                0.5 * (linalg::dot(&beta, &beta) - n as f64 / noise + (m as f64 - tr_binv) / noise);
-            // VFE's −tr(K_ff − Q_ff)/(2σ²): q̄ = 1/(2σ²), k̄ = −1/(2σ²).
-            let q_bar = if method == SparseMethod::Vfe {
-                0.5 / noise
-            } else {
-                0.0
-            };
-            let mut noise_bar = lam_bar_sum;
-            if method == SparseMethod::Vfe {
-                noise_bar += trace_gap / (2.0 * noise * noise);
-            }
-            // F̄ = aβᵀ + L⁻ᵀ(2q̄I − B⁻¹/σ²)V.
-            let mut c = Mat::from_fn(m, m, |i, j| {
-                -b_inv[(i, j)] / noise + if i == j { 2.0 * q_bar } else { 0.0 }
-            });
-            f.l_uu.solve_upper_in_place(c.as_mut());
-            let mut fbar = &c * &f.v;
-            add_outer(&mut fbar, &a, &beta);
-            // X = ½(I − B⁻¹) − q̄σ²(B − I).
-            let bmat = f.l_b.l() * f.l_b.l().transpose();
-            let x_mid = Mat::from_fn(m, m, |i, j| {
-                let id = if i == j { 1.0 } else { 0.0 };
-                0.5 * (id - b_inv[(i, j)]) - q_bar * noise * (bmat[(i, j)] - id)
-            });
-            let kbar = vec![-q_bar; n];
-            (fbar, x_mid, kbar, noise_bar)
+            isotropic_gradient(&data, &w, noise, method == SparseMethod::Vfe, trace_gap)?
         }
-        SparseMethod::Fitc => {
-            // s_i = V_iᵀB⁻¹V_i = ‖L_B⁻¹V_i‖²; Λ̄_ii = ½(β_i² − 1/λ_i + s_i/λ_i²).
-            let mut yb = f.v.clone();
-            f.l_b.solve_lower_in_place(yb.as_mut());
-            let s = linalg::col_sq_norms(&yb);
-            let lam_bar: Vec<f64> = (0..n)
-                .map(|i| 0.5 * (beta[i] * beta[i] - 1.0 / lam[i] + s[i] / (lam[i] * lam[i])))
-                .collect();
-            // Λ = σ² + max(k − q, 0): no gradient where the clamp is active.
-            let q_bar: Vec<f64> = (0..n)
-                .map(|i| {
-                    if f.kdiag[i] - f.q[i] >= 0.0 {
-                        -lam_bar[i]
-                    } else {
-                        0.0
-                    }
-                })
-                .collect();
-            let kbar: Vec<f64> = q_bar.iter().map(|q| -q).collect();
-            let noise_bar: f64 = lam_bar.iter().sum();
-            // H = (Vβ)βᵀ − L_B⁻ᵀ(L_B⁻¹V)Λ⁻¹ + 2V diag(q̄), then F̄ = L⁻ᵀH.
-            let inv_lam: Vec<f64> = lam.iter().map(|l| 1.0 / l).collect();
-            linalg::scale_cols(&mut yb, &inv_lam);
-            f.l_b.solve_upper_in_place(yb.as_mut());
-            yb.par_col_iter_mut().enumerate().for_each(|(i, c)| {
-                let c = c.try_as_col_major_mut().unwrap().as_slice_mut();
-                let vi = f.v.col_as_slice(i);
-                for k in 0..m {
-                    c[k] = vbeta[k] * beta[i] - c[k] + 2.0 * vi[k] * q_bar[i];
-                }
-            });
-            f.l_uu.solve_upper_in_place(yb.as_mut());
-            let vqv = linalg::weighted_gram(&f.v, &q_bar);
-            let x_mid = Mat::from_fn(m, m, |i, j| {
-                0.5 * (if i == j { 1.0 } else { 0.0 } - b_inv[(i, j)]) - vqv[(i, j)]
-            });
-            (yb, x_mid, kbar, noise_bar)
-        }
+        SparseMethod::Fitc => fitc_gradient(&data, &w, noise)?,
     };
-    // P̄ = −½aaᵀ + L⁻ᵀ X L⁻¹.
-    let mut pbar = sandwich_inv(&f.l_uu, x_mid);
+    Ok((value, grad))
+}
+
+/// `a = L⁻ᵀVβ = L⁻ᵀB⁻¹γ`, `Vβ = B⁻¹γ` and `B⁻¹` after the first pass.
+fn first_adjoints(w: &WhitenedSums) -> (Vec<f64>, Vec<f64>, Mat<f64>) {
+    let bg = w.l_b.solve_vec(&w.gamma);
+    (w.l_uu.solve_upper_vec(&bg), bg, w.l_b.inverse())
+}
+
+/// `P̄ = −½aaᵀ + L⁻ᵀXL⁻¹` for a symmetric X.
+fn kuu_adjoint(w: &WhitenedSums, a: &[f64], x_mid: Mat<f64>) -> Mat<f64> {
+    let mut pbar = sandwich_inv(&w.l_uu, x_mid);
+    let m = a.len();
     for j in 0..m {
         for i in 0..m {
             pbar[(i, j)] -= 0.5 * a[i] * a[j];
         }
     }
-    let Whitened { kzx, .. } = f;
-    let (mut grad, dz_x) = kernel.cross_adjoint(z, x, kzx, &fbar);
-    let guu = kernel.gram_grad_contract(z, pbar.as_ref());
-    let gdiag = kernel.diag_grad_contract(x, &kbar);
-    for (k, g) in grad.iter_mut().enumerate() {
-        *g += guu[k] + gdiag[k];
+    pbar
+}
+
+/// VFE (`vfe`) or DTC gradient (`Λ = σ²I`): `Σ_i s_i = tr(B⁻¹VVᵀ) = σ²(M − tr B⁻¹)`,
+/// `F̄ = aβᵀ + L⁻ᵀ(2q̄I − B⁻¹/σ²)V` (VFE's `−tr(K_ff − Q_ff)/(2σ²)` gives `q̄ = −k̄ = 1/(2σ²)`)
+/// and `X = ½(I − B⁻¹) − q̄σ²(B − I)`: one M×M by M×N product per block beyond V.
+fn isotropic_gradient(
+    data: &SparseData<'_>,
+    w: &WhitenedSums,
+    noise: f64,
+    vfe: bool,
+    trace_gap: f64,
+) -> Result<Vec<f64>> {
+    let (n, m) = (data.x.nrows(), data.z.nrows());
+    let (a, bg, b_inv) = first_adjoints(w);
+    let q_bar = if vfe { 0.5 / noise } else { 0.0 };
+    let mut c = Mat::from_fn(m, m, |i, j| {
+        -b_inv[(i, j)] / noise + if i == j { 2.0 * q_bar } else { 0.0 }
+    });
+    w.l_uu.solve_upper_in_place(c.as_mut());
+    let parts = data.blocks.sum(
+        vec![],
+        &|b, _| {
+            let r = data.blocks.range(b);
+            let (f, v) = w.f_and_v(data, b)?;
+            let vt_bg = mat_t_vec_seq(v.as_ref().as_ref(), &bg);
+            let beta: Vec<f64> = r
+                .clone()
+                .map(|i| (data.y[i] - vt_bg[i - r.start]) / noise)
+                .collect();
+            let mut g = scratch(m, r.len());
+            faer::linalg::matmul::matmul(
+                g.as_mut(),
+                faer::Accum::Replace,
+                c.as_ref(),
+                v.as_ref().as_ref(),
+                1.0,
+                faer::Par::Seq,
+            );
+            release(v);
+            add_outer_seq(&mut g, &a, &beta);
+            let beta_sq = beta.iter().map(|b| b * b).sum::<f64>();
+            let kbar = vec![-q_bar; r.len()];
+            Ok(GradPart::of_block(
+                data,
+                b,
+                f,
+                g,
+                &kbar,
+                Mat::zeros(0, 0),
+                vec![beta_sq],
+            ))
+        },
+        &|p, q| p.add(q),
+    )?;
+    let tr_binv: f64 = (0..m).map(|k| b_inv[(k, k)]).sum();
+    let mut noise_bar = 0.5 * (parts.scalars[0] - n as f64 / noise + (m as f64 - tr_binv) / noise);
+    if vfe {
+        noise_bar += trace_gap / (2.0 * noise * noise);
     }
-    grad.push(noise * noise_bar);
-    let dz = &dz_x + &kernel.gram_grad_z(z, pbar.as_ref());
-    for a in 0..m {
-        for t in 0..z.ncols() {
-            grad.push(dz[(a, t)]);
+    let bmat = linalg::product(w.l_b.l(), w.l_b.l().transpose());
+    let x_mid = Mat::from_fn(m, m, |i, j| {
+        let id = if i == j { 1.0 } else { 0.0 };
+        0.5 * (id - b_inv[(i, j)]) - q_bar * noise * (bmat[(i, j)] - id)
+    });
+    let pbar = kuu_adjoint(w, &a, x_mid);
+    Ok(assemble_gradient(
+        data,
+        &w.kzz,
+        &parts,
+        &pbar,
+        noise * noise_bar,
+    ))
+}
+
+/// FITC gradient: `s_i = ‖L_B⁻¹V_i‖²`, `Λ̄_ii = ½(β_i² − 1/λ_i + s_i/λ_i²)`, `q̄ = −Λ̄` where
+/// the clamp of `Λ = σ² + max(k − q, 0)` is inactive, `F̄ = L⁻ᵀH` with
+/// `H = (Vβ)βᵀ − L_B⁻ᵀ(L_B⁻¹V)Λ⁻¹ + 2V diag(q̄)`, and `X = ½(I − B⁻¹) − V diag(q̄)Vᵀ`.
+fn fitc_gradient(data: &SparseData<'_>, w: &WhitenedSums, noise: f64) -> Result<Vec<f64>> {
+    let m = data.z.nrows();
+    let (a, bg, b_inv) = first_adjoints(w);
+    let lam = &w.lambda;
+    let parts = data.blocks.sum(
+        vec![],
+        &|b, _| {
+            let r = data.blocks.range(b);
+            let (f, v_kept) = w.f_and_v(data, b)?;
+            let v: &Mat<f64> = &v_kept;
+            let vt_bg = mat_t_vec_seq(v.as_ref(), &bg);
+            let mut yb = scratch(m, r.len());
+            yb.copy_from(v);
+            w.l_b.solve_lower_in_place_seq(yb.as_mut());
+            let (nb, mut lam_bar_sum) = (r.len(), 0.0);
+            let (mut beta, mut q_bar, mut kbar) = (vec![0.0; nb], vec![0.0; nb], vec![0.0; nb]);
+            for (k, i) in r.clone().enumerate() {
+                beta[k] = (data.y[i] - vt_bg[k]) / lam[i];
+                let s = yb.col_as_slice(k).iter().map(|v| v * v).sum::<f64>();
+                let lam_bar = 0.5 * (beta[k] * beta[k] - 1.0 / lam[i] + s / (lam[i] * lam[i]));
+                lam_bar_sum += lam_bar;
+                q_bar[k] = if w.kdiag[i] - w.q[i] >= 0.0 {
+                    -lam_bar
+                } else {
+                    0.0
+                };
+                kbar[k] = -q_bar[k];
+            }
+            for (k, i) in r.clone().enumerate() {
+                yb.col_as_slice_mut(k).iter_mut().for_each(|c| *c /= lam[i]);
+            }
+            w.l_b.solve_upper_in_place_seq(yb.as_mut());
+            for k in 0..nb {
+                let vk = v.col_as_slice(k);
+                let c = yb.col_as_slice_mut(k);
+                for t in 0..m {
+                    c[t] = bg[t] * beta[k] - c[t] + 2.0 * vk[t] * q_bar[k];
+                }
+            }
+            w.l_uu.solve_upper_in_place_seq(yb.as_mut());
+            let mut vqv = scratch_zeroed(m, m);
+            linalg::syrk_lower_add(vqv.as_mut(), v.as_ref(), Some(&q_bar));
+            release(v_kept);
+            Ok(GradPart::of_block(
+                data,
+                b,
+                f,
+                yb,
+                &kbar,
+                vqv,
+                vec![lam_bar_sum],
+            ))
+        },
+        &|p, q| p.add(q),
+    )?;
+    let mut vqv = parts.mm.clone();
+    linalg::symmetrise_from_lower(&mut vqv);
+    let x_mid = Mat::from_fn(m, m, |i, j| {
+        0.5 * (if i == j { 1.0 } else { 0.0 } - b_inv[(i, j)]) - vqv[(i, j)]
+    });
+    let pbar = kuu_adjoint(w, &a, x_mid);
+    Ok(assemble_gradient(
+        data,
+        &w.kzz,
+        &parts,
+        &pbar,
+        noise * parts.scalars[0],
+    ))
+}
+
+/// `A ← A + u vᵀ` on the calling thread.
+pub(crate) fn add_outer_seq(a: &mut Mat<f64>, u: &[f64], v: &[f64]) {
+    for (j, vj) in v.iter().enumerate() {
+        for (ci, ui) in a.col_as_slice_mut(j).iter_mut().zip(u) {
+            *ci += ui * vj;
         }
     }
-    Ok((value, grad))
 }
 
 /// `A ← A + u vᵀ`, column by column in parallel.
@@ -337,6 +357,7 @@ pub struct NegSparseObjective<'a> {
     x: MatRef<'a, f64>,
     y: &'a [f64],
     m: usize,
+    stream: Streaming,
 }
 
 impl<'a> NegSparseObjective<'a> {
@@ -354,7 +375,14 @@ impl<'a> NegSparseObjective<'a> {
             x,
             y,
             m,
+            stream: Streaming::default(),
         }
+    }
+
+    /// The same objective streamed with other block and cache sizes (same values to rounding).
+    pub fn with_streaming(mut self, stream: Streaming) -> Self {
+        self.stream = stream;
+        self
     }
 
     /// Split a parameter vector into (kernel, σ², Z).
@@ -386,7 +414,16 @@ impl Objective for NegSparseObjective<'_> {
     }
     fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
         let (k, noise, z) = self.unpack(p)?;
-        let (v, g) = objective_and_gradient(&k, noise, self.method, self.x, z.as_ref(), self.y)?;
+        let (v, g) = objective_and_gradient(
+            &k,
+            noise,
+            self.method,
+            self.x,
+            z.as_ref(),
+            self.y,
+            &self.stream,
+            true,
+        )?;
         Ok((-v, g.into_iter().map(|g| -g).collect()))
     }
 }
@@ -449,6 +486,8 @@ impl SparseGp {
             x,
             self.z.as_ref(),
             y,
+            &Streaming::default(),
+            false,
         )?
         .0)
     }
@@ -469,14 +508,8 @@ impl SparseGp {
                 reason: "must lie in [0, 1]",
             });
         }
-        let f = whitened(
-            &self.kernel,
-            self.noise_variance,
-            alpha_s,
-            x,
-            self.z.as_ref(),
-            y,
-        )?;
+        let data = SparseData::new(&self.kernel, x, y, self.z.as_ref(), &Streaming::default());
+        let f = whitened_sums(&data, &|_| self.noise_variance, alpha_s, 0)?;
         let binv_gamma = f.l_b.solve_vec(&f.gamma);
         let alpha = f.l_uu.solve_upper_vec(&binv_gamma);
         Ok(GaussianPosterior::whitened(
@@ -554,25 +587,32 @@ pub fn initial_inducing_with_targets(
     }
 }
 
-/// Lloyd's k-means from the given centres; an empty cluster keeps its centre.
+/// Lloyd's k-means from the given centres; an empty cluster keeps its centre. The nearest
+/// centres are found in parallel (each point on its own: the same result on any thread count),
+/// the centroids summed in point order.
 fn kmeans(x: MatRef<'_, f64>, mut c: Mat<f64>, iters: usize) -> Mat<f64> {
     let (n, d, m) = (x.nrows(), x.ncols(), c.nrows());
     for _ in 0..iters {
         let mut sum = Mat::<f64>::zeros(m, d);
         let mut count = vec![0usize; m];
-        for i in 0..n {
-            let best = (0..m)
-                .map(|a| {
-                    (
-                        a,
-                        (0..d).map(|t| (x[(i, t)] - c[(a, t)]).powi(2)).sum::<f64>(),
+        let nearest: Vec<usize> = (0..n)
+            .into_par_iter()
+            .map(|i| {
+                (0..m)
+                    .map(|a| {
+                        (
+                            a,
+                            (0..d).map(|t| (x[(i, t)] - c[(a, t)]).powi(2)).sum::<f64>(),
+                        )
+                    })
+                    .fold(
+                        (0, f64::INFINITY),
+                        |b, (a, s)| if s < b.1 { (a, s) } else { b },
                     )
-                })
-                .fold(
-                    (0, f64::INFINITY),
-                    |b, (a, s)| if s < b.1 { (a, s) } else { b },
-                )
-                .0;
+                    .0
+            })
+            .collect();
+        for (i, &best) in nearest.iter().enumerate() {
             count[best] += 1;
             for t in 0..d {
                 sum[(best, t)] += x[(i, t)];

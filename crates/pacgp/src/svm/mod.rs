@@ -97,7 +97,8 @@ impl Slack {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SvmSolver {
-    /// Parallel kernel Adatron (seed 001 §17.7); stops at `max_i (δα_i/η_i)² < tol`.
+    /// Parallel kernel Adatron (seed 001 §17.7); stops at `max_i (δα_i/η_i)² < tol` or a
+    /// relative duality gap `< tol` (linear slack, no bias), within `max_iter` sweeps.
     Adatron,
     /// SMO with second-order working-set selection; stops at a maximal KKT violation `< tol`.
     Smo,
@@ -113,9 +114,11 @@ pub struct SvmConfig {
     /// Dual solver.
     pub solver: SvmSolver,
     /// Stopping tolerance: SMO's maximal violating pair gap (libsvm `-e`, default 1e-3);
-    /// Adatron's `max_i (δα_i/η_i)²` (the seed's ftol = 1e-5 at unit rate).
+    /// Adatron's `max_i (δα_i/η_i)²` (the seed's ftol = 1e-5 at unit rate) and relative
+    /// duality gap.
     pub tol: f64,
-    /// Iteration budget (SMO pair updates / Adatron sweeps); running out is reported.
+    /// Iteration budget (SMO pair updates / Adatron sweeps; a fit gives the Adatron
+    /// [`adatron::DEFAULT_SWEEPS`]); running out is reported, for the Adatron with a note.
     pub max_iter: usize,
     /// Kernel-row cache of SMO in MB (libsvm `-m`, default 200).
     pub cache_mb: f64,

@@ -1,6 +1,8 @@
 //! Small deterministic classification problems shared by the integration tests.
 #![allow(dead_code)] // each test binary uses its own subset
 
+pub mod ill_conditioned;
+
 use faer::Mat;
 
 /// Labels `sgn(sin x₁ + 0.4 x₂ + structured noise)` for 2-D inputs: not separable by a line,

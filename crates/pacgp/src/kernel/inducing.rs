@@ -1,0 +1,58 @@
+//! Covariances with the inducing inputs Z, as the sparse objectives stream them: `K(Z, X)`
+//! blocks filled with the vectorised exponential, and the adjoint of `K(Z, Z)` read from the
+//! matrix itself (no exponential recomputed).
+
+use faer::{Mat, MatMut, MatRef};
+
+use super::{stationary, Kernel};
+
+impl Kernel {
+    /// `K(Z, X)` (M×N). Stationary kernels use [`crate::vector_math::exp`] (within one ulp of
+    /// libm's, vectorised, no AVX → SSE transition); the exact-GP paths keep [`Kernel::cross`]
+    /// and [`Kernel::gram`] with libm's bits, on which recorded fits depend. Other kernels:
+    /// [`Kernel::cross`].
+    pub fn inducing_cross(&self, z: MatRef<'_, f64>, x: MatRef<'_, f64>) -> Mat<f64> {
+        let mut out = Mat::zeros(z.nrows(), x.nrows());
+        self.inducing_cross_into(z, x, out.as_mut());
+        out
+    }
+
+    /// [`Kernel::inducing_cross`] written into `out` (M×N; every entry overwritten).
+    pub fn inducing_cross_into(
+        &self,
+        z: MatRef<'_, f64>,
+        x: MatRef<'_, f64>,
+        mut out: MatMut<'_, f64>,
+    ) {
+        if let Some((var, _, profile, ln_l)) = self.stationary_parts() {
+            let (zt, ux) = (
+                stationary::scaled_cols(z, ln_l),
+                stationary::scaled_rows(x, ln_l),
+            );
+            return stationary::cross_vectorised(profile, var, &zt, &ux, x.ncols(), out);
+        }
+        out.copy_from(self.cross(z, x));
+    }
+
+    /// For a symmetric `G` (M×M) and `kzz = K(Z, Z)` (without jitter, e.g. from
+    /// [`Kernel::inducing_cross`]): `(Σ_ij G_ij ∂K_ij/∂θ_k for every k, ∂/∂Z Σ_ij G_ij K_ij)`.
+    /// Stationary kernels visit each pair once and take `k'` from `kzz`; the Z part is twice the
+    /// first-argument derivative, as G and K are symmetric.
+    pub fn inducing_gram_adjoint(
+        &self,
+        z: MatRef<'_, f64>,
+        kzz: MatRef<'_, f64>,
+        g: MatRef<'_, f64>,
+    ) -> (Vec<f64>, Mat<f64>) {
+        if let Some((var, _, profile, ln_l)) = self.stationary_parts() {
+            let theta = self.gram_grad_contract_symmetric(z, g, Some(kzz));
+            let u = stationary::scaled_rows(z, ln_l);
+            let half = stationary::grad_z(profile, var, ln_l, &u, &u, z.ncols(), g, Some(kzz));
+            return (
+                theta,
+                Mat::from_fn(half.nrows(), half.ncols(), |a, t| 2.0 * half[(a, t)]),
+            );
+        }
+        (self.gram_grad_contract(z, g), self.gram_grad_z(z, g))
+    }
+}
