@@ -51,7 +51,7 @@ pub(crate) fn check_close(part: &str, stored: &[f64], derived: &[f64]) -> Result
         Err(mismatch(
             part,
             format!(
-                "it is not what part A of the training sample gives ({} values stored, {} recomputed)",
+                "it is not what part A of the training sample gives ({} values stored, {} recomputed); a file written by an earlier pacgp, whose optimiser fitted part A differently, is refused the same way: refit it",
                 stored.len(),
                 derived.len()
             ),

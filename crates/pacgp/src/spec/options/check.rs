@@ -1,0 +1,388 @@
+//! What a typed fit spec must satisfy: ranges of every value, the options that conflict, the
+//! multi-class and interval rules ([`check_spec`], run by `FitOptions::check` and on every
+//! model file's stored spec).
+
+use super::*;
+
+/// `v` must be positive and finite.
+pub(super) fn positive(option: SpecOption, v: f64, what: &str) -> Result<(), SpecError> {
+    if v > 0.0 && v.is_finite() {
+        Ok(())
+    } else {
+        Err(SpecError::out_of_range(
+            option,
+            v,
+            &format!("positive and finite ({what})"),
+        ))
+    }
+}
+
+/// A basis size given or defaulted: `given` must lie in `1..=n` (`cap`: larger is cut to N
+/// with a note); the default [`DEFAULT_BASIS`] is cut to N with a note.
+pub(crate) fn basis_size(
+    given: Option<usize>,
+    n: usize,
+    option: SpecOption,
+    cap: bool,
+    notes: &mut Vec<String>,
+) -> Result<usize, SpecError> {
+    let name = match option {
+        SpecOption::ActiveSet => "the active set",
+        _ => "the number of inducing inputs (basis points)",
+    };
+    match given {
+        Some(0) => Err(SpecError::out_of_range(
+            option,
+            0,
+            &format!("in 1..={n} (the training sample has N = {n} rows)"),
+        )),
+        Some(m) if m > n && cap => {
+            notes.push(format!(
+                "{name} {m} is set to N = {n}, the most the data can fill"
+            ));
+            Ok(n)
+        }
+        Some(m) if m > n => Err(SpecError::out_of_range(
+            option,
+            m,
+            &format!("in 1..={n} (the training sample has N = {n} rows)"),
+        )),
+        Some(m) => Ok(m),
+        None if n < DEFAULT_BASIS => {
+            notes.push(format!(
+                "{name} is set to N = {n} (the default {DEFAULT_BASIS} is more than the data has)"
+            ));
+            Ok(n)
+        }
+        None => Ok(DEFAULT_BASIS),
+    }
+}
+
+/// A kernel specification must parse (for any number of inputs: the grammar and its sizes).
+pub(super) fn kernel_ok(spec: &str) -> Result<(), SpecError> {
+    Kernel::from_spec(spec, 1).map(|_| ()).map_err(|e| {
+        let reason = match e {
+            crate::Error::InvalidSpec { reason, .. } => reason,
+            other => other.to_string(),
+        };
+        SpecError::unparsable(
+            SpecOption::Kernel,
+            BadValue {
+                given: spec.to_string(),
+                allowed: format!("a kernel ({reason})"),
+            },
+        )
+    })
+}
+
+/// The typed spec's ranges and cross-option rules (the variants already exclude options that
+/// do not apply).
+pub(crate) fn check_spec(spec: &FitSpec) -> Result<(), SpecError> {
+    let d = spec.delta;
+    if !(d > 0.0 && d < 1.0) {
+        return Err(SpecError::out_of_range(SpecOption::Delta, d, "in (0, 1)"));
+    }
+    let method = spec.method_name();
+    if let Some(iv) = &spec.intervals {
+        check_intervals(iv, spec)?;
+    }
+    let epsilon = |e: Option<f64>| match e {
+        Some(e) => positive(
+            SpecOption::Epsilon,
+            e,
+            "the ε of the ε-band loss, in the target's units",
+        ),
+        None => Ok(()),
+    };
+    let noise = |v: f64| positive(SpecOption::NoiseInit, v, "a noise variance");
+    let basis = |m: Option<usize>, option| match m {
+        Some(0) => Err(SpecError::out_of_range(option, 0, "at least 1")),
+        _ => Ok(()),
+    };
+    match &spec.method {
+        Method::Gpr(s) => {
+            kernel_ok(&s.kernel)?;
+            noise(s.noise_init)?;
+            epsilon(s.epsilon)
+        }
+        Method::Sparse(s) => {
+            kernel_ok(&s.kernel)?;
+            noise(s.noise_init)?;
+            basis(s.inducing, SpecOption::Inducing)?;
+            epsilon(s.epsilon)
+        }
+        Method::PacGp(s) => {
+            kernel_ok(&s.kernel)?;
+            noise(s.noise_init)?;
+            epsilon(Some(s.epsilon))?;
+            check_pac_prior(s.prior, s.bound, method)
+        }
+        Method::PacSgp(s) => {
+            kernel_ok(&s.kernel)?;
+            basis(s.inducing, SpecOption::Inducing)?;
+            epsilon(Some(s.epsilon))?;
+            check_pac_prior(s.prior, s.bound, method)
+        }
+        Method::GreedySparse(s) => {
+            kernel_ok(&s.kernel)?;
+            basis(s.basis, SpecOption::Inducing)?;
+            epsilon(s.epsilon)
+        }
+        Method::Classifier(c) => {
+            check_inference(&c.inference)?;
+            check_hypers(&c.hypers, method)?;
+            if let (ClassifierHypers::Split(_), Inference::Laplace { likelihood }) =
+                (&c.hypers, c.inference)
+            {
+                if likelihood != LikelihoodName::Probit {
+                    return Err(split_needs_probit());
+                }
+            }
+            Ok(())
+        }
+        Method::PacGpc(c) => {
+            check_hypers(&c.hypers, method)?;
+            if matches!(c.hypers, ClassifierHypers::Split(_))
+                && c.likelihood != LikelihoodName::Probit
+            {
+                return Err(split_needs_probit());
+            }
+            Ok(())
+        }
+        Method::OneVsRest(inner) => check_one_vs_rest(inner, spec),
+        Method::Softmax(s) => match &s.hypers {
+            ClassifierHypers::Split(_) => Err(split_not_multiclass(method)),
+            hypers => check_hypers(hypers, method),
+        },
+        Method::Svm(s) => {
+            match &s.kernel {
+                SvmKernel::Menu => {}
+                SvmKernel::Lengthscale(l) => {
+                    positive(SpecOption::Lengthscale, *l, "an RBF lengthscale")?
+                }
+                SvmKernel::Given(k) => kernel_ok(k)?,
+            }
+            match s.slack {
+                SvmSlack::Linear { c: Some(c) } => positive(SpecOption::C, c, "a box constraint")?,
+                SvmSlack::Quadratic { v: Some(v) } => {
+                    positive(SpecOption::InputNoise, v, "a noise variance")?
+                }
+                _ => {}
+            }
+            Ok(())
+        }
+    }
+}
+
+/// Intervals apply to regressors; jackknife+ needs the posterior fitted on the whole sample
+/// (not a split prior's); folds and fractions within their ranges.
+pub(super) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), SpecError> {
+    let method = spec.method_name();
+    if method.is_classifier() {
+        return Err(SpecError::not_for(
+            SpecOption::Intervals,
+            method,
+            applies_to(SpecOption::Intervals),
+        ));
+    }
+    match iv.method {
+        IntervalMethod::JackknifePlus => {
+            let split = match &spec.method {
+                Method::PacGp(s) => matches!(s.prior, PacPrior::Split(_)),
+                Method::PacSgp(s) => matches!(s.prior, PacPrior::Split(_)),
+                _ => false,
+            };
+            if split {
+                return Err(SpecError::conflict(
+                    SpecOption::Intervals,
+                    SpecOption::Prior,
+                    "jackknife+ needs the posterior fitted on the whole sample, and a split \
+                     prior's is fitted on part B only; use cv+ or split-conformal",
+                ));
+            }
+            Ok(())
+        }
+        IntervalMethod::CvPlus { folds } if folds < 2 => Err(SpecError::out_of_range(
+            SpecOption::Intervals,
+            iv.method,
+            "cv+:K with K ≥ 2 folds",
+        )),
+        IntervalMethod::SplitConformal { fraction } if !(fraction > 0.0 && fraction < 1.0) => {
+            Err(SpecError::out_of_range(
+                SpecOption::Intervals,
+                iv.method,
+                "split-conformal:F with F in (0, 1)",
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The interval method on a sample of `n` rows: at most N folds; both parts of a split
+/// non-empty.
+pub(crate) fn interval_sample(method: IntervalMethod, n: usize) -> Result<(), SpecError> {
+    match method {
+        IntervalMethod::CvPlus { folds } if folds > n => Err(SpecError::out_of_range(
+            SpecOption::Intervals,
+            method,
+            &format!("cv+:K with K ≤ N = {n} (the training sample's rows)"),
+        )),
+        IntervalMethod::SplitConformal { fraction } => {
+            let n_a = crate::prior::split::part_a_size(n, fraction);
+            if n_a == 0 || n_a >= n {
+                return Err(SpecError::out_of_range(
+                    SpecOption::Intervals,
+                    method,
+                    &format!("a fraction that leaves both parts of N = {n} rows non-empty"),
+                ));
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A multi-class fit certifies all classes on one sample: each class's split prior would
+/// certify on its own part B.
+pub(super) fn split_not_multiclass(method: MethodName) -> SpecError {
+    SpecError::not_for(
+        SpecOption::Prior,
+        method,
+        "binary laplace and pac-gpc (a multi-class certificate is on one sample for all classes, and each class's split prior would keep its own part B)",
+    )
+}
+
+/// The binary method of a one-vs-rest spec: a classifier, pac-gpc or the SVM, no split prior,
+/// itself a valid spec.
+pub(super) fn check_one_vs_rest(inner: &Method, spec: &FitSpec) -> Result<(), SpecError> {
+    let name = method_name_of_inner(inner);
+    match inner {
+        Method::Classifier(ClassifierSpec { hypers, .. })
+        | Method::PacGpc(PacGpcSpec { hypers, .. }) => {
+            if matches!(hypers, ClassifierHypers::Split(_)) {
+                return Err(split_not_multiclass(name));
+            }
+        }
+        Method::Svm(_) => {}
+        _ => {
+            return Err(SpecError::not_for(
+                SpecOption::MultiClass,
+                name,
+                "the classifiers as one-vs-rest",
+            ))
+        }
+    }
+    check_spec(&FitSpec {
+        method: inner.clone(),
+        delta: spec.delta,
+        seed: spec.seed,
+        intervals: None,
+    })
+}
+
+pub(super) fn method_name_of_inner(inner: &Method) -> MethodName {
+    FitSpec {
+        method: inner.clone(),
+        delta: DEFAULT_DELTA,
+        seed: 0,
+        intervals: None,
+    }
+    .method_name()
+}
+
+pub(super) fn split_needs_probit() -> SpecError {
+    SpecError::conflict(
+        SpecOption::Likelihood,
+        SpecOption::Prior,
+        "the split prior fits θ by ML-II on part A with the probit",
+    )
+}
+
+/// The split prior trains the kl bound only; its fraction lies in (0, 1).
+pub(super) fn check_pac_prior(
+    prior: PacPrior,
+    bound: BoundKind,
+    method: MethodName,
+) -> Result<(), SpecError> {
+    if let PacPrior::Split(f) = prior {
+        check_fraction(f)?;
+        if bound != BoundKind::Kl {
+            return Err(SpecError::not_for(
+                SpecOption::Prior,
+                method,
+                "pac-gp and pac-sgp (the kl bound)",
+            ));
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn check_fraction(f: SplitFraction) -> Result<(), SpecError> {
+    match f {
+        SplitFraction::Fixed(v) if !(v > 0.0 && v < 1.0) => Err(SpecError::out_of_range(
+            SpecOption::Prior,
+            format!("split:{v}"),
+            "split:F with F in (0, 1), or split:auto",
+        )),
+        _ => Ok(()),
+    }
+}
+
+pub(super) fn check_inference(i: &Inference) -> Result<(), SpecError> {
+    match *i {
+        Inference::MeanField { kappa, input_noise } => {
+            if !(0.0..0.5).contains(&kappa) {
+                return Err(SpecError::out_of_range(
+                    SpecOption::Kappa,
+                    kappa,
+                    "in [0, 0.5)",
+                ));
+            }
+            if !(input_noise >= 0.0 && input_noise.is_finite()) {
+                return Err(SpecError::out_of_range(
+                    SpecOption::InputNoise,
+                    input_noise,
+                    "non-negative and finite (an input-noise variance)",
+                ));
+            }
+            Ok(())
+        }
+        Inference::Ivm {
+            active_set: Some(0),
+        }
+        | Inference::Sogp {
+            active_set: Some(0),
+        } => Err(SpecError::out_of_range(
+            SpecOption::ActiveSet,
+            0,
+            "at least 1",
+        )),
+        _ => Ok(()),
+    }
+}
+
+pub(super) fn check_hypers(h: &ClassifierHypers, method: MethodName) -> Result<(), SpecError> {
+    match h {
+        ClassifierHypers::Candidates => Ok(()),
+        ClassifierHypers::Grid { kernel } => kernel_ok(kernel),
+        ClassifierHypers::Split(s) => {
+            if !matches!(method, MethodName::Laplace | MethodName::PacGpc) {
+                return Err(SpecError::not_for(
+                    SpecOption::Prior,
+                    method,
+                    "laplace and pac-gpc",
+                ));
+            }
+            kernel_ok(&s.kernel)?;
+            check_fraction(s.fraction)?;
+            if let PriorScale::Fixed(t) = s.prior_scale {
+                positive(
+                    SpecOption::PriorScale,
+                    t,
+                    "the prior's covariance scale t, or auto",
+                )?;
+            }
+            Ok(())
+        }
+    }
+}
