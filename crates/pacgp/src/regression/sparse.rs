@@ -44,8 +44,7 @@ impl SparseMethod {
     }
 }
 
-/// Jitter added to `K_uu`'s diagonal, GPflow's default (docs/math.md §8.1 uses the same 1e-6).
-pub const KUU_JITTER: f64 = 1e-6;
+pub use super::whitened_blocks::KUU_JITTER;
 
 /// `L⁻ᵀ X L⁻¹` for a symmetric M×M `X` (two triangular solves, M³ flops).
 pub(crate) fn sandwich_inv(l: &Cholesky, x: Mat<f64>) -> Mat<f64> {

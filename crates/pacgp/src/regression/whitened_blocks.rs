@@ -17,7 +17,9 @@ use crate::linalg::{self, Cholesky, JitterPolicy};
 use super::row_blocks::{
     add_mat, add_vec, recycle, release, scratch, scratch_zeroed, BlockCache, RowBlocks, Streaming,
 };
-use super::sparse::KUU_JITTER;
+
+/// Jitter added to `K_uu`'s diagonal, GPflow's default (docs/math.md §8.1 uses the same 1e-6).
+pub const KUU_JITTER: f64 = 1e-6;
 
 /// One evaluation's fixed inputs: kernel at θ, inducing inputs Z, data and how to stream.
 #[derive(Clone, Copy)]

@@ -13,6 +13,8 @@ use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 
+pub mod scratch;
+
 /// Matrices at least this large are factored and multiplied with rayon threads.
 pub const PAR_THRESHOLD: usize = 512;
 
@@ -584,7 +586,7 @@ const SYRK_CHUNK: usize = 256;
 pub fn syrk_lower_add(mut out: MatMut<'_, f64>, a: MatRef<'_, f64>, w: Option<&[f64]>) {
     use faer::linalg::matmul::triangular::{matmul, BlockStructure};
     let (m, k) = (a.nrows(), a.ncols());
-    let mut aw = crate::regression::row_blocks::scratch(m, SYRK_CHUNK.min(k));
+    let mut aw = scratch::scratch(m, SYRK_CHUNK.min(k));
     for c0 in (0..k).step_by(SYRK_CHUNK) {
         let width = SYRK_CHUNK.min(k - c0);
         let chunk = a.subcols(c0, width);
@@ -612,7 +614,7 @@ pub fn syrk_lower_add(mut out: MatMut<'_, f64>, a: MatRef<'_, f64>, w: Option<&[
             Par::Seq,
         );
     }
-    crate::regression::row_blocks::recycle(aw);
+    scratch::recycle(aw);
 }
 
 /// `A B` with [`par_for`]'s parallelism (sequential below [`PAR_THRESHOLD`]) instead of faer's
