@@ -33,6 +33,28 @@ fn mismatch(part: &str, reason: String) -> Error {
     }
 }
 
+/// [`check_close`] of two matrices of the same shape.
+fn check_close_mat(part: &str, stored: &Mat<f64>, derived: &Mat<f64>) -> Result<()> {
+    if (stored.nrows(), stored.ncols()) != (derived.nrows(), derived.ncols()) {
+        return Err(mismatch(
+            part,
+            format!(
+                "{}×{} stored, {}×{} recomputed",
+                stored.nrows(),
+                stored.ncols(),
+                derived.nrows(),
+                derived.ncols()
+            ),
+        ));
+    }
+    let flat = |m: &Mat<f64>| -> Vec<f64> {
+        (0..m.ncols())
+            .flat_map(|j| (0..m.nrows()).map(move |i| m[(i, j)]))
+            .collect()
+    };
+    check_close(part, &flat(stored), &flat(derived))
+}
+
 /// `stored` must equal the recomputed `derived` to [`AGREE`] of the larger magnitude.
 pub(crate) fn check_close(part: &str, stored: &[f64], derived: &[f64]) -> Result<()> {
     let scale = stored
@@ -103,26 +125,17 @@ fn check_posterior(stored: &GaussianPosterior, rebuilt: &GaussianPosterior) -> R
             ))
         }
     }
-    let flat = |m: &Mat<f64>| {
-        (0..m.ncols())
-            .flat_map(|j| (0..m.nrows()).map(move |i| m[(i, j)]))
-            .collect::<Vec<_>>()
-    };
-    check_close(
-        "posterior's basis",
-        &flat(&stored.basis),
-        &flat(&rebuilt.basis),
-    )?;
+    check_close_mat("posterior's basis", &stored.basis, &rebuilt.basis)?;
     check_close("posterior's mean weights", &stored.alpha, &rebuilt.alpha)?;
     match (&stored.cov, &rebuilt.cov) {
         (Covariance::Sites { sqrt_pi: a, .. }, Covariance::Sites { sqrt_pi: b, .. }) => {
             check_close("posterior's site precisions", a, b)
         }
         (Covariance::Dense { chol_sigma: a, .. }, Covariance::Dense { chol_sigma: b, .. }) => {
-            check_close(
+            check_close_mat(
                 "posterior's covariance",
-                &flat(&a.l().to_owned()),
-                &flat(&b.l().to_owned()),
+                &a.l().to_owned(),
+                &b.l().to_owned(),
             )
         }
         _ => Err(mismatch(
@@ -272,21 +285,12 @@ impl FittedModel {
             &[stored.noise_a],
             &[prior.noise_a],
         )?;
-        let flat = |m: &Mat<f64>| {
-            (0..m.ncols())
-                .flat_map(|j| (0..m.nrows()).map(move |i| m[(i, j)]))
-                .collect::<Vec<_>>()
-        };
-        check_close(
-            "split prior record's inducing inputs",
-            &flat(&stored.z),
-            &flat(&prior.z),
-        )?;
+        check_close_mat("split prior record's inducing inputs", &stored.z, &prior.z)?;
         check_close("split prior record's q(u) mean", &stored.a_a, &prior.a_a)?;
-        check_close(
+        check_close_mat(
             "split prior record's q(u) covariance",
-            &flat(&stored.sigma_a),
-            &flat(&prior.sigma_a),
+            &stored.sigma_a,
+            &prior.sigma_a,
         )?;
         let q = record.posterior_on(prior, &parts)?;
         check_posterior(&self.posterior, &q.posterior()?)?;
