@@ -6,12 +6,13 @@
 //! what does not apply.
 
 use faer::Mat;
-use pacgp::conformal::{guarantee, IntervalRecord};
+use pacgp::conformal::guarantee;
 use pacgp::data::{Dataset, TargetScaler};
 use pacgp::fit::fit;
 use pacgp::kernel::Kernel;
 use pacgp::linalg::JitterPolicy;
 use pacgp::loo::LooDowndate;
+use pacgp::model::IntervalRecord;
 use pacgp::model::{FittedModel, Task};
 use pacgp::regression::exact::ExactGp;
 use pacgp::regression::sparse::{SparseGp, SparseMethod};

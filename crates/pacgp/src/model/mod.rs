@@ -30,6 +30,7 @@ use crate::spec::CheckedFitSpec;
 
 pub mod evidence;
 pub mod from_parameters;
+pub mod intervals;
 mod joint;
 pub mod multiclass;
 pub mod price;
@@ -42,6 +43,7 @@ pub mod usage;
 pub use crate::certificate::GibbsPredictor;
 pub use evidence::LogEvidence;
 pub use from_parameters::{sparse_model_from_parts, SparseModelParts};
+pub use intervals::{FoldModel, IntervalRecord, StandardisedSample};
 pub use multiclass::ClassPrediction;
 pub use svm_dual::SvmDual;
 pub use usage::CertifyOptions;
@@ -73,7 +75,7 @@ pub enum Task {
         sparse_split_prior: Option<Box<crate::prior::split_sparse::SparseSplitRecord>>,
         /// What the spec's prediction intervals need at prediction time (`fit --intervals`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        intervals: Option<Box<crate::conformal::IntervalRecord>>,
+        intervals: Option<Box<IntervalRecord>>,
     },
     /// Binary labels through a likelihood.
     Classification {
