@@ -14,7 +14,7 @@ use crate::spec::{CheckedFitSpec, IntervalMethod, IntervalSpec};
 /// Rows of the sample in its canonical order (independent of the file's row order), so that
 /// folds and splits depend on the sample and the seed only.
 fn canonical(data: &Dataset, idx: &[usize]) -> Vec<usize> {
-    let order = crate::prior::split::canonical_order(data);
+    let order = crate::data::canonical_order(data);
     idx.iter().map(|&i| order[i]).collect()
 }
 
@@ -80,7 +80,7 @@ pub fn interval_record(
             })
         }
         IntervalMethod::SplitConformal { fraction } => {
-            let (a, b) = crate::prior::split::split_rows(data, fraction, spec.seed)?;
+            let (a, b) = crate::data::SampleSplit::new(fraction, spec.seed).parts(data)?;
             let part_a = Box::new(part(&a)?);
             let scores = score_of(&part_a, &b)?;
             Ok(IntervalRecord::SplitConformal { part_a, scores })

@@ -238,10 +238,7 @@ impl IntervalRecord {
                 IntervalRecord::SplitConformal { part_a, scores },
                 IntervalMethod::SplitConformal { fraction },
             ) => {
-                scores_ok(
-                    scores,
-                    n - crate::prior::split::part_a_size(n, fraction).min(n),
-                )?;
+                scores_ok(scores, n - crate::data::part_a_size(n, fraction).min(n))?;
                 part_a.validate(d)
             }
             (record, method) => Err(format!(
