@@ -347,7 +347,6 @@ impl FittedModel {
                 "a split classifier without a classification task".into(),
             ));
         };
-        let train = sample;
         let config = crate::plan::split_config(&self.spec, split, optimise_sites);
         // Part A is refitted for the Gibbs classifier the fit was trained for.
         let classifier =
@@ -355,7 +354,7 @@ impl FittedModel {
         let pa = crate::objective::gpc_split::part_a_prior(
             &spec_kernel(self)?,
             likelihood,
-            &train,
+            sample,
             classifier,
             record.fraction,
             record.swapped,
@@ -378,7 +377,7 @@ impl FittedModel {
         let sites = record.sites_of_b(&self.posterior)?;
         let q = pa.posterior(&sites)?;
         check_posterior(&self.posterior, &q)?;
-        let b = train.subset(&pa.part_b);
+        let b = sample.subset(&pa.part_b);
         let loss = GibbsLoss::Classification(self.gibbs_classifier(opts.predictor)?);
         certify_on_part_b(
             &q,
