@@ -566,6 +566,8 @@ fn one_vs_rest_svm_shares_the_candidate_of_fewest_multiclass_loo_errors() {
         members[1] = other[1].clone();
     }
     let text = serde_json::to_string(&mixed).unwrap();
-    let err = FittedModel::from_json(&text, "mixed").unwrap_err().to_string();
+    let err = FittedModel::from_json(&text, "mixed")
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("shares one candidate"), "{err}");
 }
