@@ -355,7 +355,7 @@ impl FittedModel {
         let pa = crate::objective::gpc_split::part_a_prior(
             &spec_kernel(self)?,
             likelihood,
-            &train,
+            train,
             classifier,
             record.fraction,
             record.swapped,
