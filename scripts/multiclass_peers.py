@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """scikit-learn's multi-class classifiers on one split of `pacgp reproduce multiclass`.
 
-    multiclass_peers.py --train TRAIN.csv --test TEST.csv --dataset NAME --seed S
+    multiclass_peers.py --train TRAIN.csv --test TEST.csv --dataset NAME --seed S [--only PEER]
 
 The CSVs are the ones `pacgp reproduce multiclass` writes for each split (inputs, then the
 class index in the last column, one header row); `reproduce --peers PYTHON` runs this script
@@ -13,6 +13,10 @@ pacgp does; a constant column is left unscaled). Two estimators, each fitted onc
   multi_class="one_vs_rest", random_state=seed)` — Laplace, one binary classifier per class,
   hyperparameters by ML-II (L-BFGS-B, no restarts): pacgp's `laplace one-vs-rest ml2`;
 - `sklearn-svc`: `SVC()` (RBF, C = 1, gamma = "scale"; libsvm's one-vs-one inside).
+
+`--only sklearn-svc` runs SVC alone (`pacgp reproduce multiclass` does so on the digits splits
+after the first: the GP classifier's ten ML-II fits on 1438 points take over 16 CPU-minutes per
+split).
 
 Prints one JSON line per estimator: dataset, peer, seed, held-out accuracy, fit seconds
 (`time.perf_counter` around `fit`) and scikit-learn's version. Needs numpy and scikit-learn.
@@ -43,6 +47,7 @@ def main():
     p.add_argument("--test", required=True)
     p.add_argument("--dataset", required=True)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--only", choices=["sklearn-gpc-ovr", "sklearn-svc"], default=None)
     a = p.parse_args()
 
     import sklearn
@@ -60,6 +65,8 @@ def main():
         "sklearn-svc": lambda: SVC(),
     }
     for name, make in peers.items():
+        if a.only is not None and name != a.only:
+            continue
         est = make()
         t0 = time.perf_counter()
         est.fit(xtr, ytr)

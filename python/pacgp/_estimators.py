@@ -18,6 +18,12 @@ default), a list of column names, or None; ``missing`` None (a missing cell is a
 coding is stored in the model (``model_.to_json()``), so ``predict`` codes later tables the
 same way and ``pacgp predict`` reads the model file with a CSV of the same columns.
 ``input_notes_`` says what the coding did.
+
+``random_state`` (every estimator with a random choice: k-means or subset inducing inputs,
+restarts, the split prior's split, SOGP's order, greedy selection's subset): an int is the
+library's seed itself (the same fit as ``pacgp fit --seed`` with that int; the default 0 is the
+CLI's default, so a default fit is reproducible), a ``numpy.random.RandomState`` or None (numpy's
+global one) draws the seed, as scikit-learn's ``check_random_state`` does.
 """
 
 import json
@@ -31,8 +37,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _pacgp
-from ._gp_api import EvidenceAPI, RegressionAPI, SVMDualAPI
-from ._kernels import is_sklearn_kernel, to_spec
+from ._gp_api import EvidenceAPI, RegressionAPI, SVMDualAPI, seed_of
+from ._kernels import from_fitted, is_sklearn_kernel, to_spec
 
 
 def _behaved(a):
@@ -206,10 +212,21 @@ class _PacgpEstimator(BaseEstimator):
 
     def _set_model(self, model):
         self.model_ = model
-        self.kernel_ = model.kernel
+        self.kernel_ = self._fitted_kernel(model)
         self.theta_, self.theta_names_ = model.kernel_params
         self.fit_report_ = json.loads(model.report_json)
         _warn_unconverged(self.fit_report_.get("optimiser"), type(self).__name__)
+
+    def _fitted_kernel(self, model):
+        """The fitted kernel in the form ``kernel`` was given: a scikit-learn kernel object
+        of the same structure with the fitted values (``_kernels.from_fitted``; not for a
+        one-vs-rest model, whose classes each have their own), else pacgp's kernel in words
+        (values on standardised inputs)."""
+        given = getattr(self, "kernel", None)
+        if not is_sklearn_kernel(given) or model.classes is not None:
+            return model.kernel
+        return from_fitted(given, json.loads(model.kernel_json), model.input_scale,
+                           model.noise_variance)
 
     def __getstate__(self):
         # A copy: `object.__getstate__` returns the live __dict__ itself.
@@ -276,7 +293,7 @@ class GPRegressor(EvidenceAPI, _Regressor):
     ``certificate_`` bounds the ε-band Gibbs risk; without ``epsilon`` there is no certificate.
     """
 
-    def __init__(self, kernel="se-ard", epsilon=None, restarts=0, snap=True, seed=0,
+    def __init__(self, kernel="se-ard", epsilon=None, restarts=0, snap=True, random_state=0,
                  certify=True, delta=0.01, loo="approx", categorical="auto", missing=None,
                  unknown_category="error", n_threads=None, intervals=None,
                  interval_score=None):
@@ -284,7 +301,7 @@ class GPRegressor(EvidenceAPI, _Regressor):
         self.epsilon = epsilon
         self.restarts = restarts
         self.snap = snap
-        self.seed = seed
+        self.random_state = random_state
         self.certify = certify
         self.delta = delta
         self.loo = loo
@@ -303,7 +320,8 @@ class GPRegressor(EvidenceAPI, _Regressor):
 
     def _fit_model(self, X, y):
         return _fit(self, X, y, "gpr", kernel=self.kernel, restarts=self.restarts,
-                    seed=self.seed, epsilon=self.epsilon, snap=self.snap, delta=self.delta)
+                    seed=seed_of(self.random_state), epsilon=self.epsilon, snap=self.snap,
+                    delta=self.delta)
 
 
 class SparseGPRegressor(_Regressor):
@@ -311,7 +329,7 @@ class SparseGPRegressor(_Regressor):
     ``n_inducing`` inducing inputs (default min(100, N)) initialised by ``inducing_init``
     ("kmeans", "subset" or "greedy"), seeded."""
 
-    def __init__(self, method="vfe", n_inducing=None, kernel="se-ard", epsilon=None, seed=0,
+    def __init__(self, method="vfe", n_inducing=None, kernel="se-ard", epsilon=None, random_state=0,
                  inducing_init="kmeans", certify=True, delta=0.01, loo="approx",
                  categorical="auto", missing=None,
                  unknown_category="error", n_threads=None, intervals=None,
@@ -321,7 +339,7 @@ class SparseGPRegressor(_Regressor):
         self.inducing_init = inducing_init
         self.kernel = kernel
         self.epsilon = epsilon
-        self.seed = seed
+        self.random_state = random_state
         self.certify = certify
         self.delta = delta
         self.loo = loo
@@ -339,23 +357,35 @@ class SparseGPRegressor(_Regressor):
         if self.method not in ("vfe", "fitc", "dtc"):
             raise ValueError(f"method must be 'vfe', 'fitc' or 'dtc', got {self.method!r}")
         return _fit(self, X, y, self.method, names={"inducing": "n_inducing"},
-                    inducing=self.n_inducing, kernel=self.kernel, seed=self.seed,
-                    epsilon=self.epsilon, inducing_init=self.inducing_init, delta=self.delta)
+                    inducing=self.n_inducing, kernel=self.kernel,
+                    seed=seed_of(self.random_state), epsilon=self.epsilon,
+                    inducing_init=self.inducing_init, delta=self.delta)
 
 
 class PACGPRegressor(EvidenceAPI, _Regressor):
     """PAC-GP (Reeb et al. 2018): a GP trained by minimising the PAC-Bayes bound on the ε-band
     risk (``bound`` "kl" or "sqrt"); full, or sparse (FITC form, ``n_inducing`` points) with
-    ``sparse=True``. ``epsilon`` (target units) is required; ``delta`` is the bound's δ.
+    ``sparse=True``. ``epsilon`` is in the target's units; ``delta`` is the bound's δ.
+
+    ``epsilon=None`` (the default) takes ε = Φ⁻¹(3/4) ≈ 0.674 standard deviations of the
+    training targets (the library's ``DEFAULT_EPSILON_SD``; ``pacgp fit`` without
+    ``--epsilon`` does the same, with a note). The loss is the ε-band 0-1 loss
+    ``1{|y − f(x)| > ε}`` on standardised targets, where the prior mean predicts the mean ȳ:
+    at this ε the mean misses exactly half of Gaussian targets (Φ⁻¹(3/4) is a standard
+    normal's median absolute deviation), so the certified risk reads on a scale from 0 (every
+    target within ε) to ½ (no better than the mean), where a Bernoulli loss is most
+    informative. A larger ε certifies little (at ε = 1 the mean already scores 0.32), a smaller
+    one leaves the bound near 1 on small samples. The ε used is ``model_.epsilon`` and the
+    fit report's notes say it.
 
     The tighter-bounds levers (issue 15), as ``pacgp fit``'s flags: ``prior`` "split:F" or
     "split:auto" (the data-dependent split prior, full kl PAC-GP only, split seeded by
-    ``seed``), ``hyper_prior`` "gaussian" or "uniform" (a coarse prior over θ instead of the
+    ``random_state``), ``hyper_prior`` "gaussian" or "uniform" (a coarse prior over θ instead of the
     paper's grid; not with ``prior``) and ``xi`` "sharp" (the exact ξ(N) instead of Maurer's
     2√N; the certificate then uses it too)."""
 
     def __init__(self, epsilon=None, bound="kl", sparse=False, n_inducing=None, delta=0.01,
-                 kernel="se-ard", seed=0, inducing_init="kmeans", prior=None, hyper_prior=None,
+                 kernel="se-ard", random_state=0, inducing_init="kmeans", prior=None, hyper_prior=None,
                  xi="maurer", certify=True, loo="approx", categorical="auto", missing=None,
                  unknown_category="error", n_threads=None, intervals=None,
                  interval_score=None):
@@ -366,7 +396,7 @@ class PACGPRegressor(EvidenceAPI, _Regressor):
         self.inducing_init = inducing_init
         self.delta = delta
         self.kernel = kernel
-        self.seed = seed
+        self.random_state = random_state
         self.prior = prior
         self.hyper_prior = hyper_prior
         self.xi = xi
@@ -394,7 +424,8 @@ class PACGPRegressor(EvidenceAPI, _Regressor):
             sparse = {k: v for k, v in sparse.items() if v not in (None, "kmeans")}
         return _fit(self, X, y, method, names={"inducing": "n_inducing"},
                     epsilon=None if self.epsilon is None else float(self.epsilon),
-                    delta=self.delta, bound=self.bound, kernel=self.kernel, seed=self.seed,
+                    delta=self.delta, bound=self.bound, kernel=self.kernel,
+                    seed=seed_of(self.random_state),
                     prior=self.prior, hyper_prior=self.hyper_prior, xi=self.xi, **sparse)
 
 
@@ -402,14 +433,14 @@ class GreedySparseRegressor(_Regressor):
     """Zhang's sparse GP regression in the dual (seed 002): ``n_basis`` basis points chosen
     greedily, the DTC posterior on them; certified given ``epsilon``."""
 
-    def __init__(self, n_basis=None, kernel="se-ard", epsilon=None, seed=0, certify=True,
+    def __init__(self, n_basis=None, kernel="se-ard", epsilon=None, random_state=0, certify=True,
                  delta=0.01, loo="approx", categorical="auto", missing=None,
                  unknown_category="error", n_threads=None, intervals=None,
                  interval_score=None):
         self.n_basis = n_basis
         self.kernel = kernel
         self.epsilon = epsilon
-        self.seed = seed
+        self.random_state = random_state
         self.certify = certify
         self.delta = delta
         self.loo = loo
@@ -425,7 +456,8 @@ class GreedySparseRegressor(_Regressor):
 
     def _fit_model(self, X, y):
         return _fit(self, X, y, "greedy-sparse", names={"inducing": "n_basis"},
-                    inducing=self.n_basis, kernel=self.kernel, seed=self.seed,
+                    inducing=self.n_basis, kernel=self.kernel,
+                    seed=seed_of(self.random_state),
                     epsilon=self.epsilon, delta=self.delta)
 
 
@@ -573,7 +605,7 @@ class GPClassifier(_Classifier):
 
     The data-dependent split prior (issue 15; ``pacgp fit --prior``, ``--bound``,
     ``--prior-scale``): ``prior`` "split:F" or "split:auto" (laplace or pac-gpc; θ by ML-II on a
-    seeded part A from ``kernel``, default SE-ARD, split seeded by ``seed``; the certificate is on
+    seeded part A from ``kernel``, default SE-ARD, split seeded by ``random_state``; the certificate is on
     part B), ``bound`` "kl" or "catoni" (Catoni's bound at a λ fixed on part A) and
     ``prior_scale`` "auto" or a number t > 0 (the prior's covariance ``t·k_A``),
     ``prior_kernel`` "kernel" or "auto" (SE iso or ``kernel``, chosen on a nested split of part
@@ -583,7 +615,7 @@ class GPClassifier(_Classifier):
     """
 
     def __init__(self, method="laplace", likelihood=None, select=None, kernel=None,
-                 active_set=None, kappa=None, input_noise=None, delta=0.01, seed=0,
+                 active_set=None, kappa=None, input_noise=None, delta=0.01, random_state=0,
                  predictor="latent", certify=True, loo="approx", prior=None, bound="kl",
                  prior_scale=None, prior_kernel=None, both_directions=False, multiclass=None,
                  categorical="auto", missing=None, unknown_category="error", n_threads=None):
@@ -595,7 +627,7 @@ class GPClassifier(_Classifier):
         self.kappa = kappa
         self.input_noise = input_noise
         self.delta = delta
-        self.seed = seed
+        self.random_state = random_state
         self.predictor = predictor
         self.certify = certify
         self.loo = loo
@@ -616,7 +648,8 @@ class GPClassifier(_Classifier):
         return _fit(
             self, X, y, self.method, multiclass=self.multiclass, **target,
             likelihood=self.likelihood, active_set=self.active_set, kappa=self.kappa,
-            input_noise=self.input_noise, kernel=self.kernel, delta=self.delta, seed=self.seed,
+            input_noise=self.input_noise, kernel=self.kernel, delta=self.delta,
+            seed=seed_of(self.random_state),
             predictor=None if softmax and self.predictor == "latent" else self.predictor,
             prior=self.prior,
             # The defaults of the split prior's options are only passed with a split prior.
@@ -644,8 +677,9 @@ class GPClassifier(_Classifier):
 class SVMClassifier(SVMDualAPI, _Classifier):
     """The SVM read as a GP's MAP (seed 001): kernel and slack chosen by the linear-response
     leave-one-out over fixed menus unless given; certified (bias in the prior) unless
-    ``bias=True``. More than two classes: one SVM per class against the rest (its kernel and
-    slack chosen per class), certified together."""
+    ``bias=True``. More than two classes: one SVM per class against the rest, certified
+    together; the classes share one (kernel, slack) candidate, the one of fewest multi-class
+    leave-one-out errors (priced once), and each chooses its scale μ."""
 
     def __init__(self, kernel=None, lengthscale=None, slack="linear", C=None, input_noise=None,
                  solver="smo", bias=False, delta=0.01, certify=True, loo="approx",

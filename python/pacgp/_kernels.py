@@ -94,3 +94,170 @@ def _drop_constants(factors):
     """A product's factors without ``const`` when another factor carries a signal variance."""
     kept = [f for f in factors if f != "const"]
     return kept if kept else ["const"]
+
+
+# ---- The fitted kernel back in scikit-learn's form (``kernel_``) ----
+
+def from_fitted(given, tree, input_scale, noise_variance=None):
+    """The fitted pacgp kernel (``tree``: the library's JSON tree, ln values on standardised
+    inputs) as a scikit-learn kernel object shaped like ``given``, the kernel object it was
+    fitted from:
+
+    - every stationary kernel (RBF, Matern) keeps its class and ν; its length scale is the
+      fitted one times the inputs' training standard deviation (``input_scale``), so the
+      object works on the raw inputs — an isotropic length scale comes back as a vector when
+      the inputs' spreads differ (one length scale on standardised inputs is one per input in
+      their units);
+    - a product term's amplitude (the product of pacgp's per-kernel signal variances) goes to
+      its ConstantKernel, or to a ConstantKernel put in front when the term had none (pacgp's
+      base kernels carry their own signal variance);
+    - DotProduct comes back as ``ConstantKernel(v) * DotProduct(sigma_0)`` with ``v`` the
+      linear variance and ``sigma_0² v`` the constant: exact on the standardised inputs pacgp
+      fits on (equal on raw inputs only when those have mean 0 and standard deviation 1);
+    - the top-level WhiteKernel gets the fitted noise variance ``noise_variance``;
+    - a product of sums comes back expanded into its sum of products, each with its own
+      fitted values (pacgp fits them separately).
+
+    Amplitudes and noise are on the scale of the standardised targets (a regressor's, as
+    scikit-learn's ``normalize_y=True``; a classifier's latent scale)."""
+    terms = _fitted_terms(tree)
+    out, used = _rebuild(given, terms, np.asarray(input_scale, dtype=float), noise_variance)
+    if used != len(terms):  # pragma: no cover - to_spec and the library keep the order
+        raise RuntimeError("the fitted kernel's terms do not match the given kernel's")
+    return out
+
+
+def _fitted_terms(tree):
+    """The library's kernel tree as its sum terms, each a list of base nodes (Scale around a
+    stationary kernel, Linear, Constant), in the order ``to_spec`` wrote them."""
+    if tree["type"] == "sum":
+        return _fitted_terms(tree["left"]) + _fitted_terms(tree["right"])
+    if tree["type"] == "product":
+        (left,), (right,) = _fitted_terms(tree["left"]), _fitted_terms(tree["right"])
+        return [left + right]
+    return [[tree]]
+
+
+def _amplitude(factors):
+    """A product term's variance: the product of its factors' signal variances."""
+    amp = 1.0
+    for f in factors:
+        if f["type"] in ("scale", "constant"):
+            amp *= float(np.exp(f["ln_variance"]))
+        elif f["type"] == "linear":
+            amp *= float(np.exp(f["ln_variance"][0]))
+    return amp
+
+
+def _length_scale(node, input_scale):
+    """A stationary node's length scale in the inputs' units."""
+    ls = np.exp(np.asarray(node["inner"]["ln_lengthscale"], dtype=float))
+    scaled = ls * input_scale if ls.size > 1 else ls[0] * input_scale
+    if ls.size == 1 and np.allclose(scaled, scaled[0], rtol=0, atol=0):
+        return float(scaled[0])
+    return scaled
+
+
+def _rebuild(given, terms, input_scale, noise):
+    """``given`` rebuilt from the fitted ``terms`` it expanded to; returns (kernel, terms
+    used)."""
+    from sklearn.gaussian_process import kernels as K
+
+    if isinstance(given, K.Sum):
+        left, a = _rebuild(given.k1, terms, input_scale, noise)
+        right, b = _rebuild(given.k2, terms[a:], input_scale, noise)
+        return _join(left, right, K.Sum), a + b
+    if isinstance(given, K.WhiteKernel):
+        level = given.noise_level if noise is None else noise
+        return K.WhiteKernel(noise_level=level), 0
+    n = len(_terms(given, top=False))
+    if n == 1:
+        return _product(given, terms[0], input_scale), 1
+    if _is_scaled_dot_product(given):
+        (linear,), (const,) = terms[0], terms[1]
+        v = float(np.exp(linear["ln_variance"][0]))
+        c = float(np.exp(const["ln_variance"]))
+        return K.ConstantKernel(v) * K.DotProduct(sigma_0=np.sqrt(c / v)), 2
+    expanded = None
+    for t in terms[:n]:
+        expanded = _join(expanded, _expanded_term(t, input_scale), K.Sum)
+    return expanded, n
+
+
+def _join(a, b, op):
+    """``op(a, b)``, or whichever of them is not None."""
+    if a is None or b is None:
+        return b if a is None else a
+    return op(a, b)
+
+
+def _is_scaled_dot_product(given):
+    """DotProduct, or a product of ConstantKernels and one DotProduct."""
+    from sklearn.gaussian_process import kernels as K
+
+    if isinstance(given, K.DotProduct):
+        return True
+    if isinstance(given, K.Product):
+        leaves = _leaves(given)
+        dots = [k for k in leaves if isinstance(k, K.DotProduct)]
+        rest = [k for k in leaves if not isinstance(k, (K.DotProduct, K.ConstantKernel))]
+        return len(dots) == 1 and not rest
+    return False
+
+
+def _leaves(kernel):
+    """The factors of a product tree, left to right."""
+    from sklearn.gaussian_process import kernels as K
+
+    if isinstance(kernel, K.Product):
+        return _leaves(kernel.k1) + _leaves(kernel.k2)
+    return [kernel]
+
+
+def _product(given, factors, input_scale):
+    """A product of base kernels (no sums inside) with the fitted values of its one term: the
+    stationary factors in order, the amplitude in its ConstantKernel (the first one; a new
+    one in front when it had none)."""
+    from sklearn.gaussian_process import kernels as K
+
+    stationary = iter(f for f in factors if f["type"] == "scale")
+    amp = _amplitude(factors)
+    out, placed = None, False
+    for leaf in _leaves(given):
+        if isinstance(leaf, K.ConstantKernel):
+            if placed:
+                continue
+            new, placed = K.ConstantKernel(amp), True
+        else:
+            new = _stationary_like(leaf, next(stationary), input_scale)
+        out = _join(out, new, K.Product)
+    return out if placed else K.ConstantKernel(amp) * out
+
+
+def _stationary_like(leaf, node, input_scale):
+    """An RBF or Matern like ``leaf`` with the fitted length scale of ``node``."""
+    from sklearn.gaussian_process import kernels as K
+
+    ls = _length_scale(node, input_scale)
+    if isinstance(leaf, K.Matern):
+        return K.Matern(length_scale=ls, nu=leaf.nu)
+    return K.RBF(length_scale=ls)
+
+
+_PROFILES = {"squared_exponential": None, "matern12": 0.5, "matern32": 1.5, "matern52": 2.5}
+
+
+def _expanded_term(factors, input_scale):
+    """One fitted product term on its own: ``ConstantKernel(amplitude) * …`` its stationary
+    kernels, DotProduct(sigma_0=0) for a linear factor."""
+    from sklearn.gaussian_process import kernels as K
+
+    out = K.ConstantKernel(_amplitude(factors))
+    for f in factors:
+        if f["type"] == "scale":
+            nu = _PROFILES.get(f["inner"].get("profile"))
+            ls = _length_scale(f, input_scale)
+            out = out * (K.RBF(ls) if nu is None else K.Matern(ls, nu=nu))
+        elif f["type"] == "linear":
+            out = out * K.DotProduct(sigma_0=0.0, sigma_0_bounds="fixed")
+    return out

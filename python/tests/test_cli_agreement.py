@@ -88,7 +88,7 @@ REGRESSION = [
     (
         "vfe",
         ["--method", "vfe", "--inducing", "15", "--epsilon", "3", "--seed", "4"],
-        lambda: pacgp.SparseGPRegressor(n_inducing=15, epsilon=3.0, seed=4),
+        lambda: pacgp.SparseGPRegressor(n_inducing=15, epsilon=3.0, random_state=4),
     ),
     (
         "vfe",
@@ -116,7 +116,7 @@ REGRESSION = [
         "pac-gp",
         ["--method", "pac-gp", "--kernel", "se", "--epsilon", "3", "--prior", "split:auto",
          "--seed", "2"],
-        lambda: pacgp.PACGPRegressor(epsilon=3.0, kernel="se", prior="split:auto", seed=2),
+        lambda: pacgp.PACGPRegressor(epsilon=3.0, kernel="se", prior="split:auto", random_state=2),
     ),
     (
         "pac-gp",
@@ -170,7 +170,7 @@ CLASSIFIERS = [
     (
         "sogp",
         ["--method", "sogp", "--active-set", "25", "--seed", "3"],
-        lambda: pacgp.GPClassifier(method="sogp", active_set=25, seed=3),
+        lambda: pacgp.GPClassifier(method="sogp", active_set=25, random_state=3),
     ),
     (
         "laplace-ml2",
@@ -184,14 +184,14 @@ CLASSIFIERS = [
     (
         "split-laplace",
         ["--method", "laplace", "--prior", "split:0.5", "--seed", "1"],
-        lambda: pacgp.GPClassifier(prior="split:0.5", seed=1),
+        lambda: pacgp.GPClassifier(prior="split:0.5", random_state=1),
     ),
     (
         "split-pac-gpc-catoni",
         ["--method", "pac-gpc", "--prior", "split:auto", "--bound", "catoni", "--prior-scale",
          "auto", "--seed", "2"],
         lambda: pacgp.GPClassifier(method="pac-gpc", prior="split:auto", bound="catoni",
-                                   prior_scale="auto", seed=2),
+                                   prior_scale="auto", random_state=2),
     ),
 ]
 

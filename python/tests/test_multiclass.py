@@ -53,7 +53,7 @@ def test_three_classes_give_three_columns(make):
 
 def test_softmax_certificate_is_sampled_and_has_no_leave_one_out():
     X, y = wine()
-    est = pacgp.GPClassifier(multiclass="softmax", seed=2).fit(X, y)
+    est = pacgp.GPClassifier(multiclass="softmax", random_state=2).fit(X, y)
     assert list(est.classes_) == [0, 1, 2]
     assert est.model_.multiclass == "softmax"
     c = est.certificate_

@@ -6,9 +6,9 @@ one-vs-rest, so scikit-learn's multi-class checks run too). `decision_function`:
 scores whose softmax is `predict_proba`; a binary GP classifier has none (ranking by the latent
 mean differs from ranking by the probabilities, which also depend on the variance;
 `predict_latent` gives the mean).
-Every estimator that needs no argument is also checked as constructed with none; the others
-use few inducing points / basis points and isotropic kernels only to keep the run short.
-(`PACGPRegressor()` needs `epsilon`: it has no default ε yet, so it is not in the list.)
+Every estimator is also checked as constructed with no argument (`DEFAULTS`, each class once,
+PACGPRegressor full and sparse: its default ε is Φ⁻¹(3/4) standardised units); the others use
+few inducing points / basis points and isotropic kernels only to keep the run short.
 """
 
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
@@ -16,8 +16,18 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import pacgp
 
-ESTIMATORS = [
+#: Every estimator as constructed with no argument (PACGPRegressor also sparse).
+DEFAULTS = [
     pacgp.GPRegressor(),
+    pacgp.SparseGPRegressor(),
+    pacgp.PACGPRegressor(),
+    pacgp.PACGPRegressor(sparse=True),
+    pacgp.GreedySparseRegressor(),
+    pacgp.GPClassifier(),
+    pacgp.SVMClassifier(),
+]
+
+ESTIMATORS = DEFAULTS + [
     pacgp.GPRegressor(epsilon=0.5, kernel="matern52"),
     pacgp.SparseGPRegressor(n_inducing=5),
     pacgp.SparseGPRegressor(method="fitc", n_inducing=5, epsilon=0.5),
@@ -26,14 +36,10 @@ ESTIMATORS = [
     pacgp.PACGPRegressor(epsilon=0.5, kernel="se", prior="split:auto"),
     pacgp.PACGPRegressor(epsilon=0.5, kernel="se", hyper_prior="gaussian", xi="sharp"),
     pacgp.GreedySparseRegressor(n_basis=5, kernel="se", epsilon=0.5),
-    pacgp.GPClassifier(),
     pacgp.GPClassifier(method="ep", select="ml2", kernel="se"),
     pacgp.GPClassifier(method="ivm", active_set=10),
     pacgp.GPClassifier(method="pac-gpc"),
-    pacgp.SVMClassifier(),
-    # Defaults, and scikit-learn's GP API (kernel objects, intervals, a classifier's kernel).
-    pacgp.SparseGPRegressor(),
-    pacgp.GreedySparseRegressor(),
+    # scikit-learn's GP API (kernel objects, intervals, a classifier's kernel).
     pacgp.GPRegressor(kernel=ConstantKernel() * RBF() + WhiteKernel()),
     pacgp.GPRegressor(intervals="jackknife+", interval_score="gp-std"),
     pacgp.SparseGPRegressor(n_inducing=5, intervals="split-conformal"),

@@ -18,7 +18,7 @@ def test_split_prior_certificate_is_the_fitted_bound(breast_cancer):
     X, labels = breast_cancer
     X, y = X[:200], labels[:200].astype(int)
     clf = pacgp.GPClassifier(method="pac-gpc", prior="split:0.5", bound="catoni",
-                             prior_scale="auto", seed=4).fit(X, y)
+                             prior_scale="auto", random_state=4).fit(X, y)
     cert = clf.certificate_
     record = clf.fit_report_
     assert cert is not None and clf.loo_["error"] is None
@@ -59,7 +59,7 @@ def test_both_directions_and_prior_kernel_are_recorded_and_recertified():
     direction makes certify refuse the sample; the options without a split prior are errors."""
     X, y = _crabs()
     clf = pacgp.GPClassifier(method="pac-gpc", prior="split:0.5", bound="catoni",
-                             prior_kernel="auto", both_directions=True, seed=5).fit(X, y)
+                             prior_kernel="auto", both_directions=True, random_state=5).fit(X, y)
     cert = clf.certificate_
     np.testing.assert_allclose(cert["bound"], clf.fit_report_["objective"], rtol=0, atol=1e-9)
     np.testing.assert_allclose(cert["penalty"], math.log(2), rtol=1e-12)

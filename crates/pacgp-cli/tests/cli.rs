@@ -1075,3 +1075,65 @@ fn demo_explains_every_term_it_prints() {
     let noted = results.contains(&format!("note: l = {l} is the"));
     assert_eq!(noted, l == "6.0000" || l == "1.5000", "{kernel}");
 }
+
+/// Every number found under the key `key` anywhere in a JSON value.
+fn numbers_under(v: &serde_json::Value, key: &str, out: &mut Vec<f64>) {
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                if k == key {
+                    out.extend(x.as_f64());
+                }
+                numbers_under(x, key, out);
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| numbers_under(x, key, out)),
+        _ => {}
+    }
+}
+
+/// `fit --method pac-gp` without `--epsilon` takes Φ⁻¹(3/4) ≈ 0.6745 standard deviations of
+/// the training targets (population), says so in a note and stores it in the model.
+#[test]
+fn pac_gp_default_epsilon_is_in_standardised_units() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.json");
+    let data = "data/snelson-1d/snelson_train.csv";
+    let out = pacgp(&[
+        "fit",
+        "--data",
+        data,
+        "--method",
+        "pac-gp",
+        "--kernel",
+        "se",
+        "--out",
+        s(&model),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("the default: 0.6745 standard deviations"),
+        "{stderr}"
+    );
+    // The targets' population standard deviation, from the file.
+    let text = std::fs::read_to_string(repo().join(data)).unwrap();
+    let y: Vec<f64> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.rsplit(',').next().unwrap().trim().parse().unwrap())
+        .collect();
+    let n = y.len() as f64;
+    let mean = y.iter().sum::<f64>() / n;
+    let sd = (y.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt();
+    // Φ(0.6744897501960817) = 3/4 (the standard normal's upper quartile).
+    let expected = 0.674_489_750_196_081_7 * sd;
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    let mut eps = Vec::new();
+    numbers_under(&file, "epsilon", &mut eps);
+    assert!(!eps.is_empty(), "no epsilon in the model file");
+    for e in eps {
+        assert!((e - expected).abs() < 1e-12 * expected, "{e} vs {expected}");
+    }
+}

@@ -345,8 +345,8 @@ fn options_that_do_not_apply_are_errors() {
             "--inducing applies to",
         ),
         (
-            &["--data", SNELSON, "--method", "pac-gp"],
-            "--method pac-gp needs --epsilon",
+            &["--data", SNELSON, "--method", "vfe", "--bound", "kl"],
+            "--bound applies to",
         ),
         (
             &["--data", ripley, "--method", "laplace", "--epsilon", "1"],

@@ -217,10 +217,12 @@ fn fit(
     let method: MethodName = method
         .parse()
         .map_err(|e| spec_err(&SpecError::unparsable(SpecOption::Method, e), &wording))?;
-    let spec = fit_options(options, &wording)?
-        .check(method)
-        .map_err(|e| spec_err(&e, &wording))?;
     let train = to_dataset(&x, &y)?;
+    // A bound-trained regressor given no ε takes the library's default from the targets.
+    let (options, epsilon_note) = fit_options(options, &wording)?
+        .with_default_epsilon(method, &train.y)
+        .map_err(|e| lib_err(e, &wording))?;
+    let spec = options.check(method).map_err(|e| spec_err(&e, &wording))?;
     let labels = match (labels, classes) {
         (Some(_), Some(_)) => {
             return Err(PyValueError::new_err(
@@ -238,7 +240,11 @@ fn fit(
     compute_with(
         py,
         n_threads,
-        || pacgp::fit::fit(&spec, &train, labels),
+        || {
+            let mut model = pacgp::fit::fit(&spec, &train, labels)?;
+            model.report.notes.extend(epsilon_note);
+            Ok(model)
+        },
         |e| lib_err(e, &wording),
     )
     .map(wrap)

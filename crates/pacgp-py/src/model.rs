@@ -417,6 +417,20 @@ impl Model {
         (k.params(), k.param_names())
     }
 
+    /// The fitted kernel as the library's JSON tree (ln values, on standardised inputs): what
+    /// `kernel_` rebuilds a scikit-learn kernel object from.
+    #[getter]
+    fn kernel_json(&self) -> PyResult<String> {
+        json(self.inner.posterior.kernel())
+    }
+
+    /// The training standard deviation of every input column (1 for a constant one): a
+    /// lengthscale on standardised inputs times it is the lengthscale in the input's units.
+    #[getter]
+    fn input_scale(&self) -> Vec<f64> {
+        self.inner.x_scaler.sd.clone()
+    }
+
     /// Noise variance σ² on the standardised scale (regression models).
     #[getter]
     fn noise_variance(&self) -> Option<f64> {

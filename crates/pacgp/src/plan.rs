@@ -129,6 +129,42 @@ pub fn svm_candidates(s: &SvmSpec, d: usize) -> Result<(Vec<Kernel>, Vec<Slack>)
     Ok((kernels, slacks))
 }
 
+/// The menu of an SVM spec as specs of one candidate each, in [`svm_candidates`]' order
+/// (kernels outer, slacks inner): what a one-vs-rest SVM chooses one of for all its classes
+/// ([`crate::fit::multiclass`]). A spec without a menu is its own only candidate.
+pub fn svm_menu_specs(s: &SvmSpec, d: usize) -> Vec<SvmSpec> {
+    let kernels = match &s.kernel {
+        SvmKernel::Menu => svm_lengthscales(d)
+            .into_iter()
+            .map(SvmKernel::Lengthscale)
+            .collect(),
+        given => vec![given.clone()],
+    };
+    let slacks: Vec<SvmSlack> = match s.slack {
+        SvmSlack::Linear { c: None } | SvmSlack::Quadratic { v: None } => {
+            let quadratic = matches!(s.slack, SvmSlack::Quadratic { .. });
+            default_slacks(quadratic)
+                .into_iter()
+                .map(|slack| match slack {
+                    Slack::Linear { c } => SvmSlack::Linear { c: Some(c) },
+                    Slack::Quadratic { v } => SvmSlack::Quadratic { v: Some(v) },
+                })
+                .collect()
+        }
+        given => vec![given],
+    };
+    kernels
+        .iter()
+        .flat_map(|k| {
+            slacks.iter().map(move |&slack| SvmSpec {
+                kernel: k.clone(),
+                slack,
+                ..s.clone()
+            })
+        })
+        .collect()
+}
+
 /// The prior kernel of a certified SVM: `k` plus a unit constant for the bias.
 pub fn svm_prior_kernel(kernel: &Kernel) -> Kernel {
     Kernel::Sum {

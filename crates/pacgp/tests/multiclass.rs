@@ -491,3 +491,83 @@ fn digits_full_split_every_method_holds_its_certificate() {
         );
     }
 }
+
+/// One-vs-rest SVMs share one (kernel, C) of the menu: the candidate whose one-vs-rest model,
+/// fitted with that candidate given (`--lengthscale`, `--c`), has the fewest multi-class
+/// LR-LOO errors (the first on ties) — recomputed here by fitting all twelve; priced `ln 12`
+/// once plus each class's μ grid; a model whose classes use different candidates is refused.
+#[test]
+fn one_vs_rest_svm_shares_the_candidate_of_fewest_multiclass_loo_errors() {
+    let (data, labels) = classes("data/iris/iris.csv");
+    let sample = data.subset(&(0..150).step_by(2).collect::<Vec<_>>());
+    let ovr = |o: FitOptions| FitOptions {
+        multiclass: Some(MultiClass::OneVsRest),
+        ..o
+    };
+    let model = fit(
+        MethodName::Svm,
+        ovr(FitOptions::default()),
+        &sample,
+        &labels,
+    );
+    let Task::OneVsRest { members, .. } = &model.task else {
+        panic!("not one-vs-rest")
+    };
+    assert!(members.iter().all(|m| *m.spec == *members[0].spec));
+    // The twelve candidates by hand: lengthscales {½, 1, 2}·√D (D = 4), C ∈ {0.1, 1, 10, 100}.
+    let loo_opts = CertifyOptions {
+        loo: Some(LooMode::Approx),
+        ..Default::default()
+    };
+    let mut fixed = Vec::new();
+    for m in [0.5, 1.0, 2.0] {
+        for c in [0.1, 1.0, 10.0, 100.0] {
+            let o = FitOptions {
+                lengthscale: Some(m * 2.0),
+                c: Some(c),
+                ..Default::default()
+            };
+            let f = fit(MethodName::Svm, ovr(o), &sample, &labels);
+            let e = f.certify(&sample, &loo_opts).unwrap().remove(0).loo_error;
+            fixed.push((e.expect("a leave-one-out error"), f));
+        }
+    }
+    let best = (0..fixed.len()).fold(0, |b, i| if fixed[i].0 < fixed[b].0 { i } else { b });
+    let members_of = |m: &FittedModel| match &m.task {
+        Task::OneVsRest { members, .. } => members.clone(),
+        _ => panic!("not one-vs-rest"),
+    };
+    for (a, b) in members.iter().zip(members_of(&fixed[best].1)) {
+        assert_eq!(a.posterior.kernel(), b.posterior.kernel());
+        assert_eq!(*a.spec, *b.spec);
+    }
+    // Priced once for the shared candidate, once per class for μ.
+    let c = model
+        .certify(&sample, &no_loo())
+        .unwrap()
+        .remove(0)
+        .certificate;
+    let mu = pacgp::svm::certificate::SvmCertificateConfig::default()
+        .mu_grid
+        .len() as f64;
+    let want_penalty = 12f64.ln() + 3.0 * mu.ln();
+    assert!(
+        (c.penalty - want_penalty).abs() < 1e-12,
+        "{} vs {want_penalty}",
+        c.penalty
+    );
+    // A model file with a class of another candidate: refused on load (the file as written
+    // loads).
+    let text = serde_json::to_string(&model).unwrap();
+    assert!(FittedModel::from_json(&text, "shared").is_ok());
+    let other = members_of(&fixed[(best + 1) % fixed.len()].1);
+    let mut mixed = model.clone();
+    if let Task::OneVsRest { members, .. } = &mut mixed.task {
+        members[1] = other[1].clone();
+    }
+    let text = serde_json::to_string(&mixed).unwrap();
+    let err = FittedModel::from_json(&text, "mixed")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("shares one candidate"), "{err}");
+}

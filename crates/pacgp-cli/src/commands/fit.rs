@@ -16,13 +16,25 @@ use crate::cli::*;
 /// Fit, save, print a summary.
 pub(super) fn fit(a: FitArgs) -> Result<()> {
     check_output_path(&a.out, &[("--data", &a.data.data)])?;
-    let spec = a.options().check(a.method())?;
+    let (method, mut options) = (a.method(), a.options());
+    // A bound-trained regressor given no ε takes the library's default from the targets.
+    let mut epsilon_note = None;
+    let mut preloaded = None;
+    if method.trains_on_epsilon() && options.epsilon.is_none() {
+        let training = super::load_training(&a.data, TargetKind::Number)?;
+        (options, epsilon_note) = options.with_default_epsilon(method, &training.data.y)?;
+        preloaded = Some(training);
+    }
+    let spec = options.check(method)?;
     let target = match (spec.multiclass(), spec.is_classifier()) {
         (Some(_), _) => TargetKind::Classes,
         (None, true) => TargetKind::AnyLabels,
         (None, false) => TargetKind::Number,
     };
-    let training = super::load_training(&a.data, target)?;
+    let training = match preloaded {
+        Some(t) => t,
+        None => super::load_training(&a.data, target)?,
+    };
     let labels = training.training_labels();
     let train = training.data;
     let pb = spinner(&format!(
@@ -35,6 +47,7 @@ pub(super) fn fit(a: FitArgs) -> Result<()> {
     pb.finish_and_clear();
     let mut model = fitted?;
     let secs = t0.elapsed().as_secs_f64();
+    model.report.notes.extend(epsilon_note);
     model.input_coding = training.coding;
     model.save(&a.out)?;
     for note in model.x_scaler.notes() {

@@ -46,6 +46,9 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
     if let Some(r) = a.reps {
         settings.splits = r;
     }
+    if a.no_timing {
+        settings.timing_n = None;
+    }
     settings
         .data_sets
         .retain(|s| a.datasets.is_empty() || a.datasets.contains(&s.name));

@@ -71,6 +71,7 @@ fn run_peers(
     seed: u64,
     data: &Dataset,
     f: f64,
+    with_gpc: bool,
 ) -> Result<Vec<PeerRow>> {
     let (train, test) = mc::split(data, f, seed)?;
     let tr = dir.join(format!("{set}-{seed}-train.csv"));
@@ -86,6 +87,11 @@ fn run_peers(
             &te.to_string_lossy(),
         ])
         .args(["--dataset", set, "--seed", &seed.to_string()])
+        .args(if with_gpc {
+            &[][..]
+        } else {
+            &["--only", "sklearn-svc"][..]
+        })
         .output()
         .with_context(|| format!("cannot run {}", python.display()))?;
     if !out.status.success() {
@@ -121,7 +127,10 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
             rows.extend(mc::multiclass_rows(set, &data, &classes, seed, &settings)?);
             if let Some(python) = &a.peers {
                 let f = settings.test_fraction;
-                peers.extend(run_peers(python, &script, &peers_dir, set, seed, &data, f)?);
+                let gpc = settings.gpc_peer_on(set, seed);
+                peers.extend(run_peers(
+                    python, &script, &peers_dir, set, seed, &data, f, gpc,
+                )?);
             }
             pb.inc(1);
         }

@@ -12,12 +12,13 @@ use crate::error::{Error, Result};
 use crate::inference::softmax::evidence::{fit_softmax_ml2, softmax_mode, SoftmaxMlConfig};
 use crate::inference::softmax::{class_indices, SoftmaxConfig, SoftmaxPosterior};
 use crate::kernel::Kernel;
+use crate::loo::LooMode;
 use crate::model::softmax::{shared_prior, softmax_certificate};
 use crate::model::{CertifyOptions, FitReport, FittedModel, Task};
 use crate::optim::OptimReport;
-use crate::spec::{CheckedFitSpec, ClassifierHypers, SoftmaxSpec};
+use crate::spec::{CheckedFitSpec, ClassifierHypers, FitSpec, Method, SoftmaxSpec};
 
-use crate::plan::classifier_candidates;
+use crate::plan::{classifier_candidates, svm_menu_specs};
 
 /// The seed of the draws that compare the candidate kernels of a softmax fit: the spec's seed
 /// plus this, so that the certificate's own draws (the spec's seed) are independent of the
@@ -34,18 +35,126 @@ pub fn one_vs_rest(
 ) -> Result<FittedModel> {
     let member_spec = spec
         .one_vs_rest_member()
-        .ok_or_else(|| Error::Unsupported("not a one-vs-rest spec".into()))?
-        .check()?;
+        .ok_or_else(|| Error::Unsupported("not a one-vs-rest spec".into()))?;
     check_class_indices(&train.y, classes.k())?;
-    let mut members = Vec::with_capacity(classes.k());
-    for c in 0..classes.k() {
-        let data = Dataset {
-            y: one_vs_rest_signs(&train.y, c),
-            ..train.clone()
-        };
-        members.push(super::fit(&member_spec, &data, classes.one_vs_rest(c))?);
+    let shared = shared_svm_candidates(&member_spec, train.d());
+    let (members, mut notes) = if shared.len() > 1 {
+        shared_svm_members(spec, &shared, train, &classes)?
+    } else {
+        (
+            fit_members(&member_spec.check()?, train, &classes)?,
+            Vec::new(),
+        )
+    };
+    assemble_one_vs_rest(spec, train, classes, members, &mut notes)
+}
+
+/// Every class against the rest by the binary spec `member`.
+fn fit_members(
+    member: &CheckedFitSpec,
+    train: &Dataset,
+    classes: &ClassLabels,
+) -> Result<Vec<FittedModel>> {
+    (0..classes.k())
+        .map(|c| {
+            let data = Dataset {
+                y: one_vs_rest_signs(&train.y, c),
+                ..train.clone()
+            };
+            super::fit(member, &data, classes.one_vs_rest(c))
+        })
+        .collect()
+}
+
+/// The one-candidate member specs a one-vs-rest SVM chooses one of for all its classes
+/// ([`svm_menu_specs`]): its (kernel, slack) menu; empty for any other binary method.
+pub fn shared_svm_candidates(member: &FitSpec, d: usize) -> Vec<FitSpec> {
+    match &member.method {
+        Method::Svm(s) => svm_menu_specs(s, d)
+            .into_iter()
+            .map(|c| FitSpec {
+                method: Method::Svm(c),
+                ..member.clone()
+            })
+            .collect(),
+        _ => Vec::new(),
     }
+}
+
+/// One-vs-rest SVMs sharing one (kernel, slack) candidate of the menu, the one of fewest
+/// multi-class linear-response leave-one-out errors (`argmax_k f_k^{−i}(x_i) ≠ y_i`, the
+/// first on ties): the choice is made for the multi-class error the classifier is used for
+/// (each class's own binary LOO, noisy on small samples, chose a different kernel per class)
+/// and priced once, `ln |menu|`, instead of once per class. Each class still chooses its μ on
+/// the grid. A candidate some class fails on is skipped with a note (still priced).
+fn shared_svm_members(
+    spec: &CheckedFitSpec,
+    candidates: &[FitSpec],
+    train: &Dataset,
+    classes: &ClassLabels,
+) -> Result<(Vec<FittedModel>, Vec<String>)> {
+    let mut best: Option<(f64, Vec<FittedModel>)> = None;
     let mut notes = Vec::new();
+    let mut first_error = None;
+    for candidate in candidates {
+        let members = match fit_members(&candidate.clone().check()?, train, classes) {
+            Ok(m) => m,
+            Err(e) => {
+                notes.push(format!(
+                    "SVM candidate {:?} skipped: {e} (still priced in the menu's ln |candidates|)",
+                    candidate.method
+                ));
+                first_error.get_or_insert(e);
+                continue;
+            }
+        };
+        let mut notes_unused = Vec::new();
+        let model = assemble_parts(spec, train, classes.clone(), members, &mut notes_unused);
+        let xs = model.x_scaler.transform(train.x.as_ref())?;
+        let (approx, _) = model.one_vs_rest_loo(xs.as_ref(), &train.y, LooMode::Approx)?;
+        let error = approx.map_or(f64::INFINITY, |(e, _)| e);
+        if best.as_ref().is_none_or(|(b, _)| error < *b) {
+            let Task::OneVsRest { members, .. } = model.task else {
+                unreachable!("assembled as one-vs-rest")
+            };
+            best = Some((error, members));
+        }
+    }
+    match best {
+        Some((error, members)) => {
+            notes.push(format!(
+                "the classes share the SVM kernel and slack of fewest multi-class LR-LOO errors ({error:.4}) among the {} candidates",
+                candidates.len()
+            ));
+            Ok((members, notes))
+        }
+        None => Err(first_error.unwrap_or(Error::Empty {
+            what: "SVM kernel and slack candidates",
+        })),
+    }
+}
+
+/// The one-vs-rest model of fitted members, certified (its bound the fit's objective).
+fn assemble_one_vs_rest(
+    spec: &CheckedFitSpec,
+    train: &Dataset,
+    classes: ClassLabels,
+    members: Vec<FittedModel>,
+    notes: &mut Vec<String>,
+) -> Result<FittedModel> {
+    let mut model = assemble_parts(spec, train, classes, members, notes);
+    certified_objective(&mut model, train)?;
+    Ok(model)
+}
+
+/// The one-vs-rest model of fitted members, their notes prefixed by their class.
+fn assemble_parts(
+    spec: &CheckedFitSpec,
+    train: &Dataset,
+    classes: ClassLabels,
+    members: Vec<FittedModel>,
+    notes: &mut Vec<String>,
+) -> FittedModel {
     for (c, m) in members.iter().enumerate() {
         notes.extend(
             m.report
@@ -60,7 +169,7 @@ pub fn one_vs_rest(
         .iter()
         .map(|m| m.report.jitter_used)
         .fold(0.0, f64::max);
-    let mut model = FittedModel::assemble(
+    FittedModel::assemble(
         spec,
         train,
         x_scaler,
@@ -68,12 +177,10 @@ pub fn one_vs_rest(
         Task::OneVsRest { classes, members },
         FitReport {
             jitter_used,
-            notes,
+            notes: std::mem::take(notes),
             ..Default::default()
         },
-    );
-    certified_objective(&mut model, train)?;
-    Ok(model)
+    )
 }
 
 /// The model's multi-class certificate on its training sample as the fit report's

@@ -192,7 +192,7 @@ impl FittedModel {
     /// decision values `f_k^{−i}(x_i)` (its margins times its ±1 labels), the class of the
     /// largest counted against `y_i`. Approximate (cavities, linear response; refits where a
     /// class has none) and exact (refits) as `mode` asks.
-    fn one_vs_rest_loo(
+    pub(crate) fn one_vs_rest_loo(
         &self,
         xs: MatRef<'_, f64>,
         y: &[f64],
@@ -253,6 +253,13 @@ impl FittedModel {
             ),
             nats: 0.0,
         }];
+        let shared = self.shared_svm_menu()?;
+        if shared > 1 {
+            choices.push(PenaltyTerm::candidates(
+                shared,
+                "SVM kernel × slack shared by the classes, by the multi-class LR-LOO",
+            ));
+        }
         for (c, m) in members.iter().enumerate() {
             for t in m.choices()? {
                 choices.push(PenaltyTerm {
@@ -264,9 +271,23 @@ impl FittedModel {
         Ok(choices)
     }
 
+    /// The size of the (kernel, slack) menu a one-vs-rest SVM chose one candidate of for all
+    /// its classes (1: no shared choice — another method, or an SVM spec without a menu).
+    fn shared_svm_menu(&self) -> Result<usize> {
+        let member = self
+            .spec
+            .one_vs_rest_member()
+            .ok_or_else(|| Error::Unsupported(format!("'{}' is not one-vs-rest", self.method())))?;
+        let d = self.feature_names.len();
+        Ok(crate::fit::multiclass::shared_svm_candidates(&member, d)
+            .len()
+            .max(1))
+    }
+
     /// A one-vs-rest model's members against the outer model: K ≥ 2 of them, each valid, of
-    /// the outer spec's binary method, with class k's labels, the same inputs, scaler and
-    /// size, and the first one's posterior the outer model's.
+    /// the outer spec's binary method (a one-vs-rest SVM: all of one candidate of its menu),
+    /// with class k's labels, the same inputs, scaler and size, and the first one's posterior
+    /// the outer model's.
     pub(super) fn check_members(
         &self,
         classes: &ClassLabels,
@@ -288,13 +309,20 @@ impl FittedModel {
             .spec
             .one_vs_rest_member()
             .ok_or_else(|| bad(format!("a one-vs-rest task with a {} spec", self.method())))?;
+        let shared = crate::fit::multiclass::shared_svm_candidates(&want, self.feature_names.len());
+        let allowed = if shared.len() > 1 { shared } else { vec![want] };
+        if members.iter().any(|m| *m.spec != *members[0].spec) {
+            return Err(bad(
+                "the classes' specs differ (a one-vs-rest SVM shares one candidate)".into(),
+            ));
+        }
         for (c, m) in members.iter().enumerate() {
             let which = format!("class '{}'", crate::data::shown(classes.decode(c)));
             if m.format != super::FORMAT {
                 return Err(bad(format!("{which}: format '{}'", m.format)));
             }
             m.validate().map_err(|e| bad(format!("{which}: {e}")))?;
-            if *m.spec != want {
+            if !allowed.iter().any(|a| *m.spec == *a) {
                 return Err(bad(format!(
                     "{which}: its spec is not the model's binary method"
                 )));

@@ -32,6 +32,15 @@ pub const DEFAULT_DELTA: f64 = 0.01;
 pub const DEFAULT_BASIS: usize = 100;
 /// The kernel used when none is given: squared exponential with one lengthscale per input.
 pub const DEFAULT_KERNEL: &str = "se-ard";
+/// The ε of a bound-trained regressor (pac-gp, pac-sgp) given none, in standardised units
+/// (training standard deviations of the target): `Φ⁻¹(3/4)`, the median absolute deviation
+/// of a Gaussian target. At this ε the constant predictor ȳ (what the prior mean predicts on
+/// standardised targets) misses half of Gaussian targets, so the ε-band risk's scale runs from
+/// 0 (every target within ε) to ½ (no better than the mean), where the Bernoulli loss is most
+/// informative (its variance ¼ is largest): a certificate below ½ says the model learnt
+/// something. A larger ε certifies little (at ε = 1 the mean already scores 0.32), a smaller
+/// one leaves the bound near 1 on small samples (at ε = 0.2 the mean misses 84%).
+pub const DEFAULT_EPSILON_SD: f64 = 0.674_489_750_196_081_7;
 
 /// A fit: the method with its options, the confidence δ and the seed of every random choice.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -160,6 +160,15 @@ impl MethodName {
                 | MethodName::Svm
         )
     }
+
+    /// Whether the method is trained by a bound on the ε-band risk, so that it needs ε
+    /// (pac-gp, pac-sgp and their sqrt forms).
+    pub fn trains_on_epsilon(self) -> bool {
+        matches!(
+            self,
+            MethodName::PacGp | MethodName::PacGpSqrt | MethodName::PacSgp | MethodName::PacSgpSqrt
+        )
+    }
 }
 
 /// How a classifier learns more than two classes.

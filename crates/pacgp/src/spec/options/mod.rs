@@ -496,6 +496,27 @@ impl FitOptions {
         })
     }
 
+    /// For a method trained by the ε-band bound and given no ε: ε =
+    /// [`DEFAULT_EPSILON_SD`] standard deviations (population, as the target is standardised)
+    /// of the training targets `y`, with a note saying so; otherwise the options unchanged
+    /// and no note. A constant or empty `y` is the scaler's error.
+    pub fn with_default_epsilon(
+        mut self,
+        method: MethodName,
+        y: &[f64],
+    ) -> crate::error::Result<(Self, Option<String>)> {
+        if self.epsilon.is_some() || !method.trains_on_epsilon() {
+            return Ok((self, None));
+        }
+        let sd = crate::data::TargetScaler::fit(y)?.sd;
+        let epsilon = DEFAULT_EPSILON_SD * sd;
+        self.epsilon = Some(epsilon);
+        let note = format!(
+            "ε = {epsilon} (the default: {DEFAULT_EPSILON_SD:.4} standard deviations of the training targets, {sd})"
+        );
+        Ok((self, Some(note)))
+    }
+
     fn required_epsilon(&self, method: MethodName) -> Result<f64, SpecError> {
         self.epsilon.ok_or(SpecError::new(
             SpecOption::Epsilon,
