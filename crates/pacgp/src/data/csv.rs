@@ -10,7 +10,7 @@ use faer::Mat;
 
 use super::{
     shown, Categorical, ClassLabels, CodingOptions, Dataset, InputCoding, LabelMap, MissingPolicy,
-    Table, TrainingLabels, UnknownCategory,
+    Table, TableError, TrainingLabels, UnknownCategory,
 };
 use crate::error::{Error, Result};
 
@@ -315,10 +315,11 @@ pub(super) fn parse_table(path: &Path, text: &str, header: Header<'_>) -> Result
             (model_names(&p, names, target, head.cells.len())?, 0..0)
         }
         _ if all_numbers(&head.cells) => {
-            return Err(Error::HeaderLooksLikeData {
+            return Err(TableError::HeaderLooksLikeData {
                 path: p,
                 first: shown(&head.cells.join(",")),
-            })
+            }
+            .into())
         }
         _ => {
             let head = it.next().expect("peeked");
@@ -381,28 +382,28 @@ fn layout(t: &Table, opts: &CsvOptions) -> Result<(Vec<usize>, usize)> {
         .map(|n| t.column(n))
         .collect::<Result<_>>()?;
     if dropped.contains(&target) {
-        return Err(Error::DroppedTarget {
+        return Err(TableError::DroppedTarget {
             column: shown(&t.header[target]),
-        });
+        }
+        .into());
     }
     let features: Vec<usize> = (0..t.header.len())
         .filter(|j| *j != target && !dropped.contains(j))
         .collect();
     if features.is_empty() {
         let target = shown(&t.header[target]);
-        let message = if dropped.is_empty() {
-            format!("no input columns: the header has only the target column '{target}'")
-        } else {
-            let names: Vec<String> = dropped.iter().map(|&j| shown(&t.header[j])).collect();
-            format!(
-                "no input columns: --drop {} leaves only the target column '{target}'",
-                names.join(",")
-            )
-        };
+        if !dropped.is_empty() {
+            return Err(TableError::OnlyTargetLeft {
+                path: t.source.clone(),
+                dropped: dropped.iter().map(|&j| shown(&t.header[j])).collect(),
+                target,
+            }
+            .into());
+        }
         return Err(Error::Csv {
             path: t.source.clone(),
             line: 1,
-            message,
+            message: format!("no input columns: the header has only the target column '{target}'"),
         });
     }
     Ok((features, target))
@@ -422,12 +423,13 @@ fn parse_target(source: &str, line: u64, column: &str, cell: &str) -> Result<f64
             shown(column),
             shown(cell)
         ))),
-        Err(_) => Err(bad(format!(
-            "column '{}': '{}' is not a number (a regression target must be numeric; \
-             class labels need a classifier, e.g. --method laplace)",
-            shown(column),
-            shown(cell)
-        ))),
+        Err(_) => Err(TableError::TargetNotNumber {
+            path: source.to_string(),
+            line,
+            column: shown(column),
+            cell: shown(cell),
+        }
+        .into()),
     }
 }
 
@@ -512,10 +514,7 @@ pub fn read_training(
     let (y, labels, classes) = match target_kind {
         TargetKind::Number => {
             if opts.positive.is_some() {
-                return Err(Error::Unsupported(
-                    "--positive applies to classification (two labels), not to a numeric target"
-                        .into(),
-                ));
+                return Err(TableError::PositiveForNumbers.into());
             }
             let y = enc
                 .rows
@@ -559,11 +558,11 @@ type ClassTargets = (Vec<f64>, Option<LabelMap>, Option<ClassLabels>);
 fn class_targets(cells: &[&str], opts: &CsvOptions) -> Result<ClassTargets> {
     let classes = ClassLabels::from_cells(cells)?;
     if opts.positive.is_some() {
-        return Err(Error::Unsupported(format!(
-            "--positive chooses the +1 of two labels; a multi-class fit has {} classes ({})",
-            classes.k(),
-            classes.shown_list()
-        )));
+        return Err(TableError::PositiveForClasses {
+            k: classes.k(),
+            classes: classes.shown_list(),
+        }
+        .into());
     }
     let y = cells
         .iter()

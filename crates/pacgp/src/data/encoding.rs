@@ -12,7 +12,7 @@
 use faer::Mat;
 use serde::{Deserialize, Serialize};
 
-use super::{shown, Moments};
+use super::{shown, Moments, TableError};
 use crate::error::{Error, Result};
 
 /// What to do with a missing cell (`?`, empty, `NA`, `NaN` as text).
@@ -53,6 +53,18 @@ pub enum Categorical {
     Auto,
     /// These columns, by name, whatever their cells (e.g. a numeric code).
     Named(Vec<String>),
+}
+
+impl Categorical {
+    /// The categorical columns a user names: none, `auto`, or column names (not both).
+    pub fn from_words(words: &[String]) -> std::result::Result<Self, TableError> {
+        match words {
+            [] => Ok(Categorical::None),
+            [auto] if auto == "auto" => Ok(Categorical::Auto),
+            names if names.iter().any(|n| n == "auto") => Err(TableError::CategoricalAutoAndNames),
+            names => Ok(Categorical::Named(names.to_vec())),
+        }
+    }
 }
 
 /// The options [`InputCoding::fit`] takes.
@@ -337,7 +349,7 @@ impl InputCoding {
         coding.fit_fills(table, &inputs, &rows, &mut notes)?;
         if rows.len() < table.rows.len() {
             notes.push(format!(
-                "--missing drop: left out {} of {} rows with a missing value",
+                "left out {} of {} rows with a missing value",
                 table.rows.len() - rows.len(),
                 table.rows.len()
             ));
@@ -422,10 +434,11 @@ impl InputCoding {
         for (i, (line, r)) in table.rows.iter().enumerate() {
             if let Some(t) = target.filter(|&t| is_missing(&r[t])) {
                 if !drop {
-                    return Err(Error::MissingTarget {
+                    return Err(TableError::MissingTarget {
                         line: *line,
                         column: shown(&table.header[t]),
-                    });
+                    }
+                    .into());
                 }
                 continue;
             }
@@ -435,11 +448,10 @@ impl InputCoding {
             rows.push(i);
         }
         if rows.is_empty() {
-            return Err(Error::NoDataRows {
+            return Err(TableError::NoCompleteRows {
                 path: table.source.clone(),
-                reason:
-                    "every row has a missing value in a column used, so --missing drop leaves none",
-            });
+            }
+            .into());
         }
         Ok(rows)
     }
@@ -477,10 +489,11 @@ impl InputCoding {
                     let fill = fill
                         .or_else(|| (missing == MissingPolicy::Zero).then(|| vec![0.0; c.width()]));
                     let Some(fill) = fill else {
-                        return Err(Error::MissingValue {
+                        return Err(TableError::MissingValue {
                             line: *line,
                             column: shown(c.name()),
-                        });
+                        }
+                        .into());
                     };
                     for (k, v) in fill.into_iter().enumerate() {
                         x[(out, at + k)] = v;
@@ -531,7 +544,7 @@ fn encode_cell(
                 Some(k) => x[(row, at + k)] = 1.0,
                 None if unknown == UnknownCategory::Ignore => {} // all zeros
                 None => {
-                    return Err(Error::UnknownCategory {
+                    return Err(TableError::UnknownCategory {
                         path: source.to_string(),
                         line,
                         column: shown(name),
@@ -541,7 +554,8 @@ fn encode_cell(
                             .map(|l| shown(l))
                             .collect::<Vec<_>>()
                             .join(", "),
-                    })
+                    }
+                    .into())
                 }
             }
         }
@@ -593,10 +607,7 @@ fn categorical_columns(
                 if inputs.contains(&j) {
                     Ok(j)
                 } else {
-                    Err(Error::Unsupported(format!(
-                        "--categorical {}: not an input column (it is the target, dropped, or empty)",
-                        shown(n)
-                    )))
+                    Err(TableError::CategoricalNotInput { column: shown(n) }.into())
                 }
             })
             .collect::<Result<_>>()?,
@@ -632,11 +643,12 @@ fn categorical_columns(
         found.push(format!("… ({} columns in all)", text.len()));
     }
     let names: Vec<String> = text.iter().map(|t| shown(&table.header[t.0])).collect();
-    Err(Error::TextColumns {
+    Err(TableError::TextColumns {
         path: table.source.clone(),
         found: found.join(", "),
-        names: names.join(","),
-    })
+        names,
+    }
+    .into())
 }
 
 /// `column 'a'` or `columns 'a', 'b'`.
@@ -662,7 +674,7 @@ fn category_note(columns: &[ColumnCoding]) -> String {
             )),
             ColumnCoding::Category { name, levels, .. } => {
                 let many = if levels.len() > 30 {
-                    " — an identifier? leave it out with --drop"
+                    " — an identifier? leave the column out"
                 } else {
                     ""
                 };

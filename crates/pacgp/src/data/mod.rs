@@ -10,6 +10,7 @@ pub mod classes;
 pub mod csv;
 pub mod encoding;
 pub mod labels;
+pub mod refusal;
 pub mod scaling;
 pub mod split;
 
@@ -17,6 +18,7 @@ pub use self::csv::*;
 pub use classes::*;
 pub use encoding::*;
 pub use labels::*;
+pub use refusal::*;
 pub use scaling::*;
 pub use split::*;
 
