@@ -1,5 +1,6 @@
 //! Datasets: the validated [`Dataset`] type, and by job: CSV reading ([`csv`]), how a
-//! table's cells become inputs ([`encoding`]: categories, missing values), class labels
+//! table's cells become inputs ([`encoding`]: categories, missing values), what is wrong with a
+//! table or its reading options ([`refusal`], worded by each front end), class labels
 //! ([`labels`]: two, [`classes`]: K), standardisation ([`scaling`]), seeded splits and k-fold ([`split`]).
 //!
 //! Everything is validated once here (shapes, NaN/inf, missing values, labels) so that
