@@ -176,7 +176,7 @@ impl FittedModel {
         let (classes, post) = self.softmax_parts()?;
         if loo.is_some() {
             return Err(Error::Unsupported(
-                "the softmax Laplace model has no leave-one-out estimate; certify it without one (leave-one-out mode none)".into(),
+                "the softmax Laplace model has no leave-one-out estimate; certify it without one (--loo none, loo='none')".into(),
             ));
         }
         crate::data::check_class_indices(&sample.y, classes.k())?;
