@@ -26,7 +26,7 @@ def test_split_prior_certificate_is_the_fitted_bound(breast_cancer):
     assert cert["n"] == 100  # part B of a 0.5 split of 200 rows
     term = cert["confidence_term"]
     lam = term["catoni"]["lambda"]
-    # Catoni's closed form at that λ (tighter-bounds spec §1.2), from the certificate's parts.
+    # Catoni's closed form at that λ (docs/math.md §9.1), from the certificate's parts.
     c = (cert["kl"] + cert["penalty"] + math.log(1 / 0.01)) / cert["n"]
     want = (1 - math.exp(-lam * cert["empirical_risk"] - c)) / (1 - math.exp(-lam))
     np.testing.assert_allclose(cert["bound"], want, rtol=1e-12)

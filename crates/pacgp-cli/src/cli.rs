@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use pacgp::bounds::ConfidenceTerm;
 use pacgp::certificate::GibbsPredictor;
+use pacgp::data::{MissingPolicy, UnknownCategory};
 use pacgp::loo::LooMode;
 use pacgp::prior::split::SplitFraction;
 use pacgp::regression::sparse::InducingInit;
@@ -93,8 +94,8 @@ pub struct DataArgs {
     /// What a missing cell (`?`, empty, `NA`) means: `drop` its row, read it as `zero`, or fill
     /// it with its column's `mean` over the training rows (for a categorical column, the
     /// training frequencies). Later files get the same [default: an error naming the cell].
-    #[arg(long, value_enum)]
-    pub missing: Option<MissingArg>,
+    #[arg(long, value_parser = words::<MissingPolicy>())]
+    pub missing: Option<MissingPolicy>,
     /// Same as --missing drop.
     #[arg(long, conflicts_with_all = ["missing", "missing_as_zero"])]
     pub drop_missing: bool,
@@ -112,8 +113,8 @@ pub struct DataArgs {
     pub categorical: Vec<String>,
     /// A category that later files have and the training data had not: `error` (naming
     /// column and value) or `ignore` (coded as all zeros) [default: error].
-    #[arg(long, value_enum)]
-    pub unknown_category: Option<UnknownCategoryArg>,
+    #[arg(long, value_parser = words::<UnknownCategory>())]
+    pub unknown_category: Option<UnknownCategory>,
     /// The file has no header line: its columns are named x1…xD and y (the last). A first
     /// line of numbers is otherwise refused.
     #[arg(long)]
@@ -122,26 +123,6 @@ pub struct DataArgs {
     /// sorted order, numbers numerically].
     #[arg(long, allow_hyphen_values = true)]
     pub positive: Option<String>,
-}
-
-/// `--missing`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum MissingArg {
-    /// Leave out rows with a missing cell in a column used.
-    Drop,
-    /// Read a missing input as 0 (all zeros for a category).
-    Zero,
-    /// Fill a missing input with the training mean of its column.
-    Mean,
-}
-
-/// `--unknown-category`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum UnknownCategoryArg {
-    /// An error naming the column and the value.
-    Error,
-    /// An all-zero code.
-    Ignore,
 }
 
 /// `pacgp fit`. Options that do not apply to the chosen method are an error (the library
@@ -336,8 +317,8 @@ pub struct PredictArgs {
     pub out: Option<PathBuf>,
     /// A category the training data did not have: `error` or `ignore` (all-zero code)
     /// [default: as fitted].
-    #[arg(long, value_enum)]
-    pub unknown_category: Option<UnknownCategoryArg>,
+    #[arg(long, value_parser = words::<UnknownCategory>())]
+    pub unknown_category: Option<UnknownCategory>,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -359,8 +340,8 @@ pub struct EvaluateArgs {
     pub data: PathBuf,
     /// A category the training data did not have: `error` or `ignore` (all-zero code)
     /// [default: as fitted].
-    #[arg(long, value_enum)]
-    pub unknown_category: Option<UnknownCategoryArg>,
+    #[arg(long, value_parser = words::<UnknownCategory>())]
+    pub unknown_category: Option<UnknownCategory>,
     /// ε for the Gibbs risk of regression models (default: the model's own).
     #[arg(long)]
     pub epsilon: Option<f64>,

@@ -29,7 +29,7 @@ use clap::Parser;
 
 /// Exit status of a failure: 1 for numerical trouble, 2 for anything the user can fix.
 fn exit_code(e: &anyhow::Error) -> i32 {
-    if e.is::<pacgp::spec::SpecError>() {
+    if e.is::<pacgp::spec::SpecError>() || e.is::<pacgp::data::TableError>() {
         return 2;
     }
     match e.downcast_ref::<pacgp::Error>() {
@@ -54,14 +54,15 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 fn error_line(e: &anyhow::Error) -> String {
     let mut line = String::new();
     for cause in e.chain() {
-        // A fit option that is wrong is worded with the flag the user typed.
-        let spec_error = match cause.downcast_ref::<pacgp::Error>() {
-            Some(pacgp::Error::Spec(s)) => Some(s),
-            _ => cause.downcast_ref::<pacgp::spec::SpecError>(),
-        };
-        let text = match spec_error {
-            Some(s) => s.message(&words::CliWording),
-            None => cause.to_string(),
+        // An option of the fit or of reading the table is worded with the flag the user typed.
+        let text = if let Some(e) = cause.downcast_ref::<pacgp::Error>() {
+            e.message(&words::CliWording)
+        } else if let Some(e) = cause.downcast_ref::<pacgp::spec::SpecError>() {
+            e.message(&words::CliWording)
+        } else if let Some(e) = cause.downcast_ref::<pacgp::data::TableError>() {
+            e.message(&words::CliWording)
+        } else {
+            cause.to_string()
         };
         if line.contains(&text) {
             continue;

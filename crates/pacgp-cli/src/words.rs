@@ -8,7 +8,8 @@ use std::str::FromStr;
 
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::ErrorKind;
-use pacgp::spec::values::BadValue;
+use pacgp::data::TableOption;
+use pacgp::spec::values::{one_of, BadValue};
 use pacgp::spec::{MethodName, Named, SpecOption, Wording};
 
 /// A clap value parser for a library option value of fixed words.
@@ -83,6 +84,18 @@ impl Wording for CliWording {
     fn method(&self, method: MethodName) -> String {
         format!("--method {method}")
     }
+
+    fn table_option(&self, option: TableOption) -> String {
+        format!("--{}", option.name().replace('_', "-"))
+    }
+
+    fn table_setting(&self, option: TableOption, values: &[&str]) -> Option<String> {
+        let flag = self.table_option(option);
+        Some(match values {
+            [] => flag,
+            values => format!("{flag} {}", one_of(values)),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -105,6 +118,10 @@ mod tests {
                 continue;
             }
             let w = CliWording.option(o);
+            assert!(flags.contains(&w), "{o:?} → {w} is not a flag of fit");
+        }
+        for o in TableOption::ALL {
+            let w = CliWording.table_option(o);
             assert!(flags.contains(&w), "{o:?} → {w} is not a flag of fit");
         }
     }

@@ -10,7 +10,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use pacgp::spec::values::BadValue;
+use pacgp::data::TableOption;
+use pacgp::spec::values::{one_of, BadValue};
 use pacgp::spec::{FitOptions, MethodName, SpecError, SpecOption, Wording};
 
 use pacgp::data::{ClassLabels, TrainingLabels};
@@ -39,6 +40,24 @@ impl Wording for PyWording {
 
     fn method(&self, method: MethodName) -> String {
         format!("method '{method}'")
+    }
+
+    fn table_option(&self, option: TableOption) -> String {
+        option.name().into()
+    }
+
+    /// `missing='drop'`, `missing='drop', 'zero' or 'mean'`; Python reads no file, so it has
+    /// no target, drop, header or positive-label option.
+    fn table_setting(&self, option: TableOption, values: &[&str]) -> Option<String> {
+        use TableOption as O;
+        match option {
+            O::Missing | O::Categorical | O::UnknownCategory => {
+                let quoted: Vec<String> = values.iter().map(|v| format!("'{v}'")).collect();
+                let quoted: Vec<&str> = quoted.iter().map(String::as_str).collect();
+                Some(format!("{}={}", option.name(), one_of(&quoted)))
+            }
+            O::Target | O::Drop | O::YesNo | O::NoHeader | O::Positive => None,
+        }
     }
 }
 

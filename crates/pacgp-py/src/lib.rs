@@ -54,12 +54,11 @@ pub(crate) fn choose<T: Copy>(what: &str, given: &str, menu: &[(&str, T)]) -> Py
 /// `PacgpError`, everything the caller gave wrong (shapes, values, options, files) `ValueError`.
 pub(crate) fn to_py_err(e: pacgp::Error) -> PyErr {
     use pacgp::Error as E;
-    let message = e.to_string();
+    let message = e.message(&fit::PyWording::new(None));
     match e {
         E::NotPositiveDefinite { .. } | E::Numerical { .. } => PacgpError::new_err(message),
         E::Io { .. }
         | E::Csv { .. }
-        | E::MissingValue { .. }
         | E::NonFinite { .. }
         | E::ShapeMismatch { .. }
         | E::Empty { .. }
@@ -68,7 +67,6 @@ pub(crate) fn to_py_err(e: pacgp::Error) -> PyErr {
         | E::ConstantColumn { .. }
         | E::DuplicateColumn { .. }
         | E::NoDataRows { .. }
-        | E::DroppedTarget { .. }
         | E::ConstantTarget { .. }
         | E::Unrepresentable { .. }
         | E::InvalidParameter { .. }
@@ -76,13 +74,10 @@ pub(crate) fn to_py_err(e: pacgp::Error) -> PyErr {
         | E::ModelFile { .. }
         | E::ModelMismatch { .. }
         | E::Spec(_)
+        | E::Table(_)
         | E::Unsupported(_)
         | E::NotTrainingSample { .. }
         | E::Write { .. }
-        | E::MissingTarget { .. }
-        | E::TextColumns { .. }
-        | E::UnknownCategory { .. }
-        | E::HeaderLooksLikeData { .. }
         | E::Threads { .. } => PyValueError::new_err(message),
         // A variant added later is reported as pacgp's own error until it is classified here.
         _ => PacgpError::new_err(message),

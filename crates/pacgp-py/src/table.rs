@@ -7,11 +7,12 @@
 use numpy::{IntoPyArray, PyArray2};
 use pyo3::prelude::*;
 
-use pacgp::data::{Categorical, CodingOptions, InputCoding, MissingPolicy, Table, UnknownCategory};
-use pacgp::Error;
-
-use crate::choose;
+use pacgp::data::{
+    Categorical, CodingOptions, InputCoding, MissingPolicy, Table, TableError, TableOption,
+};
 use pacgp::model::FittedModel;
+use pacgp::spec::values::BadValue;
+use pacgp::Error;
 
 use crate::to_py_err;
 
@@ -47,15 +48,11 @@ pub(crate) fn array<'py>(py: Python<'py>, x: &faer::Mat<f64>) -> Bound<'py, PyAr
         .into_pyarray(py)
 }
 
-fn unknown(given: &str) -> PyResult<UnknownCategory> {
-    choose(
-        "unknown_category",
-        given,
-        &[
-            ("error", UnknownCategory::Error),
-            ("ignore", UnknownCategory::Ignore),
-        ],
-    )
+/// A table option's word, parsed by the library (`missing='drop'`, `unknown_category='ignore'`).
+fn word<T: std::str::FromStr<Err = BadValue>>(option: TableOption, given: &str) -> PyResult<T> {
+    given
+        .parse::<T>()
+        .map_err(|bad| to_py_err(TableError::Unparsable { option, bad }.into()))
 }
 
 /// Fit the input coding on a training table: `categorical` "auto" or column names (None:
@@ -74,28 +71,17 @@ fn fit_input_coding<'py>(
     unknown_category: &str,
 ) -> PyResult<(Bound<'py, PyArray2<f64>>, Vec<usize>, String, Vec<String>)> {
     let t = table(columns, names)?;
-    let categorical = match categorical.as_deref() {
-        None | Some([]) => Categorical::None,
-        Some([a]) if a == "auto" => Categorical::Auto,
-        Some(list) => Categorical::Named(list.to_vec()),
-    };
+    let categorical = Categorical::from_words(&categorical.unwrap_or_default())
+        .map_err(|e| to_py_err(e.into()))?;
     let missing = match missing {
         None => MissingPolicy::Reject,
-        Some(m) => choose(
-            "missing",
-            m,
-            &[
-                ("drop", MissingPolicy::DropRows),
-                ("zero", MissingPolicy::Zero),
-                ("mean", MissingPolicy::Mean),
-            ],
-        )?,
+        Some(m) => word(TableOption::Missing, m)?,
     };
     let opts = CodingOptions {
         yes_no: false,
         missing,
         categorical,
-        unknown_category: unknown(unknown_category)?,
+        unknown_category: word(TableOption::UnknownCategory, unknown_category)?,
     };
     let inputs: Vec<usize> = (0..t.header.len()).collect();
     let fitted = InputCoding::fit(&t, &inputs, None, &opts).map_err(to_py_err)?;
@@ -151,7 +137,7 @@ pub(crate) fn encode_table<'py>(
     let t = table(columns, names)?;
     let mut coding = model.input_coding.clone();
     if let Some(u) = unknown_category {
-        coding.unknown_category = unknown(u)?;
+        coding.unknown_category = word(TableOption::UnknownCategory, u)?;
     }
     let e = coding
         .apply(&t, &model.feature_names, None)

@@ -1,8 +1,8 @@
 //! PAC-Bayes bounds on the Gibbs risk (docs/math.md §2): Maurer's kl form (paper eq. 4–5), Seeger's
-//! `ln((N+1)/δ)` constant, the sharp `ln(ξ(N)/δ)` constant (tighter-bounds spec §1.1), Catoni's
-//! bound with a λ fixed without the bound's sample (spec §1.2), the Pinsker ("sqrt") variant
-//! (§2.5), the hyperparameter grid and its union-bound penalty `ln|Θ|` (§2.4). Certificates are
-//! assembled from these in [`crate::certificate`].
+//! `ln((N+1)/δ)` constant, the sharp `ln(ξ(N)/δ)` constant (docs/math.md §9.1), Catoni's
+//! bound with a λ fixed without the bound's sample (docs/math.md §9.1), the Pinsker ("sqrt")
+//! variant (§2.5), the hyperparameter grid and its union-bound penalty `ln|Θ|` (§2.4). Certificates
+//! are assembled from these in [`crate::certificate`].
 
 use serde::{Deserialize, Serialize};
 
@@ -27,10 +27,10 @@ pub enum ConfidenceTerm {
     Maurer,
     /// `ln((N+1)/δ)` (Seeger 2002, seed 003).
     Seeger,
-    /// `ln(ξ(N)/δ)` with the exact `ξ(N)` that Maurer bounds by `2√N` (tighter-bounds spec
-    /// §1.1); valid wherever Maurer's is, ≈ 0.45 nats smaller.
+    /// `ln(ξ(N)/δ)` with the exact `ξ(N)` that Maurer bounds by `2√N` (docs/math.md §9.1);
+    /// valid wherever Maurer's is, ≈ 0.45 nats smaller.
     Sharp,
-    /// Catoni's bound at a λ fixed without the bound's sample (tighter-bounds spec §1.2):
+    /// Catoni's bound at a λ fixed without the bound's sample (docs/math.md §9.1):
     /// `R ≤ (1 − exp(−λR_S − C))/(1 − e^{−λ})` with the confidence term `ln(1/δ)` in `C`.
     /// Both bound kinds give this form (it has no Pinsker relaxation); a λ chosen from a grid
     /// fixed in advance pays `ln|Λ|` as a penalty term.
@@ -60,7 +60,7 @@ impl ConfidenceTerm {
     }
 }
 
-/// Catoni's grid of λ fixed in advance (tighter-bounds spec §3.4): five values geometric in
+/// Catoni's grid of λ fixed in advance (docs/math.md §9.1): five values geometric in
 /// [0.3, 3]; choosing among them by the bound costs `ln 5`.
 pub const CATONI_GRID: [f64; 5] = [
     0.3,
@@ -70,7 +70,7 @@ pub const CATONI_GRID: [f64; 5] = [
     3.0,
 ];
 
-/// How Catoni's λ is fixed without the bound's sample (tighter-bounds spec §1.2, §3.1).
+/// How Catoni's λ is fixed without the bound's sample (docs/math.md §9.1, §9.3.3).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CatoniLambda {
@@ -83,7 +83,7 @@ pub enum CatoniLambda {
     FromPartA,
 }
 
-/// Catoni's bound for a fixed λ (tighter-bounds spec §1.2; Catoni 2007, Th. 1.2.6):
+/// Catoni's bound for a fixed λ (docs/math.md §9.1; Catoni 2007, Th. 1.2.6):
 /// `(1 − exp(−λq − c))/(1 − e^{−λ})`, capped at 1, with `c = (KL + penalty + ln(1/δ))/N`.
 pub fn catoni_bound(q: f64, c: f64, lambda: f64) -> f64 {
     catoni_with_partials(q, c, lambda).0
@@ -102,8 +102,8 @@ pub fn catoni_with_partials(q: f64, c: f64, lambda: f64) -> (f64, f64, f64) {
 }
 
 /// The λ at which Catoni's bound is lowest for empirical risk `q` and complexity `c`
-/// (Legendre duality, spec §1.2): `λ* = ln(p(1 − q)/(q(1 − p)))` with `p = kl⁻¹(q, c)`; there
-/// Catoni's bound equals `kl⁻¹(q, c)`. Only valid as a certificate's λ if `q` and `c` do not
+/// (Legendre duality, docs/math.md §9.1): `λ* = ln(p(1 − q)/(q(1 − p)))` with `p = kl⁻¹(q, c)`;
+/// there Catoni's bound equals `kl⁻¹(q, c)`. Only valid as a certificate's λ if `q` and `c` do not
 /// come from the bound's sample (e.g. estimates from part A of a split). Kept in [1e-3, 1e3].
 pub fn catoni_optimal_lambda(q: f64, c: f64) -> f64 {
     let p = kl_inverse(q, c);
@@ -132,8 +132,8 @@ pub fn held_out_lower_limit(risk: f64, n: usize, delta: f64) -> Result<f64> {
     Ok(kl_inverse_lower(risk, -delta.ln() / n as f64))
 }
 
-/// `ln ξ(N)`, `ξ(N) = Σ_{k=0..N} C(N,k) (k/N)^k (1 − k/N)^{N−k}` (Maurer 2004; tighter-bounds
-/// spec §1.1), summed in log space with `ln Γ`; O(N). `ξ(N) ≤ 2√N`, `ξ(N) ≈ √(πN/2)`.
+/// `ln ξ(N)`, `ξ(N) = Σ_{k=0..N} C(N,k) (k/N)^k (1 − k/N)^{N−k}` (Maurer 2004;
+/// docs/math.md §9.1), summed in log space with `ln Γ`; O(N). `ξ(N) ≤ 2√N`, `ξ(N) ≈ √(πN/2)`.
 pub fn ln_xi(n: usize) -> f64 {
     if n == 0 {
         return 0.0;
@@ -554,7 +554,7 @@ mod tests {
         );
     }
 
-    /// Spec §1.1's values: ξ(404) = 25.86, ξ(32000) = 224.9 (2√N = 40.20, 357.8).
+    /// docs/test-vectors.md §13: ξ(404) = 25.86, ξ(32000) = 224.9 (2√N = 40.20, 357.8).
     #[test]
     fn sharp_constant_matches_the_spec_values() {
         assert!(
@@ -620,7 +620,7 @@ mod tests {
         }
     }
 
-    /// Legendre duality (spec §1.2): minimised over λ, Catoni's bound equals `kl⁻¹(q, c)`
+    /// Legendre duality (docs/math.md §9.1): minimised over λ, Catoni's bound equals `kl⁻¹(q, c)`
     /// (at `catoni_optimal_lambda` and by a fine λ scan), and it is never below it.
     #[test]
     fn catoni_minimised_over_lambda_is_the_kl_inverse_and_never_below_it() {
@@ -644,7 +644,8 @@ mod tests {
         }
     }
 
-    /// Spec §1.2's table (independent numpy figures, N = 404, δ = 0.01): "oracle λ" is
+    /// docs/test-vectors.md §13's table (independent numpy figures, N = 404, δ = 0.01): "oracle λ"
+    /// is
     /// `kl⁻¹(q, KL/N + ln(1/δ)/N)`; "Catoni-20" the best of 20 λ geometric in [0.05, 20]
     /// with `ln 20` charged.
     #[test]

@@ -41,64 +41,10 @@ pub enum Error {
         /// What is wrong there.
         message: String,
     },
-    /// A missing value (`?`, empty, `NA`) where none is allowed.
-    #[error(
-        "missing value at line {line}, column '{column}' (choose what missing cells mean when fitting: --missing drop, zero or mean)"
-    )]
-    MissingValue {
-        /// 1-based line number in the file.
-        line: u64,
-        /// Column name.
-        column: String,
-    },
-    /// A missing target, which no policy fills in.
-    #[error(
-        "missing target at line {line}, column '{column}': a target cannot be filled in (leave such rows out with --missing drop)"
-    )]
-    MissingTarget {
-        /// 1-based line number in the file.
-        line: u64,
-        /// Column name.
-        column: String,
-    },
-    /// Input columns holding text where numbers were expected.
-    #[error(
-        "{path}: text in {found}: encode text columns as categories with --categorical auto, or leave them out with --drop {names}"
-    )]
-    TextColumns {
-        /// The file.
-        path: String,
-        /// Each column with its first text cell and line.
-        found: String,
-        /// The columns' names, comma separated.
-        names: String,
-    },
-    /// A category the training data did not have.
-    #[error(
-        "{path}: line {line}: column '{column}' has the category '{value}', which the training data did not have (known: {known}); --unknown-category ignore codes it as all zeros"
-    )]
-    UnknownCategory {
-        /// The file.
-        path: String,
-        /// 1-based line number in the file.
-        line: u64,
-        /// Column name.
-        column: String,
-        /// The unseen value.
-        value: String,
-        /// The training categories, comma separated.
-        known: String,
-    },
-    /// A first line of numbers where column names were expected.
-    #[error(
-        "{path}: the first line ({first}) is all numbers, so it looks like data, not column names: read the file with --no-header (columns x1…xD and y, the last), or add a header line"
-    )]
-    HeaderLooksLikeData {
-        /// The file.
-        path: String,
-        /// The first line, shortened.
-        first: String,
-    },
+    /// A table (a CSV file or Python's cells) that cannot be read as asked, or a reading
+    /// option that is wrong; front ends word the option ([`crate::data::TableError::message`]).
+    #[error("{0}")]
+    Table(#[from] crate::data::TableError),
     /// A NaN or infinite number in an input array.
     #[error("non-finite value in {what} at row {row}, column {col}")]
     NonFinite {
@@ -170,12 +116,6 @@ pub enum Error {
         path: String,
         /// Why, e.g. "the file has only a header line".
         reason: &'static str,
-    },
-    /// A column asked to be both the target and ignored.
-    #[error("column '{column}' is the target and cannot also be dropped (choose another target with --target, or leave it out of --drop)")]
-    DroppedTarget {
-        /// The column name.
-        column: String,
     },
     /// A regression target with one value: there is nothing to learn or standardise.
     #[error("the target column '{column}' is constant ({value}) in the training data: there is nothing to learn")]
@@ -275,4 +215,16 @@ pub enum Error {
         /// Why it is refused.
         reason: String,
     },
+}
+
+impl Error {
+    /// The message in a front end's words: an option of the fit spec or of reading a table is
+    /// named as its users type it (`--missing` on the command line, `missing` in Python).
+    pub fn message(&self, w: &dyn crate::spec::Wording) -> String {
+        match self {
+            Error::Spec(e) => e.message(w),
+            Error::Table(e) => e.message(w),
+            other => other.to_string(),
+        }
+    }
 }

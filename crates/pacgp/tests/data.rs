@@ -86,7 +86,7 @@ fn house_votes_missing_rejected_by_default_and_dropped_on_request() {
         .join("\n");
     let p = tmp_csv("votes.csv", &coded);
     match load_csv_classification(&p, &CsvOptions::default()) {
-        Err(Error::MissingValue { line, column }) => {
+        Err(Error::Table(TableError::MissingValue { line, column })) => {
             assert_eq!(line, 2);
             assert_eq!(column, "V11");
         }
@@ -114,14 +114,16 @@ fn bad_inputs_give_typed_errors() {
 
     let text = tmp_csv("text.csv", "a,b,y\n1,2,3\n4,x,5\n");
     match load_csv(&text, &CsvOptions::default()) {
-        Err(Error::TextColumns { found, .. }) => assert_eq!(found, "'b' ('x' at line 3)"),
+        Err(Error::Table(TableError::TextColumns { found, .. })) => {
+            assert_eq!(found, "'b' ('x' at line 3)")
+        }
         other => panic!("{other:?}"),
     }
 
     let na = tmp_csv("na.csv", "a,b,y\n1,NA,3\n2,4,5\n");
     assert!(matches!(
         load_csv(&na, &CsvOptions::default()),
-        Err(Error::MissingValue { line: 2, .. })
+        Err(Error::Table(TableError::MissingValue { line: 2, .. }))
     ));
 
     let inf = tmp_csv("inf.csv", "a,y\n1,inf\n2,3\n");
@@ -264,7 +266,7 @@ fn yes_no_attributes_and_missing_as_zero() {
     };
     assert!(matches!(
         load_csv_classification(&p, &plain),
-        Err(Error::TextColumns { .. })
+        Err(Error::Table(TableError::TextColumns { .. }))
     ));
     let opts = CsvOptions {
         missing: MissingPolicy::Zero,
@@ -287,7 +289,7 @@ fn yes_no_attributes_and_missing_as_zero() {
     let t = tmp_csv("votes_missing_target.csv", "a,b\ny,r\nn,\n");
     assert!(matches!(
         load_csv_classification(&t, &opts),
-        Err(Error::MissingTarget { .. })
+        Err(Error::Table(TableError::MissingTarget { .. }))
     ));
     // The same matrix, coded as two-category columns (n → −1, y → +1), missing → 0.
     let cat = CsvOptions {
@@ -305,6 +307,30 @@ fn yes_no_attributes_and_missing_as_zero() {
 /// The message of an error, as the CLI prints it.
 fn message<T: std::fmt::Debug>(r: Result<T, Error>) -> String {
     r.expect_err("expected an error").to_string()
+}
+
+/// A front end's wording written out here (options as `--flag`), to check that hints name
+/// the option that helps with its value.
+struct Flags;
+
+impl pacgp::spec::Wording for Flags {
+    fn option(&self, option: pacgp::spec::SpecOption) -> String {
+        format!("--{}", option.name())
+    }
+    fn method(&self, method: pacgp::spec::MethodName) -> String {
+        format!("--method {method}")
+    }
+    fn table_option(&self, option: TableOption) -> String {
+        format!("--{}", option.name())
+    }
+    fn table_setting(&self, option: TableOption, values: &[&str]) -> Option<String> {
+        Some(format!("--{} {}", option.name(), values.join("|")))
+    }
+}
+
+/// The error in [`Flags`]' words.
+fn flagged<T: std::fmt::Debug>(r: Result<T, Error>) -> String {
+    r.expect_err("expected an error").message(&Flags)
 }
 
 #[test]
@@ -514,6 +540,8 @@ fn empty_and_header_only_files_read_naturally() {
         ..Default::default()
     };
     let msg = message(load_csv(&all_missing, &opts));
+    assert!(msg.contains("missing drop leaves none"), "{msg}");
+    let msg = flagged(load_csv(&all_missing, &opts));
     assert!(msg.contains("--missing drop leaves none"), "{msg}");
 }
 
@@ -546,23 +574,28 @@ fn bad_utf8_is_reported_at_its_line() {
 }
 
 #[test]
-fn hints_name_flags_as_the_user_types_them() {
+fn hints_name_the_option_that_helps_in_the_front_ends_words() {
     let text = tmp_csv("hint_text.csv", "id,b,y\nA7,2,3\n");
-    let msg = message(load_csv(&text, &CsvOptions::default()));
+    let msg = flagged(load_csv(&text, &CsvOptions::default()));
     assert!(
         msg.contains("--drop id") && !msg.contains("drop_columns"),
         "{msg}"
     );
     let yes = tmp_csv("hint_yes.csv", "v,y\ny,3\n");
-    let msg = message(load_csv(&yes, &CsvOptions::default()));
+    let msg = flagged(load_csv(&yes, &CsvOptions::default()));
     assert!(msg.contains("--categorical auto"), "{msg}");
     let na = tmp_csv("hint_na.csv", "a,y\n?,3\n1,4\n");
-    let msg = message(load_csv(&na, &CsvOptions::default()));
-    assert!(msg.contains("--missing drop, zero or mean"), "{msg}");
+    let msg = flagged(load_csv(&na, &CsvOptions::default()));
+    assert!(msg.contains("--missing drop|zero|mean"), "{msg}");
     // A regression target that is not numeric points at the classifiers, not at --drop.
     let label = tmp_csv("hint_label.csv", "a,y\n1,cat\n2,dog\n");
-    let msg = message(load_csv(&label, &CsvOptions::default()));
+    let msg = flagged(load_csv(&label, &CsvOptions::default()));
     assert!(msg.contains("--method") && !msg.contains("--drop"), "{msg}");
+    // The library's own words name the options by their names and no flag.
+    for p in [&text, &yes, &na, &label] {
+        let msg = message(load_csv(p, &CsvOptions::default()));
+        assert!(!msg.contains("--"), "{msg}");
+    }
 }
 
 #[test]
@@ -573,7 +606,9 @@ fn dropping_the_target_is_an_error() {
         ..Default::default()
     };
     match load_csv(&p, &opts) {
-        Err(e @ Error::DroppedTarget { .. }) => assert!(e.to_string().contains("'y'"), "{e}"),
+        Err(e @ Error::Table(TableError::DroppedTarget { .. })) => {
+            assert!(e.to_string().contains("'y'"), "{e}")
+        }
         other => panic!("{other:?}"),
     }
     let named = CsvOptions {
@@ -583,7 +618,7 @@ fn dropping_the_target_is_an_error() {
     };
     assert!(matches!(
         load_csv_classification(&p, &named),
-        Err(Error::DroppedTarget { .. })
+        Err(Error::Table(TableError::DroppedTarget { .. }))
     ));
     let all = CsvOptions {
         drop_columns: vec!["a".into(), "b".into()],
@@ -591,7 +626,7 @@ fn dropping_the_target_is_an_error() {
     };
     // Dropping every input leaves none: the message names the dropped columns and the
     // target, each as what it is.
-    let msg = message(load_csv(&p, &all));
+    let msg = flagged(load_csv(&p, &all));
     assert!(
         msg.contains("--drop a,b leaves only the target column 'y'"),
         "{msg}"
@@ -708,11 +743,9 @@ fn categories_are_one_hot_or_plus_minus_one_with_the_training_vocabulary() {
     let t2 = table(&["size", "y"], &[&["10", "1"], &["2", "2"], &["1", "3"]]);
     let f = InputCoding::fit(&t2, &[0], Some(1), &named).unwrap();
     assert_eq!(f.coding.input_names(), ["size=1", "size=2", "size=10"]);
-    // Without --categorical, every text column is named in one error, with the flags.
+    // Without categorical columns, every text column is named in one error, with the options.
     let plain = coding_opts(MissingPolicy::Reject, Categorical::None);
-    let msg = InputCoding::fit(&t, &[0, 1, 2], Some(3), &plain)
-        .unwrap_err()
-        .to_string();
+    let msg = flagged(InputCoding::fit(&t, &[0, 1, 2], Some(3), &plain));
     assert!(
         msg.contains("'colour' ('red' at line 2), 'sex' ('M' at line 2)")
             && msg.contains("--categorical auto")
@@ -731,13 +764,13 @@ fn an_unseen_category_is_a_typed_error_or_an_all_zero_code() {
     let later = table(&["c", "y"], &[&["b", "1"], &["zebra\0", "2"]]);
     let names = coding.input_names();
     match coding.apply(&later, &names, None) {
-        Err(Error::UnknownCategory {
+        Err(Error::Table(TableError::UnknownCategory {
             line,
             column,
             value,
             known,
             ..
-        }) => {
+        })) => {
             assert_eq!((line, column.as_str()), (3, "c"));
             assert_eq!((value.as_str(), known.as_str()), ("zebra\\u{0}", "a, b, c"));
         }
@@ -788,7 +821,7 @@ fn missing_cells_are_dropped_zeroed_or_filled_with_training_means() {
     ] {
         assert!(matches!(
             InputCoding::fit(&t, &[0, 1], Some(2), &coding_opts(policy, cat())),
-            Err(Error::MissingTarget { line: 5, .. })
+            Err(Error::Table(TableError::MissingTarget { line: 5, .. }))
         ));
     }
     // Mean: a's mean over its observed training cells (1, 4, 7) = 4; c's code (p → −1,
@@ -884,9 +917,9 @@ fn a_stored_coding_round_trips_and_old_files_read_as_before() {
 #[test]
 fn a_first_line_of_numbers_is_refused_unless_read_without_a_header() {
     let p = tmp_csv("no_header.csv", "1,2,3\n4,5,6\n7,8,10\n");
-    let msg = message(load_csv(&p, &CsvOptions::default()));
+    let msg = flagged(load_csv(&p, &CsvOptions::default()));
     assert!(
-        msg.contains("the first line (1,2,3) is all numbers") && msg.contains("--no-header"),
+        msg.contains("the first line (1,2,3) is all numbers") && msg.contains("--no_header"),
         "{msg}"
     );
     let opts = CsvOptions {

@@ -1,4 +1,4 @@
-//! Measurement of PAC-GP with heteroscedastic posterior noise (tighter-bounds spec §4.2) on
+//! Measurement of PAC-GP with heteroscedastic posterior noise (docs/math.md §9.4.2) on
 //! boston against PAC-GP itself; the checks of the objective are unit tests in
 //! `objective::pac_gp_hetero`.
 

@@ -1,4 +1,4 @@
-//! Tighter certificates (tighter-bounds spec): the coarse hyperparameter prior inside the
+//! Tighter certificates (docs/math.md §9): the coarse hyperparameter prior inside the
 //! PAC-GP / PAC-SGP objectives (finite differences, the penalty by direct evaluation) and the
 //! data-dependent split prior (KL by brute force, finite differences, the ordinary GP posterior
 //! as a special case, and the bound holding on repeated random splits).
@@ -219,8 +219,8 @@ fn split_problem() -> (
 }
 
 /// P_A on B equals the dense conditioning of the joint prior; `KL(Q‖P_A)` equals the dense
-/// Gaussian KL of the joint on (f_B, f_T) (so the process KL reduces to f_B, spec §3.2), and
-/// Q's predictions at T equal that joint's T block.
+/// Gaussian KL of the joint on (f_B, f_T) (so the process KL reduces to f_B, docs/math.md §9.3.1),
+/// and Q's predictions at T equal that joint's T block.
 #[test]
 fn split_prior_kl_and_predictions_match_dense_brute_force() {
     let (k, s2a, xa, ya, xb, yb, xt) = split_problem();
@@ -355,7 +355,8 @@ fn assert_q_matches_dense(q: &SplitPosterior, lm: &[f64], lv: &[f64], scale: f64
     }
 }
 
-/// With s = 1 and σ_m² = σ_v² = σ_A², Q is the ordinary GP posterior given A ∪ B (spec §3.2).
+/// With s = 1 and σ_m² = σ_v² = σ_A², Q is the ordinary GP posterior given A ∪ B (docs/math.md
+/// §9.3.1).
 #[test]
 fn split_posterior_is_the_ordinary_gp_posterior_at_unit_scale() {
     let (k, s2a, xa, ya, xb, yb, xt) = split_problem();
@@ -509,9 +510,10 @@ fn kin40k_and_pol_at_600_points() {
     }
 }
 
-/// Sparse split prior (spec §3.3): Q's u-posterior equals the Woodbury form of the Gaussian
-/// update of P_A's q(u) by the B-likelihood `N(y_B; Φᵀu, Λ)` (explicit inverses), its marginals
-/// on B equal `Φᵀa` and `k − q + diag(ΦᵀΣΦ)`, and the shared dense posterior predicts them.
+/// Sparse split prior (docs/math.md §9.3.2): Q's u-posterior equals the Woodbury form of the
+/// Gaussian update of P_A's q(u) by the B-likelihood `N(y_B; Φᵀu, Λ)` (explicit inverses), its
+/// marginals on B equal `Φᵀa` and `k − q + diag(ΦᵀΣΦ)`, and the shared dense posterior predicts
+/// them.
 #[test]
 fn sparse_split_posterior_matches_the_woodbury_update() {
     use pacgp::prior::split_sparse::{SparseSplitParams, SparseSplitPosterior, SparseSplitPrior};
@@ -684,9 +686,9 @@ fn split_posterior_shared_form_predicts_as_q() {
     }
 }
 
-/// Per-point noises on B (spec §4.2 on the split prior): `KL(Q‖P_A)`, Q's marginals on B and
-/// its predictions match the dense brute force; equal noises are the homoscedastic Q; its shared
-/// form has Q's KL and predicts as Q for every scale; mismatched lengths are an error.
+/// Per-point noises on B (docs/math.md §9.4.2 on the split prior): `KL(Q‖P_A)`, Q's marginals on B
+/// and its predictions match the dense brute force; equal noises are the homoscedastic Q; its
+/// shared form has Q's KL and predicts as Q for every scale; mismatched lengths are an error.
 #[test]
 fn split_point_noise_posterior_matches_dense_brute_force() {
     let (k, s2a, xa, ya, xb, yb, xt) = split_problem();

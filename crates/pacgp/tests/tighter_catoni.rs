@@ -1,5 +1,5 @@
 //! Catoni's bound as a lever of the split-prior rows of `reproduce tighter-bounds` (issue 15,
-//! tighter-bounds spec §1.2, §3.4): on seeded boston splits every bound is above the held-out
+//! docs/math.md §9.1): on seeded boston splits every bound is above the held-out
 //! Gibbs risk (δ = 0.01), the Catoni row pays the menu's `ln 3` and the λ grid's `ln 5`, and
 //! it is about part B only.
 

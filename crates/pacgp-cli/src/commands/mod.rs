@@ -55,11 +55,11 @@ pub(crate) fn load_for_model(
     m: &FittedModel,
     path: &Path,
     need_target: bool,
-    unknown: Option<UnknownCategoryArg>,
+    unknown: Option<data::UnknownCategory>,
 ) -> Result<ModelData> {
     let mut coding = m.input_coding.clone();
     if let Some(u) = unknown {
-        coding.unknown_category = unknown_category(u);
+        coding.unknown_category = u;
     }
     let target = match (need_target, m.task.labels(), m.classes()) {
         (false, _, _) => TargetRead::Skip(&m.target_name),
@@ -102,30 +102,13 @@ pub(crate) fn load_model(path: &Path) -> Result<FittedModel> {
     Ok(FittedModel::load(path)?)
 }
 
-fn unknown_category(u: UnknownCategoryArg) -> data::UnknownCategory {
-    match u {
-        UnknownCategoryArg::Error => data::UnknownCategory::Error,
-        UnknownCategoryArg::Ignore => data::UnknownCategory::Ignore,
-    }
-}
-
 /// The reading options the data arguments ask for.
 pub(crate) fn csv_options(a: &DataArgs) -> Result<CsvOptions> {
-    let categorical = match a.categorical.as_slice() {
-        [] => Categorical::None,
-        [auto] if auto == "auto" => Categorical::Auto,
-        names if names.iter().any(|n| n == "auto") => {
-            return Err(pacgp::Error::Unsupported(
-                "--categorical takes auto or column names, not both".into(),
-            )
-            .into())
-        }
-        names => Categorical::Named(names.to_vec()),
-    };
+    let categorical = Categorical::from_words(&a.categorical).map_err(pacgp::Error::from)?;
     let missing = match (a.missing, a.drop_missing, a.missing_as_zero) {
-        (Some(MissingArg::Drop), ..) | (None, true, _) => MissingPolicy::DropRows,
-        (Some(MissingArg::Zero), ..) | (None, _, true) => MissingPolicy::Zero,
-        (Some(MissingArg::Mean), ..) => MissingPolicy::Mean,
+        (Some(m), ..) => m,
+        (None, true, _) => MissingPolicy::DropRows,
+        (None, _, true) => MissingPolicy::Zero,
         (None, false, false) => MissingPolicy::Reject,
     };
     Ok(CsvOptions {
@@ -138,7 +121,7 @@ pub(crate) fn csv_options(a: &DataArgs) -> Result<CsvOptions> {
         missing,
         yes_no: a.yes_no,
         categorical,
-        unknown_category: a.unknown_category.map(unknown_category).unwrap_or_default(),
+        unknown_category: a.unknown_category.unwrap_or_default(),
         no_header: a.no_header,
         positive: a.positive.clone(),
     })

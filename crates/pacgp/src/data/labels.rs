@@ -72,14 +72,12 @@ impl LabelMap {
                 positive: self.negative,
             })
         } else {
-            Err(Error::InvalidSpec {
-                spec: shown(label),
-                reason: format!(
-                    "--positive names neither of the two labels, '{}' and '{}'",
-                    shown(&self.negative),
-                    shown(&self.positive)
-                ),
-            })
+            Err(super::TableError::PositiveNotALabel {
+                given: shown(label),
+                negative: shown(&self.negative),
+                positive: shown(&self.positive),
+            }
+            .into())
         }
     }
 

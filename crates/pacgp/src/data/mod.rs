@@ -1,7 +1,8 @@
 //! Datasets: the validated [`Dataset`] type, and by job: CSV reading ([`csv`]), how a
-//! table's cells become inputs ([`encoding`]: categories, missing values), class labels
-//! ([`labels`]: two, [`classes`]: K), standardisation ([`scaling`]), the row digest and canonical order ([`digest`]), seeded
-//! splits and k-fold ([`split`]).
+//! table's cells become inputs ([`encoding`]: categories, missing values), what is wrong with a
+//! table or its reading options ([`refusal`], worded by each front end), class labels
+//! ([`labels`]: two, [`classes`]: K), standardisation ([`scaling`]), the row digest and
+//! canonical order ([`digest`]), seeded splits and k-fold ([`split`]).
 //!
 //! Everything is validated once here (shapes, NaN/inf, missing values, labels) so that
 //! the numerical code can assume clean inputs. Every public item of the submodules is
@@ -12,6 +13,7 @@ pub mod csv;
 pub mod digest;
 pub mod encoding;
 pub mod labels;
+pub mod refusal;
 pub mod scaling;
 pub mod split;
 
@@ -20,6 +22,7 @@ pub use classes::*;
 pub use digest::*;
 pub use encoding::*;
 pub use labels::*;
+pub use refusal::*;
 pub use scaling::*;
 pub use split::*;
 

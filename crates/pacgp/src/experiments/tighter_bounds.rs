@@ -1,4 +1,4 @@
-//! `reproduce tighter-bounds` (issue 15, tighter-bounds spec §1–§3): the reference PAC-GP
+//! `reproduce tighter-bounds` (issue 15, docs/math.md §9.1–§9.3): the reference PAC-GP
 //! certificate (kl-PAC-GP, Maurer's `ln(2√N/δ)`, uniform 0.01 grid on [−6, 6]) against each
 //! lever — the sharp constant ξ(N), a coarse Gaussian hyperparameter prior, the data-dependent
 //! split prior — and their best combination, over seeded random splits: bound, test Gibbs
@@ -39,31 +39,32 @@ use crate::regression::sparse::InducingInit;
 pub enum Lever {
     /// kl-PAC-GP with Maurer's constant and the paper's uniform 0.01 grid (`T·ln 1201`).
     Reference,
-    /// The reference's posterior certified with the sharp constant `ln(ξ(N)/δ)` (spec §1.1).
+    /// The reference's posterior certified with the sharp constant `ln(ξ(N)/δ)` (docs/math.md
+    /// §9.1).
     SharpConstant,
     /// kl-PAC-GP trained and certified with the coarse Gaussian prior (h = 0.25, τ = 1.5,
-    /// spec §2), Maurer's constant.
+    /// docs/math.md §9.2), Maurer's constant.
     HyperPrior,
     /// Data-dependent prior from part A, the menu {0.3, 0.5, 0.7} with `ln 3`, Maurer's
-    /// constant on N_B (spec §3).
+    /// constant on N_B (docs/math.md §9.3).
     SplitPrior,
     /// The best combination: the split prior with the sharp constant `ln(ξ(N_B)/δ)`.
     Combined,
-    /// The sparse split prior (spec §3.3: VFE with [`SPARSE_M`] inducing inputs on part A,
-    /// Q over σ², α_s on B), the menu with `ln 3`, the sharp constant.
+    /// The sparse split prior (docs/math.md §9.3.2: VFE with [`SPARSE_M`] inducing inputs on part
+    /// A, Q over σ², α_s on B), the menu with `ln 3`, the sharp constant.
     SparseSplitPrior,
     /// The split prior with Catoni's bound, λ the best of a grid fixed in advance (5 values
-    /// in [0.3, 3], `ln 5` on top of the menu's `ln 3`; spec §1.2, §3.4).
+    /// in [0.3, 3], `ln 5` on top of the menu's `ln 3`; docs/math.md §9.1).
     SplitCatoni,
-    /// The reference with per-point posterior noise (spec §4.2; free, not charged): PAC-GP's
-    /// on full rows, PAC-SGP's (`objective::pac_sgp_hetero`, Z re-optimised too) on sparse
+    /// The reference with per-point posterior noise (docs/math.md §9.4.2; free, not charged):
+    /// PAC-GP's on full rows, PAC-SGP's (`objective::pac_sgp_hetero`, Z re-optimised too) on sparse
     /// rows; the reference's penalty and constant.
     Heteroscedastic,
-    /// The sparse split prior with a separate noise σ_m² for Q's mean (spec §3.2's decoupled
-    /// σ_m², σ_v², sparse form): Q's mean may follow part B further than its covariance.
+    /// The sparse split prior with a separate noise σ_m² for Q's mean (docs/math.md §9.4.1's
+    /// decoupled σ_m², σ_v², sparse form): Q's mean may follow part B further than its covariance.
     SparseSplitMeanNoise,
     /// The best combination with the richer posterior: [`Lever::SplitCatoni`] with per-point
-    /// posterior noises on part B (spec §4.2 on the split prior; free, not charged).
+    /// posterior noises on part B (docs/math.md §9.4.2 on the split prior; free, not charged).
     SplitCatoniPointNoise,
 }
 

@@ -3,7 +3,7 @@
 //! `ln 9` for the choice among the nine fixed SE kernels), PAC-GPC (the same nine kernels, the
 //! sites optimised for the bound), the data-dependent prior (fraction menu, `ln 3`, the sites
 //! of B optimised for the bound: PAC-GPC against `P_A`) and the best combination, the split
-//! prior with Catoni's bound at a λ fixed on part A (tighter-bounds spec §1.2): bound, train
+//! prior with Catoni's bound at a λ fixed on part A (docs/math.md §9.1): bound, train
 //! and test Gibbs error, test 0-1 error of the Bayes classifier, KL and penalty; means and
 //! standard errors by [`summarise_classifiers`], with two checks against the held-out part:
 //! the raw held-out Gibbs error minus the bound, and its 99% lower confidence limit

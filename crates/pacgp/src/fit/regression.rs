@@ -186,7 +186,7 @@ pub fn pac_gp(spec: &CheckedFitSpec, s: &PacGpSpec, train: &Dataset) -> Result<F
     ))
 }
 
-/// PAC-GP with the data-dependent prior (tighter-bounds spec §3): a seeded split of the rows'
+/// PAC-GP with the data-dependent prior (docs/math.md §9.3): a seeded split of the rows'
 /// canonical order, scalers and θ_A, σ_A² by ML-II on part A, Q minimising the kl bound on
 /// part B over (σ_m², σ_v²) with the covariance scale fixed at 1, so that Q is the shared
 /// site-form posterior exactly; the model keeps the split's record for `certify`.
@@ -268,7 +268,7 @@ pub fn pac_sgp(spec: &CheckedFitSpec, s: &PacSgpSpec, train: &Dataset) -> Result
     ))
 }
 
-/// PAC-SGP's sparse data-dependent prior (tighter-bounds spec §3.3): a seeded split of the
+/// PAC-SGP's sparse data-dependent prior (docs/math.md §9.3.2): a seeded split of the
 /// rows' canonical order, scalers, θ_A, σ_A² and Z by VFE with M inducing inputs on part A, Q
 /// ("P_A updated with B") minimising the kl bound on part B over σ² and α_s; the model keeps
 /// P_A and the split for `certify`.

@@ -75,7 +75,7 @@ impl<'a> PacGpObjective<'a> {
         })
     }
 
-    /// The same objective with the smooth surrogate of `−ln π(θ)` (tighter-bounds spec §2.1)
+    /// The same objective with the smooth surrogate of `−ln π(θ)` (docs/math.md §9.2)
     /// added to the constant penalty, for a coarse hyperparameter prior.
     pub fn with_hyper_prior(mut self, prior: HyperPrior) -> Result<Self> {
         self.theta_prior = self.theta_prior.with_prior(prior, &self.kernel)?;
@@ -247,7 +247,7 @@ pub struct PacGpConfig {
     /// Confidence constant (Maurer's `ln(2√N/δ)` for reproducing seed 004, or the sharp ξ(N)).
     #[serde(default = "maurer")]
     pub term: ConfidenceTerm,
-    /// Coarse hyperparameter prior (spec §2) instead of the paper's uniform 0.01 grid.
+    /// Coarse hyperparameter prior (docs/math.md §9.2) instead of the paper's uniform 0.01 grid.
     #[serde(default)]
     pub hyper_prior: Option<HyperPrior>,
 }

@@ -128,7 +128,7 @@ impl<'a> PacSgpObjective<'a> {
         self
     }
 
-    /// The same objective with the smooth surrogate of `−ln π(θ)` (tighter-bounds spec §2.1)
+    /// The same objective with the smooth surrogate of `−ln π(θ)` (docs/math.md §9.2)
     /// added to the constant penalty.
     pub fn with_hyper_prior(mut self, prior: HyperPrior) -> Result<Self> {
         self.theta_prior = self.theta_prior.with_prior(prior, &self.kernel)?;
@@ -505,7 +505,7 @@ pub struct PacSgpSettings {
 
 /// [`fit_pac_sgp`] with the tighter-bounds levers: the confidence constant and a coarse
 /// hyperparameter prior (smooth surrogate while optimising, then θ snapped onto the prior's
-/// grid and σ², Z re-optimised at the snapped θ; spec §2.1).
+/// grid and σ², Z re-optimised at the snapped θ; docs/math.md §9.2).
 pub fn fit_pac_sgp_with(
     kernel_init: &Kernel,
     noise_init: f64,

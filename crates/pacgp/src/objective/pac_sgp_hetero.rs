@@ -1,4 +1,4 @@
-//! Sparse PAC-GP with heteroscedastic posterior noise (tighter-bounds spec §4.2 in the sparse
+//! Sparse PAC-GP with heteroscedastic posterior noise (docs/math.md §9.4.2 in the sparse
 //! form): the posterior `q(u)` of PAC-SGP (seed 004, eq. (11)) with a free noise per training
 //! point, `Λ_ii = σ_i² + α_s·max(k_ii − q_i, 0)`. The σ_i² are Q's parameters (not charged):
 //! the prior stays `p(u) = N(0, K_uu)`, so the KL keeps PAC-SGP's closed form

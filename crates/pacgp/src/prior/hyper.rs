@@ -1,10 +1,10 @@
-//! Coarse non-uniform hyperparameter prior (tighter-bounds spec §2): per kernel component
+//! Coarse non-uniform hyperparameter prior (docs/math.md §9.2): per kernel component
 //! `u_t = ln θ_t` on the grid `G_h = {−6, −6 + h, …, 6}`, a product prior
 //!
-//! `π_t(u) = exp(−(u − m_t)²/(2τ²)) / Σ_{g∈G_h} exp(−(g − m_t)²/(2τ²))`  (spec §2.1),
+//! `π_t(u) = exp(−(u − m_t)²/(2τ²)) / Σ_{g∈G_h} exp(−(g − m_t)²/(2τ²))`  (docs/math.md §9.2),
 //!
 //! or the uniform `1/|G_h|`. Centres, τ and h are fixed in the library before any data is seen
-//! (spec §7 item 2: h = 0.25, m = 0 for ln σ_f², m = 1 for ln ℓ, τ = 1.5). The certificate
+//! (docs/math.md §9.2: h = 0.25, m = 0 for ln σ_f², m = 1 for ln ℓ, τ = 1.5). The certificate
 //! pays `−ln π(θ̂)` at the snapped θ̂; during optimisation the smooth surrogate
 //! `Σ_t (u_t − m_t)²/(2τ²) + Σ_t ln Z_t` is used, which equals `−ln π` on the grid.
 
@@ -46,8 +46,8 @@ pub struct HyperPrior {
 }
 
 impl HyperPrior {
-    /// Spec §7 item 2's discretised Gaussian: h = 0.25 on [−6, 6], τ = 1.5, centres 1 (ln ℓ)
-    /// and 0 (ln σ_f² and the rest); standardised inputs and targets make these defensible.
+    /// The discretised Gaussian of docs/math.md §9.2: h = 0.25 on [−6, 6], τ = 1.5, centres 1 (ln
+    /// ℓ) and 0 (ln σ_f² and the rest); standardised inputs and targets make these defensible.
     pub fn gaussian() -> Self {
         Self {
             step: 0.25,
@@ -136,7 +136,7 @@ impl HyperPrior {
         }
     }
 
-    /// Smooth surrogate of `−ln π(θ)` and its gradient (spec §2.1); equal to `−ln π` on the
+    /// Smooth surrogate of `−ln π(θ)` and its gradient (docs/math.md §9.2); equal to `−ln π` on the
     /// grid.
     pub fn surrogate(&self, theta: &[f64], centres: &[f64]) -> (f64, Vec<f64>) {
         let mut value = 0.0;
@@ -290,7 +290,7 @@ mod tests {
 }
 
 /// The price of θ a PAC objective minimises: a constant (grid or menus, in nats) plus, with a
-/// coarse hyperparameter prior, the smooth surrogate of `−ln π(θ)` (spec §2.1).
+/// coarse hyperparameter prior, the smooth surrogate of `−ln π(θ)` (docs/math.md §9.2).
 #[derive(Clone, Debug)]
 pub struct ThetaPenalty {
     constant: f64,

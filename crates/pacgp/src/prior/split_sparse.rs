@@ -1,7 +1,7 @@
-//! Sparse (inducing-point) form of the data-dependent prior (tighter-bounds spec §3.3), for
+//! Sparse (inducing-point) form of the data-dependent prior (docs/math.md §9.3.2), for
 //! kin40k / pol scale. On part A: scalers, θ_A, σ_A² and M inducing inputs Z by VFE (sparse
 //! ML-II); the prior is `P_A = ∫ p(f|u) N(u; a_A, Σ_A) du` with VFE's `q(u)` on A. The
-//! posterior shares `p(f|u)` and Z ("P_A updated with S_B", spec §3.3):
+//! posterior shares `p(f|u)` and Z ("P_A updated with S_B", docs/math.md §9.3.2):
 //!
 //! `Λ = diag(σ² + α_s [K_BB − Q_BB]_ii)`, `Φ = K_uu⁻¹ K_uB`,
 //! `Σ⁻¹ = Σ_A⁻¹ + Φ Λ⁻¹ Φᵀ`, `a = Σ(Σ_A⁻¹ a_A + Φ Λ⁻¹ y_B)`,
@@ -108,7 +108,8 @@ impl SparseSplitPrior {
 }
 
 /// Q's free parameters: posterior noise σ² and the FITC/VFE interpolation α_s, optionally a
-/// separate noise σ_m² for Q's mean (spec §3.2's decoupled σ_m², σ_v² in the sparse form).
+/// separate noise σ_m² for Q's mean (docs/math.md §9.4.1's decoupled σ_m², σ_v² in the sparse form,
+/// §9.3.2).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SparseSplitParams {
     /// σ² (of Q's covariance, and of its mean unless `noise_mean` is set).
@@ -135,13 +136,13 @@ impl SparseSplitParams {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SparseSplitFamily {
-    /// σ² and α_s ∈ {0, 1} (spec §3.3).
+    /// σ² and α_s ∈ {0, 1} (docs/math.md §9.3.2).
     Tied,
     /// Also a separate σ_m² for Q's mean (coordinate-wise after the tied optimum).
     DecoupledMean,
 }
 
-/// The sparse posterior Q on part B (spec §3.3).
+/// The sparse posterior Q on part B (docs/math.md §9.3.2).
 #[derive(Clone, Debug)]
 pub struct SparseSplitPosterior {
     /// The prior P_A.
@@ -454,8 +455,8 @@ fn minimise(
     Ok(bound_at(prior, x_b, y_b, p, loss, spec)?.1)
 }
 
-/// Train with the sparse data-dependent prior (spec §3.3): for each candidate fraction, split
-/// (the rows' canonical order, seeded), fit scalers and VFE with `m` inducing inputs on A,
+/// Train with the sparse data-dependent prior (docs/math.md §9.3.2): for each candidate fraction,
+/// split (the rows' canonical order, seeded), fit scalers and VFE with `m` inducing inputs on A,
 /// minimise the kl bound on B over σ² and α_s; keep the lowest bound (the menu's `ln k` in
 /// every candidate's certificate).
 pub fn fit_sparse_split_prior(

@@ -1,11 +1,11 @@
-//! The GP regression posterior with per-point noise (tighter-bounds spec §4.2): the posterior
+//! The GP regression posterior with per-point noise (docs/math.md §9.4.2): the posterior
 //! of the full GP gets per-point noise for its mean (`λ_m,i`) and its covariance (`λ_v,i`), free
 //! posterior parameters (not charged). With `C_m = K + Λ_m`, `C_v = K + Λ_v`, `α = C_m⁻¹y`,
 //! `P = C_v⁻¹`:
 //!
 //! `q(f_X) = N(Kα, K − K C_v⁻¹ K)` (the site form with `Π = Λ_v⁻¹`),
 //! `μ_i = y_i − λ_m,i α_i`, `v_i = λ_v,i − λ_v,i² P_ii`,
-//! `KL = ½[Σ_i λ_v,i P_ii + αᵀKα − N − Σ_i ln λ_v,i + ln det C_v]` (spec §4.2).
+//! `KL = ½[Σ_i λ_v,i P_ii + αᵀKα − N − Σ_i ln λ_v,i + ln det C_v]` (docs/math.md §9.4.2).
 //!
 //! With every `λ_m,i = λ_v,i = σ²` it is PAC-GP's posterior ([`crate::objective::pac_gp`]).
 //! Used by PAC-GP with per-point noise ([`crate::objective::pac_gp_hetero`]) and the split
@@ -23,9 +23,9 @@ use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
 use crate::posterior::Marginals;
 
-/// The per-point-noise posterior on one Gram matrix `K` (spec §4.2), shared by PAC-GP
+/// The per-point-noise posterior on one Gram matrix `K` (docs/math.md §9.4.2), shared by PAC-GP
 /// (`K` the kernel's Gram, `r = y`, `s = 1`) and the split prior (`K = K_A` on part B,
-/// `r = y_B − μ_A`, free covariance scale `s`; spec §3.2): `α = C_m⁻¹r`, `P = C_v⁻¹`,
+/// `r = y_B − μ_A`, free covariance scale `s`; docs/math.md §9.3.1): `α = C_m⁻¹r`, `P = C_v⁻¹`,
 /// `μ_i = y_i − λ_m,i α_i`, `v_i = s(λ_v,i − λ_v,i² P_ii)` and
 /// `KL = ½[s Σ_i λ_v,i P_ii + αᵀKα − N − N ln s − Σ_i ln λ_v,i + ln det C_v]`.
 pub(crate) struct PointNoiseEval {

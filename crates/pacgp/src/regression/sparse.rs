@@ -92,7 +92,7 @@ pub(crate) fn whitened_basis(
 }
 
 /// [`WhitenedBasis`] with point `i`'s noise `noise(i)` in `Λ_ii` (per-point posterior noise,
-/// tighter-bounds spec §4.2).
+/// docs/math.md §9.4.2).
 #[cfg(test)]
 pub(crate) fn whitened_basis_per_point(
     kernel: &Kernel,

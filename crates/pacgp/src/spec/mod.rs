@@ -20,7 +20,7 @@ use crate::prior::split::SplitFraction;
 use crate::regression::sparse::{InducingInit, SparseMethod};
 use crate::svm::SvmSolver;
 
-pub use options::{FitOptions, SpecError, SpecOption, SpecProblem, Wording};
+pub use options::{FitOptions, LibraryWording, SpecError, SpecOption, SpecProblem, Wording};
 pub use values::{
     BoundName, HyperPriorName, IntervalMethod, IntervalScore, LikelihoodName, MethodName,
     MultiClass, Named, PriorKernel, PriorScale, Selection, SlackKind, Xi,

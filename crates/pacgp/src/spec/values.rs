@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bounds::ConfidenceTerm;
 use crate::certificate::GibbsPredictor;
+use crate::data::{MissingPolicy, UnknownCategory};
 use crate::loo::LooMode;
 use crate::prior::split::SplitFraction;
 use crate::regression::sparse::InducingInit;
@@ -88,6 +89,18 @@ macro_rules! named {
         }
     };
 }
+
+named!(MissingPolicy {
+    MissingPolicy::Reject => "error": "a missing cell is an error naming its line and column (default)",
+    MissingPolicy::DropRows => "drop": "leave out rows with a missing cell in a column used",
+    MissingPolicy::Zero => "zero": "read a missing input as 0 (all zeros for a category)",
+    MissingPolicy::Mean => "mean": "fill a missing input with the training mean of its column",
+});
+
+named!(UnknownCategory {
+    UnknownCategory::Error => "error": "an error naming the column and the value",
+    UnknownCategory::Ignore => "ignore": "an all-zero code",
+});
 
 /// The method a user names (`pacgp fit --method`, Python's `method=`/estimator class).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -1,6 +1,6 @@
-//! A data-dependent prior for GP classifiers (issue 15 item 1; tighter-bounds spec §5 item 3,
-//! §3.1): split the sample into a part A (fraction F) and a part B by the library's one sample
-//! split ([`SampleSplit`]; part A must hold both classes, else a clear refusal).
+//! A data-dependent prior for GP classifiers (issue 15 item 1; docs/math.md §9.3.3): split
+//! the sample into a part A (fraction F) and a part B by the library's one sample split
+//! ([`SampleSplit`]; part A must hold both classes, else a clear refusal).
 //! On A alone: the input scaler, θ by ML-II (Laplace evidence) and the Laplace posterior
 //! `P_A`, a GP with mean `μ_A(x)` and covariance `k_A(x, x')`. The bound is then about B only:
 //!
@@ -13,7 +13,7 @@
 //! (Newton with a non-zero prior mean) and are optimised for the bound (PAC-GPC against `P_A`).
 //! θ is free (chosen on A); a fraction fixed in advance costs nothing, the best of the menu
 //! {0.3, 0.5, 0.7} costs `ln 3`. With [`SplitPriorConfig::catoni`] the inequality is Catoni's
-//! (tighter-bounds spec §1.2) at a λ fixed without B: given, the best of a grid fixed in advance
+//! (docs/math.md §9.1) at a λ fixed without B: given, the best of a grid fixed in advance
 //! (`ln 5`), or estimated on A alone (a nested split of A: `P_{A₁}` with θ_A, the sites of A₂
 //! optimised against it, λ optimal for A₂'s Gibbs error and `(KL + penalty + ln(1/δ))/N_B`).
 //! The same nested split of A picks, at no charge, the prior's covariance scale t and mean

@@ -305,7 +305,7 @@ pub(super) struct NestedEstimate {
 }
 
 impl NestedEstimate {
-    /// The estimated certificate at Catoni's best λ, `kl⁻¹(q, c)` (spec §1.2).
+    /// The estimated certificate at Catoni's best λ, `kl⁻¹(q, c)` (docs/math.md §9.1).
     pub(super) fn bound(&self) -> f64 {
         crate::special::kl_inverse(self.risk, self.complexity)
     }

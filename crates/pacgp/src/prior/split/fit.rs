@@ -241,8 +241,8 @@ pub(super) fn minimise_split_bound(
     Ok(SplitPosteriorParams::from_ln(&p))
 }
 
-/// Train with the data-dependent prior (spec §3): for each candidate fraction, split with the
-/// seeded permutation, fit scalers and θ_A, σ_A² on A, minimise the bound on B over
+/// Train with the data-dependent prior (docs/math.md §9.3): for each candidate fraction, split with
+/// the seeded permutation, fit scalers and θ_A, σ_A² on A, minimise the bound on B over
 /// `(σ_m², σ_v², s)`; keep the lowest certified bound (the menu's `ln 3` is in every
 /// candidate's certificate).
 pub fn fit_split_prior(
@@ -253,7 +253,7 @@ pub fn fit_split_prior(
     fit_fractions(train, kernel_init, cfg, false, false)
 }
 
-/// [`fit_split_prior`] certified with Catoni's bound (spec §1.2, §3.4) at the best λ of
+/// [`fit_split_prior`] certified with Catoni's bound (docs/math.md §9.1) at the best λ of
 /// [`CATONI_GRID`], a grid fixed in advance charged `ln 5` on top of the fraction menu's
 /// `ln 3` (`cfg.term` is unused: Catoni's confidence term is `ln(1/δ)`).
 pub fn fit_split_prior_catoni(
@@ -265,8 +265,8 @@ pub fn fit_split_prior_catoni(
 }
 
 /// [`fit_split_prior`] (with `catoni_grid`, [`fit_split_prior_catoni`]) with per-point
-/// posterior noises on B (spec §4.2 on the split prior, free, not charged): each fraction's
-/// homoscedastic fit, then [`free_split_point_noise`] from its optimum; the lowest
+/// posterior noises on B (docs/math.md §9.4.2 on the split prior, free, not charged): each
+/// fraction's homoscedastic fit, then [`free_split_point_noise`] from its optimum; the lowest
 /// certificate wins.
 pub fn fit_split_prior_point_noise(
     train: &Dataset,

@@ -1,8 +1,8 @@
-//! Data-dependent GP prior (tighter-bounds spec §3; Ambroladze et al. 2007, Parrado-Hernández
+//! Data-dependent GP prior (docs/math.md §9.3; Ambroladze et al. 2007, Parrado-Hernández
 //! et al. 2012): a seeded random permutation splits the sample into part A (fraction F) and
 //! part B. θ, the prior noise σ_A² (ML-II) and the scalers are fitted on A alone, and the prior
 //! is the GP posterior given A — still a GP, with mean `μ_A` and covariance `K_A` on `X_B`
-//! (spec §3.2):
+//! (docs/math.md §9.3.1):
 //!
 //! `L_A L_Aᵀ = K_AA + σ_A² I`, `W = L_A⁻¹ K_AB`, `μ_A = Wᵀ L_A⁻¹ y_A`, `K_A = K_BB − WᵀW`.
 //!
@@ -11,11 +11,11 @@
 //! `C_m = K_A + σ_m² I`, `C_v = K_A + σ_v² I`, and `Q(f) = ∫ P_A(f | f_B) q(f_B) df_B`, so
 //!
 //! `KL(Q‖P_A) = ½[s σ_v² tr C_v⁻¹ + αᵀK_Aα − N_B − N_B ln s − N_B ln σ_v² + ln det C_v]`,
-//! `α = C_m⁻¹ r` (spec §3.2). The certificate is evaluated on B only (`N = N_B`); a menu of
-//! fractions fixed in advance ([`SPLIT_FRACTIONS`]) costs `ln 3` when the bound picks one.
+//! `α = C_m⁻¹ r` (docs/math.md §9.3.1). The certificate is evaluated on B only (`N = N_B`); a menu
+//! of fractions fixed in advance ([`SPLIT_FRACTIONS`]) costs `ln 3` when the bound picks one.
 //! Cost per evaluation O(N_B³) after one O(N_A³ + N_A² N_B) prior.
 //!
-//! The richer posterior (spec §4.2 on this prior): per-point noises `σ_m² → diag(λ_m,i)`,
+//! The richer posterior (docs/math.md §9.4.2 on this prior): per-point noises `σ_m² → diag(λ_m,i)`,
 //! `σ_v² → diag(λ_v,i)` on B (`PointNoise`, `SplitPointNoiseObjective`,
 //! `fit_split_prior_point_noise`), KL as above with `σ_v² tr C_v⁻¹ → Σ_i λ_v,i (C_v⁻¹)_ii`,
 //! `N ln σ_v² → Σ_i ln λ_v,i`; the terms and gradients are PAC-GP's per-point ones
@@ -44,7 +44,7 @@ pub use fit::*;
 pub use objective::*;
 pub use posterior::*;
 
-/// The menu of split fractions fixed in advance (spec §3.1, §7 item 1).
+/// The menu of split fractions fixed in advance (docs/math.md §9.3).
 pub const SPLIT_FRACTIONS: [f64; 3] = [0.3, 0.5, 0.7];
 
 /// Box for `ln s`, the posterior's covariance scale.
@@ -208,7 +208,7 @@ impl SplitPrior {
         linalg::mat_vec(&k, &self.alpha_a)
     }
 
-    /// μ_A and K_A = K_XX − WᵀW on `x` (spec §3.2).
+    /// μ_A and K_A = K_XX − WᵀW on `x` (docs/math.md §9.3.1).
     pub fn on(&self, x: MatRef<'_, f64>) -> PriorOnInputs {
         let w = self.w(x);
         let cov = &self.kernel.gram(x) - w.transpose() * &w;
@@ -250,7 +250,7 @@ mod tests {
 
     /// The Catoni lever's certificate is Catoni's closed form at a λ of the grid, with the
     /// menu's `ln 3` and the grid's `ln 5` charged and `ln(1/δ)` as the confidence term; it is
-    /// never below `kl⁻¹` of the same complexity (the λ-optimum, spec §1.2).
+    /// never below `kl⁻¹` of the same complexity (the λ-optimum, docs/math.md §9.1).
     #[test]
     fn catoni_split_certificate_is_the_closed_form_at_a_grid_lambda() {
         let data = toy(80);

@@ -3,7 +3,7 @@
 
 use super::*;
 
-/// The B-part bound over `[ln σ_m², ln σ_v², ln s]` (spec §3.2), with its gradient.
+/// The B-part bound over `[ln σ_m², ln σ_v², ln s]` (docs/math.md §9.3.1), with its gradient.
 pub struct SplitBoundObjective<'a> {
     prior_b: &'a PriorOnInputs,
     y_b: &'a [f64],
@@ -85,8 +85,8 @@ impl Objective for SplitBoundObjective<'_> {
     }
 }
 
-/// The B-part bound with per-point noises over `[ln λ_m (N_B); ln λ_v (N_B); ln s]` (spec
-/// §3.2, §4.2), with its analytic gradient (PAC-GP's per-point-noise gradients with `K → K_A`,
+/// The B-part bound with per-point noises over `[ln λ_m (N_B); ln λ_v (N_B); ln s]` (docs/math.md
+/// §9.3.1, §9.4.2), with its analytic gradient (PAC-GP's per-point-noise gradients with `K → K_A`,
 /// `y → y_B − μ_A`, plus `∂/∂s`).
 pub struct SplitPointNoiseObjective<'a> {
     prior_b: &'a PriorOnInputs,

@@ -1,9 +1,9 @@
-//! Q on part B (spec §3.2): its free parameters, marginals, `KL(Q‖P_A)`, prediction and
-//! shared-posterior form; per-point noises (spec §4.2 on this prior).
+//! Q on part B (docs/math.md §9.3.1): its free parameters, marginals, `KL(Q‖P_A)`, prediction and
+//! shared-posterior form; per-point noises (docs/math.md §9.4.2 on this prior).
 
 use super::*;
 
-/// The free posterior parameters `(σ_m², σ_v², s)` of Q (spec §3.2), not charged.
+/// The free posterior parameters `(σ_m², σ_v², s)` of Q (docs/math.md §9.3.1), not charged.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct SplitPosteriorParams {
     /// Mean noise σ_m².
@@ -45,7 +45,7 @@ pub(super) fn residual(prior_b: &PriorOnInputs, y_b: &[f64]) -> Vec<f64> {
     y_b.iter().zip(&prior_b.mean).map(|(y, m)| y - m).collect()
 }
 
-/// Q's marginals on B and `KL(Q‖P_A)` (spec §3.2).
+/// Q's marginals on B and `KL(Q‖P_A)` (docs/math.md §9.3.1).
 pub(super) fn q_on_b(
     prior_b: &PriorOnInputs,
     y_b: &[f64],
@@ -93,7 +93,8 @@ pub(super) fn q_on_b(
     })
 }
 
-/// Per-point posterior noises of Q on part B (spec §4.2 carried to the split prior, §3.2):
+/// Per-point posterior noises of Q on part B (docs/math.md §9.4.2 carried to the split prior,
+/// §9.3.1):
 /// `λ_m,i` in Q's mean, `λ_v,i` in its covariance; free posterior parameters, not charged.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PointNoise {
@@ -139,7 +140,7 @@ impl PointNoise {
     }
 }
 
-/// The posterior Q of spec §3.2: P_A updated with part B under the free parameters.
+/// The posterior Q of docs/math.md §9.3.1: P_A updated with part B under the free parameters.
 #[derive(Clone, Debug)]
 pub struct SplitPosterior {
     /// The prior P_A (standardised scale).
@@ -151,7 +152,7 @@ pub struct SplitPosterior {
     /// Q's free parameters (with [`Self::point_noise`], only the scale `s` is Q's; the noises
     /// are those of the homoscedastic fit it started from).
     pub params: SplitPosteriorParams,
-    /// Per-point noises on B in place of `σ_m²`, `σ_v²` (spec §4.2 on the split prior).
+    /// Per-point noises on B in place of `σ_m²`, `σ_v²` (docs/math.md §9.4.2 on the split prior).
     pub point_noise: Option<PointNoise>,
     /// P_A's mean and covariance on B.
     pub(super) prior_b: PriorOnInputs,
@@ -188,7 +189,8 @@ impl SplitPosterior {
     }
 
     /// Q with per-point noises `λ_m,i`, `λ_v,i` on B and scale `s = params.scale`:
-    /// `q(f_B) = N(μ_A + K_A C_m⁻¹ r, s(K_A − K_A C_v⁻¹ K_A))`, `C = K_A + Λ` (spec §3.2, §4.2).
+    /// `q(f_B) = N(μ_A + K_A C_m⁻¹ r, s(K_A − K_A C_v⁻¹ K_A))`, `C = K_A + Λ` (docs/math.md §9.3.1,
+    /// §9.4.2).
     pub fn with_point_noise(
         prior: SplitPrior,
         x_b: Mat<f64>,
@@ -214,7 +216,7 @@ impl SplitPosterior {
         })
     }
 
-    /// `KL(Q‖P_A)` in nats (closed form, spec §3.2).
+    /// `KL(Q‖P_A)` in nats (closed form, docs/math.md §9.3.1).
     pub fn kl(&self) -> f64 {
         self.kl
     }
@@ -224,7 +226,7 @@ impl SplitPosterior {
         &self.marginals_b
     }
 
-    /// Q's latent marginals at standardised inputs `x` (spec §3.2):
+    /// Q's latent marginals at standardised inputs `x` (docs/math.md §9.3.1):
     /// `μ* = μ_A(x*) + k_A(x*, B) α`,
     /// `v* = k_A(x*,x*) − (1 − s) k_A(x*,B) K_A⁻¹ k_A(B,x*) − s k_A(x*,B) C_v⁻¹ k_A(B,x*)`.
     pub fn predict(&self, x: MatRef<'_, f64>) -> Result<Marginals> {

@@ -5,7 +5,7 @@
 //! With `σ² = nλ` (module doc of [`super`]), minimising `R` over a basis S gives
 //! `α_S = (K_SN K_NS + σ²K_SS)⁻¹K_SN y`, which is exactly the mean weight vector of the
 //! subset-of-regressors / DTC posterior with inducing inputs `Z = X_S` and noise `σ²`
-//! (spec §3.2 with `Λ = σ²I`). The posterior is built in the whitened precision form that
+//! (docs/math.md §3.2 with `Λ = σ²I`). The posterior is built in the whitened precision form that
 //! [`crate::regression::sparse::SparseGp::posterior`] uses:
 //! `L Lᵀ = K_SS`, `V = L⁻¹K_SN`, `B = I + VVᵀ/σ²`, `α = L⁻ᵀB⁻¹Vy/σ²`, `O(k²n)`.
 

@@ -2,6 +2,8 @@
 //! [`Wording`] each front end gives it (`--epsilon` in the CLI, `epsilon=` in Python).
 
 use super::*;
+use crate::data::TableOption;
+use crate::spec::values::one_of;
 
 /// What is wrong with an option.
 #[derive(Clone, Debug, PartialEq)]
@@ -44,6 +46,12 @@ pub trait Wording {
     fn option(&self, option: SpecOption) -> String;
     /// The method as its users choose it (`--method laplace`, `method='laplace'`).
     fn method(&self, method: MethodName) -> String;
+    /// A table-reading option as its users type it (`--missing`, `missing`).
+    fn table_option(&self, option: TableOption) -> String;
+    /// A table-reading option set to one of `values` (`--missing drop, zero or mean`,
+    /// `missing='drop'`; no values: the flag alone), or `None` where the front end has no
+    /// such option (Python reads no file, so it has no `no_header`).
+    fn table_setting(&self, option: TableOption, values: &[&str]) -> Option<String>;
 }
 
 /// The library's own wording (snake-case names, `method laplace`).
@@ -55,6 +63,16 @@ impl Wording for LibraryWording {
     }
     fn method(&self, method: MethodName) -> String {
         format!("method {method}")
+    }
+    fn table_option(&self, option: TableOption) -> String {
+        option.name().to_string()
+    }
+    fn table_setting(&self, option: TableOption, values: &[&str]) -> Option<String> {
+        Some(
+            format!("{} {}", option.name(), one_of(values))
+                .trim_end()
+                .to_string(),
+        )
     }
 }
 

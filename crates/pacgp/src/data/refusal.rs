@@ -1,0 +1,333 @@
+//! A table that cannot be read as asked, as data: what is wrong, and which reading option
+//! (`missing`, `categorical`, …) would help. The library names no flag: each front end words
+//! the option in its own terms through [`Wording`] (`--missing drop` on the command line,
+//! `missing='drop'` in Python), as it does a [`SpecError`](crate::spec::SpecError).
+
+use std::fmt;
+
+use crate::spec::values::BadValue;
+use crate::spec::{LibraryWording, MethodName, Wording};
+
+/// The options of reading a table (a CSV file, or the cells Python hands over), by the
+/// library's names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TableOption {
+    /// Which column is the target.
+    Target,
+    /// Columns to ignore.
+    Drop,
+    /// What a missing cell means ([`MissingPolicy`](super::MissingPolicy)).
+    Missing,
+    /// `y`/`n` read as ±1 in numeric columns.
+    YesNo,
+    /// Which input columns are categorical ([`Categorical`](super::Categorical)).
+    Categorical,
+    /// What a category unseen in training becomes ([`UnknownCategory`](super::UnknownCategory)).
+    UnknownCategory,
+    /// The file has no header line.
+    NoHeader,
+    /// The label coded +1.
+    Positive,
+}
+
+impl TableOption {
+    /// Every option, for front ends' name tables and their tests.
+    pub const ALL: [TableOption; 8] = [
+        TableOption::Target,
+        TableOption::Drop,
+        TableOption::Missing,
+        TableOption::YesNo,
+        TableOption::Categorical,
+        TableOption::UnknownCategory,
+        TableOption::NoHeader,
+        TableOption::Positive,
+    ];
+
+    /// The library's name of the option (snake case).
+    pub fn name(self) -> &'static str {
+        match self {
+            TableOption::Target => "target",
+            TableOption::Drop => "drop",
+            TableOption::Missing => "missing",
+            TableOption::YesNo => "yes_no",
+            TableOption::Categorical => "categorical",
+            TableOption::UnknownCategory => "unknown_category",
+            TableOption::NoHeader => "no_header",
+            TableOption::Positive => "positive",
+        }
+    }
+}
+
+/// What is wrong with a table or its reading options; [`TableError::message`] words the
+/// option that helps in a front end's terms.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum TableError {
+    /// A word that is not one of a reading option's values.
+    Unparsable {
+        /// The option.
+        option: TableOption,
+        /// The word and what is accepted.
+        bad: BadValue,
+    },
+    /// `categorical` given both `auto` and column names.
+    CategoricalAutoAndNames,
+    /// A missing value (`?`, empty, `NA`) where the missing-value policy allows none.
+    MissingValue {
+        /// 1-based line number in the file.
+        line: u64,
+        /// Column name.
+        column: String,
+    },
+    /// A missing target, which no policy fills in.
+    MissingTarget {
+        /// 1-based line number in the file.
+        line: u64,
+        /// Column name.
+        column: String,
+    },
+    /// Every row has a missing value in a column used, and the policy drops such rows.
+    NoCompleteRows {
+        /// The file.
+        path: String,
+    },
+    /// Input columns holding text where numbers were expected.
+    TextColumns {
+        /// The file.
+        path: String,
+        /// Each column with its first text cell and line.
+        found: String,
+        /// The columns' names.
+        names: Vec<String>,
+    },
+    /// A column named categorical that is not an input column.
+    CategoricalNotInput {
+        /// The column name.
+        column: String,
+    },
+    /// A category the training data did not have.
+    UnknownCategory {
+        /// The file.
+        path: String,
+        /// 1-based line number in the file.
+        line: u64,
+        /// Column name.
+        column: String,
+        /// The unseen value.
+        value: String,
+        /// The training categories, comma separated.
+        known: String,
+    },
+    /// A first line of numbers where column names were expected.
+    HeaderLooksLikeData {
+        /// The file.
+        path: String,
+        /// The first line, shortened.
+        first: String,
+    },
+    /// A column asked to be both the target and ignored.
+    DroppedTarget {
+        /// The column name.
+        column: String,
+    },
+    /// The dropped columns leave only the target.
+    OnlyTargetLeft {
+        /// The file.
+        path: String,
+        /// The dropped columns.
+        dropped: Vec<String>,
+        /// The target column.
+        target: String,
+    },
+    /// A regression target cell that is not a number.
+    TargetNotNumber {
+        /// The file.
+        path: String,
+        /// 1-based line number in the file.
+        line: u64,
+        /// The target column.
+        column: String,
+        /// The cell.
+        cell: String,
+    },
+    /// A label chosen as +1 for a numeric (regression) target.
+    PositiveForNumbers,
+    /// A label chosen as +1 for a target of more than two classes.
+    PositiveForClasses {
+        /// Number of classes.
+        k: usize,
+        /// The classes, shown.
+        classes: String,
+    },
+    /// A label chosen as +1 that is neither of the two labels.
+    PositiveNotALabel {
+        /// The label given.
+        given: String,
+        /// The label coded −1 by default.
+        negative: String,
+        /// The label coded +1 by default.
+        positive: String,
+    },
+}
+
+impl TableError {
+    /// The reading option the message names (the one at fault, or the one that helps).
+    pub fn option(&self) -> Option<TableOption> {
+        use TableError as E;
+        use TableOption as O;
+        Some(match self {
+            E::Unparsable { option, .. } => *option,
+            E::CategoricalAutoAndNames | E::TextColumns { .. } | E::CategoricalNotInput { .. } => {
+                O::Categorical
+            }
+            E::MissingValue { .. } | E::MissingTarget { .. } | E::NoCompleteRows { .. } => {
+                O::Missing
+            }
+            E::UnknownCategory { .. } => O::UnknownCategory,
+            E::HeaderLooksLikeData { .. } => O::NoHeader,
+            E::DroppedTarget { .. } | E::OnlyTargetLeft { .. } => O::Drop,
+            E::TargetNotNumber { .. } => return None,
+            E::PositiveForNumbers | E::PositiveForClasses { .. } | E::PositiveNotALabel { .. } => {
+                O::Positive
+            }
+        })
+    }
+
+    /// The message in a front end's words.
+    pub fn message(&self, w: &dyn Wording) -> String {
+        use TableError as E;
+        use TableOption as O;
+        let set = |o: TableOption, values: &[&str]| w.table_setting(o, values);
+        match self {
+            E::Unparsable { option, bad } => format!("invalid {}: {bad}", w.table_option(*option)),
+            E::CategoricalAutoAndNames => format!(
+                "{} takes auto or column names, not both",
+                w.table_option(O::Categorical)
+            ),
+            E::MissingValue { line, column } => {
+                let hint = set(O::Missing, &["drop", "zero", "mean"]).map_or(String::new(), |s| {
+                    format!(" (choose what missing cells mean when fitting: {s})")
+                });
+                format!("missing value at line {line}, column '{column}'{hint}")
+            }
+            E::MissingTarget { line, column } => {
+                let hint = set(O::Missing, &["drop"])
+                    .map_or(String::new(), |s| format!(" (leave such rows out with {s})"));
+                format!("missing target at line {line}, column '{column}': a target cannot be filled in{hint}")
+            }
+            E::NoCompleteRows { path } => {
+                let policy = set(O::Missing, &["drop"]).unwrap_or_else(|| "dropping them".into());
+                format!("{path}: no data rows: every row has a missing value in a column used, so {policy} leaves none")
+            }
+            E::TextColumns { path, found, names } => {
+                let mut ways = Vec::new();
+                if let Some(s) = set(O::Categorical, &["auto"]) {
+                    ways.push(format!("encode text columns as categories with {s}"));
+                }
+                ways.push(match set(O::Drop, &[&names.join(",")]) {
+                    Some(s) => format!("leave them out with {s}"),
+                    None => "leave them out".into(),
+                });
+                format!("{path}: text in {found}: {}", ways.join(", or "))
+            }
+            E::CategoricalNotInput { column } => format!(
+                "{} {column}: not an input column (it is the target, dropped, or empty)",
+                w.table_option(O::Categorical)
+            ),
+            E::UnknownCategory {
+                path,
+                line,
+                column,
+                value,
+                known,
+            } => {
+                let hint = set(O::UnknownCategory, &["ignore"])
+                    .map_or(String::new(), |s| format!("; {s} codes it as all zeros"));
+                format!("{path}: line {line}: column '{column}' has the category '{value}', which the training data did not have (known: {known}){hint}")
+            }
+            E::HeaderLooksLikeData { path, first } => {
+                let how = match set(O::NoHeader, &[]) {
+                    Some(s) => format!("read the file with {s} (columns x1…xD and y, the last), or add a header line"),
+                    None => "add a header line".into(),
+                };
+                format!("{path}: the first line ({first}) is all numbers, so it looks like data, not column names: {how}")
+            }
+            E::DroppedTarget { column } => {
+                let target = w.table_option(O::Target);
+                let drop = w.table_option(O::Drop);
+                format!("column '{column}' is the target and cannot also be dropped (choose another target with {target}, or leave it out of {drop})")
+            }
+            E::OnlyTargetLeft {
+                path,
+                dropped,
+                target,
+            } => {
+                let drop = set(O::Drop, &[&dropped.join(",")])
+                    .unwrap_or_else(|| format!("dropping {}", dropped.join(",")));
+                format!("{path}: line 1: no input columns: {drop} leaves only the target column '{target}'")
+            }
+            E::TargetNotNumber {
+                path,
+                line,
+                column,
+                cell,
+            } => format!(
+                "{path}: line {line}: column '{column}': '{cell}' is not a number (a regression target must be numeric; class labels need a classifier, e.g. {})",
+                w.method(MethodName::Laplace)
+            ),
+            E::PositiveForNumbers => format!(
+                "{} applies to classification (two labels), not to a numeric target",
+                w.table_option(O::Positive)
+            ),
+            E::PositiveForClasses { k, classes } => format!(
+                "{} chooses the +1 of two labels; a multi-class fit has {k} classes ({classes})",
+                w.table_option(O::Positive)
+            ),
+            E::PositiveNotALabel {
+                given,
+                negative,
+                positive,
+            } => format!(
+                "invalid specification '{given}': {} names neither of the two labels, '{negative}' and '{positive}'",
+                w.table_option(O::Positive)
+            ),
+        }
+    }
+}
+
+impl fmt::Display for TableError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message(&LibraryWording))
+    }
+}
+
+impl std::error::Error for TableError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The library's own wording names options by their library names and no flag.
+    #[test]
+    fn library_wording_names_no_flag() {
+        let cases = [
+            TableError::MissingValue {
+                line: 3,
+                column: "a".into(),
+            },
+            TableError::TextColumns {
+                path: "f.csv".into(),
+                found: "'b' ('x' at line 2)".into(),
+                names: vec!["b".into()],
+            },
+            TableError::DroppedTarget { column: "y".into() },
+            TableError::PositiveForNumbers,
+        ];
+        for e in cases {
+            let m = e.to_string();
+            assert!(!m.contains("--"), "{m}");
+            let o = e.option().expect("names an option");
+            assert!(m.contains(o.name()), "{m} lacks {}", o.name());
+        }
+    }
+}
