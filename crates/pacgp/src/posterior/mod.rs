@@ -14,6 +14,7 @@
 
 mod file;
 pub mod prior;
+pub mod scaled;
 
 use faer::{Mat, MatRef};
 use serde::{Deserialize, Serialize};
@@ -23,6 +24,7 @@ use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky};
 
 pub use prior::Prior;
+pub use scaled::MeanScaled;
 
 /// How the posterior covariance on the basis values `f_B` is stored.
 #[derive(Clone, Debug)]
@@ -386,6 +388,19 @@ impl GaussianPosterior {
                 0.5 * (trace + quad - m + chol_kb.ln_det() - chol_sigma.ln_det())
             }
         }
+    }
+
+    /// The KL's two parts, `(covariance part, ½αᵀK_Bα)`: `KL(Q‖P)` is their sum, and scaling
+    /// the mean weights by `s` scales only the second, by `s²` ([`MeanScaled`]).
+    pub(crate) fn kl_parts(&self) -> (f64, f64) {
+        let m = self.n_basis() as f64;
+        let covariance = match &self.cov {
+            Covariance::Sites { chol_b, .. } | Covariance::WhitenedPrecision { chol_b, .. } => {
+                0.5 * (chol_b.ln_det() + chol_b.inverse_trace() - m)
+            }
+            Covariance::Dense { .. } => self.kl_to_prior() - 0.5 * self.alpha_k_alpha(),
+        };
+        (covariance, 0.5 * self.alpha_k_alpha())
     }
 
     /// `αᵀ K_B α` (the mean term of the KL); for the inducing and dense forms with the stored
