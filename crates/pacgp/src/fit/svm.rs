@@ -20,8 +20,8 @@ type Choice = (Kernel, SvmConfig, SvmFit, Vec<String>);
 
 /// SVMs for every (kernel, slack) candidate of `menu` (in parallel; bias-free on `k + 1`
 /// unless `base` fits a bias), the one of fewest linear-response LOO errors with its fit (the
-/// first on ties, so the choice is deterministic; [`Menu::by_bound_par`]). A candidate whose
-/// fit or LOO fails (e.g. a singular margin-SV matrix) scores NaN, so it is never chosen, and
+/// first on ties, so the choice is deterministic; [`Menu::by_bound_par_skipping`]; a menu of
+/// one needs no LOO). A candidate whose fit or LOO fails (e.g. a singular margin-SV matrix)
 /// is skipped with a note; the menu's price still counts it, since it was on the menu fixed
 /// before the data. Only if every candidate fails is it an error (the first failure).
 fn select_by_lr_loo(
@@ -38,6 +38,7 @@ fn select_by_lr_loo(
             svm_prior_kernel(k)
         }
     };
+    let single = menu.len() == 1;
     let (chosen, failed) = menu.by_bound_par_skipping(|(k, slack), _price| {
         let (k, cfg) = (
             prior(k),
@@ -47,7 +48,12 @@ fn select_by_lr_loo(
             },
         );
         let fit = crate::svm::svm(&k, x, y, &cfg)?;
-        let errors = crate::svm::loo::svm_loo(&fit, &k, x, y)?.errors;
+        // The LOO error only ranks candidates: a menu of one needs none.
+        let errors = if single {
+            0
+        } else {
+            crate::svm::loo::svm_loo(&fit, &k, x, y)?.errors
+        };
         Ok(((k, cfg, fit), errors as f64))
     })?;
     let notes = failed
@@ -196,5 +202,73 @@ mod tests {
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(notes[0].contains("skipped"), "{notes:?}");
         assert!(select_by_lr_loo(x.as_ref(), &y, &menu(&kernels[..1]), &base).is_err());
+    }
+
+    /// A free bias with the default menus on small 2-D data whose points come in duplicate
+    /// pairs: two equal margin support vectors make the LR-LOO's margin-SV matrix singular for
+    /// some candidates. The fit still succeeds, from the other candidates, with a note for
+    /// each one skipped.
+    #[test]
+    fn free_bias_default_menu_survives_a_singular_margin_matrix() {
+        let base_x = [
+            (-1.0, -0.4),
+            (-0.6, 0.5),
+            (-0.2, -0.9),
+            (0.1, 0.3),
+            (0.4, -0.2),
+            (0.7, 0.8),
+            (1.0, -0.6),
+            (-0.9, 0.9),
+        ];
+        let n = 2 * base_x.len();
+        let x = faer::Mat::from_fn(n, 2, |i, j| {
+            let p = base_x[i / 2];
+            if j == 0 {
+                p.0
+            } else {
+                p.1
+            }
+        });
+        let y: Vec<f64> = (0..n)
+            .map(|i| {
+                let p = base_x[i / 2];
+                if p.0 + 0.3 * p.1 > 0.0 {
+                    1.0
+                } else {
+                    -1.0
+                }
+            })
+            .collect();
+        let kernels = crate::plan::svm_lengthscales(2);
+        let menu = Menu::charged(
+            kernels
+                .iter()
+                .flat_map(|&l| {
+                    crate::plan::default_slacks(false)
+                        .into_iter()
+                        .map(move |c| (Kernel::se_iso(l, 1.0), c))
+                })
+                .collect(),
+            "kernel × slack",
+        );
+        let base = SvmConfig {
+            bias: true,
+            ..Default::default()
+        };
+        let singular = menu.items.iter().any(|(k, slack)| {
+            let cfg = SvmConfig {
+                slack: *slack,
+                ..base
+            };
+            let fit = crate::svm::svm(k, x.as_ref(), &y, &cfg).unwrap();
+            crate::svm::loo::svm_loo(&fit, k, x.as_ref(), &y).is_err()
+        });
+        assert!(
+            singular,
+            "the data should make some candidate's LR-LOO fail"
+        );
+        let (_, _, fit, notes) = select_by_lr_loo(x.as_ref(), &y, &menu, &base).unwrap();
+        assert_eq!(fit.alpha.len(), n);
+        assert!(!notes.is_empty() && notes.iter().all(|n| n.contains("skipped")));
     }
 }

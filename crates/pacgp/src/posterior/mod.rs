@@ -156,11 +156,8 @@ impl GaussianPosterior {
     /// precision 0, `B = I`): the SVM's posterior (Opper & Winther §17.4).
     pub fn shifted(prior: impl Into<Prior>, basis: Mat<f64>, alpha: Vec<f64>) -> Result<Self> {
         let m = basis.nrows();
-        let chol_b = Cholesky::factor(
-            Mat::<f64>::identity(m, m).as_ref(),
-            &linalg::JitterPolicy::none(),
-            "the identity",
-        )?;
+        // B = I is its own Cholesky factor.
+        let chol_b = Cholesky::from_lower(Mat::<f64>::identity(m, m), 0.0);
         Ok(Self::sites(prior, basis, alpha, vec![0.0; m], chol_b))
     }
 
@@ -339,6 +336,8 @@ impl GaussianPosterior {
     /// `(+1, L_K⁻¹k)` and `(−1, L_Σᵀ K⁻¹ k)` for the dense form.
     fn projections(&self, mut a: Mat<f64>) -> Vec<(f64, Mat<f64>)> {
         match &self.cov {
+            // Every site precision 0 (the SVM's shifted prior): R = 0, nothing to subtract.
+            Covariance::Sites { sqrt_pi, .. } if sqrt_pi.iter().all(|&s| s == 0.0) => vec![],
             Covariance::Sites { sqrt_pi, chol_b } => {
                 scale_rows(&mut a, sqrt_pi);
                 chol_b.solve_lower_in_place(a.as_mut());

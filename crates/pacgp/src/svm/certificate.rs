@@ -127,7 +127,8 @@ pub fn svm_posterior(
 /// The PAC-Bayes certificate of a bias-free SVM trained with `prior` on `(x, y)`: the
 /// lowest bound over `cfg.mu` ([`Menu::by_bound`], which charges `ln |menu|`), paying the
 /// other choices' prices too. `Q_μ`'s marginals on the sample and its KL come from one
-/// prediction of `Q_1` ([`MeanScaled`]); the chosen `Q_μ` is certified from scratch.
+/// prediction of `Q_1` ([`MeanScaled`]), which is the chosen `Q_μ`'s certificate too (equal
+/// to [`Certificate::of_posterior`] of it to round-off; `certify` recomputes it that way).
 pub fn svm_certificate(
     prior: &Kernel,
     x: MatRef<'_, f64>,
@@ -156,11 +157,10 @@ pub fn svm_certificate(
         let c = Certificate::of_mean_scaled(&family, mu, y, &loss, &spec(price))?;
         let bound = c.bound_of_kind(cfg.kind);
         per_mu.push((mu, bound));
-        Ok((mu, bound))
+        Ok(((mu, c), bound))
     })?;
-    let mu = chosen.value;
+    let (mu, certificate) = chosen.value;
     let posterior = family.posterior(mu)?;
-    let certificate = Certificate::of_posterior(&posterior, x, y, &loss, &spec(&chosen.price))?;
     Ok(SvmCertificate {
         certificate,
         mu,
