@@ -214,6 +214,54 @@ impl HyperGrid {
     }
 }
 
+/// A grid in ln space that the driver snaps a fitted θ onto ([`crate::optim::GridSnap`]): the
+/// paper's decimal grid (docs/math.md §2.4) or the evenly spaced grid of a coarse hyperparameter
+/// prior (docs/math.md §9.2, [`crate::prior::hyper::HyperPrior`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SnapGrid {
+    /// Rounded to decimals, then clamped.
+    Decimal(HyperGrid),
+    /// `{min_log, min_log + step, …, max_log}`: the nearest value, clamped to the range.
+    Spaced {
+        /// Lower end.
+        min_log: f64,
+        /// Upper end.
+        max_log: f64,
+        /// Step h.
+        step: f64,
+    },
+}
+
+impl SnapGrid {
+    /// Every component of `theta` moved onto the grid.
+    pub fn round(&self, theta: &[f64]) -> Vec<f64> {
+        match *self {
+            SnapGrid::Decimal(grid) => grid.round(theta),
+            SnapGrid::Spaced {
+                min_log,
+                max_log,
+                step,
+            } => {
+                let last = ((max_log - min_log) / step).round();
+                theta
+                    .iter()
+                    .map(|u| min_log + ((u - min_log) / step).round().clamp(0.0, last) * step)
+                    .collect()
+            }
+        }
+    }
+
+    /// The grid's range `(min_log, max_log)`.
+    pub fn range(&self) -> (f64, f64) {
+        match *self {
+            SnapGrid::Decimal(g) => (g.min_log, g.max_log),
+            SnapGrid::Spaced {
+                min_log, max_log, ..
+            } => (min_log, max_log),
+        }
+    }
+}
+
 /// Validate the bound's inputs.
 fn check(empirical_risk: f64, kl: f64, n: usize, delta: f64, penalty: f64) -> Result<()> {
     if n == 0 {

@@ -55,7 +55,8 @@ fn certify(model: &FittedModel, data: &Dataset, delta: f64) -> pacgp::certificat
 /// fit → JSON → certify gives the fit's bound (to 1e-9, δ = 0.01), with the rows in the
 /// training order and reversed; at δ = 0.05 the bound is Catoni's closed form at the stored λ
 /// with the same KL, risk and penalty; another sample is refused with a typed error, and a
-/// record that does not fit the model is refused when the file is read.
+/// record that does not fit the model (or was written by an older version) is refused when
+/// the file is read.
 #[test]
 fn fit_then_certify_reproduces_the_split_certificate() {
     let (data, labels) = crabs();
@@ -103,11 +104,16 @@ fn fit_then_certify_reproduces_the_split_certificate() {
     for (key, value) in [
         ("n_b", serde_json::json!(99)),
         ("prior_scale", serde_json::json!(0.0)),
+        // Files before the one sample split kept the rows' order: refit.
+        ("row_order", serde_json::json!(["00ff"])),
     ] {
         let mut broken: serde_json::Value = serde_json::from_str(&json).unwrap();
         broken["task"]["split_prior"][key] = value;
         let err = FittedModel::from_json(&broken.to_string(), "m.json").unwrap_err();
         assert!(err.to_string().contains("split prior record"), "{err}");
+        if key == "row_order" {
+            assert!(err.to_string().contains("older version"), "{err}");
+        }
     }
 }
 

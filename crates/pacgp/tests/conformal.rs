@@ -6,12 +6,13 @@
 //! what does not apply.
 
 use faer::Mat;
-use pacgp::conformal::{guarantee, IntervalRecord};
+use pacgp::conformal::guarantee;
 use pacgp::data::{Dataset, TargetScaler};
 use pacgp::fit::fit;
 use pacgp::kernel::Kernel;
 use pacgp::linalg::JitterPolicy;
 use pacgp::loo::LooDowndate;
+use pacgp::model::IntervalRecord;
 use pacgp::model::{FittedModel, Task};
 use pacgp::regression::exact::ExactGp;
 use pacgp::regression::sparse::{SparseGp, SparseMethod};
@@ -306,7 +307,7 @@ fn cv_plus_holds_the_fold_refits() {
     // The folds: a seeded 4-fold split of the rows in their canonical order (the fit is
     // symmetric in its points up to the optimiser's tolerance, so the refit below keeps the
     // record's row order to compare to round-off).
-    let order = pacgp::prior::split::canonical_order(&train);
+    let order = pacgp::data::canonical_order(&train);
     let splits = pacgp::data::k_fold(36, 4, 0).unwrap();
     for (f, fold) in folds.iter().enumerate() {
         let held: Vec<usize> = (0..36).filter(|&i| fold_of[i] == f).collect();
@@ -370,7 +371,7 @@ fn split_conformal_holds_part_a_and_part_b_scores() {
         panic!("split conformal")
     };
     assert_eq!(scores.len(), 20);
-    let (a, b) = pacgp::prior::split::split_rows(&train, 0.5, 0).unwrap();
+    let (a, b) = pacgp::data::SampleSplit::new(0.5, 0).parts(&train).unwrap();
     let again = fit(&spec.without_intervals(), &train.subset(&a), None).unwrap();
     let held = train.subset(&b);
     let p = again.predict_regression(held.x.as_ref()).unwrap();

@@ -28,15 +28,11 @@
 //! sample, and approximate when, as usual, they were fitted on it (`pacgp reproduce intervals`
 //! measures the coverage that results).
 
-pub mod record;
-
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::spec::{IntervalMethod, IntervalScore, IntervalSpec};
-
-pub use record::{FoldModel, IntervalRecord, StandardisedSample};
 
 /// Prediction intervals at a set of inputs, in the target's units, with what they guarantee.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

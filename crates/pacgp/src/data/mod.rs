@@ -1,6 +1,7 @@
 //! Datasets: the validated [`Dataset`] type, and by job: CSV reading ([`csv`]), how a
 //! table's cells become inputs ([`encoding`]: categories, missing values), class labels
-//! ([`labels`]: two, [`classes`]: K), standardisation ([`scaling`]), seeded splits and k-fold ([`split`]).
+//! ([`labels`]: two, [`classes`]: K), standardisation ([`scaling`]), the row digest and canonical order ([`digest`]), seeded
+//! splits and k-fold ([`split`]).
 //!
 //! Everything is validated once here (shapes, NaN/inf, missing values, labels) so that
 //! the numerical code can assume clean inputs. Every public item of the submodules is
@@ -8,6 +9,7 @@
 
 pub mod classes;
 pub mod csv;
+pub mod digest;
 pub mod encoding;
 pub mod labels;
 pub mod scaling;
@@ -15,6 +17,7 @@ pub mod split;
 
 pub use self::csv::*;
 pub use classes::*;
+pub use digest::*;
 pub use encoding::*;
 pub use labels::*;
 pub use scaling::*;

@@ -1,4 +1,6 @@
-//! Seeded random permutations, train/test splits and k-fold.
+//! Seeded random permutations, train/test splits, k-fold, and the one sample split of a
+//! training sample into parts A and B ([`SampleSplit`]) that data-dependent priors and split
+//! conformal use.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -9,6 +11,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 use super::csv::{parse_table, read_text, Header};
+use super::{canonical_order, Dataset};
 use crate::error::{Error, Result};
 
 /// Seeded train/test split: a random permutation (ChaCha8), the first `round(test_frac·n)`
@@ -58,6 +61,114 @@ pub fn k_fold(n: usize, k: usize, seed: u64) -> Result<Vec<(Vec<usize>, Vec<usiz
             (train, test)
         })
         .collect())
+}
+
+/// The size of part A of `n` rows at fraction F: `round(F·N)`.
+pub fn part_a_size(n: usize, fraction: f64) -> usize {
+    (fraction * n as f64).round() as usize
+}
+
+/// How a training sample is split into parts A (fraction F) and B: the one split of the
+/// library (the split priors of regression and classification, split conformal).
+///
+/// The rows are first put in their canonical order ([`canonical_order`]: sorted by the row
+/// digest), which depends on the sample alone, then permuted by the seed. So the parts are
+/// fixed by the sample, F and the seed before any fitting, and the same sample in any file
+/// order gives the same parts — which is what lets `certify` re-derive them from the sample.
+/// Part A is the permutation's first `round(F·N)` rows (its last ones when `swapped`).
+/// Stratified (classifiers), each class c gets `round(F·N_c)` rows in A, clamped to
+/// `[1, N_c − 1]`, taken in permutation order, so both parts hold every class.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SampleSplit {
+    /// Fraction F of the sample in part A, in (0, 1).
+    pub fraction: f64,
+    /// Seed of the permutation.
+    pub seed: u64,
+    /// Split each class (distinct target value) separately.
+    pub stratified: bool,
+    /// Part A from the end of the permutation instead of its start.
+    pub swapped: bool,
+}
+
+impl SampleSplit {
+    /// An unstratified split at `fraction` with `seed`, part A first.
+    pub fn new(fraction: f64, seed: u64) -> Self {
+        Self {
+            fraction,
+            seed,
+            stratified: false,
+            swapped: false,
+        }
+    }
+
+    /// Rows of parts A and B of `data` (indices into it, each part in permutation order).
+    /// An error when a part would be empty, or, stratified, a class has a single row.
+    pub fn parts(&self, data: &Dataset) -> Result<(Vec<usize>, Vec<usize>)> {
+        if !(self.fraction > 0.0 && self.fraction < 1.0) {
+            return Err(Error::InvalidParameter {
+                name: "split fraction F",
+                value: self.fraction,
+                reason: "must lie in (0, 1)",
+            });
+        }
+        let n = data.n();
+        let order = canonical_order(data);
+        let perm: Vec<usize> = permutation(n, self.seed)
+            .into_iter()
+            .map(|p| order[p])
+            .collect();
+        let in_a = if self.stratified {
+            self.stratified_membership(data, &perm)?
+        } else {
+            let n_a = part_a_size(n, self.fraction);
+            if n < 2 || n_a == 0 || n_a >= n {
+                return Err(Error::InvalidParameter {
+                    name: "split fraction F",
+                    value: self.fraction,
+                    reason: "leaves part A or part B empty",
+                });
+            }
+            let first = if self.swapped { n - n_a } else { 0 };
+            (0..n).map(|p| p >= first && p < first + n_a).collect()
+        };
+        let (a, b): (Vec<_>, Vec<_>) = perm.iter().zip(&in_a).partition(|(_, &a)| a);
+        Ok((
+            a.into_iter().map(|(&r, _)| r).collect(),
+            b.into_iter().map(|(&r, _)| r).collect(),
+        ))
+    }
+
+    /// Whether each position of `perm` goes to part A, class by class.
+    fn stratified_membership(&self, data: &Dataset, perm: &[usize]) -> Result<Vec<bool>> {
+        let class_of = |r: usize| data.y[r].to_bits();
+        let mut counts = std::collections::BTreeMap::<u64, usize>::new();
+        for &r in perm {
+            *counts.entry(class_of(r)).or_default() += 1;
+        }
+        if let Some((&c, _)) = counts.iter().find(|(_, &n_c)| n_c < 2) {
+            return Err(Error::InvalidParameter {
+                name: "stratified split",
+                value: f64::from_bits(c),
+                reason: "this class has a single row, so it cannot be in both parts",
+            });
+        }
+        let in_a_count = |n_c: usize| part_a_size(n_c, self.fraction).clamp(1, n_c - 1);
+        let mut seen = std::collections::BTreeMap::<u64, usize>::new();
+        Ok(perm
+            .iter()
+            .map(|&r| {
+                let n_c = counts[&class_of(r)];
+                let k = seen.entry(class_of(r)).or_default();
+                let position = *k;
+                *k += 1;
+                if self.swapped {
+                    position >= n_c - in_a_count(n_c)
+                } else {
+                    position < in_a_count(n_c)
+                }
+            })
+            .collect())
+    }
 }
 
 /// What [`split_file`] wrote: the two files and how many data rows each holds.
@@ -176,4 +287,97 @@ fn write_text(path: &Path, text: &str) -> Result<()> {
         text.as_bytes().to_vec()
     };
     std::fs::write(path, bytes).map_err(io)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use faer::Mat;
+
+    /// 20 rows, classes ±1 with 14 and 6 rows, inputs distinct.
+    fn sample() -> Dataset {
+        let x = Mat::from_fn(20, 2, |i, j| (i * 7 + j * 3) as f64 * 0.37);
+        let y = (0..20)
+            .map(|i| if i % 10 < 7 { 1.0 } else { -1.0 })
+            .collect();
+        Dataset::new(x, y).unwrap()
+    }
+
+    #[test]
+    fn unstratified_parts_are_the_permutation_of_the_canonical_order() {
+        let data = sample();
+        let (order, perm) = (canonical_order(&data), permutation(20, 9));
+        let (a, b) = SampleSplit::new(0.3, 9).parts(&data).unwrap();
+        let want: Vec<usize> = perm.iter().map(|&p| order[p]).collect();
+        assert_eq!(a, want[..6]);
+        assert_eq!(b, want[6..]);
+        let swapped = SampleSplit {
+            swapped: true,
+            ..SampleSplit::new(0.3, 9)
+        };
+        let (a, b) = swapped.parts(&data).unwrap();
+        assert_eq!((a, b), (want[14..].to_vec(), want[..14].to_vec()));
+    }
+
+    #[test]
+    fn stratified_parts_hold_every_class_in_proportion() {
+        let data = sample();
+        for (fraction, swapped) in [(0.3, false), (0.5, true), (0.9, false), (0.05, true)] {
+            let split = SampleSplit {
+                fraction,
+                seed: 4,
+                stratified: true,
+                swapped,
+            };
+            let (a, b) = split.parts(&data).unwrap();
+            let count = |rows: &[usize], c: f64| rows.iter().filter(|&&r| data.y[r] == c).count();
+            for (c, n_c) in [(1.0, 14), (-1.0, 6)] {
+                let want = part_a_size(n_c, fraction).clamp(1, n_c - 1);
+                assert_eq!(count(&a, c), want, "class {c} at F = {fraction}");
+                assert_eq!(count(&b, c), n_c - want);
+            }
+            let mut all: Vec<usize> = a.iter().chain(&b).copied().collect();
+            all.sort_unstable();
+            assert_eq!(all, (0..20).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn the_parts_do_not_depend_on_the_file_order() {
+        let data = sample();
+        let shuffle = permutation(20, 77);
+        let shuffled = data.subset(&shuffle);
+        for stratified in [false, true] {
+            let split = SampleSplit {
+                stratified,
+                ..SampleSplit::new(0.5, 3)
+            };
+            let (a, _) = split.parts(&data).unwrap();
+            let (a2, _) = split.parts(&shuffled).unwrap();
+            let rows = |d: &Dataset, r: &[usize]| -> Vec<[u8; 32]> {
+                r.iter().map(|&i| crate::data::row_digest(d, i)).collect()
+            };
+            assert_eq!(rows(&data, &a), rows(&shuffled, &a2));
+        }
+    }
+
+    #[test]
+    fn a_class_of_one_row_or_an_empty_part_is_refused() {
+        let x = Mat::from_fn(5, 1, |i, _| i as f64);
+        let one = Dataset::new(x.clone(), vec![1.0, 1.0, 1.0, 1.0, -1.0]).unwrap();
+        let split = SampleSplit {
+            stratified: true,
+            ..SampleSplit::new(0.5, 0)
+        };
+        assert!(matches!(
+            split.parts(&one),
+            Err(Error::InvalidParameter {
+                name: "stratified split",
+                ..
+            })
+        ));
+        let data = Dataset::new(x, vec![0.0; 5]).unwrap();
+        assert!(SampleSplit::new(0.05, 0).parts(&data).is_err());
+        assert!(SampleSplit::new(1.0, 0).parts(&data).is_err());
+    }
 }

@@ -10,10 +10,11 @@ use std::time::Instant;
 use faer::Mat;
 use serde::{Deserialize, Serialize};
 
-use crate::conformal::{IntervalRecord, PredictionIntervals};
+use crate::conformal::PredictionIntervals;
 use crate::data::{permutation, train_test_split, Dataset};
 use crate::error::Result;
 use crate::fit::fit;
+use crate::model::IntervalRecord;
 use crate::model::{FittedModel, Task};
 use crate::regression::exact::ExactGp;
 use crate::spec::{
@@ -291,7 +292,11 @@ pub fn intervals_on(
                 method: IntervalMethod::JackknifePlus,
                 score,
             };
-            extra.push((name, iv, IntervalRecord::build(&spec, &iv, &train, &model)?));
+            extra.push((
+                name,
+                iv,
+                crate::fit::intervals::interval_record(&spec, &iv, &train, &model)?,
+            ));
         }
         if let Some(folds) = s.cv_folds {
             let iv = IntervalSpec {
@@ -301,7 +306,7 @@ pub fn intervals_on(
             extra.push((
                 "cv+",
                 iv,
-                IntervalRecord::build(&spec, &iv, &train, &model)?,
+                crate::fit::intervals::interval_record(&spec, &iv, &train, &model)?,
             ));
         }
         let row = |method: &str, alpha, guarantee, (lo, hi): (Vec<f64>, Vec<f64>), t0: Instant| {

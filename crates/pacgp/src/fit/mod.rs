@@ -9,6 +9,7 @@
 //! - [`multiclass`]: K classes by one-vs-rest over any of the classifiers, or the softmax Laplace.
 
 pub mod classifier;
+pub mod intervals;
 pub mod multiclass;
 pub mod pac_gpc;
 pub mod regression;
@@ -26,7 +27,7 @@ pub use crate::plan::{classifier_candidates, svm_candidates, svm_prior_kernel};
 /// ([`TrainingLabels::Classes`]) — a binary classifier's spec given more than two classes
 /// becomes one-vs-rest, with a note; a regression method takes no labels. Data-dependent
 /// defaults (a basis size of at most N) are filled in with a note in the model's report. With
-/// prediction intervals in a regression spec, their record is made here ([`crate::conformal`];
+/// prediction intervals in a regression spec, their record is made here ([`intervals`];
 /// CV+ and split conformal refit the spec on parts of `data`).
 pub fn fit(
     spec: &CheckedFitSpec,
@@ -45,7 +46,7 @@ pub fn fit(
         }
         let mut model = fit_checked(&spec, data, LabelMap::signs(), notes)?;
         if let Some(iv) = &spec.intervals {
-            let record = crate::conformal::IntervalRecord::build(given, iv, data, &model)?;
+            let record = intervals::interval_record(given, iv, data, &model)?;
             if let crate::model::Task::Regression { intervals, .. } = &mut model.task {
                 *intervals = Some(Box::new(record));
             }

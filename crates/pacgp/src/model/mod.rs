@@ -17,7 +17,6 @@
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::certificate::Certificate;
 use crate::data::{ClassLabels, Dataset, LabelMap, Standardizer, TargetScaler};
@@ -30,6 +29,7 @@ use crate::spec::CheckedFitSpec;
 
 pub mod evidence;
 pub mod from_parameters;
+pub mod intervals;
 mod joint;
 pub mod multiclass;
 pub mod price;
@@ -42,6 +42,7 @@ pub mod usage;
 pub use crate::certificate::GibbsPredictor;
 pub use evidence::LogEvidence;
 pub use from_parameters::{sparse_model_from_parts, SparseModelParts};
+pub use intervals::{FoldModel, IntervalRecord, StandardisedSample};
 pub use multiclass::ClassPrediction;
 pub use svm_dual::SvmDual;
 pub use usage::CertifyOptions;
@@ -73,7 +74,7 @@ pub enum Task {
         sparse_split_prior: Option<Box<crate::prior::split_sparse::SparseSplitRecord>>,
         /// What the spec's prediction intervals need at prediction time (`fit --intervals`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        intervals: Option<Box<crate::conformal::IntervalRecord>>,
+        intervals: Option<Box<IntervalRecord>>,
     },
     /// Binary labels through a likelihood.
     Classification {
@@ -164,7 +165,7 @@ pub struct FittedModel {
     pub target_name: String,
     /// Training size.
     pub n_train: usize,
-    /// Digest of the training sample ([`sample_digest`]): a certificate holds only on it
+    /// Digest of the training sample ([`crate::data::sample_digest`]): a certificate holds only on it
     /// (`None` for a model assembled from sharded sums, which never held the whole sample).
     pub training_digest: Option<String>,
     /// Input standardisation (training statistics).
@@ -285,7 +286,7 @@ impl FittedModel {
             feature_names: train.feature_names.clone(),
             target_name: train.target_name.clone(),
             n_train: train.n(),
-            training_digest: Some(sample_digest(train)),
+            training_digest: Some(crate::data::sample_digest(train)),
             x_scaler,
             posterior,
             task,
@@ -484,9 +485,11 @@ impl FittedModel {
             });
         }
         match &self.training_digest {
-            Some(want) if *want != sample_digest(sample) => Err(Error::NotTrainingSample {
-                reason: "its rows differ from the training rows (digest mismatch)".into(),
-            }),
+            Some(want) if *want != crate::data::sample_digest(sample) => {
+                Err(Error::NotTrainingSample {
+                    reason: "its rows differ from the training rows (digest mismatch)".into(),
+                })
+            }
             _ => Ok(()),
         }
     }
@@ -497,26 +500,4 @@ impl FittedModel {
 struct FormatTag {
     #[serde(default)]
     format: String,
-}
-
-/// SHA-256 of a sample's rows (inputs then target, as f64 bits), independent of row order:
-/// the sorted per-row digests are hashed again, so duplicated or changed rows change it.
-pub fn sample_digest(data: &Dataset) -> String {
-    let mut rows: Vec<[u8; 32]> = (0..data.n())
-        .map(|i| {
-            let mut h = Sha256::new();
-            for j in 0..data.d() {
-                h.update(data.x[(i, j)].to_bits().to_le_bytes());
-            }
-            h.update(data.y[i].to_bits().to_le_bytes());
-            h.finalize().into()
-        })
-        .collect();
-    rows.sort_unstable();
-    let mut h = Sha256::new();
-    h.update((data.d() as u64).to_le_bytes());
-    for r in &rows {
-        h.update(r);
-    }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -304,7 +304,7 @@ impl FittedModel {
         )
     }
 
-    /// The classifier split prior's certificate: the sample put back in the fit's row order,
+    /// The classifier split prior's certificate: the parts re-derived from the sample,
     /// part A's prior refitted as the fit did (scaler, θ_A per kernel structure, the nested
     /// choice of t and Catoni's λ) and checked against the record, Q rebuilt from it and the
     /// stored sites of part B and checked against the stored posterior, certified on part B.
@@ -347,7 +347,7 @@ impl FittedModel {
                 "a split classifier without a classification task".into(),
             ));
         };
-        let train = record.in_training_order(sample)?;
+        let train = sample;
         let config = crate::plan::split_config(&self.spec, split, optimise_sites);
         // Part A is refitted for the Gibbs classifier the fit was trained for.
         let classifier =

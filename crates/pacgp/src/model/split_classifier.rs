@@ -1,16 +1,16 @@
 //! The classifier split prior's record in model files ([`crate::objective::gpc_split`]): the
-//! split (fraction, menu of fractions × directions, seed, whether the parts were swapped, the
-//! training rows' order), θ_A, the prior's covariance scale t and mean scale s, and Catoni's λ.
-//! The model's posterior Q is stored over `A ∪ B` in site form (`P_A`'s sites, then B's).
-//! `certify` ([`super::split`]) puts the sample's rows back into the training order (rows are
-//! matched by a hash of their values, so any row order of the same sample works), refits part
-//! A's prior as the fit did, checks the record and Q against it, and certifies Q on part B.
+//! split (fraction, menu of fractions × directions, seed, whether the parts were swapped),
+//! θ_A, the prior's covariance scale t and mean scale s, and Catoni's λ. The model's posterior
+//! Q is stored over `A ∪ B` in site form (`P_A`'s sites, then B's). `certify`
+//! ([`super::split`]) re-derives the parts from the sample, the seed and the fraction (the
+//! library's one [`SampleSplit`], stratified: any row order of the same sample gives the same
+//! parts), refits part A's prior as the fit did, checks the record and Q against it, and
+//! certifies Q on part B.
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::bounds::ConfidenceTerm;
-use crate::data::{permutation, Dataset};
+use crate::data::{Dataset, SampleSplit};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::objective::gpc_split::{SplitPriorConfig, SplitPriorFit};
@@ -49,9 +49,10 @@ pub struct ClassifierSplitRecord {
     pub lambda: Option<f64>,
     /// The confidence term of the fitted certificate (Catoni's at λ, or the kl bound's).
     pub term: ConfidenceTerm,
-    /// The training rows in the order the split permuted them: a 64-bit hash of each row's
-    /// values ([`row_keys`]).
-    pub row_order: Vec<String>,
+    /// Files before the one sample split stored the training rows' order here (their split
+    /// was made in the file's row order); such a record is refused with a request to refit.
+    #[serde(default, rename = "row_order", skip_serializing)]
+    pub legacy_row_order: Option<serde_json::Value>,
 }
 
 /// The serde default of [`ClassifierSplitRecord::mean_scale`]: files before it had s = 1.
@@ -59,26 +60,8 @@ fn unit_scale() -> f64 {
     1.0
 }
 
-/// A hash of each row's values in hex: the first 8 bytes of the per-row SHA-256 that
-/// [`super::sample_digest`] uses (inputs then label, as f64 bits); equal rows are interchangeable.
-pub fn row_keys(data: &Dataset) -> Vec<String> {
-    (0..data.n())
-        .map(|i| {
-            let mut h = Sha256::new();
-            for j in 0..data.d() {
-                h.update(data.x[(i, j)].to_bits().to_le_bytes());
-            }
-            h.update(data.y[i].to_bits().to_le_bytes());
-            h.finalize()[..8]
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect()
-        })
-        .collect()
-}
-
 impl ClassifierSplitRecord {
-    /// The record of a split-prior fit on `train` (rows in the order the fit saw them).
+    /// The record of a split-prior fit on `train`.
     /// `Unsupported` when the fit is not one `certify` can reproduce from the record: Q's
     /// kernel is not `t·k_A` (or `k_A` at t = s = 1), the fraction is not the configured one,
     /// or the parts are not the seeded permutation's in either direction.
@@ -109,7 +92,7 @@ impl ClassifierSplitRecord {
             SplitFraction::Menu => crate::prior::split::SPLIT_FRACTIONS.len(),
         };
         let directions = if cfg.both_directions { 2 } else { 1 };
-        let swapped = split_direction(fit, cfg.seed, train.n())?;
+        let swapped = split_direction(fit, cfg.seed, train)?;
         if swapped && !cfg.both_directions {
             return Err(Error::Unsupported(
                 "swapped parts need SplitPriorConfig::both_directions".into(),
@@ -127,12 +110,12 @@ impl ClassifierSplitRecord {
             mean_scale: fit.mean_scale,
             lambda: fit.lambda,
             term: fit.certificate.confidence_term,
-            row_order: row_keys(train),
+            legacy_row_order: None,
         })
     }
 
     /// The record fits a model of `n_train` rows whose posterior has `n_basis` basis points
-    /// (parts of both sizes summing to it, one row key per row, t > 0, λ > 0).
+    /// (parts of both sizes summing to it, t > 0, λ > 0; not a record of an older version).
     pub fn check(&self, n_train: usize, n_basis: usize) -> std::result::Result<(), String> {
         let n = self.n_a + self.n_b;
         if self.n_a == 0 || self.n_b == 0 || n != n_train || n_basis != self.n_b {
@@ -142,11 +125,12 @@ impl ClassifierSplitRecord {
                 self.n_a, self.n_b
             ));
         }
-        if self.row_order.len() != n_train {
-            return Err(format!(
-                "{} row keys for {n_train} rows",
-                self.row_order.len()
-            ));
+        if self.legacy_row_order.is_some() {
+            return Err(
+                "written by an older version of pacgp, whose classifier split followed the \
+                 file's row order; refit the model with this version"
+                    .into(),
+            );
         }
         let positive = |v: f64| v.is_finite() && v > 0.0;
         if !positive(self.prior_scale) || !self.lambda.is_none_or(positive) {
@@ -162,29 +146,6 @@ impl ClassifierSplitRecord {
             ));
         }
         Ok(())
-    }
-
-    /// Indices of the sample's rows in the training order (the sample must hold the same rows).
-    fn training_order(&self, sample: &Dataset) -> Result<Vec<usize>> {
-        let mut rows: std::collections::HashMap<String, Vec<usize>> = Default::default();
-        for (i, key) in row_keys(sample).into_iter().enumerate().rev() {
-            rows.entry(key).or_default().push(i);
-        }
-        let mismatch = || Error::NotTrainingSample {
-            reason: "its rows are not the rows the split prior was fitted on".into(),
-        };
-        if sample.n() != self.row_order.len() {
-            return Err(mismatch());
-        }
-        self.row_order
-            .iter()
-            .map(|key| rows.get_mut(key).and_then(|v| v.pop()).ok_or_else(mismatch))
-            .collect()
-    }
-
-    /// The sample's rows in the order the fit saw them (rows are matched by their keys).
-    pub fn in_training_order(&self, sample: &Dataset) -> Result<Dataset> {
-        Ok(sample.subset(&self.training_order(sample)?))
     }
 
     /// The sites of part B in a stored Q (site form over part B, its prior `P_A`).
@@ -208,23 +169,21 @@ impl ClassifierSplitRecord {
     }
 }
 
-/// Whether the fit's parts are the seeded permutation's in the swapped direction (part B its
-/// first rows) rather than the plain one (part B its last rows); `Unsupported` if neither.
-fn split_direction(fit: &SplitPriorFit, seed: u64, n: usize) -> Result<bool> {
-    let perm = permutation(n, seed);
-    let (n_a, n_b) = (fit.part_a.len(), fit.part_b.len());
-    if n_a + n_b != n {
-        return Err(Error::Unsupported(format!(
-            "parts of {n_a} and {n_b} rows for {n} training rows"
-        )));
+/// Whether the fit's parts are the sample split's swapped direction (part A from the end of
+/// the permutation) rather than the plain one; `Unsupported` if neither.
+fn split_direction(fit: &SplitPriorFit, seed: u64, train: &Dataset) -> Result<bool> {
+    for swapped in [false, true] {
+        let split = SampleSplit {
+            fraction: fit.fraction,
+            seed,
+            stratified: true,
+            swapped,
+        };
+        if split.parts(train)? == (fit.part_a.clone(), fit.part_b.clone()) {
+            return Ok(swapped);
+        }
     }
-    if fit.part_a == perm[..n_a] && fit.part_b == perm[n_a..] {
-        Ok(false)
-    } else if fit.part_a == perm[n_b..] && fit.part_b == perm[..n_b] {
-        Ok(true)
-    } else {
-        Err(Error::Unsupported(
-            "the fit's parts are not the seeded permutation's in either direction".into(),
-        ))
-    }
+    Err(Error::Unsupported(
+        "the fit's parts are not the seeded sample split's in either direction".into(),
+    ))
 }

@@ -322,29 +322,22 @@ pub fn fit_pac_gp(
     };
     let mut bounds = vec![(boxes::LN_THETA.0.max(lo), boxes::LN_THETA.1.min(hi)); nk];
     bounds.push(cfg.ln_noise_bounds);
-    let snap = GridSnap {
-        grid: cfg.grid,
-        n: nk,
+    let snap = match cfg.hyper_prior {
+        None => GridSnap::decimal(cfg.grid, nk),
+        Some(prior) => GridSnap::coarse(prior.snap_grid(), nk),
     };
     let min = optim::drive(
         &obj,
         &x0,
-        bounds.clone(),
+        bounds,
         &cfg.lbfgs,
         &Restarts::default(),
-        cfg.hyper_prior.is_none().then_some(&snap),
+        Some(&snap),
     )?;
-    let (mut params, report) = (min.params, min.report);
+    let (params, report) = (min.params, min.report);
     let choice = match cfg.hyper_prior {
         None => PenaltyTerm::grid(&cfg.grid, nk),
         Some(prior) => {
-            params = reoptimise_free(
-                &obj,
-                &prior.snap(&params[..nk]),
-                &params[nk..],
-                &bounds[nk..],
-                &cfg.lbfgs,
-            )?;
             let mut k = kernel_init.clone();
             k.set_params(&params[..nk])?;
             prior.penalty_term(&k)?
@@ -364,24 +357,4 @@ pub fn fit_pac_gp(
         certificate,
         report,
     })
-}
-
-/// Re-minimise the free (uncharged) posterior parameters with the leading θ held at its snapped
-/// value (spec §2.1: snapping changes the model, the free parameters recover most of it).
-pub(crate) fn reoptimise_free(
-    obj: &dyn Objective,
-    theta: &[f64],
-    free0: &[f64],
-    free_bounds: &[(f64, f64)],
-    lbfgs: &LbfgsConfig,
-) -> Result<Vec<f64>> {
-    let mut x0 = theta.to_vec();
-    x0.extend_from_slice(free0);
-    let mut bounds: Vec<(f64, f64)> = theta.iter().map(|t| (*t, *t)).collect();
-    bounds.extend_from_slice(free_bounds);
-    let min = optim::drive(obj, &x0, bounds, lbfgs, &Restarts::default(), None)?;
-    let mut p = min.params;
-    // The box pins θ; copy it back exactly so the penalty sees grid values.
-    p[..theta.len()].copy_from_slice(theta);
-    Ok(p)
 }

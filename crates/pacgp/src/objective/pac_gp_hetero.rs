@@ -214,10 +214,7 @@ pub fn fit_pac_gp_hetero(
         bounds,
         &cfg.lbfgs,
         &Restarts::default(),
-        Some(&GridSnap {
-            grid: cfg.grid,
-            n: nk,
-        }),
+        Some(&GridSnap::decimal(cfg.grid, nk)),
     )?;
     let mut kernel = base.gp.kernel.clone();
     kernel.set_params(&min.params[..nk])?;

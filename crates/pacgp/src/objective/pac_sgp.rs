@@ -539,26 +539,12 @@ pub fn fit_pac_sgp_with(
         max_iter: st.max_iter,
         ..Default::default()
     };
-    let snap = GridSnap { grid, n: nk };
-    let min = optim::drive(
-        &obj,
-        &p0,
-        bounds.clone(),
-        &lbfgs,
-        &Restarts::default(),
-        levers.hyper_prior.is_none().then_some(&snap),
-    )?;
-    let (mut p, report) = (min.params, min.report);
-    if let Some(prior) = levers.hyper_prior {
-        let theta = prior.snap(&p[..nk]);
-        p = crate::objective::pac_gp::reoptimise_free(
-            &obj,
-            &theta,
-            &p[nk..],
-            &bounds[nk..],
-            &lbfgs,
-        )?;
-    }
+    let snap = match levers.hyper_prior {
+        None => GridSnap::decimal(grid, nk),
+        Some(prior) => GridSnap::coarse(prior.snap_grid(), nk),
+    };
+    let min = optim::drive(&obj, &p0, bounds, &lbfgs, &Restarts::default(), Some(&snap))?;
+    let (p, report) = (min.params, min.report);
     let (kernel, noise_variance, z) = obj.unpack(&p)?;
     let choice = match levers.hyper_prior {
         None => PenaltyTerm::grid(&grid, nk),

@@ -3,7 +3,7 @@
 //! θ onto the PAC grid (docs/math.md §2.4) afterwards, with the optimiser's report. The default
 //! boxes live here, once.
 
-use crate::bounds::HyperGrid;
+use crate::bounds::{HyperGrid, SnapGrid};
 use crate::error::Result;
 
 use super::{minimize, multistart, random_starts, LbfgsConfig, Objective, OptimReport};
@@ -46,27 +46,46 @@ impl Default for Restarts {
 
 /// Snap the first `n` parameters (the kernel's θ) onto `grid` after optimising. Their boxes are
 /// intersected with the grid's range first, so snapping only rounds (≤ half a grid step) and
-/// never clamps.
+/// never clamps. With `refit_free` the other (uncharged) parameters are then minimised again
+/// with θ held at its grid value (docs/math.md §9.2: the snap of a coarse grid moves the model,
+/// and the free parameters recover most of it).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GridSnap {
     /// The grid.
-    pub grid: HyperGrid,
+    pub grid: SnapGrid,
     /// How many leading parameters are snapped.
     pub n: usize,
+    /// Re-minimise the parameters after the first `n` at the snapped θ.
+    pub refit_free: bool,
 }
 
 impl GridSnap {
+    /// The first `n` parameters rounded onto the decimal `grid`, the rest left where they are.
+    pub fn decimal(grid: HyperGrid, n: usize) -> Self {
+        Self {
+            grid: SnapGrid::Decimal(grid),
+            n,
+            refit_free: false,
+        }
+    }
+
     /// The paper's grid for the first `n` parameters.
     pub fn paper(n: usize) -> Self {
-        Self {
-            grid: HyperGrid::default(),
-            n,
-        }
+        Self::decimal(HyperGrid::default(), n)
     }
 
     /// The snap of the first `n` parameters onto `grid`, if a grid is given.
     pub fn leading(grid: Option<HyperGrid>, n: usize) -> Option<Self> {
-        grid.map(|grid| Self { grid, n })
+        grid.map(|grid| Self::decimal(grid, n))
+    }
+
+    /// The first `n` parameters onto a coarse prior's `grid`, the rest re-minimised there.
+    pub fn coarse(grid: SnapGrid, n: usize) -> Self {
+        Self {
+            grid,
+            n,
+            refit_free: true,
+        }
     }
 
     /// `params` with the first `n` entries rounded onto the grid.
@@ -79,8 +98,9 @@ impl GridSnap {
 
     /// `bounds` with the first `n` boxes intersected with the grid's range.
     fn restrict(&self, bounds: &mut [(f64, f64)]) {
+        let (lo, hi) = self.grid.range();
         for b in &mut bounds[..self.n] {
-            *b = (b.0.max(self.grid.min_log), b.1.min(self.grid.max_log));
+            *b = (b.0.max(lo), b.1.min(hi));
         }
     }
 }
@@ -134,6 +154,12 @@ pub fn drive(
         multistart(obj, &starts, &cfg)?
     };
     let (params, snapped) = match snap {
+        Some(s) if s.refit_free => {
+            let theta = s.grid.round(&report.params[..s.n]);
+            let free = &report.params[s.n..];
+            let free_bounds = &cfg.bounds.as_deref().unwrap_or_default()[s.n..];
+            (refit_free(obj, &theta, free, free_bounds, lbfgs)?, true)
+        }
         Some(s) => (s.apply(&report.params), true),
         None => (report.params.clone(), false),
     };
@@ -142,6 +168,25 @@ pub fn drive(
         report,
         snapped,
     })
+}
+
+/// Re-minimise the free parameters with the leading θ held at its snapped value.
+fn refit_free(
+    obj: &dyn Objective,
+    theta: &[f64],
+    free0: &[f64],
+    free_bounds: &[(f64, f64)],
+    lbfgs: &LbfgsConfig,
+) -> Result<Vec<f64>> {
+    let mut x0 = theta.to_vec();
+    x0.extend_from_slice(free0);
+    let mut bounds: Vec<(f64, f64)> = theta.iter().map(|t| (*t, *t)).collect();
+    bounds.extend_from_slice(free_bounds);
+    let min = drive(obj, &x0, bounds, lbfgs, &Restarts::default(), None)?;
+    let mut p = min.params;
+    // The box pins θ; copy it back exactly so the penalty sees grid values.
+    p[..theta.len()].copy_from_slice(theta);
+    Ok(p)
 }
 
 #[cfg(test)]
@@ -212,5 +257,50 @@ mod tests {
             None
         )
         .is_err());
+    }
+
+    /// `f = (x₀ − 0.37)² + (x₁ − x₀)²`: a coupled pair whose free x₁ follows x₀.
+    struct Coupled;
+
+    impl Objective for Coupled {
+        fn dim(&self) -> usize {
+            2
+        }
+        fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
+            let (a, b) = (p[0] - 0.37, p[1] - p[0]);
+            Ok((a * a + b * b, vec![2.0 * a - 2.0 * b, 2.0 * b]))
+        }
+    }
+
+    /// A coarse grid of step 0.25 snaps x₀ = 0.37 to 0.25; re-minimising the free x₁ there
+    /// moves it to 0.25 (its minimiser given x₀), where a plain snap leaves it at 0.37.
+    #[test]
+    fn a_coarse_snap_re_minimises_the_free_parameters_at_the_grid_value() {
+        let grid = SnapGrid::Spaced {
+            min_log: -6.0,
+            max_log: 6.0,
+            step: 0.25,
+        };
+        let run = |snap: GridSnap| {
+            drive(
+                &Coupled,
+                &[0.0, 0.0],
+                vec![boxes::FREE; 2],
+                &LbfgsConfig::default(),
+                &Restarts::default(),
+                Some(&snap),
+            )
+            .unwrap()
+            .params
+        };
+        let coarse = run(GridSnap::coarse(grid, 1));
+        assert_eq!(coarse[0], 0.25);
+        assert!((coarse[1] - 0.25).abs() < 1e-7, "{coarse:?}");
+        let plain = run(GridSnap {
+            refit_free: false,
+            ..GridSnap::coarse(grid, 1)
+        });
+        assert_eq!(plain[0], 0.25);
+        assert!((plain[1] - 0.37).abs() < 1e-6, "{plain:?}");
     }
 }

@@ -11,6 +11,7 @@ use crate::error::Result;
 
 pub mod driver;
 mod line_search;
+pub mod scalar;
 pub use driver::{boxes, drive, GridSnap, Minimum, Restarts};
 
 /// A differentiable function of a flat parameter vector (θ in ln space and friends).

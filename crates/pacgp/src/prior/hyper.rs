@@ -10,6 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::bounds::SnapGrid;
 use crate::certificate::PenaltyTerm;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
@@ -150,17 +151,18 @@ impl HyperPrior {
         (value, grad)
     }
 
+    /// The prior's grid, which the driver snaps θ onto.
+    pub fn snap_grid(&self) -> SnapGrid {
+        SnapGrid::Spaced {
+            min_log: self.min_log,
+            max_log: self.max_log,
+            step: self.step,
+        }
+    }
+
     /// Round every component to the nearest grid value (clamped to the range).
     pub fn snap(&self, theta: &[f64]) -> Vec<f64> {
-        theta
-            .iter()
-            .map(|u| {
-                let j = ((u - self.min_log) / self.step)
-                    .round()
-                    .clamp(0.0, (self.points() - 1) as f64);
-                self.min_log + j * self.step
-            })
-            .collect()
+        self.snap_grid().round(theta)
     }
 
     /// `−ln π(θ)` of a θ on the grid, the certificate's price; an error off the grid.

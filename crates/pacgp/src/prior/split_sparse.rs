@@ -23,6 +23,7 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
+use crate::optim::scalar::grid_then_golden;
 use crate::posterior::{Covariance, GaussianPosterior, Marginals};
 use crate::regression::sparse::{train_sparse, SparseConfig, SparseMethod, KUU_JITTER};
 
@@ -388,30 +389,8 @@ fn bound_at(
     Ok((c.bound_of_kind(BoundKind::Kl), q))
 }
 
-/// The minimiser of `f` over `t ∈ [−8, 4]`: a grid of step 0.5, then golden section on the
-/// bracket around its best point (kept only if it is no worse than the grid's best).
-fn line_min(f: impl Fn(f64) -> f64) -> f64 {
-    let grid: Vec<f64> = (0..=24).map(|k| -8.0 + 0.5 * k as f64).collect();
-    let vals: Vec<f64> = grid.iter().map(|t| f(*t)).collect();
-    let k = (0..grid.len())
-        .min_by(|&i, &j| vals[i].total_cmp(&vals[j]))
-        .unwrap_or(0);
-    let (mut lo, mut hi) = (grid[k.saturating_sub(1)], grid[(k + 1).min(grid.len() - 1)]);
-    let g = 0.5 * (5f64.sqrt() - 1.0);
-    for _ in 0..30 {
-        let (c, d) = (hi - g * (hi - lo), lo + g * (hi - lo));
-        if f(c) < f(d) {
-            hi = d;
-        } else {
-            lo = c;
-        }
-    }
-    if f(0.5 * (lo + hi)) <= vals[k] {
-        0.5 * (lo + hi)
-    } else {
-        grid[k]
-    }
-}
+/// The range of ln σ² (and ln σ_m²) searched on part B: a grid of step 0.5, then golden section.
+const LN_NOISE_RANGE: (f64, f64, f64) = (-8.0, 4.0, 0.5);
 
 /// Minimise the B-bound over ln σ² (grid on [−8, 4] then golden section) for α_s ∈ {0, 1};
 /// with [`SparseSplitFamily::DecoupledMean`] then over ln σ_m² and again ln σ² (one
@@ -424,43 +403,41 @@ fn minimise(
     spec: &CertificateSpec,
     family: SparseSplitFamily,
 ) -> Result<SparseSplitPosterior> {
-    let value = |p: SparseSplitParams| {
-        bound_at(prior, x_b, y_b, p, loss, spec)
-            .map(|v| v.0)
-            .unwrap_or(f64::INFINITY)
-    };
+    let value = |p: SparseSplitParams| bound_at(prior, x_b, y_b, p, loss, spec).map(|v| v.0);
     let mut best: Option<(f64, SparseSplitParams)> = None;
     for alpha_s in [0.0, 1.0] {
-        let t = line_min(|t| value(SparseSplitParams::tied(t.exp(), alpha_s)));
+        let t = grid_then_golden(LN_NOISE_RANGE, |t| {
+            value(SparseSplitParams::tied(t.exp(), alpha_s))
+        })?;
         let mut p = SparseSplitParams::tied(t.exp(), alpha_s);
         if family == SparseSplitFamily::DecoupledMean {
-            let tm = line_min(|u| {
+            let tm = grid_then_golden(LN_NOISE_RANGE, |u| {
                 value(SparseSplitParams {
                     noise_mean: Some(u.exp()),
                     ..p
                 })
-            });
+            })?;
             let pm = SparseSplitParams {
                 noise_mean: Some(tm.exp()),
                 ..p
             };
-            let tv = line_min(|u| {
+            let tv = grid_then_golden(LN_NOISE_RANGE, |u| {
                 value(SparseSplitParams {
                     noise: u.exp(),
                     ..pm
                 })
-            });
+            })?;
             let pv = SparseSplitParams {
                 noise: tv.exp(),
                 ..pm
             };
             for cand in [pm, pv] {
-                if value(cand) < value(p) {
+                if value(cand)? < value(p)? {
                     p = cand;
                 }
             }
         }
-        let v = value(p);
+        let v = value(p)?;
         if best.as_ref().is_none_or(|(b, _)| v < *b) {
             best = Some((v, p));
         }

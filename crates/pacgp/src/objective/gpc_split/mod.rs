@@ -1,5 +1,6 @@
 //! A data-dependent prior for GP classifiers (issue 15 item 1; tighter-bounds spec §5 item 3,
-//! §3.1): split the sample by a seeded permutation into a part A (fraction F) and a part B.
+//! §3.1): split the sample into a part A (fraction F) and a part B by the library's one sample
+//! split, stratified so both parts hold both classes ([`SampleSplit`]).
 //! On A alone: the input scaler, θ by ML-II (Laplace evidence) and the Laplace posterior
 //! `P_A`, a GP with mean `μ_A(x)` and covariance `k_A(x, x')`. The bound is then about B only:
 //!
@@ -30,7 +31,7 @@ use crate::bounds::{
     catoni_optimal_lambda, BoundKind, BoundTarget, CatoniLambda, ConfidenceTerm, CATONI_GRID,
 };
 use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
-use crate::data::{permutation, Dataset, Standardizer};
+use crate::data::{Dataset, SampleSplit, Standardizer};
 use crate::error::{Error, Result};
 use crate::inference::ep::ep;
 use crate::inference::evidence::{fit_ep_ml2, fit_laplace_ml2, ClassifierMlConfig};
@@ -55,7 +56,7 @@ pub use part_a::*;
 pub struct SplitPriorConfig {
     /// The fraction of part A.
     pub fraction: SplitFraction,
-    /// Seed of the permutation that makes the split.
+    /// Seed of the sample split ([`SampleSplit`]).
     pub seed: u64,
     /// Optimise the sites of B for the bound (else: the Laplace posterior of B under `P_A`).
     pub optimise_sites: bool,

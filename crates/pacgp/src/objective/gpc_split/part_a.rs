@@ -20,21 +20,6 @@ pub(super) fn posterior_on_b(
     )
 }
 
-/// Where part A comes from in the permutation: its first `na` rows, or (swapped) its last.
-pub(super) fn split_parts(
-    n: usize,
-    na: usize,
-    seed: u64,
-    swapped: bool,
-) -> (Vec<usize>, Vec<usize>) {
-    let perm = permutation(n, seed);
-    if swapped {
-        (perm[n - na..].to_vec(), perm[..n - na].to_vec())
-    } else {
-        (perm[..na].to_vec(), perm[na..].to_vec())
-    }
-}
-
 /// The candidate kernel structures of `P_A`: the given one, then [`SplitPriorConfig::alt_kernels`].
 pub(super) fn kernel_structures(kernel_init: &Kernel, cfg: &SplitPriorConfig) -> Vec<Kernel> {
     std::iter::once(kernel_init.clone())
@@ -136,15 +121,14 @@ pub fn part_a_prior(
     cfg: &SplitPriorConfig,
 ) -> Result<PartAPrior> {
     let n = train.n();
-    let na = crate::prior::split::part_a_size(n, fraction);
-    if na < 2 || n - na < 2 {
-        return Err(Error::InvalidParameter {
-            name: "split fraction",
-            value: fraction,
-            reason: "leaves fewer than two points in a part",
-        });
+    let (part_a, part_b) = SampleSplit {
+        fraction,
+        seed: cfg.seed,
+        stratified: true,
+        swapped,
     }
-    let (part_a, part_b) = split_parts(n, na, cfg.seed, swapped);
+    .parts(train)?;
+    let na = part_a.len();
     let (a, b) = (train.subset(&part_a), train.subset(&part_b));
     let x_scaler = Standardizer::fit(a.x.as_ref(), &a.feature_names)?;
     let (xa, xb) = (
@@ -330,8 +314,14 @@ pub(super) fn nested_estimate(
     penalty: f64,
 ) -> Result<NestedEstimate> {
     let a = Dataset::new(xa.clone(), ya.to_vec())?;
-    let perm = permutation(a.n(), cfg.seed.wrapping_add(0x9e37_79b9));
-    let (a1, a2) = (a.subset(&perm[..a.n() / 2]), a.subset(&perm[a.n() / 2..]));
+    let halves = SampleSplit {
+        fraction: 0.5,
+        seed: cfg.seed.wrapping_add(0x9e37_79b9),
+        stratified: true,
+        swapped: false,
+    };
+    let (rows1, rows2) = halves.parts(&a)?;
+    let (a1, a2) = (a.subset(&rows1), a.subset(&rows2));
     crate::data::check_binary_labels(&a1.y)?;
     let bound = BoundTarget {
         delta: cfg.bound.delta,

@@ -273,10 +273,7 @@ pub(super) fn fit_on_grid(
         site_boxes(nt, y.len()),
         &cfg.lbfgs,
         &Restarts::default(),
-        Some(&GridSnap {
-            grid: cfg.grid,
-            n: nt,
-        }),
+        Some(&GridSnap::decimal(cfg.grid, nt)),
     )?;
     let mut snapped = k0.clone();
     snapped.set_params(&min.params[..nt])?;

@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm, CATONI_GRID};
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
-use crate::data::{permutation, Dataset, Standardizer, TargetScaler};
+use crate::data::{Dataset, SampleSplit, Standardizer, TargetScaler};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
@@ -96,55 +96,6 @@ impl SplitFraction {
     }
 }
 
-/// Rows of `data` in a canonical order that does not depend on the file's row order: sorted
-/// by the SHA-256 of each row's bits (identical rows are interchangeable).
-pub fn canonical_order(data: &Dataset) -> Vec<usize> {
-    use sha2::{Digest, Sha256};
-    let mut keyed: Vec<([u8; 32], usize)> = (0..data.n())
-        .map(|i| {
-            let mut h = Sha256::new();
-            for j in 0..data.d() {
-                h.update(data.x[(i, j)].to_bits().to_le_bytes());
-            }
-            h.update(data.y[i].to_bits().to_le_bytes());
-            (h.finalize().into(), i)
-        })
-        .collect();
-    keyed.sort_unstable();
-    keyed.into_iter().map(|(_, i)| i).collect()
-}
-
-/// Rows of parts A and B of `data` (indices into it): [`split_indices`] applied to the
-/// [`canonical_order`], so the same sample in any row order gives the same parts.
-pub fn split_rows(data: &Dataset, fraction: f64, seed: u64) -> Result<(Vec<usize>, Vec<usize>)> {
-    let order = canonical_order(data);
-    let (a, b) = split_indices(data.n(), fraction, seed)?;
-    Ok((
-        a.iter().map(|&i| order[i]).collect(),
-        b.iter().map(|&i| order[i]).collect(),
-    ))
-}
-
-/// The size of part A of `n` rows at fraction F: `round(F·N)`.
-pub fn part_a_size(n: usize, fraction: f64) -> usize {
-    (fraction * n as f64).round() as usize
-}
-
-/// Indices of parts A and B: the first `round(F·N)` of a seeded permutation form A (at least
-/// one point in each part).
-pub fn split_indices(n: usize, fraction: f64, seed: u64) -> Result<(Vec<usize>, Vec<usize>)> {
-    let n_a = part_a_size(n, fraction);
-    if n < 2 || n_a == 0 || n_a >= n {
-        return Err(Error::InvalidParameter {
-            name: "split fraction F",
-            value: fraction,
-            reason: "leaves part A or part B empty",
-        });
-    }
-    let perm = permutation(n, seed);
-    Ok((perm[..n_a].to_vec(), perm[n_a..].to_vec()))
-}
-
 /// A regression sample split for a data-dependent prior: the rows of parts A and B, the
 /// scalers fitted on part A alone, and both parts standardised by them.
 #[derive(Clone, Debug)]
@@ -168,9 +119,9 @@ pub struct RegressionParts {
 }
 
 impl RegressionParts {
-    /// The seeded split of `train` at `fraction` ([`split_rows`]), scalers fitted on part A.
+    /// The seeded split of `train` at `fraction` ([`SampleSplit`]), scalers fitted on part A.
     pub fn of(train: &Dataset, fraction: f64, seed: u64) -> Result<Self> {
-        let (a, b) = split_rows(train, fraction, seed)?;
+        let (a, b) = SampleSplit::new(fraction, seed).parts(train)?;
         let (part_a, part_b) = (train.subset(&a), train.subset(&b));
         let x_scaler = Standardizer::fit(part_a.x.as_ref(), &part_a.feature_names)?;
         let y_scaler = TargetScaler::fit_column(&part_a.y, &part_a.target_name)?;

@@ -228,7 +228,7 @@ pub(crate) fn interval_sample(method: IntervalMethod, n: usize) -> Result<(), Sp
             &format!("cv+:K with K ≤ N = {n} (the training sample's rows)"),
         )),
         IntervalMethod::SplitConformal { fraction } => {
-            let n_a = crate::prior::split::part_a_size(n, fraction);
+            let n_a = crate::data::part_a_size(n, fraction);
             if n_a == 0 || n_a >= n {
                 return Err(SpecError::out_of_range(
                     SpecOption::Intervals,

@@ -1,6 +1,6 @@
 //! The interval record a fit stores in the model file (`fit --intervals`): what each method
-//! needs at prediction time, made when fitting, validated on load, used by `predict
-//! --interval`.
+//! needs at prediction time, validated on load, used by `predict --interval` (made by
+//! [`crate::fit::intervals`]; the intervals' math is [`crate::conformal`]).
 //!
 //! - jackknife+: nothing for exact GP regression (the posterior holds the training inputs, and
 //!   the residuals follow from its weights: `y_i − μ_{−i}(x_i) = α_i/[C⁻¹]_ii`); a sparse
@@ -13,11 +13,11 @@
 use faer::{Mat, MatRef};
 use serde::{Deserialize, Serialize};
 
-use super::{plus_intervals, rank, scores, upper_score, IntervalStatement, PredictionIntervals};
-use crate::data::{Dataset, Standardizer, TargetScaler};
+use super::{FittedModel, Task};
+use crate::conformal::{plus_intervals, rank, upper_score, IntervalStatement, PredictionIntervals};
+use crate::data::{Standardizer, TargetScaler};
 use crate::error::{Error, Result};
 use crate::loo::LooDowndate;
-use crate::model::{FittedModel, Task};
 use crate::posterior::GaussianPosterior;
 use crate::spec::{CheckedFitSpec, IntervalMethod, IntervalScore, IntervalSpec, Method, PacPrior};
 
@@ -130,13 +130,13 @@ pub enum IntervalRecord {
 
 /// How a regressor's leave-one-out downdate is computed: exact GP, or sparse with `α_s`.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum DowndateForm {
+pub(crate) enum DowndateForm {
     Exact,
     Sparse { alpha_s: f64 },
 }
 
 /// The downdate form of a spec's posterior (`None`: a split prior's, fitted on part B only).
-fn downdate_form(spec: &CheckedFitSpec) -> Option<DowndateForm> {
+pub(crate) fn downdate_form(spec: &CheckedFitSpec) -> Option<DowndateForm> {
     match &spec.method {
         Method::Gpr(_) => Some(DowndateForm::Exact),
         Method::PacGp(s) => (!matches!(s.prior, PacPrior::Split(_))).then_some(DowndateForm::Exact),
@@ -152,7 +152,7 @@ fn downdate_form(spec: &CheckedFitSpec) -> Option<DowndateForm> {
 }
 
 /// Noise variance and target scaler of a regression model.
-fn regression_parts(model: &FittedModel) -> Result<(f64, TargetScaler)> {
+pub(crate) fn regression_parts(model: &FittedModel) -> Result<(f64, TargetScaler)> {
     match &model.task {
         Task::Regression {
             noise_variance,
@@ -166,84 +166,7 @@ fn regression_parts(model: &FittedModel) -> Result<(f64, TargetScaler)> {
     }
 }
 
-/// Rows of the sample in its canonical order (independent of the file's row order), so that
-/// folds and splits depend on the sample and the seed only.
-fn canonical(data: &Dataset, idx: &[usize]) -> Vec<usize> {
-    let order = crate::prior::split::canonical_order(data);
-    idx.iter().map(|&i| order[i]).collect()
-}
-
 impl IntervalRecord {
-    /// The record of `iv` for `model`, fitted by `spec` on `data`. CV+ and split conformal
-    /// refit `spec` (unresolved, without intervals) on parts of `data`.
-    pub fn build(
-        spec: &CheckedFitSpec,
-        iv: &IntervalSpec,
-        data: &Dataset,
-        model: &FittedModel,
-    ) -> Result<Self> {
-        let refit = spec.without_intervals();
-        let part = |rows: &[usize]| -> Result<FoldModel> {
-            FoldModel::of(&crate::fit::fit(&refit, &data.subset(rows), None)?)
-        };
-        let score_of = |fold: &FoldModel, rows: &[usize]| -> Result<Vec<f64>> {
-            let held = data.subset(rows);
-            let (mean, sd) = fold.predict(held.x.as_ref())?;
-            Ok(scores(iv.score, &held.y, &mean, &sd))
-        };
-        match iv.method {
-            IntervalMethod::JackknifePlus => {
-                let (noise, ys) = regression_parts(model)?;
-                let sample = match downdate_form(&model.spec) {
-                    Some(DowndateForm::Exact) => {
-                        LooDowndate::exact(&model.posterior, noise)?;
-                        None
-                    }
-                    Some(DowndateForm::Sparse { alpha_s }) => {
-                        let x = model.x_scaler.transform(data.x.as_ref())?;
-                        let y = ys.transform(&data.y);
-                        LooDowndate::sparse(&model.posterior, noise, alpha_s, x.as_ref(), &y)?;
-                        Some(StandardisedSample { x, y })
-                    }
-                    None => {
-                        return Err(Error::Unsupported(format!(
-                            "jackknife+ needs {}'s posterior fitted on the whole sample",
-                            model.method()
-                        )))
-                    }
-                };
-                Ok(IntervalRecord::JackknifePlus { sample })
-            }
-            IntervalMethod::CvPlus { folds } => {
-                let n = data.n();
-                let (mut fold_of, mut all) = (vec![0; n], vec![0.0; n]);
-                let mut models = Vec::with_capacity(folds);
-                for (f, (train, test)) in crate::data::k_fold(n, folds, spec.seed)?
-                    .into_iter()
-                    .enumerate()
-                {
-                    let (train, test) = (canonical(data, &train), canonical(data, &test));
-                    let fold = part(&train)?;
-                    for (&i, s) in test.iter().zip(score_of(&fold, &test)?) {
-                        (fold_of[i], all[i]) = (f, s);
-                    }
-                    models.push(fold);
-                }
-                Ok(IntervalRecord::CvPlus {
-                    folds: models,
-                    fold_of,
-                    scores: all,
-                })
-            }
-            IntervalMethod::SplitConformal { fraction } => {
-                let (a, b) = crate::prior::split::split_rows(data, fraction, spec.seed)?;
-                let part_a = Box::new(part(&a)?);
-                let scores = score_of(&part_a, &b)?;
-                Ok(IntervalRecord::SplitConformal { part_a, scores })
-            }
-        }
-    }
-
     /// Shapes and values against the spec's intervals, the training size and the inputs (a
     /// damaged or edited record is an error, never a panic).
     pub fn validate(
@@ -315,10 +238,7 @@ impl IntervalRecord {
                 IntervalRecord::SplitConformal { part_a, scores },
                 IntervalMethod::SplitConformal { fraction },
             ) => {
-                scores_ok(
-                    scores,
-                    n - crate::prior::split::part_a_size(n, fraction).min(n),
-                )?;
+                scores_ok(scores, n - crate::data::part_a_size(n, fraction).min(n))?;
                 part_a.validate(d)
             }
             (record, method) => Err(format!(

@@ -1,0 +1,89 @@
+//! The interval record of a regression fit with prediction intervals (`fit --intervals`):
+//! jackknife+ checks the closed-form leave-one-out applies, CV+ and split conformal refit the
+//! spec on parts of the sample ([`crate::conformal`] for the math, [`IntervalRecord`] for what
+//! is stored).
+
+use crate::conformal::scores;
+use crate::data::Dataset;
+use crate::error::{Error, Result};
+use crate::loo::LooDowndate;
+use crate::model::intervals::{downdate_form, regression_parts, DowndateForm};
+use crate::model::{FittedModel, FoldModel, IntervalRecord, StandardisedSample};
+use crate::spec::{CheckedFitSpec, IntervalMethod, IntervalSpec};
+
+/// Rows of the sample in its canonical order (independent of the file's row order), so that
+/// folds and splits depend on the sample and the seed only.
+fn canonical(data: &Dataset, idx: &[usize]) -> Vec<usize> {
+    let order = crate::data::canonical_order(data);
+    idx.iter().map(|&i| order[i]).collect()
+}
+
+/// The record of `iv` for `model`, fitted by `spec` on `data`. CV+ and split conformal
+/// refit `spec` (unresolved, without intervals) on parts of `data`.
+pub fn interval_record(
+    spec: &CheckedFitSpec,
+    iv: &IntervalSpec,
+    data: &Dataset,
+    model: &FittedModel,
+) -> Result<IntervalRecord> {
+    let refit = spec.without_intervals();
+    let part = |rows: &[usize]| -> Result<FoldModel> {
+        FoldModel::of(&super::fit(&refit, &data.subset(rows), None)?)
+    };
+    let score_of = |fold: &FoldModel, rows: &[usize]| -> Result<Vec<f64>> {
+        let held = data.subset(rows);
+        let (mean, sd) = fold.predict(held.x.as_ref())?;
+        Ok(scores(iv.score, &held.y, &mean, &sd))
+    };
+    match iv.method {
+        IntervalMethod::JackknifePlus => {
+            let (noise, ys) = regression_parts(model)?;
+            let sample = match downdate_form(&model.spec) {
+                Some(DowndateForm::Exact) => {
+                    LooDowndate::exact(&model.posterior, noise)?;
+                    None
+                }
+                Some(DowndateForm::Sparse { alpha_s }) => {
+                    let x = model.x_scaler.transform(data.x.as_ref())?;
+                    let y = ys.transform(&data.y);
+                    LooDowndate::sparse(&model.posterior, noise, alpha_s, x.as_ref(), &y)?;
+                    Some(StandardisedSample { x, y })
+                }
+                None => {
+                    return Err(Error::Unsupported(format!(
+                        "jackknife+ needs {}'s posterior fitted on the whole sample",
+                        model.method()
+                    )))
+                }
+            };
+            Ok(IntervalRecord::JackknifePlus { sample })
+        }
+        IntervalMethod::CvPlus { folds } => {
+            let n = data.n();
+            let (mut fold_of, mut all) = (vec![0; n], vec![0.0; n]);
+            let mut models = Vec::with_capacity(folds);
+            for (f, (train, test)) in crate::data::k_fold(n, folds, spec.seed)?
+                .into_iter()
+                .enumerate()
+            {
+                let (train, test) = (canonical(data, &train), canonical(data, &test));
+                let fold = part(&train)?;
+                for (&i, s) in test.iter().zip(score_of(&fold, &test)?) {
+                    (fold_of[i], all[i]) = (f, s);
+                }
+                models.push(fold);
+            }
+            Ok(IntervalRecord::CvPlus {
+                folds: models,
+                fold_of,
+                scores: all,
+            })
+        }
+        IntervalMethod::SplitConformal { fraction } => {
+            let (a, b) = crate::data::SampleSplit::new(fraction, spec.seed).parts(data)?;
+            let part_a = Box::new(part(&a)?);
+            let scores = score_of(&part_a, &b)?;
+            Ok(IntervalRecord::SplitConformal { part_a, scores })
+        }
+    }
+}
