@@ -70,7 +70,7 @@ fn main() -> pacgp::Result<()> {
     let test = fit.posterior.predict(xt.as_ref())?;
     let loss = GibbsLoss::Classification(GibbsClassifier::noisy(&lik));
     let spec = CertificateSpec::new(0.01, ConfidenceTerm::Seeger, vec![]);
-    let c = Certificate::from_marginals(fit.posterior.kl_to_prior(), &train, &y, &loss, &spec)?;
+    let c = Certificate::of_predictions(&fit.posterior, &train, &y, &loss, &spec)?;
     let gibbs_test = loss.empirical_risk(&yt, &test)?;
     println!(
         "test error {:.4}, Gibbs test error {gibbs_test:.4}, Gibbs train error {:.4}, \

@@ -311,6 +311,26 @@ pub struct Certificate {
     pub sampled_risk: Option<SampledRisk>,
 }
 
+/// A posterior a certificate charges for: its `KL(Q‖P)` to the prior it was fitted against.
+/// Certificates are built from such a posterior, never from a KL number a caller computed.
+pub trait KlToPrior {
+    /// `KL(Q‖P)` in nats.
+    fn kl_to_prior(&self) -> f64;
+}
+
+impl KlToPrior for GaussianPosterior {
+    fn kl_to_prior(&self) -> f64 {
+        GaussianPosterior::kl_to_prior(self)
+    }
+}
+
+/// One-vs-rest: K independent latent posteriors, `KL = Σ_k KL(Q_k‖P_k)`.
+impl KlToPrior for [&GaussianPosterior] {
+    fn kl_to_prior(&self) -> f64 {
+        self.iter().map(|q| q.kl_to_prior()).sum()
+    }
+}
+
 impl Certificate {
     /// The certificate of a posterior on a sample: `KL(Q‖P)` and the marginals from `posterior`.
     pub fn of_posterior(
@@ -321,7 +341,7 @@ impl Certificate {
         spec: &CertificateSpec,
     ) -> Result<Self> {
         let marginals = posterior.predict(x)?;
-        Self::from_marginals(posterior.kl_to_prior(), &marginals, y, loss, spec)
+        Self::of_predictions(posterior, &marginals, y, loss, spec)
     }
 
     /// The certificate of `Q_s`, a posterior with its mean shift scaled by `s` (the SVM's
@@ -343,10 +363,38 @@ impl Certificate {
         Self::from_marginals(family.kl_to_prior(s)?, &family.marginals(s)?, y, loss, spec)
     }
 
-    /// The certificate from `KL(Q‖P)` and the posterior's marginals on the sample (for callers
-    /// that already hold them, e.g. an experiment scoring train and test in one pass); a
+    /// The certificate of `posterior` from its predictions on the sample (for callers that
+    /// already hold them, e.g. an experiment scoring train and test in one pass); a
     /// multi-class posterior gives its K class scores ([`LatentSample`]).
-    pub fn from_marginals<'a>(
+    pub fn of_predictions<'a>(
+        posterior: &(impl KlToPrior + ?Sized),
+        predictions: impl Into<LatentSample<'a>>,
+        y: &[f64],
+        loss: &GibbsLoss,
+        spec: &CertificateSpec,
+    ) -> Result<Self> {
+        Self::from_marginals(posterior.kl_to_prior(), predictions, y, loss, spec)
+    }
+
+    /// One certificate per loss of `posterior` from its predictions on the sample (its KL
+    /// computed once; the spec's penalty must already count the choice among the losses).
+    pub fn for_losses<'a>(
+        posterior: &(impl KlToPrior + ?Sized),
+        predictions: impl Into<LatentSample<'a>>,
+        y: &[f64],
+        losses: &[GibbsLoss],
+        spec: &CertificateSpec,
+    ) -> Result<Vec<Self>> {
+        let (kl, predictions) = (posterior.kl_to_prior(), predictions.into());
+        losses
+            .iter()
+            .map(|loss| Self::from_marginals(kl, predictions, y, loss, spec))
+            .collect()
+    }
+
+    /// The certificate from a KL and the predictions: the one assembly every constructor
+    /// above goes through (crate-internal: callers hand over a posterior, not a number).
+    pub(crate) fn from_marginals<'a>(
         kl: f64,
         marginals: impl Into<LatentSample<'a>>,
         y: &[f64],

@@ -29,6 +29,9 @@ pub struct Menu<T> {
     pub price: Price,
 }
 
+/// The candidates whose scoring failed, by index, with their errors.
+pub type Skipped = Vec<(usize, Error)>;
+
 /// The chosen candidate: its index, what scoring it gave, its score, and the menu's price.
 #[derive(Clone, Debug)]
 pub struct Chosen<R> {
@@ -144,7 +147,7 @@ impl<T> Menu<T> {
     pub fn by_bound_par_skipping<R: Send>(
         &self,
         score: impl Fn(&T, &PenaltyTerm) -> Result<(R, f64)> + Sync,
-    ) -> Result<(Chosen<R>, Vec<(usize, Error)>)>
+    ) -> Result<(Chosen<R>, Skipped)>
     where
         T: Sync,
     {

@@ -586,14 +586,8 @@ fn breast_cancer_sparse_certificates_hold() {
         let train_marg = fit.posterior.predict(x.as_ref()).unwrap();
         let loss = GibbsLoss::Classification(GibbsClassifier::noisy(&lik));
         let spec = CertificateSpec::new(0.01, ConfidenceTerm::Seeger, vec![]);
-        let c = Certificate::from_marginals(
-            fit.posterior.kl_to_prior(),
-            &train_marg,
-            &train.y,
-            &loss,
-            &spec,
-        )
-        .unwrap();
+        let c = Certificate::of_predictions(&fit.posterior, &train_marg, &train.y, &loss, &spec)
+            .unwrap();
         let test_marg = fit.posterior.predict(xt.as_ref()).unwrap();
         let test_gibbs = gibbs_error_classification(&test.y, &test_marg, b, lam).unwrap();
         assert!(c.bound < 0.5, "vacuous bound {c:?}");

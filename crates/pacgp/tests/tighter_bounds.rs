@@ -802,8 +802,9 @@ fn split_point_noise_objective_has_finite_difference_gradients() {
             term,
             vec![pacgp::certificate::PenaltyTerm::candidates(3, "menu")],
         );
-        let c = pacgp::certificate::Certificate::from_marginals(
-            q.kl(),
+        let shared = q.posterior().unwrap();
+        let c = pacgp::certificate::Certificate::of_predictions(
+            &shared,
             q.marginals_on_b(),
             &yb,
             &pacgp::certificate::GibbsLoss::Regression(loss),

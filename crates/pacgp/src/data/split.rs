@@ -75,9 +75,13 @@ pub fn part_a_size(n: usize, fraction: f64) -> usize {
 /// digest), which depends on the sample alone, then permuted by the seed. So the parts are
 /// fixed by the sample, F and the seed before any fitting, and the same sample in any file
 /// order gives the same parts — which is what lets `certify` re-derive them from the sample.
-/// Part A is the permutation's first `round(F·N)` rows (its last ones when `swapped`).
-/// Stratified (classifiers), each class c gets `round(F·N_c)` rows in A, clamped to
-/// `[1, N_c − 1]`, taken in permutation order, so both parts hold every class.
+/// Part A is the permutation's first `round(F·N)` rows (its last ones when `swapped`): a
+/// uniformly random subset whatever the canonical order, so parts A and B of an i.i.d. sample
+/// are independent i.i.d. samples — what a bound on B with a prior from A needs.
+/// Stratified, each class c gets `round(F·N_c)` rows in A, clamped to `[1, N_c − 1]`, taken in
+/// permutation order, so both parts hold every class. That makes one part's class counts
+/// depend on the other's, so it is only for choices made inside one part (the nested halves
+/// of a classifier's part A), never for the split a certificate's sample comes from.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SampleSplit {
     /// Fraction F of the sample in part A, in (0, 1).

@@ -22,7 +22,7 @@ use crate::data::{one_vs_rest_signs, ClassLabels, Dataset};
 use crate::error::{Error, Result};
 use crate::loo::{LooEstimator, LooMode};
 use crate::multiclass::{argmax_rows, ln_vote_matrix, normalised_probabilities};
-use crate::posterior::Marginals;
+use crate::posterior::{GaussianPosterior, Marginals};
 
 /// Class predictions of a multi-class model at a set of inputs.
 #[derive(Clone, Debug)]
@@ -168,11 +168,16 @@ impl FittedModel {
         }
         let xs = self.standardised_inputs(sample.x.as_ref())?;
         let scores = self.class_scores(xs.as_ref(), r.predictor)?;
-        let kl: f64 = members.iter().map(|m| m.posterior.kl_to_prior()).sum();
+        let posteriors: Vec<&GaussianPosterior> = members.iter().map(|m| &m.posterior).collect();
         let spec = CertificateSpec::new(r.delta, r.term, choices);
         let loss = GibbsLoss::MultiClass(MultiClassRisk::Quadrature);
-        let certificate =
-            Certificate::from_marginals(kl, scores.as_slice(), &sample.y, &loss, &spec)?;
+        let certificate = Certificate::of_predictions(
+            posteriors.as_slice(),
+            scores.as_slice(),
+            &sample.y,
+            &loss,
+            &spec,
+        )?;
         let mut report = CertificateReport::new(certificate, None);
         if let Some(mode) = loo {
             let (approx, exact) = self.one_vs_rest_loo(xs.as_ref(), &sample.y, mode)?;

@@ -56,7 +56,7 @@ pub fn softmax_certificate(
     let (joint, _) = posterior.predict_joint(xs)?;
     let spec = CertificateSpec::new(delta, term, choices);
     let loss = GibbsLoss::MultiClass(MultiClassRisk::Sampled(softmax_sampling(seed)));
-    Certificate::from_marginals(posterior.kl_to_prior(), &joint, y, &loss, &spec)
+    Certificate::of_predictions(posterior, &joint, y, &loss, &spec)
 }
 
 /// The shared prior over one latent function (zero weights, no sites): what

@@ -8,7 +8,7 @@
 
 use faer::Mat;
 
-use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
+use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, KlToPrior, PenaltyTerm};
 use crate::data::{Dataset, Standardizer, TargetScaler};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
@@ -194,7 +194,7 @@ fn band_losses(epsilons: &[f64], y_sd: f64) -> Result<Vec<(GibbsLoss, Option<f64
 /// the Gibbs 0-1 loss): Q's `KL(Q‖P_A)` and marginals on B, the split's choices, plus `ln k`
 /// when k losses are certified at once.
 fn certify_on_part_b(
-    kl: f64,
+    q: &(impl KlToPrior + ?Sized),
     marginals: &Marginals,
     y_b: &[f64],
     mut choices: Vec<PenaltyTerm>,
@@ -205,13 +205,13 @@ fn certify_on_part_b(
         choices.push(PenaltyTerm::candidates(losses.len(), "ε of the loss"));
     }
     let spec = CertificateSpec::new(opts.delta, opts.term, choices);
-    losses
-        .iter()
-        .map(|(loss, eps)| {
-            let c = Certificate::from_marginals(kl, marginals, y_b, loss, &spec)?;
-            Ok(CertificateReport::new(c, *eps))
-        })
-        .collect()
+    let (loss, eps): (Vec<GibbsLoss>, Vec<Option<f64>>) = losses.iter().cloned().unzip();
+    let certificates = Certificate::for_losses(q, marginals, y_b, &loss, &spec)?;
+    Ok(certificates
+        .into_iter()
+        .zip(eps)
+        .map(|(c, e)| CertificateReport::new(c, e))
+        .collect())
 }
 
 impl FittedModel {
@@ -238,7 +238,7 @@ impl FittedModel {
         let q = record.posterior_on(prior, &parts)?.posterior()?;
         check_posterior(&self.posterior, &q)?;
         certify_on_part_b(
-            q.kl_to_prior(),
+            &q,
             &q.predict(parts.x_b.as_ref())?,
             &parts.y_b,
             choices,
@@ -295,7 +295,7 @@ impl FittedModel {
         let q = record.posterior_on(prior, &parts)?;
         check_posterior(&self.posterior, &q.posterior()?)?;
         certify_on_part_b(
-            q.kl(),
+            &q,
             q.marginals_on_b(),
             &parts.y_b,
             choices,
@@ -355,7 +355,7 @@ impl FittedModel {
         let pa = crate::objective::gpc_split::part_a_prior(
             &spec_kernel(self)?,
             likelihood,
-            &train,
+            train,
             classifier,
             record.fraction,
             record.swapped,
@@ -381,7 +381,7 @@ impl FittedModel {
         let b = train.subset(&pa.part_b);
         let loss = GibbsLoss::Classification(self.gibbs_classifier(opts.predictor)?);
         certify_on_part_b(
-            q.kl_to_prior(),
+            &q,
             &q.predict(pa.xb.as_ref())?,
             &b.y,
             choices,

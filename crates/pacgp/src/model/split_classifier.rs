@@ -3,8 +3,7 @@
 //! θ_A, the prior's covariance scale t and mean scale s, and Catoni's λ. The model's posterior
 //! Q is stored over `A ∪ B` in site form (`P_A`'s sites, then B's). `certify`
 //! ([`super::split`]) re-derives the parts from the sample, the seed and the fraction (the
-//! library's one [`SampleSplit`], stratified: any row order of the same sample gives the same
-//! parts), refits part A's prior as the fit did, checks the record and Q against it, and
+//! library's one [`SampleSplit`]: any row order of the same sample gives the same parts), refits part A's prior as the fit did, checks the record and Q against it, and
 //! certifies Q on part B.
 
 use serde::{Deserialize, Serialize};
@@ -174,10 +173,8 @@ impl ClassifierSplitRecord {
 fn split_direction(fit: &SplitPriorFit, seed: u64, train: &Dataset) -> Result<bool> {
     for swapped in [false, true] {
         let split = SampleSplit {
-            fraction: fit.fraction,
-            seed,
-            stratified: true,
             swapped,
+            ..SampleSplit::new(fit.fraction, seed)
         };
         if split.parts(train)? == (fit.part_a.clone(), fit.part_b.clone()) {
             return Ok(swapped);

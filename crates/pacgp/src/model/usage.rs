@@ -378,7 +378,13 @@ impl FittedModel {
         let y_std = ys.transform(&sample.y);
         let spec = CertificateSpec::new(r.delta, r.term, choices);
         let marginals = self.posterior.predict(xs.as_ref())?;
-        let kl = self.posterior.kl_to_prior();
+        let bands = epsilons
+            .iter()
+            .map(|&eps| Ok(RegressionLoss::new_epsilon_band(eps)?.scaled(1.0 / ys.sd)))
+            .collect::<Result<Vec<_>>>()?;
+        let losses: Vec<GibbsLoss> = bands.iter().map(|l| GibbsLoss::Regression(*l)).collect();
+        let certificates =
+            Certificate::for_losses(&self.posterior, &marginals, &y_std, &losses, &spec)?;
         // One LOO (a closed form, or N refits) serves every ε: only the band changes.
         let loo = match opts.loo {
             Some(mode) => {
@@ -394,15 +400,9 @@ impl FittedModel {
         };
         epsilons
             .iter()
-            .map(|&eps| {
-                let loss = RegressionLoss::new_epsilon_band(eps)?.scaled(1.0 / ys.sd);
-                let certificate = Certificate::from_marginals(
-                    kl,
-                    &marginals,
-                    &y_std,
-                    &GibbsLoss::Regression(loss),
-                    &spec,
-                )?;
+            .zip(bands)
+            .zip(certificates)
+            .map(|((&eps, loss), certificate)| {
                 let mut report = CertificateReport::new(certificate, Some(eps));
                 if let Some(loo) = &loo {
                     let n = y_std.len() as f64;

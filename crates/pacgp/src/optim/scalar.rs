@@ -44,7 +44,7 @@ mod tests {
     fn finds_the_minimum_between_grid_points_and_keeps_an_edge_minimum() {
         let t = grid_then_golden((-8.0, 4.0, 0.5), |t| Ok((t - 0.3).powi(2))).unwrap();
         assert!((t - 0.3).abs() < 1e-5, "{t}");
-        let edge = grid_then_golden((-8.0, 4.0, 0.5), |t| Ok(t)).unwrap();
+        let edge = grid_then_golden((-8.0, 4.0, 0.5), Ok).unwrap();
         assert!((edge + 8.0).abs() < 1e-5, "{edge}");
     }
 

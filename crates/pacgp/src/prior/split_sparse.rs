@@ -17,7 +17,7 @@ use faer::{Mat, MatRef};
 use serde::{Deserialize, Serialize};
 
 use crate::bounds::{BoundKind, ConfidenceTerm};
-use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
+use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, KlToPrior, PenaltyTerm};
 use crate::data::{Dataset, Standardizer, TargetScaler};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
@@ -375,6 +375,14 @@ impl SparseSplitRecord {
     }
 }
 
+/// The certificate charges the u-space `KL(Q‖P_A)` (module doc: `P_A` and Q are
+/// distributions of `u = f(Z)` with K_uu's jitter, so a conditioned f-space form differs).
+impl KlToPrior for SparseSplitPosterior {
+    fn kl_to_prior(&self) -> f64 {
+        self.kl
+    }
+}
+
 /// The B-bound of Q at `(σ², α_s)`.
 fn bound_at(
     prior: &SparseSplitPrior,
@@ -385,7 +393,7 @@ fn bound_at(
     spec: &CertificateSpec,
 ) -> Result<(f64, SparseSplitPosterior)> {
     let q = SparseSplitPosterior::new(prior.clone(), x_b, y_b, params)?;
-    let c = Certificate::from_marginals(q.kl(), q.marginals_on_b(), y_b, loss, spec)?;
+    let c = Certificate::of_predictions(&q, q.marginals_on_b(), y_b, loss, spec)?;
     Ok((c.bound_of_kind(BoundKind::Kl), q))
 }
 
@@ -488,8 +496,8 @@ pub fn fit_sparse_split_prior_with(
         let choices = sparse_split_choices(prior.m(), fraction, cfg.seed, menu, a.len(), train.n());
         let spec = CertificateSpec::new(cfg.delta, cfg.term, choices);
         let posterior = minimise(&prior, x_b.as_ref(), &y_b, &loss, &spec, family)?;
-        let certificate = Certificate::from_marginals(
-            posterior.kl(),
+        let certificate = Certificate::of_predictions(
+            &posterior,
             posterior.marginals_on_b(),
             &y_b,
             &loss,

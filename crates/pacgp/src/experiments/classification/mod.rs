@@ -70,7 +70,7 @@ pub fn score(
         nats: penalty,
     };
     let spec = CertificateSpec::new(delta, term, vec![choice]);
-    let c = Certificate::from_marginals(fit.posterior.kl_to_prior(), &mtr, train.1, &loss, &spec)?;
+    let c = Certificate::of_predictions(&fit.posterior, &mtr, train.1, &loss, &spec)?;
     Ok(ClassScores {
         train_gibbs: c.empirical_risk,
         test_gibbs: loss.empirical_risk(test.1, &mte)?,

@@ -280,3 +280,9 @@ fn scale_rows(a: &mut Mat<f64>, s: &[f64]) {
         }
     }
 }
+
+impl crate::certificate::KlToPrior for SoftmaxPosterior {
+    fn kl_to_prior(&self) -> f64 {
+        SoftmaxPosterior::kl_to_prior(self)
+    }
+}

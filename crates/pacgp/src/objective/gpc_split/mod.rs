@@ -1,6 +1,6 @@
 //! A data-dependent prior for GP classifiers (issue 15 item 1; tighter-bounds spec §5 item 3,
 //! §3.1): split the sample into a part A (fraction F) and a part B by the library's one sample
-//! split, stratified so both parts hold both classes ([`SampleSplit`]).
+//! split ([`SampleSplit`]; part A must hold both classes, else a clear refusal).
 //! On A alone: the input scaler, θ by ML-II (Laplace evidence) and the Laplace posterior
 //! `P_A`, a GP with mean `μ_A(x)` and covariance `k_A(x, x')`. The bound is then about B only:
 //!
@@ -156,9 +156,10 @@ mod tests {
         Dataset::new(x, y).unwrap()
     }
 
-    /// Catoni's λ "from part A" does not depend on part B: flipping B's labels leaves it
-    /// unchanged. The certificate is Catoni's closed form at that λ with `ln(1/δ)` and no
-    /// charge; the grid picks one of its five λ and charges `ln 5`.
+    /// Catoni's λ "from part A" is a function of part A and N_B alone: the fit's λ is the
+    /// nested estimate computed from part A's rows (standardised by A's scaler, θ_A) and N_B,
+    /// which never sees part B. The certificate is Catoni's closed form at that λ with
+    /// `ln(1/δ)` and no charge; the grid picks one of its five λ and charges `ln 5`.
     #[test]
     fn catoni_lambda_from_part_a_ignores_part_b() {
         let d = toy(60);
@@ -170,13 +171,15 @@ mod tests {
         let k = Kernel::se_iso(1.0, 1.0);
         let fit = fit_split_prior(&k, &lik, &d, c, &cfg).unwrap();
         let lambda = fit.lambda.expect("Catoni's λ");
-        let mut flipped = d.clone();
-        for &i in &fit.part_b {
-            flipped.y[i] = -flipped.y[i];
-        }
-        let again = fit_split_prior(&k, &lik, &flipped, c, &cfg).unwrap();
-        assert_eq!(again.part_b, fit.part_b);
-        assert_eq!(again.lambda, Some(lambda));
+        let pa = part_a_prior(&k, &lik, &d, c, 0.5, false, 0.0, &cfg).unwrap();
+        assert_eq!((&pa.part_a, &pa.part_b), (&fit.part_a, &fit.part_b));
+        let a = d.subset(&pa.part_a);
+        let xa = pa.x_scaler.transform(a.x.as_ref()).unwrap();
+        let kernels_a = [pa.kernel.clone()];
+        let nested =
+            nested_estimate(&cfg, &kernels_a, (&xa, &a.y, &lik), c, pa.part_b.len(), 0.0).unwrap();
+        assert_eq!(pa.lambda(), Some(lambda));
+        assert_eq!(nested.lambda(), lambda);
         let cert = &fit.certificate;
         assert_eq!(cert.penalty, 0.0);
         assert_eq!(cert.confidence_term, ConfidenceTerm::Catoni { lambda });
@@ -191,6 +194,27 @@ mod tests {
         let g = fit_split_prior(&k, &lik, &d, c, &cfg).unwrap();
         assert!(CATONI_GRID.contains(&g.lambda.unwrap()));
         assert!((g.certificate.penalty - 5f64.ln()).abs() < 1e-12);
+    }
+
+    /// A part A that holds one class is refused with a line saying so (the split is not
+    /// stratified: that would tie part B's labels to part A's).
+    #[test]
+    fn a_one_class_part_a_is_refused_clearly() {
+        let mut d = toy(20);
+        for (i, y) in d.y.iter_mut().enumerate() {
+            *y = if i < 3 { -1.0 } else { 1.0 };
+        }
+        let seed = (0..100)
+            .find(|&s| {
+                let (a, _) = SampleSplit::new(0.2, s).parts(&d).unwrap();
+                a.iter().all(|&i| d.y[i] == 1.0)
+            })
+            .expect("a seed whose part A is one class");
+        let lik = Likelihood::probit();
+        let cfg = SplitPriorConfig::new(SplitFraction::Fixed(0.2), seed);
+        let k = Kernel::se_iso(1.0, 1.0);
+        let err = fit_split_prior(&k, &lik, &d, GibbsClassifier::latent(&lik), &cfg).unwrap_err();
+        assert!(err.to_string().contains("holds only one class"), "{err}");
     }
 
     /// The scaled prior `GP(μ_A, t·k_A)`: at new inputs its mean is `P_A`'s and its

@@ -20,6 +20,22 @@ pub(super) fn posterior_on_b(
     )
 }
 
+/// Part A must hold both classes: its posterior is the prior. The split itself is not
+/// stratified — a split that looked at the labels would make part B's labels depend on part
+/// A's, and the bound on B needs B to be a sample independent of the prior.
+fn check_both_classes(train: &Dataset, part_a: &[usize], fraction: f64, seed: u64) -> Result<()> {
+    let first = train.y[part_a[0]];
+    if part_a.iter().all(|&i| train.y[i] == first) {
+        return Err(Error::Unsupported(format!(
+            "part A of the split prior's sample split ({} rows at fraction {fraction}, seed {seed}) \
+             holds only one class, and its posterior is the prior: the classifier split prior needs \
+             more data or a larger fraction",
+            part_a.len()
+        )));
+    }
+    Ok(())
+}
+
 /// The candidate kernel structures of `P_A`: the given one, then [`SplitPriorConfig::alt_kernels`].
 pub(super) fn kernel_structures(kernel_init: &Kernel, cfg: &SplitPriorConfig) -> Vec<Kernel> {
     std::iter::once(kernel_init.clone())
@@ -122,13 +138,12 @@ pub fn part_a_prior(
 ) -> Result<PartAPrior> {
     let n = train.n();
     let (part_a, part_b) = SampleSplit {
-        fraction,
-        seed: cfg.seed,
-        stratified: true,
         swapped,
+        ..SampleSplit::new(fraction, cfg.seed)
     }
     .parts(train)?;
     let na = part_a.len();
+    check_both_classes(train, &part_a, fraction, cfg.seed)?;
     let (a, b) = (train.subset(&part_a), train.subset(&part_b));
     let x_scaler = Standardizer::fit(a.x.as_ref(), &a.feature_names)?;
     let (xa, xb) = (
@@ -291,12 +306,12 @@ pub(super) struct NestedEstimate {
 
 impl NestedEstimate {
     /// The estimated certificate at Catoni's best λ, `kl⁻¹(q, c)` (spec §1.2).
-    fn bound(&self) -> f64 {
+    pub(super) fn bound(&self) -> f64 {
         crate::special::kl_inverse(self.risk, self.complexity)
     }
 
     /// [`catoni_optimal_lambda`] of the estimate, kept in [0.1, 10].
-    fn lambda(&self) -> f64 {
+    pub(super) fn lambda(&self) -> f64 {
         catoni_optimal_lambda(self.risk, self.complexity).clamp(0.1, 10.0)
     }
 }
