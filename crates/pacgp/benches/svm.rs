@@ -107,5 +107,42 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench);
+/// Wisconsin as `pacgp fit --method svm` reads it (raw features, labels 2/4): the data set
+/// and its labels for [`pacgp::fit::fit`].
+fn wisconsin_dataset() -> (pacgp::data::Dataset, pacgp::data::LabelMap) {
+    let opts = CsvOptions {
+        drop_columns: vec!["sample_code_number".into()],
+        ..Default::default()
+    };
+    let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../data/breast-cancer-wisconsin/breast_cancer_wisconsin_complete683.csv");
+    load_csv_classification(path, &opts).unwrap()
+}
+
+/// The certified SVM in-process (standardising, LR-LOO menu, certificate over the μ menu):
+/// with C and ℓ given (one candidate), and the default menu (3 lengthscales × 4 C). Compare
+/// with one LIBSVM fit (`peers/svm.py --tool libsvm`, ≈ 1.3 ms on this data).
+fn certified(c: &mut Criterion) {
+    use pacgp::spec::{FitOptions, MethodName};
+    let (data, labels) = wisconsin_dataset();
+    let given = FitOptions {
+        c: Some(1.0),
+        lengthscale: Some(3.0),
+        ..Default::default()
+    }
+    .check(MethodName::Svm)
+    .unwrap();
+    let menu = FitOptions::default().check(MethodName::Svm).unwrap();
+    let mut g = c.benchmark_group("svm_certified");
+    g.sample_size(10);
+    g.bench_function("wisconsin_given_c_l", |b| {
+        b.iter(|| pacgp::fit::fit(&given, &data, labels.clone()).unwrap())
+    });
+    g.bench_function("wisconsin_default_menu", |b| {
+        b.iter(|| pacgp::fit::fit(&menu, &data, labels.clone()).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench, certified);
 criterion_main!(benches);

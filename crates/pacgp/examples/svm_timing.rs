@@ -9,6 +9,7 @@
 //! cargo run --release -p pacgp --example svm_timing -- --data train.csv [--test test.csv]
 //!     [--target COL] [--drop a,b] [--c 1] [--gamma G] [--solver smo|adatron]
 //!     [--repeats 3] [--loo none|approx|exact|both] [--max-train N] [--subsample N]
+//!     [--momentum] [--max-iter SWEEPS]
 //! ```
 //!
 //! `--max-train N` keeps the first N training rows (as the peers); `--subsample N` a seeded
@@ -35,6 +36,8 @@ struct Args {
     loo: String,
     max_train: Option<usize>,
     subsample: Option<usize>,
+    momentum: bool,
+    max_iter: Option<usize>,
 }
 
 fn parse() -> Result<Args, String> {
@@ -50,6 +53,8 @@ fn parse() -> Result<Args, String> {
         loo: "none".into(),
         max_train: None,
         subsample: None,
+        momentum: false,
+        max_iter: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -66,6 +71,8 @@ fn parse() -> Result<Args, String> {
             "--max-train" => a.max_train = Some(num(v()?)? as usize),
             "--subsample" => a.subsample = Some(num(v()?)? as usize),
             "--loo" => a.loo = v()?,
+            "--momentum" => a.momentum = true,
+            "--max-iter" => a.max_iter = Some(num(v()?)? as usize),
             "--solver" => {
                 a.solver = match v()?.as_str() {
                     "smo" => SvmSolver::Smo,
@@ -141,6 +148,8 @@ fn run() -> Result<(), String> {
     let cfg = SvmConfig {
         slack: Slack::Linear { c: a.c },
         solver: a.solver,
+        adatron_momentum: a.momentum,
+        max_iter: a.max_iter.unwrap_or(SvmConfig::default().max_iter),
         ..Default::default()
     };
     let mut times = Vec::new();

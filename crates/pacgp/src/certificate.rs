@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::likelihood::Likelihood;
 use crate::loss::{self, RegressionLoss};
 use crate::multiclass::{JointScores, SampledRisk, SamplingCorrection};
-use crate::posterior::{GaussianPosterior, Marginals};
+use crate::posterior::{GaussianPosterior, Marginals, MeanScaled};
 
 /// The stochastic classifier whose 0-1 error is bounded: draw `f ~ Q`, predict `sgn(f(x) + b)`,
 /// optionally with the probit's label noise `ξ ~ N(0, λ⁻²)` inside (`sgn(f(x) + ξ + b)`).
@@ -342,6 +342,25 @@ impl Certificate {
     ) -> Result<Self> {
         let marginals = posterior.predict(x)?;
         Self::of_predictions(posterior, &marginals, y, loss, spec)
+    }
+
+    /// The certificate of `Q_s`, a posterior with its mean shift scaled by `s` (the SVM's
+    /// `μ·f_SVM`), from the family's marginals and KL held once for every `s`.
+    pub fn of_mean_scaled(
+        family: &MeanScaled,
+        s: f64,
+        y: &[f64],
+        loss: &GibbsLoss,
+        spec: &CertificateSpec,
+    ) -> Result<Self> {
+        if family.n() != y.len() {
+            return Err(Error::ShapeMismatch {
+                what: "sample of a mean-scaled posterior",
+                expected: format!("{} labels", family.n()),
+                found: format!("{}", y.len()),
+            });
+        }
+        Self::from_marginals(family.kl_to_prior(s)?, &family.marginals(s)?, y, loss, spec)
     }
 
     /// The certificate of `posterior` from its predictions on the sample (for callers that

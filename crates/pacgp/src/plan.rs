@@ -165,6 +165,18 @@ pub fn svm_menu_specs(s: &SvmSpec, d: usize) -> Vec<SvmSpec> {
         .collect()
 }
 
+/// The (kernel, slack) menu of an SVM spec (every kernel of [`svm_candidates`] with every
+/// slack, kernel outer), chosen by the linear-response LOO error on the bound's sample:
+/// charged `ln |menu|`.
+pub fn svm_menu(s: &SvmSpec, d: usize) -> Result<Menu<(Kernel, Slack)>> {
+    let (kernels, slacks) = svm_candidates(s, d)?;
+    let items = kernels
+        .iter()
+        .flat_map(|k| slacks.iter().map(move |&c| (k.clone(), c)))
+        .collect();
+    Ok(Menu::charged(items, "SVM kernel × slack by LR-LOO"))
+}
+
 /// The prior kernel of a certified SVM: `k` plus a unit constant for the bias.
 pub fn svm_prior_kernel(kernel: &Kernel) -> Kernel {
     Kernel::Sum {
@@ -173,13 +185,10 @@ pub fn svm_prior_kernel(kernel: &Kernel) -> Kernel {
     }
 }
 
-/// The choices of a certified SVM and their price: the (kernel, slack) candidates by LR-LOO
-/// and the scale μ of the posterior mean.
-pub fn svm_choices(n_candidates: usize, n_mu: usize) -> Vec<PenaltyTerm> {
-    vec![
-        PenaltyTerm::candidates(n_candidates, "SVM kernel × slack by LR-LOO"),
-        PenaltyTerm::candidates(n_mu, "scale μ of the posterior mean"),
-    ]
+/// The choices of a certified SVM and their prices: the (kernel, slack) menu by LR-LOO and the
+/// μ menu of its certificate ([`crate::svm::certificate::mu_menu`]).
+pub fn svm_choices(menu: &Menu<(Kernel, Slack)>) -> Vec<PenaltyTerm> {
+    vec![menu.price(), crate::svm::certificate::mu_menu().price()]
 }
 
 /// The split prior's settings from its spec: the fraction, the seed, whether B's sites are

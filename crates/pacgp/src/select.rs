@@ -29,6 +29,9 @@ pub struct Menu<T> {
     pub price: Price,
 }
 
+/// The candidates whose scoring failed, by index, with their errors.
+pub type Skipped = Vec<(usize, Error)>;
+
 /// The chosen candidate: its index, what scoring it gave, its score, and the menu's price.
 #[derive(Clone, Debug)]
 pub struct Chosen<R> {
@@ -137,6 +140,50 @@ impl<T> Menu<T> {
         })
     }
 
+    /// [`Menu::by_bound_par`] where a candidate whose scoring fails is skipped, not fatal: the
+    /// choice is made among the others (the menu's price still counts every candidate, since
+    /// the menu was fixed before the data), and the failures come back by index for the
+    /// caller's notes. If every candidate fails, the first failure is the error.
+    pub fn by_bound_par_skipping<R: Send>(
+        &self,
+        score: impl Fn(&T, &PenaltyTerm) -> Result<(R, f64)> + Sync,
+    ) -> Result<(Chosen<R>, Skipped)>
+    where
+        T: Sync,
+    {
+        use rayon::prelude::*;
+        let price = self.price();
+        let scored: Vec<Result<(R, f64)>> = self
+            .items
+            .par_iter()
+            .map(|item| score(item, &price))
+            .collect();
+        let mut best: Option<(usize, R, f64)> = None;
+        let mut failed = Vec::new();
+        for (i, r) in scored.into_iter().enumerate() {
+            match r {
+                Ok((v, s)) if !s.is_nan() && best.as_ref().is_none_or(|b| s < b.2) => {
+                    best = Some((i, v, s))
+                }
+                Ok(_) => {}
+                Err(e) => failed.push((i, e)),
+            }
+        }
+        match best {
+            Some((index, value, score)) => Ok((
+                Chosen {
+                    index,
+                    value,
+                    score,
+                    price,
+                },
+                failed,
+            )),
+            None if !failed.is_empty() => Err(failed.swap_remove(0).1),
+            None => Err(self.nothing()),
+        }
+    }
+
     fn nothing(&self) -> Error {
         Error::Numerical {
             what: "menu choice",
@@ -184,5 +231,27 @@ mod tests {
         assert!(m
             .by_bound(|_, _| Err::<((), f64), _>(Error::Empty { what: "x" }))
             .is_err());
+    }
+
+    /// Skipping: a failing candidate is passed over and reported by index; the price still
+    /// counts it; if every candidate fails, the first failure is the error.
+    #[test]
+    fn failing_candidates_are_skipped_and_still_priced() {
+        let m = Menu::charged(vec![0.0, 2.0, 1.0], "x");
+        let score = |x: &f64, _: &PenaltyTerm| {
+            if *x == 0.0 {
+                Err(Error::Empty { what: "zero" })
+            } else {
+                Ok((*x, *x))
+            }
+        };
+        let (c, failed) = m.by_bound_par_skipping(score).unwrap();
+        assert_eq!((c.index, c.value), (2, 1.0));
+        assert!((c.price.nats - 3f64.ln()).abs() < 1e-15);
+        assert_eq!(failed.len(), 1);
+        assert_eq!(failed[0].0, 0);
+        let all_fail = Menu::charged(vec![0.0, 0.0], "x");
+        let e = all_fail.by_bound_par_skipping(score).unwrap_err();
+        assert!(matches!(e, Error::Empty { what: "zero" }));
     }
 }

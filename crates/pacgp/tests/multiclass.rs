@@ -547,9 +547,7 @@ fn one_vs_rest_svm_shares_the_candidate_of_fewest_multiclass_loo_errors() {
         .unwrap()
         .remove(0)
         .certificate;
-    let mu = pacgp::svm::certificate::SvmCertificateConfig::default()
-        .mu_grid
-        .len() as f64;
+    let mu = pacgp::svm::certificate::mu_menu().items.len() as f64;
     let want_penalty = 12f64.ln() + 3.0 * mu.ln();
     assert!(
         (c.penalty - want_penalty).abs() < 1e-12,

@@ -68,7 +68,7 @@ fn kl_and_gibbs_error_match_direct_evaluation() {
         let cfg = SvmCertificateConfig::default();
         let cert = svm_certificate(&k, x.as_ref(), &y, &fit, &cfg).unwrap();
         let c = &cert.certificate;
-        let pen = (cfg.mu_grid.len() as f64).ln();
+        let pen = (cfg.mu.len() as f64).ln();
         assert!((c.penalty - pen).abs() < 1e-12);
         assert!((c.kl - 0.5 * cert.mu * cert.mu * wkw).abs() < 1e-9 * c.kl);
         let b = pac_bayes_bound(
@@ -102,7 +102,7 @@ fn a_fitted_bias_is_rejected() {
     let fit = svm(&k, x.as_ref(), &y, &bias_free(Slack::Linear { c: 1.0 })).unwrap();
     assert!(svm_posterior(&k, x.as_ref(), &y, &fit, 0.0).is_err());
     let empty = SvmCertificateConfig {
-        mu_grid: vec![],
+        mu: pacgp::select::Menu::charged(vec![], "μ"),
         ..Default::default()
     };
     assert!(svm_certificate(&k, x.as_ref(), &y, &fit, &empty).is_err());
@@ -146,7 +146,10 @@ fn wisconsin_certificate() {
             let k = prior(l, bv);
             let fit = svm(&k, x.as_ref(), &y, &bias_free(slack)).unwrap();
             let cfg = SvmCertificateConfig {
-                extra_penalty: extra,
+                choices: vec![pacgp::certificate::PenaltyTerm {
+                    what: "kernel × slack × bias variance".into(),
+                    nats: extra,
+                }],
                 ..Default::default()
             };
             let c = svm_certificate(&k, x.as_ref(), &y, &fit, &cfg).unwrap();

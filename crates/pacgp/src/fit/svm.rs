@@ -8,7 +8,8 @@ use crate::data::{Dataset, LabelMap, Standardizer};
 use crate::error::Result;
 use crate::kernel::Kernel;
 use crate::model::{FitReport, FittedModel, Task};
-use crate::plan::{svm_candidates, svm_prior_kernel};
+use crate::plan::{svm_menu, svm_prior_kernel};
+use crate::select::Menu;
 use crate::spec::{CheckedFitSpec, SvmSpec};
 use crate::svm::certificate::{svm_certificate, SvmCertificateConfig};
 use crate::svm::{Slack, SvmConfig, SvmFit, SvmSolver};
@@ -17,19 +18,18 @@ use crate::svm::{Slack, SvmConfig, SvmFit, SvmSolver};
 /// candidate that failed and was skipped.
 type Choice = (Kernel, SvmConfig, SvmFit, Vec<String>);
 
-/// SVMs for every (kernel, slack) candidate (in parallel; bias-free on `k + 1` unless `base`
-/// fits a bias), the one of fewest linear-response LOO errors with its fit (the first on
-/// ties, so the choice is deterministic). A candidate whose fit or LOO fails (e.g. a singular
-/// margin-SV matrix) is skipped with a note; the menu's price still counts it, since it was
-/// on the menu fixed before the data. Only if every candidate fails is it an error.
+/// SVMs for every (kernel, slack) candidate of `menu` (in parallel; bias-free on `k + 1`
+/// unless `base` fits a bias), the one of fewest linear-response LOO errors with its fit (the
+/// first on ties, so the choice is deterministic; [`Menu::by_bound_par_skipping`]; a menu of
+/// one needs no LOO). A candidate whose fit or LOO fails (e.g. a singular margin-SV matrix)
+/// is skipped with a note; the menu's price still counts it, since it was on the menu fixed
+/// before the data. Only if every candidate fails is it an error (the first failure).
 fn select_by_lr_loo(
     x: faer::MatRef<'_, f64>,
     y: &[f64],
-    kernels: &[Kernel],
-    slacks: &[Slack],
+    menu: &Menu<(Kernel, Slack)>,
     base: &SvmConfig,
 ) -> Result<Choice> {
-    use rayon::prelude::*;
     // A free bias needs no constant term in the kernel.
     let prior = |k: &Kernel| {
         if base.bias {
@@ -38,54 +38,35 @@ fn select_by_lr_loo(
             svm_prior_kernel(k)
         }
     };
-    let mut candidates: Vec<(Kernel, SvmConfig)> = kernels
-        .iter()
-        .flat_map(|k| {
-            slacks
-                .iter()
-                .map(move |&slack| (prior(k), SvmConfig { slack, ..*base }))
+    let single = menu.len() == 1;
+    let (chosen, failed) = menu.by_bound_par_skipping(|(k, slack), _price| {
+        let (k, cfg) = (
+            prior(k),
+            SvmConfig {
+                slack: *slack,
+                ..*base
+            },
+        );
+        let fit = crate::svm::svm(&k, x, y, &cfg)?;
+        // The LOO error only ranks candidates: a menu of one needs none.
+        let errors = if single {
+            0
+        } else {
+            crate::svm::loo::svm_loo(&fit, &k, x, y)?.errors
+        };
+        Ok(((k, cfg, fit), errors as f64))
+    })?;
+    let notes = failed
+        .into_iter()
+        .map(|(i, e)| {
+            let (k, slack) = &menu.items[i];
+            format!(
+                "SVM candidate {} with {slack:?} skipped: {e} (still priced in the menu's ln |candidates|)",
+                prior(k).describe()
+            )
         })
         .collect();
-    let results: Vec<Result<(usize, SvmFit)>> = candidates
-        .par_iter()
-        .map(|(k, cfg)| {
-            let fit = crate::svm::svm(k, x, y, cfg)?;
-            Ok((crate::svm::loo::svm_loo(&fit, k, x, y)?.errors, fit))
-        })
-        .collect();
-    let mut notes = Vec::new();
-    let mut first_error = None;
-    let mut fits: Vec<Option<(usize, SvmFit)>> = Vec::with_capacity(results.len());
-    for ((k, cfg), r) in candidates.iter().zip(results) {
-        match r {
-            Ok(f) => fits.push(Some(f)),
-            Err(e) => {
-                notes.push(format!(
-                    "SVM candidate {} with {:?} skipped: {e} (still priced in the menu's ln |candidates|)",
-                    k.describe(),
-                    cfg.slack
-                ));
-                first_error.get_or_insert(e);
-                fits.push(None);
-            }
-        }
-    }
-    let best = (0..fits.len())
-        .filter_map(|i| fits[i].as_ref().map(|f| (f.0, i)))
-        .min()
-        .map(|(_, i)| i);
-    let Some(best) = best else {
-        return Err(first_error.unwrap_or(crate::Error::Empty {
-            what: "SVM kernel and slack candidates",
-        }));
-    };
-    let (kernel, config) = candidates.swap_remove(best);
-    let fit = fits
-        .swap_remove(best)
-        .map(|f| f.1)
-        .ok_or(crate::Error::Empty {
-            what: "SVM kernel and slack candidates",
-        })?;
+    let (kernel, config, fit) = chosen.value;
     Ok((kernel, config, fit, notes))
 }
 
@@ -110,8 +91,8 @@ pub fn svm(
         },
         ..Default::default()
     };
-    let (kernels, slacks) = svm_candidates(s, train.d())?;
-    let (prior, config, fit, notes) = select_by_lr_loo(x.as_ref(), y, &kernels, &slacks, &base)?;
+    let menu = svm_menu(s, train.d())?;
+    let (prior, config, fit, notes) = select_by_lr_loo(x.as_ref(), y, &menu, &base)?;
     if s.bias {
         let mut model = uncertified_svm(
             spec,
@@ -126,10 +107,9 @@ pub fn svm(
         model.report.notes.extend(notes);
         return Ok(model);
     }
-    let n_candidates = kernels.len() * slacks.len();
     let cert_cfg = SvmCertificateConfig {
         delta: spec.delta,
-        extra_penalty: (n_candidates as f64).ln(),
+        choices: vec![menu.price()],
         ..Default::default()
     };
     let cert = svm_certificate(&prior, x.as_ref(), y, &fit, &cert_cfg)?;
@@ -212,13 +192,83 @@ mod tests {
             ..Default::default()
         };
         let kernels = [Kernel::se_iso(1.0, 0.0), Kernel::se_iso(1.0, 1.0)];
-        let slacks = [Slack::Linear { c: 1.0 }];
-        let (k, _, fit, notes) =
-            select_by_lr_loo(x.as_ref(), &y, &kernels, &slacks, &base).unwrap();
+        let slack = Slack::Linear { c: 1.0 };
+        let menu = |ks: &[Kernel]| {
+            Menu::charged(ks.iter().map(|k| (k.clone(), slack)).collect(), "kernel")
+        };
+        let (k, _, fit, notes) = select_by_lr_loo(x.as_ref(), &y, &menu(&kernels), &base).unwrap();
         assert_eq!(k, kernels[1]);
         assert_eq!(fit.alpha.len(), 20);
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(notes[0].contains("skipped"), "{notes:?}");
-        assert!(select_by_lr_loo(x.as_ref(), &y, &kernels[..1], &slacks, &base).is_err());
+        assert!(select_by_lr_loo(x.as_ref(), &y, &menu(&kernels[..1]), &base).is_err());
+    }
+
+    /// A free bias with the default menus on small 2-D data whose points come in duplicate
+    /// pairs: two equal margin support vectors make the LR-LOO's margin-SV matrix singular for
+    /// some candidates. The fit still succeeds, from the other candidates, with a note for
+    /// each one skipped.
+    #[test]
+    fn free_bias_default_menu_survives_a_singular_margin_matrix() {
+        let base_x = [
+            (-1.0, -0.4),
+            (-0.6, 0.5),
+            (-0.2, -0.9),
+            (0.1, 0.3),
+            (0.4, -0.2),
+            (0.7, 0.8),
+            (1.0, -0.6),
+            (-0.9, 0.9),
+        ];
+        let n = 2 * base_x.len();
+        let x = faer::Mat::from_fn(n, 2, |i, j| {
+            let p = base_x[i / 2];
+            if j == 0 {
+                p.0
+            } else {
+                p.1
+            }
+        });
+        let y: Vec<f64> = (0..n)
+            .map(|i| {
+                let p = base_x[i / 2];
+                if p.0 + 0.3 * p.1 > 0.0 {
+                    1.0
+                } else {
+                    -1.0
+                }
+            })
+            .collect();
+        let kernels = crate::plan::svm_lengthscales(2);
+        let menu = Menu::charged(
+            kernels
+                .iter()
+                .flat_map(|&l| {
+                    crate::plan::default_slacks(false)
+                        .into_iter()
+                        .map(move |c| (Kernel::se_iso(l, 1.0), c))
+                })
+                .collect(),
+            "kernel × slack",
+        );
+        let base = SvmConfig {
+            bias: true,
+            ..Default::default()
+        };
+        let singular = menu.items.iter().any(|(k, slack)| {
+            let cfg = SvmConfig {
+                slack: *slack,
+                ..base
+            };
+            let fit = crate::svm::svm(k, x.as_ref(), &y, &cfg).unwrap();
+            crate::svm::loo::svm_loo(&fit, k, x.as_ref(), &y).is_err()
+        });
+        assert!(
+            singular,
+            "the data should make some candidate's LR-LOO fail"
+        );
+        let (_, _, fit, notes) = select_by_lr_loo(x.as_ref(), &y, &menu, &base).unwrap();
+        assert_eq!(fit.alpha.len(), n);
+        assert!(!notes.is_empty() && notes.iter().all(|n| n.contains("skipped")));
     }
 }

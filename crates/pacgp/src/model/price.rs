@@ -10,11 +10,12 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::plan::{
-    classifier_menu, hyper_prior, likelihood, svm_candidates, svm_choices, svm_prior_kernel,
+    classifier_menu, hyper_prior, likelihood, svm_candidates, svm_choices, svm_menu,
+    svm_prior_kernel,
 };
 use crate::prior::split::SplitFraction;
 use crate::spec::{ClassifierHypers, Inference, Method, PacPrior, SplitClassifierSpec, SvmSpec};
-use crate::svm::certificate::SvmCertificateConfig;
+use crate::svm::certificate::mu_menu;
 
 use super::{FittedModel, Task};
 
@@ -327,14 +328,13 @@ impl FittedModel {
                 "the slack, solver or bias differ from the spec's",
             ));
         }
-        let mu_grid = SvmCertificateConfig::default().mu_grid;
-        if !mu_grid.contains(mu) {
+        if !mu_menu().items.contains(mu) {
             return Err(mismatch(
                 "SVM scale μ",
                 format!("{mu} is not on the certificate's μ grid"),
             ));
         }
-        Ok(svm_choices(kernels.len() * slacks.len(), mu_grid.len()))
+        Ok(svm_choices(&svm_menu(s, d)?))
     }
 
     /// The task's fixed parts must be the spec's: a classifier's likelihood and input noise.

@@ -14,6 +14,7 @@
 
 mod file;
 pub mod prior;
+pub mod scaled;
 
 use faer::{Mat, MatRef};
 use serde::{Deserialize, Serialize};
@@ -23,6 +24,7 @@ use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky};
 
 pub use prior::Prior;
+pub use scaled::MeanScaled;
 
 /// How the posterior covariance on the basis values `f_B` is stored.
 #[derive(Clone, Debug)]
@@ -154,11 +156,8 @@ impl GaussianPosterior {
     /// precision 0, `B = I`): the SVM's posterior (Opper & Winther §17.4).
     pub fn shifted(prior: impl Into<Prior>, basis: Mat<f64>, alpha: Vec<f64>) -> Result<Self> {
         let m = basis.nrows();
-        let chol_b = Cholesky::factor(
-            Mat::<f64>::identity(m, m).as_ref(),
-            &linalg::JitterPolicy::none(),
-            "the identity",
-        )?;
+        // B = I is its own Cholesky factor.
+        let chol_b = Cholesky::from_lower(Mat::<f64>::identity(m, m), 0.0);
         Ok(Self::sites(prior, basis, alpha, vec![0.0; m], chol_b))
     }
 
@@ -337,6 +336,8 @@ impl GaussianPosterior {
     /// `(+1, L_K⁻¹k)` and `(−1, L_Σᵀ K⁻¹ k)` for the dense form.
     fn projections(&self, mut a: Mat<f64>) -> Vec<(f64, Mat<f64>)> {
         match &self.cov {
+            // Every site precision 0 (the SVM's shifted prior): R = 0, nothing to subtract.
+            Covariance::Sites { sqrt_pi, .. } if sqrt_pi.iter().all(|&s| s == 0.0) => vec![],
             Covariance::Sites { sqrt_pi, chol_b } => {
                 scale_rows(&mut a, sqrt_pi);
                 chol_b.solve_lower_in_place(a.as_mut());
@@ -386,6 +387,19 @@ impl GaussianPosterior {
                 0.5 * (trace + quad - m + chol_kb.ln_det() - chol_sigma.ln_det())
             }
         }
+    }
+
+    /// The KL's two parts, `(covariance part, ½αᵀK_Bα)`: `KL(Q‖P)` is their sum, and scaling
+    /// the mean weights by `s` scales only the second, by `s²` ([`MeanScaled`]).
+    pub(crate) fn kl_parts(&self) -> (f64, f64) {
+        let m = self.n_basis() as f64;
+        let covariance = match &self.cov {
+            Covariance::Sites { chol_b, .. } | Covariance::WhitenedPrecision { chol_b, .. } => {
+                0.5 * (chol_b.ln_det() + chol_b.inverse_trace() - m)
+            }
+            Covariance::Dense { .. } => self.kl_to_prior() - 0.5 * self.alpha_k_alpha(),
+        };
+        (covariance, 0.5 * self.alpha_k_alpha())
     }
 
     /// `αᵀ K_B α` (the mean term of the KL); for the inducing and dense forms with the stored

@@ -13,9 +13,9 @@
 //!
 //! so `posterior.kl_to_prior()`, `posterior.predict` and
 //! the Gibbs 0-1 loss of [`crate::certificate`] apply unchanged. Larger μ lowers the Gibbs
-//! error towards the SVM's margin error and raises the KL by μ²; μ is taken from a grid fixed
-//! in advance, and the union bound over it costs `ln |grid|` in the penalty (plus whatever
-//! the caller adds for other choices made on the same data, e.g. a hyperparameter grid).
+//! error towards the SVM's margin error and raises the KL by μ²; μ is taken from a menu fixed
+//! in advance ([`mu_menu`]), whose choice costs `ln |menu|` in the penalty (plus the prices of
+//! the caller's other choices made on the same data, e.g. the kernel and slack menu).
 //!
 //! **Bias.** A bias fitted from the data would make the prior's mean data-dependent.
 //! Instead the certified SVM has no free bias: put a constant term in the prior kernel
@@ -25,40 +25,48 @@
 //! over the latent function: Q and P are over the noise-free `f` with covariance `k`.
 
 use faer::{Mat, MatRef};
-use serde::{Deserialize, Serialize};
 
 use super::SvmFit;
 use crate::bounds::{BoundKind, ConfidenceTerm};
 use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
-use crate::posterior::GaussianPosterior;
+use crate::posterior::{GaussianPosterior, MeanScaled};
+use crate::select::Menu;
 
 /// Settings of [`svm_certificate`].
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug)]
 pub struct SvmCertificateConfig {
-    /// Scales μ of the posterior mean, fixed before seeing the data.
-    pub mu_grid: Vec<f64>,
+    /// Scales μ of the posterior mean, fixed before seeing the data, chosen by the bound.
+    pub mu: Menu<f64>,
     /// Confidence δ.
     pub delta: f64,
     /// kl or sqrt form.
     pub kind: BoundKind,
     /// Confidence constant.
     pub term: ConfidenceTerm,
-    /// Extra union-bound penalty (nats) for other choices made on the same sample, e.g.
-    /// `ln |hyperparameter grid|`.
-    pub extra_penalty: f64,
+    /// The prices of other choices made on the same sample (e.g. the kernel and slack
+    /// menu's `ln |menu|`), paid beside the μ menu's.
+    pub choices: Vec<PenaltyTerm>,
+}
+
+/// The μ menu: `{2^{−2}, 2^{−1.5}, …, 2^{6}}` (17 values), charged `ln 17`.
+pub fn mu_menu() -> Menu<f64> {
+    Menu::charged(
+        (0..17).map(|t| 2f64.powf(-2.0 + 0.5 * t as f64)).collect(),
+        "scale μ of the posterior mean",
+    )
 }
 
 impl Default for SvmCertificateConfig {
-    /// μ ∈ {2^{−2}, 2^{−1.5}, …, 2^{6}} (17 values), δ = 0.01, kl form, Maurer's constant.
+    /// [`mu_menu`], δ = 0.01, kl form, Maurer's constant, no other choices.
     fn default() -> Self {
         Self {
-            mu_grid: (0..17).map(|t| 2f64.powf(-2.0 + 0.5 * t as f64)).collect(),
+            mu: mu_menu(),
             delta: 0.01,
             kind: BoundKind::Kl,
             term: ConfidenceTerm::Maurer,
-            extra_penalty: 0.0,
+            choices: Vec::new(),
         }
     }
 }
@@ -66,13 +74,13 @@ impl Default for SvmCertificateConfig {
 /// The certificate and the Q it certifies.
 #[derive(Clone, Debug)]
 pub struct SvmCertificate {
-    /// Bound, empirical Gibbs error, KL, penalty (`ln|μ grid| + extra`), δ, N.
+    /// Bound, empirical Gibbs error, KL, penalty (the other choices' and `ln|μ menu|`), δ, N.
     pub certificate: Certificate,
-    /// The μ of the grid with the lowest bound.
+    /// The μ of the menu with the lowest bound.
     pub mu: f64,
     /// Q at that μ (basis: the support vectors).
     pub posterior: GaussianPosterior,
-    /// `(μ, bound)` for every grid value.
+    /// `(μ, bound)` for every menu value.
     pub per_mu: Vec<(f64, f64)>,
 }
 
@@ -117,7 +125,10 @@ pub fn svm_posterior(
 }
 
 /// The PAC-Bayes certificate of a bias-free SVM trained with `prior` on `(x, y)`: the
-/// lowest bound over `cfg.mu_grid`, paying `ln |grid| + extra_penalty`.
+/// lowest bound over `cfg.mu` ([`Menu::by_bound`], which charges `ln |menu|`), paying the
+/// other choices' prices too. `Q_μ`'s marginals on the sample and its KL come from one
+/// prediction of `Q_1` ([`MeanScaled`]), which is the chosen `Q_μ`'s certificate too (equal
+/// to [`Certificate::of_posterior`] of it to round-off; `certify` recomputes it that way).
 pub fn svm_certificate(
     prior: &Kernel,
     x: MatRef<'_, f64>,
@@ -125,61 +136,31 @@ pub fn svm_certificate(
     fit: &SvmFit,
     cfg: &SvmCertificateConfig,
 ) -> Result<SvmCertificate> {
-    if cfg.mu_grid.is_empty() {
+    if cfg.mu.is_empty() {
         return Err(Error::Empty {
-            what: "certificate μ grid",
+            what: "certificate μ menu",
         });
     }
-    if !(cfg.extra_penalty >= 0.0 && cfg.extra_penalty.is_finite()) {
-        return Err(Error::InvalidParameter {
-            name: "extra penalty",
-            value: cfg.extra_penalty,
-            reason: "must be ≥ 0 and finite",
-        });
-    }
-    let mut choices = vec![PenaltyTerm::candidates(
-        cfg.mu_grid.len(),
-        "scale μ of the posterior mean",
-    )];
-    if cfg.extra_penalty > 0.0 {
-        choices.push(PenaltyTerm {
-            what: "other choices made on the sample (caller's)".into(),
-            nats: cfg.extra_penalty,
-        });
-    }
-    let spec = CertificateSpec::new(cfg.delta, cfg.term, choices);
     // The SVM's own sign(f_SVM), drawn from Q: no label noise, no further bias.
     let loss = GibbsLoss::Classification(GibbsClassifier {
         bias: 0.0,
         noise_slope: None,
     });
-    let q1 = svm_posterior(prior, x, y, fit, 1.0)?;
-    let unit = q1.predict(x)?; // mean f_SVM(x_i), variance k(x_i, x_i)
-    let kl1 = q1.kl_to_prior();
-    let mut best: Option<(f64, f64)> = None; // (bound, μ)
-    let mut per_mu = Vec::with_capacity(cfg.mu_grid.len());
-    for &mu in &cfg.mu_grid {
-        if !(mu > 0.0 && mu.is_finite()) {
-            return Err(Error::InvalidParameter {
-                name: "certificate scale μ",
-                value: mu,
-                reason: "must be positive and finite",
-            });
-        }
-        let mut m = unit.clone();
-        m.mean.iter_mut().for_each(|v| *v *= mu);
-        let bound = Certificate::from_marginals(mu * mu * kl1, &m, y, &loss, &spec)?
-            .bound_of_kind(cfg.kind);
+    let spec = |price: &PenaltyTerm| {
+        let mut choices = cfg.choices.clone();
+        choices.push(price.clone());
+        CertificateSpec::new(cfg.delta, cfg.term, choices)
+    };
+    let family = MeanScaled::on_sample(svm_posterior(prior, x, y, fit, 1.0)?, x)?;
+    let mut per_mu = Vec::with_capacity(cfg.mu.len());
+    let chosen = cfg.mu.by_bound(|&mu, price| {
+        let c = Certificate::of_mean_scaled(&family, mu, y, &loss, &spec(price))?;
+        let bound = c.bound_of_kind(cfg.kind);
         per_mu.push((mu, bound));
-        if best.is_none_or(|b| bound < b.0) {
-            best = Some((bound, mu));
-        }
-    }
-    let (_, mu) = best.ok_or(Error::Empty {
-        what: "certificate μ grid",
+        Ok(((mu, c), bound))
     })?;
-    let posterior = svm_posterior(prior, x, y, fit, mu)?;
-    let certificate = Certificate::of_posterior(&posterior, x, y, &loss, &spec)?;
+    let (mu, certificate) = chosen.value;
+    let posterior = family.posterior(mu)?;
     Ok(SvmCertificate {
         certificate,
         mu,

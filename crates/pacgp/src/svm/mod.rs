@@ -327,6 +327,8 @@ pub struct InputRows {
     d: usize,
     n: usize,
     stationary: Option<(f64, Profile)>,
+    /// A constant term of the kernel (only with a stationary body; else in `kernel`).
+    offset: f64,
     shift: f64,
 }
 
@@ -335,7 +337,15 @@ impl InputRows {
     pub fn new(kernel: &Kernel, x: MatRef<'_, f64>, shift: f64) -> Result<Self> {
         kernel.check_input_dim(x.ncols())?;
         let (n, d) = (x.nrows(), x.ncols());
-        let stationary = match kernel {
+        // A constant term (the certified SVM's bias prior `k + σ_b²`) is an offset of every entry.
+        let (body, offset) = match kernel {
+            Kernel::Sum { left, right } => match right.as_ref() {
+                Kernel::Constant { ln_variance } => (left.as_ref(), Some(ln_variance.exp())),
+                _ => (kernel, None),
+            },
+            _ => (kernel, None),
+        };
+        let stationary = match body {
             Kernel::Scale { ln_variance, inner } => match inner.as_ref() {
                 Kernel::Stationary {
                     profile,
@@ -348,6 +358,11 @@ impl InputRows {
                 ln_lengthscale,
             } => Some((1.0, *profile, ln_lengthscale.clone())),
             _ => None,
+        };
+        let offset = if stationary.is_some() {
+            offset.unwrap_or(0.0)
+        } else {
+            0.0
         };
         let scale = |j: usize| match &stationary {
             Some((_, _, ln_l)) if ln_l.len() == 1 => (-ln_l[0]).exp(),
@@ -369,6 +384,7 @@ impl InputRows {
             d,
             n,
             stationary: stationary.map(|(v, p, _)| (v, p)),
+            offset,
             shift,
         })
     }
@@ -386,7 +402,7 @@ impl InputRows {
                     (self.sq_norms[i] + self.sq_norms[j] - 2.0 * dot(self.row(i), self.row(j)))
                         .max(0.0)
                 };
-                var * profile.value_and_slope(r2).0
+                var * profile.value_and_slope(r2).0 + self.offset
             }
             None => self.kernel.eval(self.row(i), self.row(j)),
         }
@@ -415,13 +431,44 @@ impl KernelRows for InputRows {
         self.eval(i, i) + self.shift
     }
     fn fill_row(&self, i: usize, cols: &[usize], out: &mut [f64]) {
-        let fill = |(o, &j): (&mut f64, &usize)| {
-            *o = self.eval(i, j) + if i == j { self.shift } else { 0.0 };
-        };
         if cols.len() * self.d.max(1) > 200_000 {
-            out.par_iter_mut().zip(cols.par_iter()).for_each(fill);
+            out.par_chunks_mut(4096)
+                .zip(cols.par_chunks(4096))
+                .for_each(|(o, c)| self.fill_block(i, c, o));
         } else {
-            out.iter_mut().zip(cols.iter()).for_each(fill);
+            self.fill_block(i, cols, out);
+        }
+    }
+}
+
+impl InputRows {
+    /// Entries `(i, j)` for `j` in `cols`: squared-exponential kernels take their exponentials
+    /// in one vectorised pass ([`crate::vector_math::exp_in_place`]), others entry by entry.
+    fn fill_block(&self, i: usize, cols: &[usize], out: &mut [f64]) {
+        match self.stationary {
+            Some((var, Profile::SquaredExponential)) => {
+                let ui = self.row(i);
+                for (o, &j) in out.iter_mut().zip(cols) {
+                    let r2 = if i == j {
+                        0.0
+                    } else {
+                        (self.sq_norms[i] + self.sq_norms[j] - 2.0 * dot(ui, self.row(j))).max(0.0)
+                    };
+                    *o = -0.5 * r2;
+                }
+                crate::vector_math::exp_in_place(out);
+                for o in out.iter_mut() {
+                    *o = var * *o + self.offset;
+                }
+            }
+            _ => {
+                for (o, &j) in out.iter_mut().zip(cols) {
+                    *o = self.eval(i, j);
+                }
+            }
+        }
+        if let Some(t) = cols.iter().position(|&j| j == i) {
+            out[t] += self.shift;
         }
     }
 }
@@ -610,3 +657,45 @@ pub(crate) fn report(
 
 /// Shared row handle of the SMO cache.
 pub(crate) type Row = Arc<Vec<f64>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Rows filled from the inputs (the vectorised squared-exponential path, a constant term
+    /// as an offset, a Matérn kernel entry by entry, a diagonal shift) equal the kernel's own
+    /// Gram matrix to round-off.
+    #[test]
+    fn input_rows_equal_the_gram_matrix() {
+        let x = Mat::from_fn(37, 3, |i, j| ((i * 7 + j * 5) % 17) as f64 / 4.0 - 2.0);
+        let se = Kernel::se_ard(&[0.7, 1.3, 2.0], 1.7);
+        let with_constant = Kernel::Sum {
+            left: Box::new(se.clone()),
+            right: Box::new(Kernel::Constant { ln_variance: 0.3 }),
+        };
+        let matern = Kernel::stationary(Profile::Matern32, &[1.1], 0.8);
+        let all: Vec<usize> = (0..37).collect();
+        let some: Vec<usize> = (0..37).filter(|j| j % 3 != 1).collect();
+        for k in [se, with_constant, matern] {
+            let shift = 0.25;
+            let rows = InputRows::new(&k, x.as_ref(), shift).unwrap();
+            let g = k.gram(x.as_ref());
+            for cols in [&all, &some] {
+                let mut out = vec![0.0; cols.len()];
+                for i in [0, 5, 36] {
+                    rows.fill_row(i, cols, &mut out);
+                    for (t, &j) in cols.iter().enumerate() {
+                        let want = g[(i, j)] + if i == j { shift } else { 0.0 };
+                        assert!(
+                            (out[t] - want).abs() <= 1e-14 * want.abs().max(1.0),
+                            "{}: ({i}, {j}) {} vs {want}",
+                            k.describe(),
+                            out[t]
+                        );
+                    }
+                    assert!((rows.diag(i) - g[(i, i)] - shift).abs() < 1e-14);
+                }
+            }
+        }
+    }
+}
