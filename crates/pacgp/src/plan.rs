@@ -15,8 +15,8 @@ use crate::objective::gpc_split::{SplitPriorConfig, PRIOR_SCALES};
 use crate::prior::HyperPrior;
 use crate::select::Menu;
 use crate::spec::{
-    CheckedFitSpec, HyperPriorName, Inference, LikelihoodName, PriorKernel, PriorScale,
-    SplitClassifierSpec, SvmKernel, SvmSlack, SvmSpec, DEFAULT_BASIS,
+    CheckedFitSpec, FitSpec, HyperPriorName, Inference, LikelihoodName, Method, PriorKernel,
+    PriorScale, SplitClassifierSpec, SvmKernel, SvmSlack, SvmSpec, DEFAULT_BASIS,
 };
 use crate::svm::Slack;
 
@@ -163,6 +163,21 @@ pub fn svm_menu_specs(s: &SvmSpec, d: usize) -> Vec<SvmSpec> {
             })
         })
         .collect()
+}
+
+/// The one-candidate member specs a one-vs-rest SVM chooses one of for all its classes
+/// ([`svm_menu_specs`]): its (kernel, slack) menu; empty for any other binary method.
+pub fn shared_svm_candidates(member: &FitSpec, d: usize) -> Vec<FitSpec> {
+    match &member.method {
+        Method::Svm(s) => svm_menu_specs(s, d)
+            .into_iter()
+            .map(|c| FitSpec {
+                method: Method::Svm(c),
+                ..member.clone()
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// The (kernel, slack) menu of an SVM spec (every kernel of [`svm_candidates`] with every

@@ -1,6 +1,6 @@
 //! Datasets: the validated [`Dataset`] type, and by job: CSV reading ([`csv`]), how a
 //! table's cells become inputs ([`encoding`]: categories, missing values), what is wrong with a
-//! table or its reading options ([`refusal`], worded by each front end), class labels
+//! table or its reading options ([`TableError`], worded by each front end), class labels
 //! ([`labels`]: two, [`classes`]: K), standardisation ([`scaling`]), the row digest and
 //! canonical order ([`digest`]), seeded splits and k-fold ([`split`]).
 //!
@@ -13,16 +13,15 @@ pub mod csv;
 pub mod digest;
 pub mod encoding;
 pub mod labels;
-pub mod refusal;
 pub mod scaling;
 pub mod split;
 
 pub use self::csv::*;
+pub use crate::error::{TableError, TableOption};
 pub use classes::*;
 pub use digest::*;
 pub use encoding::*;
 pub use labels::*;
-pub use refusal::*;
 pub use scaling::*;
 pub use split::*;
 

@@ -16,9 +16,9 @@ use crate::loo::LooMode;
 use crate::model::softmax::{shared_prior, softmax_certificate};
 use crate::model::{CertifyOptions, FitReport, FittedModel, Task};
 use crate::optim::OptimReport;
-use crate::spec::{CheckedFitSpec, ClassifierHypers, FitSpec, Method, SoftmaxSpec};
+use crate::spec::{CheckedFitSpec, ClassifierHypers, FitSpec, SoftmaxSpec};
 
-use crate::plan::{classifier_candidates, svm_menu_specs};
+use crate::plan::{classifier_candidates, shared_svm_candidates};
 
 /// The seed of the draws that compare the candidate kernels of a softmax fit: the spec's seed
 /// plus this, so that the certificate's own draws (the spec's seed) are independent of the
@@ -64,21 +64,6 @@ fn fit_members(
             super::fit(member, &data, classes.one_vs_rest(c))
         })
         .collect()
-}
-
-/// The one-candidate member specs a one-vs-rest SVM chooses one of for all its classes
-/// ([`svm_menu_specs`]): its (kernel, slack) menu; empty for any other binary method.
-pub fn shared_svm_candidates(member: &FitSpec, d: usize) -> Vec<FitSpec> {
-    match &member.method {
-        Method::Svm(s) => svm_menu_specs(s, d)
-            .into_iter()
-            .map(|c| FitSpec {
-                method: Method::Svm(c),
-                ..member.clone()
-            })
-            .collect(),
-        _ => Vec::new(),
-    }
 }
 
 /// One-vs-rest SVMs sharing one (kernel, slack) candidate of the menu, the one of fewest

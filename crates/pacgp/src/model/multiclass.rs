@@ -279,9 +279,7 @@ impl FittedModel {
             .one_vs_rest_member()
             .ok_or_else(|| Error::Unsupported(format!("'{}' is not one-vs-rest", self.method())))?;
         let d = self.feature_names.len();
-        Ok(crate::fit::multiclass::shared_svm_candidates(&member, d)
-            .len()
-            .max(1))
+        Ok(crate::plan::shared_svm_candidates(&member, d).len().max(1))
     }
 
     /// A one-vs-rest model's members against the outer model: K ≥ 2 of them, each valid, of
@@ -309,7 +307,7 @@ impl FittedModel {
             .spec
             .one_vs_rest_member()
             .ok_or_else(|| bad(format!("a one-vs-rest task with a {} spec", self.method())))?;
-        let shared = crate::fit::multiclass::shared_svm_candidates(&want, self.feature_names.len());
+        let shared = crate::plan::shared_svm_candidates(&want, self.feature_names.len());
         let allowed = if shared.len() > 1 { shared } else { vec![want] };
         if members.iter().any(|m| *m.spec != *members[0].spec) {
             return Err(bad(

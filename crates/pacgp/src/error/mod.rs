@@ -4,6 +4,9 @@
 //! matrix failed at which pivot after how much jitter); they are `#[non_exhaustive]`
 //! so new failure modes can be added without breaking `match` arms downstream.
 
+mod table;
+pub use table::{TableError, TableOption};
+
 use thiserror::Error;
 
 /// Convenient alias used throughout the crate.
@@ -42,9 +45,9 @@ pub enum Error {
         message: String,
     },
     /// A table (a CSV file or Python's cells) that cannot be read as asked, or a reading
-    /// option that is wrong; front ends word the option ([`crate::data::TableError::message`]).
+    /// option that is wrong; front ends word the option ([`TableError::message`]).
     #[error("{0}")]
-    Table(#[from] crate::data::TableError),
+    Table(#[from] TableError),
     /// A NaN or infinite number in an input array.
     #[error("non-finite value in {what} at row {row}, column {col}")]
     NonFinite {
