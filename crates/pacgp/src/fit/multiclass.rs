@@ -82,8 +82,17 @@ fn shared_svm_members(
     let mut notes = Vec::new();
     let mut first_error = None;
     for candidate in candidates {
-        let members = match fit_members(&candidate.clone().check()?, train, classes) {
-            Ok(m) => m,
+        // A candidate that fails to fit, or whose leave-one-out fails (e.g. a singular
+        // margin-SV matrix), is skipped with a note and still priced.
+        let scored = fit_members(&candidate.clone().check()?, train, classes).and_then(|members| {
+            let mut notes_unused = Vec::new();
+            let model = assemble_parts(spec, train, classes.clone(), members, &mut notes_unused);
+            let xs = model.x_scaler.transform(train.x.as_ref())?;
+            let (approx, _) = model.one_vs_rest_loo(xs.as_ref(), &train.y, LooMode::Approx)?;
+            Ok((model, approx.map_or(f64::INFINITY, |(e, _)| e)))
+        });
+        let (model, error) = match scored {
+            Ok(s) => s,
             Err(e) => {
                 notes.push(format!(
                     "SVM candidate {:?} skipped: {e} (still priced in the menu's ln |candidates|)",
@@ -93,11 +102,6 @@ fn shared_svm_members(
                 continue;
             }
         };
-        let mut notes_unused = Vec::new();
-        let model = assemble_parts(spec, train, classes.clone(), members, &mut notes_unused);
-        let xs = model.x_scaler.transform(train.x.as_ref())?;
-        let (approx, _) = model.one_vs_rest_loo(xs.as_ref(), &train.y, LooMode::Approx)?;
-        let error = approx.map_or(f64::INFINITY, |(e, _)| e);
         if best.as_ref().is_none_or(|(b, _)| error < *b) {
             let Task::OneVsRest { members, .. } = model.task else {
                 unreachable!("assembled as one-vs-rest")
