@@ -9,6 +9,11 @@ use serde::{Deserialize, Serialize};
 use crate::error::{Error, Result};
 use crate::special::{kl_inverse, kl_inverse_lower};
 
+mod catoni;
+mod grid;
+pub use catoni::*;
+pub use grid::*;
+
 /// Which inequality turns (empirical risk, complexity) into a bound.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -60,58 +65,6 @@ impl ConfidenceTerm {
     }
 }
 
-/// Catoni's grid of λ fixed in advance (docs/math.md §9.1): five values geometric in
-/// [0.3, 3]; choosing among them by the bound costs `ln 5`.
-pub const CATONI_GRID: [f64; 5] = [
-    0.3,
-    0.533_483_823_011_676_8,
-    0.948_683_298_050_513_8,
-    1.687_023_975_571_047_2,
-    3.0,
-];
-
-/// How Catoni's λ is fixed without the bound's sample (docs/math.md §9.1, §9.3.3).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CatoniLambda {
-    /// One λ fixed in advance (no charge).
-    Fixed(f64),
-    /// The best of [`CATONI_GRID`] by the bound, charged `ln 5`.
-    Grid,
-    /// The λ optimal for risk and KL estimated on part A of a split alone
-    /// ([`catoni_optimal_lambda`] of a nested split of A; no charge).
-    FromPartA,
-}
-
-/// Catoni's bound for a fixed λ (docs/math.md §9.1; Catoni 2007, Th. 1.2.6):
-/// `(1 − exp(−λq − c))/(1 − e^{−λ})`, capped at 1, with `c = (KL + penalty + ln(1/δ))/N`.
-pub fn catoni_bound(q: f64, c: f64, lambda: f64) -> f64 {
-    catoni_with_partials(q, c, lambda).0
-}
-
-/// Catoni's bound with its partial derivatives `(B, ∂B/∂q, ∂B/∂c)`:
-/// `∂B/∂q = λe^{−λq−c}/(1 − e^{−λ})`, `∂B/∂c = e^{−λq−c}/(1 − e^{−λ})` (0 where capped).
-pub fn catoni_with_partials(q: f64, c: f64, lambda: f64) -> (f64, f64, f64) {
-    let denom = -(-lambda).exp_m1();
-    let b = -(-lambda * q - c).exp_m1() / denom;
-    if b >= 1.0 {
-        return (1.0, 0.0, 0.0);
-    }
-    let d_c = (-lambda * q - c).exp() / denom;
-    (b, lambda * d_c, d_c)
-}
-
-/// The λ at which Catoni's bound is lowest for empirical risk `q` and complexity `c`
-/// (Legendre duality, docs/math.md §9.1): `λ* = ln(p(1 − q)/(q(1 − p)))` with `p = kl⁻¹(q, c)`;
-/// there Catoni's bound equals `kl⁻¹(q, c)`. Only valid as a certificate's λ if `q` and `c` do not
-/// come from the bound's sample (e.g. estimates from part A of a split). Kept in [1e-3, 1e3].
-pub fn catoni_optimal_lambda(q: f64, c: f64) -> f64 {
-    let p = kl_inverse(q, c);
-    let q = q.clamp(1e-12, 1.0 - 1e-12);
-    let p = p.clamp(q, 1.0 - 1e-12);
-    ((p * (1.0 - q)) / (q * (1.0 - p))).ln().clamp(1e-3, 1e3)
-}
-
 /// One-sided lower confidence limit at level `1 − δ` of the expected risk from a held-out
 /// mean `risk` of `n` independent losses in [0, 1]: `kl⁻¹_low(risk, ln(1/δ)/n)` (Hoeffding
 /// 1963, Th. 1: `P(r̂ ≤ p − t) ≤ exp(−n·kl(p − t‖p))`). A certificate is contradicted by the
@@ -152,114 +105,6 @@ pub fn ln_xi(n: usize) -> f64 {
         .collect();
     let top = terms.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
     top + terms.iter().map(|t| (t - top).exp()).sum::<f64>().ln()
-}
-
-/// Log-space grid of prior hyperparameters (docs/math.md §2.4): each `ln θ_t` rounded to
-/// `digits` decimals and clamped to `[min_log, max_log]`.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub struct HyperGrid {
-    /// Lower end of the ln-space range.
-    pub min_log: f64,
-    /// Upper end of the ln-space range.
-    pub max_log: f64,
-    /// Decimals kept when rounding.
-    pub digits: u32,
-}
-
-impl Default for HyperGrid {
-    /// The paper's grid: `{−6.00, −5.99, …, 6.00}`, L = 1201 values per component.
-    fn default() -> Self {
-        Self {
-            min_log: -6.0,
-            max_log: 6.0,
-            digits: 2,
-        }
-    }
-}
-
-impl HyperGrid {
-    /// The default grid of `gpr`: ln θ ∈ [−12, 12] in steps of 0.01 (L = 2401), wide enough
-    /// that ML-II on standardised data is not clipped in practice; it costs `ln 2` more per
-    /// hyperparameter than the paper's grid (kept for reproducing seed 004).
-    pub fn wide() -> Self {
-        Self {
-            min_log: -12.0,
-            max_log: 12.0,
-            digits: 2,
-        }
-    }
-
-    /// Whether an ln-space value sits on the grid's edge (a clipped optimum, worth a note).
-    pub fn at_edge(&self, t: f64) -> bool {
-        t <= self.min_log || t >= self.max_log
-    }
-
-    /// Number of values per component, `L = 1 + (max − min)·10^digits`.
-    pub fn points_per_param(&self) -> f64 {
-        1.0 + ((self.max_log - self.min_log) * 10f64.powi(self.digits as i32)).round()
-    }
-
-    /// `ln|Θ| = T · ln L` for `t` prior hyperparameters (the noise is not counted).
-    pub fn penalty(&self, t: usize) -> f64 {
-        t as f64 * self.points_per_param().ln()
-    }
-
-    /// Snap ln-space hyperparameters onto the grid: round, then clamp (the code's order).
-    pub fn round(&self, theta: &[f64]) -> Vec<f64> {
-        let s = 10f64.powi(self.digits as i32);
-        theta
-            .iter()
-            .map(|t| ((t * s).round() / s).clamp(self.min_log, self.max_log))
-            .collect()
-    }
-}
-
-/// A grid in ln space that the driver snaps a fitted θ onto ([`crate::optim::GridSnap`]): the
-/// paper's decimal grid (docs/math.md §2.4) or the evenly spaced grid of a coarse hyperparameter
-/// prior (docs/math.md §9.2, [`crate::prior::hyper::HyperPrior`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum SnapGrid {
-    /// Rounded to decimals, then clamped.
-    Decimal(HyperGrid),
-    /// `{min_log, min_log + step, …, max_log}`: the nearest value, clamped to the range.
-    Spaced {
-        /// Lower end.
-        min_log: f64,
-        /// Upper end.
-        max_log: f64,
-        /// Step h.
-        step: f64,
-    },
-}
-
-impl SnapGrid {
-    /// Every component of `theta` moved onto the grid.
-    pub fn round(&self, theta: &[f64]) -> Vec<f64> {
-        match *self {
-            SnapGrid::Decimal(grid) => grid.round(theta),
-            SnapGrid::Spaced {
-                min_log,
-                max_log,
-                step,
-            } => {
-                let last = ((max_log - min_log) / step).round();
-                theta
-                    .iter()
-                    .map(|u| min_log + ((u - min_log) / step).round().clamp(0.0, last) * step)
-                    .collect()
-            }
-        }
-    }
-
-    /// The grid's range `(min_log, max_log)`.
-    pub fn range(&self) -> (f64, f64) {
-        match *self {
-            SnapGrid::Decimal(g) => (g.min_log, g.max_log),
-            SnapGrid::Spaced {
-                min_log, max_log, ..
-            } => (min_log, max_log),
-        }
-    }
 }
 
 /// Validate the bound's inputs.
