@@ -97,28 +97,8 @@ impl Cholesky {
     /// Factor the symmetric matrix `a` (only its lower triangle is read), adding jitter
     /// per `policy` if needed. `what` names the matrix in the error.
     pub fn factor(a: MatRef<'_, f64>, policy: &JitterPolicy, what: &'static str) -> Result<Self> {
-        let n = a.nrows();
-        if n != a.ncols() {
-            return Err(Error::ShapeMismatch {
-                what,
-                expected: "a square matrix".into(),
-                found: format!("{}×{}", a.nrows(), a.ncols()),
-            });
-        }
-        Self::factor_filled(
-            n,
-            |mut l| {
-                // Copy the lower triangle only; faer reads nothing else.
-                for j in 0..n {
-                    for i in j..n {
-                        l[(i, j)] = a[(i, j)];
-                    }
-                }
-            },
-            None,
-            policy,
-            what,
-        )
+        // Copies the lower triangle only; faer reads nothing else.
+        Self::factor_plus_diag(a, |_| 0.0, policy, what)
     }
 
     /// [`Cholesky::factor`] of `a + diag(d)` with `d_i = diag(i)` (a Gram matrix plus noise:

@@ -21,22 +21,8 @@ use super::{find_mode, SoftmaxConfig, SoftmaxMode};
 use crate::bounds::HyperGrid;
 use crate::error::Result;
 use crate::kernel::Kernel;
-use crate::linalg::{self, par_for};
+use crate::linalg;
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
-
-/// `A B` (dense).
-fn mat_mul(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
-    let mut out = Mat::<f64>::zeros(a.nrows(), b.ncols());
-    faer::linalg::matmul::matmul(
-        out.as_mut(),
-        faer::Accum::Replace,
-        a,
-        b,
-        1.0,
-        par_for(a.nrows().max(b.ncols())),
-    );
-    out
-}
 
 /// The C×C posterior covariances at the training points and `Σ_c 𝓡_cc` (module doc).
 fn training_covariances(mode: &SoftmaxMode) -> (Vec<Mat<f64>>, Mat<f64>) {
@@ -51,11 +37,11 @@ fn training_covariances(mode: &SoftmaxMode) -> (Vec<Mat<f64>>, Mat<f64>) {
         // F_c = M⁻¹E_c; Σ_c 𝓡_cc gains E_c − F_cᵀF_c.
         let mut f = e.clone();
         cp.chol_m.solve_lower_in_place(f.as_mut());
-        let ftf = mat_mul(f.transpose(), f.as_ref());
+        let ftf = linalg::product(f.transpose(), f.as_ref());
         r_sum += e;
         r_sum -= &ftf;
         // E_cK; the independent variance K_ii − (K E_c K)_ii; U_c = M⁻¹E_cK.
-        let mut ek = mat_mul(e.as_ref(), k.as_ref());
+        let mut ek = linalg::product(e.as_ref(), k.as_ref());
         let kek = linalg::col_dots(k, &ek);
         var_ind.push((0..n).map(|i| k[(i, i)] - kek[i]).collect::<Vec<f64>>());
         cp.chol_m.solve_lower_in_place(ek.as_mut());
