@@ -359,10 +359,10 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, d
     )
     if method == "vfe":
         estimator = SparseGPRegressor(method="vfe", n_inducing=m, kernel=kernel,
-                                      epsilon=epsilon, seed=seed)
+                                      epsilon=epsilon, random_state=seed)
     else:
         estimator = PACGPRegressor(epsilon=epsilon, bound=bound, sparse=True, n_inducing=m,
-                                   delta=delta, kernel=kernel, seed=seed)
+                                   delta=delta, kernel=kernel, random_state=seed)
     estimator._set_model(model)
     estimator.n_features_in_ = d
     estimator.noise_variance_ = model.noise_variance

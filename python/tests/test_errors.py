@@ -30,7 +30,6 @@ def test_pacgp_error_is_a_runtime_error():
         lambda: pacgp.GPRegressor(epsilon=-1.0),
         lambda: pacgp.SparseGPRegressor(method="dtc-typo"),
         lambda: pacgp.SparseGPRegressor(n_inducing=0),
-        lambda: pacgp.PACGPRegressor(),  # no epsilon
         lambda: pacgp.PACGPRegressor(epsilon=1.0, bound="tight"),
         lambda: pacgp.PACGPRegressor(epsilon=1.0, delta=1.5),
         lambda: pacgp.GreedySparseRegressor(n_basis=1000),

@@ -236,9 +236,14 @@ fn fit(
     let method: MethodName = method
         .parse()
         .map_err(|e| spec_err(&SpecError::unparsable(SpecOption::Method, e), &wording))?;
+    let options = fit_options(options, &wording)?;
+    // The spec is checked before the data, except where ε's default needs the targets.
+    if options.epsilon.is_some() || !method.trains_on_epsilon() {
+        options.check(method).map_err(|e| spec_err(&e, &wording))?;
+    }
     let train = to_dataset(&x, &y)?;
     // A bound-trained regressor given no ε takes the library's default from the targets.
-    let (options, epsilon_note) = fit_options(options, &wording)?
+    let (options, epsilon_note) = options
         .with_default_epsilon(method, &train.y)
         .map_err(|e| lib_err(e, &wording))?;
     let spec = options.check(method).map_err(|e| spec_err(&e, &wording))?;
