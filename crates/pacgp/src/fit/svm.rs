@@ -89,6 +89,9 @@ pub fn svm(
             SvmSolver::Adatron => crate::svm::adatron::DEFAULT_SWEEPS,
             SvmSolver::Smo => SvmConfig::default().max_iter,
         },
+        // The same fixed point as the seed's plain sweeps in O(√κ) sweeps instead of O(κ)
+        // (`reproduce opper-winther` keeps the seed's).
+        adatron_momentum: s.solver == SvmSolver::Adatron,
         ..Default::default()
     };
     let menu = svm_menu(s, train.d())?;
