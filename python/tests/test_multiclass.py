@@ -64,6 +64,10 @@ def test_softmax_certificate_is_sampled_and_has_no_leave_one_out():
     assert (est.predict(X) == y).mean() > 0.9
     with pytest.raises(ValueError, match="multiclass"):
         pacgp.GPClassifier(method="ep", multiclass="softmax").fit(X, y)
+    # Asked for one anyway, the refusal names Python's way out, not the command line's.
+    with pytest.raises(ValueError, match="no leave-one-out estimate") as e:
+        est.model_.certify(np.asarray(X, dtype=float), np.asarray(y, dtype=float), loo="approx")
+    assert "loo='none'" in str(e.value) and "--loo" not in str(e.value)
 
 
 def test_two_classes_stay_binary_unless_asked():

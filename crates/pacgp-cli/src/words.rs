@@ -85,6 +85,10 @@ impl Wording for CliWording {
         format!("--method {method}")
     }
 
+    fn without_loo(&self) -> String {
+        "--loo none".into()
+    }
+
     fn table_option(&self, option: TableOption) -> String {
         format!("--{}", option.name().replace('_', "-"))
     }

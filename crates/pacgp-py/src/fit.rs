@@ -42,6 +42,10 @@ impl Wording for PyWording {
         format!("method '{method}'")
     }
 
+    fn without_loo(&self) -> String {
+        "loo='none'".into()
+    }
+
     fn table_option(&self, option: TableOption) -> String {
         option.name().into()
     }

@@ -76,6 +76,7 @@ pub(crate) fn to_py_err(e: pacgp::Error) -> PyErr {
         | E::Spec(_)
         | E::Table(_)
         | E::Unsupported(_)
+        | E::NoLeaveOneOut { .. }
         | E::NotTrainingSample { .. }
         | E::Write { .. }
         | E::Threads { .. } => PyValueError::new_err(message),

@@ -320,6 +320,9 @@ impl pacgp::spec::Wording for Flags {
     fn method(&self, method: pacgp::spec::MethodName) -> String {
         format!("--method {method}")
     }
+    fn without_loo(&self) -> String {
+        "--loo none".into()
+    }
     fn table_option(&self, option: TableOption) -> String {
         format!("--{}", option.name())
     }

@@ -200,6 +200,15 @@ pub enum Error {
     /// An operation the model does not support (e.g. regression metrics on a classifier).
     #[error("{0}")]
     Unsupported(String),
+    /// A leave-one-out estimate was asked of a model that has none (each front end adds how
+    /// to certify without one).
+    #[error("{model} has no leave-one-out estimate{why}; certify it without one")]
+    NoLeaveOneOut {
+        /// The model.
+        model: &'static str,
+        /// Why, as a clause (may be empty).
+        why: &'static str,
+    },
     /// A certificate was asked for on data that is not the model's training sample.
     #[error(
         "this data is not the model's training sample ({reason}): a PAC-Bayes certificate holds only on the sample the model was fitted on"
@@ -227,6 +236,7 @@ impl Error {
         match self {
             Error::Spec(e) => e.message(w),
             Error::Table(e) => e.message(w),
+            Error::NoLeaveOneOut { .. } => format!("{self} ({})", w.without_loo()),
             other => other.to_string(),
         }
     }

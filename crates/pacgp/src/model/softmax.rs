@@ -175,9 +175,10 @@ impl FittedModel {
     ) -> Result<Vec<CertificateReport>> {
         let (classes, post) = self.softmax_parts()?;
         if loo.is_some() {
-            return Err(Error::Unsupported(
-                "the softmax Laplace model has no leave-one-out estimate; certify it without one (--loo none, loo='none')".into(),
-            ));
+            return Err(Error::NoLeaveOneOut {
+                model: "the softmax Laplace model",
+                why: "",
+            });
         }
         crate::data::check_class_indices(&sample.y, classes.k())?;
         let choices = self.softmax_choices()?;

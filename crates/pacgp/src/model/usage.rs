@@ -489,9 +489,10 @@ impl FittedModel {
             crate::spec::Method::Classifier(c) => {
                 Ok(crate::plan::inference_method(&c.inference, self.spec.seed)?.0)
             }
-            crate::spec::Method::PacGpc(_) => Err(Error::Unsupported(
-                "pac-gpc's posterior is trained by its bound, not by an inference method, so it has no leave-one-out estimate; certify it without one".into(),
-            )),
+            crate::spec::Method::PacGpc(_) => Err(Error::NoLeaveOneOut {
+                model: "pac-gpc",
+                why: " (its posterior is trained by its bound, not by an inference method)",
+            }),
             _ => Err(Error::Unsupported(format!(
                 "{} is not a GP classifier with an inference method",
                 self.method()

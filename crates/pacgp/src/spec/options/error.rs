@@ -52,6 +52,8 @@ pub trait Wording {
     /// `missing='drop'`; no values: the flag alone), or `None` where the front end has no
     /// such option (Python reads no file, so it has no `no_header`).
     fn table_setting(&self, option: TableOption, values: &[&str]) -> Option<String>;
+    /// Certifying without a leave-one-out estimate (`--loo none`, `loo='none'`).
+    fn without_loo(&self) -> String;
 }
 
 /// The library's own wording (snake-case names, `method laplace`).
@@ -60,6 +62,9 @@ pub struct LibraryWording;
 impl Wording for LibraryWording {
     fn option(&self, option: SpecOption) -> String {
         option.name().to_string()
+    }
+    fn without_loo(&self) -> String {
+        "loo none".into()
     }
     fn method(&self, method: MethodName) -> String {
         format!("method {method}")
