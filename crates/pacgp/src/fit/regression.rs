@@ -211,7 +211,7 @@ fn split_pac_gp(
     let r = report(
         "pac_bayes_bound_kl_split_prior",
         fit.certificate.bound,
-        None,
+        Some(fit.report.clone()),
         posterior.cov.jitter(),
     );
     let task = Task::Regression {

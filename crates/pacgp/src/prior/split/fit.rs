@@ -123,6 +123,8 @@ pub struct SplitFit {
     pub posterior: SplitPosterior,
     /// The certificate on part B (`n = N_B`).
     pub certificate: Certificate,
+    /// The optimiser's report of the bound's minimisation on B that made Q.
+    pub report: OptimReport,
 }
 
 impl SplitFit {
@@ -182,13 +184,15 @@ pub(super) fn fit_fraction(
     // The middle term from two starts; with the grid, every λ scored there, the best refined.
     let mut term = terms.items[terms.len() / 2];
     let two_starts = [prior.noise_a.ln(), 0.0].map(|l| [l, l, 0.0]);
-    let mut params = minimise_split_bound(&obj_of(term), &two_starts, cfg.unit_scale)?;
+    let (mut params, mut report) =
+        minimise_split_bound(&obj_of(term), &two_starts, cfg.unit_scale)?;
     if terms.len() > 1 {
         let ln = params.to_ln();
         term = terms
             .by_bound(|t, _| Ok((*t, obj_of(*t).value(&ln)?)))?
             .value;
-        params = minimise_split_bound(&obj_of(term), &[[ln[0], ln[1], ln[2]]], cfg.unit_scale)?;
+        (params, report) =
+            minimise_split_bound(&obj_of(term), &[[ln[0], ln[1], ln[2]]], cfg.unit_scale)?;
     }
     let spec = spec_of(term);
     let posterior = SplitPosterior::new(prior, x_b, y_b, params)?;
@@ -208,16 +212,17 @@ pub(super) fn fit_fraction(
         y_scaler,
         posterior,
         certificate,
+        report,
     })
 }
 
 /// Minimise the B-bound over Q's free parameters `[ln σ_m², ln σ_v², ln s]` from each start
-/// (σ² = σ_A² and σ² = 1, s = 1 for a fresh fit); the lowest wins.
+/// (σ² = σ_A² and σ² = 1, s = 1 for a fresh fit); the lowest wins, with its report.
 pub(super) fn minimise_split_bound(
     obj: &SplitBoundObjective<'_>,
     starts: &[[f64; 3]],
     unit_scale: bool,
-) -> Result<SplitPosteriorParams> {
+) -> Result<(SplitPosteriorParams, OptimReport)> {
     let ln_s = if unit_scale {
         (0.0, 0.0)
     } else {
@@ -228,17 +233,20 @@ pub(super) fn minimise_split_bound(
         max_iter: 300,
         ..Default::default()
     };
-    let mut best: Option<(f64, Vec<f64>)> = None;
+    let mut best: Option<optim::Minimum> = None;
     for x0 in starts {
         let m = optim::drive(obj, x0, bounds.clone(), &lbfgs, &Restarts::default(), None)?;
-        if best.as_ref().is_none_or(|(v, _)| m.report.value < *v) {
-            best = Some((m.report.value, m.params));
+        if best
+            .as_ref()
+            .is_none_or(|b| m.report.value < b.report.value)
+        {
+            best = Some(m);
         }
     }
-    let (_, p) = best.ok_or(Error::Empty {
+    let best = best.ok_or(Error::Empty {
         what: "starts of the split-prior bound",
     })?;
-    Ok(SplitPosteriorParams::from_ln(&p))
+    Ok((SplitPosteriorParams::from_ln(&best.params), best.report))
 }
 
 /// Train with the data-dependent prior (docs/math.md §9.3): for each candidate fraction, split with
@@ -345,6 +353,7 @@ pub fn free_split_point_noise(
     Ok(SplitFit {
         posterior,
         certificate,
+        report: m.report,
         ..base
     })
 }

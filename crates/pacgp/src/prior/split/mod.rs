@@ -31,7 +31,7 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
-use crate::optim::{self, boxes, LbfgsConfig, Objective, Restarts};
+use crate::optim::{self, boxes, LbfgsConfig, Objective, OptimReport, Restarts};
 use crate::posterior::{GaussianPosterior, Marginals};
 use crate::regression::exact::{fit_ml2, MlConfig};
 use crate::regression::point_noise::PointNoiseEval;
