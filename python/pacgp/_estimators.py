@@ -215,7 +215,12 @@ class _PacgpEstimator(BaseEstimator):
         self.kernel_ = self._fitted_kernel(model)
         self.theta_, self.theta_names_ = model.kernel_params
         self.fit_report_ = json.loads(model.report_json)
-        _warn_unconverged(self.fit_report_.get("optimiser"), type(self).__name__)
+        optimiser = self.fit_report_.get("optimiser")
+        if "max_iter" in self.get_params() and optimiser is not None:
+            # scikit-learn's convention beside max_iter: the iterations the fit took (the
+            # optimiser's over all rows, after any warm start on a subsample).
+            self.n_iter_ = optimiser["iterations"]
+        _warn_unconverged(optimiser, type(self).__name__)
 
     def _fitted_kernel(self, model):
         """The fitted kernel in the form ``kernel`` was given: a scikit-learn kernel object
@@ -327,16 +332,21 @@ class GPRegressor(EvidenceAPI, _Regressor):
 class SparseGPRegressor(_Regressor):
     """Sparse GP regression by its own objective: ``method`` "vfe" (Titsias) or "fitc", with
     ``n_inducing`` inducing inputs (default min(100, N)) initialised by ``inducing_init``
-    ("kmeans", "subset" or "greedy"), seeded."""
+    ("kmeans", "subset" or "greedy"), seeded. On large data, ``pretrain`` (rows) optimises
+    first on a seeded subsample of that many rows and then on all rows from there;
+    ``max_iter`` caps the optimiser's iterations over all rows (default 300; a fit that stops
+    there raises a ``ConvergenceWarning``)."""
 
     def __init__(self, method="vfe", n_inducing=None, kernel="se-ard", epsilon=None, random_state=0,
                  inducing_init="kmeans", certify=True, delta=0.01, loo="approx",
                  categorical="auto", missing=None,
                  unknown_category="error", n_threads=None, intervals=None,
-                 interval_score=None):
+                 interval_score=None, pretrain=None, max_iter=None):
         self.method = method
         self.n_inducing = n_inducing
         self.inducing_init = inducing_init
+        self.pretrain = pretrain
+        self.max_iter = max_iter
         self.kernel = kernel
         self.epsilon = epsilon
         self.random_state = random_state
@@ -359,7 +369,8 @@ class SparseGPRegressor(_Regressor):
         return _fit(self, X, y, self.method, names={"inducing": "n_inducing"},
                     inducing=self.n_inducing, kernel=self.kernel,
                     seed=seed_of(self.random_state), epsilon=self.epsilon,
-                    inducing_init=self.inducing_init, delta=self.delta)
+                    inducing_init=self.inducing_init, delta=self.delta,
+                    pretrain=self.pretrain, max_iter=self.max_iter)
 
 
 class PACGPRegressor(EvidenceAPI, _Regressor):
@@ -382,17 +393,22 @@ class PACGPRegressor(EvidenceAPI, _Regressor):
     "split:auto" (the data-dependent split prior, full kl PAC-GP only, split seeded by
     ``random_state``), ``hyper_prior`` "gaussian" or "uniform" (a coarse prior over θ instead of the
     paper's grid; not with ``prior``) and ``xi`` "sharp" (the exact ξ(N) instead of Maurer's
-    2√N; the certificate then uses it too)."""
+    2√N; the certificate then uses it too).
+
+    With ``sparse=True`` on large data, ``pretrain`` and ``max_iter`` act as in
+    ``SparseGPRegressor`` (``max_iter`` default 1000)."""
 
     def __init__(self, epsilon=None, bound="kl", sparse=False, n_inducing=None, delta=0.01,
                  kernel="se-ard", random_state=0, inducing_init="kmeans", prior=None, hyper_prior=None,
                  xi="maurer", certify=True, loo="approx", categorical="auto", missing=None,
                  unknown_category="error", n_threads=None, intervals=None,
-                 interval_score=None):
+                 interval_score=None, pretrain=None, max_iter=None):
         self.epsilon = epsilon
         self.bound = bound
         self.sparse = sparse
         self.n_inducing = n_inducing
+        self.pretrain = pretrain
+        self.max_iter = max_iter
         self.inducing_init = inducing_init
         self.delta = delta
         self.kernel = kernel
@@ -418,10 +434,11 @@ class PACGPRegressor(EvidenceAPI, _Regressor):
 
     def _fit_model(self, X, y):
         method = "pac-sgp" if self.sparse else "pac-gp"
-        sparse = dict(inducing=self.n_inducing, inducing_init=self.inducing_init)
-        if not self.sparse:
-            # Given to pac-gp, they are refused by the library with their own names.
-            sparse = {k: v for k, v in sparse.items() if v not in (None, "kmeans")}
+        sparse = dict(inducing=self.n_inducing, inducing_init=self.inducing_init,
+                      pretrain=self.pretrain, max_iter=self.max_iter)
+        # Defaults are left to the library (k-means does not apply with the split prior);
+        # anything else given to pac-gp is refused by the library with its own name.
+        sparse = {k: v for k, v in sparse.items() if v not in (None, "kmeans")}
         return _fit(self, X, y, method, names={"inducing": "n_inducing"},
                     epsilon=None if self.epsilon is None else float(self.epsilon),
                     delta=self.delta, bound=self.bound, kernel=self.kernel,

@@ -157,6 +157,14 @@ pub struct FitArgs {
     /// vfe, fitc, dtc, pac-sgp: where the inducing inputs start [default: kmeans].
     #[arg(long, value_parser = words::<InducingInit>())]
     pub inducing_init: Option<InducingInit>,
+    /// vfe, fitc, dtc, pac-sgp: optimise first on a seeded subsample of this many rows, then
+    /// on all rows from there (large data: most iterations at the subsample's cost).
+    #[arg(long, value_name = "ROWS")]
+    pub pretrain: Option<usize>,
+    /// vfe, fitc, dtc, pac-sgp: most optimiser iterations over all rows [default: 300 for
+    /// vfe, fitc, dtc; 1000 for pac-sgp]; stopping there is reported.
+    #[arg(long)]
+    pub max_iter: Option<usize>,
     /// Classifiers on K ≥ 2 classes: `one-vs-rest` (every classifier: class k against the
     /// rest, certified together) or `softmax` (laplace: the multi-class Laplace) [default:
     /// one-vs-rest when the target has more than two labels].
@@ -273,6 +281,8 @@ impl FitArgs {
             snap: self.no_snap.then_some(false),
             inducing: self.inducing,
             inducing_init: self.inducing_init,
+            pretrain: self.pretrain,
+            max_iter: self.max_iter,
             likelihood: self.likelihood,
             select: self.select,
             active_set: self.active_set,

@@ -69,6 +69,7 @@ impl Wording for CliWording {
             O::Inducing => "inducing",
             O::ActiveSet => "active-set",
             O::InducingInit => "inducing-init",
+            O::MaxIter => "max-iter",
             O::InputNoise => "input-noise",
             O::HyperPrior => "hyper-prior",
             O::PriorScale => "prior-scale",

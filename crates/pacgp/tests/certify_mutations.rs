@@ -154,6 +154,15 @@ fn families() -> &'static Vec<Family> {
             ),
             family("pac-sgp", MethodName::PacSgp, sparse()),
             family(
+                "pac-sgp warm-started, capped",
+                MethodName::PacSgp,
+                FitOptions {
+                    pretrain: Some(20),
+                    max_iter: Some(15),
+                    ..sparse()
+                },
+            ),
+            family(
                 "greedy-sparse",
                 MethodName::GreedySparse,
                 FitOptions {

@@ -123,7 +123,8 @@ fn greedy_inducing_inputs() {
         },
         ..Default::default()
     };
-    let (gp, _) = train_sparse(&kern, noise, x.as_ref(), &y, m, SparseMethod::Vfe, &cfg).unwrap();
+    let (gp, _, _) =
+        train_sparse(&kern, noise, x.as_ref(), &y, m, SparseMethod::Vfe, &cfg).unwrap();
     assert_eq!(gp.z.nrows(), m);
 }
 

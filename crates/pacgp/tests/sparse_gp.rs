@@ -181,7 +181,8 @@ fn training_improves_the_objective_and_bad_m_is_an_error() {
     let (x, y) = toy(60);
     let k = Kernel::se_ard(&[1.0, 1.0], 1.0);
     let cfg = SparseConfig::default();
-    let (gp, report) = train_sparse(&k, 0.1, x.as_ref(), &y, 8, SparseMethod::Vfe, &cfg).unwrap();
+    let (gp, report, _) =
+        train_sparse(&k, 0.1, x.as_ref(), &y, 8, SparseMethod::Vfe, &cfg).unwrap();
     let start = {
         let z0 =
             pacgp::regression::sparse::initial_inducing(x.as_ref(), 8, cfg.init, cfg.seed).unwrap();
@@ -199,4 +200,76 @@ fn training_improves_the_objective_and_bad_m_is_an_error() {
     assert!(train_sparse(&k, 0.1, x.as_ref(), &y, 0, SparseMethod::Vfe, &cfg).is_err());
     assert!(train_sparse(&k, 0.1, x.as_ref(), &y, 61, SparseMethod::Vfe, &cfg).is_err());
     assert!(train_sparse(&k, -1.0, x.as_ref(), &y, 5, SparseMethod::Fitc, &cfg).is_err());
+}
+
+/// Snelson's 200 points (1-D), the data of the schedule tests.
+fn snelson() -> pacgp::data::Dataset {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../data/snelson-1d/snelson_train.csv");
+    pacgp::data::load_csv(path, &Default::default()).unwrap()
+}
+
+/// A warm start on a subsample ends where a fit on all rows ends (a well-posed 1-D problem
+/// has one optimum), says so in the report, and its objective is the full data's.
+#[test]
+fn a_fit_warm_started_on_a_subsample_reaches_the_full_fit() {
+    use pacgp::spec::{FitOptions, MethodName};
+    let data = snelson();
+    let fit = |pretrain| {
+        let spec = FitOptions {
+            inducing: Some(10),
+            kernel: Some("se".into()),
+            pretrain,
+            ..Default::default()
+        }
+        .check(MethodName::Vfe)
+        .unwrap();
+        pacgp::fit::fit(&spec, &data, None).unwrap()
+    };
+    let (plain, warm) = (fit(None), fit(Some(60)));
+    let (a, b) = (
+        plain.report.objective.unwrap(),
+        warm.report.objective.unwrap(),
+    );
+    assert!(
+        (a - b).abs() < 1e-3 * a.abs(),
+        "ELBO {a} without, {b} with the warm start"
+    );
+    assert!(warm
+        .report
+        .notes
+        .iter()
+        .any(|n| n.contains("subsample of 60 of the 200 rows")));
+    assert!(!plain.report.notes.iter().any(|n| n.contains("subsample")));
+    // The ELBO the report states is the model's on all 200 rows.
+    let gp_objective = warm.report.optimiser.as_ref().unwrap().value;
+    assert!(gp_objective.is_finite());
+    // A subsample as large as the sample is no warm start.
+    let whole = fit(Some(200));
+    assert_eq!(whole.report.objective, plain.report.objective);
+    assert!(!whole.report.notes.iter().any(|n| n.contains("subsample")));
+}
+
+/// An iteration cap stops the optimiser there and the report says so (never silently).
+#[test]
+fn an_iteration_cap_is_reported() {
+    use pacgp::optim::Termination;
+    use pacgp::spec::{FitOptions, MethodName};
+    let data = snelson();
+    for method in [MethodName::Fitc, MethodName::PacSgp] {
+        let spec = FitOptions {
+            inducing: Some(10),
+            kernel: Some("se".into()),
+            max_iter: Some(2),
+            epsilon: (method == MethodName::PacSgp).then_some(0.5),
+            ..Default::default()
+        }
+        .check(method)
+        .unwrap();
+        let model = pacgp::fit::fit(&spec, &data, None).unwrap();
+        let opt = model.report.optimiser.as_ref().unwrap();
+        assert_eq!(opt.termination, Termination::MaxIterations, "{method:?}");
+        assert!(opt.iterations <= 2);
+        assert!(opt.note().unwrap().contains("iteration limit"));
+    }
 }

@@ -43,6 +43,18 @@ pub fn permutation(n: usize, seed: u64) -> Vec<usize> {
     idx
 }
 
+/// The rows of a seeded subsample of `k` of `n` rows in increasing order (the first `k` of
+/// [`permutation`]), or `None` when `k` is at least `n` (the whole sample).
+pub fn subsample(n: usize, k: usize, seed: u64) -> Option<Vec<usize>> {
+    if k >= n {
+        return None;
+    }
+    let mut rows = permutation(n, seed);
+    rows.truncate(k);
+    rows.sort_unstable();
+    Some(rows)
+}
+
 /// Seeded k-fold: `k` (train, test) pairs; every index is a test index exactly once.
 pub fn k_fold(n: usize, k: usize, seed: u64) -> Result<Vec<(Vec<usize>, Vec<usize>)>> {
     if k < 2 || k > n {
@@ -305,6 +317,18 @@ mod tests {
             .map(|i| if i % 10 < 7 { 1.0 } else { -1.0 })
             .collect();
         Dataset::new(x, y).unwrap()
+    }
+
+    #[test]
+    fn a_subsample_is_the_head_of_the_seeded_permutation_sorted() {
+        let rows = subsample(50, 12, 7).unwrap();
+        let mut want = permutation(50, 7)[..12].to_vec();
+        want.sort_unstable();
+        assert_eq!(rows, want);
+        assert!(rows.windows(2).all(|w| w[0] < w[1]));
+        assert_ne!(rows, subsample(50, 12, 8).unwrap());
+        assert_eq!(subsample(50, 50, 7), None);
+        assert_eq!(subsample(50, 80, 7), None);
     }
 
     #[test]

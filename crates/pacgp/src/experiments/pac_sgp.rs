@@ -156,7 +156,7 @@ pub fn pac_sgp_inducing(
                 snap: Some(HyperGrid::default()),
                 ..Default::default()
             };
-            let (gp, _) = train_sparse(&init, 1.0, x.as_ref(), &y, m, method, &cfg)?;
+            let (gp, _, _) = train_sparse(&init, 1.0, x.as_ref(), &y, m, method, &cfg)?;
             let secs = t0.elapsed().as_secs_f64();
             let post = gp.posterior(x.as_ref(), &y)?;
             let (c, tg, mse) = score(&post, &x, &y, &xt, &yt, &loss)?;

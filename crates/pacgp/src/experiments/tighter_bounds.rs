@@ -563,6 +563,7 @@ fn sparse_lever(
         seed: c.seed,
         init: InducingInit::KMeans,
         max_iter: c.setup.max_iter,
+        pretrain: None,
     };
     let fit = |levers: &BoundLevers| fit_pac_sgp_with(c.init, 1.0, c.x, c.y, &st, levers);
     let base = match (lever, reference.as_ref()) {

@@ -517,7 +517,7 @@ pub fn kin40k_comparison(
                 snap: Some(HyperGrid::default()),
                 ..Default::default()
             };
-            let (gp, _) = train_sparse(&kernel, noise, x, y, m, SparseMethod::Vfe, &cfg)?;
+            let (gp, _, _) = train_sparse(&kernel, noise, x, y, m, SparseMethod::Vfe, &cfg)?;
             let secs = t0.elapsed().as_secs_f64();
             rows.push(data.row(m, name, &gp.posterior(x, y)?, &loss, secs)?);
             progress(rows.len(), total);

@@ -127,25 +127,30 @@ pub fn gpr(spec: &CheckedFitSpec, s: &GprSpec, train: &Dataset) -> Result<Fitted
 pub fn sparse(spec: &CheckedFitSpec, s: &SparseSpec, train: &Dataset) -> Result<FittedModel> {
     let st = standardise(train)?;
     let kernel = Kernel::from_spec(&s.kernel, train.d())?;
-    let cfg = SparseConfig {
+    let mut cfg = SparseConfig {
         seed: spec.seed,
         init: s.inducing_init,
         snap: spec.grid(),
+        pretrain: s.schedule.pretrain,
         ..Default::default()
     };
+    if let Some(cap) = s.schedule.max_iter {
+        cfg.lbfgs.max_iter = cap;
+    }
     let (x, y) = (st.x.as_ref(), &st.y);
     let m = s.inducing.unwrap_or(crate::spec::DEFAULT_BASIS);
-    let (gp, opt) = train_sparse(&kernel, s.noise_init, x, y, m, s.approximation, &cfg)?;
+    let (gp, opt, pre) = train_sparse(&kernel, s.noise_init, x, y, m, s.approximation, &cfg)?;
     let name = match s.approximation {
         SparseMethod::Vfe => "elbo",
         SparseMethod::Fitc | SparseMethod::Dtc => "log_marginal_likelihood",
     };
-    let r = report(
+    let mut r = report(
         name,
         gp.objective(x, y)?,
         Some(opt),
         crate::regression::sparse::KUU_JITTER,
     );
+    r.notes.extend(pre.map(|p| p.note()));
     let posterior = gp.posterior(x, y)?;
     let task = task(gp.noise_variance, st.y_scaler);
     Ok(FittedModel::assemble(
@@ -249,13 +254,18 @@ pub fn pac_sgp(spec: &CheckedFitSpec, s: &PacSgpSpec, train: &Dataset) -> Result
         kind: s.bound,
         seed: spec.seed,
         init: s.inducing_init,
-        max_iter: 1000,
+        max_iter: s
+            .schedule
+            .max_iter
+            .unwrap_or(crate::objective::pac_sgp::DEFAULT_MAX_ITER),
+        pretrain: s.schedule.pretrain,
     };
     let levers = levers(spec, s.prior);
     let fit = crate::objective::pac_sgp::fit_pac_sgp_with(&kernel, 1.0, x, y, &settings, &levers)?;
     let objective = fit.certificate.bound_of_kind(s.bound);
     let jitter = crate::regression::sparse::KUU_JITTER;
-    let r = bound_report(objective, s.bound, fit.report, jitter);
+    let mut r = bound_report(objective, s.bound, fit.report, jitter);
+    r.notes.extend(fit.pretraining.map(|p| p.note()));
     let posterior = fit.gp.posterior_with_alpha(x, y, fit.alpha_s)?;
     let task = task(fit.gp.noise_variance, st.y_scaler);
     Ok(FittedModel::assemble(

@@ -23,6 +23,11 @@ pub mod scratch;
 /// Matrices at least this large are factored and multiplied with rayon threads.
 pub const PAR_THRESHOLD: usize = 512;
 
+/// The rows `rows` of `a`, in that order.
+pub fn select_rows(a: MatRef<'_, f64>, rows: &[usize]) -> Mat<f64> {
+    Mat::from_fn(rows.len(), a.ncols(), |i, j| a[(rows[i], j)])
+}
+
 /// The parallelism to use for an `n × n` dense operation.
 pub fn par_for(n: usize) -> Par {
     if n >= PAR_THRESHOLD {

@@ -22,7 +22,7 @@ use crate::regression::row_blocks::{
 };
 use crate::regression::sparse::{
     add_outer_seq, initial_inducing_with_targets, sandwich_inv, InducingInit, NegSparseObjective,
-    SparseGp, SparseMethod,
+    PretrainRows, SparseGp, SparseMethod,
 };
 use crate::regression::whitened_blocks::{
     assemble_gradient, mat_t_vec_seq, mat_vec_seq, whitened_sums, GradPart, SparseData,
@@ -444,6 +444,8 @@ pub struct PacSgpFit {
     pub certificate: Certificate,
     /// Optimiser report.
     pub report: OptimReport,
+    /// How the warm start on a subsample went, if there was one.
+    pub pretraining: Option<optim::Pretraining>,
 }
 
 /// Train kl-PAC-SGP / sqrt-PAC-SGP (θ boxed to the grid's range, then snapped), from Z placed
@@ -471,6 +473,7 @@ pub fn fit_pac_sgp(
         seed,
         init,
         max_iter,
+        pretrain: None,
     };
     fit_pac_sgp_with(
         kernel_init,
@@ -499,8 +502,32 @@ pub struct PacSgpSettings {
     pub seed: u64,
     /// How the inducing inputs start.
     pub init: InducingInit,
-    /// L-BFGS iteration budget.
+    /// L-BFGS iteration budget (on all rows).
     pub max_iter: usize,
+    /// Optimise first on a seeded subsample of this many rows ([`optim::drive_warm`]).
+    pub pretrain: Option<usize>,
+}
+
+/// The L-BFGS iteration budget of a PAC-SGP fit when none is given.
+pub const DEFAULT_MAX_ITER: usize = 1000;
+
+/// The bound PAC-SGP minimises on rows `(x, y)` (the whole sample, or a warm start's
+/// subsample) with the settings' loss, δ, θ penalty and levers.
+fn bound_objective<'a>(
+    kernel: &Kernel,
+    x: MatRef<'a, f64>,
+    y: &'a [f64],
+    st: &PacSgpSettings,
+    penalty: f64,
+    levers: &BoundLevers,
+) -> Result<PacSgpObjective<'a>> {
+    let (m, alpha_s, loss, delta, kind) = (st.m, st.alpha_s, st.loss, st.delta, st.kind);
+    let o = PacSgpObjective::new(kernel, x, y, m, alpha_s, loss, delta, penalty, kind)?
+        .with_confidence_term(levers.term);
+    match levers.hyper_prior {
+        Some(prior) => o.with_hyper_prior(prior),
+        None => Ok(o),
+    }
 }
 
 /// [`fit_pac_sgp`] with the tighter-bounds levers: the confidence constant and a coarse
@@ -520,14 +547,30 @@ pub fn fit_pac_sgp_with(
         None => grid.penalty(nk),
         Some(_) => 0.0,
     };
-    let (m, alpha_s, loss, delta, kind) = (st.m, st.alpha_s, st.loss, st.delta, st.kind);
-    let mut obj = PacSgpObjective::new(kernel_init, x, y, m, alpha_s, loss, delta, penalty, kind)?
-        .with_confidence_term(levers.term);
-    if let Some(prior) = levers.hyper_prior {
-        obj = obj.with_hyper_prior(prior)?;
-    }
+    let (m, alpha_s, loss, delta) = (st.m, st.alpha_s, st.loss, st.delta);
+    let obj = bound_objective(kernel_init, x, y, st, penalty, levers)?;
     let z0 = initial_inducing_with_targets(kernel_init, noise_init, x, y, m, st.init, st.seed)?;
     let p0 = NegSparseObjective::pack(kernel_init, noise_init, z0.as_ref());
+    let sub = PretrainRows::draw(x, y, st.pretrain, st.seed);
+    let warm_obj = match &sub {
+        Some(s) => Some(bound_objective(
+            kernel_init,
+            s.x.as_ref(),
+            &s.y,
+            st,
+            penalty,
+            levers,
+        )?),
+        None => None,
+    };
+    let warm = warm_obj
+        .as_ref()
+        .zip(sub.as_ref())
+        .map(|(o, s)| optim::WarmStart {
+            objective: o,
+            rows: s.y.len(),
+            of: y.len(),
+        });
     let (lo, hi) = match levers.hyper_prior {
         None => (grid.min_log, grid.max_log),
         Some(p) => (p.min_log, p.max_log),
@@ -543,7 +586,20 @@ pub fn fit_pac_sgp_with(
         None => GridSnap::decimal(grid, nk),
         Some(prior) => GridSnap::coarse(prior.snap_grid(), nk),
     };
-    let min = optim::drive(&obj, &p0, bounds, &lbfgs, &Restarts::default(), Some(&snap))?;
+    let warm_lbfgs = LbfgsConfig {
+        max_iter: DEFAULT_MAX_ITER,
+        ..Default::default()
+    };
+    let (min, pretraining) = optim::drive_warm(
+        &obj,
+        warm.as_ref(),
+        &p0,
+        bounds,
+        &lbfgs,
+        &warm_lbfgs,
+        &Restarts::default(),
+        Some(&snap),
+    )?;
     let (p, report) = (min.params, min.report);
     let (kernel, noise_variance, z) = obj.unpack(&p)?;
     let choice = match levers.hyper_prior {
@@ -574,5 +630,6 @@ pub fn fit_pac_sgp_with(
         alpha_s,
         certificate,
         report,
+        pretraining,
     })
 }

@@ -403,6 +403,7 @@ mod tests {
             seed: 1,
             init: InducingInit::KMeans,
             max_iter: 100,
+            pretrain: None,
         };
         let fit = fit_pac_sgp_hetero(
             &Kernel::se_iso(1.0, 1.0),

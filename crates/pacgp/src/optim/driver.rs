@@ -170,6 +170,76 @@ pub fn drive(
     })
 }
 
+/// A warm start for [`drive_warm`]: the same objective on a seeded subsample of the rows.
+pub struct WarmStart<'a> {
+    /// The objective on the subsample.
+    pub objective: &'a dyn Objective,
+    /// Rows in the subsample.
+    pub rows: usize,
+    /// Rows in the whole sample.
+    pub of: usize,
+}
+
+/// How a warm start went (reported with the fit).
+#[derive(Clone, Debug)]
+pub struct Pretraining {
+    /// Rows in the subsample.
+    pub rows: usize,
+    /// Rows in the whole sample.
+    pub of: usize,
+    /// The optimiser's report on the subsample.
+    pub report: OptimReport,
+}
+
+impl Pretraining {
+    /// A line for the fit report's notes.
+    pub fn note(&self) -> String {
+        let r = &self.report;
+        let how = if r.converged() {
+            "converged".to_string()
+        } else {
+            format!("stopped: {}", r.message)
+        };
+        format!(
+            "optimised first on a seeded subsample of {} of the {} rows ({} iterations, {} evaluations, {how}), then on all rows from there",
+            self.rows, self.of, r.iterations, r.evaluations
+        )
+    }
+}
+
+/// [`drive`] with an optional warm start: minimise `warm`'s objective from `x0` within the
+/// same boxes (with `warm_lbfgs`, no restarts, no snap), then `obj` from where it stopped.
+/// Large samples reach the optimum's neighbourhood at the subsample's cost per evaluation.
+pub fn drive_warm(
+    obj: &dyn Objective,
+    warm: Option<&WarmStart>,
+    x0: &[f64],
+    bounds: Vec<(f64, f64)>,
+    lbfgs: &LbfgsConfig,
+    warm_lbfgs: &LbfgsConfig,
+    restarts: &Restarts,
+    snap: Option<&GridSnap>,
+) -> Result<(Minimum, Option<Pretraining>)> {
+    let Some(w) = warm else {
+        return Ok((drive(obj, x0, bounds, lbfgs, restarts, snap)?, None));
+    };
+    let first = drive(
+        w.objective,
+        x0,
+        bounds.clone(),
+        warm_lbfgs,
+        &Restarts::default(),
+        None,
+    )?;
+    let min = drive(obj, &first.params, bounds, lbfgs, restarts, snap)?;
+    let pre = Pretraining {
+        rows: w.rows,
+        of: w.of,
+        report: first.report,
+    };
+    Ok((min, Some(pre)))
+}
+
 /// Re-minimise the free parameters with the leading θ held at its snapped value.
 fn refit_free(
     obj: &dyn Objective,

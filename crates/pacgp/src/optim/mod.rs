@@ -12,7 +12,7 @@ use crate::error::Result;
 pub mod driver;
 mod line_search;
 pub mod scalar;
-pub use driver::{boxes, drive, GridSnap, Minimum, Restarts};
+pub use driver::{boxes, drive, drive_warm, GridSnap, Minimum, Pretraining, Restarts, WarmStart};
 
 mod anderson;
 mod lbfgs;

@@ -86,7 +86,7 @@ impl SparseSplitPrior {
             seed,
             ..Default::default()
         };
-        let (gp, _) = train_sparse(kernel_init, 0.1, x_a, y_a, m, SparseMethod::Vfe, &cfg)?;
+        let (gp, _, _) = train_sparse(kernel_init, 0.1, x_a, y_a, m, SparseMethod::Vfe, &cfg)?;
         let post = gp.posterior(x_a, y_a)?;
         let Covariance::WhitenedPrecision { chol_kuu, chol_b } = &post.cov else {
             return Err(Error::Unsupported(

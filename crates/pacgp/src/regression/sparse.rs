@@ -641,6 +641,8 @@ pub struct SparseConfig {
     pub theta_bounds: (f64, f64),
     /// Optimise θ inside this grid's range and snap it onto the grid afterwards.
     pub snap: Option<HyperGrid>,
+    /// Optimise first on a seeded subsample of this many rows ([`optim::drive_warm`]).
+    pub pretrain: Option<usize>,
 }
 
 impl Default for SparseConfig {
@@ -654,6 +656,7 @@ impl Default for SparseConfig {
             },
             theta_bounds: boxes::LN_THETA,
             snap: None,
+            pretrain: None,
         }
     }
 }
@@ -668,22 +671,33 @@ pub fn train_sparse(
     m: usize,
     method: SparseMethod,
     cfg: &SparseConfig,
-) -> Result<(SparseGp, OptimReport)> {
+) -> Result<(SparseGp, OptimReport, Option<optim::Pretraining>)> {
     let z0 = initial_inducing_with_targets(kernel_init, noise_init, x, y, m, cfg.init, cfg.seed)?;
     check_sparse(x, y, z0.as_ref(), noise_init)?;
     kernel_init.check_input_dim(x.ncols())?;
     let obj = NegSparseObjective::new(kernel_init, method, x, y, m);
+    let sub = PretrainRows::draw(x, y, cfg.pretrain, cfg.seed);
+    let warm_obj = sub
+        .as_ref()
+        .map(|s| NegSparseObjective::new(kernel_init, method, s.x.as_ref(), &s.y, m));
+    let warm = warm_obj.as_ref().map(|o| optim::WarmStart {
+        objective: o,
+        rows: o.y.len(),
+        of: y.len(),
+    });
     let p0 = NegSparseObjective::pack(kernel_init, noise_init, z0.as_ref());
     let nk = kernel_init.n_params();
     let mut bounds = vec![cfg.theta_bounds; nk];
     bounds.push(boxes::LN_NOISE);
     bounds.extend(std::iter::repeat_n(boxes::FREE, m * x.ncols()));
     let snap = GridSnap::leading(cfg.snap, nk);
-    let min = optim::drive(
+    let (min, pretraining) = optim::drive_warm(
         &obj,
+        warm.as_ref(),
         &p0,
         bounds,
         &cfg.lbfgs,
+        &SparseConfig::default().lbfgs,
         &Restarts::default(),
         snap.as_ref(),
     )?;
@@ -696,5 +710,25 @@ pub fn train_sparse(
             method,
         },
         min.report,
+        pretraining,
     ))
+}
+
+/// The rows of a warm start's seeded subsample ([`crate::data::split::subsample`]).
+pub struct PretrainRows {
+    /// Their inputs.
+    pub x: Mat<f64>,
+    /// Their targets.
+    pub y: Vec<f64>,
+}
+
+impl PretrainRows {
+    /// `k` rows drawn with `seed`, or `None` without a warm start or when `k ≥ N`.
+    pub fn draw(x: MatRef<'_, f64>, y: &[f64], k: Option<usize>, seed: u64) -> Option<Self> {
+        let rows = crate::data::split::subsample(y.len(), k?, seed)?;
+        Some(Self {
+            x: linalg::select_rows(x, &rows),
+            y: rows.iter().map(|&i| y[i]).collect(),
+        })
+    }
 }

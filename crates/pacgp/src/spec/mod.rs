@@ -137,6 +137,31 @@ pub struct SparseSpec {
     pub inducing_init: InducingInit,
     /// ε stored for `certify` (target units).
     pub epsilon: Option<f64>,
+    /// How the optimiser runs on large samples (absent from older files: the defaults).
+    #[serde(default, skip_serializing_if = "OptimSchedule::is_default")]
+    pub schedule: OptimSchedule,
+}
+
+/// How the optimiser of a sparse method runs on a large sample: a warm start on a seeded
+/// subsample, and a cap on the iterations over all rows. Neither changes what the bound
+/// charges (θ is snapped and priced as always; Z and σ² are Q's free parameters).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OptimSchedule {
+    /// Optimise first on a seeded subsample of this many rows, then on all rows from where it
+    /// stopped (`None`, or at least N: no warm start).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pretrain: Option<usize>,
+    /// Most optimiser iterations over all rows (`None`: the method's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_iter: Option<usize>,
+}
+
+impl OptimSchedule {
+    /// Neither option given (what older model files mean).
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 /// The prior over θ of a bound-trained regressor.
@@ -187,6 +212,9 @@ pub struct PacSgpSpec {
     pub inducing_init: InducingInit,
     /// Prior over θ.
     pub prior: PacPrior,
+    /// How the optimiser runs on large samples (not with the split prior).
+    #[serde(default, skip_serializing_if = "OptimSchedule::is_default")]
+    pub schedule: OptimSchedule,
 }
 
 /// `greedy-sparse`: T. Zhang's greedy sparse regression as a certified DTC model.

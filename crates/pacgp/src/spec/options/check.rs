@@ -109,6 +109,7 @@ pub(crate) fn check_spec(spec: &FitSpec) -> Result<(), SpecError> {
             kernel_ok(&s.kernel)?;
             noise(s.noise_init)?;
             basis(s.inducing, SpecOption::Inducing)?;
+            check_schedule(&s.schedule)?;
             epsilon(s.epsilon)
         }
         Method::PacGp(s) => {
@@ -120,6 +121,18 @@ pub(crate) fn check_spec(spec: &FitSpec) -> Result<(), SpecError> {
         Method::PacSgp(s) => {
             kernel_ok(&s.kernel)?;
             basis(s.inducing, SpecOption::Inducing)?;
+            check_schedule(&s.schedule)?;
+            if matches!(s.prior, PacPrior::Split(_)) && !s.schedule.is_default() {
+                let option = match s.schedule.pretrain {
+                    Some(_) => SpecOption::Pretrain,
+                    None => SpecOption::MaxIter,
+                };
+                return Err(SpecError::conflict(
+                    option,
+                    SpecOption::Prior,
+                    "the split prior runs its own fits on parts A and B",
+                ));
+            }
             epsilon(Some(s.epsilon))?;
             check_pac_prior(s.prior, s.bound, method)
         }
@@ -171,6 +184,23 @@ pub(crate) fn check_spec(spec: &FitSpec) -> Result<(), SpecError> {
             }
             Ok(())
         }
+    }
+}
+
+/// A warm start needs at least two rows, an iteration cap at least one iteration.
+fn check_schedule(s: &OptimSchedule) -> Result<(), SpecError> {
+    match (s.pretrain, s.max_iter) {
+        (Some(p), _) if p < 2 => Err(SpecError::out_of_range(
+            SpecOption::Pretrain,
+            p,
+            "at least 2 rows",
+        )),
+        (_, Some(0)) => Err(SpecError::out_of_range(
+            SpecOption::MaxIter,
+            0,
+            "at least 1",
+        )),
+        _ => Ok(()),
     }
 }
 

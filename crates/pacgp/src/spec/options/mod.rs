@@ -34,6 +34,10 @@ pub struct FitOptions {
     pub inducing: Option<usize>,
     /// Where the inducing inputs start.
     pub inducing_init: Option<InducingInit>,
+    /// Rows of the seeded subsample a sparse method is optimised on first.
+    pub pretrain: Option<usize>,
+    /// Most optimiser iterations over all rows (sparse methods).
+    pub max_iter: Option<usize>,
     /// Classifier likelihood.
     pub likelihood: Option<LikelihoodName>,
     /// How a classifier's θ is chosen.
@@ -93,6 +97,8 @@ pub enum SpecOption {
     Snap,
     Inducing,
     InducingInit,
+    Pretrain,
+    MaxIter,
     Likelihood,
     Select,
     ActiveSet,
@@ -118,7 +124,7 @@ pub enum SpecOption {
 
 impl SpecOption {
     /// Every option, for front ends' name tables and their tests.
-    pub const ALL: [SpecOption; 31] = [
+    pub const ALL: [SpecOption; 33] = [
         SpecOption::Method,
         SpecOption::Kernel,
         SpecOption::Epsilon,
@@ -129,6 +135,8 @@ impl SpecOption {
         SpecOption::Snap,
         SpecOption::Inducing,
         SpecOption::InducingInit,
+        SpecOption::Pretrain,
+        SpecOption::MaxIter,
         SpecOption::Likelihood,
         SpecOption::Select,
         SpecOption::ActiveSet,
@@ -166,6 +174,8 @@ impl SpecOption {
             O::Snap => "snap",
             O::Inducing => "inducing",
             O::InducingInit => "inducing_init",
+            O::Pretrain => "pretrain",
+            O::MaxIter => "max_iter",
             O::Likelihood => "likelihood",
             O::Select => "select",
             O::ActiveSet => "active_set",
@@ -209,6 +219,8 @@ impl<'a> Unused<'a> {
             (O::Snap, o.snap.is_some()),
             (O::Inducing, o.inducing.is_some()),
             (O::InducingInit, o.inducing_init.is_some()),
+            (O::Pretrain, o.pretrain.is_some()),
+            (O::MaxIter, o.max_iter.is_some()),
             (O::Likelihood, o.likelihood.is_some()),
             (O::Select, o.select.is_some()),
             (O::ActiveSet, o.active_set.is_some()),
@@ -263,6 +275,7 @@ fn applies_to(option: SpecOption) -> &'static str {
         O::Restarts | O::Snap => "gpr",
         O::Inducing => "vfe, fitc, dtc, pac-sgp, pac-sgp-sqrt and greedy-sparse",
         O::InducingInit => "vfe, fitc, dtc, pac-sgp and pac-sgp-sqrt (greedy-sparse always selects greedily)",
+        O::Pretrain | O::MaxIter => "vfe, fitc, dtc, pac-sgp and pac-sgp-sqrt (not with a split prior)",
         O::Likelihood => "laplace, ep, ivm, sogp and pac-gpc (mean-field uses flip noise kappa)",
         O::Select => "laplace, ep, mean-field, ivm and sogp",
         O::ActiveSet => "ivm and sogp",
@@ -383,6 +396,14 @@ impl FitOptions {
         Ok(Method::Softmax(SoftmaxSpec { hypers }))
     }
 
+    /// The sparse methods' optimiser schedule as given.
+    fn schedule(&self) -> OptimSchedule {
+        OptimSchedule {
+            pretrain: self.pretrain,
+            max_iter: self.max_iter,
+        }
+    }
+
     fn kernel_or_default(&self, unused: &mut Unused) -> String {
         unused.used(SpecOption::Kernel);
         self.kernel.clone().unwrap_or_else(|| DEFAULT_KERNEL.into())
@@ -411,7 +432,13 @@ impl FitOptions {
                 })
             }
             N::Vfe | N::Fitc | N::Dtc => {
-                for o in [O::NoiseInit, O::Inducing, O::InducingInit] {
+                for o in [
+                    O::NoiseInit,
+                    O::Inducing,
+                    O::InducingInit,
+                    O::Pretrain,
+                    O::MaxIter,
+                ] {
                     u.used(o);
                 }
                 Method::Sparse(SparseSpec {
@@ -425,6 +452,7 @@ impl FitOptions {
                     inducing: self.inducing,
                     inducing_init: self.inducing_init.unwrap_or(InducingInit::KMeans),
                     epsilon: self.epsilon,
+                    schedule: self.schedule(),
                 })
             }
             N::PacGp | N::PacGpSqrt => {
@@ -442,7 +470,13 @@ impl FitOptions {
                 })
             }
             N::PacSgp | N::PacSgpSqrt => {
-                for o in [O::Inducing, O::InducingInit, O::Bound] {
+                for o in [
+                    O::Inducing,
+                    O::InducingInit,
+                    O::Bound,
+                    O::Pretrain,
+                    O::MaxIter,
+                ] {
                     u.used(o);
                 }
                 let bound = self.pac_bound(method)?;
@@ -462,6 +496,7 @@ impl FitOptions {
                     inducing: self.inducing,
                     inducing_init: self.inducing_init.unwrap_or(InducingInit::KMeans),
                     prior,
+                    schedule: self.schedule(),
                 })
             }
             N::GreedySparse => {
