@@ -17,7 +17,7 @@ use faer::MatRef;
 use serde::{Deserialize, Serialize};
 
 use crate::bounds::{held_out_lower_limit, CatoniLambda};
-use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
+use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss};
 use crate::data::{train_test_split, Dataset, Standardizer};
 use crate::error::{Error, Result};
 use crate::fit::classifier_candidates;
@@ -28,6 +28,7 @@ use crate::loss;
 use crate::objective::gpc_split::{fit_split_prior, SplitFraction, SplitPriorConfig, PRIOR_SCALES};
 use crate::objective::pac_gpc::{fit_pac_gpc, PacGpcConfig, PacGpcTheta};
 use crate::posterior::GaussianPosterior;
+use crate::select::Menu;
 
 use super::tighter_bounds::mean_se;
 
@@ -363,27 +364,16 @@ fn laplace_reference(
     lik: &Likelihood,
     cfg: &PacGpcConfig,
 ) -> Result<(GaussianPosterior, Certificate)> {
-    let candidates = classifier_candidates(x.ncols());
-    let spec = CertificateSpec::new(
-        cfg.delta,
-        cfg.term,
-        vec![PenaltyTerm::candidates(
-            candidates.len(),
-            "kernel σ_f²·SE(l)",
-        )],
-    );
+    let menu = Menu::charged(classifier_candidates(x.ncols()), "kernel σ_f²·SE(l)");
     let loss = GibbsLoss::Classification(GibbsClassifier::latent(lik));
-    let mut best: Option<(GaussianPosterior, Certificate)> = None;
-    for k in &candidates {
+    let chosen = menu.by_bound(|k, price| {
+        let spec = CertificateSpec::new(cfg.delta, cfg.term, vec![price.clone()]);
         let fit = laplace(k, lik, x, y, &cfg.laplace)?;
         let c = Certificate::of_posterior(&fit.posterior, x, y, &loss, &spec)?;
-        if best.as_ref().is_none_or(|b| c.bound < b.1.bound) {
-            best = Some((fit.posterior, c));
-        }
-    }
-    best.ok_or(Error::Empty {
-        what: "kernel candidates",
-    })
+        let bound = c.bound;
+        Ok(((fit.posterior, c), bound))
+    })?;
+    Ok(chosen.value)
 }
 
 /// The three methods on seeded 80/20 splits of `data` (raw inputs, ±1 labels).

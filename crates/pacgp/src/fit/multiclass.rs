@@ -6,7 +6,6 @@
 //! prices of every class added up ([`crate::model::multiclass`]).
 
 use crate::bounds::{ConfidenceTerm, HyperGrid};
-use crate::certificate::PenaltyTerm;
 use crate::data::{check_class_indices, one_vs_rest_signs, ClassLabels, Dataset, Standardizer};
 use crate::error::{Error, Result};
 use crate::inference::softmax::evidence::{fit_softmax_ml2, softmax_mode, SoftmaxMlConfig};
@@ -16,6 +15,7 @@ use crate::loo::LooMode;
 use crate::model::softmax::{shared_prior, softmax_certificate};
 use crate::model::{CertifyOptions, FitReport, FittedModel, Task};
 use crate::optim::OptimReport;
+use crate::select::Menu;
 use crate::spec::{CheckedFitSpec, ClassifierHypers, FitSpec, SoftmaxSpec};
 
 use crate::plan::{classifier_candidates, shared_svm_candidates};
@@ -78,49 +78,35 @@ fn shared_svm_members(
     train: &Dataset,
     classes: &ClassLabels,
 ) -> Result<(Vec<FittedModel>, Vec<String>)> {
-    let mut best: Option<(f64, Vec<FittedModel>)> = None;
-    let mut notes = Vec::new();
-    let mut first_error = None;
-    for candidate in candidates {
-        // A candidate that fails to fit, or whose leave-one-out fails (e.g. a singular
-        // margin-SV matrix), is skipped with a note and still priced.
-        let scored = fit_members(&candidate.clone().check()?, train, classes).and_then(|members| {
-            let mut notes_unused = Vec::new();
-            let model = assemble_parts(spec, train, classes.clone(), members, &mut notes_unused);
-            let xs = model.x_scaler.transform(train.x.as_ref())?;
-            let (approx, _) = model.one_vs_rest_loo(xs.as_ref(), &train.y, LooMode::Approx)?;
-            Ok((model, approx.map_or(f64::INFINITY, |(e, _)| e)))
-        });
-        let (model, error) = match scored {
-            Ok(s) => s,
-            Err(e) => {
-                notes.push(format!(
-                    "SVM candidate {:?} skipped: {e} (still priced in the menu's ln |candidates|)",
-                    candidate.method
-                ));
-                first_error.get_or_insert(e);
-                continue;
-            }
-        };
-        if best.as_ref().is_none_or(|(b, _)| error < *b) {
-            let Task::OneVsRest { members, .. } = model.task else {
-                unreachable!("assembled as one-vs-rest")
-            };
-            best = Some((error, members));
-        }
-    }
-    match best {
-        Some((error, members)) => {
-            notes.push(format!(
-                "the classes share the SVM kernel and slack of fewest multi-class LR-LOO errors ({error:.4}) among the {} candidates",
-                candidates.len()
-            ));
-            Ok((members, notes))
-        }
-        None => Err(first_error.unwrap_or(Error::Empty {
-            what: "SVM kernel and slack candidates",
-        })),
-    }
+    let menu = Menu::charged(candidates.to_vec(), "SVM kernel and slack");
+    // A candidate that fails to fit, or whose leave-one-out fails (e.g. a singular margin-SV
+    // matrix), is skipped with a note and still priced.
+    let (chosen, skipped) = menu.by_bound_par_skipping(|candidate, _| {
+        let members = fit_members(&candidate.clone().check()?, train, classes)?;
+        let mut notes_unused = Vec::new();
+        let model = assemble_parts(spec, train, classes.clone(), members, &mut notes_unused);
+        let xs = model.x_scaler.transform(train.x.as_ref())?;
+        let (approx, _) = model.one_vs_rest_loo(xs.as_ref(), &train.y, LooMode::Approx)?;
+        Ok((model, approx.map_or(f64::INFINITY, |(e, _)| e)))
+    })?;
+    let mut notes: Vec<String> = skipped
+        .into_iter()
+        .map(|(i, e)| {
+            format!(
+                "SVM candidate {:?} skipped: {e} (still priced in the menu's ln |candidates|)",
+                candidates[i].method
+            )
+        })
+        .collect();
+    notes.push(format!(
+        "the classes share the SVM kernel and slack of fewest multi-class LR-LOO errors ({:.4}) among the {} candidates",
+        chosen.score,
+        candidates.len()
+    ));
+    let Task::OneVsRest { members, .. } = chosen.value.task else {
+        unreachable!("assembled as one-vs-rest")
+    };
+    Ok((members, notes))
 }
 
 /// The one-vs-rest model of fitted members, certified (its bound the fit's objective).
@@ -260,27 +246,23 @@ fn softmax_by_bound(
     y: &[usize],
     classes: usize,
 ) -> Result<(Kernel, crate::inference::softmax::SoftmaxMode)> {
-    let candidates = classifier_candidates(x.ncols());
-    let choice =
-        PenaltyTerm::candidates(candidates.len(), "kernel σ_f²·SE(l) shared by the classes");
-    let mut best: Option<(f64, Kernel, crate::inference::softmax::SoftmaxMode)> = None;
-    for k in candidates {
-        let mode = softmax_mode(&k, x, y, classes, &SoftmaxConfig::default(), None)?;
-        let post = SoftmaxPosterior::from_mode(&k, x, mode.clone());
+    let menu = Menu::charged(
+        classifier_candidates(x.ncols()),
+        "kernel σ_f²·SE(l) shared by the classes",
+    );
+    let chosen = menu.by_bound(|k, price| {
+        let mode = softmax_mode(k, x, y, classes, &SoftmaxConfig::default(), None)?;
+        let post = SoftmaxPosterior::from_mode(k, x, mode.clone());
         let c = softmax_certificate(
             &post,
             x,
             y_index,
-            vec![choice.clone()],
+            vec![price.clone()],
             spec.delta,
             ConfidenceTerm::Maurer,
             spec.seed.wrapping_add(SOFTMAX_SELECTION_SEED_OFFSET),
         )?;
-        if best.as_ref().is_none_or(|(b, _, _)| c.bound < *b) {
-            best = Some((c.bound, k, mode));
-        }
-    }
-    best.map(|(_, k, m)| (k, m)).ok_or(Error::Empty {
-        what: "kernel candidates",
-    })
+        Ok((mode, c.bound))
+    })?;
+    Ok((menu.items[chosen.index].clone(), chosen.value))
 }

@@ -18,6 +18,7 @@ use crate::kernel::Kernel;
 use crate::linalg::{self, JitterPolicy};
 use crate::loss::RegressionLoss;
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
+use crate::posterior::GaussianKlTerms;
 use crate::prior::{HyperPrior, ThetaPenalty};
 use crate::regression::exact::ExactGp;
 
@@ -150,11 +151,16 @@ impl Evaluation {
         }
         let tr_ci: f64 = (0..n).map(|i| ci[(i, i)]).sum();
         let ln_l: f64 = 0.5 * gp.cholesky().ln_det();
-        // Paper eq. (8), stable form of docs/math.md §3.1.
-        let kl = ln_l - 0.5 * n as f64 * s2.ln() - 0.5 * n as f64
-            + 0.5 * s2 * tr_ci
-            + 0.5 * linalg::dot(y, &alpha)
-            - 0.5 * s2 * linalg::dot(&alpha, &alpha);
+        // Paper eq. (8), stable form of docs/math.md §3.1: Σ = K − K C⁻¹ K, so K⁻¹Σ = σ²C⁻¹
+        // and the mean K C⁻¹ y gives yᵀα − σ²αᵀα.
+        let nf = n as f64;
+        let kl = GaussianKlTerms {
+            trace: s2 * tr_ci,
+            mahalanobis: linalg::dot(y, &alpha) - s2 * linalg::dot(&alpha, &alpha),
+            dim: nf,
+            ln_det_ratio: nf * s2.ln() - 2.0 * ln_l,
+        }
+        .kl();
         Self {
             s2,
             ci,

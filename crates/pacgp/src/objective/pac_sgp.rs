@@ -16,6 +16,7 @@ use crate::kernel::Kernel;
 use crate::linalg;
 use crate::loss::RegressionLoss;
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
+use crate::posterior::GaussianKlTerms;
 use crate::prior::{BoundLevers, HyperPrior, ThetaPenalty};
 use crate::regression::row_blocks::{
     add_mat, add_vec, recycle, release, scratch, scratch_zeroed, BlockCache, Streaming,
@@ -191,7 +192,7 @@ impl<'a> PacSgpObjective<'a> {
         let e = w.l_uu.solve_upper_vec(&bg);
         let b_inv = w.l_b.inverse();
         let tr_binv: f64 = (0..m).map(|a| b_inv[(a, a)]).sum();
-        let kl = 0.5 * (tr_binv + linalg::dot(&bg, &bg) - m as f64 + w.l_b.ln_det());
+        let kl = GaussianKlTerms::site_form(tr_binv, linalg::dot(&bg, &bg), m, w.l_b.ln_det()).kl();
         let y_cache = BlockCache::new(cached);
         let (mut g_mu, mut g_v) = (vec![0.0; n], vec![0.0; n]);
         let marg = self.marginals_pass(&data, &w, &y_cache, &bg, &mut g_mu, &mut g_v, with_grad)?;

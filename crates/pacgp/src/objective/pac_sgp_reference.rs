@@ -8,6 +8,7 @@ use super::{PacSgpObjective, PacSgpTerms};
 use crate::error::Result;
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky};
+use crate::posterior::GaussianKlTerms;
 use crate::regression::sparse::{add_outer, sandwich_inv};
 use crate::regression::sparse_reference::{whitened, Whitened};
 
@@ -47,7 +48,7 @@ impl PacSgpObjective<'_> {
         let e = l.solve_upper_vec(&bg);
         let b_inv = lb.inverse();
         let tr_binv: f64 = (0..m).map(|a| b_inv[(a, a)]).sum();
-        let kl = 0.5 * (tr_binv + linalg::dot(&bg, &bg) - m as f64 + lb.ln_det());
+        let kl = GaussianKlTerms::site_form(tr_binv, linalg::dot(&bg, &bg), m, lb.ln_det()).kl();
         let mu = linalg::mat_t_vec(&wh.kzx, &e);
         // s_i = F_iᵀA⁻¹F_i = ‖L_B⁻¹V_i‖².
         let mut yb = wh.v.clone();

@@ -39,6 +39,7 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
+use crate::posterior::GaussianKlTerms;
 use crate::prior::{HyperPrior, ThetaPenalty};
 use crate::regression::sharded::{
     add, check_len, check_shard, check_square, push_rows, row_blocks, shard_basis, ShardBasis,
@@ -309,7 +310,7 @@ impl PacSgpSharded {
         let lb = Cholesky::factor(b.as_ref(), &JitterPolicy::default(), "I + VΛ⁻¹Vᵀ")?;
         let w = lb.solve_vec(&s.gamma);
         let tr_binv = lb.inverse_trace();
-        let kl = 0.5 * (tr_binv + linalg::dot(&w, &w) - m as f64 + lb.ln_det());
+        let kl = GaussianKlTerms::site_form(tr_binv, linalg::dot(&w, &w), m, lb.ln_det()).kl();
         Ok(PacSgpState {
             l_b: lb.into_storage(),
             w,

@@ -13,6 +13,7 @@
 //! - [`file`]: the on-disk form.
 
 mod file;
+pub mod kl;
 pub mod prior;
 pub mod scaled;
 
@@ -23,7 +24,8 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky};
 
-pub use prior::Prior;
+pub use kl::{dense_gaussian_kl, GaussianKlTerms};
+pub use prior::{Prior, PriorAt};
 pub use scaled::MeanScaled;
 
 /// How the posterior covariance on the basis values `f_B` is stored.
@@ -366,40 +368,40 @@ impl GaussianPosterior {
     /// `KL(Q‖P) = KL(N(m_B + K_Bα, Σ) ‖ N(m_B, K_B))` (docs/math.md §3.0–3.2, §7.3–7.4), in
     /// nats, `K_B` the prior's covariance at the basis.
     ///
-    /// The site and whitened forms share `½[ln det B + tr B⁻¹ + αᵀK_Bα − M]`; the dense form
-    /// uses the generic Gaussian KL through its two Cholesky factors.
+    /// The site and whitened forms give the [`kl`] invariants through `B`
+    /// (`½[ln det B + tr B⁻¹ + αᵀK_Bα − M]`), the dense form through its two Cholesky factors.
     pub fn kl_to_prior(&self) -> f64 {
-        let m = self.n_basis() as f64;
-        let quad = self.alpha_k_alpha();
+        self.kl_terms().kl()
+    }
+
+    /// The invariants of `KL(Q‖P)` on the basis ([`GaussianKlTerms`]).
+    fn kl_terms(&self) -> GaussianKlTerms {
+        let (m, quad) = (self.n_basis(), self.alpha_k_alpha());
         match &self.cov {
             Covariance::Sites { chol_b, .. } | Covariance::WhitenedPrecision { chol_b, .. } => {
-                0.5 * (chol_b.ln_det() + chol_b.inverse_trace() + quad - m)
+                GaussianKlTerms::site_form(chol_b.inverse_trace(), quad, m, chol_b.ln_det())
             }
             Covariance::Dense {
                 chol_kb,
                 chol_sigma,
-            } => {
-                // Generic Gaussian KL: ½[tr(K⁻¹Σ) + αᵀKα − M + ln det K − ln det Σ],
-                // tr(K⁻¹Σ) = ‖L_K⁻¹ L_Σ‖_F².
-                let mut v = chol_sigma.l().to_owned();
-                chol_kb.solve_lower_in_place(v.as_mut());
-                let trace: f64 = col_sq_norms(v.as_ref()).iter().sum();
-                0.5 * (trace + quad - m + chol_kb.ln_det() - chol_sigma.ln_det())
-            }
+            } => GaussianKlTerms {
+                trace: kl::trace_k_inv_sigma(chol_kb, chol_sigma),
+                mahalanobis: quad,
+                dim: m as f64,
+                ln_det_ratio: chol_sigma.ln_det() - chol_kb.ln_det(),
+            },
         }
     }
 
     /// The KL's two parts, `(covariance part, ½αᵀK_Bα)`: `KL(Q‖P)` is their sum, and scaling
     /// the mean weights by `s` scales only the second, by `s²` ([`MeanScaled`]).
     pub(crate) fn kl_parts(&self) -> (f64, f64) {
-        let m = self.n_basis() as f64;
-        let covariance = match &self.cov {
-            Covariance::Sites { chol_b, .. } | Covariance::WhitenedPrecision { chol_b, .. } => {
-                0.5 * (chol_b.ln_det() + chol_b.inverse_trace() - m)
-            }
-            Covariance::Dense { .. } => self.kl_to_prior() - 0.5 * self.alpha_k_alpha(),
+        let terms = self.kl_terms();
+        let covariance = GaussianKlTerms {
+            mahalanobis: 0.0,
+            ..terms
         };
-        (covariance, 0.5 * self.alpha_k_alpha())
+        (covariance.kl(), 0.5 * terms.mahalanobis)
     }
 
     /// `αᵀ K_B α` (the mean term of the KL); for the inducing and dense forms with the stored

@@ -29,7 +29,55 @@ impl From<Kernel> for Prior {
     }
 }
 
+/// A prior's mean and covariance at a set of inputs, `N(m₀, K₀)` on the latent values there:
+/// `(0, K_θ(X, X))` for the GP prior, `(μ_A(X), K_A(X, X))` for a prior conditioned on part A
+/// of a split. What every objective over latent values at a sample starts from.
+#[derive(Clone, Debug)]
+pub struct PriorAt {
+    /// Prior mean `m₀`.
+    pub mean: Vec<f64>,
+    /// Prior covariance `K₀` (symmetric positive definite).
+    pub cov: Mat<f64>,
+    /// `η`, a bound on the round-off in `K₀` ([`ROUND_OFF`] times the kernel's scale). A
+    /// bound-minimising objective charges `½η‖α‖²` on top of the KL (as if `K₀` were
+    /// `K₀ + ηI`), so the optimiser cannot buy KL in directions where the computed `K₀` is
+    /// numerically singular or indefinite (huge α for a negligible mean).
+    pub round_off: f64,
+}
+
+/// `η` of [`PriorAt::round_off`] relative to the largest prior variance the covariance was
+/// computed from.
+pub const ROUND_OFF: f64 = 1e-8;
+
+impl PriorAt {
+    /// Number of latent values.
+    pub fn len(&self) -> usize {
+        self.mean.len()
+    }
+
+    /// Whether the prior has no latent values.
+    pub fn is_empty(&self) -> bool {
+        self.mean.is_empty()
+    }
+}
+
 impl Prior {
+    /// The prior's mean and covariance at the rows of `x` (inputs of the prior's kernel,
+    /// already checked), with the round-off of a covariance computed from its kernel.
+    pub fn at(&self, x: MatRef<'_, f64>) -> PriorAt {
+        let cov = self.gram_at(x);
+        let scale = match self {
+            Prior::Gp(_) => (0..cov.nrows()).map(|i| cov[(i, i)]).fold(0.0, f64::max),
+            // A conditioned covariance is a difference of matrices of the kernel's scale.
+            Prior::Conditioned(_) => self.variance_scale(x),
+        };
+        PriorAt {
+            mean: self.mean_at(x),
+            cov,
+            round_off: ROUND_OFF * scale,
+        }
+    }
+
     /// The prior that is the posterior `on`.
     pub fn conditioned(on: GaussianPosterior) -> Self {
         Prior::Conditioned(Box::new(on))

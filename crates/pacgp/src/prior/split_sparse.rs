@@ -24,10 +24,10 @@ use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
 use crate::optim::scalar::grid_then_golden;
-use crate::posterior::{Covariance, GaussianPosterior, Marginals};
+use crate::posterior::{dense_gaussian_kl, Covariance, GaussianPosterior, Marginals};
 use crate::regression::sparse::{train_sparse, SparseConfig, SparseMethod, KUU_JITTER};
 
-use super::split::{dense_gaussian_kl, RegressionParts, SplitConfig};
+use super::split::{RegressionParts, SplitConfig};
 
 /// The sparse prior P_A: kernel θ_A, inducing inputs Z and `q(u) = N(a_A, Σ_A)` from part A.
 #[derive(Clone, Debug)]

@@ -21,7 +21,7 @@ use faer::Mat;
 use crate::error::Result;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
-use crate::posterior::Marginals;
+use crate::posterior::{GaussianKlTerms, Marginals};
 
 /// The per-point-noise posterior on one Gram matrix `K` (docs/math.md §9.4.2), shared by PAC-GP
 /// (`K` the kernel's Gram, `r = y`, `s = 1`) and the split prior (`K = K_A` on part B,
@@ -73,7 +73,7 @@ impl PointNoiseEval {
         let pm = chol_v.inverse();
         let (mut risk, mut g_mu, mut g_v) = (0.0, vec![0.0; n], vec![0.0; n]);
         let (mut mean, mut var) = (vec![0.0; n], vec![0.0; n]);
-        let mut tr = 0.0;
+        let (mut tr, mut ln_lv) = (0.0, 0.0);
         for i in 0..n {
             mean[i] = y[i] - lm[i] * alpha[i];
             var[i] = (scale * (lv[i] - lv[i] * lv[i] * pm[(i, i)])).max(1e-300);
@@ -83,13 +83,21 @@ impl PointNoiseEval {
                 g_mu[i] = pr.d_mean;
                 g_v[i] = pr.d_var;
             }
-            tr += scale * lv[i] * pm[(i, i)] - lv[i].ln();
+            tr += scale * lv[i] * pm[(i, i)];
+            ln_lv += lv[i].ln();
         }
         // αᵀKα = rᵀα − αᵀΛ_mα.
         let quad =
             linalg::dot(r, &alpha) - (0..n).map(|i| lm[i] * alpha[i] * alpha[i]).sum::<f64>();
+        // Σ = s(K − K C_v⁻¹ K), so K⁻¹Σ = s Λ_v C_v⁻¹.
         let nf = n as f64;
-        let kl = 0.5 * (tr + quad - nf - nf * scale.ln() + chol_v.ln_det());
+        let kl = GaussianKlTerms {
+            trace: tr,
+            mahalanobis: quad,
+            dim: nf,
+            ln_det_ratio: nf * scale.ln() + ln_lv - chol_v.ln_det(),
+        }
+        .kl();
         Ok(Self {
             alpha,
             chol_m,

@@ -21,6 +21,7 @@ use crate::inference::{ClassifierFit, InferenceMethod};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::loss;
+use crate::select::Menu;
 use crate::selective::{self, ConfidenceScore};
 
 mod mnist_grid;
@@ -117,15 +118,15 @@ pub struct UciSetup {
 }
 
 impl UciSetup {
-    /// The union-bound penalty for choosing among the candidate kernels.
+    /// The union-bound penalty for choosing among the candidate kernels (the menu's price).
     pub fn penalty(&self) -> f64 {
-        (self.kernels.len().max(1) as f64).ln()
+        Menu::charged(self.kernels.clone(), "kernel").price().nats
     }
 
     /// Fit `m` with every candidate kernel and keep the fit with the lowest bound.
     fn best_fit(&self, m: &MethodSpec, tt: &TrainTest) -> Result<ClassifierFit> {
-        let mut best: Option<(f64, ClassifierFit)> = None;
-        for k in &self.kernels {
+        let menu = Menu::charged(self.kernels.clone(), "kernel");
+        let chosen = menu.by_bound(|k, price| {
             let fit = m.method.fit(k, &m.likelihood, tt.x.as_ref(), &tt.y)?;
             let train = (tt.x.as_ref(), tt.y.as_slice());
             let b = score(
@@ -134,17 +135,13 @@ impl UciSetup {
                 train,
                 train,
                 self.delta,
-                self.penalty(),
+                price.nats,
                 self.term,
             )?
             .bound;
-            if best.as_ref().is_none_or(|(bb, _)| b < *bb) {
-                best = Some((b, fit));
-            }
-        }
-        best.map(|(_, f)| f).ok_or(Error::Empty {
-            what: "candidate kernels",
-        })
+            Ok((fit, b))
+        })?;
+        Ok(chosen.value)
     }
 }
 

@@ -263,7 +263,15 @@ impl SoftmaxPosterior {
             self.coupling.chol_m.solve_lower_in_place(binv.as_mut());
             tr_rk += linalg::col_sq_norms(&binv).iter().sum::<f64>();
         }
-        0.5 * (-tr_rk + quad + self.coupling.ln_det_i_kw())
+        // K⁻¹Σ = (I + KW)⁻¹ = I − RK (R&W eq. 3.44 form), so tr(K⁻¹Σ) = nC − tr(RK).
+        let dim = (n * c) as f64;
+        crate::posterior::GaussianKlTerms {
+            trace: dim - tr_rk,
+            mahalanobis: quad,
+            dim,
+            ln_det_ratio: -self.coupling.ln_det_i_kw(),
+        }
+        .kl()
     }
 
     /// `ln |I + KW|` at the mode.

@@ -6,7 +6,7 @@ use super::*;
 /// The Laplace posterior of `y` under the prior `N(m₀, K₀)` (Laplace's Newton on the offset
 /// from `m₀`, [`crate::inference::laplace`]); returns the sites `α = ∇ln p(f̂)`, `π = W(f̂)`.
 pub fn laplace_with_prior_mean(
-    prior: &LatentPrior,
+    prior: &PriorAt,
     lik: &Likelihood,
     y: &[f64],
     cfg: &LaplaceConfig,

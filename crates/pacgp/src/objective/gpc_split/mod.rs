@@ -38,11 +38,11 @@ use crate::inference::evidence::{fit_ep_ml2, fit_laplace_ml2, ClassifierMlConfig
 use crate::inference::laplace::{laplace, LaplaceConfig};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
-use crate::posterior::{Covariance, GaussianPosterior, Prior};
+use crate::posterior::{Covariance, GaussianPosterior, Prior, PriorAt};
 
 use crate::select::Menu;
 
-use super::pac_gpc::{optimise_sites, LatentPrior, PacGpcConfig, SiteEvaluation, SiteParams};
+use super::pac_gpc::{optimise_sites, PacGpcConfig, SiteEvaluation, SiteParams};
 
 pub use crate::prior::split::{SplitFraction, SPLIT_FRACTIONS as FRACTION_MENU};
 
@@ -232,7 +232,7 @@ mod tests {
             &Default::default(),
         )
         .unwrap();
-        let on = |p: GaussianPosterior| LatentPrior::of(&Prior::conditioned(p), xs.x.as_ref());
+        let on = |p: GaussianPosterior| Prior::conditioned(p).at(xs.x.as_ref());
         let base = on(fit.posterior.clone());
         let t = 0.3;
         let scaled = on(scaled_prior(&fit.posterior, t).unwrap());
@@ -299,12 +299,12 @@ mod tests {
             ..Default::default()
         };
         let plain = laplace(&k, &lik, d.x.as_ref(), &d.y, &cfg).unwrap();
-        let zero = LatentPrior::of_kernel(&k, d.x.as_ref());
+        let zero = Prior::Gp(k.clone()).at(d.x.as_ref());
         let s = laplace_with_prior_mean(&zero, &lik, &d.y, &cfg).unwrap();
         for i in 0..30 {
             assert!((s.alpha[i] - plain.posterior.alpha[i]).abs() < 1e-8);
         }
-        let shifted = LatentPrior {
+        let shifted = PriorAt {
             mean: (0..30).map(|i| 0.1 * i as f64 - 1.5).collect(),
             ..zero
         };
@@ -331,7 +331,7 @@ mod tests {
         let lik = Likelihood::probit();
         let fit_a = laplace(&k, &lik, xa.x.as_ref(), &xa.y, &Default::default()).unwrap();
         let prior = Prior::conditioned(fit_a.posterior.clone());
-        let latent = LatentPrior::of(&prior, xb.x.as_ref());
+        let latent = prior.at(xb.x.as_ref());
         let pa = fit_a.posterior.predict(xb.x.as_ref()).unwrap();
         for i in 0..12 {
             assert!((latent.cov[(i, i)] - pa.var[i]).abs() < 1e-12);

@@ -120,7 +120,7 @@ impl Objective for Whitened<'_> {
 /// Minimise the bound over the sites at a fixed latent prior from `start` (in whitened mean
 /// coordinates); returns the optimum and the report (L-BFGS never ends above its start).
 pub fn optimise_sites(
-    prior: LatentPrior,
+    prior: PriorAt,
     y: &[f64],
     classifier: GibbsClassifier,
     bound: BoundTarget,
@@ -181,7 +181,7 @@ pub(super) fn fit_at_kernel(
         penalty: choice.nats,
         kind: cfg.kind,
     };
-    let prior = LatentPrior::of_kernel(kernel, x);
+    let prior = Prior::Gp(kernel.clone()).at(x);
     let obj = PacGpcObjective::with_prior(prior.clone(), y, classifier, bound)?;
     // Start from the better of the Laplace sites and the given ones.
     let mut start = SiteParams::of_posterior(&lap.posterior)?;

@@ -41,7 +41,8 @@ use crate::likelihood::Likelihood;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::gibbs_error_point;
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
-use crate::posterior::{Covariance, GaussianPosterior, Marginals, Prior};
+use crate::posterior::prior::ROUND_OFF;
+use crate::posterior::{Covariance, GaussianKlTerms, GaussianPosterior, Marginals, Prior, PriorAt};
 use crate::select::Menu;
 use crate::special::normal_pdf;
 
@@ -53,56 +54,6 @@ pub use objective::*;
 /// Box for the site log-precisions `ln π_i`: from "no information" (`π = 1.5e-8`) to a site
 /// that pins the latent value (`π = 1.2e6`); the floor also makes Laplace's `W ≈ 0` finite.
 pub const LN_SITE_PRECISION: (f64, f64) = (-18.0, 14.0);
-
-/// A Gaussian prior `N(m₀, K₀)` on the sample's latent values: `(0, K_θ(X, X))` for PAC-GPC,
-/// `(μ_A(X_B), K_A)` for the data-dependent prior of a split.
-#[derive(Clone, Debug)]
-pub struct LatentPrior {
-    /// Prior mean `m₀`.
-    pub mean: Vec<f64>,
-    /// Prior covariance `K₀` (symmetric positive definite).
-    pub cov: Mat<f64>,
-    /// `η`, a bound on the round-off in `K₀`: the objective charges `½η‖α‖²` on top of the
-    /// KL (as if `K₀` were `K₀ + ηI`), so the optimiser cannot buy KL in directions where
-    /// the computed `K₀` is numerically singular or indefinite (huge α for a negligible mean).
-    pub round_off: f64,
-}
-
-/// `η` relative to the largest prior variance the covariance was computed from.
-pub const ROUND_OFF: f64 = 1e-8;
-
-impl LatentPrior {
-    /// The zero-mean GP prior `N(0, K_θ(X, X))` of a kernel at the rows of `x`.
-    pub fn of_kernel(kernel: &Kernel, x: MatRef<'_, f64>) -> Self {
-        Self::of(&Prior::Gp(kernel.clone()), x)
-    }
-
-    /// A prior's mean and covariance at the rows of `x` (inputs of the prior's kernel), with
-    /// the round-off of a covariance computed from its kernel.
-    pub fn of(prior: &Prior, x: MatRef<'_, f64>) -> Self {
-        let cov = prior.gram_at(x);
-        let scale = match prior {
-            Prior::Gp(_) => (0..cov.nrows()).map(|i| cov[(i, i)]).fold(0.0, f64::max),
-            // A conditioned covariance is a difference of matrices of the kernel's scale.
-            Prior::Conditioned(_) => prior.variance_scale(x),
-        };
-        Self {
-            mean: prior.mean_at(x),
-            cov,
-            round_off: ROUND_OFF * scale,
-        }
-    }
-
-    /// Number of latent values.
-    pub fn len(&self) -> usize {
-        self.mean.len()
-    }
-
-    /// Whether the prior has no latent values.
-    pub fn is_empty(&self) -> bool {
-        self.mean.is_empty()
-    }
-}
 
 /// The free parameters of a site-form posterior: mean weights α and site log-precisions.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -167,7 +118,7 @@ pub struct SiteEvaluation {
 
 impl SiteEvaluation {
     /// Factor `B`, form the marginals and the KL (module doc).
-    pub fn new(prior: &LatentPrior, sites: &SiteParams) -> Result<Self> {
+    pub fn new(prior: &PriorAt, sites: &SiteParams) -> Result<Self> {
         let n = prior.len();
         if sites.alpha.len() != n || sites.ln_pi.len() != n || prior.cov.nrows() != n {
             return Err(Error::ShapeMismatch {
@@ -204,9 +155,8 @@ impl SiteEvaluation {
             .map(|i| (k0[(i, i)] - reduction[i]).max(0.0))
             .collect();
         // docs/math.md §7.4 with K → K₀ and β → α: ½[ln det B + tr B⁻¹ + αᵀK₀α − N].
-        let kl = 0.5
-            * (chol_b.ln_det() + chol_b.inverse_trace() + linalg::dot(&sites.alpha, &k_alpha)
-                - n as f64);
+        let quad = linalg::dot(&sites.alpha, &k_alpha);
+        let kl = GaussianKlTerms::site_form(chol_b.inverse_trace(), quad, n, chol_b.ln_det()).kl();
         Ok(Self {
             sqrt_pi,
             chol_b,
@@ -324,9 +274,9 @@ mod tests {
     fn whitened_gradient_matches_central_differences() {
         let (x, y) = toy(14);
         // A large round-off charge, so its gradient is checked too.
-        let prior = LatentPrior {
+        let prior = PriorAt {
             round_off: 0.3,
-            ..LatentPrior::of_kernel(&Kernel::se_iso(1.0, 1.0), x.as_ref())
+            ..Prior::Gp(Kernel::se_iso(1.0, 1.0)).at(x.as_ref())
         };
         let c = GibbsClassifier {
             bias: 0.0,
@@ -403,7 +353,7 @@ mod tests {
         for i in 0..9 {
             cov[(i, i)] += 0.1;
         }
-        let prior = LatentPrior {
+        let prior = PriorAt {
             mean: (0..9).map(|i| 0.2 * i as f64 - 0.5).collect(),
             cov,
             round_off: 0.0,

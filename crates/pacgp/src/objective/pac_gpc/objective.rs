@@ -17,7 +17,7 @@ pub struct PacGpcTerms {
 /// Where the prior comes from: a kernel whose θ is optimised, or a fixed latent prior.
 pub(super) enum PriorSource<'a> {
     Kernel { kernel: Kernel, x: MatRef<'a, f64> },
-    Fixed(LatentPrior),
+    Fixed(PriorAt),
 }
 
 /// The PAC-GPC objective: the bound as a function of `[θ…; α; ln π]` (θ only when the prior
@@ -27,7 +27,7 @@ pub struct PacGpcObjective<'a> {
     y: &'a [f64],
     classifier: GibbsClassifier,
     bound: BoundTarget,
-    /// `η` of [`LatentPrior::round_off`], fixed at construction.
+    /// `η` of [`PriorAt::round_off`], fixed at construction.
     round_off: f64,
 }
 
@@ -57,7 +57,7 @@ impl<'a> PacGpcObjective<'a> {
 
     /// The bound over `[α; ln π]` for a fixed latent prior (fixed θ, or a split's prior).
     pub fn with_prior(
-        prior: LatentPrior,
+        prior: PriorAt,
         y: &'a [f64],
         classifier: GibbsClassifier,
         bound: BoundTarget,
@@ -100,12 +100,12 @@ impl<'a> PacGpcObjective<'a> {
     }
 
     /// The latent prior and (for a kernel prior) the kernel at `p`'s θ.
-    fn prior_at(&self, p: &[f64]) -> Result<(LatentPrior, Option<Kernel>)> {
+    fn prior_at(&self, p: &[f64]) -> Result<(PriorAt, Option<Kernel>)> {
         match &self.prior {
             PriorSource::Kernel { kernel, x } => {
                 let mut k = kernel.clone();
                 k.set_params(&p[..k.n_params()])?;
-                Ok((LatentPrior::of_kernel(&k, *x), Some(k)))
+                Ok((Prior::Gp(k.clone()).at(*x), Some(k)))
             }
             PriorSource::Fixed(prior) => Ok((prior.clone(), None)),
         }
@@ -208,7 +208,7 @@ impl Objective for PacGpcObjective<'_> {
         let nf = n as f64;
         let (risk, g_mu, g_v) = self.risk(&e.marginals);
         let b = &self.bound;
-        // The minimised KL carries the round-off charge ½η‖α‖² (see [`LatentPrior`]).
+        // The minimised KL carries the round-off charge ½η‖α‖² (see [`PriorAt`]).
         let eta = self.round_off;
         let kl = e.kl + 0.5 * eta * linalg::dot(&sites.alpha, &sites.alpha);
         let v = b.at(risk, kl, n);

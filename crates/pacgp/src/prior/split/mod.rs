@@ -32,7 +32,7 @@ use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
 use crate::optim::{self, boxes, LbfgsConfig, Objective, OptimReport, Restarts};
-use crate::posterior::{GaussianPosterior, Marginals};
+use crate::posterior::{GaussianKlTerms, GaussianPosterior, Marginals, Prior, PriorAt};
 use crate::regression::exact::{fit_ml2, MlConfig};
 use crate::regression::point_noise::PointNoiseEval;
 use crate::select::Menu;
@@ -149,17 +149,8 @@ pub struct SplitPrior {
     pub x_a: Mat<f64>,
     /// Targets of part A (standardised).
     pub y_a: Vec<f64>,
-    chol_a: Cholesky,
-    alpha_a: Vec<f64>,
-}
-
-/// P_A's mean and covariance on a set of inputs.
-#[derive(Clone, Debug)]
-pub struct PriorOnInputs {
-    /// `μ_A`.
-    pub mean: Vec<f64>,
-    /// `K_A`.
-    pub cov: Mat<f64>,
+    /// P_A as the shared posterior ([`SplitPrior::posterior`]).
+    p_a: GaussianPosterior,
 }
 
 impl SplitPrior {
@@ -173,13 +164,13 @@ impl SplitPrior {
             "K_AA + σ_A²I",
         )?;
         let alpha_a = chol_a.solve_vec(y_a);
+        let p_a = exact_posterior(&kernel, noise_a, &x_a, alpha_a)?;
         Ok(Self {
             kernel,
             noise_a,
             x_a,
             y_a: y_a.to_vec(),
-            chol_a,
-            alpha_a,
+            p_a,
         })
     }
 
@@ -195,42 +186,10 @@ impl SplitPrior {
         Self::new(gp.kernel, gp.noise_variance, x_a, &y_a)
     }
 
-    /// `W = L_A⁻¹ K_A,X` for inputs `x` (N_A × n).
-    fn w(&self, x: MatRef<'_, f64>) -> Mat<f64> {
-        let mut w = self.kernel.cross(self.x_a.as_ref(), x);
-        self.chol_a.solve_lower_in_place(w.as_mut());
-        w
-    }
-
-    /// `μ_A(x) = k(x, A) C_A⁻¹ y_A` at the rows of `x`.
-    pub fn mean(&self, x: MatRef<'_, f64>) -> Vec<f64> {
-        let k = self.kernel.cross(x, self.x_a.as_ref());
-        linalg::mat_vec(&k, &self.alpha_a)
-    }
-
-    /// μ_A and K_A = K_XX − WᵀW on `x` (docs/math.md §9.3.1).
-    pub fn on(&self, x: MatRef<'_, f64>) -> PriorOnInputs {
-        let w = self.w(x);
-        let cov = &self.kernel.gram(x) - w.transpose() * &w;
-        PriorOnInputs {
-            mean: self.mean(x),
-            cov,
-        }
-    }
-
-    /// Cross-covariance `k_A(x, z) = k(x, z) − W_xᵀ W_z` and the diagonal `k_A(x, x)`.
-    fn cross_and_diag(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>) -> (Mat<f64>, Vec<f64>) {
-        let (wx, wz) = (self.w(x), self.w(z));
-        let cross = &self.kernel.cross(x, z) - wx.transpose() * &wz;
-        let w2 = linalg::col_sq_norms(&wx);
-        let diag = self
-            .kernel
-            .diag(x)
-            .iter()
-            .zip(&w2)
-            .map(|(k, w)| k - w)
-            .collect();
-        (cross, diag)
+    /// μ_A and K_A on `x` (docs/math.md §9.3.1): the conditioned prior of
+    /// [`SplitPrior::posterior`] at the rows of `x`.
+    pub fn on(&self, x: MatRef<'_, f64>) -> PriorAt {
+        Prior::conditioned(self.posterior()).at(x)
     }
 }
 
@@ -268,8 +227,8 @@ mod tests {
         assert!(c.bound < 1.0);
         // Q's own marginals on B give the certificate's risk.
         let l = RegressionLoss::new_epsilon_band(fit.y_scaler.scale_length(0.3)).unwrap();
-        let m = fit.posterior.predict(fit.posterior.x_b.as_ref()).unwrap();
-        let r = crate::loss::gibbs_risk_regression(&fit.posterior.y_b, &m, &l).unwrap();
+        let m = fit.posterior.marginals_on_b();
+        let r = crate::loss::gibbs_risk_regression(&fit.posterior.y_b, m, &l).unwrap();
         assert!((r - c.empirical_risk).abs() < 1e-9);
     }
 }

@@ -5,7 +5,7 @@ use super::*;
 
 /// The B-part bound over `[ln σ_m², ln σ_v², ln s]` (docs/math.md §9.3.1), with its gradient.
 pub struct SplitBoundObjective<'a> {
-    prior_b: &'a PriorOnInputs,
+    prior_b: &'a PriorAt,
     y_b: &'a [f64],
     loss: RegressionLoss,
     /// The kl bound on B (δ, confidence term, the penalty).
@@ -16,7 +16,7 @@ impl<'a> SplitBoundObjective<'a> {
     /// The bound on B for P_A's mean and covariance on B, the loss, δ, the menu penalty and
     /// the confidence term.
     pub fn new(
-        prior_b: &'a PriorOnInputs,
+        prior_b: &'a PriorAt,
         y_b: &'a [f64],
         loss: RegressionLoss,
         delta: f64,
@@ -89,7 +89,7 @@ impl Objective for SplitBoundObjective<'_> {
 /// §9.3.1, §9.4.2), with its analytic gradient (PAC-GP's per-point-noise gradients with `K → K_A`,
 /// `y → y_B − μ_A`, plus `∂/∂s`).
 pub struct SplitPointNoiseObjective<'a> {
-    prior_b: &'a PriorOnInputs,
+    prior_b: &'a PriorAt,
     y_b: &'a [f64],
     r: Vec<f64>,
     loss: RegressionLoss,
@@ -101,7 +101,7 @@ impl<'a> SplitPointNoiseObjective<'a> {
     /// The bound on B for P_A's mean and covariance on B, the loss, δ, the penalty and the
     /// confidence term.
     pub fn new(
-        prior_b: &'a PriorOnInputs,
+        prior_b: &'a PriorAt,
         y_b: &'a [f64],
         loss: RegressionLoss,
         delta: f64,

@@ -41,16 +41,12 @@ pub(super) struct QOnB {
 }
 
 /// `r = y_B − μ_A`.
-pub(super) fn residual(prior_b: &PriorOnInputs, y_b: &[f64]) -> Vec<f64> {
+pub(super) fn residual(prior_b: &PriorAt, y_b: &[f64]) -> Vec<f64> {
     y_b.iter().zip(&prior_b.mean).map(|(y, m)| y - m).collect()
 }
 
 /// Q's marginals on B and `KL(Q‖P_A)` (docs/math.md §9.3.1).
-pub(super) fn q_on_b(
-    prior_b: &PriorOnInputs,
-    y_b: &[f64],
-    p: SplitPosteriorParams,
-) -> Result<QOnB> {
+pub(super) fn q_on_b(prior_b: &PriorAt, y_b: &[f64], p: SplitPosteriorParams) -> Result<QOnB> {
     let n = y_b.len();
     let r = residual(prior_b, y_b);
     let (sm, sv, s) = (p.noise_mean, p.noise_cov, p.scale);
@@ -77,8 +73,15 @@ pub(super) fn q_on_b(
         .collect();
     let tr: f64 = (0..n).map(|i| cv_inv[(i, i)]).sum();
     let quad = linalg::dot(&alpha, &r) - sm * linalg::dot(&alpha, &alpha);
+    // Σ = s(K_A − K_A C_v⁻¹ K_A), so K_A⁻¹Σ = s σ_v² C_v⁻¹.
     let nf = n as f64;
-    let kl = 0.5 * (s * sv * tr + quad - nf - nf * s.ln() - nf * sv.ln() + cv.ln_det());
+    let kl = GaussianKlTerms {
+        trace: s * sv * tr,
+        mahalanobis: quad,
+        dim: nf,
+        ln_det_ratio: nf * s.ln() + nf * sv.ln() - cv.ln_det(),
+    }
+    .kl();
     Ok(QOnB {
         alpha,
         beta,
@@ -155,7 +158,7 @@ pub struct SplitPosterior {
     /// Per-point noises on B in place of `σ_m²`, `σ_v²` (docs/math.md §9.4.2 on the split prior).
     pub point_noise: Option<PointNoise>,
     /// P_A's mean and covariance on B.
-    pub(super) prior_b: PriorOnInputs,
+    pub(super) prior_b: PriorAt,
     /// Q's mean weights on B, `α = C_m⁻¹(y_B − μ_A)`.
     alpha: Vec<f64>,
     /// `KL(Q‖P_A)`.
@@ -225,79 +228,40 @@ impl SplitPosterior {
     pub fn marginals_on_b(&self) -> &Marginals {
         &self.marginals_b
     }
-
-    /// Q's latent marginals at standardised inputs `x` (docs/math.md §9.3.1):
-    /// `μ* = μ_A(x*) + k_A(x*, B) α`,
-    /// `v* = k_A(x*,x*) − (1 − s) k_A(x*,B) K_A⁻¹ k_A(B,x*) − s k_A(x*,B) C_v⁻¹ k_A(B,x*)`.
-    pub fn predict(&self, x: MatRef<'_, f64>) -> Result<Marginals> {
-        if x.ncols() != self.x_b.ncols() {
-            return Err(Error::ShapeMismatch {
-                what: "prediction inputs",
-                expected: format!("{} columns", self.x_b.ncols()),
-                found: format!("{} columns", x.ncols()),
-            });
-        }
-        crate::data::check_finite(x, "prediction inputs")?;
-        let (kxb, kxx) = self.prior.cross_and_diag(x, self.x_b.as_ref());
-        let mu_a = self.prior.mean(x);
-        let weighted = linalg::mat_vec(&kxb, &self.alpha);
-        let mean: Vec<f64> = mu_a.iter().zip(&weighted).map(|(m, w)| m + w).collect();
-        let s = self.params.scale;
-        let reduce = |chol: &Cholesky| {
-            let mut a = kxb.transpose().to_owned();
-            chol.solve_lower_in_place(a.as_mut());
-            linalg::col_sq_norms(&a)
-        };
-        let cv = match &self.point_noise {
-            Some(pn) => Cholesky::factor_plus_diag(
-                self.prior_b.cov.as_ref(),
-                |i| pn.cov[i],
-                &JitterPolicy::none(),
-                "K_A + Λ_v",
-            )?,
-            None => Cholesky::factor_plus_diag(
-                self.prior_b.cov.as_ref(),
-                |_| self.params.noise_cov,
-                &JitterPolicy::default(),
-                "K_A + σ_v²I",
-            )?,
-        };
-        let via_cv = reduce(&cv);
-        let via_ka = if s != 1.0 {
-            let ka = Cholesky::factor(self.prior_b.cov.as_ref(), &JitterPolicy::default(), "K_A")?;
-            reduce(&ka)
-        } else {
-            vec![0.0; x.nrows()]
-        };
-        let var = (0..x.nrows())
-            .map(|i| (kxx[i] - (1.0 - s) * via_ka[i] - s * via_cv[i]).max(0.0))
-            .collect();
-        Ok(Marginals { mean, var })
-    }
 }
 
 impl SplitPrior {
-    /// P_A as the shared posterior: the exact GP posterior of part A (site precisions
-    /// `1/σ_A²`, mean weights `(K_AA + σ_A²I)⁻¹y_A`), to be the prior of Q.
-    pub fn posterior(&self) -> Result<GaussianPosterior> {
-        let n = self.y_a.len();
-        let sqrt_pi = vec![1.0 / self.noise_a.sqrt(); n];
-        let k = self.kernel.gram(self.x_a.as_ref());
-        let chol_b = Cholesky::factor_filled(
-            n,
-            linalg::fill_site_b(&k, &sqrt_pi, 0.0),
-            None,
-            &JitterPolicy::default(),
-            "I + K_AA/σ_A² of the split prior",
-        )?;
-        Ok(GaussianPosterior::sites(
-            self.kernel.clone(),
-            self.x_a.clone(),
-            self.alpha_a.clone(),
-            sqrt_pi,
-            chol_b,
-        ))
+    /// P_A as the shared posterior: the exact GP posterior of part A, to be the prior of Q.
+    pub fn posterior(&self) -> GaussianPosterior {
+        self.p_a.clone()
     }
+}
+
+/// The exact GP posterior of part A in site form (site precisions `1/σ_A²`, mean weights
+/// `α_A = (K_AA + σ_A²I)⁻¹y_A`).
+pub(super) fn exact_posterior(
+    kernel: &Kernel,
+    noise_a: f64,
+    x_a: &Mat<f64>,
+    alpha_a: Vec<f64>,
+) -> Result<GaussianPosterior> {
+    let n = alpha_a.len();
+    let sqrt_pi = vec![1.0 / noise_a.sqrt(); n];
+    let k = kernel.gram(x_a.as_ref());
+    let chol_b = Cholesky::factor_filled(
+        n,
+        linalg::fill_site_b(&k, &sqrt_pi, 0.0),
+        None,
+        &JitterPolicy::default(),
+        "I + K_AA/σ_A² of the split prior",
+    )?;
+    Ok(GaussianPosterior::sites(
+        kernel.clone(),
+        x_a.clone(),
+        alpha_a,
+        sqrt_pi,
+        chol_b,
+    ))
 }
 
 impl SplitPosterior {
@@ -306,7 +270,7 @@ impl SplitPosterior {
     /// site precisions `1/σ_v²` (or `1/λ_v,i`) when s = 1, the dense form otherwise. Its
     /// `KL(Q‖P_A)` and marginals are the shared posterior's (the certificate's).
     pub fn posterior(&self) -> Result<GaussianPosterior> {
-        let prior = crate::posterior::Prior::conditioned(self.prior.posterior()?);
+        let prior = crate::posterior::Prior::conditioned(self.prior.posterior());
         let nb = self.x_b.nrows();
         let on_b_cov = match &self.point_noise {
             Some(pn) => pn.cov.clone(),
@@ -358,17 +322,4 @@ impl SplitPosterior {
             chol_sigma,
         ))
     }
-}
-
-/// `KL(N(m, S) ‖ N(μ, K))` of two dense Gaussians by their Cholesky factors (for tests and
-/// checks of the closed forms): `½[tr(K⁻¹S) + (m−μ)ᵀK⁻¹(m−μ) − n + ln det K − ln det S]`.
-pub fn dense_gaussian_kl(m: &[f64], s: &Mat<f64>, mu: &[f64], k: &Mat<f64>) -> Result<f64> {
-    let lk = Cholesky::factor(k.as_ref(), &JitterPolicy::none(), "K of a dense KL")?;
-    let ls = Cholesky::factor(s.as_ref(), &JitterPolicy::none(), "S of a dense KL")?;
-    let d: Vec<f64> = m.iter().zip(mu).map(|(a, b)| a - b).collect();
-    let kd = lk.solve_vec(&d);
-    let mut v = ls.l().to_owned();
-    lk.solve_lower_in_place(v.as_mut());
-    let tr: f64 = linalg::col_sq_norms(&v).iter().sum();
-    Ok(0.5 * (tr + linalg::dot(&d, &kd) - m.len() as f64 + lk.ln_det() - ls.ln_det()))
 }
