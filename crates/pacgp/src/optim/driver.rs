@@ -153,12 +153,15 @@ pub fn drive(
         let starts = random_starts(&start, restarts.spread, restarts.count, restarts.seed);
         multistart(obj, &starts, &cfg)?
     };
+    let mut report = report;
     let (params, snapped) = match snap {
         Some(s) if s.refit_free => {
             let theta = s.grid.round(&report.params[..s.n]);
             let free = &report.params[s.n..];
             let free_bounds = &cfg.bounds.as_deref().unwrap_or_default()[s.n..];
-            (refit_free(obj, &theta, free, free_bounds, lbfgs)?, true)
+            let (params, refit) = refit_free(obj, &theta, free, free_bounds, lbfgs)?;
+            report = with_refit(report, &refit);
+            (params, true)
         }
         Some(s) => (s.apply(&report.params), true),
         None => (report.params.clone(), false),
@@ -240,14 +243,15 @@ pub fn drive_warm(
     Ok((min, Some(pre)))
 }
 
-/// Re-minimise the free parameters with the leading θ held at its snapped value.
+/// Re-minimise the free parameters with the leading θ held at its snapped value; the
+/// parameters and that run's report.
 fn refit_free(
     obj: &dyn Objective,
     theta: &[f64],
     free0: &[f64],
     free_bounds: &[(f64, f64)],
     lbfgs: &LbfgsConfig,
-) -> Result<Vec<f64>> {
+) -> Result<(Vec<f64>, OptimReport)> {
     let mut x0 = theta.to_vec();
     x0.extend_from_slice(free0);
     let mut bounds: Vec<(f64, f64)> = theta.iter().map(|t| (*t, *t)).collect();
@@ -256,12 +260,29 @@ fn refit_free(
     let mut p = min.params;
     // The box pins θ; copy it back exactly so the penalty sees grid values.
     p[..theta.len()].copy_from_slice(theta);
-    Ok(p)
+    Ok((p, min.report))
+}
+
+/// The main run's report, unless the re-minimisation after the snap stopped without
+/// converging: then its stop reason, so a cap reached there is reported, not silent.
+fn with_refit(report: OptimReport, refit: &OptimReport) -> OptimReport {
+    if refit.converged() {
+        return report;
+    }
+    OptimReport {
+        termination: refit.termination,
+        message: format!(
+            "the free parameters' re-minimisation after snapping θ to the grid: {}",
+            refit.message
+        ),
+        ..report
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::optim::Termination;
 
     /// `f(x) = Σ (x_i − c_i)²` with its gradient.
     struct Quadratic(Vec<f64>);
@@ -275,6 +296,36 @@ mod tests {
             let g = p.iter().zip(&self.0).map(|(x, c)| 2.0 * (x - c)).collect();
             Ok((v, g))
         }
+    }
+
+    /// A re-minimisation after the snap that stops without converging names itself in the
+    /// report (its stop reason, not the main run's); a converged one leaves the report alone.
+    #[test]
+    fn a_refit_that_stops_at_its_cap_is_reported() {
+        let main = OptimReport {
+            params: vec![0.0],
+            value: 1.0,
+            iterations: 7,
+            evaluations: 9,
+            termination: Termination::GradientTolerance,
+            message: "gradient below tolerance".into(),
+        };
+        let capped = OptimReport {
+            termination: Termination::MaxIterations,
+            message: "reached 3 iterations".into(),
+            ..main.clone()
+        };
+        let r = with_refit(main.clone(), &capped);
+        assert_eq!(r.termination, Termination::MaxIterations);
+        assert!(
+            r.message.contains("re-minimisation after snapping")
+                && r.message.contains("3 iterations")
+        );
+        assert_eq!((r.iterations, r.evaluations), (7, 9));
+        assert!(r.note().is_some());
+        let fine = with_refit(main.clone(), &main);
+        assert_eq!(fine.message, main.message);
+        assert!(fine.note().is_none());
     }
 
     /// The minimiser of a separable quadratic in a box is the clamped centre; snapping only
