@@ -157,14 +157,15 @@ impl SplitPrior {
     /// P_A from a kernel with fixed θ_A, noise σ_A² and part A's data.
     pub fn new(kernel: Kernel, noise_a: f64, x_a: Mat<f64>, y_a: &[f64]) -> Result<Self> {
         crate::regression::exact::check_regression_inputs(x_a.as_ref(), y_a)?;
+        let k = kernel.gram(x_a.as_ref());
         let chol_a = Cholesky::factor_plus_diag(
-            kernel.gram(x_a.as_ref()).as_ref(),
+            k.as_ref(),
             |_| noise_a,
             &JitterPolicy::default(),
             "K_AA + σ_A²I",
         )?;
         let alpha_a = chol_a.solve_vec(y_a);
-        let p_a = exact_posterior(&kernel, noise_a, &x_a, alpha_a)?;
+        let p_a = exact_posterior(&kernel, &k, noise_a, &x_a, alpha_a)?;
         Ok(Self {
             kernel,
             noise_a,

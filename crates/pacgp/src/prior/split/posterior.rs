@@ -238,19 +238,19 @@ impl SplitPrior {
 }
 
 /// The exact GP posterior of part A in site form (site precisions `1/σ_A²`, mean weights
-/// `α_A = (K_AA + σ_A²I)⁻¹y_A`).
+/// `α_A = (K_AA + σ_A²I)⁻¹y_A`), `k` the kernel's matrix `K_AA`.
 pub(super) fn exact_posterior(
     kernel: &Kernel,
+    k: &Mat<f64>,
     noise_a: f64,
     x_a: &Mat<f64>,
     alpha_a: Vec<f64>,
 ) -> Result<GaussianPosterior> {
     let n = alpha_a.len();
     let sqrt_pi = vec![1.0 / noise_a.sqrt(); n];
-    let k = kernel.gram(x_a.as_ref());
     let chol_b = Cholesky::factor_filled(
         n,
-        linalg::fill_site_b(&k, &sqrt_pi, 0.0),
+        linalg::fill_site_b(k, &sqrt_pi, 0.0),
         None,
         &JitterPolicy::default(),
         "I + K_AA/σ_A² of the split prior",
