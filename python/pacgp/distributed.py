@@ -220,6 +220,22 @@ def _kmeans_sums(shard, centres):
     return sums, counts
 
 
+def _rows_by_index(shards, sizes, wanted, client):
+    """The rows ``wanted`` (indices into all N rows, shards in order) gathered from the
+    shards: a dict from index to ``(x_i, y_i)``."""
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+
+    def rows(shard, lo):
+        x, y = _aligned(shard)
+        return {i: (x[i - lo], y[i - lo]) for i in wanted if lo <= i < lo + len(y)}
+
+    if client is None:
+        found = [rows(s, lo) for s, lo in zip(shards, starts)]
+    else:
+        found = client.gather(client.map(rows, shards, list(starts), pure=False))
+    return {i: r for part in found for i, r in part.items()}
+
+
 def _initial_inducing(shards, sizes, m, seed, client):
     """The in-process fits' start (regression::sparse::initial_inducing, k-means): the first
     ``m`` rows of the library's seeded permutation of all N rows, then Lloyd's iterations,
@@ -227,20 +243,8 @@ def _initial_inducing(shards, sizes, m, seed, client):
     from ._pacgp import permutation_head
 
     head = permutation_head(sum(sizes), m, seed)
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-
-    def rows(shard_and_start):
-        shard, lo = shard_and_start
-        x = _aligned(shard)[0]
-        return {i: x[i - lo] for i in head if lo <= i < lo + len(x)}
-
-    if client is None:
-        found = [rows((s, lo)) for s, lo in zip(shards, starts)]
-    else:
-        found = client.gather(client.map(lambda s, lo: rows((s, lo)), shards, list(starts),
-                                         pure=False))
-    picked = {i: r for part in found for i, r in part.items()}
-    centres = np.array([picked[i] for i in head])
+    picked = _rows_by_index(shards, sizes, head, client)
+    centres = np.array([picked[i][0] for i in head])
     for _ in range(_KMEANS_ITERATIONS):
         parts = _map(lambda s, c=centres: _kmeans_sums(s, c), shards, client)
         sums, counts = sum(p[0] for p in parts), sum(p[1] for p in parts)
@@ -248,6 +252,20 @@ def _initial_inducing(shards, sizes, m, seed, client):
         centres = centres.copy()
         centres[filled] = sums[filled] / counts[filled, None]
     return centres
+
+
+def _subsample(shards, sizes, rows, seed, client):
+    """The library's seeded subsample (``data::split::subsample``: the first ``rows`` of the
+    seeded permutation, in increasing order) gathered into this process as one shard, or
+    None when it would be the whole sample."""
+    from ._pacgp import permutation_head
+
+    n = sum(sizes)
+    if rows >= n:
+        return None
+    wanted = sorted(permutation_head(n, rows, seed))
+    picked = _rows_by_index(shards, sizes, wanted, client)
+    return (np.array([picked[i][0] for i in wanted]), np.array([picked[i][1] for i in wanted]))
 
 
 def _termination(result):
@@ -272,7 +290,7 @@ def _termination(result):
 
 def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, delta=0.01,
                 bound="kl", confidence_term="maurer", seed=0, max_iter=None, z_init=None,
-                client=None):
+                pretrain=None, client=None):
     """Train one sparse GP on data held in shards (pairs ``(X_s, y_s)``, or Dask futures of
     them on ``client``), map-reduce style: ``method`` "vfe" (Titsias' bound, as
     :class:`~pacgp.SparseGPRegressor`) or "pac-sgp" (the sparse PAC-GP bound, FITC form, as
@@ -284,6 +302,11 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, d
     L-BFGS-B over the sharded objective and gradient (the library's own L-BFGS runs in process;
     the two do not take identical steps). ``max_iter`` defaults to the library's 300 (vfe) and
     1000 (pac-sgp). ``z_init`` (M×D, standardised inputs) replaces the k-means start.
+    ``pretrain`` (rows, at least 2) warm-starts as the in-process ``pretrain=`` does: the
+    library's seeded subsample of that many rows is gathered into this process, the same
+    objective minimised on it (from the same start, within the same boxes, with the default
+    iteration budget), and the sharded minimisation starts where that stopped; the certificate
+    charges nothing for it. A subsample as large as the sample is no warm start.
 
     Returns the fitted estimator, whose model is the file the library writes for these
     parameters (``model::sparse_model_from_parts``): predict, pickle, and ``model_.certify``
@@ -321,25 +344,43 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, d
     nk = len(theta0)
     p0 = pack(theta0, 0.1 if method == "vfe" else 1.0, z0)
     bounds = [_THETA_BOX] * nk + [_LN_NOISE_BOX] + [(None, None)] * (m * d)
+    default_iter = 300 if method == "vfe" else 1000
 
     if method == "vfe":
-        def objective(p):
-            value, grad = sharded_vfe(data, kernel, p[:nk], np.exp(p[nk]),
-                                      p[nk + 1:].reshape(m, d), client=client)
-            return -value, -grad  # maximise the bound
         alpha_s, settings = 0.0, None
+
+        def objective_on(shards_, client_):
+            def objective(p):
+                value, grad = sharded_vfe(shards_, kernel, p[:nk], np.exp(p[nk]),
+                                          p[nk + 1:].reshape(m, d), client=client_)
+                return -value, -grad  # maximise the bound
+            return objective
     else:
         alpha_s = 1.0
         settings = pac_sgp_settings(kernel, d, m, epsilon / y_sd, delta, bound, alpha_s,
                                     confidence_term)
 
-        def objective(p):
-            terms, grad = pac_sgp_value_and_grad(settings, p, data, client)
-            return terms[2], grad
+        def objective_on(shards_, client_):
+            def objective(p):
+                terms, grad = pac_sgp_value_and_grad(settings, p, shards_, client_)
+                return terms[2], grad
+            return objective
 
+    objective = objective_on(data, client)
+    pretraining = None
+    if pretrain is not None:
+        if int(pretrain) != pretrain or pretrain < 2:
+            raise ValueError(f"pretrain must be a whole number of rows, at least 2, got {pretrain!r}")
+        sub = _subsample(data, sizes, int(pretrain), seed, client)
+        if sub is not None:
+            warm = minimize(objective_on([sub], None), p0, jac=True, method="L-BFGS-B",
+                            bounds=bounds, options={"maxiter": default_iter})
+            p0 = warm.x
+            pretraining = {"rows": int(pretrain), "of": sum(sizes), "iterations": int(warm.nit),
+                           "evaluations": int(warm.nfev), "termination": _termination(warm),
+                           "message": str(warm.message)}
     result = minimize(objective, p0, jac=True, method="L-BFGS-B", bounds=bounds,
-                      options={"maxiter": max_iter if max_iter is not None
-                               else (300 if method == "vfe" else 1000)})
+                      options={"maxiter": max_iter if max_iter is not None else default_iter})
     p = np.concatenate([snap_theta(list(result.x[:nk])), result.x[nk:]])
     if method == "vfe":
         value, terms = -objective(p)[0], None
@@ -369,6 +410,7 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, d
     estimator.certificate_, estimator.loo_ = None, None
     estimator.sharded_ = {
         "params": p, "objective": value, "terms": terms, "z_init": z0,
+        "pretraining": pretraining,
         "optimiser": {"iterations": int(result.nit), "evaluations": int(result.nfev),
                       "termination": _termination(result), "message": str(result.message),
                       "value": float(result.fun)},

@@ -97,6 +97,41 @@ def test_the_sharded_start_is_the_in_process_k_means_start(sample):
     np.testing.assert_allclose(est.sharded_["z_init"], z, rtol=0, atol=1e-12)
 
 
+def test_a_warm_start_on_the_seeded_subsample_reaches_the_plain_optimum(sample, dask_client):
+    """``pretrain=``: the rows gathered from the shards are the library's seeded subsample
+    (``data::split::subsample``, the same rows the in-process ``pretrain=`` draws), the
+    warm-started sharded VFE reaches the plain fit's ELBO, on a cluster as serially, and a
+    subsample as large as the sample is no warm start."""
+    from pacgp._pacgp import permutation_head
+    from pacgp.distributed import _moments, _standardise, _subsample
+
+    X, y, shards = sample
+    sizes, x_mean, x_sd, y_mean, y_sd = _moments(shards, None)
+    data = [_standardise(s, x_mean, x_sd, y_mean, y_sd) for s in shards]
+    xs, ys = _subsample(data, sizes, 60, 7, None)
+    rows = np.sort(permutation_head(N, 60, 7))
+    np.testing.assert_array_equal(xs, (X[rows] - x_mean) / x_sd)
+    np.testing.assert_array_equal(ys, (y[rows] - y_mean) / y_sd)
+    assert _subsample(data, sizes, N, 7, None) is None
+
+    plain = fit_sharded("vfe", shards, n_inducing=M, seed=7)
+    warm = fit_sharded("vfe", shards, n_inducing=M, seed=7, pretrain=60)
+    remote = fit_sharded("vfe", dask_client.scatter(shards), n_inducing=M, seed=7, pretrain=60,
+                         client=dask_client)
+    record = warm.sharded_["pretraining"]
+    assert (record["rows"], record["of"]) == (60, N) and record["evaluations"] > 0
+    assert plain.sharded_["pretraining"] is None
+    a, b = plain.sharded_["objective"], warm.sharded_["objective"]
+    assert abs(a - b) < 1e-3 * abs(a), f"ELBO {a} without, {b} with the warm start"
+    np.testing.assert_array_equal(remote.sharded_["params"], warm.sharded_["params"])
+    whole = fit_sharded("vfe", shards, n_inducing=M, seed=7, pretrain=N)
+    assert whole.sharded_["pretraining"] is None
+    np.testing.assert_array_equal(whole.sharded_["params"], plain.sharded_["params"])
+    for bad in (1, 2.5):
+        with pytest.raises(ValueError, match="pretrain"):
+            fit_sharded("vfe", shards, n_inducing=M, pretrain=bad)
+
+
 def test_fit_sharded_refuses_what_it_cannot_train(sample):
     _, _, shards = sample
     with pytest.raises(ValueError, match="method"):
