@@ -143,7 +143,9 @@ impl<T> Menu<T> {
     /// [`Menu::by_bound_par`] where a candidate whose scoring fails is skipped, not fatal: the
     /// choice is made among the others (the menu's price still counts every candidate, since
     /// the menu was fixed before the data), and the failures come back by index for the
-    /// caller's notes. If every candidate fails, the first failure is the error.
+    /// caller's notes. If every candidate fails, the first failure is the error. Only the best
+    /// value so far is kept per worker (a candidate's value may be a whole fitted model), and
+    /// ties go to the lower index, as in the sequential [`Menu::by_bound`].
     pub fn by_bound_par_skipping<R: Send>(
         &self,
         score: impl Fn(&T, &PenaltyTerm) -> Result<(R, f64)> + Sync,
@@ -153,22 +155,43 @@ impl<T> Menu<T> {
     {
         use rayon::prelude::*;
         let price = self.price();
-        let scored: Vec<Result<(R, f64)>> = self
+        // (index, value, score) of the best so far; a NaN score never wins.
+        let better = |a: &Option<(usize, R, f64)>, i: usize, s: f64| {
+            !s.is_nan() && a.as_ref().is_none_or(|b| s < b.2 || (s == b.2 && i < b.0))
+        };
+        let (best, mut failed) = self
             .items
             .par_iter()
-            .map(|item| score(item, &price))
-            .collect();
-        let mut best: Option<(usize, R, f64)> = None;
-        let mut failed = Vec::new();
-        for (i, r) in scored.into_iter().enumerate() {
-            match r {
-                Ok((v, s)) if !s.is_nan() && best.as_ref().is_none_or(|b| s < b.2) => {
-                    best = Some((i, v, s))
-                }
-                Ok(_) => {}
-                Err(e) => failed.push((i, e)),
-            }
-        }
+            .enumerate()
+            .fold(
+                || (None, Vec::new()),
+                |(mut best, mut failed): (Option<(usize, R, f64)>, Skipped), (i, item)| {
+                    match score(item, &price) {
+                        Ok((v, s)) if better(&best, i, s) => best = Some((i, v, s)),
+                        Ok(_) => {}
+                        Err(e) => failed.push((i, e)),
+                    }
+                    (best, failed)
+                },
+            )
+            .reduce(
+                || (None, Vec::new()),
+                |(a, mut fa), (b, fb)| {
+                    fa.extend(fb);
+                    let best = match (a, b) {
+                        (Some((i, v, s)), other) => {
+                            if better(&other, i, s) {
+                                Some((i, v, s))
+                            } else {
+                                other
+                            }
+                        }
+                        (None, other) => other,
+                    };
+                    (best, fa)
+                },
+            );
+        failed.sort_by_key(|(i, _)| *i);
         match best {
             Some((index, value, score)) => Ok((
                 Chosen {
@@ -253,5 +276,29 @@ mod tests {
         let all_fail = Menu::charged(vec![0.0, 0.0], "x");
         let e = all_fail.by_bound_par_skipping(score).unwrap_err();
         assert!(matches!(e, Error::Empty { what: "zero" }));
+    }
+
+    /// On a long menu scored in parallel (split across workers), skipping chooses what the
+    /// sequential rule chooses among the candidates that score — the lowest, the first on
+    /// ties, never a NaN — and reports the failures in index order.
+    #[test]
+    fn parallel_skipping_chooses_as_the_sequential_rule() {
+        let items: Vec<usize> = (0..500).collect();
+        let m = Menu::charged(items, "i");
+        let score = |i: &usize, _: &PenaltyTerm| match i {
+            i if i % 11 == 0 => Err(Error::Empty {
+                what: "multiple of 11",
+            }),
+            i if i % 13 == 0 => Ok((*i, f64::NAN)),
+            i => Ok((*i, ((i * 37) % 17) as f64)),
+        };
+        let (c, failed) = m.by_bound_par_skipping(score).unwrap();
+        let want = (0..500usize)
+            .filter(|i| i % 11 != 0 && i % 13 != 0)
+            .min_by(|a, b| ((a * 37) % 17).cmp(&((b * 37) % 17)).then(a.cmp(b)))
+            .unwrap();
+        assert_eq!((c.index, c.value, c.score), (want, want, 0.0));
+        let idx: Vec<usize> = failed.iter().map(|(i, _)| *i).collect();
+        assert_eq!(idx, (0..500).filter(|i| i % 11 == 0).collect::<Vec<_>>());
     }
 }
