@@ -149,8 +149,8 @@ pub struct SplitPrior {
     pub x_a: Mat<f64>,
     /// Targets of part A (standardised).
     pub y_a: Vec<f64>,
-    /// P_A as the shared posterior ([`SplitPrior::posterior`]).
-    p_a: GaussianPosterior,
+    /// P_A: the shared posterior of part A as a conditioned prior ([`SplitPrior::posterior`]).
+    p_a: Prior,
 }
 
 impl SplitPrior {
@@ -165,7 +165,7 @@ impl SplitPrior {
             "K_AA + σ_A²I",
         )?;
         let alpha_a = chol_a.solve_vec(y_a);
-        let p_a = exact_posterior(&kernel, &k, noise_a, &x_a, alpha_a)?;
+        let p_a = Prior::conditioned(exact_posterior(&kernel, &k, noise_a, &x_a, alpha_a)?);
         Ok(Self {
             kernel,
             noise_a,
@@ -190,7 +190,7 @@ impl SplitPrior {
     /// μ_A and K_A on `x` (docs/math.md §9.3.1): the conditioned prior of
     /// [`SplitPrior::posterior`] at the rows of `x`.
     pub fn on(&self, x: MatRef<'_, f64>) -> PriorAt {
-        Prior::conditioned(self.posterior()).at(x)
+        self.p_a.at(x)
     }
 }
 

@@ -233,7 +233,10 @@ impl SplitPosterior {
 impl SplitPrior {
     /// P_A as the shared posterior: the exact GP posterior of part A, to be the prior of Q.
     pub fn posterior(&self) -> GaussianPosterior {
-        self.p_a.clone()
+        match &self.p_a {
+            Prior::Conditioned(p_a) => (**p_a).clone(),
+            Prior::Gp(_) => unreachable!("P_A is conditioned on part A"),
+        }
     }
 }
 
