@@ -7,9 +7,9 @@ use faer::{Mat, MatMut, MatRef};
 use super::{stationary, Kernel};
 
 impl Kernel {
-    /// `K(Z, X)` (M×N). Stationary kernels use [`crate::vector_math::exp`] (within one ulp of
-    /// libm's, vectorised, no AVX → SSE transition); the exact-GP paths keep [`Kernel::cross`]
-    /// and [`Kernel::gram`] with libm's bits, on which recorded fits depend. Other kernels:
+    /// `K(Z, X)` (M×N, the transpose of [`Kernel::cross`]`(X, Z)`). Stationary kernels use
+    /// [`crate::vector_math::exp`] (within one ulp of libm's, vectorised, no AVX → SSE
+    /// transition), as [`Kernel::cross`] and [`Kernel::gram`] do. Other kernels:
     /// [`Kernel::cross`].
     pub fn inducing_cross(&self, z: MatRef<'_, f64>, x: MatRef<'_, f64>) -> Mat<f64> {
         let mut out = Mat::zeros(z.nrows(), x.nrows());

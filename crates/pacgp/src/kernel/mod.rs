@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
+mod composite;
 mod dot_product;
 mod inducing;
 mod spec;
@@ -437,8 +438,14 @@ impl Kernel {
     /// The N×N Gram matrix `K(X, X)` (one triangle computed, in parallel).
     pub fn gram(&self, x: MatRef<'_, f64>) -> Mat<f64> {
         if let Some((var, _, profile, ln_l)) = self.stationary_parts() {
-            let u = stationary::scaled_rows(x, ln_l);
-            return stationary::cross(profile, var, &u, &u, x.ncols(), true);
+            let (xt, u) = (
+                stationary::scaled_cols(x, ln_l),
+                stationary::scaled_rows(x, ln_l),
+            );
+            return stationary::cross(profile, var, &xt, &u, x.ncols(), true);
+        }
+        if let Some(m) = self.composite_matrix((x.nrows(), x.nrows()), |k| k.gram(x)) {
+            return m;
         }
         let rows = rows_of(x);
         let n = rows.len();
@@ -452,11 +459,14 @@ impl Kernel {
     /// The N×M cross-covariance `K(X, Z)`.
     pub fn cross(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>) -> Mat<f64> {
         if let Some((var, _, profile, ln_l)) = self.stationary_parts() {
-            let (ux, uz) = (
-                stationary::scaled_rows(x, ln_l),
+            let (xt, uz) = (
+                stationary::scaled_cols(x, ln_l),
                 stationary::scaled_rows(z, ln_l),
             );
-            return stationary::cross(profile, var, &ux, &uz, x.ncols(), false);
+            return stationary::cross(profile, var, &xt, &uz, x.ncols(), false);
+        }
+        if let Some(m) = self.composite_matrix((x.nrows(), z.nrows()), |k| k.cross(x, z)) {
+            return m;
         }
         let (rx, rz) = (rows_of(x), rows_of(z));
         let rows: Vec<Vec<f64>> = rx
@@ -524,6 +534,22 @@ impl Kernel {
             );
         }
         self.cross_grad_contract(x, x, g)
+    }
+
+    /// [`Kernel::gram_grad_contract_symmetric`] for a symmetric `G` given whole, with this
+    /// kernel's `K(X, X)` overwritten as scratch: stationary kernels take `k'` from K in one
+    /// vectorised pass and the lengthscale sums from one N×N×(D+1) product
+    /// ([`Kernel::cross_adjoint_in`] with Z = X) instead of a scalar loop over the pairs.
+    pub(crate) fn gram_adjoint_in(
+        &self,
+        x: MatRef<'_, f64>,
+        gram: &mut Mat<f64>,
+        g: &Mat<f64>,
+    ) -> Vec<f64> {
+        if self.stationary_parts().is_some() {
+            return self.cross_adjoint_in(x, x, gram, g).0;
+        }
+        self.gram_grad_contract_symmetric(x, g.as_ref(), Some(gram.as_ref()))
     }
 
     /// `Σ_ij G_ij ∂K(X,Z)_ij/∂θ_k` for every k.

@@ -118,14 +118,15 @@ pub(crate) fn scaled_cols(x: MatRef<'_, f64>, ln_l: &[f64]) -> Vec<f64> {
     out
 }
 
-/// `c[i] ← Σ_t (zt[t·m + i] − b_t)²` for the `m` points of `zt` ([`scaled_cols`] layout):
-/// the same sum, in the same order, as `sqdist`, but vectorised over i.
+/// `c[i] ← Σ_t (zt[t·m + from + i] − b_t)²` for the last `c.len()` of the `m` points of `zt`
+/// ([`scaled_cols`] layout; `from = m − c.len()`): the same sum, in the same order, as
+/// `sqdist`, but vectorised over i.
 #[inline(always)]
-fn sqdist_to_all(c: &mut [f64], zt: &[f64], b: &[f64]) {
-    let m = c.len();
+fn sqdist_to_tail(c: &mut [f64], zt: &[f64], m: usize, b: &[f64]) {
+    let from = m - c.len();
     c.fill(0.0);
     for (t, bt) in b.iter().enumerate() {
-        let col = &zt[t * m..(t + 1) * m];
+        let col = &zt[t * m + from..(t + 1) * m];
         for (ci, zi) in c.iter_mut().zip(col) {
             let dlt = zi - bt;
             *ci += dlt * dlt;
@@ -148,10 +149,12 @@ pub(crate) fn cross_vectorised(
         (out.nrows(), out.ncols()),
         (zt.len() / d.max(1), ux.len() / d.max(1))
     );
+    let m = out.nrows();
     out.par_col_iter_mut().enumerate().for_each(|(j, c)| {
         vector_math::vectorised(CrossColumn {
             c: c.try_as_col_major_mut().unwrap().as_slice_mut(),
             zt,
+            m,
             b: &ux[j * d..(j + 1) * d],
             profile,
             variance,
@@ -159,10 +162,12 @@ pub(crate) fn cross_vectorised(
     });
 }
 
-/// One column of [`cross_vectorised`]: `c[i] = variance · k(‖w_i − b‖²)`.
+/// One column of [`cross_vectorised`] and [`cross`]: `c[i] = variance · k(‖w_i − b‖²)` for
+/// the last `c.len()` of the `m` points `w` of `zt`.
 struct CrossColumn<'a> {
     c: &'a mut [f64],
     zt: &'a [f64],
+    m: usize,
     b: &'a [f64],
     profile: Profile,
     variance: f64,
@@ -172,7 +177,7 @@ impl VectorLoop for CrossColumn<'_> {
     type Output = ();
     #[inline(always)]
     fn run(self) {
-        sqdist_to_all(self.c, self.zt, self.b);
+        sqdist_to_tail(self.c, self.zt, self.m, self.b);
         self.profile.fill_from_sqdist(self.c, self.variance);
     }
 }
@@ -199,8 +204,9 @@ impl VectorLoop for SlopeColumn<'_> {
                 }
             }
             profile => {
-                let mut r2 = vec![0.0; self.c.len()];
-                sqdist_to_all(&mut r2, self.zt, self.b);
+                let m = self.c.len();
+                let mut r2 = vec![0.0; m];
+                sqdist_to_tail(&mut r2, self.zt, m, self.b);
                 let var = self.variance;
                 for ((cj, gj), r2j) in self.c.iter_mut().zip(self.g).zip(&r2) {
                     *cj = gj * (var * profile.slope_from_value(*cj / var, *r2j));
@@ -230,35 +236,35 @@ fn sqdist(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum()
 }
 
-/// `variance · k(r(x_i, z_j))` for all pairs, filled column by column (contiguous in faer's
-/// column-major layout) in parallel; only the lower triangle is evaluated if `sym`.
+/// `variance · k(r(x_i, z_j))` for all pairs (N×M), filled column by column (contiguous in
+/// faer's column-major layout) in parallel, each column's distances and profile vectorised
+/// over the points of `xt` ([`scaled_cols`] layout) with [`vector_math::exp`]; `uz` in
+/// [`scaled_rows`] layout. With `sym` (`z = x`) only the lower triangle is evaluated, then
+/// mirrored.
 pub(crate) fn cross(
     profile: Profile,
     variance: f64,
-    ux: &[f64],
+    xt: &[f64],
     uz: &[f64],
     d: usize,
     sym: bool,
 ) -> Mat<f64> {
-    let (n, m) = (ux.len() / d.max(1), uz.len() / d.max(1));
+    let (n, m) = (xt.len() / d.max(1), uz.len() / d.max(1));
     let mut out = Mat::<f64>::zeros(n, m);
     out.par_col_iter_mut().enumerate().for_each(|(j, c)| {
         let c = c.try_as_col_major_mut().unwrap().as_slice_mut();
-        let b = &uz[j * d..(j + 1) * d];
-        let from = if sym { j } else { 0 };
-        for i in from..n {
-            c[i] = sqdist(&ux[i * d..(i + 1) * d], b);
-        }
-        for v in &mut c[from..] {
-            *v = variance * profile.value_and_slope(*v).0;
-        }
+        let from = if sym { j.min(n) } else { 0 };
+        vector_math::vectorised(CrossColumn {
+            c: &mut c[from..],
+            zt: xt,
+            m: n,
+            b: &uz[j * d..(j + 1) * d],
+            profile,
+            variance,
+        });
     });
     if sym {
-        for j in 0..m {
-            for i in 0..j.min(n) {
-                out[(i, j)] = out[(j, i)];
-            }
-        }
+        crate::linalg::symmetrise_from_lower(&mut out);
     }
     out
 }

@@ -295,7 +295,15 @@ impl Cholesky {
     /// The full inverse `A⁻¹ = L⁻ᵀ L⁻¹` (use only where the whole matrix is needed,
     /// e.g. the NLML gradient's `tr((ααᵀ − K⁻¹) ∂K)`); `2n³/3` flops.
     pub fn inverse(&self) -> Mat<f64> {
-        inverse_from_l_inverse(&self.l_inverse())
+        let mut inv = self.inverse_lower();
+        super::products::symmetrise_from_lower(&mut inv);
+        inv
+    }
+
+    /// The lower triangle of [`Cholesky::inverse`] (zeros above it), for callers that read
+    /// only that half of the symmetric inverse.
+    pub fn inverse_lower(&self) -> Mat<f64> {
+        inverse_lower_from_l_inverse(&self.l_inverse())
     }
 
     /// `diag(A⁻¹)_i = ‖L⁻¹ e_i‖²` computed as the column norms of `L⁻¹`... by rows:
@@ -344,6 +352,13 @@ pub fn fill_site_b<'a>(k: &'a Mat<f64>, s: &'a [f64], shift: f64) -> impl Fn(Mat
 /// `A⁻¹ = L⁻ᵀL⁻¹` from `L⁻¹` (lower triangular, e.g. [`Cholesky::l_inverse`]) by one
 /// triangular product (`n³/3` flops), symmetric.
 pub fn inverse_from_l_inverse(l_inv: &Mat<f64>) -> Mat<f64> {
+    let mut out = inverse_lower_from_l_inverse(l_inv);
+    super::products::symmetrise_from_lower(&mut out);
+    out
+}
+
+/// The lower triangle of [`inverse_from_l_inverse`] (zeros above it).
+fn inverse_lower_from_l_inverse(l_inv: &Mat<f64>) -> Mat<f64> {
     use faer::linalg::matmul::triangular::{matmul, BlockStructure};
     let n = l_inv.nrows();
     let mut out = Mat::<f64>::zeros(n, n);
@@ -358,11 +373,6 @@ pub fn inverse_from_l_inverse(l_inv: &Mat<f64>) -> Mat<f64> {
         1.0,
         par_for(n),
     );
-    for j in 0..n {
-        for i in 0..j {
-            out[(i, j)] = out[(j, i)];
-        }
-    }
     out
 }
 

@@ -182,7 +182,8 @@ pub fn minimize(obj: &dyn Objective, x0: &[f64], cfg: &LbfgsConfig) -> Result<Op
             break;
         }
         let active = active_set(&x, &g, &cfg.bounds);
-        let mut accepted = None;
+        let tolerated = cfg.cost_tol * f.abs().max(1.0);
+        let (mut accepted, mut predicted_small) = (None, false);
         // Try the L-BFGS direction; if its line search fails, forget the curvature pairs and
         // try steepest descent once before giving up.
         for attempt in 0..2 {
@@ -202,8 +203,15 @@ pub fn minimize(obj: &dyn Objective, x0: &[f64], cfg: &LbfgsConfig) -> Result<Op
             }
             hold_at_bounds(&mut d, &x, &cfg.bounds);
 
-            if crate::linalg::dot(&d, &pg) >= 0.0 {
+            let slope = crate::linalg::dot(&d, &pg);
+            if slope >= 0.0 {
                 continue;
+            }
+            if attempt == 0 && !s_hist.is_empty() && -0.5 * slope <= tolerated {
+                // The quasi-Newton model's decrease at its minimiser (the full step) is below
+                // what the cost tolerance counts: a line search would probe round-off.
+                predicted_small = true;
+                break;
             }
             accepted = line_search::wolfe(
                 obj,
@@ -219,6 +227,11 @@ pub fn minimize(obj: &dyn Objective, x0: &[f64], cfg: &LbfgsConfig) -> Result<Op
             if accepted.is_some() {
                 break;
             }
+        }
+        if predicted_small {
+            termination = Termination::CostTolerance;
+            iterations = it as u64;
+            break;
         }
         let Some((xn, fn_, gn)) = accepted else {
             termination = Termination::LineSearchFailed;

@@ -100,7 +100,8 @@ pub struct LbfgsConfig {
     pub memory: usize,
     /// Stop when `‖∇‖_∞ < grad_tol`.
     pub grad_tol: f64,
-    /// Stop when the relative decrease of the objective over an iteration is below this.
+    /// Stop when the relative decrease of the objective over an iteration, or the decrease
+    /// the quasi-Newton model predicts for the next, is below this.
     pub cost_tol: f64,
     /// Optional box in parameter space: each parameter is projected onto `[lo, hi]`.
     pub bounds: Option<Vec<(f64, f64)>>,
@@ -330,5 +331,28 @@ mod tests {
         }
         assert!(err(&mixed) < 1e-5, "Anderson error {}", err(&mixed));
         assert!(err(&plain) > 1e-2, "plain error {}", err(&plain));
+    }
+
+    /// A quadratic whose value carries round-off far above the cost tolerance (as an NLML of
+    /// an ill-conditioned Gram matrix does): once the quasi-Newton model predicts a decrease
+    /// below the tolerance the minimiser stops, converged, instead of spending line-search
+    /// evaluations on the noise and reporting a failed line search.
+    #[test]
+    fn a_predicted_decrease_below_the_tolerance_stops_before_the_noise() {
+        struct NoisyQuadratic;
+        impl Objective for NoisyQuadratic {
+            fn dim(&self) -> usize {
+                2
+            }
+            fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
+                let noise = 1e-5 * (1e7 * p[0] + 3e7 * p[1]).sin();
+                let v = 1e3 + 0.5 * (p[0] * p[0] + 10.0 * p[1] * p[1]) + noise;
+                Ok((v, vec![p[0], 10.0 * p[1]]))
+            }
+        }
+        let r = minimize(&NoisyQuadratic, &[3.0, -2.0], &LbfgsConfig::default()).unwrap();
+        assert_eq!(r.termination, Termination::CostTolerance, "{r:?}");
+        assert!(r.evaluations <= 12, "{} evaluations", r.evaluations);
+        assert!(r.params.iter().all(|v| v.abs() < 1e-2), "{:?}", r.params);
     }
 }

@@ -5,6 +5,7 @@
 //! `C = K + σ²I` (N³/3 flops) per fit; the gradient adds `C⁻¹` (≈ N³ flops).
 
 use faer::{Mat, MatRef};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::bounds::HyperGrid;
@@ -83,24 +84,34 @@ impl ExactGp {
         y: Vec<f64>,
         jitter: &JitterPolicy,
     ) -> Result<Self> {
+        Ok(Self::fit_keeping_gram(kernel, noise_variance, x, y, jitter)?.0)
+    }
+
+    /// [`ExactGp::fit`], and the noise-free Gram matrix `K` it factored (the gradient reads
+    /// `k'` from it instead of computing every exponential again).
+    fn fit_keeping_gram(
+        kernel: Kernel,
+        noise_variance: f64,
+        x: Mat<f64>,
+        y: Vec<f64>,
+        jitter: &JitterPolicy,
+    ) -> Result<(Self, Mat<f64>)> {
         check_regression_inputs(x.as_ref(), &y)?;
         check_noise(noise_variance)?;
         kernel.check_input_dim(x.ncols())?;
-        let chol = Cholesky::factor_plus_diag(
-            kernel.gram(x.as_ref()).as_ref(),
-            |_| noise_variance,
-            jitter,
-            "K + σ²I",
-        )?;
+        let gram = kernel.gram(x.as_ref());
+        let chol =
+            Cholesky::factor_plus_diag(gram.as_ref(), |_| noise_variance, jitter, "K + σ²I")?;
         let alpha = chol.solve_vec(&y);
-        Ok(Self {
+        let gp = Self {
             kernel,
             noise_variance,
             x,
             y,
             chol,
             alpha,
-        })
+        };
+        Ok((gp, gram))
     }
 
     /// Training inputs.
@@ -146,27 +157,38 @@ impl ExactGp {
     /// Gradient of the log marginal likelihood in `[θ_kernel…, ln σ²]` (GPML eq. 5.9):
     /// `½ tr((ααᵀ − C⁻¹) ∂C/∂θ_j)`.
     pub fn lml_gradient(&self) -> Vec<f64> {
-        let n = self.y.len();
-        let mut g = self.chol.inverse();
-        for j in 0..n {
-            for i in 0..n {
-                g[(i, j)] = 0.5 * (self.alpha[i] * self.alpha[j] - g[(i, j)]);
+        self.lml_gradient_on(None)
+    }
+
+    /// [`ExactGp::lml_gradient`], with this model's noise-free Gram matrix `gram` where given
+    /// (used up as scratch): `k'` is then read from it, no exponential computed again.
+    fn lml_gradient_on(&self, gram: Option<Mat<f64>>) -> Vec<f64> {
+        let mut g = self.chol.inverse_lower();
+        let alpha = &self.alpha;
+        g.par_col_iter_mut().enumerate().for_each(|(j, col)| {
+            let col = col
+                .try_as_col_major_mut()
+                .expect("an owned matrix has contiguous columns")
+                .as_slice_mut();
+            for i in j..alpha.len() {
+                col[i] = 0.5 * (alpha[i] * alpha[j] - col[i]);
             }
-        }
-        self.contract_symmetric(g.as_ref())
+        });
+        let out = match gram {
+            Some(mut k) => {
+                linalg::symmetrise_from_lower(&mut g);
+                self.kernel.gram_adjoint_in(self.x.as_ref(), &mut k, &g)
+            }
+            None => self
+                .kernel
+                .gram_grad_contract_symmetric(self.x.as_ref(), g.as_ref(), None),
+        };
+        self.with_noise_term(out, g.as_ref())
     }
 
     /// `Σ_ij G_ij ∂C_ij/∂p` for every parameter p = `[θ…, ln σ²]` (`∂C/∂ln σ² = σ² I`).
     pub(crate) fn contract(&self, g: MatRef<'_, f64>) -> Vec<f64> {
         let out = self.kernel.gram_grad_contract(self.x.as_ref(), g);
-        self.with_noise_term(out, g)
-    }
-
-    /// [`Self::contract`] for a symmetric `G` (its lower triangle is read).
-    fn contract_symmetric(&self, g: MatRef<'_, f64>) -> Vec<f64> {
-        let out = self
-            .kernel
-            .gram_grad_contract_symmetric(self.x.as_ref(), g, None);
         self.with_noise_term(out, g)
     }
 
@@ -258,10 +280,15 @@ impl<'a> NegLogMarginalLikelihood<'a> {
 
     /// The model at parameters `p = [θ…, ln σ²]`.
     pub fn model_at(&self, p: &[f64]) -> Result<ExactGp> {
+        Ok(self.model_and_gram_at(p)?.0)
+    }
+
+    /// [`Self::model_at`] and its noise-free Gram matrix.
+    fn model_and_gram_at(&self, p: &[f64]) -> Result<(ExactGp, Mat<f64>)> {
         let mut k = self.kernel.clone();
         let nk = k.n_params();
         k.set_params(&p[..nk])?;
-        ExactGp::fit(
+        ExactGp::fit_keeping_gram(
             k,
             p[nk].exp(),
             self.x.to_owned(),
@@ -276,8 +303,12 @@ impl Objective for NegLogMarginalLikelihood<'_> {
         self.kernel.n_params() + 1
     }
     fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
-        let m = self.model_at(p)?;
-        let g = m.lml_gradient().into_iter().map(|v| -v).collect();
+        let (m, gram) = self.model_and_gram_at(p)?;
+        let g = m
+            .lml_gradient_on(Some(gram))
+            .into_iter()
+            .map(|v| -v)
+            .collect();
         Ok((-m.log_marginal_likelihood(), g))
     }
 }
