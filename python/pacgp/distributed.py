@@ -50,6 +50,13 @@ def _map(fn, shards, client):
     return client.gather(client.map(fn, shards, pure=False))
 
 
+def _shard_threads(client):
+    """Threads for one shard's sums: one on a worker (the workers are the parallelism), this
+    process's whole pool when the shards are mapped here one after another. The sums are the
+    same bits on any thread count."""
+    return 1 if client is not None else None
+
+
 def sharded_vfe(shards, kernel_spec, theta, noise, z, client=None):
     """Titsias' VFE bound and its gradient in ``[θ…, ln σ², vec(Z)]`` over data held in shards
     (a list of ``(X_s, y_s)``, or of Dask futures of such pairs on ``client``), map-reduce style
@@ -63,10 +70,11 @@ def sharded_vfe(shards, kernel_spec, theta, noise, z, client=None):
     theta = list(theta)
     z = np.ascontiguousarray(z, dtype=np.float64)
     l_uu, _ = sparse_kuu_factor(kernel_spec, theta, z)
+    threads = _shard_threads(client)
 
     def stats(shard):
         x, y, zz, ll = _aligned([*shard, z, l_uu])
-        return vfe_shard_stats(kernel_spec, theta, zz, ll, x, y, n_threads=1)
+        return vfe_shard_stats(kernel_spec, theta, zz, ll, x, y, n_threads=threads)
 
     parts = _map(stats, shards, client)
     vv = sum(p[0] for p in parts)
@@ -79,7 +87,7 @@ def sharded_vfe(shards, kernel_spec, theta, noise, z, client=None):
     def grad(shard):
         x, y, zz, ll, cc, aa, ww = _aligned([*shard, z, l_uu, c, a, w])
         return vfe_shard_gradient(kernel_spec, theta, noise, zz, ll, x, y, cc, aa, ww, t_bar,
-                                  n_threads=1)
+                                  n_threads=threads)
 
     pieces = _map(grad, shards, client)
     gradient = vfe_gradient(kernel_spec, theta, z, l_uu, pbar, ln_noise_grad,
@@ -117,10 +125,11 @@ def pac_sgp_value_and_grad(settings, p, shards, client=None):
 
     p = [float(v) for v in p]
     l_uu, _ = pac_sgp_kuu_factor(settings, p)
+    threads = _shard_threads(client)
 
     def stats(shard):
         x, y, ll = _aligned([*shard, l_uu])
-        return pac_sgp_shard_stats(settings, p, ll, x, y, n_threads=1)
+        return pac_sgp_shard_stats(settings, p, ll, x, y, n_threads=threads)
 
     parts = _map(stats, shards, client)
     b, gamma = sum(q[0] for q in parts), sum(q[1] for q in parts)
@@ -128,7 +137,7 @@ def pac_sgp_value_and_grad(settings, p, shards, client=None):
 
     def risk(shard):
         x, y, ll, lb, ww = _aligned([*shard, l_uu, l_b, w])
-        return pac_sgp_shard_risk(settings, p, ll, lb, ww, kl, n, x, y, n_threads=1)
+        return pac_sgp_shard_risk(settings, p, ll, lb, ww, kl, n, x, y, n_threads=threads)
 
     parts = _map(risk, shards, client)
     terms, b_bar, gamma_bar, scale, psi, penalty_grad = pac_sgp_combine(
@@ -138,7 +147,7 @@ def pac_sgp_value_and_grad(settings, p, shards, client=None):
 
     def grad(shard):
         x, y, ll, lb, ww, bb, gb = _aligned([*shard, l_uu, l_b, w, b_bar, gamma_bar])
-        return pac_sgp_shard_gradient(settings, p, ll, lb, ww, bb, gb, scale, x, y, n_threads=1)
+        return pac_sgp_shard_gradient(settings, p, ll, lb, ww, bb, gb, scale, x, y, n_threads=threads)
 
     pieces = _map(grad, shards, client)
     gradient = pac_sgp_gradient(settings, p, l_uu, psi, penalty_grad,
@@ -174,8 +183,7 @@ def pac_sgp_objective(X, y, kernel_spec, theta, noise, z, epsilon, **options):
 # [−6, 6] (LN_THETA ∩ the grid, so that snapping only rounds), ln σ² in [ln 1e-6, ln 1e5], Z free.
 _THETA_BOX = (-6.0, 6.0)
 _LN_NOISE_BOX = (np.log(1e-6), np.log(1e5))
-_KMEANS_ITERATIONS = 20  # as regression::sparse::initial_inducing
-_CHUNK = 4096
+_KMEANS_ITERATIONS = 20  # regression::inducing_init::KMEANS_ITERATIONS
 
 
 def _shard_sums(shard):
@@ -206,18 +214,13 @@ def _standardise(shard, x_mean, x_sd, y_mean, y_sd):
     return (x - x_mean) / x_sd, (y - y_mean) / y_sd
 
 
-def _kmeans_sums(shard, centres):
-    """Lloyd's step on one shard: per centre, the sum and count of the points nearest to it
-    (squared Euclidean distance, first centre on ties, as the library's k-means)."""
-    x = _aligned(shard)[0]
-    m, d = centres.shape
-    sums, counts = np.zeros((m, d)), np.zeros(m, dtype=np.int64)
-    for start in range(0, len(x), _CHUNK):
-        xb = x[start:start + _CHUNK]
-        nearest = ((xb[:, None, :] - centres[None, :, :]) ** 2).sum(axis=2).argmin(axis=1)
-        np.add.at(sums, nearest, xb)
-        counts += np.bincount(nearest, minlength=m)
-    return sums, counts
+def _kmeans_sums(shard, centres, threads):
+    """Lloyd's step on one shard, by the library's own (``regression::inducing_init::
+    kmeans_sums``): per centre, the sum and count of the shard's points nearest to it."""
+    from ._pacgp import kmeans_sums
+
+    x, c = _aligned([_aligned(shard)[0], centres])
+    return kmeans_sums(x, c, n_threads=threads)
 
 
 def _rows_by_index(shards, sizes, wanted, client):
@@ -237,16 +240,17 @@ def _rows_by_index(shards, sizes, wanted, client):
 
 
 def _initial_inducing(shards, sizes, m, seed, client):
-    """The in-process fits' start (regression::sparse::initial_inducing, k-means): the first
+    """The in-process fits' start (regression::inducing_init::initial_inducing, k-means): the first
     ``m`` rows of the library's seeded permutation of all N rows, then Lloyd's iterations,
     each a map over the shards; an empty cluster keeps its centre."""
     from ._pacgp import permutation_head
 
     head = permutation_head(sum(sizes), m, seed)
+    threads = _shard_threads(client)
     picked = _rows_by_index(shards, sizes, head, client)
     centres = np.array([picked[i][0] for i in head])
     for _ in range(_KMEANS_ITERATIONS):
-        parts = _map(lambda s, c=centres: _kmeans_sums(s, c), shards, client)
+        parts = _map(lambda s, c=centres: _kmeans_sums(s, c, threads), shards, client)
         sums, counts = sum(p[0] for p in parts), sum(p[1] for p in parts)
         filled = counts > 0
         centres = centres.copy()
@@ -304,9 +308,9 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, d
     1000 (pac-sgp). ``z_init`` (M×D, standardised inputs) replaces the k-means start.
     ``pretrain`` (rows, at least 2) warm-starts as the in-process ``pretrain=`` does: the
     library's seeded subsample of that many rows is gathered into this process, the same
-    objective minimised on it (from the same start, within the same boxes, with the default
-    iteration budget), and the sharded minimisation starts where that stopped; the certificate
-    charges nothing for it. A subsample as large as the sample is no warm start.
+    objective minimised on it here with all of this process's threads (from the same start,
+    within the same boxes, with the default iteration budget), and the sharded minimisation
+    starts where that stopped; the certificate charges nothing for it. A subsample as large as the sample is no warm start.
 
     Returns the fitted estimator, whose model is the file the library writes for these
     parameters (``model::sparse_model_from_parts``): predict, pickle, and ``model_.certify``
@@ -387,9 +391,9 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, d
     else:
         terms = tuple(pac_sgp_value_and_grad(settings, p, data, client)[0])
         value = terms[2]
-    plist = [float(v) for v in p]
+    plist, threads = [float(v) for v in p], _shard_threads(client)
     parts = _map(lambda s: posterior_shard_stats(kernel, plist, m, alpha_s, *_aligned(s),
-                                                 n_threads=1), data, client)
+                                                 n_threads=threads), data, client)
     report = ([float(v) for v in result.x], float(result.fun), int(result.nit),
               int(result.nfev), _termination(result), str(result.message))
     model = sparse_model_from_parts(

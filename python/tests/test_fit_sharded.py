@@ -93,7 +93,7 @@ def test_the_sharded_start_is_the_in_process_k_means_start(sample):
     with pytest.warns(ConvergenceWarning):
         est = fit_sharded("vfe", shards, n_inducing=M, seed=4, max_iter=1)
     Xs, _ = standardised(est, X, y)
-    z = initial_inducing_kmeans(Xs, M, 4)  # regression::sparse::initial_inducing, one process
+    z = initial_inducing_kmeans(Xs, M, 4)  # regression::inducing_init::initial_inducing, one process
     np.testing.assert_allclose(est.sharded_["z_init"], z, rtol=0, atol=1e-12)
 
 

@@ -8,7 +8,7 @@ use pacgp::certificate::GibbsPredictor;
 use pacgp::data::{MissingPolicy, UnknownCategory};
 use pacgp::loo::LooMode;
 use pacgp::prior::split::SplitFraction;
-use pacgp::regression::sparse::InducingInit;
+use pacgp::regression::inducing_init::InducingInit;
 use pacgp::spec::{
     BoundName, FitOptions, HyperPriorName, IntervalMethod, IntervalScore, LikelihoodName,
     MethodName, MultiClass, PriorKernel, PriorScale, Selection, SlackKind, Xi,

@@ -294,7 +294,7 @@ fn option_words() -> HashMap<&'static str, Vec<(&'static str, &'static str)>> {
         ("select", of::<Selection>()),
         (
             "inducing_init",
-            of::<pacgp::regression::sparse::InducingInit>(),
+            of::<pacgp::regression::inducing_init::InducingInit>(),
         ),
         ("slack", of::<SlackKind>()),
         ("solver", of::<pacgp::svm::SvmSolver>()),

@@ -25,7 +25,7 @@ use pacgp::spec::values::BadValue;
 use pacgp::spec::{BoundName, FitOptions, HyperPriorName, MethodName, SpecOption, Xi};
 
 use crate::fit::bad_word;
-use pacgp::regression::sparse::InducingInit;
+use pacgp::regression::inducing_init::InducingInit;
 
 use crate::choose;
 use crate::sharded::{factor_of, kernel_at, to_numpy, vector};
@@ -442,7 +442,7 @@ fn permutation_head(n: usize, m: usize, seed: u64) -> Vec<usize> {
 }
 
 /// The library's seeded k-means start of `m` inducing inputs on `x`
-/// (`regression::sparse::initial_inducing`, what the in-process sparse fits start from).
+/// (`regression::inducing_init::initial_inducing`, what the in-process sparse fits start from).
 #[pyfunction]
 fn initial_inducing_kmeans<'py>(
     py: Python<'py>,
@@ -452,9 +452,32 @@ fn initial_inducing_kmeans<'py>(
 ) -> PyResult<Mat2<'py>> {
     let xm = to_mat(&x, "X")?;
     let z = compute(py, None, || {
-        pacgp::regression::sparse::initial_inducing(xm.as_ref(), m, InducingInit::KMeans, seed)
+        pacgp::regression::inducing_init::initial_inducing(
+            xm.as_ref(),
+            m,
+            InducingInit::KMeans,
+            seed,
+        )
     })?;
     to_numpy(py, &z)
+}
+
+/// One Lloyd step's sums on one shard (`regression::inducing_init::kmeans_sums`): per centre,
+/// the sum and the number of the shard's points nearest to it; the driver adds the shards'.
+#[pyfunction]
+#[pyo3(signature = (x, centres, n_threads=None))]
+fn kmeans_sums<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray2<'py, f64>,
+    centres: PyReadonlyArray2<'py, f64>,
+    n_threads: Option<usize>,
+) -> PyResult<(Mat2<'py>, Bound<'py, PyArray1<u64>>)> {
+    let (xm, cm) = (to_mat(&x, "X")?, to_mat(&centres, "centres")?);
+    let (sums, counts) = compute(py, n_threads, || {
+        pacgp::regression::inducing_init::kmeans_sums(xm.as_ref(), cm.as_ref())
+    })?;
+    let counts: Vec<u64> = counts.into_iter().map(|c| c as u64).collect();
+    Ok((to_numpy(py, &sums)?, counts.into_pyarray(py)))
 }
 
 /// A sparse model (`method` vfe | fitc | pac-sgp) from its parameters `p` (θ on the grid),
@@ -584,6 +607,7 @@ pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(snap_theta, module)?)?;
     module.add_function(wrap_pyfunction!(permutation_head, module)?)?;
     module.add_function(wrap_pyfunction!(initial_inducing_kmeans, module)?)?;
+    module.add_function(wrap_pyfunction!(kmeans_sums, module)?)?;
     module.add_function(wrap_pyfunction!(sparse_model_from_parts, module)?)?;
     Ok(())
 }

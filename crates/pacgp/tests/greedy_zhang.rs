@@ -5,10 +5,10 @@ use faer::Mat;
 use pacgp::experiments::zhang::{zhang_sparse, ZhangSettings};
 use pacgp::kernel::Kernel;
 use pacgp::regression::greedy::{greedy_inducing, GreedyProblem};
-use pacgp::regression::sparse::{
-    initial_inducing, initial_inducing_with_targets, train_sparse, InducingInit, SparseConfig,
-    SparseMethod,
+use pacgp::regression::inducing_init::{
+    initial_inducing, initial_inducing_with_targets, InducingInit,
 };
+use pacgp::regression::sparse::{train_sparse, SparseConfig, SparseMethod};
 use pacgp::Error;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

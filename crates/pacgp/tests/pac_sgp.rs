@@ -9,7 +9,8 @@ use pacgp::kernel::Kernel;
 use pacgp::loss::{gibbs_risk_regression, RegressionLoss};
 use pacgp::objective::pac_sgp::{fit_pac_sgp, PacSgpObjective};
 use pacgp::optim::Objective;
-use pacgp::regression::sparse::{InducingInit, NegSparseObjective, SparseGp, SparseMethod};
+use pacgp::regression::inducing_init::InducingInit;
+use pacgp::regression::sparse::{NegSparseObjective, SparseGp, SparseMethod};
 
 /// docs/test-vectors.md §6 (sparse): Z = (0.5, 2.5); VFE form KL 2.03026590, R_S 0.75771403; FITC form
 /// KL 1.11999846, R_S 0.77446545 (ε = 0.2). K_uu carries 1e-6 jitter here, the vectors none.

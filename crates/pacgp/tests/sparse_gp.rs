@@ -185,7 +185,8 @@ fn training_improves_the_objective_and_bad_m_is_an_error() {
         train_sparse(&k, 0.1, x.as_ref(), &y, 8, SparseMethod::Vfe, &cfg).unwrap();
     let start = {
         let z0 =
-            pacgp::regression::sparse::initial_inducing(x.as_ref(), 8, cfg.init, cfg.seed).unwrap();
+            pacgp::regression::inducing_init::initial_inducing(x.as_ref(), 8, cfg.init, cfg.seed)
+                .unwrap();
         SparseGp {
             kernel: k.clone(),
             noise_variance: 0.1,

@@ -16,7 +16,7 @@ use crate::kernel::Kernel;
 use crate::loss::{self, RegressionLoss};
 use crate::objective::pac_gp::{fit_pac_gp, PacGpConfig};
 use crate::regression::exact::{fit_ml2, ExactGp, MlConfig};
-use crate::regression::sparse::InducingInit;
+use crate::regression::inducing_init::InducingInit;
 
 /// One method on one split at one ε.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

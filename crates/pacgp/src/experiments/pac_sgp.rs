@@ -15,7 +15,8 @@ use crate::loss::{self, RegressionLoss};
 use crate::objective::pac_sgp::fit_pac_sgp;
 use crate::optim::LbfgsConfig;
 use crate::posterior::GaussianPosterior;
-use crate::regression::sparse::{train_sparse, InducingInit, SparseConfig, SparseMethod};
+use crate::regression::inducing_init::InducingInit;
+use crate::regression::sparse::{train_sparse, SparseConfig, SparseMethod};
 
 /// One method at one M.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -30,7 +30,7 @@ use crate::prior::split::{
 };
 use crate::prior::split_sparse::{fit_sparse_split_prior_with, SparseSplitFamily};
 use crate::prior::{BoundLevers, HyperPrior};
-use crate::regression::sparse::InducingInit;
+use crate::regression::inducing_init::InducingInit;
 
 /// One way of certifying (and training) a model; the reference is the paper's PAC-GP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -33,7 +33,8 @@ use crate::regression::greedy::{
     dense_solution, select, Algorithm, GreedyConfig, GreedyProblem, GreedySparseGp, StopRule,
     Update,
 };
-use crate::regression::sparse::{train_sparse, InducingInit, SparseConfig, SparseMethod};
+use crate::regression::inducing_init::InducingInit;
+use crate::regression::sparse::{train_sparse, SparseConfig, SparseMethod};
 
 /// Settings of the §4 experiment.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -18,12 +18,12 @@ use crate::loss::RegressionLoss;
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
 use crate::posterior::GaussianKlTerms;
 use crate::prior::{BoundLevers, HyperPrior, ThetaPenalty};
+use crate::regression::inducing_init::{initial_inducing_with_targets, InducingInit};
 use crate::regression::row_blocks::{
     add_mat, add_vec, recycle, release, scratch, scratch_zeroed, BlockCache, Streaming,
 };
 use crate::regression::sparse::{
-    add_outer_seq, initial_inducing_with_targets, sandwich_inv, InducingInit, NegSparseObjective,
-    PretrainRows, SparseGp, SparseMethod,
+    add_outer_seq, sandwich_inv, NegSparseObjective, PretrainRows, SparseGp, SparseMethod,
 };
 use crate::regression::whitened_blocks::{
     assemble_gradient, mat_t_vec_seq, mat_vec_seq, whitened_sums, GradPart, SparseData,

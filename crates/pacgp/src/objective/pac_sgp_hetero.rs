@@ -236,7 +236,8 @@ mod tests {
     use crate::certificate::PenaltyTerm;
     use crate::gradcheck::{assert_gradient_close, Tolerance};
     use crate::linalg::{self, Cholesky, JitterPolicy};
-    use crate::regression::sparse::{InducingInit, NegSparseObjective, KUU_JITTER};
+    use crate::regression::inducing_init::InducingInit;
+    use crate::regression::sparse::{NegSparseObjective, KUU_JITTER};
 
     fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
         let x = Mat::from_fn(n, 2, |i, j| {

@@ -2,6 +2,7 @@
 
 pub mod exact;
 pub mod greedy;
+pub mod inducing_init;
 pub mod point_noise;
 pub mod row_blocks;
 pub mod sharded;

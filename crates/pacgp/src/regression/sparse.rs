@@ -17,6 +17,7 @@ use crate::linalg::{self, Cholesky};
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
 use crate::posterior::GaussianPosterior;
 use crate::regression::exact::check_regression_inputs;
+use crate::regression::inducing_init::{initial_inducing_with_targets, InducingInit};
 use crate::regression::row_blocks::{release, scratch, scratch_zeroed, Streaming};
 use crate::regression::whitened_blocks::{
     assemble_gradient, mat_t_vec_seq, whitened_sums, GradPart, SparseData, WhitenedSums,
@@ -524,108 +525,6 @@ impl SparseGp {
     pub fn posterior(&self, x: MatRef<'_, f64>, y: &[f64]) -> Result<GaussianPosterior> {
         self.posterior_with_alpha(x, y, self.method.alpha_s())
     }
-}
-
-/// How to place the initial inducing inputs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum InducingInit {
-    /// k-means++ centroids (seeded), a few Lloyd iterations.
-    KMeans,
-    /// A seeded random subset of the training inputs.
-    Subset,
-    /// Training inputs chosen by κ-greedy ΔR selection (seed 002 Algorithm 3, κ = 59, exact
-    /// refit) under the initial kernel and noise; needs the targets, see
-    /// [`initial_inducing_with_targets`].
-    Greedy,
-}
-
-/// Seeded initial inducing inputs.
-pub fn initial_inducing(
-    x: MatRef<'_, f64>,
-    m: usize,
-    init: InducingInit,
-    seed: u64,
-) -> Result<Mat<f64>> {
-    if m == 0 || m > x.nrows() {
-        return Err(Error::InvalidParameter {
-            name: "number of inducing points M",
-            value: m as f64,
-            reason: "must lie in 1..=N",
-        });
-    }
-    let perm = crate::data::permutation(x.nrows(), seed);
-    let subset = Mat::from_fn(m, x.ncols(), |a, t| x[(perm[a], t)]);
-    Ok(match init {
-        InducingInit::Subset => subset,
-        InducingInit::KMeans => kmeans(x, subset, 20),
-        InducingInit::Greedy => {
-            return Err(Error::Unsupported(
-                "greedy inducing inputs need the targets, kernel and noise: use initial_inducing_with_targets".into(),
-            ))
-        }
-    })
-}
-
-/// Seeded initial inducing inputs for every [`InducingInit`], the greedy one chosen by
-/// ΔR under `kernel` and noise `σ²` (Zhang's `λ = σ²/N`).
-pub fn initial_inducing_with_targets(
-    kernel: &Kernel,
-    noise: f64,
-    x: MatRef<'_, f64>,
-    y: &[f64],
-    m: usize,
-    init: InducingInit,
-    seed: u64,
-) -> Result<Mat<f64>> {
-    match init {
-        InducingInit::Greedy => {
-            crate::regression::greedy::greedy_inducing(kernel, noise, x, y, m, seed)
-        }
-        _ => initial_inducing(x, m, init, seed),
-    }
-}
-
-/// Lloyd's k-means from the given centres; an empty cluster keeps its centre. The nearest
-/// centres are found in parallel (each point on its own: the same result on any thread count),
-/// the centroids summed in point order.
-fn kmeans(x: MatRef<'_, f64>, mut c: Mat<f64>, iters: usize) -> Mat<f64> {
-    let (n, d, m) = (x.nrows(), x.ncols(), c.nrows());
-    for _ in 0..iters {
-        let mut sum = Mat::<f64>::zeros(m, d);
-        let mut count = vec![0usize; m];
-        let nearest: Vec<usize> = (0..n)
-            .into_par_iter()
-            .map(|i| {
-                (0..m)
-                    .map(|a| {
-                        (
-                            a,
-                            (0..d).map(|t| (x[(i, t)] - c[(a, t)]).powi(2)).sum::<f64>(),
-                        )
-                    })
-                    .fold(
-                        (0, f64::INFINITY),
-                        |b, (a, s)| if s < b.1 { (a, s) } else { b },
-                    )
-                    .0
-            })
-            .collect();
-        for (i, &best) in nearest.iter().enumerate() {
-            count[best] += 1;
-            for t in 0..d {
-                sum[(best, t)] += x[(i, t)];
-            }
-        }
-        for a in 0..m {
-            if count[a] > 0 {
-                for t in 0..d {
-                    c[(a, t)] = sum[(a, t)] / count[a] as f64;
-                }
-            }
-        }
-    }
-    c
 }
 
 /// Settings of [`train_sparse`].

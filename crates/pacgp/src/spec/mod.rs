@@ -17,7 +17,8 @@ use crate::bounds::{BoundKind, ConfidenceTerm, HyperGrid};
 use crate::certificate::GibbsPredictor;
 use crate::kernel::Kernel;
 use crate::prior::split::SplitFraction;
-use crate::regression::sparse::{InducingInit, SparseMethod};
+use crate::regression::inducing_init::InducingInit;
+use crate::regression::sparse::SparseMethod;
 use crate::svm::SvmSolver;
 
 pub use options::{FitOptions, LibraryWording, SpecError, SpecOption, SpecProblem, Wording};

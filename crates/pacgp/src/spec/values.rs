@@ -12,7 +12,7 @@ use crate::certificate::GibbsPredictor;
 use crate::data::{MissingPolicy, UnknownCategory};
 use crate::loo::LooMode;
 use crate::prior::split::SplitFraction;
-use crate::regression::sparse::InducingInit;
+use crate::regression::inducing_init::InducingInit;
 use crate::svm::SvmSolver;
 
 /// An option value spelled as one of a fixed set of words.
@@ -230,7 +230,7 @@ named!(Selection {
 });
 
 named!(InducingInit {
-    InducingInit::KMeans => "kmeans": "seeded k-means++ centroids with a few Lloyd iterations",
+    InducingInit::KMeans => "kmeans": "Lloyd's k-means (20 iterations) from a seeded random subset of the training inputs",
     InducingInit::Subset => "subset": "a seeded random subset of the training inputs",
     InducingInit::Greedy => "greedy": "training inputs chosen by κ-greedy ΔR selection (T. Zhang, Algorithm 3)",
 });

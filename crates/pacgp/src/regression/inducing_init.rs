@@ -1,0 +1,166 @@
+//! Where the inducing inputs of a sparse GP start (docs/math.md §3.2): a seeded subset of the
+//! training inputs, Lloyd's k-means from it, or κ-greedy selection (seed 002 Algorithm 3).
+
+use faer::{Mat, MatRef};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::kernel::Kernel;
+
+/// How to place the initial inducing inputs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InducingInit {
+    /// Lloyd's k-means ([`KMEANS_ITERATIONS`] iterations) from a seeded random subset of
+    /// the training inputs.
+    KMeans,
+    /// A seeded random subset of the training inputs.
+    Subset,
+    /// Training inputs chosen by κ-greedy ΔR selection (seed 002 Algorithm 3, κ = 59, exact
+    /// refit) under the initial kernel and noise; needs the targets, see
+    /// [`initial_inducing_with_targets`].
+    Greedy,
+}
+
+/// Seeded initial inducing inputs.
+pub fn initial_inducing(
+    x: MatRef<'_, f64>,
+    m: usize,
+    init: InducingInit,
+    seed: u64,
+) -> Result<Mat<f64>> {
+    if m == 0 || m > x.nrows() {
+        return Err(Error::InvalidParameter {
+            name: "number of inducing points M",
+            value: m as f64,
+            reason: "must lie in 1..=N",
+        });
+    }
+    let perm = crate::data::permutation(x.nrows(), seed);
+    let subset = Mat::from_fn(m, x.ncols(), |a, t| x[(perm[a], t)]);
+    Ok(match init {
+        InducingInit::Subset => subset,
+        InducingInit::KMeans => kmeans(x, subset, KMEANS_ITERATIONS)?,
+        InducingInit::Greedy => {
+            return Err(Error::Unsupported(
+                "greedy inducing inputs need the targets, kernel and noise: use initial_inducing_with_targets".into(),
+            ))
+        }
+    })
+}
+
+/// Seeded initial inducing inputs for every [`InducingInit`], the greedy one chosen by
+/// ΔR under `kernel` and noise `σ²` (Zhang's `λ = σ²/N`).
+pub fn initial_inducing_with_targets(
+    kernel: &Kernel,
+    noise: f64,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    m: usize,
+    init: InducingInit,
+    seed: u64,
+) -> Result<Mat<f64>> {
+    match init {
+        InducingInit::Greedy => {
+            crate::regression::greedy::greedy_inducing(kernel, noise, x, y, m, seed)
+        }
+        _ => initial_inducing(x, m, init, seed),
+    }
+}
+
+/// Lloyd's iterations of the k-means start ([`InducingInit::KMeans`]).
+pub const KMEANS_ITERATIONS: usize = 20;
+
+/// Lloyd's k-means from the given centres; an empty cluster keeps its centre.
+fn kmeans(x: MatRef<'_, f64>, mut c: Mat<f64>, iters: usize) -> Result<Mat<f64>> {
+    for _ in 0..iters {
+        let (sum, count) = kmeans_sums(x, c.as_ref())?;
+        update_centres(&mut c, &sum, &count);
+    }
+    Ok(c)
+}
+
+/// One Lloyd step's sums over the points `x`: per centre of `c`, the sum and the number of
+/// the points nearest to it (squared Euclidean distance, the first centre on ties). The
+/// nearest centres are found in parallel (each point on its own: the same result on any
+/// thread count), the sums taken in point order. A sample held in shards adds its shards'
+/// sums (`pacgp.distributed`).
+pub fn kmeans_sums(x: MatRef<'_, f64>, c: MatRef<'_, f64>) -> Result<(Mat<f64>, Vec<usize>)> {
+    let (n, d, m) = (x.nrows(), x.ncols(), c.nrows());
+    if c.ncols() != d {
+        return Err(Error::ShapeMismatch {
+            what: "k-means centres",
+            expected: format!("{d} columns, as the points"),
+            found: format!("{}", c.ncols()),
+        });
+    }
+    let mut sum = Mat::<f64>::zeros(m, d);
+    let mut count = vec![0usize; m];
+    let nearest: Vec<usize> = (0..n)
+        .into_par_iter()
+        .map(|i| {
+            (0..m)
+                .map(|a| {
+                    (
+                        a,
+                        (0..d).map(|t| (x[(i, t)] - c[(a, t)]).powi(2)).sum::<f64>(),
+                    )
+                })
+                .fold(
+                    (0, f64::INFINITY),
+                    |b, (a, s)| if s < b.1 { (a, s) } else { b },
+                )
+                .0
+        })
+        .collect();
+    for (i, &best) in nearest.iter().enumerate() {
+        count[best] += 1;
+        for t in 0..d {
+            sum[(best, t)] += x[(i, t)];
+        }
+    }
+    Ok((sum, count))
+}
+
+/// Each centre with points becomes their mean; an empty cluster keeps its centre.
+fn update_centres(c: &mut Mat<f64>, sum: &Mat<f64>, count: &[usize]) {
+    for (a, &k) in count.iter().enumerate() {
+        if k > 0 {
+            for t in 0..c.ncols() {
+                c[(a, t)] = sum[(a, t)] / k as f64;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Lloyd's sums on a sample held in two parts add up to the sums on the whole (what the
+    /// sharded start relies on), ties go to the first centre, and centres of another width
+    /// are refused.
+    #[test]
+    fn kmeans_sums_add_over_parts_and_refuse_a_width_mismatch() {
+        let x = Mat::from_fn(7, 2, |i, t| (i as f64) * if t == 0 { 1.0 } else { -0.5 });
+        // Point 3 = (3, −1.5) is as far from both centres: it goes to the first.
+        let c = Mat::from_fn(2, 2, |a, t| [[1.0, -0.5], [5.0, -2.5]][a][t]);
+        let (sum, count) = kmeans_sums(x.as_ref(), c.as_ref()).unwrap();
+        assert_eq!(count, vec![4, 3]);
+        assert_eq!((sum[(0, 0)], sum[(1, 0)]), (6.0, 15.0));
+        let (a, na) = kmeans_sums(x.as_ref().subrows(0, 4), c.as_ref()).unwrap();
+        let (b, nb) = kmeans_sums(x.as_ref().subrows(4, 3), c.as_ref()).unwrap();
+        for k in 0..2 {
+            assert_eq!(na[k] + nb[k], count[k]);
+            for t in 0..2 {
+                assert_eq!(a[(k, t)] + b[(k, t)], sum[(k, t)]);
+            }
+        }
+        let wide = Mat::<f64>::zeros(2, 3);
+        assert!(matches!(
+            kmeans_sums(x.as_ref(), wide.as_ref()),
+            Err(Error::ShapeMismatch { .. })
+        ));
+    }
+}
