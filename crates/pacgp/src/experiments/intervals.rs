@@ -10,6 +10,7 @@ use std::time::Instant;
 use faer::Mat;
 use serde::{Deserialize, Serialize};
 
+use super::mean_se;
 use crate::conformal::PredictionIntervals;
 use crate::data::{permutation, train_test_split, Dataset};
 use crate::error::Result;
@@ -347,17 +348,6 @@ pub fn intervals_on(
         progress(split + 1, settings.splits);
     }
     Ok(rows)
-}
-
-/// Mean and standard error of the mean (sample sd / √n).
-fn mean_se(v: &[f64]) -> (f64, f64) {
-    let n = v.len() as f64;
-    let mean = v.iter().sum::<f64>() / n;
-    if v.len() < 2 {
-        return (mean, f64::NAN);
-    }
-    let var = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (mean, (var / n).sqrt())
 }
 
 /// One summary row per data set, model, method and α, in first-seen order.

@@ -10,6 +10,19 @@ pub mod tighter_bounds;
 pub mod tighter_classifiers;
 pub mod zhang;
 
+/// Mean and standard error of the mean (sample sd / √n) of one column of an experiment's
+/// rows; the standard error of fewer than two values is reported as 0 (a table then shows
+/// the value alone, and a check against "mean − 2·se" asks the value itself).
+pub(crate) fn mean_se(v: &[f64]) -> (f64, f64) {
+    let n = v.len() as f64;
+    let m = v.iter().sum::<f64>() / n;
+    if v.len() < 2 {
+        return (m, 0.0);
+    }
+    let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0);
+    (m, (var / n).sqrt())
+}
+
 /// The rows grouped by `key`, groups and rows in first-seen order: what every experiment's
 /// summary averages over (one group per data set and method).
 pub fn groups_in_order<T, K: PartialEq>(rows: &[T], key: impl Fn(&T) -> K) -> Vec<(K, Vec<&T>)> {

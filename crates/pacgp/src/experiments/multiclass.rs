@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::model::CertifyOptions;
 use crate::spec::{FitOptions, MethodName, MultiClass, Selection};
 
-use super::tighter_bounds::mean_se;
+use super::mean_se;
 
 /// The data sets, by the names `--datasets` takes.
 pub const MULTICLASS_SETS: [&str; 3] = ["iris", "wine", "digits"];

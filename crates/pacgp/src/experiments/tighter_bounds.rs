@@ -13,6 +13,7 @@
 use faer::MatRef;
 use serde::{Deserialize, Serialize};
 
+use super::mean_se;
 use crate::bounds::{BoundKind, ConfidenceTerm};
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
 use crate::data::{permutation, train_test_split, Dataset, Standardizer, TargetScaler};
@@ -599,17 +600,6 @@ fn sparse_lever(
             other.name()
         ))),
     }
-}
-
-/// Mean and standard error.
-pub(crate) fn mean_se(v: &[f64]) -> (f64, f64) {
-    let n = v.len() as f64;
-    let m = v.iter().sum::<f64>() / n;
-    if v.len() < 2 {
-        return (m, 0.0);
-    }
-    let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0);
-    (m, (var / n).sqrt())
 }
 
 /// Per (dataset, kernel, lever): means, standard errors, the bound relative to the reference

@@ -30,7 +30,7 @@ use crate::objective::pac_gpc::{fit_pac_gpc, PacGpcConfig, PacGpcTheta};
 use crate::posterior::GaussianPosterior;
 use crate::select::Menu;
 
-use super::tighter_bounds::mean_se;
+use super::mean_se;
 
 /// One method on one split.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
