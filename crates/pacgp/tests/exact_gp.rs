@@ -51,6 +51,52 @@ fn lml_gradient_matches_central_differences() {
     );
 }
 
+/// The same for kernels without a symmetric fast path (a sum with a linear part, a product,
+/// a Matérn), through the objective and through `ExactGp::lml_gradient`, and for inputs far
+/// from the origin (a stationary kernel's gradient must not lose digits to the shift).
+#[test]
+fn lml_gradient_matches_central_differences_for_composite_kernels_and_shifted_inputs() {
+    let (x, y) = toy(40, 3);
+    let shifted = faer::Mat::from_fn(40, 3, |i, t| x[(i, t)] + 1e4);
+    let cases = [
+        (Kernel::from_spec("se-ard + linear", 3).unwrap(), &x),
+        (
+            Kernel::from_spec("matern32 * poly2 + const", 3).unwrap(),
+            &x,
+        ),
+        (Kernel::from_spec("matern52-ard", 3).unwrap(), &x),
+        (kernel(3), &shifted),
+    ];
+    for (k, inputs) in cases {
+        let obj = NegLogMarginalLikelihood::new(&k, inputs.as_ref(), &y, JitterPolicy::none());
+        let mut p0 = k.params();
+        p0.push(0.05f64.ln());
+        let (_, g) = obj.value_and_gradient(&p0).unwrap();
+        let what = format!("NLML of {}", k.describe());
+        assert_gradient_close(
+            |p| obj.value(p).unwrap(),
+            &p0,
+            &g,
+            1e-5,
+            Tolerance::mixed(1e-6),
+            &what,
+        );
+        let public: Vec<f64> = obj
+            .model_at(&p0)
+            .unwrap()
+            .lml_gradient()
+            .iter()
+            .map(|v| -v)
+            .collect();
+        for (a, b) in public.iter().zip(&g) {
+            assert!(
+                (a - b).abs() <= 1e-8 * (1.0 + b.abs()),
+                "{what}: {a} vs {b}"
+            );
+        }
+    }
+}
+
 #[test]
 fn lml_equals_dense_gaussian_log_density() {
     let (x, y) = toy(25, 2);

@@ -547,7 +547,11 @@ impl Kernel {
         g: &Mat<f64>,
     ) -> Vec<f64> {
         if self.stationary_parts().is_some() {
-            return self.cross_adjoint_in(x, x, gram, g).0;
+            // A stationary kernel does not see a shift of the inputs; centred, the product's
+            // expansion Σ H_ij (u_i − u_j)² = 2Σ u_i² (H1)_i − 2Σ u_i (HU)_i does not cancel
+            // digits for inputs far from the origin.
+            let xc = centred_columns(x);
+            return self.cross_adjoint_in(xc.as_ref(), xc.as_ref(), gram, g).0;
         }
         self.gram_grad_contract_symmetric(x, g.as_ref(), Some(gram.as_ref()))
     }
@@ -727,6 +731,15 @@ fn scaled_sqdist(ln_l: &[f64], x: &[f64], z: &[f64]) -> f64 {
             .map(|((a, b), l)| (a - b) * (a - b) * (-2.0 * l).exp())
             .sum()
     }
+}
+
+/// `x` with each column's mean subtracted.
+fn centred_columns(x: MatRef<'_, f64>) -> Mat<f64> {
+    let n = x.nrows().max(1) as f64;
+    let means: Vec<f64> = (0..x.ncols())
+        .map(|t| (0..x.nrows()).map(|i| x[(i, t)]).sum::<f64>() / n)
+        .collect();
+    Mat::from_fn(x.nrows(), x.ncols(), |i, t| x[(i, t)] - means[t])
 }
 
 /// Rows of a matrix as contiguous vectors (faer is column-major).

@@ -209,9 +209,11 @@ pub fn minimize(obj: &dyn Objective, x0: &[f64], cfg: &LbfgsConfig) -> Result<Op
             }
             if attempt == 0 && !s_hist.is_empty() && -0.5 * slope <= tolerated {
                 // The quasi-Newton model's decrease at its minimiser (the full step) is below
-                // what the cost tolerance counts: a line search would probe round-off.
+                // what the cost tolerance counts: near an optimum a line search would only
+                // probe round-off, so both attempts get a short budget, and failing them is
+                // convergence. A model that underestimates (e.g. from few pairs) still gets
+                // its step where one exists.
                 predicted_small = true;
-                break;
             }
             accepted = line_search::wolfe(
                 obj,
@@ -222,13 +224,17 @@ pub fn minimize(obj: &dyn Objective, x0: &[f64], cfg: &LbfgsConfig) -> Result<Op
                 1.0,
                 cfg,
                 &mut evals,
-                if attempt == 0 { 20 } else { 10 },
+                match (predicted_small, attempt) {
+                    (true, _) => 3,
+                    (false, 0) => 20,
+                    (false, _) => 10,
+                },
             );
             if accepted.is_some() {
                 break;
             }
         }
-        if predicted_small {
+        if accepted.is_none() && predicted_small {
             termination = Termination::CostTolerance;
             iterations = it as u64;
             break;

@@ -335,8 +335,9 @@ mod tests {
 
     /// A quadratic whose value carries round-off far above the cost tolerance (as an NLML of
     /// an ill-conditioned Gram matrix does): once the quasi-Newton model predicts a decrease
-    /// below the tolerance the minimiser stops, converged, instead of spending line-search
-    /// evaluations on the noise and reporting a failed line search.
+    /// below the tolerance the line searches get a short budget and their failure is
+    /// convergence, instead of up to 30 evaluations on the noise and a failed line search
+    /// (22 evaluations without the rule, 13 with it).
     #[test]
     fn a_predicted_decrease_below_the_tolerance_stops_before_the_noise() {
         struct NoisyQuadratic;
@@ -352,7 +353,7 @@ mod tests {
         }
         let r = minimize(&NoisyQuadratic, &[3.0, -2.0], &LbfgsConfig::default()).unwrap();
         assert_eq!(r.termination, Termination::CostTolerance, "{r:?}");
-        assert!(r.evaluations <= 12, "{} evaluations", r.evaluations);
+        assert!(r.evaluations <= 15, "{} evaluations", r.evaluations);
         assert!(r.params.iter().all(|v| v.abs() < 1e-2), "{:?}", r.params);
     }
 }

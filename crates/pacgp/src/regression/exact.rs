@@ -174,11 +174,10 @@ impl ExactGp {
                 col[i] = 0.5 * (alpha[i] * alpha[j] - col[i]);
             }
         });
+        // Whole: a kernel without a symmetric fast path reads both triangles.
+        linalg::symmetrise_from_lower(&mut g);
         let out = match gram {
-            Some(mut k) => {
-                linalg::symmetrise_from_lower(&mut g);
-                self.kernel.gram_adjoint_in(self.x.as_ref(), &mut k, &g)
-            }
+            Some(mut k) => self.kernel.gram_adjoint_in(self.x.as_ref(), &mut k, &g),
             None => self
                 .kernel
                 .gram_grad_contract_symmetric(self.x.as_ref(), g.as_ref(), None),
