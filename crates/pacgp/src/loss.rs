@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::posterior::Marginals;
-use crate::special::{ln_normal_cdf, normal_cdf, normal_pdf};
+use crate::special::{normal_cdf, normal_pdf};
 
 /// A bounded regression loss with accuracy ε.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -174,7 +174,9 @@ pub fn gibbs_error_point(
     if s == 0.0 {
         return f64::from(y * (mean + bias) <= 0.0);
     }
-    ln_normal_cdf(-y * (mean + bias) / s).exp()
+    // Φ itself (erfc keeps its relative accuracy in the lower tail): the risk of a menu of
+    // certificates is this function at every point for every candidate.
+    normal_cdf(-y * (mean + bias) / s)
 }
 
 /// Mean Gibbs error on ±1 labels (docs/math.md §7.1).

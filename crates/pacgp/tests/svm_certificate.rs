@@ -166,3 +166,40 @@ fn wisconsin_certificate() {
     );
     assert!(best.0 < 0.5);
 }
+
+/// `certify` right after `fit` takes the SVM's leave-one-out from the fit's own dual solution;
+/// a model read back from its file solves the dual again. Both give the same certificate and
+/// the same leave-one-out, to the bit.
+#[test]
+fn certify_after_fit_equals_certify_of_the_saved_model() {
+    use pacgp::model::{CertifyOptions, FittedModel};
+    use pacgp::spec::{FitOptions, MethodName};
+    let opts = pacgp::data::CsvOptions {
+        drop_columns: vec!["sample_code_number".into()],
+        ..Default::default()
+    };
+    let (data, labels) = pacgp::data::load_csv_classification(
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../../data/breast-cancer-wisconsin/breast_cancer_wisconsin_complete683.csv"),
+        &opts,
+    )
+    .unwrap();
+    let spec = FitOptions {
+        c: Some(1.0),
+        lengthscale: Some(4.5f64.sqrt()),
+        ..Default::default()
+    }
+    .check(MethodName::Svm)
+    .unwrap();
+    let fresh = pacgp::fit::fit(&spec, &data, labels).unwrap();
+    let text = serde_json::to_string(&fresh).unwrap();
+    let loaded = FittedModel::from_json(&text, "m.json").unwrap();
+    let certify = CertifyOptions::default();
+    let (a, b) = (
+        fresh.certify(&data, &certify).unwrap(),
+        loaded.certify(&data, &certify).unwrap(),
+    );
+    assert_eq!(a[0].certificate.bound, b[0].certificate.bound);
+    assert!(a[0].loo_error.is_some());
+    assert_eq!(a[0].loo_error, b[0].loo_error);
+}

@@ -125,18 +125,13 @@ pub fn svm(
     let report = FitReport {
         objective: Some(cert.certificate.bound),
         objective_name: "pac_bayes_bound_gibbs_error".into(),
-        inference: Some(fit.report),
+        inference: Some(fit.report.clone()),
         notes,
         ..Default::default()
     };
-    Ok(FittedModel::assemble(
-        spec,
-        train,
-        x_scaler,
-        cert.posterior,
-        task,
-        report,
-    ))
+    let mut model = FittedModel::assemble(spec, train, x_scaler, cert.posterior, task, report);
+    model.svm_solution = Some(std::sync::Arc::new(fit));
+    Ok(model)
 }
 
 /// An SVM with a bias fitted from the data: the posterior holds its MAP mean without the bias

@@ -112,5 +112,6 @@ pub fn sparse_model_from_parts(parts: SparseModelParts) -> Result<FittedModel> {
             intervals: None,
         },
         report,
+        svm_solution: None,
     })
 }

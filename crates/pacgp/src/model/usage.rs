@@ -530,17 +530,26 @@ impl FittedModel {
     ) -> Result<ClassifierLoo> {
         use crate::loo::ApproxLoo;
         let kernel = &self.posterior.kernel();
-        let fit = crate::svm::svm(kernel, x, y, config)?;
+        // `certify` has checked that this is the training sample: the fit's own solution is
+        // the one solving again would give.
+        let solved;
+        let fit = match &self.svm_solution {
+            Some(fit) => fit.as_ref(),
+            None => {
+                solved = crate::svm::svm(kernel, x, y, config)?;
+                &solved
+            }
+        };
         let approx = match mode {
             LooMode::Approx | LooMode::Both => Some(ApproxLoo {
                 estimator: LooEstimator::LinearResponse,
-                loo: crate::svm::loo::svm_loo(&fit, kernel, x, y)?,
+                loo: crate::svm::loo::svm_loo(fit, kernel, x, y)?,
             }),
             LooMode::Exact => None,
         };
         let exact = match mode {
             LooMode::Exact | LooMode::Both => {
-                Some(crate::svm::loo::svm_exact_loo(kernel, x, y, config, &fit)?)
+                Some(crate::svm::loo::svm_exact_loo(kernel, x, y, config, fit)?)
             }
             LooMode::Approx => None,
         };

@@ -75,6 +75,36 @@ impl Cache {
     }
 }
 
+/// A running bias-free selection: the violator of largest second-order gain `G_t²/Q_tt` (the
+/// first on ties) and the largest violation seen.
+#[derive(Clone, Copy, Debug, Default)]
+struct SingleChoice {
+    best: Option<usize>,
+    best_gain: f64,
+    max_violation: f64,
+}
+
+impl SingleChoice {
+    /// Coordinate t with its violation and `1/max(Q_tt, TAU)` (a product, not a division: this
+    /// runs for every active coordinate at every step).
+    fn consider(&mut self, t: usize, violation: f64, inv_curvature: f64) {
+        self.max_violation = self.max_violation.max(violation);
+        let gain = violation * violation * inv_curvature;
+        if violation > 0.0 && gain > self.best_gain {
+            self.best_gain = gain;
+            self.best = Some(t);
+        }
+    }
+
+    /// The coordinate to step, with the largest violation; `None` once it is below `eps`.
+    fn step(self, eps: f64) -> Option<(usize, f64)> {
+        if self.max_violation < eps {
+            return None;
+        }
+        self.best.map(|t| (t, self.max_violation))
+    }
+}
+
 /// Solver state (libsvm `Solver` with an explicit active list instead of swapped indices).
 struct Smo<'a> {
     rows: &'a dyn KernelRows,
@@ -85,6 +115,12 @@ struct Smo<'a> {
     grad: Vec<f64>,
     grad_bar: Vec<f64>, // Σ_{j at upper bound} C Q_ij (for reconstruction after shrinking)
     qd: Vec<f64>,
+    /// `max(Q_ii, TAU)`, the curvature of a bias-free coordinate step, and its inverse.
+    qd_floor: Vec<f64>,
+    inv_qd_floor: Vec<f64>,
+    /// The bias-free selection made by the last [`Smo::update_single`] (cleared whenever the
+    /// active set changes).
+    next_single: Option<SingleChoice>,
     active: Vec<usize>,
     is_active: Vec<bool>,
     epoch: u64,
@@ -106,6 +142,9 @@ impl<'a> Smo<'a> {
             grad: vec![-1.0; n],
             grad_bar: vec![0.0; n],
             qd: (0..n).map(|i| rows.diag(i)).collect(),
+            qd_floor: (0..n).map(|i| rows.diag(i).max(TAU)).collect(),
+            inv_qd_floor: (0..n).map(|i| 1.0 / rows.diag(i).max(TAU)).collect(),
+            next_single: None,
             active: (0..n).collect(),
             is_active: vec![true; n],
             epoch: 0,
@@ -186,6 +225,7 @@ impl<'a> Smo<'a> {
         self.active = (0..n).collect();
         self.is_active = vec![true; n];
         self.epoch += 1;
+        self.next_single = None;
     }
 
     /// WSS 2 (Fan, Chen & Lin 2005, libsvm `select_working_set`): `None` when optimal.
@@ -381,46 +421,47 @@ impl<'a> Smo<'a> {
                 self.is_active[t] = true;
             }
             self.active = kept;
+            self.next_single = None;
         }
     }
 
     /// Bias-free: the violating coordinate with the largest `G_i²/Q_ii` (`None`: optimal).
-    fn select_single(&self) -> Option<(usize, f64)> {
-        let mut best = None;
-        let mut best_gain = 0.0;
-        let mut max_viol = 0.0f64;
-        for &t in &self.active {
-            let g = self.grad[t];
-            let viol = if g < 0.0 && !self.upper(t) {
-                -g
-            } else if g > 0.0 && !self.lower(t) {
-                g
-            } else {
-                0.0
-            };
-            max_viol = max_viol.max(viol);
-            let gain = viol * viol / self.qd[t].max(TAU);
-            if viol > 0.0 && gain > best_gain {
-                best_gain = gain;
-                best = Some(t);
+    /// Reuses the choice [`Self::update_single`] made in its gradient pass when the active set
+    /// has not changed since.
+    fn select_single(&mut self) -> Option<(usize, f64)> {
+        let choice = self.next_single.take().unwrap_or_else(|| {
+            let mut pick = SingleChoice::default();
+            for &t in &self.active {
+                pick.consider(t, self.violation(t), self.inv_qd_floor[t]);
             }
-        }
-        if max_viol < self.eps {
-            return None;
-        }
-        best.map(|t| (t, max_viol))
+            pick
+        });
+        choice.step(self.eps)
     }
 
-    /// Bias-free coordinate step `α_i ← clip(α_i − G_i/Q_ii, 0, C)`.
+    /// The bias-free KKT violation of coordinate t: `−G_t` if it can rise, `G_t` if it can fall.
+    fn violation(&self, t: usize) -> f64 {
+        let (g, a) = (self.grad[t], self.alpha[t]);
+        let rise = if a < self.c { (-g).max(0.0) } else { 0.0 };
+        let fall = if a > 0.0 { g.max(0.0) } else { 0.0 };
+        rise.max(fall)
+    }
+
+    /// Bias-free coordinate step `α_i ← clip(α_i − G_i/Q_ii, 0, C)`; the gradient pass also
+    /// makes the next selection (the same scan [`Self::select_single`] would make after it).
     fn update_single(&mut self, i: usize) {
         let qi = self.row(i, false);
         let old = self.alpha[i];
-        let a = (old - self.grad[i] / self.qd[i].max(TAU)).clamp(0.0, self.c);
+        let a = (old - self.grad[i] / self.qd_floor[i]).clamp(0.0, self.c);
         self.alpha[i] = a;
         let d = a - old;
-        for &k in &self.active {
+        let mut pick = SingleChoice::default();
+        for idx in 0..self.active.len() {
+            let k = self.active[idx];
             self.grad[k] += qi[k] * d;
+            pick.consider(k, self.violation(k), self.inv_qd_floor[k]);
         }
+        self.next_single = Some(pick);
         self.update_grad_bar(i, old);
     }
 
@@ -429,16 +470,7 @@ impl<'a> Smo<'a> {
         let m = self
             .active
             .iter()
-            .map(|&t| {
-                let g = self.grad[t];
-                if g < 0.0 && !self.upper(t) {
-                    -g
-                } else if g > 0.0 && !self.lower(t) {
-                    g
-                } else {
-                    0.0
-                }
-            })
+            .map(|&t| self.violation(t))
             .fold(0.0f64, f64::max);
         if !self.unshrunk && m <= 10.0 * self.eps {
             self.unshrunk = true;
@@ -475,16 +507,7 @@ impl<'a> Smo<'a> {
             (g1 + g2).max(0.0)
         } else {
             (0..self.y.len())
-                .map(|t| {
-                    let g = self.grad[t];
-                    if g < 0.0 && !self.upper(t) {
-                        -g
-                    } else if g > 0.0 && !self.lower(t) {
-                        g
-                    } else {
-                        0.0
-                    }
-                })
+                .map(|t| self.violation(t))
                 .fold(0.0, f64::max)
         }
     }
