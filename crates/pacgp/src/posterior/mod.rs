@@ -378,6 +378,10 @@ impl GaussianPosterior {
     fn kl_terms(&self) -> GaussianKlTerms {
         let (m, quad) = (self.n_basis(), self.alpha_k_alpha());
         match &self.cov {
+            // The shifted prior (every site precision 0): B = I, so tr B⁻¹ = M, ln det B = 0.
+            Covariance::Sites { sqrt_pi, .. } if sqrt_pi.iter().all(|&s| s == 0.0) => {
+                GaussianKlTerms::site_form(m as f64, quad, m, 0.0)
+            }
             Covariance::Sites { chol_b, .. } | Covariance::WhitenedPrecision { chol_b, .. } => {
                 GaussianKlTerms::site_form(chol_b.inverse_trace(), quad, m, chol_b.ln_det())
             }
