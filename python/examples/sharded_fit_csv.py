@@ -102,7 +102,8 @@ def main():
                           pretrain=a.pretrain, max_iter=a.max_iter, client=client)
         t_fit = time.perf_counter() - t0
         report = est.sharded_
-        print(f"fit ({a.method}): {t_fit:.1f} s; warm start {report['pretraining']}; "
+        warm = {k: v for k, v in (report["pretraining"] or {}).items() if k != "params"}
+        print(f"fit ({a.method}): {t_fit:.1f} s; warm start {warm or None}; "
               f"all rows {report['optimiser']}; objective {report['objective']:.10g}",
               flush=True)
         del shards
@@ -121,7 +122,7 @@ def main():
         "method": a.method, "rows": rows, "shards": a.shards, "workers": a.workers,
         "inducing": a.inducing, "epsilon": a.epsilon, "pretrain": a.pretrain,
         "max_iter": a.max_iter, "read_s": t_read, "fit_s": t_fit,
-        "peak_gib_fit": memory.peak / 2**30, "pretraining": report["pretraining"],
+        "peak_gib_fit": memory.peak / 2**30, "pretraining": warm or None,
         "optimiser": report["optimiser"], "objective": report["objective"],
         "terms": report["terms"], "certify_s": t_cert, "certificate": certificate,
     }, default=float))

@@ -307,10 +307,11 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, d
     the two do not take identical steps). ``max_iter`` defaults to the library's 300 (vfe) and
     1000 (pac-sgp). ``z_init`` (M×D, standardised inputs) replaces the k-means start.
     ``pretrain`` (rows, at least 2) warm-starts as the in-process ``pretrain=`` does: the
-    library's seeded subsample of that many rows is gathered into this process, the same
-    objective minimised on it here with all of this process's threads (from the same start,
-    within the same boxes, with the default iteration budget), and the sharded minimisation
-    starts where that stopped; the certificate charges nothing for it. A subsample as large as the sample is no warm start.
+    library's seeded subsample of that many rows is gathered into this process and the same
+    objective minimised on it here by the library's single-process objective and L-BFGS-B
+    with all of this process's threads (from the same start, within the same boxes, with the
+    default iteration budget), and the sharded minimisation starts where that stopped; the
+    certificate charges nothing for it. A subsample as large as the sample is no warm start.
 
     Returns the fitted estimator, whose model is the file the library writes for these
     parameters (``model::sparse_model_from_parts``): predict, pickle, and ``model_.certify``
@@ -321,7 +322,7 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, d
     from scipy.optimize import minimize
 
     from . import PACGPRegressor, SparseGPRegressor
-    from ._pacgp import kernel_init_params, posterior_shard_stats, snap_theta
+    from ._pacgp import kernel_init_params, minimise_in_process, posterior_shard_stats, snap_theta
     from ._pacgp import sparse_model_from_parts
 
     if method not in ("vfe", "pac-sgp"):
@@ -377,12 +378,14 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, d
             raise ValueError(f"pretrain must be a whole number of rows, at least 2, got {pretrain!r}")
         sub = _subsample(data, sizes, int(pretrain), seed, client)
         if sub is not None:
-            warm = minimize(objective_on([sub], None), p0, jac=True, method="L-BFGS-B",
-                            bounds=bounds, options={"maxiter": default_iter})
-            p0 = warm.x
-            pretraining = {"rows": int(pretrain), "of": sum(sizes), "iterations": int(warm.nit),
-                           "evaluations": int(warm.nfev), "termination": _termination(warm),
-                           "message": str(warm.message)}
+            x_sub, y_sub = _aligned(sub)
+            params, nit, nfev, termination, message = minimise_in_process(
+                method, kernel, m, [float(v) for v in p0], x_sub, y_sub, bounds, default_iter,
+                settings=settings)
+            p0 = np.asarray(params)
+            pretraining = {"rows": int(pretrain), "of": sum(sizes), "iterations": int(nit),
+                           "evaluations": int(nfev), "termination": termination,
+                           "message": str(message), "params": p0}
     result = minimize(objective, p0, jac=True, method="L-BFGS-B", bounds=bounds,
                       options={"maxiter": max_iter if max_iter is not None else default_iter})
     p = np.concatenate([snap_theta(list(result.x[:nk])), result.x[nk:]])

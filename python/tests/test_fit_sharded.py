@@ -132,6 +132,31 @@ def test_a_warm_start_on_the_seeded_subsample_reaches_the_plain_optimum(sample, 
             fit_sharded("vfe", shards, n_inducing=M, pretrain=bad)
 
 
+def test_the_pac_sgp_warm_start_minimises_the_subsample_bound_in_process(sample):
+    """The PAC-SGP warm start runs the library's single-process bound and L-BFGS-B on the
+    seeded subsample: from the sharded fit's start it lowers that bound, stops on one of the
+    library's terminations, and the sharded minimisation continues from its parameters."""
+    from pacgp._pacgp import kernel_init_params
+    from pacgp.distributed import _moments, _standardise, _subsample, pack
+
+    X, y, shards = sample
+    options = dict(n_inducing=M, epsilon=0.5, delta=0.05, max_iter=12, seed=7)
+    with pytest.warns(ConvergenceWarning):
+        warm = fit_sharded("pac-sgp", shards, pretrain=60, **options)
+    record = warm.sharded_["pretraining"]
+    assert record["termination"] in ("gradient_tolerance", "cost_tolerance", "max_iterations",
+                                     "line_search_failed")
+    assert 0 < record["iterations"] <= record["evaluations"]
+    sizes, x_mean, x_sd, y_mean, y_sd = _moments(shards, None)
+    data = [_standardise(s, x_mean, x_sd, y_mean, y_sd) for s in shards]
+    xs, ys = _subsample(data, sizes, 60, 7, None)
+    eps = 0.5 / warm.sharded_["y_sd"]
+    start = unpack(pack(kernel_init_params("se-ard", D), 1.0, warm.sharded_["z_init"]))
+    before, _ = pac_sgp_objective(xs, ys, "se-ard", *start, eps, delta=0.05)
+    after, _ = pac_sgp_objective(xs, ys, "se-ard", *unpack(record["params"]), eps, delta=0.05)
+    assert after[2] < before[2], f"bound {after[2]} after the warm start, {before[2]} before"
+
+
 def test_fit_sharded_refuses_what_it_cannot_train(sample):
     _, _, shards = sample
     with pytest.raises(ValueError, match="method"):

@@ -21,6 +21,7 @@ mod model;
 mod sharded;
 mod sharded_pac_sgp;
 mod table;
+mod warm_start;
 
 /// The allocator the `pacgp` command uses: the module then runs the CLI's code with the CLI's
 /// memory behaviour (mimalloc keeps the freed N×N buffers for reuse, see the CLI's main.rs).
@@ -192,6 +193,7 @@ fn _pacgp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     fit::register(m)?;
     sharded::register(m)?;
     sharded_pac_sgp::register(m)?;
+    warm_start::register(m)?;
     table::register(m)?;
     Ok(())
 }

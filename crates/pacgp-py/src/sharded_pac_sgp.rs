@@ -34,17 +34,17 @@ use crate::{compute, to_mat, to_py_err, wrap, Model};
 /// The bound's settings, from a Python dict with these keys (`pacgp.distributed` builds it).
 #[derive(FromPyObject)]
 #[pyo3(from_item_all)]
-struct Settings {
+pub(crate) struct Settings {
     /// Kernel specification (`se-ard`, `matern52`, ...) and its input dimension.
     kernel_spec: String,
     d: usize,
     /// Number of inducing inputs M.
-    m: usize,
+    pub(crate) m: usize,
     /// 1 = FITC posterior (the paper's), 0 = VFE.
-    alpha_s: f64,
+    pub(crate) alpha_s: f64,
     /// ε of the ε-band loss, on the scale of the shards' targets.
     epsilon: f64,
-    delta: f64,
+    pub(crate) delta: f64,
     /// `kl` or `sqrt`.
     bound: String,
     /// `maurer`, `seeger` or `sharp`.
@@ -58,7 +58,7 @@ impl Settings {
         Kernel::from_spec(&self.kernel_spec, self.d).map_err(to_py_err)
     }
 
-    fn parts(
+    pub(crate) fn parts(
         &self,
     ) -> PyResult<(
         Kernel,
