@@ -36,6 +36,7 @@ use crate::error::{Error, Result};
 use crate::inference::{ConvergenceReport, ConvergenceStatus};
 use crate::kernel::{Kernel, Profile};
 
+mod row_cache;
 mod rows;
 pub use rows::*;
 
