@@ -54,6 +54,11 @@ pub(crate) struct Settings {
 }
 
 impl Settings {
+    /// The kernel specification the settings name.
+    pub(crate) fn kernel_spec(&self) -> &str {
+        &self.kernel_spec
+    }
+
     fn kernel(&self) -> PyResult<Kernel> {
         Kernel::from_spec(&self.kernel_spec, self.d).map_err(to_py_err)
     }

@@ -53,7 +53,19 @@ fn minimise_in_process(
         optim::drive(obj, &p, bounds.clone(), &lbfgs, &Restarts::default(), None)
     };
     let minimum = match (method, settings) {
-        ("vfe", _) => {
+        ("vfe", Some(_)) => {
+            return Err(PyValueError::new_err(
+                "settings are the PAC-SGP bound's; VFE takes none",
+            ))
+        }
+        ("pac-sgp", Some(s)) if s.m != m || s.kernel_spec() != kernel_spec => {
+            return Err(PyValueError::new_err(format!(
+                "the settings are for {} inducing inputs and kernel {:?}, not {m} and {kernel_spec:?}",
+                s.m,
+                s.kernel_spec()
+            )))
+        }
+        ("vfe", None) => {
             let kernel = Kernel::from_spec(kernel_spec, xm.ncols()).map_err(to_py_err)?;
             compute(py, n_threads, || {
                 run(&NegSparseObjective::new(

@@ -169,7 +169,7 @@ fn wisconsin_certificate() {
 
 /// `certify` right after `fit` takes the SVM's leave-one-out from the fit's own dual solution;
 /// a model read back from its file solves the dual again. Both give the same certificate and
-/// the same leave-one-out, to the bit.
+/// the same leave-one-out, to the bit, on the sample in its order and in reverse.
 #[test]
 fn certify_after_fit_equals_certify_of_the_saved_model() {
     use pacgp::model::{CertifyOptions, FittedModel};
@@ -202,4 +202,13 @@ fn certify_after_fit_equals_certify_of_the_saved_model() {
     assert_eq!(a[0].certificate.bound, b[0].certificate.bound);
     assert!(a[0].loo_error.is_some());
     assert_eq!(a[0].loo_error, b[0].loo_error);
+    // The same rows in another order are the training sample too, but the fit's solution is
+    // indexed by its own row order: the fresh model solves again, as the loaded one does.
+    let reversed = data.subset(&(0..data.n()).rev().collect::<Vec<_>>());
+    let (c, d) = (
+        fresh.certify(&reversed, &certify).unwrap(),
+        loaded.certify(&reversed, &certify).unwrap(),
+    );
+    assert_eq!(c[0].loo_error, d[0].loo_error);
+    assert_eq!(c[0].certificate.bound, d[0].certificate.bound);
 }

@@ -12,6 +12,7 @@ use crate::plan::{svm_menu, svm_prior_kernel};
 use crate::select::Menu;
 use crate::spec::{CheckedFitSpec, SvmSpec};
 use crate::svm::certificate::{svm_certificate, SvmCertificateConfig};
+use crate::svm::solution::SvmSolution;
 use crate::svm::{Slack, SvmConfig, SvmFit, SvmSolver};
 
 /// The menu's choice: the prior kernel, the solver settings, the fit, and a note for each
@@ -129,8 +130,9 @@ pub fn svm(
         notes,
         ..Default::default()
     };
+    let solution = SvmSolution::new(fit, prior, config, x.as_ref(), y);
     let mut model = FittedModel::assemble(spec, train, x_scaler, cert.posterior, task, report);
-    model.svm_solution = Some(std::sync::Arc::new(fit));
+    model.svm_solution = Some(std::sync::Arc::new(solution));
     Ok(model)
 }
 

@@ -177,10 +177,11 @@ pub struct FittedModel {
     /// How the fit went (optimiser report, jitter, notes): diagnostics only, never priced.
     pub report: FitReport,
     /// An SVM's dual solution as the fit found it, kept in memory only (never written):
-    /// `certify` on the training sample takes its leave-one-out from it instead of solving
-    /// the same dual again. A model read from a file solves it again, to the same bits.
+    /// `certify` takes its leave-one-out from it when the sample, kernel and settings are the
+    /// ones it was found for, row order included, instead of solving the same dual again. A
+    /// model read from a file solves it again, to the same bits.
     #[serde(skip)]
-    pub(crate) svm_solution: Option<std::sync::Arc<crate::svm::SvmFit>>,
+    pub(crate) svm_solution: Option<std::sync::Arc<crate::svm::solution::SvmSolution>>,
 }
 
 /// What happened during fitting, as data (nothing here enters a certificate).

@@ -530,11 +530,12 @@ impl FittedModel {
     ) -> Result<ClassifierLoo> {
         use crate::loo::ApproxLoo;
         let kernel = &self.posterior.kernel();
-        // `certify` has checked that this is the training sample: the fit's own solution is
-        // the one solving again would give.
+        // The fit's own solution where it was found for this very problem (it is the one
+        // solving again would give), else solve.
         let solved;
-        let fit = match &self.svm_solution {
-            Some(fit) => fit.as_ref(),
+        let cached = self.svm_solution.as_deref();
+        let fit = match cached.and_then(|s| s.for_problem(kernel, config, x, y)) {
+            Some(fit) => fit,
             None => {
                 solved = crate::svm::svm(kernel, x, y, config)?;
                 &solved

@@ -46,6 +46,7 @@ pub mod certificate;
 pub mod loo;
 pub mod select;
 pub mod smo;
+pub mod solution;
 
 /// The slack penalty, i.e. the SVM's noise model (seed 001 §17.4).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
