@@ -30,13 +30,7 @@ pub fn initial_inducing(
     init: InducingInit,
     seed: u64,
 ) -> Result<Mat<f64>> {
-    if m == 0 || m > x.nrows() {
-        return Err(Error::InvalidParameter {
-            name: "number of inducing points M",
-            value: m as f64,
-            reason: "must lie in 1..=N",
-        });
-    }
+    crate::regression::greedy::check_inducing_count(m, x.nrows())?;
     let perm = crate::data::permutation(x.nrows(), seed);
     let subset = Mat::from_fn(m, x.ncols(), |a, t| x[(perm[a], t)]);
     Ok(match init {

@@ -33,7 +33,7 @@ pub use objective::{
     theorem_3_1_bound, DenseSolution, DualityGap,
 };
 
-pub use regressor::{greedy_inducing, GreedySparseConfig, GreedySparseGp};
+pub use regressor::{check_inducing_count, greedy_inducing, GreedySparseConfig, GreedySparseGp};
 pub use select::{select, Algorithm, GreedyConfig, Selection, StopReason, StopRule, Update};
 
 use faer::{Mat, MatRef};

@@ -162,6 +162,19 @@ fn refit(
     Ok((fit.idx.clone(), fit.alpha(), fit.objective()))
 }
 
+/// The number of inducing inputs M must lie in `1..=N` (every initialisation takes them from
+/// the N training inputs).
+pub fn check_inducing_count(m: usize, n: usize) -> Result<()> {
+    if m == 0 || m > n {
+        return Err(Error::InvalidParameter {
+            name: "number of inducing points M",
+            value: m as f64,
+            reason: "must lie in 1..=N",
+        });
+    }
+    Ok(())
+}
+
 /// `m` inducing inputs chosen from the rows of `x` by κ-greedy ΔR selection (Algorithm 3,
 /// κ = min(59, N), exact refit) for the GP with `kernel` and noise `σ²`; if selection stops
 /// early (the basis spans the data), seeded random training inputs fill up to `m`.
@@ -173,13 +186,7 @@ pub fn greedy_inducing(
     m: usize,
     seed: u64,
 ) -> Result<Mat<f64>> {
-    if m == 0 || m > x.nrows() {
-        return Err(Error::InvalidParameter {
-            name: "number of inducing points M",
-            value: m as f64,
-            reason: "must lie in 1..=N",
-        });
-    }
+    check_inducing_count(m, x.nrows())?;
     if !(noise_variance > 0.0 && noise_variance.is_finite()) {
         return Err(Error::InvalidParameter {
             name: "noise_variance",
