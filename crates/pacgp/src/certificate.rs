@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::likelihood::Likelihood;
 use crate::loss::{self, RegressionLoss};
 use crate::multiclass::{JointScores, SampledRisk, SamplingCorrection};
-use crate::posterior::{GaussianPosterior, Marginals, MeanScaled};
+use crate::posterior::{GaussianPosterior, Marginals, MeanScaled, Prior};
 
 /// The stochastic classifier whose 0-1 error is bounded: draw `f ~ Q`, predict `sgn(f(x) + b)`,
 /// optionally with the probit's label noise `ξ ~ N(0, λ⁻²)` inside (`sgn(f(x) + ξ + b)`).
@@ -328,6 +328,35 @@ impl KlToPrior for GaussianPosterior {
 impl KlToPrior for [&GaussianPosterior] {
     fn kl_to_prior(&self) -> f64 {
         self.iter().map(|q| q.kl_to_prior()).sum()
+    }
+}
+
+/// A posterior with the prior a certificate charges it against, when that prior is not the
+/// one the posterior is written over (the sparse split prior's `P_A`): `KL(Q‖P)` by
+/// [`GaussianPosterior::kl_to`], computed once.
+pub struct PosteriorAgainst<'a> {
+    /// The posterior Q.
+    pub posterior: &'a GaussianPosterior,
+    /// The prior P it is charged against.
+    pub prior: &'a Prior,
+    kl: f64,
+}
+
+impl<'a> PosteriorAgainst<'a> {
+    /// Q against P; an error if the library has no KL for the pair.
+    pub fn new(posterior: &'a GaussianPosterior, prior: &'a Prior) -> Result<Self> {
+        let kl = posterior.kl_to(prior)?;
+        Ok(Self {
+            posterior,
+            prior,
+            kl,
+        })
+    }
+}
+
+impl KlToPrior for PosteriorAgainst<'_> {
+    fn kl_to_prior(&self) -> f64 {
+        self.kl
     }
 }
 

@@ -590,6 +590,12 @@ fn sparse_split_posterior_matches_the_woodbury_update() {
         }
         let kl = dense_gaussian_kl(&a, &sigma, &prior.a_a, &prior.sigma_a).unwrap();
         assert!((q.kl() - kl).abs() < 1e-7 * (1.0 + kl));
+        // The certificate's KL: the shared posterior against P_A as a conditioned prior.
+        let charged = q.posterior().unwrap().kl_to(&prior.prior()).unwrap();
+        assert!(
+            (charged - kl).abs() < 1e-7 * (1.0 + kl),
+            "{charged} vs {kl}"
+        );
         let mb = q.marginals_on_b();
         let shared = q.posterior().unwrap().predict(xb.as_ref()).unwrap();
         for i in 0..nb {

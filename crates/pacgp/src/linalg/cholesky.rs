@@ -41,7 +41,7 @@ impl JitterPolicy {
 }
 
 /// Lower Cholesky factor `L Lᵀ = A + jitter·I`, with the jitter that was needed.
-#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(try_from = "CholeskyRepr", into = "CholeskyRepr")]
 pub struct Cholesky {
     l: Mat<f64>,

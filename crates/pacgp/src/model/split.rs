@@ -8,7 +8,9 @@
 
 use faer::Mat;
 
-use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, KlToPrior, PenaltyTerm};
+use crate::certificate::{
+    Certificate, CertificateSpec, GibbsLoss, KlToPrior, PenaltyTerm, PosteriorAgainst,
+};
 use crate::data::{Dataset, Standardizer, TargetScaler};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
@@ -293,10 +295,11 @@ impl FittedModel {
             &prior.sigma_a,
         )?;
         let q = record.posterior_on(prior, &parts)?;
-        check_posterior(&self.posterior, &q.posterior()?)?;
+        let (posterior, p_a) = (q.posterior()?, q.prior.prior());
+        check_posterior(&self.posterior, &posterior)?;
         certify_on_part_b(
-            &q,
-            q.marginals_on_b(),
+            &PosteriorAgainst::new(&posterior, &p_a)?,
+            &posterior.predict(parts.x_b.as_ref())?,
             &parts.y_b,
             choices,
             &band_losses(epsilons, parts.y_scaler.sd)?,

@@ -7,10 +7,14 @@
 //! split priors' and the softmax posterior's — is this formula of four invariants,
 //! [`GaussianKlTerms`]. Each caller computes the invariants from the factorisation it already
 //! holds (and differentiates them itself where it minimises the KL); none writes the formula.
+//!
+//! [`GaussianPosterior::kl_to`] is `KL(Q‖P)` against a prior that need not be the one Q is
+//! written over: a conditioned prior whose posterior shares Q's basis (the sparse split prior).
 
 use faer::Mat;
 
-use crate::error::Result;
+use super::{Covariance, GaussianPosterior, Prior};
+use crate::error::{Error, Result};
 use crate::linalg::{self, Cholesky, JitterPolicy};
 
 /// The four invariants of `KL(N(μ + d, Σ) ‖ N(μ, K))` in `n` dimensions.
@@ -70,6 +74,76 @@ pub(crate) fn trace_k_inv_sigma(chol_k: &Cholesky, chol_sigma: &Cholesky) -> f64
     linalg::col_sq_norms(&v).iter().sum()
 }
 
+impl GaussianPosterior {
+    /// `KL(Q‖P)` against the prior `P` a certificate charges Q for: Q's own prior
+    /// ([`GaussianPosterior::kl_to_prior`]), or a conditioned prior whose posterior is Q's
+    /// sibling — the same prior, basis and basis factor, as the sparse split prior's
+    /// `P_A = ∫ p(f|u) q_A(u) du` and `Q = ∫ p(f|u) q(u) du` (docs/math.md §9.3.2). Siblings share
+    /// their conditional given the basis values, so their KL is that of the basis values,
+    /// `KL(N(a_Q, Σ_Q) ‖ N(a_P, Σ_P))`. Any other pair is an error, not a number.
+    pub fn kl_to(&self, prior: &Prior) -> Result<f64> {
+        match prior {
+            Prior::Conditioned(p) if self.is_sibling_of(p) => self.kl_to_sibling(p),
+            _ if self.prior == *prior => Ok(self.kl_to_prior()),
+            _ => Err(Error::Unsupported(
+                "KL(Q‖P) to a prior that is neither Q's own nor a posterior on Q's basis".into(),
+            )),
+        }
+    }
+
+    /// Whether `other` is written over the same GP prior, basis and basis factor in the dense
+    /// form (bit for bit: a sibling is built from the same factorisation).
+    fn is_sibling_of(&self, other: &GaussianPosterior) -> bool {
+        match (&self.prior, &other.prior, &self.cov, &other.cov) {
+            (
+                Prior::Gp(k),
+                Prior::Gp(k_other),
+                Covariance::Dense { chol_kb, .. },
+                Covariance::Dense {
+                    chol_kb: chol_other,
+                    ..
+                },
+            ) => {
+                k == k_other
+                    && self.basis.as_ref() == other.basis.as_ref()
+                    && chol_kb.l() == chol_other.l()
+            }
+            _ => false,
+        }
+    }
+
+    /// The KL of two siblings' basis values from their factors: means `K_B α` (with the
+    /// shared, jittered `K_B = L Lᵀ`) and covariances `Σ = L_Σ L_Σᵀ`.
+    fn kl_to_sibling(&self, p: &GaussianPosterior) -> Result<f64> {
+        let (
+            Covariance::Dense {
+                chol_kb,
+                chol_sigma: chol_q,
+            },
+            Covariance::Dense {
+                chol_sigma: chol_p, ..
+            },
+        ) = (&self.cov, &p.cov)
+        else {
+            unreachable!("siblings are in the dense form")
+        };
+        let l = chol_kb.l().to_owned();
+        let basis_mean = |alpha: &[f64]| linalg::mat_vec(&l, &linalg::mat_t_vec(&l, alpha));
+        let d: Vec<f64> = basis_mean(&self.alpha)
+            .iter()
+            .zip(basis_mean(&p.alpha))
+            .map(|(a, b)| a - b)
+            .collect();
+        Ok(GaussianKlTerms {
+            trace: trace_k_inv_sigma(chol_p, chol_q),
+            mahalanobis: linalg::dot(&d, &chol_p.solve_vec(&d)),
+            dim: d.len() as f64,
+            ln_det_ratio: chol_q.ln_det() - chol_p.ln_det(),
+        }
+        .kl())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,6 +180,39 @@ mod tests {
                 .abs()
                 < 1e-15
         );
+    }
+
+    /// `kl_to`: against Q's own prior it is `kl_to_prior`; against a sibling on the same
+    /// basis it is the dense KL of the basis values (means `Kα`, covariances Σ), zero against
+    /// itself; against a posterior on another basis it is an error.
+    #[test]
+    fn kl_to_a_sibling_is_the_kl_of_the_basis_values() {
+        use crate::kernel::Kernel;
+        let k = Kernel::se_iso(0.9, 1.3);
+        let z = Mat::from_fn(3, 1, |i, _| i as f64 * 0.7 - 0.5);
+        let kb = k.gram(z.as_ref());
+        let chol_kb = Cholesky::factor(kb.as_ref(), &JitterPolicy::default(), "K").unwrap();
+        let sigma =
+            |s: f64| Mat::from_fn(3, 3, |i, j| s * kb[(i, j)] + if i == j { 0.1 } else { 0.0 });
+        let post = |alpha: Vec<f64>, s: f64| {
+            let chol = Cholesky::factor(sigma(s).as_ref(), &JitterPolicy::none(), "Σ").unwrap();
+            GaussianPosterior::dense(k.clone(), z.clone(), alpha, chol_kb.clone(), chol)
+        };
+        let (q, p) = (
+            post(vec![0.3, -0.2, 0.5], 0.4),
+            post(vec![-0.1, 0.4, 0.2], 0.7),
+        );
+        let mean = |a: &[f64]| linalg::mat_vec(&kb, a);
+        let want =
+            dense_gaussian_kl(&mean(&q.alpha), &sigma(0.4), &mean(&p.alpha), &sigma(0.7)).unwrap();
+        let got = q.kl_to(&Prior::conditioned(p.clone())).unwrap();
+        assert!((got - want).abs() < 1e-12 * (1.0 + want), "{got} vs {want}");
+        assert!(q.kl_to(&Prior::conditioned(q.clone())).unwrap().abs() < 1e-12);
+        assert_eq!(q.kl_to(&Prior::Gp(k.clone())).unwrap(), q.kl_to_prior());
+        assert!(q.kl_to(&Prior::Gp(Kernel::se_iso(0.5, 1.3))).is_err());
+        let mut moved = p;
+        moved.basis[(0, 0)] += 0.1;
+        assert!(q.kl_to(&Prior::conditioned(moved)).is_err());
     }
 
     /// A covariance that is not positive definite is an error, not a number.

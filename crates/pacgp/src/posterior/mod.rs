@@ -29,7 +29,7 @@ pub use prior::{Prior, PriorAt};
 pub use scaled::MeanScaled;
 
 /// How the posterior covariance on the basis values `f_B` is stored.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum Covariance {
     /// Site form (exact GPR, Laplace, EP, ADF/IVM): `Σ = (K_B⁻¹ + Π)⁻¹`, `Π = diag(π) ≥ 0`.
     /// Holds `√π` and the Cholesky of `B = I + Π½ K_B Π½`; then `R = Π½ B⁻¹ Π½`.
@@ -78,7 +78,7 @@ impl Covariance {
 /// Built by one of [`GaussianPosterior::sites`], [`GaussianPosterior::whitened`],
 /// [`GaussianPosterior::dense`], [`GaussianPosterior::shifted`]. On disk the site form keeps
 /// `√π` and the jitter and refactors `B` on load ([`file`]).
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(try_from = "file::PosteriorFile", into = "file::PosteriorFile")]
 pub struct GaussianPosterior {
     /// The prior (with its fitted hyperparameters).

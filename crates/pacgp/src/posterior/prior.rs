@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 
 /// A Gaussian-process prior.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Prior {
     /// `GP(0, k)`.

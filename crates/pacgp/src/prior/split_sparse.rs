@@ -8,6 +8,10 @@
 //!
 //! so `KL(Q‖P_A) = KL(N(a, Σ) ‖ N(a_A, Σ_A))` on u, and Q's marginals are
 //! `μ(x) = k_u(x)ᵀK_uu⁻¹a`, `v(x) = k(x,x) − k_u(x)ᵀK_uu⁻¹(K_uu − Σ)K_uu⁻¹k_u(x)`.
+//! P_A and Q are both shared posteriors of the GP prior on the basis Z (dense form, the same
+//! jittered `K_uu`), so the certificate charges `Q.kl_to(P_A)`
+//! ([`GaussianPosterior::kl_to`]: siblings' KL on u); [`SparseSplitPosterior`] is the
+//! minimiser's evaluation at one `(σ², α_s)`.
 //! σ² and α_s ∈ {0, 1} are Q's free parameters (not charged), chosen by the bound on B
 //! (a grid in ln σ² refined by golden section: one scalar, no gradient needed). Cost
 //! O(N_B M² + M³) per evaluation.
@@ -16,15 +20,15 @@ use faer::{Mat, MatRef};
 
 use serde::{Deserialize, Serialize};
 
-use crate::bounds::{BoundKind, ConfidenceTerm};
-use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, KlToPrior, PenaltyTerm};
+use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm};
+use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm, PosteriorAgainst};
 use crate::data::{Dataset, Standardizer, TargetScaler};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
 use crate::optim::scalar::grid_then_golden;
-use crate::posterior::{dense_gaussian_kl, Covariance, GaussianPosterior, Marginals};
+use crate::posterior::{dense_gaussian_kl, Covariance, GaussianPosterior, Marginals, Prior};
 use crate::regression::sparse::{train_sparse, SparseConfig, SparseMethod, KUU_JITTER};
 
 use super::split::{RegressionParts, SplitConfig};
@@ -43,6 +47,7 @@ pub struct SparseSplitPrior {
     /// Covariance of u under P_A.
     pub sigma_a: Mat<f64>,
     chol_kuu: Cholesky,
+    chol_sigma_a: Cholesky,
     sigma_a_inv: Mat<f64>,
 }
 
@@ -60,8 +65,8 @@ impl SparseSplitPrior {
             kuu[(i, i)] += KUU_JITTER;
         }
         let chol_kuu = Cholesky::factor(kuu.as_ref(), &JitterPolicy::default(), "K_uu")?;
-        let sigma_a_inv =
-            Cholesky::factor(sigma_a.as_ref(), &JitterPolicy::default(), "Σ_A")?.inverse();
+        let chol_sigma_a = Cholesky::factor(sigma_a.as_ref(), &JitterPolicy::default(), "Σ_A")?;
+        let sigma_a_inv = chol_sigma_a.inverse();
         Ok(Self {
             kernel,
             z,
@@ -69,8 +74,27 @@ impl SparseSplitPrior {
             a_a,
             sigma_a,
             chol_kuu,
+            chol_sigma_a,
             sigma_a_inv,
         })
+    }
+
+    /// P_A as the prior a certificate charges Q against: conditioned on the shared posterior
+    /// of the GP prior on Z in the dense form, `α_A = K_uu⁻¹a_A`, covariance Σ_A of u.
+    pub fn prior(&self) -> Prior {
+        Prior::conditioned(self.dense_posterior(self.a_a.clone(), self.chol_sigma_a.clone()))
+    }
+
+    /// The shared posterior on Z with mean `a` and covariance `L Lᵀ` of u (P_A and every Q).
+    fn dense_posterior(&self, a: Vec<f64>, chol_sigma: Cholesky) -> GaussianPosterior {
+        let alpha = self.chol_kuu.solve_vec(&a);
+        GaussianPosterior::dense(
+            self.kernel.clone(),
+            self.z.clone(),
+            alpha,
+            self.chol_kuu.clone(),
+            chol_sigma,
+        )
     }
 
     /// VFE on part A (θ, σ_A², Z by the sparse ML-II driver from k-means), then its q(u):
@@ -142,7 +166,8 @@ pub enum SparseSplitFamily {
     DecoupledMean,
 }
 
-/// The sparse posterior Q on part B (docs/math.md §9.3.2).
+/// The sparse posterior Q on part B (docs/math.md §9.3.2) at one `(σ², α_s)`, as the minimiser
+/// evaluates it: u's mean and covariance, `KL(Q‖P_A)` and the marginals on B.
 #[derive(Clone, Debug)]
 pub struct SparseSplitPosterior {
     /// The prior P_A.
@@ -230,7 +255,8 @@ impl SparseSplitPosterior {
         })
     }
 
-    /// `KL(Q‖P_A)` on u.
+    /// `KL(Q‖P_A)` on u (the minimiser's; the certificate charges
+    /// [`GaussianPosterior::kl_to`]).
     pub fn kl(&self) -> f64 {
         self.kl
     }
@@ -240,21 +266,29 @@ impl SparseSplitPosterior {
         &self.marginals_b
     }
 
-    /// Q as the shared posterior, over the GP prior (dense form over Z): `α = K_uu⁻¹a`,
-    /// covariance Σ of u. Not expressed with `P_A` as a conditioned prior: `P_A` and Q are
-    /// distributions of `u = f(Z) + jitter`, not of `f(Z)`, so that form would be off by the
-    /// `K_uu` jitter; Q's certificate uses its u-space [`kl`](Self::kl) and the exact
-    /// [`marginals_on_b`](Self::marginals_on_b), which this form predicts.
+    /// Q as the shared posterior over the GP prior (dense form over Z): `α = K_uu⁻¹a`,
+    /// covariance Σ of u. Written over the GP prior, not over `P_A` as a conditioned prior:
+    /// `P_A` and Q are distributions of `u = f(Z) + jitter`, not of `f(Z)`, so an update of
+    /// `P_A` at `f(Z)` would be off by the `K_uu` jitter. Q is `P_A`'s sibling on Z, which
+    /// [`GaussianPosterior::kl_to`] charges on u.
     pub fn posterior(&self) -> Result<GaussianPosterior> {
-        let alpha = self.prior.chol_kuu.solve_vec(&self.a);
         let chol_sigma = Cholesky::factor(self.sigma.as_ref(), &JitterPolicy::default(), "Σ")?;
-        Ok(GaussianPosterior::dense(
-            self.prior.kernel.clone(),
-            self.prior.z.clone(),
-            alpha,
-            self.prior.chol_kuu.clone(),
-            chol_sigma,
-        ))
+        Ok(self.prior.dense_posterior(self.a.clone(), chol_sigma))
+    }
+
+    /// Q's certificate on part B for each loss: the shared posterior's marginals on B and
+    /// its `KL(Q‖P_A)`.
+    pub fn certificates(
+        &self,
+        x_b: MatRef<'_, f64>,
+        y_b: &[f64],
+        losses: &[GibbsLoss],
+        spec: &CertificateSpec,
+    ) -> Result<Vec<Certificate>> {
+        let q = self.posterior()?;
+        let prior = self.prior.prior();
+        let charged = PosteriorAgainst::new(&q, &prior)?;
+        Certificate::for_losses(&charged, &q.predict(x_b)?, y_b, losses, spec)
     }
 }
 
@@ -376,26 +410,18 @@ impl SparseSplitRecord {
     }
 }
 
-/// The certificate charges the u-space `KL(Q‖P_A)` (module doc: `P_A` and Q are
-/// distributions of `u = f(Z)` with K_uu's jitter, so a conditioned f-space form differs).
-impl KlToPrior for SparseSplitPosterior {
-    fn kl_to_prior(&self) -> f64 {
-        self.kl
-    }
-}
-
-/// The B-bound of Q at `(σ², α_s)`.
+/// The B-bound of Q at `(σ², α_s)` (the kl bound of `target`).
 fn bound_at(
     prior: &SparseSplitPrior,
     x_b: MatRef<'_, f64>,
     y_b: &[f64],
     params: SparseSplitParams,
     loss: &GibbsLoss,
-    spec: &CertificateSpec,
+    target: &BoundTarget,
 ) -> Result<(f64, SparseSplitPosterior)> {
     let q = SparseSplitPosterior::new(prior.clone(), x_b, y_b, params)?;
-    let c = Certificate::of_predictions(&q, q.marginals_on_b(), y_b, loss, spec)?;
-    Ok((c.bound_of_kind(BoundKind::Kl), q))
+    let risk = loss.empirical_risk(y_b, q.marginals_on_b())?;
+    Ok((target.at(risk, q.kl(), y_b.len()).value, q))
 }
 
 /// The range of ln σ² (and ln σ_m²) searched on part B: a grid of step 0.5, then golden section.
@@ -409,10 +435,10 @@ fn minimise(
     x_b: MatRef<'_, f64>,
     y_b: &[f64],
     loss: &GibbsLoss,
-    spec: &CertificateSpec,
+    target: &BoundTarget,
     family: SparseSplitFamily,
 ) -> Result<SparseSplitPosterior> {
-    let value = |p: SparseSplitParams| bound_at(prior, x_b, y_b, p, loss, spec).map(|v| v.0);
+    let value = |p: SparseSplitParams| bound_at(prior, x_b, y_b, p, loss, target).map(|v| v.0);
     let mut best: Option<(f64, SparseSplitParams)> = None;
     for alpha_s in [0.0, 1.0] {
         let t = grid_then_golden(LN_NOISE_RANGE, |t| {
@@ -452,7 +478,7 @@ fn minimise(
         }
     }
     let (_, p) = best.expect("two α_s were tried");
-    Ok(bound_at(prior, x_b, y_b, p, loss, spec)?.1)
+    Ok(bound_at(prior, x_b, y_b, p, loss, target)?.1)
 }
 
 /// Train with the sparse data-dependent prior (docs/math.md §9.3.2): for each candidate fraction,
@@ -496,14 +522,11 @@ pub fn fit_sparse_split_prior_with(
             SparseSplitPrior::fit_vfe(kernel_init, x_a.as_ref(), &y_a, m.min(a.len()), cfg.seed)?;
         let choices = sparse_split_choices(prior.m(), fraction, cfg.seed, menu, a.len(), train.n());
         let spec = CertificateSpec::new(cfg.delta, cfg.term, choices);
-        let posterior = minimise(&prior, x_b.as_ref(), &y_b, &loss, &spec, family)?;
-        let certificate = Certificate::of_predictions(
-            &posterior,
-            posterior.marginals_on_b(),
-            &y_b,
-            &loss,
-            &spec,
-        )?;
+        let target = BoundTarget::new(spec.delta, spec.term, BoundKind::Kl, spec.penalty())?;
+        let posterior = minimise(&prior, x_b.as_ref(), &y_b, &loss, &target, family)?;
+        let certificate = posterior
+            .certificates(x_b.as_ref(), &y_b, std::slice::from_ref(&loss), &spec)?
+            .remove(0);
         let fit = SparseSplitFit {
             fraction,
             seed: cfg.seed,
