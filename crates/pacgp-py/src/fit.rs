@@ -10,70 +10,13 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use pacgp::data::TableOption;
-use pacgp::spec::values::{one_of, BadValue};
-use pacgp::spec::{FitOptions, MethodName, SpecError, SpecOption, Wording};
+use pacgp::spec::values::BadValue;
+use pacgp::spec::{FitOptions, MethodName, SpecError, SpecOption};
 
 use pacgp::data::{ClassLabels, TrainingLabels};
 
+use crate::errors::{lib_err, spec_err, PyWording};
 use crate::{compute_with, label_map, to_dataset, to_py_err, wrap, Model};
-
-/// How Python words a fit option: the estimator's parameter name where it has its own
-/// (`n_inducing` for the library's `inducing`), else the library's name.
-pub(crate) struct PyWording {
-    names: HashMap<String, String>,
-}
-
-impl PyWording {
-    pub(crate) fn new(names: Option<HashMap<String, String>>) -> Self {
-        Self {
-            names: names.unwrap_or_default(),
-        }
-    }
-}
-
-impl Wording for PyWording {
-    fn option(&self, option: SpecOption) -> String {
-        let name = option.name();
-        self.names.get(name).cloned().unwrap_or_else(|| name.into())
-    }
-
-    fn method(&self, method: MethodName) -> String {
-        format!("method '{method}'")
-    }
-
-    fn without_loo(&self) -> String {
-        "loo='none'".into()
-    }
-
-    fn table_option(&self, option: TableOption) -> String {
-        option.name().into()
-    }
-
-    /// `missing='drop'`, `missing='drop', 'zero' or 'mean'`; Python reads no file, so it has
-    /// no target, drop, header or positive-label option.
-    fn table_setting(&self, option: TableOption, values: &[&str]) -> Option<String> {
-        use TableOption as O;
-        match option {
-            O::Missing | O::Categorical | O::UnknownCategory => {
-                let quoted: Vec<String> = values.iter().map(|v| format!("'{v}'")).collect();
-                let quoted: Vec<&str> = quoted.iter().map(String::as_str).collect();
-                Some(format!("{}={}", option.name(), one_of(&quoted)))
-            }
-            O::Target | O::Drop | O::YesNo | O::NoHeader | O::Positive => None,
-        }
-    }
-}
-
-/// A spec error as the `ValueError` a Python caller reads.
-pub(crate) fn spec_err(e: &SpecError, wording: &PyWording) -> PyErr {
-    PyValueError::new_err(e.message(wording))
-}
-
-/// A word that is not one of an option's values, as the `ValueError` naming the option.
-pub(crate) fn bad_word(option: SpecOption, e: BadValue) -> PyErr {
-    spec_err(&SpecError::unparsable(option, e), &PyWording::new(None))
-}
 
 /// One option's value from Python: `None` is "not given"; words go through the library's
 /// parser (`FromStr`), numbers and flags are taken as they are.
@@ -314,12 +257,4 @@ pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(fit, module)?)?;
     module.add_function(wrap_pyfunction!(option_words, module)?)?;
     Ok(())
-}
-
-/// The error of a library call as Python's, with spec errors in the caller's words.
-pub(crate) fn lib_err(e: pacgp::Error, wording: &PyWording) -> PyErr {
-    match e {
-        pacgp::Error::Spec(s) => spec_err(&s, wording),
-        other => to_py_err(other),
-    }
 }

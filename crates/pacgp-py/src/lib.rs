@@ -9,13 +9,13 @@
 
 use faer::Mat;
 use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
-use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 use pacgp::data::{Dataset, LabelMap};
 use pacgp::model::FittedModel;
 
+mod errors;
 mod fit;
 mod model;
 mod sharded;
@@ -28,14 +28,8 @@ mod warm_start;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+pub(crate) use errors::{to_py_err, PacgpError};
 pub use model::Model;
-
-create_exception!(
-    _pacgp,
-    PacgpError,
-    PyRuntimeError,
-    "A numerical failure in pacgp (a matrix not positive definite even after jitter, a non-finite objective)."
-);
 
 /// An option value from a fixed menu, or `ValueError` naming the menu.
 pub(crate) fn choose<T: Copy>(what: &str, given: &str, menu: &[(&str, T)]) -> PyResult<T> {
@@ -49,41 +43,6 @@ pub(crate) fn choose<T: Copy>(what: &str, given: &str, menu: &[(&str, T)]) -> Py
                 reason: format!("{what} is one of {}", names.join(", ")),
             })
         })
-}
-
-/// A library error as the Python exception a caller can act on: numerical failures are
-/// `PacgpError`, everything the caller gave wrong (shapes, values, options, files) `ValueError`.
-pub(crate) fn to_py_err(e: pacgp::Error) -> PyErr {
-    use pacgp::Error as E;
-    let message = e.message(&fit::PyWording::new(None));
-    match e {
-        E::NotPositiveDefinite { .. } | E::Numerical { .. } => PacgpError::new_err(message),
-        E::Io { .. }
-        | E::Csv { .. }
-        | E::NonFinite { .. }
-        | E::ShapeMismatch { .. }
-        | E::Empty { .. }
-        | E::ColumnNotFound { .. }
-        | E::NotBinary { .. }
-        | E::ConstantColumn { .. }
-        | E::DuplicateColumn { .. }
-        | E::NoDataRows { .. }
-        | E::ConstantTarget { .. }
-        | E::Unrepresentable { .. }
-        | E::InvalidParameter { .. }
-        | E::InvalidSpec { .. }
-        | E::ModelFile { .. }
-        | E::ModelMismatch { .. }
-        | E::Spec(_)
-        | E::Table(_)
-        | E::Unsupported(_)
-        | E::NoLeaveOneOut { .. }
-        | E::NotTrainingSample { .. }
-        | E::Write { .. }
-        | E::Threads { .. } => PyValueError::new_err(message),
-        // A variant added later is reported as pacgp's own error until it is classified here.
-        _ => PacgpError::new_err(message),
-    }
 }
 
 /// numpy arrays can be misaligned (e.g. unpickled from a byte buffer); reading one in place

@@ -93,7 +93,7 @@ impl Model {
             py,
             n_threads,
             || self.inner.predict_intervals(xm.as_ref(), alpha),
-            |e| crate::fit::lib_err(e, &crate::fit::PyWording::new(None)),
+            |e| crate::errors::lib_err(e, &crate::errors::PyWording::new(None)),
         )?;
         Ok((
             iv.lower.into_pyarray(py),

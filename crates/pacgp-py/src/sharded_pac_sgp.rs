@@ -24,7 +24,7 @@ use pacgp::prior::HyperPrior;
 use pacgp::spec::values::BadValue;
 use pacgp::spec::{BoundName, FitOptions, HyperPriorName, MethodName, SpecOption, Xi};
 
-use crate::fit::bad_word;
+use crate::errors::bad_word;
 use pacgp::regression::inducing_init::InducingInit;
 
 use crate::choose;

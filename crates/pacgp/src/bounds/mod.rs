@@ -233,6 +233,12 @@ impl BoundTarget {
         complexity(kl, n, self.delta, self.penalty + extra_penalty, self.term)
     }
 
+    /// δ in (0, 1) and Catoni's λ positive and finite: what a fit or a certificate checks
+    /// before any work that depends on the data (a split prior's refit of part A).
+    pub fn check_confidence(delta: f64, term: ConfidenceTerm) -> Result<()> {
+        Self::new(delta, term, BoundKind::Kl, 0.0).map(drop)
+    }
+
     /// The bound at empirical risk `risk` and `kl` on `n` points, with its partials.
     pub fn at(&self, risk: f64, kl: f64, n: usize) -> BoundValue {
         self.at_with(risk, kl, n, 0.0)

@@ -1,19 +1,42 @@
 //! The one row digest: SHA-256 of a row's values (inputs then target, as f64 bits). It orders a
 //! sample canonically — so that a split depends on the sample and the seed, never on the file's
-//! row order — and, sorted and hashed again, identifies the sample a certificate holds on.
+//! row order — and, sorted and hashed again, identifies the sample a certificate holds on;
+//! hashed again in row order, it identifies a sample *in its order* (what a solution indexed
+//! by row was computed for).
 
+use faer::MatRef;
 use sha2::{Digest, Sha256};
 
 use super::Dataset;
 
 /// SHA-256 of row `i` of `data`: its inputs, then its target, as little-endian f64 bits.
 pub fn row_digest(data: &Dataset, i: usize) -> [u8; 32] {
+    row_digest_of(data.x.as_ref(), &data.y, i)
+}
+
+/// [`row_digest`] of row `i` of inputs `x` and targets `y`.
+fn row_digest_of(x: MatRef<'_, f64>, y: &[f64], i: usize) -> [u8; 32] {
     let mut h = Sha256::new();
-    for j in 0..data.d() {
-        h.update(data.x[(i, j)].to_bits().to_le_bytes());
+    for j in 0..x.ncols() {
+        h.update(x[(i, j)].to_bits().to_le_bytes());
     }
-    h.update(data.y[i].to_bits().to_le_bytes());
+    h.update(y[i].to_bits().to_le_bytes());
     h.finalize().into()
+}
+
+/// SHA-256 of `(x, y)` in row order: the shape, then every [`row_digest`] in order (`None`
+/// when `y` does not have one target per row).
+pub fn ordered_digest(x: MatRef<'_, f64>, y: &[f64]) -> Option<[u8; 32]> {
+    if y.len() != x.nrows() {
+        return None;
+    }
+    let mut h = Sha256::new();
+    h.update((x.nrows() as u64).to_le_bytes());
+    h.update((x.ncols() as u64).to_le_bytes());
+    for i in 0..x.nrows() {
+        h.update(row_digest_of(x, y, i));
+    }
+    Some(h.finalize().into())
 }
 
 /// Rows of `data` in a canonical order that does not depend on the file's row order: sorted
@@ -60,6 +83,16 @@ mod tests {
                 .collect()
         };
         assert_eq!(rows(&a), rows(&b));
+    }
+
+    #[test]
+    fn the_ordered_digest_depends_on_the_row_order() {
+        let a = sample(&[[1.0, 2.0, 1.0], [0.5, -1.0, -1.0]]);
+        let b = sample(&[[0.5, -1.0, -1.0], [1.0, 2.0, 1.0]]);
+        let of = |d: &Dataset| ordered_digest(d.x.as_ref(), &d.y);
+        assert_eq!(of(&a), of(&a.clone()));
+        assert_ne!(of(&a), of(&b));
+        assert_eq!(ordered_digest(a.x.as_ref(), &a.y[..1]), None);
     }
 
     #[test]

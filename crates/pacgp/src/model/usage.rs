@@ -99,13 +99,15 @@ impl FittedModel {
         }
     }
 
-    /// The options with the model's own defaults.
-    pub(super) fn resolve(&self, opts: &CertifyOptions) -> Resolved {
-        Resolved {
+    /// The options with the model's own defaults, δ and Catoni's λ checked before any refit.
+    pub(super) fn resolve(&self, opts: &CertifyOptions) -> Result<Resolved> {
+        let resolved = Resolved {
             delta: opts.delta.unwrap_or(self.spec.delta),
             term: opts.term.unwrap_or_else(|| self.trained_confidence_term()),
             predictor: opts.predictor.unwrap_or_else(|| self.trained_predictor()),
-        }
+        };
+        crate::bounds::BoundTarget::check_confidence(resolved.delta, resolved.term)?;
+        Ok(resolved)
     }
 
     /// Whether the model is a classifier (binary or multi-class).
@@ -307,7 +309,7 @@ impl FittedModel {
         opts: &CertifyOptions,
     ) -> Result<Vec<CertificateReport>> {
         self.check_training_sample(sample)?;
-        let r = self.resolve(opts);
+        let r = self.resolve(opts)?;
         let xs = self.standardised_inputs(sample.x.as_ref())?;
         if self.is_classifier() && !opts.epsilons.is_empty() {
             return Err(Error::Unsupported(

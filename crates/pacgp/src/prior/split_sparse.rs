@@ -502,6 +502,7 @@ pub fn fit_sparse_split_prior_with(
     cfg: &SplitConfig,
     family: SparseSplitFamily,
 ) -> Result<SparseSplitFit> {
+    BoundTarget::check_confidence(cfg.delta, cfg.term)?;
     let fractions = cfg.fraction.menu()?;
     let menu = fractions.len();
     let chosen = fractions.by_bound(|&fraction, _| {

@@ -126,6 +126,7 @@ pub fn fit_split_prior(
     classifier: GibbsClassifier,
     cfg: &SplitPriorConfig,
 ) -> Result<SplitPriorFit> {
+    BoundTarget::check_confidence(cfg.bound.delta, cfg.bound.term)?;
     crate::data::check_binary_labels(&train.y)?;
     let menu = split_menu(cfg.fraction, cfg.both_directions);
     let chosen = menu.by_bound(|&(f, swapped), price| {

@@ -305,9 +305,10 @@ pub(super) struct NestedEstimate {
 }
 
 impl NestedEstimate {
-    /// The estimated certificate at Catoni's best λ, `kl⁻¹(q, c)` (docs/math.md §9.1).
+    /// The estimated certificate at Catoni's best λ, `kl⁻¹(q, c)` (docs/math.md §9.1): the
+    /// kl bound as a function of the risk and the complexity.
     pub(super) fn bound(&self) -> f64 {
-        crate::special::kl_inverse(self.risk, self.complexity)
+        crate::bounds::bound_with_partials(self.risk, self.complexity, BoundKind::Kl).0
     }
 
     /// [`catoni_optimal_lambda`] of the estimate, kept in [0.1, 10].

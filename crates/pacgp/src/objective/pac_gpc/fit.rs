@@ -174,13 +174,8 @@ pub(super) fn fit_at_kernel(
     choice: &PenaltyTerm,
     extra_start: Option<&SiteParams>,
 ) -> Result<(PacGpcFit, ClassifierFit)> {
+    let bound = BoundTarget::new(cfg.delta, cfg.term, cfg.kind, choice.nats)?;
     let lap = laplace(kernel, lik, x, y, &cfg.laplace)?;
-    let bound = BoundTarget {
-        delta: cfg.delta,
-        term: cfg.term,
-        penalty: choice.nats,
-        kind: cfg.kind,
-    };
     let prior = Prior::Gp(kernel.clone()).at(x);
     let obj = PacGpcObjective::with_prior(prior.clone(), y, classifier, bound)?;
     // Start from the better of the Laplace sites and the given ones.
@@ -255,15 +250,10 @@ pub(super) fn fit_on_grid(
 ) -> Result<PacGpcFit> {
     let nt = kernel.n_params();
     let choice = PenaltyTerm::grid(&cfg.grid, nt);
+    let bound = BoundTarget::new(cfg.delta, cfg.term, cfg.kind, choice.nats)?;
     let mut k0 = kernel.clone();
     k0.set_params(&cfg.grid.round(&kernel.params()))?;
     let lap = laplace(&k0, lik, x, y, &cfg.laplace)?;
-    let bound = BoundTarget {
-        delta: cfg.delta,
-        term: cfg.term,
-        penalty: choice.nats,
-        kind: cfg.kind,
-    };
     let obj = PacGpcObjective::with_kernel(&k0, x, y, classifier, bound)?;
     let mut x0 = k0.params();
     x0.extend(SiteParams::of_posterior(&lap.posterior)?.stacked());

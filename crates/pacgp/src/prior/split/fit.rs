@@ -367,6 +367,7 @@ pub(super) fn fit_fractions(
     catoni_grid: bool,
     point_noise: bool,
 ) -> Result<SplitFit> {
+    BoundTarget::check_confidence(cfg.delta, cfg.term)?;
     let menu = cfg.fraction.menu()?;
     let chosen = menu.by_bound(|&f, _| {
         let mut fit = fit_fraction(train, kernel_init, f, menu.len(), cfg, catoni_grid)?;
