@@ -6,28 +6,15 @@ use std::path::PathBuf;
 use pacgp::bounds::ConfidenceTerm;
 use pacgp::certificate::GibbsPredictor;
 use pacgp::data::{MissingPolicy, UnknownCategory};
-use pacgp::loo::LooMode;
 use pacgp::prior::split::SplitFraction;
 use pacgp::regression::inducing_init::InducingInit;
 use pacgp::spec::{
     BoundName, FitOptions, HyperPriorName, IntervalMethod, IntervalScore, LikelihoodName,
-    MethodName, MultiClass, PriorKernel, PriorScale, Selection, SlackKind, Xi,
+    LooRequest, MethodName, MultiClass, PriorKernel, PriorScale, Selection, SlackKind, Xi,
 };
 use pacgp::svm::SvmSolver;
 
 use crate::words::{parsed, words};
-
-/// `--loo`: one of the library's leave-one-out modes, or none.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LooChoice(pub Option<LooMode>);
-
-/// Parse `none` or a library leave-one-out mode (`approx`, `exact`, `both`).
-fn loo_choice(s: &str) -> Result<LooChoice, String> {
-    match s {
-        "none" => Ok(LooChoice(None)),
-        other => parsed::<LooMode>(other).map(|m| LooChoice(Some(m))),
-    }
-}
 
 /// Gaussian-process learning with guarantees: fit GP regressors and classifiers, and
 /// certify them with a PAC-Bayes upper bound on their future risk and a leave-one-out
@@ -382,8 +369,8 @@ pub struct CertifyArgs {
     pub delta: Option<f64>,
     /// Leave-one-out beside the bound: the fast approximation (closed form, cavities or
     /// linear response), exact LOO by N refits (`loo_exact_error`), both, or none.
-    #[arg(long, default_value = "approx", value_parser = loo_choice)]
-    pub loo: LooChoice,
+    #[arg(long, default_value = "approx", value_parser = words::<LooRequest>())]
+    pub loo: LooRequest,
     /// Confidence constant of the bound: maurer, seeger, sharp or catoni:λ [default: the one
     /// the model was trained with].
     #[arg(long, value_parser = parsed::<ConfidenceTerm>)]

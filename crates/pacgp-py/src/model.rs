@@ -6,9 +6,9 @@ use pyo3::prelude::*;
 
 use pacgp::bounds::ConfidenceTerm;
 use pacgp::data::Dataset;
-use pacgp::loo::LooMode;
 use pacgp::model::{CertifyOptions, FittedModel, GibbsPredictor, Task};
 use pacgp::spec::values::BadValue;
+use pacgp::spec::LooRequest;
 use pacgp::Error;
 use pyo3::exceptions::PyValueError;
 
@@ -314,10 +314,7 @@ impl Model {
                 .map(str::parse::<GibbsPredictor>)
                 .transpose()
                 .map_err(word)?,
-            loo: match loo {
-                "none" => None,
-                other => Some(other.parse::<LooMode>().map_err(word)?),
-            },
+            loo: loo.parse::<LooRequest>().map_err(word)?.mode(),
         };
         let reports = compute_threads(py, n_threads, || self.inner.certify(&sample, &opts))?;
         json(&reports)

@@ -254,7 +254,7 @@ pub(super) fn certify(a: CertifyArgs) -> Result<()> {
         delta: a.delta,
         term: a.confidence_term,
         predictor: a.predictor,
-        loo: a.loo.0,
+        loo: a.loo.mode(),
     };
     // Leave-one-out by refits (SOGP, `--loo exact|both`) can take minutes: show it is working.
     let pb = spinner(&format!(

@@ -41,7 +41,7 @@ impl JitterPolicy {
 }
 
 /// Lower Cholesky factor `L Lᵀ = A + jitter·I`, with the jitter that was needed.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 #[serde(try_from = "CholeskyRepr", into = "CholeskyRepr")]
 pub struct Cholesky {
     l: Mat<f64>,
@@ -382,6 +382,13 @@ pub(super) struct CholeskyRepr {
     #[serde(with = "serde_mat")]
     l: Mat<f64>,
     jitter: f64,
+}
+
+/// The same factor and jitter (factors of different sizes are unequal, not a panic).
+impl PartialEq for Cholesky {
+    fn eq(&self, other: &Self) -> bool {
+        self.jitter == other.jitter && super::same_mat(self.l(), other.l())
+    }
 }
 
 impl TryFrom<CholeskyRepr> for Cholesky {

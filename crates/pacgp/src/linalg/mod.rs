@@ -23,6 +23,11 @@ pub mod scratch;
 /// Matrices at least this large are factored and multiplied with rayon threads.
 pub const PAR_THRESHOLD: usize = 512;
 
+/// Whether two matrices have the same shape and entries (faer's `==` asserts equal shapes).
+pub fn same_mat(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> bool {
+    a.nrows() == b.nrows() && a.ncols() == b.ncols() && a == b
+}
+
 /// The rows `rows` of `a`, in that order.
 pub fn select_rows(a: MatRef<'_, f64>, rows: &[usize]) -> Mat<f64> {
     Mat::from_fn(rows.len(), a.ncols(), |i, j| a[(rows[i], j)])

@@ -105,16 +105,17 @@ impl GaussianPosterior {
                 },
             ) => {
                 k == k_other
-                    && self.basis.as_ref() == other.basis.as_ref()
-                    && chol_kb.l() == chol_other.l()
+                    && linalg::same_mat(self.basis.as_ref(), other.basis.as_ref())
+                    && chol_kb == chol_other
             }
             _ => false,
         }
     }
 
-    /// The KL of two siblings' basis values from their factors: means `K_B α` (with the
-    /// shared, jittered `K_B = L Lᵀ`) and covariances `Σ = L_Σ L_Σᵀ`.
+    /// The KL of two siblings' basis values from their factors: the mean shift
+    /// `K_B(α_Q − α_P)` (with the shared, jittered `K_B = L Lᵀ`) and covariances `Σ = L_Σ L_Σᵀ`.
     fn kl_to_sibling(&self, p: &GaussianPosterior) -> Result<f64> {
+        let m = self.n_basis();
         let (
             Covariance::Dense {
                 chol_kb,
@@ -125,15 +126,25 @@ impl GaussianPosterior {
             },
         ) = (&self.cov, &p.cov)
         else {
-            unreachable!("siblings are in the dense form")
+            return Err(Error::Unsupported(
+                "a KL between siblings needs their dense form".into(),
+            ));
         };
+        if self.alpha.len() != m || p.alpha.len() != m {
+            return Err(Error::ShapeMismatch {
+                what: "mean weights of a sibling posterior",
+                expected: format!("{m}"),
+                found: format!("{} and {}", self.alpha.len(), p.alpha.len()),
+            });
+        }
         let l = chol_kb.l().to_owned();
-        let basis_mean = |alpha: &[f64]| linalg::mat_vec(&l, &linalg::mat_t_vec(&l, alpha));
-        let d: Vec<f64> = basis_mean(&self.alpha)
+        let shift: Vec<f64> = self
+            .alpha
             .iter()
-            .zip(basis_mean(&p.alpha))
+            .zip(&p.alpha)
             .map(|(a, b)| a - b)
             .collect();
+        let d = linalg::mat_vec(&l, &linalg::mat_t_vec(&l, &shift));
         Ok(GaussianKlTerms {
             trace: trace_k_inv_sigma(chol_p, chol_q),
             mahalanobis: linalg::dot(&d, &chol_p.solve_vec(&d)),
@@ -210,9 +221,13 @@ mod tests {
         assert!(q.kl_to(&Prior::conditioned(q.clone())).unwrap().abs() < 1e-12);
         assert_eq!(q.kl_to(&Prior::Gp(k.clone())).unwrap(), q.kl_to_prior());
         assert!(q.kl_to(&Prior::Gp(Kernel::se_iso(0.5, 1.3))).is_err());
-        let mut moved = p;
+        let mut moved = p.clone();
         moved.basis[(0, 0)] += 0.1;
         assert!(q.kl_to(&Prior::conditioned(moved)).is_err());
+        // Another input dimension (an isotropic kernel takes any): unequal, not a panic.
+        let mut wider = p;
+        wider.basis = Mat::from_fn(3, 2, |i, _| i as f64);
+        assert!(q.kl_to(&Prior::conditioned(wider)).is_err());
     }
 
     /// A covariance that is not positive definite is an error, not a number.

@@ -78,7 +78,7 @@ impl Covariance {
 /// Built by one of [`GaussianPosterior::sites`], [`GaussianPosterior::whitened`],
 /// [`GaussianPosterior::dense`], [`GaussianPosterior::shifted`]. On disk the site form keeps
 /// `√π` and the jitter and refactors `B` on load ([`file`]).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(try_from = "file::PosteriorFile", into = "file::PosteriorFile")]
 pub struct GaussianPosterior {
     /// The prior (with its fitted hyperparameters).
@@ -89,6 +89,17 @@ pub struct GaussianPosterior {
     pub alpha: Vec<f64>,
     /// Covariance representation.
     pub cov: Covariance,
+}
+
+/// The same prior, basis, weights and covariance (bases of different shapes are unequal, not
+/// a panic).
+impl PartialEq for GaussianPosterior {
+    fn eq(&self, other: &Self) -> bool {
+        self.prior == other.prior
+            && linalg::same_mat(self.basis.as_ref(), other.basis.as_ref())
+            && self.alpha == other.alpha
+            && self.cov == other.cov
+    }
 }
 
 /// Latent marginals at a set of inputs.

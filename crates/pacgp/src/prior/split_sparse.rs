@@ -420,6 +420,12 @@ fn bound_at(
     target: &BoundTarget,
 ) -> Result<(f64, SparseSplitPosterior)> {
     let q = SparseSplitPosterior::new(prior.clone(), x_b, y_b, params)?;
+    if !q.kl().is_finite() {
+        return Err(Error::Numerical {
+            what: "KL(Q‖P_A) of the sparse split prior",
+            message: format!("KL = {} at σ² = {}", q.kl(), params.noise),
+        });
+    }
     let risk = loss.empirical_risk(y_b, q.marginals_on_b())?;
     Ok((target.at(risk, q.kl(), y_b.len()).value, q))
 }

@@ -23,8 +23,8 @@ use crate::svm::SvmSolver;
 
 pub use options::{FitOptions, LibraryWording, SpecError, SpecOption, SpecProblem, Wording};
 pub use values::{
-    BoundName, HyperPriorName, IntervalMethod, IntervalScore, LikelihoodName, MethodName,
-    MultiClass, Named, PriorKernel, PriorScale, Selection, SlackKind, Xi,
+    BoundName, HyperPriorName, IntervalMethod, IntervalScore, LikelihoodName, LooRequest,
+    MethodName, MultiClass, Named, PriorKernel, PriorScale, Selection, SlackKind, Xi,
 };
 
 /// Default confidence δ of every bound a fit trains, selects by or stores.

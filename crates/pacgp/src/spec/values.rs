@@ -364,6 +364,32 @@ named!(LooMode {
     LooMode::Both => "both": "both",
 });
 
+/// What `certify` is asked for beside the bound: a leave-one-out mode, or no leave-one-out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LooRequest {
+    /// A leave-one-out estimate of this mode.
+    Mode(LooMode),
+    /// No leave-one-out estimate.
+    None,
+}
+
+impl LooRequest {
+    /// The mode asked for, if any.
+    pub fn mode(self) -> Option<LooMode> {
+        match self {
+            LooRequest::Mode(m) => Some(m),
+            LooRequest::None => None,
+        }
+    }
+}
+
+named!(LooRequest {
+    LooRequest::Mode(LooMode::Approx) => "approx": "the fast approximation (closed form, cavities or linear response)",
+    LooRequest::Mode(LooMode::Exact) => "exact": "exact leave-one-out by N refits",
+    LooRequest::Mode(LooMode::Both) => "both": "both",
+    LooRequest::None => "none": "no leave-one-out estimate",
+});
+
 /// How a regressor's distribution-free prediction intervals are made ([`crate::conformal`]).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -563,6 +589,7 @@ mod tests {
         check::<PriorKernel>();
         check::<GibbsPredictor>();
         check::<LooMode>();
+        check::<LooRequest>();
         check::<IntervalScore>();
         check::<MultiClass>();
     }

@@ -305,10 +305,9 @@ pub(super) struct NestedEstimate {
 }
 
 impl NestedEstimate {
-    /// The estimated certificate at Catoni's best λ, `kl⁻¹(q, c)` (docs/math.md §9.1): the
-    /// kl bound as a function of the risk and the complexity.
+    /// The estimated certificate at Catoni's best λ, `kl⁻¹(q, c)` (docs/math.md §9.1).
     pub(super) fn bound(&self) -> f64 {
-        crate::bounds::bound_with_partials(self.risk, self.complexity, BoundKind::Kl).0
+        crate::special::kl_inverse(self.risk, self.complexity)
     }
 
     /// [`catoni_optimal_lambda`] of the estimate, kept in [0.1, 10].

@@ -1,0 +1,218 @@
+//! Training kl-PAC-SGP / sqrt-PAC-SGP: the inducing inputs placed, the bound of
+//! [`super::PacSgpObjective`] minimised by the driver with θ boxed to the grid's range and
+//! snapped onto it, an optional warm start on a subsample, and the certificate at the end.
+
+use faer::MatRef;
+
+use crate::bounds::{BoundKind, HyperGrid};
+use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
+use crate::error::Result;
+use crate::kernel::Kernel;
+use crate::loss::RegressionLoss;
+use crate::optim::{self, boxes, GridSnap, LbfgsConfig, OptimReport, Restarts};
+use crate::prior::BoundLevers;
+use crate::regression::inducing_init::{initial_inducing_with_targets, InducingInit};
+use crate::regression::sparse::{NegSparseObjective, PretrainRows, SparseGp, SparseMethod};
+
+use super::PacSgpObjective;
+
+/// A trained sparse PAC-GP at the snapped θ, with its certificate.
+#[derive(Clone, Debug)]
+pub struct PacSgpFit {
+    /// The sparse GP (θ on the grid, σ² and Z as optimised).
+    pub gp: SparseGp,
+    /// `α_s` of the posterior that was trained and certified.
+    pub alpha_s: f64,
+    /// Certificate at the snapped θ, through the shared posterior (both bound forms).
+    pub certificate: Certificate,
+    /// Optimiser report.
+    pub report: OptimReport,
+    /// How the warm start on a subsample went, if there was one.
+    pub pretraining: Option<optim::Pretraining>,
+}
+
+/// Train kl-PAC-SGP / sqrt-PAC-SGP (θ boxed to the grid's range, then snapped), from Z placed
+/// by `init` (the paper's: k-means; greedy: seed 002's ΔR selection under the initial θ, σ²).
+pub fn fit_pac_sgp(
+    kernel_init: &Kernel,
+    noise_init: f64,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    m: usize,
+    alpha_s: f64,
+    loss: RegressionLoss,
+    delta: f64,
+    kind: BoundKind,
+    seed: u64,
+    init: InducingInit,
+    max_iter: usize,
+) -> Result<PacSgpFit> {
+    let settings = PacSgpSettings {
+        m,
+        alpha_s,
+        loss,
+        delta,
+        kind,
+        seed,
+        init,
+        max_iter,
+        pretrain: None,
+    };
+    fit_pac_sgp_with(
+        kernel_init,
+        noise_init,
+        x,
+        y,
+        &settings,
+        &BoundLevers::default(),
+    )
+}
+
+/// The settings of [`fit_pac_sgp_with`] (those of [`fit_pac_sgp`], named).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PacSgpSettings {
+    /// Number of inducing inputs M.
+    pub m: usize,
+    /// Posterior parametrisation: 1 = FITC, 0 = VFE.
+    pub alpha_s: f64,
+    /// Loss (standardised scale).
+    pub loss: RegressionLoss,
+    /// Confidence δ.
+    pub delta: f64,
+    /// kl or sqrt bound.
+    pub kind: BoundKind,
+    /// Seed of the initialisation of Z.
+    pub seed: u64,
+    /// How the inducing inputs start.
+    pub init: InducingInit,
+    /// L-BFGS iteration budget (on all rows).
+    pub max_iter: usize,
+    /// Optimise first on a seeded subsample of this many rows ([`optim::drive_warm`]).
+    pub pretrain: Option<usize>,
+}
+
+/// The L-BFGS iteration budget of a PAC-SGP fit when none is given.
+pub const DEFAULT_MAX_ITER: usize = 1000;
+
+/// The bound PAC-SGP minimises on rows `(x, y)` (the whole sample, or a warm start's
+/// subsample) with the settings' loss, δ, θ penalty and levers.
+fn bound_objective<'a>(
+    kernel: &Kernel,
+    x: MatRef<'a, f64>,
+    y: &'a [f64],
+    st: &PacSgpSettings,
+    penalty: f64,
+    levers: &BoundLevers,
+) -> Result<PacSgpObjective<'a>> {
+    let (m, alpha_s, loss, delta, kind) = (st.m, st.alpha_s, st.loss, st.delta, st.kind);
+    let o = PacSgpObjective::new(kernel, x, y, m, alpha_s, loss, delta, penalty, kind)?
+        .with_confidence_term(levers.term);
+    match levers.hyper_prior {
+        Some(prior) => o.with_hyper_prior(prior),
+        None => Ok(o),
+    }
+}
+
+/// [`fit_pac_sgp`] with the tighter-bounds levers: the confidence constant and a coarse
+/// hyperparameter prior (smooth surrogate while optimising, then θ snapped onto the prior's
+/// grid and σ², Z re-optimised at the snapped θ; docs/math.md §9.2).
+pub fn fit_pac_sgp_with(
+    kernel_init: &Kernel,
+    noise_init: f64,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    st: &PacSgpSettings,
+    levers: &BoundLevers,
+) -> Result<PacSgpFit> {
+    let grid = HyperGrid::default();
+    let nk = kernel_init.n_params();
+    let penalty = match levers.hyper_prior {
+        None => grid.penalty(nk),
+        Some(_) => 0.0,
+    };
+    let (m, alpha_s, loss, delta) = (st.m, st.alpha_s, st.loss, st.delta);
+    let obj = bound_objective(kernel_init, x, y, st, penalty, levers)?;
+    let z0 = initial_inducing_with_targets(kernel_init, noise_init, x, y, m, st.init, st.seed)?;
+    let p0 = NegSparseObjective::pack(kernel_init, noise_init, z0.as_ref());
+    let sub = PretrainRows::draw(x, y, st.pretrain, st.seed);
+    let warm_obj = match &sub {
+        Some(s) => Some(bound_objective(
+            kernel_init,
+            s.x.as_ref(),
+            &s.y,
+            st,
+            penalty,
+            levers,
+        )?),
+        None => None,
+    };
+    let warm = warm_obj
+        .as_ref()
+        .zip(sub.as_ref())
+        .map(|(o, s)| optim::WarmStart {
+            objective: o,
+            rows: s.y.len(),
+            of: y.len(),
+        });
+    let (lo, hi) = match levers.hyper_prior {
+        None => (grid.min_log, grid.max_log),
+        Some(p) => (p.min_log, p.max_log),
+    };
+    let mut bounds = vec![(boxes::LN_THETA.0.max(lo), boxes::LN_THETA.1.min(hi)); nk];
+    bounds.push(boxes::LN_NOISE);
+    bounds.extend(std::iter::repeat_n(boxes::FREE, m * x.ncols()));
+    let lbfgs = LbfgsConfig {
+        max_iter: st.max_iter,
+        ..Default::default()
+    };
+    let snap = match levers.hyper_prior {
+        None => GridSnap::decimal(grid, nk),
+        Some(prior) => GridSnap::coarse(prior.snap_grid(), nk),
+    };
+    let warm_lbfgs = LbfgsConfig {
+        max_iter: DEFAULT_MAX_ITER,
+        ..Default::default()
+    };
+    let (min, pretraining) = optim::drive_warm(
+        &obj,
+        warm.as_ref(),
+        &p0,
+        bounds,
+        &lbfgs,
+        &warm_lbfgs,
+        &Restarts::default(),
+        Some(&snap),
+    )?;
+    let (p, report) = (min.params, min.report);
+    let (kernel, noise_variance, z) = obj.unpack(&p)?;
+    let choice = match levers.hyper_prior {
+        None => PenaltyTerm::grid(&grid, nk),
+        Some(prior) => prior.penalty_term(&kernel)?,
+    };
+    let method = if alpha_s > 0.0 {
+        SparseMethod::Fitc
+    } else {
+        SparseMethod::Vfe
+    };
+    let gp = SparseGp {
+        kernel,
+        noise_variance,
+        z,
+        method,
+    };
+    let spec = CertificateSpec::new(delta, levers.term, vec![choice]);
+    let certificate = Certificate::of_posterior(
+        &gp.posterior_with_alpha(x, y, alpha_s)?,
+        x,
+        y,
+        &GibbsLoss::Regression(loss),
+        &spec,
+    )?;
+    Ok(PacSgpFit {
+        gp,
+        alpha_s,
+        certificate,
+        report,
+        pretraining,
+    })
+}
