@@ -2,10 +2,11 @@
 shrinking, 200 MB cache), scikit-learn's SVC, pacgp's SVMClassifier with the same C and
 lengthscale (certified and not) and its default menu; alternating rounds (a measurement).
 
-    OPENBLAS_NUM_THREADS=1 RAYON_NUM_THREADS=1 python python/examples/svm_certified_timing.py \
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 RAYON_NUM_THREADS=1 python python/examples/svm_certified_timing.py \
         data/breast-cancer-wisconsin/breast_cancer_wisconsin_complete683.csv [ROUNDS]
 
-Needs scikit-learn and LIBSVM's official binding (``pip install libsvm-official``).
+Needs scikit-learn and LIBSVM's official binding (``pip install libsvm-official``). That
+binding is built with OpenMP: without ``OMP_NUM_THREADS=1`` its ``svm_train`` uses every core.
 """
 import statistics, sys, time
 import numpy as np, pandas as pd

@@ -216,7 +216,7 @@ class _PacgpEstimator(BaseEstimator):
         self.theta_, self.theta_names_ = model.kernel_params
         self.fit_report_ = json.loads(model.report_json)
         optimiser = self.fit_report_.get("optimiser")
-        if "max_iter" in self.get_params() and optimiser is not None:
+        if hasattr(self, "max_iter") and optimiser is not None:
             # scikit-learn's convention beside max_iter: the iterations the fit took (the
             # optimiser's over all rows, after any warm start on a subsample).
             self.n_iter_ = optimiser["iterations"]
@@ -518,7 +518,12 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
             model = self._fit_model(X, target, labels=(negative, positive))
         self._set_model(model if coded is None else model.with_input_coding(coding))
         self._certify_sample(X, target)
+        self._fitted_on(X, target)
         return self
+
+    def _fitted_on(self, X, target):
+        """After a fit: what a subclass reads off the model and its numeric training inputs X
+        (rows as fitted) with the fitted targets (±1 for two classes, else class indices)."""
 
     def _certify_options(self):
         if self.model_.multiclass == "softmax":
@@ -720,16 +725,10 @@ class SVMClassifier(SVMDualAPI, _Classifier):
     def _certifiable(self):
         return not self.bias
 
-    def fit(self, X, y):
-        """Fit as every classifier does, then read a two-class SVM's dual (``support_`` …) off
-        the model and the training inputs."""
-        super().fit(X, y)
+    def _fitted_on(self, X, target):
+        """A two-class SVM's dual (``support_`` …) from the model and the training inputs."""
         if len(self.classes_) == 2:
-            X, rows = self._coded(X, allow_dropped=True)
-            y = np.ravel(np.asarray(y))  # a column vector y is fitted as 1-D (with a warning)
-            y = y if rows is None else y[rows]
-            self._set_dual(X, np.where(y == self.classes_[1], 1.0, -1.0))
-        return self
+            self._set_dual(X, target)
 
     def _fit_model(self, X, y, **target):
         return _fit(self, X, y, "svm", **target, names={"c": "C"},

@@ -18,6 +18,7 @@ use pacgp::model::FittedModel;
 mod errors;
 mod fit;
 mod model;
+mod pools;
 mod sharded;
 mod sharded_pac_sgp;
 mod table;
@@ -108,7 +109,8 @@ pub(crate) fn compute_threads<T: Send>(
 }
 
 /// Run `f` without the GIL, in a private rayon pool if `n_threads` is given (so two Python
-/// threads can each fit with one thread), else in the global pool (every core); the library's
+/// threads can each fit with one thread; kept for reuse, [`pools`]), else in the global pool
+/// (every core); the library's
 /// errors turned into Python's by `err`. The count is resolved by [`pacgp::threads::resolve`],
 /// as the CLI's `--threads`: `−1` all cores, `−2` all but one (scikit-learn's `n_jobs`), `0`
 /// and more than four per core refused (ValueError). Taken as `i64` so that negative counts
@@ -126,10 +128,7 @@ pub(crate) fn compute_with<T: Send>(
     };
     let out = py.detach(|| match n_threads {
         None => Ok(f()),
-        Some(n) => rayon::ThreadPoolBuilder::new()
-            .num_threads(n)
-            .build()
-            .map(|pool| pool.install(f)),
+        Some(n) => pools::install(n, f),
     });
     match out {
         Ok(result) => result.map_err(err),

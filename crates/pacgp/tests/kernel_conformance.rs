@@ -50,6 +50,12 @@ fn all_kernels() -> Vec<(&'static str, Kernel)> {
         "product",
         Kernel::from_spec("matern32 * poly2 + const", D).unwrap(),
     ));
+    // A constant term on either side (added in place; the certified SVM's prior is `se + const`).
+    out.push(("se+const", Kernel::from_spec("se + const", D).unwrap()));
+    out.push((
+        "const+se-ard",
+        Kernel::from_spec("const + se-ard", D).unwrap(),
+    ));
     out
 }
 

@@ -20,7 +20,16 @@ impl Kernel {
                 let v = ln_variance.exp();
                 Some(Mat::from_fn(rows, cols, |_, _| v))
             }
-            Kernel::Sum { left, right } => Some(zip_with(of(left), &of(right), |a, b| a + b)),
+            // A constant term (the certified SVM's bias prior) is added in place.
+            Kernel::Sum { left, right } => Some(match (left.as_ref(), right.as_ref()) {
+                (body, Kernel::Constant { ln_variance }) => {
+                    add_constant(of(body), ln_variance.exp())
+                }
+                (Kernel::Constant { ln_variance }, body) => {
+                    add_constant(of(body), ln_variance.exp())
+                }
+                _ => zip_with(of(left), &of(right), |a, b| a + b),
+            }),
             Kernel::Product { left, right } => Some(zip_with(of(left), &of(right), |a, b| a * b)),
             Kernel::Scale { ln_variance, inner } if inner.stationary_parts().is_none() => {
                 let v = ln_variance.exp();
@@ -33,6 +42,14 @@ impl Kernel {
             _ => None,
         }
     }
+}
+
+/// `a_ij ← a_ij + v`.
+fn add_constant(mut a: Mat<f64>, v: f64) -> Mat<f64> {
+    for j in 0..a.ncols() {
+        a.col_as_slice_mut(j).iter_mut().for_each(|x| *x += v);
+    }
+    a
 }
 
 /// `a_ij ← f(a_ij, b_ij)` for two matrices of one shape.

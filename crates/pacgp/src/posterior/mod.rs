@@ -277,15 +277,28 @@ impl GaussianPosterior {
     pub(crate) fn predict_at(&self, x: MatRef<'_, f64>) -> Marginals {
         let kxb = self.prior.cross_at(x, self.basis.as_ref()); // N*×M
         let prior_mean = self.prior.mean_at(x);
-        let mean: Vec<f64> = (0..x.nrows())
-            .map(|i| {
-                prior_mean[i]
-                    + (0..self.n_basis())
-                        .map(|m| kxb[(i, m)] * self.alpha[m])
-                        .sum::<f64>()
-            })
+        // Σ_m K(x_i, b_m) α_m, accumulated column by column (contiguous) in the order of m.
+        let mut weighted = vec![0.0; x.nrows()];
+        for (m, &a) in self.alpha.iter().enumerate() {
+            let col = kxb
+                .col(m)
+                .try_as_col_major()
+                .expect("an owned matrix")
+                .as_slice();
+            for (w, k) in weighted.iter_mut().zip(col) {
+                *w += k * a;
+            }
+        }
+        let mean: Vec<f64> = prior_mean
+            .iter()
+            .zip(&weighted)
+            .map(|(p, w)| p + w)
             .collect();
         let prior = self.prior.diag_at(x);
+        if self.covariance_is_prior() {
+            let var = prior.iter().map(|p| p.max(0.0)).collect();
+            return Marginals { mean, var };
+        }
         let reduction: Vec<f64> = self
             .projections(kxb.transpose().to_owned())
             .iter()
@@ -343,6 +356,12 @@ impl GaussianPosterior {
         c
     }
 
+    /// Whether the covariance is the prior's (every site precision 0, as the SVM's shifted
+    /// prior): then `R = 0` and nothing is subtracted from the prior's covariance.
+    fn covariance_is_prior(&self) -> bool {
+        matches!(&self.cov, Covariance::Sites { sqrt_pi, .. } if sqrt_pi.iter().all(|&s| s == 0.0))
+    }
+
     /// The projections of prior covariances `k = k_P(B, x)` (M×N*, one column per input)
     /// whose signed squared norms make `kᵀ R k`: `(+1, L_B⁻¹Π½k)` for the site form;
     /// `(+1, L_uu⁻¹k)` and `(−1, L_B⁻¹L_uu⁻¹k)` for the whitened form;
@@ -350,7 +369,7 @@ impl GaussianPosterior {
     fn projections(&self, mut a: Mat<f64>) -> Vec<(f64, Mat<f64>)> {
         match &self.cov {
             // Every site precision 0 (the SVM's shifted prior): R = 0, nothing to subtract.
-            Covariance::Sites { sqrt_pi, .. } if sqrt_pi.iter().all(|&s| s == 0.0) => vec![],
+            _ if self.covariance_is_prior() => vec![],
             Covariance::Sites { sqrt_pi, chol_b } => {
                 scale_rows(&mut a, sqrt_pi);
                 chol_b.solve_lower_in_place(a.as_mut());
