@@ -422,3 +422,12 @@ impl From<Cholesky> for CholeskyRepr {
         }
     }
 }
+
+/// `L⁻ᵀ X L⁻¹` for a symmetric M×M `X` (two triangular solves, M³ flops).
+pub fn sandwich_inv(l: &Cholesky, x: Mat<f64>) -> Mat<f64> {
+    let mut y = x;
+    l.solve_upper_in_place(y.as_mut()); // L⁻ᵀX
+    let mut out = y.transpose().to_owned(); // X L⁻¹
+    l.solve_upper_in_place(out.as_mut()); // L⁻ᵀ X L⁻¹
+    out
+}

@@ -225,3 +225,22 @@ pub fn symmetrise_from_lower(a: &mut Mat<f64>) {
         }
     }
 }
+
+/// `A ← A + u vᵀ` on the calling thread.
+pub fn add_outer_seq(a: &mut Mat<f64>, u: &[f64], v: &[f64]) {
+    for (j, vj) in v.iter().enumerate() {
+        for (ci, ui) in a.col_as_slice_mut(j).iter_mut().zip(u) {
+            *ci += ui * vj;
+        }
+    }
+}
+
+/// `A ← A + u vᵀ`, column by column in parallel.
+pub fn add_outer(a: &mut Mat<f64>, u: &[f64], v: &[f64]) {
+    a.par_col_iter_mut().zip(v).for_each(|(c, vj)| {
+        let c = c.try_as_col_major_mut().unwrap().as_slice_mut();
+        for (ci, ui) in c.iter_mut().zip(u) {
+            *ci += ui * vj;
+        }
+    });
+}

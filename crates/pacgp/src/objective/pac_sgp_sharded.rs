@@ -38,17 +38,18 @@ use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
+use crate::linalg::{add_outer, sandwich_inv};
 use crate::loss::RegressionLoss;
 use crate::posterior::GaussianKlTerms;
 use crate::prior::{HyperPrior, ThetaPenalty};
 use crate::regression::sharded::{
     add, check_len, check_shard, check_square, push_rows, row_blocks, shard_basis, ShardBasis,
 };
-use crate::regression::sparse::{add_outer, kuu_cholesky, sandwich_inv};
 use crate::regression::sparse_sums::sums_of;
 pub use crate::regression::sparse_sums::{
     posterior_from_stats, posterior_shard_stats, PacSgpShardStats,
 };
+use crate::regression::whitened_blocks::kuu_cholesky;
 
 use super::pac_sgp::PacSgpTerms;
 

@@ -32,7 +32,8 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 
-use super::sparse::{add_outer, kuu_cholesky, sandwich_inv};
+use super::whitened_blocks::kuu_cholesky;
+use crate::linalg::{add_outer, sandwich_inv};
 
 const LN_2PI: f64 = 1.837_877_066_409_345_5;
 

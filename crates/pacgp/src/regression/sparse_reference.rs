@@ -10,7 +10,68 @@ use crate::linalg;
 
 use crate::linalg::{Cholesky, JitterPolicy};
 
-use super::sparse::{add_outer, sandwich_inv, whitened_basis, SparseMethod, WhitenedBasis};
+use super::sparse::SparseMethod;
+use super::whitened_blocks::kuu_cholesky;
+use crate::linalg::{add_outer, sandwich_inv};
+
+/// The per-point whitened factors (everything but `B` and `γ`, which sum over the data):
+/// the unstreamed form the reference objectives check the streamed ones by.
+pub(crate) struct WhitenedBasis {
+    /// `L Lᵀ = K_uu + jitter·I`.
+    pub l_uu: Cholesky,
+    /// `F = K(Z, X)` (M×N).
+    pub kzx: Mat<f64>,
+    /// `V = L⁻¹F` (M×N).
+    pub v: Mat<f64>,
+    /// `k(x_i, x_i)`.
+    pub kdiag: Vec<f64>,
+    /// `q_i = ‖V_{:,i}‖²`.
+    pub q: Vec<f64>,
+    /// `Λ_ii = σ² + α_s·max(k_ii − q_i, 0)` (docs/math.md §3.2, eq. 11).
+    pub lambda: Vec<f64>,
+}
+
+/// [`WhitenedBasis`] at (θ, σ², Z) on the points `x`.
+pub(crate) fn whitened_basis(
+    kernel: &Kernel,
+    noise: f64,
+    alpha_s: f64,
+    x: MatRef<'_, f64>,
+    z: MatRef<'_, f64>,
+) -> Result<WhitenedBasis> {
+    whitened_basis_per_point(kernel, |_| noise, alpha_s, x, z)
+}
+
+/// [`WhitenedBasis`] with point `i`'s noise `noise(i)` in `Λ_ii` (per-point posterior noise,
+/// docs/math.md §9.4.2).
+pub(crate) fn whitened_basis_per_point(
+    kernel: &Kernel,
+    noise: impl Fn(usize) -> f64,
+    alpha_s: f64,
+    x: MatRef<'_, f64>,
+    z: MatRef<'_, f64>,
+) -> Result<WhitenedBasis> {
+    let l_uu = kuu_cholesky(kernel, z)?;
+    let kzx = kernel.inducing_cross(z, x);
+    let mut v = kzx.clone();
+    l_uu.solve_lower_in_place(v.as_mut());
+    let kdiag = kernel.diag(x);
+    let q = linalg::col_sq_norms(&v);
+    let lambda: Vec<f64> = kdiag
+        .iter()
+        .zip(&q)
+        .enumerate()
+        .map(|(i, (k, q))| noise(i) + alpha_s * (k - q).max(0.0))
+        .collect();
+    Ok(WhitenedBasis {
+        l_uu,
+        kzx,
+        v,
+        kdiag,
+        q,
+        lambda,
+    })
+}
 
 const LN_2PI: f64 = 1.837_877_066_409_345_5;
 

@@ -11,7 +11,7 @@ use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::posterior::GaussianPosterior;
 
 use super::sharded::{add, check_len, check_square, row_blocks, shard_basis, ShardBasis};
-use super::sparse::kuu_cholesky;
+use super::whitened_blocks::kuu_cholesky;
 
 /// Pass 1 of one shard (or, combined, of all): `Σ V_iV_iᵀ/Λ_i`, `Σ V_iy_i/Λ_i` and the count.
 #[derive(Clone, Debug, PartialEq)]

@@ -303,3 +303,9 @@ pub(crate) fn assemble_gradient(
     }
     grad
 }
+
+/// `L Lᵀ = K_uu + jitter·I` at (θ, Z), with the same `K_uu` bits as the streamed objectives
+/// ([`kuu_factor`]).
+pub(crate) fn kuu_cholesky(kernel: &Kernel, z: MatRef<'_, f64>) -> Result<Cholesky> {
+    Ok(kuu_factor(kernel, z)?.1)
+}

@@ -8,8 +8,8 @@ use super::{PacSgpObjective, PacSgpTerms};
 use crate::error::Result;
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky};
+use crate::linalg::{add_outer, sandwich_inv};
 use crate::posterior::GaussianKlTerms;
-use crate::regression::sparse::{add_outer, sandwich_inv};
 use crate::regression::sparse_reference::{whitened, Whitened};
 
 impl PacSgpObjective<'_> {

@@ -13,6 +13,7 @@ use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg;
+use crate::linalg::{add_outer_seq, sandwich_inv};
 use crate::loss::RegressionLoss;
 use crate::optim::Objective;
 use crate::posterior::GaussianKlTerms;
@@ -20,7 +21,7 @@ use crate::prior::{HyperPrior, ThetaPenalty};
 use crate::regression::row_blocks::{
     add_mat, add_vec, recycle, release, scratch, scratch_zeroed, BlockCache, Streaming,
 };
-use crate::regression::sparse::{add_outer_seq, sandwich_inv, NegSparseObjective, SparseMethod};
+use crate::regression::sparse::{NegSparseObjective, SparseMethod};
 use crate::regression::whitened_blocks::{
     assemble_gradient, mat_t_vec_seq, mat_vec_seq, whitened_sums, GradPart, SparseData,
     WhitenedSums,
