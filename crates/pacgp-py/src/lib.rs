@@ -110,8 +110,7 @@ pub(crate) fn compute_threads<T: Send>(
 
 /// Run `f` without the GIL, in a private rayon pool if `n_threads` is given (so two Python
 /// threads can each fit with one thread; kept for reuse, [`pools`]), else in the global pool
-/// (every core); the library's
-/// errors turned into Python's by `err`. The count is resolved by [`pacgp::threads::resolve`],
+/// (every core); the library's errors turned into Python's by `err`. The count is resolved by [`pacgp::threads::resolve`],
 /// as the CLI's `--threads`: `−1` all cores, `−2` all but one (scikit-learn's `n_jobs`), `0`
 /// and more than four per core refused (ValueError). Taken as `i64` so that negative counts
 /// reach the library instead of raising OverflowError.

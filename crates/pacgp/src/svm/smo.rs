@@ -697,8 +697,9 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// The scan the lanes replace: every coordinate of `active` in order through
-    /// [`SingleChoice::consider`] after its gradient update.
+    /// The scan the lanes replace, as it was written before them: every coordinate of
+    /// `active` in order, its gradient updated, then its violation and gain compared with the
+    /// best so far (the first of largest gain wins).
     fn scan(
         grad: &mut [f64],
         qi: &[f64],
@@ -711,7 +712,16 @@ mod tests {
         let mut pick = SingleChoice::default();
         for &k in active {
             grad[k] += qi[k] * d;
-            pick.consider(k, violation(grad[k], alpha[k], c), inv[k]);
+            let (g, a) = (grad[k], alpha[k]);
+            let rise = if a < c { (-g).max(0.0) } else { 0.0 };
+            let fall = if a > 0.0 { g.max(0.0) } else { 0.0 };
+            let violation = rise.max(fall);
+            pick.max_violation = pick.max_violation.max(violation);
+            let gain = violation * violation * inv[k];
+            if violation > 0.0 && gain > pick.best_gain {
+                pick.best_gain = gain;
+                pick.best = Some(k);
+            }
         }
         pick
     }
