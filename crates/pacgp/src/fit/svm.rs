@@ -7,13 +7,14 @@
 use crate::data::{Dataset, LabelMap, Standardizer};
 use crate::error::Result;
 use crate::kernel::Kernel;
+use crate::loo::LooClassification;
 use crate::model::{FitReport, FittedModel, Task};
 use crate::plan::{svm_menu, svm_prior_kernel};
 use crate::select::Menu;
 use crate::spec::{CheckedFitSpec, SvmSpec};
 use crate::svm::certificate::{svm_certificate, SvmCertificateConfig};
 use crate::svm::solution::SvmSolution;
-use crate::svm::{Slack, SvmConfig, SvmFit, SvmSolver};
+use crate::svm::{SharedRows, Slack, SvmConfig, SvmFit, SvmSolver};
 
 /// The menu's choice: the prior kernel, the solver settings, the fit, and a note for each
 /// candidate that failed and was skipped.
@@ -40,6 +41,7 @@ fn select_by_lr_loo(
         }
     };
     let single = menu.len() == 1;
+    let shared = shared_rows(x, menu, base, prior)?;
     let (chosen, failed) = menu.by_bound_par_skipping(|(k, slack), _price| {
         let (k, cfg) = (
             prior(k),
@@ -48,12 +50,23 @@ fn select_by_lr_loo(
                 ..*base
             },
         );
-        let fit = crate::svm::svm(&k, x, y, &cfg)?;
+        let rows = shared.iter().find(|(kernel, _)| *kernel == k);
+        let fit = match rows {
+            Some((_, rows)) => {
+                crate::svm::check_shapes(x, y)?;
+                crate::svm::solve(&rows.shifted(slack.diagonal_shift()), y, &cfg, None)?
+            }
+            None => crate::svm::svm(&k, x, y, &cfg)?,
+        };
         // The LOO error only ranks candidates: a menu of one needs none.
-        let errors = if single {
-            0
-        } else {
-            crate::svm::loo::svm_loo(&fit, &k, x, y)?.errors
+        let errors = match rows {
+            _ if single => 0,
+            Some((_, rows)) => {
+                let rows = rows.shifted(slack.diagonal_shift());
+                let margins = crate::svm::loo::svm_loo_margins(&fit, &rows, y)?;
+                LooClassification::from_margins(margins, 0).errors
+            }
+            None => crate::svm::loo::svm_loo(&fit, &k, x, y)?.errors,
         };
         Ok(((k, cfg, fit), errors as f64))
     })?;
@@ -69,6 +82,31 @@ fn select_by_lr_loo(
         .collect();
     let (kernel, config, fit) = chosen.value;
     Ok((kernel, config, fit, notes))
+}
+
+/// One [`SharedRows`] per prior kernel of a menu with several slacks per kernel, when they
+/// fit in the solver's row cache (`base.cache_mb`): the slacks' solves and leave-one-outs
+/// then compute each kernel row once. Empty otherwise (each solve keeps its own cache).
+fn shared_rows(
+    x: faer::MatRef<'_, f64>,
+    menu: &Menu<(Kernel, Slack)>,
+    base: &SvmConfig,
+    prior: impl Fn(&Kernel) -> Kernel,
+) -> Result<Vec<(Kernel, SharedRows)>> {
+    let mut kernels: Vec<Kernel> = Vec::new();
+    for (k, _) in &menu.items {
+        let k = prior(k);
+        if !kernels.contains(&k) {
+            kernels.push(k);
+        }
+    }
+    if kernels.len() == menu.len() || !SharedRows::fit_in(x.nrows(), kernels.len(), base.cache_mb) {
+        return Ok(Vec::new());
+    }
+    kernels
+        .into_iter()
+        .map(|k| Ok((k.clone(), SharedRows::new(&k, x)?)))
+        .collect()
 }
 
 /// `svm`: fit and certify on `train` (labels ±1): the candidate (kernel, slack) of fewest
@@ -202,6 +240,60 @@ mod tests {
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert!(notes[0].contains("skipped"), "{notes:?}");
         assert!(select_by_lr_loo(x.as_ref(), &y, &menu(&kernels[..1]), &base).is_err());
+    }
+
+    /// A menu with several slacks per kernel solves on rows shared between them: every
+    /// candidate's fit and leave-one-out error equal those of its own solve, bit for bit, so
+    /// the choice is the one independent solves make.
+    #[test]
+    fn shared_rows_choose_as_independent_solves() {
+        let x = faer::Mat::from_fn(40, 2, |i, j| ((i * (j + 2)) as f64 * 0.37).sin());
+        let y: Vec<f64> = (0..40)
+            .map(|i| {
+                if x[(i, 0)] + 0.4 * x[(i, 1)] + 0.3 * (i as f64 * 1.7).cos() > 0.0 {
+                    1.0
+                } else {
+                    -1.0
+                }
+            })
+            .collect();
+        let kernels = [Kernel::se_iso(0.3, 0.0), Kernel::se_iso(0.6, 0.0)];
+        let slacks = [Slack::Linear { c: 0.5 }, Slack::Linear { c: 5.0 }];
+        let menu = Menu::charged(
+            kernels
+                .iter()
+                .flat_map(|k| slacks.iter().map(move |&c| (k.clone(), c)))
+                .collect(),
+            "kernel × slack",
+        );
+        let base = SvmConfig {
+            bias: false,
+            ..Default::default()
+        };
+        assert!(!shared_rows(x.as_ref(), &menu, &base, svm_prior_kernel)
+            .unwrap()
+            .is_empty());
+        let (k, cfg, fit, notes) = select_by_lr_loo(x.as_ref(), &y, &menu, &base).unwrap();
+        assert!(notes.is_empty(), "{notes:?}");
+        let (mut best, mut best_errors) = (None, usize::MAX);
+        for (kernel, slack) in &menu.items {
+            let prior = svm_prior_kernel(kernel);
+            let own = SvmConfig {
+                slack: *slack,
+                ..base
+            };
+            let alone = crate::svm::svm(&prior, x.as_ref(), &y, &own).unwrap();
+            let errors = crate::svm::loo::svm_loo(&alone, &prior, x.as_ref(), &y)
+                .unwrap()
+                .errors;
+            if errors < best_errors {
+                (best, best_errors) = (Some((prior, own, alone)), errors);
+            }
+        }
+        let (prior, own, alone) = best.unwrap();
+        assert_eq!((k, cfg.slack), (prior, own.slack));
+        let bits = |v: &[f64]| v.iter().map(|a| a.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&fit.alpha), bits(&alone.alpha));
     }
 
     /// A free bias with the default menus on small 2-D data whose points come in duplicate

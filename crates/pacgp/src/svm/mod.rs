@@ -496,4 +496,34 @@ mod tests {
             }
         }
     }
+
+    /// Rows kept across solves ([`SharedRows`]) with each solve's shift have the bits the
+    /// solve's own [`InputRows`] would give, on every row, on all columns and on a subset,
+    /// read in any order and more than once.
+    #[test]
+    fn shared_rows_have_the_bits_of_input_rows() {
+        let x = Mat::from_fn(29, 3, |i, j| ((i * 5 + j * 3) % 13) as f64 / 3.0 - 2.0);
+        let se = Kernel::se_iso(1.3, 0.4);
+        let with_constant = crate::plan::svm_prior_kernel(&se);
+        let matern = Kernel::stationary(Profile::Matern52, &[0.9], 0.2);
+        let all: Vec<usize> = (0..29).collect();
+        let some: Vec<usize> = (0..29).filter(|j| j % 4 != 2).collect();
+        for k in [se, with_constant, matern] {
+            let shared = SharedRows::new(&k, x.as_ref()).unwrap();
+            for shift in [0.0, 0.7, 0.0] {
+                let own = InputRows::new(&k, x.as_ref(), shift).unwrap();
+                let kept = shared.shifted(shift);
+                for cols in [&some, &all] {
+                    let (mut a, mut b) = (vec![0.0; cols.len()], vec![0.0; cols.len()]);
+                    for i in (0..29).rev() {
+                        own.fill_row(i, cols, &mut a);
+                        kept.fill_row(i, cols, &mut b);
+                        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                        assert_eq!(bits(&a), bits(&b), "{} row {i}", k.describe());
+                        assert_eq!(own.diag(i).to_bits(), kept.diag(i).to_bits());
+                    }
+                }
+            }
+        }
+    }
 }

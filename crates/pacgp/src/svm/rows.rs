@@ -210,3 +210,71 @@ impl InputRows {
         }
     }
 }
+
+/// Kernel rows computed once and kept for every solve on the same kernel and inputs (the
+/// SVM menu's slacks for one kernel, and their leave-one-out): whole rows of [`InputRows`]
+/// on first use, each solve's diagonal shift added on reading ([`SharedRows::shifted`]).
+/// Every entry has the bits [`InputRows`] gives it. Memory: up to N² doubles.
+pub struct SharedRows {
+    inner: InputRows,
+    all: Vec<usize>,
+    rows: Vec<std::sync::OnceLock<Vec<f64>>>,
+}
+
+impl SharedRows {
+    /// The rows of `kernel` on the rows of `x`, none computed yet.
+    pub fn new(kernel: &Kernel, x: MatRef<'_, f64>) -> Result<Self> {
+        let inner = InputRows::new(kernel, x, 0.0)?;
+        let n = inner.n();
+        Ok(Self {
+            inner,
+            all: (0..n).collect(),
+            rows: (0..n).map(|_| std::sync::OnceLock::new()).collect(),
+        })
+    }
+
+    /// Whether `n` points' rows for `kernels` kernels fit in `cache_mb` megabytes.
+    pub fn fit_in(n: usize, kernels: usize, cache_mb: f64) -> bool {
+        (n as f64).powi(2) * 8.0 * kernels as f64 <= cache_mb * 1024.0 * 1024.0
+    }
+
+    /// These rows with `shift` added on the diagonal (a slack's `v`; 0 for the linear slack).
+    pub fn shifted(&self, shift: f64) -> ShiftedRows<'_> {
+        ShiftedRows {
+            shared: self,
+            shift,
+        }
+    }
+
+    fn row(&self, i: usize) -> &[f64] {
+        self.rows[i].get_or_init(|| {
+            let mut r = vec![0.0; self.all.len()];
+            self.inner.fill_row(i, &self.all, &mut r);
+            r
+        })
+    }
+}
+
+/// [`SharedRows`] with a diagonal shift, for one solve.
+pub struct ShiftedRows<'a> {
+    shared: &'a SharedRows,
+    shift: f64,
+}
+
+impl KernelRows for ShiftedRows<'_> {
+    fn n(&self) -> usize {
+        self.shared.inner.n()
+    }
+    fn diag(&self, i: usize) -> f64 {
+        self.shared.inner.diag(i) + self.shift
+    }
+    fn fill_row(&self, i: usize, cols: &[usize], out: &mut [f64]) {
+        let row = self.shared.row(i);
+        for (o, &j) in out.iter_mut().zip(cols) {
+            *o = row[j];
+        }
+        if let Some(t) = cols.iter().position(|&j| j == i) {
+            out[t] += self.shift;
+        }
+    }
+}
