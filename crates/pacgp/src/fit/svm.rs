@@ -242,9 +242,9 @@ mod tests {
         assert!(select_by_lr_loo(x.as_ref(), &y, &menu(&kernels[..1]), &base).is_err());
     }
 
-    /// A menu with several slacks per kernel solves on rows shared between them: every
-    /// candidate's fit and leave-one-out error equal those of its own solve, bit for bit, so
-    /// the choice is the one independent solves make.
+    /// A menu with several slacks per kernel solves on rows shared between them, and chooses
+    /// as independent solves (each with its own rows and leave-one-out) do: the same
+    /// candidate, with the same α bit for bit.
     #[test]
     fn shared_rows_choose_as_independent_solves() {
         let x = faer::Mat::from_fn(40, 2, |i, j| ((i * (j + 2)) as f64 * 0.37).sin());
