@@ -14,7 +14,7 @@ use crate::select::Menu;
 use crate::spec::{CheckedFitSpec, SvmSpec};
 use crate::svm::certificate::{svm_certificate, SvmCertificateConfig};
 use crate::svm::solution::SvmSolution;
-use crate::svm::{SharedRows, Slack, SvmConfig, SvmFit, SvmSolver};
+use crate::svm::{InputRows, KernelRows, SharedRows, Slack, SvmConfig, SvmFit, SvmSolver};
 
 /// The menu's choice: the prior kernel, the solver settings, the fit, and a note for each
 /// candidate that failed and was skipped.
@@ -50,23 +50,21 @@ fn select_by_lr_loo(
                 ..*base
             },
         );
-        let rows = shared.iter().find(|(kernel, _)| *kernel == k);
-        let fit = match rows {
-            Some((_, rows)) => {
-                crate::svm::check_shapes(x, y)?;
-                crate::svm::solve(&rows.shifted(slack.diagonal_shift()), y, &cfg, None)?
-            }
-            None => crate::svm::svm(&k, x, y, &cfg)?,
+        // The kernel's shared rows with this slack's shift, else rows of its own; the solve
+        // and the leave-one-out read the same ones.
+        crate::svm::check_shapes(x, y)?;
+        let shift = slack.diagonal_shift();
+        let rows: Box<dyn KernelRows + '_> = match shared.iter().find(|(kernel, _)| *kernel == k) {
+            Some((_, rows)) => Box::new(rows.shifted(shift)),
+            None => Box::new(InputRows::new(&k, x, shift)?),
         };
+        let fit = crate::svm::solve(rows.as_ref(), y, &cfg, None)?;
         // The LOO error only ranks candidates: a menu of one needs none.
-        let errors = match rows {
-            _ if single => 0,
-            Some((_, rows)) => {
-                let rows = rows.shifted(slack.diagonal_shift());
-                let margins = crate::svm::loo::svm_loo_margins(&fit, &rows, y)?;
-                LooClassification::from_margins(margins, 0).errors
-            }
-            None => crate::svm::loo::svm_loo(&fit, &k, x, y)?.errors,
+        let errors = if single {
+            0
+        } else {
+            let margins = crate::svm::loo::svm_loo_margins(&fit, rows.as_ref(), y)?;
+            LooClassification::from_margins(margins, 0).errors
         };
         Ok(((k, cfg, fit), errors as f64))
     })?;
