@@ -53,5 +53,6 @@ pub mod special;
 pub mod svm;
 pub mod threads;
 pub mod vector_math;
+pub mod vocabulary;
 
 pub use error::{Error, Result};

@@ -5,7 +5,8 @@
 //! so new failure modes can be added without breaking `match` arms downstream.
 
 mod table;
-pub use table::{TableError, TableOption};
+pub use crate::vocabulary::TableOption;
+pub use table::TableError;
 
 use thiserror::Error;
 
@@ -185,9 +186,9 @@ pub enum Error {
         message: String,
     },
     /// An option of a fit that is wrong (which option, what is wrong); front ends word it in
-    /// their own terms ([`crate::spec::SpecError::message`]).
+    /// their own terms ([`crate::vocabulary::SpecError::message`]).
     #[error("{0}")]
-    Spec(#[from] crate::spec::SpecError),
+    Spec(#[from] crate::vocabulary::SpecError),
     /// A model file whose stored parts are not what its fit spec allows (a price edited, θ off
     /// the spec's grid, a split record that does not match): it is not certified.
     #[error("the model file does not match its fit spec ({part}): {reason}")]
@@ -232,7 +233,7 @@ pub enum Error {
 impl Error {
     /// The message in a front end's words: an option of the fit spec or of reading a table is
     /// named as its users type it (`--missing` on the command line, `missing` in Python).
-    pub fn message(&self, w: &dyn crate::spec::Wording) -> String {
+    pub fn message(&self, w: &dyn crate::vocabulary::Wording) -> String {
         match self {
             Error::Spec(e) => e.message(w),
             Error::Table(e) => e.message(w),

@@ -5,58 +5,7 @@
 
 use std::fmt;
 
-use crate::spec::values::BadValue;
-use crate::spec::{LibraryWording, MethodName, Wording};
-
-/// The options of reading a table (a CSV file, or the cells Python hands over), by the
-/// library's names.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum TableOption {
-    /// Which column is the target.
-    Target,
-    /// Columns to ignore.
-    Drop,
-    /// What a missing cell means ([`MissingPolicy`](super::MissingPolicy)).
-    Missing,
-    /// `y`/`n` read as ±1 in numeric columns.
-    YesNo,
-    /// Which input columns are categorical ([`Categorical`](super::Categorical)).
-    Categorical,
-    /// What a category unseen in training becomes ([`UnknownCategory`](super::UnknownCategory)).
-    UnknownCategory,
-    /// The file has no header line.
-    NoHeader,
-    /// The label coded +1.
-    Positive,
-}
-
-impl TableOption {
-    /// Every option, for front ends' name tables and their tests.
-    pub const ALL: [TableOption; 8] = [
-        TableOption::Target,
-        TableOption::Drop,
-        TableOption::Missing,
-        TableOption::YesNo,
-        TableOption::Categorical,
-        TableOption::UnknownCategory,
-        TableOption::NoHeader,
-        TableOption::Positive,
-    ];
-
-    /// The library's name of the option (snake case).
-    pub fn name(self) -> &'static str {
-        match self {
-            TableOption::Target => "target",
-            TableOption::Drop => "drop",
-            TableOption::Missing => "missing",
-            TableOption::YesNo => "yes_no",
-            TableOption::Categorical => "categorical",
-            TableOption::UnknownCategory => "unknown_category",
-            TableOption::NoHeader => "no_header",
-            TableOption::Positive => "positive",
-        }
-    }
-}
+use crate::vocabulary::{BadValue, LibraryWording, MethodName, TableOption, Wording};
 
 /// What is wrong with a table or its reading options; [`TableError::message`] words the
 /// option that helps in a front end's terms.

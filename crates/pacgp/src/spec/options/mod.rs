@@ -2,16 +2,13 @@
 //! interpreted yet), the one place that decides which apply to which method and what ranges
 //! they take, and the structured [`SpecError`] that each front end words in its own terms.
 
-use std::fmt;
-
 use super::values::BadValue;
 use super::*;
 
 mod check;
-mod error;
 mod method;
+pub use crate::vocabulary::{LibraryWording, SpecError, SpecOption, SpecProblem, Wording};
 pub(crate) use check::*;
-pub use error::*;
 
 /// Every option of a fit as given (`None`: not given). Front ends fill it from their own
 /// inputs; [`FitOptions::check`] turns it into a [`CheckedFitSpec`] or says what is wrong.
@@ -81,125 +78,6 @@ pub struct FitOptions {
     pub interval_score: Option<IntervalScore>,
     /// How a classifier learns more than two classes.
     pub multiclass: Option<MultiClass>,
-}
-
-/// The options, by their library names (front ends map them to flags or keyword names).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-#[allow(missing_docs)]
-pub enum SpecOption {
-    Method,
-    Kernel,
-    Epsilon,
-    Delta,
-    Seed,
-    NoiseInit,
-    Restarts,
-    Snap,
-    Inducing,
-    InducingInit,
-    Pretrain,
-    MaxIter,
-    Likelihood,
-    Select,
-    ActiveSet,
-    Kappa,
-    InputNoise,
-    Slack,
-    C,
-    Lengthscale,
-    Bias,
-    Solver,
-    Prior,
-    HyperPrior,
-    Xi,
-    Bound,
-    PriorScale,
-    PriorKernel,
-    BothDirections,
-    Predictor,
-    Intervals,
-    IntervalScore,
-    MultiClass,
-}
-
-impl SpecOption {
-    /// Every option, for front ends' name tables and their tests.
-    pub const ALL: [SpecOption; 33] = [
-        SpecOption::Method,
-        SpecOption::Kernel,
-        SpecOption::Epsilon,
-        SpecOption::Delta,
-        SpecOption::Seed,
-        SpecOption::NoiseInit,
-        SpecOption::Restarts,
-        SpecOption::Snap,
-        SpecOption::Inducing,
-        SpecOption::InducingInit,
-        SpecOption::Pretrain,
-        SpecOption::MaxIter,
-        SpecOption::Likelihood,
-        SpecOption::Select,
-        SpecOption::ActiveSet,
-        SpecOption::Kappa,
-        SpecOption::InputNoise,
-        SpecOption::Slack,
-        SpecOption::C,
-        SpecOption::Lengthscale,
-        SpecOption::Bias,
-        SpecOption::Solver,
-        SpecOption::Prior,
-        SpecOption::HyperPrior,
-        SpecOption::Xi,
-        SpecOption::Bound,
-        SpecOption::PriorScale,
-        SpecOption::PriorKernel,
-        SpecOption::BothDirections,
-        SpecOption::Predictor,
-        SpecOption::Intervals,
-        SpecOption::IntervalScore,
-        SpecOption::MultiClass,
-    ];
-
-    /// The library's name of the option (snake case), used where no front end words it.
-    pub fn name(self) -> &'static str {
-        use SpecOption as O;
-        match self {
-            O::Method => "method",
-            O::Kernel => "kernel",
-            O::Epsilon => "epsilon",
-            O::Delta => "delta",
-            O::Seed => "seed",
-            O::NoiseInit => "noise_init",
-            O::Restarts => "restarts",
-            O::Snap => "snap",
-            O::Inducing => "inducing",
-            O::InducingInit => "inducing_init",
-            O::Pretrain => "pretrain",
-            O::MaxIter => "max_iter",
-            O::Likelihood => "likelihood",
-            O::Select => "select",
-            O::ActiveSet => "active_set",
-            O::Kappa => "kappa",
-            O::InputNoise => "input_noise",
-            O::Slack => "slack",
-            O::C => "c",
-            O::Lengthscale => "lengthscale",
-            O::Bias => "bias",
-            O::Solver => "solver",
-            O::Prior => "prior",
-            O::HyperPrior => "hyper_prior",
-            O::Xi => "xi",
-            O::Bound => "bound",
-            O::PriorScale => "prior_scale",
-            O::PriorKernel => "prior_kernel",
-            O::BothDirections => "both_directions",
-            O::Predictor => "predictor",
-            O::Intervals => "intervals",
-            O::IntervalScore => "interval_score",
-            O::MultiClass => "multiclass",
-        }
-    }
 }
 
 /// Every given option of `o` that the method does not use, as the error naming it.

@@ -1,9 +1,9 @@
 //! The structured [`SpecError`] (which option, what is wrong, the allowed range) and the
 //! [`Wording`] each front end gives it (`--epsilon` in the CLI, `epsilon=` in Python).
 
-use super::*;
-use crate::data::TableOption;
-use crate::spec::values::one_of;
+use std::fmt;
+
+use super::{one_of, BadValue, MethodName, SpecOption, TableOption};
 
 /// What is wrong with an option.
 #[derive(Clone, Debug, PartialEq)]
@@ -112,7 +112,7 @@ impl SpecError {
         }
     }
 
-    pub(super) fn new(option: SpecOption, problem: SpecProblem) -> Self {
+    pub(crate) fn new(option: SpecOption, problem: SpecProblem) -> Self {
         Self { option, problem }
     }
 
@@ -143,7 +143,7 @@ impl SpecError {
         )
     }
 
-    pub(super) fn not_for(option: SpecOption, method: MethodName, applies_to: &str) -> Self {
+    pub(crate) fn not_for(option: SpecOption, method: MethodName, applies_to: &str) -> Self {
         Self::new(
             option,
             SpecProblem::NotApplicable {
@@ -153,7 +153,7 @@ impl SpecError {
         )
     }
 
-    pub(super) fn conflict(option: SpecOption, with: SpecOption, why: &str) -> Self {
+    pub(crate) fn conflict(option: SpecOption, with: SpecOption, why: &str) -> Self {
         Self::new(
             option,
             SpecProblem::Conflict {

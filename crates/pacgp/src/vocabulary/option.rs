@@ -1,0 +1,173 @@
+//! The options by their library names: those of a fit ([`SpecOption`]) and those of reading a
+//! table ([`TableOption`]); front ends map them to their flags or keyword names.
+
+use serde::{Deserialize, Serialize};
+
+/// The options, by their library names (front ends map them to flags or keyword names).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[allow(missing_docs)]
+pub enum SpecOption {
+    Method,
+    Kernel,
+    Epsilon,
+    Delta,
+    Seed,
+    NoiseInit,
+    Restarts,
+    Snap,
+    Inducing,
+    InducingInit,
+    Pretrain,
+    MaxIter,
+    Likelihood,
+    Select,
+    ActiveSet,
+    Kappa,
+    InputNoise,
+    Slack,
+    C,
+    Lengthscale,
+    Bias,
+    Solver,
+    Prior,
+    HyperPrior,
+    Xi,
+    Bound,
+    PriorScale,
+    PriorKernel,
+    BothDirections,
+    Predictor,
+    Intervals,
+    IntervalScore,
+    MultiClass,
+}
+
+impl SpecOption {
+    /// Every option, for front ends' name tables and their tests.
+    pub const ALL: [SpecOption; 33] = [
+        SpecOption::Method,
+        SpecOption::Kernel,
+        SpecOption::Epsilon,
+        SpecOption::Delta,
+        SpecOption::Seed,
+        SpecOption::NoiseInit,
+        SpecOption::Restarts,
+        SpecOption::Snap,
+        SpecOption::Inducing,
+        SpecOption::InducingInit,
+        SpecOption::Pretrain,
+        SpecOption::MaxIter,
+        SpecOption::Likelihood,
+        SpecOption::Select,
+        SpecOption::ActiveSet,
+        SpecOption::Kappa,
+        SpecOption::InputNoise,
+        SpecOption::Slack,
+        SpecOption::C,
+        SpecOption::Lengthscale,
+        SpecOption::Bias,
+        SpecOption::Solver,
+        SpecOption::Prior,
+        SpecOption::HyperPrior,
+        SpecOption::Xi,
+        SpecOption::Bound,
+        SpecOption::PriorScale,
+        SpecOption::PriorKernel,
+        SpecOption::BothDirections,
+        SpecOption::Predictor,
+        SpecOption::Intervals,
+        SpecOption::IntervalScore,
+        SpecOption::MultiClass,
+    ];
+
+    /// The library's name of the option (snake case), used where no front end words it.
+    pub fn name(self) -> &'static str {
+        use SpecOption as O;
+        match self {
+            O::Method => "method",
+            O::Kernel => "kernel",
+            O::Epsilon => "epsilon",
+            O::Delta => "delta",
+            O::Seed => "seed",
+            O::NoiseInit => "noise_init",
+            O::Restarts => "restarts",
+            O::Snap => "snap",
+            O::Inducing => "inducing",
+            O::InducingInit => "inducing_init",
+            O::Pretrain => "pretrain",
+            O::MaxIter => "max_iter",
+            O::Likelihood => "likelihood",
+            O::Select => "select",
+            O::ActiveSet => "active_set",
+            O::Kappa => "kappa",
+            O::InputNoise => "input_noise",
+            O::Slack => "slack",
+            O::C => "c",
+            O::Lengthscale => "lengthscale",
+            O::Bias => "bias",
+            O::Solver => "solver",
+            O::Prior => "prior",
+            O::HyperPrior => "hyper_prior",
+            O::Xi => "xi",
+            O::Bound => "bound",
+            O::PriorScale => "prior_scale",
+            O::PriorKernel => "prior_kernel",
+            O::BothDirections => "both_directions",
+            O::Predictor => "predictor",
+            O::Intervals => "intervals",
+            O::IntervalScore => "interval_score",
+            O::MultiClass => "multiclass",
+        }
+    }
+}
+
+/// The options of reading a table (a CSV file, or the cells Python hands over), by the
+/// library's names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TableOption {
+    /// Which column is the target.
+    Target,
+    /// Columns to ignore.
+    Drop,
+    /// What a missing cell means ([`MissingPolicy`](crate::data::MissingPolicy)).
+    Missing,
+    /// `y`/`n` read as ±1 in numeric columns.
+    YesNo,
+    /// Which input columns are categorical ([`Categorical`](crate::data::Categorical)).
+    Categorical,
+    /// What a category unseen in training becomes ([`UnknownCategory`](crate::data::UnknownCategory)).
+    UnknownCategory,
+    /// The file has no header line.
+    NoHeader,
+    /// The label coded +1.
+    Positive,
+}
+
+impl TableOption {
+    /// Every option, for front ends' name tables and their tests.
+    pub const ALL: [TableOption; 8] = [
+        TableOption::Target,
+        TableOption::Drop,
+        TableOption::Missing,
+        TableOption::YesNo,
+        TableOption::Categorical,
+        TableOption::UnknownCategory,
+        TableOption::NoHeader,
+        TableOption::Positive,
+    ];
+
+    /// The library's name of the option (snake case).
+    pub fn name(self) -> &'static str {
+        match self {
+            TableOption::Target => "target",
+            TableOption::Drop => "drop",
+            TableOption::Missing => "missing",
+            TableOption::YesNo => "yes_no",
+            TableOption::Categorical => "categorical",
+            TableOption::UnknownCategory => "unknown_category",
+            TableOption::NoHeader => "no_header",
+            TableOption::Positive => "positive",
+        }
+    }
+}
