@@ -197,7 +197,7 @@ class _PacgpEstimator(BaseEstimator):
         certificate = None
         if self.certify and self._certifiable():
             reports = self.model_.certify(
-                X, y, delta=self.delta, loo=self._loo_mode(), n_threads=self.n_threads,
+                X, y, delta=self.delta, loo=self.loo, n_threads=self.n_threads,
                 **self._certify_options(),
             )
             certificate = json.loads(reports)[0]
@@ -206,9 +206,6 @@ class _PacgpEstimator(BaseEstimator):
 
     def _certify_options(self):
         return {}
-
-    def _loo_mode(self):
-        return self.loo
 
     def _set_model(self, model):
         self.model_ = model
@@ -299,7 +296,7 @@ class GPRegressor(EvidenceAPI, _Regressor):
     """
 
     def __init__(self, kernel="se-ard", epsilon=None, restarts=0, snap=True, random_state=0,
-                 certify=True, delta=0.01, loo="approx", categorical="auto", missing=None,
+                 certify=True, delta=0.01, loo="auto", categorical="auto", missing=None,
                  unknown_category="error", n_threads=None, intervals=None,
                  interval_score=None):
         self.kernel = kernel
@@ -338,7 +335,7 @@ class SparseGPRegressor(_Regressor):
     there raises a ``ConvergenceWarning``)."""
 
     def __init__(self, method="vfe", n_inducing=None, kernel="se-ard", epsilon=None, random_state=0,
-                 inducing_init="kmeans", certify=True, delta=0.01, loo="approx",
+                 inducing_init="kmeans", certify=True, delta=0.01, loo="auto",
                  categorical="auto", missing=None,
                  unknown_category="error", n_threads=None, intervals=None,
                  interval_score=None, pretrain=None, max_iter=None):
@@ -399,8 +396,8 @@ class PACGPRegressor(EvidenceAPI, _Regressor):
     ``SparseGPRegressor`` (``max_iter`` default 1000)."""
 
     def __init__(self, epsilon=None, bound="kl", sparse=False, n_inducing=None, delta=0.01,
-                 kernel="se-ard", random_state=0, inducing_init="kmeans", prior=None, hyper_prior=None,
-                 xi="maurer", certify=True, loo="approx", categorical="auto", missing=None,
+                 kernel="se-ard", random_state=0, inducing_init=None, prior=None, hyper_prior=None,
+                 xi="maurer", certify=True, loo="auto", categorical="auto", missing=None,
                  unknown_category="error", n_threads=None, intervals=None,
                  interval_score=None, pretrain=None, max_iter=None):
         self.epsilon = epsilon
@@ -434,16 +431,13 @@ class PACGPRegressor(EvidenceAPI, _Regressor):
 
     def _fit_model(self, X, y):
         method = "pac-sgp" if self.sparse else "pac-gp"
-        sparse = dict(inducing=self.n_inducing, inducing_init=self.inducing_init,
-                      pretrain=self.pretrain, max_iter=self.max_iter)
-        # Defaults are left to the library (k-means does not apply with the split prior);
-        # anything else given to pac-gp is refused by the library with its own name.
-        sparse = {k: v for k, v in sparse.items() if v not in (None, "kmeans")}
         return _fit(self, X, y, method, names={"inducing": "n_inducing"},
                     epsilon=None if self.epsilon is None else float(self.epsilon),
                     delta=self.delta, bound=self.bound, kernel=self.kernel,
-                    seed=seed_of(self.random_state),
-                    prior=self.prior, hyper_prior=self.hyper_prior, xi=self.xi, **sparse)
+                    seed=seed_of(self.random_state), prior=self.prior,
+                    hyper_prior=self.hyper_prior, xi=self.xi, inducing=self.n_inducing,
+                    inducing_init=self.inducing_init, pretrain=self.pretrain,
+                    max_iter=self.max_iter)
 
 
 class GreedySparseRegressor(_Regressor):
@@ -451,7 +445,7 @@ class GreedySparseRegressor(_Regressor):
     greedily, the DTC posterior on them; certified given ``epsilon``."""
 
     def __init__(self, n_basis=None, kernel="se-ard", epsilon=None, random_state=0, certify=True,
-                 delta=0.01, loo="approx", categorical="auto", missing=None,
+                 delta=0.01, loo="auto", categorical="auto", missing=None,
                  unknown_category="error", n_threads=None, intervals=None,
                  interval_score=None):
         self.n_basis = n_basis
@@ -526,9 +520,8 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
         (rows as fitted) with the fitted targets (±1 for two classes, else class indices)."""
 
     def _certify_options(self):
-        if self.model_.multiclass == "softmax":
-            return {}
-        return {"predictor": getattr(self, "predictor", "latent")}
+        # None: the Gibbs classifier the model was fitted for.
+        return {"predictor": getattr(self, "predictor", None)}
 
     def _class_predictions(self, X):
         """The library's K-class predictions: probabilities, ln scores, class indices, latent
@@ -612,23 +605,25 @@ class GPClassifier(_Classifier):
 
     The kernel is chosen by the PAC-Bayes bound among nine fixed SE kernels
     (``select="bound"``, the default without ``kernel``) or by ML-II from ``kernel`` snapped
-    onto the PAC grid (``select="ml2"``, the default when ``kernel`` is given — a pacgp string
-    or a scikit-learn kernel object; pac-gpc instead optimises θ from ``kernel`` on the grid);
-    ``certificate_`` bounds the Gibbs error of ``predictor`` ("latent": ``sgn(f + b)``, or
-    "noisy"). pac-gpc's posterior is trained by its bound, not by an inference method, so it has no
-    leave-one-out estimate: it is certified with ``loo="none"`` whatever ``loo`` says.
+    onto the PAC grid (``select="ml2"``, the default when ``kernel`` is given to laplace, ep or
+    ivm — a pacgp string or a scikit-learn kernel object; pac-gpc instead optimises θ from
+    ``kernel`` on the grid); ``certificate_`` bounds the Gibbs error of ``predictor``
+    ("latent", the default: ``sgn(f + b)``, or "noisy"). ``loo="auto"`` (the default) puts the
+    fast leave-one-out estimate beside it where the model has one: pac-gpc's posterior is
+    trained by its bound, not by an inference method, so it has none (``loo="approx"`` is then
+    an error).
 
     More than two classes are fitted one-vs-rest (``multiclass="one-vs-rest"``, the default
     then): class k against the rest by the method, certified together; ``multiclass="softmax"``
     (laplace only) fits the multi-class Laplace approximation with the softmax likelihood, whose
-    coupled Gibbs risk is sampled and bounded at a share of δ (no leave-one-out; ``loo`` is
-    ignored). ``classes_`` lists the labels; ``predict_proba`` has one column per class;
+    coupled Gibbs risk is sampled and bounded at a share of δ (no leave-one-out estimate).
+    ``classes_`` lists the labels; ``predict_proba`` has one column per class;
     ``decision_function`` gives their ln scores.
 
     The data-dependent split prior (issue 15; ``pacgp fit --prior``, ``--bound``,
     ``--prior-scale``): ``prior`` "split:F" or "split:auto" (laplace or pac-gpc; θ by ML-II on a
     seeded part A from ``kernel``, default SE-ARD, split seeded by ``random_state``; the certificate is on
-    part B), ``bound`` "kl" or "catoni" (Catoni's bound at a λ fixed on part A) and
+    part B), ``bound`` "kl" (default) or "catoni" (Catoni's bound at a λ fixed on part A) and
     ``prior_scale`` "auto" or a number t > 0 (the prior's covariance ``t·k_A``),
     ``prior_kernel`` "kernel" or "auto" (SE iso or ``kernel``, chosen on a nested split of part
     A; ``--prior-kernel``) and ``both_directions`` (the parts also swapped, the lower
@@ -638,7 +633,7 @@ class GPClassifier(_Classifier):
 
     def __init__(self, method="laplace", likelihood=None, select=None, kernel=None,
                  active_set=None, kappa=None, input_noise=None, delta=0.01, random_state=0,
-                 predictor="latent", certify=True, loo="approx", prior=None, bound="kl",
+                 predictor=None, certify=True, loo="auto", prior=None, bound=None,
                  prior_scale=None, prior_kernel=None, both_directions=False, multiclass=None,
                  categorical="auto", missing=None, unknown_category="error", n_threads=None):
         self.method = method
@@ -665,35 +660,17 @@ class GPClassifier(_Classifier):
         self.n_threads = n_threads
 
     def _fit_model(self, X, y, **target):
-        split = self.prior is not None
-        softmax = self.multiclass == "softmax"
         return _fit(
             self, X, y, self.method, multiclass=self.multiclass, **target,
             likelihood=self.likelihood, active_set=self.active_set, kappa=self.kappa,
             input_noise=self.input_noise, kernel=self.kernel, delta=self.delta,
-            seed=seed_of(self.random_state),
-            predictor=None if softmax and self.predictor == "latent" else self.predictor,
-            prior=self.prior,
-            # The defaults of the split prior's options are only passed with a split prior.
-            select=self._select(split),
-            bound=None if not split and self.bound == "kl" else self.bound,
-            prior_scale=self.prior_scale, prior_kernel=self.prior_kernel,
+            seed=seed_of(self.random_state), predictor=self.predictor, prior=self.prior,
+            select=self.select, bound=self.bound, prior_scale=self.prior_scale,
+            prior_kernel=self.prior_kernel,
+            # A flag, as on the command line: False is the flag not given.
             both_directions=bool(self.both_directions) or None,
         )
 
-    def _select(self, split):
-        """How the kernel is chosen: a ``kernel`` given implies ML-II from it (as
-        scikit-learn's ``GaussianProcessClassifier(kernel=…)``) unless ``select`` says;
-        the bound's menu otherwise (the library's default, which a split prior and pac-gpc
-        do without)."""
-        fixed = split or self.method == "pac-gpc"
-        if self.select is None:
-            return "ml2" if self.kernel is not None and not fixed else None
-        return None if fixed and self.select == "bound" else self.select
-
-    def _loo_mode(self):
-        no_loo = self.method == "pac-gpc" or self.prior is not None or self.multiclass == "softmax"
-        return "none" if no_loo else self.loo
 
 
 class SVMClassifier(SVMDualAPI, _Classifier):
@@ -704,7 +681,7 @@ class SVMClassifier(SVMDualAPI, _Classifier):
     leave-one-out errors (priced once), and each chooses its scale μ."""
 
     def __init__(self, kernel=None, lengthscale=None, slack="linear", C=None, input_noise=None,
-                 solver="smo", bias=False, delta=0.01, certify=True, loo="approx",
+                 solver="smo", bias=False, delta=0.01, certify=True, loo="auto",
                  categorical="auto", missing=None,
                  unknown_category="error", n_threads=None):
         self.kernel = kernel

@@ -122,8 +122,9 @@ pub struct FitArgs {
     #[arg(long, value_parser = words::<MethodName>())]
     pub method: Option<MethodName>,
     /// Kernel: `se-ard` (default), `se`, `matern12|32|52[-ard]`, `linear`, `poly2`, `const`,
-    /// combined with `+` and `*`. Classifiers: only with `--select ml2` or a split prior (the
-    /// bound's nine candidates are fixed SE kernels); pac-gpc: θ optimised from it on the grid.
+    /// combined with `+` and `*`. Classifiers: laplace, ep and ivm fit it by ML-II (`--select
+    /// ml2`, implied), or with a split prior (the bound's nine candidates are fixed SE
+    /// kernels); pac-gpc: θ optimised from it on the grid.
     /// svm: the kernel k of the prior `k + 1`, with its initial values (no lengthscale scan).
     #[arg(long)]
     pub kernel: Option<String>,
@@ -161,7 +162,7 @@ pub struct FitArgs {
     #[arg(long, value_parser = words::<LikelihoodName>())]
     pub likelihood: Option<LikelihoodName>,
     /// Classifiers: how the kernel hyperparameters are chosen (both are certified)
-    /// [default: bound].
+    /// [default: ml2 with `--kernel` (laplace, ep, ivm), bound without].
     #[arg(long, value_parser = words::<Selection>())]
     pub select: Option<Selection>,
     /// ivm: active-set size d; sogp: the most basis vectors kept [default: 100, at most N].
@@ -367,9 +368,10 @@ pub struct CertifyArgs {
     /// δ, 0.01 unless fitted with another].
     #[arg(long, allow_negative_numbers = true)]
     pub delta: Option<f64>,
-    /// Leave-one-out beside the bound: the fast approximation (closed form, cavities or
-    /// linear response), exact LOO by N refits (`loo_exact_error`), both, or none.
-    #[arg(long, default_value = "approx", value_parser = words::<LooRequest>())]
+    /// Leave-one-out beside the bound: the fast approximation where the model has one
+    /// (auto), the fast approximation (closed form, cavities or linear response), exact LOO by
+    /// N refits (`loo_exact_error`), both, or none.
+    #[arg(long, default_value = "auto", value_parser = words::<LooRequest>())]
     pub loo: LooRequest,
     /// Confidence constant of the bound: maurer, seeger, sharp or catoni:λ [default: the one
     /// the model was trained with].

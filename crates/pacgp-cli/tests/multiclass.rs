@@ -172,7 +172,16 @@ fn wine_softmax_certificate_names_its_sampling() {
     ]));
     assert_eq!(fit["multiclass"], "softmax");
     assert_eq!(fit["classes"], serde_json::json!(["0", "1", "2"]));
-    // The softmax model has no leave-one-out: asking for it is an error that says what to do.
+    // The softmax model has no leave-one-out: `certify` prints none by default, and asking
+    // for one is an error that says what to do.
+    let plain = ok(&pacgp(&[
+        "certify",
+        "--model",
+        s(&model),
+        "--data",
+        "data/wine/wine.csv",
+    ]));
+    assert!(!plain.contains("leave-one-out"), "{plain}");
     fails_with(
         &pacgp(&[
             "certify",
@@ -180,6 +189,8 @@ fn wine_softmax_certificate_names_its_sampling() {
             s(&model),
             "--data",
             "data/wine/wine.csv",
+            "--loo",
+            "approx",
         ]),
         &["leave-one-out", "--loo none"],
     );

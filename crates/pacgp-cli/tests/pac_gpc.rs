@@ -61,6 +61,7 @@ fn pac_gpc_and_split_prior_bounds_are_recomputed_by_certify() {
     let m = dir.path().join("g.json");
     let f = fit(&["--method", "pac-gpc"], &m);
     let stored = f["objective"].as_f64().unwrap();
+    // `--loo auto`, the default: pac-gpc has no leave-one-out estimate, so none is printed.
     let c: serde_json::Value = serde_json::from_slice(
         &pacgp(&[
             "certify",
@@ -68,8 +69,6 @@ fn pac_gpc_and_split_prior_bounds_are_recomputed_by_certify() {
             s(&m),
             "--data",
             "data/crabs/crabs.csv",
-            "--loo",
-            "none",
             "--json",
         ])
         .stdout,
@@ -78,6 +77,23 @@ fn pac_gpc_and_split_prior_bounds_are_recomputed_by_certify() {
     assert!(
         (c["bound"].as_f64().unwrap() - stored).abs() < 1e-12,
         "{c} vs {stored}"
+    );
+    assert!(c["loo_error"].is_null(), "{c}");
+    // Asked for one, it is refused (exit 2) with the way out in the CLI's words.
+    let o = pacgp(&[
+        "certify",
+        "--model",
+        s(&m),
+        "--data",
+        "data/crabs/crabs.csv",
+        "--loo",
+        "approx",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("pac-gpc has no leave-one-out estimate") && err.contains("--loo none"),
+        "{err}"
     );
     // Its bound is below the Laplace classifier's chosen the same way.
     let l = fit(&["--method", "laplace"], &dir.path().join("l.json"));

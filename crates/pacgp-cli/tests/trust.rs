@@ -357,11 +357,11 @@ fn options_that_do_not_apply_are_errors() {
                 "--data",
                 ripley,
                 "--method",
-                "laplace",
+                "mean-field",
                 "--kernel",
                 "matern52-ard",
             ],
-            "--kernel applies to classifiers with select ml2",
+            "--kernel applies to laplace, ep and ivm (ML-II from the given kernel)",
         ),
         (
             &["--data", ripley, "--method", "ep", "--active-set", "10"],

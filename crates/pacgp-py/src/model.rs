@@ -286,8 +286,8 @@ impl Model {
     /// Certificates on the training sample as a JSON list of `pacgp certify --json` objects
     /// (one per ε). `None` takes the model's own: its δ, the confidence term it was trained
     /// with (`term`: maurer|seeger|sharp|catoni:λ), its Gibbs classifier (`predictor`:
-    /// latent|noisy); `loo`: approx|exact|both|none.
-    #[pyo3(signature = (x, y, epsilons=Vec::new(), delta=None, term=None, predictor=None, loo="approx", n_threads=None))]
+    /// latent|noisy); `loo`: auto (the fast one where the model has one)|approx|exact|both|none.
+    #[pyo3(signature = (x, y, epsilons=Vec::new(), delta=None, term=None, predictor=None, loo="auto", n_threads=None))]
     #[allow(clippy::too_many_arguments)]
     fn certify(
         &self,
@@ -314,7 +314,7 @@ impl Model {
                 .map(str::parse::<GibbsPredictor>)
                 .transpose()
                 .map_err(word)?,
-            loo: loo.parse::<LooRequest>().map_err(word)?.mode(),
+            loo: loo.parse::<LooRequest>().map_err(word)?,
         };
         let reports = compute_threads(py, n_threads, || self.inner.certify(&sample, &opts))?;
         json(&reports)

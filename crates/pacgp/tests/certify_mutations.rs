@@ -27,7 +27,9 @@ use pacgp::certificate::GibbsPredictor;
 use pacgp::data::{load_csv, load_csv_classification, CsvOptions, Dataset};
 use pacgp::model::{CertifyOptions, FittedModel};
 use pacgp::prior::split::SplitFraction;
-use pacgp::spec::{BoundName, FitOptions, HyperPriorName, MethodName, MultiClass, PriorScale};
+use pacgp::spec::{
+    BoundName, FitOptions, HyperPriorName, LooRequest, MethodName, MultiClass, PriorScale,
+};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serde_json::Value;
@@ -101,7 +103,7 @@ fn family(name: &'static str, method: MethodName, o: FitOptions) -> Family {
         delta: Some(0.01),
         term: (!catoni).then_some(ConfidenceTerm::Maurer),
         predictor: Some(GibbsPredictor::Latent),
-        loo: None,
+        loo: LooRequest::None,
     };
     let bound = model
         .certify(&data, &opts)

@@ -11,7 +11,7 @@ use pacgp::data::{CsvOptions, Dataset, LabelMap};
 use pacgp::experiments::tighter_classifiers::{tighter_classifier_rows, TighterClassifierSettings};
 use pacgp::model::{CertifyOptions, FittedModel, Task};
 use pacgp::objective::gpc_split::{SplitFraction, PRIOR_SCALES};
-use pacgp::spec::{BoundName, FitOptions, MethodName, PriorKernel, PriorScale};
+use pacgp::spec::{BoundName, FitOptions, LooRequest, MethodName, PriorKernel, PriorScale};
 use pacgp::Error;
 
 fn crabs() -> (Dataset, LabelMap) {
@@ -44,7 +44,7 @@ fn fit(method: MethodName, o: FitOptions, data: &Dataset, labels: LabelMap) -> F
 fn certify(model: &FittedModel, data: &Dataset, delta: f64) -> pacgp::certificate::Certificate {
     let opts = CertifyOptions {
         delta: Some(delta),
-        loo: None,
+        loo: LooRequest::None,
         ..Default::default()
     };
     let mut c = model.certify(data, &opts).unwrap();

@@ -10,7 +10,9 @@ use pacgp::bounds::{pac_bayes_bound, BoundKind, ConfidenceTerm};
 use pacgp::data::{read_training, CsvOptions, Dataset, TargetKind, TrainingLabels};
 use pacgp::loo::LooMode;
 use pacgp::model::{CertifyOptions, FittedModel, Task};
-use pacgp::spec::{FitOptions, MethodName, MultiClass, Selection, SpecOption, SpecProblem};
+use pacgp::spec::{
+    FitOptions, LooRequest, MethodName, MultiClass, Selection, SpecOption, SpecProblem,
+};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
@@ -39,7 +41,7 @@ fn fit(
 
 fn no_loo() -> CertifyOptions {
     CertifyOptions {
-        loo: None,
+        loo: LooRequest::None,
         ..Default::default()
     }
 }
@@ -192,7 +194,7 @@ fn one_vs_rest_leave_one_out_equals_brute_force_refits() {
     let data = full.subset(&rows);
     let model = fit(MethodName::Laplace, FitOptions::default(), &data, &labels);
     let opts = CertifyOptions {
-        loo: Some(LooMode::Both),
+        loo: LooRequest::Mode(LooMode::Both),
         ..Default::default()
     };
     let r = model.certify(&data, &opts).unwrap().remove(0);
@@ -294,10 +296,16 @@ fn softmax_certificate_samples_its_risk_and_spends_a_tenth_of_delta() {
         "{} vs {long}",
         s.sample_mean
     );
-    // No leave-one-out estimate for the softmax model: asked for, a clear error.
-    let e = model
-        .certify(&data, &CertifyOptions::default())
-        .unwrap_err();
+    // No leave-one-out estimate for the softmax model: none by default, asked for, a clear
+    // error.
+    let plain = model.certify(&data, &CertifyOptions::default()).unwrap();
+    assert_eq!(plain[0].certificate.bound, c.bound);
+    assert!(plain[0].loo_error.is_none());
+    let asked = CertifyOptions {
+        loo: LooRequest::Mode(LooMode::Approx),
+        ..CertifyOptions::default()
+    };
+    let e = model.certify(&data, &asked).unwrap_err();
     assert!(e.to_string().contains("leave-one-out"), "{e}");
 }
 
@@ -516,7 +524,7 @@ fn one_vs_rest_svm_shares_the_candidate_of_fewest_multiclass_loo_errors() {
     assert!(members.iter().all(|m| *m.spec == *members[0].spec));
     // The twelve candidates by hand: lengthscales {½, 1, 2}·√D (D = 4), C ∈ {0.1, 1, 10, 100}.
     let loo_opts = CertifyOptions {
-        loo: Some(LooMode::Approx),
+        loo: LooRequest::Mode(LooMode::Approx),
         ..Default::default()
     };
     let mut fixed = Vec::new();

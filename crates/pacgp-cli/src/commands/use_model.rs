@@ -254,17 +254,17 @@ pub(super) fn certify(a: CertifyArgs) -> Result<()> {
         delta: a.delta,
         term: a.confidence_term,
         predictor: a.predictor,
-        loo: a.loo.mode(),
+        loo: a.loo,
     };
     // Leave-one-out by refits (SOGP, `--loo exact|both`) can take minutes: show it is working.
     let pb = spinner(&format!(
         "certifying {} on {} points{}",
         model.method(),
         ds.n(),
-        match opts.loo {
-            Some(LooMode::Exact | LooMode::Both) => " (exact leave-one-out: N refits)",
-            Some(_) => " (with the leave-one-out estimate)",
-            None => "",
+        match model.spec.leave_one_out(opts.loo) {
+            Ok(Some(LooMode::Exact | LooMode::Both)) => " (exact leave-one-out: N refits)",
+            Ok(Some(_)) => " (with the leave-one-out estimate)",
+            _ => "",
         }
     ));
     let certs = model.certify(&ds, &opts);

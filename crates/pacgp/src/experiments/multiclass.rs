@@ -261,7 +261,7 @@ fn method_row(
         .certify(
             train,
             &CertifyOptions {
-                loo: None,
+                loo: crate::spec::LooRequest::None,
                 ..Default::default()
             },
         )?

@@ -162,7 +162,7 @@ fn assemble_parts(
 /// objective (none for an SVM with a free bias, which has no certificate).
 fn certified_objective(model: &mut FittedModel, train: &Dataset) -> Result<()> {
     let opts = CertifyOptions {
-        loo: None,
+        loo: crate::spec::LooRequest::None,
         ..Default::default()
     };
     match model.certify(train, &opts) {

@@ -17,6 +17,7 @@ use crate::metrics;
 use crate::posterior::Marginals;
 use crate::regression::exact::ExactGp;
 use crate::regression::sparse::{SparseGp, SparseMethod};
+use crate::spec::LooRequest;
 
 /// Settings of [`FittedModel::certify`]; `None` takes the model's own (its spec's δ, the
 /// confidence constant and Gibbs classifier it was trained with).
@@ -31,19 +32,21 @@ pub struct CertifyOptions {
     pub term: Option<ConfidenceTerm>,
     /// Classifier certificates: which Gibbs classifier.
     pub predictor: Option<GibbsPredictor>,
-    /// Which leave-one-out estimates go beside the certificate (`None`: none).
-    pub loo: Option<LooMode>,
+    /// Which leave-one-out estimates go beside the certificate (`auto`: the fast one where
+    /// the model has one).
+    pub loo: LooRequest,
 }
 
 impl Default for CertifyOptions {
-    /// The model's own settings, with the fast leave-one-out beside the bound.
+    /// The model's own settings, with the fast leave-one-out beside the bound where the
+    /// model has one.
     fn default() -> Self {
         Self {
             epsilons: Vec::new(),
             delta: None,
             term: None,
             predictor: None,
-            loo: Some(LooMode::Approx),
+            loo: LooRequest::Auto,
         }
     }
 }
@@ -310,6 +313,7 @@ impl FittedModel {
     ) -> Result<Vec<CertificateReport>> {
         self.check_training_sample(sample)?;
         let r = self.resolve(opts)?;
+        let loo = self.spec.leave_one_out(opts.loo)?;
         let xs = self.standardised_inputs(sample.x.as_ref())?;
         if self.is_classifier() && !opts.epsilons.is_empty() {
             return Err(Error::Unsupported(
@@ -318,7 +322,7 @@ impl FittedModel {
             ));
         }
         if self.classes().is_some() {
-            return self.certify_multiclass(sample, &r, opts.loo);
+            return self.certify_multiclass(sample, &r, loo);
         }
         if let Task::Classification {
             split_prior: Some(record),
@@ -335,7 +339,7 @@ impl FittedModel {
             let certificate =
                 Certificate::of_posterior(&self.posterior, xs.as_ref(), &sample.y, &loss, &spec)?;
             let mut report = CertificateReport::new(certificate, None);
-            if let Some(mode) = opts.loo {
+            if let Some(mode) = loo {
                 let loo = self.classifier_loo(xs.as_ref(), &sample.y, mode)?;
                 report.loo_error = loo.approx.as_ref().map(|a| a.loo.rate);
                 report.loo_estimator = loo.approx.as_ref().map(|a| a.estimator);
@@ -388,7 +392,7 @@ impl FittedModel {
         let certificates =
             Certificate::for_losses(&self.posterior, &marginals, &y_std, &losses, &spec)?;
         // One LOO (a closed form, or N refits) serves every ε: only the band changes.
-        let loo = match opts.loo {
+        let loo = match loo {
             Some(mode) => {
                 let model = self.regression_refit(xs.as_ref(), &y_std, noise)?;
                 let eps0 = epsilons[0] / ys.sd;

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::bounds::{BoundKind, ConfidenceTerm, HyperGrid};
 use crate::certificate::GibbsPredictor;
 use crate::kernel::Kernel;
+use crate::loo::LooMode;
 use crate::prior::split::SplitFraction;
 use crate::regression::inducing_init::InducingInit;
 use crate::regression::sparse::SparseMethod;
@@ -399,6 +400,18 @@ impl FitSpec {
     }
 }
 
+/// See [`FitSpec::has_leave_one_out`].
+fn has_leave_one_out(method: &Method) -> bool {
+    match method {
+        Method::PacGp(s) => !matches!(s.prior, PacPrior::Split(_)),
+        Method::PacSgp(s) => !matches!(s.prior, PacPrior::Split(_)),
+        Method::Classifier(c) => !matches!(c.hypers, ClassifierHypers::Split(_)),
+        Method::PacGpc(_) | Method::Softmax(_) => false,
+        Method::OneVsRest(inner) => has_leave_one_out(inner),
+        Method::Gpr(_) | Method::Sparse(_) | Method::GreedySparse(_) | Method::Svm(_) => true,
+    }
+}
+
 /// The name users spell a method with (see [`FitSpec::method_name`]).
 fn method_name_of(method: &Method) -> MethodName {
     use MethodName as N;
@@ -433,6 +446,41 @@ fn method_name_of(method: &Method) -> MethodName {
 }
 
 impl FitSpec {
+    /// Whether the model has a leave-one-out estimate to put beside its certificate: not a
+    /// posterior trained by its bound (pac-gpc), not softmax's coupled posterior, not a split
+    /// prior's (its certificate is on part B, fitted with θ from part A).
+    pub fn has_leave_one_out(&self) -> bool {
+        has_leave_one_out(&self.method)
+    }
+
+    /// The leave-one-out `certify` computes for `request`: `auto` is the fast approximation
+    /// where the model has one; a mode asked of a model without one is an error.
+    pub fn leave_one_out(&self, request: LooRequest) -> crate::error::Result<Option<LooMode>> {
+        match request {
+            LooRequest::None => Ok(None),
+            LooRequest::Auto => Ok(self.has_leave_one_out().then_some(LooMode::Approx)),
+            LooRequest::Mode(mode) if self.has_leave_one_out() => Ok(Some(mode)),
+            LooRequest::Mode(_) => Err(crate::error::Error::NoLeaveOneOut {
+                model: self.method_name().name(),
+                why: self.without_leave_one_out_why(),
+            }),
+        }
+    }
+
+    /// Why the model has no leave-one-out estimate, as a clause.
+    fn without_leave_one_out_why(&self) -> &'static str {
+        match &self.method {
+            Method::PacGpc(_) => {
+                " (its posterior is trained by its bound, not by an inference method)"
+            }
+            Method::OneVsRest(inner) if matches!(**inner, Method::PacGpc(_)) => {
+                " (its posteriors are trained by their bound, not by an inference method)"
+            }
+            Method::Softmax(_) => " (its classes' posteriors are coupled)",
+            _ => " (a split prior's certificate is on part B, with θ fitted on part A)",
+        }
+    }
+
     /// Whether the method learns class labels (two, or K with a multi-class spec).
     pub fn is_classifier(&self) -> bool {
         self.method_name().is_classifier()

@@ -209,26 +209,22 @@ named!(LooMode {
     LooMode::Both => "both": "both",
 });
 
-/// What `certify` is asked for beside the bound: a leave-one-out mode, or no leave-one-out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What `certify` is asked for beside the bound: the fast leave-one-out where the model has
+/// one, a given mode, or no leave-one-out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LooRequest {
-    /// A leave-one-out estimate of this mode.
+    /// The fast approximation where the model has a leave-one-out estimate, none otherwise
+    /// ([`crate::spec::FitSpec::has_leave_one_out`]).
+    #[default]
+    Auto,
+    /// A leave-one-out estimate of this mode (an error for a model that has none).
     Mode(LooMode),
     /// No leave-one-out estimate.
     None,
 }
 
-impl LooRequest {
-    /// The mode asked for, if any.
-    pub fn mode(self) -> Option<LooMode> {
-        match self {
-            LooRequest::Mode(m) => Some(m),
-            LooRequest::None => None,
-        }
-    }
-}
-
 named!(LooRequest {
+    LooRequest::Auto => "auto": "the fast approximation where the model has a leave-one-out estimate, none where it has not (pac-gpc, softmax, a split prior): the default",
     LooRequest::Mode(LooMode::Approx) => "approx": "the fast approximation (closed form, cavities or linear response)",
     LooRequest::Mode(LooMode::Exact) => "exact": "exact leave-one-out by N refits",
     LooRequest::Mode(LooMode::Both) => "both": "both",

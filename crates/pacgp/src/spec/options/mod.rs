@@ -148,7 +148,7 @@ impl<'a> Unused<'a> {
 fn applies_to(option: SpecOption) -> &'static str {
     use SpecOption as O;
     match option {
-        O::Kernel => "every method but the classifiers' default kernel menu (classifiers: with select ml2 or a split prior; svm: the prior kernel)",
+        O::Kernel => "every method but the classifiers' kernel menu (classifiers: laplace, ep and ivm by ML-II, or a split prior; svm: the prior kernel)",
         O::Epsilon => "regression methods",
         O::NoiseInit => "gpr, vfe, fitc, dtc, pac-gp and pac-gp-sqrt",
         O::Restarts | O::Snap => "gpr",
@@ -308,6 +308,106 @@ mod tests {
             let spec = o.check(method).unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(spec.method_name(), method);
             assert_eq!(spec.delta, DEFAULT_DELTA);
+        }
+    }
+
+    #[test]
+    fn a_kernel_given_to_a_classifier_is_fitted_by_ml2_unless_select_says() {
+        let with = |method, select| {
+            FitOptions {
+                kernel: Some("matern52".into()),
+                select,
+                ..opts()
+            }
+            .check(method)
+        };
+        for method in [MethodName::Laplace, MethodName::Ep, MethodName::Ivm] {
+            let spec = with(method, None).unwrap();
+            let Method::Classifier(c) = &spec.method else {
+                panic!("{method}: not a classifier spec")
+            };
+            assert!(
+                matches!(&c.hypers, ClassifierHypers::Grid { kernel } if kernel == "matern52"),
+                "{method}: {c:?}"
+            );
+            assert_eq!(spec, with(method, Some(Selection::Ml2)).unwrap());
+            let e = with(method, Some(Selection::Bound)).unwrap_err();
+            assert_eq!(e.option, SpecOption::Kernel, "{e}");
+        }
+        // Mean field and SOGP have no ML-II: the kernel is refused, not a select never given.
+        for method in [MethodName::MeanField, MethodName::Sogp] {
+            let e = with(method, None).unwrap_err();
+            assert_eq!(e.option, SpecOption::Kernel, "{e}");
+            assert!(e.to_string().contains("laplace, ep and ivm"), "{e}");
+        }
+    }
+
+    #[test]
+    fn leave_one_out_is_computed_where_the_model_has_one() {
+        use crate::loo::LooMode;
+        let check = |method, o: FitOptions| -> FitSpec { (*o.check(method).unwrap()).clone() };
+        let eps = || FitOptions {
+            epsilon: Some(1.0),
+            ..opts()
+        };
+        let with_loo = [
+            check(MethodName::Gpr, opts()),
+            check(MethodName::PacSgp, eps()),
+            check(MethodName::Laplace, opts()),
+            check(MethodName::Svm, opts()),
+            check(MethodName::Ep, opts()).into_one_vs_rest(),
+        ];
+        for spec in &with_loo {
+            assert!(spec.has_leave_one_out(), "{spec:?}");
+            let auto = spec.leave_one_out(LooRequest::Auto).unwrap();
+            assert_eq!(auto, Some(LooMode::Approx));
+            let exact = LooRequest::Mode(LooMode::Exact);
+            assert_eq!(spec.leave_one_out(exact).unwrap(), Some(LooMode::Exact));
+        }
+        let split = || Some(SplitFraction::Menu);
+        let without = [
+            check(MethodName::PacGpc, opts()),
+            check(MethodName::PacGpc, opts()).into_one_vs_rest(),
+            check(
+                MethodName::PacGp,
+                FitOptions {
+                    prior: split(),
+                    ..eps()
+                },
+            ),
+            check(
+                MethodName::PacSgp,
+                FitOptions {
+                    prior: split(),
+                    ..eps()
+                },
+            ),
+            check(
+                MethodName::Laplace,
+                FitOptions {
+                    prior: split(),
+                    ..opts()
+                },
+            ),
+            check(
+                MethodName::Laplace,
+                FitOptions {
+                    multiclass: Some(MultiClass::Softmax),
+                    ..opts()
+                },
+            ),
+        ];
+        for spec in &without {
+            assert!(!spec.has_leave_one_out(), "{spec:?}");
+            assert_eq!(spec.leave_one_out(LooRequest::Auto).unwrap(), None);
+            assert_eq!(spec.leave_one_out(LooRequest::None).unwrap(), None);
+            let e = spec
+                .leave_one_out(LooRequest::Mode(LooMode::Approx))
+                .unwrap_err();
+            assert!(
+                matches!(e, crate::Error::NoLeaveOneOut { .. }),
+                "{spec:?}: {e}"
+            );
         }
     }
 
