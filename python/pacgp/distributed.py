@@ -106,7 +106,9 @@ def pac_sgp_settings(kernel_spec, d, m, epsilon, delta=0.01, bound="kl", alpha_s
     """The sparse PAC-GP bound's settings as the module's sharded functions take them: kernel
     specification on ``d`` inputs, ``m`` inducing inputs, ε of the ε-band loss (on the shards'
     target scale), δ, ``bound`` (kl/sqrt), ``alpha_s`` (1 = FITC, 0 = VFE), the confidence
-    term (maurer/seeger/sharp) and the hyperparameter prior (None = the paper's grid)."""
+    term (maurer/sharp) and the hyperparameter prior (None = the paper's grid, or
+    gaussian/uniform). The functions check them as a pac-sgp fit's options (the library's
+    refusals, ``confidence_term`` for its ``xi``) and evaluate that spec's bound."""
     return {
         "kernel_spec": kernel_spec, "d": int(d), "m": int(m), "alpha_s": float(alpha_s),
         "epsilon": float(epsilon), "delta": float(delta), "bound": bound,
@@ -179,10 +181,6 @@ def pac_sgp_objective(X, y, kernel_spec, theta, noise, z, epsilon, **options):
     return objective(settings, list(pack(theta, noise, z)), X, y)
 
 
-# The in-process fits' boxes (pacgp::optim::boxes): ln θ inside the paper's grid range
-# [−6, 6] (LN_THETA ∩ the grid, so that snapping only rounds), ln σ² in [ln 1e-6, ln 1e5], Z free.
-_THETA_BOX = (-6.0, 6.0)
-_LN_NOISE_BOX = (np.log(1e-6), np.log(1e5))
 _KMEANS_ITERATIONS = 20  # regression::inducing_init::KMEANS_ITERATIONS
 
 
@@ -272,46 +270,27 @@ def _subsample(shards, sizes, rows, seed, client):
     return (np.array([picked[i][0] for i in wanted]), np.array([picked[i][1] for i in wanted]))
 
 
-def _termination(result):
-    """scipy's L-BFGS-B stop as the library's ``Termination`` name. scipy ≥ 1.15 writes
-    "CONVERGENCE: NORM OF PROJECTED GRADIENT <= PGTOL", "CONVERGENCE: RELATIVE REDUCTION OF F
-    <= FACTR*EPSMCH", "STOP: TOTAL NO. OF ITERATIONS REACHED LIMIT" and "ABNORMAL: …" (a failed
-    line search); earlier versions the same words joined by underscores
-    ("ABNORMAL_TERMINATION_IN_LNSRCH")."""
-    message = str(result.message).upper().replace("_", " ")
-    if result.status == 1 or "ITERATIONS REACHED LIMIT" in message \
-            or "EVALUATIONS EXCEEDS LIMIT" in message:
-        return "max_iterations"
-    if "PROJECTED GRADIENT" in message:
-        return "gradient_tolerance"
-    if "REDUCTION OF F" in message:
-        return "cost_tolerance"
-    if message.startswith("ABNORMAL") or "LNSRCH" in message \
-            or "ROUNDING ERRORS PREVENT PROGRESS" in message:
-        return "line_search_failed"
-    return "other"
-
-
 def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, delta=0.01,
-                bound="kl", confidence_term="maurer", seed=0, max_iter=None, z_init=None,
+                bound=None, confidence_term=None, seed=0, max_iter=None, z_init=None,
                 pretrain=None, client=None):
     """Train one sparse GP on data held in shards (pairs ``(X_s, y_s)``, or Dask futures of
     them on ``client``), map-reduce style: ``method`` "vfe" (Titsias' bound, as
     :class:`~pacgp.SparseGPRegressor`) or "pac-sgp" (the sparse PAC-GP bound, FITC form, as
-    ``PACGPRegressor(sparse=True)``; ``epsilon`` in target units is required).
+    ``PACGPRegressor(sparse=True)``; ``epsilon`` in target units is required, ``bound`` "kl"
+    (default) or "sqrt", ``confidence_term`` "maurer" (default) or "sharp").
 
-    As the in-process fits: inputs and targets standardised with the training moments; SE-ARD
-    (or ``kernel``) at its initial values, σ² = 0.1 (vfe) or 1 (pac-sgp), Z by seeded k-means;
-    ln θ boxed to [−6, 6], then snapped onto the paper's grid. The optimiser is scipy's
-    L-BFGS-B over the sharded objective and gradient (the library's own L-BFGS runs in process;
-    the two do not take identical steps). ``max_iter`` defaults to the library's 300 (vfe) and
-    1000 (pac-sgp). ``z_init`` (M×D, standardised inputs) replaces the k-means start.
+    The options are checked by the library as the fit spec of that method (the same refusals,
+    in these parameters' names, as the in-process estimators'), and the fit is the library's
+    plan for that spec (``pacgp::fit::sharded``): inputs and targets standardised with the
+    training moments; the kernel at its initial values, σ² = the spec's start (vfe) or 1
+    (pac-sgp), Z by the library's seeded k-means (as map-reduce steps; ``z_init``, M×D
+    standardised inputs, replaces it); the parameters minimised by the library's driver
+    (L-BFGS-B with the in-process fit's boxes, budget — ``max_iter``, default 300 for vfe and
+    1000 for pac-sgp — and grid snap of θ), each evaluation a map-reduce pass over the shards.
     ``pretrain`` (rows, at least 2) warm-starts as the in-process ``pretrain=`` does: the
-    library's seeded subsample of that many rows is gathered into this process and the same
-    objective minimised on it here by the library's single-process objective and L-BFGS-B
-    with all of this process's threads (from the same start, within the same boxes, with the
-    default iteration budget), and the sharded minimisation starts where that stopped; the
-    certificate charges nothing for it. A subsample as large as the sample is no warm start.
+    library's seeded subsample of that many rows is gathered into this process and the
+    driver first minimises the same objective on it here, with all of this process's threads;
+    the certificate charges nothing for it. A subsample as large as the sample is no warm start.
 
     Returns the fitted estimator, whose model is the file the library writes for these
     parameters (``model::sparse_model_from_parts``): predict, pickle, and ``model_.certify``
@@ -319,23 +298,23 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, d
     ``sharded_`` holds the parameters, the objective at the snapped θ (for pac-sgp also its
     ``(R_S, KL, bound)``, which the certificate on the training sample reproduces) and the
     optimiser's report."""
-    from scipy.optimize import minimize
-
     from . import PACGPRegressor, SparseGPRegressor
-    from ._pacgp import kernel_init_params, minimise_in_process, posterior_shard_stats, snap_theta
-    from ._pacgp import sparse_model_from_parts
+    from ._pacgp import ShardedFitSpec, posterior_shard_stats
 
-    if method not in ("vfe", "pac-sgp"):
-        raise ValueError(f"method must be 'vfe' or 'pac-sgp', got {method!r}")
-    if method == "pac-sgp" and epsilon is None:
-        raise ValueError("pac-sgp minimises a bound on the ε-band risk: give epsilon")
+    spec = ShardedFitSpec(
+        method,
+        dict(kernel=kernel, inducing=n_inducing, seed=seed, delta=delta, bound=bound,
+             xi=confidence_term, max_iter=max_iter, pretrain=pretrain,
+             epsilon=None if epsilon is None else float(epsilon)),
+        names={"inducing": "n_inducing", "xi": "confidence_term"},
+    )
     shards = list(shards)
     sizes, x_mean, x_sd, y_mean, y_sd = _moments(shards, client)
     if np.any(x_sd <= 0) or y_sd <= 0:
         raise ValueError("a constant input column or target: drop it before a sharded fit")
-    d, m = len(x_mean), int(n_inducing)
-    if not 1 <= m <= sum(sizes):
-        raise ValueError(f"n_inducing must lie in 1..N, got {n_inducing}")
+    d, m = len(x_mean), spec.n_inducing
+    if m > sum(sizes):
+        raise ValueError(f"n_inducing must lie in 1..N = {sum(sizes)}, got {m}")
     scale = dict(x_mean=x_mean, x_sd=x_sd, y_mean=y_mean, y_sd=y_sd)
     if client is None:
         data = [_standardise(s, **scale) for s in shards]
@@ -345,82 +324,60 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, d
         z0 = _initial_inducing(data, sizes, m, seed, client)
     else:
         z0 = np.array(z_init, dtype=np.float64).reshape(m, d)
-    theta0 = kernel_init_params(kernel, d)
-    nk = len(theta0)
-    p0 = pack(theta0, 0.1 if method == "vfe" else 1.0, z0)
-    bounds = [_THETA_BOX] * nk + [_LN_NOISE_BOX] + [(None, None)] * (m * d)
-    default_iter = 300 if method == "vfe" else 1000
+    kernel = spec.kernel
+    settings = spec.pac_sgp_settings(d, y_sd)
 
-    if method == "vfe":
-        alpha_s, settings = 0.0, None
+    def objective(p):
+        p = np.asarray(p)
+        if settings is None:
+            k = len(p) - 1 - m * d
+            value, grad = sharded_vfe(data, kernel, p[:k], np.exp(p[k]),
+                                      p[k + 1:].reshape(m, d), client=client)
+            return -float(value), (-np.asarray(grad, dtype=np.float64)).tolist()  # maximised
+        terms, grad = pac_sgp_value_and_grad(settings, p, data, client)
+        return float(terms[2]), np.asarray(grad, dtype=np.float64).tolist()
 
-        def objective_on(shards_, client_):
-            def objective(p):
-                value, grad = sharded_vfe(shards_, kernel, p[:nk], np.exp(p[nk]),
-                                          p[nk + 1:].reshape(m, d), client=client_)
-                return -value, -grad  # maximise the bound
-            return objective
-    else:
-        alpha_s = 1.0
-        settings = pac_sgp_settings(kernel, d, m, epsilon / y_sd, delta, bound, alpha_s,
-                                    confidence_term)
-
-        def objective_on(shards_, client_):
-            def objective(p):
-                terms, grad = pac_sgp_value_and_grad(settings, p, shards_, client_)
-                return terms[2], grad
-            return objective
-
-    objective = objective_on(data, client)
-    pretraining = None
+    warm = {}
     if pretrain is not None:
-        if int(pretrain) != pretrain or pretrain < 2:
-            raise ValueError(f"pretrain must be a whole number of rows, at least 2, got {pretrain!r}")
         sub = _subsample(data, sizes, int(pretrain), seed, client)
         if sub is not None:
-            x_sub, y_sub = _aligned(sub)
-            params, nit, nfev, termination, message = minimise_in_process(
-                method, kernel, m, [float(v) for v in p0], x_sub, y_sub, bounds, default_iter,
-                settings=settings)
-            p0 = np.asarray(params)
-            pretraining = {"rows": int(pretrain), "of": sum(sizes), "iterations": int(nit),
-                           "evaluations": int(nfev), "termination": termination,
-                           "message": str(message), "params": p0}
-    result = minimize(objective, p0, jac=True, method="L-BFGS-B", bounds=bounds,
-                      options={"maxiter": max_iter if max_iter is not None else default_iter})
-    p = np.concatenate([snap_theta(list(result.x[:nk])), result.x[nk:]])
-    if method == "vfe":
+            warm = dict(zip(("warm_x", "warm_y"), _aligned(sub)), rows=sum(sizes))
+    params, report, pretrained = spec.minimise(y_sd, np.ascontiguousarray(z0), objective, **warm)
+    p = np.asarray(params)
+    if settings is None:
         value, terms = -objective(p)[0], None
     else:
         terms = tuple(pac_sgp_value_and_grad(settings, p, data, client)[0])
         value = terms[2]
-    plist, threads = [float(v) for v in p], _shard_threads(client)
+    plist, threads, alpha_s = [float(v) for v in p], _shard_threads(client), spec.alpha_s
     parts = _map(lambda s: posterior_shard_stats(kernel, plist, m, alpha_s, *_aligned(s),
                                                  n_threads=threads), data, client)
-    report = ([float(v) for v in result.x], float(result.fun), int(result.nit),
-              int(result.nfev), _termination(result), str(result.message))
-    model = sparse_model_from_parts(
-        method, kernel, plist, m, sum(q[0] for q in parts), sum(q[1] for q in parts),
-        sum(q[2] for q in parts), list(x_mean), list(x_sd), y_mean, y_sd, objective=value,
-        epsilon=None if epsilon is None else float(epsilon), bound=bound, alpha_s=alpha_s,
-        confidence_term=confidence_term, seed=seed, delta=delta, optimiser=report,
+    model = spec.model(
+        plist, sum(q[0] for q in parts), sum(q[1] for q in parts), sum(q[2] for q in parts),
+        list(x_mean), list(x_sd), y_mean, y_sd, objective=value, optimiser=(plist, report),
     )
     if method == "vfe":
         estimator = SparseGPRegressor(method="vfe", n_inducing=m, kernel=kernel,
                                       epsilon=epsilon, random_state=seed)
     else:
-        estimator = PACGPRegressor(epsilon=epsilon, bound=bound, sparse=True, n_inducing=m,
-                                   delta=delta, kernel=kernel, random_state=seed)
+        estimator = PACGPRegressor(epsilon=epsilon, bound=bound or "kl", sparse=True,
+                                   n_inducing=m, delta=delta, kernel=kernel, random_state=seed)
     estimator._set_model(model)
     estimator.n_features_in_ = d
     estimator.noise_variance_ = model.noise_variance
     estimator.certificate_, estimator.loo_ = None, None
+    final, iterations, evaluations, termination, message = report
+    pretraining = None
+    if pretrained is not None:
+        rows, of, warm_params, (_, nit, nfev, warm_termination, warm_message) = pretrained
+        pretraining = {"rows": rows, "of": of, "iterations": nit, "evaluations": nfev,
+                       "termination": warm_termination, "message": warm_message,
+                       "params": np.asarray(warm_params)}
     estimator.sharded_ = {
         "params": p, "objective": value, "terms": terms, "z_init": z0,
         "pretraining": pretraining,
-        "optimiser": {"iterations": int(result.nit), "evaluations": int(result.nfev),
-                      "termination": _termination(result), "message": str(result.message),
-                      "value": float(result.fun)},
+        "optimiser": {"iterations": iterations, "evaluations": evaluations,
+                      "termination": termination, "message": message, "value": final},
         "x_mean": x_mean, "x_sd": x_sd, "y_mean": y_mean, "y_sd": y_sd,
     }
     return estimator

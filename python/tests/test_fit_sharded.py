@@ -165,28 +165,43 @@ def test_fit_sharded_refuses_what_it_cannot_train(sample):
         fit_sharded("pac-sgp", shards, n_inducing=M)
     with pytest.raises(ValueError, match="n_inducing"):
         fit_sharded("vfe", shards, n_inducing=10 * N)
+    # The options are checked as the library's fit spec, in this function's parameter names.
+    with pytest.raises(ValueError, match="bound"):
+        fit_sharded("pac-sgp", shards, n_inducing=M, epsilon=0.5, bound="catoni")
+    with pytest.raises(ValueError, match="confidence_term"):
+        fit_sharded("pac-sgp", shards, n_inducing=M, epsilon=0.5, confidence_term="seeger")
+    with pytest.raises(ValueError, match="n_inducing 0"):
+        fit_sharded("vfe", shards, n_inducing=0)
+    with pytest.raises(ValueError, match="confidence_term applies to pac-gp"):
+        fit_sharded("vfe", shards, n_inducing=M, confidence_term="sharp")
 
 
-@pytest.mark.parametrize("status, message, label", [
-    # scipy >= 1.15 (the C translation of L-BFGS-B)
-    (0, "CONVERGENCE: NORM OF PROJECTED GRADIENT <= PGTOL", "gradient_tolerance"),
-    (0, "CONVERGENCE: RELATIVE REDUCTION OF F <= FACTR*EPSMCH", "cost_tolerance"),
-    (1, "STOP: TOTAL NO. OF ITERATIONS REACHED LIMIT", "max_iterations"),
-    (1, "STOP: TOTAL NO. OF F,G EVALUATIONS EXCEEDS LIMIT", "max_iterations"),
-    (2, "ABNORMAL: ", "line_search_failed"),
-    (2, "WARNING: ROUNDING ERRORS PREVENT PROGRESS", "line_search_failed"),
-    # scipy < 1.15 (Fortran)
-    (0, "CONVERGENCE: NORM_OF_PROJECTED_GRADIENT_<=_PGTOL", "gradient_tolerance"),
-    (0, "CONVERGENCE: REL_REDUCTION_OF_F_<=_FACTR*EPSMCH", "cost_tolerance"),
-    (2, "ABNORMAL_TERMINATION_IN_LNSRCH", "line_search_failed"),
-    (2, "ERROR: STPMAX < STPMIN", "other"),
-])
-def test_scipy_stops_map_onto_the_library_termination(status, message, label):
-    from scipy.optimize import OptimizeResult
+def test_an_exception_in_the_sharded_objective_stops_the_fit_and_is_raised():
+    """The driver minimises the objective Python evaluates over the shards; an exception there
+    (a lost worker, an interrupt) ends the minimisation and is raised, not read as a bad point."""
+    from pacgp._pacgp import ShardedFitSpec
 
-    from pacgp.distributed import _termination
+    spec = ShardedFitSpec("vfe", dict(inducing=M))
+    calls = []
 
-    assert _termination(OptimizeResult(status=status, message=message)) == label
+    def broken(p):
+        calls.append(1)
+        raise RuntimeError("the worker holding shard 3 is gone")
+
+    with pytest.raises(RuntimeError, match="shard 3 is gone"):
+        spec.minimise(1.0, np.zeros((M, D)), broken)
+    assert len(calls) == 1
+
+
+def test_the_sharded_vfe_fit_is_the_in_process_fit(sample):
+    """The same spec, start, driver, boxes and grid snap as ``SparseGPRegressor``: the two fits
+    reach the same ELBO, on the same θ grid."""
+    X, y, shards = sample
+    sharded = fit_sharded("vfe", shards, n_inducing=M, seed=7)
+    local = pacgp.SparseGPRegressor(n_inducing=M, random_state=7).fit(X, y)
+    a, b = sharded.sharded_["objective"], local.fit_report_["objective"]
+    assert abs(a - b) < 1e-6 * abs(b), f"ELBO {a} sharded, {b} in process"
+    np.testing.assert_allclose(sharded.sharded_["z_init"].shape, (M, D))
 
 
 def test_every_estimator_warns_when_its_optimiser_did_not_converge():

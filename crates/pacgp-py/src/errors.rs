@@ -9,7 +9,7 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::PyErr;
 
 use pacgp::data::TableOption;
-use pacgp::spec::values::{one_of, BadValue};
+use pacgp::spec::values::one_of;
 use pacgp::spec::{MethodName, SpecError, SpecOption, Wording};
 
 create_exception!(
@@ -104,11 +104,6 @@ impl Wording for PyWording {
 /// A spec error as the `ValueError` a Python caller reads.
 pub(crate) fn spec_err(e: &SpecError, wording: &PyWording) -> PyErr {
     PyValueError::new_err(e.message(wording))
-}
-
-/// A word that is not one of an option's values, as the `ValueError` naming the option.
-pub(crate) fn bad_word(option: SpecOption, e: BadValue) -> PyErr {
-    spec_err(&SpecError::unparsable(option, e), &PyWording::new(None))
 }
 
 /// The error of a library call as Python's, with spec errors in the caller's words.

@@ -20,9 +20,9 @@ mod fit;
 mod model;
 mod pools;
 mod sharded;
+mod sharded_fit;
 mod sharded_pac_sgp;
 mod table;
-mod warm_start;
 
 /// The allocator the `pacgp` command uses: the module then runs the CLI's code with the CLI's
 /// memory behaviour (mimalloc keeps the freed N×N buffers for reuse, see the CLI's main.rs).
@@ -31,20 +31,6 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 pub(crate) use errors::{to_py_err, PacgpError};
 pub use model::Model;
-
-/// An option value from a fixed menu, or `ValueError` naming the menu.
-pub(crate) fn choose<T: Copy>(what: &str, given: &str, menu: &[(&str, T)]) -> PyResult<T> {
-    menu.iter()
-        .find(|(name, _)| *name == given)
-        .map(|(_, v)| *v)
-        .ok_or_else(|| {
-            let names: Vec<&str> = menu.iter().map(|(n, _)| *n).collect();
-            to_py_err(pacgp::Error::InvalidSpec {
-                spec: given.into(),
-                reason: format!("{what} is one of {}", names.join(", ")),
-            })
-        })
-}
 
 /// numpy arrays can be misaligned (e.g. unpickled from a byte buffer); reading one in place
 /// would panic, so it is refused (the estimators pass aligned copies).
@@ -150,7 +136,7 @@ fn _pacgp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     fit::register(m)?;
     sharded::register(m)?;
     sharded_pac_sgp::register(m)?;
-    warm_start::register(m)?;
+    sharded_fit::register(m)?;
     table::register(m)?;
     Ok(())
 }

@@ -4,32 +4,27 @@
 //! `p = [θ…, ln σ², vec(Z) row by row]` and numpy arrays; plus the single-process objective
 //! ([`PacSgpObjective`]) on data in one process, for comparison and for small problems.
 
+use std::collections::HashMap;
+
 use faer::Mat;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use pacgp::bounds::{BoundKind, ConfidenceTerm, HyperGrid};
-use pacgp::data::{Standardizer, TargetScaler};
+use pacgp::fit::sharded::PacSgpBound;
 use pacgp::kernel::Kernel;
-use pacgp::loss::RegressionLoss;
-use pacgp::model as m;
-use pacgp::objective::pac_sgp::{PacSgpObjective, PacSgpTerms};
+use pacgp::objective::pac_sgp::{theta_penalty, PacSgpTerms};
 use pacgp::objective::pac_sgp_sharded::{
     self, PacSgpAdjoints, PacSgpDriverPart, PacSgpShardGradient, PacSgpShardRisk, PacSgpShardStats,
     PacSgpSharded, PacSgpState,
 };
-use pacgp::optim::{Objective, OptimReport, Termination};
-use pacgp::prior::HyperPrior;
+use pacgp::optim::Objective;
 use pacgp::spec::values::BadValue;
-use pacgp::spec::{BoundName, FitOptions, HyperPriorName, MethodName, SpecOption, Xi};
+use pacgp::spec::{FitOptions, MethodName, SpecError, SpecOption};
 
-use crate::errors::bad_word;
-use pacgp::regression::inducing_init::InducingInit;
-
-use crate::choose;
+use crate::errors::{spec_err, PyWording};
 use crate::sharded::{factor_of, kernel_at, to_numpy, vector};
-use crate::{compute, to_mat, to_py_err, wrap, Model};
+use crate::{compute, to_mat, to_py_err};
 
 /// The bound's settings, from a Python dict with these keys (`pacgp.distributed` builds it).
 #[derive(FromPyObject)]
@@ -54,78 +49,52 @@ pub(crate) struct Settings {
 }
 
 impl Settings {
-    /// The kernel specification the settings name.
-    pub(crate) fn kernel_spec(&self) -> &str {
-        &self.kernel_spec
-    }
-
     fn kernel(&self) -> PyResult<Kernel> {
         Kernel::from_spec(&self.kernel_spec, self.d).map_err(to_py_err)
     }
 
-    pub(crate) fn parts(
-        &self,
-    ) -> PyResult<(
-        Kernel,
-        RegressionLoss,
-        f64,
-        BoundKind,
-        ConfidenceTerm,
-        Option<HyperPrior>,
-    )> {
+    /// The kernel, the bound and θ's penalty. The settings are checked as a pac-sgp fit's
+    /// options by the library (`bound` kl or sqrt, `confidence_term` maurer or sharp, ...) and
+    /// the bound is the one of that spec ([`PacSgpBound::of`]); ε is already on the shards'
+    /// scale.
+    fn bound(&self) -> PyResult<(Kernel, PacSgpBound, f64)> {
         let kernel = self.kernel()?;
-        let loss = RegressionLoss::new_epsilon_band(self.epsilon).map_err(to_py_err)?;
-        let word = |option| move |e: BadValue| bad_word(option, e);
-        let kind = match self
-            .bound
-            .parse::<BoundName>()
-            .map_err(word(SpecOption::Bound))?
-        {
-            BoundName::Kl => BoundKind::Kl,
-            BoundName::Sqrt => BoundKind::Sqrt,
-            BoundName::Catoni => {
-                return Err(PyValueError::new_err(
-                    "the sharded PAC-SGP minimises the kl or the sqrt bound",
-                ))
-            }
+        let wording = PyWording::new(Some(HashMap::from([(
+            "xi".to_string(),
+            "confidence_term".to_string(),
+        )])));
+        let word = |option| {
+            let wording = &wording;
+            move |e: BadValue| spec_err(&SpecError::unparsable(option, e), wording)
         };
-        let term = self
-            .confidence_term
-            .parse::<ConfidenceTerm>()
-            .map_err(|e| PyValueError::new_err(format!("invalid confidence_term: {e}")))?;
-        let prior = match &self.hyper_prior {
-            None => None,
-            Some(name) => Some(pacgp::plan::hyper_prior(
-                name.parse::<HyperPriorName>()
-                    .map_err(word(SpecOption::HyperPrior))?,
-            )),
+        let options = FitOptions {
+            kernel: Some(self.kernel_spec.clone()),
+            epsilon: Some(self.epsilon),
+            delta: Some(self.delta),
+            inducing: Some(self.m),
+            bound: Some(self.bound.parse().map_err(word(SpecOption::Bound))?),
+            xi: Some(self.confidence_term.parse().map_err(word(SpecOption::Xi))?),
+            hyper_prior: self
+                .hyper_prior
+                .as_deref()
+                .map(str::parse)
+                .transpose()
+                .map_err(word(SpecOption::HyperPrior))?,
+            ..Default::default()
         };
-        // As fit_pac_sgp_with: the grid's T·ln L unless a hyperparameter prior prices θ.
-        let penalty = match prior {
-            None => HyperGrid::default().penalty(kernel.n_params()),
-            Some(_) => 0.0,
-        };
-        Ok((kernel, loss, penalty, kind, term, prior))
+        let spec = options
+            .check(MethodName::PacSgp)
+            .map_err(|e| spec_err(&e, &wording))?;
+        let bound = PacSgpBound::of(&spec, 1.0).map_err(to_py_err)?;
+        let penalty = theta_penalty(&bound.levers, kernel.n_params());
+        Ok((kernel, bound, penalty))
     }
 
     fn sharded(&self) -> PyResult<PacSgpSharded> {
-        let (kernel, loss, penalty, kind, term, prior) = self.parts()?;
-        let obj = PacSgpSharded::new(
-            &kernel,
-            self.d,
-            self.m,
-            self.alpha_s,
-            loss,
-            self.delta,
-            penalty,
-            kind,
-        )
-        .map_err(to_py_err)?
-        .with_confidence_term(term);
-        match prior {
-            None => Ok(obj),
-            Some(p) => obj.with_hyper_prior(p).map_err(to_py_err),
-        }
+        let (kernel, bound, penalty) = self.bound()?;
+        bound
+            .sharded(&kernel, self.d, self.m, self.alpha_s, penalty)
+            .map_err(to_py_err)
     }
 }
 
@@ -351,25 +320,11 @@ fn pac_sgp_objective<'py>(
     y: PyReadonlyArray1<'py, f64>,
     n_threads: Option<usize>,
 ) -> PyResult<((f64, f64, f64), Vec1<'py>)> {
-    let (kernel, loss, penalty, kind, term, prior) = settings.parts()?;
+    let (kernel, bound, penalty) = settings.bound()?;
     let (xm, yv) = (to_mat(&x, "X")?, vector(&y)?);
-    let (m, alpha_s, delta) = (settings.m, settings.alpha_s, settings.delta);
+    let (m, alpha_s) = (settings.m, settings.alpha_s);
     let (terms, grad) = compute(py, n_threads, || {
-        let mut obj = PacSgpObjective::new(
-            &kernel,
-            xm.as_ref(),
-            &yv,
-            m,
-            alpha_s,
-            loss,
-            delta,
-            penalty,
-            kind,
-        )?
-        .with_confidence_term(term);
-        if let Some(prior) = prior {
-            obj = obj.with_hyper_prior(prior)?;
-        }
+        let obj = bound.in_process(&kernel, xm.as_ref(), &yv, m, alpha_s, penalty)?;
         let terms = obj.terms(&p)?;
         let (_, grad) = obj.value_and_gradient(&p)?;
         Ok((terms, grad))
@@ -408,7 +363,12 @@ fn posterior_shard_stats<'py>(
 }
 
 /// `(kernel, σ², Z)` from `p = [θ…, ln σ², vec(Z)]` for the kernel `spec` on `d` inputs.
-fn unpack(spec: &str, d: usize, m: usize, p: &[f64]) -> PyResult<(Kernel, f64, Mat<f64>)> {
+pub(crate) fn unpack(
+    spec: &str,
+    d: usize,
+    m: usize,
+    p: &[f64],
+) -> PyResult<(Kernel, f64, Mat<f64>)> {
     let kernel = Kernel::from_spec(spec, d).map_err(to_py_err)?;
     let nk = kernel.n_params();
     if p.len() != nk + 1 + m * d {
@@ -431,172 +391,6 @@ fn kernel_init_params(kernel_spec: &str, d: usize) -> PyResult<Vec<f64>> {
         .params())
 }
 
-/// ln θ rounded onto the paper's grid (`HyperGrid::round`, as every sparse fit snaps θ).
-#[pyfunction]
-fn snap_theta(theta: Vec<f64>) -> Vec<f64> {
-    HyperGrid::default().round(&theta)
-}
-
-/// The first `m` of the seeded permutation of `0..n` that places a fit's initial inducing
-/// inputs (`pacgp::data::permutation`).
-#[pyfunction]
-fn permutation_head(n: usize, m: usize, seed: u64) -> Vec<usize> {
-    let mut p = pacgp::data::permutation(n, seed);
-    p.truncate(m);
-    p
-}
-
-/// The library's seeded k-means start of `m` inducing inputs on `x`
-/// (`regression::inducing_init::initial_inducing`, what the in-process sparse fits start from).
-#[pyfunction]
-fn initial_inducing_kmeans<'py>(
-    py: Python<'py>,
-    x: PyReadonlyArray2<'py, f64>,
-    m: usize,
-    seed: u64,
-) -> PyResult<Mat2<'py>> {
-    let xm = to_mat(&x, "X")?;
-    let z = compute(py, None, || {
-        pacgp::regression::inducing_init::initial_inducing(
-            xm.as_ref(),
-            m,
-            InducingInit::KMeans,
-            seed,
-        )
-    })?;
-    to_numpy(py, &z)
-}
-
-/// One Lloyd step's sums on one shard (`regression::inducing_init::kmeans_sums`): per centre,
-/// the sum and the number of the shard's points nearest to it; the driver adds the shards'.
-#[pyfunction]
-#[pyo3(signature = (x, centres, n_threads=None))]
-fn kmeans_sums<'py>(
-    py: Python<'py>,
-    x: PyReadonlyArray2<'py, f64>,
-    centres: PyReadonlyArray2<'py, f64>,
-    n_threads: Option<usize>,
-) -> PyResult<(Mat2<'py>, Bound<'py, PyArray1<u64>>)> {
-    let (xm, cm) = (to_mat(&x, "X")?, to_mat(&centres, "centres")?);
-    let (sums, counts) = compute(py, n_threads, || {
-        pacgp::regression::inducing_init::kmeans_sums(xm.as_ref(), cm.as_ref())
-    })?;
-    let counts: Vec<u64> = counts.into_iter().map(|c| c as u64).collect();
-    Ok((to_numpy(py, &sums)?, counts.into_pyarray(py)))
-}
-
-/// A sparse model (`method` vfe | fitc | pac-sgp) from its parameters `p` (θ on the grid),
-/// the posterior's summed shard statistics and the scalers ([`m::sparse_model_from_parts`]);
-/// `optimiser` = `(params, value, iterations, evaluations, termination, message)` of the run.
-#[pyfunction]
-#[pyo3(signature = (method, kernel_spec, p, m, b, gamma, n, x_mean, x_sd, y_mean, y_sd, *, objective, epsilon=None, bound="kl", alpha_s=1.0, confidence_term="maurer", seed=0, delta=0.01, optimiser=None))]
-#[allow(clippy::too_many_arguments, clippy::type_complexity)]
-fn sparse_model_from_parts(
-    py: Python<'_>,
-    method: &str,
-    kernel_spec: &str,
-    p: Vec<f64>,
-    m: usize,
-    b: PyReadonlyArray2<'_, f64>,
-    gamma: PyReadonlyArray1<'_, f64>,
-    n: usize,
-    x_mean: Vec<f64>,
-    x_sd: Vec<f64>,
-    y_mean: f64,
-    y_sd: f64,
-    objective: f64,
-    epsilon: Option<f64>,
-    bound: &str,
-    alpha_s: f64,
-    confidence_term: &str,
-    seed: u64,
-    delta: f64,
-    optimiser: Option<(Vec<f64>, f64, u64, u64, String, String)>,
-) -> PyResult<Model> {
-    let d = x_mean.len();
-    let (kernel, noise_variance, z) = unpack(kernel_spec, d, m, &p)?;
-    let word = |e: BadValue| PyValueError::new_err(e.to_string());
-    let method_name: MethodName = method.parse().map_err(word)?;
-    let pac = matches!(method_name, MethodName::PacSgp | MethodName::PacSgpSqrt);
-    let xi = match confidence_term.parse::<ConfidenceTerm>().map_err(word)? {
-        ConfidenceTerm::Maurer => Xi::Maurer,
-        ConfidenceTerm::Sharp => Xi::Sharp,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "a PAC-SGP model is trained with Maurer's or the sharp constant, not {other:?}"
-            )))
-        }
-    };
-    let options = FitOptions {
-        kernel: Some(kernel_spec.into()),
-        epsilon,
-        delta: Some(delta),
-        seed: Some(seed),
-        inducing: Some(m),
-        bound: pac
-            .then(|| bound.parse::<BoundName>())
-            .transpose()
-            .map_err(word)?,
-        xi: pac.then_some(xi),
-        ..Default::default()
-    };
-    let spec = options
-        .check(method_name)
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
-    if x_sd.len() != d || x_sd.iter().any(|s| !(*s > 0.0 && s.is_finite())) || !(y_sd > 0.0) {
-        return Err(PyValueError::new_err(
-            "the scalers need one positive, finite standard deviation per input and for the target",
-        ));
-    }
-    let optimiser = match optimiser {
-        None => None,
-        Some((params, value, iterations, evaluations, termination, message)) => Some(OptimReport {
-            params,
-            value,
-            iterations,
-            evaluations,
-            termination: choose(
-                "termination",
-                &termination,
-                &[
-                    ("gradient_tolerance", Termination::GradientTolerance),
-                    ("cost_tolerance", Termination::CostTolerance),
-                    ("max_iterations", Termination::MaxIterations),
-                    ("line_search_failed", Termination::LineSearchFailed),
-                    ("other", Termination::Other),
-                ],
-            )?,
-            message,
-        }),
-    };
-    let parts = m::SparseModelParts {
-        spec,
-        alpha_s,
-        kernel,
-        noise_variance,
-        z,
-        stats: PacSgpShardStats {
-            b: to_mat(&b, "B")?,
-            gamma: vector(&gamma)?,
-            n,
-        },
-        x_scaler: Standardizer {
-            mean: x_mean,
-            sd: x_sd,
-            constant: Vec::new(),
-        },
-        y_scaler: TargetScaler {
-            mean: y_mean,
-            sd: y_sd,
-        },
-        feature_names: (0..d).map(|j| format!("x{j}")).collect(),
-        target_name: "y".into(),
-        objective,
-        optimiser,
-    };
-    compute(py, None, || m::sparse_model_from_parts(parts)).map(wrap)
-}
-
 /// Add the sharded PAC-SGP functions to the module.
 pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(pac_sgp_kuu_factor, module)?)?;
@@ -609,10 +403,5 @@ pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(pac_sgp_objective, module)?)?;
     module.add_function(wrap_pyfunction!(posterior_shard_stats, module)?)?;
     module.add_function(wrap_pyfunction!(kernel_init_params, module)?)?;
-    module.add_function(wrap_pyfunction!(snap_theta, module)?)?;
-    module.add_function(wrap_pyfunction!(permutation_head, module)?)?;
-    module.add_function(wrap_pyfunction!(initial_inducing_kmeans, module)?)?;
-    module.add_function(wrap_pyfunction!(kmeans_sums, module)?)?;
-    module.add_function(wrap_pyfunction!(sparse_model_from_parts, module)?)?;
     Ok(())
 }

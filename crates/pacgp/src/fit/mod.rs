@@ -6,6 +6,7 @@
 //! - [`classifier`]: laplace, ep, mean-field, ivm, sogp with θ from the candidate menu or the grid;
 //! - [`pac_gpc`]: the classifier trained by its bound, and the classifier split prior;
 //! - [`svm`]: the certified SVM;
+//! - [`sharded`]: what a fit over data shards minimises and how (vfe, pac-sgp);
 //! - [`multiclass`]: K classes by one-vs-rest over any of the classifiers, or the softmax Laplace.
 
 pub mod classifier;
@@ -13,6 +14,7 @@ pub mod intervals;
 pub mod multiclass;
 pub mod pac_gpc;
 pub mod regression;
+pub mod sharded;
 pub mod svm;
 
 use crate::data::{ClassLabels, Dataset, LabelMap, TrainingLabels};

@@ -55,7 +55,7 @@ fn task(noise_variance: f64, y_scaler: TargetScaler) -> Task {
 }
 
 /// The levers of a bound-trained regressor: its confidence constant and coarse prior.
-fn levers(spec: &CheckedFitSpec, prior: PacPrior) -> BoundLevers {
+pub(crate) fn levers(spec: &CheckedFitSpec, prior: PacPrior) -> BoundLevers {
     BoundLevers {
         term: spec.confidence_term(),
         hyper_prior: match prior {

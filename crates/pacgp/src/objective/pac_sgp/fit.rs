@@ -113,6 +113,93 @@ fn bound_objective<'a>(
     }
 }
 
+/// How PAC-SGP's parameters `[ln θ…, ln σ², vec(Z)]` are searched: θ's penalty in the bound
+/// (the grid's `T·ln L`, or nothing where a coarse prior prices θ), θ boxed to the grid's (or
+/// the prior's) range, θ snapped onto that grid afterwards, and the iteration budgets. The
+/// in-process fit and the sharded one ([`crate::fit::sharded`]) search the same way.
+#[derive(Clone, Debug)]
+pub struct PacSgpSearch {
+    /// θ's penalty in the bound while optimising (nats).
+    pub penalty: f64,
+    /// Box of every parameter.
+    pub bounds: Vec<(f64, f64)>,
+    /// Where θ is snapped after the search.
+    pub snap: GridSnap,
+    /// L-BFGS on all rows.
+    pub lbfgs: LbfgsConfig,
+    /// L-BFGS of a warm start on a subsample.
+    pub warm_lbfgs: LbfgsConfig,
+}
+
+impl PacSgpSearch {
+    /// The search for `nk` kernel parameters, `m` inducing inputs on `d` inputs, at most
+    /// `max_iter` iterations on all rows.
+    pub fn new(levers: &BoundLevers, nk: usize, m: usize, d: usize, max_iter: usize) -> Self {
+        let grid = HyperGrid::default();
+        let penalty = theta_penalty(levers, nk);
+        let (lo, hi) = match levers.hyper_prior {
+            None => (grid.min_log, grid.max_log),
+            Some(p) => (p.min_log, p.max_log),
+        };
+        let mut bounds = vec![(boxes::LN_THETA.0.max(lo), boxes::LN_THETA.1.min(hi)); nk];
+        bounds.push(boxes::LN_NOISE);
+        bounds.extend(std::iter::repeat_n(boxes::FREE, m * d));
+        let snap = match levers.hyper_prior {
+            None => GridSnap::decimal(grid, nk),
+            Some(prior) => GridSnap::coarse(prior.snap_grid(), nk),
+        };
+        let budget = |max_iter| LbfgsConfig {
+            max_iter,
+            ..Default::default()
+        };
+        Self {
+            penalty,
+            bounds,
+            snap,
+            lbfgs: budget(max_iter),
+            warm_lbfgs: budget(DEFAULT_MAX_ITER),
+        }
+    }
+
+    /// Minimise `obj` from `p0` (after `warm`'s objective, if any) and snap θ.
+    pub fn minimise(
+        &self,
+        obj: &dyn optim::Objective,
+        warm: Option<&optim::WarmStart>,
+        p0: &[f64],
+    ) -> Result<(optim::Minimum, Option<optim::Pretraining>)> {
+        optim::drive_warm(
+            obj,
+            warm,
+            p0,
+            self.bounds.clone(),
+            &self.lbfgs,
+            &self.warm_lbfgs,
+            &Restarts::default(),
+            Some(&self.snap),
+        )
+    }
+}
+
+/// θ's penalty in the bound PAC-SGP minimises, for `nk` kernel parameters: the grid's
+/// `T·ln L`, or nothing where a coarse hyperparameter prior prices θ (its surrogate is in the
+/// objective).
+pub fn theta_penalty(levers: &BoundLevers, nk: usize) -> f64 {
+    match levers.hyper_prior {
+        None => HyperGrid::default().penalty(nk),
+        Some(_) => 0.0,
+    }
+}
+
+/// The price of the snapped θ of `kernel` in the certificate: the grid's, or the coarse
+/// prior's at θ.
+pub fn theta_choice(levers: &BoundLevers, kernel: &Kernel) -> Result<PenaltyTerm> {
+    match levers.hyper_prior {
+        None => Ok(PenaltyTerm::grid(&HyperGrid::default(), kernel.n_params())),
+        Some(prior) => prior.penalty_term(kernel),
+    }
+}
+
 /// [`fit_pac_sgp`] with the tighter-bounds levers: the confidence constant and a coarse
 /// hyperparameter prior (smooth surrogate while optimising, then θ snapped onto the prior's
 /// grid and σ², Z re-optimised at the snapped θ; docs/math.md §9.2).
@@ -124,13 +211,10 @@ pub fn fit_pac_sgp_with(
     st: &PacSgpSettings,
     levers: &BoundLevers,
 ) -> Result<PacSgpFit> {
-    let grid = HyperGrid::default();
     let nk = kernel_init.n_params();
-    let penalty = match levers.hyper_prior {
-        None => grid.penalty(nk),
-        Some(_) => 0.0,
-    };
     let (m, alpha_s, loss, delta) = (st.m, st.alpha_s, st.loss, st.delta);
+    let search = PacSgpSearch::new(levers, nk, m, x.ncols(), st.max_iter);
+    let penalty = search.penalty;
     let obj = bound_objective(kernel_init, x, y, st, penalty, levers)?;
     let z0 = initial_inducing_with_targets(kernel_init, noise_init, x, y, m, st.init, st.seed)?;
     let p0 = NegSparseObjective::pack(kernel_init, noise_init, z0.as_ref());
@@ -154,41 +238,10 @@ pub fn fit_pac_sgp_with(
             rows: s.y.len(),
             of: y.len(),
         });
-    let (lo, hi) = match levers.hyper_prior {
-        None => (grid.min_log, grid.max_log),
-        Some(p) => (p.min_log, p.max_log),
-    };
-    let mut bounds = vec![(boxes::LN_THETA.0.max(lo), boxes::LN_THETA.1.min(hi)); nk];
-    bounds.push(boxes::LN_NOISE);
-    bounds.extend(std::iter::repeat_n(boxes::FREE, m * x.ncols()));
-    let lbfgs = LbfgsConfig {
-        max_iter: st.max_iter,
-        ..Default::default()
-    };
-    let snap = match levers.hyper_prior {
-        None => GridSnap::decimal(grid, nk),
-        Some(prior) => GridSnap::coarse(prior.snap_grid(), nk),
-    };
-    let warm_lbfgs = LbfgsConfig {
-        max_iter: DEFAULT_MAX_ITER,
-        ..Default::default()
-    };
-    let (min, pretraining) = optim::drive_warm(
-        &obj,
-        warm.as_ref(),
-        &p0,
-        bounds,
-        &lbfgs,
-        &warm_lbfgs,
-        &Restarts::default(),
-        Some(&snap),
-    )?;
+    let (min, pretraining) = search.minimise(&obj, warm.as_ref(), &p0)?;
     let (p, report) = (min.params, min.report);
     let (kernel, noise_variance, z) = obj.unpack(&p)?;
-    let choice = match levers.hyper_prior {
-        None => PenaltyTerm::grid(&grid, nk),
-        Some(prior) => prior.penalty_term(&kernel)?,
-    };
+    let choice = theta_choice(levers, &kernel)?;
     let method = if alpha_s > 0.0 {
         SparseMethod::Fitc
     } else {

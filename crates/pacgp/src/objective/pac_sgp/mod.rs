@@ -31,7 +31,10 @@ use crate::regression::whitened_blocks::{
 mod dense_reference;
 mod fit;
 
-pub use fit::{fit_pac_sgp, fit_pac_sgp_with, PacSgpFit, PacSgpSettings, DEFAULT_MAX_ITER};
+pub use fit::{
+    fit_pac_sgp, fit_pac_sgp_with, theta_choice, theta_penalty, PacSgpFit, PacSgpSearch,
+    PacSgpSettings, DEFAULT_MAX_ITER,
+};
 
 /// The sparse PAC-GP bound over `[θ…, ln σ², vec(Z)]` on standardised data.
 pub struct PacSgpObjective<'a> {

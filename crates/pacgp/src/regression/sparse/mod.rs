@@ -180,6 +180,57 @@ impl Default for SparseConfig {
     }
 }
 
+impl SparseConfig {
+    /// How the parameters `[ln θ…, ln σ², vec(Z)]` of `nk` kernel parameters and `m` inducing
+    /// inputs on `d` inputs are searched; the sharded fit ([`crate::fit::sharded`]) searches
+    /// the same way.
+    pub fn search(&self, nk: usize, m: usize, d: usize) -> SparseSearch {
+        let mut bounds = vec![self.theta_bounds; nk];
+        bounds.push(boxes::LN_NOISE);
+        bounds.extend(std::iter::repeat_n(boxes::FREE, m * d));
+        SparseSearch {
+            bounds,
+            snap: GridSnap::leading(self.snap, nk),
+            lbfgs: self.lbfgs.clone(),
+            warm_lbfgs: SparseConfig::default().lbfgs,
+        }
+    }
+}
+
+/// The boxes, the grid snap of θ and the iteration budgets of a sparse objective's search.
+#[derive(Clone, Debug)]
+pub struct SparseSearch {
+    /// Box of every parameter.
+    pub bounds: Vec<(f64, f64)>,
+    /// Where θ is snapped after the search, if anywhere.
+    pub snap: Option<GridSnap>,
+    /// L-BFGS on all rows.
+    pub lbfgs: LbfgsConfig,
+    /// L-BFGS of a warm start on a subsample.
+    pub warm_lbfgs: LbfgsConfig,
+}
+
+impl SparseSearch {
+    /// Minimise `obj` from `p0` (after `warm`'s objective, if any) and snap θ.
+    pub fn minimise(
+        &self,
+        obj: &dyn optim::Objective,
+        warm: Option<&optim::WarmStart>,
+        p0: &[f64],
+    ) -> Result<(optim::Minimum, Option<optim::Pretraining>)> {
+        optim::drive_warm(
+            obj,
+            warm,
+            p0,
+            self.bounds.clone(),
+            &self.lbfgs,
+            &self.warm_lbfgs,
+            &Restarts::default(),
+            self.snap.as_ref(),
+        )
+    }
+}
+
 /// Train θ (within `cfg.theta_bounds`, ln space, snapped onto `cfg.snap` if given), σ² and Z
 /// by maximising the method's objective with the one driver ([`optim::drive`]).
 pub fn train_sparse(
@@ -205,21 +256,8 @@ pub fn train_sparse(
         of: y.len(),
     });
     let p0 = NegSparseObjective::pack(kernel_init, noise_init, z0.as_ref());
-    let nk = kernel_init.n_params();
-    let mut bounds = vec![cfg.theta_bounds; nk];
-    bounds.push(boxes::LN_NOISE);
-    bounds.extend(std::iter::repeat_n(boxes::FREE, m * x.ncols()));
-    let snap = GridSnap::leading(cfg.snap, nk);
-    let (min, pretraining) = optim::drive_warm(
-        &obj,
-        warm.as_ref(),
-        &p0,
-        bounds,
-        &cfg.lbfgs,
-        &SparseConfig::default().lbfgs,
-        &Restarts::default(),
-        snap.as_ref(),
-    )?;
+    let search = cfg.search(kernel_init.n_params(), m, x.ncols());
+    let (min, pretraining) = search.minimise(&obj, warm.as_ref(), &p0)?;
     let (kernel, noise_variance, z) = obj.unpack(&min.params)?;
     Ok((
         SparseGp {

@@ -1,0 +1,425 @@
+//! A fit over data shards (`pacgp.distributed.fit_sharded`) as the library plans it
+//! ([`pacgp::fit::sharded`]): the options checked once as a fit spec, the start of the inducing
+//! inputs (the library's seeded k-means, as map-reduce steps), the minimisation by the
+//! library's driver over the objective Python evaluates on the shards (with the warm start on
+//! a gathered subsample in this process), and the model file from the summed statistics.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use pacgp::data::{Standardizer, TargetScaler};
+use pacgp::fit::sharded::{ShardedFit, ShardedObjective};
+use pacgp::model as m;
+use pacgp::objective::pac_sgp_sharded::PacSgpShardStats;
+use pacgp::optim::{Objective, OptimReport, Pretraining, WarmStart};
+use pacgp::regression::inducing_init::InducingInit;
+use pacgp::spec::{CheckedFitSpec, Method, MethodName, SpecError, SpecOption};
+
+use crate::errors::{lib_err, spec_err, PyWording};
+use crate::fit::fit_options;
+use crate::sharded::{to_numpy, vector};
+use crate::{compute, to_mat, wrap, Model};
+
+type Mat2<'py> = Bound<'py, numpy::PyArray2<f64>>;
+
+/// An optimiser's report for Python: `(value, iterations, evaluations, termination, message)`.
+type Report = (f64, u64, u64, String, String);
+
+/// A warm start's report for Python: `(rows, of, parameters, report)`.
+type Warm = (usize, usize, Vec<f64>, Report);
+
+fn report_of(r: &OptimReport) -> Report {
+    let termination = serde_json::to_value(r.termination)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_else(|| "other".into());
+    (
+        r.value,
+        r.iterations,
+        r.evaluations,
+        termination,
+        r.message.clone(),
+    )
+}
+
+/// A fit over shards, checked: the library's fit spec of `method` (vfe, pac-sgp or
+/// pac-sgp-sqrt) and `options` (by the library's option names, as `_pacgp.fit` takes them);
+/// errors name the caller's parameters (`names`).
+#[pyclass(frozen, module = "pacgp._pacgp")]
+pub(crate) struct ShardedFitSpec {
+    spec: CheckedFitSpec,
+    wording: PyWording,
+    /// The kernel specification and M, read from the spec once it is checked.
+    kernel: String,
+    m: usize,
+}
+
+impl ShardedFitSpec {
+    fn plan(&self, d: usize, y_sd: f64) -> PyResult<ShardedFit> {
+        ShardedFit::of(&self.spec, d, y_sd).map_err(|e| lib_err(e, &self.wording))
+    }
+}
+
+#[pymethods]
+impl ShardedFitSpec {
+    #[new]
+    #[pyo3(signature = (method, options, names=None))]
+    fn new(
+        method: &str,
+        options: &Bound<'_, PyDict>,
+        names: Option<HashMap<String, String>>,
+    ) -> PyResult<Self> {
+        let wording = PyWording::new(names);
+        let method: MethodName = method
+            .parse()
+            .map_err(|e| spec_err(&SpecError::unparsable(SpecOption::Method, e), &wording))?;
+        let spec = fit_options(options, &wording)?
+            .check(method)
+            .map_err(|e| spec_err(&e, &wording))?;
+        ShardedFit::check(&spec).map_err(|e| spec_err(&e, &wording))?;
+        let (kernel, m) = match &spec.method {
+            Method::Sparse(s) => (s.kernel.clone(), s.inducing),
+            Method::PacSgp(s) => (s.kernel.clone(), s.inducing),
+            _ => {
+                return Err(pyo3::exceptions::PyValueError::new_err(
+                    "a sharded fit trains vfe, pac-sgp or pac-sgp-sqrt",
+                ))
+            }
+        };
+        let m = m.unwrap_or(pacgp::spec::DEFAULT_BASIS);
+        Ok(Self {
+            spec,
+            wording,
+            kernel,
+            m,
+        })
+    }
+
+    /// The method as users name it.
+    #[getter]
+    fn method(&self) -> &'static str {
+        use pacgp::spec::Named;
+        self.spec.method_name().name()
+    }
+
+    /// The kernel specification.
+    #[getter]
+    fn kernel(&self) -> String {
+        self.kernel.clone()
+    }
+
+    /// The number of inducing inputs M (the library's default where none was given).
+    #[getter]
+    fn n_inducing(&self) -> usize {
+        self.m
+    }
+
+    /// The posterior's `α_s`: 0 for VFE, 1 for PAC-SGP's FITC form.
+    #[getter]
+    fn alpha_s(&self) -> f64 {
+        match self.spec.method {
+            Method::PacSgp(_) => 1.0,
+            _ => 0.0,
+        }
+    }
+
+    /// The bound's settings for the PAC-SGP map-reduce functions (`pac_sgp_settings`), on `d`
+    /// inputs with targets of standard deviation `y_sd`; `None` for VFE.
+    fn pac_sgp_settings<'py>(
+        &self,
+        py: Python<'py>,
+        d: usize,
+        y_sd: f64,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        use pacgp::spec::{BoundName, Named, PacPrior, Xi};
+        let Method::PacSgp(s) = &self.spec.method else {
+            return Ok(None);
+        };
+        let plan = self.plan(d, y_sd)?;
+        let settings = PyDict::new(py);
+        settings.set_item("kernel_spec", &s.kernel)?;
+        settings.set_item("d", d)?;
+        settings.set_item("m", plan.m)?;
+        settings.set_item("alpha_s", 1.0)?;
+        settings.set_item("epsilon", s.epsilon / y_sd)?;
+        settings.set_item("delta", self.spec.delta)?;
+        let bound = match s.bound {
+            pacgp::bounds::BoundKind::Kl => BoundName::Kl,
+            pacgp::bounds::BoundKind::Sqrt => BoundName::Sqrt,
+        };
+        settings.set_item("bound", bound.name())?;
+        let xi = match s.xi {
+            Xi::Maurer => "maurer",
+            Xi::Sharp => "sharp",
+        };
+        settings.set_item("confidence_term", xi)?;
+        let prior = match s.prior {
+            PacPrior::Coarse(name) => Some(name.name()),
+            _ => None,
+        };
+        settings.set_item("hyper_prior", prior)?;
+        Ok(Some(settings))
+    }
+
+    /// Minimise `objective` (a callable `p -> (value, gradient)` over the shards, the value
+    /// minimised) with the library's driver, from the start with inducing inputs `z0` (M × d,
+    /// standardised), θ snapped as the in-process fit snaps it; first, if `warm_x` and
+    /// `warm_y` are given, the same objective on those rows (a subsample of `rows`) in this
+    /// process. Returns the parameters, the report, and the warm start's report. An exception
+    /// raised by `objective` stops the minimisation and is raised here.
+    #[pyo3(signature = (y_sd, z0, objective, warm_x=None, warm_y=None, rows=0))]
+    #[allow(clippy::too_many_arguments)]
+    fn minimise(
+        &self,
+        py: Python<'_>,
+        y_sd: f64,
+        z0: PyReadonlyArray2<'_, f64>,
+        objective: Py<PyAny>,
+        warm_x: Option<PyReadonlyArray2<'_, f64>>,
+        warm_y: Option<PyReadonlyArray1<'_, f64>>,
+        rows: usize,
+    ) -> PyResult<(Vec<f64>, Report, Option<Warm>)> {
+        let z0 = to_mat(&z0, "z0")?;
+        let plan = self.plan(z0.ncols(), y_sd)?;
+        if z0.nrows() != plan.m {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "z0 has {} rows, the fit has {} inducing inputs",
+                z0.nrows(),
+                plan.m
+            )));
+        }
+        let p0 = plan.start(z0.as_ref());
+        let warm_rows = match (warm_x, warm_y) {
+            (Some(x), Some(y)) => Some((to_mat(&x, "warm_x")?, vector(&y)?)),
+            (None, None) => None,
+            _ => {
+                return Err(pyo3::exceptions::PyValueError::new_err(
+                    "a warm start needs both warm_x and warm_y",
+                ))
+            }
+        };
+        let sharded = PyObjective {
+            f: objective,
+            dim: p0.len(),
+            failure: Mutex::new(None),
+        };
+        let out = py.detach(|| {
+            let warm_obj = match &warm_rows {
+                Some((x, y)) => Some(plan.in_process(x.as_ref(), y)?),
+                None => None,
+            };
+            let warm = warm_obj
+                .as_deref()
+                .zip(warm_rows.as_ref())
+                .map(|(o, (_, y))| WarmStart {
+                    objective: o,
+                    rows: y.len(),
+                    of: rows.max(y.len()),
+                });
+            plan.minimise(&sharded, warm.as_ref(), &p0)
+        });
+        if let Some(e) = sharded
+            .failure
+            .into_inner()
+            .unwrap_or_else(|p| p.into_inner())
+        {
+            return Err(e);
+        }
+        let (min, pre) = out.map_err(|e| lib_err(e, &self.wording))?;
+        let warm =
+            pre.map(|p: Pretraining| (p.rows, p.of, p.report.params.clone(), report_of(&p.report)));
+        Ok((min.params, report_of(&min.report), warm))
+    }
+
+    /// The model file of the fit at parameters `p` (θ on the grid): the posterior's summed
+    /// shard statistics `(b, gamma, n)`, the scalers, the objective there and the
+    /// optimiser's report `(params, report)` ([`m::sparse_model_from_parts`]).
+    #[pyo3(signature = (p, b, gamma, n, x_mean, x_sd, y_mean, y_sd, *, objective, optimiser=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn model(
+        &self,
+        py: Python<'_>,
+        p: Vec<f64>,
+        b: PyReadonlyArray2<'_, f64>,
+        gamma: PyReadonlyArray1<'_, f64>,
+        n: usize,
+        x_mean: Vec<f64>,
+        x_sd: Vec<f64>,
+        y_mean: f64,
+        y_sd: f64,
+        objective: f64,
+        optimiser: Option<(Vec<f64>, Report)>,
+    ) -> PyResult<Model> {
+        let d = x_mean.len();
+        if x_sd.len() != d || x_sd.iter().any(|s| !(*s > 0.0 && s.is_finite())) || !(y_sd > 0.0) {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "the scalers need one positive, finite standard deviation per input and for the target",
+            ));
+        }
+        let plan = self.plan(d, y_sd)?;
+        let (kernel, noise_variance, z) =
+            crate::sharded_pac_sgp::unpack(&self.kernel, d, plan.m, &p)?;
+        let optimiser = match optimiser {
+            None => None,
+            Some((params, (value, iterations, evaluations, termination, message))) => {
+                Some(OptimReport {
+                    params,
+                    value,
+                    iterations,
+                    evaluations,
+                    termination: serde_json::from_value(serde_json::Value::String(
+                        termination.clone(),
+                    ))
+                    .map_err(|_| {
+                        pyo3::exceptions::PyValueError::new_err(format!(
+                            "unknown termination '{termination}'"
+                        ))
+                    })?,
+                    message,
+                })
+            }
+        };
+        let alpha_s = match plan.objective {
+            ShardedObjective::Vfe(_) => 0.0,
+            ShardedObjective::PacSgp(..) => 1.0,
+        };
+        let parts = m::SparseModelParts {
+            spec: self.spec.clone(),
+            alpha_s,
+            kernel,
+            noise_variance,
+            z,
+            stats: PacSgpShardStats {
+                b: to_mat(&b, "B")?,
+                gamma: vector(&gamma)?,
+                n,
+            },
+            x_scaler: Standardizer {
+                mean: x_mean,
+                sd: x_sd,
+                constant: Vec::new(),
+            },
+            y_scaler: TargetScaler {
+                mean: y_mean,
+                sd: y_sd,
+            },
+            feature_names: (0..d).map(|j| format!("x{j}")).collect(),
+            target_name: "y".into(),
+            objective,
+            optimiser,
+        };
+        compute(py, None, || m::sparse_model_from_parts(parts)).map(wrap)
+    }
+}
+
+/// The objective Python evaluates over the shards, for the library's driver. The first
+/// exception it raises is kept and ends the minimisation (every later evaluation fails at
+/// once, so the line search gives up); [`ShardedFitSpec::minimise`] raises it.
+struct PyObjective {
+    f: Py<PyAny>,
+    dim: usize,
+    failure: Mutex<Option<PyErr>>,
+}
+
+impl PyObjective {
+    fn failed(&self) -> std::sync::MutexGuard<'_, Option<PyErr>> {
+        self.failure.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+impl Objective for PyObjective {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn value_and_gradient(&self, params: &[f64]) -> pacgp::Result<(f64, Vec<f64>)> {
+        let stopped = || pacgp::Error::Numerical {
+            what: "the sharded objective",
+            message: "the Python objective raised an exception".into(),
+        };
+        if self.failed().is_some() {
+            return Err(stopped());
+        }
+        let out = Python::attach(|py| {
+            self.f
+                .call1(py, (params.to_vec(),))
+                .and_then(|r| r.extract::<(f64, Vec<f64>)>(py))
+        });
+        match out {
+            Ok((value, grad)) if grad.len() == self.dim => Ok((value, grad)),
+            Ok((_, grad)) => {
+                *self.failed() = Some(pyo3::exceptions::PyValueError::new_err(format!(
+                    "the objective's gradient has {} entries, the parameters {}",
+                    grad.len(),
+                    self.dim
+                )));
+                Err(stopped())
+            }
+            Err(e) => {
+                *self.failed() = Some(e);
+                Err(stopped())
+            }
+        }
+    }
+}
+
+/// The first `m` of the seeded permutation of `0..n` that places a fit's initial inducing
+/// inputs (`pacgp::data::permutation`).
+#[pyfunction]
+fn permutation_head(n: usize, m: usize, seed: u64) -> Vec<usize> {
+    let mut p = pacgp::data::permutation(n, seed);
+    p.truncate(m);
+    p
+}
+
+/// The library's seeded k-means start of `m` inducing inputs on `x`
+/// (`regression::inducing_init::initial_inducing`, what the in-process sparse fits start from).
+#[pyfunction]
+fn initial_inducing_kmeans<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray2<'py, f64>,
+    m: usize,
+    seed: u64,
+) -> PyResult<Mat2<'py>> {
+    let xm = to_mat(&x, "X")?;
+    let z = compute(py, None, || {
+        pacgp::regression::inducing_init::initial_inducing(
+            xm.as_ref(),
+            m,
+            InducingInit::KMeans,
+            seed,
+        )
+    })?;
+    to_numpy(py, &z)
+}
+
+/// One Lloyd step's sums on one shard (`regression::inducing_init::kmeans_sums`): per centre,
+/// the sum and the number of the shard's points nearest to it; the driver adds the shards'.
+#[pyfunction]
+#[pyo3(signature = (x, centres, n_threads=None))]
+fn kmeans_sums<'py>(
+    py: Python<'py>,
+    x: PyReadonlyArray2<'py, f64>,
+    centres: PyReadonlyArray2<'py, f64>,
+    n_threads: Option<usize>,
+) -> PyResult<(Mat2<'py>, Bound<'py, PyArray1<u64>>)> {
+    let (xm, cm) = (to_mat(&x, "X")?, to_mat(&centres, "centres")?);
+    let (sums, counts) = compute(py, n_threads, || {
+        pacgp::regression::inducing_init::kmeans_sums(xm.as_ref(), cm.as_ref())
+    })?;
+    let counts: Vec<u64> = counts.into_iter().map(|c| c as u64).collect();
+    Ok((to_numpy(py, &sums)?, counts.into_pyarray(py)))
+}
+
+/// Add the sharded fit's class and its start's functions to the module.
+pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<ShardedFitSpec>()?;
+    module.add_function(wrap_pyfunction!(permutation_head, module)?)?;
+    module.add_function(wrap_pyfunction!(initial_inducing_kmeans, module)?)?;
+    module.add_function(wrap_pyfunction!(kmeans_sums, module)?)?;
+    Ok(())
+}
