@@ -1,0 +1,212 @@
+//! What a fit spec says: its method's name, whether it is multi-class, its ε, confidence
+//! term, grid, the kernel it starts from, and whether it has a leave-one-out estimate.
+
+use super::*;
+
+impl FitSpec {
+    /// The method's name as users spell it (a multi-class spec: its binary method's, or
+    /// laplace for softmax; [`FitSpec::multiclass`] says which).
+    pub fn method_name(&self) -> MethodName {
+        method_name_of(&self.method)
+    }
+
+    /// How a multi-class spec learns its classes (`None`: a binary or regression method).
+    pub fn multiclass(&self) -> Option<MultiClass> {
+        match &self.method {
+            Method::OneVsRest(_) => Some(MultiClass::OneVsRest),
+            Method::Softmax(_) => Some(MultiClass::Softmax),
+            _ => None,
+        }
+    }
+
+    /// The binary spec of every class of a one-vs-rest spec (the same δ and seed).
+    pub fn one_vs_rest_member(&self) -> Option<FitSpec> {
+        match &self.method {
+            Method::OneVsRest(inner) => Some(FitSpec {
+                method: (**inner).clone(),
+                delta: self.delta,
+                seed: self.seed,
+                intervals: None,
+            }),
+            _ => None,
+        }
+    }
+
+    /// The one-vs-rest spec of a binary classifier spec (the same δ and seed).
+    pub fn into_one_vs_rest(self) -> FitSpec {
+        FitSpec {
+            method: Method::OneVsRest(Box::new(self.method)),
+            delta: self.delta,
+            seed: self.seed,
+            intervals: None,
+        }
+    }
+}
+
+/// See [`FitSpec::has_leave_one_out`].
+fn has_leave_one_out(method: &Method) -> bool {
+    match method {
+        Method::PacGp(s) => !matches!(s.prior, PacPrior::Split(_)),
+        Method::PacSgp(s) => !matches!(s.prior, PacPrior::Split(_)),
+        Method::Classifier(c) => !matches!(c.hypers, ClassifierHypers::Split(_)),
+        Method::PacGpc(_) | Method::Softmax(_) => false,
+        Method::OneVsRest(inner) => has_leave_one_out(inner),
+        Method::Gpr(_) | Method::Sparse(_) | Method::GreedySparse(_) | Method::Svm(_) => true,
+    }
+}
+
+/// The name users spell a method with (see [`FitSpec::method_name`]).
+fn method_name_of(method: &Method) -> MethodName {
+    use MethodName as N;
+    match method {
+        Method::Gpr(_) => N::Gpr,
+        Method::Sparse(s) => match s.approximation {
+            SparseMethod::Vfe => N::Vfe,
+            SparseMethod::Fitc => N::Fitc,
+            SparseMethod::Dtc => N::Dtc,
+        },
+        Method::PacGp(s) => match s.bound {
+            BoundKind::Kl => N::PacGp,
+            BoundKind::Sqrt => N::PacGpSqrt,
+        },
+        Method::PacSgp(s) => match s.bound {
+            BoundKind::Kl => N::PacSgp,
+            BoundKind::Sqrt => N::PacSgpSqrt,
+        },
+        Method::GreedySparse(_) => N::GreedySparse,
+        Method::Classifier(c) => match c.inference {
+            Inference::Laplace { .. } => N::Laplace,
+            Inference::Ep => N::Ep,
+            Inference::MeanField { .. } => N::MeanField,
+            Inference::Ivm { .. } => N::Ivm,
+            Inference::Sogp { .. } => N::Sogp,
+        },
+        Method::PacGpc(_) => N::PacGpc,
+        Method::Svm(_) => N::Svm,
+        Method::OneVsRest(inner) => method_name_of(inner),
+        Method::Softmax(_) => N::Laplace,
+    }
+}
+
+impl FitSpec {
+    /// Whether the model has a leave-one-out estimate to put beside its certificate: not a
+    /// posterior trained by its bound (pac-gpc), not softmax's coupled posterior, not a split
+    /// prior's (its certificate is on part B, fitted with θ from part A).
+    pub fn has_leave_one_out(&self) -> bool {
+        has_leave_one_out(&self.method)
+    }
+
+    /// The leave-one-out `certify` computes for `request`: `auto` is the fast approximation
+    /// where the model has one; a mode asked of a model without one is an error.
+    pub fn leave_one_out(&self, request: LooRequest) -> crate::error::Result<Option<LooMode>> {
+        match request {
+            LooRequest::None => Ok(None),
+            LooRequest::Auto => Ok(self.has_leave_one_out().then_some(LooMode::Approx)),
+            LooRequest::Mode(mode) if self.has_leave_one_out() => Ok(Some(mode)),
+            LooRequest::Mode(_) => Err(crate::error::Error::NoLeaveOneOut {
+                model: self.method_name().name(),
+                why: self.without_leave_one_out_why(),
+            }),
+        }
+    }
+
+    /// Why the model has no leave-one-out estimate, as a clause.
+    fn without_leave_one_out_why(&self) -> &'static str {
+        match &self.method {
+            Method::PacGpc(_) => {
+                " (its posterior is trained by its bound, not by an inference method)"
+            }
+            Method::OneVsRest(inner) if matches!(**inner, Method::PacGpc(_)) => {
+                " (its posteriors are trained by their bound, not by an inference method)"
+            }
+            Method::Softmax(_) => " (its classes' posteriors are coupled)",
+            _ => " (a split prior's certificate is on part B, with θ fitted on part A)",
+        }
+    }
+
+    /// Whether the method learns class labels (two, or K with a multi-class spec).
+    pub fn is_classifier(&self) -> bool {
+        self.method_name().is_classifier()
+    }
+
+    /// ε of the ε-band loss the model is trained with or stores for `certify` (target units).
+    pub fn epsilon(&self) -> Option<f64> {
+        match &self.method {
+            Method::Gpr(s) => s.epsilon,
+            Method::Sparse(s) => s.epsilon,
+            Method::PacGp(s) => Some(s.epsilon),
+            Method::PacSgp(s) => Some(s.epsilon),
+            Method::GreedySparse(s) => s.epsilon,
+            Method::Classifier(_)
+            | Method::PacGpc(_)
+            | Method::Svm(_)
+            | Method::OneVsRest(_)
+            | Method::Softmax(_) => None,
+        }
+    }
+
+    /// The confidence constant a bound-trained regressor was trained with (Maurer's else).
+    pub fn confidence_term(&self) -> ConfidenceTerm {
+        let xi = match &self.method {
+            Method::PacGp(s) => s.xi,
+            Method::PacSgp(s) => s.xi,
+            _ => Xi::Maurer,
+        };
+        match xi {
+            Xi::Maurer => ConfidenceTerm::Maurer,
+            Xi::Sharp => ConfidenceTerm::Sharp,
+        }
+    }
+
+    /// The uniform grid θ is snapped onto and priced by, if the method has one (the split
+    /// priors and coarse hyperparameter priors have their own; candidate menus have none; a
+    /// one-vs-rest spec: every class's).
+    pub fn grid(&self) -> Option<HyperGrid> {
+        if let Some(member) = self.one_vs_rest_member() {
+            return member.grid();
+        }
+        match &self.method {
+            Method::Gpr(s) => s.snap.then(HyperGrid::wide),
+            Method::GreedySparse(_) => Some(HyperGrid::wide()),
+            Method::Sparse(_) => Some(HyperGrid::default()),
+            Method::PacGp(PacGpSpec { prior, .. }) | Method::PacSgp(PacSgpSpec { prior, .. }) => {
+                (*prior == PacPrior::Grid).then(HyperGrid::default)
+            }
+            Method::Classifier(ClassifierSpec { hypers, .. })
+            | Method::PacGpc(PacGpcSpec { hypers, .. })
+            | Method::Softmax(SoftmaxSpec { hypers }) => {
+                matches!(hypers, ClassifierHypers::Grid { .. }).then(HyperGrid::default)
+            }
+            Method::Svm(_) | Method::OneVsRest(_) => None,
+        }
+    }
+
+    /// The kernel specification of the prior whose θ the spec prices on a grid or coarse prior
+    /// (the stored kernel must have its structure); `None` where a menu or a split prior
+    /// fixes the prior's kernel.
+    pub fn prior_kernel_spec(&self) -> Option<&str> {
+        let method = match &self.method {
+            Method::OneVsRest(inner) => inner.as_ref(),
+            other => other,
+        };
+        match method {
+            Method::Gpr(s) => Some(&s.kernel),
+            Method::Sparse(s) => Some(&s.kernel),
+            Method::GreedySparse(s) => Some(&s.kernel),
+            Method::PacGp(s) if !matches!(s.prior, PacPrior::Split(_)) => Some(&s.kernel),
+            Method::PacSgp(s) if !matches!(s.prior, PacPrior::Split(_)) => Some(&s.kernel),
+            Method::Classifier(ClassifierSpec {
+                hypers: ClassifierHypers::Grid { kernel },
+                ..
+            })
+            | Method::PacGpc(PacGpcSpec {
+                hypers: ClassifierHypers::Grid { kernel },
+                ..
+            })
+            | Method::Softmax(SoftmaxSpec {
+                hypers: ClassifierHypers::Grid { kernel },
+            }) => Some(kernel),
+            _ => None,
+        }
+    }
+}
