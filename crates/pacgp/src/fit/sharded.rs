@@ -1,7 +1,7 @@
 //! A fit over data shards (Python's `pacgp.distributed.fit_sharded`): which checked specs can be
 //! fitted that way (vfe, pac-sgp and pac-sgp-sqrt, without a split prior), where the search
 //! starts and how it runs. The start, boxes, grid snap and iteration budgets are those of the
-//! in-process fit of the same spec ([`SparseSearch`], [`PacSgpSearch`]); the objective is the
+//! in-process fit of the same spec ([`Search`]: [`SparseConfig::search`], [`pac_sgp_search`]); the objective is the
 //! sum of its shards' parts ([`crate::regression::sharded`],
 //! [`crate::objective::pac_sgp_sharded`]), evaluated wherever the shards are, and the
 //! minimisation is the one driver's ([`crate::optim::drive_warm`]).
@@ -12,11 +12,11 @@ use crate::bounds::BoundKind;
 use crate::error::Result;
 use crate::kernel::Kernel;
 use crate::loss::RegressionLoss;
-use crate::objective::pac_sgp::{PacSgpObjective, PacSgpSearch, DEFAULT_MAX_ITER};
+use crate::objective::pac_sgp::{pac_sgp_search, theta_penalty, PacSgpObjective, DEFAULT_MAX_ITER};
 use crate::objective::pac_sgp_sharded::PacSgpSharded;
-use crate::optim::{Minimum, Objective, Pretraining, WarmStart};
+use crate::optim::{Minimum, Objective, Pretraining, Search, WarmStart};
 use crate::prior::BoundLevers;
-use crate::regression::sparse::{NegSparseObjective, SparseConfig, SparseMethod, SparseSearch};
+use crate::regression::sparse::{NegSparseObjective, SparseConfig, SparseMethod};
 use crate::spec::{CheckedFitSpec, Method, PacPrior, SpecError, SpecOption, DEFAULT_BASIS};
 
 use super::regression::levers;
@@ -95,9 +95,9 @@ impl PacSgpBound {
 #[derive(Clone, Debug)]
 pub enum ShardedObjective {
     /// The negative of Titsias' VFE bound.
-    Vfe(SparseSearch),
+    Vfe(Search),
     /// The sparse PAC-GP bound (FITC posterior, α_s = 1).
-    PacSgp(PacSgpBound, PacSgpSearch),
+    PacSgp(PacSgpBound, Search),
 }
 
 /// A sharded fit of a checked spec: the kernel at its initial values, M, σ²'s start, and what
@@ -155,7 +155,7 @@ impl ShardedFit {
                 let kernel = Kernel::from_spec(&s.kernel, d)?;
                 let m = s.inducing.unwrap_or(DEFAULT_BASIS);
                 let max_iter = s.schedule.max_iter.unwrap_or(DEFAULT_MAX_ITER);
-                let search = PacSgpSearch::new(&bound.levers, kernel.n_params(), m, d, max_iter);
+                let search = pac_sgp_search(&bound.levers, kernel.n_params(), m, d, max_iter);
                 Ok(Self {
                     kernel,
                     m,
@@ -186,8 +186,9 @@ impl ShardedFit {
                 y,
                 self.m,
             )),
-            ShardedObjective::PacSgp(bound, search) => {
-                Box::new(bound.in_process(&self.kernel, x, y, self.m, 1.0, search.penalty)?)
+            ShardedObjective::PacSgp(bound, _) => {
+                let penalty = theta_penalty(&bound.levers, self.kernel.n_params());
+                Box::new(bound.in_process(&self.kernel, x, y, self.m, 1.0, penalty)?)
             }
         })
     }
@@ -200,10 +201,8 @@ impl ShardedFit {
         warm: Option<&WarmStart>,
         p0: &[f64],
     ) -> Result<(Minimum, Option<Pretraining>)> {
-        match &self.objective {
-            ShardedObjective::Vfe(search) => search.minimise(obj, warm, p0),
-            ShardedObjective::PacSgp(_, search) => search.minimise(obj, warm, p0),
-        }
+        let (ShardedObjective::Vfe(search) | ShardedObjective::PacSgp(_, search)) = &self.objective;
+        search.minimise(obj, warm, p0)
     }
 }
 

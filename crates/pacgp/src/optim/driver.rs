@@ -210,6 +210,43 @@ impl Pretraining {
     }
 }
 
+/// How a parameter vector is searched: the box of every parameter, where the leading θ is
+/// snapped afterwards, and the iteration budgets of the run on all rows and of a warm start.
+/// The in-process sparse fits and the sharded fit of the same spec search alike.
+#[derive(Clone, Debug)]
+pub struct Search {
+    /// Box of every parameter.
+    pub bounds: Vec<(f64, f64)>,
+    /// Where θ is snapped after the search, if anywhere.
+    pub snap: Option<GridSnap>,
+    /// L-BFGS on all rows.
+    pub lbfgs: LbfgsConfig,
+    /// L-BFGS of a warm start on a subsample.
+    pub warm_lbfgs: LbfgsConfig,
+}
+
+impl Search {
+    /// Minimise `obj` from `x0` (after `warm`'s objective, if any) and snap θ
+    /// ([`drive_warm`], no restarts).
+    pub fn minimise(
+        &self,
+        obj: &dyn Objective,
+        warm: Option<&WarmStart>,
+        x0: &[f64],
+    ) -> Result<(Minimum, Option<Pretraining>)> {
+        drive_warm(
+            obj,
+            warm,
+            x0,
+            self.bounds.clone(),
+            &self.lbfgs,
+            &self.warm_lbfgs,
+            &Restarts::default(),
+            self.snap.as_ref(),
+        )
+    }
+}
+
 /// [`drive`] with an optional warm start: minimise `warm`'s objective from `x0` within the
 /// same boxes (with `warm_lbfgs`, no restarts, no snap), then `obj` from where it stopped.
 /// Large samples reach the optimum's neighbourhood at the subsample's cost per evaluation.

@@ -12,7 +12,9 @@ use crate::error::Result;
 pub mod driver;
 mod line_search;
 pub mod scalar;
-pub use driver::{boxes, drive, drive_warm, GridSnap, Minimum, Pretraining, Restarts, WarmStart};
+pub use driver::{
+    boxes, drive, drive_warm, GridSnap, Minimum, Pretraining, Restarts, Search, WarmStart,
+};
 
 mod anderson;
 mod lbfgs;

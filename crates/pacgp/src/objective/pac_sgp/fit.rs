@@ -9,7 +9,7 @@ use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
 use crate::error::Result;
 use crate::kernel::Kernel;
 use crate::loss::RegressionLoss;
-use crate::optim::{self, boxes, GridSnap, LbfgsConfig, OptimReport, Restarts};
+use crate::optim::{self, boxes, GridSnap, LbfgsConfig, OptimReport, Search};
 use crate::prior::BoundLevers;
 use crate::regression::inducing_init::{initial_inducing_with_targets, InducingInit};
 use crate::regression::sparse::{NegSparseObjective, PretrainRows, SparseGp, SparseMethod};
@@ -113,71 +113,38 @@ fn bound_objective<'a>(
     }
 }
 
-/// How PAC-SGP's parameters `[ln θ…, ln σ², vec(Z)]` are searched: θ's penalty in the bound
-/// (the grid's `T·ln L`, or nothing where a coarse prior prices θ), θ boxed to the grid's (or
-/// the prior's) range, θ snapped onto that grid afterwards, and the iteration budgets. The
+/// How PAC-SGP's parameters `[ln θ…, ln σ², vec(Z)]` of `nk` kernel parameters and `m`
+/// inducing inputs on `d` inputs are searched: θ boxed to the grid's (or the coarse prior's)
+/// range and snapped onto that grid afterwards, at most `max_iter` iterations on all rows. The
 /// in-process fit and the sharded one ([`crate::fit::sharded`]) search the same way.
-#[derive(Clone, Debug)]
-pub struct PacSgpSearch {
-    /// θ's penalty in the bound while optimising (nats).
-    pub penalty: f64,
-    /// Box of every parameter.
-    pub bounds: Vec<(f64, f64)>,
-    /// Where θ is snapped after the search.
-    pub snap: GridSnap,
-    /// L-BFGS on all rows.
-    pub lbfgs: LbfgsConfig,
-    /// L-BFGS of a warm start on a subsample.
-    pub warm_lbfgs: LbfgsConfig,
-}
-
-impl PacSgpSearch {
-    /// The search for `nk` kernel parameters, `m` inducing inputs on `d` inputs, at most
-    /// `max_iter` iterations on all rows.
-    pub fn new(levers: &BoundLevers, nk: usize, m: usize, d: usize, max_iter: usize) -> Self {
-        let grid = HyperGrid::default();
-        let penalty = theta_penalty(levers, nk);
-        let (lo, hi) = match levers.hyper_prior {
-            None => (grid.min_log, grid.max_log),
-            Some(p) => (p.min_log, p.max_log),
-        };
-        let mut bounds = vec![(boxes::LN_THETA.0.max(lo), boxes::LN_THETA.1.min(hi)); nk];
-        bounds.push(boxes::LN_NOISE);
-        bounds.extend(std::iter::repeat_n(boxes::FREE, m * d));
-        let snap = match levers.hyper_prior {
-            None => GridSnap::decimal(grid, nk),
-            Some(prior) => GridSnap::coarse(prior.snap_grid(), nk),
-        };
-        let budget = |max_iter| LbfgsConfig {
-            max_iter,
-            ..Default::default()
-        };
-        Self {
-            penalty,
-            bounds,
-            snap,
-            lbfgs: budget(max_iter),
-            warm_lbfgs: budget(DEFAULT_MAX_ITER),
-        }
-    }
-
-    /// Minimise `obj` from `p0` (after `warm`'s objective, if any) and snap θ.
-    pub fn minimise(
-        &self,
-        obj: &dyn optim::Objective,
-        warm: Option<&optim::WarmStart>,
-        p0: &[f64],
-    ) -> Result<(optim::Minimum, Option<optim::Pretraining>)> {
-        optim::drive_warm(
-            obj,
-            warm,
-            p0,
-            self.bounds.clone(),
-            &self.lbfgs,
-            &self.warm_lbfgs,
-            &Restarts::default(),
-            Some(&self.snap),
-        )
+pub fn pac_sgp_search(
+    levers: &BoundLevers,
+    nk: usize,
+    m: usize,
+    d: usize,
+    max_iter: usize,
+) -> Search {
+    let grid = HyperGrid::default();
+    let (lo, hi) = match levers.hyper_prior {
+        None => (grid.min_log, grid.max_log),
+        Some(p) => (p.min_log, p.max_log),
+    };
+    let mut bounds = vec![(boxes::LN_THETA.0.max(lo), boxes::LN_THETA.1.min(hi)); nk];
+    bounds.push(boxes::LN_NOISE);
+    bounds.extend(std::iter::repeat_n(boxes::FREE, m * d));
+    let snap = match levers.hyper_prior {
+        None => GridSnap::decimal(grid, nk),
+        Some(prior) => GridSnap::coarse(prior.snap_grid(), nk),
+    };
+    let budget = |max_iter| LbfgsConfig {
+        max_iter,
+        ..Default::default()
+    };
+    Search {
+        bounds,
+        snap: Some(snap),
+        lbfgs: budget(max_iter),
+        warm_lbfgs: budget(DEFAULT_MAX_ITER),
     }
 }
 
@@ -213,8 +180,8 @@ pub fn fit_pac_sgp_with(
 ) -> Result<PacSgpFit> {
     let nk = kernel_init.n_params();
     let (m, alpha_s, loss, delta) = (st.m, st.alpha_s, st.loss, st.delta);
-    let search = PacSgpSearch::new(levers, nk, m, x.ncols(), st.max_iter);
-    let penalty = search.penalty;
+    let search = pac_sgp_search(levers, nk, m, x.ncols(), st.max_iter);
+    let penalty = theta_penalty(levers, nk);
     let obj = bound_objective(kernel_init, x, y, st, penalty, levers)?;
     let z0 = initial_inducing_with_targets(kernel_init, noise_init, x, y, m, st.init, st.seed)?;
     let p0 = NegSparseObjective::pack(kernel_init, noise_init, z0.as_ref());

@@ -32,7 +32,7 @@ mod dense_reference;
 mod fit;
 
 pub use fit::{
-    fit_pac_sgp, fit_pac_sgp_with, theta_choice, theta_penalty, PacSgpFit, PacSgpSearch,
+    fit_pac_sgp, fit_pac_sgp_with, pac_sgp_search, theta_choice, theta_penalty, PacSgpFit,
     PacSgpSettings, DEFAULT_MAX_ITER,
 };
 

@@ -13,7 +13,7 @@ use crate::bounds::HyperGrid;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg;
-use crate::optim::{self, boxes, GridSnap, LbfgsConfig, OptimReport, Restarts};
+use crate::optim::{self, boxes, GridSnap, LbfgsConfig, OptimReport, Search};
 use crate::posterior::GaussianPosterior;
 use crate::regression::exact::check_regression_inputs;
 use crate::regression::inducing_init::{initial_inducing_with_targets, InducingInit};
@@ -184,50 +184,16 @@ impl SparseConfig {
     /// How the parameters `[ln θ…, ln σ², vec(Z)]` of `nk` kernel parameters and `m` inducing
     /// inputs on `d` inputs are searched; the sharded fit ([`crate::fit::sharded`]) searches
     /// the same way.
-    pub fn search(&self, nk: usize, m: usize, d: usize) -> SparseSearch {
+    pub fn search(&self, nk: usize, m: usize, d: usize) -> Search {
         let mut bounds = vec![self.theta_bounds; nk];
         bounds.push(boxes::LN_NOISE);
         bounds.extend(std::iter::repeat_n(boxes::FREE, m * d));
-        SparseSearch {
+        Search {
             bounds,
             snap: GridSnap::leading(self.snap, nk),
             lbfgs: self.lbfgs.clone(),
             warm_lbfgs: SparseConfig::default().lbfgs,
         }
-    }
-}
-
-/// The boxes, the grid snap of θ and the iteration budgets of a sparse objective's search.
-#[derive(Clone, Debug)]
-pub struct SparseSearch {
-    /// Box of every parameter.
-    pub bounds: Vec<(f64, f64)>,
-    /// Where θ is snapped after the search, if anywhere.
-    pub snap: Option<GridSnap>,
-    /// L-BFGS on all rows.
-    pub lbfgs: LbfgsConfig,
-    /// L-BFGS of a warm start on a subsample.
-    pub warm_lbfgs: LbfgsConfig,
-}
-
-impl SparseSearch {
-    /// Minimise `obj` from `p0` (after `warm`'s objective, if any) and snap θ.
-    pub fn minimise(
-        &self,
-        obj: &dyn optim::Objective,
-        warm: Option<&optim::WarmStart>,
-        p0: &[f64],
-    ) -> Result<(optim::Minimum, Option<optim::Pretraining>)> {
-        optim::drive_warm(
-            obj,
-            warm,
-            p0,
-            self.bounds.clone(),
-            &self.lbfgs,
-            &self.warm_lbfgs,
-            &Restarts::default(),
-            self.snap.as_ref(),
-        )
     }
 }
 
