@@ -11,9 +11,9 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2}
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use pacgp::fit::sharded::PacSgpBound;
+use pacgp::fit::sharded::pac_sgp_bound;
 use pacgp::kernel::Kernel;
-use pacgp::objective::pac_sgp::{theta_penalty, PacSgpTerms};
+use pacgp::objective::pac_sgp::{theta_penalty, PacSgpBound, PacSgpTerms};
 use pacgp::objective::pac_sgp_sharded::{
     self, PacSgpAdjoints, PacSgpDriverPart, PacSgpShardGradient, PacSgpShardRisk, PacSgpShardStats,
     PacSgpSharded, PacSgpState,
@@ -85,7 +85,7 @@ impl Settings {
         let spec = options
             .check(MethodName::PacSgp)
             .map_err(|e| spec_err(&e, &wording))?;
-        let bound = PacSgpBound::of(&spec, 1.0).map_err(to_py_err)?;
+        let bound = pac_sgp_bound(&spec, 1.0).map_err(to_py_err)?;
         let penalty = theta_penalty(&bound.levers, kernel.n_params());
         Ok((kernel, bound, penalty))
     }

@@ -8,87 +8,29 @@
 
 use faer::MatRef;
 
-use crate::bounds::BoundKind;
 use crate::error::Result;
 use crate::kernel::Kernel;
 use crate::loss::RegressionLoss;
-use crate::objective::pac_sgp::{pac_sgp_search, theta_penalty, PacSgpObjective, DEFAULT_MAX_ITER};
-use crate::objective::pac_sgp_sharded::PacSgpSharded;
+use crate::objective::pac_sgp::{pac_sgp_search, theta_penalty, PacSgpBound, DEFAULT_MAX_ITER};
 use crate::optim::{Minimum, Objective, Pretraining, Search, WarmStart};
-use crate::prior::BoundLevers;
 use crate::regression::sparse::{NegSparseObjective, SparseConfig, SparseMethod};
 use crate::spec::{CheckedFitSpec, Method, PacPrior, SpecError, SpecOption, DEFAULT_BASIS};
 
 use super::regression::levers;
 
-/// The sparse PAC-GP bound of a checked pac-sgp spec, on standardised targets.
-#[derive(Clone, Debug)]
-pub struct PacSgpBound {
-    /// The ε-band loss on the standardised scale.
-    pub loss: RegressionLoss,
-    /// Confidence δ.
-    pub delta: f64,
-    /// kl or sqrt.
-    pub kind: BoundKind,
-    /// The confidence constant and a coarse hyperparameter prior, if any.
-    pub levers: BoundLevers,
-}
-
-impl PacSgpBound {
-    /// The bound of `spec` (pac-sgp or pac-sgp-sqrt without a split prior) with ε divided by
-    /// the targets' standard deviation `y_sd`.
-    pub fn of(spec: &CheckedFitSpec, y_sd: f64) -> Result<Self> {
-        ShardedFit::check(spec)?;
-        let Method::PacSgp(s) = &spec.method else {
-            return Err(not_sharded(spec).into());
-        };
-        Ok(Self {
-            loss: RegressionLoss::new_epsilon_band(s.epsilon / y_sd)?,
-            delta: spec.delta,
-            kind: s.bound,
-            levers: levers(spec, s.prior),
-        })
-    }
-
-    /// The bound over shards of `m` inducing inputs on `d` inputs, for `kernel`'s structure,
-    /// with the posterior's `alpha_s` (1: FITC, 0: VFE) and θ's `penalty`.
-    pub fn sharded(
-        &self,
-        kernel: &Kernel,
-        d: usize,
-        m: usize,
-        alpha_s: f64,
-        penalty: f64,
-    ) -> Result<PacSgpSharded> {
-        let obj = PacSgpSharded::new(
-            kernel, d, m, alpha_s, self.loss, self.delta, penalty, self.kind,
-        )?
-        .with_confidence_term(self.levers.term);
-        match self.levers.hyper_prior {
-            Some(prior) => obj.with_hyper_prior(prior),
-            None => Ok(obj),
-        }
-    }
-
-    /// The same bound on rows held in this process.
-    pub fn in_process<'a>(
-        &self,
-        kernel: &Kernel,
-        x: MatRef<'a, f64>,
-        y: &'a [f64],
-        m: usize,
-        alpha_s: f64,
-        penalty: f64,
-    ) -> Result<PacSgpObjective<'a>> {
-        let obj = PacSgpObjective::new(
-            kernel, x, y, m, alpha_s, self.loss, self.delta, penalty, self.kind,
-        )?
-        .with_confidence_term(self.levers.term);
-        match self.levers.hyper_prior {
-            Some(prior) => obj.with_hyper_prior(prior),
-            None => Ok(obj),
-        }
-    }
+/// The bound of `spec` (pac-sgp or pac-sgp-sqrt without a split prior) with ε divided by the
+/// targets' standard deviation `y_sd`.
+pub fn pac_sgp_bound(spec: &CheckedFitSpec, y_sd: f64) -> Result<PacSgpBound> {
+    ShardedFit::check(spec)?;
+    let Method::PacSgp(s) = &spec.method else {
+        return Err(not_sharded(spec).into());
+    };
+    Ok(PacSgpBound {
+        loss: RegressionLoss::new_epsilon_band(s.epsilon / y_sd)?,
+        delta: spec.delta,
+        kind: s.bound,
+        levers: levers(spec, s.prior),
+    })
 }
 
 /// What a sharded fit minimises.
@@ -151,7 +93,7 @@ impl ShardedFit {
                 })
             }
             Method::PacSgp(s) => {
-                let bound = PacSgpBound::of(spec, y_sd)?;
+                let bound = pac_sgp_bound(spec, y_sd)?;
                 let kernel = Kernel::from_spec(&s.kernel, d)?;
                 let m = s.inducing.unwrap_or(DEFAULT_BASIS);
                 let max_iter = s.schedule.max_iter.unwrap_or(DEFAULT_MAX_ITER);
@@ -229,8 +171,10 @@ mod tests {
     use faer::Mat;
 
     use super::*;
+    use crate::bounds::BoundKind;
     use crate::objective::pac_sgp::{fit_pac_sgp_with, PacSgpSettings};
     use crate::prior::split::SplitFraction;
+    use crate::prior::BoundLevers;
     use crate::regression::inducing_init::{initial_inducing_with_targets, InducingInit};
     use crate::regression::sparse::train_sparse;
     use crate::spec::{FitOptions, MethodName};

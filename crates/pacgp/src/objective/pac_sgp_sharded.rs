@@ -624,3 +624,25 @@ fn reduce<T>(
     }
     Ok(acc)
 }
+
+impl super::pac_sgp::PacSgpBound {
+    /// The bound over shards of `m` inducing inputs on `d` inputs, for `kernel`'s structure,
+    /// with the posterior's `alpha_s` (1: FITC, 0: VFE) and θ's `penalty`.
+    pub fn sharded(
+        &self,
+        kernel: &Kernel,
+        d: usize,
+        m: usize,
+        alpha_s: f64,
+        penalty: f64,
+    ) -> Result<PacSgpSharded> {
+        let obj = PacSgpSharded::new(
+            kernel, d, m, alpha_s, self.loss, self.delta, penalty, self.kind,
+        )?
+        .with_confidence_term(self.levers.term);
+        match self.levers.hyper_prior {
+            Some(prior) => obj.with_hyper_prior(prior),
+            None => Ok(obj),
+        }
+    }
+}

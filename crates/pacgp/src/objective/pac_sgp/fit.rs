@@ -104,12 +104,48 @@ fn bound_objective<'a>(
     penalty: f64,
     levers: &BoundLevers,
 ) -> Result<PacSgpObjective<'a>> {
-    let (m, alpha_s, loss, delta, kind) = (st.m, st.alpha_s, st.loss, st.delta, st.kind);
-    let o = PacSgpObjective::new(kernel, x, y, m, alpha_s, loss, delta, penalty, kind)?
-        .with_confidence_term(levers.term);
-    match levers.hyper_prior {
-        Some(prior) => o.with_hyper_prior(prior),
-        None => Ok(o),
+    let bound = PacSgpBound {
+        loss: st.loss,
+        delta: st.delta,
+        kind: st.kind,
+        levers: levers.clone(),
+    };
+    bound.in_process(kernel, x, y, st.m, st.alpha_s, penalty)
+}
+
+/// The sparse PAC-GP bound's settings: the ε-band loss (standardised), δ, the inequality and
+/// the levers; the bound on rows in one process or over shards.
+#[derive(Clone, Debug)]
+pub struct PacSgpBound {
+    /// The ε-band loss on the standardised scale.
+    pub loss: RegressionLoss,
+    /// Confidence δ.
+    pub delta: f64,
+    /// kl or sqrt.
+    pub kind: BoundKind,
+    /// The confidence constant and a coarse hyperparameter prior, if any.
+    pub levers: BoundLevers,
+}
+
+impl PacSgpBound {
+    /// The same bound on rows held in this process.
+    pub fn in_process<'a>(
+        &self,
+        kernel: &Kernel,
+        x: MatRef<'a, f64>,
+        y: &'a [f64],
+        m: usize,
+        alpha_s: f64,
+        penalty: f64,
+    ) -> Result<PacSgpObjective<'a>> {
+        let obj = PacSgpObjective::new(
+            kernel, x, y, m, alpha_s, self.loss, self.delta, penalty, self.kind,
+        )?
+        .with_confidence_term(self.levers.term);
+        match self.levers.hyper_prior {
+            Some(prior) => obj.with_hyper_prior(prior),
+            None => Ok(obj),
+        }
     }
 }
 

@@ -32,8 +32,8 @@ mod dense_reference;
 mod fit;
 
 pub use fit::{
-    fit_pac_sgp, fit_pac_sgp_with, pac_sgp_search, theta_choice, theta_penalty, PacSgpFit,
-    PacSgpSettings, DEFAULT_MAX_ITER,
+    fit_pac_sgp, fit_pac_sgp_with, pac_sgp_search, theta_choice, theta_penalty, PacSgpBound,
+    PacSgpFit, PacSgpSettings, DEFAULT_MAX_ITER,
 };
 
 /// The sparse PAC-GP bound over `[θ…, ln σ², vec(Z)]` on standardised data.
