@@ -277,7 +277,8 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, d
     them on ``client``), map-reduce style: ``method`` "vfe" (Titsias' bound, as
     :class:`~pacgp.SparseGPRegressor`) or "pac-sgp" (the sparse PAC-GP bound, FITC form, as
     ``PACGPRegressor(sparse=True)``; ``epsilon`` in target units is required, ``bound`` "kl"
-    (default) or "sqrt", ``confidence_term`` "maurer" (default) or "sharp").
+    (default) or "sqrt" — or ``method`` "pac-sgp-sqrt" —, ``confidence_term`` "maurer"
+    (default) or "sharp").
 
     The options are checked by the library as the fit spec of that method (the same refusals,
     in these parameters' names, as the in-process estimators'), and the fit is the library's
@@ -354,22 +355,24 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, d
                                                  n_threads=threads), data, client)
     model = spec.model(
         plist, sum(q[0] for q in parts), sum(q[1] for q in parts), sum(q[2] for q in parts),
-        list(x_mean), list(x_sd), y_mean, y_sd, objective=value, optimiser=(plist, report),
+        list(x_mean), list(x_sd), y_mean, y_sd, objective=value, optimiser=report,
     )
     if method == "vfe":
         estimator = SparseGPRegressor(method="vfe", n_inducing=m, kernel=kernel,
                                       epsilon=epsilon, random_state=seed)
     else:
-        estimator = PACGPRegressor(epsilon=epsilon, bound=bound or "kl", sparse=True,
-                                   n_inducing=m, delta=delta, kernel=kernel, random_state=seed)
+        estimator = PACGPRegressor(epsilon=epsilon, sparse=True, n_inducing=m, delta=delta,
+                                   bound="sqrt" if spec.method == "pac-sgp-sqrt" else "kl",
+                                   xi=confidence_term or "maurer", kernel=kernel,
+                                   random_state=seed)
     estimator._set_model(model)
     estimator.n_features_in_ = d
     estimator.noise_variance_ = model.noise_variance
     estimator.certificate_, estimator.loo_ = None, None
-    final, iterations, evaluations, termination, message = report
+    _, final, iterations, evaluations, termination, message = report
     pretraining = None
     if pretrained is not None:
-        rows, of, warm_params, (_, nit, nfev, warm_termination, warm_message) = pretrained
+        rows, of, (warm_params, _, nit, nfev, warm_termination, warm_message) = pretrained
         pretraining = {"rows": rows, "of": of, "iterations": nit, "evaluations": nfev,
                        "termination": warm_termination, "message": warm_message,
                        "params": np.asarray(warm_params)}

@@ -157,6 +157,15 @@ def test_the_pac_sgp_warm_start_minimises_the_subsample_bound_in_process(sample)
     assert after[2] < before[2], f"bound {after[2]} after the warm start, {before[2]} before"
 
 
+def test_the_sharded_sqrt_bound_is_labelled_as_fitted(sample):
+    _, _, shards = sample
+    for method, bound in (("pac-sgp-sqrt", None), ("pac-sgp", "sqrt")):
+        with pytest.warns(ConvergenceWarning):
+            est = fit_sharded(method, shards, n_inducing=M, epsilon=0.5, bound=bound, max_iter=2)
+        assert est.get_params()["bound"] == "sqrt"
+        assert est.model_.method == "pac-sgp-sqrt"
+
+
 def test_fit_sharded_refuses_what_it_cannot_train(sample):
     _, _, shards = sample
     with pytest.raises(ValueError, match="method"):
@@ -182,26 +191,38 @@ def test_an_exception_in_the_sharded_objective_stops_the_fit_and_is_raised():
     from pacgp._pacgp import ShardedFitSpec
 
     spec = ShardedFitSpec("vfe", dict(inducing=M))
-    calls = []
+    for fails_at in (1, 3):  # the first evaluation, or one inside a line search
+        calls = []
 
-    def broken(p):
-        calls.append(1)
-        raise RuntimeError("the worker holding shard 3 is gone")
+        def broken(p):
+            calls.append(1)
+            if len(calls) == fails_at:
+                raise RuntimeError("the worker holding shard 3 is gone")
+            p = np.asarray(p)
+            return float(p @ p), (2 * p).tolist()
 
-    with pytest.raises(RuntimeError, match="shard 3 is gone"):
-        spec.minimise(1.0, np.zeros((M, D)), broken)
-    assert len(calls) == 1
+        with pytest.raises(RuntimeError, match="shard 3 is gone"):
+            spec.minimise(1.0, np.ones((M, D)), broken)
+        assert len(calls) == fails_at  # not called again once it has raised
 
 
-def test_the_sharded_vfe_fit_is_the_in_process_fit(sample):
-    """The same spec, start, driver, boxes and grid snap as ``SparseGPRegressor``: the two fits
-    reach the same ELBO, on the same θ grid."""
+def test_the_sharded_fit_is_the_in_process_fit(sample):
+    """The same spec, start, driver, boxes and grid snap as ``SparseGPRegressor`` and
+    ``PACGPRegressor(sparse=True)``: the two fits reach the same objective and the same θ on
+    the grid (the sums over shards round differently, so not the same bits)."""
     X, y, shards = sample
-    sharded = fit_sharded("vfe", shards, n_inducing=M, seed=7)
-    local = pacgp.SparseGPRegressor(n_inducing=M, random_state=7).fit(X, y)
-    a, b = sharded.sharded_["objective"], local.fit_report_["objective"]
-    assert abs(a - b) < 1e-6 * abs(b), f"ELBO {a} sharded, {b} in process"
-    np.testing.assert_allclose(sharded.sharded_["z_init"].shape, (M, D))
+    pairs = [
+        (fit_sharded("vfe", shards, n_inducing=M, seed=7),
+         pacgp.SparseGPRegressor(n_inducing=M, random_state=7)),
+        (fit_sharded("pac-sgp", shards, n_inducing=M, epsilon=0.5, seed=7, max_iter=300),
+         pacgp.PACGPRegressor(epsilon=0.5, sparse=True, n_inducing=M, random_state=7,
+                              max_iter=300)),
+    ]
+    for sharded, local in pairs:
+        local.fit(X, y)
+        a, b = sharded.sharded_["objective"], local.fit_report_["objective"]
+        assert abs(a - b) < 1e-6 * abs(b), f"objective {a} sharded, {b} in process"
+        np.testing.assert_allclose(sharded.theta_, local.theta_, rtol=0, atol=1e-12)
 
 
 def test_every_estimator_warns_when_its_optimiser_did_not_converge():

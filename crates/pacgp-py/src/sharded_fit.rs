@@ -26,11 +26,12 @@ use crate::{compute, to_mat, wrap, Model};
 
 type Mat2<'py> = Bound<'py, numpy::PyArray2<f64>>;
 
-/// An optimiser's report for Python: `(value, iterations, evaluations, termination, message)`.
-type Report = (f64, u64, u64, String, String);
+/// An optimiser's report for Python: `(parameters where it stopped, value, iterations,
+/// evaluations, termination, message)`.
+type Report = (Vec<f64>, f64, u64, u64, String, String);
 
-/// A warm start's report for Python: `(rows, of, parameters, report)`.
-type Warm = (usize, usize, Vec<f64>, Report);
+/// A warm start's report for Python: `(rows, of, report)`.
+type Warm = (usize, usize, Report);
 
 fn report_of(r: &OptimReport) -> Report {
     let termination = serde_json::to_value(r.termination)
@@ -38,6 +39,7 @@ fn report_of(r: &OptimReport) -> Report {
         .and_then(|v| v.as_str().map(str::to_owned))
         .unwrap_or_else(|| "other".into());
     (
+        r.params.clone(),
         r.value,
         r.iterations,
         r.evaluations,
@@ -230,14 +232,14 @@ impl ShardedFitSpec {
             return Err(e);
         }
         let (min, pre) = out.map_err(|e| lib_err(e, &self.wording))?;
-        let warm =
-            pre.map(|p: Pretraining| (p.rows, p.of, p.report.params.clone(), report_of(&p.report)));
+        let warm = pre.map(|p: Pretraining| (p.rows, p.of, report_of(&p.report)));
         Ok((min.params, report_of(&min.report), warm))
     }
 
     /// The model file of the fit at parameters `p` (θ on the grid): the posterior's summed
     /// shard statistics `(b, gamma, n)`, the scalers, the objective there and the
-    /// optimiser's report `(params, report)` ([`m::sparse_model_from_parts`]).
+    /// optimiser's report as [`ShardedFitSpec::minimise`] returns it
+    /// ([`m::sparse_model_from_parts`]).
     #[pyo3(signature = (p, b, gamma, n, x_mean, x_sd, y_mean, y_sd, *, objective, optimiser=None))]
     #[allow(clippy::too_many_arguments)]
     fn model(
@@ -252,7 +254,7 @@ impl ShardedFitSpec {
         y_mean: f64,
         y_sd: f64,
         objective: f64,
-        optimiser: Option<(Vec<f64>, Report)>,
+        optimiser: Option<Report>,
     ) -> PyResult<Model> {
         let d = x_mean.len();
         if x_sd.len() != d || x_sd.iter().any(|s| !(*s > 0.0 && s.is_finite())) || !(y_sd > 0.0) {
@@ -265,7 +267,7 @@ impl ShardedFitSpec {
             crate::sharded_pac_sgp::unpack(&self.kernel, d, plan.m, &p)?;
         let optimiser = match optimiser {
             None => None,
-            Some((params, (value, iterations, evaluations, termination, message))) => {
+            Some((params, value, iterations, evaluations, termination, message)) => {
                 Some(OptimReport {
                     params,
                     value,

@@ -333,7 +333,7 @@ fn pac_sgp_objective<'py>(
 }
 
 /// One shard's sums of a sparse posterior with `Λ = σ² + α_s diag(K_ff − Q_ff)` at `p`:
-/// `(B_s, γ_s, n_s)` for [`sparse_model_from_parts`].
+/// `(B_s, γ_s, n_s)` for the model file (`ShardedFitSpec.model`, `model::sparse_model_from_parts`).
 #[pyfunction]
 #[pyo3(signature = (kernel_spec, p, m, alpha_s, x, y, n_threads=None))]
 #[allow(clippy::too_many_arguments)]

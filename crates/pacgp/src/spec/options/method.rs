@@ -267,23 +267,16 @@ impl FitOptions {
             }
             None => {
                 u.used(O::Select);
-                // A kernel given without `select` is fitted by ML-II from it, as scikit-learn's
-                // classifier does with its `kernel`; without either, the bound's menu.
                 let by_ml2 = matches!(method, N::Laplace | N::Ep | N::Ivm);
-                let select = match (self.select, &self.kernel) {
-                    (Some(s), _) => s,
-                    (None, Some(_)) if by_ml2 => Selection::Ml2,
-                    (None, _) => Selection::Bound,
-                };
-                match (select, &self.kernel) {
+                if self.select.is_none() && self.kernel.is_some() && !by_ml2 {
+                    return Err(SpecError::not_for(
+                        O::Kernel,
+                        method,
+                        "laplace, ep and ivm (ML-II from the given kernel) and the split prior; mean-field and sogp choose among nine fixed SE kernels by the bound",
+                    ));
+                }
+                match (self.selection(), &self.kernel) {
                     (Selection::Bound, None) => ClassifierHypers::Candidates,
-                    (Selection::Bound, Some(_)) if self.select.is_none() => {
-                        return Err(SpecError::not_for(
-                            O::Kernel,
-                            method,
-                            "laplace, ep and ivm (ML-II from the given kernel) and the split prior; mean-field and sogp choose among nine fixed SE kernels by the bound",
-                        ))
-                    }
                     (Selection::Bound, Some(_)) => {
                         return Err(SpecError::new(
                             O::Kernel,

@@ -257,7 +257,7 @@ impl FitOptions {
             ));
         }
         u.used(O::Select);
-        let hypers = match (self.select.unwrap_or(Selection::Bound), &self.kernel) {
+        let hypers = match (self.selection(), &self.kernel) {
             (Selection::Bound, None) => ClassifierHypers::Candidates,
             (Selection::Bound, Some(_)) => {
                 return Err(SpecError::new(
@@ -273,6 +273,16 @@ impl FitOptions {
             },
         };
         Ok(Method::Softmax(SoftmaxSpec { hypers }))
+    }
+
+    /// How a classifier's θ is chosen: as `select` says; without it, by ML-II from a kernel
+    /// given (as scikit-learn's classifier does with its `kernel`), else by the bound's menu.
+    fn selection(&self) -> Selection {
+        match (self.select, &self.kernel) {
+            (Some(select), _) => select,
+            (None, Some(_)) => Selection::Ml2,
+            (None, None) => Selection::Bound,
+        }
     }
 
     /// The sparse methods' optimiser schedule as given.
@@ -334,6 +344,17 @@ mod tests {
             let e = with(method, Some(Selection::Bound)).unwrap_err();
             assert_eq!(e.option, SpecOption::Kernel, "{e}");
         }
+        let softmax = FitOptions {
+            kernel: Some("matern52".into()),
+            multiclass: Some(MultiClass::Softmax),
+            ..opts()
+        }
+        .check(MethodName::Laplace)
+        .unwrap();
+        assert!(
+            matches!(&softmax.method, Method::Softmax(SoftmaxSpec { hypers: ClassifierHypers::Grid { kernel } }) if kernel == "matern52"),
+            "{softmax:?}"
+        );
         // Mean field and SOGP have no ML-II: the kernel is refused, not a select never given.
         for method in [MethodName::MeanField, MethodName::Sogp] {
             let e = with(method, None).unwrap_err();
