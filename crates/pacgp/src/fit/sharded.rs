@@ -1,8 +1,8 @@
 //! A fit over data shards (Python's `pacgp.distributed.fit_sharded`): which checked specs can be
 //! fitted that way (vfe, pac-sgp and pac-sgp-sqrt, without a split prior), where the search
 //! starts and how it runs. The start, boxes, grid snap and iteration budgets are those of the
-//! in-process fit of the same spec ([`Search`]: [`SparseConfig::search`], [`pac_sgp_search`]); the objective is the
-//! sum of its shards' parts ([`crate::regression::sharded`],
+//! in-process fit of the same spec ([`Search`]: [`SparseConfig::search`], [`pac_sgp_search`]);
+//! the objective is the sum of its shards' parts ([`crate::regression::sharded`],
 //! [`crate::objective::pac_sgp_sharded`]), evaluated wherever the shards are, and the
 //! minimisation is the one driver's ([`crate::optim::drive_warm`]).
 
