@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use pacgp::data::{Standardizer, TargetScaler};
-use pacgp::fit::sharded::{ShardedFit, ShardedObjective};
+use pacgp::fit::sharded::ShardedFit;
 use pacgp::model as m;
 use pacgp::objective::pac_sgp_sharded::PacSgpShardStats;
 use pacgp::optim::{Objective, OptimReport, Pretraining, WarmStart};
@@ -137,15 +137,14 @@ impl ShardedFitSpec {
         d: usize,
         y_sd: f64,
     ) -> PyResult<Option<Bound<'py, PyDict>>> {
-        use pacgp::spec::{BoundName, Named, PacPrior, Xi};
+        use pacgp::spec::{BoundName, Named, PacPrior};
         let Method::PacSgp(s) = &self.spec.method else {
             return Ok(None);
         };
-        let plan = self.plan(d, y_sd)?;
         let settings = PyDict::new(py);
         settings.set_item("kernel_spec", &s.kernel)?;
         settings.set_item("d", d)?;
-        settings.set_item("m", plan.m)?;
+        settings.set_item("m", self.m)?;
         settings.set_item("alpha_s", 1.0)?;
         settings.set_item("epsilon", s.epsilon / y_sd)?;
         settings.set_item("delta", self.spec.delta)?;
@@ -154,11 +153,7 @@ impl ShardedFitSpec {
             pacgp::bounds::BoundKind::Sqrt => BoundName::Sqrt,
         };
         settings.set_item("bound", bound.name())?;
-        let xi = match s.xi {
-            Xi::Maurer => "maurer",
-            Xi::Sharp => "sharp",
-        };
-        settings.set_item("confidence_term", xi)?;
+        settings.set_item("confidence_term", s.xi.name())?;
         let prior = match s.prior {
             PacPrior::Coarse(name) => Some(name.name()),
             _ => None,
@@ -285,10 +280,7 @@ impl ShardedFitSpec {
                 })
             }
         };
-        let alpha_s = match plan.objective {
-            ShardedObjective::Vfe(_) => 0.0,
-            ShardedObjective::PacSgp(..) => 1.0,
-        };
+        let alpha_s = plan.alpha_s();
         let parts = m::SparseModelParts {
             spec: self.spec.clone(),
             alpha_s,

@@ -33,15 +33,6 @@ pub fn pac_sgp_bound(spec: &CheckedFitSpec, y_sd: f64) -> Result<PacSgpBound> {
     })
 }
 
-/// What a sharded fit minimises.
-#[derive(Clone, Debug)]
-pub enum ShardedObjective {
-    /// The negative of Titsias' VFE bound.
-    Vfe(Search),
-    /// The sparse PAC-GP bound (FITC posterior, α_s = 1).
-    PacSgp(PacSgpBound, Search),
-}
-
 /// A sharded fit of a checked spec: the kernel at its initial values, M, σ²'s start, and what
 /// is minimised how.
 #[derive(Clone, Debug)]
@@ -52,8 +43,11 @@ pub struct ShardedFit {
     pub m: usize,
     /// Where σ² starts (standardised targets): the spec's for VFE, 1 for PAC-SGP (the paper's).
     pub noise_init: f64,
-    /// What is minimised, and its search.
-    pub objective: ShardedObjective,
+    /// The sparse PAC-GP bound minimised (FITC posterior, α_s = 1); `None`: the negative of
+    /// Titsias' VFE bound.
+    pub bound: Option<PacSgpBound>,
+    /// How the parameters are searched.
+    pub search: Search,
 }
 
 impl ShardedFit {
@@ -89,7 +83,8 @@ impl ShardedFit {
                     kernel,
                     m,
                     noise_init: s.noise_init,
-                    objective: ShardedObjective::Vfe(search),
+                    bound: None,
+                    search,
                 })
             }
             Method::PacSgp(s) => {
@@ -102,7 +97,8 @@ impl ShardedFit {
                     kernel,
                     m,
                     noise_init: 1.0,
-                    objective: ShardedObjective::PacSgp(bound, search),
+                    bound: Some(bound),
+                    search,
                 })
             }
             _ => Err(not_sharded(spec).into()),
@@ -120,19 +116,28 @@ impl ShardedFit {
         x: MatRef<'a, f64>,
         y: &'a [f64],
     ) -> Result<Box<dyn Objective + 'a>> {
-        Ok(match &self.objective {
-            ShardedObjective::Vfe(_) => Box::new(NegSparseObjective::new(
+        Ok(match &self.bound {
+            None => Box::new(NegSparseObjective::new(
                 &self.kernel,
                 SparseMethod::Vfe,
                 x,
                 y,
                 self.m,
             )),
-            ShardedObjective::PacSgp(bound, _) => {
+            Some(bound) => {
                 let penalty = theta_penalty(&bound.levers, self.kernel.n_params());
-                Box::new(bound.in_process(&self.kernel, x, y, self.m, 1.0, penalty)?)
+                Box::new(bound.in_process(&self.kernel, x, y, self.m, self.alpha_s(), penalty)?)
             }
         })
+    }
+
+    /// The posterior's `α_s`: 0 for VFE, 1 for PAC-SGP's FITC form.
+    pub fn alpha_s(&self) -> f64 {
+        if self.bound.is_some() {
+            1.0
+        } else {
+            0.0
+        }
     }
 
     /// Minimise `obj` (the sharded objective) from `p0`, after a warm start on `warm`'s rows if
@@ -143,8 +148,7 @@ impl ShardedFit {
         warm: Option<&WarmStart>,
         p0: &[f64],
     ) -> Result<(Minimum, Option<Pretraining>)> {
-        let (ShardedObjective::Vfe(search) | ShardedObjective::PacSgp(_, search)) = &self.objective;
-        search.minimise(obj, warm, p0)
+        self.search.minimise(obj, warm, p0)
     }
 }
 
