@@ -108,7 +108,7 @@ impl ClassLabels {
         s.join(", ")
     }
 
-    /// The binary labels of class `k` against the rest: `k` is +1, "not <k>" −1.
+    /// The binary labels of class `k` against the rest: `k` is +1, "not `<k>`" −1.
     pub fn one_vs_rest(&self, k: usize) -> LabelMap {
         LabelMap {
             negative: format!("not {}", self.labels[k]),

@@ -166,7 +166,7 @@ pub(super) const SYRK_CHUNK: usize = 256;
 
 /// `out ← out + A diag(w) Aᵀ` on the lower triangle only (`w = 1` if `None`), for an M×K `A`,
 /// on the calling thread: half the flops of the full product, in fixed chunks of
-/// [`SYRK_CHUNK`] columns (the same rounding on any thread count).
+/// `SYRK_CHUNK` columns (the same rounding on any thread count).
 pub fn syrk_lower_add(mut out: MatMut<'_, f64>, a: MatRef<'_, f64>, w: Option<&[f64]>) {
     use faer::linalg::matmul::triangular::{matmul, BlockStructure};
     let (m, k) = (a.nrows(), a.ncols());

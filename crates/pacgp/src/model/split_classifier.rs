@@ -2,7 +2,7 @@
 //! split (fraction, menu of fractions × directions, seed, whether the parts were swapped),
 //! θ_A, the prior's covariance scale t and mean scale s, and Catoni's λ. The model's posterior
 //! Q is stored over `A ∪ B` in site form (`P_A`'s sites, then B's). `certify`
-//! ([`super::split`]) re-derives the parts from the sample, the seed and the fraction (the
+//! (`model::split`) re-derives the parts from the sample, the seed and the fraction (the
 //! library's one [`SampleSplit`]: any row order of the same sample gives the same parts), refits part A's prior as the fit did, checks the record and Q against it, and
 //! certifies Q on part B.
 

@@ -150,7 +150,7 @@ pub(super) fn lbfgs_direction(
 }
 
 /// Minimise `obj` from `x0` with L-BFGS and a strong-Wolfe line search
-/// ([`line_search::wolfe`]) along the projected path.
+/// (`line_search::wolfe`) along the projected path.
 ///
 /// A point where the objective fails (e.g. a Cholesky that fails even with jitter) or is
 /// non-finite is treated as too long a step, so the search backs off instead of aborting.

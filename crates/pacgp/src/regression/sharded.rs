@@ -40,7 +40,7 @@ const LN_2PI: f64 = 1.837_877_066_409_345_5;
 /// Elements of one block's M×rows matrices (`K_{ZX}`, `V`, `F̄`): 2²¹ doubles = 16 MB each.
 const BLOCK_ELEMENTS: usize = 1 << 21;
 
-/// Rows per block for `m` inducing inputs: at most [`BLOCK_ELEMENTS`]/M, at least 256.
+/// Rows per block for `m` inducing inputs: at most `BLOCK_ELEMENTS`/M, at least 256.
 pub fn block_rows(m: usize) -> usize {
     (BLOCK_ELEMENTS / m.max(1)).max(256)
 }

@@ -92,7 +92,7 @@ pub fn pca_standardise(
 }
 
 /// Project onto the `k` leading principal axes of `train` and whiten them (as
-/// [`pca_standardise`]), then scale every vector to unit length: seed 003 §4.2 "employ[s]
+/// [`pca_standardise`]), then scale every vector to unit length: seed 003 §4.2 "employ\[s\]
 /// PCA and normalized every vector". With the kernel's `w/(2d)` this puts the lowest bound
 /// in the seed's region w ≈ 0.1–1 (whitened components alone put it near w = 0.01).
 pub fn pca_unit_vectors(

@@ -17,7 +17,7 @@
 //! Cost per evaluation: the inference itself, one `B⁻¹` (≈ 2N³/3 flops) and one gradient
 //! contraction over the kernel (`O(N² D)`).
 //!
-//! - [`ml2`]: ML-II, the evidence maximised by the driver.
+//! - `ml2`: ML-II, the evidence maximised by the driver.
 
 mod ml2;
 

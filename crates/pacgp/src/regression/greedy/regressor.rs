@@ -1,4 +1,4 @@
-//! The fitted greedy model as a GP regressor: a basis chosen by [`super::select`], all
+//! The fitted greedy model as a GP regressor: a basis chosen by [`mod@super::select`], all
 //! weights refit exactly on it, and the shared [`GaussianPosterior`] so prediction, KL and
 //! the PAC-Bayes certificate apply unchanged.
 //!
