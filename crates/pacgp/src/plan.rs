@@ -166,9 +166,10 @@ pub fn svm_menu_specs(s: &SvmSpec, d: usize) -> Vec<SvmSpec> {
 }
 
 /// The one-candidate member specs a one-vs-rest SVM chooses one of for all its classes
-/// ([`svm_menu_specs`]): its (kernel, slack) menu; empty for any other binary method.
-pub fn shared_svm_candidates(member: &FitSpec, d: usize) -> Vec<FitSpec> {
-    match &member.method {
+/// ([`svm_menu_specs`]): its (kernel, slack) menu, chosen by the multi-class linear-response
+/// LOO on the bound's sample, charged `ln |menu|`; empty for any other binary method.
+pub fn shared_svm_menu(member: &FitSpec, d: usize) -> Menu<FitSpec> {
+    let items = match &member.method {
         Method::Svm(s) => svm_menu_specs(s, d)
             .into_iter()
             .map(|c| FitSpec {
@@ -177,7 +178,20 @@ pub fn shared_svm_candidates(member: &FitSpec, d: usize) -> Vec<FitSpec> {
             })
             .collect(),
         _ => Vec::new(),
-    }
+    };
+    Menu::charged(
+        items,
+        "SVM kernel × slack shared by the classes, by the multi-class LR-LOO",
+    )
+}
+
+/// The softmax Laplace's menu: one of [`classifier_candidates`] shared by the classes, chosen
+/// by the bound, charged `ln |menu|`.
+pub fn softmax_kernel_menu(d: usize) -> Menu<Kernel> {
+    Menu::charged(
+        classifier_candidates(d),
+        "kernel σ_f²·SE(l) shared by the classes",
+    )
 }
 
 /// The (kernel, slack) menu of an SVM spec (every kernel of [`svm_candidates`] with every

@@ -495,7 +495,7 @@ pub fn tighter_bounds_on(
                     };
                     let xa = fit.x_scaler.transform(test.x.as_ref())?;
                     let ya = fit.y_scaler.transform(&test.y);
-                    let m = fit.posterior.posterior()?.predict(xa.as_ref())?;
+                    let m = fit.posterior.predict(xa.as_ref())?;
                     let scale = fit.y_scaler.sd / ys.sd;
                     let t = test_scores(&ya, &m, eps / scale, scale)?;
                     let secs = t0.elapsed().as_secs_f64();
@@ -513,7 +513,7 @@ pub fn tighter_bounds_on(
                     let fit = fit_sparse_split_prior_with(&train, &init, m, &cfg, family)?;
                     let xa = fit.x_scaler.transform(test.x.as_ref())?;
                     let ya = fit.y_scaler.transform(&test.y);
-                    let m = fit.posterior.posterior()?.predict(xa.as_ref())?;
+                    let m = fit.posterior.predict(xa.as_ref())?;
                     let scale = fit.y_scaler.sd / ys.sd;
                     let t = test_scores(&ya, &m, eps / scale, scale)?;
                     let secs = t0.elapsed().as_secs_f64();

@@ -18,7 +18,7 @@ use crate::optim::OptimReport;
 use crate::select::Menu;
 use crate::spec::{CheckedFitSpec, ClassifierHypers, FitSpec, SoftmaxSpec};
 
-use crate::plan::{classifier_candidates, shared_svm_candidates};
+use crate::plan::{shared_svm_menu, softmax_kernel_menu};
 
 /// The seed of the draws that compare the candidate kernels of a softmax fit: the spec's seed
 /// plus this, so that the certificate's own draws (the spec's seed) are independent of the
@@ -37,7 +37,7 @@ pub fn one_vs_rest(
         .one_vs_rest_member()
         .ok_or_else(|| Error::Unsupported("not a one-vs-rest spec".into()))?;
     check_class_indices(&train.y, classes.k())?;
-    let shared = shared_svm_candidates(&member_spec, train.d());
+    let shared = shared_svm_menu(&member_spec, train.d());
     let (members, mut notes) = if shared.len() > 1 {
         shared_svm_members(spec, &shared, train, &classes)?
     } else {
@@ -74,11 +74,11 @@ fn fit_members(
 /// the grid. A candidate some class fails on is skipped with a note (still priced).
 fn shared_svm_members(
     spec: &CheckedFitSpec,
-    candidates: &[FitSpec],
+    menu: &Menu<FitSpec>,
     train: &Dataset,
     classes: &ClassLabels,
 ) -> Result<(Vec<FittedModel>, Vec<String>)> {
-    let menu = Menu::charged(candidates.to_vec(), "SVM kernel and slack");
+    let candidates = &menu.items;
     // A candidate that fails to fit, or whose leave-one-out fails (e.g. a singular margin-SV
     // matrix), is skipped with a note and still priced.
     let (chosen, skipped) = menu.by_bound_par_skipping(|candidate, _| {
@@ -246,10 +246,7 @@ fn softmax_by_bound(
     y: &[usize],
     classes: usize,
 ) -> Result<(Kernel, crate::inference::softmax::SoftmaxMode)> {
-    let menu = Menu::charged(
-        classifier_candidates(x.ncols()),
-        "kernel σ_f²·SE(l) shared by the classes",
-    );
+    let menu = softmax_kernel_menu(x.ncols());
     let chosen = menu.by_bound(|k, price| {
         let mode = softmax_mode(k, x, y, classes, &SoftmaxConfig::default(), None)?;
         let post = SoftmaxPosterior::from_mode(k, x, mode.clone());

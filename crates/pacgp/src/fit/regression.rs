@@ -165,7 +165,7 @@ pub fn sparse(spec: &CheckedFitSpec, s: &SparseSpec, train: &Dataset) -> Result<
 
 /// `pac-gp`, `pac-gp-sqrt` (Reeb et al. 2018) on standardised data: minimise the bound over θ
 /// and σ², θ snapped onto the grid or the coarse prior's grid; with the split prior,
-/// [`split_pac_gp`].
+/// `split_pac_gp`.
 pub fn pac_gp(spec: &CheckedFitSpec, s: &PacGpSpec, train: &Dataset) -> Result<FittedModel> {
     if let PacPrior::Split(fraction) = s.prior {
         return split_pac_gp(spec, s, fraction, train);
@@ -212,7 +212,7 @@ fn split_pac_gp(
     };
     let fit = fit_split_prior(train, &kernel, &cfg)?;
     let record = SplitRecord::of(&fit, fraction.candidates()?.len(), cfg.term);
-    let posterior = fit.posterior.posterior()?;
+    let posterior = fit.posterior;
     let r = report(
         "pac_bayes_bound_kl_split_prior",
         fit.certificate.bound,
@@ -220,7 +220,7 @@ fn split_pac_gp(
         posterior.cov.jitter(),
     );
     let task = Task::Regression {
-        noise_variance: fit.posterior.prior.noise_a,
+        noise_variance: fit.prior.noise_a,
         y_scaler: fit.y_scaler,
         split_prior: Some(record),
         sparse_split_prior: None,
@@ -237,7 +237,7 @@ fn split_pac_gp(
 }
 
 /// `pac-sgp`, `pac-sgp-sqrt` (FITC form) on standardised data, σ² starting at 1 as in the
-/// paper; with the split prior, [`split_pac_sgp`].
+/// paper; with the split prior, `split_pac_sgp`.
 pub fn pac_sgp(spec: &CheckedFitSpec, s: &PacSgpSpec, train: &Dataset) -> Result<FittedModel> {
     if let PacPrior::Split(fraction) = s.prior {
         return split_pac_sgp(spec, s, fraction, train);
@@ -297,7 +297,7 @@ fn split_pac_sgp(
     let m = s.inducing.unwrap_or(crate::spec::DEFAULT_BASIS);
     let fit = crate::prior::split_sparse::fit_sparse_split_prior(train, &kernel, m, &cfg)?;
     let record = SparseSplitRecord::of(&fit, cfg.term);
-    let posterior = fit.posterior.posterior()?;
+    let posterior = fit.posterior;
     let r = report(
         "pac_bayes_bound_kl_sparse_split_prior",
         fit.certificate.bound,
@@ -305,7 +305,7 @@ fn split_pac_sgp(
         crate::regression::sparse::KUU_JITTER,
     );
     let task = Task::Regression {
-        noise_variance: fit.posterior.prior.noise_a,
+        noise_variance: fit.prior.noise_a,
         y_scaler: fit.y_scaler,
         split_prior: None,
         sparse_split_prior: Some(Box::new(record)),

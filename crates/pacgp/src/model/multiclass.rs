@@ -254,11 +254,8 @@ impl FittedModel {
             nats: 0.0,
         }];
         let shared = self.shared_svm_menu()?;
-        if shared > 1 {
-            choices.push(PenaltyTerm::candidates(
-                shared,
-                "SVM kernel × slack shared by the classes, by the multi-class LR-LOO",
-            ));
+        if shared.len() > 1 {
+            choices.push(shared.price());
         }
         for (c, m) in members.iter().enumerate() {
             for t in m.choices()? {
@@ -273,13 +270,13 @@ impl FittedModel {
 
     /// The size of the (kernel, slack) menu a one-vs-rest SVM chose one candidate of for all
     /// its classes (1: no shared choice — another method, or an SVM spec without a menu).
-    fn shared_svm_menu(&self) -> Result<usize> {
+    fn shared_svm_menu(&self) -> Result<crate::select::Menu<crate::spec::FitSpec>> {
         let member = self
             .spec
             .one_vs_rest_member()
             .ok_or_else(|| Error::Unsupported(format!("'{}' is not one-vs-rest", self.method())))?;
         let d = self.feature_names.len();
-        Ok(crate::plan::shared_svm_candidates(&member, d).len().max(1))
+        Ok(crate::plan::shared_svm_menu(&member, d))
     }
 
     /// A one-vs-rest model's members against the outer model: K ≥ 2 of them, each valid, of
@@ -307,8 +304,12 @@ impl FittedModel {
             .spec
             .one_vs_rest_member()
             .ok_or_else(|| bad(format!("a one-vs-rest task with a {} spec", self.method())))?;
-        let shared = crate::plan::shared_svm_candidates(&want, self.feature_names.len());
-        let allowed = if shared.len() > 1 { shared } else { vec![want] };
+        let shared = crate::plan::shared_svm_menu(&want, self.feature_names.len());
+        let allowed = if shared.len() > 1 {
+            shared.items
+        } else {
+            vec![want]
+        };
         if members.iter().any(|m| *m.spec != *members[0].spec) {
             return Err(bad(
                 "the classes' specs differ (a one-vs-rest SVM shares one candidate)".into(),

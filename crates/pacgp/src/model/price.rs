@@ -122,7 +122,7 @@ impl FittedModel {
             ) => {
                 self.check_split(f, (r.fraction, r.menu, r.seed), 1)?;
                 self.check_term(r.term)?;
-                Ok(r.choices(crate::data::part_a_size(n, r.fraction), n))
+                Ok(r.choices(&f.menu()?, crate::data::part_a_size(n, r.fraction), n))
             }
             (
                 PacPrior::Split(f),
@@ -134,7 +134,7 @@ impl FittedModel {
             ) => {
                 self.check_split(f, (r.fraction, r.menu, r.seed), 1)?;
                 self.check_term(r.term)?;
-                Ok(r.choices(crate::data::part_a_size(n, r.fraction), n))
+                Ok(r.choices(&f.menu()?, crate::data::part_a_size(n, r.fraction), n))
             }
             _ => Err(mismatch(
                 "split prior record",

@@ -22,7 +22,6 @@ use crate::error::{Error, Result};
 use crate::inference::softmax::SoftmaxPosterior;
 use crate::loo::LooMode;
 use crate::multiclass::{argmax_rows, sampled_gibbs_risk, SamplingCorrection};
-use crate::plan::classifier_candidates;
 use crate::posterior::{Covariance, GaussianPosterior, Prior};
 use crate::spec::{ClassifierHypers, Method};
 
@@ -216,8 +215,8 @@ impl FittedModel {
                 Ok(vec![PenaltyTerm::grid(&grid, kernel.n_params())])
             }
             ClassifierHypers::Candidates => {
-                let candidates = classifier_candidates(d);
-                if !candidates.contains(kernel) {
+                let candidates = crate::plan::softmax_kernel_menu(d);
+                if !candidates.items.contains(kernel) {
                     return Err(Error::ModelMismatch {
                         part: "kernel".into(),
                         reason: format!(
@@ -227,10 +226,7 @@ impl FittedModel {
                         ),
                     });
                 }
-                Ok(vec![PenaltyTerm::candidates(
-                    candidates.len(),
-                    "kernel σ_f²·SE(l) shared by the classes",
-                )])
+                Ok(vec![candidates.price()])
             }
             ClassifierHypers::Split(_) => Err(Error::Unsupported(
                 "the softmax Laplace has no split prior".into(),

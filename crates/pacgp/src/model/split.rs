@@ -203,9 +203,7 @@ fn certify_on_part_b(
     losses: &[(GibbsLoss, Option<f64>)],
     opts: &Resolved,
 ) -> Result<Vec<CertificateReport>> {
-    if losses.len() > 1 {
-        choices.push(PenaltyTerm::candidates(losses.len(), "ε of the loss"));
-    }
+    choices.extend(super::usage::epsilon_union(losses));
     let spec = CertificateSpec::new(opts.delta, opts.term, choices);
     let (loss, eps): (Vec<GibbsLoss>, Vec<Option<f64>>) = losses.iter().cloned().unzip();
     let certificates = Certificate::for_losses(q, marginals, y_b, &loss, &spec)?;
@@ -237,7 +235,7 @@ impl FittedModel {
             &[record.noise_a],
             &[prior.noise_a],
         )?;
-        let q = record.posterior_on(prior, &parts)?.posterior()?;
+        let q = record.posterior_on(&prior, &parts)?;
         check_posterior(&self.posterior, &q)?;
         certify_on_part_b(
             &q,
@@ -294,8 +292,8 @@ impl FittedModel {
             &stored.sigma_a,
             &prior.sigma_a,
         )?;
-        let q = record.posterior_on(prior, &parts)?;
-        let (posterior, p_a) = (q.posterior()?, q.prior.prior());
+        let posterior = record.posterior_on(&prior, &parts)?;
+        let p_a = prior.prior();
         check_posterior(&self.posterior, &posterior)?;
         certify_on_part_b(
             &PosteriorAgainst::new(&posterior, &p_a)?,

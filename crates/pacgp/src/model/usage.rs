@@ -377,9 +377,7 @@ impl FittedModel {
         }
         let mut choices = self.choices()?;
         self.check_scalers(sample)?;
-        if epsilons.len() > 1 {
-            choices.push(PenaltyTerm::candidates(epsilons.len(), "ε of the loss"));
-        }
+        choices.extend(epsilon_union(&epsilons));
         let (noise, ys) = self.regression_parts()?;
         let y_std = ys.transform(&sample.y);
         let spec = CertificateSpec::new(r.delta, r.term, choices);
@@ -601,4 +599,11 @@ impl FittedModel {
             }
         })
     }
+}
+
+/// The price of certifying k > 1 values of ε at once: a union bound over them, `ln k` (none
+/// for one ε).
+pub(super) fn epsilon_union<T: Clone>(epsilons: &[T]) -> Option<PenaltyTerm> {
+    (epsilons.len() > 1)
+        .then(|| crate::select::Menu::charged(epsilons.to_vec(), "ε of the loss").price())
 }

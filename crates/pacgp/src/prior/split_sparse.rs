@@ -10,8 +10,9 @@
 //! `μ(x) = k_u(x)ᵀK_uu⁻¹a`, `v(x) = k(x,x) − k_u(x)ᵀK_uu⁻¹(K_uu − Σ)K_uu⁻¹k_u(x)`.
 //! P_A and Q are both shared posteriors of the GP prior on the basis Z (dense form, the same
 //! jittered `K_uu`), so the certificate charges `Q.kl_to(P_A)`
-//! ([`GaussianPosterior::kl_to`]: siblings' KL on u); [`SparseSplitPosterior`] is the
-//! minimiser's evaluation at one `(σ², α_s)`.
+//! ([`crate::posterior::GaussianPosterior::kl_to`]: siblings' KL on u); the minimiser
+//! evaluates the bound through the same shared posterior
+//! ([`crate::prior::split_sparse::SparseSplitPrior::update`]).
 //! σ² and α_s ∈ {0, 1} are Q's free parameters (not charged), chosen by the bound on B
 //! (a grid in ln σ² refined by golden section: one scalar, no gradient needed). Cost
 //! O(N_B M² + M³) per evaluation.
@@ -28,8 +29,9 @@ use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
 use crate::optim::scalar::grid_then_golden;
-use crate::posterior::{dense_gaussian_kl, Covariance, GaussianPosterior, Marginals, Prior};
+use crate::posterior::{Covariance, GaussianPosterior, Prior};
 use crate::regression::sparse::{train_sparse, SparseConfig, SparseMethod, KUU_JITTER};
+use crate::select::Menu;
 
 use super::split::{RegressionParts, SplitConfig};
 
@@ -166,30 +168,19 @@ pub enum SparseSplitFamily {
     DecoupledMean,
 }
 
-/// The sparse posterior Q on part B (docs/math.md §9.3.2) at one `(σ², α_s)`, as the minimiser
-/// evaluates it: u's mean and covariance, `KL(Q‖P_A)` and the marginals on B.
-#[derive(Clone, Debug)]
-pub struct SparseSplitPosterior {
-    /// The prior P_A.
-    pub prior: SparseSplitPrior,
-    /// Q's free parameters.
-    pub params: SparseSplitParams,
-    /// Mean of u under Q.
-    pub a: Vec<f64>,
-    /// Covariance of u under Q.
-    pub sigma: Mat<f64>,
-    kl: f64,
-    marginals_b: Marginals,
-}
-
-impl SparseSplitPosterior {
-    /// Q from P_A, part B (standardised) and the free parameters.
-    pub fn new(
-        prior: SparseSplitPrior,
+impl SparseSplitPrior {
+    /// Q on part B (standardised) at the free parameters: P_A's `q(u)` updated with the
+    /// B-likelihood `N(y_B; Φᵀu, Λ)` (docs/math.md §9.3.2), as the shared posterior over the GP
+    /// prior (dense form over Z, `α = K_uu⁻¹a`, covariance Σ of u). Written over the GP prior,
+    /// not over `P_A` as a conditioned prior: `P_A` and Q are distributions of
+    /// `u = f(Z) + jitter`, not of `f(Z)`, so an update of `P_A` at `f(Z)` would be off by the
+    /// `K_uu` jitter. Q is `P_A`'s sibling on Z, which [`GaussianPosterior::kl_to`] charges on u.
+    pub fn update(
+        &self,
         x_b: MatRef<'_, f64>,
         y_b: &[f64],
         params: SparseSplitParams,
-    ) -> Result<Self> {
+    ) -> Result<GaussianPosterior> {
         crate::regression::exact::check_regression_inputs(x_b, y_b)?;
         let mean_ok = params.noise_mean.is_none_or(|s| s > 0.0);
         if !(params.noise > 0.0 && mean_ok && (0.0..=1.0).contains(&params.alpha_s)) {
@@ -199,15 +190,14 @@ impl SparseSplitPosterior {
                 reason: "σ² must be positive and α_s in [0, 1]",
             });
         }
-        let m = prior.m();
         let nb = y_b.len();
         // Φ = K_uu⁻¹ K_uB; q_ii = ‖L⁻¹K_uB_i‖².
-        let mut w = prior.kernel.cross(prior.z.as_ref(), x_b);
-        prior.chol_kuu.solve_lower_in_place(w.as_mut());
+        let mut w = self.kernel.cross(self.z.as_ref(), x_b);
+        self.chol_kuu.solve_lower_in_place(w.as_mut());
         let q = linalg::col_sq_norms(&w);
-        let mut phi = w.clone();
-        prior.chol_kuu.solve_upper_in_place(phi.as_mut());
-        let kd = prior.kernel.diag(x_b);
+        let mut phi = w;
+        self.chol_kuu.solve_upper_in_place(phi.as_mut());
+        let kd = self.kernel.diag(x_b);
         let inv_lam = |s2: f64| -> Vec<f64> {
             (0..nb)
                 .map(|i| 1.0 / (s2 + params.alpha_s * (kd[i] - q[i]).max(0.0)))
@@ -215,12 +205,12 @@ impl SparseSplitPosterior {
         };
         // Σ⁻¹ = Σ_A⁻¹ + ΦΛ⁻¹Φᵀ; a = (Σ_A⁻¹ + ΦΛ_m⁻¹Φᵀ)⁻¹(Σ_A⁻¹a_A + ΦΛ_m⁻¹y_B), Λ_m = Λ if tied.
         let factor = |il: &[f64]| {
-            let prec = &prior.sigma_a_inv + linalg::weighted_gram(&phi, il);
+            let prec = &self.sigma_a_inv + linalg::weighted_gram(&phi, il);
             Cholesky::factor(prec.as_ref(), &JitterPolicy::default(), "Σ⁻¹ of Q")
         };
         let mean_of = |chol: &Cholesky, il: &[f64]| {
             let yl: Vec<f64> = (0..nb).map(|i| y_b[i] * il[i]).collect();
-            let rhs: Vec<f64> = linalg::mat_vec(&prior.sigma_a_inv, &prior.a_a)
+            let rhs: Vec<f64> = linalg::mat_vec(&self.sigma_a_inv, &self.a_a)
                 .iter()
                 .zip(linalg::mat_vec(&phi, &yl))
                 .map(|(a, b)| a + b)
@@ -237,59 +227,24 @@ impl SparseSplitPosterior {
                 mean_of(&factor(&il_m)?, &il_m)
             }
         };
-        let kl = dense_gaussian_kl(&a, &sigma, &prior.a_a, &prior.sigma_a)?;
-        let mean = linalg::mat_t_vec(&phi, &a);
-        let sphi = &sigma * &phi;
-        let quad = linalg::col_dots(&phi, &sphi);
-        let var = (0..nb)
-            .map(|i| (kd[i] - q[i] + quad[i]).max(1e-300))
-            .collect();
-        debug_assert_eq!(a.len(), m);
-        Ok(Self {
-            prior,
-            params,
-            a,
-            sigma,
-            kl,
-            marginals_b: Marginals { mean, var },
-        })
+        let chol_sigma = Cholesky::factor(sigma.as_ref(), &JitterPolicy::default(), "Σ")?;
+        Ok(self.dense_posterior(a, chol_sigma))
     }
+}
 
-    /// `KL(Q‖P_A)` on u (the minimiser's; the certificate charges
-    /// [`GaussianPosterior::kl_to`]).
-    pub fn kl(&self) -> f64 {
-        self.kl
-    }
-
-    /// Q's marginals on part B.
-    pub fn marginals_on_b(&self) -> &Marginals {
-        &self.marginals_b
-    }
-
-    /// Q as the shared posterior over the GP prior (dense form over Z): `α = K_uu⁻¹a`,
-    /// covariance Σ of u. Written over the GP prior, not over `P_A` as a conditioned prior:
-    /// `P_A` and Q are distributions of `u = f(Z) + jitter`, not of `f(Z)`, so an update of
-    /// `P_A` at `f(Z)` would be off by the `K_uu` jitter. Q is `P_A`'s sibling on Z, which
-    /// [`GaussianPosterior::kl_to`] charges on u.
-    pub fn posterior(&self) -> Result<GaussianPosterior> {
-        let chol_sigma = Cholesky::factor(self.sigma.as_ref(), &JitterPolicy::default(), "Σ")?;
-        Ok(self.prior.dense_posterior(self.a.clone(), chol_sigma))
-    }
-
-    /// Q's certificate on part B for each loss: the shared posterior's marginals on B and
-    /// its `KL(Q‖P_A)`.
-    pub fn certificates(
-        &self,
-        x_b: MatRef<'_, f64>,
-        y_b: &[f64],
-        losses: &[GibbsLoss],
-        spec: &CertificateSpec,
-    ) -> Result<Vec<Certificate>> {
-        let q = self.posterior()?;
-        let prior = self.prior.prior();
-        let charged = PosteriorAgainst::new(&q, &prior)?;
-        Certificate::for_losses(&charged, &q.predict(x_b)?, y_b, losses, spec)
-    }
+/// Q's certificate on part B for each loss: the shared posterior's marginals on B and its
+/// `KL(Q‖P_A)`.
+fn certificates(
+    q: &GaussianPosterior,
+    p_a: &SparseSplitPrior,
+    x_b: MatRef<'_, f64>,
+    y_b: &[f64],
+    losses: &[GibbsLoss],
+    spec: &CertificateSpec,
+) -> Result<Vec<Certificate>> {
+    let prior = p_a.prior();
+    let charged = PosteriorAgainst::new(q, &prior)?;
+    Certificate::for_losses(&charged, &q.predict(x_b)?, y_b, losses, spec)
 }
 
 /// A model trained with the sparse data-dependent prior, its split and certificate on B.
@@ -307,8 +262,12 @@ pub struct SparseSplitFit {
     pub x_scaler: Standardizer,
     /// Target scaler fitted on A.
     pub y_scaler: TargetScaler,
-    /// Q (with P_A).
-    pub posterior: SparseSplitPosterior,
+    /// The prior P_A.
+    pub prior: SparseSplitPrior,
+    /// Q's free parameters.
+    pub params: SparseSplitParams,
+    /// Q, the shared posterior (P_A's sibling on Z).
+    pub posterior: GaussianPosterior,
     /// The certificate on part B.
     pub certificate: Certificate,
 }
@@ -319,7 +278,7 @@ fn sparse_split_choices(
     m: usize,
     fraction: f64,
     seed: u64,
-    menu: usize,
+    fractions: &Menu<f64>,
     n_a: usize,
     n: usize,
 ) -> Vec<PenaltyTerm> {
@@ -329,8 +288,8 @@ fn sparse_split_choices(
         ),
         nats: 0.0,
     }];
-    if menu > 1 {
-        choices.push(PenaltyTerm::candidates(menu, "split fraction F"));
+    if fractions.len() > 1 {
+        choices.push(fractions.price());
     }
     choices
 }
@@ -368,7 +327,7 @@ pub struct SparseSplitRecord {
 impl SparseSplitRecord {
     /// The record of a fit certified with confidence term `term`.
     pub fn of(fit: &SparseSplitFit, term: ConfidenceTerm) -> Self {
-        let p = &fit.posterior.prior;
+        let p = &fit.prior;
         Self {
             fraction: fit.fraction,
             menu: fit.menu,
@@ -378,14 +337,15 @@ impl SparseSplitRecord {
             noise_a: p.noise_a,
             a_a: p.a_a.clone(),
             sigma_a: p.sigma_a.clone(),
-            params: fit.posterior.params,
+            params: fit.params,
             term,
         }
     }
 
-    /// The penalty terms of the certificate (the prior's description, the menu's `ln k`).
-    pub fn choices(&self, n_a: usize, n: usize) -> Vec<PenaltyTerm> {
-        sparse_split_choices(self.z.nrows(), self.fraction, self.seed, self.menu, n_a, n)
+    /// The penalty terms of the certificate: the prior's description and the price of the
+    /// spec's menu of `fractions` when it has more than one.
+    pub fn choices(&self, fractions: &Menu<f64>, n_a: usize, n: usize) -> Vec<PenaltyTerm> {
+        sparse_split_choices(self.z.nrows(), self.fraction, self.seed, fractions, n_a, n)
     }
 
     /// P_A as the record stores it.
@@ -403,31 +363,33 @@ impl SparseSplitRecord {
     /// record's free parameters on part B of `parts`.
     pub fn posterior_on(
         &self,
-        prior: SparseSplitPrior,
+        prior: &SparseSplitPrior,
         parts: &RegressionParts,
-    ) -> Result<SparseSplitPosterior> {
-        SparseSplitPosterior::new(prior, parts.x_b.as_ref(), &parts.y_b, self.params)
+    ) -> Result<GaussianPosterior> {
+        prior.update(parts.x_b.as_ref(), &parts.y_b, self.params)
     }
 }
 
-/// The B-bound of Q at `(σ², α_s)` (the kl bound of `target`).
+/// The B-bound of Q at `(σ², α_s)` (the kl bound of `target`): the shared posterior's
+/// `KL(Q‖P_A)` and marginals on B, as the certificate charges them.
 fn bound_at(
-    prior: &SparseSplitPrior,
+    p_a: (&SparseSplitPrior, &Prior),
     x_b: MatRef<'_, f64>,
     y_b: &[f64],
     params: SparseSplitParams,
     loss: &GibbsLoss,
     target: &BoundTarget,
-) -> Result<(f64, SparseSplitPosterior)> {
-    let q = SparseSplitPosterior::new(prior.clone(), x_b, y_b, params)?;
-    if !q.kl().is_finite() {
+) -> Result<f64> {
+    let q = p_a.0.update(x_b, y_b, params)?;
+    let kl = q.kl_to(p_a.1)?;
+    if !kl.is_finite() {
         return Err(Error::Numerical {
             what: "KL(Q‖P_A) of the sparse split prior",
-            message: format!("KL = {} at σ² = {}", q.kl(), params.noise),
+            message: format!("KL = {kl} at σ² = {}", params.noise),
         });
     }
-    let risk = loss.empirical_risk(y_b, q.marginals_on_b())?;
-    Ok((target.at(risk, q.kl(), y_b.len()).value, q))
+    let risk = loss.empirical_risk(y_b, &q.predict(x_b)?)?;
+    Ok(target.at(risk, kl, y_b.len()).value)
 }
 
 /// The range of ln σ² (and ln σ_m²) searched on part B: a grid of step 0.5, then golden section.
@@ -443,8 +405,9 @@ fn minimise(
     loss: &GibbsLoss,
     target: &BoundTarget,
     family: SparseSplitFamily,
-) -> Result<SparseSplitPosterior> {
-    let value = |p: SparseSplitParams| bound_at(prior, x_b, y_b, p, loss, target).map(|v| v.0);
+) -> Result<SparseSplitParams> {
+    let p_a = prior.prior();
+    let value = |p: SparseSplitParams| bound_at((prior, &p_a), x_b, y_b, p, loss, target);
     let mut best: Option<(f64, SparseSplitParams)> = None;
     for alpha_s in [0.0, 1.0] {
         let t = grid_then_golden(LN_NOISE_RANGE, |t| {
@@ -484,7 +447,7 @@ fn minimise(
         }
     }
     let (_, p) = best.expect("two α_s were tried");
-    Ok(bound_at(prior, x_b, y_b, p, loss, target)?.1)
+    Ok(p)
 }
 
 /// Train with the sparse data-dependent prior (docs/math.md §9.3.2): for each candidate fraction,
@@ -510,7 +473,6 @@ pub fn fit_sparse_split_prior_with(
 ) -> Result<SparseSplitFit> {
     BoundTarget::check_confidence(cfg.delta, cfg.term)?;
     let fractions = cfg.fraction.menu()?;
-    let menu = fractions.len();
     let chosen = fractions.by_bound(|&fraction, _| {
         let RegressionParts {
             a,
@@ -527,20 +489,36 @@ pub fn fit_sparse_split_prior_with(
         )?);
         let prior =
             SparseSplitPrior::fit_vfe(kernel_init, x_a.as_ref(), &y_a, m.min(a.len()), cfg.seed)?;
-        let choices = sparse_split_choices(prior.m(), fraction, cfg.seed, menu, a.len(), train.n());
+        let choices = sparse_split_choices(
+            prior.m(),
+            fraction,
+            cfg.seed,
+            &fractions,
+            a.len(),
+            train.n(),
+        );
         let spec = CertificateSpec::new(cfg.delta, cfg.term, choices);
         let target = BoundTarget::new(spec.delta, spec.term, BoundKind::Kl, spec.penalty())?;
-        let posterior = minimise(&prior, x_b.as_ref(), &y_b, &loss, &target, family)?;
-        let certificate = posterior
-            .certificates(x_b.as_ref(), &y_b, std::slice::from_ref(&loss), &spec)?
-            .remove(0);
+        let params = minimise(&prior, x_b.as_ref(), &y_b, &loss, &target, family)?;
+        let posterior = prior.update(x_b.as_ref(), &y_b, params)?;
+        let certificate = certificates(
+            &posterior,
+            &prior,
+            x_b.as_ref(),
+            &y_b,
+            std::slice::from_ref(&loss),
+            &spec,
+        )?
+        .remove(0);
         let fit = SparseSplitFit {
             fraction,
             seed: cfg.seed,
-            menu,
+            menu: fractions.len(),
             b,
             x_scaler,
             y_scaler,
+            prior,
+            params,
             posterior,
             certificate,
         };

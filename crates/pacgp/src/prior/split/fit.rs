@@ -65,16 +65,17 @@ impl SplitRecord {
             fraction: fit.fraction,
             menu,
             seed: fit.seed,
-            kernel_a: fit.posterior.prior.kernel.clone(),
-            noise_a: fit.posterior.prior.noise_a,
-            params: fit.posterior.params,
-            point_noise: fit.posterior.point_noise.clone(),
+            kernel_a: fit.prior.kernel.clone(),
+            noise_a: fit.prior.noise_a,
+            params: fit.params,
+            point_noise: fit.point_noise.clone(),
             term,
         }
     }
 
-    /// The penalty terms of the certificate (the prior's description, the menu's `ln k`).
-    pub fn choices(&self, n_a: usize, n: usize) -> Vec<PenaltyTerm> {
+    /// The penalty terms of the certificate: the prior's description and the price of the
+    /// spec's menu of `fractions` ([`SplitFraction::menu`]) when it has more than one.
+    pub fn choices(&self, fractions: &Menu<f64>, n_a: usize, n: usize) -> Vec<PenaltyTerm> {
         let mut choices = vec![PenaltyTerm {
             what: format!(
                 "prior: GP posterior of part A ({n_a} of {n} points, F = {}, seed {}), θ and σ_A² by ML-II on A; bound on part B",
@@ -82,8 +83,8 @@ impl SplitRecord {
             ),
             nats: 0.0,
         }];
-        if self.menu > 1 {
-            choices.push(PenaltyTerm::candidates(self.menu, "split fraction F"));
+        if fractions.len() > 1 {
+            choices.push(fractions.price());
         }
         choices
     }
@@ -92,14 +93,12 @@ impl SplitRecord {
     /// part B (the caller checks P_A against the record's θ_A and σ_A²).
     pub fn posterior_on(
         &self,
-        prior: SplitPrior,
+        prior: &SplitPrior,
         parts: &RegressionParts,
-    ) -> Result<SplitPosterior> {
-        let (x_b, y_b) = (parts.x_b.clone(), parts.y_b.clone());
-        match &self.point_noise {
-            Some(pn) => SplitPosterior::with_point_noise(prior, x_b, y_b, self.params, pn.clone()),
-            None => SplitPosterior::new(prior, x_b, y_b, self.params),
-        }
+    ) -> Result<GaussianPosterior> {
+        let noise = self.point_noise.as_ref();
+        let (q, _) = prior.update(&parts.x_b, &parts.y_b, self.params, noise)?;
+        Ok(q)
     }
 }
 
@@ -119,8 +118,19 @@ pub struct SplitFit {
     pub x_scaler: Standardizer,
     /// Target scaler fitted on A.
     pub y_scaler: TargetScaler,
-    /// The posterior Q (with P_A inside).
-    pub posterior: SplitPosterior,
+    /// The prior P_A.
+    pub prior: SplitPrior,
+    /// Inputs of part B (standardised).
+    pub x_b: Mat<f64>,
+    /// Targets of part B (standardised).
+    pub y_b: Vec<f64>,
+    /// Q's free parameters (with [`Self::point_noise`], only the scale `s` is Q's; the noises
+    /// are those of the homoscedastic fit it started from).
+    pub params: SplitPosteriorParams,
+    /// Per-point noises on B in place of `σ_m²`, `σ_v²` (docs/math.md §9.4.2 on the split prior).
+    pub point_noise: Option<PointNoise>,
+    /// Q, the shared posterior over P_A.
+    pub posterior: GaussianPosterior,
     /// The certificate on part B (`n = N_B`).
     pub certificate: Certificate,
     /// The optimiser's report of the bound's minimisation on B that made Q.
@@ -134,15 +144,15 @@ impl SplitFit {
     }
 }
 
-/// Fit the data-dependent prior model for one fraction on raw (unscaled) data, `menu` being
-/// the number of fractions the bound chooses among (its `ln menu` is charged); with
+/// Fit the data-dependent prior model for one fraction of the menu `fractions` on raw
+/// (unscaled) data (the menu's price is charged); with
 /// `catoni_grid`, Catoni's bound at the best λ of [`CATONI_GRID`] (`ln 5` more) instead of
 /// `cfg.term`.
 pub(super) fn fit_fraction(
     train: &Dataset,
     kernel_init: &Kernel,
     fraction: f64,
-    menu: usize,
+    fractions: &Menu<f64>,
     cfg: &SplitConfig,
     catoni_grid: bool,
 ) -> Result<SplitFit> {
@@ -161,7 +171,7 @@ pub(super) fn fit_fraction(
     let prior_b = prior.on(x_b.as_ref());
     let record = SplitRecord {
         fraction,
-        menu,
+        menu: fractions.len(),
         seed: cfg.seed,
         kernel_a: prior.kernel.clone(),
         noise_a: prior.noise_a,
@@ -173,7 +183,7 @@ pub(super) fn fit_fraction(
         point_noise: None,
         term: cfg.term,
     };
-    let mut choices = record.choices(a.len(), train.n());
+    let mut choices = record.choices(fractions, a.len(), train.n());
     let terms = catoni_menu(catoni_grid, cfg.term);
     choices.push(terms.price());
     let spec_of = |term| CertificateSpec::new(cfg.delta, term, choices.clone());
@@ -195,11 +205,11 @@ pub(super) fn fit_fraction(
             minimise_split_bound(&obj_of(term), &[[ln[0], ln[1], ln[2]]], cfg.unit_scale)?;
     }
     let spec = spec_of(term);
-    let posterior = SplitPosterior::new(prior, x_b, y_b, params)?;
+    let (posterior, params) = prior.update_at(&prior_b, &x_b, &y_b, params, None)?;
     let certificate = Certificate::of_posterior(
-        &posterior.posterior()?,
-        posterior.x_b.as_ref(),
-        &posterior.y_b,
+        &posterior,
+        x_b.as_ref(),
+        &y_b,
         &GibbsLoss::Regression(loss),
         &spec,
     )?;
@@ -210,6 +220,11 @@ pub(super) fn fit_fraction(
         b,
         x_scaler,
         y_scaler,
+        prior,
+        x_b,
+        y_b,
+        params,
+        point_noise: None,
         posterior,
         certificate,
         report,
@@ -294,13 +309,12 @@ pub fn free_split_point_noise(
     cfg: &SplitConfig,
     catoni_grid: bool,
 ) -> Result<SplitFit> {
-    let post = &base.posterior;
     let c = &base.certificate;
     let loss = RegressionLoss::new_epsilon_band(base.y_scaler.scale_length(cfg.epsilon))?;
-    let obj_of = |term| {
-        SplitPointNoiseObjective::new(&post.prior_b, &post.y_b, loss, cfg.delta, c.penalty, term)
-    };
-    let n = post.y_b.len();
+    let prior_b = base.prior.on(base.x_b.as_ref());
+    let obj_of =
+        |term| SplitPointNoiseObjective::new(&prior_b, &base.y_b, loss, cfg.delta, c.penalty, term);
+    let n = base.y_b.len();
     let ln_s = if cfg.unit_scale {
         (0.0, 0.0)
     } else {
@@ -313,7 +327,7 @@ pub fn free_split_point_noise(
         ..Default::default()
     };
     let obj = obj_of(c.confidence_term);
-    let x0 = obj.start(&post.params);
+    let x0 = obj.start(&base.params);
     let m = optim::drive(&obj, &x0, bounds, &lbfgs, &Restarts::default(), None)?;
     let mut term = c.confidence_term;
     if catoni_grid {
@@ -330,20 +344,16 @@ pub fn free_split_point_noise(
     };
     let params = SplitPosteriorParams {
         scale: p[2 * n].exp(),
-        ..post.params
+        ..base.params
     };
-    let posterior = SplitPosterior::with_point_noise(
-        post.prior.clone(),
-        post.x_b.clone(),
-        post.y_b.clone(),
-        params,
-        noise,
-    )?;
+    let (posterior, params) =
+        base.prior
+            .update_at(&prior_b, &base.x_b, &base.y_b, params, Some(&noise))?;
     let spec = CertificateSpec::new(cfg.delta, term, c.penalty_terms.clone());
     let certificate = Certificate::of_posterior(
-        &posterior.posterior()?,
-        posterior.x_b.as_ref(),
-        &posterior.y_b,
+        &posterior,
+        base.x_b.as_ref(),
+        &base.y_b,
         &GibbsLoss::Regression(loss),
         &spec,
     )?;
@@ -351,6 +361,8 @@ pub fn free_split_point_noise(
         return Ok(base);
     }
     Ok(SplitFit {
+        params,
+        point_noise: Some(noise),
         posterior,
         certificate,
         report: m.report,
@@ -370,7 +382,7 @@ pub(super) fn fit_fractions(
     BoundTarget::check_confidence(cfg.delta, cfg.term)?;
     let menu = cfg.fraction.menu()?;
     let chosen = menu.by_bound(|&f, _| {
-        let mut fit = fit_fraction(train, kernel_init, f, menu.len(), cfg, catoni_grid)?;
+        let mut fit = fit_fraction(train, kernel_init, f, &menu, cfg, catoni_grid)?;
         if point_noise {
             fit = free_split_point_noise(fit, cfg, catoni_grid)?;
         }

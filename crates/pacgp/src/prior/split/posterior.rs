@@ -1,5 +1,6 @@
-//! Q on part B (docs/math.md §9.3.1): its free parameters, marginals, `KL(Q‖P_A)`, prediction and
-//! shared-posterior form; per-point noises (docs/math.md §9.4.2 on this prior).
+//! Q on part B (docs/math.md §9.3.1): its free parameters, the minimiser's closed-form
+//! marginals and `KL(Q‖P_A)`, and Q as the shared posterior over P_A; per-point noises
+//! (docs/math.md §9.4.2 on this prior).
 
 use super::*;
 
@@ -30,7 +31,8 @@ impl SplitPosteriorParams {
     }
 }
 
-/// Q on part B at one parameter vector: what the bound and prediction need.
+/// Q on part B at one parameter vector, as the bound's minimiser evaluates it (closed forms
+/// for the gradient).
 pub(super) struct QOnB {
     pub(super) alpha: Vec<f64>,
     pub(super) beta: Vec<f64>,
@@ -143,93 +145,6 @@ impl PointNoise {
     }
 }
 
-/// The posterior Q of docs/math.md §9.3.1: P_A updated with part B under the free parameters.
-#[derive(Clone, Debug)]
-pub struct SplitPosterior {
-    /// The prior P_A (standardised scale).
-    pub prior: SplitPrior,
-    /// Inputs of part B (standardised).
-    pub x_b: Mat<f64>,
-    /// Targets of part B (standardised).
-    pub y_b: Vec<f64>,
-    /// Q's free parameters (with [`Self::point_noise`], only the scale `s` is Q's; the noises
-    /// are those of the homoscedastic fit it started from).
-    pub params: SplitPosteriorParams,
-    /// Per-point noises on B in place of `σ_m²`, `σ_v²` (docs/math.md §9.4.2 on the split prior).
-    pub point_noise: Option<PointNoise>,
-    /// P_A's mean and covariance on B.
-    pub(super) prior_b: PriorAt,
-    /// Q's mean weights on B, `α = C_m⁻¹(y_B − μ_A)`.
-    alpha: Vec<f64>,
-    /// `KL(Q‖P_A)`.
-    kl: f64,
-    /// Q's marginals on B.
-    marginals_b: Marginals,
-}
-
-impl SplitPosterior {
-    /// Q for P_A, part B and the free parameters.
-    pub fn new(
-        prior: SplitPrior,
-        x_b: Mat<f64>,
-        y_b: Vec<f64>,
-        params: SplitPosteriorParams,
-    ) -> Result<Self> {
-        crate::regression::exact::check_regression_inputs(x_b.as_ref(), &y_b)?;
-        let prior_b = prior.on(x_b.as_ref());
-        let q = q_on_b(&prior_b, &y_b, params)?;
-        Ok(Self {
-            prior,
-            x_b,
-            y_b,
-            params: q.params,
-            point_noise: None,
-            prior_b,
-            alpha: q.alpha,
-            kl: q.kl,
-            marginals_b: q.marginals,
-        })
-    }
-
-    /// Q with per-point noises `λ_m,i`, `λ_v,i` on B and scale `s = params.scale`:
-    /// `q(f_B) = N(μ_A + K_A C_m⁻¹ r, s(K_A − K_A C_v⁻¹ K_A))`, `C = K_A + Λ` (docs/math.md §9.3.1,
-    /// §9.4.2).
-    pub fn with_point_noise(
-        prior: SplitPrior,
-        x_b: Mat<f64>,
-        y_b: Vec<f64>,
-        params: SplitPosteriorParams,
-        noise: PointNoise,
-    ) -> Result<Self> {
-        crate::regression::exact::check_regression_inputs(x_b.as_ref(), &y_b)?;
-        noise.check(y_b.len())?;
-        let prior_b = prior.on(x_b.as_ref());
-        let r = residual(&prior_b, &y_b);
-        let q = PointNoiseEval::new(&prior_b.cov, &r, &y_b, noise.at(params.scale), None)?;
-        Ok(Self {
-            prior,
-            x_b,
-            y_b,
-            params,
-            point_noise: Some(noise),
-            prior_b,
-            alpha: q.alpha,
-            kl: q.kl,
-            marginals_b: q.marginals,
-        })
-    }
-
-    /// `KL(Q‖P_A)` in nats (closed form, docs/math.md §9.3.1).
-    pub fn kl(&self) -> f64 {
-        self.kl
-    }
-
-    /// Q's marginals on part B (the certificate's sample).
-    pub fn marginals_on_b(&self) -> &Marginals {
-        &self.marginals_b
-    }
-}
-
 impl SplitPrior {
     /// P_A as the shared posterior: the exact GP posterior of part A, to be the prior of Q.
     pub fn posterior(&self) -> GaussianPosterior {
@@ -267,20 +182,48 @@ pub(super) fn exact_posterior(
     ))
 }
 
-impl SplitPosterior {
-    /// Q as the shared [`GaussianPosterior`]: P_A (the posterior of part A) updated on part
-    /// B with mean weights `α = C_m⁻¹(y_B − μ_A)` and covariance `s(K_A − K_A C_v⁻¹ K_A)` —
-    /// site precisions `1/σ_v²` (or `1/λ_v,i`) when s = 1, the dense form otherwise. Its
-    /// `KL(Q‖P_A)` and marginals are the shared posterior's (the certificate's).
-    pub fn posterior(&self) -> Result<GaussianPosterior> {
-        let prior = crate::posterior::Prior::conditioned(self.prior.posterior());
-        let nb = self.x_b.nrows();
-        let on_b_cov = match &self.point_noise {
-            Some(pn) => pn.cov.clone(),
-            None => vec![self.params.noise_cov; nb],
+impl SplitPrior {
+    /// Q on part B (standardised) at the free parameters, as the shared [`GaussianPosterior`]
+    /// over P_A (docs/math.md §9.3.1; per-point noises §9.4.2): mean weights
+    /// `α = C_m⁻¹(y_B − μ_A)` and covariance `s(K_A − K_A C_v⁻¹ K_A)`. Its `KL(Q‖P_A)` and
+    /// marginals are the shared posterior's (the certificate's). Also returns the parameters Q
+    /// was built with: a jitter the Cholesky factors of `C_m`, `C_v` needed acts as extra noise.
+    pub fn update(
+        &self,
+        x_b: &Mat<f64>,
+        y_b: &[f64],
+        params: SplitPosteriorParams,
+        point_noise: Option<&PointNoise>,
+    ) -> Result<(GaussianPosterior, SplitPosteriorParams)> {
+        crate::regression::exact::check_regression_inputs(x_b.as_ref(), y_b)?;
+        self.update_at(&self.on(x_b.as_ref()), x_b, y_b, params, point_noise)
+    }
+
+    /// [`Self::update`] with P_A's mean and covariance on B already computed.
+    pub(super) fn update_at(
+        &self,
+        prior_b: &PriorAt,
+        x_b: &Mat<f64>,
+        y_b: &[f64],
+        params: SplitPosteriorParams,
+        point_noise: Option<&PointNoise>,
+    ) -> Result<(GaussianPosterior, SplitPosteriorParams)> {
+        let nb = y_b.len();
+        let (alpha, params, on_b_cov) = match point_noise {
+            None => {
+                let q = q_on_b(prior_b, y_b, params)?;
+                (q.alpha, q.params, vec![q.params.noise_cov; nb])
+            }
+            Some(pn) => {
+                pn.check(nb)?;
+                let r = residual(prior_b, y_b);
+                let q = PointNoiseEval::new(&prior_b.cov, &r, y_b, pn.at(params.scale), None)?;
+                (q.alpha, params, pn.cov.clone())
+            }
         };
-        let ka = &self.prior_b.cov;
-        if self.params.scale == 1.0 {
+        let prior = crate::posterior::Prior::conditioned(self.posterior());
+        let ka = &prior_b.cov;
+        if params.scale == 1.0 {
             let sqrt_pi: Vec<f64> = on_b_cov.iter().map(|v| 1.0 / v.sqrt()).collect();
             let chol_b = Cholesky::factor_filled(
                 nb,
@@ -289,13 +232,8 @@ impl SplitPosterior {
                 &JitterPolicy::default(),
                 "I + Π½K_AΠ½ of the split-prior posterior",
             )?;
-            return Ok(GaussianPosterior::sites(
-                prior,
-                self.x_b.clone(),
-                self.alpha.clone(),
-                sqrt_pi,
-                chol_b,
-            ));
+            let q = GaussianPosterior::sites(prior, x_b.clone(), alpha, sqrt_pi, chol_b);
+            return Ok((q, params));
         }
         // Σ = s(K_A − K_A C_v⁻¹ K_A) = s·K_A (K_A + Λ_v)⁻¹ Λ_v.
         let cv = Cholesky::factor_plus_diag(
@@ -309,20 +247,24 @@ impl SplitPosterior {
         let mut sigma = ka - w.transpose() * &w;
         for j in 0..nb {
             for i in 0..nb {
-                sigma[(i, j)] *= self.params.scale;
+                sigma[(i, j)] *= params.scale;
             }
             for i in 0..j {
                 sigma[(i, j)] = sigma[(j, i)];
             }
         }
         let chol_ka = Cholesky::factor(ka.as_ref(), &JitterPolicy::default(), "K_A")?;
-        let chol_sigma = Cholesky::factor(sigma.as_ref(), &JitterPolicy::default(), "Σ of Q")?;
-        Ok(GaussianPosterior::dense(
-            prior,
-            self.x_b.clone(),
-            self.alpha.clone(),
-            chol_ka,
-            chol_sigma,
-        ))
+        // A jitter η on K_A stands for round-off in K_A (e.g. repeated inputs in B); Σ carries
+        // it scaled, Σ + sηI, so that on K_A's numerically null directions `KL(Q‖P_A)` keeps
+        // the closed form's ½(s − 1 − ln s) instead of a ratio of two unrelated jitters.
+        let eta = params.scale * chol_ka.jitter();
+        let chol_sigma = Cholesky::factor_plus_diag(
+            sigma.as_ref(),
+            |_| eta,
+            &JitterPolicy::default(),
+            "Σ of Q",
+        )?;
+        let q = GaussianPosterior::dense(prior, x_b.clone(), alpha, chol_ka, chol_sigma);
+        Ok((q, params))
     }
 }
