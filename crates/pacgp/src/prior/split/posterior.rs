@@ -47,11 +47,15 @@ pub(super) fn residual(prior_b: &PriorAt, y_b: &[f64]) -> Vec<f64> {
     y_b.iter().zip(&prior_b.mean).map(|(y, m)| y - m).collect()
 }
 
-/// Q's marginals on B and `KL(Q‖P_A)` (docs/math.md §9.3.1).
-pub(super) fn q_on_b(prior_b: &PriorAt, y_b: &[f64], p: SplitPosteriorParams) -> Result<QOnB> {
-    let n = y_b.len();
-    let r = residual(prior_b, y_b);
-    let (sm, sv, s) = (p.noise_mean, p.noise_cov, p.scale);
+/// The Cholesky factors of `C_m = K_A + σ_m²I` and `C_v = K_A + σ_v²I`, the mean weights
+/// `α = C_m⁻¹r`, and the parameters with the factors' jitter added (jitter on C acts as extra
+/// noise, consistently, as in PAC-GP).
+fn mean_weights(
+    prior_b: &PriorAt,
+    r: &[f64],
+    p: SplitPosteriorParams,
+) -> Result<(Cholesky, Cholesky, Vec<f64>, SplitPosteriorParams)> {
+    let (sm, sv) = (p.noise_mean, p.noise_cov);
     let cm = Cholesky::factor_plus_diag(
         prior_b.cov.as_ref(),
         |_| sm,
@@ -64,11 +68,23 @@ pub(super) fn q_on_b(prior_b: &PriorAt, y_b: &[f64], p: SplitPosteriorParams) ->
         &JitterPolicy::default(),
         "K_A + σ_v²I",
     )?;
-    let alpha = cm.solve_vec(&r);
+    let alpha = cm.solve_vec(r);
+    let jittered = SplitPosteriorParams {
+        noise_mean: sm + cm.jitter(),
+        noise_cov: sv + cv.jitter(),
+        scale: p.scale,
+    };
+    Ok((cm, cv, alpha, jittered))
+}
+
+/// Q's marginals on B and `KL(Q‖P_A)` (docs/math.md §9.3.1).
+pub(super) fn q_on_b(prior_b: &PriorAt, y_b: &[f64], p: SplitPosteriorParams) -> Result<QOnB> {
+    let n = y_b.len();
+    let r = residual(prior_b, y_b);
+    let (cm, cv, alpha, params) = mean_weights(prior_b, &r, p)?;
     let beta = cm.solve_vec(&alpha);
     let cv_inv = cv.inverse();
-    // Jitter on C acts as extra noise, consistently (as in PAC-GP).
-    let (sm, sv) = (sm + cm.jitter(), sv + cv.jitter());
+    let (sm, sv, s) = (params.noise_mean, params.noise_cov, params.scale);
     let mean: Vec<f64> = (0..n).map(|i| y_b[i] - sm * alpha[i]).collect();
     let var: Vec<f64> = (0..n)
         .map(|i| (s * sv * (1.0 - sv * cv_inv[(i, i)])).max(1e-300))
@@ -90,11 +106,7 @@ pub(super) fn q_on_b(prior_b: &PriorAt, y_b: &[f64], p: SplitPosteriorParams) ->
         cv_inv,
         marginals: Marginals { mean, var },
         kl,
-        params: SplitPosteriorParams {
-            noise_mean: sm,
-            noise_cov: sv,
-            scale: s,
-        },
+        params,
     })
 }
 
@@ -211,8 +223,9 @@ impl SplitPrior {
         let nb = y_b.len();
         let (alpha, params, on_b_cov) = match point_noise {
             None => {
-                let q = q_on_b(prior_b, y_b, params)?;
-                (q.alpha, q.params, vec![q.params.noise_cov; nb])
+                let r = residual(prior_b, y_b);
+                let (_, _, alpha, used) = mean_weights(prior_b, &r, params)?;
+                (alpha, used, vec![used.noise_cov; nb])
             }
             Some(pn) => {
                 pn.check(nb)?;
