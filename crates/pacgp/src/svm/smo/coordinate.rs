@@ -1,5 +1,6 @@
 //! The bias-free SMO step (`svm::smo`): choosing the coordinate of largest second-order gain
-//! `G_t²/Q_tt` among violators, and the step's gradient update fused with the next choice, in
+//! `G_t²/Q_tt` among violators, its partner of largest joint gain and the two coordinates'
+//! box-constrained Newton step, and the step's gradient update fused with the next choice, in
 //! vectorised lanes that choose as the plain scan in index order does.
 
 use crate::vector_math::VectorLoop;
@@ -47,6 +48,77 @@ pub(super) fn violation(g: f64, a: f64, c: f64) -> f64 {
         rise
     } else {
         fall
+    }
+}
+
+/// Two coordinates `(i, j)` of the bias-free dual `½αᵀQα − 1ᵀα` on the box `[0, C]²`: their
+/// gradients, their curvatures `Q_ii`, `Q_jj` (floored at `TAU`), `Q_ij`, and their values.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Pair {
+    pub(super) g: [f64; 2],
+    pub(super) q: [f64; 2],
+    pub(super) q_ij: f64,
+    pub(super) a: [f64; 2],
+    pub(super) c: f64,
+}
+
+impl Pair {
+    /// The joint second-order gain of partner t for coordinate i (twice the decrease of the
+    /// unconstrained 2×2 Newton step), `(Q_tt G_i² − 2Q_it G_i G_t + Q_ii G_t²)/(Q_ii Q_tt − Q_it²)`;
+    /// `None` for a (near-)singular pair, e.g. a repeated input, whose Newton step is unbounded.
+    pub(super) fn gain(g: [f64; 2], q: [f64; 2], q_ij: f64) -> Option<f64> {
+        let det = q[0] * q[1] - q_ij * q_ij;
+        (det > 1e-10 * q[0] * q[1])
+            .then(|| (q[1] * g[0] * g[0] - 2.0 * q_ij * g[0] * g[1] + q[0] * g[1] * g[1]) / det)
+    }
+
+    /// The change of the pair's objective for steps `d`.
+    fn objective(&self, d: [f64; 2]) -> f64 {
+        0.5 * (self.q[0] * d[0] * d[0] + 2.0 * self.q_ij * d[0] * d[1] + self.q[1] * d[1] * d[1])
+            + self.g[0] * d[0]
+            + self.g[1] * d[1]
+    }
+
+    /// The minimiser over coordinate `k`'s box with the other's step fixed at `other`.
+    fn best_alone(&self, k: usize, other: f64) -> f64 {
+        let g = self.g[k] + self.q_ij * other;
+        (self.a[k] - g / self.q[k]).clamp(0.0, self.c) - self.a[k]
+    }
+
+    /// The steps `(d_i, d_j)` minimising the pair's objective on the box: the Newton step if
+    /// it stays inside, else the best point of the box's edges (the convex problem's minimum
+    /// is on one of them), each edge minimised over the free coordinate by clipping. Never
+    /// worse than coordinate i's step alone (also a candidate), so the dual decreases.
+    pub(super) fn newton_step(&self) -> [f64; 2] {
+        let det = self.q[0] * self.q[1] - self.q_ij * self.q_ij;
+        let newton = [
+            -(self.q[1] * self.g[0] - self.q_ij * self.g[1]) / det,
+            -(self.q[0] * self.g[1] - self.q_ij * self.g[0]) / det,
+        ];
+        let inside = |k: usize| {
+            let v = self.a[k] + newton[k];
+            (0.0..=self.c).contains(&v)
+        };
+        if det > 0.0 && inside(0) && inside(1) {
+            return newton;
+        }
+        let alone = [self.best_alone(0, 0.0), 0.0];
+        let mut best = (self.objective(alone), alone);
+        for k in 0..2 {
+            for bound in [0.0, self.c] {
+                if !bound.is_finite() {
+                    continue;
+                }
+                let mut d = [0.0; 2];
+                d[k] = bound - self.a[k];
+                d[1 - k] = self.best_alone(1 - k, d[k]);
+                let value = self.objective(d);
+                if value < best.0 {
+                    best = (value, d);
+                }
+            }
+        }
+        best.1
     }
 }
 
@@ -215,7 +287,53 @@ mod tests {
         )
     }
 
+    /// Positive-definite 2×2 curvatures, gradients, values in the box (often at a bound) and
+    /// a finite or infinite C (the quadratic slack's box).
+    fn pair() -> impl Strategy<Value = Pair> {
+        (
+            (0.05..3.0f64, 0.05..3.0f64, -0.99..0.99f64),
+            (-3.0..3.0f64, -3.0..3.0f64),
+            (0usize..3, 0usize..3, 0.0..1.0f64),
+            prop::sample::select(vec![0.5, 2.0, f64::INFINITY]),
+        )
+            .prop_map(|((qi, qj, r), (gi, gj), (bi, bj, u), c)| {
+                let at = |b: usize| match b {
+                    0 => 0.0,
+                    1 if c.is_finite() => c,
+                    _ => u * c.min(2.0),
+                };
+                Pair {
+                    g: [gi, gj],
+                    q: [qi, qj],
+                    q_ij: r * (qi * qj).sqrt(),
+                    a: [at(bi), at(bj)],
+                    c,
+                }
+            })
+    }
+
     proptest! {
+        /// The pair's step is the minimiser of the box-constrained 2×2 problem: it stays in
+        /// the box and satisfies its KKT conditions (necessary and sufficient for a convex
+        /// problem): zero gradient inside, non-negative at 0, non-positive at C.
+        #[test]
+        fn pair_step_solves_the_box_problem(p in pair()) {
+            let d = p.newton_step();
+            for k in 0..2 {
+                let a = p.a[k] + d[k];
+                let g = p.g[k] + p.q[k] * d[k] + p.q_ij * d[1 - k];
+                prop_assert!((-1e-12..=p.c + 1e-12).contains(&a), "α {a} outside [0, {}]", p.c);
+                let tol = 1e-9 * (1.0 + p.g[0].abs() + p.g[1].abs());
+                if a <= 1e-12 {
+                    prop_assert!(g >= -tol, "at 0 with gradient {g}");
+                } else if a >= p.c - 1e-12 {
+                    prop_assert!(g <= tol, "at C with gradient {g}");
+                } else {
+                    prop_assert!(g.abs() <= tol, "inside with gradient {g}");
+                }
+            }
+        }
+
         /// The vectorised lanes make the scan's choice (the first coordinate of largest gain,
         /// the largest violation) and the same gradient bits, on all coordinates and on a
         /// shrunk active set.

