@@ -9,25 +9,12 @@
 //! the growth being measured).
 #![allow(missing_docs)] // criterion_group! generates undocumented items
 
+mod common;
+
+use common::{kernel, synth};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use faer::Mat;
-use pacgp::kernel::Kernel;
 use pacgp::regression::greedy::{select, Algorithm, GreedyConfig, GreedyProblem, StopRule, Update};
-use rand::{Rng, SeedableRng};
 use std::time::Duration;
-
-fn synth(n: usize, d: usize) -> (Mat<f64>, Vec<f64>) {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
-    let x = Mat::from_fn(n, d, |_, _| rng.gen_range(-2.0..2.0));
-    let y = (0..n)
-        .map(|i| (0..d).map(|j| f64::sin(x[(i, j)])).sum::<f64>() + 0.1 * (rng.gen::<f64>() - 0.5))
-        .collect();
-    (x, y)
-}
-
-fn kernel() -> Kernel {
-    Kernel::se_ard(&[1.0, 1.2, 0.9, 1.5, 2.0, 0.8, 1.1, 1.3], 1.0)
-}
 
 fn cfg(algorithm: Algorithm, update: Update, k: usize) -> GreedyConfig {
     GreedyConfig {

@@ -12,15 +12,14 @@
 //! Run: `cargo bench -p pacgp --bench sharded`.
 #![allow(missing_docs)] // criterion_group! generates undocumented items
 
+mod common;
+
+use common::{kernel, pac_sgp_settings, synth};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use faer::Mat;
-use pacgp::bounds::{BoundKind, HyperGrid};
-use pacgp::kernel::Kernel;
-use pacgp::loss::RegressionLoss;
 use pacgp::objective::pac_sgp_sharded::PacSgpSharded;
 use pacgp::regression::sharded::{kuu_factor, vfe_global, vfe_shard_gradient, vfe_shard_stats};
 use pacgp::regression::sparse::NegSparseObjective;
-use rand::{Rng, SeedableRng};
 use std::time::Duration;
 
 /// The allocator of the `pacgp` binary and the Python module (see the CLI's main.rs).
@@ -29,15 +28,6 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const M: usize = 500;
 const D: usize = 8;
-
-fn synth(n: usize) -> (Mat<f64>, Vec<f64>) {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
-    let x = Mat::from_fn(n, D, |_, _| rng.gen_range(-2.0..2.0));
-    let y = (0..n)
-        .map(|i| (0..D).map(|j| f64::sin(x[(i, j)])).sum::<f64>() + 0.1 * (rng.gen::<f64>() - 0.5))
-        .collect();
-    (x, y)
-}
 
 fn map_steps(c: &mut Criterion) {
     let mut g = c.benchmark_group("sharded");
@@ -50,8 +40,8 @@ fn map_steps(c: &mut Criterion) {
         .build()
         .unwrap();
     let n = 32000;
-    let (x, y) = synth(n);
-    let kernel = Kernel::se_ard(&[1.0, 1.2, 0.9, 1.5, 2.0, 0.8, 1.1, 1.3], 1.0);
+    let (x, y) = synth(n, D);
+    let kernel = kernel();
     let noise = 0.1;
     let z = Mat::from_fn(M, D, |a, t| x[(a * 7 % n, t)]);
     let l = kuu_factor(&kernel, z.as_ref()).unwrap();
@@ -69,17 +59,8 @@ fn map_steps(c: &mut Criterion) {
         })
     });
 
-    let pac = PacSgpSharded::new(
-        &kernel,
-        D,
-        M,
-        1.0,
-        RegressionLoss::EpsilonBand { epsilon: 0.6 },
-        0.01,
-        HyperGrid::default().penalty(9),
-        BoundKind::Kl,
-    )
-    .unwrap();
+    let b = pac_sgp_settings();
+    let pac = PacSgpSharded::new(&kernel, D, M, 1.0, b.loss, b.delta, b.penalty, b.kind).unwrap();
     let p = NegSparseObjective::pack(&kernel, noise, z.as_ref());
     let shard = [(x.as_ref(), y.as_slice())];
     g.bench_with_input(BenchmarkId::new("pac_sgp_evaluation", n), &n, |b, _| {

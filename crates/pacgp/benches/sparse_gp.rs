@@ -9,15 +9,15 @@
 //! Run: `cargo bench -p pacgp --bench sparse_gp` (filter with e.g. `-- sparse_gp_threads`).
 #![allow(missing_docs)] // criterion_group! generates undocumented items
 
+mod common;
+
+use common::{kernel, pac_sgp_settings, synth};
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion};
 use faer::Mat;
-use pacgp::bounds::{BoundKind, HyperGrid};
 use pacgp::kernel::Kernel;
-use pacgp::loss::RegressionLoss;
 use pacgp::objective::pac_sgp::PacSgpObjective;
 use pacgp::optim::Objective;
 use pacgp::regression::sparse::{NegSparseObjective, SparseMethod};
-use rand::{Rng, SeedableRng};
 use std::time::Duration;
 
 /// The allocator of the `pacgp` binary and the Python module (see the CLI's main.rs).
@@ -25,15 +25,6 @@ use std::time::Duration;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const M: usize = 500;
-
-fn synth(n: usize, d: usize) -> (Mat<f64>, Vec<f64>) {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
-    let x = Mat::from_fn(n, d, |_, _| rng.gen_range(-2.0..2.0));
-    let y = (0..n)
-        .map(|i| (0..d).map(|j| f64::sin(x[(i, j)])).sum::<f64>() + 0.1 * (rng.gen::<f64>() - 0.5))
-        .collect();
-    (x, y)
-}
 
 /// The three objectives at one problem size, with their starting point.
 struct Problem {
@@ -45,7 +36,7 @@ struct Problem {
 
 impl Problem {
     fn new(n: usize) -> Self {
-        let kernel = Kernel::se_ard(&[1.0, 1.2, 0.9, 1.5, 2.0, 0.8, 1.1, 1.3], 1.0);
+        let kernel = kernel();
         let (x, y) = synth(n, 8);
         let z = Mat::from_fn(M, 8, |a, t| x[(a * 7 % n, t)]);
         let p = NegSparseObjective::pack(&kernel, 0.1, z.as_ref());
@@ -60,16 +51,17 @@ impl Problem {
                 &NegSparseObjective::new(&self.kernel, method, self.x.as_ref(), &self.y, M),
             );
         }
+        let b = pac_sgp_settings();
         let pac = PacSgpObjective::new(
             &self.kernel,
             self.x.as_ref(),
             &self.y,
             M,
             1.0,
-            RegressionLoss::EpsilonBand { epsilon: 0.6 },
-            0.01,
-            HyperGrid::default().penalty(9),
-            BoundKind::Kl,
+            b.loss,
+            b.delta,
+            b.penalty,
+            b.kind,
         )
         .unwrap();
         f("kl_pac_sgp", &pac);

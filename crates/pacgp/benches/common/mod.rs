@@ -1,0 +1,44 @@
+//! What several benches share: the synthetic regression data of `shared/peers/make_data.py`
+//! (x ~ U(−2, 2)^d, y = Σ sin x_j + noise, seeded ChaCha8), the SE-ARD kernel they start from,
+//! and the kl-PAC-SGP bound's settings of the sparse benches.
+// Each bench is its own crate and uses only part of this module.
+#![allow(dead_code)]
+
+use faer::Mat;
+use pacgp::bounds::{BoundKind, HyperGrid};
+use pacgp::kernel::Kernel;
+use pacgp::loss::RegressionLoss;
+use rand::{Rng, SeedableRng};
+
+/// `n` points in `d` inputs: x ~ U(−2, 2)^d, y = Σ_j sin x_j + 0.1·(U(0, 1) − ½).
+pub fn synth(n: usize, d: usize) -> (Mat<f64>, Vec<f64>) {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
+    let x = Mat::from_fn(n, d, |_, _| rng.gen_range(-2.0..2.0));
+    let y = (0..n)
+        .map(|i| (0..d).map(|j| f64::sin(x[(i, j)])).sum::<f64>() + 0.1 * (rng.gen::<f64>() - 0.5))
+        .collect();
+    (x, y)
+}
+
+/// SE-ARD on eight inputs, unit signal variance.
+pub fn kernel() -> Kernel {
+    Kernel::se_ard(&[1.0, 1.2, 0.9, 1.5, 2.0, 0.8, 1.1, 1.3], 1.0)
+}
+
+/// The kl-PAC-SGP bound of the sparse benches: ε-band loss (ε = 0.6), δ = 0.01, the default
+/// grid's penalty for nine hyperparameters, the kl-inverse form.
+pub struct PacSgpSettings {
+    pub loss: RegressionLoss,
+    pub delta: f64,
+    pub penalty: f64,
+    pub kind: BoundKind,
+}
+
+pub fn pac_sgp_settings() -> PacSgpSettings {
+    PacSgpSettings {
+        loss: RegressionLoss::EpsilonBand { epsilon: 0.6 },
+        delta: 0.01,
+        penalty: HyperGrid::default().penalty(9),
+        kind: BoundKind::Kl,
+    }
+}
