@@ -6,12 +6,18 @@ use super::*;
 impl Kernel {
     /// The N×N Gram matrix `K(X, X)` (one triangle computed, in parallel).
     pub fn gram(&self, x: MatRef<'_, f64>) -> Mat<f64> {
+        self.gram_in(x, None)
+    }
+
+    /// [`Kernel::gram`] written into `storage` where it is N×N and the kernel stationary (an
+    /// objective's buffer from its last evaluation).
+    pub fn gram_in(&self, x: MatRef<'_, f64>, storage: Option<Mat<f64>>) -> Mat<f64> {
         if let Some((var, _, profile, ln_l)) = self.stationary_parts() {
             let (xt, u) = (
                 stationary::scaled_cols(x, ln_l),
                 stationary::scaled_rows(x, ln_l),
             );
-            return stationary::cross(profile, var, &xt, &u, x.ncols(), true);
+            return stationary::cross(profile, var, &xt, &u, x.ncols(), true, storage);
         }
         if let Some(m) = self.composite_matrix((x.nrows(), x.nrows()), |k| k.gram(x)) {
             return m;
@@ -32,7 +38,7 @@ impl Kernel {
                 stationary::scaled_cols(x, ln_l),
                 stationary::scaled_rows(z, ln_l),
             );
-            return stationary::cross(profile, var, &xt, &uz, x.ncols(), false);
+            return stationary::cross(profile, var, &xt, &uz, x.ncols(), false, None);
         }
         if let Some(m) = self.composite_matrix((x.nrows(), z.nrows()), |k| k.cross(x, z)) {
             return m;

@@ -248,9 +248,14 @@ pub(crate) fn cross(
     uz: &[f64],
     d: usize,
     sym: bool,
+    storage: Option<Mat<f64>>,
 ) -> Mat<f64> {
     let (n, m) = (xt.len() / d.max(1), uz.len() / d.max(1));
-    let mut out = Mat::<f64>::zeros(n, m);
+    // Every entry is written below (the upper triangle by symmetrising), so stale storage is fine.
+    let mut out = match storage {
+        Some(a) if a.nrows() == n && a.ncols() == m => a,
+        _ => Mat::<f64>::zeros(n, m),
+    };
     out.par_col_iter_mut().enumerate().for_each(|(j, c)| {
         let c = c.try_as_col_major_mut().unwrap().as_slice_mut();
         let from = if sym { j.min(n) } else { 0 };

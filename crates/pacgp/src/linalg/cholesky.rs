@@ -51,11 +51,26 @@ pub struct Cholesky {
 /// Zero the strict upper triangle, so that a stored factor is `L` as a plain matrix on every
 /// path (factorisation, wrapping, loading).
 pub(super) fn clear_upper(l: &mut Mat<f64>) {
-    for j in 1..l.ncols() {
-        for i in 0..j.min(l.nrows()) {
-            l[(i, j)] = 0.0;
+    let clear = |j: usize, c: &mut [f64]| {
+        let end = j.min(c.len());
+        c[..end].fill(0.0);
+    };
+    if l.nrows() >= PAR_THRESHOLD {
+        l.par_col_iter_mut()
+            .enumerate()
+            .for_each(|(j, c)| clear(j, column_slice(c)));
+    } else {
+        for j in 1..l.ncols() {
+            clear(j, l.col_as_slice_mut(j));
         }
     }
+}
+
+/// A column of an owned matrix as a slice.
+fn column_slice(c: faer::ColMut<'_, f64>) -> &mut [f64] {
+    c.try_as_col_major_mut()
+        .expect("an owned matrix has contiguous columns")
+        .as_slice_mut()
 }
 
 /// Factor `l` (lower triangle read) in place; `Err(pivot)` if it is not positive definite.
@@ -86,11 +101,42 @@ pub(super) fn factor_in_place(l: &mut Mat<f64>) -> std::result::Result<(), usize
 
 /// The first non-finite entry of the lower triangle, as `(row, col)`.
 pub(super) fn first_non_finite_lower(a: MatRef<'_, f64>) -> Option<(usize, usize)> {
-    (0..a.ncols()).find_map(|j| {
-        (j..a.nrows())
-            .find(|&i| !a[(i, j)].is_finite())
-            .map(|i| (i, j))
-    })
+    let in_column = |j: usize| {
+        let c = a.col(j);
+        (j..a.nrows()).find(|&i| !c[i].is_finite()).map(|i| (i, j))
+    };
+    if a.nrows() >= PAR_THRESHOLD {
+        (0..a.ncols()).into_par_iter().find_map_first(in_column)
+    } else {
+        (0..a.ncols()).find_map(in_column)
+    }
+}
+
+/// Writes the lower triangle of `a + diag(d)`, `d_i = diag(i)`, columns in parallel for large
+/// matrices (for [`Cholesky::factor_filled`]).
+fn fill_plus_diag<'a>(
+    a: MatRef<'a, f64>,
+    diag: impl Fn(usize) -> f64 + Sync + 'a,
+) -> impl Fn(MatMut<'_, f64>) + 'a {
+    move |mut l: MatMut<'_, f64>| {
+        let n = a.nrows();
+        let fill = |j: usize, mut c: faer::ColMut<'_, f64>| {
+            c.rb_mut()
+                .subrows_mut(j, n - j)
+                .copy_from(a.col(j).subrows(j, n - j));
+            c[j] += diag(j);
+        };
+        if n >= PAR_THRESHOLD {
+            l.rb_mut()
+                .par_col_iter_mut()
+                .enumerate()
+                .for_each(|(j, c)| fill(j, c));
+        } else {
+            for j in 0..n {
+                fill(j, l.rb_mut().col_mut(j));
+            }
+        }
+    }
 }
 
 impl Cholesky {
@@ -105,7 +151,19 @@ impl Cholesky {
     /// `K + σ²I`, `K + Λ`), built in the factor's storage without a copy of `a`.
     pub fn factor_plus_diag(
         a: MatRef<'_, f64>,
-        diag: impl Fn(usize) -> f64,
+        diag: impl Fn(usize) -> f64 + Sync,
+        policy: &JitterPolicy,
+        what: &'static str,
+    ) -> Result<Self> {
+        Self::factor_plus_diag_in(a, diag, None, policy, what)
+    }
+
+    /// [`Cholesky::factor_plus_diag`] built in `storage` (reused when it is `n × n`, e.g. a
+    /// buffer from a [`scratch::Pool`]).
+    pub fn factor_plus_diag_in(
+        a: MatRef<'_, f64>,
+        diag: impl Fn(usize) -> f64 + Sync,
+        storage: Option<Mat<f64>>,
         policy: &JitterPolicy,
         what: &'static str,
     ) -> Result<Self> {
@@ -117,20 +175,7 @@ impl Cholesky {
                 found: format!("{}×{}", a.nrows(), a.ncols()),
             });
         }
-        Self::factor_filled(
-            n,
-            |mut l| {
-                for j in 0..n {
-                    for i in j..n {
-                        l[(i, j)] = a[(i, j)];
-                    }
-                    l[(j, j)] += diag(j);
-                }
-            },
-            None,
-            policy,
-            what,
-        )
+        Self::factor_filled(n, fill_plus_diag(a, diag), storage, policy, what)
     }
 
     /// [`Cholesky::factor`] of the `n × n` matrix whose lower triangle `fill` writes, built
@@ -303,7 +348,20 @@ impl Cholesky {
     /// The lower triangle of [`Cholesky::inverse`] (zeros above it), for callers that read
     /// only that half of the symmetric inverse.
     pub fn inverse_lower(&self) -> Mat<f64> {
-        inverse_lower_from_l_inverse(&self.l_inverse())
+        inverse_lower_from_l_inverse(&self.l_inverse(), None)
+    }
+
+    /// The lower triangle of `A⁻¹` written into `storage` (reused when it is `n × n`; its
+    /// strict upper triangle keeps what `storage` held), with `L⁻¹` computed in `l_inv` (the
+    /// caller's buffers, given back after use).
+    pub fn inverse_lower_in(
+        &self,
+        l_inv: Option<Mat<f64>>,
+        storage: Option<Mat<f64>>,
+    ) -> (Mat<f64>, Mat<f64>) {
+        let l_inv = self.l_inverse_in(l_inv);
+        let out = inverse_lower_from_l_inverse(&l_inv, storage);
+        (out, l_inv)
     }
 
     /// `diag(A⁻¹)_i = ‖L⁻¹ e_i‖²` computed as the column norms of `L⁻¹`... by rows:
@@ -352,16 +410,20 @@ pub fn fill_site_b<'a>(k: &'a Mat<f64>, s: &'a [f64], shift: f64) -> impl Fn(Mat
 /// `A⁻¹ = L⁻ᵀL⁻¹` from `L⁻¹` (lower triangular, e.g. [`Cholesky::l_inverse`]) by one
 /// triangular product (`n³/3` flops), symmetric.
 pub fn inverse_from_l_inverse(l_inv: &Mat<f64>) -> Mat<f64> {
-    let mut out = inverse_lower_from_l_inverse(l_inv);
+    let mut out = inverse_lower_from_l_inverse(l_inv, None);
     super::products::symmetrise_from_lower(&mut out);
     out
 }
 
-/// The lower triangle of [`inverse_from_l_inverse`] (zeros above it).
-fn inverse_lower_from_l_inverse(l_inv: &Mat<f64>) -> Mat<f64> {
+/// The lower triangle of [`inverse_from_l_inverse`], written into `storage` where it is
+/// `n × n` (its strict upper triangle left as it was), else into zeros.
+fn inverse_lower_from_l_inverse(l_inv: &Mat<f64>, storage: Option<Mat<f64>>) -> Mat<f64> {
     use faer::linalg::matmul::triangular::{matmul, BlockStructure};
     let n = l_inv.nrows();
-    let mut out = Mat::<f64>::zeros(n, n);
+    let mut out = match storage {
+        Some(m) if m.nrows() == n && m.ncols() == n => m,
+        _ => Mat::<f64>::zeros(n, n),
+    };
     matmul(
         out.as_mut(),
         BlockStructure::TriangularLower,

@@ -97,6 +97,80 @@ mod tests {
     }
 
     #[test]
+    fn symmetrise_copies_the_lower_triangle_at_every_block_size() {
+        // Odd orders around the recursion's leaf and above it (its halves are unequal).
+        for n in [1, 5, 256, 257, 700, 1031] {
+            let mut a = Mat::from_fn(n, n, |i, j| if i >= j { (i * n + j) as f64 } else { -1.0 });
+            symmetrise_from_lower(&mut a);
+            for j in 0..n {
+                for i in 0..n {
+                    assert_eq!(
+                        a[(i, j)],
+                        (i.max(j) * n + i.min(j)) as f64,
+                        "n = {n}, ({i}, {j})"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn large_factors_fill_check_and_clear_in_parallel_as_small_ones_do() {
+        // Above PAR_THRESHOLD the fill, the finiteness check and the upper clear run by columns
+        // in parallel; into a used buffer they must give the fresh factor, upper zeros included.
+        let n = PAR_THRESHOLD + 88;
+        let a = spd(n);
+        let fresh = Cholesky::factor_plus_diag(
+            a.as_ref(),
+            |i| i as f64 / n as f64,
+            &JitterPolicy::none(),
+            "A",
+        )
+        .unwrap();
+        let used = Mat::from_fn(n, n, |_, _| 7.0);
+        let again = Cholesky::factor_plus_diag_in(
+            a.as_ref(),
+            |i| i as f64 / n as f64,
+            Some(used),
+            &JitterPolicy::none(),
+            "A",
+        )
+        .unwrap();
+        assert_eq!(again, fresh);
+        let l = fresh.l();
+        let llt = l * l.transpose();
+        for j in 0..n {
+            for i in 0..n {
+                if i < j {
+                    assert_eq!(l[(i, j)], 0.0);
+                }
+                let d = if i == j { i as f64 / n as f64 } else { 0.0 };
+                assert!((llt[(i, j)] - a[(i, j)] - d).abs() < 1e-10);
+            }
+        }
+        // The lower triangle of A⁻¹ into used buffers equals the fresh one there.
+        let inv = fresh.inverse_lower();
+        let (inv_in, _) = fresh.inverse_lower_in(
+            Some(Mat::from_fn(n, n, |_, _| 3.0)),
+            Some(Mat::from_fn(n, n, |_, _| 5.0)),
+        );
+        for j in 0..n {
+            for i in j..n {
+                assert_eq!(inv_in[(i, j)], inv[(i, j)]);
+            }
+        }
+        // The first non-finite entry of the lower triangle, in column order, is the one named.
+        let mut bad = a.clone();
+        bad[(n - 3, n - 40)] = f64::NAN;
+        bad[(n - 1, n - 2)] = f64::INFINITY;
+        bad[(2, n - 1)] = f64::NAN; // above the diagonal: never read
+        match Cholesky::factor(bad.as_ref(), &JitterPolicy::default(), "A") {
+            Err(Error::NonFinite { row, col, .. }) => assert_eq!((row, col), (n - 3, n - 40)),
+            other => panic!("expected NonFinite, got {other:?}"),
+        }
+    }
+
+    #[test]
     fn factor_is_lower_triangular_and_reproduces_a() {
         let a = spd(40);
         let c = Cholesky::factor(a.as_ref(), &JitterPolicy::default(), "A").unwrap();

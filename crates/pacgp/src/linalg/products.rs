@@ -219,11 +219,38 @@ pub fn product(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
 
 /// Copy the strict lower triangle of a square matrix onto its upper triangle.
 pub fn symmetrise_from_lower(a: &mut Mat<f64>) {
-    for j in 0..a.ncols() {
-        for i in 0..j {
-            a[(i, j)] = a[(j, i)];
+    debug_assert_eq!(a.nrows(), a.ncols());
+    symmetrise_block(a.as_mut());
+}
+
+/// Order below which [`symmetrise_from_lower`] copies on the calling thread.
+const SYMMETRISE_LEAF: usize = 256;
+
+/// [`symmetrise_from_lower`] of a square block, recursively: with `A = [A00 A01; A10 A11]`,
+/// `A01 ← A10ᵀ` by column chunks in parallel, then the diagonal blocks side by side. A plain
+/// column loop reads the lower triangle across rows on one thread.
+fn symmetrise_block(a: MatMut<'_, f64>) {
+    let n = a.nrows();
+    if n <= SYMMETRISE_LEAF {
+        let mut a = a;
+        for j in 0..n {
+            for i in 0..j {
+                a[(i, j)] = a[(j, i)];
+            }
         }
+        return;
     }
+    let h = n / 2;
+    let (a00, a01, a10, a11) = a.split_at_mut(h, h);
+    let a10 = faer::reborrow::IntoConst::into_const(a10);
+    const CHUNK: usize = 64;
+    a01.par_col_chunks_mut(CHUNK)
+        .enumerate()
+        .for_each(|(c, mut block)| {
+            let rows = a10.subrows(c * CHUNK, block.ncols());
+            block.copy_from(rows.transpose());
+        });
+    rayon::join(|| symmetrise_block(a00), || symmetrise_block(a11));
 }
 
 /// `A ← A + u vᵀ` on the calling thread.

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use crate::bounds::HyperGrid;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
+use crate::linalg::scratch::Pool;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
 use crate::posterior::{GaussianPosterior, Marginals};
@@ -84,24 +85,32 @@ impl ExactGp {
         y: Vec<f64>,
         jitter: &JitterPolicy,
     ) -> Result<Self> {
-        Ok(Self::fit_keeping_gram(kernel, noise_variance, x, y, jitter)?.0)
+        Ok(Self::fit_keeping_gram(kernel, noise_variance, x, y, jitter, &Pool::default())?.0)
     }
 
     /// [`ExactGp::fit`], and the noise-free Gram matrix `K` it factored (the gradient reads
     /// `k'` from it instead of computing every exponential again).
+    /// Its `N × N` matrices are taken from `pool` (an objective's buffers from its last evaluation).
     fn fit_keeping_gram(
         kernel: Kernel,
         noise_variance: f64,
         x: Mat<f64>,
         y: Vec<f64>,
         jitter: &JitterPolicy,
+        pool: &Pool,
     ) -> Result<(Self, Mat<f64>)> {
         check_regression_inputs(x.as_ref(), &y)?;
         check_noise(noise_variance)?;
         kernel.check_input_dim(x.ncols())?;
-        let gram = kernel.gram(x.as_ref());
-        let chol =
-            Cholesky::factor_plus_diag(gram.as_ref(), |_| noise_variance, jitter, "K + σ²I")?;
+        let n = x.nrows();
+        let gram = kernel.gram_in(x.as_ref(), Some(pool.take(n, n)));
+        let chol = Cholesky::factor_plus_diag_in(
+            gram.as_ref(),
+            |_| noise_variance,
+            Some(pool.take(n, n)),
+            jitter,
+            "K + σ²I",
+        )?;
         let alpha = chol.solve_vec(&y);
         let gp = Self {
             kernel,
@@ -157,13 +166,18 @@ impl ExactGp {
     /// Gradient of the log marginal likelihood in `[θ_kernel…, ln σ²]` (GPML eq. 5.9):
     /// `½ tr((ααᵀ − C⁻¹) ∂C/∂θ_j)`.
     pub fn lml_gradient(&self) -> Vec<f64> {
-        self.lml_gradient_on(None)
+        self.lml_gradient_on(None, &Pool::default())
     }
 
     /// [`ExactGp::lml_gradient`], with this model's noise-free Gram matrix `gram` where given
-    /// (used up as scratch): `k'` is then read from it, no exponential computed again.
-    fn lml_gradient_on(&self, gram: Option<Mat<f64>>) -> Vec<f64> {
-        let mut g = self.chol.inverse_lower();
+    /// (used up as scratch): `k'` is then read from it, no exponential computed again. Its
+    /// `N × N` work matrices come from `pool` and go back to it, with `gram`.
+    fn lml_gradient_on(&self, gram: Option<Mat<f64>>, pool: &Pool) -> Vec<f64> {
+        let n = self.alpha.len();
+        let (mut g, l_inv) = self
+            .chol
+            .inverse_lower_in(Some(pool.take(n, n)), Some(pool.take(n, n)));
+        pool.give(l_inv);
         let alpha = &self.alpha;
         g.par_col_iter_mut().enumerate().for_each(|(j, col)| {
             let col = col
@@ -177,12 +191,18 @@ impl ExactGp {
         // Whole: a kernel without a symmetric fast path reads both triangles.
         linalg::symmetrise_from_lower(&mut g);
         let out = match gram {
-            Some(mut k) => self.kernel.gram_adjoint_in(self.x.as_ref(), &mut k, &g),
+            Some(mut k) => {
+                let out = self.kernel.gram_adjoint_in(self.x.as_ref(), &mut k, &g);
+                pool.give(k);
+                out
+            }
             None => self
                 .kernel
                 .gram_grad_contract_symmetric(self.x.as_ref(), g.as_ref(), None),
         };
-        self.with_noise_term(out, g.as_ref())
+        let out = self.with_noise_term(out, g.as_ref());
+        pool.give(g);
+        out
     }
 
     /// `Σ_ij G_ij ∂C_ij/∂p` for every parameter p = `[θ…, ln σ²]` (`∂C/∂ln σ² = σ² I`).
@@ -264,6 +284,8 @@ pub struct NegLogMarginalLikelihood<'a> {
     x: MatRef<'a, f64>,
     y: &'a [f64],
     jitter: JitterPolicy,
+    /// The `N × N` matrices one evaluation leaves to the next.
+    pool: Pool,
 }
 
 impl<'a> NegLogMarginalLikelihood<'a> {
@@ -274,6 +296,7 @@ impl<'a> NegLogMarginalLikelihood<'a> {
             x,
             y,
             jitter,
+            pool: Pool::default(),
         }
     }
 
@@ -293,6 +316,7 @@ impl<'a> NegLogMarginalLikelihood<'a> {
             self.x.to_owned(),
             self.y.to_vec(),
             &self.jitter,
+            &self.pool,
         )
     }
 }
@@ -304,11 +328,13 @@ impl Objective for NegLogMarginalLikelihood<'_> {
     fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
         let (m, gram) = self.model_and_gram_at(p)?;
         let g = m
-            .lml_gradient_on(Some(gram))
+            .lml_gradient_on(Some(gram), &self.pool)
             .into_iter()
             .map(|v| -v)
             .collect();
-        Ok((-m.log_marginal_likelihood(), g))
+        let value = -m.log_marginal_likelihood();
+        self.pool.give(m.chol.into_storage());
+        Ok((value, g))
     }
 }
 
