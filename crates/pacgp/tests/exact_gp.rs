@@ -315,3 +315,49 @@ fn bad_inputs_are_typed_errors() {
         Err(Error::ShapeMismatch { .. })
     ));
 }
+
+/// Distinct inputs in a smooth spread, or each input twice (`K` singular, so the factor needs
+/// jitter at tiny noise).
+fn spread(n: usize, d: usize, twice: bool) -> (Mat<f64>, Vec<f64>) {
+    let x = Mat::from_fn(n, d, |i, t| {
+        let i = if twice { i / 2 } else { i };
+        ((i * 7 + t * 13) % 97) as f64 / 17.0 + (i as f64 * 0.37 + t as f64).sin()
+    });
+    let y = (0..n)
+        .map(|i| x[(i, 0)].sin() + 0.1 * ((i * 31 % 11) as f64 - 5.0) / 5.0)
+        .collect();
+    (x, y)
+}
+
+#[test]
+fn evaluations_reusing_their_buffers_equal_fresh_ones_bit_for_bit() {
+    // The objective keeps its N×N matrices between evaluations; above the parallel threshold
+    // (N ≥ 512), alternating two points so every buffer changes role, each evaluation must
+    // equal a fresh objective's — stationary, composite and non-stationary kernels, and a
+    // factor that needs jitter.
+    for (spec, n, twice, ln_noise) in [
+        ("se-ard", 600usize, false, -3.0f64),
+        ("se-ard + linear", 600, false, -3.0),
+        ("matern32 * poly2 + const", 520, false, -3.0),
+        ("se-ard", 600, true, -40.0),
+    ] {
+        let (x, y) = spread(n, 3, twice);
+        let k = Kernel::from_spec(spec, 3).unwrap();
+        let mut p1 = k.params();
+        p1.push(ln_noise);
+        let mut p2: Vec<f64> = p1.iter().map(|v| v + 0.3).collect();
+        *p2.last_mut().unwrap() = ln_noise + 0.5;
+        let fresh = |p: &[f64]| {
+            NegLogMarginalLikelihood::new(&k, x.as_ref(), &y, JitterPolicy::default())
+                .value_and_gradient(p)
+                .unwrap()
+        };
+        let (f1, f2) = (fresh(&p1), fresh(&p2));
+        let obj = NegLogMarginalLikelihood::new(&k, x.as_ref(), &y, JitterPolicy::default());
+        for (p, f) in [(&p1, &f1), (&p2, &f2), (&p1, &f1), (&p2, &f2)] {
+            assert_eq!(&obj.value_and_gradient(p).unwrap(), f, "{spec}");
+        }
+        let jitter = obj.model_at(&p1).unwrap().jitter_used();
+        assert_eq!(jitter > 0.0, twice, "{spec}: jitter {jitter}");
+    }
+}

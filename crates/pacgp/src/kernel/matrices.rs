@@ -9,6 +9,12 @@ impl Kernel {
         self.gram_in(x, None)
     }
 
+    /// Whether [`Kernel::gram_in`] writes into the storage it is given (a stationary kernel's
+    /// fast path) rather than dropping it.
+    pub(crate) fn gram_uses_storage(&self) -> bool {
+        self.stationary_parts().is_some()
+    }
+
     /// [`Kernel::gram`] written into `storage` where it is N×N and the kernel stationary (an
     /// objective's buffer from its last evaluation).
     pub fn gram_in(&self, x: MatRef<'_, f64>, storage: Option<Mat<f64>>) -> Mat<f64> {

@@ -354,7 +354,7 @@ impl Cholesky {
     /// The lower triangle of `A⁻¹` written into `storage` (reused when it is `n × n`; its
     /// strict upper triangle keeps what `storage` held), with `L⁻¹` computed in `l_inv` (the
     /// caller's buffers, given back after use).
-    pub fn inverse_lower_in(
+    pub(crate) fn inverse_lower_in(
         &self,
         l_inv: Option<Mat<f64>>,
         storage: Option<Mat<f64>>,

@@ -219,7 +219,11 @@ pub fn product(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
 
 /// Copy the strict lower triangle of a square matrix onto its upper triangle.
 pub fn symmetrise_from_lower(a: &mut Mat<f64>) {
-    debug_assert_eq!(a.nrows(), a.ncols());
+    assert_eq!(
+        a.nrows(),
+        a.ncols(),
+        "symmetrise_from_lower needs a square matrix"
+    );
     symmetrise_block(a.as_mut());
 }
 

@@ -83,3 +83,26 @@ impl Pool {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_pool_returns_kept_matrices_by_shape_and_keeps_at_most_its_limit() {
+        let pool = Pool::default();
+        assert_eq!(pool.take(3, 2), Mat::<f64>::zeros(3, 2)); // nothing kept: zeros
+        pool.give(Mat::from_fn(3, 2, |_, _| 7.0));
+        assert_eq!(pool.take(2, 3), Mat::<f64>::zeros(2, 3)); // another shape: not that one
+        assert_eq!(pool.take(3, 2)[(2, 1)], 7.0); // the kept one, entries stale
+        assert_eq!(pool.take(3, 2)[(2, 1)], 0.0); // taken already
+        for _ in 0..Pool::KEEP + 3 {
+            pool.give(Mat::from_fn(2, 2, |_, _| 1.0));
+        }
+        pool.give(Mat::zeros(0, 4)); // empty: never kept
+        let kept = (0..Pool::KEEP + 3)
+            .filter(|_| pool.take(2, 2)[(0, 0)] == 1.0)
+            .count();
+        assert_eq!(kept, Pool::KEEP);
+    }
+}

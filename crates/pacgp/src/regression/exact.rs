@@ -90,7 +90,9 @@ impl ExactGp {
 
     /// [`ExactGp::fit`], and the noise-free Gram matrix `K` it factored (the gradient reads
     /// `k'` from it instead of computing every exponential again).
-    /// Its `N × N` matrices are taken from `pool` (an objective's buffers from its last evaluation).
+    ///
+    /// Its `N × N` matrices are taken from `pool` (an objective's buffers from its last
+    /// evaluation).
     fn fit_keeping_gram(
         kernel: Kernel,
         noise_variance: f64,
@@ -103,7 +105,8 @@ impl ExactGp {
         check_noise(noise_variance)?;
         kernel.check_input_dim(x.ncols())?;
         let n = x.nrows();
-        let gram = kernel.gram_in(x.as_ref(), Some(pool.take(n, n)));
+        let storage = kernel.gram_uses_storage().then(|| pool.take(n, n));
+        let gram = kernel.gram_in(x.as_ref(), storage);
         let chol = Cholesky::factor_plus_diag_in(
             gram.as_ref(),
             |_| noise_variance,
