@@ -2,29 +2,20 @@
 //! part of the library): `sparse_timing N REPS [busy]`. With `busy`, a busy loop in another
 //! process (`sh -c 'while :; do :; done'`) holds one core for the whole run, as another user's
 //! job would.
+#[path = "../benches/common/mod.rs"]
+mod common;
+
+use common::{kernel, pac_sgp_settings, synth};
 use faer::Mat;
-use pacgp::bounds::{BoundKind, HyperGrid};
-use pacgp::kernel::Kernel;
-use pacgp::loss::RegressionLoss;
 use pacgp::objective::pac_sgp::PacSgpObjective;
 use pacgp::optim::Objective;
 use pacgp::regression::sparse::{NegSparseObjective, SparseMethod};
-use rand::{Rng, SeedableRng};
 use std::time::Instant;
 
 /// The allocator of the `pacgp` binary and the Python module (see the CLI's main.rs), so that
 /// the timings are those users get.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
-fn synth(n: usize, d: usize) -> (Mat<f64>, Vec<f64>) {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(1);
-    let x = Mat::from_fn(n, d, |_, _| rng.gen_range(-2.0..2.0));
-    let y = (0..n)
-        .map(|i| (0..d).map(|j| f64::sin(x[(i, j)])).sum::<f64>() + 0.1 * (rng.gen::<f64>() - 0.5))
-        .collect();
-    (x, y)
-}
 
 fn main() {
     let raw: Vec<String> = std::env::args().skip(1).collect();
@@ -43,7 +34,7 @@ fn main() {
     let n = args.first().copied().unwrap_or(8000);
     let reps = args.get(1).copied().unwrap_or(2);
     let m = 500;
-    let k = Kernel::se_ard(&[1.0, 1.2, 0.9, 1.5, 2.0, 0.8, 1.1, 1.3], 1.0);
+    let k = kernel();
     let (x, y) = synth(n, 8);
     let z = Mat::from_fn(m, 8, |a, t| x[(a * 7 % n, t)]);
     let p = NegSparseObjective::pack(&k, 0.1, z.as_ref());
@@ -70,17 +61,17 @@ fn main() {
             }
         }
     }
-    let pen = HyperGrid::default().penalty(9);
+    let b = pac_sgp_settings();
     let pac = PacSgpObjective::new(
         &k,
         x.as_ref(),
         &y,
         m,
         1.0,
-        RegressionLoss::EpsilonBand { epsilon: 0.6 },
-        0.01,
-        pen,
-        BoundKind::Kl,
+        b.loss,
+        b.delta,
+        b.penalty,
+        b.kind,
     )
     .unwrap();
     for _ in 0..reps {

@@ -252,10 +252,7 @@ pub(crate) fn cross(
 ) -> Mat<f64> {
     let (n, m) = (xt.len() / d.max(1), uz.len() / d.max(1));
     // Every entry is written below (the upper triangle by symmetrising), so stale storage is fine.
-    let mut out = match storage {
-        Some(a) if a.nrows() == n && a.ncols() == m => a,
-        _ => Mat::<f64>::zeros(n, m),
-    };
+    let mut out = crate::linalg::scratch::reuse_or_zeros(storage, n, m);
     out.par_col_iter_mut().enumerate().for_each(|(j, c)| {
         let c = c.try_as_col_major_mut().unwrap().as_slice_mut();
         let from = if sym { j.min(n) } else { 0 };

@@ -190,10 +190,7 @@ impl Cholesky {
         policy: &JitterPolicy,
         what: &'static str,
     ) -> Result<Self> {
-        let mut l = match storage {
-            Some(m) if m.nrows() == n && m.ncols() == n => m,
-            _ => Mat::<f64>::zeros(n, n),
-        };
+        let mut l = scratch::reuse_or_zeros(storage, n, n);
         fill(l.as_mut());
         if let Some((row, col)) = first_non_finite_lower(l.as_ref()) {
             return Err(Error::NonFinite { what, row, col });
@@ -323,10 +320,7 @@ impl Cholesky {
     /// that inverts a factor per iteration then reuses one buffer instead of fresh pages).
     pub fn l_inverse_in(&self, storage: Option<Mat<f64>>) -> Mat<f64> {
         let n = self.dim();
-        let mut inv = match storage {
-            Some(m) if m.nrows() == n && m.ncols() == n => m,
-            _ => Mat::<f64>::zeros(n, n),
-        };
+        let mut inv = scratch::reuse_or_zeros(storage, n, n);
         faer::linalg::triangular_inverse::invert_lower_triangular(
             inv.as_mut(),
             self.l.as_ref(),
@@ -420,10 +414,7 @@ pub fn inverse_from_l_inverse(l_inv: &Mat<f64>) -> Mat<f64> {
 fn inverse_lower_from_l_inverse(l_inv: &Mat<f64>, storage: Option<Mat<f64>>) -> Mat<f64> {
     use faer::linalg::matmul::triangular::{matmul, BlockStructure};
     let n = l_inv.nrows();
-    let mut out = match storage {
-        Some(m) if m.nrows() == n && m.ncols() == n => m,
-        _ => Mat::<f64>::zeros(n, n),
-    };
+    let mut out = scratch::reuse_or_zeros(storage, n, n);
     matmul(
         out.as_mut(),
         BlockStructure::TriangularLower,

@@ -31,6 +31,15 @@ pub fn scratch(m: usize, n: usize) -> Mat<f64> {
         .unwrap_or_else(|| Mat::zeros(m, n))
 }
 
+/// `storage` where it is `m × n` (entries stale: the caller overwrites what it reads), else a
+/// fresh zero matrix: the `_in` variants' "write into this buffer if it fits".
+pub fn reuse_or_zeros(storage: Option<Mat<f64>>, m: usize, n: usize) -> Mat<f64> {
+    match storage {
+        Some(a) if a.nrows() == m && a.ncols() == n => a,
+        _ => Mat::zeros(m, n),
+    }
+}
+
 /// [`scratch`] set to zero.
 pub fn scratch_zeroed(m: usize, n: usize) -> Mat<f64> {
     let mut a = scratch(m, n);
