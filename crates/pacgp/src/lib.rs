@@ -50,6 +50,7 @@ pub mod select;
 pub mod selective;
 pub mod spec;
 pub mod special;
+pub mod svgp;
 pub mod svm;
 pub mod threads;
 pub mod vector_math;

@@ -6,6 +6,7 @@
 //! - [`classifier`]: laplace, ep, mean-field, ivm, sogp with θ from the candidate menu or the grid;
 //! - [`pac_gpc`]: the classifier trained by its bound, and the classifier split prior;
 //! - [`svm`]: the certified SVM;
+//! - [`svgp`]: the sparse variational classifier (evidence or bound);
 //! - [`sharded`]: what a fit over data shards minimises and how (vfe, pac-sgp);
 //! - [`multiclass`]: K classes by one-vs-rest over any of the classifiers, or the softmax Laplace.
 
@@ -15,6 +16,7 @@ pub mod multiclass;
 pub mod pac_gpc;
 pub mod regression;
 pub mod sharded;
+pub mod svgp;
 pub mod svm;
 
 use crate::data::{ClassLabels, Dataset, LabelMap, TrainingLabels};
@@ -146,6 +148,7 @@ fn fit_checked(
         Method::Classifier(c) => classifier::classifier(spec, c, data, labels)?,
         Method::PacGpc(c) => pac_gpc::pac_gpc(spec, c, data, labels)?,
         Method::Svm(s) => svm::svm(spec, s, data, labels)?,
+        Method::Svgp(s) => svgp::svgp(spec, s, data, labels)?,
         Method::OneVsRest(_) | Method::Softmax(_) => {
             return Err(Error::Unsupported(format!(
                 "a multi-class {} fit needs its labels as classes",

@@ -484,3 +484,21 @@ pub fn sandwich_inv(l: &Cholesky, x: Mat<f64>) -> Mat<f64> {
     l.solve_upper_in_place(out.as_mut()); // L⁻ᵀ X L⁻¹
     out
 }
+
+/// The adjoint of a matrix from that of its Cholesky factor (Murray 2016, "Differentiation of
+/// the Cholesky decomposition", eq. 10 in symmetric form): for `f(L)` with `LLᵀ = Σ` and
+/// `L̄ = ∂f/∂L` (only its lower triangle is read), `G = L⁻ᵀ ½(Φ + Φᵀ) L⁻¹` with
+/// `Φ = Φ(LᵀL̄)` the lower triangle with half its diagonal, so that `df = Σ_ij G_ij dΣ_ij`
+/// for every symmetric `dΣ`. Since `dL = L Φ(L⁻¹dΣL⁻ᵀ)`; O(M³).
+pub fn cholesky_adjoint(l: &Cholesky, l_bar: MatRef<'_, f64>) -> Mat<f64> {
+    let m = l.dim();
+    let lower_bar = Mat::from_fn(m, m, |i, j| if i >= j { l_bar[(i, j)] } else { 0.0 });
+    let p = l.l().transpose() * &lower_bar;
+    let phi = |i: usize, j: usize| match i.cmp(&j) {
+        std::cmp::Ordering::Greater => p[(i, j)],
+        std::cmp::Ordering::Equal => 0.5 * p[(i, i)],
+        std::cmp::Ordering::Less => 0.0,
+    };
+    let sym = Mat::from_fn(m, m, |i, j| 0.5 * (phi(i, j) + phi(j, i)));
+    sandwich_inv(l, sym)
+}

@@ -96,6 +96,7 @@ impl FittedModel {
             Method::Gpr(_)
             | Method::Sparse(_)
             | Method::GreedySparse(_)
+            | Method::Svgp(_)
             | Method::OneVsRest(_)
             | Method::Softmax(_) => Ok(Vec::new()),
         }

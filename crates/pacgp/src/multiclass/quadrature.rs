@@ -44,7 +44,7 @@ pub fn gauss_hermite() -> &'static (Vec<f64>, Vec<f64>) {
 /// The physicists' rule for `∫ e^{−x²} f(x) dx` by Newton's method on the orthonormal
 /// Hermite recurrence (Numerical Recipes `gauher`), rescaled to `φ`: `z = √2 x`,
 /// `w = w_x/√π`.
-fn hermite_rule(n: usize) -> (Vec<f64>, Vec<f64>) {
+pub(crate) fn hermite_rule(n: usize) -> (Vec<f64>, Vec<f64>) {
     let pim4 = std::f64::consts::PI.powf(-0.25);
     let mut x = vec![0.0; n];
     let mut w = vec![0.0; n];

@@ -91,6 +91,8 @@ pub enum Method {
     PacGpc(PacGpcSpec),
     /// The SVM as a GP's MAP (Opper & Winther §17.4).
     Svm(SvmSpec),
+    /// The sparse variational GP classifier, trained by its evidence or by its bound.
+    Svgp(SvgpSpec),
     /// K ≥ 2 classes by one binary classifier per class against the rest (a classifier,
     /// pac-gpc or SVM spec without a split prior), certified together.
     OneVsRest(Box<Method>),
@@ -319,6 +321,26 @@ pub struct PacGpcSpec {
     pub predictor: GibbsPredictor,
 }
 
+/// `svgp`, `pac-svgp`: the sparse variational GP classifier (probit; docs/math.md §12): θ, the
+/// inducing inputs Z and `q(v) = N(m, L_qL_qᵀ)` trained together by the evidence lower bound
+/// or by the PAC-Bayes bound of the Gibbs classifier, θ snapped onto the PAC grid.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SvgpSpec {
+    /// Kernel specification (structure and start).
+    pub kernel: String,
+    /// `None`: trained by the evidence lower bound (svgp); else by the PAC-Bayes bound of this
+    /// form (pac-svgp).
+    pub bound: Option<BoundKind>,
+    /// Number of inducing inputs M (`None`: the default, at most N).
+    pub inducing: Option<usize>,
+    /// Where the inducing inputs start.
+    pub inducing_init: InducingInit,
+    /// The optimiser's iteration budget (a warm start on a subsample is not offered).
+    #[serde(default, skip_serializing_if = "OptimSchedule::is_default")]
+    pub schedule: OptimSchedule,
+}
+
 /// The SVM's kernel.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -422,6 +444,7 @@ impl CheckedFitSpec {
         match method {
             Method::Sparse(s) => resolve(&mut s.inducing, SpecOption::Inducing, false)?,
             Method::PacSgp(s) => resolve(&mut s.inducing, SpecOption::Inducing, false)?,
+            Method::Svgp(s) => resolve(&mut s.inducing, SpecOption::Inducing, true)?,
             Method::GreedySparse(s) => resolve(&mut s.basis, SpecOption::Inducing, false)?,
             Method::Classifier(c) => match &mut c.inference {
                 Inference::Ivm { active_set } => resolve(active_set, SpecOption::ActiveSet, false)?,

@@ -49,7 +49,7 @@ fn has_leave_one_out(method: &Method) -> bool {
         Method::PacGp(s) => !matches!(s.prior, PacPrior::Split(_)),
         Method::PacSgp(s) => !matches!(s.prior, PacPrior::Split(_)),
         Method::Classifier(c) => !matches!(c.hypers, ClassifierHypers::Split(_)),
-        Method::PacGpc(_) | Method::Softmax(_) => false,
+        Method::PacGpc(_) | Method::Softmax(_) | Method::Svgp(_) => false,
         Method::OneVsRest(inner) => has_leave_one_out(inner),
         Method::Gpr(_) | Method::Sparse(_) | Method::GreedySparse(_) | Method::Svm(_) => true,
     }
@@ -83,6 +83,10 @@ fn method_name_of(method: &Method) -> MethodName {
         },
         Method::PacGpc(_) => N::PacGpc,
         Method::Svm(_) => N::Svm,
+        Method::Svgp(s) => match s.bound {
+            None => N::Svgp,
+            Some(_) => N::PacSvgp,
+        },
         Method::OneVsRest(inner) => method_name_of(inner),
         Method::Softmax(_) => N::Laplace,
     }
@@ -120,6 +124,12 @@ impl FitSpec {
                 " (its posteriors are trained by their bound, not by an inference method)"
             }
             Method::Softmax(_) => " (its classes' posteriors are coupled)",
+            Method::Svgp(_) => {
+                " (its posterior is a variational fit over inducing inputs; no leave-one-out is implemented for it)"
+            }
+            Method::OneVsRest(inner) if matches!(**inner, Method::Svgp(_)) => {
+                " (its posteriors are variational fits over inducing inputs; no leave-one-out is implemented for them)"
+            }
             _ => " (a split prior's certificate is on part B, with θ fitted on part A)",
         }
     }
@@ -140,6 +150,7 @@ impl FitSpec {
             Method::Classifier(_)
             | Method::PacGpc(_)
             | Method::Svm(_)
+            | Method::Svgp(_)
             | Method::OneVsRest(_)
             | Method::Softmax(_) => None,
         }
@@ -168,7 +179,7 @@ impl FitSpec {
         match &self.method {
             Method::Gpr(s) => s.snap.then(HyperGrid::wide),
             Method::GreedySparse(_) => Some(HyperGrid::wide()),
-            Method::Sparse(_) => Some(HyperGrid::default()),
+            Method::Sparse(_) | Method::Svgp(_) => Some(HyperGrid::default()),
             Method::PacGp(PacGpSpec { prior, .. }) | Method::PacSgp(PacSgpSpec { prior, .. }) => {
                 (*prior == PacPrior::Grid).then(HyperGrid::default)
             }
@@ -193,6 +204,7 @@ impl FitSpec {
             Method::Gpr(s) => Some(&s.kernel),
             Method::Sparse(s) => Some(&s.kernel),
             Method::GreedySparse(s) => Some(&s.kernel),
+            Method::Svgp(s) => Some(&s.kernel),
             Method::PacGp(s) if !matches!(s.prior, PacPrior::Split(_)) => Some(&s.kernel),
             Method::PacSgp(s) if !matches!(s.prior, PacPrior::Split(_)) => Some(&s.kernel),
             Method::Classifier(ClassifierSpec {

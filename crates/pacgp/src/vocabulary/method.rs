@@ -40,6 +40,10 @@ pub enum MethodName {
     PacGpc,
     /// Support vector machine as a GP's MAP.
     Svm,
+    /// Sparse variational GP classifier trained by its evidence lower bound.
+    Svgp,
+    /// Sparse variational GP classifier trained by its PAC-Bayes bound.
+    PacSvgp,
 }
 
 named!(MethodName {
@@ -59,6 +63,8 @@ named!(MethodName {
     MethodName::Sogp => "sogp": "GP classification, sparse online GP with a bounded number of basis vectors (probit)",
     MethodName::PacGpc => "pac-gpc": "GP classification trained by its PAC-Bayes bound on the Gibbs error",
     MethodName::Svm => "svm": "support vector machine as a GP's MAP (Opper & Winther), certified",
+    MethodName::Svgp => "svgp": "sparse variational GP classification (probit; Hensman et al. 2015): kernel, inducing inputs and q(u) trained together by the evidence lower bound",
+    MethodName::PacSvgp => "pac-svgp": "sparse variational GP classification trained by minimising its PAC-Bayes bound on the Gibbs error",
 });
 
 impl MethodName {
@@ -73,6 +79,8 @@ impl MethodName {
                 | MethodName::Sogp
                 | MethodName::PacGpc
                 | MethodName::Svm
+                | MethodName::Svgp
+                | MethodName::PacSvgp
         )
     }
 

@@ -184,6 +184,18 @@ pub(crate) fn check_spec(spec: &FitSpec) -> Result<(), SpecError> {
             }
             Ok(())
         }
+        Method::Svgp(s) => {
+            kernel_ok(&s.kernel)?;
+            basis(s.inducing, SpecOption::Inducing)?;
+            if s.schedule.pretrain.is_some() {
+                return Err(SpecError::not_for(
+                    SpecOption::Pretrain,
+                    method,
+                    "vfe, fitc, dtc and pac-sgp",
+                ));
+            }
+            check_schedule(&s.schedule)
+        }
     }
 }
 
@@ -293,7 +305,7 @@ pub(super) fn check_one_vs_rest(inner: &Method, spec: &FitSpec) -> Result<(), Sp
                 return Err(split_not_multiclass(name));
             }
         }
-        Method::Svm(_) => {}
+        Method::Svm(_) | Method::Svgp(_) => {}
         _ => {
             return Err(SpecError::not_for(
                 SpecOption::MultiClass,

@@ -123,6 +123,25 @@ impl FitOptions {
                 })
             }
             N::Svm => self.svm(u)?,
+            N::Svgp | N::PacSvgp => {
+                for o in [O::Inducing, O::InducingInit, O::MaxIter] {
+                    u.used(o);
+                }
+                let bound = match method {
+                    N::PacSvgp => {
+                        u.used(O::Bound);
+                        Some(self.pac_bound(method)?)
+                    }
+                    _ => None,
+                };
+                Method::Svgp(SvgpSpec {
+                    kernel: self.kernel_or_default(u),
+                    bound,
+                    inducing: self.inducing,
+                    inducing_init: self.inducing_init.unwrap_or(InducingInit::KMeans),
+                    schedule: self.schedule(),
+                })
+            }
         })
     }
 

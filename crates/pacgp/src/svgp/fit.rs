@@ -1,0 +1,245 @@
+//! Training the sparse variational classifier: Z placed by k-means (or another
+//! [`InducingInit`]), q(v) starting at the prior, θ, Z, m and L_q minimised together by the
+//! driver's L-BFGS with θ boxed to the PAC grid's range, θ then snapped onto the grid and
+//! (Z, m, L_q) re-minimised there; the certificate of the result through the shared posterior.
+//!
+//! Z and q are the posterior's free parameters (the prior GP(0, k_θ) does not depend on them),
+//! so the certificate charges only θ's grid, `T·ln 1201`, whichever criterion trained it.
+
+use faer::{Mat, MatRef};
+use serde::{Deserialize, Serialize};
+
+use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm, HyperGrid};
+use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
+use crate::error::{Error, Result};
+use crate::kernel::Kernel;
+use crate::likelihood::Likelihood;
+use crate::linalg::Cholesky;
+use crate::optim::{boxes, GridSnap, LbfgsConfig, OptimReport, Search};
+use crate::posterior::GaussianPosterior;
+use crate::regression::inducing_init::{initial_inducing_with_targets, InducingInit};
+use crate::regression::whitened_blocks::kuu_factor;
+
+use super::objective::{check_classifier_inputs, SvgpCriterion, SvgpObjective, SvgpTerms};
+use super::{SvgpLayout, WhitenedQ};
+
+/// Which objective trains the classifier.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "criterion")]
+pub enum SvgpCriterionSpec {
+    /// The evidence lower bound (SVGP).
+    Elbo,
+    /// Its own PAC-Bayes bound on the Gibbs classifier's 0-1 risk.
+    Bound {
+        /// kl-inverse or Pinsker.
+        kind: BoundKind,
+    },
+}
+
+/// The settings of [`fit_svgp`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SvgpSettings {
+    /// Number of inducing inputs M.
+    pub m: usize,
+    /// The objective.
+    pub criterion: SvgpCriterionSpec,
+    /// Confidence δ of the certificate (and of the bound minimised).
+    pub delta: f64,
+    /// The confidence constant of the certificate (and of the bound minimised).
+    pub term: ConfidenceTerm,
+    /// How Z starts.
+    pub init: InducingInit,
+    /// Whether Z is trained (else it stays where `init` put it).
+    pub train_inducing: bool,
+    /// Whether θ is trained (else it stays at the start's, snapped onto the grid).
+    pub train_kernel: bool,
+    /// Seed of Z's start.
+    pub seed: u64,
+    /// L-BFGS iteration budget.
+    pub max_iter: usize,
+}
+
+/// The L-BFGS iteration budget of a fit when none is given.
+pub const DEFAULT_MAX_ITER: usize = 1000;
+
+/// The probit likelihood of the sparse variational classifier (its Gibbs classifier is the
+/// latent one, `sgn f(x)`).
+pub fn svgp_likelihood() -> Likelihood {
+    Likelihood::probit()
+}
+
+impl SvgpSettings {
+    /// M inducing inputs placed by k-means and trained, the criterion's defaults otherwise.
+    pub fn new(m: usize, criterion: SvgpCriterionSpec, delta: f64, seed: u64) -> Self {
+        Self {
+            m,
+            criterion,
+            delta,
+            term: ConfidenceTerm::Maurer,
+            init: InducingInit::KMeans,
+            train_inducing: true,
+            train_kernel: true,
+            seed,
+            max_iter: DEFAULT_MAX_ITER,
+        }
+    }
+
+    /// θ's price: the PAC grid's `T·ln L` for `nk` parameters.
+    pub fn theta_choice(nk: usize) -> PenaltyTerm {
+        PenaltyTerm::grid(&HyperGrid::default(), nk)
+    }
+
+    /// The criterion the objective minimises for a kernel of `nk` parameters.
+    pub fn objective_criterion(&self, nk: usize) -> Result<SvgpCriterion> {
+        Ok(match self.criterion {
+            SvgpCriterionSpec::Elbo => SvgpCriterion::Elbo,
+            SvgpCriterionSpec::Bound { kind } => SvgpCriterion::Bound {
+                target: BoundTarget::new(self.delta, self.term, kind, Self::theta_choice(nk).nats)?,
+                classifier: GibbsClassifier::latent(&svgp_likelihood()),
+            },
+        })
+    }
+
+    /// The driver's search: θ boxed to the grid's range (or pinned at `theta0`) and snapped
+    /// onto the grid with the rest re-minimised, Z free (or pinned at `z0`), m and L_q free.
+    /// Both objectives are per point (O(1)), so the gradient tolerance is `1e-5/N`: scipy's
+    /// `pgtol` on the summed ELBO, as GPflow's SVGP is usually run.
+    fn search(&self, layout: SvgpLayout, n: usize, theta0: &[f64], z0: MatRef<'_, f64>) -> Search {
+        let grid = HyperGrid::default();
+        let theta = (
+            boxes::LN_THETA.0.max(grid.min_log),
+            boxes::LN_THETA.1.min(grid.max_log),
+        );
+        let mut bounds: Vec<(f64, f64)> = theta0
+            .iter()
+            .map(|&t| if self.train_kernel { theta } else { (t, t) })
+            .collect();
+        for a in 0..layout.m {
+            for t in 0..layout.d {
+                let z = z0[(a, t)];
+                bounds.push(if self.train_inducing {
+                    boxes::FREE
+                } else {
+                    (z, z)
+                });
+            }
+        }
+        bounds.extend(std::iter::repeat_n(
+            boxes::FREE,
+            layout.dim() - bounds.len(),
+        ));
+        let mut snap = GridSnap::decimal(grid, layout.nk);
+        snap.refit_free = true;
+        let lbfgs = LbfgsConfig {
+            max_iter: self.max_iter,
+            grad_tol: 1e-5 / n as f64,
+            ..Default::default()
+        };
+        Search {
+            bounds,
+            snap: Some(snap),
+            warm_lbfgs: lbfgs.clone(),
+            lbfgs,
+        }
+    }
+}
+
+/// A trained sparse variational classifier with its certificate.
+#[derive(Clone, Debug)]
+pub struct SvgpFit {
+    /// The kernel at the snapped θ.
+    pub kernel: Kernel,
+    /// The inducing inputs Z (M×D).
+    pub z: Mat<f64>,
+    /// q(v) with L_q's diagonal non-negative.
+    pub q: WhitenedQ,
+    /// The posterior in the shared form (dense covariance over Z).
+    pub posterior: GaussianPosterior,
+    /// The certificate of the latent Gibbs classifier (θ priced by the grid).
+    pub certificate: Certificate,
+    /// The objective's parts at the end.
+    pub terms: SvgpTerms,
+    /// The optimiser's report.
+    pub report: OptimReport,
+}
+
+/// Train the sparse variational classifier on ±1 labels from `kernel_init`.
+pub fn fit_svgp(
+    kernel_init: &Kernel,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    st: &SvgpSettings,
+) -> Result<SvgpFit> {
+    check_classifier_inputs(kernel_init, x, y, st.m)?;
+    let z0 = initial_inducing_with_targets(kernel_init, 1.0, x, y, st.m, st.init, st.seed)?;
+    check_distinct_rows(z0.as_ref())?;
+    let nk = kernel_init.n_params();
+    let obj = SvgpObjective::new(kernel_init, x, y, st.m, st.objective_criterion(nk)?)?;
+    let layout = obj.layout();
+    let p0 = layout.pack(kernel_init, z0.as_ref(), &WhitenedQ::prior(st.m));
+    let (min, _) = st
+        .search(layout, y.len(), &kernel_init.params(), z0.as_ref())
+        .minimise(&obj, None, &p0)?;
+    let terms = obj.terms(&min.params)?;
+    let (kernel, z, q) = layout.unpack(kernel_init, &min.params)?;
+    let q = q.with_positive_diagonal();
+    let posterior = whitened_posterior(&kernel, z.clone(), &q)?;
+    let spec = CertificateSpec::new(st.delta, st.term, vec![SvgpSettings::theta_choice(nk)]);
+    let loss = GibbsLoss::Classification(GibbsClassifier::latent(&svgp_likelihood()));
+    let certificate = Certificate::of_posterior(&posterior, x, y, &loss, &spec)?;
+    Ok(SvgpFit {
+        kernel,
+        z,
+        q,
+        posterior,
+        certificate,
+        terms,
+        report: min.report,
+    })
+}
+
+/// The shared posterior of `q(v) = N(m, L_qL_qᵀ)` over Z (eq. 12.1) in the dense form:
+/// `α = L_uu⁻ᵀm`, `Σ_u = L_uu S L_uuᵀ` held as its Cholesky factor `L_uu L_q` (L_q with a
+/// non-negative diagonal; a zero on it is a singular S, an error).
+pub fn whitened_posterior(
+    kernel: &Kernel,
+    z: Mat<f64>,
+    q: &WhitenedQ,
+) -> Result<GaussianPosterior> {
+    let m = q.mean.len();
+    if (0..m).any(|j| !(q.sqrt[(j, j)] > 0.0)) {
+        return Err(Error::Numerical {
+            what: "sparse variational posterior",
+            message: "L_q has a zero on its diagonal (a singular covariance)".into(),
+        });
+    }
+    let (_, l_uu) = kuu_factor(kernel, z.as_ref())?;
+    let alpha = l_uu.solve_upper_vec(&q.mean);
+    let l_sigma = l_uu.l() * q.sqrt.as_ref();
+    let l_sigma = Mat::from_fn(m, m, |i, j| if i >= j { l_sigma[(i, j)] } else { 0.0 });
+    let chol_sigma = Cholesky::from_lower(l_sigma, 0.0);
+    Ok(GaussianPosterior::dense(
+        kernel.clone(),
+        z,
+        alpha,
+        l_uu,
+        chol_sigma,
+    ))
+}
+
+/// Inducing inputs must be distinct rows (two equal rows make K_uu singular and say nothing
+/// more than one).
+pub fn check_distinct_rows(z: MatRef<'_, f64>) -> Result<()> {
+    let mut rows: Vec<Vec<u64>> = (0..z.nrows())
+        .map(|a| (0..z.ncols()).map(|t| z[(a, t)].to_bits()).collect())
+        .collect();
+    rows.sort_unstable();
+    if rows.windows(2).any(|w| w[0] == w[1]) {
+        return Err(Error::InvalidParameter {
+            name: "number of inducing points M",
+            value: z.nrows() as f64,
+            reason: "the inducing inputs repeat a row (the training inputs have fewer distinct rows than M, or two k-means centres met): use fewer inducing points",
+        });
+    }
+    Ok(())
+}

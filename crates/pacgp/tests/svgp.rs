@@ -1,0 +1,318 @@
+//! The sparse variational GP classifier (docs/math.md §12): its objectives against a dense
+//! numpy computation (fixtures/gen_svgp_dense.py), gradients against central differences,
+//! streaming and thread independence, the fit's certificate recomputed through the shared
+//! posterior, the optimum at Z = X against the dense variational classifier's fixed point,
+//! and bad input refused with a typed error.
+
+use faer::Mat;
+use pacgp::bounds::{BoundKind, BoundTarget, ConfidenceTerm, HyperGrid};
+use pacgp::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
+use pacgp::gradcheck::{assert_gradients_close, central_difference_gradient, Tolerance};
+use pacgp::kernel::Kernel;
+use pacgp::likelihood::Likelihood;
+use pacgp::optim::Objective;
+use pacgp::regression::row_blocks::Streaming;
+use pacgp::svgp::{fit_svgp, SvgpCriterion, SvgpCriterionSpec, SvgpObjective, SvgpSettings};
+use pacgp::Error;
+use serde_json::Value;
+
+fn fixture() -> Value {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/svgp_dense.json"
+    );
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn matrix(v: &Value) -> Mat<f64> {
+    let rows: Vec<Vec<f64>> = serde_json::from_value(v.clone()).unwrap();
+    Mat::from_fn(rows.len(), rows[0].len(), |i, j| rows[i][j])
+}
+
+fn floats(v: &Value) -> Vec<f64> {
+    serde_json::from_value(v.clone()).unwrap()
+}
+
+fn bound_criterion(n_params: usize, delta: f64) -> SvgpCriterion {
+    SvgpCriterion::Bound {
+        target: BoundTarget::new(
+            delta,
+            ConfidenceTerm::Maurer,
+            BoundKind::Kl,
+            HyperGrid::default().penalty(n_params),
+        )
+        .unwrap(),
+        classifier: GibbsClassifier::latent(&Likelihood::probit()),
+    }
+}
+
+fn rel(a: f64, b: f64) -> f64 {
+    (a - b).abs() / b.abs().max(1e-300)
+}
+
+/// Both objectives equal the dense numpy computation to 1e-10 (relative), with M < N and at
+/// M = N, in blocks of 7 rows and in one block.
+#[test]
+fn objectives_match_the_dense_numpy_reference() {
+    let fx = fixture();
+    for case in fx["cases"].as_array().unwrap() {
+        let x = matrix(&case["x"]);
+        let y = floats(&case["y"]);
+        let p = floats(&case["params"]);
+        let m = case["m"].as_u64().unwrap() as usize;
+        let kernel = Kernel::se_ard(&[1.0, 1.0], 1.0);
+        for rows in [7, 1024] {
+            let stream = Streaming {
+                block_rows: rows,
+                ..Streaming::default()
+            };
+            let elbo = SvgpObjective::new(&kernel, x.as_ref(), &y, m, SvgpCriterion::Elbo)
+                .unwrap()
+                .with_streaming(stream);
+            let t = elbo.terms(&p).unwrap();
+            let want = case["neg_elbo_per_point"].as_f64().unwrap();
+            assert!(rel(t.value, want) < 1e-10, "ELBO {} vs {want}", t.value);
+            let ell = case["neg_expected_log_lik_per_point"].as_f64().unwrap();
+            assert!(rel(t.data_term, ell) < 1e-10, "{} vs {ell}", t.data_term);
+            assert!(rel(t.kl, case["kl"].as_f64().unwrap()) < 1e-10);
+            let delta = case["delta"].as_f64().unwrap();
+            let bound = SvgpObjective::new(&kernel, x.as_ref(), &y, m, bound_criterion(3, delta))
+                .unwrap()
+                .with_streaming(stream);
+            let t = bound.terms(&p).unwrap();
+            let risk = case["gibbs_risk"].as_f64().unwrap();
+            assert!(rel(t.data_term, risk) < 1e-10, "{} vs {risk}", t.data_term);
+            let want = case["kl_bound"].as_f64().unwrap();
+            assert!(rel(t.value, want) < 1e-10, "bound {} vs {want}", t.value);
+        }
+    }
+}
+
+/// Central differences of both objectives in every coordinate (θ, Z, m, L_q) at the fixture's
+/// points (h = 1e-6 on order-one values: error ≈ 1e-10 + the quadrature's smoothness).
+#[test]
+fn gradients_match_central_differences() {
+    let fx = fixture();
+    for case in fx["cases"].as_array().unwrap() {
+        let x = matrix(&case["x"]);
+        let y = floats(&case["y"]);
+        let p = floats(&case["params"]);
+        let m = case["m"].as_u64().unwrap() as usize;
+        let kernel = Kernel::se_ard(&[1.0, 1.0], 1.0);
+        for criterion in [SvgpCriterion::Elbo, bound_criterion(3, 0.01)] {
+            let obj = SvgpObjective::new(&kernel, x.as_ref(), &y, m, criterion)
+                .unwrap()
+                .with_streaming(Streaming {
+                    block_rows: 9,
+                    ..Streaming::default()
+                });
+            let (_, g) = obj.value_and_gradient(&p).unwrap();
+            assert_eq!(g.len(), obj.dim());
+            let numeric = central_difference_gradient(|q| obj.value(q).unwrap(), &p, 1e-6);
+            assert_gradients_close(&g, &numeric, Tolerance::mixed(1e-7), "SVGP objective");
+        }
+    }
+}
+
+/// The same bits on one thread and on three (the row blocks' sums are a fixed tree).
+#[test]
+fn objective_is_thread_independent() {
+    let fx = fixture();
+    let case = &fx["cases"][0];
+    let x = matrix(&case["x"]);
+    let y = floats(&case["y"]);
+    let p = floats(&case["params"]);
+    let kernel = Kernel::se_ard(&[1.0, 1.0], 1.0);
+    let stream = Streaming {
+        block_rows: 5,
+        ..Streaming::default()
+    };
+    let run = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap()
+            .install(|| {
+                let obj = SvgpObjective::new(&kernel, x.as_ref(), &y, 6, SvgpCriterion::Elbo)
+                    .unwrap()
+                    .with_streaming(stream);
+                obj.value_and_gradient(&p).unwrap()
+            })
+    };
+    let (v1, g1) = run(1);
+    let (v3, g3) = run(3);
+    assert_eq!(v1.to_bits(), v3.to_bits());
+    assert!(g1.iter().zip(&g3).all(|(a, b)| a.to_bits() == b.to_bits()));
+}
+
+/// A two-class problem in two dimensions (seeded): the label is the sign of a smooth function
+/// with 10% of the labels flipped.
+fn two_moons(n: usize, seed: u64) -> (Mat<f64>, Vec<f64>) {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let x: Mat<f64> = Mat::from_fn(n, 2, |_, _| rng.gen_range(-2.0..2.0));
+    let y = (0..n)
+        .map(|i| {
+            let s = (1.5 * x[(i, 0)]).sin() - x[(i, 1)];
+            let flip = rng.gen_bool(0.1);
+            if (s > 0.0) != flip {
+                1.0
+            } else {
+                -1.0
+            }
+        })
+        .collect();
+    (x, y)
+}
+
+/// Both trainings end on the grid with a certificate equal to the one computed afresh from
+/// the shared posterior, classify held-out data well, and the bound-trained certificate is
+/// no higher than the ELBO-trained one (it minimises it over the same family).
+#[test]
+fn fits_certify_through_the_shared_posterior() {
+    let (x, y) = two_moons(300, 1);
+    let (xt, yt) = two_moons(400, 2);
+    let kernel = Kernel::se_ard(&[1.0, 1.0], 1.0);
+    let mut bounds = Vec::new();
+    for criterion in [
+        SvgpCriterionSpec::Elbo,
+        SvgpCriterionSpec::Bound {
+            kind: BoundKind::Kl,
+        },
+    ] {
+        let mut st = SvgpSettings::new(15, criterion, 0.01, 3);
+        st.max_iter = 300;
+        let fit = fit_svgp(&kernel, x.as_ref(), &y, &st).unwrap();
+        let grid = HyperGrid::default();
+        assert_eq!(grid.round(&fit.kernel.params()), fit.kernel.params());
+        let spec = CertificateSpec::new(
+            0.01,
+            ConfidenceTerm::Maurer,
+            vec![PenaltyTerm::grid(&grid, 3)],
+        );
+        let loss = GibbsLoss::Classification(GibbsClassifier::latent(&Likelihood::probit()));
+        let again =
+            Certificate::of_posterior(&fit.posterior, x.as_ref(), &y, &loss, &spec).unwrap();
+        assert_eq!(again, fit.certificate);
+        // The posterior's KL and risk are the objective's (the dense form's own algebra).
+        assert!((fit.posterior.kl_to_prior() - fit.terms.kl).abs() < 1e-8 * fit.terms.kl.max(1.0));
+        let marg = fit.posterior.predict(xt.as_ref()).unwrap();
+        let err = yt
+            .iter()
+            .zip(&marg.mean)
+            .filter(|(y, m)| **y * **m <= 0.0)
+            .count() as f64
+            / yt.len() as f64;
+        assert!(err < 0.2, "{criterion:?}: test error {err}");
+        bounds.push(fit.certificate.bound);
+    }
+    assert!(
+        bounds[1] <= bounds[0] + 1e-3,
+        "bound-trained {} vs ELBO-trained {}",
+        bounds[1],
+        bounds[0]
+    );
+}
+
+/// At Z = X the ELBO's optimum over (m, L_q) is the dense variational classifier's (Opper &
+/// Archambeau 2009): its posterior precision over f at X is `K⁻¹ + diag(λ)` with
+/// `λ_i = −2 ∂E_i/∂σ_i²`, the site precisions of the expected log-likelihood at the optimum.
+/// Minimised with no cost tolerance, θ and Z pinned by their boxes.
+#[test]
+fn full_inducing_set_reaches_the_dense_variational_fixed_point() {
+    use pacgp::optim::{minimize, LbfgsConfig};
+    use pacgp::svgp::fit::whitened_posterior;
+    use pacgp::svgp::point::expected_ln_probit;
+    use pacgp::svgp::WhitenedQ;
+    let (x, y) = two_moons(30, 5);
+    let n = y.len();
+    let kernel = Kernel::se_ard(&[1.2, 0.8], 2.0);
+    let obj = SvgpObjective::new(&kernel, x.as_ref(), &y, n, SvgpCriterion::Elbo).unwrap();
+    let layout = obj.layout();
+    let p0 = layout.pack(&kernel, x.as_ref(), &WhitenedQ::prior(n));
+    let bounds = (0..p0.len())
+        .map(|k| match k < layout.mean_at() {
+            true => (p0[k], p0[k]),
+            false => (f64::NEG_INFINITY, f64::INFINITY),
+        })
+        .collect();
+    let cfg = LbfgsConfig {
+        max_iter: 5000,
+        grad_tol: 1e-10,
+        cost_tol: 0.0,
+        bounds: Some(bounds),
+        ..Default::default()
+    };
+    let p = minimize(&obj, &p0, &cfg).unwrap().params;
+    let (_, g) = obj.value_and_gradient(&p).unwrap();
+    let g_free = g[layout.mean_at()..]
+        .iter()
+        .fold(0.0f64, |a, b| a.max(b.abs()));
+    assert!(g_free < 1e-8, "not at a stationary point: {g_free:e}");
+    let (k_fit, z, q) = layout.unpack(&kernel, &p).unwrap();
+    let q = q.with_positive_diagonal();
+    let post = whitened_posterior(&k_fit, z, &q).unwrap();
+    let marg = post.predict(x.as_ref()).unwrap();
+    let lambda: Vec<f64> = (0..n)
+        .map(|i| -2.0 * expected_ln_probit(y[i], marg.mean[i], marg.var[i]).d_var)
+        .collect();
+    // Σ_f⁻¹ = K⁻¹ + Λ with Σ_f = L S Lᵀ, K = LLᵀ (K_uu as factored): S(I + LᵀΛL) = I, which
+    // needs no inverse of the ill-conditioned K.
+    let pacgp::posterior::Covariance::Dense { chol_kb, .. } = &post.cov else {
+        panic!("the dense form")
+    };
+    let l = chol_kb.l();
+    let s_mat = &q.sqrt * q.sqrt.transpose();
+    let ll = Mat::from_fn(n, n, |i, j| l[(i, j)] * lambda[i]);
+    let mut a = l.transpose() * &ll;
+    for i in 0..n {
+        a[(i, i)] += 1.0;
+    }
+    let prod = &s_mat * &a;
+    let mut worst: f64 = 0.0;
+    for i in 0..n {
+        for j in 0..n {
+            let want = if i == j { 1.0 } else { 0.0 };
+            worst = worst.max((prod[(i, j)] - want).abs());
+        }
+    }
+    // 1.8e-5 at this optimum (its gradient is 1e-8 per point, not 0); a posterior that is not
+    // the variational fixed point is off by O(1).
+    assert!(worst < 1e-4, "S(I + LᵀΛL) − I: {worst:e}");
+}
+
+/// Bad input is a typed error: M = 0, M > N, one class, a non-finite input, Z repeating a row.
+#[test]
+fn bad_input_is_refused() {
+    let (x, y) = two_moons(20, 7);
+    let kernel = Kernel::se_ard(&[1.0, 1.0], 1.0);
+    let st = |m| SvgpSettings::new(m, SvgpCriterionSpec::Elbo, 0.01, 0);
+    for m in [0, 21] {
+        assert!(matches!(
+            fit_svgp(&kernel, x.as_ref(), &y, &st(m)),
+            Err(Error::InvalidParameter { .. })
+        ));
+    }
+    let one = vec![1.0; 20];
+    assert!(matches!(
+        fit_svgp(&kernel, x.as_ref(), &one, &st(5)),
+        Err(Error::NotBinary { .. })
+    ));
+    let mut bad = x.clone();
+    bad[(3, 1)] = f64::NAN;
+    assert!(matches!(
+        fit_svgp(&kernel, bad.as_ref(), &y, &st(5)),
+        Err(Error::NonFinite { .. })
+    ));
+    // Three distinct rows repeated: five inducing inputs cannot be distinct.
+    let rep = Mat::from_fn(20, 2, |i, t| ((i % 3) as f64) + t as f64);
+    let yr: Vec<f64> = (0..20)
+        .map(|i| if i % 2 == 0 { 1.0 } else { -1.0 })
+        .collect();
+    let mut s = st(5);
+    s.init = pacgp::regression::inducing_init::InducingInit::Subset;
+    assert!(matches!(
+        fit_svgp(&kernel, rep.as_ref(), &yr, &s),
+        Err(Error::InvalidParameter { .. })
+    ));
+}
