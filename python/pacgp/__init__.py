@@ -11,6 +11,7 @@ from ._estimators import (
     GPRegressor,
     GreedySparseRegressor,
     PACGPRegressor,
+    SparseGPClassifier,
     SparseGPRegressor,
     SVMClassifier,
 )
@@ -22,6 +23,7 @@ __all__ = [
     "Model",
     "PACGPRegressor",
     "PacgpError",
+    "SparseGPClassifier",
     "SparseGPRegressor",
     "SVMClassifier",
 ]

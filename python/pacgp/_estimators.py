@@ -673,6 +673,48 @@ class GPClassifier(_Classifier):
 
 
 
+class SparseGPClassifier(_Classifier):
+    """Sparse variational GP classification (probit; Hensman, Matthews & Ghahramani 2015): the
+    kernel, ``n_inducing`` inducing inputs (default min(100, N), placed by ``inducing_init``:
+    "kmeans", "subset" or "greedy", seeded by ``random_state``) and the whitened Gaussian q(u)
+    trained together — by the evidence lower bound (``objective="elbo"``, ``pacgp fit --method
+    svgp``) or by its own PAC-Bayes bound on the Gibbs error (``objective="bound"``,
+    ``--method pac-svgp``; ``bound`` "kl", the default, or "sqrt"). One objective over row
+    blocks: O(N·M²) time and O(M²) memory beyond the data per evaluation, on ``n_threads``
+    threads. θ ends on the PAC grid and is priced there; ``certificate_`` bounds the latent Gibbs
+    classifier's error (no leave-one-out estimate). ``max_iter`` caps the optimiser's
+    iterations (default 1000). More than two classes: one-vs-rest, certified together."""
+
+    def __init__(self, objective="elbo", n_inducing=None, kernel="se-ard",
+                 inducing_init="kmeans", bound=None, max_iter=None, delta=0.01,
+                 random_state=0, certify=True, loo="auto", categorical="auto", missing=None,
+                 unknown_category="error", n_threads=None):
+        self.objective = objective
+        self.n_inducing = n_inducing
+        self.kernel = kernel
+        self.inducing_init = inducing_init
+        self.bound = bound
+        self.max_iter = max_iter
+        self.delta = delta
+        self.random_state = random_state
+        self.certify = certify
+        self.loo = loo
+        self.categorical = categorical
+        self.missing = missing
+        self.unknown_category = unknown_category
+        self.n_threads = n_threads
+
+    def _fit_model(self, X, y, **target):
+        methods = {"elbo": "svgp", "bound": "pac-svgp"}
+        if self.objective not in methods:
+            raise ValueError(f"objective must be 'elbo' or 'bound', got {self.objective!r}")
+        return _fit(self, X, y, methods[self.objective], **target,
+                    names={"inducing": "n_inducing"}, inducing=self.n_inducing,
+                    kernel=self.kernel, inducing_init=self.inducing_init, bound=self.bound,
+                    max_iter=self.max_iter, delta=self.delta,
+                    seed=seed_of(self.random_state))
+
+
 class SVMClassifier(SVMDualAPI, _Classifier):
     """The SVM read as a GP's MAP (seed 001): kernel and slack chosen by the linear-response
     leave-one-out over fixed menus unless given; certified (bias in the prior) unless

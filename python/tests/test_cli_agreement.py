@@ -177,6 +177,16 @@ CLASSIFIERS = [
     ),
     ("svm", ["--method", "svm"], lambda: pacgp.SVMClassifier()),
     ("pac-gpc", ["--method", "pac-gpc"], lambda: pacgp.GPClassifier(method="pac-gpc")),
+    (
+        "svgp",
+        ["--method", "svgp", "--inducing", "12", "--seed", "3"],
+        lambda: pacgp.SparseGPClassifier(n_inducing=12, random_state=3),
+    ),
+    (
+        "pac-svgp",
+        ["--method", "pac-svgp", "--inducing", "12", "--kernel", "se"],
+        lambda: pacgp.SparseGPClassifier(objective="bound", n_inducing=12, kernel="se"),
+    ),
     # The split prior (issue 15): certified on part B, with Catoni's λ and the prior scale
     # fixed on part A.
     (

@@ -25,6 +25,7 @@ DEFAULTS = [
     pacgp.GreedySparseRegressor(),
     pacgp.GPClassifier(),
     pacgp.SVMClassifier(),
+    pacgp.SparseGPClassifier(),
 ]
 
 ESTIMATORS = DEFAULTS + [
@@ -39,6 +40,7 @@ ESTIMATORS = DEFAULTS + [
     pacgp.GPClassifier(method="ep", select="ml2", kernel="se"),
     pacgp.GPClassifier(method="ivm", active_set=10),
     pacgp.GPClassifier(method="pac-gpc"),
+    pacgp.SparseGPClassifier(objective="bound", n_inducing=5, kernel="se"),
     # scikit-learn's GP API (kernel objects, intervals, a classifier's kernel).
     pacgp.GPRegressor(kernel=ConstantKernel() * RBF() + WhiteKernel()),
     pacgp.GPRegressor(intervals="jackknife+", interval_score="gp-std"),

@@ -153,6 +153,10 @@ pub struct FitArgs {
     /// vfe, fitc, dtc; 1000 for pac-sgp]; stopping there is reported.
     #[arg(long)]
     pub max_iter: Option<usize>,
+    /// svgp, pac-svgp: train by Adam on seeded minibatches of this many rows (--max-iter
+    /// steps, default 2000) instead of L-BFGS on all rows [default: 1024 when N·M² > 3e8].
+    #[arg(long, value_name = "ROWS")]
+    pub batch_size: Option<usize>,
     /// Classifiers on K ≥ 2 classes: `one-vs-rest` (every classifier: class k against the
     /// rest, certified together) or `softmax` (laplace: the multi-class Laplace) [default:
     /// one-vs-rest when the target has more than two labels].
@@ -271,6 +275,7 @@ impl FitArgs {
             inducing_init: self.inducing_init,
             pretrain: self.pretrain,
             max_iter: self.max_iter,
+            batch_size: self.batch_size,
             likelihood: self.likelihood,
             select: self.select,
             active_set: self.active_set,

@@ -70,6 +70,7 @@ impl Wording for CliWording {
             O::ActiveSet => "active-set",
             O::InducingInit => "inducing-init",
             O::MaxIter => "max-iter",
+            O::BatchSize => "batch-size",
             O::InputNoise => "input-noise",
             O::HyperPrior => "hyper-prior",
             O::PriorScale => "prior-scale",

@@ -136,6 +136,7 @@ pub(crate) fn fit_options(
             O::InducingInit => o.inducing_init = r.word(option, &v)?,
             O::Pretrain => o.pretrain = r.number(option, &v, count)?,
             O::MaxIter => o.max_iter = r.number(option, &v, count)?,
+            O::BatchSize => o.batch_size = r.number(option, &v, count)?,
             O::Likelihood => o.likelihood = r.word(option, &v)?,
             O::Select => o.select = r.word(option, &v)?,
             O::ActiveSet => o.active_set = r.number(option, &v, count)?,

@@ -281,6 +281,54 @@ fn full_inducing_set_reaches_the_dense_variational_fixed_point() {
     assert!(worst < 1e-4, "S(I + LᵀΛL) − I: {worst:e}");
 }
 
+/// Minibatch training (Adam on seeded batches, θ snapped after 80% of the steps) ends on the
+/// grid near the full-batch L-BFGS fit: held-out error within two points, ELBO within 2%; the
+/// objective on a "batch" of every row is the full objective; the same seed, the same bits.
+#[test]
+fn minibatch_training_approaches_the_full_batch_fit() {
+    let (x, y) = two_moons(2000, 11);
+    let (xt, yt) = two_moons(2000, 12);
+    let kernel = Kernel::se_ard(&[1.0, 1.0], 1.0);
+    let test_error = |fit: &pacgp::svgp::SvgpFit| {
+        let marg = fit.posterior.predict(xt.as_ref()).unwrap();
+        yt.iter()
+            .zip(&marg.mean)
+            .filter(|(y, m)| **y * **m <= 0.0)
+            .count() as f64
+            / 2000.0
+    };
+    let full = fit_svgp(
+        &kernel,
+        x.as_ref(),
+        &y,
+        &SvgpSettings::new(15, SvgpCriterionSpec::Elbo, 0.01, 4),
+    )
+    .unwrap();
+    let mut st = SvgpSettings::new(15, SvgpCriterionSpec::Elbo, 0.01, 4);
+    st.batch = Some(256);
+    st.max_iter = 1500;
+    let mini = fit_svgp(&kernel, x.as_ref(), &y, &st).unwrap();
+    assert_eq!(
+        HyperGrid::default().round(&mini.kernel.params()),
+        mini.kernel.params()
+    );
+    assert!((test_error(&mini) - test_error(&full)).abs() < 0.02);
+    assert!(
+        (mini.terms.value - full.terms.value).abs() < 0.02 * full.terms.value,
+        "{} vs {}",
+        mini.terms.value,
+        full.terms.value
+    );
+    let again = fit_svgp(&kernel, x.as_ref(), &y, &st).unwrap();
+    assert_eq!(again.certificate, mini.certificate);
+    let obj = SvgpObjective::new(&kernel, x.as_ref(), &y, 15, SvgpCriterion::Elbo).unwrap();
+    let p = obj.layout().pack(&mini.kernel, mini.z.as_ref(), &mini.q);
+    assert_eq!(
+        obj.on_batch(x.as_ref(), &y).value(&p).unwrap(),
+        obj.value(&p).unwrap()
+    );
+}
+
 /// Bad input is a typed error: M = 0, M > N, one class, a non-finite input, Z repeating a row.
 #[test]
 fn bad_input_is_refused() {

@@ -9,7 +9,7 @@ use crate::kernel::Kernel;
 use crate::model::{FitReport, FittedModel, Task};
 use crate::optim::Termination;
 use crate::spec::{CheckedFitSpec, SvgpSpec, DEFAULT_BASIS};
-use crate::svgp::fit::{svgp_likelihood, DEFAULT_MAX_ITER};
+use crate::svgp::fit::{svgp_likelihood, DEFAULT_MAX_ITER, DEFAULT_STEPS};
 use crate::svgp::{fit_svgp, SvgpCriterionSpec, SvgpSettings};
 
 /// The library's settings of a checked spec's sparse variational classifier.
@@ -22,7 +22,12 @@ pub fn svgp_settings(spec: &CheckedFitSpec, s: &SvgpSpec, n: usize) -> SvgpSetti
     let mut st = SvgpSettings::new(m, criterion, spec.delta, spec.seed);
     st.term = spec.confidence_term();
     st.init = s.inducing_init;
-    st.max_iter = s.schedule.max_iter.unwrap_or(DEFAULT_MAX_ITER);
+    st.batch = s.batch;
+    let default_iter = match s.batch {
+        None => DEFAULT_MAX_ITER,
+        Some(_) => DEFAULT_STEPS,
+    };
+    st.max_iter = s.schedule.max_iter.unwrap_or(default_iter);
     st
 }
 

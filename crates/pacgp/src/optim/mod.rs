@@ -3,7 +3,7 @@
 //! Every training criterion (negative log evidence, LOO, a PAC-Bayes bound) implements
 //! [`Objective`]; [`minimize`] runs L-BFGS on it and reports why it stopped, and
 //! [`driver::drive`] is the one driver every model trains through (boxes, seeded restarts,
-//! snapping onto the PAC grid).
+//! snapping onto the PAC grid). [`Adam`] steps objectives estimated on minibatches of rows.
 
 use serde::{Deserialize, Serialize};
 
@@ -16,8 +16,10 @@ pub use driver::{
     boxes, drive, drive_warm, GridSnap, Minimum, Pretraining, Restarts, Search, WarmStart,
 };
 
+mod adam;
 mod anderson;
 mod lbfgs;
+pub use adam::{Adam, AdamConfig};
 pub use anderson::*;
 pub use lbfgs::*;
 

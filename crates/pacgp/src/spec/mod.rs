@@ -336,10 +336,23 @@ pub struct SvgpSpec {
     pub inducing: Option<usize>,
     /// Where the inducing inputs start.
     pub inducing_init: InducingInit,
-    /// The optimiser's iteration budget (a warm start on a subsample is not offered).
+    /// The optimiser's iteration budget (a warm start on a subsample is not offered): L-BFGS
+    /// iterations, or Adam steps with a batch.
     #[serde(default, skip_serializing_if = "OptimSchedule::is_default")]
     pub schedule: OptimSchedule,
+    /// Rows per minibatch (`None`: all rows at once, by L-BFGS; a large sample gets
+    /// [`DEFAULT_SVGP_BATCH`] when the spec is resolved for it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<usize>,
 }
+
+/// The minibatch of the sparse variational classifier when N·M² exceeds
+/// [`FULL_BATCH_WORK`] and no batch is given.
+pub const DEFAULT_SVGP_BATCH: usize = 1024;
+/// Above this N·M² the sparse variational classifier trains on minibatches by default: one
+/// full-batch evaluation costs about 10·N·M² flops, 3·10⁹ at this size (tens of milliseconds),
+/// so a thousand L-BFGS iterations stay within a minute on two cores.
+pub const FULL_BATCH_WORK: f64 = 3e8;
 
 /// The SVM's kernel.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -444,7 +457,18 @@ impl CheckedFitSpec {
         match method {
             Method::Sparse(s) => resolve(&mut s.inducing, SpecOption::Inducing, false)?,
             Method::PacSgp(s) => resolve(&mut s.inducing, SpecOption::Inducing, false)?,
-            Method::Svgp(s) => resolve(&mut s.inducing, SpecOption::Inducing, true)?,
+            Method::Svgp(s) => {
+                resolve(&mut s.inducing, SpecOption::Inducing, true)?;
+                let m = s.inducing.unwrap_or(DEFAULT_BASIS) as f64;
+                if s.batch.is_none() && n as f64 * m * m > FULL_BATCH_WORK {
+                    s.batch = Some(DEFAULT_SVGP_BATCH.min(n));
+                    notes.push(format!(
+                        "N·M² = {:.1e} > {FULL_BATCH_WORK:.0e}: trained by Adam on minibatches of {} rows (give the batch size to choose, or a batch of N for L-BFGS on all rows)",
+                        n as f64 * m * m,
+                        DEFAULT_SVGP_BATCH.min(n)
+                    ));
+                }
+            }
             Method::GreedySparse(s) => resolve(&mut s.basis, SpecOption::Inducing, false)?,
             Method::Classifier(c) => match &mut c.inference {
                 Inference::Ivm { active_set } => resolve(active_set, SpecOption::ActiveSet, false)?,

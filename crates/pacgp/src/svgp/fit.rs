@@ -7,6 +7,8 @@
 //! so the certificate charges only θ's grid, `T·ln 1201`, whichever criterion trained it.
 
 use faer::{Mat, MatRef};
+use rand::SeedableRng;
+use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm, HyperGrid};
@@ -15,7 +17,9 @@ use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::linalg::Cholesky;
-use crate::optim::{boxes, GridSnap, LbfgsConfig, OptimReport, Search};
+use crate::optim::{
+    boxes, Adam, AdamConfig, GridSnap, LbfgsConfig, Objective, OptimReport, Search, Termination,
+};
 use crate::posterior::GaussianPosterior;
 use crate::regression::inducing_init::{initial_inducing_with_targets, InducingInit};
 use crate::regression::whitened_blocks::kuu_factor;
@@ -53,14 +57,19 @@ pub struct SvgpSettings {
     pub train_inducing: bool,
     /// Whether θ is trained (else it stays at the start's, snapped onto the grid).
     pub train_kernel: bool,
-    /// Seed of Z's start.
+    /// Seed of Z's start (and of the minibatches).
     pub seed: u64,
-    /// L-BFGS iteration budget.
+    /// L-BFGS iteration budget, or the number of Adam steps with a batch.
     pub max_iter: usize,
+    /// Rows per minibatch: `None` trains on all rows at once by L-BFGS; `Some(B)` by Adam on
+    /// seeded minibatches of B rows ([`minimise_on_batches`]).
+    pub batch: Option<usize>,
 }
 
 /// The L-BFGS iteration budget of a fit when none is given.
 pub const DEFAULT_MAX_ITER: usize = 1000;
+/// The number of Adam steps of a minibatch fit when none is given.
+pub const DEFAULT_STEPS: usize = 2000;
 
 /// The probit likelihood of the sparse variational classifier (its Gibbs classifier is the
 /// latent one, `sgn f(x)`).
@@ -81,6 +90,7 @@ impl SvgpSettings {
             train_kernel: true,
             seed,
             max_iter: DEFAULT_MAX_ITER,
+            batch: None,
         }
     }
 
@@ -177,11 +187,22 @@ pub fn fit_svgp(
     let obj = SvgpObjective::new(kernel_init, x, y, st.m, st.objective_criterion(nk)?)?;
     let layout = obj.layout();
     let p0 = layout.pack(kernel_init, z0.as_ref(), &WhitenedQ::prior(st.m));
-    let (min, _) = st
-        .search(layout, y.len(), &kernel_init.params(), z0.as_ref())
-        .minimise(&obj, None, &p0)?;
-    let terms = obj.terms(&min.params)?;
-    let (kernel, z, q) = layout.unpack(kernel_init, &min.params)?;
+    let search = st.search(layout, y.len(), &kernel_init.params(), z0.as_ref());
+    let (params, report) = match st.batch {
+        None => {
+            let min = search.minimise(&obj, None, &p0)?.0;
+            (min.params, min.report)
+        }
+        Some(batch) => {
+            let adam = AdamConfig {
+                steps: st.max_iter,
+                ..Default::default()
+            };
+            minimise_on_batches(&obj, x, y, &p0, &search, batch, adam, st.seed)?
+        }
+    };
+    let terms = obj.terms(&params)?;
+    let (kernel, z, q) = layout.unpack(kernel_init, &params)?;
     let q = q.with_positive_diagonal();
     let posterior = whitened_posterior(&kernel, z.clone(), &q)?;
     let spec = CertificateSpec::new(st.delta, st.term, vec![SvgpSettings::theta_choice(nk)]);
@@ -194,8 +215,84 @@ pub fn fit_svgp(
         posterior,
         certificate,
         terms,
-        report: min.report,
+        report,
     })
+}
+
+/// Share of Adam's steps taken with θ free; the rest run with θ snapped onto the grid.
+const FREE_THETA_SHARE: f64 = 0.8;
+
+/// Minimise `obj` from `p0` by Adam ([`AdamConfig`]'s schedule) on seeded minibatches of
+/// `batch` rows drawn without replacement from `(x, y)` (a fresh draw each step), within
+/// `search`'s boxes: the first [`FREE_THETA_SHARE`] of the steps with θ free, then θ rounded
+/// onto `search`'s grid and pinned there. The report carries the full-sample objective at the
+/// end; a run of fixed length has no convergence test, and says so.
+pub fn minimise_on_batches(
+    obj: &SvgpObjective<'_>,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    p0: &[f64],
+    search: &Search,
+    batch: usize,
+    adam: AdamConfig,
+    seed: u64,
+) -> Result<(Vec<f64>, OptimReport)> {
+    let (n, d) = (x.nrows(), x.ncols());
+    if batch == 0 {
+        return Err(Error::InvalidParameter {
+            name: "batch size",
+            value: 0.0,
+            reason: "must be at least 1",
+        });
+    }
+    let batch = batch.min(n);
+    let nk = obj.layout().nk;
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5356_4750_6261_7463);
+    let mut params = p0.to_vec();
+    let mut bounds = search.bounds.clone();
+    let mut state = Adam::new(params.len(), adam);
+    let free_steps = (FREE_THETA_SHARE * adam.steps as f64).round() as usize;
+    let (mut xb, mut yb) = (Mat::<f64>::zeros(batch, d), vec![0.0; batch]);
+    let snap_theta = |params: &mut [f64], bounds: &mut [(f64, f64)]| {
+        if let Some(snap) = &search.snap {
+            for (k, t) in snap.grid.round(&params[..nk]).into_iter().enumerate() {
+                params[k] = t;
+                bounds[k] = (t, t);
+            }
+        }
+    };
+    for step in 0..adam.steps {
+        if step == free_steps {
+            snap_theta(&mut params, &mut bounds);
+        }
+        for (r, i) in rand::seq::index::sample(&mut rng, n, batch)
+            .into_iter()
+            .enumerate()
+        {
+            yb[r] = y[i];
+            for t in 0..d {
+                xb[(r, t)] = x[(i, t)];
+            }
+        }
+        let (_, grad) = obj.on_batch(xb.as_ref(), &yb).value_and_gradient(&params)?;
+        state.step(&mut params, &grad, &bounds);
+    }
+    if free_steps >= adam.steps {
+        snap_theta(&mut params, &mut bounds);
+    }
+    let value = obj.value(&params)?;
+    let report = OptimReport {
+        params: params.clone(),
+        value,
+        iterations: adam.steps as u64,
+        evaluations: adam.steps as u64 + 1,
+        termination: Termination::Other,
+        message: format!(
+            "Adam, {} steps on minibatches of {batch} rows (θ snapped onto the grid after {free_steps}); a stochastic run of fixed length has no convergence test",
+            adam.steps
+        ),
+    };
+    Ok((params, report))
 }
 
 /// The shared posterior of `q(v) = N(m, L_qL_qᵀ)` over Z (eq. 12.1) in the dense form:

@@ -62,6 +62,9 @@ pub struct SvgpObjective<'a> {
     layout: SvgpLayout,
     criterion: SvgpCriterion,
     stream: Streaming,
+    /// The sample size N the KL is spread over and the bound is taken at (the rows' count,
+    /// or the whole sample's for a minibatch).
+    n_total: usize,
 }
 
 /// The sums of one pass: the data term's sum and, with the gradient, its parts.
@@ -91,7 +94,24 @@ impl<'a> SvgpObjective<'a> {
             },
             criterion,
             stream: Streaming::default(),
+            n_total: y.len(),
         })
+    }
+
+    /// The same objective estimated on a minibatch of the sample's rows `(x, y)` (labels
+    /// unchecked: a batch may hold one class): the data term's mean over the batch, the KL
+    /// spread over (and the bound taken at) the whole sample's N. Unbiased for the ELBO; for
+    /// the bound, the bound at the batch's risk (its gradient a stochastic estimate).
+    pub fn on_batch<'b>(&self, x: MatRef<'b, f64>, y: &'b [f64]) -> SvgpObjective<'b> {
+        SvgpObjective {
+            kernel: self.kernel.clone(),
+            x,
+            y,
+            layout: self.layout,
+            criterion: self.criterion,
+            stream: self.stream,
+            n_total: self.n_total,
+        }
     }
 
     /// The same objective streamed in other blocks (the same values to rounding).
@@ -140,9 +160,9 @@ impl<'a> SvgpObjective<'a> {
         let data = SparseData::new(&kernel, self.x, self.y, z.as_ref(), &self.stream);
         let (kzz, l_uu) = kuu_factor(&kernel, z.as_ref())?;
         let sums = self.pass(&data, &l_uu, &q, with_grad)?;
-        let n = self.y.len() as f64;
+        let n = self.n_total as f64;
         let (kl, kl_mean, kl_sqrt) = q.kl_with_gradient();
-        let data_term = sums.data_sum / n;
+        let data_term = sums.data_sum / self.y.len() as f64;
         if !(data_term.is_finite() && kl.is_finite()) {
             return Err(Error::Numerical {
                 what: "sparse variational classifier",
@@ -153,7 +173,7 @@ impl<'a> SvgpObjective<'a> {
         let (value, a, c) = match &self.criterion {
             SvgpCriterion::Elbo => (data_term + kl / n, 1.0, 1.0 / n),
             SvgpCriterion::Bound { target, .. } => {
-                let b = target.at(data_term, kl, self.y.len());
+                let b = target.at(data_term, kl, self.n_total);
                 (b.value, b.d_risk, b.d_complexity / n)
             }
         };
@@ -165,7 +185,8 @@ impl<'a> SvgpObjective<'a> {
         let Some(parts) = sums.grad else {
             return Ok((terms, Vec::new()));
         };
-        let grad = self.assemble(&data, &kzz, &l_uu, parts, a / n, (c, &kl_mean, &kl_sqrt));
+        let rows = self.y.len() as f64;
+        let grad = self.assemble(&data, &kzz, &l_uu, parts, a / rows, (c, &kl_mean, &kl_sqrt));
         Ok((terms, grad))
     }
 

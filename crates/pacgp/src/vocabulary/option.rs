@@ -20,6 +20,7 @@ pub enum SpecOption {
     InducingInit,
     Pretrain,
     MaxIter,
+    BatchSize,
     Likelihood,
     Select,
     ActiveSet,
@@ -45,7 +46,7 @@ pub enum SpecOption {
 
 impl SpecOption {
     /// Every option, for front ends' name tables and their tests.
-    pub const ALL: [SpecOption; 33] = [
+    pub const ALL: [SpecOption; 34] = [
         SpecOption::Method,
         SpecOption::Kernel,
         SpecOption::Epsilon,
@@ -58,6 +59,7 @@ impl SpecOption {
         SpecOption::InducingInit,
         SpecOption::Pretrain,
         SpecOption::MaxIter,
+        SpecOption::BatchSize,
         SpecOption::Likelihood,
         SpecOption::Select,
         SpecOption::ActiveSet,
@@ -97,6 +99,7 @@ impl SpecOption {
             O::InducingInit => "inducing_init",
             O::Pretrain => "pretrain",
             O::MaxIter => "max_iter",
+            O::BatchSize => "batch_size",
             O::Likelihood => "likelihood",
             O::Select => "select",
             O::ActiveSet => "active_set",

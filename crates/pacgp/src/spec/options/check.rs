@@ -194,6 +194,13 @@ pub(crate) fn check_spec(spec: &FitSpec) -> Result<(), SpecError> {
                     "vfe, fitc, dtc and pac-sgp",
                 ));
             }
+            if s.batch == Some(0) {
+                return Err(SpecError::out_of_range(
+                    SpecOption::BatchSize,
+                    0,
+                    "at least 1 row",
+                ));
+            }
             check_schedule(&s.schedule)
         }
     }

@@ -124,7 +124,7 @@ impl FitOptions {
             }
             N::Svm => self.svm(u)?,
             N::Svgp | N::PacSvgp => {
-                for o in [O::Inducing, O::InducingInit, O::MaxIter] {
+                for o in [O::Inducing, O::InducingInit, O::MaxIter, O::BatchSize] {
                     u.used(o);
                 }
                 let bound = match method {
@@ -140,6 +140,7 @@ impl FitOptions {
                     inducing: self.inducing,
                     inducing_init: self.inducing_init.unwrap_or(InducingInit::KMeans),
                     schedule: self.schedule(),
+                    batch: self.batch_size,
                 })
             }
         })

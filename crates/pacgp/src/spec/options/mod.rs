@@ -34,8 +34,11 @@ pub struct FitOptions {
     pub inducing_init: Option<InducingInit>,
     /// Rows of the seeded subsample a sparse method is optimised on first.
     pub pretrain: Option<usize>,
-    /// Most optimiser iterations over all rows (sparse methods).
+    /// Most optimiser iterations over all rows (sparse methods); with a batch size, the
+    /// number of minibatch steps.
     pub max_iter: Option<usize>,
+    /// Rows per minibatch of the sparse variational classifier.
+    pub batch_size: Option<usize>,
     /// Classifier likelihood.
     pub likelihood: Option<LikelihoodName>,
     /// How a classifier's θ is chosen.
@@ -100,6 +103,7 @@ impl<'a> Unused<'a> {
             (O::InducingInit, o.inducing_init.is_some()),
             (O::Pretrain, o.pretrain.is_some()),
             (O::MaxIter, o.max_iter.is_some()),
+            (O::BatchSize, o.batch_size.is_some()),
             (O::Likelihood, o.likelihood.is_some()),
             (O::Select, o.select.is_some()),
             (O::ActiveSet, o.active_set.is_some()),
@@ -152,9 +156,11 @@ fn applies_to(option: SpecOption) -> &'static str {
         O::Epsilon => "regression methods",
         O::NoiseInit => "gpr, vfe, fitc, dtc, pac-gp and pac-gp-sqrt",
         O::Restarts | O::Snap => "gpr",
-        O::Inducing => "vfe, fitc, dtc, pac-sgp, pac-sgp-sqrt and greedy-sparse",
-        O::InducingInit => "vfe, fitc, dtc, pac-sgp and pac-sgp-sqrt (greedy-sparse always selects greedily)",
-        O::Pretrain | O::MaxIter => "vfe, fitc, dtc, pac-sgp and pac-sgp-sqrt (not with a split prior)",
+        O::Inducing => "vfe, fitc, dtc, pac-sgp, pac-sgp-sqrt, greedy-sparse, svgp and pac-svgp",
+        O::InducingInit => "vfe, fitc, dtc, pac-sgp, pac-sgp-sqrt, svgp and pac-svgp (greedy-sparse always selects greedily)",
+        O::Pretrain => "vfe, fitc, dtc, pac-sgp and pac-sgp-sqrt (not with a split prior)",
+        O::MaxIter => "vfe, fitc, dtc, pac-sgp and pac-sgp-sqrt (not with a split prior), svgp and pac-svgp",
+        O::BatchSize => "svgp and pac-svgp",
         O::Likelihood => "laplace, ep, ivm, sogp and pac-gpc (mean-field uses flip noise kappa)",
         O::Select => "laplace, ep, mean-field, ivm and sogp",
         O::ActiveSet => "ivm and sogp",
@@ -164,7 +170,7 @@ fn applies_to(option: SpecOption) -> &'static str {
         O::C => "svm with the linear slack",
         O::Prior => "pac-gp, pac-sgp, laplace and pac-gpc",
         O::HyperPrior | O::Xi => "pac-gp, pac-gp-sqrt, pac-sgp and pac-sgp-sqrt",
-        O::Bound => "pac-gp, pac-sgp (kl or sqrt) and the classifier split prior (kl or catoni)",
+        O::Bound => "pac-gp, pac-sgp, pac-svgp (kl or sqrt) and the classifier split prior (kl or catoni)",
         O::PriorScale | O::PriorKernel | O::BothDirections => {
             "laplace and pac-gpc with a split prior"
         }

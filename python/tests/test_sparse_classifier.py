@@ -1,0 +1,53 @@
+"""SparseGPClassifier (the sparse variational GP classifier, `pacgp fit --method svgp` /
+`pac-svgp`): both objectives classify held-out data, certify the latent Gibbs classifier
+with no leave-one-out estimate, keep the certificate through a model file, take more than two
+classes one-vs-rest, and refuse bad settings with the estimator's parameter names."""
+
+import numpy as np
+import pytest
+
+import pacgp
+
+
+def moons(n, seed):
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(-2, 2, size=(n, 2))
+    y = np.where(np.sin(1.5 * X[:, 0]) - X[:, 1] > 0, "up", "down")
+    flip = rng.uniform(size=n) < 0.1
+    y[flip] = np.where(y[flip] == "up", "down", "up")
+    return X, y
+
+
+@pytest.mark.parametrize("objective", ["elbo", "bound"])
+def test_both_objectives_classify_and_certify(objective):
+    X, y = moons(300, 0)
+    Xt, yt = moons(500, 1)
+    est = pacgp.SparseGPClassifier(objective=objective, n_inducing=15).fit(X, y)
+    assert list(est.classes_) == ["down", "up"]
+    assert np.mean(est.predict(Xt) == yt) > 0.8
+    p = est.predict_proba(Xt)
+    assert p.shape == (500, 2) and np.allclose(p.sum(axis=1), 1.0)
+    cert = est.certificate_
+    assert cert["empirical_risk"] < cert["bound"] < 1.0
+    assert cert.get("loo_error") is None
+    again = pacgp.Model.from_json(est.model_.to_json())
+    assert again.to_json() == est.model_.to_json()
+    assert est.model_.method == ("svgp" if objective == "elbo" else "pac-svgp")
+
+
+def test_more_classes_are_one_vs_rest_and_certified_together():
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(c, 0.6, size=(60, 2)) for c in ((0, 0), (3, 0), (0, 3))])
+    y = np.repeat(["a", "b", "c"], 60)
+    est = pacgp.SparseGPClassifier(n_inducing=10).fit(X, y)
+    assert est.predict_proba(X).shape == (180, 3)
+    assert np.mean(est.predict(X) == y) > 0.9
+    assert est.certificate_["bound"] < 1.0
+
+
+def test_bad_settings_name_the_parameter():
+    X, y = moons(40, 2)
+    with pytest.raises(ValueError, match="objective"):
+        pacgp.SparseGPClassifier(objective="evidence").fit(X, y)
+    with pytest.raises(Exception, match="n_inducing"):
+        pacgp.SparseGPClassifier(n_inducing=0).fit(X, y)
