@@ -682,11 +682,13 @@ class SparseGPClassifier(_Classifier):
     ``--method pac-svgp``; ``bound`` "kl", the default, or "sqrt"). One objective over row
     blocks: O(N·M²) time and O(M²) memory beyond the data per evaluation, on ``n_threads``
     threads. θ ends on the PAC grid and is priced there; ``certificate_`` bounds the latent Gibbs
-    classifier's error (no leave-one-out estimate). ``max_iter`` caps the optimiser's
-    iterations (default 1000). More than two classes: one-vs-rest, certified together."""
+    classifier's error (no leave-one-out estimate). Small samples (N·M² ≤ 3·10⁸) train on all
+    rows by L-BFGS (``max_iter`` iterations, default 1000); larger ones, or any with
+    ``batch_size`` given, by Adam on seeded minibatches of ``batch_size`` rows (default 1024;
+    ``max_iter`` steps, default 2000). More than two classes: one-vs-rest, certified together."""
 
     def __init__(self, objective="elbo", n_inducing=None, kernel="se-ard",
-                 inducing_init="kmeans", bound=None, max_iter=None, delta=0.01,
+                 inducing_init="kmeans", bound=None, max_iter=None, batch_size=None, delta=0.01,
                  random_state=0, certify=True, loo="auto", categorical="auto", missing=None,
                  unknown_category="error", n_threads=None):
         self.objective = objective
@@ -695,6 +697,7 @@ class SparseGPClassifier(_Classifier):
         self.inducing_init = inducing_init
         self.bound = bound
         self.max_iter = max_iter
+        self.batch_size = batch_size
         self.delta = delta
         self.random_state = random_state
         self.certify = certify
@@ -711,7 +714,7 @@ class SparseGPClassifier(_Classifier):
         return _fit(self, X, y, methods[self.objective], **target,
                     names={"inducing": "n_inducing"}, inducing=self.n_inducing,
                     kernel=self.kernel, inducing_init=self.inducing_init, bound=self.bound,
-                    max_iter=self.max_iter, delta=self.delta,
+                    max_iter=self.max_iter, batch_size=self.batch_size, delta=self.delta,
                     seed=seed_of(self.random_state))
 
 

@@ -138,11 +138,12 @@ pub struct FitArgs {
     /// cannot be certified.
     #[arg(long)]
     pub no_snap: bool,
-    /// vfe, fitc, dtc, pac-sgp: number of inducing inputs, initialised by --inducing-init;
-    /// greedy-sparse: number of basis points [default: 100, at most N].
+    /// vfe, fitc, dtc, pac-sgp, svgp, pac-svgp: number of inducing inputs, initialised by
+    /// --inducing-init; greedy-sparse: number of basis points [default: 100, at most N].
     #[arg(long)]
     pub inducing: Option<usize>,
-    /// vfe, fitc, dtc, pac-sgp: where the inducing inputs start [default: kmeans].
+    /// vfe, fitc, dtc, pac-sgp, svgp, pac-svgp: where the inducing inputs start [default:
+    /// kmeans].
     #[arg(long, value_parser = words::<InducingInit>())]
     pub inducing_init: Option<InducingInit>,
     /// vfe, fitc, dtc, pac-sgp: optimise first on a seeded subsample of this many rows, then
@@ -150,7 +151,8 @@ pub struct FitArgs {
     #[arg(long, value_name = "ROWS")]
     pub pretrain: Option<usize>,
     /// vfe, fitc, dtc, pac-sgp: most optimiser iterations over all rows [default: 300 for
-    /// vfe, fitc, dtc; 1000 for pac-sgp]; stopping there is reported.
+    /// vfe, fitc, dtc; 1000 for pac-sgp]; stopping there is reported. svgp, pac-svgp: L-BFGS
+    /// iterations [default: 1000], or Adam steps with minibatches [default: 2000].
     #[arg(long)]
     pub max_iter: Option<usize>,
     /// svgp, pac-svgp: train by Adam on seeded minibatches of this many rows (--max-iter
@@ -230,8 +232,8 @@ pub struct FitArgs {
     /// by default [default: maurer].
     #[arg(long, value_parser = words::<Xi>())]
     pub xi: Option<Xi>,
-    /// The inequality: pac-gp, pac-sgp minimise `kl` (default) or `sqrt` (the same as
-    /// --method pac-gp-sqrt); laplace, pac-gpc with --prior split certify with `kl` (default)
+    /// The inequality: pac-gp, pac-sgp, pac-svgp minimise `kl` (default) or `sqrt` (the same
+    /// as --method pac-gp-sqrt); laplace, pac-gpc with --prior split certify with `kl` (default)
     /// or `catoni` (Catoni's bound at a λ fixed on a nested split of part A, no charge).
     #[arg(long, value_parser = words::<BoundName>())]
     pub bound: Option<BoundName>,

@@ -42,3 +42,23 @@ pub fn pac_sgp_settings() -> PacSgpSettings {
         kind: BoundKind::Kl,
     }
 }
+
+/// `n` labelled points in `d` inputs shaped as `make_data.py`'s classification sets (its
+/// Gaussian noise replaced by uniform noise of the same variance): x ~ U(−2, 2)^d, label +1
+/// where Σ_j sin x_j + 0.3·(U(0, 1) − ½)·√12 > 0, else −1 (seeded ChaCha8).
+pub fn synth_clf(n: usize, d: usize) -> (Mat<f64>, Vec<f64>) {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    let x = Mat::from_fn(n, d, |_, _| rng.gen_range(-2.0..2.0));
+    let y = (0..n)
+        .map(|i| {
+            let noise = 0.3 * (rng.gen::<f64>() - 0.5) * 12f64.sqrt();
+            let f = (0..d).map(|j| f64::sin(x[(i, j)])).sum::<f64>() + noise;
+            if f > 0.0 {
+                1.0
+            } else {
+                -1.0
+            }
+        })
+        .collect();
+    (x, y)
+}

@@ -3,12 +3,13 @@
 //! point, or the PAC-Bayes bound of the Gibbs classifier (through the one [`BoundTarget`]).
 //!
 //! One pass per evaluation. Per block b (B rows): `F_b = K(Z, X_b)`, `V_b = L_uu⁻¹F_b`,
-//! `μ = V_bᵀm`, `W_b = L_qᵀV_b`, `σ_i² = max(k_ii − ‖V_i‖², 0) + ‖W_i‖²` (eq. 12.1); with the
+//! `U_b = SV_b`, `μ = V_bᵀm`, `σ_i² = max(k_ii − ‖V_i‖², 0) + V_iᵀU_i` (eq. 12.1); with the
 //! per-point adjoints `(μ̄_i, σ̄_i²)` of the data term (the sum of [`super::point`]'s terms):
-//! `V̄ = m μ̄ᵀ + 2 L_q W diag(σ̄²) − 2 V diag(σ̄²·[k_ii > ‖V_i‖²])`, `m̄ = V μ̄`,
-//! `L̄_q = 2 V diag(σ̄²) Wᵀ`, `F̄ = L_uu⁻ᵀV̄`, `L̄_uu = −F̄ Vᵀ`; the kernel's θ and Z through
-//! `F̄` and the diagonal, and through `K_uu`'s adjoint ([`crate::linalg::cholesky_adjoint`]).
-//! About 10·M²B flops per block with the gradient, 3·M²B without.
+//! `V̄ = m μ̄ᵀ + 2 U diag(σ̄²) − 2 V diag(σ̄²·[k_ii > ‖V_i‖²])`, `F̄ = L_uu⁻ᵀV̄` (θ and Z through
+//! `F̄` and the diagonal), and the M×M sums from which `L̄_uu`, `L̄_q` and then `K_uu`'s
+//! adjoint ([`crate::linalg::cholesky_adjoint`]) follow once per evaluation
+//! ([`SvgpObjective::assemble`]). About 5·M²B flops per block with the gradient (two triangular
+//! solves, one product, one symmetric rank-B update), 3·M²B without.
 
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef, Par};
@@ -17,7 +18,7 @@ use crate::bounds::BoundTarget;
 use crate::certificate::GibbsClassifier;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
-use crate::linalg::{cholesky_adjoint, Cholesky};
+use crate::linalg::{self, cholesky_adjoint, symmetrise_from_lower, Cholesky};
 use crate::optim::Objective;
 use crate::regression::row_blocks::{recycle, scratch, scratch_zeroed, Streaming};
 use crate::regression::whitened_blocks::{
@@ -159,7 +160,8 @@ impl<'a> SvgpObjective<'a> {
         let (kernel, z, q) = self.layout.unpack(&self.kernel, p)?;
         let data = SparseData::new(&kernel, self.x, self.y, z.as_ref(), &self.stream);
         let (kzz, l_uu) = kuu_factor(&kernel, z.as_ref())?;
-        let sums = self.pass(&data, &l_uu, &q, with_grad)?;
+        let s_cov = q.sqrt.as_ref() * q.sqrt.transpose();
+        let sums = self.pass(&data, &l_uu, &q, &s_cov, with_grad)?;
         let n = self.n_total as f64;
         let (kl, kl_mean, kl_sqrt) = q.kl_with_gradient();
         let data_term = sums.data_sum / self.y.len() as f64;
@@ -186,27 +188,46 @@ impl<'a> SvgpObjective<'a> {
             return Ok((terms, Vec::new()));
         };
         let rows = self.y.len() as f64;
-        let grad = self.assemble(&data, &kzz, &l_uu, parts, a / rows, (c, &kl_mean, &kl_sqrt));
-        Ok((terms, grad))
+        let adjoints = Adjoints {
+            q: &q,
+            s_cov: &s_cov,
+            scale: a / rows,
+            kl_scale: c,
+            kl_mean: &kl_mean,
+            kl_sqrt: &kl_sqrt,
+        };
+        Ok((terms, self.assemble(&data, &kzz, &l_uu, parts, &adjoints)))
     }
 
-    /// The gradient `[θ…, vec(Z), m, vech(L_q)]` from the pass's parts (the data term's sum,
-    /// scaled by `scale`) and the KL's gradient in (m, L_q) scaled by `kl.0`.
+    /// The gradient `[θ…, vec(Z), m, vech(L_q)]` from the pass's parts and the KL's gradient.
+    /// With the block sums `P = Σ V diag(σ̄²) Vᵀ`, `D = Σ_{clamped i} σ̄_i² V_iV_iᵀ` and
+    /// `m̄ = Σ V μ̄`: `Σ_b V̄_bV_bᵀ = m m̄ᵀ + 2(S − I)P + 2D`, so `L̄_uu = −L_uu⁻ᵀ(m m̄ᵀ + 2(S −
+    /// I)P + 2D)` and `L̄_q = 2 P L_q`, O(M³) once per evaluation.
     fn assemble(
         &self,
         data: &SparseData<'_>,
         kzz: &Mat<f64>,
         l_uu: &Cholesky,
         parts: GradPart,
-        scale: f64,
-        kl: (f64, &[f64], &Mat<f64>),
+        adj: &Adjoints<'_>,
     ) -> Vec<f64> {
         let SvgpLayout { m, d, .. } = self.layout;
-        let l_uu_bar = parts.mm.as_ref().subcols(0, m);
-        let g = cholesky_adjoint(l_uu, l_uu_bar);
+        let mut p_sum = parts.mm.as_ref().subcols(0, m).to_owned();
+        let mut d_sum = parts.mm.as_ref().subcols(m, m).to_owned();
+        symmetrise_from_lower(&mut p_sum);
+        symmetrise_from_lower(&mut d_sum);
+        let mean_bar = &parts.scalars[1..];
+        let sp = adj.s_cov * &p_sum;
+        let mut x = Mat::from_fn(m, m, |i, j| {
+            adj.q.mean[i] * mean_bar[j] + 2.0 * (sp[(i, j)] - p_sum[(i, j)] + d_sum[(i, j)])
+        });
+        l_uu.solve_upper_in_place(x.as_mut());
+        let l_uu_bar = Mat::from_fn(m, m, |i, j| -x[(i, j)]);
+        let g = cholesky_adjoint(l_uu, l_uu_bar.as_ref());
         let (g_theta, g_z) = data
             .kernel
             .inducing_gram_adjoint(data.z, kzz.as_ref(), g.as_ref());
+        let scale = adj.scale;
         let mut grad: Vec<f64> = parts
             .theta
             .iter()
@@ -218,26 +239,30 @@ impl<'a> SvgpObjective<'a> {
                 grad.push(scale * (parts.dz[(a, t)] + g_z[(a, t)]));
             }
         }
-        let (c, kl_mean, kl_sqrt) = kl;
-        grad.extend((0..m).map(|i| scale * parts.scalars[1 + i] + c * kl_mean[i]));
-        let lq_bar = parts.mm.as_ref().subcols(m, m);
-        let combined = Mat::from_fn(m, m, |i, j| scale * lq_bar[(i, j)] + c * kl_sqrt[(i, j)]);
+        let c = adj.kl_scale;
+        grad.extend((0..m).map(|i| scale * mean_bar[i] + c * adj.kl_mean[i]));
+        let lq_bar = &p_sum * &adj.q.sqrt;
+        let combined = Mat::from_fn(m, m, |i, j| {
+            2.0 * scale * lq_bar[(i, j)] + c * adj.kl_sqrt[(i, j)]
+        });
         self.layout.pack_lower(&combined, &mut grad);
         grad
     }
 
     /// The one pass over row blocks: the data term's sum and, with `with_grad`, the block
-    /// parts of its gradient (`mm` = `[L̄_uu | L̄_q]`, `scalars` = `[Σ loss, m̄…]`).
+    /// parts of its gradient (`mm` = `[P | D]` on their lower triangles, `scalars` =
+    /// `[Σ loss, m̄…]`, θ and Z through `F̄`).
     fn pass(
         &self,
         data: &SparseData<'_>,
         l_uu: &Cholesky,
         q: &WhitenedQ,
+        s_cov: &Mat<f64>,
         with_grad: bool,
     ) -> Result<PassSums> {
         data.blocks.sum(
             vec![],
-            &|b, _| self.block(data, b, l_uu, q, with_grad),
+            &|b, _| self.block(data, b, l_uu, q, s_cov, with_grad),
             &|acc, other| {
                 acc.data_sum += other.data_sum;
                 if let (Some(a), Some(o)) = (acc.grad.as_mut(), other.grad) {
@@ -247,13 +272,17 @@ impl<'a> SvgpObjective<'a> {
         )
     }
 
-    /// One block's share of [`Self::pass`].
+    /// One block's share of [`Self::pass`]: `V = L_uu⁻¹F`, `U = SV` (one product), the
+    /// marginals `μ = Vᵀm`, `σ² = max(k − ‖V_i‖², 0) + V_iᵀU_i`, the per-point terms, then
+    /// `V̄ = m μ̄ᵀ + 2U diag(σ̄²) − 2V diag(σ̄²·[unclamped])` (in U's storage), `F̄ = L_uu⁻ᵀV̄`
+    /// and the sums `P`, `D`, `m̄` of [`Self::assemble`]: about 5·M²B flops.
     fn block(
         &self,
         data: &SparseData<'_>,
         b: usize,
         l_uu: &Cholesky,
         q: &WhitenedQ,
+        s_cov: &Mat<f64>,
         with_grad: bool,
     ) -> Result<PassSums> {
         let m = self.layout.m;
@@ -263,11 +292,11 @@ impl<'a> SvgpObjective<'a> {
         let v = SparseData::whiten(l_uu, &f);
         let kd = data.kernel.diag(data.x.subrows(r.start, nb));
         let mu = mat_t_vec_seq(v.as_ref(), &q.mean);
-        let mut w = scratch(m, nb);
+        let mut u = scratch(m, nb);
         matmul(
-            w.as_mut(),
+            u.as_mut(),
             Accum::Replace,
-            q.sqrt.transpose(),
+            s_cov.as_ref(),
             v.as_ref(),
             1.0,
             Par::Seq,
@@ -275,8 +304,9 @@ impl<'a> SvgpObjective<'a> {
         let (mut g_mean, mut g_var, mut g_kdiag) = (vec![0.0; nb], vec![0.0; nb], vec![0.0; nb]);
         let mut data_sum = 0.0;
         for k in 0..nb {
-            let qi: f64 = v.col_as_slice(k).iter().map(|v| v * v).sum();
-            let wi: f64 = w.col_as_slice(k).iter().map(|w| w * w).sum();
+            let vk = v.col_as_slice(k);
+            let qi: f64 = vk.iter().map(|v| v * v).sum();
+            let wi: f64 = vk.iter().zip(u.col_as_slice(k)).map(|(v, u)| v * u).sum();
             let resid = kd[k] - qi;
             let t = self.point(data.y[r.start + k], mu[k], resid.max(0.0) + wi);
             data_sum += t.value;
@@ -286,64 +316,53 @@ impl<'a> SvgpObjective<'a> {
         if !with_grad {
             recycle(f);
             recycle(v);
-            recycle(w);
+            recycle(u);
             return Ok(PassSums {
                 data_sum,
                 grad: None,
             });
         }
-        // W diag(σ̄²), then V̄ = m μ̄ᵀ + 2 L_q W diag(σ̄²) − 2 V diag(σ̄²·[resid > 0]).
-        for k in 0..nb {
-            for x in w.col_as_slice_mut(k) {
-                *x *= g_var[k];
-            }
-        }
-        let mut v_bar = scratch(m, nb);
-        matmul(
-            v_bar.as_mut(),
-            Accum::Replace,
-            q.sqrt.as_ref(),
-            w.as_ref(),
-            2.0,
-            Par::Seq,
-        );
-        for k in 0..nb {
-            let (gm, gk) = (g_mean[k], g_kdiag[k]);
+        let mut mm = scratch_zeroed(m, 2 * m);
+        linalg::syrk_lower_add(mm.as_mut().subcols_mut(0, m), v.as_ref(), Some(&g_var));
+        for k in (0..nb).filter(|&k| g_kdiag[k] != g_var[k]) {
             let vk = v.col_as_slice(k);
-            for (a, x) in v_bar.col_as_slice_mut(k).iter_mut().enumerate() {
-                *x += q.mean[a] * gm - 2.0 * gk * vk[a];
+            for j in 0..m {
+                for i in j..m {
+                    mm[(i, m + j)] += g_var[k] * vk[i] * vk[j];
+                }
             }
         }
         let mean_bar = mat_vec_seq(v.as_ref(), &g_mean);
-        // mm = [L̄_uu | L̄_q]: L̄_q = 2 V (W diag σ̄²)ᵀ, L̄_uu = −F̄ Vᵀ with F̄ = L_uu⁻ᵀV̄.
-        let mut mm = scratch_zeroed(m, 2 * m);
-        matmul(
-            mm.as_mut().subcols_mut(m, m),
-            Accum::Replace,
-            v.as_ref(),
-            w.transpose(),
-            2.0,
-            Par::Seq,
-        );
-        recycle(w);
-        l_uu.solve_upper_in_place_seq(v_bar.as_mut());
-        matmul(
-            mm.as_mut().subcols_mut(0, m),
-            Accum::Replace,
-            v_bar.as_ref(),
-            v.transpose(),
-            -1.0,
-            Par::Seq,
-        );
+        for k in 0..nb {
+            let (gm, gv, gk) = (g_mean[k], g_var[k], g_kdiag[k]);
+            let vk = v.col_as_slice(k);
+            for (a, x) in u.col_as_slice_mut(k).iter_mut().enumerate() {
+                *x = 2.0 * gv * *x + q.mean[a] * gm - 2.0 * gk * vk[a];
+            }
+        }
         recycle(v);
+        l_uu.solve_upper_in_place_seq(u.as_mut());
         let mut scalars = vec![data_sum];
         scalars.extend(mean_bar);
-        let part = GradPart::of_block(data, b, f, v_bar, &g_kdiag, mm, scalars);
+        let part = GradPart::of_block(data, b, f, u, &g_kdiag, mm, scalars);
         Ok(PassSums {
             data_sum,
             grad: Some(part),
         })
     }
+}
+
+/// What [`SvgpObjective::assemble`] needs besides the pass's parts.
+struct Adjoints<'q> {
+    q: &'q WhitenedQ,
+    /// `S = L_qL_qᵀ`.
+    s_cov: &'q Mat<f64>,
+    /// The data term sum's weight in the objective.
+    scale: f64,
+    /// The KL's weight in the objective.
+    kl_scale: f64,
+    kl_mean: &'q [f64],
+    kl_sqrt: &'q Mat<f64>,
 }
 
 impl Objective for SvgpObjective<'_> {
