@@ -323,10 +323,9 @@ fn minibatch_training_approaches_the_full_batch_fit() {
     assert_eq!(again.certificate, mini.certificate);
     let obj = SvgpObjective::new(&kernel, x.as_ref(), &y, 15, SvgpCriterion::Elbo).unwrap();
     let p = obj.layout().pack(&mini.kernel, mini.z.as_ref(), &mini.q);
-    assert_eq!(
-        obj.on_batch(x.as_ref(), &y).value(&p).unwrap(),
-        obj.value(&p).unwrap()
-    );
+    // The batch streams in smaller blocks: the same sum in another order.
+    let (a, b) = (obj.on_batch(x.as_ref(), &y).value(&p).unwrap(), obj.value(&p).unwrap());
+    assert!((a - b).abs() < 1e-12 * b.abs(), "{a} vs {b}");
 }
 
 /// Bad input is a typed error: M = 0, M > N, one class, a non-finite input, Z repeating a row.

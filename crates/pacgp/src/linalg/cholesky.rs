@@ -493,7 +493,14 @@ pub fn sandwich_inv(l: &Cholesky, x: Mat<f64>) -> Mat<f64> {
 pub fn cholesky_adjoint(l: &Cholesky, l_bar: MatRef<'_, f64>) -> Mat<f64> {
     let m = l.dim();
     let lower_bar = Mat::from_fn(m, m, |i, j| if i >= j { l_bar[(i, j)] } else { 0.0 });
-    let p = l.l().transpose() * &lower_bar;
+    cholesky_adjoint_from_product(l, (l.l().transpose() * &lower_bar).as_ref())
+}
+
+/// [`cholesky_adjoint`] from `P = LᵀL̄` itself, for callers that hold it without forming L̄:
+/// the upper triangle of L̄ meets only zeros of `dL` in `tr(L̄ᵀdL)`, so any `L̄` that agrees
+/// on the lower triangle gives the same `G` (e.g. `L̄ = −L⁻ᵀX`, whose `P` is `−X`).
+pub fn cholesky_adjoint_from_product(l: &Cholesky, p: MatRef<'_, f64>) -> Mat<f64> {
+    let m = l.dim();
     let phi = |i: usize, j: usize| match i.cmp(&j) {
         std::cmp::Ordering::Greater => p[(i, j)],
         std::cmp::Ordering::Equal => 0.5 * p[(i, i)],

@@ -18,7 +18,7 @@ use crate::bounds::BoundTarget;
 use crate::certificate::GibbsClassifier;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
-use crate::linalg::{self, cholesky_adjoint, symmetrise_from_lower, Cholesky};
+use crate::linalg::{self, cholesky_adjoint_from_product, symmetrise_from_lower, Cholesky};
 use crate::optim::Objective;
 use crate::regression::row_blocks::{recycle, scratch, scratch_zeroed, Streaming};
 use crate::regression::whitened_blocks::{
@@ -27,6 +27,10 @@ use crate::regression::whitened_blocks::{
 
 use super::point::{expected_ln_probit, gibbs_risk, PointTerm};
 use super::{SvgpLayout, WhitenedQ};
+
+/// Rows per block of a minibatch's objective (fixed, not derived from the thread count: the
+/// same bits on any number of threads).
+pub const BATCH_BLOCK_ROWS: usize = 128;
 
 /// What the objective minimises.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -103,6 +107,8 @@ impl<'a> SvgpObjective<'a> {
     /// unchecked: a batch may hold one class): the data term's mean over the batch, the KL
     /// spread over (and the bound taken at) the whole sample's N. Unbiased for the ELBO; for
     /// the bound, the bound at the batch's risk (its gradient a stochastic estimate).
+    /// A batch is streamed in blocks of [`BATCH_BLOCK_ROWS`] rows, so that every thread takes
+    /// part in one step.
     pub fn on_batch<'b>(&self, x: MatRef<'b, f64>, y: &'b [f64]) -> SvgpObjective<'b> {
         SvgpObjective {
             kernel: self.kernel.clone(),
@@ -110,7 +116,10 @@ impl<'a> SvgpObjective<'a> {
             y,
             layout: self.layout,
             criterion: self.criterion,
-            stream: self.stream,
+            stream: Streaming {
+                block_rows: BATCH_BLOCK_ROWS,
+                ..self.stream
+            },
             n_total: self.n_total,
         }
     }
@@ -218,12 +227,11 @@ impl<'a> SvgpObjective<'a> {
         symmetrise_from_lower(&mut d_sum);
         let mean_bar = &parts.scalars[1..];
         let sp = adj.s_cov * &p_sum;
-        let mut x = Mat::from_fn(m, m, |i, j| {
-            adj.q.mean[i] * mean_bar[j] + 2.0 * (sp[(i, j)] - p_sum[(i, j)] + d_sum[(i, j)])
+        // L̄_uu = −L_uu⁻ᵀX, so L_uuᵀL̄_uu = −X: K_uu's adjoint without forming L̄_uu.
+        let minus_x = Mat::from_fn(m, m, |i, j| {
+            -(adj.q.mean[i] * mean_bar[j] + 2.0 * (sp[(i, j)] - p_sum[(i, j)] + d_sum[(i, j)]))
         });
-        l_uu.solve_upper_in_place(x.as_mut());
-        let l_uu_bar = Mat::from_fn(m, m, |i, j| -x[(i, j)]);
-        let g = cholesky_adjoint(l_uu, l_uu_bar.as_ref());
+        let g = cholesky_adjoint_from_product(l_uu, minus_x.as_ref());
         let (g_theta, g_z) = data
             .kernel
             .inducing_gram_adjoint(data.z, kzz.as_ref(), g.as_ref());
