@@ -308,7 +308,8 @@ fn bad_inputs_each_with_its_exit_status_and_message() {
     assert!(!out.stderr.contains(&0u8), "no raw NUL byte on stderr");
 }
 
-/// `--out` naming the input is refused before anything runs: the data file is untouched.
+/// `--out` naming the input (by its name, a symbolic link or a hard link) is refused before
+/// anything runs: the data file is untouched.
 #[test]
 fn an_output_that_names_the_input_leaves_it_untouched() {
     let dir = tempfile::tempdir().unwrap();
@@ -317,7 +318,10 @@ fn an_output_that_names_the_input_leaves_it_untouched() {
     let before = std::fs::read(&data).unwrap();
     let linked = dir.path().join("link.csv");
     std::os::unix::fs::symlink(&data, &linked).unwrap();
-    for out in [s(&data), s(&linked)] {
+    // A hard link is the same file under another name (issue 43).
+    let hard = dir.path().join("hard.csv");
+    std::fs::hard_link(&data, &hard).unwrap();
+    for out in [s(&data), s(&linked), s(&hard)] {
         fails(
             &["fit", "--data", s(&data), "--out", out],
             2,
@@ -330,5 +334,5 @@ fn an_output_that_names_the_input_leaves_it_untouched() {
         .unwrap()
         .map(|e| e.unwrap().file_name())
         .collect();
-    assert_eq!(names.len(), 2, "{names:?}");
+    assert_eq!(names.len(), 3, "{names:?}");
 }
