@@ -25,7 +25,9 @@ pub(crate) fn to_py_err(e: pacgp::Error) -> PyErr {
     use pacgp::Error as E;
     let message = e.message(&PyWording::new(None));
     match e {
-        E::NotPositiveDefinite { .. } | E::Numerical { .. } => PacgpError::new_err(message),
+        E::NotPositiveDefinite { .. } | E::Numerical { .. } | E::NumericalBreakdown { .. } => {
+            PacgpError::new_err(message)
+        }
         E::Io { .. }
         | E::Csv { .. }
         | E::NonFinite { .. }

@@ -185,6 +185,19 @@ pub enum Error {
         /// Details.
         message: String,
     },
+    /// A method whose computation broke down on these inputs (a non-finite value from finite
+    /// data) where the user can do something about it: which computation, the values that
+    /// broke (in short scientific form), and what to try. Unlike [`Error::Numerical`] it is
+    /// the user's to act on (the command line's exit status 2).
+    #[error("numerical failure in {what}: {message}; {advice}")]
+    NumericalBreakdown {
+        /// Which computation.
+        what: &'static str,
+        /// The values that broke, each as `{:.4e}`.
+        message: String,
+        /// What to try instead.
+        advice: &'static str,
+    },
     /// An option of a fit that is wrong (which option, what is wrong); front ends word it in
     /// their own terms ([`crate::vocabulary::SpecError::message`]).
     #[error("{0}")]
