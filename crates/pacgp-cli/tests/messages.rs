@@ -336,3 +336,73 @@ fn an_output_that_names_the_input_leaves_it_untouched() {
         .collect();
     assert_eq!(names.len(), 3, "{names:?}");
 }
+
+/// A fit whose estimated memory is above `--memory-limit` is refused before it starts
+/// (exit 2), with what it needs, the limit, and what a sparse method needs.
+#[test]
+fn a_fit_larger_than_the_memory_limit_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.json");
+    let err = fails(
+        &[
+            "fit",
+            "--data",
+            SNELSON,
+            "--memory-limit",
+            "1M",
+            "--out",
+            s(&model),
+        ],
+        2,
+        &[
+            "gpr on 200 rows needs about 1.60 MB (5 matrices of 200 × 200, 320 kB each)",
+            "the memory limit is 1.05 MB",
+            "even vfe, fitc or pac-sgp with 200 inducing inputs need about 2.56 MB",
+        ],
+    );
+    assert!(!model.exists(), "{err}");
+    for (limit, code, words) in [
+        ("8X", 2, "a memory size is a number"),
+        ("1M", 2, "ivm or sogp"),
+    ] {
+        let classifier = [
+            "--method",
+            "laplace",
+            "--target",
+            "sp",
+            "--categorical",
+            "auto",
+        ];
+        let mut args = vec![
+            "fit",
+            "--data",
+            CRABS,
+            "--memory-limit",
+            limit,
+            "--out",
+            s(&model),
+        ];
+        args.extend(classifier);
+        let out = pacgp(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{err}");
+        assert!(err.contains(words), "{err}");
+    }
+    // The same fit within a limit that holds it.
+    let out = pacgp(&[
+        "fit",
+        "--data",
+        SNELSON,
+        "--kernel",
+        "se",
+        "--memory-limit",
+        "64M",
+        "--out",
+        s(&model),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::PyErr;
 
 use pacgp::data::TableOption;
@@ -28,6 +28,7 @@ pub(crate) fn to_py_err(e: pacgp::Error) -> PyErr {
         E::NotPositiveDefinite { .. } | E::Numerical { .. } | E::NumericalBreakdown { .. } => {
             PacgpError::new_err(message)
         }
+        E::NotEnoughMemory { .. } => PyMemoryError::new_err(message),
         E::Io { .. }
         | E::Csv { .. }
         | E::NonFinite { .. }

@@ -26,6 +26,7 @@
 pub mod bounds;
 pub mod certificate;
 pub mod conformal;
+pub mod cost;
 pub mod data;
 pub mod error;
 pub mod experiments;

@@ -198,6 +198,29 @@ pub enum Error {
         /// What to try instead.
         advice: &'static str,
     },
+    /// A fit that needs more memory than it may use, refused before it allocates
+    /// ([`crate::cost`]): what it needs, what there is, and what a sparse method needs.
+    #[error(
+        "{method} on {n} rows needs about {} ({held}); {}: {lighter}",
+        crate::cost::shown_bytes(*.needed),
+        limit_text(*.limit, *.limit_source)
+    )]
+    NotEnoughMemory {
+        /// The method.
+        method: String,
+        /// Training rows.
+        n: usize,
+        /// Estimated peak bytes.
+        needed: u64,
+        /// The largest arrays it holds at once, e.g. "5 matrices of 43152 × 43152, 14.9 GB each".
+        held: String,
+        /// Bytes it may use.
+        limit: u64,
+        /// Where that limit comes from.
+        limit_source: crate::cost::LimitSource,
+        /// What fits instead, as a clause.
+        lighter: String,
+    },
     /// An option of a fit that is wrong (which option, what is wrong); front ends word it in
     /// their own terms ([`crate::vocabulary::SpecError::message`]).
     #[error("{0}")]
@@ -241,6 +264,15 @@ pub enum Error {
         /// Why it is refused.
         reason: String,
     },
+}
+
+/// "this machine has 22.5 GB available" or "the memory limit is 1.05 MB".
+fn limit_text(limit: u64, source: crate::cost::LimitSource) -> String {
+    let bytes = crate::cost::shown_bytes(limit);
+    match source {
+        crate::cost::LimitSource::Available => format!("this machine has {bytes} available"),
+        crate::cost::LimitSource::Given => format!("the memory limit is {bytes}"),
+    }
 }
 
 impl Error {
