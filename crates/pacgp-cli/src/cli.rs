@@ -98,6 +98,12 @@ pub struct DataArgs {
     /// and says which; or name them, comma separated (also numeric codes).
     #[arg(long, value_delimiter = ',')]
     pub categorical: Vec<String>,
+    /// The most distinct values a categorical column may have: a column with more (an
+    /// identifier, free text) is refused, naming it, rather than coded as one input per
+    /// value [default: 50]. ISO dates and times found by --categorical auto are refused
+    /// whatever their count.
+    #[arg(long, value_name = "N")]
+    pub max_categories: Option<usize>,
     /// A category that later files have and the training data had not: `error` (naming
     /// column and value) or `ignore` (coded as all zeros) [default: error].
     #[arg(long, value_parser = words::<UnknownCategory>())]

@@ -337,6 +337,83 @@ fn an_output_that_names_the_input_leaves_it_untouched() {
     assert_eq!(names.len(), 3, "{names:?}");
 }
 
+/// A table of the flights shape (issue 43): a text column of 600 values over 5 000 rows is
+/// refused by the default cap, a column of dates by `--categorical auto`, each naming the
+/// column and the way forward (exit 2), where they were one-hot coded into a matrix the
+/// machine could not allocate; `--drop` of both fits.
+#[test]
+fn big_text_and_date_columns_are_refused_with_the_way_forward() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("flights.csv");
+    let mut text = String::from("dest,distance,time_hour,arr_delay\n");
+    for i in 0..5_000usize {
+        text += &format!(
+            "D{},{},2013-01-{:02} {:02}:00:00,{}\n",
+            (i * 7919) % 600,
+            100 + (i * 37) % 2000,
+            1 + i % 28,
+            i % 24,
+            (i % 61) as f64 - 30.0
+        );
+    }
+    std::fs::write(&data, text).unwrap();
+    let model = dir.path().join("m.json");
+    let (data, model) = (s(&data), s(&model));
+    let fit = |extra: &[&'static str]| -> Vec<&str> {
+        let mut args = vec![
+            "fit",
+            "--data",
+            data,
+            "--target",
+            "arr_delay",
+            "--method",
+            "vfe",
+            "--inducing",
+            "10",
+            "--missing",
+            "drop",
+            "--categorical",
+            "auto",
+            "--out",
+            model,
+        ];
+        args.extend(extra);
+        args
+    };
+    fails(
+        &fit(&["--drop", "time_hour"]),
+        2,
+        &[
+            "column 'dest' has 600 distinct values",
+            "more than the 50 categories",
+            "--drop dest",
+            "--max-categories 600",
+        ],
+    );
+    fails(
+        &fit(&["--drop", "dest"]),
+        2,
+        &[
+            "column 'time_hour' holds dates or times",
+            "--drop time_hour",
+        ],
+    );
+    fails(
+        &fit(&["--drop", "time_hour", "--max-categories", "10"]),
+        2,
+        &[
+            "'dest' has 600 distinct values",
+            "more than the 10 categories",
+        ],
+    );
+    let out = pacgp(&fit(&["--drop", "dest,time_hour"]));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// A fit whose estimated memory is above `--memory-limit` is refused before it starts
 /// (exit 2), with what it needs, the limit, and what a sparse method needs.
 #[test]

@@ -122,6 +122,7 @@ pub(crate) fn csv_options(a: &DataArgs) -> Result<CsvOptions> {
         yes_no: a.yes_no,
         categorical,
         unknown_category: a.unknown_category.unwrap_or_default(),
+        max_categories: a.max_categories,
         no_header: a.no_header,
         positive: a.positive.clone(),
     })
