@@ -222,7 +222,7 @@ pub struct FitArgs {
     /// dense classifiers, N × M of the sparse methods) is larger is refused before it starts
     /// [default: the memory this machine has available, where it can be read].
     #[arg(long, value_name = "SIZE", value_parser = crate::words::memory_limit)]
-    pub memory_limit: Option<pacgp::cost::MemoryLimit>,
+    pub memory_limit: Option<pacgp::memory::MemoryLimit>,
     /// pac-gp, pac-sgp, laplace, pac-gpc: a data-dependent prior, the GP (Laplace) posterior of
     /// a random part A of the sample (`split:F`, F in (0, 1), or `split:auto` = the best of
     /// 0.3, 0.5, 0.7 with ln 3 charged); θ and the scalers are fitted on A by ML-II (from

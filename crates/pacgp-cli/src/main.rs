@@ -79,7 +79,7 @@ fn error_line(e: &anyhow::Error) -> String {
 fn memory_hint(e: &pacgp::Error) -> &'static str {
     match e {
         pacgp::Error::NotEnoughMemory {
-            limit_source: pacgp::cost::LimitSource::Available,
+            limit_source: pacgp::memory::LimitSource::Available,
             ..
         } => " (--memory-limit SIZE sets the limit, if more memory can be freed)",
         _ => "",

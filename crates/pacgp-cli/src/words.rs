@@ -59,8 +59,8 @@ pub fn parsed<T: FromStr<Err = BadValue>>(s: &str) -> Result<T, String> {
 }
 
 /// A clap value parser for `--memory-limit` (the library reads the size).
-pub fn memory_limit(s: &str) -> Result<pacgp::cost::MemoryLimit, String> {
-    pacgp::cost::MemoryLimit::parse(s).map_err(|e| e.to_string())
+pub fn memory_limit(s: &str) -> Result<pacgp::memory::MemoryLimit, String> {
+    pacgp::memory::MemoryLimit::parse(s).map_err(|e| e.to_string())
 }
 
 /// The command line's names of the fit spec's options.

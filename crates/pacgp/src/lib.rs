@@ -38,6 +38,7 @@ pub mod likelihood;
 pub mod linalg;
 pub mod loo;
 pub mod loss;
+pub mod memory;
 pub mod metrics;
 pub mod model;
 pub mod multiclass;

@@ -4,8 +4,10 @@
 //! matrix failed at which pivot after how much jitter); they are `#[non_exhaustive]`
 //! so new failure modes can be added without breaking `match` arms downstream.
 
+mod memory;
 mod table;
 pub use crate::vocabulary::TableOption;
+pub use memory::{shown_bytes, LimitSource};
 pub use table::TableError;
 
 use thiserror::Error;
@@ -199,10 +201,10 @@ pub enum Error {
         advice: &'static str,
     },
     /// A fit that needs more memory than it may use, refused before it allocates
-    /// ([`crate::cost`]): what it needs, what there is, and what a sparse method needs.
+    /// (`cost::check_fits`): what it needs, what there is, and what a sparse method needs.
     #[error(
         "{method} on {n} rows needs about {} ({held}); {}: {lighter}",
-        crate::cost::shown_bytes(*.needed),
+        shown_bytes(*.needed),
         limit_text(*.limit, *.limit_source)
     )]
     NotEnoughMemory {
@@ -217,7 +219,7 @@ pub enum Error {
         /// Bytes it may use.
         limit: u64,
         /// Where that limit comes from.
-        limit_source: crate::cost::LimitSource,
+        limit_source: LimitSource,
         /// What fits instead, as a clause.
         lighter: String,
     },
@@ -267,11 +269,11 @@ pub enum Error {
 }
 
 /// "this machine has 22.5 GB available" or "the memory limit is 1.05 MB".
-fn limit_text(limit: u64, source: crate::cost::LimitSource) -> String {
-    let bytes = crate::cost::shown_bytes(limit);
+fn limit_text(limit: u64, source: LimitSource) -> String {
+    let bytes = shown_bytes(limit);
     match source {
-        crate::cost::LimitSource::Available => format!("this machine has {bytes} available"),
-        crate::cost::LimitSource::Given => format!("the memory limit is {bytes}"),
+        LimitSource::Available => format!("this machine has {bytes} available"),
+        LimitSource::Given => format!("the memory limit is {bytes}"),
     }
 }
 

@@ -291,10 +291,10 @@ impl TableError {
                     (None, _) => "more bytes than 64 bits count".to_string(),
                     (Some(b), Some(a)) => format!(
                         "{}, more than the {} available",
-                        crate::cost::shown_bytes(*b),
-                        crate::cost::shown_bytes(*a)
+                        super::shown_bytes(*b),
+                        super::shown_bytes(*a)
                     ),
-                    (Some(b), None) => format!("{}, more than can be addressed", crate::cost::shown_bytes(*b)),
+                    (Some(b), None) => format!("{}, more than can be addressed", super::shown_bytes(*b)),
                 };
                 let drop = set(O::Drop, &[])
                     .map_or("leave columns out".into(), |s| format!("leave columns out with {s}"));

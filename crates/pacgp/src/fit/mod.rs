@@ -17,9 +17,9 @@ pub mod regression;
 pub mod sharded;
 pub mod svm;
 
-use crate::cost::MemoryLimit;
 use crate::data::{ClassLabels, Dataset, LabelMap, TrainingLabels};
 use crate::error::{Error, Result};
+use crate::memory::MemoryLimit;
 use crate::model::FittedModel;
 use crate::spec::{CheckedFitSpec, FitSpec, Method};
 

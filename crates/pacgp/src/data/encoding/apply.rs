@@ -113,11 +113,11 @@ impl InputCoding {
 }
 
 /// The coded inputs, `rows × inputs` f64, must be countable in 64 bits and fit in the memory
-/// available ([`crate::cost::available_memory`], where known): a typed error before the
+/// available ([`crate::memory::available_memory`], where known): a typed error before the
 /// allocation, not the allocator's abort.
 pub(super) fn check_encoded_size(source: &str, rows: usize, inputs: usize) -> Result<()> {
-    let bytes = crate::cost::matrices_bytes(1, rows, inputs);
-    let available = crate::cost::available_memory();
+    let bytes = crate::memory::matrices_bytes(1, rows, inputs);
+    let available = crate::memory::available_memory();
     let fits = match (bytes, available) {
         (None, _) => false,
         (Some(b), Some(a)) => b <= a,

@@ -114,7 +114,7 @@ fn coded_inputs_too_large_are_a_typed_error() {
     );
     assert!(e.to_string().contains("64 bits"), "{e}");
     // 2⁴⁰ rows × 8 inputs: 64 TiB, countable, more than any machine here has.
-    if crate::cost::available_memory().is_some() {
+    if crate::memory::available_memory().is_some() {
         let e = check_encoded_size("t.csv", 1 << 40, 8).unwrap_err();
         assert!(e.to_string().contains("available"), "{e}");
     }
