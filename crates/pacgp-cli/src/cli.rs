@@ -98,6 +98,12 @@ pub struct DataArgs {
     /// and says which; or name them, comma separated (also numeric codes).
     #[arg(long, value_delimiter = ',')]
     pub categorical: Vec<String>,
+    /// The most distinct values a categorical column may have: a column with more (an
+    /// identifier, free text) is refused, naming it, rather than coded as one input per
+    /// value [default: 50]. ISO dates and times found by --categorical auto are refused
+    /// whatever their count.
+    #[arg(long, value_name = "N")]
+    pub max_categories: Option<usize>,
     /// A category that later files have and the training data had not: `error` (naming
     /// column and value) or `ignore` (coded as all zeros) [default: error].
     #[arg(long, value_parser = words::<UnknownCategory>())]
@@ -217,6 +223,12 @@ pub struct FitArgs {
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+    /// The memory the fit may use, e.g. `8G`, `512M` (k, M, G, T: powers of 1024), or `none`
+    /// for no check. A fit whose estimated peak (the N × N matrices of gpr, pac-gp and the
+    /// dense classifiers, N × M of the sparse methods) is larger is refused before it starts
+    /// [default: the memory this machine has available, where it can be read].
+    #[arg(long, value_name = "SIZE", value_parser = crate::words::memory_limit)]
+    pub memory_limit: Option<pacgp::memory::MemoryLimit>,
     /// pac-gp, pac-sgp, laplace, pac-gpc: a data-dependent prior, the GP (Laplace) posterior of
     /// a random part A of the sample (`split:F`, F in (0, 1), or `split:auto` = the best of
     /// 0.3, 0.5, 0.7 with ln 3 charged); θ and the scalers are fitted on A by ML-II (from

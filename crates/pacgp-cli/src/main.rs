@@ -56,7 +56,7 @@ fn error_line(e: &anyhow::Error) -> String {
     for cause in e.chain() {
         // An option of the fit or of reading the table is worded with the flag the user typed.
         let text = if let Some(e) = cause.downcast_ref::<pacgp::Error>() {
-            e.message(&words::CliWording)
+            e.message(&words::CliWording) + memory_hint(e)
         } else if let Some(e) = cause.downcast_ref::<pacgp::spec::SpecError>() {
             e.message(&words::CliWording)
         } else if let Some(e) = cause.downcast_ref::<pacgp::data::TableError>() {
@@ -73,6 +73,17 @@ fn error_line(e: &anyhow::Error) -> String {
         line.push_str(&text);
     }
     line
+}
+
+/// A fit refused for the machine's memory names the flag that sets another limit.
+fn memory_hint(e: &pacgp::Error) -> &'static str {
+    match e {
+        pacgp::Error::NotEnoughMemory {
+            limit_source: pacgp::memory::LimitSource::Available,
+            ..
+        } => " (--memory-limit SIZE sets the limit, if more memory can be freed)",
+        _ => "",
+    }
 }
 
 fn main() {

@@ -58,6 +58,11 @@ pub fn parsed<T: FromStr<Err = BadValue>>(s: &str) -> Result<T, String> {
     s.parse::<T>().map_err(|e| e.to_string())
 }
 
+/// A clap value parser for `--memory-limit` (the library reads the size).
+pub fn memory_limit(s: &str) -> Result<pacgp::memory::MemoryLimit, String> {
+    pacgp::memory::MemoryLimit::parse(s).map_err(|e| e.to_string())
+}
+
 /// The command line's names of the fit spec's options.
 pub struct CliWording;
 

@@ -308,7 +308,8 @@ fn bad_inputs_each_with_its_exit_status_and_message() {
     assert!(!out.stderr.contains(&0u8), "no raw NUL byte on stderr");
 }
 
-/// `--out` naming the input is refused before anything runs: the data file is untouched.
+/// `--out` naming the input (by its name, a symbolic link or a hard link) is refused before
+/// anything runs: the data file is untouched.
 #[test]
 fn an_output_that_names_the_input_leaves_it_untouched() {
     let dir = tempfile::tempdir().unwrap();
@@ -317,7 +318,10 @@ fn an_output_that_names_the_input_leaves_it_untouched() {
     let before = std::fs::read(&data).unwrap();
     let linked = dir.path().join("link.csv");
     std::os::unix::fs::symlink(&data, &linked).unwrap();
-    for out in [s(&data), s(&linked)] {
+    // A hard link is the same file under another name (issue 43).
+    let hard = dir.path().join("hard.csv");
+    std::fs::hard_link(&data, &hard).unwrap();
+    for out in [s(&data), s(&linked), s(&hard)] {
         fails(
             &["fit", "--data", s(&data), "--out", out],
             2,
@@ -330,5 +334,152 @@ fn an_output_that_names_the_input_leaves_it_untouched() {
         .unwrap()
         .map(|e| e.unwrap().file_name())
         .collect();
-    assert_eq!(names.len(), 2, "{names:?}");
+    assert_eq!(names.len(), 3, "{names:?}");
+}
+
+/// A table of the flights shape (issue 43): a text column of 600 values over 5 000 rows is
+/// refused by the default cap, a column of dates by `--categorical auto`, each naming the
+/// column and the way forward (exit 2), where they were one-hot coded into a matrix the
+/// machine could not allocate; `--drop` of both fits.
+#[test]
+fn big_text_and_date_columns_are_refused_with_the_way_forward() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("flights.csv");
+    let mut text = String::from("dest,distance,time_hour,arr_delay\n");
+    for i in 0..5_000usize {
+        text += &format!(
+            "D{},{},2013-01-{:02} {:02}:00:00,{}\n",
+            (i * 7919) % 600,
+            100 + (i * 37) % 2000,
+            1 + i % 28,
+            i % 24,
+            (i % 61) as f64 - 30.0
+        );
+    }
+    std::fs::write(&data, text).unwrap();
+    let model = dir.path().join("m.json");
+    let (data, model) = (s(&data), s(&model));
+    let fit = |extra: &[&'static str]| -> Vec<&str> {
+        let mut args = vec![
+            "fit",
+            "--data",
+            data,
+            "--target",
+            "arr_delay",
+            "--method",
+            "vfe",
+            "--inducing",
+            "10",
+            "--missing",
+            "drop",
+            "--categorical",
+            "auto",
+            "--out",
+            model,
+        ];
+        args.extend(extra);
+        args
+    };
+    fails(
+        &fit(&["--drop", "time_hour"]),
+        2,
+        &[
+            "column 'dest' has 600 distinct values",
+            "more than the 50 categories",
+            "--drop dest",
+            "--max-categories 600",
+        ],
+    );
+    fails(
+        &fit(&["--drop", "dest"]),
+        2,
+        &[
+            "column 'time_hour' holds dates or times",
+            "--drop time_hour",
+        ],
+    );
+    fails(
+        &fit(&["--drop", "time_hour", "--max-categories", "10"]),
+        2,
+        &[
+            "'dest' has 600 distinct values",
+            "more than the 10 categories",
+        ],
+    );
+    let out = pacgp(&fit(&["--drop", "dest,time_hour"]));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A fit whose estimated memory is above `--memory-limit` is refused before it starts
+/// (exit 2), with what it needs, the limit, and what a sparse method needs.
+#[test]
+fn a_fit_larger_than_the_memory_limit_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.json");
+    let err = fails(
+        &[
+            "fit",
+            "--data",
+            SNELSON,
+            "--memory-limit",
+            "1M",
+            "--out",
+            s(&model),
+        ],
+        2,
+        &[
+            "gpr on 200 rows needs about 1.60 MB (5 matrices of 200 × 200, 320 kB each)",
+            "the memory limit is 1.05 MB",
+            "even vfe, fitc or pac-sgp with 200 inducing inputs need about 2.56 MB",
+        ],
+    );
+    assert!(!model.exists(), "{err}");
+    for (limit, code, words) in [
+        ("8X", 2, "a memory size is a number"),
+        ("1M", 2, "ivm or sogp"),
+    ] {
+        let classifier = [
+            "--method",
+            "laplace",
+            "--target",
+            "sp",
+            "--categorical",
+            "auto",
+        ];
+        let mut args = vec![
+            "fit",
+            "--data",
+            CRABS,
+            "--memory-limit",
+            limit,
+            "--out",
+            s(&model),
+        ];
+        args.extend(classifier);
+        let out = pacgp(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{err}");
+        assert!(err.contains(words), "{err}");
+    }
+    // The same fit within a limit that holds it.
+    let out = pacgp(&[
+        "fit",
+        "--data",
+        SNELSON,
+        "--kernel",
+        "se",
+        "--memory-limit",
+        "64M",
+        "--out",
+        s(&model),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::PyErr;
 
 use pacgp::data::TableOption;
@@ -25,7 +25,10 @@ pub(crate) fn to_py_err(e: pacgp::Error) -> PyErr {
     use pacgp::Error as E;
     let message = e.message(&PyWording::new(None));
     match e {
-        E::NotPositiveDefinite { .. } | E::Numerical { .. } => PacgpError::new_err(message),
+        E::NotPositiveDefinite { .. } | E::Numerical { .. } | E::NumericalBreakdown { .. } => {
+            PacgpError::new_err(message)
+        }
+        E::NotEnoughMemory { .. } => PyMemoryError::new_err(message),
         E::Io { .. }
         | E::Csv { .. }
         | E::NonFinite { .. }
@@ -96,7 +99,7 @@ impl Wording for PyWording {
                 let quoted: Vec<&str> = quoted.iter().map(String::as_str).collect();
                 Some(format!("{}={}", option.name(), one_of(&quoted)))
             }
-            O::Target | O::Drop | O::YesNo | O::NoHeader | O::Positive => None,
+            O::Target | O::Drop | O::YesNo | O::NoHeader | O::Positive | O::MaxCategories => None,
         }
     }
 }

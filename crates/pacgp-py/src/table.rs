@@ -82,6 +82,8 @@ fn fit_input_coding<'py>(
         missing,
         categorical,
         unknown_category: word(TableOption::UnknownCategory, unknown_category)?,
+        // The estimators take no cap of their own: the library's default.
+        max_categories: None,
     };
     let inputs: Vec<usize> = (0..t.header.len()).collect();
     let fitted = InputCoding::fit(&t, &inputs, None, &opts).map_err(to_py_err)?;

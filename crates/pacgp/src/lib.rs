@@ -26,6 +26,7 @@
 pub mod bounds;
 pub mod certificate;
 pub mod conformal;
+pub mod cost;
 pub mod data;
 pub mod error;
 pub mod experiments;
@@ -37,6 +38,7 @@ pub mod likelihood;
 pub mod linalg;
 pub mod loo;
 pub mod loss;
+pub mod memory;
 pub mod metrics;
 pub mod model;
 pub mod multiclass;

@@ -43,7 +43,8 @@ pub(super) fn fit(a: FitArgs) -> Result<()> {
         train.n()
     ));
     let t0 = Instant::now();
-    let fitted = pacgp::fit::fit(&spec, &train, labels);
+    let limit = a.memory_limit.unwrap_or_default();
+    let fitted = pacgp::fit::fit_within(&spec, &train, labels, limit);
     pb.finish_and_clear();
     let mut model = fitted?;
     let secs = t0.elapsed().as_secs_f64();

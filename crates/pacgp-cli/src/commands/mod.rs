@@ -122,24 +122,10 @@ pub(crate) fn csv_options(a: &DataArgs) -> Result<CsvOptions> {
         yes_no: a.yes_no,
         categorical,
         unknown_category: a.unknown_category.unwrap_or_default(),
+        max_categories: a.max_categories,
         no_header: a.no_header,
         positive: a.positive.clone(),
     })
-}
-
-/// The same file, by name or by what it resolves to (an output not yet written is compared
-/// through its folder).
-fn same_file(a: &Path, b: &Path) -> bool {
-    let resolve = |p: &Path| {
-        std::fs::canonicalize(p).ok().or_else(|| {
-            let dir = p
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            Some(std::fs::canonicalize(dir).ok()?.join(p.file_name()?))
-        })
-    };
-    a == b || matches!((resolve(a), resolve(b)), (Some(x), Some(y)) if x == y)
 }
 
 /// An output path error (exit status 2).
@@ -153,7 +139,7 @@ fn cannot_write(path: &Path, why: String) -> anyhow::Error {
 /// opened for writing.
 pub(crate) fn check_output_path(path: &Path, inputs: &[(&str, &Path)]) -> Result<()> {
     for (flag, input) in inputs {
-        if same_file(path, input) {
+        if data::same_file(path, input) {
             return Err(cannot_write(
                 path,
                 format!("it is the {flag} file, which would be overwritten; choose another output"),

@@ -2,7 +2,8 @@
 //! table's cells become inputs ([`encoding`]: categories, missing values), what is wrong with a
 //! table or its reading options ([`TableError`], worded by each front end), class labels
 //! ([`labels`]: two, [`classes`]: K), standardisation ([`scaling`]), the row digest and
-//! canonical order ([`digest`]), seeded splits and k-fold ([`split`]).
+//! canonical order ([`digest`]), seeded splits and k-fold ([`split`]), whether two paths name
+//! one file ([`files`]).
 //!
 //! Everything is validated once here (shapes, NaN/inf, missing values, labels) so that
 //! the numerical code can assume clean inputs. Every public item of the submodules is
@@ -12,6 +13,7 @@ pub mod classes;
 pub mod csv;
 pub mod digest;
 pub mod encoding;
+pub mod files;
 pub mod labels;
 pub mod scaling;
 pub mod split;
@@ -21,6 +23,7 @@ pub use crate::error::{TableError, TableOption};
 pub use classes::*;
 pub use digest::*;
 pub use encoding::*;
+pub use files::same_file;
 pub use labels::*;
 pub use scaling::*;
 pub use split::*;

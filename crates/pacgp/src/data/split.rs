@@ -264,13 +264,7 @@ pub fn split_file(
 
 /// The two outputs must differ from each other and from the input.
 fn check_outputs(data: &Path, train_out: &Path, test_out: &Path) -> Result<()> {
-    let same = |a: &Path, b: &Path| {
-        a == b
-            || matches!(
-                (std::fs::canonicalize(a), std::fs::canonicalize(b)),
-                (Ok(x), Ok(y)) if x == y
-            )
-    };
+    let same = super::same_file;
     let bad = |p: &Path, reason: &str| Error::InvalidSpec {
         spec: p.display().to_string(),
         reason: reason.to_string(),

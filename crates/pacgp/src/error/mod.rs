@@ -4,8 +4,10 @@
 //! matrix failed at which pivot after how much jitter); they are `#[non_exhaustive]`
 //! so new failure modes can be added without breaking `match` arms downstream.
 
+mod memory;
 mod table;
 pub use crate::vocabulary::TableOption;
+pub use memory::{shown_bytes, LimitSource};
 pub use table::TableError;
 
 use thiserror::Error;
@@ -185,6 +187,42 @@ pub enum Error {
         /// Details.
         message: String,
     },
+    /// A method whose computation broke down on these inputs (a non-finite value from finite
+    /// data) where the user can do something about it: which computation, the values that
+    /// broke (in short scientific form), and what to try. Unlike [`Error::Numerical`] it is
+    /// the user's to act on (the command line's exit status 2).
+    #[error("numerical failure in {what}: {message}; {advice}")]
+    NumericalBreakdown {
+        /// Which computation.
+        what: &'static str,
+        /// The values that broke, each as `{:.4e}`.
+        message: String,
+        /// What to try instead.
+        advice: &'static str,
+    },
+    /// A fit that needs more memory than it may use, refused before it allocates
+    /// (`cost::check_fits`): what it needs, what there is, and what a sparse method needs.
+    #[error(
+        "{method} on {n} rows needs about {} ({held}); {}: {lighter}",
+        shown_bytes(*.needed),
+        limit_text(*.limit, *.limit_source)
+    )]
+    NotEnoughMemory {
+        /// The method.
+        method: String,
+        /// Training rows.
+        n: usize,
+        /// Estimated peak bytes.
+        needed: u64,
+        /// The largest arrays it holds at once, e.g. "5 matrices of 43152 × 43152, 14.9 GB each".
+        held: String,
+        /// Bytes it may use.
+        limit: u64,
+        /// Where that limit comes from.
+        limit_source: LimitSource,
+        /// What fits instead, as a clause.
+        lighter: String,
+    },
     /// An option of a fit that is wrong (which option, what is wrong); front ends word it in
     /// their own terms ([`crate::vocabulary::SpecError::message`]).
     #[error("{0}")]
@@ -228,6 +266,15 @@ pub enum Error {
         /// Why it is refused.
         reason: String,
     },
+}
+
+/// "this machine has 22.5 GB available" or "the memory limit is 1.05 MB".
+fn limit_text(limit: u64, source: LimitSource) -> String {
+    let bytes = shown_bytes(limit);
+    match source {
+        LimitSource::Available => format!("this machine has {bytes} available"),
+        LimitSource::Given => format!("the memory limit is {bytes}"),
+    }
 }
 
 impl Error {

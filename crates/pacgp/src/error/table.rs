@@ -99,6 +99,43 @@ pub enum TableError {
         /// The cell.
         cell: String,
     },
+    /// A categorical column with more distinct values than the cap one-hot coding takes.
+    TooManyCategories {
+        /// The file.
+        path: String,
+        /// Column name.
+        column: String,
+        /// Its distinct values in the training rows.
+        distinct: usize,
+        /// The cap ([`crate::data::CodingOptions::max_categories`]).
+        cap: usize,
+    },
+    /// A text column of ISO dates or times found by `categorical` `auto`: not coded as
+    /// categories (one input per distinct day or minute).
+    DateColumn {
+        /// The file.
+        path: String,
+        /// Column name.
+        column: String,
+        /// 1-based line of its first cell.
+        line: u64,
+        /// That cell.
+        cell: String,
+    },
+    /// Coded inputs too large to hold: `rows × inputs` f64 overflow 64 bits or exceed the
+    /// memory available.
+    EncodedTooLarge {
+        /// The file.
+        path: String,
+        /// Rows kept.
+        rows: usize,
+        /// Inputs after coding.
+        inputs: usize,
+        /// Their bytes (`None`: more than 64 bits count).
+        bytes: Option<u64>,
+        /// The memory available, where known.
+        available: Option<u64>,
+    },
     /// A label chosen as +1 for a numeric (regression) target.
     PositiveForNumbers,
     /// A label chosen as +1 for a target of more than two classes.
@@ -134,7 +171,11 @@ impl TableError {
             }
             E::UnknownCategory { .. } => O::UnknownCategory,
             E::HeaderLooksLikeData { .. } => O::NoHeader,
-            E::DroppedTarget { .. } | E::OnlyTargetLeft { .. } => O::Drop,
+            E::DroppedTarget { .. }
+            | E::OnlyTargetLeft { .. }
+            | E::DateColumn { .. }
+            | E::EncodedTooLarge { .. } => O::Drop,
+            E::TooManyCategories { .. } => O::MaxCategories,
             E::TargetNotNumber { .. } => return None,
             E::PositiveForNumbers | E::PositiveForClasses { .. } | E::PositiveNotALabel { .. } => {
                 O::Positive
@@ -214,6 +255,50 @@ impl TableError {
                 let drop = set(O::Drop, &[&dropped.join(",")])
                     .unwrap_or_else(|| format!("dropping {}", dropped.join(",")));
                 format!("{path}: line 1: no input columns: {drop} leaves only the target column '{target}'")
+            }
+            E::TooManyCategories {
+                path,
+                column,
+                distinct,
+                cap,
+            } => {
+                let drop = set(O::Drop, &[column])
+                    .map_or("leave it out".into(), |s| format!("leave it out with {s}"));
+                let raise = set(O::MaxCategories, &[&distinct.to_string()]).map_or(
+                    String::new(),
+                    |s| format!(", or raise the cap with {s} if one input per value is meant"),
+                );
+                format!("{path}: column '{column}' has {distinct} distinct values, more than the {cap} categories one-hot coding takes (it would become {distinct} inputs; an identifier or free text?): {drop}{raise}")
+            }
+            E::DateColumn {
+                path,
+                column,
+                line,
+                cell,
+            } => {
+                let drop = set(O::Drop, &[column])
+                    .map_or("leave it out".into(), |s| format!("leave it out with {s}"));
+                format!("{path}: column '{column}' holds dates or times ('{cell}' at line {line}), which are not coded as categories (one input per distinct time): {drop}, or write it as a number (e.g. days since 1970-01-01) before fitting")
+            }
+            E::EncodedTooLarge {
+                path,
+                rows,
+                inputs,
+                bytes,
+                available,
+            } => {
+                let size = match (bytes, available) {
+                    (None, _) => "more bytes than 64 bits count".to_string(),
+                    (Some(b), Some(a)) => format!(
+                        "{}, more than the {} available",
+                        super::shown_bytes(*b),
+                        super::shown_bytes(*a)
+                    ),
+                    (Some(b), None) => format!("{}, more than can be addressed", super::shown_bytes(*b)),
+                };
+                let drop = set(O::Drop, &[])
+                    .map_or("leave columns out".into(), |s| format!("leave columns out with {s}"));
+                format!("{path}: the coded inputs ({rows} rows × {inputs} inputs) would take {size}: {drop}, or use fewer rows")
             }
             E::TargetNotNumber {
                 path,

@@ -21,6 +21,7 @@ pub mod svm;
 
 use crate::data::{ClassLabels, Dataset, LabelMap, TrainingLabels};
 use crate::error::{Error, Result};
+use crate::memory::MemoryLimit;
 use crate::model::FittedModel;
 use crate::spec::{CheckedFitSpec, FitSpec, Method};
 
@@ -33,14 +34,33 @@ pub use crate::plan::{classifier_candidates, svm_candidates, svm_prior_kernel};
 /// defaults (a basis size of at most N) are filled in with a note in the model's report. With
 /// prediction intervals in a regression spec, their record is made here ([`intervals`];
 /// CV+ and split conformal refit the spec on parts of `data`).
+///
+/// A fit that needs more memory than the machine has available is refused before it starts
+/// ([`crate::cost`]); [`fit_within`] takes another limit.
 pub fn fit(
     spec: &CheckedFitSpec,
     data: &Dataset,
     labels: impl Into<TrainingLabels>,
 ) -> Result<FittedModel> {
+    fit_within(spec, data, labels, MemoryLimit::Available)
+}
+
+/// [`fit`], refused before it starts if its estimated peak memory ([`crate::cost::footprint`])
+/// is above `limit`.
+pub fn fit_within(
+    spec: &CheckedFitSpec,
+    data: &Dataset,
+    labels: impl Into<TrainingLabels>,
+    limit: MemoryLimit,
+) -> Result<FittedModel> {
     let labels = labels.into();
     let given = spec;
     let (spec, mut notes) = given.for_sample(data.n())?;
+    let k = match &labels {
+        TrainingLabels::Classes(c) => c.k(),
+        _ => 2,
+    };
+    crate::cost::check_fits(&spec, data.n(), data.d(), k, limit)?;
     if !spec.is_classifier() {
         if labels != TrainingLabels::None {
             return Err(Error::Unsupported(format!(

@@ -248,10 +248,7 @@ impl Sogp {
     fn moments(&mut self, y: f64, p: &Probe) -> Result<(f64, f64)> {
         let t = self.lik.tilted_moments(y, p.mean, p.var)?;
         if !(t.ln_z.is_finite() && t.d1.is_finite() && t.d2.is_finite()) {
-            return Err(Error::Numerical {
-                what: "SOGP tilted moments",
-                message: format!("ln Z = {}, q = {}, r = {}", t.ln_z, t.d1, t.d2),
-            });
+            return Err(moments_breakdown(p, t.ln_z, t.d1, t.d2));
         }
         self.stats.sum_ln_z += t.ln_z;
         Ok((t.d1, t.d2))
@@ -559,6 +556,21 @@ pub fn sogp(
     })
 }
 
+/// The error of tilted moments that are not finite: the marginal and the moments in short
+/// scientific form (a drifting mean can be hundreds of digits long in plain form), and what to
+/// try. It happens when the online updates have run away (an outlying input, a basis matrix
+/// near singular), not because of an option's range.
+fn moments_breakdown(p: &Probe, ln_z: f64, q: f64, r: f64) -> Error {
+    Error::NumericalBreakdown {
+        what: "SOGP tilted moments",
+        message: format!(
+            "at the latent marginal N({:.4e}, {:.4e}): ln Z = {ln_z:.4e}, q = {q:.4e}, r = {r:.4e}",
+            p.mean, p.var
+        ),
+        advice: "the online updates ran away on these inputs; look for extreme values or outliers in the input columns (standardising keeps them far out), or use a batch classifier (laplace, ep), which does not depend on the visiting order",
+    }
+}
+
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
@@ -599,6 +611,46 @@ fn grow(a: MatRef<'_, f64>) -> Mat<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The longest run of digits in `s`.
+    fn longest_digit_run(s: &str) -> usize {
+        s.split(|c: char| !c.is_ascii_digit())
+            .map(str::len)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// A marginal mean that has run away (−3·10²¹⁹, the one of issue 43's credit table) makes
+    /// ln Z = −∞: the error is the user's to act on, prints its numbers in short form and says
+    /// what to try (it printed the 220-digit mean in full, as a plain numerical failure).
+    #[test]
+    fn runaway_moments_are_a_short_breakdown_with_advice() {
+        let lik = Likelihood::probit();
+        let mut state = Sogp::new(&Kernel::se_iso(1.0, 1.0), &lik, &SogpConfig::default()).unwrap();
+        let p = Probe {
+            k: Vec::new(),
+            kxx: 1.0,
+            ck: Vec::new(),
+            mean: -3.006_648_802_014_267_4e219,
+            var: 1.0,
+        };
+        let e = state.moments(1.0, &p).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                Error::NumericalBreakdown {
+                    what: "SOGP tilted moments",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        let m = e.to_string();
+        assert!(longest_digit_run(&m) <= 20, "{m}");
+        for part in ["ln Z = -inf", "-3.0066e219", "outliers", "laplace"] {
+            assert!(m.contains(part), "{m} lacks {part}");
+        }
+    }
 
     /// Deleting the newest basis vector right after its full update is exactly the reduced
     /// update (Csató–Opper 2002: the reduced update is the projection of the full one).

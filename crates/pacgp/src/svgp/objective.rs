@@ -30,7 +30,7 @@ use super::{SvgpLayout, WhitenedQ};
 
 /// Rows per block of a minibatch's objective (fixed, not derived from the thread count: the
 /// same bits on any number of threads).
-pub const BATCH_BLOCK_ROWS: usize = 128;
+pub const BATCH_BLOCK_ROWS: usize = 256;
 
 /// What the objective minimises.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -169,7 +169,9 @@ impl<'a> SvgpObjective<'a> {
         let (kernel, z, q) = self.layout.unpack(&self.kernel, p)?;
         let data = SparseData::new(&kernel, self.x, self.y, z.as_ref(), &self.stream);
         let (kzz, l_uu) = kuu_factor(&kernel, z.as_ref())?;
-        let s_cov = q.sqrt.as_ref() * q.sqrt.transpose();
+        let mut s_cov = Mat::zeros(self.layout.m, self.layout.m);
+        linalg::syrk_lower_add(s_cov.as_mut(), q.sqrt.as_ref(), None);
+        symmetrise_from_lower(&mut s_cov);
         let sums = self.pass(&data, &l_uu, &q, &s_cov, with_grad)?;
         let n = self.n_total as f64;
         let (kl, kl_mean, kl_sqrt) = q.kl_with_gradient();

@@ -145,11 +145,13 @@ pub enum TableOption {
     NoHeader,
     /// The label coded +1.
     Positive,
+    /// The most distinct values a categorical column may have to be one-hot coded.
+    MaxCategories,
 }
 
 impl TableOption {
     /// Every option, for front ends' name tables and their tests.
-    pub const ALL: [TableOption; 8] = [
+    pub const ALL: [TableOption; 9] = [
         TableOption::Target,
         TableOption::Drop,
         TableOption::Missing,
@@ -158,6 +160,7 @@ impl TableOption {
         TableOption::UnknownCategory,
         TableOption::NoHeader,
         TableOption::Positive,
+        TableOption::MaxCategories,
     ];
 
     /// The library's name of the option (snake case).
@@ -171,6 +174,7 @@ impl TableOption {
             TableOption::UnknownCategory => "unknown_category",
             TableOption::NoHeader => "no_header",
             TableOption::Positive => "positive",
+            TableOption::MaxCategories => "max_categories",
         }
     }
 }

@@ -54,6 +54,9 @@ pub struct CsvOptions {
     pub categorical: Categorical,
     /// What a category unseen in training becomes in later files.
     pub unknown_category: UnknownCategory,
+    /// The most distinct values a categorical column may have (`None`: the default,
+    /// [`DEFAULT_MAX_CATEGORIES`](crate::data::DEFAULT_MAX_CATEGORIES)).
+    pub max_categories: Option<usize>,
     /// The file has no header line: columns are named x1…xD and y (the last).
     pub no_header: bool,
     /// Classification: the label coded +1 (default: the second in sorted order).
@@ -68,6 +71,7 @@ impl CsvOptions {
             missing: self.missing,
             categorical: self.categorical.clone(),
             unknown_category: self.unknown_category,
+            max_categories: self.max_categories,
         }
     }
 }

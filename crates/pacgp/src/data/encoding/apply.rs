@@ -61,6 +61,7 @@ impl InputCoding {
             .collect::<Result<_>>()?;
         let rows = self.kept_rows(table, &idx, target)?;
         let width: usize = columns.iter().map(ColumnCoding::width).sum();
+        check_encoded_size(&table.source, rows.len(), width)?;
         let mut x = Mat::<f64>::zeros(rows.len(), width);
         let unknown = self.unknown_category;
         let missing = self.missing_policy();
@@ -109,6 +110,30 @@ impl InputCoding {
             .collect();
         Ok(Encoded { x, rows, dropped })
     }
+}
+
+/// The coded inputs, `rows × inputs` f64, must be countable in 64 bits and fit in the memory
+/// available ([`crate::memory::available_memory`], where known): a typed error before the
+/// allocation, not the allocator's abort.
+pub(super) fn check_encoded_size(source: &str, rows: usize, inputs: usize) -> Result<()> {
+    let bytes = crate::memory::matrices_bytes(1, rows, inputs);
+    let available = crate::memory::available_memory();
+    let fits = match (bytes, available) {
+        (None, _) => false,
+        (Some(b), Some(a)) => b <= a,
+        (Some(b), None) => b <= isize::MAX as u64,
+    };
+    if fits {
+        return Ok(());
+    }
+    Err(TableError::EncodedTooLarge {
+        path: source.to_string(),
+        rows,
+        inputs,
+        bytes,
+        available,
+    }
+    .into())
 }
 
 /// Write the code of a present `cell` of column `c` into `x[row, at..at + width]`.

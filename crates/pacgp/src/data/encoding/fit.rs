@@ -6,8 +6,8 @@ use faer::Mat;
 
 use super::apply::encode_cell;
 use super::{
-    is_missing, number, sorted_levels, Categorical, CodingOptions, ColumnCoding, FittedCoding,
-    InputCoding, MissingPolicy, Table,
+    is_iso_datetime, is_missing, number, sorted_levels, Categorical, CodingOptions, ColumnCoding,
+    FittedCoding, InputCoding, MissingPolicy, Table, DEFAULT_MAX_CATEGORIES,
 };
 use crate::data::{shown, Moments, TableError};
 use crate::error::{Error, Result};
@@ -55,6 +55,7 @@ impl InputCoding {
             .collect();
         let rows = coding.kept_rows(table, &inputs, target)?;
         let categorical = categorical_columns(table, &inputs, &rows, opts)?;
+        let cap = opts.max_categories.unwrap_or(DEFAULT_MAX_CATEGORIES);
         for (c, &j) in coding.columns.iter_mut().zip(&inputs) {
             if categorical.contains(&j) {
                 let levels = sorted_levels(
@@ -67,6 +68,7 @@ impl InputCoding {
                     levels,
                     fill: None,
                 };
+                check_cap(table, c, cap)?;
             }
         }
         if !categorical.is_empty() {
@@ -182,6 +184,7 @@ fn categorical_columns(
         .filter_map(|&j| first_text(j).map(|(line, r)| (j, *line, r[j].clone())))
         .collect();
     if opts.categorical == Categorical::Auto {
+        refuse_dates(table, &text, rows)?;
         return Ok(inputs
             .iter()
             .copied()
@@ -212,6 +215,47 @@ fn categorical_columns(
         names,
     }
     .into())
+}
+
+/// A categorical column becomes more inputs than the cap allows: refused, naming its count of
+/// distinct values (one-hot coding 4 000 values of 270 000 rows asked for 23 GB in issue 43).
+fn check_cap(table: &Table, c: &ColumnCoding, cap: usize) -> Result<()> {
+    let distinct = match c {
+        ColumnCoding::Category { levels, .. } => levels.len(),
+        ColumnCoding::Number { .. } => return Ok(()),
+    };
+    if distinct <= cap {
+        return Ok(());
+    }
+    Err(TableError::TooManyCategories {
+        path: table.source.clone(),
+        column: shown(c.name()),
+        distinct,
+        cap,
+    }
+    .into())
+}
+
+/// Text columns found by `auto` (`text`: column, line and cell of the first text) whose
+/// every present cell is an ISO date or date-time: refused, since one input per distinct day
+/// or minute is no coding of time.
+fn refuse_dates(table: &Table, text: &[(usize, u64, String)], rows: &[usize]) -> Result<()> {
+    let is_dates = |j: usize| {
+        rows.iter()
+            .map(|&i| table.rows[i].1[j].as_str())
+            .filter(|c| !is_missing(c))
+            .all(is_iso_datetime)
+    };
+    match text.iter().find(|(j, ..)| is_dates(*j)) {
+        Some((j, line, cell)) => Err(TableError::DateColumn {
+            path: table.source.clone(),
+            column: shown(&table.header[*j]),
+            line: *line,
+            cell: shown(cell),
+        }
+        .into()),
+        None => Ok(()),
+    }
 }
 
 /// `column 'a'` or `columns 'a', 'b'`.

@@ -72,9 +72,18 @@ impl Categorical {
     }
 }
 
+/// The most inputs a categorical column becomes unless a cap is given
+/// ([`CodingOptions::max_categories`]): a column of more distinct values is refused, not
+/// one-hot coded (an identifier, a free-text or a time column would otherwise become
+/// thousands of inputs).
+pub const DEFAULT_MAX_CATEGORIES: usize = 50;
+
 /// The options [`InputCoding::fit`] takes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CodingOptions {
+    /// The most distinct values a categorical column may have to be one-hot coded (`None`:
+    /// [`DEFAULT_MAX_CATEGORIES`]); a column with more is a [`TableError::TooManyCategories`].
+    pub max_categories: Option<usize>,
     /// Read `y`/`yes` as +1 and `n`/`no` as −1 in numeric columns.
     pub yes_no: bool,
     /// Missing-value policy.
@@ -205,6 +214,36 @@ pub fn is_missing(cell: &str) -> bool {
     matches!(cell, "" | "?" | "NA" | "N/A" | "na" | "NaN" | "nan")
 }
 
+/// An ISO 8601 date or date-time as pandas and databases write it: `2013-01-01`, optionally
+/// followed by `T` or a space and `05:15`, `05:15:00`, `05:15:00.123`, and a zone `Z` or
+/// `+01:00`. Such a column is refused as a category ([`TableError::DateColumn`]).
+pub(crate) fn is_iso_datetime(cell: &str) -> bool {
+    let b = cell.as_bytes();
+    let digits =
+        |r: std::ops::Range<usize>| b.get(r).is_some_and(|s| s.iter().all(u8::is_ascii_digit));
+    let date = b.len() >= 10
+        && digits(0..4)
+        && b[4] == b'-'
+        && digits(5..7)
+        && b[7] == b'-'
+        && digits(8..10);
+    if !date {
+        return false;
+    }
+    let rest = &b[10..];
+    if rest.is_empty() {
+        return true;
+    }
+    let time = rest.len() >= 6
+        && matches!(rest[0], b'T' | b' ')
+        && digits(11..13)
+        && rest[3] == b':'
+        && digits(14..16);
+    time && rest[6..]
+        .iter()
+        .all(|c| c.is_ascii_digit() || matches!(c, b':' | b'.' | b'Z' | b'+' | b'-'))
+}
+
 /// `cell` as a number: ±1 for yes/no with `yes_no`, else a parsed f64 (not necessarily finite).
 fn number(cell: &str, yes_no: bool) -> Option<f64> {
     if yes_no {
@@ -292,3 +331,6 @@ impl InputCoding {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;

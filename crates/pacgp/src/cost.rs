@@ -1,0 +1,283 @@
+//! What a fit needs in memory, estimated before it starts, and what the machine has: a fit
+//! that cannot fit is refused with the numbers ([`Error::NotEnoughMemory`]) instead of
+//! dying in the allocator part-way (issue 43: an exact GP on 43 152 rows asked for one
+//! 15 GB matrix of several on a 24 GB machine).
+//!
+//! The model counts the largest arrays a method holds at once, by the math:
+//!
+//! - **dense** methods hold `c` matrices of `N × N` f64 (`8·c·N²` bytes): exact GP and PAC-GP
+//!   regression (Gram matrix, the factor of `K + σ²I`, `L⁻¹`, the gradient's weights
+//!   `½(ααᵀ − K⁻¹)`, and the best model's factor kept by the optimiser: `c = 5`); Laplace, EP
+//!   and mean-field classifiers and pac-gpc (`K`, the factor of `B = I + W½KW½`, its inverse
+//!   or `R`, the posterior's factor, the best candidate kept: `c = 5`); the SVM (the Gram
+//!   matrix of `k + 1`, the posterior's factor, its inverse: `c = 3`); the multi-class
+//!   Laplace with K classes (`K` shared, `E_c` and the factor `L_c` per class, `M` and its
+//!   factor: `c = 2K + 3`);
+//! - **sparse** methods hold `c` matrices of `N × M` (`M` inducing inputs, basis vectors or
+//!   the active set) and a few `M × M`: vfe, fitc, dtc, pac-sgp, greedy-sparse (`K_uf`,
+//!   `L⁻¹K_uf`, the gradient's `N × M` weights: `c = 4`), IVM (`c = 3`), SOGP (the basis
+//!   rows: `c = 1`);
+//! - **streamed** methods hold only `M × M` matrices beyond the inputs and a few blocks of
+//!   rows: the sparse variational classifier (svgp, pac-svgp: L-BFGS's 30 pairs of
+//!   `M(M+1)/2`-long vectors, the block sums, `S`, `K_uu` and their products, `c = 60` of
+//!   `M × M`; the inputs twice, as read and standardised).
+//!
+//! Every method also holds its inputs (`N × D`). The counts are upper estimates from reading
+//! the code of one fit; candidates scored in parallel threads each hold their own matrices,
+//! which the count leaves out (on a machine where one fit barely fits, use one thread).
+//!
+//! The machine's memory and the limit a fit may use are [`crate::memory`]'s.
+
+use crate::error::{shown_bytes, Error, Result};
+use crate::memory::{matrices_bytes, MemoryLimit};
+use crate::spec::{CheckedFitSpec, Inference, Method, DEFAULT_BASIS};
+
+/// The basis size the advice of a refused dense fit quotes for the sparse methods.
+pub const SUGGESTED_BASIS: usize = 500;
+
+/// How a method's largest arrays grow with the number of rows N.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Footprint {
+    /// `matrices` of `N × N`.
+    Dense {
+        /// How many are held at once.
+        matrices: u64,
+    },
+    /// `matrices` of `N × basis` and `matrices` of `basis × basis`.
+    Sparse {
+        /// Inducing inputs, basis vectors or active-set size (at most N).
+        basis: usize,
+        /// How many are held at once.
+        matrices: u64,
+    },
+    /// `square` matrices of `basis × basis` and a second copy of the inputs, nothing of
+    /// `N × basis` (the rows are streamed in blocks).
+    Streamed {
+        /// Inducing inputs (at most N).
+        basis: usize,
+        /// How many `basis × basis` matrices are held at once.
+        square: u64,
+    },
+}
+
+impl Footprint {
+    /// The peak bytes on `n` rows of `d` inputs (saturating at `u64::MAX`).
+    pub fn bytes(self, n: usize, d: usize) -> u64 {
+        let inputs = matrices_bytes(1, n, d);
+        let arrays = match self {
+            Footprint::Dense { matrices } => matrices_bytes(matrices, n, n),
+            Footprint::Sparse { basis, matrices } => {
+                let m = basis.min(n);
+                matrices_bytes(matrices, n, m)
+                    .and_then(|a| a.checked_add(matrices_bytes(matrices, m, m)?))
+            }
+            Footprint::Streamed { basis, square } => {
+                let m = basis.min(n);
+                matrices_bytes(square, m, m).and_then(|a| a.checked_add(matrices_bytes(1, n, d)?))
+            }
+        };
+        inputs
+            .and_then(|i| i.checked_add(arrays?))
+            .unwrap_or(u64::MAX)
+    }
+
+    /// Whether it grows as N².
+    pub fn is_dense(self) -> bool {
+        matches!(self, Footprint::Dense { .. })
+    }
+}
+
+/// The footprint of `method` (defaults filled in: [`crate::spec::CheckedFitSpec::for_sample`])
+/// with `k` classes (2 for a binary or regression fit).
+pub fn footprint(method: &Method, k: usize) -> Footprint {
+    let sparse = |basis: Option<usize>, matrices| Footprint::Sparse {
+        basis: basis.unwrap_or(DEFAULT_BASIS),
+        matrices,
+    };
+    let dense = |matrices| Footprint::Dense { matrices };
+    match method {
+        Method::Gpr(_) | Method::PacGp(_) => dense(5),
+        Method::Sparse(s) => sparse(s.inducing, 4),
+        Method::PacSgp(s) => sparse(s.inducing, 4),
+        Method::GreedySparse(s) => sparse(s.basis, 4),
+        Method::Classifier(c) => match c.inference {
+            Inference::Ivm { active_set } => sparse(active_set, 3),
+            Inference::Sogp { active_set } => sparse(active_set, 1),
+            Inference::Laplace { .. } | Inference::Ep | Inference::MeanField { .. } => dense(5),
+        },
+        Method::PacGpc(_) => dense(5),
+        Method::Svm(_) => dense(3),
+        Method::OneVsRest(inner) => footprint(inner, 2),
+        Method::Softmax(_) => dense(2 * k as u64 + 3),
+        Method::Svgp(s) => Footprint::Streamed {
+            basis: s.inducing.unwrap_or(DEFAULT_BASIS),
+            square: 60,
+        },
+    }
+}
+
+/// Refuse a fit of `spec` (defaults filled in) on `n` rows of `d` inputs and `k` classes
+/// that needs more than `limit`, before anything is allocated; the error says what it needs,
+/// what there is, and what a sparse method with [`SUGGESTED_BASIS`] needs.
+pub fn check_fits(
+    spec: &CheckedFitSpec,
+    n: usize,
+    d: usize,
+    k: usize,
+    limit: MemoryLimit,
+) -> Result<()> {
+    let Some((limit, source)) = limit.resolve() else {
+        return Ok(());
+    };
+    let print = footprint(&spec.method, k);
+    let needed = print.bytes(n, d);
+    if needed <= limit {
+        return Ok(());
+    }
+    let m = SUGGESTED_BASIS.min(n);
+    let bytes = Footprint::Sparse {
+        basis: m,
+        matrices: 4,
+    }
+    .bytes(n, d);
+    let even = if bytes > limit { "even " } else { "" };
+    let lighter = if spec.is_classifier() {
+        format!(
+            "{even}ivm or sogp with an active set of {m} need about {}",
+            shown_bytes(bytes)
+        )
+    } else {
+        format!(
+            "{even}vfe, fitc or pac-sgp with {m} inducing inputs need about {}",
+            shown_bytes(bytes)
+        )
+    };
+    let held = match print {
+        Footprint::Dense { matrices } => format!(
+            "{matrices} matrices of {n} × {n}, {} each",
+            shown_bytes(matrices_bytes(1, n, n).unwrap_or(u64::MAX))
+        ),
+        Footprint::Sparse { basis, matrices } => {
+            format!("{matrices} matrices of {n} × {}", basis.min(n))
+        }
+        Footprint::Streamed { basis, square } => {
+            let m = basis.min(n);
+            format!("{square} matrices of {m} × {m}, the rows streamed in blocks")
+        }
+    };
+    Err(Error::NotEnoughMemory {
+        method: spec.method_name().to_string(),
+        n,
+        needed,
+        held,
+        limit,
+        limit_source: source,
+        lighter: if print.is_dense() {
+            lighter
+        } else {
+            "a smaller basis needs less".into()
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::LimitSource;
+
+    #[test]
+    fn dense_and_sparse_footprints_in_closed_form() {
+        let (n, d) = (43_152usize, 6usize);
+        let (nn, nd) = ((n * n) as u64, (n * d) as u64);
+        // Exact GP: five N × N matrices and the inputs.
+        let gpr = Footprint::Dense { matrices: 5 };
+        assert_eq!(gpr.bytes(n, d), 8 * (5 * nn + nd));
+        // 74.5 GB: one N × N is 14 896 760 832 bytes, the allocation of issue 43.
+        assert_eq!(matrices_bytes(1, n, n), Some(14_896_760_832));
+        assert_eq!(shown_bytes(gpr.bytes(n, d)), "74.5 GB");
+        // Sparse with M = 500: 4 N × M and 4 M × M.
+        let vfe = Footprint::Sparse {
+            basis: 500,
+            matrices: 4,
+        };
+        assert_eq!(
+            vfe.bytes(n, d),
+            8 * (4 * (n as u64) * 500 + 4 * 500 * 500 + nd)
+        );
+        // A basis larger than N is N.
+        let small = Footprint::Sparse {
+            basis: 500,
+            matrices: 1,
+        };
+        assert_eq!(small.bytes(10, 1), 8 * (100 + 100 + 10));
+        // Overflow saturates rather than wrapping.
+        assert_eq!(gpr.bytes(usize::MAX, 1), u64::MAX);
+    }
+
+    /// Each method's count, read from its spec, and the check against a limit.
+    #[test]
+    fn methods_have_their_footprints_and_are_checked() {
+        use crate::spec::{FitOptions, MethodName as N};
+        let spec = |m, inducing| {
+            FitOptions {
+                inducing,
+                ..Default::default()
+            }
+            .check(m)
+            .unwrap()
+        };
+        let gpr = spec(N::Gpr, None);
+        assert_eq!(footprint(&gpr.method, 2), Footprint::Dense { matrices: 5 });
+        assert_eq!(
+            footprint(&spec(N::Laplace, None).method, 2),
+            Footprint::Dense { matrices: 5 }
+        );
+        assert_eq!(
+            footprint(&spec(N::Svm, None).method, 2),
+            Footprint::Dense { matrices: 3 }
+        );
+        assert_eq!(
+            footprint(&spec(N::Vfe, Some(500)).method, 2),
+            Footprint::Sparse {
+                basis: 500,
+                matrices: 4
+            }
+        );
+        // The sparse variational classifier holds no N × M matrix: 10⁶ rows of 8 inputs at
+        // M = 500 need the inputs twice and 60 matrices of 500 × 500 (184 MB).
+        let svgp = spec(N::Svgp, Some(500));
+        let streamed = footprint(&svgp.method, 2);
+        assert_eq!(
+            streamed,
+            Footprint::Streamed {
+                basis: 500,
+                square: 60
+            }
+        );
+        assert_eq!(
+            streamed.bytes(1_000_000, 8),
+            2 * 8 * 8_000_000 + 60 * 8 * 250_000
+        );
+        // 200 rows of one input: 5·8·200² + 8·200 bytes.
+        let needed = 5 * 8 * 200 * 200 + 8 * 200;
+        assert!(check_fits(&gpr, 200, 1, 2, MemoryLimit::Bytes(needed)).is_ok());
+        assert!(check_fits(&gpr, 200, 1, 2, MemoryLimit::Unchecked).is_ok());
+        match check_fits(&gpr, 200, 1, 2, MemoryLimit::Bytes(needed - 1)) {
+            Err(Error::NotEnoughMemory {
+                needed: n,
+                limit,
+                limit_source: LimitSource::Given,
+                ..
+            }) => assert_eq!((n, limit), (needed, needed - 1)),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn shown_bytes_keeps_three_digits() {
+        assert_eq!(shown_bytes(999), "999 B");
+        assert_eq!(shown_bytes(1_048_576), "1.05 MB");
+        assert_eq!(shown_bytes(612_000_000), "612 MB");
+        assert_eq!(shown_bytes(22_528_000_000), "22.5 GB");
+    }
+}

@@ -1,0 +1,128 @@
+//! The memory a computation may use: what this machine has available (`MemAvailable` of
+//! `/proc/meminfo` on Linux; unknown elsewhere), a limit a user gives instead
+//! ([`MemoryLimit`]), and the bytes of f64 arrays counted without overflow. The per-method
+//! estimates are [`crate::cost`]'s; the table coding checks its matrix here too.
+
+use crate::error::{Error, Result};
+
+pub use crate::error::{shown_bytes, LimitSource};
+
+/// Bytes of one f64.
+const F64_BYTES: u64 = 8;
+
+/// How much memory a fit may use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MemoryLimit {
+    /// What the machine has available now ([`available_memory`]); no check where unknown.
+    #[default]
+    Available,
+    /// This many bytes (a limit the user gave).
+    Bytes(u64),
+    /// No check.
+    Unchecked,
+}
+
+impl MemoryLimit {
+    /// A size as a user writes it: bytes (`1048576`), or a number with a unit `k`, `M`, `G`,
+    /// `T` (powers of 1024, an optional `B` or `iB` after it: `8G`, `1.5GiB`, `512M`); `none`
+    /// turns the check off.
+    pub fn parse(text: &str) -> Result<Self> {
+        let t = text.trim();
+        if t.eq_ignore_ascii_case("none") {
+            return Ok(MemoryLimit::Unchecked);
+        }
+        let bad = |reason: &str| Error::InvalidSpec {
+            spec: text.to_string(),
+            reason: reason.to_string(),
+        };
+        let lower = t.to_ascii_lowercase();
+        let unit_at = lower
+            .find(|c: char| c.is_ascii_alphabetic())
+            .unwrap_or(lower.len());
+        let (number, unit) = lower.split_at(unit_at);
+        let scale: u64 = match unit.trim_end_matches("ib").trim_end_matches('b') {
+            "" => 1,
+            "k" => 1 << 10,
+            "m" => 1 << 20,
+            "g" => 1 << 30,
+            "t" => 1 << 40,
+            _ => {
+                return Err(bad(
+                    "a memory size is a number with k, M, G or T (e.g. 8G), or none",
+                ))
+            }
+        };
+        let value: f64 = number
+            .trim()
+            .parse()
+            .map_err(|_| bad("a memory size is a number with k, M, G or T (e.g. 8G), or none"))?;
+        let bytes = value * scale as f64;
+        if !(bytes.is_finite() && bytes >= 1.0 && bytes < u64::MAX as f64) {
+            return Err(bad("a memory size must be at least one byte"));
+        }
+        Ok(MemoryLimit::Bytes(bytes as u64))
+    }
+
+    /// The bytes a fit may use and where that number comes from; `None`: no check.
+    pub fn resolve(self) -> Option<(u64, LimitSource)> {
+        match self {
+            MemoryLimit::Available => available_memory().map(|b| (b, LimitSource::Available)),
+            MemoryLimit::Bytes(b) => Some((b, LimitSource::Given)),
+            MemoryLimit::Unchecked => None,
+        }
+    }
+}
+
+/// The memory available to a new allocation on this machine: `MemAvailable` of
+/// `/proc/meminfo` (Linux); `None` where it cannot be read.
+pub fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    mem_available(&text)
+}
+
+/// `MemAvailable` (in kB in the file) of a `/proc/meminfo` text, in bytes.
+fn mem_available(meminfo: &str) -> Option<u64> {
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let mut words = line.split_whitespace().skip(1);
+    let value: u64 = words.next()?.parse().ok()?;
+    match words.next() {
+        Some("kB") | None => value.checked_mul(1024),
+        Some(_) => None,
+    }
+}
+
+/// Bytes of `count` f64 matrices of `rows × cols`; `None` if it overflows 64 bits.
+pub fn matrices_bytes(count: u64, rows: usize, cols: usize) -> Option<u64> {
+    (rows as u64)
+        .checked_mul(cols as u64)?
+        .checked_mul(F64_BYTES)?
+        .checked_mul(count)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_as_users_write_them() {
+        let ok = |t: &str, b: u64| {
+            assert_eq!(MemoryLimit::parse(t).unwrap(), MemoryLimit::Bytes(b), "{t}")
+        };
+        ok("1M", 1 << 20);
+        ok("8G", 8 << 30);
+        ok("1.5GiB", 3 << 29);
+        ok("512mb", 512 << 20);
+        ok("1000", 1000);
+        assert_eq!(MemoryLimit::parse("none").unwrap(), MemoryLimit::Unchecked);
+        for bad in ["", "G", "8X", "-1G", "0", "nan"] {
+            assert!(MemoryLimit::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn meminfo_is_read_in_bytes() {
+        let text = "MemTotal:       24000000 kB\nMemFree:  1 kB\nMemAvailable:   22000000 kB\n";
+        assert_eq!(mem_available(text), Some(22_000_000 * 1024));
+        assert_eq!(mem_available("MemTotal: 3 kB\n"), None);
+    }
+}
