@@ -63,6 +63,11 @@ def _fit(estimator, X, y, method, labels=None, classes=None, names=None, **optio
                       n_threads=estimator.n_threads)
 
 
+def _members(model):
+    """The K binary models of a one-vs-rest model, as their JSON objects (none otherwise)."""
+    return json.loads(model.to_json())["task"].get("members", [])
+
+
 def _loo_of(certificate):
     """The leave-one-out figures that ``certify`` puts beside the bound, as their own dict."""
     if certificate is None:
@@ -217,6 +222,10 @@ class _PacgpEstimator(BaseEstimator):
             # scikit-learn's convention beside max_iter: the iterations the fit took (the
             # optimiser's over all rows, after any warm start on a subsample).
             self.n_iter_ = optimiser["iterations"]
+        elif hasattr(self, "max_iter") and model.classes is not None:
+            # One-vs-rest: the most iterations any class's fit took.
+            reports = [m["report"].get("optimiser") for m in _members(model)]
+            self.n_iter_ = max((r["iterations"] for r in reports if r), default=0)
         _warn_unconverged(optimiser, type(self).__name__)
 
     def _fitted_kernel(self, model):
