@@ -114,6 +114,37 @@ fn gradients_match_central_differences() {
     }
 }
 
+/// The gradient on a minibatch of rows (N of the whole sample spreading the KL and taking the
+/// bound), and at a point where a diagonal entry of L_q is negative (the KL reads |L_q,ii|),
+/// against central differences; a minibatch of the wrong shape is an error.
+#[test]
+fn minibatch_and_negative_diagonal_gradients_match_central_differences() {
+    let fx = fixture();
+    let case = &fx["cases"][0];
+    let x = matrix(&case["x"]);
+    let y = floats(&case["y"]);
+    let mut p = floats(&case["params"]);
+    let kernel = Kernel::se_ard(&[1.0, 1.0], 1.0);
+    for criterion in [SvgpCriterion::Elbo, bound_criterion(3, 0.01)] {
+        let obj = SvgpObjective::new(&kernel, x.as_ref(), &y, 6, criterion).unwrap();
+        // vech(L_q) starts after θ (3), Z (12) and m (6): its first entry is L_q,00.
+        let diag0 = obj.layout().sqrt_at();
+        p[diag0] = -p[diag0].abs();
+        let rows = [3usize, 7, 8, 20, 31, 39];
+        let xb = Mat::from_fn(rows.len(), 2, |r, t| x[(rows[r], t)]);
+        let yb: Vec<f64> = rows.iter().map(|&i| y[i]).collect();
+        for batch in [
+            obj.on_batch(x.as_ref(), &y).unwrap(),
+            obj.on_batch(xb.as_ref(), &yb).unwrap(),
+        ] {
+            let (_, g) = batch.value_and_gradient(&p).unwrap();
+            let numeric = central_difference_gradient(|q| batch.value(q).unwrap(), &p, 1e-6);
+            assert_gradients_close(&g, &numeric, Tolerance::mixed(1e-7), "SVGP minibatch");
+        }
+        assert!(obj.on_batch(xb.as_ref(), &y).is_err());
+    }
+}
+
 /// The same bits on one thread and on three (the row blocks' sums are a fixed tree).
 #[test]
 fn objective_is_thread_independent() {
@@ -324,7 +355,10 @@ fn minibatch_training_approaches_the_full_batch_fit() {
     let obj = SvgpObjective::new(&kernel, x.as_ref(), &y, 15, SvgpCriterion::Elbo).unwrap();
     let p = obj.layout().pack(&mini.kernel, mini.z.as_ref(), &mini.q);
     // The batch streams in smaller blocks: the same sum in another order.
-    let (a, b) = (obj.on_batch(x.as_ref(), &y).value(&p).unwrap(), obj.value(&p).unwrap());
+    let (a, b) = (
+        obj.on_batch(x.as_ref(), &y).unwrap().value(&p).unwrap(),
+        obj.value(&p).unwrap(),
+    );
     assert!((a - b).abs() < 1e-12 * b.abs(), "{a} vs {b}");
 }
 

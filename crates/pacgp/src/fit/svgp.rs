@@ -22,7 +22,8 @@ pub fn svgp_settings(spec: &CheckedFitSpec, s: &SvgpSpec, n: usize) -> SvgpSetti
     let mut st = SvgpSettings::new(m, criterion, spec.delta, spec.seed);
     st.term = spec.confidence_term();
     st.init = s.inducing_init;
-    st.batch = s.batch;
+    // A batch of every row is the full objective: L-BFGS, as the spec's note promises.
+    st.batch = s.batch.filter(|&b| b < n);
     let default_iter = match s.batch {
         None => DEFAULT_MAX_ITER,
         Some(_) => DEFAULT_STEPS,

@@ -36,14 +36,15 @@ impl Default for AdamConfig {
 }
 
 impl AdamConfig {
-    /// The step size at step `t` (0-based) of [`AdamConfig::steps`]: `α₀` for `t < T/2`, then
-    /// `α₀/10 + (α₀ − α₀/10)·½(1 + cos(π·(t − T/2)/(T/2)))`.
+    /// The step size at step `t` (0-based) of [`AdamConfig::steps`] = T: `α₀` for `t < T/2`,
+    /// then `α₀/10 + (α₀ − α₀/10)·½(1 + cos(π·(t − T/2)/(T − 1 − T/2)))`, `α₀/10` at the last.
     pub fn step_size(&self, t: usize) -> f64 {
         let half = self.steps / 2;
-        if t < half || self.steps - half == 0 {
+        let span = self.steps.saturating_sub(half + 1);
+        if t < half || span == 0 {
             return self.learning_rate;
         }
-        let frac = (t - half) as f64 / (self.steps - half) as f64;
+        let frac = ((t - half) as f64 / span as f64).min(1.0);
         let low = 0.1 * self.learning_rate;
         low + (self.learning_rate - low) * 0.5 * (1.0 + (std::f64::consts::PI * frac).cos())
     }
@@ -137,7 +138,7 @@ mod tests {
         };
         assert_eq!(cfg.step_size(0), 0.01);
         assert_eq!(cfg.step_size(49), 0.01);
-        assert!((cfg.step_size(100) - 0.001).abs() < 1e-15);
+        assert!((cfg.step_size(99) - 0.001).abs() < 1e-15);
         assert!((1..50).all(|k| cfg.step_size(50 + k) < cfg.step_size(49 + k)));
     }
 }

@@ -1,7 +1,9 @@
 //! Training the sparse variational classifier: Z placed by k-means (or another
-//! [`InducingInit`]), q(v) starting at the prior, θ, Z, m and L_q minimised together by the
-//! driver's L-BFGS with θ boxed to the PAC grid's range, θ then snapped onto the grid and
-//! (Z, m, L_q) re-minimised there; the certificate of the result through the shared posterior.
+//! [`InducingInit`]), q(v) starting at the prior, θ, Z, m and L_q minimised together with θ
+//! boxed to the PAC grid's range — on all rows by the driver's L-BFGS, θ then snapped onto the
+//! grid and (Z, m, L_q) re-minimised there, or by Adam on seeded minibatches with θ snapped and
+//! pinned for the last fifth of the steps — and the certificate of the result through the
+//! shared posterior, on all rows.
 //!
 //! Z and q are the posterior's free parameters (the prior GP(0, k_θ) does not depend on them),
 //! so the certificate charges only θ's grid, `T·ln 1201`, whichever criterion trained it.
@@ -122,7 +124,14 @@ impl SvgpSettings {
         );
         let mut bounds: Vec<(f64, f64)> = theta0
             .iter()
-            .map(|&t| if self.train_kernel { theta } else { (t, t) })
+            .map(|&t| match self.train_kernel {
+                true => theta,
+                // Pinned, inside the grid's range (where the snap will put it).
+                false => {
+                    let t = t.clamp(theta.0, theta.1);
+                    (t, t)
+                }
+            })
             .collect();
         for a in 0..layout.m {
             for t in 0..layout.d {
@@ -181,7 +190,15 @@ pub fn fit_svgp(
     st: &SvgpSettings,
 ) -> Result<SvgpFit> {
     check_classifier_inputs(kernel_init, x, y, st.m)?;
-    let z0 = initial_inducing_with_targets(kernel_init, 1.0, x, y, st.m, st.init, st.seed)?;
+    let z0 = initial_inducing_with_targets(
+        kernel_init,
+        GREEDY_PLACEMENT_NOISE,
+        x,
+        y,
+        st.m,
+        st.init,
+        st.seed,
+    )?;
     check_distinct_rows(z0.as_ref())?;
     let nk = kernel_init.n_params();
     let obj = SvgpObjective::new(kernel_init, x, y, st.m, st.objective_criterion(nk)?)?;
@@ -219,6 +236,10 @@ pub fn fit_svgp(
     })
 }
 
+/// The noise variance under which greedy placement (`InducingInit::Greedy`) regresses the ±1
+/// labels: the labels' own variance, so no point is fitted as if it were exact.
+const GREEDY_PLACEMENT_NOISE: f64 = 1.0;
+
 /// Share of Adam's steps taken with θ free; the rest run with θ snapped onto the grid.
 const FREE_THETA_SHARE: f64 = 0.8;
 
@@ -227,7 +248,7 @@ const FREE_THETA_SHARE: f64 = 0.8;
 /// `search`'s boxes: the first [`FREE_THETA_SHARE`] of the steps with θ free, then θ rounded
 /// onto `search`'s grid and pinned there. The report carries the full-sample objective at the
 /// end; a run of fixed length has no convergence test, and says so.
-pub fn minimise_on_batches(
+pub(crate) fn minimise_on_batches(
     obj: &SvgpObjective<'_>,
     x: MatRef<'_, f64>,
     y: &[f64],
@@ -274,7 +295,9 @@ pub fn minimise_on_batches(
                 xb[(r, t)] = x[(i, t)];
             }
         }
-        let (_, grad) = obj.on_batch(xb.as_ref(), &yb).value_and_gradient(&params)?;
+        let (_, grad) = obj
+            .on_batch(xb.as_ref(), &yb)?
+            .value_and_gradient(&params)?;
         state.step(&mut params, &grad, &bounds);
     }
     if free_steps >= adam.steps {
@@ -304,6 +327,18 @@ pub fn whitened_posterior(
     q: &WhitenedQ,
 ) -> Result<GaussianPosterior> {
     let m = q.mean.len();
+    if z.nrows() != m || q.sqrt.nrows() != m || q.sqrt.ncols() != m {
+        return Err(Error::ShapeMismatch {
+            what: "sparse variational posterior",
+            expected: format!("{m} inducing inputs and an {m}×{m} L_q"),
+            found: format!(
+                "{} inducing inputs, L_q {}×{}",
+                z.nrows(),
+                q.sqrt.nrows(),
+                q.sqrt.ncols()
+            ),
+        });
+    }
     if (0..m).any(|j| !(q.sqrt[(j, j)] > 0.0)) {
         return Err(Error::Numerical {
             what: "sparse variational posterior",

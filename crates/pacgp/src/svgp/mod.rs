@@ -20,7 +20,8 @@
 //! - [`point`]: the per-point terms (expected log-likelihood, Gibbs risk) and their derivatives
 //!   in `(μ_i, σ_i²)`;
 //! - [`objective`]: the streamed objective and its gradient;
-//! - [`fit`]: the fit (Z by k-means, L-BFGS, θ snapped onto the PAC grid, the certificate).
+//! - [`fit`]: the fit (Z by k-means; L-BFGS on all rows or Adam on minibatches; θ snapped onto
+//!   the PAC grid; the certificate).
 
 pub mod fit;
 pub mod objective;
@@ -151,7 +152,8 @@ impl WhitenedQ {
     }
 
     /// `KL(N(m, L_qL_qᵀ) ‖ N(0, I))` (eq. 12.2) and its gradient in m and in L_q (lower
-    /// triangle): `(m, L_q − diag(1/L_q,ii))`.
+    /// triangle): `(m, L_q − diag(1/L_q,ii))`. The objective needs the gradient, which the
+    /// shared posterior's KL does not give; tests/svgp.rs checks the two agree.
     pub fn kl_with_gradient(&self) -> (f64, Vec<f64>, Mat<f64>) {
         let m = self.mean.len();
         let mut frob = 0.0;

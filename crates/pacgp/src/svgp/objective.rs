@@ -109,8 +109,20 @@ impl<'a> SvgpObjective<'a> {
     /// the bound, the bound at the batch's risk (its gradient a stochastic estimate).
     /// A batch is streamed in blocks of [`BATCH_BLOCK_ROWS`] rows, so that every thread takes
     /// part in one step.
-    pub fn on_batch<'b>(&self, x: MatRef<'b, f64>, y: &'b [f64]) -> SvgpObjective<'b> {
-        SvgpObjective {
+    pub fn on_batch<'b>(&self, x: MatRef<'b, f64>, y: &'b [f64]) -> Result<SvgpObjective<'b>> {
+        if x.nrows() != y.len() || x.ncols() != self.layout.d {
+            return Err(Error::ShapeMismatch {
+                what: "minibatch",
+                expected: format!("one label per row of {} inputs", self.layout.d),
+                found: format!(
+                    "{} rows of {} inputs, {} labels",
+                    x.nrows(),
+                    x.ncols(),
+                    y.len()
+                ),
+            });
+        }
+        Ok(SvgpObjective {
             kernel: self.kernel.clone(),
             x,
             y,
@@ -121,7 +133,7 @@ impl<'a> SvgpObjective<'a> {
                 ..self.stream
             },
             n_total: self.n_total,
-        }
+        })
     }
 
     /// The same objective streamed in other blocks (the same values to rounding).
