@@ -12,7 +12,6 @@ use crate::model::split_classifier::ClassifierSplitRecord;
 use crate::model::{FitReport, FittedModel, Task};
 use crate::objective::gpc_split::fit_split_prior;
 use crate::objective::pac_gpc::{fit_pac_gpc, PacGpcConfig, PacGpcTheta};
-use crate::optim::Termination;
 use crate::spec::{CheckedFitSpec, ClassifierHypers, PacGpcSpec, SplitClassifierSpec};
 
 use crate::plan::{classifier_menu, likelihood, split_config};
@@ -44,9 +43,9 @@ pub fn pac_gpc(
     let classifier = GibbsClassifier::of(&lik, c.predictor);
     let fit = fit_pac_gpc(&theta, &lik, x.as_ref(), &train.y, classifier, &config)?;
     let jitter_used = fit.posterior.cov.jitter();
-    let status = match fit.report.termination {
-        Termination::GradientTolerance | Termination::CostTolerance => ConvergenceStatus::Converged,
-        _ => ConvergenceStatus::MaxIterations,
+    let status = match fit.report.converged() {
+        true => ConvergenceStatus::Converged,
+        false => ConvergenceStatus::MaxIterations,
     };
     let report = FitReport {
         objective: Some(fit.certificate.bound),

@@ -7,7 +7,6 @@ use crate::error::Result;
 use crate::inference::{ConvergenceReport, ConvergenceStatus};
 use crate::kernel::Kernel;
 use crate::model::{FitReport, FittedModel, Task};
-use crate::optim::Termination;
 use crate::spec::{CheckedFitSpec, SvgpSpec, DEFAULT_BASIS};
 use crate::svgp::fit::{svgp_likelihood, DEFAULT_MAX_ITER, DEFAULT_STEPS};
 use crate::svgp::{fit_svgp, SvgpCriterionSpec, SvgpSettings};
@@ -45,9 +44,9 @@ pub fn svgp(
     let st = svgp_settings(spec, s, train.n());
     let fit = fit_svgp(&kernel, x.as_ref(), &train.y, &st)?;
     let jitter_used = fit.posterior.cov.jitter();
-    let status = match fit.report.termination {
-        Termination::GradientTolerance | Termination::CostTolerance => ConvergenceStatus::Converged,
-        _ => ConvergenceStatus::MaxIterations,
+    let status = match fit.report.converged() {
+        true => ConvergenceStatus::Converged,
+        false => ConvergenceStatus::MaxIterations,
     };
     let (objective_name, objective) = match st.criterion {
         SvgpCriterionSpec::Elbo => ("negative_elbo_per_point", fit.terms.value),

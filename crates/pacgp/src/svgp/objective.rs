@@ -420,12 +420,5 @@ pub(crate) fn check_classifier_inputs(
     crate::data::check_finite(x, "training inputs")?;
     crate::data::check_binary_labels(y)?;
     kernel.check_input_dim(x.ncols())?;
-    if m == 0 || m > x.nrows() {
-        return Err(Error::InvalidParameter {
-            name: "number of inducing points M",
-            value: m as f64,
-            reason: "must lie in 1..=N",
-        });
-    }
-    Ok(())
+    crate::regression::greedy::check_inducing_count(m, x.nrows())
 }
