@@ -176,6 +176,83 @@ fn objective_is_thread_independent() {
     assert!(g1.iter().zip(&g3).all(|(a, b)| a.to_bits() == b.to_bits()));
 }
 
+/// The objective summed over shards (three uneven ones and an empty one, each streamed in
+/// its own blocks) and combined once equals the in-process objective to 1e-10 relative,
+/// value and gradient, for both criteria; shards' sums of other shapes and an empty total
+/// are refused.
+#[test]
+fn sharded_sums_combine_to_the_in_process_objective() {
+    let fx = fixture();
+    let case = &fx["cases"][0];
+    let x = matrix(&case["x"]);
+    let y = floats(&case["y"]);
+    let p = floats(&case["params"]);
+    let kernel = Kernel::se_ard(&[1.0, 1.0], 1.0);
+    let stream = Streaming {
+        block_rows: 4,
+        ..Streaming::default()
+    };
+    for criterion in [SvgpCriterion::Elbo, bound_criterion(3, 0.01)] {
+        let obj = SvgpObjective::new(&kernel, x.as_ref(), &y, 6, criterion).unwrap();
+        let (value, grad) = obj.value_and_gradient(&p).unwrap();
+        let assembly = obj.assembly();
+        let cuts = [0usize, 7, 7, 26, y.len()];
+        let mut total: Option<pacgp::svgp::SvgpShardSums> = None;
+        for w in cuts.windows(2) {
+            let xs = x.as_ref().subrows(w[0], w[1] - w[0]);
+            let part = assembly
+                .shard_sums(&p, xs, &y[w[0]..w[1]], &stream)
+                .unwrap();
+            assert_eq!(part.rows, w[1] - w[0]);
+            match total.as_mut() {
+                None => total = Some(part),
+                Some(t) => t.add(&part).unwrap(),
+            }
+        }
+        let (terms, g) = assembly.combine(&p, &total.unwrap()).unwrap();
+        assert!(
+            rel(terms.value, value) < 1e-10,
+            "{} vs {value}",
+            terms.value
+        );
+        for (k, (a, b)) in g.iter().zip(&grad).enumerate() {
+            assert!(
+                (a - b).abs() <= 1e-10 * b.abs().max(1e-3),
+                "gradient {k}: {a} vs {b}"
+            );
+        }
+        let empty = assembly
+            .shard_sums(&p, x.as_ref().subrows(0, 0), &[], &stream)
+            .unwrap();
+        assert!(matches!(
+            assembly.combine(&p, &empty),
+            Err(Error::ShapeMismatch { .. })
+        ));
+        let other = SvgpObjective::new(&kernel, x.as_ref(), &y, 5, criterion).unwrap();
+        let mut five = other
+            .assembly()
+            .shard_sums(&p[..p.len()], x.as_ref(), &y, &stream);
+        // Parameters of M = 6 do not unpack as M = 5's: refused before any sum.
+        assert!(five.is_err());
+        five = other.assembly().shard_sums(
+            &other.layout().pack(
+                &kernel,
+                x.as_ref().subrows(0, 5),
+                &pacgp::svgp::WhitenedQ::prior(5),
+            ),
+            x.as_ref(),
+            &y,
+            &stream,
+        );
+        let mut six = assembly.shard_sums(&p, x.as_ref(), &y, &stream).unwrap();
+        assert!(six.add(&five.unwrap()).is_err());
+        let bad_labels = vec![0.5; y.len()];
+        assert!(assembly
+            .shard_sums(&p, x.as_ref(), &bad_labels, &stream)
+            .is_err());
+    }
+}
+
 /// A two-class problem in two dimensions (seeded): the label is the sign of a smooth function
 /// with 10% of the labels flipped.
 fn two_moons(n: usize, seed: u64) -> (Mat<f64>, Vec<f64>) {

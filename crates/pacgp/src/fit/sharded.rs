@@ -1,10 +1,12 @@
 //! A fit over data shards (Python's `pacgp.distributed.fit_sharded`): which checked specs can be
-//! fitted that way (vfe, pac-sgp and pac-sgp-sqrt, without a split prior), where the search
-//! starts and how it runs. The start, boxes, grid snap and iteration budgets are those of the
-//! in-process fit of the same spec ([`Search`]: [`SparseConfig::search`], [`pac_sgp_search`]);
-//! the objective is the sum of its shards' parts ([`crate::regression::sharded`],
-//! [`crate::objective::pac_sgp_sharded`]), evaluated wherever the shards are, and the
-//! minimisation is the one driver's ([`crate::optim::drive_warm`]).
+//! fitted that way (vfe, pac-sgp and pac-sgp-sqrt without a split prior; svgp and pac-svgp on
+//! all rows with k-means inducing inputs), where the search starts and how it runs. The start,
+//! boxes, grid snap and iteration budgets are those of the in-process fit of the same spec
+//! ([`Search`]: [`SparseConfig::search`], [`pac_sgp_search`], the sparse variational
+//! classifier's); the objective is the sum of its shards' parts
+//! ([`crate::regression::sharded`], [`crate::objective::pac_sgp_sharded`],
+//! [`SvgpAssembly`]), evaluated wherever the shards are, and the minimisation is the one
+//! driver's ([`crate::optim::drive_warm`]).
 
 use faer::MatRef;
 
@@ -13,10 +15,13 @@ use crate::kernel::Kernel;
 use crate::loss::RegressionLoss;
 use crate::objective::pac_sgp::{pac_sgp_search, theta_penalty, PacSgpBound, DEFAULT_MAX_ITER};
 use crate::optim::{Minimum, Objective, Pretraining, Search, WarmStart};
+use crate::regression::inducing_init::InducingInit;
 use crate::regression::sparse::{NegSparseObjective, SparseConfig, SparseMethod};
 use crate::spec::{CheckedFitSpec, Method, PacPrior, SpecError, SpecOption, DEFAULT_BASIS};
+use crate::svgp::{SvgpAssembly, SvgpLayout, SvgpObjective, SvgpSettings, WhitenedQ};
 
 use super::regression::levers;
+use super::svgp::svgp_settings;
 
 /// The bound of `spec` (pac-sgp or pac-sgp-sqrt without a split prior) with ε divided by the
 /// targets' standard deviation `y_sd`.
@@ -33,21 +38,40 @@ pub fn pac_sgp_bound(spec: &CheckedFitSpec, y_sd: f64) -> Result<PacSgpBound> {
     })
 }
 
-/// A sharded fit of a checked spec: the kernel at its initial values, M, σ²'s start, and what
-/// is minimised how.
+/// What a sharded fit trains: a sparse regressor on `[θ…, ln σ², vec(Z)]`, or the sparse
+/// variational classifier on `[θ…, vec(Z), m, vech(L_q)]`.
+#[derive(Clone, Debug)]
+pub enum ShardedFamily {
+    /// VFE (`bound` None: the negative of Titsias' bound) or PAC-SGP (its bound, FITC
+    /// posterior, α_s = 1).
+    Regression {
+        /// Where σ² starts (standardised targets): the spec's for VFE, 1 for PAC-SGP (the
+        /// paper's).
+        noise_init: f64,
+        /// The sparse PAC-GP bound minimised; `None`: VFE.
+        bound: Option<PacSgpBound>,
+        /// How the parameters are searched.
+        search: Search,
+    },
+    /// svgp / pac-svgp on ±1 labels over N rows, trained on all rows by L-BFGS.
+    Classifier {
+        /// The objective's assembly from the shards' sums.
+        assembly: SvgpAssembly,
+        /// The in-process fit's settings of the spec (criterion, δ, budget, seed).
+        settings: SvgpSettings,
+    },
+}
+
+/// A sharded fit of a checked spec: the kernel at its initial values, M, and what is
+/// minimised how.
 #[derive(Clone, Debug)]
 pub struct ShardedFit {
     /// The kernel with its initial values, on `d` inputs.
     pub kernel: Kernel,
     /// Number of inducing inputs M.
     pub m: usize,
-    /// Where σ² starts (standardised targets): the spec's for VFE, 1 for PAC-SGP (the paper's).
-    pub noise_init: f64,
-    /// The sparse PAC-GP bound minimised (FITC posterior, α_s = 1); `None`: the negative of
-    /// Titsias' VFE bound.
-    pub bound: Option<PacSgpBound>,
-    /// How the parameters are searched.
-    pub search: Search,
+    /// The model trained and its objective.
+    pub family: ShardedFamily,
 }
 
 impl ShardedFit {
@@ -59,13 +83,25 @@ impl ShardedFit {
                 Err(split_prior_refused(spec))
             }
             Method::PacSgp(_) => Ok(()),
+            Method::Svgp(s) if s.batch.is_some() => Err(SpecError::not_for(
+                SpecOption::BatchSize,
+                spec.method_name(),
+                "in-process fits (a sharded fit trains on all rows at once)",
+            )),
+            Method::Svgp(s) if s.inducing_init != InducingInit::KMeans => Err(SpecError::not_for(
+                SpecOption::InducingInit,
+                spec.method_name(),
+                "in-process fits (a sharded fit places Z by k-means, or takes z_init)",
+            )),
+            Method::Svgp(_) => Ok(()),
             _ => Err(not_sharded(spec)),
         }
     }
 
-    /// The sharded fit of `spec` on `d` inputs whose targets have standard deviation `y_sd`;
-    /// a spec that cannot be fitted over shards is refused by the option that makes it so.
-    pub fn of(spec: &CheckedFitSpec, d: usize, y_sd: f64) -> Result<Self> {
+    /// The sharded fit of `spec` on `n` rows of `d` inputs whose targets have standard
+    /// deviation `y_sd` (regression; a classifier's ±1 labels ignore it); a spec that cannot
+    /// be fitted over shards is refused by the option that makes it so.
+    pub fn of(spec: &CheckedFitSpec, n: usize, d: usize, y_sd: f64) -> Result<Self> {
         Self::check(spec)?;
         match &spec.method {
             Method::Sparse(s) if s.approximation == SparseMethod::Vfe => {
@@ -82,9 +118,11 @@ impl ShardedFit {
                 Ok(Self {
                     kernel,
                     m,
-                    noise_init: s.noise_init,
-                    bound: None,
-                    search,
+                    family: ShardedFamily::Regression {
+                        noise_init: s.noise_init,
+                        bound: None,
+                        search,
+                    },
                 })
             }
             Method::PacSgp(s) => {
@@ -96,18 +134,49 @@ impl ShardedFit {
                 Ok(Self {
                     kernel,
                     m,
-                    noise_init: 1.0,
-                    bound: Some(bound),
-                    search,
+                    family: ShardedFamily::Regression {
+                        noise_init: 1.0,
+                        bound: Some(bound),
+                        search,
+                    },
+                })
+            }
+            Method::Svgp(s) => {
+                let kernel = Kernel::from_spec(&s.kernel, d)?;
+                let settings = svgp_settings(spec, s, n);
+                let criterion = settings.objective_criterion(kernel.n_params())?;
+                let assembly = SvgpAssembly::new(&kernel, settings.m, d, criterion, n)?;
+                Ok(Self {
+                    kernel,
+                    m: settings.m,
+                    family: ShardedFamily::Classifier { assembly, settings },
                 })
             }
             _ => Err(not_sharded(spec).into()),
         }
     }
 
-    /// The starting point `[ln θ…, ln σ², vec(Z)]` with inducing inputs `z0` (M × d).
+    /// The starting point with inducing inputs `z0` (M × d): `[ln θ…, ln σ², vec(Z)]`, or
+    /// `[ln θ…, vec(Z), m, vech(L_q)]` with q(v) at the prior.
     pub fn start(&self, z0: MatRef<'_, f64>) -> Vec<f64> {
-        NegSparseObjective::pack(&self.kernel, self.noise_init, z0)
+        match &self.family {
+            ShardedFamily::Regression { noise_init, .. } => {
+                NegSparseObjective::pack(&self.kernel, *noise_init, z0)
+            }
+            ShardedFamily::Classifier { assembly, .. } => {
+                assembly
+                    .layout()
+                    .pack(&self.kernel, z0, &WhitenedQ::prior(self.m))
+            }
+        }
+    }
+
+    /// The sparse variational classifier's parameter layout, if that is what is trained.
+    pub fn svgp_layout(&self) -> Option<SvgpLayout> {
+        match &self.family {
+            ShardedFamily::Classifier { assembly, .. } => Some(assembly.layout()),
+            ShardedFamily::Regression { .. } => None,
+        }
     }
 
     /// The objective on rows held in this process: a warm start's subsample.
@@ -116,39 +185,62 @@ impl ShardedFit {
         x: MatRef<'a, f64>,
         y: &'a [f64],
     ) -> Result<Box<dyn Objective + 'a>> {
-        Ok(match &self.bound {
-            None => Box::new(NegSparseObjective::new(
+        Ok(match &self.family {
+            ShardedFamily::Regression { bound: None, .. } => Box::new(NegSparseObjective::new(
                 &self.kernel,
                 SparseMethod::Vfe,
                 x,
                 y,
                 self.m,
             )),
-            Some(bound) => {
+            ShardedFamily::Regression {
+                bound: Some(bound), ..
+            } => {
                 let penalty = theta_penalty(&bound.levers, self.kernel.n_params());
                 Box::new(bound.in_process(&self.kernel, x, y, self.m, self.alpha_s(), penalty)?)
             }
+            ShardedFamily::Classifier { assembly, .. } => Box::new(SvgpObjective::new(
+                &self.kernel,
+                x,
+                y,
+                self.m,
+                assembly.criterion(),
+            )?),
         })
     }
 
-    /// The posterior's `α_s`: 0 for VFE, 1 for PAC-SGP's FITC form.
+    /// The regression posterior's `α_s`: 0 for VFE, 1 for PAC-SGP's FITC form (0 for a
+    /// classifier, which has none).
     pub fn alpha_s(&self) -> f64 {
-        if self.bound.is_some() {
-            1.0
-        } else {
-            0.0
+        match &self.family {
+            ShardedFamily::Regression { bound: Some(_), .. } => 1.0,
+            _ => 0.0,
         }
     }
 
-    /// Minimise `obj` (the sharded objective) from `p0`, after a warm start on `warm`'s rows if
-    /// given, and snap θ as the in-process fit does.
+    /// The search from `p0`: the regression plan's, or the classifier's boxes (θ inside the
+    /// grid's range) around the start's θ and `z0`.
+    fn search(&self, z0: MatRef<'_, f64>) -> Search {
+        match &self.family {
+            ShardedFamily::Regression { search, .. } => search.clone(),
+            ShardedFamily::Classifier { assembly, settings } => settings.search(
+                assembly.layout(),
+                assembly.n_total(),
+                &self.kernel.params(),
+                z0,
+            ),
+        }
+    }
+
+    /// Minimise `obj` (the sharded objective) from the start at `z0`, after a warm start on
+    /// `warm`'s rows if given, and snap θ as the in-process fit does.
     pub fn minimise(
         &self,
         obj: &dyn Objective,
         warm: Option<&WarmStart>,
-        p0: &[f64],
+        z0: MatRef<'_, f64>,
     ) -> Result<(Minimum, Option<Pretraining>)> {
-        self.search.minimise(obj, warm, p0)
+        self.search(z0).minimise(obj, warm, &self.start(z0))
     }
 }
 
@@ -157,7 +249,7 @@ fn not_sharded(spec: &CheckedFitSpec) -> SpecError {
     SpecError::not_for(
         SpecOption::Method,
         spec.method_name(),
-        "sharded fits as vfe, pac-sgp and pac-sgp-sqrt",
+        "sharded fits as vfe, pac-sgp, pac-sgp-sqrt, svgp and pac-svgp",
     )
 }
 
@@ -195,10 +287,14 @@ mod tests {
 
     /// The plan's search on rows in one process, from the in-process start.
     fn minimised(spec: &CheckedFitSpec, x: MatRef<'_, f64>, y: &[f64]) -> Vec<f64> {
-        let plan = ShardedFit::of(spec, x.ncols(), 1.0).unwrap();
+        let plan = ShardedFit::of(spec, x.nrows(), x.ncols(), 1.0).unwrap();
+        let noise = match &plan.family {
+            ShardedFamily::Regression { noise_init, .. } => *noise_init,
+            ShardedFamily::Classifier { .. } => 1.0,
+        };
         let z0 = initial_inducing_with_targets(
             &plan.kernel,
-            plan.noise_init,
+            noise,
             x,
             y,
             plan.m,
@@ -207,9 +303,7 @@ mod tests {
         )
         .unwrap();
         let obj = plan.in_process(x, y).unwrap();
-        let (min, _) = plan
-            .minimise(obj.as_ref(), None, &plan.start(z0.as_ref()))
-            .unwrap();
+        let (min, _) = plan.minimise(obj.as_ref(), None, z0.as_ref()).unwrap();
         min.params
     }
 
@@ -291,6 +385,42 @@ mod tests {
     }
 
     #[test]
+    fn the_svgp_plans_search_as_the_in_process_fit() {
+        let (x, t) = sample();
+        let y: Vec<f64> = t
+            .iter()
+            .map(|v| if *v > 0.3 { 1.0 } else { -1.0 })
+            .collect();
+        for method in [MethodName::Svgp, MethodName::PacSvgp] {
+            let spec = FitOptions {
+                inducing: Some(M),
+                max_iter: Some(12),
+                ..Default::default()
+            }
+            .check(method)
+            .unwrap();
+            let Method::Svgp(s) = &spec.method else {
+                panic!("not an svgp spec")
+            };
+            let kernel = Kernel::from_spec(&s.kernel, 2).unwrap();
+            let st = svgp_settings(&spec, s, y.len());
+            let fit = crate::svgp::fit_svgp(&kernel, x.as_ref(), &y, &st).unwrap();
+            let plan = minimised(&spec, x.as_ref(), &y);
+            let layout = ShardedFit::of(&spec, y.len(), 2, 1.0)
+                .unwrap()
+                .svgp_layout()
+                .unwrap();
+            let (k, z, q) = layout.unpack(&kernel, &plan).unwrap();
+            let q = q.with_positive_diagonal();
+            let ours = layout.pack(&k, z.as_ref(), &q);
+            let theirs = layout.pack(&fit.kernel, fit.z.as_ref(), &fit.q);
+            for (k, (a, b)) in ours.iter().zip(&theirs).enumerate() {
+                assert!((a - b).abs() <= 1e-14 * b.abs().max(1.0), "{k}: {a} vs {b}");
+            }
+        }
+    }
+
+    #[test]
     fn specs_a_sharded_fit_cannot_train_are_refused_by_their_option() {
         let refused = |method, o: FitOptions| {
             let spec = o.check(method).unwrap();
@@ -310,5 +440,18 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(refused(MethodName::PacSgp, split), SpecOption::Prior);
+        let batch = FitOptions {
+            batch_size: Some(64),
+            ..Default::default()
+        };
+        assert_eq!(refused(MethodName::Svgp, batch), SpecOption::BatchSize);
+        let greedy = FitOptions {
+            inducing_init: Some(InducingInit::Greedy),
+            ..Default::default()
+        };
+        assert_eq!(
+            refused(MethodName::PacSvgp, greedy),
+            SpecOption::InducingInit
+        );
     }
 }

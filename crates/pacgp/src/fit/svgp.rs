@@ -2,14 +2,17 @@
 //! inputs, as a probit classification model whose certificate `certify` recomputes from the
 //! stored posterior (θ priced by the PAC grid).
 
+use faer::Mat;
+
 use crate::data::{Dataset, LabelMap, Standardizer};
 use crate::error::Result;
 use crate::inference::{ConvergenceReport, ConvergenceStatus};
 use crate::kernel::Kernel;
 use crate::model::{FitReport, FittedModel, Task};
+use crate::optim::OptimReport;
 use crate::spec::{CheckedFitSpec, SvgpSpec, DEFAULT_BASIS};
-use crate::svgp::fit::{svgp_likelihood, DEFAULT_MAX_ITER, DEFAULT_STEPS};
-use crate::svgp::{fit_svgp, SvgpCriterionSpec, SvgpSettings};
+use crate::svgp::fit::{svgp_likelihood, whitened_posterior, DEFAULT_MAX_ITER, DEFAULT_STEPS};
+use crate::svgp::{fit_svgp, SvgpCriterionSpec, SvgpSettings, SvgpTerms, WhitenedQ};
 
 /// The library's settings of a checked spec's sparse variational classifier.
 pub fn svgp_settings(spec: &CheckedFitSpec, s: &SvgpSpec, n: usize) -> SvgpSettings {
@@ -44,43 +47,130 @@ pub fn svgp(
     let st = svgp_settings(spec, s, train.n());
     let fit = fit_svgp(&kernel, x.as_ref(), &train.y, &st)?;
     let jitter_used = fit.posterior.cov.jitter();
-    let status = match fit.report.converged() {
-        true => ConvergenceStatus::Converged,
-        false => ConvergenceStatus::MaxIterations,
+    let objective = match st.criterion {
+        SvgpCriterionSpec::Elbo => fit.terms.value,
+        SvgpCriterionSpec::Bound { .. } => fit.certificate.bound,
     };
-    let (objective_name, objective) = match st.criterion {
-        SvgpCriterionSpec::Elbo => ("negative_elbo_per_point", fit.terms.value),
-        SvgpCriterionSpec::Bound { .. } => ("pac_bayes_bound_gibbs_error", fit.certificate.bound),
-    };
-    let report = FitReport {
-        objective: Some(objective),
-        objective_name: objective_name.into(),
-        jitter_used,
-        inference: Some(ConvergenceReport {
-            status,
-            iterations: fit.report.iterations as usize,
-            final_change: 0.0,
-            jitter_used,
-            notes: vec![format!(
-                "{} inducing inputs, KL(q(u)‖p(u)) {:.2} nats, θ, Z and q(u) trained together: {}",
-                st.m, fit.terms.kl, fit.report.message
-            )],
-        }),
-        optimiser: Some(fit.report),
-        ..Default::default()
-    };
-    let task = Task::Classification {
-        likelihood: svgp_likelihood(),
-        labels,
-        input_noise: 0.0,
-        split_prior: None,
-    };
+    let report = svgp_report(&st, objective, fit.terms.kl, jitter_used, fit.report);
     Ok(FittedModel::assemble(
         spec,
         train,
         x_scaler,
         fit.posterior,
-        task,
+        svgp_task(labels),
         report,
     ))
+}
+
+/// A sparse variational classifier's model is a probit classifier with its two labels.
+fn svgp_task(labels: LabelMap) -> Task {
+    Task::Classification {
+        likelihood: svgp_likelihood(),
+        labels,
+        input_noise: 0.0,
+        split_prior: None,
+    }
+}
+
+/// The fit report: the objective minimised (the negative ELBO per point, or the bound), the
+/// KL and the optimiser's report.
+fn svgp_report(
+    st: &SvgpSettings,
+    objective: f64,
+    kl: f64,
+    jitter_used: f64,
+    optimiser: OptimReport,
+) -> FitReport {
+    let status = match optimiser.converged() {
+        true => ConvergenceStatus::Converged,
+        false => ConvergenceStatus::MaxIterations,
+    };
+    let objective_name = match st.criterion {
+        SvgpCriterionSpec::Elbo => "negative_elbo_per_point",
+        SvgpCriterionSpec::Bound { .. } => "pac_bayes_bound_gibbs_error",
+    };
+    FitReport {
+        objective: Some(objective),
+        objective_name: objective_name.into(),
+        jitter_used,
+        inference: Some(ConvergenceReport {
+            status,
+            iterations: optimiser.iterations as usize,
+            final_change: 0.0,
+            jitter_used,
+            notes: vec![format!(
+                "{} inducing inputs, KL(q(u)‖p(u)) {kl:.2} nats, θ, Z and q(u) trained together: {}",
+                st.m, optimiser.message
+            )],
+        }),
+        optimiser: Some(optimiser),
+        ..Default::default()
+    }
+}
+
+/// Everything the model file of a sparse variational classifier trained outside the
+/// in-process pipeline (over data shards) holds: parameters on standardised inputs, θ on the
+/// grid.
+#[derive(Clone, Debug)]
+pub struct SvgpModelParts {
+    /// The checked svgp / pac-svgp spec.
+    pub spec: CheckedFitSpec,
+    /// The settings it was trained with (criterion, M).
+    pub settings: SvgpSettings,
+    /// Kernel at the trained θ (on the grid).
+    pub kernel: Kernel,
+    /// Inducing inputs (standardised inputs).
+    pub z: Mat<f64>,
+    /// q(v).
+    pub q: WhitenedQ,
+    /// The objective's terms at these parameters.
+    pub terms: SvgpTerms,
+    /// Input standardisation (training statistics).
+    pub x_scaler: Standardizer,
+    /// The two labels.
+    pub labels: LabelMap,
+    /// Input column names.
+    pub feature_names: Vec<String>,
+    /// Label column name.
+    pub target_name: String,
+    /// Sample size N.
+    pub n: usize,
+    /// The optimiser's report.
+    pub optimiser: OptimReport,
+}
+
+/// The model file of `parts`: the same posterior, task and report an in-process fit writes
+/// for these parameters (the sample's digest is not stored: the rows were never in one
+/// process), so `certify` on the training sample, `predict` and `evaluate` read it unchanged.
+pub fn svgp_model_from_parts(parts: SvgpModelParts) -> Result<FittedModel> {
+    if let Some(grid) = parts.spec.grid() {
+        crate::model::price::check_on_grid(&parts.kernel, &grid)?;
+    }
+    let q = parts.q.with_positive_diagonal();
+    let posterior = whitened_posterior(&parts.kernel, parts.z, &q)?;
+    let jitter_used = posterior.cov.jitter();
+    let mut report = svgp_report(
+        &parts.settings,
+        parts.terms.value,
+        parts.terms.kl,
+        jitter_used,
+        parts.optimiser,
+    );
+    report
+        .notes
+        .push("fitted from sharded sums; the training sample's digest is not stored".into());
+    Ok(FittedModel {
+        format: crate::model::FORMAT.into(),
+        spec: parts.spec,
+        input_coding: Default::default(),
+        feature_names: parts.feature_names,
+        target_name: parts.target_name,
+        n_train: parts.n,
+        training_digest: None,
+        x_scaler: parts.x_scaler,
+        posterior,
+        task: svgp_task(parts.labels),
+        report,
+        svm_solution: None,
+    })
 }

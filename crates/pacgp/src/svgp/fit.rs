@@ -116,7 +116,13 @@ impl SvgpSettings {
     /// onto the grid with the rest re-minimised, Z free (or pinned at `z0`), m and L_q free.
     /// Both objectives are per point (O(1)), so the gradient tolerance is `1e-5/N`: scipy's
     /// `pgtol` on the summed ELBO, as GPflow's SVGP is usually run.
-    fn search(&self, layout: SvgpLayout, n: usize, theta0: &[f64], z0: MatRef<'_, f64>) -> Search {
+    pub(crate) fn search(
+        &self,
+        layout: SvgpLayout,
+        n: usize,
+        theta0: &[f64],
+        z0: MatRef<'_, f64>,
+    ) -> Search {
         let grid = HyperGrid::default();
         let theta = (
             boxes::LN_THETA.0.max(grid.min_log),

@@ -28,7 +28,7 @@ pub mod objective;
 pub mod point;
 
 pub use fit::{fit_svgp, SvgpCriterionSpec, SvgpFit, SvgpSettings};
-pub use objective::{SvgpCriterion, SvgpObjective, SvgpTerms};
+pub use objective::{SvgpAssembly, SvgpCriterion, SvgpObjective, SvgpShardSums, SvgpTerms};
 
 use faer::{Mat, MatRef};
 

@@ -59,87 +59,144 @@ pub struct SvgpTerms {
     pub value: f64,
 }
 
-/// The sparse variational classifier's objective on ±1 labels.
-pub struct SvgpObjective<'a> {
+/// What turns the sums over the rows into the objective and its gradient: the kernel's
+/// structure, where the parameters live, the criterion and the sample size N. The in-process
+/// objective ([`SvgpObjective`]) and a map-reduce over data shards
+/// ([`SvgpAssembly::shard_sums`] on each shard, [`SvgpAssembly::combine`] of their sum) share it.
+#[derive(Clone, Debug)]
+pub struct SvgpAssembly {
     kernel: Kernel,
-    x: MatRef<'a, f64>,
-    y: &'a [f64],
     layout: SvgpLayout,
     criterion: SvgpCriterion,
-    stream: Streaming,
-    /// The sample size N the KL is spread over and the bound is taken at (the rows' count,
-    /// or the whole sample's for a minibatch).
+    /// The sample size N the KL is spread over and the bound is taken at.
     n_total: usize,
+}
+
+/// The sparse variational classifier's objective on ±1 labels.
+pub struct SvgpObjective<'a> {
+    assembly: SvgpAssembly,
+    x: MatRef<'a, f64>,
+    y: &'a [f64],
+    stream: Streaming,
+}
+
+/// One shard's (or minibatch's) sums at the parameters, with the parts of their gradient: what
+/// a map-reduce evaluation adds over shards before [`SvgpAssembly::combine`]. Sums over
+/// disjoint rows add ([`SvgpShardSums::add`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SvgpShardSums {
+    /// The number of rows summed.
+    pub rows: usize,
+    /// `Σ_i` of the per-point data term (a loss: negative expected log-likelihood, or the
+    /// Gibbs risk).
+    pub data_sum: f64,
+    /// Its derivative in θ through `K(Z, X)` and `diag K(X)`.
+    pub theta: Vec<f64>,
+    /// Its derivative in Z through `K(Z, X)` (M×D).
+    pub dz: Mat<f64>,
+    /// `[P | D]` on their lower triangles (M × 2M): `P = Σ V diag(σ̄²) Vᵀ`,
+    /// `D = Σ_{clamped i} σ̄_i² V_iV_iᵀ`.
+    pub p_and_d: Mat<f64>,
+    /// `m̄ = Σ V μ̄`.
+    pub mean_bar: Vec<f64>,
+}
+
+impl SvgpShardSums {
+    /// `self ← self + other` (sums over disjoint rows).
+    pub fn add(&mut self, other: &SvgpShardSums) -> Result<()> {
+        let same = self.theta.len() == other.theta.len()
+            && self.mean_bar.len() == other.mean_bar.len()
+            && self.dz.shape() == other.dz.shape()
+            && self.p_and_d.shape() == other.p_and_d.shape();
+        if !same {
+            return Err(shard_shape_error(self, other));
+        }
+        self.rows += other.rows;
+        self.data_sum += other.data_sum;
+        self.theta
+            .iter_mut()
+            .zip(&other.theta)
+            .for_each(|(a, b)| *a += b);
+        self.mean_bar
+            .iter_mut()
+            .zip(&other.mean_bar)
+            .for_each(|(a, b)| *a += b);
+        self.dz += &other.dz;
+        self.p_and_d += &other.p_and_d;
+        Ok(())
+    }
+
+    fn of_part(rows: usize, data_sum: f64, part: GradPart) -> Self {
+        Self {
+            rows,
+            data_sum,
+            theta: part.theta,
+            dz: part.dz,
+            p_and_d: part.mm,
+            mean_bar: part.scalars[1..].to_vec(),
+        }
+    }
+}
+
+fn shard_shape_error(a: &SvgpShardSums, b: &SvgpShardSums) -> Error {
+    Error::ShapeMismatch {
+        what: "shard sums",
+        expected: format!(
+            "{} θ, {}×{} Z, {} inducing inputs",
+            a.theta.len(),
+            a.dz.nrows(),
+            a.dz.ncols(),
+            a.mean_bar.len()
+        ),
+        found: format!(
+            "{} θ, {}×{} Z, {} inducing inputs",
+            b.theta.len(),
+            b.dz.nrows(),
+            b.dz.ncols(),
+            b.mean_bar.len()
+        ),
+    }
 }
 
 /// The sums of one pass: the data term's sum and, with the gradient, its parts.
 struct PassSums {
+    rows: usize,
     data_sum: f64,
     grad: Option<GradPart>,
 }
 
-impl<'a> SvgpObjective<'a> {
-    /// The objective with `m` inducing inputs on `(x, y)`, y in ±1 with both classes.
+/// One evaluation's factors at the parameters: the kernel at θ, Z, q(v), `K(Z, Z)`, `L_uu` and
+/// `S = L_qL_qᵀ`.
+struct Factors {
+    kernel: Kernel,
+    z: Mat<f64>,
+    q: WhitenedQ,
+    kzz: Mat<f64>,
+    l_uu: Cholesky,
+    s_cov: Mat<f64>,
+}
+
+impl SvgpAssembly {
+    /// The assembly of `m` inducing inputs on `d` inputs over a sample of `n_total` rows.
     pub fn new(
         kernel: &Kernel,
-        x: MatRef<'a, f64>,
-        y: &'a [f64],
         m: usize,
+        d: usize,
         criterion: SvgpCriterion,
+        n_total: usize,
     ) -> Result<Self> {
-        check_classifier_inputs(kernel, x, y, m)?;
+        kernel.check_input_dim(d)?;
+        crate::regression::greedy::check_inducing_count(m, n_total)?;
         Ok(Self {
             kernel: kernel.clone(),
-            x,
-            y,
             layout: SvgpLayout {
                 nk: kernel.n_params(),
                 m,
-                d: x.ncols(),
+                d,
             },
             criterion,
-            stream: Streaming::default(),
-            n_total: y.len(),
+            n_total,
         })
-    }
-
-    /// The same objective estimated on a minibatch of the sample's rows `(x, y)` (labels
-    /// unchecked: a batch may hold one class): the data term's mean over the batch, the KL
-    /// spread over (and the bound taken at) the whole sample's N. Unbiased for the ELBO; for
-    /// the bound, the bound at the batch's risk (its gradient a stochastic estimate).
-    /// A batch is streamed in blocks of [`BATCH_BLOCK_ROWS`] rows, so that every thread takes
-    /// part in one step.
-    pub fn on_batch<'b>(&self, x: MatRef<'b, f64>, y: &'b [f64]) -> Result<SvgpObjective<'b>> {
-        if x.nrows() != y.len() || x.ncols() != self.layout.d {
-            return Err(Error::ShapeMismatch {
-                what: "minibatch",
-                expected: format!("one label per row of {} inputs", self.layout.d),
-                found: format!(
-                    "{} rows of {} inputs, {} labels",
-                    x.nrows(),
-                    x.ncols(),
-                    y.len()
-                ),
-            });
-        }
-        Ok(SvgpObjective {
-            kernel: self.kernel.clone(),
-            x,
-            y,
-            layout: self.layout,
-            criterion: self.criterion,
-            stream: Streaming {
-                block_rows: BATCH_BLOCK_ROWS,
-                ..self.stream
-            },
-            n_total: self.n_total,
-        })
-    }
-
-    /// The same objective streamed in other blocks (the same values to rounding).
-    pub fn with_streaming(mut self, stream: Streaming) -> Self {
-        self.stream = stream;
-        self
     }
 
     /// Where the parameters live.
@@ -157,9 +214,103 @@ impl<'a> SvgpObjective<'a> {
         self.criterion
     }
 
-    /// The terms at `p`.
-    pub fn terms(&self, p: &[f64]) -> Result<SvgpTerms> {
-        Ok(self.evaluate(p, false)?.0)
+    /// The sample size N.
+    pub fn n_total(&self) -> usize {
+        self.n_total
+    }
+
+    /// One shard's sums at `p` on its rows `(x, y)` (y in ±1), streamed as `stream` says
+    /// (on the pool's threads): the map step of a map-reduce evaluation.
+    pub fn shard_sums(
+        &self,
+        p: &[f64],
+        x: MatRef<'_, f64>,
+        y: &[f64],
+        stream: &Streaming,
+    ) -> Result<SvgpShardSums> {
+        self.check_rows(x, y, "shard")?;
+        crate::data::check_finite(x, "shard inputs")?;
+        if let Some(bad) = y.iter().find(|&&v| v != 1.0 && v != -1.0) {
+            return Err(Error::InvalidParameter {
+                name: "shard label",
+                value: *bad,
+                reason: "labels of a shard are −1 or +1",
+            });
+        }
+        let f = self.factors(p)?;
+        if y.is_empty() {
+            return Ok(self.empty_sums());
+        }
+        let sums = self.pass(&f, x, y, stream, true)?;
+        let part = sums.grad.expect("the pass was asked for its gradient");
+        Ok(SvgpShardSums::of_part(sums.rows, sums.data_sum, part))
+    }
+
+    /// The objective's terms and gradient at `p` from the sums over all N rows (the reduce
+    /// step): the same as the in-process objective's, to rounding.
+    pub fn combine(&self, p: &[f64], sums: &SvgpShardSums) -> Result<(SvgpTerms, Vec<f64>)> {
+        let SvgpLayout { nk, m, d } = self.layout;
+        let shapes = sums.theta.len() == nk
+            && sums.mean_bar.len() == m
+            && sums.dz.shape() == (m, d)
+            && sums.p_and_d.shape() == (m, 2 * m);
+        if !shapes || sums.rows == 0 {
+            return Err(Error::ShapeMismatch {
+                what: "summed shard sums",
+                expected: format!("at least one row, {nk} θ, {m}×{d} Z, {m} inducing inputs"),
+                found: format!(
+                    "{} rows, {} θ, {}×{} Z, {} inducing inputs",
+                    sums.rows,
+                    sums.theta.len(),
+                    sums.dz.nrows(),
+                    sums.dz.ncols(),
+                    sums.mean_bar.len()
+                ),
+            });
+        }
+        let f = self.factors(p)?;
+        let mut scalars = vec![sums.data_sum];
+        scalars.extend(&sums.mean_bar);
+        let pass = PassSums {
+            rows: sums.rows,
+            data_sum: sums.data_sum,
+            grad: Some(GradPart {
+                theta: sums.theta.clone(),
+                dz: sums.dz.clone(),
+                mm: sums.p_and_d.clone(),
+                scalars,
+            }),
+        };
+        self.finish(&f, pass)
+    }
+
+    /// The sums over no rows.
+    fn empty_sums(&self) -> SvgpShardSums {
+        let SvgpLayout { nk, m, d } = self.layout;
+        SvgpShardSums {
+            rows: 0,
+            data_sum: 0.0,
+            theta: vec![0.0; nk],
+            dz: Mat::zeros(m, d),
+            p_and_d: Mat::zeros(m, 2 * m),
+            mean_bar: vec![0.0; m],
+        }
+    }
+
+    fn check_rows(&self, x: MatRef<'_, f64>, y: &[f64], what: &'static str) -> Result<()> {
+        if x.nrows() != y.len() || x.ncols() != self.layout.d {
+            return Err(Error::ShapeMismatch {
+                what,
+                expected: format!("one label per row of {} inputs", self.layout.d),
+                found: format!(
+                    "{} rows of {} inputs, {} labels",
+                    x.nrows(),
+                    x.ncols(),
+                    y.len()
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// The per-point term of the data part at the marginal `N(μ, σ²)` (a loss to minimise).
@@ -177,17 +328,29 @@ impl<'a> SvgpObjective<'a> {
         }
     }
 
-    fn evaluate(&self, p: &[f64], with_grad: bool) -> Result<(SvgpTerms, Vec<f64>)> {
+    fn factors(&self, p: &[f64]) -> Result<Factors> {
         let (kernel, z, q) = self.layout.unpack(&self.kernel, p)?;
-        let data = SparseData::new(&kernel, self.x, self.y, z.as_ref(), &self.stream);
         let (kzz, l_uu) = kuu_factor(&kernel, z.as_ref())?;
         let mut s_cov = Mat::zeros(self.layout.m, self.layout.m);
         linalg::syrk_lower_add(s_cov.as_mut(), q.sqrt.as_ref(), None);
         symmetrise_from_lower(&mut s_cov);
-        let sums = self.pass(&data, &l_uu, &q, &s_cov, with_grad)?;
+        Ok(Factors {
+            kernel,
+            z,
+            q,
+            kzz,
+            l_uu,
+            s_cov,
+        })
+    }
+
+    /// The terms and, with the pass's gradient parts, the gradient
+    /// `[θ…, vec(Z), m, vech(L_q)]`: the data term is the mean over the pass's rows, the KL
+    /// spread over N.
+    fn finish(&self, f: &Factors, sums: PassSums) -> Result<(SvgpTerms, Vec<f64>)> {
         let n = self.n_total as f64;
-        let (kl, kl_mean, kl_sqrt) = q.kl_with_gradient();
-        let data_term = sums.data_sum / self.y.len() as f64;
+        let (kl, kl_mean, kl_sqrt) = f.q.kl_with_gradient();
+        let data_term = sums.data_sum / sums.rows as f64;
         if !(data_term.is_finite() && kl.is_finite()) {
             return Err(Error::Numerical {
                 what: "sparse variational classifier",
@@ -210,45 +373,35 @@ impl<'a> SvgpObjective<'a> {
         let Some(parts) = sums.grad else {
             return Ok((terms, Vec::new()));
         };
-        let rows = self.y.len() as f64;
         let adjoints = Adjoints {
-            q: &q,
-            s_cov: &s_cov,
-            scale: a / rows,
+            scale: a / sums.rows as f64,
             kl_scale: c,
             kl_mean: &kl_mean,
             kl_sqrt: &kl_sqrt,
         };
-        Ok((terms, self.assemble(&data, &kzz, &l_uu, parts, &adjoints)))
+        Ok((terms, self.assemble(f, parts, &adjoints)))
     }
 
     /// The gradient `[θ…, vec(Z), m, vech(L_q)]` from the pass's parts and the KL's gradient.
     /// With the block sums `P = Σ V diag(σ̄²) Vᵀ`, `D = Σ_{clamped i} σ̄_i² V_iV_iᵀ` and
     /// `m̄ = Σ V μ̄`: `Σ_b V̄_bV_bᵀ = m m̄ᵀ + 2(S − I)P + 2D`, so `L̄_uu = −L_uu⁻ᵀ(m m̄ᵀ + 2(S −
     /// I)P + 2D)` and `L̄_q = 2 P L_q`, O(M³) once per evaluation.
-    fn assemble(
-        &self,
-        data: &SparseData<'_>,
-        kzz: &Mat<f64>,
-        l_uu: &Cholesky,
-        parts: GradPart,
-        adj: &Adjoints<'_>,
-    ) -> Vec<f64> {
+    fn assemble(&self, f: &Factors, parts: GradPart, adj: &Adjoints<'_>) -> Vec<f64> {
         let SvgpLayout { m, d, .. } = self.layout;
         let mut p_sum = parts.mm.as_ref().subcols(0, m).to_owned();
         let mut d_sum = parts.mm.as_ref().subcols(m, m).to_owned();
         symmetrise_from_lower(&mut p_sum);
         symmetrise_from_lower(&mut d_sum);
         let mean_bar = &parts.scalars[1..];
-        let sp = adj.s_cov * &p_sum;
+        let sp = &f.s_cov * &p_sum;
         // L̄_uu = −L_uu⁻ᵀX, so L_uuᵀL̄_uu = −X: K_uu's adjoint without forming L̄_uu.
         let minus_x = Mat::from_fn(m, m, |i, j| {
-            -(adj.q.mean[i] * mean_bar[j] + 2.0 * (sp[(i, j)] - p_sum[(i, j)] + d_sum[(i, j)]))
+            -(f.q.mean[i] * mean_bar[j] + 2.0 * (sp[(i, j)] - p_sum[(i, j)] + d_sum[(i, j)]))
         });
-        let g = cholesky_adjoint_from_product(l_uu, minus_x.as_ref());
-        let (g_theta, g_z) = data
-            .kernel
-            .inducing_gram_adjoint(data.z, kzz.as_ref(), g.as_ref());
+        let g = cholesky_adjoint_from_product(&f.l_uu, minus_x.as_ref());
+        let (g_theta, g_z) =
+            f.kernel
+                .inducing_gram_adjoint(f.z.as_ref(), f.kzz.as_ref(), g.as_ref());
         let scale = adj.scale;
         let mut grad: Vec<f64> = parts
             .theta
@@ -263,7 +416,7 @@ impl<'a> SvgpObjective<'a> {
         }
         let c = adj.kl_scale;
         grad.extend((0..m).map(|i| scale * mean_bar[i] + c * adj.kl_mean[i]));
-        let lq_bar = &p_sum * &adj.q.sqrt;
+        let lq_bar = &p_sum * &f.q.sqrt;
         let combined = Mat::from_fn(m, m, |i, j| {
             2.0 * scale * lq_bar[(i, j)] + c * adj.kl_sqrt[(i, j)]
         });
@@ -271,27 +424,33 @@ impl<'a> SvgpObjective<'a> {
         grad
     }
 
-    /// The one pass over row blocks: the data term's sum and, with `with_grad`, the block
-    /// parts of its gradient (`mm` = `[P | D]` on their lower triangles, `scalars` =
+    /// The one pass over `(x, y)`'s row blocks: the data term's sum and, with `with_grad`, the
+    /// block parts of its gradient (`mm` = `[P | D]` on their lower triangles, `scalars` =
     /// `[Σ loss, m̄…]`, θ and Z through `F̄`).
     fn pass(
         &self,
-        data: &SparseData<'_>,
-        l_uu: &Cholesky,
-        q: &WhitenedQ,
-        s_cov: &Mat<f64>,
+        f: &Factors,
+        x: MatRef<'_, f64>,
+        y: &[f64],
+        stream: &Streaming,
         with_grad: bool,
     ) -> Result<PassSums> {
-        data.blocks.sum(
+        let data = SparseData::new(&f.kernel, x, y, f.z.as_ref(), stream);
+        let (data_sum, grad) = data.blocks.sum(
             vec![],
-            &|b, _| self.block(data, b, l_uu, q, s_cov, with_grad),
-            &|acc, other| {
-                acc.data_sum += other.data_sum;
-                if let (Some(a), Some(o)) = (acc.grad.as_mut(), other.grad) {
+            &|b, _| self.block(&data, b, f, with_grad),
+            &|acc: &mut (f64, Option<GradPart>), other| {
+                acc.0 += other.0;
+                if let (Some(a), Some(o)) = (acc.1.as_mut(), other.1) {
                     a.add(o);
                 }
             },
-        )
+        )?;
+        Ok(PassSums {
+            rows: y.len(),
+            data_sum,
+            grad,
+        })
     }
 
     /// One block's share of [`Self::pass`]: `V = L_uu⁻¹F`, `U = SV` (one product), the
@@ -302,23 +461,21 @@ impl<'a> SvgpObjective<'a> {
         &self,
         data: &SparseData<'_>,
         b: usize,
-        l_uu: &Cholesky,
-        q: &WhitenedQ,
-        s_cov: &Mat<f64>,
+        fac: &Factors,
         with_grad: bool,
-    ) -> Result<PassSums> {
-        let m = self.layout.m;
+    ) -> Result<(f64, Option<GradPart>)> {
+        let (m, q) = (self.layout.m, &fac.q);
         let r = data.blocks.range(b);
         let nb = r.len();
         let f = data.kzx(b);
-        let v = SparseData::whiten(l_uu, &f);
+        let v = SparseData::whiten(&fac.l_uu, &f);
         let kd = data.kernel.diag(data.x.subrows(r.start, nb));
         let mu = mat_t_vec_seq(v.as_ref(), &q.mean);
         let mut u = scratch(m, nb);
         matmul(
             u.as_mut(),
             Accum::Replace,
-            s_cov.as_ref(),
+            fac.s_cov.as_ref(),
             v.as_ref(),
             1.0,
             Par::Seq,
@@ -339,10 +496,7 @@ impl<'a> SvgpObjective<'a> {
             recycle(f);
             recycle(v);
             recycle(u);
-            return Ok(PassSums {
-                data_sum,
-                grad: None,
-            });
+            return Ok((data_sum, None));
         }
         let mut mm = scratch_zeroed(m, 2 * m);
         linalg::syrk_lower_add(mm.as_mut().subcols_mut(0, m), v.as_ref(), Some(&g_var));
@@ -363,22 +517,93 @@ impl<'a> SvgpObjective<'a> {
             }
         }
         recycle(v);
-        l_uu.solve_upper_in_place_seq(u.as_mut());
+        fac.l_uu.solve_upper_in_place_seq(u.as_mut());
         let mut scalars = vec![data_sum];
         scalars.extend(mean_bar);
         let part = GradPart::of_block(data, b, f, u, &g_kdiag, mm, scalars);
-        Ok(PassSums {
-            data_sum,
-            grad: Some(part),
-        })
+        Ok((data_sum, Some(part)))
     }
 }
 
-/// What [`SvgpObjective::assemble`] needs besides the pass's parts.
+impl<'a> SvgpObjective<'a> {
+    /// The objective with `m` inducing inputs on `(x, y)`, y in ±1 with both classes.
+    pub fn new(
+        kernel: &Kernel,
+        x: MatRef<'a, f64>,
+        y: &'a [f64],
+        m: usize,
+        criterion: SvgpCriterion,
+    ) -> Result<Self> {
+        check_classifier_inputs(kernel, x, y, m)?;
+        Ok(Self {
+            assembly: SvgpAssembly::new(kernel, m, x.ncols(), criterion, y.len())?,
+            x,
+            y,
+            stream: Streaming::default(),
+        })
+    }
+
+    /// The same objective estimated on a minibatch of the sample's rows `(x, y)` (labels
+    /// unchecked: a batch may hold one class): the data term's mean over the batch, the KL
+    /// spread over (and the bound taken at) the whole sample's N. Unbiased for the ELBO; for
+    /// the bound, the bound at the batch's risk (its gradient a stochastic estimate).
+    /// A batch is streamed in blocks of [`BATCH_BLOCK_ROWS`] rows, so that every thread takes
+    /// part in one step.
+    pub fn on_batch<'b>(&self, x: MatRef<'b, f64>, y: &'b [f64]) -> Result<SvgpObjective<'b>> {
+        self.assembly.check_rows(x, y, "minibatch")?;
+        Ok(SvgpObjective {
+            assembly: self.assembly.clone(),
+            x,
+            y,
+            stream: Streaming {
+                block_rows: BATCH_BLOCK_ROWS,
+                ..self.stream
+            },
+        })
+    }
+
+    /// The same objective streamed in other blocks (the same values to rounding).
+    pub fn with_streaming(mut self, stream: Streaming) -> Self {
+        self.stream = stream;
+        self
+    }
+
+    /// What turns sums over rows into the objective (shared with a map-reduce over shards).
+    pub fn assembly(&self) -> &SvgpAssembly {
+        &self.assembly
+    }
+
+    /// Where the parameters live.
+    pub fn layout(&self) -> SvgpLayout {
+        self.assembly.layout
+    }
+
+    /// The kernel structure θ is read into.
+    pub fn kernel(&self) -> &Kernel {
+        &self.assembly.kernel
+    }
+
+    /// The criterion minimised.
+    pub fn criterion(&self) -> SvgpCriterion {
+        self.assembly.criterion
+    }
+
+    /// The terms at `p`.
+    pub fn terms(&self, p: &[f64]) -> Result<SvgpTerms> {
+        Ok(self.evaluate(p, false)?.0)
+    }
+
+    fn evaluate(&self, p: &[f64], with_grad: bool) -> Result<(SvgpTerms, Vec<f64>)> {
+        let f = self.assembly.factors(p)?;
+        let sums = self
+            .assembly
+            .pass(&f, self.x, self.y, &self.stream, with_grad)?;
+        self.assembly.finish(&f, sums)
+    }
+}
+
+/// What [`SvgpAssembly::assemble`] needs besides the pass's parts and the factors.
 struct Adjoints<'q> {
-    q: &'q WhitenedQ,
-    /// `S = L_qL_qᵀ`.
-    s_cov: &'q Mat<f64>,
     /// The data term sum's weight in the objective.
     scale: f64,
     /// The KL's weight in the objective.
@@ -389,7 +614,7 @@ struct Adjoints<'q> {
 
 impl Objective for SvgpObjective<'_> {
     fn dim(&self) -> usize {
-        self.layout.dim()
+        self.layout().dim()
     }
 
     fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
