@@ -270,7 +270,7 @@ def _subsample(shards, sizes, rows, seed, client):
     return (np.array([picked[i][0] for i in wanted]), np.array([picked[i][1] for i in wanted]))
 
 
-def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, delta=0.01,
+def fit_sharded(method, shards, kernel="se-ard", n_inducing=None, epsilon=None, delta=0.01,
                 bound=None, confidence_term=None, seed=0, max_iter=None, z_init=None,
                 pretrain=None, client=None):
     """Train one sparse GP on data held in shards (pairs ``(X_s, y_s)``, or Dask futures of
@@ -278,7 +278,10 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, d
     :class:`~pacgp.SparseGPRegressor`) or "pac-sgp" (the sparse PAC-GP bound, FITC form, as
     ``PACGPRegressor(sparse=True)``; ``epsilon`` in target units is required, ``bound`` "kl"
     (default) or "sqrt" — or ``method`` "pac-sgp-sqrt" —, ``confidence_term`` "maurer"
-    (default) or "sharp").
+    (default) or "sharp"); or a two-class classifier, "svgp" (the sparse variational GP
+    classifier trained by its evidence lower bound) or "pac-svgp" (by its PAC-Bayes bound), as
+    :class:`~pacgp.SparseGPClassifier` — see :func:`_fit_sharded_classifier`.
+    ``n_inducing`` defaults to the library's (100; for a classifier at most N).
 
     The options are checked by the library as the fit spec of that method (the same refusals,
     in these parameters' names, as the in-process estimators'), and the fit is the library's
@@ -302,14 +305,14 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, d
     from . import PACGPRegressor, SparseGPRegressor
     from ._pacgp import ShardedFitSpec, posterior_shard_stats
 
-    spec = ShardedFitSpec(
-        method,
-        dict(kernel=kernel, inducing=n_inducing, seed=seed, delta=delta, bound=bound,
-             xi=confidence_term, max_iter=max_iter, pretrain=pretrain,
-             epsilon=None if epsilon is None else float(epsilon)),
-        names={"inducing": "n_inducing", "xi": "confidence_term"},
-    )
+    options = dict(kernel=kernel, inducing=n_inducing, seed=seed, delta=delta, bound=bound,
+                   xi=confidence_term, max_iter=max_iter, pretrain=pretrain,
+                   epsilon=None if epsilon is None else float(epsilon))
+    spec = ShardedFitSpec(method, options,
+                          names={"inducing": "n_inducing", "xi": "confidence_term"})
     shards = list(shards)
+    if spec.method in _CLASSIFIERS:
+        return _fit_sharded_classifier(spec, options, shards, z_init, client)
     sizes, x_mean, x_sd, y_mean, y_sd = _moments(shards, client)
     if np.any(x_sd <= 0) or y_sd <= 0:
         raise ValueError("a constant input column or target: drop it before a sharded fit")
@@ -343,7 +346,8 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, d
         sub = _subsample(data, sizes, int(pretrain), seed, client)
         if sub is not None:
             warm = dict(zip(("warm_x", "warm_y"), _aligned(sub)), rows=sum(sizes))
-    params, report, pretrained = spec.minimise(y_sd, np.ascontiguousarray(z0), objective, **warm)
+    params, report, pretrained = spec.minimise(y_sd, np.ascontiguousarray(z0), objective,
+                                               **{"rows": sum(sizes), **warm})
     p = np.asarray(params)
     if settings is None:
         value, terms = -objective(p)[0], None
@@ -382,5 +386,128 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=100, epsilon=None, d
         "optimiser": {"iterations": iterations, "evaluations": evaluations,
                       "termination": termination, "message": message, "value": final},
         "x_mean": x_mean, "x_sd": x_sd, "y_mean": y_mean, "y_sd": y_sd,
+    }
+    return estimator
+
+
+_CLASSIFIERS = {"svgp": "elbo", "pac-svgp": "bound"}
+
+
+def _labels_of(shard):
+    return np.unique(np.asarray(shard[1]))
+
+
+def _input_sums(shard):
+    x = _aligned([shard[0]])[0]
+    return len(x), x.sum(axis=0)
+
+
+def _input_square_sums(shard, x_mean):
+    x = _aligned([shard[0]])[0]
+    return ((x - x_mean) ** 2).sum(axis=0)
+
+
+def _coded(shard, positive, x_mean, x_sd):
+    """A shard's standardised inputs and its labels coded +1 (``positive``) and −1."""
+    x = _aligned([shard[0]])[0]
+    y = np.asarray(shard[1])
+    return (x - x_mean) / x_sd, np.where(y == positive, 1.0, -1.0)
+
+
+def _svgp_sums(method, options, n, p, threads):
+    """The map step of the sparse variational classifier's objective on one shard."""
+    from ._pacgp import svgp_shard_sums
+
+    def sums(shard):
+        x, y = _aligned(shard)
+        return svgp_shard_sums(method, options, n, p, x, y, n_threads=threads)
+
+    return sums
+
+
+def svgp_value_and_grad(method, options, n, d, p, shards, client=None):
+    """The sparse variational classifier's objective ``(data_term, KL, value)`` and gradient in
+    ``p = [θ…, vec(Z), m, vech(L_q)]`` over ``shards`` (pairs of standardised inputs and ±1
+    labels, or Dask futures of them) of ``n`` rows and ``d`` inputs: one map pass
+    (``pacgp::svgp::SvgpAssembly::shard_sums``), the sums added here, then one M×M step
+    (``combine``). ``method`` "svgp" or "pac-svgp" with ``options`` by the library's option
+    names; equal to the in-process objective to rounding."""
+    from ._pacgp import svgp_combine
+
+    p = [float(v) for v in p]
+    parts = _map(_svgp_sums(method, options, n, p, _shard_threads(client)), shards, client)
+    total = [sum(q[k] for q in parts) for k in range(6)]
+    return svgp_combine(method, options, n, d, p, *total)
+
+
+def _fit_sharded_classifier(spec, options, shards, z_init, client):
+    """:func:`fit_sharded` of "svgp" / "pac-svgp" on two classes (labels any values; the
+    larger in sorted order is coded +1, as :class:`~pacgp.SparseGPClassifier` codes them).
+    Inputs standardised with the training moments; Z by the library's seeded k-means over the
+    shards (or ``z_init``, M×D standardised), q(v) at the prior, θ at the kernel's start; θ, Z,
+    m and L_q minimised on all rows by the library's driver (L-BFGS with the in-process fit's
+    boxes, budget — ``max_iter``, default 1000 — and grid snap of θ), each evaluation one map
+    pass over the shards. The options are checked as the in-process fit's (``batch_size`` and
+    ``inducing_init`` other than k-means are in-process only). The fitted
+    :class:`~pacgp.SparseGPClassifier`'s model is the one an in-process fit writes for these
+    parameters: predict, pickle, and ``model_.certify`` on the training sample work;
+    ``certificate_`` is None; ``sharded_`` holds the parameters, the objective's terms
+    ``(data_term, KL, value)`` (for pac-svgp the empirical Gibbs risk, KL and the bound that
+    ``certify`` on the training sample reproduces) and the optimiser's report."""
+    from . import SparseGPClassifier
+
+    classes = np.unique(np.concatenate(_map(_labels_of, shards, client)))
+    if len(classes) != 2:
+        raise ValueError(
+            f"a sharded {spec.method} fit takes two classes, got {len(classes)}: fit one "
+            "sharded model per class against the rest, or the in-process SparseGPClassifier"
+        )
+    first = _map(_input_sums, shards, client)
+    sizes = [f[0] for f in first]
+    n = sum(sizes)
+    x_mean = sum(f[1] for f in first) / n
+    x_sd = np.sqrt(sum(_map(lambda s: _input_square_sums(s, x_mean), shards, client)) / n)
+    if np.any(x_sd <= 0):
+        raise ValueError("a constant input column: drop it before a sharded fit")
+    d = len(x_mean)
+    m = spec.n_inducing if options["inducing"] is not None else min(spec.n_inducing, n)
+    if m > n:
+        raise ValueError(f"n_inducing must lie in 1..N = {n}, got {m}")
+    options = dict(options, inducing=m)
+    scale = dict(positive=classes[1], x_mean=x_mean, x_sd=x_sd)
+    if client is None:
+        data = [_coded(s, **scale) for s in shards]
+    else:
+        data = client.map(_coded, shards, **scale, pure=False)  # stays on the workers
+    if z_init is None:
+        z0 = _initial_inducing(data, sizes, m, options["seed"], client)
+    else:
+        z0 = np.array(z_init, dtype=np.float64).reshape(m, d)
+    method = spec.method
+
+    def objective(p):
+        terms, grad = svgp_value_and_grad(method, options, n, d, p, data, client)
+        return float(terms[2]), list(grad)
+
+    params, report, _ = spec.minimise(1.0, np.ascontiguousarray(z0), objective, rows=n)
+    p = np.asarray(params)
+    terms = tuple(svgp_value_and_grad(method, options, n, d, p, data, client)[0])
+    model = spec.svgp_model([float(v) for v in p], n, terms, list(x_mean), list(x_sd),
+                            (str(classes[0]), str(classes[1])), report)
+    estimator = SparseGPClassifier(
+        objective=_CLASSIFIERS[method], n_inducing=m, kernel=spec.kernel,
+        bound=options["bound"], max_iter=options["max_iter"], delta=options["delta"],
+        random_state=options["seed"],
+    )
+    estimator.classes_ = classes
+    estimator._set_model(model)
+    estimator.n_features_in_ = d
+    estimator.certificate_, estimator.loo_ = None, None
+    _, final, iterations, evaluations, termination, message = report
+    estimator.sharded_ = {
+        "params": p, "objective": terms[2], "terms": terms, "z_init": z0,
+        "optimiser": {"iterations": iterations, "evaluations": evaluations,
+                      "termination": termination, "message": message, "value": final},
+        "x_mean": x_mean, "x_sd": x_sd,
     }
     return estimator

@@ -22,6 +22,7 @@ mod pools;
 mod sharded;
 mod sharded_fit;
 mod sharded_pac_sgp;
+mod sharded_svgp;
 mod table;
 
 /// The allocator the `pacgp` command uses: the module then runs the CLI's code with the CLI's
@@ -137,6 +138,7 @@ fn _pacgp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sharded::register(m)?;
     sharded_pac_sgp::register(m)?;
     sharded_fit::register(m)?;
+    sharded_svgp::register(m)?;
     table::register(m)?;
     Ok(())
 }

@@ -12,12 +12,14 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use pacgp::data::{Standardizer, TargetScaler};
-use pacgp::fit::sharded::ShardedFit;
+use pacgp::fit::sharded::{ShardedFamily, ShardedFit};
+use pacgp::fit::svgp::{svgp_model_from_parts, SvgpModelParts};
 use pacgp::model as m;
 use pacgp::objective::pac_sgp_sharded::PacSgpShardStats;
 use pacgp::optim::{Objective, OptimReport, Pretraining, WarmStart};
 use pacgp::regression::inducing_init::InducingInit;
 use pacgp::spec::{CheckedFitSpec, Method, MethodName, SpecError, SpecOption};
+use pacgp::svgp::SvgpTerms;
 
 use crate::errors::{lib_err, spec_err, PyWording};
 use crate::fit::fit_options;
@@ -32,6 +34,23 @@ type Report = (Vec<f64>, f64, u64, u64, String, String);
 
 /// A warm start's report for Python: `(rows, of, report)`.
 type Warm = (usize, usize, Report);
+
+/// The optimiser's report from its Python form ([`report_of`]'s).
+fn report_from(r: Report) -> PyResult<OptimReport> {
+    let (params, value, iterations, evaluations, termination, message) = r;
+    let parsed =
+        serde_json::from_value(serde_json::Value::String(termination.clone())).map_err(|_| {
+            pyo3::exceptions::PyValueError::new_err(format!("unknown termination '{termination}'"))
+        })?;
+    Ok(OptimReport {
+        params,
+        value,
+        iterations,
+        evaluations,
+        termination: parsed,
+        message,
+    })
+}
 
 fn report_of(r: &OptimReport) -> Report {
     let termination = serde_json::to_value(r.termination)
@@ -61,8 +80,8 @@ pub(crate) struct ShardedFitSpec {
 }
 
 impl ShardedFitSpec {
-    fn plan(&self, d: usize, y_sd: f64) -> PyResult<ShardedFit> {
-        ShardedFit::of(&self.spec, d, y_sd).map_err(|e| lib_err(e, &self.wording))
+    fn plan(&self, n: usize, d: usize, y_sd: f64) -> PyResult<ShardedFit> {
+        ShardedFit::of(&self.spec, n, d, y_sd).map_err(|e| lib_err(e, &self.wording))
     }
 }
 
@@ -86,9 +105,10 @@ impl ShardedFitSpec {
         let (kernel, m) = match &spec.method {
             Method::Sparse(s) => (s.kernel.clone(), s.inducing),
             Method::PacSgp(s) => (s.kernel.clone(), s.inducing),
+            Method::Svgp(s) => (s.kernel.clone(), s.inducing),
             _ => {
                 return Err(pyo3::exceptions::PyValueError::new_err(
-                    "a sharded fit trains vfe, pac-sgp or pac-sgp-sqrt",
+                    "a sharded fit trains vfe, pac-sgp, pac-sgp-sqrt, svgp or pac-svgp",
                 ))
             }
         };
@@ -114,7 +134,8 @@ impl ShardedFitSpec {
         self.kernel.clone()
     }
 
-    /// The number of inducing inputs M (the library's default where none was given).
+    /// The number of inducing inputs M (the library's default where none was given; a
+    /// classifier's default is at most N).
     #[getter]
     fn n_inducing(&self) -> usize {
         self.m
@@ -162,12 +183,12 @@ impl ShardedFitSpec {
         Ok(Some(settings))
     }
 
-    /// Minimise `objective` (a callable `p -> (value, gradient)` over the shards, the value
-    /// minimised) with the library's driver, from the start with inducing inputs `z0` (M × d,
-    /// standardised), θ snapped as the in-process fit snaps it; first, if `warm_x` and
-    /// `warm_y` are given, the same objective on those rows (a subsample of `rows`) in this
-    /// process. Returns the parameters, the report, and the warm start's report. An exception
-    /// raised by `objective` stops the minimisation and is raised here.
+    /// Minimise `objective` (a callable `p -> (value, gradient)` over the shards' `rows` rows,
+    /// the value minimised) with the library's driver, from the start with inducing inputs
+    /// `z0` (M × d, standardised), θ snapped as the in-process fit snaps it; first, if
+    /// `warm_x` and `warm_y` are given, the same objective on those rows (a subsample) in
+    /// this process. Returns the parameters, the report, and the warm start's report. An
+    /// exception raised by `objective` stops the minimisation and is raised here.
     #[pyo3(signature = (y_sd, z0, objective, warm_x=None, warm_y=None, rows=0))]
     #[allow(clippy::too_many_arguments)]
     fn minimise(
@@ -181,7 +202,7 @@ impl ShardedFitSpec {
         rows: usize,
     ) -> PyResult<(Vec<f64>, Report, Option<Warm>)> {
         let z0 = to_mat(&z0, "z0")?;
-        let plan = self.plan(z0.ncols(), y_sd)?;
+        let plan = self.plan(rows, z0.ncols(), y_sd)?;
         if z0.nrows() != plan.m {
             return Err(pyo3::exceptions::PyValueError::new_err(format!(
                 "z0 has {} rows, the fit has {} inducing inputs",
@@ -189,7 +210,7 @@ impl ShardedFitSpec {
                 plan.m
             )));
         }
-        let p0 = plan.start(z0.as_ref());
+        let dim = plan.start(z0.as_ref()).len();
         let warm_rows = match (warm_x, warm_y) {
             (Some(x), Some(y)) => Some((to_mat(&x, "warm_x")?, vector(&y)?)),
             (None, None) => None,
@@ -201,7 +222,7 @@ impl ShardedFitSpec {
         };
         let sharded = PyObjective {
             f: objective,
-            dim: p0.len(),
+            dim,
             failure: Mutex::new(None),
         };
         let out = py.detach(|| {
@@ -217,7 +238,7 @@ impl ShardedFitSpec {
                     rows: y.len(),
                     of: rows.max(y.len()),
                 });
-            plan.minimise(&sharded, warm.as_ref(), &p0)
+            plan.minimise(&sharded, warm.as_ref(), z0.as_ref())
         });
         if let Some(e) = sharded
             .failure
@@ -252,34 +273,11 @@ impl ShardedFitSpec {
         optimiser: Option<Report>,
     ) -> PyResult<Model> {
         let d = x_mean.len();
-        if x_sd.len() != d || x_sd.iter().any(|s| !(*s > 0.0 && s.is_finite())) || !(y_sd > 0.0) {
-            return Err(pyo3::exceptions::PyValueError::new_err(
-                "the scalers need one positive, finite standard deviation per input and for the target",
-            ));
-        }
-        let plan = self.plan(d, y_sd)?;
+        check_scaler(&x_sd, d, y_sd)?;
+        let plan = self.plan(n, d, y_sd)?;
         let (kernel, noise_variance, z) =
             crate::sharded_pac_sgp::unpack(&self.kernel, d, plan.m, &p)?;
-        let optimiser = match optimiser {
-            None => None,
-            Some((params, value, iterations, evaluations, termination, message)) => {
-                Some(OptimReport {
-                    params,
-                    value,
-                    iterations,
-                    evaluations,
-                    termination: serde_json::from_value(serde_json::Value::String(
-                        termination.clone(),
-                    ))
-                    .map_err(|_| {
-                        pyo3::exceptions::PyValueError::new_err(format!(
-                            "unknown termination '{termination}'"
-                        ))
-                    })?,
-                    message,
-                })
-            }
-        };
+        let optimiser = optimiser.map(report_from).transpose()?;
         let alpha_s = plan.alpha_s();
         let parts = m::SparseModelParts {
             spec: self.spec.clone(),
@@ -308,6 +306,72 @@ impl ShardedFitSpec {
         };
         compute(py, None, || m::sparse_model_from_parts(parts)).map(wrap)
     }
+
+    /// The model file of a sparse variational classifier at parameters `p`
+    /// (`[θ…, vec(Z), m, vech(L_q)]`, θ on the grid) fitted on `n` rows: the objective's terms
+    /// there `(data_term, KL, value)` as `svgp_combine` returns them, the inputs' scaler, the
+    /// labels coded −1 and +1, and the optimiser's report
+    /// ([`pacgp::fit::svgp::svgp_model_from_parts`]).
+    #[pyo3(signature = (p, n, terms, x_mean, x_sd, labels, optimiser))]
+    #[allow(clippy::too_many_arguments)]
+    fn svgp_model(
+        &self,
+        py: Python<'_>,
+        p: Vec<f64>,
+        n: usize,
+        terms: (f64, f64, f64),
+        x_mean: Vec<f64>,
+        x_sd: Vec<f64>,
+        labels: (String, String),
+        optimiser: Report,
+    ) -> PyResult<Model> {
+        let d = x_mean.len();
+        check_scaler(&x_sd, d, 1.0)?;
+        let plan = self.plan(n, d, 1.0)?;
+        let ShardedFamily::Classifier { assembly, settings } = &plan.family else {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "svgp_model is the model of an svgp or pac-svgp fit",
+            ));
+        };
+        let (kernel, z, q) = assembly
+            .layout()
+            .unpack(&plan.kernel, &p)
+            .map_err(|e| lib_err(e, &self.wording))?;
+        let (data_term, kl, value) = terms;
+        let parts = SvgpModelParts {
+            spec: self.spec.clone(),
+            settings: *settings,
+            kernel,
+            z,
+            q,
+            terms: SvgpTerms {
+                data_term,
+                kl,
+                value,
+            },
+            x_scaler: Standardizer {
+                mean: x_mean,
+                sd: x_sd,
+                constant: Vec::new(),
+            },
+            labels: crate::label_map(&labels.0, &labels.1),
+            feature_names: (0..d).map(|j| format!("x{j}")).collect(),
+            target_name: "y".into(),
+            n,
+            optimiser: report_from(optimiser)?,
+        };
+        compute(py, None, || svgp_model_from_parts(parts)).map(wrap)
+    }
+}
+
+/// The scalers' standard deviations: one positive, finite one per input, and the target's.
+fn check_scaler(x_sd: &[f64], d: usize, y_sd: f64) -> PyResult<()> {
+    if x_sd.len() != d || x_sd.iter().any(|s| !(*s > 0.0 && s.is_finite())) || !(y_sd > 0.0) {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "the scalers need one positive, finite standard deviation per input and for the target",
+        ));
+    }
+    Ok(())
 }
 
 /// The objective Python evaluates over the shards, for the library's driver. The first
