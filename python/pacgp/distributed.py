@@ -272,7 +272,7 @@ def _subsample(shards, sizes, rows, seed, client):
 
 def fit_sharded(method, shards, kernel="se-ard", n_inducing=None, epsilon=None, delta=0.01,
                 bound=None, confidence_term=None, seed=0, max_iter=None, z_init=None,
-                pretrain=None, client=None):
+                pretrain=None, batch_size=None, client=None):
     """Train one sparse GP on data held in shards (pairs ``(X_s, y_s)``, or Dask futures of
     them on ``client``), map-reduce style: ``method`` "vfe" (Titsias' bound, as
     :class:`~pacgp.SparseGPRegressor`) or "pac-sgp" (the sparse PAC-GP bound, FITC form, as
@@ -280,7 +280,8 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=None, epsilon=None, 
     (default) or "sqrt" — or ``method`` "pac-sgp-sqrt" —, ``confidence_term`` "maurer"
     (default) or "sharp"); or a two-class classifier, "svgp" (the sparse variational GP
     classifier trained by its evidence lower bound) or "pac-svgp" (by its PAC-Bayes bound), as
-    :class:`~pacgp.SparseGPClassifier` — see :func:`_fit_sharded_classifier`.
+    :class:`~pacgp.SparseGPClassifier` — see :func:`_fit_sharded_classifier` (``batch_size``
+    is the classifier's).
     ``n_inducing`` defaults to the library's (100; for a classifier at most N).
 
     The options are checked by the library as the fit spec of that method (the same refusals,
@@ -307,7 +308,7 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=None, epsilon=None, 
 
     options = dict(kernel=kernel, inducing=n_inducing, seed=seed, delta=delta, bound=bound,
                    xi=confidence_term, max_iter=max_iter, pretrain=pretrain,
-                   epsilon=None if epsilon is None else float(epsilon))
+                   epsilon=None if epsilon is None else float(epsilon), batch_size=batch_size)
     spec = ShardedFitSpec(method, options,
                           names={"inducing": "n_inducing", "xi": "confidence_term"})
     shards = list(shards)
@@ -425,6 +426,41 @@ def _svgp_sums(method, options, n, p, threads):
     return sums
 
 
+def _svgp_batch_sums(method, options, n, p, threads):
+    """The map step of the minibatch objective: one shard's sums on its rows ``picks``."""
+    from ._pacgp import svgp_shard_sums
+
+    def sums(shard, picks):
+        x, y = _aligned(shard)
+        return svgp_shard_sums(method, options, n, p, np.ascontiguousarray(x[picks]),
+                               np.ascontiguousarray(y[picks]), n_threads=threads, batch=True)
+
+    return sums
+
+
+def _svgp_batch_gradient(method, options, sizes, d, shards, client):
+    """``gradient(p, rows)``: the minibatch objective's gradient on the rows ``rows`` (indices
+    into all N rows, shards in order), each shard summing its own (one map pass)."""
+    from ._pacgp import svgp_combine
+
+    n, starts = sum(sizes), np.concatenate([[0], np.cumsum(sizes)])
+    threads = _shard_threads(client)
+
+    def gradient(p, rows):
+        rows = np.sort(np.asarray(rows, dtype=np.int64))
+        cuts = np.searchsorted(rows, starts)
+        picks = [rows[cuts[i]:cuts[i + 1]] - starts[i] for i in range(len(sizes))]
+        fn = _svgp_batch_sums(method, options, n, [float(v) for v in p], threads)
+        if client is None:
+            parts = [fn(s, k) for s, k in zip(shards, picks)]
+        else:
+            parts = client.gather(client.map(fn, shards, picks, pure=False))
+        total = [sum(q[k] for q in parts) for k in range(6)]
+        return list(svgp_combine(method, options, n, d, list(p), *total)[1])
+
+    return gradient
+
+
 def svgp_value_and_grad(method, options, n, d, p, shards, client=None):
     """The sparse variational classifier's objective ``(data_term, KL, value)`` and gradient in
     ``p = [θ…, vec(Z), m, vech(L_q)]`` over ``shards`` (pairs of standardised inputs and ±1
@@ -445,10 +481,13 @@ def _fit_sharded_classifier(spec, options, shards, z_init, client):
     larger in sorted order is coded +1, as :class:`~pacgp.SparseGPClassifier` codes them).
     Inputs standardised with the training moments; Z by the library's seeded k-means over the
     shards (or ``z_init``, M×D standardised), q(v) at the prior, θ at the kernel's start; θ, Z,
-    m and L_q minimised on all rows by the library's driver (L-BFGS with the in-process fit's
-    boxes, budget — ``max_iter``, default 1000 — and grid snap of θ), each evaluation one map
-    pass over the shards. The options are checked as the in-process fit's (``batch_size`` and
-    ``inducing_init`` other than k-means are in-process only). The fitted
+    m and L_q minimised as the in-process fit minimises them: on all rows by the library's
+    driver (L-BFGS with the in-process fit's boxes, budget — ``max_iter``, default 1000 — and
+    grid snap of θ), each evaluation one map pass over the shards; or, with ``batch_size`` or
+    by default above N·M² = 3·10⁸, by the library's Adam run on the in-process fit's seeded
+    minibatches (``max_iter`` steps, default 2000), each step one map pass over the drawn
+    rows' shards. The options are checked as the in-process fit's (``inducing_init`` other
+    than k-means is in-process only). The fitted
     :class:`~pacgp.SparseGPClassifier`'s model is the one an in-process fit writes for these
     parameters: predict, pickle, and ``model_.certify`` on the training sample work;
     ``certificate_`` is None; ``sharded_`` holds the parameters, the objective's terms
@@ -489,7 +528,9 @@ def _fit_sharded_classifier(spec, options, shards, z_init, client):
         terms, grad = svgp_value_and_grad(method, options, n, d, p, data, client)
         return float(terms[2]), list(grad)
 
-    params, report, _ = spec.minimise(1.0, np.ascontiguousarray(z0), objective, rows=n)
+    gradient = _svgp_batch_gradient(method, options, sizes, d, data, client)
+    params, report, _ = spec.minimise(1.0, np.ascontiguousarray(z0), objective, rows=n,
+                                      batch_gradient=gradient)
     p = np.asarray(params)
     terms = tuple(svgp_value_and_grad(method, options, n, d, p, data, client)[0])
     model = spec.svgp_model([float(v) for v in p], n, terms, list(x_mean), list(x_sd),
@@ -497,7 +538,7 @@ def _fit_sharded_classifier(spec, options, shards, z_init, client):
     estimator = SparseGPClassifier(
         objective=_CLASSIFIERS[method], n_inducing=m, kernel=spec.kernel,
         bound=options["bound"], max_iter=options["max_iter"], delta=options["delta"],
-        random_state=options["seed"],
+        batch_size=options["batch_size"], random_state=options["seed"],
     )
     estimator.classes_ = classes
     estimator._set_model(model)

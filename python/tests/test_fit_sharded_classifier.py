@@ -99,6 +99,48 @@ def test_the_sharded_fit_is_the_in_process_fit(sample):
         assert abs(a - b) < 1e-6 * abs(b), f"{method}: objective {a} sharded, {b} in process"
 
 
+def test_the_sharded_minibatch_fit_is_the_in_process_minibatch_fit(sample, dask_client):
+    """With ``batch_size`` the library's Adam run draws the in-process fit's seeded rows; each
+    shard sums its own share: the same parameters up to the rounding of the sums, serially and
+    on the cluster (identical there)."""
+    X, y, shards = sample
+    for method, objective in [("svgp", "elbo"), ("pac-svgp", "bound")]:
+        options = dict(n_inducing=M, seed=2, max_iter=60, batch_size=50)
+        serial = fit_sharded(method, shards, **options)
+        remote = fit_sharded(method, dask_client.scatter(shards), **options,
+                             client=dask_client)
+        local = pacgp.SparseGPClassifier(objective=objective, n_inducing=M, random_state=2,
+                                         max_iter=60, batch_size=50).fit(X, y)
+        np.testing.assert_array_equal(remote.sharded_["params"], serial.sharded_["params"])
+        np.testing.assert_allclose(serial.theta_, local.theta_, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(serial.predict_proba(X), local.predict_proba(X),
+                                   rtol=0, atol=1e-10)
+        report = serial.fit_report_["optimiser"]
+        assert report["iterations"] == 60 and "minibatches of 50 rows" in report["message"]
+        assert serial.model_.to_json() == remote.model_.to_json()
+
+
+def test_an_exception_in_a_minibatch_gradient_stops_the_fit_and_is_raised(sample):
+    from pacgp._pacgp import ShardedFitSpec
+
+    spec = ShardedFitSpec("svgp", dict(inducing=M, batch_size=10, max_iter=5))
+    calls = []
+
+    def broken(p, rows):
+        calls.append(len(rows))
+        raise RuntimeError("the worker holding shard 2 is gone")
+
+    def objective(p):
+        return 0.0, [0.0] * len(p)
+
+    with pytest.raises(RuntimeError, match="shard 2 is gone"):
+        spec.minimise(1.0, np.ones((M, D)) * np.arange(M)[:, None], objective, rows=N,
+                      batch_gradient=broken)
+    assert calls == [10]
+    with pytest.raises(ValueError, match="batch_gradient"):
+        spec.minimise(1.0, np.ones((M, D)) * np.arange(M)[:, None], objective, rows=N)
+
+
 def test_fit_sharded_refuses_what_it_cannot_train_a_classifier_on(sample):
     X, y, shards = sample
     three = [(X[:200], y[:200]), (X[200:], np.where(X[200:, 0] > 1.5, "maybe", y[200:]))]

@@ -187,9 +187,13 @@ impl ShardedFitSpec {
     /// the value minimised) with the library's driver, from the start with inducing inputs
     /// `z0` (M × d, standardised), θ snapped as the in-process fit snaps it; first, if
     /// `warm_x` and `warm_y` are given, the same objective on those rows (a subsample) in
-    /// this process. Returns the parameters, the report, and the warm start's report. An
-    /// exception raised by `objective` stops the minimisation and is raised here.
-    #[pyo3(signature = (y_sd, z0, objective, warm_x=None, warm_y=None, rows=0))]
+    /// this process. A classifier whose spec trains on minibatches (given, or by default above
+    /// N·M² = 3·10⁸) runs the in-process fit's Adam steps instead: `batch_gradient(p, rows)`
+    /// evaluates the minibatch objective's gradient on the drawn rows (indices into all
+    /// `rows` rows, shards in order), `objective` the whole sample's value at the end.
+    /// Returns the parameters, the report, and the warm start's report. An exception raised
+    /// by `objective` or `batch_gradient` stops the minimisation and is raised here.
+    #[pyo3(signature = (y_sd, z0, objective, warm_x=None, warm_y=None, rows=0, batch_gradient=None))]
     #[allow(clippy::too_many_arguments)]
     fn minimise(
         &self,
@@ -200,6 +204,7 @@ impl ShardedFitSpec {
         warm_x: Option<PyReadonlyArray2<'_, f64>>,
         warm_y: Option<PyReadonlyArray1<'_, f64>>,
         rows: usize,
+        batch_gradient: Option<Py<PyAny>>,
     ) -> PyResult<(Vec<f64>, Report, Option<Warm>)> {
         let z0 = to_mat(&z0, "z0")?;
         let plan = self.plan(rows, z0.ncols(), y_sd)?;
@@ -225,6 +230,26 @@ impl ShardedFitSpec {
             dim,
             failure: Mutex::new(None),
         };
+        if plan.minibatch().is_some() {
+            let Some(f) = batch_gradient else {
+                return Err(pyo3::exceptions::PyValueError::new_err(
+                    "this fit trains on minibatches: give batch_gradient",
+                ));
+            };
+            let batches = PyObjective {
+                f,
+                dim,
+                failure: Mutex::new(None),
+            };
+            let out = py.detach(|| {
+                let mut gradient = |rows: &[usize], p: &[f64]| batches.gradient_on(rows, p);
+                plan.minimise_on_batches(&mut gradient, &|p| sharded.value(p), z0.as_ref())
+            });
+            batches.raise()?;
+            sharded.raise()?;
+            let (params, report) = out.map_err(|e| lib_err(e, &self.wording))?;
+            return Ok((params, report_of(&report), None));
+        }
         let out = py.detach(|| {
             let warm_obj = match &warm_rows {
                 Some((x, y)) => Some(plan.in_process(x.as_ref(), y)?),
@@ -240,13 +265,7 @@ impl ShardedFitSpec {
                 });
             plan.minimise(&sharded, warm.as_ref(), z0.as_ref())
         });
-        if let Some(e) = sharded
-            .failure
-            .into_inner()
-            .unwrap_or_else(|p| p.into_inner())
-        {
-            return Err(e);
-        }
+        sharded.raise()?;
         let (min, pre) = out.map_err(|e| lib_err(e, &self.wording))?;
         let warm = pre.map(|p: Pretraining| (p.rows, p.of, report_of(&p.report)));
         Ok((min.params, report_of(&min.report), warm))
@@ -338,8 +357,12 @@ impl ShardedFitSpec {
             .unpack(&plan.kernel, &p)
             .map_err(|e| lib_err(e, &self.wording))?;
         let (data_term, kl, value) = terms;
+        let (spec, _) = self
+            .spec
+            .for_sample(n)
+            .map_err(|e| spec_err(&e, &self.wording))?;
         let parts = SvgpModelParts {
-            spec: self.spec.clone(),
+            spec,
             settings: *settings,
             kernel,
             z,
@@ -387,6 +410,48 @@ impl PyObjective {
     fn failed(&self) -> std::sync::MutexGuard<'_, Option<PyErr>> {
         self.failure.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// The exception the callable raised, if any.
+    fn raise(self) -> PyResult<()> {
+        match self.failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    fn stopped() -> pacgp::Error {
+        pacgp::Error::Numerical {
+            what: "the sharded objective",
+            message: "the Python objective raised an exception".into(),
+        }
+    }
+
+    /// The callable as a minibatch gradient: `f(p, rows) -> gradient`.
+    fn gradient_on(&self, rows: &[usize], params: &[f64]) -> pacgp::Result<Vec<f64>> {
+        if self.failed().is_some() {
+            return Err(Self::stopped());
+        }
+        let out = Python::attach(|py| {
+            self.f
+                .call1(py, (params.to_vec(), rows.to_vec()))
+                .and_then(|r| r.extract::<Vec<f64>>(py))
+        });
+        match out {
+            Ok(grad) if grad.len() == self.dim => Ok(grad),
+            Ok(grad) => {
+                *self.failed() = Some(pyo3::exceptions::PyValueError::new_err(format!(
+                    "the minibatch gradient has {} entries, the parameters {}",
+                    grad.len(),
+                    self.dim
+                )));
+                Err(Self::stopped())
+            }
+            Err(e) => {
+                *self.failed() = Some(e);
+                Err(Self::stopped())
+            }
+        }
+    }
 }
 
 impl Objective for PyObjective {
@@ -395,10 +460,7 @@ impl Objective for PyObjective {
     }
 
     fn value_and_gradient(&self, params: &[f64]) -> pacgp::Result<(f64, Vec<f64>)> {
-        let stopped = || pacgp::Error::Numerical {
-            what: "the sharded objective",
-            message: "the Python objective raised an exception".into(),
-        };
+        let stopped = Self::stopped;
         if self.failed().is_some() {
             return Err(stopped());
         }

@@ -13,6 +13,7 @@ use pyo3::types::PyDict;
 use pacgp::fit::sharded::{ShardedFamily, ShardedFit};
 use pacgp::regression::row_blocks::Streaming;
 use pacgp::spec::{MethodName, SpecError, SpecOption};
+use pacgp::svgp::objective::BATCH_BLOCK_ROWS;
 use pacgp::svgp::{SvgpAssembly, SvgpShardSums};
 
 use crate::errors::{lib_err, spec_err, PyWording};
@@ -59,8 +60,9 @@ pub(crate) fn assembly(
 
 /// One shard's sums at `p = [θ…, vec(Z), m, vech(L_q)]` on its standardised inputs `x` and
 /// ±1 labels `y`: `(rows, data_sum, theta, dz, p_and_d, mean_bar)`, which add over shards.
+/// `batch`: the rows are a minibatch's, streamed in the in-process minibatch's blocks.
 #[pyfunction]
-#[pyo3(signature = (method, options, n, p, x, y, n_threads=None))]
+#[pyo3(signature = (method, options, n, p, x, y, n_threads=None, batch=false))]
 #[allow(clippy::too_many_arguments)]
 fn svgp_shard_sums<'py>(
     py: Python<'py>,
@@ -71,11 +73,19 @@ fn svgp_shard_sums<'py>(
     x: PyReadonlyArray2<'py, f64>,
     y: PyReadonlyArray1<'py, f64>,
     n_threads: Option<usize>,
+    batch: bool,
 ) -> PyResult<Sums<'py>> {
     let (xm, yv) = (to_mat(&x, "X")?, vector(&y)?);
     let assembly = assembly(method, options, n, xm.ncols(), None)?;
+    let stream = match batch {
+        true => Streaming {
+            block_rows: BATCH_BLOCK_ROWS,
+            ..Streaming::default()
+        },
+        false => Streaming::default(),
+    };
     let s = compute(py, n_threads, || {
-        assembly.shard_sums(&p, xm.as_ref(), &yv, &Streaming::default())
+        assembly.shard_sums(&p, xm.as_ref(), &yv, &stream)
     })?;
     Ok((
         s.rows,

@@ -1,6 +1,6 @@
 //! A fit over data shards (Python's `pacgp.distributed.fit_sharded`): which checked specs can be
-//! fitted that way (vfe, pac-sgp and pac-sgp-sqrt without a split prior; svgp and pac-svgp on
-//! all rows with k-means inducing inputs), where the search starts and how it runs. The start,
+//! fitted that way (vfe, pac-sgp and pac-sgp-sqrt without a split prior; svgp and pac-svgp
+//! with k-means inducing inputs), where the search starts and how it runs. The start,
 //! boxes, grid snap and iteration budgets are those of the in-process fit of the same spec
 //! ([`Search`]: [`SparseConfig::search`], [`pac_sgp_search`], the sparse variational
 //! classifier's); the objective is the sum of its shards' parts
@@ -14,10 +14,11 @@ use crate::error::Result;
 use crate::kernel::Kernel;
 use crate::loss::RegressionLoss;
 use crate::objective::pac_sgp::{pac_sgp_search, theta_penalty, PacSgpBound, DEFAULT_MAX_ITER};
-use crate::optim::{Minimum, Objective, Pretraining, Search, WarmStart};
+use crate::optim::{AdamConfig, Minimum, Objective, OptimReport, Pretraining, Search, WarmStart};
 use crate::regression::inducing_init::InducingInit;
 use crate::regression::sparse::{NegSparseObjective, SparseConfig, SparseMethod};
 use crate::spec::{CheckedFitSpec, Method, PacPrior, SpecError, SpecOption, DEFAULT_BASIS};
+use crate::svgp::fit::{minimise_on_batches, AdamSteps, BatchGradient};
 use crate::svgp::{SvgpAssembly, SvgpLayout, SvgpObjective, SvgpSettings, WhitenedQ};
 
 use super::regression::levers;
@@ -53,7 +54,8 @@ pub enum ShardedFamily {
         /// How the parameters are searched.
         search: Search,
     },
-    /// svgp / pac-svgp on ±1 labels over N rows, trained on all rows by L-BFGS.
+    /// svgp / pac-svgp on ±1 labels over N rows, trained on all rows by L-BFGS or on
+    /// minibatches by Adam.
     Classifier {
         /// The objective's assembly from the shards' sums.
         assembly: SvgpAssembly,
@@ -83,11 +85,6 @@ impl ShardedFit {
                 Err(split_prior_refused(spec))
             }
             Method::PacSgp(_) => Ok(()),
-            Method::Svgp(s) if s.batch.is_some() => Err(SpecError::not_for(
-                SpecOption::BatchSize,
-                spec.method_name(),
-                "in-process fits (a sharded fit trains on all rows at once)",
-            )),
             Method::Svgp(s) if s.inducing_init != InducingInit::KMeans => Err(SpecError::not_for(
                 SpecOption::InducingInit,
                 spec.method_name(),
@@ -141,9 +138,15 @@ impl ShardedFit {
                     },
                 })
             }
-            Method::Svgp(s) => {
+            Method::Svgp(_) => {
+                // The sample's defaults (M at most N, a minibatch above N·M² = 3·10⁸), as in
+                // process.
+                let (resolved, _) = spec.for_sample(n)?;
+                let Method::Svgp(s) = &resolved.method else {
+                    return Err(not_sharded(spec).into());
+                };
                 let kernel = Kernel::from_spec(&s.kernel, d)?;
-                let settings = svgp_settings(spec, s, n);
+                let settings = svgp_settings(&resolved, s, n);
                 let criterion = settings.objective_criterion(kernel.n_params())?;
                 let assembly = SvgpAssembly::new(&kernel, settings.m, d, criterion, n)?;
                 Ok(Self {
@@ -241,6 +244,42 @@ impl ShardedFit {
         z0: MatRef<'_, f64>,
     ) -> Result<(Minimum, Option<Pretraining>)> {
         self.search(z0).minimise(obj, warm, &self.start(z0))
+    }
+
+    /// The classifier's minibatch run, if its spec trains on minibatches (given, or the
+    /// default above N·M² = 3·10⁸): N, B, Adam's schedule and the seed of the in-process fit.
+    pub fn minibatch(&self) -> Option<AdamSteps> {
+        let ShardedFamily::Classifier { assembly, settings } = &self.family else {
+            return None;
+        };
+        settings.batch.map(|batch| AdamSteps {
+            n: assembly.n_total(),
+            batch,
+            adam: AdamConfig {
+                steps: settings.max_iter,
+                ..Default::default()
+            },
+            seed: settings.seed,
+        })
+    }
+
+    /// Minimise by the in-process fit's Adam run on seeded minibatches from the start at
+    /// `z0`: `gradient` evaluates the minibatch objective on the drawn rows (indices into
+    /// all N rows, shards in order) wherever they are, `full_value` the objective on all rows
+    /// at the end. An error if the spec does not train on minibatches.
+    pub fn minimise_on_batches(
+        &self,
+        gradient: &mut BatchGradient<'_>,
+        full_value: &dyn Fn(&[f64]) -> Result<f64>,
+        z0: MatRef<'_, f64>,
+    ) -> Result<(Vec<f64>, OptimReport)> {
+        let Some(steps) = self.minibatch() else {
+            return Err(crate::error::Error::Unsupported(
+                "this sharded fit trains on all rows at once, not on minibatches".into(),
+            ));
+        };
+        let start = self.start(z0);
+        minimise_on_batches(&start, &self.search(z0), &steps, gradient, full_value)
     }
 }
 
@@ -420,6 +459,75 @@ mod tests {
         }
     }
 
+    /// The plan's minibatch run, its rows gathered here in the order drawn, is the in-process
+    /// minibatch fit's, bit for bit.
+    #[test]
+    fn the_svgp_minibatch_plan_runs_the_in_process_adam_steps() {
+        let (x, t) = sample();
+        let y: Vec<f64> = t
+            .iter()
+            .map(|v| if *v > 0.3 { 1.0 } else { -1.0 })
+            .collect();
+        let spec = FitOptions {
+            inducing: Some(M),
+            max_iter: Some(20),
+            batch_size: Some(16),
+            ..Default::default()
+        }
+        .check(MethodName::PacSvgp)
+        .unwrap();
+        let Method::Svgp(s) = &spec.method else {
+            panic!("not an svgp spec")
+        };
+        let kernel = Kernel::from_spec(&s.kernel, 2).unwrap();
+        let st = svgp_settings(&spec, s, y.len());
+        let fit = crate::svgp::fit_svgp(&kernel, x.as_ref(), &y, &st).unwrap();
+        let plan = ShardedFit::of(&spec, y.len(), 2, 1.0).unwrap();
+        assert_eq!(plan.minibatch().map(|s| s.batch), Some(16));
+        let z0 = initial_inducing_with_targets(
+            &kernel,
+            1.0,
+            x.as_ref(),
+            &y,
+            M,
+            InducingInit::KMeans,
+            spec.seed,
+        )
+        .unwrap();
+        let obj = plan.in_process(x.as_ref(), &y).unwrap();
+        let ShardedFamily::Classifier { assembly, .. } = &plan.family else {
+            panic!("not a classifier plan")
+        };
+        let whole = SvgpObjective::new(&kernel, x.as_ref(), &y, M, assembly.criterion()).unwrap();
+        let mut gradient = |rows: &[usize], p: &[f64]| {
+            let xb = Mat::from_fn(rows.len(), 2, |r, j| x[(rows[r], j)]);
+            let yb: Vec<f64> = rows.iter().map(|&i| y[i]).collect();
+            Ok(whole.on_batch(xb.as_ref(), &yb)?.value_and_gradient(p)?.1)
+        };
+        let (params, report) = plan
+            .minimise_on_batches(&mut gradient, &|p| obj.value(p), z0.as_ref())
+            .unwrap();
+        assert_eq!(report.iterations, 20);
+        assert_eq!(params, fit.report.params);
+        assert_eq!(report.value.to_bits(), fit.report.value.to_bits());
+        let full = ShardedFit::of(
+            &FitOptions {
+                inducing: Some(M),
+                ..Default::default()
+            }
+            .check(MethodName::Svgp)
+            .unwrap(),
+            y.len(),
+            2,
+            1.0,
+        )
+        .unwrap();
+        assert!(full.minibatch().is_none());
+        assert!(full
+            .minimise_on_batches(&mut gradient, &|p| obj.value(p), z0.as_ref())
+            .is_err());
+    }
+
     #[test]
     fn specs_a_sharded_fit_cannot_train_are_refused_by_their_option() {
         let refused = |method, o: FitOptions| {
@@ -440,11 +548,6 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(refused(MethodName::PacSgp, split), SpecOption::Prior);
-        let batch = FitOptions {
-            batch_size: Some(64),
-            ..Default::default()
-        };
-        assert_eq!(refused(MethodName::Svgp, batch), SpecOption::BatchSize);
         let greedy = FitOptions {
             inducing_init: Some(InducingInit::Greedy),
             ..Default::default()

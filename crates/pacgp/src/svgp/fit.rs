@@ -221,7 +221,18 @@ pub fn fit_svgp(
                 steps: st.max_iter,
                 ..Default::default()
             };
-            minimise_on_batches(&obj, x, y, &p0, &search, batch, adam, st.seed)?
+            let (mut xb, mut yb) = (Mat::<f64>::zeros(0, x.ncols()), Vec::new());
+            let mut on_rows = |rows: &[usize], p: &[f64]| {
+                gather_rows(x, y, rows, &mut xb, &mut yb);
+                Ok(obj.on_batch(xb.as_ref(), &yb)?.value_and_gradient(p)?.1)
+            };
+            let steps = AdamSteps {
+                n: y.len(),
+                batch,
+                adam,
+                seed: st.seed,
+            };
+            minimise_on_batches(&p0, &search, &steps, &mut on_rows, &|p| obj.value(p))?
         }
     };
     let terms = obj.terms(&params)?;
@@ -249,37 +260,52 @@ const GREEDY_PLACEMENT_NOISE: f64 = 1.0;
 /// Share of Adam's steps taken with θ free; the rest run with θ snapped onto the grid.
 const FREE_THETA_SHARE: f64 = 0.8;
 
-/// Minimise `obj` from `p0` by Adam ([`AdamConfig`]'s schedule) on seeded minibatches of
-/// `batch` rows drawn without replacement from `(x, y)` (a fresh draw each step), within
-/// `search`'s boxes: the first [`FREE_THETA_SHARE`] of the steps with θ free, then θ rounded
-/// onto `search`'s grid and pinned there. The report carries the full-sample objective at the
-/// end; a run of fixed length has no convergence test, and says so.
-pub(crate) fn minimise_on_batches(
-    obj: &SvgpObjective<'_>,
-    x: MatRef<'_, f64>,
-    y: &[f64],
+/// A minibatch run: N rows, B rows per step, Adam's schedule and the seed of the draws.
+#[derive(Clone, Copy, Debug)]
+pub struct AdamSteps {
+    /// The sample size N the rows are drawn from.
+    pub n: usize,
+    /// Rows per minibatch B (at most N).
+    pub batch: usize,
+    /// The number of steps and the step sizes.
+    pub adam: AdamConfig,
+    /// Seed of the draws.
+    pub seed: u64,
+}
+
+/// The gradient of the minibatch objective on the given rows (indices into the N rows, in
+/// the order drawn) at the parameters: where the rows are is the caller's (in this process,
+/// or on data shards).
+pub type BatchGradient<'a> = dyn FnMut(&[usize], &[f64]) -> Result<Vec<f64>> + 'a;
+
+/// Minimise from `p0` by Adam ([`AdamConfig`]'s schedule) on seeded minibatches of `B` rows
+/// drawn without replacement from the N rows (a fresh draw each step; `gradient` evaluates
+/// the minibatch objective on them), within `search`'s boxes: the first
+/// [`FREE_THETA_SHARE`] of the steps with θ free, then θ rounded onto `search`'s grid and
+/// pinned there. The report carries `full_value` (the objective on all rows) at the end; a run
+/// of fixed length has no convergence test, and says so.
+pub fn minimise_on_batches(
     p0: &[f64],
     search: &Search,
-    batch: usize,
-    adam: AdamConfig,
-    seed: u64,
+    steps: &AdamSteps,
+    gradient: &mut BatchGradient<'_>,
+    full_value: &dyn Fn(&[f64]) -> Result<f64>,
 ) -> Result<(Vec<f64>, OptimReport)> {
-    let (n, d) = (x.nrows(), x.ncols());
-    if batch == 0 {
+    let AdamSteps { n, adam, seed, .. } = *steps;
+    if steps.batch == 0 {
         return Err(Error::InvalidParameter {
             name: "batch size",
             value: 0.0,
             reason: "must be at least 1",
         });
     }
-    let batch = batch.min(n);
-    let nk = obj.layout().nk;
+    let batch = steps.batch.min(n);
+    let nk = search.snap.as_ref().map_or(0, |s| s.n);
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5356_4750_6261_7463);
     let mut params = p0.to_vec();
     let mut bounds = search.bounds.clone();
     let mut state = Adam::new(params.len(), adam);
     let free_steps = (FREE_THETA_SHARE * adam.steps as f64).round() as usize;
-    let (mut xb, mut yb) = (Mat::<f64>::zeros(batch, d), vec![0.0; batch]);
     let snap_theta = |params: &mut [f64], bounds: &mut [(f64, f64)]| {
         if let Some(snap) = &search.snap {
             for (k, t) in snap.grid.round(&params[..nk]).into_iter().enumerate() {
@@ -292,24 +318,21 @@ pub(crate) fn minimise_on_batches(
         if step == free_steps {
             snap_theta(&mut params, &mut bounds);
         }
-        for (r, i) in rand::seq::index::sample(&mut rng, n, batch)
-            .into_iter()
-            .enumerate()
-        {
-            yb[r] = y[i];
-            for t in 0..d {
-                xb[(r, t)] = x[(i, t)];
-            }
+        let rows = rand::seq::index::sample(&mut rng, n, batch).into_vec();
+        let grad = gradient(&rows, &params)?;
+        if grad.len() != params.len() {
+            return Err(Error::ShapeMismatch {
+                what: "minibatch gradient",
+                expected: format!("{} entries", params.len()),
+                found: format!("{}", grad.len()),
+            });
         }
-        let (_, grad) = obj
-            .on_batch(xb.as_ref(), &yb)?
-            .value_and_gradient(&params)?;
         state.step(&mut params, &grad, &bounds);
     }
     if free_steps >= adam.steps {
         snap_theta(&mut params, &mut bounds);
     }
-    let value = obj.value(&params)?;
+    let value = full_value(&params)?;
     let report = OptimReport {
         params: params.clone(),
         value,
@@ -322,6 +345,27 @@ pub(crate) fn minimise_on_batches(
         ),
     };
     Ok((params, report))
+}
+
+/// Rows `rows` of `(x, y)` into `(xb, yb)`, in that order (resized as needed).
+fn gather_rows(
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    rows: &[usize],
+    xb: &mut Mat<f64>,
+    yb: &mut Vec<f64>,
+) {
+    let d = x.ncols();
+    if xb.nrows() != rows.len() {
+        *xb = Mat::zeros(rows.len(), d);
+    }
+    yb.clear();
+    for (r, &i) in rows.iter().enumerate() {
+        yb.push(y[i]);
+        for t in 0..d {
+            xb[(r, t)] = x[(i, t)];
+        }
+    }
 }
 
 /// The shared posterior of `q(v) = N(m, L_qL_qᵀ)` over Z (eq. 12.1) in the dense form:
