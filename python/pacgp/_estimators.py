@@ -223,9 +223,12 @@ class _PacgpEstimator(BaseEstimator):
             # optimiser's over all rows, after any warm start on a subsample).
             self.n_iter_ = optimiser["iterations"]
         elif hasattr(self, "max_iter") and model.classes is not None:
-            # One-vs-rest: the most iterations any class's fit took.
+            # One-vs-rest: the most iterations any class's fit took; a warning for the first
+            # class whose optimiser did not converge.
             reports = [m["report"].get("optimiser") for m in _members(model)]
             self.n_iter_ = max((r["iterations"] for r in reports if r), default=0)
+            optimiser = next((r for r in reports if r is not None
+                              and r.get("termination") not in _CONVERGED), None)
         _warn_unconverged(optimiser, type(self).__name__)
 
     def _fitted_kernel(self, model):

@@ -477,8 +477,10 @@ def svgp_value_and_grad(method, options, n, d, p, shards, client=None):
 
 
 def _fit_sharded_classifier(spec, options, shards, z_init, client):
-    """:func:`fit_sharded` of "svgp" / "pac-svgp" on two classes (labels any values; the
-    larger in sorted order is coded +1, as :class:`~pacgp.SparseGPClassifier` codes them).
+    """:func:`fit_sharded` of "svgp" / "pac-svgp" (labels any values; with two classes the
+    larger in sorted order is coded +1, as :class:`~pacgp.SparseGPClassifier` codes them; with
+    more, one model per class against the rest, one after another, as the in-process
+    one-vs-rest fit).
     Inputs standardised with the training moments; Z by the library's seeded k-means over the
     shards (or ``z_init``, M×D standardised), q(v) at the prior, θ at the kernel's start; θ, Z,
     m and L_q minimised as the in-process fit minimises them: on all rows by the library's
@@ -492,15 +494,14 @@ def _fit_sharded_classifier(spec, options, shards, z_init, client):
     parameters: predict, pickle, and ``model_.certify`` on the training sample work;
     ``certificate_`` is None; ``sharded_`` holds the parameters, the objective's terms
     ``(data_term, KL, value)`` (for pac-svgp the empirical Gibbs risk, KL and the bound that
-    ``certify`` on the training sample reproduces) and the optimiser's report."""
+    ``certify`` on the training sample reproduces) and the optimiser's report — per class
+    under ``"members"`` for more than two classes."""
     from . import SparseGPClassifier
 
     classes = np.unique(np.concatenate(_map(_labels_of, shards, client)))
-    if len(classes) != 2:
-        raise ValueError(
-            f"a sharded {spec.method} fit takes two classes, got {len(classes)}: fit one "
-            "sharded model per class against the rest, or the in-process SparseGPClassifier"
-        )
+    if len(classes) < 2:
+        raise ValueError(f"a sharded {spec.method} fit needs two classes or more, got "
+                         f"{len(classes)}")
     first = _map(_input_sums, shards, client)
     sizes = [f[0] for f in first]
     n = sum(sizes)
@@ -513,16 +514,45 @@ def _fit_sharded_classifier(spec, options, shards, z_init, client):
     if m > n:
         raise ValueError(f"n_inducing must lie in 1..N = {n}, got {m}")
     options = dict(options, inducing=m)
-    scale = dict(positive=classes[1], x_mean=x_mean, x_sd=x_sd)
-    if client is None:
-        data = [_coded(s, **scale) for s in shards]
+    # Two classes: one model, classes[1] coded +1; more: class k against the rest.
+    positives = classes[1:] if len(classes) == 2 else classes
+    z0, members = None, []
+    for positive in positives:
+        scale = dict(positive=positive, x_mean=x_mean, x_sd=x_sd)
+        if client is None:
+            data = [_coded(s, **scale) for s in shards]
+        else:
+            data = client.map(_coded, shards, **scale, pure=False)  # stays on the workers
+        if z0 is None and z_init is None:
+            z0 = _initial_inducing(data, sizes, m, options["seed"], client)
+        elif z0 is None:
+            z0 = np.array(z_init, dtype=np.float64).reshape(m, d)
+        labels = (str(classes[0]), str(classes[1])) if len(classes) == 2 else ("rest", "class")
+        members.append(_sharded_svgp(spec, options, data, sizes, d, z0, labels, client,
+                                     (list(x_mean), list(x_sd))))
+    if len(classes) == 2:
+        model = members[0][0]
     else:
-        data = client.map(_coded, shards, **scale, pure=False)  # stays on the workers
-    if z_init is None:
-        z0 = _initial_inducing(data, sizes, m, options["seed"], client)
-    else:
-        z0 = np.array(z_init, dtype=np.float64).reshape(m, d)
-    method = spec.method
+        model = spec.one_vs_rest_model([mm[0] for mm in members], [str(c) for c in classes], n)
+    estimator = SparseGPClassifier(
+        objective=_CLASSIFIERS[spec.method], n_inducing=m, kernel=spec.kernel,
+        bound=options["bound"], max_iter=options["max_iter"], delta=options["delta"],
+        batch_size=options["batch_size"], random_state=options["seed"],
+    )
+    estimator.classes_ = classes
+    estimator._set_model(model)
+    estimator.n_features_in_ = d
+    estimator.certificate_, estimator.loo_ = None, None
+    fitted = [record for _, record in members]
+    estimator.sharded_ = dict(fitted[0] if len(classes) == 2 else {"members": fitted},
+                              z_init=z0, x_mean=x_mean, x_sd=x_sd)
+    return estimator
+
+
+def _sharded_svgp(spec, options, data, sizes, d, z0, labels, client, scaler):
+    """One binary sparse variational classifier over ``data`` (standardised inputs, ±1
+    labels): its model (labels ``labels``) and the record for ``sharded_``."""
+    n, method = sum(sizes), spec.method
 
     def objective(p):
         terms, grad = svgp_value_and_grad(method, options, n, d, p, data, client)
@@ -533,22 +563,10 @@ def _fit_sharded_classifier(spec, options, shards, z_init, client):
                                       batch_gradient=gradient)
     p = np.asarray(params)
     terms = tuple(svgp_value_and_grad(method, options, n, d, p, data, client)[0])
-    model = spec.svgp_model([float(v) for v in p], n, terms, list(x_mean), list(x_sd),
-                            (str(classes[0]), str(classes[1])), report)
-    estimator = SparseGPClassifier(
-        objective=_CLASSIFIERS[method], n_inducing=m, kernel=spec.kernel,
-        bound=options["bound"], max_iter=options["max_iter"], delta=options["delta"],
-        batch_size=options["batch_size"], random_state=options["seed"],
-    )
-    estimator.classes_ = classes
-    estimator._set_model(model)
-    estimator.n_features_in_ = d
-    estimator.certificate_, estimator.loo_ = None, None
+    model = spec.svgp_model([float(v) for v in p], n, terms, *scaler, labels, report)
     _, final, iterations, evaluations, termination, message = report
-    estimator.sharded_ = {
-        "params": p, "objective": terms[2], "terms": terms, "z_init": z0,
+    return model, {
+        "params": p, "objective": terms[2], "terms": terms,
         "optimiser": {"iterations": iterations, "evaluations": evaluations,
                       "termination": termination, "message": message, "value": final},
-        "x_mean": x_mean, "x_sd": x_sd,
     }
-    return estimator

@@ -141,12 +141,45 @@ def test_an_exception_in_a_minibatch_gradient_stops_the_fit_and_is_raised(sample
         spec.minimise(1.0, np.ones((M, D)) * np.arange(M)[:, None], objective, rows=N)
 
 
+def test_more_classes_over_shards_are_the_in_process_one_vs_rest_fit(dask_client):
+    """Three classes: one sharded fit per class against the rest, joined into the model the
+    in-process one-vs-rest fit writes (the same spec and member labels); its probabilities
+    and the multi-class certificate on the training sample equal the in-process fit's."""
+    rng = np.random.RandomState(1)
+    n = 450
+    X = rng.uniform(-2, 2, (n, 2))
+    scores = np.column_stack([X[:, 0], X[:, 1], -X[:, 0] - X[:, 1]]) + 0.3 * rng.randn(n, 3)
+    y = np.array(["a", "b", "c"])[np.argmax(scores, axis=1)]
+    shards = [(X[a:b], y[a:b]) for a, b in [(0, 100), (100, 101), (101, n)]]
+    for method, objective in [("svgp", "elbo"), ("pac-svgp", "bound")]:
+        # A class's fit that stops on its iteration limit warns, in process and over shards.
+        with pytest.warns(ConvergenceWarning, match="iteration limit"):
+            sharded = fit_sharded(method, shards, n_inducing=M, max_iter=10, seed=1)
+        with pytest.warns(ConvergenceWarning):
+            remote = fit_sharded(method, dask_client.scatter(shards), n_inducing=M,
+                                 max_iter=10, seed=1, client=dask_client)
+        with pytest.warns(ConvergenceWarning, match="iteration limit"):
+            local = pacgp.SparseGPClassifier(objective=objective, n_inducing=M, max_iter=10,
+                                             random_state=1).fit(X, y)
+        assert remote.model_.to_json() == sharded.model_.to_json()
+        assert list(sharded.classes_) == ["a", "b", "c"]
+        assert len(sharded.sharded_["members"]) == 3
+        np.testing.assert_allclose(sharded.predict_proba(X), local.predict_proba(X),
+                                   rtol=0, atol=1e-9)
+        ours, theirs = json.loads(sharded.model_.to_json()), json.loads(local.model_.to_json())
+        assert ours["spec"] == theirs["spec"]
+        assert [m["task"]["labels"] for m in ours["task"]["members"]] == \
+            [m["task"]["labels"] for m in theirs["task"]["members"]]
+        index = np.searchsorted(sharded.classes_, y).astype(float)
+        certificate = json.loads(sharded.model_.certify(X, index, loo="none"))[0]
+        np.testing.assert_allclose(certificate["bound"], local.certificate_["bound"],
+                                   rtol=1e-9)
+        assert sharded.n_iter_ == 10
+
+
 def test_fit_sharded_refuses_what_it_cannot_train_a_classifier_on(sample):
     X, y, shards = sample
-    three = [(X[:200], y[:200]), (X[200:], np.where(X[200:, 0] > 1.5, "maybe", y[200:]))]
-    with pytest.raises(ValueError, match="two classes, got 3"):
-        fit_sharded("svgp", three, n_inducing=M)
-    with pytest.raises(ValueError, match="two classes, got 1"):
+    with pytest.raises(ValueError, match="two classes or more, got 1"):
         fit_sharded("svgp", [(X, np.full(N, "yes"))], n_inducing=M)
     with pytest.raises(ValueError, match="n_inducing"):
         fit_sharded("svgp", shards, n_inducing=10 * N)

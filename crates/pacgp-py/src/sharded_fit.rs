@@ -326,6 +326,29 @@ impl ShardedFitSpec {
         compute(py, None, || m::sparse_model_from_parts(parts)).map(wrap)
     }
 
+    /// The one-vs-rest model of `members` (binary models of this spec fitted on `n` rows,
+    /// member c on class c of `classes` against the rest), as an in-process one-vs-rest fit
+    /// writes it ([`pacgp::fit::multiclass::one_vs_rest_from_members`]).
+    fn one_vs_rest_model(
+        &self,
+        members: Vec<PyRef<'_, Model>>,
+        classes: Vec<String>,
+        n: usize,
+    ) -> PyResult<Model> {
+        let (member, _) = self
+            .spec
+            .for_sample(n)
+            .map_err(|e| spec_err(&e, &self.wording))?;
+        let members = members.iter().map(|m| m.inner.clone()).collect();
+        pacgp::fit::multiclass::one_vs_rest_from_members(
+            &member,
+            pacgp::data::ClassLabels { labels: classes },
+            members,
+        )
+        .map(wrap)
+        .map_err(|e| lib_err(e, &self.wording))
+    }
+
     /// The model file of a sparse variational classifier at parameters `p`
     /// (`[θ…, vec(Z), m, vech(L_q)]`, θ on the grid) fitted on `n` rows: the objective's terms
     /// there `(data_term, KL, value)` as `svgp_combine` returns them, the inputs' scaler, the

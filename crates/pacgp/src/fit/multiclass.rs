@@ -122,13 +122,26 @@ fn assemble_one_vs_rest(
     Ok(model)
 }
 
-/// The one-vs-rest model of fitted members, their notes prefixed by their class.
+/// The one-vs-rest model of fitted members, their notes prefixed by their class: the
+/// members' inputs, scaler and sample size, and the digest of the training sample where it
+/// was in this process.
 fn assemble_parts(
     spec: &CheckedFitSpec,
     train: &Dataset,
     classes: ClassLabels,
     members: Vec<FittedModel>,
     notes: &mut Vec<String>,
+) -> FittedModel {
+    let digest = Some(crate::data::sample_digest(train));
+    members_model(spec, classes, members, notes, digest)
+}
+
+fn members_model(
+    spec: &CheckedFitSpec,
+    classes: ClassLabels,
+    members: Vec<FittedModel>,
+    notes: &mut Vec<String>,
+    training_digest: Option<String>,
 ) -> FittedModel {
     for (c, m) in members.iter().enumerate() {
         notes.extend(
@@ -139,23 +152,76 @@ fn assemble_parts(
         );
     }
     let first = &members[0];
-    let (x_scaler, posterior) = (first.x_scaler.clone(), first.posterior.clone());
     let jitter_used = members
         .iter()
         .map(|m| m.report.jitter_used)
         .fold(0.0, f64::max);
-    FittedModel::assemble(
-        spec,
-        train,
-        x_scaler,
-        posterior,
-        Task::OneVsRest { classes, members },
-        FitReport {
+    FittedModel {
+        format: crate::model::FORMAT.into(),
+        spec: spec.clone(),
+        input_coding: Default::default(),
+        feature_names: first.feature_names.clone(),
+        target_name: first.target_name.clone(),
+        n_train: first.n_train,
+        training_digest,
+        x_scaler: first.x_scaler.clone(),
+        posterior: first.posterior.clone(),
+        task: Task::OneVsRest { classes, members },
+        report: FitReport {
             jitter_used,
             notes: std::mem::take(notes),
             ..Default::default()
         },
-    )
+        svm_solution: None,
+    }
+}
+
+/// The one-vs-rest model of K binary models fitted outside the in-process pipeline (over data
+/// shards), member c trained on class c against the rest of `classes` by the binary `member`
+/// spec, all on one sample and scaler: the model an in-process one-vs-rest fit writes for
+/// them (each member relabelled "not c" / c, as in process), without the sample's digest or
+/// the certificate as its objective (`certify` on the training sample computes it).
+pub fn one_vs_rest_from_members(
+    member: &CheckedFitSpec,
+    classes: ClassLabels,
+    mut members: Vec<FittedModel>,
+) -> Result<FittedModel> {
+    classes.check()?;
+    if members.len() != classes.k() {
+        return Err(Error::ShapeMismatch {
+            what: "one-vs-rest members",
+            expected: format!("one per class ({})", classes.k()),
+            found: format!("{}", members.len()),
+        });
+    }
+    let first = &members[0];
+    let same = |m: &FittedModel| {
+        m.spec == *member
+            && m.n_train == first.n_train
+            && m.x_scaler == first.x_scaler
+            && m.feature_names == first.feature_names
+    };
+    if !members.iter().all(same) {
+        return Err(Error::Unsupported(
+            "one-vs-rest members must share the binary spec, the sample and the input scaler"
+                .into(),
+        ));
+    }
+    for (c, m) in members.iter_mut().enumerate() {
+        match &mut m.task {
+            Task::Classification { labels, .. } => *labels = classes.one_vs_rest(c),
+            _ => {
+                return Err(Error::Unsupported(
+                    "one-vs-rest members are binary classifiers".into(),
+                ))
+            }
+        }
+    }
+    let spec = FitSpec::from(member.clone()).into_one_vs_rest().check()?;
+    let mut notes = vec!["one-vs-rest over data shards: the sample's digest is not stored".into()];
+    let mut model = members_model(&spec, classes, members, &mut notes, None);
+    model.report.objective_name = "none (certify computes the multi-class certificate)".into();
+    Ok(model)
 }
 
 /// The model's multi-class certificate on its training sample as the fit report's
