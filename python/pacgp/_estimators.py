@@ -697,13 +697,16 @@ class SparseGPClassifier(_Classifier):
     classifier's error (no leave-one-out estimate). Small samples (N·M² ≤ 3·10⁸) train on all
     rows by L-BFGS (``max_iter`` iterations, default 1000); larger ones, or any with
     ``batch_size`` given, by Adam on seeded minibatches of ``batch_size`` rows (default 1024;
-    ``max_iter`` steps, default 2000). More than two classes: one-vs-rest, certified together."""
+    ``max_iter`` steps, default 2000). ``likelihood`` "probit" (default) or "logistic": the
+    link of the ELBO and of ``predict_proba`` (the bound is on the latent Gibbs classifier
+    ``sgn f(x)``, whichever the link). More than two classes: one-vs-rest, certified together."""
 
     def __init__(self, objective="elbo", n_inducing=None, kernel="se-ard",
-                 inducing_init="kmeans", bound=None, max_iter=None, batch_size=None, delta=0.01,
-                 random_state=0, certify=True, loo="auto", categorical="auto", missing=None,
-                 unknown_category="error", n_threads=None):
+                 inducing_init="kmeans", bound=None, likelihood="probit", max_iter=None,
+                 batch_size=None, delta=0.01, random_state=0, certify=True, loo="auto",
+                 categorical="auto", missing=None, unknown_category="error", n_threads=None):
         self.objective = objective
+        self.likelihood = likelihood
         self.n_inducing = n_inducing
         self.kernel = kernel
         self.inducing_init = inducing_init
@@ -726,7 +729,8 @@ class SparseGPClassifier(_Classifier):
         return _fit(self, X, y, methods[self.objective], **target,
                     names={"inducing": "n_inducing"}, inducing=self.n_inducing,
                     kernel=self.kernel, inducing_init=self.inducing_init, bound=self.bound,
-                    max_iter=self.max_iter, batch_size=self.batch_size, delta=self.delta,
+                    likelihood=self.likelihood, max_iter=self.max_iter,
+                    batch_size=self.batch_size, delta=self.delta,
                     seed=seed_of(self.random_state))
 
 

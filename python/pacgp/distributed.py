@@ -272,7 +272,7 @@ def _subsample(shards, sizes, rows, seed, client):
 
 def fit_sharded(method, shards, kernel="se-ard", n_inducing=None, epsilon=None, delta=0.01,
                 bound=None, confidence_term=None, seed=0, max_iter=None, z_init=None,
-                pretrain=None, batch_size=None, client=None):
+                pretrain=None, batch_size=None, likelihood=None, client=None):
     """Train one sparse GP on data held in shards (pairs ``(X_s, y_s)``, or Dask futures of
     them on ``client``), map-reduce style: ``method`` "vfe" (Titsias' bound, as
     :class:`~pacgp.SparseGPRegressor`) or "pac-sgp" (the sparse PAC-GP bound, FITC form, as
@@ -281,7 +281,7 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=None, epsilon=None, 
     (default) or "sharp"); or a two-class classifier, "svgp" (the sparse variational GP
     classifier trained by its evidence lower bound) or "pac-svgp" (by its PAC-Bayes bound), as
     :class:`~pacgp.SparseGPClassifier` — see :func:`_fit_sharded_classifier` (``batch_size``
-    is the classifier's).
+    and ``likelihood``, "probit" or "logistic", are the classifier's).
     ``n_inducing`` defaults to the library's (100; for a classifier at most N).
 
     The options are checked by the library as the fit spec of that method (the same refusals,
@@ -308,7 +308,8 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=None, epsilon=None, 
 
     options = dict(kernel=kernel, inducing=n_inducing, seed=seed, delta=delta, bound=bound,
                    xi=confidence_term, max_iter=max_iter, pretrain=pretrain,
-                   epsilon=None if epsilon is None else float(epsilon), batch_size=batch_size)
+                   epsilon=None if epsilon is None else float(epsilon), batch_size=batch_size,
+                   likelihood=likelihood)
     spec = ShardedFitSpec(method, options,
                           names={"inducing": "n_inducing", "xi": "confidence_term"})
     shards = list(shards)
@@ -537,7 +538,8 @@ def _fit_sharded_classifier(spec, options, shards, z_init, client):
     estimator = SparseGPClassifier(
         objective=_CLASSIFIERS[spec.method], n_inducing=m, kernel=spec.kernel,
         bound=options["bound"], max_iter=options["max_iter"], delta=options["delta"],
-        batch_size=options["batch_size"], random_state=options["seed"],
+        batch_size=options["batch_size"], likelihood=options["likelihood"] or "probit",
+        random_state=options["seed"],
     )
     estimator.classes_ = classes
     estimator._set_model(model)

@@ -40,7 +40,7 @@ def test_the_objective_over_shards_is_the_objective_on_the_whole_sample(sample, 
         est = fit_sharded(method, [(X, y)], n_inducing=M, max_iter=5)
     Xs, ys = coded(est, X, y)
     options = dict(kernel="se-ard", inducing=M, seed=0, delta=0.01, bound=None, xi=None,
-                   max_iter=5, pretrain=None, epsilon=None)
+                   max_iter=5, pretrain=None, epsilon=None, batch_size=None, likelihood=None)
     p = est.sharded_["params"]
     whole = svgp_value_and_grad(method, options, N, D, p, [(Xs, ys)])
     cuts = [0, 13, 13, 250, N]
@@ -175,6 +175,19 @@ def test_more_classes_over_shards_are_the_in_process_one_vs_rest_fit(dask_client
         np.testing.assert_allclose(certificate["bound"], local.certificate_["bound"],
                                    rtol=1e-9)
         assert sharded.n_iter_ == 10
+
+
+def test_the_logit_link_over_shards_is_the_in_process_logit_fit(sample):
+    X, y, shards = sample
+    with pytest.warns(ConvergenceWarning):
+        sharded = fit_sharded("svgp", shards, n_inducing=M, max_iter=10, likelihood="logistic")
+        local = pacgp.SparseGPClassifier(n_inducing=M, max_iter=10,
+                                         likelihood="logistic").fit(X, y)
+        probit = pacgp.SparseGPClassifier(n_inducing=M, max_iter=10).fit(X, y)
+    assert json.loads(sharded.model_.to_json())["task"]["likelihood"] == {"likelihood": "logistic"}
+    np.testing.assert_allclose(sharded.predict_proba(X), local.predict_proba(X),
+                               rtol=0, atol=1e-8)
+    assert np.max(np.abs(local.predict_proba(X) - probit.predict_proba(X))) > 1e-3
 
 
 def test_fit_sharded_refuses_what_it_cannot_train_a_classifier_on(sample):

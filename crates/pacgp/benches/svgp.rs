@@ -17,6 +17,7 @@ use pacgp::bounds::{BoundKind, BoundTarget, ConfidenceTerm, HyperGrid};
 use pacgp::certificate::GibbsClassifier;
 use pacgp::likelihood::Likelihood;
 use pacgp::optim::Objective;
+use pacgp::svgp::point::Link;
 use pacgp::svgp::{SvgpCriterion, SvgpObjective, WhitenedQ};
 use std::time::Duration;
 
@@ -60,7 +61,10 @@ fn by_size(c: &mut Criterion) {
     configure(&mut g);
     for n in [8000, 32000] {
         let (x, y, z, q) = problem(n);
-        for (name, criterion) in [("elbo", SvgpCriterion::Elbo), ("kl_bound", bound())] {
+        for (name, criterion) in [
+            ("elbo", SvgpCriterion::Elbo(Link::Probit)),
+            ("kl_bound", bound()),
+        ] {
             let obj = SvgpObjective::new(&kernel(), x.as_ref(), &y, M, criterion).unwrap();
             let p = obj.layout().pack(&kernel(), z.as_ref(), &q);
             g.bench_with_input(BenchmarkId::new(name, n), &p, |b, p| {
@@ -75,7 +79,14 @@ fn by_threads(c: &mut Criterion) {
     let mut g = c.benchmark_group("svgp_threads");
     configure(&mut g);
     let (x, y, z, q) = problem(32000);
-    let obj = SvgpObjective::new(&kernel(), x.as_ref(), &y, M, SvgpCriterion::Elbo).unwrap();
+    let obj = SvgpObjective::new(
+        &kernel(),
+        x.as_ref(),
+        &y,
+        M,
+        SvgpCriterion::Elbo(Link::Probit),
+    )
+    .unwrap();
     let p = obj.layout().pack(&kernel(), z.as_ref(), &q);
     for t in [1, 2] {
         let pool = rayon::ThreadPoolBuilder::new()

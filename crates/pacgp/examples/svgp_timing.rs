@@ -13,6 +13,7 @@ use std::time::Instant;
 
 use faer::Mat;
 use pacgp::optim::Objective;
+use pacgp::svgp::point::Link;
 use pacgp::svgp::{SvgpCriterion, SvgpObjective, WhitenedQ};
 
 #[global_allocator]
@@ -31,7 +32,14 @@ fn main() {
     let mut q = WhitenedQ::prior(m);
     q.mean.iter_mut().for_each(|v| *v = 0.1);
     (0..m).for_each(|j| q.sqrt[(j, j)] = 0.5);
-    let obj = SvgpObjective::new(&kernel, x.as_ref(), &y, m, SvgpCriterion::Elbo).unwrap();
+    let obj = SvgpObjective::new(
+        &kernel,
+        x.as_ref(),
+        &y,
+        m,
+        SvgpCriterion::Elbo(Link::Probit),
+    )
+    .unwrap();
     let p = obj.layout().pack(&kernel, z.as_ref(), &q);
     let bound = 5.0 * n as f64 * (m * m) as f64 / 104e9;
     println!("N = {n}, M = {m}: flop bound {bound:.3} s per objective + gradient");

@@ -12,6 +12,7 @@ use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
 use pacgp::optim::Objective;
 use pacgp::regression::row_blocks::Streaming;
+use pacgp::svgp::point::Link;
 use pacgp::svgp::{fit_svgp, SvgpCriterion, SvgpCriterionSpec, SvgpObjective, SvgpSettings};
 use pacgp::Error;
 use serde_json::Value;
@@ -66,15 +67,32 @@ fn objectives_match_the_dense_numpy_reference() {
                 block_rows: rows,
                 ..Streaming::default()
             };
-            let elbo = SvgpObjective::new(&kernel, x.as_ref(), &y, m, SvgpCriterion::Elbo)
-                .unwrap()
-                .with_streaming(stream);
+            let elbo = SvgpObjective::new(
+                &kernel,
+                x.as_ref(),
+                &y,
+                m,
+                SvgpCriterion::Elbo(Link::Probit),
+            )
+            .unwrap()
+            .with_streaming(stream);
             let t = elbo.terms(&p).unwrap();
             let want = case["neg_elbo_per_point"].as_f64().unwrap();
             assert!(rel(t.value, want) < 1e-10, "ELBO {} vs {want}", t.value);
             let ell = case["neg_expected_log_lik_per_point"].as_f64().unwrap();
             assert!(rel(t.data_term, ell) < 1e-10, "{} vs {ell}", t.data_term);
             assert!(rel(t.kl, case["kl"].as_f64().unwrap()) < 1e-10);
+            let logit =
+                SvgpObjective::new(&kernel, x.as_ref(), &y, m, SvgpCriterion::Elbo(Link::Logit))
+                    .unwrap()
+                    .with_streaming(stream);
+            let t = logit.terms(&p).unwrap();
+            let want = case["neg_elbo_per_point_logit"].as_f64().unwrap();
+            assert!(
+                rel(t.value, want) < 1e-10,
+                "logit ELBO {} vs {want}",
+                t.value
+            );
             let delta = case["delta"].as_f64().unwrap();
             let bound = SvgpObjective::new(&kernel, x.as_ref(), &y, m, bound_criterion(3, delta))
                 .unwrap()
@@ -99,7 +117,11 @@ fn gradients_match_central_differences() {
         let p = floats(&case["params"]);
         let m = case["m"].as_u64().unwrap() as usize;
         let kernel = Kernel::se_ard(&[1.0, 1.0], 1.0);
-        for criterion in [SvgpCriterion::Elbo, bound_criterion(3, 0.01)] {
+        for criterion in [
+            SvgpCriterion::Elbo(Link::Probit),
+            SvgpCriterion::Elbo(Link::Logit),
+            bound_criterion(3, 0.01),
+        ] {
             let obj = SvgpObjective::new(&kernel, x.as_ref(), &y, m, criterion)
                 .unwrap()
                 .with_streaming(Streaming {
@@ -125,7 +147,7 @@ fn minibatch_and_negative_diagonal_gradients_match_central_differences() {
     let y = floats(&case["y"]);
     let mut p = floats(&case["params"]);
     let kernel = Kernel::se_ard(&[1.0, 1.0], 1.0);
-    for criterion in [SvgpCriterion::Elbo, bound_criterion(3, 0.01)] {
+    for criterion in [SvgpCriterion::Elbo(Link::Probit), bound_criterion(3, 0.01)] {
         let obj = SvgpObjective::new(&kernel, x.as_ref(), &y, 6, criterion).unwrap();
         // vech(L_q) starts after θ (3), Z (12) and m (6): its first entry is L_q,00.
         let diag0 = obj.layout().sqrt_at();
@@ -164,9 +186,15 @@ fn objective_is_thread_independent() {
             .build()
             .unwrap()
             .install(|| {
-                let obj = SvgpObjective::new(&kernel, x.as_ref(), &y, 6, SvgpCriterion::Elbo)
-                    .unwrap()
-                    .with_streaming(stream);
+                let obj = SvgpObjective::new(
+                    &kernel,
+                    x.as_ref(),
+                    &y,
+                    6,
+                    SvgpCriterion::Elbo(Link::Probit),
+                )
+                .unwrap()
+                .with_streaming(stream);
                 obj.value_and_gradient(&p).unwrap()
             })
     };
@@ -192,7 +220,7 @@ fn sharded_sums_combine_to_the_in_process_objective() {
         block_rows: 4,
         ..Streaming::default()
     };
-    for criterion in [SvgpCriterion::Elbo, bound_criterion(3, 0.01)] {
+    for criterion in [SvgpCriterion::Elbo(Link::Probit), bound_criterion(3, 0.01)] {
         let obj = SvgpObjective::new(&kernel, x.as_ref(), &y, 6, criterion).unwrap();
         let (value, grad) = obj.value_and_gradient(&p).unwrap();
         let assembly = obj.assembly();
@@ -335,7 +363,14 @@ fn full_inducing_set_reaches_the_dense_variational_fixed_point() {
     let (x, y) = two_moons(30, 5);
     let n = y.len();
     let kernel = Kernel::se_ard(&[1.2, 0.8], 2.0);
-    let obj = SvgpObjective::new(&kernel, x.as_ref(), &y, n, SvgpCriterion::Elbo).unwrap();
+    let obj = SvgpObjective::new(
+        &kernel,
+        x.as_ref(),
+        &y,
+        n,
+        SvgpCriterion::Elbo(Link::Probit),
+    )
+    .unwrap();
     let layout = obj.layout();
     let p0 = layout.pack(&kernel, x.as_ref(), &WhitenedQ::prior(n));
     let bounds = (0..p0.len())
@@ -429,7 +464,14 @@ fn minibatch_training_approaches_the_full_batch_fit() {
     );
     let again = fit_svgp(&kernel, x.as_ref(), &y, &st).unwrap();
     assert_eq!(again.certificate, mini.certificate);
-    let obj = SvgpObjective::new(&kernel, x.as_ref(), &y, 15, SvgpCriterion::Elbo).unwrap();
+    let obj = SvgpObjective::new(
+        &kernel,
+        x.as_ref(),
+        &y,
+        15,
+        SvgpCriterion::Elbo(Link::Probit),
+    )
+    .unwrap();
     let p = obj.layout().pack(&mini.kernel, mini.z.as_ref(), &mini.q);
     // The batch streams in smaller blocks: the same sum in another order.
     let (a, b) = (

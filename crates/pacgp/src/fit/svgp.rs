@@ -10,8 +10,9 @@ use crate::inference::{ConvergenceReport, ConvergenceStatus};
 use crate::kernel::Kernel;
 use crate::model::{FitReport, FittedModel, Task};
 use crate::optim::OptimReport;
-use crate::spec::{CheckedFitSpec, SvgpSpec, DEFAULT_BASIS};
+use crate::spec::{CheckedFitSpec, LikelihoodName, SvgpSpec, DEFAULT_BASIS};
 use crate::svgp::fit::{svgp_likelihood, whitened_posterior, DEFAULT_MAX_ITER, DEFAULT_STEPS};
+use crate::svgp::point::Link;
 use crate::svgp::{fit_svgp, SvgpCriterionSpec, SvgpSettings, SvgpTerms, WhitenedQ};
 
 /// The library's settings of a checked spec's sparse variational classifier.
@@ -22,6 +23,10 @@ pub fn svgp_settings(spec: &CheckedFitSpec, s: &SvgpSpec, n: usize) -> SvgpSetti
     };
     let m = s.inducing.unwrap_or(DEFAULT_BASIS.min(n));
     let mut st = SvgpSettings::new(m, criterion, spec.delta, spec.seed);
+    st.link = match s.likelihood {
+        LikelihoodName::Probit => Link::Probit,
+        LikelihoodName::Logistic => Link::Logit,
+    };
     st.term = spec.confidence_term();
     st.init = s.inducing_init;
     // A batch of every row is the full objective: L-BFGS, as the spec's note promises.
@@ -57,15 +62,15 @@ pub fn svgp(
         train,
         x_scaler,
         fit.posterior,
-        svgp_task(labels),
+        svgp_task(labels, st.link),
         report,
     ))
 }
 
-/// A sparse variational classifier's model is a probit classifier with its two labels.
-fn svgp_task(labels: LabelMap) -> Task {
+/// A sparse variational classifier's model is a classifier of its link with its two labels.
+fn svgp_task(labels: LabelMap, link: Link) -> Task {
     Task::Classification {
-        likelihood: svgp_likelihood(),
+        likelihood: svgp_likelihood(link),
         labels,
         input_noise: 0.0,
         split_prior: None,
@@ -169,7 +174,7 @@ pub fn svgp_model_from_parts(parts: SvgpModelParts) -> Result<FittedModel> {
         training_digest: None,
         x_scaler: parts.x_scaler,
         posterior,
-        task: svgp_task(parts.labels),
+        task: svgp_task(parts.labels, parts.settings.link),
         report,
         svm_solution: None,
     })

@@ -336,6 +336,9 @@ pub struct SvgpSpec {
     pub inducing: Option<usize>,
     /// Where the inducing inputs start.
     pub inducing_init: InducingInit,
+    /// The likelihood's link (probit unless given).
+    #[serde(default, skip_serializing_if = "LikelihoodName::is_probit")]
+    pub likelihood: LikelihoodName,
     /// The optimiser's iteration budget (a warm start on a subsample is not offered): L-BFGS
     /// iterations, or Adam steps with a batch.
     #[serde(default, skip_serializing_if = "OptimSchedule::is_default")]

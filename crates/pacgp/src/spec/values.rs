@@ -45,18 +45,26 @@ named!(MultiClass {
 });
 
 /// A classifier's likelihood.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LikelihoodName {
     /// `Φ(y f)`.
+    #[default]
     Probit,
-    /// `σ(y f)` (Laplace and pac-gpc only).
+    /// `σ(y f)` (Laplace, pac-gpc, svgp and pac-svgp only).
     Logistic,
+}
+
+impl LikelihoodName {
+    /// Whether this is the default, probit (a model file leaves it out).
+    pub fn is_probit(&self) -> bool {
+        *self == LikelihoodName::Probit
+    }
 }
 
 named!(LikelihoodName {
     LikelihoodName::Probit => "probit": "Φ(y f)",
-    LikelihoodName::Logistic => "logistic": "σ(y f) (laplace and pac-gpc only)",
+    LikelihoodName::Logistic => "logistic": "σ(y f) (laplace, pac-gpc, svgp and pac-svgp only)",
 });
 
 /// How a classifier's kernel hyperparameters are chosen.

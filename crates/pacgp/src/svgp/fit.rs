@@ -27,6 +27,7 @@ use crate::regression::inducing_init::{initial_inducing_with_targets, InducingIn
 use crate::regression::whitened_blocks::kuu_factor;
 
 use super::objective::{check_classifier_inputs, SvgpCriterion, SvgpObjective, SvgpTerms};
+use super::point::Link;
 use super::{SvgpLayout, WhitenedQ};
 
 /// Which objective trains the classifier.
@@ -49,6 +50,9 @@ pub struct SvgpSettings {
     pub m: usize,
     /// The objective.
     pub criterion: SvgpCriterionSpec,
+    /// The likelihood's link (the ELBO's and the predictive probabilities'; the bound is on
+    /// the latent Gibbs classifier, whichever the link).
+    pub link: Link,
     /// Confidence δ of the certificate (and of the bound minimised).
     pub delta: f64,
     /// The confidence constant of the certificate (and of the bound minimised).
@@ -73,18 +77,23 @@ pub const DEFAULT_MAX_ITER: usize = 1000;
 /// The number of Adam steps of a minibatch fit when none is given.
 pub const DEFAULT_STEPS: usize = 2000;
 
-/// The probit likelihood of the sparse variational classifier (its Gibbs classifier is the
-/// latent one, `sgn f(x)`).
-pub fn svgp_likelihood() -> Likelihood {
-    Likelihood::probit()
+/// The likelihood of the sparse variational classifier with `link` (its Gibbs classifier is
+/// the latent one, `sgn f(x)`, whichever the link).
+pub fn svgp_likelihood(link: Link) -> Likelihood {
+    match link {
+        Link::Probit => Likelihood::probit(),
+        Link::Logit => Likelihood::Logistic,
+    }
 }
 
 impl SvgpSettings {
-    /// M inducing inputs placed by k-means and trained, the criterion's defaults otherwise.
+    /// M inducing inputs placed by k-means and trained, the probit link, the criterion's
+    /// defaults otherwise.
     pub fn new(m: usize, criterion: SvgpCriterionSpec, delta: f64, seed: u64) -> Self {
         Self {
             m,
             criterion,
+            link: Link::Probit,
             delta,
             term: ConfidenceTerm::Maurer,
             init: InducingInit::KMeans,
@@ -104,10 +113,10 @@ impl SvgpSettings {
     /// The criterion the objective minimises for a kernel of `nk` parameters.
     pub fn objective_criterion(&self, nk: usize) -> Result<SvgpCriterion> {
         Ok(match self.criterion {
-            SvgpCriterionSpec::Elbo => SvgpCriterion::Elbo,
+            SvgpCriterionSpec::Elbo => SvgpCriterion::Elbo(self.link),
             SvgpCriterionSpec::Bound { kind } => SvgpCriterion::Bound {
                 target: BoundTarget::new(self.delta, self.term, kind, Self::theta_choice(nk).nats)?,
-                classifier: GibbsClassifier::latent(&svgp_likelihood()),
+                classifier: GibbsClassifier::latent(&svgp_likelihood(self.link)),
             },
         })
     }
@@ -240,7 +249,7 @@ pub fn fit_svgp(
     let q = q.with_positive_diagonal();
     let posterior = whitened_posterior(&kernel, z.clone(), &q)?;
     let spec = CertificateSpec::new(st.delta, st.term, vec![SvgpSettings::theta_choice(nk)]);
-    let loss = GibbsLoss::Classification(GibbsClassifier::latent(&svgp_likelihood()));
+    let loss = GibbsLoss::Classification(GibbsClassifier::latent(&svgp_likelihood(st.link)));
     let certificate = Certificate::of_posterior(&posterior, x, y, &loss, &spec)?;
     Ok(SvgpFit {
         kernel,

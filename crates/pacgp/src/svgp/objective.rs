@@ -25,7 +25,7 @@ use crate::regression::whitened_blocks::{
     kuu_factor, mat_t_vec_seq, mat_vec_seq, GradPart, SparseData,
 };
 
-use super::point::{expected_ln_probit, gibbs_risk, PointTerm};
+use super::point::{expected_ln_lik, gibbs_risk, Link, PointTerm};
 use super::{SvgpLayout, WhitenedQ};
 
 /// Rows per block of a minibatch's objective (fixed, not derived from the thread count: the
@@ -35,9 +35,9 @@ pub const BATCH_BLOCK_ROWS: usize = 256;
 /// What the objective minimises.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum SvgpCriterion {
-    /// The negative evidence lower bound per point, `−(Σ_i E[ln Φ(y_i f_i)] − KL)/N`
-    /// (eq. 12.3; probit link).
-    Elbo,
+    /// The negative evidence lower bound per point, `−(Σ_i E[ln p(y_i | f_i)] − KL)/N`
+    /// (eq. 12.3) with this link.
+    Elbo(Link),
     /// The PAC-Bayes bound on `classifier`'s Gibbs risk (eq. 12.4).
     Bound {
         /// δ, confidence term, kl or Pinsker, and the penalty (θ's grid).
@@ -316,8 +316,8 @@ impl SvgpAssembly {
     /// The per-point term of the data part at the marginal `N(μ, σ²)` (a loss to minimise).
     fn point(&self, y: f64, mean: f64, var: f64) -> PointTerm {
         match &self.criterion {
-            SvgpCriterion::Elbo => {
-                let t = expected_ln_probit(y, mean, var);
+            SvgpCriterion::Elbo(link) => {
+                let t = expected_ln_lik(*link, y, mean, var);
                 PointTerm {
                     value: -t.value,
                     d_mean: -t.d_mean,
@@ -359,7 +359,7 @@ impl SvgpAssembly {
         }
         // value = a·data_term + c(KL); the data part's gradient is scaled by a, the KL's by c'.
         let (value, a, c) = match &self.criterion {
-            SvgpCriterion::Elbo => (data_term + kl / n, 1.0, 1.0 / n),
+            SvgpCriterion::Elbo(_) => (data_term + kl / n, 1.0, 1.0 / n),
             SvgpCriterion::Bound { target, .. } => {
                 let b = target.at(data_term, kl, self.n_total);
                 (b.value, b.d_risk, b.d_complexity / n)

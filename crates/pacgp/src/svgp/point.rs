@@ -34,21 +34,50 @@ fn rule() -> &'static (Vec<f64>, Vec<f64>) {
     })
 }
 
-/// `E_{f ~ N(μ, σ²)}[ln Φ(y f)]` by Gauss–Hermite (eq. 12.3) with the derivatives of the
+/// The link of the Bernoulli likelihood `p(y | f)`: `Φ(y f)` or `σ(y f)`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Link {
+    /// `Φ(y f)`.
+    #[default]
+    Probit,
+    /// `σ(y f) = 1/(1 + e^{−y f})`.
+    Logit,
+}
+
+impl Link {
+    /// `ln p(y | f)` at `t = y f`, its derivative in t and its second derivative.
+    fn ln_lik(self, t: f64) -> (f64, f64, f64) {
+        match self {
+            Link::Probit => {
+                let r = inv_mills_ratio(t);
+                (ln_normal_cdf(t), r, -r * (t + r))
+            }
+            Link::Logit => {
+                // ln σ(t) = −softplus(−t), stably; its derivative σ(−t), then −σ(t)σ(−t).
+                let ln_sigma = -((-t).max(0.0) + (-t.abs()).exp().ln_1p());
+                let s_neg = 1.0 / (1.0 + t.exp());
+                (ln_sigma, s_neg, -s_neg * (1.0 - s_neg))
+            }
+        }
+    }
+}
+
+/// `E_{f ~ N(μ, σ²)}[ln p(y | f)]` by Gauss–Hermite (eq. 12.3) with the derivatives of the
 /// quadrature itself, so that value and gradient agree to rounding:
-/// `∂/∂μ = Σ w_k y r(y f_k)`, `∂/∂σ² = Σ w_k y r(y f_k) z_k/(2σ)`, r the inverse Mills ratio.
-pub fn expected_ln_probit(y: f64, mean: f64, var: f64) -> PointTerm {
+/// `∂/∂μ = Σ w_k y ℓ'(y f_k)`, `∂/∂σ² = Σ w_k y ℓ'(y f_k) z_k/(2σ)` (ℓ' the inverse Mills ratio
+/// for the probit link, `σ(−y f)` for the logit).
+pub fn expected_ln_lik(link: Link, y: f64, mean: f64, var: f64) -> PointTerm {
     let (z, w) = rule();
     let sd = var.max(0.0).sqrt();
     let (mut value, mut d_mean, mut d_sd) = (0.0, 0.0, 0.0);
     let mut curvature = 0.0;
     for (zk, wk) in z.iter().zip(w) {
         let t = y * (mean + sd * zk);
-        let r = inv_mills_ratio(t);
-        value += wk * ln_normal_cdf(t);
-        d_mean += wk * y * r;
-        d_sd += wk * y * r * zk;
-        curvature += wk * (-r * (t + r));
+        let (l, d1, d2) = link.ln_lik(t);
+        value += wk * l;
+        d_mean += wk * y * d1;
+        d_sd += wk * y * d1 * zk;
+        curvature += wk * d2;
     }
     let d_var = if var > TINY_VARIANCE {
         d_sd / (2.0 * sd)
@@ -60,6 +89,11 @@ pub fn expected_ln_probit(y: f64, mean: f64, var: f64) -> PointTerm {
         d_mean,
         d_var,
     }
+}
+
+/// `E_{f ~ N(μ, σ²)}[ln Φ(y f)]`: [`expected_ln_lik`] with the probit link.
+pub fn expected_ln_probit(y: f64, mean: f64, var: f64) -> PointTerm {
+    expected_ln_lik(Link::Probit, y, mean, var)
 }
 
 /// The Gibbs classifier's 0-1 risk at a point, `Φ(−y(μ + b)/s)` with `s² = σ² + λ⁻²` (eq. 12.4;
@@ -110,8 +144,9 @@ mod tests {
             (1.0, -4.0, 3.0),
             (-1.0, -0.2, 1e-3),
         ] {
-            let terms: [&dyn Fn(f64, f64) -> PointTerm; 3] = [
+            let terms: [&dyn Fn(f64, f64) -> PointTerm; 4] = [
                 &|m, v| expected_ln_probit(y, m, v),
+                &|m, v| expected_ln_lik(Link::Logit, y, m, v),
                 &|m, v| gibbs_risk(&probit, y, m, v),
                 &|m, v| gibbs_risk(&noisy, y, m, v),
             ];
@@ -135,6 +170,15 @@ mod tests {
         assert!((at_zero.value - normal_cdf(0.4).ln()).abs() < 1e-14);
         let r = inv_mills_ratio(0.4);
         assert!((at_zero.d_var - 0.5 * (-r * (0.4 + r))).abs() < 1e-14);
+        // The logit link at σ² = 0: ln σ(yμ), slope ½ ∂²/∂μ² = −½σ(μ)σ(−μ); far in the tails
+        // ln σ stays finite and exact (−t for t ≪ 0, −e^{−t} for t ≫ 0).
+        let sigma = |t: f64| 1.0 / (1.0 + (-t).exp());
+        let at_zero = expected_ln_lik(Link::Logit, -1.0, 0.4, 0.0);
+        assert!((at_zero.value - sigma(-0.4).ln()).abs() < 1e-15);
+        assert!((at_zero.d_var + 0.5 * sigma(0.4) * sigma(-0.4)).abs() < 1e-15);
+        assert_eq!(expected_ln_lik(Link::Logit, 1.0, -800.0, 0.0).value, -800.0);
+        let far = expected_ln_lik(Link::Logit, 1.0, 40.0, 0.0).value;
+        assert!((far + (-40.0f64).exp()).abs() < 1e-30);
     }
 
     /// The quadrature against an adaptive integral of `ln Φ(yf) N(f; μ, σ²)` (the 64-node
@@ -150,6 +194,16 @@ mod tests {
                 .sum();
             let ours = expected_ln_probit(y, mu, v).value;
             assert!((ours - fine).abs() < 1e-8, "{y} {mu} {v}: {ours} {fine}");
+            let fine_logit: f64 = z
+                .iter()
+                .zip(ln_w)
+                .map(|(z, lw)| -lw.exp() * (-y * (mu + v.sqrt() * z)).exp().ln_1p())
+                .sum();
+            let ours = expected_ln_lik(Link::Logit, y, mu, v).value;
+            assert!(
+                (ours - fine_logit).abs() < 1e-8,
+                "logit {y} {mu} {v}: {ours} {fine_logit}"
+            );
         }
     }
 }

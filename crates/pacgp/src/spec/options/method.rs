@@ -127,6 +127,7 @@ impl FitOptions {
                 for o in [O::Inducing, O::InducingInit, O::MaxIter, O::BatchSize] {
                     u.used(o);
                 }
+                let likelihood = self.likelihood_for(method, u)?;
                 let bound = match method {
                     N::PacSvgp => {
                         u.used(O::Bound);
@@ -139,6 +140,7 @@ impl FitOptions {
                     bound,
                     inducing: self.inducing,
                     inducing_init: self.inducing_init.unwrap_or(InducingInit::KMeans),
+                    likelihood,
                     schedule: self.schedule(),
                     batch: self.batch_size,
                 })
@@ -220,7 +222,8 @@ impl FitOptions {
         }
     }
 
-    /// Probit unless given; logistic only for Laplace (and pac-gpc's Laplace start).
+    /// Probit unless given; logistic only for Laplace (and pac-gpc's Laplace start) and the
+    /// sparse variational classifiers (whose expected log-likelihood is by quadrature).
     fn likelihood_for(
         &self,
         method: MethodName,
@@ -229,7 +232,10 @@ impl FitOptions {
         match (self.likelihood, method) {
             (_, MethodName::MeanField) => Ok(LikelihoodName::Probit),
             (None, _) => Ok(LikelihoodName::Probit),
-            (Some(LikelihoodName::Logistic), MethodName::Laplace | MethodName::PacGpc)
+            (
+                Some(LikelihoodName::Logistic),
+                MethodName::Laplace | MethodName::PacGpc | MethodName::Svgp | MethodName::PacSvgp,
+            )
             | (Some(LikelihoodName::Probit), _) => {
                 u.used(SpecOption::Likelihood);
                 Ok(self.likelihood.unwrap_or(LikelihoodName::Probit))
@@ -237,7 +243,7 @@ impl FitOptions {
             (Some(LikelihoodName::Logistic), _) => Err(SpecError::not_for(
                 SpecOption::Likelihood,
                 method,
-                "laplace and pac-gpc as logistic (the others need the probit's tilted moments in closed form)",
+                "laplace, pac-gpc, svgp and pac-svgp as logistic (the others need the probit's tilted moments in closed form)",
             )),
         }
     }
