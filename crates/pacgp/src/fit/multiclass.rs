@@ -165,7 +165,7 @@ fn certified_objective(model: &mut FittedModel, train: &Dataset) -> Result<()> {
         loo: crate::spec::LooRequest::None,
         ..Default::default()
     };
-    match model.certify(train, &opts) {
+    match model.certify_fit_rows(train, &opts) {
         Ok(c) => {
             model.report.objective = c.first().map(|r| r.certificate.bound);
             model.report.objective_name = "pac_bayes_bound_multiclass_gibbs_error".into();
