@@ -19,6 +19,12 @@ coding is stored in the model (``model_.to_json()``), so ``predict`` codes later
 same way and ``pacgp predict`` reads the model file with a CSV of the same columns.
 ``input_notes_`` says what the coding did.
 
+``certify_holdout`` (every estimator): a fraction F in (0, 1) of the rows kept out of the fit
+(chosen by the seed before fitting, as ``pacgp fit --certify-holdout F``); ``certificate_``
+then has a ``"deployed"`` entry, the test-set bound on what ``predict`` returns (a regressor's
+mean within ε) from the held-out rows, and its Gibbs bound is on the fit rows; each at δ/2.
+``model_.certify(X, y)`` takes the whole sample the estimator was fitted on.
+
 ``random_state`` (every estimator with a random choice: k-means or subset inducing inputs,
 restarts, the split prior's split, SOGP's order, greedy selection's subset): an int is the
 library's seed itself (the same fit as ``pacgp fit --seed`` with that int; the default 0 is the
@@ -53,9 +59,11 @@ def _fit(estimator, X, y, method, labels=None, classes=None, names=None, **optio
     library's names to them where they differ). A binary classifier's ``y`` is −1/+1 with
     ``labels`` (negative, positive); a multi-class one's is the class index with ``classes``.
     A scikit-learn kernel object is translated to pacgp's kernel expression (``_kernels``); a
-    regressor's ``intervals`` and ``interval_score`` go with every fit."""
+    regressor's ``intervals`` and ``interval_score`` and every estimator's ``certify_holdout``
+    go with every fit."""
     if is_sklearn_kernel(options.get("kernel")):
         options["kernel"] = to_spec(options["kernel"])
+    options.setdefault("certify_holdout", estimator.certify_holdout)
     if isinstance(estimator, RegressionAPI):
         options.setdefault("intervals", estimator.intervals)
         options.setdefault("interval_score", estimator.interval_score)
@@ -310,7 +318,7 @@ class GPRegressor(EvidenceAPI, _Regressor):
     def __init__(self, kernel="se-ard", epsilon=None, restarts=0, snap=True, random_state=0,
                  certify=True, delta=0.01, loo="auto", categorical="auto", missing=None,
                  unknown_category="error", n_threads=None, intervals=None,
-                 interval_score=None):
+                 interval_score=None, certify_holdout=None):
         self.kernel = kernel
         self.epsilon = epsilon
         self.restarts = restarts
@@ -323,6 +331,7 @@ class GPRegressor(EvidenceAPI, _Regressor):
         self.missing = missing
         self.unknown_category = unknown_category
         self.n_threads = n_threads
+        self.certify_holdout = certify_holdout
         self.intervals = intervals
         self.interval_score = interval_score
 
@@ -350,7 +359,7 @@ class SparseGPRegressor(_Regressor):
                  inducing_init="kmeans", certify=True, delta=0.01, loo="auto",
                  categorical="auto", missing=None,
                  unknown_category="error", n_threads=None, intervals=None,
-                 interval_score=None, pretrain=None, max_iter=None):
+                 interval_score=None, pretrain=None, max_iter=None, certify_holdout=None):
         self.method = method
         self.n_inducing = n_inducing
         self.inducing_init = inducing_init
@@ -366,6 +375,7 @@ class SparseGPRegressor(_Regressor):
         self.missing = missing
         self.unknown_category = unknown_category
         self.n_threads = n_threads
+        self.certify_holdout = certify_holdout
         self.intervals = intervals
         self.interval_score = interval_score
 
@@ -411,7 +421,7 @@ class PACGPRegressor(EvidenceAPI, _Regressor):
                  kernel="se-ard", random_state=0, inducing_init=None, prior=None, hyper_prior=None,
                  xi="maurer", certify=True, loo="auto", categorical="auto", missing=None,
                  unknown_category="error", n_threads=None, intervals=None,
-                 interval_score=None, pretrain=None, max_iter=None):
+                 interval_score=None, pretrain=None, max_iter=None, certify_holdout=None):
         self.epsilon = epsilon
         self.bound = bound
         self.sparse = sparse
@@ -431,6 +441,7 @@ class PACGPRegressor(EvidenceAPI, _Regressor):
         self.missing = missing
         self.unknown_category = unknown_category
         self.n_threads = n_threads
+        self.certify_holdout = certify_holdout
         self.intervals = intervals
         self.interval_score = interval_score
 
@@ -459,7 +470,7 @@ class GreedySparseRegressor(_Regressor):
     def __init__(self, n_basis=None, kernel="se-ard", epsilon=None, random_state=0, certify=True,
                  delta=0.01, loo="auto", categorical="auto", missing=None,
                  unknown_category="error", n_threads=None, intervals=None,
-                 interval_score=None):
+                 interval_score=None, certify_holdout=None):
         self.n_basis = n_basis
         self.kernel = kernel
         self.epsilon = epsilon
@@ -471,6 +482,7 @@ class GreedySparseRegressor(_Regressor):
         self.missing = missing
         self.unknown_category = unknown_category
         self.n_threads = n_threads
+        self.certify_holdout = certify_holdout
         self.intervals = intervals
         self.interval_score = interval_score
 
@@ -647,7 +659,8 @@ class GPClassifier(_Classifier):
                  active_set=None, kappa=None, input_noise=None, delta=0.01, random_state=0,
                  predictor=None, certify=True, loo="auto", prior=None, bound=None,
                  prior_scale=None, prior_kernel=None, both_directions=False, multiclass=None,
-                 categorical="auto", missing=None, unknown_category="error", n_threads=None):
+                 categorical="auto", missing=None, unknown_category="error", n_threads=None,
+                 certify_holdout=None):
         self.method = method
         self.likelihood = likelihood
         self.select = select
@@ -670,6 +683,7 @@ class GPClassifier(_Classifier):
         self.missing = missing
         self.unknown_category = unknown_category
         self.n_threads = n_threads
+        self.certify_holdout = certify_holdout
 
     def _fit_model(self, X, y, **target):
         return _fit(
@@ -704,7 +718,8 @@ class SparseGPClassifier(_Classifier):
     def __init__(self, objective="elbo", n_inducing=None, kernel="se-ard",
                  inducing_init="kmeans", bound=None, likelihood="probit", max_iter=None,
                  batch_size=None, delta=0.01, random_state=0, certify=True, loo="auto",
-                 categorical="auto", missing=None, unknown_category="error", n_threads=None):
+                 categorical="auto", missing=None, unknown_category="error", n_threads=None,
+                 certify_holdout=None):
         self.objective = objective
         self.likelihood = likelihood
         self.n_inducing = n_inducing
@@ -721,6 +736,7 @@ class SparseGPClassifier(_Classifier):
         self.missing = missing
         self.unknown_category = unknown_category
         self.n_threads = n_threads
+        self.certify_holdout = certify_holdout
 
     def _fit_model(self, X, y, **target):
         methods = {"elbo": "svgp", "bound": "pac-svgp"}
@@ -744,7 +760,7 @@ class SVMClassifier(SVMDualAPI, _Classifier):
     def __init__(self, kernel=None, lengthscale=None, slack="linear", C=None, input_noise=None,
                  solver="smo", bias=False, delta=0.01, certify=True, loo="auto",
                  categorical="auto", missing=None,
-                 unknown_category="error", n_threads=None):
+                 unknown_category="error", n_threads=None, certify_holdout=None):
         self.kernel = kernel
         self.lengthscale = lengthscale
         self.slack = slack
@@ -759,6 +775,7 @@ class SVMClassifier(SVMDualAPI, _Classifier):
         self.missing = missing
         self.unknown_category = unknown_category
         self.n_threads = n_threads
+        self.certify_holdout = certify_holdout
 
     def _certifiable(self):
         return not self.bias

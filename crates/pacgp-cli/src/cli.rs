@@ -272,6 +272,12 @@ pub struct FitArgs {
     /// With --intervals: the conformity score [default: absolute].
     #[arg(long, value_parser = words::<IntervalScore>())]
     pub interval_score: Option<IntervalScore>,
+    /// Keep a fraction F in (0, 1) of the rows out of the fit (chosen by --seed before
+    /// fitting) and certify the deployed predictor (predict's label, or the posterior mean
+    /// within ε) on them by the test-set bound; `certify` takes the whole file, re-derives the
+    /// split, and states both certificates at δ/2 each.
+    #[arg(long, value_name = "F", allow_negative_numbers = true)]
+    pub certify_holdout: Option<f64>,
 }
 
 impl FitArgs {
@@ -311,6 +317,7 @@ impl FitArgs {
             intervals: self.intervals,
             interval_score: self.interval_score,
             multiclass: self.multiclass,
+            certify_holdout: self.certify_holdout,
         }
     }
 

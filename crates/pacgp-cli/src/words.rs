@@ -83,6 +83,7 @@ impl Wording for CliWording {
             O::BothDirections => "both-directions",
             O::NoiseInit => "noise-init",
             O::IntervalScore => "interval-score",
+            O::CertifyHoldout => "certify-holdout",
             other => other.name(),
         };
         format!("--{flag}")

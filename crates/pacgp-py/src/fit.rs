@@ -158,6 +158,7 @@ pub(crate) fn fit_options(
             O::Intervals => o.intervals = r.word(option, &v)?,
             O::IntervalScore => o.interval_score = r.word(option, &v)?,
             O::MultiClass => o.multiclass = r.word(option, &v)?,
+            O::CertifyHoldout => o.certify_holdout = r.number(option, &v, real)?,
         }
     }
     Ok(o)
@@ -194,7 +195,7 @@ fn fit(
     let train = to_dataset(&x, &y)?;
     // A bound-trained regressor given no ε takes the library's default from the targets.
     let (options, epsilon_note) = options
-        .with_default_epsilon(method, &train.y)
+        .with_default_epsilon(method, &train)
         .map_err(|e| lib_err(e, &wording))?;
     let spec = options.check(method).map_err(|e| spec_err(&e, &wording))?;
     let labels = match (labels, classes) {

@@ -22,7 +22,7 @@ pub(super) fn fit(a: FitArgs) -> Result<()> {
     let mut preloaded = None;
     if method.trains_on_epsilon() && options.epsilon.is_none() {
         let training = super::load_training(&a.data, TargetKind::Number)?;
-        (options, epsilon_note) = options.with_default_epsilon(method, &training.data.y)?;
+        (options, epsilon_note) = options.with_default_epsilon(method, &training.data)?;
         preloaded = Some(training);
     }
     let spec = options.check(method)?;

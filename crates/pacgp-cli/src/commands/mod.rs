@@ -255,5 +255,24 @@ pub(crate) fn print_certificate(c: &pacgp::model::CertificateReport) -> Result<(
     if let Some(e) = c.loo_exact_error {
         out!("  exact leave-one-out error (N refits): {e:.4}");
     }
+    if let Some(d) = &c.deployed {
+        let risk = match d.epsilon {
+            Some(eps) => format!("the ε-band risk (ε = {eps})"),
+            None => "the error rate".into(),
+        };
+        out!(
+            "with probability ≥ 1 − {} over the held-out rows, {risk} of the deployed predictor, {}, on new data is at most {:.4}",
+            shown_delta(d.delta),
+            d.predictor,
+            d.value
+        );
+        out!(
+            "  test-set bound (binomial tail inversion): {} errors in {} held-out rows ({:.4}); union bound: the Gibbs certificates share δ/2 and the held-out bounds δ/2, so all hold together with probability ≥ 1 − {}",
+            d.errors,
+            d.n,
+            d.error_rate,
+            shown_delta(d.joint_delta)
+        );
+    }
     Ok(())
 }

@@ -1,8 +1,9 @@
 //! PAC-Bayes bounds on the Gibbs risk (docs/math.md §2): Maurer's kl form (paper eq. 4–5), Seeger's
 //! `ln((N+1)/δ)` constant, the sharp `ln(ξ(N)/δ)` constant (docs/math.md §9.1), Catoni's
 //! bound with a λ fixed without the bound's sample (docs/math.md §9.1), the Pinsker ("sqrt")
-//! variant (§2.5), the hyperparameter grid and its union-bound penalty `ln|Θ|` (§2.4). Certificates
-//! are assembled from these in [`crate::certificate`].
+//! variant (§2.5), the hyperparameter grid and its union-bound penalty `ln|Θ|` (§2.4), and the
+//! test-set bound on a held-out sample by binomial tail inversion ([`binomial_tail_inversion`]).
+//! Certificates are assembled from these in [`crate::certificate`].
 
 use serde::{Deserialize, Serialize};
 
@@ -11,8 +12,10 @@ use crate::special::{kl_inverse, kl_inverse_lower};
 
 mod catoni;
 mod grid;
+mod test_set;
 pub use catoni::*;
 pub use grid::*;
+pub use test_set::*;
 
 /// Which inequality turns (empirical risk, complexity) into a bound.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

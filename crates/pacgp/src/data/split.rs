@@ -187,6 +187,40 @@ impl SampleSplit {
     }
 }
 
+/// The rows a fit with `certify_holdout` F keeps out and the rows it fits: part A of the one
+/// sample split at F with `seed` (held out) and part B (fitted), each in permutation order.
+/// Fixed by the sample, F and the seed alone, before anything is fitted. A fraction outside
+/// (0, 1), an empty held-out part or fewer than 2 rows to fit is a [`SpecError`] on
+/// `certify_holdout`.
+///
+/// [`SpecError`]: crate::vocabulary::SpecError
+pub fn holdout_rows(
+    sample: &Dataset,
+    fraction: f64,
+    seed: u64,
+) -> Result<(Vec<usize>, Vec<usize>)> {
+    let refuse = |why: String| {
+        Error::Spec(crate::vocabulary::SpecError::out_of_range(
+            crate::vocabulary::SpecOption::CertifyHoldout,
+            fraction,
+            &why,
+        ))
+    };
+    if !(fraction > 0.0 && fraction < 1.0) {
+        return Err(refuse(
+            "in (0, 1) (the fraction of the sample kept out of the fit)".into(),
+        ));
+    }
+    let n = sample.n();
+    let n_holdout = part_a_size(n, fraction);
+    if n_holdout == 0 || n < n_holdout + 2 {
+        return Err(refuse(format!(
+            "a fraction that leaves at least 1 held-out row and 2 rows to fit (N = {n} gives {n_holdout} held out)"
+        )));
+    }
+    SampleSplit::new(fraction, seed).parts(sample)
+}
+
 /// What [`split_file`] wrote: the two files and how many data rows each holds.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct FileSplit {

@@ -22,7 +22,7 @@ pub mod svm;
 use crate::data::{ClassLabels, Dataset, LabelMap, TrainingLabels};
 use crate::error::{Error, Result};
 use crate::memory::MemoryLimit;
-use crate::model::FittedModel;
+use crate::model::{FittedModel, HoldoutParts};
 use crate::spec::{CheckedFitSpec, FitSpec, Method};
 
 pub use crate::plan::{classifier_candidates, svm_candidates, svm_prior_kernel};
@@ -37,6 +37,13 @@ pub use crate::plan::{classifier_candidates, svm_candidates, svm_prior_kernel};
 ///
 /// A fit that needs more memory than the machine has available is refused before it starts
 /// ([`crate::cost`]); [`fit_within`] takes another limit.
+///
+/// With `certify_holdout` in the spec, the seeded split ([`HoldoutParts`]) keeps that fraction
+/// of `data` out before anything is fitted — scalers, hyperparameters and the posterior see
+/// only the rest (as does ε's default, [`FitOptions::with_default_epsilon`]) — and the model
+/// records the split for `certify`.
+///
+/// [`FitOptions::with_default_epsilon`]: crate::spec::FitOptions::with_default_epsilon
 pub fn fit(
     spec: &CheckedFitSpec,
     data: &Dataset,
@@ -53,7 +60,30 @@ pub fn fit_within(
     labels: impl Into<TrainingLabels>,
     limit: MemoryLimit,
 ) -> Result<FittedModel> {
-    let labels = labels.into();
+    let Some(fraction) = spec.certify_holdout else {
+        return fit_sample(spec, data, labels.into(), limit);
+    };
+    let parts = HoldoutParts::of(data, fraction, spec.seed)?;
+    let mut model = fit_sample(spec, &parts.fit, labels.into(), limit)?;
+    model.report.notes.push(format!(
+        "{} of the {} rows held out (F = {fraction}, seed {}): the fit saw the other {}; certify takes all {} rows",
+        parts.record.n_holdout,
+        parts.record.n,
+        parts.record.seed,
+        parts.fit.n(),
+        parts.record.n
+    ));
+    model.holdout = Some(parts.record);
+    Ok(model)
+}
+
+/// [`fit_within`] on the rows the model is fitted on.
+fn fit_sample(
+    spec: &CheckedFitSpec,
+    data: &Dataset,
+    labels: TrainingLabels,
+    limit: MemoryLimit,
+) -> Result<FittedModel> {
     let given = spec;
     let (spec, mut notes) = given.for_sample(data.n())?;
     let k = match &labels {

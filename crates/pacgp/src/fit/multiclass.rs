@@ -163,6 +163,7 @@ fn members_model(
         feature_names: first.feature_names.clone(),
         target_name: first.target_name.clone(),
         n_train: first.n_train,
+        holdout: None,
         training_digest,
         x_scaler: first.x_scaler.clone(),
         posterior: first.posterior.clone(),
@@ -231,7 +232,7 @@ fn certified_objective(model: &mut FittedModel, train: &Dataset) -> Result<()> {
         loo: crate::spec::LooRequest::None,
         ..Default::default()
     };
-    match model.certify(train, &opts) {
+    match model.certify_fit_rows(train, &opts) {
         Ok(c) => {
             model.report.objective = c.first().map(|r| r.certificate.bound);
             model.report.objective_name = "pac_bayes_bound_multiclass_gibbs_error".into();

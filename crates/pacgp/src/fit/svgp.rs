@@ -171,6 +171,7 @@ pub fn svgp_model_from_parts(parts: SvgpModelParts) -> Result<FittedModel> {
         feature_names: parts.feature_names,
         target_name: parts.target_name,
         n_train: parts.n,
+        holdout: None,
         training_digest: None,
         x_scaler: parts.x_scaler,
         posterior,

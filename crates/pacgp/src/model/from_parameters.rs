@@ -112,6 +112,7 @@ pub fn sparse_model_from_parts(parts: SparseModelParts) -> Result<FittedModel> {
             intervals: None,
         },
         report,
+        holdout: None,
         svm_solution: None,
     })
 }

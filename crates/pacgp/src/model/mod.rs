@@ -6,6 +6,7 @@
 //! - [`usage`]: prediction, evaluation and certification of a fitted model;
 //! - [`price`]: what a fit chose from the data and its price, re-derived from the stored spec;
 //! - [`split_classifier`]: the classifier split prior's record;
+//! - [`holdout`]: the held-out part of a fit and the test-set bound on the deployed predictor;
 //! - [`multiclass`]: prediction, evaluation, certificate and prices of the multi-class models;
 //! - [`from_parameters`]: a sparse model assembled from parameters fitted elsewhere (Dask);
 //! - [`evidence`]: an exact GP regressor's log marginal likelihood at any hyperparameters;
@@ -29,6 +30,7 @@ use crate::spec::CheckedFitSpec;
 
 pub mod evidence;
 pub mod from_parameters;
+pub mod holdout;
 pub mod intervals;
 mod joint;
 pub mod multiclass;
@@ -42,6 +44,9 @@ pub mod usage;
 pub use crate::certificate::GibbsPredictor;
 pub use evidence::LogEvidence;
 pub use from_parameters::{sparse_model_from_parts, SparseModelParts};
+pub use holdout::{
+    DeployedCertificate, DeployedPredictor, HeldOutBound, HoldoutParts, HoldoutRecord,
+};
 pub use intervals::{FoldModel, IntervalRecord, StandardisedSample};
 pub use multiclass::ClassPrediction;
 pub use svm_dual::SvmDual;
@@ -168,6 +173,11 @@ pub struct FittedModel {
     /// Digest of the training sample ([`crate::data::sample_digest`]): a certificate holds only on it
     /// (`None` for a model assembled from sharded sums, which never held the whole sample).
     pub training_digest: Option<String>,
+    /// The held-out part of the sample (`fit --certify-holdout F`): the sample `fit` was given
+    /// is the fit rows ([`FittedModel::n_train`], [`FittedModel::training_digest`]) plus these;
+    /// `certify` takes the whole sample and re-derives both parts. `None`: no holdout.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holdout: Option<HoldoutRecord>,
     /// Input standardisation (training statistics).
     pub x_scaler: Standardizer,
     /// The posterior over the latent function (on standardised inputs and targets).
@@ -272,6 +282,10 @@ pub struct CertificateReport {
     pub loo_log_predictive: Option<f64>,
     /// Leave-one-out RMSE (target units).
     pub loo_rmse: Option<f64>,
+    /// The test-set bound on the deployed predictor from the held-out rows (models fitted
+    /// with a holdout; the PAC-Bayes certificate above is then at δ/2).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub deployed: Option<DeployedCertificate>,
 }
 
 impl FittedModel {
@@ -293,6 +307,7 @@ impl FittedModel {
             target_name: train.target_name.clone(),
             n_train: train.n(),
             training_digest: Some(crate::data::sample_digest(train)),
+            holdout: None,
             x_scaler,
             posterior,
             task,
@@ -384,6 +399,14 @@ impl FittedModel {
         }
         if self.n_train == 0 {
             return Err(bad("training size 0".into()));
+        }
+        if let Some(h) = &self.holdout {
+            if h.n_holdout == 0 || h.n != self.n_train + h.n_holdout {
+                return Err(bad(format!(
+                    "a holdout of {} of {} rows for {} training rows",
+                    h.n_holdout, h.n, self.n_train
+                )));
+            }
         }
         if self.spec.is_classifier() != self.is_classifier() {
             return Err(bad(format!(

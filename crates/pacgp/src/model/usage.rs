@@ -306,7 +306,24 @@ impl FittedModel {
     /// Gibbs classification error for classifiers (docs/math.md §7.1). Every price is
     /// re-derived from the model's spec ([`FittedModel::choices`]), never read from the file;
     /// the input (and target) scalers must be the sample's; for several ε, `ln k` more.
+    ///
+    /// A model fitted with a holdout ([`super::holdout`]) takes the whole sample `fit` was
+    /// given: the Gibbs certificates are on its fit rows at δ/2, and each carries the test-set
+    /// bound on the deployed predictor from the held-out rows at δ/(2k) (`deployed`).
     pub fn certify(
+        &self,
+        sample: &Dataset,
+        opts: &CertifyOptions,
+    ) -> Result<Vec<CertificateReport>> {
+        match self.holdout_parts(sample)? {
+            Some(parts) => self.certify_with_holdout(&parts, opts),
+            None => self.certify_fit_rows(sample, opts),
+        }
+    }
+
+    /// [`FittedModel::certify`] on the rows the model was fitted on (a fit's own certificate
+    /// before its holdout is recorded).
+    pub(crate) fn certify_fit_rows(
         &self,
         sample: &Dataset,
         opts: &CertifyOptions,
@@ -467,6 +484,7 @@ impl CertificateReport {
             loo_exact_error: None,
             loo_log_predictive: None,
             loo_rmse: None,
+            deployed: None,
         }
     }
 }

@@ -58,6 +58,11 @@ pub struct FitSpec {
     /// Distribution-free prediction intervals stored with a regressor (`None`: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intervals: Option<IntervalSpec>,
+    /// The fraction of the sample kept out of the fit, by the seed, to certify the deployed
+    /// predictor on it with the test-set bound (`None`: the whole sample is fitted). A model
+    /// file without it fits the whole sample, as before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certify_holdout: Option<f64>,
 }
 
 /// A regressor's prediction intervals: how they are made and by which conformity score
@@ -434,11 +439,12 @@ impl std::ops::Deref for CheckedFitSpec {
 }
 
 impl CheckedFitSpec {
-    /// The spec without its prediction intervals (a checked spec stays checked without
-    /// them): what CV+ and split conformal refit on parts of the sample.
+    /// The spec without its prediction intervals and holdout (a checked spec stays checked
+    /// without them): what CV+ and split conformal refit on parts of the rows already fitted.
     pub fn without_intervals(&self) -> CheckedFitSpec {
         CheckedFitSpec(FitSpec {
             intervals: None,
+            certify_holdout: None,
             ..self.0.clone()
         })
     }

@@ -27,18 +27,20 @@ impl FitSpec {
                 delta: self.delta,
                 seed: self.seed,
                 intervals: None,
+                certify_holdout: None,
             }),
             _ => None,
         }
     }
 
-    /// The one-vs-rest spec of a binary classifier spec (the same δ and seed).
+    /// The one-vs-rest spec of a binary classifier spec (the same δ, seed and holdout).
     pub fn into_one_vs_rest(self) -> FitSpec {
         FitSpec {
             method: Method::OneVsRest(Box::new(self.method)),
             delta: self.delta,
             seed: self.seed,
             intervals: None,
+            certify_holdout: self.certify_holdout,
         }
     }
 }

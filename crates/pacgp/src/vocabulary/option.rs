@@ -42,11 +42,12 @@ pub enum SpecOption {
     Intervals,
     IntervalScore,
     MultiClass,
+    CertifyHoldout,
 }
 
 impl SpecOption {
     /// Every option, for front ends' name tables and their tests.
-    pub const ALL: [SpecOption; 34] = [
+    pub const ALL: [SpecOption; 35] = [
         SpecOption::Method,
         SpecOption::Kernel,
         SpecOption::Epsilon,
@@ -81,6 +82,7 @@ impl SpecOption {
         SpecOption::Intervals,
         SpecOption::IntervalScore,
         SpecOption::MultiClass,
+        SpecOption::CertifyHoldout,
     ];
 
     /// The library's name of the option (snake case), used where no front end words it.
@@ -121,6 +123,7 @@ impl SpecOption {
             O::Intervals => "intervals",
             O::IntervalScore => "interval_score",
             O::MultiClass => "multiclass",
+            O::CertifyHoldout => "certify_holdout",
         }
     }
 }

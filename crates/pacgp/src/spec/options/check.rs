@@ -82,6 +82,15 @@ pub(crate) fn check_spec(spec: &FitSpec) -> Result<(), SpecError> {
     if !(d > 0.0 && d < 1.0) {
         return Err(SpecError::out_of_range(SpecOption::Delta, d, "in (0, 1)"));
     }
+    if let Some(f) = spec.certify_holdout {
+        if !(f > 0.0 && f < 1.0) {
+            return Err(SpecError::out_of_range(
+                SpecOption::CertifyHoldout,
+                f,
+                "in (0, 1) (the fraction of the sample kept out of the fit)",
+            ));
+        }
+    }
     let method = spec.method_name();
     if let Some(iv) = &spec.intervals {
         check_intervals(iv, spec)?;
@@ -326,6 +335,7 @@ pub(super) fn check_one_vs_rest(inner: &Method, spec: &FitSpec) -> Result<(), Sp
         delta: spec.delta,
         seed: spec.seed,
         intervals: None,
+        certify_holdout: None,
     })
 }
 
@@ -335,6 +345,7 @@ pub(super) fn method_name_of_inner(inner: &Method) -> MethodName {
         delta: DEFAULT_DELTA,
         seed: 0,
         intervals: None,
+        certify_holdout: None,
     }
     .method_name()
 }

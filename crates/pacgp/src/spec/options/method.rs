@@ -150,17 +150,26 @@ impl FitOptions {
 
     /// For a method trained by the ε-band bound and given no ε: ε =
     /// [`DEFAULT_EPSILON_SD`] standard deviations (population, as the target is standardised)
-    /// of the training targets `y`, with a note saying so; otherwise the options unchanged
-    /// and no note. A constant or empty `y` is the scaler's error.
+    /// of the targets the fit will see — `data`'s, or with `certify_holdout` its fit rows'
+    /// ([`crate::data::holdout_rows`]) — with a note saying so; otherwise the options
+    /// unchanged and no note. A constant or empty target is the scaler's error.
     pub fn with_default_epsilon(
         mut self,
         method: MethodName,
-        y: &[f64],
+        data: &crate::data::Dataset,
     ) -> crate::error::Result<(Self, Option<String>)> {
         if self.epsilon.is_some() || !method.trains_on_epsilon() {
             return Ok((self, None));
         }
-        let sd = crate::data::TargetScaler::fit(y)?.sd;
+        // The held-out rows take no part in any choice of the fit.
+        let sd = match self.certify_holdout {
+            Some(f) => {
+                let (_, fitted) = crate::data::holdout_rows(data, f, self.seed.unwrap_or(0))?;
+                let y: Vec<f64> = fitted.iter().map(|&i| data.y[i]).collect();
+                crate::data::TargetScaler::fit(&y)?.sd
+            }
+            None => crate::data::TargetScaler::fit(&data.y)?.sd,
+        };
         let epsilon = DEFAULT_EPSILON_SD * sd;
         self.epsilon = Some(epsilon);
         let note = format!(

@@ -81,6 +81,8 @@ pub struct FitOptions {
     pub interval_score: Option<IntervalScore>,
     /// How a classifier learns more than two classes.
     pub multiclass: Option<MultiClass>,
+    /// The fraction of the sample held out of the fit to certify the deployed predictor.
+    pub certify_holdout: Option<f64>,
 }
 
 /// Every given option of `o` that the method does not use, as the error naming it.
@@ -178,7 +180,7 @@ fn applies_to(option: SpecOption) -> &'static str {
         O::Intervals => "regression methods",
         O::IntervalScore => "regression methods with intervals",
         O::MultiClass => "the classifiers (one-vs-rest) and laplace (softmax)",
-        O::Method | O::Delta | O::Seed => "every method",
+        O::Method | O::Delta | O::Seed | O::CertifyHoldout => "every method",
     }
 }
 
@@ -193,6 +195,7 @@ impl FitOptions {
             delta: self.delta.unwrap_or(DEFAULT_DELTA),
             seed: self.seed.unwrap_or(0),
             intervals: self.intervals(method, &mut unused)?,
+            certify_holdout: self.certify_holdout,
         };
         unused.refuse()?;
         spec.check()
