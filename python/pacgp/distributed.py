@@ -278,10 +278,11 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=None, epsilon=None, 
     :class:`~pacgp.SparseGPRegressor`) or "pac-sgp" (the sparse PAC-GP bound, FITC form, as
     ``PACGPRegressor(sparse=True)``; ``epsilon`` in target units is required, ``bound`` "kl"
     (default) or "sqrt" — or ``method`` "pac-sgp-sqrt" —, ``confidence_term`` "maurer"
-    (default) or "sharp"); or a two-class classifier, "svgp" (the sparse variational GP
-    classifier trained by its evidence lower bound) or "pac-svgp" (by its PAC-Bayes bound), as
-    :class:`~pacgp.SparseGPClassifier` — see :func:`_fit_sharded_classifier` (``batch_size``
-    and ``likelihood``, "probit" or "logistic", are the classifier's).
+    (default) or "sharp"); or a classifier of two classes or more, "svgp" (the sparse
+    variational GP classifier trained by its evidence lower bound) or "pac-svgp" (by its
+    PAC-Bayes bound), as :class:`~pacgp.SparseGPClassifier` — see
+    :func:`_fit_sharded_classifier` (``batch_size`` and ``likelihood``, "probit" or
+    "logistic", are the classifier's).
     ``n_inducing`` defaults to the library's (100; for a classifier at most N).
 
     The options are checked by the library as the fit spec of that method (the same refusals,
