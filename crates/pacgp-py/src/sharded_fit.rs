@@ -95,12 +95,7 @@ impl ShardedFitSpec {
         names: Option<HashMap<String, String>>,
     ) -> PyResult<Self> {
         let wording = PyWording::new(names);
-        let method: MethodName = method
-            .parse()
-            .map_err(|e| spec_err(&SpecError::unparsable(SpecOption::Method, e), &wording))?;
-        let spec = fit_options(options, &wording)?
-            .check(method)
-            .map_err(|e| spec_err(&e, &wording))?;
+        let spec = checked_spec(method, options, &wording)?;
         ShardedFit::check(&spec).map_err(|e| spec_err(&e, &wording))?;
         let (kernel, m) = match &spec.method {
             Method::Sparse(s) => (s.kernel.clone(), s.inducing),
@@ -408,6 +403,21 @@ impl ShardedFitSpec {
         };
         compute(py, None, || svgp_model_from_parts(parts)).map(wrap)
     }
+}
+
+/// The fit spec of `method` with `options` (by the library's option names), checked; errors
+/// worded by `wording`.
+pub(crate) fn checked_spec(
+    method: &str,
+    options: &Bound<'_, PyDict>,
+    wording: &PyWording,
+) -> PyResult<CheckedFitSpec> {
+    let method: MethodName = method
+        .parse()
+        .map_err(|e| spec_err(&SpecError::unparsable(SpecOption::Method, e), wording))?;
+    fit_options(options, wording)?
+        .check(method)
+        .map_err(|e| spec_err(&e, wording))
 }
 
 /// The scalers' standard deviations: one positive, finite one per input, and the target's.

@@ -4,21 +4,18 @@
 //! settings travel as the method, its options (a dict by the library's option names), N and D;
 //! each call checks them as the fit spec and plans the assembly the in-process fit uses.
 
-use std::collections::HashMap;
-
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use pacgp::fit::sharded::{ShardedFamily, ShardedFit};
 use pacgp::regression::row_blocks::Streaming;
-use pacgp::spec::{MethodName, SpecError, SpecOption};
 use pacgp::svgp::objective::BATCH_BLOCK_ROWS;
 use pacgp::svgp::{SvgpAssembly, SvgpShardSums};
 
-use crate::errors::{lib_err, spec_err, PyWording};
-use crate::fit::fit_options;
+use crate::errors::{lib_err, PyWording};
 use crate::sharded::{to_numpy, vector};
+use crate::sharded_fit::checked_spec;
 use crate::{compute, to_mat};
 
 /// One shard's sums for Python: `(rows, data_sum, theta, dz, p_and_d, mean_bar)`.
@@ -33,20 +30,14 @@ type Sums<'py> = (
 
 /// The assembly of `method` (svgp or pac-svgp) with `options` on N = `n` rows of `d` inputs,
 /// as the sharded fit plans it.
-pub(crate) fn assembly(
+fn assembly(
     method: &str,
     options: &Bound<'_, PyDict>,
     n: usize,
     d: usize,
-    names: Option<HashMap<String, String>>,
 ) -> PyResult<SvgpAssembly> {
-    let wording = PyWording::new(names);
-    let method: MethodName = method
-        .parse()
-        .map_err(|e| spec_err(&SpecError::unparsable(SpecOption::Method, e), &wording))?;
-    let spec = fit_options(options, &wording)?
-        .check(method)
-        .map_err(|e| spec_err(&e, &wording))?;
+    let wording = PyWording::new(None);
+    let spec = checked_spec(method, options, &wording)?;
     match ShardedFit::of(&spec, n, d, 1.0)
         .map_err(|e| lib_err(e, &wording))?
         .family
@@ -76,7 +67,7 @@ fn svgp_shard_sums<'py>(
     batch: bool,
 ) -> PyResult<Sums<'py>> {
     let (xm, yv) = (to_mat(&x, "X")?, vector(&y)?);
-    let assembly = assembly(method, options, n, xm.ncols(), None)?;
+    let assembly = assembly(method, options, n, xm.ncols())?;
     let stream = match batch {
         true => Streaming {
             block_rows: BATCH_BLOCK_ROWS,
@@ -117,7 +108,7 @@ fn svgp_combine(
     p_and_d: PyReadonlyArray2<'_, f64>,
     mean_bar: PyReadonlyArray1<'_, f64>,
 ) -> PyResult<((f64, f64, f64), Vec<f64>)> {
-    let assembly = assembly(method, options, n, d, None)?;
+    let assembly = assembly(method, options, n, d)?;
     let sums = SvgpShardSums {
         rows,
         data_sum,
