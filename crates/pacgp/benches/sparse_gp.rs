@@ -4,7 +4,8 @@
 //! - `sparse_gp_threads/{method}-{t}t/32000` on a pool of 1 and of 2 threads (the second core's
 //!   gain, issue target ≥ 1.7×);
 //! - `sparse_gp_busy/{method}-{t}t/32000` the same with a busy loop in another process holding
-//!   one core (target: two threads no slower than one).
+//!   one core (target: two threads no slower than one);
+//! - `kmeans_sums/{n}`: one Lloyd step of the inducing inputs' k-means start (M = 500 centres).
 //!
 //! Run: `cargo bench -p pacgp --bench sparse_gp` (filter with e.g. `-- sparse_gp_threads`).
 #![allow(missing_docs)] // criterion_group! generates undocumented items
@@ -17,6 +18,7 @@ use faer::Mat;
 use pacgp::kernel::Kernel;
 use pacgp::objective::pac_sgp::PacSgpObjective;
 use pacgp::optim::Objective;
+use pacgp::regression::inducing_init::kmeans_sums;
 use pacgp::regression::sparse::{NegSparseObjective, SparseMethod};
 use std::time::Duration;
 
@@ -128,5 +130,17 @@ fn busy(c: &mut Criterion) {
     by_threads(c, "sparse_gp_busy", true);
 }
 
-criterion_group!(sparse, by_size, threads, busy);
+fn kmeans(c: &mut Criterion) {
+    let mut g = c.benchmark_group("kmeans_sums");
+    configure(&mut g);
+    let n = 32000;
+    let (x, _) = synth(n, 8);
+    let centres = Mat::from_fn(M, 8, |a, t| x[(a * 7 % n, t)]);
+    g.bench_function(BenchmarkId::from_parameter(n), |b| {
+        b.iter(|| kmeans_sums(x.as_ref(), centres.as_ref()).unwrap())
+    });
+    g.finish();
+}
+
+criterion_group!(sparse, by_size, threads, busy, kmeans);
 criterion_main!(sparse);

@@ -81,7 +81,7 @@ fn kmeans(x: MatRef<'_, f64>, mut c: Mat<f64>, iters: usize) -> Result<Mat<f64>>
 /// thread count), the sums taken in point order. A sample held in shards adds its shards'
 /// sums (`pacgp.distributed`).
 pub fn kmeans_sums(x: MatRef<'_, f64>, c: MatRef<'_, f64>) -> Result<(Mat<f64>, Vec<usize>)> {
-    let (n, d, m) = (x.nrows(), x.ncols(), c.nrows());
+    let (d, m) = (x.ncols(), c.nrows());
     if c.ncols() != d {
         return Err(Error::ShapeMismatch {
             what: "k-means centres",
@@ -89,25 +89,16 @@ pub fn kmeans_sums(x: MatRef<'_, f64>, c: MatRef<'_, f64>) -> Result<(Mat<f64>, 
             found: format!("{}", c.ncols()),
         });
     }
+    if m == 0 {
+        return Err(Error::ShapeMismatch {
+            what: "k-means centres",
+            expected: "at least one centre".into(),
+            found: "none".into(),
+        });
+    }
     let mut sum = Mat::<f64>::zeros(m, d);
     let mut count = vec![0usize; m];
-    let nearest: Vec<usize> = (0..n)
-        .into_par_iter()
-        .map(|i| {
-            (0..m)
-                .map(|a| {
-                    (
-                        a,
-                        (0..d).map(|t| (x[(i, t)] - c[(a, t)]).powi(2)).sum::<f64>(),
-                    )
-                })
-                .fold(
-                    (0, f64::INFINITY),
-                    |b, (a, s)| if s < b.1 { (a, s) } else { b },
-                )
-                .0
-        })
-        .collect();
+    let nearest = nearest_centres(x, c);
     for (i, &best) in nearest.iter().enumerate() {
         count[best] += 1;
         for t in 0..d {
@@ -115,6 +106,50 @@ pub fn kmeans_sums(x: MatRef<'_, f64>, c: MatRef<'_, f64>) -> Result<(Mat<f64>, 
         }
     }
     Ok((sum, count))
+}
+
+/// Rows of `x` per parallel task of [`nearest_centres`].
+const NEAREST_BLOCK: usize = 256;
+
+/// The index of the centre nearest to each point (squared Euclidean distance summed over the
+/// inputs in order, the first centre on ties). The centres are laid out input by input so
+/// that one point's distances to all centres run as contiguous, vectorised passes.
+fn nearest_centres(x: MatRef<'_, f64>, c: MatRef<'_, f64>) -> Vec<usize> {
+    let (n, d, m) = (x.nrows(), x.ncols(), c.nrows());
+    let by_input: Vec<f64> = (0..d)
+        .flat_map(|t| (0..m).map(move |a| c[(a, t)]))
+        .collect();
+    let mut nearest = vec![0usize; n];
+    nearest
+        .par_chunks_mut(NEAREST_BLOCK)
+        .enumerate()
+        .for_each(|(block, out)| {
+            let mut dist = vec![0.0; m];
+            for (k, best) in out.iter_mut().enumerate() {
+                let i = block * NEAREST_BLOCK + k;
+                dist.fill(0.0);
+                for (t, centres) in by_input.chunks_exact(m.max(1)).enumerate().take(d) {
+                    let xt = x[(i, t)];
+                    for (s, &ct) in dist.iter_mut().zip(centres) {
+                        let diff = xt - ct;
+                        *s += diff * diff;
+                    }
+                }
+                *best = first_minimum(&dist);
+            }
+        });
+    nearest
+}
+
+/// The index of the smallest entry, the first on ties (0 when all are NaN or there are none).
+fn first_minimum(v: &[f64]) -> usize {
+    v.iter()
+        .enumerate()
+        .fold(
+            (0, f64::INFINITY),
+            |b, (a, &s)| if s < b.1 { (a, s) } else { b },
+        )
+        .0
 }
 
 /// Each centre with points becomes their mean; an empty cluster keeps its centre.
@@ -151,10 +186,49 @@ mod tests {
                 assert_eq!(a[(k, t)] + b[(k, t)], sum[(k, t)]);
             }
         }
+        let none = Mat::<f64>::zeros(0, 2);
+        assert!(matches!(
+            kmeans_sums(x.as_ref(), none.as_ref()),
+            Err(Error::ShapeMismatch { .. })
+        ));
         let wide = Mat::<f64>::zeros(2, 3);
         assert!(matches!(
             kmeans_sums(x.as_ref(), wide.as_ref()),
             Err(Error::ShapeMismatch { .. })
         ));
+    }
+
+    /// The blocked nearest-centre search picks, point by point, the centre a plain loop over
+    /// centres and inputs picks (the same sums in the same order, so the same bits), on
+    /// more points than one block, with planted ties.
+    #[test]
+    fn nearest_centres_equal_a_plain_loop() {
+        let (n, d, m) = (3 * NEAREST_BLOCK + 17, 5, 37);
+        let mut state = 12345u64;
+        let mut unif = move || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let x = Mat::from_fn(n, d, |_, _| (unif() * 8.0).round() / 4.0);
+        let mut c = Mat::from_fn(m, d, |_, _| (unif() * 8.0).round() / 4.0);
+        for t in 0..d {
+            c[(m - 1, t)] = c[(3, t)]; // a duplicated centre: its points go to centre 3
+        }
+        let plain: Vec<usize> = (0..n)
+            .map(|i| {
+                let mut best = (0, f64::INFINITY);
+                for a in 0..m {
+                    let s: f64 = (0..d).map(|t| (x[(i, t)] - c[(a, t)]).powi(2)).sum();
+                    if s < best.1 {
+                        best = (a, s);
+                    }
+                }
+                best.0
+            })
+            .collect();
+        assert_eq!(nearest_centres(x.as_ref(), c.as_ref()), plain);
+        assert!(!plain.contains(&(m - 1)));
     }
 }
