@@ -13,6 +13,10 @@ use crate::special::{kl_inverse, kl_inverse_lower};
 mod catoni;
 mod grid;
 mod test_set;
+/// Default confidence δ of every bound a fit trains, selects by or stores (written once: the
+/// fit spec, the methods' configurations and the certificates read it from here).
+pub const DEFAULT_DELTA: f64 = 0.01;
+
 pub use catoni::*;
 pub use grid::*;
 pub use test_set::*;

@@ -11,7 +11,7 @@ use faer::{Mat, MatRef};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm, HyperGrid};
+use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm, HyperGrid, DEFAULT_DELTA};
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
@@ -264,11 +264,11 @@ fn maurer() -> ConfidenceTerm {
 }
 
 impl PacGpConfig {
-    /// The paper's settings for a given ε and bound kind (δ = 0.01, grid step 0.01 on [−6, 6]).
+    /// The paper's settings for a given ε and bound kind (δ = [`DEFAULT_DELTA`], grid step 0.01 on [−6, 6]).
     pub fn new(epsilon: f64, kind: BoundKind) -> Result<Self> {
         Ok(Self {
             loss: RegressionLoss::new_epsilon_band(epsilon)?,
-            delta: 0.01,
+            delta: DEFAULT_DELTA,
             kind,
             grid: HyperGrid::default(),
             lbfgs: LbfgsConfig {

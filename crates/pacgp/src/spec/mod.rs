@@ -29,8 +29,7 @@ pub use values::{
     MethodName, MultiClass, Named, PriorKernel, PriorScale, Selection, SlackKind, Xi,
 };
 
-/// Default confidence δ of every bound a fit trains, selects by or stores.
-pub const DEFAULT_DELTA: f64 = 0.01;
+pub use crate::bounds::DEFAULT_DELTA;
 /// Default number of inducing inputs, basis points or active-set size (at most N).
 pub const DEFAULT_BASIS: usize = 100;
 /// The kernel used when none is given: squared exponential with one lengthscale per input.

@@ -27,7 +27,7 @@
 use faer::{Mat, MatRef};
 
 use super::SvmFit;
-use crate::bounds::{BoundKind, ConfidenceTerm};
+use crate::bounds::{BoundKind, ConfidenceTerm, DEFAULT_DELTA};
 use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
@@ -59,11 +59,11 @@ pub fn mu_menu() -> Menu<f64> {
 }
 
 impl Default for SvmCertificateConfig {
-    /// [`mu_menu`], δ = 0.01, kl form, Maurer's constant, no other choices.
+    /// [`mu_menu`], δ = [`DEFAULT_DELTA`], kl form, Maurer's constant, no other choices.
     fn default() -> Self {
         Self {
             mu: mu_menu(),
-            delta: 0.01,
+            delta: DEFAULT_DELTA,
             kind: BoundKind::Kl,
             term: ConfidenceTerm::Maurer,
             choices: Vec::new(),

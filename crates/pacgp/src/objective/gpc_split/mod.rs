@@ -87,7 +87,7 @@ pub struct SplitPriorConfig {
 pub const PRIOR_SCALES: [f64; 5] = [1.0, 0.5, 0.25, 0.125, 0.0625];
 
 impl SplitPriorConfig {
-    /// The menu of fractions, seed 0, sites optimised, the PAC-GPC defaults (δ = 0.01).
+    /// The menu of fractions, seed 0, sites optimised, the PAC-GPC defaults (δ = [`crate::bounds::DEFAULT_DELTA`]).
     pub fn new(fraction: SplitFraction, seed: u64) -> Self {
         Self {
             fraction,

@@ -2,6 +2,7 @@
 //! the candidates or on the grid, and the certificate of the result.
 
 use super::*;
+use crate::bounds::DEFAULT_DELTA;
 
 /// How PAC-GPC's kernel hyperparameters are chosen (and paid for).
 #[derive(Clone, Debug)]
@@ -35,11 +36,11 @@ pub struct PacGpcConfig {
 }
 
 impl Default for PacGpcConfig {
-    /// δ = 0.01, Maurer's constant, kl form, the paper's grid, 500 L-BFGS iterations (40 to
+    /// δ = [`DEFAULT_DELTA`], Maurer's constant, kl form, the paper's grid, 500 L-BFGS iterations (40 to
     /// screen each candidate kernel).
     fn default() -> Self {
         Self {
-            delta: 0.01,
+            delta: DEFAULT_DELTA,
             term: ConfidenceTerm::Maurer,
             kind: BoundKind::Kl,
             grid: HyperGrid::default(),

@@ -2,6 +2,7 @@
 //! menu of fractions; the record `certify` rebuilds Q from.
 
 use super::*;
+use crate::bounds::DEFAULT_DELTA;
 
 /// Settings of [`fit_split_prior`].
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -21,13 +22,13 @@ pub struct SplitConfig {
 }
 
 impl SplitConfig {
-    /// The menu of fractions, seed 0, δ = 0.01, the sharp constant, free s.
+    /// The menu of fractions, seed 0, δ = [`DEFAULT_DELTA`], the sharp constant, free s.
     pub fn new(epsilon: f64) -> Self {
         Self {
             fraction: SplitFraction::Menu,
             seed: 0,
             epsilon,
-            delta: 0.01,
+            delta: DEFAULT_DELTA,
             term: ConfidenceTerm::Sharp,
             unit_scale: false,
         }
