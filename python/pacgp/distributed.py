@@ -6,6 +6,8 @@ the cluster (the data are scattered once; each worker fits with ``n_threads`` th
 results are identical to the serial run's).
 """
 
+import json
+
 import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
@@ -493,12 +495,16 @@ def _fit_sharded_classifier(spec, options, shards, z_init, client):
     rows' shards. The options are checked as the in-process fit's (``inducing_init`` other
     than k-means is in-process only). The fitted
     :class:`~pacgp.SparseGPClassifier`'s model is the one an in-process fit writes for these
-    parameters: predict, pickle, and ``model_.certify`` on the training sample work;
-    ``certificate_`` is None; ``sharded_`` holds the parameters, the objective's terms
+    parameters: predict, pickle, and ``model_.certify`` on the training sample work.
+    With two classes ``certificate_`` is the certificate computed over the shards (each sums
+    its Gibbs loss, the driver assembles the bound: the one ``certify`` gives on the whole
+    sample, without leave-one-out); with more it is None (the one-vs-rest certificate needs
+    the sample in one process: ``model_.certify``). ``sharded_`` holds the parameters, the objective's terms
     ``(data_term, KL, value)`` (for pac-svgp the empirical Gibbs risk, KL and the bound that
     ``certify`` on the training sample reproduces) and the optimiser's report — per class
     under ``"members"`` for more than two classes."""
     from . import SparseGPClassifier
+    from ._estimators import _loo_of
 
     classes = np.unique(np.concatenate(_map(_labels_of, shards, client)))
     if len(classes) < 2:
@@ -545,11 +551,32 @@ def _fit_sharded_classifier(spec, options, shards, z_init, client):
     estimator.classes_ = classes
     estimator._set_model(model)
     estimator.n_features_in_ = d
-    estimator.certificate_, estimator.loo_ = None, None
+    # Two classes: the certificate summed over the shards (map) and assembled here (reduce).
+    estimator.certificate_ = (_certificate_on_shards(model, shards, classes[1], client)
+                              if len(classes) == 2 else None)
+    estimator.loo_ = _loo_of(estimator.certificate_)
     fitted = [record for _, record in members]
     estimator.sharded_ = dict(fitted[0] if len(classes) == 2 else {"members": fitted},
                               z_init=z0, x_mean=x_mean, x_sd=x_sd)
     return estimator
+
+
+def _certificate_on_shards(model, shards, positive, client):
+    """A binary classifier's certificate on its training sample held in ``shards`` (raw
+    inputs and labels, ``positive`` coded +1): each shard sums its Gibbs loss
+    (``FittedModel::gibbs_risk_sum``), the sums are added here and the certificate assembled
+    from the total (``certify_risk_sum``): the one ``certify`` gives on the whole sample,
+    without leave-one-out."""
+    threads = _shard_threads(client)
+
+    def part(shard):
+        x = _aligned([shard[0]])[0]
+        y = np.where(np.asarray(shard[1]) == positive, 1.0, -1.0)
+        return model.gibbs_risk_sum(x, y, n_threads=threads)
+
+    sums = _map(part, shards, client)
+    loss, rows = sum(q[0] for q in sums), sum(q[1] for q in sums)
+    return json.loads(model.certify_risk_sum(loss, rows))
 
 
 def _sharded_svgp(spec, options, data, sizes, d, z0, labels, client, scaler):

@@ -78,6 +78,15 @@ def test_pac_svgp_cluster_equals_serial_and_certifies(sample, dask_client):
     np.testing.assert_allclose(certificate["kl"], kl, rtol=1e-9)
     np.testing.assert_allclose(certificate["bound"], bound, rtol=1e-9)
     assert certificate["delta"] == 0.05 and 0 < bound < 1
+    # certificate_ was computed over the shards (each summed its Gibbs loss; the bound was
+    # assembled from the total): the one certify gives on the whole sample, here and on Dask.
+    for fitted in (serial, remote):
+        on_shards = fitted.certificate_
+        for key in ("bound", "empirical_risk"):
+            np.testing.assert_allclose(on_shards[key], certificate[key], rtol=1e-12)
+        for key in ("kl", "penalty", "n", "delta", "predictor"):
+            assert on_shards[key] == certificate[key], key
+        assert on_shards.get("loo_error") is None and not any(fitted.loo_.values())
     loaded = pickle.loads(pickle.dumps(serial))
     np.testing.assert_array_equal(loaded.predict(X), serial.predict(X))
     assert (serial.predict(X) == y).mean() > 0.85
@@ -175,6 +184,7 @@ def test_more_classes_over_shards_are_the_in_process_one_vs_rest_fit(dask_client
         np.testing.assert_allclose(certificate["bound"], local.certificate_["bound"],
                                    rtol=1e-9)
         assert sharded.n_iter_ == 10
+        assert sharded.certificate_ is None  # the one-vs-rest certificate: model_.certify
 
 
 def test_the_logit_link_over_shards_is_the_in_process_logit_fit(sample):

@@ -5,6 +5,7 @@ use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2}
 use pyo3::prelude::*;
 
 use pacgp::bounds::ConfidenceTerm;
+use pacgp::certificate::RiskSum;
 use pacgp::data::Dataset;
 use pacgp::model::{CertifyOptions, FittedModel, GibbsPredictor, Task};
 use pacgp::spec::values::BadValue;
@@ -33,6 +34,30 @@ type IntervalArrays<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>
 
 /// A predictive mean and its joint covariance.
 type MeanCov<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray2<f64>>);
+
+/// The library's certify options from Python's words.
+fn certify_options(
+    epsilons: Vec<f64>,
+    delta: Option<f64>,
+    term: Option<&str>,
+    predictor: Option<&str>,
+    loo: &str,
+) -> PyResult<CertifyOptions> {
+    let word = |e: BadValue| PyValueError::new_err(e.to_string());
+    Ok(CertifyOptions {
+        epsilons,
+        delta,
+        term: term
+            .map(str::parse::<ConfidenceTerm>)
+            .transpose()
+            .map_err(word)?,
+        predictor: predictor
+            .map(str::parse::<GibbsPredictor>)
+            .transpose()
+            .map_err(word)?,
+        loo: loo.parse::<LooRequest>().map_err(word)?,
+    })
+}
 
 /// JSON text of a serialisable value (the same serde the CLI prints with `--json`).
 fn json<T: serde::Serialize>(value: &T) -> PyResult<String> {
@@ -302,22 +327,51 @@ impl Model {
         n_threads: Option<i64>,
     ) -> PyResult<String> {
         let sample = self.sample(&x, &y)?;
-        let word = |e: BadValue| PyValueError::new_err(e.to_string());
-        let opts = CertifyOptions {
-            epsilons,
-            delta,
-            term: term
-                .map(str::parse::<ConfidenceTerm>)
-                .transpose()
-                .map_err(word)?,
-            predictor: predictor
-                .map(str::parse::<GibbsPredictor>)
-                .transpose()
-                .map_err(word)?,
-            loo: loo.parse::<LooRequest>().map_err(word)?,
-        };
+        let opts = certify_options(epsilons, delta, term, predictor, loo)?;
         let reports = compute_threads(py, n_threads, || self.inner.certify(&sample, &opts))?;
         json(&reports)
+    }
+
+    /// A binary classifier's Gibbs loss summed over some rows of its training sample (raw
+    /// inputs, labels −1/+1): `(loss, rows)`, the map step of its certificate over shards
+    /// (`FittedModel::gibbs_risk_sum`); `delta`, `term`, `predictor` as in `certify`.
+    #[pyo3(signature = (x, y, delta=None, term=None, predictor=None, n_threads=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn gibbs_risk_sum(
+        &self,
+        py: Python<'_>,
+        x: PyReadonlyArray2<'_, f64>,
+        y: PyReadonlyArray1<'_, f64>,
+        delta: Option<f64>,
+        term: Option<&str>,
+        predictor: Option<&str>,
+        n_threads: Option<i64>,
+    ) -> PyResult<(f64, usize)> {
+        let opts = certify_options(Vec::new(), delta, term, predictor, "none")?;
+        let (xm, y) = (to_mat(&x, "inputs")?, y.as_slice()?.to_vec());
+        let sum = compute_threads(py, n_threads, || {
+            self.inner.gibbs_risk_sum(xm.as_ref(), &y, &opts)
+        })?;
+        Ok((sum.loss, sum.rows))
+    }
+
+    /// The certificate (JSON of one report, as `certify` gives) from the Gibbs loss summed
+    /// over the whole training sample (`FittedModel::certify_risk_sum`, the reduce step).
+    #[pyo3(signature = (loss, rows, delta=None, term=None, predictor=None))]
+    fn certify_risk_sum(
+        &self,
+        loss: f64,
+        rows: usize,
+        delta: Option<f64>,
+        term: Option<&str>,
+        predictor: Option<&str>,
+    ) -> PyResult<String> {
+        let opts = certify_options(Vec::new(), delta, term, predictor, "none")?;
+        let report = self
+            .inner
+            .certify_risk_sum(RiskSum { loss, rows }, &opts)
+            .map_err(to_py_err)?;
+        json(&report)
     }
 
     /// The same model with the input coding `coding_json` (from `fit_input_coding`), stored in

@@ -133,7 +133,53 @@ struct EmpiricalRisk {
     sampled: Option<SampledRisk>,
 }
 
+/// An empirical risk held as its loss summed over the rows, so that a sample held in blocks or
+/// shards adds its parts' sums (the map step) before one certificate is assembled from the
+/// total ([`Certificate::of_risk_sum`], the reduce step).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RiskSum {
+    /// The loss summed over the rows.
+    pub loss: f64,
+    /// The number of rows.
+    pub rows: usize,
+}
+
+impl RiskSum {
+    /// The sums of two disjoint parts of a sample.
+    pub fn add(self, other: Self) -> Self {
+        Self {
+            loss: self.loss + other.loss,
+            rows: self.rows + other.rows,
+        }
+    }
+
+    /// The empirical risk: the mean loss.
+    pub fn mean(self) -> f64 {
+        self.loss / self.rows as f64
+    }
+}
+
 impl GibbsLoss {
+    /// The loss summed over a sample or a part of one, from the posterior's marginals there
+    /// (one latent function: a binary classifier or a regressor).
+    pub fn risk_sum(&self, y: &[f64], marginals: &Marginals) -> Result<RiskSum> {
+        let loss = match self {
+            GibbsLoss::Regression(l) => loss::gibbs_loss_sum_regression(y, marginals, l)?,
+            GibbsLoss::Classification(c) => {
+                loss::gibbs_error_sum_classification(y, marginals, c.bias, c.noise_slope)?
+            }
+            GibbsLoss::MultiClass(_) => {
+                return Err(Error::Unsupported(
+                    "a multi-class Gibbs risk is not summed over shards yet: certify it on the whole sample".into(),
+                ))
+            }
+        };
+        Ok(RiskSum {
+            loss,
+            rows: y.len(),
+        })
+    }
+
     /// Empirical Gibbs risk `R_S(Q)` from the posterior's marginals on the sample (a
     /// multi-class loss: [`GibbsLoss::empirical_risk_of`]).
     pub fn empirical_risk(&self, y: &[f64], marginals: &Marginals) -> Result<f64> {
@@ -360,6 +406,18 @@ impl KlToPrior for PosteriorAgainst<'_> {
     }
 }
 
+/// `KL(Q‖P)` as a certificate takes it: finite and non-negative, the round-off that leaves an
+/// exactly-zero KL slightly negative set to 0.
+fn checked_kl(kl: f64, n: usize) -> Result<f64> {
+    if !kl.is_finite() || kl < -1e-6 * (1.0 + n as f64) {
+        return Err(Error::Numerical {
+            what: "KL(Q‖P) of the certificate",
+            message: format!("KL = {kl} (must be finite and non-negative)"),
+        });
+    }
+    Ok(kl.max(0.0))
+}
+
 impl Certificate {
     /// The certificate of a posterior on a sample: `KL(Q‖P)` and the marginals from `posterior`.
     pub fn of_posterior(
@@ -430,18 +488,46 @@ impl Certificate {
         loss: &GibbsLoss,
         spec: &CertificateSpec,
     ) -> Result<Self> {
-        if !kl.is_finite() || kl < -1e-6 * (1.0 + y.len() as f64) {
+        let kl = checked_kl(kl, y.len())?;
+        let risk = loss.risk(y, marginals.into(), spec.delta)?;
+        Self::assemble(kl, risk, y.len(), loss, spec)
+    }
+
+    /// The certificate of `posterior` on a sample held in parts, from the total of the parts'
+    /// [`GibbsLoss::risk_sum`]s: equal to [`Certificate::of_posterior`] on the whole sample
+    /// (to the rounding of the sum's order).
+    pub fn of_risk_sum(
+        posterior: &(impl KlToPrior + ?Sized),
+        sum: RiskSum,
+        loss: &GibbsLoss,
+        spec: &CertificateSpec,
+    ) -> Result<Self> {
+        if sum.rows == 0 || !sum.loss.is_finite() || sum.loss < 0.0 {
             return Err(Error::Numerical {
-                what: "KL(Q‖P) of the certificate",
-                message: format!("KL = {kl} (must be finite and non-negative)"),
+                what: "summed loss of the certificate",
+                message: format!("{} over {} rows", sum.loss, sum.rows),
             });
         }
-        // Round-off can leave an exactly-zero KL slightly negative.
-        let kl = kl.max(0.0);
-        let risk = loss.risk(y, marginals.into(), spec.delta)?;
+        let risk = sum.mean();
+        let risk = EmpiricalRisk {
+            bound_risk: risk,
+            reported: risk,
+            sampled: None,
+        };
+        let kl = checked_kl(posterior.kl_to_prior(), sum.rows)?;
+        Self::assemble(kl, risk, sum.rows, loss, spec)
+    }
+
+    /// The bound and its parts from a checked KL, the empirical risk and the sample size.
+    fn assemble(
+        kl: f64,
+        risk: EmpiricalRisk,
+        n: usize,
+        loss: &GibbsLoss,
+        spec: &CertificateSpec,
+    ) -> Result<Self> {
         // A sampled risk spent part of δ on its upper limit; the bound takes the rest.
         let delta = risk.sampled.as_ref().map_or(spec.delta, |s| s.delta_bound);
-        let n = y.len();
         let penalty = spec.penalty();
         let q = risk.bound_risk;
         let bound = pac_bayes_bound(q, kl, n, delta, penalty, BoundKind::Kl, spec.term)?;

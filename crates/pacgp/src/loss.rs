@@ -134,15 +134,24 @@ pub fn gibbs_risk_regression(
     marginals: &Marginals,
     loss: &RegressionLoss,
 ) -> Result<f64> {
+    Ok(gibbs_loss_sum_regression(y, marginals, loss)? / y.len() as f64)
+}
+
+/// The Gibbs regressor's loss summed over the sample (the numerator of
+/// [`gibbs_risk_regression`], for a sample in parts).
+pub fn gibbs_loss_sum_regression(
+    y: &[f64],
+    marginals: &Marginals,
+    loss: &RegressionLoss,
+) -> Result<f64> {
     check_epsilon(loss.epsilon())?;
     check_marginals(y, marginals)?;
-    let s: f64 = (0..y.len())
+    Ok((0..y.len())
         .map(|i| {
             loss.point_risk(y[i], marginals.mean[i], marginals.var[i])
                 .risk
         })
-        .sum();
-    Ok(s / y.len() as f64)
+        .sum())
 }
 
 /// Mean loss of the posterior-mean ("Bayes") predictor (docs/math.md §4.3).
@@ -186,8 +195,19 @@ pub fn gibbs_error_classification(
     bias: f64,
     probit_lambda: Option<f64>,
 ) -> Result<f64> {
+    Ok(gibbs_error_sum_classification(y, marginals, bias, probit_lambda)? / y.len() as f64)
+}
+
+/// The Gibbs classifier's errors summed over the sample (the numerator of
+/// [`gibbs_error_classification`], for a sample in parts).
+pub fn gibbs_error_sum_classification(
+    y: &[f64],
+    marginals: &Marginals,
+    bias: f64,
+    probit_lambda: Option<f64>,
+) -> Result<f64> {
     check_marginals(y, marginals)?;
-    let s: f64 = (0..y.len())
+    Ok((0..y.len())
         .map(|i| {
             gibbs_error_point(
                 y[i],
@@ -197,8 +217,7 @@ pub fn gibbs_error_classification(
                 probit_lambda,
             )
         })
-        .sum();
-    Ok(s / y.len() as f64)
+        .sum())
 }
 
 /// 0-1 error of the Bayes classifier `sgn(μ + b)` (docs/math.md §7.2; ties count as errors).

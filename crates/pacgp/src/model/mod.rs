@@ -35,6 +35,7 @@ pub mod intervals;
 mod joint;
 pub mod multiclass;
 pub mod price;
+pub mod shards;
 pub mod softmax;
 mod split;
 pub mod split_classifier;
