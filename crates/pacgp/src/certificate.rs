@@ -144,15 +144,19 @@ pub struct RiskSum {
     pub rows: usize,
 }
 
-impl RiskSum {
-    /// The sums of two disjoint parts of a sample.
-    pub fn add(self, other: Self) -> Self {
+/// The sums of two disjoint parts of a sample.
+impl std::ops::Add for RiskSum {
+    type Output = Self;
+
+    fn add(self, other: Self) -> Self {
         Self {
             loss: self.loss + other.loss,
             rows: self.rows + other.rows,
         }
     }
+}
 
+impl RiskSum {
     /// The empirical risk: the mean loss.
     pub fn mean(self) -> f64 {
         self.loss / self.rows as f64

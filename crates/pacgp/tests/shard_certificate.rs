@@ -52,7 +52,7 @@ fn summed(model: &FittedModel, data: &Dataset, opts: &CertifyOptions) -> RiskSum
                 )
                 .unwrap()
         })
-        .fold(RiskSum::default(), RiskSum::add)
+        .fold(RiskSum::default(), |a, b| a + b)
 }
 
 #[test]
