@@ -63,9 +63,11 @@ fn summed_parts_certify_as_the_whole_sample() {
         "the first part holds one class"
     );
     let svgp = |objective: MethodName| {
-        let mut o = FitOptions::default();
-        o.inducing = Some(10);
-        o.max_iter = Some(60);
+        let o = FitOptions {
+            inducing: Some(10),
+            max_iter: Some(60),
+            ..Default::default()
+        };
         fit(objective, o, &data)
     };
     let models = [
@@ -147,8 +149,10 @@ fn other_models_counts_and_labels_are_refused() {
         (0..80).map(|i| (i as f64 * 0.1).sin()).collect(),
     )
     .unwrap();
-    let mut o = FitOptions::default();
-    o.epsilon = Some(0.5);
+    let o = FitOptions {
+        epsilon: Some(0.5),
+        ..Default::default()
+    };
     let gp = fit(MethodName::PacGp, o, &reg);
     assert!(matches!(
         gp.gibbs_risk_sum(reg.x.as_ref(), &reg.y, &opts),
