@@ -496,10 +496,9 @@ def _fit_sharded_classifier(spec, options, shards, z_init, client):
     than k-means is in-process only). The fitted
     :class:`~pacgp.SparseGPClassifier`'s model is the one an in-process fit writes for these
     parameters: predict, pickle, and ``model_.certify`` on the training sample work.
-    With two classes ``certificate_`` is the certificate computed over the shards (each sums
-    its Gibbs loss, the driver assembles the bound: the one ``certify`` gives on the whole
-    sample, without leave-one-out); with more it is None (the one-vs-rest certificate needs
-    the sample in one process: ``model_.certify``). ``sharded_`` holds the parameters, the objective's terms
+    ``certificate_`` is the certificate computed over the shards (each sums its Gibbs loss,
+    the driver assembles the bound: the one ``certify`` gives on the whole sample, binary or
+    one-vs-rest, without leave-one-out). ``sharded_`` holds the parameters, the objective's terms
     ``(data_term, KL, value)`` (for pac-svgp the empirical Gibbs risk, KL and the bound that
     ``certify`` on the training sample reproduces) and the optimiser's report — per class
     under ``"members"`` for more than two classes."""
@@ -551,9 +550,8 @@ def _fit_sharded_classifier(spec, options, shards, z_init, client):
     estimator.classes_ = classes
     estimator._set_model(model)
     estimator.n_features_in_ = d
-    # Two classes: the certificate summed over the shards (map) and assembled here (reduce).
-    estimator.certificate_ = (_certificate_on_shards(model, shards, classes[1], client)
-                              if len(classes) == 2 else None)
+    # The certificate summed over the shards (map) and assembled here (reduce).
+    estimator.certificate_ = _certificate_on_shards(model, shards, classes, client)
     estimator.loo_ = _loo_of(estimator.certificate_)
     fitted = [record for _, record in members]
     estimator.sharded_ = dict(fitted[0] if len(classes) == 2 else {"members": fitted},
@@ -561,17 +559,21 @@ def _fit_sharded_classifier(spec, options, shards, z_init, client):
     return estimator
 
 
-def _certificate_on_shards(model, shards, positive, client):
-    """A binary classifier's certificate on its training sample held in ``shards`` (raw
-    inputs and labels, ``positive`` coded +1): each shard sums its Gibbs loss
-    (``FittedModel::gibbs_risk_sum``), the sums are added here and the certificate assembled
-    from the total (``certify_risk_sum``): the one ``certify`` gives on the whole sample,
-    without leave-one-out."""
+def _certificate_on_shards(model, shards, classes, client):
+    """A classifier's certificate on its training sample held in ``shards`` (raw inputs and
+    labels of the sorted ``classes``; two: the second coded +1, more: class indices): each
+    shard sums its Gibbs loss (``FittedModel::gibbs_risk_sum``), the sums are added here and
+    the certificate assembled from the total (``certify_risk_sum``): the one ``certify``
+    gives on the whole sample, without leave-one-out."""
     threads = _shard_threads(client)
 
     def part(shard):
         x = _aligned([shard[0]])[0]
-        y = np.where(np.asarray(shard[1]) == positive, 1.0, -1.0)
+        labels = np.asarray(shard[1])
+        if len(classes) == 2:
+            y = np.where(labels == classes[1], 1.0, -1.0)
+        else:
+            y = np.searchsorted(classes, labels).astype(np.float64)
         return model.gibbs_risk_sum(x, y, n_threads=threads)
 
     sums = _map(part, shards, client)

@@ -184,7 +184,11 @@ def test_more_classes_over_shards_are_the_in_process_one_vs_rest_fit(dask_client
         np.testing.assert_allclose(certificate["bound"], local.certificate_["bound"],
                                    rtol=1e-9)
         assert sharded.n_iter_ == 10
-        assert sharded.certificate_ is None  # the one-vs-rest certificate: model_.certify
+        # The one-vs-rest certificate summed over the shards is certify's on the whole sample.
+        for key in ("bound", "empirical_risk"):
+            np.testing.assert_allclose(sharded.certificate_[key], certificate[key], rtol=1e-12)
+        assert sharded.certificate_["kl"] == certificate["kl"]
+        assert remote.certificate_ == sharded.certificate_
 
 
 def test_the_logit_link_over_shards_is_the_in_process_logit_fit(sample):

@@ -165,17 +165,25 @@ impl RiskSum {
 
 impl GibbsLoss {
     /// The loss summed over a sample or a part of one, from the posterior's marginals there
-    /// (one latent function: a binary classifier or a regressor).
-    pub fn risk_sum(&self, y: &[f64], marginals: &Marginals) -> Result<RiskSum> {
-        let loss = match self {
-            GibbsLoss::Regression(l) => loss::gibbs_loss_sum_regression(y, marginals, l)?,
-            GibbsLoss::Classification(c) => {
-                loss::gibbs_error_sum_classification(y, marginals, c.bias, c.noise_slope)?
+    /// (one latent function: a binary classifier or a regressor; K independent class scores:
+    /// the quadrature multi-class risk). A sampled risk is not a plain sum (its upper limit
+    /// is taken over the whole sample).
+    pub fn risk_sum<'a>(&self, y: &[f64], sample: impl Into<LatentSample<'a>>) -> Result<RiskSum> {
+        let loss = match (self, sample.into()) {
+            (GibbsLoss::Regression(l), LatentSample::One(m)) => {
+                loss::gibbs_loss_sum_regression(y, m, l)?
             }
-            GibbsLoss::MultiClass(_) => {
-                return Err(Error::Unsupported(
-                    "a multi-class Gibbs risk is not summed over shards yet: certify it on the whole sample".into(),
-                ))
+            (GibbsLoss::Classification(c), LatentSample::One(m)) => {
+                loss::gibbs_error_sum_classification(y, m, c.bias, c.noise_slope)?
+            }
+            (GibbsLoss::MultiClass(MultiClassRisk::Quadrature), LatentSample::Independent(s)) => {
+                crate::multiclass::gibbs_loss_sum_independent(y, s)?
+            }
+            (loss, _) => {
+                return Err(Error::Unsupported(format!(
+                    "the risk of '{}' is not summed over parts of a sample: certify it on the whole sample",
+                    loss.predictor()
+                )))
             }
         };
         Ok(RiskSum {

@@ -1,12 +1,13 @@
-//! A binary classifier's certificate on a training sample held in parts: the parts' summed
-//! Gibbs losses (`FittedModel::gibbs_risk_sum`, uneven parts, an empty one, parts of one class)
-//! added and certified (`certify_risk_sum`) equal `certify` on the whole sample, for the
-//! sparse variational classifier (both trainings), Laplace and the SVM; the loss sum is checked
-//! against Φ(−yμ/σ) summed here from `predict`'s marginals; other models and counts are refused.
+//! A classifier's certificate on a training sample held in parts: the parts' summed Gibbs
+//! losses (`FittedModel::gibbs_risk_sum`, uneven parts, an empty one, parts of one class) added
+//! and certified (`certify_risk_sum`) equal `certify` on the whole sample, for the sparse
+//! variational classifier (both trainings), Laplace, the SVM and one-vs-rest over iris's three
+//! classes; the binary loss sum is checked against Φ(−yμ/σ) summed here from `predict`'s
+//! marginals; the softmax model, a regressor, other counts and labels are refused.
 
 use faer::Mat;
 use pacgp::certificate::RiskSum;
-use pacgp::data::Dataset;
+use pacgp::data::{read_training, CsvOptions, Dataset, TargetKind};
 use pacgp::model::{CertifyOptions, FittedModel};
 use pacgp::spec::{FitOptions, LooRequest, MethodName};
 use pacgp::Error;
@@ -110,6 +111,61 @@ fn summed_parts_certify_as_the_whole_sample() {
             );
         }
     }
+}
+
+/// Iris's three classes, one-vs-rest Laplace: the sums over four parts (the first of one
+/// class, as iris's rows are sorted by class) certify as the whole sample; the softmax model's
+/// sampled risk is refused.
+#[test]
+fn one_vs_rest_sums_certify_as_the_whole_sample() {
+    let path =
+        std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/iris/iris.csv");
+    let t = read_training(path, &CsvOptions::default(), TargetKind::Classes).unwrap();
+    let (data, labels) = (t.data, t.classes.unwrap());
+    let spec = FitOptions::default().check(MethodName::Laplace).unwrap();
+    let model = pacgp::fit::fit(&spec, &data, labels.clone()).unwrap();
+    let opts = no_loo();
+    let whole = &model.certify(&data, &opts).unwrap()[0].certificate;
+    let n = data.y.len();
+    let sum = [(0, 20), (20, 0), (20, 71), (91, n - 91)]
+        .iter()
+        .map(|&(lo, len)| {
+            model
+                .gibbs_risk_sum(
+                    data.x.as_ref().subrows(lo, len),
+                    &data.y[lo..lo + len],
+                    &opts,
+                )
+                .unwrap()
+        })
+        .fold(RiskSum::default(), |a, b| a + b);
+    let parts = model.certify_risk_sum(sum, &opts).unwrap().certificate;
+    assert!(
+        (parts.bound - whole.bound).abs() <= 1e-12,
+        "{} vs {}",
+        parts.bound,
+        whole.bound
+    );
+    assert!((parts.empirical_risk - whole.empirical_risk).abs() <= 1e-12);
+    assert_eq!(
+        (parts.kl, parts.penalty, parts.n),
+        (whole.kl, whole.penalty, whole.n)
+    );
+    assert!(matches!(
+        model.gibbs_risk_sum(data.x.as_ref().subrows(0, 2), &[0.0, 3.0], &opts),
+        Err(Error::InvalidParameter { name: "label", .. })
+    ));
+    let softmax = FitOptions {
+        multiclass: Some(pacgp::spec::MultiClass::Softmax),
+        ..Default::default()
+    }
+    .check(MethodName::Laplace)
+    .unwrap();
+    let softmax = pacgp::fit::fit(&softmax, &data, labels).unwrap();
+    assert!(matches!(
+        softmax.gibbs_risk_sum(data.x.as_ref(), &data.y, &opts),
+        Err(Error::Unsupported(m)) if m.contains("softmax")
+    ));
 }
 
 #[test]

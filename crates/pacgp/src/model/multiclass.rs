@@ -48,7 +48,7 @@ impl FittedModel {
     }
 
     /// The one-vs-rest members, or an error naming the model.
-    fn members(&self) -> Result<(&ClassLabels, &[FittedModel])> {
+    pub(super) fn members(&self) -> Result<(&ClassLabels, &[FittedModel])> {
         match &self.task {
             Task::OneVsRest { classes, members } => Ok((classes, members)),
             _ => Err(Error::Unsupported(format!(
@@ -60,7 +60,7 @@ impl FittedModel {
 
     /// The K class scores `s_k = f_k + b_k` (plus the probit's label-noise variance for the
     /// noisy predictor) at standardised inputs: the marginals the Gibbs classifier draws.
-    fn class_scores(
+    pub(super) fn class_scores(
         &self,
         xs: MatRef<'_, f64>,
         predictor: GibbsPredictor,

@@ -1,18 +1,20 @@
-//! A binary classifier's certificate on a training sample held in parts (Dask shards, row
-//! blocks): each part sums its Gibbs loss ([`FittedModel::gibbs_risk_sum`], the map step), and
-//! one certificate is assembled from the total ([`FittedModel::certify_risk_sum`], the reduce
+//! A classifier's certificate on a training sample held in parts (Dask shards, row blocks):
+//! each part sums its Gibbs loss ([`FittedModel::gibbs_risk_sum`], the map step), and one
+//! certificate is assembled from the total ([`FittedModel::certify_risk_sum`], the reduce
 //! step) by the one constructor, [`Certificate::of_risk_sum`]. It equals
 //! [`FittedModel::certify`] on the whole sample to the rounding of the sum's order.
 
 use faer::MatRef;
 
 use super::{CertificateReport, CertifyOptions, FittedModel, Task};
-use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, RiskSum};
+use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, MultiClassRisk, RiskSum};
 use crate::error::{Error, Result};
+use crate::posterior::GaussianPosterior;
 
 impl FittedModel {
-    /// The Gibbs loss of a binary classifier's certified predictor summed over some rows of its
-    /// training sample: raw inputs `x`, labels `y` coded −1/+1 (one part may hold one class).
+    /// The Gibbs loss of a classifier's certified predictor summed over some rows of its
+    /// training sample: raw inputs `x`; labels coded −1/+1 (binary) or class indices 0..K−1
+    /// (one-vs-rest). One part may hold one class.
     pub fn gibbs_risk_sum(
         &self,
         x: MatRef<'_, f64>,
@@ -27,20 +29,32 @@ impl FittedModel {
                 found: format!("{}", y.len()),
             });
         }
-        if let Some(&bad) = y.iter().find(|v| **v != 1.0 && **v != -1.0) {
+        let multiclass = self.classes().map(|c| c.k());
+        let bad = y.iter().find(|&&v| match multiclass {
+            Some(k) => !(v.fract() == 0.0 && v >= 0.0 && v < k as f64),
+            None => v != 1.0 && v != -1.0,
+        });
+        if let Some(&bad) = bad {
             return Err(Error::InvalidParameter {
                 name: "label",
                 value: bad,
-                reason: "labels must be −1 or +1",
+                reason: if multiclass.is_some() {
+                    "multi-class labels must be class indices 0, 1, …, K − 1"
+                } else {
+                    "labels must be −1 or +1"
+                },
             });
         }
         if y.is_empty() {
             return Ok(RiskSum::default()); // an empty shard adds nothing
         }
-        let marginals = self
-            .posterior
-            .predict(self.standardised_inputs(x)?.as_ref())?;
-        loss.risk_sum(y, &marginals)
+        let xs = self.standardised_inputs(x)?;
+        if multiclass.is_some() {
+            let r = self.resolve(opts)?;
+            let scores = self.class_scores(xs.as_ref(), r.predictor)?;
+            return loss.risk_sum(y, scores.as_slice());
+        }
+        loss.risk_sum(y, &self.posterior.predict(xs.as_ref())?)
     }
 
     /// The certificate from the Gibbs loss summed over the whole training sample (the parts'
@@ -61,27 +75,37 @@ impl FittedModel {
                 ),
             });
         }
-        let certificate = Certificate::of_risk_sum(&self.posterior, sum, &loss, &spec)?;
+        let certificate = if self.classes().is_some() {
+            let (_, members) = self.members()?;
+            let posteriors: Vec<&GaussianPosterior> =
+                members.iter().map(|m| &m.posterior).collect();
+            Certificate::of_risk_sum(posteriors.as_slice(), sum, &loss, &spec)?
+        } else {
+            Certificate::of_risk_sum(&self.posterior, sum, &loss, &spec)?
+        };
         Ok(CertificateReport::new(certificate, None))
     }
 
-    /// The loss and certificate settings of a binary classifier whose certificate is a sum
-    /// over rows; other models are refused with the way forward.
+    /// The loss and certificate settings of a classifier whose certificate is a sum over
+    /// rows; other models are refused with the way forward.
     fn summable_loss(&self, opts: &CertifyOptions) -> Result<(GibbsLoss, CertificateSpec)> {
         let refuse = |why: &str| {
             Err(Error::Unsupported(format!(
-                "a certificate summed over parts of the sample is offered for binary classifiers; {why}: certify it on the whole sample"
+                "a certificate summed over parts of the sample is offered for binary and one-vs-rest classifiers; {why}: certify it on the whole sample"
             )))
         };
-        match &self.task {
-            _ if self.classes().is_some() => return refuse("this model is multi-class"),
+        let multiclass = match &self.task {
+            Task::OneVsRest { .. } => true,
+            Task::Softmax { .. } => {
+                return refuse("the softmax model's risk is sampled over the whole sample")
+            }
             Task::Classification {
                 split_prior: Some(_),
                 ..
             } => return refuse("this model's split prior refits on part of the sample"),
-            Task::Classification { .. } | Task::Svm { .. } => {}
+            Task::Classification { .. } | Task::Svm { .. } => false,
             _ => return refuse("this model is a regressor"),
-        }
+        };
         if self.holdout.is_some() {
             return refuse("this model keeps a holdout that certify derives from the sample");
         }
@@ -92,6 +116,10 @@ impl FittedModel {
             ));
         }
         let r = self.resolve(opts)?;
+        if multiclass {
+            let spec = CertificateSpec::new(r.delta, r.term, self.multiclass_choices()?);
+            return Ok((GibbsLoss::MultiClass(MultiClassRisk::Quadrature), spec));
+        }
         let loss = GibbsLoss::Classification(self.gibbs_classifier(r.predictor)?);
         let spec = CertificateSpec::new(r.delta, r.term, self.choices()?);
         Ok((loss, spec))

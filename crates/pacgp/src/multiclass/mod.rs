@@ -94,6 +94,12 @@ pub fn ln_vote_matrix(scores: &[Marginals]) -> Result<Mat<f64>> {
 /// Empirical risk `(1/n) Σ_i [1 − P(argmax_k s_k(x_i) = y_i)]` of the Gibbs classifier over
 /// K independent scores (`y`: class indices), by quadrature.
 pub fn gibbs_risk_independent(y: &[f64], scores: &[Marginals]) -> Result<f64> {
+    Ok(gibbs_loss_sum_independent(y, scores)? / y.len() as f64)
+}
+
+/// The errors `Σ_i [1 − P(argmax_k s_k(x_i) = y_i)]` summed over the sample (the numerator of
+/// [`gibbs_risk_independent`], for a sample in parts).
+pub fn gibbs_loss_sum_independent(y: &[f64], scores: &[Marginals]) -> Result<f64> {
     check_scores(y, scores)?;
     let risks: Vec<f64> = (0..y.len())
         .into_par_iter()
@@ -103,7 +109,7 @@ pub fn gibbs_risk_independent(y: &[f64], scores: &[Marginals]) -> Result<f64> {
             (1.0 - p).clamp(0.0, 1.0)
         })
         .collect();
-    Ok(risks.iter().sum::<f64>() / y.len() as f64)
+    Ok(risks.iter().sum::<f64>())
 }
 
 /// Class probabilities from log-scores, each row normalised to sum to 1 (the quadrature's
