@@ -40,9 +40,14 @@ fn no_loo() -> CertifyOptions {
     }
 }
 
-/// The parts' sums over rows [0, 5), [5, 5), [5, 47), [47, 80).
-fn summed(model: &FittedModel, data: &Dataset, opts: &CertifyOptions) -> RiskSum {
-    [(0, 5), (5, 0), (5, 42), (47, 33)]
+/// The parts' sums over the row ranges `(start, length)` added up.
+fn summed(
+    model: &FittedModel,
+    data: &Dataset,
+    opts: &CertifyOptions,
+    parts: &[(usize, usize)],
+) -> RiskSum {
+    parts
         .iter()
         .map(|&(lo, len)| {
             model
@@ -83,7 +88,7 @@ fn summed_parts_certify_as_the_whole_sample() {
     for (name, model) in &models {
         let opts = no_loo();
         let whole = &model.certify(&data, &opts).unwrap()[0].certificate;
-        let sum = summed(model, &data, &opts);
+        let sum = summed(model, &data, &opts, &[(0, 5), (5, 0), (5, 42), (47, 33)]);
         assert_eq!(sum.rows, 80);
         let parts = model.certify_risk_sum(sum, &opts).unwrap().certificate;
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * (1.0 + b.abs());
@@ -127,18 +132,12 @@ fn one_vs_rest_sums_certify_as_the_whole_sample() {
     let opts = no_loo();
     let whole = &model.certify(&data, &opts).unwrap()[0].certificate;
     let n = data.y.len();
-    let sum = [(0, 20), (20, 0), (20, 71), (91, n - 91)]
-        .iter()
-        .map(|&(lo, len)| {
-            model
-                .gibbs_risk_sum(
-                    data.x.as_ref().subrows(lo, len),
-                    &data.y[lo..lo + len],
-                    &opts,
-                )
-                .unwrap()
-        })
-        .fold(RiskSum::default(), |a, b| a + b);
+    let sum = summed(
+        &model,
+        &data,
+        &opts,
+        &[(0, 20), (20, 0), (20, 71), (91, n - 91)],
+    );
     let parts = model.certify_risk_sum(sum, &opts).unwrap().certificate;
     assert!(
         (parts.bound - whole.bound).abs() <= 1e-12,
