@@ -32,8 +32,9 @@ pub use crate::plan::{classifier_candidates, svm_candidates, svm_prior_kernel};
 /// ([`TrainingLabels::Classes`]) — a binary classifier's spec given more than two classes
 /// becomes one-vs-rest, with a note; a regression method takes no labels. Data-dependent
 /// defaults (a basis size of at most N) are filled in with a note in the model's report. With
-/// prediction intervals in a regression spec, their record is made here ([`intervals`];
-/// CV+ and split conformal refit the spec on parts of `data`).
+/// prediction intervals in a regression spec, or prediction sets in a classifier's, their
+/// record is made here ([`intervals`]; CV+ and split conformal refit the spec on parts of
+/// `data`).
 ///
 /// A fit that needs more memory than the machine has available is refused before it starts
 /// ([`crate::cost`]); [`fit_within`] takes another limit.

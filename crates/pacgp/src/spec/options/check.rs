@@ -237,6 +237,14 @@ fn check_schedule(s: &OptimSchedule) -> Result<(), SpecError> {
 /// whole sample (not a split prior's); folds and fractions within their ranges.
 pub(super) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), SpecError> {
     let method = spec.method_name();
+    if method.is_classifier() && !matches!(iv.method, IntervalMethod::SplitConformal { .. }) {
+        return Err(SpecError::out_of_range(
+            SpecOption::Intervals,
+            iv.method,
+            "split-conformal[:F] for a classifier's prediction sets (leave-one-out and \
+             cross-validation sets are not available for classifiers)",
+        ));
+    }
     if method.is_classifier() != iv.score.is_classification() {
         return Err(SpecError::out_of_range(
             SpecOption::IntervalScore,
@@ -246,14 +254,6 @@ pub(super) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), S
             } else {
                 "absolute or gp-std for a regressor's prediction intervals"
             },
-        ));
-    }
-    if method.is_classifier() && !matches!(iv.method, IntervalMethod::SplitConformal { .. }) {
-        return Err(SpecError::out_of_range(
-            SpecOption::Intervals,
-            iv.method,
-            "split-conformal[:F] for a classifier's prediction sets (leave-one-out and \
-             cross-validation sets are not available for classifiers)",
         ));
     }
     match iv.method {
