@@ -43,7 +43,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _pacgp
-from ._gp_api import EvidenceAPI, RegressionAPI, SVMDualAPI, seed_of
+from ._gp_api import EvidenceAPI, PredictionSets, RegressionAPI, SVMDualAPI, seed_of
 from ._kernels import from_fitted, is_sklearn_kernel, to_spec
 
 
@@ -59,12 +59,12 @@ def _fit(estimator, X, y, method, labels=None, classes=None, names=None, **optio
     library's names to them where they differ). A binary classifier's ``y`` is −1/+1 with
     ``labels`` (negative, positive); a multi-class one's is the class index with ``classes``.
     A scikit-learn kernel object is translated to pacgp's kernel expression (``_kernels``); a
-    regressor's ``intervals`` and ``interval_score`` and every estimator's ``certify_holdout``
-    go with every fit."""
+    regressor's or classifier's ``intervals`` and ``interval_score`` and every estimator's
+    ``certify_holdout`` go with every fit."""
     if is_sklearn_kernel(options.get("kernel")):
         options["kernel"] = to_spec(options["kernel"])
     options.setdefault("certify_holdout", estimator.certify_holdout)
-    if isinstance(estimator, RegressionAPI):
+    if hasattr(estimator, "intervals"):
         options.setdefault("intervals", estimator.intervals)
         options.setdefault("interval_score", estimator.interval_score)
     return _pacgp.fit(X, y, method, options, labels=labels, classes=classes, names=names,
@@ -507,7 +507,14 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
     """A classifier with any labels: two classes are one binary model (``classes_[0]`` coded
     −1, ``classes_[1]`` +1); more (or ``multiclass`` given) are one model over K classes —
     one-vs-rest by default, whose ``certificate_`` bounds the multi-class Gibbs classifier
-    ``argmax_k f_k(x)`` with the KL and prices of its K classes added up."""
+    ``argmax_k f_k(x)`` with the KL and prices of its K classes added up.
+
+    ``intervals="split-conformal[:F]"`` prepares conformal prediction sets when fitting (as
+    ``pacgp fit --intervals`` on a classifier): the estimator is refitted on a seeded fraction
+    F of the sample (default 0.5) and calibrated on the rest, by ``interval_score`` "lac"
+    (default: 1 − p(y|x), the smallest sets on average) or "aps" (the probability of the labels
+    at least as likely as y, not randomised: larger sets where the model is unsure);
+    ``predict_set(X, alpha)`` then gives sets that hold a new label with probability ≥ 1 − α."""
 
     def fit(self, X, y):
         """Fit on inputs X (N×D, or a table: a DataFrame with text columns, an array of
@@ -570,6 +577,19 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
             return self._class_predictions(X)[0]
         p = self._positive_probability(X)
         return np.column_stack([1.0 - p, p])
+
+    def predict_set(self, X, alpha=0.1):
+        """Conformal prediction sets of level 1 − ``alpha`` at X (the estimator fitted with
+        ``intervals="split-conformal[:F]"``): a ``PredictionSets(sets, statement)``, ``sets`` a
+        boolean array of shape (n_samples, n_classes) whose column j says whether
+        ``classes_[j]`` is in the row's set (MAPIE's layout, one level), ``statement`` a dict
+        naming the method, the score and the guarantee: a new point's label is in its set with
+        probability ≥ 1 − α (split conformal). The sets come from the model refitted on part A,
+        so a set need not hold ``predict``'s label, and may be empty."""
+        check_is_fitted(self, "model_")
+        X, _rows = self._coded(X)
+        member, k, statement = self.model_.predict_sets(X, float(alpha), n_threads=self.n_threads)
+        return PredictionSets(np.asarray(member).reshape(-1, k), json.loads(statement))
 
     def predict(self, X):
         """The most probable class (binary: the Bayes classifier ``sgn(μ + b)``)."""
@@ -660,7 +680,9 @@ class GPClassifier(_Classifier):
                  predictor=None, certify=True, loo="auto", prior=None, bound=None,
                  prior_scale=None, prior_kernel=None, both_directions=False, multiclass=None,
                  categorical="auto", missing=None, unknown_category="error", n_threads=None,
-                 certify_holdout=None):
+                 certify_holdout=None, intervals=None, interval_score=None):
+        self.intervals = intervals
+        self.interval_score = interval_score
         self.method = method
         self.likelihood = likelihood
         self.select = select
@@ -719,7 +741,9 @@ class SparseGPClassifier(_Classifier):
                  inducing_init="kmeans", bound=None, likelihood="probit", max_iter=None,
                  batch_size=None, delta=0.01, random_state=0, certify=True, loo="auto",
                  categorical="auto", missing=None, unknown_category="error", n_threads=None,
-                 certify_holdout=None):
+                 certify_holdout=None, intervals=None, interval_score=None):
+        self.intervals = intervals
+        self.interval_score = interval_score
         self.objective = objective
         self.likelihood = likelihood
         self.n_inducing = n_inducing
@@ -760,7 +784,10 @@ class SVMClassifier(SVMDualAPI, _Classifier):
     def __init__(self, kernel=None, lengthscale=None, slack="linear", C=None, input_noise=None,
                  solver="smo", bias=False, delta=0.01, certify=True, loo="auto",
                  categorical="auto", missing=None,
-                 unknown_category="error", n_threads=None, certify_holdout=None):
+                 unknown_category="error", n_threads=None, certify_holdout=None,
+                 intervals=None, interval_score=None):
+        self.intervals = intervals
+        self.interval_score = interval_score
         self.kernel = kernel
         self.lengthscale = lengthscale
         self.slack = slack

@@ -15,6 +15,10 @@ from sklearn.utils.validation import check_is_fitted
 #: guarantee in words, as ``pacgp predict --interval`` prints it).
 PredictionIntervals = namedtuple("PredictionIntervals", ["lower", "upper", "statement"])
 
+#: A classifier's prediction sets at level 1 − α: ``sets``, a boolean array (n_samples,
+#: n_classes) with column j for ``classes_[j]``, and the ``statement`` (as for intervals).
+PredictionSets = namedtuple("PredictionSets", ["sets", "statement"])
+
 # Seeds the library's generator takes (u64); a RandomState is asked for one below 2**63.
 _SEED_BOUND = 2**63 - 1
 

@@ -266,10 +266,12 @@ pub struct FitArgs {
     /// `jackknife+` (from the closed-form leave-one-out, no refits; gpr, pac-gp, vfe, fitc,
     /// dtc, pac-sgp, greedy-sparse; coverage ≥ 1 − 2α), `cv+[:K]` (the fit refitted without
     /// each of K folds, default 10; ≥ 1 − 2α − O(K/N)) or `split-conformal[:F]` (refitted on a
-    /// seeded fraction F, default 0.5, calibrated on the rest; ≥ 1 − α).
+    /// seeded fraction F, default 0.5, calibrated on the rest; ≥ 1 − α). Classifiers: prepare
+    /// conformal prediction sets for `predict --set` by `split-conformal[:F]` (≥ 1 − α).
     #[arg(long, value_parser = parsed::<IntervalMethod>)]
     pub intervals: Option<IntervalMethod>,
-    /// With --intervals: the conformity score [default: absolute].
+    /// With --intervals: the conformity score [default: absolute for regressors, lac for
+    /// classifiers].
     #[arg(long, value_parser = words::<IntervalScore>())]
     pub interval_score: Option<IntervalScore>,
     /// Keep a fraction F in (0, 1) of the rows out of the fit (chosen by --seed before
@@ -351,6 +353,11 @@ pub struct PredictArgs {
     /// what they guarantee is printed on stderr (and in the JSON).
     #[arg(long)]
     pub interval: Option<f64>,
+    /// Classifiers fitted with --intervals: add the column `set`, each row's conformal
+    /// prediction set at this level 1 − α (e.g. 0.9), its labels joined by `|` (empty: no
+    /// label); what the sets guarantee is printed on stderr (and in the JSON).
+    #[arg(long, value_name = "LEVEL")]
+    pub set: Option<f64>,
 }
 
 /// `pacgp evaluate`.

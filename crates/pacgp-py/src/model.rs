@@ -127,6 +127,32 @@ impl Model {
         ))
     }
 
+    /// A classifier's conformal prediction sets of level 1 − `alpha` at raw inputs by the
+    /// method it was fitted with: (membership N·K row-major, K, the statement as JSON), the
+    /// columns in the model's class order.
+    #[pyo3(signature = (x, alpha, n_threads=None))]
+    fn predict_sets<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        alpha: f64,
+        n_threads: Option<i64>,
+    ) -> PyResult<(Bound<'py, PyArray1<bool>>, usize, String)> {
+        let xm = to_mat(&x, "X")?;
+        let sets = compute_with(
+            py,
+            n_threads,
+            || self.inner.predict_sets(xm.as_ref(), alpha),
+            |e| crate::errors::lib_err(e, &crate::errors::PyWording::new(None)),
+        )?;
+        let k = sets.classes.len();
+        let mut member = vec![false; sets.sets.len() * k];
+        for (i, set) in sets.sets.iter().enumerate() {
+            set.iter().for_each(|&c| member[i * k + c] = true);
+        }
+        Ok((member.into_pyarray(py), k, json(&sets.statement)?))
+    }
+
     /// Classifier predictions at raw inputs: (p(y = +1 | x), latent mean, latent variance).
     #[pyo3(signature = (x, n_threads=None))]
     fn predict_classification<'py>(

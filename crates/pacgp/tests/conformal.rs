@@ -223,8 +223,8 @@ fn refit_jackknife_plus(
     });
     let n = y.len();
     let spread = |v: f64| match score {
-        IntervalScore::Absolute => 1.0,
         IntervalScore::GpStd => v.sqrt(),
+        _ => 1.0,
     };
     let scores: Vec<f64> = (0..n)
         .map(|i| r.residual[i].abs() / spread(r.var[i]))

@@ -27,15 +27,31 @@ pub(super) fn predict(a: PredictArgs) -> Result<()> {
         );
     }
     let pb = spinner(&format!("predicting {} points", ds.n()));
+    // The library refuses sets of a regressor or of a classifier fitted without them.
+    let sets = a
+        .set
+        .map(|level| model.predict_sets(ds.x.as_ref(), 1.0 - level))
+        .transpose();
+    let sets = match sets {
+        Ok(s) => s.map(|s| (s.joined("|"), s.statement)),
+        Err(e) => {
+            pb.finish_and_clear();
+            return Err(e.into());
+        }
+    };
+    if let Some((_, statement)) = &sets {
+        eprintln!("note: sets: {}", statement.statement);
+    }
     if let Some(classes) = model.classes() {
         let predicted = model.predict_classes(ds.x.as_ref());
         pb.finish_and_clear();
-        return predict_classes(&a, classes, &predicted?, &slots);
+        return predict_classes(&a, classes, &predicted?, &slots, sets.as_ref());
     }
     if let Some(labels) = model.task.labels() {
         let predicted = model.predict_classification(ds.x.as_ref());
         pb.finish_and_clear();
         let (p, m) = predicted?;
+        let set = sets.as_ref().map(|s| &s.0);
         let label: Vec<&str> = p
             .iter()
             .map(|p| labels.decode(if *p >= 0.5 { 1.0 } else { -1.0 }))
@@ -52,29 +68,33 @@ pub(super) fn predict(a: PredictArgs) -> Result<()> {
                 "{}",
                 json!({ "n": slots.len(), "p_positive": by_row(&slots, &p), "label": by_row(&slots, &label),
                         "latent_mean": by_row(&slots, &m.mean), "latent_var": by_row(&slots, &m.var),
-                        "decision": decision.as_ref().map(|d| by_row(&slots, d)) })
+                        "decision": decision.as_ref().map(|d| by_row(&slots, d)),
+                        "set": set.map(|s| by_row(&slots, s)),
+                        "sets": sets.as_ref().map(|s| &s.1) })
             );
         }
         let mut out = format!("p_{},label,latent_mean,latent_var", labels.positive);
-        out.push_str(if decision.is_some() {
-            ",decision\n"
-        } else {
-            "\n"
-        });
+        if decision.is_some() {
+            out.push_str(",decision");
+        }
+        if set.is_some() {
+            out.push_str(",set");
+        }
+        out.push('\n');
         for slot in &slots {
             let Some(i) = *slot else {
-                out.push_str(if decision.is_some() {
-                    ",,,,\n"
-                } else {
-                    ",,,\n"
-                });
+                let columns = 4 + usize::from(decision.is_some()) + usize::from(set.is_some());
+                out.push_str(&format!("{}\n", ",".repeat(columns - 1)));
                 continue;
             };
             out.push_str(&format!("{},{},{},{}", p[i], label[i], m.mean[i], m.var[i]));
-            match &decision {
-                Some(d) => out.push_str(&format!(",{}\n", d[i])),
-                None => out.push('\n'),
+            if let Some(d) = &decision {
+                out.push_str(&format!(",{}", d[i]));
             }
+            if let Some(s) = set {
+                out.push_str(&format!(",{}", csv_cell(&s[i])));
+            }
+            out.push('\n');
         }
         return write_or_print(&a, out);
     }
@@ -121,13 +141,18 @@ pub(super) fn predict(a: PredictArgs) -> Result<()> {
     write_or_print(&a, out)
 }
 
+/// A classifier's prediction sets: each row's labels joined by `|`, and their statement.
+type Sets = (Vec<String>, pacgp::conformal::IntervalStatement);
+
 /// A multi-class model's predictions: one probability column per class (`p_LABEL`, in the
-/// model's class order) and the predicted label; `--json` adds the per-class latent means.
+/// model's class order) and the predicted label, then the prediction set with `--set`;
+/// `--json` adds the per-class latent means.
 fn predict_classes(
     a: &PredictArgs,
     classes: &pacgp::data::ClassLabels,
     p: &pacgp::model::ClassPrediction,
     slots: &[Option<usize>],
+    sets: Option<&Sets>,
 ) -> Result<()> {
     let k = classes.k();
     let rows: Vec<Vec<f64>> = (0..p.probabilities.nrows())
@@ -141,7 +166,8 @@ fn predict_classes(
         out!(
             "{}",
             json!({ "n": slots.len(), "classes": classes.labels, "probabilities": by_row(slots, &rows),
-                    "label": by_row(slots, &label), "latent_mean": by_row(slots, &latent) })
+                    "label": by_row(slots, &label), "latent_mean": by_row(slots, &latent),
+                    "set": sets.map(|s| by_row(slots, &s.0)), "sets": sets.map(|s| &s.1) })
         );
     }
     let mut out: Vec<String> = classes
@@ -150,14 +176,24 @@ fn predict_classes(
         .map(|l| csv_cell(&format!("p_{l}")))
         .collect();
     out.push("label".into());
+    if sets.is_some() {
+        out.push("set".into());
+    }
     let mut text = out.join(",") + "\n";
     for slot in slots {
         match *slot {
             Some(i) => {
                 let cells: Vec<String> = rows[i].iter().map(|v| v.to_string()).collect();
-                text.push_str(&format!("{},{}\n", cells.join(","), csv_cell(label[i])));
+                text.push_str(&format!("{},{}", cells.join(","), csv_cell(label[i])));
+                if let Some(s) = sets {
+                    text.push_str(&format!(",{}", csv_cell(&s.0[i])));
+                }
+                text.push('\n');
             }
-            None => text.push_str(&format!("{}\n", ",".repeat(k))),
+            None => text.push_str(&format!(
+                "{}\n",
+                ",".repeat(k + usize::from(sets.is_some()))
+            )),
         }
     }
     write_or_print(a, text)

@@ -27,6 +27,11 @@
 //! values fitted on all N points: its guarantee is exact when they do not depend on the
 //! sample, and approximate when, as usual, they were fitted on it (`pacgp reproduce intervals`
 //! measures the coverage that results).
+//!
+//! [`sets`]: a classifier's prediction sets by split conformal with the LAC or APS score, on
+//! the same ranks and quantile as the intervals here.
+
+pub mod sets;
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -65,6 +70,9 @@ pub struct IntervalStatement {
 impl IntervalStatement {
     /// The statement of `spec`'s intervals at miscoverage `alpha` from `n` scores.
     pub fn new(spec: &IntervalSpec, alpha: f64, n: usize) -> Self {
+        if spec.score.is_classification() {
+            return sets::statement(spec, alpha, n);
+        }
         let guaranteed_coverage = guarantee(spec.method, alpha, n);
         let (reference, condition) = match spec.method {
             IntervalMethod::JackknifePlus => (
@@ -76,7 +84,7 @@ impl IntervalStatement {
         };
         let score = match spec.score {
             IntervalScore::Absolute => "absolute residuals",
-            IntervalScore::GpStd => "residuals over the GP's predictive sd",
+            _ => "residuals over the GP's predictive sd",
         };
         Self {
             method: spec.method.to_string(),
@@ -126,7 +134,7 @@ pub fn rank(alpha: f64, n: usize) -> Result<usize> {
             name: "interval level 1 − α",
             value: 1.0 - alpha,
             reason: "is too high for the number of calibration scores: it needs α ≥ 1/(n + 1), \
-                     else the interval is the whole line",
+                     else the interval is the whole line (the set every label)",
         });
     }
     Ok(k.min(n))
@@ -148,8 +156,8 @@ pub fn scores(score: IntervalScore, y: &[f64], mean: &[f64], sd: &[f64]) -> Vec<
         .map(|i| {
             let r = (y[i] - mean[i]).abs();
             match score {
-                IntervalScore::Absolute => r,
                 IntervalScore::GpStd => r / sd[i],
+                _ => r,
             }
         })
         .collect()

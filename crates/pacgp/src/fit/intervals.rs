@@ -1,14 +1,16 @@
 //! The interval record of a regression fit with prediction intervals (`fit --intervals`):
 //! jackknife+ checks the closed-form leave-one-out applies, CV+ and split conformal refit the
 //! spec on parts of the sample ([`crate::conformal`] for the math, [`IntervalRecord`] for what
-//! is stored).
+//! is stored); and the set record of a classifier's split-conformal prediction sets
+//! ([`set_record`], [`SetRecord`]).
 
 use crate::conformal::scores;
-use crate::data::Dataset;
+use crate::conformal::sets::true_label_score;
+use crate::data::{Dataset, TrainingLabels};
 use crate::error::{Error, Result};
 use crate::loo::LooDowndate;
 use crate::model::intervals::{downdate_form, regression_parts, DowndateForm};
-use crate::model::{FittedModel, FoldModel, IntervalRecord, StandardisedSample};
+use crate::model::{FittedModel, FoldModel, IntervalRecord, SetRecord, StandardisedSample};
 use crate::spec::{CheckedFitSpec, IntervalMethod, IntervalSpec};
 
 /// Rows of the sample in its canonical order (independent of the file's row order), so that
@@ -85,5 +87,57 @@ pub fn interval_record(
             let scores = score_of(&part_a, &b)?;
             Ok(IntervalRecord::SplitConformal { part_a, scores })
         }
+    }
+}
+
+/// The set record of a classifier fitted by `spec` on `data` with `labels`: the spec (without
+/// sets or holdout) refitted on the seeded part A of the one sample split at F, and the
+/// conformity scores of part B's labels under it ([`crate::conformal::sets`]).
+pub fn set_record(
+    spec: &CheckedFitSpec,
+    iv: &IntervalSpec,
+    data: &Dataset,
+    labels: TrainingLabels,
+) -> Result<SetRecord> {
+    let IntervalMethod::SplitConformal { fraction } = iv.method else {
+        return Err(Error::Unsupported(format!(
+            "a classifier's prediction sets are split-conformal, not {}",
+            iv.method
+        )));
+    };
+    let (a, b) = crate::data::SampleSplit::new(fraction, spec.seed).parts(data)?;
+    let k = match &labels {
+        TrainingLabels::Classes(c) => Some(c.k()),
+        _ => None,
+    };
+    let part_a = super::fit(&spec.without_intervals(), &data.subset(&a), labels)?;
+    let held = data.subset(&b);
+    let p = part_a.class_probabilities(held.x.as_ref())?;
+    let scores = (0..held.n())
+        .map(|i| {
+            let row: Vec<f64> = (0..p.ncols()).map(|j| p[(i, j)]).collect();
+            true_label_score(iv.score, &row, class_index(held.y[i], k)?)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(SetRecord::SplitConformal {
+        part_a: Box::new(part_a),
+        scores,
+    })
+}
+
+/// The class index of a target: `0..K` as given for K classes, else ±1 → 0 (negative) or 1.
+fn class_index(y: f64, k: Option<usize>) -> Result<usize> {
+    match k {
+        Some(k) if y >= 0.0 && y.fract() == 0.0 && (y as usize) < k => Ok(y as usize),
+        Some(k) => Err(Error::InvalidParameter {
+            name: "class index",
+            value: y,
+            reason: if k > 0 {
+                "must be a whole number below K"
+            } else {
+                "no classes"
+            },
+        }),
+        None => Ok(usize::from(y > 0.0)),
     }
 }

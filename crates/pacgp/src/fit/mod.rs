@@ -32,8 +32,9 @@ pub use crate::plan::{classifier_candidates, svm_candidates, svm_prior_kernel};
 /// ([`TrainingLabels::Classes`]) — a binary classifier's spec given more than two classes
 /// becomes one-vs-rest, with a note; a regression method takes no labels. Data-dependent
 /// defaults (a basis size of at most N) are filled in with a note in the model's report. With
-/// prediction intervals in a regression spec, their record is made here ([`intervals`];
-/// CV+ and split conformal refit the spec on parts of `data`).
+/// prediction intervals in a regression spec, or prediction sets in a classifier's, their
+/// record is made here ([`intervals`]; CV+ and split conformal refit the spec on parts of
+/// `data`).
 ///
 /// A fit that needs more memory than the machine has available is refused before it starts
 /// ([`crate::cost`]); [`fit_within`] takes another limit.
@@ -85,7 +86,7 @@ fn fit_sample(
     limit: MemoryLimit,
 ) -> Result<FittedModel> {
     let given = spec;
-    let (spec, mut notes) = given.for_sample(data.n())?;
+    let (spec, notes) = given.for_sample(data.n())?;
     let k = match &labels {
         TrainingLabels::Classes(c) => c.k(),
         _ => 2,
@@ -107,13 +108,32 @@ fn fit_sample(
         }
         return Ok(model);
     }
+    let sets = spec
+        .intervals
+        .map(|iv| (iv, labels.clone()))
+        .filter(|_| spec.is_classifier());
+    let mut model = fit_classifier(&spec, data, labels, notes)?;
+    if let Some((iv, labels)) = sets {
+        model.sets = Some(Box::new(intervals::set_record(given, &iv, data, labels)?));
+    }
+    Ok(model)
+}
+
+/// A classifier's fit on the rows it is fitted on (binary, or K classes one-vs-rest or
+/// softmax), from the spec resolved for them.
+fn fit_classifier(
+    spec: &CheckedFitSpec,
+    data: &Dataset,
+    labels: TrainingLabels,
+    mut notes: Vec<String>,
+) -> Result<FittedModel> {
     match (spec.multiclass(), labels) {
         (None, TrainingLabels::Classes(classes)) if classes.k() > 2 => {
             notes.push(format!(
                 "{} classes: fitted one-vs-rest, class k against the rest (the default for more than two classes; multiclass softmax with laplace fits the multi-class Laplace)",
                 classes.k()
             ));
-            let spec = FitSpec::from(spec).into_one_vs_rest().check()?;
+            let spec = FitSpec::from(spec.clone()).into_one_vs_rest().check()?;
             fit_multiclass(&spec, data, classes, notes)
         }
         (None, TrainingLabels::Classes(classes)) => {
@@ -129,7 +149,7 @@ fn fit_sample(
                 negative: classes.labels[0].clone(),
                 positive: classes.labels[1].clone(),
             };
-            fit_checked(&spec, &binary, map, notes)
+            fit_checked(spec, &binary, map, notes)
         }
         (None, other) => {
             crate::data::check_binary_labels(&data.y)?;
@@ -137,9 +157,9 @@ fn fit_sample(
                 TrainingLabels::Binary(m) => m,
                 _ => LabelMap::signs(),
             };
-            fit_checked(&spec, data, map, notes)
+            fit_checked(spec, data, map, notes)
         }
-        (Some(_), TrainingLabels::Classes(classes)) => fit_multiclass(&spec, data, classes, notes),
+        (Some(_), TrainingLabels::Classes(classes)) => fit_multiclass(spec, data, classes, notes),
         (Some(_), other) => {
             // Two labels coded ±1 for a multi-class method: classes 0 and 1.
             crate::data::check_binary_labels(&data.y)?;
@@ -156,7 +176,7 @@ fn fit_sample(
                 .map(|s| if *s > 0.0 { 1.0 } else { 0.0 })
                 .collect();
             let indexed = Dataset { y, ..data.clone() };
-            fit_multiclass(&spec, &indexed, classes, notes)
+            fit_multiclass(spec, &indexed, classes, notes)
         }
     }
 }

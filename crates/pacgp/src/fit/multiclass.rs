@@ -173,6 +173,7 @@ fn members_model(
             notes: std::mem::take(notes),
             ..Default::default()
         },
+        sets: None,
         svm_solution: None,
     }
 }

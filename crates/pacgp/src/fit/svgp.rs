@@ -177,6 +177,7 @@ pub fn svgp_model_from_parts(parts: SvgpModelParts) -> Result<FittedModel> {
         posterior,
         task: svgp_task(parts.labels, parts.settings.link),
         report,
+        sets: None,
         svm_solution: None,
     })
 }

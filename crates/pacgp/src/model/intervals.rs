@@ -307,8 +307,8 @@ impl IntervalRecord {
 /// The factor a score is multiplied by: 1 (absolute) or the predictive sd (gp-std).
 fn spread(score: IntervalScore, sd: f64) -> f64 {
     match score {
-        IntervalScore::Absolute => 1.0,
         IntervalScore::GpStd => sd,
+        _ => 1.0,
     }
 }
 

@@ -7,6 +7,7 @@
 //! - [`price`]: what a fit chose from the data and its price, re-derived from the stored spec;
 //! - [`split_classifier`]: the classifier split prior's record;
 //! - [`holdout`]: the held-out part of a fit and the test-set bound on the deployed predictor;
+//! - [`sets`]: a classifier's conformal prediction sets (`fit --intervals` on a classifier);
 //! - [`multiclass`]: prediction, evaluation, certificate and prices of the multi-class models;
 //! - [`from_parameters`]: a sparse model assembled from parameters fitted elsewhere (Dask);
 //! - [`evidence`]: an exact GP regressor's log marginal likelihood at any hyperparameters;
@@ -35,6 +36,7 @@ pub mod intervals;
 mod joint;
 pub mod multiclass;
 pub mod price;
+pub mod sets;
 pub mod shards;
 pub mod softmax;
 mod split;
@@ -50,6 +52,7 @@ pub use holdout::{
 };
 pub use intervals::{FoldModel, IntervalRecord, StandardisedSample};
 pub use multiclass::ClassPrediction;
+pub use sets::SetRecord;
 pub use svm_dual::SvmDual;
 pub use usage::CertifyOptions;
 
@@ -185,6 +188,11 @@ pub struct FittedModel {
     pub posterior: GaussianPosterior,
     /// Task-specific parts.
     pub task: Task,
+    /// What a classifier's conformal prediction sets need at prediction time (`fit
+    /// --intervals split-conformal:F` on a classifier; `None`: no sets, and every file
+    /// written before them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sets: Option<Box<SetRecord>>,
     /// How the fit went (optimiser report, jitter, notes): diagnostics only, never priced.
     pub report: FitReport,
     /// An SVM's dual solution as the fit found it, kept in memory only (never written):
@@ -312,6 +320,7 @@ impl FittedModel {
             x_scaler,
             posterior,
             task,
+            sets: None,
             report,
             svm_solution: None,
         }
@@ -407,6 +416,25 @@ impl FittedModel {
                     "a holdout of {} of {} rows for {} training rows",
                     h.n_holdout, h.n, self.n_train
                 )));
+            }
+        }
+        match (
+            &self.sets,
+            self.is_classifier() && self.spec.intervals.is_some(),
+        ) {
+            (Some(r), true) => r
+                .validate(&self.spec, self.n_train, &self.class_names()?)
+                .map_err(|e| bad(format!("prediction-set record: {e}")))?,
+            (None, false) => {}
+            (Some(_), false) => {
+                return Err(bad(
+                    "a prediction-set record in a model whose spec has no sets".into(),
+                ))
+            }
+            (None, true) => {
+                return Err(bad(
+                    "the spec has prediction sets and the model no record of them".into(),
+                ))
             }
         }
         if self.spec.is_classifier() != self.is_classifier() {

@@ -54,7 +54,8 @@ pub struct FitSpec {
     pub delta: f64,
     /// Seed of every random choice (restarts, k-means, visiting orders, splits).
     pub seed: u64,
-    /// Distribution-free prediction intervals stored with a regressor (`None`: none).
+    /// Distribution-free prediction intervals stored with a regressor, or prediction sets with
+    /// a classifier (`None`: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intervals: Option<IntervalSpec>,
     /// The fraction of the sample kept out of the fit, by the seed, to certify the deployed
@@ -64,8 +65,8 @@ pub struct FitSpec {
     pub certify_holdout: Option<f64>,
 }
 
-/// A regressor's prediction intervals: how they are made and by which conformity score
-/// ([`crate::conformal`]); the level is chosen when predicting.
+/// A regressor's prediction intervals or a classifier's prediction sets: how they are made and
+/// by which conformity score ([`crate::conformal`]); the level is chosen when predicting.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IntervalSpec {

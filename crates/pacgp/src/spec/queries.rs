@@ -33,13 +33,14 @@ impl FitSpec {
         }
     }
 
-    /// The one-vs-rest spec of a binary classifier spec (the same δ, seed and holdout).
+    /// The one-vs-rest spec of a binary classifier spec (the same δ, seed, holdout and
+    /// prediction sets).
     pub fn into_one_vs_rest(self) -> FitSpec {
         FitSpec {
             method: Method::OneVsRest(Box::new(self.method)),
             delta: self.delta,
             seed: self.seed,
-            intervals: None,
+            intervals: self.intervals,
             certify_holdout: self.certify_holdout,
         }
     }

@@ -232,15 +232,28 @@ fn check_schedule(s: &OptimSchedule) -> Result<(), SpecError> {
     }
 }
 
-/// Intervals apply to regressors; jackknife+ needs the posterior fitted on the whole sample
-/// (not a split prior's); folds and fractions within their ranges.
+/// Intervals apply to regressors with a regression score, prediction sets to classifiers with
+/// a classification score and split conformal; jackknife+ needs the posterior fitted on the
+/// whole sample (not a split prior's); folds and fractions within their ranges.
 pub(super) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), SpecError> {
     let method = spec.method_name();
-    if method.is_classifier() {
-        return Err(SpecError::not_for(
+    if method.is_classifier() && !matches!(iv.method, IntervalMethod::SplitConformal { .. }) {
+        return Err(SpecError::out_of_range(
             SpecOption::Intervals,
-            method,
-            applies_to(SpecOption::Intervals),
+            iv.method,
+            "split-conformal[:F] for a classifier's prediction sets (leave-one-out and \
+             cross-validation sets are not available for classifiers)",
+        ));
+    }
+    if method.is_classifier() != iv.score.is_classification() {
+        return Err(SpecError::out_of_range(
+            SpecOption::IntervalScore,
+            iv.score,
+            if method.is_classifier() {
+                "lac or aps for a classifier's prediction sets"
+            } else {
+                "absolute or gp-std for a regressor's prediction intervals"
+            },
         ));
     }
     match iv.method {

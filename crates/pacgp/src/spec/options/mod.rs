@@ -75,7 +75,8 @@ pub struct FitOptions {
     pub both_directions: Option<bool>,
     /// The Gibbs classifier a classifier's bound is about.
     pub predictor: Option<GibbsPredictor>,
-    /// A regressor's prediction intervals (jackknife+, cv+, split-conformal).
+    /// A regressor's prediction intervals (jackknife+, cv+, split-conformal) or a classifier's
+    /// prediction sets (split-conformal).
     pub intervals: Option<IntervalMethod>,
     /// The conformity score of the intervals.
     pub interval_score: Option<IntervalScore>,
@@ -177,8 +178,8 @@ fn applies_to(option: SpecOption) -> &'static str {
             "laplace and pac-gpc with a split prior"
         }
         O::Predictor => "the GP classifiers",
-        O::Intervals => "regression methods",
-        O::IntervalScore => "regression methods with intervals",
+        O::Intervals => "regression methods and the classifiers (split-conformal sets)",
+        O::IntervalScore => "methods with intervals",
         O::MultiClass => "the classifiers (one-vs-rest) and laplace (softmax)",
         O::Method | O::Delta | O::Seed | O::CertifyHoldout => "every method",
     }
@@ -201,23 +202,26 @@ impl FitOptions {
         spec.check()
     }
 
-    /// The intervals of a regressor (the score defaults to absolute residuals); a score without
-    /// an interval method is refused.
+    /// The intervals of a regressor (the score defaults to absolute residuals) or the sets of
+    /// a classifier (the score defaults to LAC); a score without an interval method is
+    /// refused.
     fn intervals(
         &self,
         method: MethodName,
         u: &mut Unused,
     ) -> Result<Option<IntervalSpec>, SpecError> {
-        if method.is_classifier() {
-            return Ok(None);
-        }
         u.used(SpecOption::Intervals);
+        let default_score = if method.is_classifier() {
+            IntervalScore::Lac
+        } else {
+            IntervalScore::Absolute
+        };
         match (self.intervals, self.interval_score) {
-            (Some(method), score) => {
+            (Some(iv), score) => {
                 u.used(SpecOption::IntervalScore);
                 Ok(Some(IntervalSpec {
-                    method,
-                    score: score.unwrap_or(IntervalScore::Absolute),
+                    method: iv,
+                    score: score.unwrap_or(default_score),
                 }))
             }
             (None, Some(_)) => Err(SpecError::not_for(

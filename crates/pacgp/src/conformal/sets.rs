@@ -1,0 +1,157 @@
+//! Distribution-free prediction sets for classifiers by split conformal prediction (Vovk,
+//! Gammerman & Shafer 2005; Lei et al., JASA 2018, Thm. 2.2 for the split form), with the LAC
+//! or APS conformity score.
+//!
+//! With `p̂(·|x)` the class probabilities of the model fitted on part A and `s(x, y)` a score
+//! that grows as y looks less likely, the `n` scores `s_i = s(x_i, y_i)` of part B calibrate
+//! the threshold `q̂ = ` the `⌈(1−α)(n+1)⌉`-th smallest `s_i` ([`super::upper_score`] at
+//! [`super::rank`], the same quantile as split-conformal intervals), and the set at x is
+//!
+//! `C(x) = {y : s(x, y) ≤ q̂}`,
+//!
+//! which holds the label of a new point drawn exchangeably with part B with probability
+//! `≥ 1 − α` (marginally, over part B and the new point; part A is fixed by the seed). The
+//! scores:
+//!
+//! - **LAC** (least ambiguous set-valued classifier; Sadinle, Lei & Wasserman, JASA 2019):
+//!   `s(x, y) = 1 − p̂(y|x)`, i.e. the labels with `p̂(y|x) ≥ 1 − q̂`; the smallest sets on
+//!   average, possibly empty where no label is likely enough;
+//! - **APS** (adaptive prediction sets; Romano, Sesia & Candès, NeurIPS 2020, eq. 5 without the
+//!   randomisation `U`): `s(x, y) = Σ_{j: p̂(j|x) ≥ p̂(y|x)} p̂(j|x)`, the probability of every
+//!   label at least as likely as y (ties included). Not randomised, so the sets are the
+//!   conservative ones: a label is in whenever its randomised score could be ≤ q̂, and the
+//!   coverage is still `≥ 1 − α` (the guarantee needs only that calibration and test scores
+//!   are the same function of the point).
+//!
+//! Labels are indices into the model's class order (a binary model: its negative label 0,
+//! its positive label 1).
+
+use serde::{Deserialize, Serialize};
+
+use super::{guarantee, rank, upper_score};
+use crate::error::{Error, Result};
+use crate::spec::{IntervalScore, IntervalSpec};
+
+/// Prediction sets at a set of inputs, with what they guarantee.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PredictionSets {
+    /// The model's class labels, in its class order.
+    pub classes: Vec<String>,
+    /// Each input's set: indices into `classes`, increasing (possibly empty).
+    pub sets: Vec<Vec<usize>>,
+    /// The calibrated threshold `q̂` on the score.
+    pub threshold: f64,
+    /// The method, level and guarantee.
+    pub statement: super::IntervalStatement,
+}
+
+impl PredictionSets {
+    /// Each set's labels joined by `sep` (`predict --set` writes `|`).
+    pub fn joined(&self, sep: &str) -> Vec<String> {
+        self.sets
+            .iter()
+            .map(|s| {
+                s.iter()
+                    .map(|&c| self.classes[c].as_str())
+                    .collect::<Vec<_>>()
+                    .join(sep)
+            })
+            .collect()
+    }
+}
+
+/// The score `s(x, y)` of every label y from the class probabilities `p` at x (module doc).
+pub fn label_scores(score: IntervalScore, p: &[f64]) -> Result<Vec<f64>> {
+    match score {
+        IntervalScore::Lac => Ok(p.iter().map(|v| 1.0 - v).collect()),
+        // Σ over the labels at least as likely as y, summed in label order.
+        IntervalScore::Aps => Ok(p
+            .iter()
+            .map(|py| p.iter().filter(|pj| *pj >= py).sum())
+            .collect()),
+        IntervalScore::Absolute | IntervalScore::GpStd => Err(Error::Unsupported(format!(
+            "{score} is a regression score; a classifier's prediction sets take lac or aps"
+        ))),
+    }
+}
+
+/// The score of the true label `y` (a class index) at a point with class probabilities `p`.
+pub fn true_label_score(score: IntervalScore, p: &[f64], y: usize) -> Result<f64> {
+    let s = label_scores(score, p)?;
+    s.get(y).copied().ok_or_else(|| Error::ShapeMismatch {
+        what: "class index of a calibration point",
+        expected: format!("below {}", p.len()),
+        found: y.to_string(),
+    })
+}
+
+/// `q̂`: the `⌈(1−α)(n+1)⌉`-th smallest of the n calibration scores (an error for α outside
+/// (0, 1) or below `1/(n+1)`, where the set would be every label whatever the scores).
+pub fn threshold(scores: &[f64], alpha: f64) -> Result<f64> {
+    Ok(upper_score(scores, rank(alpha, scores.len())?))
+}
+
+/// `{y : s(x, y) ≤ q̂}` from the class probabilities `p` at x.
+pub fn set_of(score: IntervalScore, p: &[f64], q: f64) -> Result<Vec<usize>> {
+    Ok(label_scores(score, p)?
+        .iter()
+        .enumerate()
+        .filter(|(_, s)| **s <= q)
+        .map(|(y, _)| y)
+        .collect())
+}
+
+/// What split-conformal sets of `spec` at miscoverage α from n calibration scores guarantee.
+pub fn statement(spec: &IntervalSpec, alpha: f64, n: usize) -> super::IntervalStatement {
+    let guaranteed_coverage = guarantee(spec.method, alpha, n);
+    let score = match spec.score {
+        IntervalScore::Lac => "LAC, 1 − p(y|x)",
+        _ => "APS, not randomised",
+    };
+    super::IntervalStatement {
+        method: spec.method.to_string(),
+        score: spec.score.to_string(),
+        level: 1.0 - alpha,
+        n_scores: n,
+        guaranteed_coverage,
+        statement: format!(
+            "{} prediction sets ({score}) at level {:.4}: the set of a new point drawn \
+             exchangeably with the {n} calibration points holds its label with probability ≥ \
+             {guaranteed_coverage:.4} (split conformal, Lei et al. 2018, Thm. 2.2)",
+            spec.method,
+            1.0 - alpha
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// LAC is one minus the probability; APS sums the labels at least as likely (ties in).
+    #[test]
+    fn scores_by_hand() {
+        let p = [0.5, 0.2, 0.3];
+        let lac = label_scores(IntervalScore::Lac, &p).unwrap();
+        assert_eq!(lac, vec![0.5, 0.8, 1.0 - 0.3]);
+        let aps = label_scores(IntervalScore::Aps, &p).unwrap();
+        assert_eq!(aps, vec![0.5, 0.5 + 0.2 + 0.3, 0.5 + 0.3]);
+        let tied = label_scores(IntervalScore::Aps, &[0.4, 0.4, 0.2]).unwrap();
+        assert_eq!(tied, vec![0.8, 0.8, 0.4 + 0.4 + 0.2]);
+        assert!(label_scores(IntervalScore::Absolute, &p).is_err());
+        assert!(true_label_score(IntervalScore::Lac, &p, 3).is_err());
+    }
+
+    /// On scores 1..=19 the threshold at α = 0.1 is the 18th smallest, and the set keeps the
+    /// labels scoring at most that.
+    #[test]
+    fn threshold_and_set() {
+        let scores: Vec<f64> = (1..=19).rev().map(|v| f64::from(v) / 20.0).collect();
+        let q = threshold(&scores, 0.1).unwrap();
+        assert_eq!(q, 18.0 / 20.0);
+        assert!(threshold(&scores, 0.04).is_err()); // ⌈0.96·20⌉ = 20 > 19
+        assert!(threshold(&scores, 1.0).is_err());
+        let set = set_of(IntervalScore::Lac, &[0.05, 0.1, 0.85], q).unwrap();
+        assert_eq!(set, vec![1, 2]); // 1 − 0.05 = 0.95 > 0.9
+    }
+}

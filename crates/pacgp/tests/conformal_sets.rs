@@ -1,0 +1,397 @@
+//! A classifier's split-conformal prediction sets against independent computations: the set
+//! rule (LAC and APS scores, the calibrated threshold, the sets) against a brute-force numpy
+//! computation (`fixtures/gen_conformal_sets.py`); a fitted model's stored calibration scores
+//! and its sets recomputed here from part A's model, the split re-derived and the quantile
+//! taken by sorting; the empirical coverage over 20 seeded splits of a shipped data set against
+//! `1 − α` within a stated Monte Carlo tolerance; multi-class models (one-vs-rest and softmax);
+//! model files that reload to the same sets and edited records refused; the refusals.
+
+use pacgp::conformal::sets::{label_scores, set_of, threshold, true_label_score};
+use pacgp::data::{read_training, train_test_split, CsvOptions, Dataset, SampleSplit, TargetKind};
+use pacgp::model::{FittedModel, SetRecord};
+use pacgp::spec::{FitOptions, IntervalMethod, IntervalScore, MethodName, MultiClass, SpecOption};
+use pacgp::Error;
+use serde::Deserialize;
+
+fn repo(p: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../")
+        .join(p)
+}
+
+/// A shipped data set with its last column read as classes.
+fn classes(path: &str) -> (Dataset, pacgp::data::ClassLabels) {
+    let t = read_training(repo(path), &CsvOptions::default(), TargetKind::Classes).unwrap();
+    (t.data, t.classes.unwrap())
+}
+
+fn with_sets(fraction: f64, score: IntervalScore, seed: u64) -> FitOptions {
+    FitOptions {
+        intervals: Some(IntervalMethod::SplitConformal { fraction }),
+        interval_score: Some(score),
+        seed: Some(seed),
+        ..Default::default()
+    }
+}
+
+fn fit(
+    method: MethodName,
+    o: FitOptions,
+    data: &Dataset,
+    c: &pacgp::data::ClassLabels,
+) -> FittedModel {
+    let spec = o.check(method).unwrap();
+    pacgp::fit::fit(&spec, data, c.clone()).unwrap()
+}
+
+#[derive(Deserialize)]
+struct Fixture {
+    cases: Vec<Case>,
+}
+
+#[derive(Deserialize)]
+struct Case {
+    k: usize,
+    calibration: Vec<Vec<f64>>,
+    labels: Vec<usize>,
+    calibration_scores: Scores,
+    test: Vec<Vec<f64>>,
+    results: Vec<Expected>,
+}
+
+#[derive(Deserialize)]
+struct Scores {
+    lac: Vec<f64>,
+    aps: Vec<f64>,
+}
+
+#[derive(Deserialize)]
+struct Expected {
+    score: String,
+    alpha: f64,
+    threshold: Option<f64>,
+    sets: Option<Vec<Vec<usize>>>,
+}
+
+/// The scores, thresholds and sets of the numpy brute force, exactly (the probabilities are
+/// multiples of 1/1024, so every score is exact in any summation order; ties included).
+#[test]
+fn set_rule_matches_numpy_brute_force() {
+    let text =
+        std::fs::read_to_string(repo("crates/pacgp/tests/fixtures/conformal_sets.json")).unwrap();
+    let fixture: Fixture = serde_json::from_str(&text).unwrap();
+    let mut checked = 0;
+    for case in &fixture.cases {
+        for (score, want) in [
+            (IntervalScore::Lac, &case.calibration_scores.lac),
+            (IntervalScore::Aps, &case.calibration_scores.aps),
+        ] {
+            let got: Vec<f64> = case
+                .calibration
+                .iter()
+                .zip(&case.labels)
+                .map(|(p, &y)| true_label_score(score, p, y).unwrap())
+                .collect();
+            assert_eq!(&got, want, "{score} calibration scores, K = {}", case.k);
+        }
+        for r in &case.results {
+            let score: IntervalScore = r.score.parse().unwrap();
+            let scores = match score {
+                IntervalScore::Lac => &case.calibration_scores.lac,
+                _ => &case.calibration_scores.aps,
+            };
+            let q = threshold(scores, r.alpha);
+            let (Some(want_q), Some(want_sets)) = (r.threshold, &r.sets) else {
+                assert!(
+                    q.is_err(),
+                    "α = {} on n = {} must be refused",
+                    r.alpha,
+                    scores.len()
+                );
+                continue;
+            };
+            let q = q.unwrap();
+            assert_eq!(q, want_q, "{score} α = {} K = {}", r.alpha, case.k);
+            for (p, want) in case.test.iter().zip(want_sets) {
+                assert_eq!(
+                    &set_of(score, p, q).unwrap(),
+                    want,
+                    "{score} α = {}",
+                    r.alpha
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 38); // 4 cases × 2 scores × 5 levels, 2 refused
+}
+
+/// The `⌈(1−α)(n+1)⌉`-th smallest of `scores`, by sorting (independent of the library's ranks).
+fn sorted_quantile(scores: &[f64], alpha: f64) -> f64 {
+    let mut v = scores.to_vec();
+    v.sort_by(f64::total_cmp);
+    let rank = ((1.0 - alpha) * (v.len() as f64 + 1.0) - 1e-9).ceil() as usize;
+    v[rank - 1]
+}
+
+/// APS by sorting: the cumulative probability of the labels in decreasing order, up to the last
+/// label as likely as y.
+fn aps_by_sorting(p: &[f64], y: usize) -> f64 {
+    let mut sorted = p.to_vec();
+    sorted.sort_by(|a, b| b.total_cmp(a));
+    sorted.iter().take_while(|v| **v >= p[y]).sum()
+}
+
+/// The stored record recomputed here: part B re-derived from the split's definition, its
+/// scores from part A's class probabilities, and the sets at new points from the sorted
+/// quantile. One-vs-rest with LAC and the softmax Laplace with APS, on iris (3 classes).
+#[test]
+fn multiclass_record_and_sets_recomputed() {
+    let (iris, c3) = classes("data/iris/iris.csv");
+    for (multiclass, score) in [
+        (MultiClass::OneVsRest, IntervalScore::Lac),
+        (MultiClass::Softmax, IntervalScore::Aps),
+    ] {
+        let o = FitOptions {
+            multiclass: Some(multiclass),
+            ..with_sets(0.6, score, 3)
+        };
+        let model = fit(MethodName::Laplace, o, &iris, &c3);
+        let Some(record) = &model.sets else {
+            panic!("no set record")
+        };
+        let SetRecord::SplitConformal { part_a, scores } = record.as_ref();
+        let (a, b) = SampleSplit::new(0.6, 3).parts(&iris).unwrap();
+        assert_eq!(part_a.n_train, a.len());
+        let held = iris.subset(&b);
+        let p = part_a.class_probabilities(held.x.as_ref()).unwrap();
+        for i in 0..held.n() {
+            let row: Vec<f64> = (0..3).map(|j| p[(i, j)]).collect();
+            let y = held.y[i] as usize;
+            let want = match score {
+                IntervalScore::Lac => 1.0 - row[y],
+                _ => aps_by_sorting(&row, y),
+            };
+            assert!((scores[i] - want).abs() <= 1e-12, "{multiclass} row {i}");
+        }
+        for alpha in [0.05, 0.1, 0.25] {
+            let sets = model.predict_sets(iris.x.as_ref(), alpha).unwrap();
+            let q = sorted_quantile(scores, alpha);
+            assert_eq!(sets.threshold, q);
+            assert_eq!(sets.classes, c3.labels);
+            assert_eq!(sets.statement.guaranteed_coverage, 1.0 - alpha);
+            assert_eq!(sets.statement.n_scores, b.len());
+            let p = part_a.class_probabilities(iris.x.as_ref()).unwrap();
+            for (i, set) in sets.sets.iter().enumerate() {
+                let row: Vec<f64> = (0..3).map(|j| p[(i, j)]).collect();
+                let want: Vec<usize> = (0..3)
+                    .filter(|&y| {
+                        let s = match score {
+                            IntervalScore::Lac => 1.0 - row[y],
+                            _ => aps_by_sorting(&row, y),
+                        };
+                        s <= q
+                    })
+                    .collect();
+                assert_eq!(set, &want, "{multiclass} α = {alpha} row {i}");
+            }
+        }
+    }
+}
+
+/// Over 20 seeded splits of Ripley's synthetic set (train and test files together, 1250 rows:
+/// 300 to fit, of which half calibrate, 950 to test), the mean coverage of laplace's sets at
+/// α = 0.1 is ≥ 1 − α up to Monte Carlo error, and, with LAC, ≤ (r + 1)/(n + 1) up to it, where
+/// r = ⌈(1−α)(n+1)⌉ (LAC's scores are continuous, so no ties: split conformal's expected
+/// coverage is then at most that). The coverage of one split given its calibration part is
+/// Beta(r, n + 1 − r) (Vovk 2012; Angelopoulos & Bates, "A gentle introduction to conformal
+/// prediction", 2021), sd 0.0243 at n = 150; with the 950 test points' binomial noise (sd
+/// 0.0097) the mean of 20 splits has sd 0.0059, and the tolerance is 3 × 0.0059 = 0.0175. Mean
+/// set sizes are printed beside (`--nocapture`).
+#[test]
+fn coverage_over_20_splits() {
+    let (train, c2) = classes("data/ripley-synth/synth_tr.csv");
+    let (test, _) = classes("data/ripley-synth/synth_te.csv");
+    let all = train.concat(&test).unwrap();
+    let alpha: f64 = 0.1;
+    let n_cal: f64 = 150.0;
+    let r = ((1.0 - alpha) * (n_cal + 1.0)).ceil();
+    let (ra, rb) = (r, n_cal + 1.0 - r);
+    let beta_sd = (ra * rb / ((ra + rb).powi(2) * (ra + rb + 1.0))).sqrt();
+    let test_sd = (alpha * (1.0 - alpha) / 950.0).sqrt();
+    let tolerance = 3.0 * (beta_sd * beta_sd + test_sd * test_sd).sqrt() / 20f64.sqrt();
+    for score in [IntervalScore::Lac, IntervalScore::Aps] {
+        let (mut coverage, mut size) = (0.0, 0.0);
+        for seed in 0..20 {
+            let (fit_rows, test_rows) = train_test_split(all.n(), 950.0 / 1250.0, seed).unwrap();
+            let (sample, held) = (all.subset(&fit_rows), all.subset(&test_rows));
+            let model = fit(
+                MethodName::Laplace,
+                with_sets(0.5, score, seed),
+                &sample,
+                &c2,
+            );
+            let sets = model.predict_sets(held.x.as_ref(), alpha).unwrap();
+            assert_eq!(sets.statement.n_scores, 150);
+            let hits = sets
+                .sets
+                .iter()
+                .zip(&held.y)
+                .filter(|(s, y)| s.contains(&(**y as usize)))
+                .count();
+            coverage += hits as f64 / held.n() as f64 / 20.0;
+            size += sets.sets.iter().map(Vec::len).sum::<usize>() as f64 / held.n() as f64 / 20.0;
+        }
+        println!("{score}: mean coverage {coverage:.4}, mean set size {size:.3} (tolerance {tolerance:.4})");
+        assert!(
+            coverage >= 1.0 - alpha - tolerance,
+            "{score}: coverage {coverage}"
+        );
+        if score == IntervalScore::Lac {
+            assert!(coverage <= r / (n_cal + 1.0) + 1.0 / (n_cal + 1.0) + tolerance);
+        }
+        assert!(
+            size >= 1.0 - alpha - tolerance && size < 2.0,
+            "{score}: size {size}"
+        );
+    }
+}
+
+/// A binary model's sets: labels in the model's order (negative first), the file round trip
+/// keeps them to the bit, and a record edited in the file is refused on load.
+#[test]
+fn binary_sets_and_model_file() {
+    let (train, c2) = classes("data/ripley-synth/synth_tr.csv");
+    let model = fit(
+        MethodName::Ep,
+        with_sets(0.5, IntervalScore::Lac, 1),
+        &train,
+        &c2,
+    );
+    let sets = model.predict_sets(train.x.as_ref(), 0.2).unwrap();
+    assert_eq!(sets.classes, c2.labels);
+    assert_eq!(sets.joined("|").len(), train.n());
+    let text = serde_json::to_string(&model).unwrap();
+    let back = FittedModel::from_json(&text, "m").unwrap();
+    assert_eq!(back.predict_sets(train.x.as_ref(), 0.2).unwrap(), sets);
+    // The full model's predictions are those of a fit without sets (same seed).
+    let plain = fit(
+        MethodName::Ep,
+        FitOptions {
+            seed: Some(1),
+            ..Default::default()
+        },
+        &train,
+        &c2,
+    );
+    let (p, _) = model.predict_classification(train.x.as_ref()).unwrap();
+    let (q, _) = plain.predict_classification(train.x.as_ref()).unwrap();
+    assert_eq!(p, q);
+
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let scores = json["sets"]["scores"].as_array_mut().unwrap();
+    scores.pop();
+    let e = FittedModel::from_json(&json.to_string(), "m").unwrap_err();
+    assert!(matches!(e, Error::ModelFile { .. }), "{e}");
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    json["sets"]["scores"][0] = serde_json::json!(1.5);
+    assert!(FittedModel::from_json(&json.to_string(), "m").is_err());
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    json.as_object_mut().unwrap().remove("sets");
+    assert!(FittedModel::from_json(&json.to_string(), "m").is_err());
+}
+
+/// More than two classes with a binary method become one-vs-rest and keep their sets.
+#[test]
+fn binary_method_on_three_classes_keeps_sets() {
+    let (iris, c3) = classes("data/iris/iris.csv");
+    let model = fit(
+        MethodName::Laplace,
+        with_sets(0.5, IntervalScore::Lac, 0),
+        &iris,
+        &c3,
+    );
+    assert!(model.spec.intervals.is_some());
+    let sets = model.predict_sets(iris.x.as_ref(), 0.1).unwrap();
+    assert_eq!(sets.classes.len(), 3);
+}
+
+/// α outside (0, 1) or below 1/(n+1), a classifier fitted without sets, a regressor, and the
+/// spec's refusals of what classifiers' sets do not have.
+#[test]
+fn refusals() {
+    let (train, c2) = classes("data/ripley-synth/synth_tr.csv");
+    let model = fit(
+        MethodName::Laplace,
+        with_sets(0.5, IntervalScore::Aps, 0),
+        &train,
+        &c2,
+    );
+    for alpha in [0.0, 1.0, -0.5, 1.5, 0.5 / 126.0] {
+        let e = model.predict_sets(train.x.as_ref(), alpha).unwrap_err();
+        assert!(
+            matches!(e, Error::InvalidParameter { .. }),
+            "α = {alpha}: {e}"
+        );
+    }
+    let plain = fit(MethodName::Laplace, FitOptions::default(), &train, &c2);
+    let e = plain.predict_sets(train.x.as_ref(), 0.1).unwrap_err();
+    assert!(
+        matches!(&e, Error::Spec(s) if s.option == SpecOption::Intervals),
+        "{e}"
+    );
+    let sine = Dataset::new(
+        faer::Mat::from_fn(30, 1, |i, _| i as f64 / 5.0),
+        (0..30).map(|i| (i as f64 / 5.0).sin()).collect(),
+    )
+    .unwrap();
+    let spec = FitOptions {
+        intervals: Some(IntervalMethod::SplitConformal { fraction: 0.5 }),
+        ..Default::default()
+    }
+    .check(MethodName::Gpr)
+    .unwrap();
+    let reg = pacgp::fit::fit(&spec, &sine, None).unwrap();
+    let e = reg.predict_sets(sine.x.as_ref(), 0.1).unwrap_err();
+    assert!(matches!(e, Error::Unsupported(_)), "{e}");
+
+    let refused = |method: MethodName, iv: IntervalMethod, score: Option<IntervalScore>| {
+        FitOptions {
+            intervals: Some(iv),
+            interval_score: score,
+            ..Default::default()
+        }
+        .check(method)
+        .unwrap_err()
+        .option
+    };
+    let split = IntervalMethod::SplitConformal { fraction: 0.5 };
+    assert_eq!(
+        refused(MethodName::Laplace, IntervalMethod::JackknifePlus, None),
+        SpecOption::Intervals
+    );
+    assert_eq!(
+        refused(MethodName::Svm, IntervalMethod::CvPlus { folds: 5 }, None),
+        SpecOption::Intervals
+    );
+    assert_eq!(
+        refused(MethodName::Ep, split, Some(IntervalScore::GpStd)),
+        SpecOption::IntervalScore
+    );
+    assert_eq!(
+        refused(MethodName::Gpr, split, Some(IntervalScore::Lac)),
+        SpecOption::IntervalScore
+    );
+    // LAC by default for a classifier; APS scores are the probability at least as likely.
+    let spec = FitOptions {
+        intervals: Some(split),
+        ..Default::default()
+    }
+    .check(MethodName::MeanField)
+    .unwrap();
+    assert_eq!(spec.intervals.unwrap().score, IntervalScore::Lac);
+    assert_eq!(
+        label_scores(IntervalScore::Aps, &[0.25, 0.75]).unwrap(),
+        vec![1.0, 0.75]
+    );
+}
