@@ -102,8 +102,18 @@ impl FittedModel {
         }
     }
 
-    /// The options with the model's own defaults, δ and Catoni's λ checked before any refit.
+    /// The options with the model's own defaults, δ and Catoni's λ checked before any refit:
+    /// Catoni's λ only as the fit fixed it ([`Error::CatoniNotFromFit`] otherwise).
     pub(super) fn resolve(&self, opts: &CertifyOptions) -> Result<Resolved> {
+        if let Some(ConfidenceTerm::Catoni { lambda }) = opts.term {
+            let trained = self.trained_confidence_term();
+            if opts.term != Some(trained) {
+                return Err(Error::CatoniNotFromFit {
+                    lambda,
+                    trained: trained.catoni_lambda(),
+                });
+            }
+        }
         let resolved = Resolved {
             delta: opts.delta.unwrap_or(self.spec.delta),
             term: opts.term.unwrap_or_else(|| self.trained_confidence_term()),
