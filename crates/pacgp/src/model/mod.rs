@@ -130,6 +130,12 @@ pub enum Task {
         classes: ClassLabels,
         /// The softmax Laplace posterior over the K latent functions.
         posterior: Box<crate::inference::softmax::SoftmaxPosterior>,
+        /// The seed of the certificate's sampled risk, derived from the training sample
+        /// ([`softmax::softmax_sampling_seed`]) so that no one chooses it; `certify` refuses a
+        /// file whose record is not the sample's. Absent in files written before it existed
+        /// (their certificate is drawn with the derived seed too).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sampling_seed: Option<u64>,
     },
 }
 
@@ -477,7 +483,9 @@ impl FittedModel {
                 self.check_members(classes, members)
                     .map_err(|e| bad(format!("one-vs-rest: {e}")))?;
             }
-            Task::Softmax { classes, posterior } => {
+            Task::Softmax {
+                classes, posterior, ..
+            } => {
                 self.check_softmax(classes, posterior)
                     .map_err(|e| bad(format!("softmax: {e}")))?;
             }
