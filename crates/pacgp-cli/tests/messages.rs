@@ -483,3 +483,72 @@ fn a_fit_larger_than_the_memory_limit_is_refused() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A CSV of `n` rows, `minority` of them labelled `b` and the rest `a`, inputs a seeded
+/// pseudo-random walk (no information about the label).
+fn imbalanced(n: usize, minority: usize) -> String {
+    let mut text = String::from("x1,x2,label\n");
+    let mut v = 0.37f64;
+    for i in 0..n {
+        v = (v * 3.7 + 0.19).fract();
+        let label = if i % (n / minority) == 0 && i / (n / minority) < minority {
+            "b"
+        } else {
+            "a"
+        };
+        text.push_str(&format!("{v:.4},{:.4},{label}\n", (v * 7.3).fract()));
+    }
+    text
+}
+
+/// Every classifier certificate is printed beside the majority-class rate (issue 43): on 40
+/// rows with 4 of one label, always predicting the other errs at 4/40 = 0.1; the bound on
+/// 40 rows cannot be below that, and `certify` says so in a line. `--json` holds the rate.
+/// On crabs (100 of each species) the rate is 0.5 and the bound is below it: no such line.
+#[test]
+fn a_classifier_certificate_is_printed_beside_the_majority_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("imbalanced.csv");
+    std::fs::write(&data, imbalanced(40, 4)).unwrap();
+    let model = dir.path().join("m.json");
+    let ok = |args: &[&str]| {
+        let out = pacgp(args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    ok(&["fit", "--data", s(&data), "--method", "laplace", "--out", s(&model)]);
+    let text = ok(&["certify", "--model", s(&model), "--data", s(&data)]);
+    assert!(
+        text.contains("always predicting the most frequent class errs at rate 0.1000"),
+        "{text}"
+    );
+    assert!(
+        text.contains("no better than always predicting the most frequent class"),
+        "{text}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["certify", "--model", s(&model), "--data", s(&data), "--json"]))
+            .unwrap();
+    assert_eq!(json["majority_rate"], 0.1);
+    assert!(json["bound"].as_f64().unwrap() >= 0.1);
+
+    let crabs = dir.path().join("crabs.json");
+    ok(&[
+        "fit", "--data", CRABS, "--target", "sp", "--drop", "sex,index", "--method", "laplace",
+        "--out", s(&crabs),
+    ]);
+    let text = ok(&["certify", "--model", s(&crabs), "--data", CRABS]);
+    assert!(text.contains("errs at rate 0.5000"), "{text}");
+    assert!(!text.contains("no better than"), "{text}");
+    // A regressor has no majority class.
+    let gpr = dir.path().join("gpr.json");
+    ok(&["fit", "--data", SNELSON, "--epsilon", "0.3", "--out", s(&gpr)]);
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(&["certify", "--model", s(&gpr), "--data", SNELSON, "--json"]))
+            .unwrap();
+    assert!(json.get("majority_rate").is_none(), "{json}");
+}

@@ -292,6 +292,18 @@ pub struct CertificateReport {
     /// with a holdout; the PAC-Bayes certificate above is then at δ/2).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub deployed: Option<DeployedCertificate>,
+    /// Classifiers: the training sample's error rate of always predicting its most frequent
+    /// class ([`crate::metrics::majority_rate`]). A bound not below it says the model is no
+    /// better than that on new data, as far as the certificate can tell.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub majority_rate: Option<f64>,
+}
+
+impl CertificateReport {
+    /// Whether the bound is below the majority-class rate (`None` for regression).
+    pub fn beats_majority(&self) -> Option<bool> {
+        self.majority_rate.map(|m| self.certificate.bound < m)
+    }
 }
 
 impl FittedModel {
