@@ -8,6 +8,7 @@ mod memory;
 mod table;
 pub use crate::vocabulary::TableOption;
 pub use memory::{shown_bytes, LimitSource};
+pub(crate) use table::thousands_separated;
 pub use table::TableError;
 
 use thiserror::Error;
