@@ -65,6 +65,21 @@ pub enum Command {
     Split(SplitArgs),
 }
 
+impl Command {
+    /// The subcommand's name as typed (`fit`, `evaluate`, …).
+    pub fn name(&self) -> &'static str {
+        match self {
+            Command::Fit(_) => "fit",
+            Command::Predict(_) => "predict",
+            Command::Evaluate(_) => "evaluate",
+            Command::Certify(_) => "certify",
+            Command::Reproduce(_) => "reproduce",
+            Command::Demo(_) => "demo",
+            Command::Split(_) => "split",
+        }
+    }
+}
+
 /// Where the training data comes from and how its cells are read. The model keeps the
 /// reading (columns, categories, missing-value fills, header) and applies it to later files.
 #[derive(Debug, Args, Clone)]

@@ -51,16 +51,16 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 /// The error and its causes on one line, `a: b: c`, leaving out a cause whose text the line
 /// already holds (the library's `Io` error displays its OS error and also returns it as its
 /// source, which `{:#}` would print twice).
-fn error_line(e: &anyhow::Error) -> String {
+fn error_line(e: &anyhow::Error, wording: &words::CliWording) -> String {
     let mut line = String::new();
     for cause in e.chain() {
         // An option of the fit or of reading the table is worded with the flag the user typed.
         let text = if let Some(e) = cause.downcast_ref::<pacgp::Error>() {
-            e.message(&words::CliWording) + memory_hint(e)
+            e.message(wording) + memory_hint(e)
         } else if let Some(e) = cause.downcast_ref::<pacgp::spec::SpecError>() {
-            e.message(&words::CliWording)
+            e.message(wording)
         } else if let Some(e) = cause.downcast_ref::<pacgp::data::TableError>() {
-            e.message(&words::CliWording)
+            e.message(wording)
         } else {
             cause.to_string()
         };
@@ -104,11 +104,12 @@ fn main() {
             std::process::exit(2);
         }
     }
+    let wording = words::CliWording::for_command(args.command.name());
     if let Err(e) = commands::run(args) {
         if is_broken_pipe(&e) {
             std::process::exit(0);
         }
-        eprintln!("error: {}", error_line(&e));
+        eprintln!("error: {}", error_line(&e, &wording));
         std::process::exit(exit_code(&e));
     }
 }

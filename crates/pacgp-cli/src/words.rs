@@ -63,8 +63,60 @@ pub fn memory_limit(s: &str) -> Result<pacgp::memory::MemoryLimit, String> {
     pacgp::memory::MemoryLimit::parse(s).map_err(|e| e.to_string())
 }
 
-/// The command line's names of the fit spec's options.
-pub struct CliWording;
+/// The command line's names of the fit spec's options, for the command that ran: a message
+/// names a flag the command accepts, or says whose it is (`fit's --bound`), and suggests a
+/// table-reading setting only where the command has the flag (`evaluate` reads a file the way
+/// the model's fit did and has no `--missing`; `split` has no `--no-header`).
+pub struct CliWording {
+    /// The command that ran.
+    command: String,
+    /// Every command's long flags (`--missing`, …), by command name.
+    flags: Vec<(String, Vec<String>)>,
+}
+
+/// The commands a message may send a user to for a flag the command that ran lacks, in order.
+const OWNERS: [&str; 5] = ["fit", "certify", "predict", "evaluate", "split"];
+
+impl CliWording {
+    /// The wording for subcommand `name` (`fit`, `evaluate`, …), with the flags from clap.
+    pub fn for_command(name: &str) -> Self {
+        use clap::CommandFactory;
+        let flags = crate::cli::Cli::command()
+            .get_subcommands()
+            .map(|c| {
+                let longs = c
+                    .get_arguments()
+                    .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+                    .collect();
+                (c.get_name().to_string(), longs)
+            })
+            .collect();
+        Self {
+            command: name.to_string(),
+            flags,
+        }
+    }
+
+    /// Whether command `name` accepts `flag`.
+    fn has(&self, name: &str, flag: &str) -> bool {
+        self.flags
+            .iter()
+            .any(|(c, f)| c == name && f.iter().any(|x| x == flag))
+    }
+
+    /// `--long` where the command that ran accepts it, else `fit's --long` (or the first other
+    /// command of [`OWNERS`] that has it).
+    fn flag(&self, long: &str) -> String {
+        let flag = format!("--{long}");
+        if self.has(&self.command, &flag) {
+            return flag;
+        }
+        match OWNERS.iter().find(|c| self.has(c, &flag)) {
+            Some(owner) => format!("{owner}'s {flag}"),
+            None => flag,
+        }
+    }
+}
 
 impl Wording for CliWording {
     fn option(&self, option: SpecOption) -> String {
@@ -86,23 +138,28 @@ impl Wording for CliWording {
             O::CertifyHoldout => "certify-holdout",
             other => other.name(),
         };
-        format!("--{flag}")
+        self.flag(flag)
     }
 
     fn method(&self, method: MethodName) -> String {
-        format!("--method {method}")
+        format!("{} {method}", self.flag("method"))
     }
 
     fn without_loo(&self) -> String {
-        "--loo none".into()
+        format!("{} none", self.flag("loo"))
     }
 
+    /// The flag where the command has it, else `fit`'s (a file read by `predict`, `evaluate`
+    /// or `certify` is read as the model's fit read its own).
     fn table_option(&self, option: TableOption) -> String {
-        format!("--{}", option.name().replace('_', "-"))
+        self.flag(&option.name().replace('_', "-"))
     }
 
     fn table_setting(&self, option: TableOption, values: &[&str]) -> Option<String> {
-        let flag = self.table_option(option);
+        let flag = format!("--{}", option.name().replace('_', "-"));
+        if !self.has(&self.command, &flag) {
+            return None;
+        }
         Some(match values {
             [] => flag,
             values => format!("{flag} {}", one_of(values)),
@@ -129,12 +186,118 @@ mod tests {
             if matches!(o, SpecOption::NoiseInit | SpecOption::Predictor) {
                 continue;
             }
-            let w = CliWording.option(o);
+            let w = CliWording::for_command("fit").option(o);
             assert!(flags.contains(&w), "{o:?} → {w} is not a flag of fit");
         }
         for o in TableOption::ALL {
-            let w = CliWording.table_option(o);
+            let w = CliWording::for_command("fit").table_option(o);
             assert!(flags.contains(&w), "{o:?} → {w} is not a flag of fit");
         }
+    }
+
+    /// The long flags of subcommand `name`.
+    fn flags_of(name: &str) -> Vec<String> {
+        use clap::CommandFactory;
+        crate::cli::Cli::command()
+            .find_subcommand(name)
+            .expect(name)
+            .get_arguments()
+            .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
+            .collect()
+    }
+
+    /// Every `--flag` in `message`, with the command it is worded as belonging to
+    /// (`fit's --bound`), if any.
+    fn flags_named(message: &str) -> Vec<(Option<&'static str>, String)> {
+        let mut out = Vec::new();
+        for (at, _) in message.match_indices("--") {
+            let name: String = message[at + 2..]
+                .chars()
+                .take_while(|c| c.is_ascii_lowercase() || *c == '-')
+                .collect();
+            if !name.is_empty() {
+                let owner = OWNERS
+                    .into_iter()
+                    .find(|o| message[..at].ends_with(&format!("{o}'s ")));
+                out.push((owner, format!("--{name}")));
+            }
+        }
+        out
+    }
+
+    /// The error table walked for every command (issue 43): each table error, each spec
+    /// option's errors and the library errors that name a flag are worded for the command,
+    /// and every flag they name is one that command accepts, or is named as another
+    /// command's (`fit's --bound`) and is one of its. (`evaluate` suggested `--missing drop`
+    /// and `split` `--no-header`, which neither has.)
+    #[test]
+    fn every_flag_a_message_names_is_one_the_command_accepts() {
+        use clap::CommandFactory;
+        use pacgp::data::TableError;
+        use pacgp::spec::SpecError;
+        let commands: Vec<String> = crate::cli::Cli::command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .collect();
+        assert!(commands.len() >= 7, "{commands:?}");
+        let mut checked = 0;
+        for name in &commands {
+            let own = flags_of(name);
+            let w = CliWording::for_command(name);
+            let mut messages: Vec<String> = TableError::examples()
+                .iter()
+                .map(|e| e.message(&w))
+                .collect();
+            for o in SpecOption::ALL {
+                if matches!(o, SpecOption::NoiseInit | SpecOption::Predictor) {
+                    // Options of the library's spec with no flag of fit (the predictor is
+                    // certify's --predictor); no spec check raises them.
+                    continue;
+                }
+                let e = SpecError::missing(o, MethodName::Laplace, "why");
+                messages.push(e.message(&w));
+                let e = SpecError::out_of_range(o, 2, "in (0, 1)");
+                messages.push(e.message(&w));
+            }
+            for e in [
+                pacgp::Error::CatoniNotFromFit {
+                    lambda: 3.0,
+                    trained: None,
+                },
+                pacgp::Error::NoLeaveOneOut {
+                    model: "m",
+                    why: "",
+                },
+            ] {
+                messages.push(e.message(&w));
+            }
+            for m in &messages {
+                for (owner, flag) in flags_named(m) {
+                    let allowed = owner.map_or_else(|| own.clone(), flags_of);
+                    assert!(
+                        allowed.contains(&flag),
+                        "`pacgp {name}`: {flag} (as {}'s) is not a flag: {m}",
+                        owner.unwrap_or(name)
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 100, "{checked}");
+        // The two messages of the issue name no flag of another command now.
+        let missing_target = &TableError::examples()[3];
+        let m = missing_target.message(&CliWording::for_command("evaluate"));
+        assert!(!m.contains("--missing"), "{m}");
+        let header = TableError::HeaderLooksLikeData {
+            path: "f.csv".into(),
+            first: "1,2".into(),
+        };
+        let m = header.message(&CliWording::for_command("split"));
+        assert!(
+            !m.contains("--no-header") && m.contains("add a header line"),
+            "{m}"
+        );
+        let m = header.message(&CliWording::for_command("fit"));
+        assert!(m.contains("--no-header"), "{m}");
     }
 }

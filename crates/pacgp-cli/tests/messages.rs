@@ -179,14 +179,15 @@ fn bad_inputs_each_with_its_exit_status_and_message() {
             vec!["fit", "--data", &missing, "--out", m],
             2,
             vec![
-                "missing value at line 2, column 'b'",
+                "missing value ('?') at line 2, column 'b'",
                 "--missing drop, zero or mean",
+                "cells read as missing: empty, ?, NA",
             ],
         ),
         (
             vec!["fit", "--data", &no_target, "--missing", "mean", "--out", m],
             2,
-            vec!["missing target at line 3", "--missing drop"],
+            vec!["missing target (an empty cell) at line 3", "--missing drop"],
         ),
         (
             vec![
@@ -482,4 +483,215 @@ fn a_fit_larger_than_the_memory_limit_is_refused() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// A CSV of `n` rows, `minority` of them labelled `b` and the rest `a`, inputs a seeded
+/// pseudo-random walk (no information about the label).
+fn imbalanced(n: usize, minority: usize) -> String {
+    let mut text = String::from("x1,x2,label\n");
+    let mut v = 0.37f64;
+    for i in 0..n {
+        v = (v * 3.7 + 0.19).fract();
+        let label = if i % (n / minority) == 0 && i / (n / minority) < minority {
+            "b"
+        } else {
+            "a"
+        };
+        text.push_str(&format!("{v:.4},{:.4},{label}\n", (v * 7.3).fract()));
+    }
+    text
+}
+
+/// Every classifier certificate is printed beside the majority-class rate (issue 43): on 40
+/// rows with 4 of one label, always predicting the other errs at 4/40 = 0.1; the bound on
+/// 40 rows cannot be below that, and `certify` says so in a line. `--json` holds the rate.
+/// On crabs (100 of each species) the rate is 0.5 and the bound is below it: no such line.
+#[test]
+fn a_classifier_certificate_is_printed_beside_the_majority_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("imbalanced.csv");
+    std::fs::write(&data, imbalanced(40, 4)).unwrap();
+    let model = dir.path().join("m.json");
+    let ok = |args: &[&str]| {
+        let out = pacgp(args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    ok(&[
+        "fit",
+        "--data",
+        s(&data),
+        "--method",
+        "laplace",
+        "--out",
+        s(&model),
+    ]);
+    let text = ok(&["certify", "--model", s(&model), "--data", s(&data)]);
+    assert!(
+        text.contains("always predicting the most frequent class errs at rate 0.1000"),
+        "{text}"
+    );
+    assert!(
+        text.contains("no better than always predicting the most frequent class"),
+        "{text}"
+    );
+    let json: serde_json::Value = serde_json::from_str(&ok(&[
+        "certify",
+        "--model",
+        s(&model),
+        "--data",
+        s(&data),
+        "--json",
+    ]))
+    .unwrap();
+    assert_eq!(json["majority_rate"], 0.1);
+    assert!(json["bound"].as_f64().unwrap() >= 0.1);
+
+    let crabs = dir.path().join("crabs.json");
+    ok(&[
+        "fit",
+        "--data",
+        CRABS,
+        "--target",
+        "sp",
+        "--drop",
+        "sex,index",
+        "--method",
+        "laplace",
+        "--out",
+        s(&crabs),
+    ]);
+    let text = ok(&["certify", "--model", s(&crabs), "--data", CRABS]);
+    assert!(text.contains("errs at rate 0.5000"), "{text}");
+    assert!(!text.contains("no better than"), "{text}");
+    // A regressor has no majority class.
+    let gpr = dir.path().join("gpr.json");
+    ok(&[
+        "fit",
+        "--data",
+        SNELSON,
+        "--epsilon",
+        "0.3",
+        "--out",
+        s(&gpr),
+    ]);
+    let json: serde_json::Value = serde_json::from_str(&ok(&[
+        "certify",
+        "--model",
+        s(&gpr),
+        "--data",
+        SNELSON,
+        "--json",
+    ]))
+    .unwrap();
+    assert!(json.get("majority_rate").is_none(), "{json}");
+}
+
+/// The messages of issue 43 lead somewhere: `evaluate` on a file with a missing target does
+/// not suggest `--missing` (a flag of `fit` only) and states which cells read as missing;
+/// `split` on a headerless file does not suggest `--no-header`; a numeric column with one bad
+/// cell, or with thousands separators, is reported by line and cell (also with `--categorical
+/// auto`, which would have one-hot coded the numbers); a class named `NA` is refused, not
+/// dropped with its rows by `--missing drop`; a CRLF file's lines are numbered as an LF one's.
+#[test]
+fn messages_of_issue_43_name_flags_the_command_has_and_the_cells_at_fault() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    let model = dir.path().join("m.json");
+    let out = pacgp(&["fit", "--data", SNELSON, "--out", s(&model)]);
+    assert!(out.status.success());
+    let snelson = std::fs::read_to_string(repo().join(SNELSON)).unwrap();
+    let mut lines: Vec<String> = snelson.lines().map(str::to_string).collect();
+    let cells: Vec<&str> = lines[4].split(',').collect();
+    lines[4] = format!("{},NA", cells[0]);
+    let missing_target = file("missing_target.csv", &(lines[..20].join("\n") + "\n"));
+    let err = fails(
+        &["evaluate", "--model", s(&model), "--data", &missing_target],
+        2,
+        &[
+            "missing target ('NA') at line 5",
+            "remove the row",
+            "cells read as missing: empty, ?, NA",
+        ],
+    );
+    assert!(!err.contains("--missing"), "{err}");
+
+    let headerless = file("headerless.csv", &(lines[1..4].join("\n") + "\n"));
+    let err = fails(
+        &["split", "--data", &headerless],
+        2,
+        &["looks like data", "add a header line"],
+    );
+    assert!(!err.contains("--no-header"), "{err}");
+
+    let mut rows = vec!["a,b,y".to_string()];
+    for i in 0..40 {
+        rows.push(format!("{i}.5,{},{}", i * 2, i % 3));
+    }
+    rows[8] = "7.5,1O,1".into(); // a letter O for a zero, at file line 9
+    let bad_cell = file("bad_cell.csv", &(rows.join("\n") + "\n"));
+    for extra in [&[][..], &["--categorical", "auto"][..]] {
+        let mut args = vec!["fit", "--data", &bad_cell, "--out", s(&model)];
+        args.extend_from_slice(extra);
+        let err = fails(
+            &args,
+            2,
+            &["column 'b' holds numbers, but 1 of its 40 cells is not a number: line 9 '1O'"],
+        );
+        assert!(!err.contains("--categorical auto"), "{err}");
+    }
+    let crlf = file("bad_cell_crlf.csv", &(rows.join("\r\n") + "\r\n"));
+    fails(
+        &["fit", "--data", &crlf, "--out", s(&model)],
+        2,
+        &["line 9 '1O'"],
+    );
+
+    let mut rows = vec!["a,price,y".to_string()];
+    for i in 0..20 {
+        rows.push(format!("{i},\"{},{:03}\",{}", 1 + i, 7 * i, i % 2));
+    }
+    let thousands = file("thousands.csv", &(rows.join("\n") + "\n"));
+    fails(
+        &["fit", "--data", &thousands, "--out", s(&model)],
+        2,
+        &[
+            "column 'price' holds numbers",
+            "line 2 '1,000' (a thousands separator?)",
+        ],
+    );
+
+    let iris = std::fs::read_to_string(repo().join("data/iris/iris.csv"))
+        .unwrap()
+        .replace("setosa", "NA");
+    let iris = file("iris_na.csv", &iris);
+    for extra in [&[][..], &["--missing", "drop"][..]] {
+        let mut args = vec![
+            "fit",
+            "--data",
+            &iris,
+            "--method",
+            "laplace",
+            "--out",
+            s(&model),
+        ];
+        args.extend_from_slice(extra);
+        fails(
+            &args,
+            2,
+            &[
+                "50 rows (the first at line 2) have the label 'NA'",
+                "would delete that class",
+                "rename it",
+            ],
+        );
+    }
 }

@@ -84,6 +84,21 @@ pub fn error_rate(score: &[f64], y: &[f64]) -> Result<f64> {
     Ok(wrong as f64 / y.len() as f64)
 }
 
+/// The error rate of always predicting the most frequent label of `y` (±1 labels or class
+/// indices): the baseline a classifier's certificate must beat to say anything about it.
+pub fn majority_rate(y: &[f64]) -> Result<f64> {
+    check_len(y.len(), y.len())?;
+    let mut counts: Vec<(u64, usize)> = Vec::new();
+    for v in y {
+        match counts.iter_mut().find(|(bits, _)| *bits == v.to_bits()) {
+            Some((_, c)) => *c += 1,
+            None => counts.push((v.to_bits(), 1)),
+        }
+    }
+    let most = counts.iter().map(|(_, c)| *c).max().unwrap_or(0);
+    Ok((y.len() - most) as f64 / y.len() as f64)
+}
+
 /// Mean negative log probability of the observed ±1 labels given `p(y = +1)`.
 pub fn log_loss(p_positive: &[f64], y: &[f64]) -> Result<f64> {
     check_len(p_positive.len(), y.len())?;
@@ -159,6 +174,15 @@ pub fn normal_quantile(p: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn majority_rate_counts_the_other_labels() {
+        use super::majority_rate;
+        assert_eq!(majority_rate(&[1.0, -1.0, 1.0, 1.0]).unwrap(), 0.25);
+        assert_eq!(majority_rate(&[0.0, 1.0, 2.0, 2.0, 1.0, 2.0]).unwrap(), 0.5);
+        assert_eq!(majority_rate(&[-1.0; 3]).unwrap(), 0.0);
+        assert!(majority_rate(&[]).is_err());
+    }
+
     use super::*;
 
     #[test]

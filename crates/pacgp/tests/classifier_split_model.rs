@@ -200,3 +200,50 @@ fn both_directions_and_the_kernel_choice_are_reproduced_by_certify() {
     });
     assert!(matches!(err, Error::ModelMismatch { .. }), "{err}");
 }
+
+/// Catoni's λ is the fit's to choose, not certify's (issue 43): on a model whose split prior
+/// fixed λ on part A, `certify` with that λ gives the default certificate bit for bit, and
+/// with any other λ (the issue's 3, and the grid's ends) is refused with the typed error
+/// naming the fit's λ; a model whose fit fixed no λ (the candidate-kernel menu) refuses every
+/// λ, naming how a fit fixes one. The other constants, which involve no λ, are still taken.
+#[test]
+fn certify_takes_only_the_catoni_lambda_the_fit_fixed() {
+    let (data, labels) = crabs();
+    let model = fit(
+        MethodName::Laplace,
+        split_options(SplitFraction::Fixed(0.5), 7),
+        &data,
+        labels.clone(),
+    );
+    let lambda = model.trained_confidence_term().catoni_lambda().unwrap();
+    let with = |m: &FittedModel, term: ConfidenceTerm| {
+        m.certify(
+            &data,
+            &CertifyOptions {
+                term: Some(term),
+                loo: LooRequest::None,
+                ..Default::default()
+            },
+        )
+    };
+    let own = with(&model, ConfidenceTerm::Catoni { lambda }).unwrap();
+    let default = certify(&model, &data, model.spec.delta);
+    assert_eq!(own[0].certificate.bound.to_bits(), default.bound.to_bits());
+    for other in [3.0, 0.3, lambda * (1.0 + 1e-12)] {
+        let err = with(&model, ConfidenceTerm::Catoni { lambda: other }).unwrap_err();
+        assert!(
+            matches!(err, Error::CatoniNotFromFit { lambda: l, trained: Some(t) } if l == other && t == lambda),
+            "{err}"
+        );
+        assert!(err.to_string().contains("not fixed by the fit"), "{err}");
+    }
+    let plain = fit(MethodName::Laplace, FitOptions::default(), &data, labels);
+    assert!(plain.trained_confidence_term().catoni_lambda().is_none());
+    let err = with(&plain, ConfidenceTerm::Catoni { lambda: 3.0 }).unwrap_err();
+    assert!(
+        matches!(err, Error::CatoniNotFromFit { trained: None, .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("prior split"), "{err}");
+    assert!(with(&plain, ConfidenceTerm::Sharp).is_ok());
+}

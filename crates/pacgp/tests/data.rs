@@ -86,7 +86,7 @@ fn house_votes_missing_rejected_by_default_and_dropped_on_request() {
         .join("\n");
     let p = tmp_csv("votes.csv", &coded);
     match load_csv_classification(&p, &CsvOptions::default()) {
-        Err(Error::Table(TableError::MissingValue { line, column })) => {
+        Err(Error::Table(TableError::MissingValue { line, column, .. })) => {
             assert_eq!(line, 2);
             assert_eq!(column, "V11");
         }

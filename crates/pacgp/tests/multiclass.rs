@@ -264,7 +264,9 @@ fn softmax_certificate_samples_its_risk_and_spends_a_tenth_of_delta() {
     let s = c.sampled_risk.clone().expect("a sampled risk");
     assert_eq!(s.draws_per_point, 1000);
     assert_eq!(s.draws, 150_000);
-    assert_eq!(s.seed, 0);
+    // Seeded by the sample (the first 64 bits of its digest), not by the spec's seed 0.
+    let digest = pacgp::data::sample_digest(&data);
+    assert_eq!(s.seed, u64::from_str_radix(&digest[..16], 16).unwrap());
     assert!((s.delta_sampling - 0.001).abs() < 1e-15 && (s.delta_bound - 0.009).abs() < 1e-15);
     assert_eq!(c.delta, 0.01);
     assert!(s.upper_limit > s.sample_mean && c.empirical_risk == s.sample_mean);
@@ -307,6 +309,54 @@ fn softmax_certificate_samples_its_risk_and_spends_a_tenth_of_delta() {
     };
     let e = model.certify(&data, &asked).unwrap_err();
     assert!(e.to_string().contains("leave-one-out"), "{e}");
+}
+
+/// The softmax certificate's sampling seed is no free choice (issue 43): editing the spec's
+/// seed in the file leaves the certificate the same to the bit (it moved by up to 0.0008),
+/// an edited sampling-seed record is refused as a mismatch, and a file without the record
+/// (written before it existed) certifies with the sample's seed, to the same bits.
+#[test]
+fn softmax_sampling_seed_is_fixed_by_the_sample_and_an_edit_is_refused() {
+    let (data, labels) = classes("data/iris/iris.csv");
+    let model = fit(
+        MethodName::Laplace,
+        FitOptions {
+            multiclass: Some(MultiClass::Softmax),
+            ..Default::default()
+        },
+        &data,
+        &labels,
+    );
+    let bound = |v: &serde_json::Value| {
+        FittedModel::from_json(&v.to_string(), "m.json")
+            .and_then(|m| m.certify(&data, &no_loo()))
+            .map(|c| c[0].certificate.bound)
+    };
+    let original: serde_json::Value = serde_json::to_value(&model).unwrap();
+    let own = bound(&original).unwrap();
+    assert_eq!(Some(own), model.report.objective);
+    let recorded = original["task"]["sampling_seed"]
+        .as_u64()
+        .expect("recorded");
+    for seed in [1u64, 7, 12345] {
+        let mut v = original.clone();
+        v["spec"]["seed"] = seed.into();
+        assert_eq!(
+            bound(&v).unwrap().to_bits(),
+            own.to_bits(),
+            "spec seed {seed}"
+        );
+    }
+    let mut v = original.clone();
+    v["task"]["sampling_seed"] = recorded.wrapping_add(1).into();
+    let err = bound(&v).unwrap_err();
+    assert!(
+        matches!(&err, pacgp::Error::ModelMismatch { part, .. } if part.contains("sampling seed")),
+        "{err}"
+    );
+    let mut old = original.clone();
+    old["task"].as_object_mut().unwrap().remove("sampling_seed");
+    assert_eq!(bound(&old).unwrap().to_bits(), own.to_bits());
 }
 
 #[test]

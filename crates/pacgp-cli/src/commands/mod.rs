@@ -241,6 +241,15 @@ pub(crate) fn print_certificate(c: &pacgp::model::CertificateReport) -> Result<(
         k.penalty,
         k.n,
     );
+    if let Some(m) = c.majority_rate {
+        out!("  always predicting the most frequent class errs at rate {m:.4} on the training sample");
+        if c.beats_majority() == Some(false) {
+            out!(
+                "  the bound {:.4} is not below {m:.4}: this certificate says the model is no better than always predicting the most frequent class",
+                k.bound
+            );
+        }
+    }
     match (c.loo_error, c.loo_log_predictive, c.loo_rmse) {
         (Some(e), Some(lp), Some(r)) => out!("  leave-one-out: ε-band error of the mean {e:.4}, RMSE {r:.4}, mean log predictive {lp:.4}"),
         (Some(e), _, _) => out!(

@@ -8,6 +8,7 @@ mod memory;
 mod table;
 pub use crate::vocabulary::TableOption;
 pub use memory::{shown_bytes, LimitSource};
+pub(crate) use table::thousands_separated;
 pub use table::TableError;
 
 use thiserror::Error;
@@ -248,6 +249,16 @@ pub enum Error {
         /// Why, as a clause (may be empty).
         why: &'static str,
     },
+    /// Catoni's λ asked of `certify` that the fit did not fix: a λ picked after the bound is
+    /// seen is a choice made from the data that nothing charges for (docs/math.md §9.1), so
+    /// `certify` takes only the λ the fit recorded (a classifier split prior's, fixed on part A).
+    #[error("{}", catoni_text(*.lambda, *.trained, "bound catoni with prior split"))]
+    CatoniNotFromFit {
+        /// The λ asked for.
+        lambda: f64,
+        /// The λ the fit fixed, if it fixed one.
+        trained: Option<f64>,
+    },
     /// A certificate was asked for on data that is not the model's training sample.
     #[error(
         "this data is not the model's training sample ({reason}): a PAC-Bayes certificate holds only on the sample the model was fitted on"
@@ -268,6 +279,16 @@ pub enum Error {
     },
 }
 
+/// Why `certify` refuses Catoni's λ = `lambda` (`fit_options`: how a fit fixes one, worded by
+/// the front end).
+fn catoni_text(lambda: f64, trained: Option<f64>, fit_options: &str) -> String {
+    let fitted = match trained {
+        Some(t) => format!("the fit fixed λ = {t}, which certify uses when no confidence term is given"),
+        None => format!("this model's fit fixed no λ; a classifier fitted with {fit_options} fixes one on part A of the sample"),
+    };
+    format!("Catoni's λ = {lambda} was not fixed by the fit: a λ chosen after the bound is seen is a choice made from the data that the certificate does not pay for, so the bound would not hold; {fitted}")
+}
+
 /// "this machine has 22.5 GB available" or "the memory limit is 1.05 MB".
 fn limit_text(limit: u64, source: LimitSource) -> String {
     let bytes = shown_bytes(limit);
@@ -285,6 +306,17 @@ impl Error {
             Error::Spec(e) => e.message(w),
             Error::Table(e) => e.message(w),
             Error::NoLeaveOneOut { .. } => format!("{self} ({})", w.without_loo()),
+            Error::CatoniNotFromFit { lambda, trained } => {
+                use crate::vocabulary::{MethodName, SpecOption};
+                let how = format!(
+                    "{} catoni {} split ({} or {})",
+                    w.option(SpecOption::Bound),
+                    w.option(SpecOption::Prior),
+                    w.method(MethodName::Laplace),
+                    w.method(MethodName::PacGpc)
+                );
+                catoni_text(*lambda, *trained, &how)
+            }
             other => other.to_string(),
         }
     }

@@ -21,12 +21,15 @@ pub enum TableError {
     },
     /// `categorical` given both `auto` and column names.
     CategoricalAutoAndNames,
-    /// A missing value (`?`, empty, `NA`) where the missing-value policy allows none.
+    /// A missing value (one of [`MISSING_CELLS`](crate::vocabulary::MISSING_CELLS)) where
+    /// the missing-value policy allows none.
     MissingValue {
         /// 1-based line number in the file.
         line: u64,
         /// Column name.
         column: String,
+        /// The cell as written (empty, `?`, `NA`, …).
+        cell: String,
     },
     /// A missing target, which no policy fills in.
     MissingTarget {
@@ -34,6 +37,22 @@ pub enum TableError {
         line: u64,
         /// Column name.
         column: String,
+        /// The cell as written (empty, `?`, `NA`, …).
+        cell: String,
+    },
+    /// Class labels written as a missing-value word (a class named `NA`): leaving their rows
+    /// out would delete the class, so they are refused, not dropped.
+    LabelReadAsMissing {
+        /// The file.
+        path: String,
+        /// The target column.
+        column: String,
+        /// The first such line (1-based).
+        line: u64,
+        /// The label.
+        cell: String,
+        /// How many rows have it.
+        rows: usize,
     },
     /// Every row has a missing value in a column used, and the policy drops such rows.
     NoCompleteRows {
@@ -48,6 +67,20 @@ pub enum TableError {
         found: String,
         /// The columns' names.
         names: Vec<String>,
+    },
+    /// A column of numbers with a few cells that are not numbers (a typo, a thousands
+    /// separator): reported cell by cell, not coded as categories.
+    BadNumbers {
+        /// The file.
+        path: String,
+        /// Column name.
+        column: String,
+        /// Up to five of its bad cells, as (1-based line, cell).
+        cells: Vec<(u64, String)>,
+        /// How many of its cells are not numbers.
+        bad: usize,
+        /// Its non-missing cells.
+        of: usize,
     },
     /// A column named categorical that is not an input column.
     CategoricalNotInput {
@@ -163,12 +196,14 @@ impl TableError {
         use TableOption as O;
         Some(match self {
             E::Unparsable { option, .. } => *option,
-            E::CategoricalAutoAndNames | E::TextColumns { .. } | E::CategoricalNotInput { .. } => {
-                O::Categorical
-            }
-            E::MissingValue { .. } | E::MissingTarget { .. } | E::NoCompleteRows { .. } => {
-                O::Missing
-            }
+            E::CategoricalAutoAndNames
+            | E::TextColumns { .. }
+            | E::CategoricalNotInput { .. }
+            | E::BadNumbers { .. } => O::Categorical,
+            E::MissingValue { .. }
+            | E::MissingTarget { .. }
+            | E::NoCompleteRows { .. }
+            | E::LabelReadAsMissing { .. } => O::Missing,
             E::UnknownCategory { .. } => O::UnknownCategory,
             E::HeaderLooksLikeData { .. } => O::NoHeader,
             E::DroppedTarget { .. }
@@ -194,17 +229,43 @@ impl TableError {
                 "{} takes auto or column names, not both",
                 w.table_option(O::Categorical)
             ),
-            E::MissingValue { line, column } => {
-                let hint = set(O::Missing, &["drop", "zero", "mean"]).map_or(String::new(), |s| {
-                    format!(" (choose what missing cells mean when fitting: {s})")
-                });
-                format!("missing value at line {line}, column '{column}'{hint}")
+            E::MissingValue { line, column, cell } => {
+                let hint = set(O::Missing, &["drop", "zero", "mean"]).map_or_else(
+                    || " (the model was fitted choosing no fill for missing cells: fill the cell, or refit choosing one)".to_string(),
+                    |s| format!(" (choose what missing cells mean when fitting: {s})"),
+                );
+                format!(
+                    "missing value {} at line {line}, column '{column}'{hint}; {}",
+                    shown_cell(cell),
+                    read_as_missing()
+                )
             }
-            E::MissingTarget { line, column } => {
-                let hint = set(O::Missing, &["drop"])
-                    .map_or(String::new(), |s| format!(" (leave such rows out with {s})"));
-                format!("missing target at line {line}, column '{column}': a target cannot be filled in{hint}")
+            E::MissingTarget { line, column, cell } => {
+                let hint = set(O::Missing, &["drop"]).map_or_else(
+                    || " (give the row its target, or remove the row)".to_string(),
+                    |s| format!(" (leave such rows out with {s})"),
+                );
+                let label = if cell.is_empty() || cell == "?" {
+                    String::new()
+                } else {
+                    format!("; if '{cell}' is a class label, rename it in the file")
+                };
+                format!(
+                    "missing target {} at line {line}, column '{column}': a target cannot be filled in{hint}; {}{label}",
+                    shown_cell(cell),
+                    read_as_missing()
+                )
             }
+            E::LabelReadAsMissing {
+                path,
+                column,
+                line,
+                cell,
+                rows,
+            } => format!(
+                "{path}: column '{column}': {rows} rows (the first at line {line}) have the label '{cell}', which is read as a missing value, and leaving their rows out would delete that class: if '{cell}' is a class, rename it in the file (e.g. 'none'); if these labels are missing, leave their cells empty; {}",
+                read_as_missing()
+            ),
             E::NoCompleteRows { path } => {
                 let policy = set(O::Missing, &["drop"]).unwrap_or_else(|| "dropping them".into());
                 format!("{path}: no data rows: every row has a missing value in a column used, so {policy} leaves none")
@@ -219,6 +280,36 @@ impl TableError {
                     None => "leave them out".into(),
                 });
                 format!("{path}: text in {found}: {}", ways.join(", or "))
+            }
+            E::BadNumbers {
+                path,
+                column,
+                cells,
+                bad,
+                of,
+            } => {
+                let shown_cells: Vec<String> = cells
+                    .iter()
+                    .map(|(line, cell)| {
+                        let why = if thousands_separated(cell) {
+                            " (a thousands separator?)"
+                        } else {
+                            ""
+                        };
+                        format!("line {line} '{cell}'{why}")
+                    })
+                    .collect();
+                let more = if *bad > cells.len() { ", …" } else { "" };
+                let mut ways = vec!["write them as plain numbers (1234.5, no thousands separators) or leave them empty as missing".to_string()];
+                if let Some(s) = set(O::Categorical, &[column]) {
+                    ways.push(format!("if the column is a category, name it with {s}"));
+                }
+                let are = if *bad == 1 { "is not a number" } else { "are not numbers" };
+                format!(
+                    "{path}: column '{column}' holds numbers, but {bad} of its {of} cells {are}: {}{more}; {}",
+                    shown_cells.join(", "),
+                    ways.join(", or ")
+                )
             }
             E::CategoricalNotInput { column } => format!(
                 "{} {column}: not an input column (it is the target, dropped, or empty)",
@@ -329,6 +420,183 @@ impl TableError {
     }
 }
 
+impl TableError {
+    /// One error of every kind, for front ends' tests of their wording (every flag a message
+    /// suggests must be one the command accepts).
+    pub fn examples() -> Vec<TableError> {
+        let bad = BadValue {
+            given: "maybe".into(),
+            allowed: "drop, zero or mean".into(),
+        };
+        let p = || "f.csv".to_string();
+        let c = || "a".to_string();
+        let all = vec![
+            TableError::Unparsable {
+                option: TableOption::Missing,
+                bad,
+            },
+            TableError::CategoricalAutoAndNames,
+            TableError::MissingValue {
+                line: 3,
+                column: c(),
+                cell: "NA".into(),
+            },
+            TableError::MissingTarget {
+                line: 3,
+                column: c(),
+                cell: String::new(),
+            },
+            TableError::LabelReadAsMissing {
+                path: p(),
+                column: c(),
+                line: 2,
+                cell: "NA".into(),
+                rows: 50,
+            },
+            TableError::NoCompleteRows { path: p() },
+            TableError::TextColumns {
+                path: p(),
+                found: "'a' ('x' at line 2)".into(),
+                names: vec![c()],
+            },
+            TableError::BadNumbers {
+                path: p(),
+                column: c(),
+                cells: vec![(4, "1,234".into())],
+                bad: 1,
+                of: 100,
+            },
+            TableError::CategoricalNotInput { column: c() },
+            TableError::UnknownCategory {
+                path: p(),
+                line: 2,
+                column: c(),
+                value: "z".into(),
+                known: "x, y".into(),
+            },
+            TableError::HeaderLooksLikeData {
+                path: p(),
+                first: "1,2,3".into(),
+            },
+            TableError::DroppedTarget { column: c() },
+            TableError::OnlyTargetLeft {
+                path: p(),
+                dropped: vec![c()],
+                target: "y".into(),
+            },
+            TableError::TargetNotNumber {
+                path: p(),
+                line: 2,
+                column: "y".into(),
+                cell: "cat".into(),
+            },
+            TableError::TooManyCategories {
+                path: p(),
+                column: c(),
+                distinct: 400,
+                cap: 50,
+            },
+            TableError::DateColumn {
+                path: p(),
+                column: c(),
+                line: 2,
+                cell: "2020-01-01".into(),
+            },
+            TableError::EncodedTooLarge {
+                path: p(),
+                rows: 10,
+                inputs: 10,
+                bytes: Some(800),
+                available: Some(100),
+            },
+            TableError::PositiveForNumbers,
+            TableError::PositiveForClasses {
+                k: 3,
+                classes: "a, b, c".into(),
+            },
+            TableError::PositiveNotALabel {
+                given: "z".into(),
+                negative: "a".into(),
+                positive: "b".into(),
+            },
+        ];
+        debug_assert_eq!(
+            all.iter()
+                .map(Self::kind)
+                .collect::<std::collections::BTreeSet<_>>()
+                .len(),
+            Self::KINDS
+        );
+        all
+    }
+
+    /// How many kinds there are ([`TableError::kind`]).
+    const KINDS: usize = 20;
+
+    /// The kind's index: an exhaustive match, so a new kind fails to compile here until
+    /// [`TableError::examples`] has one.
+    fn kind(&self) -> usize {
+        use TableError as E;
+        match self {
+            E::Unparsable { .. } => 0,
+            E::CategoricalAutoAndNames => 1,
+            E::MissingValue { .. } => 2,
+            E::MissingTarget { .. } => 3,
+            E::LabelReadAsMissing { .. } => 4,
+            E::NoCompleteRows { .. } => 5,
+            E::TextColumns { .. } => 6,
+            E::BadNumbers { .. } => 7,
+            E::CategoricalNotInput { .. } => 8,
+            E::UnknownCategory { .. } => 9,
+            E::HeaderLooksLikeData { .. } => 10,
+            E::DroppedTarget { .. } => 11,
+            E::OnlyTargetLeft { .. } => 12,
+            E::TargetNotNumber { .. } => 13,
+            E::TooManyCategories { .. } => 14,
+            E::DateColumn { .. } => 15,
+            E::EncodedTooLarge { .. } => 16,
+            E::PositiveForNumbers => 17,
+            E::PositiveForClasses { .. } => 18,
+            E::PositiveNotALabel { .. } => 19,
+        }
+    }
+}
+
+/// A missing cell as a message shows it: `(empty)` or `('NA')`.
+fn shown_cell(cell: &str) -> String {
+    if cell.is_empty() {
+        "(an empty cell)".into()
+    } else {
+        format!("('{cell}')")
+    }
+}
+
+/// The sentence that states which cells are read as missing.
+fn read_as_missing() -> String {
+    format!(
+        "cells read as missing: {}",
+        crate::vocabulary::shown_missing_cells()
+    )
+}
+
+/// A number written with thousands separators, `1,234` or `12,345,678.5`: digits in groups
+/// of three after the first, separated by commas (the cell a spreadsheet exports).
+pub(crate) fn thousands_separated(cell: &str) -> bool {
+    let body = cell.strip_prefix(['-', '+']).unwrap_or(cell);
+    let int = body.split_once('.').map_or(body, |(i, frac)| {
+        if frac.bytes().all(|b| b.is_ascii_digit()) {
+            i
+        } else {
+            ""
+        }
+    });
+    let groups: Vec<&str> = int.split(',').collect();
+    groups.len() > 1
+        && (1..=3).contains(&groups[0].len())
+        && groups.iter().all(|g| g.bytes().all(|b| b.is_ascii_digit()))
+        && groups[1..].iter().all(|g| g.len() == 3)
+}
+
 impl fmt::Display for TableError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message(&LibraryWording))
@@ -341,6 +609,26 @@ impl std::error::Error for TableError {}
 mod tests {
     use super::*;
 
+    /// The examples hold one error of every kind.
+    #[test]
+    fn examples_cover_every_kind() {
+        let kinds: std::collections::BTreeSet<usize> = TableError::examples()
+            .iter()
+            .map(TableError::kind)
+            .collect();
+        assert_eq!(kinds, (0..TableError::KINDS).collect());
+    }
+
+    #[test]
+    fn thousands_separators_are_recognised() {
+        for yes in ["1,234", "-12,345,678.5", "999,000"] {
+            assert!(thousands_separated(yes), "{yes}");
+        }
+        for no in ["1234", "1,23", "abc", "1,234x", ",123", "1,,234", "1.5,000"] {
+            assert!(!thousands_separated(no), "{no}");
+        }
+    }
+
     /// The library's own wording names options by their library names and no flag.
     #[test]
     fn library_wording_names_no_flag() {
@@ -348,6 +636,7 @@ mod tests {
             TableError::MissingValue {
                 line: 3,
                 column: "a".into(),
+                cell: "NA".into(),
             },
             TableError::TextColumns {
                 path: "f.csv".into(),

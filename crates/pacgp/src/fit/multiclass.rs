@@ -299,6 +299,7 @@ pub fn softmax(
     let task = Task::Softmax {
         classes,
         posterior: Box::new(posterior),
+        sampling_seed: Some(crate::model::softmax::softmax_sampling_seed(train)),
     };
     let mut model = FittedModel::assemble(spec, train, x_scaler, prior, task, report);
     certified_objective(&mut model, train)?;

@@ -134,6 +134,12 @@ pub enum Task {
         classes: ClassLabels,
         /// The softmax Laplace posterior over the K latent functions.
         posterior: Box<crate::inference::softmax::SoftmaxPosterior>,
+        /// The seed of the certificate's sampled risk, derived from the training sample
+        /// ([`softmax::softmax_sampling_seed`]) so that no one chooses it; `certify` refuses a
+        /// file whose record is not the sample's. Absent in files written before it existed
+        /// (their certificate is drawn with the derived seed too).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sampling_seed: Option<u64>,
     },
 }
 
@@ -295,6 +301,18 @@ pub struct CertificateReport {
     /// with a holdout; the PAC-Bayes certificate above is then at δ/2).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub deployed: Option<DeployedCertificate>,
+    /// Classifiers: the training sample's error rate of always predicting its most frequent
+    /// class ([`crate::metrics::majority_rate`]). A bound not below it says the model is no
+    /// better than that on new data, as far as the certificate can tell.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub majority_rate: Option<f64>,
+}
+
+impl CertificateReport {
+    /// Whether the bound is below the majority-class rate (`None` for regression).
+    pub fn beats_majority(&self) -> Option<bool> {
+        self.majority_rate.map(|m| self.certificate.bound < m)
+    }
 }
 
 impl FittedModel {
@@ -506,7 +524,9 @@ impl FittedModel {
                 self.check_members(classes, members)
                     .map_err(|e| bad(format!("one-vs-rest: {e}")))?;
             }
-            Task::Softmax { classes, posterior } => {
+            Task::Softmax {
+                classes, posterior, ..
+            } => {
                 self.check_softmax(classes, posterior)
                     .map_err(|e| bad(format!("softmax: {e}")))?;
             }

@@ -1,7 +1,7 @@
 //! The softmax Laplace model in use. Its posterior couples the classes at every point, so
 //! the Gibbs classifier's risk `P(argmax_k f_k(x_i) ≠ y_i)` is sampled: the certificate
 //! draws [`SOFTMAX_DRAWS_PER_POINT`] score vectors at every training point (seeded by the
-//! spec's seed), spends [`SOFTMAX_DELTA_FRACTION`] of δ on the kl-inverse upper limit of their
+//! training sample's digest, [`softmax_sampling_seed`], not by a seed anyone picks), spends [`SOFTMAX_DELTA_FRACTION`] of δ on the kl-inverse upper limit of their
 //! error rate ([`crate::multiclass::sampled`]) and takes the PAC-Bayes bound at the rest.
 //! Predictions are the softmax predictive `E_Q[softmax f(x)]` (GPML Alg. 3.4) by
 //! [`SOFTMAX_PREDICTIVE_DRAWS`] draws common to every point.
@@ -31,6 +31,15 @@ pub const SOFTMAX_DRAWS_PER_POINT: usize = 1000;
 pub const SOFTMAX_DELTA_FRACTION: f64 = 0.1;
 /// Draws of the latent functions for the softmax predictive (common to every point).
 pub const SOFTMAX_PREDICTIVE_DRAWS: usize = 1000;
+
+/// The seed of a softmax certificate's draws: the first 64 bits of the training sample's
+/// [`crate::data::sample_digest`] (independent of the rows' order). Fixed by the sample, it is
+/// no free choice: a seed that could be edited could be tried until the sampled risk came
+/// out low (a bound moved by up to 0.0008 on iris by editing the spec's seed).
+pub fn softmax_sampling_seed(sample: &Dataset) -> u64 {
+    let digest = crate::data::sample_digest(sample);
+    u64::from_str_radix(&digest[..16], 16).expect("a SHA-256 digest in hex")
+}
 
 /// The sampling of a softmax certificate seeded by `seed`.
 pub fn softmax_sampling(seed: u64) -> SamplingCorrection {
@@ -80,7 +89,9 @@ impl FittedModel {
     /// The classes and posterior of a softmax model.
     fn softmax_parts(&self) -> Result<(&ClassLabels, &SoftmaxPosterior)> {
         match &self.task {
-            Task::Softmax { classes, posterior } => Ok((classes, posterior)),
+            Task::Softmax {
+                classes, posterior, ..
+            } => Ok((classes, posterior)),
             _ => Err(Error::Unsupported(format!(
                 "'{}' is not a softmax model",
                 self.method()
@@ -182,17 +193,28 @@ impl FittedModel {
         crate::data::check_class_indices(&sample.y, classes.k())?;
         let choices = self.softmax_choices()?;
         self.check_scalers(sample)?;
+        let seed = self.softmax_sampling_seed_for(sample)?;
         let xs = self.standardised_inputs(sample.x.as_ref())?;
-        let c = softmax_certificate(
-            post,
-            xs.as_ref(),
-            &sample.y,
-            choices,
-            r.delta,
-            r.term,
-            self.spec.seed,
-        )?;
+        let c = softmax_certificate(post, xs.as_ref(), &sample.y, choices, r.delta, r.term, seed)?;
         Ok(vec![CertificateReport::new(c, None)])
+    }
+
+    /// The seed of the certificate's draws on `sample`: the sample's own
+    /// ([`softmax_sampling_seed`]); a recorded seed that is not it is refused.
+    fn softmax_sampling_seed_for(&self, sample: &Dataset) -> Result<u64> {
+        let derived = softmax_sampling_seed(sample);
+        match &self.task {
+            Task::Softmax {
+                sampling_seed: Some(recorded),
+                ..
+            } if *recorded != derived => Err(Error::ModelMismatch {
+                part: "softmax sampling seed".into(),
+                reason: format!(
+                    "{recorded} where the training sample gives {derived}: the certificate's draws are seeded by the sample, not chosen"
+                ),
+            }),
+            _ => Ok(derived),
+        }
     }
 
     /// The softmax model's choice and price from its spec: θ on the grid (`T·ln 1201`) or

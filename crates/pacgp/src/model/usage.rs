@@ -102,8 +102,18 @@ impl FittedModel {
         }
     }
 
-    /// The options with the model's own defaults, δ and Catoni's λ checked before any refit.
+    /// The options with the model's own defaults, δ and Catoni's λ checked before any refit:
+    /// Catoni's λ only as the fit fixed it ([`Error::CatoniNotFromFit`] otherwise).
     pub(super) fn resolve(&self, opts: &CertifyOptions) -> Result<Resolved> {
+        if let Some(ConfidenceTerm::Catoni { lambda }) = opts.term {
+            let trained = self.trained_confidence_term();
+            if opts.term != Some(trained) {
+                return Err(Error::CatoniNotFromFit {
+                    lambda,
+                    trained: trained.catoni_lambda(),
+                });
+            }
+        }
         let resolved = Resolved {
             delta: opts.delta.unwrap_or(self.spec.delta),
             term: opts.term.unwrap_or_else(|| self.trained_confidence_term()),
@@ -310,15 +320,23 @@ impl FittedModel {
     /// A model fitted with a holdout ([`super::holdout`]) takes the whole sample `fit` was
     /// given: the Gibbs certificates are on its fit rows at δ/2, and each carries the test-set
     /// bound on the deployed predictor from the held-out rows at δ/(2k) (`deployed`).
+    /// A classifier's certificates carry the sample's majority-class rate beside the bound.
     pub fn certify(
         &self,
         sample: &Dataset,
         opts: &CertifyOptions,
     ) -> Result<Vec<CertificateReport>> {
-        match self.holdout_parts(sample)? {
-            Some(parts) => self.certify_with_holdout(&parts, opts),
-            None => self.certify_fit_rows(sample, opts),
+        let mut reports = match self.holdout_parts(sample)? {
+            Some(parts) => self.certify_with_holdout(&parts, opts)?,
+            None => self.certify_fit_rows(sample, opts)?,
+        };
+        if self.is_classifier() {
+            let rate = metrics::majority_rate(&sample.y)?;
+            for r in &mut reports {
+                r.majority_rate = Some(rate);
+            }
         }
+        Ok(reports)
     }
 
     /// [`FittedModel::certify`] on the rows the model was fitted on (a fit's own certificate
@@ -485,6 +503,7 @@ impl CertificateReport {
             loo_log_predictive: None,
             loo_rmse: None,
             deployed: None,
+            majority_rate: None,
         }
     }
 }

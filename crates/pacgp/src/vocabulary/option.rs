@@ -128,6 +128,19 @@ impl SpecOption {
     }
 }
 
+/// The cells read as a missing value, as R, pandas and UCI files write one: empty, `?`, `NA`,
+/// `N/A`, `na`, `NaN`, `nan`.
+pub const MISSING_CELLS: [&str; 7] = ["", "?", "NA", "N/A", "na", "NaN", "nan"];
+
+/// [`MISSING_CELLS`] as a message lists them: `empty, ?, NA, N/A, na, NaN, nan`.
+pub fn shown_missing_cells() -> String {
+    MISSING_CELLS
+        .iter()
+        .map(|c| if c.is_empty() { "empty" } else { c })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The options of reading a table (a CSV file, or the cells Python hands over), by the
 /// library's names.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

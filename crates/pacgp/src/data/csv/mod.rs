@@ -215,6 +215,9 @@ pub fn read_training(
     let raw = parse_table(path, &read_text(path)?, mode)?;
     let t = &raw.table;
     let (features, target) = layout(t, opts)?;
+    if !matches!(target_kind, TargetKind::Number) {
+        refuse_labels_read_as_missing(t, target)?;
+    }
     let fitted = InputCoding::fit(t, &features, Some(target), &opts.coding())?;
     let mut coding = fitted.coding;
     if opts.no_header {
@@ -255,6 +258,24 @@ pub fn read_training(
         coding,
         notes: fitted.notes,
     })
+}
+
+/// Class labels that are a missing-value word (`NA`, `nan`, …; not an empty cell or `?`) are
+/// refused: the missing-value policy would leave their rows out and delete the class.
+fn refuse_labels_read_as_missing(t: &Table, target: usize) -> Result<()> {
+    let word = |c: &str| super::is_missing(c) && !c.is_empty() && c != "?";
+    let mut hits = t.rows.iter().filter(|(_, r)| word(&r[target]));
+    let Some((line, first)) = hits.next() else {
+        return Ok(());
+    };
+    Err(TableError::LabelReadAsMissing {
+        path: t.source.clone(),
+        column: shown(&t.header[target]),
+        line: *line,
+        cell: shown(&first[target]),
+        rows: 1 + hits.count(),
+    }
+    .into())
 }
 
 /// Number of distinct cells.

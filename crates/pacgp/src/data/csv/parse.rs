@@ -109,6 +109,9 @@ fn delimited_records(path: &str, text: &str, delim: u8) -> Result<Vec<RawRecord>
         .from_reader(text.as_bytes());
     let mut rec = ::csv::StringRecord::new();
     let mut out = Vec::new();
+    // File lines are counted here, not taken from the reader, which counts a CRLF's `\n` as
+    // the start of the next record (every line number of a CRLF file was one short).
+    let (mut counted_to, mut line_no) = (0usize, 1u64);
     loop {
         let before = rdr.position().byte() as usize;
         let more = rdr.read_record(&mut rec).map_err(|e| Error::Csv {
@@ -122,13 +125,18 @@ fn delimited_records(path: &str, text: &str, delim: u8) -> Result<Vec<RawRecord>
         if rec.iter().all(|c| c.is_empty()) {
             continue;
         }
-        let (line, start) = rec
-            .position()
-            .map_or((0, before), |pos| (pos.line(), pos.byte() as usize));
+        let start = rec.position().map_or(before, |pos| pos.byte() as usize);
+        let span = without_eol(text, start..rdr.position().byte() as usize);
+        let to = span.start.max(counted_to);
+        line_no += text.as_bytes()[counted_to..to]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count() as u64;
+        counted_to = to;
         out.push(RawRecord {
-            line,
+            line: line_no,
             cells: rec.iter().map(str::to_string).collect(),
-            span: without_eol(text, start..rdr.position().byte() as usize),
+            span,
         });
     }
 }

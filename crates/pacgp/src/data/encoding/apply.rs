@@ -26,6 +26,7 @@ impl InputCoding {
                     return Err(TableError::MissingTarget {
                         line: *line,
                         column: shown(&table.header[t]),
+                        cell: shown(&r[t]),
                     }
                     .into());
                 }
@@ -82,6 +83,7 @@ impl InputCoding {
                         return Err(TableError::MissingValue {
                             line: *line,
                             column: shown(c.name()),
+                            cell: shown(cell),
                         }
                         .into());
                     };

@@ -183,6 +183,7 @@ fn categorical_columns(
         .filter(|j| !named.contains(j))
         .filter_map(|&j| first_text(j).map(|(line, r)| (j, *line, r[j].clone())))
         .collect();
+    refuse_bad_numbers(table, &text, rows, opts.yes_no)?;
     if opts.categorical == Categorical::Auto {
         refuse_dates(table, &text, rows)?;
         return Ok(inputs
@@ -256,6 +257,43 @@ fn refuse_dates(table: &Table, text: &[(usize, u64, String)], rows: &[usize]) ->
         .into()),
         None => Ok(()),
     }
+}
+
+/// A column of numbers with a few bad cells (at most one in ten of its non-missing cells, or
+/// only thousands-separated numbers) is refused cell by cell: it is neither text to leave out
+/// nor categories to code (`auto` would make one input per distinct number).
+fn refuse_bad_numbers(
+    table: &Table,
+    text: &[(usize, u64, String)],
+    rows: &[usize],
+    yes_no: bool,
+) -> Result<()> {
+    for &(j, ..) in text {
+        let cells: Vec<(u64, &str)> = rows
+            .iter()
+            .map(|&i| (table.rows[i].0, table.rows[i].1[j].as_str()))
+            .filter(|(_, c)| !is_missing(c))
+            .collect();
+        let bad: Vec<(u64, &str)> = cells
+            .iter()
+            .copied()
+            .filter(|(_, c)| number(c, yes_no).is_none())
+            .collect();
+        let separated = bad
+            .iter()
+            .all(|(_, c)| crate::error::thousands_separated(c));
+        if bad.len() * 10 <= cells.len() || separated {
+            return Err(TableError::BadNumbers {
+                path: table.source.clone(),
+                column: shown(&table.header[j]),
+                cells: bad.iter().take(5).map(|(l, c)| (*l, shown(c))).collect(),
+                bad: bad.len(),
+                of: cells.len(),
+            }
+            .into());
+        }
+    }
+    Ok(())
 }
 
 /// `column 'a'` or `columns 'a', 'b'`.

@@ -209,9 +209,10 @@ pub struct Encoded {
     pub dropped: Vec<usize>,
 }
 
-/// A missing cell: empty, `?`, `NA`, `N/A`, `NaN` (as written in R, pandas and UCI files).
+/// A missing cell: one of [`crate::vocabulary::MISSING_CELLS`] (empty, `?`, `NA`, `N/A`,
+/// `NaN`, as written in R, pandas and UCI files).
 pub fn is_missing(cell: &str) -> bool {
-    matches!(cell, "" | "?" | "NA" | "N/A" | "na" | "NaN" | "nan")
+    crate::vocabulary::MISSING_CELLS.contains(&cell)
 }
 
 /// An ISO 8601 date or date-time as pandas and databases write it: `2013-01-01`, optionally
