@@ -113,6 +113,7 @@ pub fn sparse_model_from_parts(parts: SparseModelParts) -> Result<FittedModel> {
         },
         report,
         holdout: None,
+        duplicates: None,
         svm_solution: None,
     })
 }

@@ -178,6 +178,12 @@ pub struct FittedModel {
     /// `certify` takes the whole sample and re-derives both parts. `None`: no holdout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holdout: Option<HoldoutRecord>,
+    /// The rows of the sample `fit` was given (with a holdout, the whole sample) that repeat an
+    /// earlier row ([`crate::data::Duplicates`]): reported, never priced — the certificate and
+    /// the intervals assume independent rows. `None` in files written before it was counted
+    /// and for models that never held the whole sample (sharded sums).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplicates: Option<crate::data::Duplicates>,
     /// Input standardisation (training statistics).
     pub x_scaler: Standardizer,
     /// The posterior over the latent function (on standardised inputs and targets).
@@ -286,6 +292,10 @@ pub struct CertificateReport {
     /// with a holdout; the PAC-Bayes certificate above is then at δ/2).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub deployed: Option<DeployedCertificate>,
+    /// The rows of the certified sample that repeat an earlier row, counted again from it:
+    /// the bound assumes independent rows, which copies break (nothing can price them).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub duplicates: Option<crate::data::Duplicates>,
 }
 
 impl FittedModel {
@@ -308,6 +318,7 @@ impl FittedModel {
             n_train: train.n(),
             training_digest: Some(crate::data::sample_digest(train)),
             holdout: None,
+            duplicates: None,
             x_scaler,
             posterior,
             task,
@@ -399,6 +410,15 @@ impl FittedModel {
         }
         if self.n_train == 0 {
             return Err(bad("training size 0".into()));
+        }
+        if let Some(dup) = &self.duplicates {
+            let n = self.holdout.as_ref().map_or(self.n_train, |h| h.n);
+            if dup.n != n || dup.rows > dup.same_inputs || dup.same_inputs >= n {
+                return Err(bad(format!(
+                    "a duplicate count of {} rows ({} same inputs) of {} for a sample of {n}",
+                    dup.rows, dup.same_inputs, dup.n
+                )));
+            }
         }
         if let Some(h) = &self.holdout {
             if h.n_holdout == 0 || h.n != self.n_train + h.n_holdout {

@@ -315,10 +315,15 @@ impl FittedModel {
         sample: &Dataset,
         opts: &CertifyOptions,
     ) -> Result<Vec<CertificateReport>> {
-        match self.holdout_parts(sample)? {
-            Some(parts) => self.certify_with_holdout(&parts, opts),
-            None => self.certify_fit_rows(sample, opts),
+        let mut reports = match self.holdout_parts(sample)? {
+            Some(parts) => self.certify_with_holdout(&parts, opts)?,
+            None => self.certify_fit_rows(sample, opts)?,
+        };
+        let duplicates = crate::data::Duplicates::of(sample);
+        for r in &mut reports {
+            r.duplicates = Some(duplicates);
         }
+        Ok(reports)
     }
 
     /// [`FittedModel::certify`] on the rows the model was fitted on (a fit's own certificate
@@ -485,6 +490,7 @@ impl CertificateReport {
             loo_log_predictive: None,
             loo_rmse: None,
             deployed: None,
+            duplicates: None,
         }
     }
 }
