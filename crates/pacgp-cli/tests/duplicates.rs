@@ -115,7 +115,10 @@ fn jackknife_plus(
     assert_eq!(lo.len(), y.len());
     let n = y.len() as f64;
     let width = lo.iter().zip(&hi).map(|(l, h)| h - l).sum::<f64>() / n;
-    let covered = (0..y.len()).filter(|&j| lo[j] <= y[j] && y[j] <= hi[j]).count() as f64 / n;
+    let covered = (0..y.len())
+        .filter(|&j| lo[j] <= y[j] && y[j] <= hi[j])
+        .count() as f64
+        / n;
     assert_eq!(
         p["interval"]["guaranteed_coverage"].as_f64(),
         Some(0.8),
@@ -130,13 +133,21 @@ fn copied_rows_keep_jackknife_plus_honest_and_warn() {
     let (train, test, y) = boston(dir.path());
     let (fit1, err1, w1, c1, p1) = jackknife_plus(dir.path(), &train, &test, &y);
     assert_eq!(fit1["duplicates"]["rows"], 0);
-    assert!(!err1.contains("warning:") && !p1.contains("independent rows"), "{err1}{p1}");
+    assert!(
+        !err1.contains("warning:") && !p1.contains("independent rows"),
+        "{err1}{p1}"
+    );
     let four = dir.path().join("four.csv");
     copied(&train, None, 4, &four);
     let (fit4, err4, w4, c4, p4) = jackknife_plus(dir.path(), &four, &test, &y);
-    eprintln!("one copy: width {w1:.4} coverage {c1:.3}; four copies: width {w4:.4} coverage {c4:.3}");
+    eprintln!(
+        "one copy: width {w1:.4} coverage {c1:.3}; four copies: width {w4:.4} coverage {c4:.3}"
+    );
     let d = &fit4["duplicates"];
-    assert_eq!((d["n"].as_u64(), d["rows"].as_u64()), (Some(1620), Some(1215)));
+    assert_eq!(
+        (d["n"].as_u64(), d["rows"].as_u64()),
+        (Some(1620), Some(1215))
+    );
     assert!(
         err4.contains("warning: 1215 of the 1620 rows (75.0%) repeat an earlier row exactly")
             && err4.contains("assume independent rows"),

@@ -411,12 +411,13 @@ impl FittedModel {
         if self.n_train == 0 {
             return Err(bad("training size 0".into()));
         }
+        // The count is reported, never priced (`certify` counts again from its sample): only
+        // its own consistency is checked.
         if let Some(dup) = &self.duplicates {
-            let n = self.holdout.as_ref().map_or(self.n_train, |h| h.n);
-            if dup.n != n || dup.rows > dup.same_inputs || dup.same_inputs >= n {
+            if dup.n < self.n_train || dup.rows > dup.same_inputs || dup.same_inputs >= dup.n {
                 return Err(bad(format!(
-                    "a duplicate count of {} rows ({} same inputs) of {} for a sample of {n}",
-                    dup.rows, dup.same_inputs, dup.n
+                    "a duplicate count of {} rows ({} same inputs) of {} for {} training rows",
+                    dup.rows, dup.same_inputs, dup.n, self.n_train
                 )));
             }
         }
