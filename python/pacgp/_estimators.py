@@ -225,6 +225,12 @@ class _PacgpEstimator(BaseEstimator):
         self.kernel_ = self._fitted_kernel(model)
         self.theta_, self.theta_names_ = model.kernel_params
         self.fit_report_ = json.loads(model.report_json)
+        # Rows that repeat an earlier row: the certificate and the intervals assume
+        # independent rows, so above the library's threshold the fit warns.
+        self.duplicates_ = json.loads(model.duplicates_json)
+        if model.duplicate_warning is not None:
+            warnings.warn(f"{type(self).__name__}: {model.duplicate_warning}", UserWarning,
+                          stacklevel=3)
         optimiser = self.fit_report_.get("optimiser")
         if hasattr(self, "max_iter") and optimiser is not None:
             # scikit-learn's convention beside max_iter: the iterations the fit took (the

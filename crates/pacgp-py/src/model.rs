@@ -529,6 +529,19 @@ impl Model {
         json(&self.inner.report)
     }
 
+    /// The training sample's duplicated rows as JSON (`null` where the model did not count
+    /// them: sharded fits, older files).
+    #[getter]
+    fn duplicates_json(&self) -> PyResult<String> {
+        json(&self.inner.duplicates)
+    }
+
+    /// The library's warning about duplicated rows, when their share is above its threshold.
+    #[getter]
+    fn duplicate_warning(&self) -> Option<String> {
+        self.inner.duplicates.and_then(|d| d.warning())
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Model(method='{}', n_train={}, kernel='{}')",

@@ -60,6 +60,9 @@ pub(super) fn fit(a: FitArgs) -> Result<()> {
     if let Some(note) = model.report.optimiser.as_ref().and_then(|r| r.note()) {
         eprintln!("note: {note}");
     }
+    if let Some(warning) = model.duplicates.and_then(|d| d.warning()) {
+        eprintln!("warning: {warning}");
+    }
     print_summary(&a, &model, secs)
 }
 
@@ -157,6 +160,7 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
             "status": inf.map(|r| r.status),
             "notes": inf.map(|r| r.notes.clone()),
             "jitter_used": model.report.jitter_used,
+            "duplicates": model.duplicates,
             "split_prior": split_classifier(model).map(|r| json!({
                 "fraction": r.fraction,
                 "seed": r.seed,

@@ -306,6 +306,9 @@ pub(super) fn certify(a: CertifyArgs) -> Result<()> {
     let certs = model.certify(&ds, &opts);
     pb.finish_and_clear();
     let certs = certs?;
+    if let Some(warning) = certs.first().and_then(|c| c.duplicates?.warning()) {
+        eprintln!("warning: {warning}");
+    }
     if a.json {
         match certs.as_slice() {
             [one] => out!("{}", serde_json::to_string(one)?),

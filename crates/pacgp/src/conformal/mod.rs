@@ -28,6 +28,15 @@
 //! sample, and approximate when, as usual, they were fitted on it (`pacgp reproduce intervals`
 //! measures the coverage that results).
 //!
+//! **Ties.** Training rows with identical inputs are left out together: jackknife+'s model
+//! for row i is fitted without every row whose inputs equal x_i (leave-one-group-out,
+//! [`crate::loo::LooDowndate::exact_by_groups`]), and CV+ puts such rows in one fold. With a
+//! copy of row i left in, the model reproduces y_i, every residual is 0 and the interval
+//! collapses to the mean; grouped, a copied sample gives the intervals of its distinct rows.
+//! Without ties nothing changes. The stated coverage still assumes exchangeable (independent)
+//! rows, which copies are not: the statement says so when the sample's duplicated share is
+//! above [`crate::data::DUPLICATE_WARN_SHARE`] ([`IntervalStatement::with_duplicates`]).
+//!
 //! [`sets`]: a classifier's prediction sets by split conformal with the LAC or APS score, on
 //! the same ranks and quantile as the intervals here.
 
@@ -36,6 +45,7 @@ pub mod sets;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::data::Duplicates;
 use crate::error::{Error, Result};
 use crate::spec::{IntervalMethod, IntervalScore, IntervalSpec};
 
@@ -65,6 +75,11 @@ pub struct IntervalStatement {
     pub guaranteed_coverage: f64,
     /// The guarantee in words, with its reference and conditions.
     pub statement: String,
+    /// The training sample's duplicated rows, when their share is above
+    /// [`crate::data::DUPLICATE_WARN_SHARE`] (the statement then says the guarantee assumes
+    /// independent rows).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplicates: Option<Duplicates>,
 }
 
 impl IntervalStatement {
@@ -99,7 +114,31 @@ impl IntervalStatement {
                 spec.method,
                 1.0 - alpha
             ),
+            duplicates: None,
         }
+    }
+
+    /// The statement for a training sample with `duplicates`: above the warning share, it
+    /// records them and says that the guarantee assumes independent rows (a copy is not an
+    /// independent draw; rows with identical inputs were left out together, which keeps the
+    /// interval from collapsing but cannot restore the assumption).
+    pub fn with_duplicates(mut self, duplicates: Option<Duplicates>) -> Self {
+        if let Some(d) = duplicates.filter(Duplicates::warns) {
+            // Jackknife+ and CV+ leave rows with identical inputs out together; split
+            // conformal's calibration part is the seeded split's, ties or not.
+            let grouped = if self.method.starts_with("split") {
+                ""
+            } else {
+                " (rows with identical inputs were left out together)"
+            };
+            self.statement.push_str(&format!(
+                "; but {} of the {} training rows repeat an earlier row exactly, and the guarantee \
+                 assumes independent rows: it does not hold if they are copies{grouped}",
+                d.rows, d.n
+            ));
+            self.duplicates = Some(d);
+        }
+        self
     }
 }
 

@@ -121,6 +121,7 @@ pub fn statement(spec: &IntervalSpec, alpha: f64, n: usize) -> super::IntervalSt
             spec.method,
             1.0 - alpha
         ),
+        duplicates: None,
     }
 }
 

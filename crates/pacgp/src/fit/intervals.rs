@@ -2,11 +2,12 @@
 //! jackknife+ checks the closed-form leave-one-out applies, CV+ and split conformal refit the
 //! spec on parts of the sample ([`crate::conformal`] for the math, [`IntervalRecord`] for what
 //! is stored); and the set record of a classifier's split-conformal prediction sets
-//! ([`set_record`], [`SetRecord`]).
+//! ([`set_record`], [`SetRecord`]). Rows with identical inputs stay together: one jackknife+
+//! group, one CV+ fold.
 
 use crate::conformal::scores;
 use crate::conformal::sets::true_label_score;
-use crate::data::{Dataset, TrainingLabels};
+use crate::data::{input_groups, Dataset, TrainingLabels};
 use crate::error::{Error, Result};
 use crate::loo::LooDowndate;
 use crate::model::intervals::{downdate_form, regression_parts, DowndateForm};
@@ -18,6 +19,54 @@ use crate::spec::{CheckedFitSpec, IntervalMethod, IntervalSpec};
 fn canonical(data: &Dataset, idx: &[usize]) -> Vec<usize> {
     let order = crate::data::canonical_order(data);
     idx.iter().map(|&i| order[i]).collect()
+}
+
+/// CV+'s K folds of `data` as (train, test) rows: seeded k-fold over the canonical order, then
+/// every group of rows with identical inputs moved into the fold of its member that comes
+/// first in that order (so a copy of a row is never fitted on when the row is scored). Without
+/// ties the folds are plain k-fold's.
+fn cv_folds(data: &Dataset, k: usize, seed: u64) -> Result<Vec<(Vec<usize>, Vec<usize>)>> {
+    let order = crate::data::canonical_order(data);
+    let folds = crate::data::k_fold(data.n(), k, seed)?;
+    let groups = input_groups(data.x.as_ref());
+    if groups.is_empty() {
+        return Ok(folds
+            .into_iter()
+            .map(|(train, test)| (canonical(data, &train), canonical(data, &test)))
+            .collect());
+    }
+    // Fold of every canonical position, then of every row.
+    let mut fold_at = vec![0; data.n()];
+    for (f, (_, test)) in folds.iter().enumerate() {
+        for &p in test {
+            fold_at[p] = f;
+        }
+    }
+    let mut position = vec![0; data.n()];
+    for (p, &i) in order.iter().enumerate() {
+        position[i] = p;
+    }
+    for g in &groups {
+        let lead = g.iter().map(|&i| position[i]).min().unwrap_or(0);
+        for &i in g {
+            fold_at[position[i]] = fold_at[lead];
+        }
+    }
+    (0..k)
+        .map(|f| {
+            let (test, train): (Vec<usize>, Vec<usize>) =
+                order.iter().partition(|&&i| fold_at[position[i]] == f);
+            if test.is_empty() || train.is_empty() {
+                return Err(Error::InvalidParameter {
+                    name: "CV+ folds",
+                    value: k as f64,
+                    reason: "leave a fold empty once rows with identical inputs are kept in one \
+                             fold: the sample has too few distinct inputs for K folds",
+                });
+            }
+            Ok((train, test))
+        })
+        .collect()
 }
 
 /// The record of `iv` for `model`, fitted by `spec` on `data`. CV+ and split conformal
@@ -42,13 +91,16 @@ pub fn interval_record(
             let (noise, ys) = regression_parts(model)?;
             let sample = match downdate_form(&model.spec) {
                 Some(DowndateForm::Exact) => {
-                    LooDowndate::exact(&model.posterior, noise)?;
+                    let groups = input_groups(model.posterior.basis.as_ref());
+                    LooDowndate::exact_by_groups(&model.posterior, noise, &groups)?;
                     None
                 }
                 Some(DowndateForm::Sparse { alpha_s }) => {
                     let x = model.x_scaler.transform(data.x.as_ref())?;
                     let y = ys.transform(&data.y);
-                    LooDowndate::sparse(&model.posterior, noise, alpha_s, x.as_ref(), &y)?;
+                    let groups = input_groups(x.as_ref());
+                    let post = &model.posterior;
+                    LooDowndate::sparse_by_groups(post, noise, alpha_s, x.as_ref(), &y, &groups)?;
                     Some(StandardisedSample { x, y })
                 }
                 None => {
@@ -64,11 +116,7 @@ pub fn interval_record(
             let n = data.n();
             let (mut fold_of, mut all) = (vec![0; n], vec![0.0; n]);
             let mut models = Vec::with_capacity(folds);
-            for (f, (train, test)) in crate::data::k_fold(n, folds, spec.seed)?
-                .into_iter()
-                .enumerate()
-            {
-                let (train, test) = (canonical(data, &train), canonical(data, &test));
+            for (f, (train, test)) in cv_folds(data, folds, spec.seed)?.into_iter().enumerate() {
                 let fold = part(&train)?;
                 for (&i, s) in test.iter().zip(score_of(&fold, &test)?) {
                     (fold_of[i], all[i]) = (f, s);

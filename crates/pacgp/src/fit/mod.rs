@@ -44,6 +44,9 @@ pub use crate::plan::{classifier_candidates, svm_candidates, svm_prior_kernel};
 /// only the rest (as does ε's default, [`FitOptions::with_default_epsilon`]) — and the model
 /// records the split for `certify`.
 ///
+/// The model counts the rows of `data` that repeat an earlier row ([`crate::data::Duplicates`],
+/// [`FittedModel::duplicates`]), for the front ends' warning.
+///
 /// [`FitOptions::with_default_epsilon`]: crate::spec::FitOptions::with_default_epsilon
 pub fn fit(
     spec: &CheckedFitSpec,
@@ -61,8 +64,11 @@ pub fn fit_within(
     labels: impl Into<TrainingLabels>,
     limit: MemoryLimit,
 ) -> Result<FittedModel> {
+    let duplicates = Some(crate::data::Duplicates::of(data));
     let Some(fraction) = spec.certify_holdout else {
-        return fit_sample(spec, data, labels.into(), limit);
+        let mut model = fit_sample(spec, data, labels.into(), limit)?;
+        model.duplicates = duplicates;
+        return Ok(model);
     };
     let parts = HoldoutParts::of(data, fraction, spec.seed)?;
     let mut model = fit_sample(spec, &parts.fit, labels.into(), limit)?;
@@ -75,6 +81,7 @@ pub fn fit_within(
         parts.record.n
     ));
     model.holdout = Some(parts.record);
+    model.duplicates = duplicates;
     Ok(model)
 }
 

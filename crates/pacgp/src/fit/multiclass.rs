@@ -164,6 +164,7 @@ fn members_model(
         target_name: first.target_name.clone(),
         n_train: first.n_train,
         holdout: None,
+        duplicates: None,
         training_digest,
         x_scaler: first.x_scaler.clone(),
         posterior: first.posterior.clone(),

@@ -172,6 +172,7 @@ pub fn svgp_model_from_parts(parts: SvgpModelParts) -> Result<FittedModel> {
         target_name: parts.target_name,
         n_train: parts.n,
         holdout: None,
+        duplicates: None,
         training_digest: None,
         x_scaler: parts.x_scaler,
         posterior,

@@ -29,10 +29,21 @@
 //! `c_i(x) = (L_B⁻¹v_x)ᵀ(L_B⁻¹v_i)` with `v = L⁻¹k_u(·)`, `s_i = ‖L_B⁻¹v_i‖²`,
 //! `m_i = k_u(x_i)ᵀα`. This needs the training inputs and targets (a sparse posterior keeps
 //! only Z); `O(NM²)` once, then `O(N·N*·M)`. At `x = x_i` it is [`super::sparse_gp_loo`].
+//!
+//! **Leaving out a group** G of rows together (rows with identical inputs, so that a copy of
+//! point i cannot stay in the model that predicts it): Woodbury on `S⁻¹ − A_G T_G A_Gᵀ` gives
+//! the block form of the same formulas, `μ_{−G}(x) = μ(x) − c_G(x)ᵀγ_G` and
+//! `v_{−G}(x) = v(x) + c_G(x)ᵀ κ_G c_G(x)` with `κ_G = (T_G⁻¹ − S_GG)⁻¹`, `γ_G = κ_G(y_G − m_G)`
+//! (`S_GG = A_GᵀSA_G`; a group of one is the rank-one case). Exact GP: `κ_G = [B⁻¹]_GG⁻¹/σ²`,
+//! `γ_G = [B⁻¹]_GG⁻¹α_G`, so `y_G − μ_{−G}(X_G) = σ²γ_G = [C⁻¹]_GG⁻¹(C⁻¹y)_G` and the
+//! predictive covariance of `y_G` is `[C⁻¹]_GG⁻¹` (the block form of GPML eq. 5.12).
+//! Sparse: `κ_G = (diag Λ_G − W_GᵀW_G)⁻¹`. Cost: the grouped columns of `B⁻¹` (exact) and
+//! one small factor per group.
 
 use faer::{Mat, MatRef};
 
 use crate::error::{Error, Result};
+use crate::linalg::{Cholesky, JitterPolicy};
 use crate::posterior::{Covariance, GaussianPosterior};
 
 /// How `c_i(x) = Cov_Q(f(x), g_i)` is computed for a block of test inputs.
@@ -66,16 +77,30 @@ pub struct LooAtPoints {
     pub var: Mat<f64>,
 }
 
-/// A fitted GP regressor's leave-one-out, ready to be evaluated at new inputs (module doc).
+/// Training rows left out together, with their block's `κ_G` (module doc).
+#[derive(Clone, Debug)]
+struct Block {
+    /// The rows of the group.
+    rows: Vec<usize>,
+    /// `κ_G` (|G|×|G|).
+    kappa: Mat<f64>,
+}
+
+/// A fitted GP regressor's leave-one-out (or leave-one-group-out), ready to be evaluated at new
+/// inputs (module doc).
 #[derive(Clone, Debug)]
 pub struct LooDowndate<'a> {
     post: &'a GaussianPosterior,
     noise: f64,
     cross: CrossCov,
-    /// `γ_i`.
+    /// `γ_i` (within its group's `γ_G` for a grouped row).
     gain: Vec<f64>,
-    /// `κ_i`.
+    /// `κ_i` (rows left out alone).
     kappa: Vec<f64>,
+    /// Groups of rows left out together.
+    blocks: Vec<Block>,
+    /// The block of every row (`None`: left out alone).
+    block_of: Vec<Option<usize>>,
     /// The LOO at the training inputs.
     pub training: TrainingLoo,
 }
@@ -84,6 +109,17 @@ impl<'a> LooDowndate<'a> {
     /// Exact GP regression: `post` is the site-form posterior of an exact GP with noise σ²
     /// (every `√π_i = 1/σ`, the basis being the N training inputs).
     pub fn exact(post: &'a GaussianPosterior, noise: f64) -> Result<Self> {
+        Self::exact_by_groups(post, noise, &[])
+    }
+
+    /// [`LooDowndate::exact`] leaving each of `groups` out together (disjoint sets of at least
+    /// two rows, e.g. [`crate::data::input_groups`]); the other rows are left out alone, to
+    /// the same bits as without groups.
+    pub fn exact_by_groups(
+        post: &'a GaussianPosterior,
+        noise: f64,
+        groups: &[Vec<usize>],
+    ) -> Result<Self> {
         let Covariance::Sites { sqrt_pi, chol_b } = &post.cov else {
             return Err(not_exact());
         };
@@ -106,14 +142,55 @@ impl<'a> LooDowndate<'a> {
                 .map(|b| (noise / b - noise_in_c).max(0.0) + noise)
                 .collect(),
         };
-        Ok(Self {
+        let mut d = Self {
             post,
             noise,
             cross: CrossCov::Exact,
             gain: (0..alpha.len()).map(|i| alpha[i] / binv_diag[i]).collect(),
             kappa: binv_diag.iter().map(|b| 1.0 / (noise * b)).collect(),
+            blocks: Vec::new(),
+            block_of: vec![None; alpha.len()],
             training,
-        })
+        };
+        check_groups(groups, alpha.len())?;
+        if groups.is_empty() {
+            return Ok(d);
+        }
+        // The grouped columns of B⁻¹: B⁻¹E with E the unit columns of the grouped rows.
+        let members: Vec<usize> = groups.iter().flatten().copied().collect();
+        let mut cols = Mat::zeros(alpha.len(), members.len());
+        for (c, &i) in members.iter().enumerate() {
+            cols[(i, c)] = 1.0;
+        }
+        chol_b.solve_in_place(cols.as_mut());
+        let mut first = 0;
+        for g in groups {
+            // [B⁻¹]_GG, its inverse; γ_G = [B⁻¹]_GG⁻¹α_G, κ_G = [B⁻¹]_GG⁻¹/σ² (module doc).
+            let bgg = Mat::from_fn(g.len(), g.len(), |a, b| cols[(g[a], first + b)]);
+            first += g.len();
+            let inv = block_inverse(bgg, "[B⁻¹]_GG of a group of the exact GP")?;
+            let alpha_g: Vec<f64> = g.iter().map(|&i| alpha[i]).collect();
+            let gamma = crate::linalg::mat_vec(&inv, &alpha_g);
+            for (a, &i) in g.iter().enumerate() {
+                d.gain[i] = gamma[a];
+                d.training.residual[i] = noise * gamma[a];
+                d.training.var[i] = (noise * inv[(a, a)] - noise_in_c).max(0.0) + noise;
+            }
+            let kappa = Mat::from_fn(g.len(), g.len(), |a, b| inv[(a, b)] / noise);
+            d.push_block(g, kappa);
+        }
+        Ok(d)
+    }
+
+    /// Record `rows` as a block left out together with `κ_G = kappa`.
+    fn push_block(&mut self, rows: &[usize], kappa: Mat<f64>) {
+        for &i in rows {
+            self.block_of[i] = Some(self.blocks.len());
+        }
+        self.blocks.push(Block {
+            rows: rows.to_vec(),
+            kappa,
+        });
     }
 
     /// Sparse regression: `post` is the whitened-form posterior of sparse GP regression with
@@ -125,6 +202,19 @@ impl<'a> LooDowndate<'a> {
         alpha_s: f64,
         x: MatRef<'_, f64>,
         y: &[f64],
+    ) -> Result<Self> {
+        Self::sparse_by_groups(post, noise, alpha_s, x, y, &[])
+    }
+
+    /// [`LooDowndate::sparse`] leaving each of `groups` out together (as
+    /// [`LooDowndate::exact_by_groups`]).
+    pub fn sparse_by_groups(
+        post: &'a GaussianPosterior,
+        noise: f64,
+        alpha_s: f64,
+        x: MatRef<'_, f64>,
+        y: &[f64],
+        groups: &[Vec<usize>],
     ) -> Result<Self> {
         let Covariance::WhitenedPrecision { chol_kuu, chol_b } = &post.cov else {
             return Err(Error::Unsupported(
@@ -170,14 +260,46 @@ impl<'a> LooDowndate<'a> {
             residual.push(y[i] - (m[i] - s[i] * gain[i]));
             var.push((kdiag[i] - q[i]).max(0.0) + s[i] / keep + noise);
         }
-        Ok(Self {
+        check_groups(groups, n)?;
+        let mut d = Self {
             post,
             noise,
-            cross: CrossCov::Whitened { w },
+            cross: CrossCov::Whitened {
+                w: Mat::zeros(0, 0),
+            },
             gain,
             kappa,
+            blocks: Vec::new(),
+            block_of: vec![None; n],
             training: TrainingLoo { residual, var },
-        })
+        };
+        for g in groups {
+            // S_GG = W_GᵀW_G, κ_G = (diag Λ_G − S_GG)⁻¹, γ_G = κ_G(y_G − m_G) (module doc).
+            let s_gg = Mat::from_fn(g.len(), g.len(), |a, b| {
+                crate::linalg::dot(crate::linalg::col(&w, g[a]), crate::linalg::col(&w, g[b]))
+            });
+            let m_g = Mat::from_fn(g.len(), g.len(), |a, b| {
+                if a == b {
+                    lambda[g[a]] - s_gg[(a, b)]
+                } else {
+                    -s_gg[(a, b)]
+                }
+            });
+            let kappa = block_inverse(m_g, "Λ_G − S_GG of a group of the sparse model")?;
+            let r_g: Vec<f64> = g.iter().map(|&i| y[i] - m[i]).collect();
+            let gamma = crate::linalg::mat_vec(&kappa, &r_g);
+            let s_gamma = crate::linalg::mat_vec(&s_gg, &gamma);
+            let s_kappa_s = &(&s_gg * &kappa) * &s_gg;
+            for (a, &i) in g.iter().enumerate() {
+                d.gain[i] = gamma[a];
+                d.training.residual[i] = y[i] - (m[i] - s_gamma[a]);
+                d.training.var[i] =
+                    (kdiag[i] - q[i]).max(0.0) + s_gg[(a, a)] + s_kappa_s[(a, a)] + noise;
+            }
+            d.push_block(g, kappa);
+        }
+        d.cross = CrossCov::Whitened { w };
+        Ok(d)
     }
 
     /// Number of training points N.
@@ -191,11 +313,32 @@ impl<'a> LooDowndate<'a> {
         let marg = self.post.predict(xs)?;
         let c = self.cross_cov(xs);
         let (n, n_test) = (self.n(), xs.nrows());
-        let mean = Mat::from_fn(n, n_test, |i, j| marg.mean[j] - c[(i, j)] * self.gain[i]);
-        let var = Mat::from_fn(n, n_test, |i, j| {
-            marg.var[j] + self.kappa[i] * c[(i, j)] * c[(i, j)] + self.noise
+        // Each block's `c_G(x)ᵀγ_G` and `c_G(x)ᵀκ_G c_G(x)`, once for all its rows.
+        let nb = self.blocks.len();
+        let (mut shift, mut spread) = (Mat::zeros(nb, n_test), Mat::zeros(nb, n_test));
+        for (b, block) in self.blocks.iter().enumerate() {
+            for j in 0..n_test {
+                let c_g: Vec<f64> = block.rows.iter().map(|&l| c[(l, j)]).collect();
+                let gain_g: Vec<f64> = block.rows.iter().map(|&l| self.gain[l]).collect();
+                shift[(b, j)] = crate::linalg::dot(&c_g, &gain_g);
+                let kc = crate::linalg::mat_vec(&block.kappa, &c_g);
+                spread[(b, j)] = crate::linalg::dot(&c_g, &kc);
+            }
+        }
+        let mean = Mat::from_fn(n, n_test, |i, j| match self.block_of[i] {
+            None => marg.mean[j] - c[(i, j)] * self.gain[i],
+            Some(b) => marg.mean[j] - shift[(b, j)],
+        });
+        let var = Mat::from_fn(n, n_test, |i, j| match self.block_of[i] {
+            None => marg.var[j] + self.kappa[i] * c[(i, j)] * c[(i, j)] + self.noise,
+            Some(b) => marg.var[j] + spread[(b, j)] + self.noise,
         });
         Ok(LooAtPoints { mean, var })
+    }
+
+    /// Number of groups of rows left out together.
+    pub fn n_groups(&self) -> usize {
+        self.blocks.len()
     }
 
     /// `c_i(x_j) = Cov_Q(f(x_j), g_i)` (N×N*).
@@ -223,6 +366,33 @@ fn not_exact() -> Error {
          every site precision 1/σ²)"
             .into(),
     )
+}
+
+/// `groups` must be disjoint sets of at least two rows below `n`.
+fn check_groups(groups: &[Vec<usize>], n: usize) -> Result<()> {
+    let mut seen = vec![false; n];
+    for g in groups {
+        let bad = |found: String| Error::ShapeMismatch {
+            what: "leave-one-group-out groups",
+            expected: format!("disjoint groups of at least two rows below {n}"),
+            found,
+        };
+        if g.len() < 2 {
+            return Err(bad(format!("a group of {} rows", g.len())));
+        }
+        for &i in g {
+            if i >= n || std::mem::replace(&mut seen[i], true) {
+                return Err(bad(format!("row {i}")));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The inverse of a small symmetric positive-definite block by its Cholesky factor (no jitter:
+/// a block that is not positive definite is a numerical error naming `what`).
+fn block_inverse(a: Mat<f64>, what: &'static str) -> Result<Mat<f64>> {
+    Ok(Cholesky::factor(a.as_ref(), &JitterPolicy::none(), what)?.inverse())
 }
 
 fn check_positive(v: &[f64], what: &'static str) -> Result<()> {

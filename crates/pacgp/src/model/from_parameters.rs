@@ -114,6 +114,7 @@ pub fn sparse_model_from_parts(parts: SparseModelParts) -> Result<FittedModel> {
         report,
         holdout: None,
         sets: None,
+        duplicates: None,
         svm_solution: None,
     })
 }

@@ -9,13 +9,17 @@
 //! - CV+: the K fold models (each the whole fit on the other folds) and every point's fold and
 //!   out-of-fold score;
 //! - split conformal: the model fitted on part A and the scores of part B.
+//!
+//! Jackknife+ and CV+ keep training rows with identical inputs together (left out as one
+//! group; in one fold), so that copies cannot collapse an interval; without ties both are
+//! the plain methods, to the bit.
 
 use faer::{Mat, MatRef};
 use serde::{Deserialize, Serialize};
 
 use super::{FittedModel, Task};
 use crate::conformal::{plus_intervals, rank, upper_score, IntervalStatement, PredictionIntervals};
-use crate::data::{Standardizer, TargetScaler};
+use crate::data::{input_groups, Standardizer, TargetScaler};
 use crate::error::{Error, Result};
 use crate::loo::LooDowndate;
 use crate::posterior::GaussianPosterior;
@@ -299,7 +303,7 @@ impl IntervalRecord {
         Ok(PredictionIntervals {
             lower,
             upper,
-            statement: IntervalStatement::new(iv, alpha, n),
+            statement: IntervalStatement::new(iv, alpha, n).with_duplicates(model.duplicates),
         })
     }
 }
@@ -313,7 +317,9 @@ fn spread(score: IntervalScore, sd: f64) -> f64 {
 }
 
 /// Jackknife+ on the standardised scale from the closed-form LOO, mapped back to target units
-/// (an increasing map, so the order statistics carry over).
+/// (an increasing map, so the order statistics carry over). Training rows with identical
+/// inputs are left out together ([`LooDowndate::exact_by_groups`]): with a copy of row i left
+/// in, `μ_{−i}` would reproduce `y_i` and the interval collapse.
 fn jackknife_plus(
     score: IntervalScore,
     model: &FittedModel,
@@ -324,9 +330,13 @@ fn jackknife_plus(
     let (noise, ys) = regression_parts(model)?;
     let post = &model.posterior;
     let loo = match (downdate_form(&model.spec), sample) {
-        (Some(DowndateForm::Exact), None) => LooDowndate::exact(post, noise)?,
+        (Some(DowndateForm::Exact), None) => {
+            let groups = input_groups(post.basis.as_ref());
+            LooDowndate::exact_by_groups(post, noise, &groups)?
+        }
         (Some(DowndateForm::Sparse { alpha_s }), Some(s)) => {
-            LooDowndate::sparse(post, noise, alpha_s, s.x.as_ref(), &s.y)?
+            let groups = input_groups(s.x.as_ref());
+            LooDowndate::sparse_by_groups(post, noise, alpha_s, s.x.as_ref(), &s.y, &groups)?
         }
         _ => {
             return Err(Error::ModelMismatch {

@@ -188,6 +188,12 @@ pub struct FittedModel {
     /// `certify` takes the whole sample and re-derives both parts. `None`: no holdout.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holdout: Option<HoldoutRecord>,
+    /// The rows of the sample `fit` was given (with a holdout, the whole sample) that repeat an
+    /// earlier row ([`crate::data::Duplicates`]): reported, never priced — the certificate and
+    /// the intervals assume independent rows. `None` in files written before it was counted
+    /// and for models that never held the whole sample (sharded sums).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duplicates: Option<crate::data::Duplicates>,
     /// Input standardisation (training statistics).
     pub x_scaler: Standardizer,
     /// The posterior over the latent function (on standardised inputs and targets).
@@ -301,6 +307,10 @@ pub struct CertificateReport {
     /// with a holdout; the PAC-Bayes certificate above is then at δ/2).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub deployed: Option<DeployedCertificate>,
+    /// The rows of the certified sample that repeat an earlier row, counted again from it:
+    /// the bound assumes independent rows, which copies break (nothing can price them).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub duplicates: Option<crate::data::Duplicates>,
     /// Classifiers: the training sample's error rate of always predicting its most frequent
     /// class ([`crate::metrics::majority_rate`]). A bound not below it says the model is no
     /// better than that on new data, as far as the certificate can tell.
@@ -335,6 +345,7 @@ impl FittedModel {
             n_train: train.n(),
             training_digest: Some(crate::data::sample_digest(train)),
             holdout: None,
+            duplicates: None,
             x_scaler,
             posterior,
             task,
@@ -427,6 +438,16 @@ impl FittedModel {
         }
         if self.n_train == 0 {
             return Err(bad("training size 0".into()));
+        }
+        // The count is reported, never priced (`certify` counts again from its sample): only
+        // its own consistency is checked.
+        if let Some(dup) = &self.duplicates {
+            if dup.n < self.n_train || dup.rows > dup.same_inputs || dup.same_inputs >= dup.n {
+                return Err(bad(format!(
+                    "a duplicate count of {} rows ({} same inputs) of {} for {} training rows",
+                    dup.rows, dup.same_inputs, dup.n, self.n_train
+                )));
+            }
         }
         if let Some(h) = &self.holdout {
             if h.n_holdout == 0 || h.n != self.n_train + h.n_holdout {

@@ -157,7 +157,9 @@ impl FittedModel {
                 "prediction sets are prepared when fitting (split-conformal[:F]); refit with one",
             )));
         };
-        record.sets(iv, x, alpha)
+        let mut sets = record.sets(iv, x, alpha)?;
+        sets.statement = sets.statement.with_duplicates(self.duplicates);
+        Ok(sets)
     }
 }
 

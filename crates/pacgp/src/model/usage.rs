@@ -336,6 +336,10 @@ impl FittedModel {
                 r.majority_rate = Some(rate);
             }
         }
+        let duplicates = crate::data::Duplicates::of(sample);
+        for r in &mut reports {
+            r.duplicates = Some(duplicates);
+        }
         Ok(reports)
     }
 
@@ -504,6 +508,7 @@ impl CertificateReport {
             loo_rmse: None,
             deployed: None,
             majority_rate: None,
+            duplicates: None,
         }
     }
 }

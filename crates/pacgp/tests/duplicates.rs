@@ -1,0 +1,337 @@
+//! Duplicated rows (issue 43 item 7): the leave-one-group-out downdate equals refits without
+//! the whole group (exact GP, VFE, FITC); jackknife+ on a copied sample no longer collapses
+//! (leaving out single rows gives residuals of about 0, leaving out groups intervals at least
+//! half as wide as the one-copy fit's; the coverage on boston is in pacgp-cli's
+//! `tests/duplicates.rs`); CV+ keeps identical inputs in one fold; the fit, the model file and
+//! the certificate count the duplicated rows, and a file without the count loads and
+//! certifies to the same bits.
+
+use faer::Mat;
+use pacgp::data::{input_groups, Dataset, Duplicates};
+use pacgp::fit::fit;
+use pacgp::kernel::Kernel;
+use pacgp::linalg::JitterPolicy;
+use pacgp::loo::LooDowndate;
+use pacgp::model::{CertifyOptions, FittedModel, IntervalRecord, Task};
+use pacgp::regression::exact::ExactGp;
+use pacgp::regression::sparse::{SparseGp, SparseMethod};
+use pacgp::spec::{FitOptions, IntervalMethod, IntervalScore, MethodName};
+
+/// 2-D inputs on a scrambled grid and a smooth target with a deterministic wiggle (as in
+/// `tests/conformal.rs`).
+fn toy(n: usize, offset: usize) -> (Mat<f64>, Vec<f64>) {
+    let x = Mat::from_fn(n, 2, |i, j| {
+        ((((i + offset) * 37 + j * 11) % 97) as f64 / 97.0) * 4.0 - 2.0 + 0.003 * i as f64
+    });
+    let y = (0..n)
+        .map(|i| {
+            x[(i, 0)].sin() + 0.5 * x[(i, 1)].cos() + 0.1 * (((i + offset) * 13 % 7) as f64 - 3.0)
+        })
+        .collect();
+    (x, y)
+}
+
+fn rows(x: &Mat<f64>, idx: &[usize]) -> Mat<f64> {
+    Mat::from_fn(idx.len(), x.ncols(), |r, c| x[(idx[r], c)])
+}
+
+/// `toy(n)` with ties appended: rows 0–3 copied (same target), rows 4 and 5 with another
+/// target, row 6 three more times.
+fn with_ties(n: usize) -> (Mat<f64>, Vec<f64>) {
+    let (x, y) = toy(n, 0);
+    let extra = [0, 1, 2, 3, 4, 5, 6, 6, 6];
+    let idx: Vec<usize> = (0..n).chain(extra).collect();
+    let mut yy: Vec<f64> = idx.iter().map(|&i| y[i]).collect();
+    yy[n + 4] += 0.7;
+    yy[n + 5] -= 0.4;
+    (rows(&x, &idx), yy)
+}
+
+/// For every row i, a refit without i's whole group (or without i alone) predicts
+/// `(mean, noisy variance)` at `[x_i; xs]`; compared with the downdate's training residuals,
+/// variances and its predictions at xs.
+fn assert_group_refits(
+    d: &LooDowndate,
+    x: &Mat<f64>,
+    y: &[f64],
+    xs: &Mat<f64>,
+    groups: &[Vec<usize>],
+    predict: impl Fn(Mat<f64>, Vec<f64>, Mat<f64>) -> (Vec<f64>, Vec<f64>),
+    tol: f64,
+) {
+    let n = y.len();
+    let at = d.at(xs.as_ref()).unwrap();
+    for i in 0..n {
+        let out: Vec<usize> = groups
+            .iter()
+            .find(|g| g.contains(&i))
+            .cloned()
+            .unwrap_or_else(|| vec![i]);
+        let keep: Vec<usize> = (0..n).filter(|j| !out.contains(j)).collect();
+        let pts = Mat::from_fn(1 + xs.nrows(), x.ncols(), |r, c| {
+            if r == 0 {
+                x[(i, c)]
+            } else {
+                xs[(r - 1, c)]
+            }
+        });
+        let (m, v) = predict(rows(x, &keep), keep.iter().map(|&j| y[j]).collect(), pts);
+        let t = &d.training;
+        assert!(
+            (t.residual[i] - (y[i] - m[0])).abs() < tol,
+            "residual {i}: {} vs {}",
+            t.residual[i],
+            y[i] - m[0]
+        );
+        assert!((t.var[i] - v[0]).abs() < tol * v[0], "variance {i}");
+        for j in 0..xs.nrows() {
+            assert!((at.mean[(i, j)] - m[j + 1]).abs() < tol, "μ_−G({i})(x_{j})");
+            assert!(
+                (at.var[(i, j)] - v[j + 1]).abs() < tol * v[j + 1],
+                "σ²_−G({i})(x_{j})"
+            );
+        }
+    }
+}
+
+/// Exact GP: leaving a group out in closed form (the block form of GPML eq. 5.12) equals
+/// refitting without it, at two noise levels, to 1e-9.
+#[test]
+fn exact_group_downdate_equals_refits_without_the_group() {
+    let (x, y) = with_ties(30);
+    let groups = input_groups(x.as_ref());
+    assert_eq!(groups.len(), 7);
+    assert_eq!(groups[6], vec![6, 36, 37, 38]);
+    let (xs, _) = toy(6, 500);
+    // Test inputs that are training inputs too (a tie at prediction time).
+    let xs = Mat::from_fn(8, 2, |r, c| if r < 6 { xs[(r, c)] } else { x[(r - 6, c)] });
+    let kernel = Kernel::se_ard(&[0.8, 1.3], 1.2);
+    for noise in [0.02, 0.4] {
+        let gp = ExactGp::fit(
+            kernel.clone(),
+            noise,
+            x.clone(),
+            y.clone(),
+            &JitterPolicy::none(),
+        )
+        .unwrap();
+        let post = gp.posterior();
+        let d = LooDowndate::exact_by_groups(&post, noise, &groups).unwrap();
+        assert_eq!(d.n_groups(), 7);
+        assert_group_refits(
+            &d,
+            &x,
+            &y,
+            &xs,
+            &groups,
+            |xk, yk, at| {
+                let g = ExactGp::fit(kernel.clone(), noise, xk, yk, &JitterPolicy::none()).unwrap();
+                let p = g.predict(at.as_ref()).unwrap();
+                (p.mean, p.noisy_var)
+            },
+            1e-9,
+        );
+    }
+}
+
+/// Sparse regression at fixed (θ, σ², Z): the block downdate equals the sparse posterior
+/// refitted without the group, for VFE and FITC, to 1e-9.
+#[test]
+fn sparse_group_downdate_equals_refits_without_the_group() {
+    let (x, y) = with_ties(35);
+    let groups = input_groups(x.as_ref());
+    let (xs, _) = toy(5, 700);
+    let z = rows(&x, &[0, 5, 11, 17, 23, 31]);
+    for method in [SparseMethod::Vfe, SparseMethod::Fitc] {
+        let gp = SparseGp {
+            kernel: Kernel::se_iso(0.9, 1.1),
+            noise_variance: 0.05,
+            z: z.clone(),
+            method,
+        };
+        let post = gp.posterior(x.as_ref(), &y).unwrap();
+        let a = method.alpha_s();
+        let d = LooDowndate::sparse_by_groups(&post, 0.05, a, x.as_ref(), &y, &groups).unwrap();
+        assert_group_refits(
+            &d,
+            &x,
+            &y,
+            &xs,
+            &groups,
+            |xk, yk, at| {
+                let p = gp.posterior(xk.as_ref(), &yk).unwrap();
+                let m = p.predict(at.as_ref()).unwrap();
+                (m.mean, m.var.iter().map(|v| v + 0.05).collect())
+            },
+            1e-9,
+        );
+    }
+}
+
+/// Bad groups (a single row, a row twice, a row past N) are typed errors.
+#[test]
+fn bad_groups_are_refused() {
+    let (x, y) = toy(10, 0);
+    let gp = ExactGp::fit(Kernel::se_iso(1.0, 1.0), 0.1, x, y, &JitterPolicy::none()).unwrap();
+    let post = gp.posterior();
+    for bad in [
+        vec![vec![3]],
+        vec![vec![1, 2], vec![2, 5]],
+        vec![vec![4, 10]],
+    ] {
+        let e = LooDowndate::exact_by_groups(&post, 0.1, &bad).unwrap_err();
+        assert!(matches!(e, pacgp::Error::ShapeMismatch { .. }), "{e}");
+    }
+}
+
+fn copies(data: &Dataset, k: usize) -> Dataset {
+    let idx: Vec<usize> = (0..k).flat_map(|_| 0..data.n()).collect();
+    data.subset(&idx)
+}
+
+fn jackknife_plus() -> FitOptions {
+    FitOptions {
+        intervals: Some(IntervalMethod::JackknifePlus),
+        interval_score: Some(IntervalScore::Absolute),
+        ..Default::default()
+    }
+}
+
+/// Every row written four times: leaving out single rows would give LOO residuals of 0 (a copy
+/// stays in), so jackknife+ would collapse onto the mean; leaving out groups, the 90%
+/// intervals are about as wide as the one-copy fit's, and the statement records the copies
+/// and says the guarantee assumes independent rows.
+#[test]
+fn copied_rows_do_not_collapse_jackknife_plus() {
+    let (x, y) = toy(40, 0);
+    let one = Dataset::new(x, y.iter().map(|v| 3.0 * v + 10.0).collect()).unwrap();
+    let four = copies(&one, 4);
+    let test = toy(30, 900).0;
+    let spec = jackknife_plus().check(MethodName::Gpr).unwrap();
+    let (m1, m4) = (
+        fit(&spec, &one, None).unwrap(),
+        fit(&spec, &four, None).unwrap(),
+    );
+    // Without groups, the copies' residuals vanish next to the grouped ones.
+    let Task::Regression { noise_variance, .. } = &m4.task else {
+        panic!("a regressor")
+    };
+    let single = LooDowndate::exact(&m4.posterior, *noise_variance).unwrap();
+    let grouped = LooDowndate::exact_by_groups(
+        &m4.posterior,
+        *noise_variance,
+        &input_groups(m4.posterior.basis.as_ref()),
+    )
+    .unwrap();
+    let size = |r: &[f64]| r.iter().map(|v| v.abs()).sum::<f64>() / r.len() as f64;
+    assert!(
+        size(&single.training.residual) < 0.2 * size(&grouped.training.residual),
+        "single {} grouped {}",
+        size(&single.training.residual),
+        size(&grouped.training.residual)
+    );
+    let (a, b) = (
+        m1.predict_intervals(test.as_ref(), 0.1).unwrap(),
+        m4.predict_intervals(test.as_ref(), 0.1).unwrap(),
+    );
+    let width = |iv: &pacgp::conformal::PredictionIntervals| {
+        (0..test.nrows())
+            .map(|j| iv.upper[j] - iv.lower[j])
+            .sum::<f64>()
+            / test.nrows() as f64
+    };
+    // Not collapsed: at least half as wide as the one-copy fit's (the copies' ML-II fit is
+    // sharper, so its leave-one-group-out residuals can be larger; here about 3×). Coverage on
+    // an exchangeable test set is checked on boston (pacgp-cli's tests/duplicates.rs).
+    let (w1, w4) = (width(&a), width(&b));
+    assert!(w4 > 0.5 * w1, "one copy {w1}, four {w4}");
+    assert!(a.statement.duplicates.is_none());
+    assert_eq!(b.statement.duplicates.map(|d| d.rows), Some(120));
+    assert!(b.statement.statement.contains("assumes independent rows"));
+}
+
+/// CV+ keeps every group of identical inputs in one fold; without ties its folds are
+/// plain k-fold's (pinned in `tests/conformal.rs`).
+#[test]
+fn cv_plus_keeps_identical_inputs_in_one_fold() {
+    let (x, y) = with_ties(30);
+    let data = Dataset::new(x, y).unwrap();
+    let spec = FitOptions {
+        intervals: Some(IntervalMethod::CvPlus { folds: 4 }),
+        ..Default::default()
+    }
+    .check(MethodName::Gpr)
+    .unwrap();
+    let model = fit(&spec, &data, None).unwrap();
+    let Task::Regression {
+        intervals: Some(record),
+        ..
+    } = &model.task
+    else {
+        panic!("a record")
+    };
+    let IntervalRecord::CvPlus { fold_of, .. } = record.as_ref() else {
+        panic!("CV+")
+    };
+    for g in input_groups(data.x.as_ref()) {
+        assert!(g.iter().all(|&i| fold_of[i] == fold_of[g[0]]), "{g:?}");
+    }
+    // The folds depend on the sample, not on the file's row order.
+    let rev: Vec<usize> = (0..data.n()).rev().collect();
+    let again = fit(&spec, &data.subset(&rev), None).unwrap();
+    let Task::Regression {
+        intervals: Some(r2),
+        ..
+    } = &again.task
+    else {
+        panic!("a record")
+    };
+    let IntervalRecord::CvPlus { fold_of: f2, .. } = r2.as_ref() else {
+        panic!("CV+")
+    };
+    for i in 0..data.n() {
+        assert_eq!(fold_of[i], f2[data.n() - 1 - i], "row {i}");
+    }
+}
+
+/// The fit counts the duplicated rows into the model (and its file), `certify` counts them
+/// again from the sample it is given; a file written before the count (no `duplicates`)
+/// loads and certifies to the same bits.
+#[test]
+fn the_count_is_in_the_model_file_and_the_certificate() {
+    let (x, y) = toy(25, 3);
+    let data = copies(&Dataset::new(x, y).unwrap(), 3);
+    let spec = FitOptions {
+        epsilon: Some(0.5),
+        ..Default::default()
+    }
+    .check(MethodName::PacGp)
+    .unwrap();
+    let model = fit(&spec, &data, None).unwrap();
+    let want = Duplicates::of(&data);
+    assert_eq!((want.rows, want.groups, want.same_inputs), (50, 25, 50));
+    assert_eq!(model.duplicates, Some(want));
+    let text = serde_json::to_string(&model).unwrap();
+    let back = FittedModel::from_json(&text, "model").unwrap();
+    assert_eq!(back.duplicates, Some(want));
+    let opts = CertifyOptions::default();
+    let cert = back.certify(&data, &opts).unwrap();
+    assert_eq!(cert[0].duplicates, Some(want));
+    let json = serde_json::to_value(&cert[0]).unwrap();
+    assert_eq!(json["duplicates"]["rows"], 50);
+    // An older file: the same model without the field (both read from text, so the site
+    // form's factor is rebuilt the same way).
+    let mut old: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert!(old.as_object_mut().unwrap().remove("duplicates").is_some());
+    let old = FittedModel::from_json(&old.to_string(), "old").unwrap();
+    assert_eq!(old.duplicates, None);
+    let again = old.certify(&data, &opts).unwrap();
+    assert_eq!(
+        serde_json::to_string(&again).unwrap(),
+        serde_json::to_string(&cert).unwrap()
+    );
+    // A count that does not fit the sample size is refused on load.
+    let mut bad: serde_json::Value = serde_json::from_str(&text).unwrap();
+    bad["duplicates"]["n"] = 7.into();
+    assert!(FittedModel::from_json(&bad.to_string(), "bad").is_err());
+}
