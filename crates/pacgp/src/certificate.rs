@@ -514,7 +514,12 @@ impl Certificate {
         loss: &GibbsLoss,
         spec: &CertificateSpec,
     ) -> Result<Self> {
-        if sum.rows == 0 || !sum.loss.is_finite() || sum.loss < 0.0 {
+        if let GibbsLoss::MultiClass(MultiClassRisk::Sampled(_)) = loss {
+            return Err(Error::Unsupported(
+                "a sampled risk enters a certificate by its upper limit over the whole sample, not as a sum".into(),
+            ));
+        }
+        if sum.rows == 0 || !sum.loss.is_finite() || sum.loss < 0.0 || sum.loss > sum.rows as f64 {
             return Err(Error::Numerical {
                 what: "summed loss of the certificate",
                 message: format!("{} over {} rows", sum.loss, sum.rows),
