@@ -190,6 +190,16 @@ fn other_models_counts_and_labels_are_refused() {
         model.gibbs_risk_sum(data.x.as_ref(), &data.y[1..], &opts),
         Err(Error::ShapeMismatch { .. })
     ));
+    // Another Gibbs predictor than the trained one could differ between the map and the
+    // reduce step: refused.
+    let noisy = CertifyOptions {
+        predictor: Some(pacgp::model::GibbsPredictor::Noisy),
+        ..no_loo()
+    };
+    assert!(matches!(
+        model.gibbs_risk_sum(data.x.as_ref(), &data.y, &noisy),
+        Err(Error::Unsupported(m)) if m.contains("predictor")
+    ));
     let with_eps = CertifyOptions {
         epsilons: vec![0.5],
         ..no_loo()

@@ -106,8 +106,17 @@ impl FittedModel {
             Task::Classification { .. } | Task::Svm { .. } => false,
             _ => return refuse("this model is a regressor"),
         };
-        if self.holdout.is_some() {
+        if self.holdout.is_some() || self.spec.certify_holdout.is_some() {
             return refuse("this model keeps a holdout that certify derives from the sample");
+        }
+        // The map and the reduce steps must bound the same predictor: the trained one.
+        if opts
+            .predictor
+            .is_some_and(|p| p != self.trained_predictor())
+        {
+            return refuse(
+                "it covers the Gibbs classifier the model was trained for (no predictor option)",
+            );
         }
         if !opts.epsilons.is_empty() {
             return Err(Error::Unsupported(
