@@ -104,7 +104,10 @@ fn main() {
             std::process::exit(2);
         }
     }
-    let wording = words::CliWording::for_command(args.command.name());
+    let wording = words::CliWording::for_command(
+        &<cli::Cli as clap::CommandFactory>::command(),
+        args.command.name(),
+    );
     if let Err(e) = commands::run(args) {
         if is_broken_pipe(&e) {
             std::process::exit(0);

@@ -78,10 +78,11 @@ pub struct CliWording {
 const OWNERS: [&str; 5] = ["fit", "certify", "predict", "evaluate", "split"];
 
 impl CliWording {
-    /// The wording for subcommand `name` (`fit`, `evaluate`, …), with the flags from clap.
-    pub fn for_command(name: &str) -> Self {
-        use clap::CommandFactory;
-        let flags = crate::cli::Cli::command()
+    /// The wording for subcommand `name` (`fit`, `evaluate`, …), with every subcommand's flags
+    /// from the command line's clap `cli` (given by the caller, so this module does not import
+    /// the parser that imports it).
+    pub fn for_command(cli: &clap::Command, name: &str) -> Self {
+        let flags = cli
             .get_subcommands()
             .map(|c| {
                 let longs = c
@@ -169,6 +170,11 @@ impl Wording for CliWording {
 
 #[cfg(test)]
 mod tests {
+    /// The command line's clap command.
+    fn cli() -> clap::Command {
+        <crate::cli::Cli as clap::CommandFactory>::command()
+    }
+
     use super::*;
 
     /// Every option but the initial noise (not a flag of `fit`) is worded as one of `fit`'s
@@ -186,11 +192,11 @@ mod tests {
             if matches!(o, SpecOption::NoiseInit | SpecOption::Predictor) {
                 continue;
             }
-            let w = CliWording::for_command("fit").option(o);
+            let w = CliWording::for_command(&cli(), "fit").option(o);
             assert!(flags.contains(&w), "{o:?} → {w} is not a flag of fit");
         }
         for o in TableOption::ALL {
-            let w = CliWording::for_command("fit").table_option(o);
+            let w = CliWording::for_command(&cli(), "fit").table_option(o);
             assert!(flags.contains(&w), "{o:?} → {w} is not a flag of fit");
         }
     }
@@ -243,7 +249,7 @@ mod tests {
         let mut checked = 0;
         for name in &commands {
             let own = flags_of(name);
-            let w = CliWording::for_command(name);
+            let w = CliWording::for_command(&cli(), name);
             let mut messages: Vec<String> = TableError::examples()
                 .iter()
                 .map(|e| e.message(&w))
@@ -286,18 +292,18 @@ mod tests {
         assert!(checked > 100, "{checked}");
         // The two messages of the issue name no flag of another command now.
         let missing_target = &TableError::examples()[3];
-        let m = missing_target.message(&CliWording::for_command("evaluate"));
+        let m = missing_target.message(&CliWording::for_command(&cli(), "evaluate"));
         assert!(!m.contains("--missing"), "{m}");
         let header = TableError::HeaderLooksLikeData {
             path: "f.csv".into(),
             first: "1,2".into(),
         };
-        let m = header.message(&CliWording::for_command("split"));
+        let m = header.message(&CliWording::for_command(&cli(), "split"));
         assert!(
             !m.contains("--no-header") && m.contains("add a header line"),
             "{m}"
         );
-        let m = header.message(&CliWording::for_command("fit"));
+        let m = header.message(&CliWording::for_command(&cli(), "fit"));
         assert!(m.contains("--no-header"), "{m}");
     }
 }
