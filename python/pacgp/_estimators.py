@@ -19,10 +19,14 @@ coding is stored in the model (``model_.to_json()``), so ``predict`` codes later
 same way and ``pacgp predict`` reads the model file with a CSV of the same columns.
 ``input_notes_`` says what the coding did.
 
+``certificate_["deployed"]`` bounds what ``predict`` returns (a binary classifier's or the
+SVM's label, a regressor's mean within ε), not the Gibbs predictor of ``certificate_["bound"]``:
+by default the derandomised PAC-Bayes bound from the same posterior and training sample
+(``"bound": "derandomised"``; multi-class models and split priors have none yet).
 ``certify_holdout`` (every estimator): a fraction F in (0, 1) of the rows kept out of the fit
-(chosen by the seed before fitting, as ``pacgp fit --certify-holdout F``); ``certificate_``
-then has a ``"deployed"`` entry, the test-set bound on what ``predict`` returns (a regressor's
-mean within ε) from the held-out rows, and its Gibbs bound is on the fit rows; each at δ/2.
+(chosen by the seed before fitting, as ``pacgp fit --certify-holdout F``); ``certificate_``'s
+``"deployed"`` entry is then the test-set bound from the held-out rows
+(``"bound": "binomial_tail"``), and its Gibbs bound is on the fit rows; each at δ/2.
 ``model_.certify(X, y)`` takes the whole sample the estimator was fitted on.
 
 ``random_state`` (every estimator with a random choice: k-means or subset inducing inputs,
@@ -602,7 +606,8 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
         check_is_fitted(self, "model_")
         if _multiclass_fitted(self):
             return self.classes_[self._class_predictions(X)[2]]
-        positive = self._positive_probability(X) > 0.5
+        X, _rows = self._coded(X)
+        positive = self.model_.predict_labels(X, n_threads=self.n_threads) > 0
         return self.classes_[positive.astype(int)]
 
     @available_if(_multiclass_fitted)

@@ -88,8 +88,11 @@ def test_a_fraction_out_of_range_names_the_keyword(breast_cancer):
             pacgp.GPClassifier(certify_holdout=f).fit(X[:60], labels[:60].astype(int))
 
 
-def test_without_a_holdout_nothing_changes(breast_cancer):
+def test_without_a_holdout_the_deployed_certificate_is_derandomised(breast_cancer):
     X, labels = breast_cancer
     X, y = X[:100], labels[:100].astype(int)
     cert = pacgp.GPClassifier().fit(X, y).certificate_
-    assert "deployed" not in cert and cert["delta"] == 0.01
+    assert cert["delta"] == 0.01
+    d = cert["deployed"]
+    assert d["bound"] == "derandomised" and d["predictor"] == "posterior_mean_sign"
+    assert d["value"] >= d["error_rate"] and d["derandomised"]["form"] in ("disagreement", "divided")

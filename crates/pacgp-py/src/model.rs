@@ -153,6 +153,20 @@ impl Model {
         Ok((member.into_pyarray(py), k, json(&sets.statement)?))
     }
 
+    /// A binary classifier's labels at raw inputs, ±1: the sign of `μ(x) + b` (what
+    /// `predict` returns and the deployed certificate covers).
+    #[pyo3(signature = (x, n_threads=None))]
+    fn predict_labels<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        n_threads: Option<i64>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let xm = to_mat(&x, "X")?;
+        let labels = compute_threads(py, n_threads, || self.inner.predict_labels(xm.as_ref()))?;
+        Ok(labels.into_pyarray(py))
+    }
+
     /// Classifier predictions at raw inputs: (p(y = +1 | x), latent mean, latent variance).
     #[pyo3(signature = (x, n_threads=None))]
     fn predict_classification<'py>(

@@ -220,6 +220,102 @@ pub fn gibbs_error_sum_classification(
         .sum())
 }
 
+/// Mean margin error of the Gibbs classifier `sgn(f + b)` at thresholds `γ_i`:
+/// `(1/N) Σ P[y_i(f_i + b) ≤ γ_i] = (1/N) Σ Φ((γ_i − y_i(μ_i + b))/√v_i)` (docs/math.md §7.6;
+/// the first term of the derandomised bound, [`crate::certificate::deployed`]).
+pub fn margin_error_classification(
+    y: &[f64],
+    marginals: &Marginals,
+    bias: f64,
+    gamma: &[f64],
+) -> Result<f64> {
+    check_marginals(y, marginals)?;
+    check_thresholds(gamma, y.len())?;
+    let point = |i: usize| {
+        let (gap, v) = (
+            gamma[i] - y[i] * (marginals.mean[i] + bias),
+            marginals.var[i],
+        );
+        if v > 0.0 {
+            normal_cdf(gap / v.sqrt())
+        } else {
+            f64::from(gap >= 0.0)
+        }
+    };
+    Ok((0..y.len()).map(point).sum::<f64>() / y.len() as f64)
+}
+
+/// Mean spread risk of the centred posterior `h = f − μ` at thresholds `γ_i`:
+/// `(1/N) Σ P[|h_i| ≥ γ_i] = (1/N) Σ 2Φ(−γ_i/√v_i)` (docs/math.md §7.6; the second term of
+/// a regressor's derandomised bound).
+pub fn spread_risk(marginals: &Marginals, gamma: &[f64]) -> Result<f64> {
+    let n = marginals.mean.len();
+    if marginals.var.len() != n || n == 0 {
+        return Err(Error::ShapeMismatch {
+            what: "marginals of a spread risk",
+            expected: format!("{n} variances, at least one"),
+            found: format!("{}", marginals.var.len()),
+        });
+    }
+    check_thresholds(gamma, n)?;
+    let point = |(g, v): (&f64, &f64)| {
+        if *v > 0.0 {
+            2.0 * normal_cdf(-g / v.sqrt())
+        } else {
+            f64::from(*g <= 0.0)
+        }
+    };
+    Ok(gamma.iter().zip(&marginals.var).map(point).sum::<f64>() / n as f64)
+}
+
+/// Mean disagreement of two independent draws of the classifier `sgn(f + b)`:
+/// `(1/N) Σ P[sgn(f_i + b) ≠ sgn(f'_i + b)] = (1/N) Σ 2Φ(z_i)Φ(−z_i)`, `z = (μ + b)/√v`
+/// (docs/math.md §7.6; the second term of a classifier's derandomised bound).
+pub fn disagreement_classification(marginals: &Marginals, bias: f64) -> Result<f64> {
+    let n = marginals.mean.len();
+    if marginals.var.len() != n || n == 0 {
+        return Err(Error::ShapeMismatch {
+            what: "marginals of a disagreement",
+            expected: format!("{n} variances, at least one"),
+            found: format!("{}", marginals.var.len()),
+        });
+    }
+    let point = |(m, v): (&f64, &f64)| {
+        if *v > 0.0 {
+            let z = (m + bias) / v.sqrt();
+            2.0 * normal_cdf(z) * normal_cdf(-z)
+        } else {
+            0.0
+        }
+    };
+    Ok(marginals
+        .mean
+        .iter()
+        .zip(&marginals.var)
+        .map(point)
+        .sum::<f64>()
+        / n as f64)
+}
+
+/// Thresholds of a margin or spread loss: one per row, finite and non-negative.
+fn check_thresholds(gamma: &[f64], n: usize) -> Result<()> {
+    if gamma.len() != n {
+        return Err(Error::ShapeMismatch {
+            what: "thresholds of a margin loss",
+            expected: format!("{n}"),
+            found: format!("{}", gamma.len()),
+        });
+    }
+    match gamma.iter().find(|g| !(g.is_finite() && **g >= 0.0)) {
+        Some(&g) => Err(Error::InvalidParameter {
+            name: "margin threshold",
+            value: g,
+            reason: "must be finite and non-negative",
+        }),
+        None => Ok(()),
+    }
+}
+
 /// 0-1 error of the Bayes classifier `sgn(μ + b)` (docs/math.md §7.2; ties count as errors).
 pub fn bayes_error_classification(y: &[f64], marginals: &Marginals, bias: f64) -> Result<f64> {
     check_marginals(y, marginals)?;

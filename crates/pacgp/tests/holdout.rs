@@ -7,7 +7,7 @@
 
 use faer::Mat;
 use pacgp::data::{sample_digest, Dataset, SampleSplit};
-use pacgp::model::{CertifyOptions, DeployedPredictor, FittedModel};
+use pacgp::model::{CertifyOptions, DeployedBound, DeployedPredictor, FittedModel};
 use pacgp::spec::{FitOptions, MethodName, SpecOption};
 use pacgp::Error;
 
@@ -133,7 +133,10 @@ fn classifier_deployed_bound_is_the_test_set_bound_on_the_recomputed_holdout() {
     };
     let want = plain.certify(&fitted, &at_half).unwrap();
     assert_eq!(reports[0].certificate.bound, want[0].certificate.bound);
-    assert!(want[0].deployed.is_none());
+    // Without the holdout, the deployed certificate is the derandomised one on the fit rows.
+    let plain_deployed = want[0].deployed.as_ref().unwrap();
+    assert_eq!(plain_deployed.bound, DeployedBound::Derandomised);
+    assert_eq!(d.bound, DeployedBound::BinomialTail);
 }
 
 #[test]
@@ -294,7 +297,10 @@ fn a_model_without_holdout_keeps_its_file_and_certificate() {
     let a = model.certify(&data, &opts).unwrap();
     let b = reloaded.certify(&data, &opts).unwrap();
     assert_eq!(a, b);
-    assert!(a[0].deployed.is_none());
+    // No held-out rows: the deployed predictor's certificate is the derandomised one.
+    let d = a[0].deployed.as_ref().unwrap();
+    assert_eq!(d.bound, DeployedBound::Derandomised);
+    assert!(d.derandomised.is_some());
     assert_eq!(a[0].certificate.delta, model.spec.delta);
 }
 

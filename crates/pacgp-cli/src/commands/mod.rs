@@ -203,6 +203,78 @@ fn shown_delta(d: f64) -> String {
     format!("{}", format!("{d:.12e}").parse::<f64>().unwrap_or(d))
 }
 
+/// Print a certificate on the deployed predictor: the test-set bound on held-out rows, or
+/// the derandomised bound on the training sample with its parts.
+fn print_deployed(d: &pacgp::model::DeployedCertificate) -> Result<()> {
+    use pacgp::certificate::deployed::DerandomisedForm;
+    let risk = match d.epsilon {
+        Some(eps) => format!("the ε-band risk (ε = {eps})"),
+        None => "the error rate".into(),
+    };
+    let Some(p) = &d.derandomised else {
+        out!(
+            "with probability ≥ 1 − {} over the held-out rows, {risk} of the deployed predictor, {}, on new data is at most {:.4}",
+            shown_delta(d.delta),
+            d.predictor,
+            d.value
+        );
+        out!(
+            "  test-set bound (binomial tail inversion): {} errors in {} held-out rows ({:.4}); union bound: the Gibbs certificates share δ/2 and the held-out bounds δ/2, so all hold together with probability ≥ 1 − {}",
+            d.errors,
+            d.n,
+            d.error_rate,
+            shown_delta(d.joint_delta)
+        );
+        return Ok(());
+    };
+    out!(
+        "deployed predictor, {}: with probability ≥ 1 − {}, {risk} on new data is at most {:.4} (training sample: {} errors in {}, {:.4})",
+        d.predictor,
+        shown_delta(d.delta),
+        d.value,
+        d.errors,
+        d.n,
+        d.error_rate
+    );
+    let two_terms = |first: String, second: &str| {
+        format!(
+            "{first} {:.4} ≤ {:.4} (KL {:.2}) + {second} {:.4} ≤ {:.4} (KL {:.2}), each at δ/2",
+            p.risk,
+            p.risk_bound,
+            p.kl,
+            p.second_risk.unwrap_or(f64::NAN),
+            p.second_bound.unwrap_or(f64::NAN),
+            p.second_kl.unwrap_or(f64::NAN)
+        )
+    };
+    let how = match p.form {
+        DerandomisedForm::Disagreement => two_terms(
+            format!("Gibbs risk (mean scaled by c = {})", p.scale),
+            "disagreement of two draws",
+        ),
+        DerandomisedForm::Spread => two_terms(
+            format!("band risk at (1 − {})ε", p.margin),
+            "spread beyond that margin",
+        ),
+        DerandomisedForm::Divided => format!(
+            "margin risk (t = {}, mean scaled by c = {}) {:.4} ≤ {:.4} (KL {:.2}), divided by Φ(t/√κ) = {:.4}",
+            p.margin,
+            p.scale,
+            p.risk,
+            p.risk_bound,
+            p.kl,
+            p.divisor.unwrap_or(f64::NAN)
+        ),
+    };
+    out!(
+        "  derandomised PAC-Bayes bound: {how}; each choice priced {:.2} nats (grid of {}); with the Gibbs certificate, both hold with probability ≥ 1 − {}",
+        p.penalty,
+        p.grid,
+        shown_delta(d.joint_delta)
+    );
+    Ok(())
+}
+
 /// Print a certificate and, where computed, the leave-one-out figures beside it.
 pub(crate) fn print_certificate(c: &pacgp::model::CertificateReport) -> Result<()> {
     let k = &c.certificate;
@@ -265,23 +337,7 @@ pub(crate) fn print_certificate(c: &pacgp::model::CertificateReport) -> Result<(
         out!("  exact leave-one-out error (N refits): {e:.4}");
     }
     if let Some(d) = &c.deployed {
-        let risk = match d.epsilon {
-            Some(eps) => format!("the ε-band risk (ε = {eps})"),
-            None => "the error rate".into(),
-        };
-        out!(
-            "with probability ≥ 1 − {} over the held-out rows, {risk} of the deployed predictor, {}, on new data is at most {:.4}",
-            shown_delta(d.delta),
-            d.predictor,
-            d.value
-        );
-        out!(
-            "  test-set bound (binomial tail inversion): {} errors in {} held-out rows ({:.4}); union bound: the Gibbs certificates share δ/2 and the held-out bounds δ/2, so all hold together with probability ≥ 1 − {}",
-            d.errors,
-            d.n,
-            d.error_rate,
-            shown_delta(d.joint_delta)
-        );
+        print_deployed(d)?;
     }
     Ok(())
 }

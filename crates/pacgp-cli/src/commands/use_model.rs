@@ -52,9 +52,10 @@ pub(super) fn predict(a: PredictArgs) -> Result<()> {
         pb.finish_and_clear();
         let (p, m) = predicted?;
         let set = sets.as_ref().map(|s| &s.0);
-        let label: Vec<&str> = p
+        let label: Vec<&str> = model
+            .labels_of(&m)?
             .iter()
-            .map(|p| labels.decode(if *p >= 0.5 { 1.0 } else { -1.0 }))
+            .map(|s| labels.decode(*s))
             .collect();
         // An SVM's decision value f_SVM(x) is its posterior mean over μ.
         let decision: Option<Vec<f64>> = match &model.task {

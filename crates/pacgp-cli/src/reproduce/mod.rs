@@ -6,6 +6,7 @@ use anyhow::{Context, Result};
 use crate::cli::{Experiment, ReproduceArgs};
 
 mod classification;
+mod deployed;
 mod intervals;
 mod multiclass;
 mod opper_winther;
@@ -32,5 +33,6 @@ pub fn reproduce(mut a: ReproduceArgs) -> Result<()> {
         Experiment::TighterBounds => tighter_bounds::run(&a),
         Experiment::Intervals => intervals::run(&a),
         Experiment::Multiclass => multiclass::run(&a),
+        Experiment::Deployed => deployed::run(&a),
     }
 }

@@ -1,6 +1,7 @@
 //! The seed papers' experiments as library functions returning tables.
 
 pub mod classification;
+pub mod deployed;
 pub mod intervals;
 pub mod multiclass;
 pub mod opper_winther;

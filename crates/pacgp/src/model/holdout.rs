@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{CertificateReport, FittedModel, Task};
 use crate::bounds::binomial_tail_inversion;
+use crate::certificate::deployed::{DeployedBound, DeployedCertificate, DeployedPredictor};
 use crate::data::{holdout_rows, Dataset};
 use crate::error::{Error, Result};
 
@@ -63,67 +64,6 @@ impl HoldoutParts {
             },
         })
     }
-}
-
-/// Which predictor a held-out certificate covers: the one `predict` returns.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DeployedPredictor {
-    /// A binary GP classifier's label: `+1` where `p(y = +1 | x) ≥ ½`, the sign of the
-    /// posterior mean (every likelihood here is symmetric).
-    PosteriorMeanSign,
-    /// The SVM's decision `sgn(f_SVM(x) + b)`.
-    SvmSign,
-    /// A multi-class model's predicted class (the most probable).
-    PredictedClass,
-    /// A regressor's posterior mean μ(x), with the ε-band loss `1[|y − μ(x)| > ε]`.
-    PosteriorMean,
-}
-
-impl std::fmt::Display for DeployedPredictor {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            DeployedPredictor::PosteriorMeanSign => {
-                "the sign of the posterior mean (predict's label)"
-            }
-            DeployedPredictor::SvmSign => "the SVM's decision sgn(f(x) + b) (predict's label)",
-            DeployedPredictor::PredictedClass => "the predicted class (predict's label)",
-            DeployedPredictor::PosteriorMean => "the posterior mean μ(x)",
-        })
-    }
-}
-
-/// Which inequality a held-out certificate uses.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HeldOutBound {
-    /// The exact binomial tail inversion (the Clopper–Pearson upper limit).
-    BinomialTail,
-}
-
-/// A certificate on the deployed predictor: with probability ≥ 1 − `delta` over the held-out
-/// rows, its risk on new data is at most `value`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct DeployedCertificate {
-    /// The predictor the bound covers.
-    pub predictor: DeployedPredictor,
-    /// The inequality.
-    pub bound: HeldOutBound,
-    /// Held-out rows.
-    pub n: usize,
-    /// Its errors on them (ε-band misses for a regressor).
-    pub errors: usize,
-    /// `errors / n`.
-    pub error_rate: f64,
-    /// ε of the loss (target units; regression only).
-    #[serde(skip_serializing_if = "Option::is_none", default)]
-    pub epsilon: Option<f64>,
-    /// The δ of this bound (δ/2, or δ/(2k) for k values of ε).
-    pub delta: f64,
-    /// The δ with which this bound and the PAC-Bayes certificates hold together.
-    pub joint_delta: f64,
-    /// The bound on the deployed predictor's risk.
-    pub value: f64,
 }
 
 impl FittedModel {
@@ -217,13 +157,9 @@ impl FittedModel {
                 (DeployedPredictor::PredictedClass, wrong)
             }
             (Task::Classification { .. } | Task::Svm { .. }, _) => {
-                // `predict`'s label: +1 where p(y = +1 | x) ≥ ½.
-                let (p, _) = self.predict_classification(held.x.as_ref())?;
-                let wrong = p
-                    .iter()
-                    .zip(&held.y)
-                    .filter(|(p, y)| (if **p >= 0.5 { 1.0 } else { -1.0 }) != **y)
-                    .count();
+                // `predict`'s label: the sign of μ + b.
+                let labels = self.predict_labels(held.x.as_ref())?;
+                let wrong = labels.iter().zip(&held.y).filter(|(l, y)| l != y).count();
                 let predictor = match self.task {
                     Task::Svm { .. } => DeployedPredictor::SvmSign,
                     _ => DeployedPredictor::PosteriorMeanSign,
@@ -234,7 +170,7 @@ impl FittedModel {
         let n = held.n();
         Ok(DeployedCertificate {
             predictor,
-            bound: HeldOutBound::BinomialTail,
+            bound: DeployedBound::BinomialTail,
             n,
             errors,
             error_rate: errors as f64 / n as f64,
@@ -242,6 +178,7 @@ impl FittedModel {
             delta,
             joint_delta,
             value: binomial_tail_inversion(errors, n, delta)?,
+            derandomised: None,
         })
     }
 

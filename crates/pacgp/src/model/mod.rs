@@ -7,6 +7,7 @@
 //! - [`price`]: what a fit chose from the data and its price, re-derived from the stored spec;
 //! - [`split_classifier`]: the classifier split prior's record;
 //! - [`holdout`]: the held-out part of a fit and the test-set bound on the deployed predictor;
+//! - `deployed`: the derandomised certificate on the deployed predictor, beside the Gibbs one;
 //! - [`sets`]: a classifier's conformal prediction sets (`fit --intervals` on a classifier);
 //! - [`multiclass`]: prediction, evaluation, certificate and prices of the multi-class models;
 //! - [`from_parameters`]: a sparse model assembled from parameters fitted elsewhere (Dask);
@@ -29,6 +30,7 @@ use crate::optim::OptimReport;
 use crate::posterior::GaussianPosterior;
 use crate::spec::CheckedFitSpec;
 
+mod deployed;
 pub mod evidence;
 pub mod from_parameters;
 pub mod holdout;
@@ -44,12 +46,11 @@ pub mod split_classifier;
 pub mod svm_dual;
 pub mod usage;
 
+pub use crate::certificate::deployed::{DeployedBound, DeployedCertificate, DeployedPredictor};
 pub use crate::certificate::GibbsPredictor;
 pub use evidence::LogEvidence;
 pub use from_parameters::{sparse_model_from_parts, SparseModelParts};
-pub use holdout::{
-    DeployedCertificate, DeployedPredictor, HeldOutBound, HoldoutParts, HoldoutRecord,
-};
+pub use holdout::{HoldoutParts, HoldoutRecord};
 pub use intervals::{FoldModel, IntervalRecord, StandardisedSample};
 pub use multiclass::ClassPrediction;
 pub use sets::SetRecord;

@@ -158,6 +158,25 @@ impl FittedModel {
         }
     }
 
+    /// A binary classifier's (or the SVM's) labels at raw inputs, ±1: `+1` where
+    /// `μ(x) + b ≥ 0` — the sign of the posterior mean, the label `predict` returns and the
+    /// deployed certificate covers (`p(y = +1 | x) ≥ ½` in exact arithmetic; taken from the
+    /// mean, not from `p`, whose rounding would make a mean of −10⁻³² a positive label).
+    pub fn predict_labels(&self, x: MatRef<'_, f64>) -> Result<Vec<f64>> {
+        let (_, m) = self.predict_classification(x)?;
+        self.labels_of(&m)
+    }
+
+    /// [`FittedModel::predict_labels`] from the marginals [`FittedModel::predict_classification`]
+    /// gave.
+    pub fn labels_of(&self, m: &Marginals) -> Result<Vec<f64>> {
+        let bias = self.gibbs_classifier(GibbsPredictor::Latent)?.bias;
+        Ok(m.mean
+            .iter()
+            .map(|mu| if mu + bias >= 0.0 { 1.0 } else { -1.0 })
+            .collect())
+    }
+
     /// Class probabilities `p(y = +1 | x)` and latent marginals at raw inputs; for an SVM the
     /// probability that its Gibbs classifier says +1, `Φ(μ f_SVM(x)/√k(x,x))`.
     pub fn predict_classification(&self, x: MatRef<'_, f64>) -> Result<(Vec<f64>, Marginals)> {
@@ -375,9 +394,12 @@ impl FittedModel {
             self.check_scalers(sample)?;
             let loss = GibbsLoss::Classification(self.gibbs_classifier(r.predictor)?);
             let spec = CertificateSpec::new(r.delta, r.term, std::mem::take(&mut choices));
+            let marginals = self.posterior.predict(xs.as_ref())?;
             let certificate =
-                Certificate::of_posterior(&self.posterior, xs.as_ref(), &sample.y, &loss, &spec)?;
+                Certificate::of_predictions(&self.posterior, &marginals, &sample.y, &loss, &spec)?;
             let mut report = CertificateReport::new(certificate, None);
+            report.deployed =
+                Some(self.derandomised_classifier(sample, xs.as_ref(), &marginals, &spec)?);
             if let Some(mode) = loo {
                 let loo = self.classifier_loo(xs.as_ref(), &sample.y, mode)?;
                 report.loo_error = loo.approx.as_ref().map(|a| a.loo.rate);
@@ -447,6 +469,13 @@ impl FittedModel {
             .zip(certificates)
             .map(|((&eps, loss), certificate)| {
                 let mut report = CertificateReport::new(certificate, Some(eps));
+                report.deployed = Some(self.derandomised_regressor(
+                    xs.as_ref(),
+                    &marginals,
+                    &y_std,
+                    (eps, ys.sd),
+                    &spec,
+                )?);
                 if let Some(loo) = &loo {
                     let n = y_std.len() as f64;
                     let band = loss.epsilon();

@@ -427,6 +427,44 @@ impl GaussianPosterior {
         }
     }
 
+    /// `κ ≥ sup_x v(x)/k_P(x,x)`: the posterior variance anywhere is at most κ times the
+    /// prior's (docs/math.md §7.6). With `q(x) = k_xBᵀK_B⁻¹k_xB ≤ k_P(x,x)` and `λ` the largest
+    /// eigenvalue of the whitened covariance `L_B⁻¹ΣL_B⁻ᵀ`, `v = k − q + k_xBᵀK_B⁻¹ΣK_B⁻¹k_xB
+    /// ≤ k − (1 − λ)q ≤ max(1, λ)·k`. The site form has `Σ = (K_B⁻¹ + Π)⁻¹ ≤ K_B`, so `κ = 1`;
+    /// the whitened form `λ = 1/λ_min(B)`; the dense form `λ = σ_max(L_K⁻¹L_Σ)²`.
+    pub fn variance_ratio_bound(&self) -> Result<f64> {
+        let largest = |m: faer::Mat<f64>| -> Result<f64> {
+            let eig =
+                m.self_adjoint_eigenvalues(faer::Side::Lower)
+                    .map_err(|_| Error::Numerical {
+                        what: "whitened posterior covariance",
+                        message: "its eigenvalues did not converge".into(),
+                    })?;
+            Ok(eig.iter().copied().fold(f64::NEG_INFINITY, f64::max))
+        };
+        let lambda = match &self.cov {
+            Covariance::Sites { .. } => 1.0,
+            Covariance::WhitenedPrecision { chol_b, .. } => {
+                let l = chol_b.l();
+                let smallest = -largest(-(l * l.transpose()))?;
+                if smallest > 0.0 {
+                    1.0 / smallest
+                } else {
+                    f64::INFINITY
+                }
+            }
+            Covariance::Dense {
+                chol_kb,
+                chol_sigma,
+            } => {
+                let mut a = chol_sigma.l().to_owned();
+                chol_kb.solve_lower_in_place(a.as_mut());
+                largest(&a * a.transpose())?
+            }
+        };
+        Ok(lambda.max(1.0))
+    }
+
     /// The KL's two parts, `(covariance part, ½αᵀK_Bα)`: `KL(Q‖P)` is their sum, and scaling
     /// the mean weights by `s` scales only the second, by `s²` ([`MeanScaled`]).
     pub(crate) fn kl_parts(&self) -> (f64, f64) {
@@ -484,6 +522,52 @@ mod tests {
     use super::*;
     use crate::inference::laplace::{laplace, LaplaceConfig};
     use crate::likelihood::Likelihood;
+
+    /// `variance_ratio_bound`: 1 for the site form (a Laplace fit); for a whitened form whose
+    /// `B` has eigenvalues below 1 (q(u) wider than p(u)) and a dense form with `Σ = 2.5·K_B`,
+    /// above 1 and never below `v(x)/k(x,x)` on a grid of inputs near and far from the basis,
+    /// which it reaches at the basis (where `q = k`).
+    #[test]
+    fn variance_ratio_bound_holds_everywhere() {
+        use crate::linalg::JitterPolicy;
+        let (lap, _) = fitted();
+        assert_eq!(lap.variance_ratio_bound().unwrap(), 1.0);
+        let k = Kernel::se_iso(0.8, 1.7);
+        let z = Mat::from_fn(4, 2, |i, j| {
+            (i as f64 - 1.5) * if j == 0 { 0.9 } else { 0.4 }
+        });
+        let kb = k.gram(z.as_ref());
+        let chol =
+            |m: &Mat<f64>| Cholesky::factor(m.as_ref(), &JitterPolicy::default(), "test").unwrap();
+        let b = Mat::from_fn(
+            4,
+            4,
+            |i, j| if i == j { 0.3 + 0.1 * i as f64 } else { 0.02 },
+        );
+        let whitened =
+            GaussianPosterior::whitened(k.clone(), z.clone(), vec![0.1; 4], chol(&kb), chol(&b));
+        let sigma = Mat::from_fn(4, 4, |i, j| 2.5 * kb[(i, j)]);
+        let dense =
+            GaussianPosterior::dense(k.clone(), z.clone(), vec![0.1; 4], chol(&kb), chol(&sigma));
+        let x = Mat::from_fn(400, 2, |i, j| {
+            ((i * 37 + j * 11) % 97) as f64 / 97.0 * 8.0 - 4.0
+        });
+        for (q, at_least) in [(whitened, 1.0 / 0.3 * 0.9), (dense, 2.5 - 1e-6)] {
+            let kappa = q.variance_ratio_bound().unwrap();
+            assert!(kappa > at_least, "{kappa}");
+            let m = q.predict(x.as_ref()).unwrap();
+            let prior = q.prior.diag(x.as_ref()).unwrap();
+            let worst = (0..x.nrows())
+                .map(|i| m.var[i] / prior[i])
+                .fold(0.0, f64::max);
+            assert!(worst <= kappa * (1.0 + 1e-9), "{worst} > {kappa}");
+            let at_basis = q.predict(z.as_ref()).unwrap();
+            let ratio = (0..4)
+                .map(|i| at_basis.var[i] / k.diag(z.as_ref())[i])
+                .fold(0.0, f64::max);
+            assert!(ratio > 1.0, "{ratio}");
+        }
+    }
 
     fn fitted() -> (GaussianPosterior, Mat<f64>) {
         let n = 40;

@@ -7,15 +7,17 @@
 //! so one prediction on the sample and one KL serve every `s` of the family: a menu over `s`
 //! costs `O(N)` per candidate, not a prediction each.
 
+use std::borrow::Cow;
+
 use faer::MatRef;
 
-use super::{GaussianPosterior, Marginals};
+use super::{GaussianPosterior, Marginals, Prior};
 use crate::error::{Error, Result};
 
 /// `Q_1` (the unscaled posterior), its marginals on a sample, and the two parts of its KL.
 #[derive(Clone, Debug)]
-pub struct MeanScaled {
-    unit: GaussianPosterior,
+pub struct MeanScaled<'a> {
+    unit: Cow<'a, GaussianPosterior>,
     /// `Q_1`'s marginals on the sample.
     on_sample: Marginals,
     /// The prior mean `m(x_i)` on the sample (the part of the mean that is not scaled).
@@ -26,19 +28,56 @@ pub struct MeanScaled {
     kl_mean: f64,
 }
 
-impl MeanScaled {
+impl<'a> MeanScaled<'a> {
     /// The family of `unit` with its marginals on the rows of `x` computed once.
     pub fn on_sample(unit: GaussianPosterior, x: MatRef<'_, f64>) -> Result<Self> {
         let on_sample = unit.predict(x)?;
         let prior_mean = unit.prior.mean(x)?;
         let (kl_covariance, kl_mean) = unit.kl_parts();
         Ok(Self {
-            unit,
+            unit: Cow::Owned(unit),
             on_sample,
             prior_mean,
             kl_covariance,
             kl_mean,
         })
+    }
+
+    /// The family of `unit` from its marginals on a sample already computed (`on_sample` for
+    /// callers that hold them, so the sample is predicted once); the prior mean there is
+    /// recomputed.
+    pub fn from_marginals(
+        unit: &'a GaussianPosterior,
+        x: MatRef<'_, f64>,
+        on_sample: Marginals,
+    ) -> Result<Self> {
+        if on_sample.mean.len() != x.nrows() || on_sample.var.len() != x.nrows() {
+            return Err(Error::ShapeMismatch {
+                what: "marginals of a mean-scaled posterior",
+                expected: format!("{} rows", x.nrows()),
+                found: format!("{}", on_sample.mean.len()),
+            });
+        }
+        let prior_mean = unit.prior.mean(x)?;
+        let (kl_covariance, kl_mean) = unit.kl_parts();
+        Ok(Self {
+            unit: Cow::Borrowed(unit),
+            on_sample,
+            prior_mean,
+            kl_covariance,
+            kl_mean,
+        })
+    }
+
+    /// `KL(Q_0‖P)` of the centred posterior (mean weights 0): the KL's covariance part.
+    pub fn kl_centred(&self) -> f64 {
+        self.kl_covariance
+    }
+
+    /// Whether the prior is `GP(0, k)`: then scaling the mean weights scales the posterior
+    /// mean everywhere and keeps its sign (not so about a split prior's non-zero mean).
+    pub fn has_zero_prior_mean(&self) -> bool {
+        matches!(self.unit.prior, Prior::Gp(_))
     }
 
     /// Number of sample points the marginals are held for.
@@ -49,7 +88,7 @@ impl MeanScaled {
     /// `Q_s` itself: the mean weights scaled by `s`.
     pub fn posterior(&self, s: f64) -> Result<GaussianPosterior> {
         check_scale(s)?;
-        let mut q = self.unit.clone();
+        let mut q = self.unit.clone().into_owned();
         q.alpha.iter_mut().for_each(|a| *a *= s);
         Ok(q)
     }

@@ -12,6 +12,12 @@
 //!
 //! The inequality itself (kl-inverse and Pinsker forms, the confidence constants, the grid) is
 //! in [`crate::bounds`].
+//!
+//! - [`deployed`]: certificates on the deployed predictor (what `predict` returns): the
+//!   derandomised bound from the same posterior, and the record the held-out test-set bound
+//!   shares.
+
+pub mod deployed;
 
 use faer::MatRef;
 use serde::{Deserialize, Serialize};
@@ -446,7 +452,7 @@ impl Certificate {
     /// The certificate of `Q_s`, a posterior with its mean shift scaled by `s` (the SVM's
     /// `μ·f_SVM`), from the family's marginals and KL held once for every `s`.
     pub fn of_mean_scaled(
-        family: &MeanScaled,
+        family: &MeanScaled<'_>,
         s: f64,
         y: &[f64],
         loss: &GibbsLoss,

@@ -1,0 +1,501 @@
+//! Certificates on the **deployed** predictor — what `predict` returns (the sign of the
+//! posterior mean, the SVM's decision, a regressor's mean) — rather than the Gibbs predictor
+//! the PAC-Bayes certificate of [`super`] covers. Two kinds share one record,
+//! [`DeployedCertificate`]:
+//!
+//! - the **test-set bound** on rows held out of the fit (Langford 2005, Th. 3.3; built by
+//!   `crate::model::holdout`);
+//! - the **derandomised bound** on the training sample, no rows held out (docs/math.md §7.6;
+//!   after Langford & Shawe-Taylor 2002, Lacasse et al. 2007 and Viallard et al. 2021).
+//!   `Q_c` is Q with its mean weights scaled by `c > 0` ([`MeanScaled`]: `sgn(μ + b)` is
+//!   unchanged, the KL's mean part grows by `c²`); a binary classifier's bound is the least of
+//!   two forms over a grid fixed in advance, priced `ln |grid|` beside the Gibbs certificate's
+//!   own choices:
+//!   - **disagreement**: where the mean errs a draw of `Q_c` errs unless it disagrees with the
+//!     mean, so `R(deployed) ≤ R(G_c) + D(Q_c)`, `D = E_x P_f[sgn f ≠ sgn μ]`; and
+//!     `D ≤ d(Q_c) = E_x P_{f,f'}[sgn f ≠ sgn f']`, the disagreement of two independent
+//!     draws (`2Φ(z)Φ(−z)`, `z = (μ + b)/√v`), a loss of the pair under `Q_c ⊗ Q_c`
+//!     (KL doubled). Each is bounded at δ/2 and the two are added; the grid is
+//!     [`DERANDOMISED_SCALES`];
+//!   - **divided**: the posterior variance anywhere is at most κ times the prior's
+//!     ([`crate::posterior::GaussianPosterior::variance_ratio_bound`]); with a threshold
+//!     `γ(x) = t·√k(x,x)`, where the mean errs a draw of `Q_c` errs on the margin
+//!     (`y(f + cb) ≤ γ`) with probability at least `Φ(t/√κ)`, so
+//!     `R(deployed) ≤ R_γ(Q_c)/Φ(t/√κ)` (at `t = 0` twice the Gibbs risk), one bound at δ;
+//!     the grid is [`DERANDOMISED_SCALES`] × [`DERANDOMISED_MARGINS`].
+//!
+//!   A regressor's ε-band risk of the mean: where `|y − μ| > ε` a draw of Q misses the band
+//!   `ε − γ` unless it strays `γ = r·ε` from the mean, so
+//!   `R_ε(μ) ≤ P_Q[|y − f| > ε − γ] + P_{Q_0}[|f − μ| ≥ γ]`, the second under the centred
+//!   posterior `Q_0` (mean weights 0, `KL(Q_0‖P)` the KL's covariance part), each at δ/2,
+//!   over [`DERANDOMISED_FRACTIONS`].
+
+use serde::{Deserialize, Serialize};
+
+use super::{checked_kl, CertificateSpec};
+use crate::bounds::{pac_bayes_bound, BoundKind};
+use crate::error::{Error, Result};
+use crate::loss::{self, RegressionLoss};
+use crate::posterior::MeanScaled;
+use crate::special::normal_cdf;
+
+/// The scales `c` of the posterior mean the derandomised classifier bound may take.
+pub const DERANDOMISED_SCALES: [f64; 7] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
+
+/// The thresholds `t` (in prior standard deviations, `γ = t·√k(x,x)`) of the divided form.
+pub const DERANDOMISED_MARGINS: [f64; 6] = [0.0, 0.25, 0.5, 1.0, 2.0, 3.0];
+
+/// The fractions `r` of ε (`γ = r·ε`) the derandomised regressor bound may spend on the
+/// posterior's spread.
+pub const DERANDOMISED_FRACTIONS: [f64; 3] = [0.25, 0.5, 0.75];
+
+/// Which predictor a deployed-predictor certificate covers: the one `predict` returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeployedPredictor {
+    /// A binary GP classifier's label: `+1` where `p(y = +1 | x) ≥ ½`, the sign of the
+    /// posterior mean (every likelihood here is symmetric).
+    PosteriorMeanSign,
+    /// The SVM's decision `sgn(f_SVM(x) + b)`.
+    SvmSign,
+    /// A multi-class model's predicted class (the most probable).
+    PredictedClass,
+    /// A regressor's posterior mean μ(x), with the ε-band loss `1[|y − μ(x)| > ε]`.
+    PosteriorMean,
+}
+
+impl std::fmt::Display for DeployedPredictor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            DeployedPredictor::PosteriorMeanSign => {
+                "the sign of the posterior mean (predict's label)"
+            }
+            DeployedPredictor::SvmSign => "the SVM's decision sgn(f(x) + b) (predict's label)",
+            DeployedPredictor::PredictedClass => "the predicted class (predict's label)",
+            DeployedPredictor::PosteriorMean => "the posterior mean μ(x)",
+        })
+    }
+}
+
+/// Which inequality a deployed-predictor certificate uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeployedBound {
+    /// The exact binomial tail inversion (the Clopper–Pearson upper limit) on held-out rows.
+    BinomialTail,
+    /// The derandomised PAC-Bayes bound on the training sample (module doc).
+    Derandomised,
+}
+
+/// A certificate on the deployed predictor: with probability ≥ 1 − `delta` over the sample
+/// (the held-out rows for the test-set bound), its risk on new data is at most `value`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DeployedCertificate {
+    /// The predictor the bound covers.
+    pub predictor: DeployedPredictor,
+    /// The inequality.
+    pub bound: DeployedBound,
+    /// Rows it is computed on (held-out rows, or the training sample).
+    pub n: usize,
+    /// The deployed predictor's errors on them (ε-band misses for a regressor).
+    pub errors: usize,
+    /// `errors / n`.
+    pub error_rate: f64,
+    /// ε of the loss (target units; regression only).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub epsilon: Option<f64>,
+    /// The δ of this bound.
+    pub delta: f64,
+    /// The δ with which this bound and the PAC-Bayes certificate hold together.
+    pub joint_delta: f64,
+    /// The bound on the deployed predictor's risk.
+    pub value: f64,
+    /// The derandomised bound's parts (absent for the test-set bound).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub derandomised: Option<DerandomisedParts>,
+}
+
+/// Which inequality of the module doc a derandomised bound took.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DerandomisedForm {
+    /// Classifiers: the Gibbs risk of `Q_c` plus two draws' disagreement, each at δ/2.
+    Disagreement,
+    /// Classifiers: the margin risk of `Q_c` over `Φ(t/√κ)`, at δ.
+    Divided,
+    /// Regressors: the `ε − γ` band risk of Q plus the centred posterior's spread beyond γ,
+    /// each at δ/2.
+    Spread,
+}
+
+/// The parts of a derandomised bound at the grid point it was taken at (module doc).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DerandomisedParts {
+    /// Which inequality.
+    pub form: DerandomisedForm,
+    /// The scale `c` of the posterior mean (1 for a regressor).
+    pub scale: f64,
+    /// The threshold: `t` in prior standard deviations (divided), the fraction `r` of ε
+    /// (spread), 0 (disagreement).
+    pub margin: f64,
+    /// The empirical risk of the first term: the Gibbs risk of `Q_c` (disagreement), its
+    /// margin risk (divided), the `ε − γ` band risk of Q (spread).
+    pub risk: f64,
+    /// Its PAC-Bayes bound (at δ/2, or δ in the divided form).
+    pub risk_bound: f64,
+    /// `KL(Q_c‖P)` in nats.
+    pub kl: f64,
+    /// The empirical second term: two draws' disagreement, or the centred posterior's spread
+    /// (absent in the divided form).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub second_risk: Option<f64>,
+    /// Its PAC-Bayes bound at δ/2.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub second_bound: Option<f64>,
+    /// The KL it is charged: `2·KL(Q_c‖P)` for a pair of draws, `KL(Q_0‖P)` for the centred
+    /// posterior.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub second_kl: Option<f64>,
+    /// Divided form: `Φ(t/√κ)`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub divisor: Option<f64>,
+    /// Divided form: κ, the bound on the posterior-to-prior variance ratio.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub variance_ratio: Option<f64>,
+    /// Union-bound price in nats of each PAC-Bayes bound: the Gibbs certificate's choices and
+    /// `ln |grid|`.
+    pub penalty: f64,
+    /// Points of the grid the bound was minimised over (every form).
+    pub grid: usize,
+}
+
+/// The sample a derandomised bound is taken on: the posterior family on its rows, the
+/// prior's variances `k(x_i, x_i)` there, and the labels.
+pub struct DerandomisedSample<'a> {
+    /// The posterior with its mean scalable, on the sample.
+    pub family: &'a MeanScaled<'a>,
+    /// `k(x_i, x_i)` of the prior at every row.
+    pub prior_var: &'a [f64],
+    /// Labels (±1) or standardised targets.
+    pub y: &'a [f64],
+    /// κ ≥ sup_x v(x)/k(x,x) (the divided form; the regressor's bound does not use it).
+    pub variance_ratio: f64,
+}
+
+impl DerandomisedSample<'_> {
+    fn check(&self) -> Result<()> {
+        let n = self.y.len();
+        if self.family.n() != n || self.prior_var.len() != n || n == 0 {
+            return Err(Error::ShapeMismatch {
+                what: "sample of a derandomised certificate",
+                expected: format!("{} rows of marginals and prior variances", self.family.n()),
+                found: format!("{n} labels and {} prior variances", self.prior_var.len()),
+            });
+        }
+        if !self.family.has_zero_prior_mean() {
+            return Err(Error::Unsupported(
+                "a derandomised certificate scales the posterior mean about the prior's, which must be 0 (not a split prior)".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// One point of the grid and its bound on the deployed risk.
+struct GridPoint {
+    parts: DerandomisedParts,
+    value: f64,
+}
+
+/// The first term of a grid point: an empirical risk of `Q_c` at `(c, t)` and its KL, the
+/// number of grid points, and the sample size.
+struct FirstTerm {
+    scale: f64,
+    margin: f64,
+    risk: f64,
+    kl: f64,
+    grid: usize,
+    n: usize,
+}
+
+impl FirstTerm {
+    /// The union-bound price of one grid point: the spec's choices and `ln |grid|`.
+    fn penalty(&self, spec: &CertificateSpec) -> f64 {
+        spec.penalty() + (self.grid as f64).ln()
+    }
+
+    /// The kl-inverse PAC-Bayes bound on a risk at `delta` with this point's price.
+    fn bound(&self, spec: &CertificateSpec, risk: f64, kl: f64, delta: f64) -> Result<f64> {
+        let kl = checked_kl(kl, self.n)?;
+        let penalty = self.penalty(spec);
+        pac_bayes_bound(risk, kl, self.n, delta, penalty, BoundKind::Kl, spec.term)
+    }
+
+    /// The parts every form shares.
+    fn parts(
+        &self,
+        spec: &CertificateSpec,
+        form: DerandomisedForm,
+        bound: f64,
+    ) -> DerandomisedParts {
+        DerandomisedParts {
+            form,
+            scale: self.scale,
+            margin: self.margin,
+            risk: self.risk,
+            risk_bound: bound,
+            kl: self.kl,
+            second_risk: None,
+            second_bound: None,
+            second_kl: None,
+            divisor: None,
+            variance_ratio: None,
+            penalty: self.penalty(spec),
+            grid: self.grid,
+        }
+    }
+
+    /// A two-term form: this term's bound plus a second risk's, each at δ/2.
+    fn plus(
+        &self,
+        spec: &CertificateSpec,
+        form: DerandomisedForm,
+        (second, second_kl): (f64, f64),
+    ) -> Result<GridPoint> {
+        let half = spec.delta / 2.0;
+        let risk_bound = self.bound(spec, self.risk, self.kl, half)?;
+        let second_bound = self.bound(spec, second, second_kl, half)?;
+        Ok(GridPoint {
+            value: (risk_bound + second_bound).min(1.0),
+            parts: DerandomisedParts {
+                second_risk: Some(second),
+                second_bound: Some(second_bound),
+                second_kl: Some(checked_kl(second_kl, self.n)?),
+                ..self.parts(spec, form, risk_bound)
+            },
+        })
+    }
+
+    /// The divided form: the margin bound at δ over `Φ(t/√κ)`.
+    fn divided(&self, spec: &CertificateSpec, kappa: f64) -> Result<GridPoint> {
+        let risk_bound = self.bound(spec, self.risk, self.kl, spec.delta)?;
+        let divisor = normal_cdf(self.margin / kappa.sqrt());
+        Ok(GridPoint {
+            value: (risk_bound / divisor).min(1.0),
+            parts: DerandomisedParts {
+                divisor: Some(divisor),
+                variance_ratio: Some(kappa),
+                ..self.parts(spec, DerandomisedForm::Divided, risk_bound)
+            },
+        })
+    }
+}
+
+/// The least of the grid's bounds (ties: the first).
+fn least(points: Vec<GridPoint>) -> GridPoint {
+    points
+        .into_iter()
+        .reduce(|a, b| if b.value < a.value { b } else { a })
+        .expect("a non-empty grid")
+}
+
+/// The derandomised certificate on a binary classifier's deployed label `sgn(μ(x) + b)` (or
+/// the SVM's), over the grid [`DERANDOMISED_SCALES`] × [`DERANDOMISED_MARGINS`] (module doc).
+/// `spec` carries δ, the confidence term and the Gibbs certificate's choices.
+pub fn derandomised_classifier(
+    sample: &DerandomisedSample<'_>,
+    bias: f64,
+    predictor: DeployedPredictor,
+    spec: &CertificateSpec,
+) -> Result<DeployedCertificate> {
+    sample.check()?;
+    let kappa = sample.variance_ratio;
+    if !(kappa >= 1.0 && kappa.is_finite()) {
+        return Err(Error::InvalidParameter {
+            name: "posterior-to-prior variance ratio κ",
+            value: kappa,
+            reason: "must be finite and at least 1",
+        });
+    }
+    let (y, n) = (sample.y, sample.y.len());
+    let unit = sample.family.marginals(1.0)?;
+    let errors = loss::bayes_error_classification(y, &unit, bias)? * n as f64;
+    let scales = DERANDOMISED_SCALES.len();
+    let grid = scales * (1 + DERANDOMISED_MARGINS.len());
+    let mut points = Vec::with_capacity(grid);
+    for &c in &DERANDOMISED_SCALES {
+        let m = sample.family.marginals(c)?;
+        let kl = sample.family.kl_to_prior(c)?;
+        let gibbs = FirstTerm {
+            scale: c,
+            margin: 0.0,
+            risk: loss::gibbs_error_classification(y, &m, c * bias, None)?,
+            kl,
+            grid,
+            n,
+        };
+        let pair = (loss::disagreement_classification(&m, c * bias)?, 2.0 * kl);
+        points.push(gibbs.plus(spec, DerandomisedForm::Disagreement, pair)?);
+        for &t in &DERANDOMISED_MARGINS {
+            let gamma: Vec<f64> = sample
+                .prior_var
+                .iter()
+                .map(|k| t * k.max(0.0).sqrt())
+                .collect();
+            let margin = FirstTerm {
+                margin: t,
+                risk: loss::margin_error_classification(y, &m, c * bias, &gamma)?,
+                ..gibbs
+            };
+            points.push(margin.divided(spec, kappa)?);
+        }
+    }
+    let errors = errors.round() as usize;
+    Ok(deployed(least(points), predictor, n, errors, None, spec))
+}
+
+/// The derandomised certificate on a regressor's mean, ε-band loss at `epsilon` (the
+/// standardised units of `y`), over the fractions [`DERANDOMISED_FRACTIONS`] of ε; the
+/// record states `epsilon_shown` (target units).
+pub fn derandomised_regressor(
+    sample: &DerandomisedSample<'_>,
+    epsilon: f64,
+    epsilon_shown: f64,
+    spec: &CertificateSpec,
+) -> Result<DeployedCertificate> {
+    sample.check()?;
+    let (y, n) = (sample.y, sample.y.len());
+    let m = sample.family.marginals(1.0)?;
+    let band = RegressionLoss::new_epsilon_band(epsilon)?;
+    let errors = loss::bayes_risk_regression(y, &m, &band)? * n as f64;
+    let grid = DERANDOMISED_FRACTIONS.len();
+    let (kl, kl_centred) = (sample.family.kl_to_prior(1.0)?, sample.family.kl_centred());
+    let points = DERANDOMISED_FRACTIONS
+        .iter()
+        .map(|&r| {
+            let inner = RegressionLoss::new_epsilon_band((1.0 - r) * epsilon)?;
+            let band = FirstTerm {
+                scale: 1.0,
+                margin: r,
+                risk: loss::gibbs_risk_regression(y, &m, &inner)?,
+                kl,
+                grid,
+                n,
+            };
+            let spread = loss::spread_risk(&m, &vec![r * epsilon; n])?;
+            band.plus(spec, DerandomisedForm::Spread, (spread, kl_centred))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let best = least(points);
+    Ok(deployed(
+        best,
+        DeployedPredictor::PosteriorMean,
+        n,
+        errors.round() as usize,
+        Some(epsilon_shown),
+        spec,
+    ))
+}
+
+/// The record of a derandomised bound: δ its own, `2δ` with the Gibbs certificate beside it.
+fn deployed(
+    best: GridPoint,
+    predictor: DeployedPredictor,
+    n: usize,
+    errors: usize,
+    epsilon: Option<f64>,
+    spec: &CertificateSpec,
+) -> DeployedCertificate {
+    DeployedCertificate {
+        predictor,
+        bound: DeployedBound::Derandomised,
+        n,
+        errors,
+        error_rate: errors as f64 / n as f64,
+        epsilon,
+        delta: spec.delta,
+        joint_delta: (2.0 * spec.delta).min(1.0),
+        value: best.value,
+        derandomised: Some(best.parts),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::posterior::Marginals;
+
+    /// A small xorshift generator: the tests' random posteriors, the same on every run.
+    fn uniform(state: &mut u64) -> f64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        (*state >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// The pointwise inequalities of the module doc on random means, variances (within κ of
+    /// the prior's), labels, scales, thresholds and biases: wherever the mean errs, Gibbs risk
+    /// plus two draws' disagreement ≥ 1 and margin risk ≥ `Φ(t/√κ)`; for a regressor's
+    /// ε-band miss of the mean, band risk at `ε − γ` plus spread beyond γ ≥ 1.
+    #[test]
+    fn the_pointwise_inequalities_hold_on_random_posteriors() {
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut u = move || uniform(&mut state);
+        let one = |mean: f64, var: f64| Marginals {
+            mean: vec![mean],
+            var: vec![var],
+        };
+        for _ in 0..20_000 {
+            let (mu, k, kappa) = (4.0 * u() - 2.0, 0.5 + 2.0 * u(), 1.0 + u());
+            let v = (0.001 + u()) * kappa * k;
+            let y = if u() < 0.5 { -1.0 } else { 1.0 };
+            let (c, t, b) = (1.0 + 10.0 * u(), 3.0 * u(), u() - 0.5);
+            let (m, mc) = (one(mu, v), one(c * mu, v));
+            let err = f64::from(y * (mu + b) <= 0.0);
+            let gibbs = loss::gibbs_error_classification(&[y], &mc, c * b, None).unwrap();
+            let pair = loss::disagreement_classification(&mc, c * b).unwrap();
+            assert!(gibbs + pair >= err - 1e-12, "{mu} {v} {y} {c} {b}");
+            let gamma = [t * k.sqrt()];
+            let margin = loss::margin_error_classification(&[y], &mc, c * b, &gamma).unwrap();
+            assert!(margin >= err * normal_cdf(t / kappa.sqrt()) - 1e-12);
+            let (target, eps, r) = (4.0 * u() - 2.0, 0.1 + u(), u());
+            let inner = RegressionLoss::new_epsilon_band((1.0 - r) * eps).unwrap();
+            let band = loss::gibbs_risk_regression(&[target], &m, &inner).unwrap();
+            let spread = loss::spread_risk(&m, &[r * eps]).unwrap();
+            assert!(band + spread >= f64::from((target - mu).abs() > eps) - 1e-12);
+        }
+    }
+
+    /// The closed forms against Monte Carlo draws: two draws' disagreement, the margin risk and
+    /// the spread (2·10⁵ draws: a standard error below 1.2e-3).
+    #[test]
+    fn closed_forms_match_monte_carlo() {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut u = move || uniform(&mut state);
+        let mut normal = move || {
+            let (a, b) = (u().max(1e-300), u());
+            (-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * b).cos()
+        };
+        let (mu, v, b, y, gamma) = (0.3, 0.64, -0.1, -1.0, 0.4);
+        let m = Marginals {
+            mean: vec![mu],
+            var: vec![v],
+        };
+        let draws = 200_000;
+        let (mut disagree, mut margin, mut spread) = (0.0, 0.0, 0.0);
+        for _ in 0..draws {
+            let (f, g) = (mu + v.sqrt() * normal(), mu + v.sqrt() * normal());
+            disagree += f64::from((f + b > 0.0) != (g + b > 0.0));
+            margin += f64::from(y * (f + b) <= gamma);
+            spread += f64::from((f - mu).abs() >= gamma);
+        }
+        let n = draws as f64;
+        let close = |mc: f64, exact: f64| assert!((mc / n - exact).abs() < 5e-3, "{mc} vs {exact}");
+        close(disagree, loss::disagreement_classification(&m, b).unwrap());
+        close(
+            margin,
+            loss::margin_error_classification(&[y], &m, b, &[gamma]).unwrap(),
+        );
+        close(spread, loss::spread_risk(&m, &[gamma]).unwrap());
+    }
+}

@@ -1,0 +1,275 @@
+//! The deployed-predictor experiment (`pacgp reproduce deployed`, issue 42): on seeded splits
+//! of the shipped two-class sets, each method ([`DEPLOYED_METHODS`]) is fitted through the one
+//! entry point [`crate::fit::fit`] on the training part and certified there, and the held-out
+//! part scores both predictors the certificates name — the Gibbs certificate against the
+//! held-out Gibbs error, the derandomised certificate on `predict`'s labels
+//! ([`crate::certificate::deployed`]) against `predict`'s held-out error — with the
+//! split-conformal prediction sets of the same method (half the training part calibrates) at
+//! level `1 − α`: held-out coverage and mean size. [`summarise`] gives means, the ratio of the
+//! deployed certificate to the deployed test error, and whether every certificate held.
+
+use serde::{Deserialize, Serialize};
+
+use crate::data::{train_test_split, Dataset};
+use crate::error::{Error, Result};
+use crate::model::{CertifyOptions, FittedModel};
+use crate::spec::{FitOptions, IntervalMethod, LooRequest, MethodName};
+
+use super::mean_se;
+
+/// The shipped two-class sets of the experiment (the names of
+/// [`super::classification::load_uci_sets`]).
+pub const DEPLOYED_SETS: [&str; 4] = ["breast-cancer", "crabs", "house-votes", "ripley"];
+
+/// The methods, by their CLI names: Laplace, EP and the SVM (dense), and the sparse variational
+/// classifier.
+pub const DEPLOYED_METHODS: [MethodName; 4] = [
+    MethodName::Laplace,
+    MethodName::Ep,
+    MethodName::Svm,
+    MethodName::Svgp,
+];
+
+/// One method on one split.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DeployedRow {
+    /// Data set name.
+    pub dataset: String,
+    /// Method (CLI name).
+    pub method: String,
+    /// Seed of the split (and of the sets' calibration split).
+    pub seed: u64,
+    /// Training rows.
+    pub n_train: usize,
+    /// Held-out rows.
+    pub n_test: usize,
+    /// The certificate on the Gibbs classifier.
+    pub gibbs_bound: f64,
+    /// The Gibbs classifier's held-out error.
+    pub test_gibbs: f64,
+    /// The derandomised certificate on `predict`'s labels.
+    pub deployed_bound: f64,
+    /// Which form of it was least (`disagreement` or `divided`).
+    pub deployed_form: String,
+    /// The scale c of the posterior mean it was taken at.
+    pub deployed_scale: f64,
+    /// `predict`'s error on the training part.
+    pub train_error: f64,
+    /// `predict`'s held-out error.
+    pub test_error: f64,
+    /// Held-out coverage of the split-conformal sets at level `1 − α`.
+    pub set_coverage: f64,
+    /// Their mean size (labels per set).
+    pub set_size: f64,
+}
+
+/// Settings of [`deployed_rows`].
+#[derive(Clone, Debug)]
+pub struct DeployedSettings {
+    /// Seeded splits per data set.
+    pub splits: usize,
+    /// Held-out fraction of every split.
+    pub test_fraction: f64,
+    /// Miscoverage α of the sets.
+    pub alpha: f64,
+    /// The data sets.
+    pub datasets: Vec<String>,
+    /// The methods.
+    pub methods: Vec<MethodName>,
+    /// Inducing inputs of the sparse classifier.
+    pub inducing: usize,
+}
+
+impl DeployedSettings {
+    /// The full table: 10 splits of every set, every method.
+    pub fn full() -> Self {
+        Self {
+            splits: 10,
+            test_fraction: 0.3,
+            alpha: 0.1,
+            datasets: DEPLOYED_SETS.iter().map(|s| s.to_string()).collect(),
+            methods: DEPLOYED_METHODS.to_vec(),
+            inducing: 32,
+        }
+    }
+
+    /// A smoke run: 2 splits of crabs and ripley, Laplace and the SVM.
+    pub fn quick() -> Self {
+        Self {
+            splits: 2,
+            datasets: vec!["crabs".into(), "ripley".into()],
+            methods: vec![MethodName::Laplace, MethodName::Svm],
+            ..Self::full()
+        }
+    }
+}
+
+/// The fit options of a method in the experiment (sets: `split-conformal:0.5`).
+fn options(method: MethodName, settings: &DeployedSettings, seed: u64, sets: bool) -> FitOptions {
+    FitOptions {
+        seed: Some(seed),
+        inducing: (method == MethodName::Svgp).then_some(settings.inducing),
+        intervals: sets.then_some(IntervalMethod::SplitConformal { fraction: 0.5 }),
+        ..Default::default()
+    }
+}
+
+/// A fit on `train` through the one entry point.
+fn fit(method: MethodName, o: FitOptions, train: &Dataset) -> Result<FittedModel> {
+    let spec = o.check(method).map_err(Error::Spec)?;
+    crate::fit::fit(&spec, train, None)
+}
+
+/// The held-out coverage and mean size of the method's split-conformal sets at `alpha`
+/// (labels ±1 are the classes −1, +1 in that order).
+fn set_scores(
+    method: MethodName,
+    settings: &DeployedSettings,
+    seed: u64,
+    train: &Dataset,
+    test: &Dataset,
+) -> Result<(f64, f64)> {
+    let model = fit(method, options(method, settings, seed, true), train)?;
+    let sets = model.predict_sets(test.x.as_ref(), settings.alpha)?;
+    let class = |y: f64| usize::from(y > 0.0);
+    let covered = sets
+        .sets
+        .iter()
+        .zip(&test.y)
+        .filter(|(s, y)| s.contains(&class(**y)))
+        .count();
+    let size: usize = sets.sets.iter().map(Vec::len).sum();
+    let n = test.n() as f64;
+    Ok((covered as f64 / n, size as f64 / n))
+}
+
+/// One method on one split: fit, certify on the training part, score on the held-out part.
+fn row(
+    name: &str,
+    method: MethodName,
+    settings: &DeployedSettings,
+    seed: u64,
+    (train, test): (&Dataset, &Dataset),
+) -> Result<DeployedRow> {
+    let model = fit(method, options(method, settings, seed, false), train)?;
+    let opts = CertifyOptions {
+        loo: LooRequest::None,
+        ..Default::default()
+    };
+    let report = model.certify(train, &opts)?.remove(0);
+    let deployed = report.deployed.as_ref().ok_or_else(|| {
+        Error::Unsupported(format!(
+            "'{method}' gave no certificate on its deployed predictor"
+        ))
+    })?;
+    let parts = deployed.derandomised.as_ref().ok_or_else(|| {
+        Error::Unsupported("the deployed certificate is not the derandomised one".into())
+    })?;
+    let eval = model.evaluate(test, None)?;
+    let (set_coverage, set_size) = set_scores(method, settings, seed, train, test)?;
+    let form = serde_json::to_value(parts.form).map_err(|e| Error::Unsupported(e.to_string()))?;
+    Ok(DeployedRow {
+        dataset: name.into(),
+        method: method.to_string(),
+        seed,
+        n_train: train.n(),
+        n_test: test.n(),
+        gibbs_bound: report.certificate.bound,
+        test_gibbs: eval.gibbs_risk.unwrap_or(f64::NAN),
+        deployed_bound: deployed.value,
+        deployed_form: form.as_str().unwrap_or_default().into(),
+        deployed_scale: parts.scale,
+        train_error: deployed.error_rate,
+        test_error: eval.error_rate.unwrap_or(f64::NAN),
+        set_coverage,
+        set_size,
+    })
+}
+
+/// Every method on the split of `data` given by `seed`.
+pub fn deployed_rows(
+    name: &str,
+    data: &Dataset,
+    seed: u64,
+    settings: &DeployedSettings,
+) -> Result<Vec<DeployedRow>> {
+    let (tr, te) = train_test_split(data.n(), settings.test_fraction, seed)?;
+    let (train, test) = (data.subset(&tr), data.subset(&te));
+    settings
+        .methods
+        .iter()
+        .map(|&m| row(name, m, settings, seed, (&train, &test)))
+        .collect()
+}
+
+/// Means over the splits of one method on one set.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DeployedSummary {
+    /// Data set name.
+    pub dataset: String,
+    /// Method.
+    pub method: String,
+    /// Splits.
+    pub splits: usize,
+    /// Mean Gibbs certificate.
+    pub gibbs_bound: f64,
+    /// Mean held-out Gibbs error.
+    pub test_gibbs: f64,
+    /// Mean deployed certificate.
+    pub deployed_bound: f64,
+    /// Its standard error over the splits.
+    pub deployed_bound_se: f64,
+    /// Mean held-out error of `predict`.
+    pub test_error: f64,
+    /// Mean deployed certificate over mean deployed test error.
+    pub ratio: f64,
+    /// Splits on which the deployed certificate is below `predict`'s held-out error.
+    pub deployed_below_test: usize,
+    /// Splits on which the Gibbs certificate is below the held-out Gibbs error.
+    pub gibbs_below_test: usize,
+    /// Mean set coverage.
+    pub set_coverage: f64,
+    /// Mean set size.
+    pub set_size: f64,
+}
+
+/// One summary per (set, method), in the rows' order.
+pub fn summarise(rows: &[DeployedRow]) -> Vec<DeployedSummary> {
+    let mut keys: Vec<(String, String)> = Vec::new();
+    for r in rows {
+        let key = (r.dataset.clone(), r.method.clone());
+        if !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    keys.into_iter()
+        .map(|(dataset, method)| {
+            let of: Vec<&DeployedRow> = rows
+                .iter()
+                .filter(|r| r.dataset == dataset && r.method == method)
+                .collect();
+            let mean =
+                |f: fn(&DeployedRow) -> f64| mean_se(&of.iter().map(|r| f(r)).collect::<Vec<_>>());
+            let (deployed_bound, deployed_bound_se) = mean(|r| r.deployed_bound);
+            let test_error = mean(|r| r.test_error).0;
+            DeployedSummary {
+                splits: of.len(),
+                gibbs_bound: mean(|r| r.gibbs_bound).0,
+                test_gibbs: mean(|r| r.test_gibbs).0,
+                deployed_bound,
+                deployed_bound_se,
+                test_error,
+                ratio: deployed_bound / test_error,
+                deployed_below_test: of
+                    .iter()
+                    .filter(|r| r.deployed_bound < r.test_error)
+                    .count(),
+                gibbs_below_test: of.iter().filter(|r| r.gibbs_bound < r.test_gibbs).count(),
+                set_coverage: mean(|r| r.set_coverage).0,
+                set_size: mean(|r| r.set_size).0,
+                dataset,
+                method,
+            }
+        })
+        .collect()
+}
