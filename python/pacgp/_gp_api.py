@@ -68,10 +68,11 @@ class RegressionAPI:
 
     def predict_interval(self, X, alpha=0.1):
         """Prediction intervals of level 1 − ``alpha`` at X by the interval method the model
-        was fitted with (``intervals=`` "jackknife+", "cv+[:K]" or "split-conformal[:F]"):
-        a ``PredictionIntervals(lower, upper, statement)``, the statement naming the method
-        and its finite-sample coverage guarantee (1 − 2α for jackknife+ and CV+, 1 − α for
-        split conformal)."""
+        was fitted with (``intervals=`` "jackknife+", "cv+[:K]" or "split-conformal[:F]"; an
+        exact GP fitted without one has jackknife+ with the "gp-std" score, its leave-one-out
+        being free): a ``PredictionIntervals(lower, upper, statement)``, the statement naming
+        the method and its finite-sample coverage guarantee (1 − 2α for jackknife+ and CV+,
+        1 − α for split conformal)."""
         check_is_fitted(self, "model_")
         X, _rows = self._coded(X)
         lower, upper, statement = self.model_.predict_intervals(

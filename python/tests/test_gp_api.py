@@ -187,9 +187,18 @@ def test_predict_interval_states_its_guarantee_and_covers(estimator):
     assert covered >= guarantee - 3 * np.sqrt(guarantee * (1 - guarantee) / 400)
 
 
+def test_exact_gp_has_jackknife_plus_intervals_by_default():
+    X, y = _regression()
+    default = pacgp.GPRegressor().fit(X, y).predict_interval(X[:20])
+    asked = pacgp.GPRegressor(intervals="jackknife+", interval_score="gp-std").fit(X, y)
+    want = asked.predict_interval(X[:20])
+    np.testing.assert_array_equal(default.lower, want.lower)
+    np.testing.assert_array_equal(default.upper, want.upper)
+
+
 def test_predict_interval_without_intervals_says_how_to_get_them():
     X, y = _regression()
-    m = pacgp.GPRegressor().fit(X, y)
+    m = pacgp.SparseGPRegressor(n_inducing=10).fit(X, y)
     with pytest.raises(ValueError, match="needs intervals.*refit with one"):
         m.predict_interval(X)
 

@@ -363,9 +363,10 @@ pub struct PredictArgs {
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
-    /// Regression models fitted with --intervals: add the columns `lower` and `upper` of
-    /// prediction intervals at this level 1 − α (e.g. 0.9), by the model's interval method;
-    /// what they guarantee is printed on stderr (and in the JSON).
+    /// Regression models: add the columns `lower` and `upper` of prediction intervals at this
+    /// level 1 − α (e.g. 0.9), by the interval method the model was fitted with (an exact GP
+    /// fitted without --intervals: jackknife+ with the gp-std score); what they guarantee is
+    /// printed on stderr (and in the JSON).
     #[arg(long)]
     pub interval: Option<f64>,
     /// Classifiers fitted with --intervals: add the column `set`, each row's conformal

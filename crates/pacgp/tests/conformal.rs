@@ -426,13 +426,41 @@ fn record_round_trips_and_is_validated() {
         let e = FittedModel::from_json(&v.to_string(), "model").unwrap_err();
         assert!(e.to_string().contains("interval record"), "{e}");
     }
+    // An exact GP fitted without intervals has jackknife+ (gp-std) by default: its
+    // leave-one-out is free. The intervals are those of a fit that asked for them, to the bit.
     let plain = fit(
         &FitOptions::default().check(MethodName::Gpr).unwrap(),
         &train,
         None,
     )
     .unwrap();
-    let e = plain.predict_intervals(test.as_ref(), 0.1).unwrap_err();
+    let asked = fit(
+        &options(IntervalMethod::JackknifePlus, IntervalScore::GpStd)
+            .check(MethodName::Gpr)
+            .unwrap(),
+        &train,
+        None,
+    )
+    .unwrap();
+    let (a, b) = (
+        plain.predict_intervals(test.as_ref(), 0.1).unwrap(),
+        asked.predict_intervals(test.as_ref(), 0.1).unwrap(),
+    );
+    assert_eq!((a.lower, a.upper), (b.lower, b.upper));
+    // A sparse regressor's jackknife+ needs its training rows stored: without intervals it
+    // says how to get them.
+    let sparse = fit(
+        &FitOptions {
+            inducing: Some(6),
+            ..Default::default()
+        }
+        .check(MethodName::Vfe)
+        .unwrap(),
+        &train,
+        None,
+    )
+    .unwrap();
+    let e = sparse.predict_intervals(test.as_ref(), 0.1).unwrap_err();
     assert!(e.to_string().contains("intervals"), "{e}");
     // A sparse record whose sample lost a row, and a negative CV+ score.
     let model = fit(

@@ -155,6 +155,27 @@ pub(crate) fn downdate_form(spec: &CheckedFitSpec) -> Option<DowndateForm> {
     }
 }
 
+/// Whether jackknife+ needs nothing stored for this spec's posterior: an exact GP's
+/// leave-one-out follows from its weights and factor, so its intervals are there by default.
+pub(crate) fn has_free_jackknife(spec: &CheckedFitSpec) -> bool {
+    downdate_form(spec) == Some(DowndateForm::Exact)
+}
+
+/// The intervals of a regressor fitted without `intervals` whose jackknife+ is free
+/// ([`has_free_jackknife`]): jackknife+ with the GP-normalised score `|y − μ|/σ` (J+GP),
+/// computed from the stored posterior as a fit with `intervals = jackknife+, gp-std` would.
+pub(crate) fn default_intervals(
+    model: &FittedModel,
+    x: MatRef<'_, f64>,
+    alpha: f64,
+) -> Result<PredictionIntervals> {
+    let iv = IntervalSpec {
+        method: IntervalMethod::JackknifePlus,
+        score: IntervalScore::GpStd,
+    };
+    IntervalRecord::JackknifePlus { sample: None }.intervals(&iv, model, x, alpha)
+}
+
 /// Noise variance and target scaler of a regression model.
 pub(crate) fn regression_parts(model: &FittedModel) -> Result<(f64, TargetScaler)> {
     match &model.task {

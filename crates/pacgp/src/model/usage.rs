@@ -245,22 +245,25 @@ impl FittedModel {
         alpha: f64,
     ) -> Result<crate::conformal::PredictionIntervals> {
         self.regression_parts()?;
-        let (
+        if let (
             Some(iv),
             Task::Regression {
                 intervals: Some(record),
                 ..
             },
         ) = (&self.spec.intervals, &self.task)
-        else {
-            return Err(Error::Spec(crate::spec::SpecError::missing(
-                crate::spec::SpecOption::Intervals,
-                self.method(),
-                "prediction intervals are prepared when fitting (jackknife+, cv+ or \
-                 split-conformal); refit with one",
-            )));
-        };
-        record.intervals(iv, self, x, alpha)
+        {
+            return record.intervals(iv, self, x, alpha);
+        }
+        if self.spec.intervals.is_none() && super::intervals::has_free_jackknife(&self.spec) {
+            return super::intervals::default_intervals(self, x, alpha);
+        }
+        Err(Error::Spec(crate::spec::SpecError::missing(
+            crate::spec::SpecOption::Intervals,
+            self.method(),
+            "prediction intervals are prepared when fitting (jackknife+, cv+ or \
+             split-conformal); refit with one",
+        )))
     }
 
     /// Test metrics; for regression the Gibbs and Bayes risks when an ε is given or stored,
