@@ -31,8 +31,7 @@ pub fn initial_inducing(
     seed: u64,
 ) -> Result<Mat<f64>> {
     crate::regression::greedy::check_inducing_count(m, x.nrows())?;
-    let perm = crate::data::permutation(x.nrows(), seed);
-    let subset = Mat::from_fn(m, x.ncols(), |a, t| x[(perm[a], t)]);
+    let subset = distinct_subset(x, m, seed)?;
     Ok(match init {
         InducingInit::Subset => subset,
         InducingInit::KMeans => kmeans(x, subset, KMEANS_ITERATIONS)?,
@@ -41,6 +40,32 @@ pub fn initial_inducing(
                 "greedy inducing inputs need the targets, kernel and noise: use initial_inducing_with_targets".into(),
             ))
         }
+    })
+}
+
+/// The first `m` rows of the seeded permutation whose inputs differ from every row taken
+/// before (a table with repeated rows would otherwise start two inducing inputs, or two
+/// k-means centres, at one point, where they stay); without repeats, the permutation's
+/// first `m`. Fewer than `m` distinct rows is an error.
+fn distinct_subset(x: MatRef<'_, f64>, m: usize, seed: u64) -> Result<Mat<f64>> {
+    let mut seen = std::collections::HashSet::new();
+    let mut rows = Vec::with_capacity(m);
+    for i in crate::data::permutation(x.nrows(), seed) {
+        // Adding 0.0 turns −0 into +0, so equal values have equal bits.
+        let key: Vec<u64> = (0..x.ncols())
+            .map(|t| (x[(i, t)] + 0.0).to_bits())
+            .collect();
+        if seen.insert(key) {
+            rows.push(i);
+            if rows.len() == m {
+                return Ok(Mat::from_fn(m, x.ncols(), |a, t| x[(rows[a], t)]));
+            }
+        }
+    }
+    Err(Error::InvalidParameter {
+        name: "number of inducing points M",
+        value: m as f64,
+        reason: "exceeds the number of distinct training inputs (rows that repeat one another count once): use fewer inducing points",
     })
 }
 
@@ -201,6 +226,30 @@ mod tests {
     /// The blocked nearest-centre search picks, point by point, the centre a plain loop over
     /// centres and inputs picks (the same sums in the same order, so the same bits), on
     /// more points than one block, with planted ties.
+    #[test]
+    fn the_start_skips_repeated_rows_and_keeps_the_permutation_without_them() {
+        // 12 rows, each input written twice (6 distinct).
+        let x = Mat::from_fn(12, 2, |i, t| ((i % 6) * 3 + t) as f64);
+        for seed in 0..5 {
+            let z = distinct_subset(x.as_ref(), 6, seed).unwrap();
+            let mut keys: Vec<(u64, u64)> = (0..6)
+                .map(|a| (z[(a, 0)].to_bits(), z[(a, 1)].to_bits()))
+                .collect();
+            keys.sort_unstable();
+            keys.dedup();
+            assert_eq!(keys.len(), 6, "seed {seed}");
+            assert!(initial_inducing(x.as_ref(), 6, InducingInit::KMeans, seed).is_ok());
+        }
+        assert!(distinct_subset(x.as_ref(), 7, 0).is_err());
+        // Without repeats: the permutation's first m rows, as before.
+        let y = Mat::from_fn(12, 2, |i, t| (i * 3 + t) as f64);
+        let perm = crate::data::permutation(12, 3);
+        let z = distinct_subset(y.as_ref(), 5, 3).unwrap();
+        for a in 0..5 {
+            assert_eq!(z[(a, 0)], y[(perm[a], 0)]);
+        }
+    }
+
     #[test]
     fn nearest_centres_equal_a_plain_loop() {
         let (n, d, m) = (3 * NEAREST_BLOCK + 17, 5, 37);
