@@ -96,6 +96,18 @@ pub fn binary_kl(q: f64, p: f64) -> f64 {
 
 /// Upper inverse `kl⁻¹(q, c) = max{p ∈ [q,1] : kl(q‖p) ≤ c}` (paper eq. 3, docs/math.md §1.2–1.3),
 /// to about 1e-15 absolute: bracketed, safeguarded Newton on the convex `kl(q‖·) − c`.
+///
+/// The PAC-Bayes bound is `kl⁻¹(empirical risk, complexity)`:
+///
+/// ```
+/// use pacgp::special::{binary_kl, kl_inverse};
+///
+/// let p = kl_inverse(0.1, 0.05);
+/// assert!(p > 0.1 && p < 1.0);
+/// assert!((binary_kl(0.1, p) - 0.05).abs() < 1e-12); // on the boundary of the kl ball
+/// assert_eq!(kl_inverse(0.1, 0.0), 0.1); // no complexity: the empirical risk itself
+/// assert_eq!(kl_inverse(0.0, 1.0), 1.0 - (-1.0f64).exp()); // zero risk: 1 − e^(−c)
+/// ```
 pub fn kl_inverse(q: f64, c: f64) -> f64 {
     let q = q.clamp(0.0, 1.0);
     if c.is_nan() {

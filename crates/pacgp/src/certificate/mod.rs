@@ -343,6 +343,27 @@ impl CertificateSpec {
 
 /// A PAC-Bayes certificate: with probability ≥ 1 − δ over the sample, the Gibbs risk of the
 /// named predictor on new data is at most `bound`.
+///
+/// ```
+/// use pacgp::prelude::*;
+/// # let x = Mat::from_fn(30, 1, |i, _| i as f64 / 10.0);
+/// # let y = (0..30).map(|i| (i as f64 / 10.0).sin() + 0.1 * ((i * 7 % 5) as f64 - 2.0)).collect();
+/// # let data = Dataset::new(x, y)?;
+///
+/// // `data`: 30 noisy points of sin(x) on [0, 3).
+/// let spec = FitOptions { epsilon: Some(0.3), ..Default::default() }.check(MethodName::Gpr)?;
+/// let model = fit(&spec, &data, None)?;
+/// let c = model.certify(&data, &CertifyOptions::default())?.remove(0).certificate;
+///
+/// // The parts add up: the complexity is (KL + penalty + confidence term)/N, and the bound
+/// // is the kl-inverse of the empirical risk at that complexity (its Pinsker form above it).
+/// let confidence = c.confidence_term.value(c.n, c.delta);
+/// assert!((c.complexity - (c.kl + c.penalty + confidence) / c.n as f64).abs() < 1e-12);
+/// assert!((c.bound - kl_inverse(c.empirical_risk, c.complexity)).abs() < 1e-12);
+/// assert!(c.bound_sqrt >= c.bound);
+/// assert_eq!(c.gap, c.bound - c.empirical_risk);
+/// # Ok::<(), pacgp::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Certificate {
     /// The upper bound on the true Gibbs risk (kl-inverse form, docs/math.md eq. 5).

@@ -48,6 +48,24 @@ pub struct Dataset {
 
 impl Dataset {
     /// Validate and wrap `x` (N×D) and `y` (N): non-empty, same N, all finite.
+    ///
+    /// ```
+    /// use faer::Mat;
+    /// use pacgp::data::Dataset;
+    /// use pacgp::Error;
+    ///
+    /// let x = Mat::from_fn(3, 2, |i, j| (i + j) as f64);
+    /// let data = Dataset::new(x.clone(), vec![0.5, 1.0, 1.5])?;
+    /// assert_eq!((data.n(), data.d()), (3, 2));
+    /// assert_eq!(data.feature_names, ["x0", "x1"]);
+    ///
+    /// // Refused once, here: a missing target, a NaN.
+    /// let short = Dataset::new(x.clone(), vec![0.5, 1.0]);
+    /// assert!(matches!(short, Err(Error::ShapeMismatch { .. })));
+    /// let nan = Dataset::new(x, vec![0.5, f64::NAN, 1.5]);
+    /// assert!(matches!(nan, Err(Error::NonFinite { row: 1, .. })));
+    /// # Ok::<(), pacgp::Error>(())
+    /// ```
     pub fn new(x: Mat<f64>, y: Vec<f64>) -> Result<Self> {
         let d = x.ncols();
         let names = (0..d).map(|j| format!("x{j}")).collect();

@@ -47,6 +47,26 @@ pub use crate::plan::{classifier_candidates, svm_candidates, svm_prior_kernel};
 /// The model counts the rows of `data` that repeat an earlier row ([`crate::data::Duplicates`],
 /// [`FittedModel::duplicates`]), for the front ends' warning.
 ///
+/// ```
+/// use pacgp::prelude::*;
+///
+/// // Two classes, split by the sign of x (targets ±1).
+/// let x = Mat::from_fn(30, 1, |i, _| i as f64 / 10.0 - 1.45);
+/// let y = (0..30).map(|i| if i < 15 { -1.0 } else { 1.0 }).collect();
+/// let data = Dataset::new(x, y)?;
+///
+/// // A Laplace GP classifier; `None`: the targets are the labels "-1" and "1".
+/// let spec = FitOptions::default().check(MethodName::Laplace)?;
+/// let model = fit(&spec, &data, None)?;
+/// assert!(model.is_classifier());
+///
+/// // p(y = +1 | x) at raw inputs, low on the left and high on the right.
+/// let at = Mat::from_fn(2, 1, |i, _| if i == 0 { -1.0 } else { 1.0 });
+/// let (p, _latent) = model.predict_classification(at.as_ref())?;
+/// assert!(p[0] < 0.5 && p[1] > 0.5);
+/// # Ok::<(), pacgp::Error>(())
+/// ```
+///
 /// [`FitOptions::with_default_epsilon`]: crate::spec::FitOptions::with_default_epsilon
 pub fn fit(
     spec: &CheckedFitSpec,

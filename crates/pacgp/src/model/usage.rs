@@ -225,6 +225,23 @@ impl FittedModel {
     }
 
     /// Predictive distribution at raw inputs, in target units.
+    ///
+    /// ```
+    /// # use pacgp::prelude::*;
+    /// # let x = Mat::from_fn(30, 1, |i, _| i as f64 / 10.0);
+    /// # let noise = |i: usize| 0.1 * ((i * 7 % 5) as f64 - 2.0);
+    /// # let y = (0..30).map(|i| (i as f64 / 10.0).sin() + noise(i)).collect();
+    /// # let data = Dataset::new(x, y)?;
+    /// // `data`: 30 noisy points of sin(x) on [0, 3).
+    /// let spec = FitOptions::default().check(MethodName::Gpr)?;
+    /// let model = fit(&spec, &data, None)?;
+    /// let at = Mat::from_fn(2, 1, |i, _| 1.0 + i as f64);
+    /// let p = model.predict_regression(at.as_ref())?;
+    /// assert!((p.mean[0] - 1f64.sin()).abs() < 0.2);
+    /// // A new observation varies by the noise more than the latent function does.
+    /// assert!(p.noisy_var[1] > p.latent_var[1] && p.latent_var[1] > 0.0);
+    /// # Ok::<(), pacgp::Error>(())
+    /// ```
     pub fn predict_regression(&self, x: MatRef<'_, f64>) -> Result<RegressionPrediction> {
         let (noise, ys) = self.regression_parts()?;
         let m = self
@@ -343,6 +360,35 @@ impl FittedModel {
     /// given: the Gibbs certificates are on its fit rows at δ/2, and each carries the test-set
     /// bound on the deployed predictor from the held-out rows at δ/(2k) (`deployed`).
     /// A classifier's certificates carry the sample's majority-class rate beside the bound.
+    ///
+    /// ```
+    /// # use pacgp::prelude::*;
+    /// # let x = Mat::from_fn(30, 1, |i, _| i as f64 / 10.0);
+    /// # let noise = |i: usize| 0.1 * ((i * 7 % 5) as f64 - 2.0);
+    /// # let y = (0..30).map(|i| (i as f64 / 10.0).sin() + noise(i)).collect();
+    /// # let data = Dataset::new(x, y)?;
+    /// // `data`: 30 noisy points of sin(x) on [0, 3).
+    /// let spec = FitOptions::default().check(MethodName::Gpr)?;
+    /// let model = fit(&spec, &data, None)?;
+    ///
+    /// // A regressor's certificate needs ε (here none was stored with the fit): two at once.
+    /// let opts = CertifyOptions { epsilons: vec![0.2, 0.4], ..Default::default() };
+    /// let reports = model.certify(&data, &opts)?;
+    /// assert_eq!(reports.len(), 2);
+    /// for r in &reports {
+    ///     let c = &r.certificate;
+    ///     assert!(c.empirical_risk <= c.bound && c.bound <= 1.0);
+    ///     assert!(c.penalty >= 2f64.ln()); // two ε certified together pay ln 2
+    ///     assert!(r.loo_error.is_some()); // the closed-form leave-one-out beside it
+    /// }
+    /// // A wider band misses fewer targets.
+    /// assert!(reports[1].certificate.bound <= reports[0].certificate.bound);
+    ///
+    /// // The certificate holds on the sample it was fitted on only.
+    /// let other = data.subset(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    /// assert!(model.certify(&other, &opts).is_err());
+    /// # Ok::<(), pacgp::Error>(())
+    /// ```
     pub fn certify(
         &self,
         sample: &Dataset,

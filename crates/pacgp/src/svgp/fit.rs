@@ -290,7 +290,7 @@ pub type BatchGradient<'a> = dyn FnMut(&[usize], &[f64]) -> Result<Vec<f64>> + '
 /// Minimise from `p0` by Adam ([`AdamConfig`]'s schedule) on seeded minibatches of `B` rows
 /// drawn without replacement from the N rows (a fresh draw each step; `gradient` evaluates
 /// the minibatch objective on them), within `search`'s boxes: the first
-/// [`FREE_THETA_SHARE`] of the steps with θ free, then θ rounded onto `search`'s grid and
+/// `FREE_THETA_SHARE` (80%) of the steps with θ free, then θ rounded onto `search`'s grid and
 /// pinned there. The report carries `full_value` (the objective on all rows) at the end; a run
 /// of fixed length has no convergence test, and says so.
 pub fn minimise_on_batches(

@@ -8,7 +8,7 @@
 //! `V̄ = m μ̄ᵀ + 2 U diag(σ̄²) − 2 V diag(σ̄²·[k_ii > ‖V_i‖²])`, `F̄ = L_uu⁻ᵀV̄` (θ and Z through
 //! `F̄` and the diagonal), and the M×M sums from which `L̄_uu`, `L̄_q` and then `K_uu`'s
 //! adjoint ([`crate::linalg::cholesky_adjoint`]) follow once per evaluation
-//! ([`SvgpObjective::assemble`]). About 5·M²B flops per block with the gradient (two triangular
+//! (`SvgpObjective::assemble`). About 5·M²B flops per block with the gradient (two triangular
 //! solves, one product, one symmetric rank-B update), 3·M²B without.
 
 use faer::linalg::matmul::matmul;

@@ -306,6 +306,23 @@ fn class_targets(cells: &[&str], opts: &CsvOptions) -> Result<ClassTargets> {
 }
 
 /// Load a numeric CSV with a header row (`.csv.gz` too) for regression.
+///
+/// ```
+/// use pacgp::data::{load_csv, CsvOptions, TargetSpec};
+///
+/// let path = std::env::temp_dir().join(format!("pacgp-load-csv-{}.csv", std::process::id()));
+/// std::fs::write(&path, "price,rooms,age\n3.5,2,10\n4.0,3,5\n5.5,4,1\n")?;
+///
+/// // The target is the last column unless named.
+/// let opts = CsvOptions { target: TargetSpec::Name("price".into()), ..Default::default() };
+/// let data = load_csv(&path, &opts)?;
+/// std::fs::remove_file(&path)?;
+/// assert_eq!(data.target_name, "price");
+/// assert_eq!(data.feature_names, ["rooms", "age"]);
+/// assert_eq!(data.y, [3.5, 4.0, 5.5]);
+/// assert_eq!(data.x[(2, 1)], 1.0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn load_csv(path: impl AsRef<Path>, opts: &CsvOptions) -> Result<Dataset> {
     Ok(read_training(path, opts, false)?.data)
 }

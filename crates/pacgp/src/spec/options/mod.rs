@@ -189,6 +189,26 @@ impl FitOptions {
     /// The spec of `method` with these options: an option the method does not use, a value
     /// out of range or two options that do not combine are a [`SpecError`]; defaults fill the
     /// rest.
+    ///
+    /// ```
+    /// use pacgp::spec::{FitOptions, MethodName, SpecOption, SpecProblem};
+    ///
+    /// let spec = FitOptions { epsilon: Some(0.5), ..Default::default() }.check(MethodName::Gpr)?;
+    /// assert_eq!((spec.delta, spec.seed), (0.01, 0)); // the defaults
+    /// assert_eq!(spec.epsilon(), Some(0.5));
+    ///
+    /// // δ must lie in (0, 1); exact GP regression has no inducing inputs.
+    /// let err = FitOptions { delta: Some(1.5), ..Default::default() }
+    ///     .check(MethodName::Gpr)
+    ///     .unwrap_err();
+    /// assert_eq!(err.option, SpecOption::Delta);
+    /// assert!(matches!(err.problem, SpecProblem::OutOfRange { .. }));
+    /// let err = FitOptions { inducing: Some(10), ..Default::default() }
+    ///     .check(MethodName::Gpr)
+    ///     .unwrap_err();
+    /// assert!(matches!(err.problem, SpecProblem::NotApplicable { .. }));
+    /// # Ok::<(), pacgp::spec::SpecError>(())
+    /// ```
     pub fn check(&self, method: MethodName) -> Result<CheckedFitSpec, SpecError> {
         let mut unused = Unused::of(method, self);
         let spec = FitSpec {
