@@ -7,16 +7,16 @@ import numpy as np
 from numpy.typing import NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
-from ._gp_api import EvidenceAPI, PredictionSets, RandomState, RegressionAPI, SVMDualAPI
+from ._gp_api import EvidenceAPI, PredictionSets, RegressionAPI, SVMDualAPI, _RandomState
 from ._pacgp import Model
 
 _F64 = NDArray[np.float64]
 _Self = TypeVar("_Self", bound="_PacgpEstimator")
 
 #: A pacgp kernel in words ("se-ard", "matern52+linear", ...) or a scikit-learn kernel object.
-Kernel = Any
+_Kernel = Any
 #: ``categorical``: "auto", a list of column names, or None.
-Categorical = Union[str, Sequence[str], None]
+_Categorical = Union[str, Sequence[str], None]
 
 class _PacgpEstimator(BaseEstimator):
     model_: Model
@@ -40,15 +40,15 @@ class _Regressor(RegressionAPI, RegressorMixin, _PacgpEstimator):
 class GPRegressor(EvidenceAPI, _Regressor):
     def __init__(
         self,
-        kernel: Kernel = "se-ard",
+        kernel: _Kernel = "se-ard",
         epsilon: Optional[float] = None,
         restarts: int = 0,
         snap: bool = True,
-        random_state: RandomState = 0,
+        random_state: _RandomState = 0,
         certify: bool = True,
         delta: float = 0.01,
         loo: str = "auto",
-        categorical: Categorical = "auto",
+        categorical: _Categorical = "auto",
         missing: Optional[str] = None,
         unknown_category: str = "error",
         n_threads: Optional[int] = None,
@@ -62,14 +62,14 @@ class SparseGPRegressor(_Regressor):
         self,
         method: str = "vfe",
         n_inducing: Optional[int] = None,
-        kernel: Kernel = "se-ard",
+        kernel: _Kernel = "se-ard",
         epsilon: Optional[float] = None,
-        random_state: RandomState = 0,
+        random_state: _RandomState = 0,
         inducing_init: str = "kmeans",
         certify: bool = True,
         delta: float = 0.01,
         loo: str = "auto",
-        categorical: Categorical = "auto",
+        categorical: _Categorical = "auto",
         missing: Optional[str] = None,
         unknown_category: str = "error",
         n_threads: Optional[int] = None,
@@ -88,15 +88,15 @@ class PACGPRegressor(EvidenceAPI, _Regressor):
         sparse: bool = False,
         n_inducing: Optional[int] = None,
         delta: float = 0.01,
-        kernel: Kernel = "se-ard",
-        random_state: RandomState = 0,
+        kernel: _Kernel = "se-ard",
+        random_state: _RandomState = 0,
         inducing_init: Optional[str] = None,
         prior: Optional[str] = None,
         hyper_prior: Optional[str] = None,
         xi: str = "maurer",
         certify: bool = True,
         loo: str = "auto",
-        categorical: Categorical = "auto",
+        categorical: _Categorical = "auto",
         missing: Optional[str] = None,
         unknown_category: str = "error",
         n_threads: Optional[int] = None,
@@ -111,13 +111,13 @@ class GreedySparseRegressor(_Regressor):
     def __init__(
         self,
         n_basis: Optional[int] = None,
-        kernel: Kernel = "se-ard",
+        kernel: _Kernel = "se-ard",
         epsilon: Optional[float] = None,
-        random_state: RandomState = 0,
+        random_state: _RandomState = 0,
         certify: bool = True,
         delta: float = 0.01,
         loo: str = "auto",
-        categorical: Categorical = "auto",
+        categorical: _Categorical = "auto",
         missing: Optional[str] = None,
         unknown_category: str = "error",
         n_threads: Optional[int] = None,
@@ -142,12 +142,12 @@ class GPClassifier(_Classifier):
         method: str = "laplace",
         likelihood: Optional[str] = None,
         select: Optional[str] = None,
-        kernel: Optional[Kernel] = None,
+        kernel: Optional[_Kernel] = None,
         active_set: Optional[int] = None,
         kappa: Optional[float] = None,
         input_noise: Optional[float] = None,
         delta: float = 0.01,
-        random_state: RandomState = 0,
+        random_state: _RandomState = 0,
         predictor: Optional[str] = None,
         certify: bool = True,
         loo: str = "auto",
@@ -157,7 +157,7 @@ class GPClassifier(_Classifier):
         prior_kernel: Optional[str] = None,
         both_directions: bool = False,
         multiclass: Optional[str] = None,
-        categorical: Categorical = "auto",
+        categorical: _Categorical = "auto",
         missing: Optional[str] = None,
         unknown_category: str = "error",
         n_threads: Optional[int] = None,
@@ -171,17 +171,17 @@ class SparseGPClassifier(_Classifier):
         self,
         objective: str = "elbo",
         n_inducing: Optional[int] = None,
-        kernel: Kernel = "se-ard",
+        kernel: _Kernel = "se-ard",
         inducing_init: str = "kmeans",
         bound: Optional[str] = None,
         likelihood: str = "probit",
         max_iter: Optional[int] = None,
         batch_size: Optional[int] = None,
         delta: float = 0.01,
-        random_state: RandomState = 0,
+        random_state: _RandomState = 0,
         certify: bool = True,
         loo: str = "auto",
-        categorical: Categorical = "auto",
+        categorical: _Categorical = "auto",
         missing: Optional[str] = None,
         unknown_category: str = "error",
         n_threads: Optional[int] = None,
@@ -193,7 +193,7 @@ class SparseGPClassifier(_Classifier):
 class SVMClassifier(SVMDualAPI, _Classifier):
     def __init__(
         self,
-        kernel: Optional[Kernel] = None,
+        kernel: Optional[_Kernel] = None,
         lengthscale: Optional[float] = None,
         slack: str = "linear",
         C: Optional[float] = None,
@@ -203,7 +203,7 @@ class SVMClassifier(SVMDualAPI, _Classifier):
         delta: float = 0.01,
         certify: bool = True,
         loo: str = "auto",
-        categorical: Categorical = "auto",
+        categorical: _Categorical = "auto",
         missing: Optional[str] = None,
         unknown_category: str = "error",
         n_threads: Optional[int] = None,

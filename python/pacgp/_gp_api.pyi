@@ -6,7 +6,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 _F64 = NDArray[np.float64]
-RandomState = Union[int, np.integer, np.random.RandomState, None]
+_RandomState = Union[int, np.integer, np.random.RandomState, None]
 
 class PredictionIntervals(NamedTuple):
     """Prediction intervals at level 1 − α and the guarantee (``statement``)."""
@@ -22,7 +22,7 @@ class PredictionSets(NamedTuple):
     sets: NDArray[np.bool_]
     statement: Dict[str, Any]
 
-def seed_of(random_state: RandomState) -> int: ...
+def seed_of(random_state: _RandomState) -> int: ...
 
 class RegressionAPI:
     @overload
@@ -41,7 +41,7 @@ class RegressionAPI:
     def predict(
         self, X: Any, return_std: bool = False, return_cov: bool = False
     ) -> Union[_F64, Tuple[_F64, _F64]]: ...
-    def sample_y(self, X: Any, n_samples: int = 1, random_state: RandomState = 0) -> _F64: ...
+    def sample_y(self, X: Any, n_samples: int = 1, random_state: _RandomState = 0) -> _F64: ...
     def predict_interval(self, X: Any, alpha: float = 0.1) -> PredictionIntervals: ...
 
 class EvidenceAPI:

@@ -5,7 +5,7 @@ map-reduce helpers that ``pacgp.distributed`` wraps are left to the module ``__g
 below (``Any``): call them through ``pacgp.distributed``.
 """
 
-from typing import Any, Mapping, Optional, Sequence, Tuple
+from typing import Any, Mapping, Optional, Sequence, Tuple, final
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -16,6 +16,7 @@ class PacgpError(RuntimeError):
     """A numerical failure in pacgp (a matrix not positive definite even after jitter, a
     non-finite objective)."""
 
+@final
 class Model:
     """A fitted pacgp model (any family), immutable."""
 

@@ -9,9 +9,9 @@ from ._estimators import PACGPRegressor, SparseGPClassifier, SparseGPRegressor
 
 _F64 = NDArray[np.float64]
 #: The data of one shard, ``(X_s, y_s)``, or a Dask future of such a pair.
-Shard = Any
+_Shard = Any
 #: A ``dask.distributed.Client`` (Dask is an optional dependency).
-Client = Any
+_Client = Any
 
 def certified_fit(
     estimator: Any, params: Mapping[str, Any], X: Any, y: Any
@@ -21,16 +21,16 @@ def certified_grid(
     grid: Union[Mapping[str, Sequence[Any]], Sequence[Mapping[str, Sequence[Any]]]],
     X: Any,
     y: Any,
-    client: Optional[Client] = None,
+    client: Optional[_Client] = None,
     n_threads: Optional[int] = 1,
 ) -> List[Dict[str, Any]]: ...
 def sharded_vfe(
-    shards: Sequence[Shard],
+    shards: Sequence[_Shard],
     kernel_spec: str,
     theta: Sequence[float],
     noise: float,
     z: ArrayLike,
-    client: Optional[Client] = None,
+    client: Optional[_Client] = None,
 ) -> Tuple[float, Any]: ...
 def pack(theta: Sequence[float], noise: float, z: ArrayLike) -> _F64: ...
 def pac_sgp_settings(
@@ -47,11 +47,11 @@ def pac_sgp_settings(
 def pac_sgp_value_and_grad(
     settings: Mapping[str, Any],
     p: Sequence[float],
-    shards: Sequence[Shard],
-    client: Optional[Client] = None,
+    shards: Sequence[_Shard],
+    client: Optional[_Client] = None,
 ) -> Tuple[Any, Any]: ...
 def sharded_pac_sgp(
-    shards: Sequence[Shard],
+    shards: Sequence[_Shard],
     kernel_spec: str,
     theta: Sequence[float],
     noise: float,
@@ -62,7 +62,7 @@ def sharded_pac_sgp(
     alpha_s: float = 1.0,
     confidence_term: str = "maurer",
     hyper_prior: Optional[str] = None,
-    client: Optional[Client] = None,
+    client: Optional[_Client] = None,
     return_terms: bool = False,
 ) -> Tuple[Any, Any]: ...
 def pac_sgp_objective(
@@ -77,7 +77,7 @@ def pac_sgp_objective(
 ) -> Tuple[Any, Any]: ...
 def fit_sharded(
     method: str,
-    shards: Sequence[Shard],
+    shards: Sequence[_Shard],
     kernel: str = "se-ard",
     n_inducing: Optional[int] = None,
     epsilon: Optional[float] = None,
@@ -90,7 +90,7 @@ def fit_sharded(
     pretrain: Optional[int] = None,
     batch_size: Optional[int] = None,
     likelihood: Optional[str] = None,
-    client: Optional[Client] = None,
+    client: Optional[_Client] = None,
 ) -> Union[SparseGPRegressor, PACGPRegressor, SparseGPClassifier]: ...
 def svgp_value_and_grad(
     method: str,
@@ -98,6 +98,6 @@ def svgp_value_and_grad(
     n: int,
     d: int,
     p: Sequence[float],
-    shards: Sequence[Shard],
-    client: Optional[Client] = None,
+    shards: Sequence[_Shard],
+    client: Optional[_Client] = None,
 ) -> Tuple[Any, Any]: ...
