@@ -10,6 +10,9 @@ venv=${PACGP_VENV:-.venv}
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 export VIRTUAL_ENV="$PWD/$venv" PATH="$PWD/$venv/bin:$PATH"
 python -m pip install -q --disable-pip-version-check maturin pytest scikit-learn numpy pandas dask distributed
+# The module is built for the stable ABI (abi3); a per-version build left by an older checkout
+# would be imported before it, so it goes.
+rm -f python/pacgp/_pacgp.cpython-*.so
 # The dev profile (dependencies at opt-level 3, ours at 1) reuses what `cargo test` just built;
 # the tests use small data, so release optimisation would only lengthen the build.
 maturin develop -q
