@@ -73,10 +73,13 @@ def cli_model(binary, tmp_path, X, y, args):
 
 
 def assert_same_certificate(ours, theirs):
+    """Equal keys, floats to TOL, nested objects (the deployed certificate) likewise."""
     assert ours is not None
     for key, value in theirs.items():
         if isinstance(value, float):
             np.testing.assert_allclose(ours[key], value, **TOL, err_msg=key)
+        elif isinstance(value, dict):
+            assert_same_certificate(ours[key], value)
         else:
             assert ours[key] == value, key
 
