@@ -1059,6 +1059,7 @@ fn demo_explains_every_term_it_prints() {
         "Gibbs error",
         "log loss",
         "leave-one-out error (cavity)",
+        "deployed predictor",
     ] {
         assert!(results.contains(term), "the demo no longer prints {term}");
         assert!(

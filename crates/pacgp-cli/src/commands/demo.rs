@@ -167,6 +167,7 @@ const GLOSSARY: &[(&str, &str)] = &[
     ("Pinsker form", "a simpler, looser version of the same bound (empirical risk + √(complexity/2)); above 1 it says nothing"),
     ("leave-one-out", "each training row predicted by the model refitted without it (in closed form, no refits): a test-error estimate from the training data alone"),
     ("error rate / Gibbs error", "share of test rows misclassified by the mean prediction / by a classifier drawn at random from the posterior (the one the certificate bounds)"),
+    ("deployed predictor … at most B", "a second certificate, on what predict returns (the sign of the posterior mean; a regressor's mean within ε), from the same posterior and rows: the Gibbs risk plus how often two draws disagree, or the Gibbs-type margin risk divided by its least chance; it costs more than the Gibbs certificate at small N and nears it as N grows"),
     ("log loss", "mean −ln p(true label) on the test rows: lower is better, and confident mistakes cost most"),
     ("leave-one-out error (cavity)", "the leave-one-out error estimated from the cavity distributions of the fitted approximation, without refitting"),
     ("θ on the grid's edge", "fit prints a note when a hyperparameter (ln space) lands on the edge of the grid it is rounded to: the best value may lie beyond it, though the bound still holds for the one used"),
