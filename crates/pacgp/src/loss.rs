@@ -249,14 +249,7 @@ pub fn margin_error_classification(
 /// `(1/N) Σ P[|h_i| ≥ γ_i] = (1/N) Σ 2Φ(−γ_i/√v_i)` (docs/math.md §7.6; the second term of
 /// a regressor's derandomised bound).
 pub fn spread_risk(marginals: &Marginals, gamma: &[f64]) -> Result<f64> {
-    let n = marginals.mean.len();
-    if marginals.var.len() != n || n == 0 {
-        return Err(Error::ShapeMismatch {
-            what: "marginals of a spread risk",
-            expected: format!("{n} variances, at least one"),
-            found: format!("{}", marginals.var.len()),
-        });
-    }
+    let n = check_unlabelled(marginals)?;
     check_thresholds(gamma, n)?;
     let point = |(g, v): (&f64, &f64)| {
         if *v > 0.0 {
@@ -272,14 +265,7 @@ pub fn spread_risk(marginals: &Marginals, gamma: &[f64]) -> Result<f64> {
 /// `(1/N) Σ P[sgn(f_i + b) ≠ sgn(f'_i + b)] = (1/N) Σ 2Φ(z_i)Φ(−z_i)`, `z = (μ + b)/√v`
 /// (docs/math.md §7.6; the second term of a classifier's derandomised bound).
 pub fn disagreement_classification(marginals: &Marginals, bias: f64) -> Result<f64> {
-    let n = marginals.mean.len();
-    if marginals.var.len() != n || n == 0 {
-        return Err(Error::ShapeMismatch {
-            what: "marginals of a disagreement",
-            expected: format!("{n} variances, at least one"),
-            found: format!("{}", marginals.var.len()),
-        });
-    }
+    let n = check_unlabelled(marginals)?;
     let point = |(m, v): (&f64, &f64)| {
         if *v > 0.0 {
             let z = (m + bias) / v.sqrt();
@@ -295,6 +281,20 @@ pub fn disagreement_classification(marginals: &Marginals, bias: f64) -> Result<f
         .map(point)
         .sum::<f64>()
         / n as f64)
+}
+
+/// Marginals of a loss that needs no labels: as many variances as means, at least one; their
+/// count.
+fn check_unlabelled(marginals: &Marginals) -> Result<usize> {
+    let n = marginals.mean.len();
+    if marginals.var.len() != n || n == 0 {
+        return Err(Error::ShapeMismatch {
+            what: "marginals of an unlabelled loss",
+            expected: format!("{n} variances, at least one"),
+            found: format!("{}", marginals.var.len()),
+        });
+    }
+    Ok(n)
 }
 
 /// Thresholds of a margin or spread loss: one per row, finite and non-negative.

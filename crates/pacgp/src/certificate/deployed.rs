@@ -53,8 +53,8 @@ pub const DERANDOMISED_FRACTIONS: [f64; 3] = [0.25, 0.5, 0.75];
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DeployedPredictor {
-    /// A binary GP classifier's label: `+1` where `p(y = +1 | x) ≥ ½`, the sign of the
-    /// posterior mean (every likelihood here is symmetric).
+    /// A binary GP classifier's label: the sign of `μ(x) + b` (`p(y = +1 | x) ≥ ½` in exact
+    /// arithmetic; every likelihood here is symmetric).
     PosteriorMeanSign,
     /// The SVM's decision `sgn(f_SVM(x) + b)`.
     SvmSign,
@@ -169,33 +169,59 @@ pub struct DerandomisedParts {
     pub grid: usize,
 }
 
-/// The sample a derandomised bound is taken on: the posterior family on its rows, the
-/// prior's variances `k(x_i, x_i)` there, and the labels.
+/// The sample a derandomised bound is taken on: the posterior family on its rows and the
+/// labels (±1) or standardised targets.
 pub struct DerandomisedSample<'a> {
     /// The posterior with its mean scalable, on the sample.
     pub family: &'a MeanScaled<'a>,
-    /// `k(x_i, x_i)` of the prior at every row.
-    pub prior_var: &'a [f64],
     /// Labels (±1) or standardised targets.
     pub y: &'a [f64],
-    /// κ ≥ sup_x v(x)/k(x,x) (the divided form; the regressor's bound does not use it).
-    pub variance_ratio: f64,
 }
 
 impl DerandomisedSample<'_> {
     fn check(&self) -> Result<()> {
         let n = self.y.len();
-        if self.family.n() != n || self.prior_var.len() != n || n == 0 {
+        if self.family.n() != n || n == 0 {
             return Err(Error::ShapeMismatch {
                 what: "sample of a derandomised certificate",
-                expected: format!("{} rows of marginals and prior variances", self.family.n()),
-                found: format!("{n} labels and {} prior variances", self.prior_var.len()),
+                expected: format!("{} rows of marginals", self.family.n()),
+                found: format!("{n} labels"),
             });
         }
         if !self.family.has_zero_prior_mean() {
             return Err(Error::Unsupported(
                 "a derandomised certificate scales the posterior mean about the prior's, which must be 0 (not a split prior)".into(),
             ));
+        }
+        Ok(())
+    }
+}
+
+/// What a classifier's divided form needs besides its sample: the prior's variances
+/// `k(x_i, x_i)` at the rows and κ ≥ sup_x v(x)/k(x,x).
+pub struct PriorScale<'a> {
+    /// `k(x_i, x_i)` of the prior at every row.
+    pub prior_var: &'a [f64],
+    /// κ, from [`crate::posterior::GaussianPosterior::variance_ratio_bound`].
+    pub variance_ratio: f64,
+}
+
+impl PriorScale<'_> {
+    fn check(&self, n: usize) -> Result<()> {
+        if self.prior_var.len() != n {
+            return Err(Error::ShapeMismatch {
+                what: "prior variances of a derandomised certificate",
+                expected: format!("{n}"),
+                found: format!("{}", self.prior_var.len()),
+            });
+        }
+        let kappa = self.variance_ratio;
+        if !(kappa >= 1.0 && kappa.is_finite()) {
+            return Err(Error::InvalidParameter {
+                name: "posterior-to-prior variance ratio κ",
+                value: kappa,
+                reason: "must be finite and at least 1",
+            });
         }
         Ok(())
     }
@@ -304,22 +330,16 @@ fn least(points: Vec<GridPoint>) -> GridPoint {
 /// `spec` carries δ, the confidence term and the Gibbs certificate's choices.
 pub fn derandomised_classifier(
     sample: &DerandomisedSample<'_>,
+    scale: &PriorScale<'_>,
     bias: f64,
     predictor: DeployedPredictor,
     spec: &CertificateSpec,
 ) -> Result<DeployedCertificate> {
     sample.check()?;
-    let kappa = sample.variance_ratio;
-    if !(kappa >= 1.0 && kappa.is_finite()) {
-        return Err(Error::InvalidParameter {
-            name: "posterior-to-prior variance ratio κ",
-            value: kappa,
-            reason: "must be finite and at least 1",
-        });
-    }
+    scale.check(sample.y.len())?;
+    let kappa = scale.variance_ratio;
     let (y, n) = (sample.y, sample.y.len());
-    let unit = sample.family.marginals(1.0)?;
-    let errors = loss::bayes_error_classification(y, &unit, bias)? * n as f64;
+    let errors = loss::bayes_error_classification(y, sample.family.unit_marginals(), bias)?;
     let scales = DERANDOMISED_SCALES.len();
     let grid = scales * (1 + DERANDOMISED_MARGINS.len());
     let mut points = Vec::with_capacity(grid);
@@ -337,7 +357,7 @@ pub fn derandomised_classifier(
         let pair = (loss::disagreement_classification(&m, c * bias)?, 2.0 * kl);
         points.push(gibbs.plus(spec, DerandomisedForm::Disagreement, pair)?);
         for &t in &DERANDOMISED_MARGINS {
-            let gamma: Vec<f64> = sample
+            let gamma: Vec<f64> = scale
                 .prior_var
                 .iter()
                 .map(|k| t * k.max(0.0).sqrt())
@@ -350,7 +370,7 @@ pub fn derandomised_classifier(
             points.push(margin.divided(spec, kappa)?);
         }
     }
-    let errors = errors.round() as usize;
+    let errors = (errors * n as f64).round() as usize;
     Ok(deployed(least(points), predictor, n, errors, None, spec))
 }
 
@@ -365,9 +385,9 @@ pub fn derandomised_regressor(
 ) -> Result<DeployedCertificate> {
     sample.check()?;
     let (y, n) = (sample.y, sample.y.len());
-    let m = sample.family.marginals(1.0)?;
+    let m = sample.family.unit_marginals();
     let band = RegressionLoss::new_epsilon_band(epsilon)?;
-    let errors = loss::bayes_risk_regression(y, &m, &band)? * n as f64;
+    let errors = loss::bayes_risk_regression(y, m, &band)? * n as f64;
     let grid = DERANDOMISED_FRACTIONS.len();
     let (kl, kl_centred) = (sample.family.kl_to_prior(1.0)?, sample.family.kl_centred());
     let points = DERANDOMISED_FRACTIONS
@@ -377,12 +397,12 @@ pub fn derandomised_regressor(
             let band = FirstTerm {
                 scale: 1.0,
                 margin: r,
-                risk: loss::gibbs_risk_regression(y, &m, &inner)?,
+                risk: loss::gibbs_risk_regression(y, m, &inner)?,
                 kl,
                 grid,
                 n,
             };
-            let spread = loss::spread_risk(&m, &vec![r * epsilon; n])?;
+            let spread = loss::spread_risk(m, &vec![r * epsilon; n])?;
             band.plus(spec, DerandomisedForm::Spread, (spread, kl_centred))
         })
         .collect::<Result<Vec<_>>>()?;

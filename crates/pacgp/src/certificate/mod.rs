@@ -409,6 +409,13 @@ impl KlToPrior for GaussianPosterior {
     }
 }
 
+/// A mean-scaled family charges its unscaled posterior's KL, computed once with its parts.
+impl KlToPrior for MeanScaled<'_> {
+    fn kl_to_prior(&self) -> f64 {
+        self.kl_unit()
+    }
+}
+
 /// One-vs-rest: K independent latent posteriors, `KL = Σ_k KL(Q_k‖P_k)`.
 impl KlToPrior for [&GaussianPosterior] {
     fn kl_to_prior(&self) -> f64 {

@@ -14,7 +14,7 @@ use crate::inference::InferenceMethod;
 use crate::loo::{ClassifierLoo, LooEstimator, LooMode, RegressionModel};
 use crate::loss::{self, RegressionLoss};
 use crate::metrics;
-use crate::posterior::Marginals;
+use crate::posterior::{Marginals, MeanScaled};
 use crate::regression::exact::ExactGp;
 use crate::regression::sparse::{SparseGp, SparseMethod};
 use crate::spec::LooRequest;
@@ -443,12 +443,19 @@ impl FittedModel {
             self.check_scalers(sample)?;
             let loss = GibbsLoss::Classification(self.gibbs_classifier(r.predictor)?);
             let spec = CertificateSpec::new(r.delta, r.term, std::mem::take(&mut choices));
+            // One prediction and one KL serve the Gibbs and the deployed certificate.
             let marginals = self.posterior.predict(xs.as_ref())?;
-            let certificate =
-                Certificate::of_predictions(&self.posterior, &marginals, &sample.y, &loss, &spec)?;
+            let family = MeanScaled::from_marginals(&self.posterior, xs.as_ref(), marginals)?;
+            let certificate = Certificate::of_predictions(
+                &family,
+                family.unit_marginals(),
+                &sample.y,
+                &loss,
+                &spec,
+            )?;
             let mut report = CertificateReport::new(certificate, None);
             report.deployed =
-                Some(self.derandomised_classifier(sample, xs.as_ref(), &marginals, &spec)?);
+                Some(self.derandomised_classifier(&family, xs.as_ref(), &sample.y, &spec)?);
             if let Some(mode) = loo {
                 let loo = self.classifier_loo(xs.as_ref(), &sample.y, mode)?;
                 report.loo_error = loo.approx.as_ref().map(|a| a.loo.rate);
@@ -491,14 +498,16 @@ impl FittedModel {
         let (noise, ys) = self.regression_parts()?;
         let y_std = ys.transform(&sample.y);
         let spec = CertificateSpec::new(r.delta, r.term, choices);
+        // One prediction and one KL serve every ε's Gibbs and deployed certificates.
         let marginals = self.posterior.predict(xs.as_ref())?;
+        let family = MeanScaled::from_marginals(&self.posterior, xs.as_ref(), marginals)?;
         let bands = epsilons
             .iter()
             .map(|&eps| Ok(RegressionLoss::new_epsilon_band(eps)?.scaled(1.0 / ys.sd)))
             .collect::<Result<Vec<_>>>()?;
         let losses: Vec<GibbsLoss> = bands.iter().map(|l| GibbsLoss::Regression(*l)).collect();
         let certificates =
-            Certificate::for_losses(&self.posterior, &marginals, &y_std, &losses, &spec)?;
+            Certificate::for_losses(&family, family.unit_marginals(), &y_std, &losses, &spec)?;
         // One LOO (a closed form, or N refits) serves every ε: only the band changes.
         let loo = match loo {
             Some(mode) => {
@@ -518,9 +527,8 @@ impl FittedModel {
             .zip(certificates)
             .map(|((&eps, loss), certificate)| {
                 let mut report = CertificateReport::new(certificate, Some(eps));
-                report.deployed = Some(self.derandomised_regressor(
-                    xs.as_ref(),
-                    &marginals,
+                report.deployed = Some(Self::derandomised_regressor(
+                    &family,
                     &y_std,
                     (eps, ys.sd),
                     &spec,

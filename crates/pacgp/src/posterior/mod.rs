@@ -465,15 +465,17 @@ impl GaussianPosterior {
         Ok(lambda.max(1.0))
     }
 
-    /// The KL's two parts, `(covariance part, ½αᵀK_Bα)`: `KL(Q‖P)` is their sum, and scaling
-    /// the mean weights by `s` scales only the second, by `s²` ([`MeanScaled`]).
-    pub(crate) fn kl_parts(&self) -> (f64, f64) {
+    /// The KL's two parts, `(covariance part, ½αᵀK_Bα)`, and `KL(Q‖P)` itself from the same
+    /// invariants (as [`GaussianPosterior::kl_to_prior`] sums them, to the bit): the KL is the
+    /// parts' sum, and scaling the mean weights by `s` scales only the second, by `s²`
+    /// ([`MeanScaled`]).
+    pub(crate) fn kl_parts(&self) -> (f64, f64, f64) {
         let terms = self.kl_terms();
         let covariance = GaussianKlTerms {
             mahalanobis: 0.0,
             ..terms
         };
-        (covariance.kl(), 0.5 * terms.mahalanobis)
+        (covariance.kl(), 0.5 * terms.mahalanobis, terms.kl())
     }
 
     /// `αᵀ K_B α` (the mean term of the KL); for the inducing and dense forms with the stored

@@ -26,6 +26,8 @@ pub struct MeanScaled<'a> {
     kl_covariance: f64,
     /// `½ αᵀK_Bα`, the mean part at `s = 1`.
     kl_mean: f64,
+    /// `KL(Q_1‖P)` as [`GaussianPosterior::kl_to_prior`] gives it (the same bits).
+    kl_unit: f64,
 }
 
 impl<'a> MeanScaled<'a> {
@@ -33,13 +35,14 @@ impl<'a> MeanScaled<'a> {
     pub fn on_sample(unit: GaussianPosterior, x: MatRef<'_, f64>) -> Result<Self> {
         let on_sample = unit.predict(x)?;
         let prior_mean = unit.prior.mean(x)?;
-        let (kl_covariance, kl_mean) = unit.kl_parts();
+        let (kl_covariance, kl_mean, kl_unit) = unit.kl_parts();
         Ok(Self {
             unit: Cow::Owned(unit),
             on_sample,
             prior_mean,
             kl_covariance,
             kl_mean,
+            kl_unit,
         })
     }
 
@@ -59,14 +62,26 @@ impl<'a> MeanScaled<'a> {
             });
         }
         let prior_mean = unit.prior.mean(x)?;
-        let (kl_covariance, kl_mean) = unit.kl_parts();
+        let (kl_covariance, kl_mean, kl_unit) = unit.kl_parts();
         Ok(Self {
             unit: Cow::Borrowed(unit),
             on_sample,
             prior_mean,
             kl_covariance,
             kl_mean,
+            kl_unit,
         })
+    }
+
+    /// `KL(Q_1‖P)`, the unscaled posterior's (bit for bit its `kl_to_prior`, computed once
+    /// with the parts).
+    pub fn kl_unit(&self) -> f64 {
+        self.kl_unit
+    }
+
+    /// `Q_1`'s marginals on the sample.
+    pub fn unit_marginals(&self) -> &Marginals {
+        &self.on_sample
     }
 
     /// `KL(Q_0‖P)` of the centred posterior (mean weights 0): the KL's covariance part.
