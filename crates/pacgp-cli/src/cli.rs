@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use pacgp::bounds::ConfidenceTerm;
 use pacgp::certificate::GibbsPredictor;
 use pacgp::data::{MissingPolicy, UnknownCategory};
-use pacgp::prior::split::SplitFraction;
+use pacgp::objective::gp_split::SplitFraction;
 use pacgp::regression::inducing_init::InducingInit;
 use pacgp::spec::{
     BoundName, FitOptions, HyperPriorName, IntervalMethod, IntervalScore, LikelihoodName,

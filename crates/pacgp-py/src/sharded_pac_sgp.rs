@@ -13,7 +13,8 @@ use pyo3::prelude::*;
 
 use pacgp::fit::sharded::pac_sgp_bound;
 use pacgp::kernel::Kernel;
-use pacgp::objective::pac_sgp::{theta_penalty, PacSgpBound, PacSgpTerms};
+use pacgp::objective::bound::BoundTerms;
+use pacgp::objective::pac_sgp::PacSgpBound;
 use pacgp::objective::pac_sgp_sharded::{
     self, PacSgpAdjoints, PacSgpDriverPart, PacSgpShardGradient, PacSgpShardRisk, PacSgpShardStats,
     PacSgpSharded, PacSgpState,
@@ -53,11 +54,11 @@ impl Settings {
         Kernel::from_spec(&self.kernel_spec, self.d).map_err(to_py_err)
     }
 
-    /// The kernel, the bound and θ's penalty. The settings are checked as a pac-sgp fit's
+    /// The kernel and the bound. The settings are checked as a pac-sgp fit's
     /// options by the library (`bound` kl or sqrt, `confidence_term` maurer or sharp, ...) and
     /// the bound is the one of that spec ([`PacSgpBound::of`]); ε is already on the shards'
     /// scale.
-    fn bound(&self) -> PyResult<(Kernel, PacSgpBound, f64)> {
+    fn bound(&self) -> PyResult<(Kernel, PacSgpBound)> {
         let kernel = self.kernel()?;
         let wording = PyWording::new(Some(HashMap::from([(
             "xi".to_string(),
@@ -86,14 +87,13 @@ impl Settings {
             .check(MethodName::PacSgp)
             .map_err(|e| spec_err(&e, &wording))?;
         let bound = pac_sgp_bound(&spec, 1.0).map_err(to_py_err)?;
-        let penalty = theta_penalty(&bound.levers, kernel.n_params());
-        Ok((kernel, bound, penalty))
+        Ok((kernel, bound))
     }
 
     fn sharded(&self) -> PyResult<PacSgpSharded> {
-        let (kernel, bound, penalty) = self.bound()?;
+        let (kernel, bound) = self.bound()?;
         bound
-            .sharded(&kernel, self.d, self.m, self.alpha_s, penalty)
+            .sharded(&kernel, self.d, self.m, self.alpha_s)
             .map_err(to_py_err)
     }
 }
@@ -101,7 +101,7 @@ impl Settings {
 type Vec1<'py> = Bound<'py, PyArray1<f64>>;
 type Mat2<'py> = Bound<'py, PyArray2<f64>>;
 
-fn terms_tuple(t: &PacSgpTerms) -> (f64, f64, f64) {
+fn terms_tuple(t: &BoundTerms) -> (f64, f64, f64) {
     (t.empirical_risk, t.kl, t.bound)
 }
 
@@ -320,11 +320,11 @@ fn pac_sgp_objective<'py>(
     y: PyReadonlyArray1<'py, f64>,
     n_threads: Option<usize>,
 ) -> PyResult<((f64, f64, f64), Vec1<'py>)> {
-    let (kernel, bound, penalty) = settings.bound()?;
+    let (kernel, bound) = settings.bound()?;
     let (xm, yv) = (to_mat(&x, "X")?, vector(&y)?);
     let (m, alpha_s) = (settings.m, settings.alpha_s);
     let (terms, grad) = compute(py, n_threads, || {
-        let obj = bound.in_process(&kernel, xm.as_ref(), &yv, m, alpha_s, penalty)?;
+        let obj = bound.in_process(&kernel, xm.as_ref(), &yv, m, alpha_s)?;
         let terms = obj.terms(&p)?;
         let (_, grad) = obj.value_and_gradient(&p)?;
         Ok((terms, grad))

@@ -60,7 +60,7 @@ fn map_steps(c: &mut Criterion) {
     });
 
     let b = pac_sgp_settings();
-    let pac = PacSgpSharded::new(&kernel, D, M, 1.0, b.loss, b.delta, b.penalty, b.kind).unwrap();
+    let pac = PacSgpSharded::new(&kernel, D, M, 1.0, b.loss, b.bound).unwrap();
     let p = NegSparseObjective::pack(&kernel, noise, z.as_ref());
     let shard = [(x.as_ref(), y.as_slice())];
     g.bench_with_input(BenchmarkId::new("pac_sgp_evaluation", n), &n, |b, _| {

@@ -61,9 +61,7 @@ impl Problem {
             M,
             1.0,
             b.loss,
-            b.delta,
-            b.penalty,
-            b.kind,
+            b.bound,
         )
         .unwrap();
         f("kl_pac_sgp", &pac);

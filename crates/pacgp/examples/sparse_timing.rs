@@ -62,18 +62,7 @@ fn main() {
         }
     }
     let b = pac_sgp_settings();
-    let pac = PacSgpObjective::new(
-        &k,
-        x.as_ref(),
-        &y,
-        m,
-        1.0,
-        b.loss,
-        b.delta,
-        b.penalty,
-        b.kind,
-    )
-    .unwrap();
+    let pac = PacSgpObjective::new(&k, x.as_ref(), &y, m, 1.0, b.loss, b.bound).unwrap();
     for _ in 0..reps {
         let t = Instant::now();
         let (v, g) = pac.value_and_gradient(&p).unwrap();

@@ -26,7 +26,7 @@ use pacgp::bounds::ConfidenceTerm;
 use pacgp::certificate::GibbsPredictor;
 use pacgp::data::{load_csv, load_csv_classification, CsvOptions, Dataset};
 use pacgp::model::{CertifyOptions, FittedModel};
-use pacgp::prior::split::SplitFraction;
+use pacgp::objective::gp_split::SplitFraction;
 use pacgp::spec::{
     BoundName, FitOptions, HyperPriorName, LooRequest, MethodName, MultiClass, PriorScale,
 };

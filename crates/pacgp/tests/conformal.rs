@@ -490,7 +490,7 @@ fn spec_refuses_what_does_not_apply() {
     assert_eq!(e.option, SpecOption::Intervals);
     let mut o = options(IntervalMethod::JackknifePlus, IntervalScore::Absolute);
     o.epsilon = Some(1.0);
-    o.prior = Some(pacgp::prior::split::SplitFraction::Fixed(0.5));
+    o.prior = Some(pacgp::objective::gp_split::SplitFraction::Fixed(0.5));
     assert_eq!(err(o, MethodName::PacGp).option, SpecOption::Intervals);
     let e = err(
         options(IntervalMethod::CvPlus { folds: 1 }, IntervalScore::Absolute),

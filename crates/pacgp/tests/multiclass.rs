@@ -400,7 +400,7 @@ fn multi_class_specs_are_checked_before_the_data() {
     assert_eq!(e.option, SpecOption::MultiClass);
     let e = FitOptions {
         multiclass: Some(MultiClass::OneVsRest),
-        prior: Some(pacgp::prior::split::SplitFraction::Fixed(0.5)),
+        prior: Some(pacgp::objective::gp_split::SplitFraction::Fixed(0.5)),
         ..Default::default()
     }
     .check(MethodName::Laplace)

@@ -3,10 +3,11 @@
 //! boston beating ML-II's bound.
 
 use faer::Mat;
-use pacgp::bounds::{BoundKind, HyperGrid};
+use pacgp::bounds::{BoundKind, ConfidenceTerm, HyperGrid};
 use pacgp::gradcheck::{assert_gradient_close, Tolerance};
 use pacgp::kernel::Kernel;
 use pacgp::loss::RegressionLoss;
+use pacgp::objective::bound::MinimisedBound;
 use pacgp::objective::pac_gp::{fit_pac_gp, PacGpConfig, PacGpObjective};
 use pacgp::optim::Objective;
 
@@ -28,12 +29,13 @@ fn spec_small_test_vector() {
     let loss = RegressionLoss::EpsilonBand { epsilon: 0.2 };
     let mut p = k.params();
     p.push(0.1f64.ln());
-    let kl_obj = PacGpObjective::new(&k, x.as_ref(), &y, loss, 0.01, pen, BoundKind::Kl).unwrap();
+    let kl_obj =
+        PacGpObjective::new(&k, x.as_ref(), &y, loss, mb(0.01, pen, BoundKind::Kl)).unwrap();
     let t = kl_obj.terms(&p).unwrap();
     assert!((t.kl - 3.12791026).abs() < 1e-8, "KL {}", t.kl);
     assert!((t.empirical_risk - 0.50041071).abs() < 1e-8);
     assert!((t.bound - 0.99999784).abs() < 1e-8, "B_kl {}", t.bound);
-    let sq = PacGpObjective::new(&k, x.as_ref(), &y, loss, 0.01, pen, BoundKind::Sqrt).unwrap();
+    let sq = PacGpObjective::new(&k, x.as_ref(), &y, loss, mb(0.01, pen, BoundKind::Sqrt)).unwrap();
     assert!((sq.terms(&p).unwrap().bound - 2.20705927).abs() < 1e-8);
 }
 
@@ -56,7 +58,7 @@ fn gradients_match_central_differences_for_both_bounds() {
             RegressionLoss::EpsilonBand { epsilon: 0.3 },
             RegressionLoss::DistanceSensitive { epsilon: 0.5 },
         ] {
-            let obj = PacGpObjective::new(&k, x.as_ref(), &y, loss, 0.05, 10.0, kind).unwrap();
+            let obj = PacGpObjective::new(&k, x.as_ref(), &y, loss, mb(0.05, 10.0, kind)).unwrap();
             let mut p = k.params();
             p.push(0.08f64.ln());
             let (_, g) = obj.value_and_gradient(&p).unwrap();
@@ -84,16 +86,13 @@ fn bad_epsilon_and_delta_are_errors() {
     let k = Kernel::se_iso(1.0, 1.0);
     assert!(PacGpConfig::new(0.0, BoundKind::Kl).is_err());
     assert!(PacGpConfig::new(f64::NAN, BoundKind::Kl).is_err());
-    let loss = RegressionLoss::EpsilonBand { epsilon: 0.3 };
-    assert!(PacGpObjective::new(&k, x.as_ref(), &y, loss, 1.5, 1.0, BoundKind::Kl).is_err());
+    assert!(MinimisedBound::new(1.5, ConfidenceTerm::Maurer, BoundKind::Kl, 1.0).is_err());
     assert!(PacGpObjective::new(
         &k,
         x.as_ref(),
         &y,
         RegressionLoss::EpsilonBand { epsilon: -1.0 },
-        0.01,
-        1.0,
-        BoundKind::Kl
+        mb(0.01, 1.0, BoundKind::Kl)
     )
     .is_err());
 }
@@ -105,8 +104,14 @@ fn training_lowers_the_bound_and_the_certificate_is_consistent() {
     let cfg = PacGpConfig::new(0.4, BoundKind::Kl).unwrap();
     let pen = cfg.grid.penalty(3);
     let start = {
-        let obj = PacGpObjective::new(&k, x.as_ref(), &y, cfg.loss, cfg.delta, pen, BoundKind::Kl)
-            .unwrap();
+        let obj = PacGpObjective::new(
+            &k,
+            x.as_ref(),
+            &y,
+            cfg.loss,
+            mb(cfg.delta, pen, BoundKind::Kl),
+        )
+        .unwrap();
         obj.terms(&[0.0, 0.0, 0.0, 1.0f64.ln()]).unwrap().bound
     };
     let fit = fit_pac_gp(&k, 1.0, x, y, &cfg).unwrap();
@@ -135,7 +140,8 @@ fn objective_terms_equal_the_shared_posterior() {
     let loss = RegressionLoss::EpsilonBand { epsilon: 0.3 };
     for (ls, sf2, noise) in [(0.7, 1.3, 0.05), (2.0, 0.4, 0.3), (0.3, 3.0, 1e-3)] {
         let k = Kernel::se_ard(&[ls, 1.5 * ls], sf2);
-        let obj = PacGpObjective::new(&k, x.as_ref(), &y, loss, 0.01, 5.0, BoundKind::Kl).unwrap();
+        let obj =
+            PacGpObjective::new(&k, x.as_ref(), &y, loss, mb(0.01, 5.0, BoundKind::Kl)).unwrap();
         let mut p = k.params();
         p.push(f64::ln(noise));
         let t = obj.terms(&p).unwrap();
@@ -162,4 +168,9 @@ fn objective_terms_equal_the_shared_posterior() {
             t.empirical_risk
         );
     }
+}
+
+/// The bound minimised: δ, penalty, form, Maurer's term.
+fn mb(delta: f64, penalty: f64, kind: BoundKind) -> MinimisedBound {
+    MinimisedBound::new(delta, ConfidenceTerm::Maurer, kind, penalty).unwrap()
 }

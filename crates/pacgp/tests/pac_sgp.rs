@@ -3,10 +3,11 @@
 //! both bounds.
 
 use faer::Mat;
-use pacgp::bounds::{BoundKind, HyperGrid};
+use pacgp::bounds::{BoundKind, ConfidenceTerm, HyperGrid};
 use pacgp::gradcheck::{assert_gradient_close, Tolerance};
 use pacgp::kernel::Kernel;
 use pacgp::loss::{gibbs_risk_regression, RegressionLoss};
+use pacgp::objective::bound::MinimisedBound;
 use pacgp::objective::pac_sgp::{fit_pac_sgp, PacSgpObjective};
 use pacgp::optim::Objective;
 use pacgp::regression::inducing_init::InducingInit;
@@ -31,9 +32,7 @@ fn spec_small_vectors() {
             2,
             alpha_s,
             loss,
-            0.01,
-            pen,
-            BoundKind::Kl,
+            mb(0.01, pen, BoundKind::Kl),
         )
         .unwrap();
         let t = obj.terms(&p).unwrap();
@@ -70,9 +69,7 @@ fn terms_agree_with_the_shared_posterior() {
             5,
             alpha_s,
             loss,
-            0.01,
-            10.0,
-            BoundKind::Kl,
+            mb(0.01, 10.0, BoundKind::Kl),
         )
         .unwrap();
         let t = obj
@@ -112,9 +109,7 @@ fn gradients_match_central_differences() {
                 4,
                 alpha_s,
                 RegressionLoss::EpsilonBand { epsilon: 0.3 },
-                0.05,
-                10.0,
-                kind,
+                mb(0.05, 10.0, kind),
             )
             .unwrap();
             let (_, g) = obj.value_and_gradient(&p).unwrap();
@@ -155,15 +150,27 @@ fn training_gives_a_consistent_certificate_and_bad_input_errors() {
     assert!(c.bound >= c.empirical_risk && c.bound < 1.0, "{c:?}");
     let post = fit.gp.posterior_with_alpha(x.as_ref(), &y, 1.0).unwrap();
     assert!((post.kl_to_prior() - c.kl).abs() < 1e-12 * c.kl.max(1.0));
-    assert!(
-        PacSgpObjective::new(&k, x.as_ref(), &y, 0, 1.0, loss, 0.01, 1.0, BoundKind::Kl).is_err()
-    );
-    assert!(
-        PacSgpObjective::new(&k, x.as_ref(), &y, 81, 1.0, loss, 0.01, 1.0, BoundKind::Kl).is_err()
-    );
-    assert!(
-        PacSgpObjective::new(&k, x.as_ref(), &y, 5, 1.0, loss, 0.0, 1.0, BoundKind::Kl).is_err()
-    );
+    assert!(PacSgpObjective::new(
+        &k,
+        x.as_ref(),
+        &y,
+        0,
+        1.0,
+        loss,
+        mb(0.01, 1.0, BoundKind::Kl)
+    )
+    .is_err());
+    assert!(PacSgpObjective::new(
+        &k,
+        x.as_ref(),
+        &y,
+        81,
+        1.0,
+        loss,
+        mb(0.01, 1.0, BoundKind::Kl)
+    )
+    .is_err());
+    assert!(MinimisedBound::new(0.0, ConfidenceTerm::Maurer, BoundKind::Kl, 1.0).is_err());
     assert!(PacSgpObjective::new(
         &k,
         x.as_ref(),
@@ -171,9 +178,12 @@ fn training_gives_a_consistent_certificate_and_bad_input_errors() {
         5,
         1.0,
         RegressionLoss::EpsilonBand { epsilon: 0.0 },
-        0.01,
-        1.0,
-        BoundKind::Kl
+        mb(0.01, 1.0, BoundKind::Kl)
     )
     .is_err());
+}
+
+/// The bound minimised: δ, penalty, form, Maurer's term.
+fn mb(delta: f64, penalty: f64, kind: BoundKind) -> MinimisedBound {
+    MinimisedBound::new(delta, ConfidenceTerm::Maurer, kind, penalty).unwrap()
 }

@@ -9,6 +9,7 @@ use faer::{Mat, MatRef};
 use pacgp::bounds::{self, BoundKind, ConfidenceTerm};
 use pacgp::kernel::Kernel;
 use pacgp::loss::RegressionLoss;
+use pacgp::objective::bound::MinimisedBound;
 use pacgp::objective::pac_sgp::PacSgpObjective;
 use pacgp::objective::pac_sgp_sharded::PacSgpSharded;
 use pacgp::optim::Objective;
@@ -54,26 +55,14 @@ fn check(kernel: Kernel, noise: f64, setup: Setup, n: usize, m: usize, cuts: &[u
     let (x, y, z) = problem(n, d, m, seed);
     let loss = RegressionLoss::new_epsilon_band(0.4).unwrap();
     let penalty = 3.0 * 1201f64.ln();
-    let mut single = PacSgpObjective::new(
-        &kernel,
-        x.as_ref(),
-        &y,
-        m,
-        alpha_s,
-        loss,
-        0.05,
-        penalty,
-        kind,
-    )
-    .unwrap()
-    .with_confidence_term(term);
-    let mut sharded = PacSgpSharded::new(&kernel, d, m, alpha_s, loss, 0.05, penalty, kind)
-        .unwrap()
-        .with_confidence_term(term);
+    // A coarse prior prices θ on top of the constant penalty.
+    let mut bound = MinimisedBound::new(0.05, term, kind, penalty).unwrap();
     if let Some(p) = prior {
-        single = single.with_hyper_prior(p).unwrap();
-        sharded = sharded.with_hyper_prior(p).unwrap();
+        bound = bound.with_hyper_prior(p, &kernel).unwrap();
     }
+    let single =
+        PacSgpObjective::new(&kernel, x.as_ref(), &y, m, alpha_s, loss, bound.clone()).unwrap();
+    let sharded = PacSgpSharded::new(&kernel, d, m, alpha_s, loss, bound).unwrap();
     let p = NegSparseObjective::pack(&kernel, noise, z.as_ref());
     let (value, grad) = single.value_and_gradient(&p).unwrap();
     let terms = single.terms(&p).unwrap();
@@ -122,9 +111,7 @@ fn ill_conditioned_kuu_matches_an_extended_precision_reference() {
             m,
             pt.alpha_s,
             loss,
-            0.05,
-            penalty,
-            BoundKind::Kl,
+            mb(0.05, penalty, BoundKind::Kl),
         )
         .unwrap();
         let cuts = [0, 300, 301, 1700, n];
@@ -144,9 +131,7 @@ fn ill_conditioned_kuu_matches_an_extended_precision_reference() {
             m,
             pt.alpha_s,
             loss,
-            0.05,
-            penalty,
-            BoundKind::Kl,
+            mb(0.05, penalty, BoundKind::Kl),
         )
         .unwrap();
         let (_, single_grad) = single.value_and_gradient(&pt.params).unwrap();
@@ -237,9 +222,9 @@ fn matern_kernel_uneven_shards() {
 fn a_shard_of_the_wrong_width_is_an_error() {
     let (x, y, z) = problem(50, 3, 5, 10);
     let loss = RegressionLoss::new_epsilon_band(0.4).unwrap();
-    let obj = PacSgpSharded::new(&kernel(), 2, 5, 1.0, loss, 0.05, 0.0, BoundKind::Kl);
+    let obj = PacSgpSharded::new(&kernel(), 2, 5, 1.0, loss, mb(0.05, 0.0, BoundKind::Kl));
     assert!(obj.is_err(), "a 3-input kernel on 2 inputs");
-    let obj = PacSgpSharded::new(&kernel(), 3, 5, 1.0, loss, 0.05, 0.0, BoundKind::Kl).unwrap();
+    let obj = PacSgpSharded::new(&kernel(), 3, 5, 1.0, loss, mb(0.05, 0.0, BoundKind::Kl)).unwrap();
     let p = NegSparseObjective::pack(&kernel(), 0.1, z.as_ref());
     let l = obj.kuu_factor(&p).unwrap();
     assert!(obj.shard_stats(&p, &l, x.as_ref(), &y).is_ok());
@@ -248,7 +233,8 @@ fn a_shard_of_the_wrong_width_is_an_error() {
     assert!(obj.kuu_factor(&p[1..]).is_err());
     // A factor of another M is refused by every pass.
     let p4 = NegSparseObjective::pack(&kernel(), 0.1, z.subrows(0, 4));
-    let obj4 = PacSgpSharded::new(&kernel(), 3, 4, 1.0, loss, 0.05, 0.0, BoundKind::Kl).unwrap();
+    let obj4 =
+        PacSgpSharded::new(&kernel(), 3, 4, 1.0, loss, mb(0.05, 0.0, BoundKind::Kl)).unwrap();
     let l4 = obj4.kuu_factor(&p4).unwrap();
     assert!(obj.shard_stats(&p, &l4, x.as_ref(), &y).is_err());
     let stats = obj.shard_stats(&p, &l, x.as_ref(), &y).unwrap();
@@ -365,4 +351,9 @@ fn model_from_parameters_and_shard_sums_equals_the_fitted_model() {
         optimiser: None,
     })
     .is_err());
+}
+
+/// The bound minimised: δ, penalty, form, Maurer's term.
+fn mb(delta: f64, penalty: f64, kind: BoundKind) -> MinimisedBound {
+    MinimisedBound::new(delta, ConfidenceTerm::Maurer, kind, penalty).unwrap()
 }

@@ -8,16 +8,17 @@ use pacgp::bounds::{pac_bayes_bound, BoundKind, ConfidenceTerm};
 use pacgp::gradcheck::{assert_gradient_close, Tolerance};
 use pacgp::kernel::Kernel;
 use pacgp::loss::RegressionLoss;
-use pacgp::objective::pac_gp::{fit_pac_gp, PacGpConfig, PacGpObjective};
-use pacgp::objective::pac_sgp::PacSgpObjective;
-use pacgp::optim::Objective;
-use pacgp::posterior::{dense_gaussian_kl, GaussianPosterior};
-use pacgp::prior::split::{
+use pacgp::objective::bound::MinimisedBound;
+use pacgp::objective::gp_split::{
     fit_split_prior, fit_split_prior_catoni, fit_split_prior_point_noise, PointNoise,
     RegressionParts, SplitBoundObjective, SplitConfig, SplitFraction, SplitPointNoiseObjective,
     SplitPosteriorParams, SplitPrior, SplitRecord,
 };
-use pacgp::prior::HyperPrior;
+use pacgp::objective::pac_gp::{fit_pac_gp, PacGpConfig, PacGpObjective};
+use pacgp::objective::pac_sgp::PacSgpObjective;
+use pacgp::optim::Objective;
+use pacgp::posterior::{dense_gaussian_kl, GaussianPosterior};
+use pacgp::prior::{BoundLevers, HyperPrior};
 use pacgp::regression::sparse::NegSparseObjective;
 
 fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
@@ -45,6 +46,20 @@ fn direct_penalty(theta: &[f64], centres: &[f64]) -> f64 {
         .sum()
 }
 
+/// The kl bound at δ = 0.05 with the sharp term, θ priced by `prior` alone.
+fn sharp_with_prior(prior: HyperPrior, kernel: &Kernel) -> MinimisedBound {
+    let levers = BoundLevers {
+        term: ConfidenceTerm::Sharp,
+        hyper_prior: Some(prior),
+    };
+    MinimisedBound::on_theta(0.05, BoundKind::Kl, &levers, kernel).unwrap()
+}
+
+/// The kl bound at δ = 0.01 under `term` with `penalty` nats.
+fn kl_bound(term: ConfidenceTerm, penalty: f64) -> MinimisedBound {
+    MinimisedBound::new(0.01, term, BoundKind::Kl, penalty).unwrap()
+}
+
 #[test]
 fn pac_gp_with_a_hyper_prior_has_finite_difference_gradients() {
     let (x, y) = toy(40);
@@ -55,13 +70,8 @@ fn pac_gp_with_a_hyper_prior_has_finite_difference_gradients() {
             x.as_ref(),
             &y,
             RegressionLoss::EpsilonBand { epsilon: 0.3 },
-            0.05,
-            0.0,
-            BoundKind::Kl,
+            sharp_with_prior(prior, &k),
         )
-        .unwrap()
-        .with_confidence_term(ConfidenceTerm::Sharp)
-        .with_hyper_prior(prior)
         .unwrap();
         let mut p = k.params();
         p.push(0.08f64.ln());
@@ -91,13 +101,8 @@ fn pac_sgp_with_a_hyper_prior_has_finite_difference_gradients() {
         4,
         1.0,
         RegressionLoss::EpsilonBand { epsilon: 0.3 },
-        0.05,
-        0.0,
-        BoundKind::Kl,
+        sharp_with_prior(HyperPrior::gaussian(), &k),
     )
-    .unwrap()
-    .with_confidence_term(ConfidenceTerm::Sharp)
-    .with_hyper_prior(HyperPrior::gaussian())
     .unwrap();
     let (_, g) = obj.value_and_gradient(&p).unwrap();
     // h = 1e-6 as in tests/pac_sgp.rs.
@@ -281,13 +286,13 @@ fn q_and_closed_form(
     let loss = RegressionLoss::EpsilonBand { epsilon: 0.3 };
     let term = ConfidenceTerm::Sharp;
     let (risk, kl) = match noise {
-        None => SplitBoundObjective::new(&pb, yb, loss, 0.01, 0.0, term)
+        None => SplitBoundObjective::new(&pb, yb, loss, kl_bound(term, 0.0))
             .risk_and_kl(&used.to_ln())
             .unwrap(),
         Some(n) => {
             let mut p: Vec<f64> = n.mean.iter().chain(&n.cov).map(|l| l.ln()).collect();
             p.push(used.scale.ln());
-            SplitPointNoiseObjective::new(&pb, yb, loss, 0.01, 0.0, term)
+            SplitPointNoiseObjective::new(&pb, yb, loss, kl_bound(term, 0.0))
                 .risk_and_kl(&p)
                 .unwrap()
         }
@@ -430,9 +435,7 @@ fn split_bound_objective_has_finite_difference_gradients() {
             &pb,
             &yb,
             RegressionLoss::EpsilonBand { epsilon: 0.3 },
-            0.01,
-            3f64.ln(),
-            term,
+            kl_bound(term, 3f64.ln()),
         );
         for p in [[0.3f64.ln(), 0.5f64.ln(), 0.7f64.ln()], [-2.0, 0.4, 0.2]] {
             let (_, g) = obj.value_and_gradient(&p).unwrap();
@@ -553,8 +556,8 @@ fn kin40k_and_pol_at_600_points() {
 /// them.
 #[test]
 fn sparse_split_posterior_matches_the_woodbury_update() {
+    use pacgp::objective::sgp_split::{SparseSplitParams, SparseSplitPrior};
     use pacgp::posterior::Covariance;
-    use pacgp::prior::split_sparse::{SparseSplitParams, SparseSplitPrior};
     let (k, _, xa, ya, xb, yb, _) = split_problem();
     let prior = SparseSplitPrior::fit_vfe(&k, xa.as_ref(), &ya, 5, 0).unwrap();
     let m = prior.m();
@@ -649,7 +652,7 @@ fn sparse_split_posterior_matches_the_woodbury_update() {
 /// subsamples of kin40k (M = 50, the menu of fractions, δ = 0.01, ε = 0.6 training sd).
 #[test]
 fn sparse_split_prior_bound_holds_on_kin40k_subsamples() {
-    use pacgp::prior::split_sparse::fit_sparse_split_prior;
+    use pacgp::objective::sgp_split::fit_sparse_split_prior;
     let load = |part: &str| {
         pacgp::data::load_csv(
             std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -820,9 +823,7 @@ fn split_point_noise_objective_has_finite_difference_gradients() {
             &pb,
             &yb,
             RegressionLoss::EpsilonBand { epsilon: 0.3 },
-            0.01,
-            3f64.ln(),
-            term,
+            kl_bound(term, 3f64.ln()),
         );
         assert_eq!(obj.dim(), 2 * nb + 1);
         let mut p: Vec<f64> = (0..2 * nb).map(|i| -2.5 + 0.2 * i as f64).collect();

@@ -5,9 +5,10 @@
 #![allow(dead_code)]
 
 use faer::Mat;
-use pacgp::bounds::{BoundKind, HyperGrid};
+use pacgp::bounds::{BoundKind, ConfidenceTerm, HyperGrid};
 use pacgp::kernel::Kernel;
 use pacgp::loss::RegressionLoss;
+use pacgp::objective::bound::MinimisedBound;
 use rand::{Rng, SeedableRng};
 
 /// `n` points in `d` inputs: x ~ U(−2, 2)^d, y = Σ_j sin x_j + 0.1·(U(0, 1) − ½).
@@ -29,17 +30,14 @@ pub fn kernel() -> Kernel {
 /// grid's penalty for nine hyperparameters, the kl-inverse form.
 pub struct PacSgpSettings {
     pub loss: RegressionLoss,
-    pub delta: f64,
-    pub penalty: f64,
-    pub kind: BoundKind,
+    pub bound: MinimisedBound,
 }
 
 pub fn pac_sgp_settings() -> PacSgpSettings {
+    let penalty = HyperGrid::default().penalty(9);
     PacSgpSettings {
         loss: RegressionLoss::EpsilonBand { epsilon: 0.6 },
-        delta: 0.01,
-        penalty: HyperGrid::default().penalty(9),
-        kind: BoundKind::Kl,
+        bound: MinimisedBound::new(0.01, ConfidenceTerm::Maurer, BoundKind::Kl, penalty).unwrap(),
     }
 }
 

@@ -193,13 +193,13 @@ fn check_term(term: ConfidenceTerm) -> Result<()> {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct BoundTarget {
     /// Confidence δ.
-    pub delta: f64,
+    delta: f64,
     /// Confidence constant (Catoni's with λ: Catoni's bound whatever `kind` says).
-    pub term: ConfidenceTerm,
+    term: ConfidenceTerm,
     /// kl-inverse or Pinsker form.
-    pub kind: BoundKind,
+    kind: BoundKind,
     /// Union-bound penalty in nats fixed during the optimisation.
-    pub penalty: f64,
+    penalty: f64,
 }
 
 /// The bound at one point with its partial derivatives in the empirical risk and in the
@@ -233,6 +233,31 @@ impl BoundTarget {
             kind,
             penalty,
         })
+    }
+
+    /// Confidence δ.
+    pub fn delta(&self) -> f64 {
+        self.delta
+    }
+
+    /// The confidence term.
+    pub fn term(&self) -> ConfidenceTerm {
+        self.term
+    }
+
+    /// kl-inverse or Pinsker form.
+    pub fn kind(&self) -> BoundKind {
+        self.kind
+    }
+
+    /// The constant union-bound penalty in nats.
+    pub fn penalty(&self) -> f64 {
+        self.penalty
+    }
+
+    /// The same target under another confidence term (checked as [`BoundTarget::new`]).
+    pub fn with_term(&self, term: ConfidenceTerm) -> Result<Self> {
+        Self::new(self.delta, term, self.kind, self.penalty)
     }
 
     /// The complexity `C = (KL + penalty + extra + confidence)/N` (docs/math.md §2.3).

@@ -20,16 +20,16 @@ use crate::data::{permutation, train_test_split, Dataset, Standardizer, TargetSc
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::loss::{self, RegressionLoss};
+use crate::objective::gp_split::{
+    fit_split_prior, fit_split_prior_catoni, fit_split_prior_point_noise, SplitConfig,
+    SplitFraction,
+};
 use crate::objective::pac_gp::{fit_pac_gp, PacGpConfig};
 use crate::objective::pac_gp_hetero::fit_pac_gp_hetero;
 use crate::objective::pac_sgp::{fit_pac_sgp_with, PacSgpFit, PacSgpSettings};
 use crate::objective::pac_sgp_hetero::free_point_noise;
+use crate::objective::sgp_split::{fit_sparse_split_prior_with, SparseSplitFamily};
 use crate::posterior::{GaussianPosterior, Marginals};
-use crate::prior::split::{
-    fit_split_prior, fit_split_prior_catoni, fit_split_prior_point_noise, SplitConfig,
-    SplitFraction,
-};
-use crate::prior::split_sparse::{fit_sparse_split_prior_with, SparseSplitFamily};
 use crate::prior::{BoundLevers, HyperPrior};
 use crate::regression::inducing_init::InducingInit;
 

@@ -8,12 +8,12 @@ use crate::error::Result;
 use crate::kernel::Kernel;
 use crate::loss::RegressionLoss;
 use crate::model::{FitReport, FittedModel, Task};
+use crate::objective::gp_split::{fit_split_prior, SplitConfig, SplitFraction, SplitRecord};
 use crate::objective::pac_gp::{fit_pac_gp, PacGpConfig};
+use crate::objective::sgp_split::SparseSplitRecord;
 use crate::optim::{OptimReport, Restarts};
 use crate::plan::hyper_prior;
 use crate::posterior::GaussianPosterior;
-use crate::prior::split::{fit_split_prior, SplitConfig, SplitFraction, SplitRecord};
-use crate::prior::split_sparse::SparseSplitRecord;
 use crate::prior::BoundLevers;
 use crate::regression::exact::{fit_ml2, MlConfig};
 use crate::regression::sparse::{train_sparse, SparseConfig, SparseMethod};
@@ -295,7 +295,7 @@ fn split_pac_sgp(
     cfg.delta = spec.delta;
     cfg.term = spec.confidence_term();
     let m = s.inducing.unwrap_or(crate::spec::DEFAULT_BASIS);
-    let fit = crate::prior::split_sparse::fit_sparse_split_prior(train, &kernel, m, &cfg)?;
+    let fit = crate::objective::sgp_split::fit_sparse_split_prior(train, &kernel, m, &cfg)?;
     let record = SparseSplitRecord::of(&fit, cfg.term);
     let posterior = fit.posterior;
     let r = report(

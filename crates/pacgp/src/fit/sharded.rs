@@ -13,7 +13,7 @@ use faer::MatRef;
 use crate::error::Result;
 use crate::kernel::Kernel;
 use crate::loss::RegressionLoss;
-use crate::objective::pac_sgp::{pac_sgp_search, theta_penalty, PacSgpBound, DEFAULT_MAX_ITER};
+use crate::objective::pac_sgp::{pac_sgp_search, PacSgpBound, DEFAULT_MAX_ITER};
 use crate::optim::{AdamConfig, Minimum, Objective, OptimReport, Pretraining, Search, WarmStart};
 use crate::regression::inducing_init::InducingInit;
 use crate::regression::sparse::{NegSparseObjective, SparseConfig, SparseMethod};
@@ -198,10 +198,7 @@ impl ShardedFit {
             )),
             ShardedFamily::Regression {
                 bound: Some(bound), ..
-            } => {
-                let penalty = theta_penalty(&bound.levers, self.kernel.n_params());
-                Box::new(bound.in_process(&self.kernel, x, y, self.m, self.alpha_s(), penalty)?)
-            }
+            } => Box::new(bound.in_process(&self.kernel, x, y, self.m, self.alpha_s())?),
             ShardedFamily::Classifier { assembly, .. } => Box::new(SvgpObjective::new(
                 &self.kernel,
                 x,
@@ -307,8 +304,8 @@ mod tests {
 
     use super::*;
     use crate::bounds::BoundKind;
+    use crate::objective::gp_split::SplitFraction;
     use crate::objective::pac_sgp::{fit_pac_sgp_with, PacSgpSettings};
-    use crate::prior::split::SplitFraction;
     use crate::prior::BoundLevers;
     use crate::regression::inducing_init::{initial_inducing_with_targets, InducingInit};
     use crate::regression::sparse::train_sparse;

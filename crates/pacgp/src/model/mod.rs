@@ -77,11 +77,11 @@ pub enum Task {
         /// The data-dependent split prior's record (`prior split:F`): what `certify` needs to
         /// rebuild P_A and Q on part B.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        split_prior: Option<crate::prior::split::SplitRecord>,
+        split_prior: Option<crate::objective::gp_split::SplitRecord>,
         /// The sparse split prior's record (pac-sgp with `prior split:F`): the split, P_A (VFE
         /// on A) and Q's parameters, for `certify` on part B.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        sparse_split_prior: Option<Box<crate::prior::split_sparse::SparseSplitRecord>>,
+        sparse_split_prior: Option<Box<crate::objective::sgp_split::SparseSplitRecord>>,
         /// What the spec's prediction intervals need at prediction time (`fit --intervals`).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         intervals: Option<Box<IntervalRecord>>,

@@ -9,11 +9,11 @@ use crate::certificate::PenaltyTerm;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
+use crate::objective::gp_split::SplitFraction;
 use crate::plan::{
     classifier_menu, hyper_prior, likelihood, svm_candidates, svm_choices, svm_menu,
     svm_prior_kernel,
 };
-use crate::prior::split::SplitFraction;
 use crate::spec::{ClassifierHypers, Inference, Method, PacPrior, SplitClassifierSpec, SvmSpec};
 use crate::svm::certificate::mu_menu;
 

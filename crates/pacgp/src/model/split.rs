@@ -15,9 +15,9 @@ use crate::data::{Dataset, Standardizer, TargetScaler};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::loss::RegressionLoss;
+use crate::objective::gp_split::{RegressionParts, SplitPrior, SplitRecord};
+use crate::objective::sgp_split::{SparseSplitPrior, SparseSplitRecord};
 use crate::posterior::{Covariance, GaussianPosterior, Marginals, Prior};
-use crate::prior::split::{RegressionParts, SplitPrior, SplitRecord};
-use crate::prior::split_sparse::{SparseSplitPrior, SparseSplitRecord};
 use crate::spec::{ClassifierHypers, Method, PacPrior};
 
 use super::split_classifier::ClassifierSplitRecord;

@@ -12,10 +12,10 @@ use crate::bounds::ConfidenceTerm;
 use crate::data::{Dataset, SampleSplit};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
+use crate::objective::gp_split::SplitFraction;
 use crate::objective::gpc_split::{SplitPriorConfig, SplitPriorFit};
 use crate::objective::pac_gpc::SiteParams;
 use crate::posterior::{Covariance, GaussianPosterior};
-use crate::prior::split::SplitFraction;
 
 /// What a classifier fitted with the split prior keeps for `certify`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -88,7 +88,7 @@ impl ClassifierSplitRecord {
                 )))
             }
             SplitFraction::Fixed(_) => 1,
-            SplitFraction::Menu => crate::prior::split::SPLIT_FRACTIONS.len(),
+            SplitFraction::Menu => crate::objective::gp_split::SPLIT_FRACTIONS.len(),
         };
         let directions = if cfg.both_directions { 2 } else { 1 };
         let swapped = split_direction(fit, cfg.seed, train)?;

@@ -1,6 +1,11 @@
-//! Training objectives built on PAC-Bayes bounds (seed 004): full PAC-GP and sparse PAC-SGP;
-//! classifiers trained by their bound (PAC-GPC) and certified with a split prior.
+//! Methods trained on their PAC-Bayes bound (seed 004): full PAC-GP and sparse PAC-SGP (in
+//! process, over shards, with per-point noise), classifiers trained by their bound (PAC-GPC),
+//! and the data-dependent split priors for regression and classification. Each minimises
+//! its bound through the one skeleton, [`bound`].
 
+pub mod bound;
+/// Data-dependent GP prior for regression from a random part of the sample (docs/math.md §9.3).
+pub mod gp_split;
 pub mod gpc_split;
 pub mod pac_gp;
 pub mod pac_gp_hetero;
@@ -8,25 +13,17 @@ pub mod pac_gpc;
 pub mod pac_sgp;
 pub mod pac_sgp_hetero;
 pub mod pac_sgp_sharded;
+/// Sparse (inducing-point) form of the regression split prior (docs/math.md §9.3.2).
+pub mod sgp_split;
 
 use faer::MatRef;
 
-use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm};
 use crate::error::Result;
 use crate::kernel::Kernel;
 
-/// What every full-GP bound objective checks before it is built: the sample (finite, shapes),
-/// the kernel's input dimension; and the bound it minimises (δ, the penalty), Maurer's
-/// constant until the objective is given another.
-pub(crate) fn check_bound_setup(
-    kernel: &Kernel,
-    x: MatRef<'_, f64>,
-    y: &[f64],
-    delta: f64,
-    penalty: f64,
-    kind: BoundKind,
-) -> Result<BoundTarget> {
+/// What every full-GP bound objective checks of its sample before it is built: finite
+/// inputs and targets of matching shapes, and the kernel's input dimension.
+pub(crate) fn check_full_gp_sample(kernel: &Kernel, x: MatRef<'_, f64>, y: &[f64]) -> Result<()> {
     crate::regression::exact::check_regression_inputs(x, y)?;
-    kernel.check_input_dim(x.ncols())?;
-    BoundTarget::new(delta, ConfidenceTerm::Maurer, kind, penalty)
+    kernel.check_input_dim(x.ncols())
 }

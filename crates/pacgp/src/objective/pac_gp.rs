@@ -11,53 +11,42 @@ use faer::{Mat, MatRef};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm, HyperGrid, DEFAULT_DELTA};
+use crate::bounds::{BoundKind, BoundValue, ConfidenceTerm, HyperGrid, DEFAULT_DELTA};
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, JitterPolicy};
 use crate::loss::RegressionLoss;
-use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
+use crate::optim::{self, boxes, GridSnap, LbfgsConfig, OptimReport, Restarts};
 use crate::posterior::GaussianKlTerms;
-use crate::prior::{HyperPrior, ThetaPenalty};
+use crate::prior::{BoundLevers, HyperPrior};
 use crate::regression::exact::ExactGp;
 
-/// Everything the bound is made of at one parameter vector.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PacGpTerms {
-    /// Empirical Gibbs risk `R_S(Q)` on the training sample.
-    pub empirical_risk: f64,
-    /// `KL(Q‖P_θ)`.
-    pub kl: f64,
-    /// The bound (kl or sqrt form).
-    pub bound: f64,
-}
+use super::bound::{BoundObjective, LatentFamily, MinimisedBound, RiskAndKl};
 
-/// The PAC-GP objective over `[θ_kernel…, ln σ²]` on standardised data.
-pub struct PacGpObjective<'a> {
+/// PAC-GP's latent family: the exact GP posterior with a free noise σ² (paper eq. 6) over
+/// `[θ_kernel…, ln σ²]` on standardised data, and the ε-band loss.
+pub struct PacGpFamily<'a> {
     kernel: Kernel,
     x: MatRef<'a, f64>,
     y: &'a [f64],
     loss: RegressionLoss,
-    /// The bound minimised (δ, confidence term, form, the constant penalty).
-    target: BoundTarget,
-    /// A coarse hyperparameter prior's `−ln π(θ)` surrogate, added to the penalty.
-    theta_prior: ThetaPenalty,
     jitter: JitterPolicy,
 }
 
-impl<'a> PacGpObjective<'a> {
-    /// The bound for `kernel`'s structure on `(x, y)` with the given loss, δ and ln|Θ|.
+/// The PAC-GP objective: the bound over [`PacGpFamily`].
+pub type PacGpObjective<'a> = BoundObjective<PacGpFamily<'a>>;
+
+impl<'a> BoundObjective<PacGpFamily<'a>> {
+    /// The bound for `kernel`'s structure on `(x, y)` with the given loss.
     pub fn new(
         kernel: &Kernel,
         x: MatRef<'a, f64>,
         y: &'a [f64],
         loss: RegressionLoss,
-        delta: f64,
-        penalty: f64,
-        kind: BoundKind,
+        bound: MinimisedBound,
     ) -> Result<Self> {
-        let target = super::check_bound_setup(kernel, x, y, delta, penalty, kind)?;
+        super::check_full_gp_sample(kernel, x, y)?;
         if !(loss.epsilon() > 0.0) {
             return Err(Error::InvalidParameter {
                 name: "epsilon",
@@ -65,35 +54,18 @@ impl<'a> PacGpObjective<'a> {
                 reason: "must be positive",
             });
         }
-        Ok(Self {
+        let family = PacGpFamily {
             kernel: kernel.clone(),
             x,
             y,
             loss,
-            target,
-            theta_prior: ThetaPenalty::constant(0.0),
             jitter: JitterPolicy::default(),
-        })
+        };
+        Ok(Self::over(family, bound))
     }
+}
 
-    /// The same objective with the smooth surrogate of `−ln π(θ)` (docs/math.md §9.2)
-    /// added to the constant penalty, for a coarse hyperparameter prior.
-    pub fn with_hyper_prior(mut self, prior: HyperPrior) -> Result<Self> {
-        self.theta_prior = self.theta_prior.with_prior(prior, &self.kernel)?;
-        Ok(self)
-    }
-
-    /// The θ-dependent penalty at `p` (the prior's surrogate) and its gradient in θ.
-    fn penalty_at(&self, p: &[f64]) -> (f64, Vec<f64>) {
-        self.theta_prior.at(&p[..self.kernel.n_params()])
-    }
-
-    /// The same objective with another confidence constant (default Maurer's `ln(2√N/δ)`).
-    pub fn with_confidence_term(mut self, term: ConfidenceTerm) -> Self {
-        self.target.term = term;
-        self
-    }
-
+impl PacGpFamily<'_> {
     fn gp_at(&self, p: &[f64]) -> Result<ExactGp> {
         let mut k = self.kernel.clone();
         let nk = k.n_params();
@@ -106,24 +78,12 @@ impl<'a> PacGpObjective<'a> {
             &self.jitter,
         )
     }
-
-    /// `(R_S, KL, bound)` at `p`, without gradients.
-    pub fn terms(&self, p: &[f64]) -> Result<PacGpTerms> {
-        let gp = self.gp_at(p)?;
-        let e = Evaluation::new(&gp, self.y, &self.loss);
-        let b = self
-            .target
-            .at_with(e.risk, e.kl, self.y.len(), self.penalty_at(p).0);
-        Ok(PacGpTerms {
-            empirical_risk: e.risk,
-            kl: e.kl,
-            bound: b.value,
-        })
-    }
 }
 
-/// Shared intermediate quantities of one evaluation (docs/math.md §3.1 notation).
-struct Evaluation {
+/// Shared intermediate quantities of one evaluation of [`PacGpFamily`] (docs/math.md §3.1
+/// notation).
+pub struct Evaluation {
+    gp: ExactGp,
     s2: f64,
     ci: Mat<f64>,
     alpha: Vec<f64>,
@@ -134,7 +94,7 @@ struct Evaluation {
 }
 
 impl Evaluation {
-    fn new(gp: &ExactGp, y: &[f64], loss: &RegressionLoss) -> Self {
+    fn new(gp: ExactGp, y: &[f64], loss: &RegressionLoss) -> Self {
         let n = y.len();
         // Jitter on C acts as extra noise, consistently in μ, v and the KL.
         let s2 = gp.noise_variance + gp.jitter_used();
@@ -162,6 +122,7 @@ impl Evaluation {
         }
         .kl();
         Self {
+            gp,
             s2,
             ci,
             alpha,
@@ -173,21 +134,32 @@ impl Evaluation {
     }
 }
 
-impl Objective for PacGpObjective<'_> {
+impl LatentFamily for PacGpFamily<'_> {
+    type Evaluation = Evaluation;
+
     fn dim(&self) -> usize {
         self.kernel.n_params() + 1
     }
 
-    fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
+    fn sample_size(&self) -> usize {
+        self.y.len()
+    }
+
+    fn n_theta(&self) -> usize {
+        self.kernel.n_params()
+    }
+
+    fn evaluate(&self, p: &[f64]) -> Result<(RiskAndKl, Self::Evaluation)> {
         let gp = self.gp_at(p)?;
-        let e = Evaluation::new(&gp, self.y, &self.loss);
+        let e = Evaluation::new(gp, self.y, &self.loss);
+        Ok((RiskAndKl::new(e.risk, e.kl), e))
+    }
+
+    fn pull_back(&self, _p: &[f64], e: Self::Evaluation, b: &BoundValue) -> Result<Vec<f64>> {
         let n = self.y.len();
         let nf = n as f64;
-        let kl = e.kl.max(0.0);
-        let (penalty, d_penalty) = self.penalty_at(p);
-        let b = self.target.at_with(e.risk, kl, n, penalty);
-        let (value, d_q, d_c) = (b.value, b.d_risk, b.d_complexity);
-        let (s2, ci, alpha) = (e.s2, &e.ci, &e.alpha);
+        let (d_q, d_c) = (b.d_risk, b.d_complexity);
+        let (gp, s2, ci, alpha) = (&e.gp, e.s2, &e.ci, &e.alpha);
         let beta = linalg::mat_vec(ci, alpha);
         let h = linalg::mat_vec(ci, &e.g_mu);
         // G = d_q·U/N + d_c·W/(2N), with (docs/math.md §3.1)
@@ -213,9 +185,6 @@ impl Objective for PacGpObjective<'_> {
         let mut grad = gp
             .kernel
             .gram_grad_contract_symmetric(self.x, g.as_ref(), None);
-        for (gt, dp) in grad.iter_mut().zip(&d_penalty) {
-            *gt += d_c * dp / nf;
-        }
         // Noise: ∂KL/∂σ² and ∂R_S/∂σ² (docs/math.md §3.1), times σ² for ln σ²;
         // [C⁻²]_ii = ‖C⁻¹_{:,i}‖² (C⁻¹ symmetric).
         let ci2_diag = linalg::col_sq_norms(ci);
@@ -231,7 +200,7 @@ impl Objective for PacGpObjective<'_> {
             .sum::<f64>()
             / nf;
         grad.push(gp.noise_variance * (d_q * drs + d_c * dkl / nf));
-        Ok((value, grad))
+        Ok(grad)
     }
 }
 
@@ -303,23 +272,12 @@ pub fn fit_pac_gp(
     cfg: &PacGpConfig,
 ) -> Result<PacGpFit> {
     let nk = kernel_init.n_params();
-    let penalty = match cfg.hyper_prior {
-        None => cfg.grid.penalty(nk),
-        Some(_) => 0.0,
+    let levers = BoundLevers {
+        term: cfg.term,
+        hyper_prior: cfg.hyper_prior,
     };
-    let mut obj = PacGpObjective::new(
-        kernel_init,
-        x.as_ref(),
-        &y,
-        cfg.loss,
-        cfg.delta,
-        penalty,
-        cfg.kind,
-    )?
-    .with_confidence_term(cfg.term);
-    if let Some(prior) = cfg.hyper_prior {
-        obj = obj.with_hyper_prior(prior)?;
-    }
+    let bound = MinimisedBound::on_grid(cfg.delta, cfg.kind, &levers, kernel_init, &cfg.grid)?;
+    let obj = PacGpObjective::new(kernel_init, x.as_ref(), &y, cfg.loss, bound)?;
     let mut x0 = kernel_init.params();
     x0.push(noise_init.ln());
     let (lo, hi) = match cfg.hyper_prior {
@@ -349,7 +307,7 @@ pub fn fit_pac_gp(
             prior.penalty_term(&k)?
         }
     };
-    let gp = obj.gp_at(&params)?;
+    let gp = obj.family().gp_at(&params)?;
     let spec = CertificateSpec::new(cfg.delta, cfg.term, vec![choice]);
     let certificate = Certificate::of_posterior(
         &gp.posterior(),

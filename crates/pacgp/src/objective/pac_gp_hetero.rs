@@ -6,31 +6,33 @@
 
 use faer::{Mat, MatRef};
 
-use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm};
+use crate::bounds::BoundValue;
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
 use crate::error::Result;
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
-use crate::optim::{self, boxes, GridSnap, Objective, OptimReport, Restarts};
+use crate::optim::{self, boxes, GridSnap, OptimReport, Restarts};
 use crate::posterior::GaussianPosterior;
 
-use super::pac_gp::{fit_pac_gp, PacGpConfig, PacGpTerms};
+use super::bound::{BoundObjective, LatentFamily, MinimisedBound, RiskAndKl};
+use super::pac_gp::{fit_pac_gp, PacGpConfig};
 use crate::regression::point_noise::PointNoiseEval;
 
-/// The PAC-GP objective with per-point posterior noise over `[θ…; ln λ_m; ln λ_v]` (θ only
-/// when free).
-pub struct PacGpHeteroObjective<'a> {
+/// PAC-GP's family with per-point posterior noise over `[θ…; ln λ_m; ln λ_v]` (θ only when
+/// free).
+pub struct PacGpHeteroFamily<'a> {
     kernel: Kernel,
     free_theta: bool,
     x: MatRef<'a, f64>,
     y: &'a [f64],
     loss: RegressionLoss,
-    /// The bound minimised (δ, confidence term, form, penalty).
-    target: BoundTarget,
 }
 
-impl<'a> PacGpHeteroObjective<'a> {
+/// The PAC-GP objective with per-point posterior noise: the bound over [`PacGpHeteroFamily`].
+pub type PacGpHeteroObjective<'a> = BoundObjective<PacGpHeteroFamily<'a>>;
+
+impl<'a> BoundObjective<PacGpHeteroFamily<'a>> {
     /// The bound for `kernel` on `(x, y)`; θ is a parameter when `free_theta`, else fixed.
     pub fn new(
         kernel: &Kernel,
@@ -38,35 +40,21 @@ impl<'a> PacGpHeteroObjective<'a> {
         x: MatRef<'a, f64>,
         y: &'a [f64],
         loss: RegressionLoss,
-        delta: f64,
-        penalty: f64,
-        kind: BoundKind,
+        bound: MinimisedBound,
     ) -> Result<Self> {
-        let target = super::check_bound_setup(kernel, x, y, delta, penalty, kind)?;
-        Ok(Self {
+        super::check_full_gp_sample(kernel, x, y)?;
+        let family = PacGpHeteroFamily {
             kernel: kernel.clone(),
             free_theta,
             x,
             y,
             loss,
-            target,
-        })
+        };
+        Ok(Self::over(family, bound))
     }
+}
 
-    /// The same objective with another confidence constant (default Maurer's `ln(2√N/δ)`).
-    pub fn with_confidence_term(mut self, term: ConfidenceTerm) -> Self {
-        self.target.term = term;
-        self
-    }
-
-    fn n_theta(&self) -> usize {
-        if self.free_theta {
-            self.kernel.n_params()
-        } else {
-            0
-        }
-    }
-
+impl PacGpHeteroFamily<'_> {
     fn kernel_at(&self, p: &[f64]) -> Result<Kernel> {
         let mut k = self.kernel.clone();
         if self.free_theta {
@@ -76,7 +64,7 @@ impl<'a> PacGpHeteroObjective<'a> {
     }
 
     /// The Gram matrix at `p` and the posterior's terms.
-    fn evaluate(&self, p: &[f64]) -> Result<(Mat<f64>, PointNoiseEval)> {
+    fn gram_and_terms(&self, p: &[f64]) -> Result<(Mat<f64>, PointNoiseEval)> {
         let n = self.y.len();
         let nt = self.n_theta();
         let k = self.kernel_at(p)?.gram(self.x);
@@ -86,19 +74,9 @@ impl<'a> PacGpHeteroObjective<'a> {
         Ok((k, e))
     }
 
-    /// `(R_S, KL, bound)` at `p`.
-    pub fn terms(&self, p: &[f64]) -> Result<PacGpTerms> {
-        let (_, e) = self.evaluate(p)?;
-        Ok(PacGpTerms {
-            empirical_risk: e.risk,
-            kl: e.kl,
-            bound: self.target.at(e.risk, e.kl, self.y.len()).value,
-        })
-    }
-
     /// The posterior at `p` in the shared site form (`Π = Λ_v⁻¹`, `α = C_m⁻¹y`).
     pub fn posterior_at(&self, p: &[f64]) -> Result<GaussianPosterior> {
-        let (k, e) = self.evaluate(p)?;
+        let (k, e) = self.gram_and_terms(p)?;
         let sqrt_pi: Vec<f64> = e.lv.iter().map(|l| 1.0 / l.sqrt()).collect();
         let chol_b = Cholesky::factor_filled(
             sqrt_pi.len(),
@@ -117,17 +95,38 @@ impl<'a> PacGpHeteroObjective<'a> {
     }
 }
 
-impl Objective for PacGpHeteroObjective<'_> {
+/// One evaluation of [`PacGpHeteroFamily`]: the Gram matrix and the posterior's terms.
+pub struct PacGpHeteroEvaluation(Mat<f64>, PointNoiseEval);
+
+impl LatentFamily for PacGpHeteroFamily<'_> {
+    type Evaluation = PacGpHeteroEvaluation;
+
     fn dim(&self) -> usize {
         self.n_theta() + 2 * self.y.len()
     }
 
-    fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
-        let (k, e) = self.evaluate(p)?;
+    fn sample_size(&self) -> usize {
+        self.y.len()
+    }
+
+    fn n_theta(&self) -> usize {
+        if self.free_theta {
+            self.kernel.n_params()
+        } else {
+            0
+        }
+    }
+
+    fn evaluate(&self, p: &[f64]) -> Result<(RiskAndKl, Self::Evaluation)> {
+        let (k, e) = self.gram_and_terms(p)?;
+        Ok((RiskAndKl::new(e.risk, e.kl), PacGpHeteroEvaluation(k, e)))
+    }
+
+    fn pull_back(&self, p: &[f64], ev: Self::Evaluation, b: &BoundValue) -> Result<Vec<f64>> {
+        let PacGpHeteroEvaluation(k, e) = ev;
         let n = self.y.len();
         let nf = n as f64;
-        let b = self.target.at(e.risk, e.kl, n);
-        let (value, d_q, d_c) = (b.value, b.d_risk, b.d_complexity);
+        let (d_q, d_c) = (b.d_risk, b.d_complexity);
         let (wq, wc) = (d_q / nf, d_c / nf);
         let (alpha, pm, lv) = (&e.alpha, &e.p, &e.lv);
         let (h, u) = e.adjoints();
@@ -152,7 +151,7 @@ impl Objective for PacGpHeteroObjective<'_> {
         let (d_lm, d_lv, _) = e.noise_gradients(wq, wc, &h, &u);
         grad.extend(d_lm.iter().zip(&e.lm).map(|(d, l)| l * d));
         grad.extend(d_lv.iter().zip(lv).map(|(d, l)| l * d));
-        Ok((value, grad))
+        Ok(grad)
     }
 }
 
@@ -188,19 +187,9 @@ pub fn fit_pac_gp_hetero(
     let base = fit_pac_gp(kernel_init, noise_init, x.clone(), y.clone(), cfg)?;
     let n = y.len();
     let nk = kernel_init.n_params();
-    let penalty = cfg.grid.penalty(nk);
+    let bound = MinimisedBound::new(cfg.delta, cfg.term, cfg.kind, cfg.grid.penalty(nk))?;
     let obj = |k: &Kernel, free| {
-        PacGpHeteroObjective::new(
-            k,
-            free,
-            x.as_ref(),
-            &y,
-            cfg.loss,
-            cfg.delta,
-            penalty,
-            cfg.kind,
-        )
-        .map(|o| o.with_confidence_term(cfg.term))
+        PacGpHeteroObjective::new(k, free, x.as_ref(), &y, cfg.loss, bound.clone())
     };
     let s2 = base.gp.noise_variance + base.gp.jitter_used();
     let mut x0 = base.gp.kernel.params();
@@ -247,7 +236,7 @@ pub fn fit_pac_gp_hetero(
             (kernel, m2) = (k, m);
         }
     }
-    let posterior = obj(&kernel, false)?.posterior_at(&m2.params)?;
+    let posterior = obj(&kernel, false)?.family().posterior_at(&m2.params)?;
     let spec = CertificateSpec::new(cfg.delta, cfg.term, vec![PenaltyTerm::grid(&cfg.grid, nk)]);
     let certificate = Certificate::of_posterior(
         &posterior,
@@ -269,8 +258,15 @@ pub fn fit_pac_gp_hetero(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bounds::{BoundKind, ConfidenceTerm};
     use crate::gradcheck::{assert_gradient_close, Tolerance};
     use crate::objective::pac_gp::PacGpObjective;
+    use crate::optim::Objective;
+
+    /// The tests' bound: δ = 0.05, Maurer's term, 2 nats.
+    fn bound(kind: BoundKind) -> MinimisedBound {
+        MinimisedBound::new(0.05, ConfidenceTerm::Maurer, kind, 2.0).unwrap()
+    }
 
     fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
         let x = Mat::from_fn(n, 1, |i, _| i as f64 * 0.37 - 2.5);
@@ -286,8 +282,8 @@ mod tests {
         let (x, y) = toy(12);
         let l = RegressionLoss::new_epsilon_band(0.4).unwrap();
         let k = Kernel::se_iso(1.1, 0.9);
-        let obj = PacGpHeteroObjective::new(&k, true, x.as_ref(), &y, l, 0.05, 2.0, BoundKind::Kl)
-            .unwrap();
+        let obj =
+            PacGpHeteroObjective::new(&k, true, x.as_ref(), &y, l, bound(BoundKind::Kl)).unwrap();
         let mut p = k.params();
         p.extend((0..24).map(|i| -2.0 + 0.15 * i as f64));
         let (_, g) = obj.value_and_gradient(&p).unwrap();
@@ -309,12 +305,12 @@ mod tests {
         let l = RegressionLoss::new_epsilon_band(0.4).unwrap();
         let k = Kernel::se_iso(0.9, 1.2);
         let s2: f64 = 0.2;
-        let homo = PacGpObjective::new(&k, x.as_ref(), &y, l, 0.05, 2.0, BoundKind::Kl).unwrap();
+        let homo = PacGpObjective::new(&k, x.as_ref(), &y, l, bound(BoundKind::Kl)).unwrap();
         let mut ph = k.params();
         ph.push(s2.ln());
         let want = homo.terms(&ph).unwrap();
-        let het = PacGpHeteroObjective::new(&k, false, x.as_ref(), &y, l, 0.05, 2.0, BoundKind::Kl)
-            .unwrap();
+        let het =
+            PacGpHeteroObjective::new(&k, false, x.as_ref(), &y, l, bound(BoundKind::Kl)).unwrap();
         let got = het.terms(&vec![s2.ln(); 30]).unwrap();
         assert!(
             (got.kl - want.kl).abs() < 1e-10,
@@ -325,7 +321,7 @@ mod tests {
         assert!((got.empirical_risk - want.empirical_risk).abs() < 1e-12);
         let p: Vec<f64> = (0..30).map(|i| -2.0 + 0.1 * i as f64).collect();
         let t = het.terms(&p).unwrap();
-        let post = het.posterior_at(&p).unwrap();
+        let post = het.family().posterior_at(&p).unwrap();
         let spec = CertificateSpec::new(
             0.05,
             ConfidenceTerm::Maurer,

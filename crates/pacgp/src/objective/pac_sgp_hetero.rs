@@ -11,18 +11,19 @@
 
 use faer::{Mat, MatRef};
 
-use crate::bounds::{BoundKind, ConfidenceTerm};
+use crate::bounds::ConfidenceTerm;
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
-use crate::loss::RegressionLoss;
 use crate::optim::{self, boxes, LbfgsConfig, Objective, OptimReport, Restarts};
 use crate::posterior::GaussianPosterior;
 use crate::prior::BoundLevers;
 use crate::regression::row_blocks::Streaming;
 use crate::regression::whitened_blocks::{whitened_sums, SparseData};
 
-use super::pac_sgp::{fit_pac_sgp_with, PacSgpFit, PacSgpObjective, PacSgpSettings, PacSgpTerms};
+use super::bound::BoundTerms;
+use super::bound::MinimisedBound;
+use super::pac_sgp::{fit_pac_sgp_with, PacSgpFit, PacSgpObjective, PacSgpSettings};
 
 /// The PAC-SGP bound with per-point posterior noise over `[θ… (when free); ln σ_i²; vec(Z)]`
 /// on standardised data.
@@ -37,32 +38,17 @@ pub struct PacSgpHeteroObjective<'a> {
 }
 
 impl<'a> PacSgpHeteroObjective<'a> {
-    /// The bound for `kernel` with `m` inducing inputs, parametrisation `alpha_s`, loss, δ, a
-    /// constant penalty (nats) and the confidence term; θ is a parameter when `free_theta`.
-    pub fn new(
-        kernel: &Kernel,
-        free_theta: bool,
-        x: MatRef<'a, f64>,
-        y: &'a [f64],
-        m: usize,
-        alpha_s: f64,
-        loss: RegressionLoss,
-        delta: f64,
-        penalty: f64,
-        kind: BoundKind,
-        term: ConfidenceTerm,
-    ) -> Result<Self> {
-        let base = PacSgpObjective::new(kernel, x, y, m, alpha_s, loss, delta, penalty, kind)?
-            .with_confidence_term(term);
-        Ok(Self {
-            base,
-            kernel: kernel.clone(),
+    /// PAC-SGP's bound `base` with a noise per point; θ is a parameter when `free_theta`.
+    pub fn new(base: PacSgpObjective<'a>, free_theta: bool) -> Self {
+        Self {
+            kernel: base.kernel.clone(),
             free_theta,
-            x,
-            y,
-            m,
-            alpha_s,
-        })
+            x: base.x,
+            y: base.y,
+            m: base.m,
+            alpha_s: base.alpha_s,
+            base,
+        }
     }
 
     fn n_theta(&self) -> usize {
@@ -108,7 +94,7 @@ impl<'a> PacSgpHeteroObjective<'a> {
         p
     }
 
-    fn evaluate(&self, p: &[f64], with_grad: bool) -> Result<(PacSgpTerms, Vec<f64>)> {
+    fn evaluate(&self, p: &[f64], with_grad: bool) -> Result<(BoundTerms, Vec<f64>)> {
         let (kernel, noise, z) = self.unpack(p)?;
         let theta = kernel.params();
         let (terms, g, lamb) =
@@ -127,7 +113,7 @@ impl<'a> PacSgpHeteroObjective<'a> {
     }
 
     /// `(R_S, KL, bound)` at `p`.
-    pub fn terms(&self, p: &[f64]) -> Result<PacSgpTerms> {
+    pub fn terms(&self, p: &[f64]) -> Result<BoundTerms> {
         Ok(self.evaluate(p, false)?.0)
     }
 
@@ -195,19 +181,9 @@ pub fn free_point_noise(
     iters: usize,
 ) -> Result<PacSgpHeteroFit> {
     let gp = &base.gp;
-    let obj = PacSgpHeteroObjective::new(
-        &gp.kernel,
-        false,
-        x,
-        y,
-        gp.z.nrows(),
-        base.alpha_s,
-        st.loss,
-        st.delta,
-        base.certificate.penalty,
-        st.kind,
-        term,
-    )?;
+    let bound = MinimisedBound::new(st.delta, term, st.kind, base.certificate.penalty)?;
+    let homo = PacSgpObjective::new(&gp.kernel, x, y, gp.z.nrows(), base.alpha_s, st.loss, bound)?;
+    let obj = PacSgpHeteroObjective::new(homo, false);
     let x0 = obj.pack(&gp.kernel, &vec![gp.noise_variance; y.len()], gp.z.as_ref());
     let mut bounds = vec![boxes::LN_NOISE; y.len()];
     bounds.extend(std::iter::repeat_n(boxes::FREE, gp.z.nrows() * x.ncols()));
@@ -233,9 +209,11 @@ pub fn free_point_noise(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bounds::BoundKind;
     use crate::certificate::PenaltyTerm;
     use crate::gradcheck::{assert_gradient_close, Tolerance};
     use crate::linalg::{self, Cholesky, JitterPolicy};
+    use crate::loss::RegressionLoss;
     use crate::regression::inducing_init::InducingInit;
     use crate::regression::sparse::{NegSparseObjective, KUU_JITTER};
 
@@ -262,20 +240,13 @@ mod tests {
         kind: BoundKind,
     ) -> PacSgpHeteroObjective<'a> {
         let l = RegressionLoss::new_epsilon_band(0.3).unwrap();
-        PacSgpHeteroObjective::new(
-            k,
-            free,
-            x,
-            y,
-            4,
-            alpha_s,
-            l,
-            0.05,
-            3.0,
-            kind,
-            ConfidenceTerm::Sharp,
-        )
-        .unwrap()
+        let homo = PacSgpObjective::new(k, x, y, 4, alpha_s, l, sharp(kind)).unwrap();
+        PacSgpHeteroObjective::new(homo, free)
+    }
+
+    /// The tests' bound: δ = 0.05, the sharp term, 3 nats.
+    fn sharp(kind: BoundKind) -> MinimisedBound {
+        MinimisedBound::new(0.05, ConfidenceTerm::Sharp, kind, 3.0).unwrap()
     }
 
     /// The gradient in θ, every ln σ_i² and Z matches central differences (FITC, VFE and an
@@ -314,9 +285,8 @@ mod tests {
         let l = RegressionLoss::new_epsilon_band(0.3).unwrap();
         for alpha_s in [0.0, 1.0] {
             let homo =
-                PacSgpObjective::new(&k, x.as_ref(), &y, 4, alpha_s, l, 0.05, 3.0, BoundKind::Kl)
-                    .unwrap()
-                    .with_confidence_term(ConfidenceTerm::Sharp);
+                PacSgpObjective::new(&k, x.as_ref(), &y, 4, alpha_s, l, sharp(BoundKind::Kl))
+                    .unwrap();
             let ph = NegSparseObjective::pack(&k, 0.07, z0().as_ref());
             let (want_v, want_g) = homo.value_and_gradient(&ph).unwrap();
             let want = homo.terms(&ph).unwrap();

@@ -34,14 +34,12 @@
 use faer::{Mat, MatRef};
 use rayon::prelude::*;
 
-use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::linalg::{add_outer, sandwich_inv};
 use crate::loss::RegressionLoss;
 use crate::posterior::GaussianKlTerms;
-use crate::prior::{HyperPrior, ThetaPenalty};
 use crate::regression::sharded::{
     add, check_len, check_shard, check_square, push_rows, row_blocks, shard_basis, ShardBasis,
 };
@@ -51,7 +49,8 @@ pub use crate::regression::sparse_sums::{
 };
 use crate::regression::whitened_blocks::kuu_cholesky;
 
-use super::pac_sgp::PacSgpTerms;
+use super::bound::BoundTerms;
+use super::bound::MinimisedBound;
 
 /// The sparse PAC-GP bound over `[θ…, ln σ², vec(Z) row by row]` (the layout of
 /// [`super::pac_sgp::PacSgpObjective`]), evaluated from per-shard sums.
@@ -62,10 +61,8 @@ pub struct PacSgpSharded {
     m: usize,
     alpha_s: f64,
     loss: RegressionLoss,
-    /// The bound minimised (δ, confidence term, form, the constant penalty).
-    target: BoundTarget,
-    /// A coarse hyperparameter prior's `−ln π(θ)` surrogate, added to the penalty.
-    theta_prior: ThetaPenalty,
+    /// The bound minimised (δ, confidence term, form, θ's price).
+    bound: MinimisedBound,
 }
 
 /// The M×M state after pass 1, which pass 2 needs on every shard.
@@ -113,7 +110,7 @@ pub struct PacSgpAdjoints {
 #[derive(Clone, Debug)]
 pub struct PacSgpGlobal {
     /// `(R_S, KL, bound)`.
-    pub terms: PacSgpTerms,
+    pub terms: BoundTerms,
     /// What the shards need for their gradient parts.
     pub adjoints: PacSgpAdjoints,
     /// What the driver keeps for [`PacSgpSharded::gradient`].
@@ -199,9 +196,7 @@ impl PacSgpSharded {
         m: usize,
         alpha_s: f64,
         loss: RegressionLoss,
-        delta: f64,
-        penalty: f64,
-        kind: BoundKind,
+        bound: MinimisedBound,
     ) -> Result<Self> {
         kernel.check_input_dim(d)?;
         if m == 0 {
@@ -211,28 +206,15 @@ impl PacSgpSharded {
                 reason: "must be positive",
             });
         }
-        let target = super::pac_sgp::check_pac_sgp_setup(alpha_s, &loss, delta, penalty, kind)?;
+        super::pac_sgp::check_pac_sgp_setup(alpha_s, &loss)?;
         Ok(Self {
             kernel: kernel.clone(),
             d,
             m,
             alpha_s,
             loss,
-            target,
-            theta_prior: ThetaPenalty::constant(0.0),
+            bound,
         })
-    }
-
-    /// The same bound with the smooth surrogate of `−ln π(θ)` added to the constant penalty.
-    pub fn with_hyper_prior(mut self, prior: HyperPrior) -> Result<Self> {
-        self.theta_prior = self.theta_prior.with_prior(prior, &self.kernel)?;
-        Ok(self)
-    }
-
-    /// The same bound with another confidence constant (default Maurer's `ln(2√N/δ)`).
-    pub fn with_confidence_term(mut self, term: ConfidenceTerm) -> Self {
-        self.target.term = term;
-        self
     }
 
     /// Length of the parameter vector `[θ…, ln σ², vec(Z)]`.
@@ -403,10 +385,9 @@ impl PacSgpSharded {
         let nk = kernel.n_params();
         let nf = st.n as f64;
         let risk = r.risk_sum / nf;
-        let (penalty, d_penalty) = self.theta_prior.at(&p[..nk]);
-        let b = self.target.at_with(risk, st.kl, st.n, penalty);
-        let (bound, d_q, d_c) = (b.value, b.d_risk, b.d_complexity);
-        let terms = PacSgpTerms {
+        let at = self.bound.at(&p[..nk], risk, st.kl, st.n);
+        let (bound, d_q, d_c) = (at.value.value, at.value.d_risk, at.value.d_complexity);
+        let terms = BoundTerms {
             empirical_risk: risk,
             kl: st.kl,
             bound,
@@ -434,9 +415,7 @@ impl PacSgpSharded {
             klb * (id - b_inv[(a, b)] - w[a] * w[b]) - 2.0 * b_bar[(a, b)]
         });
         let mut gradient = vec![0.0; self.dim()];
-        for (g, dp) in gradient.iter_mut().zip(&d_penalty) {
-            *g = d_c * dp / nf;
-        }
+        at.add_penalty_gradient(&mut gradient);
         Ok(PacSgpGlobal {
             terms,
             adjoints: PacSgpAdjoints {
@@ -588,7 +567,7 @@ impl PacSgpSharded {
         &self,
         p: &[f64],
         shards: &[(MatRef<'_, f64>, &[f64])],
-    ) -> Result<(PacSgpTerms, Vec<f64>)> {
+    ) -> Result<(BoundTerms, Vec<f64>)> {
         let l = self.kuu_factor(p)?;
         let stats = reduce(
             shards.iter().map(|(x, y)| self.shard_stats(p, &l, *x, y)),
@@ -627,22 +606,15 @@ fn reduce<T>(
 
 impl super::pac_sgp::PacSgpBound {
     /// The bound over shards of `m` inducing inputs on `d` inputs, for `kernel`'s structure,
-    /// with the posterior's `alpha_s` (1: FITC, 0: VFE) and θ's `penalty`.
+    /// with the posterior's `alpha_s` (1: FITC, 0: VFE).
     pub fn sharded(
         &self,
         kernel: &Kernel,
         d: usize,
         m: usize,
         alpha_s: f64,
-        penalty: f64,
     ) -> Result<PacSgpSharded> {
-        let obj = PacSgpSharded::new(
-            kernel, d, m, alpha_s, self.loss, self.delta, penalty, self.kind,
-        )?
-        .with_confidence_term(self.levers.term);
-        match self.levers.hyper_prior {
-            Some(prior) => obj.with_hyper_prior(prior),
-            None => Ok(obj),
-        }
+        let bound = self.minimised(kernel)?;
+        PacSgpSharded::new(kernel, d, m, alpha_s, self.loss, bound)
     }
 }

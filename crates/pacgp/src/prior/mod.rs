@@ -1,19 +1,14 @@
-//! Priors that tighten PAC-Bayes certificates (docs/math.md §9.1–§9.3). Each is a prior or a
-//! union-bound price handed to the one certificate constructor ([`crate::certificate`]):
-//!
-//! - [`hyper`]: a coarse, non-uniform prior π over the kernel's ln θ fixed before seeing the
-//!   data, priced `−ln π(θ̂)` (docs/math.md §9.2);
-//! - [`split`]: a data-dependent GP prior, the GP posterior of a random part A of the sample,
-//!   with the certificate evaluated on the rest (docs/math.md §9.3).
+//! Priors over the kernel's hyperparameters that tighten PAC-Bayes certificates (docs/math.md
+//! §9.1–§9.2), handed as a union-bound price to the one certificate constructor
+//! ([`crate::certificate`]): [`hyper`], a coarse, non-uniform prior π over the kernel's ln θ
+//! fixed before seeing the data, priced `−ln π(θ̂)`. The data-dependent split priors
+//! (docs/math.md §9.3) are methods trained on their bound: [`crate::objective::gp_split`],
+//! [`crate::objective::sgp_split`] and [`crate::objective::gpc_split`].
 //!
 //! [`BoundLevers`] gathers the choices a bound-trained objective takes.
 
 /// Coarse non-uniform hyperparameter prior (docs/math.md §9.2).
 pub mod hyper;
-/// Data-dependent GP prior from a random part of the sample (docs/math.md §9.3).
-pub mod split;
-/// Sparse (inducing-point) form of the split prior (docs/math.md §9.3.2).
-pub mod split_sparse;
 
 use serde::{Deserialize, Serialize};
 

@@ -9,7 +9,7 @@
 //!
 //! With every `λ_m,i = λ_v,i = σ²` it is PAC-GP's posterior ([`crate::objective::pac_gp`]).
 //! Used by PAC-GP with per-point noise ([`crate::objective::pac_gp_hetero`]) and the split
-//! prior ([`crate::prior::split`]). Gradients (derived here, checked by central differences):
+//! prior ([`crate::objective::gp_split`]). Gradients (derived here, checked by central differences):
 //! with `w_q = ∂B/∂R_S / N`, `w_c = ∂B/∂C / N`, `h = C_m⁻¹Λ_m g_μ`, `u = C_m⁻¹Λ_m α`,
 //! - `∂/∂λ_m,j = w_q α_j(h_j − g_μ,j) − w_c α_j(α_j − u_j)`;
 //! - `∂/∂λ_v,j = w_q[g_v,j(1 − 2λ_jP_jj) + Σ_i g_v,i λ_i² P_ij²] + ½w_c[2P_jj − (PΛ_vP)_jj − 1/λ_j]`;

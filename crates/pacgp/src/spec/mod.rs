@@ -18,7 +18,7 @@ use crate::bounds::{BoundKind, ConfidenceTerm, HyperGrid};
 use crate::certificate::GibbsPredictor;
 use crate::kernel::Kernel;
 use crate::loo::LooMode;
-use crate::prior::split::SplitFraction;
+use crate::objective::gp_split::SplitFraction;
 use crate::regression::inducing_init::InducingInit;
 use crate::regression::sparse::SparseMethod;
 use crate::svm::SvmSolver;

@@ -11,7 +11,7 @@ use crate::bounds::ConfidenceTerm;
 use crate::certificate::GibbsPredictor;
 use crate::data::{MissingPolicy, UnknownCategory};
 use crate::loo::LooMode;
-use crate::prior::split::SplitFraction;
+use crate::objective::gp_split::SplitFraction;
 use crate::regression::inducing_init::InducingInit;
 use crate::svm::SvmSolver;
 use crate::vocabulary::named;

@@ -71,17 +71,13 @@ pub(super) fn fit_fraction(
         Ok::<_, Error>((q, c))
     };
     let optimise = |term: ConfidenceTerm, from: &SiteParams| {
-        let bound = BoundTarget {
-            delta: cfg.bound.delta,
-            term,
-            penalty: menu_choice.nats + term_price.nats,
-            kind: cfg.bound.kind,
-        };
+        let penalty = menu_choice.nats + term_price.nats;
+        let bound = MinimisedBound::new(cfg.bound.delta, term, cfg.bound.kind, penalty)?;
         optimise_sites(
             latent.clone(),
             &b.y,
             classifier,
-            bound,
+            &bound,
             from,
             &cfg.bound.lbfgs,
         )

@@ -38,13 +38,14 @@ use crate::inference::evidence::{fit_ep_ml2, fit_laplace_ml2, ClassifierMlConfig
 use crate::inference::laplace::{laplace, LaplaceConfig};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
+use crate::objective::bound::MinimisedBound;
 use crate::posterior::{Covariance, GaussianPosterior, Prior, PriorAt};
 
 use crate::select::Menu;
 
 use super::pac_gpc::{optimise_sites, PacGpcConfig, SiteEvaluation, SiteParams};
 
-pub use crate::prior::split::{SplitFraction, SPLIT_FRACTIONS as FRACTION_MENU};
+pub use crate::objective::gp_split::{SplitFraction, SPLIT_FRACTIONS as FRACTION_MENU};
 
 mod fit;
 mod part_a;

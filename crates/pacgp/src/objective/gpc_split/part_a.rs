@@ -338,12 +338,16 @@ pub(super) fn nested_estimate(
     let (rows1, rows2) = halves.parts(&a)?;
     let (a1, a2) = (a.subset(&rows1), a.subset(&rows2));
     crate::data::check_binary_labels(&a1.y)?;
-    let bound = BoundTarget {
-        delta: cfg.bound.delta,
-        term: ConfidenceTerm::Sharp,
+    let bound = MinimisedBound::new(
+        cfg.bound.delta,
+        ConfidenceTerm::Sharp,
+        BoundKind::Kl,
         penalty,
-        kind: BoundKind::Kl,
-    };
+    )?;
+    // The complexity of part B's bound with Catoni's confidence term ln(1/δ).
+    let catoni = bound
+        .target()
+        .with_term(ConfidenceTerm::Catoni { lambda: 1.0 })?;
     let posts1 = kernels_a
         .iter()
         .map(|k| posterior_at(k, lik, a1.x.as_ref(), &a1.y, cfg))
@@ -367,7 +371,7 @@ pub(super) fn nested_estimate(
         let latent1 = prior1.at(a2.x.as_ref());
         let start = laplace_with_prior_mean(&latent1, lik, &a2.y, &cfg.bound.laplace)?;
         let lbfgs = &cfg.bound.lbfgs;
-        let (sites, _) = optimise_sites(latent1.clone(), &a2.y, classifier, bound, &start, lbfgs)?;
+        let (sites, _) = optimise_sites(latent1.clone(), &a2.y, classifier, &bound, &start, lbfgs)?;
         let e = SiteEvaluation::new(&latent1, &sites)?;
         let loss = GibbsLoss::Classification(classifier);
         let est = NestedEstimate {
@@ -375,12 +379,7 @@ pub(super) fn nested_estimate(
             scale,
             mean_scale,
             risk: loss.empirical_risk(&a2.y, &e.marginals)?,
-            // The complexity of part B's bound with Catoni's confidence term ln(1/δ).
-            complexity: BoundTarget {
-                term: ConfidenceTerm::Catoni { lambda: 1.0 },
-                ..bound
-            }
-            .complexity(e.kl, n_b, 0.0),
+            complexity: catoni.complexity(e.kl, n_b, 0.0),
         };
         Ok((est, est.bound()))
     })?;

@@ -124,7 +124,7 @@ pub fn optimise_sites(
     prior: PriorAt,
     y: &[f64],
     classifier: GibbsClassifier,
-    bound: BoundTarget,
+    bound: &MinimisedBound,
     start: &SiteParams,
     lbfgs: &LbfgsConfig,
 ) -> Result<(SiteParams, OptimReport)> {
@@ -134,7 +134,7 @@ pub fn optimise_sites(
         "prior covariance K₀ (whitening)",
     )?;
     let obj = Whitened {
-        inner: PacGpcObjective::with_prior(prior, y, classifier, bound)?,
+        inner: PacGpcObjective::with_prior(prior, y, classifier, bound.clone())?,
         chol_k,
     };
     let min = optim::drive(
@@ -175,10 +175,10 @@ pub(super) fn fit_at_kernel(
     choice: &PenaltyTerm,
     extra_start: Option<&SiteParams>,
 ) -> Result<(PacGpcFit, ClassifierFit)> {
-    let bound = BoundTarget::new(cfg.delta, cfg.term, cfg.kind, choice.nats)?;
+    let bound = MinimisedBound::new(cfg.delta, cfg.term, cfg.kind, choice.nats)?;
     let lap = laplace(kernel, lik, x, y, &cfg.laplace)?;
     let prior = Prior::Gp(kernel.clone()).at(x);
-    let obj = PacGpcObjective::with_prior(prior.clone(), y, classifier, bound)?;
+    let obj = PacGpcObjective::with_prior(prior.clone(), y, classifier, bound.clone())?;
     // Start from the better of the Laplace sites and the given ones.
     let mut start = SiteParams::of_posterior(&lap.posterior)?;
     if let Some(s) = extra_start {
@@ -186,7 +186,7 @@ pub(super) fn fit_at_kernel(
             start = s.clone();
         }
     }
-    let (sites, report) = optimise_sites(prior, y, classifier, bound, &start, &cfg.lbfgs)?;
+    let (sites, report) = optimise_sites(prior, y, classifier, &bound, &start, &cfg.lbfgs)?;
     let kobj = PacGpcObjective::with_kernel(kernel, x, y, classifier, bound)?;
     let mut p = kernel.params();
     p.extend(sites.stacked());
@@ -251,7 +251,7 @@ pub(super) fn fit_on_grid(
 ) -> Result<PacGpcFit> {
     let nt = kernel.n_params();
     let choice = PenaltyTerm::grid(&cfg.grid, nt);
-    let bound = BoundTarget::new(cfg.delta, cfg.term, cfg.kind, choice.nats)?;
+    let bound = MinimisedBound::new(cfg.delta, cfg.term, cfg.kind, choice.nats)?;
     let mut k0 = kernel.clone();
     k0.set_params(&cfg.grid.round(&kernel.params()))?;
     let lap = laplace(&k0, lik, x, y, &cfg.laplace)?;

@@ -31,7 +31,7 @@
 use faer::{Mat, MatRef};
 use serde::{Deserialize, Serialize};
 
-use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm, HyperGrid};
+use crate::bounds::{BoundKind, BoundValue, ConfidenceTerm, HyperGrid};
 use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
 use crate::error::{Error, Result};
 use crate::inference::laplace::{laplace, LaplaceConfig};
@@ -45,6 +45,8 @@ use crate::posterior::prior::ROUND_OFF;
 use crate::posterior::{Covariance, GaussianKlTerms, GaussianPosterior, Marginals, Prior, PriorAt};
 use crate::select::Menu;
 use crate::special::normal_pdf;
+
+use super::bound::{BoundObjective, LatentFamily, MinimisedBound, RiskAndKl};
 
 mod fit;
 mod objective;
@@ -215,13 +217,13 @@ mod tests {
         (x, y)
     }
 
-    fn spec() -> BoundTarget {
-        BoundTarget {
-            delta: 0.05,
-            term: ConfidenceTerm::Maurer,
-            penalty: 3.0,
-            kind: BoundKind::Kl,
-        }
+    /// The tests' bound: δ = 0.05, the kl form, 3 nats, under `term`.
+    fn spec_with(term: ConfidenceTerm) -> MinimisedBound {
+        MinimisedBound::new(0.05, term, BoundKind::Kl, 3.0).unwrap()
+    }
+
+    fn spec() -> MinimisedBound {
+        spec_with(ConfidenceTerm::Maurer)
     }
 
     fn start(n: usize) -> Vec<f64> {
@@ -252,7 +254,7 @@ mod tests {
                 ConfidenceTerm::Maurer,
                 ConfidenceTerm::Catoni { lambda: 2.0 },
             ] {
-                let b = BoundTarget { term, ..spec() };
+                let b = spec_with(term);
                 let obj = PacGpcObjective::with_kernel(&k, x.as_ref(), &y, classifier, b).unwrap();
                 let p = start(14);
                 let (_, g) = obj.value_and_gradient(&p).unwrap();

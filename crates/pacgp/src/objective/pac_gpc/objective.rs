@@ -3,56 +3,51 @@
 
 use super::*;
 
-/// Risk, KL and bound at one parameter vector.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PacGpcTerms {
-    /// Empirical Gibbs error on the sample.
-    pub empirical_risk: f64,
-    /// `KL(q‖prior)`.
-    pub kl: f64,
-    /// The bound.
-    pub bound: f64,
-}
-
 /// Where the prior comes from: a kernel whose θ is optimised, or a fixed latent prior.
 pub(super) enum PriorSource<'a> {
     Kernel { kernel: Kernel, x: MatRef<'a, f64> },
     Fixed(PriorAt),
 }
 
-/// The PAC-GPC objective: the bound as a function of `[θ…; α; ln π]` (θ only when the prior
-/// is a kernel whose hyperparameters are free).
-pub struct PacGpcObjective<'a> {
+/// PAC-GPC's latent family: the site form `q(f) = N(m₀ + K₀α, (K₀⁻¹ + Π)⁻¹)` over
+/// `[θ…; α; ln π]` (θ only when the prior is a kernel whose hyperparameters are free), with the
+/// Gibbs classifier whose 0-1 error the bound holds.
+pub struct PacGpcFamily<'a> {
     prior: PriorSource<'a>,
     y: &'a [f64],
     classifier: GibbsClassifier,
-    bound: BoundTarget,
     /// `η` of [`PriorAt::round_off`], fixed at construction.
     round_off: f64,
 }
 
-impl<'a> PacGpcObjective<'a> {
+/// The PAC-GPC objective: the bound over [`PacGpcFamily`].
+pub type PacGpcObjective<'a> = BoundObjective<PacGpcFamily<'a>>;
+
+impl<'a> BoundObjective<PacGpcFamily<'a>> {
     /// The bound over `[θ; α; ln π]` for the zero-mean GP prior of `kernel` on `x`.
     pub fn with_kernel(
         kernel: &Kernel,
         x: MatRef<'a, f64>,
         y: &'a [f64],
         classifier: GibbsClassifier,
-        bound: BoundTarget,
+        bound: MinimisedBound,
     ) -> Result<Self> {
         kernel.check_input_dim(x.ncols())?;
         check_classification(x, y, &Likelihood::probit())?;
         let round_off = ROUND_OFF * kernel.diag(x).into_iter().fold(0.0, f64::max);
-        Self::checked(
-            PriorSource::Kernel {
-                kernel: kernel.clone(),
-                x,
+        let prior = PriorSource::Kernel {
+            kernel: kernel.clone(),
+            x,
+        };
+        Ok(Self::over(
+            PacGpcFamily {
+                prior,
+                y,
+                classifier,
+                round_off,
             },
-            y,
-            classifier,
             bound,
-            round_off,
-        )
+        ))
     }
 
     /// The bound over `[α; ln π]` for a fixed latent prior (fixed θ, or a split's prior).
@@ -60,7 +55,7 @@ impl<'a> PacGpcObjective<'a> {
         prior: PriorAt,
         y: &'a [f64],
         classifier: GibbsClassifier,
-        bound: BoundTarget,
+        bound: MinimisedBound,
     ) -> Result<Self> {
         if prior.len() != y.len() || prior.cov.nrows() != y.len() || prior.cov.ncols() != y.len() {
             return Err(Error::ShapeMismatch {
@@ -71,28 +66,31 @@ impl<'a> PacGpcObjective<'a> {
         }
         crate::data::check_binary_labels(y)?;
         let round_off = prior.round_off;
-        Self::checked(PriorSource::Fixed(prior), y, classifier, bound, round_off)
-    }
-
-    fn checked(
-        prior: PriorSource<'a>,
-        y: &'a [f64],
-        classifier: GibbsClassifier,
-        bound: BoundTarget,
-        round_off: f64,
-    ) -> Result<Self> {
-        let bound = BoundTarget::new(bound.delta, bound.term, bound.kind, bound.penalty)?;
-        Ok(Self {
-            prior,
-            y,
-            classifier,
+        Ok(Self::over(
+            PacGpcFamily {
+                prior: PriorSource::Fixed(prior),
+                y,
+                classifier,
+                round_off,
+            },
             bound,
-            round_off,
-        })
+        ))
     }
 
     /// Number of leading kernel parameters (0 for a fixed prior).
     pub fn n_theta(&self) -> usize {
+        self.family().n_theta()
+    }
+
+    /// The posterior at `p` as the shared [`GaussianPosterior`] (kernel prior only).
+    pub fn posterior_at(&self, p: &[f64]) -> Result<GaussianPosterior> {
+        self.family().posterior_at(p)
+    }
+}
+
+impl PacGpcFamily<'_> {
+    /// Number of leading kernel parameters (0 for a fixed prior).
+    fn theta_len(&self) -> usize {
         match &self.prior {
             PriorSource::Kernel { kernel, .. } => kernel.n_params(),
             PriorSource::Fixed(_) => 0,
@@ -109,19 +107,6 @@ impl<'a> PacGpcObjective<'a> {
             }
             PriorSource::Fixed(prior) => Ok((prior.clone(), None)),
         }
-    }
-
-    /// Risk, KL and bound at `p` (no gradient).
-    pub fn terms(&self, p: &[f64]) -> Result<PacGpcTerms> {
-        let (prior, _) = self.prior_at(p)?;
-        let sites = SiteParams::from_stacked(&p[self.n_theta()..]);
-        let e = SiteEvaluation::new(&prior, &sites)?;
-        let risk = self.risk(&e.marginals).0;
-        Ok(PacGpcTerms {
-            empirical_risk: risk,
-            kl: e.kl,
-            bound: self.bound.at(risk, e.kl, self.y.len()).value,
-        })
     }
 
     /// Mean Gibbs error and the per-point derivatives `(R_S, ∂e/∂μ, ∂e/∂v)`.
@@ -145,7 +130,7 @@ impl<'a> PacGpcObjective<'a> {
             ));
         };
         let (prior, kernel) = self.prior_at(p)?;
-        let sites = SiteParams::from_stacked(&p[self.n_theta()..]);
+        let sites = SiteParams::from_stacked(&p[self.theta_len()..]);
         let e = SiteEvaluation::new(&prior, &sites)?;
         Ok(GaussianPosterior::sites(
             kernel.expect("kernel prior"),
@@ -194,25 +179,67 @@ pub(super) fn covariance_gradient(
     g
 }
 
-impl Objective for PacGpcObjective<'_> {
+/// One evaluation of [`PacGpcFamily`]: the latent prior, the kernel (a kernel prior), the
+/// sites, their evaluation and the risk's per-point derivatives.
+pub struct PacGpcEvaluation {
+    prior: PriorAt,
+    kernel: Option<Kernel>,
+    sites: SiteParams,
+    e: SiteEvaluation,
+    g_mu: Vec<f64>,
+    g_v: Vec<f64>,
+}
+
+impl LatentFamily for PacGpcFamily<'_> {
+    type Evaluation = PacGpcEvaluation;
+
     fn dim(&self) -> usize {
-        self.n_theta() + 2 * self.y.len()
+        self.theta_len() + 2 * self.y.len()
     }
 
-    fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
-        let nt = self.n_theta();
+    fn sample_size(&self) -> usize {
+        self.y.len()
+    }
+
+    fn n_theta(&self) -> usize {
+        self.theta_len()
+    }
+
+    /// The minimised KL carries the round-off charge ½η‖α‖² (see [`PriorAt`]).
+    fn evaluate(&self, p: &[f64]) -> Result<(RiskAndKl, PacGpcEvaluation)> {
         let (prior, kernel) = self.prior_at(p)?;
-        let sites = SiteParams::from_stacked(&p[nt..]);
+        let sites = SiteParams::from_stacked(&p[self.theta_len()..]);
         let e = SiteEvaluation::new(&prior, &sites)?;
+        let (risk, g_mu, g_v) = self.risk(&e.marginals);
+        let rk = RiskAndKl {
+            risk,
+            kl: e.kl,
+            kl_charge: 0.5 * self.round_off * linalg::dot(&sites.alpha, &sites.alpha),
+        };
+        let eval = PacGpcEvaluation {
+            prior,
+            kernel,
+            sites,
+            e,
+            g_mu,
+            g_v,
+        };
+        Ok((rk, eval))
+    }
+
+    fn pull_back(&self, _p: &[f64], ev: PacGpcEvaluation, v: &BoundValue) -> Result<Vec<f64>> {
+        let PacGpcEvaluation {
+            prior,
+            kernel,
+            sites,
+            e,
+            g_mu,
+            g_v,
+        } = ev;
         let n = self.y.len();
         let nf = n as f64;
-        let (risk, g_mu, g_v) = self.risk(&e.marginals);
-        let b = &self.bound;
-        // The minimised KL carries the round-off charge ½η‖α‖² (see [`PriorAt`]).
         let eta = self.round_off;
-        let kl = e.kl + 0.5 * eta * linalg::dot(&sites.alpha, &sites.alpha);
-        let v = b.at(risk, kl, n);
-        let (value, d_q, d_c) = (v.value, v.d_risk, v.d_complexity);
+        let (d_q, d_c) = (v.d_risk, v.d_complexity);
         let (wq, wc) = (d_q / nf, d_c / nf);
         let k0 = &prior.cov;
         let pi: Vec<f64> = e.sqrt_pi.iter().map(|s| s * s).collect();
@@ -231,13 +258,13 @@ impl Objective for PacGpcObjective<'_> {
                 pi[i] * (0..n).map(|j| col[j] * col[j] * w[j]).sum::<f64>()
             })
             .collect();
-        let mut grad = Vec::with_capacity(self.dim());
+        let mut grad = Vec::with_capacity(LatentFamily::dim(self));
         if let (Some(kernel), PriorSource::Kernel { x, .. }) = (&kernel, &self.prior) {
             let g = covariance_gradient(&e, k0, &sites.alpha, (wq, wc), &g_mu, &g_v);
             grad.extend(kernel.gram_grad_contract_symmetric(*x, g.as_ref(), Some(k0.as_ref())));
         }
         grad.extend(g_alpha);
         grad.extend(g_lnpi);
-        Ok((value, grad))
+        Ok(grad)
     }
 }

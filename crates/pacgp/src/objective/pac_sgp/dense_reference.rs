@@ -4,11 +4,12 @@
 use faer::{Mat, MatRef};
 use rayon::prelude::*;
 
-use super::{PacSgpObjective, PacSgpTerms};
+use super::PacSgpObjective;
 use crate::error::Result;
 use crate::kernel::Kernel;
 use crate::linalg::{self, Cholesky};
 use crate::linalg::{add_outer, sandwich_inv};
+use crate::objective::bound::BoundTerms;
 use crate::posterior::GaussianKlTerms;
 use crate::regression::sparse_reference::{whitened, Whitened};
 
@@ -17,7 +18,7 @@ impl PacSgpObjective<'_> {
         &self,
         p: &[f64],
         with_grad: bool,
-    ) -> Result<(PacSgpTerms, Vec<f64>)> {
+    ) -> Result<(BoundTerms, Vec<f64>)> {
         let (kernel, s2, z) = self.unpack(p)?;
         // Whitened factors: A = P + FΛ⁻¹Fᵀ = L B Lᵀ, c = FΛ⁻¹y = Lγ.
         let wh = whitened(&kernel, s2, self.alpha_s, self.x, z.as_ref(), self.y)?;
@@ -38,7 +39,7 @@ impl PacSgpObjective<'_> {
         wh: Whitened,
         theta: &[f64],
         with_grad: bool,
-    ) -> Result<(PacSgpTerms, Vec<f64>, Vec<f64>)> {
+    ) -> Result<(BoundTerms, Vec<f64>, Vec<f64>)> {
         let (x, y) = (self.x, self.y);
         let (n, m) = (x.nrows(), self.m);
         let nf = n as f64;
@@ -63,10 +64,9 @@ impl PacSgpObjective<'_> {
             g_v[i] = r.d_var;
         }
         let klc = kl.max(0.0);
-        let (penalty, d_penalty) = self.penalty_at(theta);
-        let b = self.target.at_with(risk, klc, n, penalty);
-        let (bound, d_q, d_c) = (b.value, b.d_risk, b.d_complexity);
-        let terms = PacSgpTerms {
+        let at = self.bound.at(theta, risk, klc, n);
+        let (bound, d_q, d_c) = (at.value.value, at.value.d_risk, at.value.d_complexity);
+        let terms = BoundTerms {
             empirical_risk: risk,
             kl,
             bound,
@@ -77,9 +77,7 @@ impl PacSgpObjective<'_> {
         let (mut grad, lamb) = self.dense_gradient(
             kernel, s2, z, wh, yb, &e, &bg, &b_inv, d_q, d_c, &g_mu, &g_v,
         );
-        for (gt, dp) in grad.iter_mut().zip(&d_penalty) {
-            *gt += d_c * dp / nf;
-        }
+        at.add_penalty_gradient(&mut grad);
         Ok((terms, grad, lamb))
     }
 
@@ -185,8 +183,9 @@ mod tests {
     use faer::Mat;
 
     use super::*;
-    use crate::bounds::{BoundKind, HyperGrid};
+    use crate::bounds::{BoundKind, ConfidenceTerm, HyperGrid};
     use crate::loss::RegressionLoss;
+    use crate::objective::bound::MinimisedBound;
     use crate::optim::Objective;
     use crate::regression::row_blocks::Streaming;
     use crate::regression::sparse::NegSparseObjective;
@@ -209,7 +208,8 @@ mod tests {
         ] {
             let loss = RegressionLoss::EpsilonBand { epsilon: 0.4 };
             let make = |stream| {
-                PacSgpObjective::new(&k, x.as_ref(), &y, 13, alpha_s, loss, 0.05, pen, kind)
+                let bound = MinimisedBound::new(0.05, ConfidenceTerm::Maurer, kind, pen).unwrap();
+                PacSgpObjective::new(&k, x.as_ref(), &y, 13, alpha_s, loss, bound)
                     .unwrap()
                     .with_streaming(stream)
             };

@@ -15,6 +15,7 @@ use crate::regression::inducing_init::{initial_inducing_with_targets, InducingIn
 use crate::regression::sparse::{NegSparseObjective, PretrainRows, SparseGp, SparseMethod};
 
 use super::PacSgpObjective;
+use crate::objective::bound::MinimisedBound;
 
 /// A trained sparse PAC-GP at the snapped θ, with its certificate.
 #[derive(Clone, Debug)]
@@ -101,7 +102,6 @@ fn bound_objective<'a>(
     x: MatRef<'a, f64>,
     y: &'a [f64],
     st: &PacSgpSettings,
-    penalty: f64,
     levers: &BoundLevers,
 ) -> Result<PacSgpObjective<'a>> {
     let bound = PacSgpBound {
@@ -110,7 +110,7 @@ fn bound_objective<'a>(
         kind: st.kind,
         levers: levers.clone(),
     };
-    bound.in_process(kernel, x, y, st.m, st.alpha_s, penalty)
+    bound.in_process(kernel, x, y, st.m, st.alpha_s)
 }
 
 /// The sparse PAC-GP bound's settings: the ε-band loss (standardised), δ, the inequality and
@@ -128,6 +128,12 @@ pub struct PacSgpBound {
 }
 
 impl PacSgpBound {
+    /// The bound minimised for `kernel`'s θ: δ, the form, the levers' confidence term, and
+    /// the default grid's `T·ln L` or the coarse prior's surrogate.
+    pub fn minimised(&self, kernel: &Kernel) -> Result<MinimisedBound> {
+        MinimisedBound::on_theta(self.delta, self.kind, &self.levers, kernel)
+    }
+
     /// The same bound on rows held in this process.
     pub fn in_process<'a>(
         &self,
@@ -136,16 +142,9 @@ impl PacSgpBound {
         y: &'a [f64],
         m: usize,
         alpha_s: f64,
-        penalty: f64,
     ) -> Result<PacSgpObjective<'a>> {
-        let obj = PacSgpObjective::new(
-            kernel, x, y, m, alpha_s, self.loss, self.delta, penalty, self.kind,
-        )?
-        .with_confidence_term(self.levers.term);
-        match self.levers.hyper_prior {
-            Some(prior) => obj.with_hyper_prior(prior),
-            None => Ok(obj),
-        }
+        let bound = self.minimised(kernel)?;
+        PacSgpObjective::new(kernel, x, y, m, alpha_s, self.loss, bound)
     }
 }
 
@@ -184,16 +183,6 @@ pub fn pac_sgp_search(
     }
 }
 
-/// θ's penalty in the bound PAC-SGP minimises, for `nk` kernel parameters: the grid's
-/// `T·ln L`, or nothing where a coarse hyperparameter prior prices θ (its surrogate is in the
-/// objective).
-pub fn theta_penalty(levers: &BoundLevers, nk: usize) -> f64 {
-    match levers.hyper_prior {
-        None => HyperGrid::default().penalty(nk),
-        Some(_) => 0.0,
-    }
-}
-
 /// The price of the snapped θ of `kernel` in the certificate: the grid's, or the coarse
 /// prior's at θ.
 pub fn theta_choice(levers: &BoundLevers, kernel: &Kernel) -> Result<PenaltyTerm> {
@@ -217,8 +206,7 @@ pub fn fit_pac_sgp_with(
     let nk = kernel_init.n_params();
     let (m, alpha_s, loss, delta) = (st.m, st.alpha_s, st.loss, st.delta);
     let search = pac_sgp_search(levers, nk, m, x.ncols(), st.max_iter);
-    let penalty = theta_penalty(levers, nk);
-    let obj = bound_objective(kernel_init, x, y, st, penalty, levers)?;
+    let obj = bound_objective(kernel_init, x, y, st, levers)?;
     let z0 = initial_inducing_with_targets(kernel_init, noise_init, x, y, m, st.init, st.seed)?;
     let p0 = NegSparseObjective::pack(kernel_init, noise_init, z0.as_ref());
     let sub = PretrainRows::draw(x, y, st.pretrain, st.seed);
@@ -228,7 +216,6 @@ pub fn fit_pac_sgp_with(
             s.x.as_ref(),
             &s.y,
             st,
-            penalty,
             levers,
         )?),
         None => None,

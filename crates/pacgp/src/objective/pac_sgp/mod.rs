@@ -9,7 +9,6 @@
 
 use faer::{Mat, MatRef};
 
-use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg;
@@ -17,7 +16,6 @@ use crate::linalg::{add_outer_seq, sandwich_inv};
 use crate::loss::RegressionLoss;
 use crate::optim::Objective;
 use crate::posterior::GaussianKlTerms;
-use crate::prior::{HyperPrior, ThetaPenalty};
 use crate::regression::row_blocks::{
     add_mat, add_vec, recycle, release, scratch, scratch_zeroed, BlockCache, Streaming,
 };
@@ -27,51 +25,34 @@ use crate::regression::whitened_blocks::{
     WhitenedSums,
 };
 
+use super::bound::{BoundTerms, MinimisedBound};
+
 #[cfg(test)]
 mod dense_reference;
 mod fit;
 
 pub use fit::{
-    fit_pac_sgp, fit_pac_sgp_with, pac_sgp_search, theta_choice, theta_penalty, PacSgpBound,
-    PacSgpFit, PacSgpSettings, DEFAULT_MAX_ITER,
+    fit_pac_sgp, fit_pac_sgp_with, pac_sgp_search, theta_choice, PacSgpBound, PacSgpFit,
+    PacSgpSettings, DEFAULT_MAX_ITER,
 };
 
 /// The sparse PAC-GP bound over `[θ…, ln σ², vec(Z)]` on standardised data.
 pub struct PacSgpObjective<'a> {
-    kernel: Kernel,
-    x: MatRef<'a, f64>,
-    y: &'a [f64],
-    m: usize,
-    alpha_s: f64,
+    pub(super) kernel: Kernel,
+    pub(super) x: MatRef<'a, f64>,
+    pub(super) y: &'a [f64],
+    pub(super) m: usize,
+    pub(super) alpha_s: f64,
     loss: RegressionLoss,
-    /// The bound minimised (δ, confidence term, form, the constant penalty).
-    target: BoundTarget,
-    /// A coarse hyperparameter prior's `−ln π(θ)` surrogate, added to the penalty.
-    theta_prior: ThetaPenalty,
+    /// The bound minimised (δ, confidence term, form, θ's price).
+    bound: MinimisedBound,
     /// How the row blocks are streamed (block size, cache budget).
     stream: Streaming,
 }
 
-/// `(R_S, KL, bound)` of one evaluation.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PacSgpTerms {
-    /// Empirical Gibbs risk.
-    pub empirical_risk: f64,
-    /// `KL(Q‖P_θ)`.
-    pub kl: f64,
-    /// The bound.
-    pub bound: f64,
-}
-
-/// The checks PAC-SGP's bound needs of its settings (α_s ∈ [0, 1], ε > 0, a valid δ and
-/// penalty), shared by the in-process and the sharded objective; the bound it minimises.
-pub(crate) fn check_pac_sgp_setup(
-    alpha_s: f64,
-    loss: &RegressionLoss,
-    delta: f64,
-    penalty: f64,
-    kind: BoundKind,
-) -> Result<BoundTarget> {
+/// The checks PAC-SGP's bound needs of its settings (α_s ∈ [0, 1], ε > 0), shared by the
+/// in-process and the sharded objective.
+pub(crate) fn check_pac_sgp_setup(alpha_s: f64, loss: &RegressionLoss) -> Result<()> {
     if !(0.0..=1.0).contains(&alpha_s) {
         return Err(Error::InvalidParameter {
             name: "alpha_s",
@@ -86,11 +67,11 @@ pub(crate) fn check_pac_sgp_setup(
             reason: "must be positive",
         });
     }
-    BoundTarget::new(delta, ConfidenceTerm::Maurer, kind, penalty)
+    Ok(())
 }
 
 impl<'a> PacSgpObjective<'a> {
-    /// The bound with `m` inducing inputs, posterior parametrisation `alpha_s`, loss, δ, ln|Θ|.
+    /// The bound with `m` inducing inputs, posterior parametrisation `alpha_s` and loss.
     pub fn new(
         kernel: &Kernel,
         x: MatRef<'a, f64>,
@@ -98,9 +79,7 @@ impl<'a> PacSgpObjective<'a> {
         m: usize,
         alpha_s: f64,
         loss: RegressionLoss,
-        delta: f64,
-        penalty: f64,
-        kind: BoundKind,
+        bound: MinimisedBound,
     ) -> Result<Self> {
         crate::regression::exact::check_regression_inputs(x, y)?;
         kernel.check_input_dim(x.ncols())?;
@@ -111,7 +90,7 @@ impl<'a> PacSgpObjective<'a> {
                 reason: "must lie in 1..=N",
             });
         }
-        let target = check_pac_sgp_setup(alpha_s, &loss, delta, penalty, kind)?;
+        check_pac_sgp_setup(alpha_s, &loss)?;
         Ok(Self {
             kernel: kernel.clone(),
             x,
@@ -119,8 +98,7 @@ impl<'a> PacSgpObjective<'a> {
             m,
             alpha_s,
             loss,
-            target,
-            theta_prior: ThetaPenalty::constant(0.0),
+            bound,
             stream: Streaming::default(),
         })
     }
@@ -131,35 +109,17 @@ impl<'a> PacSgpObjective<'a> {
         self
     }
 
-    /// The same objective with the smooth surrogate of `−ln π(θ)` (docs/math.md §9.2)
-    /// added to the constant penalty.
-    pub fn with_hyper_prior(mut self, prior: HyperPrior) -> Result<Self> {
-        self.theta_prior = self.theta_prior.with_prior(prior, &self.kernel)?;
-        Ok(self)
-    }
-
-    /// The θ-dependent penalty at `p` (the prior's surrogate) and its gradient in θ.
-    fn penalty_at(&self, p: &[f64]) -> (f64, Vec<f64>) {
-        self.theta_prior.at(&p[..self.kernel.n_params()])
-    }
-
-    /// The same objective with another confidence constant (default Maurer's `ln(2√N/δ)`).
-    pub fn with_confidence_term(mut self, term: ConfidenceTerm) -> Self {
-        self.target.term = term;
-        self
-    }
-
     pub(crate) fn unpack(&self, p: &[f64]) -> Result<(Kernel, f64, Mat<f64>)> {
         NegSparseObjective::new(&self.kernel, SparseMethod::Fitc, self.x, self.y, self.m).unpack(p)
     }
 
     /// `(R_S, KL, bound)` at `p`.
-    pub fn terms(&self, p: &[f64]) -> Result<PacSgpTerms> {
+    pub fn terms(&self, p: &[f64]) -> Result<BoundTerms> {
         let (v, _) = self.evaluate(p, false)?;
         Ok(v)
     }
 
-    fn evaluate(&self, p: &[f64], with_grad: bool) -> Result<(PacSgpTerms, Vec<f64>)> {
+    fn evaluate(&self, p: &[f64], with_grad: bool) -> Result<(BoundTerms, Vec<f64>)> {
         let (kernel, s2, z) = self.unpack(p)?;
         let theta = &p[..self.kernel.n_params()];
         let (terms, grad, _) =
@@ -179,7 +139,7 @@ impl<'a> PacSgpObjective<'a> {
         z: MatRef<'_, f64>,
         theta: &[f64],
         with_grad: bool,
-    ) -> Result<(PacSgpTerms, Vec<f64>, Vec<f64>)> {
+    ) -> Result<(BoundTerms, Vec<f64>, Vec<f64>)> {
         let (n, m) = (self.x.nrows(), self.m);
         let nf = n as f64;
         let data = SparseData::new(kernel, self.x, self.y, z, &self.stream);
@@ -200,10 +160,9 @@ impl<'a> PacSgpObjective<'a> {
         let marg = self.marginals_pass(&data, &w, &y_cache, &bg, &mut g_mu, &mut g_v, with_grad)?;
         let risk = marg.risk / nf;
         let klc = kl.max(0.0);
-        let (penalty, d_penalty) = self.penalty_at(theta);
-        let b = self.target.at_with(risk, klc, n, penalty);
-        let (bound, d_q, d_c) = (b.value, b.d_risk, b.d_complexity);
-        let terms = PacSgpTerms {
+        let at = self.bound.at(theta, risk, klc, n);
+        let (bound, d_q, d_c) = (at.value.value, at.value.d_risk, at.value.d_complexity);
+        let terms = BoundTerms {
             empirical_risk: risk,
             kl,
             bound,
@@ -221,9 +180,7 @@ impl<'a> PacSgpObjective<'a> {
             g_v,
         };
         let (mut grad, lamb) = self.gradient(&data, &w, &y_cache, &adj, marg, s2)?;
-        for (gt, dp) in grad.iter_mut().zip(&d_penalty) {
-            *gt += d_c * dp / nf;
-        }
+        at.add_penalty_gradient(&mut grad);
         Ok((terms, grad, lamb))
     }
 

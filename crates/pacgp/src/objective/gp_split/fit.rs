@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::bounds::DEFAULT_DELTA;
+use crate::objective::bound::MinimisedBound;
 
 /// Settings of [`fit_split_prior`].
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -190,20 +191,21 @@ pub(super) fn fit_fraction(
     let spec_of = |term| CertificateSpec::new(cfg.delta, term, choices.clone());
     let obj_of = |term| {
         let penalty = spec_of(term).penalty();
-        SplitBoundObjective::new(&prior_b, &y_b, loss, cfg.delta, penalty, term)
+        let bound = MinimisedBound::new(cfg.delta, term, BoundKind::Kl, penalty)?;
+        Ok::<_, Error>(SplitBoundObjective::new(&prior_b, &y_b, loss, bound))
     };
     // The middle term from two starts; with the grid, every λ scored there, the best refined.
     let mut term = terms.items[terms.len() / 2];
     let two_starts = [prior.noise_a.ln(), 0.0].map(|l| [l, l, 0.0]);
     let (mut params, mut report) =
-        minimise_split_bound(&obj_of(term), &two_starts, cfg.unit_scale)?;
+        minimise_split_bound(&obj_of(term)?, &two_starts, cfg.unit_scale)?;
     if terms.len() > 1 {
         let ln = params.to_ln();
         term = terms
-            .by_bound(|t, _| Ok((*t, obj_of(*t).value(&ln)?)))?
+            .by_bound(|t, _| Ok((*t, obj_of(*t)?.value(&ln)?)))?
             .value;
         (params, report) =
-            minimise_split_bound(&obj_of(term), &[[ln[0], ln[1], ln[2]]], cfg.unit_scale)?;
+            minimise_split_bound(&obj_of(term)?, &[[ln[0], ln[1], ln[2]]], cfg.unit_scale)?;
     }
     let spec = spec_of(term);
     let (posterior, params) = prior.update_at(&prior_b, &x_b, &y_b, params, None)?;
@@ -313,8 +315,12 @@ pub fn free_split_point_noise(
     let c = &base.certificate;
     let loss = RegressionLoss::new_epsilon_band(base.y_scaler.scale_length(cfg.epsilon))?;
     let prior_b = base.prior.on(base.x_b.as_ref());
-    let obj_of =
-        |term| SplitPointNoiseObjective::new(&prior_b, &base.y_b, loss, cfg.delta, c.penalty, term);
+    let obj_of = |term| {
+        let bound = MinimisedBound::new(cfg.delta, term, BoundKind::Kl, c.penalty)?;
+        Ok::<_, Error>(SplitPointNoiseObjective::new(
+            &prior_b, &base.y_b, loss, bound,
+        ))
+    };
     let n = base.y_b.len();
     let ln_s = if cfg.unit_scale {
         (0.0, 0.0)
@@ -327,7 +333,7 @@ pub fn free_split_point_noise(
         max_iter: 300,
         ..Default::default()
     };
-    let obj = obj_of(c.confidence_term);
+    let obj = obj_of(c.confidence_term)?;
     let x0 = obj.start(&base.params);
     let m = optim::drive(&obj, &x0, bounds, &lbfgs, &Restarts::default(), None)?;
     let mut term = c.confidence_term;
@@ -335,7 +341,7 @@ pub fn free_split_point_noise(
         // The grid's price is already in `c.penalty`.
         let grid = catoni_menu(true, term);
         term = grid
-            .by_bound(|t, _| Ok((*t, obj_of(*t).value(&m.params)?)))?
+            .by_bound(|t, _| Ok((*t, obj_of(*t)?.value(&m.params)?)))?
             .value;
     }
     let p = &m.params;

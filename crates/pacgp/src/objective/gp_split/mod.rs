@@ -12,7 +12,7 @@
 //!
 //! `KL(Q‖P_A) = ½[s σ_v² tr C_v⁻¹ + αᵀK_Aα − N_B − N_B ln s − N_B ln σ_v² + ln det C_v]`,
 //! `α = C_m⁻¹ r` (docs/math.md §9.3.1). The certificate is evaluated on B only (`N = N_B`); a menu
-//! of fractions fixed in advance ([`crate::prior::split::SPLIT_FRACTIONS`]) costs `ln 3` when
+//! of fractions fixed in advance ([`crate::objective::gp_split::SPLIT_FRACTIONS`]) costs `ln 3` when
 //! the bound picks one.
 //! Cost per evaluation O(N_B³) after one O(N_A³ + N_A² N_B) prior.
 //!

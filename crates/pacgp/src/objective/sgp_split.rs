@@ -12,7 +12,7 @@
 //! jittered `K_uu`), so the certificate charges `Q.kl_to(P_A)`
 //! ([`crate::posterior::GaussianPosterior::kl_to`]: siblings' KL on u); the minimiser
 //! evaluates the bound through the same shared posterior
-//! ([`crate::prior::split_sparse::SparseSplitPrior::update`]).
+//! ([`crate::objective::sgp_split::SparseSplitPrior::update`]).
 //! σ² and α_s ∈ {0, 1} are Q's free parameters (not charged), chosen by the bound on B
 //! (a grid in ln σ² refined by golden section: one scalar, no gradient needed). Cost
 //! O(N_B M² + M³) per evaluation.
@@ -33,7 +33,7 @@ use crate::posterior::{Covariance, GaussianPosterior, Prior};
 use crate::regression::sparse::{train_sparse, SparseConfig, SparseMethod, KUU_JITTER};
 use crate::select::Menu;
 
-use super::split::{RegressionParts, SplitConfig};
+use super::gp_split::{RegressionParts, SplitConfig};
 
 /// The sparse prior P_A: kernel θ_A, inducing inputs Z and `q(u) = N(a_A, Σ_A)` from part A.
 #[derive(Clone, Debug)]
