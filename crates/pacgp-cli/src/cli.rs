@@ -54,6 +54,11 @@ pub enum Command {
     /// PAC-Bayes certificate (bound on future risk) and leave-one-out estimate.
     #[command(allow_negative_numbers = true)]
     Certify(CertifyArgs),
+    /// One self-contained HTML page on a saved model: its data, hyperparameters, certificates
+    /// and their parts as pictures, leave-one-out, and test metrics with figures (inline SVG;
+    /// it opens without a network).
+    #[command(allow_negative_numbers = true)]
+    Report(ReportArgs),
     /// Re-run one of the seed papers' experiments: tables (CSV, JSON) and figures (SVG).
     #[command(allow_negative_numbers = true)]
     Reproduce(ReproduceArgs),
@@ -73,6 +78,7 @@ impl Command {
             Command::Predict(_) => "predict",
             Command::Evaluate(_) => "evaluate",
             Command::Certify(_) => "certify",
+            Command::Report(_) => "report",
             Command::Reproduce(_) => "reproduce",
             Command::Demo(_) => "demo",
             Command::Split(_) => "split",
@@ -429,6 +435,33 @@ pub struct CertifyArgs {
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `pacgp report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Model file written by `pacgp fit`.
+    #[arg(long)]
+    pub model: PathBuf,
+    /// The training CSV the model was fitted on: the certificates are `certify`'s on it (the
+    /// model file holds no training rows, only their digest).
+    #[arg(long)]
+    pub data: PathBuf,
+    /// A test CSV with the target column: `evaluate`'s metrics, and for a binary classifier a
+    /// reliability diagram and a risk–coverage curve, for a regressor the targets against the
+    /// predicted means with 95% intervals.
+    #[arg(long)]
+    pub test: Option<PathBuf>,
+    /// A category of the --test file the training data did not have: `error` or `ignore`
+    /// (all-zero code) [default: as fitted].
+    #[arg(long, value_parser = words::<UnknownCategory>())]
+    pub unknown_category: Option<UnknownCategory>,
+    /// Leave-one-out beside the bound, as for `certify`.
+    #[arg(long, default_value = "auto", value_parser = words::<LooRequest>())]
+    pub loo: LooRequest,
+    /// Where to write the HTML page; may not name an input file.
+    #[arg(long)]
+    pub out: PathBuf,
 }
 
 /// `pacgp reproduce`.

@@ -384,6 +384,7 @@ fn cli_reference() -> String {
         "predict",
         "evaluate",
         "certify",
+        "report",
         "split",
         "reproduce",
         "demo",

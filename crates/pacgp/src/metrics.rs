@@ -113,6 +113,61 @@ pub fn log_loss(p_positive: &[f64], y: &[f64]) -> Result<f64> {
     Ok(s / y.len() as f64)
 }
 
+/// One bin of a reliability diagram: the rows whose predicted p(y = +1) fell in
+/// `[lower, upper)` (the last bin includes 1).
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct ReliabilityBin {
+    /// Lower edge of the bin.
+    pub lower: f64,
+    /// Upper edge of the bin.
+    pub upper: f64,
+    /// Rows in the bin.
+    pub count: usize,
+    /// Mean predicted p(y = +1) over them (`NaN` for an empty bin).
+    pub mean_predicted: f64,
+    /// Fraction of them labelled +1 (`NaN` for an empty bin).
+    pub observed: f64,
+}
+
+/// Reliability diagram of probabilities `p_positive` against ±1 labels `y`: `bins` equal-width
+/// bins on [0, 1], each with its mean prediction and observed frequency of +1 (a calibrated
+/// classifier has the two equal in every bin).
+pub fn reliability(p_positive: &[f64], y: &[f64], bins: usize) -> Result<Vec<ReliabilityBin>> {
+    check_len(p_positive.len(), y.len())?;
+    if bins == 0 {
+        return Err(Error::InvalidParameter {
+            name: "reliability bins",
+            value: 0.0,
+            reason: "must be at least 1",
+        });
+    }
+    if let Some(&bad) = p_positive.iter().find(|p| !(0.0..=1.0).contains(*p)) {
+        return Err(Error::InvalidParameter {
+            name: "predicted probability",
+            value: bad,
+            reason: "must lie in [0, 1]",
+        });
+    }
+    let mut sums = vec![(0usize, 0.0, 0usize); bins];
+    for (p, label) in p_positive.iter().zip(y) {
+        let b = ((p * bins as f64) as usize).min(bins - 1);
+        sums[b].0 += 1;
+        sums[b].1 += p;
+        sums[b].2 += usize::from(*label > 0.0);
+    }
+    Ok(sums
+        .into_iter()
+        .enumerate()
+        .map(|(b, (count, p_sum, positives))| ReliabilityBin {
+            lower: b as f64 / bins as f64,
+            upper: (b + 1) as f64 / bins as f64,
+            count,
+            mean_predicted: p_sum / count as f64,
+            observed: positives as f64 / count as f64,
+        })
+        .collect())
+}
+
 /// Standard normal quantile Φ⁻¹(p): Acklam's rational approximation refined by one Halley
 /// step on `erfc` (relative error ≈ 1e-15).
 pub fn normal_quantile(p: f64) -> f64 {
@@ -196,6 +251,24 @@ mod tests {
             );
         }
         assert!((normal_quantile(0.975) - 1.959_963_984_540_054).abs() < 1e-13);
+    }
+
+    #[test]
+    fn reliability_bins_count_rows_and_positives() {
+        let p = [0.05, 0.15, 0.12, 0.95, 1.0, 0.5];
+        let y = [-1.0, 1.0, -1.0, 1.0, 1.0, -1.0];
+        let bins = reliability(&p, &y, 10).unwrap();
+        assert_eq!(bins.len(), 10);
+        assert_eq!(bins.iter().map(|b| b.count).sum::<usize>(), 6);
+        assert_eq!((bins[1].count, bins[1].observed), (2, 0.5));
+        assert!((bins[1].mean_predicted - 0.135).abs() < 1e-15);
+        // p = 1 falls in the last bin, p = 0.5 in the sixth.
+        assert_eq!((bins[9].count, bins[9].observed), (2, 1.0));
+        assert_eq!((bins[5].count, bins[5].observed), (1, 0.0));
+        assert!(bins[3].mean_predicted.is_nan() && bins[3].count == 0);
+        assert!(reliability(&[1.5], &[1.0], 10).is_err());
+        assert!(reliability(&[0.5], &[1.0], 0).is_err());
+        assert!(reliability(&[], &[], 10).is_err());
     }
 
     #[test]

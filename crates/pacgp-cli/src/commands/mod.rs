@@ -11,6 +11,7 @@ use crate::cli::*;
 
 mod demo;
 mod fit;
+mod report;
 mod split;
 mod use_model;
 
@@ -23,6 +24,7 @@ pub fn run(args: Cli) -> Result<()> {
         Command::Predict(a) => use_model::predict(a),
         Command::Evaluate(a) => use_model::evaluate(a),
         Command::Certify(a) => use_model::certify(a),
+        Command::Report(a) => report::report(a),
         Command::Reproduce(a) => crate::reproduce::reproduce(a),
         Command::Demo(a) => demo::demo(a),
         Command::Split(a) => split::split(a),

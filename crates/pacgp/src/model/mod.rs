@@ -8,6 +8,7 @@
 //! - [`split_classifier`]: the classifier split prior's record;
 //! - [`holdout`]: the held-out part of a fit and the test-set bound on the deployed predictor;
 //! - `deployed`: the derandomised certificate on the deployed predictor, beside the Gibbs one;
+//! - [`report`]: the content of a report on a model (certificates, LOO, test figures), gathered;
 //! - [`sets`]: a classifier's conformal prediction sets (`fit --intervals` on a classifier);
 //! - [`multiclass`]: prediction, evaluation, certificate and prices of the multi-class models;
 //! - [`from_parameters`]: a sparse model assembled from parameters fitted elsewhere (Dask);
@@ -38,6 +39,7 @@ pub mod intervals;
 mod joint;
 pub mod multiclass;
 pub mod price;
+pub mod report;
 pub mod sets;
 pub mod shards;
 pub mod softmax;

@@ -1,0 +1,367 @@
+//! `pacgp report`: the page is written, well formed (every element closed, XHTML-style),
+//! self-contained (no http(s) reference, no script, nothing to fetch), and its headline
+//! numbers are `certify --json`'s and `evaluate --json`'s for the same model, for a classifier
+//! (Laplace on Ripley's set) and a regressor (gpr on part of boston), with and without a test
+//! file; an output that names an input is refused before anything is computed.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn pacgp(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pacgp"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .expect("run pacgp")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+fn json(out: &Output) -> Value {
+    serde_json::from_str(ok(out).trim()).unwrap()
+}
+
+/// The element with `id`: its `data-value` (the exact number) and its text (as read).
+fn number(html: &str, id: &str) -> (f64, String) {
+    let at = html
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no element with id {id}"));
+    let rest = &html[at..];
+    let value = rest
+        .split("data-value=\"")
+        .nth(1)
+        .and_then(|v| v.split('"').next())
+        .unwrap_or_else(|| panic!("{id} has no data-value"));
+    let text = rest[rest.find('>').unwrap() + 1..]
+        .split('<')
+        .next()
+        .unwrap()
+        .to_string();
+    (value.parse().unwrap(), text)
+}
+
+/// The page's value for `id` equals `expected` exactly, and it reads as `expected` rounded
+/// to `digits` decimals.
+fn shows(html: &str, id: &str, expected: f64, digits: usize) {
+    let (value, text) = number(html, id);
+    assert_eq!(value, expected, "{id}");
+    assert_eq!(text, format!("{expected:.digits$}"), "{id} as shown");
+}
+
+/// Every element is closed in order (void elements written `<x/>`), comments and the
+/// doctype aside: the page parses as XML as well as HTML.
+fn check_well_formed(html: &str) {
+    let mut open: Vec<String> = Vec::new();
+    let mut rest = html;
+    while let Some(start) = rest.find('<') {
+        let after = &rest[start + 1..];
+        let end = after.find('>').expect("an unclosed tag");
+        let tag = &after[..end];
+        rest = &after[end + 1..];
+        if tag.starts_with('!') {
+            assert!(tag.starts_with("!DOCTYPE"), "unexpected <{tag}>");
+            continue;
+        }
+        assert!(!tag.contains('<'), "a '<' inside the tag <{tag}>");
+        if let Some(name) = tag.strip_prefix('/') {
+            let top = open
+                .pop()
+                .unwrap_or_else(|| panic!("</{name}> closes nothing"));
+            assert_eq!(top, name, "</{name}> closes <{top}>");
+        } else if !tag.ends_with('/') {
+            let name = tag.split_whitespace().next().unwrap().to_string();
+            open.push(name);
+        }
+    }
+    assert!(open.is_empty(), "left open: {open:?}");
+}
+
+/// Nothing on the page is fetched: no network reference, no script, no external resource.
+fn check_self_contained(html: &str) {
+    for needle in [
+        "http://", "https://", "<script", "<link", "<img", "src=", "@import", "url(",
+    ] {
+        assert!(!html.contains(needle), "the page holds '{needle}'");
+    }
+}
+
+/// Write the report on `model` (with `test` if given) and check it is a proper page.
+fn report(dir: &Path, model: &Path, train: &str, test: Option<&str>, name: &str) -> String {
+    let out = dir.join(name);
+    let mut args = vec![
+        "report",
+        "--model",
+        s(model),
+        "--data",
+        train,
+        "--out",
+        s(&out),
+    ];
+    if let Some(t) = test {
+        args.extend(["--test", t]);
+    }
+    let said = ok(&pacgp(&args));
+    assert!(said.starts_with("wrote "), "{said}");
+    let html = std::fs::read_to_string(&out).unwrap();
+    check_well_formed(&html);
+    check_self_contained(&html);
+    html
+}
+
+/// The certificate's headline numbers on the page are certify's.
+fn check_certificate(html: &str, cert: &Value) {
+    let f = |k: &str| cert[k].as_f64().unwrap();
+    shows(html, "certificate-value", f("bound"), 4);
+    shows(html, "certificate-empirical-risk", f("empirical_risk"), 4);
+    shows(html, "certificate-kl", f("kl"), 2);
+    shows(html, "certificate-penalty", f("penalty"), 2);
+    // δ and N as they were given: 0.01, 250.
+    for (id, key) in [("certificate-delta", "delta"), ("certificate-n", "n")] {
+        let (value, text) = number(html, id);
+        assert_eq!(value, f(key), "{id}");
+        assert_eq!(text, f(key).to_string(), "{id} as shown");
+    }
+    shows(html, "loo-error", f("loo_error"), 4);
+    let deployed = cert["deployed"]["value"].as_f64().unwrap();
+    shows(html, "deployed-value", deployed, 4);
+    assert!(html.contains("Gibbs predictor") && html.contains("Deployed predictor"));
+}
+
+#[test]
+fn classifier_report_shows_certify_and_evaluate_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("laplace.json");
+    let (train, test) = (
+        "data/ripley-synth/synth_tr.csv",
+        "data/ripley-synth/synth_te.csv",
+    );
+    ok(&pacgp(&[
+        "fit",
+        "--data",
+        train,
+        "--method",
+        "laplace",
+        "--out",
+        s(&model),
+    ]));
+    let cert = json(&pacgp(&[
+        "certify",
+        "--model",
+        s(&model),
+        "--data",
+        train,
+        "--json",
+    ]));
+    let eval = json(&pacgp(&[
+        "evaluate",
+        "--model",
+        s(&model),
+        "--data",
+        test,
+        "--json",
+    ]));
+
+    let without = report(dir.path(), &model, train, None, "plain.html");
+    check_certificate(&without, &cert);
+    assert!(!without.contains("id=\"test-n\""));
+    assert!(!without.contains("id=\"reliability\""));
+    // The bound chose among isotropic kernels: one lengthscale, no relevance chart.
+    assert!(without.contains("<code>ln_lengthscale</code>"));
+    assert!(!without.contains("id=\"relevances\""));
+
+    let with = report(dir.path(), &model, train, Some(test), "test.html");
+    check_certificate(&with, &cert);
+    shows(&with, "test-n", 1000.0, 0);
+    shows(
+        &with,
+        "test-gibbs-risk",
+        eval["gibbs_risk"].as_f64().unwrap(),
+        4,
+    );
+    shows(
+        &with,
+        "test-error-rate",
+        eval["error_rate"].as_f64().unwrap(),
+        4,
+    );
+    shows(
+        &with,
+        "test-log-loss",
+        eval["log_loss"].as_f64().unwrap(),
+        4,
+    );
+    for figure in ["reliability", "risk-coverage"] {
+        assert!(with.contains(&format!("id=\"{figure}\"")), "{figure}");
+    }
+    assert!(!with.contains("id=\"predicted-vs-actual\""));
+}
+
+/// The first `rows` data rows of boston after `skip`, with the header, as a file in `dir`.
+fn boston_part(dir: &Path, name: &str, skip: usize, rows: usize) -> PathBuf {
+    let text = std::fs::read_to_string(repo().join("data/boston-housing/boston.csv")).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    let body: Vec<&str> = lines.skip(skip).take(rows).collect();
+    let path = dir.join(name);
+    std::fs::write(&path, format!("{header}\n{}\n", body.join("\n"))).unwrap();
+    path
+}
+
+#[test]
+fn regressor_report_shows_certify_and_evaluate_numbers() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = boston_part(dir.path(), "train.csv", 0, 150);
+    let test = boston_part(dir.path(), "test.csv", 150, 60);
+    let model = dir.path().join("gpr.json");
+    ok(&pacgp(&[
+        "fit",
+        "--data",
+        s(&train),
+        "--method",
+        "gpr",
+        "--epsilon",
+        "3",
+        "--out",
+        s(&model),
+    ]));
+    let cert = json(&pacgp(&[
+        "certify",
+        "--model",
+        s(&model),
+        "--data",
+        s(&train),
+        "--json",
+    ]));
+    let eval = json(&pacgp(&[
+        "evaluate",
+        "--model",
+        s(&model),
+        "--data",
+        s(&test),
+        "--json",
+    ]));
+
+    let without = report(dir.path(), &model, s(&train), None, "plain.html");
+    check_certificate(&without, &cert);
+    assert!(without.contains("ε = 3"));
+    // gpr's default SE-ARD kernel: one relevance bar per input of boston's 13.
+    assert!(without.contains("id=\"relevances\""));
+    assert_eq!(without.matches("class=\"relevance\"").count(), 13);
+    assert!(!without.contains("id=\"predicted-vs-actual\""));
+
+    let with = report(dir.path(), &model, s(&train), Some(s(&test)), "test.html");
+    check_certificate(&with, &cert);
+    shows(&with, "test-n", 60.0, 0);
+    for (id, key) in [
+        ("test-gibbs-risk", "gibbs_risk"),
+        ("test-mean-risk", "bayes_risk"),
+        ("test-rmse", "rmse"),
+        ("test-nlpd", "nlpd"),
+        ("test-coverage", "coverage_95"),
+    ] {
+        shows(&with, id, eval[key].as_f64().unwrap(), 4);
+    }
+    assert!(with.contains("id=\"predicted-vs-actual\""));
+    // One interval bar and one dot per test row.
+    assert_eq!(with.matches("class=\"interval\"").count(), 60);
+    assert!(!with.contains("id=\"reliability\""));
+}
+
+#[test]
+fn report_refuses_an_output_that_names_an_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.json");
+    let train = "data/ripley-synth/synth_tr.csv";
+    ok(&pacgp(&[
+        "fit",
+        "--data",
+        train,
+        "--method",
+        "laplace",
+        "--out",
+        s(&model),
+    ]));
+    let before = std::fs::read(&model).unwrap();
+    let out = pacgp(&[
+        "report",
+        "--model",
+        s(&model),
+        "--data",
+        train,
+        "--out",
+        s(&model),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("it is the --model file"), "{err}");
+    assert_eq!(std::fs::read(&model).unwrap(), before);
+    let test = dir.path().join("t.csv");
+    std::fs::copy(repo().join("data/ripley-synth/synth_te.csv"), &test).unwrap();
+    let args = [
+        "report",
+        "--model",
+        s(&model),
+        "--data",
+        train,
+        "--test",
+        s(&test),
+        "--out",
+        s(&test),
+    ];
+    let out = pacgp(&args);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("it is the --test file"));
+}
+
+#[test]
+fn report_refuses_a_sample_that_is_not_the_training_sample() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.json");
+    let out = dir.path().join("r.html");
+    let (train, test) = (
+        "data/ripley-synth/synth_tr.csv",
+        "data/ripley-synth/synth_te.csv",
+    );
+    ok(&pacgp(&[
+        "fit",
+        "--data",
+        train,
+        "--method",
+        "laplace",
+        "--out",
+        s(&model),
+    ]));
+    let run = pacgp(&[
+        "report",
+        "--model",
+        s(&model),
+        "--data",
+        test,
+        "--out",
+        s(&out),
+    ]);
+    assert_eq!(
+        run.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert!(!out.exists());
+}

@@ -1,0 +1,552 @@
+//! The page's sections, each a piece of markup from the report's content.
+
+use pacgp::bounds::ConfidenceTerm;
+use pacgp::metrics::ReliabilityBin;
+use pacgp::model::report::{
+    ModelReport, RegressionPoint, RiskCoverage, TaskKind, TestReport, INTERVAL_LEVEL,
+};
+use pacgp::model::{CertificateReport, DeployedBound};
+
+use crate::svg::{bars, Bar, Chart};
+use crate::{escape, field_id, number, plain_number, shown, test_deployed_error, test_gibbs_risk};
+
+/// The risk the certificates bound, in words.
+fn risk_words(c: &CertificateReport) -> String {
+    match c.epsilon {
+        Some(eps) => format!(
+            "the ε-band risk (ε = {eps}: the probability of missing the target by more than ε)"
+        ),
+        None => "the classification error".into(),
+    }
+}
+
+/// The first certificate's headline: the Gibbs bound, the deployed bound, leave-one-out.
+pub(crate) fn headline(r: &ModelReport) -> String {
+    let Some(c) = r.certificates.first() else {
+        return "<p class=\"note\">No certificate.</p>".into();
+    };
+    let k = &c.certificate;
+    let mut s = String::from("<section class=\"headline\">");
+    s.push_str(&format!(
+        "<div class=\"card gibbs\"><div class=\"who\">Gibbs predictor · PAC-Bayes certificate</div><div class=\"big\">≤ {}</div><div>{} on new data, with probability ≥ 1 − {} over the training sample (N = {}). Covers: {}.</div></div>",
+        number("certificate-value", k.bound, 4),
+        escape(&risk_words(c)),
+        k.delta,
+        k.n,
+        escape(&k.predictor)
+    ));
+    if let Some(d) = &c.deployed {
+        s.push_str(&format!(
+            "<div class=\"card deployed\"><div class=\"who\">Deployed predictor · {}</div><div class=\"big\">≤ {}</div><div>Covers: {}; with probability ≥ 1 − {}.</div></div>",
+            bound_words(d.bound),
+            number("deployed-value", d.value, 4),
+            escape(&d.predictor.to_string()),
+            d.delta
+        ));
+    }
+    if let Some(e) = c.loo_error {
+        s.push_str(&format!(
+            "<div class=\"card loo\"><div class=\"who\">Leave-one-out · estimate, no guarantee</div><div class=\"big\">{}</div><div>{}</div></div>",
+            number("loo-error", e, 4),
+            escape(loo_words(c))
+        ));
+    }
+    s.push_str("</section>");
+    s
+}
+
+/// The deployed certificate's inequality in words.
+fn bound_words(b: DeployedBound) -> &'static str {
+    match b {
+        DeployedBound::Derandomised => "derandomised PAC-Bayes bound",
+        DeployedBound::BinomialTail => "test-set bound on held-out rows",
+    }
+}
+
+/// What the leave-one-out error is of.
+fn loo_words(c: &CertificateReport) -> &'static str {
+    match c.epsilon {
+        Some(_) => "ε-band error of the leave-one-out posterior mean (the deployed predictor)",
+        None => "error of the leave-one-out label (the deployed predictor)",
+    }
+}
+
+/// One certificate: its statement, its parts as pictures, its prices, the deployed bound.
+pub(crate) fn certificate(c: &CertificateReport, i: usize, test: Option<&TestReport>) -> String {
+    let k = &c.certificate;
+    let id = |f: &str| field_id("certificate", i, f);
+    let heading = match c.epsilon {
+        Some(eps) => format!("The certificate at ε = {eps}"),
+        None => "The certificate".into(),
+    };
+    let mut s = format!("<section><h2>{}</h2>", escape(&heading));
+    s.push_str(&format!(
+        "<p><b>Gibbs predictor.</b> With probability ≥ 1 − {} over the training sample, {} of the Gibbs predictor on new data is at most {}.</p><p class=\"note\">Bounded predictor: {}. Confidence term: {}.</p>",
+        plain_number(&id("delta"), k.delta),
+        escape(&risk_words(c)),
+        number(&id("value"), k.bound, 4),
+        escape(&k.predictor),
+        escape(&term_words(k.confidence_term))
+    ));
+    s.push_str(&format!(
+        "<table><tr><th>part</th><th class=\"n\">value</th><th>what it is</th></tr>\
+<tr><td>empirical risk</td><td class=\"n\">{}</td><td>the Gibbs predictor's risk on the N training rows</td></tr>\
+<tr><td>KL(Q‖P)</td><td class=\"n\">{}</td><td>nats: how far the data moved the posterior Q from the prior P</td></tr>\
+<tr><td>penalty</td><td class=\"n\">{}</td><td>nats: the price of every choice made from the data</td></tr>\
+<tr><td>N</td><td class=\"n\">{}</td><td>training rows the bound is about</td></tr>\
+<tr><td>complexity c</td><td class=\"n\">{}</td><td>(KL + penalty + confidence)/N</td></tr>{}</table>",
+        number(&id("empirical-risk"), k.empirical_risk, 4),
+        number(&id("kl"), k.kl, 2),
+        number(&id("penalty"), k.penalty, 2),
+        plain_number(&id("n"), k.n as f64),
+        number(&id("complexity"), k.complexity, 4),
+        pinsker_row(c, i),
+    ));
+    s.push_str(&risk_picture(c, test));
+    s.push_str(&nats_picture(c));
+    if !k.penalty_terms.is_empty() {
+        s.push_str("<h3>What the penalty pays for</h3><table><tr><th>choice</th><th class=\"n\">nats</th></tr>");
+        for t in &k.penalty_terms {
+            s.push_str(&format!(
+                "<tr><td>{}</td><td class=\"n\">{}</td></tr>",
+                escape(&t.what),
+                shown(t.nats, 2)
+            ));
+        }
+        s.push_str("</table>");
+    }
+    if let Some(d) = &c.deployed {
+        s.push_str(&format!(
+            "<h3>Deployed predictor</h3><p><b>{}.</b> With probability ≥ 1 − {}, its risk on new data is at most {} ({} errors in {} rows, {}). With the Gibbs certificate, both hold with probability ≥ 1 − {}.</p>",
+            escape(&capitalise(&d.predictor.to_string())),
+            d.delta,
+            number(&field_id("deployed", i, "value"), d.value, 4),
+            d.errors,
+            d.n,
+            number(&field_id("deployed", i, "error-rate"), d.error_rate, 4),
+            d.joint_delta
+        ));
+    }
+    s.push_str("</section>");
+    s
+}
+
+/// The confidence term in words.
+fn term_words(t: ConfidenceTerm) -> String {
+    match t {
+        ConfidenceTerm::Maurer => "Maurer's ln(2√N/δ); the bound is kl⁻¹(empirical risk, c)".into(),
+        ConfidenceTerm::Seeger => {
+            "Seeger's ln((N+1)/δ); the bound is kl⁻¹(empirical risk, c)".into()
+        }
+        ConfidenceTerm::Sharp => {
+            "the sharp ln(ξ(N)/δ); the bound is kl⁻¹(empirical risk, c)".into()
+        }
+        ConfidenceTerm::Catoni { lambda } => {
+            format!("Catoni's bound at λ = {lambda:.4}, with ln(1/δ)")
+        }
+    }
+}
+
+/// The Pinsker form's row (none for Catoni's bound, which has no such form).
+fn pinsker_row(c: &CertificateReport, i: usize) -> String {
+    let k = &c.certificate;
+    if k.confidence_term.catoni_lambda().is_some() {
+        return String::new();
+    }
+    format!(
+        "<tr><td>Pinsker form</td><td class=\"n\">{}</td><td>empirical risk + √(c/2), a looser closed form of the same bound</td></tr>",
+        number(&field_id("certificate", i, "pinsker"), k.bound_sqrt, 4)
+    )
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+/// The certificate's risks on one scale from 0 to 1, each bar named by its predictor: the
+/// Gibbs predictor's empirical risk and bound (the gap shaded), the deployed predictor's
+/// training error and bound, leave-one-out, and the test risks when a test file was given.
+fn risk_picture(c: &CertificateReport, test: Option<&TestReport>) -> String {
+    let k = &c.certificate;
+    let mut rows = vec![Bar {
+        label: "Gibbs · certificate".into(),
+        segments: vec![
+            (
+                k.empirical_risk,
+                "gibbs",
+                format!("empirical risk {:.4}", k.empirical_risk),
+            ),
+            (
+                k.gap,
+                "gibbs-gap",
+                format!("price of the guarantee {:.4}", k.gap),
+            ),
+        ],
+        value_text: format!("≤ {:.4}", k.bound),
+    }];
+    if let Some(g) = test_gibbs_risk(c, test) {
+        rows.push(Bar {
+            label: "Gibbs · test risk".into(),
+            segments: vec![(g, "test", format!("test Gibbs risk {g:.4}"))],
+            value_text: format!("{g:.4}"),
+        });
+    }
+    if let Some(d) = &c.deployed {
+        rows.push(Bar {
+            label: "Deployed · certificate".into(),
+            segments: vec![
+                (
+                    d.error_rate,
+                    "deployed",
+                    format!("error on its rows {:.4}", d.error_rate),
+                ),
+                (
+                    d.value - d.error_rate,
+                    "deployed-gap",
+                    "price of the guarantee".into(),
+                ),
+            ],
+            value_text: format!("≤ {:.4}", d.value),
+        });
+    }
+    if let Some(e) = test_deployed_error(c, test) {
+        rows.push(Bar {
+            label: "Deployed · test error".into(),
+            segments: vec![(e, "test", format!("test error {e:.4}"))],
+            value_text: format!("{e:.4}"),
+        });
+    }
+    if let Some(e) = c.loo_error {
+        rows.push(Bar {
+            label: "Deployed · leave-one-out (estimate)".into(),
+            segments: vec![(e, "loo", format!("leave-one-out {e:.4}"))],
+            value_text: format!("{e:.4}"),
+        });
+    }
+    let marks: Vec<(f64, String)> = c
+        .majority_rate
+        .map(|m| (m, format!("always the most frequent class: {m:.4}")))
+        .into_iter()
+        .collect();
+    format!(
+        "<figure>{}<figcaption>Risks on one scale from 0 to 1. Dark: measured on rows (training rows for a certificate); light: what the guarantee adds. Blue: the Gibbs predictor; orange: the deployed predictor (what predict returns); green: test rows; grey: leave-one-out.</figcaption></figure>",
+        bars("The certificate's risks by predictor", &rows, 1.0, &marks)
+    )
+}
+
+/// What the bound pays, in nats: KL, the penalty and the confidence term, whose sum over N
+/// is the complexity c.
+fn nats_picture(c: &CertificateReport) -> String {
+    let k = &c.certificate;
+    let confidence = k.confidence_term.value(k.n, k.delta);
+    let total = k.kl + k.penalty + confidence;
+    let row = Bar {
+        label: "KL + penalty + confidence".into(),
+        segments: vec![
+            (k.kl, "kl", format!("KL(Q‖P) {:.2} nats", k.kl)),
+            (
+                k.penalty,
+                "penalty",
+                format!("penalty {:.2} nats", k.penalty),
+            ),
+            (
+                confidence,
+                "confidence",
+                format!("confidence term {confidence:.2} nats"),
+            ),
+        ],
+        value_text: format!("{total:.1} nats"),
+    };
+    format!(
+        "<figure>{}<figcaption>What the bound pays, in nats: KL(Q‖P) {:.2} (blue), the penalty {:.2} (purple), the confidence term {:.2} (grey). Divided by N = {} it is the complexity c = {:.4}.</figcaption></figure>",
+        bars("The certificate's price in nats", &[row], total, &[]),
+        k.kl,
+        k.penalty,
+        confidence,
+        k.n,
+        k.complexity
+    )
+}
+
+/// Leave-one-out beside every certificate.
+pub(crate) fn leave_one_out(certs: &[CertificateReport]) -> String {
+    let any = certs
+        .iter()
+        .any(|c| c.loo_error.is_some() || c.loo_exact_error.is_some());
+    if !any {
+        return "<section><h2>Leave-one-out</h2><p class=\"note\">Not computed for this model.</p></section>".into();
+    }
+    let mut s = String::from("<section><h2>Leave-one-out</h2><p>Each training row predicted by the model refitted without it: an estimate of the deployed predictor's test error, usually close to it; no guarantee.</p><table><tr><th>ε</th><th>estimator</th><th class=\"n\">error</th><th class=\"n\">exact (N refits)</th><th class=\"n\">RMSE</th><th class=\"n\">mean log predictive</th></tr>");
+    for c in certs {
+        let opt = |v: Option<f64>| shown(v.unwrap_or(f64::NAN), 4);
+        let estimator = c
+            .loo_estimator
+            .map(|e| format!("{e:?}"))
+            .unwrap_or_else(|| "–".into());
+        s.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            c.epsilon.map_or("–".into(), |e| e.to_string()),
+            escape(&estimator),
+            opt(c.loo_error),
+            opt(c.loo_exact_error),
+            opt(c.loo_rmse),
+            opt(c.loo_log_predictive)
+        ));
+    }
+    s.push_str("</table></section>");
+    s
+}
+
+/// Test metrics and the figure that fits the task.
+pub(crate) fn test(t: &TestReport, task: &TaskKind) -> String {
+    let e = &t.evaluation;
+    let mut s = format!(
+        "<section><h2>On the test file</h2><p>{} test rows (not used by the certificate; its numbers hold without them).</p><table><tr><th>metric</th><th class=\"n\">value</th><th>predictor</th></tr>",
+        plain_number("test-n", e.n as f64)
+    );
+    let mut row = |name: &str, id: &str, v: Option<f64>, who: &str| {
+        if let Some(v) = v {
+            s.push_str(&format!(
+                "<tr><td>{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
+                escape(name),
+                number(id, v, 4),
+                escape(who)
+            ));
+        }
+    };
+    let gibbs = match e.epsilon {
+        Some(eps) => format!("Gibbs risk (ε = {eps})"),
+        None => "Gibbs error".into(),
+    };
+    row(&gibbs, "test-gibbs-risk", e.gibbs_risk, "Gibbs");
+    row(
+        "error rate",
+        "test-error-rate",
+        e.error_rate,
+        "deployed (predict's label)",
+    );
+    row(
+        "log loss",
+        "test-log-loss",
+        e.log_loss,
+        "predict's probabilities",
+    );
+    let mean_risk = match e.epsilon {
+        Some(eps) => format!("ε-band error of the mean (ε = {eps})"),
+        None => "Bayes classifier error".into(),
+    };
+    if e.epsilon.is_some() {
+        row(
+            &mean_risk,
+            "test-mean-risk",
+            e.bayes_risk,
+            "deployed (posterior mean)",
+        );
+    }
+    row("RMSE", "test-rmse", e.rmse, "deployed (posterior mean)");
+    row("MAE", "test-mae", e.mae, "deployed (posterior mean)");
+    row("NLPD", "test-nlpd", e.nlpd, "predictive distribution");
+    row(
+        "95% coverage",
+        "test-coverage",
+        e.coverage_95,
+        "Gaussian 95% interval",
+    );
+    s.push_str("</table>");
+    if let Some(bins) = &t.reliability {
+        s.push_str(&reliability(bins, task));
+    }
+    if let Some(rc) = &t.risk_coverage {
+        s.push_str(&risk_coverage(rc, e.error_rate));
+    }
+    if let Some(points) = &t.regression {
+        s.push_str(&predicted_vs_actual(points));
+    }
+    if matches!(task, TaskKind::MultiClass { .. }) {
+        s.push_str("<p class=\"note\">The reliability diagram and the risk–coverage curve are drawn for binary classifiers.</p>");
+    }
+    s.push_str("</section>");
+    s
+}
+
+/// Reliability diagram: mean predicted p(y = +1) against the observed frequency per bin.
+fn reliability(bins: &[ReliabilityBin], task: &TaskKind) -> String {
+    let positive = match task {
+        TaskKind::BinaryClassification { positive, .. } => positive.as_str(),
+        _ => "+1",
+    };
+    let mut chart = Chart::new((0.0, 1.0), (0.0, 1.0));
+    chart.line((0.0, 0.0), (1.0, 1.0), "diagonal");
+    let filled: Vec<&ReliabilityBin> = bins.iter().filter(|b| b.count > 0).collect();
+    let points: Vec<(f64, f64)> = filled
+        .iter()
+        .map(|b| (b.mean_predicted, b.observed))
+        .collect();
+    chart.polyline(&points, "curve");
+    let most = filled.iter().map(|b| b.count).max().unwrap_or(1) as f64;
+    for b in &filled {
+        let r = 3.0 + 6.0 * (b.count as f64 / most).sqrt();
+        let tip = format!(
+            "[{:.1}, {:.1}): {} rows, predicted {:.3}, observed {:.3}",
+            b.lower, b.upper, b.count, b.mean_predicted, b.observed
+        );
+        chart.dot((b.mean_predicted, b.observed), r, "point", &tip);
+    }
+    let y_label = format!("observed frequency of {positive}");
+    format!(
+        "<figure id=\"reliability\">{}<figcaption>Reliability of predict's probability p(y = {}) on the test rows, in {} equal bins (dot area: rows in the bin). On the dashed diagonal the probabilities are calibrated.</figcaption></figure>",
+        chart.finish("Reliability diagram", &format!("predicted p(y = {positive})"), &y_label),
+        escape(positive),
+        bins.len()
+    )
+}
+
+/// Risk–coverage curve of predict's labels, the most confident accepted first.
+fn risk_coverage(rc: &RiskCoverage, overall: Option<f64>) -> String {
+    let top = rc
+        .curve
+        .iter()
+        .map(|p| p.1)
+        .fold(0.0f64, f64::max)
+        .max(overall.unwrap_or(0.0));
+    let mut chart = Chart::new((0.0, 1.0), (0.0, top.max(0.01) * 1.05));
+    if let Some(o) = overall {
+        chart.line((0.0, o), (1.0, o), "overall");
+    }
+    chart.polyline(&rc.curve, "curve");
+    format!(
+        "<figure id=\"risk-coverage\">{}<figcaption>Selective classification on the test rows: accept the rows predict is most confident about (score {}) and reject the rest; the error rate of predict's labels among the accepted (solid) against the share accepted. Dashed: the error rate on all rows.</figcaption></figure>",
+        chart.finish("Risk–coverage curve", "coverage (share of rows accepted)", "error rate among the accepted"),
+        escape(&rc.score)
+    )
+}
+
+/// Predicted means with their 95% intervals against the targets.
+fn predicted_vs_actual(points: &[RegressionPoint]) -> String {
+    let lo = points
+        .iter()
+        .flat_map(|p| [p.actual, p.lower])
+        .fold(f64::INFINITY, f64::min);
+    let hi = points
+        .iter()
+        .flat_map(|p| [p.actual, p.upper])
+        .fold(f64::NEG_INFINITY, f64::max);
+    let mut chart = Chart::new((lo, hi), (lo, hi));
+    chart.line((lo, lo), (hi, hi), "diagonal");
+    for p in points {
+        chart.line((p.actual, p.lower), (p.actual, p.upper), "interval");
+    }
+    for p in points {
+        let tip = format!(
+            "target {:.4}, mean {:.4}, interval [{:.4}, {:.4}]",
+            p.actual, p.mean, p.lower, p.upper
+        );
+        chart.dot((p.actual, p.mean), 2.5, "point", &tip);
+    }
+    format!(
+        "<figure id=\"predicted-vs-actual\">{}<figcaption>Predict's mean (dots) and its central {:.0}% Gaussian predictive interval (bars, noise included: the interval evaluate's coverage counts) against each test row's target. On the dashed diagonal the mean is exact.</figcaption></figure>",
+        chart.finish("Predicted against actual", "target", "predicted mean"),
+        100.0 * INTERVAL_LEVEL
+    )
+}
+
+/// The model: hyperparameters and the ARD relevances.
+pub(crate) fn model(r: &ModelReport) -> String {
+    let m = &r.model;
+    let mut s = format!(
+        "<section><h2>The model</h2><p>Method <code>{}</code>, fitted at δ = {}{}{}.</p>",
+        escape(&r.method),
+        m.delta,
+        m.epsilon.map_or(String::new(), |e| format!(", ε = {e}")),
+        m.noise_variance.map_or(String::new(), |v| format!(
+            ", noise variance {} (standardised targets)",
+            shown(v, 4)
+        ))
+    );
+    if m.hyperparameters.is_empty() {
+        s.push_str("<p class=\"note\">Each class has its own hyperparameters (see the model file); the certificate covers them together.</p>");
+    } else {
+        s.push_str("<table><tr><th>hyperparameter (θ = ln value)</th><th class=\"n\">θ</th><th class=\"n\">value</th></tr>");
+        for h in &m.hyperparameters {
+            s.push_str(&format!(
+                "<tr><td><code>{}</code></td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+                escape(&h.name),
+                shown(h.ln_value, 4),
+                shown(h.ln_value.exp(), 4)
+            ));
+        }
+        s.push_str("</table>");
+    }
+    if let Some(ls) = &m.lengthscales {
+        let relevance: Vec<f64> = ls.iter().map(|l| 1.0 / l.lengthscale).collect();
+        let max = relevance.iter().cloned().fold(0.0, f64::max);
+        let rows: Vec<Bar> = ls
+            .iter()
+            .zip(&relevance)
+            .map(|(l, &v)| Bar {
+                label: l.input.clone(),
+                segments: vec![(v, "relevance", format!("lengthscale {:.4}", l.lengthscale))],
+                value_text: format!("{v:.3}"),
+            })
+            .collect();
+        s.push_str(&format!(
+            "<figure id=\"relevances\">{}<figcaption>ARD relevance of each input, 1/lengthscale on standardised inputs: the longer the bar, the faster the function changes along that input.</figcaption></figure>",
+            bars("ARD relevances", &rows, max, &[])
+        ));
+    }
+    for note in &m.notes {
+        s.push_str(&format!("<p class=\"note\">{}</p>", escape(note)));
+    }
+    s.push_str("</section>");
+    s
+}
+
+/// The training data and its encoding.
+pub(crate) fn data(r: &ModelReport) -> String {
+    let d = &r.data;
+    let mut s = format!(
+        "<section><h2>The data</h2><p>{} training rows; target <code>{}</code>; missing cells: {}.</p>",
+        d.n,
+        escape(&d.target),
+        escape(&d.missing)
+    );
+    if let Some(dup) = &d.duplicates {
+        if dup.rows > 0 {
+            s.push_str(&format!(
+                "<p class=\"note\">{} rows repeat an earlier row ({:.1}%): the certificate assumes independent rows.</p>",
+                dup.rows,
+                100.0 * dup.share
+            ));
+        }
+    }
+    let coded: Vec<String> = d
+        .columns
+        .iter()
+        .filter_map(|c| {
+            c.categories
+                .as_ref()
+                .map(|l| format!("{} ({})", c.name, l.join(", ")))
+        })
+        .collect();
+    if !coded.is_empty() {
+        s.push_str(&format!(
+            "<p>Categorical columns, coded with the training categories: {}.</p>",
+            escape(&coded.join("; "))
+        ));
+    }
+    s.push_str("<table><tr><th>input</th><th class=\"n\">training mean</th><th class=\"n\">training sd</th></tr>");
+    for i in &d.inputs {
+        s.push_str(&format!(
+            "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            escape(&i.name),
+            shown(i.mean, 4),
+            shown(i.sd, 4)
+        ));
+    }
+    s.push_str("</table><p class=\"note\">Inputs are standardised with these training statistics before the kernel sees them.</p></section>");
+    s
+}
