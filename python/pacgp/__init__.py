@@ -6,6 +6,7 @@ files (``Model.to_json`` / ``Model.from_json``).
 """
 
 from ._pacgp import Model, PacgpError
+from ._report import report
 from ._estimators import (
     GPClassifier,
     GPRegressor,
@@ -26,4 +27,5 @@ __all__ = [
     "SparseGPClassifier",
     "SparseGPRegressor",
     "SVMClassifier",
+    "report",
 ]

@@ -306,13 +306,18 @@ class _Regressor(RegressionAPI, RegressorMixin, _PacgpEstimator):
 
     def evaluate(self, X, y, epsilon=None):
         """The library's test metrics (RMSE, MAE, NLPD, coverage, ε-band risks) as a dict."""
+        X, y = self._model_sample(X, y)
+        return json.loads(self.model_.evaluate(X, y, epsilon))
+
+    def _model_sample(self, X, y):
+        """(inputs, targets) as the model reads them: X coded as at fit, y as reals."""
         check_is_fitted(self, "model_")
         if self.model_.has_input_coding:
             X, rows = self._coded(X, allow_dropped=True)
             y = np.asarray(y, dtype=np.float64)[rows]
         else:
             X, y = validate_data(self, X, y, reset=False, dtype=np.float64, y_numeric=True)
-        return json.loads(self.model_.evaluate(_behaved(X), _behaved(y), epsilon))
+        return _behaved(X), _behaved(y)
 
     def _certify_options(self):
         return {}
@@ -638,6 +643,12 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
 
     def evaluate(self, X, y):
         """The library's test metrics (error rate, log loss, Gibbs and Bayes risks) as a dict."""
+        X, target = self._model_sample(X, y)
+        return json.loads(self.model_.evaluate(X, target))
+
+    def _model_sample(self, X, y):
+        """(inputs, targets) as the model reads them: X coded as at fit, the labels as the
+        fit coded them (±1 for two classes, the index in ``classes_`` for more)."""
         check_is_fitted(self, "model_")
         if self.model_.has_input_coding:
             X, rows = self._coded(X, allow_dropped=True)
@@ -651,7 +662,7 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
             target = np.searchsorted(self.classes_, y).astype(np.float64)
         else:
             target = np.where(y == self.classes_[1], 1.0, -1.0)
-        return json.loads(self.model_.evaluate(_behaved(X), _behaved(target)))
+        return _behaved(X), _behaved(target)
 
 
 class GPClassifier(_Classifier):

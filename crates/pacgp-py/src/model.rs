@@ -348,6 +348,39 @@ impl Model {
         json(&e)
     }
 
+    /// The self-contained HTML page of `pacgp report` on the training sample `(x, y)` and,
+    /// optionally, a test sample: the same content (`FittedModel::report`, certify's defaults)
+    /// rendered by the same `pacgp_report::render`.
+    #[pyo3(signature = (x, y, x_test=None, y_test=None, title="model", loo="auto", n_threads=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn report_html(
+        &self,
+        py: Python<'_>,
+        x: PyReadonlyArray2<'_, f64>,
+        y: PyReadonlyArray1<'_, f64>,
+        x_test: Option<PyReadonlyArray2<'_, f64>>,
+        y_test: Option<PyReadonlyArray1<'_, f64>>,
+        title: &str,
+        loo: &str,
+        n_threads: Option<i64>,
+    ) -> PyResult<String> {
+        let sample = self.sample(&x, &y)?;
+        let test = match (&x_test, &y_test) {
+            (Some(xt), Some(yt)) => Some(self.sample(xt, yt)?),
+            (None, None) => None,
+            _ => {
+                return Err(PyValueError::new_err(
+                    "a test sample needs both x_test and y_test",
+                ))
+            }
+        };
+        let opts = certify_options(Vec::new(), None, None, None, loo)?;
+        let content = compute_threads(py, n_threads, || {
+            self.inner.report(&sample, test.as_ref(), &opts)
+        })?;
+        Ok(pacgp_report::render(&content, title))
+    }
+
     /// Certificates on the training sample as a JSON list of `pacgp certify --json` objects
     /// (one per ε). `None` takes the model's own: its δ, the confidence term it was trained
     /// with (`term`: maurer|seeger|sharp|catoni:λ), its Gibbs classifier (`predictor`:
