@@ -161,6 +161,48 @@ fn sparse_and_classifier_fits_stop_and_certify() {
     assert!(cert.stopped_early.is_some());
 }
 
+/// One-vs-rest fits each class by the library's `fit`, nested in the multi-class fit: every
+/// class's optimiser stops with the enclosing signal.
+#[test]
+fn one_vs_rest_members_stop_with_the_enclosing_fit() {
+    let x = Mat::from_fn(45, 1, |i, _| i as f64 / 10.0);
+    let y: Vec<f64> = (0..45)
+        .map(|i| ((i / 15) as f64 + (i % 7 == 0) as u8 as f64) % 3.0)
+        .collect();
+    let data = Dataset::new(x, y).unwrap();
+    let spec = FitOptions {
+        select: Some(pacgp::spec::Selection::Ml2),
+        kernel: Some("se".into()),
+        ..Default::default()
+    }
+    .check(MethodName::Laplace)
+    .unwrap();
+    let classes = pacgp::data::ClassLabels {
+        labels: vec!["a".into(), "b".into(), "c".into()],
+    };
+    let m = fit_until(
+        &spec,
+        &data,
+        classes,
+        MemoryLimit::Unchecked,
+        &interrupted(),
+    )
+    .unwrap();
+    assert_eq!(
+        m.report.stopped_early.map(|s| s.reason),
+        Some(StopReason::Interrupted)
+    );
+    let json = serde_json::to_value(&m).unwrap();
+    let members = json["task"]["members"].as_array().unwrap();
+    assert_eq!(members.len(), 3);
+    for member in members {
+        assert_eq!(
+            member["report"]["optimiser"]["termination"], "stopped",
+            "{member}"
+        );
+    }
+}
+
 /// `f = Σ (x_i − 3)²` that sets the interrupt flag at its `at`-th evaluation.
 struct Tripwire {
     flag: Arc<AtomicBool>,

@@ -208,8 +208,16 @@ thread_local! {
 }
 
 /// Run `f` (a fit) under `signal`; its result and, if the signal fired while it ran, the
-/// [`StoppedEarly`] record.
+/// [`StoppedEarly`] record. A signal that cannot fire, given inside a watched fit, leaves the
+/// enclosing watch in force: a fit nested in another (one-vs-rest's classes, a conformal
+/// refit) stops with it, and reports the enclosing record.
 pub fn watch<T>(signal: &StopSignal, f: impl FnOnce() -> T) -> (T, Option<StoppedEarly>) {
+    if !signal.is_armed() {
+        if let Some(outer) = current() {
+            let out = f();
+            return (out, outer.record());
+        }
+    }
     let w = Arc::new(Watch {
         signal: signal.clone(),
         fired: OnceLock::new(),
@@ -293,6 +301,23 @@ mod tests {
         assert!(rec
             .sentence("time_limit=")
             .starts_with("stopped early by time_limit=0s after"));
+    }
+
+    /// A fit nested in a watched one under a signal that cannot fire (one-vs-rest's members
+    /// call `fit`) stops with the enclosing watch; an armed signal gets its own.
+    #[test]
+    fn a_nested_unarmed_watch_inherits_the_enclosing_one() {
+        let signal = StopSignal::never().with_interrupt(Arc::new(AtomicBool::new(true)));
+        let ((inner_stopped, inner), outer) =
+            watch(&signal, || watch(&StopSignal::never(), requested));
+        assert!(inner_stopped);
+        assert_eq!(inner.unwrap().reason, StopReason::Interrupted);
+        assert!(outer.is_some());
+        let ((own, _), _) = watch(&signal, || {
+            let later = StopSignal::never().with_time_limit(Duration::from_secs(3600));
+            watch(&later, requested)
+        });
+        assert!(!own);
     }
 
     /// A worker thread entering the watch sees it and counts into it.
