@@ -29,6 +29,12 @@ by default the derandomised PAC-Bayes bound from the same posterior and training
 (``"bound": "binomial_tail"``), and its Gibbs bound is on the fit rows; each at δ/2.
 ``model_.certify(X, y)`` takes the whole sample the estimator was fitted on.
 
+``time_limit`` (every estimator): seconds after which the optimiser stops at its best point so
+far, as ``pacgp fit --time-limit``; the model is completed at those hyperparameters, and
+``stopped_early_`` (``None`` for a fit that ran to its end) records why and after how many
+iterations, with a ``ConvergenceWarning``. ``certificate_`` is exact for the hyperparameters
+reached, which are not the optimum.
+
 ``random_state`` (every estimator with a random choice: k-means or subset inducing inputs,
 restarts, the split prior's split, SOGP's order, greedy selection's subset): an int is the
 library's seed itself (the same fit as ``pacgp fit --seed`` with that int; the default 0 is the
@@ -72,7 +78,8 @@ def _fit(estimator, X, y, method, labels=None, classes=None, names=None, **optio
         options.setdefault("intervals", estimator.intervals)
         options.setdefault("interval_score", estimator.interval_score)
     return _pacgp.fit(X, y, method, options, labels=labels, classes=classes, names=names,
-                      n_threads=estimator.n_threads)
+                      n_threads=estimator.n_threads,
+                      time_limit=getattr(estimator, "time_limit", None))
 
 
 def _members(model):
@@ -94,7 +101,8 @@ _CONVERGED = ("gradient_tolerance", "cost_tolerance")
 def _warn_unconverged(optimiser, who):
     """A ``ConvergenceWarning`` when the optimiser stopped on its iteration limit, a failed line
     search or anything but a convergence test (the library reports it; it never prints)."""
-    if optimiser is None or optimiser.get("termination") in _CONVERGED:
+    if optimiser is None or optimiser.get("termination") in _CONVERGED + ("stopped",):
+        # Stopped early: the fit's own warning says so (``stopped_early_``).
         return
     why = {"max_iterations": "hit its iteration limit",
            "line_search_failed": "stopped on a failed line search"}.get(
@@ -235,6 +243,12 @@ class _PacgpEstimator(BaseEstimator):
         if model.duplicate_warning is not None:
             warnings.warn(f"{type(self).__name__}: {model.duplicate_warning}", UserWarning,
                           stacklevel=3)
+        # A time limit stopped the optimiser at its best point so far: the model and its
+        # certificate are exact for the hyperparameters reached, which are not the optimum.
+        self.stopped_early_ = self.fit_report_.get("stopped_early")
+        if self.stopped_early_ is not None:
+            warnings.warn(f"{type(self).__name__}: {model.stopped_early}", ConvergenceWarning,
+                          stacklevel=3)
         optimiser = self.fit_report_.get("optimiser")
         if hasattr(self, "max_iter") and optimiser is not None:
             # scikit-learn's convention beside max_iter: the iterations the fit took (the
@@ -333,7 +347,7 @@ class GPRegressor(EvidenceAPI, _Regressor):
     def __init__(self, kernel="se-ard", epsilon=None, restarts=0, snap=True, random_state=0,
                  certify=True, delta=0.01, loo="auto", categorical="auto", missing=None,
                  unknown_category="error", n_threads=None, intervals=None,
-                 interval_score=None, certify_holdout=None):
+                 interval_score=None, certify_holdout=None, time_limit=None):
         self.kernel = kernel
         self.epsilon = epsilon
         self.restarts = restarts
@@ -347,6 +361,7 @@ class GPRegressor(EvidenceAPI, _Regressor):
         self.unknown_category = unknown_category
         self.n_threads = n_threads
         self.certify_holdout = certify_holdout
+        self.time_limit = time_limit
         self.intervals = intervals
         self.interval_score = interval_score
 
@@ -374,7 +389,8 @@ class SparseGPRegressor(_Regressor):
                  inducing_init="kmeans", certify=True, delta=0.01, loo="auto",
                  categorical="auto", missing=None,
                  unknown_category="error", n_threads=None, intervals=None,
-                 interval_score=None, pretrain=None, max_iter=None, certify_holdout=None):
+                 interval_score=None, pretrain=None, max_iter=None, certify_holdout=None,
+                 time_limit=None):
         self.method = method
         self.n_inducing = n_inducing
         self.inducing_init = inducing_init
@@ -391,6 +407,7 @@ class SparseGPRegressor(_Regressor):
         self.unknown_category = unknown_category
         self.n_threads = n_threads
         self.certify_holdout = certify_holdout
+        self.time_limit = time_limit
         self.intervals = intervals
         self.interval_score = interval_score
 
@@ -436,7 +453,8 @@ class PACGPRegressor(EvidenceAPI, _Regressor):
                  kernel="se-ard", random_state=0, inducing_init=None, prior=None, hyper_prior=None,
                  xi="maurer", certify=True, loo="auto", categorical="auto", missing=None,
                  unknown_category="error", n_threads=None, intervals=None,
-                 interval_score=None, pretrain=None, max_iter=None, certify_holdout=None):
+                 interval_score=None, pretrain=None, max_iter=None, certify_holdout=None,
+                 time_limit=None):
         self.epsilon = epsilon
         self.bound = bound
         self.sparse = sparse
@@ -457,6 +475,7 @@ class PACGPRegressor(EvidenceAPI, _Regressor):
         self.unknown_category = unknown_category
         self.n_threads = n_threads
         self.certify_holdout = certify_holdout
+        self.time_limit = time_limit
         self.intervals = intervals
         self.interval_score = interval_score
 
@@ -485,7 +504,7 @@ class GreedySparseRegressor(_Regressor):
     def __init__(self, n_basis=None, kernel="se-ard", epsilon=None, random_state=0, certify=True,
                  delta=0.01, loo="auto", categorical="auto", missing=None,
                  unknown_category="error", n_threads=None, intervals=None,
-                 interval_score=None, certify_holdout=None):
+                 interval_score=None, certify_holdout=None, time_limit=None):
         self.n_basis = n_basis
         self.kernel = kernel
         self.epsilon = epsilon
@@ -498,6 +517,7 @@ class GreedySparseRegressor(_Regressor):
         self.unknown_category = unknown_category
         self.n_threads = n_threads
         self.certify_holdout = certify_holdout
+        self.time_limit = time_limit
         self.intervals = intervals
         self.interval_score = interval_score
 
@@ -702,7 +722,7 @@ class GPClassifier(_Classifier):
                  predictor=None, certify=True, loo="auto", prior=None, bound=None,
                  prior_scale=None, prior_kernel=None, both_directions=False, multiclass=None,
                  categorical="auto", missing=None, unknown_category="error", n_threads=None,
-                 certify_holdout=None, intervals=None, interval_score=None):
+                 certify_holdout=None, time_limit=None, intervals=None, interval_score=None):
         self.intervals = intervals
         self.interval_score = interval_score
         self.method = method
@@ -728,6 +748,7 @@ class GPClassifier(_Classifier):
         self.unknown_category = unknown_category
         self.n_threads = n_threads
         self.certify_holdout = certify_holdout
+        self.time_limit = time_limit
 
     def _fit_model(self, X, y, **target):
         return _fit(
@@ -763,7 +784,7 @@ class SparseGPClassifier(_Classifier):
                  inducing_init="kmeans", bound=None, likelihood="probit", max_iter=None,
                  batch_size=None, delta=0.01, random_state=0, certify=True, loo="auto",
                  categorical="auto", missing=None, unknown_category="error", n_threads=None,
-                 certify_holdout=None, intervals=None, interval_score=None):
+                 certify_holdout=None, time_limit=None, intervals=None, interval_score=None):
         self.intervals = intervals
         self.interval_score = interval_score
         self.objective = objective
@@ -783,6 +804,7 @@ class SparseGPClassifier(_Classifier):
         self.unknown_category = unknown_category
         self.n_threads = n_threads
         self.certify_holdout = certify_holdout
+        self.time_limit = time_limit
 
     def _fit_model(self, X, y, **target):
         methods = {"elbo": "svgp", "bound": "pac-svgp"}
@@ -806,7 +828,7 @@ class SVMClassifier(SVMDualAPI, _Classifier):
     def __init__(self, kernel=None, lengthscale=None, slack="linear", C=None, input_noise=None,
                  solver="smo", bias=False, delta=0.01, certify=True, loo="auto",
                  categorical="auto", missing=None,
-                 unknown_category="error", n_threads=None, certify_holdout=None,
+                 unknown_category="error", n_threads=None, certify_holdout=None, time_limit=None,
                  intervals=None, interval_score=None):
         self.intervals = intervals
         self.interval_score = interval_score
@@ -825,6 +847,7 @@ class SVMClassifier(SVMDualAPI, _Classifier):
         self.unknown_category = unknown_category
         self.n_threads = n_threads
         self.certify_holdout = certify_holdout
+        self.time_limit = time_limit
 
     def _certifiable(self):
         return not self.bias

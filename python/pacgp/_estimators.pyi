@@ -24,6 +24,7 @@ class _PacgpEstimator(BaseEstimator):
     theta_: List[float]
     theta_names_: List[str]
     fit_report_: Dict[str, Any]
+    stopped_early_: Optional[Dict[str, Any]]
     duplicates_: Optional[Dict[str, Any]]
     certificate_: Optional[Dict[str, Any]]
     loo_: Optional[Dict[str, Any]]
@@ -55,6 +56,7 @@ class GPRegressor(EvidenceAPI, _Regressor):
         intervals: Optional[str] = None,
         interval_score: Optional[str] = None,
         certify_holdout: Optional[float] = None,
+        time_limit: Optional[float] = None,
     ) -> None: ...
 
 class SparseGPRegressor(_Regressor):
@@ -78,6 +80,7 @@ class SparseGPRegressor(_Regressor):
         pretrain: Optional[int] = None,
         max_iter: Optional[int] = None,
         certify_holdout: Optional[float] = None,
+        time_limit: Optional[float] = None,
     ) -> None: ...
 
 class PACGPRegressor(EvidenceAPI, _Regressor):
@@ -105,6 +108,7 @@ class PACGPRegressor(EvidenceAPI, _Regressor):
         pretrain: Optional[int] = None,
         max_iter: Optional[int] = None,
         certify_holdout: Optional[float] = None,
+        time_limit: Optional[float] = None,
     ) -> None: ...
 
 class GreedySparseRegressor(_Regressor):
@@ -124,6 +128,7 @@ class GreedySparseRegressor(_Regressor):
         intervals: Optional[str] = None,
         interval_score: Optional[str] = None,
         certify_holdout: Optional[float] = None,
+        time_limit: Optional[float] = None,
     ) -> None: ...
 
 class _Classifier(ClassifierMixin, _PacgpEstimator):
@@ -162,6 +167,7 @@ class GPClassifier(_Classifier):
         unknown_category: str = "error",
         n_threads: Optional[int] = None,
         certify_holdout: Optional[float] = None,
+        time_limit: Optional[float] = None,
         intervals: Optional[str] = None,
         interval_score: Optional[str] = None,
     ) -> None: ...
@@ -186,6 +192,7 @@ class SparseGPClassifier(_Classifier):
         unknown_category: str = "error",
         n_threads: Optional[int] = None,
         certify_holdout: Optional[float] = None,
+        time_limit: Optional[float] = None,
         intervals: Optional[str] = None,
         interval_score: Optional[str] = None,
     ) -> None: ...
@@ -208,6 +215,7 @@ class SVMClassifier(SVMDualAPI, _Classifier):
         unknown_category: str = "error",
         n_threads: Optional[int] = None,
         certify_holdout: Optional[float] = None,
+        time_limit: Optional[float] = None,
         intervals: Optional[str] = None,
         interval_score: Optional[str] = None,
     ) -> None: ...

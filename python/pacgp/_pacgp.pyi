@@ -146,6 +146,8 @@ class Model:
     def duplicates_json(self) -> str: ...
     @property
     def duplicate_warning(self) -> Optional[str]: ...
+    @property
+    def stopped_early(self) -> Optional[str]: ...
 
 def fit(
     x: ArrayLike,
@@ -157,6 +159,7 @@ def fit(
     classes: Optional[Sequence[str]] = None,
     names: Optional[Mapping[str, str]] = None,
     n_threads: Optional[int] = None,
+    time_limit: Optional[float] = None,
 ) -> Model: ...
 def option_words() -> dict[str, list[Tuple[str, str]]]: ...
 def fit_input_coding(

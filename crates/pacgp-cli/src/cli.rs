@@ -250,6 +250,13 @@ pub struct FitArgs {
     /// [default: the memory this machine has available, where it can be read].
     #[arg(long, value_name = "SIZE", value_parser = crate::words::memory_limit)]
     pub memory_limit: Option<pacgp::memory::MemoryLimit>,
+    /// Stop optimising after this long, e.g. `30` or `30s`, `5m`, `1.5h`: the fit keeps the
+    /// best hyperparameters found so far, completes the model at them and says so (the model,
+    /// `fit` and `certify` report it stopped early; its certificate is exact for the
+    /// hyperparameters reached, which are not the optimum). Ctrl-C does the same; a second
+    /// Ctrl-C quits without saving [default: no limit].
+    #[arg(long, value_name = "DURATION", value_parser = crate::words::time_limit)]
+    pub time_limit: Option<std::time::Duration>,
     /// pac-gp, pac-sgp, laplace, pac-gpc: a data-dependent prior, the GP (Laplace) posterior of
     /// a random part A of the sample (`split:F`, F in (0, 1), or `split:auto` = the best of
     /// 0.3, 0.5, 0.7 with ln 3 charged); θ and the scalers are fitted on A by ML-II (from

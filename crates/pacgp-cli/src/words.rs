@@ -63,6 +63,11 @@ pub fn memory_limit(s: &str) -> Result<pacgp::memory::MemoryLimit, String> {
     pacgp::memory::MemoryLimit::parse(s).map_err(|e| e.to_string())
 }
 
+/// A clap value parser for `--time-limit` (the library reads the duration).
+pub fn time_limit(s: &str) -> Result<std::time::Duration, String> {
+    pacgp::optim::stop::parse_time_limit(s).map_err(|e| e.to_string())
+}
+
 /// The command line's names of the fit spec's options, for the command that ran: a message
 /// names a flag the command accepts, or says whose it is (`fit's --bound`), and suggests a
 /// table-reading setting only where the command has the flag (`evaluate` reads a file the way

@@ -168,9 +168,11 @@ pub(crate) fn fit_options(
 /// values are "not given"). Binary classifiers take `y` coded −1/+1 and `labels = (negative,
 /// positive)`; multi-class fits take `y` as class indices 0..K and `classes` (the K labels in
 /// that order; more than two make a binary classifier one-vs-rest). `names` maps library
-/// option names to the caller's, for error messages.
+/// option names to the caller's, for error messages. `time_limit` (seconds): stop optimising
+/// then, keep the best hyperparameters found so far and mark the model as stopped early
+/// (`report.stopped_early`); its certificate is exact for the hyperparameters reached.
 #[pyfunction]
-#[pyo3(signature = (x, y, method, options, *, labels=None, classes=None, names=None, n_threads=None))]
+#[pyo3(signature = (x, y, method, options, *, labels=None, classes=None, names=None, n_threads=None, time_limit=None))]
 #[allow(clippy::too_many_arguments)]
 fn fit(
     py: Python<'_>,
@@ -182,8 +184,10 @@ fn fit(
     classes: Option<Vec<String>>,
     names: Option<HashMap<String, String>>,
     n_threads: Option<i64>,
+    time_limit: Option<f64>,
 ) -> PyResult<Model> {
     let wording = PyWording::new(names);
+    let stop = stop_signal(time_limit)?;
     let method: MethodName = method
         .parse()
         .map_err(|e| spec_err(&SpecError::unparsable(SpecOption::Method, e), &wording))?;
@@ -216,13 +220,36 @@ fn fit(
         py,
         n_threads,
         || {
-            let mut model = pacgp::fit::fit(&spec, &train, labels)?;
+            let mut model = pacgp::fit::fit_until(
+                &spec,
+                &train,
+                labels,
+                pacgp::memory::MemoryLimit::Available,
+                &stop,
+            )?;
             model.report.notes.extend(epsilon_note);
             Ok(model)
         },
         |e| lib_err(e, &wording),
     )
     .map(wrap)
+}
+
+/// The stop signal of `time_limit` seconds from now (`None`: none); a negative, NaN or
+/// infinite limit is a ValueError.
+fn stop_signal(time_limit: Option<f64>) -> PyResult<pacgp::optim::StopSignal> {
+    let stop = pacgp::optim::StopSignal::never();
+    let Some(seconds) = time_limit else {
+        return Ok(stop);
+    };
+    if !(seconds >= 0.0) {
+        return Err(PyValueError::new_err(format!(
+            "time_limit must be a number of seconds ≥ 0, got {seconds}"
+        )));
+    }
+    std::time::Duration::try_from_secs_f64(seconds)
+        .map(|limit| stop.with_time_limit(limit))
+        .map_err(|_| PyValueError::new_err(format!("time_limit must be finite, got {seconds}")))
 }
 
 /// The words a method and every word-valued option take, for the estimators' docs and checks:

@@ -589,6 +589,16 @@ impl Model {
         self.inner.duplicates.and_then(|d| d.warning())
     }
 
+    /// What stopped the fit early (`time_limit=`) and what it means for the certificate, if a
+    /// time limit or an interrupt did (`None`: the fit ran to its end).
+    #[getter]
+    fn stopped_early(&self) -> Option<String> {
+        self.inner
+            .report
+            .stopped_early
+            .map(|s| s.sentence("time_limit="))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "Model(method='{}', n_train={}, kernel='{}')",

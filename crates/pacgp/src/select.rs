@@ -119,10 +119,12 @@ impl<T> Menu<T> {
     {
         use rayon::prelude::*;
         let price = self.price();
+        // A fit's stop signal reaches the candidates' optimisers on the worker threads.
+        let watch = crate::optim::stop::current();
         let scored: Vec<(R, f64)> = self
             .items
             .par_iter()
-            .map(|item| score(item, &price))
+            .map(|item| crate::optim::stop::within(watch.as_ref(), || score(item, &price)))
             .collect::<Result<_>>()?;
         let mut best: Option<(usize, f64)> = None;
         for (i, (_, s)) in scored.iter().enumerate() {
@@ -155,6 +157,7 @@ impl<T> Menu<T> {
     {
         use rayon::prelude::*;
         let price = self.price();
+        let watch = crate::optim::stop::current();
         // (index, value, score) of the best so far; a NaN score never wins.
         let better = |a: &Option<(usize, R, f64)>, i: usize, s: f64| {
             !s.is_nan() && a.as_ref().is_none_or(|b| s < b.2 || (s == b.2 && i < b.0))
@@ -166,7 +169,7 @@ impl<T> Menu<T> {
             .fold(
                 || (None, Vec::new()),
                 |(mut best, mut failed): (Option<(usize, R, f64)>, Skipped), (i, item)| {
-                    match score(item, &price) {
+                    match crate::optim::stop::within(watch.as_ref(), || score(item, &price)) {
                         Ok((v, s)) if better(&best, i, s) => best = Some((i, v, s)),
                         Ok(_) => {}
                         Err(e) => failed.push((i, e)),

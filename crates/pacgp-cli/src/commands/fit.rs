@@ -2,12 +2,15 @@
 //! fit, save the model, print a summary. Which options apply to which method, their ranges and
 //! defaults are the library's (`pacgp::spec`); nothing here interprets an option.
 
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use pacgp::data::TargetKind;
 use pacgp::inference::ConvergenceStatus;
 use pacgp::model::{FittedModel, Task};
+use pacgp::optim::StopSignal;
 use serde_json::json;
 
 use super::{check_output_path, spinner};
@@ -44,7 +47,8 @@ pub(super) fn fit(a: FitArgs) -> Result<()> {
     ));
     let t0 = Instant::now();
     let limit = a.memory_limit.unwrap_or_default();
-    let fitted = pacgp::fit::fit_within(&spec, &train, labels, limit);
+    let stop = stop_signal(a.time_limit)?;
+    let fitted = pacgp::fit::fit_until(&spec, &train, labels, limit, &stop);
     pb.finish_and_clear();
     let mut model = fitted?;
     let secs = t0.elapsed().as_secs_f64();
@@ -57,13 +61,45 @@ pub(super) fn fit(a: FitArgs) -> Result<()> {
     for note in model.report.notes.iter().chain(&grid_edge_notes(&model)) {
         eprintln!("note: {note}");
     }
+    // A stopped fit's warning below says what the optimiser's note would.
+    let stopped = model.report.stopped_early.is_some();
     if let Some(note) = model.report.optimiser.as_ref().and_then(|r| r.note()) {
-        eprintln!("note: {note}");
+        if !stopped {
+            eprintln!("note: {note}");
+        }
     }
     if let Some(warning) = model.duplicates.and_then(|d| d.warning()) {
         eprintln!("warning: {warning}");
     }
+    if let Some(stopped) = &model.report.stopped_early {
+        eprintln!("warning: {}", stopped.sentence(TIME_LIMIT_FLAG));
+    }
     print_summary(&a, &model, secs)
+}
+
+/// How the command line names the time limit in the stopped-early sentence.
+pub(super) const TIME_LIMIT_FLAG: &str = "--time-limit";
+
+/// The fit's stop signal: `--time-limit` from now, and an interrupt flag that the first Ctrl-C
+/// sets (the fit stops at its best point so far and the model is saved); a second Ctrl-C
+/// quits at once, saving nothing (exit status 130, the shell's for SIGINT).
+fn stop_signal(time_limit: Option<Duration>) -> Result<StopSignal> {
+    let flag = Arc::new(AtomicBool::new(false));
+    let seen = Arc::clone(&flag);
+    ctrlc::set_handler(move || {
+        if seen.swap(true, Ordering::SeqCst) {
+            eprintln!("interrupted again: quitting without saving the model");
+            std::process::exit(130);
+        }
+        eprintln!(
+            "interrupted: stopping the fit at its best point so far to save the model (Ctrl-C again quits without saving)"
+        );
+    })?;
+    let stop = StopSignal::never().with_interrupt(flag);
+    Ok(match time_limit {
+        Some(limit) => stop.with_time_limit(limit),
+        None => stop,
+    })
 }
 
 /// Hyperparameters sitting on the edge of the grid they were snapped onto: the optimum may
@@ -173,6 +209,11 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
                 "swapped": r.swapped,
                 "menu": r.menu,
             })),
+            "stopped_early": model.report.stopped_early.map(|s| {
+                let mut record = json!(s);
+                record["statement"] = json!(s.sentence(TIME_LIMIT_FLAG));
+                record
+            }),
             "fit_seconds": secs,
             "model": a.out.display().to_string(),
         });
@@ -291,6 +332,9 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
                 format!("; {}", r.notes.join("; "))
             }
         );
+    }
+    if let Some(stopped) = &model.report.stopped_early {
+        out!("  {}", stopped.sentence(TIME_LIMIT_FLAG));
     }
     if model.report.jitter_used > 0.0 {
         out!(

@@ -290,6 +290,9 @@ pub(crate) fn print_certificate(c: &pacgp::model::CertificateReport) -> Result<(
             k.delta, k.bound
         ),
     }
+    if let Some(stopped) = &c.stopped_early {
+        out!("  {}", stopped.sentence(fit::TIME_LIMIT_FLAG));
+    }
     out!("  bounded predictor: {}", k.predictor);
     if let Some(s) = &k.sampled_risk {
         out!(

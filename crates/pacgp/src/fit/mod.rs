@@ -23,6 +23,7 @@ use crate::data::{ClassLabels, Dataset, LabelMap, TrainingLabels};
 use crate::error::{Error, Result};
 use crate::memory::MemoryLimit;
 use crate::model::{FittedModel, HoldoutParts};
+use crate::optim::StopSignal;
 use crate::spec::{CheckedFitSpec, FitSpec, Method};
 
 pub use crate::plan::{classifier_candidates, svm_candidates, svm_prior_kernel};
@@ -84,14 +85,44 @@ pub fn fit_within(
     labels: impl Into<TrainingLabels>,
     limit: MemoryLimit,
 ) -> Result<FittedModel> {
+    fit_until(spec, data, labels, limit, &StopSignal::never())
+}
+
+/// [`fit_within`] that stops early when `stop` fires (a time limit passes, an interrupt flag is
+/// set): every optimiser of the fit returns its best point so far ([`crate::optim::stop`]), the
+/// rest of the fit completes at those parameters, and the model says so in
+/// [`FitReport::stopped_early`](crate::model::FitReport::stopped_early) — its certificate is
+/// exact for the parameters it holds, which are not the optimum. A fit the signal never
+/// interrupted is the same model as [`fit_within`]'s.
+pub fn fit_until(
+    spec: &CheckedFitSpec,
+    data: &Dataset,
+    labels: impl Into<TrainingLabels>,
+    limit: MemoryLimit,
+    stop: &StopSignal,
+) -> Result<FittedModel> {
+    let labels = labels.into();
+    let (model, stopped) = crate::optim::stop::watch(stop, || fit_all(spec, data, labels, limit));
+    let mut model = model?;
+    model.report.stopped_early = stopped;
+    Ok(model)
+}
+
+/// [`fit_within`] under the stop signal [`fit_until`] installed.
+fn fit_all(
+    spec: &CheckedFitSpec,
+    data: &Dataset,
+    labels: TrainingLabels,
+    limit: MemoryLimit,
+) -> Result<FittedModel> {
     let duplicates = Some(crate::data::Duplicates::of(data));
     let Some(fraction) = spec.certify_holdout else {
-        let mut model = fit_sample(spec, data, labels.into(), limit)?;
+        let mut model = fit_sample(spec, data, labels, limit)?;
         model.duplicates = duplicates;
         return Ok(model);
     };
     let parts = HoldoutParts::of(data, fraction, spec.seed)?;
-    let mut model = fit_sample(spec, &parts.fit, labels.into(), limit)?;
+    let mut model = fit_sample(spec, &parts.fit, labels, limit)?;
     model.report.notes.push(format!(
         "{} of the {} rows held out (F = {fraction}, seed {}): the fit saw the other {}; certify takes all {} rows",
         parts.record.n_holdout,

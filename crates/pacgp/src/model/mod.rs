@@ -236,6 +236,12 @@ pub struct FitReport {
     /// What the fit decided that a user should know (a basis size capped at N, ...).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Set when a time limit or an interrupt stopped the optimisers before their convergence
+    /// tests ([`crate::optim::stop`]): the model holds the best parameters reached and its
+    /// posterior and certificate are exact for them. `None`: the fit ran to its end (and every
+    /// file written before the field).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped_early: Option<crate::optim::StoppedEarly>,
 }
 
 /// Predictions in the target's own units.
@@ -319,6 +325,10 @@ pub struct CertificateReport {
     /// better than that on new data, as far as the certificate can tell.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub majority_rate: Option<f64>,
+    /// The model's fit was stopped early ([`FitReport::stopped_early`]): the certificate is
+    /// exact for the parameters the model holds, which are not the optimum.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub stopped_early: Option<crate::optim::StoppedEarly>,
 }
 
 impl CertificateReport {

@@ -407,6 +407,7 @@ impl FittedModel {
         let duplicates = crate::data::Duplicates::of(sample);
         for r in &mut reports {
             r.duplicates = Some(duplicates);
+            r.stopped_early = self.report.stopped_early;
         }
         Ok(reports)
     }
@@ -594,6 +595,7 @@ impl CertificateReport {
             loo_rmse: None,
             deployed: None,
             majority_rate: None,
+            stopped_early: None,
             duplicates: None,
         }
     }

@@ -174,6 +174,12 @@ pub fn minimize(obj: &dyn Objective, x0: &[f64], cfg: &LbfgsConfig) -> Result<Op
     let mut termination = Termination::MaxIterations;
     let mut iterations = 0;
     for it in 0..cfg.max_iter {
+        if stop::requested() {
+            // The iterates only ever decrease f: the current point is the best seen.
+            termination = Termination::Stopped;
+            iterations = it as u64;
+            break;
+        }
         iterations = it as u64 + 1;
         let pg = projected_grad(&x, &g, &cfg.bounds);
         if pg.iter().all(|v| v.abs() < cfg.grad_tol) {
@@ -259,6 +265,7 @@ pub fn minimize(obj: &dyn Objective, x0: &[f64], cfg: &LbfgsConfig) -> Result<Op
         x = xn;
         f = fn_;
         g = gn;
+        stop::count_iteration();
         if decrease.abs() <= cfg.cost_tol * f.abs().max(1.0) {
             termination = Termination::CostTolerance;
             break;
@@ -270,6 +277,12 @@ pub fn minimize(obj: &dyn Objective, x0: &[f64], cfg: &LbfgsConfig) -> Result<Op
         Termination::MaxIterations => format!("reached {} iterations", cfg.max_iter),
         Termination::LineSearchFailed => "line search found no decrease".into(),
         Termination::Other => String::new(),
+        Termination::Stopped => match stop::fired_reason() {
+            Some(StopReason::TimeLimit { seconds }) => {
+                format!("stopped at the best point so far: the time limit of {seconds} s passed")
+            }
+            _ => "stopped at the best point so far: interrupted".into(),
+        },
     };
     Ok(OptimReport {
         params: x,
@@ -292,6 +305,10 @@ pub fn multistart(
     let mut best: Option<OptimReport> = None;
     let mut first_err = None;
     for s in starts {
+        if best.is_some() && stop::requested() {
+            // Stopped early: the best run so far stands; the other starts are not tried.
+            break;
+        }
         match minimize(obj, s, cfg) {
             Ok(r) => {
                 if best.as_ref().is_none_or(|b| r.value < b.value) {

@@ -12,6 +12,7 @@ use crate::error::Result;
 pub mod driver;
 mod line_search;
 pub mod scalar;
+pub mod stop;
 pub use driver::{
     boxes, drive, drive_warm, GridSnap, Minimum, Pretraining, Restarts, Search, WarmStart,
 };
@@ -22,6 +23,7 @@ mod lbfgs;
 pub use adam::{Adam, AdamConfig};
 pub use anderson::*;
 pub use lbfgs::*;
+pub use stop::{StopReason, StopSignal, StoppedEarly};
 
 /// A differentiable function of a flat parameter vector (θ in ln space and friends).
 pub trait Objective {
@@ -50,6 +52,8 @@ pub enum Termination {
     LineSearchFailed,
     /// Something else (text in the report).
     Other,
+    /// Stopped early by a time limit or an interrupt ([`stop`]) at the best point so far.
+    Stopped,
 }
 
 /// Result of one optimisation.
@@ -87,6 +91,7 @@ impl OptimReport {
             Termination::MaxIterations => "hit its iteration limit",
             Termination::LineSearchFailed => "stopped on a failed line search",
             Termination::Other => "stopped without a convergence test passing",
+            Termination::Stopped => "was stopped early",
         };
         Some(format!(
             "the optimiser {why} after {} iterations ({} evaluations; {}): the parameters may not be at an optimum",

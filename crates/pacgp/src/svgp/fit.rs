@@ -323,10 +323,17 @@ pub fn minimise_on_batches(
             }
         }
     };
+    let mut taken = adam.steps;
     for step in 0..adam.steps {
+        if crate::optim::stop::requested() {
+            // Stopped early: keep the parameters reached (θ snapped below).
+            taken = step;
+            break;
+        }
         if step == free_steps {
             snap_theta(&mut params, &mut bounds);
         }
+        crate::optim::stop::count_iteration();
         let rows = rand::seq::index::sample(&mut rng, n, batch).into_vec();
         let grad = gradient(&rows, &params)?;
         if grad.len() != params.len() {
@@ -338,20 +345,34 @@ pub fn minimise_on_batches(
         }
         state.step(&mut params, &grad, &bounds);
     }
-    if free_steps >= adam.steps {
+    if free_steps >= taken {
         snap_theta(&mut params, &mut bounds);
     }
     let value = full_value(&params)?;
+    let (termination, message) = if taken < adam.steps {
+        (
+            Termination::Stopped,
+            format!(
+                "Adam stopped early after {taken} of {} steps on minibatches of {batch} rows (θ snapped onto the grid)",
+                adam.steps
+            ),
+        )
+    } else {
+        (
+            Termination::Other,
+            format!(
+                "Adam, {} steps on minibatches of {batch} rows (θ snapped onto the grid after {free_steps}); a stochastic run of fixed length has no convergence test",
+                adam.steps
+            ),
+        )
+    };
     let report = OptimReport {
         params: params.clone(),
         value,
-        iterations: adam.steps as u64,
-        evaluations: adam.steps as u64 + 1,
-        termination: Termination::Other,
-        message: format!(
-            "Adam, {} steps on minibatches of {batch} rows (θ snapped onto the grid after {free_steps}); a stochastic run of fixed length has no convergence test",
-            adam.steps
-        ),
+        iterations: taken as u64,
+        evaluations: taken as u64 + 1,
+        termination,
+        message,
     };
     Ok((params, report))
 }
