@@ -4,12 +4,11 @@
 //! The data sets have about 300 rows so that the parallel paths (faer's matrix-vector products
 //! above 256 × 256, the chunked gradient contractions) are exercised on two threads.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+mod common;
+use common::repo;
 
 /// The header and every `step`-th data row from `offset` (at most `rows` of them) of a shipped
 /// CSV, written to `out`.

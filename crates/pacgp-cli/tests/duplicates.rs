@@ -8,16 +8,15 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+use common::s;
+
 fn pacgp(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_pacgp"))
         .args(args)
         .current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."))
         .output()
         .expect("run pacgp")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 /// Stdout and stderr of a run that must succeed.

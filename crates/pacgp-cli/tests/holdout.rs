@@ -2,8 +2,11 @@
 //! bound on the deployed predictor from the held-out rows, beside the Gibbs certificate at δ/2;
 //! another sample, an edited split and a fraction out of range exit with status 2.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
+
+mod common;
+use common::{ok, s};
 
 fn pacgp(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_pacgp"))
@@ -11,19 +14,6 @@ fn pacgp(args: &[&str]) -> Output {
         .current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."))
         .output()
         .expect("run pacgp")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).unwrap()
 }
 
 const DATA: &str = "data/ripley-synth/synth_tr.csv";

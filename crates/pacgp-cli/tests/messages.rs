@@ -2,24 +2,8 @@
 //! status and the words its one-line message must hold. Also: no silent mistakes with files
 //! (an output naming an input, an unwritable output, a full device).
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn pacgp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pacgp"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("run pacgp")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+mod common;
+use common::{pacgp, repo, s};
 
 /// Require exit status `code` and one error on stderr holding every one of `words`.
 fn fails(args: &[&str], code: i32, words: &[&str]) -> String {

@@ -2,33 +2,10 @@
 //! iris and wine agree with the library's own calls on the saved model; the softmax Laplace's
 //! certificate names its sampling; bad combinations exit with status 2 and a clear message.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
-fn pacgp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pacgp"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("run pacgp")
-}
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
+mod common;
+use common::{ok, pacgp, repo, s};
 
 fn json(out: &Output) -> serde_json::Value {
     let text = ok(out);

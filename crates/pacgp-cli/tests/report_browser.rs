@@ -4,33 +4,11 @@
 //! Skipped, saying why, where no Chromium is installed (`PACGP_CHROMIUM` names a binary).
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn pacgp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pacgp"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("run pacgp")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).unwrap()
-}
+mod common;
+use common::{ok, pacgp, s};
 
 /// The Chromium binary: `PACGP_CHROMIUM`, else the first of the usual names on `PATH`.
 fn chromium() -> Option<PathBuf> {

@@ -4,22 +4,12 @@
 //! check compares with something independent: the same data coded by hand (or shipped
 //! already cleaned), the older yes/no reading, or the label-flip symmetry of the classifier.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::path::Path;
 
 use serde_json::Value;
 
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn pacgp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pacgp"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("run pacgp")
-}
+mod common;
+use common::{pacgp, repo, s};
 
 /// Run and require success; stdout and stderr.
 fn ok(args: &[&str]) -> (String, String) {
@@ -35,10 +25,6 @@ fn json(args: &[&str]) -> (Value, String) {
     all.push("--json");
     let (out, err) = ok(&all);
     (serde_json::from_str(out.trim()).expect(&out), err)
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 fn num(v: &Value, key: &str) -> f64 {

@@ -5,6 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+mod common;
+use common::s;
+
 fn pacgp(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_pacgp"))
         .args(args)
@@ -20,10 +23,6 @@ fn json_of(out: &Output) -> serde_json::Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 const DATA: &str = "data/snelson-1d/snelson_train.csv";

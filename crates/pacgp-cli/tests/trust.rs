@@ -5,21 +5,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-fn pacgp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pacgp"))
-        .args(args)
-        .current_dir(repo())
-        .output()
-        .expect("run pacgp")
-}
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+mod common;
+use common::{pacgp, repo, s};
 
 fn ok(out: &Output) -> serde_json::Value {
     assert!(
