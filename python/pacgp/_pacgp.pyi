@@ -20,6 +20,7 @@ class PacgpError(RuntimeError):
 class Model:
     """A fitted pacgp model (any family), immutable."""
 
+    def predict_mean(self, x: ArrayLike, n_threads: Optional[int] = None) -> _F64: ...
     def predict_regression(
         self, x: ArrayLike, n_threads: Optional[int] = None
     ) -> Tuple[_F64, _F64, _F64]: ...

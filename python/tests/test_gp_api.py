@@ -231,3 +231,16 @@ def test_svm_dual_attributes_are_scikit_learns():
     assert np.all(np.diff(pos.astype(int)) >= 0)
     assert np.all(np.sign(m.dual_coef_[0]) == np.where(pos, 1, -1))
     assert m.n_support_[1] == pos.sum()
+
+
+# ---- predict without return_std: the mean alone ----
+
+
+def test_predict_without_std_is_the_mean_of_predict_with_std():
+    X, y = _regression(n=60)
+    Xs = np.random.default_rng(7).uniform(-2, 2, size=(25, 2))
+    for est in (pacgp.GPRegressor(), pacgp.SparseGPRegressor(n_inducing=8)):
+        est.fit(X, y)
+        mean, std = est.predict(Xs, return_std=True)
+        assert np.array_equal(est.predict(Xs), mean)
+        assert std.shape == mean.shape

@@ -103,6 +103,22 @@ impl Model {
         ))
     }
 
+    /// The regression predictive mean alone at raw inputs (`predict_regression`'s mean to the
+    /// bit, without the variances), in the target's units.
+    #[pyo3(signature = (x, n_threads=None))]
+    fn predict_mean<'py>(
+        &self,
+        py: Python<'py>,
+        x: PyReadonlyArray2<'py, f64>,
+        n_threads: Option<i64>,
+    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let xm = to_mat(&x, "X")?;
+        let mean = compute_threads(py, n_threads, || {
+            self.inner.predict_regression_mean(xm.as_ref())
+        })?;
+        Ok(mean.into_pyarray(py))
+    }
+
     /// Prediction intervals of level 1 − `alpha` at raw inputs by the method the model was
     /// fitted with: (lower, upper, the statement as JSON: method, score, level, guarantee).
     #[pyo3(signature = (x, alpha, n_threads=None))]

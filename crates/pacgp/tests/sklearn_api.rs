@@ -57,6 +57,51 @@ fn joint_covariance_diagonal_is_the_marginal_variance() {
     }
 }
 
+/// The mean-only predictions (`predict` without `return_std`, a classifier's labels) are the
+/// full predictions' means and labels to the bit, for the site (gpr, laplace), whitened (vfe,
+/// svgp) and shifted-prior (svm) posteriors, over more than one block of 4096 rows; a
+/// regressor has no labels and a classifier no regression mean.
+#[test]
+fn mean_only_predictions_are_the_full_predictions_means() {
+    let train = data(40);
+    let (xs, _) = toy(4200, 300);
+    for (method, inducing) in [(MethodName::Gpr, None), (MethodName::Vfe, Some(7))] {
+        let o = FitOptions {
+            inducing,
+            ..Default::default()
+        };
+        let model = fit(&o.check(method).unwrap(), &train, None).unwrap();
+        let p = model.predict_regression(xs.as_ref()).unwrap();
+        assert_eq!(model.predict_regression_mean(xs.as_ref()).unwrap(), p.mean);
+        assert!(model.predict_labels(xs.as_ref()).is_err(), "{method}");
+    }
+    let labels = Dataset::new(
+        train.x.clone(),
+        train
+            .y
+            .iter()
+            .map(|v| if *v > 0.0 { 1.0 } else { -1.0 })
+            .collect(),
+    )
+    .unwrap();
+    for (method, inducing) in [
+        (MethodName::Laplace, None),
+        (MethodName::Svm, None),
+        (MethodName::Svgp, Some(6)),
+    ] {
+        let o = FitOptions {
+            inducing,
+            ..Default::default()
+        };
+        let model = fit(&o.check(method).unwrap(), &labels, None).unwrap();
+        let (_, m) = model.predict_classification(xs.as_ref()).unwrap();
+        let want = model.labels_of(&m).unwrap();
+        assert_eq!(model.predict_labels(xs.as_ref()).unwrap(), want, "{method}");
+        assert!(want.contains(&1.0) && want.contains(&-1.0), "{method}");
+        assert!(model.predict_regression_mean(xs.as_ref()).is_err());
+    }
+}
+
 /// Exact GP: `K** − K*X (K + σ²I)⁻¹ KX*` formed densely with its own Cholesky.
 #[test]
 fn exact_joint_covariance_is_the_textbook_formula() {

@@ -266,18 +266,25 @@ impl GaussianPosterior {
         Ok(Marginals { mean, var })
     }
 
-    /// The posterior covariance `Cov_Q[f(x_i), f(z_j)]` between the rows of `x` and `z`.
-    pub fn covariance(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>) -> Result<Mat<f64>> {
+    /// Latent mean alone at the rows of `x`: `m(x) + K(x, B)α`, O(N*·M) — what a label or a
+    /// regressor's point prediction needs, without the variances' O(N*·M²) solves.
+    pub fn predict_mean(&self, x: MatRef<'_, f64>) -> Result<Vec<f64>> {
         self.check_inputs(x)?;
-        self.check_inputs(z)?;
-        Ok(self.covariance_at(x, z))
+        const ROWS: usize = 4096;
+        let n = x.nrows();
+        let mut mean = Vec::with_capacity(n);
+        for lo in (0..n).step_by(ROWS) {
+            let part = x.subrows(lo, ROWS.min(n - lo));
+            let kxb = self.prior.cross_at(part, self.basis.as_ref());
+            mean.extend(self.mean_from_cross(part, &kxb));
+        }
+        Ok(mean)
     }
 
-    /// [`GaussianPosterior::predict`] on inputs already checked.
-    pub(crate) fn predict_at(&self, x: MatRef<'_, f64>) -> Marginals {
-        let kxb = self.prior.cross_at(x, self.basis.as_ref()); // N*×M
+    /// `m(x) + Σ_m K(x_i, b_m) α_m`, accumulated column by column (contiguous) in the order
+    /// of m, from the cross-covariance `kxb` (N*×M).
+    fn mean_from_cross(&self, x: MatRef<'_, f64>, kxb: &Mat<f64>) -> Vec<f64> {
         let prior_mean = self.prior.mean_at(x);
-        // Σ_m K(x_i, b_m) α_m, accumulated column by column (contiguous) in the order of m.
         let mut weighted = vec![0.0; x.nrows()];
         for (m, &a) in self.alpha.iter().enumerate() {
             let col = kxb
@@ -289,11 +296,24 @@ impl GaussianPosterior {
                 *w += k * a;
             }
         }
-        let mean: Vec<f64> = prior_mean
+        prior_mean
             .iter()
             .zip(&weighted)
             .map(|(p, w)| p + w)
-            .collect();
+            .collect()
+    }
+
+    /// The posterior covariance `Cov_Q[f(x_i), f(z_j)]` between the rows of `x` and `z`.
+    pub fn covariance(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        self.check_inputs(x)?;
+        self.check_inputs(z)?;
+        Ok(self.covariance_at(x, z))
+    }
+
+    /// [`GaussianPosterior::predict`] on inputs already checked.
+    pub(crate) fn predict_at(&self, x: MatRef<'_, f64>) -> Marginals {
+        let kxb = self.prior.cross_at(x, self.basis.as_ref()); // N*×M
+        let mean = self.mean_from_cross(x, &kxb);
         let prior = self.prior.diag_at(x);
         if self.covariance_is_prior() {
             let var = prior.iter().map(|p| p.max(0.0)).collect();
