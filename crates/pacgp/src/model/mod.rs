@@ -38,6 +38,7 @@ pub mod holdout;
 pub mod intervals;
 mod joint;
 pub mod multiclass;
+mod predict;
 pub mod price;
 pub mod report;
 pub mod sets;
