@@ -63,13 +63,7 @@ impl MinimisedBound {
         levers: &BoundLevers,
         kernel: &Kernel,
     ) -> Result<Self> {
-        let nk = kernel.n_params();
-        match levers.hyper_prior {
-            None => Self::new(delta, levers.term, kind, HyperGrid::default().penalty(nk)),
-            Some(prior) => {
-                Self::new(delta, levers.term, kind, 0.0)?.with_hyper_prior(prior, kernel)
-            }
-        }
+        Self::on_grid(delta, kind, levers, kernel, &HyperGrid::default())
     }
 
     /// The same bound with a coarse hyperparameter prior's surrogate `−ln π(θ)` for
@@ -89,7 +83,9 @@ impl MinimisedBound {
     ) -> Result<Self> {
         match levers.hyper_prior {
             None => Self::new(delta, levers.term, kind, grid.penalty(kernel.n_params())),
-            Some(_) => Self::on_theta(delta, kind, levers, kernel),
+            Some(prior) => {
+                Self::new(delta, levers.term, kind, 0.0)?.with_hyper_prior(prior, kernel)
+            }
         }
     }
 
