@@ -9,7 +9,7 @@ use pacgp::data::Dataset;
 use pacgp::fit::fit;
 use pacgp::kernel::Kernel;
 use pacgp::linalg::{Cholesky, JitterPolicy};
-use pacgp::model::Task;
+use pacgp::model::{FittedModel, Task};
 use pacgp::regression::exact::ExactGp;
 use pacgp::spec::{FitOptions, MethodName};
 
@@ -30,6 +30,15 @@ fn data(n: usize) -> Dataset {
     Dataset::new(x, y.iter().map(|v| 2.0 * v - 1.0).collect()).unwrap()
 }
 
+/// `method` fitted on `data` with the default options and `inducing` inducing inputs.
+fn fit_with_inducing(method: MethodName, inducing: Option<usize>, data: &Dataset) -> FittedModel {
+    let o = FitOptions {
+        inducing,
+        ..Default::default()
+    };
+    fit(&o.check(method).unwrap(), data, None).unwrap()
+}
+
 /// Diagonal of the joint covariance = the marginal variances, for the site (gpr), whitened
 /// (vfe) and shifted-prior (svm: site form with zero precisions) posteriors; symmetric.
 #[test]
@@ -37,11 +46,7 @@ fn joint_covariance_diagonal_is_the_marginal_variance() {
     let train = data(40);
     let (xs, _) = toy(9, 300);
     for (method, inducing) in [(MethodName::Gpr, None), (MethodName::Vfe, Some(7))] {
-        let o = FitOptions {
-            inducing,
-            ..Default::default()
-        };
-        let model = fit(&o.check(method).unwrap(), &train, None).unwrap();
+        let model = fit_with_inducing(method, inducing, &train);
         let p = model.predict_regression(xs.as_ref()).unwrap();
         let (mean, cov) = model.predict_regression_cov(xs.as_ref()).unwrap();
         for i in 0..9 {
@@ -66,11 +71,7 @@ fn mean_only_predictions_are_the_full_predictions_means() {
     let train = data(40);
     let (xs, _) = toy(4200, 300);
     for (method, inducing) in [(MethodName::Gpr, None), (MethodName::Vfe, Some(7))] {
-        let o = FitOptions {
-            inducing,
-            ..Default::default()
-        };
-        let model = fit(&o.check(method).unwrap(), &train, None).unwrap();
+        let model = fit_with_inducing(method, inducing, &train);
         let p = model.predict_regression(xs.as_ref()).unwrap();
         assert_eq!(model.predict_regression_mean(xs.as_ref()).unwrap(), p.mean);
         assert!(model.predict_labels(xs.as_ref()).is_err(), "{method}");
@@ -89,11 +90,7 @@ fn mean_only_predictions_are_the_full_predictions_means() {
         (MethodName::Svm, None),
         (MethodName::Svgp, Some(6)),
     ] {
-        let o = FitOptions {
-            inducing,
-            ..Default::default()
-        };
-        let model = fit(&o.check(method).unwrap(), &labels, None).unwrap();
+        let model = fit_with_inducing(method, inducing, &labels);
         let (_, m) = model.predict_classification(xs.as_ref()).unwrap();
         let want = model.labels_of(&m).unwrap();
         assert_eq!(model.predict_labels(xs.as_ref()).unwrap(), want, "{method}");
