@@ -547,13 +547,13 @@ impl Model {
     /// The kernel in words, values on the standardised scale.
     #[getter]
     fn kernel(&self) -> String {
-        self.inner.posterior.kernel().describe()
+        self.inner.kernel().describe()
     }
 
     /// Kernel hyperparameters θ (ln values) and their names.
     #[getter]
     fn kernel_params(&self) -> (Vec<f64>, Vec<String>) {
-        let k = self.inner.posterior.kernel();
+        let k = self.inner.kernel();
         (k.params(), k.param_names())
     }
 
@@ -561,7 +561,7 @@ impl Model {
     /// `kernel_` rebuilds a scikit-learn kernel object from.
     #[getter]
     fn kernel_json(&self) -> PyResult<String> {
-        json(self.inner.posterior.kernel())
+        json(self.inner.kernel())
     }
 
     /// The training standard deviation of every input column (1 for a constant one): a

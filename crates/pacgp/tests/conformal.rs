@@ -199,7 +199,7 @@ fn refit_jackknife_plus(
     let x = model.x_scaler.transform(train.x.as_ref()).unwrap();
     let y = y_scaler.transform(&train.y);
     let xs = model.x_scaler.transform(test.as_ref()).unwrap();
-    let post = &model.posterior;
+    let post = model.posterior().unwrap();
     let r = refits(&x, &y, &xs, |xk, yk, at| {
         if post.n_basis() == train.n() {
             let g =

@@ -38,7 +38,7 @@ fn no_loo() -> CertifyOptions {
 
 /// The model's posterior with its mean weights scaled by `c`, on the standardised sample.
 fn scaled(model: &FittedModel, xs: &Mat<f64>, c: f64) -> (Marginals, f64) {
-    let mut q: GaussianPosterior = model.posterior.clone();
+    let mut q: GaussianPosterior = model.posterior().unwrap().clone();
     q.alpha.iter_mut().for_each(|a| *a *= c);
     (q.predict(xs.as_ref()).unwrap(), q.kl_to_prior())
 }
@@ -63,8 +63,8 @@ fn bound(report: &CertificateReport, risk: f64, kl: f64, delta: f64, penalty: f6
 /// risk at δ over `Φ(t/√κ)`.
 fn least_classifier_bound(model: &FittedModel, data: &Dataset, report: &CertificateReport) -> f64 {
     let xs = model.x_scaler.transform(data.x.as_ref()).unwrap();
-    let k = model.posterior.prior.diag(xs.as_ref()).unwrap();
-    let kappa = model.posterior.variance_ratio_bound().unwrap();
+    let k = model.posterior().unwrap().prior.diag(xs.as_ref()).unwrap();
+    let kappa = model.posterior().unwrap().variance_ratio_bound().unwrap();
     let grid = DERANDOMISED_SCALES.len() * (1 + DERANDOMISED_MARGINS.len());
     let penalty = report.certificate.penalty + (grid as f64).ln();
     let delta = report.certificate.delta;

@@ -216,11 +216,11 @@ fn copied_rows_do_not_collapse_jackknife_plus() {
     let Task::Regression { noise_variance, .. } = &m4.task else {
         panic!("a regressor")
     };
-    let single = LooDowndate::exact(&m4.posterior, *noise_variance).unwrap();
+    let single = LooDowndate::exact(m4.posterior().unwrap(), *noise_variance).unwrap();
     let grouped = LooDowndate::exact_by_groups(
-        &m4.posterior,
+        m4.posterior().unwrap(),
         *noise_variance,
-        &input_groups(m4.posterior.basis.as_ref()),
+        &input_groups(m4.posterior().unwrap().basis.as_ref()),
     )
     .unwrap();
     let size = |r: &[f64]| r.iter().map(|v| v.abs()).sum::<f64>() / r.len() as f64;

@@ -194,7 +194,8 @@ fn svm_deployed_bound_covers_its_sign() {
     assert_eq!(d.predictor, DeployedPredictor::SvmSign);
     let (held, _) = parts(&data, 0.5, 0);
     let m = model
-        .posterior
+        .posterior()
+        .unwrap()
         .predict(model.x_scaler.transform(held.x.as_ref()).unwrap().as_ref())
         .unwrap();
     let errors = m

@@ -86,7 +86,10 @@ fn one_vs_rest_certificate_sums_its_classes_and_matches_monte_carlo() {
         .remove(0)
         .certificate;
     // KL of the product posterior: the sum of the classes'.
-    let kl: f64 = members.iter().map(|m| m.posterior.kl_to_prior()).sum();
+    let kl: f64 = members
+        .iter()
+        .map(|m| m.posterior().unwrap().kl_to_prior())
+        .sum();
     assert!((c.kl - kl).abs() < 1e-12 * (1.0 + kl));
     // Three choices from the nine-kernel menu: 3·ln 9, and every class named.
     assert!((c.penalty - 3.0 * 9f64.ln()).abs() < 1e-12, "{}", c.penalty);
@@ -110,7 +113,7 @@ fn one_vs_rest_certificate_sums_its_classes_and_matches_monte_carlo() {
     let scores: Vec<(Vec<f64>, Vec<f64>)> = members
         .iter()
         .map(|m| {
-            let p = m.posterior.predict(xs.as_ref()).unwrap();
+            let p = m.posterior().unwrap().predict(xs.as_ref()).unwrap();
             (p.mean, p.var)
         })
         .collect();
@@ -221,7 +224,12 @@ fn one_vs_rest_leave_one_out_equals_brute_force_refits() {
                     panic!()
                 };
                 let fit = method
-                    .fit(m.posterior.kernel(), likelihood, x_keep.as_ref(), &y)
+                    .fit(
+                        m.posterior().unwrap().kernel(),
+                        likelihood,
+                        x_keep.as_ref(),
+                        &y,
+                    )
                     .unwrap();
                 fit.posterior.predict(xi.as_ref()).unwrap().mean[0] + likelihood.bias_and_slope().0
             })
@@ -596,7 +604,10 @@ fn one_vs_rest_svm_shares_the_candidate_of_fewest_multiclass_loo_errors() {
         _ => panic!("not one-vs-rest"),
     };
     for (a, b) in members.iter().zip(members_of(&fixed[best].1)) {
-        assert_eq!(a.posterior.kernel(), b.posterior.kernel());
+        assert_eq!(
+            a.posterior().unwrap().kernel(),
+            b.posterior().unwrap().kernel()
+        );
         assert_eq!(*a.spec, *b.spec);
     }
     // Priced once for the shared candidate, once per class for μ.

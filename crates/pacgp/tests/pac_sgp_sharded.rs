@@ -276,7 +276,10 @@ fn model_from_parameters_and_shard_sums_equals_the_fitted_model() {
     };
     let xs = fitted.x_scaler.transform(x.as_ref()).unwrap();
     let ys = y_scaler.transform(&y);
-    let (kernel, z) = (fitted.posterior.kernel(), fitted.posterior.basis.as_ref());
+    let (kernel, z) = (
+        fitted.posterior().unwrap().kernel(),
+        fitted.posterior().unwrap().basis.as_ref(),
+    );
     let stats = shards(&xs, &ys, &[0, 50, 51, 160])
         .into_iter()
         .map(|(xs, ys)| posterior_shard_stats(kernel, noise_variance, 1.0, z, xs, ys).unwrap())
@@ -298,7 +301,10 @@ fn model_from_parameters_and_shard_sums_equals_the_fitted_model() {
     })
     .unwrap();
     assert_eq!(rebuilt.method(), fitted.method());
-    let (a, b) = (&rebuilt.posterior.alpha, &fitted.posterior.alpha);
+    let (a, b) = (
+        &rebuilt.posterior().unwrap().alpha,
+        &fitted.posterior().unwrap().alpha,
+    );
     let scale = b.iter().fold(0.0_f64, |s, v| s.max(v.abs()));
     for (u, v) in a.iter().zip(b) {
         assert_close(*u, *v, scale, "posterior α");

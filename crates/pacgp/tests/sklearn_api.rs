@@ -187,7 +187,7 @@ fn log_evidence_at_any_theta() {
     };
     let x = model.x_scaler.transform(train.x.as_ref()).unwrap();
     let y = y_scaler.transform(&train.y);
-    let mut k = model.posterior.kernel().clone();
+    let mut k = model.posterior().unwrap().kernel().clone();
     k.set_params(&q[..q.len() - 1]).unwrap();
     let gp = ExactGp::fit(k, q[q.len() - 1].exp(), x, y, &Default::default()).unwrap();
     assert!((got.value - gp.log_marginal_likelihood()).abs() < 1e-8 * got.value.abs());
@@ -254,7 +254,11 @@ fn svm_dual_rebuilds_the_decision() {
         let xt = model.x_scaler.transform(train.x.as_ref()).unwrap();
         let xq = model.x_scaler.transform(xs.as_ref()).unwrap();
         let sv = Mat::from_fn(dual.support.len(), 2, |r, c| xt[(dual.support[r], c)]);
-        let k = model.posterior.kernel().cross(xq.as_ref(), sv.as_ref());
+        let k = model
+            .posterior()
+            .unwrap()
+            .kernel()
+            .cross(xq.as_ref(), sv.as_ref());
         let got = model.svm_decision(xs.as_ref()).unwrap();
         for j in 0..8 {
             let f: f64 = (0..dual.support.len())

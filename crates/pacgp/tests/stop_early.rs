@@ -118,8 +118,8 @@ fn a_signal_that_never_fires_changes_nothing() {
     let watched = fit_until(&spec, &data, None, MemoryLimit::Unchecked, &far).unwrap();
     assert!(watched.report.stopped_early.is_none());
     assert_eq!(
-        plain.posterior.kernel().params(),
-        watched.posterior.kernel().params()
+        plain.posterior().unwrap().kernel().params(),
+        watched.posterior().unwrap().kernel().params()
     );
     assert_eq!(plain.report.objective, watched.report.objective);
 }

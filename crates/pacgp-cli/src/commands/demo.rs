@@ -60,7 +60,7 @@ pub(super) fn demo(mut a: DemoArgs) -> Result<()> {
                 train.n(),
                 test.n()
             );
-            out!("  kernel: {}", model.posterior.kernel().describe());
+            out!("  kernel: {}", model.kernel().describe());
             for note in super::fit::grid_edge_notes(&model) {
                 out!("  note: {note}");
             }
@@ -99,7 +99,7 @@ pub(super) fn demo(mut a: DemoArgs) -> Result<()> {
         out!("== breast cancer ({} train / {} test), Laplace GP classifier (probit), fitted in {secs:.2} s", train.n(), test.n());
         out!(
             "  kernel chosen by the bound: {}",
-            model.posterior.kernel().describe()
+            model.kernel().describe()
         );
         out!(
             "  test: error rate {:.4}  Gibbs error {:.4}  log loss {:.4}",
@@ -109,11 +109,11 @@ pub(super) fn demo(mut a: DemoArgs) -> Result<()> {
         );
         print_certificate(&cert)?;
     }
-    rows.push(json!({ "dataset": "breast-cancer-wisconsin", "kernel": model.posterior.kernel().describe(), "fit_seconds": secs, "evaluation": ev, "certificate": cert }));
+    rows.push(json!({ "dataset": "breast-cancer-wisconsin", "kernel": model.kernel().describe(), "fit_seconds": secs, "evaluation": ev, "certificate": cert }));
     if a.json {
         out!("{}", json!({ "demo": rows }));
     } else {
-        if let Some(note) = candidate_edge_note(model.posterior.kernel(), train.d()) {
+        if let Some(note) = candidate_edge_note(model.kernel(), train.d()) {
             out!("  note: {note}");
         }
         explain()?;

@@ -108,18 +108,18 @@ pub(super) fn grid_edge_notes(model: &FittedModel) -> Vec<String> {
     let Some(grid) = model.spec.grid() else {
         return Vec::new();
     };
-    let kernels: Vec<(String, &pacgp::kernel::Kernel)> = match (&model.task, model.classes()) {
-        (Task::OneVsRest { members, .. }, Some(classes)) => members
+    let kernels: Vec<(String, &pacgp::kernel::Kernel)> = match &model.task {
+        Task::OneVsRest { classes, members } => members
             .iter()
             .enumerate()
             .map(|(c, m)| {
                 (
                     format!("class '{}': ", pacgp::data::shown(classes.decode(c))),
-                    m.posterior.kernel(),
+                    m.kernel(),
                 )
             })
             .collect(),
-        _ => vec![(String::new(), model.posterior.kernel())],
+        _ => vec![(String::new(), model.kernel())],
     };
     kernels
         .into_iter()
@@ -143,12 +143,9 @@ pub(super) fn grid_edge_notes(model: &FittedModel) -> Vec<String> {
 /// softmax model's kernel is shared (the model's own).
 fn class_kernels(model: &FittedModel) -> Option<Vec<String>> {
     match &model.task {
-        Task::OneVsRest { members, .. } => Some(
-            members
-                .iter()
-                .map(|m| m.posterior.kernel().describe())
-                .collect(),
-        ),
+        Task::OneVsRest { members, .. } => {
+            Some(members.iter().map(|m| m.kernel().describe()).collect())
+        }
         _ => None,
     }
 }
@@ -178,7 +175,7 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
             "method": model.method().to_string(),
             "n": model.n_train,
             "d": model.feature_names.len(),
-            "kernel": model.posterior.kernel().describe(),
+            "kernel": model.kernel().describe(),
             "noise_variance": noise,
             "likelihood": match &model.task { Task::Classification { likelihood, .. } => Some(likelihood.name()), _ => None },
             "objective": model.report.objective,
@@ -256,7 +253,7 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
         }
         None => out!(
             "  kernel (on standardised inputs; θ = ln value): {}",
-            model.posterior.kernel().describe()
+            model.kernel().describe()
         ),
     }
     if let Some(l) = model.task.labels() {

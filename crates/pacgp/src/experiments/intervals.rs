@@ -475,7 +475,7 @@ fn refit_jackknife_plus(
                 let xk = Mat::from_fn(n - 1, x.ncols(), |r, c| x[(keep[r], c)]);
                 let yk = keep.iter().map(|&j| y[j]).collect();
                 let gp = ExactGp::fit(
-                    model.posterior.kernel().clone(),
+                    model.posterior()?.kernel().clone(),
                     *noise_variance,
                     xk,
                     yk,

@@ -179,6 +179,7 @@ pub fn classifier(
         _ => 0.0,
     };
     let task = Task::Classification {
+        posterior: fit.posterior,
         likelihood: setup.likelihood,
         labels,
         input_noise,
@@ -192,12 +193,5 @@ pub fn classifier(
         inference: Some(fit.report),
         ..Default::default()
     };
-    Ok(FittedModel::assemble(
-        spec,
-        train,
-        x_scaler,
-        fit.posterior,
-        task,
-        report,
-    ))
+    Ok(FittedModel::assemble(spec, train, x_scaler, task, report))
 }

@@ -91,15 +91,15 @@ pub fn interval_record(
             let (noise, ys) = regression_parts(model)?;
             let sample = match downdate_form(&model.spec) {
                 Some(DowndateForm::Exact) => {
-                    let groups = input_groups(model.posterior.basis.as_ref());
-                    LooDowndate::exact_by_groups(&model.posterior, noise, &groups)?;
+                    let groups = input_groups(model.posterior()?.basis.as_ref());
+                    LooDowndate::exact_by_groups(model.posterior()?, noise, &groups)?;
                     None
                 }
                 Some(DowndateForm::Sparse { alpha_s }) => {
                     let x = model.x_scaler.transform(data.x.as_ref())?;
                     let y = ys.transform(&data.y);
                     let groups = input_groups(x.as_ref());
-                    let post = &model.posterior;
+                    let post = &model.posterior()?;
                     LooDowndate::sparse_by_groups(post, noise, alpha_s, x.as_ref(), &y, &groups)?;
                     Some(StandardisedSample { x, y })
                 }

@@ -12,7 +12,7 @@ use crate::inference::softmax::evidence::{fit_softmax_ml2, softmax_mode, Softmax
 use crate::inference::softmax::{class_indices, SoftmaxConfig, SoftmaxPosterior};
 use crate::kernel::Kernel;
 use crate::loo::LooMode;
-use crate::model::softmax::{shared_prior, softmax_certificate};
+use crate::model::softmax::softmax_certificate;
 use crate::model::{CertifyOptions, FitReport, FittedModel, Task};
 use crate::optim::OptimReport;
 use crate::select::Menu;
@@ -167,7 +167,6 @@ fn members_model(
         duplicates: None,
         training_digest,
         x_scaler: first.x_scaler.clone(),
-        posterior: first.posterior.clone(),
         task: Task::OneVsRest { classes, members },
         report: FitReport {
             jitter_used,
@@ -290,7 +289,6 @@ pub fn softmax(
     };
     let inference = mode.report.clone();
     let posterior = SoftmaxPosterior::from_mode(&kernel, x.as_ref(), mode);
-    let prior = shared_prior(&posterior)?;
     let report = FitReport {
         jitter_used: posterior.jitter(),
         inference: Some(inference),
@@ -302,7 +300,7 @@ pub fn softmax(
         posterior: Box::new(posterior),
         sampling_seed: Some(crate::model::softmax::softmax_sampling_seed(train)),
     };
-    let mut model = FittedModel::assemble(spec, train, x_scaler, prior, task, report);
+    let mut model = FittedModel::assemble(spec, train, x_scaler, task, report);
     certified_objective(&mut model, train)?;
     Ok(model)
 }

@@ -65,19 +65,13 @@ pub fn pac_gpc(
         ..Default::default()
     };
     let task = Task::Classification {
+        posterior: fit.posterior,
         likelihood: lik,
         labels,
         input_noise: 0.0,
         split_prior: None,
     };
-    Ok(FittedModel::assemble(
-        spec,
-        train,
-        x_scaler,
-        fit.posterior,
-        task,
-        report,
-    ))
+    Ok(FittedModel::assemble(spec, train, x_scaler, task, report))
 }
 
 /// A classifier certified with the data-dependent prior of a seeded split: `pac-gpc` when
@@ -109,6 +103,7 @@ pub fn split_classifier(
         ..Default::default()
     };
     let task = Task::Classification {
+        posterior: fit.posterior,
         likelihood: lik,
         labels,
         input_noise: 0.0,
@@ -118,7 +113,6 @@ pub fn split_classifier(
         spec,
         train,
         fit.x_scaler,
-        fit.posterior,
         task,
         report,
     ))

@@ -7,7 +7,7 @@ use crate::data::{Dataset, Standardizer, TargetScaler};
 use crate::error::Result;
 use crate::kernel::Kernel;
 use crate::loss::RegressionLoss;
-use crate::model::{FitReport, FittedModel, Task};
+use crate::model::{FitReport, FittedModel, RegressionSplit, Task};
 use crate::objective::gp_split::{fit_split_prior, SplitConfig, SplitFraction, SplitRecord};
 use crate::objective::pac_gp::{fit_pac_gp, PacGpConfig};
 use crate::objective::sgp_split::SparseSplitRecord;
@@ -44,12 +44,12 @@ fn standardise(train: &Dataset) -> Result<Standardised> {
 }
 
 /// The regression task's part of a model.
-fn task(noise_variance: f64, y_scaler: TargetScaler) -> Task {
+fn task(posterior: GaussianPosterior, noise_variance: f64, y_scaler: TargetScaler) -> Task {
     Task::Regression {
+        posterior,
         noise_variance,
         y_scaler,
         split_prior: None,
-        sparse_split_prior: None,
         intervals: None,
     }
 }
@@ -111,15 +111,8 @@ pub fn gpr(spec: &CheckedFitSpec, s: &GprSpec, train: &Dataset) -> Result<Fitted
         Some(opt),
         gp.jitter_used(),
     );
-    let task = task(gp.noise_variance, st.y_scaler);
-    Ok(FittedModel::assemble(
-        spec,
-        train,
-        st.x_scaler,
-        gp.posterior(),
-        task,
-        r,
-    ))
+    let task = task(gp.posterior(), gp.noise_variance, st.y_scaler);
+    Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))
 }
 
 /// `vfe`, `fitc`, `dtc`: trained by the method's own objective over θ (boxed to the PAC grid's
@@ -152,15 +145,8 @@ pub fn sparse(spec: &CheckedFitSpec, s: &SparseSpec, train: &Dataset) -> Result<
     );
     r.notes.extend(pre.map(|p| p.note()));
     let posterior = gp.posterior(x, y)?;
-    let task = task(gp.noise_variance, st.y_scaler);
-    Ok(FittedModel::assemble(
-        spec,
-        train,
-        st.x_scaler,
-        posterior,
-        task,
-        r,
-    ))
+    let task = task(posterior, gp.noise_variance, st.y_scaler);
+    Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))
 }
 
 /// `pac-gp`, `pac-gp-sqrt` (Reeb et al. 2018) on standardised data: minimise the bound over θ
@@ -180,15 +166,8 @@ pub fn pac_gp(spec: &CheckedFitSpec, s: &PacGpSpec, train: &Dataset) -> Result<F
     let fit = fit_pac_gp(&kernel, s.noise_init, st.x.clone(), st.y.clone(), &cfg)?;
     let objective = fit.certificate.bound_of_kind(s.bound);
     let r = bound_report(objective, s.bound, fit.report, fit.gp.jitter_used());
-    let task = task(fit.gp.noise_variance, st.y_scaler);
-    Ok(FittedModel::assemble(
-        spec,
-        train,
-        st.x_scaler,
-        fit.gp.posterior(),
-        task,
-        r,
-    ))
+    let task = task(fit.gp.posterior(), fit.gp.noise_variance, st.y_scaler);
+    Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))
 }
 
 /// PAC-GP with the data-dependent prior (docs/math.md §9.3): a seeded split of the rows'
@@ -220,17 +199,16 @@ fn split_pac_gp(
         posterior.cov.jitter(),
     );
     let task = Task::Regression {
+        posterior,
         noise_variance: fit.prior.noise_a,
         y_scaler: fit.y_scaler,
-        split_prior: Some(record),
-        sparse_split_prior: None,
+        split_prior: Some(RegressionSplit::Dense(record)),
         intervals: None,
     };
     Ok(FittedModel::assemble(
         spec,
         train,
         fit.x_scaler.clone(),
-        posterior,
         task,
         r,
     ))
@@ -267,15 +245,8 @@ pub fn pac_sgp(spec: &CheckedFitSpec, s: &PacSgpSpec, train: &Dataset) -> Result
     let mut r = bound_report(objective, s.bound, fit.report, jitter);
     r.notes.extend(fit.pretraining.map(|p| p.note()));
     let posterior = fit.gp.posterior_with_alpha(x, y, fit.alpha_s)?;
-    let task = task(fit.gp.noise_variance, st.y_scaler);
-    Ok(FittedModel::assemble(
-        spec,
-        train,
-        st.x_scaler,
-        posterior,
-        task,
-        r,
-    ))
+    let task = task(posterior, fit.gp.noise_variance, st.y_scaler);
+    Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))
 }
 
 /// PAC-SGP's sparse data-dependent prior (docs/math.md §9.3.2): a seeded split of the
@@ -305,17 +276,16 @@ fn split_pac_sgp(
         crate::regression::sparse::KUU_JITTER,
     );
     let task = Task::Regression {
+        posterior,
         noise_variance: fit.prior.noise_a,
         y_scaler: fit.y_scaler,
-        split_prior: None,
-        sparse_split_prior: Some(Box::new(record)),
+        split_prior: Some(RegressionSplit::Sparse(Box::new(record))),
         intervals: None,
     };
     Ok(FittedModel::assemble(
         spec,
         train,
         fit.x_scaler.clone(),
-        posterior,
         task,
         r,
     ))
@@ -373,13 +343,6 @@ pub fn greedy_sparse(
         Some(opt),
         posterior.cov.jitter(),
     );
-    let task = task(g.noise_variance, st.y_scaler);
-    Ok(FittedModel::assemble(
-        spec,
-        train,
-        st.x_scaler,
-        posterior,
-        task,
-        r,
-    ))
+    let task = task(posterior, g.noise_variance, st.y_scaler);
+    Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))
 }

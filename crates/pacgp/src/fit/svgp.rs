@@ -10,6 +10,7 @@ use crate::inference::{ConvergenceReport, ConvergenceStatus};
 use crate::kernel::Kernel;
 use crate::model::{FitReport, FittedModel, Task};
 use crate::optim::OptimReport;
+use crate::posterior::GaussianPosterior;
 use crate::spec::{CheckedFitSpec, LikelihoodName, SvgpSpec, DEFAULT_BASIS};
 use crate::svgp::fit::{svgp_likelihood, whitened_posterior, DEFAULT_MAX_ITER, DEFAULT_STEPS};
 use crate::svgp::point::Link;
@@ -57,19 +58,14 @@ pub fn svgp(
         SvgpCriterionSpec::Bound { .. } => fit.certificate.bound,
     };
     let report = svgp_report(&st, objective, fit.terms.kl, jitter_used, fit.report);
-    Ok(FittedModel::assemble(
-        spec,
-        train,
-        x_scaler,
-        fit.posterior,
-        svgp_task(labels, st.link),
-        report,
-    ))
+    let task = svgp_task(fit.posterior, labels, st.link);
+    Ok(FittedModel::assemble(spec, train, x_scaler, task, report))
 }
 
 /// A sparse variational classifier's model is a classifier of its link with its two labels.
-fn svgp_task(labels: LabelMap, link: Link) -> Task {
+fn svgp_task(posterior: GaussianPosterior, labels: LabelMap, link: Link) -> Task {
     Task::Classification {
+        posterior,
         likelihood: svgp_likelihood(link),
         labels,
         input_noise: 0.0,
@@ -175,8 +171,7 @@ pub fn svgp_model_from_parts(parts: SvgpModelParts) -> Result<FittedModel> {
         duplicates: None,
         training_digest: None,
         x_scaler: parts.x_scaler,
-        posterior,
-        task: svgp_task(parts.labels, parts.settings.link),
+        task: svgp_task(posterior, parts.labels, parts.settings.link),
         report,
         sets: None,
         svm_solution: None,

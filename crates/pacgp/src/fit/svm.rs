@@ -154,6 +154,7 @@ pub fn svm(
     };
     let cert = svm_certificate(&prior, x.as_ref(), y, &fit, &cert_cfg)?;
     let task = Task::Svm {
+        posterior: cert.posterior,
         labels,
         mu: cert.mu,
         config,
@@ -167,7 +168,7 @@ pub fn svm(
         ..Default::default()
     };
     let solution = SvmSolution::new(fit, prior, config, x.as_ref(), y);
-    let mut model = FittedModel::assemble(spec, train, x_scaler, cert.posterior, task, report);
+    let mut model = FittedModel::assemble(spec, train, x_scaler, task, report);
     model.svm_solution = Some(std::sync::Arc::new(solution));
     Ok(model)
 }
@@ -193,6 +194,7 @@ fn uncertified_svm(
     };
     let posterior = crate::svm::certificate::svm_posterior(&kernel, x, &train.y, &unbiased, 1.0)?;
     let task = Task::Svm {
+        posterior,
         labels,
         mu: 1.0,
         config,
@@ -204,9 +206,7 @@ fn uncertified_svm(
         inference: Some(fit.report),
         ..Default::default()
     };
-    Ok(FittedModel::assemble(
-        spec, train, x_scaler, posterior, task, report,
-    ))
+    Ok(FittedModel::assemble(spec, train, x_scaler, task, report))
 }
 
 #[cfg(test)]

@@ -29,10 +29,10 @@ impl FittedModel {
             Task::Svm { .. } => DeployedPredictor::SvmSign,
             _ => DeployedPredictor::PosteriorMeanSign,
         };
-        let prior_var = self.posterior.prior.diag(xs)?;
+        let prior_var = self.posterior()?.prior.diag(xs)?;
         let scale = PriorScale {
             prior_var: &prior_var,
-            variance_ratio: self.posterior.variance_ratio_bound()?,
+            variance_ratio: self.posterior()?.variance_ratio_bound()?,
         };
         derandomised_classifier(
             &DerandomisedSample { family, y },

@@ -29,7 +29,7 @@ impl FittedModel {
     /// The parameters the evidence is a function of, `[θ…, ln σ²]` (ln values), and their names.
     pub fn evidence_params(&self) -> Result<(Vec<f64>, Vec<String>)> {
         let (noise, _) = self.exact_gp_sample()?.2;
-        let k = &self.posterior.kernel();
+        let k = self.posterior()?.kernel();
         let mut p = k.params();
         p.push(noise.ln());
         let mut names = k.param_names();
@@ -51,7 +51,7 @@ impl FittedModel {
             });
         }
         let obj = NegLogMarginalLikelihood::new(
-            self.posterior.kernel(),
+            self.posterior()?.kernel(),
             x.as_ref(),
             &y,
             Default::default(),
@@ -72,7 +72,7 @@ impl FittedModel {
             _ => false,
         };
         let (noise, _) = self.regression_parts()?;
-        let Covariance::Sites { chol_b, .. } = &self.posterior.cov else {
+        let Covariance::Sites { chol_b, .. } = &self.posterior()?.cov else {
             return Err(no_evidence(self));
         };
         if !exact {
@@ -80,15 +80,15 @@ impl FittedModel {
         }
         // y = σ² L (Lᵀ α).
         let l = chol_b.l();
-        let n = self.posterior.alpha.len();
-        let a = &self.posterior.alpha;
+        let n = self.posterior()?.alpha.len();
+        let a = &self.posterior()?.alpha;
         let lt_a: Vec<f64> = (0..n)
             .map(|j| (j..n).map(|i| l[(i, j)] * a[i]).sum())
             .collect();
         let y = (0..n)
             .map(|i| noise * (0..=i).map(|j| l[(i, j)] * lt_a[j]).sum::<f64>())
             .collect();
-        Ok((self.posterior.basis.clone(), y, (noise, chol_b.jitter())))
+        Ok((self.posterior()?.basis.clone(), y, (noise, chol_b.jitter())))
     }
 }
 

@@ -103,12 +103,11 @@ pub fn sparse_model_from_parts(parts: SparseModelParts) -> Result<FittedModel> {
         n_train: parts.stats.n,
         training_digest: None,
         x_scaler: parts.x_scaler,
-        posterior,
         task: Task::Regression {
+            posterior,
             noise_variance: parts.noise_variance,
             y_scaler: parts.y_scaler,
             split_prior: None,
-            sparse_split_prior: None,
             intervals: None,
         },
         report,

@@ -47,6 +47,7 @@ impl FoldModel {
     /// The predicting parts of a fitted regressor.
     pub fn of(model: &FittedModel) -> Result<Self> {
         let Task::Regression {
+            posterior,
             noise_variance,
             y_scaler,
             ..
@@ -58,7 +59,7 @@ impl FoldModel {
             x_scaler: model.x_scaler.clone(),
             y_scaler: *y_scaler,
             noise_variance: *noise_variance,
-            posterior: model.posterior.clone(),
+            posterior: posterior.clone(),
         })
     }
 
@@ -349,7 +350,7 @@ fn jackknife_plus(
     alpha: f64,
 ) -> Result<(Vec<f64>, Vec<f64>, usize)> {
     let (noise, ys) = regression_parts(model)?;
-    let post = &model.posterior;
+    let post = model.posterior()?;
     let loo = match (downdate_form(&model.spec), sample) {
         (Some(DowndateForm::Exact), None) => {
             let groups = input_groups(post.basis.as_ref());

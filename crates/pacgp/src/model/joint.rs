@@ -19,8 +19,8 @@ impl FittedModel {
     pub fn predict_regression_cov(&self, x: MatRef<'_, f64>) -> Result<(Vec<f64>, Mat<f64>)> {
         let (noise, ys) = self.regression_parts()?;
         let xs = self.standardised_inputs(x)?;
-        let mean = self.posterior.predict(xs.as_ref())?.mean;
-        let mut cov = self.posterior.covariance(xs.as_ref(), xs.as_ref())?;
+        let mean = self.posterior()?.predict(xs.as_ref())?.mean;
+        let mut cov = self.posterior()?.covariance(xs.as_ref(), xs.as_ref())?;
         symmetrise(&mut cov);
         for i in 0..cov.nrows() {
             cov[(i, i)] += noise;

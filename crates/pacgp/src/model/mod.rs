@@ -3,7 +3,9 @@
 //! validated on load, and reload to identical predictions.
 //!
 //! - this file: the file format and its validation;
-//! - [`usage`]: prediction, evaluation and certification of a fitted model;
+//! - `file`: the model file's layout, reading, writing and validation;
+//! - `certify`: certificates on the training sample, one dispatch over the [`Task`];
+//! - `usage`: test-set evaluation of a fitted model; `predict`: its predictions;
 //! - [`price`]: what a fit chose from the data and its price, re-derived from the stored spec;
 //! - [`split_classifier`]: the classifier split prior's record;
 //! - [`holdout`]: the held-out part of a fit and the test-set bound on the deployed predictor;
@@ -18,8 +20,6 @@
 //!
 //! The fitting pipelines that make models are in [`crate::fit`].
 
-use std::path::Path;
-
 use serde::{Deserialize, Serialize};
 
 use crate::certificate::Certificate;
@@ -31,8 +31,10 @@ use crate::optim::OptimReport;
 use crate::posterior::GaussianPosterior;
 use crate::spec::CheckedFitSpec;
 
+mod certify;
 mod deployed;
 pub mod evidence;
+mod file;
 pub mod from_parameters;
 pub mod holdout;
 pub mod intervals;
@@ -47,10 +49,11 @@ pub mod softmax;
 mod split;
 pub mod split_classifier;
 pub mod svm_dual;
-pub mod usage;
+mod usage;
 
 pub use crate::certificate::deployed::{DeployedBound, DeployedCertificate, DeployedPredictor};
 pub use crate::certificate::GibbsPredictor;
+pub use certify::CertifyOptions;
 pub use evidence::LogEvidence;
 pub use from_parameters::{sparse_model_from_parts, SparseModelParts};
 pub use holdout::{HoldoutParts, HoldoutRecord};
@@ -58,7 +61,6 @@ pub use intervals::{FoldModel, IntervalRecord, StandardisedSample};
 pub use multiclass::ClassPrediction;
 pub use sets::SetRecord;
 pub use svm_dual::SvmDual;
-pub use usage::CertifyOptions;
 
 /// Model-file format tag; bumped on incompatible changes.
 pub const FORMAT: &str = "pacgp-model/2";
@@ -67,30 +69,28 @@ pub const FORMAT: &str = "pacgp-model/2";
 /// `certify` no longer reads, so they are refused with a request to refit.
 const FORMAT_1: &str = "pacgp-model/1";
 
-/// What the model predicts.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(tag = "task", rename_all = "snake_case")]
+/// What the model predicts, with the posterior(s) it predicts from: every variant holds exactly
+/// what its kind needs, so no model carries a record it cannot use or a placeholder posterior.
+#[derive(Clone, Debug)]
 pub enum Task {
     /// Real-valued targets with Gaussian observation noise.
     Regression {
+        /// The posterior over the latent function (standardised inputs and targets).
+        posterior: GaussianPosterior,
         /// Noise variance σ² on the standardised scale.
         noise_variance: f64,
         /// Target standardisation (training statistics).
         y_scaler: TargetScaler,
-        /// The data-dependent split prior's record (`prior split:F`): what `certify` needs to
-        /// rebuild P_A and Q on part B.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        split_prior: Option<crate::objective::gp_split::SplitRecord>,
-        /// The sparse split prior's record (pac-sgp with `prior split:F`): the split, P_A (VFE
-        /// on A) and Q's parameters, for `certify` on part B.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        sparse_split_prior: Option<Box<crate::objective::sgp_split::SparseSplitRecord>>,
+        /// The data-dependent split prior's record (`prior split:F`), dense or sparse: what
+        /// `certify` needs to rebuild P_A and Q on part B. `None`: a data-free prior.
+        split_prior: Option<RegressionSplit>,
         /// What the spec's prediction intervals need at prediction time (`fit --intervals`).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         intervals: Option<Box<IntervalRecord>>,
     },
     /// Binary labels through a likelihood.
     Classification {
+        /// The posterior over the latent function (standardised inputs).
+        posterior: GaussianPosterior,
         /// The likelihood the posterior was inferred with.
         likelihood: Likelihood,
         /// The two labels as they appear in the data (−1, +1).
@@ -98,16 +98,16 @@ pub enum Task {
         /// Gaussian input-noise variance v of the data model (naive mean field, seed 001
         /// eq. 17.16): a new label sees `f(x) + ξ`, `ξ ~ N(0, v)`, so class probabilities
         /// use the latent variance plus v. The certified Gibbs classifier is `sgn f`.
-        #[serde(default)]
         input_noise: f64,
         /// The classifier split prior's record (laplace, pac-gpc with `prior split:F`): what
         /// `certify` needs to reproduce the certificate on part B.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         split_prior: Option<Box<split_classifier::ClassifierSplitRecord>>,
     },
     /// A support vector machine read as a GP's MAP (seed 001 §17.4): the posterior is the
     /// prior GP shifted to mean `μ·f_SVM`; its sign is the SVM's decision.
     Svm {
+        /// The certified posterior (standardised inputs).
+        posterior: GaussianPosterior,
         /// The two labels as they appear in the data (−1, +1).
         labels: LabelMap,
         /// The scale μ of the certified posterior mean (`f_SVM = mean/μ`).
@@ -117,12 +117,10 @@ pub enum Task {
         config: crate::svm::SvmConfig,
         /// A bias fitted from the data (the spec's `bias`): the decision is `mean/μ + bias`, and
         /// no certificate holds (the prior would depend on the data). 0 for a certified SVM.
-        #[serde(default)]
         bias: f64,
     },
     /// K ≥ 2 classes by one binary model per class, class k against the rest (the spec's
-    /// binary method). [`FittedModel::posterior`] is a copy of the first class's, kept so
-    /// every model has one; the certificate uses all K.
+    /// binary method); the certificate uses all K.
     OneVsRest {
         /// The K labels as they appear in the data, class 0 first.
         classes: ClassLabels,
@@ -131,8 +129,7 @@ pub enum Task {
         members: Vec<FittedModel>,
     },
     /// K ≥ 2 classes by the softmax Laplace approximation (one shared kernel; the posterior
-    /// couples the classes). [`FittedModel::posterior`] holds the shared prior (zero weights,
-    /// no sites) over one latent function, so every model has one; the posterior is here.
+    /// couples the classes).
     Softmax {
         /// The K labels as they appear in the data, class 0 first.
         classes: ClassLabels,
@@ -142,12 +139,31 @@ pub enum Task {
         /// ([`softmax::softmax_sampling_seed`]) so that no one chooses it; `certify` refuses a
         /// file whose record is not the sample's. Absent in files written before it existed
         /// (their certificate is drawn with the derived seed too).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         sampling_seed: Option<u64>,
     },
 }
 
+/// A regression split prior's record: the dense one (pac-gp, gpr) or the sparse one (pac-sgp).
+#[derive(Clone, Debug)]
+pub enum RegressionSplit {
+    /// `prior split:F` on an exact GP: the split, P_A's θ_A and σ_A², Q's free parameters.
+    Dense(crate::objective::gp_split::SplitRecord),
+    /// `prior split:F` on pac-sgp: the split, P_A (VFE on A) and Q's parameters.
+    Sparse(Box<crate::objective::sgp_split::SparseSplitRecord>),
+}
+
 impl Task {
+    /// The posterior of a regressor or binary classifier; `None` for the multi-class models,
+    /// which hold one per class (one-vs-rest) or a coupled one (softmax).
+    pub fn gaussian_posterior(&self) -> Option<&GaussianPosterior> {
+        match self {
+            Task::Regression { posterior, .. }
+            | Task::Classification { posterior, .. }
+            | Task::Svm { posterior, .. } => Some(posterior),
+            Task::OneVsRest { .. } | Task::Softmax { .. } => None,
+        }
+    }
+
     /// The label map of a binary classifier (GP classifier or SVM).
     pub fn labels(&self) -> Option<&LabelMap> {
         match self {
@@ -165,9 +181,8 @@ impl Task {
     }
 }
 
-/// A fitted model, ready to predict on raw inputs.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// A fitted model, ready to predict on raw inputs. Its file layout is in [`file`].
+#[derive(Clone, Debug)]
 pub struct FittedModel {
     /// [`FORMAT`].
     pub format: String,
@@ -176,7 +191,6 @@ pub struct FittedModel {
     pub spec: CheckedFitSpec,
     /// How the training table's cells became the inputs (categories, missing values, yes/no,
     /// header): files the model is applied to are read the same way.
-    #[serde(default)]
     pub input_coding: crate::data::InputCoding,
     /// Input column names, in order.
     pub feature_names: Vec<String>,
@@ -190,24 +204,19 @@ pub struct FittedModel {
     /// The held-out part of the sample (`fit --certify-holdout F`): the sample `fit` was given
     /// is the fit rows ([`FittedModel::n_train`], [`FittedModel::training_digest`]) plus these;
     /// `certify` takes the whole sample and re-derives both parts. `None`: no holdout.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holdout: Option<HoldoutRecord>,
     /// The rows of the sample `fit` was given (with a holdout, the whole sample) that repeat an
     /// earlier row ([`crate::data::Duplicates`]): reported, never priced — the certificate and
     /// the intervals assume independent rows. `None` in files written before it was counted
     /// and for models that never held the whole sample (sharded sums).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duplicates: Option<crate::data::Duplicates>,
     /// Input standardisation (training statistics).
     pub x_scaler: Standardizer,
-    /// The posterior over the latent function (on standardised inputs and targets).
-    pub posterior: GaussianPosterior,
-    /// Task-specific parts.
+    /// What the model predicts and the posterior(s) it predicts from.
     pub task: Task,
     /// What a classifier's conformal prediction sets need at prediction time (`fit
     /// --intervals split-conformal:F` on a classifier; `None`: no sets, and every file
     /// written before them).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sets: Option<Box<SetRecord>>,
     /// How the fit went (optimiser report, jitter, notes): diagnostics only, never priced.
     pub report: FitReport,
@@ -215,7 +224,6 @@ pub struct FittedModel {
     /// `certify` takes its leave-one-out from it when the sample, kernel and settings are the
     /// ones it was found for, row order included, instead of solving the same dual again. A
     /// model read from a file solves it again, to the same bits.
-    #[serde(skip)]
     pub(crate) svm_solution: Option<std::sync::Arc<crate::svm::solution::SvmSolution>>,
 }
 
@@ -346,7 +354,6 @@ impl FittedModel {
         spec: &CheckedFitSpec,
         train: &Dataset,
         x_scaler: Standardizer,
-        posterior: GaussianPosterior,
         task: Task,
         report: FitReport,
     ) -> Self {
@@ -361,7 +368,6 @@ impl FittedModel {
             holdout: None,
             duplicates: None,
             x_scaler,
-            posterior,
             task,
             sets: None,
             report,
@@ -369,221 +375,44 @@ impl FittedModel {
         }
     }
 
-    /// The method's name as users spell it.
-    pub fn method(&self) -> crate::spec::MethodName {
-        self.spec.method_name()
-    }
-
-    /// Write the model as JSON.
-    pub fn save(&self, path: &Path) -> Result<()> {
-        let text = serde_json::to_string(self).map_err(|e| Error::ModelFile {
-            path: path.display().to_string(),
-            message: e.to_string(),
-        })?;
-        std::fs::write(path, text).map_err(|source| Error::Write {
-            path: path.display().to_string(),
-            source,
+    /// The posterior of a regressor or binary classifier. A multi-class model has one per
+    /// class (one-vs-rest: its members') or a coupled one (softmax): refused, naming it.
+    pub fn posterior(&self) -> Result<&GaussianPosterior> {
+        self.task.gaussian_posterior().ok_or_else(|| {
+            Error::Unsupported(format!(
+                "a multi-class {} model has no single Gaussian posterior (one-vs-rest: each class's member has its own)",
+                self.method()
+            ))
         })
     }
 
-    /// Read a model written by [`FittedModel::save`]; a damaged file is an [`Error::ModelFile`].
-    pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
-        Self::from_json(&text, &path.display().to_string())
-    }
-
-    /// Parse and validate a model file's text; `name` names it in errors.
-    pub fn from_json(text: &str, name: &str) -> Result<Self> {
-        let bad = |message: String| Error::ModelFile {
-            path: name.to_string(),
-            message,
-        };
-        let format = serde_json::from_str::<FormatTag>(text)
-            .map(|t| t.format)
-            .unwrap_or_default();
-        if format == FORMAT_1 {
-            return Err(bad(format!(
-                "written by an older version of pacgp (format '{FORMAT_1}', which stored the certificate's prices); refit the model with this version"
-            )));
-        }
-        let m: FittedModel = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
-        if m.format != FORMAT {
-            return Err(bad(format!("format '{}' is not '{FORMAT}'", m.format)));
-        }
-        m.validate().map_err(|e| bad(e.to_string()))?;
-        Ok(m)
-    }
-
-    /// Internal consistency of a loaded model: shapes against the basis and the input count,
-    /// finite values, positive variances and scales (the posterior checks its own factors).
-    fn validate(&self) -> Result<()> {
-        let bad = |message: String| Error::Numerical {
-            what: "model file",
-            message,
-        };
-        let p = &self.posterior;
-        let d = self.feature_names.len();
-        if d == 0 || p.basis.ncols() != d {
-            return Err(bad(format!(
-                "{d} input names for a basis of {} columns",
-                p.basis.ncols()
-            )));
-        }
-        self.input_coding
-            .check(&self.feature_names)
-            .map_err(|e| bad(e.to_string()))?;
-        if self.x_scaler.mean.len() != d || self.x_scaler.sd.len() != d {
-            return Err(bad(format!(
-                "the input scaler has {} means and {} deviations for {d} inputs",
-                self.x_scaler.mean.len(),
-                self.x_scaler.sd.len()
-            )));
-        }
-        let finite_positive = |v: f64| v.is_finite() && v > 0.0;
-        if !self.x_scaler.mean.iter().all(|m| m.is_finite())
-            || !self.x_scaler.sd.iter().all(|s| finite_positive(*s))
-        {
-            return Err(bad(
-                "input scaler values must be finite, deviations positive".into(),
-            ));
-        }
-        if self.n_train == 0 {
-            return Err(bad("training size 0".into()));
-        }
-        // The count is reported, never priced (`certify` counts again from its sample): only
-        // its own consistency is checked.
-        if let Some(dup) = &self.duplicates {
-            if dup.n < self.n_train || dup.rows > dup.same_inputs || dup.same_inputs >= dup.n {
-                return Err(bad(format!(
-                    "a duplicate count of {} rows ({} same inputs) of {} for {} training rows",
-                    dup.rows, dup.same_inputs, dup.n, self.n_train
-                )));
-            }
-        }
-        if let Some(h) = &self.holdout {
-            if h.n_holdout == 0 || h.n != self.n_train + h.n_holdout {
-                return Err(bad(format!(
-                    "a holdout of {} of {} rows for {} training rows",
-                    h.n_holdout, h.n, self.n_train
-                )));
-            }
-        }
-        match (
-            &self.sets,
-            self.is_classifier() && self.spec.intervals.is_some(),
-        ) {
-            (Some(r), true) => r
-                .validate(&self.spec, self.n_train, &self.class_names()?)
-                .map_err(|e| bad(format!("prediction-set record: {e}")))?,
-            (None, false) => {}
-            (Some(_), false) => {
-                return Err(bad(
-                    "a prediction-set record in a model whose spec has no sets".into(),
-                ))
-            }
-            (None, true) => {
-                return Err(bad(
-                    "the spec has prediction sets and the model no record of them".into(),
-                ))
-            }
-        }
-        if self.spec.is_classifier() != self.is_classifier() {
-            return Err(bad(format!(
-                "a {} model with a {} task",
-                self.method(),
-                if self.is_classifier() {
-                    "classification"
-                } else {
-                    "regression"
-                }
-            )));
-        }
-        let task_kind = match &self.task {
-            Task::OneVsRest { .. } => Some(crate::spec::MultiClass::OneVsRest),
-            Task::Softmax { .. } => Some(crate::spec::MultiClass::Softmax),
-            _ => None,
-        };
-        if self.spec.multiclass() != task_kind {
-            return Err(bad(format!(
-                "a {} spec ({}) with a task that is {}",
-                self.method(),
-                self.spec
-                    .multiclass()
-                    .map_or("binary or regression".to_string(), |m| m.to_string()),
-                task_kind.map_or("binary or regression".to_string(), |m| m.to_string())
-            )));
-        }
+    /// The kernel(s) the model predicts with: one, or one per class for one-vs-rest (class
+    /// order), or the softmax model's shared kernel.
+    pub fn kernels(&self) -> Vec<&crate::kernel::Kernel> {
         match &self.task {
-            Task::Regression {
-                noise_variance,
-                y_scaler,
-                intervals,
-                ..
-            } => {
-                match intervals {
-                    Some(r) => r
-                        .validate(&self.spec, self.n_train, d)
-                        .map_err(|e| bad(format!("interval record: {e}")))?,
-                    None if self.spec.intervals.is_some() => {
-                        return Err(bad(
-                            "the spec has prediction intervals and the model no record of them"
-                                .into(),
-                        ))
-                    }
-                    None => {}
-                }
-                if !finite_positive(*noise_variance) {
-                    return Err(bad(format!(
-                        "noise variance {noise_variance} (must be positive and finite)"
-                    )));
-                }
-                if !(y_scaler.mean.is_finite() && finite_positive(y_scaler.sd)) {
-                    return Err(bad(format!(
-                        "target scaler mean {} sd {} (sd must be positive and finite)",
-                        y_scaler.mean, y_scaler.sd
-                    )));
-                }
-            }
-            Task::Svm { mu, config, .. } => {
-                config.validate()?;
-                if !finite_positive(*mu) {
-                    return Err(bad(format!(
-                        "SVM scale μ = {mu} (must be positive and finite)"
-                    )));
-                }
-            }
-            Task::OneVsRest { classes, members } => {
-                self.check_members(classes, members)
-                    .map_err(|e| bad(format!("one-vs-rest: {e}")))?;
-            }
-            Task::Softmax {
-                classes, posterior, ..
-            } => {
-                self.check_softmax(classes, posterior)
-                    .map_err(|e| bad(format!("softmax: {e}")))?;
-            }
-            Task::Classification {
-                likelihood,
-                input_noise,
-                split_prior,
-                ..
-            } => {
-                if let Some(r) = split_prior {
-                    r.check(self.n_train, self.posterior.basis.nrows())
-                        .map_err(|e| bad(format!("split prior record: {e}")))?;
-                }
-                likelihood.validate()?;
-                if !(input_noise.is_finite() && *input_noise >= 0.0) {
-                    return Err(bad(format!(
-                        "input noise {input_noise} (must be finite and non-negative)"
-                    )));
-                }
-            }
+            Task::OneVsRest { members, .. } => members.iter().flat_map(|m| m.kernels()).collect(),
+            Task::Softmax { posterior, .. } => vec![&posterior.kernel],
+            Task::Regression { posterior, .. }
+            | Task::Classification { posterior, .. }
+            | Task::Svm { posterior, .. } => vec![posterior.kernel()],
         }
-        Ok(())
+    }
+
+    /// The kernel of a regressor or binary classifier, the softmax model's shared one, or
+    /// class 0's of a one-vs-rest model (every class has its own: [`FittedModel::kernels`]).
+    pub fn kernel(&self) -> &crate::kernel::Kernel {
+        match &self.task {
+            Task::OneVsRest { members, .. } => members[0].kernel(),
+            Task::Softmax { posterior, .. } => &posterior.kernel,
+            Task::Regression { posterior, .. }
+            | Task::Classification { posterior, .. }
+            | Task::Svm { posterior, .. } => posterior.kernel(),
+        }
+    }
+
+    /// The method's name as users spell it.
+    pub fn method(&self) -> crate::spec::MethodName {
+        self.spec.method_name()
     }
 
     /// Refuse to certify on anything but the training sample: the bound is about the sample
@@ -607,11 +436,4 @@ impl FittedModel {
             _ => Ok(()),
         }
     }
-}
-
-/// Just the format tag of a model file, read before the rest so an older format is named.
-#[derive(Deserialize)]
-struct FormatTag {
-    #[serde(default)]
-    format: String,
 }

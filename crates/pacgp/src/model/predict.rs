@@ -19,7 +19,7 @@ impl FittedModel {
             return Err(self.not_binary());
         }
         let mean = self
-            .posterior
+            .posterior()?
             .predict_mean(self.standardised_inputs(x)?.as_ref())?;
         self.labels_of_mean(&mean)
     }
@@ -59,7 +59,7 @@ impl FittedModel {
     pub fn predict_classification(&self, x: MatRef<'_, f64>) -> Result<(Vec<f64>, Marginals)> {
         if let Task::Svm { bias, .. } = &self.task {
             let m = self
-                .posterior
+                .posterior()?
                 .predict(self.standardised_inputs(x)?.as_ref())?;
             let p = m
                 .mean
@@ -80,7 +80,7 @@ impl FittedModel {
             return Err(self.not_binary());
         };
         let m = self
-            .posterior
+            .posterior()?
             .predict(self.standardised_inputs(x)?.as_ref())?;
         let p = m
             .mean
@@ -112,7 +112,7 @@ impl FittedModel {
     pub fn predict_regression(&self, x: MatRef<'_, f64>) -> Result<RegressionPrediction> {
         let (noise, ys) = self.regression_parts()?;
         let m = self
-            .posterior
+            .posterior()?
             .predict(self.standardised_inputs(x)?.as_ref())?;
         Ok(RegressionPrediction {
             mean: m.mean.iter().map(|v| ys.unscale_mean(*v)).collect(),
@@ -126,7 +126,7 @@ impl FittedModel {
     pub fn predict_regression_mean(&self, x: MatRef<'_, f64>) -> Result<Vec<f64>> {
         let (_, ys) = self.regression_parts()?;
         let mean = self
-            .posterior
+            .posterior()?
             .predict_mean(self.standardised_inputs(x)?.as_ref())?;
         Ok(mean.iter().map(|v| ys.unscale_mean(*v)).collect())
     }

@@ -17,7 +17,7 @@ use crate::plan::{
 use crate::spec::{ClassifierHypers, Inference, Method, PacPrior, SplitClassifierSpec, SvmSpec};
 use crate::svm::certificate::mu_menu;
 
-use super::{FittedModel, Task};
+use super::{FittedModel, RegressionSplit, Task};
 
 /// A refusal naming the part of the model file that its spec does not allow.
 fn mismatch(part: impl Into<String>, reason: impl Into<String>) -> Error {
@@ -70,7 +70,7 @@ impl FittedModel {
             return self.multiclass_choices();
         }
         self.check_task_against_spec()?;
-        let kernel = &self.posterior.kernel();
+        let kernel = self.posterior()?.kernel();
         if let Method::Gpr(s) = &self.spec.method {
             if !s.snap {
                 return Err(Error::Unsupported(
@@ -116,8 +116,7 @@ impl FittedModel {
             (
                 PacPrior::Split(f),
                 Task::Regression {
-                    split_prior: Some(r),
-                    sparse_split_prior: None,
+                    split_prior: Some(RegressionSplit::Dense(r)),
                     ..
                 },
             ) => {
@@ -128,8 +127,7 @@ impl FittedModel {
             (
                 PacPrior::Split(f),
                 Task::Regression {
-                    split_prior: None,
-                    sparse_split_prior: Some(r),
+                    split_prior: Some(RegressionSplit::Sparse(r)),
                     ..
                 },
             ) => {

@@ -244,21 +244,18 @@ impl FittedModel {
     }
 
     fn model_summary(&self) -> ModelSummary {
-        let kernel = self.posterior.kernel();
-        let multi = self.classes().is_some();
-        let hyperparameters = if multi {
-            Vec::new()
-        } else {
+        // A multi-class model has K kernels (one-vs-rest) or a coupled posterior: none shown.
+        let kernel = self.task.gaussian_posterior().map(|p| p.kernel());
+        let hyperparameters = kernel.map_or_else(Vec::new, |kernel| {
             kernel
                 .param_names()
                 .into_iter()
                 .zip(kernel.params())
                 .map(|(name, ln_value)| Hyperparameter { name, ln_value })
                 .collect()
-        };
-        let lengthscales = (!multi)
-            .then(|| ard_lengthscales(kernel, self.feature_names.len()))
-            .flatten()
+        });
+        let lengthscales = kernel
+            .and_then(|kernel| ard_lengthscales(kernel, self.feature_names.len()))
             .map(|ls| {
                 self.feature_names
                     .iter()

@@ -54,7 +54,7 @@ impl FittedModel {
             let scores = self.class_scores(xs.as_ref(), r.predictor)?;
             return loss.risk_sum(y, scores.as_slice());
         }
-        loss.risk_sum(y, &self.posterior.predict(xs.as_ref())?)
+        loss.risk_sum(y, &self.posterior()?.predict(xs.as_ref())?)
     }
 
     /// The certificate from the Gibbs loss summed over the whole training sample (the parts'
@@ -77,11 +77,13 @@ impl FittedModel {
         }
         let certificate = if self.classes().is_some() {
             let (_, members) = self.members()?;
-            let posteriors: Vec<&GaussianPosterior> =
-                members.iter().map(|m| &m.posterior).collect();
+            let posteriors: Vec<&GaussianPosterior> = members
+                .iter()
+                .map(FittedModel::posterior)
+                .collect::<Result<_>>()?;
             Certificate::of_risk_sum(posteriors.as_slice(), sum, &loss, &spec)?
         } else {
-            Certificate::of_risk_sum(&self.posterior, sum, &loss, &spec)?
+            Certificate::of_risk_sum(self.posterior()?, sum, &loss, &spec)?
         };
         Ok(CertificateReport::new(certificate, None))
     }

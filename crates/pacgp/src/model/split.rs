@@ -20,8 +20,8 @@ use crate::objective::sgp_split::{SparseSplitPrior, SparseSplitRecord};
 use crate::posterior::{Covariance, GaussianPosterior, Marginals, Prior};
 use crate::spec::{ClassifierHypers, Method, PacPrior};
 
+use super::certify::Resolved;
 use super::split_classifier::ClassifierSplitRecord;
-use super::usage::Resolved;
 use super::{CertificateReport, FittedModel, Task};
 
 /// Relative agreement of a recomputed value with the stored one: the same computation run
@@ -203,7 +203,7 @@ fn certify_on_part_b(
     losses: &[(GibbsLoss, Option<f64>)],
     opts: &Resolved,
 ) -> Result<Vec<CertificateReport>> {
-    choices.extend(super::usage::epsilon_union(losses));
+    choices.extend(super::certify::epsilon_union(losses));
     let spec = CertificateSpec::new(opts.delta, opts.term, choices);
     let (loss, eps): (Vec<GibbsLoss>, Vec<Option<f64>>) = losses.iter().cloned().unzip();
     let certificates = Certificate::for_losses(q, marginals, y_b, &loss, &spec)?;
@@ -236,7 +236,7 @@ impl FittedModel {
             &[prior.noise_a],
         )?;
         let q = record.posterior_on(&prior, &parts)?;
-        check_posterior(&self.posterior, &q)?;
+        check_posterior(self.posterior()?, &q)?;
         certify_on_part_b(
             &q,
             &q.predict(parts.x_b.as_ref())?,
@@ -294,7 +294,7 @@ impl FittedModel {
         )?;
         let posterior = record.posterior_on(&prior, &parts)?;
         let p_a = prior.prior();
-        check_posterior(&self.posterior, &posterior)?;
+        check_posterior(self.posterior()?, &posterior)?;
         certify_on_part_b(
             &PosteriorAgainst::new(&posterior, &p_a)?,
             &posterior.predict(parts.x_b.as_ref())?,
@@ -375,9 +375,9 @@ impl FittedModel {
             &record.lambda.into_iter().collect::<Vec<_>>(),
             &pa.lambda().into_iter().collect::<Vec<_>>(),
         )?;
-        let sites = record.sites_of_b(&self.posterior)?;
+        let sites = record.sites_of_b(self.posterior()?)?;
         let q = pa.posterior(&sites)?;
-        check_posterior(&self.posterior, &q)?;
+        check_posterior(self.posterior()?, &q)?;
         let b = sample.subset(&pa.part_b);
         let loss = GibbsLoss::Classification(self.gibbs_classifier(opts.predictor)?);
         certify_on_part_b(

@@ -36,7 +36,7 @@ impl FittedModel {
     pub fn svm_decision(&self, x: MatRef<'_, f64>) -> Result<Vec<f64>> {
         let (mu, bias) = self.svm_parts()?;
         let m = self
-            .posterior
+            .posterior()?
             .predict(self.standardised_inputs(x)?.as_ref())?;
         Ok(m.mean.iter().map(|v| v / mu + bias).collect())
     }
@@ -51,7 +51,7 @@ impl FittedModel {
         for i in (0..xs.nrows()).rev() {
             rows.insert(key((0..xs.ncols()).map(|j| xs[(i, j)]).collect()), i);
         }
-        let b = &self.posterior.basis;
+        let b = &self.posterior()?.basis;
         let support = (0..b.nrows())
             .map(|r| {
                 rows.get(&key((0..b.ncols()).map(|j| b[(r, j)]).collect()))
@@ -63,7 +63,7 @@ impl FittedModel {
             .collect::<Result<Vec<_>>>()?;
         Ok(SvmDual {
             support,
-            dual_coef: self.posterior.alpha.iter().map(|a| a / mu).collect(),
+            dual_coef: self.posterior()?.alpha.iter().map(|a| a / mu).collect(),
             intercept: bias,
         })
     }

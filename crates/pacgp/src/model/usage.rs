@@ -1,62 +1,17 @@
-//! Using a fitted model: test-set metrics, and certificates on the training sample through
-//! the one constructor ([`crate::certificate`]). Predictions are in `model/predict.rs`.
+//! Using a fitted model on a test set: its metrics, and what a classifier's Gibbs classifier
+//! and a regressor's noise and scaler are. Certificates are in `model/certify.rs`,
+//! predictions in `model/predict.rs`.
 
 use faer::MatRef;
 
-use super::{CertificateReport, Evaluation, FittedModel, Task};
-use crate::bounds::ConfidenceTerm;
-use crate::certificate::{
-    Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, GibbsPredictor, PenaltyTerm,
-};
+use super::{Evaluation, FittedModel, Task};
+use crate::certificate::{GibbsClassifier, GibbsLoss, GibbsPredictor};
 use crate::data::{Dataset, TargetScaler};
 use crate::error::{Error, Result};
 use crate::inference::InferenceMethod;
-use crate::loo::{ClassifierLoo, LooEstimator, LooMode, RegressionModel};
 use crate::loss::{self, RegressionLoss};
 use crate::metrics;
-use crate::posterior::{Marginals, MeanScaled};
-use crate::regression::exact::ExactGp;
-use crate::regression::sparse::{SparseGp, SparseMethod};
-use crate::spec::LooRequest;
-
-/// Settings of [`FittedModel::certify`]; `None` takes the model's own (its spec's δ, the
-/// confidence constant and Gibbs classifier it was trained with).
-#[derive(Clone, Debug, PartialEq)]
-pub struct CertifyOptions {
-    /// ε values of the ε-band loss in target units (regression). Empty = the model's own ε.
-    /// Several ε certified at once pay `ln k` more each (union bound).
-    pub epsilons: Vec<f64>,
-    /// Confidence δ.
-    pub delta: Option<f64>,
-    /// Confidence constant.
-    pub term: Option<ConfidenceTerm>,
-    /// Classifier certificates: which Gibbs classifier.
-    pub predictor: Option<GibbsPredictor>,
-    /// Which leave-one-out estimates go beside the certificate (`auto`: the fast one where
-    /// the model has one).
-    pub loo: LooRequest,
-}
-
-impl Default for CertifyOptions {
-    /// The model's own settings, with the fast leave-one-out beside the bound where the
-    /// model has one.
-    fn default() -> Self {
-        Self {
-            epsilons: Vec::new(),
-            delta: None,
-            term: None,
-            predictor: None,
-            loo: LooRequest::Auto,
-        }
-    }
-}
-
-/// [`CertifyOptions`] with the model's defaults filled in.
-pub(super) struct Resolved {
-    pub(super) delta: f64,
-    pub(super) term: ConfidenceTerm,
-    pub(super) predictor: GibbsPredictor,
-}
+use crate::posterior::Marginals;
 
 impl FittedModel {
     pub(super) fn standardised_inputs(&self, x: MatRef<'_, f64>) -> Result<faer::Mat<f64>> {
@@ -79,48 +34,6 @@ impl FittedModel {
                 self.method()
             ))),
         }
-    }
-
-    /// The confidence constant the model was trained with (a split prior's record holds
-    /// Catoni's λ where it used it; checked against the spec by [`FittedModel::choices`]).
-    pub fn trained_confidence_term(&self) -> ConfidenceTerm {
-        match &self.task {
-            Task::Classification {
-                split_prior: Some(r),
-                ..
-            } => r.term,
-            _ => self.spec.confidence_term(),
-        }
-    }
-
-    /// The Gibbs classifier the spec names (latent for regressors and the SVM).
-    pub(super) fn trained_predictor(&self) -> GibbsPredictor {
-        match &self.spec.method {
-            crate::spec::Method::Classifier(c) => c.predictor,
-            crate::spec::Method::PacGpc(c) => c.predictor,
-            _ => GibbsPredictor::Latent,
-        }
-    }
-
-    /// The options with the model's own defaults, δ and Catoni's λ checked before any refit:
-    /// Catoni's λ only as the fit fixed it ([`Error::CatoniNotFromFit`] otherwise).
-    pub(super) fn resolve(&self, opts: &CertifyOptions) -> Result<Resolved> {
-        if let Some(ConfidenceTerm::Catoni { lambda }) = opts.term {
-            let trained = self.trained_confidence_term();
-            if opts.term != Some(trained) {
-                return Err(Error::CatoniNotFromFit {
-                    lambda,
-                    trained: trained.catoni_lambda(),
-                });
-            }
-        }
-        let resolved = Resolved {
-            delta: opts.delta.unwrap_or(self.spec.delta),
-            term: opts.term.unwrap_or_else(|| self.trained_confidence_term()),
-            predictor: opts.predictor.unwrap_or_else(|| self.trained_predictor()),
-        };
-        crate::bounds::BoundTarget::check_confidence(resolved.delta, resolved.term)?;
-        Ok(resolved)
     }
 
     /// Whether the model is a classifier (binary or multi-class).
@@ -161,12 +74,15 @@ impl FittedModel {
     /// Test metrics; for regression the Gibbs and Bayes risks when an ε is given or stored,
     /// for classifiers the Gibbs error of the latent classifier.
     pub fn evaluate(&self, test: &Dataset, epsilon: Option<f64>) -> Result<Evaluation> {
-        if self.classes().is_some() {
-            return self.evaluate_multiclass(test);
+        match &self.task {
+            Task::OneVsRest { .. } | Task::Softmax { .. } => self.evaluate_multiclass(test),
+            Task::Classification { .. } | Task::Svm { .. } => self.evaluate_classifier(test),
+            Task::Regression { .. } => self.evaluate_regression(test, epsilon),
         }
-        if self.is_classifier() {
-            return self.evaluate_classifier(test);
-        }
+    }
+
+    /// A regressor's RMSE, MAE, NLPD and 95% coverage, and its ε-band Gibbs and Bayes risks.
+    fn evaluate_regression(&self, test: &Dataset, epsilon: Option<f64>) -> Result<Evaluation> {
         let p = self.predict_regression(test.x.as_ref())?;
         let eps = epsilon.or(self.spec.epsilon());
         let (gibbs, bayes) = match eps {
@@ -224,271 +140,6 @@ impl FittedModel {
             ..Default::default()
         })
     }
-
-    /// PAC-Bayes certificates on `sample`, which must be the training sample: of the ε-band
-    /// Gibbs risk for regression (one per ε, with the closed-form LOO for exact GPs), of the
-    /// Gibbs classification error for classifiers (docs/math.md §7.1). Every price is
-    /// re-derived from the model's spec ([`FittedModel::choices`]), never read from the file;
-    /// the input (and target) scalers must be the sample's; for several ε, `ln k` more.
-    ///
-    /// A model fitted with a holdout ([`super::holdout`]) takes the whole sample `fit` was
-    /// given: the Gibbs certificates are on its fit rows at δ/2, and each carries the test-set
-    /// bound on the deployed predictor from the held-out rows at δ/(2k) (`deployed`).
-    /// A classifier's certificates carry the sample's majority-class rate beside the bound.
-    ///
-    /// ```
-    /// # use pacgp::prelude::*;
-    /// # let x = Mat::from_fn(30, 1, |i, _| i as f64 / 10.0);
-    /// # let noise = |i: usize| 0.1 * ((i * 7 % 5) as f64 - 2.0);
-    /// # let y = (0..30).map(|i| (i as f64 / 10.0).sin() + noise(i)).collect();
-    /// # let data = Dataset::new(x, y)?;
-    /// // `data`: 30 noisy points of sin(x) on [0, 3).
-    /// let spec = FitOptions::default().check(MethodName::Gpr)?;
-    /// let model = fit(&spec, &data, None)?;
-    ///
-    /// // A regressor's certificate needs ε (here none was stored with the fit): two at once.
-    /// let opts = CertifyOptions { epsilons: vec![0.2, 0.4], ..Default::default() };
-    /// let reports = model.certify(&data, &opts)?;
-    /// assert_eq!(reports.len(), 2);
-    /// for r in &reports {
-    ///     let c = &r.certificate;
-    ///     assert!(c.empirical_risk <= c.bound && c.bound <= 1.0);
-    ///     assert!(c.penalty >= 2f64.ln()); // two ε certified together pay ln 2
-    ///     assert!(r.loo_error.is_some()); // the closed-form leave-one-out beside it
-    /// }
-    /// // A wider band misses fewer targets.
-    /// assert!(reports[1].certificate.bound <= reports[0].certificate.bound);
-    ///
-    /// // The certificate holds on the sample it was fitted on only.
-    /// let other = data.subset(&[0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
-    /// assert!(model.certify(&other, &opts).is_err());
-    /// # Ok::<(), pacgp::Error>(())
-    /// ```
-    pub fn certify(
-        &self,
-        sample: &Dataset,
-        opts: &CertifyOptions,
-    ) -> Result<Vec<CertificateReport>> {
-        let mut reports = match self.holdout_parts(sample)? {
-            Some(parts) => self.certify_with_holdout(&parts, opts)?,
-            None => self.certify_fit_rows(sample, opts)?,
-        };
-        if self.is_classifier() {
-            let rate = metrics::majority_rate(&sample.y)?;
-            for r in &mut reports {
-                r.majority_rate = Some(rate);
-            }
-        }
-        let duplicates = crate::data::Duplicates::of(sample);
-        for r in &mut reports {
-            r.duplicates = Some(duplicates);
-            r.stopped_early = self.report.stopped_early;
-        }
-        Ok(reports)
-    }
-
-    /// [`FittedModel::certify`] on the rows the model was fitted on (a fit's own certificate
-    /// before its holdout is recorded).
-    pub(crate) fn certify_fit_rows(
-        &self,
-        sample: &Dataset,
-        opts: &CertifyOptions,
-    ) -> Result<Vec<CertificateReport>> {
-        self.check_training_sample(sample)?;
-        let r = self.resolve(opts)?;
-        let loo = self.spec.leave_one_out(opts.loo)?;
-        let xs = self.standardised_inputs(sample.x.as_ref())?;
-        if self.is_classifier() && !opts.epsilons.is_empty() {
-            return Err(Error::Unsupported(
-                "ε applies to regression models; a classifier's certificate bounds its 0-1 error"
-                    .into(),
-            ));
-        }
-        if self.classes().is_some() {
-            return self.certify_multiclass(sample, &r, loo);
-        }
-        if let Task::Classification {
-            split_prior: Some(record),
-            ..
-        } = &self.task
-        {
-            return self.certify_split_classifier(record, sample, &r);
-        }
-        if self.is_classifier() {
-            let mut choices = self.choices()?;
-            self.check_scalers(sample)?;
-            let loss = GibbsLoss::Classification(self.gibbs_classifier(r.predictor)?);
-            let spec = CertificateSpec::new(r.delta, r.term, std::mem::take(&mut choices));
-            // One prediction and one KL serve the Gibbs and the deployed certificate.
-            let marginals = self.posterior.predict(xs.as_ref())?;
-            let family = MeanScaled::from_marginals(&self.posterior, xs.as_ref(), marginals)?;
-            let certificate = Certificate::of_predictions(
-                &family,
-                family.unit_marginals(),
-                &sample.y,
-                &loss,
-                &spec,
-            )?;
-            let mut report = CertificateReport::new(certificate, None);
-            report.deployed =
-                Some(self.derandomised_classifier(&family, xs.as_ref(), &sample.y, &spec)?);
-            if let Some(mode) = loo {
-                let loo = self.classifier_loo(xs.as_ref(), &sample.y, mode)?;
-                report.loo_error = loo.approx.as_ref().map(|a| a.loo.rate);
-                report.loo_estimator = loo.approx.as_ref().map(|a| a.estimator);
-                report.loo_exact_error = loo.exact.as_ref().map(|e| e.rate);
-            }
-            return Ok(vec![report]);
-        }
-        let epsilons = if opts.epsilons.is_empty() {
-            vec![self.spec.epsilon().ok_or_else(|| {
-                Error::Spec(crate::spec::SpecError::missing(
-                    crate::spec::SpecOption::Epsilon,
-                    self.method(),
-                    "the ε-band loss of its certificate needs ε in the target's units, and this model was not fitted with one",
-                ))
-            })?]
-        } else {
-            opts.epsilons.clone()
-        };
-        for &e in &epsilons {
-            RegressionLoss::new_epsilon_band(e)?;
-        }
-        if let Task::Regression {
-            split_prior: Some(record),
-            ..
-        } = &self.task
-        {
-            return self.certify_split_prior(record, sample, &epsilons, &r);
-        }
-        if let Task::Regression {
-            sparse_split_prior: Some(record),
-            ..
-        } = &self.task
-        {
-            return self.certify_sparse_split_prior(record, sample, &epsilons, &r);
-        }
-        let mut choices = self.choices()?;
-        self.check_scalers(sample)?;
-        choices.extend(epsilon_union(&epsilons));
-        let (noise, ys) = self.regression_parts()?;
-        let y_std = ys.transform(&sample.y);
-        let spec = CertificateSpec::new(r.delta, r.term, choices);
-        // One prediction and one KL serve every ε's Gibbs and deployed certificates.
-        let marginals = self.posterior.predict(xs.as_ref())?;
-        let family = MeanScaled::from_marginals(&self.posterior, xs.as_ref(), marginals)?;
-        let bands = epsilons
-            .iter()
-            .map(|&eps| Ok(RegressionLoss::new_epsilon_band(eps)?.scaled(1.0 / ys.sd)))
-            .collect::<Result<Vec<_>>>()?;
-        let losses: Vec<GibbsLoss> = bands.iter().map(|l| GibbsLoss::Regression(*l)).collect();
-        let certificates =
-            Certificate::for_losses(&family, family.unit_marginals(), &y_std, &losses, &spec)?;
-        // One LOO (a closed form, or N refits) serves every ε: only the band changes.
-        let loo = match loo {
-            Some(mode) => {
-                let model = self.regression_refit(xs.as_ref(), &y_std, noise)?;
-                let eps0 = epsilons[0] / ys.sd;
-                Some(crate::loo::regression_loo(
-                    model.as_loo(xs.as_ref(), &y_std),
-                    eps0,
-                    mode,
-                )?)
-            }
-            None => None,
-        };
-        epsilons
-            .iter()
-            .zip(bands)
-            .zip(certificates)
-            .map(|((&eps, loss), certificate)| {
-                let mut report = CertificateReport::new(certificate, Some(eps));
-                report.deployed = Some(Self::derandomised_regressor(
-                    &family,
-                    &y_std,
-                    (eps, ys.sd),
-                    &spec,
-                )?);
-                if let Some(loo) = &loo {
-                    let n = y_std.len() as f64;
-                    let band = loss.epsilon();
-                    if let Some(a) = &loo.approx {
-                        report.loo_error = Some(a.loo.band_error(&y_std, band));
-                        report.loo_estimator = Some(LooEstimator::ClosedForm);
-                        // Densities transform with the Jacobian 1/sd of the standardisation.
-                        report.loo_log_predictive = Some(a.loo.log_predictive / n - ys.sd.ln());
-                        report.loo_rmse = Some(a.loo.mse(&y_std).sqrt() * ys.sd);
-                    }
-                    report.loo_exact_error =
-                        loo.exact.as_ref().map(|e| e.loo.band_error(&y_std, band));
-                }
-                Ok(report)
-            })
-            .collect()
-    }
-
-    /// The stored scalers must be the ones the training sample gives (they shape the prior):
-    /// recomputed here and compared to 1e-9 relative (a sharded fit sums its moments in
-    /// another order; an edit that changes the bound is far larger).
-    pub(super) fn check_scalers(&self, sample: &Dataset) -> Result<()> {
-        // Means and deviations agree to 1e-9 of the deviation (the column's own scale).
-        let close = |a: f64, b: f64, sd: f64| (a - b).abs() <= 1e-9 * sd;
-        let x = crate::data::Standardizer::fit(sample.x.as_ref(), &self.feature_names)?;
-        let s = &self.x_scaler;
-        let same = x.mean.len() == s.mean.len()
-            && (0..x.mean.len())
-                .all(|j| close(x.mean[j], s.mean[j], x.sd[j]) && close(x.sd[j], s.sd[j], x.sd[j]));
-        if !same {
-            return Err(Error::ModelMismatch {
-                part: "input scaler".into(),
-                reason: "its means and deviations are not the training sample's".into(),
-            });
-        }
-        if let Task::Regression { y_scaler, .. } = &self.task {
-            let y = TargetScaler::fit_column(&sample.y, &self.target_name)?;
-            if !close(y.mean, y_scaler.mean, y.sd) || !close(y.sd, y_scaler.sd, y.sd) {
-                return Err(Error::ModelMismatch {
-                    part: "target scaler".into(),
-                    reason: "its mean and deviation are not the training sample's".into(),
-                });
-            }
-        }
-        Ok(())
-    }
-}
-
-impl CertificateReport {
-    /// A certificate with no LOO figures yet.
-    pub fn new(certificate: Certificate, epsilon: Option<f64>) -> Self {
-        Self {
-            certificate,
-            epsilon,
-            loo_error: None,
-            loo_estimator: None,
-            loo_exact_error: None,
-            loo_log_predictive: None,
-            loo_rmse: None,
-            deployed: None,
-            majority_rate: None,
-            stopped_early: None,
-            duplicates: None,
-        }
-    }
-}
-
-/// A regressor refitted on the certified sample at its stored parameters, for its LOO.
-enum RegressionRefit {
-    Exact(ExactGp),
-    Sparse(SparseGp),
-}
-
-impl RegressionRefit {
-    fn as_loo<'a>(&'a self, x: MatRef<'a, f64>, y: &'a [f64]) -> RegressionModel<'a> {
-        match self {
-            RegressionRefit::Exact(gp) => RegressionModel::Exact(gp),
-            RegressionRefit::Sparse(gp) => RegressionModel::Sparse { gp, x, y },
-        }
-    }
 }
 
 impl FittedModel {
@@ -508,107 +159,4 @@ impl FittedModel {
             ))),
         }
     }
-
-    /// Leave-one-out of a classifier on its (standardised) training sample: the method is
-    /// refitted once at the stored kernel, in the sample's row order, then LOO'd.
-    pub(super) fn classifier_loo(
-        &self,
-        x: MatRef<'_, f64>,
-        y: &[f64],
-        mode: LooMode,
-    ) -> Result<ClassifierLoo> {
-        if let Task::Svm { config, .. } = &self.task {
-            return self.svm_loo(x, y, config, mode);
-        }
-        let Task::Classification { likelihood, .. } = &self.task else {
-            return Err(Error::Unsupported("not a classifier".into()));
-        };
-        let method = self.inference_method()?;
-        let fit = method.fit(self.posterior.kernel(), likelihood, x, y)?;
-        crate::loo::classifier_loo(&method, likelihood, x, y, &fit, mode)
-    }
-
-    /// Leave-one-out of an SVM: refitted once on the sample with its stored settings on the
-    /// prior kernel, then linear response (seed 001 eqs. 17.26–17.32) and/or warm refits.
-    fn svm_loo(
-        &self,
-        x: MatRef<'_, f64>,
-        y: &[f64],
-        config: &crate::svm::SvmConfig,
-        mode: LooMode,
-    ) -> Result<ClassifierLoo> {
-        use crate::loo::ApproxLoo;
-        let kernel = &self.posterior.kernel();
-        // The fit's own solution where it was found for this very problem (it is the one
-        // solving again would give), else solve.
-        let solved;
-        let cached = self.svm_solution.as_deref();
-        let fit = match cached.and_then(|s| s.for_problem(kernel, config, x, y)) {
-            Some(fit) => fit,
-            None => {
-                solved = crate::svm::svm(kernel, x, y, config)?;
-                &solved
-            }
-        };
-        let approx = match mode {
-            LooMode::Approx | LooMode::Both => Some(ApproxLoo {
-                estimator: LooEstimator::LinearResponse,
-                loo: crate::svm::loo::svm_loo(fit, kernel, x, y)?,
-            }),
-            LooMode::Exact => None,
-        };
-        let exact = match mode {
-            LooMode::Exact | LooMode::Both => {
-                Some(crate::svm::loo::svm_exact_loo(kernel, x, y, config, fit)?)
-            }
-            LooMode::Approx => None,
-        };
-        Ok(ClassifierLoo { approx, exact })
-    }
-
-    /// The regressor at its stored parameters on the sample (row order of the sample).
-    fn regression_refit(
-        &self,
-        x: MatRef<'_, f64>,
-        y: &[f64],
-        noise: f64,
-    ) -> Result<RegressionRefit> {
-        use crate::spec::Method;
-        let kernel = self.posterior.kernel().clone();
-        let sparse = |method| {
-            RegressionRefit::Sparse(SparseGp {
-                kernel: kernel.clone(),
-                noise_variance: noise,
-                z: self.posterior.basis.clone(),
-                method,
-            })
-        };
-        Ok(match &self.spec.method {
-            Method::Gpr(_) | Method::PacGp(_) => RegressionRefit::Exact(ExactGp::fit(
-                kernel.clone(),
-                noise,
-                x.to_owned(),
-                y.to_vec(),
-                &Default::default(),
-            )?),
-            Method::Sparse(s) => sparse(s.approximation),
-            // PAC-SGP certifies the FITC form of its posterior (α_s = 1); Zhang's greedy model
-            // is the DTC posterior on its chosen basis.
-            Method::PacSgp(_) => sparse(SparseMethod::Fitc),
-            Method::GreedySparse(_) => sparse(SparseMethod::Dtc),
-            _ => {
-                return Err(Error::Unsupported(format!(
-                    "{} is not a regression method",
-                    self.method()
-                )))
-            }
-        })
-    }
-}
-
-/// The price of certifying k > 1 values of ε at once: a union bound over them, `ln k` (none
-/// for one ε).
-pub(super) fn epsilon_union<T: Clone>(epsilons: &[T]) -> Option<PenaltyTerm> {
-    (epsilons.len() > 1)
-        .then(|| crate::select::Menu::charged(epsilons.to_vec(), "ε of the loss").price())
 }

@@ -1,0 +1,144 @@
+//! The model file across the in-memory layout where a posterior lives in its task: files
+//! written by the earlier layout (multi-class ones with a placeholder posterior at the top
+//! level) certify to the same bits; new multi-class files hold no placeholder; a file with an
+//! illegal task (two split records, a binary or regression model without its posterior) is
+//! refused by name.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{ok, pacgp, s};
+use serde_json::Value;
+
+/// The earlier version's files and the samples they were fitted on (see the folder's README).
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/model_v2")
+        .join(name)
+}
+
+fn json_file(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn certify(model: &Path, data: &Path) -> std::process::Output {
+    pacgp(&["certify", "--model", s(model), "--data", s(data), "--json"])
+}
+
+/// The earlier files and the certificates that version printed for them.
+const EARLIER: [(&str, &str); 3] = [
+    ("ovr_v2", "iris45.csv"),
+    ("softmax_v2", "iris45.csv"),
+    ("pacsgp_split_v2", "boston80.csv"),
+];
+
+#[test]
+fn earlier_model_files_certify_to_the_same_bits() {
+    for (model, data) in EARLIER {
+        let got: Value = serde_json::from_str(&ok(&certify(
+            &fixture(&format!("{model}.json")),
+            &fixture(data),
+        )))
+        .unwrap();
+        let want = json_file(&fixture(&format!("{model}.cert.json")));
+        assert_eq!(got, want, "{model}: the certificate changed");
+    }
+}
+
+/// A fresh multi-class fit writes no placeholder posterior, and certifies as the earlier
+/// version's fit of the same sample did; a binary or regression file keeps its posterior at
+/// the top level, where the earlier layout had it.
+#[test]
+fn multiclass_files_hold_no_placeholder_posterior() {
+    let dir = tempfile::tempdir().unwrap();
+    let iris = fixture("iris45.csv");
+    for (name, extra) in [
+        ("ovr_v2", &[][..]),
+        ("softmax_v2", &["--multiclass", "softmax"][..]),
+    ] {
+        let out = dir.path().join(format!("{name}.json"));
+        let mut args = vec!["fit", "--data", s(&iris), "--target", "species"];
+        args.extend(["--method", "laplace", "--out", s(&out)]);
+        args.extend(extra);
+        ok(&pacgp(&args));
+        let file = json_file(&out);
+        assert!(file.get("posterior").is_none(), "{name}: a placeholder");
+        let mut earlier = json_file(&fixture(&format!("{name}.json")));
+        assert!(earlier.get("posterior").is_some());
+        earlier.as_object_mut().unwrap().remove("posterior");
+        assert_eq!(file, earlier, "{name}: the rest of the file changed");
+        let got: Value = serde_json::from_str(&ok(&certify(&out, &iris))).unwrap();
+        assert_eq!(got, json_file(&fixture(&format!("{name}.cert.json"))));
+    }
+    let gpr = dir.path().join("gpr.json");
+    let boston = fixture("boston80.csv");
+    ok(&pacgp(&[
+        "fit",
+        "--data",
+        s(&boston),
+        "--target",
+        "MEDV",
+        "--epsilon",
+        "3",
+        "--out",
+        s(&gpr),
+    ]));
+    assert!(json_file(&gpr).get("posterior").is_some());
+}
+
+/// Both a dense and a sparse split prior's record in one regression task: no version writes
+/// it, and `certify` refuses the file naming the two.
+#[test]
+fn a_regression_task_with_two_split_records_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let boston = fixture("boston80.csv");
+    let dense = dir.path().join("dense.json");
+    ok(&pacgp(&[
+        "fit",
+        "--data",
+        s(&boston),
+        "--target",
+        "MEDV",
+        "--method",
+        "pac-gp",
+        "--epsilon",
+        "3",
+        "--prior",
+        "split:0.5",
+        "--out",
+        s(&dense),
+    ]));
+    let record = json_file(&dense)["task"]["split_prior"].clone();
+    assert!(record.is_object());
+    let mut both = json_file(&fixture("pacsgp_split_v2.json"));
+    both["task"]["split_prior"] = record;
+    let edited = dir.path().join("both.json");
+    std::fs::write(&edited, both.to_string()).unwrap();
+    let out = certify(&edited, &boston);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("both a split prior and a sparse split prior"),
+        "{err}"
+    );
+}
+
+/// A regression or binary model's file without its posterior is refused, naming what is
+/// missing (a multi-class one never needed it).
+#[test]
+fn a_binary_or_regression_file_without_its_posterior_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let boston = fixture("boston80.csv");
+    let mut file = json_file(&fixture("pacsgp_split_v2.json"));
+    file.as_object_mut().unwrap().remove("posterior");
+    let edited = dir.path().join("no_posterior.json");
+    std::fs::write(&edited, file.to_string()).unwrap();
+    let out = certify(&edited, &boston);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("a regression model file without its posterior"),
+        "{err}"
+    );
+}
