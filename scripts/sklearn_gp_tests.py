@@ -26,6 +26,7 @@ Needs pytest, scikit-learn and pacgp (importable: ``maturin develop`` in the rep
 import argparse
 import collections
 import json
+import re
 import sys
 
 MODULES = {
@@ -44,13 +45,14 @@ SUBSTITUTES = {
 def cause_of(report):
     """A failed report's cause: ``"ExceptionType: first line of its message"`` (the crash's
     own line as pytest reports it; the message's first non-empty line when it starts with a
-    blank one, as numpy's assertion messages do), at most 160 characters."""
+    blank one, as numpy's assertion messages do), at most 160 characters, with memory
+    addresses (``0x7f…``, which differ between tests) elided."""
     crash = getattr(report.longrepr, "reprcrash", None)
     if crash is None:
         return str(report.longrepr).strip().splitlines()[-1][:160]
     kind, _, message = crash.message.partition(":")
     lines = [line.strip() for line in message.splitlines() if line.strip()]
-    first = lines[0] if lines else ""
+    first = re.sub(r"0x[0-9a-f]+", "0x…", lines[0] if lines else "")
     return f"{kind.strip()}: {first}"[:160]
 
 
