@@ -4,7 +4,7 @@ class's docstring for what the parameters mean)."""
 from typing import Any, Dict, List, Optional, Sequence, Tuple, TypeVar, Union
 
 import numpy as np
-from numpy.typing import NDArray
+from numpy.typing import ArrayLike, NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
 from ._gp_api import EvidenceAPI, PredictionSets, RegressionAPI, SVMDualAPI, _RandomState
@@ -57,6 +57,11 @@ class GPRegressor(EvidenceAPI, _Regressor):
         interval_score: Optional[str] = None,
         certify_holdout: Optional[float] = None,
         time_limit: Optional[float] = None,
+        alpha: Optional[ArrayLike] = None,
+        optimizer: Any = "fmin_l_bfgs_b",
+        n_restarts_optimizer: Optional[int] = None,
+        normalize_y: bool = True,
+        n_targets: Optional[int] = None,
     ) -> None: ...
 
 class SparseGPRegressor(_Regressor):
@@ -171,6 +176,7 @@ class GPClassifier(_Classifier):
         intervals: Optional[str] = None,
         interval_score: Optional[str] = None,
     ) -> None: ...
+    def latent_mean_and_variance(self, X: Any) -> Tuple[_F64, _F64]: ...
 
 class SparseGPClassifier(_Classifier):
     def __init__(
