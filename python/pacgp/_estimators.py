@@ -53,7 +53,14 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _pacgp
-from ._gp_api import EvidenceAPI, PredictionSets, RegressionAPI, SVMDualAPI, seed_of
+from ._gp_api import (
+    ClassifierEvidenceAPI,
+    EvidenceAPI,
+    PredictionSets,
+    RegressionAPI,
+    SVMDualAPI,
+    seed_of,
+)
 from ._kernels import from_fitted, is_sklearn_kernel, to_spec
 
 
@@ -348,23 +355,23 @@ class GPRegressor(EvidenceAPI, _Regressor):
     the two); ``optimizer`` "fmin_l_bfgs_b" (the default) is the library's L-BFGS; and
     ``normalize_y=True`` (the default here) is what pacgp always does. The rest are refused
     with a ValueError naming the difference rather than fitted as something else:
-    ``optimizer=None`` or a callable (θ is always fitted by ML-II), ``alpha`` (the noise
-    variance σ² is fitted, and a certificate is about that σ²; put a ``WhiteKernel`` in the
-    kernel for scikit-learn's learnt noise), ``normalize_y=False`` (the PAC grid and the
-    certificate are on standardised targets) and ``n_targets`` other than None or 1 (one
-    output per model).
+    ``optimizer=None`` or a callable (θ is always fitted by ML-II), ``normalize_y=False`` (the
+    PAC grid and the certificate are on standardised targets) and ``n_targets`` other than
+    None or 1 (one output per model). There is no ``alpha``: the noise variance σ² is fitted
+    and a certificate is about that σ² (a ``WhiteKernel`` in a scikit-learn kernel is
+    scikit-learn's learnt noise); a parameter of that name would also be set to 0.01 by
+    scikit-learn's ``check_regressors_train``, which takes it for a linear model's penalty.
     """
 
     def __init__(self, kernel="se-ard", epsilon=None, restarts=0, snap=True, random_state=0,
                  certify=True, delta=0.01, loo="auto", categorical="auto", missing=None,
                  unknown_category="error", n_threads=None, intervals=None,
-                 interval_score=None, certify_holdout=None, time_limit=None, alpha=None,
+                 interval_score=None, certify_holdout=None, time_limit=None,
                  optimizer="fmin_l_bfgs_b", n_restarts_optimizer=None, normalize_y=True,
                  n_targets=None):
         self.kernel = kernel
         self.epsilon = epsilon
         self.restarts = restarts
-        self.alpha = alpha
         self.optimizer = optimizer
         self.n_restarts_optimizer = n_restarts_optimizer
         self.normalize_y = normalize_y
@@ -386,7 +393,8 @@ class GPRegressor(EvidenceAPI, _Regressor):
     def fit(self, X, y):
         """Fit as every regressor does (see ``_Regressor.fit``); a ``y`` with more columns
         than ``n_targets`` is refused first, with scikit-learn's message."""
-        columns = np.shape(y)[1] if np.ndim(y) == 2 else 1
+        shape = np.shape(np.asarray(y))
+        columns = shape[1] if len(shape) == 2 else 1
         if self.n_targets is not None and columns != self.n_targets:
             raise ValueError(
                 f"The number of targets seen in `y` is different from the parameter "
@@ -411,15 +419,6 @@ class GPRegressor(EvidenceAPI, _Regressor):
 def _check_sklearn_gpr_params(est):
     """scikit-learn's ``GaussianProcessRegressor`` parameters pacgp does not have, refused
     with the reason (see ``GPRegressor``'s doc) rather than fitted as something else."""
-    if est.alpha is not None:
-        given = (f"alpha={est.alpha!r}" if np.ndim(est.alpha) == 0 else
-                 f"alpha (an array of {np.size(est.alpha)} per-point noise variances)")
-        raise ValueError(
-            f"{given}: pacgp fits the noise variance by ML-II and certifies the "
-            "model with that fitted noise; a fixed noise or jitter (scikit-learn's alpha) is "
-            "not supported: leave alpha=None (add a WhiteKernel to a scikit-learn kernel for "
-            "scikit-learn's learnt noise)"
-        )
     if est.optimizer != "fmin_l_bfgs_b":
         raise ValueError(
             f"optimizer={est.optimizer!r}: pacgp always fits the kernel's hyperparameters by "
@@ -765,7 +764,16 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
         return _behaved(X), _behaved(target)
 
 
-class GPClassifier(_Classifier):
+def _laplace_binary(estimator):
+    """Whether the fitted classifier is one binary Laplace model fitted on every row it was
+    given (it then has an evidence on that sample; a held-out fraction or a split prior leaves
+    rows out of the fit)."""
+    check_is_fitted(estimator, "model_")
+    return (estimator.method == "laplace" and estimator.model_.classes is None
+            and estimator.prior is None and estimator.certify_holdout is None)
+
+
+class GPClassifier(ClassifierEvidenceAPI, _Classifier):
     """GP classification: ``method`` "laplace", "ep", "mean-field", "ivm", "sogp", or
     "pac-gpc" (the classifier trained by its PAC-Bayes bound, ``pacgp fit --method pac-gpc``).
 
@@ -841,6 +849,17 @@ class GPClassifier(_Classifier):
             # A flag, as on the command line: False is the flag not given.
             both_directions=bool(self.both_directions) or None,
         )
+
+    def _fitted_on(self, X, target):
+        """A binary Laplace model keeps its sample for ``log_marginal_likelihood``."""
+        if _laplace_binary(self):
+            self._set_evidence(X, target)
+
+    @available_if(_laplace_binary)
+    def log_marginal_likelihood(self, theta=None, eval_gradient=False, clone_kernel=True):
+        """A binary Laplace model's ``ln q(y | X, θ)`` (``ClassifierEvidenceAPI``); other
+        models (other methods, K classes, a split prior) have none."""
+        return super().log_marginal_likelihood(theta, eval_gradient, clone_kernel)
 
     def latent_mean_and_variance(self, X):
         """scikit-learn's name for a binary model's ``predict_latent``: the latent posterior's

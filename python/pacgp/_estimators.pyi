@@ -4,10 +4,17 @@ class's docstring for what the parameters mean)."""
 from typing import Any, Dict, List, Optional, Sequence, Tuple, TypeVar, Union
 
 import numpy as np
-from numpy.typing import ArrayLike, NDArray
+from numpy.typing import NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
-from ._gp_api import EvidenceAPI, PredictionSets, RegressionAPI, SVMDualAPI, _RandomState
+from ._gp_api import (
+    ClassifierEvidenceAPI,
+    EvidenceAPI,
+    PredictionSets,
+    RegressionAPI,
+    SVMDualAPI,
+    _RandomState,
+)
 from ._pacgp import Model
 
 _F64 = NDArray[np.float64]
@@ -57,7 +64,6 @@ class GPRegressor(EvidenceAPI, _Regressor):
         interval_score: Optional[str] = None,
         certify_holdout: Optional[float] = None,
         time_limit: Optional[float] = None,
-        alpha: Optional[ArrayLike] = None,
         optimizer: Any = "fmin_l_bfgs_b",
         n_restarts_optimizer: Optional[int] = None,
         normalize_y: bool = True,
@@ -146,7 +152,7 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
     def predict_latent(self, X: Any) -> Tuple[_F64, _F64]: ...
     def evaluate(self, X: Any, y: Any) -> Dict[str, Any]: ...
 
-class GPClassifier(_Classifier):
+class GPClassifier(ClassifierEvidenceAPI, _Classifier):
     def __init__(
         self,
         method: str = "laplace",

@@ -134,10 +134,8 @@ class EvidenceAPI:
         theta = np.asarray(theta, dtype=float).ravel()
         form = self._theta_form(theta)
         params_of = self._params_of
-        value, gradient = self.model_.log_evidence(
-            params_of(form.clone_with_theta(theta)), bool(eval_gradient),
-            n_threads=self.n_threads,
-        )
+        value, gradient = self._evidence_at(params_of(form.clone_with_theta(theta)),
+                                            bool(eval_gradient))
         if not clone_kernel and form is self.kernel_:
             self.kernel_.theta = theta
         # A numpy float as scikit-learn returns: arithmetic with numpy scalars stays float64
@@ -146,6 +144,10 @@ class EvidenceAPI:
             return np.float64(value)
         jacobian = theta_jacobian(form, theta, params_of)
         return np.float64(value), jacobian.T @ np.asarray(gradient)
+
+    def _evidence_at(self, params, gradient):
+        """The library's log evidence at its parameters ``[θ…, ln σ²]`` and its gradient."""
+        return self.model_.log_evidence(params, gradient, n_threads=self.n_threads)
 
     def _theta_form(self, theta):
         """The kernel object whose ``theta`` has as many values as ``theta``: ``kernel_``
@@ -162,6 +164,50 @@ class EvidenceAPI:
         """The library's evidence parameters of a scikit-learn kernel object."""
         return evidence_params_of(kernel, json.loads(self.model_.kernel_json),
                                   self.model_.input_scale, self.model_.noise_variance)
+
+
+class ClassifierEvidenceAPI(EvidenceAPI):
+    """``log_marginal_likelihood`` of a binary Laplace classifier: the Laplace approximation's
+    ``ln q(y | X, θ)`` (GPML eq. 3.32), at θ in the form ``kernel`` was given (scikit-learn's
+    ``theta`` of ``kernel_`` or of the given kernel after a kernel object, else pacgp's θ,
+    ``theta_``); the likelihood (a probit's fitted λ and b too) stays at the fitted one. The
+    posterior does not hold the labels, so the estimator keeps its training sample
+    (``_evidence_sample``) as scikit-learn's keeps ``X_train_``."""
+
+    def _set_evidence(self, X, target):
+        """The training sample and ``log_marginal_likelihood_value_`` after a fit."""
+        self._evidence_sample = (X, target)
+        self.log_marginal_likelihood_value_, _ = self.model_.classifier_log_evidence(
+            X, target, n_threads=self.n_threads
+        )
+
+    def log_marginal_likelihood(self, theta=None, eval_gradient=False, clone_kernel=True):
+        """``ln q(y | X, θ)`` at ``theta`` (default: the fitted θ) and, with
+        ``eval_gradient``, its gradient with respect to ``theta``; see the class's doc and
+        ``EvidenceAPI.log_marginal_likelihood``."""
+        check_is_fitted(self, "model_")
+        if is_sklearn_kernel(self.kernel_):
+            return self._sklearn_log_marginal_likelihood(theta, eval_gradient, clone_kernel)
+        params = None if theta is None else [float(v) for v in np.ravel(theta)]
+        value, gradient = self.model_.classifier_log_evidence(
+            *self._evidence_sample, params, bool(eval_gradient), n_threads=self.n_threads
+        )
+        if eval_gradient:
+            return np.float64(value), np.asarray(gradient)
+        return np.float64(value)
+
+    def _evidence_at(self, params, gradient):
+        """The classifier's evidence at ``[θ…, ln σ²]`` (no noise: its entry's gradient is
+        0)."""
+        value, grad = self.model_.classifier_log_evidence(
+            *self._evidence_sample, params[:-1], gradient, n_threads=self.n_threads
+        )
+        return value, None if grad is None else list(grad) + [0.0]
+
+    def _params_of(self, kernel):
+        """The library's parameters of a kernel object, with a placeholder noise entry."""
+        return evidence_params_of(kernel, json.loads(self.model_.kernel_json),
+                                  self.model_.input_scale, 1.0)
 
 
 class SVMDualAPI:

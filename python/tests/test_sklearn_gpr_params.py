@@ -2,7 +2,7 @@
 checked against scikit-learn itself: ``log_marginal_likelihood`` on scikit-learn's ``theta``
 (value equal to scikit-learn's at the same kernel, gradient by central differences),
 ``n_restarts_optimizer`` as the library's restarts, the parameters pacgp refuses with their
-reason, and the classifier's ``latent_mean_and_variance``."""
+reason (and no ``alpha``), and the classifier's ``latent_mean_and_variance``."""
 
 import numpy as np
 import pytest
@@ -134,8 +134,6 @@ def test_n_restarts_optimizer_is_the_librarys_restarts():
 
 
 @pytest.mark.parametrize("params, match", [
-    ({"alpha": 1e-2}, "alpha=0.01: pacgp fits the noise variance"),
-    ({"alpha": np.full(30, 1e-2)}, r"alpha \(an array of 30 per-point noise variances\)"),
     ({"optimizer": None}, "optimizer=None"),
     ({"optimizer": lambda f, t, b: (t, f(t))}, "custom optimizer"),
     ({"normalize_y": False}, "standardised targets"),
@@ -145,6 +143,13 @@ def test_parameters_pacgp_does_not_have_are_refused(params, match):
     X, y = _data()
     with pytest.raises(ValueError, match=match):
         pacgp.GPRegressor(kernel=K.RBF(), **params).fit(X, y)
+
+
+def test_there_is_no_alpha():
+    """The noise variance is fitted; a fixed one is not a parameter (see GPRegressor's doc)."""
+    assert "alpha" not in pacgp.GPRegressor().get_params()
+    with pytest.raises(TypeError, match="alpha"):
+        pacgp.GPRegressor(alpha=1e-2)
 
 
 def test_scikit_learns_defaults_fit_as_pacgp_does():
