@@ -53,7 +53,14 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _pacgp
-from ._gp_api import EvidenceAPI, PredictionSets, RegressionAPI, SVMDualAPI, seed_of
+from ._gp_api import (
+    ClassifierEvidenceAPI,
+    EvidenceAPI,
+    PredictionSets,
+    RegressionAPI,
+    SVMDualAPI,
+    seed_of,
+)
 from ._kernels import from_fitted, is_sklearn_kernel, to_spec
 
 
@@ -342,15 +349,33 @@ class GPRegressor(EvidenceAPI, _Regressor):
 
     θ is snapped onto the PAC grid (``snap=True``) so that, given ``epsilon`` (target units),
     ``certificate_`` bounds the ε-band Gibbs risk; without ``epsilon`` there is no certificate.
+
+    scikit-learn's ``GaussianProcessRegressor`` parameters, where pacgp has their meaning:
+    ``n_restarts_optimizer`` is ``restarts`` (the library's seeded ML-II restarts; give one of
+    the two); ``optimizer`` "fmin_l_bfgs_b" (the default) is the library's L-BFGS; and
+    ``normalize_y=True`` (the default here) is what pacgp always does. The rest are refused
+    with a ValueError naming the difference rather than fitted as something else:
+    ``optimizer=None`` or a callable (θ is always fitted by ML-II), ``normalize_y=False`` (the
+    PAC grid and the certificate are on standardised targets) and ``n_targets`` other than
+    None or 1 (one output per model). There is no ``alpha``: the noise variance σ² is fitted
+    and a certificate is about that σ² (a ``WhiteKernel`` in a scikit-learn kernel is
+    scikit-learn's learnt noise); a parameter of that name would also be set to 0.01 by
+    scikit-learn's ``check_regressors_train``, which takes it for a linear model's penalty.
     """
 
     def __init__(self, kernel="se-ard", epsilon=None, restarts=0, snap=True, random_state=0,
                  certify=True, delta=0.01, loo="auto", categorical="auto", missing=None,
                  unknown_category="error", n_threads=None, intervals=None,
-                 interval_score=None, certify_holdout=None, time_limit=None):
+                 interval_score=None, certify_holdout=None, time_limit=None,
+                 optimizer="fmin_l_bfgs_b", n_restarts_optimizer=None, normalize_y=True,
+                 n_targets=None):
         self.kernel = kernel
         self.epsilon = epsilon
         self.restarts = restarts
+        self.optimizer = optimizer
+        self.n_restarts_optimizer = n_restarts_optimizer
+        self.normalize_y = normalize_y
+        self.n_targets = n_targets
         self.snap = snap
         self.random_state = random_state
         self.certify = certify
@@ -365,6 +390,18 @@ class GPRegressor(EvidenceAPI, _Regressor):
         self.intervals = intervals
         self.interval_score = interval_score
 
+    def fit(self, X, y):
+        """Fit as every regressor does (see ``_Regressor.fit``); a ``y`` with more columns
+        than ``n_targets`` is refused first, with scikit-learn's message."""
+        shape = np.shape(np.asarray(y))
+        columns = shape[1] if len(shape) == 2 else 1
+        if self.n_targets is not None and columns != self.n_targets:
+            raise ValueError(
+                f"The number of targets seen in `y` is different from the parameter "
+                f"`n_targets`. Got {columns} != {self.n_targets}."
+            )
+        return super().fit(X, y)
+
     def _certifiable(self):
         return self.epsilon is not None and self.snap
 
@@ -372,9 +409,51 @@ class GPRegressor(EvidenceAPI, _Regressor):
         return True
 
     def _fit_model(self, X, y):
-        return _fit(self, X, y, "gpr", kernel=self.kernel, restarts=self.restarts,
+        _check_sklearn_gpr_params(self)
+        return _fit(self, X, y, "gpr", names={"restarts": _restarts_name(self)},
+                    kernel=self.kernel, restarts=_restarts_of(self),
                     seed=seed_of(self.random_state), epsilon=self.epsilon, snap=self.snap,
                     delta=self.delta)
+
+
+def _check_sklearn_gpr_params(est):
+    """scikit-learn's ``GaussianProcessRegressor`` parameters pacgp does not have, refused
+    with the reason (see ``GPRegressor``'s doc) rather than fitted as something else."""
+    if est.optimizer != "fmin_l_bfgs_b":
+        raise ValueError(
+            f"optimizer={est.optimizer!r}: pacgp always fits the kernel's hyperparameters by "
+            "ML-II with its own L-BFGS (optimizer='fmin_l_bfgs_b'), snapped onto the PAC grid "
+            "with snap=True; keeping the given values (optimizer=None) or a custom optimizer "
+            "is not supported"
+        )
+    if est.normalize_y is not True:
+        raise ValueError(
+            f"normalize_y={est.normalize_y!r}: pacgp always fits on standardised targets "
+            "(scikit-learn's normalize_y=True), the scale its PAC grid and certificate are on"
+        )
+    if est.n_targets not in (None, 1):
+        raise ValueError(
+            f"n_targets={est.n_targets!r}: GPRegressor fits one output; fit one per column of "
+            "a multi-output y"
+        )
+
+
+def _restarts_of(est):
+    """The library's ML-II restarts: ``n_restarts_optimizer`` (scikit-learn's name) or
+    ``restarts``; both given and different is an error."""
+    if est.n_restarts_optimizer is None:
+        return est.restarts
+    if est.restarts not in (0, est.n_restarts_optimizer):
+        raise ValueError(
+            f"restarts={est.restarts!r} and n_restarts_optimizer={est.n_restarts_optimizer!r} "
+            "are the same setting: give one of them"
+        )
+    return est.n_restarts_optimizer
+
+
+def _restarts_name(est):
+    """The parameter the library's ``restarts`` came from, for its error messages."""
+    return "restarts" if est.n_restarts_optimizer is None else "n_restarts_optimizer"
 
 
 class SparseGPRegressor(_Regressor):
@@ -685,7 +764,16 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
         return _behaved(X), _behaved(target)
 
 
-class GPClassifier(_Classifier):
+def _laplace_binary(estimator):
+    """Whether the fitted classifier is one binary Laplace model fitted on every row it was
+    given (it then has an evidence on that sample; a held-out fraction or a split prior leaves
+    rows out of the fit)."""
+    check_is_fitted(estimator, "model_")
+    return (estimator.method == "laplace" and estimator.model_.classes is None
+            and estimator.prior is None and estimator.certify_holdout is None)
+
+
+class GPClassifier(ClassifierEvidenceAPI, _Classifier):
     """GP classification: ``method`` "laplace", "ep", "mean-field", "ivm", "sogp", or
     "pac-gpc" (the classifier trained by its PAC-Bayes bound, ``pacgp fit --method pac-gpc``).
 
@@ -761,6 +849,28 @@ class GPClassifier(_Classifier):
             # A flag, as on the command line: False is the flag not given.
             both_directions=bool(self.both_directions) or None,
         )
+
+    def _fitted_on(self, X, target):
+        """A binary Laplace model keeps its sample for ``log_marginal_likelihood``."""
+        if _laplace_binary(self):
+            self._set_evidence(X, target)
+
+    @available_if(_laplace_binary)
+    def log_marginal_likelihood(self, theta=None, eval_gradient=False, clone_kernel=True):
+        """A binary Laplace model's ``ln q(y | X, θ)`` (``ClassifierEvidenceAPI``); other
+        models (other methods, K classes, a split prior) have none."""
+        return super().log_marginal_likelihood(theta, eval_gradient, clone_kernel)
+
+    def latent_mean_and_variance(self, X):
+        """scikit-learn's name for a binary model's ``predict_latent``: the latent posterior's
+        mean (positive towards ``classes_[1]``) and variance at X. A K-class model is refused,
+        as scikit-learn refuses it (``predict_latent`` gives its N×K arrays)."""
+        if _multiclass_fitted(self):
+            raise ValueError(
+                "Returning the mean and variance of the latent function f is only supported "
+                "for binary classification; predict_latent gives each class's"
+            )
+        return self.predict_latent(X)
 
 
 

@@ -7,7 +7,14 @@ import numpy as np
 from numpy.typing import NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 
-from ._gp_api import EvidenceAPI, PredictionSets, RegressionAPI, SVMDualAPI, _RandomState
+from ._gp_api import (
+    ClassifierEvidenceAPI,
+    EvidenceAPI,
+    PredictionSets,
+    RegressionAPI,
+    SVMDualAPI,
+    _RandomState,
+)
 from ._pacgp import Model
 
 _F64 = NDArray[np.float64]
@@ -57,6 +64,10 @@ class GPRegressor(EvidenceAPI, _Regressor):
         interval_score: Optional[str] = None,
         certify_holdout: Optional[float] = None,
         time_limit: Optional[float] = None,
+        optimizer: Any = "fmin_l_bfgs_b",
+        n_restarts_optimizer: Optional[int] = None,
+        normalize_y: bool = True,
+        n_targets: Optional[int] = None,
     ) -> None: ...
 
 class SparseGPRegressor(_Regressor):
@@ -141,7 +152,7 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
     def predict_latent(self, X: Any) -> Tuple[_F64, _F64]: ...
     def evaluate(self, X: Any, y: Any) -> Dict[str, Any]: ...
 
-class GPClassifier(_Classifier):
+class GPClassifier(ClassifierEvidenceAPI, _Classifier):
     def __init__(
         self,
         method: str = "laplace",
@@ -171,6 +182,7 @@ class GPClassifier(_Classifier):
         intervals: Optional[str] = None,
         interval_score: Optional[str] = None,
     ) -> None: ...
+    def latent_mean_and_variance(self, X: Any) -> Tuple[_F64, _F64]: ...
 
 class SparseGPClassifier(_Classifier):
     def __init__(

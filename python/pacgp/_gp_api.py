@@ -10,6 +10,8 @@ import numpy as np
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
+from ._kernels import evidence_params_of, is_sklearn_kernel, theta_jacobian
+
 #: Prediction intervals at level 1 − α: ``lower`` and ``upper`` bounds and the ``statement``
 #: (a dict: ``method``, ``score``, ``level``, ``n_scores``, ``guaranteed_coverage`` and the
 #: guarantee in words, as ``pacgp predict --interval`` prints it).
@@ -84,9 +86,17 @@ class RegressionAPI:
 
 class EvidenceAPI:
     """``log_marginal_likelihood`` of an exact GP regressor, on the standardised targets it
-    was fitted to (scikit-learn's ``normalize_y=True``); its parameters are pacgp's
-    ``[θ…, ln σ²]`` (``evidence_theta_``, names in ``evidence_theta_names_``), the ln values
-    of the kernel's hyperparameters on standardised inputs and of the noise variance."""
+    was fitted to (scikit-learn's ``normalize_y=True``). Its parameters are in the form
+    ``kernel`` was given:
+
+    - a pacgp kernel string: pacgp's ``[θ…, ln σ²]`` (``evidence_theta_``, names in
+      ``evidence_theta_names_``), the ln values of the kernel's hyperparameters on
+      standardised inputs and of the noise variance;
+    - a scikit-learn kernel object: scikit-learn's ``theta``, the ln values of ``kernel_``'s
+      free hyperparameters in its order (``kernel_.theta``), or of the given ``kernel``'s
+      (``kernel.theta``, told apart by their number), in the inputs' units
+      (``_kernels.evidence_params_of``). The noise variance is the WhiteKernel's when the
+      kernel has one, else the fitted σ² (pacgp has no fixed ``alpha``)."""
 
     def _set_evidence(self):
         """``log_marginal_likelihood_value_`` and the evidence's parameters after a fit."""
@@ -98,10 +108,15 @@ class EvidenceAPI:
         )
 
     def log_marginal_likelihood(self, theta=None, eval_gradient=False, clone_kernel=True):
-        """``ln p(y | X, θ)`` at ``theta`` (default: the fitted ``evidence_theta_``) and, with
-        ``eval_gradient``, its gradient with respect to ``theta``. ``clone_kernel`` is
-        accepted for scikit-learn's signature; the model is never changed."""
+        """``ln p(y | X, θ)`` at ``theta`` (default: the fitted hyperparameters) and, with
+        ``eval_gradient``, its gradient with respect to ``theta``. With a scikit-learn kernel
+        object, ``theta`` is scikit-learn's, a gradient needs ``theta`` (as in scikit-learn),
+        and ``clone_kernel=False`` sets ``kernel_.theta`` to a ``theta`` of ``kernel_``'s
+        form, as scikit-learn does (the fitted model and its predictions do not change).
+        With a pacgp kernel string ``clone_kernel`` is accepted for the signature only."""
         check_is_fitted(self, "model_")
+        if is_sklearn_kernel(self.kernel_):
+            return self._sklearn_log_marginal_likelihood(theta, eval_gradient, clone_kernel)
         params = None if theta is None else [float(v) for v in np.ravel(theta)]
         value, gradient = self.model_.log_evidence(
             params, bool(eval_gradient), n_threads=self.n_threads
@@ -109,6 +124,90 @@ class EvidenceAPI:
         if eval_gradient:
             return value, np.asarray(gradient)
         return value
+
+    def _sklearn_log_marginal_likelihood(self, theta, eval_gradient, clone_kernel):
+        """``log_marginal_likelihood`` on scikit-learn's ``theta`` (see the class's doc)."""
+        if theta is None:
+            if eval_gradient:
+                raise ValueError("Gradient can only be evaluated for theta!=None")
+            return np.float64(self.log_marginal_likelihood_value_)
+        theta = np.asarray(theta, dtype=float).ravel()
+        form = self._theta_form(theta)
+        params_of = self._params_of
+        value, gradient = self._evidence_at(params_of(form.clone_with_theta(theta)),
+                                            bool(eval_gradient))
+        if not clone_kernel and form is self.kernel_:
+            self.kernel_.theta = theta
+        # A numpy float as scikit-learn returns: arithmetic with numpy scalars stays float64
+        # (a Python float minus a float32 would round to float32).
+        if not eval_gradient:
+            return np.float64(value)
+        jacobian = theta_jacobian(form, theta, params_of)
+        return np.float64(value), jacobian.T @ np.asarray(gradient)
+
+    def _evidence_at(self, params, gradient):
+        """The library's log evidence at its parameters ``[θ…, ln σ²]`` and its gradient."""
+        return self.model_.log_evidence(params, gradient, n_threads=self.n_threads)
+
+    def _theta_form(self, theta):
+        """The kernel object whose ``theta`` has as many values as ``theta``: ``kernel_``
+        first, else the given ``kernel``."""
+        for form in (self.kernel_, self.kernel):
+            if len(form.theta) == len(theta):
+                return form
+        raise ValueError(
+            f"theta has {len(theta)} values; kernel_.theta has {len(self.kernel_.theta)}, "
+            f"the given kernel's theta {len(self.kernel.theta)}"
+        )
+
+    def _params_of(self, kernel):
+        """The library's evidence parameters of a scikit-learn kernel object."""
+        return evidence_params_of(kernel, json.loads(self.model_.kernel_json),
+                                  self.model_.input_scale, self.model_.noise_variance)
+
+
+class ClassifierEvidenceAPI(EvidenceAPI):
+    """``log_marginal_likelihood`` of a binary Laplace classifier: the Laplace approximation's
+    ``ln q(y | X, θ)`` (GPML eq. 3.32), at θ in the form ``kernel`` was given (scikit-learn's
+    ``theta`` of ``kernel_`` or of the given kernel after a kernel object, else pacgp's θ,
+    ``theta_``); the likelihood (a probit's fitted λ and b too) stays at the fitted one. The
+    posterior does not hold the labels, so the estimator keeps its training sample
+    (``_evidence_sample``) as scikit-learn's keeps ``X_train_``."""
+
+    def _set_evidence(self, X, target):
+        """The training sample and ``log_marginal_likelihood_value_`` after a fit."""
+        self._evidence_sample = (X, target)
+        self.log_marginal_likelihood_value_, _ = self.model_.classifier_log_evidence(
+            X, target, n_threads=self.n_threads
+        )
+
+    def log_marginal_likelihood(self, theta=None, eval_gradient=False, clone_kernel=True):
+        """``ln q(y | X, θ)`` at ``theta`` (default: the fitted θ) and, with
+        ``eval_gradient``, its gradient with respect to ``theta``; see the class's doc and
+        ``EvidenceAPI.log_marginal_likelihood``."""
+        check_is_fitted(self, "model_")
+        if is_sklearn_kernel(self.kernel_):
+            return self._sklearn_log_marginal_likelihood(theta, eval_gradient, clone_kernel)
+        params = None if theta is None else [float(v) for v in np.ravel(theta)]
+        value, gradient = self.model_.classifier_log_evidence(
+            *self._evidence_sample, params, bool(eval_gradient), n_threads=self.n_threads
+        )
+        if eval_gradient:
+            return np.float64(value), np.asarray(gradient)
+        return np.float64(value)
+
+    def _evidence_at(self, params, gradient):
+        """The classifier's evidence at ``[θ…, ln σ²]`` (no noise: its entry's gradient is
+        0)."""
+        value, grad = self.model_.classifier_log_evidence(
+            *self._evidence_sample, params[:-1], gradient, n_threads=self.n_threads
+        )
+        return value, None if grad is None else list(grad) + [0.0]
+
+    def _params_of(self, kernel):
+        """The library's parameters of a kernel object, with a placeholder noise entry."""
+        return evidence_params_of(kernel, json.loads(self.model_.kernel_json),
+                                  self.model_.input_scale, 1.0)
 
 
 class SVMDualAPI:

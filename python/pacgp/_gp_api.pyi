@@ -65,6 +65,8 @@ class EvidenceAPI:
         clone_kernel: bool = True,
     ) -> Tuple[float, _F64]: ...
 
+class ClassifierEvidenceAPI(EvidenceAPI): ...
+
 class SVMDualAPI:
     support_: NDArray[np.int32]
     support_vectors_: _F64

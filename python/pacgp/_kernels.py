@@ -261,3 +261,119 @@ def _expanded_term(factors, input_scale):
         elif f["type"] == "linear":
             out = out * K.DotProduct(sigma_0=0.0, sigma_0_bounds="fixed")
     return out
+
+
+# ---- scikit-learn's θ back to the library's evidence parameters (``log_marginal_likelihood``) ----
+
+def evidence_params_of(kernel, tree, input_scale, noise_variance):
+    """The library's evidence parameters ``[θ…, ln σ²]`` (depth-first over the fitted kernel
+    ``tree``, the order of ``model_.evidence_params``) of the scikit-learn kernel object
+    ``kernel`` at its current values — ``kernel_`` or the given kernel with some ``theta``.
+    ``kernel`` must expand to the terms of ``tree`` (as ``to_spec`` expands it):
+
+    - a length scale in the inputs' units is divided by the inputs' training standard
+      deviation (``input_scale``), as pacgp's kernels are on standardised inputs; an
+      isotropic pacgp kernel takes one length scale, so the scaled values must agree;
+    - a product term's amplitude (the product of its ConstantKernels, 1 without one) goes to
+      the term's first signal variance, its other variances set to 1 (only their product
+      enters the kernel);
+    - the top-level WhiteKernel's ``noise_level`` is σ²; without one σ² stays at the fitted
+      ``noise_variance`` (pacgp fits the noise; scikit-learn's fixed ``alpha`` has no
+      counterpart).
+
+    DotProduct is refused: pacgp's linear kernel is on standardised inputs, so scikit-learn's
+    ``theta`` for it has no exact counterpart."""
+    terms = _object_terms(kernel, top=True)
+    white = [t for t in terms if isinstance(t, _White)]
+    signal = [t for t in terms if not isinstance(t, _White)]
+    fitted = _fitted_terms(tree)
+    if len(signal) != len(fitted):
+        raise ValueError(
+            f"kernel {kernel!r} has {len(signal)} terms, the fitted kernel {len(fitted)}"
+        )
+    scale = np.asarray(input_scale, dtype=float)
+    params = []
+    for objects, nodes in zip(signal, fitted):
+        params.extend(_term_params(objects, nodes, scale))
+    noise = white[0].kernel.noise_level if white else noise_variance
+    params.append(float(np.log(noise)))
+    return params
+
+
+class _White:
+    """The noise term of a top-level sum, in ``_object_terms``'s expansion."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+
+
+def _object_terms(kernel, top):
+    """Sum-of-products form of a scikit-learn kernel object with the objects themselves: a
+    list of terms, each a list of base kernels (a ``_White`` for the noise term)."""
+    from sklearn.gaussian_process import kernels as K
+
+    if isinstance(kernel, K.Sum):
+        return _object_terms(kernel.k1, top) + _object_terms(kernel.k2, top)
+    if isinstance(kernel, K.Product):
+        left, right = _object_terms(kernel.k1, False), _object_terms(kernel.k2, False)
+        return [a + b for a in left for b in right]
+    if isinstance(kernel, K.WhiteKernel) and top:
+        return [_White(kernel)]
+    if isinstance(kernel, (K.RBF, K.ConstantKernel)):
+        return [[kernel]]
+    raise ValueError(
+        f"log_marginal_likelihood(theta) takes θ of RBF, Matern, ConstantKernel and a "
+        f"top-level WhiteKernel, their sums and products; not of {type(kernel).__name__}"
+    )
+
+
+def _term_params(objects, nodes, input_scale):
+    """One product term's library parameters, in the order of its fitted ``nodes``."""
+    from sklearn.gaussian_process import kernels as K
+
+    amp = 1.0
+    for o in objects:
+        if isinstance(o, K.ConstantKernel):
+            amp *= float(o.constant_value)
+    stationary = iter(o for o in objects if isinstance(o, K.RBF))
+    params, amplitude_placed = [], False
+    for node in nodes:
+        ln_var = 0.0 if amplitude_placed else float(np.log(amp))
+        amplitude_placed = True
+        params.append(ln_var)
+        if node["type"] == "scale":
+            given = next(stationary, None)
+            if given is None:
+                raise ValueError("the kernel's term has fewer RBF/Matern factors than fitted")
+            params.extend(_ln_length_scales(given, node, input_scale))
+        elif node["type"] != "constant":
+            raise ValueError(f"no θ mapping for pacgp's {node['type']} kernel")
+    return params
+
+
+def _ln_length_scales(given, node, input_scale):
+    """ln length scales on standardised inputs of a stationary scikit-learn kernel, as many
+    as the fitted node has (one for an isotropic kernel, one per input for ARD)."""
+    scaled = np.atleast_1d(np.asarray(given.length_scale, dtype=float)) / input_scale
+    if len(node["inner"]["ln_lengthscale"]) > 1:
+        return [float(v) for v in np.log(scaled)]
+    if not np.allclose(scaled, scaled[0], rtol=1e-9, atol=0):
+        raise ValueError(
+            "pacgp's kernel is isotropic on standardised inputs: its length scale in the "
+            f"inputs' units is proportional to their standard deviations {input_scale}; "
+            f"got {given.length_scale}"
+        )
+    return [float(np.log(scaled[0]))]
+
+
+def theta_jacobian(kernel, theta, params_of):
+    """∂p/∂θ of the library's parameters ``p = params_of(kernel with theta)`` (rows: p,
+    columns: θ). Every value is an ln value on both sides and the map is affine in them
+    (scaled length scales, products of amplitudes), so unit steps give it exactly."""
+    base = np.asarray(params_of(kernel.clone_with_theta(theta)))
+    columns = []
+    for i in range(len(theta)):
+        step = np.array(theta, dtype=float)
+        step[i] += 1.0
+        columns.append(np.asarray(params_of(kernel.clone_with_theta(step))) - base)
+    return np.column_stack(columns) if columns else np.zeros((len(base), 0))

@@ -48,6 +48,14 @@ class Model:
         gradient: bool = False,
         n_threads: Optional[int] = None,
     ) -> Tuple[float, Optional[list[float]]]: ...
+    def classifier_log_evidence(
+        self,
+        x: ArrayLike,
+        y: ArrayLike,
+        theta: Optional[Sequence[float]] = None,
+        gradient: bool = False,
+        n_threads: Optional[int] = None,
+    ) -> Tuple[float, Optional[list[float]]]: ...
     def svm_decision(self, x: ArrayLike, n_threads: Optional[int] = None) -> _F64: ...
     def svm_dual(self, x_train: ArrayLike) -> Tuple[list[int], list[float], float]: ...
     @property

@@ -259,6 +259,28 @@ impl Model {
         Ok((e.value, e.gradient))
     }
 
+    /// A binary Laplace classifier's log evidence at kernel hyperparameters `theta` (ln values
+    /// in `kernel_params` order; default: the model's own) on its raw training inputs `x` and
+    /// ±1 labels `y`, and its gradient in θ if `gradient`.
+    #[pyo3(signature = (x, y, theta=None, gradient=false, n_threads=None))]
+    fn classifier_log_evidence(
+        &self,
+        py: Python<'_>,
+        x: PyReadonlyArray2<'_, f64>,
+        y: PyReadonlyArray1<'_, f64>,
+        theta: Option<Vec<f64>>,
+        gradient: bool,
+        n_threads: Option<i64>,
+    ) -> PyResult<(f64, Option<Vec<f64>>)> {
+        let xm = to_mat(&x, "X")?;
+        let labels = y.as_slice()?.to_vec();
+        let e = compute_threads(py, n_threads, || {
+            self.inner
+                .classifier_log_evidence(xm.as_ref(), &labels, theta.as_deref(), gradient)
+        })?;
+        Ok((e.value, e.gradient))
+    }
+
     /// An SVM's decision values `f_SVM(x) = mean(x)/μ + b` at raw inputs.
     #[pyo3(signature = (x, n_threads=None))]
     fn svm_decision<'py>(

@@ -1,0 +1,175 @@
+"""scikit-learn's ``GaussianProcessRegressor`` API on ``GPRegressor`` with a kernel object,
+checked against scikit-learn itself: ``log_marginal_likelihood`` on scikit-learn's ``theta``
+(value equal to scikit-learn's at the same kernel, gradient by central differences),
+``n_restarts_optimizer`` as the library's restarts, the parameters pacgp refuses with their
+reason (and no ``alpha``), and the classifier's ``latent_mean_and_variance``."""
+
+import numpy as np
+import pytest
+from sklearn.gaussian_process import GaussianProcessRegressor
+from sklearn.gaussian_process import kernels as K
+
+import pacgp
+
+
+def _data(n=30, d=1, seed=0):
+    """Inputs with different spreads per column and a smooth noisy target."""
+    rng = np.random.RandomState(seed)
+    X = rng.randn(n, d) * np.linspace(1.0, 5.0, d) + 2.0
+    y = np.sin(X[:, 0]) + 0.05 * X.sum(axis=1) + 0.1 * rng.randn(n)
+    return X, y
+
+
+def _peer_lml(est, kernel, X, y):
+    """scikit-learn's log marginal likelihood of ``kernel`` (plus a WhiteKernel at pacgp's
+    fitted noise when it has none) on the same data, targets normalised as pacgp's are."""
+    if not any(isinstance(k, K.WhiteKernel) for k in _leaves(kernel)):
+        kernel = kernel + K.WhiteKernel(est.noise_variance_)
+    peer = GaussianProcessRegressor(kernel, alpha=0.0, optimizer=None, normalize_y=True)
+    return peer.fit(X, y).log_marginal_likelihood_value_
+
+
+def _leaves(kernel):
+    if isinstance(kernel, (K.Sum, K.Product)):
+        return _leaves(kernel.k1) + _leaves(kernel.k2)
+    return [kernel]
+
+
+KERNELS = {
+    "RBF": (K.RBF(1.0), 1),
+    "C*RBF+C": (K.ConstantKernel() * K.RBF(1.0) + K.ConstantKernel(1e-3), 1),
+    "C*Matern52+White": (K.ConstantKernel() * K.Matern(nu=2.5) + K.WhiteKernel(0.1), 1),
+    "RBF-ARD": (K.RBF([1.0, 1.0]), 2),
+    "RBF*Matern32": (K.RBF(1.0) * K.Matern(nu=1.5), 1),
+}
+
+
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_lml_on_kernel_theta_equals_scikit_learn_at_the_same_kernel(name):
+    given, d = KERNELS[name]
+    X, y = _data(d=d)
+    est = pacgp.GPRegressor(kernel=given).fit(X, y)
+    theta = est.kernel_.theta
+    assert est.log_marginal_likelihood(theta) == pytest.approx(est.log_marginal_likelihood(),
+                                                               rel=1e-12)
+    moved = theta + np.linspace(-0.4, 0.3, len(theta))
+    ours = est.log_marginal_likelihood(moved)
+    peer = _peer_lml(est, est.kernel_.clone_with_theta(moved), X, y)
+    np.testing.assert_allclose(ours, peer, rtol=1e-8)
+
+
+@pytest.mark.parametrize("name", list(KERNELS))
+def test_lml_gradient_on_theta_against_central_differences(name):
+    given, d = KERNELS[name]
+    X, y = _data(d=d)
+    est = pacgp.GPRegressor(kernel=given).fit(X, y)
+    theta = est.kernel_.theta + 0.2
+    value, grad = est.log_marginal_likelihood(theta, eval_gradient=True)
+    assert value == est.log_marginal_likelihood(theta)
+    h = 1e-5
+    for i in range(len(theta)):
+        e = np.zeros_like(theta)
+        e[i] = h
+        fd = (est.log_marginal_likelihood(theta + e)
+              - est.log_marginal_likelihood(theta - e)) / (2 * h)
+        np.testing.assert_allclose(grad[i], fd, rtol=1e-5, atol=1e-6)
+
+
+def test_lml_on_the_given_kernels_theta_is_that_kernel():
+    """A theta as long as the given kernel's (RBF alone: one length scale) is that kernel, unit
+    variance and all, with pacgp's fitted noise."""
+    X, y = _data()
+    est = pacgp.GPRegressor(kernel=K.RBF(1.0)).fit(X, y)
+    assert len(est.kernel_.theta) == 2 and len(est.kernel.theta) == 1
+    theta = np.log([0.7])
+    peer = _peer_lml(est, K.ConstantKernel(1.0, "fixed") * K.RBF(0.7), X, y)
+    np.testing.assert_allclose(est.log_marginal_likelihood(theta), peer, rtol=1e-8)
+
+
+def test_lml_errors_and_clone_kernel():
+    X, y = _data()
+    est = pacgp.GPRegressor(kernel=K.ConstantKernel() * K.RBF()).fit(X, y)
+    with pytest.raises(ValueError, match="theta!=None"):
+        est.log_marginal_likelihood(eval_gradient=True)
+    with pytest.raises(ValueError, match="theta has 3 values"):
+        est.log_marginal_likelihood(np.zeros(3))
+    before = est.predict(X)
+    ones = np.ones_like(est.kernel_.theta)
+    est.log_marginal_likelihood(ones)
+    assert not np.allclose(est.kernel_.theta, ones)
+    est.log_marginal_likelihood(ones, clone_kernel=False)
+    np.testing.assert_allclose(est.kernel_.theta, ones)
+    np.testing.assert_array_equal(est.predict(X), before)
+
+
+def test_an_isotropic_kernel_refuses_per_input_length_scales():
+    """One length scale on standardised inputs is one per input in their units; a theta that
+    breaks that proportion has no pacgp counterpart."""
+    X, y = _data(d=2)
+    est = pacgp.GPRegressor(kernel=K.ConstantKernel() * K.RBF(1.0)).fit(X, y)
+    theta = est.kernel_.theta
+    assert len(theta) == 3  # the length scale came back as one per input
+    assert np.isfinite(est.log_marginal_likelihood(theta))
+    with pytest.raises(ValueError, match="isotropic"):
+        est.log_marginal_likelihood(theta + np.array([0.0, 0.5, 0.0]))
+
+
+def test_dot_product_theta_is_refused():
+    X, y = _data()
+    est = pacgp.GPRegressor(kernel=K.RBF() + K.DotProduct()).fit(X, y)
+    with pytest.raises(ValueError, match="DotProduct"):
+        est.log_marginal_likelihood(est.kernel_.theta)
+
+
+def test_n_restarts_optimizer_is_the_librarys_restarts():
+    X, y = _data(n=25, d=2)
+    kernel = K.ConstantKernel() * K.RBF([1.0, 1.0]) + K.WhiteKernel()
+    a = pacgp.GPRegressor(kernel=kernel, n_restarts_optimizer=2, random_state=3).fit(X, y)
+    b = pacgp.GPRegressor(kernel=kernel, restarts=2, random_state=3).fit(X, y)
+    np.testing.assert_array_equal(a.kernel_.theta, b.kernel_.theta)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    assert a.fit_report_["optimiser"] == b.fit_report_["optimiser"]
+    with pytest.raises(ValueError, match="same setting"):
+        pacgp.GPRegressor(kernel=kernel, restarts=1, n_restarts_optimizer=2).fit(X, y)
+
+
+@pytest.mark.parametrize("params, match", [
+    ({"optimizer": None}, "optimizer=None"),
+    ({"optimizer": lambda f, t, b: (t, f(t))}, "custom optimizer"),
+    ({"normalize_y": False}, "standardised targets"),
+    ({"n_targets": 2}, "The number of targets seen in `y`"),
+])
+def test_parameters_pacgp_does_not_have_are_refused(params, match):
+    X, y = _data()
+    with pytest.raises(ValueError, match=match):
+        pacgp.GPRegressor(kernel=K.RBF(), **params).fit(X, y)
+
+
+def test_there_is_no_alpha():
+    """The noise variance is fitted; a fixed one is not a parameter (see GPRegressor's doc)."""
+    assert "alpha" not in pacgp.GPRegressor().get_params()
+    with pytest.raises(TypeError, match="alpha"):
+        pacgp.GPRegressor(alpha=1e-2)
+
+
+def test_scikit_learns_defaults_fit_as_pacgp_does():
+    X, y = _data()
+    a = pacgp.GPRegressor(kernel=K.RBF(), optimizer="fmin_l_bfgs_b", normalize_y=True,
+                          n_targets=1).fit(X, y[:, None])
+    b = pacgp.GPRegressor(kernel=K.RBF()).fit(X, y)
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+
+
+def test_latent_mean_and_variance_is_predict_latent():
+    rng = np.random.RandomState(0)
+    X = rng.randn(40, 2)
+    y = (X[:, 0] + 0.3 * rng.randn(40) > 0).astype(int)
+    est = pacgp.GPClassifier(kernel=K.RBF()).fit(X, y)
+    mean, var = est.latent_mean_and_variance(X)
+    ref_mean, ref_var = est.predict_latent(X)
+    np.testing.assert_array_equal(mean, ref_mean)
+    np.testing.assert_array_equal(var, ref_var)
+    assert mean.shape == var.shape == (40,)
+    three = pacgp.GPClassifier(kernel=K.RBF()).fit(X, np.digitize(X[:, 0], [-0.5, 0.5]))
+    with pytest.raises(ValueError, match="only supported for binary classification"):
+        three.latent_mean_and_variance(X)
