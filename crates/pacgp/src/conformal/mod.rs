@@ -40,14 +40,18 @@
 //! [`sets`]: a classifier's prediction sets by split conformal with the LAC or APS score, on
 //! the same ranks and quantile as the intervals here.
 
+mod method;
 pub mod sets;
+
+pub use method::{
+    IntervalMethod, IntervalScore, IntervalSpec, DEFAULT_CALIBRATION_SPLIT, DEFAULT_CV_FOLDS,
+};
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::data::Duplicates;
 use crate::error::{Error, Result};
-use crate::spec::{IntervalMethod, IntervalScore, IntervalSpec};
 
 /// Prediction intervals at a set of inputs, in the target's units, with what they guarantee.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -29,8 +29,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::{guarantee, rank, upper_score};
+use super::{IntervalScore, IntervalSpec};
 use crate::error::{Error, Result};
-use crate::spec::{IntervalScore, IntervalSpec};
 
 /// Prediction sets at a set of inputs, with what they guarantee.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -25,9 +25,11 @@ use crate::svm::SvmSolver;
 
 pub use options::{FitOptions, LibraryWording, SpecError, SpecOption, SpecProblem, Wording};
 pub use values::{
-    BoundName, HyperPriorName, IntervalMethod, IntervalScore, LikelihoodName, LooRequest,
-    MethodName, MultiClass, Named, PriorKernel, PriorScale, Selection, SlackKind, Xi,
+    BoundName, HyperPriorName, LikelihoodName, LooRequest, MethodName, MultiClass, Named,
+    PriorKernel, PriorScale, Selection, SlackKind, Xi,
 };
+
+pub use crate::conformal::{IntervalMethod, IntervalScore, IntervalSpec};
 
 pub use crate::bounds::DEFAULT_DELTA;
 /// Default number of inducing inputs, basis points or active-set size (at most N).
@@ -63,17 +65,6 @@ pub struct FitSpec {
     /// file without it fits the whole sample, as before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub certify_holdout: Option<f64>,
-}
-
-/// A regressor's prediction intervals or a classifier's prediction sets: how they are made and
-/// by which conformity score ([`crate::conformal`]); the level is chosen when predicting.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct IntervalSpec {
-    /// jackknife+, CV+ or split conformal.
-    pub method: IntervalMethod,
-    /// The conformity score.
-    pub score: IntervalScore,
 }
 
 /// The methods, each with exactly its options.

@@ -9,6 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::bounds::ConfidenceTerm;
 use crate::certificate::GibbsPredictor;
+use crate::conformal::{
+    IntervalMethod, IntervalScore, DEFAULT_CALIBRATION_SPLIT, DEFAULT_CV_FOLDS,
+};
 use crate::data::{MissingPolicy, UnknownCategory};
 use crate::loo::LooMode;
 use crate::objective::gp_split::SplitFraction;
@@ -239,30 +242,6 @@ named!(LooRequest {
     LooRequest::None => "none": "no leave-one-out estimate",
 });
 
-/// How a regressor's distribution-free prediction intervals, or a classifier's prediction
-/// sets (split conformal only), are made ([`crate::conformal`]).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum IntervalMethod {
-    /// Jackknife+ from the closed-form leave-one-out at the fitted parameters (no refits).
-    JackknifePlus,
-    /// CV+: the fit refitted without each of K folds.
-    CvPlus {
-        /// Number of folds K ≥ 2.
-        folds: usize,
-    },
-    /// Split conformal: the fit refitted on part A, calibrated on part B.
-    SplitConformal {
-        /// Fraction of the sample in part A (the proper training part).
-        fraction: f64,
-    },
-}
-
-/// Folds of `cv+` when none are given.
-pub const DEFAULT_CV_FOLDS: usize = 10;
-/// Fraction of `split-conformal`'s proper training part when none is given.
-pub const DEFAULT_CALIBRATION_SPLIT: f64 = 0.5;
-
 /// The words of an interval method, with their help.
 pub const INTERVAL_METHODS: [(&str, &str); 3] = [
     (
@@ -326,38 +305,12 @@ impl fmt::Display for IntervalMethod {
     }
 }
 
-/// The conformity score of prediction intervals.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum IntervalScore {
-    /// `|y − μ(x)|`: intervals of one width around the (leave-one-out) means.
-    Absolute,
-    /// `|y − μ(x)|/σ(x)` with σ the model's predictive standard deviation: intervals as wide
-    /// as the GP says it is unsure (J+GP).
-    GpStd,
-    /// A classifier's least ambiguous set-valued score `1 − p̂(y|x)` (LAC; Sadinle, Lei &
-    /// Wasserman 2019): the smallest sets on average.
-    Lac,
-    /// A classifier's adaptive prediction sets score, the total probability of the labels at
-    /// least as likely as y (APS; Romano, Sesia & Candès 2020), not randomised: sets that grow
-    /// where the model is unsure.
-    Aps,
-}
-
 named!(IntervalScore {
     IntervalScore::Absolute => "absolute": "|y − μ(x)|: the residual (Barber et al. 2021)",
     IntervalScore::GpStd => "gp-std": "|y − μ(x)|/σ(x), σ the GP's predictive standard deviation (J+GP, Jaber et al. 2025): wider where the GP is unsure",
     IntervalScore::Lac => "lac": "classifiers: 1 − p(y|x), the least ambiguous sets (LAC, Sadinle et al. 2019): the smallest sets on average",
     IntervalScore::Aps => "aps": "classifiers: the probability of every label at least as likely as y (APS, Romano et al. 2020, not randomised): larger sets where the model is unsure",
 });
-
-impl IntervalScore {
-    /// Whether the score is a classifier's (prediction sets) rather than a regressor's
-    /// (prediction intervals).
-    pub fn is_classification(self) -> bool {
-        matches!(self, IntervalScore::Lac | IntervalScore::Aps)
-    }
-}
 
 /// `split:F` (F in (0, 1)) or `split:auto` (the menu 0.3, 0.5, 0.7, charged ln 3).
 impl FromStr for SplitFraction {
