@@ -149,7 +149,10 @@ pub struct FitArgs {
     #[arg(long, value_parser = words::<MethodName>())]
     pub method: Option<MethodName>,
     /// Kernel: `se-ard` (default), `se`, `matern12|32|52[-ard]`, `linear`, `poly2`, `const`,
-    /// combined with `+` and `*`. Classifiers: laplace, ep and ivm fit it by ML-II (`--select
+    /// combined with `+` and `*`; `se-groups(1,1,4)` ties lengthscales over runs of inputs
+    /// (here one each for inputs 1 and 2, one shared by inputs 3–6). With --categorical, a
+    /// column one-hot coded into several inputs makes the default `se-groups(…)`: one
+    /// lengthscale per table column (a note says so). Classifiers: laplace, ep and ivm fit it by ML-II (`--select
     /// ml2`, implied), or with a split prior (the bound's nine candidates are fixed SE
     /// kernels); pac-gpc: θ optimised from it on the grid.
     /// svm: the kernel k of the prior `k + 1`, with its initial values (no lengthscale scan).
@@ -348,6 +351,8 @@ impl FitArgs {
             interval_score: self.interval_score,
             multiclass: self.multiclass,
             certify_holdout: self.certify_holdout,
+            // The table's, set when it is read.
+            input_groups: None,
         }
     }
 

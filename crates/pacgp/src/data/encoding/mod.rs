@@ -320,6 +320,13 @@ impl InputCoding {
         self.columns.iter().flat_map(|c| c.input_names()).collect()
     }
 
+    /// How many consecutive model inputs each table column became, in input order (one for a
+    /// number or a two-category column, one per level for a one-hot column); empty for a
+    /// coding without stored columns.
+    pub fn input_groups(&self) -> Vec<usize> {
+        self.columns.iter().map(ColumnCoding::width).collect()
+    }
+
     /// A stored coding must give exactly the model's inputs (checked when a model loads).
     pub fn check(&self, features: &[String]) -> Result<()> {
         if self.columns.is_empty() || self.input_names() == features {
