@@ -104,6 +104,17 @@ pub struct DataArgs {
     /// training frequencies). Later files get the same [default: an error naming the cell].
     #[arg(long, value_parser = words::<MissingPolicy>())]
     pub missing: Option<MissingPolicy>,
+    /// The cells read as a missing value, comma separated and matched exactly (trimmed):
+    /// `--na-values ''` reads only empty cells as missing, so that `NA` can be a value (a
+    /// class, a code). The model keeps them for later files [default: empty, ?, NA, N/A, na,
+    /// NaN, nan].
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "CELLS",
+        allow_hyphen_values = true
+    )]
+    pub na_values: Option<Vec<String>>,
     /// Same as --missing drop.
     #[arg(long, conflicts_with_all = ["missing", "missing_as_zero"])]
     pub drop_missing: bool,
