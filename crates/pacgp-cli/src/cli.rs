@@ -104,6 +104,17 @@ pub struct DataArgs {
     /// training frequencies). Later files get the same [default: an error naming the cell].
     #[arg(long, value_parser = words::<MissingPolicy>())]
     pub missing: Option<MissingPolicy>,
+    /// The cells read as a missing value, comma separated and matched exactly (trimmed):
+    /// `--na-values ''` reads only empty cells as missing, so that `NA` can be a value (a
+    /// class, a code). The model keeps them for later files [default: empty, ?, NA, N/A, na,
+    /// NaN, nan].
+    #[arg(
+        long,
+        value_delimiter = ',',
+        value_name = "CELLS",
+        allow_hyphen_values = true
+    )]
+    pub na_values: Option<Vec<String>>,
     /// Same as --missing drop.
     #[arg(long, conflicts_with_all = ["missing", "missing_as_zero"])]
     pub drop_missing: bool,
@@ -149,7 +160,10 @@ pub struct FitArgs {
     #[arg(long, value_parser = words::<MethodName>())]
     pub method: Option<MethodName>,
     /// Kernel: `se-ard` (default), `se`, `matern12|32|52[-ard]`, `linear`, `poly2`, `const`,
-    /// combined with `+` and `*`. Classifiers: laplace, ep and ivm fit it by ML-II (`--select
+    /// combined with `+` and `*`; `se-groups(1,1,4)` ties lengthscales over runs of inputs
+    /// (here one each for inputs 1 and 2, one shared by inputs 3–6). With --categorical, a
+    /// column one-hot coded into several inputs makes the default `se-groups(…)`: one
+    /// lengthscale per table column (a note says so). Classifiers: laplace, ep and ivm fit it by ML-II (`--select
     /// ml2`, implied), or with a split prior (the bound's nine candidates are fixed SE
     /// kernels); pac-gpc: θ optimised from it on the grid.
     /// svm: the kernel k of the prior `k + 1`, with its initial values (no lengthscale scan).
@@ -348,6 +362,8 @@ impl FitArgs {
             interval_score: self.interval_score,
             multiclass: self.multiclass,
             certify_holdout: self.certify_holdout,
+            // The table's, set when it is read.
+            input_groups: None,
         }
     }
 

@@ -99,7 +99,13 @@ impl Wording for PyWording {
                 let quoted: Vec<&str> = quoted.iter().map(String::as_str).collect();
                 Some(format!("{}={}", option.name(), one_of(&quoted)))
             }
-            O::Target | O::Drop | O::YesNo | O::NoHeader | O::Positive | O::MaxCategories => None,
+            O::Target
+            | O::Drop
+            | O::YesNo
+            | O::NoHeader
+            | O::Positive
+            | O::MaxCategories
+            | O::NaValues => None,
         }
     }
 }

@@ -84,6 +84,8 @@ fn fit_input_coding<'py>(
         unknown_category: word(TableOption::UnknownCategory, unknown_category)?,
         // The estimators take no cap of their own: the library's default.
         max_categories: None,
+        // Nor missing cells of their own (no `na_values` keyword yet): the library's default.
+        missing_cells: Default::default(),
     };
     let inputs: Vec<usize> = (0..t.header.len()).collect();
     let fitted = InputCoding::fit(&t, &inputs, None, &opts).map_err(to_py_err)?;

@@ -28,6 +28,7 @@ fn all_kernels() -> Vec<(&'static str, Kernel)> {
             Kernel::Stationary {
                 profile: p,
                 ln_lengthscale: vec![0.1, -0.2, 0.3],
+                groups: None,
             },
         ));
     }
@@ -56,6 +57,15 @@ fn all_kernels() -> Vec<(&'static str, Kernel)> {
         "const+se-ard",
         Kernel::from_spec("const + se-ard", D).unwrap(),
     ));
+    // Lengthscales tied over groups of inputs (the one-hot inputs of one table column).
+    for (name, spec, theta) in [
+        ("se-groups", "se-groups(1,2)", [0.3, -0.4, 0.5]),
+        ("matern32-groups", "matern32-groups(2,1)", [-0.2, 0.6, -0.1]),
+    ] {
+        let mut k = Kernel::from_spec(spec, D).unwrap();
+        k.set_params(&theta).unwrap();
+        out.push((name, k));
+    }
     out
 }
 
@@ -239,7 +249,7 @@ proptest! {
         let profile = [Profile::SquaredExponential, Profile::Matern12, Profile::Matern32, Profile::Matern52][which];
         let k = Kernel::Scale {
             ln_variance: c,
-            inner: Box::new(Kernel::Stationary { profile, ln_lengthscale: vec![a, b, 0.5 * (a - b)] }),
+            inner: Box::new(Kernel::Stationary { profile, ln_lengthscale: vec![a, b, 0.5 * (a - b)], groups: None }),
         };
         check_theta_gradient(&k, "proptest stationary");
         let k = Kernel::Sum {
@@ -262,7 +272,19 @@ fn spec_parser_builds_and_rejects() {
         Kernel::from_spec("linear-ard * se", 3).unwrap().n_params(),
         5
     );
-    for bad in ["", "foo", "poly", "poly0", "se+", "const-ard"] {
+    for bad in [
+        "",
+        "foo",
+        "poly",
+        "poly0",
+        "se+",
+        "const-ard",
+        "se-groups(1,2)",
+        "se-groups(1,0,3)",
+        "se-groups(1,x)",
+        "se-groups(4",
+        "linear-groups(4)",
+    ] {
         assert!(
             matches!(
                 Kernel::from_spec(bad, 2),

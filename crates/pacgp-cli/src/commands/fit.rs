@@ -28,16 +28,21 @@ pub(super) fn fit(a: FitArgs) -> Result<()> {
         (options, epsilon_note) = options.with_default_epsilon(method, &training.data)?;
         preloaded = Some(training);
     }
-    let spec = options.check(method)?;
-    let target = match (spec.multiclass(), spec.is_classifier()) {
-        (Some(_), _) => TargetKind::Classes,
-        (None, true) => TargetKind::AnyLabels,
-        (None, false) => TargetKind::Number,
+    // Checked here for the kind of target to read; checked again below on the table, whose
+    // one-hot columns may choose the default kernel.
+    let target = {
+        let spec = options.clone().check(method)?;
+        match (spec.multiclass(), spec.is_classifier()) {
+            (Some(_), _) => TargetKind::Classes,
+            (None, true) => TargetKind::AnyLabels,
+            (None, false) => TargetKind::Number,
+        }
     };
     let training = match preloaded {
         Some(t) => t,
         None => super::load_training(&a.data, target)?,
     };
+    let (spec, kernel_note) = options.check_on_table(method, &training.coding)?;
     let labels = training.training_labels();
     let train = training.data;
     let pb = spinner(&format!(
@@ -53,6 +58,7 @@ pub(super) fn fit(a: FitArgs) -> Result<()> {
     let mut model = fitted?;
     let secs = t0.elapsed().as_secs_f64();
     model.report.notes.extend(epsilon_note);
+    model.report.notes.extend(kernel_note);
     model.input_coding = training.coding;
     model.save(&a.out)?;
     for note in model.x_scaler.notes() {

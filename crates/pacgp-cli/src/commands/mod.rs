@@ -4,7 +4,9 @@
 use std::path::Path;
 
 use anyhow::Result;
-use pacgp::data::{self, Categorical, CsvOptions, Dataset, MissingPolicy, TargetRead, TargetSpec};
+use pacgp::data::{
+    self, Categorical, CsvOptions, Dataset, MissingCells, MissingPolicy, TargetRead, TargetSpec,
+};
 use pacgp::model::FittedModel;
 
 use crate::cli::*;
@@ -125,6 +127,11 @@ pub(crate) fn csv_options(a: &DataArgs) -> Result<CsvOptions> {
         categorical,
         unknown_category: a.unknown_category.unwrap_or_default(),
         max_categories: a.max_categories,
+        missing_cells: a
+            .na_values
+            .as_ref()
+            .map(|cells| MissingCells::new(cells.iter().map(|c| c.trim())))
+            .unwrap_or_default(),
         no_header: a.no_header,
         positive: a.positive.clone(),
     })

@@ -30,6 +30,8 @@ pub enum TableError {
         column: String,
         /// The cell as written (empty, `?`, `NA`, …).
         cell: String,
+        /// The cells read as missing, as listed ([`MissingCells::shown`](crate::data::MissingCells::shown)).
+        read_as_missing: String,
     },
     /// A missing target, which no policy fills in.
     MissingTarget {
@@ -39,6 +41,8 @@ pub enum TableError {
         column: String,
         /// The cell as written (empty, `?`, `NA`, …).
         cell: String,
+        /// The cells read as missing, as listed.
+        read_as_missing: String,
     },
     /// Class labels written as a missing-value word (a class named `NA`): leaving their rows
     /// out would delete the class, so they are refused, not dropped.
@@ -53,6 +57,8 @@ pub enum TableError {
         cell: String,
         /// How many rows have it.
         rows: usize,
+        /// The cells read as missing.
+        read_as_missing: Box<crate::data::MissingCells>,
     },
     /// Every row has a missing value in a column used, and the policy drops such rows.
     NoCompleteRows {
@@ -200,10 +206,9 @@ impl TableError {
             | E::TextColumns { .. }
             | E::CategoricalNotInput { .. }
             | E::BadNumbers { .. } => O::Categorical,
-            E::MissingValue { .. }
-            | E::MissingTarget { .. }
-            | E::NoCompleteRows { .. }
-            | E::LabelReadAsMissing { .. } => O::Missing,
+            E::MissingValue { .. } | E::MissingTarget { .. } | E::NoCompleteRows { .. } => {
+                O::Missing
+            }
             E::UnknownCategory { .. } => O::UnknownCategory,
             E::HeaderLooksLikeData { .. } => O::NoHeader,
             E::DroppedTarget { .. }
@@ -211,6 +216,7 @@ impl TableError {
             | E::DateColumn { .. }
             | E::EncodedTooLarge { .. } => O::Drop,
             E::TooManyCategories { .. } => O::MaxCategories,
+            E::LabelReadAsMissing { .. } => O::NaValues,
             E::TargetNotNumber { .. } => return None,
             E::PositiveForNumbers | E::PositiveForClasses { .. } | E::PositiveNotALabel { .. } => {
                 O::Positive
@@ -229,18 +235,27 @@ impl TableError {
                 "{} takes auto or column names, not both",
                 w.table_option(O::Categorical)
             ),
-            E::MissingValue { line, column, cell } => {
+            E::MissingValue {
+                line,
+                column,
+                cell,
+                read_as_missing,
+            } => {
                 let hint = set(O::Missing, &["drop", "zero", "mean"]).map_or_else(
                     || " (the model was fitted choosing no fill for missing cells: fill the cell, or refit choosing one)".to_string(),
                     |s| format!(" (choose what missing cells mean when fitting: {s})"),
                 );
                 format!(
-                    "missing value {} at line {line}, column '{column}'{hint}; {}",
+                    "missing value {} at line {line}, column '{column}'{hint}; cells read as missing: {read_as_missing}",
                     shown_cell(cell),
-                    read_as_missing()
                 )
             }
-            E::MissingTarget { line, column, cell } => {
+            E::MissingTarget {
+                line,
+                column,
+                cell,
+                read_as_missing,
+            } => {
                 let hint = set(O::Missing, &["drop"]).map_or_else(
                     || " (give the row its target, or remove the row)".to_string(),
                     |s| format!(" (leave such rows out with {s})"),
@@ -251,9 +266,8 @@ impl TableError {
                     format!("; if '{cell}' is a class label, rename it in the file")
                 };
                 format!(
-                    "missing target {} at line {line}, column '{column}': a target cannot be filled in{hint}; {}{label}",
+                    "missing target {} at line {line}, column '{column}': a target cannot be filled in{hint}; cells read as missing: {read_as_missing}{label}",
                     shown_cell(cell),
-                    read_as_missing()
                 )
             }
             E::LabelReadAsMissing {
@@ -262,10 +276,17 @@ impl TableError {
                 line,
                 cell,
                 rows,
-            } => format!(
-                "{path}: column '{column}': {rows} rows (the first at line {line}) have the label '{cell}', which is read as a missing value, and leaving their rows out would delete that class: if '{cell}' is a class, rename it in the file (e.g. 'none'); if these labels are missing, leave their cells empty; {}",
-                read_as_missing()
-            ),
+                read_as_missing,
+            } => {
+                let without_label = read_as_missing.written_without(cell);
+                let read_as_missing = read_as_missing.shown();
+                let keep = set(O::NaValues, &[&format!("'{without_label}'")])
+                    .map(|s| format!("read '{cell}' as a label with {s} (the cells read as missing, without it), or "))
+                    .unwrap_or_default();
+                format!(
+                    "{path}: column '{column}': {rows} rows (the first at line {line}) have the label '{cell}', which is read as a missing value, and leaving their rows out would delete that class: if '{cell}' is a class, {keep}rename it in the file (e.g. 'none'); if these labels are missing, leave their cells empty; cells read as missing: {read_as_missing}"
+                )
+            }
             E::NoCompleteRows { path } => {
                 let policy = set(O::Missing, &["drop"]).unwrap_or_else(|| "dropping them".into());
                 format!("{path}: no data rows: every row has a missing value in a column used, so {policy} leaves none")
@@ -440,11 +461,13 @@ impl TableError {
                 line: 3,
                 column: c(),
                 cell: "NA".into(),
+                read_as_missing: "empty, ?, NA".into(),
             },
             TableError::MissingTarget {
                 line: 3,
                 column: c(),
                 cell: String::new(),
+                read_as_missing: "empty, ?, NA".into(),
             },
             TableError::LabelReadAsMissing {
                 path: p(),
@@ -452,6 +475,7 @@ impl TableError {
                 line: 2,
                 cell: "NA".into(),
                 rows: 50,
+                read_as_missing: Box::default(),
             },
             TableError::NoCompleteRows { path: p() },
             TableError::TextColumns {
@@ -571,14 +595,6 @@ fn shown_cell(cell: &str) -> String {
     }
 }
 
-/// The sentence that states which cells are read as missing.
-fn read_as_missing() -> String {
-    format!(
-        "cells read as missing: {}",
-        crate::vocabulary::shown_missing_cells()
-    )
-}
-
 /// A number written with thousands separators, `1,234` or `12,345,678.5`: digits in groups
 /// of three after the first, separated by commas (the cell a spreadsheet exports).
 pub(crate) fn thousands_separated(cell: &str) -> bool {
@@ -637,6 +653,7 @@ mod tests {
                 line: 3,
                 column: "a".into(),
                 cell: "NA".into(),
+                read_as_missing: "empty, ?, NA".into(),
             },
             TableError::TextColumns {
                 path: "f.csv".into(),

@@ -24,12 +24,12 @@ impl Kernel {
         x: MatRef<'_, f64>,
         mut out: MatMut<'_, f64>,
     ) {
-        if let Some((var, _, profile, ln_l)) = self.stationary_parts() {
+        if let Some(p) = self.stationary_parts() {
             let (zt, ux) = (
-                stationary::scaled_cols(z, ln_l),
-                stationary::scaled_rows(x, ln_l),
+                stationary::scaled_cols(z, &p.ln_l),
+                stationary::scaled_rows(x, &p.ln_l),
             );
-            return stationary::cross_vectorised(profile, var, &zt, &ux, x.ncols(), out);
+            return stationary::cross_vectorised(p.profile, p.variance, &zt, &ux, x.ncols(), out);
         }
         out.copy_from(self.cross(z, x));
     }
@@ -44,10 +44,19 @@ impl Kernel {
         kzz: MatRef<'_, f64>,
         g: MatRef<'_, f64>,
     ) -> (Vec<f64>, Mat<f64>) {
-        if let Some((var, _, profile, ln_l)) = self.stationary_parts() {
+        if let Some(p) = self.stationary_parts() {
             let theta = self.gram_grad_contract_symmetric(z, g, Some(kzz));
-            let u = stationary::scaled_rows(z, ln_l);
-            let half = stationary::grad_z(profile, var, ln_l, &u, &u, z.ncols(), g, Some(kzz));
+            let u = stationary::scaled_rows(z, &p.ln_l);
+            let half = stationary::grad_z(
+                p.profile,
+                p.variance,
+                &p.ln_l,
+                &u,
+                &u,
+                z.ncols(),
+                g,
+                Some(kzz),
+            );
             return (
                 theta,
                 Mat::from_fn(half.nrows(), half.ncols(), |a, t| 2.0 * half[(a, t)]),

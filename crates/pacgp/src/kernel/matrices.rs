@@ -18,12 +18,12 @@ impl Kernel {
     /// [`Kernel::gram`] written into `storage` where it is N×N and the kernel stationary (an
     /// objective's buffer from its last evaluation).
     pub fn gram_in(&self, x: MatRef<'_, f64>, storage: Option<Mat<f64>>) -> Mat<f64> {
-        if let Some((var, _, profile, ln_l)) = self.stationary_parts() {
+        if let Some(p) = self.stationary_parts() {
             let (xt, u) = (
-                stationary::scaled_cols(x, ln_l),
-                stationary::scaled_rows(x, ln_l),
+                stationary::scaled_cols(x, &p.ln_l),
+                stationary::scaled_rows(x, &p.ln_l),
             );
-            return stationary::cross(profile, var, &xt, &u, x.ncols(), true, storage);
+            return stationary::cross(p.profile, p.variance, &xt, &u, x.ncols(), true, storage);
         }
         if let Some(m) = self.composite_matrix((x.nrows(), x.nrows()), |k| k.gram(x)) {
             return m;
@@ -39,12 +39,12 @@ impl Kernel {
 
     /// The N×M cross-covariance `K(X, Z)`.
     pub fn cross(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>) -> Mat<f64> {
-        if let Some((var, _, profile, ln_l)) = self.stationary_parts() {
+        if let Some(p) = self.stationary_parts() {
             let (xt, uz) = (
-                stationary::scaled_cols(x, ln_l),
-                stationary::scaled_rows(z, ln_l),
+                stationary::scaled_cols(x, &p.ln_l),
+                stationary::scaled_rows(z, &p.ln_l),
             );
-            return stationary::cross(profile, var, &xt, &uz, x.ncols(), false, None);
+            return stationary::cross(p.profile, p.variance, &xt, &uz, x.ncols(), false, None);
         }
         if let Some(m) = self.composite_matrix((x.nrows(), z.nrows()), |k| k.cross(x, z)) {
             return m;
@@ -59,8 +59,8 @@ impl Kernel {
 
     /// The diagonal `k(x_i, x_i)`.
     pub fn diag(&self, x: MatRef<'_, f64>) -> Vec<f64> {
-        if let Some((var, _, _, _)) = self.stationary_parts() {
-            return vec![var; x.nrows()]; // k(0) = 1 for every profile
+        if let Some(p) = self.stationary_parts() {
+            return vec![p.variance; x.nrows()]; // k(0) = 1 for every profile
         }
         rows_of(x).iter().map(|r| self.eval(r, r)).collect()
     }
@@ -99,20 +99,20 @@ impl Kernel {
         g: MatRef<'_, f64>,
         gram: Option<MatRef<'_, f64>>,
     ) -> Vec<f64> {
-        if let Some((var, scaled, profile, ln_l)) = self.stationary_parts() {
-            let u = stationary::scaled_rows(x, ln_l);
-            return stationary::grad_contract(
-                profile,
-                var,
-                ln_l,
+        if let Some(p) = self.stationary_parts() {
+            let u = stationary::scaled_rows(x, &p.ln_l);
+            return p.fold(stationary::grad_contract(
+                p.profile,
+                p.variance,
+                &p.ln_l,
                 &u,
                 &u,
                 x.ncols(),
                 g,
-                scaled,
+                p.scaled,
                 true,
                 gram,
-            );
+            ));
         }
         self.cross_grad_contract(x, x, g)
     }
@@ -144,23 +144,23 @@ impl Kernel {
         z: MatRef<'_, f64>,
         g: MatRef<'_, f64>,
     ) -> Vec<f64> {
-        if let Some((var, scaled, profile, ln_l)) = self.stationary_parts() {
+        if let Some(p) = self.stationary_parts() {
             let (ux, uz) = (
-                stationary::scaled_rows(x, ln_l),
-                stationary::scaled_rows(z, ln_l),
+                stationary::scaled_rows(x, &p.ln_l),
+                stationary::scaled_rows(z, &p.ln_l),
             );
-            return stationary::grad_contract(
-                profile,
-                var,
-                ln_l,
+            return p.fold(stationary::grad_contract(
+                p.profile,
+                p.variance,
+                &p.ln_l,
                 &ux,
                 &uz,
                 x.ncols(),
                 g,
-                scaled,
+                p.scaled,
                 false,
                 None,
-            );
+            ));
         }
         let (rx, rz) = (rows_of(x), rows_of(z));
         let p = self.n_params();
@@ -183,13 +183,12 @@ impl Kernel {
 
     /// `Σ_i g_i ∂k(x_i,x_i)/∂θ_k` for every k.
     pub fn diag_grad_contract(&self, x: MatRef<'_, f64>, g: &[f64]) -> Vec<f64> {
-        if let Some((var, scaled, _, ln_l)) = self.stationary_parts() {
+        if let Some(p) = self.stationary_parts() {
             // k(x, x) = σ²: only the variance moves it.
             let mut out = vec![0.0; self.n_params()];
-            if scaled {
-                out[0] = var * g.iter().sum::<f64>();
+            if p.scaled {
+                out[0] = p.variance * g.iter().sum::<f64>();
             }
-            debug_assert_eq!(out.len(), ln_l.len() + usize::from(scaled));
             return out;
         }
         let p = self.n_params();
@@ -233,24 +232,25 @@ impl Kernel {
     ) -> (Vec<f64>, Mat<f64>) {
         debug_assert_eq!((k_zx.nrows(), k_zx.ncols()), (z.nrows(), x.nrows()));
         debug_assert_eq!((g.nrows(), g.ncols()), (z.nrows(), x.nrows()));
-        if let Some((var, scaled, profile, ln_l)) = self.stationary_parts() {
+        if let Some(p) = self.stationary_parts() {
             let (uz, ux) = (
-                stationary::scaled_rows(z, ln_l),
-                stationary::scaled_rows(x, ln_l),
+                stationary::scaled_rows(z, &p.ln_l),
+                stationary::scaled_rows(x, &p.ln_l),
             );
-            let zt = stationary::scaled_cols(z, ln_l);
-            return stationary::cross_adjoint(
-                profile,
-                var,
-                ln_l,
+            let zt = stationary::scaled_cols(z, &p.ln_l);
+            let (theta, dz) = stationary::cross_adjoint(
+                p.profile,
+                p.variance,
+                &p.ln_l,
                 &uz,
                 &zt,
                 &ux,
                 x.ncols(),
                 k_zx,
                 g,
-                scaled,
+                p.scaled,
             );
+            return (p.fold(theta), dz);
         }
         // Kernels are symmetric: K(Z, X) = K(X, Z)ᵀ.
         let theta = self.cross_grad_contract(z, x, g.as_ref());
@@ -265,12 +265,21 @@ impl Kernel {
         z: MatRef<'_, f64>,
         g: MatRef<'_, f64>,
     ) -> Mat<f64> {
-        if let Some((var, _, profile, ln_l)) = self.stationary_parts() {
+        if let Some(p) = self.stationary_parts() {
             let (ux, uz) = (
-                stationary::scaled_rows(x, ln_l),
-                stationary::scaled_rows(z, ln_l),
+                stationary::scaled_rows(x, &p.ln_l),
+                stationary::scaled_rows(z, &p.ln_l),
             );
-            return stationary::grad_z(profile, var, ln_l, &ux, &uz, x.ncols(), g, None);
+            return stationary::grad_z(
+                p.profile,
+                p.variance,
+                &p.ln_l,
+                &ux,
+                &uz,
+                x.ncols(),
+                g,
+                None,
+            );
         }
         let (rx, rz) = (rows_of(x), rows_of(z));
         let d = z.ncols();

@@ -29,13 +29,19 @@ pub use stationary::Profile;
 #[non_exhaustive]
 pub enum Kernel {
     /// Stationary kernel `k(r)` of the scaled distance `r² = Σ_t (x_t − x'_t)²/l_t²` with
-    /// unit variance (squared exponential or Matérn); one lengthscale (isotropic) or one per
-    /// input (ARD).
+    /// unit variance (squared exponential or Matérn); one lengthscale (isotropic), one per
+    /// input (ARD), or one per group of consecutive inputs (`groups`).
     Stationary {
         /// Which `k(r)`.
         profile: Profile,
-        /// ln of the lengthscale(s).
+        /// ln of the lengthscale(s): one, one per input, or one per group.
         ln_lengthscale: Vec<f64>,
+        /// How many consecutive inputs share each lengthscale, in input order (`None`: one
+        /// lengthscale per input, or one for all). The one-hot inputs of one table column
+        /// are a group: a column of 25 categories then costs one hyperparameter, not 25.
+        /// Absent from model files written before groups existed, and from ungrouped kernels.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        groups: Option<Vec<usize>>,
     },
     /// Linear `Σ_t v_t x_t x'_t` (one shared variance, or one per input).
     Linear {
@@ -87,6 +93,7 @@ impl Kernel {
             inner: Box::new(Kernel::Stationary {
                 profile: Profile::SquaredExponential,
                 ln_lengthscale: lengthscales.iter().map(|l| l.ln()).collect(),
+                groups: None,
             }),
         }
     }
@@ -103,6 +110,7 @@ impl Kernel {
             inner: Box::new(Kernel::Stationary {
                 profile,
                 ln_lengthscale: lengthscales.iter().map(|l| l.ln()).collect(),
+                groups: None,
             }),
         }
     }
@@ -252,6 +260,11 @@ impl Kernel {
     pub fn check_input_dim(&self, d: usize) -> Result<()> {
         match self {
             Kernel::Stationary {
+                ln_lengthscale: v,
+                groups: Some(sizes),
+                ..
+            } => check_groups(v, sizes, d),
+            Kernel::Stationary {
                 ln_lengthscale: v, ..
             }
             | Kernel::Linear { ln_variance: v } => {
@@ -283,24 +296,108 @@ impl Kernel {
         }
     }
 
-    /// `(variance, profile, ln l)` if this is `σ²·k(r)` or a bare stationary kernel: these
-    /// take the fast parallel paths of [`stationary`].
-    fn stationary_parts(&self) -> Option<(f64, bool, Profile, &[f64])> {
-        match self {
+    /// The parts of `σ²·k(r)` or a bare stationary kernel: these take the fast parallel paths
+    /// of [`stationary`].
+    fn stationary_parts(&self) -> Option<StationaryParts<'_>> {
+        let (variance, scaled, body) = match self {
+            Kernel::Scale { ln_variance, inner } => (ln_variance.exp(), true, inner.as_ref()),
+            other => (1.0, false, other),
+        };
+        match body {
             Kernel::Stationary {
                 profile,
                 ln_lengthscale,
-            } => Some((1.0, false, *profile, ln_lengthscale)),
-            Kernel::Scale { ln_variance, inner } => match inner.as_ref() {
-                Kernel::Stationary {
-                    profile,
-                    ln_lengthscale,
-                } => Some((ln_variance.exp(), true, *profile, ln_lengthscale)),
-                _ => None,
-            },
+                groups,
+            } => Some(StationaryParts {
+                variance,
+                scaled,
+                profile: *profile,
+                ln_l: per_input(ln_lengthscale, groups.as_deref()),
+                groups: groups.as_deref(),
+            }),
             _ => None,
         }
     }
+}
+
+/// `σ²·k(r)` (or `k(r)` alone) taken apart for the fast paths of [`stationary`], which see
+/// one lengthscale, or one per input: a grouped kernel's lengthscales are repeated over
+/// their groups there, and the per-input gradients summed back ([`StationaryParts::fold`]).
+pub(super) struct StationaryParts<'a> {
+    /// σ² (1 for a bare stationary kernel).
+    pub variance: f64,
+    /// Whether σ² is a hyperparameter (a `Scale` around the stationary kernel).
+    pub scaled: bool,
+    /// Which `k(r)`.
+    pub profile: Profile,
+    /// ln l: one, or one per input.
+    pub ln_l: std::borrow::Cow<'a, [f64]>,
+    /// The group sizes of a grouped kernel.
+    pub groups: Option<&'a [usize]>,
+}
+
+impl StationaryParts<'_> {
+    /// A gradient `[∂/∂ln σ² (if scaled), ∂/∂ln l_t per input …]` in θ's order: the
+    /// per-input lengthscale derivatives of a group summed into the group's (chain rule:
+    /// every input of the group has `ln l_t = ln l_g`).
+    pub fn fold(&self, grad: Vec<f64>) -> Vec<f64> {
+        let Some(sizes) = self.groups else {
+            return grad;
+        };
+        let head = usize::from(self.scaled);
+        let mut out = grad[..head].to_vec();
+        out.extend(sum_over_groups(&grad[head..], sizes));
+        out
+    }
+}
+
+/// One ln-lengthscale per input: a grouped kernel's repeated over each group; otherwise as
+/// given (one shared, or one per input).
+pub(crate) fn per_input<'a>(
+    ln_l: &'a [f64],
+    groups: Option<&[usize]>,
+) -> std::borrow::Cow<'a, [f64]> {
+    match groups {
+        None => std::borrow::Cow::Borrowed(ln_l),
+        Some(sizes) => std::borrow::Cow::Owned(
+            sizes
+                .iter()
+                .zip(ln_l)
+                .flat_map(|(&n, &l)| std::iter::repeat_n(l, n))
+                .collect(),
+        ),
+    }
+}
+
+/// Per-input values summed over consecutive groups of the given sizes.
+pub(super) fn sum_over_groups(per_input: &[f64], sizes: &[usize]) -> Vec<f64> {
+    let mut start = 0;
+    sizes
+        .iter()
+        .map(|&n| {
+            let s = per_input[start..start + n].iter().sum();
+            start += n;
+            s
+        })
+        .collect()
+}
+
+/// A grouped stationary kernel fits `d` inputs: one lengthscale per group, no empty group,
+/// the groups covering the inputs exactly.
+fn check_groups(ln_l: &[f64], sizes: &[usize], d: usize) -> Result<()> {
+    let covered: usize = sizes.iter().sum();
+    if sizes.len() != ln_l.len() || sizes.contains(&0) || covered != d {
+        return Err(Error::ShapeMismatch {
+            what: "lengthscale groups vs input columns",
+            expected: format!("non-empty groups covering {d} inputs, one lengthscale each"),
+            found: format!(
+                "{} groups of sizes summing to {covered}, {} lengthscales",
+                sizes.len(),
+                ln_l.len()
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// `Σ_t (x_t − z_t)² / l_t²` with `l = exp(ln_l)` (one shared or one per dimension).

@@ -9,10 +9,10 @@ impl Kernel {
             Kernel::Stationary {
                 profile,
                 ln_lengthscale,
+                groups,
             } => {
-                profile
-                    .value_and_slope(scaled_sqdist(ln_lengthscale, x, z))
-                    .0
+                let ln_l = per_input(ln_lengthscale, groups.as_deref());
+                profile.value_and_slope(scaled_sqdist(&ln_l, x, z)).0
             }
             Kernel::Linear { ln_variance } => dot_product::linear(ln_variance, x, z),
             Kernel::Polynomial {
@@ -33,17 +33,25 @@ impl Kernel {
             Kernel::Stationary {
                 profile,
                 ln_lengthscale,
+                groups,
             } => {
-                // ∂k/∂ln l_t = k'(r²) · (−2 (x_t − z_t)²/l_t²)
-                let r2 = scaled_sqdist(ln_lengthscale, x, z);
+                // ∂k/∂ln l_t = k'(r²) · (−2 (x_t − z_t)²/l_t²); a group's is the sum over
+                // its inputs.
+                let ln_l = per_input(ln_lengthscale, groups.as_deref());
+                let r2 = scaled_sqdist(&ln_l, x, z);
                 let slope = profile.value_and_slope(r2).1;
-                if ln_lengthscale.len() == 1 {
+                if ln_l.len() == 1 {
                     out.push(-2.0 * slope * r2);
                 } else {
-                    for t in 0..x.len() {
-                        let l2 = (2.0 * ln_lengthscale[t]).exp();
-                        let d = x[t] - z[t];
-                        out.push(-2.0 * slope * d * d / l2);
+                    let per: Vec<f64> = (0..x.len())
+                        .map(|t| {
+                            let d = x[t] - z[t];
+                            -2.0 * slope * d * d / (2.0 * ln_l[t]).exp()
+                        })
+                        .collect();
+                    match groups {
+                        Some(sizes) => out.extend(sum_over_groups(&per, sizes)),
+                        None => out.extend(per),
                     }
                 }
             }
@@ -94,13 +102,12 @@ impl Kernel {
             Kernel::Stationary {
                 profile,
                 ln_lengthscale,
+                groups,
             } => {
-                let slope = profile
-                    .value_and_slope(scaled_sqdist(ln_lengthscale, x, z))
-                    .1;
+                let ln_l = per_input(ln_lengthscale, groups.as_deref());
+                let slope = profile.value_and_slope(scaled_sqdist(&ln_l, x, z)).1;
                 for t in 0..x.len() {
-                    let l2 =
-                        (2.0 * ln_lengthscale[if ln_lengthscale.len() == 1 { 0 } else { t }]).exp();
+                    let l2 = (2.0 * ln_l[if ln_l.len() == 1 { 0 } else { t }]).exp();
                     out[t] = 2.0 * slope * (x[t] - z[t]) / l2;
                 }
             }

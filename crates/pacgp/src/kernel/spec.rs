@@ -1,11 +1,15 @@
 //! Parse kernel specifications for the command line: `se-ard`, `matern32`, `linear`,
-//! `poly2`, `const`, combined with `+` and `*` (`*` binds tighter).
+//! `poly2`, `const`, combined with `+` and `*` (`*` binds tighter). A stationary kernel may
+//! tie the lengthscales of consecutive inputs: `se-groups(1,1,4,2)` has one lengthscale for
+//! each of inputs 1 and 2, one shared by inputs 3–6 and one by inputs 7–8 (the one-hot
+//! inputs of one table column are such a group).
 
 use super::{Kernel, Profile};
 use crate::error::{Error, Result};
 
-const HELP: &str = "use se, se-ard, matern12, matern32, matern52 (each with optional -ard), \
-linear, linear-ard, poly<degree>, const, joined by + and *";
+const HELP: &str = "use se, se-ard, matern12, matern32, matern52 (each with optional -ard, \
+or -groups(n1,n2,...) for one lengthscale per run of n1, n2, ... inputs), linear, linear-ard, \
+poly<degree>, const, joined by + and *";
 
 impl Kernel {
     /// Most base kernels an expression may hold. Each adds hyperparameters (D of them for an
@@ -19,8 +23,33 @@ impl Kernel {
 
     /// Build a kernel from a specification for inputs with `d` columns. Every base kernel
     /// except `const` carries its own signal variance (initial values 1). At most
-    /// [`Kernel::MAX_BASE_KERNELS`] base kernels, checked before anything is built.
+    /// [`Kernel::MAX_BASE_KERNELS`] base kernels, checked before anything is built. The
+    /// groups of a `-groups(…)` kernel must cover the `d` inputs exactly.
     pub fn from_spec(spec: &str, d: usize) -> Result<Kernel> {
+        let kernel = Self::parse_spec(spec, d)?;
+        kernel.check_input_dim(d).map_err(|e| Error::InvalidSpec {
+            spec: spec.to_string(),
+            reason: e.to_string(),
+        })?;
+        Ok(kernel)
+    }
+
+    /// Whether `spec` is a kernel specification (its grammar and sizes), for any number of
+    /// inputs: what a fit option is checked against before the data are read.
+    pub fn check_spec_grammar(spec: &str) -> Result<()> {
+        Self::parse_spec(spec, 1).map(|_| ())
+    }
+
+    /// The specification of the stationary kernel `stem` (`se`, `matern52`, …) with one
+    /// lengthscale per group of consecutive inputs of the given sizes, e.g. `se-groups(1,1,4)`;
+    /// [`Kernel::from_spec`] reads it back.
+    pub fn groups_spec(stem: &str, sizes: &[usize]) -> String {
+        let sizes: Vec<String> = sizes.iter().map(usize::to_string).collect();
+        format!("{stem}-groups({})", sizes.join(","))
+    }
+
+    /// [`Kernel::from_spec`] without checking a grouped kernel's groups against `d`.
+    fn parse_spec(spec: &str, d: usize) -> Result<Kernel> {
         let bad = |reason: String| Error::InvalidSpec {
             spec: spec.to_string(),
             reason,
@@ -72,6 +101,7 @@ impl Kernel {
             Kernel::Stationary {
                 profile,
                 ln_lengthscale,
+                groups,
             } => {
                 let name = match profile {
                     Profile::SquaredExponential => "SE",
@@ -79,7 +109,10 @@ impl Kernel {
                     Profile::Matern32 => "Matern32",
                     Profile::Matern52 => "Matern52",
                 };
-                format!("{name}(l={})", vals(ln_lengthscale))
+                match groups {
+                    Some(sizes) => format!("{name}(l={}, groups={sizes:?})", vals(ln_lengthscale)),
+                    None => format!("{name}(l={})", vals(ln_lengthscale)),
+                }
             }
             Kernel::Linear { ln_variance } => format!("Linear(v={})", vals(ln_variance)),
             Kernel::Polynomial {
@@ -105,20 +138,45 @@ impl Kernel {
     }
 }
 
+/// `stem-groups(n1,n2,…)` taken apart: the stem and the group sizes (each at least 1).
+fn grouped(name: &str) -> Option<std::result::Result<(&str, Vec<usize>), String>> {
+    let (stem, rest) = name.split_once("-groups(")?;
+    let Some(list) = rest.strip_suffix(')') else {
+        return Some(Err(format!("'{name}': the group sizes must end with ')'")));
+    };
+    let sizes: std::result::Result<Vec<usize>, String> = list
+        .split(',')
+        .map(|n| match n.trim().parse::<usize>() {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(format!(
+                "'{name}': group sizes must be whole numbers of at least 1, found '{}'",
+                n.trim()
+            )),
+        })
+        .collect();
+    Some(sizes.map(|s| (stem, s)))
+}
+
 fn base(name: &str, d: usize) -> std::result::Result<Kernel, String> {
+    if let Some(parts) = grouped(name) {
+        let (stem, sizes) = parts?;
+        let profile = stationary_profile(stem)
+            .ok_or_else(|| format!("'{name}': only se and the Matérn kernels take groups"))?;
+        return Ok(Kernel::Scale {
+            ln_variance: 0.0,
+            inner: Box::new(Kernel::Stationary {
+                profile,
+                ln_lengthscale: vec![0.0; sizes.len()],
+                groups: Some(sizes),
+            }),
+        });
+    }
     let (stem, ard) = match name.strip_suffix("-ard") {
         Some(s) => (s, true),
         None => (name, false),
     };
     let n = if ard { d } else { 1 };
-    let profile = match stem {
-        "se" | "rbf" => Some(Profile::SquaredExponential),
-        "matern12" => Some(Profile::Matern12),
-        "matern32" => Some(Profile::Matern32),
-        "matern52" => Some(Profile::Matern52),
-        _ => None,
-    };
-    if let Some(profile) = profile {
+    if let Some(profile) = stationary_profile(stem) {
         return Ok(Kernel::stationary(profile, &vec![1.0; n], 1.0));
     }
     match stem {
@@ -154,5 +212,16 @@ fn base(name: &str, d: usize) -> std::result::Result<Kernel, String> {
         }
         "" => Err(format!("empty kernel name; {HELP}")),
         other => Err(format!("unknown kernel '{other}'; {HELP}")),
+    }
+}
+
+/// The stationary profile a kernel name stands for.
+fn stationary_profile(stem: &str) -> Option<Profile> {
+    match stem {
+        "se" | "rbf" => Some(Profile::SquaredExponential),
+        "matern12" => Some(Profile::Matern12),
+        "matern32" => Some(Profile::Matern32),
+        "matern52" => Some(Profile::Matern52),
+        _ => None,
     }
 }

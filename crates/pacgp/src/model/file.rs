@@ -52,7 +52,9 @@ struct ModelFile<'a> {
     report: Cow<'a, FitReport>,
 }
 
-/// [`Task`] as the file holds it (internally tagged by `task`, without the posterior).
+/// [`Task`] as the file holds it (internally tagged by `task`, without the posterior). A
+/// transient value, built once per file read or written, so its variants' sizes may differ.
+#[allow(clippy::large_enum_variant)]
 #[derive(Serialize, Deserialize)]
 #[serde(tag = "task", rename_all = "snake_case")]
 enum TaskFile<'a> {

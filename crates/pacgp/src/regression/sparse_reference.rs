@@ -312,6 +312,7 @@ pub(crate) mod tests {
                 inner: Box::new(Kernel::Stationary {
                     profile: crate::kernel::Profile::Matern52,
                     ln_lengthscale: vec![0.1, -0.2, 0.4],
+                    groups: None,
                 }),
             },
         ];

@@ -36,6 +36,23 @@ pub use crate::bounds::DEFAULT_DELTA;
 pub const DEFAULT_BASIS: usize = 100;
 /// The kernel used when none is given: squared exponential with one lengthscale per input.
 pub const DEFAULT_KERNEL: &str = "se-ard";
+
+/// The kernel used when none is given, for inputs grouped by the table column they came
+/// from (`groups`: how many consecutive inputs each column became). Where a categorical column
+/// is one-hot coded into several inputs, its indicators share one lengthscale — squared
+/// exponential with one lengthscale per table column, `se-groups(…)` — so that a wide table
+/// of many categories costs one hyperparameter per column, not one per category: the
+/// optimiser has fewer directions to search and the grid's union-bound price (`T·ln L`)
+/// counts columns, not indicators. Otherwise (no grouping, or every column one input)
+/// [`DEFAULT_KERNEL`].
+pub fn default_kernel(groups: Option<&[usize]>) -> String {
+    match groups {
+        Some(sizes) if sizes.iter().any(|&n| n > 1) => {
+            crate::kernel::Kernel::groups_spec("se", sizes)
+        }
+        _ => DEFAULT_KERNEL.into(),
+    }
+}
 /// The ε of a bound-trained regressor (pac-gp, pac-sgp) given none, in standardised units
 /// (training standard deviations of the target): `Φ⁻¹(3/4)`, the median absolute deviation
 /// of a Gaussian target. At this ε the constant predictor ȳ (what the prior mean predicts on

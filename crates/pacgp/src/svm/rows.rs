@@ -88,13 +88,23 @@ impl InputRows {
                 Kernel::Stationary {
                     profile,
                     ln_lengthscale,
-                } => Some((ln_variance.exp(), *profile, ln_lengthscale.clone())),
+                    groups,
+                } => Some((
+                    ln_variance.exp(),
+                    *profile,
+                    crate::kernel::per_input(ln_lengthscale, groups.as_deref()).into_owned(),
+                )),
                 _ => None,
             },
             Kernel::Stationary {
                 profile,
                 ln_lengthscale,
-            } => Some((1.0, *profile, ln_lengthscale.clone())),
+                groups,
+            } => Some((
+                1.0,
+                *profile,
+                crate::kernel::per_input(ln_lengthscale, groups.as_deref()).into_owned(),
+            )),
             _ => None,
         };
         let offset = if stationary.is_some() {

@@ -163,11 +163,13 @@ pub enum TableOption {
     Positive,
     /// The most distinct values a categorical column may have to be one-hot coded.
     MaxCategories,
+    /// The cells read as a missing value ([`MissingCells`](crate::data::MissingCells)).
+    NaValues,
 }
 
 impl TableOption {
     /// Every option, for front ends' name tables and their tests.
-    pub const ALL: [TableOption; 9] = [
+    pub const ALL: [TableOption; 10] = [
         TableOption::Target,
         TableOption::Drop,
         TableOption::Missing,
@@ -177,6 +179,7 @@ impl TableOption {
         TableOption::NoHeader,
         TableOption::Positive,
         TableOption::MaxCategories,
+        TableOption::NaValues,
     ];
 
     /// The library's name of the option (snake case).
@@ -191,6 +194,7 @@ impl TableOption {
             TableOption::NoHeader => "no_header",
             TableOption::Positive => "positive",
             TableOption::MaxCategories => "max_categories",
+            TableOption::NaValues => "na_values",
         }
     }
 }

@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use super::{
-    shown, Categorical, ClassLabels, CodingOptions, Dataset, InputCoding, LabelMap, MissingPolicy,
-    Table, TableError, TrainingLabels, UnknownCategory,
+    shown, Categorical, ClassLabels, CodingOptions, Dataset, InputCoding, LabelMap, MissingCells,
+    MissingPolicy, Table, TableError, TrainingLabels, UnknownCategory,
 };
 use crate::error::{Error, Result};
 
@@ -54,6 +54,8 @@ pub struct CsvOptions {
     pub categorical: Categorical,
     /// What a category unseen in training becomes in later files.
     pub unknown_category: UnknownCategory,
+    /// The cells read as missing (default: [`MISSING_CELLS`](crate::vocabulary::MISSING_CELLS)).
+    pub missing_cells: MissingCells,
     /// The most distinct values a categorical column may have (`None`: the default,
     /// [`DEFAULT_MAX_CATEGORIES`](crate::data::DEFAULT_MAX_CATEGORIES)).
     pub max_categories: Option<usize>,
@@ -69,6 +71,7 @@ impl CsvOptions {
         CodingOptions {
             yes_no: self.yes_no,
             missing: self.missing,
+            missing_cells: self.missing_cells.clone(),
             categorical: self.categorical.clone(),
             unknown_category: self.unknown_category,
             max_categories: self.max_categories,
@@ -216,7 +219,7 @@ pub fn read_training(
     let t = &raw.table;
     let (features, target) = layout(t, opts)?;
     if !matches!(target_kind, TargetKind::Number) {
-        refuse_labels_read_as_missing(t, target)?;
+        refuse_labels_read_as_missing(t, target, &opts.missing_cells)?;
     }
     let fitted = InputCoding::fit(t, &features, Some(target), &opts.coding())?;
     let mut coding = fitted.coding;
@@ -260,10 +263,12 @@ pub fn read_training(
     })
 }
 
-/// Class labels that are a missing-value word (`NA`, `nan`, …; not an empty cell or `?`) are
-/// refused: the missing-value policy would leave their rows out and delete the class.
-fn refuse_labels_read_as_missing(t: &Table, target: usize) -> Result<()> {
-    let word = |c: &str| super::is_missing(c) && !c.is_empty() && c != "?";
+/// Class labels that are a missing-value word (`NA`, `nan`, …, or any word of `missing`; not
+/// an empty cell or `?`) are refused whatever the missing-value policy: leaving their rows
+/// out would delete the class without a word. The error names the label, how many rows have
+/// it, and the cells to read as missing without it.
+fn refuse_labels_read_as_missing(t: &Table, target: usize, missing: &MissingCells) -> Result<()> {
+    let word = |c: &str| missing.contains(c) && !c.is_empty() && c != "?";
     let mut hits = t.rows.iter().filter(|(_, r)| word(&r[target]));
     let Some((line, first)) = hits.next() else {
         return Ok(());
@@ -274,6 +279,7 @@ fn refuse_labels_read_as_missing(t: &Table, target: usize) -> Result<()> {
         line: *line,
         cell: shown(&first[target]),
         rows: 1 + hits.count(),
+        read_as_missing: Box::new(missing.clone()),
     }
     .into())
 }

@@ -3,9 +3,7 @@
 
 use faer::Mat;
 
-use super::{
-    is_missing, number, ColumnCoding, Encoded, InputCoding, MissingPolicy, Table, UnknownCategory,
-};
+use super::{number, ColumnCoding, Encoded, InputCoding, MissingPolicy, Table, UnknownCategory};
 use crate::data::{shown, TableError};
 use crate::error::{Error, Result};
 
@@ -21,18 +19,19 @@ impl InputCoding {
         let drop = self.missing_policy() == MissingPolicy::DropRows;
         let mut rows = Vec::with_capacity(table.rows.len());
         for (i, (line, r)) in table.rows.iter().enumerate() {
-            if let Some(t) = target.filter(|&t| is_missing(&r[t])) {
+            if let Some(t) = target.filter(|&t| self.missing_cells.contains(&r[t])) {
                 if !drop {
                     return Err(TableError::MissingTarget {
                         line: *line,
                         column: shown(&table.header[t]),
                         cell: shown(&r[t]),
+                        read_as_missing: self.missing_cells.shown(),
                     }
                     .into());
                 }
                 continue;
             }
-            if drop && inputs.iter().any(|&j| is_missing(&r[j])) {
+            if drop && inputs.iter().any(|&j| self.missing_cells.contains(&r[j])) {
                 continue;
             }
             rows.push(i);
@@ -71,7 +70,7 @@ impl InputCoding {
             let mut at = 0;
             for (c, &j) in columns.iter().zip(&idx) {
                 let cell = cells[j].as_str();
-                if is_missing(cell) {
+                if self.missing_cells.contains(cell) {
                     let fill = match c {
                         ColumnCoding::Number { fill, .. } => fill.map(|v| vec![v]),
                         ColumnCoding::Category { fill, .. } => fill.clone(),
@@ -84,6 +83,7 @@ impl InputCoding {
                             line: *line,
                             column: shown(c.name()),
                             cell: shown(cell),
+                            read_as_missing: self.missing_cells.shown(),
                         }
                         .into());
                     };

@@ -6,8 +6,8 @@ use faer::Mat;
 
 use super::apply::encode_cell;
 use super::{
-    is_iso_datetime, is_missing, number, sorted_levels, Categorical, CodingOptions, ColumnCoding,
-    FittedCoding, InputCoding, MissingPolicy, Table, DEFAULT_MAX_CATEGORIES,
+    is_iso_datetime, number, sorted_levels, Categorical, CodingOptions, ColumnCoding, FittedCoding,
+    InputCoding, MissingCells, MissingPolicy, Table, DEFAULT_MAX_CATEGORIES,
 };
 use crate::data::{shown, Moments, TableError};
 use crate::error::{Error, Result};
@@ -24,9 +24,10 @@ impl InputCoding {
         opts: &CodingOptions,
     ) -> Result<FittedCoding> {
         let mut notes = Vec::new();
+        let missing = &opts.missing_cells;
         let (inputs, empty): (Vec<usize>, Vec<usize>) = inputs
             .iter()
-            .partition(|&&j| table.rows.iter().any(|(_, r)| !is_missing(&r[j])));
+            .partition(|&&j| table.rows.iter().any(|(_, r)| !missing.contains(&r[j])));
         if !empty.is_empty() {
             notes.push(format!(
                 "left out {} with no observed value",
@@ -43,6 +44,7 @@ impl InputCoding {
         let mut coding = InputCoding {
             yes_no: opts.yes_no,
             missing: opts.missing,
+            missing_cells: opts.missing_cells.clone(),
             unknown_category: opts.unknown_category,
             ..Default::default()
         };
@@ -61,7 +63,7 @@ impl InputCoding {
                 let levels = sorted_levels(
                     rows.iter()
                         .map(|&i| table.rows[i].1[j].as_str())
-                        .filter(|c| !is_missing(c)),
+                        .filter(|c| !missing.contains(c)),
                 );
                 *c = ColumnCoding::Category {
                     name: table.header[j].clone(),
@@ -99,12 +101,13 @@ impl InputCoding {
             return Ok(());
         }
         let (yes_no, unknown) = (self.yes_no, self.unknown_category);
+        let missing = &self.missing_cells;
         let mut filled = Vec::new();
         for (c, &j) in self.columns.iter_mut().zip(inputs) {
             let cells: Vec<(u64, &str)> = rows
                 .iter()
                 .map(|&i| (table.rows[i].0, table.rows[i].1[j].as_str()))
-                .filter(|(_, cell)| !is_missing(cell))
+                .filter(|(_, cell)| !missing.contains(cell))
                 .collect();
             let n_missing = rows.len() - cells.len();
             let width = c.width();
@@ -161,7 +164,7 @@ fn categorical_columns(
     let first_text = |j: usize| {
         rows.iter().map(|&i| &table.rows[i]).find(|(_, r)| {
             let c = r[j].as_str();
-            !is_missing(c) && number(c, opts.yes_no).is_none()
+            !opts.missing_cells.contains(c) && number(c, opts.yes_no).is_none()
         })
     };
     let named: Vec<usize> = match &opts.categorical {
@@ -183,9 +186,9 @@ fn categorical_columns(
         .filter(|j| !named.contains(j))
         .filter_map(|&j| first_text(j).map(|(line, r)| (j, *line, r[j].clone())))
         .collect();
-    refuse_bad_numbers(table, &text, rows, opts.yes_no)?;
+    refuse_bad_numbers(table, &text, rows, opts.yes_no, &opts.missing_cells)?;
     if opts.categorical == Categorical::Auto {
-        refuse_dates(table, &text, rows)?;
+        refuse_dates(table, &text, rows, &opts.missing_cells)?;
         return Ok(inputs
             .iter()
             .copied()
@@ -240,11 +243,16 @@ fn check_cap(table: &Table, c: &ColumnCoding, cap: usize) -> Result<()> {
 /// Text columns found by `auto` (`text`: column, line and cell of the first text) whose
 /// every present cell is an ISO date or date-time: refused, since one input per distinct day
 /// or minute is no coding of time.
-fn refuse_dates(table: &Table, text: &[(usize, u64, String)], rows: &[usize]) -> Result<()> {
+fn refuse_dates(
+    table: &Table,
+    text: &[(usize, u64, String)],
+    rows: &[usize],
+    missing: &MissingCells,
+) -> Result<()> {
     let is_dates = |j: usize| {
         rows.iter()
             .map(|&i| table.rows[i].1[j].as_str())
-            .filter(|c| !is_missing(c))
+            .filter(|c| !missing.contains(c))
             .all(is_iso_datetime)
     };
     match text.iter().find(|(j, ..)| is_dates(*j)) {
@@ -267,12 +275,13 @@ fn refuse_bad_numbers(
     text: &[(usize, u64, String)],
     rows: &[usize],
     yes_no: bool,
+    missing: &MissingCells,
 ) -> Result<()> {
     for &(j, ..) in text {
         let cells: Vec<(u64, &str)> = rows
             .iter()
             .map(|&i| (table.rows[i].0, table.rows[i].1[j].as_str()))
-            .filter(|(_, c)| !is_missing(c))
+            .filter(|(_, c)| !missing.contains(c))
             .collect();
         let bad: Vec<(u64, &str)> = cells
             .iter()

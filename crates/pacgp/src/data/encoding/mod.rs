@@ -78,6 +78,71 @@ impl Categorical {
 /// thousands of inputs).
 pub const DEFAULT_MAX_CATEGORIES: usize = 50;
 
+/// The cells read as a missing value: [`MISSING_CELLS`](crate::vocabulary::MISSING_CELLS)
+/// (empty, `?`, `NA`, `N/A`, `na`, `NaN`, `nan`) unless the `na_values` reading option names
+/// others — e.g. only the empty cell, where `NA` is a value (a class, a country code).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct MissingCells(Vec<String>);
+
+impl Default for MissingCells {
+    fn default() -> Self {
+        Self(
+            crate::vocabulary::MISSING_CELLS
+                .iter()
+                .map(|c| c.to_string())
+                .collect(),
+        )
+    }
+}
+
+impl MissingCells {
+    /// These cells (as written, compared exactly) and no others.
+    pub fn new(cells: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        let mut out: Vec<String> = Vec::new();
+        for c in cells.into_iter().map(Into::into) {
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        }
+        Self(out)
+    }
+
+    /// Whether `cell` is read as a missing value.
+    pub fn contains(&self, cell: &str) -> bool {
+        self.0.iter().any(|c| c == cell)
+    }
+
+    /// Whether these are the default cells (then a model file does not store them).
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// The cells as a message lists them: `empty, ?, NA`, or `none`.
+    pub fn shown(&self) -> String {
+        if self.0.is_empty() {
+            return "none".into();
+        }
+        let cells: Vec<&str> = self
+            .0
+            .iter()
+            .map(|c| if c.is_empty() { "empty" } else { c.as_str() })
+            .collect();
+        cells.join(", ")
+    }
+
+    /// The cells without `cell`, comma separated as the `na_values` option takes them.
+    pub fn written_without(&self, cell: &str) -> String {
+        let rest: Vec<&str> = self
+            .0
+            .iter()
+            .filter(|c| *c != cell)
+            .map(String::as_str)
+            .collect();
+        rest.join(",")
+    }
+}
+
 /// The options [`InputCoding::fit`] takes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CodingOptions {
@@ -88,6 +153,8 @@ pub struct CodingOptions {
     pub yes_no: bool,
     /// Missing-value policy.
     pub missing: MissingPolicy,
+    /// The cells read as missing.
+    pub missing_cells: MissingCells,
     /// Which columns are categorical.
     pub categorical: Categorical,
     /// What a later unseen category becomes.
@@ -173,6 +240,10 @@ pub struct InputCoding {
     /// Missing-value policy.
     #[serde(default)]
     pub missing: MissingPolicy,
+    /// The cells read as missing, in training and every later file (the default ones in
+    /// files written before they could be set, and not stored when they are the default).
+    #[serde(default, skip_serializing_if = "MissingCells::is_default")]
+    pub missing_cells: MissingCells,
     /// Model files written before [`InputCoding::missing`] existed say `missing_as_zero`.
     #[serde(default, skip_serializing)]
     missing_as_zero: bool,
@@ -209,8 +280,8 @@ pub struct Encoded {
     pub dropped: Vec<usize>,
 }
 
-/// A missing cell: one of [`crate::vocabulary::MISSING_CELLS`] (empty, `?`, `NA`, `N/A`,
-/// `NaN`, as written in R, pandas and UCI files).
+/// A missing cell by default: one of [`crate::vocabulary::MISSING_CELLS`] (empty, `?`, `NA`,
+/// `N/A`, `NaN`, as written in R, pandas and UCI files); see [`MissingCells`].
 pub fn is_missing(cell: &str) -> bool {
     crate::vocabulary::MISSING_CELLS.contains(&cell)
 }
@@ -318,6 +389,13 @@ impl InputCoding {
     /// The model inputs' names, in order.
     pub fn input_names(&self) -> Vec<String> {
         self.columns.iter().flat_map(|c| c.input_names()).collect()
+    }
+
+    /// How many consecutive model inputs each table column became, in input order (one for a
+    /// number or a two-category column, one per level for a one-hot column); empty for a
+    /// coding without stored columns.
+    pub fn input_groups(&self) -> Vec<usize> {
+        self.columns.iter().map(ColumnCoding::width).collect()
     }
 
     /// A stored coding must give exactly the model's inputs (checked when a model loads).

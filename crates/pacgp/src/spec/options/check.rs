@@ -60,7 +60,7 @@ pub(crate) fn basis_size(
 
 /// A kernel specification must parse (for any number of inputs: the grammar and its sizes).
 pub(super) fn kernel_ok(spec: &str) -> Result<(), SpecError> {
-    Kernel::from_spec(spec, 1).map(|_| ()).map_err(|e| {
+    Kernel::check_spec_grammar(spec).map_err(|e| {
         let reason = match e {
             crate::Error::InvalidSpec { reason, .. } => reason,
             other => other.to_string(),

@@ -178,6 +178,30 @@ impl FitOptions {
         Ok((self, Some(note)))
     }
 
+    /// The options checked for `method` on a table whose columns became the model inputs as
+    /// `coding` says ([`FitOptions::input_groups`]), with a note where that grouping chose the
+    /// fit's kernel (no kernel given, a column of several one-hot inputs): which kernel, and
+    /// how to ask for one lengthscale per input instead.
+    pub fn check_on_table(
+        mut self,
+        method: MethodName,
+        coding: &crate::data::InputCoding,
+    ) -> Result<(CheckedFitSpec, Option<String>), SpecError> {
+        let groups = coding.input_groups();
+        let grouped = default_kernel(Some(&groups)) != DEFAULT_KERNEL;
+        self.input_groups = (!groups.is_empty()).then_some(groups);
+        let spec = self.check(method)?;
+        let note = match spec.prior_kernel_spec() {
+            Some(kernel) if grouped && self.kernel.is_none() => Some(format!(
+                "kernel: {kernel}, the default on one-hot inputs: squared exponential with one \
+                 lengthscale per table column (the indicators of one categorical column share \
+                 it); the kernel se-ard gives one per input"
+            )),
+            _ => None,
+        };
+        Ok((spec, note))
+    }
+
     fn required_epsilon(&self, method: MethodName) -> Result<f64, SpecError> {
         self.epsilon.ok_or(SpecError::new(
             SpecOption::Epsilon,

@@ -84,6 +84,11 @@ pub struct FitOptions {
     pub multiclass: Option<MultiClass>,
     /// The fraction of the sample held out of the fit to certify the deployed predictor.
     pub certify_holdout: Option<f64>,
+    /// How many consecutive model inputs each table column became (its one-hot width; see
+    /// [`crate::data::InputCoding::input_groups`]); not a user's option but the table's
+    /// shape. With a column of several inputs the default kernel ties their lengthscales
+    /// ([`crate::spec::default_kernel`]); `None` (arrays, no table) keeps one per input.
+    pub input_groups: Option<Vec<usize>>,
 }
 
 /// Every given option of `o` that the method does not use, as the error naming it.
@@ -328,7 +333,9 @@ impl FitOptions {
 
     fn kernel_or_default(&self, unused: &mut Unused) -> String {
         unused.used(SpecOption::Kernel);
-        self.kernel.clone().unwrap_or_else(|| DEFAULT_KERNEL.into())
+        self.kernel
+            .clone()
+            .unwrap_or_else(|| default_kernel(self.input_groups.as_deref()))
     }
 }
 
