@@ -4,31 +4,19 @@
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{pacgp, repo, s};
+use common::{certify, evaluate, fails, fit, json, json_in, ok, ok_in, pacgp, repo, s};
 
 #[test]
 fn fit_predict_evaluate_certify_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m.json");
     let data = "data/snelson-1d/snelson_train.csv";
-    let out = pacgp(&[
-        "fit",
-        "--data",
+    let out = fit(
         data,
-        "--kernel",
-        "se",
-        "--epsilon",
-        "0.3",
-        "--out",
-        s(&model),
-        "--json",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        &model,
+        &["--kernel", "se", "--epsilon", "0.3", "--json"],
     );
-    let stdout = String::from_utf8(out.stdout).unwrap();
+    let stdout = ok(&out);
     assert_eq!(
         stdout.trim().lines().count(),
         1,
@@ -40,7 +28,7 @@ fn fit_predict_evaluate_certify_round_trip() {
 
     // Predictions from the file equal the library's predictions from the reloaded model.
     let preds = dir.path().join("p.csv");
-    let out = pacgp(&[
+    ok(&pacgp(&[
         "predict",
         "--model",
         s(&model),
@@ -48,12 +36,7 @@ fn fit_predict_evaluate_certify_round_trip() {
         "data/snelson-1d/snelson_test_inputs.csv",
         "--out",
         s(&preds),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ]));
     let text = std::fs::read_to_string(&preds).unwrap();
     assert_eq!(text.lines().count(), 302);
     let m = pacgp::model::FittedModel::load(&model).unwrap();
@@ -70,18 +53,10 @@ fn fit_predict_evaluate_certify_round_trip() {
         assert_eq!(v, *mean, "reloaded model predicts identically");
     }
 
-    let out = pacgp(&["evaluate", "--model", s(&model), "--data", data, "--json"]);
-    assert!(out.status.success());
-    let ev: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ev = evaluate(&model, data);
     assert!(ev["rmse"].as_f64().unwrap() > 0.0 && ev["gibbs_risk"].as_f64().is_some());
 
-    let out = pacgp(&["certify", "--model", s(&model), "--data", data, "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = certify(&model, data);
     for key in [
         "bound",
         "empirical_risk",
@@ -139,9 +114,7 @@ fn bad_input_exits_2_with_a_message() {
     ];
     for (args, msg) in cases {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let out = pacgp(&args);
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = fails(&args, 2);
         assert!(err.contains(msg), "{args:?}: {err}");
     }
     // A corrupted model file.
@@ -156,36 +129,15 @@ fn bad_input_exits_2_with_a_message() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("model file"));
     // Certify without ε on a model trained without one.
-    let ok = pacgp(&[
-        "fit",
-        "--data",
-        "data/snelson-1d/snelson_train.csv",
-        "--kernel",
-        "se",
-        "--out",
-        s(&model),
-    ]);
-    assert!(ok.status.success());
-    let out = pacgp(&[
-        "certify",
-        "--model",
-        s(&model),
-        "--data",
-        "data/snelson-1d/snelson_train.csv",
-    ]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--epsilon"));
+    let snelson = "data/snelson-1d/snelson_train.csv";
+    ok(&fit(snelson, &model, &["--kernel", "se"]));
+    let err = fails(&["certify", "--model", s(&model), "--data", snelson], 2);
+    assert!(err.contains("--epsilon"), "{err}");
 }
 
 #[test]
 fn demo_runs_and_prints_json() {
-    let out = pacgp(&["demo", "--json"]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json(&pacgp(&["demo", "--json"]));
     let rows = v["demo"].as_array().unwrap();
     assert_eq!(rows.len(), 4);
     for r in rows {
@@ -199,42 +151,14 @@ fn classifier_fit_certify_evaluate_and_one_class_error() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("c.json");
     let data = "data/ripley-synth/synth_tr.csv";
-    let out = pacgp(&[
-        "fit",
-        "--data",
-        data,
-        "--method",
-        "laplace",
-        "--out",
-        s(&model),
-        "--json",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let c: serde_json::Value = serde_json::from_slice(
-        &pacgp(&["certify", "--model", s(&model), "--data", data, "--json"]).stdout,
-    )
-    .unwrap();
+    ok(&fit(data, &model, &["--method", "laplace", "--json"]));
+    let c = certify(&model, data);
     let (bound, emp) = (
         c["bound"].as_f64().unwrap(),
         c["empirical_risk"].as_f64().unwrap(),
     );
     assert!(bound > emp && bound < 0.5, "{c}");
-    let ev: serde_json::Value = serde_json::from_slice(
-        &pacgp(&[
-            "evaluate",
-            "--model",
-            s(&model),
-            "--data",
-            "data/ripley-synth/synth_te.csv",
-            "--json",
-        ])
-        .stdout,
-    )
-    .unwrap();
+    let ev = evaluate(&model, "data/ripley-synth/synth_te.csv");
     let err = ev["error_rate"].as_f64().unwrap();
     assert!(err < 0.15, "Ripley's test error should be near 0.09: {ev}");
     // Every probability printed lies in [0, 1].
@@ -252,15 +176,7 @@ fn classifier_fit_certify_evaluate_and_one_class_error() {
         .all(|l| (0.0..=1.0).contains(&l.split(',').next().unwrap().parse::<f64>().unwrap())));
     let one = dir.path().join("one.csv");
     std::fs::write(&one, "a,b,y\n1,2,0\n3,4,0\n5,6,0\n").unwrap();
-    let out = pacgp(&[
-        "fit",
-        "--data",
-        s(&one),
-        "--method",
-        "ep",
-        "--out",
-        s(&model),
-    ]);
+    let out = fit(s(&one), &model, &["--method", "ep"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("two distinct labels"));
 }
@@ -285,37 +201,14 @@ fn ivm_sogp_mean_field_fit_and_certify() {
         ),
     ] {
         let model = dir.path().join(format!("{method}.json"));
-        let mut args = vec![
-            "fit",
-            "--data",
-            data,
-            "--drop",
-            "sample_code_number",
-            "--method",
-            method,
-            "--out",
-            s(&model),
-            "--json",
-        ];
+        let mut args = vec!["--drop", "sample_code_number", "--method", method, "--json"];
         args.extend(extra.iter().copied());
-        let out = pacgp(&args);
-        assert!(
-            out.status.success(),
-            "{method}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let fit: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(fit["method"], method);
-        let out = pacgp(&["certify", "--model", s(&model), "--data", data, "--json"]);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let cert: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let fitted = json_in(method, &fit(data, &model, &args));
+        assert_eq!(fitted["method"], method);
+        let cert = certify(&model, data);
         let (bound, stored) = (
             cert["bound"].as_f64().unwrap(),
-            fit["objective"].as_f64().unwrap(),
+            fitted["objective"].as_f64().unwrap(),
         );
         assert!(
             (bound - stored).abs() < 1e-9,
@@ -334,19 +227,10 @@ fn ivm_sogp_mean_field_fit_and_certify() {
         vec!["--method", "sogp", "--select", "ml2"],
         vec!["--method", "ivm", "--likelihood", "logistic"],
     ] {
-        let mut args = vec![
-            "fit",
-            "--data",
-            data,
-            "--drop",
-            "sample_code_number",
-            "--out",
-            "/dev/null",
-        ];
+        let mut args = vec!["fit", "--data", data, "--drop", "sample_code_number"];
+        args.extend(["--out", "/dev/null"]);
         args.extend(bad.iter().copied());
-        let out = pacgp(&args);
-        assert_eq!(out.status.code(), Some(2), "{bad:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = fails(&args, 2);
         assert_eq!(err.trim().lines().count(), 1, "{err}");
     }
 }
@@ -355,19 +239,13 @@ fn ivm_sogp_mean_field_fit_and_certify() {
 #[test]
 fn reproduce_ivm_selection_2d_writes_files() {
     let dir = tempfile::tempdir().unwrap();
-    let out = pacgp(&[
+    let v = json(&pacgp(&[
         "reproduce",
         "ivm-selection-2d",
         "--out",
         s(dir.path()),
         "--json",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    ]));
     assert_eq!(v["methods"][0]["selected"].as_array().unwrap().len(), 50);
     for f in [
         "ivm-selection-2d.csv",
@@ -388,65 +266,36 @@ fn yes_no_votes_with_abstentions_round_trip() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("hv.json");
     let data = "data/house-votes-84/house_votes_84.csv";
-    let out = pacgp(&[
-        "fit",
-        "--data",
+    let fitted = json(&fit(
         data,
-        "--method",
-        "laplace",
-        "--yes-no",
-        "--missing-as-zero",
-        "--out",
-        s(&model),
-        "--json",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let fit: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let c: serde_json::Value = serde_json::from_slice(
-        &pacgp(&["certify", "--model", s(&model), "--data", data, "--json"]).stdout,
-    )
-    .unwrap();
+        &model,
+        &[
+            "--method",
+            "laplace",
+            "--yes-no",
+            "--missing-as-zero",
+            "--json",
+        ],
+    ));
+    let c = certify(&model, data);
     let bound = c["bound"].as_f64().unwrap();
     assert!(bound < 0.5, "{c}");
     assert_eq!(
         format!("{:.10}", bound),
-        format!("{:.10}", fit["objective"].as_f64().unwrap()),
-        "{fit} vs {c}"
+        format!("{:.10}", fitted["objective"].as_f64().unwrap()),
+        "{fitted} vs {c}"
     );
-    let ev: serde_json::Value = serde_json::from_slice(
-        &pacgp(&["evaluate", "--model", s(&model), "--data", data, "--json"]).stdout,
-    )
-    .unwrap();
+    let ev = evaluate(&model, data);
     assert!(ev["error_rate"].as_f64().unwrap() < 0.1, "{ev}");
-    let bad = pacgp(&[
-        "fit",
-        "--data",
-        data,
-        "--method",
-        "laplace",
-        "--out",
-        s(&model),
-    ]);
-    assert_eq!(bad.status.code(), Some(2));
-    let msg = String::from_utf8_lossy(&bad.stderr);
-    assert!(msg.contains("--categorical auto"), "{msg}");
-    let bad = pacgp(&[
-        "fit",
-        "--data",
-        data,
-        "--method",
-        "laplace",
-        "--missing-as-zero",
-        "--out",
-        s(&model),
-    ]);
-    assert_eq!(bad.status.code(), Some(2));
-    let msg = String::from_utf8_lossy(&bad.stderr);
-    assert!(msg.contains("--categorical auto"), "{msg}");
+    for flags in [
+        &["--method", "laplace"][..],
+        &["--method", "laplace", "--missing-as-zero"],
+    ] {
+        let bad = fit(data, &model, flags);
+        assert_eq!(bad.status.code(), Some(2), "{flags:?}");
+        let msg = String::from_utf8_lossy(&bad.stderr);
+        assert!(msg.contains("--categorical auto"), "{flags:?}: {msg}");
+    }
 }
 
 /// A copy of `rel` (a file in the repository) inside `dir`.
@@ -460,7 +309,7 @@ fn copy_into(dir: &Path, rel: &str) -> PathBuf {
 fn split_writes_seeded_train_and_test_files_with_cells_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     let data = copy_into(dir.path(), "data/boston-housing/boston.csv");
-    let out = pacgp(&[
+    let split = [
         "split",
         "--data",
         s(&data),
@@ -468,12 +317,8 @@ fn split_writes_seeded_train_and_test_files_with_cells_unchanged() {
         "0.2",
         "--seed",
         "7",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ];
+    ok(&pacgp(&split));
     // Default names next to the input.
     let train = std::fs::read_to_string(dir.path().join("boston.train.csv")).unwrap();
     let test = std::fs::read_to_string(dir.path().join("boston.test.csv")).unwrap();
@@ -498,26 +343,9 @@ fn split_writes_seeded_train_and_test_files_with_cells_unchanged() {
     // The same seed gives the same files; another seed another split. Explicit names, a
     // compressed test part, and one JSON object with --json.
     let (a, b) = (dir.path().join("a.csv"), dir.path().join("b.csv.gz"));
-    let out = pacgp(&[
-        "split",
-        "--data",
-        s(&data),
-        "--test-fraction",
-        "0.2",
-        "--seed",
-        "7",
-        "--out-train",
-        s(&a),
-        "--out-test",
-        s(&b),
-        "--json",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut args = split.to_vec();
+    args.extend(["--out-train", s(&a), "--out-test", s(&b), "--json"]);
+    let v = json(&pacgp(&args));
     assert_eq!(
         (v["n_train"].as_u64(), v["n_test"].as_u64()),
         (Some(405), Some(101))
@@ -567,9 +395,7 @@ fn split_rejects_bad_input_with_exit_2() {
     for (args, msg) in cases {
         let mut full = vec!["split"];
         full.extend(args);
-        let out = pacgp(&full);
-        assert_eq!(out.status.code(), Some(2), "{full:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = fails(&full, 2);
         assert!(err.contains(msg), "{full:?}: {err}");
     }
     // The input is untouched.
@@ -605,20 +431,7 @@ fn data_layer_bad_inputs_from_issue_11() {
             }),
     );
     let model = dir.path().join("m.json");
-    let out = pacgp(&[
-        "fit",
-        "--data",
-        s(&odd),
-        "--kernel",
-        "se",
-        "--out",
-        s(&model),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&fit(s(&odd), &model, &["--kernel", "se"]));
     let text = std::fs::read_to_string(&model).unwrap();
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
     let sd = v["x_scaler"]["sd"].as_array().unwrap();
@@ -634,12 +447,13 @@ fn data_layer_bad_inputs_from_issue_11() {
     assert_eq!(m.x_scaler.constant.len(), 1);
     assert_eq!(m.x_scaler.constant[0].name, "zero");
     assert!(m.x_scaler.sd.iter().all(|v| v.is_finite()));
-    let out = pacgp(&["predict", "--model", s(&model), "--data", s(&odd)]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&pacgp(&[
+        "predict",
+        "--model",
+        s(&model),
+        "--data",
+        s(&odd),
+    ]));
 
     // Each of these is bad input: exit 2 and a message naming the problem.
     let cases: Vec<(PathBuf, Vec<&str>, &str)> = vec![
@@ -692,9 +506,7 @@ fn data_layer_bad_inputs_from_issue_11() {
     for (data, extra, msg) in cases {
         let mut args = vec!["fit", "--data", s(&data), "--out", s(&model)];
         args.extend(extra);
-        let out = pacgp(&args);
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        let err = fails(&args, 2);
         assert!(err.contains(msg), "{args:?}: {err}");
     }
 }
@@ -709,36 +521,13 @@ fn inducing_init_greedy_and_kmeans() {
         let mut zs = Vec::new();
         for init in ["kmeans", "greedy"] {
             let model = dir.path().join(format!("{method}-{init}.json"));
-            let fit = pacgp(&[
-                "fit",
-                "--data",
-                data,
-                "--method",
-                method,
-                "--kernel",
-                "se",
-                "--inducing",
-                "8",
-                "--inducing-init",
-                init,
-                "--epsilon",
-                "0.3",
-                "--out",
-                s(&model),
-                "--json",
-            ]);
-            assert!(
-                fit.status.success(),
-                "{}",
-                String::from_utf8_lossy(&fit.stderr)
+            let flags = ["--method", method, "--kernel", "se", "--inducing", "8"];
+            let more = ["--inducing-init", init, "--epsilon", "0.3", "--json"];
+            ok_in(
+                &format!("{method} {init}"),
+                &fit(data, &model, &[&flags[..], &more[..]].concat()),
             );
-            let cert = pacgp(&["certify", "--model", s(&model), "--data", data, "--json"]);
-            assert!(
-                cert.status.success(),
-                "{}",
-                String::from_utf8_lossy(&cert.stderr)
-            );
-            let c: serde_json::Value = serde_json::from_slice(&cert.stdout).unwrap();
+            let c = certify(&model, data);
             let bound = c["bound"].as_f64().unwrap();
             assert!(
                 bound > c["empirical_risk"].as_f64().unwrap() && bound < 1.0,
@@ -753,17 +542,8 @@ fn inducing_init_greedy_and_kmeans() {
             "{method}: greedy and k-means starts gave the same model"
         );
     }
-    let out = pacgp(&[
-        "fit",
-        "--data",
-        data,
-        "--method",
-        "gpr",
-        "--inducing-init",
-        "greedy",
-        "--out",
-        s(&dir.path().join("g.json")),
-    ]);
+    let g = dir.path().join("g.json");
+    let out = fit(data, &g, &["--method", "gpr", "--inducing-init", "greedy"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--inducing-init applies to"));
 }
@@ -772,7 +552,7 @@ fn inducing_init_greedy_and_kmeans() {
 #[test]
 fn reproduce_zhang_kin40k_writes_table() {
     let dir = tempfile::tempdir().unwrap();
-    let out = pacgp(&[
+    let obj = json(&pacgp(&[
         "reproduce",
         "zhang-kin40k",
         "--quick",
@@ -781,13 +561,7 @@ fn reproduce_zhang_kin40k_writes_table() {
         "--out",
         s(dir.path()),
         "--json",
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let obj: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    ]));
     let rows = obj["rows"].as_array().unwrap();
     assert_eq!(rows.len(), pacgp::experiments::zhang::KIN40K_METHODS.len());
     let csv = std::fs::read_to_string(dir.path().join("zhang-kin40k.csv")).unwrap();
@@ -819,12 +593,12 @@ fn newcomer_messages_from_issue_11() {
             "fit",
             "--data",
             snelson,
+            "--out",
+            s(&model),
             "--method",
             "vfe",
             "--inducing",
             "500",
-            "--out",
-            s(&model),
         ],
         2,
     );
@@ -867,7 +641,7 @@ fn newcomer_messages_from_issue_11() {
     }
     let (_, err) = fails(&["--threads", &format!("-{}", cores + 1), "demo"], 2);
     assert!(err.contains("needs n ≥ −"), "{err}");
-    let out = pacgp(&[
+    ok(&pacgp(&[
         "--threads",
         "-1",
         "fit",
@@ -877,12 +651,7 @@ fn newcomer_messages_from_issue_11() {
         "gpr",
         "--out",
         s(&model),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ]));
     // The internal method name is not accepted, and the message lists the flag's values.
     let (_, err) = fails(
         &[
@@ -902,18 +671,11 @@ fn newcomer_messages_from_issue_11() {
     );
 
     // certify --delta 0.999999 states the probability as 1 − δ, not a rounded "0.000".
-    let fit = pacgp(&[
-        "fit",
-        "--data",
+    ok(&fit(
         snelson,
-        "--kernel",
-        "se",
-        "--epsilon",
-        "0.3",
-        "--out",
-        s(&model),
-    ]);
-    assert!(fit.status.success());
+        &model,
+        &["--kernel", "se", "--epsilon", "0.3"],
+    ));
     let out = pacgp(&[
         "certify",
         "--model",
@@ -937,20 +699,12 @@ fn newcomer_messages_from_issue_11() {
     let all = std::fs::read_to_string(repo().join(snelson)).unwrap();
     let ten = dir.path().join("ten.csv");
     std::fs::write(&ten, all.lines().take(11).collect::<Vec<_>>().join("\n")).unwrap();
-    let fit = pacgp(&[
-        "fit",
-        "--data",
+    ok(&fit(
         s(&ten),
-        "--kernel",
-        "se",
-        "--epsilon",
-        "0.3",
-        "--out",
-        s(&model),
-    ]);
-    assert!(fit.status.success());
-    let json = pacgp(&["certify", "--model", s(&model), "--data", s(&ten), "--json"]);
-    let c: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+        &model,
+        &["--kernel", "se", "--epsilon", "0.3"],
+    ));
+    let c = certify(&model, s(&ten));
     let sqrt = c["bound_sqrt"].as_f64().unwrap();
     assert!(sqrt > 1.0 && c["bound"].as_f64().unwrap() <= 1.0, "{c}");
     let out = pacgp(&["certify", "--model", s(&model), "--data", s(&ten)]);
@@ -997,16 +751,12 @@ fn newcomer_messages_from_issue_11() {
     assert!(!err.contains("drop_columns"), "{err}");
 
     // The inference status is a plain word, not the enum's name.
-    let fit = pacgp(&[
-        "fit",
-        "--data",
+    let out = fit(
         "data/ripley-synth/synth_tr.csv",
-        "--method",
-        "laplace",
-        "--out",
-        s(&model),
-    ]);
-    let text = String::from_utf8_lossy(&fit.stdout);
+        &model,
+        &["--method", "laplace"],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains(" iterations, converged"), "{text}");
     assert!(
         !text.contains("Converged") && !text.contains("MaxIterations"),
@@ -1086,17 +836,7 @@ fn pac_gp_default_epsilon_is_in_standardised_units() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m.json");
     let data = "data/snelson-1d/snelson_train.csv";
-    let out = pacgp(&[
-        "fit",
-        "--data",
-        data,
-        "--method",
-        "pac-gp",
-        "--kernel",
-        "se",
-        "--out",
-        s(&model),
-    ]);
+    let out = fit(data, &model, &["--method", "pac-gp", "--kernel", "se"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(

@@ -6,18 +6,10 @@
 //! file and the certificate carry the count.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 mod common;
-use common::s;
-
-fn pacgp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pacgp"))
-        .args(args)
-        .current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."))
-        .output()
-        .expect("run pacgp")
-}
+use common::{pacgp, s};
 
 /// Stdout and stderr of a run that must succeed.
 fn ok(out: &Output) -> (String, String) {

@@ -2,19 +2,8 @@
 //! bound on the deployed predictor from the held-out rows, beside the Gibbs certificate at δ/2;
 //! another sample, an edited split and a fraction out of range exit with status 2.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
-
 mod common;
-use common::{ok, s};
-
-fn pacgp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pacgp"))
-        .args(args)
-        .current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."))
-        .output()
-        .expect("run pacgp")
-}
+use common::{certify, fit, ok, pacgp, s};
 
 const DATA: &str = "data/ripley-synth/synth_tr.csv";
 
@@ -36,18 +25,7 @@ fn certify_reports_the_deployed_predictor_on_the_holdout() {
         s(&model),
     ];
     ok(&pacgp(&fit));
-    let c: serde_json::Value = serde_json::from_str(
-        ok(&pacgp(&[
-            "certify",
-            "--model",
-            s(&model),
-            "--data",
-            DATA,
-            "--json",
-        ]))
-        .trim(),
-    )
-    .unwrap();
+    let c = certify(&model, DATA);
     let d = &c["deployed"];
     assert_eq!(d["predictor"], "posterior_mean_sign", "{c}");
     assert_eq!(d["bound"], "binomial_tail");
@@ -103,17 +81,11 @@ fn a_fraction_out_of_range_names_the_flag() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m.json");
     for f in ["1.5", "0", "0.001"] {
-        let out = pacgp(&[
-            "fit",
-            "--data",
+        let out = fit(
             DATA,
-            "--method",
-            "laplace",
-            "--certify-holdout",
-            f,
-            "--out",
-            s(&model),
-        ]);
+            &model,
+            &["--method", "laplace", "--certify-holdout", f],
+        );
         assert_eq!(out.status.code(), Some(2), "F = {f}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("--certify-holdout"), "F = {f}: {err}");

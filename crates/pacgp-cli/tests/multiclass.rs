@@ -5,13 +5,7 @@
 use std::process::Output;
 
 mod common;
-use common::{ok, pacgp, repo, s};
-
-fn json(out: &Output) -> serde_json::Value {
-    let text = ok(out);
-    assert_eq!(text.trim().lines().count(), 1, "one JSON object: {text}");
-    serde_json::from_str(text.trim()).unwrap()
-}
+use common::{certify, certify_with, fit, json, ok, pacgp, repo, s};
 
 fn fails_with(out: &Output, words: &[&str]) {
     assert_eq!(
@@ -30,16 +24,11 @@ fn fails_with(out: &Output, words: &[&str]) {
 fn iris_one_vs_rest_fit_predict_evaluate_certify() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m.json");
-    let out = pacgp(&[
-        "fit",
-        "--data",
+    let out = fit(
         "data/iris/iris.csv",
-        "--method",
-        "laplace",
-        "--out",
-        s(&model),
-        "--json",
-    ]);
+        &model,
+        &["--method", "laplace", "--json"],
+    );
     let fit = json(&out);
     assert_eq!(fit["method"], "laplace");
     assert_eq!(fit["multiclass"], "one-vs-rest");
@@ -95,14 +84,7 @@ fn iris_one_vs_rest_fit_predict_evaluate_certify() {
     let lib = m.evaluate(&t.data, None).unwrap();
     assert_eq!(e["gibbs_risk"].as_f64(), lib.gibbs_risk);
     assert_eq!(e["error_rate"].as_f64(), lib.error_rate);
-    let c = json(&pacgp(&[
-        "certify",
-        "--model",
-        s(&model),
-        "--data",
-        "data/iris/iris.csv",
-        "--json",
-    ]));
+    let c = certify(&model, "data/iris/iris.csv");
     let lib = m.certify(&t.data, &Default::default()).unwrap().remove(0);
     assert_eq!(c["bound"].as_f64(), Some(lib.certificate.bound));
     assert_eq!(c["loo_error"].as_f64(), lib.loo_error);
@@ -133,20 +115,19 @@ fn iris_one_vs_rest_fit_predict_evaluate_certify() {
 fn wine_softmax_certificate_names_its_sampling() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m.json");
-    let fit = json(&pacgp(&[
-        "fit",
-        "--data",
+    let fit = json(&fit(
         "data/wine/wine.csv",
-        "--method",
-        "laplace",
-        "--multiclass",
-        "softmax",
-        "--seed",
-        "3",
-        "--out",
-        s(&model),
-        "--json",
-    ]));
+        &model,
+        &[
+            "--method",
+            "laplace",
+            "--multiclass",
+            "softmax",
+            "--seed",
+            "3",
+            "--json",
+        ],
+    ));
     assert_eq!(fit["multiclass"], "softmax");
     assert_eq!(fit["classes"], serde_json::json!(["0", "1", "2"]));
     // The softmax model has no leave-one-out: `certify` prints none by default, and asking
@@ -171,16 +152,7 @@ fn wine_softmax_certificate_names_its_sampling() {
         ]),
         &["leave-one-out", "--loo none"],
     );
-    let c = json(&pacgp(&[
-        "certify",
-        "--model",
-        s(&model),
-        "--data",
-        "data/wine/wine.csv",
-        "--loo",
-        "none",
-        "--json",
-    ]));
+    let c = certify_with(&model, "data/wine/wine.csv", &["--loo", "none"]);
     // Seeded by the sample (the model records it), not by --seed 3.
     let saved: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();

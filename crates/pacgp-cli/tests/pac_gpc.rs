@@ -4,18 +4,9 @@
 //! flags are errors.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 mod common;
-use common::s;
-
-fn pacgp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pacgp"))
-        .args(args)
-        .current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."))
-        .output()
-        .expect("run pacgp")
-}
+use common::{pacgp, s};
 
 const CRABS: [&str; 6] = [
     "--data",

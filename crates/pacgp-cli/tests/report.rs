@@ -5,16 +5,11 @@
 //! file; an output that names an input is refused before anything is computed.
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
 use serde_json::Value;
 
 mod common;
-use common::{ok, pacgp, repo, s};
-
-fn json(out: &Output) -> Value {
-    serde_json::from_str(ok(out).trim()).unwrap()
-}
+use common::{certify, evaluate, fit, ok, pacgp, repo, s, RIPLEY};
 
 /// The element with `id`: its `data-value` (the exact number) and its text (as read).
 fn number(html: &str, id: &str) -> (f64, String) {
@@ -126,35 +121,10 @@ fn check_certificate(html: &str, cert: &Value) {
 fn classifier_report_shows_certify_and_evaluate_numbers() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("laplace.json");
-    let (train, test) = (
-        "data/ripley-synth/synth_tr.csv",
-        "data/ripley-synth/synth_te.csv",
-    );
-    ok(&pacgp(&[
-        "fit",
-        "--data",
-        train,
-        "--method",
-        "laplace",
-        "--out",
-        s(&model),
-    ]));
-    let cert = json(&pacgp(&[
-        "certify",
-        "--model",
-        s(&model),
-        "--data",
-        train,
-        "--json",
-    ]));
-    let eval = json(&pacgp(&[
-        "evaluate",
-        "--model",
-        s(&model),
-        "--data",
-        test,
-        "--json",
-    ]));
+    let (train, test) = RIPLEY;
+    ok(&fit(train, &model, &["--method", "laplace"]));
+    let cert = certify(&model, train);
+    let eval = evaluate(&model, test);
 
     let without = report(dir.path(), &model, train, None, "plain.html");
     check_certificate(&without, &cert);
@@ -208,33 +178,13 @@ fn regressor_report_shows_certify_and_evaluate_numbers() {
     let train = boston_part(dir.path(), "train.csv", 0, 150);
     let test = boston_part(dir.path(), "test.csv", 150, 60);
     let model = dir.path().join("gpr.json");
-    ok(&pacgp(&[
-        "fit",
-        "--data",
+    ok(&fit(
         s(&train),
-        "--method",
-        "gpr",
-        "--epsilon",
-        "3",
-        "--out",
-        s(&model),
-    ]));
-    let cert = json(&pacgp(&[
-        "certify",
-        "--model",
-        s(&model),
-        "--data",
-        s(&train),
-        "--json",
-    ]));
-    let eval = json(&pacgp(&[
-        "evaluate",
-        "--model",
-        s(&model),
-        "--data",
-        s(&test),
-        "--json",
-    ]));
+        &model,
+        &["--method", "gpr", "--epsilon", "3"],
+    ));
+    let cert = certify(&model, s(&train));
+    let eval = evaluate(&model, s(&test));
 
     let without = report(dir.path(), &model, s(&train), None, "plain.html");
     check_certificate(&without, &cert);
@@ -266,16 +216,8 @@ fn regressor_report_shows_certify_and_evaluate_numbers() {
 fn report_refuses_an_output_that_names_an_input() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m.json");
-    let train = "data/ripley-synth/synth_tr.csv";
-    ok(&pacgp(&[
-        "fit",
-        "--data",
-        train,
-        "--method",
-        "laplace",
-        "--out",
-        s(&model),
-    ]));
+    let train = RIPLEY.0;
+    ok(&fit(train, &model, &["--method", "laplace"]));
     let before = std::fs::read(&model).unwrap();
     let out = pacgp(&[
         "report",
@@ -291,7 +233,7 @@ fn report_refuses_an_output_that_names_an_input() {
     assert!(err.contains("it is the --model file"), "{err}");
     assert_eq!(std::fs::read(&model).unwrap(), before);
     let test = dir.path().join("t.csv");
-    std::fs::copy(repo().join("data/ripley-synth/synth_te.csv"), &test).unwrap();
+    std::fs::copy(repo().join(RIPLEY.1), &test).unwrap();
     let args = [
         "report",
         "--model",
@@ -313,19 +255,8 @@ fn report_refuses_a_sample_that_is_not_the_training_sample() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m.json");
     let out = dir.path().join("r.html");
-    let (train, test) = (
-        "data/ripley-synth/synth_tr.csv",
-        "data/ripley-synth/synth_te.csv",
-    );
-    ok(&pacgp(&[
-        "fit",
-        "--data",
-        train,
-        "--method",
-        "laplace",
-        "--out",
-        s(&model),
-    ]));
+    let (train, test) = RIPLEY;
+    ok(&fit(train, &model, &["--method", "laplace"]));
     let run = pacgp(&[
         "report",
         "--model",

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{ok, pacgp, s};
+use common::{certify, fit, ok, pacgp, s, RIPLEY};
 
 /// The Chromium binary: `PACGP_CHROMIUM`, else the first of the usual names on `PATH`.
 fn chromium() -> Option<PathBuf> {
@@ -90,31 +90,9 @@ fn chromium_renders_the_report_with_the_certificates_numbers() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("laplace.json");
     let page = dir.path().join("report.html");
-    let (train, test) = (
-        "data/ripley-synth/synth_tr.csv",
-        "data/ripley-synth/synth_te.csv",
-    );
-    ok(&pacgp(&[
-        "fit",
-        "--data",
-        train,
-        "--method",
-        "laplace",
-        "--out",
-        s(&model),
-    ]));
-    let cert: serde_json::Value = serde_json::from_str(
-        ok(&pacgp(&[
-            "certify",
-            "--model",
-            s(&model),
-            "--data",
-            train,
-            "--json",
-        ]))
-        .trim(),
-    )
-    .unwrap();
+    let (train, test) = RIPLEY;
+    ok(&fit(train, &model, &["--method", "laplace"]));
+    let cert = certify(&model, train);
     ok(&pacgp(&[
         "report",
         "--model",

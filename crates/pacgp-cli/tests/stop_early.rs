@@ -4,24 +4,12 @@
 //! interrupt is sent once the process has installed its handler, to a fit far too long to end
 //! on its own first.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{ok, s};
-
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn pacgp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pacgp"))
-        .args(args)
-        .current_dir(root())
-        .output()
-        .expect("run pacgp")
-}
+use common::{ok, pacgp, repo, s};
 
 fn model_json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
@@ -163,7 +151,7 @@ fn ctrl_c_stops_the_fit_and_writes_the_model_marked_as_interrupted() {
             "--out",
             s(&model),
         ])
-        .current_dir(root())
+        .current_dir(repo())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()

@@ -3,27 +3,9 @@
 //! training rows in another order); options that do not apply exit with status 2.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 mod common;
-use common::s;
-
-fn pacgp(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pacgp"))
-        .args(args)
-        .current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."))
-        .output()
-        .expect("run pacgp")
-}
-
-fn json_of(out: &Output) -> serde_json::Value {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_str(String::from_utf8_lossy(&out.stdout).trim()).unwrap()
-}
+use common::{certify_with, json, pacgp, s};
 
 const DATA: &str = "data/snelson-1d/snelson_train.csv";
 
@@ -39,17 +21,8 @@ fn fit_and_certify_method(dir: &Path, method: &str, extra: &[&str]) -> serde_jso
     let mut args = vec!["fit", "--data", DATA, "--kernel", "se", "--method", method];
     args.extend_from_slice(&["--epsilon", "0.5", "--out", s(&model), "--json"]);
     args.extend_from_slice(extra);
-    let fit = json_of(&pacgp(&args));
-    let cert = json_of(&pacgp(&[
-        "certify",
-        "--model",
-        s(&model),
-        "--data",
-        DATA,
-        "--loo",
-        "none",
-        "--json",
-    ]));
+    let fit = json(&pacgp(&args));
+    let cert = certify_with(&model, DATA, &["--loo", "none"]);
     let (b, want) = (
         cert["bound"].as_f64().unwrap(),
         fit["objective"].as_f64().unwrap(),
@@ -66,16 +39,7 @@ fn fit_and_certify_method(dir: &Path, method: &str, extra: &[&str]) -> serde_jso
     lines[1..].reverse();
     let rev = dir.join("rev.csv");
     std::fs::write(&rev, lines.join("\n") + "\n").unwrap();
-    let again = json_of(&pacgp(&[
-        "certify",
-        "--model",
-        s(&model),
-        "--data",
-        s(&rev),
-        "--loo",
-        "none",
-        "--json",
-    ]));
+    let again = certify_with(&model, s(&rev), &["--loo", "none"]);
     assert!((again["bound"].as_f64().unwrap() - b).abs() < 1e-12);
     cert
 }
@@ -180,7 +144,7 @@ fn levers_that_do_not_apply_exit_2() {
 fn reproduce_tighter_bounds_writes_the_classifier_rows() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let v = json_of(&pacgp(&[
+    let v = json(&pacgp(&[
         "reproduce",
         "tighter-bounds",
         "--quick",

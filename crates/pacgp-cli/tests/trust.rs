@@ -6,18 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod common;
-use common::{pacgp, repo, s};
-
-fn ok(out: &Output) -> serde_json::Value {
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(text.trim().lines().count(), 1, "one JSON object: {text}");
-    serde_json::from_str(text.trim()).unwrap()
-}
+use common::{certify, certify_with, fit, json, pacgp, repo, s};
 
 fn exit2(out: &Output, needle: &str) {
     let err = String::from_utf8_lossy(&out.stderr);
@@ -36,7 +25,7 @@ fn fit_snelson(dir: &Path, method: &str, extra: &[&str]) -> PathBuf {
     args.push(s(&model));
     args.extend_from_slice(extra);
     args.push("--json");
-    ok(&pacgp(&args));
+    json(&pacgp(&args));
     model
 }
 
@@ -46,14 +35,7 @@ fn fit_snelson(dir: &Path, method: &str, extra: &[&str]) -> PathBuf {
 fn certify_refuses_data_that_is_not_the_training_sample() {
     let dir = tempfile::tempdir().unwrap();
     let model = fit_snelson(dir.path(), "gpr", &["--epsilon", "0.3"]);
-    let good = ok(&pacgp(&[
-        "certify",
-        "--model",
-        s(&model),
-        "--data",
-        SNELSON,
-        "--json",
-    ]));
+    let good = certify(&model, SNELSON);
     assert_eq!(good["n"], 200);
     // Same rows in another order: still the training sample.
     let text = std::fs::read_to_string(repo().join(SNELSON)).unwrap();
@@ -61,14 +43,7 @@ fn certify_refuses_data_that_is_not_the_training_sample() {
     lines[1..].reverse();
     let shuffled = dir.path().join("reversed.csv");
     std::fs::write(&shuffled, lines.join("\n")).unwrap();
-    let again = ok(&pacgp(&[
-        "certify",
-        "--model",
-        s(&model),
-        "--data",
-        s(&shuffled),
-        "--json",
-    ]));
+    let again = certify(&model, s(&shuffled));
     // The same bound up to the order of summation.
     let (b0, b1) = (
         good["bound"].as_f64().unwrap(),
@@ -106,24 +81,8 @@ fn certify_refuses_data_that_is_not_the_training_sample() {
 fn several_epsilons_pay_ln_k_and_name_the_predictor() {
     let dir = tempfile::tempdir().unwrap();
     let model = fit_snelson(dir.path(), "gpr", &["--epsilon", "0.3"]);
-    let one = ok(&pacgp(&[
-        "certify",
-        "--model",
-        s(&model),
-        "--data",
-        SNELSON,
-        "--json",
-    ]));
-    let three = ok(&pacgp(&[
-        "certify",
-        "--model",
-        s(&model),
-        "--data",
-        SNELSON,
-        "--epsilon",
-        "0.3,0.5,1.0",
-        "--json",
-    ]));
+    let one = certify(&model, SNELSON);
+    let three = certify_with(&model, SNELSON, &["--epsilon", "0.3,0.5,1.0"]);
     let certs = three["certificates"].as_array().unwrap();
     assert_eq!(certs.len(), 3);
     let extra = certs[0]["penalty"].as_f64().unwrap() - one["penalty"].as_f64().unwrap();
@@ -146,34 +105,9 @@ fn classifier_certificate_names_its_gibbs_classifier() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("ep.json");
     let data = "data/ripley-synth/synth_tr.csv";
-    ok(&pacgp(&[
-        "fit",
-        "--data",
-        data,
-        "--method",
-        "ep",
-        "--out",
-        s(&model),
-        "--json",
-    ]));
-    let latent = ok(&pacgp(&[
-        "certify",
-        "--model",
-        s(&model),
-        "--data",
-        data,
-        "--json",
-    ]));
-    let noisy = ok(&pacgp(&[
-        "certify",
-        "--model",
-        s(&model),
-        "--data",
-        data,
-        "--predictor",
-        "noisy",
-        "--json",
-    ]));
+    json(&fit(data, &model, &["--method", "ep", "--json"]));
+    let latent = certify(&model, data);
+    let noisy = certify_with(&model, data, &["--predictor", "noisy"]);
     assert!(latent["predictor"]
         .as_str()
         .unwrap()
@@ -281,14 +215,7 @@ fn sparse_and_pac_models_fit_and_certify() {
         ),
     ] {
         let model = fit_snelson(dir.path(), method, &extra);
-        let c = ok(&pacgp(&[
-            "certify",
-            "--model",
-            s(&model),
-            "--data",
-            SNELSON,
-            "--json",
-        ]));
+        let c = certify(&model, SNELSON);
         let bound = c["bound"].as_f64().unwrap();
         assert!(
             bound > c["empirical_risk"].as_f64().unwrap() && bound < 1.0,
@@ -376,17 +303,8 @@ fn output_path_checked_first_and_defaults_fit_small_files() {
     let head: Vec<&str> = text.lines().take(41).collect();
     std::fs::write(&small, head.join("\n")).unwrap();
     let model = dir.path().join("vfe.json");
-    let out = pacgp(&[
-        "fit",
-        "--data",
-        s(&small),
-        "--method",
-        "vfe",
-        "--out",
-        s(&model),
-        "--json",
-    ]);
-    ok(&out);
+    let out = fit(s(&small), &model, &["--method", "vfe", "--json"]);
+    json(&out);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
         err.contains("inducing inputs (basis points) is set to N = 40"),
@@ -422,7 +340,7 @@ fn demo_runs_from_another_directory() {
         .current_dir(dir.path())
         .output()
         .unwrap();
-    let v = ok(&out);
+    let v = json(&out);
     assert_eq!(v["demo"].as_array().unwrap().len(), 4);
 }
 
@@ -447,17 +365,8 @@ fn certify_reports_approximate_and_exact_loo_for_every_model() {
         if method == "ivm" {
             args.extend(["--active-set", "60"]);
         }
-        ok(&pacgp(&args));
-        let c = ok(&pacgp(&[
-            "certify",
-            "--model",
-            s(&model),
-            "--data",
-            data,
-            "--loo",
-            "both",
-            "--json",
-        ]));
+        json(&pacgp(&args));
+        let c = certify_with(&model, data, &["--loo", "both"]);
         let (a, e) = (
             c["loo_error"].as_f64().unwrap(),
             c["loo_exact_error"].as_f64().unwrap(),
@@ -470,16 +379,7 @@ fn certify_reports_approximate_and_exact_loo_for_every_model() {
         assert!(c["loo_estimator"].is_string(), "{method}: {c}");
     }
     let vfe = fit_snelson(dir.path(), "vfe", &["--inducing", "10", "--epsilon", "0.3"]);
-    let c = ok(&pacgp(&[
-        "certify",
-        "--model",
-        s(&vfe),
-        "--data",
-        SNELSON,
-        "--loo",
-        "both",
-        "--json",
-    ]));
+    let c = certify_with(&vfe, SNELSON, &["--loo", "both"]);
     // Sparse regression's rank-one cavity is exact at fixed (θ, σ², Z).
     assert_eq!(c["loo_error"], c["loo_exact_error"], "{c}");
 }
@@ -489,7 +389,7 @@ fn certify_reports_approximate_and_exact_loo_for_every_model() {
 #[test]
 fn reproduce_opper_winther_quick_writes_table_and_figure() {
     let dir = tempfile::tempdir().unwrap();
-    let v = ok(&pacgp(&[
+    let v = json(&pacgp(&[
         "reproduce",
         "opper-winther",
         "--quick",
@@ -518,7 +418,7 @@ fn reproduce_opper_winther_quick_writes_table_and_figure() {
 #[test]
 fn reproduce_zhang_sparse_quick_prints_curves_and_bounds() {
     let dir = tempfile::tempdir().unwrap();
-    let v = ok(&pacgp(&[
+    let v = json(&pacgp(&[
         "reproduce",
         "zhang-sparse",
         "--quick",
@@ -563,28 +463,12 @@ fn svm_fits_predicts_and_certifies() {
     let dir = tempfile::tempdir().unwrap();
     let data = "data/breast-cancer-wisconsin/breast_cancer_wisconsin_complete683.csv";
     let model = dir.path().join("svm.json");
-    ok(&pacgp(&[
-        "fit",
-        "--data",
+    json(&fit(
         data,
-        "--drop",
-        "sample_code_number",
-        "--method",
-        "svm",
-        "--out",
-        s(&model),
-        "--json",
-    ]));
-    let c = ok(&pacgp(&[
-        "certify",
-        "--model",
-        s(&model),
-        "--data",
-        data,
-        "--loo",
-        "both",
-        "--json",
-    ]));
+        &model,
+        &["--drop", "sample_code_number", "--method", "svm", "--json"],
+    ));
+    let c = certify_with(&model, data, &["--loo", "both"]);
     let bound = c["bound"].as_f64().unwrap();
     assert!(
         bound < 0.5 && bound > c["empirical_risk"].as_f64().unwrap(),
@@ -598,7 +482,7 @@ fn svm_fits_predicts_and_certifies() {
         (a - e).abs() <= 1.0 / 683.0 + 1e-12,
         "LR-LOO {a} vs exact {e}"
     );
-    let p = ok(&pacgp(&[
+    let p = json(&pacgp(&[
         "predict",
         "--model",
         s(&model),
@@ -613,31 +497,11 @@ fn svm_fits_predicts_and_certifies() {
         assert_eq!(l.as_str().unwrap(), want);
     }
     exit2(
-        &pacgp(&[
-            "fit",
-            "--data",
-            data,
-            "--method",
-            "svm",
-            "--kappa",
-            "0.1",
-            "--out",
-            s(&model),
-        ]),
+        &fit(data, &model, &["--method", "svm", "--kappa", "0.1"]),
         "--kappa applies to",
     );
     exit2(
-        &pacgp(&[
-            "fit",
-            "--data",
-            data,
-            "--method",
-            "laplace",
-            "--c",
-            "1",
-            "--out",
-            s(&model),
-        ]),
+        &fit(data, &model, &["--method", "laplace", "--c", "1"]),
         "--c applies to svm",
     );
 }
@@ -649,21 +513,12 @@ fn svm_with_a_fitted_bias_predicts_but_is_not_certified() {
     let dir = tempfile::tempdir().unwrap();
     let data = "data/ripley-synth/synth_tr.csv";
     let model = dir.path().join("svm-bias.json");
-    ok(&pacgp(&[
-        "fit",
-        "--data",
+    json(&fit(
         data,
-        "--method",
-        "svm",
-        "--bias",
-        "true",
-        "--c",
-        "10",
-        "--out",
-        s(&model),
-        "--json",
-    ]));
-    let p = ok(&pacgp(&[
+        &model,
+        &["--method", "svm", "--bias", "true", "--c", "10", "--json"],
+    ));
+    let p = json(&pacgp(&[
         "predict",
         "--model",
         s(&model),
@@ -688,7 +543,7 @@ fn svm_with_a_fitted_bias_predicts_but_is_not_certified() {
         &pacgp(&["certify", "--model", s(&model), "--data", data]),
         "has no certificate",
     );
-    let e = ok(&pacgp(&[
+    let e = json(&pacgp(&[
         "evaluate",
         "--model",
         s(&model),

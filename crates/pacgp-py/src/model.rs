@@ -13,6 +13,8 @@ use pacgp::spec::LooRequest;
 use pacgp::Error;
 use pyo3::exceptions::PyValueError;
 
+use faer::MatRef;
+
 use crate::{compute_threads, compute_with, to_dataset, to_mat, to_py_err, wrap};
 
 /// A fitted pacgp model (any family), immutable.
@@ -59,6 +61,12 @@ fn certify_options(
     })
 }
 
+/// The library's error as Python's, a spec error (a bad α) as a ValueError in the library's
+/// own option names: how interval and set predictions report.
+fn plain_words(e: Error) -> PyErr {
+    crate::errors::lib_err(e, &crate::errors::PyWording::new(None))
+}
+
 /// JSON text of a serialisable value (the same serde the CLI prints with `--json`).
 fn json<T: serde::Serialize>(value: &T) -> PyResult<String> {
     serde_json::to_string(value).map_err(|e| {
@@ -70,6 +78,31 @@ fn json<T: serde::Serialize>(value: &T) -> PyResult<String> {
 }
 
 impl Model {
+    /// `f` on the raw inputs `x` (a matrix) with `n_threads` workers, the library's errors
+    /// turned into Python's: the step every prediction shares.
+    fn at_inputs<T: Send>(
+        &self,
+        py: Python<'_>,
+        x: &PyReadonlyArray2<'_, f64>,
+        n_threads: Option<i64>,
+        f: impl FnOnce(&FittedModel, MatRef<'_, f64>) -> pacgp::Result<T> + Send,
+    ) -> PyResult<T> {
+        self.at_inputs_with(py, x, n_threads, f, to_py_err)
+    }
+
+    /// [`Model::at_inputs`] with the library's errors turned into Python's by `err`.
+    fn at_inputs_with<T: Send>(
+        &self,
+        py: Python<'_>,
+        x: &PyReadonlyArray2<'_, f64>,
+        n_threads: Option<i64>,
+        f: impl FnOnce(&FittedModel, MatRef<'_, f64>) -> pacgp::Result<T> + Send,
+        err: impl FnOnce(Error) -> PyErr,
+    ) -> PyResult<T> {
+        let xm = to_mat(x, "X")?;
+        compute_with(py, n_threads, || f(&self.inner, xm.as_ref()), err)
+    }
+
     /// A sample on which to evaluate or certify: inputs and targets (classifiers: −1/+1).
     fn sample(
         &self,
@@ -94,8 +127,7 @@ impl Model {
         x: PyReadonlyArray2<'py, f64>,
         n_threads: Option<i64>,
     ) -> PyResult<Arrays3<'py>> {
-        let xm = to_mat(&x, "X")?;
-        let p = compute_threads(py, n_threads, || self.inner.predict_regression(xm.as_ref()))?;
+        let p = self.at_inputs(py, &x, n_threads, FittedModel::predict_regression)?;
         Ok((
             p.mean.into_pyarray(py),
             p.latent_var.into_pyarray(py),
@@ -112,10 +144,7 @@ impl Model {
         x: PyReadonlyArray2<'py, f64>,
         n_threads: Option<i64>,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let xm = to_mat(&x, "X")?;
-        let mean = compute_threads(py, n_threads, || {
-            self.inner.predict_regression_mean(xm.as_ref())
-        })?;
+        let mean = self.at_inputs(py, &x, n_threads, FittedModel::predict_regression_mean)?;
         Ok(mean.into_pyarray(py))
     }
 
@@ -129,12 +158,12 @@ impl Model {
         alpha: f64,
         n_threads: Option<i64>,
     ) -> PyResult<IntervalArrays<'py>> {
-        let xm = to_mat(&x, "X")?;
-        let iv = compute_with(
+        let iv = self.at_inputs_with(
             py,
+            &x,
             n_threads,
-            || self.inner.predict_intervals(xm.as_ref(), alpha),
-            |e| crate::errors::lib_err(e, &crate::errors::PyWording::new(None)),
+            |m, x| m.predict_intervals(x, alpha),
+            plain_words,
         )?;
         Ok((
             iv.lower.into_pyarray(py),
@@ -154,12 +183,12 @@ impl Model {
         alpha: f64,
         n_threads: Option<i64>,
     ) -> PyResult<(Bound<'py, PyArray1<bool>>, usize, String)> {
-        let xm = to_mat(&x, "X")?;
-        let sets = compute_with(
+        let sets = self.at_inputs_with(
             py,
+            &x,
             n_threads,
-            || self.inner.predict_sets(xm.as_ref(), alpha),
-            |e| crate::errors::lib_err(e, &crate::errors::PyWording::new(None)),
+            |m, x| m.predict_sets(x, alpha),
+            plain_words,
         )?;
         let k = sets.classes.len();
         let mut member = vec![false; sets.sets.len() * k];
@@ -178,8 +207,7 @@ impl Model {
         x: PyReadonlyArray2<'py, f64>,
         n_threads: Option<i64>,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let xm = to_mat(&x, "X")?;
-        let labels = compute_threads(py, n_threads, || self.inner.predict_labels(xm.as_ref()))?;
+        let labels = self.at_inputs(py, &x, n_threads, FittedModel::predict_labels)?;
         Ok(labels.into_pyarray(py))
     }
 
@@ -191,10 +219,7 @@ impl Model {
         x: PyReadonlyArray2<'py, f64>,
         n_threads: Option<i64>,
     ) -> PyResult<Arrays3<'py>> {
-        let xm = to_mat(&x, "X")?;
-        let (p, m) = compute_threads(py, n_threads, || {
-            self.inner.predict_classification(xm.as_ref())
-        })?;
+        let (p, m) = self.at_inputs(py, &x, n_threads, FittedModel::predict_classification)?;
         Ok((
             p.into_pyarray(py),
             m.mean.into_pyarray(py),
@@ -211,10 +236,7 @@ impl Model {
         x: PyReadonlyArray2<'py, f64>,
         n_threads: Option<i64>,
     ) -> PyResult<MeanCov<'py>> {
-        let xm = to_mat(&x, "X")?;
-        let (mean, cov) = compute_threads(py, n_threads, || {
-            self.inner.predict_regression_cov(xm.as_ref())
-        })?;
+        let (mean, cov) = self.at_inputs(py, &x, n_threads, FittedModel::predict_regression_cov)?;
         Ok((mean.into_pyarray(py), crate::table::array(py, &cov)))
     }
 
@@ -229,9 +251,8 @@ impl Model {
         seed: u64,
         n_threads: Option<i64>,
     ) -> PyResult<(Bound<'py, PyArray2<f64>>, f64)> {
-        let xm = to_mat(&x, "X")?;
-        let (draws, jitter) = compute_threads(py, n_threads, || {
-            self.inner.sample_regression(xm.as_ref(), n_samples, seed)
+        let (draws, jitter) = self.at_inputs(py, &x, n_threads, |m, x| {
+            m.sample_regression(x, n_samples, seed)
         })?;
         Ok((crate::table::array(py, &draws), jitter))
     }
@@ -272,11 +293,9 @@ impl Model {
         gradient: bool,
         n_threads: Option<i64>,
     ) -> PyResult<(f64, Option<Vec<f64>>)> {
-        let xm = to_mat(&x, "X")?;
         let labels = y.as_slice()?.to_vec();
-        let e = compute_threads(py, n_threads, || {
-            self.inner
-                .classifier_log_evidence(xm.as_ref(), &labels, theta.as_deref(), gradient)
+        let e = self.at_inputs(py, &x, n_threads, |m, x| {
+            m.classifier_log_evidence(x, &labels, theta.as_deref(), gradient)
         })?;
         Ok((e.value, e.gradient))
     }
@@ -289,8 +308,7 @@ impl Model {
         x: PyReadonlyArray2<'py, f64>,
         n_threads: Option<i64>,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let xm = to_mat(&x, "X")?;
-        let d = compute_threads(py, n_threads, || self.inner.svm_decision(xm.as_ref()))?;
+        let d = self.at_inputs(py, &x, n_threads, FittedModel::svm_decision)?;
         Ok(d.into_pyarray(py))
     }
 
@@ -332,8 +350,7 @@ impl Model {
         Bound<'py, numpy::PyArray2<f64>>,
         Bound<'py, numpy::PyArray2<f64>>,
     )> {
-        let xm = to_mat(&x, "X")?;
-        let p = compute_threads(py, n_threads, || self.inner.predict_classes(xm.as_ref()))?;
+        let p = self.at_inputs(py, &x, n_threads, FittedModel::predict_classes)?;
         let to_rows = |m: &faer::Mat<f64>| -> Vec<Vec<f64>> {
             (0..m.nrows())
                 .map(|i| (0..m.ncols()).map(|j| m[(i, j)]).collect())

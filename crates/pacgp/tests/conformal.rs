@@ -18,22 +18,8 @@ use pacgp::regression::exact::ExactGp;
 use pacgp::regression::sparse::{SparseGp, SparseMethod};
 use pacgp::spec::{FitOptions, IntervalMethod, IntervalScore, MethodName, SpecOption};
 
-/// 2-D inputs on a scrambled grid, a smooth target plus a deterministic wiggle.
-fn toy(n: usize, offset: usize) -> (Mat<f64>, Vec<f64>) {
-    let x = Mat::from_fn(n, 2, |i, j| {
-        ((((i + offset) * 37 + j * 11) % 97) as f64 / 97.0) * 4.0 - 2.0 + 0.003 * i as f64
-    });
-    let y = (0..n)
-        .map(|i| {
-            x[(i, 0)].sin() + 0.5 * x[(i, 1)].cos() + 0.1 * (((i + offset) * 13 % 7) as f64 - 3.0)
-        })
-        .collect();
-    (x, y)
-}
-
-fn rows(x: &Mat<f64>, idx: &[usize]) -> Mat<f64> {
-    Mat::from_fn(idx.len(), x.ncols(), |r, c| x[(idx[r], c)])
-}
+mod common;
+use common::{rows, toy_regression};
 
 /// Leave-one-out by refits: for every i, `refit(rows without i)` predicts (mean, noisy
 /// variance) at `[x_i; xs]`.
@@ -101,8 +87,8 @@ fn assert_matches(d: &LooDowndate, r: &Refits, xs: &Mat<f64>, tol: f64) {
 /// other N − 1 points (at the same θ, σ²), to 1e-9.
 #[test]
 fn exact_downdate_equals_refits() {
-    let (x, y) = toy(40, 0);
-    let (xs, _) = toy(9, 500);
+    let (x, y) = toy_regression(40, 0);
+    let (xs, _) = toy_regression(9, 500);
     let kernel = Kernel::se_ard(&[0.8, 1.3], 1.2);
     for noise in [0.02, 0.4] {
         let gp = ExactGp::fit(
@@ -128,8 +114,8 @@ fn exact_downdate_equals_refits() {
 /// without point i, for VFE (α_s = 0) and FITC (α_s = 1), to 1e-9.
 #[test]
 fn sparse_downdate_equals_refits() {
-    let (x, y) = toy(45, 3);
-    let (xs, _) = toy(7, 700);
+    let (x, y) = toy_regression(45, 3);
+    let (xs, _) = toy_regression(7, 700);
     let z = rows(&x, &[0, 5, 11, 17, 23, 31, 38]);
     for method in [SparseMethod::Vfe, SparseMethod::Fitc] {
         let gp = SparseGp {
@@ -165,7 +151,7 @@ fn jackknife_plus_by_sorting(lo: &[f64], hi: &[f64], alpha: f64) -> (f64, f64) {
 }
 
 fn data(n: usize, offset: usize) -> Dataset {
-    let (x, y) = toy(n, offset);
+    let (x, y) = toy_regression(n, offset);
     // Targets on another scale than the standardised one, so unscaling is exercised.
     Dataset::new(x, y.iter().map(|v| 3.0 * v + 10.0).collect()).unwrap()
 }
@@ -249,7 +235,7 @@ fn refit_jackknife_plus(
 #[test]
 fn jackknife_plus_of_fitted_models_equals_refits() {
     let train = data(50, 0);
-    let test = toy(12, 900).0;
+    let test = toy_regression(12, 900).0;
     for (method, extra) in [(MethodName::Gpr, None), (MethodName::Vfe, Some(8))] {
         for score in [IntervalScore::Absolute, IntervalScore::GpStd] {
             let mut o = options(IntervalMethod::JackknifePlus, score);
@@ -283,7 +269,7 @@ fn jackknife_plus_of_fitted_models_equals_refits() {
 #[test]
 fn cv_plus_holds_the_fold_refits() {
     let train = data(36, 1);
-    let test = toy(5, 300).0;
+    let test = toy_regression(5, 300).0;
     let spec = options(IntervalMethod::CvPlus { folds: 4 }, IntervalScore::Absolute)
         .check(MethodName::Gpr)
         .unwrap();
@@ -352,7 +338,7 @@ fn cv_plus_holds_the_fold_refits() {
 #[test]
 fn split_conformal_holds_part_a_and_part_b_scores() {
     let train = data(40, 2);
-    let test = toy(6, 400).0;
+    let test = toy_regression(6, 400).0;
     let spec = options(
         IntervalMethod::SplitConformal { fraction: 0.5 },
         IntervalScore::GpStd,
@@ -401,7 +387,7 @@ fn split_conformal_holds_part_a_and_part_b_scores() {
 #[test]
 fn record_round_trips_and_is_validated() {
     let train = data(30, 4);
-    let test = toy(4, 600).0;
+    let test = toy_regression(4, 600).0;
     for (method, iv, inducing) in [
         (MethodName::Gpr, IntervalMethod::JackknifePlus, None),
         (MethodName::Dtc, IntervalMethod::JackknifePlus, Some(6)),

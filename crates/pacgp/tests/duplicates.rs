@@ -17,28 +17,13 @@ use pacgp::regression::exact::ExactGp;
 use pacgp::regression::sparse::{SparseGp, SparseMethod};
 use pacgp::spec::{FitOptions, IntervalMethod, IntervalScore, MethodName};
 
-/// 2-D inputs on a scrambled grid and a smooth target with a deterministic wiggle (as in
-/// `tests/conformal.rs`).
-fn toy(n: usize, offset: usize) -> (Mat<f64>, Vec<f64>) {
-    let x = Mat::from_fn(n, 2, |i, j| {
-        ((((i + offset) * 37 + j * 11) % 97) as f64 / 97.0) * 4.0 - 2.0 + 0.003 * i as f64
-    });
-    let y = (0..n)
-        .map(|i| {
-            x[(i, 0)].sin() + 0.5 * x[(i, 1)].cos() + 0.1 * (((i + offset) * 13 % 7) as f64 - 3.0)
-        })
-        .collect();
-    (x, y)
-}
+mod common;
+use common::{rows, toy_regression};
 
-fn rows(x: &Mat<f64>, idx: &[usize]) -> Mat<f64> {
-    Mat::from_fn(idx.len(), x.ncols(), |r, c| x[(idx[r], c)])
-}
-
-/// `toy(n)` with ties appended: rows 0–3 copied (same target), rows 4 and 5 with another
+/// `toy_regression(n)` with ties appended: rows 0–3 copied (same target), rows 4 and 5 with another
 /// target, row 6 three more times.
 fn with_ties(n: usize) -> (Mat<f64>, Vec<f64>) {
-    let (x, y) = toy(n, 0);
+    let (x, y) = toy_regression(n, 0);
     let extra = [0, 1, 2, 3, 4, 5, 6, 6, 6];
     let idx: Vec<usize> = (0..n).chain(extra).collect();
     let mut yy: Vec<f64> = idx.iter().map(|&i| y[i]).collect();
@@ -102,7 +87,7 @@ fn exact_group_downdate_equals_refits_without_the_group() {
     let groups = input_groups(x.as_ref());
     assert_eq!(groups.len(), 7);
     assert_eq!(groups[6], vec![6, 36, 37, 38]);
-    let (xs, _) = toy(6, 500);
+    let (xs, _) = toy_regression(6, 500);
     // Test inputs that are training inputs too (a tie at prediction time).
     let xs = Mat::from_fn(8, 2, |r, c| if r < 6 { xs[(r, c)] } else { x[(r - 6, c)] });
     let kernel = Kernel::se_ard(&[0.8, 1.3], 1.2);
@@ -140,7 +125,7 @@ fn exact_group_downdate_equals_refits_without_the_group() {
 fn sparse_group_downdate_equals_refits_without_the_group() {
     let (x, y) = with_ties(35);
     let groups = input_groups(x.as_ref());
-    let (xs, _) = toy(5, 700);
+    let (xs, _) = toy_regression(5, 700);
     let z = rows(&x, &[0, 5, 11, 17, 23, 31]);
     for method in [SparseMethod::Vfe, SparseMethod::Fitc] {
         let gp = SparseGp {
@@ -171,7 +156,7 @@ fn sparse_group_downdate_equals_refits_without_the_group() {
 /// Bad groups (a single row, a row twice, a row past N) are typed errors.
 #[test]
 fn bad_groups_are_refused() {
-    let (x, y) = toy(10, 0);
+    let (x, y) = toy_regression(10, 0);
     let gp = ExactGp::fit(Kernel::se_iso(1.0, 1.0), 0.1, x, y, &JitterPolicy::none()).unwrap();
     let post = gp.posterior();
     for bad in [
@@ -203,10 +188,10 @@ fn jackknife_plus() -> FitOptions {
 /// and says the guarantee assumes independent rows.
 #[test]
 fn copied_rows_do_not_collapse_jackknife_plus() {
-    let (x, y) = toy(40, 0);
+    let (x, y) = toy_regression(40, 0);
     let one = Dataset::new(x, y.iter().map(|v| 3.0 * v + 10.0).collect()).unwrap();
     let four = copies(&one, 4);
-    let test = toy(30, 900).0;
+    let test = toy_regression(30, 900).0;
     let spec = jackknife_plus().check(MethodName::Gpr).unwrap();
     let (m1, m4) = (
         fit(&spec, &one, None).unwrap(),
@@ -299,7 +284,7 @@ fn cv_plus_keeps_identical_inputs_in_one_fold() {
 /// loads and certifies to the same bits.
 #[test]
 fn the_count_is_in_the_model_file_and_the_certificate() {
-    let (x, y) = toy(25, 3);
+    let (x, y) = toy_regression(25, 3);
     let data = copies(&Dataset::new(x, y).unwrap(), 3);
     let spec = FitOptions {
         epsilon: Some(0.5),

@@ -13,20 +13,11 @@ use pacgp::model::{FittedModel, Task};
 use pacgp::regression::exact::ExactGp;
 use pacgp::spec::{FitOptions, MethodName, Selection};
 
-fn toy(n: usize, offset: usize) -> (Mat<f64>, Vec<f64>) {
-    let x = Mat::from_fn(n, 2, |i, j| {
-        ((((i + offset) * 37 + j * 11) % 97) as f64 / 97.0) * 4.0 - 2.0 + 0.003 * i as f64
-    });
-    let y = (0..n)
-        .map(|i| {
-            x[(i, 0)].sin() + 0.5 * x[(i, 1)].cos() + 0.1 * (((i + offset) * 13 % 7) as f64 - 3.0)
-        })
-        .collect();
-    (x, y)
-}
+mod common;
+use common::toy_regression;
 
 fn data(n: usize) -> Dataset {
-    let (x, y) = toy(n, 0);
+    let (x, y) = toy_regression(n, 0);
     Dataset::new(x, y.iter().map(|v| 2.0 * v - 1.0).collect()).unwrap()
 }
 
@@ -44,7 +35,7 @@ fn fit_with_inducing(method: MethodName, inducing: Option<usize>, data: &Dataset
 #[test]
 fn joint_covariance_diagonal_is_the_marginal_variance() {
     let train = data(40);
-    let (xs, _) = toy(9, 300);
+    let (xs, _) = toy_regression(9, 300);
     for (method, inducing) in [(MethodName::Gpr, None), (MethodName::Vfe, Some(7))] {
         let model = fit_with_inducing(method, inducing, &train);
         let p = model.predict_regression(xs.as_ref()).unwrap();
@@ -69,7 +60,7 @@ fn joint_covariance_diagonal_is_the_marginal_variance() {
 #[test]
 fn mean_only_predictions_are_the_full_predictions_means() {
     let train = data(40);
-    let (xs, _) = toy(4200, 300);
+    let (xs, _) = toy_regression(4200, 300);
     for (method, inducing) in [(MethodName::Gpr, None), (MethodName::Vfe, Some(7))] {
         let model = fit_with_inducing(method, inducing, &train);
         let p = model.predict_regression(xs.as_ref()).unwrap();
@@ -102,8 +93,8 @@ fn mean_only_predictions_are_the_full_predictions_means() {
 /// Exact GP: `K** − K*X (K + σ²I)⁻¹ KX*` formed densely with its own Cholesky.
 #[test]
 fn exact_joint_covariance_is_the_textbook_formula() {
-    let (x, y) = toy(30, 0);
-    let (xs, _) = toy(6, 100);
+    let (x, y) = toy_regression(30, 0);
+    let (xs, _) = toy_regression(6, 100);
     let k = Kernel::se_ard(&[0.7, 1.5], 1.3);
     let noise = 0.1;
     let gp = ExactGp::fit(k.clone(), noise, x.clone(), y, &JitterPolicy::none()).unwrap();
@@ -127,7 +118,7 @@ fn exact_joint_covariance_is_the_textbook_formula() {
 #[test]
 fn draws_follow_the_joint_predictive() {
     let train = data(40);
-    let (xs, _) = toy(3, 500);
+    let (xs, _) = toy_regression(3, 500);
     let model = fit(
         &FitOptions::default().check(MethodName::Gpr).unwrap(),
         &train,
@@ -228,7 +219,7 @@ fn log_evidence_at_any_theta() {
 /// (h = 1e-5, tolerance 1e-5 relative); wrong lengths and other models are refused.
 #[test]
 fn classifier_log_evidence_at_any_theta() {
-    let (x, y) = toy(40, 3);
+    let (x, y) = toy_regression(40, 3);
     let labels: Vec<f64> = y
         .iter()
         .map(|v| if *v > 0.3 { 1.0 } else { -1.0 })
@@ -316,7 +307,7 @@ fn svm_dual_rebuilds_the_decision() {
         })
         .collect();
     let train = Dataset::new(x, y).unwrap();
-    let (xs, _) = toy(8, 200);
+    let (xs, _) = toy_regression(8, 200);
     for bias in [false, true] {
         let o = FitOptions {
             bias: Some(bias),

@@ -224,28 +224,39 @@ fn split_problem() -> (
     )
 }
 
-/// P_A on B equals the dense conditioning of the joint prior; `KL(Q‖P_A)` equals the dense
-/// Gaussian KL of the joint on (f_B, f_T) (so the process KL reduces to f_B, docs/math.md §9.3.1),
-/// and Q's predictions at T equal that joint's T block.
-#[test]
-fn split_prior_kl_and_predictions_match_dense_brute_force() {
-    let (k, s2a, xa, ya, xb, yb, xt) = split_problem();
-    let prior = SplitPrior::new(k.clone(), s2a, xa.clone(), &ya).unwrap();
-    // Dense P_A on [B; T].
+/// [`split_problem`]'s prior P_A on the rows of B then T by brute force: the GP on A (noise
+/// σ²_A) conditioned with a dense inverse; its mean and covariance.
+fn dense_prior_on_b_and_t() -> (Vec<f64>, Mat<f64>) {
+    let (k, s2a, xa, ya, xb, _, xt) = split_problem();
     let nb = xb.nrows();
-    let xbt = Mat::from_fn(
-        nb + 4,
-        2,
-        |i, j| if i < nb { xb[(i, j)] } else { xt[(i - nb, j)] },
-    );
+    let xbt = Mat::from_fn(nb + xt.nrows(), 2, |i, j| {
+        if i < nb {
+            xb[(i, j)]
+        } else {
+            xt[(i - nb, j)]
+        }
+    });
     let mut caa = k.gram(xa.as_ref());
-    for i in 0..12 {
+    for i in 0..xa.nrows() {
         caa[(i, i)] += s2a;
     }
     let ci = gauss_jordan_inverse(&caa);
     let kxa = k.cross(xbt.as_ref(), xa.as_ref());
     let mu = mat_vec(&(&kxa * &ci), &ya);
     let ka = &k.gram(xbt.as_ref()) - &kxa * &ci * kxa.transpose();
+    (mu, ka)
+}
+
+/// P_A on B equals the dense conditioning of the joint prior; `KL(Q‖P_A)` equals the dense
+/// Gaussian KL of the joint on (f_B, f_T) (so the process KL reduces to f_B, docs/math.md §9.3.1),
+/// and Q's predictions at T equal that joint's T block.
+#[test]
+fn split_prior_kl_and_predictions_match_dense_brute_force() {
+    let (k, s2a, xa, ya, xb, yb, _) = split_problem();
+    let prior = SplitPrior::new(k.clone(), s2a, xa.clone(), &ya).unwrap();
+    // Dense P_A on [B; T].
+    let nb = xb.nrows();
+    let (mu, ka) = dense_prior_on_b_and_t();
     let on_b = prior.on(xb.as_ref());
     for i in 0..nb {
         assert!((on_b.mean[i] - mu[i]).abs() < 1e-10);
@@ -311,21 +322,9 @@ fn assert_q_matches_dense(
     lv: &[f64],
     scale: f64,
 ) {
-    let (k, s2a, xa, ya, xb, yb, xt) = split_problem();
+    let (_, _, _, _, xb, yb, xt) = split_problem();
     let nb = xb.nrows();
-    let xbt = Mat::from_fn(
-        nb + 4,
-        2,
-        |i, j| if i < nb { xb[(i, j)] } else { xt[(i - nb, j)] },
-    );
-    let mut caa = k.gram(xa.as_ref());
-    for i in 0..12 {
-        caa[(i, i)] += s2a;
-    }
-    let ci = gauss_jordan_inverse(&caa);
-    let kxa = k.cross(xbt.as_ref(), xa.as_ref());
-    let mu = mat_vec(&(&kxa * &ci), &ya);
-    let ka = &k.gram(xbt.as_ref()) - &kxa * &ci * kxa.transpose();
+    let (mu, ka) = dense_prior_on_b_and_t();
     {
         // Dense q(f_B).
         let kbb = rows(&ka, 0..nb);

@@ -1,10 +1,17 @@
 //! What the CLI's test files share: the repository root, running the built `pacgp` there, a
-//! path as text, and a run that must succeed.
+//! path as text, a run that must succeed (its stdout as text or JSON), one that must fail, and
+//! the fit / certify / evaluate calls most tests start from.
 // Each test file is its own crate and uses only part of this module.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+
+/// Ripley's synthetic two-class set: its training and test files (relative to the root).
+pub const RIPLEY: (&str, &str) = (
+    "data/ripley-synth/synth_tr.csv",
+    "data/ripley-synth/synth_te.csv",
+);
 
 /// The repository root (the shipped data's paths are relative to it).
 pub fn repo() -> PathBuf {
@@ -27,10 +34,67 @@ pub fn s(p: &Path) -> &str {
 
 /// Requires success; returns stdout.
 pub fn ok(out: &Output) -> String {
+    ok_in("pacgp", out)
+}
+
+/// Requires success, naming `case` and quoting stderr when it fails; returns stdout.
+pub fn ok_in(case: &str, out: &Output) -> String {
     assert!(
         out.status.success(),
-        "{}",
+        "{case}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+/// Requires success and exactly one JSON object on one line (what `--json` prints); returns it.
+pub fn json(out: &Output) -> serde_json::Value {
+    json_in("pacgp", out)
+}
+
+/// [`json`], naming `case` when the run fails.
+pub fn json_in(case: &str, out: &Output) -> serde_json::Value {
+    let text = ok_in(case, out);
+    let text = text.trim();
+    assert_eq!(text.lines().count(), 1, "{case}: one JSON object: {text}");
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{case}: {e}: {text}"))
+}
+
+/// Runs `pacgp args`, requires exit status `code`; returns stderr.
+pub fn fails(args: &[&str], code: i32) -> String {
+    let out = pacgp(args);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    err
+}
+
+/// Runs `pacgp fit --data data --out model` followed by `extra`.
+pub fn fit(data: &str, model: &Path, extra: &[&str]) -> Output {
+    let mut args = vec!["fit", "--data", data, "--out", s(model)];
+    args.extend_from_slice(extra);
+    pacgp(&args)
+}
+
+/// The certificate `pacgp certify --model model --data data --json` prints (success required).
+pub fn certify(model: &Path, data: &str) -> serde_json::Value {
+    certify_with(model, data, &[])
+}
+
+/// [`certify`] with the options `extra` added.
+pub fn certify_with(model: &Path, data: &str, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["certify", "--model", s(model), "--data", data, "--json"];
+    args.extend_from_slice(extra);
+    json(&pacgp(&args))
+}
+
+/// The scores `pacgp evaluate --model model --data data --json` prints (success required).
+pub fn evaluate(model: &Path, data: &str) -> serde_json::Value {
+    json(&pacgp(&[
+        "evaluate",
+        "--model",
+        s(model),
+        "--data",
+        data,
+        "--json",
+    ]))
 }

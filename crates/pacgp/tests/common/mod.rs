@@ -1,4 +1,4 @@
-//! Small deterministic classification problems shared by the integration tests.
+//! Small deterministic classification and regression problems shared by the integration tests.
 #![allow(dead_code)] // each test binary uses its own subset
 
 pub mod ill_conditioned;
@@ -47,4 +47,23 @@ pub fn breast_cancer() -> pacgp::data::Dataset {
     )
     .unwrap()
     .0
+}
+
+/// 2-D regression inputs on a scrambled grid (rows `offset..offset + n` of it) and a smooth
+/// target plus a deterministic wiggle.
+pub fn toy_regression(n: usize, offset: usize) -> (Mat<f64>, Vec<f64>) {
+    let x = Mat::from_fn(n, 2, |i, j| {
+        ((((i + offset) * 37 + j * 11) % 97) as f64 / 97.0) * 4.0 - 2.0 + 0.003 * i as f64
+    });
+    let y = (0..n)
+        .map(|i| {
+            x[(i, 0)].sin() + 0.5 * x[(i, 1)].cos() + 0.1 * (((i + offset) * 13 % 7) as f64 - 3.0)
+        })
+        .collect();
+    (x, y)
+}
+
+/// The rows `idx` of `x`, in that order.
+pub fn rows(x: &Mat<f64>, idx: &[usize]) -> Mat<f64> {
+    Mat::from_fn(idx.len(), x.ncols(), |r, c| x[(idx[r], c)])
 }
