@@ -30,7 +30,7 @@ pub enum TableError {
         column: String,
         /// The cell as written (empty, `?`, `NA`, …).
         cell: String,
-        /// The cells read as missing, as listed ([`MissingCells::shown`](crate::data::MissingCells::shown)).
+        /// The cells read as missing, as listed ([`MissingCells::shown`](crate::vocabulary::MissingCells::shown)).
         read_as_missing: String,
     },
     /// A missing target, which no policy fills in.
@@ -58,7 +58,7 @@ pub enum TableError {
         /// How many rows have it.
         rows: usize,
         /// The cells read as missing.
-        read_as_missing: Box<crate::data::MissingCells>,
+        read_as_missing: Box<crate::vocabulary::MissingCells>,
     },
     /// Every row has a missing value in a column used, and the policy drops such rows.
     NoCompleteRows {

@@ -10,7 +10,7 @@ mod option;
 mod wording;
 
 pub use method::MethodName;
-pub use option::{shown_missing_cells, SpecOption, TableOption, MISSING_CELLS};
+pub use option::{shown_missing_cells, MissingCells, SpecOption, TableOption, MISSING_CELLS};
 pub use wording::{LibraryWording, SpecError, SpecProblem, Wording};
 
 /// An option value spelled as one of a fixed set of words.

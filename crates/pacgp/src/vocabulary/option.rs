@@ -132,6 +132,66 @@ impl SpecOption {
 /// `N/A`, `na`, `NaN`, `nan`.
 pub const MISSING_CELLS: [&str; 7] = ["", "?", "NA", "N/A", "na", "NaN", "nan"];
 
+/// The cells read as a missing value: [`MISSING_CELLS`]
+/// (empty, `?`, `NA`, `N/A`, `na`, `NaN`, `nan`) unless the `na_values` reading option names
+/// others — e.g. only the empty cell, where `NA` is a value (a class, a country code).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct MissingCells(Vec<String>);
+
+impl Default for MissingCells {
+    fn default() -> Self {
+        Self(MISSING_CELLS.iter().map(|c| c.to_string()).collect())
+    }
+}
+
+impl MissingCells {
+    /// These cells (as written, compared exactly) and no others.
+    pub fn new(cells: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        let mut out: Vec<String> = Vec::new();
+        for c in cells.into_iter().map(Into::into) {
+            if !out.contains(&c) {
+                out.push(c);
+            }
+        }
+        Self(out)
+    }
+
+    /// Whether `cell` is read as a missing value.
+    pub fn contains(&self, cell: &str) -> bool {
+        self.0.iter().any(|c| c == cell)
+    }
+
+    /// Whether these are the default cells (then a model file does not store them).
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// The cells as a message lists them: `empty, ?, NA`, or `none`.
+    pub fn shown(&self) -> String {
+        if self.0.is_empty() {
+            return "none".into();
+        }
+        let cells: Vec<&str> = self
+            .0
+            .iter()
+            .map(|c| if c.is_empty() { "empty" } else { c.as_str() })
+            .collect();
+        cells.join(", ")
+    }
+
+    /// The cells without `cell`, comma separated as the `na_values` option takes them.
+    pub fn written_without(&self, cell: &str) -> String {
+        let rest: Vec<&str> = self
+            .0
+            .iter()
+            .filter(|c| *c != cell)
+            .map(String::as_str)
+            .collect();
+        rest.join(",")
+    }
+}
+
 /// [`MISSING_CELLS`] as a message lists them: `empty, ?, NA, N/A, na, NaN, nan`.
 pub fn shown_missing_cells() -> String {
     MISSING_CELLS
