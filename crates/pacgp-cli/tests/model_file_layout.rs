@@ -26,6 +26,16 @@ fn certify(model: &Path, data: &Path) -> std::process::Output {
     pacgp(&["certify", "--model", s(model), "--data", s(data), "--json"])
 }
 
+/// `certify` of an edited model file on `data` fails; its message.
+fn refused(file: &Value, data: &Path) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let edited = dir.path().join("edited.json");
+    std::fs::write(&edited, file.to_string()).unwrap();
+    let out = certify(&edited, data);
+    assert!(!out.status.success(), "an edited file was certified");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
 /// The earlier files and the certificates that version printed for them.
 const EARLIER: [(&str, &str); 3] = [
     ("ovr_v2", "iris45.csv"),
@@ -113,11 +123,7 @@ fn a_regression_task_with_two_split_records_is_refused() {
     assert!(record.is_object());
     let mut both = json_file(&fixture("pacsgp_split_v2.json"));
     both["task"]["split_prior"] = record;
-    let edited = dir.path().join("both.json");
-    std::fs::write(&edited, both.to_string()).unwrap();
-    let out = certify(&edited, &boston);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = refused(&both, &boston);
     assert!(
         err.contains("both a split prior and a sparse split prior"),
         "{err}"
@@ -128,15 +134,9 @@ fn a_regression_task_with_two_split_records_is_refused() {
 /// missing (a multi-class one never needed it).
 #[test]
 fn a_binary_or_regression_file_without_its_posterior_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let boston = fixture("boston80.csv");
     let mut file = json_file(&fixture("pacsgp_split_v2.json"));
     file.as_object_mut().unwrap().remove("posterior");
-    let edited = dir.path().join("no_posterior.json");
-    std::fs::write(&edited, file.to_string()).unwrap();
-    let out = certify(&edited, &boston);
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = refused(&file, &fixture("boston80.csv"));
     assert!(
         err.contains("a regression model file without its posterior"),
         "{err}"

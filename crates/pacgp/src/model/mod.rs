@@ -2,7 +2,7 @@
 //! use it on raw data (standardisation, label map, noise, the loss's ε). Model files are JSON,
 //! validated on load, and reload to identical predictions.
 //!
-//! - this file: the file format and its validation;
+//! - this file: the model's types ([`FittedModel`], [`Task`], the reports) and accessors;
 //! - `file`: the model file's layout, reading, writing and validation;
 //! - `certify`: certificates on the training sample, one dispatch over the [`Task`];
 //! - `usage`: test-set evaluation of a fitted model; `predict`: its predictions;
@@ -143,7 +143,7 @@ pub enum Task {
     },
 }
 
-/// A regression split prior's record: the dense one (pac-gp, gpr) or the sparse one (pac-sgp).
+/// A regression split prior's record: the dense one (pac-gp) or the sparse one (pac-sgp).
 #[derive(Clone, Debug)]
 pub enum RegressionSplit {
     /// `prior split:F` on an exact GP: the split, P_A's θ_A and σ_A², Q's free parameters.
