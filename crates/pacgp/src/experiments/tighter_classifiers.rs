@@ -25,7 +25,9 @@ use crate::inference::laplace::laplace;
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::loss;
-use crate::objective::gpc_split::{fit_split_prior, SplitFraction, SplitPriorConfig, PRIOR_SCALES};
+use crate::objective::gpc_split::{
+    fit_classifier_split_prior, SplitFraction, SplitPriorConfig, PRIOR_SCALES,
+};
 use crate::objective::pac_gpc::{fit_pac_gpc, PacGpcConfig, PacGpcTheta};
 use crate::posterior::GaussianPosterior;
 use crate::select::Menu;
@@ -446,7 +448,7 @@ pub fn tighter_classifier_rows(
             .iter()
             .filter_map(|m| split_prior_variant(m, seed, cfg).map(|c| (m.as_str(), c)));
         for (method, split_cfg) in variants {
-            let s = fit_split_prior(&kernel, &lik, &train, classifier, &split_cfg)?;
+            let s = fit_classifier_split_prior(&kernel, &lik, &train, classifier, &split_cfg)?;
             let xs = s.x_scaler.transform(test.x.as_ref())?;
             let split = Some(SplitInfo {
                 fraction: s.fraction,

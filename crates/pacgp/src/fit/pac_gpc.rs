@@ -10,7 +10,7 @@ use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::model::split_classifier::ClassifierSplitRecord;
 use crate::model::{FitReport, FittedModel, Task};
-use crate::objective::gpc_split::fit_split_prior;
+use crate::objective::gpc_split::fit_classifier_split_prior;
 use crate::objective::pac_gpc::{fit_pac_gpc, PacGpcConfig, PacGpcTheta};
 use crate::spec::{CheckedFitSpec, ClassifierHypers, PacGpcSpec, SplitClassifierSpec};
 
@@ -90,7 +90,7 @@ pub fn split_classifier(
     let config = split_config(spec, split, optimise_sites);
     let kernel = Kernel::from_spec(&split.kernel, train.d())?;
     let classifier = GibbsClassifier::of(&lik, predictor);
-    let fit = fit_split_prior(&kernel, &lik, train, classifier, &config)?;
+    let fit = fit_classifier_split_prior(&kernel, &lik, train, classifier, &config)?;
     let record = ClassifierSplitRecord::of(&fit, &config, train)?;
     let report = FitReport {
         objective: Some(fit.certificate.bound),

@@ -115,7 +115,7 @@ pub(super) fn fit_fraction(
 
 /// Certify a GP classifier with the data-dependent prior of a seeded split of `train` (raw
 /// inputs, ±1 labels): module doc.
-pub fn fit_split_prior(
+pub fn fit_classifier_split_prior(
     kernel_init: &Kernel,
     lik: &Likelihood,
     train: &Dataset,

@@ -52,7 +52,7 @@ mod part_a;
 pub use fit::*;
 pub use part_a::*;
 
-/// Settings of [`fit_split_prior`].
+/// Settings of [`fit_classifier_split_prior`].
 #[derive(Clone, Debug)]
 pub struct SplitPriorConfig {
     /// The fraction of part A.
@@ -170,7 +170,7 @@ mod tests {
         cfg.bound.lbfgs.max_iter = 40;
         cfg.catoni = Some(CatoniLambda::FromPartA);
         let k = Kernel::se_iso(1.0, 1.0);
-        let fit = fit_split_prior(&k, &lik, &d, c, &cfg).unwrap();
+        let fit = fit_classifier_split_prior(&k, &lik, &d, c, &cfg).unwrap();
         let lambda = fit.lambda.expect("Catoni's λ");
         let pa = part_a_prior(&k, &lik, &d, c, 0.5, false, 0.0, &cfg).unwrap();
         assert_eq!((&pa.part_a, &pa.part_b), (&fit.part_a, &fit.part_b));
@@ -192,7 +192,7 @@ mod tests {
             cert.bound
         );
         cfg.catoni = Some(CatoniLambda::Grid);
-        let g = fit_split_prior(&k, &lik, &d, c, &cfg).unwrap();
+        let g = fit_classifier_split_prior(&k, &lik, &d, c, &cfg).unwrap();
         assert!(CATONI_GRID.contains(&g.lambda.unwrap()));
         assert!((g.certificate.penalty - 5f64.ln()).abs() < 1e-12);
     }
@@ -214,7 +214,8 @@ mod tests {
         let lik = Likelihood::probit();
         let cfg = SplitPriorConfig::new(SplitFraction::Fixed(0.2), seed);
         let k = Kernel::se_iso(1.0, 1.0);
-        let err = fit_split_prior(&k, &lik, &d, GibbsClassifier::latent(&lik), &cfg).unwrap_err();
+        let err = fit_classifier_split_prior(&k, &lik, &d, GibbsClassifier::latent(&lik), &cfg)
+            .unwrap_err();
         assert!(err.to_string().contains("holds only one class"), "{err}");
     }
 
@@ -255,7 +256,8 @@ mod tests {
         cfg.bound.lbfgs.max_iter = 30;
         cfg.prior_scales = PRIOR_SCALES.to_vec();
         let c = GibbsClassifier::latent(&lik);
-        let s = fit_split_prior(&Kernel::se_iso(1.0, 1.0), &lik, &toy(60), c, &cfg).unwrap();
+        let s =
+            fit_classifier_split_prior(&Kernel::se_iso(1.0, 1.0), &lik, &toy(60), c, &cfg).unwrap();
         assert!(PRIOR_SCALES.contains(&s.prior_scale));
         assert_eq!(s.certificate.penalty, 0.0);
     }
@@ -272,11 +274,11 @@ mod tests {
         cfg.bound.lbfgs.max_iter = 30;
         cfg.catoni = Some(CatoniLambda::FromPartA);
         let k = Kernel::se_ard(&[1.0, 1.0], 1.0);
-        let one = fit_split_prior(&k, &lik, &d, c, &cfg).unwrap();
+        let one = fit_classifier_split_prior(&k, &lik, &d, c, &cfg).unwrap();
         cfg.both_directions = true;
         cfg.alt_kernels = vec![Kernel::se_iso(1.0, 1.0)];
         cfg.mean_scales = vec![1.0, 2.0];
-        let two = fit_split_prior(&k, &lik, &d, c, &cfg).unwrap();
+        let two = fit_classifier_split_prior(&k, &lik, &d, c, &cfg).unwrap();
         assert_eq!(one.certificate.penalty, 0.0);
         assert!((two.certificate.penalty - 2f64.ln()).abs() < 1e-12);
         assert!(two.part_b == one.part_b || two.part_b == one.part_a);
