@@ -26,6 +26,23 @@ fn certify(model: &Path, data: &Path) -> std::process::Output {
     pacgp(&["certify", "--model", s(model), "--data", s(data), "--json"])
 }
 
+/// `pacgp fit` on the boston fixture at ε = 3 with `extra` options, written to `out`.
+fn fit_boston(out: &Path, extra: &[&str]) {
+    let boston = fixture("boston80.csv");
+    let mut args = vec![
+        "fit",
+        "--data",
+        s(&boston),
+        "--target",
+        "MEDV",
+        "--epsilon",
+        "3",
+    ];
+    args.extend_from_slice(extra);
+    args.extend(["--out", s(out)]);
+    ok(&pacgp(&args));
+}
+
 /// `certify` of an edited model file on `data` fails; its message.
 fn refused(file: &Value, data: &Path) -> String {
     let dir = tempfile::tempdir().unwrap();
@@ -82,18 +99,7 @@ fn multiclass_files_hold_no_placeholder_posterior() {
         assert_eq!(got, json_file(&fixture(&format!("{name}.cert.json"))));
     }
     let gpr = dir.path().join("gpr.json");
-    let boston = fixture("boston80.csv");
-    ok(&pacgp(&[
-        "fit",
-        "--data",
-        s(&boston),
-        "--target",
-        "MEDV",
-        "--epsilon",
-        "3",
-        "--out",
-        s(&gpr),
-    ]));
+    fit_boston(&gpr, &[]);
     assert!(json_file(&gpr).get("posterior").is_some());
 }
 
@@ -104,21 +110,7 @@ fn a_regression_task_with_two_split_records_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let boston = fixture("boston80.csv");
     let dense = dir.path().join("dense.json");
-    ok(&pacgp(&[
-        "fit",
-        "--data",
-        s(&boston),
-        "--target",
-        "MEDV",
-        "--method",
-        "pac-gp",
-        "--epsilon",
-        "3",
-        "--prior",
-        "split:0.5",
-        "--out",
-        s(&dense),
-    ]));
+    fit_boston(&dense, &["--method", "pac-gp", "--prior", "split:0.5"]);
     let record = json_file(&dense)["task"]["split_prior"].clone();
     assert!(record.is_object());
     let mut both = json_file(&fixture("pacsgp_split_v2.json"));

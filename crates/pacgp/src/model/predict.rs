@@ -10,6 +10,18 @@ use crate::error::{Error, Result};
 use crate::posterior::Marginals;
 
 impl FittedModel {
+    /// The latent marginals of a regressor's or binary classifier's posterior at raw inputs.
+    fn latent(&self, x: MatRef<'_, f64>) -> Result<Marginals> {
+        self.posterior()?
+            .predict(self.standardised_inputs(x)?.as_ref())
+    }
+
+    /// [`FittedModel::latent`]'s means alone, without the variances' solves.
+    fn latent_mean(&self, x: MatRef<'_, f64>) -> Result<Vec<f64>> {
+        self.posterior()?
+            .predict_mean(self.standardised_inputs(x)?.as_ref())
+    }
+
     /// A binary classifier's (or the SVM's) labels at raw inputs, ±1: `+1` where
     /// `μ(x) + b ≥ 0` — the sign of the posterior mean, the label `predict` returns and the
     /// deployed certificate covers (`p(y = +1 | x) ≥ ½` in exact arithmetic; taken from the
@@ -18,9 +30,7 @@ impl FittedModel {
         if !matches!(self.task, Task::Classification { .. } | Task::Svm { .. }) {
             return Err(self.not_binary());
         }
-        let mean = self
-            .posterior()?
-            .predict_mean(self.standardised_inputs(x)?.as_ref())?;
+        let mean = self.latent_mean(x)?;
         self.labels_of_mean(&mean)
     }
 
@@ -58,9 +68,7 @@ impl FittedModel {
     /// probability that its Gibbs classifier says +1, `Φ(μ f_SVM(x)/√k(x,x))`.
     pub fn predict_classification(&self, x: MatRef<'_, f64>) -> Result<(Vec<f64>, Marginals)> {
         if let Task::Svm { bias, .. } = &self.task {
-            let m = self
-                .posterior()?
-                .predict(self.standardised_inputs(x)?.as_ref())?;
+            let m = self.latent(x)?;
             let p = m
                 .mean
                 .iter()
@@ -79,9 +87,7 @@ impl FittedModel {
         else {
             return Err(self.not_binary());
         };
-        let m = self
-            .posterior()?
-            .predict(self.standardised_inputs(x)?.as_ref())?;
+        let m = self.latent(x)?;
         let p = m
             .mean
             .iter()
@@ -111,9 +117,7 @@ impl FittedModel {
     /// ```
     pub fn predict_regression(&self, x: MatRef<'_, f64>) -> Result<RegressionPrediction> {
         let (noise, ys) = self.regression_parts()?;
-        let m = self
-            .posterior()?
-            .predict(self.standardised_inputs(x)?.as_ref())?;
+        let m = self.latent(x)?;
         Ok(RegressionPrediction {
             mean: m.mean.iter().map(|v| ys.unscale_mean(*v)).collect(),
             latent_var: m.var.iter().map(|v| ys.unscale_var(*v)).collect(),
@@ -125,9 +129,7 @@ impl FittedModel {
     /// `mean` to the bit, without computing the variances (O(N·n), not O(N²·n) for an exact GP).
     pub fn predict_regression_mean(&self, x: MatRef<'_, f64>) -> Result<Vec<f64>> {
         let (_, ys) = self.regression_parts()?;
-        let mean = self
-            .posterior()?
-            .predict_mean(self.standardised_inputs(x)?.as_ref())?;
+        let mean = self.latent_mean(x)?;
         Ok(mean.iter().map(|v| ys.unscale_mean(*v)).collect())
     }
 
