@@ -20,9 +20,10 @@ same way and ``pacgp predict`` reads the model file with a CSV of the same colum
 ``input_notes_`` says what the coding did.
 
 ``certificate_["deployed"]`` bounds what ``predict`` returns (a binary classifier's or the
-SVM's label, a regressor's mean within ε), not the Gibbs predictor of ``certificate_["bound"]``:
-by default the derandomised PAC-Bayes bound from the same posterior and training sample
-(``"bound": "derandomised"``; multi-class models and split priors have none yet).
+SVM's label, a one-vs-rest model's most probable class, a regressor's mean within ε), not the
+Gibbs predictor of ``certificate_["bound"]``: by default the derandomised PAC-Bayes bound from
+the same posterior and training sample (``"bound": "derandomised"``; the softmax model and
+split priors have none yet).
 ``certify_holdout`` (every estimator): a fraction F in (0, 1) of the rows kept out of the fit
 (chosen by the seed before fitting, as ``pacgp fit --certify-holdout F``); ``certificate_``'s
 ``"deployed"`` entry is then the test-set bound from the held-out rows

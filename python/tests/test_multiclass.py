@@ -49,6 +49,16 @@ def test_three_classes_give_three_columns(make):
     assert est.model_.multiclass == "one-vs-rest"
     e = est.evaluate(X, y)
     assert e["n"] == 150 and abs(e["gibbs_risk"] - c["empirical_risk"]) < 1e-12
+    # predict's class is the Gibbs classifier's majority vote, certified beside it: its
+    # training errors are predict's, and its bound is at most twice the Gibbs bound at ln 3 more.
+    d = c["deployed"]
+    assert d["predictor"] == "predicted_class" and d["bound"] == "derandomised"
+    assert d["errors"] == int((pred != np.asarray(y)).sum())
+    parts = d["derandomised"]
+    assert parts["form"] in ("first_order", "disagreement", "tandem") and parts["grid"] == 3
+    assert d["error_rate"] <= d["value"] <= 1.0
+    if parts["form"] == "first_order":
+        assert d["value"] == min(1.0, 2.0 * parts["risk_bound"])
 
 
 def test_softmax_certificate_is_sampled_and_has_no_leave_one_out():
@@ -62,6 +72,7 @@ def test_softmax_certificate_is_sampled_and_has_no_leave_one_out():
     assert c["sampled_risk"]["seed"] == seed != 2 and c["sampled_risk"]["draws_per_point"] == 1000
     assert c["majority_rate"] == 1 - np.bincount(y).max() / len(y)
     assert est.loo_["error"] is None
+    assert c.get("deployed") is None  # its predictive is not its Gibbs classifier's vote
     p = est.predict_proba(X)
     np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-12)
     assert (est.predict(X) == y).mean() > 0.9

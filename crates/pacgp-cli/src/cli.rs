@@ -508,7 +508,7 @@ pub struct ReproduceArgs {
     /// pac-sgp-inducing: only these datasets (kin40k, pol); ivm-uci and risk-coverage:
     /// breast-cancer, ripley, crabs, house-votes; tighter-bounds: boston, kin40k, pol,
     /// breast-cancer, crabs; intervals: boston, kin40k, pol; multiclass: iris, wine, digits;
-    /// deployed: breast-cancer, crabs, house-votes, ripley.
+    /// deployed: breast-cancer, crabs, house-votes, ripley, iris, wine.
     #[arg(long, value_delimiter = ',')]
     pub datasets: Vec<String>,
     /// ivm-uci, risk-coverage: the seed's fixed unit-scale RBF kernel instead of the kernel
@@ -593,7 +593,7 @@ pub enum Experiment {
     /// on the same splits (`--quick`: 2 splits of iris and wine).
     Multiclass,
     /// Certificates on what `predict` returns: Laplace, EP, the SVM and svgp on breast-cancer,
-    /// crabs, house-votes and ripley over 10 seeded 70/30 splits — the Gibbs and the
+    /// crabs, house-votes, ripley, iris and wine (one-vs-rest) over 10 seeded 70/30 splits — the Gibbs and the
     /// derandomised deployed certificates beside the held-out Gibbs and deployed errors, and
     /// split-conformal sets' coverage and size at α = 0.1 (`--quick`: 2 splits of crabs and
     /// ripley, Laplace and the SVM; `--reps`, `--datasets`).

@@ -60,15 +60,23 @@ const EARLIER: [(&str, &str); 3] = [
     ("pacsgp_split_v2", "boston80.csv"),
 ];
 
+/// `certify --json`'s output for `model` on `data`, and the earlier version's for the same
+/// file, without what that version did not compute: the one-vs-rest model's deployed
+/// certificate (new since; present now). Every other field must have the same bits.
+fn certificates(model: &Path, data: &Path, name: &str) -> (Value, Value) {
+    let mut got: Value = serde_json::from_str(&ok(&certify(model, data))).unwrap();
+    let want = json_file(&fixture(&format!("{name}.cert.json")));
+    if want.get("deployed").is_none() && name == "ovr_v2" {
+        let deployed = got.as_object_mut().unwrap().remove("deployed").unwrap();
+        assert_eq!(deployed["predictor"], "predicted_class", "{name}");
+    }
+    (got, want)
+}
+
 #[test]
 fn earlier_model_files_certify_to_the_same_bits() {
     for (model, data) in EARLIER {
-        let got: Value = serde_json::from_str(&ok(&certify(
-            &fixture(&format!("{model}.json")),
-            &fixture(data),
-        )))
-        .unwrap();
-        let want = json_file(&fixture(&format!("{model}.cert.json")));
+        let (got, want) = certificates(&fixture(&format!("{model}.json")), &fixture(data), model);
         assert_eq!(got, want, "{model}: the certificate changed");
     }
 }
@@ -95,8 +103,8 @@ fn multiclass_files_hold_no_placeholder_posterior() {
         assert!(earlier.get("posterior").is_some());
         earlier.as_object_mut().unwrap().remove("posterior");
         assert_eq!(file, earlier, "{name}: the rest of the file changed");
-        let got: Value = serde_json::from_str(&ok(&certify(&out, &iris))).unwrap();
-        assert_eq!(got, json_file(&fixture(&format!("{name}.cert.json"))));
+        let (got, want) = certificates(&out, &iris, name);
+        assert_eq!(got, want, "{name}: the certificate changed");
     }
     let gpr = dir.path().join("gpr.json");
     fit_boston(&gpr, &[]);

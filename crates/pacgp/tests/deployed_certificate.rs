@@ -222,3 +222,119 @@ fn regressor_deployed_bound_is_recomputed() {
         DerandomisedForm::Spread
     );
 }
+
+/// `P(argmax_k s_k = j)` for independent scores `s_k ~ N(mean_k, sd_k²)`, by the trapezoid
+/// rule over `s_j = mean_j + sd_j·u`, u on [−12, 12] (an integrator of its own, not the
+/// library's Gauss–Hermite rule).
+fn vote_by_trapezoid(mean: &[f64], sd: &[f64], j: usize) -> f64 {
+    let steps = 24_000;
+    let h = 24.0 / steps as f64;
+    let at = |u: f64| {
+        let s = mean[j] + sd[j] * u;
+        let others: f64 = (0..mean.len())
+            .filter(|&k| k != j)
+            .map(|k| normal_cdf((s - mean[k]) / sd[k]))
+            .product();
+        (-0.5 * u * u).exp() / (2.0 * std::f64::consts::PI).sqrt() * others
+    };
+    (0..=steps)
+        .map(|i| {
+            let w = if i == 0 || i == steps { 0.5 } else { 1.0 };
+            w * at(-12.0 + i as f64 * h)
+        })
+        .sum::<f64>()
+        * h
+}
+
+/// A multi-class model's predicted class is its Gibbs classifier's majority vote; its bound,
+/// recomputed here from the class scores `predict` returns (vote probabilities by the
+/// trapezoid rule, the three forms of the module doc with the Gibbs certificate's KL and
+/// price plus `ln 3`), matches, and holds on the rows the fit never saw (every third row of
+/// iris and of wine held out), for one-vs-rest Laplace and the SVM.
+#[test]
+fn multiclass_deployed_bound_is_recomputed_and_holds_on_held_out_rows() {
+    use pacgp::data::{read_training, TargetKind};
+    for path in ["data/iris/iris.csv", "data/wine/wine.csv"] {
+        let t = read_training(repo(path), &CsvOptions::default(), TargetKind::Classes).unwrap();
+        let (all, labels) = (t.data, t.classes.unwrap());
+        let fit_rows: Vec<usize> = (0..all.n()).filter(|i| i % 3 != 0).collect();
+        let held: Vec<usize> = (0..all.n()).filter(|i| i % 3 == 0).collect();
+        let (train, test) = (all.subset(&fit_rows), all.subset(&held));
+        for method in [MethodName::Laplace, MethodName::Svm] {
+            let spec = FitOptions::default().check(method).unwrap();
+            let model = pacgp::fit::fit(&spec, &train, labels.clone()).unwrap();
+            let report = model.certify(&train, &no_loo()).unwrap().remove(0);
+            let d = report.deployed.as_ref().expect("a deployed certificate");
+            assert_eq!(d.predictor, DeployedPredictor::PredictedClass);
+            let prediction = model.predict_classes(train.x.as_ref()).unwrap();
+            let errors = |labels: &[usize], y: &[f64]| {
+                labels
+                    .iter()
+                    .zip(y)
+                    .filter(|(l, y)| **l as f64 != **y)
+                    .count()
+            };
+            assert_eq!(d.errors, errors(&prediction.labels, &train.y));
+            let n = train.n();
+            let (mut gibbs, mut tandem, mut disagree) = (0.0, 0.0, 0.0);
+            for i in 0..n {
+                let mean: Vec<f64> = prediction.latent.iter().map(|m| m.mean[i]).collect();
+                let sd: Vec<f64> = prediction.latent.iter().map(|m| m.var[i].sqrt()).collect();
+                let p: Vec<f64> = (0..mean.len())
+                    .map(|j| vote_by_trapezoid(&mean, &sd, j))
+                    .collect();
+                let miss = 1.0 - p[train.y[i] as usize];
+                gibbs += miss / n as f64;
+                tandem += miss * miss / n as f64;
+                disagree += (1.0 - p.iter().map(|v| v * v).sum::<f64>()) / n as f64;
+            }
+            let c = &report.certificate;
+            let (kl, delta, price) = (c.kl, c.delta, c.penalty + 3f64.ln());
+            let forms = [
+                2.0 * bound(&report, gibbs, kl, delta, price),
+                bound(&report, gibbs, kl, delta / 2.0, price)
+                    + bound(&report, disagree, 2.0 * kl, delta / 2.0, price),
+                4.0 * bound(&report, tandem, 2.0 * kl, delta, price),
+            ];
+            let want = forms.iter().fold(1.0f64, |a, b| a.min(*b));
+            assert!(
+                (d.value - want).abs() < 1e-7,
+                "{path} {method:?}: {} vs {forms:?}",
+                d.value
+            );
+            let test_labels = model.predict_classes(test.x.as_ref()).unwrap().labels;
+            let test_error = errors(&test_labels, &test.y) as f64 / test.n() as f64;
+            assert!(d.value >= d.error_rate && d.value >= test_error);
+            println!(
+                "{path} {method:?}: Gibbs bound {:.4}, deployed bound {:.4} ({:?}), test error of predict {test_error:.4}",
+                c.bound,
+                d.value,
+                d.derandomised.as_ref().unwrap().form
+            );
+        }
+    }
+}
+
+/// `reproduce deployed` on a multi-class set: iris is fitted with its classes (one-vs-rest),
+/// the row's deployed certificate is the majority vote's, and its sets index the classes.
+#[test]
+fn the_deployed_experiment_runs_one_vs_rest_on_iris() {
+    use pacgp::experiments::deployed::{deployed_rows, load_deployed_set, DeployedSettings};
+    let (data, labels) = load_deployed_set(&repo("data"), "iris").unwrap();
+    let settings = DeployedSettings {
+        splits: 1,
+        methods: vec![MethodName::Laplace],
+        datasets: vec!["iris".into()],
+        ..DeployedSettings::full()
+    };
+    let rows = deployed_rows("iris", (&data, &labels), 0, &settings).unwrap();
+    let r = &rows[0];
+    assert_eq!((r.n_train, r.n_test), (105, 45));
+    assert!(["first_order", "disagreement", "tandem"].contains(&r.deployed_form.as_str()));
+    assert!(r.deployed_bound >= r.train_error && r.deployed_bound >= r.test_error);
+    assert!(
+        r.set_coverage > 0.5 && r.set_size >= 0.5 && r.set_size <= 3.0,
+        "{r:?}"
+    );
+    assert!(load_deployed_set(&repo("data"), "digitz").is_err());
+}

@@ -274,6 +274,14 @@ fn print_deployed(d: &pacgp::model::DeployedCertificate) -> Result<()> {
             p.kl,
             p.divisor.unwrap_or(f64::NAN)
         ),
+        DerandomisedForm::FirstOrder => format!(
+            "Gibbs risk {:.4} ≤ {:.4} (KL {:.2}), times 2 (where the majority vote errs, a draw errs with probability ≥ ½)",
+            p.risk, p.risk_bound, p.kl
+        ),
+        DerandomisedForm::Tandem => format!(
+            "tandem risk (two draws both err) {:.4} ≤ {:.4} (KL of the pair {:.2}), times 4",
+            p.risk, p.risk_bound, p.kl
+        ),
     };
     out!(
         "  derandomised PAC-Bayes bound: {how}; each choice priced {:.2} nats (grid of {}); with the Gibbs certificate, both hold with probability ≥ 1 − {}",

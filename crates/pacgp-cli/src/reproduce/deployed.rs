@@ -5,7 +5,6 @@
 use std::path::Path;
 
 use anyhow::{bail, Result};
-use pacgp::experiments::classification::load_uci_sets;
 use pacgp::experiments::deployed::{self as dp, DeployedSettings, DeployedSummary, DEPLOYED_SETS};
 use serde_json::json;
 
@@ -42,10 +41,11 @@ fn settings(a: &ReproduceArgs) -> Result<DeployedSettings> {
 pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
     let settings = settings(a)?;
     let mut rows = Vec::new();
-    for (name, data) in load_uci_sets(&a.data_dir, &settings.datasets)? {
+    for name in &settings.datasets {
+        let (data, labels) = dp::load_deployed_set(&a.data_dir, name)?;
         let pb = bar(settings.splits, &format!("deployed ({name})"));
         for seed in 0..settings.splits as u64 {
-            rows.extend(dp::deployed_rows(&name, &data, seed, &settings)?);
+            rows.extend(dp::deployed_rows(name, (&data, &labels), seed, &settings)?);
             pb.inc(1);
         }
         pb.finish_and_clear();

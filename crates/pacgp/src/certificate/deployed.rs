@@ -24,6 +24,16 @@
 //!     `R(deployed) ≤ R_γ(Q_c)/Φ(t/√κ)` (at `t = 0` twice the Gibbs risk), one bound at δ;
 //!     the grid is [`DERANDOMISED_SCALES`] × [`DERANDOMISED_MARGINS`].
 //!
+//!   A multi-class model's predicted class is the Gibbs classifier's majority vote (the
+//!   class of largest vote probability `p_j(x)`); scaling the means would move the vote, so
+//!   its grid is three forms of Q itself, priced `ln 3`: where the vote errs `p_y(x) ≤ ½`, so
+//!   - **first order**: `R(vote) ≤ 2·R(G)`, at δ;
+//!   - **disagreement**: `R(vote) ≤ R(G) + d(Q)`, `d = E_x[1 − Σ_j p_j(x)²]` the disagreement
+//!     of two independent draws (the vote's own `1 − p_max` is at most d), each at δ/2;
+//!   - **tandem** (Masegosa, Lorenzen, Igel & Seldin 2020): `R(vote) ≤ 4·e(Q)`,
+//!     `e = E_x[(1 − p_y(x))²]` the risk that two independent draws both err, at δ (KL
+//!     doubled).
+//!
 //!   A regressor's ε-band risk of the mean: where `|y − μ| > ε` a draw of Q misses the band
 //!   `ε − γ` unless it strays `γ = r·ε` from the mean, so
 //!   `R_ε(μ) ≤ P_Q[|y − f| > ε − γ] + P_{Q_0}[|f − μ| ≥ γ]`, the second under the centred
@@ -36,6 +46,7 @@ use super::{checked_kl, CertificateSpec};
 use crate::bounds::{pac_bayes_bound, BoundKind};
 use crate::error::{Error, Result};
 use crate::loss::{self, RegressionLoss};
+use crate::multiclass::VoteRisks;
 use crate::posterior::MeanScaled;
 use crate::special::normal_cdf;
 
@@ -126,6 +137,10 @@ pub enum DerandomisedForm {
     /// Regressors: the `ε − γ` band risk of Q plus the centred posterior's spread beyond γ,
     /// each at δ/2.
     Spread,
+    /// Multi-class majority vote: twice the Gibbs risk's bound, at δ.
+    FirstOrder,
+    /// Multi-class majority vote: four times the tandem risk's bound (pairs of draws), at δ.
+    Tandem,
 }
 
 /// The parts of a derandomised bound at the grid point it was taken at (module doc).
@@ -143,7 +158,8 @@ pub struct DerandomisedParts {
     pub risk: f64,
     /// Its PAC-Bayes bound (at δ/2, or δ in the divided form).
     pub risk_bound: f64,
-    /// `KL(Q_c‖P)` in nats.
+    /// The KL the first term is charged in nats: `KL(Q_c‖P)`, or `2·KL(Q‖P)` for the
+    /// tandem's pair of draws.
     pub kl: f64,
     /// The empirical second term: two draws' disagreement, or the centred posterior's spread
     /// (absent in the divided form).
@@ -156,7 +172,8 @@ pub struct DerandomisedParts {
     /// posterior.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub second_kl: Option<f64>,
-    /// Divided form: `Φ(t/√κ)`.
+    /// What the first term's bound is divided by: `Φ(t/√κ)` (divided form), ½ (first
+    /// order), ¼ (tandem).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub divisor: Option<f64>,
     /// Divided form: κ, the bound on the posterior-to-prior variance ratio.
@@ -302,6 +319,24 @@ impl FirstTerm {
         })
     }
 
+    /// A first term's bound at δ over `divisor` (a majority vote's first-order and tandem
+    /// forms).
+    fn over(
+        &self,
+        spec: &CertificateSpec,
+        form: DerandomisedForm,
+        divisor: f64,
+    ) -> Result<GridPoint> {
+        let risk_bound = self.bound(spec, self.risk, self.kl, spec.delta)?;
+        Ok(GridPoint {
+            value: (risk_bound / divisor).min(1.0),
+            parts: DerandomisedParts {
+                divisor: Some(divisor),
+                ..self.parts(spec, form, risk_bound)
+            },
+        })
+    }
+
     /// The divided form: the margin bound at δ over `Φ(t/√κ)`.
     fn divided(&self, spec: &CertificateSpec, kappa: f64) -> Result<GridPoint> {
         let risk_bound = self.bound(spec, self.risk, self.kl, spec.delta)?;
@@ -371,6 +406,48 @@ pub fn derandomised_classifier(
         }
     }
     let errors = (errors * n as f64).round() as usize;
+    Ok(deployed(least(points), predictor, n, errors, None, spec))
+}
+
+/// The derandomised certificate on a multi-class model's predicted class, the majority vote
+/// of its Gibbs classifier, from the sample's vote risks, `KL(Q‖P)` and the vote's `errors`
+/// on the sample: the least of the first-order, disagreement and tandem forms (module doc).
+pub fn derandomised_majority_vote(
+    risks: &VoteRisks,
+    kl: f64,
+    (n, errors): (usize, usize),
+    spec: &CertificateSpec,
+) -> Result<DeployedCertificate> {
+    if n == 0 || errors > n {
+        return Err(Error::ShapeMismatch {
+            what: "errors of a majority vote",
+            expected: format!("at most {n} of at least one row"),
+            found: format!("{errors}"),
+        });
+    }
+    let gibbs = FirstTerm {
+        scale: 1.0,
+        margin: 0.0,
+        risk: risks.gibbs,
+        kl,
+        grid: 3,
+        n,
+    };
+    let tandem = FirstTerm {
+        risk: risks.tandem,
+        kl: 2.0 * kl,
+        ..gibbs
+    };
+    let points = vec![
+        gibbs.over(spec, DerandomisedForm::FirstOrder, 0.5)?,
+        gibbs.plus(
+            spec,
+            DerandomisedForm::Disagreement,
+            (risks.disagreement, 2.0 * kl),
+        )?,
+        tandem.over(spec, DerandomisedForm::Tandem, 0.25)?,
+    ];
+    let predictor = DeployedPredictor::PredictedClass;
     Ok(deployed(least(points), predictor, n, errors, None, spec))
 }
 
@@ -484,6 +561,81 @@ mod tests {
             let spread = loss::spread_risk(&m, &[r * eps]).unwrap();
             assert!(band + spread >= f64::from((target - mu).abs() > eps) - 1e-12);
         }
+    }
+
+    /// Wherever a majority vote errs, each form's pointwise loss reaches its divisor: on
+    /// random vote probabilities over 2–6 classes, with the vote the most probable class,
+    /// `1 − p_y ≥ ½`, `(1 − p_y) + (1 − Σ p_j²) ≥ 1` and `(1 − p_y)² ≥ ¼`.
+    #[test]
+    fn the_majority_vote_inequalities_hold_on_random_votes() {
+        let mut state = 0x5851_f42d_4c95_7f2d_u64;
+        let mut u = move || uniform(&mut state);
+        for _ in 0..20_000 {
+            let k = 2 + (5.0 * u()) as usize;
+            let w: Vec<f64> = (0..k).map(|_| u().powi(3)).collect();
+            let total: f64 = w.iter().sum();
+            let p: Vec<f64> = w.iter().map(|v| v / total).collect();
+            let vote = (0..k).fold(0, |b, j| if p[j] > p[b] { j } else { b });
+            let y = ((k as f64) * u()) as usize;
+            if vote == y {
+                continue;
+            }
+            let miss = 1.0 - p[y];
+            let disagree = 1.0 - p.iter().map(|v| v * v).sum::<f64>();
+            assert!(miss >= 0.5 - 1e-12, "{p:?} {y}");
+            assert!(miss + disagree >= 1.0 - 1e-12, "{p:?} {y}");
+            assert!(miss * miss >= 0.25 - 1e-12, "{p:?} {y}");
+        }
+    }
+
+    /// The majority vote's certificate is the least of its three forms, each recomputed here
+    /// from the kl-inverse bound with the spec's price and `ln 3`.
+    #[test]
+    fn the_majority_vote_certificate_is_the_least_form() {
+        use crate::bounds::ConfidenceTerm;
+        use crate::special::kl_inverse;
+        let spec = CertificateSpec::new(0.05, ConfidenceTerm::Maurer, vec![]);
+        let (n, kl) = (400, 12.5);
+        let price = 3f64.ln();
+        let kl_bound = |risk: f64, kl: f64, delta: f64| {
+            let c = (kl + price + (2.0 * (n as f64).sqrt() / delta).ln()) / n as f64;
+            kl_inverse(risk, c)
+        };
+        for risks in [
+            VoteRisks {
+                gibbs: 0.10,
+                tandem: 0.02,
+                disagreement: 0.15,
+            },
+            VoteRisks {
+                gibbs: 0.20,
+                tandem: 0.15,
+                disagreement: 0.05,
+            },
+            VoteRisks {
+                gibbs: 0.05,
+                tandem: 0.04,
+                disagreement: 0.30,
+            },
+        ] {
+            let c = derandomised_majority_vote(&risks, kl, (n, 12), &spec).unwrap();
+            let forms = [
+                2.0 * kl_bound(risks.gibbs, kl, 0.05),
+                kl_bound(risks.gibbs, kl, 0.025) + kl_bound(risks.disagreement, 2.0 * kl, 0.025),
+                4.0 * kl_bound(risks.tandem, 2.0 * kl, 0.05),
+            ];
+            let least = forms.iter().cloned().fold(1.0, f64::min);
+            assert!((c.value - least).abs() < 1e-12, "{} vs {forms:?}", c.value);
+            assert_eq!(c.predictor, DeployedPredictor::PredictedClass);
+            assert_eq!((c.n, c.errors), (n, 12));
+            assert_eq!(c.derandomised.unwrap().grid, 3);
+        }
+        let risks = VoteRisks {
+            gibbs: 0.1,
+            tandem: 0.02,
+            disagreement: 0.1,
+        };
+        assert!(derandomised_majority_vote(&risks, kl, (10, 11), &spec).is_err());
     }
 
     /// The closed forms against Monte Carlo draws: two draws' disagreement, the margin risk and

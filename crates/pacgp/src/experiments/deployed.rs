@@ -1,5 +1,5 @@
 //! The deployed-predictor experiment (`pacgp reproduce deployed`, issue 42): on seeded splits
-//! of the shipped two-class sets, each method ([`DEPLOYED_METHODS`]) is fitted through the one
+//! of the shipped classification sets (two-class, and iris and wine one-vs-rest), each method ([`DEPLOYED_METHODS`]) is fitted through the one
 //! entry point [`crate::fit::fit`] on the training part and certified there, and the held-out
 //! part scores both predictors the certificates name — the Gibbs certificate against the
 //! held-out Gibbs error, the derandomised certificate on `predict`'s labels
@@ -10,16 +10,39 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::data::{train_test_split, Dataset};
+use crate::data::{train_test_split, Dataset, TrainingLabels};
 use crate::error::{Error, Result};
 use crate::model::{CertifyOptions, FittedModel};
 use crate::spec::{FitOptions, IntervalMethod, LooRequest, MethodName};
 
 use super::mean_se;
 
-/// The shipped two-class sets of the experiment (the names of
-/// [`super::classification::load_uci_sets`]).
-pub const DEPLOYED_SETS: [&str; 4] = ["breast-cancer", "crabs", "house-votes", "ripley"];
+/// The shipped sets of the experiment: two-class (the names of
+/// [`super::classification::load_uci_sets`]) and multi-class (of
+/// [`super::multiclass::load_multiclass_set`]; digits' ten classes are left to `reproduce
+/// multiclass`).
+pub const DEPLOYED_SETS: [&str; 6] = [
+    "breast-cancer",
+    "crabs",
+    "house-votes",
+    "ripley",
+    "iris",
+    "wine",
+];
+
+/// A set of the experiment with the labels its fit takes (none for the two-class sets, whose
+/// targets are ±1; the classes for iris and wine).
+pub fn load_deployed_set(dir: &std::path::Path, name: &str) -> Result<(Dataset, TrainingLabels)> {
+    if super::multiclass::MULTICLASS_SETS.contains(&name) {
+        let (data, classes) = super::multiclass::load_multiclass_set(dir, name)?;
+        return Ok((data, TrainingLabels::Classes(classes)));
+    }
+    let mut sets = super::classification::load_uci_sets(dir, &[name.to_string()])?;
+    let (_, data) = sets
+        .pop()
+        .ok_or_else(|| Error::Unsupported(format!("unknown dataset '{name}' for deployed")))?;
+    Ok((data, TrainingLabels::None))
+}
 
 /// The methods, by their CLI names: Laplace, EP and the SVM (dense), and the sparse variational
 /// classifier.
@@ -49,7 +72,8 @@ pub struct DeployedRow {
     pub test_gibbs: f64,
     /// The derandomised certificate on `predict`'s labels.
     pub deployed_bound: f64,
-    /// Which form of it was least (`disagreement` or `divided`).
+    /// Which form of it was least (`disagreement` or `divided`; a multi-class vote's
+    /// `first_order`, `disagreement` or `tandem`).
     pub deployed_form: String,
     /// The scale c of the posterior mean it was taken at.
     pub deployed_scale: f64,
@@ -114,24 +138,43 @@ fn options(method: MethodName, settings: &DeployedSettings, seed: u64, sets: boo
     }
 }
 
-/// A fit on `train` through the one entry point.
-fn fit(method: MethodName, o: FitOptions, train: &Dataset) -> Result<FittedModel> {
-    let spec = o.check(method).map_err(Error::Spec)?;
-    crate::fit::fit(&spec, train, None)
+/// A split of a set: its training and held-out parts and the labels of its fit.
+struct Split<'a> {
+    train: &'a Dataset,
+    test: &'a Dataset,
+    labels: &'a TrainingLabels,
 }
 
-/// The held-out coverage and mean size of the method's split-conformal sets at `alpha`
-/// (labels ±1 are the classes −1, +1 in that order).
+impl Split<'_> {
+    /// A fit on the training part through the one entry point.
+    fn fit(&self, method: MethodName, o: FitOptions) -> Result<FittedModel> {
+        let spec = o.check(method).map_err(Error::Spec)?;
+        crate::fit::fit(&spec, self.train, self.labels.clone())
+    }
+
+    /// A target's class as the prediction sets index it: ±1 are the classes −1, +1 in that
+    /// order, K classes are coded by their index.
+    fn class(&self, y: f64) -> usize {
+        match self.labels {
+            TrainingLabels::Classes(_) => y as usize,
+            _ => usize::from(y > 0.0),
+        }
+    }
+}
+
+/// The held-out coverage and mean size of the method's split-conformal sets at `alpha`.
 fn set_scores(
     method: MethodName,
     settings: &DeployedSettings,
     seed: u64,
-    train: &Dataset,
-    test: &Dataset,
+    split: &Split<'_>,
 ) -> Result<(f64, f64)> {
-    let model = fit(method, options(method, settings, seed, true), train)?;
+    let (model, test) = (
+        split.fit(method, options(method, settings, seed, true))?,
+        split.test,
+    );
     let sets = model.predict_sets(test.x.as_ref(), settings.alpha)?;
-    let class = |y: f64| usize::from(y > 0.0);
+    let class = |y: f64| split.class(y);
     let covered = sets
         .sets
         .iter()
@@ -149,9 +192,10 @@ fn row(
     method: MethodName,
     settings: &DeployedSettings,
     seed: u64,
-    (train, test): (&Dataset, &Dataset),
+    split: &Split<'_>,
 ) -> Result<DeployedRow> {
-    let model = fit(method, options(method, settings, seed, false), train)?;
+    let (train, test) = (split.train, split.test);
+    let model = split.fit(method, options(method, settings, seed, false))?;
     let opts = CertifyOptions {
         loo: LooRequest::None,
         ..Default::default()
@@ -166,7 +210,7 @@ fn row(
         Error::Unsupported("the deployed certificate is not the derandomised one".into())
     })?;
     let eval = model.evaluate(test, None)?;
-    let (set_coverage, set_size) = set_scores(method, settings, seed, train, test)?;
+    let (set_coverage, set_size) = set_scores(method, settings, seed, split)?;
     let form = serde_json::to_value(parts.form).map_err(|e| Error::Unsupported(e.to_string()))?;
     Ok(DeployedRow {
         dataset: name.into(),
@@ -186,19 +230,24 @@ fn row(
     })
 }
 
-/// Every method on the split of `data` given by `seed`.
+/// Every method on the split of `data` (fitted with `labels`) given by `seed`.
 pub fn deployed_rows(
     name: &str,
-    data: &Dataset,
+    (data, labels): (&Dataset, &TrainingLabels),
     seed: u64,
     settings: &DeployedSettings,
 ) -> Result<Vec<DeployedRow>> {
     let (tr, te) = train_test_split(data.n(), settings.test_fraction, seed)?;
     let (train, test) = (data.subset(&tr), data.subset(&te));
+    let split = Split {
+        train: &train,
+        test: &test,
+        labels,
+    };
     settings
         .methods
         .iter()
-        .map(|&m| row(name, m, settings, seed, (&train, &test)))
+        .map(|&m| row(name, m, settings, seed, &split))
         .collect()
 }
 

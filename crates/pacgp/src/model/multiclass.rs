@@ -9,19 +9,21 @@
 //! θ (or kernel, slack, μ) from its binary spec's menu or grid; the union bound over the
 //! K-tuples of choices charges the sum of the K binary prices (`K·ln 9` for the candidate
 //! menu, `K·T·ln 1201` on the grid), each re-derived by the class's own binary model from
-//! the outer spec.
+//! the outer spec. `predict`'s class is the Gibbs classifier's majority vote, certified
+//! beside it by [`crate::certificate::deployed::derandomised_majority_vote`].
 
 use faer::{Mat, MatRef};
 
 use super::certify::Resolved;
 use super::{CertificateReport, Evaluation, FittedModel, Task};
+use crate::certificate::deployed::{derandomised_majority_vote, DeployedCertificate};
 use crate::certificate::{
     Certificate, CertificateSpec, GibbsLoss, GibbsPredictor, MultiClassRisk, PenaltyTerm,
 };
 use crate::data::{one_vs_rest_signs, ClassLabels, Dataset};
 use crate::error::{Error, Result};
 use crate::loo::{LooEstimator, LooMode};
-use crate::multiclass::{argmax_rows, ln_vote_matrix, normalised_probabilities};
+use crate::multiclass::{argmax_rows, ln_vote_matrix, normalised_probabilities, VoteRisks};
 use crate::posterior::{GaussianPosterior, Marginals};
 
 /// Class predictions of a multi-class model at a set of inputs.
@@ -178,7 +180,15 @@ impl FittedModel {
             &loss,
             &spec,
         )?;
+        let kl = certificate.kl;
         let mut report = CertificateReport::new(certificate, None);
+        let trained = self.trained_predictor_of_members();
+        let voters = if r.predictor == trained {
+            scores
+        } else {
+            self.class_scores(xs.as_ref(), trained)?
+        };
+        report.deployed = Some(Self::derandomised_vote(&voters, &sample.y, kl, &spec)?);
         if let Some(mode) = loo {
             let (approx, exact) = self.one_vs_rest_loo(xs.as_ref(), &sample.y, mode)?;
             report.loo_error = approx.map(|(e, _)| e);
@@ -186,6 +196,25 @@ impl FittedModel {
             report.loo_exact_error = exact;
         }
         Ok(vec![report])
+    }
+
+    /// The derandomised certificate on the predicted class, the majority vote of the Gibbs
+    /// classifier over the class scores `voters` that `predict` uses, at `KL(Q‖P) = kl`.
+    fn derandomised_vote(
+        voters: &[Marginals],
+        y: &[f64],
+        kl: f64,
+        spec: &CertificateSpec,
+    ) -> Result<DeployedCertificate> {
+        let ln_votes = ln_vote_matrix(voters)?;
+        let labels = argmax_rows(&normalised_probabilities(&ln_votes));
+        let errors = labels
+            .iter()
+            .zip(y)
+            .filter(|(l, y)| **l as f64 != **y)
+            .count();
+        let risks = VoteRisks::of_votes(y, ln_votes.as_ref())?;
+        derandomised_majority_vote(&risks, kl, (y.len(), errors), spec)
     }
 
     /// The multi-class leave-one-out error of one-vs-rest: each class's binary leave-one-out

@@ -11,7 +11,7 @@
 pub mod quadrature;
 pub mod sampled;
 
-use faer::Mat;
+use faer::{Mat, MatRef};
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
@@ -112,6 +112,50 @@ pub fn gibbs_loss_sum_independent(y: &[f64], scores: &[Marginals]) -> Result<f64
     Ok(risks.iter().sum::<f64>())
 }
 
+/// The empirical risks of a multi-class Gibbs classifier's draws that bound its majority
+/// vote (docs/math.md §7.6), from the vote probabilities `p_j(x_i)` on a labelled sample.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VoteRisks {
+    /// Gibbs risk `(1/n) Σ_i [1 − p_{y_i}(x_i)]`.
+    pub gibbs: f64,
+    /// Tandem risk `(1/n) Σ_i [1 − p_{y_i}(x_i)]²`: both of two independent draws err
+    /// (Masegosa et al. 2020).
+    pub tandem: f64,
+    /// Disagreement `(1/n) Σ_i [1 − Σ_j p_j(x_i)²]`: two independent draws differ.
+    pub disagreement: f64,
+}
+
+impl VoteRisks {
+    /// The risks from `ln p_j(x_i)` ([`ln_vote_matrix`]; rows: points, columns: classes) and
+    /// class indices `y`.
+    pub fn of_votes(y: &[f64], ln_votes: MatRef<'_, f64>) -> Result<Self> {
+        let k = ln_votes.ncols();
+        if ln_votes.nrows() != y.len() || y.is_empty() || k < 2 {
+            return Err(Error::ShapeMismatch {
+                what: "vote probabilities of a majority vote",
+                expected: format!("{} points of at least 2 classes", y.len()),
+                found: format!("{} × {k}", ln_votes.nrows()),
+            });
+        }
+        check_labels(y, k)?;
+        let p = |i: usize, j: usize| ln_votes[(i, j)].exp().clamp(0.0, 1.0);
+        let n = y.len() as f64;
+        let (mut gibbs, mut tandem, mut disagreement) = (0.0, 0.0, 0.0);
+        for (i, &label) in y.iter().enumerate() {
+            let miss = 1.0 - p(i, label as usize);
+            let agree: f64 = (0..k).map(|j| p(i, j) * p(i, j)).sum();
+            gibbs += miss;
+            tandem += miss * miss;
+            disagreement += (1.0 - agree).max(0.0);
+        }
+        Ok(Self {
+            gibbs: gibbs / n,
+            tandem: tandem / n,
+            disagreement: disagreement / n,
+        })
+    }
+}
+
 /// Class probabilities from log-scores, each row normalised to sum to 1 (the quadrature's
 /// vote probabilities sum to 1 up to its error; the softmax predictive exactly).
 pub fn normalised_probabilities(ln_scores: &Mat<f64>) -> Mat<f64> {
@@ -197,6 +241,68 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The vote risks against pairs of independent Monte Carlo draws of the scores at three
+    /// points (2·10⁵ pairs): how often the first draw errs, both err, and the two differ.
+    #[test]
+    fn vote_risks_match_pairs_of_draws() {
+        let scores = vec![
+            Marginals {
+                mean: vec![0.2, 1.0, -0.5],
+                var: vec![1.0, 0.3, 2.0],
+            },
+            Marginals {
+                mean: vec![-0.1, 0.9, 0.0],
+                var: vec![0.64, 1.5, 0.2],
+            },
+            Marginals {
+                mean: vec![0.4, -1.0, 0.1],
+                var: vec![1.44, 0.5, 0.8],
+            },
+        ];
+        let y = [0.0, 1.0, 2.0];
+        let risks = VoteRisks::of_votes(&y, ln_vote_matrix(&scores).unwrap().as_ref()).unwrap();
+        let mut rng = ChaCha8Rng::seed_from_u64(7);
+        let mut draw = |i: usize| {
+            let s: Vec<f64> = scores
+                .iter()
+                .map(|m| {
+                    let e: f64 = StandardNormal.sample(&mut rng);
+                    m.mean[i] + m.var[i].sqrt() * e
+                })
+                .collect();
+            (0..s.len()).fold(0, |b, j| if s[j] > s[b] { j } else { b })
+        };
+        let pairs = 200_000;
+        let (mut gibbs, mut tandem, mut disagree) = (0.0, 0.0, 0.0);
+        for _ in 0..pairs {
+            for (i, &label) in y.iter().enumerate() {
+                let (h, g) = (draw(i), draw(i));
+                let (eh, eg) = (h != label as usize, g != label as usize);
+                gibbs += f64::from(eh);
+                tandem += f64::from(eh && eg);
+                disagree += f64::from(h != g);
+            }
+        }
+        let total = (pairs * y.len()) as f64;
+        for (mc, exact) in [
+            (gibbs, risks.gibbs),
+            (tandem, risks.tandem),
+            (disagree, risks.disagreement),
+        ] {
+            assert!(
+                (mc / total - exact).abs() < 4e-3,
+                "{} vs {exact}",
+                mc / total
+            );
+        }
+        let gibbs_quadrature = gibbs_risk_independent(&y, &scores).unwrap();
+        assert!((risks.gibbs - gibbs_quadrature).abs() < 1e-12);
+        assert!(
+            VoteRisks::of_votes(&[0.0, 3.0, 1.0], ln_vote_matrix(&scores).unwrap().as_ref())
+                .is_err()
+        );
     }
 
     #[test]
