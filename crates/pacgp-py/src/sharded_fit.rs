@@ -162,7 +162,7 @@ impl ShardedFitSpec {
         settings.set_item("d", d)?;
         settings.set_item("m", self.m)?;
         settings.set_item("alpha_s", 1.0)?;
-        settings.set_item("epsilon", s.epsilon / y_sd)?;
+        settings.set_item("epsilon", pacgp::data::standardised_length(s.epsilon, y_sd))?;
         settings.set_item("delta", self.spec.delta)?;
         let bound = match s.bound {
             pacgp::bounds::BoundKind::Kl => BoundName::Kl,

@@ -49,18 +49,6 @@ impl RegressionLoss {
         }
     }
 
-    /// The same loss with ε multiplied by `s` (unit conversion).
-    pub fn scaled(&self, s: f64) -> Self {
-        match self {
-            RegressionLoss::EpsilonBand { epsilon } => RegressionLoss::EpsilonBand {
-                epsilon: epsilon * s,
-            },
-            RegressionLoss::DistanceSensitive { epsilon } => RegressionLoss::DistanceSensitive {
-                epsilon: epsilon * s,
-            },
-        }
-    }
-
     /// Gibbs risk at one point with latent marginal `N(mean, var)` (docs/math.md §4.1–4.2).
     pub fn point_risk(&self, y: f64, mean: f64, var: f64) -> PointRisk {
         let v = var.max(1e-300);

@@ -246,8 +246,15 @@ impl TargetScaler {
         v * self.sd * self.sd
     }
 
-    /// A length in target units (e.g. ε) on the standardised scale.
+    /// A length in target units (e.g. ε) on the standardised scale ([`standardised_length`]).
     pub fn scale_length(&self, l: f64) -> f64 {
-        l / self.sd
+        standardised_length(l, self.sd)
     }
+}
+
+/// A length in target units (ε of the ε-band loss) on the scale of targets divided by `sd`:
+/// the one conversion of ε into standardised units, so that a fit's objective and `certify`
+/// (in process or over shards) see the same bits.
+pub fn standardised_length(l: f64, sd: f64) -> f64 {
+    l / sd
 }

@@ -10,6 +10,7 @@
 
 use faer::MatRef;
 
+use crate::data::standardised_length;
 use crate::error::Result;
 use crate::kernel::Kernel;
 use crate::loss::RegressionLoss;
@@ -32,7 +33,7 @@ pub fn pac_sgp_bound(spec: &CheckedFitSpec, y_sd: f64) -> Result<PacSgpBound> {
         return Err(not_sharded(spec).into());
     };
     Ok(PacSgpBound {
-        loss: RegressionLoss::new_epsilon_band(s.epsilon / y_sd)?,
+        loss: RegressionLoss::new_epsilon_band(standardised_length(s.epsilon, y_sd))?,
         delta: spec.delta,
         kind: s.bound,
         levers: levers(spec, s.prior),

@@ -296,7 +296,7 @@ impl FittedModel {
         let family = MeanScaled::from_marginals(posterior, xs.as_ref(), marginals)?;
         let bands = epsilons
             .iter()
-            .map(|&eps| Ok(RegressionLoss::new_epsilon_band(eps)?.scaled(1.0 / ys.sd)))
+            .map(|&eps| RegressionLoss::new_epsilon_band(ys.scale_length(eps)))
             .collect::<Result<Vec<_>>>()?;
         let losses: Vec<GibbsLoss> = bands.iter().map(|l| GibbsLoss::Regression(*l)).collect();
         let certificates =
@@ -305,7 +305,7 @@ impl FittedModel {
         let loo = match loo {
             Some(mode) => {
                 let model = self.regression_refit(xs.as_ref(), &y_std, noise)?;
-                let eps0 = epsilons[0] / ys.sd;
+                let eps0 = ys.scale_length(epsilons[0]);
                 Some(crate::loo::regression_loo(
                     model.as_loo(xs.as_ref(), &y_std),
                     eps0,
@@ -323,7 +323,7 @@ impl FittedModel {
                 report.deployed = Some(Self::derandomised_regressor(
                     &family,
                     &y_std,
-                    (eps, ys.sd),
+                    (eps, &ys),
                     &spec,
                 )?);
                 if let Some(loo) = &loo {

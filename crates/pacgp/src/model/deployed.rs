@@ -10,6 +10,7 @@ use crate::certificate::deployed::{
     DerandomisedSample, PriorScale,
 };
 use crate::certificate::{CertificateSpec, GibbsPredictor};
+use crate::data::TargetScaler;
 use crate::error::Result;
 use crate::posterior::MeanScaled;
 
@@ -44,14 +45,14 @@ impl FittedModel {
     }
 
     /// The derandomised certificate on a regressor's mean at `epsilon` (target units) from
-    /// its posterior `family` on the standardised sample (`y_std`, deviation `sd`).
+    /// its posterior `family` on the sample standardised by `ys` (`y_std`).
     pub(super) fn derandomised_regressor(
         family: &MeanScaled<'_>,
         y_std: &[f64],
-        (epsilon, sd): (f64, f64),
+        (epsilon, ys): (f64, &TargetScaler),
         spec: &CertificateSpec,
     ) -> Result<DeployedCertificate> {
         let sample = DerandomisedSample { family, y: y_std };
-        derandomised_regressor(&sample, epsilon / sd, epsilon, spec)
+        derandomised_regressor(&sample, ys.scale_length(epsilon), epsilon, spec)
     }
 }

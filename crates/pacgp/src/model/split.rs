@@ -182,11 +182,11 @@ fn spec_kernel(model: &FittedModel) -> Result<Kernel> {
 
 /// The ε-band losses of `epsilons` (target units) on targets standardised by `y_sd`, each with
 /// its ε, for [`certify_on_part_b`].
-fn band_losses(epsilons: &[f64], y_sd: f64) -> Result<Vec<(GibbsLoss, Option<f64>)>> {
+fn band_losses(epsilons: &[f64], y_scaler: &TargetScaler) -> Result<Vec<(GibbsLoss, Option<f64>)>> {
     epsilons
         .iter()
         .map(|&eps| {
-            let loss = RegressionLoss::new_epsilon_band(eps)?.scaled(1.0 / y_sd);
+            let loss = RegressionLoss::new_epsilon_band(y_scaler.scale_length(eps))?;
             Ok((GibbsLoss::Regression(loss), Some(eps)))
         })
         .collect()
@@ -242,7 +242,7 @@ impl FittedModel {
             &q.predict(parts.x_b.as_ref())?,
             &parts.y_b,
             choices,
-            &band_losses(epsilons, parts.y_scaler.sd)?,
+            &band_losses(epsilons, &parts.y_scaler)?,
             opts,
         )
     }
@@ -300,7 +300,7 @@ impl FittedModel {
             &posterior.predict(parts.x_b.as_ref())?,
             &parts.y_b,
             choices,
-            &band_losses(epsilons, parts.y_scaler.sd)?,
+            &band_losses(epsilons, &parts.y_scaler)?,
             opts,
         )
     }
