@@ -23,8 +23,14 @@ pub fn normal_cdf(x: f64) -> f64 {
 /// Mills ratio `Φ(−t)/φ(t)` for `t ≥ 8` by its continued fraction
 /// `1/(t + 1/(t + 2/(t + 3/(t + …))))`, evaluated backwards (converged to machine precision).
 fn mills_ratio_large(t: f64) -> f64 {
+    1.0 / (t + mills_tail(t))
+}
+
+/// The continued fraction's tail `c(t) = 1/(t + 2/(t + 3/(t + …)))` for `t ≥ 8`, so that the
+/// Mills ratio is `1/(t + c)`: split off, it gives `φ(−t)/Φ(−t) − t = c` without cancellation.
+fn mills_tail(t: f64) -> f64 {
     let mut f = t;
-    for k in (1..=80).rev() {
+    for k in (2..=80).rev() {
         f = t + k as f64 / f;
     }
     1.0 / f
@@ -34,8 +40,9 @@ fn mills_ratio_large(t: f64) -> f64 {
 pub fn ln_normal_cdf(x: f64) -> f64 {
     if x < -8.0 {
         ln_normal_pdf(x) + mills_ratio_large(-x).ln()
-    } else if x > 5.0 {
-        // Φ(x) = 1 − Φ(−x) with Φ(−x) < 3e-7: log1p keeps the digits.
+    } else if x > 2.0 {
+        // Φ(x) = 1 − Φ(−x) with Φ(−x) < 0.023: log1p keeps the digits (ln of Φ(x) itself
+        // loses ε/Φ(−x) relative, 8e-10 at x = 5).
         (-normal_cdf(-x)).ln_1p()
     } else {
         normal_cdf(x).ln()
@@ -48,6 +55,20 @@ pub fn inv_mills_ratio(x: f64) -> f64 {
         1.0 / mills_ratio_large(-x)
     } else {
         (ln_normal_pdf(x) - ln_normal_cdf(x)).exp()
+    }
+}
+
+/// The probit's curvature `−(ln Φ)''(x) = r(x + r)`, `r = φ(x)/Φ(x)`, in (0, 1). For x < −8
+/// the factor x + r cancels (r ≈ −x): there, with t = −x, `r = t + c` and `x + r = c`, c the
+/// Mills ratio's continued-fraction tail, so `r(x + r) = (t + c)c` keeps every digit
+/// (→ 1 − 1/x² as x → −∞, where `r * (x + r)` in f64 gives 0 or a wrong sign).
+pub fn normal_cdf_curvature(x: f64) -> f64 {
+    if x < -8.0 {
+        let c = mills_tail(-x);
+        (-x + c) * c
+    } else {
+        let r = inv_mills_ratio(x);
+        r * (x + r)
     }
 }
 

@@ -458,7 +458,7 @@ fn checked_kl(kl: f64, n: usize) -> Result<f64> {
     if !kl.is_finite() || kl < -1e-6 * (1.0 + n as f64) {
         return Err(Error::Numerical {
             what: "KL(Q‖P) of the certificate",
-            message: format!("KL = {kl} (must be finite and non-negative)"),
+            message: format!("KL = {kl:.4e} (must be finite and non-negative)"),
         });
     }
     Ok(kl.max(0.0))
@@ -556,7 +556,7 @@ impl Certificate {
         if sum.rows == 0 || !sum.loss.is_finite() || sum.loss < 0.0 || sum.loss > sum.rows as f64 {
             return Err(Error::Numerical {
                 what: "summed loss of the certificate",
-                message: format!("{} over {} rows", sum.loss, sum.rows),
+                message: format!("{:.4e} over {} rows", sum.loss, sum.rows),
             });
         }
         let risk = sum.mean();

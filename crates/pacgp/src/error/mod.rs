@@ -125,7 +125,7 @@ pub enum Error {
         reason: &'static str,
     },
     /// A regression target with one value: there is nothing to learn or standardise.
-    #[error("the target column '{column}' is constant ({value}) in the training data: there is nothing to learn")]
+    #[error("the target column '{column}' is constant ({}) in the training data: there is nothing to learn", short_number(*.value))]
     ConstantTarget {
         /// The target's column name.
         column: String,
@@ -155,7 +155,7 @@ pub enum Error {
         jitter_tried: f64,
     },
     /// A parameter outside its valid range (ε, δ, κ, M, a kernel value ...).
-    #[error("invalid {name} = {value}: {reason}")]
+    #[error("invalid {name} = {}: {reason}", short_number(*.value))]
     InvalidParameter {
         /// Parameter name.
         name: &'static str,
@@ -289,6 +289,18 @@ fn catoni_text(lambda: f64, trained: Option<f64>, fit_options: &str) -> String {
     format!("Catoni's λ = {lambda} was not fixed by the fit: a λ chosen after the bound is seen is a choice made from the data that the certificate does not pay for, so the bound would not hold; {fitted}")
 }
 
+/// A number as the user would write it when that is short (`-1`, `0.05`, `1e-12` as
+/// `0.000000000001` is not: at most 12 characters), else in short scientific form (`1.0000e300`,
+/// not 301 digits): an error message never carries a number hundreds of digits long.
+pub(crate) fn short_number(v: f64) -> String {
+    let plain = v.to_string();
+    if plain.len() <= 12 {
+        plain
+    } else {
+        format!("{v:.4e}")
+    }
+}
+
 /// "this machine has 22.5 GB available" or "the memory limit is 1.05 MB".
 fn limit_text(limit: u64, source: LimitSource) -> String {
     let bytes = shown_bytes(limit);
@@ -319,5 +331,31 @@ impl Error {
             }
             other => other.to_string(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Short values read as typed; a huge or tiny one is in short scientific form, so no
+    /// message of a parameter error is hundreds of digits long.
+    #[test]
+    fn numbers_in_messages_stay_short() {
+        assert_eq!(short_number(-1.0), "-1");
+        assert_eq!(short_number(0.05), "0.05");
+        assert_eq!(short_number(1e300), "1.0000e300");
+        assert_eq!(short_number(-3.0066488020142674e219), "-3.0066e219");
+        assert_eq!(short_number(1e-12), "1.0000e-12");
+        assert_eq!(short_number(f64::NAN), "NaN");
+        let e = Error::InvalidParameter {
+            name: "delta",
+            value: 2.5e250,
+            reason: "must lie in (0, 1)",
+        };
+        assert_eq!(
+            e.to_string(),
+            "invalid delta = 2.5000e250: must lie in (0, 1)"
+        );
     }
 }

@@ -26,6 +26,14 @@
 //! multiplies the likelihood term in again (no EP-style site removal), so later sweeps
 //! sharpen the posterior and may overfit (seed 003 §3.3.2 warns of this). One sweep is ADF.
 //!
+//! **Stable projection.** The novelty `γ` and the projection `ê = K_B⁻¹k` are computed from a
+//! Cholesky factor `L` of `K_B` kept alongside (`l = L⁻¹k`, `γ = k(x,x) − lᵀl`,
+//! `ê = L⁻ᵀl`; a full update appends the row `[lᵀ, √γ]`, a deletion is a rank-one update of
+//! the trailing block), not as `kᵀQk` and `Qk` from the incrementally updated `Q`: `Q`'s
+//! round-off grows with `cond K_B` at every step, and through `ê` and `1/γ` fed back into
+//! `α`, `C` and `Q` it ran away (issue 43: a credit table's marginal mean reached 10²⁷⁶).
+//! `Q` is still kept for the deletion scores and formulas.
+//!
 //! **Novelty tolerance.** `novelty_tol` is relative to the prior variance: a point is in the
 //! span when `γ ≤ max(novelty_tol, 16·M·ε)·k(x,x)`; the floor `16·M·ε` keeps a numerically
 //! zero novelty (an exact duplicate) from entering `Q` as `1/γ ≈ 10¹⁶` even with tolerance 0.
@@ -159,7 +167,17 @@ pub struct Sogp {
     alpha: Vec<f64>,
     c: Mat<f64>,
     q: Mat<f64>,
+    /// Lower Cholesky factor of `K_B` (`L Lᵀ = K_B`), grown and downdated with the basis.
+    chol: Mat<f64>,
     stats: SogpStats,
+}
+
+/// The projection of `k(·, x)` on the basis: `ê = K_B⁻¹k`, the novelty `γ = k(x,x) − kᵀK_B⁻¹k`
+/// and `l = L⁻¹k`, the new row of `L` should `x` join the basis.
+struct Projection {
+    e_hat: Vec<f64>,
+    gamma: f64,
+    l: Vec<f64>,
 }
 
 /// Marginal of the current posterior at one input, with the quantities the update reuses.
@@ -186,6 +204,7 @@ impl Sogp {
             alpha: Vec::new(),
             c: Mat::zeros(0, 0),
             q: Mat::zeros(0, 0),
+            chol: Mat::zeros(0, 0),
             stats: SogpStats::default(),
         })
     }
@@ -218,6 +237,17 @@ impl Sogp {
     /// Counters so far.
     pub fn stats(&self) -> SogpStats {
         self.stats
+    }
+
+    /// `ê`, `γ` and `l` of [`Projection`] by two triangular solves with `L` (`O(M²)`).
+    fn project(&self, p: &Probe) -> Projection {
+        let l = forward_solve(self.chol.as_ref(), &p.k);
+        let e_hat = back_solve_transposed(self.chol.as_ref(), &l);
+        Projection {
+            gamma: p.kxx - dot(&l, &l),
+            e_hat,
+            l,
+        }
     }
 
     fn probe(&self, x: &[f64]) -> Probe {
@@ -259,20 +289,19 @@ impl Sogp {
     pub fn update(&mut self, x: &[f64], y: f64, row: usize) -> Result<UpdateKind> {
         let p = self.probe(x);
         let m = self.n_basis();
-        let e_hat = mat_vec(self.q.as_ref(), &p.k);
-        let gamma = p.kxx - dot(&p.k, &e_hat); // novelty, Csató–Opper 2002 §3
+        let pr = self.project(&p); // novelty γ, Csató–Opper 2002 §3
         let floor = self.cfg.novelty_tol.max(16.0 * m as f64 * f64::EPSILON);
-        if m > 0 && gamma <= floor * p.kxx {
+        if m > 0 && pr.gamma <= floor * p.kxx {
             let (q, r) = self.moments(y, &p)?;
-            self.apply_reduced(&p, &e_hat, q, r);
+            self.apply_reduced(&p, &pr.e_hat, q, r);
             return Ok(UpdateKind::Reduced);
         }
-        if gamma <= 0.0 {
+        if pr.gamma <= 0.0 {
             self.stats.skipped += 1;
             return Ok(UpdateKind::Skipped);
         }
         let (q, r) = self.moments(y, &p)?;
-        self.apply_full(x, row, &p, &e_hat, gamma, q, r);
+        self.apply_full(x, row, &p, &pr, q, r);
         if self.n_basis() > self.cfg.max_basis {
             let j = self.deletion_candidate();
             self.delete(j)?;
@@ -285,25 +314,24 @@ impl Sogp {
     /// novelty. Errors if the novelty is not positive (`x` would make `K_B` singular).
     pub fn full_update(&mut self, x: &[f64], y: f64, row: usize) -> Result<()> {
         let p = self.probe(x);
-        let e_hat = mat_vec(self.q.as_ref(), &p.k);
-        let gamma = p.kxx - dot(&p.k, &e_hat);
-        if !(gamma > 0.0) {
+        let pr = self.project(&p);
+        if !(pr.gamma > 0.0) {
             return Err(Error::Numerical {
                 what: "SOGP full update",
-                message: format!("novelty γ = {gamma:e} is not positive"),
+                message: format!("novelty γ = {:.4e} is not positive", pr.gamma),
             });
         }
         let (q, r) = self.moments(y, &p)?;
-        self.apply_full(x, row, &p, &e_hat, gamma, q, r);
+        self.apply_full(x, row, &p, &pr, q, r);
         Ok(())
     }
 
     /// Force a reduced (projected) update with `(x, y)`, whatever its novelty.
     pub fn reduced_update(&mut self, x: &[f64], y: f64) -> Result<()> {
         let p = self.probe(x);
-        let e_hat = mat_vec(self.q.as_ref(), &p.k);
+        let pr = self.project(&p);
         let (q, r) = self.moments(y, &p)?;
-        self.apply_reduced(&p, &e_hat, q, r);
+        self.apply_reduced(&p, &pr.e_hat, q, r);
         Ok(())
     }
 
@@ -317,18 +345,9 @@ impl Sogp {
         self.stats.reduced_updates += 1;
     }
 
-    /// seed 003 eq. 7 for `α`, `C`; Csató–Opper 2002 §3 for `Q = K_B⁻¹`.
-    #[allow(clippy::too_many_arguments)]
-    fn apply_full(
-        &mut self,
-        x: &[f64],
-        row: usize,
-        p: &Probe,
-        e_hat: &[f64],
-        gamma: f64,
-        q: f64,
-        r: f64,
-    ) {
+    /// seed 003 eq. 7 for `α`, `C`; Csató–Opper 2002 §3 for `Q = K_B⁻¹`; `L` gains the row
+    /// `[lᵀ, √γ]`.
+    fn apply_full(&mut self, x: &[f64], row: usize, p: &Probe, pr: &Projection, q: f64, r: f64) {
         let m = self.n_basis();
         let s: Vec<f64> = p.ck.iter().copied().chain(std::iter::once(1.0)).collect();
         // α ← [α; 0] + q s.
@@ -341,10 +360,21 @@ impl Sogp {
         rank_one(&mut c, r, &s);
         self.c = c;
         // Q ← [Q 0; 0 0] + γ⁻¹(ê − e)(ê − e)ᵀ.
-        let d: Vec<f64> = e_hat.iter().copied().chain(std::iter::once(-1.0)).collect();
+        let d: Vec<f64> = pr
+            .e_hat
+            .iter()
+            .copied()
+            .chain(std::iter::once(-1.0))
+            .collect();
         let mut qm = grow(self.q.as_ref());
-        rank_one(&mut qm, 1.0 / gamma, &d);
+        rank_one(&mut qm, 1.0 / pr.gamma, &d);
         self.q = qm;
+        let mut chol = grow(self.chol.as_ref());
+        for (j, lj) in pr.l.iter().enumerate() {
+            chol[(m, j)] = *lj;
+        }
+        chol[(m, m)] = pr.gamma.sqrt();
+        self.chol = chol;
         debug_assert_eq!(self.q.nrows(), m + 1);
         self.basis.push(x.to_vec());
         self.basis_indices.push(row);
@@ -392,6 +422,7 @@ impl Sogp {
         self.q = Mat::from_fn(n, n, |a, b| {
             self.q[(keep[a], keep[b])] - q_star[a] * q_star[b] / qs
         });
+        self.chol = cholesky_without(self.chol.as_ref(), j);
         self.basis.remove(j);
         self.basis_indices.remove(j);
         self.stats.deletions += 1;
@@ -571,6 +602,48 @@ fn moments_breakdown(p: &Probe, ln_z: f64, q: f64, r: f64) -> Error {
     }
 }
 
+/// `L⁻¹b` for a lower-triangular `L` with positive diagonal (forward substitution).
+fn forward_solve(l: MatRef<'_, f64>, b: &[f64]) -> Vec<f64> {
+    let mut x = b.to_vec();
+    for i in 0..x.len() {
+        let s: f64 = (0..i).map(|j| l[(i, j)] * x[j]).sum();
+        x[i] = (x[i] - s) / l[(i, i)];
+    }
+    x
+}
+
+/// `L⁻ᵀb` for a lower-triangular `L` with positive diagonal (back substitution on `Lᵀ`).
+fn back_solve_transposed(l: MatRef<'_, f64>, b: &[f64]) -> Vec<f64> {
+    let mut x = b.to_vec();
+    for i in (0..x.len()).rev() {
+        let s: f64 = (i + 1..x.len()).map(|j| l[(j, i)] * x[j]).sum();
+        x[i] = (x[i] - s) / l[(i, i)];
+    }
+    x
+}
+
+/// The Cholesky factor of `K_B` without row and column `j`: with `L = [L₁₁ 0 0; ·  l₂₂ 0;
+/// L₃₁ l₃₂ L₃₃]` it is `[L₁₁ 0; L₃₁ L₃₃']`, `L₃₃'L₃₃'ᵀ = L₃₃L₃₃ᵀ + l₃₂l₃₂ᵀ` by the rank-one
+/// Cholesky update (Golub & Van Loan §6.5.4, one rotation per column, `O(M²)`).
+fn cholesky_without(l: MatRef<'_, f64>, j: usize) -> Mat<f64> {
+    let m = l.nrows();
+    let keep: Vec<usize> = (0..m).filter(|&i| i != j).collect();
+    let mut out = Mat::from_fn(m - 1, m - 1, |a, b| l[(keep[a], keep[b])]);
+    let mut x: Vec<f64> = (j + 1..m).map(|i| l[(i, j)]).collect();
+    for (k, col) in (j..m - 1).enumerate() {
+        let d = out[(col, col)];
+        let r = d.hypot(x[k]);
+        let (c, s) = (r / d, x[k] / d);
+        out[(col, col)] = r;
+        for (t, row) in (col + 1..m - 1).enumerate() {
+            let xi = &mut x[k + 1 + t];
+            out[(row, col)] = (out[(row, col)] + s * *xi) / c;
+            *xi = c * *xi - s * out[(row, col)];
+        }
+    }
+    out
+}
+
 fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
@@ -681,6 +754,46 @@ mod tests {
             for j in 0..6 {
                 assert!((a.c()[(i, j)] - b.c()[(i, j)]).abs() < tol);
                 assert!((a.q()[(i, j)] - b.q()[(i, j)]).abs() < tol * 1e2);
+            }
+        }
+    }
+
+    /// After full updates and deletions at every position (first, middle, newest), the kept
+    /// factor still satisfies `L Lᵀ = K_B` of the current basis (recomputed from the inputs)
+    /// and is lower triangular with a positive diagonal.
+    #[test]
+    fn the_cholesky_factor_follows_growth_and_deletions() {
+        let kernel = Kernel::se_iso(0.9, 1.3);
+        let cfg = SogpConfig {
+            novelty_tol: 0.0,
+            max_basis: 50,
+            ..Default::default()
+        };
+        let mut state = Sogp::new(&kernel, &Likelihood::probit(), &cfg).unwrap();
+        for i in 0..9 {
+            let x = [0.4 * i as f64, (1.7 * i as f64).cos()];
+            state
+                .full_update(&x, if i % 3 == 0 { 1.0 } else { -1.0 }, i)
+                .unwrap();
+        }
+        for j in [0, 3, 6] {
+            state.delete(j).unwrap();
+            let kb = kernel.gram(state.basis_matrix().as_ref());
+            let l = state.chol.as_ref();
+            let m = state.n_basis();
+            for a in 0..m {
+                assert!(l[(a, a)] > 0.0);
+                for b in 0..m {
+                    if b > a {
+                        assert_eq!(l[(a, b)], 0.0);
+                    }
+                    let llt: f64 = (0..m).map(|t| l[(a, t)] * l[(b, t)]).sum();
+                    assert!(
+                        (llt - kb[(a, b)]).abs() < 1e-12,
+                        "{a} {b}: {llt} vs {}",
+                        kb[(a, b)]
+                    );
+                }
             }
         }
     }

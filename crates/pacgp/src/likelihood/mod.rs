@@ -15,7 +15,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::special::{inv_mills_ratio, ln_normal_cdf, ln_normal_pdf, log1p_exp, sigmoid};
+use crate::special::{
+    inv_mills_ratio, ln_normal_cdf, ln_normal_pdf, log1p_exp, normal_cdf_curvature, sigmoid,
+};
 
 /// `ln p(y|f)` and its first three derivatives with respect to f.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -164,7 +166,7 @@ impl Likelihood {
                 // z = λ y (f + b); r = φ(z)/Φ(z); d/dz ln Φ = r, r' = −r(z + r), r'' = −r'(z + r) − r(1 + r').
                 let z = lambda * y * (f + bias);
                 let r = inv_mills_ratio(z);
-                let r1 = -r * (z + r);
+                let r1 = -normal_cdf_curvature(z);
                 let r2 = -r1 * (z + r) - r * (1.0 + r1);
                 let s = lambda * y;
                 LogLikDerivs {
@@ -218,11 +220,11 @@ impl Likelihood {
                 // ∫ N(f; μ, v) Φ(λy(f + b)) df = Φ(z), z = y(μ + b)/√(λ⁻² + v).
                 let s = (1.0 / (lambda * lambda) + var).sqrt();
                 let z = y * (mu + bias) / s;
-                let r = inv_mills_ratio(z);
+                // ∂²/∂μ² = −r(z + r)/s², the curvature taken in its stable form (far tail).
                 Ok(TiltedMoments {
                     ln_z: ln_normal_cdf(z),
-                    d1: y * r / s,
-                    d2: -r * (z + r) / (s * s),
+                    d1: y * inv_mills_ratio(z) / s,
+                    d2: -normal_cdf_curvature(z) / (s * s),
                 })
             }
             Likelihood::Logistic => Err(Error::Unsupported(
@@ -305,10 +307,16 @@ fn flip_noise_tilted(kappa: f64, y: f64, mu: f64, var: f64) -> Result<TiltedMome
             ((1.0 - 2.0 * kappa).ln() + ln_normal_pdf(z) - ln_z).exp(),
         )
     };
+    // κ = 0 is the probit's limit: its curvature in the stable form (r ≈ −z in the far tail).
+    let curvature = if kappa == 0.0 {
+        normal_cdf_curvature(z)
+    } else {
+        r * (z + r)
+    };
     Ok(TiltedMoments {
         ln_z,
         d1: y * r / s,
-        d2: -r * (z + r) / var,
+        d2: -curvature / var,
     })
 }
 

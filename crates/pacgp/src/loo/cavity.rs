@@ -85,7 +85,7 @@ pub fn site_cavities(post: &GaussianPosterior) -> Result<LatentLoo> {
             return Err(Error::Numerical {
                 what: "cavity leave-one-out",
                 message: format!(
-                    "basis point {i}: Σ_ii = {}, [B⁻¹]_ii = {}",
+                    "basis point {i}: Σ_ii = {:.4e}, [B⁻¹]_ii = {:.4e}",
                     sigma_diag[i], binv_diag[i]
                 ),
             });
@@ -172,7 +172,7 @@ pub fn sparse_gp_loo(gp: &SparseGp, x: MatRef<'_, f64>, y: &[f64]) -> Result<Loo
         if !(keep > 0.0) {
             return Err(Error::Numerical {
                 what: "sparse GP leave-one-out",
-                message: format!("point {i}: projected variance {s} ≥ Λ_i = {lambda}"),
+                message: format!("point {i}: projected variance {s:.4e} ≥ Λ_i = {lambda:.4e}"),
             });
         }
         let s_loo = s / keep;

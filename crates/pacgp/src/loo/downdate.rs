@@ -250,7 +250,7 @@ impl<'a> LooDowndate<'a> {
                 return Err(Error::Numerical {
                     what: "sparse leave-one-out downdate",
                     message: format!(
-                        "point {i}: projected variance {} ≥ Λ_i = {}",
+                        "point {i}: projected variance {:.4e} ≥ Λ_i = {:.4e}",
                         s[i], lambda[i]
                     ),
                 });
@@ -399,7 +399,7 @@ fn check_positive(v: &[f64], what: &'static str) -> Result<()> {
     match v.iter().position(|b| !(*b > 0.0 && b.is_finite())) {
         Some(i) => Err(Error::Numerical {
             what,
-            message: format!("entry {i} is {}", v[i]),
+            message: format!("entry {i} is {:.4e}", v[i]),
         }),
         None => Ok(()),
     }

@@ -42,7 +42,7 @@ fn response(mf: &MeanFieldFit, kn: &faer::Mat<f64>, y: &[f64]) -> Result<Vec<f64
             if !(c < 1.0 && c.is_finite()) {
                 return Err(Error::Numerical {
                     what: "mean-field linear response",
-                    message: format!("response c = {c} at example {i} (needs c < 1)"),
+                    message: format!("response c = {c:.4e} at example {i} (needs c < 1)"),
                 });
             }
             Ok(c / (k * (1.0 - c))) // 1/Ω_i, seed 001 eq. 17.42

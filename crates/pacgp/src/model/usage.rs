@@ -106,7 +106,7 @@ impl FittedModel {
                 Err(Error::Numerical {
                     what,
                     message: format!(
-                        "{v} (the targets are too large for double precision after squaring)"
+                        "{v:.4e} (the targets are too large for double precision after squaring)"
                     ),
                 })
             }

@@ -385,7 +385,7 @@ fn bound_at(
     if !kl.is_finite() {
         return Err(Error::Numerical {
             what: "KL(Q‖P_A) of the sparse split prior",
-            message: format!("KL = {kl} at σ² = {}", params.noise),
+            message: format!("KL = {kl:.4e} at σ² = {:.4e}", params.noise),
         });
     }
     let risk = loss.empirical_risk(y_b, &q.predict(x_b)?)?;

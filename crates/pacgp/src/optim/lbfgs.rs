@@ -164,7 +164,7 @@ pub fn minimize(obj: &dyn Objective, x0: &[f64], cfg: &LbfgsConfig) -> Result<Op
         Ok((v, _)) => {
             return Err(crate::Error::Numerical {
                 what: "objective at the starting point",
-                message: format!("value {v}"),
+                message: format!("value {v:.4e}"),
             })
         }
         Err(e) => return Err(e),

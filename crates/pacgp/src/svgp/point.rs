@@ -5,7 +5,7 @@ use std::sync::OnceLock;
 
 use crate::certificate::GibbsClassifier;
 use crate::loss::gibbs_error_point;
-use crate::special::{inv_mills_ratio, ln_normal_cdf, normal_pdf};
+use crate::special::{inv_mills_ratio, ln_normal_cdf, normal_cdf_curvature, normal_pdf};
 
 /// Gauss–Hermite nodes of the expected log-likelihood (GPflow's default is 20 as well).
 pub const ELL_NODES: usize = 20;
@@ -48,10 +48,11 @@ impl Link {
     /// `ln p(y | f)` at `t = y f`, its derivative in t and its second derivative.
     fn ln_lik(self, t: f64) -> (f64, f64, f64) {
         match self {
-            Link::Probit => {
-                let r = inv_mills_ratio(t);
-                (ln_normal_cdf(t), r, -r * (t + r))
-            }
+            Link::Probit => (
+                ln_normal_cdf(t),
+                inv_mills_ratio(t),
+                -normal_cdf_curvature(t),
+            ),
             Link::Logit => {
                 // ln σ(t) = −softplus(−t), stably; its derivative σ(−t), then −σ(t)σ(−t).
                 let ln_sigma = -((-t).max(0.0) + (-t.abs()).exp().ln_1p());

@@ -339,12 +339,13 @@ pub fn adf_sites(
     let mut state = AdfState::new(kernel, lik, x, y, order.len());
     for &j in order {
         let Some(st) = state.step(j)? else {
-            return Err(Error::Numerical {
+            return Err(Error::NumericalBreakdown {
                 what: "ADF site update",
                 message: format!(
-                    "point {j}: unusable tilted moments at mean {}, variance {}",
+                    "point {j}: unusable tilted moments at mean {:.4e}, variance {:.4e}",
                     state.mean[j], state.var[j]
                 ),
+                advice: BREAKDOWN_ADVICE,
             });
         };
         state.include(j, st);
@@ -419,11 +420,15 @@ fn select(state: &AdfState<'_>) -> Result<(usize, Step)> {
         }
     }
     best.map(|(i, st, _)| (i, st))
-        .ok_or_else(|| Error::Numerical {
+        .ok_or_else(|| Error::NumericalBreakdown {
             what: "IVM selection",
             message: "no remaining point has usable tilted moments".into(),
+            advice: BREAKDOWN_ADVICE,
         })
 }
+
+/// What to try when the ADF updates break down on a data set (a typed error the user acts on).
+const BREAKDOWN_ADVICE: &str = "the assumed-density updates broke down on these inputs; look for extreme values or outliers in the input columns, or use a batch classifier (laplace, ep)";
 
 /// IVM (informative vector machine; seed 003 §3.1, §3.3.1): greedily include the d points
 /// of largest differential-entropy reduction by ADF, in O(n d²) time and O(n d) memory, and

@@ -95,7 +95,10 @@ impl<'a> GreedyProblem<'a> {
         if let Some(i) = kdiag.iter().position(|v| !(v.is_finite() && *v >= 0.0)) {
             return Err(Error::Numerical {
                 what: "kernel diagonal",
-                message: format!("k(x_{i}, x_{i}) = {} is not a finite variance", kdiag[i]),
+                message: format!(
+                    "k(x_{i}, x_{i}) = {:.4e} is not a finite variance",
+                    kdiag[i]
+                ),
             });
         }
         Ok(Self {
