@@ -2,7 +2,9 @@
 //! that names the file in its error.
 
 use std::path::Path;
-
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -28,6 +30,89 @@ pub fn spinner(msg: &str) -> ProgressBar {
     pb.set_message(msg.to_string());
     pb.enable_steady_tick(Duration::from_millis(120));
     pb
+}
+
+/// A long fit's progress on stderr: its estimate printed before it starts, then a bar over
+/// the optimiser iterations the estimate expects, with an ETA, moved by the counter the fit
+/// counts its iterations into (`StopSignal::with_progress`); a spinner where the estimate
+/// counts no optimiser iterations, and nothing beyond the spinner for a short fit.
+pub struct FitProgress {
+    bar: ProgressBar,
+    done: Arc<AtomicBool>,
+    poller: Option<JoinHandle<()>>,
+}
+
+impl FitProgress {
+    /// Start showing the progress of a fit described by `msg`, with its estimate and the
+    /// counter its iterations go into.
+    pub fn start(
+        msg: &str,
+        estimate: &pacgp::cost::Estimate,
+        threads: usize,
+        counter: Arc<AtomicU64>,
+    ) -> Self {
+        let done = Arc::new(AtomicBool::new(false));
+        if !estimate.is_long(threads) {
+            return Self {
+                bar: spinner(msg),
+                done,
+                poller: None,
+            };
+        }
+        eprintln!("estimate: {msg}: {}", estimate.sentence(threads));
+        if !estimate.work.counts_optimiser_iterations {
+            return Self {
+                bar: spinner(msg),
+                done,
+                poller: None,
+            };
+        }
+        let bar = iterations_bar(estimate.work.steps.ceil() as u64, msg);
+        let poller = {
+            let (bar, done) = (bar.clone(), Arc::clone(&done));
+            std::thread::spawn(move || follow(&bar, &counter, &done))
+        };
+        Self {
+            bar,
+            done,
+            poller: Some(poller),
+        }
+    }
+
+    /// Clear the bar (the fit ended).
+    pub fn finish(mut self) {
+        self.done.store(true, Ordering::Relaxed);
+        if let Some(p) = self.poller.take() {
+            let _ = p.join();
+        }
+        self.bar.finish_and_clear();
+    }
+}
+
+/// A bar over `total` expected optimiser iterations, with the time left.
+fn iterations_bar(total: u64, msg: &str) -> ProgressBar {
+    let pb = ProgressBar::new(total.max(1));
+    pb.set_style(
+        ProgressStyle::with_template(
+            "{msg} {bar:30} {pos}/~{len} iterations [{elapsed} / ~{eta} left]",
+        )
+        .expect("valid template"),
+    );
+    pb.set_message(msg.to_string());
+    pb
+}
+
+/// Move `bar` to the iterations counted so far, four times a second, until `done`; past the
+/// expected count the length follows the position (the estimate was low).
+fn follow(bar: &ProgressBar, counter: &AtomicU64, done: &AtomicBool) {
+    while !done.load(Ordering::Relaxed) {
+        let at = counter.load(Ordering::Relaxed);
+        if bar.length().is_some_and(|len| at >= len) {
+            bar.set_length(at + 1);
+        }
+        bar.set_position(at);
+        std::thread::sleep(Duration::from_millis(250));
+    }
 }
 
 /// Write a result file, naming it in the error.

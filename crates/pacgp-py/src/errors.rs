@@ -28,7 +28,7 @@ pub(crate) fn to_py_err(e: pacgp::Error) -> PyErr {
         E::NotPositiveDefinite { .. } | E::Numerical { .. } | E::NumericalBreakdown { .. } => {
             PacgpError::new_err(message)
         }
-        E::NotEnoughMemory { .. } => PyMemoryError::new_err(message),
+        E::NotEnoughMemory { .. } | E::OutOfMemory { .. } => PyMemoryError::new_err(message),
         E::Io { .. }
         | E::Csv { .. }
         | E::NonFinite { .. }

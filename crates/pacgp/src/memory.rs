@@ -1,7 +1,11 @@
 //! The memory a computation may use: what this machine has available (`MemAvailable` of
 //! `/proc/meminfo` on Linux; unknown elsewhere), a limit a user gives instead
-//! ([`MemoryLimit`]), and the bytes of f64 arrays counted without overflow. The per-method
+//! ([`MemoryLimit`]), the bytes of f64 arrays counted without overflow, and the one fallible
+//! allocation of data-sized buffers ([`try_zeros`]), which returns a typed error where the
+//! allocator would abort. The per-method
 //! estimates are [`crate::cost`]'s; the table coding checks its matrix here too.
+
+use faer::Mat;
 
 use crate::error::{Error, Result};
 
@@ -99,6 +103,57 @@ pub fn matrices_bytes(count: u64, rows: usize, cols: usize) -> Option<u64> {
         .checked_mul(count)
 }
 
+/// Buffers above this many bytes are checked against the memory available now before they
+/// are allocated (Linux overcommits: an allocation it grants can still be killed when its
+/// pages are touched); smaller ones only through the allocator's answer.
+const CHECKED_BYTES: u64 = 64 << 20;
+
+/// The error of a buffer of `rows × cols` f64 named `what` that cannot be had.
+fn out_of_memory(what: &'static str, rows: usize, cols: usize) -> Error {
+    Error::OutOfMemory {
+        what,
+        rows,
+        cols,
+        bytes: matrices_bytes(1, rows, cols),
+    }
+}
+
+/// Whether `rows × cols` f64 may be asked of the allocator: countable in 64 bits and, above
+/// [`CHECKED_BYTES`], within the memory available now (where known).
+fn may_allocate(rows: usize, cols: usize) -> bool {
+    match matrices_bytes(1, rows, cols) {
+        None => false,
+        Some(b) if b > CHECKED_BYTES => available_memory().is_none_or(|a| b <= a),
+        Some(_) => true,
+    }
+}
+
+/// A `rows × cols` matrix of zeros, or [`Error::OutOfMemory`] instead of the allocator's
+/// abort: the one fallible allocation of data-sized matrices (N × N, N × M, N × D).
+pub fn try_zeros(rows: usize, cols: usize, what: &'static str) -> Result<Mat<f64>> {
+    if !may_allocate(rows, cols) {
+        return Err(out_of_memory(what, rows, cols));
+    }
+    let mut m = Mat::new();
+    m.try_reserve(rows, cols)
+        .map_err(|_| out_of_memory(what, rows, cols))?;
+    // Within the capacity just reserved: no further allocation.
+    m.resize_with(rows, cols, |_, _| 0.0);
+    Ok(m)
+}
+
+/// A vector of `len` zeros, or [`Error::OutOfMemory`]: [`try_zeros`] for data-sized vectors.
+pub fn try_zeros_vec(len: usize, what: &'static str) -> Result<Vec<f64>> {
+    if !may_allocate(len, 1) {
+        return Err(out_of_memory(what, len, 1));
+    }
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|_| out_of_memory(what, len, 1))?;
+    v.resize(len, 0.0);
+    Ok(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,6 +172,28 @@ mod tests {
         for bad in ["", "G", "8X", "-1G", "0", "nan"] {
             assert!(MemoryLimit::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    /// Buffers of a countable size come back zeroed and shaped; one whose bytes overflow, or
+    /// that is larger than any machine's memory, is the typed error, not an abort.
+    #[test]
+    fn buffers_too_large_are_typed_errors() {
+        let m = try_zeros(3, 2, "test matrix").unwrap();
+        assert_eq!((m.nrows(), m.ncols()), (3, 2));
+        assert!((0..3).all(|i| (0..2).all(|j| m[(i, j)] == 0.0)));
+        assert_eq!(try_zeros_vec(4, "test vector").unwrap(), vec![0.0; 4]);
+        match try_zeros(usize::MAX, 2, "overflowing matrix") {
+            Err(Error::OutOfMemory { bytes: None, .. }) => {}
+            other => panic!("{other:?}"),
+        }
+        // 2⁶⁰ bytes: more than any allocator gives (and than MemAvailable, where read).
+        let e = try_zeros(1 << 28, 1 << 29, "huge matrix").unwrap_err();
+        assert!(matches!(e, Error::OutOfMemory { bytes: Some(b), .. } if b == 1 << 60));
+        assert!(
+            e.to_string().starts_with("cannot allocate huge matrix"),
+            "{e}"
+        );
+        assert!(try_zeros_vec(1 << 60, "huge vector").is_err());
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! fit, save the model, print a summary. Which options apply to which method, their ranges and
 //! defaults are the library's (`pacgp::spec`); nothing here interprets an option.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -13,8 +13,9 @@ use pacgp::model::{FittedModel, Task};
 use pacgp::optim::StopSignal;
 use serde_json::json;
 
-use super::{check_output_path, spinner};
+use super::check_output_path;
 use crate::cli::*;
+use crate::output::FitProgress;
 
 /// Fit, save, print a summary.
 pub(super) fn fit(a: FitArgs) -> Result<()> {
@@ -45,16 +46,19 @@ pub(super) fn fit(a: FitArgs) -> Result<()> {
     let (spec, kernel_note) = options.check_on_table(method, &training.coding)?;
     let labels = training.training_labels();
     let train = training.data;
-    let pb = spinner(&format!(
-        "fitting {} on {} points",
-        spec.method_name(),
-        train.n()
-    ));
+    let estimate = pacgp::cost::estimate(&spec, train.n(), train.d(), labels.classes())?;
+    let counter = Arc::new(AtomicU64::new(0));
+    let progress = FitProgress::start(
+        &format!("fitting {} on {} points", spec.method_name(), train.n()),
+        &estimate,
+        rayon::current_num_threads(),
+        Arc::clone(&counter),
+    );
     let t0 = Instant::now();
     let limit = a.memory_limit.unwrap_or_default();
-    let stop = stop_signal(a.time_limit)?;
+    let stop = stop_signal(a.time_limit)?.with_progress(counter);
     let fitted = pacgp::fit::fit_until(&spec, &train, labels, limit, &stop);
-    pb.finish_and_clear();
+    progress.finish();
     let mut model = fitted?;
     let secs = t0.elapsed().as_secs_f64();
     model.report.notes.extend(epsilon_note);

@@ -163,6 +163,17 @@ pub enum TrainingLabels {
     Classes(ClassLabels),
 }
 
+impl TrainingLabels {
+    /// The number of classes K the cost model counts: the classes given, else 2 (a binary or
+    /// regression fit).
+    pub fn classes(&self) -> usize {
+        match self {
+            TrainingLabels::Classes(c) => c.k(),
+            _ => 2,
+        }
+    }
+}
+
 impl From<Option<LabelMap>> for TrainingLabels {
     fn from(l: Option<LabelMap>) -> Self {
         l.map_or(TrainingLabels::None, TrainingLabels::Binary)

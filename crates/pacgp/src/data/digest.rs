@@ -56,6 +56,15 @@ pub fn canonical_order(data: &Dataset) -> Vec<usize> {
 /// SHA-256 of a sample, independent of row order: the sorted [`row_digest`]s (after the
 /// number of inputs) hashed again, so duplicated or changed rows change it. Hex.
 pub fn sample_digest(data: &Dataset) -> String {
+    sample_digest_bytes(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// The 32 bytes of [`sample_digest`] (its hex text is these, two digits a byte), for a
+/// number derived from the sample without parsing its text.
+pub fn sample_digest_bytes(data: &Dataset) -> [u8; 32] {
     let mut rows: Vec<[u8; 32]> = (0..data.n()).map(|i| row_digest(data, i)).collect();
     rows.sort_unstable();
     let mut h = Sha256::new();
@@ -63,7 +72,7 @@ pub fn sample_digest(data: &Dataset) -> String {
     for r in &rows {
         h.update(r);
     }
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    h.finalize().into()
 }
 
 /// Share of duplicated rows above which a fit and a certificate warn ([`Duplicates::warning`]):
@@ -182,6 +191,18 @@ mod tests {
                 .collect()
         };
         assert_eq!(rows(&a), rows(&b));
+    }
+
+    /// The hex digest is its bytes two digits each (the softmax seed reads the first eight
+    /// bytes as a big-endian number: the first sixteen hex digits' value).
+    #[test]
+    fn the_hex_digest_spells_its_bytes() {
+        let a = sample(&[[1.0, 2.0, 1.0], [0.5, -1.0, -1.0]]);
+        let (hex, bytes) = (sample_digest(&a), sample_digest_bytes(&a));
+        assert_eq!(hex.len(), 64);
+        for (i, b) in bytes.iter().enumerate() {
+            assert_eq!(u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap(), *b);
+        }
     }
 
     #[test]

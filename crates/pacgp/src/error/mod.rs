@@ -267,6 +267,23 @@ pub enum Error {
         /// What differs.
         reason: String,
     },
+    /// A data-sized buffer the allocator cannot give (or whose byte count overflows, or is
+    /// above the memory available now): refused as an error where the allocator would abort
+    /// ([`crate::memory::try_zeros`]).
+    #[error(
+        "cannot allocate {what} ({rows} × {cols} f64, {}): not enough memory; a sparse method or fewer rows needs less",
+        bytes.map_or_else(|| "more than 2⁶⁴ bytes".to_string(), shown_bytes)
+    )]
+    OutOfMemory {
+        /// What the buffer is for.
+        what: &'static str,
+        /// Rows.
+        rows: usize,
+        /// Columns.
+        cols: usize,
+        /// Its bytes (`None`: more than 64 bits count).
+        bytes: Option<u64>,
+    },
     /// A worker-thread count that cannot be honoured ([`crate::threads::resolve`]).
     #[error("cannot run {requested} worker threads on {cores} available cores: {reason}")]
     Threads {

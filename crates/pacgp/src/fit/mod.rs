@@ -145,11 +145,7 @@ fn fit_sample(
 ) -> Result<FittedModel> {
     let given = spec;
     let (spec, notes) = given.for_sample(data.n())?;
-    let k = match &labels {
-        TrainingLabels::Classes(c) => c.k(),
-        _ => 2,
-    };
-    crate::cost::check_fits(&spec, data.n(), data.d(), k, limit)?;
+    crate::cost::check_fits(&spec, data.n(), data.d(), labels.classes(), limit)?;
     if !spec.is_classifier() {
         if labels != TrainingLabels::None {
             return Err(Error::Unsupported(format!(

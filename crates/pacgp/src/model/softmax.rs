@@ -36,8 +36,10 @@ pub const SOFTMAX_PREDICTIVE_DRAWS: usize = 1000;
 /// no free choice: a seed that could be edited could be tried until the sampled risk came
 /// out low (a bound moved by up to 0.0008 on iris by editing the spec's seed).
 pub fn softmax_sampling_seed(sample: &Dataset) -> u64 {
-    let digest = crate::data::sample_digest(sample);
-    u64::from_str_radix(&digest[..16], 16).expect("a SHA-256 digest in hex")
+    let digest = crate::data::digest::sample_digest_bytes(sample);
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    u64::from_be_bytes(first)
 }
 
 /// The sampling of a softmax certificate seeded by `seed`.

@@ -30,6 +30,8 @@ pub struct StopSignal {
     deadline: Option<(Duration, Instant)>,
     /// Set from outside (a signal handler, another thread) to stop.
     interrupt: Option<Arc<AtomicBool>>,
+    /// Counts the optimiser iterations as they are done, for a front end's progress bar.
+    progress: Option<Arc<AtomicU64>>,
 }
 
 impl StopSignal {
@@ -50,6 +52,13 @@ impl StopSignal {
     /// Also fire once `flag` is set.
     pub fn with_interrupt(mut self, flag: Arc<AtomicBool>) -> Self {
         self.interrupt = Some(flag);
+        self
+    }
+
+    /// Also count every optimiser iteration of the fit into `counter` as it is done (the
+    /// iterations the [`StoppedEarly`] record counts), for a progress bar read from outside.
+    pub fn with_progress(mut self, counter: Arc<AtomicU64>) -> Self {
+        self.progress = Some(counter);
         self
     }
 
@@ -251,6 +260,9 @@ pub(crate) fn count_iteration() {
     CURRENT.with(|c| {
         if let Some(w) = c.borrow().as_ref() {
             w.iterations.fetch_add(1, Ordering::Relaxed);
+            if let Some(p) = &w.signal.progress {
+                p.fetch_add(1, Ordering::Relaxed);
+            }
         }
     });
 }
@@ -284,6 +296,23 @@ mod tests {
         assert!(!requested());
         let ((), none) = watch(&StopSignal::never(), || assert!(!requested()));
         assert!(none.is_none());
+    }
+
+    /// A progress counter sees every iteration counted inside the watch, a nested unarmed
+    /// fit's included, and nothing outside it.
+    #[test]
+    fn a_progress_counter_counts_the_watched_iterations() {
+        let counter = Arc::new(AtomicU64::new(0));
+        let signal = StopSignal::never()
+            .with_interrupt(Arc::new(AtomicBool::new(false)))
+            .with_progress(Arc::clone(&counter));
+        count_iteration();
+        let ((), rec) = watch(&signal, || {
+            count_iteration();
+            let ((), _) = watch(&StopSignal::never(), count_iteration);
+        });
+        assert!(rec.is_none());
+        assert_eq!(counter.load(Ordering::Relaxed), 2);
     }
 
     /// A zero limit has passed at once; the record names it and says what it means.

@@ -46,11 +46,11 @@ fn relative_gap(alpha: &[f64], f: &[f64], y: &[f64], c: f64) -> f64 {
     gap / w.abs().max(1.0)
 }
 
-/// The dense unsigned kernel `k` (with the slack's diagonal shift).
-fn dense(rows: &dyn KernelRows) -> Mat<f64> {
+/// The dense unsigned kernel `k` (with the slack's diagonal shift), allocated fallibly.
+fn dense(rows: &dyn KernelRows) -> Result<Mat<f64>> {
     let n = rows.n();
     let all: Vec<usize> = (0..n).collect();
-    let mut k = Mat::<f64>::zeros(n, n);
+    let mut k = crate::memory::try_zeros(n, n, "the Adatron's kernel matrix")?;
     let mut r = vec![0.0; n];
     for j in 0..n {
         rows.fill_row(j, &all, &mut r);
@@ -58,7 +58,7 @@ fn dense(rows: &dyn KernelRows) -> Mat<f64> {
             k[(i, j)] = r[i];
         }
     }
-    k
+    Ok(k)
 }
 
 /// `λ_max(D^{-½} k D^{-½})` by 60 power iterations, padded by 2% (an underestimate would
@@ -141,7 +141,7 @@ pub(crate) fn solve(
 ) -> Result<(Vec<f64>, Vec<f64>, ConvergenceReport)> {
     let n = y.len();
     let c = cfg.slack.upper();
-    let k = dense(rows);
+    let k = dense(rows)?;
     let d: Vec<f64> = (0..n).map(|i| k[(i, i)]).collect();
     if let Some(i) = d.iter().position(|v| !(*v > 0.0)) {
         return Err(Error::InvalidParameter {

@@ -62,7 +62,7 @@ impl InputCoding {
         let rows = self.kept_rows(table, &idx, target)?;
         let width: usize = columns.iter().map(ColumnCoding::width).sum();
         check_encoded_size(&table.source, rows.len(), width)?;
-        let mut x = Mat::<f64>::zeros(rows.len(), width);
+        let mut x = crate::memory::try_zeros(rows.len(), width, "the coded inputs")?;
         let unknown = self.unknown_category;
         let missing = self.missing_policy();
         for (out, &i) in rows.iter().enumerate() {

@@ -106,7 +106,7 @@ impl Coupling {
             .collect();
         let mut chol_b = Vec::with_capacity(pi.len());
         let mut e = Vec::with_capacity(pi.len());
-        let mut sum = Mat::<f64>::zeros(n, n);
+        let mut sum = crate::memory::try_zeros(n, n, "the softmax Laplace's Σ_c E_c")?;
         for s in &sqrt_pi {
             let chol = Cholesky::factor_filled(
                 n,

@@ -9,8 +9,10 @@
 //!   regression (Gram matrix, the factor of `K + σ²I`, `L⁻¹`, the gradient's weights
 //!   `½(ααᵀ − K⁻¹)`, and the best model's factor kept by the optimiser: `c = 5`); Laplace, EP
 //!   and mean-field classifiers and pac-gpc (`K`, the factor of `B = I + W½KW½`, its inverse
-//!   or `R`, the posterior's factor, the best candidate kept: `c = 5`); the SVM (the Gram
-//!   matrix of `k + 1`, the posterior's factor, its inverse: `c = 3`); the multi-class
+//!   or `R`, the posterior's factor, the best candidate kept: `c = 5`); the SVM (the kernel
+//!   rows its SMO solvers cache, two solves at a time on two threads, and the rows of the
+//!   certificate's mean; its posterior has the prior's covariance, so no N × N factor:
+//!   `c = 2`, against 1.4·8N² bytes measured at N = 3 000); the multi-class
 //!   Laplace with K classes (`K` shared, `E_c` and the factor `L_c` per class, `M` and its
 //!   factor: `c = 2K + 3`);
 //! - **sparse** methods hold `c` matrices of `N × M` (`M` inducing inputs, basis vectors or
@@ -26,11 +28,101 @@
 //! the code of one fit; candidates scored in parallel threads each hold their own matrices,
 //! which the count leaves out (on a machine where one fit barely fits, use one thread).
 //!
-//! The machine's memory and the limit a fit may use are [`crate::memory`]'s.
+//! The machine's memory and the limit a fit may use are [`crate::memory`]'s; the time a fit
+//! takes is [`time`]'s, and [`estimate`] puts the two together for the front ends to show
+//! before a long fit starts.
+
+pub mod time;
 
 use crate::error::{shown_bytes, Error, Result};
+use crate::kernel::Kernel;
 use crate::memory::{matrices_bytes, MemoryLimit};
 use crate::spec::{CheckedFitSpec, Inference, Method, DEFAULT_BASIS};
+
+pub use time::{Shape, Work, FLOPS_PER_CORE};
+
+/// A fit estimated to take longer than this many seconds (wall, on the threads it runs on)
+/// is announced with its estimate before it starts.
+pub const LONG_FIT_SECONDS: f64 = 30.0;
+
+/// Resident bytes of the process itself (code, runtime, allocator): about 20 MB for a fit of
+/// 200 rows (`/usr/bin/time -v`, release build).
+pub const PROCESS_BYTES: u64 = 20_000_000;
+
+/// Bytes of one cell of a table as read (`data::encoding::Table`: a `String` of 24 bytes and
+/// its heap block), held while the table is coded.
+const TABLE_CELL_BYTES: u64 = 48;
+
+/// What a fit is estimated to cost before it starts: its peak memory and its work.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Estimate {
+    /// Peak resident bytes of a process that reads the table and fits: the fit's arrays
+    /// ([`Footprint::bytes`]), the table's N × (D + 1) cells as read, and [`PROCESS_BYTES`].
+    pub bytes: u64,
+    /// Flops and loop counts ([`time::work`]).
+    pub work: Work,
+}
+
+impl Estimate {
+    /// Wall seconds on `threads` cores: the CPU seconds shared among them.
+    pub fn wall_seconds(&self, threads: usize) -> f64 {
+        self.work.cpu_seconds() / threads.max(1) as f64
+    }
+
+    /// Whether a fit on `threads` cores is long enough to announce ([`LONG_FIT_SECONDS`]).
+    pub fn is_long(&self, threads: usize) -> bool {
+        self.wall_seconds(threads) > LONG_FIT_SECONDS
+    }
+
+    /// `about 2.4 min on 2 threads (310 GFLOP) and 1.2 GB of memory`, for the front ends.
+    pub fn sentence(&self, threads: usize) -> String {
+        format!(
+            "about {} on {threads} thread{} ({:.0} GFLOP) and {} of memory",
+            shown_seconds(self.wall_seconds(threads)),
+            if threads == 1 { "" } else { "s" },
+            self.work.flops() / 1e9,
+            shown_bytes(self.bytes)
+        )
+    }
+}
+
+/// `45 s`, `3.2 min`, `1.5 h`: a duration in the unit a reader takes in at once.
+pub fn shown_seconds(seconds: f64) -> String {
+    if seconds < 90.0 {
+        format!("{seconds:.0} s")
+    } else if seconds < 5400.0 {
+        format!("{:.1} min", seconds / 60.0)
+    } else {
+        format!("{:.1} h", seconds / 3600.0)
+    }
+}
+
+/// The estimate of a fit of `spec` on `n` rows of `d` inputs and `k` classes (2 for a binary
+/// or regression fit), with the defaults the fit fills in for `n` rows.
+pub fn estimate(spec: &CheckedFitSpec, n: usize, d: usize, k: usize) -> Result<Estimate> {
+    let (spec, _) = spec.for_sample(n)?;
+    let p = match spec.prior_kernel_spec() {
+        Some(kernel) => Kernel::from_spec(kernel, d)?.n_params(),
+        // The candidate menus' kernels: σ_f² and one lengthscale.
+        None => 2,
+    };
+    let shape = Shape {
+        n: n as f64,
+        d: d as f64,
+        k: k as f64,
+        p: p as f64,
+    };
+    let table = (n as u64)
+        .saturating_mul(d as u64 + 1)
+        .saturating_mul(TABLE_CELL_BYTES);
+    Ok(Estimate {
+        bytes: footprint(&spec.method, k)
+            .bytes(n, d)
+            .saturating_add(table)
+            .saturating_add(PROCESS_BYTES),
+        work: time::work(&spec.method, shape),
+    })
+}
 
 /// The basis size the advice of a refused dense fit quotes for the sparse methods.
 pub const SUGGESTED_BASIS: usize = 500;
@@ -106,7 +198,7 @@ pub fn footprint(method: &Method, k: usize) -> Footprint {
             Inference::Laplace { .. } | Inference::Ep | Inference::MeanField { .. } => dense(5),
         },
         Method::PacGpc(_) => dense(5),
-        Method::Svm(_) => dense(3),
+        Method::Svm(_) => dense(2),
         Method::OneVsRest(inner) => footprint(inner, 2),
         Method::Softmax(_) => dense(2 * k as u64 + 3),
         Method::Svgp(s) => Footprint::Streamed {
@@ -184,6 +276,7 @@ pub fn check_fits(
 mod tests {
     use super::*;
     use crate::error::LimitSource;
+    use crate::spec::FitSpec;
 
     #[test]
     fn dense_and_sparse_footprints_in_closed_form() {
@@ -234,7 +327,7 @@ mod tests {
         );
         assert_eq!(
             footprint(&spec(N::Svm, None).method, 2),
-            Footprint::Dense { matrices: 3 }
+            Footprint::Dense { matrices: 2 }
         );
         assert_eq!(
             footprint(&spec(N::Vfe, Some(500)).method, 2),
@@ -271,6 +364,88 @@ mod tests {
             }) => assert_eq!((n, limit), (needed, needed - 1)),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// The exact GP's time model in closed form: 22 L-BFGS iterations of 1.6 evaluations of
+    /// N³ (factor, `L⁻¹`, `C⁻¹`: three N³/3), N² kernel entries of 3·D + 500 and the N²·P
+    /// gradient contraction (4 flops an entry), per start; one more factor at the end.
+    #[test]
+    fn the_exact_gps_flops_in_closed_form() {
+        use crate::spec::{FitOptions, MethodName as N};
+        let (n, d) = (2000usize, 8usize);
+        let spec = FitOptions::default().check(N::Gpr).unwrap();
+        let e = estimate(&spec, n, d, 2).unwrap();
+        // The default kernel is SE-ARD on 8 inputs: 8 lengthscales and σ_f² (σ² is not the
+        // kernel's).
+        let (nf, p) = (n as f64, 9.0);
+        let per_eval = nf * nf * (3.0 * 8.0 + 500.0) + nf.powi(3) + 4.0 * nf * nf * p;
+        let expected = 22.0 * 1.6 * per_eval + nf.powi(3) / 3.0;
+        assert!((e.work.flops() / expected - 1.0).abs() < 1e-12, "{e:?}");
+        assert!(e.work.counts_optimiser_iterations && e.work.steps == 22.0);
+        // 3.6·10¹¹ flops: 11.5 CPU seconds at 31.5 GFLOP/s, 5.8 s of wall time on two threads.
+        assert!((e.work.cpu_seconds() - expected / 31.5e9).abs() < 1e-9);
+        assert_eq!(e.wall_seconds(2), e.work.cpu_seconds() / 2.0);
+        let table = 48 * (n * (d + 1)) as u64;
+        assert_eq!(
+            e.bytes,
+            Footprint::Dense { matrices: 5 }.bytes(n, d) + table + PROCESS_BYTES
+        );
+        // Restarts repeat the optimiser's iterations, not the final factor.
+        let restarts = FitOptions {
+            restarts: Some(2),
+            ..Default::default()
+        }
+        .check(N::Gpr)
+        .unwrap();
+        let r = estimate(&restarts, n, d, 2).unwrap();
+        assert!((r.work.flops() - (3.0 * 22.0 * 1.6 * per_eval + nf.powi(3) / 3.0)).abs() < 1.0);
+    }
+
+    /// Time grows as the math says: N³ for the dense methods, N·M² for the sparse ones, K
+    /// binary fits for one-vs-rest; a long fit is announced, a short one is not.
+    #[test]
+    fn time_scales_with_the_methods_orders() {
+        use crate::spec::{FitOptions, MethodName as N};
+        let flops = |m: N, n, inducing, k| {
+            let spec = FitOptions {
+                inducing,
+                ..Default::default()
+            }
+            .check(m)
+            .unwrap();
+            estimate(&spec, n, 8, k).unwrap().work.flops()
+        };
+        // Doubling N multiplies the dense work by about 8 (the N² terms pull it below).
+        let ratio = flops(N::Laplace, 8000, None, 2) / flops(N::Laplace, 4000, None, 2);
+        assert!(ratio > 7.5 && ratio <= 8.0, "{ratio}");
+        // The sparse work is linear in N at fixed M (the M³ factors aside)…
+        let ratio = flops(N::Vfe, 200_000, Some(100), 2) / flops(N::Vfe, 100_000, Some(100), 2);
+        assert!((ratio - 2.0).abs() < 1e-3, "{ratio}");
+        // …and between linear and quadratic in M: at M ≥ 300 the N·M² products grow
+        // fourfold, the N·M kernel entries (500 flops' time each) twofold.
+        let ratio = flops(N::Vfe, 100_000, Some(800), 2) / flops(N::Vfe, 100_000, Some(400), 2);
+        let (products, entries) = (4.0 * 400.0, 2.0 * (3.0 * 8.0 + 500.0) + 4.0 * 17.0);
+        let expected = (2.0 * products + entries) / (products + entries) * 2.0;
+        assert!((ratio / expected - 1.0).abs() < 5e-3, "{ratio} {expected}");
+        let binary = flops(N::Laplace, 1000, None, 2);
+        let spec = FitOptions::default().check(N::Laplace).unwrap();
+        let ovr = FitSpec::from(spec).into_one_vs_rest().check().unwrap();
+        let three = estimate(&ovr, 1000, 8, 3).unwrap().work.flops();
+        assert!((three / binary - 3.0).abs() < 1e-12);
+        let gpr = FitOptions::default().check(N::Gpr).unwrap();
+        assert!(!estimate(&gpr, 500, 8, 2).unwrap().is_long(2));
+        assert!(estimate(&gpr, 20_000, 8, 2).unwrap().is_long(2));
+        let e = estimate(&gpr, 20_000, 8, 2).unwrap();
+        let s = e.sentence(2);
+        assert!(
+            s.starts_with("about ") && s.contains(" on 2 threads ("),
+            "{s}"
+        );
+        assert!(s.ends_with(&format!("GFLOP) and {} of memory", shown_bytes(e.bytes))));
+        assert!(e.sentence(1).contains(" on 1 thread ("));
+        assert_eq!(shown_seconds(42.4), "42 s");
+        assert_eq!(shown_seconds(150.0), "2.5 min");
+        assert_eq!(shown_seconds(7200.0), "2.0 h");
     }
 
     #[test]

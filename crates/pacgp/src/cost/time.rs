@@ -1,0 +1,394 @@
+//! What a fit costs in time: the floating-point operations of one fit, counted from N, D, M,
+//! K, the kernel's parameter count and the loop counts each method's code runs, and the CPU
+//! seconds they take at a fixed rate (issue 43, item 1: "know the cost first").
+//!
+//! Every method is an outer loop of `steps` (optimiser iterations, Newton steps summed over a
+//! candidate menu, Adam steps) of `per_step` flops each, and `once` flops of work outside the
+//! loop (the final posterior, the certificate). The counts are what the code does (cited
+//! beside each formula); where a loop stops on convergence, the count is the typical number
+//! of iterations it took on the workloads of docs/performance.md's "Cost model against
+//! measurements", with the cap it cannot pass.
+//!
+//! Seconds are flops over [`FLOPS_PER_CORE`], a documented constant rather than a start-up
+//! measurement: a measurement at start-up would cost a second of every fit and read another
+//! builder's load as this machine's speed. The estimate is of **CPU** seconds (user + system,
+//! summed over threads); the wall time is about that over the threads the fit runs on.
+
+use crate::spec::{
+    ClassifierHypers, GprSpec, Inference, Method, PacGpcSpec, SvgpSpec, SvmKernel, SvmSlack,
+    SvmSpec, DEFAULT_BASIS,
+};
+
+/// Flops per second of one core on a fit's work. The machine's DGEMM peak is 52 GFLOP/s a
+/// core (104 on two, docs/performance.md), but a fit's work is Cholesky factors, triangular
+/// inverses and solves and thin products, which reach about 60% of it: one ML-II evaluation
+/// at N = 2 000 (N³ = 8·10⁹ flops) takes 254 ms on one thread (docs/performance.md, "Exact GP
+/// regression"), 31.5 GFLOP/s. A documented constant, not a start-up measurement: that would
+/// cost a second of every fit and read another process's load as this machine's speed.
+pub const FLOPS_PER_CORE: f64 = 31.5e9;
+
+/// Flop-equivalents of one kernel entry (or of its adjoint) beyond its `3·D` for the
+/// distance: the exponential, the scaling and the writes take about 16 ns an entry, 500 flops'
+/// time at [`FLOPS_PER_CORE`]. Measured with `perf` on the SVM row of the measurements (a third
+/// of its time in `svm::rows` and the vectorised exponential, for about 3.6·10⁷ entries) and
+/// consistent with the vfe row (0.19 s an evaluation, of which the 4·N·M² products take 0.10 s).
+const KERNEL_ENTRY_FLOPS: f64 = 500.0;
+
+/// The time model of one fit: `steps` of `per_step` flops and `once` flops besides.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Work {
+    /// Iterations of the method's outer loop a fit typically takes (what a progress bar
+    /// counts, where the loop is an optimiser's: [`Work::counts_optimiser_iterations`]).
+    pub steps: f64,
+    /// Flops of one step.
+    pub per_step: f64,
+    /// Flops done outside the loop.
+    pub once: f64,
+    /// Whether `steps` are optimiser iterations, the unit the stop watch counts
+    /// ([`crate::optim::stop`]), so that progress can be shown against them.
+    pub counts_optimiser_iterations: bool,
+}
+
+impl Work {
+    /// The flops of the whole fit.
+    pub fn flops(&self) -> f64 {
+        self.steps * self.per_step + self.once
+    }
+
+    /// CPU seconds (summed over threads) at [`FLOPS_PER_CORE`].
+    pub fn cpu_seconds(&self) -> f64 {
+        self.flops() / FLOPS_PER_CORE
+    }
+
+    /// `times` fits of this work (candidates, one-vs-rest classes), one after the other.
+    fn repeated(self, times: f64) -> Work {
+        Work {
+            steps: self.steps * times,
+            once: self.once * times,
+            ..self
+        }
+    }
+
+    /// An optimiser loop of `iterations` at `per_iteration` flops.
+    fn optimiser(iterations: f64, per_iteration: f64, once: f64) -> Work {
+        Work {
+            steps: iterations,
+            per_step: per_iteration,
+            once,
+            counts_optimiser_iterations: true,
+        }
+    }
+
+    /// A loop the stop watch does not count (Newton steps, solver sweeps).
+    fn other(steps: f64, per_step: f64, once: f64) -> Work {
+        Work {
+            steps,
+            per_step,
+            once,
+            counts_optimiser_iterations: false,
+        }
+    }
+}
+
+/// The shape of a fit's input: N rows, D inputs, K classes (2 for binary and regression),
+/// P kernel parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Shape {
+    /// Rows N.
+    pub n: f64,
+    /// Inputs D.
+    pub d: f64,
+    /// Classes K.
+    pub k: f64,
+    /// Kernel parameters P.
+    pub p: f64,
+}
+
+/// Flops of `entries` kernel entries on D inputs (distance and exponential).
+fn kernel_flops(entries: f64, d: f64) -> f64 {
+    entries * (3.0 * d + KERNEL_ENTRY_FLOPS)
+}
+
+/// The inner width M from which products of `N × M` by `M × M` blocks run at
+/// [`FLOPS_PER_CORE`]; below it they run at `M / 300` of it (small panels: `perf` finds the
+/// svgp row at M = 100 spending most of its product time in faer's smallest microkernel). The
+/// width is fitted to the sparse rows of the measurements (vfe at M = 200, pac-sgp and svgp at
+/// M = 100), with docs/performance.md's M = 500 evaluations at the full rate.
+const FULL_RATE_WIDTH: f64 = 300.0;
+
+/// `flops` of products whose inner width is `m`, in flops' time at [`FLOPS_PER_CORE`].
+fn thin_products(flops: f64, m: f64) -> f64 {
+    flops / (m / FULL_RATE_WIDTH).min(1.0)
+}
+
+/// Flops of the Cholesky factor of an `n × n` matrix.
+fn cholesky_flops(n: f64) -> f64 {
+    n * n * n / 3.0
+}
+
+/// Evaluations of the objective per L-BFGS iteration with the strong-Wolfe line search, in a
+/// short run: 1.6 for ML-II on the gpr row of the measurements (35 evaluations in 22
+/// iterations; the early iterations' searches take several).
+const EVALUATIONS_PER_ITERATION: f64 = 1.6;
+
+/// Evaluations per iteration in a run of hundreds of iterations: 1.1 (the vfe row: 329 in
+/// 300).
+const LONG_RUN_EVALUATIONS_PER_ITERATION: f64 = 1.1;
+
+/// L-BFGS iterations of ML-II on an exact GP from the default start: 22 (35 evaluations) on
+/// the N = 2 000, D = 8 synthetic regression of the measurements (34 evaluations on the peer
+/// benchmark, `optim::LbfgsConfig`'s note); cap 200.
+const ML2_ITERATIONS: f64 = 22.0;
+
+/// One evaluation of the exact GP's evidence and gradient (`regression::exact`,
+/// `NegLogMarginalLikelihood::value_and_gradient`): the Gram matrix, its Cholesky factor
+/// (N³/3), `L⁻¹` (N³/3) and `C⁻¹ = L⁻ᵀL⁻¹` (N³/3) for the gradient's `½(ααᵀ − C⁻¹)`, and the
+/// contraction of that with every `∂K/∂θ_j` (N²·P, reading the kept Gram matrix).
+fn exact_evaluation(s: Shape) -> f64 {
+    let nn = s.n * s.n;
+    kernel_flops(nn, s.d) + 3.0 * cholesky_flops(s.n) + 4.0 * nn * s.p
+}
+
+/// `gpr`: ML-II by L-BFGS from the start and each restart ([`ML2_ITERATIONS`] each), and the
+/// final model (one more factor).
+fn exact_gp(s: Shape, restarts: f64) -> Work {
+    let per = EVALUATIONS_PER_ITERATION * exact_evaluation(s);
+    Work::optimiser(ML2_ITERATIONS * (1.0 + restarts), per, cholesky_flops(s.n))
+}
+
+/// L-BFGS iterations of a PAC-GP bound over θ and σ² (`objective::pac_gp`, cap 200): 45, for
+/// the 71 evaluations of kl-PAC-GP on boston (docs/performance.md, "IVM and PAC-GP") at
+/// [`EVALUATIONS_PER_ITERATION`].
+const PAC_GP_ITERATIONS: f64 = 45.0;
+
+/// `pac-gp`: the bound and its gradient cost an exact GP's evaluation (the factor, `C⁻¹` for
+/// the gradient of the KL and of the predictive variances).
+fn pac_gp(s: Shape) -> Work {
+    let per = EVALUATIONS_PER_ITERATION * exact_evaluation(s);
+    Work::optimiser(PAC_GP_ITERATIONS, per, cholesky_flops(s.n))
+}
+
+/// One evaluation of a sparse objective with Z trained (`regression::sparse::objective`,
+/// `objective::pac_sgp`): `K_uf` (N·M entries) and its adjoint for the gradient in Z and θ
+/// (N·M entries again, and N·M·(D + P) for the partials), and `products`·N·M² of dense
+/// products: `V = L⁻¹K_uf`, `VVᵀ` and their backward pass, 4·N·M² for vfe, fitc and dtc,
+/// 9·N·M² for pac-sgp (docs/performance.md's counts), at the rate of their width
+/// ([`thin_products`]).
+fn sparse_evaluation(s: Shape, m: f64, products: f64) -> f64 {
+    let nm = s.n * m;
+    2.0 * kernel_flops(nm, s.d)
+        + thin_products(products * nm * m, m)
+        + 4.0 * nm * (s.d + s.p)
+        + 4.0 * cholesky_flops(m)
+}
+
+/// L-BFGS iterations of vfe, fitc, dtc over θ, σ² and Z: the cap, 300 — the objective keeps
+/// improving slowly in Z, and the vfe row ran to it.
+const SPARSE_ITERATIONS: f64 = 300.0;
+
+/// L-BFGS iterations of pac-sgp over θ, σ² and Z (`objective::pac_sgp`, cap 200): 22 on the
+/// pac-sgp row (28 evaluations), stopped by the gradient test.
+const PAC_SGP_ITERATIONS: f64 = 22.0;
+
+/// Evaluations per pac-sgp iteration: 1.3 (28 in 22 on the pac-sgp row).
+const PAC_SGP_EVALUATIONS_PER_ITERATION: f64 = 1.3;
+
+/// k-means initialisation of Z (`regression::inducing_init`): up to 20 Lloyd iterations of
+/// N·M·D distances.
+fn kmeans_flops(s: Shape, m: f64) -> f64 {
+    20.0 * 3.0 * s.n * m * s.d
+}
+
+/// `vfe`, `fitc`, `dtc` with M inducing inputs: [`SPARSE_ITERATIONS`] of about 1.1
+/// evaluations, the k-means start, and the final posterior and objective (two passes more).
+fn sparse(s: Shape, m: f64) -> Work {
+    let eval = sparse_evaluation(s, m, 4.0);
+    Work::optimiser(
+        SPARSE_ITERATIONS,
+        LONG_RUN_EVALUATIONS_PER_ITERATION * eval,
+        kmeans_flops(s, m) + 2.0 * eval,
+    )
+}
+
+/// `pac-sgp` with M inducing inputs: [`PAC_SGP_ITERATIONS`] of the bound's evaluation, the
+/// k-means start, and the final posterior and certificate (two passes more).
+fn pac_sgp(s: Shape, m: f64) -> Work {
+    let eval = sparse_evaluation(s, m, 9.0);
+    Work::optimiser(
+        PAC_SGP_ITERATIONS,
+        PAC_SGP_EVALUATIONS_PER_ITERATION * eval,
+        kmeans_flops(s, m) + 2.0 * eval,
+    )
+}
+
+/// Newton steps of the Laplace mode search from zero (`inference::laplace::find_mode`, cap
+/// 100): 6–9 on the workloads; one more factor at the mode.
+const NEWTON_STEPS: f64 = 8.0;
+
+/// EP sweeps (`inference::ep`): each site's rank-one update is N², a sweep N³, and the
+/// posterior is recomputed from the sites after each sweep (N³/3 more).
+const EP_SWEEPS: f64 = 8.0;
+
+/// One dense classifier fit at a fixed kernel (`inference`): the Gram matrix, the method's
+/// loop, and the Gibbs certificate at the training rows (the latent variances through
+/// `V = L⁻¹W½K`, N³, and the KL's trace, N³/3).
+fn dense_classifier_fit(s: Shape, inference: &Inference) -> f64 {
+    let loop_flops = match inference {
+        Inference::Ep => EP_SWEEPS * (2.0 * s.n * s.n * s.n + cholesky_flops(s.n)),
+        _ => (NEWTON_STEPS + 1.0) * cholesky_flops(s.n),
+    };
+    kernel_flops(s.n * s.n, s.d) + loop_flops + s.n * s.n * s.n + cholesky_flops(s.n)
+}
+
+/// The classifiers' candidate menu: nine SE kernels (`plan::classifier_candidates`).
+const CANDIDATES: f64 = 9.0;
+
+/// ML-II iterations of a classifier's θ on the grid (cap 200): like the exact GP's (not
+/// measured).
+const CLASSIFIER_ML2_ITERATIONS: f64 = 22.0;
+
+/// A binary classifier by `inference`: each of the nine candidates fitted and certified (or
+/// ML-II iterations of one fit each); the sparse ones (IVM, SOGP) cost N·M² per candidate.
+fn classifier(s: Shape, inference: &Inference, hypers: &ClassifierHypers) -> Work {
+    let per_fit = match inference {
+        Inference::Ivm { active_set } | Inference::Sogp { active_set } => {
+            let m = basis(*active_set, s.n);
+            // Each of N points scored against the active set (N·M per inclusion, M
+            // inclusions: N·M²), plus the kernel columns.
+            kernel_flops(s.n * m, s.d) + 2.0 * s.n * m * m
+        }
+        dense => dense_classifier_fit(s, dense),
+    };
+    match hypers {
+        ClassifierHypers::Candidates => Work::other(CANDIDATES, per_fit, 0.0),
+        ClassifierHypers::Grid { .. } | ClassifierHypers::Split(_) => Work::optimiser(
+            CLASSIFIER_ML2_ITERATIONS,
+            EVALUATIONS_PER_ITERATION * (per_fit + s.n * s.n * s.n),
+            per_fit,
+        ),
+    }
+}
+
+/// `pac-gpc`: the bound minimised over θ, each evaluation one Laplace fit and its
+/// certificate's gradient (N³ more); iterations as ML-II's.
+fn pac_gpc(s: Shape, c: &PacGpcSpec) -> Work {
+    let laplace = Inference::Laplace {
+        likelihood: c.likelihood,
+    };
+    let per_fit = dense_classifier_fit(s, &laplace);
+    match c.hypers {
+        ClassifierHypers::Candidates => Work::other(CANDIDATES, per_fit, 0.0),
+        _ => Work::optimiser(
+            CLASSIFIER_ML2_ITERATIONS,
+            EVALUATIONS_PER_ITERATION * (per_fit + s.n * s.n * s.n),
+            per_fit,
+        ),
+    }
+}
+
+/// SMO pair updates per row of the SVM's dual (`svm::smo`), averaged over the slack menu:
+/// 0.3, 0.4, 1.6 and 8.4 per row at C = 0.1, 1, 10, 100 (N = 3 000, the SVM row of the
+/// measurements); each update scans the N gradients for the next pair and updates them.
+const SMO_UPDATES_PER_ROW: f64 = 2.7;
+
+/// Flop-equivalents per row of one SMO update's scan and gradient update (scalar code: about
+/// 60 flops' time per row, a third of the SVM row's time in `smo::solve` by `perf`).
+const SMO_FLOPS_PER_ROW: f64 = 60.0;
+
+/// Kernel rows one SMO solve computes, as a share of N: 716–1 433 of 3 000 on the SVM row.
+const SMO_ROWS_SHARE: f64 = 1.0 / 3.0;
+
+/// `svm`: per (kernel, slack) candidate the SMO solve — the kernel rows it computes
+/// ([`SMO_ROWS_SHARE`] of N, N entries each, on demand) and its pair updates — then the
+/// linear-response leave-one-out over the margin vectors (a factor of at most N³/3, far
+/// fewer rows in practice) and the certificate, whose posterior has the prior's covariance
+/// (no N × N factor: the μ grid's Gibbs risks read the N·S mean already computed).
+fn svm(s: Shape, spec: &SvmSpec) -> Work {
+    let kernels = match spec.kernel {
+        SvmKernel::Menu => 3.0,
+        _ => 1.0,
+    };
+    let slacks = match spec.slack {
+        SvmSlack::Linear { c: None } => 4.0,
+        SvmSlack::Quadratic { v: None } => 3.0,
+        _ => 1.0,
+    };
+    let rows = kernel_flops(SMO_ROWS_SHARE * s.n * s.n, s.d);
+    let updates = SMO_UPDATES_PER_ROW * s.n * SMO_FLOPS_PER_ROW * s.n;
+    Work::other(kernels * slacks, rows + updates, 0.0)
+}
+
+/// The multi-class Laplace (`inference::softmax`): per Newton step K factors of N × N and the
+/// `M = Σ_c E_c` factor (GPML Alg. 3.3), for each of the nine candidates.
+fn softmax(s: Shape) -> Work {
+    let per_step = (s.k + 1.0) * cholesky_flops(s.n) + s.k * s.n * s.n * s.n;
+    let per_fit = kernel_flops(s.n * s.n, s.d) + (NEWTON_STEPS + 1.0) * per_step;
+    Work::other(CANDIDATES, per_fit, 0.0)
+}
+
+/// One evaluation of the sparse variational objective on `rows` rows (`svgp::objective`):
+/// the kernel columns and their adjoint (2·rows·M entries), the whitened projections and their gradients (about
+/// 10·rows·M², `spec::FULL_BATCH_WORK`'s count), and the `M × M` work of the factor, S and
+/// the KL (6·M³, docs/performance.md's count for a minibatch step), the products at the rate
+/// of their width ([`thin_products`]).
+fn svgp_evaluation(s: Shape, m: f64, rows: f64) -> f64 {
+    2.0 * kernel_flops(rows * m, s.d)
+        + thin_products(10.0 * rows * m * m + 6.0 * m * m * m, m)
+        + 4.0 * rows * m * (s.d + s.p)
+}
+
+/// L-BFGS iterations of the full-batch sparse variational fit (cap 1 000; not measured).
+const SVGP_ITERATIONS: f64 = 300.0;
+
+/// `svgp` / `pac-svgp`: L-BFGS iterations on all rows, or the Adam steps on minibatches (the
+/// step budget, 2 000 by default: Adam has no convergence test); then the k-means start and
+/// the certificate on all rows (one evaluation).
+fn svgp(s: Shape, spec: &SvgpSpec) -> Work {
+    let m = basis(spec.inducing, s.n);
+    let once = kmeans_flops(s, m) + svgp_evaluation(s, m, s.n);
+    match spec.batch {
+        None => Work::optimiser(
+            spec.schedule
+                .max_iter
+                .map_or(SVGP_ITERATIONS, |c| c as f64)
+                .min(SVGP_ITERATIONS),
+            LONG_RUN_EVALUATIONS_PER_ITERATION * svgp_evaluation(s, m, s.n),
+            once,
+        ),
+        Some(b) => Work::optimiser(
+            spec.schedule
+                .max_iter
+                .unwrap_or(crate::svgp::fit::DEFAULT_STEPS) as f64,
+            svgp_evaluation(s, m, (b as f64).min(s.n)),
+            once,
+        ),
+    }
+}
+
+/// A basis size as the spec resolves it: the given or default, at most N.
+fn basis(given: Option<usize>, n: f64) -> f64 {
+    (given.unwrap_or(DEFAULT_BASIS) as f64).min(n)
+}
+
+/// The time model of `method` (defaults filled in for the sample:
+/// [`crate::spec::CheckedFitSpec::for_sample`]) on input of shape `s`.
+pub fn work(method: &Method, s: Shape) -> Work {
+    match method {
+        Method::Gpr(GprSpec { restarts, .. }) => exact_gp(s, *restarts as f64),
+        Method::PacGp(_) => pac_gp(s),
+        Method::Sparse(sp) => sparse(s, basis(sp.inducing, s.n)),
+        Method::PacSgp(sp) => pac_sgp(s, basis(sp.inducing, s.n)),
+        Method::GreedySparse(g) => {
+            // T. Zhang's greedy selection: each of M additions scores the N rows against the
+            // basis (N·M per addition) and updates a factor, N·M² in all.
+            let m = basis(g.basis, s.n);
+            Work::other(m, kernel_flops(s.n, s.d) + 2.0 * s.n * m, 0.0)
+        }
+        Method::Classifier(c) => classifier(s, &c.inference, &c.hypers),
+        Method::PacGpc(c) => pac_gpc(s, c),
+        Method::Svm(spec) => svm(s, spec),
+        Method::Svgp(spec) => svgp(s, spec),
+        Method::OneVsRest(inner) => work(inner, Shape { k: 2.0, ..s }).repeated(s.k),
+        Method::Softmax(_) => softmax(s),
+    }
+}
