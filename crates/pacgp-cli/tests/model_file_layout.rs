@@ -81,9 +81,39 @@ fn earlier_model_files_certify_to_the_same_bits() {
     }
 }
 
-/// A fresh multi-class fit writes no placeholder posterior, and certifies as the earlier
-/// version's fit of the same sample did; a binary or regression file keeps its posterior at
-/// the top level, where the earlier layout had it.
+/// The same JSON up to 1e-12 relative in every number (an optimiser's `final_change` aside):
+/// strings, keys, lengths and integers exactly.
+fn assert_close_json(a: &Value, b: &Value, at: &str) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys = |m: &serde_json::Map<String, Value>| m.keys().cloned().collect::<Vec<_>>();
+            assert_eq!(keys(x), keys(y), "{at}");
+            // The last step's size, a convergence diagnostic, is round-off itself.
+            for (k, v) in x.iter().filter(|(k, _)| *k != "final_change") {
+                assert_close_json(v, &y[k], &format!("{at}/{k}"));
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            assert_eq!(x.len(), y.len(), "{at}");
+            for (i, (u, v)) in x.iter().zip(y).enumerate() {
+                assert_close_json(u, v, &format!("{at}[{i}]"));
+            }
+        }
+        (Value::Number(x), Value::Number(y)) if x.is_f64() || y.is_f64() => {
+            let (u, v) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            assert!(
+                (u - v).abs() <= 1e-12 * u.abs().max(v.abs()),
+                "{at}: {u} vs {v}"
+            );
+        }
+        _ => assert_eq!(a, b, "{at}"),
+    }
+}
+
+/// A fresh multi-class fit writes no placeholder posterior, and is the earlier version's fit
+/// of the same sample up to 1e-12 relative (the probit's ln Φ gained digits between 2 and 5
+/// since, which moves a Laplace fit in its last bits), certified likewise; a binary or
+/// regression file keeps its posterior at the top level, where the earlier layout had it.
 #[test]
 fn multiclass_files_hold_no_placeholder_posterior() {
     let dir = tempfile::tempdir().unwrap();
@@ -102,9 +132,9 @@ fn multiclass_files_hold_no_placeholder_posterior() {
         let mut earlier = json_file(&fixture(&format!("{name}.json")));
         assert!(earlier.get("posterior").is_some());
         earlier.as_object_mut().unwrap().remove("posterior");
-        assert_eq!(file, earlier, "{name}: the rest of the file changed");
+        assert_close_json(&file, &earlier, name);
         let (got, want) = certificates(&out, &iris, name);
-        assert_eq!(got, want, "{name}: the certificate changed");
+        assert_close_json(&got, &want, name);
     }
     let gpr = dir.path().join("gpr.json");
     fit_boston(&gpr, &[]);
