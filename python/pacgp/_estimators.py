@@ -14,7 +14,10 @@ Tables: every estimator also fits on a pandas DataFrame with text columns, an ar
 or strings, or (with ``missing`` set) an array with NaN cells. Their cells go to the library as
 text and are coded as ``pacgp fit`` codes a CSV file: ``categorical`` "auto" (text columns,
 default), a list of column names, or None; ``missing`` None (a missing cell is an error),
-"drop", "zero" or "mean" (the training mean); ``unknown_category`` "error" or "ignore". The
+"drop", "zero" or "mean" (the training mean); ``na_values`` the text cells read as missing, as
+``pacgp fit --na-values`` (None: "", "?", "NA", "N/A", "na", "NaN", "nan"; a list: those and
+None/NaN cells, so ``na_values=[]`` keeps a category named "NA"); ``unknown_category`` "error"
+or "ignore". The
 coding is stored in the model (``model_.to_json()``), so ``predict`` codes later tables the
 same way and ``pacgp predict`` reads the model file with a CSV of the same columns.
 ``input_notes_`` says what the coding did.
@@ -199,9 +202,13 @@ class _PacgpEstimator(BaseEstimator):
         categorical = getattr(self, "categorical", "auto")
         if isinstance(categorical, str):
             categorical = [categorical]
+        na_values = getattr(self, "na_values", None)
+        if isinstance(na_values, str):
+            na_values = [na_values]
         Xn, rows, coding, notes = _pacgp.fit_input_coding(
             columns, names, categorical=categorical, missing=getattr(self, "missing", None),
             unknown_category=getattr(self, "unknown_category", "error"),
+            na_values=None if na_values is None else [str(v) for v in na_values],
         )
         self.n_features_in_ = len(names)
         if hasattr(X, "columns"):
@@ -366,6 +373,7 @@ class GPRegressor(EvidenceAPI, _Regressor):
 
     def __init__(self, kernel="se-ard", epsilon=None, restarts=0, snap=True, random_state=0,
                  certify=True, delta=0.01, loo="auto", categorical="auto", missing=None,
+                 na_values=None,
                  unknown_category="error", n_threads=None, intervals=None,
                  interval_score=None, certify_holdout=None, time_limit=None,
                  optimizer="fmin_l_bfgs_b", n_restarts_optimizer=None, normalize_y=True,
@@ -384,6 +392,7 @@ class GPRegressor(EvidenceAPI, _Regressor):
         self.loo = loo
         self.categorical = categorical
         self.missing = missing
+        self.na_values = na_values
         self.unknown_category = unknown_category
         self.n_threads = n_threads
         self.certify_holdout = certify_holdout
@@ -467,7 +476,7 @@ class SparseGPRegressor(_Regressor):
 
     def __init__(self, method="vfe", n_inducing=None, kernel="se-ard", epsilon=None, random_state=0,
                  inducing_init="kmeans", certify=True, delta=0.01, loo="auto",
-                 categorical="auto", missing=None,
+                 categorical="auto", missing=None, na_values=None,
                  unknown_category="error", n_threads=None, intervals=None,
                  interval_score=None, pretrain=None, max_iter=None, certify_holdout=None,
                  time_limit=None):
@@ -484,6 +493,7 @@ class SparseGPRegressor(_Regressor):
         self.loo = loo
         self.categorical = categorical
         self.missing = missing
+        self.na_values = na_values
         self.unknown_category = unknown_category
         self.n_threads = n_threads
         self.certify_holdout = certify_holdout
@@ -532,6 +542,7 @@ class PACGPRegressor(EvidenceAPI, _Regressor):
     def __init__(self, epsilon=None, bound="kl", sparse=False, n_inducing=None, delta=0.01,
                  kernel="se-ard", random_state=0, inducing_init=None, prior=None, hyper_prior=None,
                  xi="maurer", certify=True, loo="auto", categorical="auto", missing=None,
+                 na_values=None,
                  unknown_category="error", n_threads=None, intervals=None,
                  interval_score=None, pretrain=None, max_iter=None, certify_holdout=None,
                  time_limit=None):
@@ -552,6 +563,7 @@ class PACGPRegressor(EvidenceAPI, _Regressor):
         self.loo = loo
         self.categorical = categorical
         self.missing = missing
+        self.na_values = na_values
         self.unknown_category = unknown_category
         self.n_threads = n_threads
         self.certify_holdout = certify_holdout
@@ -582,7 +594,7 @@ class GreedySparseRegressor(_Regressor):
     greedily, the DTC posterior on them; certified given ``epsilon``."""
 
     def __init__(self, n_basis=None, kernel="se-ard", epsilon=None, random_state=0, certify=True,
-                 delta=0.01, loo="auto", categorical="auto", missing=None,
+                 delta=0.01, loo="auto", categorical="auto", missing=None, na_values=None,
                  unknown_category="error", n_threads=None, intervals=None,
                  interval_score=None, certify_holdout=None, time_limit=None):
         self.n_basis = n_basis
@@ -594,6 +606,7 @@ class GreedySparseRegressor(_Regressor):
         self.loo = loo
         self.categorical = categorical
         self.missing = missing
+        self.na_values = na_values
         self.unknown_category = unknown_category
         self.n_threads = n_threads
         self.certify_holdout = certify_holdout
@@ -810,7 +823,8 @@ class GPClassifier(ClassifierEvidenceAPI, _Classifier):
                  active_set=None, kappa=None, input_noise=None, delta=0.01, random_state=0,
                  predictor=None, certify=True, loo="auto", prior=None, bound=None,
                  prior_scale=None, prior_kernel=None, both_directions=False, multiclass=None,
-                 categorical="auto", missing=None, unknown_category="error", n_threads=None,
+                 categorical="auto", missing=None,
+                 na_values=None, unknown_category="error", n_threads=None,
                  certify_holdout=None, time_limit=None, intervals=None, interval_score=None):
         self.intervals = intervals
         self.interval_score = interval_score
@@ -834,6 +848,7 @@ class GPClassifier(ClassifierEvidenceAPI, _Classifier):
         self.multiclass = multiclass
         self.categorical = categorical
         self.missing = missing
+        self.na_values = na_values
         self.unknown_category = unknown_category
         self.n_threads = n_threads
         self.certify_holdout = certify_holdout
@@ -894,7 +909,8 @@ class SparseGPClassifier(_Classifier):
     def __init__(self, objective="elbo", n_inducing=None, kernel="se-ard",
                  inducing_init="kmeans", bound=None, likelihood="probit", max_iter=None,
                  batch_size=None, delta=0.01, random_state=0, certify=True, loo="auto",
-                 categorical="auto", missing=None, unknown_category="error", n_threads=None,
+                 categorical="auto", missing=None,
+                 na_values=None, unknown_category="error", n_threads=None,
                  certify_holdout=None, time_limit=None, intervals=None, interval_score=None):
         self.intervals = intervals
         self.interval_score = interval_score
@@ -912,6 +928,7 @@ class SparseGPClassifier(_Classifier):
         self.loo = loo
         self.categorical = categorical
         self.missing = missing
+        self.na_values = na_values
         self.unknown_category = unknown_category
         self.n_threads = n_threads
         self.certify_holdout = certify_holdout
@@ -938,7 +955,7 @@ class SVMClassifier(SVMDualAPI, _Classifier):
 
     def __init__(self, kernel=None, lengthscale=None, slack="linear", C=None, input_noise=None,
                  solver="smo", bias=False, delta=0.01, certify=True, loo="auto",
-                 categorical="auto", missing=None,
+                 categorical="auto", missing=None, na_values=None,
                  unknown_category="error", n_threads=None, certify_holdout=None, time_limit=None,
                  intervals=None, interval_score=None):
         self.intervals = intervals
@@ -955,6 +972,7 @@ class SVMClassifier(SVMDualAPI, _Classifier):
         self.loo = loo
         self.categorical = categorical
         self.missing = missing
+        self.na_values = na_values
         self.unknown_category = unknown_category
         self.n_threads = n_threads
         self.certify_holdout = certify_holdout

@@ -178,6 +178,7 @@ def fit_input_coding(
     categorical: Optional[Sequence[str]] = None,
     missing: Optional[str] = None,
     unknown_category: str = "error",
+    na_values: Optional[Sequence[str]] = None,
 ) -> Tuple[_F64, list[int], str, list[str]]: ...
 
 # The sharded map-reduce helpers (sparse_kuu_factor, vfe_*, pac_sgp_*, svgp_*, kmeans_sums,

@@ -114,3 +114,53 @@ def test_a_dataframe_with_text_columns():
     np.testing.assert_allclose(est.predict_proba(X), same.predict_proba(Xo), **TOL)
     # Columns are found by name: another order reads the same.
     np.testing.assert_allclose(est.predict_proba(X[X.columns[::-1]]), est.predict_proba(X), **TOL)
+
+
+def na_category_table():
+    """40 rows: a number `x`, a text column `grade` whose categories are "NA" and "b", a few
+    cells "-" in a number column `z`, and labels from x and the grade."""
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=40)
+    grade = np.where(np.arange(40) % 3 == 0, "NA", "b")
+    z = [("-" if i % 7 == 0 else repr(float(v))) for i, v in enumerate(rng.normal(size=40))]
+    y = np.where(x + (grade == "NA") * 1.2 > 0.4, "pos", "neg")
+    X = np.array([[float(a), g, c] for a, g, c in zip(x, grade, z)], dtype=object)
+    return X, y
+
+
+def write_table(path, X, y):
+    with open(path, "w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["x0", "x1", "x2", "y"])
+        for row, label in zip(X, y):
+            w.writerow([*row, label])
+
+
+def test_na_values_choose_the_missing_cells_as_fit_na_values_does(pacgp_cli, tmp_path):
+    X, y = na_category_table()
+    data = tmp_path / "na.csv"
+    write_table(data, X, y)
+    # By default "NA" is a missing cell: with no `missing`, refused, naming the cell.
+    with pytest.raises(ValueError, match="NA"):
+        pacgp.GPClassifier().fit(X, y)
+    # na_values=["-"]: "NA" is a category and "-" a missing number, filled with the mean;
+    # the certificate is the CLI's with --na-values - on the same file.
+    est = pacgp.GPClassifier(na_values=["-"], missing="mean").fit(X, y)
+    assert any("x1 (NA → −1, b → +1)" in n for n in est.input_notes_), est.input_notes_
+    model = tmp_path / "m.json"
+    cli(pacgp_cli, "fit", "--data", str(data), "--method", "laplace", "--categorical", "auto",
+        "--na-values", "-", "--missing", "mean", "--out", str(model))
+    c = cli(pacgp_cli, "certify", "--model", str(model), "--data", str(data))
+    assert est.certificate_["bound"] == pytest.approx(c["bound"], **APPROX)
+    assert est.certificate_["n"] == 40
+    # The cells travel with the model: a later "-" is filled, a later "NA" is the category.
+    later = np.array([[0.1, "NA", "-"], [0.2, "b", "0.3"]], dtype=object)
+    assert est.predict_proba(later).shape == (2, 2)
+    assert json.loads(est.model_.to_json())["input_coding"]["missing_cells"] == ["", "-"]
+    # A NaN cell stays missing whatever na_values says (the estimators pass it as ""); with
+    # na_values=[] the "-" cells are text, so x2 is a category column and no row is left out
+    # but the NaN one.
+    with_nan = X.copy()
+    with_nan[1, 0] = np.nan
+    dropped = pacgp.GPClassifier(na_values=[], missing="drop").fit(with_nan, y)
+    assert dropped.certificate_["n"] == 39

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use pacgp::bounds::ConfidenceTerm;
 use pacgp::certificate::GibbsPredictor;
 use pacgp::data::{MissingPolicy, UnknownCategory};
+use pacgp::model::CertifyOptions;
 use pacgp::objective::gp_split::SplitFraction;
 use pacgp::regression::inducing_init::InducingInit;
 use pacgp::spec::{
@@ -460,6 +461,19 @@ pub struct CertifyArgs {
     pub json: bool,
 }
 
+impl CertifyArgs {
+    /// The options as the library takes them (nothing interpreted here).
+    pub fn options(&self) -> CertifyOptions {
+        CertifyOptions {
+            epsilons: self.epsilon.clone(),
+            delta: self.delta,
+            term: self.confidence_term,
+            predictor: self.predictor,
+            loo: self.loo,
+        }
+    }
+}
+
 /// `pacgp report`.
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -633,3 +647,6 @@ pub struct SplitArgs {
     #[arg(long)]
     pub json: bool,
 }
+
+#[cfg(test)]
+mod fuzz;

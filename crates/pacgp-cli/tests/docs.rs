@@ -6,6 +6,9 @@
 //!   `pacgp` commands of its `sh` block run (in a scratch folder whose `data/` is the
 //!   repository's, with the dev-profile binary), and every figure of the `text` block after it
 //!   — a number with a decimal point, other than a time in seconds — is printed by them;
+//! - every other `pacgp` example of the README and the guide runs too (exit 0), unless it is
+//!   a synopsis (`a|b`, `[--flag]`) or listed in `NOT_RUN` with why (long runs, generated
+//!   files);
 //! - the command-line reference `docs/cli.md` is clap's help as it is now (regenerate it with
 //!   `PACGP_BLESS_DOCS=1 cargo test -p pacgp-cli --test docs`);
 //! - the README is short, starts with the two commands (the test command is the one CI runs)
@@ -458,4 +461,135 @@ fn the_readme_is_short_and_starts_with_the_two_commands() {
             && d(9)
     });
     assert!(date.is_none(), "the README holds a date near byte {date:?}");
+}
+
+/// Examples of the README and the guide that no test runs, by page and the start of their
+/// block's first `pacgp` line, with why (issue 43: every example in the guide runs in a test
+/// or says here why not). A synopsis — a line with alternatives `a|b` or options in brackets
+/// `[--flag]` — is a form, not a command, and needs no entry.
+const NOT_RUN: &[(&str, &str, &str)] = &[
+    (
+        "docs/getting-started.md",
+        "pacgp --help",
+        "the block installs the binary with cargo; `--help` is docs/cli.md, checked by \
+         cli_reference_is_clap_help_as_it_is_now",
+    ),
+    (
+        "docs/performance.md",
+        "pacgp --threads 2 fit --data synth_clf_large_n100000.csv",
+        "a measured run: minutes on a generated 100 000-row file",
+    ),
+    (
+        "docs/performance.md",
+        "pacgp fit --data synth_1e6.csv.gz",
+        "a measured run: a quarter of an hour on a generated 10⁶-row file",
+    ),
+    (
+        "docs/reproduce/",
+        "pacgp reproduce",
+        "an experiment's run: seconds to hours each, writing tables and figures; five run \
+         small in tests/cli.rs, tighter.rs and trust.rs (ivm-selection-2d, zhang-kin40k, \
+         tighter-bounds, opper-winther and zhang-sparse, --quick)",
+    ),
+];
+
+/// Commands run before a block whose files the page leaves to the reader (`train.csv`,
+/// `test.csv`, `new.csv`): shipped data split into them.
+const GIVEN: &[(&str, &str, &str)] = &[(
+    "docs/getting-started.md",
+    "pacgp fit --data train.csv --out model.json",
+    "pacgp split --data data/boston-housing/boston.csv --seed 1 --out-train train.csv --out-test test.csv\n\
+     pacgp split --data data/boston-housing/boston.csv --seed 2 --out-train rest.csv --out-test new.csv\n",
+)];
+
+/// Each `sh` block of `file` that holds a `pacgp` command: its text and whether a
+/// checked-example marker precedes it (then `checked_examples_print_their_figures` runs it).
+fn command_blocks(file: &Path) -> Vec<(String, bool)> {
+    let text = read(file);
+    let parts: Vec<&str> = text.split("```").collect();
+    let mut out = Vec::new();
+    for i in (1..parts.len()).step_by(2) {
+        let Some(body) = parts[i].strip_prefix("sh\n") else {
+            continue;
+        };
+        if body.lines().any(|l| l.trim_start().starts_with("pacgp ")) {
+            // The prose between the previous block and this one holds its marker, if any.
+            let marked = parts[i - 1].contains("checked by crates/pacgp-cli/tests/docs.rs");
+            out.push((body.to_string(), marked));
+        }
+    }
+    out
+}
+
+/// The block's first `pacgp` line, continuations joined.
+fn first_command(block: &str) -> String {
+    let joined = block.replace("\\\n", " ");
+    let line = joined
+        .lines()
+        .find(|l| l.trim_start().starts_with("pacgp "))
+        .unwrap_or_default();
+    line.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Whether the block is a synopsis: alternatives or bracketed options on a `pacgp` line.
+fn is_synopsis(block: &str) -> bool {
+    block
+        .lines()
+        .filter(|l| l.trim_start().starts_with("pacgp "))
+        .any(|l| {
+            let l = l.split(" #").next().unwrap_or(l);
+            l.contains('|') || l.contains(" [")
+        })
+}
+
+/// Every `pacgp` example of the README and the guide runs (exit 0, in a scratch folder with
+/// the shipped `data/`), is a checked example, a synopsis, or is listed in [`NOT_RUN`] with
+/// why; and every [`NOT_RUN`] and [`GIVEN`] entry still names an example.
+#[test]
+fn every_command_example_runs_or_says_why_not() {
+    let mut files = vec![repo().join("README.md")];
+    files.extend(guide_pages());
+    let (mut ran, mut checked, mut synopses) = (0, 0, 0);
+    let mut used = HashSet::new();
+    for file in files {
+        let page = file
+            .strip_prefix(repo())
+            .unwrap()
+            .to_string_lossy()
+            .to_string();
+        if page == "docs/cli.md" {
+            continue; // clap's help, checked against clap by cli_reference_is_clap_help_as_it_is_now
+        }
+        for (block, marked) in command_blocks(&file) {
+            let first = first_command(&block);
+            let entry = |&(p, start, _): &(&str, &str, &str)| {
+                page.starts_with(p) && first.starts_with(start)
+            };
+            if marked {
+                checked += 1;
+            } else if is_synopsis(&block) {
+                synopses += 1;
+            } else if let Some(e) = NOT_RUN.iter().find(|e| entry(e)) {
+                assert!(!e.2.is_empty());
+                used.insert(e.1);
+            } else {
+                let given = GIVEN.iter().find(|e| entry(e));
+                used.extend(given.map(|e| e.1));
+                let commands = given.map_or(String::new(), |e| e.2.to_string()) + &block;
+                run_example(&commands);
+                ran += 1;
+            }
+        }
+    }
+    for (p, start, _) in NOT_RUN.iter().chain(GIVEN) {
+        assert!(
+            used.contains(start),
+            "{p}: no example starts `{start}` any more"
+        );
+    }
+    // 8, 8 and 6 when written.
+    assert!(
+        ran >= 8 && checked >= 8 && synopses >= 5,
+        "ran {ran}, checked {checked}, synopses {synopses}"
+    );
 }

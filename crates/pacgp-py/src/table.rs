@@ -8,7 +8,8 @@ use numpy::{IntoPyArray, PyArray2};
 use pyo3::prelude::*;
 
 use pacgp::data::{
-    Categorical, CodingOptions, InputCoding, MissingPolicy, Table, TableError, TableOption,
+    Categorical, CodingOptions, InputCoding, MissingCells, MissingPolicy, Table, TableError,
+    TableOption,
 };
 use pacgp::model::FittedModel;
 use pacgp::spec::values::BadValue;
@@ -42,6 +43,18 @@ fn table(columns: Vec<Vec<String>>, names: Vec<String>) -> PyResult<Table> {
     })
 }
 
+/// The cells read as missing: the library's default, or (`na_values`, as `fit --na-values`)
+/// the cells given, trimmed, and always the empty cell, which is how the estimators pass a
+/// missing value (None, NaN) — so `na_values=[]` lets a text cell `NA` be a category.
+fn missing_cells(na_values: Option<Vec<String>>) -> MissingCells {
+    match na_values {
+        None => MissingCells::default(),
+        Some(cells) => MissingCells::new(
+            std::iter::once(String::new()).chain(cells.iter().map(|c| c.trim().to_string())),
+        ),
+    }
+}
+
 /// A matrix (a coded table, a covariance, draws) as a new numpy array.
 pub(crate) fn array<'py>(py: Python<'py>, x: &faer::Mat<f64>) -> Bound<'py, PyArray2<f64>> {
     numpy::ndarray::Array2::from_shape_fn((x.nrows(), x.ncols()), |(i, j)| x[(i, j)])
@@ -57,10 +70,10 @@ fn word<T: std::str::FromStr<Err = BadValue>>(option: TableOption, given: &str) 
 
 /// Fit the input coding on a training table: `categorical` "auto" or column names (None:
 /// text is an error), `missing` None, "drop", "zero" or "mean", `unknown_category` "error"
-/// or "ignore". Returns the coded inputs, the indices of the rows kept, the coding as JSON
+/// or "ignore", `na_values` the text cells read as missing (None: the library's default). Returns the coded inputs, the indices of the rows kept, the coding as JSON
 /// (for `Model.with_input_coding`) and what the coding did, one sentence each.
 #[pyfunction]
-#[pyo3(signature = (columns, names, *, categorical=None, missing=None, unknown_category="error"))]
+#[pyo3(signature = (columns, names, *, categorical=None, missing=None, unknown_category="error", na_values=None))]
 #[allow(clippy::type_complexity)]
 fn fit_input_coding<'py>(
     py: Python<'py>,
@@ -69,6 +82,7 @@ fn fit_input_coding<'py>(
     categorical: Option<Vec<String>>,
     missing: Option<&str>,
     unknown_category: &str,
+    na_values: Option<Vec<String>>,
 ) -> PyResult<(Bound<'py, PyArray2<f64>>, Vec<usize>, String, Vec<String>)> {
     let t = table(columns, names)?;
     let categorical = Categorical::from_words(&categorical.unwrap_or_default())
@@ -84,8 +98,7 @@ fn fit_input_coding<'py>(
         unknown_category: word(TableOption::UnknownCategory, unknown_category)?,
         // The estimators take no cap of their own: the library's default.
         max_categories: None,
-        // Nor missing cells of their own (no `na_values` keyword yet): the library's default.
-        missing_cells: Default::default(),
+        missing_cells: missing_cells(na_values),
     };
     let inputs: Vec<usize> = (0..t.header.len()).collect();
     let fitted = InputCoding::fit(&t, &inputs, None, &opts).map_err(to_py_err)?;

@@ -1,9 +1,15 @@
-//! Fuzzing by proptest (issue 11 item 7): the CSV reader on arbitrary bytes and on mutated
-//! valid files, and the kernel expression grammar on arbitrary and grammar-shaped strings.
-//! Every input must give `Ok` or a typed error, never a panic; what comes back `Ok` must
-//! satisfy the invariants the numerical code assumes. Case counts keep the binary to a few
-//! seconds; raise them with `PROPTEST_CASES=20000 cargo test -p pacgp --test fuzz` for a
-//! longer run. Failing inputs are kept in `proptest-regressions/fuzz.txt`.
+//! Fuzzing by proptest (issue 11 item 7, issue 43 item 6): the CSV reader on arbitrary bytes
+//! and on mutated valid files, the categorical / missing-value encoder on small mixed tables,
+//! and the kernel expression grammar on arbitrary and grammar-shaped strings. Every input must
+//! give `Ok` or a typed error, never a panic; what comes back `Ok` must satisfy the invariants
+//! the numerical code assumes. The other targets: `model_file_fuzz.rs` (edited model files,
+//! loaded and certified) and the option parser in `pacgp-cli` (`src/cli/fuzz.rs`).
+//!
+//! Case counts keep the normal test run to a few seconds. The long run on demand sets
+//! `PROPTEST_CASES` and names one target, in release:
+//! `PROPTEST_CASES=1000000 cargo test --release -p pacgp --test fuzz encoder_never_panics`
+//! (docs/test-vectors.md lists the targets, their rates and the last long run). Failing
+//! inputs are kept in `proptest-regressions/`; each finding is also a named regression test.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,13 +18,8 @@ use pacgp::data::*;
 use pacgp::kernel::Kernel;
 use proptest::prelude::*;
 
-/// `PROPTEST_CASES` if set (a longer run), else `default`.
-fn cases(default: u32) -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
+mod common;
+use common::fuzz_cases as cases;
 
 /// A fresh file holding `bytes` (named `.csv.gz` when `gz`, compressed then).
 fn file_with(bytes: &[u8], gz: bool) -> PathBuf {
@@ -281,5 +282,154 @@ fn kernel_expressions_are_bounded_in_size() {
     for bad in ["poly0", "poly65", "poly3000000000", "poly99999999999"] {
         let e = Kernel::from_spec(bad, 1).unwrap_err().to_string();
         assert!(e.contains("degree"), "{bad}: {e}");
+    }
+}
+
+/// Cells of a mixed table: numbers (odd ones included), text, yes/no, dates, the default
+/// missing tokens and cells that look like numbers but are not.
+const CELL_TOKENS: &[&str] = &[
+    "1",
+    "0",
+    "-2.5",
+    "3e2",
+    "1e400",
+    "-1e308",
+    "inf",
+    "NaN",
+    "nan",
+    "",
+    "?",
+    "NA",
+    "N/A",
+    "na",
+    "a",
+    "b",
+    "c",
+    "yes",
+    "n",
+    "no",
+    "2020-01-31",
+    "2020-01-31T12:00:00",
+    "1,000",
+    "é",
+    "x y",
+];
+
+/// Column names, repeats included (a pandas frame may hold two columns of one name).
+const NAME_TOKENS: &[&str] = &["a", "b", "c", "y", "a", "", "NA", "é"];
+
+/// A fuzzed table: header, rows of its width (as the CSV reader and the Python bridge hand
+/// them over) but the row `ragged` picks, one cell short; numbered as file lines from 2.
+fn table_of(names: &[&str], cells: &[&str], n_rows: usize, ragged: Option<usize>) -> Table {
+    let width = names.len();
+    Table {
+        source: "fuzz".into(),
+        header: names.iter().map(|s| s.to_string()).collect(),
+        rows: (0..n_rows)
+            .map(|i| {
+                let w = width - usize::from(ragged == Some(i));
+                let row = (0..w).map(|j| cells[(i * width + j) % cells.len()].to_string());
+                (i as u64 + 2, row.collect())
+            })
+            .collect(),
+    }
+}
+
+/// What a coded table promises the numerical code: one column of `x` per model input, the
+/// inputs grouped by table column with every group non-empty, finite codes, and the kept and
+/// dropped rows together the table's rows, each once and in order.
+fn check_encoded(coding: &InputCoding, table: &Table, e: &Encoded) {
+    let groups = coding.input_groups();
+    assert!(groups.iter().all(|&g| g > 0), "{groups:?}");
+    assert_eq!(groups.iter().sum::<usize>(), e.x.ncols());
+    assert_eq!(coding.input_names().len(), e.x.ncols());
+    assert_eq!(e.x.nrows(), e.rows.len());
+    assert!(!e.rows.is_empty());
+    assert!(e.rows.windows(2).all(|w| w[0] < w[1]));
+    assert!(e.dropped.windows(2).all(|w| w[0] < w[1]));
+    assert_eq!(e.rows.len() + e.dropped.len(), table.rows.len());
+    assert!(e.dropped.iter().all(|i| !e.rows.contains(i)));
+    if coding.missing_policy() != MissingPolicy::DropRows {
+        assert!(e.dropped.is_empty());
+    }
+    for i in 0..e.x.nrows() {
+        for j in 0..e.x.ncols() {
+            assert!(e.x[(i, j)].is_finite(), "x[{i}, {j}] = {}", e.x[(i, j)]);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(4096), ..ProptestConfig::default() })]
+
+    /// The categorical / missing-value encoder on small mixed tables under every option:
+    /// fitting gives a typed error or a coding that reads its own table back into rows the
+    /// numerical code can use, and reads a second table of the same header without panicking.
+    #[test]
+    fn encoder_never_panics_on_mixed_tables(
+        names in prop::collection::vec(prop::sample::select(NAME_TOKENS), 1..5),
+        cells in prop::collection::vec(prop::sample::select(CELL_TOKENS), 1..40),
+        later in prop::collection::vec(prop::sample::select(CELL_TOKENS), 1..20),
+        (n_rows, n_later) in (0usize..9, 0usize..5),
+        ragged in prop::option::of((any::<prop::sample::Index>(), any::<bool>())),
+        target in prop::option::of(any::<prop::sample::Index>()),
+        policy in 0u8..4,
+        categorical in 0u8..3,
+        named in prop::collection::vec(prop::sample::select(NAME_TOKENS), 0..3),
+        max_categories in prop::option::of(0usize..4),
+        na_values in prop::option::of(prop::collection::vec(prop::sample::select(CELL_TOKENS), 0..4)),
+        (yes_no, ignore_unknown) in (any::<bool>(), any::<bool>()),
+    ) {
+        // One row in the training table or the later one may be short; one target index in
+        // each width + 1 is past the last column.
+        let ragged = ragged.map(|(at, later)| (at.index(9), later));
+        let short = |later| ragged.filter(|r| r.1 == later).map(|r| r.0);
+        let table = table_of(&names, &cells, n_rows, short(false));
+        let target = target.map(|t| t.index(names.len() + 1));
+        let inputs: Vec<usize> = (0..names.len()).filter(|&j| Some(j) != target).collect();
+        let opts = CodingOptions {
+            max_categories,
+            yes_no,
+            missing: [
+                MissingPolicy::Reject,
+                MissingPolicy::DropRows,
+                MissingPolicy::Zero,
+                MissingPolicy::Mean,
+            ][policy as usize],
+            missing_cells: na_values.map(MissingCells::new).unwrap_or_default(),
+            categorical: match categorical {
+                0 => Categorical::None,
+                1 => Categorical::Auto,
+                _ => Categorical::Named(named.iter().map(|s| s.to_string()).collect()),
+            },
+            unknown_category: if ignore_unknown {
+                UnknownCategory::Ignore
+            } else {
+                UnknownCategory::Error
+            },
+        };
+        if let Ok(fitted) = InputCoding::fit(&table, &inputs, target, &opts) {
+            let coding = fitted.coding;
+            let features = coding.input_names();
+            coding.check(&features).unwrap();
+            // Fitting reads the vocabulary and fills; applying reads every cell, and may
+            // refuse one (a non-finite number). Its own table's columns and categories are
+            // never unknown to it.
+            match coding.apply(&table, &features, target) {
+                Ok(own) => check_encoded(&coding, &table, &own),
+                Err(e) => prop_assert!(
+                    !matches!(
+                        e,
+                        pacgp::Error::Table(TableError::UnknownCategory { .. })
+                            | pacgp::Error::ColumnNotFound { .. }
+                    ),
+                    "its own table: {e}"
+                ),
+            }
+            let other = table_of(&names, &later, n_later, short(true));
+            if let Ok(e) = coding.apply(&other, &features, target) {
+                check_encoded(&coding, &other, &e);
+            }
+        }
     }
 }

@@ -1,7 +1,11 @@
 //! Fuzzing the model-file loader (issue 11): every number of a valid model file is perturbed,
 //! negated, zeroed, blown up or made non-finite, and arrays lose or gain an entry. Loading must
 //! give `Ok` or a typed error, never a panic; whatever loads must predict and certify without
-//! panicking (an `Err` is fine) — and a fitted model must round-trip bit-exactly.
+//! panicking (an `Err` is fine), and a certificate it gives must be a probability (issue 43:
+//! `certify` on an edited file) — and a fitted model must round-trip bit-exactly. The case
+//! count honours `PROPTEST_CASES` (`common::fuzz_cases`) for the long run on demand.
+
+mod common;
 
 use std::sync::OnceLock;
 
@@ -135,7 +139,7 @@ fn mutate(v: &mut Value, kind: u8, scale: f64) {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2000))]
+    #![proptest_config(ProptestConfig::with_cases(common::fuzz_cases(2000)))]
 
     #[test]
     fn mutated_model_files_never_panic(which in 0usize..3, pick in any::<prop::sample::Index>(), kind in 0u8..6, scale in -1e3f64..1e3) {
@@ -147,7 +151,14 @@ proptest! {
         mutate(at(&mut v, &path), kind, scale);
         let mutated = serde_json::to_string(&v).unwrap();
         if let Ok(m) = FittedModel::from_json(&mutated, "fuzz") {
-            let _ = m.certify(data, &CertifyOptions::default());
+            // What `certify` states of an edited file that loads is a bound in [0, 1] on a
+            // risk in [0, 1], or a typed error.
+            for r in m.certify(data, &CertifyOptions::default()).unwrap_or_default() {
+                let c = &r.certificate;
+                prop_assert!((0.0..=1.0).contains(&c.bound), "bound {}", c.bound);
+                prop_assert!((0.0..=1.0).contains(&c.empirical_risk), "risk {}", c.empirical_risk);
+                prop_assert!(c.bound >= c.empirical_risk, "{} < {}", c.bound, c.empirical_risk);
+            }
             if m.is_classifier() {
                 let _ = m.predict_classification(data.x.as_ref());
             } else {

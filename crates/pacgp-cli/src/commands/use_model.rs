@@ -2,7 +2,6 @@
 
 use anyhow::{Context, Result};
 use pacgp::loo::LooMode;
-use pacgp::model::CertifyOptions;
 use serde_json::json;
 
 use super::{
@@ -286,13 +285,7 @@ pub(super) fn certify(a: CertifyArgs) -> Result<()> {
     let read = load_for_model(&model, &a.data, true, None)?;
     note_dropped(&read, &a.data, "");
     let ds = read.data;
-    let opts = CertifyOptions {
-        epsilons: a.epsilon.clone(),
-        delta: a.delta,
-        term: a.confidence_term,
-        predictor: a.predictor,
-        loo: a.loo,
-    };
+    let opts = a.options();
     // Leave-one-out by refits (SOGP, `--loo exact|both`) can take minutes: show it is working.
     let pb = spinner(&format!(
         "certifying {} on {} points{}",

@@ -5,6 +5,15 @@ pub mod ill_conditioned;
 
 use faer::Mat;
 
+/// Cases of a fuzz target: `PROPTEST_CASES` if set (the long run on demand, e.g. 10⁶), else
+/// `default` (a few seconds in the normal test run).
+pub fn fuzz_cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// Labels `sgn(sin x₁ + 0.4 x₂ + structured noise)` for 2-D inputs: not separable by a line,
 /// a few labels flipped by the noise term.
 pub fn toy_labels(x: &Mat<f64>) -> Vec<f64> {

@@ -177,21 +177,6 @@ fn check_single_column(path: &str, header: &[String]) -> Result<()> {
     }
 }
 
-/// The first repeated header name, as a typed error naming it and both positions.
-fn check_unique_names(path: &str, header: &[String]) -> Result<()> {
-    for (second, name) in header.iter().enumerate() {
-        if let Some(first) = header[..second].iter().position(|h| h == name) {
-            return Err(Error::DuplicateColumn {
-                path: path.to_string(),
-                name: shown(name),
-                first: first + 1,
-                second: second + 1,
-            });
-        }
-    }
-    Ok(())
-}
-
 /// A first line of numbers (or missing cells, at least one number): data, not names.
 fn all_numbers(cells: &[String]) -> bool {
     cells.iter().any(|c| c.parse::<f64>().is_ok())
@@ -280,7 +265,7 @@ pub(in crate::data) fn parse_table(
         }
     };
     check_single_column(&p, &names)?;
-    check_unique_names(&p, &names)?;
+    super::super::encoding::check_unique_names(&p, &names)?;
     let (mut rows, mut spans) = (Vec::new(), Vec::new());
     for r in it {
         if r.cells.len() != names.len() {

@@ -54,6 +54,8 @@ impl InputCoding {
         features: &[String],
         target: Option<usize>,
     ) -> Result<Encoded> {
+        table.check()?;
+        table.check_indices(target)?;
         let columns = self.columns_for(features);
         let idx: Vec<usize> = columns
             .iter()

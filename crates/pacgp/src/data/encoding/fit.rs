@@ -23,6 +23,8 @@ impl InputCoding {
         target: Option<usize>,
         opts: &CodingOptions,
     ) -> Result<FittedCoding> {
+        table.check()?;
+        table.check_indices(inputs.iter().copied().chain(target))?;
         let mut notes = Vec::new();
         let missing = &opts.missing_cells;
         let (inputs, empty): (Vec<usize>, Vec<usize>) = inputs

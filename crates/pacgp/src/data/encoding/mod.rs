@@ -280,6 +280,37 @@ pub(crate) fn sorted_levels<'a>(cells: impl Iterator<Item = &'a str>) -> Vec<Str
 }
 
 impl Table {
+    /// What the coding assumes of a table, checked where one comes in (a file, Python or a
+    /// library caller): each column name once (reading by name would use the first) and
+    /// every row as wide as the header.
+    pub fn check(&self) -> Result<()> {
+        check_unique_names(&self.source, &self.header)?;
+        match self.rows.iter().find(|(_, r)| r.len() != self.header.len()) {
+            Some((line, r)) => Err(Error::Csv {
+                path: self.source.clone(),
+                line: *line,
+                message: format!(
+                    "{} fields, but the header has {}",
+                    r.len(),
+                    self.header.len()
+                ),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    /// Column indices a caller passes (inputs, target) must be the table's.
+    pub(crate) fn check_indices(&self, columns: impl IntoIterator<Item = usize>) -> Result<()> {
+        match columns.into_iter().find(|&j| j >= self.header.len()) {
+            Some(j) => Err(Error::ShapeMismatch {
+                what: "table column index",
+                expected: format!("below the table's {} columns", self.header.len()),
+                found: j.to_string(),
+            }),
+            None => Ok(()),
+        }
+    }
+
     /// The index of column `name`.
     pub fn column(&self, name: &str) -> Result<usize> {
         self.header
@@ -295,6 +326,21 @@ impl Table {
                     .join(", "),
             })
     }
+}
+
+/// The first repeated header name, as a typed error naming it and both positions.
+pub(crate) fn check_unique_names(path: &str, header: &[String]) -> Result<()> {
+    for (second, name) in header.iter().enumerate() {
+        if let Some(first) = header[..second].iter().position(|h| h == name) {
+            return Err(Error::DuplicateColumn {
+                path: path.to_string(),
+                name: shown(name),
+                first: first + 1,
+                second: second + 1,
+            });
+        }
+    }
+    Ok(())
 }
 
 impl InputCoding {

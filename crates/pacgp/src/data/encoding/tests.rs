@@ -1,5 +1,5 @@
-//! Tables of the shape of issue 43's flights file: a text column of many values, a date
-//! column, and coded inputs too large to allocate.
+//! Tables of the shape of issue 43's flights file (a text column of many values, a date
+//! column, coded inputs too large to allocate), and tables the coding refuses (fuzz findings).
 
 use super::apply::check_encoded_size;
 use super::*;
@@ -119,4 +119,55 @@ fn coded_inputs_too_large_are_a_typed_error() {
         assert!(e.to_string().contains("available"), "{e}");
     }
     assert!(check_encoded_size("t.csv", 1_000, 10).is_ok());
+}
+
+/// Found by the encoder fuzz target (issue 43): a table naming two columns alike was fitted
+/// by position and applied by name, so the coding read the first column for the second (a
+/// category "unknown" in its own training table, or the wrong column's numbers). Such a
+/// table is refused at fit and at apply, as the CSV reader refuses such a header.
+#[test]
+fn a_table_naming_two_columns_alike_is_refused() {
+    let table = Table {
+        source: "X".into(),
+        header: vec!["a".into(), "a".into()],
+        rows: vec![
+            (2, vec!["1".into(), "x".into()]),
+            (3, vec!["2".into(), "y".into()]),
+        ],
+    };
+    let opts = CodingOptions {
+        categorical: Categorical::Auto,
+        ..Default::default()
+    };
+    let e = InputCoding::fit(&table, &[0, 1], None, &opts).unwrap_err();
+    assert!(
+        matches!(&e, Error::DuplicateColumn { name, first: 1, second: 2, .. } if name == "a"),
+        "{e}"
+    );
+    let coding = InputCoding::default();
+    let e = coding.apply(&table, &["a".into()], None).unwrap_err();
+    assert!(matches!(e, Error::DuplicateColumn { .. }), "{e}");
+}
+
+/// A row narrower than the header, or a column index past the last, is a typed error naming
+/// it (the CSV reader and the Python bridge never hand one over; a library caller may).
+#[test]
+fn a_ragged_table_or_a_column_past_the_last_is_refused() {
+    let mut table = Table {
+        source: "X".into(),
+        header: vec!["a".into(), "y".into()],
+        rows: vec![(2, vec!["1".into(), "0".into()]), (3, vec!["2".into()])],
+    };
+    let opts = CodingOptions::default();
+    let e = InputCoding::fit(&table, &[0], Some(1), &opts).unwrap_err();
+    assert!(matches!(e, Error::Csv { line: 3, .. }), "{e}");
+    assert!(
+        e.to_string().contains("1 fields, but the header has 2"),
+        "{e}"
+    );
+    table.rows[1].1.push("1".into());
+    let e = InputCoding::fit(&table, &[0], Some(2), &opts).unwrap_err();
+    assert!(e.to_string().contains("table column index"), "{e}");
+    let fitted = InputCoding::fit(&table, &[0], Some(1), &opts).unwrap();
+    assert!(fitted.coding.apply(&table, &["a".into()], Some(5)).is_err());
 }
