@@ -1,11 +1,11 @@
 //! The deployed-predictor experiment (`pacgp reproduce deployed`, issue 42): on seeded splits
-//! of the shipped classification sets (two-class, and iris and wine one-vs-rest), each method ([`DEPLOYED_METHODS`]) is fitted through the one
-//! entry point [`crate::fit::fit`] on the training part and certified there, and the held-out
-//! part scores both predictors the certificates name — the Gibbs certificate against the
-//! held-out Gibbs error, the derandomised certificate on `predict`'s labels
-//! ([`crate::certificate::deployed`]) against `predict`'s held-out error — with the
-//! split-conformal prediction sets of the same method (half the training part calibrates) at
-//! level `1 − α`: held-out coverage and mean size. [`summarise`] gives means, the ratio of the
+//! of the shipped classification sets (two-class, and iris and wine one-vs-rest), each method
+//! ([`DEPLOYED_METHODS`]) is fitted through the one entry point [`crate::fit::fit`] on the
+//! training part and certified there, and the held-out part scores both predictors the
+//! certificates name — the Gibbs certificate against the held-out Gibbs error, the
+//! derandomised certificate on `predict`'s labels ([`crate::certificate::deployed`]) against
+//! `predict`'s held-out error — with the split-conformal prediction sets of the same method
+//! (half the training part calibrates) at level `1 − α`: held-out coverage and mean size. [`summarise`] gives means, the ratio of the
 //! deployed certificate to the deployed test error, and whether every certificate held.
 
 use serde::{Deserialize, Serialize};
@@ -169,10 +169,8 @@ fn set_scores(
     seed: u64,
     split: &Split<'_>,
 ) -> Result<(f64, f64)> {
-    let (model, test) = (
-        split.fit(method, options(method, settings, seed, true))?,
-        split.test,
-    );
+    let model = split.fit(method, options(method, settings, seed, true))?;
+    let test = split.test;
     let sets = model.predict_sets(test.x.as_ref(), settings.alpha)?;
     let class = |y: f64| split.class(y);
     let covered = sets
