@@ -26,6 +26,14 @@ fn fails(args: &[&str]) -> String {
     err
 }
 
+/// The arguments of `fit` on `data` with `extra` options, saving to `model`.
+fn fit_args<'a>(data: &'a str, extra: &[&'a str], model: &'a Path) -> Vec<&'a str> {
+    let mut args = vec!["fit", "--data", data];
+    args.extend(extra);
+    args.extend(["--out", s(model)]);
+    args
+}
+
 fn read_json(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
@@ -67,15 +75,7 @@ fn default_kernel_gives_a_one_hot_column_one_lengthscale() {
     let dir = tempfile::tempdir().unwrap();
     let data = colour_table(dir.path());
     let model = dir.path().join("grouped.json");
-    let (_, err) = ok(&[
-        "fit",
-        "--data",
-        &data,
-        "--categorical",
-        "auto",
-        "--out",
-        s(&model),
-    ]);
+    let (_, err) = ok(&fit_args(&data, &["--categorical", "auto"], &model));
     assert!(err.contains("note: kernel: se-groups(1,3)"), "{err}");
     let file = read_json(&model);
     assert_eq!(
@@ -103,17 +103,8 @@ fn default_kernel_gives_a_one_hot_column_one_lengthscale() {
     assert_eq!(predicted.lines().count(), 41, "{predicted}");
 
     let ard = dir.path().join("ard.json");
-    let (_, err) = ok(&[
-        "fit",
-        "--data",
-        &data,
-        "--categorical",
-        "auto",
-        "--kernel",
-        "se-ard",
-        "--out",
-        s(&ard),
-    ]);
+    let options = ["--categorical", "auto", "--kernel", "se-ard"];
+    let (_, err) = ok(&fit_args(&data, &options, &ard));
     assert!(!err.contains("note: kernel:"), "{err}");
     assert_eq!(
         read_json(&ard)["spec"]["method"]["options"]["kernel"],
@@ -135,15 +126,7 @@ fn two_category_columns_keep_one_lengthscale_per_input() {
     let data = dir.path().join("sides.csv");
     std::fs::write(&data, text).unwrap();
     let model = dir.path().join("m.json");
-    ok(&[
-        "fit",
-        "--data",
-        s(&data),
-        "--categorical",
-        "auto",
-        "--out",
-        s(&model),
-    ]);
+    ok(&fit_args(s(&data), &["--categorical", "auto"], &model));
     assert_eq!(
         read_json(&model)["spec"]["method"]["options"]["kernel"],
         "se-ard"
@@ -172,17 +155,8 @@ fn a_class_named_na_is_refused_not_dropped_and_kept_with_na_values() {
     let dir = tempfile::tempdir().unwrap();
     let data = na_class_table(dir.path());
     let model = dir.path().join("m.json");
-    let err = fails(&[
-        "fit",
-        "--data",
-        &data,
-        "--method",
-        "laplace",
-        "--missing",
-        "drop",
-        "--out",
-        s(&model),
-    ]);
+    let options = ["--method", "laplace", "--missing", "drop"];
+    let err = fails(&fit_args(&data, &options, &model));
     let count = na_class_rows(&data);
     assert!(
         err.contains(&format!("{count} rows (the first at line"))
@@ -191,17 +165,8 @@ fn a_class_named_na_is_refused_not_dropped_and_kept_with_na_values() {
         "{err}"
     );
     assert!(!model.exists());
-    let (summary, _) = ok(&[
-        "fit",
-        "--data",
-        &data,
-        "--method",
-        "laplace",
-        "--na-values",
-        "",
-        "--out",
-        s(&model),
-    ]);
+    let options = ["--method", "laplace", "--na-values", ""];
+    let (summary, _) = ok(&fit_args(&data, &options, &model));
     assert!(summary.contains("'NA' → −1, 'yes' → +1"), "{summary}");
     let file = read_json(&model);
     assert_eq!(
@@ -243,25 +208,10 @@ fn na_values_set_the_missing_cells_of_training_and_later_files() {
     let data = dir.path().join("dash.csv");
     std::fs::write(&data, text).unwrap();
     let model = dir.path().join("m.json");
-    let fit = |extra: &[&str]| {
-        let mut args = vec![
-            "fit",
-            "--data",
-            s(&data),
-            "--missing",
-            "mean",
-            "--out",
-            s(&model),
-        ];
-        args.extend(extra);
-        args.iter().map(|a| a.to_string()).collect::<Vec<_>>()
-    };
-    let refused = fails(&fit(&[]).iter().map(String::as_str).collect::<Vec<_>>());
+    let refused = fails(&fit_args(s(&data), &["--missing", "mean"], &model));
     assert!(refused.contains("'-'"), "{refused}");
-    ok(&fit(&["--na-values", "-"])
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>());
+    let options = ["--missing", "mean", "--na-values", "-"];
+    ok(&fit_args(s(&data), &options, &model));
     assert_eq!(
         read_json(&model)["input_coding"]["missing_cells"],
         serde_json::json!(["-"])
