@@ -44,7 +44,8 @@
 //! `K⁻¹ΣK⁻¹ − K⁻¹ = C`). Cost: `O(M²)` per point, `O(N·M²·sweeps)` in all, plus `O(M³)` to
 //! factor `K_B` and `Σ_B` once at the end.
 
-use faer::{Mat, MatRef};
+use faer::linalg::triangular_solve;
+use faer::{Mat, MatMut, MatRef, Par};
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
@@ -602,23 +603,21 @@ fn moments_breakdown(p: &Probe, ln_z: f64, q: f64, r: f64) -> Error {
     }
 }
 
-/// `L⁻¹b` for a lower-triangular `L` with positive diagonal (forward substitution).
+/// `L⁻¹b` for a lower-triangular `L` with positive diagonal (faer's forward substitution).
 fn forward_solve(l: MatRef<'_, f64>, b: &[f64]) -> Vec<f64> {
     let mut x = b.to_vec();
-    for i in 0..x.len() {
-        let s: f64 = (0..i).map(|j| l[(i, j)] * x[j]).sum();
-        x[i] = (x[i] - s) / l[(i, i)];
-    }
+    let n = x.len();
+    let rhs = MatMut::from_column_major_slice_mut(&mut x, n, 1);
+    triangular_solve::solve_lower_triangular_in_place(l, rhs, Par::Seq);
     x
 }
 
-/// `L⁻ᵀb` for a lower-triangular `L` with positive diagonal (back substitution on `Lᵀ`).
+/// `L⁻ᵀb` for a lower-triangular `L` with positive diagonal (faer's back substitution on `Lᵀ`).
 fn back_solve_transposed(l: MatRef<'_, f64>, b: &[f64]) -> Vec<f64> {
     let mut x = b.to_vec();
-    for i in (0..x.len()).rev() {
-        let s: f64 = (i + 1..x.len()).map(|j| l[(j, i)] * x[j]).sum();
-        x[i] = (x[i] - s) / l[(i, i)];
-    }
+    let n = x.len();
+    let rhs = MatMut::from_column_major_slice_mut(&mut x, n, 1);
+    triangular_solve::solve_upper_triangular_in_place(l.transpose(), rhs, Par::Seq);
     x
 }
 
