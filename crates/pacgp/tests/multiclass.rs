@@ -638,3 +638,48 @@ fn one_vs_rest_svm_shares_the_candidate_of_fewest_multiclass_loo_errors() {
         .to_string();
     assert!(err.contains("shares one candidate"), "{err}");
 }
+
+/// `f` on a rayon pool of `threads` threads, as `pacgp --threads` runs a fit.
+fn on_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
+}
+
+/// One-vs-rest fits its classes in parallel: the model is the same bits on one thread (the
+/// classes one after another) and on three (all at once), and each member is the binary
+/// spec fitted alone on its class against the rest.
+#[test]
+fn classes_fitted_in_parallel_are_the_classes_fitted_alone() {
+    let (data, labels) = classes("data/wine/wine.csv");
+    for method in [MethodName::Sogp, MethodName::Laplace] {
+        let spec = FitOptions::default().check(method).unwrap();
+        let fit_on = |threads| {
+            on_threads(threads, || {
+                pacgp::fit::fit(&spec, &data, labels.clone()).unwrap()
+            })
+        };
+        let one = serde_json::to_value(fit_on(1)).unwrap();
+        let model = fit_on(3);
+        assert_eq!(one, serde_json::to_value(&model).unwrap(), "{method}");
+        let Task::OneVsRest { members, .. } = &model.task else {
+            panic!("{method}: wine's three classes are fitted one-vs-rest")
+        };
+        for (c, member) in members.iter().enumerate() {
+            let binary = Dataset {
+                y: pacgp::data::one_vs_rest_signs(&data.y, c),
+                ..data.clone()
+            };
+            let alone = on_threads(1, || {
+                pacgp::fit::fit(&spec, &binary, labels.one_vs_rest(c)).unwrap()
+            });
+            assert_eq!(
+                serde_json::to_value(&alone).unwrap(),
+                serde_json::to_value(member).unwrap(),
+                "{method}, class {c}"
+            );
+        }
+    }
+}

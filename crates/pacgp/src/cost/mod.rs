@@ -27,6 +27,8 @@
 //! Every method also holds its inputs (`N × D`). The counts are upper estimates from reading
 //! the code of one fit; candidates scored in parallel threads each hold their own matrices,
 //! which the count leaves out (on a machine where one fit barely fits, use one thread).
+//! One-vs-rest classes are fitted in parallel only as many at once as fit in the memory
+//! available (`fit::multiclass`), so their count is one member's.
 //!
 //! The machine's memory and the limit a fit may use are [`crate::memory`]'s; the time a fit
 //! takes is [`time`]'s, and [`estimate`] puts the two together for the front ends to show

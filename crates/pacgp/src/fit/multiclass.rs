@@ -5,6 +5,8 @@
 //! multi-class 0-1 loss of the Gibbs classifier `argmax_k f_k(x)`, with the KL and the
 //! prices of every class added up ([`crate::model::multiclass`]).
 
+use rayon::prelude::*;
+
 use crate::bounds::{ConfidenceTerm, HyperGrid};
 use crate::data::{check_class_indices, one_vs_rest_signs, ClassLabels, Dataset, Standardizer};
 use crate::error::{Error, Result};
@@ -12,6 +14,7 @@ use crate::inference::softmax::evidence::{fit_softmax_ml2, softmax_mode, Softmax
 use crate::inference::softmax::{class_indices, SoftmaxConfig, SoftmaxPosterior};
 use crate::kernel::Kernel;
 use crate::loo::LooMode;
+use crate::memory::MemoryLimit;
 use crate::model::softmax::softmax_certificate;
 use crate::model::{CertifyOptions, FitReport, FittedModel, Task};
 use crate::optim::OptimReport;
@@ -49,21 +52,50 @@ pub fn one_vs_rest(
     assemble_one_vs_rest(spec, train, classes, members, &mut notes)
 }
 
-/// Every class against the rest by the binary spec `member`.
+/// Every class against the rest by the binary spec `member`, [`classes_at_once`] of them in
+/// parallel. Each fit is independent and its result does not depend on the thread it runs on,
+/// so the members are those of fitting the classes one after another; the fit's stop signal
+/// reaches every class.
 fn fit_members(
     member: &CheckedFitSpec,
     train: &Dataset,
     classes: &ClassLabels,
 ) -> Result<Vec<FittedModel>> {
-    (0..classes.k())
-        .map(|c| {
-            let data = Dataset {
-                y: one_vs_rest_signs(&train.y, c),
-                ..train.clone()
-            };
+    let watch = crate::optim::stop::current();
+    let fit_class = |c: usize| {
+        let data = Dataset {
+            y: one_vs_rest_signs(&train.y, c),
+            ..train.clone()
+        };
+        crate::optim::stop::within(watch.as_ref(), || {
             super::fit(member, &data, classes.one_vs_rest(c))
         })
-        .collect()
+    };
+    let order: Vec<usize> = (0..classes.k()).collect();
+    let mut members = Vec::with_capacity(classes.k());
+    for group in order.chunks(classes_at_once(member, train, classes.k())) {
+        let fitted: Vec<FittedModel> = group
+            .par_iter()
+            .map(|&c| fit_class(c))
+            .collect::<Result<_>>()?;
+        members.extend(fitted);
+    }
+    Ok(members)
+}
+
+/// How many one-vs-rest classes are fitted at once: one per worker thread up to K, fewer where
+/// that many members' arrays ([`crate::cost::footprint`], each holds its own) would not fit in
+/// the memory available now, so that fitting classes in parallel never needs memory a fit of
+/// one class at a time would not.
+fn classes_at_once(member: &CheckedFitSpec, train: &Dataset, k: usize) -> usize {
+    let threads = rayon::current_num_threads().clamp(1, k.max(1));
+    let Some((limit, _)) = MemoryLimit::Available.resolve() else {
+        return threads;
+    };
+    let one = crate::cost::footprint(&member.method, 2)
+        .bytes(train.n(), train.d())
+        .max(1);
+    (limit / one).clamp(1, threads as u64) as usize
 }
 
 /// One-vs-rest SVMs sharing one (kernel, slack) candidate of the menu, the one of fewest
