@@ -13,9 +13,10 @@ mod common;
 use common::{kernel, synth_clf};
 use criterion::{criterion_group, criterion_main, BenchmarkGroup, BenchmarkId, Criterion};
 use faer::Mat;
-use pacgp::bounds::{BoundKind, BoundTarget, ConfidenceTerm, HyperGrid};
+use pacgp::bounds::{BoundKind, ConfidenceTerm, HyperGrid};
 use pacgp::certificate::GibbsClassifier;
 use pacgp::likelihood::Likelihood;
+use pacgp::objective::bound::MinimisedBound;
 use pacgp::optim::Objective;
 use pacgp::svgp::point::Link;
 use pacgp::svgp::{SvgpCriterion, SvgpObjective, WhitenedQ};
@@ -39,7 +40,7 @@ fn problem(n: usize) -> (Mat<f64>, Vec<f64>, Mat<f64>, WhitenedQ) {
 
 fn bound() -> SvgpCriterion {
     SvgpCriterion::Bound {
-        target: BoundTarget::new(
+        bound: MinimisedBound::new(
             0.01,
             ConfidenceTerm::Maurer,
             BoundKind::Kl,

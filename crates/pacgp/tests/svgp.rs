@@ -5,11 +5,12 @@
 //! and bad input refused with a typed error.
 
 use faer::Mat;
-use pacgp::bounds::{BoundKind, BoundTarget, ConfidenceTerm, HyperGrid};
+use pacgp::bounds::{BoundKind, ConfidenceTerm, HyperGrid};
 use pacgp::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
 use pacgp::gradcheck::{assert_gradients_close, central_difference_gradient, Tolerance};
 use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
+use pacgp::objective::bound::MinimisedBound;
 use pacgp::optim::Objective;
 use pacgp::regression::row_blocks::Streaming;
 use pacgp::svgp::point::Link;
@@ -36,7 +37,7 @@ fn floats(v: &Value) -> Vec<f64> {
 
 fn bound_criterion(n_params: usize, delta: f64) -> SvgpCriterion {
     SvgpCriterion::Bound {
-        target: BoundTarget::new(
+        bound: MinimisedBound::new(
             delta,
             ConfidenceTerm::Maurer,
             BoundKind::Kl,
@@ -221,7 +222,7 @@ fn sharded_sums_combine_to_the_in_process_objective() {
         ..Streaming::default()
     };
     for criterion in [SvgpCriterion::Elbo(Link::Probit), bound_criterion(3, 0.01)] {
-        let obj = SvgpObjective::new(&kernel, x.as_ref(), &y, 6, criterion).unwrap();
+        let obj = SvgpObjective::new(&kernel, x.as_ref(), &y, 6, criterion.clone()).unwrap();
         let (value, grad) = obj.value_and_gradient(&p).unwrap();
         let assembly = obj.assembly();
         let cuts = [0usize, 7, 7, 26, y.len()];

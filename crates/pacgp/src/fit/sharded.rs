@@ -205,7 +205,7 @@ impl ShardedFit {
                 x,
                 y,
                 self.m,
-                assembly.criterion(),
+                assembly.criterion().clone(),
             )?),
         })
     }
@@ -496,7 +496,8 @@ mod tests {
         let ShardedFamily::Classifier { assembly, .. } = &plan.family else {
             panic!("not a classifier plan")
         };
-        let whole = SvgpObjective::new(&kernel, x.as_ref(), &y, M, assembly.criterion()).unwrap();
+        let whole =
+            SvgpObjective::new(&kernel, x.as_ref(), &y, M, assembly.criterion().clone()).unwrap();
         let mut gradient = |rows: &[usize], p: &[f64]| {
             let xb = Mat::from_fn(rows.len(), 2, |r, j| x[(rows[r], j)]);
             let yb: Vec<f64> = rows.iter().map(|&i| y[i]).collect();

@@ -13,12 +13,13 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm, HyperGrid};
+use crate::bounds::{BoundKind, ConfidenceTerm, HyperGrid};
 use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::linalg::Cholesky;
+use crate::objective::bound::MinimisedBound;
 use crate::optim::{
     boxes, Adam, AdamConfig, GridSnap, LbfgsConfig, Objective, OptimReport, Search, Termination,
 };
@@ -115,7 +116,12 @@ impl SvgpSettings {
         Ok(match self.criterion {
             SvgpCriterionSpec::Elbo => SvgpCriterion::Elbo(self.link),
             SvgpCriterionSpec::Bound { kind } => SvgpCriterion::Bound {
-                target: BoundTarget::new(self.delta, self.term, kind, Self::theta_choice(nk).nats)?,
+                bound: MinimisedBound::new(
+                    self.delta,
+                    self.term,
+                    kind,
+                    Self::theta_choice(nk).nats,
+                )?,
                 classifier: GibbsClassifier::latent(&svgp_likelihood(self.link)),
             },
         })

@@ -1,6 +1,7 @@
 //! The sparse variational classifier's objective over `[θ…, vec(Z), m, vech(L_q)]`, streamed
 //! over row blocks ([`crate::regression::row_blocks`]): the negative evidence lower bound per
-//! point, or the PAC-Bayes bound of the Gibbs classifier (through the one [`BoundTarget`]).
+//! point, or the PAC-Bayes bound of the Gibbs classifier (through the one [`MinimisedBound`],
+//! as every bound-trained method).
 //!
 //! One pass per evaluation. Per block b (B rows): `F_b = K(Z, X_b)`, `V_b = L_uu⁻¹F_b`,
 //! `U_b = SV_b`, `μ = V_bᵀm`, `σ_i² = max(k_ii − ‖V_i‖², 0) + V_iᵀU_i` (eq. 12.1); with the
@@ -14,11 +15,11 @@
 use faer::linalg::matmul::matmul;
 use faer::{Accum, Mat, MatRef, Par};
 
-use crate::bounds::BoundTarget;
 use crate::certificate::GibbsClassifier;
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::linalg::{self, cholesky_adjoint_from_product, symmetrise_from_lower, Cholesky};
+use crate::objective::bound::MinimisedBound;
 use crate::optim::Objective;
 use crate::regression::row_blocks::{recycle, scratch, scratch_zeroed, Streaming};
 use crate::regression::whitened_blocks::{
@@ -33,15 +34,16 @@ use super::{SvgpLayout, WhitenedQ};
 pub const BATCH_BLOCK_ROWS: usize = 256;
 
 /// What the objective minimises.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub enum SvgpCriterion {
     /// The negative evidence lower bound per point, `−(Σ_i E[ln p(y_i | f_i)] − KL)/N`
     /// (eq. 12.3) with this link.
     Elbo(Link),
     /// The PAC-Bayes bound on `classifier`'s Gibbs risk (eq. 12.4).
     Bound {
-        /// δ, confidence term, kl or Pinsker, and the penalty (θ's grid).
-        target: BoundTarget,
+        /// δ, confidence term, kl or Pinsker, and θ's price (its grid, or a coarse prior's
+        /// surrogate).
+        bound: MinimisedBound,
         /// The Gibbs classifier whose 0-1 risk is bounded.
         classifier: GibbsClassifier,
     },
@@ -210,8 +212,8 @@ impl SvgpAssembly {
     }
 
     /// The criterion minimised.
-    pub fn criterion(&self) -> SvgpCriterion {
-        self.criterion
+    pub fn criterion(&self) -> &SvgpCriterion {
+        &self.criterion
     }
 
     /// The sample size N.
@@ -358,11 +360,13 @@ impl SvgpAssembly {
             });
         }
         // value = a·data_term + c(KL); the data part's gradient is scaled by a, the KL's by c'.
+        let mut penalty = None;
         let (value, a, c) = match &self.criterion {
             SvgpCriterion::Elbo(_) => (data_term + kl / n, 1.0, 1.0 / n),
-            SvgpCriterion::Bound { target, .. } => {
-                let b = target.at(data_term, kl, self.n_total);
-                (b.value, b.d_risk, b.d_complexity / n)
+            SvgpCriterion::Bound { bound, .. } => {
+                let at = bound.at(&f.kernel.params(), data_term, kl, self.n_total);
+                penalty = Some(at.clone());
+                (at.value.value, at.value.d_risk, at.value.d_complexity / n)
             }
         };
         let terms = SvgpTerms {
@@ -379,7 +383,12 @@ impl SvgpAssembly {
             kl_mean: &kl_mean,
             kl_sqrt: &kl_sqrt,
         };
-        Ok((terms, self.assemble(f, parts, &adjoints)))
+        let mut grad = self.assemble(f, parts, &adjoints);
+        // θ's leading entries take a coarse hyperparameter prior's share (none on the grid).
+        if let Some(at) = penalty {
+            at.add_penalty_gradient(&mut grad);
+        }
+        Ok((terms, grad))
     }
 
     /// The gradient `[θ…, vec(Z), m, vech(L_q)]` from the pass's parts and the KL's gradient.
@@ -584,8 +593,8 @@ impl<'a> SvgpObjective<'a> {
     }
 
     /// The criterion minimised.
-    pub fn criterion(&self) -> SvgpCriterion {
-        self.assembly.criterion
+    pub fn criterion(&self) -> &SvgpCriterion {
+        &self.assembly.criterion
     }
 
     /// The terms at `p`.
