@@ -708,12 +708,14 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
 
     def predict_set(self, X, alpha=0.1):
         """Conformal prediction sets of level 1 − ``alpha`` at X (the estimator fitted with
-        ``intervals="split-conformal[:F]"``): a ``PredictionSets(sets, statement)``, ``sets`` a
-        boolean array of shape (n_samples, n_classes) whose column j says whether
-        ``classes_[j]`` is in the row's set (MAPIE's layout, one level), ``statement`` a dict
-        naming the method, the score and the guarantee: a new point's label is in its set with
-        probability ≥ 1 − α (split conformal). The sets come from the model refitted on part A,
-        so a set need not hold ``predict``'s label, and may be empty."""
+        ``intervals="split-conformal[:F]"``, or ``"jackknife+"`` for laplace and ep): a
+        ``PredictionSets(sets, statement)``, ``sets`` a boolean array of shape (n_samples,
+        n_classes) whose column j says whether ``classes_[j]`` is in the row's set (MAPIE's
+        layout, one level), ``statement`` a dict naming the method, the score and the
+        guarantee: a new point's label is in its set with probability ≥ 1 − α (split
+        conformal; jackknife+: ≥ 1 − 2α for exact leave-one-out models, approximate for the
+        classifier's approximate leave-one-out). Split-conformal sets come from the model
+        refitted on part A, so a set need not hold ``predict``'s label; any set may be empty."""
         check_is_fitted(self, "model_")
         X, _rows = self._coded(X)
         member, k, statement = self.model_.predict_sets(X, float(alpha), n_threads=self.n_threads)

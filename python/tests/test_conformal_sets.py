@@ -116,5 +116,23 @@ def test_refusals():
     with pytest.raises(ValueError, match="interval_score"):
         pacgp.GPClassifier(intervals="split-conformal", interval_score="gp-std").fit(X, y)
     with pytest.raises(ValueError, match="split-conformal"):
-        pacgp.GPClassifier(intervals="jackknife+").fit(X, y)
+        pacgp.GPClassifier(method="ivm", intervals="jackknife+").fit(X, y)
     assert not hasattr(pacgp.GPRegressor(), "predict_set")
+
+
+def test_jackknife_plus_sets():
+    """laplace's jackknife+ sets: the statement names the method and its 1 − 2α over all N
+    training rows, and the sets of held-out rows cover at least 1 − 2α less Monte Carlo slack."""
+    X, y = ripley()
+    rng = np.random.default_rng(0)
+    perm = rng.permutation(len(y))
+    train, test = perm[:150], perm[150:]
+    clf = pacgp.GPClassifier(intervals="jackknife+", random_state=0,
+                             certify=False).fit(X[train], y[train])
+    out = clf.predict_set(X[test], alpha=0.1)
+    assert out.statement["method"] == "jackknife+"
+    assert out.statement["n_scores"] == 150
+    assert out.statement["guaranteed_coverage"] == pytest.approx(0.8)
+    assert out.sets.shape == (len(test), len(clf.classes_))
+    held = [out.sets[i, list(clf.classes_).index(y[t])] for i, t in enumerate(test)]
+    assert np.mean(held) >= 0.75

@@ -128,9 +128,14 @@ impl IntervalStatement {
     /// interval from collapsing but cannot restore the assumption).
     pub fn with_duplicates(mut self, duplicates: Option<Duplicates>) -> Self {
         if let Some(d) = duplicates.filter(Duplicates::warns) {
-            // Jackknife+ and CV+ leave rows with identical inputs out together; split
-            // conformal's calibration part is the seeded split's, ties or not.
-            let grouped = if self.method.starts_with("split") {
+            // A regressor's jackknife+ and CV+ leave rows with identical inputs out together;
+            // split conformal's calibration part is the seeded split's, ties or not, and a
+            // classifier's jackknife+ removes each row's site alone.
+            let sets = self
+                .score
+                .parse::<IntervalScore>()
+                .is_ok_and(IntervalScore::is_classification);
+            let grouped = if self.method.starts_with("split") || sets {
                 ""
             } else {
                 " (rows with identical inputs were left out together)"

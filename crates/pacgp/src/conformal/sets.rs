@@ -1,6 +1,6 @@
 //! Distribution-free prediction sets for classifiers by split conformal prediction (Vovk,
-//! Gammerman & Shafer 2005; Lei et al., JASA 2018, Thm. 2.2 for the split form), with the LAC
-//! or APS conformity score.
+//! Gammerman & Shafer 2005; Lei et al., JASA 2018, Thm. 2.2 for the split form) or by
+//! jackknife+ (below), with the LAC or APS conformity score.
 //!
 //! With `p̂(·|x)` the class probabilities of the model fitted on part A and `s(x, y)` a score
 //! that grows as y looks less likely, the `n` scores `s_i = s(x_i, y_i)` of part B calibrate
@@ -23,6 +23,20 @@
 //!   coverage is still `≥ 1 − α` (the guarantee needs only that calibration and test scores
 //!   are the same function of the point).
 //!
+//! **Jackknife+** (Barber, Candès, Ramdas & Tibshirani, Ann. Statist. 2021, Thm. 1; for sets
+//! Romano, Sesia & Candès, NeurIPS 2020, §2.3 "CV+ and jackknife+", Thm. 2). With `p̂_{−i}`
+//! the model without training point i, `E_i = s_{−i}(x_i, y_i)` its score of point i's label
+//! and `s_{−i}(x, y)` its score of label y at x, the set is
+//!
+//! `C(x) = {y : #{i : E_i < s_{−i}(x, y)} < (1−α)(n+1)}`
+//!
+//! (a label is out once its score under model −i exceeds point i's own for at least
+//! `⌈(1−α)(n+1)⌉` of the i; [`plus_set`]), and it holds the label of a new exchangeable
+//! point with probability `≥ 1 − 2α` when each model −i is a symmetric function of the other
+//! n − 1 points. Here the models −i are the classifier's approximate leave-one-out (site i
+//! removed from the posterior fitted on all n, [`crate::loo::LooDowndate::sites`]), so the
+//! guarantee is approximate and the measured coverage is what tells.
+//!
 //! Labels are indices into the model's class order (a binary model: its negative label 0,
 //! its positive label 1).
 
@@ -39,8 +53,10 @@ pub struct PredictionSets {
     pub classes: Vec<String>,
     /// Each input's set: indices into `classes`, increasing (possibly empty).
     pub sets: Vec<Vec<usize>>,
-    /// The calibrated threshold `q̂` on the score.
-    pub threshold: f64,
+    /// The calibrated threshold `q̂` on the score (split conformal; `None` for jackknife+,
+    /// whose n leave-one-out models each have their own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threshold: Option<f64>,
     /// The method, level and guarantee.
     pub statement: super::IntervalStatement,
 }
@@ -101,12 +117,46 @@ pub fn set_of(score: IntervalScore, p: &[f64], q: f64) -> Result<Vec<usize>> {
         .collect())
 }
 
-/// What split-conformal sets of `spec` at miscoverage α from n calibration scores guarantee.
+/// The jackknife+ set at one input (module doc): `loo[i][y] = s_{−i}(x, y)` for every training
+/// point i and label y, `calibration[i] = E_i`; label y is in unless
+/// `#{i : E_i < s_{−i}(x, y)} ≥ ⌈(1−α)(n+1)⌉` (an error for α outside (0, 1) or below
+/// `1/(n+1)`, where the set would be every label).
+pub fn plus_set(calibration: &[f64], loo: &[Vec<f64>], alpha: f64) -> Result<Vec<usize>> {
+    let n = calibration.len();
+    let k = rank(alpha, n)?;
+    let labels = loo.first().map_or(0, Vec::len);
+    if loo.len() != n || loo.iter().any(|s| s.len() != labels) {
+        return Err(Error::ShapeMismatch {
+            what: "leave-one-out label scores of a jackknife+ set",
+            expected: format!("{n} rows of one length"),
+            found: format!("{} rows", loo.len()),
+        });
+    }
+    // ⌈(1−α)(n+1)⌉ = n + 1 − k, the rank of jackknife+'s upper quantile ([`super::rank`]).
+    Ok((0..labels)
+        .filter(|&y| {
+            let above = (0..n).filter(|&i| calibration[i] < loo[i][y]).count();
+            above < n + 1 - k
+        })
+        .collect())
+}
+
+/// What sets of `spec` at miscoverage α from n calibration scores guarantee.
 pub fn statement(spec: &IntervalSpec, alpha: f64, n: usize) -> super::IntervalStatement {
     let guaranteed_coverage = guarantee(spec.method, alpha, n);
     let score = match spec.score {
         IntervalScore::Lac => "LAC, 1 − p(y|x)",
         _ => "APS, not randomised",
+    };
+    let (points, reference) = match spec.method {
+        super::IntervalMethod::JackknifePlus => (
+            "training",
+            "jackknife+, Barber et al. 2021, Thm. 1, and Romano et al. 2020, Thm. 2, for leave-one-out \
+             models symmetric in the other points; here they are the classifier's approximate \
+             leave-one-out at the fitted hyperparameters (site i removed, no refits), so the \
+             guarantee is approximate",
+        ),
+        _ => ("calibration", "split conformal, Lei et al. 2018, Thm. 2.2"),
     };
     super::IntervalStatement {
         method: spec.method.to_string(),
@@ -116,8 +166,8 @@ pub fn statement(spec: &IntervalSpec, alpha: f64, n: usize) -> super::IntervalSt
         guaranteed_coverage,
         statement: format!(
             "{} prediction sets ({score}) at level {:.4}: the set of a new point drawn \
-             exchangeably with the {n} calibration points holds its label with probability ≥ \
-             {guaranteed_coverage:.4} (split conformal, Lei et al. 2018, Thm. 2.2)",
+             exchangeably with the {n} {points} points holds its label with probability ≥ \
+             {guaranteed_coverage:.4} ({reference})",
             spec.method,
             1.0 - alpha
         ),
@@ -154,5 +204,25 @@ mod tests {
         assert!(threshold(&scores, 1.0).is_err());
         let set = set_of(IntervalScore::Lac, &[0.05, 0.1, 0.85], q).unwrap();
         assert_eq!(set, vec![1, 2]); // 1 − 0.05 = 0.95 > 0.9
+    }
+
+    /// With n = 9 and α = 0.2, ⌈0.8·10⌉ = 8: a label is out once 8 of the 9 leave-one-out
+    /// scores exceed their point's own (strictly), counted here by hand.
+    #[test]
+    fn plus_set_by_hand() {
+        let e = [0.5; 9];
+        // Label 0: 7 of 9 above (in); label 1: 8 above (out); label 2: 9 equal (in).
+        let loo: Vec<Vec<f64>> = (0..9)
+            .map(|i| {
+                vec![
+                    if i < 7 { 0.9 } else { 0.1 },
+                    if i < 8 { 0.6 } else { 0.5 },
+                    0.5,
+                ]
+            })
+            .collect();
+        assert_eq!(plus_set(&e, &loo, 0.2).unwrap(), vec![0, 2]);
+        assert!(plus_set(&e, &loo, 0.05).is_err()); // α < 1/(n+1)
+        assert!(plus_set(&e[..8], &loo, 0.2).is_err());
     }
 }

@@ -138,26 +138,33 @@ pub fn interval_record(
     }
 }
 
-/// The set record of a classifier fitted by `spec` on `data` with `labels`: the spec (without
-/// sets or holdout) refitted on the seeded part A of the one sample split at F, and the
-/// conformity scores of part B's labels under it ([`crate::conformal::sets`]).
+/// The set record of `model`, a classifier fitted by `spec` on `data` with `labels`. Split
+/// conformal: the spec (without sets or holdout) refitted on the seeded part A of the one
+/// sample split at F, and the conformity scores of part B's labels under it; jackknife+: the
+/// training labels, checked against the model's sites and its sets' downdate
+/// ([`crate::conformal::sets`]).
 pub fn set_record(
     spec: &CheckedFitSpec,
     iv: &IntervalSpec,
     data: &Dataset,
     labels: TrainingLabels,
+    model: &FittedModel,
 ) -> Result<SetRecord> {
-    let IntervalMethod::SplitConformal { fraction } = iv.method else {
-        return Err(Error::Unsupported(format!(
-            "a classifier's prediction sets are split-conformal, not {}",
-            iv.method
-        )));
-    };
-    let (a, b) = crate::data::SampleSplit::new(fraction, spec.seed).parts(data)?;
     let k = match &labels {
         TrainingLabels::Classes(c) => Some(c.k()),
         _ => None,
     };
+    let fraction = match iv.method {
+        IntervalMethod::SplitConformal { fraction } => fraction,
+        IntervalMethod::JackknifePlus => return jackknife_set_record(data, k, model),
+        IntervalMethod::CvPlus { .. } => {
+            return Err(Error::Unsupported(format!(
+                "a classifier's prediction sets are split-conformal or jackknife+, not {}",
+                iv.method
+            )))
+        }
+    };
+    let (a, b) = crate::data::SampleSplit::new(fraction, spec.seed).parts(data)?;
     let part_a = super::fit(&spec.without_intervals(), &data.subset(&a), labels)?;
     let held = data.subset(&b);
     let p = part_a.class_probabilities(held.x.as_ref())?;
@@ -171,6 +178,29 @@ pub fn set_record(
         part_a: Box::new(part_a),
         scores,
     })
+}
+
+/// A jackknife+ set record: the training labels as class indices, refused (as on load) when
+/// they are not the ones the model's sites were fitted on, or its posteriors have no downdate.
+fn jackknife_set_record(
+    data: &Dataset,
+    k: Option<usize>,
+    model: &FittedModel,
+) -> Result<SetRecord> {
+    let labels = data
+        .y
+        .iter()
+        .map(|&y| class_index(y, k))
+        .collect::<Result<Vec<_>>>()?;
+    for post in model.site_posteriors()? {
+        LooDowndate::sites(post)?;
+    }
+    let record = SetRecord::JackknifePlus { labels };
+    record.validate(model).map_err(|message| Error::Numerical {
+        what: "jackknife+ set record",
+        message,
+    })?;
+    Ok(record)
 }
 
 /// The class index of a target: `0..K` as given for K classes, else ±1 → 0 (negative) or 1.

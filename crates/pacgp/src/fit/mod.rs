@@ -168,7 +168,8 @@ fn fit_sample(
         .filter(|_| spec.is_classifier());
     let mut model = fit_classifier(&spec, data, labels, notes)?;
     if let Some((iv, labels)) = sets {
-        model.sets = Some(Box::new(intervals::set_record(given, &iv, data, labels)?));
+        let record = intervals::set_record(given, &iv, data, labels, &model)?;
+        model.sets = Some(Box::new(record));
     }
     Ok(model)
 }

@@ -39,6 +39,17 @@
 //! predictive covariance of `y_G` is `[C⁻¹]_GG⁻¹` (the block form of GPML eq. 5.12).
 //! Sparse: `κ_G = (diag Λ_G − W_GᵀW_G)⁻¹`. Cost: the grouped columns of `B⁻¹` (exact) and
 //! one small factor per group.
+//!
+//! **A classifier's Gaussian sites** (Laplace: `π_i = W_i`, the curvature at the mode; EP:
+//! the site precisions `τ̃_i`; the basis the N training inputs, [`LooDowndate::sites`]). The
+//! site-form posterior is GP regression on pseudo-targets `ỹ_i = ν̃_i/π_i` with noise `1/π_i`,
+//! where `ν̃_i = α_i + π_iμ_i` ([`super::cavity`]). With `g_i = f_i`, `s_i = Σ_ii`,
+//! `1 − π_iΣ_ii = [B⁻¹]_ii` (`B = I + Π½KΠ½`): `γ_i = α_i/[B⁻¹]_ii`, `κ_i = π_i/[B⁻¹]_ii`, and
+//! `c(x) = Cov_Q(f_B, f(x)) = (I + KΠ)⁻¹k(X, x) = k(X, x) − KΠ½B⁻¹Π½k(X, x)` (`N²` per test
+//! input on top of the stored factor's solve). No noise is added: `v_{−i}(x)` is the latent
+//! variance, which the likelihood's predictive turns into class probabilities. At `x = x_i`
+//! this is the cavity `N(μ_{−i}, v_{−i})` of [`super::cavity`] (LA-LOO, LOO-EP): removing site
+//! i leaves the other sites as fitted with it (no refit of the mode or of EP's other sites).
 
 use faer::{Mat, MatRef};
 
@@ -56,9 +67,15 @@ enum CrossCov {
         /// `W = L_B⁻¹ V` (M×N).
         w: Mat<f64>,
     },
+    /// A classifier's sites: `c(x) = k(X, x) − KΠ½B⁻¹Π½k(X, x)`.
+    Sites {
+        /// The prior covariance `K` of the N training inputs.
+        k: Mat<f64>,
+    },
 }
 
-/// Leave-one-out residuals and predictive variances at the training inputs.
+/// Leave-one-out residuals and predictive variances at the training inputs (for a
+/// classifier's sites, of the pseudo-targets `ỹ_i = ν̃_i/π_i` with noise `1/π_i`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct TrainingLoo {
     /// `y_i − μ_{−i}(x_i)`.
@@ -73,7 +90,7 @@ pub struct TrainingLoo {
 pub struct LooAtPoints {
     /// `μ_{−i}(x_j)` (N×N*).
     pub mean: Mat<f64>,
-    /// `σ²_{−i}(x_j)`, noise included (N×N*).
+    /// `σ²_{−i}(x_j)`, noise included (N×N*; a classifier's sites: the latent variance).
     pub var: Mat<f64>,
 }
 
@@ -302,6 +319,44 @@ impl<'a> LooDowndate<'a> {
         Ok(d)
     }
 
+    /// A classifier's site-form posterior whose basis is its N training inputs (Laplace,
+    /// EP; module doc): `γ_i = α_i/[B⁻¹]_ii`, `κ_i = π_i/[B⁻¹]_ii`, latent variances (no
+    /// noise). Every site precision must be positive (a site of precision 0 carries no label).
+    pub fn sites(post: &'a GaussianPosterior) -> Result<Self> {
+        let Covariance::Sites { sqrt_pi, chol_b } = &post.cov else {
+            return Err(Error::Unsupported(
+                "the leave-one-out downdate of a classifier needs a site-form posterior \
+                 (Laplace, EP)"
+                    .into(),
+            ));
+        };
+        let pi: Vec<f64> = sqrt_pi.iter().map(|s| s * s).collect();
+        check_positive(&pi, "site precision π_i of the classifier")?;
+        let binv_diag = chol_b.inverse_diag();
+        check_positive(&binv_diag, "[B⁻¹]_ii of the classifier's sites")?;
+        let cav = super::cavity::site_cavities(post)?;
+        let alpha = &post.alpha;
+        let n = alpha.len();
+        // Pseudo-observation ỹ_i with noise 1/π_i: variance v_{−i} + 1/π_i, residual
+        // ỹ_i − μ_{−i} = α_i/π_i + α_i v_{−i} (ν̃_i = α_i + π_iμ_i, μ_{−i} = μ_i − α_i v_{−i}).
+        let var: Vec<f64> = (0..n).map(|i| cav.var[i] + 1.0 / pi[i]).collect();
+        Ok(Self {
+            post,
+            noise: 0.0,
+            cross: CrossCov::Sites {
+                k: post.kernel().gram(post.basis.as_ref()),
+            },
+            gain: (0..n).map(|i| alpha[i] / binv_diag[i]).collect(),
+            kappa: (0..n).map(|i| pi[i] / binv_diag[i]).collect(),
+            blocks: Vec::new(),
+            block_of: vec![None; n],
+            training: TrainingLoo {
+                residual: (0..n).map(|i| alpha[i] * var[i]).collect(),
+                var,
+            },
+        })
+    }
+
     /// Number of training points N.
     pub fn n(&self) -> usize {
         self.gain.len()
@@ -354,6 +409,14 @@ impl<'a> LooDowndate<'a> {
                 chol_kuu.solve_lower_in_place(wx.as_mut());
                 chol_b.solve_lower_in_place(wx.as_mut());
                 w.transpose() * &wx
+            }
+            (CrossCov::Sites { k }, Covariance::Sites { sqrt_pi, chol_b }) => {
+                let kx = self.post.kernel().cross(self.post.basis.as_ref(), xs);
+                // t = Π½B⁻¹Π½k(X, x); c = k(X, x) − K t.
+                let mut t = Mat::from_fn(kx.nrows(), kx.ncols(), |i, j| sqrt_pi[i] * kx[(i, j)]);
+                chol_b.solve_in_place(t.as_mut());
+                let t = Mat::from_fn(t.nrows(), t.ncols(), |i, j| sqrt_pi[i] * t[(i, j)]);
+                kx - k * &t
             }
             _ => unreachable!("the constructors pair each form with its covariance"),
         }
@@ -432,4 +495,138 @@ fn check_weights(
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::inference::ep::{self, EpConfig};
+    use crate::inference::laplace::{self, LaplaceConfig};
+    use crate::inference::ClassifierFit;
+    use crate::kernel::Kernel;
+    use crate::likelihood::Likelihood;
+
+    /// Distinct 2-d inputs (a scrambled grid) with labels of a noisy linear rule.
+    fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
+        let x = Mat::from_fn(n, 2, |i, j| {
+            ((i * 17 + j * 29) % 41) as f64 / 20.0 - 1.0 + 0.013 * i as f64
+        });
+        let y = (0..n)
+            .map(|i| {
+                let s = x[(i, 0)] + 0.5 * x[(i, 1)] + 0.2 * ((i % 5) as f64 - 2.0);
+                if s > 0.0 {
+                    1.0
+                } else {
+                    -1.0
+                }
+            })
+            .collect();
+        (x, y)
+    }
+
+    /// Laplace (logistic) and EP (probit) fits of the toy set.
+    fn fits(x: &Mat<f64>, y: &[f64]) -> Vec<(&'static str, ClassifierFit)> {
+        let k = Kernel::se_iso(0.8, 2.0);
+        let cfg = LaplaceConfig {
+            tol: 1e-14,
+            max_iter: 200,
+        };
+        let mode = laplace::mode(&k, &Likelihood::Logistic, x.as_ref(), y, &cfg, None).unwrap();
+        let la = mode.into_fit(&k, x.as_ref());
+        let cfg = EpConfig {
+            tol: 1e-10,
+            ..Default::default()
+        };
+        let run = ep::run(&k, &Likelihood::probit(), x.as_ref(), y, &cfg, None).unwrap();
+        let (ep, _) = run.into_fit(&k, x.as_ref());
+        vec![("laplace", la), ("ep", ep)]
+    }
+
+    /// At the training inputs the downdate is the cavity LOO of [`super::super::cavity`].
+    #[test]
+    fn sites_at_training_inputs_are_the_cavities() {
+        let (x, y) = toy(30);
+        for (name, fit) in fits(&x, &y) {
+            let cav = crate::loo::site_cavities(&fit.posterior).unwrap();
+            let d = LooDowndate::sites(&fit.posterior).unwrap();
+            let at = d.at(fit.posterior.basis.as_ref()).unwrap();
+            for i in 0..y.len() {
+                let (m, v) = (at.mean[(i, i)], at.var[(i, i)]);
+                assert!(
+                    (m - cav.mean[i]).abs() < 1e-9 * (1.0 + m.abs()),
+                    "{name} mean {i}"
+                );
+                assert!((v - cav.var[i]).abs() < 1e-9 * v, "{name} variance {i}");
+            }
+        }
+    }
+
+    /// At new inputs the downdate is the site-form posterior recomputed densely without site
+    /// i: GP regression of the other pseudo-targets `ỹ_j = ν̃_j/π_j` with noise `1/π_j`,
+    /// `μ_{−i}(x) = k_{−i}(x)ᵀ(K_{−i} + Π_{−i}⁻¹)⁻¹ỹ_{−i}` and
+    /// `v_{−i}(x) = k(x, x) − k_{−i}(x)ᵀ(K_{−i} + Π_{−i}⁻¹)⁻¹k_{−i}(x)`.
+    #[test]
+    fn sites_at_new_inputs_match_the_posterior_without_site_i() {
+        let (x, y) = toy(24);
+        let xs = Mat::from_fn(7, 2, |j, c| 0.3 * j as f64 - 0.9 + 0.4 * c as f64);
+        for (name, fit) in fits(&x, &y) {
+            let post = &fit.posterior;
+            let Covariance::Sites { sqrt_pi, .. } = &post.cov else {
+                panic!("{name}: not a site form")
+            };
+            let kern = post.kernel();
+            let kg = kern.gram(x.as_ref());
+            let mu = crate::linalg::mat_vec(&kg, &post.alpha);
+            let pi: Vec<f64> = sqrt_pi.iter().map(|s| s * s).collect();
+            let pseudo: Vec<f64> = (0..y.len())
+                .map(|j| (post.alpha[j] + pi[j] * mu[j]) / pi[j])
+                .collect();
+            let at = LooDowndate::sites(post).unwrap().at(xs.as_ref()).unwrap();
+            let kxs = kern.cross(x.as_ref(), xs.as_ref());
+            let kss = kern.diag(xs.as_ref());
+            for i in 0..y.len() {
+                let rest: Vec<usize> = (0..y.len()).filter(|&j| j != i).collect();
+                let c = Mat::from_fn(rest.len(), rest.len(), |a, b| {
+                    kg[(rest[a], rest[b])] + if a == b { 1.0 / pi[rest[a]] } else { 0.0 }
+                });
+                let chol = Cholesky::factor(c.as_ref(), &JitterPolicy::none(), "K + Π⁻¹").unwrap();
+                let yr: Vec<f64> = rest.iter().map(|&j| pseudo[j]).collect();
+                let w = chol.solve_vec(&yr);
+                let kr = Mat::from_fn(rest.len(), xs.nrows(), |a, t| kxs[(rest[a], t)]);
+                let sol = chol.solve(kr.as_ref());
+                for t in 0..xs.nrows() {
+                    let kcol: Vec<f64> = (0..rest.len()).map(|a| kr[(a, t)]).collect();
+                    let m = crate::linalg::dot(&kcol, &w);
+                    let scol: Vec<f64> = (0..rest.len()).map(|a| sol[(a, t)]).collect();
+                    let v = kss[t] - crate::linalg::dot(&kcol, &scol);
+                    let (gm, gv) = (at.mean[(i, t)], at.var[(i, t)]);
+                    assert!(
+                        (gm - m).abs() < 1e-7 * (1.0 + m.abs()),
+                        "{name} mean {i},{t}: {gm} {m}"
+                    );
+                    assert!(
+                        (gv - v).abs() < 1e-7 * (1.0 + v),
+                        "{name} variance {i},{t}: {gv} {v}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// A whitened (sparse regression) posterior has no sites: a typed error, not a panic.
+    #[test]
+    fn sites_refuse_other_forms() {
+        let (x, y) = toy(12);
+        let gp = crate::regression::sparse::SparseGp {
+            kernel: Kernel::se_iso(0.8, 1.0),
+            noise_variance: 0.1,
+            z: x.subrows(0, 4).to_owned(),
+            method: crate::regression::sparse::SparseMethod::Vfe,
+        };
+        let post = gp.posterior(x.as_ref(), &y).unwrap();
+        assert!(matches!(
+            LooDowndate::sites(&post),
+            Err(Error::Unsupported(_))
+        ));
+    }
 }

@@ -6,8 +6,9 @@
 //! - [`closed_form`]: exact GP regression's closed form (GPML §5.4.2), its gradient and the
 //!   LOO-CV objective;
 //! - [`linear_response`]: naive mean field's linear-response LOO (seed 001 eqs. 17.41–17.42);
-//! - [`downdate`]: LOO predictions of GP regression at new inputs by a rank-one downdate
-//!   (what jackknife+ needs, [`crate::conformal`]);
+//! - [`downdate`]: LOO predictions at new inputs by a rank-one downdate, of GP regression and
+//!   of a classifier's Gaussian sites (Laplace, EP): what jackknife+ needs
+//!   ([`crate::conformal`]);
 //! - [`refit`]: exact LOO by refitting any model, parallel and warm-started.
 //!
 //! [`classifier_loo`] and [`regression_loo`] are the entry points (`certify --loo

@@ -390,7 +390,7 @@ impl FittedModel {
             self.is_classifier() && self.spec.intervals.is_some(),
         ) {
             (Some(r), true) => r
-                .validate(&self.spec, self.n_train, &self.class_names()?)
+                .validate(self)
                 .map_err(|e| bad(format!("prediction-set record: {e}")))?,
             (None, false) => {}
             (Some(_), false) => {

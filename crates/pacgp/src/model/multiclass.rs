@@ -68,17 +68,46 @@ impl FittedModel {
         predictor: GibbsPredictor,
     ) -> Result<Vec<Marginals>> {
         let (_, members) = self.members()?;
+        let latent = members
+            .iter()
+            .map(|m| m.posterior()?.predict(xs))
+            .collect::<Result<Vec<_>>>()?;
+        self.scores_of_latent(latent, predictor)
+    }
+
+    /// The K class scores `s_k = f_k + b_k` (plus the probit's label-noise variance for the
+    /// noisy predictor) from the members' latent marginals `f_k`, in class order.
+    fn scores_of_latent(
+        &self,
+        latent: Vec<Marginals>,
+        predictor: GibbsPredictor,
+    ) -> Result<Vec<Marginals>> {
+        let (_, members) = self.members()?;
+        if latent.len() != members.len() {
+            return Err(Error::ShapeMismatch {
+                what: "latent marginals of the one-vs-rest members",
+                expected: format!("{} classes", members.len()),
+                found: format!("{}", latent.len()),
+            });
+        }
         members
             .iter()
-            .map(|m| {
+            .zip(latent)
+            .map(|(m, mut s)| {
                 let g = m.gibbs_classifier(predictor)?;
-                let mut s = m.posterior()?.predict(xs)?;
                 let noise = g.noise_slope.map_or(0.0, |l| 1.0 / (l * l));
                 s.mean.iter_mut().for_each(|v| *v += g.bias);
                 s.var.iter_mut().for_each(|v| *v += noise);
                 Ok(s)
             })
             .collect()
+    }
+
+    /// A one-vs-rest model's class probabilities from its members' latent marginals: the
+    /// normalised vote of the Gibbs classifier the members' spec names ([`Self::predict_classes`]).
+    pub(super) fn vote_probabilities(&self, latent: Vec<Marginals>) -> Result<Mat<f64>> {
+        let scores = self.scores_of_latent(latent, self.trained_predictor_of_members())?;
+        Ok(normalised_probabilities(&ln_vote_matrix(&scores)?))
     }
 
     /// Class probabilities at raw inputs: the probability that the certified Gibbs classifier

@@ -233,16 +233,24 @@ fn check_schedule(s: &OptimSchedule) -> Result<(), SpecError> {
 }
 
 /// Intervals apply to regressors with a regression score, prediction sets to classifiers with
-/// a classification score and split conformal; jackknife+ needs the posterior fitted on the
-/// whole sample (not a split prior's); folds and fractions within their ranges.
+/// a classification score and split conformal, or jackknife+ where the classifier's posterior
+/// is in Gaussian-site form ([`site_form_classifier`]); jackknife+ needs the posterior fitted
+/// on the whole sample (not a split prior's); folds and fractions within their ranges.
 pub(super) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), SpecError> {
     let method = spec.method_name();
-    if method.is_classifier() && !matches!(iv.method, IntervalMethod::SplitConformal { .. }) {
+    let classifier_method_ok = match iv.method {
+        IntervalMethod::SplitConformal { .. } => true,
+        IntervalMethod::JackknifePlus => site_form_classifier(&spec.method),
+        IntervalMethod::CvPlus { .. } => false,
+    };
+    if method.is_classifier() && !classifier_method_ok {
         return Err(SpecError::out_of_range(
             SpecOption::Intervals,
             iv.method,
-            "split-conformal[:F] for a classifier's prediction sets (leave-one-out and \
-             cross-validation sets are not available for classifiers)",
+            "split-conformal[:F] for this classifier's prediction sets (jackknife+ sets need a \
+             Gaussian-site posterior fitted on the whole sample: laplace or ep, binary or \
+             one-vs-rest, without a split prior; cross-validation sets are not available for \
+             classifiers)",
         ));
     }
     if method.is_classifier() != iv.score.is_classification() {
@@ -286,6 +294,20 @@ pub(super) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), S
             ))
         }
         _ => Ok(()),
+    }
+}
+
+/// Whether a classifier's posterior is in Gaussian-site form over its whole sample (Laplace,
+/// EP; binary or one-vs-rest over them; no split prior), which jackknife+ sets downdate
+/// ([`crate::loo::LooDowndate::sites`]).
+pub(crate) fn site_form_classifier(method: &Method) -> bool {
+    match method {
+        Method::Classifier(c) => {
+            matches!(c.inference, Inference::Laplace { .. } | Inference::Ep)
+                && !matches!(c.hypers, ClassifierHypers::Split(_))
+        }
+        Method::OneVsRest(inner) => site_form_classifier(inner),
+        _ => false,
     }
 }
 

@@ -1,0 +1,91 @@
+//! `fit --intervals jackknife+` on a classifier and `predict --set`: the `set` column is the
+//! library's jackknife+ sets of the same model file (recomputed here through the library), the
+//! statement names jackknife+ and its 1 − 2α, and a family without Gaussian sites is refused
+//! with exit 2, naming split-conformal.
+
+mod common;
+use common::{fails, fit, json, ok, pacgp, s, RIPLEY};
+
+use pacgp::data::{read_training, CsvOptions, TargetKind};
+use pacgp::model::FittedModel;
+
+#[test]
+fn jackknife_sets_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.json");
+    let extra = [
+        "--method",
+        "laplace",
+        "--intervals",
+        "jackknife+",
+        "--interval-score",
+        "aps",
+        "--seed",
+        "3",
+    ];
+    ok(&fit(RIPLEY.0, &model, &extra));
+    let out = json(&pacgp(&[
+        "predict",
+        "--model",
+        s(&model),
+        "--data",
+        RIPLEY.1,
+        "--set",
+        "0.9",
+        "--json",
+    ]));
+    let sets = &out["sets"];
+    assert_eq!(sets["method"], "jackknife+", "{sets}");
+    assert_eq!(sets["score"], "aps");
+    assert!((sets["guaranteed_coverage"].as_f64().unwrap() - 0.8).abs() < 1e-12);
+    assert_eq!(sets["n_scores"], 250);
+
+    let m = FittedModel::load(&model).unwrap();
+    let test = read_training(
+        common::repo().join(RIPLEY.1),
+        &CsvOptions::default(),
+        TargetKind::Classes,
+    )
+    .unwrap();
+    let want = m
+        .predict_sets(test.data.x.as_ref(), 0.1)
+        .unwrap()
+        .joined("|");
+    let got: Vec<&str> = out["set"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(got, want);
+    let covered = got
+        .iter()
+        .zip(&test.data.y)
+        .filter(|(set, y)| {
+            set.split('|')
+                .any(|l| l == if **y > 0.0 { "1" } else { "0" })
+        })
+        .count();
+    assert!(
+        covered as f64 / got.len() as f64 >= 0.8,
+        "{covered} of {}",
+        got.len()
+    );
+
+    // IVM's posterior is a site form over its active set only: refused before any data.
+    let err = fails(
+        &[
+            "fit",
+            "--data",
+            RIPLEY.0,
+            "--method",
+            "ivm",
+            "--intervals",
+            "jackknife+",
+            "--out",
+            s(&model),
+        ],
+        2,
+    );
+    assert!(err.contains("split-conformal"), "{err}");
+}
