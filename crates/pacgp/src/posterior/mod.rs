@@ -259,7 +259,7 @@ impl GaussianPosterior {
         let n = x.nrows();
         let (mut mean, mut var) = (Vec::with_capacity(n), Vec::with_capacity(n));
         for lo in (0..n).step_by(ROWS) {
-            let part = self.predict_at(x.subrows(lo, ROWS.min(n - lo)));
+            let part = self.predict_at(x.subrows(lo, ROWS.min(n - lo)))?;
             mean.extend(part.mean);
             var.extend(part.var);
         }
@@ -275,16 +275,16 @@ impl GaussianPosterior {
         let mut mean = Vec::with_capacity(n);
         for lo in (0..n).step_by(ROWS) {
             let part = x.subrows(lo, ROWS.min(n - lo));
-            let kxb = self.prior.cross_at(part, self.basis.as_ref());
-            mean.extend(self.mean_from_cross(part, &kxb));
+            let kxb = self.prior.cross_at(part, self.basis.as_ref())?;
+            mean.extend(self.mean_from_cross(part, &kxb)?);
         }
         Ok(mean)
     }
 
     /// `m(x) + Σ_m K(x_i, b_m) α_m`, accumulated column by column (contiguous) in the order
     /// of m, from the cross-covariance `kxb` (N*×M).
-    fn mean_from_cross(&self, x: MatRef<'_, f64>, kxb: &Mat<f64>) -> Vec<f64> {
-        let prior_mean = self.prior.mean_at(x);
+    fn mean_from_cross(&self, x: MatRef<'_, f64>, kxb: &Mat<f64>) -> Result<Vec<f64>> {
+        let prior_mean = self.prior.mean_at(x)?;
         let mut weighted = vec![0.0; x.nrows()];
         for (m, &a) in self.alpha.iter().enumerate() {
             let col = kxb
@@ -296,28 +296,28 @@ impl GaussianPosterior {
                 *w += k * a;
             }
         }
-        prior_mean
+        Ok(prior_mean
             .iter()
             .zip(&weighted)
             .map(|(p, w)| p + w)
-            .collect()
+            .collect())
     }
 
     /// The posterior covariance `Cov_Q[f(x_i), f(z_j)]` between the rows of `x` and `z`.
     pub fn covariance(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>) -> Result<Mat<f64>> {
         self.check_inputs(x)?;
         self.check_inputs(z)?;
-        Ok(self.covariance_at(x, z))
+        self.covariance_at(x, z)
     }
 
     /// [`GaussianPosterior::predict`] on inputs already checked.
-    pub(crate) fn predict_at(&self, x: MatRef<'_, f64>) -> Marginals {
-        let kxb = self.prior.cross_at(x, self.basis.as_ref()); // N*×M
-        let mean = self.mean_from_cross(x, &kxb);
-        let prior = self.prior.diag_at(x);
+    pub(crate) fn predict_at(&self, x: MatRef<'_, f64>) -> Result<Marginals> {
+        let kxb = self.prior.cross_at(x, self.basis.as_ref())?; // N*×M
+        let mean = self.mean_from_cross(x, &kxb)?;
+        let prior = self.prior.diag_at(x)?;
         if self.covariance_is_prior() {
             let var = prior.iter().map(|p| p.max(0.0)).collect();
-            return Marginals { mean, var };
+            return Ok(Marginals { mean, var });
         }
         let reduction: Vec<f64> = self
             .projections(kxb.transpose().to_owned())
@@ -336,32 +336,32 @@ impl GaussianPosterior {
             .zip(&reduction)
             .map(|(p, r)| (p - r).max(0.0))
             .collect();
-        Marginals { mean, var }
+        Ok(Marginals { mean, var })
     }
 
     /// [`GaussianPosterior::covariance`] on inputs already checked:
     /// `k_P(x,z) − Σ_j s_j A_j(x)ᵀ A_j(z)` with the projections of [`Self::projections`].
-    pub(crate) fn covariance_at(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>) -> Mat<f64> {
-        let mut c = self.prior.cross_at(x, z);
-        let ax = self.projections(self.prior.cross_at(self.basis.as_ref(), x));
-        let az = self.projections(self.prior.cross_at(self.basis.as_ref(), z));
+    pub(crate) fn covariance_at(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        let mut c = self.prior.cross_at(x, z)?;
+        let ax = self.projections(self.prior.cross_at(self.basis.as_ref(), x)?);
+        let az = self.projections(self.prior.cross_at(self.basis.as_ref(), z)?);
         for ((sign, a), (_, b)) in ax.iter().zip(&az) {
-            let p = a.transpose() * b;
+            let p = product_tn(a, b)?;
             for j in 0..c.ncols() {
                 for i in 0..c.nrows() {
                     c[(i, j)] -= sign * p[(i, j)];
                 }
             }
         }
-        c
+        Ok(c)
     }
 
     /// The posterior covariance matrix of the rows of `x` on inputs already checked:
     /// `K_P(x,x) − Σ_j s_j A_jᵀA_j`, its lower triangle copied to the upper.
-    pub(crate) fn covariance_gram_at(&self, x: MatRef<'_, f64>) -> Mat<f64> {
-        let mut c = self.prior.gram_at(x);
-        for (sign, a) in self.projections(self.prior.cross_at(self.basis.as_ref(), x)) {
-            let p = a.transpose() * &a;
+    pub(crate) fn covariance_gram_at(&self, x: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        let mut c = self.prior.gram_at(x)?;
+        for (sign, a) in self.projections(self.prior.cross_at(self.basis.as_ref(), x)?) {
+            let p = product_tn(&a, &a)?;
             for j in 0..c.ncols() {
                 for i in 0..c.nrows() {
                     c[(i, j)] -= sign * p[(i, j)];
@@ -373,7 +373,7 @@ impl GaussianPosterior {
                 c[(i, j)] = c[(j, i)];
             }
         }
-        c
+        Ok(c)
     }
 
     /// Whether the covariance is the prior's (every site precision 0, as the SVM's shifted
@@ -420,14 +420,15 @@ impl GaussianPosterior {
     ///
     /// The site and whitened forms give the [`kl`] invariants through `B`
     /// (`½[ln det B + tr B⁻¹ + αᵀK_Bα − M]`), the dense form through its two Cholesky factors.
-    pub fn kl_to_prior(&self) -> f64 {
-        self.kl_terms().kl()
+    /// [`Error::OutOfMemory`] where `K_B` cannot be had.
+    pub fn kl_to_prior(&self) -> Result<f64> {
+        Ok(self.kl_terms()?.kl())
     }
 
     /// The invariants of `KL(Q‖P)` on the basis ([`GaussianKlTerms`]).
-    fn kl_terms(&self) -> GaussianKlTerms {
-        let (m, quad) = (self.n_basis(), self.alpha_k_alpha());
-        match &self.cov {
+    fn kl_terms(&self) -> Result<GaussianKlTerms> {
+        let (m, quad) = (self.n_basis(), self.alpha_k_alpha()?);
+        Ok(match &self.cov {
             // The shifted prior (every site precision 0): B = I, so tr B⁻¹ = M, ln det B = 0.
             Covariance::Sites { sqrt_pi, .. } if sqrt_pi.iter().all(|&s| s == 0.0) => {
                 GaussianKlTerms::site_form(m as f64, quad, m, 0.0)
@@ -444,7 +445,7 @@ impl GaussianPosterior {
                 dim: m as f64,
                 ln_det_ratio: chol_sigma.ln_det() - chol_kb.ln_det(),
             },
-        }
+        })
     }
 
     /// `κ ≥ sup_x v(x)/k_P(x,x)`: the posterior variance anywhere is at most κ times the
@@ -489,19 +490,19 @@ impl GaussianPosterior {
     /// invariants (as [`GaussianPosterior::kl_to_prior`] sums them, to the bit): the KL is the
     /// parts' sum, and scaling the mean weights by `s` scales only the second, by `s²`
     /// ([`MeanScaled`]).
-    pub(crate) fn kl_parts(&self) -> (f64, f64, f64) {
-        let terms = self.kl_terms();
+    pub(crate) fn kl_parts(&self) -> Result<(f64, f64, f64)> {
+        let terms = self.kl_terms()?;
         let covariance = GaussianKlTerms {
             mahalanobis: 0.0,
             ..terms
         };
-        (covariance.kl(), 0.5 * terms.mahalanobis, terms.kl())
+        Ok((covariance.kl(), 0.5 * terms.mahalanobis, terms.kl()))
     }
 
     /// `αᵀ K_B α` (the mean term of the KL); for the inducing and dense forms with the stored
     /// (jittered) `K = L Lᵀ`, as `‖Lᵀα‖²`, so the KL is that of the prior the posterior was
     /// built on.
-    fn alpha_k_alpha(&self) -> f64 {
+    fn alpha_k_alpha(&self) -> Result<f64> {
         if let Covariance::WhitenedPrecision { chol_kuu, .. }
         | Covariance::Dense {
             chol_kb: chol_kuu, ..
@@ -509,18 +510,33 @@ impl GaussianPosterior {
         {
             let l = chol_kuu.l();
             let m = self.alpha.len();
-            return (0..m)
+            return Ok((0..m)
                 .map(|j| {
                     (j..m)
                         .map(|i| l[(i, j)] * self.alpha[i])
                         .sum::<f64>()
                         .powi(2)
                 })
-                .sum();
+                .sum());
         }
-        let kb = self.prior.gram_at(self.basis.as_ref());
-        linalg::dot(&self.alpha, &linalg::mat_vec(&kb, &self.alpha))
+        let kb = self.prior.gram_at(self.basis.as_ref())?;
+        Ok(linalg::dot(&self.alpha, &linalg::mat_vec(&kb, &self.alpha)))
     }
+}
+
+/// `aᵀb` (N*×N* for projections of two sets of test points) in a buffer from
+/// [`crate::memory::try_zeros`]: the product a test set too large for it asks for.
+fn product_tn(a: &Mat<f64>, b: &Mat<f64>) -> Result<Mat<f64>> {
+    let mut p = crate::memory::try_zeros(a.ncols(), b.ncols(), "a posterior covariance")?;
+    faer::linalg::matmul::matmul(
+        p.as_mut(),
+        faer::Accum::Replace,
+        a.transpose(),
+        b.as_ref(),
+        1.0,
+        faer::get_global_parallelism(),
+    );
+    Ok(p)
 }
 
 /// Multiply row i of `a` by `s[i]`.
@@ -558,7 +574,7 @@ mod tests {
         let z = Mat::from_fn(4, 2, |i, j| {
             (i as f64 - 1.5) * if j == 0 { 0.9 } else { 0.4 }
         });
-        let kb = k.gram(z.as_ref());
+        let kb = k.gram(z.as_ref()).unwrap();
         let chol =
             |m: &Mat<f64>| Cholesky::factor(m.as_ref(), &JitterPolicy::default(), "test").unwrap();
         let b = Mat::from_fn(
@@ -631,7 +647,7 @@ mod tests {
             assert!((a.mean[i] - b.mean[i]).abs() < 1e-12);
             assert!((a.var[i] - b.var[i]).abs() < 1e-12);
         }
-        assert!((post.kl_to_prior() - back.kl_to_prior()).abs() < 1e-10);
+        assert!((post.kl_to_prior().unwrap() - back.kl_to_prior().unwrap()).abs() < 1e-10);
         // The older layout with the factor inline.
         let Covariance::Sites { sqrt_pi, chol_b } = post.cov.clone() else {
             panic!("Laplace gives the site form")
@@ -649,7 +665,7 @@ mod tests {
         };
         let old: GaussianPosterior =
             serde_json::from_str(&serde_json::to_string(&old).unwrap()).unwrap();
-        assert!((old.kl_to_prior() - post.kl_to_prior()).abs() < 1e-12);
+        assert!((old.kl_to_prior().unwrap() - post.kl_to_prior().unwrap()).abs() < 1e-12);
         // A file whose sizes disagree is an error, not a panic.
         let bad = json.replacen("\"alpha\":[", "\"alpha\":[0.5,", 1);
         assert!(serde_json::from_str::<GaussianPosterior>(&bad).is_err());

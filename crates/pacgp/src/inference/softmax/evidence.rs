@@ -120,7 +120,7 @@ pub fn softmax_mode(
     f0: Option<&[Vec<f64>]>,
 ) -> Result<SoftmaxMode> {
     kernel.check_input_dim(x.ncols())?;
-    find_mode(kernel.gram(x), y, classes, cfg, f0)
+    find_mode(kernel.gram(x)?, y, classes, cfg, f0)
 }
 
 /// `−ln q(y|X,θ)` of the softmax Laplace over the kernel's θ, each evaluation warm-started
