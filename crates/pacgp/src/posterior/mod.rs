@@ -253,13 +253,18 @@ impl GaussianPosterior {
     /// Latent mean and variance at the rows of `x` (one point per row).
     pub fn predict(&self, x: MatRef<'_, f64>) -> Result<Marginals> {
         self.check_inputs(x)?;
-        // In blocks of rows: memory O(block·M), not O(N*·M) (10⁶ training points at M = 500
-        // are 4 GB per N*×M matrix).
-        const ROWS: usize = 4096;
+        self.predict_in_blocks(x, block_rows(self.n_basis()))
+    }
+
+    /// [`GaussianPosterior::predict`] on checked inputs, `rows` rows of `x` at a time: memory
+    /// O(rows·M) whatever N* (10⁶ test points against 10⁴ training points would be 80 GB
+    /// as one N*×M matrix). Each row's mean and variance come from its own column of the
+    /// block's products, the same for any `rows`.
+    pub(crate) fn predict_in_blocks(&self, x: MatRef<'_, f64>, rows: usize) -> Result<Marginals> {
         let n = x.nrows();
         let (mut mean, mut var) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        for lo in (0..n).step_by(ROWS) {
-            let part = self.predict_at(x.subrows(lo, ROWS.min(n - lo)))?;
+        for lo in (0..n).step_by(rows.max(1)) {
+            let part = self.predict_at(x.subrows(lo, rows.min(n - lo)))?;
             mean.extend(part.mean);
             var.extend(part.var);
         }
@@ -270,11 +275,10 @@ impl GaussianPosterior {
     /// regressor's point prediction needs, without the variances' O(N*·M²) solves.
     pub fn predict_mean(&self, x: MatRef<'_, f64>) -> Result<Vec<f64>> {
         self.check_inputs(x)?;
-        const ROWS: usize = 4096;
-        let n = x.nrows();
+        let (n, rows) = (x.nrows(), block_rows(self.n_basis()));
         let mut mean = Vec::with_capacity(n);
-        for lo in (0..n).step_by(ROWS) {
-            let part = x.subrows(lo, ROWS.min(n - lo));
+        for lo in (0..n).step_by(rows) {
+            let part = x.subrows(lo, rows.min(n - lo));
             let kxb = self.prior.cross_at(part, self.basis.as_ref())?;
             mean.extend(self.mean_from_cross(part, &kxb)?);
         }
@@ -312,6 +316,23 @@ impl GaussianPosterior {
 
     /// [`GaussianPosterior::predict`] on inputs already checked.
     pub(crate) fn predict_at(&self, x: MatRef<'_, f64>) -> Result<Marginals> {
+        if x.nrows() == 1 {
+            // faer solves one right-hand side by another kernel than several, whose last bits
+            // differ (by up to 2 ulp): a lone row (one row to predict, or the last of a block
+            // boundary) is predicted beside a copy of itself, so that a row's prediction does
+            // not depend on how many rows share its block.
+            let pair = Mat::from_fn(2, x.ncols(), |_, j| x[(0, j)]);
+            let m = self.predict_rows(pair.as_ref())?;
+            return Ok(Marginals {
+                mean: vec![m.mean[0]],
+                var: vec![m.var[0]],
+            });
+        }
+        self.predict_rows(x)
+    }
+
+    /// [`GaussianPosterior::predict_at`] of two rows or more.
+    fn predict_rows(&self, x: MatRef<'_, f64>) -> Result<Marginals> {
         let kxb = self.prior.cross_at(x, self.basis.as_ref())?; // N*×M
         let mean = self.mean_from_cross(x, &kxb)?;
         let prior = self.prior.diag_at(x)?;
@@ -524,6 +545,22 @@ impl GaussianPosterior {
     }
 }
 
+/// Bytes of one N*_b × M matrix of a prediction block (64 MB): a block holds a few (the
+/// cross-covariance, its transpose, the projections), so predicting any number of rows needs
+/// a few hundred MB beyond the model, whatever N* and M.
+const PREDICT_BLOCK_BYTES: usize = 64 << 20;
+
+/// Most rows of a prediction block: 4096 rows already make the triangular solves
+/// matrix-matrix products (their cost per row, O(M²), does not fall with more).
+const PREDICT_BLOCK_ROWS: usize = 4096;
+
+/// Rows of test inputs predicted at once against `m` basis points: [`PREDICT_BLOCK_ROWS`],
+/// fewer where an N*_b × M matrix would pass [`PREDICT_BLOCK_BYTES`] (194 rows against an
+/// exact GP on 43 152 training rows), at least one.
+fn block_rows(m: usize) -> usize {
+    (PREDICT_BLOCK_BYTES / (8 * m.max(1))).clamp(1, PREDICT_BLOCK_ROWS)
+}
+
 /// `aᵀb` (N*×N* for projections of two sets of test points) in a buffer from
 /// [`crate::memory::try_zeros`]: the product a test set too large for it asks for.
 fn product_tn(a: &Mat<f64>, b: &Mat<f64>) -> Result<Mat<f64>> {
@@ -605,6 +642,88 @@ mod tests {
                 .fold(0.0, f64::max);
             assert!(ratio > 1.0, "{ratio}");
         }
+    }
+
+    /// Predictions in blocks of any number of rows have the bits of one pass over all rows
+    /// (each row's mean and variance come from its own column; a lone row is paired with its
+    /// copy), for the site, whitened and dense forms; the block size is [`PREDICT_BLOCK_BYTES`] over `8M`, within 1..=4096.
+    #[test]
+    fn predictions_do_not_depend_on_the_block_size() {
+        use crate::linalg::JitterPolicy;
+        let (site, _) = fitted();
+        let k = Kernel::se_iso(0.8, 1.7);
+        let z = Mat::from_fn(6, 2, |i, j| {
+            (i as f64 - 2.5) * if j == 0 { 0.9 } else { 0.4 }
+        });
+        let kb = k.gram(z.as_ref()).unwrap();
+        let chol =
+            |m: &Mat<f64>| Cholesky::factor(m.as_ref(), &JitterPolicy::default(), "test").unwrap();
+        let b = Mat::from_fn(
+            6,
+            6,
+            |i, j| if i == j { 1.3 + 0.1 * i as f64 } else { 0.05 },
+        );
+        let sigma = Mat::from_fn(6, 6, |i, j| 0.5 * kb[(i, j)]);
+        let alpha = vec![0.3, -0.1, 0.2, 0.05, -0.4, 0.1];
+        let forms = [
+            site,
+            GaussianPosterior::whitened(k.clone(), z.clone(), alpha.clone(), chol(&kb), chol(&b)),
+            GaussianPosterior::dense(k.clone(), z.clone(), alpha, chol(&kb), chol(&sigma)),
+        ];
+        let x = Mat::from_fn(301, 2, |i, j| {
+            ((i * 37 + j * 11) % 97) as f64 / 97.0 * 6.0 - 3.0
+        });
+        let bits = |v: &[f64]| v.iter().map(|a| a.to_bits()).collect::<Vec<_>>();
+        for q in &forms {
+            let whole = q.predict_at(x.as_ref()).unwrap();
+            for rows in [1, 7, 64, 300, 301, 5000] {
+                let m = q.predict_in_blocks(x.as_ref(), rows).unwrap();
+                assert_eq!(bits(&m.mean), bits(&whole.mean), "means, blocks of {rows}");
+                assert_eq!(
+                    bits(&m.var),
+                    bits(&whole.var),
+                    "variances, blocks of {rows}"
+                );
+            }
+            let means = q.predict_mean(x.as_ref()).unwrap();
+            assert_eq!(bits(&means), bits(&whole.mean));
+        }
+        // 2²⁶ bytes / (8 · 43 152) = 194.4: an exact GP on the diamonds table's 43 152 rows.
+        assert_eq!(block_rows(43_152), 194);
+        assert_eq!(block_rows(500), PREDICT_BLOCK_ROWS);
+        assert_eq!(block_rows(0), PREDICT_BLOCK_ROWS);
+        assert_eq!(block_rows(usize::MAX / 8), 1);
+    }
+
+    /// A joint covariance over more test points than memory holds is the typed error, asked
+    /// for before anything of that size is allocated: N* rows with 8N*² bytes ten times the
+    /// memory available now (170 000 rows, 1.4 MB of inputs, on a machine with 21 GB free).
+    #[test]
+    fn a_covariance_too_large_for_memory_is_a_typed_error() {
+        let Some(available) = crate::memory::available_memory() else {
+            return; // no MemAvailable to check against (not Linux): the allocator decides
+        };
+        let (post, _) = fitted();
+        let n_star = (10.0 * available as f64 / 8.0).sqrt().ceil() as usize;
+        let x = Mat::from_fn(n_star, 2, |i, j| ((i + j) % 13) as f64 / 6.0 - 1.0);
+        match post.covariance(x.as_ref(), x.as_ref()) {
+            Err(Error::OutOfMemory {
+                rows,
+                cols,
+                bytes: Some(b),
+                ..
+            }) => {
+                assert_eq!((rows, cols), (n_star, n_star));
+                assert!(
+                    b >= 10 * available,
+                    "{b} bytes against {available} available"
+                );
+            }
+            other => panic!("{:?}", other.map(|c| c.nrows())),
+        }
+        // Marginal predictions at the same rows go in blocks and need no such matrix.
+        let m = post.predict(x.as_ref()).unwrap();
+        assert_eq!(m.mean.len(), n_star);
     }
 
     fn fitted() -> (GaussianPosterior, Mat<f64>) {
