@@ -14,8 +14,9 @@
 //! same fit would have been refused first, here or by [`crate::cost::check_fits`].
 //! Still infallible, and counted in [`crate::cost`]'s estimate that a fit must pass before it
 //! starts: the inverses beside a factor (`Cholesky::l_inverse` and its kin), the dense
-//! products faer allocates (`&a * &b`, clones), M × M matrices of the sparse methods, and the
-//! N × N work of objective gradients (whose interface has no error).
+//! products faer allocates (`&a * &b`, clones, factorisations' work space), the M × M
+//! matrices of the sparse methods and of SOGP's basis, and `Kernel::gram_grad` (explicit
+//! N × N derivative matrices, for tests and small problems).
 
 use faer::Mat;
 

@@ -162,7 +162,8 @@ fn loo_gradient_matches_central_differences() {
     k.set_params(&p0[..3]).unwrap();
     let g = exact_gp_loo_gradient(
         &ExactGp::fit(k, p0[3].exp(), x.clone(), y.clone(), &JitterPolicy::none()).unwrap(),
-    );
+    )
+    .unwrap();
     assert_gradient_close(
         lpp,
         &p0,

@@ -197,7 +197,7 @@ fn evidence_gradient_matches_central_differences() {
     ] {
         let theta = kernel.params();
         let mode = softmax_mode(&kernel, x.as_ref(), &y, c, &tight(), None).unwrap();
-        let grad = softmax_evidence_gradient(&kernel, x.as_ref(), &mode);
+        let grad = softmax_evidence_gradient(&kernel, x.as_ref(), &mode).unwrap();
         let f = |t: &[f64]| {
             let mut k = kernel.clone();
             k.set_params(t).unwrap();
