@@ -469,6 +469,44 @@ fn a_fit_larger_than_the_memory_limit_is_refused() {
     );
 }
 
+/// With the estimate's check turned off (`--memory-limit none`), a fit whose N × N kernel
+/// matrix cannot be had ends in the typed error (exit 2, the matrix and its size named, a
+/// way forward), not in the allocator's abort (exit 101): N rows with 8N² bytes ten times
+/// the memory available now (about 171 000 rows, a 3 MB table, on a machine with 21 GB
+/// free), refused before anything of that size is allocated.
+#[test]
+fn a_kernel_matrix_larger_than_memory_is_a_typed_error() {
+    let Some(available) = pacgp::memory::available_memory() else {
+        return; // no MemAvailable to check against (not Linux): the allocator decides
+    };
+    let n = (10.0 * available as f64 / 8.0).sqrt().ceil() as usize;
+    let dir = tempfile::tempdir().unwrap();
+    let (data, model) = (dir.path().join("big.csv"), dir.path().join("m.json"));
+    let mut text = String::from("x,y\n");
+    for i in 0..n {
+        let x = i as f64 / n as f64;
+        text.push_str(&format!("{x},{}\n", (7.0 * x).sin()));
+    }
+    std::fs::write(&data, text).unwrap();
+    let err = fails(
+        &[
+            "fit",
+            "--data",
+            s(&data),
+            "--memory-limit",
+            "none",
+            "--out",
+            s(&model),
+        ],
+        2,
+        &[
+            &format!("cannot allocate a kernel matrix K(X, X) ({n} × {n} f64"),
+            "not enough memory; a sparse method or fewer rows",
+        ],
+    );
+    assert!(!model.exists(), "{err}");
+}
+
 /// A CSV of `n` rows, `minority` of them labelled `b` and the rest `a`, inputs a seeded
 /// pseudo-random walk (no information about the label).
 fn imbalanced(n: usize, minority: usize) -> String {

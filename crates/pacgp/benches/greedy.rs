@@ -78,7 +78,8 @@ fn full_greedy(c: &mut Criterion) {
         let lambda = 0.01 / n as f64;
         let p = GreedyProblem::new(&k, x.as_ref(), &y, lambda)
             .unwrap()
-            .with_gram();
+            .with_gram()
+            .unwrap();
         for update in [Update::Rescale, Update::Refit] {
             let c = cfg(Algorithm::Greedy, update, kk);
             g.bench_with_input(

@@ -1,9 +1,22 @@
 //! The memory a computation may use: what this machine has available (`MemAvailable` of
 //! `/proc/meminfo` on Linux; unknown elsewhere), a limit a user gives instead
 //! ([`MemoryLimit`]), the bytes of f64 arrays counted without overflow, and the one fallible
-//! allocation of data-sized buffers ([`try_zeros`]), which returns a typed error where the
-//! allocator would abort. The per-method
-//! estimates are [`crate::cost`]'s; the table coding checks its matrix here too.
+//! allocation of data-sized buffers ([`try_zeros`], [`try_from_fn`]), which returns a typed
+//! error where the allocator would abort. The per-method estimates are [`crate::cost`]'s; the
+//! table coding checks its matrix here too.
+//!
+//! What goes through it: every buffer whose size grows like N² (N training rows: kernel
+//! matrices, the factor's storage, the posterior's factor, LOO's grouped columns), N·M
+//! (cross-covariances with M inducing inputs, basis or support vectors) or N·N* (N* test rows:
+//! cross-covariances at test points, joint covariances and draws, LOO at test points), on the
+//! paths a user reaches. Buffers linear in N (vectors, N × D inputs, blocks of a fixed number
+//! of rows) stay infallible: where an N-vector cannot be had, the N × N or N × M matrix of the
+//! same fit would have been refused first, here or by [`crate::cost::check_fits`].
+//! Still infallible, and counted in [`crate::cost`]'s estimate that a fit must pass before it
+//! starts: the inverses beside a factor (`Cholesky::l_inverse` and its kin), the dense
+//! products faer allocates (`&a * &b`, clones, factorisations' work space), the M × M
+//! matrices of the sparse methods and of SOGP's basis, and `Kernel::gram_grad` (explicit
+//! N × N derivative matrices, for tests and small problems).
 
 use faer::Mat;
 
@@ -139,6 +152,23 @@ pub fn try_zeros(rows: usize, cols: usize, what: &'static str) -> Result<Mat<f64
         .map_err(|_| out_of_memory(what, rows, cols))?;
     // Within the capacity just reserved: no further allocation.
     m.resize_with(rows, cols, |_, _| 0.0);
+    Ok(m)
+}
+
+/// [`try_zeros`] with entry `(i, j)` set to `f(i, j)`, column by column: `Mat::from_fn` for
+/// data-sized matrices (the same entries, each computed once).
+pub fn try_from_fn(
+    rows: usize,
+    cols: usize,
+    what: &'static str,
+    f: impl Fn(usize, usize) -> f64,
+) -> Result<Mat<f64>> {
+    let mut m = try_zeros(rows, cols, what)?;
+    for j in 0..cols {
+        for (i, v) in m.col_as_slice_mut(j).iter_mut().enumerate() {
+            *v = f(i, j);
+        }
+    }
     Ok(m)
 }
 

@@ -514,7 +514,7 @@ fn theta_moved_within_the_grid_certifies_the_edited_model() {
         .remove(0)
         .certificate;
     assert_eq!(c.penalty, o.penalty);
-    assert!((c.kl - edited.posterior().unwrap().kl_to_prior()).abs() < 1e-12);
+    assert!((c.kl - edited.posterior().unwrap().kl_to_prior().unwrap()).abs() < 1e-12);
     assert!(c.kl != o.kl && c.bound != o.bound);
 }
 

@@ -99,7 +99,7 @@ fn exact_downdate_equals_refits() {
             &JitterPolicy::none(),
         )
         .unwrap();
-        let post = gp.posterior();
+        let post = gp.posterior().unwrap();
         let d = LooDowndate::exact(&post, noise).unwrap();
         let r = refits(&x, &y, &xs, |xk, yk, at| {
             let g = ExactGp::fit(kernel.clone(), noise, xk, yk, &JitterPolicy::none()).unwrap();

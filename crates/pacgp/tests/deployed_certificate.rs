@@ -40,7 +40,7 @@ fn no_loo() -> CertifyOptions {
 fn scaled(model: &FittedModel, xs: &Mat<f64>, c: f64) -> (Marginals, f64) {
     let mut q: GaussianPosterior = model.posterior().unwrap().clone();
     q.alpha.iter_mut().for_each(|a| *a *= c);
-    (q.predict(xs.as_ref()).unwrap(), q.kl_to_prior())
+    (q.predict(xs.as_ref()).unwrap(), q.kl_to_prior().unwrap())
 }
 
 /// The kl-inverse bound at `delta` with the report's confidence term and `penalty`.

@@ -88,7 +88,8 @@ fn greedy_inducing_inputs() {
     assert_eq!(sorted.len(), m);
     let p = GreedyProblem::new(&kern, x.as_ref(), &y, noise / 200.0)
         .unwrap()
-        .with_gram();
+        .with_gram()
+        .unwrap();
     let r_of = |basis: &[usize]| refit_objective(&p, basis);
     let r_greedy = r_of(&rows);
     let mut worse = 0;

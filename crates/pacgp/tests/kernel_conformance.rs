@@ -101,9 +101,9 @@ fn structural_properties_hold_for_every_kernel() {
     let z = inputs(5, 0.3);
     for (name, k) in all_kernels() {
         k.check_input_dim(D).unwrap();
-        let g = k.gram(x.as_ref());
+        let g = k.gram(x.as_ref()).unwrap();
         let r = reference(&k, &x, &x);
-        let c = k.cross(x.as_ref(), z.as_ref());
+        let c = k.cross(x.as_ref(), z.as_ref()).unwrap();
         let rc = reference(&k, &x, &z);
         let diag = k.diag(x.as_ref());
         for i in 0..12 {
@@ -163,7 +163,7 @@ fn check_theta_gradient(k: &Kernel, name: &str) {
         k.gram_grad_contract_symmetric(x.as_ref(), g2.as_ref(), None),
     );
     // With the Gram matrix supplied, k and its slope are read from it, not recomputed.
-    let gram = k.gram(x.as_ref());
+    let gram = k.gram(x.as_ref()).unwrap();
     let reused = k.gram_grad_contract_symmetric(x.as_ref(), g2.as_ref(), Some(gram.as_ref()));
     for (p, ((a, b), c)) in general.iter().zip(&lower).zip(&reused).enumerate() {
         assert!(
@@ -182,8 +182,8 @@ fn check_theta_gradient(k: &Kernel, name: &str) {
         kk.set_params(t).unwrap();
         kk
     };
-    let cross = |t: &[f64]| sum_prod(&gw, &at(t).cross(x.as_ref(), z.as_ref()));
-    let gram = |t: &[f64]| sum_prod(&gs, &at(t).gram(x.as_ref()));
+    let cross = |t: &[f64]| sum_prod(&gw, &at(t).cross(x.as_ref(), z.as_ref()).unwrap());
+    let gram = |t: &[f64]| sum_prod(&gs, &at(t).gram(x.as_ref()).unwrap());
     let (h, tol) = (1e-6, Tolerance::mixed(1e-6));
     assert_gradient_close(cross, &th, &analytic, h, tol, &format!("{name} θ"));
     let fd_sym = central_difference_gradient(gram, &th, h);
@@ -206,8 +206,13 @@ fn check_input_gradient(k: &Kernel, name: &str) {
     let dzz = k.gram_grad_z(z.as_ref(), gz.as_ref());
     // Z flattened row-major: coordinate m·D + t is z[m, t].
     let (z0, dz, dzz) = (flatten(&z), flatten(&dz), flatten(&dzz));
-    let cross = |zf: &[f64]| sum_prod(&gw, &k.cross(x.as_ref(), unflatten(zf, 4).as_ref()));
-    let gram = |zf: &[f64]| sum_prod(&gz, &k.gram(unflatten(zf, 4).as_ref()));
+    let cross = |zf: &[f64]| {
+        sum_prod(
+            &gw,
+            &k.cross(x.as_ref(), unflatten(zf, 4).as_ref()).unwrap(),
+        )
+    };
+    let gram = |zf: &[f64]| sum_prod(&gz, &k.gram(unflatten(zf, 4).as_ref()).unwrap());
     let (h, tol) = (1e-6, Tolerance::mixed(1e-6));
     assert_gradient_close(cross, &z0, &dz, h, tol, &format!("{name} ∂/∂z[m·D + t]"));
     assert_gradient_close(
@@ -302,16 +307,21 @@ fn check_cross_adjoint(k: &Kernel, name: &str) {
     let x = inputs(9, 0.0);
     let z = inputs(4, 0.2);
     let g = weights(4, 9);
-    let (theta, dz) = k.cross_adjoint(z.as_ref(), x.as_ref(), k.cross(z.as_ref(), x.as_ref()), &g);
+    let (theta, dz) = k.cross_adjoint(
+        z.as_ref(),
+        x.as_ref(),
+        k.cross(z.as_ref(), x.as_ref()).unwrap(),
+        &g,
+    );
     let th = k.params();
     let (h, tol) = (1e-6, Tolerance::mixed(1e-6));
     let in_theta = |t: &[f64]| {
         let mut kk = k.clone();
         kk.set_params(t).unwrap();
-        sum_prod(&g, &kk.cross(z.as_ref(), x.as_ref()))
+        sum_prod(&g, &kk.cross(z.as_ref(), x.as_ref()).unwrap())
     };
     assert_gradient_close(in_theta, &th, &theta, h, tol, &format!("{name} adjoint θ"));
-    let in_z = |zf: &[f64]| sum_prod(&g, &k.cross(unflatten(zf, 4).as_ref(), x.as_ref()));
+    let in_z = |zf: &[f64]| sum_prod(&g, &k.cross(unflatten(zf, 4).as_ref(), x.as_ref()).unwrap());
     let what = format!("{name} adjoint z[m·D + t]");
     assert_gradient_close(in_z, &flatten(&z), &flatten(&dz), h, tol, &what);
 }

@@ -57,7 +57,7 @@ fn cavity_of_exact_gp_is_the_closed_form() {
         )
         .unwrap();
         let closed = exact_gp_loo(&gp);
-        let cav = site_cavities(&gp.posterior()).unwrap();
+        let cav = site_cavities(&gp.posterior().unwrap()).unwrap();
         for i in 0..y.len() {
             assert!(
                 (cav.mean[i] - closed.mean[i]).abs() < 1e-10 * (1.0 + closed.mean[i].abs()),

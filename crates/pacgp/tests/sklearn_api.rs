@@ -98,14 +98,18 @@ fn exact_joint_covariance_is_the_textbook_formula() {
     let k = Kernel::se_ard(&[0.7, 1.5], 1.3);
     let noise = 0.1;
     let gp = ExactGp::fit(k.clone(), noise, x.clone(), y, &JitterPolicy::none()).unwrap();
-    let cov = gp.posterior().covariance(xs.as_ref(), xs.as_ref()).unwrap();
-    let mut c = k.gram(x.as_ref());
+    let cov = gp
+        .posterior()
+        .unwrap()
+        .covariance(xs.as_ref(), xs.as_ref())
+        .unwrap();
+    let mut c = k.gram(x.as_ref()).unwrap();
     for i in 0..30 {
         c[(i, i)] += noise;
     }
     let chol = Cholesky::factor(c.as_ref(), &JitterPolicy::none(), "C").unwrap();
-    let kxs = k.cross(x.as_ref(), xs.as_ref());
-    let want = k.gram(xs.as_ref()) - kxs.transpose() * chol.solve(kxs.as_ref());
+    let kxs = k.cross(x.as_ref(), xs.as_ref()).unwrap();
+    let want = k.gram(xs.as_ref()).unwrap() - kxs.transpose() * chol.solve(kxs.as_ref());
     for i in 0..6 {
         for j in 0..6 {
             assert!((cov[(i, j)] - want[(i, j)]).abs() < 1e-12, "({i}, {j})");
@@ -324,7 +328,8 @@ fn svm_dual_rebuilds_the_decision() {
             .posterior()
             .unwrap()
             .kernel()
-            .cross(xq.as_ref(), sv.as_ref());
+            .cross(xq.as_ref(), sv.as_ref())
+            .unwrap();
         let got = model.svm_decision(xs.as_ref()).unwrap();
         for j in 0..8 {
             let f: f64 = (0..dual.support.len())

@@ -39,16 +39,16 @@ fn objectives_match_dense_formulas() {
     let z = inducing();
     let k = Kernel::se_ard(&[0.8, 1.3], 1.4);
     let noise = 0.05;
-    let mut kuu = k.gram(z.as_ref());
+    let mut kuu = k.gram(z.as_ref()).unwrap();
     for a in 0..5 {
         kuu[(a, a)] += KUU_JITTER;
     }
     let kuu_inv = Cholesky::factor(kuu.as_ref(), &JitterPolicy::none(), "Kuu")
         .unwrap()
         .inverse();
-    let kfu = k.cross(x.as_ref(), z.as_ref());
+    let kfu = k.cross(x.as_ref(), z.as_ref()).unwrap();
     let q = &(&kfu * &kuu_inv) * kfu.transpose();
-    let kff = k.gram(x.as_ref());
+    let kff = k.gram(x.as_ref()).unwrap();
     let gap: Vec<f64> = (0..30).map(|i| kff[(i, i)] - q[(i, i)]).collect();
     let with = |extra: &dyn Fn(usize) -> f64| {
         Mat::from_fn(30, 30, |i, j| {
@@ -132,8 +132,8 @@ fn inducing_at_the_training_inputs_reproduces_exact_regression() {
                 "{method:?} var"
             );
         }
-        let kl_exact = exact.posterior().kl_to_prior();
-        let kl = gp.posterior(x.as_ref(), &y).unwrap().kl_to_prior();
+        let kl_exact = exact.posterior().unwrap().kl_to_prior().unwrap();
+        let kl = gp.posterior(x.as_ref(), &y).unwrap().kl_to_prior().unwrap();
         assert!(
             (kl - kl_exact).abs() < 1e-3 * kl_exact,
             "{method:?} KL {kl} vs {kl_exact}"
@@ -157,14 +157,14 @@ fn spec_small_vector_kl_and_means() {
     let fitc = gp.posterior_with_alpha(x.as_ref(), &y, 1.0).unwrap();
     // The values of docs/test-vectors.md §6 carry no K_uu jitter; 1e-6 jitter moves them by ~1e-6.
     assert!(
-        (vfe.kl_to_prior() - 2.03026590).abs() < 1e-5,
+        (vfe.kl_to_prior().unwrap() - 2.03026590).abs() < 1e-5,
         "{}",
-        vfe.kl_to_prior()
+        vfe.kl_to_prior().unwrap()
     );
     assert!(
-        (fitc.kl_to_prior() - 1.11999846).abs() < 1e-5,
+        (fitc.kl_to_prior().unwrap() - 1.11999846).abs() < 1e-5,
         "{}",
-        fitc.kl_to_prior()
+        fitc.kl_to_prior().unwrap()
     );
     let m = fitc.predict(x.as_ref()).unwrap();
     for (a, b) in m

@@ -86,7 +86,7 @@ fn tight(slack: Slack, bias: bool, solver: SvmSolver) -> SvmConfig {
 fn smo_reproduces_libsvm() {
     let (x, y, l, row0, cases) = fixture();
     let k = Kernel::se_iso(l, 1.0);
-    let gram = k.gram(x.as_ref());
+    let gram = k.gram(x.as_ref()).unwrap();
     for (j, r) in row0.iter().enumerate() {
         assert!(
             (gram[(0, j)] - r).abs() < 1e-14,
@@ -124,7 +124,7 @@ fn smo_reproduces_libsvm() {
 fn exact_loo_reproduces_libsvm_refits() {
     let (x, y, l, _, cases) = fixture();
     let k = Kernel::se_iso(l, 1.0);
-    let gram = k.gram(x.as_ref());
+    let gram = k.gram(x.as_ref()).unwrap();
     for case in &cases {
         let cfg = tight(case.slack, true, SvmSolver::Smo);
         let fit = svm_precomputed(gram.as_ref(), &y, &cfg).unwrap();
@@ -190,7 +190,7 @@ fn adatron_and_smo_agree_and_satisfy_kkt() {
     // (a shift so that no row repeats: with duplicate rows α is not unique)
     let (x, y) = common::toy_shifted(70, 0.01);
     let k = Kernel::se_iso(0.8, 1.0);
-    let gram = k.gram(x.as_ref());
+    let gram = k.gram(x.as_ref()).unwrap();
     for slack in [
         Slack::Linear { c: 0.7 },
         Slack::Linear { c: 5.0 },
@@ -320,7 +320,7 @@ fn bad_input_gives_typed_errors() {
         svm(&k, x.as_ref(), &y[..10], &cfg),
         Err(Error::ShapeMismatch { .. })
     ));
-    let gram = k.gram(x.as_ref());
+    let gram = k.gram(x.as_ref()).unwrap();
     assert!(matches!(
         svm_precomputed(gram.as_ref(), &y[..10], &cfg),
         Err(Error::ShapeMismatch { .. })

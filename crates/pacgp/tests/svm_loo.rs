@@ -27,7 +27,7 @@ fn cfg(slack: Slack, bias: bool, tol: f64) -> SvmConfig {
 fn linear_response_equals_refits_where_no_group_changes() {
     let (x, y) = ripley_80();
     let k = Kernel::se_iso(0.7, 1.0);
-    let gram = k.gram(x.as_ref());
+    let gram = k.gram(x.as_ref()).unwrap();
     for slack in [Slack::Linear { c: 2.0 }, Slack::Quadratic { v: 0.5 }] {
         for bias in [true, false] {
             let c = cfg(slack, bias, 1e-12);
@@ -120,7 +120,7 @@ fn wisconsin_614() -> (Mat<f64>, Vec<f64>) {
 fn check_within_one(name: &str, x: &Mat<f64>, y: &[f64], k: &Kernel, c: &SvmConfig) {
     let fit = svm(k, x.as_ref(), y, c).unwrap();
     let lr = svm_loo(&fit, k, x.as_ref(), y).unwrap();
-    let gram = k.gram(x.as_ref());
+    let gram = k.gram(x.as_ref()).unwrap();
     let exact = svm_exact_loo_gram(gram.as_ref(), y, c, &fit).unwrap();
     eprintln!(
         "{name}: N = {}, SVs {}/{} (margin/bound), LR-LOO {} errors ({:.4}), exact {} ({:.4}), {} refits unconverged",

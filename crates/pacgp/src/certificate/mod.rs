@@ -399,26 +399,27 @@ pub struct Certificate {
 /// A posterior a certificate charges for: its `KL(Q‖P)` to the prior it was fitted against.
 /// Certificates are built from such a posterior, never from a KL number a caller computed.
 pub trait KlToPrior {
-    /// `KL(Q‖P)` in nats.
-    fn kl_to_prior(&self) -> f64;
+    /// `KL(Q‖P)` in nats ([`Error::OutOfMemory`] where the prior's covariance at the basis
+    /// cannot be had).
+    fn kl_to_prior(&self) -> Result<f64>;
 }
 
 impl KlToPrior for GaussianPosterior {
-    fn kl_to_prior(&self) -> f64 {
+    fn kl_to_prior(&self) -> Result<f64> {
         GaussianPosterior::kl_to_prior(self)
     }
 }
 
 /// A mean-scaled family charges its unscaled posterior's KL, computed once with its parts.
 impl KlToPrior for MeanScaled<'_> {
-    fn kl_to_prior(&self) -> f64 {
-        self.kl_unit()
+    fn kl_to_prior(&self) -> Result<f64> {
+        Ok(self.kl_unit())
     }
 }
 
 /// One-vs-rest: K independent latent posteriors, `KL = Σ_k KL(Q_k‖P_k)`.
 impl KlToPrior for [&GaussianPosterior] {
-    fn kl_to_prior(&self) -> f64 {
+    fn kl_to_prior(&self) -> Result<f64> {
         self.iter().map(|q| q.kl_to_prior()).sum()
     }
 }
@@ -447,8 +448,8 @@ impl<'a> PosteriorAgainst<'a> {
 }
 
 impl KlToPrior for PosteriorAgainst<'_> {
-    fn kl_to_prior(&self) -> f64 {
-        self.kl
+    fn kl_to_prior(&self) -> Result<f64> {
+        Ok(self.kl)
     }
 }
 
@@ -506,7 +507,7 @@ impl Certificate {
         loss: &GibbsLoss,
         spec: &CertificateSpec,
     ) -> Result<Self> {
-        Self::from_marginals(posterior.kl_to_prior(), predictions, y, loss, spec)
+        Self::from_marginals(posterior.kl_to_prior()?, predictions, y, loss, spec)
     }
 
     /// One certificate per loss of `posterior` from its predictions on the sample (its KL
@@ -518,7 +519,7 @@ impl Certificate {
         losses: &[GibbsLoss],
         spec: &CertificateSpec,
     ) -> Result<Vec<Self>> {
-        let (kl, predictions) = (posterior.kl_to_prior(), predictions.into());
+        let (kl, predictions) = (posterior.kl_to_prior()?, predictions.into());
         losses
             .iter()
             .map(|loss| Self::from_marginals(kl, predictions, y, loss, spec))
@@ -565,7 +566,7 @@ impl Certificate {
             reported: risk,
             sampled: None,
         };
-        let kl = checked_kl(posterior.kl_to_prior(), sum.rows)?;
+        let kl = checked_kl(posterior.kl_to_prior()?, sum.rows)?;
         Self::assemble(kl, risk, sum.rows, loss, spec)
     }
 
@@ -633,7 +634,7 @@ mod tests {
             &Default::default(),
         )
         .unwrap();
-        let post = gp.posterior();
+        let post = gp.posterior().unwrap();
         let l = RegressionLoss::new_epsilon_band(0.2).unwrap();
         let grid = HyperGrid::default();
         let spec = CertificateSpec::new(
@@ -646,7 +647,7 @@ mod tests {
         let m = post.predict(x.as_ref()).unwrap();
         let risk = loss::gibbs_risk_regression(&y, &m, &l).unwrap();
         let pen = grid.penalty(2) + 3f64.ln();
-        let kl = post.kl_to_prior();
+        let kl = post.kl_to_prior().unwrap();
         let want = pac_bayes_bound(
             risk,
             kl,

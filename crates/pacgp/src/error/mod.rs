@@ -271,7 +271,7 @@ pub enum Error {
     /// above the memory available now): refused as an error where the allocator would abort
     /// ([`crate::memory::try_zeros`]).
     #[error(
-        "cannot allocate {what} ({rows} × {cols} f64, {}): not enough memory; a sparse method or fewer rows needs less",
+        "cannot allocate {what} ({rows} × {cols} f64, {}): not enough memory; a sparse method or fewer rows (of test points: fewer at a time) needs less",
         bytes.map_or_else(|| "more than 2⁶⁴ bytes".to_string(), shown_bytes)
     )]
     OutOfMemory {

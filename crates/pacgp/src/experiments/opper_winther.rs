@@ -254,7 +254,7 @@ pub fn run(data: &Dataset, cfg: &OpperWintherConfig) -> Result<OpperWintherResul
         let t_loo = t0.elapsed().as_secs_f64();
         let (loo_exact, t_exact) = if cfg.exact_loo {
             let t1 = Instant::now();
-            let gram = k_svm.gram(xt.as_ref());
+            let gram = k_svm.gram(xt.as_ref())?;
             let e = svm_exact_loo_gram(gram.as_ref(), &yt, &c, &fit)?;
             (Some(e.loo.rate), Some(t1.elapsed().as_secs_f64()))
         } else {

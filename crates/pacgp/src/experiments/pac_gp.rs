@@ -88,7 +88,7 @@ pub(crate) fn paper_spec(t: usize) -> CertificateSpec {
 /// δ = 0.01, Maurer's constant) and the risks on the test set.
 fn score(gp: &ExactGp, s: &Split, eps: f64, method: &str, rep: usize) -> Result<EpsilonRow> {
     let loss = RegressionLoss::new_epsilon_band(eps)?;
-    let post = gp.posterior();
+    let post = gp.posterior()?;
     let c = Certificate::of_posterior(
         &post,
         s.x.as_ref(),
@@ -309,10 +309,10 @@ pub fn pac_gp_snelson(train: &Dataset, settings: &SnelsonSettings) -> Result<Vec
     let init = Kernel::se_iso(1.0, 1.0);
     let (ml, _) = fit_ml2(&init, 0.1, x.clone(), y.clone(), &on_grid())?;
     let curve = |gp: &ExactGp, label: String, eps: Option<f64>| -> Result<Curve> {
-        let m = gp.posterior().predict(xg.as_ref())?;
+        let m = gp.posterior()?.predict(xg.as_ref())?;
         let e = eps.unwrap_or(ml.noise_variance.sqrt());
         let loss = GibbsLoss::Regression(RegressionLoss::new_epsilon_band(e)?);
-        let t = Certificate::of_posterior(&gp.posterior(), x.as_ref(), &y, &loss, &paper_spec(2))?;
+        let t = Certificate::of_posterior(&gp.posterior()?, x.as_ref(), &y, &loss, &paper_spec(2))?;
         Ok(Curve {
             label,
             epsilon: eps.map(|e| e * ys.sd),

@@ -455,7 +455,7 @@ pub fn tighter_bounds_on(
                             fit_pac_gp(&init, 1.0, x.clone(), y.clone(), &cfg)?.gp
                         }
                     };
-                    let post = gp.posterior();
+                    let post = gp.posterior()?;
                     let choice = match lever {
                         Lever::HyperPrior => HyperPrior::gaussian().penalty_term(&gp.kernel)?,
                         _ => PenaltyTerm::grid(&Default::default(), gp.kernel.n_params()),

@@ -111,7 +111,7 @@ pub fn gpr(spec: &CheckedFitSpec, s: &GprSpec, train: &Dataset) -> Result<Fitted
         Some(opt),
         gp.jitter_used(),
     );
-    let task = task(gp.posterior(), gp.noise_variance, st.y_scaler);
+    let task = task(gp.posterior()?, gp.noise_variance, st.y_scaler);
     Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))
 }
 
@@ -166,7 +166,7 @@ pub fn pac_gp(spec: &CheckedFitSpec, s: &PacGpSpec, train: &Dataset) -> Result<F
     let fit = fit_pac_gp(&kernel, s.noise_init, st.x.clone(), st.y.clone(), &cfg)?;
     let objective = fit.certificate.bound_of_kind(s.bound);
     let r = bound_report(objective, s.bound, fit.report, fit.gp.jitter_used());
-    let task = task(fit.gp.posterior(), fit.gp.noise_variance, st.y_scaler);
+    let task = task(fit.gp.posterior()?, fit.gp.noise_variance, st.y_scaler);
     Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))
 }
 

@@ -142,7 +142,7 @@ pub(crate) fn site_marginals(
     let sw: Vec<f64> = sites.tau.iter().map(|t| t.max(0.0).sqrt()).collect();
     let chol = super::laplace::chol_b_in(k, &sw, buffers.chol, "I + S̃½KS̃½")?;
     let (var, sigma, l_inv) = if full_sigma {
-        let mut v = Mat::from_fn(n, n, |i, j| sw[i] * k[(i, j)]);
+        let mut v = crate::memory::try_from_fn(n, n, "S̃½K", |i, j| sw[i] * k[(i, j)])?;
         chol.solve_lower_in_place(v.as_mut());
         let var = (0..n)
             .map(|j| k[(j, j)] - v.col_as_slice(j).iter().map(|x| x * x).sum::<f64>())
@@ -151,7 +151,7 @@ pub(crate) fn site_marginals(
     } else {
         let l_inv = chol.l_inverse_in(buffers.l_inv);
         (
-            sigma_diag_from_sites(k, &sw, &chol, &l_inv),
+            sigma_diag_from_sites(k, &sw, &chol, &l_inv)?,
             None,
             Some(l_inv),
         )
@@ -197,7 +197,7 @@ pub(crate) fn sigma_diag_from_sites(
     sw: &[f64],
     chol: &Cholesky,
     linv: &Mat<f64>,
-) -> Vec<f64> {
+) -> Result<Vec<f64>> {
     use rayon::prelude::*;
     let n = sw.len();
     let floor = cancellation_floor(n);
@@ -215,13 +215,16 @@ pub(crate) fn sigma_diag_from_sites(
         .collect();
     let rest: Vec<usize> = (0..n).filter(|&i| !stable(i)).collect();
     if !rest.is_empty() {
-        let mut v = Mat::from_fn(n, rest.len(), |r, c| sw[r] * k[(r, rest[c])]);
+        let mut v =
+            crate::memory::try_from_fn(n, rest.len(), "S̃½K's unstable columns", |r, c| {
+                sw[r] * k[(r, rest[c])]
+            })?;
         chol.solve_lower_in_place(v.as_mut());
         for (c, &i) in rest.iter().enumerate() {
             var[i] = k[(i, i)] - v.col_as_slice(c).iter().map(|x| x * x).sum::<f64>();
         }
     }
-    var
+    Ok(var)
 }
 
 /// Smallest `τ̃_i K_ii` at which `(1 − [B⁻¹]_ii)/τ̃_i` keeps a relative error below 1e-7.
@@ -490,7 +493,7 @@ pub(crate) fn run(
         }
         None => EpSites::flat(n),
     };
-    let k = kernel.gram(x);
+    let k = kernel.gram(x)?;
     let sequential = cfg.schedule == EpSchedule::Sequential;
     let mut post = site_marginals(&k, &sites, sequential, MarginalBuffers::default())?;
     let mut jitter = post.chol.jitter();

@@ -287,7 +287,7 @@ pub(crate) fn mode(
     lik.require_derivatives("Laplace")?;
     check_classification(x, y, lik)?;
     kernel.check_input_dim(x.ncols())?;
-    find_mode(kernel.gram(x), lik, y, cfg, f0, None)
+    find_mode(kernel.gram(x)?, lik, y, cfg, f0, None)
 }
 
 /// Find the posterior mode and return the Laplace posterior (sites `π = W`, `α = ∇ln p(f̂)`).

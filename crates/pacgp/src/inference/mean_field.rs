@@ -132,12 +132,12 @@ fn flip_kappa(lik: &Likelihood) -> Result<f64> {
 }
 
 /// `K + vI` (seed 001 eq. 17.16).
-pub(crate) fn noisy_gram(kernel: &Kernel, x: MatRef<'_, f64>, v: f64) -> Mat<f64> {
-    let mut k = kernel.gram(x);
+pub(crate) fn noisy_gram(kernel: &Kernel, x: MatRef<'_, f64>, v: f64) -> Result<Mat<f64>> {
+    let mut k = kernel.gram(x)?;
     for i in 0..k.nrows() {
         k[(i, i)] += v;
     }
-    k
+    Ok(k)
 }
 
 /// Tilted moments at the naive cavity `N(⟨f_i⟩ − k_ii y_i α_i, k_ii)` (seed 001 eq. 17.39–17.40).
@@ -282,7 +282,7 @@ fn solve(
     kernel.check_input_dim(x.ncols())?;
     let n = y.len();
     let v = cfg.input_noise;
-    let kn = noisy_gram(kernel, x, v);
+    let kn = noisy_gram(kernel, x, v)?;
     if let Some(i) = (0..n).find(|&i| !(kn[(i, i)] > 0.0)) {
         return Err(Error::InvalidParameter {
             name: "prior variance k_ii + v",
@@ -306,7 +306,7 @@ fn solve(
             clipped += 1;
         }
     }
-    let mut b = kernel.gram(x);
+    let mut b = kernel.gram(x)?;
     for j in 0..n {
         for i in 0..n {
             b[(i, j)] *= sqrt_pi[i] * sqrt_pi[j];

@@ -5,42 +5,49 @@
 use faer::Mat;
 
 use super::Kernel;
+use crate::error::Result;
 
 impl Kernel {
     /// The `rows`×`cols` matrix of a `Constant`, or of a `Sum`, `Product` or `Scale` (of a
     /// kernel without a fast path of its own) from `of` applied to its parts, with
-    /// [`Kernel::eval`]'s arithmetic per entry; `None` for other kernels.
+    /// [`Kernel::eval`]'s arithmetic per entry; `None` for other kernels. A matrix that
+    /// cannot be had is [`crate::error::Error::OutOfMemory`].
     pub(super) fn composite_matrix(
         &self,
         (rows, cols): (usize, usize),
-        of: impl Fn(&Kernel) -> Mat<f64>,
-    ) -> Option<Mat<f64>> {
-        match self {
-            Kernel::Constant { ln_variance } => {
-                let v = ln_variance.exp();
-                Some(Mat::from_fn(rows, cols, |_, _| v))
-            }
+        of: impl Fn(&Kernel) -> Result<Mat<f64>>,
+    ) -> Option<Result<Mat<f64>>> {
+        let constant = |v: f64| {
+            let mut m = crate::memory::try_zeros(rows, cols, super::matrices::CROSS)?;
+            m.fill(v);
+            Ok(m)
+        };
+        Some(match self {
+            Kernel::Constant { ln_variance } => constant(ln_variance.exp()),
             // A constant term (the certified SVM's bias prior) is added in place.
-            Kernel::Sum { left, right } => Some(match (left.as_ref(), right.as_ref()) {
+            Kernel::Sum { left, right } => match (left.as_ref(), right.as_ref()) {
                 (body, Kernel::Constant { ln_variance }) => {
-                    add_constant(of(body), ln_variance.exp())
+                    of(body).map(|m| add_constant(m, ln_variance.exp()))
                 }
                 (Kernel::Constant { ln_variance }, body) => {
-                    add_constant(of(body), ln_variance.exp())
+                    of(body).map(|m| add_constant(m, ln_variance.exp()))
                 }
-                _ => zip_with(of(left), &of(right), |a, b| a + b),
-            }),
-            Kernel::Product { left, right } => Some(zip_with(of(left), &of(right), |a, b| a * b)),
+                _ => of(left).and_then(|a| Ok(zip_with(a, &of(right)?, |a, b| a + b))),
+            },
+            Kernel::Product { left, right } => {
+                of(left).and_then(|a| Ok(zip_with(a, &of(right)?, |a, b| a * b)))
+            }
             Kernel::Scale { ln_variance, inner } if inner.stationary_parts().is_none() => {
                 let v = ln_variance.exp();
-                let mut m = of(inner);
-                for j in 0..m.ncols() {
-                    m.col_as_slice_mut(j).iter_mut().for_each(|a| *a *= v);
-                }
-                Some(m)
+                of(inner).map(|mut m| {
+                    for j in 0..m.ncols() {
+                        m.col_as_slice_mut(j).iter_mut().for_each(|a| *a *= v);
+                    }
+                    m
+                })
             }
-            _ => None,
-        }
+            _ => return None,
+        })
     }
 }
 

@@ -5,16 +5,18 @@
 use faer::{Mat, MatMut, MatRef};
 
 use super::{stationary, Kernel};
+use crate::error::Result;
 
 impl Kernel {
     /// `K(Z, X)` (M×N, the transpose of [`Kernel::cross`]`(X, Z)`). Stationary kernels use
     /// [`crate::vector_math::exp`] (within one ulp of libm's, vectorised, no AVX → SSE
     /// transition), as [`Kernel::cross`] and [`Kernel::gram`] do. Other kernels:
     /// [`Kernel::cross`].
-    pub fn inducing_cross(&self, z: MatRef<'_, f64>, x: MatRef<'_, f64>) -> Mat<f64> {
-        let mut out = Mat::zeros(z.nrows(), x.nrows());
-        self.inducing_cross_into(z, x, out.as_mut());
-        out
+    /// [`crate::error::Error::OutOfMemory`] where M×N f64 cannot be had.
+    pub fn inducing_cross(&self, z: MatRef<'_, f64>, x: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        let mut out = crate::memory::try_zeros(z.nrows(), x.nrows(), super::matrices::CROSS)?;
+        self.inducing_cross_into(z, x, out.as_mut())?;
+        Ok(out)
     }
 
     /// [`Kernel::inducing_cross`] written into `out` (M×N; every entry overwritten).
@@ -23,15 +25,17 @@ impl Kernel {
         z: MatRef<'_, f64>,
         x: MatRef<'_, f64>,
         mut out: MatMut<'_, f64>,
-    ) {
+    ) -> Result<()> {
         if let Some(p) = self.stationary_parts() {
             let (zt, ux) = (
                 stationary::scaled_cols(z, &p.ln_l),
                 stationary::scaled_rows(x, &p.ln_l),
             );
-            return stationary::cross_vectorised(p.profile, p.variance, &zt, &ux, x.ncols(), out);
+            stationary::cross_vectorised(p.profile, p.variance, &zt, &ux, x.ncols(), out);
+            return Ok(());
         }
-        out.copy_from(self.cross(z, x));
+        out.copy_from(self.cross(z, x)?);
+        Ok(())
     }
 
     /// For a symmetric `G` (M×M) and `kzz = K(Z, Z)` (without jitter, e.g. from

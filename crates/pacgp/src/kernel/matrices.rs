@@ -3,9 +3,16 @@
 
 use super::*;
 
+/// What a Gram matrix is called in [`Error::OutOfMemory`].
+pub(super) const GRAM: &str = "a kernel matrix K(X, X)";
+
+/// What a cross-covariance is called in [`Error::OutOfMemory`].
+pub(super) const CROSS: &str = "a cross-covariance K(X, Z)";
+
 impl Kernel {
-    /// The N×N Gram matrix `K(X, X)` (one triangle computed, in parallel).
-    pub fn gram(&self, x: MatRef<'_, f64>) -> Mat<f64> {
+    /// The N×N Gram matrix `K(X, X)` (one triangle computed, in parallel), or
+    /// [`Error::OutOfMemory`] where N×N f64 cannot be had.
+    pub fn gram(&self, x: MatRef<'_, f64>) -> Result<Mat<f64>> {
         self.gram_in(x, None)
     }
 
@@ -17,7 +24,7 @@ impl Kernel {
 
     /// [`Kernel::gram`] written into `storage` where it is N×N and the kernel stationary (an
     /// objective's buffer from its last evaluation).
-    pub fn gram_in(&self, x: MatRef<'_, f64>, storage: Option<Mat<f64>>) -> Mat<f64> {
+    pub fn gram_in(&self, x: MatRef<'_, f64>, storage: Option<Mat<f64>>) -> Result<Mat<f64>> {
         if let Some(p) = self.stationary_parts() {
             let (xt, u) = (
                 stationary::scaled_cols(x, &p.ln_l),
@@ -30,15 +37,19 @@ impl Kernel {
         }
         let rows = rows_of(x);
         let n = rows.len();
-        let lower: Vec<Vec<f64>> = (0..n)
-            .into_par_iter()
-            .map(|i| (0..=i).map(|j| self.eval(&rows[i], &rows[j])).collect())
-            .collect();
-        Mat::from_fn(n, n, |i, j| if j <= i { lower[i][j] } else { lower[j][i] })
+        let mut out = crate::memory::try_zeros(n, n, GRAM)?;
+        out.par_col_iter_mut().enumerate().for_each(|(j, mut c)| {
+            for i in j..n {
+                c[i] = self.eval(&rows[i], &rows[j]);
+            }
+        });
+        crate::linalg::symmetrise_from_lower(&mut out);
+        Ok(out)
     }
 
-    /// The N×M cross-covariance `K(X, Z)`.
-    pub fn cross(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>) -> Mat<f64> {
+    /// The N×M cross-covariance `K(X, Z)`, or [`Error::OutOfMemory`] where N×M f64 cannot be
+    /// had.
+    pub fn cross(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>) -> Result<Mat<f64>> {
         if let Some(p) = self.stationary_parts() {
             let (xt, uz) = (
                 stationary::scaled_cols(x, &p.ln_l),
@@ -50,11 +61,13 @@ impl Kernel {
             return m;
         }
         let (rx, rz) = (rows_of(x), rows_of(z));
-        let rows: Vec<Vec<f64>> = rx
-            .par_iter()
-            .map(|a| rz.iter().map(|b| self.eval(a, b)).collect())
-            .collect();
-        Mat::from_fn(rx.len(), rz.len(), |i, j| rows[i][j])
+        let mut out = crate::memory::try_zeros(rx.len(), rz.len(), CROSS)?;
+        out.par_col_iter_mut().enumerate().for_each(|(j, mut c)| {
+            for (i, a) in rx.iter().enumerate() {
+                c[i] = self.eval(a, &rz[j]);
+            }
+        });
+        Ok(out)
     }
 
     /// The diagonal `k(x_i, x_i)`.

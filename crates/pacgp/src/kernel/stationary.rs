@@ -6,6 +6,7 @@ use faer::{Mat, MatMut, MatRef};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::error::Result;
 use crate::vector_math::{self, VectorLoop};
 
 /// Which stationary profile `k(r)`.
@@ -249,10 +250,15 @@ pub(crate) fn cross(
     d: usize,
     sym: bool,
     storage: Option<Mat<f64>>,
-) -> Mat<f64> {
+) -> Result<Mat<f64>> {
     let (n, m) = (xt.len() / d.max(1), uz.len() / d.max(1));
+    let what = if sym {
+        super::matrices::GRAM
+    } else {
+        super::matrices::CROSS
+    };
     // Every entry is written below (the upper triangle by symmetrising), so stale storage is fine.
-    let mut out = crate::linalg::scratch::reuse_or_zeros(storage, n, m);
+    let mut out = crate::linalg::scratch::reuse_or_zeros(storage, n, m, what)?;
     out.par_col_iter_mut().enumerate().for_each(|(j, c)| {
         let c = c.try_as_col_major_mut().unwrap().as_slice_mut();
         let from = if sym { j.min(n) } else { 0 };
@@ -268,7 +274,7 @@ pub(crate) fn cross(
     if sym {
         crate::linalg::symmetrise_from_lower(&mut out);
     }
-    out
+    Ok(out)
 }
 
 /// Adjoint of `K = variance · k(r(z_j, x_i))` (M×N, given as `k`, overwritten as scratch)

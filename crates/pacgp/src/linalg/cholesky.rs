@@ -190,7 +190,7 @@ impl Cholesky {
         policy: &JitterPolicy,
         what: &'static str,
     ) -> Result<Self> {
-        let mut l = scratch::reuse_or_zeros(storage, n, n);
+        let mut l = scratch::reuse_or_zeros(storage, n, n, what)?;
         fill(l.as_mut());
         if let Some((row, col)) = first_non_finite_lower(l.as_ref()) {
             return Err(Error::NonFinite { what, row, col });
@@ -320,7 +320,8 @@ impl Cholesky {
     /// that inverts a factor per iteration then reuses one buffer instead of fresh pages).
     pub fn l_inverse_in(&self, storage: Option<Mat<f64>>) -> Mat<f64> {
         let n = self.dim();
-        let mut inv = scratch::reuse_or_zeros(storage, n, n);
+        // Infallible: an inverse beside its factor is within the fit's checked estimate.
+        let mut inv = scratch::reuse(storage, n, n).unwrap_or_else(|| Mat::zeros(n, n));
         faer::linalg::triangular_inverse::invert_lower_triangular(
             inv.as_mut(),
             self.l.as_ref(),
@@ -414,7 +415,8 @@ pub fn inverse_from_l_inverse(l_inv: &Mat<f64>) -> Mat<f64> {
 fn inverse_lower_from_l_inverse(l_inv: &Mat<f64>, storage: Option<Mat<f64>>) -> Mat<f64> {
     use faer::linalg::matmul::triangular::{matmul, BlockStructure};
     let n = l_inv.nrows();
-    let mut out = scratch::reuse_or_zeros(storage, n, n);
+    // Infallible: an inverse beside its factor is within the fit's checked estimate.
+    let mut out = scratch::reuse(storage, n, n).unwrap_or_else(|| Mat::zeros(n, n));
     matmul(
         out.as_mut(),
         BlockStructure::TriangularLower,

@@ -1,12 +1,17 @@
 //! Reusable work matrices: row-block passes take their `m × n` matrices from this thread's
 //! pool and give them back, and an objective keeps its `N × N` ones in a [`Pool`] of its own
-//! between evaluations, so neither page-faults fresh memory on every call.
+//! between evaluations, so neither page-faults fresh memory on every call. The `N × N` ones
+//! ([`Pool::take`], [`reuse_or_zeros`]) are fallible ([`crate::memory::try_zeros`]); a block's
+//! ([`scratch`]) is `M ×` a fixed number of rows, linear in the data, and stays infallible.
 
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::sync::Mutex;
 
 use faer::Mat;
+
+use crate::error::Result;
+use crate::memory::try_zeros;
 
 thread_local! {
     /// This thread's block matrices kept for reuse by its next blocks ([`scratch`]).
@@ -32,12 +37,23 @@ pub fn scratch(m: usize, n: usize) -> Mat<f64> {
 }
 
 /// `storage` where it is `m × n` (entries stale: the caller overwrites what it reads), else a
-/// fresh zero matrix: the `_in` variants' "write into this buffer if it fits".
-pub fn reuse_or_zeros(storage: Option<Mat<f64>>, m: usize, n: usize) -> Mat<f64> {
-    match storage {
-        Some(a) if a.nrows() == m && a.ncols() == n => a,
-        _ => Mat::zeros(m, n),
+/// fresh zero matrix ([`crate::memory::try_zeros`], named `what`): the `_in` variants' "write
+/// into this buffer if it fits".
+pub fn reuse_or_zeros(
+    storage: Option<Mat<f64>>,
+    m: usize,
+    n: usize,
+    what: &'static str,
+) -> Result<Mat<f64>> {
+    match reuse(storage, m, n) {
+        Some(a) => Ok(a),
+        None => try_zeros(m, n, what),
     }
+}
+
+/// `storage` where it is `m × n` (entries stale), else `None`.
+pub fn reuse(storage: Option<Mat<f64>>, m: usize, n: usize) -> Option<Mat<f64>> {
+    storage.filter(|a| a.nrows() == m && a.ncols() == n)
 }
 
 /// [`scratch`] set to zero.
@@ -75,13 +91,20 @@ impl Pool {
     const KEEP: usize = 6;
 
     /// An `m × n` matrix with stale entries (the caller overwrites what it reads), kept from an
-    /// earlier call when one of that shape was given back, else zero.
-    pub fn take(&self, m: usize, n: usize) -> Mat<f64> {
-        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        match kept.iter().position(|a| a.nrows() == m && a.ncols() == n) {
-            Some(i) => kept.swap_remove(i),
-            None => Mat::zeros(m, n),
+    /// earlier call when one of that shape was given back, else zero
+    /// ([`crate::memory::try_zeros`], named `what`).
+    pub fn take(&self, m: usize, n: usize, what: &'static str) -> Result<Mat<f64>> {
+        match self.kept(m, n) {
+            Some(a) => Ok(a),
+            None => try_zeros(m, n, what),
         }
+    }
+
+    /// A kept `m × n` matrix (entries stale), if one was given back; `None` otherwise.
+    pub fn kept(&self, m: usize, n: usize) -> Option<Mat<f64>> {
+        let mut kept = self.0.lock().unwrap_or_else(|e| e.into_inner());
+        let i = kept.iter().position(|a| a.nrows() == m && a.ncols() == n)?;
+        Some(kept.swap_remove(i))
     }
 
     /// Keep `a` for a later [`Pool::take`].
@@ -97,20 +120,27 @@ impl Pool {
 mod tests {
     use super::*;
 
+    impl Pool {
+        /// [`Pool::take`] of a matrix that always fits.
+        fn take_t(&self, m: usize, n: usize) -> Mat<f64> {
+            self.take(m, n, "test matrix").unwrap()
+        }
+    }
+
     #[test]
     fn a_pool_returns_kept_matrices_by_shape_and_keeps_at_most_its_limit() {
         let pool = Pool::default();
-        assert_eq!(pool.take(3, 2), Mat::<f64>::zeros(3, 2)); // nothing kept: zeros
+        assert_eq!(pool.take_t(3, 2), Mat::<f64>::zeros(3, 2)); // nothing kept: zeros
         pool.give(Mat::from_fn(3, 2, |_, _| 7.0));
-        assert_eq!(pool.take(2, 3), Mat::<f64>::zeros(2, 3)); // another shape: not that one
-        assert_eq!(pool.take(3, 2)[(2, 1)], 7.0); // the kept one, entries stale
-        assert_eq!(pool.take(3, 2)[(2, 1)], 0.0); // taken already
+        assert_eq!(pool.take_t(2, 3), Mat::<f64>::zeros(2, 3)); // another shape: not that one
+        assert_eq!(pool.take_t(3, 2)[(2, 1)], 7.0); // the kept one, entries stale
+        assert_eq!(pool.take_t(3, 2)[(2, 1)], 0.0); // taken already
         for _ in 0..Pool::KEEP + 3 {
             pool.give(Mat::from_fn(2, 2, |_, _| 1.0));
         }
         pool.give(Mat::zeros(0, 4)); // empty: never kept
         let kept = (0..Pool::KEEP + 3)
-            .filter(|_| pool.take(2, 2)[(0, 0)] == 1.0)
+            .filter(|_| pool.take_t(2, 2)[(0, 0)] == 1.0)
             .count();
         assert_eq!(kept, Pool::KEEP);
     }

@@ -68,7 +68,7 @@ pub fn site_cavities(post: &GaussianPosterior) -> Result<LatentLoo> {
                 .into(),
         ));
     };
-    let k = post.kernel().gram(post.basis.as_ref());
+    let k = post.kernel().gram(post.basis.as_ref())?;
     let mu = crate::linalg::mat_vec(&k, &post.alpha);
     let l_inv = chol_b.l_inverse();
     let n = sqrt_pi.len();
@@ -76,7 +76,7 @@ pub fn site_cavities(post: &GaussianPosterior) -> Result<LatentLoo> {
     let binv_diag: Vec<f64> = (0..n)
         .map(|i| l_inv.col_as_slice(i)[i..].iter().map(|v| v * v).sum())
         .collect();
-    let sigma_diag = crate::inference::ep::sigma_diag_from_sites(&k, sqrt_pi, chol_b, &l_inv);
+    let sigma_diag = crate::inference::ep::sigma_diag_from_sites(&k, sqrt_pi, chol_b, &l_inv)?;
     let mut var = Vec::with_capacity(n);
     let mut mean = Vec::with_capacity(n);
     for i in 0..n {
@@ -156,7 +156,7 @@ pub fn sparse_gp_loo(gp: &SparseGp, x: MatRef<'_, f64>, y: &[f64]) -> Result<Loo
     let mut q = Vec::with_capacity(y.len());
     for lo in (0..x.nrows()).step_by(ROWS) {
         let xb = x.subrows(lo, ROWS.min(x.nrows() - lo));
-        let mut w: Mat<f64> = gp.kernel.cross(gp.z.as_ref(), xb);
+        let mut w: Mat<f64> = gp.kernel.cross(gp.z.as_ref(), xb)?;
         chol_kuu.solve_lower_in_place(w.as_mut());
         q.extend(crate::linalg::col_sq_norms(&w));
     }
@@ -243,7 +243,7 @@ mod tests {
         };
         let mode = laplace::mode(&k, &lik, x.as_ref(), &y, &cfg, None).unwrap();
         let (f, d) = (mode.f.clone(), mode.derivs.clone());
-        let kg = k.gram(x.as_ref());
+        let kg = k.gram(x.as_ref()).unwrap();
         let fit = mode.into_fit(&k, x.as_ref());
         let cav = site_cavities(&fit.posterior).unwrap();
         // Σ = K − K(K + W⁻¹)⁻¹K (GPML eq. 3.27; the logistic has W > 0).

@@ -26,7 +26,8 @@ pub fn exact_gp_loo(gp: &ExactGp) -> LooResult {
 ///
 /// With `c_i = [C⁻¹]_ii`, `a_i = α_i/c_i`, `b_i = −½(1 + α_i²/c_i)/c_i`, the derivative is
 /// `tr(G ∂C/∂θ_j)` with `G = (C⁻¹a) αᵀ + C⁻¹ diag(b) C⁻¹`.
-pub fn exact_gp_loo_gradient(gp: &ExactGp) -> Vec<f64> {
+/// [`crate::Error::OutOfMemory`] where its N × N weights cannot be had.
+pub fn exact_gp_loo_gradient(gp: &ExactGp) -> Result<Vec<f64>> {
     let cinv = gp.cholesky().inverse();
     let n = cinv.nrows();
     let alpha = gp.alpha();
@@ -37,14 +38,14 @@ pub fn exact_gp_loo_gradient(gp: &ExactGp) -> Vec<f64> {
         .collect();
     let cinv_a = gp.cholesky().solve_vec(&a);
     // C⁻¹ diag(b) C⁻¹
-    let scaled = faer::Mat::from_fn(n, n, |i, j| cinv[(i, j)] * b[i]);
+    let scaled = crate::memory::try_from_fn(n, n, "C⁻¹ diag(b)", |i, j| cinv[(i, j)] * b[i])?;
     let mut g = &cinv * &scaled;
     for j in 0..n {
         for i in 0..n {
             g[(i, j)] += cinv_a[i] * alpha[j];
         }
     }
-    gp.contract(g.as_ref())
+    Ok(gp.contract(g.as_ref()))
 }
 
 /// Negative LOO log predictive probability over `[θ…, ln σ²]`: LOO-CV hyperparameter
@@ -71,7 +72,7 @@ impl Objective for NegLooLogPredictive<'_> {
     fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
         let m = self.inner.model_at(p)?;
         let v = -exact_gp_loo(&m).log_predictive;
-        let g = exact_gp_loo_gradient(&m).into_iter().map(|g| -g).collect();
+        let g = exact_gp_loo_gradient(&m)?.into_iter().map(|g| -g).collect();
         Ok((v, g))
     }
 }

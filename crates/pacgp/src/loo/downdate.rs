@@ -55,6 +55,7 @@ use faer::{Mat, MatRef};
 
 use crate::error::{Error, Result};
 use crate::linalg::{Cholesky, JitterPolicy};
+use crate::memory::{try_from_fn, try_zeros};
 use crate::posterior::{Covariance, GaussianPosterior};
 
 /// How `c_i(x) = Cov_Q(f(x), g_i)` is computed for a block of test inputs.
@@ -175,7 +176,7 @@ impl<'a> LooDowndate<'a> {
         }
         // The grouped columns of B⁻¹: B⁻¹E with E the unit columns of the grouped rows.
         let members: Vec<usize> = groups.iter().flatten().copied().collect();
-        let mut cols = Mat::zeros(alpha.len(), members.len());
+        let mut cols = try_zeros(alpha.len(), members.len(), "the grouped columns of B⁻¹")?;
         for (c, &i) in members.iter().enumerate() {
             cols[(i, c)] = 1.0;
         }
@@ -240,7 +241,7 @@ impl<'a> LooDowndate<'a> {
         };
         crate::regression::exact::check_regression_inputs(x, y)?;
         post.check_inputs(x)?;
-        let kzx = post.kernel().cross(post.basis.as_ref(), x); // M×N
+        let kzx = post.kernel().cross(post.basis.as_ref(), x)?; // M×N
         let m: Vec<f64> = crate::linalg::mat_t_vec(&kzx, &post.alpha);
         let mut v = kzx;
         chol_kuu.solve_lower_in_place(v.as_mut());
@@ -366,11 +367,12 @@ impl<'a> LooDowndate<'a> {
     /// (standardised inputs, as the posterior's).
     pub fn at(&self, xs: MatRef<'_, f64>) -> Result<LooAtPoints> {
         let marg = self.post.predict(xs)?;
-        let c = self.cross_cov(xs);
+        let c = self.cross_cov(xs)?;
         let (n, n_test) = (self.n(), xs.nrows());
         // Each block's `c_G(x)ᵀγ_G` and `c_G(x)ᵀκ_G c_G(x)`, once for all its rows.
         let nb = self.blocks.len();
-        let (mut shift, mut spread) = (Mat::zeros(nb, n_test), Mat::zeros(nb, n_test));
+        let mut shift = try_zeros(nb, n_test, "the groups' LOO shifts at test points")?;
+        let mut spread = try_zeros(nb, n_test, "the groups' LOO spreads at test points")?;
         for (b, block) in self.blocks.iter().enumerate() {
             for j in 0..n_test {
                 let c_g: Vec<f64> = block.rows.iter().map(|&l| c[(l, j)]).collect();
@@ -380,14 +382,21 @@ impl<'a> LooDowndate<'a> {
                 spread[(b, j)] = crate::linalg::dot(&c_g, &kc);
             }
         }
-        let mean = Mat::from_fn(n, n_test, |i, j| match self.block_of[i] {
-            None => marg.mean[j] - c[(i, j)] * self.gain[i],
-            Some(b) => marg.mean[j] - shift[(b, j)],
-        });
-        let var = Mat::from_fn(n, n_test, |i, j| match self.block_of[i] {
-            None => marg.var[j] + self.kappa[i] * c[(i, j)] * c[(i, j)] + self.noise,
-            Some(b) => marg.var[j] + spread[(b, j)] + self.noise,
-        });
+        let mean = try_from_fn(n, n_test, "LOO means at test points", |i, j| {
+            match self.block_of[i] {
+                None => marg.mean[j] - c[(i, j)] * self.gain[i],
+                Some(b) => marg.mean[j] - shift[(b, j)],
+            }
+        })?;
+        let var = try_from_fn(
+            n,
+            n_test,
+            "LOO variances at test points",
+            |i, j| match self.block_of[i] {
+                None => marg.var[j] + self.kappa[i] * c[(i, j)] * c[(i, j)] + self.noise,
+                Some(b) => marg.var[j] + spread[(b, j)] + self.noise,
+            },
+        )?;
         Ok(LooAtPoints { mean, var })
     }
 
@@ -397,18 +406,18 @@ impl<'a> LooDowndate<'a> {
     }
 
     /// `c_i(x_j) = Cov_Q(f(x_j), g_i)` (N×N*).
-    fn cross_cov(&self, xs: MatRef<'_, f64>) -> Mat<f64> {
+    fn cross_cov(&self, xs: MatRef<'_, f64>) -> Result<Mat<f64>> {
         match (&self.cross, &self.post.cov) {
             (CrossCov::Exact, Covariance::Sites { chol_b, .. }) => {
-                let mut c = self.post.kernel().cross(self.post.basis.as_ref(), xs);
+                let mut c = self.post.kernel().cross(self.post.basis.as_ref(), xs)?;
                 chol_b.solve_in_place(c.as_mut());
-                c
+                Ok(c)
             }
             (CrossCov::Whitened { w }, Covariance::WhitenedPrecision { chol_kuu, chol_b }) => {
-                let mut wx = self.post.kernel().cross(self.post.basis.as_ref(), xs);
+                let mut wx = self.post.kernel().cross(self.post.basis.as_ref(), xs)?;
                 chol_kuu.solve_lower_in_place(wx.as_mut());
                 chol_b.solve_lower_in_place(wx.as_mut());
-                w.transpose() * &wx
+                Ok(w.transpose() * &wx)
             }
             (CrossCov::Sites { k }, Covariance::Sites { sqrt_pi, chol_b }) => {
                 let kx = self.post.kernel().cross(self.post.basis.as_ref(), xs);

@@ -17,7 +17,7 @@ pub fn mean_field_response(mf: &MeanFieldFit, y: &[f64]) -> Result<Vec<f64>> {
         mf.fit.posterior.kernel(),
         mf.fit.posterior.basis.as_ref(),
         mf.input_noise,
-    );
+    )?;
     response(mf, &kn, y)
 }
 
@@ -65,12 +65,12 @@ pub fn mean_field_loo(mf: &MeanFieldFit, y: &[f64]) -> Result<LooClassification>
         mf.fit.posterior.kernel(),
         mf.fit.posterior.basis.as_ref(),
         mf.input_noise,
-    );
+    )?;
     let lambda = response(mf, &kn, y)?;
     let n = y.len();
-    let m = faer::Mat::from_fn(n, n, |i, j| {
+    let m = crate::memory::try_from_fn(n, n, "I + KΛ", |i, j| {
         kn[(i, j)] * lambda[j] + if i == j { 1.0 } else { 0.0 }
-    });
+    })?;
     let s_mat = m.partial_piv_lu().solve(&kn);
     let margins: Vec<f64> = (0..n)
         .map(|i| {

@@ -256,7 +256,7 @@ fn mean_field_parts(
         });
     }
     let v = cfg.input_noise;
-    let k_alpha = crate::linalg::mat_vec(&post.kernel().gram(post.basis.as_ref()), &post.alpha);
+    let k_alpha = crate::linalg::mat_vec(&post.kernel().gram(post.basis.as_ref())?, &post.alpha);
     Ok(MeanFieldFit {
         fit: fit.clone(),
         alpha_mf: y.iter().zip(&post.alpha).map(|(y, a)| y * a).collect(),

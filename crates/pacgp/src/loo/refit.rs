@@ -92,35 +92,38 @@ enum Start {
 
 impl Start {
     /// The warm start the method allows, read off the full-data fit (`Cold` for IVM, SOGP).
-    fn from_fit(method: &InferenceMethod, fit: &ClassifierFit, y: &[f64]) -> Self {
+    fn from_fit(method: &InferenceMethod, fit: &ClassifierFit, y: &[f64]) -> Result<Self> {
         let post = &fit.posterior;
         let full_basis = fit.basis_indices.is_none() && post.alpha.len() == y.len();
         match method {
-            InferenceMethod::Laplace(_) if full_basis => Start::Mode(training_means(fit)),
+            InferenceMethod::Laplace(_) if full_basis => Ok(Start::Mode(training_means(fit)?)),
             InferenceMethod::Ep(_) if full_basis => {
                 let Covariance::Sites { sqrt_pi, .. } = &post.cov else {
-                    return Start::Cold;
+                    return Ok(Start::Cold);
                 };
-                let mu = training_means(fit);
+                let mu = training_means(fit)?;
                 let tau: Vec<f64> = sqrt_pi.iter().map(|s| s * s).collect();
                 // ν̃ = α + πμ (super::cavity module doc).
                 let nu = (0..y.len())
                     .map(|i| post.alpha[i] + tau[i] * mu[i])
                     .collect();
-                Start::Sites(EpSites { tau, nu })
+                Ok(Start::Sites(EpSites { tau, nu }))
             }
-            InferenceMethod::MeanField(_) if full_basis => {
-                Start::Strengths(y.iter().zip(&post.alpha).map(|(y, a)| y * a).collect())
-            }
-            _ => Start::Cold,
+            InferenceMethod::MeanField(_) if full_basis => Ok(Start::Strengths(
+                y.iter().zip(&post.alpha).map(|(y, a)| y * a).collect(),
+            )),
+            _ => Ok(Start::Cold),
         }
     }
 }
 
 /// `μ = Kα` at the basis (the training inputs for full-basis fits).
-fn training_means(fit: &ClassifierFit) -> Vec<f64> {
+fn training_means(fit: &ClassifierFit) -> Result<Vec<f64>> {
     let post = &fit.posterior;
-    crate::linalg::mat_vec(&post.kernel().gram(post.basis.as_ref()), &post.alpha)
+    Ok(crate::linalg::mat_vec(
+        &post.kernel().gram(post.basis.as_ref())?,
+        &post.alpha,
+    ))
 }
 
 /// SOGP's visiting order on the data without row i: a given sequence loses i and renumbers
@@ -201,7 +204,7 @@ pub fn classifier_exact_loo(
 ) -> Result<LooClassification> {
     crate::inference::check_classification(x, y, lik)?;
     let start = match warm_from {
-        Some(fit) => Start::from_fit(method, fit, y),
+        Some(fit) => Start::from_fit(method, fit, y)?,
         None => Start::Cold,
     };
     let refits = refit_loo(y.len(), rows, |train, i| {

@@ -25,11 +25,12 @@ impl FittedModel {
         for i in 0..cov.nrows() {
             cov[(i, i)] += noise;
         }
+        // In place: a second N*×N* matrix is what a large test set cannot afford.
         let s2 = ys.unscale_var(1.0);
-        Ok((
-            mean.iter().map(|m| ys.unscale_mean(*m)).collect(),
-            Mat::from_fn(cov.nrows(), cov.ncols(), |i, j| cov[(i, j)] * s2),
-        ))
+        for j in 0..cov.ncols() {
+            cov.col_as_slice_mut(j).iter_mut().for_each(|c| *c *= s2);
+        }
+        Ok((mean.iter().map(|m| ys.unscale_mean(*m)).collect(), cov))
     }
 
     /// `n_samples` joint draws of new observations at raw inputs (one column per draw, one
@@ -50,17 +51,16 @@ impl FittedModel {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let n = mean.len();
         // Draws column by column, so a draw does not depend on how many follow it.
-        let mut z = Mat::<f64>::zeros(n, n_samples);
+        let mut z = crate::memory::try_zeros(n, n_samples, "standard normal draws")?;
         for j in 0..n_samples {
             for i in 0..n {
                 z[(i, j)] = StandardNormal.sample(&mut rng);
             }
         }
         let lz = chol.l() * &z;
-        Ok((
-            Mat::from_fn(n, n_samples, |i, j| mean[i] + lz[(i, j)]),
-            chol.jitter(),
-        ))
+        let draws =
+            crate::memory::try_from_fn(n, n_samples, "joint draws", |i, j| mean[i] + lz[(i, j)])?;
+        Ok((draws, chol.jitter()))
     }
 }
 

@@ -310,7 +310,7 @@ pub fn fit_pac_gp(
     let gp = obj.family().gp_at(&params)?;
     let spec = CertificateSpec::new(cfg.delta, cfg.term, vec![choice]);
     let certificate = Certificate::of_posterior(
-        &gp.posterior(),
+        &gp.posterior()?,
         x.as_ref(),
         &y,
         &GibbsLoss::Regression(cfg.loss),

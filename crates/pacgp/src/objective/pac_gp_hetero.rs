@@ -67,7 +67,7 @@ impl PacGpHeteroFamily<'_> {
     fn gram_and_terms(&self, p: &[f64]) -> Result<(Mat<f64>, PointNoiseEval)> {
         let n = self.y.len();
         let nt = self.n_theta();
-        let k = self.kernel_at(p)?.gram(self.x);
+        let k = self.kernel_at(p)?.gram(self.x)?;
         let lm: Vec<f64> = p[nt..nt + n].iter().map(|l| l.exp()).collect();
         let lv: Vec<f64> = p[nt + n..].iter().map(|l| l.exp()).collect();
         let e = PointNoiseEval::new(&k, self.y, self.y, (lm, lv, 1.0), Some(&self.loss))?;
@@ -250,7 +250,7 @@ pub fn fit_pac_gp_hetero(
         ln_lambda: m2.params,
         certificate,
         homoscedastic: base.certificate,
-        homoscedastic_posterior: base.gp.posterior(),
+        homoscedastic_posterior: base.gp.posterior()?,
         report: m2.report,
     })
 }

@@ -333,11 +333,11 @@ mod tests {
         let noise: Vec<f64> = (0..18).map(|i| 0.03 + 0.1 * (i % 4) as f64).collect();
         let z = z0();
         let t = het.terms(&het.pack(&k, &noise, z.as_ref())).unwrap();
-        let mut kuu = k.gram(z.as_ref());
+        let mut kuu = k.gram(z.as_ref()).unwrap();
         for i in 0..4 {
             kuu[(i, i)] += KUU_JITTER;
         }
-        let f = k.cross(z.as_ref(), x.as_ref());
+        let f = k.cross(z.as_ref(), x.as_ref()).unwrap();
         let ck = Cholesky::factor(kuu.as_ref(), &JitterPolicy::none(), "K_uu").unwrap();
         let kinv = ck.inverse();
         let kd = k.diag(x.as_ref());

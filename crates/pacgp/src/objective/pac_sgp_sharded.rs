@@ -269,7 +269,7 @@ impl PacSgpSharded {
         };
         for (start, rows) in row_blocks(y.len(), self.m) {
             let xb = x.subrows(start, rows);
-            let sb = shard_basis(&kernel, l_uu, s2, self.alpha_s, xb, z.as_ref());
+            let sb = shard_basis(&kernel, l_uu, s2, self.alpha_s, xb, z.as_ref())?;
             acc = acc.combine(&sums_of(&sb, &y[start..start + rows]))?;
         }
         Ok(acc)
@@ -350,7 +350,7 @@ impl PacSgpSharded {
         };
         for (start, rows) in row_blocks(y.len(), self.m) {
             let (xb, yb) = (x.subrows(start, rows), &y[start..start + rows]);
-            let wb = shard_basis(&kernel, l_uu, s2, self.alpha_s, xb, z.as_ref());
+            let wb = shard_basis(&kernel, l_uu, s2, self.alpha_s, xb, z.as_ref())?;
             let pt = self.point_terms(&wb, &lb, &st.w, yb);
             acc = acc.combine(&PacSgpShardRisk {
                 risk_sum: pt.risk,
@@ -450,7 +450,7 @@ impl PacSgpSharded {
         let mut s2b = 0.0;
         for (start, rows) in row_blocks(y.len(), m) {
             let (xb, yb) = (x.subrows(start, rows), &y[start..start + rows]);
-            let wb = shard_basis(&kernel, l_uu, s2, self.alpha_s, xb, z.as_ref());
+            let wb = shard_basis(&kernel, l_uu, s2, self.alpha_s, xb, z.as_ref())?;
             let part = self.block_gradient(&kernel, l_uu, &lb, adj, wb, xb, yb, z.as_ref());
             for k in 0..nk {
                 gradient[k] += part.theta[k];

@@ -62,7 +62,7 @@ impl SparseSplitPrior {
         a_a: Vec<f64>,
         sigma_a: Mat<f64>,
     ) -> Result<Self> {
-        let mut kuu = kernel.gram(z.as_ref());
+        let mut kuu = kernel.gram(z.as_ref())?;
         for i in 0..kuu.nrows() {
             kuu[(i, i)] += KUU_JITTER;
         }
@@ -192,7 +192,7 @@ impl SparseSplitPrior {
         }
         let nb = y_b.len();
         // Φ = K_uu⁻¹ K_uB; q_ii = ‖L⁻¹K_uB_i‖².
-        let mut w = self.kernel.cross(self.z.as_ref(), x_b);
+        let mut w = self.kernel.cross(self.z.as_ref(), x_b)?;
         self.chol_kuu.solve_lower_in_place(w.as_mut());
         let q = linalg::col_sq_norms(&w);
         let mut phi = w;

@@ -193,7 +193,7 @@ fn refactor_sites(
             reason: "must be finite and non-negative",
         });
     }
-    let k = prior.gram_at(basis);
+    let k = prior.gram_at(basis)?;
     let chol = Cholesky::factor_filled(
         sqrt_pi.len(),
         linalg::fill_site_b(&k, sqrt_pi, jitter),

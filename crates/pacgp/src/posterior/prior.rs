@@ -64,18 +64,18 @@ impl PriorAt {
 impl Prior {
     /// The prior's mean and covariance at the rows of `x` (inputs of the prior's kernel,
     /// already checked), with the round-off of a covariance computed from its kernel.
-    pub fn at(&self, x: MatRef<'_, f64>) -> PriorAt {
-        let cov = self.gram_at(x);
+    pub fn at(&self, x: MatRef<'_, f64>) -> Result<PriorAt> {
+        let cov = self.gram_at(x)?;
         let scale = match self {
             Prior::Gp(_) => (0..cov.nrows()).map(|i| cov[(i, i)]).fold(0.0, f64::max),
             // A conditioned covariance is a difference of matrices of the kernel's scale.
             Prior::Conditioned(_) => self.variance_scale(x),
         };
-        PriorAt {
-            mean: self.mean_at(x),
+        Ok(PriorAt {
+            mean: self.mean_at(x)?,
             cov,
             round_off: ROUND_OFF * scale,
-        }
+        })
     }
 
     /// The prior that is the posterior `on`.
@@ -100,26 +100,26 @@ impl Prior {
     /// The prior mean at the rows of `x`.
     pub fn mean(&self, x: MatRef<'_, f64>) -> Result<Vec<f64>> {
         self.check(x)?;
-        Ok(self.mean_at(x))
+        self.mean_at(x)
     }
 
     /// The prior covariance `k_P(x_i, z_j)`.
     pub fn cross(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>) -> Result<Mat<f64>> {
         self.check(x)?;
         self.check(z)?;
-        Ok(self.cross_at(x, z))
+        self.cross_at(x, z)
     }
 
     /// The prior variances `k_P(x_i, x_i)`.
     pub fn diag(&self, x: MatRef<'_, f64>) -> Result<Vec<f64>> {
         self.check(x)?;
-        Ok(self.diag_at(x))
+        self.diag_at(x)
     }
 
     /// The prior covariance matrix of the rows of `x` (symmetric).
     pub fn gram(&self, x: MatRef<'_, f64>) -> Result<Mat<f64>> {
         self.check(x)?;
-        Ok(self.gram_at(x))
+        self.gram_at(x)
     }
 
     /// The largest variance of the kernel the prior is built on at the rows of `x`: the scale
@@ -129,15 +129,15 @@ impl Prior {
     }
 
     /// [`Prior::mean`] on inputs already checked.
-    pub(crate) fn mean_at(&self, x: MatRef<'_, f64>) -> Vec<f64> {
-        match self {
+    pub(crate) fn mean_at(&self, x: MatRef<'_, f64>) -> Result<Vec<f64>> {
+        Ok(match self {
             Prior::Gp(_) => vec![0.0; x.nrows()],
-            Prior::Conditioned(on) => on.predict_at(x).mean,
-        }
+            Prior::Conditioned(on) => on.predict_at(x)?.mean,
+        })
     }
 
     /// [`Prior::cross`] on inputs already checked.
-    pub(crate) fn cross_at(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>) -> Mat<f64> {
+    pub(crate) fn cross_at(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>) -> Result<Mat<f64>> {
         match self {
             Prior::Gp(k) => k.cross(x, z),
             Prior::Conditioned(on) => on.covariance_at(x, z),
@@ -145,15 +145,15 @@ impl Prior {
     }
 
     /// [`Prior::diag`] on inputs already checked.
-    pub(crate) fn diag_at(&self, x: MatRef<'_, f64>) -> Vec<f64> {
-        match self {
+    pub(crate) fn diag_at(&self, x: MatRef<'_, f64>) -> Result<Vec<f64>> {
+        Ok(match self {
             Prior::Gp(k) => k.diag(x),
-            Prior::Conditioned(on) => on.predict_at(x).var,
-        }
+            Prior::Conditioned(on) => on.predict_at(x)?.var,
+        })
     }
 
     /// [`Prior::gram`] on inputs already checked.
-    pub(crate) fn gram_at(&self, x: MatRef<'_, f64>) -> Mat<f64> {
+    pub(crate) fn gram_at(&self, x: MatRef<'_, f64>) -> Result<Mat<f64>> {
         match self {
             Prior::Gp(k) => k.gram(x),
             Prior::Conditioned(on) => on.covariance_gram_at(x),

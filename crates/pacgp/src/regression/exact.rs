@@ -105,12 +105,15 @@ impl ExactGp {
         check_noise(noise_variance)?;
         kernel.check_input_dim(x.ncols())?;
         let n = x.nrows();
-        let storage = kernel.gram_uses_storage().then(|| pool.take(n, n));
-        let gram = kernel.gram_in(x.as_ref(), storage);
+        let storage = match kernel.gram_uses_storage() {
+            true => Some(pool.take(n, n, "a kernel matrix K(X, X)")?),
+            false => None,
+        };
+        let gram = kernel.gram_in(x.as_ref(), storage)?;
         let chol = Cholesky::factor_plus_diag_in(
             gram.as_ref(),
             |_| noise_variance,
-            Some(pool.take(n, n)),
+            Some(pool.take(n, n, "K + σ²I")?),
             jitter,
             "K + σ²I",
         )?;
@@ -177,9 +180,7 @@ impl ExactGp {
     /// `N × N` work matrices come from `pool` and go back to it, with `gram`.
     fn lml_gradient_on(&self, gram: Option<Mat<f64>>, pool: &Pool) -> Vec<f64> {
         let n = self.alpha.len();
-        let (mut g, l_inv) = self
-            .chol
-            .inverse_lower_in(Some(pool.take(n, n)), Some(pool.take(n, n)));
+        let (mut g, l_inv) = self.chol.inverse_lower_in(pool.kept(n, n), pool.kept(n, n));
         pool.give(l_inv);
         let alpha = &self.alpha;
         g.par_col_iter_mut().enumerate().for_each(|(j, col)| {
@@ -223,24 +224,31 @@ impl ExactGp {
 
     /// The posterior as the shared type: site form with `π_i = 1/σ²`, `α = C⁻¹y`.
     ///
-    /// `B = I + K/σ² = C/σ²`, so its Cholesky is `L/σ` (any jitter on `C` acts as extra noise).
-    pub fn posterior(&self) -> GaussianPosterior {
+    /// `B = I + K/σ² = C/σ²`, so its Cholesky is `L/σ` (any jitter on `C` acts as extra noise);
+    /// [`crate::Error::OutOfMemory`] where that N×N copy cannot be had.
+    pub fn posterior(&self) -> Result<GaussianPosterior> {
         let s = self.noise_variance.sqrt();
         let n = self.y.len();
         let l = self.chol.l();
-        let lb = Mat::from_fn(n, n, |i, j| if i >= j { l[(i, j)] / s } else { 0.0 });
-        GaussianPosterior::sites(
+        let lb = crate::memory::try_from_fn(n, n, "the posterior's factor L/σ", |i, j| {
+            if i >= j {
+                l[(i, j)] / s
+            } else {
+                0.0
+            }
+        })?;
+        Ok(GaussianPosterior::sites(
             self.kernel.clone(),
             self.x.clone(),
             self.alpha.clone(),
             vec![1.0 / s; n],
             Cholesky::from_lower(lb, self.chol.jitter() / self.noise_variance),
-        )
+        ))
     }
 
     /// Predictive mean, latent variance and observation variance at `xs`.
     pub fn predict(&self, xs: MatRef<'_, f64>) -> Result<Predictive> {
-        let Marginals { mean, var } = self.posterior().predict(xs)?;
+        let Marginals { mean, var } = self.posterior()?.predict(xs)?;
         let noisy_var = var.iter().map(|v| v + self.noise_variance).collect();
         Ok(Predictive {
             mean,

@@ -111,8 +111,8 @@ pub(crate) fn shard_basis(
     alpha_s: f64,
     x: MatRef<'_, f64>,
     z: MatRef<'_, f64>,
-) -> ShardBasis {
-    let kzx = kernel.cross(z, x);
+) -> Result<ShardBasis> {
+    let kzx = kernel.cross(z, x)?;
     let mut v = kzx.clone();
     l_uu.solve_lower_in_place(v.as_mut());
     let kdiag = kernel.diag(x);
@@ -122,13 +122,13 @@ pub(crate) fn shard_basis(
         .zip(&q)
         .map(|(k, q)| noise + alpha_s * (k - q).max(0.0))
         .collect();
-    ShardBasis {
+    Ok(ShardBasis {
         kzx,
         v,
         kdiag,
         q,
         lambda,
-    }
+    })
 }
 
 /// The data's part of the VFE bound on one shard (or, combined, on all of them).
@@ -233,7 +233,7 @@ pub fn vfe_shard_stats(
         &|b, _| {
             let r = blocks.range(b);
             let (xb, yb) = (x.subrows(r.start, r.len()), &y[r.clone()]);
-            let sb = shard_basis(kernel, l_uu, 0.0, 0.0, xb, z);
+            let sb = shard_basis(kernel, l_uu, 0.0, 0.0, xb, z)?;
             let mut part = ShardStats::zero(m);
             linalg::syrk_lower_add(part.vv.as_mut(), sb.v.as_ref(), None);
             part.vy = linalg::mat_vec(&sb.v, yb);
@@ -433,7 +433,7 @@ pub fn vfe_shard_gradient(
     let mut beta_sq = 0.0;
     for (start, rows) in row_blocks(y.len(), m) {
         let (xb, yb) = (x.subrows(start, rows), &y[start..start + rows]);
-        let sb = shard_basis(kernel, l_uu, adj.noise, 0.0, xb, z);
+        let sb = shard_basis(kernel, l_uu, adj.noise, 0.0, xb, z)?;
         let vt_w = linalg::mat_t_vec(&sb.v, &adj.w);
         let beta: Vec<f64> = (0..rows).map(|i| (yb[i] - vt_w[i]) / adj.noise).collect();
         beta_sq += linalg::dot(&beta, &beta);

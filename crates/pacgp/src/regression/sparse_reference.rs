@@ -52,7 +52,7 @@ pub(crate) fn whitened_basis_per_point(
     z: MatRef<'_, f64>,
 ) -> Result<WhitenedBasis> {
     let l_uu = kuu_cholesky(kernel, z)?;
-    let kzx = kernel.inducing_cross(z, x);
+    let kzx = kernel.inducing_cross(z, x)?;
     let mut v = kzx.clone();
     l_uu.solve_lower_in_place(v.as_mut());
     let kdiag = kernel.diag(x);

@@ -91,7 +91,7 @@ pub fn posterior_shard_stats(
         n: 0,
     };
     for (start, rows) in row_blocks(y.len(), z.nrows()) {
-        let sb = shard_basis(kernel, &l_uu, noise, alpha_s, x.subrows(start, rows), z);
+        let sb = shard_basis(kernel, &l_uu, noise, alpha_s, x.subrows(start, rows), z)?;
         acc = acc.combine(&sums_of(&sb, &y[start..start + rows]))?;
     }
     Ok(acc)

@@ -50,12 +50,12 @@ impl<'a> SparseData<'a> {
     }
 
     /// `F_b = K(Z, X_b)` (M × block rows), in a [`scratch`] matrix.
-    pub fn kzx(&self, b: usize) -> Mat<f64> {
+    pub fn kzx(&self, b: usize) -> Result<Mat<f64>> {
         let r = self.blocks.range(b);
         let mut f = scratch(self.z.nrows(), r.len());
         self.kernel
-            .inducing_cross_into(self.z, self.x.subrows(r.start, r.len()), f.as_mut());
-        f
+            .inducing_cross_into(self.z, self.x.subrows(r.start, r.len()), f.as_mut())?;
+        Ok(f)
     }
 
     /// `V_b = L⁻¹F_b` (given `F_b`), on the calling thread, in a [`scratch`] matrix.
@@ -70,7 +70,7 @@ impl<'a> SparseData<'a> {
 /// `K(Z, Z)` (without jitter) and the factor `L Lᵀ = K(Z, Z) + jitter·I`, both from
 /// [`Kernel::inducing_cross`] (the same bits as the `K(Z, X)` blocks).
 pub(crate) fn kuu_factor(kernel: &Kernel, z: MatRef<'_, f64>) -> Result<(Mat<f64>, Cholesky)> {
-    let kzz = kernel.inducing_cross(z, z);
+    let kzz = kernel.inducing_cross(z, z)?;
     let mut kuu = kzz.clone();
     for i in 0..z.nrows() {
         kuu[(i, i)] += KUU_JITTER;
@@ -139,7 +139,7 @@ pub(crate) fn whitened_sums(
         &|b, mut out| {
             let r = data.blocks.range(b);
             let v = v_cache.get_or(b, || {
-                let f = data.kzx(b);
+                let f = data.kzx(b)?;
                 let v = SparseData::whiten(&l_uu, &f);
                 recycle(f);
                 Ok(v)
@@ -223,7 +223,7 @@ impl WhitenedSums {
         data: &SparseData<'_>,
         b: usize,
     ) -> Result<(Mat<f64>, Cow<'_, Mat<f64>>)> {
-        let f = data.kzx(b);
+        let f = data.kzx(b)?;
         let v = self
             .v_cache
             .get_or(b, || Ok(SparseData::whiten(&self.l_uu, &f)))?;

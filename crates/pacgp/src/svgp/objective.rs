@@ -476,7 +476,7 @@ impl SvgpAssembly {
         let (m, q) = (self.layout.m, &fac.q);
         let r = data.blocks.range(b);
         let nb = r.len();
-        let f = data.kzx(b);
+        let f = data.kzx(b)?;
         let v = SparseData::whiten(&fac.l_uu, &f);
         let kd = data.kernel.diag(data.x.subrows(r.start, nb));
         let mu = mat_t_vec_seq(v.as_ref(), &q.mean);

@@ -28,6 +28,7 @@ use super::loo::svm_loo_margins;
 use super::{svm, InputRows, Slack, SvmConfig};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
+use crate::memory::{try_from_fn, try_zeros};
 use crate::optim::Objective;
 
 /// The smoothed LR-LOO error over `[ln l_1, …, ln l_D, ln v]` (module doc).
@@ -117,8 +118,8 @@ impl<'a> SmoothedLoo<'a> {
         let u: Vec<f64> = sv.iter().map(|&j| y[j] * fit.alpha[j]).collect();
         // K over all rows × SV columns (noise-free), A = [[K_M + vI, 1], [1ᵀ, 0]].
         let xs = Mat::from_fn(m, d, |r, c| self.x[(sv[r], c)]);
-        let k_nm = kernel.cross(self.x, xs.as_ref());
-        let mut a = Mat::<f64>::zeros(m + 1, m + 1);
+        let k_nm = kernel.cross(self.x, xs.as_ref())?;
+        let mut a = try_zeros(m + 1, m + 1, "the support vectors' bordered kernel matrix")?;
         for p_ in 0..m {
             for q in 0..m {
                 a[(p_, q)] = k_nm[(sv[p_], q)];
@@ -157,7 +158,7 @@ impl<'a> SmoothedLoo<'a> {
                     0.0
                 }
             };
-            let dmm = Mat::from_fn(m, m, |p_, q| dk(sv[p_], q));
+            let dmm = try_from_fn(m, m, "∂K over the support vectors", |p_, q| dk(sv[p_], q))?;
             // ∂z = −A⁻¹ [D_MM u; 0]
             let mut rhs = vec![0.0; m + 1];
             for p_ in 0..m {
@@ -167,7 +168,7 @@ impl<'a> SmoothedLoo<'a> {
                 .map(|r| -(0..m).map(|c| g[(r, c)] * rhs[c]).sum::<f64>())
                 .collect();
             // diag(G_{·,M} D_MM G_{M,·}) for the SV rows
-            let gm = Mat::from_fn(m, m, |r, c| g[(r, c)]);
+            let gm = try_from_fn(m, m, "A⁻¹ over the support vectors", |r, c| g[(r, c)])?;
             let h = &gm * &dmm;
             let mut total = 0.0;
             for l in 0..n {

@@ -22,7 +22,7 @@
 //! only support vectors are refitted (the rest keep the full solution, exactly).
 
 use faer::linalg::solvers::{DenseSolveCore, Solve};
-use faer::{Mat, MatRef};
+use faer::MatRef;
 use rayon::prelude::*;
 
 use super::{DenseRows, InputRows, KernelRows, SvmConfig, SvmFit};
@@ -30,6 +30,7 @@ use crate::error::{Error, Result};
 use crate::inference::ConvergenceStatus;
 use crate::kernel::Kernel;
 use crate::loo::LooClassification;
+use crate::memory::try_zeros;
 
 fn check_fit(fit: &SvmFit, y: &[f64], n: usize) -> Result<()> {
     if y.len() != fit.alpha.len() || n != y.len() {
@@ -59,8 +60,8 @@ pub fn svm_loo_margins(fit: &SvmFit, rows: &dyn KernelRows, y: &[f64]) -> Result
         return Ok(margins);
     }
     // A = k_M (bordered by the bias), a_l for the bound SVs as columns.
-    let mut a = Mat::<f64>::zeros(dim, dim);
-    let mut rhs = Mat::<f64>::zeros(dim, b_set.len());
+    let mut a = try_zeros(dim, dim, "the margin support vectors' kernel matrix")?;
+    let mut rhs = try_zeros(dim, b_set.len(), "the bound support vectors' columns")?;
     let mut r = vec![0.0; m];
     for (p, &i) in m_set.iter().enumerate() {
         rows.fill_row(i, m_set, &mut r);
@@ -233,6 +234,6 @@ pub fn svm_exact_loo(
 ) -> Result<LooClassification> {
     super::check_shapes(x, y)?;
     kernel.check_input_dim(x.ncols())?;
-    let gram = kernel.gram(x);
+    let gram = kernel.gram(x)?;
     Ok(svm_exact_loo_gram(gram.as_ref(), y, cfg, fit)?.loo)
 }

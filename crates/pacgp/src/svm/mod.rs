@@ -247,7 +247,7 @@ impl SvmFit {
         crate::data::check_finite(x_new, "SVM prediction inputs")?;
         let sv: Vec<usize> = (0..y.len()).filter(|&i| self.alpha[i] > 0.0).collect();
         let xs = Mat::from_fn(sv.len(), x_train.ncols(), |r, c| x_train[(sv[r], c)]);
-        let ks = kernel.cross(x_new, xs.as_ref());
+        let ks = kernel.cross(x_new, xs.as_ref())?;
         Ok((0..x_new.nrows())
             .map(|r| {
                 sv.iter()
@@ -477,7 +477,7 @@ mod tests {
         for k in [se, with_constant, matern] {
             let shift = 0.25;
             let rows = InputRows::new(&k, x.as_ref(), shift).unwrap();
-            let g = k.gram(x.as_ref());
+            let g = k.gram(x.as_ref()).unwrap();
             for cols in [&all, &some] {
                 let mut out = vec![0.0; cols.len()];
                 for i in [0, 5, 36] {

@@ -96,7 +96,7 @@ pub fn rel_err(got: &[f64], want: &[f64]) -> f64 {
 
 /// cond(K_uu + jitter·I) from its eigenvalues (faer's symmetric eigensolver).
 pub fn kuu_condition(kernel: &pacgp::kernel::Kernel, z: &Mat<f64>) -> f64 {
-    let mut kuu = kernel.gram(z.as_ref());
+    let mut kuu = kernel.gram(z.as_ref()).unwrap();
     for i in 0..z.nrows() {
         kuu[(i, i)] += pacgp::regression::sparse::KUU_JITTER;
     }

@@ -2,8 +2,6 @@
 //! vocabulary, the fills of missing cells (0 or the training mean), and what was done, in
 //! notes for the user.
 
-use faer::Mat;
-
 use super::apply::encode_cell;
 use super::{
     is_iso_datetime, number, sorted_levels, Categorical, CodingOptions, ColumnCoding, FittedCoding,
@@ -113,7 +111,7 @@ impl InputCoding {
                 .collect();
             let n_missing = rows.len() - cells.len();
             let width = c.width();
-            let mut codes = Mat::<f64>::zeros(cells.len(), width);
+            let mut codes = crate::memory::try_zeros(cells.len(), width, "a column's codes")?;
             for (i, (line, cell)) in cells.iter().enumerate() {
                 encode_cell(
                     c,

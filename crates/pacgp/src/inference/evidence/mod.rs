@@ -465,7 +465,7 @@ mod tests {
         });
         // Any SPD matrix will do: a kernel matrix with a small ridge keeps the reference
         // inverses well conditioned.
-        let mut k = Kernel::se_iso(0.9, 2.0).gram(x.as_ref());
+        let mut k = Kernel::se_iso(0.9, 2.0).gram(x.as_ref()).unwrap();
         for i in 0..n {
             k[(i, i)] += 0.05;
         }

@@ -78,12 +78,12 @@ impl IvmPseudoLikelihood {
     pub fn ln_z_and_gradient(&self, theta: &[f64]) -> Result<(f64, Vec<f64>)> {
         let mut k = self.kernel.clone();
         k.set_params(theta)?;
-        let kb = k.gram(self.x_active.as_ref());
+        let kb = k.gram(self.x_active.as_ref())?;
         let d = self.sqrt_pi.len();
         let sw = &self.sqrt_pi;
-        let b = Mat::from_fn(d, d, |i, j| {
+        let b = crate::memory::try_from_fn(d, d, "I + Π½K_IΠ½", |i, j| {
             sw[i] * kb[(i, j)] * sw[j] + if i == j { 1.0 } else { 0.0 }
-        });
+        })?;
         let chol = Cholesky::factor(b.as_ref(), &self.jitter, "I + Π½K_IΠ½")?;
         let nu_t = &self.natural_mean;
         let knu = linalg::mat_vec(&kb, nu_t);
@@ -92,9 +92,9 @@ impl IvmPseudoLikelihood {
         let value = self.ln_scale_sum - 0.5 * chol.ln_det() + 0.5 * linalg::dot(&knu, &beta);
         // seed 003 §4.3.1: ½ tr((ββᵀ − (K_I + Π⁻¹)⁻¹) ∂K), (K_I + Π⁻¹)⁻¹ = Π½B⁻¹Π½.
         let binv = chol.inverse();
-        let g = Mat::from_fn(d, d, |i, j| {
+        let g = crate::memory::try_from_fn(d, d, "the evidence gradient's weights", |i, j| {
             0.5 * (beta[i] * beta[j] - sw[i] * binv[(i, j)] * sw[j])
-        });
+        })?;
         let grad = k.gram_grad_contract(self.x_active.as_ref(), g.as_ref());
         Ok((value, grad))
     }

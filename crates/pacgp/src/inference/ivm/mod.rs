@@ -248,12 +248,12 @@ pub(crate) fn site_posterior(
 ) -> Result<(GaussianPosterior, Mat<f64>)> {
     let idx: Vec<usize> = sites.iter().map(|s| s.index).collect();
     let xb = select_rows(x, &idx);
-    let kb = kernel.gram(xb.as_ref());
+    let kb = kernel.gram(xb.as_ref())?;
     let d = idx.len();
     let sw: Vec<f64> = sites.iter().map(|s| s.precision.max(0.0).sqrt()).collect();
-    let b = Mat::from_fn(d, d, |i, j| {
+    let b = crate::memory::try_from_fn(d, d, "I + Π½K_IΠ½", |i, j| {
         sw[i] * kb[(i, j)] * sw[j] + if i == j { 1.0 } else { 0.0 }
-    });
+    })?;
     let chol = Cholesky::factor(b.as_ref(), jitter, "I + Π½K_IΠ½")?;
     let nu_t: Vec<f64> = sites.iter().map(|s| s.natural_mean).collect();
     let knu = linalg::mat_vec(&kb, &nu_t);

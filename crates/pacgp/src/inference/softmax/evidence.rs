@@ -25,12 +25,12 @@ use crate::linalg;
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, Objective, OptimReport, Restarts};
 
 /// The C×C posterior covariances at the training points and `Σ_c 𝓡_cc` (module doc).
-fn training_covariances(mode: &SoftmaxMode) -> (Vec<Mat<f64>>, Mat<f64>) {
+fn training_covariances(mode: &SoftmaxMode) -> Result<(Vec<Mat<f64>>, Mat<f64>)> {
     let k = &mode.k;
     let n = k.nrows();
     let c = mode.pi.len();
     let cp = &mode.coupling;
-    let mut r_sum = Mat::<f64>::zeros(n, n);
+    let mut r_sum = crate::memory::try_zeros(n, n, "the softmax Laplace's Σ_c 𝓡_cc")?;
     let mut var_ind = Vec::with_capacity(c);
     let mut u = Vec::with_capacity(c);
     for e in &cp.e {
@@ -59,7 +59,7 @@ fn training_covariances(mode: &SoftmaxMode) -> (Vec<Mat<f64>>, Mat<f64>) {
             })
         })
         .collect();
-    (sigma, r_sum)
+    Ok((sigma, r_sum))
 }
 
 /// `s = ∂ ln q/∂f̂` through W (module doc), class-major.
@@ -81,14 +81,15 @@ fn s_vector(mode: &SoftmaxMode, sigma: &[Mat<f64>]) -> Vec<Vec<f64>> {
     s
 }
 
-/// `ln q(y|X,θ)` at the mode and its gradient in the kernel's θ (ln space).
+/// `ln q(y|X,θ)` at the mode and its gradient in the kernel's θ (ln space);
+/// [`crate::Error::OutOfMemory`] where its N × N work cannot be had.
 pub fn softmax_evidence_gradient(
     kernel: &Kernel,
     x: MatRef<'_, f64>,
     mode: &SoftmaxMode,
-) -> Vec<f64> {
+) -> Result<Vec<f64>> {
     let n = mode.k.nrows();
-    let (sigma, r_sum) = training_covariances(mode);
+    let (sigma, r_sum) = training_covariances(mode)?;
     let s = s_vector(mode, &sigma);
     let ks: Vec<Vec<f64>> = s.iter().map(|v| linalg::mat_vec(&mode.k, v)).collect();
     let rks = mode.coupling.r_times(&ks);
@@ -97,7 +98,7 @@ pub fn softmax_evidence_gradient(
         .zip(&rks)
         .map(|(s, r)| s.iter().zip(r).map(|(a, b)| a - b).collect())
         .collect();
-    let mut g = Mat::<f64>::zeros(n, n);
+    let mut g = crate::memory::try_zeros(n, n, "the softmax evidence gradient's weights")?;
     for j in 0..n {
         for i in 0..n {
             let mut v = -0.5 * r_sum[(i, j)];
@@ -107,7 +108,7 @@ pub fn softmax_evidence_gradient(
             g[(i, j)] = v;
         }
     }
-    kernel.gram_grad_contract_symmetric(x, g.as_ref(), Some(mode.k.as_ref()))
+    Ok(kernel.gram_grad_contract_symmetric(x, g.as_ref(), Some(mode.k.as_ref())))
 }
 
 /// The softmax Laplace mode at `kernel` on `(x, y)`, Newton warm-started from `f0`.
@@ -120,7 +121,7 @@ pub fn softmax_mode(
     f0: Option<&[Vec<f64>]>,
 ) -> Result<SoftmaxMode> {
     kernel.check_input_dim(x.ncols())?;
-    find_mode(kernel.gram(x), y, classes, cfg, f0)
+    find_mode(kernel.gram(x)?, y, classes, cfg, f0)
 }
 
 /// `−ln q(y|X,θ)` of the softmax Laplace over the kernel's θ, each evaluation warm-started
@@ -168,7 +169,7 @@ impl<'a> SoftmaxNegLogEvidence<'a> {
         let k = self.kernel_at(theta)?;
         let warm = self.warm.borrow().clone();
         let mode = softmax_mode(&k, self.x, self.y, self.classes, &self.cfg, warm.as_deref())?;
-        let grad = softmax_evidence_gradient(&k, self.x, &mode);
+        let grad = softmax_evidence_gradient(&k, self.x, &mode)?;
         *self.warm.borrow_mut() = Some(mode.f.clone());
         Ok((mode, grad))
     }

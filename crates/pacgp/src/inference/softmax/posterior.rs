@@ -103,7 +103,7 @@ impl TryFrom<SoftmaxFile> for SoftmaxPosterior {
                 ));
             }
         }
-        let k = f.kernel.gram(f.basis.as_ref());
+        let k = f.kernel.gram(f.basis.as_ref()).map_err(|e| e.to_string())?;
         let coupling = Coupling::at(&k, &f.pi).map_err(|e| e.to_string())?;
         Ok(Self {
             kernel: f.kernel,
@@ -210,7 +210,7 @@ impl SoftmaxPosterior {
         while start < m {
             let len = CHUNK.min(m - start);
             let xs = x.subrows(start, len);
-            let ks = self.kernel.cross(self.basis.as_ref(), xs);
+            let ks = self.kernel.cross(self.basis.as_ref(), xs)?;
             let kss = self.kernel.diag(xs);
             let mut var_ind = Vec::with_capacity(c);
             let mut u = Vec::with_capacity(c);
@@ -249,9 +249,10 @@ impl SoftmaxPosterior {
     }
 
     /// `KL(Q‖P)` of the posterior to the prior over the C latent functions (module doc).
-    pub fn kl_to_prior(&self) -> f64 {
+    /// [`Error::OutOfMemory`] where the N×N kernel matrix cannot be had.
+    pub fn kl_to_prior(&self) -> Result<f64> {
         let (n, c) = (self.basis.nrows(), self.classes());
-        let k = self.kernel.gram(self.basis.as_ref());
+        let k = self.kernel.gram(self.basis.as_ref())?;
         let mut quad = 0.0;
         let mut tr_rk = (n * c - n) as f64;
         for cls in 0..c {
@@ -265,13 +266,13 @@ impl SoftmaxPosterior {
         }
         // K⁻¹Σ = (I + KW)⁻¹ = I − RK (R&W eq. 3.44 form), so tr(K⁻¹Σ) = nC − tr(RK).
         let dim = (n * c) as f64;
-        crate::posterior::GaussianKlTerms {
+        Ok(crate::posterior::GaussianKlTerms {
             trace: dim - tr_rk,
             mahalanobis: quad,
             dim,
             ln_det_ratio: -self.coupling.ln_det_i_kw(),
         }
-        .kl()
+        .kl())
     }
 
     /// `ln |I + KW|` at the mode.
@@ -290,7 +291,7 @@ fn scale_rows(a: &mut Mat<f64>, s: &[f64]) {
 }
 
 impl crate::certificate::KlToPrior for SoftmaxPosterior {
-    fn kl_to_prior(&self) -> f64 {
+    fn kl_to_prior(&self) -> Result<f64> {
         SoftmaxPosterior::kl_to_prior(self)
     }
 }

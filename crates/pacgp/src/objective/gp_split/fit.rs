@@ -170,7 +170,7 @@ pub(super) fn fit_fraction(
     } = RegressionParts::of(train, fraction, cfg.seed)?;
     let loss = RegressionLoss::new_epsilon_band(y_scaler.scale_length(cfg.epsilon))?;
     let prior = SplitPrior::fit_ml2(kernel_init, x_a, y_a)?;
-    let prior_b = prior.on(x_b.as_ref());
+    let prior_b = prior.on(x_b.as_ref())?;
     let record = SplitRecord {
         fraction,
         menu: fractions.len(),
@@ -314,7 +314,7 @@ pub fn free_split_point_noise(
 ) -> Result<SplitFit> {
     let c = &base.certificate;
     let loss = RegressionLoss::new_epsilon_band(base.y_scaler.scale_length(cfg.epsilon))?;
-    let prior_b = base.prior.on(base.x_b.as_ref());
+    let prior_b = base.prior.on(base.x_b.as_ref())?;
     let obj_of = |term| {
         let bound = MinimisedBound::new(cfg.delta, term, BoundKind::Kl, c.penalty)?;
         Ok::<_, Error>(SplitPointNoiseObjective::new(

@@ -158,7 +158,7 @@ impl SplitPrior {
     /// P_A from a kernel with fixed θ_A, noise σ_A² and part A's data.
     pub fn new(kernel: Kernel, noise_a: f64, x_a: Mat<f64>, y_a: &[f64]) -> Result<Self> {
         crate::regression::exact::check_regression_inputs(x_a.as_ref(), y_a)?;
-        let k = kernel.gram(x_a.as_ref());
+        let k = kernel.gram(x_a.as_ref())?;
         let chol_a = Cholesky::factor_plus_diag(
             k.as_ref(),
             |_| noise_a,
@@ -190,7 +190,7 @@ impl SplitPrior {
 
     /// μ_A and K_A on `x` (docs/math.md §9.3.1): the conditioned prior of
     /// [`SplitPrior::posterior`] at the rows of `x`.
-    pub fn on(&self, x: MatRef<'_, f64>) -> PriorAt {
+    pub fn on(&self, x: MatRef<'_, f64>) -> Result<PriorAt> {
         self.p_a.at(x)
     }
 }
@@ -230,7 +230,12 @@ mod tests {
         // The minimiser's closed-form marginals and KL on B give the certificate's risk and
         // KL (which are the shared posterior's).
         let l = RegressionLoss::new_epsilon_band(fit.y_scaler.scale_length(0.3)).unwrap();
-        let q = q_on_b(&fit.prior.on(fit.x_b.as_ref()), &fit.y_b, fit.params).unwrap();
+        let q = q_on_b(
+            &fit.prior.on(fit.x_b.as_ref()).unwrap(),
+            &fit.y_b,
+            fit.params,
+        )
+        .unwrap();
         let r = crate::loss::gibbs_risk_regression(&fit.y_b, &q.marginals, &l).unwrap();
         assert!((r - c.empirical_risk).abs() < 1e-9);
         // toy(80) repeats inputs, so K_A is singular to round-off and needed jitter.

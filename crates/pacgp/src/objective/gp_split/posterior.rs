@@ -208,7 +208,7 @@ impl SplitPrior {
         point_noise: Option<&PointNoise>,
     ) -> Result<(GaussianPosterior, SplitPosteriorParams)> {
         crate::regression::exact::check_regression_inputs(x_b.as_ref(), y_b)?;
-        self.update_at(&self.on(x_b.as_ref()), x_b, y_b, params, point_noise)
+        self.update_at(&self.on(x_b.as_ref())?, x_b, y_b, params, point_noise)
     }
 
     /// [`Self::update`] with P_A's mean and covariance on B already computed.

@@ -179,7 +179,7 @@ pub fn part_a_prior(
     };
     let post_a = &posts_a[kernel_ix];
     let prior = Prior::conditioned(scaled_prior_with_mean(post_a, scale, mean_scale)?);
-    let latent = prior.at(xb.as_ref());
+    let latent = prior.at(xb.as_ref())?;
     let mut choices = vec![PenaltyTerm {
         what: format!(
             "prior: {} posterior on part A ({na} of {n} points, fraction {fraction}{}, seed {}), θ by ML-II on A",
@@ -368,7 +368,7 @@ pub(super) fn nested_estimate(
     let chosen = menu.by_bound(|&(kernel, scale, mean_scale), _| {
         let prior1 =
             Prior::conditioned(scaled_prior_with_mean(&posts1[kernel], scale, mean_scale)?);
-        let latent1 = prior1.at(a2.x.as_ref());
+        let latent1 = prior1.at(a2.x.as_ref())?;
         let start = laplace_with_prior_mean(&latent1, lik, &a2.y, &cfg.bound.laplace)?;
         let lbfgs = &cfg.bound.lbfgs;
         let (sites, _) = optimise_sites(latent1.clone(), &a2.y, classifier, &bound, &start, lbfgs)?;

@@ -177,7 +177,7 @@ pub(super) fn fit_at_kernel(
 ) -> Result<(PacGpcFit, ClassifierFit)> {
     let bound = MinimisedBound::new(cfg.delta, cfg.term, cfg.kind, choice.nats)?;
     let lap = laplace(kernel, lik, x, y, &cfg.laplace)?;
-    let prior = Prior::Gp(kernel.clone()).at(x);
+    let prior = Prior::Gp(kernel.clone()).at(x)?;
     let obj = PacGpcObjective::with_prior(prior.clone(), y, classifier, bound.clone())?;
     // Start from the better of the Laplace sites and the given ones.
     let mut start = SiteParams::of_posterior(&lap.posterior)?;

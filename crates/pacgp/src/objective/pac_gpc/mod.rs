@@ -278,7 +278,7 @@ mod tests {
         // A large round-off charge, so its gradient is checked too.
         let prior = PriorAt {
             round_off: 0.3,
-            ..Prior::Gp(Kernel::se_iso(1.0, 1.0)).at(x.as_ref())
+            ..Prior::Gp(Kernel::se_iso(1.0, 1.0)).at(x.as_ref()).unwrap()
         };
         let c = GibbsClassifier {
             bias: 0.0,
@@ -351,7 +351,7 @@ mod tests {
     #[test]
     fn kl_matches_the_dense_gaussian_kl() {
         let (x, _) = toy(9);
-        let mut cov = Kernel::se_iso(0.8, 1.3).gram(x.as_ref());
+        let mut cov = Kernel::se_iso(0.8, 1.3).gram(x.as_ref()).unwrap();
         for i in 0..9 {
             cov[(i, i)] += 0.1;
         }

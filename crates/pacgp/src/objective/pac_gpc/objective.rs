@@ -103,7 +103,7 @@ impl PacGpcFamily<'_> {
             PriorSource::Kernel { kernel, x } => {
                 let mut k = kernel.clone();
                 k.set_params(&p[..k.n_params()])?;
-                Ok((Prior::Gp(k.clone()).at(*x), Some(k)))
+                Ok((Prior::Gp(k.clone()).at(*x)?, Some(k)))
             }
             PriorSource::Fixed(prior) => Ok((prior.clone(), None)),
         }

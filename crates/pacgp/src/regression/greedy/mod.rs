@@ -113,11 +113,12 @@ impl<'a> GreedyProblem<'a> {
 
     /// The same problem with the full N×N Gram matrix held in memory (`8N²` bytes), which
     /// full greedy selection and the dense diagnostics need.
-    pub fn with_gram(mut self) -> Self {
+    /// [`Error::OutOfMemory`] where it cannot be had.
+    pub fn with_gram(mut self) -> Result<Self> {
         if self.gram.is_none() {
-            self.gram = Some(self.kernel.gram(self.x));
+            self.gram = Some(self.kernel.gram(self.x)?);
         }
-        self
+        Ok(self)
     }
 
     /// The same problem with a Gram matrix computed elsewhere (e.g. `XXᵀ` by one dense
@@ -207,9 +208,15 @@ impl<'a> GreedyProblem<'a> {
     }
 
     /// Kernel columns `K_{:,j}` for `j ∈ idx` (N×|idx|), from the Gram matrix when held.
-    pub fn columns(&self, idx: &[usize]) -> Mat<f64> {
+    pub fn columns(&self, idx: &[usize]) -> Result<Mat<f64>> {
         match &self.gram {
-            Some(g) => Mat::from_fn(self.n(), idx.len(), |i, c| g[(i, idx[c])]),
+            Some(g) => {
+                let mut out = crate::memory::try_zeros(self.n(), idx.len(), "kernel columns")?;
+                for (c, &j) in idx.iter().enumerate() {
+                    out.col_mut(c).copy_from(g.col(j));
+                }
+                Ok(out)
+            }
             None => {
                 let z = Mat::from_fn(idx.len(), self.x.ncols(), |c, t| self.x[(idx[c], t)]);
                 self.kernel.cross(self.x, z.as_ref())
@@ -218,10 +225,10 @@ impl<'a> GreedyProblem<'a> {
     }
 
     /// One kernel column `K_{:,j}`.
-    pub fn column(&self, j: usize) -> Vec<f64> {
-        match &self.gram {
+    pub fn column(&self, j: usize) -> Result<Vec<f64>> {
+        Ok(match &self.gram {
             Some(g) => g.col_as_slice(j).to_vec(),
-            None => self.columns(&[j]).col_as_slice(0).to_vec(),
-        }
+            None => self.columns(&[j])?.col_as_slice(0).to_vec(),
+        })
     }
 }

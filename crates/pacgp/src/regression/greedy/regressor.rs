@@ -91,7 +91,7 @@ impl GreedySparseGp {
             });
         }
         crate::data::check_finite(x, "prediction inputs")?;
-        let kxs = self.kernel.cross(x, self.basis.as_ref());
+        let kxs = self.kernel.cross(x, self.basis.as_ref())?;
         Ok(linalg::mat_vec(&kxs, &self.alpha))
     }
 
@@ -107,9 +107,9 @@ impl GreedySparseGp {
                 found: format!("{} columns", x.ncols()),
             });
         }
-        let kss = self.kernel.gram(self.basis.as_ref());
+        let kss = self.kernel.gram(self.basis.as_ref())?;
         let chol_kuu = Cholesky::factor(kss.as_ref(), &JitterPolicy::default(), "K_SS")?;
-        let mut v = self.kernel.cross(self.basis.as_ref(), x); // K_SN
+        let mut v = self.kernel.cross(self.basis.as_ref(), x)?; // K_SN
         chol_kuu.solve_lower_in_place(v.as_mut());
         let s2 = self.noise_variance;
         let mut b = linalg::weighted_gram(&v, &vec![1.0 / s2; x.nrows()]);
@@ -147,7 +147,7 @@ fn refit(
     }
     let mut fit = SubsetFit::new(problem.n(), problem.lambda(), problem.r_zero());
     for &j in &selection.basis {
-        let c = problem.column(j);
+        let c = problem.column(j)?;
         let probe = fit.probe(j, &c, problem.y());
         if probe.is_independent() {
             fit.append(j, c, probe)?;

@@ -161,7 +161,7 @@ pub fn select(problem: &GreedyProblem<'_>, cfg: &GreedyConfig) -> Result<Selecti
     check_config(problem, cfg)?;
     let owned;
     let problem = if cfg.algorithm == Algorithm::Greedy && problem.gram().is_none() {
-        owned = problem.clone().with_gram();
+        owned = problem.clone().with_gram()?;
         &owned
     } else {
         problem
@@ -220,7 +220,7 @@ impl Run {
         i: usize,
         r: f64,
         state: impl FnOnce() -> (Vec<usize>, Vec<f64>, Vec<f64>),
-    ) -> bool {
+    ) -> Result<bool> {
         self.steps.push(i);
         self.r_path.push(r);
         let k = self.steps.len();
@@ -228,7 +228,7 @@ impl Run {
         if let StopRule::DeltaR { target, .. } = self.stop {
             if done || k >= self.next_check {
                 let (basis, alpha, fitted) = state();
-                let gap = gradient_bound(problem, &basis, &alpha, &fitted);
+                let gap = gradient_bound(problem, &basis, &alpha, &fitted)?;
                 self.gap_checks.push((k, gap));
                 self.next_check = if problem.gram().is_some() {
                     k + 1
@@ -240,11 +240,11 @@ impl Run {
                 self.fitted = fitted;
                 if gap <= target {
                     self.reason = StopReason::TargetReached;
-                    return false;
+                    return Ok(false);
                 }
             }
         }
-        !done
+        Ok(!done)
     }
 
     fn set_state(&mut self, basis: Vec<usize>, alpha: Vec<f64>, fitted: Vec<f64>) {
@@ -267,16 +267,16 @@ impl Run {
 }
 
 /// `K v` from the held Gram matrix, or column block by column block (`O(n²)` kernel work).
-fn gram_times(problem: &GreedyProblem<'_>, v: &[f64]) -> Vec<f64> {
+fn gram_times(problem: &GreedyProblem<'_>, v: &[f64]) -> Result<Vec<f64>> {
     if let Some(g) = problem.gram() {
-        return linalg::mat_vec(g, v);
+        return Ok(linalg::mat_vec(g, v));
     }
     let n = problem.n();
     let mut out = vec![0.0; n];
     let block = 256;
     for start in (0..n).step_by(block) {
         let idx: Vec<usize> = (start..(start + block).min(n)).collect();
-        let cols = problem.columns(&idx);
+        let cols = problem.columns(&idx)?;
         for (c, &j) in idx.iter().enumerate() {
             let vj = v[j];
             for (o, k) in out.iter_mut().zip(cols.col_as_slice(c)) {
@@ -284,7 +284,7 @@ fn gram_times(problem: &GreedyProblem<'_>, v: &[f64]) -> Vec<f64> {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// Lemma 2.2: `‖∂R/∂w‖²/(2λ) = gᵀKg/(2λ)`, `g = (f − y)/n + λα` (α zero off the basis).
@@ -293,7 +293,7 @@ fn gradient_bound(
     basis: &[usize],
     alpha: &[f64],
     fitted: &[f64],
-) -> f64 {
+) -> Result<f64> {
     let n = problem.n() as f64;
     let lambda = problem.lambda();
     let mut g: Vec<f64> = fitted
@@ -304,7 +304,7 @@ fn gradient_bound(
     for (&j, a) in basis.iter().zip(alpha) {
         g[j] += lambda * a;
     }
-    dot(&g, &gram_times(problem, &g)) / (2.0 * lambda)
+    Ok(dot(&g, &gram_times(problem, &g)?) / (2.0 * lambda))
 }
 
 /// κ distinct indices drawn uniformly from 0..n.
@@ -321,14 +321,14 @@ fn random(problem: &GreedyProblem<'_>, run: &mut Run) -> Result<()> {
     order.shuffle(&mut run.rng);
     let mut fit = SubsetFit::new(n, problem.lambda(), problem.r_zero());
     for &j in order.iter().take(run.max_steps()) {
-        let c = problem.column(j);
+        let c = problem.column(j)?;
         let probe = fit.probe(j, &c, problem.y());
         if probe.is_independent() {
             fit.append(j, c, probe)?;
         }
         let more = run.record(problem, j, fit.objective(), || {
             (fit.idx.clone(), fit.alpha(), fit.fitted())
-        });
+        })?;
         if !more {
             break;
         }
@@ -484,7 +484,7 @@ fn rescale_loop(problem: &GreedyProblem<'_>, algorithm: Algorithm, run: &mut Run
             }
             (None, Algorithm::KappaGreedy { kappa }) => {
                 let cand = candidates(&mut run.rng, n, kappa);
-                let cols = problem.columns(&cand);
+                let cols = problem.columns(&cand)?;
                 (0..cand.len())
                     .into_par_iter()
                     .map(|c| {
@@ -509,7 +509,7 @@ fn rescale_loop(problem: &GreedyProblem<'_>, algorithm: Algorithm, run: &mut Run
         r = st.objective(problem);
         let more = run.record(problem, i, r, || {
             (st.basis.clone(), st.alpha.clone(), st.f.clone())
-        });
+        })?;
         if !more {
             break;
         }
@@ -563,15 +563,18 @@ fn refit_loop(problem: &GreedyProblem<'_>, algorithm: Algorithm, run: &mut Run) 
         });
     for _ in 0..run.max_steps() {
         let chosen = match (&all, algorithm) {
-            (Some(ac), _) => best_of_all(ac).map(|j| {
-                let c = problem.column(j);
-                let l: Vec<f64> = ac.p_rows.iter().map(|row| row[j]).collect();
-                let probe = fit.probe_with(j, &c, y, l);
-                (j, c, probe)
-            }),
+            (Some(ac), _) => match best_of_all(ac) {
+                Some(j) => {
+                    let c = problem.column(j)?;
+                    let l: Vec<f64> = ac.p_rows.iter().map(|row| row[j]).collect();
+                    let probe = fit.probe_with(j, &c, y, l);
+                    Some((j, c, probe))
+                }
+                None => None,
+            },
             (None, Algorithm::KappaGreedy { kappa }) => {
                 let cand = candidates(&mut run.rng, n, kappa);
-                let cols = problem.columns(&cand);
+                let cols = problem.columns(&cand)?;
                 let probes = fit.probe_batch(&cand, cols.as_ref(), y);
                 let best = (0..cand.len()).filter(|&c| probes[c].gain > 0.0).fold(
                     None,
@@ -594,7 +597,7 @@ fn refit_loop(problem: &GreedyProblem<'_>, algorithm: Algorithm, run: &mut Run) 
         fit.append(j, c, probe)?;
         let more = run.record(problem, j, fit.objective(), || {
             (fit.idx.clone(), fit.alpha(), fit.fitted())
-        });
+        })?;
         if !more {
             break;
         }
