@@ -345,7 +345,7 @@ impl<'a> LooDowndate<'a> {
             post,
             noise: 0.0,
             cross: CrossCov::Sites {
-                k: post.kernel().gram(post.basis.as_ref()),
+                k: post.kernel().gram(post.basis.as_ref())?,
             },
             gain: (0..n).map(|i| alpha[i] / binv_diag[i]).collect(),
             kappa: (0..n).map(|i| pi[i] / binv_diag[i]).collect(),
@@ -420,12 +420,12 @@ impl<'a> LooDowndate<'a> {
                 Ok(w.transpose() * &wx)
             }
             (CrossCov::Sites { k }, Covariance::Sites { sqrt_pi, chol_b }) => {
-                let kx = self.post.kernel().cross(self.post.basis.as_ref(), xs);
+                let kx = self.post.kernel().cross(self.post.basis.as_ref(), xs)?;
                 // t = Π½B⁻¹Π½k(X, x); c = k(X, x) − K t.
                 let mut t = Mat::from_fn(kx.nrows(), kx.ncols(), |i, j| sqrt_pi[i] * kx[(i, j)]);
                 chol_b.solve_in_place(t.as_mut());
                 let t = Mat::from_fn(t.nrows(), t.ncols(), |i, j| sqrt_pi[i] * t[(i, j)]);
-                kx - k * &t
+                Ok(kx - k * &t)
             }
             _ => unreachable!("the constructors pair each form with its covariance"),
         }
@@ -584,14 +584,14 @@ mod tests {
                 panic!("{name}: not a site form")
             };
             let kern = post.kernel();
-            let kg = kern.gram(x.as_ref());
+            let kg = kern.gram(x.as_ref()).unwrap();
             let mu = crate::linalg::mat_vec(&kg, &post.alpha);
             let pi: Vec<f64> = sqrt_pi.iter().map(|s| s * s).collect();
             let pseudo: Vec<f64> = (0..y.len())
                 .map(|j| (post.alpha[j] + pi[j] * mu[j]) / pi[j])
                 .collect();
             let at = LooDowndate::sites(post).unwrap().at(xs.as_ref()).unwrap();
-            let kxs = kern.cross(x.as_ref(), xs.as_ref());
+            let kxs = kern.cross(x.as_ref(), xs.as_ref()).unwrap();
             let kss = kern.diag(xs.as_ref());
             for i in 0..y.len() {
                 let rest: Vec<usize> = (0..y.len()).filter(|&j| j != i).collect();
