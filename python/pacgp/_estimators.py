@@ -61,6 +61,7 @@ from ._gp_api import (
     ClassifierEvidenceAPI,
     EvidenceAPI,
     PredictionSets,
+    PriorPredictiveAPI,
     RegressionAPI,
     SVMDualAPI,
     seed_of,
@@ -352,11 +353,13 @@ class _Regressor(RegressionAPI, RegressorMixin, _PacgpEstimator):
         return {}
 
 
-class GPRegressor(EvidenceAPI, _Regressor):
+class GPRegressor(PriorPredictiveAPI, EvidenceAPI, _Regressor):
     """Exact GP regression, hyperparameters by ML-II (``pacgp fit --method gpr``).
 
     θ is snapped onto the PAC grid (``snap=True``) so that, given ``epsilon`` (target units),
     ``certificate_`` bounds the ε-band Gibbs risk; without ``epsilon`` there is no certificate.
+    Before ``fit``, ``predict`` and ``sample_y`` are the GP prior's, as scikit-learn's
+    (``PriorPredictiveAPI``).
 
     scikit-learn's ``GaussianProcessRegressor`` parameters, where pacgp has their meaning:
     ``n_restarts_optimizer`` is ``restarts`` (the library's seeded ML-II restarts; give one of

@@ -11,6 +11,7 @@ from ._gp_api import (
     ClassifierEvidenceAPI,
     EvidenceAPI,
     PredictionSets,
+    PriorPredictiveAPI,
     RegressionAPI,
     SVMDualAPI,
     _RandomState,
@@ -45,7 +46,7 @@ class _Regressor(RegressionAPI, RegressorMixin, _PacgpEstimator):
     def fit(self: _Self, X: Any, y: Any) -> _Self: ...
     def evaluate(self, X: Any, y: Any, epsilon: Optional[float] = None) -> Dict[str, Any]: ...
 
-class GPRegressor(EvidenceAPI, _Regressor):
+class GPRegressor(PriorPredictiveAPI, EvidenceAPI, _Regressor):
     def __init__(
         self,
         kernel: _Kernel = "se-ard",
