@@ -187,6 +187,7 @@ class GPClassifier(ClassifierEvidenceAPI, _Classifier):
         time_limit: Optional[float] = None,
         intervals: Optional[str] = None,
         interval_score: Optional[str] = None,
+        n_jobs: Optional[int] = None,
     ) -> None: ...
     def latent_mean_and_variance(self, X: Any) -> Tuple[_F64, _F64]: ...
 

@@ -55,11 +55,11 @@ class RegressionAPI:
         check_is_fitted(self, "model_")
         X, _rows = self._coded(X)
         if return_cov:
-            return self.model_.predict_regression_cov(X, n_threads=self.n_threads)
+            return self.model_.predict_regression_cov(X, n_threads=self._threads)
         if not return_std:
             # The mean alone: O(N·n), without the variances' O(N²·n) solves.
-            return self.model_.predict_mean(X, n_threads=self.n_threads)
-        mean, _latent_var, noisy_var = self.model_.predict_regression(X, n_threads=self.n_threads)
+            return self.model_.predict_mean(X, n_threads=self._threads)
+        mean, _latent_var, noisy_var = self.model_.predict_regression(X, n_threads=self._threads)
         return mean, np.sqrt(noisy_var)
 
     def sample_y(self, X, n_samples=1, random_state=0):
@@ -72,7 +72,7 @@ class RegressionAPI:
             raise ValueError(f"n_samples must be at least 1, got {n_samples}")
         X, _rows = self._coded(X)
         draws, _jitter = self.model_.sample_regression(
-            X, n_samples, seed_of(random_state), n_threads=self.n_threads
+            X, n_samples, seed_of(random_state), n_threads=self._threads
         )
         return draws
 
@@ -86,7 +86,7 @@ class RegressionAPI:
         check_is_fitted(self, "model_")
         X, _rows = self._coded(X)
         lower, upper, statement = self.model_.predict_intervals(
-            X, float(alpha), n_threads=self.n_threads
+            X, float(alpha), n_threads=self._threads
         )
         return PredictionIntervals(lower, upper, json.loads(statement))
 
@@ -113,7 +113,7 @@ class PriorPredictiveAPI:
             raise RuntimeError("At most one of return_std or return_cov can be requested.")
         spec, theta, noise, X = self._prior_at(X)
         mean, spread = _pacgp.prior_predictive(spec, theta, noise, X, full_cov=return_cov,
-                                               n_threads=self.n_threads)
+                                               n_threads=self._threads)
         mean = self._per_target(mean)
         if return_cov:
             return mean, self._per_target(spread)
@@ -130,7 +130,7 @@ class PriorPredictiveAPI:
         spec, theta, noise, X = self._prior_at(X)
         k = self._prior_targets()
         draws, _jitter = _pacgp.prior_sample(spec, theta, noise, X, n_samples * k,
-                                             seed_of(random_state), n_threads=self.n_threads)
+                                             seed_of(random_state), n_threads=self._threads)
         # Independent draws: k groups of n_samples columns, one group per output.
         return draws if k == 1 else draws.reshape(X.shape[0], k, n_samples)
 
@@ -175,7 +175,7 @@ class EvidenceAPI:
         self.evidence_theta_ = np.asarray(theta)
         self.evidence_theta_names_ = list(names)
         self.log_marginal_likelihood_value_, _ = self.model_.log_evidence(
-            n_threads=self.n_threads
+            n_threads=self._threads
         )
 
     def log_marginal_likelihood(self, theta=None, eval_gradient=False, clone_kernel=True):
@@ -190,7 +190,7 @@ class EvidenceAPI:
             return self._sklearn_log_marginal_likelihood(theta, eval_gradient, clone_kernel)
         params = None if theta is None else [float(v) for v in np.ravel(theta)]
         value, gradient = self.model_.log_evidence(
-            params, bool(eval_gradient), n_threads=self.n_threads
+            params, bool(eval_gradient), n_threads=self._threads
         )
         if eval_gradient:
             return value, np.asarray(gradient)
@@ -218,7 +218,7 @@ class EvidenceAPI:
 
     def _evidence_at(self, params, gradient):
         """The library's log evidence at its parameters ``[θ…, ln σ²]`` and its gradient."""
-        return self.model_.log_evidence(params, gradient, n_threads=self.n_threads)
+        return self.model_.log_evidence(params, gradient, n_threads=self._threads)
 
     def _theta_form(self, theta):
         """The kernel object whose ``theta`` has as many values as ``theta``: ``kernel_``
@@ -249,7 +249,7 @@ class ClassifierEvidenceAPI(EvidenceAPI):
         """The training sample and ``log_marginal_likelihood_value_`` after a fit."""
         self._evidence_sample = (X, target)
         self.log_marginal_likelihood_value_, _ = self.model_.classifier_log_evidence(
-            X, target, n_threads=self.n_threads
+            X, target, n_threads=self._threads
         )
 
     def log_marginal_likelihood(self, theta=None, eval_gradient=False, clone_kernel=True):
@@ -261,7 +261,7 @@ class ClassifierEvidenceAPI(EvidenceAPI):
             return self._sklearn_log_marginal_likelihood(theta, eval_gradient, clone_kernel)
         params = None if theta is None else [float(v) for v in np.ravel(theta)]
         value, gradient = self.model_.classifier_log_evidence(
-            *self._evidence_sample, params, bool(eval_gradient), n_threads=self.n_threads
+            *self._evidence_sample, params, bool(eval_gradient), n_threads=self._threads
         )
         if eval_gradient:
             return np.float64(value), np.asarray(gradient)
@@ -271,7 +271,7 @@ class ClassifierEvidenceAPI(EvidenceAPI):
         """The classifier's evidence at ``[θ…, ln σ²]`` (no noise: its entry's gradient is
         0)."""
         value, grad = self.model_.classifier_log_evidence(
-            *self._evidence_sample, params[:-1], gradient, n_threads=self.n_threads
+            *self._evidence_sample, params[:-1], gradient, n_threads=self._threads
         )
         return value, None if grad is None else list(grad) + [0.0]
 
@@ -306,7 +306,7 @@ class SVMDualAPI:
         if self.model_.classes is not None:
             return super().decision_function(X)
         X, _rows = self._coded(X)
-        return self.model_.svm_decision(X, n_threads=self.n_threads)
+        return self.model_.svm_decision(X, n_threads=self._threads)
 
     def predict_latent(self, X):
         """The latent posterior's mean (with the bias: ``μ·f(x)``, positive towards

@@ -237,3 +237,20 @@ def test_prior_refuses_what_it_cannot_evaluate():
         pacgp.GPRegressor(kernel=K.DotProduct()).predict(X)
     with pytest.raises(ValueError, match="n_samples"):
         pacgp.GPRegressor().sample_y(X, n_samples=0)
+
+
+def test_classifier_n_jobs_is_n_threads():
+    """GPClassifier's ``n_jobs`` (scikit-learn's name) runs on that many threads: the same
+    probabilities as ``n_threads`` and as the default to the bit; both given and different
+    is refused."""
+    X, y = _data(40, 2, seed=6)
+    labels = np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))
+    kernel = K.RBF(1.0)
+    base = pacgp.GPClassifier(kernel=kernel).fit(X, labels).predict_proba(X)
+    jobs = pacgp.GPClassifier(kernel=kernel, n_jobs=2).fit(X, labels)
+    assert jobs._threads == 2
+    np.testing.assert_array_equal(jobs.predict_proba(X), base)
+    np.testing.assert_array_equal(
+        pacgp.GPClassifier(kernel=kernel, n_threads=2).fit(X, labels).predict_proba(X), base)
+    with pytest.raises(ValueError, match="same setting"):
+        pacgp.GPClassifier(n_jobs=2, n_threads=1).fit(X, labels)
