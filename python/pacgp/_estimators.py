@@ -61,6 +61,7 @@ from ._gp_api import (
     ClassifierEvidenceAPI,
     EvidenceAPI,
     PredictionSets,
+    PriorPredictiveAPI,
     RegressionAPI,
     SVMDualAPI,
     seed_of,
@@ -89,7 +90,7 @@ def _fit(estimator, X, y, method, labels=None, classes=None, names=None, **optio
         options.setdefault("intervals", estimator.intervals)
         options.setdefault("interval_score", estimator.interval_score)
     return _pacgp.fit(X, y, method, options, labels=labels, classes=classes, names=names,
-                      n_threads=estimator.n_threads,
+                      n_threads=estimator._threads,
                       time_limit=getattr(estimator, "time_limit", None))
 
 
@@ -186,6 +187,21 @@ class _PacgpEstimator(BaseEstimator):
         tags.input_tags.string = True
         return tags
 
+    @property
+    def _threads(self):
+        """The worker threads every library call runs on: ``n_threads``, or scikit-learn's
+        ``n_jobs`` on an estimator that takes it (the same counts: −1 all cores); both given
+        and different is an error."""
+        n_jobs = getattr(self, "n_jobs", None)
+        if n_jobs is None:
+            return self.n_threads
+        if self.n_threads not in (None, n_jobs):
+            raise ValueError(
+                f"n_threads={self.n_threads!r} and n_jobs={n_jobs!r} are the same setting: "
+                "give one of them"
+            )
+        return n_jobs
+
     def _certifiable(self):
         """Whether the fitted model has a certificate with these hyperparameters."""
         return True
@@ -237,7 +253,7 @@ class _PacgpEstimator(BaseEstimator):
         certificate = None
         if self.certify and self._certifiable():
             reports = self.model_.certify(
-                X, y, delta=self.delta, loo=self.loo, n_threads=self.n_threads,
+                X, y, delta=self.delta, loo=self.loo, n_threads=self._threads,
                 **self._certify_options(),
             )
             certificate = json.loads(reports)[0]
@@ -352,11 +368,13 @@ class _Regressor(RegressionAPI, RegressorMixin, _PacgpEstimator):
         return {}
 
 
-class GPRegressor(EvidenceAPI, _Regressor):
+class GPRegressor(PriorPredictiveAPI, EvidenceAPI, _Regressor):
     """Exact GP regression, hyperparameters by ML-II (``pacgp fit --method gpr``).
 
     θ is snapped onto the PAC grid (``snap=True``) so that, given ``epsilon`` (target units),
     ``certificate_`` bounds the ε-band Gibbs risk; without ``epsilon`` there is no certificate.
+    Before ``fit``, ``predict`` and ``sample_y`` are the GP prior's, as scikit-learn's
+    (``PriorPredictiveAPI``).
 
     scikit-learn's ``GaussianProcessRegressor`` parameters, where pacgp has their meaning:
     ``n_restarts_optimizer`` is ``restarts`` (the library's seeded ML-II restarts; give one of
@@ -686,12 +704,12 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
         """The library's K-class predictions: probabilities, ln scores, class indices, latent
         means and variances."""
         X, _rows = self._coded(X)
-        return self.model_.predict_classes(X, n_threads=self.n_threads)
+        return self.model_.predict_classes(X, n_threads=self._threads)
 
     def _positive_probability(self, X):
         check_is_fitted(self, "model_")
         X, _rows = self._coded(X)
-        p, _mean, _var = self.model_.predict_classification(X, n_threads=self.n_threads)
+        p, _mean, _var = self.model_.predict_classification(X, n_threads=self._threads)
         return p
 
     def predict_proba(self, X):
@@ -718,7 +736,7 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
         refitted on part A, so a set need not hold ``predict``'s label; any set may be empty."""
         check_is_fitted(self, "model_")
         X, _rows = self._coded(X)
-        member, k, statement = self.model_.predict_sets(X, float(alpha), n_threads=self.n_threads)
+        member, k, statement = self.model_.predict_sets(X, float(alpha), n_threads=self._threads)
         return PredictionSets(np.asarray(member).reshape(-1, k), json.loads(statement))
 
     def predict(self, X):
@@ -727,7 +745,7 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
         if _multiclass_fitted(self):
             return self.classes_[self._class_predictions(X)[2]]
         X, _rows = self._coded(X)
-        positive = self.model_.predict_labels(X, n_threads=self.n_threads) > 0
+        positive = self.model_.predict_labels(X, n_threads=self._threads) > 0
         return self.classes_[positive.astype(int)]
 
     @available_if(_multiclass_fitted)
@@ -753,7 +771,7 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
             p = self._class_predictions(X)
             return p[3], p[4]
         X, _rows = self._coded(X)
-        _p, mean, var = self.model_.predict_classification(X, n_threads=self.n_threads)
+        _p, mean, var = self.model_.predict_classification(X, n_threads=self._threads)
         return mean, var
 
     def evaluate(self, X, y):
@@ -819,6 +837,9 @@ class GPClassifier(ClassifierEvidenceAPI, _Classifier):
     A; ``--prior-kernel``) and ``both_directions`` (the parts also swapped, the lower
     certificate kept for ``ln 2`` more; ``--both-directions``). Its ``certificate_`` is the
     split certificate, with no leave-one-out estimate.
+
+    ``n_jobs`` is scikit-learn's name for ``n_threads`` (the same counts; give one of the two):
+    the worker threads of the fit and of every prediction; results do not depend on it.
     """
 
     def __init__(self, method="laplace", likelihood=None, select=None, kernel=None,
@@ -827,7 +848,9 @@ class GPClassifier(ClassifierEvidenceAPI, _Classifier):
                  prior_scale=None, prior_kernel=None, both_directions=False, multiclass=None,
                  categorical="auto", missing=None,
                  na_values=None, unknown_category="error", n_threads=None,
-                 certify_holdout=None, time_limit=None, intervals=None, interval_score=None):
+                 certify_holdout=None, time_limit=None, intervals=None, interval_score=None,
+                 n_jobs=None):
+        self.n_jobs = n_jobs
         self.intervals = intervals
         self.interval_score = interval_score
         self.method = method

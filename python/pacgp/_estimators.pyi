@@ -11,6 +11,7 @@ from ._gp_api import (
     ClassifierEvidenceAPI,
     EvidenceAPI,
     PredictionSets,
+    PriorPredictiveAPI,
     RegressionAPI,
     SVMDualAPI,
     _RandomState,
@@ -45,7 +46,7 @@ class _Regressor(RegressionAPI, RegressorMixin, _PacgpEstimator):
     def fit(self: _Self, X: Any, y: Any) -> _Self: ...
     def evaluate(self, X: Any, y: Any, epsilon: Optional[float] = None) -> Dict[str, Any]: ...
 
-class GPRegressor(EvidenceAPI, _Regressor):
+class GPRegressor(PriorPredictiveAPI, EvidenceAPI, _Regressor):
     def __init__(
         self,
         kernel: _Kernel = "se-ard",
@@ -186,6 +187,7 @@ class GPClassifier(ClassifierEvidenceAPI, _Classifier):
         time_limit: Optional[float] = None,
         intervals: Optional[str] = None,
         interval_score: Optional[str] = None,
+        n_jobs: Optional[int] = None,
     ) -> None: ...
     def latent_mean_and_variance(self, X: Any) -> Tuple[_F64, _F64]: ...
 

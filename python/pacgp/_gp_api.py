@@ -8,9 +8,16 @@ from collections import namedtuple
 
 import numpy as np
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import check_array, check_is_fitted
 
-from ._kernels import evidence_params_of, is_sklearn_kernel, theta_jacobian
+from . import _pacgp
+from ._kernels import (
+    evidence_params_of,
+    is_sklearn_kernel,
+    prior_params_of,
+    theta_jacobian,
+    to_spec,
+)
 
 #: Prediction intervals at level 1 − α: ``lower`` and ``upper`` bounds and the ``statement``
 #: (a dict: ``method``, ``score``, ``level``, ``n_scores``, ``guaranteed_coverage`` and the
@@ -48,11 +55,11 @@ class RegressionAPI:
         check_is_fitted(self, "model_")
         X, _rows = self._coded(X)
         if return_cov:
-            return self.model_.predict_regression_cov(X, n_threads=self.n_threads)
+            return self.model_.predict_regression_cov(X, n_threads=self._threads)
         if not return_std:
             # The mean alone: O(N·n), without the variances' O(N²·n) solves.
-            return self.model_.predict_mean(X, n_threads=self.n_threads)
-        mean, _latent_var, noisy_var = self.model_.predict_regression(X, n_threads=self.n_threads)
+            return self.model_.predict_mean(X, n_threads=self._threads)
+        mean, _latent_var, noisy_var = self.model_.predict_regression(X, n_threads=self._threads)
         return mean, np.sqrt(noisy_var)
 
     def sample_y(self, X, n_samples=1, random_state=0):
@@ -65,7 +72,7 @@ class RegressionAPI:
             raise ValueError(f"n_samples must be at least 1, got {n_samples}")
         X, _rows = self._coded(X)
         draws, _jitter = self.model_.sample_regression(
-            X, n_samples, seed_of(random_state), n_threads=self.n_threads
+            X, n_samples, seed_of(random_state), n_threads=self._threads
         )
         return draws
 
@@ -79,9 +86,73 @@ class RegressionAPI:
         check_is_fitted(self, "model_")
         X, _rows = self._coded(X)
         lower, upper, statement = self.model_.predict_intervals(
-            X, float(alpha), n_threads=self.n_threads
+            X, float(alpha), n_threads=self._threads
         )
         return PredictionIntervals(lower, upper, json.loads(statement))
+
+
+class PriorPredictiveAPI:
+    """Before ``fit``, ``predict`` and ``sample_y`` are the GP prior's, as in scikit-learn's
+    ``GaussianProcessRegressor``: mean 0 and the covariance ``kernel(X)`` of new observations
+    on the inputs as given (noise only from a top-level ``WhiteKernel``), from the library's
+    kernel evaluation (``_pacgp.prior_predictive``). A scikit-learn kernel object is taken at
+    its values; a pacgp kernel string at its starting values (every hyperparameter 1). With
+    ``n_targets`` k > 1, every output has this prior: a mean and std of shape (n, k), a
+    covariance (n, n, k) and draws (n, k, n_samples)."""
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # predict works before fit (scikit-learn's GaussianProcessRegressor sets this too).
+        tags.requires_fit = False
+        return tags
+
+    def predict(self, X, return_std=False, return_cov=False):
+        if hasattr(self, "model_"):
+            return super().predict(X, return_std=return_std, return_cov=return_cov)
+        if return_std and return_cov:
+            raise RuntimeError("At most one of return_std or return_cov can be requested.")
+        spec, theta, noise, X = self._prior_at(X)
+        mean, spread = _pacgp.prior_predictive(spec, theta, noise, X, full_cov=return_cov,
+                                               n_threads=self._threads)
+        mean = self._per_target(mean)
+        if return_cov:
+            return mean, self._per_target(spread)
+        if return_std:
+            return mean, self._per_target(np.sqrt(spread))
+        return mean
+
+    def sample_y(self, X, n_samples=1, random_state=0):
+        if hasattr(self, "model_"):
+            return super().sample_y(X, n_samples=n_samples, random_state=random_state)
+        n_samples = int(n_samples)
+        if n_samples < 1:
+            raise ValueError(f"n_samples must be at least 1, got {n_samples}")
+        spec, theta, noise, X = self._prior_at(X)
+        k = self._prior_targets()
+        draws, _jitter = _pacgp.prior_sample(spec, theta, noise, X, n_samples * k,
+                                             seed_of(random_state), n_threads=self._threads)
+        # Independent draws: k groups of n_samples columns, one group per output.
+        return draws if k == 1 else draws.reshape(X.shape[0], k, n_samples)
+
+    def _prior_at(self, X):
+        """The kernel's specification, θ (None: its starting values) and noise variance for
+        the prior at X, and X as numbers."""
+        X = np.require(check_array(X, dtype=np.float64), requirements=["A"])
+        if not is_sklearn_kernel(self.kernel):
+            return self.kernel, None, 0.0, X
+        spec = to_spec(self.kernel)
+        tree = json.loads(_pacgp.kernel_tree(spec, X.shape[1]))
+        theta, noise = prior_params_of(self.kernel, tree)
+        return spec, theta, noise, X
+
+    def _prior_targets(self):
+        """The outputs the prior predicts: ``n_targets`` (1 when None)."""
+        return 1 if self.n_targets is None else int(self.n_targets)
+
+    def _per_target(self, a):
+        """A one-output array repeated along a last axis of ``n_targets`` (> 1) outputs."""
+        k = self._prior_targets()
+        return a if k == 1 else np.repeat(a[..., np.newaxis], k, axis=-1)
 
 
 class EvidenceAPI:
@@ -104,7 +175,7 @@ class EvidenceAPI:
         self.evidence_theta_ = np.asarray(theta)
         self.evidence_theta_names_ = list(names)
         self.log_marginal_likelihood_value_, _ = self.model_.log_evidence(
-            n_threads=self.n_threads
+            n_threads=self._threads
         )
 
     def log_marginal_likelihood(self, theta=None, eval_gradient=False, clone_kernel=True):
@@ -119,7 +190,7 @@ class EvidenceAPI:
             return self._sklearn_log_marginal_likelihood(theta, eval_gradient, clone_kernel)
         params = None if theta is None else [float(v) for v in np.ravel(theta)]
         value, gradient = self.model_.log_evidence(
-            params, bool(eval_gradient), n_threads=self.n_threads
+            params, bool(eval_gradient), n_threads=self._threads
         )
         if eval_gradient:
             return value, np.asarray(gradient)
@@ -147,7 +218,7 @@ class EvidenceAPI:
 
     def _evidence_at(self, params, gradient):
         """The library's log evidence at its parameters ``[θ…, ln σ²]`` and its gradient."""
-        return self.model_.log_evidence(params, gradient, n_threads=self.n_threads)
+        return self.model_.log_evidence(params, gradient, n_threads=self._threads)
 
     def _theta_form(self, theta):
         """The kernel object whose ``theta`` has as many values as ``theta``: ``kernel_``
@@ -178,7 +249,7 @@ class ClassifierEvidenceAPI(EvidenceAPI):
         """The training sample and ``log_marginal_likelihood_value_`` after a fit."""
         self._evidence_sample = (X, target)
         self.log_marginal_likelihood_value_, _ = self.model_.classifier_log_evidence(
-            X, target, n_threads=self.n_threads
+            X, target, n_threads=self._threads
         )
 
     def log_marginal_likelihood(self, theta=None, eval_gradient=False, clone_kernel=True):
@@ -190,7 +261,7 @@ class ClassifierEvidenceAPI(EvidenceAPI):
             return self._sklearn_log_marginal_likelihood(theta, eval_gradient, clone_kernel)
         params = None if theta is None else [float(v) for v in np.ravel(theta)]
         value, gradient = self.model_.classifier_log_evidence(
-            *self._evidence_sample, params, bool(eval_gradient), n_threads=self.n_threads
+            *self._evidence_sample, params, bool(eval_gradient), n_threads=self._threads
         )
         if eval_gradient:
             return np.float64(value), np.asarray(gradient)
@@ -200,7 +271,7 @@ class ClassifierEvidenceAPI(EvidenceAPI):
         """The classifier's evidence at ``[θ…, ln σ²]`` (no noise: its entry's gradient is
         0)."""
         value, grad = self.model_.classifier_log_evidence(
-            *self._evidence_sample, params[:-1], gradient, n_threads=self.n_threads
+            *self._evidence_sample, params[:-1], gradient, n_threads=self._threads
         )
         return value, None if grad is None else list(grad) + [0.0]
 
@@ -235,7 +306,7 @@ class SVMDualAPI:
         if self.model_.classes is not None:
             return super().decision_function(X)
         X, _rows = self._coded(X)
-        return self.model_.svm_decision(X, n_threads=self.n_threads)
+        return self.model_.svm_decision(X, n_threads=self._threads)
 
     def predict_latent(self, X):
         """The latent posterior's mean (with the bias: ``μ·f(x)``, positive towards

@@ -44,6 +44,17 @@ class RegressionAPI:
     def sample_y(self, X: Any, n_samples: int = 1, random_state: _RandomState = 0) -> _F64: ...
     def predict_interval(self, X: Any, alpha: float = 0.1) -> PredictionIntervals: ...
 
+class PriorPredictiveAPI:
+    """Before ``fit``: ``predict`` and ``sample_y`` of the GP prior (RegressionAPI's
+    signatures; outputs per ``n_targets``)."""
+
+    def predict(
+        self, X: Any, return_std: bool = False, return_cov: bool = False
+    ) -> Union[NDArray[np.float64], Tuple[NDArray[np.float64], NDArray[np.float64]]]: ...
+    def sample_y(
+        self, X: Any, n_samples: int = 1, random_state: _RandomState = 0
+    ) -> NDArray[np.float64]: ...
+
 class EvidenceAPI:
     evidence_theta_: _F64
     evidence_theta_names_: list[str]

@@ -300,6 +300,18 @@ def evidence_params_of(kernel, tree, input_scale, noise_variance):
     return params
 
 
+def prior_params_of(kernel, tree):
+    """The library's θ (depth-first over ``tree``, the library's kernel tree of
+    ``to_spec(kernel)`` at its starting values) and the noise variance of a scikit-learn
+    kernel object at its current values, on the inputs' own units (no standardisation before a
+    fit): what the prior predictive of an unfitted regressor is evaluated at. The noise is the
+    top-level WhiteKernel's level, 0 without one (scikit-learn's ``kernel(X)``)."""
+    params = evidence_params_of(kernel, tree, np.ones(1), 1.0)
+    white = [t for t in _object_terms(kernel, top=True) if isinstance(t, _White)]
+    noise = float(white[0].kernel.noise_level) if white else 0.0
+    return params[:-1], noise
+
+
 class _White:
     """The noise term of a top-level sum, in ``_object_terms``'s expansion."""
 

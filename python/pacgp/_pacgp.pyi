@@ -180,6 +180,24 @@ def fit_input_coding(
     unknown_category: str = "error",
     na_values: Optional[Sequence[str]] = None,
 ) -> Tuple[_F64, list[int], str, list[str]]: ...
+def kernel_tree(spec: str, d: int) -> str: ...
+def prior_predictive(
+    kernel_spec: str,
+    theta: Optional[Sequence[float]],
+    noise_variance: float,
+    x: ArrayLike,
+    full_cov: bool = False,
+    n_threads: Optional[int] = None,
+) -> Tuple[_F64, _F64]: ...
+def prior_sample(
+    kernel_spec: str,
+    theta: Optional[Sequence[float]],
+    noise_variance: float,
+    x: ArrayLike,
+    n_samples: int,
+    seed: int,
+    n_threads: Optional[int] = None,
+) -> Tuple[_F64, float]: ...
 
 # The sharded map-reduce helpers (sparse_kuu_factor, vfe_*, pac_sgp_*, svgp_*, kmeans_sums,
 # ShardedFitSpec, ...): internal to pacgp.distributed.

@@ -22,7 +22,7 @@ def report(estimator, X, y, path, X_test=None, y_test=None, title=None, loo="aut
         test["x_test"], test["y_test"] = estimator._model_sample(X_test, y_test)
     page = estimator.model_.report_html(
         x, target, title=title or type(estimator).__name__, loo=loo,
-        n_threads=getattr(estimator, "n_threads", None), **test,
+        n_threads=getattr(estimator, "_threads", None), **test,
     )
     with open(path, "w", encoding="utf-8") as f:
         f.write(page)

@@ -2,7 +2,8 @@
 checked against scikit-learn itself: ``log_marginal_likelihood`` on scikit-learn's ``theta``
 (value equal to scikit-learn's at the same kernel, gradient by central differences),
 ``n_restarts_optimizer`` as the library's restarts, the parameters pacgp refuses with their
-reason (and no ``alpha``), and the classifier's ``latent_mean_and_variance``."""
+reason (and no ``alpha``), the classifier's ``latent_mean_and_variance``, and an unfitted
+regressor's prior predictive (equal to scikit-learn's unfitted regressor's)."""
 
 import numpy as np
 import pytest
@@ -173,3 +174,83 @@ def test_latent_mean_and_variance_is_predict_latent():
     three = pacgp.GPClassifier(kernel=K.RBF()).fit(X, np.digitize(X[:, 0], [-0.5, 0.5]))
     with pytest.raises(ValueError, match="only supported for binary classification"):
         three.latent_mean_and_variance(X)
+
+
+PRIOR_KERNELS = [
+    K.RBF(0.7),
+    K.ConstantKernel(2.5) * K.RBF([0.5, 2.0]),
+    K.ConstantKernel(0.3) * K.Matern(1.3, nu=1.5) + K.ConstantKernel(1e-2),
+    K.RBF(1.1) + K.WhiteKernel(0.05),
+]
+
+
+@pytest.mark.parametrize("kernel", PRIOR_KERNELS, ids=repr)
+def test_prior_predictive_before_fit_is_scikit_learns(kernel):
+    """Before fit, mean, std, covariance equal scikit-learn's unfitted regressor's at the same
+    kernel values (its ``kernel(X)``: an independent evaluation) to 1e-12."""
+    X = _data(7, 2, seed=3)[0]
+    ours, peer = pacgp.GPRegressor(kernel=kernel), GaussianProcessRegressor(kernel=kernel)
+    np.testing.assert_array_equal(ours.predict(X), peer.predict(X))
+    for kw in ({"return_std": True}, {"return_cov": True}):
+        for got, want in zip(ours.predict(X, **kw), peer.predict(X, **kw)):
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert not hasattr(ours, "model_")
+
+
+def test_prior_of_a_pacgp_kernel_string_is_at_its_starting_values():
+    """A pacgp kernel (default ``se-ard``) before fit: every hyperparameter 1 on the inputs as
+    given, i.e. scikit-learn's default ``ConstantKernel(1) * RBF(1)``."""
+    X = _data(6, 3, seed=4)[0]
+    mean, cov = pacgp.GPRegressor().predict(X, return_cov=True)
+    want = K.ConstantKernel(1.0) * K.RBF([1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(mean, np.zeros(6))
+    np.testing.assert_allclose(cov, want(X), rtol=1e-12, atol=1e-15)
+
+
+def test_prior_sample_y_is_seeded_with_the_priors_moments():
+    """Prior draws: the same seed the same draws, and 20,000 of them have the prior's mean and
+    covariance to 5 standard errors; with n_targets the shapes are scikit-learn's."""
+    kernel = K.ConstantKernel(2.0) * K.RBF(1.5) + K.WhiteKernel(0.1)
+    X = _data(3, 1, seed=5)[0]
+    est = pacgp.GPRegressor(kernel=kernel)
+    draws = est.sample_y(X, n_samples=20000, random_state=1)
+    np.testing.assert_array_equal(draws[:, :2], est.sample_y(X, 2, random_state=1))
+    cov = kernel(X)
+    n = draws.shape[1]
+    assert np.all(np.abs(draws.mean(axis=1)) < 5 * np.sqrt(np.diag(cov) / n))
+    se = np.sqrt((np.outer(np.diag(cov), np.diag(cov)) + cov**2) / n)
+    assert np.all(np.abs(draws @ draws.T / n - cov) < 5 * se)
+    many = pacgp.GPRegressor(kernel=kernel, n_targets=3)
+    assert many.sample_y(X, n_samples=4).shape == (3, 3, 4)
+    mean, std = many.predict(X, return_std=True)
+    assert mean.shape == std.shape == (3, 3)
+    assert many.predict(X, return_cov=True)[1].shape == (3, 3, 3)
+    np.testing.assert_allclose(std[:, 2], np.sqrt(np.diag(cov)), rtol=1e-12)
+
+
+def test_prior_refuses_what_it_cannot_evaluate():
+    """Both std and cov, a kernel without a θ mapping, and a bad n_samples are errors."""
+    X = _data(4, 1)[0]
+    with pytest.raises(RuntimeError, match="At most one"):
+        pacgp.GPRegressor().predict(X, return_std=True, return_cov=True)
+    with pytest.raises(ValueError, match="DotProduct"):
+        pacgp.GPRegressor(kernel=K.DotProduct()).predict(X)
+    with pytest.raises(ValueError, match="n_samples"):
+        pacgp.GPRegressor().sample_y(X, n_samples=0)
+
+
+def test_classifier_n_jobs_is_n_threads():
+    """GPClassifier's ``n_jobs`` (scikit-learn's name) runs on that many threads: the same
+    probabilities as ``n_threads`` and as the default to the bit; both given and different
+    is refused."""
+    X, y = _data(40, 2, seed=6)
+    labels = np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))
+    kernel = K.RBF(1.0)
+    base = pacgp.GPClassifier(kernel=kernel).fit(X, labels).predict_proba(X)
+    jobs = pacgp.GPClassifier(kernel=kernel, n_jobs=2).fit(X, labels)
+    assert jobs._threads == 2
+    np.testing.assert_array_equal(jobs.predict_proba(X), base)
+    np.testing.assert_array_equal(
+        pacgp.GPClassifier(kernel=kernel, n_threads=2).fit(X, labels).predict_proba(X), base)
+    with pytest.raises(ValueError, match="same setting"):
+        pacgp.GPClassifier(n_jobs=2, n_threads=1).fit(X, labels)

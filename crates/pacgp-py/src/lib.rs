@@ -19,6 +19,7 @@ mod errors;
 mod fit;
 mod model;
 mod pools;
+mod prior;
 mod sharded;
 mod sharded_fit;
 mod sharded_pac_sgp;
@@ -135,6 +136,7 @@ fn _pacgp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PacgpError", m.py().get_type::<PacgpError>())?;
     m.add_class::<Model>()?;
     fit::register(m)?;
+    prior::register(m)?;
     sharded::register(m)?;
     sharded_pac_sgp::register(m)?;
     sharded_fit::register(m)?;

@@ -68,7 +68,7 @@ fn plain_words(e: Error) -> PyErr {
 }
 
 /// JSON text of a serialisable value (the same serde the CLI prints with `--json`).
-fn json<T: serde::Serialize>(value: &T) -> PyResult<String> {
+pub(crate) fn json<T: serde::Serialize>(value: &T) -> PyResult<String> {
     serde_json::to_string(value).map_err(|e| {
         to_py_err(Error::Numerical {
             what: "JSON output",

@@ -2,14 +2,15 @@
 //! joint predictive covariance (its diagonal is the predictive variance of every posterior
 //! form; for an exact GP it is `K** − K*X C⁻¹ KX*` written out), draws from it (their sample
 //! covariance), the log marginal likelihood at any θ (the fitted value, an independent refit,
-//! central differences), and an SVM's dual (its decision function rebuilt from the kernel).
+//! central differences), an SVM's dual (its decision function rebuilt from the kernel), and the
+//! GP prior's predictive before any fit (the SE kernel's closed form, written out).
 
 use faer::Mat;
 use pacgp::data::{Dataset, LabelMap};
 use pacgp::fit::fit;
 use pacgp::kernel::Kernel;
 use pacgp::linalg::{Cholesky, JitterPolicy};
-use pacgp::model::{FittedModel, Task};
+use pacgp::model::{FittedModel, PriorPredictive, Task};
 use pacgp::regression::exact::ExactGp;
 use pacgp::spec::{FitOptions, MethodName, Selection};
 
@@ -153,6 +154,51 @@ fn draws_follow_the_joint_predictive() {
     let (other, _) = model.sample_regression(xs.as_ref(), 2, 8).unwrap();
     assert_eq!(again[(0, 1)], s[(0, 1)]);
     assert_ne!(other[(0, 0)], s[(0, 0)]);
+}
+
+/// The prior predictive before any fit: mean 0 and `σ_f² exp(−½ Σ_d (x_d − z_d)²/ℓ_d²) + σ²δ`
+/// written out (to 1e-14), its variances the covariance's diagonal; draws are seeded and
+/// their sample covariance is the prior's (20,000 draws, 5 standard errors); a negative or
+/// NaN noise variance and inputs of the wrong width are errors.
+#[test]
+fn prior_predictive_is_the_kernel_plus_noise() {
+    let (xs, _) = toy_regression(4, 700);
+    let (ell, sf2, noise) = ([0.7, 1.5], 1.3, 0.2);
+    let prior = PriorPredictive::new(Kernel::se_ard(&ell, sf2), noise).unwrap();
+    let (mean, cov) = prior.mean_cov(xs.as_ref()).unwrap();
+    let (mean_v, var) = prior.mean_var(xs.as_ref()).unwrap();
+    assert_eq!(mean, vec![0.0; 4]);
+    assert_eq!(mean_v, mean);
+    for i in 0..4 {
+        assert!((var[i] - cov[(i, i)]).abs() < 1e-14);
+        for j in 0..4 {
+            let r2: f64 = (0..2)
+                .map(|d| ((xs[(i, d)] - xs[(j, d)]) / ell[d]).powi(2))
+                .sum();
+            let want = sf2 * (-0.5 * r2).exp() + if i == j { noise } else { 0.0 };
+            assert!((cov[(i, j)] - want).abs() < 1e-14, "({i}, {j})");
+        }
+    }
+    let n = 20_000;
+    let (s, jitter) = prior.sample(xs.as_ref(), n, 3).unwrap();
+    assert_eq!((s.nrows(), s.ncols(), jitter), (4, n, 0.0));
+    for i in 0..4 {
+        let m = (0..n).map(|j| s[(i, j)]).sum::<f64>() / n as f64;
+        assert!(m.abs() < 5.0 * (cov[(i, i)] / n as f64).sqrt(), "mean {i}");
+        for k in 0..4 {
+            let c = (0..n).map(|j| s[(i, j)] * s[(k, j)]).sum::<f64>() / n as f64;
+            let se = ((cov[(i, i)] * cov[(k, k)] + cov[(i, k)].powi(2)) / n as f64).sqrt();
+            assert!((c - cov[(i, k)]).abs() < 5.0 * se, "cov ({i}, {k})");
+        }
+    }
+    let (again, _) = prior.sample(xs.as_ref(), 1, 3).unwrap();
+    assert_eq!(again[(2, 0)], s[(2, 0)]);
+    for bad in [-1e-3, f64::NAN, f64::INFINITY] {
+        assert!(PriorPredictive::new(Kernel::se_iso(1.0, 1.0), bad).is_err());
+    }
+    let wide = Mat::from_fn(3, 5, |i, j| (i + j) as f64);
+    assert!(prior.mean_cov(wide.as_ref()).is_err());
+    assert!(prior.mean_var(wide.as_ref()).is_err());
 }
 
 /// The log evidence at the model's parameters is the fitted objective; at other parameters it

@@ -15,7 +15,8 @@
 //! - [`multiclass`]: prediction, evaluation, certificate and prices of the multi-class models;
 //! - [`from_parameters`]: a sparse model assembled from parameters fitted elsewhere (Dask);
 //! - [`evidence`]: an exact GP regressor's log marginal likelihood at any hyperparameters;
-//! - `joint`: a regressor's joint predictive covariance and draws from it;
+//! - [`joint`]: a regressor's joint predictive covariance and draws from it, and the GP
+//!   prior's before any data;
 //! - [`svm_dual`]: an SVM's decision function and dual in scikit-learn's terms.
 //!
 //! The fitting pipelines that make models are in [`crate::fit`].
@@ -38,7 +39,7 @@ mod file;
 pub mod from_parameters;
 pub mod holdout;
 pub mod intervals;
-mod joint;
+pub mod joint;
 pub mod multiclass;
 mod predict;
 pub mod price;
@@ -58,6 +59,7 @@ pub use evidence::LogEvidence;
 pub use from_parameters::{sparse_model_from_parts, SparseModelParts};
 pub use holdout::{HoldoutParts, HoldoutRecord};
 pub use intervals::{FoldModel, IntervalRecord, StandardisedSample};
+pub use joint::PriorPredictive;
 pub use multiclass::ClassPrediction;
 pub use sets::SetRecord;
 pub use svm_dual::SvmDual;
