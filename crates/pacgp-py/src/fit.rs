@@ -216,6 +216,7 @@ fn fit(
         }
         (None, None) => TrainingLabels::None,
     };
+    warn_if_long(py, &spec, &train, labels.classes(), n_threads)?;
     compute_with(
         py,
         n_threads,
@@ -233,6 +234,38 @@ fn fit(
         |e| lib_err(e, &wording),
     )
     .map(wrap)
+}
+
+/// The CLI's `estimate:` line as a `UserWarning` before the fit starts: the library's estimate
+/// of its time and memory ([`pacgp::cost::estimate`]) where it is longer than
+/// [`pacgp::cost::LONG_FIT_SECONDS`] on the threads it will run on. A thread count or spec the
+/// fit itself refuses gives no warning here (the fit says what is wrong).
+fn warn_if_long(
+    py: Python<'_>,
+    spec: &pacgp::spec::CheckedFitSpec,
+    train: &pacgp::data::Dataset,
+    classes: usize,
+    n_threads: Option<i64>,
+) -> PyResult<()> {
+    let Ok(threads) = pacgp::threads::resolve(n_threads.unwrap_or(-1)) else {
+        return Ok(());
+    };
+    let Ok(estimate) = pacgp::cost::estimate(spec, train.n(), train.d(), classes) else {
+        return Ok(());
+    };
+    if !estimate.is_long(threads) {
+        return Ok(());
+    }
+    let message = format!(
+        "fitting {} on {} points: {}",
+        spec.method_name(),
+        train.n(),
+        estimate.sentence(threads)
+    );
+    let message =
+        std::ffi::CString::new(message).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let category = py.get_type::<pyo3::exceptions::PyUserWarning>();
+    PyErr::warn(py, category.as_any(), &message, 1)
 }
 
 /// The stop signal of `time_limit` seconds from now (`None`: none); a negative, NaN or
