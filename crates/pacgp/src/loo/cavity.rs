@@ -191,23 +191,7 @@ mod tests {
     use crate::likelihood::Likelihood;
     use crate::linalg::{Cholesky, JitterPolicy};
 
-    fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
-        // Distinct inputs (a scrambled grid, shifted along the row index) so K is invertible.
-        let x = Mat::from_fn(n, 2, |i, j| {
-            ((i * 17 + j * 29) % 41) as f64 / 20.0 - 1.0 + 0.013 * i as f64
-        });
-        let y = (0..n)
-            .map(|i| {
-                let s = x[(i, 0)] + 0.5 * x[(i, 1)] + 0.2 * ((i % 5) as f64 - 2.0);
-                if s > 0.0 {
-                    1.0
-                } else {
-                    -1.0
-                }
-            })
-            .collect();
-        (x, y)
-    }
+    use super::super::toy_classes as toy;
 
     /// LOO-EP: the cavities read off the shared posterior (from α and π only) are the ones EP
     /// computes from its own sites and marginals (GPML eq. 3.56).

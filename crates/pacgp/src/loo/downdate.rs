@@ -515,23 +515,7 @@ mod tests {
     use crate::kernel::Kernel;
     use crate::likelihood::Likelihood;
 
-    /// Distinct 2-d inputs (a scrambled grid) with labels of a noisy linear rule.
-    fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
-        let x = Mat::from_fn(n, 2, |i, j| {
-            ((i * 17 + j * 29) % 41) as f64 / 20.0 - 1.0 + 0.013 * i as f64
-        });
-        let y = (0..n)
-            .map(|i| {
-                let s = x[(i, 0)] + 0.5 * x[(i, 1)] + 0.2 * ((i % 5) as f64 - 2.0);
-                if s > 0.0 {
-                    1.0
-                } else {
-                    -1.0
-                }
-            })
-            .collect();
-        (x, y)
-    }
+    use super::super::toy_classes as toy;
 
     /// Laplace (logistic) and EP (probit) fits of the toy set.
     fn fits(x: &Mat<f64>, y: &[f64]) -> Vec<(&'static str, ClassifierFit)> {

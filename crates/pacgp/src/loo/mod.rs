@@ -32,6 +32,26 @@ pub mod downdate;
 pub mod linear_response;
 pub mod refit;
 
+/// The classifier LOO tests' sample: distinct 2-d inputs (a scrambled grid, shifted along the
+/// row index, so K is invertible) with labels of a noisy linear rule.
+#[cfg(test)]
+fn toy_classes(n: usize) -> (faer::Mat<f64>, Vec<f64>) {
+    let x = faer::Mat::from_fn(n, 2, |i, j| {
+        ((i * 17 + j * 29) % 41) as f64 / 20.0 - 1.0 + 0.013 * i as f64
+    });
+    let y = (0..n)
+        .map(|i| {
+            let s = x[(i, 0)] + 0.5 * x[(i, 1)] + 0.2 * ((i % 5) as f64 - 2.0);
+            if s > 0.0 {
+                1.0
+            } else {
+                -1.0
+            }
+        })
+        .collect();
+    (x, y)
+}
+
 pub use cavity::{site_cavities, sparse_gp_loo, training_cavities, LatentLoo};
 pub use closed_form::{exact_gp_loo, exact_gp_loo_gradient, NegLooLogPredictive};
 pub use downdate::{LooAtPoints, LooDowndate, TrainingLoo};
