@@ -166,7 +166,7 @@ fn fit_sample(
         .intervals
         .map(|iv| (iv, labels.clone()))
         .filter(|_| spec.is_classifier());
-    let mut model = fit_classifier(&spec, data, labels, notes)?;
+    let mut model = fit_classifier(&spec, data, labels, notes, limit)?;
     if let Some((iv, labels)) = sets {
         let record = intervals::set_record(given, &iv, data, labels, &model)?;
         model.sets = Some(Box::new(record));
@@ -181,6 +181,7 @@ fn fit_classifier(
     data: &Dataset,
     labels: TrainingLabels,
     mut notes: Vec<String>,
+    limit: MemoryLimit,
 ) -> Result<FittedModel> {
     match (spec.multiclass(), labels) {
         (None, TrainingLabels::Classes(classes)) if classes.k() > 2 => {
@@ -189,7 +190,7 @@ fn fit_classifier(
                 classes.k()
             ));
             let spec = FitSpec::from(spec.clone()).into_one_vs_rest().check()?;
-            fit_multiclass(&spec, data, classes, notes)
+            fit_multiclass(&spec, data, classes, notes, limit)
         }
         (None, TrainingLabels::Classes(classes)) => {
             // Two classes as indices: the binary fit on ±1.
@@ -214,7 +215,9 @@ fn fit_classifier(
             };
             fit_checked(spec, data, map, notes)
         }
-        (Some(_), TrainingLabels::Classes(classes)) => fit_multiclass(spec, data, classes, notes),
+        (Some(_), TrainingLabels::Classes(classes)) => {
+            fit_multiclass(spec, data, classes, notes, limit)
+        }
         (Some(_), other) => {
             // Two labels coded ±1 for a multi-class method: classes 0 and 1.
             crate::data::check_binary_labels(&data.y)?;
@@ -231,20 +234,21 @@ fn fit_classifier(
                 .map(|s| if *s > 0.0 { 1.0 } else { 0.0 })
                 .collect();
             let indexed = Dataset { y, ..data.clone() };
-            fit_multiclass(spec, &indexed, classes, notes)
+            fit_multiclass(spec, &indexed, classes, notes, limit)
         }
     }
 }
 
-/// A multi-class spec on class indices.
+/// A multi-class spec on class indices, its one-vs-rest members within `limit`.
 fn fit_multiclass(
     spec: &CheckedFitSpec,
     data: &Dataset,
     classes: ClassLabels,
     notes: Vec<String>,
+    limit: MemoryLimit,
 ) -> Result<FittedModel> {
     let mut model = match &spec.method {
-        Method::OneVsRest(_) => multiclass::one_vs_rest(spec, data, classes)?,
+        Method::OneVsRest(_) => multiclass::one_vs_rest(spec, data, classes, limit)?,
         Method::Softmax(s) => multiclass::softmax(spec, s, data, classes)?,
         _ => {
             return Err(Error::Unsupported(format!(

@@ -35,6 +35,7 @@ pub fn one_vs_rest(
     spec: &CheckedFitSpec,
     train: &Dataset,
     classes: ClassLabels,
+    limit: MemoryLimit,
 ) -> Result<FittedModel> {
     let member_spec = spec
         .one_vs_rest_member()
@@ -42,24 +43,26 @@ pub fn one_vs_rest(
     check_class_indices(&train.y, classes.k())?;
     let shared = shared_svm_menu(&member_spec, train.d());
     let (members, mut notes) = if shared.len() > 1 {
-        shared_svm_members(spec, &shared, train, &classes)?
+        shared_svm_members(spec, &shared, train, &classes, limit)?
     } else {
         (
-            fit_members(&member_spec.check()?, train, &classes)?,
+            fit_members(&member_spec.check()?, train, &classes, limit)?,
             Vec::new(),
         )
     };
     assemble_one_vs_rest(spec, train, classes, members, &mut notes)
 }
 
-/// Every class against the rest by the binary spec `member`, [`classes_at_once`] of them in
-/// parallel. Each fit is independent and its result does not depend on the thread it runs on,
-/// so the members are those of fitting the classes one after another; the fit's stop signal
-/// reaches every class.
+/// Every class against the rest by the binary spec `member` within `limit`,
+/// [`classes_at_once`] of them in parallel. Each fit is independent and its result does not
+/// depend on the thread it runs on, so the members, and the error of the first class that
+/// fails, are those of fitting the classes one after another; the fit's stop signal reaches
+/// every class.
 fn fit_members(
     member: &CheckedFitSpec,
     train: &Dataset,
     classes: &ClassLabels,
+    limit: MemoryLimit,
 ) -> Result<Vec<FittedModel>> {
     let watch = crate::optim::stop::current();
     let fit_class = |c: usize| {
@@ -68,34 +71,38 @@ fn fit_members(
             ..train.clone()
         };
         crate::optim::stop::within(watch.as_ref(), || {
-            super::fit(member, &data, classes.one_vs_rest(c))
+            super::fit_within(member, &data, classes.one_vs_rest(c), limit)
         })
     };
     let order: Vec<usize> = (0..classes.k()).collect();
     let mut members = Vec::with_capacity(classes.k());
-    for group in order.chunks(classes_at_once(member, train, classes.k())) {
-        let fitted: Vec<FittedModel> = group
-            .par_iter()
-            .map(|&c| fit_class(c))
-            .collect::<Result<_>>()?;
-        members.extend(fitted);
+    for group in order.chunks(classes_at_once(member, train, classes.k(), limit)) {
+        let fitted: Vec<Result<FittedModel>> = group.par_iter().map(|&c| fit_class(c)).collect();
+        for model in fitted {
+            members.push(model?);
+        }
     }
     Ok(members)
 }
 
 /// How many one-vs-rest classes are fitted at once: one per worker thread up to K, fewer where
 /// that many members' arrays ([`crate::cost::footprint`], each holds its own) would not fit in
-/// the memory available now, so that fitting classes in parallel never needs memory a fit of
-/// one class at a time would not.
-fn classes_at_once(member: &CheckedFitSpec, train: &Dataset, k: usize) -> usize {
+/// `limit` (the memory available now, or the user's), so that fitting classes in parallel
+/// never needs memory a fit of one class at a time would not.
+fn classes_at_once(
+    member: &CheckedFitSpec,
+    train: &Dataset,
+    k: usize,
+    limit: MemoryLimit,
+) -> usize {
     let threads = rayon::current_num_threads().clamp(1, k.max(1));
-    let Some((limit, _)) = MemoryLimit::Available.resolve() else {
+    let Some((bytes, _)) = limit.resolve() else {
         return threads;
     };
-    let one = crate::cost::footprint(&member.method, 2)
+    let member_bytes = crate::cost::footprint(&member.method, 2)
         .bytes(train.n(), train.d())
         .max(1);
-    (limit / one).clamp(1, threads as u64) as usize
+    (bytes / member_bytes).clamp(1, threads as u64) as usize
 }
 
 /// One-vs-rest SVMs sharing one (kernel, slack) candidate of the menu, the one of fewest
@@ -109,12 +116,13 @@ fn shared_svm_members(
     menu: &Menu<FitSpec>,
     train: &Dataset,
     classes: &ClassLabels,
+    limit: MemoryLimit,
 ) -> Result<(Vec<FittedModel>, Vec<String>)> {
     let candidates = &menu.items;
     // A candidate that fails to fit, or whose leave-one-out fails (e.g. a singular margin-SV
     // matrix), is skipped with a note and still priced.
     let (chosen, skipped) = menu.by_bound_par_skipping(|candidate, _| {
-        let members = fit_members(&candidate.clone().check()?, train, classes)?;
+        let members = fit_members(&candidate.clone().check()?, train, classes, limit)?;
         let mut notes_unused = Vec::new();
         let model = assemble_parts(spec, train, classes.clone(), members, &mut notes_unused);
         let xs = model.x_scaler.transform(train.x.as_ref())?;
