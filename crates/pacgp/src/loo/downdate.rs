@@ -422,9 +422,16 @@ impl<'a> LooDowndate<'a> {
             (CrossCov::Sites { k }, Covariance::Sites { sqrt_pi, chol_b }) => {
                 let kx = self.post.kernel().cross(self.post.basis.as_ref(), xs)?;
                 // t = Π½B⁻¹Π½k(X, x); c = k(X, x) − K t.
-                let mut t = Mat::from_fn(kx.nrows(), kx.ncols(), |i, j| sqrt_pi[i] * kx[(i, j)]);
+                let (n, nb) = (kx.nrows(), kx.ncols());
+                let mut t = try_from_fn(n, nb, "site cross-covariance", |i, j| {
+                    sqrt_pi[i] * kx[(i, j)]
+                })?;
                 chol_b.solve_in_place(t.as_mut());
-                let t = Mat::from_fn(t.nrows(), t.ncols(), |i, j| sqrt_pi[i] * t[(i, j)]);
+                for j in 0..nb {
+                    for (i, v) in t.col_as_slice_mut(j).iter_mut().enumerate() {
+                        *v *= sqrt_pi[i];
+                    }
+                }
                 Ok(kx - k * &t)
             }
             _ => unreachable!("the constructors pair each form with its covariance"),
