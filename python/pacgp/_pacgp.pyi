@@ -182,7 +182,7 @@ def fit_input_coding(
 ) -> Tuple[_F64, list[int], str, list[str]]: ...
 def kernel_tree(spec: str, d: int) -> str: ...
 def prior_predictive(
-    kernel_spec: str,
+    kernel_spec: Optional[str],
     theta: Optional[Sequence[float]],
     noise_variance: float,
     x: ArrayLike,
@@ -190,7 +190,7 @@ def prior_predictive(
     n_threads: Optional[int] = None,
 ) -> Tuple[_F64, _F64]: ...
 def prior_sample(
-    kernel_spec: str,
+    kernel_spec: Optional[str],
     theta: Optional[Sequence[float]],
     noise_variance: float,
     x: ArrayLike,

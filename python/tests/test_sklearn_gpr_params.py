@@ -205,6 +205,12 @@ def test_prior_of_a_pacgp_kernel_string_is_at_its_starting_values():
     want = K.ConstantKernel(1.0) * K.RBF([1.0, 1.0, 1.0])
     np.testing.assert_array_equal(mean, np.zeros(6))
     np.testing.assert_allclose(cov, want(X), rtol=1e-12, atol=1e-15)
+    # kernel=None is the library's default kernel, before fit as at fit.
+    none_mean, none_cov = pacgp.GPRegressor(kernel=None).predict(X, return_cov=True)
+    np.testing.assert_array_equal(none_mean, mean)
+    np.testing.assert_array_equal(none_cov, cov)
+    draws = pacgp.GPRegressor(kernel=None).sample_y(X, n_samples=2, random_state=0)
+    assert draws.shape == (6, 2)
 
 
 def test_prior_sample_y_is_seeded_with_the_priors_moments():

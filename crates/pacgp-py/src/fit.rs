@@ -247,8 +247,13 @@ fn warn_if_long(
     classes: usize,
     n_threads: Option<i64>,
 ) -> PyResult<()> {
-    let Ok(threads) = pacgp::threads::resolve(n_threads.unwrap_or(-1)) else {
-        return Ok(());
+    // Without a count the fit runs on the global pool, whatever size it was given.
+    let threads = match n_threads {
+        None => rayon::current_num_threads(),
+        Some(n) => match pacgp::threads::resolve(n) {
+            Ok(n) => n,
+            Err(_) => return Ok(()),
+        },
     };
     let Ok(estimate) = pacgp::cost::estimate(spec, train.n(), train.d(), classes) else {
         return Ok(());

@@ -1,6 +1,7 @@
 //! The GP prior's predictive before any fit ([`pacgp::model::PriorPredictive`]): what an
 //! unfitted `GPRegressor` predicts and draws, as scikit-learn's does. The kernel travels as its
-//! specification and θ (ln values; `None`: the specification's starting values, all ones).
+//! specification (`None`: the library's default kernel, as a fit takes it) and θ (ln values;
+//! `None`: the specification's starting values, all ones).
 
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2};
 use pyo3::prelude::*;
@@ -26,12 +27,13 @@ fn kernel_tree(spec: &str, d: usize) -> PyResult<String> {
 /// The prior predictive of `kernel_spec` on `d` inputs at θ (its starting values without θ)
 /// with noise variance σ².
 fn prior_of(
-    kernel_spec: &str,
+    kernel_spec: Option<&str>,
     d: usize,
     theta: Option<Vec<f64>>,
     noise_variance: f64,
 ) -> PyResult<PriorPredictive> {
-    let mut kernel = Kernel::from_spec(kernel_spec, d).map_err(to_py_err)?;
+    let spec = kernel_spec.unwrap_or(pacgp::spec::DEFAULT_KERNEL);
+    let mut kernel = Kernel::from_spec(spec, d).map_err(to_py_err)?;
     if let Some(theta) = theta {
         kernel.set_params(&theta).map_err(to_py_err)?;
     }
@@ -44,7 +46,7 @@ fn prior_of(
 #[pyo3(signature = (kernel_spec, theta, noise_variance, x, full_cov=false, n_threads=None))]
 fn prior_predictive<'py>(
     py: Python<'py>,
-    kernel_spec: &str,
+    kernel_spec: Option<&str>,
     theta: Option<Vec<f64>>,
     noise_variance: f64,
     x: PyReadonlyArray2<'py, f64>,
@@ -68,7 +70,7 @@ fn prior_predictive<'py>(
 #[allow(clippy::too_many_arguments)]
 fn prior_sample<'py>(
     py: Python<'py>,
-    kernel_spec: &str,
+    kernel_spec: Option<&str>,
     theta: Option<Vec<f64>>,
     noise_variance: f64,
     x: PyReadonlyArray2<'py, f64>,
