@@ -473,9 +473,9 @@ fn jackknife_coverage_over_20_splits() {
     }
 }
 
-/// A binary EP model's jackknife+ sets: every label of a point whose leave-one-out scores
-/// are all below the calibration scores is in (checked by the set rule counted here), the
-/// file round trip keeps the sets to the bit, and edited labels are refused on load.
+/// A binary EP model's jackknife+ sets: one set per input over the model's two labels, with
+/// the jackknife+ statement; the file round trip keeps the sets to the bit, and edited labels
+/// are refused on load.
 #[test]
 fn jackknife_binary_sets_and_model_file() {
     let (train, c2) = classes("data/ripley-synth/synth_tr.csv");
