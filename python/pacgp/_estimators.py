@@ -50,7 +50,7 @@ import json
 import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._available_if import available_if
 from sklearn.utils.multiclass import check_classification_targets
@@ -66,7 +66,7 @@ from ._gp_api import (
     SVMDualAPI,
     seed_of,
 )
-from ._kernels import from_fitted, is_sklearn_kernel, to_spec
+from ._kernels import from_fitted, is_sklearn_kernel, prior_params_of, to_spec
 
 
 def _behaved(a):
@@ -377,16 +377,27 @@ class GPRegressor(PriorPredictiveAPI, EvidenceAPI, _Regressor):
     (``PriorPredictiveAPI``).
 
     scikit-learn's ``GaussianProcessRegressor`` parameters, where pacgp has their meaning:
-    ``n_restarts_optimizer`` is ``restarts`` (the library's seeded ML-II restarts; give one of
-    the two); ``optimizer`` "fmin_l_bfgs_b" (the default) is the library's L-BFGS; and
-    ``normalize_y=True`` (the default here) is what pacgp always does. The rest are refused
-    with a ValueError naming the difference rather than fitted as something else:
-    ``optimizer=None`` or a callable (θ is always fitted by ML-II), ``normalize_y=False`` (the
-    PAC grid and the certificate are on standardised targets) and ``n_targets`` other than
-    None or 1 (one output per model). There is no ``alpha``: the noise variance σ² is fitted
-    and a certificate is about that σ² (a ``WhiteKernel`` in a scikit-learn kernel is
-    scikit-learn's learnt noise); a parameter of that name would also be set to 0.01 by
-    scikit-learn's ``check_regressors_train``, which takes it for a linear model's penalty.
+
+    - the noise: with a pacgp kernel string σ² is fitted by ML-II (pacgp's way), and
+      ``alpha`` (a number, or one per row) adds known noise variances on top. A scikit-learn
+      kernel object means what it means in scikit-learn: σ² is fitted only where the kernel
+      has a top-level ``WhiteKernel``, else σ² is 0 and ``alpha`` (default 1e-10,
+      scikit-learn's) is the noise on every row, or row by row (with a ``WhiteKernel``,
+      ``alpha`` defaults to none: the fitted σ² is at least 1e-6);
+    - ``optimizer=None`` keeps a scikit-learn kernel object's values (``kernel=None``: its
+      default ``1.0 * RBF(1.0)``) and the ``WhiteKernel``'s noise: nothing is fitted, the
+      inputs are not standardised (a kernel fixed in advance must not depend on the sample's
+      spread) and the certificate prices nothing for θ; ``optimizer`` "fmin_l_bfgs_b" (the
+      default) is the library's L-BFGS; a callable is refused;
+    - ``n_restarts_optimizer`` is ``restarts`` (the library's seeded ML-II restarts; give one
+      of the two);
+    - ``normalize_y=True`` (the default here) standardises the targets; ``False`` fits them as
+      given (prior mean 0), as scikit-learn does;
+    - ``n_targets`` other than None or 1 is refused (one output per model).
+
+    The noise variances are on the scale the targets are fitted on (standardised with
+    ``normalize_y``), as in scikit-learn; predicted standard deviations leave them out
+    (scikit-learn's too) and a certificate is about the posterior they give.
     """
 
     def __init__(self, kernel="se-ard", epsilon=None, restarts=0, snap=True, random_state=0,
@@ -395,8 +406,9 @@ class GPRegressor(PriorPredictiveAPI, EvidenceAPI, _Regressor):
                  unknown_category="error", n_threads=None, intervals=None,
                  interval_score=None, certify_holdout=None, time_limit=None,
                  optimizer="fmin_l_bfgs_b", n_restarts_optimizer=None, normalize_y=True,
-                 n_targets=None):
+                 n_targets=None, alpha=None):
         self.kernel = kernel
+        self.alpha = alpha
         self.epsilon = epsilon
         self.restarts = restarts
         self.optimizer = optimizer
@@ -438,32 +450,82 @@ class GPRegressor(PriorPredictiveAPI, EvidenceAPI, _Regressor):
 
     def _fit_model(self, X, y):
         _check_sklearn_gpr_params(self)
+        kernel = self._given_kernel()
         return _fit(self, X, y, "gpr", names={"restarts": _restarts_name(self)},
-                    kernel=self.kernel, restarts=_restarts_of(self),
+                    kernel=kernel, restarts=_restarts_of(self),
                     seed=seed_of(self.random_state), epsilon=self.epsilon, snap=self.snap,
-                    delta=self.delta)
+                    delta=self.delta, **_gpr_noise_options(self, kernel, X))
+
+    def _given_kernel(self):
+        """The kernel as given; with ``optimizer=None`` and no kernel, scikit-learn's
+        default ``1.0 * RBF(1.0)``, whose values are kept."""
+        if self.optimizer is None and self.kernel is None:
+            from sklearn.gaussian_process.kernels import RBF, ConstantKernel
+            return ConstantKernel(1.0) * RBF(1.0)
+        return self.kernel
+
+    def _fitted_kernel(self, model):
+        if self.optimizer is None and is_sklearn_kernel(self._given_kernel()):
+            # Nothing was fitted: scikit-learn's kernel_ is a clone of the kernel kept.
+            return clone(self._given_kernel())
+        return super()._fitted_kernel(model)
 
 
 def _check_sklearn_gpr_params(est):
     """scikit-learn's ``GaussianProcessRegressor`` parameters pacgp does not have, refused
     with the reason (see ``GPRegressor``'s doc) rather than fitted as something else."""
-    if est.optimizer != "fmin_l_bfgs_b":
+    if est.optimizer not in ("fmin_l_bfgs_b", None):
         raise ValueError(
-            f"optimizer={est.optimizer!r}: pacgp always fits the kernel's hyperparameters by "
-            "ML-II with its own L-BFGS (optimizer='fmin_l_bfgs_b'), snapped onto the PAC grid "
-            "with snap=True; keeping the given values (optimizer=None) or a custom optimizer "
-            "is not supported"
+            f"optimizer={est.optimizer!r}: pacgp fits the kernel's hyperparameters by ML-II "
+            "with its own L-BFGS (optimizer='fmin_l_bfgs_b'), snapped onto the PAC grid with "
+            "snap=True, or keeps a scikit-learn kernel's values (optimizer=None); a custom "
+            "optimizer is not supported"
         )
-    if est.normalize_y is not True:
+    if est.optimizer is None and est.kernel is not None and not is_sklearn_kernel(est.kernel):
         raise ValueError(
-            f"normalize_y={est.normalize_y!r}: pacgp always fits on standardised targets "
-            "(scikit-learn's normalize_y=True), the scale its PAC grid and certificate are on"
+            f"optimizer=None keeps the values of a scikit-learn kernel object; the pacgp kernel "
+            f"string {est.kernel!r} has none: give kernel as a scikit-learn kernel (e.g. "
+            "ConstantKernel(1.0) * RBF(1.0)), or leave optimizer at 'fmin_l_bfgs_b'"
         )
+    if est.normalize_y not in (True, False):
+        raise ValueError(f"normalize_y={est.normalize_y!r}: True or False")
     if est.n_targets not in (None, 1):
         raise ValueError(
             f"n_targets={est.n_targets!r}: GPRegressor fits one output; fit one per column of "
             "a multi-output y"
         )
+
+
+def _gpr_noise_options(est, kernel, X):
+    """The library's noise options of a ``GPRegressor`` (see its doc): ``noise`` (σ² kept),
+    ``alpha`` (known variances), ``kernel_params`` (θ kept, with ``optimizer=None``) and
+    ``normalize_y``."""
+    options = {"normalize_y": bool(est.normalize_y)}
+    alpha = est.alpha
+    if is_sklearn_kernel(kernel):
+        if est.optimizer is None:
+            tree = json.loads(_pacgp.kernel_tree(to_spec(kernel), np.shape(X)[1]))
+            theta, white = prior_params_of(kernel, tree)
+            options["kernel_params"] = [float(t) for t in theta]
+            options["noise"] = float(white)
+        elif not _has_white(kernel):
+            options["noise"] = 0.0
+        if alpha is None and not _has_white(kernel):
+            alpha = 1e-10  # scikit-learn's default: the only noise of a kernel without one
+    if alpha is not None:
+        options["alpha"] = [float(a) for a in np.ravel(np.asarray(alpha, dtype=float))]
+    return options
+
+
+def _has_white(kernel):
+    """Whether a scikit-learn kernel's top-level sum has a ``WhiteKernel`` (its noise)."""
+    from sklearn.gaussian_process.kernels import Sum, WhiteKernel
+
+    if isinstance(kernel, WhiteKernel):
+        return True
+    if isinstance(kernel, Sum):
+        return _has_white(kernel.k1) or _has_white(kernel.k2)
+    return False
 
 
 def _restarts_of(est):

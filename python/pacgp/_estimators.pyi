@@ -70,6 +70,7 @@ class GPRegressor(PriorPredictiveAPI, EvidenceAPI, _Regressor):
         n_restarts_optimizer: Optional[int] = None,
         normalize_y: bool = True,
         n_targets: Optional[int] = None,
+        alpha: Optional[Union[float, Sequence[float], Any]] = None,
     ) -> None: ...
 
 class SparseGPRegressor(_Regressor):

@@ -167,7 +167,8 @@ class EvidenceAPI:
       free hyperparameters in its order (``kernel_.theta``), or of the given ``kernel``'s
       (``kernel.theta``, told apart by their number), in the inputs' units
       (``_kernels.evidence_params_of``). The noise variance is the WhiteKernel's when the
-      kernel has one, else the fitted σ² (pacgp has no fixed ``alpha``)."""
+      kernel has one (fitted); without one σ² is kept at 0 and ``alpha`` is the noise, so
+      the evidence is a function of θ alone."""
 
     def _set_evidence(self):
         """``log_marginal_likelihood_value_`` and the evidence's parameters after a fit."""
@@ -232,9 +233,13 @@ class EvidenceAPI:
         )
 
     def _params_of(self, kernel):
-        """The library's evidence parameters of a scikit-learn kernel object."""
-        return evidence_params_of(kernel, json.loads(self.model_.kernel_json),
-                                  self.model_.input_scale, self.model_.noise_variance)
+        """The library's evidence parameters of a scikit-learn kernel object (without
+        ``ln σ²`` where σ² was kept at 0: then the evidence is a function of θ alone)."""
+        fitted_noise = "ln_noise_variance" in self.evidence_theta_names_
+        params = evidence_params_of(kernel, json.loads(self.model_.kernel_json),
+                                    self.model_.input_scale,
+                                    self.model_.noise_variance if fitted_noise else 1.0)
+        return params if fitted_noise else params[:-1]
 
 
 class ClassifierEvidenceAPI(EvidenceAPI):

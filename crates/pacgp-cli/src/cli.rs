@@ -250,6 +250,10 @@ pub struct FitArgs {
     /// gpr: random restarts of the hyperparameter optimiser [default: 0].
     #[arg(long)]
     pub restarts: Option<usize>,
+    /// gpr: keep the noise variance σ² at this value (≥ 0, on the standardised targets)
+    /// instead of fitting it by ML-II [default: fitted].
+    #[arg(long, value_name = "VARIANCE", allow_negative_numbers = true)]
+    pub noise: Option<f64>,
     /// Seed for every random choice (restarts, k-means, visiting orders, splits).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
@@ -367,6 +371,11 @@ impl FitArgs {
             certify_holdout: self.certify_holdout,
             // The table's, set when it is read.
             input_groups: None,
+            noise: self.noise,
+            // The Python estimators' (scikit-learn's alpha, optimizer=None, normalize_y).
+            alpha: None,
+            kernel_params: None,
+            normalize_y: None,
         }
     }
 

@@ -182,8 +182,18 @@ mod tests {
 
     use super::*;
 
-    /// Every option but the initial noise (not a flag of `fit`) is worded as one of `fit`'s
-    /// flags.
+    /// Options of the library's spec with no flag of fit: the initial noise, the predictor
+    /// (certify's --predictor) and the Python estimators' scikit-learn parameters (`alpha`,
+    /// θ kept as given, `normalize_y`); no spec check raises them from the command line.
+    fn without_fit_flag(o: SpecOption) -> bool {
+        use SpecOption as O;
+        matches!(
+            o,
+            O::NoiseInit | O::Predictor | O::Alpha | O::KernelParams | O::NormalizeY
+        )
+    }
+
+    /// Every option but those [`without_fit_flag`] is worded as one of `fit`'s flags.
     #[test]
     fn every_option_is_a_fit_flag() {
         use clap::CommandFactory;
@@ -194,7 +204,7 @@ mod tests {
             .filter_map(|a| a.get_long().map(|l| format!("--{l}")))
             .collect();
         for o in SpecOption::ALL {
-            if matches!(o, SpecOption::NoiseInit | SpecOption::Predictor) {
+            if without_fit_flag(o) {
                 continue;
             }
             let w = CliWording::for_command(&cli(), "fit").option(o);
@@ -260,9 +270,7 @@ mod tests {
                 .map(|e| e.message(&w))
                 .collect();
             for o in SpecOption::ALL {
-                if matches!(o, SpecOption::NoiseInit | SpecOption::Predictor) {
-                    // Options of the library's spec with no flag of fit (the predictor is
-                    // certify's --predictor); no spec check raises them.
+                if without_fit_flag(o) {
                     continue;
                 }
                 let e = SpecError::missing(o, MethodName::Laplace, "why");

@@ -86,6 +86,16 @@ impl Reader<'_> {
             .map_err(|_| self.bad(option, v.to_string(), what))
     }
 
+    /// A list of numbers (a sequence of floats; Python passes numpy arrays as lists).
+    fn numbers(&self, option: SpecOption, v: &Bound<'_, PyAny>) -> PyResult<Option<Vec<f64>>> {
+        if v.is_none() {
+            return Ok(None);
+        }
+        v.extract::<Vec<f64>>()
+            .map(Some)
+            .map_err(|_| self.bad(option, v.to_string(), "a list of numbers"))
+    }
+
     fn flag(&self, option: SpecOption, v: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
         if v.is_none() {
             return Ok(None);
@@ -159,6 +169,10 @@ pub(crate) fn fit_options(
             O::IntervalScore => o.interval_score = r.word(option, &v)?,
             O::MultiClass => o.multiclass = r.word(option, &v)?,
             O::CertifyHoldout => o.certify_holdout = r.number(option, &v, real)?,
+            O::Noise => o.noise = r.number(option, &v, real)?,
+            O::Alpha => o.alpha = r.numbers(option, &v)?,
+            O::KernelParams => o.kernel_params = r.numbers(option, &v)?,
+            O::NormalizeY => o.normalize_y = r.flag(option, &v)?,
         }
     }
     Ok(o)

@@ -123,6 +123,16 @@ impl Standardizer {
         Ok(out)
     }
 
+    /// The identity on `d` inputs (mean 0, sd 1): the inputs as given, for a kernel fixed in
+    /// advance (whose lengthscales must not depend on the sample's spread).
+    pub fn identity(d: usize) -> Self {
+        Self {
+            mean: vec![0.0; d],
+            sd: vec![1.0; d],
+            constant: Vec::new(),
+        }
+    }
+
     /// One plain line per constant input column, for the caller to show (the library does
     /// not print).
     pub fn notes(&self) -> Vec<String> {

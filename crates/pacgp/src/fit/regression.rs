@@ -4,7 +4,7 @@
 
 use crate::bounds::{BoundKind, HyperGrid};
 use crate::data::{Dataset, Standardizer, TargetScaler};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::loss::RegressionLoss;
 use crate::model::{FitReport, FittedModel, RegressionSplit, Task};
@@ -15,7 +15,7 @@ use crate::optim::{OptimReport, Restarts};
 use crate::plan::hyper_prior;
 use crate::posterior::GaussianPosterior;
 use crate::prior::BoundLevers;
-use crate::regression::exact::{fit_ml2, MlConfig};
+use crate::regression::exact::{fit_ml2, ExactGp, MlConfig, RowNoise};
 use crate::regression::sparse::{train_sparse, SparseConfig, SparseMethod};
 use crate::spec::{
     CheckedFitSpec, GprSpec, GreedySparseSpec, PacGpSpec, PacPrior, PacSgpSpec, SparseSpec,
@@ -91,28 +91,87 @@ fn bound_report(objective: f64, kind: BoundKind, optimiser: OptimReport, jitter:
 }
 
 /// `gpr`: exact GP regression by ML-II on standardised inputs and targets, θ inside the wide
-/// grid's range and snapped onto it (at most half a step in ln space) unless `snap` is off.
+/// grid's range and snapped onto it (at most half a step in ln space) unless `snap` is off;
+/// σ² fitted or kept, known per-row variances `alpha` added; or at θ kept as given (on the
+/// inputs as given, nothing fitted); targets as given without `normalize_y`.
 pub fn gpr(spec: &CheckedFitSpec, s: &GprSpec, train: &Dataset) -> Result<FittedModel> {
-    let st = standardise(train)?;
-    let kernel = Kernel::from_spec(&s.kernel, train.d())?;
-    let ml = MlConfig {
-        restarts: Restarts {
-            count: s.restarts,
-            seed: spec.seed,
-            ..Default::default()
-        },
-        snap: spec.grid(),
-        ..Default::default()
+    let st = gpr_scaled(spec, train)?;
+    let mut kernel = Kernel::from_spec(&s.kernel, train.d())?;
+    let noise = RowNoise {
+        fixed: s.noise,
+        known: gpr_alpha(s, train.n())?,
     };
-    let (gp, opt) = fit_ml2(&kernel, s.noise_init, st.x.clone(), st.y.clone(), &ml)?;
+    let (gp, opt) = match &s.kernel_params {
+        Some(theta) => {
+            kernel.set_params(theta)?;
+            let sigma2 = s.noise.unwrap_or(s.noise_init);
+            let jitter = MlConfig::default().jitter;
+            let gp = ExactGp::fit_with_known_noise(
+                kernel,
+                sigma2,
+                noise.known,
+                st.x.clone(),
+                st.y.clone(),
+                &jitter,
+            )?;
+            (gp, None)
+        }
+        None => {
+            let ml = MlConfig {
+                restarts: Restarts {
+                    count: s.restarts,
+                    seed: spec.seed,
+                    ..Default::default()
+                },
+                snap: spec.grid(),
+                noise,
+                ..Default::default()
+            };
+            let (gp, opt) = fit_ml2(&kernel, s.noise_init, st.x.clone(), st.y.clone(), &ml)?;
+            (gp, Some(opt))
+        }
+    };
     let r = report(
         "log_marginal_likelihood",
         gp.log_marginal_likelihood(),
-        Some(opt),
+        opt,
         gp.jitter_used(),
     );
     let task = task(gp.posterior()?, gp.noise_variance, st.y_scaler);
     Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))
+}
+
+/// gpr's training data on the scale it is fitted on: inputs standardised unless θ is kept as
+/// given (a kernel fixed in advance must not depend on the sample's spread), targets unless
+/// `normalize_y` is off.
+fn gpr_scaled(spec: &CheckedFitSpec, train: &Dataset) -> Result<Standardised> {
+    let x_scaler = match spec.scales_inputs() {
+        true => Standardizer::fit(train.x.as_ref(), &train.feature_names)?,
+        false => Standardizer::identity(train.d()),
+    };
+    let y_scaler = match spec.scales_targets() {
+        true => TargetScaler::fit_column(&train.y, &train.target_name)?,
+        false => TargetScaler::identity(),
+    };
+    Ok(Standardised {
+        x: x_scaler.transform(train.x.as_ref())?,
+        y: y_scaler.transform(&train.y),
+        x_scaler,
+        y_scaler,
+    })
+}
+
+/// gpr's known noise variances, one per row (empty without `alpha`); an `alpha` with neither
+/// one value nor one per row is refused.
+fn gpr_alpha(s: &GprSpec, n: usize) -> Result<Vec<f64>> {
+    if s.alpha.is_empty() {
+        return Ok(Vec::new());
+    }
+    s.alpha_at(n).ok_or_else(|| Error::ShapeMismatch {
+        what: "alpha must be a scalar or an array with same number of entries as y",
+        expected: format!("1 or {n} values"),
+        found: format!("{} values", s.alpha.len()),
+    })
 }
 
 /// `vfe`, `fitc`, `dtc`: trained by the method's own objective over θ (boxed to the PAC grid's

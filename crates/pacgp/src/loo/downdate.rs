@@ -21,7 +21,10 @@
 //! `μ_{−i}(x) = μ(x) − [C⁻¹k(X,x)]_i α_i/[C⁻¹]_ii` and `v_{−i}(x) = v(x) + [C⁻¹k(X,x)]_i²/[C⁻¹]_ii`,
 //! which at `x = x_i` are GPML eq. 5.12. `c(x)` costs one solve with the stored factor,
 //! `N²` flops per test input; `[B⁻¹]_ii` one `L⁻¹` (`N³/3`). Any jitter in `B` acts as noise
-//! in both the fit and the downdate, so they stay consistent.
+//! in both the fit and the downdate, so they stay consistent. With a noise `λ_i` of its own
+//! on every row (`C = K + Λ`, `π_i = 1/λ_i`, `B = ΠCΠ` with `Π = Λ^{-½}`, scikit-learn's
+//! `alpha`): `c(x) = ΛC⁻¹k(X, x) = Π^{-1}B⁻¹Πk(X, x)`, `γ_i = α_i/[B⁻¹]_ii`,
+//! `κ_i = 1/(λ_i[B⁻¹]_ii)`, and `y_i − μ_{−i}(x_i) = λ_iα_i/[B⁻¹]_ii`.
 //!
 //! **Sparse regression** at fixed `(θ, σ², Z)` (VFE, FITC, DTC, PAC-SGP's FITC form, Zhang's
 //! greedy DTC model; whitened form `Σ_u = L B⁻¹ Lᵀ`, `L Lᵀ = K_uu`, `B = I + VΛ⁻¹Vᵀ`,
@@ -61,8 +64,9 @@ use crate::posterior::{Covariance, GaussianPosterior};
 /// How `c_i(x) = Cov_Q(f(x), g_i)` is computed for a block of test inputs.
 #[derive(Clone, Debug)]
 enum CrossCov {
-    /// Exact GP: `c(x) = B⁻¹ k(X, x)` with the site form's factor of `B`.
-    Exact,
+    /// Exact GP: `c(x) = B⁻¹ k(X, x)` with the site form's factor of `B`; with a noise of its
+    /// own on every row, `c(x) = Π^{-1}B⁻¹Πk(X, x)` (`Some(√π)`).
+    Exact(Option<Vec<f64>>),
     /// Sparse: `c(x) = Wᵀ L_B⁻¹ L⁻¹ k_u(x)` with `W = L_B⁻¹ L⁻¹ K_uf` (M×N).
     Whitened {
         /// `W = L_B⁻¹ V` (M×N).
@@ -125,7 +129,9 @@ pub struct LooDowndate<'a> {
 
 impl<'a> LooDowndate<'a> {
     /// Exact GP regression: `post` is the site-form posterior of an exact GP with noise σ²
-    /// (every `√π_i = 1/σ`, the basis being the N training inputs).
+    /// (every `√π_i = 1/σ`, the basis being the N training inputs), or with row noises
+    /// `λ_i = 1/π_i ≥ σ²` (known variances on top of σ², module doc); σ² is what a new
+    /// observation adds.
     pub fn exact(post: &'a GaussianPosterior, noise: f64) -> Result<Self> {
         Self::exact_by_groups(post, noise, &[])
     }
@@ -141,31 +147,31 @@ impl<'a> LooDowndate<'a> {
         let Covariance::Sites { sqrt_pi, chol_b } = &post.cov else {
             return Err(not_exact());
         };
-        let s = 1.0 / noise.sqrt();
-        if !(noise > 0.0 && noise.is_finite()) || sqrt_pi.iter().any(|p| (p - s).abs() > 1e-12 * s)
-        {
-            return Err(not_exact());
-        }
+        let (lambda, uniform) = row_noises(sqrt_pi, noise)?;
         let binv_diag = chol_b.inverse_diag();
         check_positive(&binv_diag, "[B⁻¹]_ii of the exact GP")?;
-        // C = σ²B: [C⁻¹]_ii = [B⁻¹]_ii/σ²; the jitter j in B is noise σ²j in C.
-        let noise_in_c = noise * (1.0 + chol_b.jitter());
+        // C = Π⁻¹BΠ⁻¹: [C⁻¹]_ii = [B⁻¹]_ii/λ_i; the jitter j in B is noise λ_i·j in C.
+        let j = chol_b.jitter();
         let alpha = &post.alpha;
         let training = TrainingLoo {
             residual: (0..alpha.len())
-                .map(|i| noise * alpha[i] / binv_diag[i])
+                .map(|i| lambda[i] * alpha[i] / binv_diag[i])
                 .collect(),
-            var: binv_diag
-                .iter()
-                .map(|b| (noise / b - noise_in_c).max(0.0) + noise)
+            var: (0..alpha.len())
+                .map(|i| {
+                    let l = lambda[i];
+                    (l / binv_diag[i] - l * (1.0 + j)).max(0.0) + l
+                })
                 .collect(),
         };
         let mut d = Self {
             post,
             noise,
-            cross: CrossCov::Exact,
+            cross: CrossCov::Exact((!uniform).then(|| sqrt_pi.clone())),
             gain: (0..alpha.len()).map(|i| alpha[i] / binv_diag[i]).collect(),
-            kappa: binv_diag.iter().map(|b| 1.0 / (noise * b)).collect(),
+            kappa: (0..alpha.len())
+                .map(|i| 1.0 / (lambda[i] * binv_diag[i]))
+                .collect(),
             blocks: Vec::new(),
             block_of: vec![None; alpha.len()],
             training,
@@ -183,18 +189,28 @@ impl<'a> LooDowndate<'a> {
         chol_b.solve_in_place(cols.as_mut());
         let mut first = 0;
         for g in groups {
-            // [B⁻¹]_GG, its inverse; γ_G = [B⁻¹]_GG⁻¹α_G, κ_G = [B⁻¹]_GG⁻¹/σ² (module doc).
+            // [B⁻¹]_GG, its inverse M; γ_G = ΠMΠ⁻¹α_G, κ_G = ΠMΠ, y_G − μ_{−G} = Π⁻¹MΠ⁻¹α_G
+            // (with every λ_i = σ²: Mα_G, M/σ², σ²Mα_G; module doc).
             let bgg = Mat::from_fn(g.len(), g.len(), |a, b| cols[(g[a], first + b)]);
             first += g.len();
             let inv = block_inverse(bgg, "[B⁻¹]_GG of a group of the exact GP")?;
-            let alpha_g: Vec<f64> = g.iter().map(|&i| alpha[i]).collect();
-            let gamma = crate::linalg::mat_vec(&inv, &alpha_g);
+            // γ_G = W M W⁻¹ α_G with W = Π (the identity where every row has noise σ²).
+            let w: Vec<f64> = match uniform {
+                true => vec![1.0; g.len()],
+                false => g.iter().map(|&i| sqrt_pi[i]).collect(),
+            };
+            let alpha_g: Vec<f64> = g.iter().zip(&w).map(|(&i, w)| alpha[i] / w).collect();
+            let m_alpha = crate::linalg::mat_vec(&inv, &alpha_g);
             for (a, &i) in g.iter().enumerate() {
-                d.gain[i] = gamma[a];
-                d.training.residual[i] = noise * gamma[a];
-                d.training.var[i] = (noise * inv[(a, a)] - noise_in_c).max(0.0) + noise;
+                d.gain[i] = w[a] * m_alpha[a];
+                d.training.residual[i] = lambda[i] * d.gain[i];
+                d.training.var[i] =
+                    (lambda[i] * inv[(a, a)] - lambda[i] * (1.0 + j)).max(0.0) + lambda[i];
             }
-            let kappa = Mat::from_fn(g.len(), g.len(), |a, b| inv[(a, b)] / noise);
+            let kappa = Mat::from_fn(g.len(), g.len(), |a, b| match uniform {
+                true => inv[(a, b)] / noise,
+                false => w[a] * inv[(a, b)] * w[b],
+            });
             d.push_block(g, kappa);
         }
         Ok(d)
@@ -408,9 +424,20 @@ impl<'a> LooDowndate<'a> {
     /// `c_i(x_j) = Cov_Q(f(x_j), g_i)` (N×N*).
     fn cross_cov(&self, xs: MatRef<'_, f64>) -> Result<Mat<f64>> {
         match (&self.cross, &self.post.cov) {
-            (CrossCov::Exact, Covariance::Sites { chol_b, .. }) => {
+            (CrossCov::Exact(scale), Covariance::Sites { chol_b, .. }) => {
                 let mut c = self.post.kernel().cross(self.post.basis.as_ref(), xs)?;
+                let scale_rows = |c: &mut Mat<f64>, f: &dyn Fn(f64) -> f64| {
+                    if let Some(s) = scale {
+                        for j in 0..c.ncols() {
+                            for (i, v) in c.col_as_slice_mut(j).iter_mut().enumerate() {
+                                *v *= f(s[i]);
+                            }
+                        }
+                    }
+                };
+                scale_rows(&mut c, &|s| s);
                 chol_b.solve_in_place(c.as_mut());
+                scale_rows(&mut c, &|s| 1.0 / s);
                 Ok(c)
             }
             (CrossCov::Whitened { w }, Covariance::WhitenedPrecision { chol_kuu, chol_b }) => {
@@ -439,10 +466,31 @@ impl<'a> LooDowndate<'a> {
     }
 }
 
+/// Every row's noise `λ_i = 1/π_i` of an exact GP's site form with shared noise `noise` (σ²),
+/// and whether every row has σ² alone (then `λ_i = σ²` exactly, as before known variances).
+fn row_noises(sqrt_pi: &[f64], noise: f64) -> Result<(Vec<f64>, bool)> {
+    if !(noise >= 0.0 && noise.is_finite()) {
+        return Err(not_exact());
+    }
+    let s = 1.0 / noise.sqrt();
+    if noise > 0.0 && sqrt_pi.iter().all(|p| (p - s).abs() <= 1e-12 * s) {
+        return Ok((vec![noise; sqrt_pi.len()], true));
+    }
+    let lambda: Vec<f64> = sqrt_pi.iter().map(|p| 1.0 / (p * p)).collect();
+    // Known variances add to σ²: no row has less noise than σ² (up to rounding).
+    match lambda
+        .iter()
+        .all(|l| l.is_finite() && *l > 0.0 && *l >= noise * (1.0 - 1e-12))
+    {
+        true => Ok((lambda, false)),
+        false => Err(not_exact()),
+    }
+}
+
 fn not_exact() -> Error {
     Error::Unsupported(
         "the exact leave-one-out downdate needs the posterior of exact GP regression (site form, \
-         every site precision 1/σ²)"
+         every site precision 1/(σ² + αᵢ) with σ² the shared noise)"
             .into(),
     )
 }

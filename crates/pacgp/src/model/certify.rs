@@ -350,7 +350,10 @@ impl FittedModel {
     pub(super) fn check_scalers(&self, sample: &Dataset) -> Result<()> {
         // Means and deviations agree to 1e-9 of the deviation (the column's own scale).
         let close = |a: f64, b: f64, sd: f64| (a - b).abs() <= 1e-9 * sd;
-        let x = crate::data::Standardizer::fit(sample.x.as_ref(), &self.feature_names)?;
+        let x = match self.spec.scales_inputs() {
+            true => crate::data::Standardizer::fit(sample.x.as_ref(), &self.feature_names)?,
+            false => crate::data::Standardizer::identity(sample.d()),
+        };
         let s = &self.x_scaler;
         let same = x.mean.len() == s.mean.len()
             && (0..x.mean.len())
@@ -362,7 +365,10 @@ impl FittedModel {
             });
         }
         if let Task::Regression { y_scaler, .. } = &self.task {
-            let y = TargetScaler::fit_column(&sample.y, &self.target_name)?;
+            let y = match self.spec.scales_targets() {
+                true => TargetScaler::fit_column(&sample.y, &self.target_name)?,
+                false => TargetScaler::identity(),
+            };
             if !close(y.mean, y_scaler.mean, y.sd) || !close(y.sd, y_scaler.sd, y.sd) {
                 return Err(Error::ModelMismatch {
                     part: "target scaler".into(),

@@ -12,7 +12,7 @@ use crate::inference::evidence::laplace_evidence;
 use crate::inference::laplace::LaplaceConfig;
 use crate::optim::Objective;
 use crate::posterior::Covariance;
-use crate::regression::exact::NegLogMarginalLikelihood;
+use crate::regression::exact::{NegLogMarginalLikelihood, RowNoise};
 use crate::spec::{Inference, Method, PacPrior};
 
 /// An exact GP's standardised training sample `(X, y, (σ², jitter))`.
@@ -29,14 +29,33 @@ pub struct LogEvidence {
 
 impl FittedModel {
     /// The parameters the evidence is a function of, `[θ…, ln σ²]` (ln values), and their names.
+    /// With σ² kept at 0 (gpr's `noise`, known variances alone) they are `[θ…]` alone.
     pub fn evidence_params(&self) -> Result<(Vec<f64>, Vec<String>)> {
         let (noise, _) = self.exact_gp_sample()?.2;
         let k = self.posterior()?.kernel();
         let mut p = k.params();
-        p.push(noise.ln());
         let mut names = k.param_names();
-        names.push("ln_noise_variance".into());
+        if self.row_noise().fixed.is_none() {
+            p.push(noise.ln());
+            names.push("ln_noise_variance".into());
+        }
         Ok((p, names))
+    }
+
+    /// The observation noise of the evidence: σ² a parameter (fitted or kept by the fit:
+    /// scikit-learn's WhiteKernel is one either way) unless the fit kept it at 0, and gpr's
+    /// known per-row variances (`alpha`).
+    fn row_noise(&self) -> RowNoise {
+        match &self.spec.method {
+            Method::Gpr(s) => RowNoise {
+                fixed: s.noise.filter(|v| *v == 0.0),
+                known: match s.alpha.is_empty() {
+                    true => Vec::new(),
+                    false => s.alpha_at(self.n_train).unwrap_or_default(),
+                },
+            },
+            _ => RowNoise::default(),
+        }
     }
 
     /// `ln p(y | X)` at `params = [θ…, ln σ²]` (default: the model's own), with its gradient
@@ -57,7 +76,8 @@ impl FittedModel {
             x.as_ref(),
             &y,
             Default::default(),
-        );
+        )
+        .with_noise(self.row_noise());
         let (value, g) = obj.value_and_gradient(p)?;
         Ok(LogEvidence {
             value: -value,
@@ -131,15 +151,29 @@ impl FittedModel {
         if !exact {
             return Err(no_evidence(self));
         }
-        // y = σ² L (Lᵀ α).
+        // y = σ² L (Lᵀ α); with known per-row variances, y = Π⁻¹L(LᵀΠ⁻¹α) (C = Π⁻¹BΠ⁻¹).
         let l = chol_b.l();
         let n = self.posterior()?.alpha.len();
         let a = &self.posterior()?.alpha;
+        let per_row = !self.row_noise().known.is_empty();
+        let Covariance::Sites { sqrt_pi, .. } = &self.posterior()?.cov else {
+            return Err(no_evidence(self));
+        };
+        let scaled: Vec<f64> = match per_row {
+            true => (0..n).map(|i| a[i] / sqrt_pi[i]).collect(),
+            false => a.clone(),
+        };
         let lt_a: Vec<f64> = (0..n)
-            .map(|j| (j..n).map(|i| l[(i, j)] * a[i]).sum())
+            .map(|j| (j..n).map(|i| l[(i, j)] * scaled[i]).sum())
             .collect();
         let y = (0..n)
-            .map(|i| noise * (0..=i).map(|j| l[(i, j)] * lt_a[j]).sum::<f64>())
+            .map(|i| {
+                let l_lt_a = (0..=i).map(|j| l[(i, j)] * lt_a[j]).sum::<f64>();
+                match per_row {
+                    true => l_lt_a / sqrt_pi[i],
+                    false => noise * l_lt_a,
+                }
+            })
             .collect();
         Ok((self.posterior()?.basis.clone(), y, (noise, chol_b.jitter())))
     }

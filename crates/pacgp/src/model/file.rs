@@ -18,7 +18,7 @@ use crate::likelihood::Likelihood;
 use crate::objective::gp_split::SplitRecord;
 use crate::objective::sgp_split::SparseSplitRecord;
 use crate::posterior::GaussianPosterior;
-use crate::spec::CheckedFitSpec;
+use crate::spec::{CheckedFitSpec, Method};
 
 use super::split_classifier::ClassifierSplitRecord;
 use super::{
@@ -449,7 +449,12 @@ impl FittedModel {
                     }
                     None => {}
                 }
-                if !finite_positive(*noise_variance) {
+                // σ² may be 0 where known per-row variances (gpr's alpha) carry the noise.
+                let known_noise =
+                    matches!(&self.spec.method, Method::Gpr(g) if !g.alpha.is_empty());
+                let noise_ok =
+                    finite_positive(*noise_variance) || (known_noise && *noise_variance == 0.0);
+                if !noise_ok {
                     return Err(bad(format!(
                         "noise variance {noise_variance} (must be positive and finite)"
                     )));

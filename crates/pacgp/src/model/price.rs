@@ -61,6 +61,24 @@ pub fn check_structure(kernel: &Kernel, spec: &str, d: usize) -> Result<()> {
     Ok(())
 }
 
+/// A kernel kept as given (`kernel_params`) was chosen without the data and prices nothing;
+/// the stored kernel must be the spec's at exactly those values.
+fn check_kept(kernel: &Kernel, spec: &str, theta: &[f64], d: usize) -> Result<Vec<PenaltyTerm>> {
+    let mut given = Kernel::from_spec(spec, d)?;
+    given.set_params(theta)?;
+    if given != *kernel {
+        return Err(mismatch(
+            "kernel",
+            format!(
+                "{} is not the kernel the spec keeps as given ({})",
+                kernel.describe(),
+                given.describe()
+            ),
+        ));
+    }
+    Ok(Vec::new())
+}
+
 impl FittedModel {
     /// What the fit chose from the data and its price, re-derived from the spec: the grid's
     /// `T·ln L` for θ on the spec's grid, `−ln π(θ)` of a coarse prior, `ln k` of a menu the
@@ -72,6 +90,9 @@ impl FittedModel {
         self.check_task_against_spec()?;
         let kernel = self.posterior()?.kernel();
         if let Method::Gpr(s) = &self.spec.method {
+            if let Some(theta) = &s.kernel_params {
+                return check_kept(kernel, &s.kernel, theta, self.feature_names.len());
+            }
             if !s.snap {
                 return Err(Error::Unsupported(
                     "this model's hyperparameters were left where ML-II put them (snapping off), not on the PAC grid, so no bound holds for it; refit with snapping".into(),

@@ -1,8 +1,10 @@
 //! Exact GP regression (Rasmussen & Williams, GPML ch. 2 and 5): posterior, log marginal
 //! likelihood and its gradient, and ML-II hyperparameter fitting.
 //!
-//! Parameters are `[θ_kernel…, ln σ²]` throughout (θ = ln value). Cost: one Cholesky of
-//! `C = K + σ²I` (N³/3 flops) per fit; the gradient adds `C⁻¹` (≈ N³ flops).
+//! Parameters are `[θ_kernel…, ln σ²]` throughout (θ = ln value; without `ln σ²` where σ² is
+//! kept fixed). The noise on row i is `λᵢ = σ² + aᵢ`, with `aᵢ` known variances (scikit-learn's
+//! `alpha`; none by default). Cost: one Cholesky of `C = K + Λ` (N³/3 flops) per fit; the
+//! gradient adds `C⁻¹` (≈ N³ flops).
 
 use faer::{Mat, MatRef};
 use rayon::prelude::*;
@@ -21,8 +23,10 @@ use crate::posterior::{GaussianPosterior, Marginals};
 pub struct ExactGp {
     /// Covariance function.
     pub kernel: Kernel,
-    /// Gaussian noise variance σ².
+    /// Gaussian noise variance σ² shared by every row (new observations have it too).
     pub noise_variance: f64,
+    /// Known noise variances `aᵢ` added to σ² on row i (empty: none).
+    known_noise: Vec<f64>,
     x: Mat<f64>,
     y: Vec<f64>,
     chol: Cholesky,
@@ -76,6 +80,36 @@ fn check_noise(noise_variance: f64) -> Result<()> {
     Ok(())
 }
 
+/// Every row's noise `λᵢ = σ² + aᵢ` must be positive and finite, with `σ², aᵢ ≥ 0` and `a`
+/// empty or one per row.
+fn check_row_noise(noise_variance: f64, known: &[f64], n: usize) -> Result<()> {
+    if known.is_empty() {
+        return check_noise(noise_variance);
+    }
+    if known.len() != n {
+        return Err(Error::ShapeMismatch {
+            what: "known noise variances (alpha) vs targets",
+            expected: format!("{n} values"),
+            found: format!("{}", known.len()),
+        });
+    }
+    let bad = |name, value| Error::InvalidParameter {
+        name,
+        value,
+        reason: "every row's noise variance σ² + αᵢ must be positive and finite, with σ², αᵢ ≥ 0",
+    };
+    if !(noise_variance >= 0.0 && noise_variance.is_finite()) {
+        return Err(bad("noise_variance", noise_variance));
+    }
+    match known
+        .iter()
+        .find(|a| !(**a >= 0.0 && (noise_variance + **a) > 0.0 && a.is_finite()))
+    {
+        Some(&a) => Err(bad("alpha", a)),
+        None => Ok(()),
+    }
+}
+
 impl ExactGp {
     /// Condition the GP prior on `(x, y)` with noise σ² (GPML Alg. 2.1 lines 2–3).
     pub fn fit(
@@ -85,7 +119,21 @@ impl ExactGp {
         y: Vec<f64>,
         jitter: &JitterPolicy,
     ) -> Result<Self> {
-        Ok(Self::fit_keeping_gram(kernel, noise_variance, x, y, jitter, &Pool::default())?.0)
+        Self::fit_with_known_noise(kernel, noise_variance, Vec::new(), x, y, jitter)
+    }
+
+    /// [`ExactGp::fit`] with known noise variances `known` added on the diagonal,
+    /// `C = K + σ²I + diag(a)` (scikit-learn's `alpha`; empty: none).
+    pub fn fit_with_known_noise(
+        kernel: Kernel,
+        noise_variance: f64,
+        known: Vec<f64>,
+        x: Mat<f64>,
+        y: Vec<f64>,
+        jitter: &JitterPolicy,
+    ) -> Result<Self> {
+        let pool = Pool::default();
+        Ok(Self::fit_keeping_gram(kernel, (noise_variance, known), x, y, jitter, &pool)?.0)
     }
 
     /// [`ExactGp::fit`], and the noise-free Gram matrix `K` it factored (the gradient reads
@@ -95,14 +143,14 @@ impl ExactGp {
     /// evaluation).
     fn fit_keeping_gram(
         kernel: Kernel,
-        noise_variance: f64,
+        (noise_variance, known_noise): (f64, Vec<f64>),
         x: Mat<f64>,
         y: Vec<f64>,
         jitter: &JitterPolicy,
         pool: &Pool,
     ) -> Result<(Self, Mat<f64>)> {
         check_regression_inputs(x.as_ref(), &y)?;
-        check_noise(noise_variance)?;
+        check_row_noise(noise_variance, &known_noise, y.len())?;
         kernel.check_input_dim(x.ncols())?;
         let n = x.nrows();
         let storage = match kernel.gram_uses_storage() {
@@ -110,9 +158,10 @@ impl ExactGp {
             false => None,
         };
         let gram = kernel.gram_in(x.as_ref(), storage)?;
+        let row_noise = |i: usize| noise_variance + known_noise.get(i).copied().unwrap_or(0.0);
         let chol = Cholesky::factor_plus_diag_in(
             gram.as_ref(),
-            |_| noise_variance,
+            row_noise,
             Some(pool.take(n, n, "K + σ²I")?),
             jitter,
             "K + σ²I",
@@ -121,6 +170,7 @@ impl ExactGp {
         let gp = Self {
             kernel,
             noise_variance,
+            known_noise,
             x,
             y,
             chol,
@@ -147,6 +197,11 @@ impl ExactGp {
     /// The Cholesky factor of `C = K + σ²I` (with its jitter).
     pub fn cholesky(&self) -> &Cholesky {
         &self.chol
+    }
+
+    /// Row i's noise variance `λᵢ = σ² + aᵢ`.
+    pub fn row_noise(&self, i: usize) -> f64 {
+        self.noise_variance + self.known_noise.get(i).copied().unwrap_or(0.0)
     }
 
     /// Jitter that was added to `C` (0 if none).
@@ -222,27 +277,32 @@ impl ExactGp {
         out
     }
 
-    /// The posterior as the shared type: site form with `π_i = 1/σ²`, `α = C⁻¹y`.
+    /// The posterior as the shared type: site form with `πᵢ = 1/√λᵢ` (`λᵢ = σ² + aᵢ`),
+    /// `α = C⁻¹y`.
     ///
-    /// `B = I + K/σ² = C/σ²`, so its Cholesky is `L/σ` (any jitter on `C` acts as extra noise);
-    /// [`crate::Error::OutOfMemory`] where that N×N copy cannot be had.
+    /// `B = I + ΠKΠ = ΠCΠ`, so its Cholesky is `ΠL`, row i of `L` scaled by `πᵢ` (any jitter
+    /// j on `C` acts as extra noise; recorded as `j/min λᵢ`, the most it adds to a row of
+    /// `B`); [`crate::Error::OutOfMemory`] where that N×N copy cannot be had.
     pub fn posterior(&self) -> Result<GaussianPosterior> {
-        let s = self.noise_variance.sqrt();
         let n = self.y.len();
+        let pi: Vec<f64> = (0..n).map(|i| 1.0 / self.row_noise(i).sqrt()).collect();
         let l = self.chol.l();
-        let lb = crate::memory::try_from_fn(n, n, "the posterior's factor L/σ", |i, j| {
+        let lb = crate::memory::try_from_fn(n, n, "the posterior's factor ΠL", |i, j| {
             if i >= j {
-                l[(i, j)] / s
+                l[(i, j)] * pi[i]
             } else {
                 0.0
             }
         })?;
+        let least_noise = (0..n)
+            .map(|i| self.row_noise(i))
+            .fold(f64::INFINITY, f64::min);
         Ok(GaussianPosterior::sites(
             self.kernel.clone(),
             self.x.clone(),
             self.alpha.clone(),
-            vec![1.0 / s; n],
-            Cholesky::from_lower(lb, self.chol.jitter() / self.noise_variance),
+            pi,
+            Cholesky::from_lower(lb, self.chol.jitter() / least_noise),
         ))
     }
 
@@ -274,6 +334,21 @@ pub struct MlConfig {
     /// Optimise θ inside this grid's range and snap it onto the grid afterwards (a model that
     /// can be certified), or leave θ where ML-II does.
     pub snap: Option<HyperGrid>,
+    /// The observation noise: σ² fitted (from the start given to [`fit_ml2`]) or kept, and
+    /// known per-row variances.
+    #[serde(default)]
+    pub noise: RowNoise,
+}
+
+/// An exact GP's observation noise `λᵢ = σ² + aᵢ` as ML-II treats it: σ² a parameter
+/// (`fixed: None`) or kept at a value, and `known` variances `aᵢ` (scikit-learn's `alpha`;
+/// empty: none) that are never fitted.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RowNoise {
+    /// σ² kept at this value (≥ 0) instead of fitted.
+    pub fixed: Option<f64>,
+    /// Known variances added on the diagonal, one per row (empty: none).
+    pub known: Vec<f64>,
 }
 
 impl Default for MlConfig {
@@ -285,6 +360,7 @@ impl Default for MlConfig {
             theta_bounds: boxes::LN_THETA,
             ln_noise_bounds: boxes::LN_NOISE,
             snap: None,
+            noise: RowNoise::default(),
         }
     }
 }
@@ -295,6 +371,8 @@ pub struct NegLogMarginalLikelihood<'a> {
     x: MatRef<'a, f64>,
     y: &'a [f64],
     jitter: JitterPolicy,
+    /// The noise: with σ² kept fixed the parameters are `[θ…]` alone.
+    noise: RowNoise,
     /// The `N × N` matrices one evaluation leaves to the next.
     pool: Pool,
 }
@@ -307,11 +385,19 @@ impl<'a> NegLogMarginalLikelihood<'a> {
             x,
             y,
             jitter,
+            noise: RowNoise::default(),
             pool: Pool::default(),
         }
     }
 
-    /// The model at parameters `p = [θ…, ln σ²]`.
+    /// The same objective with the observation noise `noise` (σ² kept fixed: parameters
+    /// `[θ…]`; known per-row variances added on the diagonal).
+    pub fn with_noise(mut self, noise: RowNoise) -> Self {
+        self.noise = noise;
+        self
+    }
+
+    /// The model at parameters `p = [θ…, ln σ²]` (`[θ…]` with σ² fixed).
     pub fn model_at(&self, p: &[f64]) -> Result<ExactGp> {
         Ok(self.model_and_gram_at(p)?.0)
     }
@@ -321,9 +407,10 @@ impl<'a> NegLogMarginalLikelihood<'a> {
         let mut k = self.kernel.clone();
         let nk = k.n_params();
         k.set_params(&p[..nk])?;
+        let sigma2 = self.noise.fixed.unwrap_or_else(|| p[nk].exp());
         ExactGp::fit_keeping_gram(
             k,
-            p[nk].exp(),
+            (sigma2, self.noise.known.clone()),
             self.x.to_owned(),
             self.y.to_vec(),
             &self.jitter,
@@ -334,13 +421,14 @@ impl<'a> NegLogMarginalLikelihood<'a> {
 
 impl Objective for NegLogMarginalLikelihood<'_> {
     fn dim(&self) -> usize {
-        self.kernel.n_params() + 1
+        self.kernel.n_params() + usize::from(self.noise.fixed.is_none())
     }
     fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
         let (m, gram) = self.model_and_gram_at(p)?;
         let g = m
             .lml_gradient_on(Some(gram), &self.pool)
             .into_iter()
+            .take(self.dim())
             .map(|v| -v)
             .collect();
         let value = -m.log_marginal_likelihood();
@@ -349,10 +437,12 @@ impl Objective for NegLogMarginalLikelihood<'_> {
     }
 }
 
-/// Box constraints `[θ…, ln σ²]` from the config.
+/// Box constraints `[θ…, ln σ²]` from the config (`[θ…]` with σ² fixed).
 pub fn param_bounds(n_kernel: usize, cfg: &MlConfig) -> Vec<(f64, f64)> {
     let mut b = vec![cfg.theta_bounds; n_kernel];
-    b.push(cfg.ln_noise_bounds);
+    if cfg.noise.fixed.is_none() {
+        b.push(cfg.ln_noise_bounds);
+    }
     b
 }
 
@@ -369,9 +459,12 @@ pub fn fit_ml2(
     check_regression_inputs(x.as_ref(), &y)?;
     check_noise(noise_init)?;
     kernel_init.check_input_dim(x.ncols())?;
-    let obj = NegLogMarginalLikelihood::new(kernel_init, x.as_ref(), &y, cfg.jitter);
+    let obj = NegLogMarginalLikelihood::new(kernel_init, x.as_ref(), &y, cfg.jitter)
+        .with_noise(cfg.noise.clone());
     let mut x0 = kernel_init.params();
-    x0.push(noise_init.ln());
+    if cfg.noise.fixed.is_none() {
+        x0.push(noise_init.ln());
+    }
     let snap = GridSnap::leading(cfg.snap, kernel_init.n_params());
     let min = optim::drive(
         &obj,

@@ -137,6 +137,46 @@ pub struct GprSpec {
     pub snap: bool,
     /// ε of the ε-band loss stored for `certify` (target units).
     pub epsilon: Option<f64>,
+    /// σ² kept at this value (≥ 0, on the targets' fitted scale) instead of fitted by ML-II
+    /// from `noise_init` (absent from older files: fitted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<f64>,
+    /// Known noise variances added to σ² on the diagonal (scikit-learn's `alpha`): one value
+    /// for every row, or one per row (empty: none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alpha: Vec<f64>,
+    /// θ kept as given (ln values, the kernel's parameter order), on the inputs as given: a
+    /// kernel fixed in advance is a prior chosen without the data, so it prices nothing, and
+    /// the inputs are not standardised by the sample's spread (absent: θ by ML-II).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_params: Option<Vec<f64>>,
+    /// Standardise the targets by the sample's mean and spread (scikit-learn's `normalize_y`),
+    /// or fit them as given with prior mean 0 (absent from older files: standardised).
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    pub normalize_y: bool,
+}
+
+/// Serde's default of a flag that is on unless written.
+fn yes() -> bool {
+    true
+}
+
+/// Whether a flag has its default, on (it is then not written).
+fn is_yes(b: &bool) -> bool {
+    *b
+}
+
+impl GprSpec {
+    /// The known noise variance `αᵢ` of row `i` of `n` (0 without `alpha`); `None` where
+    /// `alpha` has neither one value nor `n`.
+    pub fn alpha_at(&self, n: usize) -> Option<Vec<f64>> {
+        match self.alpha.len() {
+            0 => Some(vec![0.0; n]),
+            1 => Some(vec![self.alpha[0]; n]),
+            m if m == n => Some(self.alpha.clone()),
+            _ => None,
+        }
+    }
 }
 
 /// `vfe`, `fitc`, `dtc`: sparse GP regression by its own objective.

@@ -172,6 +172,18 @@ impl FitSpec {
         }
     }
 
+    /// Whether the inputs are standardised by the training sample's means and deviations
+    /// (every method but gpr with θ kept as given, whose kernel is fixed in advance).
+    pub fn scales_inputs(&self) -> bool {
+        !matches!(&self.method, Method::Gpr(s) if s.kernel_params.is_some())
+    }
+
+    /// Whether a regressor's targets are standardised (every one but gpr without
+    /// `normalize_y`).
+    pub fn scales_targets(&self) -> bool {
+        !matches!(&self.method, Method::Gpr(s) if !s.normalize_y)
+    }
+
     /// The uniform grid θ is snapped onto and priced by, if the method has one (the split
     /// priors and coarse hyperparameter priors have their own; candidate menus have none; a
     /// one-vs-rest spec: every class's).
@@ -180,7 +192,7 @@ impl FitSpec {
             return member.grid();
         }
         match &self.method {
-            Method::Gpr(s) => s.snap.then(HyperGrid::wide),
+            Method::Gpr(s) => (s.snap && s.kernel_params.is_none()).then(HyperGrid::wide),
             Method::GreedySparse(_) => Some(HyperGrid::wide()),
             Method::Sparse(_) | Method::Svgp(_) => Some(HyperGrid::default()),
             Method::PacGp(PacGpSpec { prior, .. }) | Method::PacSgp(PacSgpSpec { prior, .. }) => {

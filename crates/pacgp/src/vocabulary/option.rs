@@ -43,11 +43,15 @@ pub enum SpecOption {
     IntervalScore,
     MultiClass,
     CertifyHoldout,
+    Noise,
+    Alpha,
+    KernelParams,
+    NormalizeY,
 }
 
 impl SpecOption {
     /// Every option, for front ends' name tables and their tests.
-    pub const ALL: [SpecOption; 35] = [
+    pub const ALL: [SpecOption; 39] = [
         SpecOption::Method,
         SpecOption::Kernel,
         SpecOption::Epsilon,
@@ -83,6 +87,10 @@ impl SpecOption {
         SpecOption::IntervalScore,
         SpecOption::MultiClass,
         SpecOption::CertifyHoldout,
+        SpecOption::Noise,
+        SpecOption::Alpha,
+        SpecOption::KernelParams,
+        SpecOption::NormalizeY,
     ];
 
     /// The library's name of the option (snake case), used where no front end words it.
@@ -124,6 +132,10 @@ impl SpecOption {
             O::IntervalScore => "interval_score",
             O::MultiClass => "multiclass",
             O::CertifyHoldout => "certify_holdout",
+            O::Noise => "noise",
+            O::Alpha => "alpha",
+            O::KernelParams => "kernel_params",
+            O::NormalizeY => "normalize_y",
         }
     }
 }

@@ -75,6 +75,57 @@ pub(super) fn kernel_ok(spec: &str) -> Result<(), SpecError> {
     })
 }
 
+/// gpr's fixed noise and known per-row variances: every value finite and ≥ 0, and some
+/// noise on every row (σ² fixed at 0 needs `alpha` positive everywhere); θ kept as given
+/// must be finite.
+fn check_gpr_noise(s: &GprSpec) -> Result<(), SpecError> {
+    let non_negative = |option, v: f64| match v >= 0.0 && v.is_finite() {
+        true => Ok(()),
+        false => Err(SpecError::out_of_range(
+            option,
+            v,
+            "finite and ≥ 0 (a noise variance)",
+        )),
+    };
+    if let Some(v) = s.noise {
+        non_negative(SpecOption::Noise, v)?;
+    }
+    for &a in &s.alpha {
+        non_negative(SpecOption::Alpha, a)?;
+    }
+    if s.noise == Some(0.0) && s.alpha.is_empty() {
+        return Err(SpecError::out_of_range(
+            SpecOption::Noise,
+            0,
+            "positive and finite (a noise variance; 0 only with known per-row variances)",
+        ));
+    }
+    if s.noise == Some(0.0) && s.alpha.contains(&0.0) {
+        return Err(SpecError::conflict(
+            SpecOption::Alpha,
+            SpecOption::Noise,
+            "a row with alpha 0 and a noise variance of 0 has no noise at all",
+        ));
+    }
+    if let Some(p) = &s.kernel_params {
+        if s.noise.is_none() {
+            return Err(SpecError::missing(
+                SpecOption::Noise,
+                MethodName::Gpr,
+                "θ kept as given (kernel_params) fits nothing, so the noise variance is given too",
+            ));
+        }
+        if let Some(v) = p.iter().find(|v| !v.is_finite()) {
+            return Err(SpecError::out_of_range(
+                SpecOption::KernelParams,
+                v,
+                "finite (ln values of the kernel's hyperparameters)",
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// The typed spec's ranges and cross-option rules (the variants already exclude options that
 /// do not apply).
 pub(crate) fn check_spec(spec: &FitSpec) -> Result<(), SpecError> {
@@ -112,6 +163,7 @@ pub(crate) fn check_spec(spec: &FitSpec) -> Result<(), SpecError> {
         Method::Gpr(s) => {
             kernel_ok(&s.kernel)?;
             noise(s.noise_init)?;
+            check_gpr_noise(s)?;
             epsilon(s.epsilon)
         }
         Method::Sparse(s) => {

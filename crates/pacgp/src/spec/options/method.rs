@@ -15,7 +15,15 @@ impl FitOptions {
         }
         Ok(match method {
             N::Gpr => {
-                for o in [O::NoiseInit, O::Restarts, O::Snap] {
+                for o in [
+                    O::NoiseInit,
+                    O::Restarts,
+                    O::Snap,
+                    O::Noise,
+                    O::Alpha,
+                    O::KernelParams,
+                    O::NormalizeY,
+                ] {
                     u.used(o);
                 }
                 Method::Gpr(GprSpec {
@@ -24,6 +32,10 @@ impl FitOptions {
                     restarts: self.restarts.unwrap_or(0),
                     snap: self.snap.unwrap_or(true),
                     epsilon: self.epsilon,
+                    noise: self.noise,
+                    alpha: self.alpha.clone().unwrap_or_default(),
+                    kernel_params: self.kernel_params.clone(),
+                    normalize_y: self.normalize_y.unwrap_or(true),
                 })
             }
             N::Vfe | N::Fitc | N::Dtc => {

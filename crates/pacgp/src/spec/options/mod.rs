@@ -89,6 +89,15 @@ pub struct FitOptions {
     /// shape. With a column of several inputs the default kernel ties their lengthscales
     /// ([`crate::spec::default_kernel`]); `None` (arrays, no table) keeps one per input.
     pub input_groups: Option<Vec<usize>>,
+    /// The noise variance σ² kept as given instead of fitted (gpr; standardised targets).
+    pub noise: Option<f64>,
+    /// Known noise variances added to the diagonal, one value or one per row (gpr;
+    /// scikit-learn's `alpha`).
+    pub alpha: Option<Vec<f64>>,
+    /// θ kept as given, ln values on the inputs as given (gpr; no ML-II).
+    pub kernel_params: Option<Vec<f64>>,
+    /// Standardise the targets (gpr; default true).
+    pub normalize_y: Option<bool>,
 }
 
 /// Every given option of `o` that the method does not use, as the error naming it.
@@ -133,6 +142,10 @@ impl<'a> Unused<'a> {
             (O::Intervals, o.intervals.is_some()),
             (O::IntervalScore, o.interval_score.is_some()),
             (O::MultiClass, o.multiclass.is_some()),
+            (O::Noise, o.noise.is_some()),
+            (O::Alpha, o.alpha.is_some()),
+            (O::KernelParams, o.kernel_params.is_some()),
+            (O::NormalizeY, o.normalize_y.is_some()),
         ];
         Self { method, given, o }
     }
@@ -163,7 +176,7 @@ fn applies_to(option: SpecOption) -> &'static str {
         O::Kernel => "every method but the classifiers' kernel menu (classifiers: laplace, ep and ivm by ML-II, or a split prior; svm: the prior kernel)",
         O::Epsilon => "regression methods",
         O::NoiseInit => "gpr, vfe, fitc, dtc, pac-gp and pac-gp-sqrt",
-        O::Restarts | O::Snap => "gpr",
+        O::Restarts | O::Snap | O::Noise | O::Alpha | O::KernelParams | O::NormalizeY => "gpr",
         O::Inducing => "vfe, fitc, dtc, pac-sgp, pac-sgp-sqrt, greedy-sparse, svgp and pac-svgp",
         O::InducingInit => "vfe, fitc, dtc, pac-sgp, pac-sgp-sqrt, svgp and pac-svgp (greedy-sparse always selects greedily)",
         O::Pretrain => "vfe, fitc, dtc, pac-sgp and pac-sgp-sqrt (not with a split prior)",
