@@ -164,3 +164,30 @@ def test_na_values_choose_the_missing_cells_as_fit_na_values_does(pacgp_cli, tmp
     with_nan[1, 0] = np.nan
     dropped = pacgp.GPClassifier(na_values=[], missing="drop").fit(with_nan, y)
     assert dropped.certificate_["n"] == 39
+
+
+def test_a_dataframe_with_dash_cells_reads_them_as_missing_with_na_values(pacgp_cli, tmp_path):
+    """A pandas DataFrame whose number column has "-" cells: with na_values=["-"] they are
+    missing cells, filled with the training mean as `fit --na-values - --missing mean` fills
+    them in the same table written as CSV; without it "-" is text and the column a category."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(5)
+    a, b = rng.normal(size=40), rng.normal(size=40)
+    dash = np.arange(40) % 6 == 0  # rows 0, 6, …, 36: 7 cells
+    frame = pd.DataFrame({"a": a, "b": [("-" if d else repr(float(v))) for d, v in zip(dash, b)]})
+    y = np.sin(a) + 0.5 * np.where(dash, 0.0, b) + 0.1 * rng.normal(size=40)
+    est = pacgp.GPRegressor(na_values=["-"], missing="mean").fit(frame, y)
+    assert est.input_notes_ == ["missing cells read as the training mean: b (7)"]
+    assert list(est.feature_names_in_) == ["a", "b"]
+    assert json.loads(est.model_.to_json())["input_coding"]["missing_cells"] == ["", "-"]
+    data, model = tmp_path / "dash.csv", tmp_path / "m.json"
+    frame.assign(y=y).to_csv(data, index=False)
+    subprocess.run([str(pacgp_cli), "--threads", "1", "fit", "--data", str(data), "--method",
+                    "gpr", "--na-values", "-", "--missing", "mean", "--out", str(model)],
+                   check=True, capture_output=True)
+    p = cli(pacgp_cli, "predict", "--model", str(model), "--data", str(data))
+    np.testing.assert_allclose(est.predict(frame), p["mean"], **TOL)
+    # Without na_values "-" is a category, so b is 34 categories (33 numbers and "-").
+    text = pacgp.GPRegressor(missing="mean").fit(frame, y)
+    assert text.input_notes_[0].startswith("encoded as categories: b (34 categories"), \
+        text.input_notes_

@@ -1,8 +1,10 @@
 //! `pacgp report`: the page is written, well formed (every element closed, XHTML-style),
 //! self-contained (no http(s) reference, no script, nothing to fetch), and its headline
 //! numbers are `certify --json`'s and `evaluate --json`'s for the same model, for a classifier
-//! (Laplace on Ripley's set) and a regressor (gpr on part of boston), with and without a test
-//! file; an output that names an input is refused before anything is computed.
+//! (Laplace on Ripley's set), a regressor (gpr on part of boston) and multi-class models
+//! (one-vs-rest and softmax Laplace on iris, with their confusion matrix and top-label
+//! reliability), with and without a test file; a grouped kernel's relevance chart has one bar
+//! per table column; an output that names an input is refused before anything is computed.
 
 use std::path::{Path, PathBuf};
 
@@ -210,6 +212,198 @@ fn regressor_report_shows_certify_and_evaluate_numbers() {
     // One interval bar and one dot per test row.
     assert_eq!(with.matches("class=\"interval\"").count(), 60);
     assert!(!with.contains("id=\"reliability\""));
+}
+
+/// Every `count` text of the confusion-matrix figure, row by row (K² of them for K classes).
+fn confusion_counts(html: &str, k: usize) -> Vec<Vec<usize>> {
+    let at = html
+        .find("id=\"confusion-matrix\"")
+        .expect("a confusion matrix");
+    let figure = &html[at..at + html[at..].find("</figure>").unwrap()];
+    let counts: Vec<usize> = figure
+        .split("<text class=\"count")
+        .skip(1)
+        .map(|t| {
+            t[t.find('>').unwrap() + 1..t.find('<').unwrap()]
+                .parse()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(counts.len(), k * k);
+    counts.chunks(k).map(<[usize]>::to_vec).collect()
+}
+
+/// The `(rows, accuracy)` of each dot of the top-label reliability diagram, from its tooltip
+/// (`[a, b): N rows, predicted p, accuracy A`).
+fn reliability_dots(html: &str) -> Vec<(usize, f64)> {
+    let at = html
+        .find("id=\"reliability\"")
+        .expect("a reliability diagram");
+    let figure = &html[at..at + html[at..].find("</figure>").unwrap()];
+    figure
+        .split("<circle class=\"point\"")
+        .skip(1)
+        .map(|c| {
+            let tip = &c[c.find("<title>").unwrap() + 7..c.find("</title>").unwrap()];
+            let rows = tip.split("): ").nth(1).unwrap().split(' ').next().unwrap();
+            let accuracy = tip.rsplit("accuracy ").next().unwrap();
+            (rows.parse().unwrap(), accuracy.parse().unwrap())
+        })
+        .collect()
+}
+
+/// Every 5th row of iris (30 rows, 10 per species) to fit on, the other 120 to test on.
+fn iris_split(dir: &Path) -> (PathBuf, PathBuf) {
+    let text = std::fs::read_to_string(repo().join("data/iris/iris.csv")).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    let (mut train, mut test) = (vec![header], vec![header]);
+    for (i, line) in lines.enumerate() {
+        if i % 5 == 0 { &mut train } else { &mut test }.push(line);
+    }
+    let paths = (dir.join("iris-train.csv"), dir.join("iris-test.csv"));
+    std::fs::write(&paths.0, train.join("\n") + "\n").unwrap();
+    std::fs::write(&paths.1, test.join("\n") + "\n").unwrap();
+    (paths.0, paths.1)
+}
+
+#[test]
+fn multiclass_report_shows_evaluate_numbers_a_confusion_matrix_and_top_label_reliability() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, test) = iris_split(dir.path());
+    let (train, test) = (s(&train), s(&test));
+    // The test file's classes, counted by hand from iris.csv's layout: 50 rows per species,
+    // every 5th fitted on, so 40 of each to test; class names as the data spells them.
+    let classes = ["setosa", "versicolor", "virginica"];
+    for (name, extra) in [
+        ("one-vs-rest", vec!["--method", "laplace"]),
+        (
+            "softmax",
+            vec!["--method", "laplace", "--multiclass", "softmax"],
+        ),
+    ] {
+        let model = dir.path().join(format!("{name}.json"));
+        ok(&fit(train, &model, &extra));
+        let cert = certify(&model, train);
+        let eval = evaluate(&model, test);
+        let html = report(
+            dir.path(),
+            &model,
+            train,
+            Some(test),
+            &format!("{name}.html"),
+        );
+        shows(
+            &html,
+            "certificate-value",
+            cert["bound"].as_f64().unwrap(),
+            4,
+        );
+        shows(&html, "certificate-kl", cert["kl"].as_f64().unwrap(), 2);
+        if let Some(loo) = cert["loo_error"].as_f64() {
+            shows(&html, "loo-error", loo, 4);
+        }
+        if let Some(d) = cert["deployed"]["value"].as_f64() {
+            shows(&html, "deployed-value", d, 4);
+        }
+        shows(&html, "test-n", 120.0, 0);
+        for (id, key) in [
+            ("test-gibbs-risk", "gibbs_risk"),
+            ("test-error-rate", "error_rate"),
+            ("test-log-loss", "log_loss"),
+        ] {
+            shows(&html, id, eval[key].as_f64().unwrap(), 4);
+        }
+        // The matrix: 40 rows of each class, its errors evaluate's error rate (not zero here).
+        let counts = confusion_counts(&html, 3);
+        for row in &counts {
+            assert_eq!(row.iter().sum::<usize>(), 40, "{name}: {counts:?}");
+        }
+        let errors: usize = (0..3)
+            .flat_map(|i| (0..3).filter(move |&j| j != i).map(move |j| (i, j)))
+            .map(|(i, j)| counts[i][j])
+            .sum();
+        assert!(errors > 0, "{name}: {counts:?}");
+        assert_eq!(
+            errors as f64 / 120.0,
+            eval["error_rate"].as_f64().unwrap(),
+            "{name}"
+        );
+        for class in classes {
+            assert_eq!(
+                html.matches(&format!(">{class}</text>")).count(),
+                2,
+                "{class}"
+            );
+        }
+        // Top-label reliability: its dots hold every test row, and their accuracies (3
+        // decimals) add up to the rows predicted right.
+        assert!(html.contains("Top-label reliability diagram"));
+        let dots = reliability_dots(&html);
+        assert_eq!(dots.iter().map(|d| d.0).sum::<usize>(), 120, "{name}");
+        let right: f64 = dots.iter().map(|&(n, a)| n as f64 * a).sum();
+        assert!(
+            (right - (120 - errors) as f64).abs() <= 0.0005 * 120.0,
+            "{name}: {right}"
+        );
+        assert!(!html.contains("id=\"risk-coverage\""));
+    }
+}
+
+#[test]
+fn grouped_kernel_report_has_one_relevance_bar_per_table_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = boston_part(dir.path(), "train.csv", 0, 150);
+    let model = dir.path().join("gpr.json");
+    // RAD as a category: one-hot inputs, so the default kernel is se-groups(…) with one
+    // lengthscale per table column.
+    ok(&fit(
+        s(&train),
+        &model,
+        &["--method", "gpr", "--epsilon", "3", "--categorical", "RAD"],
+    ));
+    let html = report(dir.path(), &model, s(&train), None, "grouped.html");
+    let text = std::fs::read_to_string(&train).unwrap();
+    let mut lines = text.lines();
+    let columns: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let rad = columns.iter().position(|c| *c == "RAD").unwrap();
+    let mut levels: Vec<&str> = lines.map(|l| l.split(',').nth(rad).unwrap()).collect();
+    levels.sort_unstable();
+    levels.dedup();
+    assert!(levels.len() > 2, "{levels:?}");
+    // The model file's lengthscales, one per group, and its group sizes.
+    let m: Value = serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    let inner = &m["posterior"]["kernel"]["inner"];
+    let ln_l: Vec<f64> = inner["ln_lengthscale"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    let inputs = &columns[..columns.len() - 1];
+    assert_eq!(ln_l.len(), inputs.len());
+    assert_eq!(inner["groups"][rad], levels.len());
+
+    let at = html.find("id=\"relevances\"").expect("a relevance chart");
+    let figure = &html[at..at + html[at..].find("</figure>").unwrap()];
+    let labels: Vec<&str> = figure
+        .split("<text class=\"barlabel\"")
+        .skip(1)
+        .map(|t| &t[t.find('>').unwrap() + 1..t.find('<').unwrap()])
+        .collect();
+    assert_eq!(labels, inputs);
+    let tips: Vec<&str> = figure
+        .split("<rect class=\"relevance\"")
+        .skip(1)
+        .map(|r| &r[r.find("<title>").unwrap() + 7..r.find("</title>").unwrap()])
+        .collect();
+    for (j, tip) in tips.iter().enumerate() {
+        let mut expected = format!("lengthscale {:.4}", ln_l[j].exp());
+        if j == rad {
+            expected += &format!(", shared by {} inputs", levels.len());
+        }
+        assert_eq!(*tip, expected, "{}", inputs[j]);
+    }
 }
 
 #[test]

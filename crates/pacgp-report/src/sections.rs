@@ -3,11 +3,12 @@
 use pacgp::bounds::ConfidenceTerm;
 use pacgp::metrics::ReliabilityBin;
 use pacgp::model::report::{
-    ModelReport, RegressionPoint, RiskCoverage, TaskKind, TestReport, INTERVAL_LEVEL,
+    ConfusionMatrix, Lengthscale, ModelReport, RegressionPoint, RiskCoverage, TaskKind, TestReport,
+    INTERVAL_LEVEL,
 };
 use pacgp::model::{CertificateReport, DeployedBound};
 
-use crate::svg::{bars, Bar, Chart};
+use crate::svg::{bars, heatmap, Bar, Cell, Chart};
 use crate::{escape, field_id, number, plain_number, shown, test_deployed_error, test_gibbs_risk};
 
 /// The risk the certificates bound, in words.
@@ -366,19 +367,37 @@ pub(crate) fn test(t: &TestReport, task: &TaskKind) -> String {
     if let Some(points) = &t.regression {
         s.push_str(&predicted_vs_actual(points));
     }
-    if matches!(task, TaskKind::MultiClass { .. }) {
-        s.push_str("<p class=\"note\">The reliability diagram and the risk–coverage curve are drawn for binary classifiers.</p>");
+    if let Some(m) = &t.confusion {
+        s.push_str(&confusion(m));
+        s.push_str(
+            "<p class=\"note\">The risk–coverage curve is drawn for binary classifiers.</p>",
+        );
     }
     s.push_str("</section>");
     s
 }
 
-/// Reliability diagram: mean predicted p(y = +1) against the observed frequency per bin.
+/// Reliability diagram: mean predicted p(y = +1) against the observed frequency per bin, or
+/// for a multi-class model the top-label one.
 fn reliability(bins: &[ReliabilityBin], task: &TaskKind) -> String {
     let positive = match task {
         TaskKind::BinaryClassification { positive, .. } => positive.as_str(),
-        _ => "+1",
+        TaskKind::MultiClass { .. } => return top_label_reliability(bins),
+        TaskKind::Regression => "+1",
     };
+    let chart = reliability_chart(bins, "observed");
+    let y_label = format!("observed frequency of {positive}");
+    format!(
+        "<figure id=\"reliability\">{}<figcaption>Reliability of predict's probability p(y = {}) on the test rows, in {} equal bins (dot area: rows in the bin). On the dashed diagonal the probabilities are calibrated.</figcaption></figure>",
+        chart.finish("Reliability diagram", &format!("predicted p(y = {positive})"), &y_label),
+        escape(positive),
+        bins.len()
+    )
+}
+
+/// The reliability points: a dot per non-empty bin (area: its rows) joined by a line, on the
+/// diagonal where calibrated.
+fn reliability_chart(bins: &[ReliabilityBin], what: &str) -> Chart {
     let mut chart = Chart::new((0.0, 1.0), (0.0, 1.0));
     chart.line((0.0, 0.0), (1.0, 1.0), "diagonal");
     let filled: Vec<&ReliabilityBin> = bins.iter().filter(|b| b.count > 0).collect();
@@ -391,17 +410,65 @@ fn reliability(bins: &[ReliabilityBin], task: &TaskKind) -> String {
     for b in &filled {
         let r = 3.0 + 6.0 * (b.count as f64 / most).sqrt();
         let tip = format!(
-            "[{:.1}, {:.1}): {} rows, predicted {:.3}, observed {:.3}",
+            "[{:.1}, {:.1}): {} rows, predicted {:.3}, {what} {:.3}",
             b.lower, b.upper, b.count, b.mean_predicted, b.observed
         );
         chart.dot((b.mean_predicted, b.observed), r, "point", &tip);
     }
-    let y_label = format!("observed frequency of {positive}");
+    chart
+}
+
+/// Top-label reliability diagram of a multi-class model: predict's largest class probability
+/// against the share of rows its class is right on, per bin.
+fn top_label_reliability(bins: &[ReliabilityBin]) -> String {
+    let chart = reliability_chart(bins, "accuracy");
     format!(
-        "<figure id=\"reliability\">{}<figcaption>Reliability of predict's probability p(y = {}) on the test rows, in {} equal bins (dot area: rows in the bin). On the dashed diagonal the probabilities are calibrated.</figcaption></figure>",
-        chart.finish("Reliability diagram", &format!("predicted p(y = {positive})"), &y_label),
-        escape(positive),
+        "<figure id=\"reliability\">{}<figcaption>Top-label reliability on the test rows: the confidence of predict's class (its probability, the largest of the row's class probabilities) against the share of rows whose predicted class is right, in {} equal bins (dot area: rows in the bin). On the dashed diagonal the confidence is calibrated.</figcaption></figure>",
+        chart.finish(
+            "Top-label reliability diagram",
+            "confidence (probability of the predicted class)",
+            "accuracy"
+        ),
         bins.len()
+    )
+}
+
+/// Confusion matrix of predict's classes on the test rows: counts, each row shaded by its
+/// share of the class's rows.
+fn confusion(m: &ConfusionMatrix) -> String {
+    let cells: Vec<Vec<Cell>> = m
+        .counts
+        .iter()
+        .zip(&m.classes)
+        .map(|(row, actual)| {
+            let total: usize = row.iter().sum();
+            row.iter()
+                .zip(&m.classes)
+                .map(|(&count, predicted)| {
+                    let share = count as f64 / total.max(1) as f64;
+                    Cell {
+                        shade: share,
+                        text: count.to_string(),
+                        tip: format!(
+                            "{count} of {total} rows of {actual} predicted {predicted} ({:.1}%)",
+                            100.0 * share
+                        ),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let n: usize = m.counts.iter().flatten().sum();
+    format!(
+        "<figure id=\"confusion-matrix\">{}<figcaption>Confusion matrix of predict's class on the test rows: each row a true class, each column the class predicted; the counts, shaded by their share of the row (the class's recall on the diagonal). Off the diagonal: {} of {} rows, the error rate above.</figcaption></figure>",
+        heatmap(
+            "Confusion matrix",
+            (&m.classes, &m.classes),
+            ("true class", "predicted class"),
+            &cells
+        ),
+        m.errors(),
+        n
     )
 }
 
@@ -489,12 +556,17 @@ pub(crate) fn model(r: &ModelReport) -> String {
             .zip(&relevance)
             .map(|(l, &v)| Bar {
                 label: l.input.clone(),
-                segments: vec![(v, "relevance", format!("lengthscale {:.4}", l.lengthscale))],
+                segments: vec![(v, "relevance", lengthscale_words(l))],
                 value_text: format!("{v:.3}"),
             })
             .collect();
+        let grouped = if ls.iter().any(|l| l.inputs > 1) {
+            " A table column coded as several inputs (one per category) has one lengthscale, shared by its inputs, and one bar."
+        } else {
+            ""
+        };
         s.push_str(&format!(
-            "<figure id=\"relevances\">{}<figcaption>ARD relevance of each input, 1/lengthscale on standardised inputs: the longer the bar, the faster the function changes along that input.</figcaption></figure>",
+            "<figure id=\"relevances\">{}<figcaption>ARD relevance of each input, 1/lengthscale on standardised inputs: the longer the bar, the faster the function changes along that input.{grouped}</figcaption></figure>",
             bars("ARD relevances", &rows, max, &[])
         ));
     }
@@ -503,6 +575,14 @@ pub(crate) fn model(r: &ModelReport) -> String {
     }
     s.push_str("</section>");
     s
+}
+
+/// A lengthscale's tooltip: its value, and how many inputs share it.
+fn lengthscale_words(l: &Lengthscale) -> String {
+    match l.inputs {
+        1 => format!("lengthscale {:.4}", l.lengthscale),
+        n => format!("lengthscale {:.4}, shared by {n} inputs", l.lengthscale),
+    }
 }
 
 /// The training data and its encoding.

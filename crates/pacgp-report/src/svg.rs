@@ -203,6 +203,78 @@ pub(crate) fn bars(title: &str, bars: &[Bar], max: f64, marks: &[(f64, String)])
     s
 }
 
+/// One square of a heat map: its shade in [0, 1], the text in it and its tooltip.
+pub(crate) struct Cell {
+    pub(crate) shade: f64,
+    pub(crate) text: String,
+    pub(crate) tip: String,
+}
+
+/// A heat map of `cells` (row-major), rows labelled on the left under `row_axis`, columns
+/// labelled on top (slanted, so long names fit) under `column_axis`; a square's fill opacity
+/// is its shade, its text white on a dark square.
+pub(crate) fn heatmap(
+    title: &str,
+    labels: (&[String], &[String]),
+    axes: (&str, &str),
+    cells: &[Vec<Cell>],
+) -> String {
+    let (rows, columns) = labels;
+    let side = 48.0;
+    let longest = rows.iter().chain(columns).map(|l| l.chars().count()).max();
+    let text_w = (7.0 * longest.unwrap_or(1) as f64 + 12.0).min(240.0);
+    let (left, top) = (24.0 + text_w, 30.0 + 0.65 * text_w);
+    let width = left + side * columns.len() as f64 + 0.8 * text_w;
+    let height = top + side * rows.len() as f64 + 12.0;
+    let mut s = open_svg((width, height), title);
+    for (j, name) in columns.iter().enumerate() {
+        let x = left + side * (j as f64 + 0.5);
+        s.push_str(&format!(
+            "<text class=\"barlabel\" transform=\"translate({x:.1} {:.1}) rotate(-40)\">{}</text>",
+            top - 6.0,
+            escape(name)
+        ));
+    }
+    for (i, name) in rows.iter().enumerate() {
+        let y = top + side * i as f64;
+        s.push_str(&format!(
+            "<text class=\"barlabel\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            left - 8.0,
+            y + side / 2.0 + 4.0,
+            escape(name)
+        ));
+        for (j, c) in cells[i].iter().enumerate() {
+            let x = left + side * j as f64;
+            s.push_str(&format!(
+                "<rect class=\"cell\" x=\"{x:.1}\" y=\"{y:.1}\" width=\"{side:.1}\" height=\"{side:.1}\" fill-opacity=\"{:.3}\"><title>{}</title></rect><text class=\"{}\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"middle\">{}</text>",
+                c.shade.clamp(0.0, 1.0),
+                escape(&c.tip),
+                if c.shade > 0.55 { "count dark" } else { "count" },
+                x + side / 2.0,
+                y + side / 2.0 + 4.0,
+                escape(&c.text)
+            ));
+        }
+    }
+    s.push_str(&format!(
+        "<rect class=\"frame\" x=\"{left:.1}\" y=\"{top:.1}\" width=\"{:.1}\" height=\"{:.1}\"/>",
+        side * columns.len() as f64,
+        side * rows.len() as f64
+    ));
+    s.push_str(&format!(
+        "<text class=\"label\" x=\"{:.1}\" y=\"14\" text-anchor=\"middle\">{}</text>",
+        left + side * columns.len() as f64 / 2.0,
+        escape(axes.1)
+    ));
+    s.push_str(&format!(
+        "<text class=\"label\" transform=\"translate(14 {:.1}) rotate(-90)\" text-anchor=\"middle\">{}</text>",
+        top + side * rows.len() as f64 / 2.0,
+        escape(axes.0)
+    ));
+    s.push_str("</svg>");
+    s
+}
+
 /// A range with room around it: a point becomes a unit interval, nothing becomes [0, 1].
 fn widen((a, b): (f64, f64)) -> (f64, f64) {
     if !(a.is_finite() && b.is_finite()) || a > b {
@@ -263,5 +335,27 @@ mod tests {
         // A degenerate y range is widened to a unit interval around it.
         assert_eq!(c.py(5.5), MARGIN.2);
         assert_eq!(c.py(4.5), SIZE.1 - MARGIN.3);
+    }
+
+    #[test]
+    fn heatmap_has_a_square_per_cell_and_escapes_its_labels() {
+        let labels = ["a<b".to_string(), "c".to_string()];
+        let cell = |shade: f64, text: &str| Cell {
+            shade,
+            text: text.into(),
+            tip: format!("tip {text}"),
+        };
+        let cells = vec![
+            vec![cell(0.75, "3"), cell(0.25, "1")],
+            vec![cell(0.0, "0"), cell(1.5, "2")],
+        ];
+        let s = heatmap("t", (&labels, &labels), ("rows", "columns"), &cells);
+        assert_eq!(s.matches("<rect class=\"cell\"").count(), 4);
+        assert_eq!(s.matches(">a&lt;b</text>").count(), 2);
+        assert!(!s.contains("a<b"));
+        // A shade above 1 is drawn as 1; the text is white on the dark squares only.
+        assert!(s.contains("fill-opacity=\"1.000\""));
+        assert_eq!(s.matches("class=\"count dark\"").count(), 2);
+        assert_eq!(s.matches("class=\"count\"").count(), 2);
     }
 }

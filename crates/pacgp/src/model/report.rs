@@ -2,12 +2,16 @@
 //! from the library's own computations and nothing else: the certificates are
 //! [`FittedModel::certify`]'s, the test metrics [`FittedModel::evaluate`]'s, the figures' points
 //! `predict`'s (its labels, probabilities and 95% intervals, the ones `evaluate`'s coverage
-//! counts), the risk–coverage curve [`crate::selective::risk_coverage`]'s and the reliability
-//! bins [`metrics::reliability`]'s. Every number keeps the name of the predictor it is about.
+//! counts), the risk–coverage curve [`crate::selective::risk_coverage`]'s, the reliability
+//! bins [`metrics::reliability`]'s (binary: of p(y = +1); multi-class: of the top label's
+//! probability) and a multi-class model's confusion matrix of predict's classes, whose
+//! off-diagonal share is `evaluate`'s error rate. Every number keeps the name of the predictor
+//! it is about.
 //! Rendering (HTML, SVG) is the front ends' business; this is the typed content.
 
 use serde::Serialize;
 
+use super::multiclass::ClassPrediction;
 use super::{CertificateReport, CertifyOptions, Evaluation, FittedModel, Task};
 use crate::data::{ColumnCoding, Dataset, Duplicates};
 use crate::error::{Error, Result};
@@ -104,8 +108,9 @@ pub struct ModelSummary {
     /// The kernel's hyperparameters, θ = ln(value), in the kernel's order. Empty for a
     /// multi-class model (each class has its own; the certificate covers them all).
     pub hyperparameters: Vec<Hyperparameter>,
-    /// ARD lengthscales per input (standardised inputs), when the kernel has one ARD
-    /// stationary part over every input; a short lengthscale is a relevant input.
+    /// ARD lengthscales per input (standardised inputs), or per group of inputs (one per
+    /// table column for `se-groups(…)`), when the kernel has one such stationary part over
+    /// every input; a short lengthscale is a relevant input.
     pub lengthscales: Option<Vec<Lengthscale>>,
     /// Regression noise variance on the standardised scale.
     pub noise_variance: Option<f64>,
@@ -126,11 +131,14 @@ pub struct Hyperparameter {
     pub ln_value: f64,
 }
 
-/// One input's ARD lengthscale.
+/// One input's ARD lengthscale, or one group's.
 #[derive(Clone, Debug, Serialize)]
 pub struct Lengthscale {
-    /// The input's name.
+    /// The input's name; for a group, the table column its inputs code (or, for a group that
+    /// is no one column, its first and last inputs' names).
     pub input: String,
+    /// How many model inputs share the lengthscale (1 unless grouped).
+    pub inputs: usize,
     /// Its lengthscale on standardised inputs.
     pub lengthscale: f64,
 }
@@ -140,12 +148,64 @@ pub struct Lengthscale {
 pub struct TestReport {
     /// `evaluate`'s metrics.
     pub evaluation: Evaluation,
-    /// Binary classifiers: predict's p(y = +1) against the observed frequency.
+    /// Classifiers' reliability bins. Binary: predict's p(y = +1) against the observed
+    /// frequency of +1. Multi-class (top-label): predict's largest class probability against
+    /// the share of rows whose predicted class is right.
     pub reliability: Option<Vec<ReliabilityBin>>,
     /// Binary classifiers: predict's labels, the most confident first.
     pub risk_coverage: Option<RiskCoverage>,
     /// Regressors: each test row's target, predicted mean and 95% interval.
     pub regression: Option<Vec<RegressionPoint>>,
+    /// Multi-class models: test rows counted by true class and predict's class.
+    pub confusion: Option<ConfusionMatrix>,
+}
+
+/// Test rows counted by true class (rows) and predicted class (columns).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ConfusionMatrix {
+    /// The class labels as in the data, class 0 first: the order of rows and columns.
+    pub classes: Vec<String>,
+    /// `counts[i][j]`: test rows of class i that predict labels j.
+    pub counts: Vec<Vec<usize>>,
+}
+
+impl ConfusionMatrix {
+    /// The matrix of `predicted` against `actual` (class indices, `actual` as the data holds
+    /// them); an index outside the classes is an error.
+    pub fn new(classes: &[String], actual: &[f64], predicted: &[usize]) -> Result<Self> {
+        let k = classes.len();
+        crate::multiclass::check_labels(actual, k)?;
+        if actual.len() != predicted.len() {
+            return Err(Error::ShapeMismatch {
+                what: "predicted classes",
+                expected: format!("{} rows", actual.len()),
+                found: format!("{}", predicted.len()),
+            });
+        }
+        let mut counts = vec![vec![0; k]; k];
+        for (&y, &p) in actual.iter().zip(predicted) {
+            if p >= k {
+                return Err(Error::InvalidParameter {
+                    name: "predicted class",
+                    value: p as f64,
+                    reason: "must be a class index 0, 1, …, K − 1",
+                });
+            }
+            counts[y as usize][p] += 1;
+        }
+        Ok(Self {
+            classes: classes.to_vec(),
+            counts,
+        })
+    }
+
+    /// Rows whose predicted class is not their class (off the diagonal).
+    pub fn errors(&self) -> usize {
+        let all: usize = self.counts.iter().flatten().sum();
+        all - (0..self.counts.len())
+            .map(|i| self.counts[i][i])
+            .sum::<usize>()
+    }
 }
 
 /// A risk–coverage curve of predict's labels.
@@ -256,16 +316,7 @@ impl FittedModel {
         });
         let lengthscales = kernel
             .and_then(|kernel| ard_lengthscales(kernel, self.feature_names.len()))
-            .map(|ls| {
-                self.feature_names
-                    .iter()
-                    .zip(ls)
-                    .map(|(input, lengthscale)| Lengthscale {
-                        input: input.clone(),
-                        lengthscale,
-                    })
-                    .collect()
-            });
+            .map(|(ls, sizes)| self.lengthscales_by_name(&ls, &sizes));
         let noise_variance = match &self.task {
             Task::Regression { noise_variance, .. } => Some(*noise_variance),
             _ => None,
@@ -287,9 +338,36 @@ impl FittedModel {
         }
     }
 
-    /// Metrics and figures on `test`: `evaluate`'s metrics; for a binary classifier the
-    /// reliability bins of predict's probability and the risk–coverage curve of its labels;
-    /// for a regressor the targets against predict's means and 95% intervals.
+    /// Each lengthscale named by what it covers: its input, or, for a group of inputs, the
+    /// table column they code (its first and last inputs when the group is no one column).
+    fn lengthscales_by_name(&self, lengthscales: &[f64], sizes: &[usize]) -> Vec<Lengthscale> {
+        let columns = &self.input_coding.columns;
+        let by_column =
+            columns.len() == sizes.len() && columns.iter().zip(sizes).all(|(c, &n)| c.width() == n);
+        let mut start = 0;
+        let mut out = Vec::with_capacity(lengthscales.len());
+        for (j, (&lengthscale, &n)) in lengthscales.iter().zip(sizes).enumerate() {
+            let names = &self.feature_names[start..start + n];
+            let input = match names {
+                _ if by_column => columns[j].name().to_string(),
+                [one] => one.clone(),
+                [first, .., last] => format!("{first} … {last}"),
+                [] => String::new(),
+            };
+            out.push(Lengthscale {
+                input,
+                inputs: n,
+                lengthscale,
+            });
+            start += n;
+        }
+        out
+    }
+
+    /// Metrics and figures on `test`: `evaluate`'s metrics; for a multi-class model the
+    /// top-label reliability bins and the confusion matrix of predict's classes; for a binary
+    /// classifier the reliability bins of predict's probability and the risk–coverage curve of
+    /// its labels; for a regressor the targets against predict's means and 95% intervals.
     fn test_report(&self, test: &Dataset) -> Result<TestReport> {
         let evaluation = self.evaluate(test, None)?;
         let mut report = TestReport {
@@ -297,8 +375,17 @@ impl FittedModel {
             reliability: None,
             risk_coverage: None,
             regression: None,
+            confusion: None,
         };
-        if self.classes().is_some() {
+        if let Some(classes) = self.classes() {
+            let p = self.predict_classes(test.x.as_ref())?;
+            let (confidence, correct) = top_label(&p, &test.y);
+            report.reliability = Some(metrics::reliability(
+                &confidence,
+                &correct,
+                RELIABILITY_BINS,
+            )?);
+            report.confusion = Some(ConfusionMatrix::new(&classes.labels, &test.y, &p.labels)?);
             return Ok(report);
         }
         if self.is_classifier() {
@@ -346,21 +433,47 @@ impl FittedModel {
     }
 }
 
-/// The lengthscales of the kernel's one ARD stationary part over `d` inputs (`None` when it
-/// has none, or more than one, or an isotropic one).
-fn ard_lengthscales(kernel: &Kernel, d: usize) -> Option<Vec<f64>> {
+/// Top-label calibration data from predict's classes: each row's largest class probability
+/// (capped at 1 against rounding) and ±1 for whether its predicted class is `y`'s.
+fn top_label(p: &ClassPrediction, y: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    p.labels
+        .iter()
+        .zip(y)
+        .enumerate()
+        .map(|(i, (&label, &truth))| {
+            let right = if label as f64 == truth { 1.0 } else { -1.0 };
+            (p.probabilities[(i, label)].min(1.0), right)
+        })
+        .unzip()
+}
+
+/// The lengthscales of the kernel's one ARD stationary part over `d` inputs, one per input
+/// or per group of inputs, with the group sizes (`None` when it has none, or more than one, or
+/// an isotropic one).
+fn ard_lengthscales(kernel: &Kernel, d: usize) -> Option<(Vec<f64>, Vec<usize>)> {
     let mut found = Vec::new();
     collect_ard(kernel, d, &mut found);
     match found.as_slice() {
-        [one] => Some(one.iter().map(|l| l.exp()).collect()),
+        [(ln_l, sizes)] => Some((ln_l.iter().map(|l| l.exp()).collect(), sizes.clone())),
         _ => None,
     }
 }
 
-fn collect_ard<'a>(kernel: &'a Kernel, d: usize, out: &mut Vec<&'a [f64]>) {
+/// Every stationary part of `kernel` with more than one lengthscale covering the `d` inputs:
+/// its ln lengthscales and how many inputs each covers.
+fn collect_ard<'a>(kernel: &'a Kernel, d: usize, out: &mut Vec<(&'a [f64], Vec<usize>)>) {
     match kernel {
-        Kernel::Stationary { ln_lengthscale, .. } if d > 1 && ln_lengthscale.len() == d => {
-            out.push(ln_lengthscale)
+        Kernel::Stationary {
+            ln_lengthscale,
+            groups,
+            ..
+        } if ln_lengthscale.len() > 1 => {
+            let sizes = groups
+                .clone()
+                .unwrap_or_else(|| vec![1; ln_lengthscale.len()]);
+            if sizes.len() == ln_lengthscale.len() && sizes.iter().sum::<usize>() == d {
+                out.push((ln_lengthscale, sizes));
+            }
         }
         Kernel::Scale { inner, .. } => collect_ard(inner, d, out),
         Kernel::Sum { left, right } | Kernel::Product { left, right } => {
@@ -368,5 +481,51 @@ fn collect_ard<'a>(kernel: &'a Kernel, d: usize, out: &mut Vec<&'a [f64]>) {
             collect_ard(right, d, out);
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::Profile;
+
+    #[test]
+    fn confusion_matrix_counts_rows_by_true_and_predicted_class() {
+        let classes = ["a".to_string(), "b".into(), "c".into()];
+        let actual = [0.0, 0.0, 1.0, 2.0, 2.0, 2.0];
+        let predicted = [0, 1, 1, 2, 0, 2];
+        let m = ConfusionMatrix::new(&classes, &actual, &predicted).unwrap();
+        // Counted by hand: a→a, a→b; b→b; c→c, c→a, c→c.
+        assert_eq!(m.counts, vec![vec![1, 1, 0], vec![0, 1, 0], vec![1, 0, 2]]);
+        assert_eq!(m.errors(), 2);
+        for (y, p) in [
+            (vec![3.0], vec![0]),
+            (vec![0.0], vec![3]),
+            (vec![0.5], vec![0]),
+        ] {
+            let e = ConfusionMatrix::new(&classes, &y, &p).unwrap_err();
+            assert!(matches!(e, Error::InvalidParameter { .. }), "{e}");
+        }
+        let e = ConfusionMatrix::new(&classes, &[0.0, 1.0], &[0]).unwrap_err();
+        assert!(matches!(e, Error::ShapeMismatch { .. }), "{e}");
+    }
+
+    #[test]
+    fn grouped_lengthscales_are_one_per_group_over_every_input() {
+        let grouped = |groups: Option<Vec<usize>>, ln: Vec<f64>| Kernel::Scale {
+            ln_variance: 0.0,
+            inner: Box::new(Kernel::Stationary {
+                profile: Profile::SquaredExponential,
+                ln_lengthscale: ln,
+                groups,
+            }),
+        };
+        let k = grouped(Some(vec![1, 3]), vec![0.0, 2.0f64.ln()]);
+        assert_eq!(ard_lengthscales(&k, 4), Some((vec![1.0, 2.0], vec![1, 3])));
+        // Groups that do not cover the inputs, and one lengthscale for all: no chart.
+        assert_eq!(ard_lengthscales(&k, 5), None);
+        assert_eq!(ard_lengthscales(&grouped(None, vec![0.0]), 4), None);
+        let ard = grouped(None, vec![0.0; 3]);
+        assert_eq!(ard_lengthscales(&ard, 3), Some((vec![1.0; 3], vec![1; 3])));
     }
 }
