@@ -441,3 +441,63 @@ fn bad_noise_options_are_typed_errors() {
     .unwrap_err();
     assert!(!matches!(err, Error::Spec(_)), "{err}");
 }
+
+/// Prediction intervals of a model with known per-row noise and σ² kept at 0: jackknife+ from
+/// the per-row downdate, CV+ with one known variance for every row (CV+ refits on folds, which
+/// per-row values cannot follow: refused); both survive the model file (a fold's σ² of 0 with
+/// its known variances is valid) and give the same intervals after it.
+#[test]
+fn intervals_of_a_model_with_known_noise_survive_its_file() {
+    use pacgp::spec::IntervalMethod;
+    let (xs, _) = toy_regression(6, 120);
+    for (method, alpha) in [
+        (IntervalMethod::JackknifePlus, known(40)),
+        (IntervalMethod::CvPlus { folds: 4 }, vec![0.02]),
+    ] {
+        let model = gpr(FitOptions {
+            noise: Some(0.0),
+            alpha: Some(alpha),
+            intervals: Some(method),
+            ..Default::default()
+        })
+        .unwrap();
+        let iv = model.predict_intervals(xs.as_ref(), 0.2).unwrap();
+        let m = model.predict_regression(xs.as_ref()).unwrap();
+        for j in 0..xs.nrows() {
+            assert!(
+                iv.lower[j] < m.mean[j] && m.mean[j] < iv.upper[j],
+                "{method:?} row {j}"
+            );
+        }
+        let json = serde_json::to_string(&model).unwrap();
+        let back = FittedModel::from_json(&json, "m.json").unwrap();
+        let again = back.predict_intervals(xs.as_ref(), 0.2).unwrap();
+        close(
+            &again.lower,
+            &iv.lower,
+            1e-9,
+            "lower ends after a round trip",
+        );
+        close(
+            &again.upper,
+            &iv.upper,
+            1e-9,
+            "upper ends after a round trip",
+        );
+    }
+    for o in [
+        FitOptions {
+            alpha: Some(known(40)),
+            intervals: Some(IntervalMethod::CvPlus { folds: 4 }),
+            ..Default::default()
+        },
+        FitOptions {
+            alpha: Some(known(40)),
+            certify_holdout: Some(0.3),
+            ..Default::default()
+        },
+    ] {
+        let err = o.check(MethodName::Gpr).unwrap_err();
+        assert_eq!(err.option, SpecOption::Alpha, "{err:?}");
+    }
+}

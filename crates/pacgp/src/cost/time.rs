@@ -374,6 +374,11 @@ fn basis(given: Option<usize>, n: f64) -> f64 {
 /// [`crate::spec::CheckedFitSpec::for_sample`]) on input of shape `s`.
 pub fn work(method: &Method, s: Shape) -> Work {
     match method {
+        // θ kept as given: one Gram matrix and one factor, nothing optimised.
+        Method::Gpr(GprSpec {
+            kernel_params: Some(_),
+            ..
+        }) => Work::other(0.0, 0.0, kernel_flops(s.n * s.n, s.d) + cholesky_flops(s.n)),
         Method::Gpr(GprSpec { restarts, .. }) => exact_gp(s, *restarts as f64),
         Method::PacGp(_) => pac_gp(s),
         Method::Sparse(sp) => sparse(s, basis(sp.inducing, s.n)),

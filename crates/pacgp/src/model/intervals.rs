@@ -87,7 +87,9 @@ impl FoldModel {
         let positive = |v: f64| v > 0.0 && v.is_finite();
         let inputs_ok = s.mean.iter().all(|m| m.is_finite()) && s.sd.iter().all(|v| positive(*v));
         let targets_ok = self.y_scaler.mean.is_finite() && positive(self.y_scaler.sd);
-        if !(inputs_ok && targets_ok && positive(self.noise_variance)) {
+        // σ² may be 0 where known per-row variances (gpr's alpha) carry the noise.
+        let noise_ok = self.noise_variance >= 0.0 && self.noise_variance.is_finite();
+        if !(inputs_ok && targets_ok && noise_ok) {
             return Err("a fold model's scalers or noise are not finite and positive".into());
         }
         self.posterior.validate().map_err(|e| e.to_string())

@@ -126,6 +126,32 @@ fn check_gpr_noise(s: &GprSpec) -> Result<(), SpecError> {
     Ok(())
 }
 
+/// Known variances given row by row belong to the whole sample: a fit that refits on part of
+/// it (CV+, split conformal, the certify holdout) is refused; jackknife+ refits nothing.
+fn check_per_row_alpha(spec: &FitSpec) -> Result<(), SpecError> {
+    let Method::Gpr(s) = &spec.method else {
+        return Ok(());
+    };
+    if s.alpha.len() < 2 {
+        return Ok(());
+    }
+    let why = "alpha given row by row is for the whole sample, and this refits on part of it: \
+               use jackknife+ intervals, or one alpha for every row";
+    if spec.certify_holdout.is_some() {
+        return Err(SpecError::conflict(
+            SpecOption::Alpha,
+            SpecOption::CertifyHoldout,
+            why,
+        ));
+    }
+    match spec.intervals.as_ref().map(|iv| iv.method) {
+        Some(IntervalMethod::CvPlus { .. } | IntervalMethod::SplitConformal { .. }) => Err(
+            SpecError::conflict(SpecOption::Alpha, SpecOption::Intervals, why),
+        ),
+        _ => Ok(()),
+    }
+}
+
 /// The typed spec's ranges and cross-option rules (the variants already exclude options that
 /// do not apply).
 pub(crate) fn check_spec(spec: &FitSpec) -> Result<(), SpecError> {
@@ -146,6 +172,7 @@ pub(crate) fn check_spec(spec: &FitSpec) -> Result<(), SpecError> {
     if let Some(iv) = &spec.intervals {
         check_intervals(iv, spec)?;
     }
+    check_per_row_alpha(spec)?;
     let epsilon = |e: Option<f64>| match e {
         Some(e) => positive(
             SpecOption::Epsilon,
