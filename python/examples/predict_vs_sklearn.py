@@ -2,7 +2,9 @@
 test rows: pacgp's ``GPRegressor`` (the mean alone, and with ``return_std``) against
 scikit-learn's ``GaussianProcessRegressor`` (a fixed kernel, ``optimizer=None``: only predict
 is timed), alternating, three rounds, the least of each. pacgp's fit is stopped after 2 s
-(``time_limit``): the hyperparameters do not change predict's cost.
+(``time_limit``): the hyperparameters do not change predict's cost. Also prints the ratios
+(scikit-learn's time ÷ pacgp's) and the flop bound of the variances (N²·n flops at the
+DGEMM rate given as a second argument, GFLOP/s; default 104).
 
     python python/examples/predict_vs_sklearn.py 5000
 """
@@ -15,6 +17,7 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF, ConstantKernel, WhiteKernel
 
 N = int(sys.argv[1]); n = 2000; d = 8
+peak = float(sys.argv[2]) if len(sys.argv) > 2 else 104.0
 rng = np.random.default_rng(0)
 X = rng.uniform(-2, 2, (N, d)); y = np.sin(X).sum(1) + 0.1 * rng.standard_normal(N)
 Xs = rng.uniform(-2, 2, (n, d))
@@ -35,3 +38,7 @@ for _ in range(3):
     rows["sklearn mean+std"].append(tm(lambda: sk.predict(Xs, return_std=True), 1))
 for k, v in rows.items():
     print(f"N={N} {k:18s} min {min(v)*1e3:9.1f} ms  (runs {', '.join(f'{x*1e3:.1f}' for x in v)})")
+best = {k: min(v) for k, v in rows.items()}
+print(f"N={N} ratio mean {best['sklearn mean'] / best['pacgp mean']:.2f}, "
+      f"mean+std {best['sklearn mean+std'] / best['pacgp mean+std']:.2f}; "
+      f"flop bound N²·n / {peak:g} GFLOP/s = {N * N * n / peak / 1e6:.0f} ms")
