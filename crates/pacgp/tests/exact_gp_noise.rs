@@ -60,6 +60,20 @@ fn dense_predict(
     (mean, var)
 }
 
+/// The exact GP with noise σ² and known variances `a` on `(x, y)`, without jitter.
+fn fit_known(sigma2: f64, a: &[f64], x: &Mat<f64>, y: &[f64]) -> ExactGp {
+    let none = JitterPolicy::none();
+    ExactGp::fit_with_known_noise(kernel(), sigma2, a.to_vec(), x.clone(), y.to_vec(), &none)
+        .unwrap()
+}
+
+/// `−½yᵀC⁻¹y − ½ln|C| − (N/2)ln 2π` from the factor of `C` (GPML eq. 2.30).
+fn dense_lml(c: &Cholesky, y: &[f64]) -> f64 {
+    let alpha = c.solve_vec(y);
+    let quad: f64 = y.iter().zip(&alpha).map(|(u, v)| u * v).sum();
+    -0.5 * quad - 0.5 * c.ln_det() - 0.5 * y.len() as f64 * (2.0 * std::f64::consts::PI).ln()
+}
+
 fn close(a: &[f64], b: &[f64], tol: f64, what: &str) {
     assert_eq!(a.len(), b.len(), "{what}");
     for (i, (u, v)) in a.iter().zip(b).enumerate() {
@@ -78,23 +92,13 @@ fn per_row_noise_posterior_and_evidence_match_the_dense_formulas() {
     let (xs, _) = toy_regression(9, 400);
     let a = known(30);
     for sigma2 in [0.02, 0.0] {
-        let gp = ExactGp::fit_with_known_noise(
-            kernel(),
-            sigma2,
-            a.clone(),
-            x.clone(),
-            y.clone(),
-            &JitterPolicy::none(),
-        )
-        .unwrap();
+        let gp = fit_known(sigma2, &a, &x, &y);
         let c = dense_c(&kernel(), &x, sigma2, &a);
         let (mean, var) = dense_predict(&c, &kernel(), &x, &y, &xs);
         let m = gp.posterior().unwrap().predict(xs.as_ref()).unwrap();
         close(&m.mean, &mean, 1e-10, "mean");
         close(&m.var, &var, 1e-10, "latent variance");
-        let alpha = c.solve_vec(&y);
-        let quad: f64 = y.iter().zip(&alpha).map(|(u, v)| u * v).sum();
-        let lml = -0.5 * quad - 0.5 * c.ln_det() - 15.0 * (2.0 * std::f64::consts::PI).ln();
+        let lml = dense_lml(&c, &y);
         close(&[gp.log_marginal_likelihood()], &[lml], 1e-12, "evidence");
     }
 }
@@ -142,15 +146,7 @@ fn leave_one_out_with_per_row_noise_matches_refits() {
     let a = known(21);
     let sigma2 = 0.01;
     let (xs, _) = toy_regression(5, 300);
-    let gp = ExactGp::fit_with_known_noise(
-        kernel(),
-        sigma2,
-        a.clone(),
-        x.clone(),
-        y.clone(),
-        &JitterPolicy::none(),
-    )
-    .unwrap();
+    let gp = fit_known(sigma2, &a, &x, &y);
     let post = gp.posterior().unwrap();
     let groups = vec![vec![3, 20]];
     let loo = LooDowndate::exact_by_groups(&post, sigma2, &groups).unwrap();
@@ -278,9 +274,7 @@ fn kernel_kept_as_given_with_known_noise_fits_nothing_and_prices_nothing() {
 
     let (params, names) = model.evidence_params().unwrap();
     assert_eq!(params, theta, "{names:?}");
-    let alpha = c.solve_vec(&ys);
-    let quad: f64 = ys.iter().zip(&alpha).map(|(u, v)| u * v).sum();
-    let lml = -0.5 * quad - 0.5 * c.ln_det() - 20.0 * (2.0 * std::f64::consts::PI).ln();
+    let lml = dense_lml(&c, &ys);
     close(
         &[model.log_evidence(None, false).unwrap().value],
         &[lml],

@@ -763,8 +763,8 @@ mod tests {
         let l_inv = inv(&chol(&kb).l().to_owned());
         let whitened_r = l_inv.transpose() * (&eye - inv(&bw)) * &l_inv;
         let kb_inv = inv(&kb);
-        let dense_r = Mat::from_fn(n, n, |i, j| 0.6 * kb_inv[(i, j)])
-            - Mat::from_fn(n, n, |i, j| 0.01 * (&kb_inv * &kb_inv)[(i, j)]);
+        let kb_inv2 = &kb_inv * &kb_inv;
+        let dense_r = Mat::from_fn(n, n, |i, j| 0.6 * kb_inv[(i, j)] - 0.01 * kb_inv2[(i, j)]);
         let sigma = Mat::from_fn(n, n, |i, j| {
             0.4 * kb[(i, j)] + if i == j { 0.01 } else { 0.0 }
         });
