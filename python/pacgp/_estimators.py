@@ -902,6 +902,10 @@ class GPClassifier(ClassifierEvidenceAPI, _Classifier):
 
     ``n_jobs`` is scikit-learn's name for ``n_threads`` (the same counts; give one of the two):
     the worker threads of the fit and of every prediction; results do not depend on it.
+    ``n_restarts_optimizer`` is ``restarts``: seeded random restarts of ML-II (laplace and ep
+    with the kernel by ML-II; θ stays on the PAC grid, whose price covers any point of it);
+    ``optimizer`` "fmin_l_bfgs_b" (the default) is the library's L-BFGS, and anything else is
+    refused with the reason.
     """
 
     def __init__(self, method="laplace", likelihood=None, select=None, kernel=None,
@@ -911,8 +915,11 @@ class GPClassifier(ClassifierEvidenceAPI, _Classifier):
                  categorical="auto", missing=None,
                  na_values=None, unknown_category="error", n_threads=None,
                  certify_holdout=None, time_limit=None, intervals=None, interval_score=None,
-                 n_jobs=None):
+                 n_jobs=None, restarts=0, n_restarts_optimizer=None, optimizer="fmin_l_bfgs_b"):
         self.n_jobs = n_jobs
+        self.restarts = restarts
+        self.n_restarts_optimizer = n_restarts_optimizer
+        self.optimizer = optimizer
         self.intervals = intervals
         self.interval_score = interval_score
         self.method = method
@@ -942,8 +949,17 @@ class GPClassifier(ClassifierEvidenceAPI, _Classifier):
         self.time_limit = time_limit
 
     def _fit_model(self, X, y, **target):
+        if self.optimizer != "fmin_l_bfgs_b":
+            raise ValueError(
+                f"optimizer={self.optimizer!r}: GPClassifier fits the kernel by ML-II with the "
+                "library's L-BFGS (optimizer='fmin_l_bfgs_b'), snapped onto the PAC grid; "
+                "keeping the kernel's values or a custom optimizer is not supported"
+            )
+        restarts = _restarts_of(self)
         return _fit(
             self, X, y, self.method, multiclass=self.multiclass, **target,
+            names={"restarts": _restarts_name(self)},
+            restarts=restarts if restarts else None,
             likelihood=self.likelihood, active_set=self.active_set, kappa=self.kappa,
             input_noise=self.input_noise, kernel=self.kernel, delta=self.delta,
             seed=seed_of(self.random_state), predictor=self.predictor, prior=self.prior,

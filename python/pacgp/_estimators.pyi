@@ -189,6 +189,9 @@ class GPClassifier(ClassifierEvidenceAPI, _Classifier):
         intervals: Optional[str] = None,
         interval_score: Optional[str] = None,
         n_jobs: Optional[int] = None,
+        restarts: int = 0,
+        n_restarts_optimizer: Optional[int] = None,
+        optimizer: Any = "fmin_l_bfgs_b",
     ) -> None: ...
     def latent_mean_and_variance(self, X: Any) -> Tuple[_F64, _F64]: ...
 

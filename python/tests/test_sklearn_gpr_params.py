@@ -309,3 +309,24 @@ def test_classifier_n_jobs_is_n_threads():
         pacgp.GPClassifier(kernel=kernel, n_threads=2).fit(X, labels).predict_proba(X), base)
     with pytest.raises(ValueError, match="same setting"):
         pacgp.GPClassifier(n_jobs=2, n_threads=1).fit(X, labels)
+
+
+def test_classifier_n_restarts_optimizer_is_the_librarys_restarts():
+    """GPClassifier's ``n_restarts_optimizer`` is the library's seeded ML-II restarts (the same
+    fit as ``restarts``; both given and different is refused); restarts where θ is not fitted
+    by ML-II, and an optimizer other than the library's L-BFGS, are refused with the reason."""
+    X, y = _data(40, 2, seed=6)
+    labels = (y > np.median(y)).astype(int)
+    kernel = K.RBF([1.0, 1.0])
+    a = pacgp.GPClassifier(kernel=kernel, n_restarts_optimizer=2).fit(X, labels)
+    b = pacgp.GPClassifier(kernel=kernel, restarts=2).fit(X, labels)
+    one = pacgp.GPClassifier(kernel=kernel).fit(X, labels)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    assert a.fit_report_["optimiser"] == b.fit_report_["optimiser"]
+    assert a.fit_report_["optimiser"]["value"] <= one.fit_report_["optimiser"]["value"] + 1e-9
+    with pytest.raises(ValueError, match="same setting"):
+        pacgp.GPClassifier(kernel=kernel, restarts=1, n_restarts_optimizer=2).fit(X, labels)
+    with pytest.raises(ValueError, match="n_restarts_optimizer"):
+        pacgp.GPClassifier(method="mean-field", n_restarts_optimizer=2).fit(X, labels)
+    with pytest.raises(ValueError, match="optimizer=None"):
+        pacgp.GPClassifier(kernel=kernel, optimizer=None).fit(X, labels)

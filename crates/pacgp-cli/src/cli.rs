@@ -247,7 +247,8 @@ pub struct FitArgs {
     /// kernel, and that `certify` uses by default [default: 0.01].
     #[arg(long, allow_negative_numbers = true)]
     pub delta: Option<f64>,
-    /// gpr: random restarts of the hyperparameter optimiser [default: 0].
+    /// gpr, and laplace and ep with the kernel by ML-II: seeded random restarts of the
+    /// hyperparameter optimiser (θ stays on the priced grid) [default: 0].
     #[arg(long)]
     pub restarts: Option<usize>,
     /// gpr: keep the noise variance σ² at this value (≥ 0, on the standardised targets)

@@ -393,3 +393,65 @@ fn svm_dual_rebuilds_the_decision() {
         assert!(model.svm_dual(xs.as_ref()).is_err());
     }
 }
+
+/// ML-II restarts of a classifier (scikit-learn's `n_restarts_optimizer`): the best run is
+/// kept (its negative evidence at most the single run's), θ stays on the priced grid (the same
+/// price), the count is stored in the spec, and restarts are refused where θ is not fitted by
+/// ML-II's L-BFGS (mean field; laplace choosing among the fixed kernels).
+#[test]
+fn classifier_ml2_restarts_keep_the_best_run_on_the_grid() {
+    use pacgp::model::CertifyOptions;
+    use pacgp::spec::{LooRequest, SpecOption};
+    let (x, y) = toy_regression(40, 3);
+    let labels: Vec<f64> = y
+        .iter()
+        .map(|v| if *v > 0.3 { 1.0 } else { -1.0 })
+        .collect();
+    let train = Dataset::new(x, labels).unwrap();
+    let fit_with = |restarts: Option<usize>| {
+        let spec = FitOptions {
+            kernel: Some("se-ard".into()),
+            restarts,
+            ..Default::default()
+        }
+        .check(MethodName::Laplace)
+        .unwrap();
+        fit(&spec, &train, LabelMap::signs()).unwrap()
+    };
+    let (one, more) = (fit_with(None), fit_with(Some(3)));
+    let value = |m: &FittedModel| m.report.optimiser.as_ref().unwrap().value;
+    assert!(
+        value(&more) <= value(&one) + 1e-9,
+        "{} > {}",
+        value(&more),
+        value(&one)
+    );
+    // Seeded: on this sample a restart's run wins (another point of the same basin), so the
+    // restarts did run.
+    let params = |m: &FittedModel| m.report.optimiser.as_ref().unwrap().params.clone();
+    assert_ne!(params(&one), params(&more));
+    let json = serde_json::to_string(&more.spec).unwrap();
+    assert!(json.contains("\"restarts\":3"), "{json}");
+    assert!(!serde_json::to_string(&one.spec)
+        .unwrap()
+        .contains("restarts"));
+    let opts = CertifyOptions {
+        loo: LooRequest::None,
+        ..Default::default()
+    };
+    let price = |m: &FittedModel| m.certify(&train, &opts).unwrap()[0].certificate.penalty;
+    assert_eq!(price(&more).to_bits(), price(&one).to_bits());
+    for (method, select) in [
+        (MethodName::MeanField, None),
+        (MethodName::Laplace, Some(Selection::Bound)),
+    ] {
+        let err = FitOptions {
+            restarts: Some(2),
+            select,
+            ..Default::default()
+        }
+        .check(method)
+        .unwrap_err();
+        assert_eq!(err.option, SpecOption::Restarts, "{method:?}");
+    }
+}

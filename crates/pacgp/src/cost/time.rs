@@ -249,7 +249,7 @@ const CLASSIFIER_ML2_ITERATIONS: f64 = 22.0;
 
 /// A binary classifier by `inference`: each of the nine candidates fitted and certified (or
 /// ML-II iterations of one fit each); the sparse ones (IVM, SOGP) cost N·M² per candidate.
-fn classifier(s: Shape, inference: &Inference, hypers: &ClassifierHypers) -> Work {
+fn classifier(s: Shape, inference: &Inference, hypers: &ClassifierHypers, restarts: f64) -> Work {
     let per_fit = match inference {
         Inference::Ivm { active_set } | Inference::Sogp { active_set } => {
             let m = basis(*active_set, s.n);
@@ -262,7 +262,7 @@ fn classifier(s: Shape, inference: &Inference, hypers: &ClassifierHypers) -> Wor
     match hypers {
         ClassifierHypers::Candidates => Work::other(CANDIDATES, per_fit, 0.0),
         ClassifierHypers::Grid { .. } | ClassifierHypers::Split(_) => Work::optimiser(
-            CLASSIFIER_ML2_ITERATIONS,
+            CLASSIFIER_ML2_ITERATIONS * (1.0 + restarts),
             EVALUATIONS_PER_ITERATION * (per_fit + s.n * s.n * s.n),
             per_fit,
         ),
@@ -389,7 +389,7 @@ pub fn work(method: &Method, s: Shape) -> Work {
             let m = basis(g.basis, s.n);
             Work::other(m, kernel_flops(s.n, s.d) + 2.0 * s.n * m, 0.0)
         }
-        Method::Classifier(c) => classifier(s, &c.inference, &c.hypers),
+        Method::Classifier(c) => classifier(s, &c.inference, &c.hypers, c.restarts as f64),
         Method::PacGpc(c) => pac_gpc(s, c),
         Method::Svm(spec) => svm(s, spec),
         Method::Svgp(spec) => svgp(s, spec),

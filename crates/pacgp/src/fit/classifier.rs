@@ -12,7 +12,7 @@ use crate::inference::{ClassifierFit, InferenceMethod};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::model::{FitReport, FittedModel, Task};
-use crate::optim::OptimReport;
+use crate::optim::{OptimReport, Restarts};
 use crate::plan::{classifier_menu, inference_method, likelihood};
 use crate::spec::{CheckedFitSpec, ClassifierHypers, ClassifierSpec, Inference};
 
@@ -22,6 +22,8 @@ struct Setup {
     likelihood: Likelihood,
     delta: f64,
     classifier: GibbsClassifier,
+    /// ML-II's seeded restarts.
+    restarts: Restarts,
 }
 
 impl Setup {
@@ -71,6 +73,7 @@ fn select_by_ml2(kernel: &Kernel, x: MatRef<'_, f64>, y: &[f64], s: &Setup) -> R
     let ml = |laplace| -> Result<(Kernel, OptimReport, WarmStart)> {
         let cfg = ClassifierMlConfig {
             snap: Some(grid),
+            restarts: s.restarts,
             ..Default::default()
         };
         let r = if laplace {
@@ -162,6 +165,11 @@ pub fn classifier(
         method,
         likelihood,
         delta: spec.delta,
+        restarts: Restarts {
+            count: c.restarts,
+            seed: spec.seed,
+            ..Default::default()
+        },
     };
     let Selected {
         fit,

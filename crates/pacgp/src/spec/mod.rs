@@ -167,8 +167,8 @@ fn is_yes(b: &bool) -> bool {
 }
 
 impl GprSpec {
-    /// The known noise variance `αᵢ` of row `i` of `n` (0 without `alpha`); `None` where
-    /// `alpha` has neither one value nor `n`.
+    /// The known noise variances `αᵢ` of a sample of `n` rows (all 0 without `alpha`); `None`
+    /// where `alpha` has neither one value nor `n`.
     pub fn alpha_at(&self, n: usize) -> Option<Vec<f64>> {
         match self.alpha.len() {
             0 => Some(vec![0.0; n]),
@@ -360,6 +360,15 @@ pub struct ClassifierSpec {
     pub hypers: ClassifierHypers,
     /// The Gibbs classifier whose bound selects θ and is stored.
     pub predictor: GibbsPredictor,
+    /// Seeded random restarts of ML-II (laplace and ep with θ by ML-II; absent from older
+    /// files: none). θ stays on the grid, whose price covers any point of it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub restarts: usize,
+}
+
+/// Whether a count has its default, 0 (it is then not written).
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// `pac-gpc`: the classifier trained by its bound.

@@ -372,10 +372,19 @@ impl FitOptions {
                 }
             }
         };
+        // ML-II restarts where θ is fitted by ML-II's L-BFGS (IVM alternates its own rounds).
+        let restarts = match (&hypers, method) {
+            (ClassifierHypers::Grid { .. }, N::Laplace | N::Ep) => {
+                u.used(O::Restarts);
+                self.restarts.unwrap_or(0)
+            }
+            _ => 0,
+        };
         Ok(Method::Classifier(ClassifierSpec {
             inference,
             hypers,
             predictor: self.predictor.unwrap_or_default(),
+            restarts,
         }))
     }
 
