@@ -22,6 +22,17 @@ fn data(n: usize) -> Dataset {
     Dataset::new(x, y.iter().map(|v| 2.0 * v - 1.0).collect()).unwrap()
 }
 
+/// A sample of `n` rows labelled ±1 by thresholding the toy regression target at 0.3, and
+/// its labels.
+fn labelled(n: usize) -> (Dataset, Vec<f64>) {
+    let (x, y) = toy_regression(n, 3);
+    let labels: Vec<f64> = y
+        .iter()
+        .map(|v| if *v > 0.3 { 1.0 } else { -1.0 })
+        .collect();
+    (Dataset::new(x, labels.clone()).unwrap(), labels)
+}
+
 /// `method` fitted on `data` with the default options and `inducing` inducing inputs.
 fn fit_with_inducing(method: MethodName, inducing: Option<usize>, data: &Dataset) -> FittedModel {
     let o = FitOptions {
@@ -269,12 +280,7 @@ fn log_evidence_at_any_theta() {
 /// (h = 1e-5, tolerance 1e-5 relative); wrong lengths and other models are refused.
 #[test]
 fn classifier_log_evidence_at_any_theta() {
-    let (x, y) = toy_regression(40, 3);
-    let labels: Vec<f64> = y
-        .iter()
-        .map(|v| if *v > 0.3 { 1.0 } else { -1.0 })
-        .collect();
-    let train = Dataset::new(x, labels.clone()).unwrap();
+    let (train, labels) = labelled(40);
     let spec = FitOptions {
         select: Some(Selection::Ml2),
         kernel: Some("se-ard".into()),
@@ -402,12 +408,7 @@ fn svm_dual_rebuilds_the_decision() {
 fn classifier_ml2_restarts_keep_the_best_run_on_the_grid() {
     use pacgp::model::CertifyOptions;
     use pacgp::spec::{LooRequest, SpecOption};
-    let (x, y) = toy_regression(40, 3);
-    let labels: Vec<f64> = y
-        .iter()
-        .map(|v| if *v > 0.3 { 1.0 } else { -1.0 })
-        .collect();
-    let train = Dataset::new(x, labels).unwrap();
+    let (train, _) = labelled(40);
     let fit_with = |restarts: Option<usize>| {
         let spec = FitOptions {
             kernel: Some("se-ard".into()),

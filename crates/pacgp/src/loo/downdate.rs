@@ -426,18 +426,13 @@ impl<'a> LooDowndate<'a> {
         match (&self.cross, &self.post.cov) {
             (CrossCov::Exact(scale), Covariance::Sites { chol_b, .. }) => {
                 let mut c = self.post.kernel().cross(self.post.basis.as_ref(), xs)?;
-                let scale_rows = |c: &mut Mat<f64>, f: &dyn Fn(f64) -> f64| {
-                    if let Some(s) = scale {
-                        for j in 0..c.ncols() {
-                            for (i, v) in c.col_as_slice_mut(j).iter_mut().enumerate() {
-                                *v *= f(s[i]);
-                            }
-                        }
-                    }
-                };
-                scale_rows(&mut c, &|s| s);
+                if let Some(s) = scale {
+                    scale_rows(&mut c, s.iter().copied());
+                }
                 chol_b.solve_in_place(c.as_mut());
-                scale_rows(&mut c, &|s| 1.0 / s);
+                if let Some(s) = scale {
+                    scale_rows(&mut c, s.iter().map(|v| 1.0 / v));
+                }
                 Ok(c)
             }
             (CrossCov::Whitened { w }, Covariance::WhitenedPrecision { chol_kuu, chol_b }) => {
@@ -462,6 +457,15 @@ impl<'a> LooDowndate<'a> {
                 Ok(kx - k * &t)
             }
             _ => unreachable!("the constructors pair each form with its covariance"),
+        }
+    }
+}
+
+/// Multiply row i of `c` by the i-th factor.
+fn scale_rows(c: &mut Mat<f64>, factors: impl Iterator<Item = f64> + Clone) {
+    for j in 0..c.ncols() {
+        for (v, f) in c.col_as_slice_mut(j).iter_mut().zip(factors.clone()) {
+            *v *= f;
         }
     }
 }
