@@ -94,7 +94,9 @@ pub struct DataArgs {
     /// CSV file with a header row (`.csv.gz` works too; see --no-header).
     #[arg(long)]
     pub data: PathBuf,
-    /// Target column by name or 0-based index (default: the last column).
+    /// Target column by name or 0-based index (default: the last column). Several real
+    /// targets, comma separated (`--target a,b`), fit one regressor per output on the same
+    /// inputs, each certified on its own and all at once (multi-output regression).
     #[arg(long)]
     pub target: Option<String>,
     /// Comma-separated columns to ignore (e.g. an id column).

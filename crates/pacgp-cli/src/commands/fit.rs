@@ -17,9 +17,12 @@ use super::check_output_path;
 use crate::cli::*;
 use crate::output::FitProgress;
 
-/// Fit, save, print a summary.
+/// Fit, save, print a summary. Several comma-separated targets fit one regressor per output.
 pub(super) fn fit(a: FitArgs) -> Result<()> {
     check_output_path(&a.out, &[("--data", &a.data.data)])?;
+    if let Some(targets) = super::several_targets(&a.data) {
+        return fit_outputs(a, &targets);
+    }
     let (method, mut options) = (a.method(), a.options());
     // A bound-trained regressor given no ε takes the library's default from the targets.
     let mut epsilon_note = None;
@@ -47,23 +50,83 @@ pub(super) fn fit(a: FitArgs) -> Result<()> {
     let labels = training.training_labels();
     let train = training.data;
     let estimate = pacgp::cost::estimate(&spec, train.n(), train.d(), labels.classes())?;
+    let what = format!("fitting {} on {} points", spec.method_name(), train.n());
+    let (model, secs) = run(&a, &what, &estimate, |limit, stop| {
+        pacgp::fit::fit_until(&spec, &train, labels, limit, stop)
+    })?;
+    let notes = epsilon_note.into_iter().chain(kernel_note).collect();
+    finish(&a, model, training.coding, notes, secs)
+}
+
+/// Several real targets (`--target a,b,…`): one regressor of the method per output, on the
+/// same inputs. A bound-trained method needs `--epsilon` (one ε in every target's units).
+fn fit_outputs(a: FitArgs, targets: &[pacgp::data::TargetSpec]) -> Result<()> {
+    let (method, options) = (a.method(), a.options());
+    if method.trains_on_epsilon() && options.epsilon.is_none() {
+        return Err(pacgp::Error::Unsupported(format!(
+            "{method} trains on the ε-band loss: with several targets give --epsilon (one ε, in every target's units), or fit each target on its own"
+        ))
+        .into());
+    }
+    let read = pacgp::data::read_outputs(&a.data.data, &super::csv_options(&a.data)?, targets)?;
+    for note in &read.notes {
+        eprintln!("note: {note}");
+    }
+    let (spec, kernel_note) = options.check_on_table(method, &read.coding)?;
+    let outputs = &read.outputs;
+    let estimate = pacgp::cost::estimate(&spec, outputs.n(), outputs.d(), 2)?;
+    let what = format!(
+        "fitting {} on {} points, {} outputs (each",
+        spec.method_name(),
+        outputs.n(),
+        outputs.k()
+    );
+    let (model, secs) = run(&a, &format!("{what})"), &estimate, |limit, stop| {
+        pacgp::fit::fit_outputs_until(&spec, outputs, limit, stop)
+    })?;
+    finish(
+        &a,
+        model,
+        read.coding,
+        kernel_note.into_iter().collect(),
+        secs,
+    )
+}
+
+/// Run a fit under the progress bar and the stop signal (`--time-limit`, Ctrl-C) within
+/// `--memory-limit`: the model and the seconds it took.
+fn run(
+    a: &FitArgs,
+    what: &str,
+    estimate: &pacgp::cost::Estimate,
+    fit: impl FnOnce(pacgp::memory::MemoryLimit, &StopSignal) -> pacgp::Result<FittedModel>,
+) -> Result<(FittedModel, f64)> {
     let counter = Arc::new(AtomicU64::new(0));
     let progress = FitProgress::start(
-        &format!("fitting {} on {} points", spec.method_name(), train.n()),
-        &estimate,
+        what,
+        estimate,
         rayon::current_num_threads(),
         Arc::clone(&counter),
     );
     let t0 = Instant::now();
     let limit = a.memory_limit.unwrap_or_default();
     let stop = stop_signal(a.time_limit)?.with_progress(counter);
-    let fitted = pacgp::fit::fit_until(&spec, &train, labels, limit, &stop);
+    let fitted = fit(limit, &stop);
     progress.finish();
-    let mut model = fitted?;
-    let secs = t0.elapsed().as_secs_f64();
-    model.report.notes.extend(epsilon_note);
-    model.report.notes.extend(kernel_note);
-    model.input_coding = training.coding;
+    Ok((fitted?, t0.elapsed().as_secs_f64()))
+}
+
+/// Keep the input coding and the front end's notes in the model, save it, and say on stderr
+/// what the fit noted and warned, then print the summary.
+fn finish(
+    a: &FitArgs,
+    mut model: FittedModel,
+    coding: pacgp::data::InputCoding,
+    notes: Vec<String>,
+    secs: f64,
+) -> Result<()> {
+    model.report.notes.extend(notes);
+    model.input_coding = coding;
     model.save(&a.out)?;
     for note in model.x_scaler.notes() {
         eprintln!("note: {note}");
@@ -84,7 +147,7 @@ pub(super) fn fit(a: FitArgs) -> Result<()> {
     if let Some(stopped) = &model.report.stopped_early {
         eprintln!("warning: {}", stopped.sentence(TIME_LIMIT_FLAG));
     }
-    print_summary(&a, &model, secs)
+    print_summary(a, &model, secs)
 }
 
 /// How the command line names the time limit in the stopped-early sentence.
@@ -118,18 +181,13 @@ pub(super) fn grid_edge_notes(model: &FittedModel) -> Vec<String> {
     let Some(grid) = model.spec.grid() else {
         return Vec::new();
     };
-    let kernels: Vec<(String, &pacgp::kernel::Kernel)> = match &model.task {
-        Task::OneVsRest { classes, members } => members
-            .iter()
-            .enumerate()
-            .map(|(c, m)| {
-                (
-                    format!("class '{}': ", pacgp::data::shown(classes.decode(c))),
-                    m.kernel(),
-                )
-            })
+    let kernels: Vec<(String, &pacgp::kernel::Kernel)> = match member_names(model) {
+        Some(names) => names
+            .into_iter()
+            .zip(model.kernels())
+            .map(|(name, k)| (format!("{name}: "), k))
             .collect(),
-        _ => vec![(String::new(), model.kernel())],
+        None => vec![(String::new(), model.kernel())],
     };
     kernels
         .into_iter()
@@ -149,6 +207,25 @@ pub(super) fn grid_edge_notes(model: &FittedModel) -> Vec<String> {
         .collect()
 }
 
+/// The members of a one-vs-rest or multi-output model in words (`class 'a'`, `output 'y'`),
+/// in their order; `None` for a model with one posterior or the softmax model's shared one.
+fn member_names(model: &FittedModel) -> Option<Vec<String>> {
+    match &model.task {
+        Task::OneVsRest { classes, members } => Some(
+            (0..members.len())
+                .map(|c| format!("class '{}'", pacgp::data::shown(classes.decode(c))))
+                .collect(),
+        ),
+        Task::MultiOutput { members } => Some(
+            members
+                .iter()
+                .map(|m| format!("output '{}'", pacgp::data::shown(&m.target_name)))
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
 /// The kernel of every class of a one-vs-rest model, in words (its classes' order); the
 /// softmax model's kernel is shared (the model's own).
 fn class_kernels(model: &FittedModel) -> Option<Vec<String>> {
@@ -156,6 +233,32 @@ fn class_kernels(model: &FittedModel) -> Option<Vec<String>> {
         Task::OneVsRest { members, .. } => {
             Some(members.iter().map(|m| m.kernel().describe()).collect())
         }
+        _ => None,
+    }
+}
+
+/// Each output of a multi-output model: its target, kernel, noise and objective.
+fn output_summaries(model: &FittedModel) -> Option<Vec<serde_json::Value>> {
+    let members = model.output_members().ok()?;
+    Some(
+        members
+            .iter()
+            .map(|m| {
+                json!({
+                    "target": m.target_name,
+                    "kernel": m.kernel().describe(),
+                    "noise_variance": noise_of(m),
+                    "objective": m.report.objective,
+                })
+            })
+            .collect(),
+    )
+}
+
+/// A single-output regressor's noise variance σ² (standardised targets).
+fn noise_of(model: &FittedModel) -> Option<f64> {
+    match &model.task {
+        Task::Regression { noise_variance, .. } => Some(*noise_variance),
         _ => None,
     }
 }
@@ -174,10 +277,7 @@ fn split_classifier(
 }
 
 fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
-    let noise = match &model.task {
-        Task::Regression { noise_variance, .. } => Some(*noise_variance),
-        _ => None,
-    };
+    let noise = noise_of(model);
     let inf = model.report.inference.as_ref();
     let opt = model.report.optimiser.as_ref();
     if a.json {
@@ -195,6 +295,8 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
             "multiclass": model.spec.multiclass(),
             "classes": model.classes().map(|c| &c.labels),
             "class_kernels": class_kernels(model),
+            "targets": model.target_names(),
+            "outputs": output_summaries(model),
             "inputs": model.feature_names,
             "iterations": opt.map(|r| r.iterations as usize).or(inf.map(|r| r.iterations)),
             "evaluations": opt.map(|r| r.evaluations),
@@ -228,7 +330,7 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
         return Ok(());
     }
     out!(
-        "fitted {}{} on {} points × {} inputs in {secs:.2} s",
+        "fitted {}{} on {} points × {} inputs{} in {secs:.2} s",
         model.method(),
         model
             .spec
@@ -236,7 +338,11 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
             .map(|m| format!(" ({m})"))
             .unwrap_or_default(),
         model.n_train,
-        model.feature_names.len()
+        model.feature_names.len(),
+        model
+            .output_members()
+            .map(|m| format!(", {} outputs (one regressor each)", m.len()))
+            .unwrap_or_default()
     );
     if let Some(classes) = model.classes() {
         let shown: Vec<String> = classes
@@ -246,7 +352,20 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
             .collect();
         out!("  classes: {} ({} classes)", shown.join(", "), classes.k());
     }
+    if let Ok(members) = model.output_members() {
+        for m in members {
+            out!(
+                "  output '{}': kernel (standardised inputs; θ = ln value) {}",
+                pacgp::data::shown(&m.target_name),
+                m.kernel().describe()
+            );
+            if let Some(v) = noise_of(m) {
+                out!("    noise variance σ² (standardised targets): {v:.4}");
+            }
+        }
+    }
     match class_kernels(model) {
+        _ if model.output_members().is_ok() => {}
         Some(kernels) => {
             for (label, k) in model
                 .classes()
@@ -300,7 +419,12 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
         other => other,
     };
     out!(
-        "  {explain}: {:.4}",
+        "  {explain}{}: {:.4}",
+        if model.output_members().is_ok() {
+            ", summed over the outputs"
+        } else {
+            ""
+        },
         model.report.objective.unwrap_or(f64::NAN)
     );
     if let Some(r) = split_classifier(model) {

@@ -13,6 +13,7 @@ use crate::cli::*;
 
 mod demo;
 mod fit;
+mod outputs;
 mod report;
 mod split;
 mod use_model;
@@ -135,6 +136,16 @@ pub(crate) fn csv_options(a: &DataArgs) -> Result<CsvOptions> {
         no_header: a.no_header,
         positive: a.positive.clone(),
     })
+}
+
+/// The targets of `--target a,b,…` when it names more than one (multi-output regression).
+pub(crate) fn several_targets(a: &DataArgs) -> Option<Vec<TargetSpec>> {
+    let given = a.target.as_deref()?;
+    let targets: Vec<TargetSpec> = given
+        .split(',')
+        .map(|t| TargetSpec::parse(t.trim()))
+        .collect();
+    (targets.len() > 1).then_some(targets)
 }
 
 /// An output path error (exit status 2).

@@ -14,6 +14,13 @@ pub(super) fn report(a: ReportArgs) -> Result<()> {
     }
     check_output_path(&a.out, &inputs)?;
     let model = load_model(&a.model)?;
+    if model.output_members().is_ok() {
+        return Err(pacgp::Error::Unsupported(format!(
+            "a report is on one target's model, and this one has the outputs {:?}: `certify` and `evaluate` print each output's figures, or fit one target for its report",
+            model.target_names()
+        ))
+        .into());
+    }
     let train = load_for_model(&model, &a.data, true, None)?;
     note_dropped(&train, &a.data, "");
     let test = match &a.test {

@@ -25,6 +25,10 @@ pub(super) fn predict(a: PredictArgs) -> Result<()> {
             model.method()
         );
     }
+    if model.output_members().is_ok() && a.set.is_none() {
+        let out = super::outputs::predict(&a, &model, &read)?;
+        return write_or_print(&a, out);
+    }
     let pb = spinner(&format!("predicting {} points", ds.n()));
     // The library refuses sets of a regressor or of a classifier fitted without them.
     let sets = a
@@ -200,7 +204,7 @@ fn predict_classes(
 }
 
 /// A CSV cell, quoted when it holds a comma, a quote or a line break.
-fn csv_cell(s: &str) -> String {
+pub(super) fn csv_cell(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
@@ -210,7 +214,7 @@ fn csv_cell(s: &str) -> String {
 
 /// For each row of the file in order, the index of its prediction, or `None` for a row the
 /// model's `--missing drop` left out (its output row stays empty, so rows still line up).
-fn row_slots(read: &ModelData) -> Vec<Option<usize>> {
+pub(super) fn row_slots(read: &ModelData) -> Vec<Option<usize>> {
     let mut slots: Vec<(u64, Option<usize>)> = read
         .lines
         .iter()
@@ -223,7 +227,10 @@ fn row_slots(read: &ModelData) -> Vec<Option<usize>> {
 }
 
 /// Values in file-row order, `null` for rows left out.
-fn by_row<'a, T: serde::Serialize>(slots: &[Option<usize>], v: &'a [T]) -> Vec<Option<&'a T>> {
+pub(super) fn by_row<'a, T: serde::Serialize>(
+    slots: &[Option<usize>],
+    v: &'a [T],
+) -> Vec<Option<&'a T>> {
     slots.iter().map(|s| s.map(|i| &v[i])).collect()
 }
 
@@ -243,6 +250,9 @@ fn write_or_print(a: &PredictArgs, out: String) -> Result<()> {
 
 pub(super) fn evaluate(a: EvaluateArgs) -> Result<()> {
     let model = load_model(&a.model)?;
+    if model.output_members().is_ok() {
+        return super::outputs::evaluate(&a, &model);
+    }
     let read = load_for_model(&model, &a.data, true, a.unknown_category)?;
     note_dropped(&read, &a.data, "");
     let ds = read.data;
@@ -282,6 +292,9 @@ pub(super) fn evaluate(a: EvaluateArgs) -> Result<()> {
 
 pub(super) fn certify(a: CertifyArgs) -> Result<()> {
     let model = load_model(&a.model)?;
+    if model.output_members().is_ok() {
+        return super::outputs::certify(&a, &model);
+    }
     let read = load_for_model(&model, &a.data, true, None)?;
     note_dropped(&read, &a.data, "");
     let ds = read.data;

@@ -1,7 +1,7 @@
 //! Datasets: the validated [`Dataset`] type, and by job: CSV reading ([`csv`]), how a
 //! table's cells become inputs ([`encoding`]: categories, missing values), what is wrong with a
 //! table or its reading options ([`TableError`], worded by each front end), class labels
-//! ([`labels`]: two, [`classes`]: K), standardisation ([`scaling`]), the row digest and
+//! ([`labels`]: two, [`classes`]: K), several real targets at the same inputs ([`outputs`]), standardisation ([`scaling`]), the row digest and
 //! canonical order ([`digest`]), seeded splits and k-fold ([`split`]), whether two paths name
 //! one file ([`files`]).
 //!
@@ -15,6 +15,7 @@ pub mod digest;
 pub mod encoding;
 pub mod files;
 pub mod labels;
+pub mod outputs;
 pub mod scaling;
 pub mod split;
 
@@ -25,6 +26,7 @@ pub use digest::*;
 pub use encoding::*;
 pub use files::same_file;
 pub use labels::*;
+pub use outputs::Outputs;
 pub use scaling::*;
 pub use split::*;
 

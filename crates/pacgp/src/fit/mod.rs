@@ -8,11 +8,13 @@
 //! - [`svm`]: the certified SVM;
 //! - [`svgp`]: the sparse variational classifier (evidence or bound);
 //! - [`sharded`]: what a fit over data shards minimises and how (vfe, pac-sgp);
-//! - [`multiclass`]: K classes by one-vs-rest over any of the classifiers, or the softmax Laplace.
+//! - [`multiclass`]: K classes by one-vs-rest over any of the classifiers, or the softmax Laplace;
+//! - [`outputs`]: K real targets at the same inputs, one regressor per output.
 
 pub mod classifier;
 pub mod intervals;
 pub mod multiclass;
+pub mod outputs;
 pub mod pac_gpc;
 pub mod regression;
 pub mod sharded;
@@ -27,6 +29,7 @@ use crate::optim::StopSignal;
 use crate::spec::{CheckedFitSpec, FitSpec, Method};
 
 pub use crate::plan::{classifier_candidates, svm_candidates, svm_prior_kernel};
+pub use outputs::{fit_outputs, fit_outputs_until};
 
 /// Fit `spec` on `data`. A binary classifier takes targets ±1 and the two labels (`None`:
 /// "-1" and "1"); a multi-class fit takes class indices `0..K` and the K labels

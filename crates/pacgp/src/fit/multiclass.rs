@@ -54,7 +54,7 @@ pub fn one_vs_rest(
 }
 
 /// Every class against the rest by the binary spec `member` within `limit`,
-/// [`classes_at_once`] of them in parallel. Each fit is independent and its result does not
+/// [`members_at_once`] of them in parallel. Each fit is independent and its result does not
 /// depend on the thread it runs on, so the members, and the error of the first class that
 /// fails, are those of fitting the classes one after another; the fit's stop signal reaches
 /// every class.
@@ -76,7 +76,7 @@ fn fit_members(
     };
     let order: Vec<usize> = (0..classes.k()).collect();
     let mut members = Vec::with_capacity(classes.k());
-    for group in order.chunks(classes_at_once(member, train, classes.k(), limit)) {
+    for group in order.chunks(members_at_once(member, train, classes.k(), limit)) {
         let fitted: Vec<Result<FittedModel>> = group.par_iter().map(|&c| fit_class(c)).collect();
         for model in fitted {
             members.push(model?);
@@ -85,11 +85,12 @@ fn fit_members(
     Ok(members)
 }
 
-/// How many one-vs-rest classes are fitted at once: one per worker thread up to K, fewer where
-/// that many members' arrays ([`crate::cost::footprint`], each holds its own) would not fit in
-/// `limit` (the memory available now, or the user's), so that fitting classes in parallel
-/// never needs memory a fit of one class at a time would not.
-fn classes_at_once(
+/// How many of K members (one-vs-rest classes, multi-output outputs) are fitted at once: one
+/// per worker thread up to K, fewer where that many members' arrays
+/// ([`crate::cost::footprint`], each holds its own) would not fit in `limit` (the memory
+/// available now, or the user's), so that fitting members in parallel never needs memory a
+/// fit of one member at a time would not.
+pub(super) fn members_at_once(
     member: &CheckedFitSpec,
     train: &Dataset,
     k: usize,

@@ -159,6 +159,9 @@ impl FittedModel {
         sample: &Dataset,
         opts: &CertifyOptions,
     ) -> Result<Vec<CertificateReport>> {
+        if let Task::MultiOutput { .. } = self.task {
+            return Err(super::outputs::certified_per_output());
+        }
         let mut reports = match self.holdout_parts(sample)? {
             Some(parts) => self.certify_with_holdout(&parts, opts)?,
             None => self.certify_fit_rows(sample, opts)?,
@@ -195,6 +198,7 @@ impl FittedModel {
             ));
         }
         match &self.task {
+            Task::MultiOutput { .. } => Err(super::outputs::certified_per_output()),
             Task::OneVsRest { .. } => self.certify_one_vs_rest(sample, &r, loo),
             Task::Softmax { .. } => self.softmax_certify(sample, &r, loo),
             Task::Classification {

@@ -93,6 +93,9 @@ enum TaskFile<'a> {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         sampling_seed: Option<u64>,
     },
+    MultiOutput {
+        members: Cow<'a, [FittedModel]>,
+    },
 }
 
 impl<'a> From<&'a FittedModel> for ModelFile<'a> {
@@ -166,6 +169,9 @@ impl<'a> From<&'a Task> for TaskFile<'a> {
                 classes: Cow::Borrowed(classes),
                 members: Cow::Borrowed(members),
             },
+            Task::MultiOutput { members } => TaskFile::MultiOutput {
+                members: Cow::Borrowed(members),
+            },
             Task::Softmax {
                 classes,
                 posterior,
@@ -236,6 +242,9 @@ impl TaskFile<'_> {
             },
             TaskFile::OneVsRest { classes, members } => Task::OneVsRest {
                 classes: classes.into_owned(),
+                members: members.into_owned(),
+            },
+            TaskFile::MultiOutput { members } => Task::MultiOutput {
                 members: members.into_owned(),
             },
             TaskFile::Softmax {
@@ -478,6 +487,10 @@ impl FittedModel {
                 self.check_members(classes, members)
                     .map_err(|e| bad(format!("one-vs-rest: {e}")))?;
             }
+            Task::MultiOutput { members } => {
+                self.check_outputs(members)
+                    .map_err(|e| bad(format!("multi-output: {e}")))?;
+            }
             Task::Softmax {
                 classes, posterior, ..
             } => {
@@ -509,7 +522,7 @@ impl FittedModel {
     /// softmax model's shared basis).
     fn basis_columns(&self) -> Result<Vec<usize>> {
         match &self.task {
-            Task::OneVsRest { members, .. } => members
+            Task::OneVsRest { members, .. } | Task::MultiOutput { members } => members
                 .iter()
                 .map(|m| Ok(m.posterior()?.basis.ncols()))
                 .collect(),

@@ -146,6 +146,7 @@ impl FittedModel {
                     "a regressor's held-out certificate needs the ε of its loss".into(),
                 ))
             }
+            (Task::MultiOutput { .. }, _) => return Err(super::outputs::certified_per_output()),
             (Task::OneVsRest { .. } | Task::Softmax { .. }, _) => {
                 crate::multiclass::check_labels(&held.y, self.classes().map_or(0, |c| c.k()))?;
                 let labels = self.predict_classes(held.x.as_ref())?.labels;

@@ -13,6 +13,7 @@
 //! - [`report`]: the content of a report on a model (certificates, LOO, test figures), gathered;
 //! - [`sets`]: a classifier's conformal prediction sets (`fit --intervals` on a classifier);
 //! - [`multiclass`]: prediction, evaluation, certificate and prices of the multi-class models;
+//! - [`outputs`]: a multi-output regressor's predictions, metrics and certificates;
 //! - [`from_parameters`]: a sparse model assembled from parameters fitted elsewhere (Dask);
 //! - [`evidence`]: an exact GP regressor's log marginal likelihood at any hyperparameters;
 //! - [`joint`]: a regressor's joint predictive covariance and draws from it, and the GP
@@ -41,6 +42,7 @@ pub mod holdout;
 pub mod intervals;
 pub mod joint;
 pub mod multiclass;
+pub mod outputs;
 mod predict;
 pub mod price;
 pub mod report;
@@ -61,6 +63,7 @@ pub use holdout::{HoldoutParts, HoldoutRecord};
 pub use intervals::{FoldModel, IntervalRecord, StandardisedSample};
 pub use joint::PriorPredictive;
 pub use multiclass::ClassPrediction;
+pub use outputs::{JointCertificate, OutputCertificate, OutputCertificates};
 pub use sets::SetRecord;
 pub use svm_dual::SvmDual;
 
@@ -143,6 +146,14 @@ pub enum Task {
         /// (their certificate is drawn with the derived seed too).
         sampling_seed: Option<u64>,
     },
+    /// K ≥ 2 real targets at the same inputs, one regressor of the spec's method per output
+    /// ([`outputs`]): each output is certified as a regressor, and all K at once by a union
+    /// bound (δ/K each).
+    MultiOutput {
+        /// Output j's regressor, fitted on the inputs and target column j: its target name,
+        /// digest and scalers are that column's, its spec the outer model's.
+        members: Vec<FittedModel>,
+    },
 }
 
 /// A regression split prior's record: the dense one (pac-gp) or the sparse one (pac-sgp).
@@ -162,7 +173,7 @@ impl Task {
             Task::Regression { posterior, .. }
             | Task::Classification { posterior, .. }
             | Task::Svm { posterior, .. } => Some(posterior),
-            Task::OneVsRest { .. } | Task::Softmax { .. } => None,
+            Task::OneVsRest { .. } | Task::Softmax { .. } | Task::MultiOutput { .. } => None,
         }
     }
 
@@ -170,7 +181,10 @@ impl Task {
     pub fn labels(&self) -> Option<&LabelMap> {
         match self {
             Task::Classification { labels, .. } | Task::Svm { labels, .. } => Some(labels),
-            Task::Regression { .. } | Task::OneVsRest { .. } | Task::Softmax { .. } => None,
+            Task::Regression { .. }
+            | Task::OneVsRest { .. }
+            | Task::Softmax { .. }
+            | Task::MultiOutput { .. } => None,
         }
     }
 
@@ -389,10 +403,12 @@ impl FittedModel {
     }
 
     /// The kernel(s) the model predicts with: one, or one per class for one-vs-rest (class
-    /// order), or the softmax model's shared kernel.
+    /// order) or per output (output order), or the softmax model's shared kernel.
     pub fn kernels(&self) -> Vec<&crate::kernel::Kernel> {
         match &self.task {
-            Task::OneVsRest { members, .. } => members.iter().flat_map(|m| m.kernels()).collect(),
+            Task::OneVsRest { members, .. } | Task::MultiOutput { members } => {
+                members.iter().flat_map(|m| m.kernels()).collect()
+            }
             Task::Softmax { posterior, .. } => vec![&posterior.kernel],
             Task::Regression { posterior, .. }
             | Task::Classification { posterior, .. }
@@ -401,10 +417,11 @@ impl FittedModel {
     }
 
     /// The kernel of a regressor or binary classifier, the softmax model's shared one, or
-    /// class 0's of a one-vs-rest model (every class has its own: [`FittedModel::kernels`]).
+    /// class 0's of a one-vs-rest model and output 0's of a multi-output one (every member
+    /// has its own: [`FittedModel::kernels`]).
     pub fn kernel(&self) -> &crate::kernel::Kernel {
         match &self.task {
-            Task::OneVsRest { members, .. } => members[0].kernel(),
+            Task::OneVsRest { members, .. } | Task::MultiOutput { members } => members[0].kernel(),
             Task::Softmax { posterior, .. } => &posterior.kernel,
             Task::Regression { posterior, .. }
             | Task::Classification { posterior, .. }

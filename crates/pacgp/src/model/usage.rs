@@ -26,6 +26,11 @@ impl FittedModel {
                 y_scaler,
                 ..
             } => Ok((*noise_variance, *y_scaler)),
+            Task::MultiOutput { .. } => Err(Error::Unsupported(format!(
+                "this {} model has {} outputs: each output's regressor predicts it (predict_outputs)",
+                self.method(),
+                self.target_names().len()
+            ))),
             Task::Classification { .. }
             | Task::Svm { .. }
             | Task::OneVsRest { .. }
@@ -60,7 +65,7 @@ impl FittedModel {
                 bias: *bias,
                 noise_slope: None,
             }),
-            Task::Regression { .. } => Err(Error::Unsupported(format!(
+            Task::Regression { .. } | Task::MultiOutput { .. } => Err(Error::Unsupported(format!(
                 "'{}' is a regression model, not a classifier",
                 self.method()
             ))),
@@ -78,6 +83,11 @@ impl FittedModel {
             Task::OneVsRest { .. } | Task::Softmax { .. } => self.evaluate_multiclass(test),
             Task::Classification { .. } | Task::Svm { .. } => self.evaluate_classifier(test),
             Task::Regression { .. } => self.evaluate_regression(test, epsilon),
+            Task::MultiOutput { .. } => Err(Error::Unsupported(format!(
+                "this {} model has the outputs {:?}: it is evaluated on all of them (evaluate_outputs)",
+                self.method(),
+                self.target_names()
+            ))),
         }
     }
 

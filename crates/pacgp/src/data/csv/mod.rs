@@ -263,6 +263,74 @@ pub fn read_training(
     })
 }
 
+/// A training file with K ≥ 2 real target columns (multi-output regression), as read: each
+/// output's data set on the same inputs, the input coding and its notes.
+#[derive(Clone, Debug)]
+pub struct OutputsTraining {
+    /// The outputs, in the order the targets were named.
+    pub outputs: super::Outputs,
+    /// How the file's cells became the inputs (every other target column left out).
+    pub coding: InputCoding,
+    /// What the coding encoded, filled in or left out.
+    pub notes: Vec<String>,
+}
+
+/// Read a training file with several real target columns (by name or index, at least two):
+/// each target as [`read_training`] reads one, with the other targets left out of the inputs;
+/// the reads must keep the same rows and inputs (a missing cell in one target is refused
+/// where it would drop a row of one output only).
+pub fn read_outputs(
+    path: impl AsRef<Path>,
+    opts: &CsvOptions,
+    targets: &[TargetSpec],
+) -> Result<OutputsTraining> {
+    let path = path.as_ref();
+    let mode = if opts.no_header {
+        Header::None
+    } else {
+        Header::First
+    };
+    let raw = parse_table(path, &read_text(path)?, mode)?;
+    let names = targets
+        .iter()
+        .map(|t| {
+            let one = CsvOptions {
+                target: t.clone(),
+                ..opts.clone()
+            };
+            Ok(raw.table.header[layout(&raw.table, &one)?.1].clone())
+        })
+        .collect::<Result<Vec<String>>>()?;
+    let reads = names
+        .iter()
+        .map(|name| {
+            let mut one = opts.clone();
+            one.target = TargetSpec::Name(name.clone());
+            one.drop_columns
+                .extend(names.iter().filter(|n| *n != name).cloned());
+            read_training(path, &one, TargetKind::Number)
+        })
+        .collect::<Result<Vec<Training>>>()?;
+    let first = &reads[0];
+    let notes = first.notes.clone();
+    let coding = first.coding.clone();
+    if reads
+        .iter()
+        .any(|r| r.coding != coding || r.data.n() != first.data.n())
+    {
+        return Err(Error::Unsupported(format!(
+            "the target columns {names:?} keep different rows of {} (a missing target cell drops its row for that output only): fill or drop those rows first",
+            path.display()
+        )));
+    }
+    let outputs = super::Outputs::from_samples(reads.into_iter().map(|r| r.data).collect())?;
+    Ok(OutputsTraining {
+        outputs,
+        coding,
+        notes,
+    })
+}
+
 /// Class labels that are a missing-value word (`NA`, `nan`, …, or any word of `missing`; not
 /// an empty cell or `?`) are refused whatever the missing-value policy: leaving their rows
 /// out would delete the class without a word. The error names the label, how many rows have

@@ -1,0 +1,156 @@
+//! `fit --target a,b`: one regressor per output on the same inputs. Each output's predictions,
+//! metrics and certificate are those of a single-target fit of its column with the other
+//! target dropped; the joint certificate is each output's at δ/K, with their mean.
+
+mod common;
+
+use common::*;
+
+const BOSTON: &str = "data/boston-housing/boston.csv";
+
+/// `predict --json` of `model` on boston.
+fn predicted(model: &std::path::Path) -> serde_json::Value {
+    json(&pacgp(&[
+        "predict",
+        "--model",
+        s(model),
+        "--data",
+        BOSTON,
+        "--json",
+    ]))
+}
+
+#[test]
+fn each_output_is_the_fit_of_its_column_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let joint = dir.path().join("joint.json");
+    let out = ok(&fit(BOSTON, &joint, &["--target", "MEDV,LSTAT"]));
+    assert!(out.contains("2 outputs"), "{out}");
+    assert!(
+        out.contains("output 'MEDV'") && out.contains("output 'LSTAT'"),
+        "{out}"
+    );
+    let p = predicted(&joint);
+    let c = certify_with(&joint, BOSTON, &["--epsilon", "2"]);
+    let e = json(&pacgp(&[
+        "evaluate",
+        "--model",
+        s(&joint),
+        "--data",
+        BOSTON,
+        "--epsilon",
+        "2",
+        "--json",
+    ]));
+    for (j, (target, other)) in [("MEDV", "LSTAT"), ("LSTAT", "MEDV")]
+        .into_iter()
+        .enumerate()
+    {
+        let alone = dir.path().join(format!("{target}.json"));
+        ok(&fit(BOSTON, &alone, &["--target", target, "--drop", other]));
+        let q = predicted(&alone);
+        assert_eq!(p["outputs"][j]["target"], target);
+        assert_eq!(p["outputs"][j]["mean"], q["mean"], "{target}");
+        let single = certify_with(&alone, BOSTON, &["--epsilon", "2"]);
+        let mine = &c["outputs"][j];
+        assert_eq!(mine["target"], target);
+        assert_eq!(
+            mine["certificates"][0]["bound"], single["bound"],
+            "{target}"
+        );
+        assert_eq!(mine["certificates"][0]["loo_error"], single["loo_error"]);
+        // The joint certificate: the same risk and KL at δ/2.
+        let joint_one = &c["joint"]["outputs"][j]["certificates"][0];
+        assert_eq!(joint_one["kl"], single["kl"]);
+        assert_eq!(joint_one["delta"].as_f64().unwrap(), 0.005);
+        assert!(joint_one["bound"].as_f64() > single["bound"].as_f64());
+        let eval = json(&pacgp(&[
+            "evaluate",
+            "--model",
+            s(&alone),
+            "--data",
+            BOSTON,
+            "--epsilon",
+            "2",
+            "--json",
+        ]));
+        assert_eq!(e["outputs"][j]["rmse"], eval["rmse"], "{target}");
+        assert_eq!(e["outputs"][j]["target"], target);
+    }
+    let bounds: Vec<f64> = (0..2)
+        .map(|j| {
+            c["joint"]["outputs"][j]["certificates"][0]["bound"]
+                .as_f64()
+                .unwrap()
+        })
+        .collect();
+    let mean = c["joint"]["mean_bound"][0].as_f64().unwrap();
+    assert!((mean - (bounds[0] + bounds[1]) / 2.0).abs() < 1e-15);
+    // The CSV has each output's columns under its name.
+    let csv = ok(&pacgp(&[
+        "predict",
+        "--model",
+        s(&joint),
+        "--data",
+        BOSTON,
+        "--interval",
+        "0.9",
+    ]));
+    assert!(
+        csv.starts_with(
+            "MEDV_mean,MEDV_latent_var,MEDV_noisy_var,MEDV_lower,MEDV_upper,LSTAT_mean,"
+        ),
+        "{csv}"
+    );
+    assert_eq!(csv.lines().count(), 507);
+}
+
+#[test]
+fn a_classifier_or_a_bound_without_epsilon_is_refused_per_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.json");
+    let e = fails(
+        &[
+            "fit",
+            "--data",
+            BOSTON,
+            "--target",
+            "MEDV,CHAS",
+            "--method",
+            "laplace",
+            "--out",
+            s(&model),
+        ],
+        2,
+    );
+    assert!(e.contains("regression method"), "{e}");
+    let e = fails(
+        &[
+            "fit",
+            "--data",
+            BOSTON,
+            "--target",
+            "MEDV,LSTAT",
+            "--method",
+            "pac-gp",
+            "--out",
+            s(&model),
+        ],
+        2,
+    );
+    assert!(e.contains("--epsilon"), "{e}");
+    let e = fails(
+        &[
+            "fit",
+            "--data",
+            BOSTON,
+            "--target",
+            "MEDV,NOPE",
+            "--out",
+            s(&model),
+        ],
+        2,
+    );
+    assert!(e.contains("NOPE"), "{e}");
+    assert!(!model.exists());
+}
