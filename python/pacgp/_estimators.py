@@ -51,7 +51,7 @@ import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
-from sklearn.exceptions import ConvergenceWarning
+from sklearn.exceptions import ConvergenceWarning, DataConversionWarning
 from sklearn.utils._available_if import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -89,6 +89,11 @@ def _fit(estimator, X, y, method, labels=None, classes=None, names=None, **optio
     if hasattr(estimator, "intervals"):
         options.setdefault("intervals", estimator.intervals)
         options.setdefault("interval_score", estimator.interval_score)
+    if np.ndim(y) == 2:
+        # Several real targets: one regressor per output (``pacgp fit --target a,b``).
+        return _pacgp.fit_outputs(X, y, method, options, names=names,
+                                  n_threads=estimator._threads,
+                                  time_limit=getattr(estimator, "time_limit", None))
     return _pacgp.fit(X, y, method, options, labels=labels, classes=classes, names=names,
                       n_threads=estimator._threads,
                       time_limit=getattr(estimator, "time_limit", None))
@@ -330,27 +335,114 @@ class _Regressor(RegressionAPI, RegressorMixin, _PacgpEstimator):
     coverage ≥ 1 − 2α), "cv+[:K]" (K refits) or "split-conformal[:F]" (coverage ≥ 1 − α);
     ``interval_score`` "absolute" (default) or "gp-std" (J+GP: residuals over the GP's std)."""
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # A y of K columns fits one regressor per output (``_fit_outputs``).
+        tags.target_tags.multi_output = self._multi_output()
+        return tags
+
+    def _multi_output(self):
+        """Whether a ``y`` of several columns can be fitted."""
+        return True
+
+    def _targets(self, y):
+        """``y`` as fitted: one column is one target (with scikit-learn's warning where the
+        estimator takes one target only), several are refused where they cannot be fitted."""
+        if y.ndim != 2 or (y.shape[1] > 1 and self._multi_output()):
+            return y
+        if y.shape[1] > 1:
+            raise ValueError(
+                f"{type(self).__name__} trains on the ε-band loss: with several targets give "
+                "its epsilon (one ε, in every target's units)"
+            )
+        if not self._multi_output():
+            warnings.warn("A column-vector y was passed when a 1d array was expected. Please "
+                          "change the shape of y to (n_samples, ), for example using ravel().",
+                          DataConversionWarning, stacklevel=3)
+        return y[:, 0]
+
     def fit(self, X, y):
         """Fit on inputs X (N×D, or a table: a DataFrame with text columns, an array of
-        objects, or any X with ``missing`` set) and real targets y (N); returns self."""
+        objects, or any X with ``missing`` set) and real targets y (N, or N × K for K outputs:
+        one regressor per output, see ``_fit_outputs``); returns self."""
         coded = self._fit_inputs(X)
         if coded is None:
-            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True,
+                                 multi_output=True)
         else:
             X, rows, coding = coded
             y = np.asarray(y, dtype=np.float64)[rows]
+        y = self._targets(y)
         _check_samples(X)
         X, y = _behaved(X), _behaved(y)
         model = self._fit_model(X, y)
-        self._set_model(model if coded is None else model.with_input_coding(coding))
+        model = model if coded is None else model.with_input_coding(coding)
+        if y.ndim == 2:
+            return self._fit_outputs(model, X, y)
+        self._set_model(model)
         self.noise_variance_ = self.model_.noise_variance
         if isinstance(self, EvidenceAPI) and self._has_evidence():
             self._set_evidence()
         self._certify_sample(X, y)
         return self
 
+    def _fit_outputs(self, model, X, Y):
+        """Several outputs (``Y`` N × K): the library fitted one regressor per output
+        (``model.outputs``); each becomes a fitted estimator of this class in ``estimators_``
+        (its ``kernel_``, noise, evidence, leave-one-out), whose predictions ``predict``,
+        ``sample_y`` and ``predict_interval`` stack as scikit-learn's multi-output shapes
+        ((n, K), covariances (n, n, K), draws (n, K, n_samples)). ``kernel_`` and ``theta_``
+        are the first output's, each output's are in ``kernels_``;
+        ``log_marginal_likelihood`` is the sum over the outputs, as scikit-learn's for a
+        multi-output ``y``. ``certificate_`` holds each output's certificate at δ
+        (``"outputs"``) and all of them at once at δ/K each (``"joint"``, a union bound)."""
+        self.model_ = model
+        self.n_outputs_ = Y.shape[1]
+        self.fit_report_ = json.loads(model.report_json)
+        self.duplicates_ = json.loads(model.duplicates_json)
+        if model.duplicate_warning is not None:
+            warnings.warn(f"{type(self).__name__}: {model.duplicate_warning}", UserWarning,
+                          stacklevel=3)
+        self.estimators_ = [self._output_estimator(m, X, Y[:, j])
+                            for j, m in enumerate(model.outputs)]
+        first = self.estimators_[0]
+        self.kernel_, self.theta_, self.theta_names_ = (
+            first.kernel_, first.theta_, first.theta_names_)
+        self.kernels_ = [e.kernel_ for e in self.estimators_]
+        self.noise_variance_ = [e.noise_variance_ for e in self.estimators_]
+        self.stopped_early_ = self.fit_report_.get("stopped_early")
+        if isinstance(self, EvidenceAPI) and self._has_evidence():
+            self.log_marginal_likelihood_value_ = float(
+                sum(e.log_marginal_likelihood_value_ for e in self.estimators_))
+        certificate = None
+        if self.certify and self._certifiable():
+            certificate = json.loads(model.certify_outputs(
+                X, Y, delta=self.delta, loo=self.loo, n_threads=self._threads))
+            for e, own in zip(self.estimators_, certificate["outputs"]):
+                e.certificate_ = own["certificates"][0]
+                e.loo_ = _loo_of(e.certificate_)
+        self.certificate_ = certificate
+        self.loo_ = [e.loo_ for e in self.estimators_]
+        return self
+
+    def _output_estimator(self, model, X, y):
+        """One output's fitted estimator: a clone of this one around the output's model."""
+        est = clone(self)
+        est.n_features_in_ = X.shape[1]
+        est._set_model(model)
+        est.noise_variance_ = model.noise_variance
+        if isinstance(est, EvidenceAPI) and est._has_evidence():
+            est._set_evidence()
+        est.certificate_, est.loo_ = None, None
+        return est
+
     def evaluate(self, X, y, epsilon=None):
-        """The library's test metrics (RMSE, MAE, NLPD, coverage, ε-band risks) as a dict."""
+        """The library's test metrics (RMSE, MAE, NLPD, coverage, ε-band risks) as a dict;
+        with several outputs, a list of one dict per output."""
+        if hasattr(self, "estimators_"):
+            X, _rows = self._coded(X)
+            Y = np.asarray(y, dtype=np.float64)
+            return [e.evaluate(X, Y[:, j], epsilon) for j, e in enumerate(self.estimators_)]
         X, y = self._model_sample(X, y)
         return json.loads(self.model_.evaluate(X, y, epsilon))
 
@@ -393,7 +485,9 @@ class GPRegressor(PriorPredictiveAPI, EvidenceAPI, _Regressor):
       of the two);
     - ``normalize_y=True`` (the default here) standardises the targets; ``False`` fits them as
       given (prior mean 0), as scikit-learn does;
-    - ``n_targets`` other than None or 1 is refused (one output per model).
+    - a ``y`` of K columns fits one GP per output (``estimators_``, see
+      ``_Regressor._fit_outputs``); ``n_targets`` is checked against K, and before ``fit``
+      gives the prior's shapes.
 
     The noise variances are on the scale the targets are fitted on (standardised with
     ``normalize_y``), as in scikit-learn; predicted standard deviations leave them out
@@ -489,11 +583,9 @@ def _check_sklearn_gpr_params(est):
         )
     if est.normalize_y not in (True, False):
         raise ValueError(f"normalize_y={est.normalize_y!r}: True or False")
-    if est.n_targets not in (None, 1):
-        raise ValueError(
-            f"n_targets={est.n_targets!r}: GPRegressor fits one output; fit one per column of "
-            "a multi-output y"
-        )
+    if est.n_targets is not None and not (isinstance(est.n_targets, (int, np.integer))
+                                          and est.n_targets >= 1):
+        raise ValueError(f"n_targets={est.n_targets!r}: None or a number of outputs (≥ 1)")
 
 
 def _gpr_noise_options(est, kernel, X):
@@ -618,6 +710,10 @@ class PACGPRegressor(EvidenceAPI, _Regressor):
 
     With ``sparse=True`` on large data, ``pretrain`` and ``max_iter`` act as in
     ``SparseGPRegressor`` (``max_iter`` default 1000)."""
+
+    def _multi_output(self):
+        # Its default ε is one target's; several targets need one ε given for all.
+        return self.epsilon is not None
 
     def __init__(self, epsilon=None, bound="kl", sparse=False, n_inducing=None, delta=0.01,
                  kernel="se-ard", random_state=0, inducing_init=None, prior=None, hyper_prior=None,

@@ -42,9 +42,16 @@ class _PacgpEstimator(BaseEstimator):
     n_iter_: int
 
 class _Regressor(RegressionAPI, RegressorMixin, _PacgpEstimator):
-    noise_variance_: Optional[float]
+    #: One output: its σ²; several: one per output.
+    noise_variance_: Union[Optional[float], List[Optional[float]]]
+    #: Several outputs (``y`` of K columns): each output's fitted estimator and kernel.
+    n_outputs_: int
+    estimators_: List[Any]
+    kernels_: List[Any]
     def fit(self: _Self, X: Any, y: Any) -> _Self: ...
-    def evaluate(self, X: Any, y: Any, epsilon: Optional[float] = None) -> Dict[str, Any]: ...
+    def evaluate(
+        self, X: Any, y: Any, epsilon: Optional[float] = None
+    ) -> Union[Dict[str, Any], List[Dict[str, Any]]]: ...
 
 class GPRegressor(PriorPredictiveAPI, EvidenceAPI, _Regressor):
     def __init__(

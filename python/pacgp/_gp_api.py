@@ -54,6 +54,8 @@ class RegressionAPI:
             raise RuntimeError("At most one of return_std or return_cov can be requested.")
         check_is_fitted(self, "model_")
         X, _rows = self._coded(X)
+        if hasattr(self, "estimators_"):
+            return _stacked([e.predict(X, return_std, return_cov) for e in self.estimators_])
         if return_cov:
             return self.model_.predict_regression_cov(X, n_threads=self._threads)
         if not return_std:
@@ -71,8 +73,13 @@ class RegressionAPI:
         if n_samples < 1:
             raise ValueError(f"n_samples must be at least 1, got {n_samples}")
         X, _rows = self._coded(X)
+        seed = seed_of(random_state)
+        if hasattr(self, "estimators_"):
+            # Output j draws with seed + j: the first output's are those of its fit alone.
+            return np.stack([e.sample_y(X, n_samples, (seed + j) % (_SEED_BOUND + 1))
+                             for j, e in enumerate(self.estimators_)], axis=1)
         draws, _jitter = self.model_.sample_regression(
-            X, n_samples, seed_of(random_state), n_threads=self._threads
+            X, n_samples, seed, n_threads=self._threads
         )
         return draws
 
@@ -85,10 +92,24 @@ class RegressionAPI:
         1 − α for split conformal)."""
         check_is_fitted(self, "model_")
         X, _rows = self._coded(X)
+        if hasattr(self, "estimators_"):
+            parts = [e.predict_interval(X, alpha) for e in self.estimators_]
+            return PredictionIntervals(np.stack([p.lower for p in parts], axis=1),
+                                       np.stack([p.upper for p in parts], axis=1),
+                                       parts[0].statement)
         lower, upper, statement = self.model_.predict_intervals(
             X, float(alpha), n_threads=self._threads
         )
         return PredictionIntervals(lower, upper, json.loads(statement))
+
+
+def _stacked(parts):
+    """Each output's ``predict`` stacked as scikit-learn's multi-output shapes: means and
+    standard deviations (n, K), covariances (n, n, K)."""
+    if isinstance(parts[0], tuple):
+        return (np.stack([p[0] for p in parts], axis=1),
+                np.stack([p[1] for p in parts], axis=-1))
+    return np.stack(parts, axis=1)
 
 
 class PriorPredictiveAPI:
@@ -185,8 +206,17 @@ class EvidenceAPI:
         object, ``theta`` is scikit-learn's, a gradient needs ``theta`` (as in scikit-learn),
         and ``clone_kernel=False`` sets ``kernel_.theta`` to a ``theta`` of ``kernel_``'s
         form, as scikit-learn does (the fitted model and its predictions do not change).
-        With a pacgp kernel string ``clone_kernel`` is accepted for the signature only."""
+        With a pacgp kernel string ``clone_kernel`` is accepted for the signature only.
+        With several outputs, the sum over the outputs at the same ``theta`` (at each
+        output's own fitted values by default), as scikit-learn's for a multi-output ``y``."""
         check_is_fitted(self, "model_")
+        if hasattr(self, "estimators_"):
+            parts = [e.log_marginal_likelihood(theta, eval_gradient, clone_kernel)
+                     for e in self.estimators_]
+            if eval_gradient:
+                return (np.float64(sum(v for v, _ in parts)),
+                        np.sum([g for _, g in parts], axis=0))
+            return np.float64(sum(parts))
         if is_sklearn_kernel(self.kernel_):
             return self._sklearn_log_marginal_likelihood(theta, eval_gradient, clone_kernel)
         params = None if theta is None else [float(v) for v in np.ravel(theta)]

@@ -85,6 +85,18 @@ class Model:
         loo: str = "auto",
         n_threads: Optional[int] = None,
     ) -> str: ...
+    def certify_outputs(
+        self,
+        x: ArrayLike,
+        y: ArrayLike,
+        epsilons: Sequence[float] = ...,
+        delta: Optional[float] = None,
+        term: Optional[str] = None,
+        loo: str = "auto",
+        n_threads: Optional[int] = None,
+    ) -> str: ...
+    @property
+    def outputs(self) -> Optional[list[Model]]: ...
     def report_html(
         self,
         x: ArrayLike,
@@ -166,6 +178,16 @@ def fit(
     *,
     labels: Optional[Tuple[str, str]] = None,
     classes: Optional[Sequence[str]] = None,
+    names: Optional[Mapping[str, str]] = None,
+    n_threads: Optional[int] = None,
+    time_limit: Optional[float] = None,
+) -> Model: ...
+def fit_outputs(
+    x: ArrayLike,
+    y: ArrayLike,
+    method: str,
+    options: Mapping[str, Any],
+    *,
     names: Optional[Mapping[str, str]] = None,
     n_threads: Optional[int] = None,
     time_limit: Optional[float] = None,

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 mod common;
-use common::{certify, evaluate, fit, ok, pacgp, repo, s, RIPLEY};
+use common::{certify, evaluate, fit, iris_split, ok, pacgp, repo, s, RIPLEY};
 
 /// The element with `id`: its `data-value` (the exact number) and its text (as read).
 fn number(html: &str, id: &str) -> (f64, String) {
@@ -250,21 +250,6 @@ fn reliability_dots(html: &str) -> Vec<(usize, f64)> {
             (rows.parse().unwrap(), accuracy.parse().unwrap())
         })
         .collect()
-}
-
-/// Every 5th row of iris (30 rows, 10 per species) to fit on, the other 120 to test on.
-fn iris_split(dir: &Path) -> (PathBuf, PathBuf) {
-    let text = std::fs::read_to_string(repo().join("data/iris/iris.csv")).unwrap();
-    let mut lines = text.lines();
-    let header = lines.next().unwrap();
-    let (mut train, mut test) = (vec![header], vec![header]);
-    for (i, line) in lines.enumerate() {
-        if i % 5 == 0 { &mut train } else { &mut test }.push(line);
-    }
-    let paths = (dir.join("iris-train.csv"), dir.join("iris-test.csv"));
-    std::fs::write(&paths.0, train.join("\n") + "\n").unwrap();
-    std::fs::write(&paths.1, test.join("\n") + "\n").unwrap();
-    (paths.0, paths.1)
 }
 
 #[test]

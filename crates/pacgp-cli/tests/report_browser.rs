@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{certify, fit, ok, pacgp, s, RIPLEY};
+use common::{certify, fit, iris_split, ok, pacgp, s, RIPLEY};
 
 /// The Chromium binary: `PACGP_CHROMIUM`, else the first of the usual names on `PATH`.
 fn chromium() -> Option<PathBuf> {
@@ -78,13 +78,88 @@ fn element(dom: &str, id: &str) -> (String, f64) {
     (text, value.parse().unwrap())
 }
 
-#[test]
-fn chromium_renders_the_report_with_the_certificates_numbers() {
-    let Some(browser) = chromium() else {
+/// The Chromium binary, or `None` with the reason the test is skipped said on stderr.
+fn chromium_or_skip() -> Option<PathBuf> {
+    let found = chromium();
+    if found.is_none() {
         eprintln!(
             "skipped: no chromium binary found on PATH (chromium, chromium-browser, google-chrome) \
              and PACGP_CHROMIUM is not set; install it with `apt-get install -y chromium`"
         );
+    }
+    found
+}
+
+/// `pacgp report` of `model` (fitted on `train`, tested on `test`) rendered by Chromium: the
+/// DOM it dumps.
+fn rendered(browser: &Path, dir: &Path, model: &Path, train: &str, test: &str) -> String {
+    let page = dir.join("report.html");
+    ok(&pacgp(&[
+        "report",
+        "--model",
+        s(model),
+        "--data",
+        train,
+        "--test",
+        test,
+        "--out",
+        s(&page),
+    ]));
+    headless(
+        browser,
+        &dir.join("profile"),
+        &page,
+        &["--dump-dom".to_string()],
+    )
+}
+
+/// The figure `id` survived the browser's parser as an SVG element.
+fn has_svg(dom: &str, id: &str) {
+    let at = dom
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no figure {id}"));
+    assert!(dom[at..].contains("<svg"), "{id}");
+}
+
+#[test]
+fn chromium_renders_a_multiclass_and_a_regression_report() {
+    let Some(browser) = chromium_or_skip() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (train, test) = iris_split(dir.path());
+    let (train, test) = (s(&train), s(&test));
+    let model = dir.path().join("iris.json");
+    ok(&fit(train, &model, &["--method", "laplace"]));
+    let cert = certify(&model, train);
+    let dom = rendered(&browser, dir.path(), &model, train, test);
+    let (text, value) = element(&dom, "certificate-value");
+    assert_eq!(value, cert["bound"].as_f64().unwrap());
+    assert_eq!(text, format!("{value:.4}"));
+    for figure in ["confusion-matrix", "reliability"] {
+        has_svg(&dom, figure);
+    }
+    // A regressor: boston's first 300 rows to fit, the rest to test.
+    let text = std::fs::read_to_string(common::repo().join("data/boston-housing/boston.csv"));
+    let lines: Vec<&str> = text.as_ref().unwrap().lines().collect();
+    let (fit_rows, test_rows) = (dir.path().join("b-fit.csv"), dir.path().join("b-test.csv"));
+    std::fs::write(&fit_rows, lines[..301].join("\n") + "\n").unwrap();
+    let rest = [&lines[..1], &lines[301..]].concat();
+    std::fs::write(&test_rows, rest.join("\n") + "\n").unwrap();
+    let model = dir.path().join("boston.json");
+    ok(&fit(s(&fit_rows), &model, &["--epsilon", "3"]));
+    let cert = certify(&model, s(&fit_rows));
+    let dom = rendered(&browser, dir.path(), &model, s(&fit_rows), s(&test_rows));
+    let (_, value) = element(&dom, "certificate-value");
+    assert_eq!(value, cert["bound"].as_f64().unwrap());
+    for figure in ["predicted-vs-actual", "relevances"] {
+        has_svg(&dom, figure);
+    }
+}
+
+#[test]
+fn chromium_renders_the_report_with_the_certificates_numbers() {
+    let Some(browser) = chromium_or_skip() else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -126,8 +201,7 @@ fn chromium_renders_the_report_with_the_certificates_numbers() {
     }
     // The figures survived the browser's parser as SVG elements.
     for figure in ["reliability", "risk-coverage"] {
-        let at = dom.find(&format!("id=\"{figure}\"")).expect(figure);
-        assert!(dom[at..].contains("<svg"), "{figure}");
+        has_svg(&dom, figure);
     }
 
     let png = dir.path().join("report.png");

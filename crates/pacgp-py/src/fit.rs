@@ -250,6 +250,53 @@ fn fit(
     .map(wrap)
 }
 
+/// Fit `method` on every column of `y` (N × K, K ≥ 2 real targets named `y0`, `y1`, …) at
+/// the inputs `x`: one regressor per output ([`pacgp::fit::fit_outputs_until`]), as `pacgp
+/// fit --target a,b` fits; `options`, `names`, `n_threads` and `time_limit` as in [`fit`]. A
+/// bound-trained method needs its ε given (one ε in every output's units).
+#[pyfunction]
+#[pyo3(signature = (x, y, method, options, *, names=None, n_threads=None, time_limit=None))]
+#[allow(clippy::too_many_arguments)]
+fn fit_outputs(
+    py: Python<'_>,
+    x: PyReadonlyArray2<'_, f64>,
+    y: PyReadonlyArray2<'_, f64>,
+    method: &str,
+    options: &Bound<'_, PyDict>,
+    names: Option<HashMap<String, String>>,
+    n_threads: Option<i64>,
+    time_limit: Option<f64>,
+) -> PyResult<Model> {
+    let wording = PyWording::new(names);
+    let stop = stop_signal(time_limit)?;
+    let method: MethodName = method
+        .parse()
+        .map_err(|e| spec_err(&SpecError::unparsable(SpecOption::Method, e), &wording))?;
+    let options = fit_options(options, &wording)?;
+    if method.trains_on_epsilon() && options.epsilon.is_none() {
+        return Err(PyValueError::new_err(format!(
+            "{method} trains on the ε-band loss: with several targets give its epsilon (one ε, in every target's units)"
+        )));
+    }
+    let spec = options.check(method).map_err(|e| spec_err(&e, &wording))?;
+    let outputs = crate::to_outputs(&x, &y)?;
+    warn_if_long(py, &spec, &outputs.samples()[0], 2, n_threads)?;
+    compute_with(
+        py,
+        n_threads,
+        || {
+            pacgp::fit::fit_outputs_until(
+                &spec,
+                &outputs,
+                pacgp::memory::MemoryLimit::Available,
+                &stop,
+            )
+        },
+        |e| lib_err(e, &wording),
+    )
+    .map(wrap)
+}
+
 /// The CLI's `estimate:` line as a `UserWarning` before the fit starts: the library's estimate
 /// of its time and memory ([`pacgp::cost::estimate`]) where it is longer than
 /// [`pacgp::cost::LONG_FIT_SECONDS`] on the threads it will run on. A thread count or spec the
@@ -336,6 +383,7 @@ fn option_words() -> HashMap<&'static str, Vec<(&'static str, &'static str)>> {
 /// Add the fitting function to the module.
 pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(fit, module)?)?;
+    module.add_function(wrap_pyfunction!(fit_outputs, module)?)?;
     module.add_function(wrap_pyfunction!(option_words, module)?)?;
     Ok(())
 }

@@ -66,6 +66,22 @@ pub(crate) fn to_dataset(
     Dataset::new(to_mat(x, "X")?, y).map_err(to_py_err)
 }
 
+/// A multi-output sample from numpy arrays: inputs `x` (N × D) and targets `y` (N × K, K ≥ 2),
+/// the outputs named `y0`, `y1`, … (validated by the library).
+pub(crate) fn to_outputs(
+    x: &PyReadonlyArray2<'_, f64>,
+    y: &PyReadonlyArray2<'_, f64>,
+) -> PyResult<pacgp::data::Outputs> {
+    let ys = y.as_array();
+    let targets: Vec<Vec<f64>> = (0..ys.ncols())
+        .map(|j| ys.column(j).iter().copied().collect())
+        .collect();
+    let xm = to_mat(x, "X")?;
+    let features = (0..xm.ncols()).map(|j| format!("x{j}")).collect();
+    let names = (0..targets.len()).map(|j| format!("y{j}")).collect();
+    pacgp::data::Outputs::new(xm, targets, features, names).map_err(to_py_err)
+}
+
 /// The label map of a classifier whose `y` is already coded −1/+1 (`classes_[0]` → −1).
 pub(crate) fn label_map(negative: &str, positive: &str) -> LabelMap {
     LabelMap {

@@ -460,6 +460,36 @@ impl Model {
         json(&reports)
     }
 
+    /// A multi-output regressor's certificates on its training sample (inputs `x`, targets
+    /// `y`, N × K) as JSON: each output's at δ and all outputs at once at δ/K each
+    /// (`FittedModel::certify_outputs`); `epsilons`, `delta`, `term`, `loo` as in `certify`.
+    #[pyo3(signature = (x, y, epsilons=Vec::new(), delta=None, term=None, loo="auto", n_threads=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn certify_outputs(
+        &self,
+        py: Python<'_>,
+        x: PyReadonlyArray2<'_, f64>,
+        y: PyReadonlyArray2<'_, f64>,
+        epsilons: Vec<f64>,
+        delta: Option<f64>,
+        term: Option<&str>,
+        loo: &str,
+        n_threads: Option<i64>,
+    ) -> PyResult<String> {
+        let sample = crate::to_outputs(&x, &y)?;
+        let opts = certify_options(epsilons, delta, term, None, loo)?;
+        let certs = compute_threads(py, n_threads, || self.inner.certify_outputs(&sample, &opts))?;
+        json(&certs)
+    }
+
+    /// A multi-output regressor's models, one per output (output order); `None` for a model
+    /// of one target.
+    #[getter]
+    fn outputs(&self) -> Option<Vec<Model>> {
+        let members = self.inner.output_members().ok()?;
+        Some(members.iter().cloned().map(crate::wrap).collect())
+    }
+
     /// A binary classifier's Gibbs loss summed over some rows of its training sample (raw
     /// inputs, labels −1/+1): `(loss, rows)`, the map step of its certificate over shards
     /// (`FittedModel::gibbs_risk_sum`); `delta`, `term`, `predictor` as in `certify`.

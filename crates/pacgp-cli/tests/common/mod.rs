@@ -98,3 +98,18 @@ pub fn evaluate(model: &Path, data: &str) -> serde_json::Value {
         "--json",
     ]))
 }
+
+/// Every 5th row of iris (30 rows, 10 per species) to fit on, the other 120 to test on.
+pub fn iris_split(dir: &Path) -> (PathBuf, PathBuf) {
+    let text = std::fs::read_to_string(repo().join("data/iris/iris.csv")).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    let (mut train, mut test) = (vec![header], vec![header]);
+    for (i, line) in lines.enumerate() {
+        if i % 5 == 0 { &mut train } else { &mut test }.push(line);
+    }
+    let paths = (dir.join("iris-train.csv"), dir.join("iris-test.csv"));
+    std::fs::write(&paths.0, train.join("\n") + "\n").unwrap();
+    std::fs::write(&paths.1, test.join("\n") + "\n").unwrap();
+    (paths.0, paths.1)
+}
