@@ -30,6 +30,12 @@
 //! One-vs-rest classes are fitted in parallel only as many at once as fit in the memory
 //! available (`fit::multiclass`), so their count is one member's.
 //!
+//! A classifier's jackknife+ prediction sets (`--intervals jackknife+`, laplace and ep) add
+//! nothing to count: the fit checks in `O(N)` that every posterior has a downdate
+//! ([`crate::loo::LooDowndate::check_sites`]) and stores the labels; the downdate's one `L⁻¹`
+//! (`N³/3`, the cavities) and its `O(N²·N*)` solves are `predict --set`'s, one posterior at a
+//! time beside the stored factor (the Gram matrix and `L⁻¹`: fewer `N × N` than a fit holds).
+//!
 //! The machine's memory and the limit a fit may use are [`crate::memory`]'s; the time a fit
 //! takes is [`time`]'s, and [`estimate`] puts the two together for the front ends to show
 //! before a long fit starts.
@@ -448,6 +454,28 @@ mod tests {
         assert_eq!(shown_seconds(42.4), "42 s");
         assert_eq!(shown_seconds(150.0), "2.5 min");
         assert_eq!(shown_seconds(7200.0), "2.0 h");
+    }
+
+    /// A classifier's jackknife+ sets cost the fit nothing counted (module doc): the estimate
+    /// with `--intervals jackknife+` is the estimate without.
+    #[test]
+    fn jackknife_sets_add_nothing_to_a_classifiers_fit() {
+        use crate::conformal::IntervalMethod;
+        use crate::spec::{FitOptions, MethodName as N};
+        for method in [N::Laplace, N::Ep] {
+            let plain = FitOptions::default().check(method).unwrap();
+            let sets = FitOptions {
+                intervals: Some(IntervalMethod::JackknifePlus),
+                ..Default::default()
+            }
+            .check(method)
+            .unwrap();
+            assert_eq!(
+                estimate(&sets, 2000, 4, 2).unwrap(),
+                estimate(&plain, 2000, 4, 2).unwrap()
+            );
+            assert_eq!(footprint(&sets.method, 2), footprint(&plain.method, 2));
+        }
     }
 
     #[test]

@@ -181,7 +181,8 @@ pub fn set_record(
 }
 
 /// A jackknife+ set record: the training labels as class indices, refused (as on load) when
-/// they are not the ones the model's sites were fitted on, or its posteriors have no downdate.
+/// they are not the ones the model's sites were fitted on, or its posteriors have no downdate
+/// ([`LooDowndate::check_sites`], `O(N)`: the downdate itself is built at `predict --set`).
 fn jackknife_set_record(
     data: &Dataset,
     k: Option<usize>,
@@ -193,7 +194,7 @@ fn jackknife_set_record(
         .map(|&y| class_index(y, k))
         .collect::<Result<Vec<_>>>()?;
     for post in model.site_posteriors()? {
-        LooDowndate::sites(post)?;
+        LooDowndate::check_sites(post)?;
     }
     let record = SetRecord::JackknifePlus { labels };
     record.validate(model).map_err(|message| Error::Numerical {

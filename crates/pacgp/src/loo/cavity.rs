@@ -61,6 +61,14 @@ pub struct LatentLoo {
 /// The cavity `N(μ_{−i}, v_{−i})` of every basis point of a site-form posterior (module doc).
 /// `Unsupported` for the whitened and dense forms, which have no diagonal sites.
 pub fn site_cavities(post: &GaussianPosterior) -> Result<LatentLoo> {
+    Ok(site_cavities_and_inverse_diag(post)?.0)
+}
+
+/// [`site_cavities`] and the `[B⁻¹]_ii` it divides by, both from its one `L⁻¹` (the
+/// classifier's downdate needs both: [`super::LooDowndate::sites_with_cavities`]).
+pub(crate) fn site_cavities_and_inverse_diag(
+    post: &GaussianPosterior,
+) -> Result<(LatentLoo, Vec<f64>)> {
     let Covariance::Sites { sqrt_pi, chol_b } = &post.cov else {
         return Err(Error::Unsupported(
             "cavity leave-one-out needs a site-form posterior (exact GP, Laplace, EP, ADF/IVM); \
@@ -93,7 +101,7 @@ pub fn site_cavities(post: &GaussianPosterior) -> Result<LatentLoo> {
         var.push(v);
         mean.push(mu[i] - post.alpha[i] * v); // ν_{−i}/τ_{−i} = μ_i − α_i v_{−i}
     }
-    Ok(LatentLoo { mean, var })
+    Ok((LatentLoo { mean, var }, binv_diag))
 }
 
 /// Latent LOO marginals at every training input of a site-form classifier fit: the cavity at

@@ -48,11 +48,15 @@
 //! site-form posterior is GP regression on pseudo-targets `ỹ_i = ν̃_i/π_i` with noise `1/π_i`,
 //! where `ν̃_i = α_i + π_iμ_i` ([`super::cavity`]). With `g_i = f_i`, `s_i = Σ_ii`,
 //! `1 − π_iΣ_ii = [B⁻¹]_ii` (`B = I + Π½KΠ½`): `γ_i = α_i/[B⁻¹]_ii`, `κ_i = π_i/[B⁻¹]_ii`, and
-//! `c(x) = Cov_Q(f_B, f(x)) = (I + KΠ)⁻¹k(X, x) = k(X, x) − KΠ½B⁻¹Π½k(X, x)` (`N²` per test
-//! input on top of the stored factor's solve). No noise is added: `v_{−i}(x)` is the latent
+//! `c(x) = Cov_Q(f_B, f(x)) = (I + KΠ)⁻¹k(X, x) = Π^{−½}B⁻¹Π½k(X, x)`, since
+//! `I + KΠ = Π^{−½}BΠ½`: the exact GP's per-row form, one solve with the stored factor
+//! (`2N²` per test input), neither `K` nor the `N²·N*` product of
+//! `k(X, x) − KΠ½B⁻¹Π½k(X, x)`. No noise is added: `v_{−i}(x)` is the latent
 //! variance, which the likelihood's predictive turns into class probabilities. At `x = x_i`
 //! this is the cavity `N(μ_{−i}, v_{−i})` of [`super::cavity`] (LA-LOO, LOO-EP): removing site
 //! i leaves the other sites as fitted with it (no refit of the mode or of EP's other sites).
+//! Cost: the cavities' one `L⁻¹` (`N³/3`, [`LooDowndate::sites_with_cavities`] hands them
+//! over), then `O(N²·N*)`; the downdate keeps `O(N)` beside the posterior.
 
 use faer::{Mat, MatRef};
 
@@ -61,21 +65,22 @@ use crate::linalg::{Cholesky, JitterPolicy};
 use crate::memory::{try_from_fn, try_zeros};
 use crate::posterior::{Covariance, GaussianPosterior};
 
+use super::LatentLoo;
+
 /// How `c_i(x) = Cov_Q(f(x), g_i)` is computed for a block of test inputs.
 #[derive(Clone, Debug)]
 enum CrossCov {
-    /// Exact GP: `c(x) = B⁻¹ k(X, x)` with the site form's factor of `B`; with a noise of its
-    /// own on every row, `c(x) = Π^{-1}B⁻¹Πk(X, x)` (`Some(√π)`).
-    Exact(Option<Vec<f64>>),
+    /// The site form (exact GP, a classifier's sites): `c(x) = D⁻¹B⁻¹D k(X, x)` with
+    /// `D = diag(√π)` and the stored factor of `B = I + DKD` (module doc); `scaled: false`
+    /// where every row has the one noise σ² and `D` cancels (`c(x) = B⁻¹k(X, x)`).
+    Sites {
+        /// Whether the rows are scaled by `√π_i` (and back).
+        scaled: bool,
+    },
     /// Sparse: `c(x) = Wᵀ L_B⁻¹ L⁻¹ k_u(x)` with `W = L_B⁻¹ L⁻¹ K_uf` (M×N).
     Whitened {
         /// `W = L_B⁻¹ V` (M×N).
         w: Mat<f64>,
-    },
-    /// A classifier's sites: `c(x) = k(X, x) − KΠ½B⁻¹Π½k(X, x)`.
-    Sites {
-        /// The prior covariance `K` of the N training inputs.
-        k: Mat<f64>,
     },
 }
 
@@ -167,7 +172,7 @@ impl<'a> LooDowndate<'a> {
         let mut d = Self {
             post,
             noise,
-            cross: CrossCov::Exact((!uniform).then(|| sqrt_pi.clone())),
+            cross: CrossCov::Sites { scaled: !uniform },
             gain: (0..alpha.len()).map(|i| alpha[i] / binv_diag[i]).collect(),
             kappa: (0..alpha.len())
                 .map(|i| 1.0 / (lambda[i] * binv_diag[i]))
@@ -340,29 +345,25 @@ impl<'a> LooDowndate<'a> {
     /// EP; module doc): `γ_i = α_i/[B⁻¹]_ii`, `κ_i = π_i/[B⁻¹]_ii`, latent variances (no
     /// noise). Every site precision must be positive (a site of precision 0 carries no label).
     pub fn sites(post: &'a GaussianPosterior) -> Result<Self> {
-        let Covariance::Sites { sqrt_pi, chol_b } = &post.cov else {
-            return Err(Error::Unsupported(
-                "the leave-one-out downdate of a classifier needs a site-form posterior \
-                 (Laplace, EP)"
-                    .into(),
-            ));
-        };
-        let pi: Vec<f64> = sqrt_pi.iter().map(|s| s * s).collect();
-        check_positive(&pi, "site precision π_i of the classifier")?;
-        let binv_diag = chol_b.inverse_diag();
+        Ok(Self::sites_with_cavities(post)?.0)
+    }
+
+    /// [`LooDowndate::sites`] and the cavities `N(μ_{−i}, v_{−i})` at the training inputs it
+    /// is built from ([`super::site_cavities`]), so that jackknife+'s calibration scores do not
+    /// invert the factor again.
+    pub fn sites_with_cavities(post: &'a GaussianPosterior) -> Result<(Self, LatentLoo)> {
+        let pi: Vec<f64> = site_precisions(post)?.iter().map(|s| s * s).collect();
+        let (cav, binv_diag) = super::cavity::site_cavities_and_inverse_diag(post)?;
         check_positive(&binv_diag, "[B⁻¹]_ii of the classifier's sites")?;
-        let cav = super::cavity::site_cavities(post)?;
         let alpha = &post.alpha;
         let n = alpha.len();
         // Pseudo-observation ỹ_i with noise 1/π_i: variance v_{−i} + 1/π_i, residual
         // ỹ_i − μ_{−i} = α_i/π_i + α_i v_{−i} (ν̃_i = α_i + π_iμ_i, μ_{−i} = μ_i − α_i v_{−i}).
         let var: Vec<f64> = (0..n).map(|i| cav.var[i] + 1.0 / pi[i]).collect();
-        Ok(Self {
+        let d = Self {
             post,
             noise: 0.0,
-            cross: CrossCov::Sites {
-                k: post.kernel().gram(post.basis.as_ref())?,
-            },
+            cross: CrossCov::Sites { scaled: true },
             gain: (0..n).map(|i| alpha[i] / binv_diag[i]).collect(),
             kappa: (0..n).map(|i| pi[i] / binv_diag[i]).collect(),
             blocks: Vec::new(),
@@ -371,7 +372,16 @@ impl<'a> LooDowndate<'a> {
                 residual: (0..n).map(|i| alpha[i] * var[i]).collect(),
                 var,
             },
-        })
+        };
+        Ok((d, cav))
+    }
+
+    /// Whether [`LooDowndate::sites`] applies to `post`, in `O(N)`: a site form with every
+    /// `π_i` positive and finite. Its other checks cannot fail then (a factor of
+    /// `B = I + Π½KΠ½` has `[B⁻¹]_ii ≥ 1/L_ii² > 0` and finite cavities), so a fit can refuse
+    /// a model without a downdate before it is stored, without the downdate's `N³/3`.
+    pub fn check_sites(post: &GaussianPosterior) -> Result<()> {
+        site_precisions(post).map(|_| ())
     }
 
     /// Number of training points N.
@@ -424,14 +434,14 @@ impl<'a> LooDowndate<'a> {
     /// `c_i(x_j) = Cov_Q(f(x_j), g_i)` (N×N*).
     fn cross_cov(&self, xs: MatRef<'_, f64>) -> Result<Mat<f64>> {
         match (&self.cross, &self.post.cov) {
-            (CrossCov::Exact(scale), Covariance::Sites { chol_b, .. }) => {
+            (CrossCov::Sites { scaled }, Covariance::Sites { sqrt_pi, chol_b }) => {
                 let mut c = self.post.kernel().cross(self.post.basis.as_ref(), xs)?;
-                if let Some(s) = scale {
-                    scale_rows(&mut c, s.iter().copied());
+                if *scaled {
+                    scale_rows(&mut c, sqrt_pi.iter().copied());
                 }
                 chol_b.solve_in_place(c.as_mut());
-                if let Some(s) = scale {
-                    scale_rows(&mut c, s.iter().map(|v| 1.0 / v));
+                if *scaled {
+                    scale_rows(&mut c, sqrt_pi.iter().map(|v| 1.0 / v));
                 }
                 Ok(c)
             }
@@ -441,24 +451,24 @@ impl<'a> LooDowndate<'a> {
                 chol_b.solve_lower_in_place(wx.as_mut());
                 Ok(w.transpose() * &wx)
             }
-            (CrossCov::Sites { k }, Covariance::Sites { sqrt_pi, chol_b }) => {
-                let kx = self.post.kernel().cross(self.post.basis.as_ref(), xs)?;
-                // t = Π½B⁻¹Π½k(X, x); c = k(X, x) − K t.
-                let (n, nb) = (kx.nrows(), kx.ncols());
-                let mut t = try_from_fn(n, nb, "site cross-covariance", |i, j| {
-                    sqrt_pi[i] * kx[(i, j)]
-                })?;
-                chol_b.solve_in_place(t.as_mut());
-                for j in 0..nb {
-                    for (i, v) in t.col_as_slice_mut(j).iter_mut().enumerate() {
-                        *v *= sqrt_pi[i];
-                    }
-                }
-                Ok(kx - k * &t)
-            }
             _ => unreachable!("the constructors pair each form with its covariance"),
         }
     }
+}
+
+/// The `√π_i` of a classifier's site form, every `π_i` positive and finite (a site of
+/// precision 0 carries no label), else the error [`LooDowndate::sites`] gives.
+fn site_precisions(post: &GaussianPosterior) -> Result<&[f64]> {
+    let Covariance::Sites { sqrt_pi, .. } = &post.cov else {
+        return Err(Error::Unsupported(
+            "the leave-one-out downdate of a classifier needs a site-form posterior \
+             (Laplace, EP)"
+                .into(),
+        ));
+    };
+    let pi: Vec<f64> = sqrt_pi.iter().map(|s| s * s).collect();
+    check_positive(&pi, "site precision π_i of the classifier")?;
+    Ok(sqrt_pi)
 }
 
 /// Multiply row i of `c` by the i-th factor.
@@ -665,6 +675,105 @@ mod tests {
         }
     }
 
+    /// The site form's cross-covariance as first written, with `K`:
+    /// `c(x) = k(X, x) − KΠ½B⁻¹Π½k(X, x)` (the `N²·N*` product the stored-factor form avoids).
+    fn cross_cov_with_gram(post: &GaussianPosterior, xs: MatRef<'_, f64>) -> Mat<f64> {
+        let Covariance::Sites { sqrt_pi, chol_b } = &post.cov else {
+            panic!("not a site form")
+        };
+        let k = post.kernel().gram(post.basis.as_ref()).unwrap();
+        let kx = post.kernel().cross(post.basis.as_ref(), xs).unwrap();
+        let mut t = Mat::from_fn(kx.nrows(), kx.ncols(), |i, j| sqrt_pi[i] * kx[(i, j)]);
+        chol_b.solve_in_place(t.as_mut());
+        let t = Mat::from_fn(t.nrows(), t.ncols(), |i, j| sqrt_pi[i] * t[(i, j)]);
+        kx - &k * &t
+    }
+
+    /// A site-form posterior over `n` random 3-d inputs with random sites: `π_i` spread over
+    /// eight decades (1e-6 … 1e2, as a Laplace mode's curvatures at large margins and EP's
+    /// sharp sites), random `α`.
+    fn random_sites(n: usize, seed: u64) -> GaussianPosterior {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+        let x = Mat::from_fn(n, 3, |_, _| rng.gen_range(-2.0..2.0));
+        let kern = Kernel::se_iso(0.9, 1.7);
+        let sqrt_pi: Vec<f64> = (0..n)
+            .map(|_| (0.5 * rng.gen_range(-6.0..2.0) * std::f64::consts::LN_10).exp())
+            .collect();
+        let alpha: Vec<f64> = (0..n).map(|_| rng.gen_range(-1.0..1.0)).collect();
+        let k = kern.gram(x.as_ref()).unwrap();
+        let b = Mat::from_fn(n, n, |i, j| {
+            sqrt_pi[i] * k[(i, j)] * sqrt_pi[j] + if i == j { 1.0 } else { 0.0 }
+        });
+        let chol = Cholesky::factor(b.as_ref(), &JitterPolicy::none(), "B").unwrap();
+        GaussianPosterior::sites(kern, x, alpha, sqrt_pi, chol)
+    }
+
+    /// `c(x) = Π^{−½}B⁻¹Π½k(X, x)` from the stored factor is `k(X, x) − KΠ½B⁻¹Π½k(X, x)` to
+    /// 1e-10 of `1 + |c|`, on random sites and on the Laplace and EP fits, at new inputs and at
+    /// the training inputs.
+    #[test]
+    fn site_cross_cov_without_k_matches_the_form_with_k() {
+        let (x, y) = toy(30);
+        let mut posts: Vec<(String, GaussianPosterior)> = fits(&x, &y)
+            .into_iter()
+            .map(|(name, fit)| (name.to_string(), fit.posterior))
+            .collect();
+        for seed in 0..4 {
+            posts.push((
+                format!("random {seed}"),
+                random_sites(40 + 7 * seed as usize, seed),
+            ));
+        }
+        for (name, post) in &posts {
+            let d = post.basis.ncols();
+            let xs = Mat::from_fn(9, d, |j, c| 0.35 * j as f64 - 1.4 + 0.3 * c as f64);
+            let d = LooDowndate::sites(post).unwrap();
+            for at in [xs.as_ref(), post.basis.as_ref()] {
+                let (new, old) = (d.cross_cov(at).unwrap(), cross_cov_with_gram(post, at));
+                for i in 0..new.nrows() {
+                    for j in 0..new.ncols() {
+                        let (a, b) = (new[(i, j)], old[(i, j)]);
+                        assert!(
+                            (a - b).abs() <= 1e-10 * (1.0 + b.abs()),
+                            "{name} ({i}, {j}): {a} {b}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// [`LooDowndate::check_sites`] refuses what [`LooDowndate::sites`] refuses for want of
+    /// sites (another form, a site of precision 0) and passes the fits it builds.
+    #[test]
+    fn check_sites_agrees_with_sites() {
+        let (x, y) = toy(20);
+        for (name, fit) in fits(&x, &y) {
+            LooDowndate::check_sites(&fit.posterior).unwrap_or_else(|e| panic!("{name}: {e}"));
+        }
+        let mut post = random_sites(12, 7);
+        if let Covariance::Sites { sqrt_pi, .. } = &mut post.cov {
+            sqrt_pi[5] = 0.0;
+        }
+        for e in [
+            LooDowndate::check_sites(&post).unwrap_err(),
+            LooDowndate::sites(&post).unwrap_err(),
+        ] {
+            assert!(matches!(e, Error::Numerical { .. }), "{e}");
+            assert!(e.to_string().contains("entry 5"), "{e}");
+        }
+    }
+
+    /// The cavities [`LooDowndate::sites_with_cavities`] hands over are
+    /// [`super::super::site_cavities`]'s, to the bit.
+    #[test]
+    fn handed_over_cavities_are_the_cavities() {
+        let post = random_sites(25, 3);
+        let (_, cav) = LooDowndate::sites_with_cavities(&post).unwrap();
+        assert_eq!(cav, crate::loo::site_cavities(&post).unwrap());
+    }
+
     /// A whitened (sparse regression) posterior has no sites: a typed error, not a panic.
     #[test]
     fn sites_refuse_other_forms() {
@@ -678,6 +787,10 @@ mod tests {
         let post = gp.posterior(x.as_ref(), &y).unwrap();
         assert!(matches!(
             LooDowndate::sites(&post),
+            Err(Error::Unsupported(_))
+        ));
+        assert!(matches!(
+            LooDowndate::check_sites(&post),
             Err(Error::Unsupported(_))
         ));
     }

@@ -12,8 +12,10 @@
 //! Jackknife+ (Laplace, EP, one-vs-rest over them): the record keeps every training label;
 //! the leave-one-out models are the stored posterior(s) with one site removed
 //! ([`crate::loo::LooDowndate::sites`]), their scores of the training labels come from the
-//! cavities ([`crate::loo::site_cavities`]) and their class probabilities at x from the
-//! likelihood's predictive, as the model's own (one-vs-rest: the members' vote). A label
+//! cavities the downdate is built from ([`crate::loo::site_cavities`]; one `L⁻¹` per
+//! posterior for both, the only `O(N³)` step of `predict --set`) and their class
+//! probabilities at x from the likelihood's predictive, as the model's own (one-vs-rest: the
+//! members' vote). A label
 //! edited in the file is refused: at a Laplace mode or an EP fixed point the site's `α_i`,
 //! `∂ ln Z_i/∂μ_{−i}`, has the sign of the label it was fitted on.
 
@@ -25,7 +27,7 @@ use crate::conformal::sets::PredictionSets;
 use crate::conformal::sets::{label_scores, plus_set, set_of, threshold, true_label_score};
 use crate::conformal::IntervalStatement;
 use crate::error::{Error, Result};
-use crate::loo::{site_cavities, LooDowndate};
+use crate::loo::LooDowndate;
 use crate::posterior::{GaussianPosterior, Marginals};
 use crate::spec::{IntervalMethod, IntervalSpec, SpecError, SpecOption};
 
@@ -191,28 +193,28 @@ fn jackknife_sets(
     x: MatRef<'_, f64>,
     alpha: f64,
 ) -> Result<PredictionSets> {
-    let posts = model.site_posteriors()?;
-    let cavities = posts
-        .iter()
-        .map(|p| {
-            let c = site_cavities(p)?;
-            Ok(Marginals {
+    let n = labels.len();
+    crate::conformal::rank(alpha, n)?;
+    // Each member's downdate and the cavities it is built from (one `L⁻¹` for both).
+    let (downdates, cavities): (Vec<_>, Vec<_>) = model
+        .site_posteriors()?
+        .into_iter()
+        .map(LooDowndate::sites_with_cavities)
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .map(|(d, c)| {
+            let m = Marginals {
                 mean: c.mean,
                 var: c.var,
-            })
+            };
+            (d, m)
         })
-        .collect::<Result<Vec<_>>>()?;
+        .unzip();
     let p_train = model.latent_class_probabilities(cavities)?;
-    let calibration = (0..labels.len())
+    let calibration = (0..n)
         .map(|i| true_label_score(iv.score, &row(&p_train, i), labels[i]))
         .collect::<Result<Vec<_>>>()?;
-    crate::conformal::rank(alpha, calibration.len())?;
-    let downdates = posts
-        .iter()
-        .map(|p| LooDowndate::sites(p))
-        .collect::<Result<Vec<_>>>()?;
     let xs = model.standardised_inputs(x)?;
-    let n = labels.len();
     let mut sets = Vec::with_capacity(xs.nrows());
     for lo in (0..xs.nrows()).step_by(BLOCK) {
         let block = xs.as_ref().subrows(lo, BLOCK.min(xs.nrows() - lo));
