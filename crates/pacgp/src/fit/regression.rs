@@ -5,7 +5,7 @@
 use crate::bounds::{BoundKind, HyperGrid};
 use crate::data::{Dataset, Standardizer, TargetScaler};
 use crate::error::{Error, Result};
-use crate::kernel::Kernel;
+use crate::kernel::{start, Kernel};
 use crate::loss::RegressionLoss;
 use crate::model::{FitReport, FittedModel, RegressionSplit, Task};
 use crate::objective::gp_split::{fit_split_prior, SplitConfig, SplitFraction, SplitRecord};
@@ -101,7 +101,7 @@ pub fn gpr(spec: &CheckedFitSpec, s: &GprSpec, train: &Dataset) -> Result<Fitted
         fixed: s.noise,
         known: gpr_alpha(s, train.n())?,
     };
-    let (gp, opt) = match &s.kernel_params {
+    let (gp, opt, start_note) = match &s.kernel_params {
         Some(theta) => {
             kernel.set_params(theta)?;
             let sigma2 = s.noise.unwrap_or(s.noise_init);
@@ -114,7 +114,7 @@ pub fn gpr(spec: &CheckedFitSpec, s: &GprSpec, train: &Dataset) -> Result<Fitted
                 st.y.clone(),
                 &jitter,
             )?;
-            (gp, None)
+            (gp, None, None)
         }
         None => {
             let ml = MlConfig {
@@ -127,18 +127,37 @@ pub fn gpr(spec: &CheckedFitSpec, s: &GprSpec, train: &Dataset) -> Result<Fitted
                 noise,
                 ..Default::default()
             };
-            let (gp, opt) = fit_ml2(&kernel, s.noise_init, st.x.clone(), st.y.clone(), &ml)?;
-            (gp, Some(opt))
+            let (start, note) = gpr_start(kernel, &st.x, spec.seed);
+            let (gp, opt) = fit_ml2(&start, s.noise_init, st.x.clone(), st.y.clone(), &ml)?;
+            (gp, Some(opt), note)
         }
     };
-    let r = report(
+    let mut r = report(
         "log_marginal_likelihood",
         gp.log_marginal_likelihood(),
         opt,
         gp.jitter_used(),
     );
+    r.notes.extend(start_note);
     let task = task(gp.posterior()?, gp.noise_variance, st.y_scaler);
     Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))
+}
+
+/// Where gpr's ML-II starts: on wide inputs every stationary lengthscale at the median
+/// distance between the standardised rows ([`start::wide_start`]; flat evidence at 1), with a
+/// note for the report saying so; otherwise the kernel's own start and no note.
+fn gpr_start(kernel: Kernel, x: &faer::Mat<f64>, seed: u64) -> (Kernel, Option<String>) {
+    match start::wide_start(&kernel, x.as_ref(), seed) {
+        Some((wide, l)) => {
+            let note = format!(
+                "lengthscales started at {l:.4}, the median distance between the {} standardised inputs of the rows (the median heuristic; above {} inputs the start 1 leaves the evidence flat)",
+                x.ncols(),
+                start::WIDE_INPUTS
+            );
+            (wide, Some(note))
+        }
+        None => (kernel, None),
+    }
 }
 
 /// gpr's training data on the scale it is fitted on: inputs standardised unless θ is kept as

@@ -19,6 +19,7 @@ mod inducing;
 mod matrices;
 mod pointwise;
 mod spec;
+pub mod start;
 pub mod stationary;
 
 pub use stationary::Profile;
