@@ -149,11 +149,22 @@ fn exact_evaluation(s: Shape) -> f64 {
     kernel_flops(nn, s.d) + 3.0 * cholesky_flops(s.n) + 4.0 * nn * s.p
 }
 
-/// `gpr`: ML-II by L-BFGS from the start and each restart ([`ML2_ITERATIONS`] each), and the
-/// final model (one more factor).
+/// L-BFGS iterations of ML-II on wide inputs (more than [`crate::kernel::start::WIDE_INPUTS`],
+/// started at the median distance): the cap, 200, as on the 341-input table of
+/// `scripts/make_wide_table.py` (N = 2 300), whose fit spends most of them moving the
+/// lengthscales of inputs without signal towards the box's end.
+const WIDE_ML2_ITERATIONS: f64 = 200.0;
+
+/// `gpr`: ML-II by L-BFGS from the start and each restart ([`ML2_ITERATIONS`] each, or
+/// [`WIDE_ML2_ITERATIONS`] on wide inputs), and the final model (one more factor).
 fn exact_gp(s: Shape, restarts: f64) -> Work {
     let per = EVALUATIONS_PER_ITERATION * exact_evaluation(s);
-    Work::optimiser(ML2_ITERATIONS * (1.0 + restarts), per, cholesky_flops(s.n))
+    let iterations = if s.d > crate::kernel::start::WIDE_INPUTS as f64 {
+        WIDE_ML2_ITERATIONS
+    } else {
+        ML2_ITERATIONS
+    };
+    Work::optimiser(iterations * (1.0 + restarts), per, cholesky_flops(s.n))
 }
 
 /// L-BFGS iterations of a PAC-GP bound over θ and σ² (`objective::pac_gp`, cap 200): 45, for
