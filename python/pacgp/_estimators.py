@@ -268,7 +268,7 @@ class _PacgpEstimator(BaseEstimator):
     def _certify_options(self):
         return {}
 
-    def _set_model(self, model):
+    def _set_model(self, model, warn_duplicates=True):
         self.model_ = model
         self.kernel_ = self._fitted_kernel(model)
         self.theta_, self.theta_names_ = model.kernel_params
@@ -276,7 +276,7 @@ class _PacgpEstimator(BaseEstimator):
         # Rows that repeat an earlier row: the certificate and the intervals assume
         # independent rows, so above the library's threshold the fit warns.
         self.duplicates_ = json.loads(model.duplicates_json)
-        if model.duplicate_warning is not None:
+        if warn_duplicates and model.duplicate_warning is not None:
             warnings.warn(f"{type(self).__name__}: {model.duplicate_warning}", UserWarning,
                           stacklevel=3)
         # A time limit stopped the optimiser at its best point so far: the model and its
@@ -429,7 +429,8 @@ class _Regressor(RegressionAPI, RegressorMixin, _PacgpEstimator):
         """One output's fitted estimator: a clone of this one around the output's model."""
         est = clone(self)
         est.n_features_in_ = X.shape[1]
-        est._set_model(model)
+        # The rows are the model's: its own fit has warned of copies once.
+        est._set_model(model, warn_duplicates=False)
         est.noise_variance_ = model.noise_variance
         if isinstance(est, EvidenceAPI) and est._has_evidence():
             est._set_evidence()

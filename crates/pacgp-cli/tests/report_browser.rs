@@ -164,24 +164,11 @@ fn chromium_renders_the_report_with_the_certificates_numbers() {
     };
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("laplace.json");
-    let page = dir.path().join("report.html");
     let (train, test) = RIPLEY;
     ok(&fit(train, &model, &["--method", "laplace"]));
     let cert = certify(&model, train);
-    ok(&pacgp(&[
-        "report",
-        "--model",
-        s(&model),
-        "--data",
-        train,
-        "--test",
-        test,
-        "--out",
-        s(&page),
-    ]));
-
-    let profile = dir.path().join("profile");
-    let dom = headless(&browser, &profile, &page, &["--dump-dom".to_string()]);
+    let dom = rendered(&browser, dir.path(), &model, train, test);
+    let (page, profile) = (dir.path().join("report.html"), dir.path().join("profile"));
     assert!(dom.contains("pacgp report: laplace.json"), "{dom}");
     for (id, expected) in [
         ("certificate-value", cert["bound"].as_f64().unwrap()),

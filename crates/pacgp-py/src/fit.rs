@@ -200,12 +200,7 @@ fn fit(
     n_threads: Option<i64>,
     time_limit: Option<f64>,
 ) -> PyResult<Model> {
-    let wording = PyWording::new(names);
-    let stop = stop_signal(time_limit)?;
-    let method: MethodName = method
-        .parse()
-        .map_err(|e| spec_err(&SpecError::unparsable(SpecOption::Method, e), &wording))?;
-    let options = fit_options(options, &wording)?;
+    let (wording, stop, method, options) = fit_request(method, options, names, time_limit)?;
     // The spec is checked before the data, except where ε's default needs the targets.
     if options.epsilon.is_some() || !method.trains_on_epsilon() {
         options.check(method).map_err(|e| spec_err(&e, &wording))?;
@@ -250,6 +245,23 @@ fn fit(
     .map(wrap)
 }
 
+/// A fit's request in the library's terms: the wording of its errors, its stop signal, the
+/// method and its options.
+fn fit_request(
+    method: &str,
+    options: &Bound<'_, PyDict>,
+    names: Option<HashMap<String, String>>,
+    time_limit: Option<f64>,
+) -> PyResult<(PyWording, pacgp::optim::StopSignal, MethodName, FitOptions)> {
+    let wording = PyWording::new(names);
+    let stop = stop_signal(time_limit)?;
+    let method: MethodName = method
+        .parse()
+        .map_err(|e| spec_err(&SpecError::unparsable(SpecOption::Method, e), &wording))?;
+    let options = fit_options(options, &wording)?;
+    Ok((wording, stop, method, options))
+}
+
 /// Fit `method` on every column of `y` (N × K, K ≥ 2 real targets named `y0`, `y1`, …) at
 /// the inputs `x`: one regressor per output ([`pacgp::fit::fit_outputs_until`]), as `pacgp
 /// fit --target a,b` fits; `options`, `names`, `n_threads` and `time_limit` as in [`fit`]. A
@@ -267,12 +279,7 @@ fn fit_outputs(
     n_threads: Option<i64>,
     time_limit: Option<f64>,
 ) -> PyResult<Model> {
-    let wording = PyWording::new(names);
-    let stop = stop_signal(time_limit)?;
-    let method: MethodName = method
-        .parse()
-        .map_err(|e| spec_err(&SpecError::unparsable(SpecOption::Method, e), &wording))?;
-    let options = fit_options(options, &wording)?;
+    let (wording, stop, method, options) = fit_request(method, options, names, time_limit)?;
     if method.trains_on_epsilon() && options.epsilon.is_none() {
         return Err(PyValueError::new_err(format!(
             "{method} trains on the ε-band loss: with several targets give its epsilon (one ε, in every target's units)"

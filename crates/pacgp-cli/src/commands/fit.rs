@@ -76,12 +76,12 @@ fn fit_outputs(a: FitArgs, targets: &[pacgp::data::TargetSpec]) -> Result<()> {
     let outputs = &read.outputs;
     let estimate = pacgp::cost::estimate(&spec, outputs.n(), outputs.d(), 2)?;
     let what = format!(
-        "fitting {} on {} points, {} outputs (each",
+        "fitting {} on {} points, each of {} outputs",
         spec.method_name(),
         outputs.n(),
         outputs.k()
     );
-    let (model, secs) = run(&a, &format!("{what})"), &estimate, |limit, stop| {
+    let (model, secs) = run(&a, &what, &estimate, |limit, stop| {
         pacgp::fit::fit_outputs_until(&spec, outputs, limit, stop)
     })?;
     finish(

@@ -152,20 +152,9 @@ pub(super) fn evaluate(a: &EvaluateArgs, model: &FittedModel) -> Result<()> {
         out!("{}", json!({ "outputs": outputs }));
         return Ok(());
     }
-    let f = |v: Option<f64>| v.unwrap_or(f64::NAN);
     for (t, e) in targets.iter().zip(&evals) {
-        out!(
-            "output '{}': {} test points: RMSE {:.4}  MAE {:.4}  NLPD {:.4}  95% coverage {:.3}",
-            pacgp::data::shown(t),
-            e.n,
-            f(e.rmse),
-            f(e.mae),
-            f(e.nlpd),
-            f(e.coverage_95)
-        );
-        if let (Some(eps), Some(g), Some(b)) = (e.epsilon, e.gibbs_risk, e.bayes_risk) {
-            out!("  ε = {eps}: Gibbs risk {g:.4}, error of the mean predictor {b:.4}");
-        }
+        let prefix = format!("output '{}': ", pacgp::data::shown(t));
+        super::use_model::print_regression_metrics(&prefix, e)?;
     }
     Ok(())
 }

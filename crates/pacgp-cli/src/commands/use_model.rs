@@ -273,19 +273,26 @@ pub(super) fn evaluate(a: EvaluateArgs) -> Result<()> {
                 e.n
             );
         } else {
-            let f = |v: Option<f64>| v.unwrap_or(f64::NAN);
-            out!(
-                "{} test points: RMSE {:.4}  MAE {:.4}  NLPD {:.4}  95% coverage {:.3}",
-                e.n,
-                f(e.rmse),
-                f(e.mae),
-                f(e.nlpd),
-                f(e.coverage_95)
-            );
-            if let (Some(eps), Some(g), Some(b)) = (e.epsilon, e.gibbs_risk, e.bayes_risk) {
-                out!("ε = {eps}: Gibbs risk {g:.4}, error of the mean predictor {b:.4}");
-            }
+            print_regression_metrics("", &e)?;
         }
+    }
+    Ok(())
+}
+
+/// A regressor's test metrics in two lines, the first after `prefix`.
+pub(super) fn print_regression_metrics(prefix: &str, e: &pacgp::model::Evaluation) -> Result<()> {
+    let f = |v: Option<f64>| v.unwrap_or(f64::NAN);
+    out!(
+        "{prefix}{} test points: RMSE {:.4}  MAE {:.4}  NLPD {:.4}  95% coverage {:.3}",
+        e.n,
+        f(e.rmse),
+        f(e.mae),
+        f(e.nlpd),
+        f(e.coverage_95)
+    );
+    if let (Some(eps), Some(g), Some(b)) = (e.epsilon, e.gibbs_risk, e.bayes_risk) {
+        let indent = if prefix.is_empty() { "" } else { "  " };
+        out!("{indent}ε = {eps}: Gibbs risk {g:.4}, error of the mean predictor {b:.4}");
     }
     Ok(())
 }

@@ -201,6 +201,16 @@ impl Training {
     }
 }
 
+/// The table of a training file, its first line the header unless `opts.no_header`.
+fn read_table(path: &Path, opts: &CsvOptions) -> Result<parse::RawTable> {
+    let mode = if opts.no_header {
+        Header::None
+    } else {
+        Header::First
+    };
+    parse_table(path, &read_text(path)?, mode)
+}
+
 /// Read a training file: fit its input coding ([`InputCoding::fit`]) and code it; the target
 /// as numbers, or as labels ([`TargetKind`]; `opts.positive` is +1 of two labels).
 pub fn read_training(
@@ -210,12 +220,7 @@ pub fn read_training(
 ) -> Result<Training> {
     let target_kind = target.into();
     let path = path.as_ref();
-    let mode = if opts.no_header {
-        Header::None
-    } else {
-        Header::First
-    };
-    let raw = parse_table(path, &read_text(path)?, mode)?;
+    let raw = read_table(path, opts)?;
     let t = &raw.table;
     let (features, target) = layout(t, opts)?;
     if !matches!(target_kind, TargetKind::Number) {
@@ -285,12 +290,7 @@ pub fn read_outputs(
     targets: &[TargetSpec],
 ) -> Result<OutputsTraining> {
     let path = path.as_ref();
-    let mode = if opts.no_header {
-        Header::None
-    } else {
-        Header::First
-    };
-    let raw = parse_table(path, &read_text(path)?, mode)?;
+    let raw = read_table(path, opts)?;
     let names = targets
         .iter()
         .map(|t| {
