@@ -30,11 +30,21 @@
 //! One-vs-rest classes are fitted in parallel only as many at once as fit in the memory
 //! available (`fit::multiclass`), so their count is one member's.
 //!
+//! Prediction intervals and sets that refit (`--intervals cv+:K`, `split-conformal:F`,
+//! `fit::intervals`) run after the fit, whose work arrays are gone by then, while the fitted
+//! model is kept: the peak is the larger of the fit's and of the last refit's, which holds
+//! the model's factor ([`kept_bytes`]), the factors of the fold models already refitted (CV+
+//! keeps all K), and the refit's own arrays on its part of the rows ([`peak_bytes`]). CV+
+//! with K = 5 on an exact GP: `1 + 4·0.64 + 5·0.64 = 6.8` matrices of N × N against the
+//! fit's 5; split conformal at F = 0.3: `1 + 5·0.09`, below the fit's.
+//!
 //! A classifier's jackknife+ prediction sets (`--intervals jackknife+`, laplace and ep) add
 //! nothing to count: the fit checks in `O(N)` that every posterior has a downdate
 //! ([`crate::loo::LooDowndate::check_sites`]) and stores the labels; the downdate's one `L⁻¹`
 //! (`N³/3`, the cavities) and its `O(N²·N*)` solves are `predict --set`'s, one posterior at a
 //! time beside the stored factor (the Gram matrix and `L⁻¹`: fewer `N × N` than a fit holds).
+//! Likewise a regressor's jackknife+ intervals: the exact GP's downdate is checked in `O(N)`
+//! ([`crate::loo::LooDowndate::check_exact`]) and built by `predict`.
 //!
 //! The machine's memory and the limit a fit may use are [`crate::memory`]'s; the time a fit
 //! takes is [`time`]'s, and [`estimate`] puts the two together for the front ends to show
@@ -45,7 +55,7 @@ pub mod time;
 use crate::error::{shown_bytes, Error, Result};
 use crate::kernel::Kernel;
 use crate::memory::{matrices_bytes, MemoryLimit};
-use crate::spec::{CheckedFitSpec, Inference, Method, DEFAULT_BASIS};
+use crate::spec::{CheckedFitSpec, Inference, IntervalMethod, Method, DEFAULT_BASIS};
 
 pub use time::{Shape, Work, FLOPS_PER_CORE};
 
@@ -123,13 +133,62 @@ pub fn estimate(spec: &CheckedFitSpec, n: usize, d: usize, k: usize) -> Result<E
     let table = (n as u64)
         .saturating_mul(d as u64 + 1)
         .saturating_mul(TABLE_CELL_BYTES);
+    let intervals = spec.intervals.map(|iv| iv.method);
     Ok(Estimate {
-        bytes: footprint(&spec.method, k)
-            .bytes(n, d)
+        bytes: peak_bytes(&spec, n, d, k)
             .saturating_add(table)
             .saturating_add(PROCESS_BYTES),
-        work: time::work(&spec.method, shape),
+        work: time::fit_work(&spec.method, intervals, shape),
     })
+}
+
+/// The peak bytes of the arrays of a fit of `spec` (defaults filled in) on `n` rows of `d`
+/// inputs and `k` classes: its method's [`footprint`], or what is alive during the last refit
+/// of its prediction intervals or sets if that is more (module doc).
+pub fn peak_bytes(spec: &CheckedFitSpec, n: usize, d: usize, k: usize) -> u64 {
+    let fit = footprint(&spec.method, k).bytes(n, d);
+    match spec.intervals.map(|iv| iv.method) {
+        Some(iv) => fit.max(refit_bytes(&spec.method, iv, n, d, k)),
+        None => fit,
+    }
+}
+
+/// Bytes alive during the last refit of `iv` after a fit of `method` on `n` rows: the fitted
+/// model ([`kept_bytes`]), CV+'s fold models fitted before (`K − 1` of them, each kept), and
+/// the refit's footprint on its part (`n − ⌊n/K⌋` rows at most, `data::k_fold`; `round(F·n)`,
+/// `data::part_a_size`), or, once it is fitted, its model and the copy a fold model takes of
+/// it (`model::FoldModel::of`). Jackknife+ refits nothing.
+fn refit_bytes(method: &Method, iv: IntervalMethod, n: usize, d: usize, k: usize) -> u64 {
+    let (part, earlier) = match iv {
+        IntervalMethod::JackknifePlus => return 0,
+        IntervalMethod::CvPlus { folds } => (n - n / folds.max(1), folds.saturating_sub(1)),
+        IntervalMethod::SplitConformal { fraction } => {
+            (crate::data::part_a_size(n, fraction).min(n), 0)
+        }
+    };
+    let kept_part = kept_bytes(method, k, part, d);
+    let refit = footprint(method, k)
+        .bytes(part, d)
+        .max(kept_part.saturating_mul(2));
+    kept_bytes(method, k, n, d)
+        .saturating_add(kept_part.saturating_mul(earlier as u64))
+        .saturating_add(refit)
+}
+
+/// Bytes a fitted model of `method` keeps on `n` rows of `d` inputs: a dense method its
+/// posterior's `N × N` factor (the multi-class Laplace one per class, counted as K) and its
+/// `N × D` basis; a sparse or streamed one two `M × M` factors and its `M × D` basis.
+fn kept_bytes(method: &Method, k: usize, n: usize, d: usize) -> u64 {
+    let (rows, squares) = match footprint(method, k) {
+        Footprint::Dense { .. } => match method {
+            Method::Softmax(_) => (n, k as u64),
+            _ => (n, 1),
+        },
+        Footprint::Sparse { basis, .. } | Footprint::Streamed { basis, .. } => (basis.min(n), 2),
+    };
+    matrices_bytes(squares, rows, rows)
+        .and_then(|a| a.checked_add(matrices_bytes(1, rows, d)?))
+        .unwrap_or(u64::MAX)
 }
 
 /// The basis size the advice of a refused dense fit quotes for the sparse methods.
@@ -230,7 +289,7 @@ pub fn check_fits(
         return Ok(());
     };
     let print = footprint(&spec.method, k);
-    let needed = print.bytes(n, d);
+    let needed = peak_bytes(spec, n, d, k);
     if needed <= limit {
         return Ok(());
     }
@@ -252,6 +311,7 @@ pub fn check_fits(
             shown_bytes(bytes)
         )
     };
+    let refits = needed > print.bytes(n, d);
     let held = match print {
         Footprint::Dense { matrices } => format!(
             "{matrices} matrices of {n} × {n}, {} each",
@@ -264,6 +324,13 @@ pub fn check_fits(
             let m = basis.min(n);
             format!("{square} matrices of {m} × {m}, the rows streamed in blocks")
         }
+    };
+    let held = match (refits, spec.intervals) {
+        (true, Some(iv)) => format!(
+            "{held}, and more while {} refits it on part of the rows beside the fitted model",
+            iv.method
+        ),
+        _ => held,
     };
     Err(Error::NotEnoughMemory {
         method: spec.method_name().to_string(),
@@ -475,6 +542,122 @@ mod tests {
                 estimate(&plain, 2000, 4, 2).unwrap()
             );
             assert_eq!(footprint(&sets.method, 2), footprint(&plain.method, 2));
+        }
+    }
+
+    /// A spec of `method` with `intervals`.
+    fn with_intervals(
+        method: crate::spec::MethodName,
+        intervals: Option<IntervalMethod>,
+    ) -> CheckedFitSpec {
+        crate::spec::FitOptions {
+            intervals,
+            ..Default::default()
+        }
+        .check(method)
+        .unwrap()
+    }
+
+    /// The exact GP's flops on `m` rows of 8 inputs (SE-ARD, P = 9): 22 L-BFGS iterations of
+    /// 1.6 evaluations and the final factor ([`the_exact_gps_flops_in_closed_form`]).
+    fn exact_gp_flops(m: f64) -> f64 {
+        let per_eval = m * m * (3.0 * 8.0 + 500.0) + m.powi(3) + 4.0 * m * m * 9.0;
+        22.0 * 1.6 * per_eval + m.powi(3) / 3.0
+    }
+
+    /// Flops of predicting `rows` rows from an exact GP on `m` rows of 8 inputs: the kernel
+    /// row and the variance's triangular solve.
+    fn exact_prediction_flops(m: f64, rows: f64) -> f64 {
+        rows * (m * (3.0 * 8.0 + 500.0) + m * m)
+    }
+
+    /// CV+ with K = 5 counts five refits on 4/5 of the rows and the folds' predictions: the
+    /// estimate is the closed form to rounding, and within 2% of `1 + 5·(4/5)³` times the
+    /// plain fit where N³ dominates; its steps count the refits' iterations too.
+    #[test]
+    fn cv_plus_counts_its_k_refits() {
+        use crate::spec::MethodName as N;
+        let (n, d) = (8000usize, 8usize);
+        let plain = estimate(&with_intervals(N::Gpr, None), n, d, 2).unwrap();
+        let cv = with_intervals(N::Gpr, Some(IntervalMethod::CvPlus { folds: 5 }));
+        let e = estimate(&cv, n, d, 2).unwrap();
+        let (nf, m) = (n as f64, 0.8 * n as f64);
+        let expected = exact_gp_flops(nf) + 5.0 * exact_gp_flops(m) + exact_prediction_flops(m, nf);
+        assert!((e.work.flops() / expected - 1.0).abs() < 1e-12, "{e:?}");
+        let ratio = e.work.flops() / plain.work.flops();
+        let cubic = 1.0 + 5.0 * 0.8f64.powi(3);
+        assert!((ratio / cubic - 1.0).abs() < 0.02, "{ratio} {cubic}");
+        assert_eq!(e.work.steps, 6.0 * 22.0);
+        assert!(e.work.counts_optimiser_iterations);
+    }
+
+    /// Split conformal at F = 0.3 counts one refit on round(0.3·N) rows and the predictions of
+    /// the other 0.7·N: about `1 + 0.3³` times the plain fit.
+    #[test]
+    fn split_conformal_counts_its_refit_on_part_a() {
+        use crate::spec::MethodName as N;
+        let (n, d) = (8000usize, 8usize);
+        let plain = estimate(&with_intervals(N::Gpr, None), n, d, 2).unwrap();
+        let split = Some(IntervalMethod::SplitConformal { fraction: 0.3 });
+        let e = estimate(&with_intervals(N::Gpr, split), n, d, 2).unwrap();
+        let (nf, a) = (n as f64, 2400.0);
+        let expected = exact_gp_flops(nf) + exact_gp_flops(a) + exact_prediction_flops(a, nf - a);
+        assert!((e.work.flops() / expected - 1.0).abs() < 1e-12, "{e:?}");
+        let ratio = e.work.flops() / plain.work.flops();
+        assert!(
+            (ratio / (1.0 + 0.3f64.powi(3)) - 1.0).abs() < 0.01,
+            "{ratio}"
+        );
+        // A classifier's split-conformal sets refit it on part A too.
+        let plain = estimate(&with_intervals(N::Laplace, None), 2000, 4, 2).unwrap();
+        let sets = estimate(&with_intervals(N::Laplace, split), 2000, 4, 2).unwrap();
+        let ratio = sets.work.flops() / plain.work.flops();
+        assert!(
+            ratio > 1.0 + 0.3f64.powi(3) && ratio < 1.0 + 0.3f64.powi(2),
+            "{ratio}"
+        );
+    }
+
+    /// The peak with CV+ is the last refit's when it is more than the fit's: the fitted
+    /// model's factor, four fold models' factors and the fifth refit's five matrices; split
+    /// conformal at 0.3 and jackknife+ stay below the fit's peak. A limit between the two is
+    /// refused, saying the refits need the more.
+    #[test]
+    fn interval_refits_raise_the_peak_where_they_hold_more() {
+        use crate::spec::MethodName as N;
+        let (n, d) = (2000usize, 6usize);
+        let plain = with_intervals(N::Gpr, None);
+        let fit = peak_bytes(&plain, n, d, 2);
+        let cv = with_intervals(N::Gpr, Some(IntervalMethod::CvPlus { folds: 5 }));
+        let (n64, d64, m) = (n as u64, d as u64, 1600u64);
+        let kept = |r: u64| 8 * (r * r + r * d64);
+        let expected = kept(n64) + 4 * kept(m) + 8 * (5 * m * m + m * d64);
+        assert_eq!(peak_bytes(&cv, n, d, 2), expected);
+        assert!(expected > fit);
+        for iv in [
+            IntervalMethod::SplitConformal { fraction: 0.3 },
+            IntervalMethod::JackknifePlus,
+        ] {
+            assert_eq!(peak_bytes(&with_intervals(N::Gpr, Some(iv)), n, d, 2), fit);
+        }
+        // Split conformal at F = 0.9: the model's factor and five of 0.9·N, above the fit's.
+        let split = with_intervals(
+            N::Gpr,
+            Some(IntervalMethod::SplitConformal { fraction: 0.9 }),
+        );
+        assert_eq!(
+            peak_bytes(&split, n, d, 2),
+            kept(n64) + 8 * (5 * 1800 * 1800 + 1800 * d64)
+        );
+        let e = estimate(&cv, n, d, 2).unwrap();
+        assert!(e.bytes > estimate(&plain, n, d, 2).unwrap().bytes);
+        assert!(check_fits(&plain, n, d, 2, MemoryLimit::Bytes(fit)).is_ok());
+        match check_fits(&cv, n, d, 2, MemoryLimit::Bytes(fit)) {
+            Err(Error::NotEnoughMemory { needed, held, .. }) => {
+                assert_eq!(needed, expected);
+                assert!(held.contains("cv+"), "{held}");
+            }
+            other => panic!("{other:?}"),
         }
     }
 

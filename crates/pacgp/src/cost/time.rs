@@ -15,8 +15,8 @@
 //! summed over threads); the wall time is about that over the threads the fit runs on.
 
 use crate::spec::{
-    ClassifierHypers, GprSpec, Inference, Method, PacGpcSpec, SvgpSpec, SvmKernel, SvmSlack,
-    SvmSpec, DEFAULT_BASIS,
+    ClassifierHypers, GprSpec, Inference, IntervalMethod, Method, PacGpcSpec, SvgpSpec, SvmKernel,
+    SvmSlack, SvmSpec, DEFAULT_BASIS,
 };
 
 /// Flops per second of one core on a fit's work. The machine's DGEMM peak is 52 GFLOP/s a
@@ -65,6 +65,28 @@ impl Work {
         Work {
             steps: self.steps * times,
             once: self.once * times,
+            ..self
+        }
+    }
+
+    /// This work, then `next` (a refit of the same method): the steps add up (the stop watch
+    /// counts the refits' optimiser iterations too), `per_step` is their flop-weighted mean,
+    /// so the flops are the sum.
+    fn then(self, next: Work) -> Work {
+        let steps = self.steps + next.steps;
+        let flops = self.steps * self.per_step + next.steps * next.per_step;
+        Work {
+            steps,
+            per_step: if steps > 0.0 { flops / steps } else { 0.0 },
+            once: self.once + next.once,
+            ..self
+        }
+    }
+
+    /// This work and `flops` more outside the loop.
+    fn and_once(self, flops: f64) -> Work {
+        Work {
+            once: self.once + flops,
             ..self
         }
     }
@@ -407,4 +429,60 @@ pub fn work(method: &Method, s: Shape) -> Work {
         Method::OneVsRest(inner) => work(inner, Shape { k: 2.0, ..s }).repeated(s.k),
         Method::Softmax(_) => softmax(s),
     }
+}
+
+/// The time model of a fit of `method` on input of shape `s` with its prediction intervals
+/// or sets `intervals`: the fit, then the refits and held-out predictions of
+/// [`interval_work`].
+pub fn fit_work(method: &Method, intervals: Option<IntervalMethod>, s: Shape) -> Work {
+    let fit = work(method, s);
+    match intervals.and_then(|iv| interval_work(method, iv, s)) {
+        Some(refits) => fit.then(refits),
+        None => fit,
+    }
+}
+
+/// What `fit::intervals` does after the fit for `iv`, if anything is counted: CV+ with K folds
+/// refits `method` on each fold's complement (`(K − 1)/K` of the rows, `data::k_fold`) and
+/// predicts the fold (all N rows once in all); split conformal at F refits on part A
+/// (`round(F·N)` rows, `data::part_a_size`) and predicts part B. Jackknife+ refits nothing:
+/// the fit checks in `O(N)` that the downdate applies (`LooDowndate::check_exact`,
+/// `check_sites`; a sparse regressor's check is `O(N·M²)`, below a fit's count) and
+/// `predict` builds it.
+pub fn interval_work(method: &Method, iv: IntervalMethod, s: Shape) -> Option<Work> {
+    match iv {
+        IntervalMethod::JackknifePlus => None,
+        IntervalMethod::CvPlus { folds } => {
+            let k = folds as f64;
+            // The folds' complements average (K − 1)/K of the rows.
+            let train = Shape {
+                n: s.n * (k - 1.0) / k,
+                ..s
+            };
+            let refits = work(method, train).repeated(k);
+            Some(refits.and_once(prediction_flops(method, train, s.n)))
+        }
+        IntervalMethod::SplitConformal { fraction } => {
+            let part_a = Shape {
+                n: (fraction * s.n).round(),
+                ..s
+            };
+            let held = prediction_flops(method, part_a, s.n - part_a.n);
+            Some(work(method, part_a).and_once(held))
+        }
+    }
+}
+
+/// Flops of predicting `rows` rows (mean and variance) with `method` fitted on input of shape
+/// `fitted`: per row, the kernel entries against the model's basis (its N rows, or its M
+/// inducing inputs) and one triangular solve of `basis²` for the variance
+/// (`posterior::GaussianPosterior::predict`).
+fn prediction_flops(method: &Method, fitted: Shape, rows: f64) -> f64 {
+    let b = match super::footprint(method, fitted.k as usize) {
+        super::Footprint::Dense { .. } => fitted.n,
+        super::Footprint::Sparse { basis, .. } | super::Footprint::Streamed { basis, .. } => {
+            (basis as f64).min(fitted.n)
+        }
+    };
+    rows * (kernel_flops(b, fitted.d) + b * b)
 }

@@ -1,5 +1,6 @@
 //! The interval record of a regression fit with prediction intervals (`fit --intervals`):
-//! jackknife+ checks the closed-form leave-one-out applies, CV+ and split conformal refit the
+//! jackknife+ checks the closed-form leave-one-out applies (`O(N)` for an exact GP: the
+//! downdate is built at `predict`), CV+ and split conformal refit the
 //! spec on parts of the sample ([`crate::conformal`] for the math, [`IntervalRecord`] for what
 //! is stored); and the set record of a classifier's split-conformal prediction sets
 //! ([`set_record`], [`SetRecord`]). Rows with identical inputs stay together: one jackknife+
@@ -92,7 +93,7 @@ pub fn interval_record(
             let sample = match downdate_form(&model.spec) {
                 Some(DowndateForm::Exact) => {
                     let groups = input_groups(model.posterior()?.basis.as_ref());
-                    LooDowndate::exact_by_groups(model.posterior()?, noise, &groups)?;
+                    LooDowndate::check_exact(model.posterior()?, noise, &groups)?;
                     None
                 }
                 Some(DowndateForm::Sparse { alpha_s }) => {

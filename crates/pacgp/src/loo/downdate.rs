@@ -221,6 +221,23 @@ impl<'a> LooDowndate<'a> {
         Ok(d)
     }
 
+    /// Whether [`LooDowndate::exact_by_groups`] applies to `post` with `noise` and `groups`, in
+    /// `O(N)`: a site form whose row noises are σ² or more, a factor of `B` with a positive,
+    /// finite diagonal, and disjoint groups of at least two rows. Its other checks cannot fail
+    /// then (`[B⁻¹]_ii ≥ 1/L_ii² > 0`, and `[B⁻¹]_GG` is a principal block of the positive
+    /// definite `B⁻¹`), so a fit can refuse a model without a downdate before it is stored,
+    /// without the downdate's `N³/3` and its `N²` solve per grouped row.
+    pub fn check_exact(post: &GaussianPosterior, noise: f64, groups: &[Vec<usize>]) -> Result<()> {
+        let Covariance::Sites { sqrt_pi, chol_b } = &post.cov else {
+            return Err(not_exact());
+        };
+        row_noises(sqrt_pi, noise)?;
+        let l = chol_b.l();
+        let diag: Vec<f64> = (0..chol_b.dim()).map(|i| l[(i, i)]).collect();
+        check_positive(&diag, "the diagonal of the exact GP's factor of B")?;
+        check_groups(groups, post.alpha.len())
+    }
+
     /// Record `rows` as a block left out together with `κ_G = kappa`.
     fn push_block(&mut self, rows: &[usize], kappa: Mat<f64>) {
         for &i in rows {
@@ -762,6 +779,58 @@ mod tests {
         ] {
             assert!(matches!(e, Error::Numerical { .. }), "{e}");
             assert!(e.to_string().contains("entry 5"), "{e}");
+        }
+    }
+
+    /// [`LooDowndate::check_exact`] passes what [`LooDowndate::exact_by_groups`] builds and
+    /// refuses what it refuses for want of an exact GP's sites (another noise, a site of
+    /// precision 0, a bad group).
+    #[test]
+    fn check_exact_agrees_with_exact_by_groups() {
+        let (x, y) = toy(16);
+        let noise = 0.3;
+        let gp = crate::regression::exact::ExactGp::fit(
+            Kernel::se_iso(0.8, 1.0),
+            noise,
+            x.clone(),
+            y.clone(),
+            &JitterPolicy::none(),
+        )
+        .unwrap();
+        let post = gp.posterior().unwrap();
+        let groups = vec![vec![2, 7], vec![3, 4, 11]];
+        LooDowndate::exact_by_groups(&post, noise, &groups).unwrap();
+        LooDowndate::check_exact(&post, noise, &groups).unwrap();
+        let bad_groups = [
+            vec![vec![2]],
+            vec![vec![2, 7], vec![7, 9]],
+            vec![vec![1, 16]],
+        ];
+        for g in &bad_groups {
+            assert!(LooDowndate::exact_by_groups(&post, noise, g).is_err());
+            assert!(LooDowndate::check_exact(&post, noise, g).is_err());
+        }
+        // A noise above the rows' λ_i (the site form of another σ²), or not finite.
+        for other in [2.0 * noise, f64::NAN, -1.0] {
+            let (full, cheap) = (
+                LooDowndate::exact_by_groups(&post, other, &[]).unwrap_err(),
+                LooDowndate::check_exact(&post, other, &[]).unwrap_err(),
+            );
+            assert_eq!(full.to_string(), cheap.to_string());
+        }
+        let mut zero = post.clone();
+        if let Covariance::Sites { sqrt_pi, .. } = &mut zero.cov {
+            sqrt_pi[5] = 0.0;
+        }
+        assert!(LooDowndate::exact_by_groups(&zero, noise, &[]).is_err());
+        assert!(LooDowndate::check_exact(&zero, noise, &[]).is_err());
+        // A classifier's sites read as an exact GP's with known variances λ_i = 1/π_i ≥ σ²
+        // (both accept), not with a σ² above them (both refuse).
+        let (_, fit) = fits(&x, &y).remove(0);
+        for (sigma2, applies) in [(noise, true), (1e3, false)] {
+            let full = LooDowndate::exact_by_groups(&fit.posterior, sigma2, &[]).is_ok();
+            let cheap = LooDowndate::check_exact(&fit.posterior, sigma2, &[]).is_ok();
+            assert_eq!((full, cheap), (applies, applies), "σ² = {sigma2}");
         }
     }
 
