@@ -372,3 +372,52 @@ pub(crate) fn print_certificate(c: &pacgp::model::CertificateReport) -> Result<(
     }
     Ok(())
 }
+
+/// A CSV cell, quoted when it holds a comma, a quote or a line break.
+pub(crate) fn csv_cell(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// For each row of the file in order, the index of its prediction, or `None` for a row the
+/// model's `--missing drop` left out (its output row stays empty, so rows still line up).
+pub(crate) fn row_slots(read: &ModelData) -> Vec<Option<usize>> {
+    let mut slots: Vec<(u64, Option<usize>)> = read
+        .lines
+        .iter()
+        .enumerate()
+        .map(|(i, &l)| (l, Some(i)))
+        .chain(read.dropped.iter().map(|&l| (l, None)))
+        .collect();
+    slots.sort_unstable_by_key(|s| s.0);
+    slots.into_iter().map(|s| s.1).collect()
+}
+
+/// Values in file-row order, `null` for rows left out.
+pub(crate) fn by_row<'a, T: serde::Serialize>(
+    slots: &[Option<usize>],
+    v: &'a [T],
+) -> Vec<Option<&'a T>> {
+    slots.iter().map(|s| s.map(|i| &v[i])).collect()
+}
+
+/// A regressor's test metrics in two lines, the first after `prefix`.
+pub(crate) fn print_regression_metrics(prefix: &str, e: &pacgp::model::Evaluation) -> Result<()> {
+    let f = |v: Option<f64>| v.unwrap_or(f64::NAN);
+    out!(
+        "{prefix}{} test points: RMSE {:.4}  MAE {:.4}  NLPD {:.4}  95% coverage {:.3}",
+        e.n,
+        f(e.rmse),
+        f(e.mae),
+        f(e.nlpd),
+        f(e.coverage_95)
+    );
+    if let (Some(eps), Some(g), Some(b)) = (e.epsilon, e.gibbs_risk, e.bayes_risk) {
+        let indent = if prefix.is_empty() { "" } else { "  " };
+        out!("{indent}ε = {eps}: Gibbs risk {g:.4}, error of the mean predictor {b:.4}");
+    }
+    Ok(())
+}

@@ -14,7 +14,7 @@ use crate::cli::*;
 /// (and `TARGET_lower`, `TARGET_upper` with `--interval`), outputs in the model's order.
 pub(super) fn predict(a: &PredictArgs, model: &FittedModel, read: &ModelData) -> Result<String> {
     let ds = &read.data;
-    let slots = super::use_model::row_slots(read);
+    let slots = super::row_slots(read);
     let members = model.output_members()?;
     let pb = spinner(&format!(
         "predicting {} points, {} outputs",
@@ -41,7 +41,7 @@ pub(super) fn predict(a: &PredictArgs, model: &FittedModel, read: &ModelData) ->
         );
     }
     let by_row = |v: &[f64]| {
-        super::use_model::by_row(&slots, v)
+        super::by_row(&slots, v)
             .into_iter()
             .map(|x| x.copied())
             .collect::<Vec<_>>()
@@ -68,7 +68,7 @@ pub(super) fn predict(a: &PredictArgs, model: &FittedModel, read: &ModelData) ->
     let header: Vec<String> = members
         .iter()
         .flat_map(|m| {
-            let name = super::use_model::csv_cell(&m.target_name);
+            let name = super::csv_cell(&m.target_name);
             parts.iter().map(move |p| format!("{name}_{p}"))
         })
         .collect();
@@ -154,7 +154,7 @@ pub(super) fn evaluate(a: &EvaluateArgs, model: &FittedModel) -> Result<()> {
     }
     for (t, e) in targets.iter().zip(&evals) {
         let prefix = format!("output '{}': ", pacgp::data::shown(t));
-        super::use_model::print_regression_metrics(&prefix, e)?;
+        super::print_regression_metrics(&prefix, e)?;
     }
     Ok(())
 }
