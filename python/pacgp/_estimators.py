@@ -487,8 +487,10 @@ class GPRegressor(PriorPredictiveAPI, EvidenceAPI, _Regressor):
     - ``normalize_y=True`` (the default here) standardises the targets; ``False`` fits them as
       given (prior mean 0), as scikit-learn does;
     - a ``y`` of K columns fits one GP per output (``estimators_``, see
-      ``_Regressor._fit_outputs``); ``n_targets`` is checked against K, and before ``fit``
-      gives the prior's shapes.
+      ``_Regressor._fit_outputs``), all at one θ and σ² that maximise the sum of their log
+      marginal likelihoods, as scikit-learn's (``shared_kernel=False``: each output its own
+      kernel, which a holdout or CV+ and split-conformal intervals need); ``n_targets`` is
+      checked against K, and before ``fit`` gives the prior's shapes.
 
     The noise variances are on the scale the targets are fitted on (standardised with
     ``normalize_y``), as in scikit-learn; predicted standard deviations leave them out
@@ -501,8 +503,9 @@ class GPRegressor(PriorPredictiveAPI, EvidenceAPI, _Regressor):
                  unknown_category="error", n_threads=None, intervals=None,
                  interval_score=None, certify_holdout=None, time_limit=None,
                  optimizer="fmin_l_bfgs_b", n_restarts_optimizer=None, normalize_y=True,
-                 n_targets=None, alpha=None):
+                 n_targets=None, alpha=None, shared_kernel=True):
         self.kernel = kernel
+        self.shared_kernel = shared_kernel
         self.alpha = alpha
         self.epsilon = epsilon
         self.restarts = restarts
@@ -549,7 +552,8 @@ class GPRegressor(PriorPredictiveAPI, EvidenceAPI, _Regressor):
         return _fit(self, X, y, "gpr", names={"restarts": _restarts_name(self)},
                     kernel=kernel, restarts=_restarts_of(self),
                     seed=seed_of(self.random_state), epsilon=self.epsilon, snap=self.snap,
-                    delta=self.delta, **_gpr_noise_options(self, kernel, X))
+                    delta=self.delta, shared_kernel=_shared_kernel_of(self, y),
+                    **_gpr_noise_options(self, kernel, X))
 
     def _given_kernel(self):
         """The kernel as given; with ``optimizer=None`` and no kernel, scikit-learn's
@@ -584,9 +588,17 @@ def _check_sklearn_gpr_params(est):
         )
     if est.normalize_y not in (True, False):
         raise ValueError(f"normalize_y={est.normalize_y!r}: True or False")
+    if est.shared_kernel not in (True, False):
+        raise ValueError(f"shared_kernel={est.shared_kernel!r}: True or False")
     if est.n_targets is not None and not (isinstance(est.n_targets, (int, np.integer))
                                           and est.n_targets >= 1):
         raise ValueError(f"n_targets={est.n_targets!r}: None or a number of outputs (≥ 1)")
+
+
+def _shared_kernel_of(est, y):
+    """The library's ``shared_kernel`` of a ``GPRegressor``: asked for only with several
+    targets (one target has nothing to share)."""
+    return bool(est.shared_kernel) if np.ndim(y) == 2 else None
 
 
 def _gpr_noise_options(est, kernel, X):

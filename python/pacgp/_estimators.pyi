@@ -78,6 +78,7 @@ class GPRegressor(PriorPredictiveAPI, EvidenceAPI, _Regressor):
         normalize_y: bool = True,
         n_targets: Optional[int] = None,
         alpha: Optional[Union[float, Sequence[float], Any]] = None,
+        shared_kernel: bool = True,
     ) -> None: ...
 
 class SparseGPRegressor(_Regressor):

@@ -1,8 +1,9 @@
 """Multi-output regression in Python: a ``y`` of K columns fits one regressor per output.
 Checked against scikit-learn's multi-output ``GaussianProcessRegressor`` at a kernel kept
-fixed (mean, std, covariance, log marginal likelihood summed over the outputs), against
-pacgp's own single-target fits (each output's model and certificate), and the joint
-certificate's union bound (each output at δ/K, the mean of the bounds)."""
+fixed (mean, std, covariance, log marginal likelihood summed over the outputs) and at the
+kernel both fit for all outputs at once (θ by the summed evidence), against pacgp's own
+single-target fits (each output's model and certificate, one kernel per output), and the
+joint certificate's union bound (each output at δ/K, the mean of the bounds)."""
 
 import pickle
 
@@ -54,7 +55,7 @@ def test_a_kept_kernel_predicts_as_scikit_learns_multi_output_regressor():
 
 def test_each_output_is_its_single_target_fit_and_the_joint_certificate_pays_ln_k():
     X, Y = _data()
-    est = pacgp.GPRegressor(epsilon=0.5).fit(X, Y)
+    est = pacgp.GPRegressor(epsilon=0.5, shared_kernel=False).fit(X, Y)
     assert est.n_outputs_ == 3 and len(est.estimators_) == 3 and len(est.kernels_) == 3
     c = est.certificate_
     assert c["joint"]["delta"] == 0.01
@@ -86,3 +87,28 @@ def test_a_bound_trained_regressor_needs_its_epsilon_with_several_targets():
     est = pacgp.PACGPRegressor(epsilon=1.0).fit(X, Y[:, :2])
     assert est.predict(X).shape == (len(X), 2)
     assert len(est.certificate_["joint"]["outputs"]) == 2
+
+
+def test_a_shared_kernel_is_scikit_learns_fit_of_all_outputs():
+    """By default the outputs share θ and σ², the maximiser of their summed evidence, as in
+    scikit-learn: without the grid snap both land on the same kernel and evidence."""
+    X, Y = _data()
+    kernel = K.ConstantKernel(1.0) * K.RBF([1.0, 1.0]) + K.WhiteKernel(0.1)
+    ours = pacgp.GPRegressor(kernel=kernel, snap=False).fit(X, Y)
+    peer = GaussianProcessRegressor(kernel, normalize_y=True, n_restarts_optimizer=3,
+                                    random_state=0).fit(X, Y)
+    np.testing.assert_allclose(ours.kernel_.theta, peer.kernel_.theta, atol=1e-4)
+    np.testing.assert_allclose(ours.log_marginal_likelihood_value_,
+                               peer.log_marginal_likelihood_value_, rtol=1e-8)
+    assert all(np.array_equal(k.theta, ours.kernel_.theta) for k in ours.kernels_)
+    Xt = np.linspace(0, 4, 14).reshape(7, 2)
+    np.testing.assert_allclose(ours.predict(Xt), peer.predict(Xt), rtol=1e-4, atol=1e-4)
+    # One kernel per output is another model: some output's own θ is elsewhere.
+    own = pacgp.GPRegressor(kernel=kernel, snap=False, shared_kernel=False).fit(X, Y)
+    assert any(np.abs(k.theta - ours.kernel_.theta).max() > 0.1 for k in own.kernels_)
+    # Certified with the snap, each output and all at once; a holdout needs its own kernels.
+    snapped = pacgp.GPRegressor(epsilon=0.5).fit(X, Y)
+    assert len(snapped.certificate_["joint"]["outputs"]) == 3
+    with pytest.raises(ValueError, match="held out"):
+        pacgp.GPRegressor(epsilon=0.5, certify_holdout=0.3).fit(X, Y)
+    pacgp.GPRegressor(epsilon=0.5, certify_holdout=0.3, shared_kernel=False).fit(X, Y)

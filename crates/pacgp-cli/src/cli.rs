@@ -332,6 +332,11 @@ pub struct FitArgs {
     /// split, and states both certificates at δ/2 each.
     #[arg(long, value_name = "F", allow_negative_numbers = true)]
     pub certify_holdout: Option<f64>,
+    /// gpr with several --target columns: one θ and σ² for every output, chosen by the sum
+    /// of their log marginal likelihoods (scikit-learn's multi-output regressor), instead of
+    /// one kernel per output; each output still has its own certificate.
+    #[arg(long)]
+    pub shared_kernel: bool,
 }
 
 impl FitArgs {
@@ -379,6 +384,7 @@ impl FitArgs {
             alpha: None,
             kernel_params: None,
             normalize_y: None,
+            shared_kernel: self.shared_kernel.then_some(true),
         }
     }
 

@@ -142,6 +142,7 @@ impl Wording for CliWording {
             O::NoiseInit => "noise-init",
             O::IntervalScore => "interval-score",
             O::CertifyHoldout => "certify-holdout",
+            O::SharedKernel => "shared-kernel",
             other => other.name(),
         };
         self.flag(flag)

@@ -154,3 +154,67 @@ fn a_classifier_or_a_bound_without_epsilon_is_refused_per_output() {
     assert!(e.contains("NOPE"), "{e}");
     assert!(!model.exists());
 }
+
+/// `--shared-kernel`: one θ and σ² for both outputs (in the file and the fit's notes), each
+/// output still certified; a holdout or a method without a shared kernel is refused.
+#[test]
+fn outputs_share_one_kernel_when_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("shared.json");
+    let out = ok(&fit(
+        BOSTON,
+        &model,
+        &["--target", "MEDV,LSTAT", "--shared-kernel"],
+    ));
+    assert!(out.contains("one kernel shared"), "{out}");
+    let file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    let members = file["task"]["members"].as_array().unwrap();
+    let kernel = |m: &serde_json::Value| {
+        (
+            m["posterior"]["kernel"].clone(),
+            m["task"]["noise_variance"].clone(),
+        )
+    };
+    assert!(kernel(&members[0]).0.is_object(), "{}", members[0]["task"]);
+    assert_eq!(kernel(&members[0]), kernel(&members[1]));
+    let c = certify_with(&model, BOSTON, &["--epsilon", "2"]);
+    for j in 0..2 {
+        let b = c["outputs"][j]["certificates"][0]["bound"]
+            .as_f64()
+            .unwrap();
+        assert!(b > 0.0 && b < 1.0, "{c}");
+    }
+    let e = fails(
+        &[
+            "fit",
+            "--data",
+            BOSTON,
+            "--target",
+            "MEDV,LSTAT",
+            "--shared-kernel",
+            "--certify-holdout",
+            "0.2",
+            "--out",
+            s(&model),
+        ],
+        2,
+    );
+    assert!(e.contains("held out"), "{e}");
+    let e = fails(
+        &[
+            "fit",
+            "--data",
+            BOSTON,
+            "--target",
+            "MEDV,LSTAT",
+            "--shared-kernel",
+            "--method",
+            "vfe",
+            "--out",
+            s(&model),
+        ],
+        2,
+    );
+    assert!(e.contains("--shared-kernel"), "{e}");
+}

@@ -173,6 +173,7 @@ pub(crate) fn fit_options(
             O::Alpha => o.alpha = r.numbers(option, &v)?,
             O::KernelParams => o.kernel_params = r.numbers(option, &v)?,
             O::NormalizeY => o.normalize_y = r.flag(option, &v)?,
+            O::SharedKernel => o.shared_kernel = r.flag(option, &v)?,
         }
     }
     Ok(o)

@@ -7,7 +7,7 @@ use faer::Mat;
 use pacgp::conformal::IntervalMethod;
 use pacgp::data::Outputs;
 use pacgp::fit::{fit, fit_outputs};
-use pacgp::model::{CertifyOptions, FittedModel};
+use pacgp::model::{CertifyOptions, FittedModel, Task};
 use pacgp::spec::{FitOptions, MethodName};
 
 /// 40 inputs in [0, 4) × [−1, 1), and three targets of different scales: a wave, a line in
@@ -209,4 +209,140 @@ fn the_model_file_round_trips_and_its_members_are_checked() {
     v["target_name"] = serde_json::json!("wave");
     let e = FittedModel::from_json(&v.to_string(), "m.json").unwrap_err();
     assert!(e.to_string().contains("at least two"), "{e}");
+}
+
+fn shared(more: FitOptions) -> pacgp::spec::CheckedFitSpec {
+    FitOptions {
+        shared_kernel: Some(true),
+        ..more
+    }
+    .check(MethodName::Gpr)
+    .unwrap()
+}
+
+/// The kernel of a regressor: its θ and σ².
+fn kernel_of(m: &FittedModel) -> (Vec<f64>, f64) {
+    match &m.task {
+        Task::Regression {
+            posterior,
+            noise_variance,
+            ..
+        } => (posterior.kernel().params(), *noise_variance),
+        _ => panic!("not a regressor"),
+    }
+}
+
+/// Two outputs that are one column on two scales (y and 3y + 1) standardise to the same
+/// targets, so their summed evidence is twice the one column's: the shared kernel is the
+/// single-target fit's, and the second output's predictions are the first's rescaled.
+#[test]
+fn a_shared_kernel_of_one_column_on_two_scales_is_the_single_fit() {
+    let outputs = sample();
+    let wave = outputs.samples()[0].clone();
+    let scaled: Vec<f64> = wave.y.iter().map(|v| 3.0 * v + 1.0).collect();
+    let twice = Outputs::new(
+        wave.x.clone(),
+        vec![wave.y.clone(), scaled],
+        wave.feature_names.clone(),
+        vec!["y".into(), "z".into()],
+    )
+    .unwrap();
+    let model = fit_outputs(&shared(FitOptions::default()), &twice).unwrap();
+    let members = model.output_members().unwrap();
+    let alone = fit(&gpr(), &wave, None).unwrap();
+    let ((theta, s2), (theta_alone, s2_alone)) = (kernel_of(&members[0]), kernel_of(&alone));
+    assert_eq!(theta, theta_alone, "θ is snapped onto the same grid point");
+    assert!(
+        (s2 - s2_alone).abs() < 1e-4 * s2_alone,
+        "σ² {s2} vs {s2_alone}"
+    );
+    assert_eq!(kernel_of(&members[1]), (theta, s2));
+    let at = test_inputs();
+    let p = model.predict_outputs(at.as_ref()).unwrap();
+    let single = alone.predict_regression(at.as_ref()).unwrap();
+    for i in 0..at.nrows() {
+        assert!((p[0].mean[i] - single.mean[i]).abs() < 1e-4, "row {i}");
+        assert!(
+            (p[1].mean[i] - (3.0 * p[0].mean[i] + 1.0)).abs() < 1e-9,
+            "row {i}"
+        );
+        assert!(
+            (p[1].latent_var[i] - 9.0 * p[0].latent_var[i]).abs() < 1e-9,
+            "row {i}"
+        );
+    }
+    assert!(members[0]
+        .report
+        .notes
+        .iter()
+        .any(|n| n.contains("shared by the 2 targets")));
+}
+
+/// Outputs of different shapes share one θ and σ² (not every output's own), the model's
+/// objective is the sum of the members' evidences at it, each output is certified, and the
+/// model file keeps the kernel shared.
+#[test]
+fn outputs_with_a_shared_kernel_are_fitted_certified_and_kept_together() {
+    let outputs = sample();
+    let model = fit_outputs(&shared(FitOptions::default()), &outputs).unwrap();
+    let members = model.output_members().unwrap();
+    let one = kernel_of(&members[0]);
+    assert!(members.iter().all(|m| kernel_of(m) == one));
+    let own: Vec<_> = (outputs.samples().iter())
+        .map(|s| kernel_of(&fit(&gpr(), s, None).unwrap()))
+        .collect();
+    assert!(
+        own.iter().any(|k| *k != one),
+        "every output's own kernel is the shared one"
+    );
+    let summed: f64 = members.iter().map(|m| m.report.objective.unwrap()).sum();
+    assert_eq!(model.report.objective, Some(summed));
+    let opts = CertifyOptions {
+        epsilons: vec![0.5],
+        ..Default::default()
+    };
+    let c = model.certify_outputs(&outputs, &opts).unwrap();
+    for o in &c.outputs {
+        let b = o.certificates[0].certificate.bound;
+        assert!(b > 0.0 && b < 1.0, "{}: {b}", o.target);
+    }
+    let text = serde_json::to_string(&model).unwrap();
+    let back = FittedModel::from_json(&text, "m.json").unwrap();
+    assert!(back.spec.shares_kernel());
+    let mut v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let s2 = v["task"]["members"][1]["task"]["noise_variance"].clone();
+    assert!(s2.is_number(), "{}", v["task"]["members"][1]["task"]);
+    v["task"]["members"][1]["task"]["noise_variance"] =
+        serde_json::json!(s2.as_f64().unwrap() * 1.5);
+    let e = FittedModel::from_json(&v.to_string(), "m.json").unwrap_err();
+    assert!(e.to_string().contains("share one kernel"), "{e}");
+}
+
+/// A shared kernel is chosen on every output's rows: no holdout stays unseen, and intervals
+/// that refit one output alone would not be the shared model's; jackknife+ is.
+#[test]
+fn a_shared_kernel_refuses_a_holdout_and_refitted_intervals() {
+    let outputs = sample();
+    let holdout = shared(FitOptions {
+        certify_holdout: Some(0.3),
+        ..Default::default()
+    });
+    let e = fit_outputs(&holdout, &outputs).unwrap_err();
+    assert!(e.to_string().contains("held out"), "{e}");
+    let cv = shared(FitOptions {
+        intervals: Some(IntervalMethod::CvPlus { folds: 5 }),
+        ..Default::default()
+    });
+    let e = fit_outputs(&cv, &outputs).unwrap_err();
+    assert!(e.to_string().contains("jackknife+"), "{e}");
+    let jk = shared(FitOptions {
+        intervals: Some(IntervalMethod::JackknifePlus),
+        ..Default::default()
+    });
+    let model = fit_outputs(&jk, &outputs).unwrap();
+    let at = test_inputs();
+    for m in model.output_members().unwrap() {
+        let iv = m.predict_intervals(at.as_ref(), 0.1).unwrap();
+        assert!(iv.lower.iter().zip(&iv.upper).all(|(l, h)| l < h));
+    }
 }

@@ -341,7 +341,13 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
         model.feature_names.len(),
         model
             .output_members()
-            .map(|m| format!(", {} outputs (one regressor each)", m.len()))
+            .map(|m| {
+                let kernel = match model.spec.shares_kernel() {
+                    true => ", one kernel shared",
+                    false => "",
+                };
+                format!(", {} outputs (one regressor each{kernel})", m.len())
+            })
             .unwrap_or_default()
     );
     if let Some(classes) = model.classes() {

@@ -156,14 +156,8 @@ fn fit_sample(
                 spec.method_name()
             )));
         }
-        let mut model = fit_checked(&spec, data, LabelMap::signs(), notes)?;
-        if let Some(iv) = &spec.intervals {
-            let record = intervals::interval_record(given, iv, data, &model)?;
-            if let crate::model::Task::Regression { intervals, .. } = &mut model.task {
-                *intervals = Some(Box::new(record));
-            }
-        }
-        return Ok(model);
+        let model = fit_checked(&spec, data, LabelMap::signs(), notes)?;
+        return with_intervals(given, &spec, data, model);
     }
     let sets = spec
         .intervals
@@ -173,6 +167,23 @@ fn fit_sample(
     if let Some((iv, labels)) = sets {
         let record = intervals::set_record(given, &iv, data, labels, &model)?;
         model.sets = Some(Box::new(record));
+    }
+    Ok(model)
+}
+
+/// A regressor fitted on `data` with the prediction intervals `spec` (resolved for the sample
+/// from `given`) asks for.
+fn with_intervals(
+    given: &CheckedFitSpec,
+    spec: &CheckedFitSpec,
+    data: &Dataset,
+    mut model: FittedModel,
+) -> Result<FittedModel> {
+    if let Some(iv) = &spec.intervals {
+        let record = intervals::interval_record(given, iv, data, &model)?;
+        if let crate::model::Task::Regression { intervals, .. } = &mut model.task {
+            *intervals = Some(Box::new(record));
+        }
     }
     Ok(model)
 }

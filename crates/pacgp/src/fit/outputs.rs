@@ -5,12 +5,13 @@
 
 use rayon::prelude::*;
 
+use crate::conformal::IntervalMethod;
 use crate::data::{Outputs, TrainingLabels};
 use crate::error::{Error, Result};
 use crate::memory::MemoryLimit;
 use crate::model::{FitReport, FittedModel, Task};
 use crate::optim::StopSignal;
-use crate::spec::CheckedFitSpec;
+use crate::spec::{CheckedFitSpec, Method};
 
 /// [`fit_outputs_until`] within the memory available now, never stopped early.
 ///
@@ -65,6 +66,9 @@ fn fit_members(
     outputs: &Outputs,
     limit: MemoryLimit,
 ) -> Result<Vec<FittedModel>> {
+    if spec.shares_kernel() {
+        return shared_kernel_members(spec, outputs, limit);
+    }
     let watch = crate::optim::stop::current();
     let samples = outputs.samples();
     let at_once = super::multiclass::members_at_once(spec, &samples[0], outputs.k(), limit);
@@ -83,6 +87,49 @@ fn fit_members(
         }
     }
     Ok(members)
+}
+
+/// Every output's gpr at one θ and σ² chosen by the outputs' summed evidence
+/// ([`super::regression::gpr_shared`]), each with its intervals as a single fit makes them.
+/// Refused with a holdout (the kernel is chosen on every output's rows, held out or not) and
+/// with intervals that refit one output alone.
+fn shared_kernel_members(
+    spec: &CheckedFitSpec,
+    outputs: &Outputs,
+    limit: MemoryLimit,
+) -> Result<Vec<FittedModel>> {
+    if spec.certify_holdout.is_some() {
+        return Err(Error::Unsupported(
+            "a kernel shared by the outputs is chosen on every output's rows, so none stays held out: fit one kernel per output to certify on a holdout".into(),
+        ));
+    }
+    if let Some(iv) = spec
+        .intervals
+        .filter(|iv| iv.method != IntervalMethod::JackknifePlus)
+    {
+        return Err(Error::Unsupported(format!(
+            "{} intervals refit one output alone, not the outputs' shared kernel: take jackknife+ (the leave-one-out at the shared θ, no refits) or one kernel per output",
+            iv.method
+        )));
+    }
+    let samples = outputs.samples();
+    let (resolved, notes) = spec.for_sample(outputs.n())?;
+    crate::cost::check_fits(&resolved, outputs.n(), outputs.d(), 2, limit)?;
+    let Method::Gpr(s) = &resolved.method else {
+        return Err(Error::Unsupported(format!(
+            "{} has no shared kernel over several outputs (gpr has)",
+            spec.method_name()
+        )));
+    };
+    let models = super::regression::gpr_shared(&resolved, s, samples)?;
+    (models.into_iter().zip(samples))
+        .map(|(mut model, data)| {
+            model.report.notes.splice(0..0, notes.iter().cloned());
+            let mut model = super::with_intervals(spec, &resolved, data, model)?;
+            model.duplicates = Some(crate::data::Duplicates::of(data));
+            Ok(model)
+        })
+        .collect()
 }
 
 /// The multi-output model around its members: their spec (the given one resolved for the

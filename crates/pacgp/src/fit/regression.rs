@@ -15,7 +15,7 @@ use crate::optim::{OptimReport, Restarts};
 use crate::plan::hyper_prior;
 use crate::posterior::GaussianPosterior;
 use crate::prior::BoundLevers;
-use crate::regression::exact::{fit_ml2, ExactGp, MlConfig, RowNoise};
+use crate::regression::exact::{fit_ml2, fit_ml2_shared, ExactGp, MlConfig, RowNoise};
 use crate::regression::sparse::{train_sparse, SparseConfig, SparseMethod};
 use crate::spec::{
     CheckedFitSpec, GprSpec, GreedySparseSpec, PacGpSpec, PacPrior, PacSgpSpec, SparseSpec,
@@ -95,26 +95,47 @@ fn bound_report(objective: f64, kind: BoundKind, optimiser: OptimReport, jitter:
 /// σ² fitted or kept, known per-row variances `alpha` added; or at θ kept as given (on the
 /// inputs as given, nothing fitted); targets as given without `normalize_y`.
 pub fn gpr(spec: &CheckedFitSpec, s: &GprSpec, train: &Dataset) -> Result<FittedModel> {
-    let st = gpr_scaled(spec, train)?;
-    let mut kernel = Kernel::from_spec(&s.kernel, train.d())?;
+    Ok(gpr_shared(spec, s, std::slice::from_ref(train))?.swap_remove(0))
+}
+
+/// [`gpr`] of several targets at the same inputs (`trains`, one per target, inputs equal)
+/// sharing θ and σ², which maximise the sum of their log marginal likelihoods on the targets'
+/// own scales (scikit-learn's multi-output regressor): one model per target.
+pub fn gpr_shared(
+    spec: &CheckedFitSpec,
+    s: &GprSpec,
+    trains: &[Dataset],
+) -> Result<Vec<FittedModel>> {
+    let first = trains.first().ok_or(Error::Empty { what: "targets" })?;
+    let scaled = trains
+        .iter()
+        .map(|t| gpr_scaled(spec, t))
+        .collect::<Result<Vec<_>>>()?;
+    let mut kernel = Kernel::from_spec(&s.kernel, first.d())?;
     let noise = RowNoise {
         fixed: s.noise,
-        known: gpr_alpha(s, train.n())?,
+        known: gpr_alpha(s, first.n())?,
     };
-    let (gp, opt, start_note) = match &s.kernel_params {
+    let x = scaled[0].x.clone();
+    let (gps, opt, start_note) = match &s.kernel_params {
         Some(theta) => {
             kernel.set_params(theta)?;
             let sigma2 = s.noise.unwrap_or(s.noise_init);
             let jitter = MlConfig::default().jitter;
-            let gp = ExactGp::fit_with_known_noise(
-                kernel,
-                sigma2,
-                noise.known,
-                st.x.clone(),
-                st.y.clone(),
-                &jitter,
-            )?;
-            (gp, None, None)
+            let gps = scaled
+                .iter()
+                .map(|st| {
+                    ExactGp::fit_with_known_noise(
+                        kernel.clone(),
+                        sigma2,
+                        noise.known.clone(),
+                        x.clone(),
+                        st.y.clone(),
+                        &jitter,
+                    )
+                })
+                .collect::<Result<Vec<_>>>()?;
+            (gps, None, None)
         }
         None => {
             let ml = MlConfig {
@@ -127,20 +148,32 @@ pub fn gpr(spec: &CheckedFitSpec, s: &GprSpec, train: &Dataset) -> Result<Fitted
                 noise,
                 ..Default::default()
             };
-            let (start, note) = gpr_start(kernel, &st.x, spec.seed);
-            let (gp, opt) = fit_ml2(&start, s.noise_init, st.x.clone(), st.y.clone(), &ml)?;
-            (gp, Some(opt), note)
+            let (start, note) = gpr_start(kernel, &x, spec.seed);
+            let ys = scaled.iter().map(|st| st.y.clone()).collect();
+            let (gps, opt) = fit_ml2_shared(&start, s.noise_init, x, ys, &ml)?;
+            (gps, Some(opt), note)
         }
     };
-    let mut r = report(
-        "log_marginal_likelihood",
-        gp.log_marginal_likelihood(),
-        opt,
-        gp.jitter_used(),
-    );
-    r.notes.extend(start_note);
-    let task = task(gp.posterior()?, gp.noise_variance, st.y_scaler);
-    Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))
+    let shared_note = (trains.len() > 1).then(|| {
+        format!(
+            "θ and σ² shared by the {} targets, chosen by the sum of their log marginal likelihoods",
+            trains.len()
+        )
+    });
+    (gps.into_iter().zip(scaled).zip(trains))
+        .map(|((gp, st), train)| {
+            let mut r = report(
+                "log_marginal_likelihood",
+                gp.log_marginal_likelihood(),
+                opt.clone(),
+                gp.jitter_used(),
+            );
+            r.notes.extend(start_note.clone());
+            r.notes.extend(shared_note.clone());
+            let task = task(gp.posterior()?, gp.noise_variance, st.y_scaler);
+            Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))
+        })
+        .collect()
 }
 
 /// Where gpr's ML-II starts: on wide inputs every stationary lengthscale at the median

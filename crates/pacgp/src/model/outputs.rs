@@ -4,7 +4,9 @@
 //! Its certificates: each output's at δ, as a regressor's (each holds with probability
 //! ≥ 1 − δ on its own); and the joint one, every output's at δ/K, so that with probability
 //! ≥ 1 − δ all K hold at once (a union bound over the outputs) — in particular the mean of the
-//! K outputs' ε-band Gibbs risks is then at most the mean of their bounds.
+//! K outputs' ε-band Gibbs risks is then at most the mean of their bounds. A kernel shared by
+//! the outputs (gpr's `shared_kernel`) changes none of this: each output's θ is still a point
+//! of the grid its certificate prices, whichever rows chose it.
 
 use faer::MatRef;
 use serde::{Deserialize, Serialize};
@@ -137,7 +139,7 @@ impl FittedModel {
     }
 
     /// The members, checked against a sample's outputs: the same targets in the same order.
-    fn matched_outputs(&self, sample: &Outputs) -> Result<&[FittedModel]> {
+    pub(super) fn matched_outputs(&self, sample: &Outputs) -> Result<&[FittedModel]> {
         let members = self.output_members()?;
         let want = self.target_names();
         if sample.target_names() != want {
@@ -181,6 +183,11 @@ impl FittedModel {
                 )));
             }
         }
+        if self.spec.shares_kernel() && !one_kernel(members) {
+            return Err(bad(
+                "its outputs share one kernel, but their θ or σ² differ".to_string(),
+            ));
+        }
         let names = self.target_names();
         if names
             .iter()
@@ -197,6 +204,20 @@ impl FittedModel {
         }
         Ok(())
     }
+}
+
+/// Whether every member has the first's kernel parameters and noise variance.
+fn one_kernel(members: &[FittedModel]) -> bool {
+    let of = |m: &FittedModel| match &m.task {
+        Task::Regression {
+            posterior,
+            noise_variance,
+            ..
+        } => Some((posterior.kernel().params(), noise_variance.to_bits())),
+        _ => None,
+    };
+    let first = of(&members[0]);
+    first.is_some() && members.iter().all(|m| of(m) == first)
 }
 
 /// Asked of a multi-output regressor what only each output has (one sample's certificate, a

@@ -218,33 +218,66 @@ impl ExactGp {
 
     /// `ln p(y | X, θ) = −½ yᵀα − Σ ln L_ii − (N/2) ln 2π` (GPML eq. 2.30, Alg. 2.1 l. 8).
     pub fn log_marginal_likelihood(&self) -> f64 {
-        let n = self.y.len() as f64;
-        -0.5 * linalg::dot(&self.y, &self.alpha)
+        self.lml_of(&self.y, &self.alpha)
+    }
+
+    /// GPML eq. 2.30 for targets `y` with `α = C⁻¹y` at this model's `C`.
+    fn lml_of(&self, y: &[f64], alpha: &[f64]) -> f64 {
+        let n = y.len() as f64;
+        -0.5 * linalg::dot(y, alpha)
             - 0.5 * self.chol.ln_det()
             - 0.5 * n * (2.0 * std::f64::consts::PI).ln()
+    }
+
+    /// The same GP (kernel, noise, inputs and factor of `C`) conditioned on other targets
+    /// `y` at the same inputs: one output of a multi-output fit that shares θ and σ².
+    pub fn with_targets(&self, y: Vec<f64>) -> Result<Self> {
+        check_regression_inputs(self.x.as_ref(), &y)?;
+        let alpha = self.chol.solve_vec(&y);
+        Ok(Self {
+            kernel: self.kernel.clone(),
+            noise_variance: self.noise_variance,
+            known_noise: self.known_noise.clone(),
+            x: self.x.clone(),
+            y,
+            chol: self.chol.clone(),
+            alpha,
+        })
     }
 
     /// Gradient of the log marginal likelihood in `[θ_kernel…, ln σ²]` (GPML eq. 5.9):
     /// `½ tr((ααᵀ − C⁻¹) ∂C/∂θ_j)`.
     pub fn lml_gradient(&self) -> Vec<f64> {
-        self.lml_gradient_on(None, &Pool::default())
+        self.lml_gradient_on(None, &Pool::default(), &[])
     }
 
     /// [`ExactGp::lml_gradient`], with this model's noise-free Gram matrix `gram` where given
     /// (used up as scratch): `k'` is then read from it, no exponential computed again. Its
     /// `N × N` work matrices come from `pool` and go back to it, with `gram`.
-    fn lml_gradient_on(&self, gram: Option<Mat<f64>>, pool: &Pool) -> Vec<f64> {
+    ///
+    /// With `shared`, the weights `α_kα_kᵀ − C⁻¹` of more targets at the same `C` are added:
+    /// the gradient of the summed evidence of targets that share θ and σ².
+    fn lml_gradient_on(
+        &self,
+        gram: Option<Mat<f64>>,
+        pool: &Pool,
+        shared: &[Vec<f64>],
+    ) -> Vec<f64> {
         let n = self.alpha.len();
         let (mut g, l_inv) = self.chol.inverse_lower_in(pool.kept(n, n), pool.kept(n, n));
         pool.give(l_inv);
-        let alpha = &self.alpha;
+        let alphas: Vec<&[f64]> = std::iter::once(self.alpha.as_slice())
+            .chain(shared.iter().map(Vec::as_slice))
+            .collect();
+        let targets = alphas.len() as f64;
         g.par_col_iter_mut().enumerate().for_each(|(j, col)| {
             let col = col
                 .try_as_col_major_mut()
                 .expect("an owned matrix has contiguous columns")
                 .as_slice_mut();
-            for i in j..alpha.len() {
-                col[i] = 0.5 * (alpha[i] * alpha[j] - col[i]);
+            for i in j..n {
+                let outer: f64 = alphas.iter().map(|a| a[i] * a[j]).sum();
+                col[i] = 0.5 * (outer - targets * col[i]);
             }
         });
         // Whole: a kernel without a symmetric fast path reads both triangles.
@@ -375,6 +408,8 @@ pub struct NegLogMarginalLikelihood<'a> {
     noise: RowNoise,
     /// The `N × N` matrices one evaluation leaves to the next.
     pool: Pool,
+    /// More targets at the same inputs that share θ and σ² (their evidences are added).
+    shared: Vec<&'a [f64]>,
 }
 
 impl<'a> NegLogMarginalLikelihood<'a> {
@@ -387,7 +422,15 @@ impl<'a> NegLogMarginalLikelihood<'a> {
             jitter,
             noise: RowNoise::default(),
             pool: Pool::default(),
+            shared: Vec::new(),
         }
+    }
+
+    /// The summed objective `−Σₖ ln p(yₖ | X, θ, σ²)` of this target and `more` at the same
+    /// inputs, all sharing θ and σ²: one factor of `C` per evaluation for every target.
+    pub fn with_shared_targets(mut self, more: Vec<&'a [f64]>) -> Self {
+        self.shared = more;
+        self
     }
 
     /// The same objective with the observation noise `noise` (σ² kept fixed: parameters
@@ -425,13 +468,17 @@ impl Objective for NegLogMarginalLikelihood<'_> {
     }
     fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
         let (m, gram) = self.model_and_gram_at(p)?;
+        let alphas: Vec<Vec<f64>> = self.shared.iter().map(|y| m.chol.solve_vec(y)).collect();
+        let value = -m.log_marginal_likelihood()
+            - (self.shared.iter().zip(&alphas))
+                .map(|(y, a)| m.lml_of(y, a))
+                .sum::<f64>();
         let g = m
-            .lml_gradient_on(Some(gram), &self.pool)
+            .lml_gradient_on(Some(gram), &self.pool, &alphas)
             .into_iter()
             .take(self.dim())
             .map(|v| -v)
             .collect();
-        let value = -m.log_marginal_likelihood();
         self.pool.give(m.chol.into_storage());
         Ok((value, g))
     }
@@ -456,11 +503,31 @@ pub fn fit_ml2(
     y: Vec<f64>,
     cfg: &MlConfig,
 ) -> Result<(ExactGp, OptimReport)> {
-    check_regression_inputs(x.as_ref(), &y)?;
+    let (mut models, report) = fit_ml2_shared(kernel_init, noise_init, x, vec![y], cfg)?;
+    Ok((models.swap_remove(0), report))
+}
+
+/// [`fit_ml2`] of K ≥ 1 targets at the same inputs sharing θ and σ², which maximise the sum
+/// of their log marginal likelihoods (scikit-learn's multi-output `GaussianProcessRegressor`):
+/// one model per target, all with the same `C` and its factor.
+pub fn fit_ml2_shared(
+    kernel_init: &Kernel,
+    noise_init: f64,
+    x: Mat<f64>,
+    ys: Vec<Vec<f64>>,
+    cfg: &MlConfig,
+) -> Result<(Vec<ExactGp>, OptimReport)> {
+    let Some((first, more)) = ys.split_first() else {
+        return Err(Error::Empty { what: "targets" });
+    };
+    for y in &ys {
+        check_regression_inputs(x.as_ref(), y)?;
+    }
     check_noise(noise_init)?;
     kernel_init.check_input_dim(x.ncols())?;
-    let obj = NegLogMarginalLikelihood::new(kernel_init, x.as_ref(), &y, cfg.jitter)
-        .with_noise(cfg.noise.clone());
+    let obj = NegLogMarginalLikelihood::new(kernel_init, x.as_ref(), first, cfg.jitter)
+        .with_noise(cfg.noise.clone())
+        .with_shared_targets(more.iter().map(Vec::as_slice).collect());
     let mut x0 = kernel_init.params();
     if cfg.noise.fixed.is_none() {
         x0.push(noise_init.ln());
@@ -475,5 +542,10 @@ pub fn fit_ml2(
         snap.as_ref(),
     )?;
     let model = obj.model_at(&min.params)?;
-    Ok((model, min.report))
+    let mut models = Vec::with_capacity(ys.len());
+    for y in more {
+        models.push(model.with_targets(y.clone())?);
+    }
+    models.insert(0, model);
+    Ok((models, min.report))
 }

@@ -154,6 +154,11 @@ pub struct GprSpec {
     /// or fit them as given with prior mean 0 (absent from older files: standardised).
     #[serde(default = "yes", skip_serializing_if = "is_yes")]
     pub normalize_y: bool,
+    /// Several targets fitted together share one θ and σ², chosen by the sum of their log
+    /// marginal likelihoods (scikit-learn's multi-output regressor), instead of one kernel
+    /// per output (absent from older files: one per output; one target: no difference).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub shared_kernel: bool,
 }
 
 /// Serde's default of a flag that is on unless written.

@@ -178,6 +178,11 @@ impl FitSpec {
         !matches!(&self.method, Method::Gpr(s) if s.kernel_params.is_some())
     }
 
+    /// Whether several targets fitted together share one kernel (gpr's `shared_kernel`).
+    pub fn shares_kernel(&self) -> bool {
+        matches!(&self.method, Method::Gpr(s) if s.shared_kernel)
+    }
+
     /// Whether a regressor's targets are standardised (every one but gpr without
     /// `normalize_y`).
     pub fn scales_targets(&self) -> bool {

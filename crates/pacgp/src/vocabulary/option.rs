@@ -47,11 +47,12 @@ pub enum SpecOption {
     Alpha,
     KernelParams,
     NormalizeY,
+    SharedKernel,
 }
 
 impl SpecOption {
     /// Every option, for front ends' name tables and their tests.
-    pub const ALL: [SpecOption; 39] = [
+    pub const ALL: [SpecOption; 40] = [
         SpecOption::Method,
         SpecOption::Kernel,
         SpecOption::Epsilon,
@@ -91,6 +92,7 @@ impl SpecOption {
         SpecOption::Alpha,
         SpecOption::KernelParams,
         SpecOption::NormalizeY,
+        SpecOption::SharedKernel,
     ];
 
     /// The library's name of the option (snake case), used where no front end words it.
@@ -136,6 +138,7 @@ impl SpecOption {
             O::Alpha => "alpha",
             O::KernelParams => "kernel_params",
             O::NormalizeY => "normalize_y",
+            O::SharedKernel => "shared_kernel",
         }
     }
 }

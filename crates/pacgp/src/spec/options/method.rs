@@ -23,6 +23,7 @@ impl FitOptions {
                     O::Alpha,
                     O::KernelParams,
                     O::NormalizeY,
+                    O::SharedKernel,
                 ] {
                     u.used(o);
                 }
@@ -36,6 +37,7 @@ impl FitOptions {
                     alpha: self.alpha.clone().unwrap_or_default(),
                     kernel_params: self.kernel_params.clone(),
                     normalize_y: self.normalize_y.unwrap_or(true),
+                    shared_kernel: self.shared_kernel.unwrap_or(false),
                 })
             }
             N::Vfe | N::Fitc | N::Dtc => {

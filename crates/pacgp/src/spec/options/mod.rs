@@ -98,6 +98,9 @@ pub struct FitOptions {
     pub kernel_params: Option<Vec<f64>>,
     /// Standardise the targets (gpr; default true).
     pub normalize_y: Option<bool>,
+    /// Several targets share one θ and σ², chosen by their summed evidence (gpr; default:
+    /// one kernel per output).
+    pub shared_kernel: Option<bool>,
 }
 
 /// Every given option of `o` that the method does not use, as the error naming it.
@@ -146,6 +149,7 @@ impl<'a> Unused<'a> {
             (O::Alpha, o.alpha.is_some()),
             (O::KernelParams, o.kernel_params.is_some()),
             (O::NormalizeY, o.normalize_y.is_some()),
+            (O::SharedKernel, o.shared_kernel.is_some()),
         ];
         Self { method, given, o }
     }
@@ -177,7 +181,9 @@ fn applies_to(option: SpecOption) -> &'static str {
         O::Epsilon => "regression methods",
         O::NoiseInit => "gpr, vfe, fitc, dtc, pac-gp and pac-gp-sqrt",
         O::Restarts => "gpr, and laplace and ep with the kernel by ML-II (select ml2)",
-        O::Snap | O::Noise | O::Alpha | O::KernelParams | O::NormalizeY => "gpr",
+        O::Snap | O::Noise | O::Alpha | O::KernelParams | O::NormalizeY | O::SharedKernel => {
+            "gpr"
+        }
         O::Inducing => "vfe, fitc, dtc, pac-sgp, pac-sgp-sqrt, greedy-sparse, svgp and pac-svgp",
         O::InducingInit => "vfe, fitc, dtc, pac-sgp, pac-sgp-sqrt, svgp and pac-svgp (greedy-sparse always selects greedily)",
         O::Pretrain => "vfe, fitc, dtc, pac-sgp and pac-sgp-sqrt (not with a split prior)",
