@@ -55,6 +55,28 @@ def test_regressor_report_shows_its_certificate(tmp_path):
     assert _value(page, "certificate-value") == est.certificate_["bound"]
 
 
+def test_multi_output_report_shows_every_output_and_the_joint_certificate(tmp_path):
+    rng = np.random.default_rng(6)
+    X = rng.uniform(-2, 2, size=(60, 2))
+    Y = np.c_[np.sin(X[:, 0]), X[:, 1] - 0.5 * X[:, 0]] + 0.1 * rng.standard_normal((60, 2))
+    (Xa, Ya), (Xt, Yt) = _split(X, Y, 45)
+    est = pacgp.GPRegressor(epsilon=0.3).fit(Xa, Ya)
+    path = pacgp.report(est, Xa, Ya, tmp_path / "both.html", X_test=Xt, y_test=Yt)
+    page = open(path, encoding="utf-8").read()
+    _self_contained(page)
+    c = est.certificate_
+    assert _value(page, "joint-mean-value") == c["joint"]["mean_bound"][0]
+    for j in range(2):
+        own = c["outputs"][j]["certificates"][0]["bound"]
+        assert _value(page, f"output-{j + 1}-certificate-value") == own
+        joint = c["joint"]["outputs"][j]["certificates"][0]["bound"]
+        assert _value(page, f"joint-{j + 1}-value") == joint
+        rmse = est.evaluate(Xt, Yt)[j]["rmse"]
+        assert _value(page, f"output-{j + 1}-test-rmse") == pytest.approx(rmse, abs=0.0)
+    with pytest.raises(ValueError, match="2 outputs"):
+        pacgp.report(est, Xa, Ya[:, :1], tmp_path / "bad.html")
+
+
 def test_report_refuses_half_a_test_sample_and_another_training_sample(tmp_path):
     rng = np.random.default_rng(5)
     X = rng.uniform(-2, 2, size=(40, 1))

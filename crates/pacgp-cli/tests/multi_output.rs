@@ -218,3 +218,39 @@ fn outputs_share_one_kernel_when_asked() {
     );
     assert!(e.contains("--shared-kernel"), "{e}");
 }
+
+/// A category the fit never saw: refused by default, coded as none with
+/// `--unknown-category ignore`, in `evaluate` on a multi-output model as on one target's.
+#[test]
+fn evaluate_on_several_targets_takes_the_unknown_category_policy() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = |colours: &[&str]| -> String {
+        let mut t = String::from("x,colour,a,b\n");
+        for i in 0..30 {
+            let x = i as f64 / 10.0;
+            let c = colours[i % colours.len()];
+            let shift = if c == "red" { 1.0 } else { 0.0 };
+            t += &format!("{x},{c},{},{}\n", x.sin() + shift, 2.0 * x - shift);
+        }
+        t
+    };
+    let (train, test) = (dir.path().join("train.csv"), dir.path().join("test.csv"));
+    std::fs::write(&train, rows(&["red", "blue"])).unwrap();
+    std::fs::write(&test, rows(&["red", "green"])).unwrap();
+    let model = dir.path().join("m.json");
+    ok(&fit(
+        s(&train),
+        &model,
+        &["--target", "a,b", "--categorical", "colour"],
+    ));
+    let evaluate = ["evaluate", "--model", s(&model), "--data", s(&test)];
+    let e = fails(&evaluate, 2);
+    assert!(e.contains("green"), "{e}");
+    let out = ok(&pacgp(
+        &[&evaluate[..], &["--unknown-category", "ignore"]].concat(),
+    ));
+    assert!(
+        out.contains("output 'a'") && out.contains("output 'b'"),
+        "{out}"
+    );
+}

@@ -3,6 +3,7 @@
 //! --json` gives them, readable as text; a screenshot of the laid-out page is a real PNG.
 //! Skipped, saying why, where no Chromium is installed (`PACGP_CHROMIUM` names a binary).
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -45,21 +46,33 @@ fn headless(browser: &Path, profile: &Path, page: &Path, extra: &[String]) -> St
         .stderr(Stdio::piped())
         .spawn()
         .expect("start chromium");
+    // Drained while it runs: a DOM larger than the pipe's buffer would block it otherwise.
+    let drain = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            pipe.read_to_end(&mut bytes).map(|_| bytes)
+        })
+    };
+    let stdout = drain(Box::new(child.stdout.take().unwrap()));
+    let stderr = drain(Box::new(child.stderr.take().unwrap()));
     let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
         if started.elapsed() > Duration::from_secs(120) {
             child.kill().unwrap();
             panic!("chromium did not finish in two minutes");
         }
         std::thread::sleep(Duration::from_millis(100));
-    }
-    let out = child.wait_with_output().unwrap();
+    };
+    let (out, err) = (stdout.join().unwrap(), stderr.join().unwrap());
     assert!(
-        out.status.success(),
+        status.success(),
         "chromium failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+        String::from_utf8_lossy(&err.unwrap())
     );
-    String::from_utf8(out.stdout).unwrap()
+    String::from_utf8(out.unwrap()).unwrap()
 }
 
 /// The text inside the element with `id` in a DOM dump, and its `data-value`.
@@ -122,7 +135,7 @@ fn has_svg(dom: &str, id: &str) {
 }
 
 #[test]
-fn chromium_renders_a_multiclass_and_a_regression_report() {
+fn chromium_renders_a_multiclass_a_regression_and_a_multi_output_report() {
     let Some(browser) = chromium_or_skip() else {
         return;
     };
@@ -155,6 +168,31 @@ fn chromium_renders_a_multiclass_and_a_regression_report() {
     for figure in ["predicted-vs-actual", "relevances"] {
         has_svg(&dom, figure);
     }
+    // Two targets with one kernel: the joint certificate, then each output's report.
+    let model = dir.path().join("both.json");
+    let both = [
+        "--target",
+        "MEDV,LSTAT",
+        "--shared-kernel",
+        "--epsilon",
+        "3",
+    ];
+    ok(&fit(s(&fit_rows), &model, &both));
+    let cert = certify(&model, s(&fit_rows));
+    let dom = rendered(&browser, dir.path(), &model, s(&fit_rows), s(&test_rows));
+    let (text, value) = element(&dom, "joint-mean-value");
+    assert_eq!(value, cert["joint"]["mean_bound"][0].as_f64().unwrap());
+    assert_eq!(text, format!("{value:.4}"));
+    for j in 0..2 {
+        let id = format!("output-{}-certificate-value", j + 1);
+        let own = &cert["outputs"][j]["certificates"][0]["bound"];
+        assert_eq!(element(&dom, &id).1, own.as_f64().unwrap(), "{id}");
+        let id = format!("joint-{}-value", j + 1);
+        let joint = &cert["joint"]["outputs"][j]["certificates"][0]["bound"];
+        assert_eq!(element(&dom, &id).1, joint.as_f64().unwrap(), "{id}");
+        has_svg(&dom, &format!("output-{}-predicted-vs-actual", j + 1));
+    }
+    assert!(dom.contains("Output <code>LSTAT</code>"), "{dom}");
 }
 
 #[test]

@@ -436,6 +436,38 @@ impl Model {
         Ok(pacgp_report::render(&content, title))
     }
 
+    /// [`Model::report_html`] of a multi-output regressor: `y` (and `y_test`) with one column
+    /// per output (`FittedModel::report_outputs`, rendered by `pacgp_report::render_outputs`).
+    #[pyo3(signature = (x, y, x_test=None, y_test=None, title="model", loo="auto", n_threads=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn report_outputs_html(
+        &self,
+        py: Python<'_>,
+        x: PyReadonlyArray2<'_, f64>,
+        y: PyReadonlyArray2<'_, f64>,
+        x_test: Option<PyReadonlyArray2<'_, f64>>,
+        y_test: Option<PyReadonlyArray2<'_, f64>>,
+        title: &str,
+        loo: &str,
+        n_threads: Option<i64>,
+    ) -> PyResult<String> {
+        let sample = crate::to_outputs(&x, &y)?;
+        let test = match (&x_test, &y_test) {
+            (Some(xt), Some(yt)) => Some(crate::to_outputs(xt, yt)?),
+            (None, None) => None,
+            _ => {
+                return Err(PyValueError::new_err(
+                    "a test sample needs both x_test and y_test",
+                ))
+            }
+        };
+        let opts = certify_options(Vec::new(), None, None, None, loo)?;
+        let content = compute_threads(py, n_threads, || {
+            self.inner.report_outputs(&sample, test.as_ref(), &opts)
+        })?;
+        Ok(pacgp_report::render_outputs(&content, title))
+    }
+
     /// Certificates on the training sample as a JSON list of `pacgp certify --json` objects
     /// (one per ε). `None` takes the model's own: its δ, the confidence term it was trained
     /// with (`term`: maurer|seeger|sharp|catoni:λ), its Gibbs classifier (`predictor`:

@@ -11,12 +11,15 @@
 //! `certificate-penalty`, `certificate-delta`, `certificate-n`, `deployed-value` (the
 //! deployed predictor's certificate), `loo-error`, and on a test file `test-n`,
 //! `test-gibbs-risk`, `test-error-rate` or `test-rmse`. With several certificates (several ε)
-//! the k-th after the first has `certificate-k-value`, `deployed-k-value`, and so on.
+//! the k-th after the first has `certificate-k-value`, `deployed-k-value`, and so on. On a
+//! multi-output model ([`render_outputs`]) output j's (from 1) are `output-j-certificate-value`
+//! and so on, and the joint certificate's are `joint-j-value` (output j at δ/K, the first ε)
+//! and `joint-mean-value` (the mean of the K bounds).
 //!
 //! The markup is XHTML-compatible (every element closed, void elements self-closed, text
 //! escaped), so an XML parser reads it as well as a browser does.
 
-use pacgp::model::report::{ModelReport, TaskKind, TestReport};
+use pacgp::model::report::{ModelReport, OutputsReport, TaskKind, TestReport};
 use pacgp::model::CertificateReport;
 
 mod sections;
@@ -27,7 +30,48 @@ const STYLE: &str = include_str!("report.css");
 
 /// The report page on `report`, titled `title` (e.g. the model file's name).
 pub fn render(report: &ModelReport, title: &str) -> String {
-    let mut page = String::with_capacity(64 * 1024);
+    let what = format!(
+        "{} · {} · {} training rows",
+        escape(&report.method),
+        escape(&task_words(&report.task)),
+        report.data.n
+    );
+    page(title, &what, &body(report))
+}
+
+/// The report page on a multi-output model: all outputs certified at once first, then each
+/// output's report as a single-target model's, its ids prefixed `output-j-` (j from 1).
+pub fn render_outputs(report: &OutputsReport, title: &str) -> String {
+    let Some(first) = report.outputs.first() else {
+        return page(title, "no outputs", "");
+    };
+    let targets: Vec<&str> = report
+        .outputs
+        .iter()
+        .map(|o| o.data.target.as_str())
+        .collect();
+    let what = format!(
+        "{} · regression of {} outputs ({}) · {} training rows",
+        escape(&first.method),
+        targets.len(),
+        escape(&targets.join(", ")),
+        first.data.n
+    );
+    let mut content = sections::joint(&report.joint);
+    for (j, output) in report.outputs.iter().enumerate() {
+        content.push_str(&format!(
+            "<section class=\"output\" id=\"output-{}\"><h2 class=\"output\">Output <code>{}</code></h2>{}</section>",
+            j + 1,
+            escape(&output.data.target),
+            body(output).replace(" id=\"", &format!(" id=\"output-{}-", j + 1))
+        ));
+    }
+    page(title, &what, &content)
+}
+
+/// A whole page: the title, a line on what the model is, and its sections.
+fn page(title: &str, what: &str, content: &str) -> String {
+    let mut page = String::with_capacity(64 * 1024 + content.len());
     page.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"/>");
     page.push_str(
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/><title>",
@@ -37,26 +81,30 @@ pub fn render(report: &ModelReport, title: &str) -> String {
     page.push_str(STYLE);
     page.push_str("</style></head><body>");
     page.push_str(&format!(
-        "<header><h1>pacgp report: {}</h1><p class=\"sub\">{} · {} · {} training rows · pacgp {}</p></header>",
+        "<header><h1>pacgp report: {}</h1><p class=\"sub\">{what} · pacgp {}</p></header>",
         escape(title),
-        escape(&report.method),
-        escape(&task_words(&report.task)),
-        report.data.n,
         env!("CARGO_PKG_VERSION")
     ));
-    page.push_str(&sections::headline(report));
-    for (i, c) in report.certificates.iter().enumerate() {
-        page.push_str(&sections::certificate(c, i, report.test.as_ref()));
-    }
-    page.push_str(&sections::leave_one_out(&report.certificates));
-    if let Some(test) = &report.test {
-        page.push_str(&sections::test(test, &report.task));
-    }
-    page.push_str(&sections::model(report));
-    page.push_str(&sections::data(report));
+    page.push_str(content);
     page.push_str("<footer>Written by <code>pacgp report</code>. Every number on this page is computed by the pacgp library, by the functions <code>certify</code>, <code>evaluate</code> and <code>predict</code> use, and names the predictor it is about.</footer>");
     page.push_str("</body></html>\n");
     page
+}
+
+/// One model's sections: the headline, each certificate, leave-one-out, the test file, the
+/// model and the data.
+fn body(report: &ModelReport) -> String {
+    let mut s = sections::headline(report);
+    for (i, c) in report.certificates.iter().enumerate() {
+        s.push_str(&sections::certificate(c, i, report.test.as_ref()));
+    }
+    s.push_str(&sections::leave_one_out(&report.certificates));
+    if let Some(test) = &report.test {
+        s.push_str(&sections::test(test, &report.task));
+    }
+    s.push_str(&sections::model(report));
+    s.push_str(&sections::data(report));
+    s
 }
 
 /// The task in words.

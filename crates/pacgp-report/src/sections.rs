@@ -2,6 +2,7 @@
 
 use pacgp::bounds::ConfidenceTerm;
 use pacgp::metrics::ReliabilityBin;
+use pacgp::model::outputs::JointCertificate;
 use pacgp::model::report::{
     ConfusionMatrix, Lengthscale, ModelReport, RegressionPoint, RiskCoverage, TaskKind, TestReport,
     INTERVAL_LEVEL,
@@ -53,6 +54,45 @@ pub(crate) fn headline(r: &ModelReport) -> String {
         ));
     }
     s.push_str("</section>");
+    s
+}
+
+/// All outputs of a multi-output model certified at once: each output's bound at δ/K (one
+/// column per ε) and the mean of the K bounds, which bounds the outputs' mean risk.
+pub(crate) fn joint(j: &JointCertificate) -> String {
+    let k = j.outputs.len();
+    let epsilons: Vec<Option<f64>> = j
+        .outputs
+        .first()
+        .map(|o| o.certificates.iter().map(|c| c.epsilon).collect())
+        .unwrap_or_default();
+    let eps_words = |e: &Option<f64>| e.map_or("bound".to_string(), |v| format!("ε = {v}"));
+    let mut s = format!(
+        "<section class=\"joint\"><h2>All {k} outputs at once</h2><p>Each output's Gibbs certificate taken at δ/{k} = {} (a union bound over the outputs), so that with probability ≥ 1 − {} over the training sample every bound below holds together; their mean bounds the mean over the outputs of the ε-band Gibbs risk. Each output's own certificate, at δ, is in its section.</p><table><tr><th>output</th>",
+        shown(j.delta_per_output, 6),
+        j.delta
+    );
+    for e in &epsilons {
+        s.push_str(&format!("<th class=\"n\">{}</th>", escape(&eps_words(e))));
+    }
+    s.push_str("</tr>");
+    for (i, o) in j.outputs.iter().enumerate() {
+        s.push_str(&format!("<tr><td><code>{}</code></td>", escape(&o.target)));
+        for (e, c) in o.certificates.iter().enumerate() {
+            let id = field_id(&format!("joint-{}", i + 1), e, "value");
+            s.push_str(&format!(
+                "<td class=\"n\">{}</td>",
+                number(&id, c.certificate.bound, 4)
+            ));
+        }
+        s.push_str("</tr>");
+    }
+    s.push_str("<tr><th>mean</th>");
+    for (e, m) in j.mean_bound.iter().enumerate() {
+        let id = field_id("joint-mean", e, "value");
+        s.push_str(&format!("<th class=\"n\">{}</th>", number(&id, *m, 4)));
+    }
+    s.push_str("</tr></table></section>");
     s
 }
 

@@ -1,6 +1,6 @@
-//! `predict`, `evaluate` and `certify` on a multi-output model (`fit --target a,b,…`): each
-//! output's columns, metrics and certificates under its target's name, and the joint
-//! certificate of all outputs.
+//! `predict`, `evaluate`, `certify` and `report` on a multi-output model (`fit --target
+//! a,b,…`): each output's columns, metrics, certificates and report under its target's name,
+//! and the joint certificate of all outputs.
 
 use anyhow::Result;
 use pacgp::data::{Dataset, Outputs, TargetRead};
@@ -93,15 +93,24 @@ pub(super) fn predict(a: &PredictArgs, model: &FittedModel, read: &ModelData) ->
     Ok(out)
 }
 
-/// Every output's column of `path` read as the model's training file was: the outputs, and
-/// the rows kept and left out (the same for every output).
-fn load_outputs(model: &FittedModel, path: &std::path::Path) -> Result<(Outputs, ModelData)> {
+/// Every output's column of `path` read as the model's training file was (with `unknown`'s
+/// policy for unseen categories, where given): the outputs, and the rows kept and left out
+/// (the same for every output).
+fn load_outputs(
+    model: &FittedModel,
+    path: &std::path::Path,
+    unknown: Option<pacgp::data::UnknownCategory>,
+) -> Result<(Outputs, ModelData)> {
+    let mut coding = model.input_coding.clone();
+    if let Some(u) = unknown {
+        coding.unknown_category = u;
+    }
     let mut samples = Vec::new();
     let mut kept = None;
     for name in model.target_names() {
         let r = pacgp::data::read_for_model(
             path,
-            &model.input_coding,
+            &coding,
             &model.feature_names,
             TargetRead::Number(&name),
         )?;
@@ -127,7 +136,7 @@ fn load_outputs(model: &FittedModel, path: &std::path::Path) -> Result<(Outputs,
 
 /// Each output's test metrics, one line (or one JSON object) per output.
 pub(super) fn evaluate(a: &EvaluateArgs, model: &FittedModel) -> Result<()> {
-    let (test, read) = load_outputs(model, &a.data)?;
+    let (test, read) = load_outputs(model, &a.data, a.unknown_category)?;
     note_dropped(&read, &a.data, "");
     let pb = spinner(&format!(
         "evaluating {} on {} points, {} outputs",
@@ -162,7 +171,7 @@ pub(super) fn evaluate(a: &EvaluateArgs, model: &FittedModel) -> Result<()> {
 /// Each output's certificates at δ, then all outputs at once (δ/K each, union bound) with the
 /// bound on their mean risk.
 pub(super) fn certify(a: &CertifyArgs, model: &FittedModel) -> Result<()> {
-    let (sample, read) = load_outputs(model, &a.data)?;
+    let (sample, read) = load_outputs(model, &a.data, None)?;
     note_dropped(&read, &a.data, "");
     let pb = spinner(&format!(
         "certifying {} on {} points, {} outputs",
@@ -220,5 +229,45 @@ pub(super) fn certify(a: &CertifyArgs, model: &FittedModel) -> Result<()> {
             eps.map(|v| format!(" (ε = {v})")).unwrap_or_default()
         );
     }
+    Ok(())
+}
+
+/// The report page on a multi-output model: the joint certificate, then each output's report
+/// (certificates at δ, leave-one-out, test metrics and figures, hyperparameters).
+pub(super) fn report(a: &ReportArgs, model: &FittedModel, title: &str) -> Result<()> {
+    let (sample, read) = load_outputs(model, &a.data, None)?;
+    note_dropped(&read, &a.data, "");
+    let test = match &a.test {
+        Some(path) => {
+            let (test, read) = load_outputs(model, path, a.unknown_category)?;
+            note_dropped(&read, path, "");
+            Some(test)
+        }
+        None => None,
+    };
+    let opts = pacgp::model::CertifyOptions {
+        loo: a.loo,
+        ..Default::default()
+    };
+    let pb = spinner(&format!(
+        "certifying {} on {} points, {} outputs, for the report",
+        model.method(),
+        sample.n(),
+        sample.k()
+    ));
+    let content = model.report_outputs(&sample, test.as_ref(), &opts);
+    pb.finish_and_clear();
+    let content = content?;
+    crate::output::write(&a.out, &pacgp_report::render_outputs(&content, title))?;
+    out!(
+        "wrote {} (mean of the {} outputs' joint Gibbs certificates {})",
+        a.out.display(),
+        sample.k(),
+        content
+            .joint
+            .mean_bound
+            .first()
+            .map_or("–".into(), |b| format!("{b:.4}"))
+    );
     Ok(())
 }

@@ -15,11 +15,7 @@ pub(super) fn report(a: ReportArgs) -> Result<()> {
     check_output_path(&a.out, &inputs)?;
     let model = load_model(&a.model)?;
     if model.output_members().is_ok() {
-        return Err(pacgp::Error::Unsupported(format!(
-            "a report is on one target's model, and this one has the outputs {:?}: `certify` and `evaluate` print each output's figures, or fit one target for its report",
-            model.target_names()
-        ))
-        .into());
+        return super::outputs::report(&a, &model, &title_of(&a));
     }
     let train = load_for_model(&model, &a.data, true, None)?;
     note_dropped(&train, &a.data, "");
@@ -44,12 +40,7 @@ pub(super) fn report(a: ReportArgs) -> Result<()> {
     let content = model.report(&train.data, test.as_ref(), &opts);
     pb.finish_and_clear();
     let content = content?;
-    let title = a
-        .model
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| a.model.display().to_string());
-    crate::output::write(&a.out, &pacgp_report::render(&content, &title))?;
+    crate::output::write(&a.out, &pacgp_report::render(&content, &title_of(&a)))?;
     let first = content.certificates.first().map(|c| c.certificate.bound);
     out!(
         "wrote {} (Gibbs certificate {})",
@@ -57,4 +48,12 @@ pub(super) fn report(a: ReportArgs) -> Result<()> {
         first.map_or("–".into(), |b| format!("{b:.4}"))
     );
     Ok(())
+}
+
+/// The page's title: the model file's name.
+fn title_of(a: &ReportArgs) -> String {
+    a.model
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| a.model.display().to_string())
 }

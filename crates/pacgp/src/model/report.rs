@@ -12,8 +12,9 @@
 use serde::Serialize;
 
 use super::multiclass::ClassPrediction;
+use super::outputs::JointCertificate;
 use super::{CertificateReport, CertifyOptions, Evaluation, FittedModel, Task};
-use crate::data::{ColumnCoding, Dataset, Duplicates};
+use crate::data::{ColumnCoding, Dataset, Duplicates, Outputs};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::metrics::{self, ReliabilityBin};
@@ -41,6 +42,16 @@ pub struct ModelReport {
     pub certificates: Vec<CertificateReport>,
     /// Metrics and figures on a test file, when one is given.
     pub test: Option<TestReport>,
+}
+
+/// Everything a report on a multi-output model shows: each output's report (as a
+/// single-target model's, its certificates at δ) and all outputs certified at once.
+#[derive(Clone, Debug, Serialize)]
+pub struct OutputsReport {
+    /// Each output's report, in the model's order.
+    pub outputs: Vec<ModelReport>,
+    /// Every output's certificates at δ/K (a union bound), with the mean of their bounds.
+    pub joint: JointCertificate,
 }
 
 /// What the model predicts.
@@ -239,7 +250,41 @@ impl FittedModel {
         test: Option<&Dataset>,
         opts: &CertifyOptions,
     ) -> Result<ModelReport> {
-        let certificates = self.certify(sample, opts)?;
+        self.report_on(sample, test, self.certify(sample, opts)?)
+    }
+
+    /// The report's content on a multi-output model ([`super::Task::MultiOutput`]): each
+    /// output's report, its certificates at δ as [`FittedModel::certify_outputs`] gives them,
+    /// and the joint certificate of all outputs at once; `test` a file with every target.
+    pub fn report_outputs(
+        &self,
+        sample: &Outputs,
+        test: Option<&Outputs>,
+        opts: &CertifyOptions,
+    ) -> Result<OutputsReport> {
+        let tests = test
+            .map(|t| self.matched_outputs(t).map(|_| t.samples()))
+            .transpose()?;
+        let certified = self.certify_outputs(sample, opts)?;
+        let outputs = (self.output_members()?.iter())
+            .zip(sample.samples())
+            .zip(certified.outputs)
+            .enumerate()
+            .map(|(j, ((m, s), own))| m.report_on(s, tests.map(|t| &t[j]), own.certificates))
+            .collect::<Result<_>>()?;
+        Ok(OutputsReport {
+            outputs,
+            joint: certified.joint,
+        })
+    }
+
+    /// The report on `sample` with its `certificates` (computed for this model on it).
+    fn report_on(
+        &self,
+        sample: &Dataset,
+        test: Option<&Dataset>,
+        certificates: Vec<CertificateReport>,
+    ) -> Result<ModelReport> {
         let test = test.map(|t| self.test_report(t)).transpose()?;
         Ok(ModelReport {
             method: self.method().to_string(),
