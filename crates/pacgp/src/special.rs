@@ -3,7 +3,7 @@
 
 use std::f64::consts::{FRAC_1_SQRT_2, PI};
 
-const LN_SQRT_2PI: f64 = 0.918_938_533_204_672_8;
+pub(crate) const LN_SQRT_2PI: f64 = 0.918_938_533_204_672_8;
 
 /// Standard normal density φ(x).
 pub fn normal_pdf(x: f64) -> f64 {

@@ -20,6 +20,7 @@
 //! `∂ ln Z_i/∂μ_{−i}`, has the sign of the label it was fitted on.
 
 use faer::{Mat, MatRef};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::{FittedModel, Task};
@@ -231,12 +232,17 @@ fn jackknife_sets(
             })
             .collect::<Result<Vec<_>>>()?;
         let p = model.latent_class_probabilities(latent)?;
-        for j in 0..nb {
-            let loo = (0..n)
-                .map(|i| label_scores(iv.score, &row(&p, i * nb + j)))
-                .collect::<Result<Vec<_>>>()?;
-            sets.push(plus_set(&calibration, &loo, alpha)?);
-        }
+        // Each input's set compares its own n leave-one-out scores: independent across inputs.
+        let block_sets = (0..nb)
+            .into_par_iter()
+            .map(|j| {
+                let loo = (0..n)
+                    .map(|i| label_scores(iv.score, &row(&p, i * nb + j)))
+                    .collect::<Result<Vec<_>>>()?;
+                plus_set(&calibration, &loo, alpha)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        sets.extend(block_sets);
     }
     Ok(PredictionSets {
         classes: model.class_names()?,
