@@ -8,6 +8,12 @@ use common::*;
 
 const BOSTON: &str = "data/boston-housing/boston.csv";
 
+/// `fit` on boston with `args`, refused (exit 2) before writing `model`: its message.
+fn refused(args: &[&str], model: &std::path::Path) -> String {
+    let fixed = ["fit", "--data", BOSTON, "--out", s(model)];
+    fails(&[&fixed[..], args].concat(), 2)
+}
+
 /// `predict --json` of `model` on boston.
 fn predicted(model: &std::path::Path) -> serde_json::Value {
     json(&pacgp(&[
@@ -109,48 +115,11 @@ fn each_output_is_the_fit_of_its_column_alone() {
 fn a_classifier_or_a_bound_without_epsilon_is_refused_per_output() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m.json");
-    let e = fails(
-        &[
-            "fit",
-            "--data",
-            BOSTON,
-            "--target",
-            "MEDV,CHAS",
-            "--method",
-            "laplace",
-            "--out",
-            s(&model),
-        ],
-        2,
-    );
+    let e = refused(&["--target", "MEDV,CHAS", "--method", "laplace"], &model);
     assert!(e.contains("regression method"), "{e}");
-    let e = fails(
-        &[
-            "fit",
-            "--data",
-            BOSTON,
-            "--target",
-            "MEDV,LSTAT",
-            "--method",
-            "pac-gp",
-            "--out",
-            s(&model),
-        ],
-        2,
-    );
+    let e = refused(&["--target", "MEDV,LSTAT", "--method", "pac-gp"], &model);
     assert!(e.contains("--epsilon"), "{e}");
-    let e = fails(
-        &[
-            "fit",
-            "--data",
-            BOSTON,
-            "--target",
-            "MEDV,NOPE",
-            "--out",
-            s(&model),
-        ],
-        2,
-    );
+    let e = refused(&["--target", "MEDV,NOPE"], &model);
     assert!(e.contains("NOPE"), "{e}");
     assert!(!model.exists());
 }
@@ -185,36 +154,26 @@ fn outputs_share_one_kernel_when_asked() {
             .unwrap();
         assert!(b > 0.0 && b < 1.0, "{c}");
     }
-    let e = fails(
+    let e = refused(
         &[
-            "fit",
-            "--data",
-            BOSTON,
             "--target",
             "MEDV,LSTAT",
             "--shared-kernel",
             "--certify-holdout",
             "0.2",
-            "--out",
-            s(&model),
         ],
-        2,
+        &model,
     );
     assert!(e.contains("held out"), "{e}");
-    let e = fails(
+    let e = refused(
         &[
-            "fit",
-            "--data",
-            BOSTON,
             "--target",
             "MEDV,LSTAT",
             "--shared-kernel",
             "--method",
             "vfe",
-            "--out",
-            s(&model),
         ],
-        2,
+        &model,
     );
     assert!(e.contains("--shared-kernel"), "{e}");
 }

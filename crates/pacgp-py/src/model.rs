@@ -420,15 +420,7 @@ impl Model {
         n_threads: Option<i64>,
     ) -> PyResult<String> {
         let sample = self.sample(&x, &y)?;
-        let test = match (&x_test, &y_test) {
-            (Some(xt), Some(yt)) => Some(self.sample(xt, yt)?),
-            (None, None) => None,
-            _ => {
-                return Err(PyValueError::new_err(
-                    "a test sample needs both x_test and y_test",
-                ))
-            }
-        };
+        let test = test_sample(&x_test, &y_test, |x, y| self.sample(x, y))?;
         let opts = certify_options(Vec::new(), None, None, None, loo)?;
         let content = compute_threads(py, n_threads, || {
             self.inner.report(&sample, test.as_ref(), &opts)
@@ -452,15 +444,7 @@ impl Model {
         n_threads: Option<i64>,
     ) -> PyResult<String> {
         let sample = crate::to_outputs(&x, &y)?;
-        let test = match (&x_test, &y_test) {
-            (Some(xt), Some(yt)) => Some(crate::to_outputs(xt, yt)?),
-            (None, None) => None,
-            _ => {
-                return Err(PyValueError::new_err(
-                    "a test sample needs both x_test and y_test",
-                ))
-            }
-        };
+        let test = test_sample(&x_test, &y_test, crate::to_outputs)?;
         let opts = certify_options(Vec::new(), None, None, None, loo)?;
         let content = compute_threads(py, n_threads, || {
             self.inner.report_outputs(&sample, test.as_ref(), &opts)
@@ -723,5 +707,21 @@ impl Model {
             self.inner.n_train,
             self.kernel()
         )
+    }
+}
+
+/// A report's test sample, read by `read` from its inputs and targets: both given or neither
+/// (then none); one without the other is refused.
+fn test_sample<X, Y, T>(
+    x: &Option<X>,
+    y: &Option<Y>,
+    read: impl FnOnce(&X, &Y) -> PyResult<T>,
+) -> PyResult<Option<T>> {
+    match (x, y) {
+        (Some(x), Some(y)) => read(x, y).map(Some),
+        (None, None) => Ok(None),
+        _ => Err(PyValueError::new_err(
+            "a test sample needs both x_test and y_test",
+        )),
     }
 }
