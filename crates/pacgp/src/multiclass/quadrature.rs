@@ -10,8 +10,8 @@
 //!
 //! - no factor steeper than [`GH_MAX_STEEPNESS`] (`σ_j ≤ 2σ_k` for every k) and z* within
 //!   [`GH_MAX_PEAK`] of 0 (told by the slope's signs at ±2, no search): the fixed 64-node
-//!   Gauss–Hermite rule, summed from the heaviest node outwards and stopped where the rest
-//!   cannot reach 3e-16 of the sum; within 1e-12 of the exact integral with one factor
+//!   Gauss–Hermite rule, its terms evaluated from the heaviest node outwards and stopped where
+//!   the rest cannot reach 3e-16 of the sum; within 1e-12 of the exact integral with one factor
 //!   near the limit, 3e-9 with several;
 //! - no steep factor and z* further out (a small vote probability, far in the fixed rule's
 //!   thin tail): the same rule moved to z* and scaled to the integrand's width there
@@ -245,19 +245,21 @@ fn peak_is_central(factors: &[(f64, f64)]) -> bool {
         && log_integrand_slope(factors, GH_MAX_PEAK) <= 0.0
 }
 
-/// `ln Σ_i w_i F(z_i)`, the Gauss–Hermite rule, summed from the heaviest node outwards and
-/// stopped once a weight is below `e^{−`[`PRUNE_LN_GAP`]`}` of the largest term so far: as
-/// `F ≤ 1`, the nodes left out hold less than `64 e^{−40} ≈ 3e-16` of the sum.
+/// `ln Σ_i w_i F(z_i)`, the Gauss–Hermite rule, its terms evaluated from the heaviest node
+/// outwards and stopped once a weight is below `e^{−`[`PRUNE_LN_GAP`]`}` of the largest term
+/// so far (as `F ≤ 1`, the nodes left out hold less than `64 e^{−40} ≈ 3e-16` of the sum),
+/// then summed in the nodes' order, the full rule's: the same rounding, so models certified
+/// before this pruning certify to the same bits.
 fn ln_gauss_hermite(factors: &[(f64, f64)]) -> f64 {
     let (z, ln_w) = gauss_hermite();
     let mut terms = [f64::NEG_INFINITY; GH_NODES];
     let mut top = f64::NEG_INFINITY;
-    for (t, &i) in terms.iter_mut().zip(heaviest_first()) {
+    for &i in heaviest_first() {
         if ln_w[i] < top - PRUNE_LN_GAP {
             break;
         }
-        *t = ln_w[i] + ln_probit_product(factors, z[i]);
-        top = top.max(*t);
+        terms[i] = ln_w[i] + ln_probit_product(factors, z[i]);
+        top = top.max(terms[i]);
     }
     log_sum_exp(terms.iter().copied())
 }
