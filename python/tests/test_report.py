@@ -24,6 +24,8 @@ def _self_contained(page):
     for needle in ("http://", "https://", "<script", "src=", "url("):
         assert needle not in page, needle
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    ids = re.findall(r' id="([^"]+)"', page)
+    assert len(ids) == len(set(ids)), sorted(i for i in set(ids) if ids.count(i) > 1)
 
 
 def _split(X, y, n_train):

@@ -11,7 +11,9 @@
 //! `certificate-penalty`, `certificate-delta`, `certificate-n`, `deployed-value` (the
 //! deployed predictor's certificate), `loo-error`, and on a test file `test-n`,
 //! `test-gibbs-risk`, `test-error-rate` or `test-rmse`. With several certificates (several ε)
-//! the k-th after the first has `certificate-k-value`, `deployed-k-value`, and so on. On a
+//! the k-th after the first has `certificate-k-value`, `deployed-k-value`, and so on. Ids are
+//! unique on a page: the headline's copies of the first certificate's bounds are
+//! `headline-certificate-value` and `headline-deployed-value`. On a
 //! multi-output model ([`render_outputs`]) output j's (from 1) are `output-j-certificate-value`
 //! and so on, and the joint certificate's are `joint-j-value` (output j at δ/K, the first ε)
 //! and `joint-mean-value` (the mean of the K bounds).

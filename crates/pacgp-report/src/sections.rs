@@ -31,7 +31,7 @@ pub(crate) fn headline(r: &ModelReport) -> String {
     let mut s = String::from("<section class=\"headline\">");
     s.push_str(&format!(
         "<div class=\"card gibbs\"><div class=\"who\">Gibbs predictor · PAC-Bayes certificate</div><div class=\"big\">≤ {}</div><div>{} on new data, with probability ≥ 1 − {} over the training sample (N = {}). Covers: {}.</div></div>",
-        number("certificate-value", k.bound, 4),
+        number("headline-certificate-value", k.bound, 4),
         escape(&risk_words(c)),
         k.delta,
         k.n,
@@ -41,7 +41,7 @@ pub(crate) fn headline(r: &ModelReport) -> String {
         s.push_str(&format!(
             "<div class=\"card deployed\"><div class=\"who\">Deployed predictor · {}</div><div class=\"big\">≤ {}</div><div>Covers: {}; with probability ≥ 1 − {}.</div></div>",
             bound_words(d.bound),
-            number("deployed-value", d.value, 4),
+            number("headline-deployed-value", d.value, 4),
             escape(&d.predictor.to_string()),
             d.delta
         ));
