@@ -107,6 +107,16 @@ class Model:
         loo: str = "auto",
         n_threads: Optional[int] = None,
     ) -> str: ...
+    def report_outputs_html(
+        self,
+        x: ArrayLike,
+        y: ArrayLike,
+        x_test: Optional[ArrayLike] = None,
+        y_test: Optional[ArrayLike] = None,
+        title: str = "model",
+        loo: str = "auto",
+        n_threads: Optional[int] = None,
+    ) -> str: ...
     def gibbs_risk_sum(
         self,
         x: ArrayLike,
