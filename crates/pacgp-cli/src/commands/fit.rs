@@ -74,7 +74,9 @@ fn fit_outputs(a: FitArgs, targets: &[pacgp::data::TargetSpec]) -> Result<()> {
     }
     let (spec, kernel_note) = options.check_on_table(method, &read.coding)?;
     let outputs = &read.outputs;
-    let estimate = pacgp::cost::estimate(&spec, outputs.n(), outputs.d(), 2)?;
+    let threads = rayon::current_num_threads();
+    let estimate =
+        pacgp::cost::estimate_outputs(&spec, outputs.n(), outputs.d(), outputs.k(), threads)?;
     let what = format!(
         "fitting {} on {} points, each of {} outputs",
         spec.method_name(),

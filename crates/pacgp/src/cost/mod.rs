@@ -142,6 +142,33 @@ pub fn estimate(spec: &CheckedFitSpec, n: usize, d: usize, k: usize) -> Result<E
     })
 }
 
+/// [`estimate`] of fitting `outputs` ≥ 1 regression targets at the same inputs
+/// ([`crate::fit::fit_outputs`]) on `threads` cores. With a kernel shared by all: one fit's
+/// work (each step factors `K + σ²I` once for every output) and its arrays beside the other
+/// outputs' kept posteriors. With one kernel per output: `outputs` fits' work, up to one per
+/// thread at a time, their arrays beside the kept posteriors of the outputs not running.
+pub fn estimate_outputs(
+    spec: &CheckedFitSpec,
+    n: usize,
+    d: usize,
+    outputs: usize,
+    threads: usize,
+) -> Result<Estimate> {
+    let one = estimate(spec, n, d, 2)?;
+    let (resolved, _) = spec.for_sample(n)?;
+    let outputs = outputs.max(1);
+    let (at_once, work) = match spec.shares_kernel() {
+        true => (1, one.work),
+        false => (threads.clamp(1, outputs), one.work.repeated(outputs as f64)),
+    };
+    let running = peak_bytes(&resolved, n, d, 2).saturating_mul(at_once as u64 - 1);
+    let resting = kept_bytes(&resolved.method, 2, n, d).saturating_mul((outputs - at_once) as u64);
+    Ok(Estimate {
+        bytes: one.bytes.saturating_add(running).saturating_add(resting),
+        work,
+    })
+}
+
 /// The peak bytes of the arrays of a fit of `spec` (defaults filled in) on `n` rows of `d`
 /// inputs and `k` classes: its method's [`footprint`], or what is alive during the last refit
 /// of its prediction intervals or sets if that is more (module doc).
@@ -352,6 +379,31 @@ mod tests {
     use super::*;
     use crate::error::LimitSource;
     use crate::spec::FitSpec;
+
+    /// Several outputs: one kernel per output is K fits' work, two at a time on two threads,
+    /// the third output's posterior kept beside them; a shared kernel is one fit's work
+    /// beside the other two posteriors.
+    #[test]
+    fn several_outputs_in_closed_form() {
+        use crate::spec::FitOptions;
+        let (n, d) = (2000, 8);
+        let check = |o: FitOptions| o.check(crate::spec::MethodName::Gpr).unwrap();
+        let own = check(FitOptions::default());
+        let one = estimate(&own, n, d, 2).unwrap();
+        let (fit, kept) = (peak_bytes(&own, n, d, 2), kept_bytes(&own.method, 2, n, d));
+        let three = estimate_outputs(&own, n, d, 3, 2).unwrap();
+        assert_eq!(three.work.flops(), 3.0 * one.work.flops());
+        assert_eq!(three.bytes, one.bytes + fit + kept);
+        assert_eq!(estimate_outputs(&own, n, d, 1, 2).unwrap(), one);
+        let shared = check(FitOptions {
+            shared_kernel: Some(true),
+            ..Default::default()
+        });
+        let together = estimate_outputs(&shared, n, d, 3, 2).unwrap();
+        assert_eq!(together.work, estimate(&shared, n, d, 2).unwrap().work);
+        assert_eq!(together.bytes, one.bytes + 2 * kept);
+        assert_eq!(kept, 8 * ((n * n) as u64 + (n * d) as u64));
+    }
 
     #[test]
     fn dense_and_sparse_footprints_in_closed_form() {

@@ -61,7 +61,7 @@ impl Work {
     }
 
     /// `times` fits of this work (candidates, one-vs-rest classes), one after the other.
-    fn repeated(self, times: f64) -> Work {
+    pub(super) fn repeated(self, times: f64) -> Work {
         Work {
             steps: self.steps * times,
             once: self.once * times,
