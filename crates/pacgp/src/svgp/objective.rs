@@ -402,7 +402,9 @@ impl SvgpAssembly {
         symmetrise_from_lower(&mut p_sum);
         symmetrise_from_lower(&mut d_sum);
         let mean_bar = &parts.scalars[1..];
-        let sp = &f.s_cov * &p_sum;
+        // `P L_q` (for L̄_q) and `S P = L_q (P L_q)ᵀ` from it: two triangular products.
+        let lq_bar = linalg::product_with_lower(p_sum.as_ref(), false, f.q.sqrt.as_ref(), true);
+        let sp = linalg::product_with_lower(f.q.sqrt.as_ref(), true, lq_bar.transpose(), false);
         // L̄_uu = −L_uu⁻ᵀX, so L_uuᵀL̄_uu = −X: K_uu's adjoint without forming L̄_uu.
         let minus_x = Mat::from_fn(m, m, |i, j| {
             -(f.q.mean[i] * mean_bar[j] + 2.0 * (sp[(i, j)] - p_sum[(i, j)] + d_sum[(i, j)]))
@@ -425,7 +427,6 @@ impl SvgpAssembly {
         }
         let c = adj.kl_scale;
         grad.extend((0..m).map(|i| scale * mean_bar[i] + c * adj.kl_mean[i]));
-        let lq_bar = &p_sum * &f.q.sqrt;
         let combined = Mat::from_fn(m, m, |i, j| {
             2.0 * scale * lq_bar[(i, j)] + c * adj.kl_sqrt[(i, j)]
         });
