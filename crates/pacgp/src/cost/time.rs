@@ -22,8 +22,8 @@ use crate::spec::{
 /// Flops per second of one core on a fit's work. The machine's DGEMM peak is 52 GFLOP/s a
 /// core (104 on two, docs/performance.md), but a fit's work is Cholesky factors, triangular
 /// inverses and solves and thin products, which reach about 60% of it: one ML-II evaluation
-/// at N = 2 000 (N³ = 8·10⁹ flops) takes 254 ms on one thread (docs/performance.md, "Exact GP
-/// regression"), 31.5 GFLOP/s. A documented constant, not a start-up measurement: that would
+/// at N = 2 000 (N³ = 8·10⁹ flops) takes 254 ms on one thread (machine A, CHANGELOG.md,
+/// "The arithmetic"), 31.5 GFLOP/s. A documented constant, not a start-up measurement: that would
 /// cost a second of every fit and read another process's load as this machine's speed.
 pub const FLOPS_PER_CORE: f64 = 31.5e9;
 
@@ -190,7 +190,7 @@ fn exact_gp(s: Shape, restarts: f64) -> Work {
 }
 
 /// L-BFGS iterations of a PAC-GP bound over θ and σ² (`objective::pac_gp`, cap 200): 45, for
-/// the 71 evaluations of kl-PAC-GP on boston (docs/performance.md, "IVM and PAC-GP") at
+/// the 71 evaluations of kl-PAC-GP on boston (docs/performance.md, "Without a peer") at
 /// [`EVALUATIONS_PER_ITERATION`].
 const PAC_GP_ITERATIONS: f64 = 45.0;
 
