@@ -112,7 +112,9 @@ def _loo_of(certificate):
     return {k[len("loo_"):]: certificate.get(k) for k in keys if k in certificate}
 
 
-_CONVERGED = ("gradient_tolerance", "cost_tolerance")
+# "stalled": the stall rule of ML-II on wide inputs (the objective fell by less than its
+# amount over its window), a convergence test like the other two.
+_CONVERGED = ("gradient_tolerance", "cost_tolerance", "stalled")
 
 
 def _warn_unconverged(optimiser, who):

@@ -239,4 +239,5 @@ def test_every_estimator_warns_when_its_optimiser_did_not_converge():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _warn_unconverged(dict(report, termination="cost_tolerance"), "SparseGPRegressor")
+        _warn_unconverged(dict(report, termination="stalled"), "GPRegressor")
         _warn_unconverged(None, "SVMClassifier")  # no optimiser, nothing to say

@@ -2,13 +2,18 @@
 //! every stationary lengthscale at the median distance between the standardised rows, where
 //! the start 1 leaves the evidence flat and the optimiser stops at once; the rule computes the
 //! median it says, and a wide fit moves from its start to a better evidence than the old one.
+//! Wide fits stop by the stall rule (`WIDE_STALL`) near the evidence of a run without it;
+//! fits on `WIDE_INPUTS` inputs or fewer run as before, bit for bit.
 
 use faer::Mat;
 use pacgp::data::split::subsample;
 use pacgp::data::Standardizer;
 use pacgp::fit::fit;
-use pacgp::kernel::start::{median_distance, wide_start, MEDIAN_ROWS, WIDE_INPUTS};
+use pacgp::kernel::start::{
+    median_distance, wide_stall, wide_start, MEDIAN_ROWS, WIDE_INPUTS, WIDE_STALL,
+};
 use pacgp::kernel::Kernel;
+use pacgp::optim::{LbfgsConfig, Termination};
 use pacgp::prelude::*;
 use pacgp::regression::exact::{fit_ml2, MlConfig};
 
@@ -160,4 +165,109 @@ fn a_wide_fit_moves_from_its_start_to_a_better_evidence_than_the_old_start() {
         "from the median start {evidence}, from 1 {}",
         old.log_marginal_likelihood()
     );
+}
+
+/// 200 rows of 60 one-hot-like inputs: 4 Gaussian columns and 8 categorical ones of 7 levels
+/// each (one-hot, the first level the most common); the target depends on two of the numeric
+/// columns and on the first categorical one, plus a little noise.
+fn one_hot_table() -> Dataset {
+    let (n, numeric, groups, levels) = (200, 4, 8, 7);
+    let d = numeric + groups * levels;
+    let z = gaussians(n * (numeric + groups + 1), 23);
+    let row = |i: usize| &z[i * (numeric + groups + 1)..(i + 1) * (numeric + groups + 1)];
+    let level = |v: f64| ((v.abs() * 3.0) as usize).min(levels - 1);
+    let x = Mat::from_fn(n, d, |i, t| match t < numeric {
+        true => row(i)[t],
+        false => {
+            let (g, l) = ((t - numeric) / levels, (t - numeric) % levels);
+            f64::from(u8::from(level(row(i)[numeric + g]) == l))
+        }
+    });
+    let shift = [0.0, 0.8, -0.6, 0.4, -0.3, 0.5, -0.9];
+    let y = (0..n)
+        .map(|i| {
+            let r = row(i);
+            (1.5 * r[0]).sin() + 0.5 * r[1] + shift[level(r[numeric])] + 0.1 * r[numeric + groups]
+        })
+        .collect();
+    Dataset::new(x, y).unwrap()
+}
+
+/// gpr on 60 one-hot-like inputs stops by the stall rule, with the report saying why, at an
+/// evidence within 1 nat (a Bayes factor of e) of ML-II from the same start run without the
+/// rule, which takes more iterations.
+#[test]
+fn a_wide_fit_stalls_near_the_evidence_of_a_run_without_the_rule() {
+    let data = one_hot_table();
+    assert!(data.d() > WIDE_INPUTS);
+    let spec = FitOptions::default().check(MethodName::Gpr).unwrap();
+    let model = fit(&spec, &data, None).unwrap();
+    let optimiser = model.report.optimiser.as_ref().unwrap();
+    assert_eq!(optimiser.termination, Termination::Stalled, "{optimiser:?}");
+    let window = format!("over the last {} iterations", WIDE_STALL.iterations);
+    assert!(optimiser.message.contains(&window), "{}", optimiser.message);
+    let evidence = model.report.objective.unwrap();
+
+    let x = Standardizer::fit(data.x.as_ref(), &data.feature_names)
+        .unwrap()
+        .transform(data.x.as_ref())
+        .unwrap();
+    let y = pacgp::data::TargetScaler::fit_column(&data.y, "y")
+        .unwrap()
+        .transform(&data.y);
+    let kernel = Kernel::from_spec(pacgp::spec::DEFAULT_KERNEL, data.d()).unwrap();
+    let (start, _) = wide_start(&kernel, x.as_ref(), spec.seed).unwrap();
+    let ml = MlConfig {
+        snap: spec.grid(),
+        ..Default::default()
+    };
+    let (capped, report) = fit_ml2(&start, 0.1, x, y, &ml).unwrap();
+    assert!(report.iterations > optimiser.iterations, "{report:?}");
+    let gap = capped.log_marginal_likelihood() - evidence;
+    assert!(
+        gap < 1.0,
+        "stalled at {evidence}, run on to {}",
+        capped.log_marginal_likelihood()
+    );
+}
+
+/// The stall rule applies above `WIDE_INPUTS` inputs only: a gpr fit on exactly `WIDE_INPUTS`
+/// inputs is, bit for bit, ML-II with the optimiser's default settings (no stall rule) from
+/// the kernel's own start.
+#[test]
+fn a_fit_at_the_threshold_runs_as_before_bit_for_bit() {
+    assert_eq!(wide_stall(WIDE_INPUTS), None);
+    assert_eq!(wide_stall(WIDE_INPUTS + 1), Some(WIDE_STALL));
+    assert_eq!(LbfgsConfig::default().stall, None);
+    let (n, d) = (120, WIDE_INPUTS);
+    let z = gaussians(n * d + n, 5);
+    let x = Mat::from_fn(n, d, |i, t| z[i * d + t]);
+    let y = (0..n)
+        .map(|i| (1.5 * x[(i, 0)]).sin() + 0.5 * x[(i, 1)] + 0.05 * z[n * d + i])
+        .collect();
+    let data = Dataset::new(x, y).unwrap();
+    let spec = FitOptions::default().check(MethodName::Gpr).unwrap();
+    let model = fit(&spec, &data, None).unwrap();
+    let optimiser = model.report.optimiser.as_ref().unwrap();
+    assert_ne!(optimiser.termination, Termination::Stalled);
+
+    let x = Standardizer::fit(data.x.as_ref(), &data.feature_names)
+        .unwrap()
+        .transform(data.x.as_ref())
+        .unwrap();
+    let y = pacgp::data::TargetScaler::fit_column(&data.y, "y")
+        .unwrap()
+        .transform(&data.y);
+    let kernel = Kernel::from_spec(pacgp::spec::DEFAULT_KERNEL, d).unwrap();
+    let ml = MlConfig {
+        snap: spec.grid(),
+        ..Default::default()
+    };
+    let (plain, report) = fit_ml2(&kernel, 0.1, x, y, &ml).unwrap();
+    assert_eq!(
+        model.report.objective.unwrap().to_bits(),
+        plain.log_marginal_likelihood().to_bits()
+    );
+    assert_eq!(optimiser.params, report.params);
+    assert_eq!(optimiser.iterations, report.iterations);
 }

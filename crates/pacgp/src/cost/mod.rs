@@ -380,6 +380,22 @@ mod tests {
     use crate::error::LimitSource;
     use crate::spec::FitSpec;
 
+    /// gpr counts the stall rule's iterations on wide inputs (fewer than the optimiser's cap,
+    /// more than a narrow fit's) and the narrow count at `WIDE_INPUTS` inputs or fewer.
+    #[test]
+    fn wide_gpr_counts_the_stalled_iterations() {
+        let spec = crate::spec::FitOptions::default()
+            .check(crate::spec::MethodName::Gpr)
+            .unwrap();
+        let wide_inputs = crate::kernel::start::WIDE_INPUTS;
+        let steps = |d| estimate(&spec, 2300, d, 1).unwrap().work.steps;
+        let (narrow, wide) = (steps(wide_inputs), steps(wide_inputs + 1));
+        assert_eq!(narrow, 22.0);
+        assert_eq!(wide, 103.0);
+        assert!(wide < crate::optim::LbfgsConfig::default().max_iter as f64);
+        assert_eq!(steps(341), wide);
+    }
+
     /// Several outputs: one kernel per output is K fits' work, two at a time on two threads,
     /// the third output's posterior kept beside them; a shared kernel is one fit's work
     /// beside the other two posteriors.

@@ -172,10 +172,11 @@ fn exact_evaluation(s: Shape) -> f64 {
 }
 
 /// L-BFGS iterations of ML-II on wide inputs (more than [`crate::kernel::start::WIDE_INPUTS`],
-/// started at the median distance): the cap, 200, as on the 341-input table of
-/// `scripts/make_wide_table.py` (N = 2 300), whose fit spends most of them moving the
-/// lengthscales of inputs without signal towards the box's end.
-const WIDE_ML2_ITERATIONS: f64 = 200.0;
+/// started at the median distance and stopped by the stall rule
+/// [`crate::kernel::start::WIDE_STALL`]): 103 (115 evaluations) on the 341-input table of
+/// `scripts/make_wide_table.py` (N = 2 300), where without the rule the fit ran to the cap of
+/// 200 moving the lengthscales of inputs without signal towards the box's end.
+const WIDE_ML2_ITERATIONS: f64 = 103.0;
 
 /// `gpr`: ML-II by L-BFGS from the start and each restart ([`ML2_ITERATIONS`] each, or
 /// [`WIDE_ML2_ITERATIONS`] on wide inputs), and the final model (one more factor).

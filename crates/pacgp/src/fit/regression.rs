@@ -138,7 +138,7 @@ pub fn gpr_shared(
             (gps, None, None)
         }
         None => {
-            let ml = MlConfig {
+            let mut ml = MlConfig {
                 restarts: Restarts {
                     count: s.restarts,
                     seed: spec.seed,
@@ -148,6 +148,7 @@ pub fn gpr_shared(
                 noise,
                 ..Default::default()
             };
+            ml.lbfgs.stall = start::wide_stall(x.ncols());
             let (start, note) = gpr_start(kernel, &x, spec.seed);
             let ys = scaled.iter().map(|st| st.y.clone()).collect();
             let (gps, opt) = fit_ml2_shared(&start, s.noise_init, x, ys, &ml)?;

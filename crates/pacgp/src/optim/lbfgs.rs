@@ -173,6 +173,9 @@ pub fn minimize(obj: &dyn Objective, x0: &[f64], cfg: &LbfgsConfig) -> Result<Op
     let (mut s_hist, mut y_hist): (Vec<Vec<f64>>, Vec<Vec<f64>>) = (Vec::new(), Vec::new());
     let mut termination = Termination::MaxIterations;
     let mut iterations = 0;
+    // The objective at the start and after each iteration, for the stall rule.
+    let mut values = vec![f];
+    let mut stall_fall = 0.0;
     for it in 0..cfg.max_iter {
         if stop::requested() {
             // The iterates only ever decrease f: the current point is the best seen.
@@ -270,6 +273,12 @@ pub fn minimize(obj: &dyn Objective, x0: &[f64], cfg: &LbfgsConfig) -> Result<Op
             termination = Termination::CostTolerance;
             break;
         }
+        values.push(f);
+        if let Some(fall) = cfg.stall.and_then(|s| s.fired(&values)) {
+            termination = Termination::Stalled;
+            stall_fall = fall;
+            break;
+        }
     }
     let message = match termination {
         Termination::GradientTolerance => format!("projected gradient below {:e}", cfg.grad_tol),
@@ -277,6 +286,7 @@ pub fn minimize(obj: &dyn Objective, x0: &[f64], cfg: &LbfgsConfig) -> Result<Op
         Termination::MaxIterations => format!("reached {} iterations", cfg.max_iter),
         Termination::LineSearchFailed => "line search found no decrease".into(),
         Termination::Other => String::new(),
+        Termination::Stalled => stall_message(cfg.stall, stall_fall),
         Termination::Stopped => match stop::fired_reason() {
             Some(StopReason::TimeLimit { seconds }) => {
                 format!("stopped at the best point so far: the time limit of {seconds} s passed")
@@ -292,6 +302,17 @@ pub fn minimize(obj: &dyn Objective, x0: &[f64], cfg: &LbfgsConfig) -> Result<Op
         termination,
         message,
     })
+}
+
+/// Why the stall rule stopped a run: the fall over its window against the amount it asks.
+fn stall_message(stall: Option<Stall>, fall: f64) -> String {
+    let Some(s) = stall else {
+        return String::new();
+    };
+    format!(
+        "the objective fell by {fall:.2e} over the last {} iterations, less than {:e}",
+        s.iterations, s.decrease
+    )
 }
 
 /// Run [`minimize`] from every start and keep the best result (one shared restart loop

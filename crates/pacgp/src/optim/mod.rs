@@ -54,6 +54,9 @@ pub enum Termination {
     Other,
     /// Stopped early by a time limit or an interrupt ([`stop`]) at the best point so far.
     Stopped,
+    /// The objective fell by less than [`Stall::decrease`] over the last
+    /// [`Stall::iterations`] iterations (only with [`LbfgsConfig::stall`] set).
+    Stalled,
 }
 
 /// Result of one optimisation.
@@ -79,7 +82,7 @@ impl OptimReport {
     pub fn converged(&self) -> bool {
         matches!(
             self.termination,
-            Termination::GradientTolerance | Termination::CostTolerance
+            Termination::GradientTolerance | Termination::CostTolerance | Termination::Stalled
         )
     }
 
@@ -87,7 +90,9 @@ impl OptimReport {
     /// it; the library never prints).
     pub fn note(&self) -> Option<String> {
         let why = match self.termination {
-            Termination::GradientTolerance | Termination::CostTolerance => return None,
+            Termination::GradientTolerance | Termination::CostTolerance | Termination::Stalled => {
+                return None
+            }
             Termination::MaxIterations => "hit its iteration limit",
             Termination::LineSearchFailed => "stopped on a failed line search",
             Termination::Other => "stopped without a convergence test passing",
@@ -114,6 +119,38 @@ pub struct LbfgsConfig {
     pub cost_tol: f64,
     /// Optional box in parameter space: each parameter is projected onto `[lo, hi]`.
     pub bounds: Option<Vec<(f64, f64)>>,
+    /// Stop once the objective's decrease over a window of iterations is below a stated
+    /// amount ([`Stall`]); `None` (the default) leaves the tests above alone.
+    #[serde(default)]
+    pub stall: Option<Stall>,
+}
+
+/// A stall rule: stop when the objective fell by less than `decrease` (in its own units:
+/// nats for a negative log evidence summed over the sample) over the last `iterations`
+/// iterations, at the best point seen (L-BFGS only ever accepts decreases). Unlike
+/// [`LbfgsConfig::cost_tol`] it is an absolute amount over a window, so it stops a long tail
+/// of small steady decreases (lengthscales of inputs without signal drifting towards the
+/// box's end) that a per-iteration relative test lets run to the cap.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Stall {
+    /// Iterations the decrease is measured over.
+    pub iterations: usize,
+    /// The least decrease over them that keeps the run going.
+    pub decrease: f64,
+}
+
+impl Stall {
+    /// Whether `values` (the objective at the start and after each iteration, in order) ends
+    /// with a window of [`Stall::iterations`] iterations that fell by less than
+    /// [`Stall::decrease`]; that fall.
+    pub fn fired(&self, values: &[f64]) -> Option<f64> {
+        let n = values.len();
+        if self.iterations == 0 || n <= self.iterations {
+            return None;
+        }
+        let fall = values[n - 1 - self.iterations] - values[n - 1];
+        (fall < self.decrease).then_some(fall)
+    }
 }
 
 impl Default for LbfgsConfig {
@@ -128,6 +165,7 @@ impl Default for LbfgsConfig {
             // scipy's L-BFGS-B default (factr = 1e7 times machine epsilon).
             cost_tol: 2.2e-9,
             bounds: None,
+            stall: None,
         }
     }
 }
@@ -256,6 +294,104 @@ mod tests {
         )
         .unwrap();
         assert!(r.value < 1e-8);
+    }
+
+    /// `(x₀ − 1)² + 1/(1 + x₁)` for x₁ ≥ 0 (boxed to [0, 10⁶]): a bowl in x₀ and, in x₁, a long
+    /// tail whose value keeps falling ever more slowly (a lengthscale without signal drifting
+    /// to its box's end); every value evaluated is kept.
+    #[derive(Default)]
+    struct FlatTail {
+        seen: std::cell::RefCell<Vec<f64>>,
+    }
+    impl Objective for FlatTail {
+        fn dim(&self) -> usize {
+            2
+        }
+        fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
+            let tail = 1.0 / (1.0 + p[1]);
+            let v = (p[0] - 1.0).powi(2) + tail;
+            self.seen.borrow_mut().push(v);
+            Ok((v, vec![2.0 * (p[0] - 1.0), -tail * tail]))
+        }
+    }
+
+    fn flat_tail_config(stall: Option<Stall>, max_iter: usize) -> LbfgsConfig {
+        LbfgsConfig {
+            bounds: Some(vec![(-5.0, 5.0), (0.0, 1e6)]),
+            grad_tol: 1e-12,
+            cost_tol: 0.0,
+            max_iter,
+            stall,
+            ..Default::default()
+        }
+    }
+
+    /// On the tail the stall rule stops the run where the objective fell by less than its
+    /// amount over its window, at the best point evaluated, and says so; the same run one
+    /// iteration shorter had not stalled (the window then fell by more), and the run without
+    /// the rule takes more iterations on the same path.
+    #[test]
+    fn a_stall_stops_a_flat_tail_at_the_best_point_and_says_why() {
+        let stall = Stall {
+            iterations: 5,
+            decrease: 1e-3,
+        };
+        let obj = FlatTail::default();
+        let r = minimize(&obj, &[4.0, 0.0], &flat_tail_config(Some(stall), 500)).unwrap();
+        assert_eq!(r.termination, Termination::Stalled, "{r:?}");
+        assert!(r.converged() && r.note().is_none(), "{r:?}");
+        assert!(
+            r.message
+                .contains("over the last 5 iterations, less than 1e-3"),
+            "{}",
+            r.message
+        );
+        let best = obj
+            .seen
+            .borrow()
+            .iter()
+            .copied()
+            .fold(f64::INFINITY, f64::min);
+        assert_eq!(r.value, best);
+        assert_eq!(r.value, FlatTail::default().value(&r.params).unwrap());
+
+        let n = r.iterations as usize;
+        let run = |iters| {
+            minimize(
+                &FlatTail::default(),
+                &[4.0, 0.0],
+                &flat_tail_config(None, iters),
+            )
+            .unwrap()
+        };
+        assert!(run(n - stall.iterations).value - r.value < stall.decrease);
+        let before = run(n - 1);
+        assert_eq!(before.termination, Termination::MaxIterations);
+        assert!(run(n - 1 - stall.iterations).value - before.value >= stall.decrease);
+        let free = run(500);
+        assert!(free.iterations > r.iterations, "{free:?} vs {r:?}");
+        assert!(free.value < r.value, "{free:?} vs {r:?}");
+    }
+
+    /// The window's fall is read off the values at its two ends; too short a record, or a
+    /// window of no iterations, never fires.
+    #[test]
+    fn a_stall_fires_only_on_a_full_window_that_fell_too_little() {
+        let stall = Stall {
+            iterations: 2,
+            decrease: 0.5,
+        };
+        assert_eq!(stall.fired(&[3.0, 2.9]), None);
+        assert_eq!(
+            stall.fired(&[3.0, 2.0, 1.9, 1.8]),
+            Some(0.19999999999999996)
+        );
+        assert_eq!(stall.fired(&[3.0, 2.0, 1.9, 1.4]), None);
+        let never = Stall {
+            iterations: 0,
+            decrease: 1.0,
+        };
+        assert_eq!(never.fired(&[1.0, 1.0]), None);
     }
 
     /// `½xᵀAx − bᵀx` with strongly coupled coordinates.
