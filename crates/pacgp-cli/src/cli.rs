@@ -536,13 +536,15 @@ pub struct ReproduceArgs {
     /// Folder holding the shipped datasets.
     #[arg(long, default_value = "data")]
     pub data_dir: PathBuf,
-    /// pac-sgp-inducing, zhang-kin40k: only these numbers of inducing inputs (comma separated).
+    /// pac-sgp-inducing, zhang-kin40k: only these numbers of inducing inputs (comma separated);
+    /// svgp-real: the number of inducing inputs (the first given).
     #[arg(long, value_delimiter = ',')]
     pub m: Vec<usize>,
     /// pac-sgp-inducing: only these datasets (kin40k, pol); ivm-uci and risk-coverage:
     /// breast-cancer, ripley, crabs, house-votes; tighter-bounds: boston, kin40k, pol,
     /// breast-cancer, crabs; intervals: boston, kin40k, pol; multiclass: iris, wine, digits;
-    /// deployed: breast-cancer, crabs, house-votes, ripley, iris, wine.
+    /// deployed: breast-cancer, crabs, house-votes, ripley, iris, wine; svgp-real: kin40k, pol,
+    /// mnist-2v3.
     #[arg(long, value_delimiter = ',')]
     pub datasets: Vec<String>,
     /// ivm-uci, risk-coverage: the seed's fixed unit-scale RBF kernel instead of the kernel
@@ -632,6 +634,11 @@ pub enum Experiment {
     /// split-conformal sets' coverage and size at α = 0.1 (`--quick`: 2 splits of crabs and
     /// ripley, Laplace and the SVM; `--reps`, `--datasets`).
     Deployed,
+    /// Issue 41: svgp (ELBO) and pac-svgp (PAC-Bayes bound) at M = 100 on kin40k and pol
+    /// thresholded at the training targets' median and on MNIST 2 vs 3: test error, test
+    /// negative log probability, Gibbs and deployed certificates, fit time (`--quick`: 300
+    /// rows, M = 8; `--m` sets M, `--datasets` selects).
+    SvgpReal,
 }
 
 /// `pacgp demo`.

@@ -487,9 +487,9 @@ const NOT_RUN: &[(&str, &str, &str)] = &[
     (
         "docs/reproduce/",
         "pacgp reproduce",
-        "an experiment's run: seconds to hours each, writing tables and figures; five run \
-         small in tests/cli.rs, tighter.rs and trust.rs (ivm-selection-2d, zhang-kin40k, \
-         tighter-bounds, opper-winther and zhang-sparse, --quick)",
+        "an experiment's run: seconds to hours each, writing tables and figures; six run \
+         small in tests/cli.rs, tighter.rs, trust.rs and svgp_real.rs (ivm-selection-2d, \
+         zhang-kin40k, tighter-bounds, opper-winther, zhang-sparse and svgp-real, --quick)",
     ),
 ];
 

@@ -11,6 +11,7 @@ mod intervals;
 mod multiclass;
 mod opper_winther;
 mod regression;
+mod svgp_real;
 mod tighter_bounds;
 mod tighter_classifiers;
 mod zhang;
@@ -34,5 +35,6 @@ pub fn reproduce(mut a: ReproduceArgs) -> Result<()> {
         Experiment::Intervals => intervals::run(&a),
         Experiment::Multiclass => multiclass::run(&a),
         Experiment::Deployed => deployed::run(&a),
+        Experiment::SvgpReal => svgp_real::run(&a),
     }
 }

@@ -7,6 +7,7 @@ pub mod multiclass;
 pub mod opper_winther;
 pub mod pac_gp;
 pub mod pac_sgp;
+pub mod svgp_real;
 pub mod tighter_bounds;
 pub mod tighter_classifiers;
 pub mod zhang;
