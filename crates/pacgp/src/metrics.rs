@@ -1,4 +1,4 @@
-//! Test-set metrics: RMSE, MAE, NLPD, interval coverage; error rate and log loss.
+//! Test-set metrics: RMSE, MAE, NLPD, interval coverage; error rate and log loss; the median.
 
 use crate::error::{Error, Result};
 
@@ -16,6 +16,21 @@ fn check_len(a: usize, b: usize) -> Result<()> {
         });
     }
     Ok(())
+}
+
+/// The median of `v` (reordered in place): the middle value, or the mean of the two middle
+/// values for an even count; `None` when `v` is empty.
+pub fn median(v: &mut [f64]) -> Option<f64> {
+    let n = v.len();
+    if n == 0 {
+        return None;
+    }
+    let (_, &mut upper, _) = v.select_nth_unstable_by(n / 2, f64::total_cmp);
+    if n % 2 == 1 {
+        return Some(upper);
+    }
+    let lower = v[..n / 2].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    Some(0.5 * (lower + upper))
 }
 
 /// Root mean squared error.
@@ -229,6 +244,17 @@ pub fn normal_quantile(p: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    /// The middle value of an odd count, the mean of the two middle values of an even one,
+    /// whatever the order; none of an empty list.
+    #[test]
+    fn median_of_odd_and_even_counts() {
+        use super::median;
+        assert_eq!(median(&mut [3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(&mut [4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(&mut [5.0, 5.0, -1.0, 7.0, 0.5, 9.0]), Some(5.0));
+        assert_eq!(median(&mut []), None);
+    }
+
     #[test]
     fn majority_rate_counts_the_other_labels() {
         use super::majority_rate;

@@ -390,11 +390,11 @@ pub fn summarise(rows: &[MulticlassRow], peers: &[PeerRow]) -> Vec<MulticlassSum
                         .map(|(r, p)| r.accuracy - p.accuracy)
                         .collect(),
                 ),
-                fit_time_ratio: median(
-                    paired
+                fit_time_ratio: crate::metrics::median(
+                    &mut paired
                         .iter()
                         .map(|(r, p)| p.fit_seconds / r.fit_seconds)
-                        .collect(),
+                        .collect::<Vec<_>>(),
                 ),
                 fit_seconds: mean(|r| r.fit_seconds),
                 bound,
@@ -412,18 +412,4 @@ pub fn summarise(rows: &[MulticlassRow], peers: &[PeerRow]) -> Vec<MulticlassSum
             }
         })
         .collect()
-}
-
-/// The median of a list (`None` if empty).
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    let m = v.len() / 2;
-    Some(if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        0.5 * (v[m - 1] + v[m])
-    })
 }

@@ -79,17 +79,6 @@ pub struct BinaryTask {
     pub threshold: Option<f64>,
 }
 
-/// The median of `v` (the mean of the two middle values for an even count).
-pub fn median(v: &[f64]) -> f64 {
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    match n % 2 {
-        1 => s[n / 2],
-        _ => 0.5 * (s[n / 2 - 1] + s[n / 2]),
-    }
-}
-
 /// A regression set with its targets replaced by `±1` for `y > t`.
 fn thresholded(data: Dataset, t: f64) -> Dataset {
     let y = data
@@ -113,7 +102,9 @@ fn regression_task(dir: &Path, name: &str) -> Result<BinaryTask> {
         )
     };
     let (train, test) = (load("train")?, load("test")?);
-    let t = median(&train.y);
+    let t = crate::metrics::median(&mut train.y.clone()).ok_or(Error::Empty {
+        what: "training targets",
+    })?;
     Ok(BinaryTask {
         train: thresholded(train, t),
         test: thresholded(test, t),
@@ -299,12 +290,6 @@ pub fn svgp_real_rows(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn median_of_odd_and_even_counts() {
-        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
-        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), 2.5);
-    }
 
     #[test]
     fn threshold_is_strict() {

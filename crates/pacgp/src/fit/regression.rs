@@ -149,7 +149,8 @@ pub fn gpr_shared(
                 ..Default::default()
             };
             ml.lbfgs.stall = start::wide_stall(x.ncols());
-            let (start, note) = gpr_start(kernel, &x, spec.seed);
+            let (start, note) =
+                start::wide_start_noted(kernel, x.as_ref(), spec.seed, "leaves the evidence flat");
             let ys = scaled.iter().map(|st| st.y.clone()).collect();
             let (gps, opt) = fit_ml2_shared(&start, s.noise_init, x, ys, &ml)?;
             (gps, Some(opt), note)
@@ -175,23 +176,6 @@ pub fn gpr_shared(
             Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))
         })
         .collect()
-}
-
-/// Where gpr's ML-II starts: on wide inputs every stationary lengthscale at the median
-/// distance between the standardised rows ([`start::wide_start`]; flat evidence at 1), with a
-/// note for the report saying so; otherwise the kernel's own start and no note.
-fn gpr_start(kernel: Kernel, x: &faer::Mat<f64>, seed: u64) -> (Kernel, Option<String>) {
-    match start::wide_start(&kernel, x.as_ref(), seed) {
-        Some((wide, l)) => {
-            let note = format!(
-                "lengthscales started at {l:.4}, the median distance between the {} standardised inputs of the rows (the median heuristic; above {} inputs the start 1 leaves the evidence flat)",
-                x.ncols(),
-                start::WIDE_INPUTS
-            );
-            (wide, Some(note))
-        }
-        None => (kernel, None),
-    }
 }
 
 /// gpr's training data on the scale it is fitted on: inputs standardised unless θ is kept as

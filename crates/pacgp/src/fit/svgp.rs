@@ -51,7 +51,9 @@ pub fn svgp(
     let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
     let x = x_scaler.transform(train.x.as_ref())?;
     let st = svgp_settings(spec, s, train.n());
-    let (kernel, start_note) = svgp_start(kernel, &x, spec.seed);
+    // Sharded fits keep the kernel's own start (docs/dask.md).
+    let (kernel, start_note) =
+        start::wide_start_noted(kernel, x.as_ref(), spec.seed, "leaves q(u) at the prior");
     let fit = fit_svgp(&kernel, x.as_ref(), &train.y, &st)?;
     let jitter_used = fit.posterior.cov.jitter();
     let objective = match st.criterion {
@@ -62,24 +64,6 @@ pub fn svgp(
     report.notes.extend(start_note);
     let task = svgp_task(fit.posterior, labels, st.link);
     Ok(FittedModel::assemble(spec, train, x_scaler, task, report))
-}
-
-/// Where θ starts: on wide inputs every stationary lengthscale at the median distance between
-/// the standardised rows ([`start::wide_start`]: at 1 the kernel between rows is about
-/// `exp(−D)`, q(u) stays at the prior and the gradients vanish), with a note saying so;
-/// otherwise the kernel's own start and no note. Sharded fits keep the kernel's own start.
-fn svgp_start(kernel: Kernel, x: &Mat<f64>, seed: u64) -> (Kernel, Option<String>) {
-    match start::wide_start(&kernel, x.as_ref(), seed) {
-        Some((wide, l)) => {
-            let note = format!(
-                "lengthscales started at {l:.4}, the median distance between the {} standardised inputs of the rows (the median heuristic; above {} inputs the start 1 leaves q(u) at the prior)",
-                x.ncols(),
-                start::WIDE_INPUTS
-            );
-            (wide, Some(note))
-        }
-        None => (kernel, None),
-    }
 }
 
 /// A sparse variational classifier's model is a classifier of its link with its two labels.

@@ -63,7 +63,7 @@ pub fn median_distance(x: MatRef<'_, f64>, seed: u64) -> Option<f64> {
     let rows: Vec<usize> =
         subsample(x.nrows(), MEDIAN_ROWS, seed).unwrap_or_else(|| (0..x.nrows()).collect());
     let mut d = pair_distances(x, &rows);
-    let m = median(&mut d)?;
+    let m = crate::metrics::median(&mut d)?;
     (m > 0.0 && m.is_finite()).then_some(m)
 }
 
@@ -81,21 +81,6 @@ fn pair_distances(x: MatRef<'_, f64>, rows: &[usize]) -> Vec<f64> {
     out
 }
 
-/// The median of `v` (reordered in place): the middle value, or the mean of the two middle
-/// values for an even count; `None` when `v` is empty.
-fn median(v: &mut [f64]) -> Option<f64> {
-    let n = v.len();
-    if n == 0 {
-        return None;
-    }
-    let (_, &mut upper, _) = v.select_nth_unstable_by(n / 2, f64::total_cmp);
-    if n % 2 == 1 {
-        return Some(upper);
-    }
-    let lower = v[..n / 2].iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    Some(0.5 * (lower + upper))
-}
-
 /// Where ML-II starts `kernel` on the inputs `x` (as the optimiser sees them): with more than
 /// [`WIDE_INPUTS`] inputs and a stationary part, every stationary lengthscale at the median
 /// distance (returned with the kernel); otherwise `None`, the kernel's own start.
@@ -105,6 +90,26 @@ pub fn wide_start(kernel: &Kernel, x: MatRef<'_, f64>, seed: u64) -> Option<(Ker
     }
     let l = median_distance(x, seed)?;
     Some((kernel.with_stationary_lengthscales(l), l))
+}
+
+/// [`wide_start`] for a fit's report: the kernel to start from and, where the start moved, a
+/// note saying where and why (`flat`: what the start 1 does to this method's objective).
+pub fn wide_start_noted(
+    kernel: Kernel,
+    x: MatRef<'_, f64>,
+    seed: u64,
+    flat: &str,
+) -> (Kernel, Option<String>) {
+    match wide_start(&kernel, x, seed) {
+        Some((wide, l)) => {
+            let note = format!(
+                "lengthscales started at {l:.4}, the median distance between the {} standardised inputs of the rows (the median heuristic; above {WIDE_INPUTS} inputs the start 1 {flat})",
+                x.ncols(),
+            );
+            (wide, Some(note))
+        }
+        None => (kernel, None),
+    }
 }
 
 impl Kernel {
