@@ -242,6 +242,49 @@ mod tests {
         }
     }
 
+    /// A product with lower triangular factors equals the dense product of the factors with
+    /// their strict upper triangles zeroed (which it must not read: they hold junk here), on
+    /// either side and on both, square and rectangular.
+    #[test]
+    fn product_with_lower_reads_only_the_lower_triangles() {
+        let n = 11;
+        let junk_above = |i: usize, j: usize| {
+            if i < j {
+                1e6
+            } else {
+                ((i * 3 + j * 7) % 5) as f64 / 5.0 - 0.3
+            }
+        };
+        let l = Mat::from_fn(n, n, junk_above);
+        let l_clean = Mat::from_fn(n, n, |i, j| if i < j { 0.0 } else { l[(i, j)] });
+        let b = Mat::from_fn(n, 4, |i, j| ((i * 5 + j) % 7) as f64 / 7.0 - 0.5);
+        let a = Mat::from_fn(4, n, |i, j| ((i + j * 2) % 9) as f64 / 9.0 - 0.4);
+        let close = |x: &Mat<f64>, y: &Mat<f64>| {
+            assert_eq!(x.shape(), y.shape());
+            for j in 0..x.ncols() {
+                for i in 0..x.nrows() {
+                    assert!((x[(i, j)] - y[(i, j)]).abs() < 1e-13, "({i}, {j})");
+                }
+            }
+        };
+        close(
+            &product_with_lower(l.as_ref(), true, b.as_ref(), false),
+            &(&l_clean * &b),
+        );
+        close(
+            &product_with_lower(a.as_ref(), false, l.as_ref(), true),
+            &(&a * &l_clean),
+        );
+        close(
+            &product_with_lower(l.as_ref(), true, l.as_ref(), true),
+            &(&l_clean * &l_clean),
+        );
+        close(
+            &product_with_lower(a.as_ref(), false, b.as_ref(), false),
+            &(&a * &b),
+        );
+    }
+
     #[test]
     fn ln_det_matches_product_of_eigen_free_2x2() {
         let a = Mat::from_fn(2, 2, |i, j| [[4.0, 1.0], [1.0, 3.0]][i][j]);
