@@ -208,13 +208,7 @@ fn a_wide_fit_stalls_near_the_evidence_of_a_run_without_the_rule() {
     assert!(optimiser.message.contains(&window), "{}", optimiser.message);
     let evidence = model.report.objective.unwrap();
 
-    let x = Standardizer::fit(data.x.as_ref(), &data.feature_names)
-        .unwrap()
-        .transform(data.x.as_ref())
-        .unwrap();
-    let y = pacgp::data::TargetScaler::fit_column(&data.y, "y")
-        .unwrap()
-        .transform(&data.y);
+    let (x, y) = standardised(&data);
     let kernel = Kernel::from_spec(pacgp::spec::DEFAULT_KERNEL, data.d()).unwrap();
     let (start, _) = wide_start(&kernel, x.as_ref(), spec.seed).unwrap();
     let ml = MlConfig {
@@ -251,13 +245,7 @@ fn a_fit_at_the_threshold_runs_as_before_bit_for_bit() {
     let optimiser = model.report.optimiser.as_ref().unwrap();
     assert_ne!(optimiser.termination, Termination::Stalled);
 
-    let x = Standardizer::fit(data.x.as_ref(), &data.feature_names)
-        .unwrap()
-        .transform(data.x.as_ref())
-        .unwrap();
-    let y = pacgp::data::TargetScaler::fit_column(&data.y, "y")
-        .unwrap()
-        .transform(&data.y);
+    let (x, y) = standardised(&data);
     let kernel = Kernel::from_spec(pacgp::spec::DEFAULT_KERNEL, d).unwrap();
     let ml = MlConfig {
         snap: spec.grid(),
@@ -270,4 +258,16 @@ fn a_fit_at_the_threshold_runs_as_before_bit_for_bit() {
     );
     assert_eq!(optimiser.params, report.params);
     assert_eq!(optimiser.iterations, report.iterations);
+}
+
+/// A sample's inputs and targets on the scale gpr fits them on (both standardised).
+fn standardised(data: &Dataset) -> (Mat<f64>, Vec<f64>) {
+    let x = Standardizer::fit(data.x.as_ref(), &data.feature_names)
+        .unwrap()
+        .transform(data.x.as_ref())
+        .unwrap();
+    let y = pacgp::data::TargetScaler::fit_column(&data.y, "y")
+        .unwrap()
+        .transform(&data.y);
+    (x, y)
 }

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use pacgp::experiments::deployed::{self as dp, DeployedSettings, DeployedSummary, DEPLOYED_SETS};
 use serde_json::json;
 
@@ -21,18 +21,8 @@ fn settings(a: &ReproduceArgs) -> Result<DeployedSettings> {
     if let Some(r) = a.reps {
         s.splits = r;
     }
-    if let Some(bad) = a
-        .datasets
-        .iter()
-        .find(|d| !DEPLOYED_SETS.contains(&d.as_str()))
-    {
-        bail!(pacgp::Error::Unsupported(format!(
-            "unknown dataset '{bad}' for deployed (use {})",
-            DEPLOYED_SETS.join(", ")
-        )));
-    }
-    if !a.datasets.is_empty() {
-        s.datasets = a.datasets.clone();
+    if let Some(sets) = super::chosen_datasets(a, &DEPLOYED_SETS, "deployed")? {
+        s.datasets = sets;
     }
     Ok(s)
 }

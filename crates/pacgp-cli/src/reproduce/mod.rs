@@ -1,7 +1,7 @@
 //! `pacgp reproduce`: run an experiment of the seeds, write its table (CSV + JSON) and
 //! figure (SVG) into the output folder, with a progress bar on a terminal.
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 
 use crate::cli::{Experiment, ReproduceArgs};
 
@@ -37,4 +37,20 @@ pub fn reproduce(mut a: ReproduceArgs) -> Result<()> {
         Experiment::Deployed => deployed::run(&a),
         Experiment::SvgpReal => svgp_real::run(&a),
     }
+}
+
+/// The data sets `--datasets` names, each checked against the experiment's `known` ones (an
+/// unknown name is refused with the list); `None` when none is named (the experiment's own).
+fn chosen_datasets(
+    a: &ReproduceArgs,
+    known: &[&str],
+    experiment: &str,
+) -> Result<Option<Vec<String>>> {
+    if let Some(bad) = a.datasets.iter().find(|d| !known.contains(&d.as_str())) {
+        bail!(pacgp::Error::Unsupported(format!(
+            "unknown dataset '{bad}' for {experiment} (use {})",
+            known.join(", ")
+        )));
+    }
+    Ok((!a.datasets.is_empty()).then(|| a.datasets.clone()))
 }

@@ -30,18 +30,8 @@ fn settings(a: &ReproduceArgs) -> Result<MulticlassSettings> {
     if let Some(r) = a.reps {
         s.splits = r;
     }
-    if let Some(bad) = a
-        .datasets
-        .iter()
-        .find(|d| !MULTICLASS_SETS.contains(&d.as_str()))
-    {
-        bail!(pacgp::Error::Unsupported(format!(
-            "unknown dataset '{bad}' for multiclass (use {})",
-            MULTICLASS_SETS.join(", ")
-        )));
-    }
-    if !a.datasets.is_empty() {
-        s.datasets = a.datasets.clone();
+    if let Some(sets) = super::chosen_datasets(a, &MULTICLASS_SETS, "multiclass")? {
+        s.datasets = sets;
     }
     Ok(s)
 }

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use pacgp::experiments::svgp_real::{self as sr, SvgpRealRow, SvgpRealSettings, SVGP_REAL_SETS};
 use serde_json::json;
 
@@ -21,18 +21,8 @@ fn settings(a: &ReproduceArgs) -> Result<SvgpRealSettings> {
     if let Some(&m) = a.m.first() {
         s.inducing = m;
     }
-    if let Some(bad) = a
-        .datasets
-        .iter()
-        .find(|d| !SVGP_REAL_SETS.contains(&d.as_str()))
-    {
-        bail!(pacgp::Error::Unsupported(format!(
-            "unknown dataset '{bad}' for svgp-real (use {})",
-            SVGP_REAL_SETS.join(", ")
-        )));
-    }
-    if !a.datasets.is_empty() {
-        s.datasets = a.datasets.clone();
+    if let Some(sets) = super::chosen_datasets(a, &SVGP_REAL_SETS, "svgp-real")? {
+        s.datasets = sets;
     }
     Ok(s)
 }
