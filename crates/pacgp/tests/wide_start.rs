@@ -10,7 +10,8 @@ use pacgp::data::split::subsample;
 use pacgp::data::Standardizer;
 use pacgp::fit::fit;
 use pacgp::kernel::start::{
-    median_distance, wide_stall, wide_start, MEDIAN_ROWS, WIDE_INPUTS, WIDE_STALL,
+    median_distance, wide_pretrain, wide_stall, wide_start, MEDIAN_ROWS, WIDE_INPUTS,
+    WIDE_PRETRAIN_ROWS, WIDE_STALL,
 };
 use pacgp::kernel::Kernel;
 use pacgp::optim::{LbfgsConfig, Termination};
@@ -270,4 +271,38 @@ fn standardised(data: &Dataset) -> (Mat<f64>, Vec<f64>) {
         .unwrap()
         .transform(&data.y);
     (x, y)
+}
+
+/// gpr warm-starts on a subsample by default on wide inputs from twice `WIDE_PRETRAIN_ROWS`
+/// rows only; `pretrain` given in the spec is used on any inputs, and its note names the rows.
+#[test]
+fn wide_fits_of_many_rows_start_on_a_subsample_and_the_spec_can_ask_for_one() {
+    assert_eq!(wide_pretrain(WIDE_INPUTS, 10_000), None);
+    assert_eq!(
+        wide_pretrain(WIDE_INPUTS + 1, 2 * WIDE_PRETRAIN_ROWS - 1),
+        None
+    );
+    assert_eq!(
+        wide_pretrain(WIDE_INPUTS + 1, 2 * WIDE_PRETRAIN_ROWS),
+        Some(WIDE_PRETRAIN_ROWS)
+    );
+    let data = wide_table();
+    let spec = FitOptions {
+        pretrain: Some(50),
+        ..Default::default()
+    }
+    .check(MethodName::Gpr)
+    .unwrap();
+    let model = fit(&spec, &data, None).unwrap();
+    let note = "optimised first on a seeded subsample of 50 of the 150 rows";
+    assert!(
+        model.report.notes.iter().any(|n| n.starts_with(note)),
+        "{:?}",
+        model.report.notes
+    );
+    let bad = FitOptions {
+        pretrain: Some(1),
+        ..Default::default()
+    };
+    assert!(bad.check(MethodName::Gpr).is_err());
 }

@@ -149,11 +149,17 @@ pub fn gpr_shared(
                 ..Default::default()
             };
             ml.lbfgs.stall = start::wide_stall(x.ncols());
+            ml.pretrain = s.pretrain.or(start::wide_pretrain(x.ncols(), x.nrows()));
             let (start, note) =
                 start::wide_start_noted(kernel, x.as_ref(), spec.seed, "leaves the evidence flat");
             let ys = scaled.iter().map(|st| st.y.clone()).collect();
-            let (gps, opt) = fit_ml2_shared(&start, s.noise_init, x, ys, &ml)?;
-            (gps, Some(opt), note)
+            let fit = fit_ml2_shared(&start, s.noise_init, x, ys, &ml)?;
+            let notes = note.into_iter().chain(fit.pretraining.map(|p| p.note()));
+            (
+                fit.models,
+                Some(fit.report),
+                Some(notes.collect::<Vec<_>>()),
+            )
         }
     };
     let shared_note = (trains.len() > 1).then(|| {
@@ -170,7 +176,7 @@ pub fn gpr_shared(
                 opt.clone(),
                 gp.jitter_used(),
             );
-            r.notes.extend(start_note.clone());
+            r.notes.extend(start_note.iter().flatten().cloned());
             r.notes.extend(shared_note.clone());
             let task = task(gp.posterior()?, gp.noise_variance, st.y_scaler);
             Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))

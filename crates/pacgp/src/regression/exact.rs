@@ -371,6 +371,10 @@ pub struct MlConfig {
     /// known per-row variances.
     #[serde(default)]
     pub noise: RowNoise,
+    /// Optimise first on a subsample of this many rows, drawn with the restarts' seed, then
+    /// on all rows from there (`None`, or at least N rows: no warm start).
+    #[serde(default)]
+    pub pretrain: Option<usize>,
 }
 
 /// An exact GP's observation noise `λᵢ = σ² + aᵢ` as ML-II treats it: σ² a parameter
@@ -394,6 +398,7 @@ impl Default for MlConfig {
             ln_noise_bounds: boxes::LN_NOISE,
             snap: None,
             noise: RowNoise::default(),
+            pretrain: None,
         }
     }
 }
@@ -503,20 +508,36 @@ pub fn fit_ml2(
     y: Vec<f64>,
     cfg: &MlConfig,
 ) -> Result<(ExactGp, OptimReport)> {
-    let (mut models, report) = fit_ml2_shared(kernel_init, noise_init, x, vec![y], cfg)?;
+    let fit = fit_ml2_shared(kernel_init, noise_init, x, vec![y], cfg)?;
+    let MlFit {
+        mut models, report, ..
+    } = fit;
     Ok((models.swap_remove(0), report))
+}
+
+/// What [`fit_ml2_shared`] found: one model per target, the optimiser's report on all rows and,
+/// with `cfg.pretrain`, its report on the subsample it started from.
+pub struct MlFit {
+    /// One model per target, all at the same θ and σ².
+    pub models: Vec<ExactGp>,
+    /// The optimiser's report on all rows.
+    pub report: OptimReport,
+    /// The warm start on a subsample, where there was one.
+    pub pretraining: Option<optim::Pretraining>,
 }
 
 /// [`fit_ml2`] of K ≥ 1 targets at the same inputs sharing θ and σ², which maximise the sum
 /// of their log marginal likelihoods (scikit-learn's multi-output `GaussianProcessRegressor`):
-/// one model per target, all with the same `C` and its factor.
+/// one model per target, all with the same `C` and its factor. With `cfg.pretrain` the search
+/// starts on a seeded subsample ([`optim::drive_warm`]): an evaluation there costs `(k/N)³` of
+/// one on all rows.
 pub fn fit_ml2_shared(
     kernel_init: &Kernel,
     noise_init: f64,
     x: Mat<f64>,
     ys: Vec<Vec<f64>>,
     cfg: &MlConfig,
-) -> Result<(Vec<ExactGp>, OptimReport)> {
+) -> Result<MlFit> {
     let Some((first, more)) = ys.split_first() else {
         return Err(Error::Empty { what: "targets" });
     };
@@ -528,15 +549,27 @@ pub fn fit_ml2_shared(
     let obj = NegLogMarginalLikelihood::new(kernel_init, x.as_ref(), first, cfg.jitter)
         .with_noise(cfg.noise.clone())
         .with_shared_targets(more.iter().map(Vec::as_slice).collect());
+    let sub = cfg
+        .pretrain
+        .and_then(|k| crate::data::split::subsample(first.len(), k, cfg.restarts.seed))
+        .map(|rows| SubsampleProblem::draw(x.as_ref(), &ys, &cfg.noise, &rows));
+    let warm_obj = sub.as_ref().map(|s| s.objective(kernel_init, cfg.jitter));
+    let warm = warm_obj.as_ref().map(|o| optim::WarmStart {
+        objective: o,
+        rows: o.y.len(),
+        of: first.len(),
+    });
     let mut x0 = kernel_init.params();
     if cfg.noise.fixed.is_none() {
         x0.push(noise_init.ln());
     }
     let snap = GridSnap::leading(cfg.snap, kernel_init.n_params());
-    let min = optim::drive(
+    let (min, pretraining) = optim::drive_warm(
         &obj,
+        warm.as_ref(),
         &x0,
         param_bounds(kernel_init.n_params(), cfg),
+        &cfg.lbfgs,
         &cfg.lbfgs,
         &cfg.restarts,
         snap.as_ref(),
@@ -547,5 +580,50 @@ pub fn fit_ml2_shared(
         models.push(model.with_targets(y.clone())?);
     }
     models.insert(0, model);
-    Ok((models, min.report))
+    Ok(MlFit {
+        models,
+        report: min.report,
+        pretraining,
+    })
+}
+
+/// The rows of a warm start's subsample: inputs, every target and the known noise on them.
+struct SubsampleProblem {
+    x: Mat<f64>,
+    ys: Vec<Vec<f64>>,
+    noise: RowNoise,
+}
+
+impl SubsampleProblem {
+    /// `rows` of `x`, of every target in `ys` and of the known per-row noise.
+    fn draw(x: MatRef<'_, f64>, ys: &[Vec<f64>], noise: &RowNoise, rows: &[usize]) -> Self {
+        let pick = |v: &[f64]| rows.iter().map(|&i| v[i]).collect::<Vec<f64>>();
+        Self {
+            x: linalg::select_rows(x, rows),
+            ys: ys.iter().map(|y| pick(y)).collect(),
+            noise: RowNoise {
+                fixed: noise.fixed,
+                known: if noise.known.is_empty() {
+                    Vec::new()
+                } else {
+                    pick(&noise.known)
+                },
+            },
+        }
+    }
+
+    /// The ML-II objective on these rows, every target's evidence summed.
+    fn objective<'a>(
+        &'a self,
+        kernel: &Kernel,
+        jitter: JitterPolicy,
+    ) -> NegLogMarginalLikelihood<'a> {
+        let (first, more) = self
+            .ys
+            .split_first()
+            .expect("at least one target is checked");
+        NegLogMarginalLikelihood::new(kernel, self.x.as_ref(), first, jitter)
+            .with_noise(self.noise.clone())
+            .with_shared_targets(more.iter().map(Vec::as_slice).collect())
+    }
 }

@@ -159,6 +159,11 @@ pub struct GprSpec {
     /// per output (absent from older files: one per output; one target: no difference).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub shared_kernel: bool,
+    /// ML-II starts on a seeded subsample of this many rows, then runs on all rows from there
+    /// (at least N rows: no warm start). Absent: [`crate::kernel::start::wide_pretrain`]'s
+    /// default, a warm start on wide inputs only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pretrain: Option<usize>,
 }
 
 /// Serde's default of a flag that is on unless written.

@@ -107,6 +107,22 @@ fn check_gpr_noise(s: &GprSpec) -> Result<(), SpecError> {
             "a row with alpha 0 and a noise variance of 0 has no noise at all",
         ));
     }
+    if let Some(p) = s.pretrain {
+        if s.kernel_params.is_some() {
+            return Err(SpecError::conflict(
+                SpecOption::Pretrain,
+                SpecOption::KernelParams,
+                "θ kept as given is not optimised, so there is no search to warm-start",
+            ));
+        }
+        if p < 2 {
+            return Err(SpecError::out_of_range(
+                SpecOption::Pretrain,
+                p,
+                "at least 2 rows",
+            ));
+        }
+    }
     if let Some(p) = &s.kernel_params {
         if s.noise.is_none() {
             return Err(SpecError::missing(
@@ -279,7 +295,7 @@ pub(crate) fn check_spec(spec: &FitSpec) -> Result<(), SpecError> {
                 return Err(SpecError::not_for(
                     SpecOption::Pretrain,
                     method,
-                    "vfe, fitc, dtc and pac-sgp",
+                    "gpr, vfe, fitc, dtc and pac-sgp",
                 ));
             }
             if s.batch == Some(0) {

@@ -24,6 +24,7 @@ impl FitOptions {
                     O::KernelParams,
                     O::NormalizeY,
                     O::SharedKernel,
+                    O::Pretrain,
                 ] {
                     u.used(o);
                 }
@@ -38,6 +39,7 @@ impl FitOptions {
                     kernel_params: self.kernel_params.clone(),
                     normalize_y: self.normalize_y.unwrap_or(true),
                     shared_kernel: self.shared_kernel.unwrap_or(false),
+                    pretrain: self.pretrain,
                 })
             }
             N::Vfe | N::Fitc | N::Dtc => {
