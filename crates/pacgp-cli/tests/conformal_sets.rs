@@ -1,7 +1,7 @@
 //! `fit --intervals jackknife+` on a classifier and `predict --set`: the `set` column is the
 //! library's jackknife+ sets of the same model file (recomputed here through the library), the
-//! statement names jackknife+ and its 1 − 2α, and a family without Gaussian sites is refused
-//! with exit 2, naming split-conformal.
+//! statement names jackknife+ and its 1 − 2α (laplace, and IVM over its active set), and a
+//! family without Gaussian sites is refused with exit 2, naming split-conformal.
 
 mod common;
 use common::{fails, fit, json, ok, pacgp, s, RIPLEY};
@@ -9,21 +9,24 @@ use common::{fails, fit, json, ok, pacgp, s, RIPLEY};
 use pacgp::data::{read_training, CsvOptions, TargetKind};
 use pacgp::model::FittedModel;
 
-#[test]
-fn jackknife_sets_from_the_command_line() {
+/// `fit` with jackknife+ sets by `method` (and `extra` options), then `predict --set 0.9`:
+/// the sets are the library's of the model file, labelled jackknife+ with its 1 − 2α, and they
+/// hold at least 80% of Ripley's test labels.
+fn sets_from_the_command_line(method: &str, score: &str, extra: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m.json");
-    let extra = [
+    let mut args = vec![
         "--method",
-        "laplace",
+        method,
         "--intervals",
         "jackknife+",
         "--interval-score",
-        "aps",
+        score,
         "--seed",
         "3",
     ];
-    ok(&fit(RIPLEY.0, &model, &extra));
+    args.extend_from_slice(extra);
+    ok(&fit(RIPLEY.0, &model, &args));
     let out = json(&pacgp(&[
         "predict",
         "--model",
@@ -35,8 +38,8 @@ fn jackknife_sets_from_the_command_line() {
         "--json",
     ]));
     let sets = &out["sets"];
-    assert_eq!(sets["method"], "jackknife+", "{sets}");
-    assert_eq!(sets["score"], "aps");
+    assert_eq!(sets["method"], "jackknife+", "{method}: {sets}");
+    assert_eq!(sets["score"], score);
     assert!((sets["guaranteed_coverage"].as_f64().unwrap() - 0.8).abs() < 1e-12);
     assert_eq!(sets["n_scores"], 250);
 
@@ -57,7 +60,7 @@ fn jackknife_sets_from_the_command_line() {
         .iter()
         .map(|v| v.as_str().unwrap())
         .collect();
-    assert_eq!(got, want);
+    assert_eq!(got, want, "{method}");
     let covered = got
         .iter()
         .zip(&test.data.y)
@@ -68,18 +71,25 @@ fn jackknife_sets_from_the_command_line() {
         .count();
     assert!(
         covered as f64 / got.len() as f64 >= 0.8,
-        "{covered} of {}",
+        "{method}: {covered} of {}",
         got.len()
     );
+}
 
-    // IVM's posterior is a site form over its active set only: refused before any data.
+#[test]
+fn jackknife_sets_from_the_command_line() {
+    sets_from_the_command_line("laplace", "aps", &[]);
+
+    // SOGP's posterior is in dense form (no sites): refused before any data.
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.json");
     let err = fails(
         &[
             "fit",
             "--data",
             RIPLEY.0,
             "--method",
-            "ivm",
+            "sogp",
             "--intervals",
             "jackknife+",
             "--out",
@@ -88,4 +98,11 @@ fn jackknife_sets_from_the_command_line() {
         2,
     );
     assert!(err.contains("split-conformal"), "{err}");
+    assert!(err.contains("laplace, ep or ivm"), "{err}");
+}
+
+/// IVM's sites cover its active set: its jackknife+ sets from the command line as laplace's.
+#[test]
+fn ivm_jackknife_sets_from_the_command_line() {
+    sets_from_the_command_line("ivm", "lac", &["--active-set", "60"]);
 }

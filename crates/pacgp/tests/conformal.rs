@@ -471,15 +471,17 @@ fn spec_refuses_what_does_not_apply() {
     let err = |o: FitOptions, m: MethodName| o.check(m).unwrap_err();
     let e = err(
         options(IntervalMethod::JackknifePlus, IntervalScore::Absolute),
-        MethodName::Ivm,
+        MethodName::Sogp,
     );
     assert_eq!(e.option, SpecOption::Intervals);
-    // laplace takes jackknife+ sets, with a classifier's score.
-    let e = err(
-        options(IntervalMethod::JackknifePlus, IntervalScore::Absolute),
-        MethodName::Laplace,
-    );
-    assert_eq!(e.option, SpecOption::IntervalScore);
+    // laplace and ivm take jackknife+ sets, with a classifier's score.
+    for method in [MethodName::Laplace, MethodName::Ivm] {
+        let e = err(
+            options(IntervalMethod::JackknifePlus, IntervalScore::Absolute),
+            method,
+        );
+        assert_eq!(e.option, SpecOption::IntervalScore, "{method}");
+    }
     let mut o = options(IntervalMethod::JackknifePlus, IntervalScore::Absolute);
     o.epsilon = Some(1.0);
     o.prior = Some(pacgp::objective::gp_split::SplitFraction::Fixed(0.5));

@@ -5,7 +5,7 @@
 //! taken by sorting; the empirical coverage over 20 seeded splits of a shipped data set against
 //! `1 − α` within a stated Monte Carlo tolerance; multi-class models (one-vs-rest and softmax);
 //! model files that reload to the same sets and edited records refused; the refusals. And the
-//! jackknife+ sets of the site-form classifiers (Laplace, EP, one-vs-rest over them): their
+//! jackknife+ sets of the site-form classifiers (Laplace, EP, IVM, one-vs-rest over them): their
 //! coverage over 20 seeded splits against `1 − 2α` (the guarantee) and `1 − α`, the file round
 //! trip, edited labels refused, and every other family refused naming split-conformal.
 
@@ -372,7 +372,7 @@ fn refusals() {
     };
     let split = IntervalMethod::SplitConformal { fraction: 0.5 };
     assert_eq!(
-        refused(MethodName::Ivm, IntervalMethod::JackknifePlus, None),
+        refused(MethodName::Sogp, IntervalMethod::JackknifePlus, None),
         SpecOption::Intervals
     );
     assert_eq!(
@@ -568,7 +568,6 @@ fn jackknife_refused_for_other_families() {
         assert!(e.to_string().contains("split-conformal"), "{method}: {e}");
     };
     for method in [
-        MethodName::Ivm,
         MethodName::Sogp,
         MethodName::MeanField,
         MethodName::Svm,
@@ -585,7 +584,7 @@ fn jackknife_refused_for_other_families() {
             ..Default::default()
         },
     );
-    for method in [MethodName::Laplace, MethodName::Ep] {
+    for method in [MethodName::Laplace, MethodName::Ep, MethodName::Ivm] {
         FitOptions {
             intervals: Some(IntervalMethod::JackknifePlus),
             ..Default::default()
@@ -662,7 +661,7 @@ fn jackknife_sets_match_dense_recomputation() {
         else {
             panic!("{method}: not a binary classifier")
         };
-        let Some(SetRecord::JackknifePlus { labels }) = model.sets.as_deref() else {
+        let Some(SetRecord::JackknifePlus { labels, .. }) = model.sets.as_deref() else {
             panic!("{method}: no jackknife+ record")
         };
         let probs = |m: f64, v: f64| {
@@ -691,6 +690,103 @@ fn jackknife_sets_match_dense_recomputation() {
                     let want = plus_set(&calibration, &loo, alpha).unwrap();
                     assert_eq!(set, &want, "{method} {score} α = {alpha}, input {t}");
                 }
+            }
+        }
+    }
+}
+
+/// IVM's jackknife+ sets on a tiny sample (every 8th of Ripley's training rows, 30, an active
+/// set of 12), at 20 inputs of its test set (every 50th), LAC and APS at α = 0.1 and 0.3, are the sets
+/// counted here: the active set selected again by [`pacgp::inference::ivm::ivm`], an active
+/// row's leave-one-out model the posterior recomputed densely without its site
+/// ([`dense_loo_at`]; at its own input, its calibration marginal), a row outside the active
+/// set the full posterior (its likelihood never entered it), and [`plus_set`] on their scores.
+#[test]
+fn jackknife_ivm_sets_match_dense_recomputation() {
+    use pacgp::conformal::sets::plus_set;
+    let (train, c2) = classes("data/ripley-synth/synth_tr.csv");
+    let (test, _) = classes("data/ripley-synth/synth_te.csv");
+    let rows: Vec<usize> = (0..30).map(|i| 8 * i).collect();
+    let train = train.subset(&rows);
+    let held = test.subset(&(0..20).map(|t| 50 * t).collect::<Vec<_>>());
+    let x = held.x.as_ref();
+    let opts = FitOptions {
+        active_set: Some(12),
+        ..with_jackknife(IntervalScore::Lac, 4)
+    };
+    let model = fit(MethodName::Ivm, opts, &train, &c2);
+    let pacgp::model::Task::Classification {
+        posterior,
+        likelihood,
+        input_noise,
+        ..
+    } = &model.task
+    else {
+        panic!("not a binary classifier")
+    };
+    let Some(SetRecord::JackknifePlus { labels, .. }) = model.sets.as_deref() else {
+        panic!("no jackknife+ record")
+    };
+    let xt = model.x_scaler.transform(train.x.as_ref()).unwrap();
+    let signs: Vec<f64> = labels
+        .iter()
+        .map(|&l| if l == 1 { 1.0 } else { -1.0 })
+        .collect();
+    let active = pacgp::inference::ivm::ivm(
+        posterior.kernel(),
+        likelihood,
+        xt.as_ref(),
+        &signs,
+        &pacgp::inference::ivm::IvmConfig::new(12),
+    )
+    .unwrap()
+    .basis_indices
+    .unwrap();
+    assert_eq!(active.len(), 12);
+    let basis_of = |i: usize| active.iter().position(|&r| r == i);
+    let probs = |m: f64, v: f64| {
+        let p = likelihood.predictive_positive(m, v + input_noise);
+        vec![1.0 - p, p]
+    };
+    // Calibration: a row's own leave-one-out marginal.
+    let (own_mean, own_var) = dense_loo_at(posterior, posterior.basis.as_ref());
+    let full_train = posterior.predict(xt.as_ref()).unwrap();
+    let own = |i: usize| match basis_of(i) {
+        Some(b) => (own_mean[(b, b)], own_var[(b, b)]),
+        None => (full_train.mean[i], full_train.var[i]),
+    };
+    let xs = model.x_scaler.transform(x).unwrap();
+    let (mean, var) = dense_loo_at(posterior, xs.as_ref());
+    let full = posterior.predict(xs.as_ref()).unwrap();
+    let at = |i: usize, t: usize| match basis_of(i) {
+        Some(b) => (mean[(b, t)], var[(b, t)]),
+        None => (full.mean[t], full.var[t]),
+    };
+    for score in [IntervalScore::Lac, IntervalScore::Aps] {
+        let iv = pacgp::spec::IntervalSpec {
+            method: IntervalMethod::JackknifePlus,
+            score,
+        };
+        let calibration: Vec<f64> = (0..train.n())
+            .map(|i| {
+                let (m, v) = own(i);
+                true_label_score(score, &probs(m, v), labels[i])
+            })
+            .collect::<Result<_, _>>()
+            .unwrap();
+        for alpha in [0.1, 0.3] {
+            let got = model.sets.as_deref().unwrap();
+            let got = got.sets(&model, &iv, x, alpha).unwrap().sets;
+            assert_eq!(got.len(), x.nrows());
+            for (t, set) in got.iter().enumerate() {
+                let loo: Vec<Vec<f64>> = (0..train.n())
+                    .map(|i| {
+                        let (m, v) = at(i, t);
+                        label_scores(score, &probs(m, v)).unwrap()
+                    })
+                    .collect();
+                let want = plus_set(&calibration, &loo, alpha).unwrap();
+                assert_eq!(set, &want, "{score} α = {alpha}, input {t}");
             }
         }
     }

@@ -12,7 +12,9 @@ use crate::data::{input_groups, Dataset, TrainingLabels};
 use crate::error::{Error, Result};
 use crate::loo::LooDowndate;
 use crate::model::intervals::{downdate_form, regression_parts, DowndateForm};
-use crate::model::{FittedModel, FoldModel, IntervalRecord, SetRecord, StandardisedSample};
+use crate::model::{
+    ActiveSets, FittedModel, FoldModel, IntervalRecord, SetRecord, StandardisedSample, Task,
+};
 use crate::spec::{CheckedFitSpec, IntervalMethod, IntervalSpec};
 
 /// Rows of the sample in its canonical order (independent of the file's row order), so that
@@ -181,9 +183,10 @@ pub fn set_record(
     })
 }
 
-/// A jackknife+ set record: the training labels as class indices, refused (as on load) when
-/// they are not the ones the model's sites were fitted on, or its posteriors have no downdate
-/// ([`LooDowndate::check_sites`], `O(N)`: the downdate itself is built at `predict --set`).
+/// A jackknife+ set record: the training labels as class indices (and IVM's active sets,
+/// [`active_sets`]), refused (as on load) when they are not the ones the model's sites were
+/// fitted on, or its posteriors have no downdate ([`LooDowndate::check_sites`], `O(N)`: the
+/// downdate itself is built at `predict --set`).
 fn jackknife_set_record(
     data: &Dataset,
     k: Option<usize>,
@@ -197,12 +200,48 @@ fn jackknife_set_record(
     for post in model.site_posteriors()? {
         LooDowndate::check_sites(post)?;
     }
-    let record = SetRecord::JackknifePlus { labels };
+    let active = match crate::spec::active_set_classifier(&model.spec.method) {
+        true => Some(active_sets(data, &labels, model)?),
+        false => None,
+    };
+    let record = SetRecord::JackknifePlus { labels, active };
     record.validate(model).map_err(|message| Error::Numerical {
         what: "jackknife+ set record",
         message,
     })?;
     Ok(record)
+}
+
+/// IVM's active sets as `certify`'s leave-one-out finds them: each binary model refitted at
+/// its stored kernel on the standardised sample with the labels it was fitted on
+/// ([`FittedModel::inference_method`]; IVM is deterministic, so the refit is the fit), its
+/// training rows read off the refit's basis. The record's check that each row's input is its
+/// basis point's refuses a refit that selected another set. `O(N·d²)` per model, as its fit.
+fn active_sets(data: &Dataset, labels: &[usize], model: &FittedModel) -> Result<ActiveSets> {
+    let x = model.x_scaler.transform(data.x.as_ref())?;
+    let rows = model
+        .site_models()?
+        .into_iter()
+        .zip(model.site_signs(labels)?)
+        .map(|(m, y)| {
+            let Task::Classification {
+                posterior,
+                likelihood,
+                ..
+            } = &m.task
+            else {
+                return Err(Error::Unsupported(format!(
+                    "'{}' has no Gaussian-site posterior for jackknife+ sets",
+                    m.method()
+                )));
+            };
+            let fit = m
+                .inference_method()?
+                .fit(posterior.kernel(), likelihood, x.as_ref(), &y)?;
+            Ok(fit.basis_indices.unwrap_or_else(|| (0..y.len()).collect()))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(ActiveSets { rows, x })
 }
 
 /// The class index of a target: `0..K` as given for K classes, else ±1 → 0 (negative) or 1.

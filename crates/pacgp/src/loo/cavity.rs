@@ -119,22 +119,46 @@ pub fn training_cavities(fit: &ClassifierFit, x: MatRef<'_, f64>) -> Result<Late
         }
         return Ok(cav);
     };
-    let n = x.nrows();
+    cavities_at_rows(&fit.posterior, cav, idx, x)
+}
+
+/// The basis point of every training row: `Some(b)` where row `basis_rows[b]` is the b-th
+/// basis point, `None` outside the basis. `basis_rows` must be distinct rows below `n`.
+pub(crate) fn basis_positions(basis_rows: &[usize], n: usize) -> Result<Vec<Option<usize>>> {
     let mut in_basis = vec![None; n];
-    for (b, &row) in idx.iter().enumerate() {
-        if row >= n {
+    for (b, &row) in basis_rows.iter().enumerate() {
+        if row >= n || in_basis[row].is_some() {
             return Err(Error::ShapeMismatch {
                 what: "basis indices of the fit",
-                expected: format!("training rows below {n}"),
+                expected: format!("distinct training rows below {n}"),
                 found: format!("{row}"),
             });
         }
         in_basis[row] = Some(b);
     }
+    Ok(in_basis)
+}
+
+/// [`training_cavities`] from the cavities `cav` of `post`'s basis points: row
+/// `basis_rows[b]` takes cavity b, every other row of the training inputs `x` its posterior
+/// marginal (its likelihood never entered the posterior; module doc, basis subsets).
+pub(crate) fn cavities_at_rows(
+    post: &GaussianPosterior,
+    cav: LatentLoo,
+    basis_rows: &[usize],
+    x: MatRef<'_, f64>,
+) -> Result<LatentLoo> {
+    let n = x.nrows();
+    if basis_rows.len() != cav.mean.len() {
+        return Err(Error::ShapeMismatch {
+            what: "basis indices of the fit",
+            expected: format!("{} rows (the posterior's basis)", cav.mean.len()),
+            found: format!("{}", basis_rows.len()),
+        });
+    }
+    let in_basis = basis_positions(basis_rows, n)?;
     let outside: Vec<usize> = (0..n).filter(|&i| in_basis[i].is_none()).collect();
-    let rest = fit
-        .posterior
-        .predict(crate::inference::ivm::select_rows(x, &outside).as_ref())?;
+    let rest = post.predict(crate::inference::ivm::select_rows(x, &outside).as_ref())?;
     let (mut mean, mut var) = (vec![0.0; n], vec![0.0; n]);
     for (r, &i) in outside.iter().enumerate() {
         (mean[i], var[i]) = (rest.mean[r], rest.var[r]);

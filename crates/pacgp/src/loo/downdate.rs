@@ -44,7 +44,8 @@
 //! one small factor per group.
 //!
 //! **A classifier's Gaussian sites** (Laplace: `π_i = W_i`, the curvature at the mode; EP:
-//! the site precisions `τ̃_i`; the basis the N training inputs, [`LooDowndate::sites`]). The
+//! the site precisions `τ̃_i`; IVM: its ADF sites, the basis its active set; the basis the N
+//! training inputs otherwise, [`LooDowndate::sites`]). The
 //! site-form posterior is GP regression on pseudo-targets `ỹ_i = ν̃_i/π_i` with noise `1/π_i`,
 //! where `ν̃_i = α_i + π_iμ_i` ([`super::cavity`]). With `g_i = f_i`, `s_i = Σ_ii`,
 //! `1 − π_iΣ_ii = [B⁻¹]_ii` (`B = I + Π½KΠ½`): `γ_i = α_i/[B⁻¹]_ii`, `κ_i = π_i/[B⁻¹]_ii`, and
@@ -358,8 +359,8 @@ impl<'a> LooDowndate<'a> {
         Ok(d)
     }
 
-    /// A classifier's site-form posterior whose basis is its N training inputs (Laplace,
-    /// EP; module doc): `γ_i = α_i/[B⁻¹]_ii`, `κ_i = π_i/[B⁻¹]_ii`, latent variances (no
+    /// A classifier's site-form posterior over its basis points (Laplace, EP: the N training
+    /// inputs; IVM: its active set; module doc): `γ_i = α_i/[B⁻¹]_ii`, `κ_i = π_i/[B⁻¹]_ii`, latent variances (no
     /// noise). Every site precision must be positive (a site of precision 0 carries no label).
     pub fn sites(post: &'a GaussianPosterior) -> Result<Self> {
         Ok(Self::sites_with_cavities(post)?.0)
@@ -401,9 +402,14 @@ impl<'a> LooDowndate<'a> {
         site_precisions(post).map(|_| ())
     }
 
-    /// Number of training points N.
+    /// Number of training points N (a classifier's: its basis points).
     pub fn n(&self) -> usize {
         self.gain.len()
+    }
+
+    /// The posterior the downdate removes points from.
+    pub fn posterior(&self) -> &'a GaussianPosterior {
+        self.post
     }
 
     /// `μ_{−i}(x_j)` and `σ²_{−i}(x_j)` for every training point i and row j of `xs`
@@ -479,7 +485,7 @@ fn site_precisions(post: &GaussianPosterior) -> Result<&[f64]> {
     let Covariance::Sites { sqrt_pi, .. } = &post.cov else {
         return Err(Error::Unsupported(
             "the leave-one-out downdate of a classifier needs a site-form posterior \
-             (Laplace, EP)"
+             (Laplace, EP, IVM)"
                 .into(),
         ));
     };

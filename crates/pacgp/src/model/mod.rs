@@ -64,7 +64,7 @@ pub use intervals::{FoldModel, IntervalRecord, StandardisedSample};
 pub use joint::PriorPredictive;
 pub use multiclass::ClassPrediction;
 pub use outputs::{JointCertificate, OutputCertificate, OutputCertificates};
-pub use sets::SetRecord;
+pub use sets::{ActiveSets, SetRecord};
 pub use svm_dual::SvmDual;
 
 /// Model-file format tag; bumped on incompatible changes.

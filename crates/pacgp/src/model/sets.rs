@@ -9,15 +9,25 @@
 //! otherwise uses (fitted on the whole sample, with its certificate) is untouched; the sets
 //! come from part A's model, so a set need not hold the label `predict` names.
 //!
-//! Jackknife+ (Laplace, EP, one-vs-rest over them): the record keeps every training label;
-//! the leave-one-out models are the stored posterior(s) with one site removed
+//! Jackknife+ (Laplace, EP, IVM, one-vs-rest over them): the record keeps every training
+//! label; the leave-one-out models are the stored posterior(s) with one site removed
 //! ([`crate::loo::LooDowndate::sites`]), their scores of the training labels come from the
 //! cavities the downdate is built from ([`crate::loo::site_cavities`]; one `L⁻¹` per
 //! posterior for both, the only `O(N³)` step of `predict --set`) and their class
 //! probabilities at x from the likelihood's predictive, as the model's own (one-vs-rest: the
-//! members' vote). A label
-//! edited in the file is refused: at a Laplace mode or an EP fixed point the site's `α_i`,
-//! `∂ ln Z_i/∂μ_{−i}`, has the sign of the label it was fitted on.
+//! members' vote). These are the leave-one-out estimates `certify` reports (LA-LOO, LOO-EP,
+//! IVM's cavities: [`crate::loo::training_cavities`]). A label edited in the file is refused:
+//! at a Laplace mode or an EP fixed point the site's `α_i`, `∂ ln Z_i/∂μ_{−i}`, has the sign
+//! of the label it was fitted on.
+//!
+//! IVM's sites cover its active set only ([`ActiveSets`]). A row in the active set is left
+//! out by removing its site, as above; a row outside it never entered the posterior, so its
+//! leave-one-out model is the full model, at every x (the approximation of IVM's cavity LOO:
+//! a refit without an active row would select another set, which only refits measure). The
+//! record then also keeps the active set's training rows and the standardised training
+//! inputs, for the full model's marginals at the rows outside. ADF fits each site against the
+//! marginal at its inclusion, not at the end, so IVM's `α_i` need not carry its label's sign:
+//! its labels are checked by count and range, and its active rows against the inputs.
 
 use faer::{Mat, MatRef};
 use rayon::prelude::*;
@@ -50,7 +60,61 @@ pub enum SetRecord {
     JackknifePlus {
         /// Every training row's label as a class index, in the posterior's row order.
         labels: Vec<usize>,
+        /// IVM: the active sets' rows and the training inputs (module doc); `None` where
+        /// every posterior's basis is the training sample.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        active: Option<ActiveSets>,
     },
+}
+
+/// The active sets of IVM's site posteriors (module doc): which training row each basis point
+/// is, and the standardised training inputs the rows outside are predicted at.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ActiveSets {
+    /// For every site posterior ([`FittedModel::site_posteriors`] order), the training row of
+    /// each of its basis points, in basis order.
+    pub rows: Vec<Vec<usize>>,
+    /// The standardised training inputs (N×D), in the labels' row order.
+    #[serde(with = "crate::linalg::serde_mat")]
+    pub x: Mat<f64>,
+}
+
+impl ActiveSets {
+    /// Shapes against `n` training rows and the posteriors, and every active row's inputs
+    /// equal to its basis point's (to the bit: both are rows of one standardised sample).
+    fn validate(&self, posts: &[&GaussianPosterior], n: usize) -> std::result::Result<(), String> {
+        if self.rows.len() != posts.len() || self.x.nrows() != n {
+            return Err(format!(
+                "active sets of {} posteriors over {} training inputs (must be {} over {n})",
+                self.rows.len(),
+                self.x.nrows(),
+                posts.len()
+            ));
+        }
+        for (c, (rows, post)) in self.rows.iter().zip(posts).enumerate() {
+            crate::loo::cavity::basis_positions(rows, n).map_err(|e| e.to_string())?;
+            let basis = post.basis.as_ref();
+            if rows.len() != basis.nrows() || self.x.ncols() != basis.ncols() {
+                return Err(format!(
+                    "posterior {c}: {} active rows of {} inputs for a basis of {}×{}",
+                    rows.len(),
+                    self.x.ncols(),
+                    basis.nrows(),
+                    basis.ncols()
+                ));
+            }
+            let differs =
+                |b: usize| (0..basis.ncols()).any(|j| self.x[(rows[b], j)] != basis[(b, j)]);
+            if let Some(b) = (0..rows.len()).find(|&b| differs(b)) {
+                return Err(format!(
+                    "posterior {c}: training row {} is not the input of basis point {b}",
+                    rows[b]
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 impl SetRecord {
@@ -62,10 +126,23 @@ impl SetRecord {
         let Some(iv) = &spec.intervals else {
             return Err("the model has a prediction-set record and its spec no sets".into());
         };
-        if let (SetRecord::JackknifePlus { labels }, IntervalMethod::JackknifePlus) =
+        if let (SetRecord::JackknifePlus { labels, active }, IntervalMethod::JackknifePlus) =
             (self, iv.method)
         {
-            return validate_labels(model, labels, n, classes.len());
+            if active.is_some() != crate::spec::active_set_classifier(&spec.method) {
+                return Err(format!(
+                    "a jackknife+ record {} active sets for {}: IVM's record has them, others not",
+                    if active.is_some() { "with" } else { "without" },
+                    model.method()
+                ));
+            }
+            return match active {
+                None => validate_labels(model, labels, n, classes.len()),
+                Some(a) => {
+                    check_label_range(labels, n, classes.len())?;
+                    a.validate(&model.site_posteriors().map_err(|e| e.to_string())?, n)
+                }
+            };
         }
         let (
             SetRecord::SplitConformal { part_a, scores },
@@ -121,8 +198,8 @@ impl SetRecord {
     ) -> Result<PredictionSets> {
         let (part_a, scores) = match self {
             SetRecord::SplitConformal { part_a, scores } => (part_a, scores),
-            SetRecord::JackknifePlus { labels } => {
-                return jackknife_sets(model, labels, iv, x, alpha)
+            SetRecord::JackknifePlus { labels, active } => {
+                return jackknife_sets(model, labels, active.as_ref(), iv, x, alpha)
             }
         };
         let q = threshold(scores, alpha)?;
@@ -150,12 +227,7 @@ fn validate_labels(
     n: usize,
     k: usize,
 ) -> std::result::Result<(), String> {
-    if labels.len() != n || labels.iter().any(|&y| y >= k) {
-        return Err(format!(
-            "{} training labels (must be {n}, each a class index below {k})",
-            labels.len()
-        ));
-    }
+    check_label_range(labels, n, k)?;
     for (c, post) in model
         .site_posteriors()
         .map_err(|e| e.to_string())?
@@ -168,12 +240,7 @@ fn validate_labels(
                 post.alpha.len()
             ));
         }
-        // Binary: class 1 is the positive label; one-vs-rest: member c's positive class is c.
-        let positive = if k == 2 && model.classes().is_none() {
-            1
-        } else {
-            c
-        };
+        let positive = model.positive_class(c);
         if let Some(i) = (0..n).find(|&i| {
             let sign = if labels[i] == positive { 1.0 } else { -1.0 };
             sign * post.alpha[i] < 0.0
@@ -186,31 +253,116 @@ fn validate_labels(
     Ok(())
 }
 
+/// One label per training row, each a class below `k`.
+fn check_label_range(labels: &[usize], n: usize, k: usize) -> std::result::Result<(), String> {
+    if labels.len() != n || labels.iter().any(|&y| y >= k) {
+        return Err(format!(
+            "{} training labels (must be {n}, each a class index below {k})",
+            labels.len()
+        ));
+    }
+    Ok(())
+}
+
+/// One site posterior's leave-one-out models, by training row: its downdate, and the basis
+/// point of every row (`None`: outside IVM's active set, left out by the full model itself).
+struct RowLoo<'a> {
+    downdate: LooDowndate<'a>,
+    basis_of: Option<Vec<Option<usize>>>,
+}
+
+impl RowLoo<'_> {
+    /// The latent leave-one-out marginals of every training row at the inputs `block`,
+    /// flattened to row `i·nb + j` (model −i at `x_j`).
+    fn at(&self, block: MatRef<'_, f64>) -> Result<Marginals> {
+        let (n, nb) = (self.n(), block.nrows());
+        let at = self.downdate.at(block)?;
+        let Some(basis_of) = &self.basis_of else {
+            return Ok(Marginals {
+                mean: (0..n * nb).map(|r| at.mean[(r / nb, r % nb)]).collect(),
+                var: (0..n * nb).map(|r| at.var[(r / nb, r % nb)]).collect(),
+            });
+        };
+        let full = self.downdate.posterior().predict(block)?;
+        let pick = |loo: &Mat<f64>, full: &[f64], r: usize| match basis_of[r / nb] {
+            Some(b) => loo[(b, r % nb)],
+            None => full[r % nb],
+        };
+        Ok(Marginals {
+            mean: (0..n * nb).map(|r| pick(&at.mean, &full.mean, r)).collect(),
+            var: (0..n * nb).map(|r| pick(&at.var, &full.var, r)).collect(),
+        })
+    }
+
+    /// Number of training rows.
+    fn n(&self) -> usize {
+        match &self.basis_of {
+            Some(b) => b.len(),
+            None => self.downdate.n(),
+        }
+    }
+}
+
+/// Every site posterior's [`RowLoo`] and its latent leave-one-out marginals at the training
+/// rows (the cavities, and IVM's posterior marginals outside its active set:
+/// [`crate::loo::training_cavities`]), from one `L⁻¹` per posterior.
+fn row_loos<'a>(
+    model: &'a FittedModel,
+    active: Option<&ActiveSets>,
+) -> Result<(Vec<RowLoo<'a>>, Vec<Marginals>)> {
+    let posts = model.site_posteriors()?;
+    if let Some(a) = active {
+        a.validate(&posts, a.x.nrows())
+            .map_err(|message| Error::Numerical {
+                what: "jackknife+ set record",
+                message,
+            })?;
+    }
+    posts
+        .into_iter()
+        .enumerate()
+        .map(|(c, post)| {
+            let (downdate, cav) = LooDowndate::sites_with_cavities(post)?;
+            let (cav, basis_of) = match active {
+                None => (cav, None),
+                Some(a) => {
+                    let rows = &a.rows[c];
+                    let basis_of = crate::loo::cavity::basis_positions(rows, a.x.nrows())?;
+                    let at_rows =
+                        crate::loo::cavity::cavities_at_rows(post, cav, rows, a.x.as_ref())?;
+                    (at_rows, Some(basis_of))
+                }
+            };
+            let m = Marginals {
+                mean: cav.mean,
+                var: cav.var,
+            };
+            Ok((RowLoo { downdate, basis_of }, m))
+        })
+        .collect::<Result<Vec<_>>>()
+        .map(|v| v.into_iter().unzip())
+}
+
 /// Jackknife+ sets at raw inputs (module doc; [`plus_set`]).
 fn jackknife_sets(
     model: &FittedModel,
     labels: &[usize],
+    active: Option<&ActiveSets>,
     iv: &IntervalSpec,
     x: MatRef<'_, f64>,
     alpha: f64,
 ) -> Result<PredictionSets> {
     let n = labels.len();
     crate::conformal::rank(alpha, n)?;
-    // Each member's downdate and the cavities it is built from (one `L⁻¹` for both).
-    let (downdates, cavities): (Vec<_>, Vec<_>) = model
-        .site_posteriors()?
-        .into_iter()
-        .map(LooDowndate::sites_with_cavities)
-        .collect::<Result<Vec<_>>>()?
-        .into_iter()
-        .map(|(d, c)| {
-            let m = Marginals {
-                mean: c.mean,
-                var: c.var,
-            };
-            (d, m)
-        })
-        .unzip();
+    // Each member's downdate and the training rows' marginals (one `L⁻¹` for both).
+    let (downdates, cavities) = row_loos(model, active)?;
+    if let Some(d) = downdates.iter().find(|d| d.n() != n) {
+        return Err(Error::ShapeMismatch {
+            what: "training labels of the jackknife+ set record",
+            expected: format!("{} (the posterior's training rows)", d.n()),
+            found: format!("{n}"),
+        });
+    }
     let p_train = model.latent_class_probabilities(cavities)?;
     let calibration = (0..n)
         .map(|i| true_label_score(iv.score, &row(&p_train, i), labels[i]))
@@ -223,13 +375,7 @@ fn jackknife_sets(
         // Every class's leave-one-out marginals, flattened to row i·nb + j (model −i at x_j).
         let latent = downdates
             .iter()
-            .map(|d| {
-                let at = d.at(block)?;
-                Ok(Marginals {
-                    mean: (0..n * nb).map(|r| at.mean[(r / nb, r % nb)]).collect(),
-                    var: (0..n * nb).map(|r| at.var[(r / nb, r % nb)]).collect(),
-                })
-            })
+            .map(|d| d.at(block))
             .collect::<Result<Vec<_>>>()?;
         let p = model.latent_class_probabilities(latent)?;
         // Each input's set compares its own n leave-one-out scores: independent across inputs.
@@ -303,6 +449,43 @@ impl FittedModel {
         }
     }
 
+    /// The binary model of each of [`Self::site_posteriors`]: the classifier itself, or every
+    /// one-vs-rest member in class order.
+    pub(crate) fn site_models(&self) -> Result<Vec<&FittedModel>> {
+        match &self.task {
+            Task::Classification { .. } => Ok(vec![self]),
+            Task::OneVsRest { members, .. } => Ok(members.iter().collect()),
+            _ => Err(Error::Unsupported(format!(
+                "'{}' has no Gaussian-site posterior for jackknife+ sets; use split-conformal",
+                self.method()
+            ))),
+        }
+    }
+
+    /// The class that site posterior `c` takes as its positive label: a binary classifier's
+    /// class 1, one-vs-rest member c's class c.
+    fn positive_class(&self, c: usize) -> usize {
+        match self.classes() {
+            None => 1,
+            Some(_) => c,
+        }
+    }
+
+    /// The ±1 labels each of [`Self::site_posteriors`] was fitted on, from the training rows'
+    /// class indices.
+    pub(crate) fn site_signs(&self, labels: &[usize]) -> Result<Vec<Vec<f64>>> {
+        let count = self.site_posteriors()?.len();
+        Ok((0..count)
+            .map(|c| {
+                let positive = self.positive_class(c);
+                labels
+                    .iter()
+                    .map(|&y| if y == positive { 1.0 } else { -1.0 })
+                    .collect()
+            })
+            .collect())
+    }
+
     /// Class probabilities (rows: points, columns: classes) from the latent marginals of each
     /// of [`Self::site_posteriors`], as the model's own: a binary classifier's likelihood
     /// predictive `[1 − p, p]`, a one-vs-rest model's normalised vote of its members' scores.
@@ -337,7 +520,7 @@ impl FittedModel {
                 SpecOption::Intervals,
                 self.method(),
                 "prediction sets are prepared when fitting (split-conformal[:F], or jackknife+ \
-                 for laplace and ep); refit with one",
+                 for laplace, ep and ivm); refit with one",
             )));
         };
         let mut sets = record.sets(self, iv, x, alpha)?;
@@ -352,4 +535,167 @@ fn not_a_classifier(model: &FittedModel) -> Error {
         _ => "not a classifier",
     };
     Error::Unsupported(format!("'{}' is {what}", model.method()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::data::{read_training, CsvOptions, TargetKind};
+    use crate::spec::{FitOptions, IntervalScore, MethodName};
+
+    /// IVM with jackknife+ sets and an active set of `d` on the shipped data set `path`.
+    fn ivm_model(path: &str, d: usize) -> (FittedModel, crate::data::Dataset) {
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(path);
+        let t = read_training(file, &CsvOptions::default(), TargetKind::Classes).unwrap();
+        let spec = FitOptions {
+            intervals: Some(IntervalMethod::JackknifePlus),
+            interval_score: Some(IntervalScore::Lac),
+            active_set: Some(d),
+            seed: Some(1),
+            ..Default::default()
+        }
+        .check(MethodName::Ivm)
+        .unwrap();
+        let model = crate::fit::fit(&spec, &t.data, t.classes.unwrap()).unwrap();
+        (model, t.data)
+    }
+
+    /// IVM's leave-one-out models at the training inputs (model −i at `x_i`: the downdate in
+    /// the active set, the full model outside) and the calibration marginals jackknife+ scores
+    /// are `certify`'s approximate leave-one-out of the method refitted on the sample
+    /// ([`crate::loo::training_cavities`], [`crate::loo::classifier_loo`]), to 1e-10, as are
+    /// the class probabilities of both: binary on Ripley's set, one-vs-rest on iris. Its sets
+    /// reload from the model file unchanged.
+    #[test]
+    fn ivm_row_loo_at_training_inputs_is_certifys_loo() {
+        for (path, d) in [
+            ("data/ripley-synth/synth_tr.csv", 40),
+            ("data/iris/iris.csv", 25),
+        ] {
+            let (model, data) = ivm_model(path, d);
+            let Some(SetRecord::JackknifePlus {
+                labels,
+                active: Some(active),
+            }) = model.sets.as_deref()
+            else {
+                panic!("{path}: no IVM jackknife+ record")
+            };
+            let n = data.n();
+            let x = model.x_scaler.transform(data.x.as_ref()).unwrap();
+            let (loos, calibration) = row_loos(&model, Some(active)).unwrap();
+            let signs = model.site_signs(labels).unwrap();
+            let members = model.site_models().unwrap();
+            assert_eq!(loos.len(), members.len());
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-10 * (1.0 + b.abs());
+            let (mut own, mut at_rows) = (Vec::new(), Vec::new());
+            for (c, ((loo, cal), (m, y))) in loos
+                .iter()
+                .zip(&calibration)
+                .zip(members.into_iter().zip(&signs))
+                .enumerate()
+            {
+                let Task::Classification {
+                    posterior,
+                    likelihood,
+                    ..
+                } = &m.task
+                else {
+                    panic!("{path}: member {c} is not a binary classifier")
+                };
+                let method = m.inference_method().unwrap();
+                let fit = method
+                    .fit(posterior.kernel(), likelihood, x.as_ref(), y)
+                    .unwrap();
+                assert_eq!(fit.basis_indices.as_ref(), Some(&active.rows[c]));
+                let want = crate::loo::training_cavities(&fit, x.as_ref()).unwrap();
+                let certify = crate::loo::classifier_loo(
+                    &method,
+                    likelihood,
+                    x.as_ref(),
+                    y,
+                    &fit,
+                    crate::loo::LooMode::Approx,
+                )
+                .unwrap();
+                let margins = certify.approx.unwrap().loo.loo_margins;
+                let bias = likelihood.bias_and_slope().0;
+                let diag = loo.at(x.as_ref()).unwrap();
+                let outside = (0..n).filter(|i| !active.rows[c].contains(i)).count();
+                assert!(outside > 0, "{path}: member {c} has every row active");
+                for i in 0..n {
+                    let (m_i, v_i) = (diag.mean[i * n + i], diag.var[i * n + i]);
+                    assert!(close(m_i, want.mean[i]), "{path} {c} mean {i}");
+                    assert!(close(v_i, want.var[i]), "{path} {c} variance {i}");
+                    assert!(close(cal.mean[i], want.mean[i]), "{path} {c} cal {i}");
+                    assert!(close(cal.var[i], want.var[i]), "{path} {c} cal var {i}");
+                    assert!(close(y[i] * (m_i + bias), margins[i]), "{path} margin {i}");
+                }
+                own.push(Marginals {
+                    mean: want.mean,
+                    var: want.var,
+                });
+                at_rows.push(Marginals {
+                    mean: (0..n).map(|i| diag.mean[i * n + i]).collect(),
+                    var: (0..n).map(|i| diag.var[i * n + i]).collect(),
+                });
+            }
+            let (p, q) = (
+                model.latent_class_probabilities(at_rows).unwrap(),
+                model.latent_class_probabilities(own).unwrap(),
+            );
+            for i in 0..n {
+                for k in 0..p.ncols() {
+                    assert!(close(p[(i, k)], q[(i, k)]), "{path} p {i},{k}");
+                }
+            }
+            // The sets themselves, and again from the model file.
+            let sets = model.predict_sets(data.x.as_ref(), 0.1).unwrap();
+            assert_eq!(sets.sets.len(), n);
+            let text = serde_json::to_string(&model).unwrap();
+            let back = FittedModel::from_json(&text, "m").unwrap();
+            assert_eq!(back.predict_sets(data.x.as_ref(), 0.1).unwrap(), sets);
+        }
+    }
+
+    /// An IVM record whose active rows are edited (out of range, repeated, or another row's
+    /// inputs), or that has lost them, is refused on load with a typed error.
+    #[test]
+    fn ivm_record_with_edited_active_rows_is_refused() {
+        let (model, _) = ivm_model("data/ripley-synth/synth_tr.csv", 20);
+        let text = serde_json::to_string(&model).unwrap();
+        FittedModel::from_json(&text, "m").unwrap();
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let rows = json["sets"]["active"]["rows"][0]
+            .as_array()
+            .unwrap()
+            .clone();
+        let r1 = rows[1].as_u64().unwrap();
+        let other = (0..250).find(|r| !rows.iter().any(|v| v == r)).unwrap();
+        for value in [
+            serde_json::json!(250),
+            serde_json::json!(r1),
+            serde_json::json!(other),
+        ] {
+            let mut edited = json.clone();
+            edited["sets"]["active"]["rows"][0][0] = value;
+            let e = FittedModel::from_json(&edited.to_string(), "m").unwrap_err();
+            assert!(
+                e.to_string().contains("training row") || e.to_string().contains("basis"),
+                "{e}"
+            );
+        }
+        let mut edited = json.clone();
+        edited["sets"]["active"]["rows"]
+            .as_array_mut()
+            .unwrap()
+            .push(rows.into());
+        assert!(FittedModel::from_json(&edited.to_string(), "m").is_err());
+        // Without its active sets the record is not IVM's.
+        let mut edited = json;
+        edited["sets"].as_object_mut().unwrap().remove("active");
+        let e = FittedModel::from_json(&edited.to_string(), "m").unwrap_err();
+        assert!(e.to_string().contains("active sets"), "{e}");
+    }
 }

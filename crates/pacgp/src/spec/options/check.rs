@@ -329,7 +329,7 @@ fn check_schedule(s: &OptimSchedule) -> Result<(), SpecError> {
 
 /// Intervals apply to regressors with a regression score, prediction sets to classifiers with
 /// a classification score and split conformal, or jackknife+ where the classifier's posterior
-/// is in Gaussian-site form ([`site_form_classifier`]); jackknife+ needs the posterior fitted
+/// is in Gaussian-site form with a cavity leave-one-out ([`site_form_classifier`]); jackknife+ needs the posterior fitted
 /// on the whole sample (not a split prior's); folds and fractions within their ranges.
 pub(super) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), SpecError> {
     let method = spec.method_name();
@@ -343,9 +343,9 @@ pub(super) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), S
             SpecOption::Intervals,
             iv.method,
             "split-conformal[:F] for this classifier's prediction sets (jackknife+ sets need a \
-             Gaussian-site posterior fitted on the whole sample: laplace or ep, binary or \
-             one-vs-rest, without a split prior; cross-validation sets are not available for \
-             classifiers)",
+             Gaussian-site posterior fitted on the whole sample with a leave-one-out of its \
+             sites: laplace, ep or ivm, binary or one-vs-rest, without a split prior; \
+             cross-validation sets are not available for classifiers)",
         ));
     }
     if method.is_classifier() != iv.score.is_classification() {
@@ -392,16 +392,32 @@ pub(super) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), S
     }
 }
 
-/// Whether a classifier's posterior is in Gaussian-site form over its whole sample (Laplace,
-/// EP; binary or one-vs-rest over them; no split prior), which jackknife+ sets downdate
-/// ([`crate::loo::LooDowndate::sites`]).
+/// Whether a classifier's posterior is in Gaussian-site form fitted on its whole sample, with
+/// the cavities of its sites as its leave-one-out (`certify`'s: [`crate::loo::cavity`]):
+/// Laplace, EP, and IVM over its active set; binary or one-vs-rest over them; no split prior.
+/// These are the posteriors jackknife+ sets downdate ([`crate::loo::LooDowndate::sites`]).
+/// Not mean field (its sites may have precision 0, and its leave-one-out is linear response,
+/// not its cavities), SOGP (a dense form, no sites), pac-gpc (sites trained by its bound, no
+/// leave-one-out), the SVM (no class probabilities) nor svgp (`q(u)` has no per-point sites).
 pub(crate) fn site_form_classifier(method: &Method) -> bool {
     match method {
         Method::Classifier(c) => {
-            matches!(c.inference, Inference::Laplace { .. } | Inference::Ep)
-                && !matches!(c.hypers, ClassifierHypers::Split(_))
+            matches!(
+                c.inference,
+                Inference::Laplace { .. } | Inference::Ep | Inference::Ivm { .. }
+            ) && !matches!(c.hypers, ClassifierHypers::Split(_))
         }
         Method::OneVsRest(inner) => site_form_classifier(inner),
+        _ => false,
+    }
+}
+
+/// Whether a site-form classifier's sites cover only part of its sample (IVM's active set,
+/// binary or one-vs-rest), so that its jackknife+ record keeps the active rows.
+pub(crate) fn active_set_classifier(method: &Method) -> bool {
+    match method {
+        Method::Classifier(c) => matches!(c.inference, Inference::Ivm { .. }),
+        Method::OneVsRest(inner) => active_set_classifier(inner),
         _ => false,
     }
 }
