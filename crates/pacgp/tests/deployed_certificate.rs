@@ -336,5 +336,16 @@ fn the_deployed_experiment_runs_one_vs_rest_on_iris() {
         r.set_coverage > 0.5 && r.set_size >= 0.5 && r.set_size <= 3.0,
         "{r:?}"
     );
+    // The holdout fit's test-set bound: 21 of the 105 rows held out, at δ/2 = 0.005 the
+    // binomial tail with no error is 1 − 0.005^(1/21) = 0.2232; more errors, more.
+    let none = 1.0 - 0.005f64.powf(1.0 / 21.0);
+    assert!(
+        r.holdout_bound >= none - 1e-9 && r.holdout_bound <= 1.0,
+        "{r:?}"
+    );
+    assert!(
+        r.holdout_test_error.is_finite() && r.holdout_test_error < 0.5,
+        "{r:?}"
+    );
     assert!(load_deployed_set(&repo("data"), "digitz").is_err());
 }

@@ -68,10 +68,10 @@ fn print(s: &DeployedSettings, summary: &[DeployedSummary], out: &Path) -> Resul
         100.0 * s.test_fraction,
         s.alpha
     );
-    out!("dataset        method   splits  Gibbs bound  test Gibbs  deployed bound    test error  ratio  below  set cover  set size");
+    out!("dataset        method   splits  Gibbs bound  test Gibbs  deployed bound    test error  ratio  below  set cover  set size  holdout bound  its test error  ratio  below");
     for r in summary {
         out!(
-            "{:<14} {:<8} {:>6}  {:>11.4}  {:>10.4}  {:.4} ± {:.4}  {:>10.4}  {:>5.1}  {:>2}/{:<2}  {:>9.3}  {:>8.3}",
+            "{:<14} {:<8} {:>6}  {:>11.4}  {:>10.4}  {:.4} ± {:.4}  {:>10.4}  {:>5.1}  {:>2}/{:<2}  {:>9.3}  {:>8.3}  {:>13.4}  {:>14.4}  {:>5.1}  {:>2}/{:<2}",
             r.dataset,
             r.method,
             r.splits,
@@ -84,10 +84,20 @@ fn print(s: &DeployedSettings, summary: &[DeployedSummary], out: &Path) -> Resul
             r.deployed_below_test + r.gibbs_below_test,
             2 * r.splits,
             r.set_coverage,
-            r.set_size
+            r.set_size,
+            r.holdout_bound,
+            r.holdout_test_error,
+            r.holdout_ratio,
+            r.holdout_below_test,
+            r.splits
         );
     }
     out!("ratio: mean deployed bound over mean test error of predict; below: certificates (Gibbs and deployed) below their held-out error, out of all");
+    out!(
+        "holdout: the method fitted on {:.0}% of the training part, predict's error bounded on the other {:.0}% (binomial tail, at δ/2)",
+        100.0 * (1.0 - s.holdout),
+        100.0 * s.holdout
+    );
     out!("wrote {}", out.join("deployed*.{csv,json}").display());
     Ok(())
 }

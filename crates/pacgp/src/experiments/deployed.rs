@@ -85,6 +85,12 @@ pub struct DeployedRow {
     pub set_coverage: f64,
     /// Their mean size (labels per set).
     pub set_size: f64,
+    /// The test-set certificate on `predict`'s labels of the method fitted with
+    /// `certify_holdout` ([`DeployedSettings::holdout`]): the binomial tail on the rows the
+    /// fit kept out of the training part.
+    pub holdout_bound: f64,
+    /// That model's held-out error (on the split's held-out part, as `test_error`).
+    pub holdout_test_error: f64,
 }
 
 /// Settings of [`deployed_rows`].
@@ -102,6 +108,8 @@ pub struct DeployedSettings {
     pub methods: Vec<MethodName>,
     /// Inducing inputs of the sparse classifier.
     pub inducing: usize,
+    /// Fraction of the training part the holdout fit keeps out for its test-set certificate.
+    pub holdout: f64,
 }
 
 impl DeployedSettings {
@@ -114,6 +122,7 @@ impl DeployedSettings {
             datasets: DEPLOYED_SETS.iter().map(|s| s.to_string()).collect(),
             methods: DEPLOYED_METHODS.to_vec(),
             inducing: 32,
+            holdout: 0.2,
         }
     }
 
@@ -128,14 +137,51 @@ impl DeployedSettings {
     }
 }
 
-/// The fit options of a method in the experiment (sets: `split-conformal:0.5`).
-fn options(method: MethodName, settings: &DeployedSettings, seed: u64, sets: bool) -> FitOptions {
+/// What a fit in the experiment adds to the method's defaults.
+#[derive(Clone, Copy, PartialEq)]
+enum Variant {
+    /// Nothing: the model the derandomised certificate covers.
+    Plain,
+    /// Split-conformal sets (`split-conformal:0.5`).
+    Sets,
+    /// A part kept out for the test-set certificate (`certify_holdout`).
+    Holdout,
+}
+
+/// The fit options of a method in the experiment.
+fn options(method: MethodName, settings: &DeployedSettings, seed: u64, v: Variant) -> FitOptions {
     FitOptions {
         seed: Some(seed),
         inducing: (method == MethodName::Svgp).then_some(settings.inducing),
-        intervals: sets.then_some(IntervalMethod::SplitConformal { fraction: 0.5 }),
+        intervals: (v == Variant::Sets).then_some(IntervalMethod::SplitConformal { fraction: 0.5 }),
+        certify_holdout: (v == Variant::Holdout).then_some(settings.holdout),
         ..Default::default()
     }
+}
+
+/// The holdout fit's test-set certificate on `predict`'s labels and its held-out error.
+fn holdout_scores(
+    method: MethodName,
+    settings: &DeployedSettings,
+    seed: u64,
+    split: &Split<'_>,
+) -> Result<(f64, f64)> {
+    let model = split.fit(method, options(method, settings, seed, Variant::Holdout))?;
+    let opts = CertifyOptions {
+        loo: LooRequest::None,
+        ..Default::default()
+    };
+    let report = model.certify(split.train, &opts)?.remove(0);
+    let bound = report.deployed.as_ref().map(|d| d.value).ok_or_else(|| {
+        Error::Unsupported(format!(
+            "'{method}' with a holdout gave no deployed certificate"
+        ))
+    })?;
+    let test_error = model
+        .evaluate(split.test, None)?
+        .error_rate
+        .unwrap_or(f64::NAN);
+    Ok((bound, test_error))
 }
 
 /// A split of a set: its training and held-out parts and the labels of its fit.
@@ -169,7 +215,7 @@ fn set_scores(
     seed: u64,
     split: &Split<'_>,
 ) -> Result<(f64, f64)> {
-    let model = split.fit(method, options(method, settings, seed, true))?;
+    let model = split.fit(method, options(method, settings, seed, Variant::Sets))?;
     let test = split.test;
     let sets = model.predict_sets(test.x.as_ref(), settings.alpha)?;
     let class = |y: f64| split.class(y);
@@ -193,7 +239,7 @@ fn row(
     split: &Split<'_>,
 ) -> Result<DeployedRow> {
     let (train, test) = (split.train, split.test);
-    let model = split.fit(method, options(method, settings, seed, false))?;
+    let model = split.fit(method, options(method, settings, seed, Variant::Plain))?;
     let opts = CertifyOptions {
         loo: LooRequest::None,
         ..Default::default()
@@ -209,6 +255,7 @@ fn row(
     })?;
     let eval = model.evaluate(test, None)?;
     let (set_coverage, set_size) = set_scores(method, settings, seed, split)?;
+    let (holdout_bound, holdout_test_error) = holdout_scores(method, settings, seed, split)?;
     let form = serde_json::to_value(parts.form).map_err(|e| Error::Unsupported(e.to_string()))?;
     Ok(DeployedRow {
         dataset: name.into(),
@@ -225,6 +272,8 @@ fn row(
         test_error: eval.error_rate.unwrap_or(f64::NAN),
         set_coverage,
         set_size,
+        holdout_bound,
+        holdout_test_error,
     })
 }
 
@@ -278,6 +327,14 @@ pub struct DeployedSummary {
     pub set_coverage: f64,
     /// Mean set size.
     pub set_size: f64,
+    /// Mean test-set certificate of the holdout fit.
+    pub holdout_bound: f64,
+    /// Mean held-out error of the holdout fit's `predict`.
+    pub holdout_test_error: f64,
+    /// Mean holdout certificate over that mean error.
+    pub holdout_ratio: f64,
+    /// Splits on which the holdout certificate is below its model's held-out error.
+    pub holdout_below_test: usize,
 }
 
 /// One summary per (set, method), in the rows' order.
@@ -299,6 +356,8 @@ pub fn summarise(rows: &[DeployedRow]) -> Vec<DeployedSummary> {
                 |f: fn(&DeployedRow) -> f64| mean_se(&of.iter().map(|r| f(r)).collect::<Vec<_>>());
             let (deployed_bound, deployed_bound_se) = mean(|r| r.deployed_bound);
             let test_error = mean(|r| r.test_error).0;
+            let holdout_bound = mean(|r| r.holdout_bound).0;
+            let holdout_test_error = mean(|r| r.holdout_test_error).0;
             DeployedSummary {
                 splits: of.len(),
                 gibbs_bound: mean(|r| r.gibbs_bound).0,
@@ -314,6 +373,13 @@ pub fn summarise(rows: &[DeployedRow]) -> Vec<DeployedSummary> {
                 gibbs_below_test: of.iter().filter(|r| r.gibbs_bound < r.test_gibbs).count(),
                 set_coverage: mean(|r| r.set_coverage).0,
                 set_size: mean(|r| r.set_size).0,
+                holdout_bound,
+                holdout_test_error,
+                holdout_ratio: holdout_bound / holdout_test_error,
+                holdout_below_test: of
+                    .iter()
+                    .filter(|r| r.holdout_bound < r.holdout_test_error)
+                    .count(),
                 dataset,
                 method,
             }
