@@ -258,6 +258,20 @@ def _initial_inducing(shards, sizes, m, seed, client):
     return centres
 
 
+def _wide_start(spec, shards, sizes, d, client):
+    """The in-process fit's start on wide inputs (``pacgp::kernel::start``): the rows whose
+    median distance it takes (``spec.wide_start_rows``: the library's seeded subsample of at
+    most 1 000 rows, or all) gathered from the standardised ``shards`` into this process in
+    their order, and the spec's kernel started there (``spec.start_wide``). Returns the
+    in-process fit's note, or None where nothing is gathered (20 inputs or fewer, pac-sgp)."""
+    n = sum(sizes)
+    wanted = spec.wide_start_rows(n, d)
+    if not wanted:
+        return None
+    picked = _rows_by_index(shards, sizes, wanted, client)
+    return spec.start_wide(n, np.array([picked[i][0] for i in wanted], dtype=np.float64))
+
+
 def _subsample(shards, sizes, rows, seed, client):
     """The library's seeded subsample (``data::split::subsample``: the first ``rows`` of the
     seeded permutation, in increasing order) gathered into this process as one shard, or
@@ -290,11 +304,14 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=None, epsilon=None, 
     The options are checked by the library as the fit spec of that method (the same refusals,
     in these parameters' names, as the in-process estimators'), and the fit is the library's
     plan for that spec (``pacgp::fit::sharded``): inputs and targets standardised with the
-    training moments; the kernel at its initial values, σ² = the spec's start (vfe) or 1
-    (pac-sgp), Z by the library's seeded k-means (as map-reduce steps; ``z_init``, M×D
-    standardised inputs, replaces it); the parameters minimised by the library's driver
+    training moments; the kernel at its initial values (vfe on more than 20 inputs: the
+    lengthscales at the in-process fit's median distance, from its seeded subsample of at most
+    1 000 rows gathered here; ``sharded_["start"]`` holds its note), σ² = the spec's start
+    (vfe) or 1 (pac-sgp), Z by the library's seeded k-means (as map-reduce steps; ``z_init``,
+    M×D standardised inputs, replaces it); the parameters minimised by the library's driver
     (L-BFGS-B with the in-process fit's boxes, budget — ``max_iter``, default 300 for vfe and
-    1000 for pac-sgp — and grid snap of θ), each evaluation a map-reduce pass over the shards.
+    1000 for pac-sgp —, vfe's stall rule on more than 20 inputs, and grid snap of θ), each
+    evaluation a map-reduce pass over the shards.
     ``pretrain`` (rows, at least 2) warm-starts as the in-process ``pretrain=`` does: the
     library's seeded subsample of that many rows is gathered into this process and the
     driver first minimises the same objective on it here, with all of this process's threads;
@@ -333,6 +350,7 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=None, epsilon=None, 
         z0 = _initial_inducing(data, sizes, m, seed, client)
     else:
         z0 = np.array(z_init, dtype=np.float64).reshape(m, d)
+    start = _wide_start(spec, data, sizes, d, client)
     kernel = spec.kernel
     settings = spec.pac_sgp_settings(d, y_sd)
 
@@ -387,7 +405,7 @@ def fit_sharded(method, shards, kernel="se-ard", n_inducing=None, epsilon=None, 
                        "params": np.asarray(warm_params)}
     estimator.sharded_ = {
         "params": p, "objective": value, "terms": terms, "z_init": z0,
-        "pretraining": pretraining,
+        "pretraining": pretraining, "start": start,
         "optimiser": {"iterations": iterations, "evaluations": evaluations,
                       "termination": termination, "message": message, "value": final},
         "x_mean": x_mean, "x_sd": x_sd, "y_mean": y_mean, "y_sd": y_sd,
@@ -486,7 +504,9 @@ def _fit_sharded_classifier(spec, options, shards, z_init, client):
     more, one model per class against the rest, one after another, as the in-process
     one-vs-rest fit).
     Inputs standardised with the training moments; Z by the library's seeded k-means over the
-    shards (or ``z_init``, M×D standardised), q(v) at the prior, θ at the kernel's start; θ, Z,
+    shards (or ``z_init``, M×D standardised), q(v) at the prior, θ at the kernel's start (on
+    more than 20 inputs the lengthscales at the in-process fit's median distance, from its
+    seeded subsample of at most 1 000 rows gathered here; ``sharded_["start"]``); θ, Z,
     m and L_q minimised as the in-process fit minimises them: on all rows by the library's
     driver (L-BFGS with the in-process fit's boxes, budget — ``max_iter``, default 1000 — and
     grid snap of θ), each evaluation one map pass over the shards; or, with ``batch_size`` or
@@ -523,13 +543,15 @@ def _fit_sharded_classifier(spec, options, shards, z_init, client):
     options = dict(options, inducing=m)
     # Two classes: one model, classes[1] coded +1; more: class k against the rest.
     positives = classes[1:] if len(classes) == 2 else classes
-    z0, members = None, []
+    z0, members, start = None, [], None
     for positive in positives:
         scale = dict(positive=positive, x_mean=x_mean, x_sd=x_sd)
         if client is None:
             data = [_coded(s, **scale) for s in shards]
         else:
             data = client.map(_coded, shards, **scale, pure=False)  # stays on the workers
+        if not members:  # the inputs, and so the start, are every member's
+            start = _wide_start(spec, data, sizes, d, client)
         if z0 is None and z_init is None:
             z0 = _initial_inducing(data, sizes, m, options["seed"], client)
         elif z0 is None:
@@ -555,7 +577,7 @@ def _fit_sharded_classifier(spec, options, shards, z_init, client):
     estimator.loo_ = _loo_of(estimator.certificate_)
     fitted = [record for _, record in members]
     estimator.sharded_ = dict(fitted[0] if len(classes) == 2 else {"members": fitted},
-                              z_init=z0, x_mean=x_mean, x_sd=x_sd)
+                              z_init=z0, x_mean=x_mean, x_sd=x_sd, start=start)
     return estimator
 
 

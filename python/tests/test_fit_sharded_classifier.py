@@ -108,6 +108,26 @@ def test_the_sharded_fit_is_the_in_process_fit(sample):
         assert abs(a - b) < 1e-6 * abs(b), f"{method}: objective {a} sharded, {b} in process"
 
 
+def test_a_wide_sharded_fit_starts_where_the_in_process_fit_starts():
+    """On more than 20 inputs the sparse variational classifier starts the lengthscales at
+    the median distance between all the standardised rows (300, fewer than the 1 000 of the
+    subsample), gathered from the shards: the note is the in-process fit's, and so is θ on the
+    grid after a short run."""
+    rng = np.random.RandomState(13)
+    n, d = 300, 24
+    X = rng.randn(n, d)
+    y = np.where(np.sin(1.5 * X[:, 0]) + 0.5 * X[:, 1] + 0.2 * rng.randn(n) > 0, "yes", "no")
+    shards = [(X[a:b], y[a:b]) for a, b in [(0, 100), (100, 101), (101, n)]]
+    with pytest.warns(ConvergenceWarning):
+        sharded = fit_sharded("svgp", shards, n_inducing=M, seed=3, max_iter=10)
+        local = pacgp.SparseGPClassifier(objective="elbo", n_inducing=M, random_state=3,
+                                         max_iter=10).fit(X, y)
+    start = sharded.sharded_["start"]
+    assert start.startswith("lengthscales started at "), start
+    assert start in local.fit_report_["notes"], local.fit_report_["notes"]
+    np.testing.assert_allclose(sharded.theta_, local.theta_, rtol=0, atol=1e-12)
+
+
 def test_the_sharded_minibatch_fit_is_the_in_process_minibatch_fit(sample, dask_client):
     """With ``batch_size`` the library's Adam run draws the in-process fit's seeded rows; each
     shard sums its own share: the same parameters up to the rounding of the sums, serially and

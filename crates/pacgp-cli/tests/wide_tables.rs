@@ -224,3 +224,48 @@ fn na_values_set_the_missing_cells_of_training_and_later_files() {
     let err = fails(&["predict", "--model", s(&model), "--data", s(&later)]);
     assert!(err.contains("NA"), "{err}");
 }
+
+/// 120 rows of `inputs` numeric columns `x0…` (a fixed hash of row and column, no randomness)
+/// and a target `y` of the first two.
+fn numeric_table(dir: &Path, inputs: usize) -> String {
+    let names: Vec<String> = (0..inputs).map(|t| format!("x{t}")).collect();
+    let mut text = format!("{},y\n", names.join(","));
+    for i in 0..120 {
+        let row: Vec<f64> = (0..inputs)
+            .map(|t| {
+                let h = ((i as f64 * 12.9898 + t as f64 * 78.233).sin() * 43_758.545).fract();
+                (h - 0.5) * 3.0
+            })
+            .collect();
+        let y = (1.5 * row[0]).sin() + 0.5 * row[1];
+        let cells: Vec<String> = row.iter().map(|v| format!("{v:.4}")).collect();
+        text += &format!("{},{y:.4}\n", cells.join(","));
+    }
+    let path = dir.join(format!("numeric{inputs}.csv"));
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// `fit --method vfe` on 25 inputs says where the lengthscales started (the median distance,
+/// as gpr's note does); on 20 inputs it starts at 1 and says nothing.
+#[test]
+fn a_wide_vfe_fit_notes_its_start_at_the_median_distance() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("vfe.json");
+    let wide = numeric_table(dir.path(), 25);
+    let (_, err) = ok(&fit_args(
+        &wide,
+        &["--method", "vfe", "--inducing", "20"],
+        &model,
+    ));
+    let note = "note: lengthscales started at ";
+    let tail = "the median distance between the 25 standardised inputs of the rows";
+    assert!(err.contains(note) && err.contains(tail), "{err}");
+    let narrow = numeric_table(dir.path(), 20);
+    let (_, err) = ok(&fit_args(
+        &narrow,
+        &["--method", "vfe", "--inducing", "20"],
+        &model,
+    ));
+    assert!(!err.contains(note), "{err}");
+}

@@ -77,11 +77,22 @@ pub(crate) struct ShardedFitSpec {
     /// The kernel specification and M, read from the spec once it is checked.
     kernel: String,
     m: usize,
+    /// The kernel's start on the sample where [`ShardedFitSpec::start_wide`] moved it (wide
+    /// inputs); the plans of this spec start there.
+    start: Mutex<Option<pacgp::kernel::Kernel>>,
 }
 
 impl ShardedFitSpec {
+    /// The library's plan of this spec on `n` rows of `d` inputs, its kernel at the start
+    /// [`ShardedFitSpec::start_wide`] set (for `d` inputs), else at the spec's.
     fn plan(&self, n: usize, d: usize, y_sd: f64) -> PyResult<ShardedFit> {
-        ShardedFit::of(&self.spec, n, d, y_sd).map_err(|e| lib_err(e, &self.wording))
+        let mut plan =
+            ShardedFit::of(&self.spec, n, d, y_sd).map_err(|e| lib_err(e, &self.wording))?;
+        let start = self.start.lock().ok().and_then(|s| s.clone());
+        if let Some(kernel) = start.filter(|k| k.check_input_dim(d).is_ok()) {
+            plan.kernel = kernel;
+        }
+        Ok(plan)
     }
 }
 
@@ -113,7 +124,36 @@ impl ShardedFitSpec {
             wording,
             kernel,
             m,
+            start: Mutex::new(None),
         })
+    }
+
+    /// The rows (indices into all `n` rows, shards in order) whose standardised inputs
+    /// [`ShardedFitSpec::start_wide`] needs on `d` inputs: the library's seeded subsample of
+    /// at most 1 000 rows, or all, where the in-process fit starts the lengthscales at their
+    /// median distance (vfe, svgp, pac-svgp on more than 20 inputs); empty otherwise.
+    fn wide_start_rows(&self, n: usize, d: usize) -> PyResult<Vec<usize>> {
+        Ok(self.plan(n, d, 1.0)?.wide_start_rows(n, d, self.spec.seed))
+    }
+
+    /// Start the kernel where the in-process fit on the same `n` rows starts it, from the
+    /// standardised inputs of [`ShardedFitSpec::wide_start_rows`] gathered in its order
+    /// ([`ShardedFit::start_wide`]); the minimisations of this spec start there. Returns the
+    /// in-process fit's note, or None where the start stays.
+    fn start_wide(&self, n: usize, rows: PyReadonlyArray2<'_, f64>) -> PyResult<Option<String>> {
+        let rows = to_mat(&rows, "rows")?;
+        let mut plan = self.plan(n, rows.ncols(), 1.0)?;
+        let note = plan
+            .start_wide(n, rows.as_ref(), self.spec.seed)
+            .map_err(|e| lib_err(e, &self.wording))?;
+        if note.is_some() {
+            *self
+                .start
+                .lock()
+                .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("a poisoned start"))? =
+                Some(plan.kernel);
+        }
+        Ok(note)
     }
 
     /// The method as users name it.

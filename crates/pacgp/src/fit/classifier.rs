@@ -9,7 +9,7 @@ use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLos
 use crate::data::{Dataset, LabelMap, Standardizer};
 use crate::error::{Error, Result};
 use crate::inference::{ClassifierFit, InferenceMethod};
-use crate::kernel::Kernel;
+use crate::kernel::{start, Kernel};
 use crate::likelihood::Likelihood;
 use crate::model::{FitReport, FittedModel, Task};
 use crate::optim::{OptimReport, Restarts};
@@ -41,11 +41,13 @@ impl Setup {
     }
 }
 
-/// A chosen classifier fit with its certificate and the optimiser report of the choice.
+/// A chosen classifier fit with its certificate, the optimiser report of the choice and the
+/// notes of how it was chosen.
 struct Selected {
     fit: ClassifierFit,
     certificate: Certificate,
     optimiser: Option<OptimReport>,
+    notes: Vec<String>,
 }
 
 /// The lowest-bound fit among the candidate kernels, paying `ln 9` for the choice.
@@ -61,25 +63,40 @@ fn select_by_bound(x: MatRef<'_, f64>, y: &[f64], s: &Setup) -> Result<Selected>
         fit,
         certificate,
         optimiser: None,
+        notes: Vec::new(),
     })
 }
 
 /// ML-II inside the grid's range, θ snapped onto the grid (by the driver), refit there with
-/// the method's own settings, warm-started; penalty `T·ln 1201`.
-fn select_by_ml2(kernel: &Kernel, x: MatRef<'_, f64>, y: &[f64], s: &Setup) -> Result<Selected> {
+/// the method's own settings, warm-started; penalty `T·ln 1201`. Laplace's and EP's ML-II
+/// start on more than [`start::WIDE_INPUTS`] inputs at the median distance and stop by the
+/// stall rule, as gpr's does (their objective is a log evidence summed over the rows, in nats;
+/// [`start`]); the start is `seed`'s and the fit's notes say where it was.
+fn select_by_ml2(
+    kernel: &Kernel,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    s: &Setup,
+    seed: u64,
+) -> Result<Selected> {
     use crate::inference::evidence::{fit_ep_ml2, fit_laplace_ml2, ClassifierMlConfig, WarmStart};
     use crate::inference::ivm::ml2::{ivm_ml2, IvmMl2Config};
     let grid = HyperGrid::default();
-    let ml = |laplace| -> Result<(Kernel, OptimReport, WarmStart)> {
-        let cfg = ClassifierMlConfig {
+    let mut notes = Vec::new();
+    let mut ml = |laplace| -> Result<(Kernel, OptimReport, WarmStart)> {
+        let mut cfg = ClassifierMlConfig {
             snap: Some(grid),
             restarts: s.restarts,
             ..Default::default()
         };
+        cfg.lbfgs.stall = start::wide_stall(x.ncols());
+        let (kernel, note) =
+            start::wide_start_noted(kernel.clone(), x, seed, "leaves the evidence flat");
+        notes.extend(note);
         let r = if laplace {
-            fit_laplace_ml2(kernel, &s.likelihood, x, y, &cfg)?
+            fit_laplace_ml2(&kernel, &s.likelihood, x, y, &cfg)?
         } else {
-            fit_ep_ml2(kernel, &s.likelihood, x, y, &cfg)?
+            fit_ep_ml2(&kernel, &s.likelihood, x, y, &cfg)?
         };
         Ok((r.kernel, r.report, r.warm))
     };
@@ -129,6 +146,7 @@ fn select_by_ml2(kernel: &Kernel, x: MatRef<'_, f64>, y: &[f64], s: &Setup) -> R
         fit,
         certificate,
         optimiser: Some(report),
+        notes,
     })
 }
 
@@ -175,10 +193,11 @@ pub fn classifier(
         fit,
         certificate,
         optimiser,
+        notes,
     } = match &c.hypers {
         ClassifierHypers::Grid { kernel } => {
             let k = Kernel::from_spec(kernel, train.d())?;
-            select_by_ml2(&k, x.as_ref(), &train.y, &setup)?
+            select_by_ml2(&k, x.as_ref(), &train.y, &setup, spec.seed)?
         }
         _ => select_by_bound(x.as_ref(), &train.y, &setup)?,
     };
@@ -199,6 +218,7 @@ pub fn classifier(
         objective_name: "pac_bayes_bound_gibbs_error".into(),
         jitter_used: fit.report.jitter_used,
         inference: Some(fit.report),
+        notes,
         ..Default::default()
     };
     Ok(FittedModel::assemble(spec, train, x_scaler, task, report))

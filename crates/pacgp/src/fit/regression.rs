@@ -218,7 +218,10 @@ fn gpr_alpha(s: &GprSpec, n: usize) -> Result<Vec<f64>> {
 }
 
 /// `vfe`, `fitc`, `dtc`: trained by the method's own objective over θ (boxed to the PAC grid's
-/// range and snapped onto it), σ² and Z; the model keeps the method's own posterior.
+/// range and snapped onto it), σ² and Z; the model keeps the method's own posterior. On more
+/// than [`start::WIDE_INPUTS`] inputs the lengthscales start at the median distance and the
+/// search stops by the stall rule, as gpr's ML-II does (both objectives are evidences summed
+/// over the rows, in nats; [`start`]).
 pub fn sparse(spec: &CheckedFitSpec, s: &SparseSpec, train: &Dataset) -> Result<FittedModel> {
     let st = standardise(train)?;
     let kernel = Kernel::from_spec(&s.kernel, train.d())?;
@@ -232,6 +235,9 @@ pub fn sparse(spec: &CheckedFitSpec, s: &SparseSpec, train: &Dataset) -> Result<
     if let Some(cap) = s.schedule.max_iter {
         cfg.lbfgs.max_iter = cap;
     }
+    cfg.lbfgs.stall = start::wide_stall(train.d());
+    let (kernel, start_note) =
+        start::wide_start_noted(kernel, st.x.as_ref(), spec.seed, "leaves the evidence flat");
     let (x, y) = (st.x.as_ref(), &st.y);
     let m = s.inducing.unwrap_or(crate::spec::DEFAULT_BASIS);
     let (gp, opt, pre) = train_sparse(&kernel, s.noise_init, x, y, m, s.approximation, &cfg)?;
@@ -245,6 +251,7 @@ pub fn sparse(spec: &CheckedFitSpec, s: &SparseSpec, train: &Dataset) -> Result<
         Some(opt),
         crate::regression::sparse::KUU_JITTER,
     );
+    r.notes.extend(start_note);
     r.notes.extend(pre.map(|p| p.note()));
     let posterior = gp.posterior(x, y)?;
     let task = task(posterior, gp.noise_variance, st.y_scaler);

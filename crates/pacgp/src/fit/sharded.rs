@@ -11,8 +11,8 @@
 use faer::MatRef;
 
 use crate::data::standardised_length;
-use crate::error::Result;
-use crate::kernel::Kernel;
+use crate::error::{Error, Result};
+use crate::kernel::{start, Kernel};
 use crate::loss::RegressionLoss;
 use crate::objective::pac_sgp::{pac_sgp_search, PacSgpBound, DEFAULT_MAX_ITER};
 use crate::optim::{AdamConfig, Minimum, Objective, OptimReport, Pretraining, Search, WarmStart};
@@ -112,6 +112,7 @@ impl ShardedFit {
                 if let Some(cap) = s.schedule.max_iter {
                     cfg.lbfgs.max_iter = cap;
                 }
+                cfg.lbfgs.stall = start::wide_stall(d);
                 let search = cfg.search(kernel.n_params(), m, d);
                 Ok(Self {
                     kernel,
@@ -173,6 +174,57 @@ impl ShardedFit {
                     .pack(&self.kernel, z0, &WhitenedQ::prior(self.m))
             }
         }
+    }
+
+    /// What a start at lengthscale 1 does on wide inputs to the objective of this plan's
+    /// method, where its in-process fit takes the wide start ([`start`]): VFE's and the sparse
+    /// variational classifier's; `None` for PAC-SGP, whose in-process fit starts at 1.
+    fn wide_start_flat(&self) -> Option<&'static str> {
+        match &self.family {
+            ShardedFamily::Regression { bound: None, .. } => Some("leaves the evidence flat"),
+            ShardedFamily::Regression { bound: Some(_), .. } => None,
+            ShardedFamily::Classifier { .. } => Some("leaves q(u) at the prior"),
+        }
+    }
+
+    /// The rows (indices into the `n` rows, shards in order) whose standardised inputs
+    /// [`Self::start_wide`] needs: [`start::median_rows`] with the spec's `seed` on more than
+    /// [`start::WIDE_INPUTS`] of the `d` inputs, where the in-process fit takes the wide start;
+    /// none otherwise (nothing to gather).
+    pub fn wide_start_rows(&self, n: usize, d: usize, seed: u64) -> Vec<usize> {
+        let wide = d > start::WIDE_INPUTS && self.kernel.has_stationary();
+        match wide && self.wide_start_flat().is_some() {
+            true => start::median_rows(n, seed),
+            false => Vec::new(),
+        }
+    }
+
+    /// Start the kernel where the in-process fit of the spec starts it on the same `n` rows:
+    /// `rows` are the standardised inputs of [`Self::wide_start_rows`], in its order, gathered
+    /// from the shards, and [`start::wide_start_noted`] takes the median distance over them,
+    /// the pairs the in-process fit takes it over. Returns the fit's note where the start
+    /// moved. Rows of another count or width are refused.
+    pub fn start_wide(
+        &mut self,
+        n: usize,
+        rows: MatRef<'_, f64>,
+        seed: u64,
+    ) -> Result<Option<String>> {
+        let Some(flat) = self.wide_start_flat() else {
+            return Ok(None);
+        };
+        let expected = n.min(start::MEDIAN_ROWS);
+        if rows.nrows() != expected {
+            return Err(Error::ShapeMismatch {
+                what: "the rows of the wide start",
+                expected: format!("{expected} rows (the seeded subsample of the {n})"),
+                found: format!("{} rows", rows.nrows()),
+            });
+        }
+        self.kernel.check_input_dim(rows.ncols())?;
+        let (kernel, note) = start::wide_start_noted(self.kernel.clone(), rows, seed, flat);
+        self.kernel = kernel;
+        Ok(note)
     }
 
     /// The sparse variational classifier's parameter layout, if that is what is trained.
@@ -455,6 +507,72 @@ mod tests {
                 assert!((a - b).abs() <= 1e-14 * b.abs().max(1.0), "{k}: {a} vs {b}");
             }
         }
+    }
+
+    /// On more than `WIDE_INPUTS` inputs a vfe or svgp plan names the rows the in-process fit
+    /// takes the median distance over (the seeded subsample, with more than `MEDIAN_ROWS`
+    /// rows), starts its kernel from them, gathered, exactly where the in-process fit starts
+    /// on all rows, with its note, and vfe's search stops by the stall rule; rows of another
+    /// count are refused. pac-sgp (whose in-process fit starts at 1) and 20 inputs name no
+    /// rows and keep the start.
+    #[test]
+    fn a_wide_plan_starts_from_the_gathered_rows_as_the_in_process_fit() {
+        let (n, d) = (start::MEDIAN_ROWS + 50, start::WIDE_INPUTS + 3);
+        let x = Mat::from_fn(n, d, |i, j| {
+            ((i * 7919 + j * 104_729) % 1013) as f64 / 101.3 - 5.0
+        });
+        let options = FitOptions {
+            inducing: Some(M),
+            epsilon: Some(0.5),
+            ..Default::default()
+        };
+        let flats = [
+            (MethodName::Vfe, "leaves the evidence flat"),
+            (MethodName::Svgp, "leaves q(u) at the prior"),
+        ];
+        for (method, flat) in flats {
+            let spec = FitOptions {
+                epsilon: None,
+                ..options.clone()
+            }
+            .check(method)
+            .unwrap();
+            let mut plan = ShardedFit::of(&spec, n, d, 1.0).unwrap();
+            let rows = plan.wide_start_rows(n, d, spec.seed);
+            assert_eq!(rows, start::median_rows(n, spec.seed));
+            assert_eq!(rows.len(), start::MEDIAN_ROWS);
+            let gathered = crate::linalg::select_rows(x.as_ref(), &rows);
+            let too_few = crate::linalg::select_rows(x.as_ref(), &rows[1..]);
+            let refused = plan.start_wide(n, too_few.as_ref(), spec.seed);
+            assert!(
+                matches!(refused, Err(Error::ShapeMismatch { .. })),
+                "{refused:?}"
+            );
+            let at_one = plan.kernel.clone();
+            let note = plan.start_wide(n, gathered.as_ref(), spec.seed).unwrap();
+            let (kernel, want) = start::wide_start_noted(at_one, x.as_ref(), spec.seed, flat);
+            assert!(note.is_some());
+            assert_eq!((plan.kernel, note), (kernel, want), "{method:?}");
+            if let ShardedFamily::Regression { search, .. } = &plan.family {
+                assert_eq!(search.lbfgs.stall, start::wide_stall(d));
+            }
+        }
+        let pac_sgp = options.clone().check(MethodName::PacSgp).unwrap();
+        let mut plan = ShardedFit::of(&pac_sgp, n, d, 1.0).unwrap();
+        assert!(plan.wide_start_rows(n, d, pac_sgp.seed).is_empty());
+        let at_one = plan.kernel.clone();
+        let rows = start::median_rows(n, pac_sgp.seed);
+        let gathered = crate::linalg::select_rows(x.as_ref(), &rows);
+        assert_eq!(plan.start_wide(n, gathered.as_ref(), 0).unwrap(), None);
+        assert_eq!(plan.kernel, at_one);
+        let vfe = FitOptions {
+            epsilon: None,
+            ..options
+        }
+        .check(MethodName::Vfe)
+        .unwrap();
+        let narrow = ShardedFit::of(&vfe, n, start::WIDE_INPUTS, 1.0).unwrap();
+        assert!(narrow.wide_start_rows(n, start::WIDE_INPUTS, 0).is_empty());
     }
 
     /// The plan's minibatch run, its rows gathered here in the order drawn, is the in-process

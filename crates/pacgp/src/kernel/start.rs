@@ -76,11 +76,17 @@ pub const MEDIAN_ROWS: usize = 1000;
 /// two middle values for an even count; `None` with fewer than two rows or a median of 0 (more
 /// than half the pairs identical), where no scale can be read off.
 pub fn median_distance(x: MatRef<'_, f64>, seed: u64) -> Option<f64> {
-    let rows: Vec<usize> =
-        subsample(x.nrows(), MEDIAN_ROWS, seed).unwrap_or_else(|| (0..x.nrows()).collect());
-    let mut d = pair_distances(x, &rows);
+    let mut d = pair_distances(x, &median_rows(x.nrows(), seed));
     let m = crate::metrics::median(&mut d)?;
     (m > 0.0 && m.is_finite()).then_some(m)
+}
+
+/// The rows of a sample of `n` rows that [`median_distance`] takes the median over, in
+/// increasing order: the seeded subsample of [`MEDIAN_ROWS`] rows when there are more, else
+/// all. A fit over shards gathers these rows to its driver ([`crate::fit::sharded`]); there,
+/// at most [`MEDIAN_ROWS`] rows, [`median_distance`] takes them all, in the same order.
+pub fn median_rows(n: usize, seed: u64) -> Vec<usize> {
+    subsample(n, MEDIAN_ROWS, seed).unwrap_or_else(|| (0..n).collect())
 }
 
 /// The distances between every pair of the given rows of `x`.
