@@ -332,3 +332,52 @@ fn cross_adjoint_matches_finite_differences_for_every_kernel() {
         check_cross_adjoint(&k, name);
     }
 }
+
+/// Above `PRODUCT_DISTANCE_INPUTS` inputs the stationary matrices take their squared distances
+/// from one product (`‖a‖² + ‖b‖² − 2a·b`): every profile's Gram and cross matrices equal the
+/// pairwise evaluation to 1e-12 (a copied row's entry too), and the Gram matrix is symmetric
+/// with `k(x, x)` exactly on its diagonal.
+#[test]
+fn wide_inputs_give_the_pairwise_matrices_by_one_product() {
+    use pacgp::kernel::PRODUCT_DISTANCE_INPUTS;
+    let d = PRODUCT_DISTANCE_INPUTS + 5;
+    let wide = |n: usize, shift: f64| {
+        Mat::from_fn(n, d, |i, j| {
+            ((i * 7 + j * 5) % 13) as f64 / 6.5 - 1.0 + shift * (j % 4) as f64 + 3.0
+        })
+    };
+    let mut x = wide(14, 0.0);
+    for j in 0..d {
+        x[(13, j)] = x[(2, j)];
+    }
+    let z = wide(6, 0.2);
+    let row = |m: &Mat<f64>, i: usize| (0..d).map(|j| m[(i, j)]).collect::<Vec<_>>();
+    for p in [
+        Profile::SquaredExponential,
+        Profile::Matern12,
+        Profile::Matern32,
+        Profile::Matern52,
+    ] {
+        let ls: Vec<f64> = (0..d).map(|t| 1.5 + 0.1 * t as f64).collect();
+        let k = Kernel::stationary(p, &ls, 1.3);
+        let g = k.gram(x.as_ref()).unwrap();
+        let c = k.cross(x.as_ref(), z.as_ref()).unwrap();
+        for i in 0..14 {
+            assert_eq!(
+                g[(i, i)],
+                k.eval(&row(&x, i), &row(&x, i)),
+                "{p:?}: diagonal"
+            );
+            for j in 0..14 {
+                assert_eq!(g[(i, j)], g[(j, i)], "{p:?}: symmetry");
+                let want = k.eval(&row(&x, i), &row(&x, j));
+                assert!((g[(i, j)] - want).abs() < 1e-12, "{p:?}: gram {i} {j}");
+            }
+            for j in 0..6 {
+                let want = k.eval(&row(&x, i), &row(&z, j));
+                assert!((c[(i, j)] - want).abs() < 1e-12, "{p:?}: cross");
+            }
+        }
+        assert!((g[(13, 2)] - g[(2, 2)]).abs() < 1e-12, "{p:?}: a copy");
+    }
+}

@@ -22,7 +22,7 @@ mod spec;
 pub mod start;
 pub mod stationary;
 
-pub use stationary::Profile;
+pub use stationary::{Profile, PRODUCT_DISTANCE_INPUTS};
 
 /// A covariance function. Parameters are stored in log space (`ln_*` fields).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
