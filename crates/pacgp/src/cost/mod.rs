@@ -382,19 +382,27 @@ mod tests {
     use crate::spec::FitSpec;
 
     /// gpr counts the stall rule's iterations on wide inputs (fewer than the optimiser's cap,
-    /// more than a narrow fit's) and the narrow count at `WIDE_INPUTS` inputs or fewer.
+    /// more than a narrow fit's) and the narrow count at `WIDE_INPUTS` inputs or fewer; from
+    /// twice `WIDE_PRETRAIN_ROWS` rows fewer on all rows after the warm start, whose
+    /// iterations on its subsample are counted once, each at the subsample's cost.
     #[test]
     fn wide_gpr_counts_the_stalled_iterations() {
+        use crate::kernel::start::{WIDE_INPUTS, WIDE_PRETRAIN_ROWS};
         let spec = crate::spec::FitOptions::default()
             .check(crate::spec::MethodName::Gpr)
             .unwrap();
-        let wide_inputs = crate::kernel::start::WIDE_INPUTS;
-        let steps = |d| estimate(&spec, 2300, d, 1).unwrap().work.steps;
-        let (narrow, wide) = (steps(wide_inputs), steps(wide_inputs + 1));
-        assert_eq!(narrow, 22.0);
-        assert_eq!(wide, 103.0);
-        assert!(wide < crate::optim::LbfgsConfig::default().max_iter as f64);
-        assert_eq!(steps(341), wide);
+        let small = 2 * WIDE_PRETRAIN_ROWS - 1;
+        let work = |n, d| estimate(&spec, n, d, 1).unwrap().work;
+        let (narrow, wide) = (work(small, WIDE_INPUTS), work(small, WIDE_INPUTS + 1));
+        assert_eq!(narrow.steps, 22.0);
+        assert_eq!(wide.steps, 103.0);
+        assert!(wide.steps < crate::optim::LbfgsConfig::default().max_iter as f64);
+        assert_eq!(work(small, 341).steps, wide.steps);
+        // 2 300 rows: 54 iterations on all rows, the warm start's 128 on 500 rows in `once`.
+        let (all, warm) = (work(2300, 341), work(WIDE_PRETRAIN_ROWS, 341));
+        assert_eq!(all.steps, 54.0);
+        let once_beyond_factor = all.once - 2300f64.powi(3) / 3.0;
+        assert!((once_beyond_factor / (128.0 * warm.per_step) - 1.0).abs() < 1e-12);
     }
 
     /// Several outputs: one kernel per output is K fits' work, two at a time on two threads,
@@ -612,6 +620,25 @@ mod tests {
             );
             assert_eq!(footprint(&sets.method, 2), footprint(&plain.method, 2));
         }
+    }
+
+    /// IVM's jackknife+ sets add one IVM fit at the fitted kernel (its active rows): with the
+    /// default menu of candidate kernels, one step of the plain fit's.
+    #[test]
+    fn ivm_jackknife_sets_add_one_ivm_fit() {
+        use crate::conformal::IntervalMethod;
+        use crate::spec::{FitOptions, MethodName as N};
+        let plain = FitOptions::default().check(N::Ivm).unwrap();
+        let sets = FitOptions {
+            intervals: Some(IntervalMethod::JackknifePlus),
+            ..Default::default()
+        }
+        .check(N::Ivm)
+        .unwrap();
+        let a = estimate(&plain, 2000, 4, 2).unwrap().work;
+        let b = estimate(&sets, 2000, 4, 2).unwrap().work;
+        let added = b.flops() - a.flops();
+        assert!((added - a.per_step).abs() <= 1e-9 * added, "{a:?} {b:?}");
     }
 
     /// A spec of `method` with `intervals`.

@@ -312,15 +312,7 @@ const CLASSIFIER_ML2_ITERATIONS: f64 = 22.0;
 /// A binary classifier by `inference`: each of the nine candidates fitted and certified (or
 /// ML-II iterations of one fit each); the sparse ones (IVM, SOGP) cost N·M² per candidate.
 fn classifier(s: Shape, inference: &Inference, hypers: &ClassifierHypers, restarts: f64) -> Work {
-    let per_fit = match inference {
-        Inference::Ivm { active_set } | Inference::Sogp { active_set } => {
-            let m = basis(*active_set, s.n);
-            // Each of N points scored against the active set (N·M per inclusion, M
-            // inclusions: N·M²), plus the kernel columns.
-            kernel_flops(s.n * m, s.d) + 2.0 * s.n * m * m
-        }
-        dense => dense_classifier_fit(s, dense),
-    };
+    let per_fit = classifier_fit(s, inference);
     match hypers {
         ClassifierHypers::Candidates => Work::other(CANDIDATES, per_fit, 0.0),
         ClassifierHypers::Grid { .. } | ClassifierHypers::Split(_) => Work::optimiser(
@@ -328,6 +320,33 @@ fn classifier(s: Shape, inference: &Inference, hypers: &ClassifierHypers, restar
             EVALUATIONS_PER_ITERATION * (per_fit + s.n * s.n * s.n),
             per_fit,
         ),
+    }
+}
+
+/// One fit of a classifier at fixed hyperparameters.
+fn classifier_fit(s: Shape, inference: &Inference) -> f64 {
+    match inference {
+        Inference::Ivm { active_set } | Inference::Sogp { active_set } => {
+            let m = basis(*active_set, s.n);
+            // Each of N points scored against the active set (N·M per inclusion, M
+            // inclusions: N·M²), plus the kernel columns.
+            kernel_flops(s.n * m, s.d) + 2.0 * s.n * m * m
+        }
+        dense => dense_classifier_fit(s, dense),
+    }
+}
+
+/// IVM's jackknife+ sets: the fit finds each model's active rows by one IVM fit at its fitted
+/// kernel (`fit::intervals`), as `certify`'s leave-one-out does; other methods count nothing.
+fn active_set_refit(method: &Method, s: Shape) -> Option<Work> {
+    match method {
+        Method::Classifier(c) if matches!(c.inference, Inference::Ivm { .. }) => {
+            Some(Work::other(1.0, classifier_fit(s, &c.inference), 0.0))
+        }
+        Method::OneVsRest(inner) => {
+            active_set_refit(inner, Shape { k: 2.0, ..s }).map(|w| w.repeated(s.k))
+        }
+        _ => None,
     }
 }
 
@@ -482,13 +501,13 @@ pub fn fit_work(method: &Method, intervals: Option<IntervalMethod>, s: Shape) ->
 /// What `fit::intervals` does after the fit for `iv`, if anything is counted: CV+ with K folds
 /// refits `method` on each fold's complement (`(K − 1)/K` of the rows, `data::k_fold`) and
 /// predicts the fold (all N rows once in all); split conformal at F refits on part A
-/// (`round(F·N)` rows, `data::part_a_size`) and predicts part B. Jackknife+ refits nothing:
-/// the fit checks in `O(N)` that the downdate applies (`LooDowndate::check_exact`,
-/// `check_sites`; a sparse regressor's check is `O(N·M²)`, below a fit's count) and
-/// `predict` builds it.
+/// (`round(F·N)` rows, `data::part_a_size`) and predicts part B. Jackknife+ refits nothing
+/// but IVM's active sets ([`active_set_refit`]): the fit checks in `O(N)` that the downdate
+/// applies (`LooDowndate::check_exact`, `check_sites`; a sparse regressor's check is
+/// `O(N·M²)`, below a fit's count) and `predict` builds it.
 pub fn interval_work(method: &Method, iv: IntervalMethod, s: Shape) -> Option<Work> {
     match iv {
-        IntervalMethod::JackknifePlus => None,
+        IntervalMethod::JackknifePlus => active_set_refit(method, s),
         IntervalMethod::CvPlus { folds } => {
             let k = folds as f64;
             // The folds' complements average (K − 1)/K of the rows.
