@@ -4,14 +4,16 @@
 
 use faer::Mat;
 use pacgp::bounds::{BoundKind, ConfidenceTerm, HyperGrid};
-use pacgp::gradcheck::{assert_gradient_close, Tolerance};
+use pacgp::gradcheck::{assert_objective_gradient, Tolerance};
 use pacgp::kernel::Kernel;
 use pacgp::loss::{gibbs_risk_regression, RegressionLoss};
 use pacgp::objective::bound::MinimisedBound;
 use pacgp::objective::pac_sgp::{fit_pac_sgp, PacSgpObjective};
-use pacgp::optim::Objective;
 use pacgp::regression::inducing_init::InducingInit;
 use pacgp::regression::sparse::{NegSparseObjective, SparseGp, SparseMethod};
+
+mod common;
+use common::toy_sine as toy;
 
 /// docs/test-vectors.md §6 (sparse): Z = (0.5, 2.5); VFE form KL 2.03026590, R_S 0.75771403; FITC form
 /// KL 1.11999846, R_S 0.77446545 (ε = 0.2). K_uu carries 1e-6 jitter here, the vectors none.
@@ -43,16 +45,6 @@ fn spec_small_vectors() {
             t.empirical_risk
         );
     }
-}
-
-fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
-    let x = Mat::from_fn(n, 2, |i, j| {
-        (((i * 17 + j * 29) % 41) as f64 / 41.0) * 4.0 - 2.0
-    });
-    let y = (0..n)
-        .map(|i| x[(i, 0)].sin() + 0.5 * x[(i, 1)] + 0.2 * (((i * 7) % 5) as f64 - 2.0) / 2.0)
-        .collect();
-    (x, y)
 }
 
 #[test]
@@ -112,12 +104,10 @@ fn gradients_match_central_differences() {
                 mb(0.05, 10.0, kind),
             )
             .unwrap();
-            let (_, g) = obj.value_and_gradient(&p).unwrap();
             // h = 1e-6; values O(1): rounding ≈ 1e-10/h, truncation O(h²).
-            assert_gradient_close(
-                |q| obj.value(q).unwrap(),
+            assert_objective_gradient(
+                &obj,
                 &p,
-                &g,
                 1e-6,
                 Tolerance::mixed(1e-5),
                 &format!("α_s={alpha_s} {kind:?}"),

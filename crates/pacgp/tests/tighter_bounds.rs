@@ -5,7 +5,7 @@
 
 use faer::Mat;
 use pacgp::bounds::{pac_bayes_bound, BoundKind, ConfidenceTerm};
-use pacgp::gradcheck::{assert_gradient_close, Tolerance};
+use pacgp::gradcheck::{assert_gradient_close, assert_objective_gradient, Tolerance};
 use pacgp::kernel::Kernel;
 use pacgp::loss::RegressionLoss;
 use pacgp::objective::bound::MinimisedBound;
@@ -21,15 +21,8 @@ use pacgp::posterior::{dense_gaussian_kl, GaussianPosterior};
 use pacgp::prior::{BoundLevers, HyperPrior};
 use pacgp::regression::sparse::NegSparseObjective;
 
-fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
-    let x = Mat::from_fn(n, 2, |i, j| {
-        (((i * 17 + j * 29) % 41) as f64 / 41.0) * 4.0 - 2.0
-    });
-    let y = (0..n)
-        .map(|i| x[(i, 0)].sin() + 0.5 * x[(i, 1)] + 0.2 * (((i * 7) % 5) as f64 - 2.0) / 2.0)
-        .collect();
-    (x, y)
-}
+mod common;
+use common::toy_sine as toy;
 
 /// `−ln π(θ)` of the default Gaussian prior by its formula, summing the grid directly.
 fn direct_penalty(theta: &[f64], centres: &[f64]) -> f64 {
@@ -75,12 +68,10 @@ fn pac_gp_with_a_hyper_prior_has_finite_difference_gradients() {
         .unwrap();
         let mut p = k.params();
         p.push(0.08f64.ln());
-        let (_, g) = obj.value_and_gradient(&p).unwrap();
         // Same step and tolerance as tests/pac_gp.rs (h = 1e-5, smooth bound).
-        assert_gradient_close(
-            |q| obj.value(q).unwrap(),
+        assert_objective_gradient(
+            &obj,
             &p,
-            &g,
             1e-5,
             Tolerance::mixed(1e-6),
             &format!("{:?}", prior.shape),
@@ -104,16 +95,8 @@ fn pac_sgp_with_a_hyper_prior_has_finite_difference_gradients() {
         sharp_with_prior(HyperPrior::gaussian(), &k),
     )
     .unwrap();
-    let (_, g) = obj.value_and_gradient(&p).unwrap();
     // h = 1e-6 as in tests/pac_sgp.rs.
-    assert_gradient_close(
-        |q| obj.value(q).unwrap(),
-        &p,
-        &g,
-        1e-6,
-        Tolerance::mixed(1e-5),
-        "PAC-SGP with prior",
-    );
+    assert_objective_gradient(&obj, &p, 1e-6, Tolerance::mixed(1e-5), "PAC-SGP with prior");
 }
 
 /// Trained with the prior: θ lands on the prior's grid, the certificate charges exactly
@@ -437,12 +420,10 @@ fn split_bound_objective_has_finite_difference_gradients() {
             kl_bound(term, 3f64.ln()),
         );
         for p in [[0.3f64.ln(), 0.5f64.ln(), 0.7f64.ln()], [-2.0, 0.4, 0.2]] {
-            let (_, g) = obj.value_and_gradient(&p).unwrap();
             // h = 1e-5 in ln space, values O(1): as for PAC-GP.
-            assert_gradient_close(
-                |q| obj.value(q).unwrap(),
+            assert_objective_gradient(
+                &obj,
                 &p,
-                &g,
                 1e-5,
                 Tolerance::mixed(1e-6),
                 &format!("{term:?} {p:?}"),

@@ -58,6 +58,18 @@ pub fn breast_cancer() -> pacgp::data::Dataset {
     .0
 }
 
+/// 2-D regression inputs on the scrambled grid of [`toy`] (no shift) and the target
+/// `sin x₁ + 0.5 x₂` plus a deterministic wiggle.
+pub fn toy_sine(n: usize) -> (Mat<f64>, Vec<f64>) {
+    let x = Mat::from_fn(n, 2, |i, j| {
+        (((i * 17 + j * 29) % 41) as f64 / 41.0) * 4.0 - 2.0
+    });
+    let y = (0..n)
+        .map(|i| x[(i, 0)].sin() + 0.5 * x[(i, 1)] + 0.2 * (((i * 7) % 5) as f64 - 2.0) / 2.0)
+        .collect();
+    (x, y)
+}
+
 /// 2-D regression inputs on a scrambled grid (rows `offset..offset + n` of it) and a smooth
 /// target plus a deterministic wiggle.
 pub fn toy_regression(n: usize, offset: usize) -> (Mat<f64>, Vec<f64>) {
