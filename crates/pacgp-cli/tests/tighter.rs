@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{certify_with, json, pacgp, s};
+use common::{assert_reproduce_rejects_unknown_dataset, certify_with, json, pacgp, s};
 
 const DATA: &str = "data/snelson-1d/snelson_train.csv";
 
@@ -202,16 +202,5 @@ fn reproduce_tighter_bounds_writes_the_classifier_rows() {
 
 #[test]
 fn reproduce_tighter_bounds_rejects_an_unknown_dataset() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = pacgp(&[
-        "reproduce",
-        "tighter-bounds",
-        "--quick",
-        "--datasets",
-        "nosuchset",
-        "--out",
-        s(dir.path()),
-    ]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("nosuchset"));
+    assert_reproduce_rejects_unknown_dataset("tighter-bounds");
 }

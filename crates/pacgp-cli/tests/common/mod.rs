@@ -68,6 +68,22 @@ pub fn fails(args: &[&str], code: i32) -> String {
     err
 }
 
+/// `pacgp reproduce <experiment> --quick --datasets nosuchset` fails, naming the data set.
+pub fn assert_reproduce_rejects_unknown_dataset(experiment: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = pacgp(&[
+        "reproduce",
+        experiment,
+        "--quick",
+        "--datasets",
+        "nosuchset",
+        "--out",
+        s(dir.path()),
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nosuchset"));
+}
+
 /// Runs `pacgp fit --data data --out model` followed by `extra`.
 pub fn fit(data: &str, model: &Path, extra: &[&str]) -> Output {
     let mut args = vec!["fit", "--data", data, "--out", s(model)];
