@@ -11,21 +11,11 @@ use pacgp::model::{CertifyOptions, DeployedBound, DeployedPredictor, FittedModel
 use pacgp::spec::{FitOptions, MethodName, SpecOption};
 use pacgp::Error;
 
+mod common;
+
 /// 60 distinct rows of a non-linear two-class problem.
 fn classes() -> Dataset {
-    let x = Mat::from_fn(60, 2, |i, j| {
-        (((i * 17 + j * 29) % 41) as f64 / 41.0) * 4.0 - 2.0 + 0.013 * i as f64
-    });
-    let y = (0..60)
-        .map(|i| {
-            let s = x[(i, 0)].sin() + 0.4 * x[(i, 1)] + 0.3 * (((i * 7) % 5) as f64 - 2.0) / 2.0;
-            if s > 0.0 {
-                1.0
-            } else {
-                -1.0
-            }
-        })
-        .collect();
+    let (x, y) = common::toy_shifted(60, 0.013);
     Dataset::new(x, y).unwrap()
 }
 

@@ -7,7 +7,7 @@
 
 use faer::Mat;
 use pacgp::bounds::{pac_bayes_bound, BoundKind, ConfidenceTerm};
-use pacgp::data::{read_training, CsvOptions, Dataset, TargetKind, TrainingLabels};
+use pacgp::data::{Dataset, TrainingLabels};
 use pacgp::loo::LooMode;
 use pacgp::model::{CertifyOptions, FittedModel, Task};
 use pacgp::spec::{
@@ -17,17 +17,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 
-fn repo(p: &str) -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../")
-        .join(p)
-}
-
-/// A data set of the repository with its labels read as classes.
-fn classes(path: &str) -> (Dataset, pacgp::data::ClassLabels) {
-    let t = read_training(repo(path), &CsvOptions::default(), TargetKind::Classes).unwrap();
-    (t.data, t.classes.unwrap())
-}
+mod common;
+use common::{classes, repo};
 
 fn fit(
     method: MethodName,

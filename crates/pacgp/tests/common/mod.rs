@@ -43,6 +43,21 @@ pub fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
     toy_shifted(n, 0.0)
 }
 
+/// A path relative to the repository root (where the shipped data lives).
+pub fn repo(p: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../")
+        .join(p)
+}
+
+/// A data set of the repository with its last column read as classes.
+pub fn classes(path: &str) -> (pacgp::data::Dataset, pacgp::data::ClassLabels) {
+    let opts = pacgp::data::CsvOptions::default();
+    let t =
+        pacgp::data::read_training(repo(path), &opts, pacgp::data::TargetKind::Classes).unwrap();
+    (t.data, t.classes.unwrap())
+}
+
 /// Wisconsin breast cancer as shipped: the 683 complete rows, 9 raw inputs, labels ±1.
 pub fn breast_cancer() -> pacgp::data::Dataset {
     let opts = pacgp::data::CsvOptions {
