@@ -91,14 +91,7 @@ fn exact_downdate_equals_refits() {
     let (xs, _) = toy_regression(9, 500);
     let kernel = Kernel::se_ard(&[0.8, 1.3], 1.2);
     for noise in [0.02, 0.4] {
-        let gp = ExactGp::fit(
-            kernel.clone(),
-            noise,
-            x.clone(),
-            y.clone(),
-            &JitterPolicy::none(),
-        )
-        .unwrap();
+        let gp = common::exact_fit(&kernel, noise, &x, &y);
         let post = gp.posterior().unwrap();
         let d = LooDowndate::exact(&post, noise).unwrap();
         let r = refits(&x, &y, &xs, |xk, yk, at| {

@@ -92,14 +92,7 @@ fn exact_group_downdate_equals_refits_without_the_group() {
     let xs = Mat::from_fn(8, 2, |r, c| if r < 6 { xs[(r, c)] } else { x[(r - 6, c)] });
     let kernel = Kernel::se_ard(&[0.8, 1.3], 1.2);
     for noise in [0.02, 0.4] {
-        let gp = ExactGp::fit(
-            kernel.clone(),
-            noise,
-            x.clone(),
-            y.clone(),
-            &JitterPolicy::none(),
-        )
-        .unwrap();
+        let gp = common::exact_fit(&kernel, noise, &x, &y);
         let post = gp.posterior().unwrap();
         let d = LooDowndate::exact_by_groups(&post, noise, &groups).unwrap();
         assert_eq!(d.n_groups(), 7);

@@ -208,14 +208,7 @@ fn dense_form_matches_explicit_formulas_and_the_site_form() {
 fn gaussian_likelihood_without_deletions_reproduces_exact_regression() {
     let (x, y) = toy(30);
     let kernel = Kernel::se_ard(&[0.9, 1.4], 1.3);
-    let exact = ExactGp::fit(
-        kernel.clone(),
-        0.2,
-        x.clone(),
-        y.clone(),
-        &JitterPolicy::none(),
-    )
-    .unwrap();
+    let exact = common::exact_fit(&kernel, 0.2, &x, &y);
     let xs = test_inputs();
     let want = exact.predict(xs.as_ref()).unwrap();
     let lik = Likelihood::Gaussian { variance: 0.2 };
@@ -274,14 +267,7 @@ fn a_duplicated_point_takes_the_reduced_update_and_still_matches_exact_regressio
     let fit = sogp(&kernel, &lik, x.as_ref(), &y, &cfg, &SweepOrder::Natural).unwrap();
     assert_eq!(fit.basis_indices.as_ref().unwrap().len(), 20);
     assert!(!fit.basis_indices.as_ref().unwrap().contains(&20));
-    let exact = ExactGp::fit(
-        kernel.clone(),
-        0.2,
-        x.clone(),
-        y.clone(),
-        &JitterPolicy::none(),
-    )
-    .unwrap();
+    let exact = common::exact_fit(&kernel, 0.2, &x, &y);
     let xs = test_inputs();
     let (p, want) = (
         fit.posterior.predict(xs.as_ref()).unwrap(),
@@ -657,14 +643,7 @@ fn repeated_sweeps_count_each_gaussian_observation_once_per_sweep() {
         .notes
         .iter()
         .any(|s| s.contains("15 full updates, 30 reduced updates, 0 deletions")));
-    let exact = ExactGp::fit(
-        kernel.clone(),
-        0.1,
-        x.clone(),
-        y.clone(),
-        &JitterPolicy::none(),
-    )
-    .unwrap();
+    let exact = common::exact_fit(&kernel, 0.1, &x, &y);
     let xs = test_inputs();
     let (p, want) = (
         fit.posterior.predict(xs.as_ref()).unwrap(),

@@ -99,6 +99,18 @@ pub fn toy_regression(n: usize, offset: usize) -> (Mat<f64>, Vec<f64>) {
     (x, y)
 }
 
+/// The exact GP regressor at fixed `kernel` and noise `noise` on `(x, y)`, without jitter.
+pub fn exact_fit(
+    kernel: &pacgp::kernel::Kernel,
+    noise: f64,
+    x: &Mat<f64>,
+    y: &[f64],
+) -> pacgp::regression::exact::ExactGp {
+    let none = pacgp::linalg::JitterPolicy::none();
+    pacgp::regression::exact::ExactGp::fit(kernel.clone(), noise, x.clone(), y.to_vec(), &none)
+        .unwrap()
+}
+
 /// The rows `idx` of `x`, in that order.
 pub fn rows(x: &Mat<f64>, idx: &[usize]) -> Mat<f64> {
     Mat::from_fn(idx.len(), x.ncols(), |r, c| x[(idx[r], c)])
