@@ -218,13 +218,7 @@ mod tests {
     use crate::regression::sparse::{NegSparseObjective, KUU_JITTER};
 
     fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
-        let x = Mat::from_fn(n, 2, |i, j| {
-            (((i * 17 + j * 29) % 41) as f64 / 41.0) * 4.0 - 2.0
-        });
-        let y = (0..n)
-            .map(|i| x[(i, 0)].sin() + 0.5 * x[(i, 1)] + 0.2 * (((i * 7) % 5) as f64 - 2.0) / 2.0)
-            .collect();
-        (x, y)
+        crate::objective::toy::sine(n)
     }
 
     fn z0() -> Mat<f64> {
