@@ -267,18 +267,12 @@ fn cv_plus_holds_the_fold_refits() {
         .check(MethodName::Gpr)
         .unwrap();
     let model = fit(&spec, &train, None).unwrap();
-    let Task::Regression {
-        intervals: Some(record),
-        ..
-    } = &model.task
-    else {
-        panic!("a CV+ record")
-    };
+    let record = common::interval_record(&model);
     let IntervalRecord::CvPlus {
         folds,
         fold_of,
         scores,
-    } = record.as_ref()
+    } = record
     else {
         panic!("CV+")
     };
@@ -339,14 +333,8 @@ fn split_conformal_holds_part_a_and_part_b_scores() {
     .check(MethodName::Gpr)
     .unwrap();
     let model = fit(&spec, &train, None).unwrap();
-    let Task::Regression {
-        intervals: Some(record),
-        ..
-    } = &model.task
-    else {
-        panic!("a record")
-    };
-    let IntervalRecord::SplitConformal { part_a, scores } = record.as_ref() else {
+    let record = common::interval_record(&model);
+    let IntervalRecord::SplitConformal { part_a, scores } = record else {
         panic!("split conformal")
     };
     assert_eq!(scores.len(), 20);

@@ -241,14 +241,8 @@ fn cv_plus_keeps_identical_inputs_in_one_fold() {
     .check(MethodName::Gpr)
     .unwrap();
     let model = fit(&spec, &data, None).unwrap();
-    let Task::Regression {
-        intervals: Some(record),
-        ..
-    } = &model.task
-    else {
-        panic!("a record")
-    };
-    let IntervalRecord::CvPlus { fold_of, .. } = record.as_ref() else {
+    let record = common::interval_record(&model);
+    let IntervalRecord::CvPlus { fold_of, .. } = record else {
         panic!("CV+")
     };
     for g in input_groups(data.x.as_ref()) {
@@ -257,14 +251,8 @@ fn cv_plus_keeps_identical_inputs_in_one_fold() {
     // The folds depend on the sample, not on the file's row order.
     let rev: Vec<usize> = (0..data.n()).rev().collect();
     let again = fit(&spec, &data.subset(&rev), None).unwrap();
-    let Task::Regression {
-        intervals: Some(r2),
-        ..
-    } = &again.task
-    else {
-        panic!("a record")
-    };
-    let IntervalRecord::CvPlus { fold_of: f2, .. } = r2.as_ref() else {
+    let r2 = common::interval_record(&again);
+    let IntervalRecord::CvPlus { fold_of: f2, .. } = r2 else {
         panic!("CV+")
     };
     for i in 0..data.n() {

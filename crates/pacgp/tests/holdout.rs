@@ -5,7 +5,6 @@
 //! sample and an edited record are refused with typed errors; a model without a holdout keeps
 //! its file and its certificate.
 
-use faer::Mat;
 use pacgp::data::{sample_digest, Dataset, SampleSplit};
 use pacgp::model::{CertifyOptions, DeployedBound, DeployedPredictor, FittedModel};
 use pacgp::spec::{FitOptions, MethodName, SpecOption};
@@ -19,14 +18,7 @@ fn classes() -> Dataset {
     Dataset::new(x, y).unwrap()
 }
 
-/// 70 rows of a noisy sine.
-fn sine() -> Dataset {
-    let x = Mat::from_fn(70, 1, |i, _| i as f64 / 10.0);
-    let y = (0..70)
-        .map(|i| (i as f64 / 10.0).sin() + 0.3 * (((i * 13) % 7) as f64 - 3.0) / 3.0)
-        .collect();
-    Dataset::new(x, y).unwrap()
-}
+use common::noisy_sine as sine;
 
 fn fit(method: MethodName, o: FitOptions, data: &Dataset) -> FittedModel {
     let spec = o.check(method).unwrap();

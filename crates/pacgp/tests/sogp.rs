@@ -10,7 +10,6 @@ mod common;
 use faer::Mat;
 use pacgp::bounds::ConfidenceTerm;
 use pacgp::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss};
-use pacgp::data::{train_test_split, Standardizer};
 use pacgp::inference::sogp::{sogp, Sogp, SogpConfig, SweepOrder, UpdateKind};
 use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
@@ -548,19 +547,7 @@ fn breast_cancer_sparse_certificates_hold() {
     let mut held = 0;
     let mut summary = Vec::new();
     for rep in 0..reps {
-        let (rest, _) = train_test_split(data.n(), 0.5, rep).unwrap();
-        let tr = &rest[..100];
-        let te: Vec<usize> = pacgp::data::permutation(data.n(), 1000 + rep)
-            .into_iter()
-            .filter(|i| !tr.contains(i))
-            .take(200)
-            .collect();
-        let (train, test) = (data.subset(tr), data.subset(&te));
-        let s = Standardizer::fit(train.x.as_ref(), &train.feature_names).unwrap();
-        let (x, xt) = (
-            s.transform(train.x.as_ref()).unwrap(),
-            s.transform(test.x.as_ref()).unwrap(),
-        );
+        let (train, test, x, xt) = common::protocol_split(&data, rep);
         let k = Kernel::se_iso(3.0, 4.0);
         let lik = Likelihood::probit();
         let cfg = SogpConfig {

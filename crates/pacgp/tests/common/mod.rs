@@ -73,6 +73,34 @@ pub fn breast_cancer() -> pacgp::data::Dataset {
     .0
 }
 
+/// Repetition `rep` of the seed 003 §4.1 protocol on `data`: 100 training rows from the first
+/// half of a seeded split, 200 test rows outside them from a second seeded permutation, and
+/// both samples' inputs standardised on the training rows: `(train, test, x, x_test)`.
+pub fn protocol_split(
+    data: &pacgp::data::Dataset,
+    rep: u64,
+) -> (
+    pacgp::data::Dataset,
+    pacgp::data::Dataset,
+    Mat<f64>,
+    Mat<f64>,
+) {
+    let (rest, _) = pacgp::data::train_test_split(data.n(), 0.5, rep).unwrap();
+    let tr = &rest[..100.min(rest.len())];
+    let te: Vec<usize> = pacgp::data::permutation(data.n(), 1000 + rep)
+        .into_iter()
+        .filter(|i| !tr.contains(i))
+        .take(200)
+        .collect();
+    let (train, test) = (data.subset(tr), data.subset(&te));
+    let s = pacgp::data::Standardizer::fit(train.x.as_ref(), &train.feature_names).unwrap();
+    let (x, xt) = (
+        s.transform(train.x.as_ref()).unwrap(),
+        s.transform(test.x.as_ref()).unwrap(),
+    );
+    (train, test, x, xt)
+}
+
 /// 2-D regression inputs on the scrambled grid of [`toy`] (no shift) and the target
 /// `sin x₁ + 0.5 x₂` plus a deterministic wiggle.
 pub fn toy_sine(n: usize) -> (Mat<f64>, Vec<f64>) {
@@ -109,6 +137,27 @@ pub fn exact_fit(
     let none = pacgp::linalg::JitterPolicy::none();
     pacgp::regression::exact::ExactGp::fit(kernel.clone(), noise, x.clone(), y.to_vec(), &none)
         .unwrap()
+}
+
+/// 70 rows of a noisy sine on one input.
+pub fn noisy_sine() -> pacgp::data::Dataset {
+    let x = Mat::from_fn(70, 1, |i, _| i as f64 / 10.0);
+    let y = (0..70)
+        .map(|i| (i as f64 / 10.0).sin() + 0.3 * (((i * 13) % 7) as f64 - 3.0) / 3.0)
+        .collect();
+    pacgp::data::Dataset::new(x, y).unwrap()
+}
+
+/// A regressor's interval record (panics for a model without one).
+pub fn interval_record(model: &pacgp::model::FittedModel) -> &pacgp::model::IntervalRecord {
+    let pacgp::model::Task::Regression {
+        intervals: Some(record),
+        ..
+    } = &model.task
+    else {
+        panic!("a regressor with an interval record")
+    };
+    record
 }
 
 /// The rows `idx` of `x`, in that order.
