@@ -11,6 +11,7 @@ use faer::Mat;
 use pacgp::bounds::ConfidenceTerm;
 use pacgp::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss};
 use pacgp::inference::sogp::{sogp, Sogp, SogpConfig, SweepOrder, UpdateKind};
+use pacgp::inference::ClassifierFit;
 use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
 use pacgp::linalg::{Cholesky, JitterPolicy};
@@ -209,24 +210,13 @@ fn gaussian_likelihood_without_deletions_reproduces_exact_regression() {
     let kernel = Kernel::se_ard(&[0.9, 1.4], 1.3);
     let exact = common::exact_fit(&kernel, 0.2, &x, &y);
     let xs = test_inputs();
-    let want = exact.predict(xs.as_ref()).unwrap();
     let lik = Likelihood::Gaussian { variance: 0.2 };
     for order in [SweepOrder::Natural, SweepOrder::Shuffled { seed: 7 }] {
         let fit = sogp(&kernel, &lik, x.as_ref(), &y, &full_cfg(30), &order).unwrap();
         let idx = fit.basis_indices.as_ref().unwrap();
         assert_eq!(idx.len(), 30, "every point is a basis vector");
-        let p = fit.posterior.predict(xs.as_ref()).unwrap();
-        for t in 0..xs.nrows() {
-            assert_close(p.mean[t], want.mean[t], 1e-8, "mean");
-            assert_close(p.var[t], want.latent_var[t], 1e-8, "variance");
-        }
         // Sequential ADF normalisers multiply to p(y) exactly for a Gaussian likelihood.
-        assert_close(
-            fit.ln_evidence.unwrap(),
-            exact.log_marginal_likelihood(),
-            1e-8,
-            "ln evidence",
-        );
+        assert_reproduces_exact(&fit, &exact, &xs);
         assert_close(
             fit.posterior.kl_to_prior().unwrap(),
             exact.posterior().unwrap().kl_to_prior().unwrap(),
@@ -267,7 +257,23 @@ fn a_duplicated_point_takes_the_reduced_update_and_still_matches_exact_regressio
     assert_eq!(fit.basis_indices.as_ref().unwrap().len(), 20);
     assert!(!fit.basis_indices.as_ref().unwrap().contains(&20));
     let exact = common::exact_fit(&kernel, 0.2, &x, &y);
-    let xs = test_inputs();
+    assert_reproduces_exact(&fit, &exact, &test_inputs());
+}
+
+/// A Gaussian-likelihood fit is exact regression: its latent mean and variance at `xs` and its
+/// ln evidence are `exact`'s, to 1e-8.
+fn assert_reproduces_exact(fit: &ClassifierFit, exact: &ExactGp, xs: &Mat<f64>) {
+    assert_predicts_as_exact(fit, exact, xs);
+    assert_close(
+        fit.ln_evidence.unwrap(),
+        exact.log_marginal_likelihood(),
+        1e-8,
+        "ln evidence",
+    );
+}
+
+/// `fit`'s latent mean and variance at `xs` are `exact`'s, to 1e-8.
+fn assert_predicts_as_exact(fit: &ClassifierFit, exact: &ExactGp, xs: &Mat<f64>) {
     let (p, want) = (
         fit.posterior.predict(xs.as_ref()).unwrap(),
         exact.predict(xs.as_ref()).unwrap(),
@@ -276,12 +282,6 @@ fn a_duplicated_point_takes_the_reduced_update_and_still_matches_exact_regressio
         assert_close(p.mean[t], want.mean[t], 1e-8, "mean");
         assert_close(p.var[t], want.latent_var[t], 1e-8, "variance");
     }
-    assert_close(
-        fit.ln_evidence.unwrap(),
-        exact.log_marginal_likelihood(),
-        1e-8,
-        "ln evidence",
-    );
 }
 
 /// Tiny dense ADF over all training latents in seed 003's own probit formulas (docs/math.md §7.4):
@@ -631,15 +631,7 @@ fn repeated_sweeps_count_each_gaussian_observation_once_per_sweep() {
         .iter()
         .any(|s| s.contains("15 full updates, 30 reduced updates, 0 deletions")));
     let exact = common::exact_fit(&kernel, 0.1, &x, &y);
-    let xs = test_inputs();
-    let (p, want) = (
-        fit.posterior.predict(xs.as_ref()).unwrap(),
-        exact.predict(xs.as_ref()).unwrap(),
-    );
-    for t in 0..xs.nrows() {
-        assert_close(p.mean[t], want.mean[t], 1e-8, "mean");
-        assert_close(p.var[t], want.latent_var[t], 1e-8, "variance");
-    }
+    assert_predicts_as_exact(&fit, &exact, &test_inputs());
     // The same seed gives the same fit.
     let again = sogp(&kernel, &lik, x.as_ref(), &y, &cfg, &order).unwrap();
     assert_eq!(again.basis_indices, fit.basis_indices);
