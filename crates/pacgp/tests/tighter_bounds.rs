@@ -11,8 +11,8 @@ use pacgp::loss::RegressionLoss;
 use pacgp::objective::bound::MinimisedBound;
 use pacgp::objective::gp_split::{
     fit_split_prior, fit_split_prior_catoni, fit_split_prior_point_noise, PointNoise,
-    RegressionParts, SplitBoundObjective, SplitConfig, SplitFraction, SplitPointNoiseObjective,
-    SplitPosteriorParams, SplitPrior, SplitRecord,
+    RegressionParts, SplitBoundObjective, SplitConfig, SplitFit, SplitFraction,
+    SplitPointNoiseObjective, SplitPosteriorParams, SplitPrior, SplitRecord,
 };
 use pacgp::objective::pac_gp::{fit_pac_gp, PacGpConfig, PacGpObjective};
 use pacgp::objective::pac_sgp::PacSgpObjective;
@@ -432,6 +432,34 @@ fn split_bound_objective_has_finite_difference_gradients() {
     }
 }
 
+/// The `part` file ("train" or "test") of the shipped data set `name` (kin40k, pol).
+fn shipped(name: &str, part: &str) -> pacgp::data::Dataset {
+    let path = common::repo(&format!("data/{name}/{name}_{part}.csv.gz"));
+    pacgp::data::load_csv(path, &Default::default()).unwrap()
+}
+
+/// The seeded 80/20 split `seed` of `data`: the training and test samples and the training
+/// targets' standard deviation.
+fn split_80_20(
+    data: &pacgp::data::Dataset,
+    seed: u64,
+) -> (pacgp::data::Dataset, pacgp::data::Dataset, f64) {
+    let (tr, te) = pacgp::data::train_test_split(data.n(), 0.2, seed).unwrap();
+    let (train, test) = (data.subset(&tr), data.subset(&te));
+    let sd = pacgp::data::TargetScaler::fit(&train.y).unwrap().sd;
+    (train, test, sd)
+}
+
+/// The split fit's Gibbs risk on `test` under the ε-band loss of width `epsilon` (target
+/// units), both on the fit's standardised scale.
+fn test_gibbs_risk(fit: &SplitFit, test: &pacgp::data::Dataset, epsilon: f64) -> f64 {
+    let xt = fit.x_scaler.transform(test.x.as_ref()).unwrap();
+    let yt = fit.y_scaler.transform(&test.y);
+    let m = fit.posterior.predict(xt.as_ref()).unwrap();
+    let loss = RegressionLoss::new_epsilon_band(fit.y_scaler.scale_length(epsilon)).unwrap();
+    pacgp::loss::gibbs_risk_regression(&yt, &m, &loss).unwrap()
+}
+
 fn boston() -> pacgp::data::Dataset {
     let opts = pacgp::data::CsvOptions::default();
     pacgp::data::load_csv(
@@ -449,9 +477,7 @@ fn boston() -> pacgp::data::Dataset {
 fn split_prior_bound_holds_on_repeated_random_splits() {
     let data = boston();
     for seed in 0..10u64 {
-        let (tr, te) = pacgp::data::train_test_split(data.n(), 0.2, seed).unwrap();
-        let (train, test) = (data.subset(&tr), data.subset(&te));
-        let sd = pacgp::data::TargetScaler::fit(&train.y).unwrap().sd;
+        let (train, test, sd) = split_80_20(&data, seed);
         let mut cfg = SplitConfig::new(0.6 * sd);
         cfg.seed = 100 + seed;
         assert_eq!(cfg.fraction, SplitFraction::Menu);
@@ -460,11 +486,7 @@ fn split_prior_bound_holds_on_repeated_random_splits() {
         assert_eq!(c.n, fit.n_b());
         assert_eq!(fit.a.len() + fit.b.len(), train.n());
         assert!((c.penalty - 3f64.ln()).abs() < 1e-12);
-        let xt = fit.x_scaler.transform(test.x.as_ref()).unwrap();
-        let yt = fit.y_scaler.transform(&test.y);
-        let m = fit.posterior.predict(xt.as_ref()).unwrap();
-        let loss = RegressionLoss::new_epsilon_band(fit.y_scaler.scale_length(0.6 * sd)).unwrap();
-        let test_risk = pacgp::loss::gibbs_risk_regression(&yt, &m, &loss).unwrap();
+        let test_risk = test_gibbs_risk(&fit, &test, 0.6 * sd);
         assert!(
             test_risk <= c.bound,
             "seed {seed}: test Gibbs risk {test_risk} > bound {}",
@@ -493,14 +515,7 @@ fn kin40k_and_pol_at_600_points() {
         ..TighterSettings::full()
     };
     for name in ["kin40k", "pol"] {
-        let load = |part: &str| {
-            pacgp::data::load_csv(
-                std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                    .join(format!("../../data/{name}/{name}_{part}.csv.gz")),
-                &Default::default(),
-            )
-            .unwrap()
-        };
+        let load = |part: &str| shipped(name, part);
         let (pool, test) = (load("train"), load("test"));
         let setup = DatasetSetup {
             name: name.into(),
@@ -633,14 +648,7 @@ fn sparse_split_posterior_matches_the_woodbury_update() {
 #[test]
 fn sparse_split_prior_bound_holds_on_kin40k_subsamples() {
     use pacgp::objective::sgp_split::fit_sparse_split_prior;
-    let load = |part: &str| {
-        pacgp::data::load_csv(
-            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join(format!("../../data/kin40k/kin40k_{part}.csv.gz")),
-            &Default::default(),
-        )
-        .unwrap()
-    };
+    let load = |part: &str| shipped("kin40k", part);
     let (pool, test_pool) = (load("train"), load("test"));
     for seed in 0..2u64 {
         let tr: Vec<usize> = pacgp::data::permutation(pool.n(), seed)
@@ -857,9 +865,7 @@ fn split_point_noise_objective_has_finite_difference_gradients() {
 fn split_point_noise_bound_holds_on_repeated_random_splits() {
     let data = boston();
     for seed in 0..10u64 {
-        let (tr, te) = pacgp::data::train_test_split(data.n(), 0.2, seed).unwrap();
-        let (train, test) = (data.subset(&tr), data.subset(&te));
-        let sd = pacgp::data::TargetScaler::fit(&train.y).unwrap().sd;
+        let (train, test, sd) = split_80_20(&data, seed);
         let mut cfg = SplitConfig::new(0.6 * sd);
         cfg.seed = 100 + seed;
         cfg.fraction = SplitFraction::Fixed(0.5);
@@ -874,11 +880,7 @@ fn split_point_noise_bound_holds_on_repeated_random_splits() {
             homo.certificate.bound
         );
         assert!((c.penalty - 5f64.ln()).abs() < 1e-12, "{}", c.penalty);
-        let xt = fit.x_scaler.transform(test.x.as_ref()).unwrap();
-        let yt = fit.y_scaler.transform(&test.y);
-        let m = fit.posterior.predict(xt.as_ref()).unwrap();
-        let loss = RegressionLoss::new_epsilon_band(fit.y_scaler.scale_length(0.6 * sd)).unwrap();
-        let test_risk = pacgp::loss::gibbs_risk_regression(&yt, &m, &loss).unwrap();
+        let test_risk = test_gibbs_risk(&fit, &test, 0.6 * sd);
         assert!(
             test_risk <= c.bound,
             "seed {seed}: {test_risk} > {}",
@@ -907,21 +909,14 @@ fn split_point_noise_bound_holds_on_repeated_random_splits() {
 fn unit_scale_against_free_scale_on_boston() {
     let data = boston();
     for seed in 0..5u64 {
-        let (tr, te) = pacgp::data::train_test_split(data.n(), 0.2, seed).unwrap();
-        let (train, test) = (data.subset(&tr), data.subset(&te));
-        let sd = pacgp::data::TargetScaler::fit(&train.y).unwrap().sd;
+        let (train, test, sd) = split_80_20(&data, seed);
         let mut out = Vec::new();
         for unit in [false, true] {
             let mut cfg = SplitConfig::new(0.6 * sd);
             cfg.seed = 100 + seed;
             cfg.unit_scale = unit;
             let fit = fit_split_prior(&train, &Kernel::se_ard(&[1.0; 13], 1.0), &cfg).unwrap();
-            let xt = fit.x_scaler.transform(test.x.as_ref()).unwrap();
-            let yt = fit.y_scaler.transform(&test.y);
-            let m = fit.posterior.predict(xt.as_ref()).unwrap();
-            let loss =
-                RegressionLoss::new_epsilon_band(fit.y_scaler.scale_length(0.6 * sd)).unwrap();
-            let risk = pacgp::loss::gibbs_risk_regression(&yt, &m, &loss).unwrap();
+            let risk = test_gibbs_risk(&fit, &test, 0.6 * sd);
             assert!(risk <= fit.certificate.bound);
             out.push((fit.certificate.bound, fit.params.scale, risk));
         }
@@ -943,14 +938,7 @@ fn sparse_rows_run_every_lever() {
         summarise, tighter_bounds_on, DatasetSetup, KernelChoice, Lever, SparseSetup,
         TighterSettings,
     };
-    let load = |part: &str| {
-        pacgp::data::load_csv(
-            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join(format!("../../data/kin40k/kin40k_{part}.csv.gz")),
-            &Default::default(),
-        )
-        .unwrap()
-    };
+    let load = |part: &str| shipped("kin40k", part);
     let (pool, test) = (load("train"), load("test"));
     let setup = DatasetSetup {
         name: "kin40k".into(),
