@@ -164,3 +164,39 @@ pub fn interval_record(model: &pacgp::model::FittedModel) -> &pacgp::model::Inte
 pub fn rows(x: &Mat<f64>, idx: &[usize]) -> Mat<f64> {
     Mat::from_fn(idx.len(), x.ncols(), |r, c| x[(idx[r], c)])
 }
+
+/// Every path (object keys, array indices) in a JSON value to a node that `keep` selects, in
+/// document order, a node before its children; arrays are entered at their first 3 entries.
+pub fn json_paths(
+    v: &serde_json::Value,
+    keep: &dyn Fn(&serde_json::Value) -> bool,
+) -> Vec<Vec<String>> {
+    fn walk(
+        v: &serde_json::Value,
+        keep: &dyn Fn(&serde_json::Value) -> bool,
+        here: &mut Vec<String>,
+        out: &mut Vec<Vec<String>>,
+    ) {
+        if keep(v) {
+            out.push(here.clone());
+        }
+        let children: Vec<(String, &serde_json::Value)> = match v {
+            serde_json::Value::Object(m) => m.iter().map(|(k, c)| (k.clone(), c)).collect(),
+            serde_json::Value::Array(a) => a
+                .iter()
+                .take(3)
+                .enumerate()
+                .map(|(i, c)| (i.to_string(), c))
+                .collect(),
+            _ => Vec::new(),
+        };
+        for (key, c) in children {
+            here.push(key);
+            walk(c, keep, here, out);
+            here.pop();
+        }
+    }
+    let mut out = Vec::new();
+    walk(v, keep, &mut Vec::new(), &mut out);
+    out
+}
