@@ -24,7 +24,7 @@ use std::sync::OnceLock;
 
 use pacgp::bounds::ConfidenceTerm;
 use pacgp::certificate::GibbsPredictor;
-use pacgp::data::{load_csv, load_csv_classification, CsvOptions, Dataset};
+use pacgp::data::{load_csv, CsvOptions, Dataset};
 use pacgp::model::{CertifyOptions, FittedModel};
 use pacgp::objective::gp_split::SplitFraction;
 use pacgp::spec::{
@@ -36,11 +36,7 @@ use serde_json::Value;
 
 mod common;
 
-fn repo(p: &str) -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../")
-        .join(p)
-}
+use common::repo;
 
 /// A fitted model of one family: its file, its training sample, how it is certified and the
 /// bound of the unedited file.
@@ -61,18 +57,7 @@ fn regression_data() -> Dataset {
     full.subset(&(0..40).map(|i| i * 5).collect::<Vec<_>>())
 }
 
-fn classification_data() -> (Dataset, pacgp::data::LabelMap) {
-    let (cls, labels) = load_csv_classification(
-        repo("data/ripley-synth/synth_tr.csv"),
-        &CsvOptions::default(),
-    )
-    .unwrap();
-    let rows: Vec<usize> = pacgp::data::permutation(cls.n(), 1)
-        .into_iter()
-        .take(60)
-        .collect();
-    (cls.subset(&rows), labels)
-}
+use common::ripley60 as classification_data;
 
 /// 45 rows of iris (15 per species), its three labels read as classes.
 fn multiclass_data() -> (Dataset, pacgp::data::ClassLabels) {

@@ -15,11 +15,7 @@ use pacgp::spec::{FitOptions, MethodName};
 use proptest::prelude::*;
 use serde_json::Value;
 
-fn repo(p: &str) -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../")
-        .join(p)
-}
+use common::repo;
 
 /// Three small fitted models (site, whitened and classifier forms) as JSON, fitted once.
 fn models() -> &'static Vec<(String, pacgp::data::Dataset)> {
@@ -56,16 +52,7 @@ fn models() -> &'static Vec<(String, pacgp::data::Dataset)> {
             &reg,
             None,
         );
-        let (cls, labels) = pacgp::data::load_csv_classification(
-            repo("data/ripley-synth/synth_tr.csv"),
-            &CsvOptions::default(),
-        )
-        .unwrap();
-        let rows: Vec<usize> = pacgp::data::permutation(cls.n(), 1)
-            .into_iter()
-            .take(60)
-            .collect();
-        let cls = cls.subset(&rows);
+        let (cls, labels) = common::ripley60();
         let lap = fit(
             MethodName::Laplace,
             FitOptions::default(),

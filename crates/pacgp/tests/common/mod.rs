@@ -58,6 +58,20 @@ pub fn classes(path: &str) -> (pacgp::data::Dataset, pacgp::data::ClassLabels) {
     (t.data, t.classes.unwrap())
 }
 
+/// 60 seeded rows of Ripley's synthetic two-class training set and its labels' map.
+pub fn ripley60() -> (pacgp::data::Dataset, pacgp::data::LabelMap) {
+    let (cls, labels) = pacgp::data::load_csv_classification(
+        repo("data/ripley-synth/synth_tr.csv"),
+        &pacgp::data::CsvOptions::default(),
+    )
+    .unwrap();
+    let rows: Vec<usize> = pacgp::data::permutation(cls.n(), 1)
+        .into_iter()
+        .take(60)
+        .collect();
+    (cls.subset(&rows), labels)
+}
+
 /// Wisconsin breast cancer as shipped: the 683 complete rows, 9 raw inputs, labels ±1.
 pub fn breast_cancer() -> pacgp::data::Dataset {
     let opts = pacgp::data::CsvOptions {
