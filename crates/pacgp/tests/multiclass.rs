@@ -243,8 +243,8 @@ fn one_vs_rest_leave_one_out_equals_brute_force_refits() {
     );
 }
 
-#[test]
-fn softmax_certificate_samples_its_risk_and_spends_a_tenth_of_delta() {
+/// Iris and the softmax Laplace classifier fitted on it with the defaults.
+fn iris_softmax() -> (Dataset, FittedModel) {
     let (data, labels) = classes("data/iris/iris.csv");
     let model = fit(
         MethodName::Laplace,
@@ -255,6 +255,12 @@ fn softmax_certificate_samples_its_risk_and_spends_a_tenth_of_delta() {
         &data,
         &labels,
     );
+    (data, model)
+}
+
+#[test]
+fn softmax_certificate_samples_its_risk_and_spends_a_tenth_of_delta() {
+    let (data, model) = iris_softmax();
     let c = model
         .certify(&data, &no_loo())
         .unwrap()
@@ -316,16 +322,7 @@ fn softmax_certificate_samples_its_risk_and_spends_a_tenth_of_delta() {
 /// (written before it existed) certifies with the sample's seed, to the same bits.
 #[test]
 fn softmax_sampling_seed_is_fixed_by_the_sample_and_an_edit_is_refused() {
-    let (data, labels) = classes("data/iris/iris.csv");
-    let model = fit(
-        MethodName::Laplace,
-        FitOptions {
-            multiclass: Some(MultiClass::Softmax),
-            ..Default::default()
-        },
-        &data,
-        &labels,
-    );
+    let (data, model) = iris_softmax();
     let bound = |v: &serde_json::Value| {
         FittedModel::from_json(&v.to_string(), "m.json")
             .and_then(|m| m.certify(&data, &no_loo()))
