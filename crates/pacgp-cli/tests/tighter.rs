@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{assert_reproduce_rejects_unknown_dataset, certify_with, json, pacgp, s};
+use common::{
+    assert_reproduce_rejects_unknown_dataset, certify_with, json, pacgp, reproduce_json, s,
+};
 
 const DATA: &str = "data/snelson-1d/snelson_train.csv";
 
@@ -144,16 +146,7 @@ fn levers_that_do_not_apply_exit_2() {
 fn reproduce_tighter_bounds_writes_the_classifier_rows() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let v = json(&pacgp(&[
-        "reproduce",
-        "tighter-bounds",
-        "--quick",
-        "--datasets",
-        "crabs",
-        "--out",
-        s(&out),
-        "--json",
-    ]));
+    let v = reproduce_json(&out, &["tighter-bounds", "--quick", "--datasets", "crabs"]);
     let rows = v["rows"].as_array().unwrap();
     let methods = [
         "laplace-bound",
