@@ -17,7 +17,7 @@ use pacgp::Error;
 use serde::Deserialize;
 
 mod common;
-use common::{classes, repo};
+use common::{classes, fit_classes as fit, repo};
 
 fn with_sets(fraction: f64, score: IntervalScore, seed: u64) -> FitOptions {
     FitOptions {
@@ -26,16 +26,6 @@ fn with_sets(fraction: f64, score: IntervalScore, seed: u64) -> FitOptions {
         seed: Some(seed),
         ..Default::default()
     }
-}
-
-fn fit(
-    method: MethodName,
-    o: FitOptions,
-    data: &Dataset,
-    c: &pacgp::data::ClassLabels,
-) -> FittedModel {
-    let spec = o.check(method).unwrap();
-    pacgp::fit::fit(&spec, data, c.clone()).unwrap()
 }
 
 #[derive(Deserialize)]

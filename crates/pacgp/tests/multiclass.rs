@@ -18,17 +18,7 @@ use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 
 mod common;
-use common::{classes, repo};
-
-fn fit(
-    method: MethodName,
-    o: FitOptions,
-    data: &Dataset,
-    c: &pacgp::data::ClassLabels,
-) -> FittedModel {
-    let spec = o.check(method).unwrap();
-    pacgp::fit::fit(&spec, data, c.clone()).unwrap()
-}
+use common::{classes, fit_classes as fit, repo};
 
 fn no_loo() -> CertifyOptions {
     CertifyOptions {

@@ -27,16 +27,7 @@ fn spec_small_vectors() {
     let loss = RegressionLoss::EpsilonBand { epsilon: 0.2 };
     let pen = HyperGrid::default().penalty(2);
     for (alpha_s, kl, rs) in [(0.0, 2.03026590, 0.75771403), (1.0, 1.11999846, 0.77446545)] {
-        let obj = PacSgpObjective::new(
-            &k,
-            x.as_ref(),
-            &y,
-            2,
-            alpha_s,
-            loss,
-            mb(0.01, pen, BoundKind::Kl),
-        )
-        .unwrap();
+        let obj = objective(&k, &x, &y, 2, alpha_s, loss, mb(0.01, pen, BoundKind::Kl));
         let t = obj.terms(&p).unwrap();
         assert!((t.kl - kl).abs() < 1e-5, "α_s={alpha_s}: KL {}", t.kl);
         assert!(
@@ -54,16 +45,7 @@ fn terms_agree_with_the_shared_posterior() {
     let k = Kernel::se_ard(&[0.8, 1.3], 1.4);
     let loss = RegressionLoss::EpsilonBand { epsilon: 0.3 };
     for (alpha_s, method) in [(0.0, SparseMethod::Vfe), (1.0, SparseMethod::Fitc)] {
-        let obj = PacSgpObjective::new(
-            &k,
-            x.as_ref(),
-            &y,
-            5,
-            alpha_s,
-            loss,
-            mb(0.01, 10.0, BoundKind::Kl),
-        )
-        .unwrap();
+        let obj = objective(&k, &x, &y, 5, alpha_s, loss, mb(0.01, 10.0, BoundKind::Kl));
         let t = obj
             .terms(&NegSparseObjective::pack(&k, 0.07, z.as_ref()))
             .unwrap();
@@ -94,16 +76,15 @@ fn gradients_match_central_differences() {
     let p = NegSparseObjective::pack(&k, 0.07, z.as_ref());
     for alpha_s in [0.0, 1.0] {
         for kind in [BoundKind::Kl, BoundKind::Sqrt] {
-            let obj = PacSgpObjective::new(
+            let obj = objective(
                 &k,
-                x.as_ref(),
+                &x,
                 &y,
                 4,
                 alpha_s,
                 RegressionLoss::EpsilonBand { epsilon: 0.3 },
                 mb(0.05, 10.0, kind),
-            )
-            .unwrap();
+            );
             // h = 1e-6; values O(1): rounding ≈ 1e-10/h, truncation O(h²).
             assert_objective_gradient(
                 &obj,
@@ -171,6 +152,19 @@ fn training_gives_a_consistent_certificate_and_bad_input_errors() {
         mb(0.01, 1.0, BoundKind::Kl)
     )
     .is_err());
+}
+
+/// The PAC-SGP objective of `k` on `(x, y)` with `m` inducing inputs.
+fn objective<'a>(
+    k: &Kernel,
+    x: &'a Mat<f64>,
+    y: &'a [f64],
+    m: usize,
+    alpha_s: f64,
+    loss: RegressionLoss,
+    bound: MinimisedBound,
+) -> PacSgpObjective<'a> {
+    PacSgpObjective::new(k, x.as_ref(), y, m, alpha_s, loss, bound).unwrap()
 }
 
 /// The bound minimised: δ, penalty, form, Maurer's term.

@@ -72,6 +72,17 @@ pub fn ripley60() -> (pacgp::data::Dataset, pacgp::data::LabelMap) {
     (cls.subset(&rows), labels)
 }
 
+/// `method` with options `o` fitted on `data` with the class labels `c`.
+pub fn fit_classes(
+    method: pacgp::spec::MethodName,
+    o: pacgp::spec::FitOptions,
+    data: &pacgp::data::Dataset,
+    c: &pacgp::data::ClassLabels,
+) -> pacgp::model::FittedModel {
+    let spec = o.check(method).unwrap();
+    pacgp::fit::fit(&spec, data, c.clone()).unwrap()
+}
+
 /// Wisconsin breast cancer as shipped: the 683 complete rows, 9 raw inputs, labels ±1.
 pub fn breast_cancer() -> pacgp::data::Dataset {
     let opts = pacgp::data::CsvOptions {
