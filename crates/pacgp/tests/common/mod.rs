@@ -185,6 +185,27 @@ pub fn interval_record(model: &pacgp::model::FittedModel) -> &pacgp::model::Inte
     record
 }
 
+/// A seeded sparse problem: `n` inputs in `d` dimensions uniform on [−2, 2), targets
+/// `Σ_j sin x_j` plus uniform noise of half-width `noise`, and `m` inducing inputs likewise.
+pub fn sparse_problem(
+    n: usize,
+    d: usize,
+    m: usize,
+    seed: u64,
+    noise: f64,
+) -> (Mat<f64>, Vec<f64>, Mat<f64>) {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let x = Mat::from_fn(n, d, |_, _| rng.gen_range(-2.0..2.0_f64));
+    let y = (0..n)
+        .map(|i| {
+            (0..d).map(|j| x[(i, j)].sin()).sum::<f64>() + noise * rng.gen_range(-1.0..1.0_f64)
+        })
+        .collect();
+    let z = Mat::from_fn(m, d, |_, _| rng.gen_range(-2.0..2.0));
+    (x, y, z)
+}
+
 /// The rows `idx` of `x`, in that order.
 pub fn rows(x: &Mat<f64>, idx: &[usize]) -> Mat<f64> {
     Mat::from_fn(idx.len(), x.ncols(), |r, c| x[(idx[r], c)])
