@@ -18,12 +18,10 @@ use pacgp::svgp::{fit_svgp, SvgpCriterion, SvgpCriterionSpec, SvgpObjective, Svg
 use pacgp::Error;
 use serde_json::Value;
 
+mod common;
+
 fn fixture() -> Value {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/svgp_dense.json"
-    );
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    common::fixture("svgp_dense.json")
 }
 
 fn matrix(v: &Value) -> Mat<f64> {

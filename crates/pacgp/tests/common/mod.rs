@@ -5,6 +5,14 @@ pub mod ill_conditioned;
 
 use faer::Mat;
 
+/// The JSON fixture `name` of `tests/fixtures/`.
+pub fn fixture(name: &str) -> serde_json::Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
 /// Cases of a fuzz target: `PROPTEST_CASES` if set (the long run on demand, e.g. 10⁶), else
 /// `default` (a few seconds in the normal test run).
 pub fn fuzz_cases(default: u32) -> u32 {
