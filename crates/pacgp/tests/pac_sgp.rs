@@ -70,10 +70,7 @@ fn terms_agree_with_the_shared_posterior() {
 
 #[test]
 fn gradients_match_central_differences() {
-    let (x, y) = toy(25);
-    let z = Mat::from_fn(4, 2, |a, t| -1.2 + 0.8 * a as f64 + 0.3 * t as f64);
-    let k = Kernel::se_ard(&[0.8, 1.3], 1.4);
-    let p = NegSparseObjective::pack(&k, 0.07, z.as_ref());
+    let (x, y, k, p) = common::sparse_gradient_point();
     for alpha_s in [0.0, 1.0] {
         for kind in [BoundKind::Kl, BoundKind::Sqrt] {
             let obj = objective(

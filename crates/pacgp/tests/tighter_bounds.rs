@@ -19,7 +19,6 @@ use pacgp::objective::pac_sgp::PacSgpObjective;
 use pacgp::optim::Objective;
 use pacgp::posterior::{dense_gaussian_kl, GaussianPosterior};
 use pacgp::prior::{BoundLevers, HyperPrior};
-use pacgp::regression::sparse::NegSparseObjective;
 
 mod common;
 use common::toy_sine as toy;
@@ -81,10 +80,7 @@ fn pac_gp_with_a_hyper_prior_has_finite_difference_gradients() {
 
 #[test]
 fn pac_sgp_with_a_hyper_prior_has_finite_difference_gradients() {
-    let (x, y) = toy(25);
-    let z = Mat::from_fn(4, 2, |a, t| -1.2 + 0.8 * a as f64 + 0.3 * t as f64);
-    let k = Kernel::se_ard(&[0.8, 1.3], 1.4);
-    let p = NegSparseObjective::pack(&k, 0.07, z.as_ref());
+    let (x, y, k, p) = common::sparse_gradient_point();
     let obj = PacSgpObjective::new(
         &k,
         x.as_ref(),

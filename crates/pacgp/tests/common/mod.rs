@@ -146,6 +146,16 @@ pub fn toy_sine(n: usize) -> (Mat<f64>, Vec<f64>) {
     (x, y)
 }
 
+/// Where the PAC-SGP gradient checks start: 25 rows of [`toy_sine`], SE-ARD (0.8, 1.3; 1.4)
+/// and the sparse parameters of that kernel, σ² = 0.07 and 4 inducing inputs on a line.
+pub fn sparse_gradient_point() -> (Mat<f64>, Vec<f64>, pacgp::kernel::Kernel, Vec<f64>) {
+    let (x, y) = toy_sine(25);
+    let z = Mat::from_fn(4, 2, |a, t| -1.2 + 0.8 * a as f64 + 0.3 * t as f64);
+    let k = pacgp::kernel::Kernel::se_ard(&[0.8, 1.3], 1.4);
+    let p = pacgp::regression::sparse::NegSparseObjective::pack(&k, 0.07, z.as_ref());
+    (x, y, k, p)
+}
+
 /// 2-D regression inputs on a scrambled grid (rows `offset..offset + n` of it) and a smooth
 /// target plus a deterministic wiggle.
 pub fn toy_regression(n: usize, offset: usize) -> (Mat<f64>, Vec<f64>) {
