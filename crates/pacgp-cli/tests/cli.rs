@@ -4,7 +4,9 @@
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{certify, evaluate, fails, fit, json, json_in, ok, ok_in, pacgp, repo, s};
+use common::{
+    certify, evaluate, fails, fit, json, json_in, ok, ok_in, pacgp, repo, reproduce_json, s,
+};
 
 #[test]
 fn fit_predict_evaluate_certify_round_trip() {
@@ -239,13 +241,7 @@ fn ivm_sogp_mean_field_fit_and_certify() {
 #[test]
 fn reproduce_ivm_selection_2d_writes_files() {
     let dir = tempfile::tempdir().unwrap();
-    let v = json(&pacgp(&[
-        "reproduce",
-        "ivm-selection-2d",
-        "--out",
-        s(dir.path()),
-        "--json",
-    ]));
+    let v = reproduce_json(dir.path(), &["ivm-selection-2d"]);
     assert_eq!(v["methods"][0]["selected"].as_array().unwrap().len(), 50);
     for f in [
         "ivm-selection-2d.csv",
@@ -552,16 +548,7 @@ fn inducing_init_greedy_and_kmeans() {
 #[test]
 fn reproduce_zhang_kin40k_writes_table() {
     let dir = tempfile::tempdir().unwrap();
-    let obj = json(&pacgp(&[
-        "reproduce",
-        "zhang-kin40k",
-        "--quick",
-        "--m",
-        "10",
-        "--out",
-        s(dir.path()),
-        "--json",
-    ]));
+    let obj = reproduce_json(dir.path(), &["zhang-kin40k", "--quick", "--m", "10"]);
     let rows = obj["rows"].as_array().unwrap();
     assert_eq!(rows.len(), pacgp::experiments::zhang::KIN40K_METHODS.len());
     let csv = std::fs::read_to_string(dir.path().join("zhang-kin40k.csv")).unwrap();

@@ -2,7 +2,7 @@
 //! MNIST 2 vs 3 through the command line; the table's shape and the sanity of every row.
 
 mod common;
-use common::{json, pacgp, s};
+use common::{assert_reproduce_rejects_unknown_dataset, reproduce_json};
 
 /// One row per set and method, in the CSV and the JSON; every certificate within [0, 1] and
 /// above its empirical risk; test errors at most chance; MNIST's 784 inputs leave the prior
@@ -10,14 +10,7 @@ use common::{json, pacgp, s};
 #[test]
 fn reproduce_svgp_real_quick_writes_a_sane_table() {
     let dir = tempfile::tempdir().unwrap();
-    let v = json(&pacgp(&[
-        "reproduce",
-        "svgp-real",
-        "--quick",
-        "--out",
-        s(dir.path()),
-        "--json",
-    ]));
+    let v = reproduce_json(dir.path(), &["svgp-real", "--quick"]);
     let rows = v["rows"].as_array().unwrap();
     let keys: Vec<(&str, &str)> = rows
         .iter()
@@ -75,16 +68,5 @@ fn reproduce_svgp_real_quick_writes_a_sane_table() {
 
 #[test]
 fn reproduce_svgp_real_rejects_an_unknown_dataset() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = pacgp(&[
-        "reproduce",
-        "svgp-real",
-        "--quick",
-        "--datasets",
-        "nosuchset",
-        "--out",
-        s(dir.path()),
-    ]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("nosuchset"));
+    assert_reproduce_rejects_unknown_dataset("svgp-real");
 }

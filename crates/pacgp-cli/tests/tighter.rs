@@ -5,7 +5,9 @@
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{certify_with, json, pacgp, s};
+use common::{
+    assert_reproduce_rejects_unknown_dataset, certify_with, json, pacgp, reproduce_json, s,
+};
 
 const DATA: &str = "data/snelson-1d/snelson_train.csv";
 
@@ -144,16 +146,7 @@ fn levers_that_do_not_apply_exit_2() {
 fn reproduce_tighter_bounds_writes_the_classifier_rows() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let v = json(&pacgp(&[
-        "reproduce",
-        "tighter-bounds",
-        "--quick",
-        "--datasets",
-        "crabs",
-        "--out",
-        s(&out),
-        "--json",
-    ]));
+    let v = reproduce_json(&out, &["tighter-bounds", "--quick", "--datasets", "crabs"]);
     let rows = v["rows"].as_array().unwrap();
     let methods = [
         "laplace-bound",
@@ -202,16 +195,5 @@ fn reproduce_tighter_bounds_writes_the_classifier_rows() {
 
 #[test]
 fn reproduce_tighter_bounds_rejects_an_unknown_dataset() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = pacgp(&[
-        "reproduce",
-        "tighter-bounds",
-        "--quick",
-        "--datasets",
-        "nosuchset",
-        "--out",
-        s(dir.path()),
-    ]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("nosuchset"));
+    assert_reproduce_rejects_unknown_dataset("tighter-bounds");
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod common;
-use common::{certify, certify_with, fit, json, pacgp, repo, s};
+use common::{certify, certify_with, fit, json, pacgp, repo, reproduce_json, s};
 
 fn exit2(out: &Output, needle: &str) {
     let err = String::from_utf8_lossy(&out.stderr);
@@ -389,14 +389,7 @@ fn certify_reports_approximate_and_exact_loo_for_every_model() {
 #[test]
 fn reproduce_opper_winther_quick_writes_table_and_figure() {
     let dir = tempfile::tempdir().unwrap();
-    let v = json(&pacgp(&[
-        "reproduce",
-        "opper-winther",
-        "--quick",
-        "--out",
-        s(dir.path()),
-        "--json",
-    ]));
+    let v = reproduce_json(dir.path(), &["opper-winther", "--quick"]);
     let t = v["table"].as_array().unwrap();
     assert_eq!(t.len(), 3);
     assert_eq!(t[0]["loo_approx"], t[1]["loo_approx"]);
@@ -418,14 +411,7 @@ fn reproduce_opper_winther_quick_writes_table_and_figure() {
 #[test]
 fn reproduce_zhang_sparse_quick_prints_curves_and_bounds() {
     let dir = tempfile::tempdir().unwrap();
-    let v = json(&pacgp(&[
-        "reproduce",
-        "zhang-sparse",
-        "--quick",
-        "--out",
-        s(dir.path()),
-        "--json",
-    ]));
+    let v = reproduce_json(dir.path(), &["zhang-sparse", "--quick"]);
     assert!(v["r_hat"]["mean"].as_f64().unwrap() > 0.0);
     let curve = |alg: &str, what: &str| -> Vec<f64> {
         v["curves"][alg][what]

@@ -22,8 +22,8 @@ use pacgp::inference::evidence::{
 use pacgp::inference::laplace::{laplace, LaplaceConfig};
 use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
-use rand::{Rng, SeedableRng};
-use rand_distr::{Distribution, StandardNormal};
+
+mod common;
 
 fn data() -> (Mat<f64>, Vec<f64>) {
     let path = std::env::var("PACGP_CLF_DATA")
@@ -31,19 +31,7 @@ fn data() -> (Mat<f64>, Vec<f64>) {
     let (x, y, names) = match load_csv_classification(&path, &CsvOptions::default()) {
         Ok((d, _)) => (d.x, d.y, d.feature_names),
         Err(_) => {
-            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-            let x = Mat::from_fn(2000, 8, |_, _| rng.gen_range(-2.0..2.0));
-            let y = (0..2000)
-                .map(|i| {
-                    let e: f64 = StandardNormal.sample(&mut rng);
-                    let f: f64 = (0..8).map(|j| f64::sin(x[(i, j)])).sum::<f64>() + 0.3 * e;
-                    if f > 0.0 {
-                        1.0
-                    } else {
-                        -1.0
-                    }
-                })
-                .collect();
+            let (x, y) = common::synth_clf_gaussian(2000);
             (x, y, (1..=8).map(|j| format!("x{j}")).collect())
         }
     };

@@ -17,8 +17,8 @@ use pacgp::data::{load_csv_classification, CsvOptions, Standardizer};
 use pacgp::kernel::Kernel;
 use pacgp::svm::loo::{svm_exact_loo, svm_loo};
 use pacgp::svm::{svm, Slack, SvmConfig, SvmSolver};
-use rand::{Rng, SeedableRng};
-use rand_distr::{Distribution, StandardNormal};
+
+mod common;
 
 fn wisconsin() -> (Mat<f64>, Vec<f64>) {
     let opts = CsvOptions {
@@ -32,22 +32,7 @@ fn wisconsin() -> (Mat<f64>, Vec<f64>) {
     (s.transform(d.x.as_ref()).unwrap(), d.y)
 }
 
-fn synthetic(n: usize) -> (Mat<f64>, Vec<f64>) {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-    let x = Mat::from_fn(n, 8, |_, _| rng.gen_range(-2.0..2.0));
-    let y = (0..n)
-        .map(|i| {
-            let e: f64 = StandardNormal.sample(&mut rng);
-            let f: f64 = (0..8).map(|j| f64::sin(x[(i, j)])).sum::<f64>() + 0.3 * e;
-            if f > 0.0 {
-                1.0
-            } else {
-                -1.0
-            }
-        })
-        .collect();
-    (x, y)
-}
+use common::synth_clf_gaussian as synthetic;
 
 fn rbf(gamma: f64) -> Kernel {
     Kernel::se_iso((1.0 / (2.0 * gamma)).sqrt(), 1.0)

@@ -24,8 +24,9 @@ use pacgp::inference::InferenceMethod;
 use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
 use pacgp::loo::{classifier_exact_loo, training_cavities};
-use rand::{Rng, SeedableRng};
-use rand_distr::{Distribution, StandardNormal};
+
+#[path = "../benches/common/mod.rs"]
+mod common;
 
 fn breast_cancer() -> (Mat<f64>, Vec<f64>, Kernel) {
     let opts = pacgp::data::CsvOptions {
@@ -46,19 +47,7 @@ fn breast_cancer() -> (Mat<f64>, Vec<f64>, Kernel) {
 }
 
 fn synth2000() -> (Mat<f64>, Vec<f64>, Kernel) {
-    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
-    let x = Mat::from_fn(2000, 8, |_, _| rng.gen_range(-2.0..2.0));
-    let y = (0..2000)
-        .map(|i| {
-            let e: f64 = StandardNormal.sample(&mut rng);
-            let f: f64 = (0..8).map(|j| f64::sin(x[(i, j)])).sum::<f64>() + 0.3 * e;
-            if f > 0.0 {
-                1.0
-            } else {
-                -1.0
-            }
-        })
-        .collect();
+    let (x, y) = common::synth_clf_gaussian(2000);
     (x, y, Kernel::se_ard(&[1.0; 8], 1.0))
 }
 

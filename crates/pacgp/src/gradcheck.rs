@@ -24,6 +24,8 @@
 //! the panic points at the calling line (`#[track_caller]`); nothing in the library's
 //! model-fitting paths calls them.
 
+use crate::optim::Objective;
+
 /// Default central-difference step for coordinates of order one (ln-space parameters).
 pub const DEFAULT_STEP: f64 = 1e-5;
 
@@ -173,6 +175,23 @@ pub fn assert_gradient_close(
 ) {
     let numeric = central_difference_gradient(f, x, h);
     assert_gradients_close(analytic, &numeric, tol, what);
+}
+
+/// Check an [`Objective`]'s analytic gradient at `x` against the central differences of its
+/// value with step `h` (both unwrapped: a failed evaluation panics too).
+///
+/// # Panics
+/// When an evaluation fails or a coordinate is outside `tol` (the message names `what`).
+#[track_caller]
+pub fn assert_objective_gradient<O: Objective + ?Sized>(
+    obj: &O,
+    x: &[f64],
+    h: f64,
+    tol: Tolerance,
+    what: &str,
+) {
+    let (_, analytic) = obj.value_and_gradient(x).unwrap();
+    assert_gradient_close(|q| obj.value(q).unwrap(), x, &analytic, h, tol, what);
 }
 
 /// One-variable form of [`assert_gradient_close`].

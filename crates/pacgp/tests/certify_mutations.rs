@@ -24,7 +24,7 @@ use std::sync::OnceLock;
 
 use pacgp::bounds::ConfidenceTerm;
 use pacgp::certificate::GibbsPredictor;
-use pacgp::data::{load_csv, load_csv_classification, CsvOptions, Dataset};
+use pacgp::data::{load_csv, CsvOptions, Dataset};
 use pacgp::model::{CertifyOptions, FittedModel};
 use pacgp::objective::gp_split::SplitFraction;
 use pacgp::spec::{
@@ -34,11 +34,9 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use serde_json::Value;
 
-fn repo(p: &str) -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../")
-        .join(p)
-}
+mod common;
+
+use common::repo;
 
 /// A fitted model of one family: its file, its training sample, how it is certified and the
 /// bound of the unedited file.
@@ -59,18 +57,7 @@ fn regression_data() -> Dataset {
     full.subset(&(0..40).map(|i| i * 5).collect::<Vec<_>>())
 }
 
-fn classification_data() -> (Dataset, pacgp::data::LabelMap) {
-    let (cls, labels) = load_csv_classification(
-        repo("data/ripley-synth/synth_tr.csv"),
-        &CsvOptions::default(),
-    )
-    .unwrap();
-    let rows: Vec<usize> = pacgp::data::permutation(cls.n(), 1)
-        .into_iter()
-        .take(60)
-        .collect();
-    (cls.subset(&rows), labels)
-}
+use common::ripley60 as classification_data;
 
 /// 45 rows of iris (15 per species), its three labels read as classes.
 fn multiclass_data() -> (Dataset, pacgp::data::ClassLabels) {
@@ -303,25 +290,10 @@ fn is_theta(path: &[String]) -> bool {
 }
 
 /// Every path to a number, string or flag in a JSON value (arrays: their first 3 entries).
-fn leaves(v: &Value, here: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
-    match v {
-        Value::Number(_) | Value::String(_) | Value::Bool(_) => out.push(here.clone()),
-        Value::Object(m) => {
-            for (k, c) in m {
-                here.push(k.clone());
-                leaves(c, here, out);
-                here.pop();
-            }
-        }
-        Value::Array(a) => {
-            for (i, c) in a.iter().enumerate().take(3) {
-                here.push(i.to_string());
-                leaves(c, here, out);
-                here.pop();
-            }
-        }
-        Value::Null => {}
-    }
+fn leaves(v: &Value) -> Vec<Vec<String>> {
+    common::json_paths(v, &|c| {
+        matches!(c, Value::Number(_) | Value::String(_) | Value::Bool(_))
+    })
 }
 
 fn at<'a>(v: &'a mut Value, path: &[String]) -> &'a mut Value {
@@ -449,8 +421,7 @@ fn every_edit_of_a_priced_or_structural_field_is_refused_or_changes_nothing() {
     let edits = std::cell::Cell::new(0usize);
     for f in families() {
         let value: Value = serde_json::from_str(&f.json).unwrap();
-        let mut paths = Vec::new();
-        leaves(&value, &mut Vec::new(), &mut paths);
+        let mut paths = leaves(&value);
         paths.retain(|p| mutable(f.name, p));
         assert!(paths.len() > 5, "{}: {paths:?}", f.name);
         // Two proptest edits per field (one for the slow split families).

@@ -8,7 +8,6 @@ use common::toy;
 use faer::Mat;
 use pacgp::bounds::ConfidenceTerm;
 use pacgp::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss};
-use pacgp::data::{train_test_split, Standardizer};
 use pacgp::inference::ep::{ep, EpConfig};
 use pacgp::inference::laplace::{laplace, LaplaceConfig};
 use pacgp::kernel::Kernel;
@@ -114,23 +113,7 @@ fn breast_cancer_certificates_are_non_vacuous_and_hold() {
     let reps = 20;
     let mut held = [0usize; 2];
     for rep in 0..reps {
-        let (rest, _) = train_test_split(data.n(), 0.5, rep as u64).unwrap();
-        let (tr, te) = (
-            &rest[..100.min(rest.len())],
-            &pacgp::data::permutation(data.n(), 1000 + rep as u64)[..],
-        );
-        let te: Vec<usize> = te
-            .iter()
-            .copied()
-            .filter(|i| !tr.contains(i))
-            .take(200)
-            .collect();
-        let (train, test) = (data.subset(tr), data.subset(&te));
-        let s = Standardizer::fit(train.x.as_ref(), &train.feature_names).unwrap();
-        let (x, xt) = (
-            s.transform(train.x.as_ref()).unwrap(),
-            s.transform(test.x.as_ref()).unwrap(),
-        );
+        let (train, test, x, xt) = common::protocol_split(&data, rep as u64);
         let k = Kernel::se_iso(3.0, 4.0);
         let lik = Likelihood::probit();
         let fits = [

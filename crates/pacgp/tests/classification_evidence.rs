@@ -178,11 +178,7 @@ fn gaussian_likelihood_evidence_and_gradient_are_exact() {
 }
 
 fn fixture() -> serde_json::Value {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/gpc_sklearn.json"
-    );
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    common::fixture("gpc_sklearn.json")
 }
 
 fn floats(v: &serde_json::Value) -> Vec<f64> {

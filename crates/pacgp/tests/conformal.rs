@@ -91,14 +91,7 @@ fn exact_downdate_equals_refits() {
     let (xs, _) = toy_regression(9, 500);
     let kernel = Kernel::se_ard(&[0.8, 1.3], 1.2);
     for noise in [0.02, 0.4] {
-        let gp = ExactGp::fit(
-            kernel.clone(),
-            noise,
-            x.clone(),
-            y.clone(),
-            &JitterPolicy::none(),
-        )
-        .unwrap();
+        let gp = common::exact_fit(&kernel, noise, &x, &y);
         let post = gp.posterior().unwrap();
         let d = LooDowndate::exact(&post, noise).unwrap();
         let r = refits(&x, &y, &xs, |xk, yk, at| {
@@ -274,18 +267,12 @@ fn cv_plus_holds_the_fold_refits() {
         .check(MethodName::Gpr)
         .unwrap();
     let model = fit(&spec, &train, None).unwrap();
-    let Task::Regression {
-        intervals: Some(record),
-        ..
-    } = &model.task
-    else {
-        panic!("a CV+ record")
-    };
+    let record = common::interval_record(&model);
     let IntervalRecord::CvPlus {
         folds,
         fold_of,
         scores,
-    } = record.as_ref()
+    } = record
     else {
         panic!("CV+")
     };
@@ -346,14 +333,8 @@ fn split_conformal_holds_part_a_and_part_b_scores() {
     .check(MethodName::Gpr)
     .unwrap();
     let model = fit(&spec, &train, None).unwrap();
-    let Task::Regression {
-        intervals: Some(record),
-        ..
-    } = &model.task
-    else {
-        panic!("a record")
-    };
-    let IntervalRecord::SplitConformal { part_a, scores } = record.as_ref() else {
+    let record = common::interval_record(&model);
+    let IntervalRecord::SplitConformal { part_a, scores } = record else {
         panic!("split conformal")
     };
     assert_eq!(scores.len(), 20);

@@ -10,23 +10,14 @@
 //! trip, edited labels refused, and every other family refused naming split-conformal.
 
 use pacgp::conformal::sets::{label_scores, set_of, threshold, true_label_score};
-use pacgp::data::{read_training, train_test_split, CsvOptions, Dataset, SampleSplit, TargetKind};
+use pacgp::data::{train_test_split, Dataset, SampleSplit};
 use pacgp::model::{FittedModel, SetRecord};
 use pacgp::spec::{FitOptions, IntervalMethod, IntervalScore, MethodName, MultiClass, SpecOption};
 use pacgp::Error;
 use serde::Deserialize;
 
-fn repo(p: &str) -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../")
-        .join(p)
-}
-
-/// A shipped data set with its last column read as classes.
-fn classes(path: &str) -> (Dataset, pacgp::data::ClassLabels) {
-    let t = read_training(repo(path), &CsvOptions::default(), TargetKind::Classes).unwrap();
-    (t.data, t.classes.unwrap())
-}
+mod common;
+use common::{classes, fit_classes as fit, repo};
 
 fn with_sets(fraction: f64, score: IntervalScore, seed: u64) -> FitOptions {
     FitOptions {
@@ -35,16 +26,6 @@ fn with_sets(fraction: f64, score: IntervalScore, seed: u64) -> FitOptions {
         seed: Some(seed),
         ..Default::default()
     }
-}
-
-fn fit(
-    method: MethodName,
-    o: FitOptions,
-    data: &Dataset,
-    c: &pacgp::data::ClassLabels,
-) -> FittedModel {
-    let spec = o.check(method).unwrap();
-    pacgp::fit::fit(&spec, data, c.clone()).unwrap()
 }
 
 #[derive(Deserialize)]

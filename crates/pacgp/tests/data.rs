@@ -799,18 +799,14 @@ fn missing_cells_are_dropped_zeroed_or_filled_with_training_means() {
         ],
     );
     let cat = || Categorical::Named(vec!["c".into()]);
+    // The coding of a and c (target y) fitted on `on` under `policy`, and `to` coded by it.
+    let code = |on: &Table, policy: MissingPolicy, to: &Table, target: Option<usize>| {
+        let f = InputCoding::fit(on, &[0, 1], Some(2), &coding_opts(policy, cat())).unwrap();
+        let e = f.coding.apply(to, &f.coding.input_names(), target).unwrap();
+        (f, e)
+    };
     // Drop: rows 2–4 (a missing input or target) are left out; the vocabulary is row 1's.
-    let f = InputCoding::fit(
-        &t,
-        &[0, 1],
-        Some(2),
-        &coding_opts(MissingPolicy::DropRows, cat()),
-    )
-    .unwrap();
-    let e = f
-        .coding
-        .apply(&t, &f.coding.input_names(), Some(2))
-        .unwrap();
+    let (f, e) = code(&t, MissingPolicy::DropRows, &t, Some(2));
     assert_eq!(
         (e.rows.clone(), e.dropped.clone()),
         (vec![0], vec![1, 2, 3])
@@ -842,47 +838,17 @@ fn missing_cells_are_dropped_zeroed_or_filled_with_training_means() {
             .collect(),
         ..t3
     };
-    let f = InputCoding::fit(
-        &t3,
-        &[0, 1],
-        Some(2),
-        &coding_opts(MissingPolicy::Mean, cat()),
-    )
-    .unwrap();
-    let e = f
-        .coding
-        .apply(&t3, &f.coding.input_names(), Some(2))
-        .unwrap();
+    let (f, e) = code(&t3, MissingPolicy::Mean, &t3, Some(2));
     assert_eq!((e.x[(1, 0)], e.x[(2, 1)]), (4.0, 1.0 / 3.0));
     assert_eq!(
         f.notes[1],
         "missing cells read as the training mean: a (1), c (1)"
     );
-    let f = InputCoding::fit(
-        &t3,
-        &[0, 1],
-        Some(2),
-        &coding_opts(MissingPolicy::Zero, cat()),
-    )
-    .unwrap();
-    let e = f
-        .coding
-        .apply(&t3, &f.coding.input_names(), Some(2))
-        .unwrap();
+    let (_, e) = code(&t3, MissingPolicy::Zero, &t3, Some(2));
     assert_eq!((e.x[(1, 0)], e.x[(2, 1)]), (0.0, 0.0));
     // The fill is the training mean, also for a later file's missing cells.
     let later = table(&["a", "c"], &[&["", "p"]]);
-    let f = InputCoding::fit(
-        &t3,
-        &[0, 1],
-        Some(2),
-        &coding_opts(MissingPolicy::Mean, cat()),
-    )
-    .unwrap();
-    let e = f
-        .coding
-        .apply(&later, &f.coding.input_names(), None)
-        .unwrap();
+    let (_, e) = code(&t3, MissingPolicy::Mean, &later, None);
     assert_eq!(e.x[(0, 0)], 4.0);
 }
 

@@ -92,14 +92,7 @@ fn exact_group_downdate_equals_refits_without_the_group() {
     let xs = Mat::from_fn(8, 2, |r, c| if r < 6 { xs[(r, c)] } else { x[(r - 6, c)] });
     let kernel = Kernel::se_ard(&[0.8, 1.3], 1.2);
     for noise in [0.02, 0.4] {
-        let gp = ExactGp::fit(
-            kernel.clone(),
-            noise,
-            x.clone(),
-            y.clone(),
-            &JitterPolicy::none(),
-        )
-        .unwrap();
+        let gp = common::exact_fit(&kernel, noise, &x, &y);
         let post = gp.posterior().unwrap();
         let d = LooDowndate::exact_by_groups(&post, noise, &groups).unwrap();
         assert_eq!(d.n_groups(), 7);
@@ -248,14 +241,8 @@ fn cv_plus_keeps_identical_inputs_in_one_fold() {
     .check(MethodName::Gpr)
     .unwrap();
     let model = fit(&spec, &data, None).unwrap();
-    let Task::Regression {
-        intervals: Some(record),
-        ..
-    } = &model.task
-    else {
-        panic!("a record")
-    };
-    let IntervalRecord::CvPlus { fold_of, .. } = record.as_ref() else {
+    let record = common::interval_record(&model);
+    let IntervalRecord::CvPlus { fold_of, .. } = record else {
         panic!("CV+")
     };
     for g in input_groups(data.x.as_ref()) {
@@ -264,14 +251,8 @@ fn cv_plus_keeps_identical_inputs_in_one_fold() {
     // The folds depend on the sample, not on the file's row order.
     let rev: Vec<usize> = (0..data.n()).rev().collect();
     let again = fit(&spec, &data.subset(&rev), None).unwrap();
-    let Task::Regression {
-        intervals: Some(r2),
-        ..
-    } = &again.task
-    else {
-        panic!("a record")
-    };
-    let IntervalRecord::CvPlus { fold_of: f2, .. } = r2.as_ref() else {
+    let r2 = common::interval_record(&again);
+    let IntervalRecord::CvPlus { fold_of: f2, .. } = r2 else {
         panic!("CV+")
     };
     for i in 0..data.n() {

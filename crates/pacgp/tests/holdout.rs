@@ -5,38 +5,20 @@
 //! sample and an edited record are refused with typed errors; a model without a holdout keeps
 //! its file and its certificate.
 
-use faer::Mat;
 use pacgp::data::{sample_digest, Dataset, SampleSplit};
 use pacgp::model::{CertifyOptions, DeployedBound, DeployedPredictor, FittedModel};
 use pacgp::spec::{FitOptions, MethodName, SpecOption};
 use pacgp::Error;
 
+mod common;
+
 /// 60 distinct rows of a non-linear two-class problem.
 fn classes() -> Dataset {
-    let x = Mat::from_fn(60, 2, |i, j| {
-        (((i * 17 + j * 29) % 41) as f64 / 41.0) * 4.0 - 2.0 + 0.013 * i as f64
-    });
-    let y = (0..60)
-        .map(|i| {
-            let s = x[(i, 0)].sin() + 0.4 * x[(i, 1)] + 0.3 * (((i * 7) % 5) as f64 - 2.0) / 2.0;
-            if s > 0.0 {
-                1.0
-            } else {
-                -1.0
-            }
-        })
-        .collect();
+    let (x, y) = common::toy_shifted(60, 0.013);
     Dataset::new(x, y).unwrap()
 }
 
-/// 70 rows of a noisy sine.
-fn sine() -> Dataset {
-    let x = Mat::from_fn(70, 1, |i, _| i as f64 / 10.0);
-    let y = (0..70)
-        .map(|i| (i as f64 / 10.0).sin() + 0.3 * (((i * 13) % 7) as f64 - 3.0) / 3.0)
-        .collect();
-    Dataset::new(x, y).unwrap()
-}
+use common::noisy_sine as sine;
 
 fn fit(method: MethodName, o: FitOptions, data: &Dataset) -> FittedModel {
     let spec = o.check(method).unwrap();

@@ -23,16 +23,7 @@ fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
     let x = Mat::from_fn(n, 2, |i, j| {
         (((i * 17 + j * 29) % 41) as f64 / 41.0) * 4.0 - 2.0 + 0.01 * j as f64 * i as f64 / n as f64
     });
-    let y = (0..n)
-        .map(|i| {
-            let s = x[(i, 0)].sin() + 0.4 * x[(i, 1)] + 0.3 * (((i * 7) % 5) as f64 - 2.0) / 2.0;
-            if s > 0.0 {
-                1.0
-            } else {
-                -1.0
-            }
-        })
-        .collect();
+    let y = common::toy_labels(&x);
     (x, y)
 }
 

@@ -15,11 +15,7 @@ use pacgp::spec::{FitOptions, MethodName};
 use proptest::prelude::*;
 use serde_json::Value;
 
-fn repo(p: &str) -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../")
-        .join(p)
-}
+use common::repo;
 
 /// Three small fitted models (site, whitened and classifier forms) as JSON, fitted once.
 fn models() -> &'static Vec<(String, pacgp::data::Dataset)> {
@@ -56,16 +52,7 @@ fn models() -> &'static Vec<(String, pacgp::data::Dataset)> {
             &reg,
             None,
         );
-        let (cls, labels) = pacgp::data::load_csv_classification(
-            repo("data/ripley-synth/synth_tr.csv"),
-            &CsvOptions::default(),
-        )
-        .unwrap();
-        let rows: Vec<usize> = pacgp::data::permutation(cls.n(), 1)
-            .into_iter()
-            .take(60)
-            .collect();
-        let cls = cls.subset(&rows);
+        let (cls, labels) = common::ripley60();
         let lap = fit(
             MethodName::Laplace,
             FitOptions::default(),
@@ -80,29 +67,9 @@ fn models() -> &'static Vec<(String, pacgp::data::Dataset)> {
     })
 }
 
-/// Every path to a number or an array in a JSON value.
-fn paths(v: &Value, here: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
-    match v {
-        Value::Number(_) | Value::Array(_) => out.push(here.clone()),
-        _ => {}
-    }
-    match v {
-        Value::Object(m) => {
-            for (k, c) in m {
-                here.push(k.clone());
-                paths(c, here, out);
-                here.pop();
-            }
-        }
-        Value::Array(a) => {
-            for (i, c) in a.iter().enumerate().take(3) {
-                here.push(i.to_string());
-                paths(c, here, out);
-                here.pop();
-            }
-        }
-        _ => {}
-    }
+/// Every path to a number or an array in a JSON value (arrays: their first 3 entries).
+fn paths(v: &Value) -> Vec<Vec<String>> {
+    common::json_paths(v, &|c| matches!(c, Value::Number(_) | Value::Array(_)))
 }
 
 fn at<'a>(v: &'a mut Value, path: &[String]) -> &'a mut Value {
@@ -145,8 +112,7 @@ proptest! {
     fn mutated_model_files_never_panic(which in 0usize..3, pick in any::<prop::sample::Index>(), kind in 0u8..6, scale in -1e3f64..1e3) {
         let (text, data) = &models()[which];
         let mut v: Value = serde_json::from_str(text).unwrap();
-        let mut all = Vec::new();
-        paths(&v, &mut Vec::new(), &mut all);
+        let all = paths(&v);
         let path = pick.get(&all).clone();
         mutate(at(&mut v, &path), kind, scale);
         let mutated = serde_json::to_string(&v).unwrap();

@@ -7,7 +7,7 @@
 
 use faer::Mat;
 use pacgp::bounds::{pac_bayes_bound, BoundKind, ConfidenceTerm};
-use pacgp::data::{read_training, CsvOptions, Dataset, TargetKind, TrainingLabels};
+use pacgp::data::{Dataset, TrainingLabels};
 use pacgp::loo::LooMode;
 use pacgp::model::{CertifyOptions, FittedModel, Task};
 use pacgp::spec::{
@@ -17,27 +17,8 @@ use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, StandardNormal};
 
-fn repo(p: &str) -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../")
-        .join(p)
-}
-
-/// A data set of the repository with its labels read as classes.
-fn classes(path: &str) -> (Dataset, pacgp::data::ClassLabels) {
-    let t = read_training(repo(path), &CsvOptions::default(), TargetKind::Classes).unwrap();
-    (t.data, t.classes.unwrap())
-}
-
-fn fit(
-    method: MethodName,
-    o: FitOptions,
-    data: &Dataset,
-    c: &pacgp::data::ClassLabels,
-) -> FittedModel {
-    let spec = o.check(method).unwrap();
-    pacgp::fit::fit(&spec, data, c.clone()).unwrap()
-}
+mod common;
+use common::{classes, fit_classes as fit, repo};
 
 fn no_loo() -> CertifyOptions {
     CertifyOptions {
@@ -252,8 +233,8 @@ fn one_vs_rest_leave_one_out_equals_brute_force_refits() {
     );
 }
 
-#[test]
-fn softmax_certificate_samples_its_risk_and_spends_a_tenth_of_delta() {
+/// Iris and the softmax Laplace classifier fitted on it with the defaults.
+fn iris_softmax() -> (Dataset, FittedModel) {
     let (data, labels) = classes("data/iris/iris.csv");
     let model = fit(
         MethodName::Laplace,
@@ -264,6 +245,12 @@ fn softmax_certificate_samples_its_risk_and_spends_a_tenth_of_delta() {
         &data,
         &labels,
     );
+    (data, model)
+}
+
+#[test]
+fn softmax_certificate_samples_its_risk_and_spends_a_tenth_of_delta() {
+    let (data, model) = iris_softmax();
     let c = model
         .certify(&data, &no_loo())
         .unwrap()
@@ -325,16 +312,7 @@ fn softmax_certificate_samples_its_risk_and_spends_a_tenth_of_delta() {
 /// (written before it existed) certifies with the sample's seed, to the same bits.
 #[test]
 fn softmax_sampling_seed_is_fixed_by_the_sample_and_an_edit_is_refused() {
-    let (data, labels) = classes("data/iris/iris.csv");
-    let model = fit(
-        MethodName::Laplace,
-        FitOptions {
-            multiclass: Some(MultiClass::Softmax),
-            ..Default::default()
-        },
-        &data,
-        &labels,
-    );
+    let (data, model) = iris_softmax();
     let bound = |v: &serde_json::Value| {
         FittedModel::from_json(&v.to_string(), "m.json")
             .and_then(|m| m.certify(&data, &no_loo()))

@@ -4,14 +4,16 @@
 
 use faer::Mat;
 use pacgp::bounds::{BoundKind, ConfidenceTerm, HyperGrid};
-use pacgp::gradcheck::{assert_gradient_close, Tolerance};
+use pacgp::gradcheck::{assert_objective_gradient, Tolerance};
 use pacgp::kernel::Kernel;
 use pacgp::loss::{gibbs_risk_regression, RegressionLoss};
 use pacgp::objective::bound::MinimisedBound;
 use pacgp::objective::pac_sgp::{fit_pac_sgp, PacSgpObjective};
-use pacgp::optim::Objective;
 use pacgp::regression::inducing_init::InducingInit;
 use pacgp::regression::sparse::{NegSparseObjective, SparseGp, SparseMethod};
+
+mod common;
+use common::toy_sine as toy;
 
 /// docs/test-vectors.md §6 (sparse): Z = (0.5, 2.5); VFE form KL 2.03026590, R_S 0.75771403; FITC form
 /// KL 1.11999846, R_S 0.77446545 (ε = 0.2). K_uu carries 1e-6 jitter here, the vectors none.
@@ -25,16 +27,7 @@ fn spec_small_vectors() {
     let loss = RegressionLoss::EpsilonBand { epsilon: 0.2 };
     let pen = HyperGrid::default().penalty(2);
     for (alpha_s, kl, rs) in [(0.0, 2.03026590, 0.75771403), (1.0, 1.11999846, 0.77446545)] {
-        let obj = PacSgpObjective::new(
-            &k,
-            x.as_ref(),
-            &y,
-            2,
-            alpha_s,
-            loss,
-            mb(0.01, pen, BoundKind::Kl),
-        )
-        .unwrap();
+        let obj = objective(&k, &x, &y, 2, alpha_s, loss, mb(0.01, pen, BoundKind::Kl));
         let t = obj.terms(&p).unwrap();
         assert!((t.kl - kl).abs() < 1e-5, "α_s={alpha_s}: KL {}", t.kl);
         assert!(
@@ -45,16 +38,6 @@ fn spec_small_vectors() {
     }
 }
 
-fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
-    let x = Mat::from_fn(n, 2, |i, j| {
-        (((i * 17 + j * 29) % 41) as f64 / 41.0) * 4.0 - 2.0
-    });
-    let y = (0..n)
-        .map(|i| x[(i, 0)].sin() + 0.5 * x[(i, 1)] + 0.2 * (((i * 7) % 5) as f64 - 2.0) / 2.0)
-        .collect();
-    (x, y)
-}
-
 #[test]
 fn terms_agree_with_the_shared_posterior() {
     let (x, y) = toy(30);
@@ -62,16 +45,7 @@ fn terms_agree_with_the_shared_posterior() {
     let k = Kernel::se_ard(&[0.8, 1.3], 1.4);
     let loss = RegressionLoss::EpsilonBand { epsilon: 0.3 };
     for (alpha_s, method) in [(0.0, SparseMethod::Vfe), (1.0, SparseMethod::Fitc)] {
-        let obj = PacSgpObjective::new(
-            &k,
-            x.as_ref(),
-            &y,
-            5,
-            alpha_s,
-            loss,
-            mb(0.01, 10.0, BoundKind::Kl),
-        )
-        .unwrap();
+        let obj = objective(&k, &x, &y, 5, alpha_s, loss, mb(0.01, 10.0, BoundKind::Kl));
         let t = obj
             .terms(&NegSparseObjective::pack(&k, 0.07, z.as_ref()))
             .unwrap();
@@ -96,28 +70,22 @@ fn terms_agree_with_the_shared_posterior() {
 
 #[test]
 fn gradients_match_central_differences() {
-    let (x, y) = toy(25);
-    let z = Mat::from_fn(4, 2, |a, t| -1.2 + 0.8 * a as f64 + 0.3 * t as f64);
-    let k = Kernel::se_ard(&[0.8, 1.3], 1.4);
-    let p = NegSparseObjective::pack(&k, 0.07, z.as_ref());
+    let (x, y, k, p) = common::sparse_gradient_point();
     for alpha_s in [0.0, 1.0] {
         for kind in [BoundKind::Kl, BoundKind::Sqrt] {
-            let obj = PacSgpObjective::new(
+            let obj = objective(
                 &k,
-                x.as_ref(),
+                &x,
                 &y,
                 4,
                 alpha_s,
                 RegressionLoss::EpsilonBand { epsilon: 0.3 },
                 mb(0.05, 10.0, kind),
-            )
-            .unwrap();
-            let (_, g) = obj.value_and_gradient(&p).unwrap();
+            );
             // h = 1e-6; values O(1): rounding ≈ 1e-10/h, truncation O(h²).
-            assert_gradient_close(
-                |q| obj.value(q).unwrap(),
+            assert_objective_gradient(
+                &obj,
                 &p,
-                &g,
                 1e-6,
                 Tolerance::mixed(1e-5),
                 &format!("α_s={alpha_s} {kind:?}"),
@@ -181,6 +149,19 @@ fn training_gives_a_consistent_certificate_and_bad_input_errors() {
         mb(0.01, 1.0, BoundKind::Kl)
     )
     .is_err());
+}
+
+/// The PAC-SGP objective of `k` on `(x, y)` with `m` inducing inputs.
+fn objective<'a>(
+    k: &Kernel,
+    x: &'a Mat<f64>,
+    y: &'a [f64],
+    m: usize,
+    alpha_s: f64,
+    loss: RegressionLoss,
+    bound: MinimisedBound,
+) -> PacSgpObjective<'a> {
+    PacSgpObjective::new(k, x.as_ref(), y, m, alpha_s, loss, bound).unwrap()
 }
 
 /// The bound minimised: δ, penalty, form, Maurer's term.

@@ -8,12 +8,10 @@ use pacgp::likelihood::Likelihood;
 use pacgp::special::{inv_mills_ratio, ln_normal_cdf, normal_cdf_curvature};
 use serde_json::Value;
 
+mod common;
+
 fn fixture() -> Value {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/probit_moments.json"
-    );
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    common::fixture("probit_moments.json")
 }
 
 fn field(case: &Value, name: &str) -> f64 {

@@ -16,17 +16,9 @@ use pacgp::regression::sharded::{
     vfe_shard_stats, ShardStats, VfeShardGradient,
 };
 use pacgp::regression::sparse::{NegSparseObjective, SparseMethod};
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
 fn problem(n: usize, d: usize, m: usize, seed: u64) -> (Mat<f64>, Vec<f64>, Mat<f64>) {
-    let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let x = Mat::from_fn(n, d, |_, _| rng.gen_range(-2.0..2.0_f64));
-    let y = (0..n)
-        .map(|i| (0..d).map(|j| x[(i, j)].sin()).sum::<f64>() + 0.1 * rng.gen_range(-1.0..1.0_f64))
-        .collect();
-    let z = Mat::from_fn(m, d, |_, _| rng.gen_range(-2.0..2.0));
-    (x, y, z)
+    common::sparse_problem(n, d, m, seed, 0.1)
 }
 
 /// Objective and gradient by map (stats) → reduce → global → map (gradients) → sum.

@@ -348,20 +348,8 @@ fn classifier_log_evidence_at_any_theta() {
 /// inputs, its support vectors are training rows, and the coefficients' signs are the labels.
 #[test]
 fn svm_dual_rebuilds_the_decision() {
-    let x = Mat::from_fn(40, 2, |i, j| {
-        (((i * 17 + j * 29) % 41) as f64 / 41.0) * 4.0 - 2.0 + 0.01 * i as f64
-    });
     // Not separable: a few labels flipped by a structured noise term.
-    let y: Vec<f64> = (0..40)
-        .map(|i| {
-            let s = x[(i, 0)].sin() + 0.4 * x[(i, 1)] + 0.3 * (((i * 7) % 5) as f64 - 2.0) / 2.0;
-            if s > 0.0 {
-                1.0
-            } else {
-                -1.0
-            }
-        })
-        .collect();
+    let (x, y) = common::toy_shifted(40, 0.01);
     let train = Dataset::new(x, y).unwrap();
     let (xs, _) = toy_regression(8, 200);
     for bias in [false, true] {

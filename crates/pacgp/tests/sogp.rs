@@ -10,8 +10,8 @@ mod common;
 use faer::Mat;
 use pacgp::bounds::ConfidenceTerm;
 use pacgp::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss};
-use pacgp::data::{train_test_split, Standardizer};
 use pacgp::inference::sogp::{sogp, Sogp, SogpConfig, SweepOrder, UpdateKind};
+use pacgp::inference::ClassifierFit;
 use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
 use pacgp::linalg::{Cholesky, JitterPolicy};
@@ -208,33 +208,15 @@ fn dense_form_matches_explicit_formulas_and_the_site_form() {
 fn gaussian_likelihood_without_deletions_reproduces_exact_regression() {
     let (x, y) = toy(30);
     let kernel = Kernel::se_ard(&[0.9, 1.4], 1.3);
-    let exact = ExactGp::fit(
-        kernel.clone(),
-        0.2,
-        x.clone(),
-        y.clone(),
-        &JitterPolicy::none(),
-    )
-    .unwrap();
+    let exact = common::exact_fit(&kernel, 0.2, &x, &y);
     let xs = test_inputs();
-    let want = exact.predict(xs.as_ref()).unwrap();
     let lik = Likelihood::Gaussian { variance: 0.2 };
     for order in [SweepOrder::Natural, SweepOrder::Shuffled { seed: 7 }] {
         let fit = sogp(&kernel, &lik, x.as_ref(), &y, &full_cfg(30), &order).unwrap();
         let idx = fit.basis_indices.as_ref().unwrap();
         assert_eq!(idx.len(), 30, "every point is a basis vector");
-        let p = fit.posterior.predict(xs.as_ref()).unwrap();
-        for t in 0..xs.nrows() {
-            assert_close(p.mean[t], want.mean[t], 1e-8, "mean");
-            assert_close(p.var[t], want.latent_var[t], 1e-8, "variance");
-        }
         // Sequential ADF normalisers multiply to p(y) exactly for a Gaussian likelihood.
-        assert_close(
-            fit.ln_evidence.unwrap(),
-            exact.log_marginal_likelihood(),
-            1e-8,
-            "ln evidence",
-        );
+        assert_reproduces_exact(&fit, &exact, &xs);
         assert_close(
             fit.posterior.kl_to_prior().unwrap(),
             exact.posterior().unwrap().kl_to_prior().unwrap(),
@@ -274,15 +256,24 @@ fn a_duplicated_point_takes_the_reduced_update_and_still_matches_exact_regressio
     let fit = sogp(&kernel, &lik, x.as_ref(), &y, &cfg, &SweepOrder::Natural).unwrap();
     assert_eq!(fit.basis_indices.as_ref().unwrap().len(), 20);
     assert!(!fit.basis_indices.as_ref().unwrap().contains(&20));
-    let exact = ExactGp::fit(
-        kernel.clone(),
-        0.2,
-        x.clone(),
-        y.clone(),
-        &JitterPolicy::none(),
-    )
-    .unwrap();
-    let xs = test_inputs();
+    let exact = common::exact_fit(&kernel, 0.2, &x, &y);
+    assert_reproduces_exact(&fit, &exact, &test_inputs());
+}
+
+/// A Gaussian-likelihood fit is exact regression: its latent mean and variance at `xs` and its
+/// ln evidence are `exact`'s, to 1e-8.
+fn assert_reproduces_exact(fit: &ClassifierFit, exact: &ExactGp, xs: &Mat<f64>) {
+    assert_predicts_as_exact(fit, exact, xs);
+    assert_close(
+        fit.ln_evidence.unwrap(),
+        exact.log_marginal_likelihood(),
+        1e-8,
+        "ln evidence",
+    );
+}
+
+/// `fit`'s latent mean and variance at `xs` are `exact`'s, to 1e-8.
+fn assert_predicts_as_exact(fit: &ClassifierFit, exact: &ExactGp, xs: &Mat<f64>) {
     let (p, want) = (
         fit.posterior.predict(xs.as_ref()).unwrap(),
         exact.predict(xs.as_ref()).unwrap(),
@@ -291,12 +282,6 @@ fn a_duplicated_point_takes_the_reduced_update_and_still_matches_exact_regressio
         assert_close(p.mean[t], want.mean[t], 1e-8, "mean");
         assert_close(p.var[t], want.latent_var[t], 1e-8, "variance");
     }
-    assert_close(
-        fit.ln_evidence.unwrap(),
-        exact.log_marginal_likelihood(),
-        1e-8,
-        "ln evidence",
-    );
 }
 
 /// Tiny dense ADF over all training latents in seed 003's own probit formulas (docs/math.md §7.4):
@@ -562,19 +547,7 @@ fn breast_cancer_sparse_certificates_hold() {
     let mut held = 0;
     let mut summary = Vec::new();
     for rep in 0..reps {
-        let (rest, _) = train_test_split(data.n(), 0.5, rep).unwrap();
-        let tr = &rest[..100];
-        let te: Vec<usize> = pacgp::data::permutation(data.n(), 1000 + rep)
-            .into_iter()
-            .filter(|i| !tr.contains(i))
-            .take(200)
-            .collect();
-        let (train, test) = (data.subset(tr), data.subset(&te));
-        let s = Standardizer::fit(train.x.as_ref(), &train.feature_names).unwrap();
-        let (x, xt) = (
-            s.transform(train.x.as_ref()).unwrap(),
-            s.transform(test.x.as_ref()).unwrap(),
-        );
+        let (train, test, x, xt) = common::protocol_split(&data, rep);
         let k = Kernel::se_iso(3.0, 4.0);
         let lik = Likelihood::probit();
         let cfg = SogpConfig {
@@ -657,23 +630,8 @@ fn repeated_sweeps_count_each_gaussian_observation_once_per_sweep() {
         .notes
         .iter()
         .any(|s| s.contains("15 full updates, 30 reduced updates, 0 deletions")));
-    let exact = ExactGp::fit(
-        kernel.clone(),
-        0.1,
-        x.clone(),
-        y.clone(),
-        &JitterPolicy::none(),
-    )
-    .unwrap();
-    let xs = test_inputs();
-    let (p, want) = (
-        fit.posterior.predict(xs.as_ref()).unwrap(),
-        exact.predict(xs.as_ref()).unwrap(),
-    );
-    for t in 0..xs.nrows() {
-        assert_close(p.mean[t], want.mean[t], 1e-8, "mean");
-        assert_close(p.var[t], want.latent_var[t], 1e-8, "variance");
-    }
+    let exact = common::exact_fit(&kernel, 0.1, &x, &y);
+    assert_predicts_as_exact(&fit, &exact, &test_inputs());
     // The same seed gives the same fit.
     let again = sogp(&kernel, &lik, x.as_ref(), &y, &cfg, &order).unwrap();
     assert_eq!(again.basis_indices, fit.basis_indices);

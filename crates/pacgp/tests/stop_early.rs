@@ -15,14 +15,8 @@ use pacgp::optim::stop::{watch, StopReason, StopSignal};
 use pacgp::optim::{minimize, LbfgsConfig, Objective, Termination};
 use pacgp::prelude::*;
 
-/// A noisy sine on 70 points.
-fn sine() -> Dataset {
-    let x = Mat::from_fn(70, 1, |i, _| i as f64 / 10.0);
-    let y = (0..70)
-        .map(|i| (i as f64 / 10.0).sin() + 0.3 * (((i * 13) % 7) as f64 - 3.0) / 3.0)
-        .collect();
-    Dataset::new(x, y).unwrap()
-}
+mod common;
+use common::noisy_sine as sine;
 
 /// Two classes split by the sign of x, with a few labels flipped.
 fn classes() -> Dataset {

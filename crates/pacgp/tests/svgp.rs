@@ -18,12 +18,10 @@ use pacgp::svgp::{fit_svgp, SvgpCriterion, SvgpCriterionSpec, SvgpObjective, Svg
 use pacgp::Error;
 use serde_json::Value;
 
+mod common;
+
 fn fixture() -> Value {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/svgp_dense.json"
-    );
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    common::fixture("svgp_dense.json")
 }
 
 fn matrix(v: &Value) -> Mat<f64> {
@@ -33,6 +31,22 @@ fn matrix(v: &Value) -> Mat<f64> {
 
 fn floats(v: &Value) -> Vec<f64> {
     serde_json::from_value(v.clone()).unwrap()
+}
+
+/// A fixture case: inputs, labels, the parameters to evaluate at, the number of inducing
+/// inputs, and the SE-ARD kernel (unit lengthscales and variance) the parameters are read for.
+fn case_data(case: &Value) -> (Mat<f64>, Vec<f64>, Vec<f64>, usize, Kernel) {
+    let x = matrix(&case["x"]);
+    let y = floats(&case["y"]);
+    let p = floats(&case["params"]);
+    let m = case["m"].as_u64().unwrap() as usize;
+    (x, y, p, m, Kernel::se_ard(&[1.0, 1.0], 1.0))
+}
+
+/// The fixture's first case ([`case_data`]) without its number of inducing inputs.
+fn first_case() -> (Mat<f64>, Vec<f64>, Vec<f64>, Kernel) {
+    let (x, y, p, _, kernel) = case_data(&fixture()["cases"][0]);
+    (x, y, p, kernel)
 }
 
 fn bound_criterion(n_params: usize, delta: f64) -> SvgpCriterion {
@@ -48,6 +62,19 @@ fn bound_criterion(n_params: usize, delta: f64) -> SvgpCriterion {
     }
 }
 
+/// The probit ELBO's objective on `(x, y)` with `m` inducing inputs.
+fn probit_elbo<'a>(kernel: &Kernel, x: &'a Mat<f64>, y: &'a [f64], m: usize) -> SvgpObjective<'a> {
+    SvgpObjective::new(kernel, x.as_ref(), y, m, SvgpCriterion::Elbo(Link::Probit)).unwrap()
+}
+
+/// Streaming in blocks of `rows` rows.
+fn blocks(rows: usize) -> Streaming {
+    Streaming {
+        block_rows: rows,
+        ..Streaming::default()
+    }
+}
+
 fn rel(a: f64, b: f64) -> f64 {
     (a - b).abs() / b.abs().max(1e-300)
 }
@@ -58,25 +85,10 @@ fn rel(a: f64, b: f64) -> f64 {
 fn objectives_match_the_dense_numpy_reference() {
     let fx = fixture();
     for case in fx["cases"].as_array().unwrap() {
-        let x = matrix(&case["x"]);
-        let y = floats(&case["y"]);
-        let p = floats(&case["params"]);
-        let m = case["m"].as_u64().unwrap() as usize;
-        let kernel = Kernel::se_ard(&[1.0, 1.0], 1.0);
+        let (x, y, p, m, kernel) = case_data(case);
         for rows in [7, 1024] {
-            let stream = Streaming {
-                block_rows: rows,
-                ..Streaming::default()
-            };
-            let elbo = SvgpObjective::new(
-                &kernel,
-                x.as_ref(),
-                &y,
-                m,
-                SvgpCriterion::Elbo(Link::Probit),
-            )
-            .unwrap()
-            .with_streaming(stream);
+            let stream = blocks(rows);
+            let elbo = probit_elbo(&kernel, &x, &y, m).with_streaming(stream);
             let t = elbo.terms(&p).unwrap();
             let want = case["neg_elbo_per_point"].as_f64().unwrap();
             assert!(rel(t.value, want) < 1e-10, "ELBO {} vs {want}", t.value);
@@ -113,11 +125,7 @@ fn objectives_match_the_dense_numpy_reference() {
 fn gradients_match_central_differences() {
     let fx = fixture();
     for case in fx["cases"].as_array().unwrap() {
-        let x = matrix(&case["x"]);
-        let y = floats(&case["y"]);
-        let p = floats(&case["params"]);
-        let m = case["m"].as_u64().unwrap() as usize;
-        let kernel = Kernel::se_ard(&[1.0, 1.0], 1.0);
+        let (x, y, p, m, kernel) = case_data(case);
         for criterion in [
             SvgpCriterion::Elbo(Link::Probit),
             SvgpCriterion::Elbo(Link::Logit),
@@ -125,10 +133,7 @@ fn gradients_match_central_differences() {
         ] {
             let obj = SvgpObjective::new(&kernel, x.as_ref(), &y, m, criterion)
                 .unwrap()
-                .with_streaming(Streaming {
-                    block_rows: 9,
-                    ..Streaming::default()
-                });
+                .with_streaming(blocks(9));
             let (_, g) = obj.value_and_gradient(&p).unwrap();
             assert_eq!(g.len(), obj.dim());
             let numeric = central_difference_gradient(|q| obj.value(q).unwrap(), &p, 1e-6);
@@ -142,12 +147,7 @@ fn gradients_match_central_differences() {
 /// against central differences; a minibatch of the wrong shape is an error.
 #[test]
 fn minibatch_and_negative_diagonal_gradients_match_central_differences() {
-    let fx = fixture();
-    let case = &fx["cases"][0];
-    let x = matrix(&case["x"]);
-    let y = floats(&case["y"]);
-    let mut p = floats(&case["params"]);
-    let kernel = Kernel::se_ard(&[1.0, 1.0], 1.0);
+    let (x, y, mut p, kernel) = first_case();
     for criterion in [SvgpCriterion::Elbo(Link::Probit), bound_criterion(3, 0.01)] {
         let obj = SvgpObjective::new(&kernel, x.as_ref(), &y, 6, criterion).unwrap();
         // vech(L_q) starts after θ (3), Z (12) and m (6): its first entry is L_q,00.
@@ -171,31 +171,15 @@ fn minibatch_and_negative_diagonal_gradients_match_central_differences() {
 /// The same bits on one thread and on three (the row blocks' sums are a fixed tree).
 #[test]
 fn objective_is_thread_independent() {
-    let fx = fixture();
-    let case = &fx["cases"][0];
-    let x = matrix(&case["x"]);
-    let y = floats(&case["y"]);
-    let p = floats(&case["params"]);
-    let kernel = Kernel::se_ard(&[1.0, 1.0], 1.0);
-    let stream = Streaming {
-        block_rows: 5,
-        ..Streaming::default()
-    };
+    let (x, y, p, kernel) = first_case();
+    let stream = blocks(5);
     let run = |threads: usize| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .unwrap()
             .install(|| {
-                let obj = SvgpObjective::new(
-                    &kernel,
-                    x.as_ref(),
-                    &y,
-                    6,
-                    SvgpCriterion::Elbo(Link::Probit),
-                )
-                .unwrap()
-                .with_streaming(stream);
+                let obj = probit_elbo(&kernel, &x, &y, 6).with_streaming(stream);
                 obj.value_and_gradient(&p).unwrap()
             })
     };
@@ -211,16 +195,8 @@ fn objective_is_thread_independent() {
 /// are refused.
 #[test]
 fn sharded_sums_combine_to_the_in_process_objective() {
-    let fx = fixture();
-    let case = &fx["cases"][0];
-    let x = matrix(&case["x"]);
-    let y = floats(&case["y"]);
-    let p = floats(&case["params"]);
-    let kernel = Kernel::se_ard(&[1.0, 1.0], 1.0);
-    let stream = Streaming {
-        block_rows: 4,
-        ..Streaming::default()
-    };
+    let (x, y, p, kernel) = first_case();
+    let stream = blocks(4);
     for criterion in [SvgpCriterion::Elbo(Link::Probit), bound_criterion(3, 0.01)] {
         let obj = SvgpObjective::new(&kernel, x.as_ref(), &y, 6, criterion.clone()).unwrap();
         let (value, grad) = obj.value_and_gradient(&p).unwrap();
@@ -367,14 +343,7 @@ fn full_inducing_set_reaches_the_dense_variational_fixed_point() {
     let (x, y) = two_moons(30, 5);
     let n = y.len();
     let kernel = Kernel::se_ard(&[1.2, 0.8], 2.0);
-    let obj = SvgpObjective::new(
-        &kernel,
-        x.as_ref(),
-        &y,
-        n,
-        SvgpCriterion::Elbo(Link::Probit),
-    )
-    .unwrap();
+    let obj = probit_elbo(&kernel, &x, &y, n);
     let layout = obj.layout();
     let p0 = layout.pack(&kernel, x.as_ref(), &WhitenedQ::prior(n));
     let bounds = (0..p0.len())
@@ -468,14 +437,7 @@ fn minibatch_training_approaches_the_full_batch_fit() {
     );
     let again = fit_svgp(&kernel, x.as_ref(), &y, &st).unwrap();
     assert_eq!(again.certificate, mini.certificate);
-    let obj = SvgpObjective::new(
-        &kernel,
-        x.as_ref(),
-        &y,
-        15,
-        SvgpCriterion::Elbo(Link::Probit),
-    )
-    .unwrap();
+    let obj = probit_elbo(&kernel, &x, &y, 15);
     let p = obj.layout().pack(&mini.kernel, mini.z.as_ref(), &mini.q);
     // The batch streams in smaller blocks: the same sum in another order.
     let (a, b) = (

@@ -7,12 +7,10 @@
 use pacgp::bounds::{binomial_tail_inversion, ln_binomial_cdf};
 use serde_json::Value;
 
+mod common;
+
 fn fixture() -> Value {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/binomial_tail.json"
-    );
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    common::fixture("binomial_tail.json")
 }
 
 fn field(case: &Value, name: &str) -> f64 {

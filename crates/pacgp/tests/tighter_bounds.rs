@@ -5,31 +5,23 @@
 
 use faer::Mat;
 use pacgp::bounds::{pac_bayes_bound, BoundKind, ConfidenceTerm};
-use pacgp::gradcheck::{assert_gradient_close, Tolerance};
+use pacgp::gradcheck::{assert_gradient_close, assert_objective_gradient, Tolerance};
 use pacgp::kernel::Kernel;
 use pacgp::loss::RegressionLoss;
 use pacgp::objective::bound::MinimisedBound;
 use pacgp::objective::gp_split::{
     fit_split_prior, fit_split_prior_catoni, fit_split_prior_point_noise, PointNoise,
-    RegressionParts, SplitBoundObjective, SplitConfig, SplitFraction, SplitPointNoiseObjective,
-    SplitPosteriorParams, SplitPrior, SplitRecord,
+    RegressionParts, SplitBoundObjective, SplitConfig, SplitFit, SplitFraction,
+    SplitPointNoiseObjective, SplitPosteriorParams, SplitPrior, SplitRecord,
 };
 use pacgp::objective::pac_gp::{fit_pac_gp, PacGpConfig, PacGpObjective};
 use pacgp::objective::pac_sgp::PacSgpObjective;
 use pacgp::optim::Objective;
 use pacgp::posterior::{dense_gaussian_kl, GaussianPosterior};
 use pacgp::prior::{BoundLevers, HyperPrior};
-use pacgp::regression::sparse::NegSparseObjective;
 
-fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
-    let x = Mat::from_fn(n, 2, |i, j| {
-        (((i * 17 + j * 29) % 41) as f64 / 41.0) * 4.0 - 2.0
-    });
-    let y = (0..n)
-        .map(|i| x[(i, 0)].sin() + 0.5 * x[(i, 1)] + 0.2 * (((i * 7) % 5) as f64 - 2.0) / 2.0)
-        .collect();
-    (x, y)
-}
+mod common;
+use common::toy_sine as toy;
 
 /// `−ln π(θ)` of the default Gaussian prior by its formula, summing the grid directly.
 fn direct_penalty(theta: &[f64], centres: &[f64]) -> f64 {
@@ -75,12 +67,10 @@ fn pac_gp_with_a_hyper_prior_has_finite_difference_gradients() {
         .unwrap();
         let mut p = k.params();
         p.push(0.08f64.ln());
-        let (_, g) = obj.value_and_gradient(&p).unwrap();
         // Same step and tolerance as tests/pac_gp.rs (h = 1e-5, smooth bound).
-        assert_gradient_close(
-            |q| obj.value(q).unwrap(),
+        assert_objective_gradient(
+            &obj,
             &p,
-            &g,
             1e-5,
             Tolerance::mixed(1e-6),
             &format!("{:?}", prior.shape),
@@ -90,10 +80,7 @@ fn pac_gp_with_a_hyper_prior_has_finite_difference_gradients() {
 
 #[test]
 fn pac_sgp_with_a_hyper_prior_has_finite_difference_gradients() {
-    let (x, y) = toy(25);
-    let z = Mat::from_fn(4, 2, |a, t| -1.2 + 0.8 * a as f64 + 0.3 * t as f64);
-    let k = Kernel::se_ard(&[0.8, 1.3], 1.4);
-    let p = NegSparseObjective::pack(&k, 0.07, z.as_ref());
+    let (x, y, k, p) = common::sparse_gradient_point();
     let obj = PacSgpObjective::new(
         &k,
         x.as_ref(),
@@ -104,16 +91,8 @@ fn pac_sgp_with_a_hyper_prior_has_finite_difference_gradients() {
         sharp_with_prior(HyperPrior::gaussian(), &k),
     )
     .unwrap();
-    let (_, g) = obj.value_and_gradient(&p).unwrap();
     // h = 1e-6 as in tests/pac_sgp.rs.
-    assert_gradient_close(
-        |q| obj.value(q).unwrap(),
-        &p,
-        &g,
-        1e-6,
-        Tolerance::mixed(1e-5),
-        "PAC-SGP with prior",
-    );
+    assert_objective_gradient(&obj, &p, 1e-6, Tolerance::mixed(1e-5), "PAC-SGP with prior");
 }
 
 /// Trained with the prior: θ lands on the prior's grid, the certificate charges exactly
@@ -437,18 +416,44 @@ fn split_bound_objective_has_finite_difference_gradients() {
             kl_bound(term, 3f64.ln()),
         );
         for p in [[0.3f64.ln(), 0.5f64.ln(), 0.7f64.ln()], [-2.0, 0.4, 0.2]] {
-            let (_, g) = obj.value_and_gradient(&p).unwrap();
             // h = 1e-5 in ln space, values O(1): as for PAC-GP.
-            assert_gradient_close(
-                |q| obj.value(q).unwrap(),
+            assert_objective_gradient(
+                &obj,
                 &p,
-                &g,
                 1e-5,
                 Tolerance::mixed(1e-6),
                 &format!("{term:?} {p:?}"),
             );
         }
     }
+}
+
+/// The `part` file ("train" or "test") of the shipped data set `name` (kin40k, pol).
+fn shipped(name: &str, part: &str) -> pacgp::data::Dataset {
+    let path = common::repo(&format!("data/{name}/{name}_{part}.csv.gz"));
+    pacgp::data::load_csv(path, &Default::default()).unwrap()
+}
+
+/// The seeded 80/20 split `seed` of `data`: the training and test samples and the training
+/// targets' standard deviation.
+fn split_80_20(
+    data: &pacgp::data::Dataset,
+    seed: u64,
+) -> (pacgp::data::Dataset, pacgp::data::Dataset, f64) {
+    let (tr, te) = pacgp::data::train_test_split(data.n(), 0.2, seed).unwrap();
+    let (train, test) = (data.subset(&tr), data.subset(&te));
+    let sd = pacgp::data::TargetScaler::fit(&train.y).unwrap().sd;
+    (train, test, sd)
+}
+
+/// The split fit's Gibbs risk on `test` under the ε-band loss of width `epsilon` (target
+/// units), both on the fit's standardised scale.
+fn test_gibbs_risk(fit: &SplitFit, test: &pacgp::data::Dataset, epsilon: f64) -> f64 {
+    let xt = fit.x_scaler.transform(test.x.as_ref()).unwrap();
+    let yt = fit.y_scaler.transform(&test.y);
+    let m = fit.posterior.predict(xt.as_ref()).unwrap();
+    let loss = RegressionLoss::new_epsilon_band(fit.y_scaler.scale_length(epsilon)).unwrap();
+    pacgp::loss::gibbs_risk_regression(&yt, &m, &loss).unwrap()
 }
 
 fn boston() -> pacgp::data::Dataset {
@@ -468,9 +473,7 @@ fn boston() -> pacgp::data::Dataset {
 fn split_prior_bound_holds_on_repeated_random_splits() {
     let data = boston();
     for seed in 0..10u64 {
-        let (tr, te) = pacgp::data::train_test_split(data.n(), 0.2, seed).unwrap();
-        let (train, test) = (data.subset(&tr), data.subset(&te));
-        let sd = pacgp::data::TargetScaler::fit(&train.y).unwrap().sd;
+        let (train, test, sd) = split_80_20(&data, seed);
         let mut cfg = SplitConfig::new(0.6 * sd);
         cfg.seed = 100 + seed;
         assert_eq!(cfg.fraction, SplitFraction::Menu);
@@ -479,11 +482,7 @@ fn split_prior_bound_holds_on_repeated_random_splits() {
         assert_eq!(c.n, fit.n_b());
         assert_eq!(fit.a.len() + fit.b.len(), train.n());
         assert!((c.penalty - 3f64.ln()).abs() < 1e-12);
-        let xt = fit.x_scaler.transform(test.x.as_ref()).unwrap();
-        let yt = fit.y_scaler.transform(&test.y);
-        let m = fit.posterior.predict(xt.as_ref()).unwrap();
-        let loss = RegressionLoss::new_epsilon_band(fit.y_scaler.scale_length(0.6 * sd)).unwrap();
-        let test_risk = pacgp::loss::gibbs_risk_regression(&yt, &m, &loss).unwrap();
+        let test_risk = test_gibbs_risk(&fit, &test, 0.6 * sd);
         assert!(
             test_risk <= c.bound,
             "seed {seed}: test Gibbs risk {test_risk} > bound {}",
@@ -512,14 +511,7 @@ fn kin40k_and_pol_at_600_points() {
         ..TighterSettings::full()
     };
     for name in ["kin40k", "pol"] {
-        let load = |part: &str| {
-            pacgp::data::load_csv(
-                std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                    .join(format!("../../data/{name}/{name}_{part}.csv.gz")),
-                &Default::default(),
-            )
-            .unwrap()
-        };
+        let load = |part: &str| shipped(name, part);
         let (pool, test) = (load("train"), load("test"));
         let setup = DatasetSetup {
             name: name.into(),
@@ -652,14 +644,7 @@ fn sparse_split_posterior_matches_the_woodbury_update() {
 #[test]
 fn sparse_split_prior_bound_holds_on_kin40k_subsamples() {
     use pacgp::objective::sgp_split::fit_sparse_split_prior;
-    let load = |part: &str| {
-        pacgp::data::load_csv(
-            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join(format!("../../data/kin40k/kin40k_{part}.csv.gz")),
-            &Default::default(),
-        )
-        .unwrap()
-    };
+    let load = |part: &str| shipped("kin40k", part);
     let (pool, test_pool) = (load("train"), load("test"));
     for seed in 0..2u64 {
         let tr: Vec<usize> = pacgp::data::permutation(pool.n(), seed)
@@ -876,9 +861,7 @@ fn split_point_noise_objective_has_finite_difference_gradients() {
 fn split_point_noise_bound_holds_on_repeated_random_splits() {
     let data = boston();
     for seed in 0..10u64 {
-        let (tr, te) = pacgp::data::train_test_split(data.n(), 0.2, seed).unwrap();
-        let (train, test) = (data.subset(&tr), data.subset(&te));
-        let sd = pacgp::data::TargetScaler::fit(&train.y).unwrap().sd;
+        let (train, test, sd) = split_80_20(&data, seed);
         let mut cfg = SplitConfig::new(0.6 * sd);
         cfg.seed = 100 + seed;
         cfg.fraction = SplitFraction::Fixed(0.5);
@@ -893,11 +876,7 @@ fn split_point_noise_bound_holds_on_repeated_random_splits() {
             homo.certificate.bound
         );
         assert!((c.penalty - 5f64.ln()).abs() < 1e-12, "{}", c.penalty);
-        let xt = fit.x_scaler.transform(test.x.as_ref()).unwrap();
-        let yt = fit.y_scaler.transform(&test.y);
-        let m = fit.posterior.predict(xt.as_ref()).unwrap();
-        let loss = RegressionLoss::new_epsilon_band(fit.y_scaler.scale_length(0.6 * sd)).unwrap();
-        let test_risk = pacgp::loss::gibbs_risk_regression(&yt, &m, &loss).unwrap();
+        let test_risk = test_gibbs_risk(&fit, &test, 0.6 * sd);
         assert!(
             test_risk <= c.bound,
             "seed {seed}: {test_risk} > {}",
@@ -926,21 +905,14 @@ fn split_point_noise_bound_holds_on_repeated_random_splits() {
 fn unit_scale_against_free_scale_on_boston() {
     let data = boston();
     for seed in 0..5u64 {
-        let (tr, te) = pacgp::data::train_test_split(data.n(), 0.2, seed).unwrap();
-        let (train, test) = (data.subset(&tr), data.subset(&te));
-        let sd = pacgp::data::TargetScaler::fit(&train.y).unwrap().sd;
+        let (train, test, sd) = split_80_20(&data, seed);
         let mut out = Vec::new();
         for unit in [false, true] {
             let mut cfg = SplitConfig::new(0.6 * sd);
             cfg.seed = 100 + seed;
             cfg.unit_scale = unit;
             let fit = fit_split_prior(&train, &Kernel::se_ard(&[1.0; 13], 1.0), &cfg).unwrap();
-            let xt = fit.x_scaler.transform(test.x.as_ref()).unwrap();
-            let yt = fit.y_scaler.transform(&test.y);
-            let m = fit.posterior.predict(xt.as_ref()).unwrap();
-            let loss =
-                RegressionLoss::new_epsilon_band(fit.y_scaler.scale_length(0.6 * sd)).unwrap();
-            let risk = pacgp::loss::gibbs_risk_regression(&yt, &m, &loss).unwrap();
+            let risk = test_gibbs_risk(&fit, &test, 0.6 * sd);
             assert!(risk <= fit.certificate.bound);
             out.push((fit.certificate.bound, fit.params.scale, risk));
         }
@@ -962,14 +934,7 @@ fn sparse_rows_run_every_lever() {
         summarise, tighter_bounds_on, DatasetSetup, KernelChoice, Lever, SparseSetup,
         TighterSettings,
     };
-    let load = |part: &str| {
-        pacgp::data::load_csv(
-            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join(format!("../../data/kin40k/kin40k_{part}.csv.gz")),
-            &Default::default(),
-        )
-        .unwrap()
-    };
+    let load = |part: &str| shipped("kin40k", part);
     let (pool, test) = (load("train"), load("test"));
     let setup = DatasetSetup {
         name: "kin40k".into(),

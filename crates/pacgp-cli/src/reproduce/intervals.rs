@@ -5,37 +5,11 @@
 //! ([`pacgp::experiments::intervals`]); this file loads the data and writes the tables.
 
 use anyhow::{Context, Result};
-use pacgp::data::{self, CsvOptions, Dataset};
 use pacgp::experiments::intervals::{self as iv, IntervalSettings};
 use serde_json::json;
 
 use crate::cli::ReproduceArgs;
 use crate::output::{bar, spinner, write, write_csv};
-
-/// The pool (and separate test file, if any) of a data set.
-fn load(a: &ReproduceArgs, name: &str) -> Result<(Dataset, Option<Dataset>)> {
-    let opts = CsvOptions::default();
-    Ok(match name {
-        "boston" => (
-            data::load_csv(a.data_dir.join("boston-housing/boston.csv"), &opts)
-                .context("loading boston (run from the repository root, or pass --data-dir)")?,
-            None,
-        ),
-        "kin40k" | "pol" => {
-            let f = |part: &str| {
-                data::load_csv(
-                    a.data_dir.join(format!("{name}/{name}_{part}.csv.gz")),
-                    &opts,
-                )
-                .with_context(|| format!("loading {name} ({part})"))
-            };
-            (f("train")?, Some(f("test")?))
-        }
-        other => anyhow::bail!(pacgp::Error::Unsupported(format!(
-            "unknown dataset '{other}' for intervals (use boston, kin40k, pol)"
-        ))),
-    })
-}
 
 pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
     let mut settings = if a.quick {
@@ -54,7 +28,7 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
         .retain(|s| a.datasets.is_empty() || a.datasets.contains(&s.name));
     let mut rows = Vec::new();
     for s in &settings.data_sets {
-        let (pool, test) = load(a, &s.name)?;
+        let (pool, test) = super::load_pool(a, "intervals", &s.name)?;
         let pb = bar(
             settings.splits,
             &format!("intervals ({}, {})", s.name, s.model.name()),
@@ -70,7 +44,7 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
     }
     let timing = match settings.timing_n {
         Some(n) if a.datasets.is_empty() || a.datasets.iter().any(|d| d == "kin40k") => {
-            let (pool, test) = load(a, "kin40k")?;
+            let (pool, test) = super::load_pool(a, "intervals", "kin40k")?;
             let test = test.context("kin40k has a test file")?;
             let pb = spinner(&format!("jackknife+ by {n} refits against the closed form"));
             let t = iv::jackknife_timing(&pool, &test, "kin40k", n, settings.timing_test, 0.1);

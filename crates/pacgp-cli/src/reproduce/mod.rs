@@ -2,6 +2,7 @@
 //! figure (SVG) into the output folder, with a progress bar on a terminal.
 
 use anyhow::{bail, Context, Result};
+use pacgp::data::{self, CsvOptions, Dataset};
 
 use crate::cli::{Experiment, ReproduceArgs};
 
@@ -53,4 +54,34 @@ fn chosen_datasets(
         )));
     }
     Ok((!a.datasets.is_empty()).then(|| a.datasets.clone()))
+}
+
+/// The pool (and separate test file, if any) of boston, kin40k or pol for `experiment`
+/// (another name is refused, naming the experiment).
+fn load_pool(
+    a: &ReproduceArgs,
+    experiment: &str,
+    name: &str,
+) -> Result<(Dataset, Option<Dataset>)> {
+    let opts = CsvOptions::default();
+    Ok(match name {
+        "boston" => (
+            data::load_csv(a.data_dir.join("boston-housing/boston.csv"), &opts)
+                .context("loading boston (run from the repository root, or pass --data-dir)")?,
+            None,
+        ),
+        "kin40k" | "pol" => {
+            let f = |part: &str| {
+                data::load_csv(
+                    a.data_dir.join(format!("{name}/{name}_{part}.csv.gz")),
+                    &opts,
+                )
+                .with_context(|| format!("loading {name} ({part})"))
+            };
+            (f("train")?, Some(f("test")?))
+        }
+        other => bail!(pacgp::Error::Unsupported(format!(
+            "unknown dataset '{other}' for {experiment} (use boston, kin40k, pol)"
+        ))),
+    })
 }

@@ -11,6 +11,28 @@ use crate::cli::ReproduceArgs;
 use crate::output::{bar, write, write_csv};
 use crate::plot::{write_svg, Figure, Series, Style};
 
+/// Method `m`'s two series of a figure: its bound (a line) and its test Gibbs risk (points,
+/// named `m: test`).
+fn bound_and_test(
+    m: &str,
+    test: &str,
+    bound: Vec<(f64, f64)>,
+    test_gibbs: Vec<(f64, f64)>,
+) -> [Series; 2] {
+    [
+        Series {
+            name: format!("{m}: bound"),
+            points: bound,
+            style: Style::Line,
+        },
+        Series {
+            name: format!("{m}: {test}"),
+            points: test_gibbs,
+            style: Style::Points,
+        },
+    ]
+}
+
 pub(super) fn epsilon(a: &ReproduceArgs) -> Result<()> {
     let boston = data::load_csv(
         a.data_dir.join("boston-housing/boston.csv"),
@@ -40,16 +62,12 @@ pub(super) fn epsilon(a: &ReproduceArgs) -> Result<()> {
                 .map(|r| (r.epsilon, f(r)))
                 .collect::<Vec<_>>()
         };
-        series.push(Series {
-            name: format!("{m}: bound"),
-            points: pts(|r| r.bound),
-            style: Style::Line,
-        });
-        series.push(Series {
-            name: format!("{m}: test Gibbs risk"),
-            points: pts(|r| r.test_gibbs),
-            style: Style::Points,
-        });
+        series.extend(bound_and_test(
+            m,
+            "test Gibbs risk",
+            pts(|r| r.bound),
+            pts(|r| r.test_gibbs),
+        ));
     }
     let fig = Figure {
         title: format!("boston: PAC-Bayes bound and test Gibbs risk vs ε (mean of {reps} splits)"),
@@ -236,16 +254,12 @@ pub(super) fn inducing(a: &ReproduceArgs) -> Result<()> {
                     .map(|r| (r.m as f64, f(r)))
                     .collect::<Vec<_>>()
             };
-            series.push(Series {
-                name: format!("{m}: bound"),
-                points: pts(|r| r.bound),
-                style: Style::Line,
-            });
-            series.push(Series {
-                name: format!("{m}: test Gibbs"),
-                points: pts(|r| r.test_gibbs),
-                style: Style::Points,
-            });
+            series.extend(bound_and_test(
+                m,
+                "test Gibbs",
+                pts(|r| r.bound),
+                pts(|r| r.test_gibbs),
+            ));
         }
         let fig = Figure {
             title: format!(

@@ -4,38 +4,12 @@
 //! settings and rows are the library's ([`pacgp::experiments::tighter_bounds`]); this file
 //! loads the data and writes the tables (CSV via `csv::Writer`, JSON).
 
-use anyhow::{Context, Result};
-use pacgp::data::{self, CsvOptions, Dataset};
+use anyhow::Result;
 use pacgp::experiments::tighter_bounds::{self as tb, TighterSettings};
 use serde_json::json;
 
 use crate::cli::ReproduceArgs;
 use crate::output::{bar, write, write_csv};
-
-/// The pool (and separate test file, if any) of a dataset of the table.
-fn load(a: &ReproduceArgs, name: &str) -> Result<(Dataset, Option<Dataset>)> {
-    let opts = CsvOptions::default();
-    Ok(match name {
-        "boston" => (
-            data::load_csv(a.data_dir.join("boston-housing/boston.csv"), &opts)
-                .context("loading boston (run from the repository root, or pass --data-dir)")?,
-            None,
-        ),
-        "kin40k" | "pol" => {
-            let f = |part: &str| {
-                data::load_csv(
-                    a.data_dir.join(format!("{name}/{name}_{part}.csv.gz")),
-                    &opts,
-                )
-                .with_context(|| format!("loading {name} ({part})"))
-            };
-            (f("train")?, Some(f("test")?))
-        }
-        other => anyhow::bail!(pacgp::Error::Unsupported(format!(
-            "unknown dataset '{other}' for tighter-bounds (use boston, kin40k, pol)"
-        ))),
-    })
-}
 
 /// The table's datasets: with `--sparse`, boston as usual and kin40k, pol by the sparse
 /// protocol (M from the first `--m`, if given).
@@ -77,7 +51,7 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
     // --- end classifier rows ---
     let mut rows = Vec::new();
     for s in &setups {
-        let (pool, test) = load(a, &s.name)?;
+        let (pool, test) = super::load_pool(a, "tighter-bounds", &s.name)?;
         let n_levers = match s.sparse {
             Some(_) => settings.sparse_levers.len(),
             None => settings.levers.len(),

@@ -68,6 +68,30 @@ pub fn fails(args: &[&str], code: i32) -> String {
     err
 }
 
+/// Runs `pacgp reproduce args… --out out --json`, requires success; returns the JSON printed.
+pub fn reproduce_json(out: &Path, args: &[&str]) -> serde_json::Value {
+    let mut all = vec!["reproduce"];
+    all.extend_from_slice(args);
+    all.extend(["--out", s(out), "--json"]);
+    json(&pacgp(&all))
+}
+
+/// `pacgp reproduce <experiment> --quick --datasets nosuchset` fails, naming the data set.
+pub fn assert_reproduce_rejects_unknown_dataset(experiment: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = pacgp(&[
+        "reproduce",
+        experiment,
+        "--quick",
+        "--datasets",
+        "nosuchset",
+        "--out",
+        s(dir.path()),
+    ]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nosuchset"));
+}
+
 /// Runs `pacgp fit --data data --out model` followed by `extra`.
 pub fn fit(data: &str, model: &Path, extra: &[&str]) -> Output {
     let mut args = vec!["fit", "--data", data, "--out", s(model)];

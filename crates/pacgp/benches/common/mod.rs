@@ -10,6 +10,7 @@ use pacgp::kernel::Kernel;
 use pacgp::loss::RegressionLoss;
 use pacgp::objective::bound::MinimisedBound;
 use rand::{Rng, SeedableRng};
+use rand_distr::{Distribution, StandardNormal};
 
 /// `n` points in `d` inputs: x ~ U(−2, 2)^d, y = Σ_j sin x_j + 0.1·(U(0, 1) − ½).
 pub fn synth(n: usize, d: usize) -> (Mat<f64>, Vec<f64>) {
@@ -56,6 +57,21 @@ pub fn synth_clf(n: usize, d: usize) -> (Mat<f64>, Vec<f64>) {
             } else {
                 -1.0
             }
+        })
+        .collect();
+    (x, y)
+}
+
+/// `n` labelled points in eight inputs as `make_data.py`'s classification sets (its Gaussian
+/// noise, seeded ChaCha8 3): x ~ U(−2, 2)^8, label +1 where Σ_j sin x_j + 0.3·e > 0, else −1.
+pub fn synth_clf_gaussian(n: usize) -> (Mat<f64>, Vec<f64>) {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    let x = Mat::from_fn(n, 8, |_, _| rng.gen_range(-2.0..2.0));
+    let label = |f: f64| if f > 0.0 { 1.0 } else { -1.0 };
+    let y = (0..n)
+        .map(|i| {
+            let e: f64 = StandardNormal.sample(&mut rng);
+            label((0..8).map(|j| f64::sin(x[(i, j)])).sum::<f64>() + 0.3 * e)
         })
         .collect();
     (x, y)

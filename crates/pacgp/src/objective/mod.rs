@@ -15,6 +15,8 @@ pub mod pac_sgp_hetero;
 pub mod pac_sgp_sharded;
 /// Sparse (inducing-point) form of the regression split prior (docs/math.md §9.3.2).
 pub mod sgp_split;
+#[cfg(test)]
+mod toy;
 
 use faer::MatRef;
 

@@ -259,9 +259,8 @@ pub fn fit_pac_gp_hetero(
 mod tests {
     use super::*;
     use crate::bounds::{BoundKind, ConfidenceTerm};
-    use crate::gradcheck::{assert_gradient_close, Tolerance};
+    use crate::gradcheck::{assert_objective_gradient, Tolerance};
     use crate::objective::pac_gp::PacGpObjective;
-    use crate::optim::Objective;
 
     /// The tests' bound: δ = 0.05, Maurer's term, 2 nats.
     fn bound(kind: BoundKind) -> MinimisedBound {
@@ -286,11 +285,9 @@ mod tests {
             PacGpHeteroObjective::new(&k, true, x.as_ref(), &y, l, bound(BoundKind::Kl)).unwrap();
         let mut p = k.params();
         p.extend((0..24).map(|i| -2.0 + 0.15 * i as f64));
-        let (_, g) = obj.value_and_gradient(&p).unwrap();
-        assert_gradient_close(
-            |q| obj.value(q).unwrap(),
+        assert_objective_gradient(
+            &obj,
             &p,
-            &g,
             1e-6,
             Tolerance::mixed(1e-6),
             "heteroscedastic PAC-GP",

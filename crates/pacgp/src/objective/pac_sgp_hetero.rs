@@ -211,20 +211,14 @@ mod tests {
     use super::*;
     use crate::bounds::BoundKind;
     use crate::certificate::PenaltyTerm;
-    use crate::gradcheck::{assert_gradient_close, Tolerance};
+    use crate::gradcheck::{assert_objective_gradient, Tolerance};
     use crate::linalg::{self, Cholesky, JitterPolicy};
     use crate::loss::RegressionLoss;
     use crate::regression::inducing_init::InducingInit;
     use crate::regression::sparse::{NegSparseObjective, KUU_JITTER};
 
     fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
-        let x = Mat::from_fn(n, 2, |i, j| {
-            (((i * 17 + j * 29) % 41) as f64 / 41.0) * 4.0 - 2.0
-        });
-        let y = (0..n)
-            .map(|i| x[(i, 0)].sin() + 0.5 * x[(i, 1)] + 0.2 * (((i * 7) % 5) as f64 - 2.0) / 2.0)
-            .collect();
-        (x, y)
+        crate::objective::toy::sine(n)
     }
 
     fn z0() -> Mat<f64> {
@@ -263,11 +257,9 @@ mod tests {
             let obj = objective(x.as_ref(), &y, &k, true, alpha_s, kind);
             let noise: Vec<f64> = (0..20).map(|i| 0.02 * (1.0 + 0.3 * i as f64)).collect();
             let p = obj.pack(&k, &noise, z0().as_ref());
-            let (_, g) = obj.value_and_gradient(&p).unwrap();
-            assert_gradient_close(
-                |q| obj.value(q).unwrap(),
+            assert_objective_gradient(
+                &obj,
                 &p,
-                &g,
                 1e-6,
                 Tolerance::mixed(1e-6),
                 &format!("heteroscedastic PAC-SGP α_s = {alpha_s}"),

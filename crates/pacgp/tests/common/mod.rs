@@ -5,6 +5,14 @@ pub mod ill_conditioned;
 
 use faer::Mat;
 
+/// The JSON fixture `name` of `tests/fixtures/`.
+pub fn fixture(name: &str) -> serde_json::Value {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
 /// Cases of a fuzz target: `PROPTEST_CASES` if set (the long run on demand, e.g. 10⁶), else
 /// `default` (a few seconds in the normal test run).
 pub fn fuzz_cases(default: u32) -> u32 {
@@ -43,6 +51,46 @@ pub fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
     toy_shifted(n, 0.0)
 }
 
+/// A path relative to the repository root (where the shipped data lives).
+pub fn repo(p: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../")
+        .join(p)
+}
+
+/// A data set of the repository with its last column read as classes.
+pub fn classes(path: &str) -> (pacgp::data::Dataset, pacgp::data::ClassLabels) {
+    let opts = pacgp::data::CsvOptions::default();
+    let t =
+        pacgp::data::read_training(repo(path), &opts, pacgp::data::TargetKind::Classes).unwrap();
+    (t.data, t.classes.unwrap())
+}
+
+/// 60 seeded rows of Ripley's synthetic two-class training set and its labels' map.
+pub fn ripley60() -> (pacgp::data::Dataset, pacgp::data::LabelMap) {
+    let (cls, labels) = pacgp::data::load_csv_classification(
+        repo("data/ripley-synth/synth_tr.csv"),
+        &pacgp::data::CsvOptions::default(),
+    )
+    .unwrap();
+    let rows: Vec<usize> = pacgp::data::permutation(cls.n(), 1)
+        .into_iter()
+        .take(60)
+        .collect();
+    (cls.subset(&rows), labels)
+}
+
+/// `method` with options `o` fitted on `data` with the class labels `c`.
+pub fn fit_classes(
+    method: pacgp::spec::MethodName,
+    o: pacgp::spec::FitOptions,
+    data: &pacgp::data::Dataset,
+    c: &pacgp::data::ClassLabels,
+) -> pacgp::model::FittedModel {
+    let spec = o.check(method).unwrap();
+    pacgp::fit::fit(&spec, data, c.clone()).unwrap()
+}
+
 /// Wisconsin breast cancer as shipped: the 683 complete rows, 9 raw inputs, labels ±1.
 pub fn breast_cancer() -> pacgp::data::Dataset {
     let opts = pacgp::data::CsvOptions {
@@ -56,6 +104,56 @@ pub fn breast_cancer() -> pacgp::data::Dataset {
     )
     .unwrap()
     .0
+}
+
+/// Repetition `rep` of the seed 003 §4.1 protocol on `data`: 100 training rows from the first
+/// half of a seeded split, 200 test rows outside them from a second seeded permutation, and
+/// both samples' inputs standardised on the training rows: `(train, test, x, x_test)`.
+pub fn protocol_split(
+    data: &pacgp::data::Dataset,
+    rep: u64,
+) -> (
+    pacgp::data::Dataset,
+    pacgp::data::Dataset,
+    Mat<f64>,
+    Mat<f64>,
+) {
+    let (rest, _) = pacgp::data::train_test_split(data.n(), 0.5, rep).unwrap();
+    let tr = &rest[..100.min(rest.len())];
+    let te: Vec<usize> = pacgp::data::permutation(data.n(), 1000 + rep)
+        .into_iter()
+        .filter(|i| !tr.contains(i))
+        .take(200)
+        .collect();
+    let (train, test) = (data.subset(tr), data.subset(&te));
+    let s = pacgp::data::Standardizer::fit(train.x.as_ref(), &train.feature_names).unwrap();
+    let (x, xt) = (
+        s.transform(train.x.as_ref()).unwrap(),
+        s.transform(test.x.as_ref()).unwrap(),
+    );
+    (train, test, x, xt)
+}
+
+/// 2-D regression inputs on the scrambled grid of [`toy`] (no shift) and the target
+/// `sin x₁ + 0.5 x₂` plus a deterministic wiggle.
+pub fn toy_sine(n: usize) -> (Mat<f64>, Vec<f64>) {
+    let x = Mat::from_fn(n, 2, |i, j| {
+        (((i * 17 + j * 29) % 41) as f64 / 41.0) * 4.0 - 2.0
+    });
+    let y = (0..n)
+        .map(|i| x[(i, 0)].sin() + 0.5 * x[(i, 1)] + 0.2 * (((i * 7) % 5) as f64 - 2.0) / 2.0)
+        .collect();
+    (x, y)
+}
+
+/// Where the PAC-SGP gradient checks start: 25 rows of [`toy_sine`], SE-ARD (0.8, 1.3; 1.4)
+/// and the sparse parameters of that kernel, σ² = 0.07 and 4 inducing inputs on a line.
+pub fn sparse_gradient_point() -> (Mat<f64>, Vec<f64>, pacgp::kernel::Kernel, Vec<f64>) {
+    let (x, y) = toy_sine(25);
+    let z = Mat::from_fn(4, 2, |a, t| -1.2 + 0.8 * a as f64 + 0.3 * t as f64);
+    let k = pacgp::kernel::Kernel::se_ard(&[0.8, 1.3], 1.4);
+    let p = pacgp::regression::sparse::NegSparseObjective::pack(&k, 0.07, z.as_ref());
+    (x, y, k, p)
 }
 
 /// 2-D regression inputs on a scrambled grid (rows `offset..offset + n` of it) and a smooth
@@ -72,7 +170,97 @@ pub fn toy_regression(n: usize, offset: usize) -> (Mat<f64>, Vec<f64>) {
     (x, y)
 }
 
+/// The exact GP regressor at fixed `kernel` and noise `noise` on `(x, y)`, without jitter.
+pub fn exact_fit(
+    kernel: &pacgp::kernel::Kernel,
+    noise: f64,
+    x: &Mat<f64>,
+    y: &[f64],
+) -> pacgp::regression::exact::ExactGp {
+    let none = pacgp::linalg::JitterPolicy::none();
+    pacgp::regression::exact::ExactGp::fit(kernel.clone(), noise, x.clone(), y.to_vec(), &none)
+        .unwrap()
+}
+
+/// 70 rows of a noisy sine on one input.
+pub fn noisy_sine() -> pacgp::data::Dataset {
+    let x = Mat::from_fn(70, 1, |i, _| i as f64 / 10.0);
+    let y = (0..70)
+        .map(|i| (i as f64 / 10.0).sin() + 0.3 * (((i * 13) % 7) as f64 - 3.0) / 3.0)
+        .collect();
+    pacgp::data::Dataset::new(x, y).unwrap()
+}
+
+/// A regressor's interval record (panics for a model without one).
+pub fn interval_record(model: &pacgp::model::FittedModel) -> &pacgp::model::IntervalRecord {
+    let pacgp::model::Task::Regression {
+        intervals: Some(record),
+        ..
+    } = &model.task
+    else {
+        panic!("a regressor with an interval record")
+    };
+    record
+}
+
+/// A seeded sparse problem: `n` inputs in `d` dimensions uniform on [−2, 2), targets
+/// `Σ_j sin x_j` plus uniform noise of half-width `noise`, and `m` inducing inputs likewise.
+pub fn sparse_problem(
+    n: usize,
+    d: usize,
+    m: usize,
+    seed: u64,
+    noise: f64,
+) -> (Mat<f64>, Vec<f64>, Mat<f64>) {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    let x = Mat::from_fn(n, d, |_, _| rng.gen_range(-2.0..2.0_f64));
+    let y = (0..n)
+        .map(|i| {
+            (0..d).map(|j| x[(i, j)].sin()).sum::<f64>() + noise * rng.gen_range(-1.0..1.0_f64)
+        })
+        .collect();
+    let z = Mat::from_fn(m, d, |_, _| rng.gen_range(-2.0..2.0));
+    (x, y, z)
+}
+
 /// The rows `idx` of `x`, in that order.
 pub fn rows(x: &Mat<f64>, idx: &[usize]) -> Mat<f64> {
     Mat::from_fn(idx.len(), x.ncols(), |r, c| x[(idx[r], c)])
+}
+
+/// Every path (object keys, array indices) in a JSON value to a node that `keep` selects, in
+/// document order, a node before its children; arrays are entered at their first 3 entries.
+pub fn json_paths(
+    v: &serde_json::Value,
+    keep: &dyn Fn(&serde_json::Value) -> bool,
+) -> Vec<Vec<String>> {
+    fn walk(
+        v: &serde_json::Value,
+        keep: &dyn Fn(&serde_json::Value) -> bool,
+        here: &mut Vec<String>,
+        out: &mut Vec<Vec<String>>,
+    ) {
+        if keep(v) {
+            out.push(here.clone());
+        }
+        let children: Vec<(String, &serde_json::Value)> = match v {
+            serde_json::Value::Object(m) => m.iter().map(|(k, c)| (k.clone(), c)).collect(),
+            serde_json::Value::Array(a) => a
+                .iter()
+                .take(3)
+                .enumerate()
+                .map(|(i, c)| (i.to_string(), c))
+                .collect(),
+            _ => Vec::new(),
+        };
+        for (key, c) in children {
+            here.push(key);
+            walk(c, keep, here, out);
+            here.pop();
+        }
+    }
+    let mut out = Vec::new();
+    walk(v, keep, &mut Vec::new(), &mut out);
+    out
 }

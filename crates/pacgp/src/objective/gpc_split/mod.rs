@@ -140,20 +140,7 @@ mod tests {
     use crate::linalg::{self, Cholesky, JitterPolicy};
 
     fn toy(n: usize) -> Dataset {
-        let x = Mat::from_fn(n, 2, |i, j| {
-            (((i * 17 + j * 29) % 41) as f64 / 41.0) * 4.0 - 2.0
-        });
-        let y = (0..n)
-            .map(|i| {
-                let t =
-                    x[(i, 0)].sin() + 0.4 * x[(i, 1)] + 0.3 * (((i * 7) % 5) as f64 - 2.0) / 2.0;
-                if t > 0.0 {
-                    1.0
-                } else {
-                    -1.0
-                }
-            })
-            .collect();
+        let (x, y) = crate::objective::toy::classes(n);
         Dataset::new(x, y).unwrap()
     }
 

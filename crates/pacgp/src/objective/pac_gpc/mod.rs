@@ -197,24 +197,10 @@ fn point_error(y: f64, mu: f64, v: f64, c: &GibbsClassifier) -> (f64, f64, f64) 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gradcheck::{assert_gradient_close, Tolerance};
+    use crate::gradcheck::{assert_objective_gradient, Tolerance};
 
     fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
-        let x = Mat::from_fn(n, 2, |i, j| {
-            (((i * 17 + j * 29) % 41) as f64 / 41.0) * 4.0 - 2.0
-        });
-        let y = (0..n)
-            .map(|i| {
-                let t =
-                    x[(i, 0)].sin() + 0.4 * x[(i, 1)] + 0.3 * (((i * 7) % 5) as f64 - 2.0) / 2.0;
-                if t > 0.0 {
-                    1.0
-                } else {
-                    -1.0
-                }
-            })
-            .collect();
-        (x, y)
+        crate::objective::toy::classes(n)
     }
 
     /// The tests' bound: δ = 0.05, the kl form, 3 nats, under `term`.
@@ -257,15 +243,7 @@ mod tests {
                 let b = spec_with(term);
                 let obj = PacGpcObjective::with_kernel(&k, x.as_ref(), &y, classifier, b).unwrap();
                 let p = start(14);
-                let (_, g) = obj.value_and_gradient(&p).unwrap();
-                assert_gradient_close(
-                    |q| obj.value(q).unwrap(),
-                    &p,
-                    &g,
-                    1e-6,
-                    Tolerance::mixed(1e-6),
-                    "PAC-GPC",
-                );
+                assert_objective_gradient(&obj, &p, 1e-6, Tolerance::mixed(1e-6), "PAC-GPC");
             }
         }
     }
@@ -298,15 +276,7 @@ mod tests {
             obj.value(&p).unwrap() > t.bound + 1e-6,
             "the charge is in the value"
         );
-        let (_, g) = obj.value_and_gradient(&p).unwrap();
-        assert_gradient_close(
-            |w| obj.value(w).unwrap(),
-            &p,
-            &g,
-            1e-6,
-            Tolerance::mixed(1e-6),
-            "whitened PAC-GPC",
-        );
+        assert_objective_gradient(&obj, &p, 1e-6, Tolerance::mixed(1e-6), "whitened PAC-GPC");
     }
 
     /// The objective's KL and Gibbs risk equal the certificate of the posterior it describes.
