@@ -633,18 +633,7 @@ fn jackknife_sets_match_dense_recomputation() {
     let x = test.x.as_ref().subrows(0, 60);
     for method in [MethodName::Laplace, MethodName::Ep] {
         let model = fit(method, with_jackknife(IntervalScore::Lac, 1), &train, &c2);
-        let pacgp::model::Task::Classification {
-            posterior,
-            likelihood,
-            input_noise,
-            ..
-        } = &model.task
-        else {
-            panic!("{method}: not a binary classifier")
-        };
-        let Some(SetRecord::JackknifePlus { labels, .. }) = model.sets.as_deref() else {
-            panic!("{method}: no jackknife+ record")
-        };
+        let (posterior, likelihood, input_noise, labels) = jackknife_parts(&model);
         let probs = |m: f64, v: f64| {
             let p = likelihood.predictive_positive(m, v + input_noise);
             vec![1.0 - p, p]
@@ -676,6 +665,30 @@ fn jackknife_sets_match_dense_recomputation() {
     }
 }
 
+/// A binary classifier's posterior, likelihood, input noise and its jackknife+ record's labels.
+fn jackknife_parts(
+    model: &pacgp::model::FittedModel,
+) -> (
+    &pacgp::posterior::GaussianPosterior,
+    &pacgp::likelihood::Likelihood,
+    &f64,
+    &[usize],
+) {
+    let pacgp::model::Task::Classification {
+        posterior,
+        likelihood,
+        input_noise,
+        ..
+    } = &model.task
+    else {
+        panic!("{}: not a binary classifier", model.method())
+    };
+    let Some(SetRecord::JackknifePlus { labels, .. }) = model.sets.as_deref() else {
+        panic!("{}: no jackknife+ record", model.method())
+    };
+    (posterior, likelihood, input_noise, labels)
+}
+
 /// IVM's jackknife+ sets on a tiny sample (every 8th of Ripley's training rows, 30, an active
 /// set of 12), at 20 inputs of its test set (every 50th), LAC and APS at α = 0.1 and 0.3, are the sets
 /// counted here: the active set selected again by [`pacgp::inference::ivm::ivm`], an active
@@ -696,18 +709,7 @@ fn jackknife_ivm_sets_match_dense_recomputation() {
         ..with_jackknife(IntervalScore::Lac, 4)
     };
     let model = fit(MethodName::Ivm, opts, &train, &c2);
-    let pacgp::model::Task::Classification {
-        posterior,
-        likelihood,
-        input_noise,
-        ..
-    } = &model.task
-    else {
-        panic!("not a binary classifier")
-    };
-    let Some(SetRecord::JackknifePlus { labels, .. }) = model.sets.as_deref() else {
-        panic!("no jackknife+ record")
-    };
+    let (posterior, likelihood, input_noise, labels) = jackknife_parts(&model);
     let xt = model.x_scaler.transform(train.x.as_ref()).unwrap();
     let signs: Vec<f64> = labels
         .iter()

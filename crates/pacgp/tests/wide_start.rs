@@ -5,6 +5,8 @@
 //! Wide fits stop by the stall rule (`WIDE_STALL`) near the evidence of a run without it;
 //! fits on `WIDE_INPUTS` inputs or fewer run as before, bit for bit.
 
+mod common;
+use common::gaussians;
 use faer::Mat;
 use pacgp::data::split::subsample;
 use pacgp::data::Standardizer;
@@ -69,21 +71,6 @@ fn median_distance_of_many_rows_is_over_the_seeded_subsample() {
     let rows = subsample(n, MEDIAN_ROWS, 5).unwrap();
     let want = brute_force_median(&x, &rows);
     assert!((median_distance(x.as_ref(), 5).unwrap() - want).abs() < 1e-12);
-}
-
-/// A deterministic stand-in for N(0, 1) draws: the sum of 12 uniforms from a 64-bit LCG,
-/// less 6.
-fn gaussians(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-    let mut uniform = move || {
-        s = s
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (s >> 11) as f64 / (1u64 << 53) as f64
-    };
-    (0..n)
-        .map(|_| (0..12).map(|_| uniform()).sum::<f64>() - 6.0)
-        .collect()
 }
 
 /// 150 rows of 40 inputs; the target depends on the first two (smoothly) plus a little noise.

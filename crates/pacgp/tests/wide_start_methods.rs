@@ -6,6 +6,8 @@
 //! library's lower-level functions: the wide fit ends at a higher objective and predicts a
 //! held-out sample better.
 
+mod common;
+use common::gaussians;
 use faer::Mat;
 use pacgp::data::{Standardizer, TargetScaler};
 use pacgp::fit::fit;
@@ -27,21 +29,6 @@ const D_CLASSIFIER: usize = 32;
 /// them (held-out RMSE 0.077 and 0.071 against 0.068 and 0.077); at 80 all three stay at the
 /// mean from 1, as gpr does above 20.
 const D_REGRESSION: usize = 80;
-
-/// A deterministic stand-in for N(0, 1) draws: the sum of 12 uniforms from a 64-bit LCG,
-/// less 6.
-fn gaussians(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-    let mut uniform = move || {
-        s = s
-            .wrapping_mul(6_364_136_223_846_793_005)
-            .wrapping_add(1_442_695_040_888_963_407);
-        (s >> 11) as f64 / (1u64 << 53) as f64
-    };
-    (0..n)
-        .map(|_| (0..12).map(|_| uniform()).sum::<f64>() - 6.0)
-        .collect()
-}
 
 /// `n` rows of `d` Gaussian inputs and the signal `sin(1.5 x₀) + 0.5 x₁` plus `noise` times
 /// a Gaussian draw: only the first two inputs matter.

@@ -264,3 +264,18 @@ pub fn json_paths(
     walk(v, keep, &mut Vec::new(), &mut out);
     out
 }
+
+/// A deterministic stand-in for N(0, 1) draws: the sum of 12 uniforms from a 64-bit LCG,
+/// less 6.
+pub fn gaussians(n: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+    let mut uniform = move || {
+        s = s
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (s >> 11) as f64 / (1u64 << 53) as f64
+    };
+    (0..n)
+        .map(|_| (0..12).map(|_| uniform()).sum::<f64>() - 6.0)
+        .collect()
+}
