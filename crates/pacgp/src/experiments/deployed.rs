@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::data::{train_test_split, Dataset, TrainingLabels};
 use crate::error::{Error, Result};
-use crate::model::{CertifyOptions, FittedModel};
+use crate::model::{CertificateReport, CertifyOptions, FittedModel};
 use crate::spec::{FitOptions, IntervalMethod, LooRequest, MethodName};
 
 use super::mean_se;
@@ -167,11 +167,7 @@ fn holdout_scores(
     split: &Split<'_>,
 ) -> Result<(f64, f64)> {
     let model = split.fit(method, options(method, settings, seed, Variant::Holdout))?;
-    let opts = CertifyOptions {
-        loo: LooRequest::None,
-        ..Default::default()
-    };
-    let report = model.certify(split.train, &opts)?.remove(0);
+    let report = split.certify(&model)?;
     let bound = report.deployed.as_ref().map(|d| d.value).ok_or_else(|| {
         Error::Unsupported(format!(
             "'{method}' with a holdout gave no deployed certificate"
@@ -196,6 +192,15 @@ impl Split<'_> {
     fn fit(&self, method: MethodName, o: FitOptions) -> Result<FittedModel> {
         let spec = o.check(method).map_err(Error::Spec)?;
         crate::fit::fit(&spec, self.train, self.labels.clone())
+    }
+
+    /// A model's certificate on the training part (no leave-one-out estimate).
+    fn certify(&self, model: &FittedModel) -> Result<CertificateReport> {
+        let opts = CertifyOptions {
+            loo: LooRequest::None,
+            ..Default::default()
+        };
+        Ok(model.certify(self.train, &opts)?.remove(0))
     }
 
     /// A target's class as the prediction sets index it: ±1 are the classes −1, +1 in that
@@ -240,11 +245,7 @@ fn row(
 ) -> Result<DeployedRow> {
     let (train, test) = (split.train, split.test);
     let model = split.fit(method, options(method, settings, seed, Variant::Plain))?;
-    let opts = CertifyOptions {
-        loo: LooRequest::None,
-        ..Default::default()
-    };
-    let report = model.certify(train, &opts)?.remove(0);
+    let report = split.certify(&model)?;
     let deployed = report.deployed.as_ref().ok_or_else(|| {
         Error::Unsupported(format!(
             "'{method}' gave no certificate on its deployed predictor"

@@ -139,6 +139,7 @@ fn sqdist_to_tail(c: &mut [f64], zt: &[f64], m: usize, b: &[f64]) {
 /// distances from one product ([`product_sqdist`]) rather than a sum over the inputs for every
 /// pair ([`sqdist_to_tail`]; the sparse objectives' `K(Z, X)` blocks keep it, so that `K(Z, Z)`
 /// stays symmetric to the bit).
+///
 /// The pairwise sum reads all of `zt` once per column, `N·M·D` values from memory rather than
 /// cache: at 341 inputs and N = 2 300 it was a quarter of an ML-II evaluation's CPU time. At or
 /// below it the matrices, and every fit on them, keep their bits.
