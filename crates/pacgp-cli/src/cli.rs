@@ -261,9 +261,10 @@ pub struct FitArgs {
     /// Seed for every random choice (restarts, k-means, visiting orders, splits).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Where to save the model (JSON); checked before fitting.
-    #[arg(long)]
-    pub out: PathBuf,
+    /// Where to save the model (JSON); checked before fitting. Not needed with
+    /// `--estimate-only`.
+    #[arg(long, required_unless_present = "estimate_only")]
+    pub out: Option<PathBuf>,
     /// Print one JSON object on stdout.
     #[arg(long)]
     pub json: bool,
@@ -280,6 +281,10 @@ pub struct FitArgs {
     /// Ctrl-C quits without saving [default: no limit].
     #[arg(long, value_name = "DURATION", value_parser = crate::words::time_limit)]
     pub time_limit: Option<std::time::Duration>,
+    /// Print the fit's estimate (time on the threads given, flops, peak memory) and whether it
+    /// fits in `--memory-limit`, then stop without fitting or writing `--out`.
+    #[arg(long)]
+    pub estimate_only: bool,
     /// pac-gp, pac-sgp, laplace, pac-gpc: a data-dependent prior, the GP (Laplace) posterior of
     /// a random part A of the sample (`split:F`, F in (0, 1), or `split:auto` = the best of
     /// 0.3, 0.5, 0.7 with ln 3 charged); θ and the scalers are fitted on A by ML-II (from
@@ -341,6 +346,13 @@ pub struct FitArgs {
 }
 
 impl FitArgs {
+    /// `--out`, which clap requires unless `--estimate-only` (whose path never reaches here).
+    pub fn out(&self) -> &std::path::Path {
+        self.out
+            .as_deref()
+            .unwrap_or_else(|| std::path::Path::new("model.json"))
+    }
+
     /// The options as the library takes them (nothing interpreted here).
     pub fn options(&self) -> FitOptions {
         FitOptions {

@@ -469,6 +469,55 @@ fn a_fit_larger_than_the_memory_limit_is_refused() {
     );
 }
 
+/// `fit --estimate-only` prints the estimate and writes no model, after the fit's memory
+/// check: a limit below the fit's arrays is refused (exit 2, as the fit would be), and a
+/// limit at the printed peak (the arrays, the table as read and the process) passes.
+#[test]
+fn estimate_only_prints_the_estimate_the_memory_check_uses() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("m.json");
+    let args = |extra: &[&str]| {
+        let mut v = vec![
+            "--threads",
+            "2",
+            "fit",
+            "--data",
+            SNELSON,
+            "--estimate-only",
+            "--json",
+            "--out",
+            s(&model),
+        ];
+        v.extend_from_slice(extra);
+        v.into_iter().map(String::from).collect::<Vec<_>>()
+    };
+    let run = |extra: &[&str]| {
+        let a = args(extra);
+        pacgp(&a.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    let out = run(&[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let e: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(!model.exists());
+    assert_eq!(e["fit"], "fitting gpr on 200 points");
+    assert_eq!(e["threads"], 2);
+    let (cpu, wall) = (
+        e["cpu_seconds"].as_f64().unwrap(),
+        e["wall_seconds"].as_f64().unwrap(),
+    );
+    assert!(cpu > 0.0 && (wall - cpu / 2.0).abs() < 1e-12 * cpu, "{e}");
+    let peak = e["peak_bytes"].as_u64().unwrap();
+    let refused = run(&["--memory-limit", "1M"]);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("gpr on 200 rows needs"));
+    assert!(run(&["--memory-limit", &peak.to_string()]).status.success());
+    assert!(!model.exists());
+}
+
 /// With the estimate's check turned off (`--memory-limit none`), a fit whose N × N kernel
 /// matrix cannot be had ends in the typed error (exit 2, the matrix and its size named, a
 /// way forward), not in the allocator's abort (exit 101): N rows with 8N² bytes ten times

@@ -19,7 +19,9 @@ use crate::output::FitProgress;
 
 /// Fit, save, print a summary. Several comma-separated targets fit one regressor per output.
 pub(super) fn fit(a: FitArgs) -> Result<()> {
-    check_output_path(&a.out, &[("--data", &a.data.data)])?;
+    if let Some(out) = &a.out {
+        check_output_path(out, &[("--data", &a.data.data)])?;
+    }
     if let Some(targets) = super::several_targets(&a.data) {
         return fit_outputs(a, &targets);
     }
@@ -51,6 +53,10 @@ pub(super) fn fit(a: FitArgs) -> Result<()> {
     let train = training.data;
     let estimate = pacgp::cost::estimate(&spec, train.n(), train.d(), labels.classes())?;
     let what = format!("fitting {} on {} points", spec.method_name(), train.n());
+    if a.estimate_only {
+        let shape = (train.n(), train.d(), labels.classes());
+        return print_estimate(&a, &spec, shape, &what, &estimate);
+    }
     let (model, secs) = run(&a, &what, &estimate, |limit, stop| {
         pacgp::fit::fit_until(&spec, &train, labels, limit, stop)
     })?;
@@ -83,6 +89,10 @@ fn fit_outputs(a: FitArgs, targets: &[pacgp::data::TargetSpec]) -> Result<()> {
         outputs.n(),
         outputs.k()
     );
+    if a.estimate_only {
+        let shape = (outputs.n(), outputs.d(), 2);
+        return print_estimate(&a, &spec, shape, &what, &estimate);
+    }
     let (model, secs) = run(&a, &what, &estimate, |limit, stop| {
         pacgp::fit::fit_outputs_until(&spec, outputs, limit, stop)
     })?;
@@ -93,6 +103,34 @@ fn fit_outputs(a: FitArgs, targets: &[pacgp::data::TargetSpec]) -> Result<()> {
         kernel_note.into_iter().collect(),
         secs,
     )
+}
+
+/// `--estimate-only`: the estimate a fit would announce, on stdout (one JSON object with
+/// `--json`), after the memory check the fit would make (rows, inputs, classes in `shape`).
+fn print_estimate(
+    a: &FitArgs,
+    spec: &pacgp::spec::CheckedFitSpec,
+    (n, d, k): (usize, usize, usize),
+    what: &str,
+    estimate: &pacgp::cost::Estimate,
+) -> Result<()> {
+    let (resolved, _) = spec.for_sample(n)?;
+    pacgp::cost::check_fits(&resolved, n, d, k, a.memory_limit.unwrap_or_default())?;
+    let threads = rayon::current_num_threads();
+    if a.json {
+        let value = json!({
+            "fit": what,
+            "threads": threads,
+            "wall_seconds": estimate.wall_seconds(threads),
+            "cpu_seconds": estimate.work.cpu_seconds(),
+            "gflop": estimate.work.flops() / 1e9,
+            "peak_bytes": estimate.bytes,
+        });
+        println!("{value}");
+    } else {
+        println!("estimate: {what}: {}", estimate.sentence(threads));
+    }
+    Ok(())
 }
 
 /// Run a fit under the progress bar and the stop signal (`--time-limit`, Ctrl-C) within
@@ -129,7 +167,7 @@ fn finish(
 ) -> Result<()> {
     model.report.notes.extend(notes);
     model.input_coding = coding;
-    model.save(&a.out)?;
+    model.save(a.out())?;
     for note in model.x_scaler.notes() {
         eprintln!("note: {note}");
     }
@@ -326,7 +364,7 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
                 record
             }),
             "fit_seconds": secs,
-            "model": a.out.display().to_string(),
+            "model": a.out().display().to_string(),
         });
         out!("{summary}");
         return Ok(());
@@ -481,6 +519,6 @@ fn print_summary(a: &FitArgs, model: &FittedModel, secs: f64) -> Result<()> {
             model.report.jitter_used
         );
     }
-    out!("  saved to {}", a.out.display());
+    out!("  saved to {}", a.out().display());
     Ok(())
 }
