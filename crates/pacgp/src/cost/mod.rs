@@ -8,27 +8,33 @@
 //! - **dense** methods hold `c` matrices of `N × N` f64 (`8·c·N²` bytes): exact GP and PAC-GP
 //!   regression (Gram matrix, the factor of `K + σ²I`, `L⁻¹`, the gradient's weights
 //!   `½(ααᵀ − K⁻¹)`, and the best model's factor kept by the optimiser: `c = 5`); Laplace, EP
-//!   and mean-field classifiers and pac-gpc (`K`, the factor of `B = I + W½KW½`, its inverse
-//!   or `R`, the posterior's factor, the best candidate kept: `c = 5`); the SVM (the kernel
+//!   and mean-field classifiers (`K`, the factor of `B = I + W½KW½`, its inverse or `R`, the
+//!   posterior's factor, the best candidate kept: `c = 5`); pac-gpc (those and its bound's
+//!   gradient: `c = 12`); the SVM (the kernel
 //!   rows its SMO solvers cache, two solves at a time on two threads, and the rows of the
 //!   certificate's mean; its posterior has the prior's covariance, so no N × N factor:
 //!   `c = 2`, against 1.4·8N² bytes measured at N = 3 000); the multi-class
 //!   Laplace with K classes (`K` shared, `E_c` and the factor `L_c` per class, `M` and its
-//!   factor: `c = 2K + 3`);
+//!   factor, the evidence gradient's weights and the certificate's per-class covariances,
+//!   with the allocator's pages between candidates: `c = 7K + 8`, read from the resident
+//!   sizes of fits at K = 3 and 5, where the count of arrays alone gave `2K + 3`);
 //! - **sparse** methods hold `c` matrices of `N × M` (`M` inducing inputs, basis vectors or
 //!   the active set) and a few `M × M`: vfe, fitc, dtc, pac-sgp, greedy-sparse (`K_uf`,
 //!   `L⁻¹K_uf`, the gradient's `N × M` weights: `c = 4`), IVM (`c = 3`), SOGP (the basis
-//!   rows: `c = 1`);
+//!   rows and the candidates' certificates' cross-covariances: `c = 12`, read from resident
+//!   sizes);
 //! - **streamed** methods hold only `M × M` matrices beyond the inputs and a few blocks of
 //!   rows: the sparse variational classifier (svgp, pac-svgp: L-BFGS's 30 pairs of
 //!   `M(M+1)/2`-long vectors, the block sums, `S`, `K_uu` and their products, `c = 60` of
 //!   `M × M`; the inputs twice, as read and standardised).
 //!
-//! Every method also holds its inputs (`N × D`). The counts are upper estimates from reading
-//! the code of one fit; candidates scored in parallel threads each hold their own matrices,
-//! which the count leaves out (on a machine where one fit barely fits, use one thread).
-//! One-vs-rest classes are fitted in parallel only as many at once as fit in the memory
-//! available (`fit::multiclass`), so their count is one member's.
+//! Every method also holds its inputs (`N × D`). The counts are estimates from reading the
+//! code of one fit, and, where the resident size showed more (the multi-class Laplace, SOGP,
+//! pac-gpc), from measurements (docs/performance.md, "Cost model"); candidates scored in
+//! parallel threads each hold their own matrices, which the count leaves out (on a machine
+//! where one fit barely fits, use one thread). One-vs-rest classes are fitted in parallel
+//! only as many at once as fit in the memory available (`fit::multiclass`): the memory check
+//! counts one member, the estimate [`estimate`] shows one per thread up to K.
 //!
 //! Prediction intervals and sets that refit (`--intervals cv+:K`, `split-conformal:F`,
 //! `fit::intervals`) run after the fit, whose work arrays are gone by then, while the fitted
@@ -120,6 +126,7 @@ pub fn shown_seconds(seconds: f64) -> String {
 /// or regression fit), with the defaults the fit fills in for `n` rows.
 pub fn estimate(spec: &CheckedFitSpec, n: usize, d: usize, k: usize) -> Result<Estimate> {
     let (spec, _) = spec.for_sample(n)?;
+    let spec = as_fitted_on(spec, k)?;
     let p = match spec.prior_kernel_spec() {
         Some(kernel) => Kernel::from_spec(kernel, d)?.n_params(),
         // The candidate menus' kernels: σ_f² and one lengthscale.
@@ -137,10 +144,31 @@ pub fn estimate(spec: &CheckedFitSpec, n: usize, d: usize, k: usize) -> Result<E
     let intervals = spec.intervals.map(|iv| iv.method);
     Ok(Estimate {
         bytes: peak_bytes(&spec, n, d, k)
+            .saturating_mul(members_at_once(&spec.method, k))
             .saturating_add(table)
             .saturating_add(PROCESS_BYTES),
         work: time::fit_work(&spec.method, intervals, shape),
     })
+}
+
+/// One-vs-rest members fitted at once, each with its own arrays: one per worker thread up to
+/// K (`fit::multiclass::members_at_once`, which fits fewer where memory is short); 1 else.
+fn members_at_once(method: &Method, k: usize) -> u64 {
+    match method {
+        Method::OneVsRest(_) => rayon::current_num_threads().clamp(1, k.max(1)) as u64,
+        _ => 1,
+    }
+}
+
+/// The spec a fit on `k` classes runs: a binary classifier's on more than two classes is
+/// fitted one-vs-rest, as `fit` does (`fit::fit_classifier`).
+fn as_fitted_on(spec: CheckedFitSpec, k: usize) -> Result<CheckedFitSpec> {
+    if k > 2 && spec.is_classifier() && spec.multiclass().is_none() {
+        return Ok(crate::spec::FitSpec::from(spec)
+            .into_one_vs_rest()
+            .check()?);
+    }
+    Ok(spec)
 }
 
 /// [`estimate`] of fitting `outputs` ≥ 1 regression targets at the same inputs
@@ -289,13 +317,20 @@ pub fn footprint(method: &Method, k: usize) -> Footprint {
         Method::GreedySparse(s) => sparse(s.basis, 4),
         Method::Classifier(c) => match c.inference {
             Inference::Ivm { active_set } => sparse(active_set, 3),
-            Inference::Sogp { active_set } => sparse(active_set, 1),
+            // The basis rows, and the candidates' certificates' N × M cross-covariances in
+            // their threads: 11–24 N·M resident at M = 100 and 200.
+            Inference::Sogp { active_set } => sparse(active_set, 12),
             Inference::Laplace { .. } | Inference::Ep | Inference::MeanField { .. } => dense(5),
         },
-        Method::PacGpc(_) => dense(5),
+        // The bound's gradient beside Laplace's five (`B⁻¹D`, `(AD)ᵀ(AD)`, `P`, `G`, the
+        // start's and the optimiser's best sites' factors): 11–15 N² resident at N = 1 000
+        // and 2 000.
+        Method::PacGpc(_) => dense(12),
         Method::Svm(_) => dense(2),
         Method::OneVsRest(inner) => footprint(inner, 2),
-        Method::Softmax(_) => dense(2 * k as u64 + 3),
+        // 7K + 8 matrices of N × N: the RSS of softmax fits of 1 000 rows at K = 3 and 5
+        // (255 and 367 MB) and of 2 000 rows at K = 3 (909 MB).
+        Method::Softmax(_) => dense(7 * k as u64 + 8),
         Method::Svgp(s) => Footprint::Streamed {
             basis: s.inducing.unwrap_or(DEFAULT_BASIS),
             square: 60,
@@ -640,6 +675,107 @@ mod tests {
         let cpu = time::fit_work(&spec.method, None, shape).cpu_seconds();
         let ratio = cpu / 30.9;
         assert!((0.5..=2.0).contains(&ratio), "{cpu} s, {ratio}");
+    }
+
+    /// A binary classifier's spec on three classes is estimated as the one-vs-rest fit `fit`
+    /// runs: three binary fits' work.
+    #[test]
+    fn a_binary_spec_on_more_classes_is_estimated_one_vs_rest() {
+        use crate::spec::{FitOptions, MethodName as N};
+        let spec = FitOptions::default().check(N::Ep).unwrap();
+        let (binary, three) = (estimate(&spec, 800, 8, 2), estimate(&spec, 800, 8, 3));
+        let ratio = three.unwrap().work.flops() / binary.unwrap().work.flops();
+        assert!((ratio - 3.0).abs() < 1e-12, "{ratio}");
+    }
+
+    /// The cost model against the fits measured on D (docs/performance.md, "Cost model",
+    /// methods beside the first table's; `make_data.py`'s sets, default options): CPU time
+    /// and peak memory within the factor 2 of each record (the model's arithmetic
+    /// against recorded numbers, no timing).
+    #[test]
+    fn the_measured_methods_are_within_two_of_their_records() {
+        use crate::spec::{FitOptions, MethodName as N, MultiClass};
+        // (method, options, N, classes, CPU seconds, max RSS in MB)
+        let softmax = FitOptions {
+            multiclass: Some(MultiClass::Softmax),
+            ..Default::default()
+        };
+        let rows = [
+            (N::Ep, FitOptions::default(), 2000, 2, 25.7, 209.1),
+            (N::MeanField, FitOptions::default(), 2000, 2, 23.0, 164.8),
+            (N::PacGpc, FitOptions::default(), 1000, 2, 105.9, 139.2),
+            (
+                N::PacGp,
+                FitOptions {
+                    epsilon: Some(0.3),
+                    ..Default::default()
+                },
+                2000,
+                2,
+                25.0,
+                197.4,
+            ),
+            (N::Sogp, FitOptions::default(), 2000, 2, 1.86, 37.4),
+            (
+                N::Fitc,
+                FitOptions {
+                    inducing: Some(200),
+                    ..Default::default()
+                },
+                10_000,
+                2,
+                29.0,
+                83.3,
+            ),
+            (
+                N::GreedySparse,
+                FitOptions::default(),
+                10_000,
+                2,
+                1.51,
+                66.0,
+            ),
+            (N::Laplace, softmax, 2000, 3, 107.4, 909.0),
+            (N::Laplace, FitOptions::default(), 2000, 3, 29.2, 247.0),
+            // Measured after the constants above were read: other sizes and shapes.
+            (N::MeanField, FitOptions::default(), 1000, 2, 3.00, 80.6),
+            (
+                N::Sogp,
+                FitOptions {
+                    active_set: Some(200),
+                    ..Default::default()
+                },
+                1000,
+                2,
+                3.22,
+                58.7,
+            ),
+            (N::Ivm, FitOptions::default(), 10_000, 2, 1.42, 51.0),
+            (
+                N::GreedySparse,
+                FitOptions::default(),
+                40_000,
+                2,
+                3.24,
+                125.2,
+            ),
+            (N::PacGpc, FitOptions::default(), 500, 2, 15.2, 44.9),
+            (N::Ep, FitOptions::default(), 1000, 5, 15.6, 137.8),
+        ];
+        // The fits ran on two threads: as many one-vs-rest members at once.
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build();
+        pool.unwrap().install(|| {
+            for (method, options, n, k, cpu, rss) in rows {
+                let spec = options.check(method).unwrap();
+                let e = estimate(&spec, n, 8, k).unwrap();
+                let (time, memory) = (e.work.cpu_seconds() / cpu, e.bytes as f64 / 1e6 / rss);
+                assert!((0.5..=2.0).contains(&time), "{method} {n}: time {time}");
+                assert!(
+                    (0.5..=2.0).contains(&memory),
+                    "{method} {n}: memory {memory}"
+                );
+            }
+        });
     }
 
     /// IVM's jackknife+ sets add one IVM fit at the fitted kernel (its active rows): with the

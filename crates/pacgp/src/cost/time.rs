@@ -14,6 +14,7 @@
 //! builder's load as this machine's speed. The estimate is of **CPU** seconds (user + system,
 //! summed over threads); the wall time is about that over the threads the fit runs on.
 
+use crate::objective::pac_gpc::PacGpcConfig;
 use crate::spec::{
     ClassifierHypers, GprSpec, Inference, IntervalMethod, Method, PacGpcSpec, SvgpSpec, SvmKernel,
     SvmSlack, SvmSpec, DEFAULT_BASIS,
@@ -308,12 +309,25 @@ const NEWTON_STEPS: f64 = 8.0;
 /// posterior is recomputed from the sites after each sweep (N³/3 more).
 const EP_SWEEPS: f64 = 8.0;
 
+/// Iterations of the naive mean field's Algorithm 17.1 (`inference::mean_field`, cap 1 000):
+/// 493 on the mean-field row's chosen kernel (docs/performance.md, "Cost model").
+const MEAN_FIELD_ITERATIONS: f64 = 500.0;
+
+/// Flop-equivalents of one entry of a product of an N × N matrix with a vector, a loop bound
+/// by memory (8 bytes an entry from RAM): 32, about 1 ns, read from the mean-field row (its
+/// CPU time less the dense factors' count, over 9 × 493 products of 2 000²).
+const MATVEC_ENTRY_FLOPS: f64 = 32.0;
+
 /// One dense classifier fit at a fixed kernel (`inference`): the Gram matrix, the method's
 /// loop, and the Gibbs certificate at the training rows (the latent variances through
 /// `V = L⁻¹W½K`, N³, and the KL's trace, N³/3).
 fn dense_classifier_fit(s: Shape, inference: &Inference) -> f64 {
     let loop_flops = match inference {
         Inference::Ep => EP_SWEEPS * (2.0 * s.n * s.n * s.n + cholesky_flops(s.n)),
+        // Each iteration one activation product `K(y∘α)`; then one factor of `I + Π½KΠ½`.
+        Inference::MeanField { .. } => {
+            MEAN_FIELD_ITERATIONS * MATVEC_ENTRY_FLOPS * s.n * s.n + cholesky_flops(s.n)
+        }
         _ => (NEWTON_STEPS + 1.0) * cholesky_flops(s.n),
     };
     gram_flops(s.n * s.n, s.d) + loop_flops + s.n * s.n * s.n + cholesky_flops(s.n)
@@ -340,14 +354,26 @@ fn classifier(s: Shape, inference: &Inference, hypers: &ClassifierHypers, restar
     }
 }
 
+/// Flop-equivalents per unit of IVM's `N·M²` (each of M inclusions updates the N points'
+/// site moments against the active set; scalar loops): 50, read from the ivm row (31 ms a
+/// candidate at N = 2 000, M = 100).
+const IVM_ENTRY_FLOPS: f64 = 50.0;
+
+/// Flop-equivalents per unit of SOGP's `N·M²` (per row an update of the M × M `C` and `Q`,
+/// and at a full basis a deletion of the same size, in element loops): 300, read from the
+/// sogp row (0.2 s a candidate at N = 2 000, M = 100: 2 000 updates, 1 900 deletions).
+const SOGP_ENTRY_FLOPS: f64 = 300.0;
+
 /// One fit of a classifier at fixed hyperparameters.
 fn classifier_fit(s: Shape, inference: &Inference) -> f64 {
     match inference {
-        Inference::Ivm { active_set } | Inference::Sogp { active_set } => {
+        Inference::Ivm { active_set } => {
             let m = basis(*active_set, s.n);
-            // Each of N points scored against the active set (N·M per inclusion, M
-            // inclusions: N·M²), plus the kernel columns.
-            kernel_flops(s.n * m, s.d) + 2.0 * s.n * m * m
+            kernel_flops(s.n * m, s.d) + IVM_ENTRY_FLOPS * s.n * m * m
+        }
+        Inference::Sogp { active_set } => {
+            let m = basis(*active_set, s.n);
+            kernel_flops(s.n * m, s.d) + SOGP_ENTRY_FLOPS * s.n * m * m
         }
         dense => dense_classifier_fit(s, dense),
     }
@@ -367,18 +393,35 @@ fn active_set_refit(method: &Method, s: Shape) -> Option<Work> {
     }
 }
 
-/// `pac-gpc`: the bound minimised over θ, each evaluation one Laplace fit and its
-/// certificate's gradient (N³ more); iterations as ML-II's.
+/// Flops of one evaluation of pac-gpc's bound and gradient over N³: the factor of
+/// `B = I + Π½KΠ½` (N³/3), `B⁻¹` (N³), `(AD)ᵀ(AD)` and `P diag(g_v) Pᵀ` (N³ each), 3.3 N³
+/// counted; 3.5 N³ read from the pac-gpc row (106 s of CPU over about 950 evaluations at
+/// N = 1 000).
+const PAC_GPC_EVALUATION_CUBES: f64 = 3.5;
+
+/// `pac-gpc` (`objective::pac_gpc`): from a Laplace fit, the sites (and on the grid θ)
+/// optimised by L-BFGS for the bound, to the cap of [`PacGpcConfig`]'s optimiser (500, which
+/// the pac-gpc row reached: 552 evaluations); with the candidate kernels, each first
+/// screened by a short run (`screen_iter`, 40) from its own Laplace fit.
 fn pac_gpc(s: Shape, c: &PacGpcSpec) -> Work {
     let laplace = Inference::Laplace {
         likelihood: c.likelihood,
     };
     let per_fit = dense_classifier_fit(s, &laplace);
+    let config = PacGpcConfig::default();
+    let (full, screen) = (config.lbfgs.max_iter as f64, config.screen_iter as f64);
+    let eval = PAC_GPC_EVALUATION_CUBES * s.n * s.n * s.n;
     match c.hypers {
-        ClassifierHypers::Candidates => Work::other(CANDIDATES, per_fit, 0.0),
+        ClassifierHypers::Candidates => Work::optimiser(
+            CANDIDATES * screen + full,
+            LONG_RUN_EVALUATIONS_PER_ITERATION * eval,
+            (CANDIDATES + 1.0) * per_fit,
+        ),
+        // θ moves too: a Gram matrix and its P derivatives at every evaluation.
         _ => Work::optimiser(
-            CLASSIFIER_ML2_ITERATIONS,
-            EVALUATIONS_PER_ITERATION * (per_fit + s.n * s.n * s.n),
+            full,
+            LONG_RUN_EVALUATIONS_PER_ITERATION
+                * (eval + gram_flops(s.n * s.n, s.d) + 2.0 * s.p * s.n * s.n),
             per_fit,
         ),
     }
@@ -490,10 +533,15 @@ pub fn work(method: &Method, s: Shape) -> Work {
         Method::Sparse(sp) => sparse(s, basis(sp.inducing, s.n)),
         Method::PacSgp(sp) => pac_sgp(s, basis(sp.inducing, s.n)),
         Method::GreedySparse(g) => {
-            // T. Zhang's greedy selection: each of M additions scores the N rows against the
-            // basis (N·M per addition) and updates a factor, N·M² in all.
+            // θ and σ² by ML-II on a seeded subset, then T. Zhang's greedy selection: each of
+            // M additions scores the N rows against the basis (N·M per addition) and updates
+            // a factor, N·M² in all.
             let m = basis(g.basis, s.n);
-            Work::other(m, kernel_flops(s.n, s.d) + 2.0 * s.n * m, 0.0)
+            let subset = Shape {
+                n: s.n.min(crate::regression::greedy::GREEDY_ML2_POINTS as f64),
+                ..s
+            };
+            exact_gp(subset, 0.0, None).and_once(m * (kernel_flops(s.n, s.d) + 2.0 * s.n * m))
         }
         Method::Classifier(c) => classifier(s, &c.inference, &c.hypers, c.restarts as f64),
         Method::PacGpc(c) => pac_gpc(s, c),

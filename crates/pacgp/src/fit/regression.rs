@@ -400,15 +400,11 @@ fn split_pac_sgp(
     ))
 }
 
-/// Training points that ML-II sees before the greedy selection (a seeded subset).
-pub const GREEDY_ML2_POINTS: usize = 1000;
-/// Up to this N the full greedy Algorithm 1 is used; beyond it κ-greedy with κ = 59.
-pub const GREEDY_FULL_UP_TO: usize = 2000;
-
 /// `greedy-sparse`: T. Zhang's sparse GP regression in the dual as a certified model: θ and σ²
-/// by ML-II on a seeded subset of at most [`GREEDY_ML2_POINTS`] points, snapped onto the wide
+/// by ML-II on a seeded subset of at most `GREEDY_ML2_POINTS` points, snapped onto the wide
 /// grid; then k basis points chosen greedily (Algorithm 1, or κ-greedy past
-/// [`GREEDY_FULL_UP_TO`] points) with every weight refit, λ = σ²/N. The model is the DTC
+/// `GREEDY_FULL_UP_TO` points; both in [`crate::regression::greedy`]) with every weight
+/// refit, λ = σ²/N. The model is the DTC
 /// posterior on the chosen basis, whose mean is the greedy predictor.
 pub fn greedy_sparse(
     spec: &CheckedFitSpec,
@@ -416,7 +412,8 @@ pub fn greedy_sparse(
     train: &Dataset,
 ) -> Result<FittedModel> {
     use crate::regression::greedy::{
-        Algorithm, GreedySparseConfig, GreedySparseGp, StopRule, Update,
+        Algorithm, GreedySparseConfig, GreedySparseGp, StopRule, Update, GREEDY_FULL_UP_TO,
+        GREEDY_ML2_POINTS,
     };
     let st = standardise(train)?;
     let kernel = Kernel::from_spec(&s.kernel, train.d())?;

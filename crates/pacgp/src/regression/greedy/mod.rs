@@ -23,6 +23,13 @@
 //! grown basis (a Cholesky append, `O(kn)` per candidate; Table 1's costs). Both keep the bound
 //! of Theorem 3.1, since the refit is at least as low as the rescaled step on the same basis.
 
+/// Training points that `greedy-sparse`'s ML-II sees before the greedy selection (a seeded
+/// subset).
+pub const GREEDY_ML2_POINTS: usize = 1000;
+/// Up to this N `greedy-sparse` runs the full greedy Algorithm 1; beyond it κ-greedy with
+/// κ = 59.
+pub const GREEDY_FULL_UP_TO: usize = 2000;
+
 pub mod objective;
 pub mod regressor;
 pub mod select;
