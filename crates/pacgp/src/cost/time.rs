@@ -326,6 +326,23 @@ const CANDIDATES: f64 = 9.0;
 /// measured).
 const CLASSIFIER_ML2_ITERATIONS: f64 = 22.0;
 
+/// ML-II iterations of a classifier's θ on wide inputs (more than
+/// [`crate::kernel::start::WIDE_INPUTS`], started at the median distance and stopped by the
+/// stall rule [`crate::kernel::start::WIDE_STALL`]): 72 for Laplace (79 for EP, 72 for the
+/// softmax Laplace's three classes) on the first 1 000 rows of the 341-input table of
+/// `scripts/make_wide_table.py` labelled by `price` against its median (tercile bands for
+/// softmax), `--select ml2`; from lengthscales 1 the search stopped at its start.
+const WIDE_CLASSIFIER_ML2_ITERATIONS: f64 = 72.0;
+
+/// ML-II iterations of a classifier's θ on `s`'s inputs: [`WIDE_CLASSIFIER_ML2_ITERATIONS`]
+/// on wide inputs, else [`CLASSIFIER_ML2_ITERATIONS`].
+fn classifier_ml2_iterations(s: Shape) -> f64 {
+    match s.d > crate::kernel::start::WIDE_INPUTS as f64 {
+        true => WIDE_CLASSIFIER_ML2_ITERATIONS,
+        false => CLASSIFIER_ML2_ITERATIONS,
+    }
+}
+
 /// A binary classifier by `inference`: each of the nine candidates fitted and certified (or
 /// ML-II iterations of one fit each); the sparse ones (IVM, SOGP) cost N·M² per candidate.
 fn classifier(s: Shape, inference: &Inference, hypers: &ClassifierHypers, restarts: f64) -> Work {
@@ -333,7 +350,7 @@ fn classifier(s: Shape, inference: &Inference, hypers: &ClassifierHypers, restar
     match hypers {
         ClassifierHypers::Candidates => Work::other(CANDIDATES, per_fit, 0.0),
         ClassifierHypers::Grid { .. } | ClassifierHypers::Split(_) => Work::optimiser(
-            CLASSIFIER_ML2_ITERATIONS * (1.0 + restarts),
+            classifier_ml2_iterations(s) * (1.0 + restarts),
             EVALUATIONS_PER_ITERATION * (per_fit + s.n * s.n * s.n),
             per_fit,
         ),
@@ -368,16 +385,21 @@ fn active_set_refit(method: &Method, s: Shape) -> Option<Work> {
 }
 
 /// `pac-gpc`: the bound minimised over θ, each evaluation one Laplace fit and its
-/// certificate's gradient (N³ more); iterations as ML-II's.
+/// certificate's gradient (N³ more); iterations as ML-II's (with the split prior, as part A's
+/// ML-II on wide inputs).
 fn pac_gpc(s: Shape, c: &PacGpcSpec) -> Work {
     let laplace = Inference::Laplace {
         likelihood: c.likelihood,
     };
     let per_fit = dense_classifier_fit(s, &laplace);
+    let iterations = match c.hypers {
+        ClassifierHypers::Split(_) => classifier_ml2_iterations(s),
+        _ => CLASSIFIER_ML2_ITERATIONS,
+    };
     match c.hypers {
         ClassifierHypers::Candidates => Work::other(CANDIDATES, per_fit, 0.0),
         _ => Work::optimiser(
-            CLASSIFIER_ML2_ITERATIONS,
+            iterations,
             EVALUATIONS_PER_ITERATION * (per_fit + s.n * s.n * s.n),
             per_fit,
         ),
@@ -417,11 +439,20 @@ fn svm(s: Shape, spec: &SvmSpec) -> Work {
 }
 
 /// The multi-class Laplace (`inference::softmax`): per Newton step K factors of N × N and the
-/// `M = Σ_c E_c` factor (GPML Alg. 3.3), for each of the nine candidates.
-fn softmax(s: Shape) -> Work {
+/// `M = Σ_c E_c` factor (GPML Alg. 3.3), for each of the nine candidates; with θ by ML-II
+/// (`hypers` on the grid), [`classifier_ml2_iterations`] of that fit and the evidence's
+/// gradient (K products of N × N more, GPML Alg. 5.2).
+fn softmax(s: Shape, hypers: &ClassifierHypers) -> Work {
     let per_step = (s.k + 1.0) * cholesky_flops(s.n) + s.k * s.n * s.n * s.n;
     let per_fit = gram_flops(s.n * s.n, s.d) + (NEWTON_STEPS + 1.0) * per_step;
-    Work::other(CANDIDATES, per_fit, 0.0)
+    match hypers {
+        ClassifierHypers::Grid { .. } => Work::optimiser(
+            classifier_ml2_iterations(s),
+            EVALUATIONS_PER_ITERATION * (per_fit + s.k * s.n * s.n * s.n),
+            per_fit,
+        ),
+        _ => Work::other(CANDIDATES, per_fit, 0.0),
+    }
 }
 
 /// One evaluation of the sparse variational objective on `rows` rows (`svgp::objective`):
@@ -500,7 +531,7 @@ pub fn work(method: &Method, s: Shape) -> Work {
         Method::Svm(spec) => svm(s, spec),
         Method::Svgp(spec) => svgp(s, spec),
         Method::OneVsRest(inner) => work(inner, Shape { k: 2.0, ..s }).repeated(s.k),
-        Method::Softmax(_) => softmax(s),
+        Method::Softmax(spec) => softmax(s, &spec.hypers),
     }
 }
 
