@@ -291,9 +291,10 @@ fn certified_objective(model: &mut FittedModel, train: &Dataset) -> Result<()> {
 
 /// `laplace` with `multiclass softmax`: the shared kernel by ML-II snapped onto the grid
 /// (`T·ln 1201`; on more than [`start::WIDE_INPUTS`] inputs from the median distance, stopped
-/// by the stall rule, as gpr's: its objective is a log evidence summed over the rows), or the candidate kernel of the lowest certificate (`ln 9`; the candidates
-/// are compared with draws independent of the certificate's); the model holds the softmax
-/// posterior and its fit report the certificate's bound.
+/// by the stall rule, as gpr's: its objective is a log evidence summed over the rows), or the
+/// candidate kernel of the lowest certificate (`ln 9`; the candidates are compared with draws
+/// independent of the certificate's); the model holds the softmax posterior and its fit
+/// report the certificate's bound.
 pub fn softmax(
     spec: &CheckedFitSpec,
     s: &SoftmaxSpec,
