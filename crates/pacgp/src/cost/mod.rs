@@ -778,6 +778,51 @@ mod tests {
         });
     }
 
+    /// User CPU seconds of `pacgp fit --data wide_bin_train.csv --target label --categorical
+    /// auto --method laplace --select ml2` (the first 1 000 rows of the 341-input table of
+    /// `scripts/make_wide_table.py`, labelled `price` above its median), release build: 23.7 s
+    /// on D shared with other work (load 10.6 → 10.1), 72 iterations (the stall rule).
+    const LAPLACE_ML2_SECONDS: f64 = 23.7;
+
+    /// The same with `--multiclass softmax` on the rows' tercile bands of `price` (three
+    /// classes): 86.7 s on D shared with other work (load 12 → 17), 72 iterations. The model
+    /// counts a Newton search from zero per evaluation (ML-II warm-starts it): 1.8× this.
+    const SOFTMAX_ML2_SECONDS: f64 = 86.7;
+
+    /// Laplace and the softmax Laplace with θ by ML-II on the first 1 000 rows of the same
+    /// table (`--select ml2`, binary and three-class labels, 76 kernel parameters): the
+    /// estimates against the user CPU measured there ([`time`]'s
+    /// `WIDE_CLASSIFIER_ML2_ITERATIONS`) stay within the factor 2.
+    #[test]
+    fn wide_classifier_ml2_estimates_are_within_two_of_their_measurements() {
+        use crate::spec::{FitOptions, MethodName, MultiClass, Selection};
+        let ml2 = |multiclass| FitOptions {
+            select: Some(Selection::Ml2),
+            multiclass,
+            ..Default::default()
+        };
+        let cases = [
+            (ml2(None), 2.0, LAPLACE_ML2_SECONDS),
+            (ml2(Some(MultiClass::Softmax)), 3.0, SOFTMAX_ML2_SECONDS),
+        ];
+        for (options, k, measured) in cases {
+            let spec = options.check(MethodName::Laplace).unwrap();
+            let (spec, _) = spec.for_sample(1000).unwrap();
+            let shape = time::Shape {
+                n: 1000.0,
+                d: 341.0,
+                k,
+                p: 76.0,
+            };
+            let cpu = time::fit_work(&spec.method, None, shape).cpu_seconds();
+            let ratio = cpu / measured;
+            assert!(
+                (0.5..=2.0).contains(&ratio),
+                "{k} classes: {cpu} s, {ratio}"
+            );
+        }
+    }
+
     /// IVM's jackknife+ sets add one IVM fit at the fitted kernel (its active rows): with the
     /// default menu of candidate kernels, one step of the plain fit's.
     #[test]

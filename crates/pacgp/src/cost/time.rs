@@ -263,7 +263,9 @@ fn sparse_evaluation(s: Shape, m: f64, products: f64) -> f64 {
 }
 
 /// L-BFGS iterations of vfe, fitc, dtc over θ, σ² and Z: the cap, 300 — the objective keeps
-/// improving slowly in Z, and the vfe row ran to it.
+/// improving slowly in Z, and the vfe row ran to it. On wide inputs too: on the 341-input
+/// table of `scripts/make_wide_table.py` vfe, fitc and dtc ran to the cap, vfe's bound still
+/// rising 2.4 nats per 10 iterations over the last hundred, where the stall rule asks 0.1.
 const SPARSE_ITERATIONS: f64 = 300.0;
 
 /// L-BFGS iterations of pac-sgp over θ, σ² and Z (`objective::pac_sgp`, cap 200): 22 on the
@@ -340,6 +342,23 @@ const CANDIDATES: f64 = 9.0;
 /// measured).
 const CLASSIFIER_ML2_ITERATIONS: f64 = 22.0;
 
+/// ML-II iterations of a classifier's θ on wide inputs (more than
+/// [`crate::kernel::start::WIDE_INPUTS`], started at the median distance and stopped by the
+/// stall rule [`crate::kernel::start::WIDE_STALL`]): 72 for Laplace (79 for EP, 72 for the
+/// softmax Laplace's three classes) on the first 1 000 rows of the 341-input table of
+/// `scripts/make_wide_table.py` labelled by `price` against its median (tercile bands for
+/// softmax), `--select ml2`; from lengthscales 1 the search stopped at its start.
+const WIDE_CLASSIFIER_ML2_ITERATIONS: f64 = 72.0;
+
+/// ML-II iterations of a classifier's θ on `s`'s inputs: [`WIDE_CLASSIFIER_ML2_ITERATIONS`]
+/// on wide inputs, else [`CLASSIFIER_ML2_ITERATIONS`].
+fn classifier_ml2_iterations(s: Shape) -> f64 {
+    match s.d > crate::kernel::start::WIDE_INPUTS as f64 {
+        true => WIDE_CLASSIFIER_ML2_ITERATIONS,
+        false => CLASSIFIER_ML2_ITERATIONS,
+    }
+}
+
 /// A binary classifier by `inference`: each of the nine candidates fitted and certified (or
 /// ML-II iterations of one fit each); the sparse ones (IVM, SOGP) cost N·M² per candidate.
 fn classifier(s: Shape, inference: &Inference, hypers: &ClassifierHypers, restarts: f64) -> Work {
@@ -347,7 +366,7 @@ fn classifier(s: Shape, inference: &Inference, hypers: &ClassifierHypers, restar
     match hypers {
         ClassifierHypers::Candidates => Work::other(CANDIDATES, per_fit, 0.0),
         ClassifierHypers::Grid { .. } | ClassifierHypers::Split(_) => Work::optimiser(
-            CLASSIFIER_ML2_ITERATIONS * (1.0 + restarts),
+            classifier_ml2_iterations(s) * (1.0 + restarts),
             EVALUATIONS_PER_ITERATION * (per_fit + s.n * s.n * s.n),
             per_fit,
         ),
@@ -402,7 +421,8 @@ const PAC_GPC_EVALUATION_CUBES: f64 = 3.5;
 /// `pac-gpc` (`objective::pac_gpc`): from a Laplace fit, the sites (and on the grid θ)
 /// optimised by L-BFGS for the bound, to the cap of [`PacGpcConfig`]'s optimiser (500, which
 /// the pac-gpc row reached: 552 evaluations); with the candidate kernels, each first
-/// screened by a short run (`screen_iter`, 40) from its own Laplace fit.
+/// screened by a short run (`screen_iter`, 40) from its own Laplace fit; with the split
+/// prior, part A's ML-II (as a classifier's, on wide inputs too) before the sites' run.
 fn pac_gpc(s: Shape, c: &PacGpcSpec) -> Work {
     let laplace = Inference::Laplace {
         likelihood: c.likelihood,
@@ -411,14 +431,21 @@ fn pac_gpc(s: Shape, c: &PacGpcSpec) -> Work {
     let config = PacGpcConfig::default();
     let (full, screen) = (config.lbfgs.max_iter as f64, config.screen_iter as f64);
     let eval = PAC_GPC_EVALUATION_CUBES * s.n * s.n * s.n;
+    let sites = Work::optimiser(full, LONG_RUN_EVALUATIONS_PER_ITERATION * eval, per_fit);
     match c.hypers {
         ClassifierHypers::Candidates => Work::optimiser(
             CANDIDATES * screen + full,
             LONG_RUN_EVALUATIONS_PER_ITERATION * eval,
             (CANDIDATES + 1.0) * per_fit,
         ),
+        ClassifierHypers::Split(_) => Work::optimiser(
+            classifier_ml2_iterations(s),
+            EVALUATIONS_PER_ITERATION * (per_fit + s.n * s.n * s.n),
+            0.0,
+        )
+        .then(sites),
         // θ moves too: a Gram matrix and its P derivatives at every evaluation.
-        _ => Work::optimiser(
+        ClassifierHypers::Grid { .. } => Work::optimiser(
             full,
             LONG_RUN_EVALUATIONS_PER_ITERATION
                 * (eval + gram_flops(s.n * s.n, s.d) + 2.0 * s.p * s.n * s.n),
@@ -460,11 +487,20 @@ fn svm(s: Shape, spec: &SvmSpec) -> Work {
 }
 
 /// The multi-class Laplace (`inference::softmax`): per Newton step K factors of N × N and the
-/// `M = Σ_c E_c` factor (GPML Alg. 3.3), for each of the nine candidates.
-fn softmax(s: Shape) -> Work {
+/// `M = Σ_c E_c` factor (GPML Alg. 3.3), for each of the nine candidates; with θ by ML-II
+/// (`hypers` on the grid), [`classifier_ml2_iterations`] of that fit and the evidence's
+/// gradient (K products of N × N more, GPML Alg. 5.2).
+fn softmax(s: Shape, hypers: &ClassifierHypers) -> Work {
     let per_step = (s.k + 1.0) * cholesky_flops(s.n) + s.k * s.n * s.n * s.n;
     let per_fit = gram_flops(s.n * s.n, s.d) + (NEWTON_STEPS + 1.0) * per_step;
-    Work::other(CANDIDATES, per_fit, 0.0)
+    match hypers {
+        ClassifierHypers::Grid { .. } => Work::optimiser(
+            classifier_ml2_iterations(s),
+            EVALUATIONS_PER_ITERATION * (per_fit + s.k * s.n * s.n * s.n),
+            per_fit,
+        ),
+        _ => Work::other(CANDIDATES, per_fit, 0.0),
+    }
 }
 
 /// One evaluation of the sparse variational objective on `rows` rows (`svgp::objective`):
@@ -548,7 +584,7 @@ pub fn work(method: &Method, s: Shape) -> Work {
         Method::Svm(spec) => svm(s, spec),
         Method::Svgp(spec) => svgp(s, spec),
         Method::OneVsRest(inner) => work(inner, Shape { k: 2.0, ..s }).repeated(s.k),
-        Method::Softmax(_) => softmax(s),
+        Method::Softmax(spec) => softmax(s, &spec.hypers),
     }
 }
 

@@ -68,10 +68,11 @@ fn select_by_bound(x: MatRef<'_, f64>, y: &[f64], s: &Setup) -> Result<Selected>
 }
 
 /// ML-II inside the grid's range, θ snapped onto the grid (by the driver), refit there with
-/// the method's own settings, warm-started; penalty `T·ln 1201`. Laplace's and EP's ML-II
-/// start on more than [`start::WIDE_INPUTS`] inputs at the median distance and stop by the
-/// stall rule, as gpr's does (their objective is a log evidence summed over the rows, in nats;
-/// [`start`]); the start is `seed`'s and the fit's notes say where it was.
+/// the method's own settings, warm-started; penalty `T·ln 1201`. Laplace's, EP's and IVM's
+/// ML-II start on more than [`start::WIDE_INPUTS`] inputs at the median distance and stop by
+/// the stall rule, as gpr's does (their objectives are log evidences summed over the rows or
+/// IVM's active set, in nats; [`start`]); the start is `seed`'s and the fit's notes say where
+/// it was.
 fn select_by_ml2(
     kernel: &Kernel,
     x: MatRef<'_, f64>,
@@ -127,7 +128,11 @@ fn select_by_ml2(
             let mut c = IvmMl2Config::new(cfg.active_set, 3);
             c.ivm = *cfg;
             c.snap = Some(grid);
-            let r = ivm_ml2(kernel, &s.likelihood, x, y, &c)?;
+            c.kernel_optim.stall = start::wide_stall(x.ncols());
+            let (kernel, note) =
+                start::wide_start_noted(kernel.clone(), x, seed, "leaves the evidence flat");
+            notes.extend(note);
+            let r = ivm_ml2(&kernel, &s.likelihood, x, y, &c)?;
             let report = r.kernel_reports.last().cloned().ok_or(Error::Empty {
                 what: "IVM ML-II rounds",
             })?;

@@ -12,7 +12,7 @@ use crate::data::{check_class_indices, one_vs_rest_signs, ClassLabels, Dataset, 
 use crate::error::{Error, Result};
 use crate::inference::softmax::evidence::{fit_softmax_ml2, softmax_mode, SoftmaxMlConfig};
 use crate::inference::softmax::{class_indices, SoftmaxConfig, SoftmaxPosterior};
-use crate::kernel::Kernel;
+use crate::kernel::{start, Kernel};
 use crate::loo::LooMode;
 use crate::memory::MemoryLimit;
 use crate::model::softmax::softmax_certificate;
@@ -290,9 +290,11 @@ fn certified_objective(model: &mut FittedModel, train: &Dataset) -> Result<()> {
 }
 
 /// `laplace` with `multiclass softmax`: the shared kernel by ML-II snapped onto the grid
-/// (`T·ln 1201`), or the candidate kernel of the lowest certificate (`ln 9`; the candidates
-/// are compared with draws independent of the certificate's); the model holds the softmax
-/// posterior and its fit report the certificate's bound.
+/// (`T·ln 1201`; on more than [`start::WIDE_INPUTS`] inputs from the median distance, stopped
+/// by the stall rule, as gpr's: its objective is a log evidence summed over the rows), or the
+/// candidate kernel of the lowest certificate (`ln 9`; the candidates are compared with draws
+/// independent of the certificate's); the model holds the softmax posterior and its fit
+/// report the certificate's bound.
 pub fn softmax(
     spec: &CheckedFitSpec,
     s: &SoftmaxSpec,
@@ -303,24 +305,25 @@ pub fn softmax(
     let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
     let x = x_scaler.transform(train.x.as_ref())?;
     let y = class_indices(&train.y, classes.k())?;
-    let (kernel, mode, optimiser) = match &s.hypers {
+    let (kernel, mode, optimiser, notes) = match &s.hypers {
         ClassifierHypers::Grid { kernel } => {
-            let cfg = SoftmaxMlConfig {
+            let mut cfg = SoftmaxMlConfig {
                 snap: Some(HyperGrid::default()),
                 ..Default::default()
             };
-            let (k, mode, report) = fit_softmax_ml2(
-                &Kernel::from_spec(kernel, train.d())?,
+            cfg.lbfgs.stall = start::wide_stall(x.ncols());
+            let (k0, note) = start::wide_start_noted(
+                Kernel::from_spec(kernel, train.d())?,
                 x.as_ref(),
-                &y,
-                classes.k(),
-                &cfg,
-            )?;
-            (k, mode, Some(report))
+                spec.seed,
+                "leaves the evidence flat",
+            );
+            let (k, mode, report) = fit_softmax_ml2(&k0, x.as_ref(), &y, classes.k(), &cfg)?;
+            (k, mode, Some(report), note.into_iter().collect())
         }
         ClassifierHypers::Candidates => {
             let (k, mode) = softmax_by_bound(spec, x.as_ref(), &train.y, &y, classes.k())?;
-            (k, mode, None::<OptimReport>)
+            (k, mode, None::<OptimReport>, Vec::new())
         }
         ClassifierHypers::Split(_) => {
             return Err(Error::Unsupported(
@@ -334,6 +337,7 @@ pub fn softmax(
         jitter_used: posterior.jitter(),
         inference: Some(inference),
         optimiser,
+        notes,
         ..Default::default()
     };
     let task = Task::Softmax {

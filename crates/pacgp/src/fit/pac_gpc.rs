@@ -100,6 +100,7 @@ pub fn split_classifier(
             train.n()
         ),
         jitter_used: fit.posterior.cov.jitter(),
+        notes: fit.start_note.into_iter().collect(),
         ..Default::default()
     };
     let task = Task::Classification {

@@ -301,12 +301,13 @@ fn split_pac_gp(
     let fit = fit_split_prior(train, &kernel, &cfg)?;
     let record = SplitRecord::of(&fit, fraction.candidates()?.len(), cfg.term);
     let posterior = fit.posterior;
-    let r = report(
+    let mut r = report(
         "pac_bayes_bound_kl_split_prior",
         fit.certificate.bound,
         Some(fit.report.clone()),
         posterior.cov.jitter(),
     );
+    r.notes.extend(fit.prior.start_note.clone());
     let task = Task::Regression {
         posterior,
         noise_variance: fit.prior.noise_a,
@@ -378,12 +379,13 @@ fn split_pac_sgp(
     let fit = crate::objective::sgp_split::fit_sparse_split_prior(train, &kernel, m, &cfg)?;
     let record = SparseSplitRecord::of(&fit, cfg.term);
     let posterior = fit.posterior;
-    let r = report(
+    let mut r = report(
         "pac_bayes_bound_kl_sparse_split_prior",
         fit.certificate.bound,
         None,
         crate::regression::sparse::KUU_JITTER,
     );
+    r.notes.extend(fit.prior.start_note.clone());
     let task = Task::Regression {
         posterior,
         noise_variance: fit.prior.noise_a,

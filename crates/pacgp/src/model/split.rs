@@ -228,7 +228,12 @@ impl FittedModel {
         let choices = self.choices()?;
         let parts = RegressionParts::of(sample, record.fraction, self.spec.seed)?;
         check_scalers(self, &parts.x_scaler, Some(&parts.y_scaler))?;
-        let prior = SplitPrior::fit_ml2(&spec_kernel(self)?, parts.x_a.clone(), parts.y_a.clone())?;
+        let prior = SplitPrior::fit_ml2(
+            &spec_kernel(self)?,
+            parts.x_a.clone(),
+            parts.y_a.clone(),
+            self.spec.seed,
+        )?;
         check_kernel("split prior record's θ_A", &record.kernel_a, &prior.kernel)?;
         check_close(
             "split prior record's σ_A²",

@@ -25,7 +25,7 @@ use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm};
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm, PosteriorAgainst};
 use crate::data::{Dataset, Standardizer, TargetScaler};
 use crate::error::{Error, Result};
-use crate::kernel::Kernel;
+use crate::kernel::{start, Kernel};
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
 use crate::optim::scalar::grid_then_golden;
@@ -51,6 +51,8 @@ pub struct SparseSplitPrior {
     chol_kuu: Cholesky,
     chol_sigma_a: Cholesky,
     sigma_a_inv: Mat<f64>,
+    /// Where VFE on part A started, when the wide start moved it ([`SparseSplitPrior::fit_vfe`]).
+    pub start_note: Option<String>,
 }
 
 impl SparseSplitPrior {
@@ -78,6 +80,7 @@ impl SparseSplitPrior {
             chol_kuu,
             chol_sigma_a,
             sigma_a_inv,
+            start_note: None,
         })
     }
 
@@ -100,7 +103,9 @@ impl SparseSplitPrior {
     }
 
     /// VFE on part A (θ, σ_A², Z by the sparse ML-II driver from k-means), then its q(u):
-    /// `a_A = K_uu α`, `Σ_A = L_uu B⁻¹ L_uuᵀ` (whitened form of the shared posterior).
+    /// `a_A = K_uu α`, `Σ_A = L_uu B⁻¹ L_uuᵀ` (whitened form of the shared posterior). On
+    /// more than [`start::WIDE_INPUTS`] inputs θ starts at the median distance of part A's rows
+    /// (drawn with `seed`) and the search stops by the stall rule, as the vfe fit's does.
     pub fn fit_vfe(
         kernel_init: &Kernel,
         x_a: MatRef<'_, f64>,
@@ -108,11 +113,14 @@ impl SparseSplitPrior {
         m: usize,
         seed: u64,
     ) -> Result<Self> {
-        let cfg = SparseConfig {
+        let mut cfg = SparseConfig {
             seed,
             ..Default::default()
         };
-        let (gp, _, _) = train_sparse(kernel_init, 0.1, x_a, y_a, m, SparseMethod::Vfe, &cfg)?;
+        cfg.lbfgs.stall = start::wide_stall(x_a.ncols());
+        let (kernel, start_note) =
+            start::wide_start_noted(kernel_init.clone(), x_a, seed, "leaves the evidence flat");
+        let (gp, _, _) = train_sparse(&kernel, 0.1, x_a, y_a, m, SparseMethod::Vfe, &cfg)?;
         let post = gp.posterior(x_a, y_a)?;
         let Covariance::WhitenedPrecision { chol_kuu, chol_b } = &post.cov else {
             return Err(Error::Unsupported(
@@ -124,7 +132,11 @@ impl SparseSplitPrior {
         let a_a = linalg::mat_vec(&l, &lt_alpha);
         let sigma_a = &l * chol_b.inverse() * l.transpose();
         let sym = Mat::from_fn(m, m, |i, j| 0.5 * (sigma_a[(i, j)] + sigma_a[(j, i)]));
-        Self::new(gp.kernel, gp.z, gp.noise_variance, a_a, sym)
+        let prior = Self::new(gp.kernel, gp.z, gp.noise_variance, a_a, sym)?;
+        Ok(Self {
+            start_note,
+            ..prior
+        })
     }
 
     /// Number of inducing inputs M.

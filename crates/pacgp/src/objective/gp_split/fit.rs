@@ -169,7 +169,7 @@ pub(super) fn fit_fraction(
         y_b,
     } = RegressionParts::of(train, fraction, cfg.seed)?;
     let loss = RegressionLoss::new_epsilon_band(y_scaler.scale_length(cfg.epsilon))?;
-    let prior = SplitPrior::fit_ml2(kernel_init, x_a, y_a)?;
+    let prior = SplitPrior::fit_ml2(kernel_init, x_a, y_a, cfg.seed)?;
     let prior_b = prior.on(x_b.as_ref())?;
     let record = SplitRecord {
         fraction,

@@ -29,7 +29,7 @@ use crate::bounds::{BoundKind, BoundTarget, ConfidenceTerm, CATONI_GRID};
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
 use crate::data::{Dataset, SampleSplit, Standardizer, TargetScaler};
 use crate::error::{Error, Result};
-use crate::kernel::Kernel;
+use crate::kernel::{start, Kernel};
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::loss::RegressionLoss;
 use crate::optim::{self, boxes, LbfgsConfig, Objective, OptimReport, Restarts};
@@ -152,6 +152,8 @@ pub struct SplitPrior {
     pub y_a: Vec<f64>,
     /// P_A: the shared posterior of part A as a conditioned prior ([`SplitPrior::posterior`]).
     p_a: Prior,
+    /// Where ML-II on part A started, when the wide start moved it ([`SplitPrior::fit_ml2`]).
+    pub start_note: Option<String>,
 }
 
 impl SplitPrior {
@@ -173,19 +175,29 @@ impl SplitPrior {
             x_a,
             y_a: y_a.to_vec(),
             p_a,
+            start_note: None,
         })
     }
 
     /// P_A with θ_A and σ_A² by ML-II on part A (the one ML-II driver; no grid, no charge).
-    pub fn fit_ml2(kernel_init: &Kernel, x_a: Mat<f64>, y_a: Vec<f64>) -> Result<Self> {
-        let (gp, _) = fit_ml2(
-            kernel_init,
-            0.1,
-            x_a.clone(),
-            y_a.clone(),
-            &MlConfig::default(),
-        )?;
-        Self::new(gp.kernel, gp.noise_variance, x_a, &y_a)
+    /// On more than [`start::WIDE_INPUTS`] inputs it starts at the median distance of part A's
+    /// rows (drawn with `seed`) and stops by the stall rule, as gpr's ML-II does; `certify`
+    /// refits A the same way.
+    pub fn fit_ml2(kernel_init: &Kernel, x_a: Mat<f64>, y_a: Vec<f64>, seed: u64) -> Result<Self> {
+        let mut ml = MlConfig::default();
+        ml.lbfgs.stall = start::wide_stall(x_a.ncols());
+        let (kernel, start_note) = start::wide_start_noted(
+            kernel_init.clone(),
+            x_a.as_ref(),
+            seed,
+            "leaves the evidence flat",
+        );
+        let (gp, _) = fit_ml2(&kernel, 0.1, x_a.clone(), y_a.clone(), &ml)?;
+        let prior = Self::new(gp.kernel, gp.noise_variance, x_a, &y_a)?;
+        Ok(Self {
+            start_note,
+            ..prior
+        })
     }
 
     /// μ_A and K_A on `x` (docs/math.md §9.3.1): the conditioned prior of

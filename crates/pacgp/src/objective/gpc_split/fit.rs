@@ -110,6 +110,7 @@ pub(super) fn fit_fraction(
         x_scaler: pa.x_scaler,
         part_a: pa.part_a,
         part_b: pa.part_b,
+        start_note: pa.start_note,
     })
 }
 

@@ -36,7 +36,7 @@ use crate::error::{Error, Result};
 use crate::inference::ep::ep;
 use crate::inference::evidence::{fit_ep_ml2, fit_laplace_ml2, ClassifierMlConfig};
 use crate::inference::laplace::{laplace, LaplaceConfig};
-use crate::kernel::Kernel;
+use crate::kernel::{start, Kernel};
 use crate::likelihood::Likelihood;
 use crate::objective::bound::MinimisedBound;
 use crate::posterior::{Covariance, GaussianPosterior, Prior, PriorAt};
@@ -131,6 +131,8 @@ pub struct SplitPriorFit {
     pub mean_scale: f64,
     /// The kernel of `P_A` (θ by ML-II on A; on A's standardised inputs).
     pub prior_kernel: Kernel,
+    /// Where ML-II on A started, when the wide start moved it ([`PartAPrior::start_note`]).
+    pub start_note: Option<String>,
 }
 
 #[cfg(test)]

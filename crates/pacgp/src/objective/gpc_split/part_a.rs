@@ -43,20 +43,27 @@ pub(super) fn kernel_structures(kernel_init: &Kernel, cfg: &SplitPriorConfig) ->
         .collect()
 }
 
-/// The posterior of part A at θ by ML-II on A (Laplace, or EP with `ep_prior`).
+/// The posterior of part A at θ by ML-II on A (Laplace, or EP with `ep_prior`), and where
+/// ML-II started when the wide start moved it: on more than [`start::WIDE_INPUTS`] inputs at
+/// the median distance of A's rows (drawn with `cfg.seed`), stopped by the stall rule, as the
+/// classifiers' own ML-II ([`crate::fit::classifier`]); `certify` refits A the same way.
 pub(super) fn fit_part_a(
     kernel_init: &Kernel,
     lik: &Likelihood,
     x: MatRef<'_, f64>,
     y: &[f64],
     cfg: &SplitPriorConfig,
-) -> Result<GaussianPosterior> {
+) -> Result<(GaussianPosterior, Option<String>)> {
+    let mut ml_cfg = cfg.ml.clone();
+    ml_cfg.lbfgs.stall = start::wide_stall(x.ncols());
+    let (kernel, note) =
+        start::wide_start_noted(kernel_init.clone(), x, cfg.seed, "leaves the evidence flat");
     let ml = if cfg.ep_prior {
-        fit_ep_ml2(kernel_init, lik, x, y, &cfg.ml)?
+        fit_ep_ml2(&kernel, lik, x, y, &ml_cfg)?
     } else {
-        fit_laplace_ml2(kernel_init, lik, x, y, &cfg.ml)?
+        fit_laplace_ml2(&kernel, lik, x, y, &ml_cfg)?
     };
-    Ok(ml.fit.posterior)
+    Ok((ml.fit.posterior, note))
 }
 
 /// The posterior of part A₁ at a fixed kernel (Laplace, or EP with `ep_prior`).
@@ -108,6 +115,9 @@ pub struct PartAPrior {
     pub(super) lambdas: Menu<ConfidenceTerm>,
     /// The certificate's zero-price descriptions of the prior and its choices.
     pub(super) choices: Vec<PenaltyTerm>,
+    /// Where ML-II on A started, when the wide start moved it ([`fit_part_a`]; the first
+    /// kernel structure's that moved).
+    pub start_note: Option<String>,
 }
 
 impl PartAPrior {
@@ -150,10 +160,12 @@ pub fn part_a_prior(
         x_scaler.transform(a.x.as_ref())?,
         x_scaler.transform(b.x.as_ref())?,
     );
-    let posts_a = kernel_structures(kernel_init, cfg)
+    let (posts_a, notes): (Vec<_>, Vec<_>) = kernel_structures(kernel_init, cfg)
         .iter()
         .map(|k| fit_part_a(k, lik, xa.as_ref(), &a.y, cfg))
-        .collect::<Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>>>()?
+        .into_iter()
+        .unzip();
     let nested = if needs_nested(cfg) {
         let part_a_data = (&xa, a.y.as_slice(), lik);
         let kernels_a: Vec<Kernel> = posts_a.iter().map(|p| p.kernel().clone()).collect();
@@ -210,6 +222,7 @@ pub fn part_a_prior(
         prior,
         latent,
         choices,
+        start_note: notes.into_iter().flatten().next(),
     })
 }
 
