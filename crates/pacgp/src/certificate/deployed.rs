@@ -34,6 +34,16 @@
 //!     `e = E_x[(1 − p_y(x))²]` the risk that two independent draws both err, at δ (KL
 //!     doubled).
 //!
+//!   **Not in either grid: the C-bound** (Lacasse et al. 2007; Germain, Lacasse, Laviolette,
+//!   Marchand & Roy 2015). The deployed label is the majority vote of the Gibbs classifier of
+//!   `Q_c`, so `R(deployed) ≤ 1 − (1 − 2r)²/(1 − 2d)` ([`c_bound`]) with r its Gibbs risk and
+//!   d two draws' disagreement; its PAC-Bayes form (their PAC-Bound 1) bounds r from above
+//!   (KL) and d from below (KL doubled), each at δ/2 ([`DerandomisedForm::CBound`]; a
+//!   multi-class vote's on its ½-margin, d = `E 2p_y(1 − p_y)`). On the shipped sets it was
+//!   the least form on none of 240 fits (docs/reproduce/deployed.md), so it is computed only
+//!   beside the grid, priced as if it were in it ([`classifier_forms_with_c_bound`],
+//!   [`majority_vote_forms_with_c_bound`]), for `pacgp reproduce deployed`'s comparison.
+//!
 //!   A regressor's ε-band risk of the mean: where `|y − μ| > ε` a draw of Q misses the band
 //!   `ε − γ` unless it strays `γ = r·ε` from the mean, so
 //!   `R_ε(μ) ≤ P_Q[|y − f| > ε − γ] + P_{Q_0}[|f − μ| ≥ γ]`, the second under the centred
@@ -143,8 +153,8 @@ pub enum DerandomisedForm {
     Tandem,
     /// The C-bound (Germain et al. 2015, PAC-Bound 1): the Gibbs risk bounded above and two
     /// draws' disagreement below, each at δ/2, in [`c_bound`]. Not in a certificate's grid:
-    /// the comparison of `pacgp reproduce deployed` (docs/reproduce/deployed.md) found it
-    /// looser than the forms above.
+    /// in the comparison of `pacgp reproduce deployed` (docs/reproduce/deployed.md) it was
+    /// never the least form.
     CBound,
 }
 
@@ -170,7 +180,7 @@ pub struct DerandomisedParts {
     /// (absent in the divided form).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub second_risk: Option<f64>,
-    /// Its PAC-Bayes bound at δ/2.
+    /// Its PAC-Bayes bound at δ/2 (from below in the C-bound form).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub second_bound: Option<f64>,
     /// The KL it is charged: `2·KL(Q_c‖P)` for a pair of draws, `KL(Q_0‖P)` for the centred
@@ -815,7 +825,9 @@ mod tests {
                 pair += 2.0 * wrong * (1.0 - wrong);
                 m1 += 1.0 - 2.0 * wrong;
                 m2 += (1.0 - 2.0 * wrong).powi(2);
-                (mean.push(mu), var.push(v), y.push(label));
+                mean.push(mu);
+                var.push(v);
+                y.push(label);
             }
             let p = points as f64;
             let (vote_err, gibbs, pair) = (vote_err / p, gibbs / p, pair / p);
