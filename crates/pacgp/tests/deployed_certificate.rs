@@ -160,6 +160,87 @@ fn binary_classifiers_deployed_bound_is_recomputed_and_holds_on_ripley() {
     }
 }
 
+/// The comparison of `reproduce deployed` (issue 42) on Ripley's set for Laplace: the C-bound
+/// (Germain et al. 2015, PAC-Bound 1) recomputed here from the scaled posteriors — the Gibbs
+/// risk's kl-inverse at δ/2 with KL, the disagreement's lower kl-inverse (a bisection here)
+/// at δ/2 with 2·KL, both priced `ln 56` beside the certificate's choices — least over the
+/// scales; the enlarged grid's other forms pay `ln 56` instead of `ln 49`, so none is below
+/// the certificate's value.
+#[test]
+fn the_c_bound_comparison_is_recomputed_on_ripley() {
+    use pacgp::special::binary_kl;
+    let (train, labels) = classes("data/ripley-synth/synth_tr.csv");
+    let spec = FitOptions::default().check(MethodName::Laplace).unwrap();
+    let model = pacgp::fit::fit(&spec, &train, labels).unwrap();
+    let report = model.certify(&train, &no_loo()).unwrap().remove(0);
+    let forms = model
+        .deployed_forms_with_c_bound(&train, &no_loo())
+        .unwrap()
+        .expect("a binary classifier's comparison");
+    let names: Vec<DerandomisedForm> = forms
+        .iter()
+        .map(|f| f.derandomised.as_ref().unwrap().form)
+        .collect();
+    assert_eq!(
+        names,
+        [
+            DerandomisedForm::Disagreement,
+            DerandomisedForm::CBound,
+            DerandomisedForm::Divided
+        ]
+    );
+    let grid = DERANDOMISED_SCALES.len() * (2 + DERANDOMISED_MARGINS.len());
+    let penalty = report.certificate.penalty + (grid as f64).ln();
+    let (delta, n) = (report.certificate.delta, train.n() as f64);
+    let xs = model.x_scaler.transform(train.x.as_ref()).unwrap();
+    let below = |q: f64, c: f64| {
+        let (mut lo, mut hi) = (0.0, q);
+        for _ in 0..200 {
+            let mid = 0.5 * (lo + hi);
+            if binary_kl(q, mid) > c {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        hi
+    };
+    let c = &report.certificate;
+    let mut want = f64::INFINITY;
+    for &s in &DERANDOMISED_SCALES {
+        let (m, kl) = scaled(&model, &xs, s);
+        let z = |i: usize| m.mean[i] / m.var[i].sqrt();
+        let gibbs: f64 = (0..train.n())
+            .map(|i| normal_cdf(-train.y[i] * z(i)))
+            .sum::<f64>()
+            / n;
+        let pair: f64 = (0..train.n())
+            .map(|i| 2.0 * normal_cdf(z(i)) * normal_cdf(-z(i)))
+            .sum::<f64>()
+            / n;
+        let r_up = bound(&report, gibbs, kl, delta / 2.0, penalty);
+        let complexity = (2.0 * kl + penalty + c.confidence_term.value(c.n, delta / 2.0)) / n;
+        let d_low = below(pair, complexity);
+        let value = if r_up >= 0.5 {
+            1.0
+        } else {
+            1.0 - (1.0 - 2.0 * r_up).powi(2) / (1.0 - 2.0 * d_low)
+        };
+        want = want.min(value);
+    }
+    let got = forms[1].value;
+    assert!((got - want).abs() < 1e-9, "{got} vs {want}");
+    assert_eq!(forms[1].derandomised.as_ref().unwrap().grid, grid);
+    let deployed = report.deployed.as_ref().unwrap().value;
+    for f in [&forms[0], &forms[2]] {
+        assert!(f.value >= deployed - 1e-12, "{} < {deployed}", f.value);
+    }
+    println!(
+        "ripley laplace: certificate {deployed:.4}, C-bound {got:.4}, disagreement {:.4}, divided {:.4}",
+        forms[0].value, forms[2].value
+    );
+}
+
 /// A regressor's ε-band bound on its mean: the band risk of Q at `(1 − r)ε` plus the centred
 /// posterior's (mean weights 0) spread `P[|f − μ| ≥ rε]`, each at δ/2, least over r.
 #[test]
@@ -345,6 +426,19 @@ fn the_deployed_experiment_runs_one_vs_rest_on_iris() {
     );
     assert!(
         r.holdout_test_error.is_finite() && r.holdout_test_error < 0.5,
+        "{r:?}"
+    );
+    // The comparison of issue 42: the vote's three forms and its C-bound priced ln 4.
+    for v in [
+        r.enlarged_first_order,
+        r.enlarged_disagreement,
+        r.enlarged_tandem,
+        r.c_bound,
+    ] {
+        assert!(v >= r.train_error && v <= 1.0, "{r:?}");
+    }
+    assert!(
+        r.enlarged_divided.is_nan() && r.c_bound_scale == 1.0,
         "{r:?}"
     );
     assert!(load_deployed_set(&repo("data"), "digitz").is_err());

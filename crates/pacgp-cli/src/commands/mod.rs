@@ -293,6 +293,16 @@ fn print_deployed(d: &pacgp::model::DeployedCertificate) -> Result<()> {
             "tandem risk (two draws both err) {:.4} ≤ {:.4} (KL of the pair {:.2}), times 4",
             p.risk, p.risk_bound, p.kl
         ),
+        DerandomisedForm::CBound => format!(
+            "C-bound 1 − (1 − 2r)²/(1 − 2d) of the Gibbs risk (mean scaled by c = {}) {:.4} ≤ r = {:.4} (KL {:.2}) and the disagreement of two draws {:.4} ≥ d = {:.4} (KL {:.2}), each at δ/2",
+            p.scale,
+            p.risk,
+            p.risk_bound,
+            p.kl,
+            p.second_risk.unwrap_or(f64::NAN),
+            p.second_bound.unwrap_or(f64::NAN),
+            p.second_kl.unwrap_or(f64::NAN)
+        ),
     };
     out!(
         "  derandomised PAC-Bayes bound: {how}; each choice priced {:.2} nats (grid of {}); with the Gibbs certificate, both hold with probability ≥ 1 − {}",

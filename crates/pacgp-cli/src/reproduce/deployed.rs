@@ -98,6 +98,28 @@ fn print(s: &DeployedSettings, summary: &[DeployedSummary], out: &Path) -> Resul
         100.0 * (1.0 - s.holdout),
         100.0 * s.holdout
     );
+    print_c_bound(summary)?;
     out!("wrote {}", out.join("deployed*.{csv,json}").display());
+    Ok(())
+}
+
+/// The comparison of the C-bound with the deployed certificate's forms on stdout.
+fn print_c_bound(summary: &[DeployedSummary]) -> Result<()> {
+    out!("The C-bound beside the deployed certificate's forms (grid enlarged by it, priced ln of the enlarged grid): median over the splits of each form's least bound over predict's held-out error");
+    out!("dataset        method   disagreement  divided  first order  tandem  C-bound  C-bound least");
+    for r in summary {
+        out!(
+            "{:<14} {:<8} {:>12.1}  {:>7.1}  {:>11.1}  {:>6.1}  {:>7.1}  {:>7}/{:<2}",
+            r.dataset,
+            r.method,
+            r.median_ratio_disagreement,
+            r.median_ratio_divided,
+            r.median_ratio_first_order,
+            r.median_ratio_tandem,
+            r.median_ratio_c_bound,
+            r.c_bound_wins,
+            r.splits
+        );
+    }
     Ok(())
 }

@@ -174,6 +174,25 @@ pub fn pac_bayes_bound(
     Ok(bound_and_partials(empirical_risk, c, kind, term).0)
 }
 
+/// Lower bound on the true risk of a loss in [0, 1] holding with probability ≥ 1 − δ: the
+/// upper bound [`pac_bayes_bound`] on the complementary loss `1 − ℓ`, whose empirical risk is
+/// `1 − R_S`, subtracted from 1. For the kl form this is `kl⁻¹_low(R_S, C)`, the least p with
+/// `kl(R_S‖p) ≤ C` (kl is symmetric under q, p → 1 − q, 1 − p); the C-bound's disagreement
+/// term needs it (Germain et al. 2015, PAC-Bound 1).
+pub fn pac_bayes_lower_bound(
+    empirical_risk: f64,
+    kl: f64,
+    n: usize,
+    delta: f64,
+    penalty: f64,
+    kind: BoundKind,
+    term: ConfidenceTerm,
+) -> Result<f64> {
+    check(empirical_risk, kl, n, delta, penalty)?;
+    let upper = pac_bayes_bound(1.0 - empirical_risk, kl, n, delta, penalty, kind, term)?;
+    Ok((1.0 - upper).max(0.0))
+}
+
 /// Catoni's λ must be positive and finite.
 fn check_term(term: ConfidenceTerm) -> Result<()> {
     match term.catoni_lambda() {
@@ -320,6 +339,57 @@ pub fn bound_with_partials(q: f64, c: f64, kind: BoundKind) -> (f64, f64, f64) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The PAC-Bayes lower bound is `kl⁻¹_low` of the complexity: against scipy's
+    /// `brentq(lambda x: kl(q‖x) − C, 1e-15, q)` (values computed once with scipy 1.x) and an
+    /// independent bisection here; Catoni's is `1 −` Catoni's bound on `1 − R_S`.
+    #[test]
+    fn pac_bayes_lower_bound_matches_scipy_and_a_bisection() {
+        let kl = |q: f64, p: f64| {
+            let a = if q > 0.0 { q * (q / p).ln() } else { 0.0 };
+            let b = if q < 1.0 {
+                (1.0 - q) * ((1.0 - q) / (1.0 - p)).ln()
+            } else {
+                0.0
+            };
+            a + b
+        };
+        let ln56 = 56f64.ln();
+        for (risk, k, n, delta, penalty, scipy) in [
+            (0.12, 8.0, 300, 0.025, ln56, 0.036_020_711_133_449_42),
+            (0.30, 20.0, 140, 0.005, ln56 + 1.3, 0.068_982_556_378_238_23),
+            (0.02, 2.0, 875, 0.005, 0.0, 0.004_945_813_003_617_818),
+        ] {
+            let low = pac_bayes_lower_bound(
+                risk,
+                k,
+                n,
+                delta,
+                penalty,
+                BoundKind::Kl,
+                ConfidenceTerm::Maurer,
+            )
+            .unwrap();
+            assert!((low - scipy).abs() < 1e-10, "{low} vs {scipy}");
+            let c = complexity(k, n, delta, penalty, ConfidenceTerm::Maurer);
+            let (mut lo, mut hi) = (0.0, risk);
+            while hi - lo > 1e-14 {
+                let mid = 0.5 * (lo + hi);
+                if kl(risk, mid) > c {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            assert!((low - hi).abs() < 1e-10, "{low} vs bisection {hi}");
+            assert!(low < risk);
+        }
+        let term = ConfidenceTerm::Catoni { lambda: 2.0 };
+        let low = pac_bayes_lower_bound(0.2, 3.0, 200, 0.01, 0.0, BoundKind::Kl, term).unwrap();
+        let c = complexity(3.0, 200, 0.01, 0.0, term);
+        assert!((low - (1.0 - catoni_bound(0.8, c, 2.0))).abs() < 1e-12);
+        assert!(pac_bayes_lower_bound(1.2, 3.0, 200, 0.01, 0.0, BoundKind::Kl, term).is_err());
+    }
 
     /// The held-out lower limit covers: for Bernoulli losses (the worst case) with n = 137 and
     /// δ = 0.01, the exact binomial probability that the limit exceeds the true p is ≤ δ.

@@ -34,6 +34,16 @@
 //!     `e = E_x[(1 − p_y(x))²]` the risk that two independent draws both err, at δ (KL
 //!     doubled).
 //!
+//!   **Not in either grid: the C-bound** (Lacasse et al. 2007; Germain, Lacasse, Laviolette,
+//!   Marchand & Roy 2015). The deployed label is the majority vote of the Gibbs classifier of
+//!   `Q_c`, so `R(deployed) ≤ 1 − (1 − 2r)²/(1 − 2d)` ([`c_bound`]) with r its Gibbs risk and
+//!   d two draws' disagreement; its PAC-Bayes form (their PAC-Bound 1) bounds r from above
+//!   (KL) and d from below (KL doubled), each at δ/2 ([`DerandomisedForm::CBound`]; a
+//!   multi-class vote's on its ½-margin, d = `E 2p_y(1 − p_y)`). On the shipped sets it was
+//!   the least form on none of 240 fits (docs/reproduce/deployed.md), so it is computed only
+//!   beside the grid, priced as if it were in it ([`classifier_forms_with_c_bound`],
+//!   [`majority_vote_forms_with_c_bound`]), for `pacgp reproduce deployed`'s comparison.
+//!
 //!   A regressor's ε-band risk of the mean: where `|y − μ| > ε` a draw of Q misses the band
 //!   `ε − γ` unless it strays `γ = r·ε` from the mean, so
 //!   `R_ε(μ) ≤ P_Q[|y − f| > ε − γ] + P_{Q_0}[|f − μ| ≥ γ]`, the second under the centred
@@ -43,7 +53,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{checked_kl, CertificateSpec};
-use crate::bounds::{pac_bayes_bound, BoundKind};
+use crate::bounds::{pac_bayes_bound, pac_bayes_lower_bound, BoundKind};
 use crate::error::{Error, Result};
 use crate::loss::{self, RegressionLoss};
 use crate::multiclass::VoteRisks;
@@ -141,6 +151,11 @@ pub enum DerandomisedForm {
     FirstOrder,
     /// Multi-class majority vote: four times the tandem risk's bound (pairs of draws), at δ.
     Tandem,
+    /// The C-bound (Germain et al. 2015, PAC-Bound 1): the Gibbs risk bounded above and two
+    /// draws' disagreement below, each at δ/2, in [`c_bound`]. Not in a certificate's grid:
+    /// in the comparison of `pacgp reproduce deployed` (docs/reproduce/deployed.md) it was
+    /// never the least form.
+    CBound,
 }
 
 /// The parts of a derandomised bound at the grid point it was taken at (module doc).
@@ -165,7 +180,7 @@ pub struct DerandomisedParts {
     /// (absent in the divided form).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub second_risk: Option<f64>,
-    /// Its PAC-Bayes bound at δ/2.
+    /// Its PAC-Bayes bound at δ/2 (from below in the C-bound form).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub second_bound: Option<f64>,
     /// The KL it is charged: `2·KL(Q_c‖P)` for a pair of draws, `KL(Q_0‖P)` for the centred
@@ -298,24 +313,56 @@ impl FirstTerm {
         }
     }
 
+    /// The kl-inverse PAC-Bayes lower bound on a risk at `delta` with this point's price.
+    fn lower_bound(&self, spec: &CertificateSpec, risk: f64, kl: f64, delta: f64) -> Result<f64> {
+        let kl = checked_kl(kl, self.n)?;
+        let penalty = self.penalty(spec);
+        pac_bayes_lower_bound(risk, kl, self.n, delta, penalty, BoundKind::Kl, spec.term)
+    }
+
+    /// A two-term form's parts: this term's bound and a second risk's, each at δ/2.
+    fn pair_parts(
+        &self,
+        spec: &CertificateSpec,
+        form: DerandomisedForm,
+        (risk_bound, second_bound): (f64, f64),
+        (second, second_kl): (f64, f64),
+    ) -> Result<DerandomisedParts> {
+        Ok(DerandomisedParts {
+            second_risk: Some(second),
+            second_bound: Some(second_bound),
+            second_kl: Some(checked_kl(second_kl, self.n)?),
+            ..self.parts(spec, form, risk_bound)
+        })
+    }
+
     /// A two-term form: this term's bound plus a second risk's, each at δ/2.
     fn plus(
         &self,
         spec: &CertificateSpec,
         form: DerandomisedForm,
-        (second, second_kl): (f64, f64),
+        second: (f64, f64),
     ) -> Result<GridPoint> {
         let half = spec.delta / 2.0;
         let risk_bound = self.bound(spec, self.risk, self.kl, half)?;
-        let second_bound = self.bound(spec, second, second_kl, half)?;
+        let second_bound = self.bound(spec, second.0, second.1, half)?;
         Ok(GridPoint {
             value: (risk_bound + second_bound).min(1.0),
-            parts: DerandomisedParts {
-                second_risk: Some(second),
-                second_bound: Some(second_bound),
-                second_kl: Some(checked_kl(second_kl, self.n)?),
-                ..self.parts(spec, form, risk_bound)
-            },
+            parts: self.pair_parts(spec, form, (risk_bound, second_bound), second)?,
+        })
+    }
+
+    /// The C-bound form (Germain et al. 2015, PAC-Bound 1): this term's Gibbs risk bounded
+    /// above and two draws' disagreement `(d, KL)` bounded below, each at δ/2, in
+    /// [`c_bound`] (which grows with the first and shrinks with the second).
+    fn c_bound(&self, spec: &CertificateSpec, disagreement: (f64, f64)) -> Result<GridPoint> {
+        let half = spec.delta / 2.0;
+        let risk_bound = self.bound(spec, self.risk, self.kl, half)?;
+        let d_low = self.lower_bound(spec, disagreement.0, disagreement.1, half)?;
+        let form = DerandomisedForm::CBound;
+        Ok(GridPoint {
+            value: c_bound(risk_bound, d_low),
+            parts: self.pair_parts(spec, form, (risk_bound, d_low), disagreement)?,
         })
     }
 
@@ -360,23 +407,60 @@ fn least(points: Vec<GridPoint>) -> GridPoint {
         .expect("a non-empty grid")
 }
 
-/// The derandomised certificate on a binary classifier's deployed label `sgn(μ(x) + b)` (or
-/// the SVM's), over the grid [`DERANDOMISED_SCALES`] × [`DERANDOMISED_MARGINS`] (module doc).
-/// `spec` carries δ, the confidence term and the Gibbs certificate's choices.
-pub fn derandomised_classifier(
+/// The least bound of each form on the grid, in the order the forms first appear.
+fn least_per_form(points: Vec<GridPoint>) -> Vec<GridPoint> {
+    let mut best: Vec<GridPoint> = Vec::new();
+    for p in points {
+        match best.iter_mut().find(|b| b.parts.form == p.parts.form) {
+            Some(b) if p.value < b.value => *b = p,
+            Some(_) => {}
+            None => best.push(p),
+        }
+    }
+    best
+}
+
+/// The C-bound (Lacasse et al. 2007; Germain et al. 2015, §4): a majority vote whose voters
+/// have Gibbs risk `r < ½` and disagreement `d` (two independent draws differ on whether they
+/// are right) errs with probability at most `1 − (1 − 2r)²/(1 − 2d)`, Cantelli's inequality
+/// on the vote's margin `M = 1 − 2·P_h[h errs]` (`E M = 1 − 2r`, `E M² = 1 − 2d`); 1 where
+/// `r ≥ ½`. It grows with r and shrinks with d, so an upper bound on r and a lower bound on d
+/// bound it.
+pub fn c_bound(gibbs: f64, disagreement: f64) -> f64 {
+    let second_moment = 1.0 - 2.0 * disagreement;
+    if gibbs >= 0.5 || second_moment <= 0.0 {
+        return 1.0;
+    }
+    (1.0 - (1.0 - 2.0 * gibbs).powi(2) / second_moment).clamp(0.0, 1.0)
+}
+
+/// Which grid a derandomised bound is minimised over.
+#[derive(Clone, Copy, PartialEq)]
+enum Grid {
+    /// The certificate's forms (module doc).
+    Certificate,
+    /// Those and the C-bound at every point of the certificate's scale grid, priced
+    /// `ln |enlarged grid|`: the comparison of `pacgp reproduce deployed`.
+    WithCBound,
+}
+
+/// Every point of a binary classifier's grid ([`derandomised_classifier`]) and the deployed
+/// label's error rate on the sample.
+fn classifier_grid(
     sample: &DerandomisedSample<'_>,
     scale: &PriorScale<'_>,
     bias: f64,
-    predictor: DeployedPredictor,
     spec: &CertificateSpec,
-) -> Result<DeployedCertificate> {
+    which: Grid,
+) -> Result<(Vec<GridPoint>, f64)> {
     sample.check()?;
     scale.check(sample.y.len())?;
     let kappa = scale.variance_ratio;
     let (y, n) = (sample.y, sample.y.len());
     let errors = loss::bayes_error_classification(y, sample.family.unit_marginals(), bias)?;
-    let scales = DERANDOMISED_SCALES.len();
-    let grid = scales * (1 + DERANDOMISED_MARGINS.len());
+    let with_c_bound = which == Grid::WithCBound;
+    let per_scale = 1 + DERANDOMISED_MARGINS.len() + usize::from(with_c_bound);
+    let grid = DERANDOMISED_SCALES.len() * per_scale;
     let mut points = Vec::with_capacity(grid);
     for &c in &DERANDOMISED_SCALES {
         let m = sample.family.marginals(c)?;
@@ -391,6 +475,9 @@ pub fn derandomised_classifier(
         };
         let pair = (loss::disagreement_classification(&m, c * bias)?, 2.0 * kl);
         points.push(gibbs.plus(spec, DerandomisedForm::Disagreement, pair)?);
+        if with_c_bound {
+            points.push(gibbs.c_bound(spec, pair)?);
+        }
         for &t in &DERANDOMISED_MARGINS {
             let gamma: Vec<f64> = scale
                 .prior_var
@@ -405,8 +492,88 @@ pub fn derandomised_classifier(
             points.push(margin.divided(spec, kappa)?);
         }
     }
+    Ok((points, errors))
+}
+
+/// The derandomised certificate on a binary classifier's deployed label `sgn(μ(x) + b)` (or
+/// the SVM's), over the grid [`DERANDOMISED_SCALES`] × [`DERANDOMISED_MARGINS`] (module doc).
+/// `spec` carries δ, the confidence term and the Gibbs certificate's choices.
+pub fn derandomised_classifier(
+    sample: &DerandomisedSample<'_>,
+    scale: &PriorScale<'_>,
+    bias: f64,
+    predictor: DeployedPredictor,
+    spec: &CertificateSpec,
+) -> Result<DeployedCertificate> {
+    let (points, errors) = classifier_grid(sample, scale, bias, spec, Grid::Certificate)?;
+    let n = sample.y.len();
     let errors = (errors * n as f64).round() as usize;
     Ok(deployed(least(points), predictor, n, errors, None, spec))
+}
+
+/// The comparison of `pacgp reproduce deployed` (issue 42): the least bound of each form —
+/// disagreement, divided, and the C-bound ([`DerandomisedForm::CBound`]) at every scale of
+/// [`DERANDOMISED_SCALES`] — on the grid of [`derandomised_classifier`] enlarged by the
+/// C-bound, every point priced `ln` of the enlarged grid (56 points), as the certificate
+/// would be were the C-bound in it.
+pub fn classifier_forms_with_c_bound(
+    sample: &DerandomisedSample<'_>,
+    scale: &PriorScale<'_>,
+    bias: f64,
+    predictor: DeployedPredictor,
+    spec: &CertificateSpec,
+) -> Result<Vec<DeployedCertificate>> {
+    let (points, errors) = classifier_grid(sample, scale, bias, spec, Grid::WithCBound)?;
+    let n = sample.y.len();
+    let errors = (errors * n as f64).round() as usize;
+    Ok(least_per_form(points)
+        .into_iter()
+        .map(|p| deployed(p, predictor, n, errors, None, spec))
+        .collect())
+}
+
+/// Every form of a multi-class vote's grid ([`derandomised_majority_vote`]).
+fn majority_vote_grid(
+    risks: &VoteRisks,
+    kl: f64,
+    (n, errors): (usize, usize),
+    spec: &CertificateSpec,
+    which: Grid,
+) -> Result<Vec<GridPoint>> {
+    if n == 0 || errors > n {
+        return Err(Error::ShapeMismatch {
+            what: "errors of a majority vote",
+            expected: format!("at most {n} of at least one row"),
+            found: format!("{errors}"),
+        });
+    }
+    let with_c_bound = which == Grid::WithCBound;
+    let gibbs = FirstTerm {
+        scale: 1.0,
+        margin: 0.0,
+        risk: risks.gibbs,
+        kl,
+        grid: 3 + usize::from(with_c_bound),
+        n,
+    };
+    let tandem = FirstTerm {
+        risk: risks.tandem,
+        kl: 2.0 * kl,
+        ..gibbs
+    };
+    let mut points = vec![
+        gibbs.over(spec, DerandomisedForm::FirstOrder, 0.5)?,
+        gibbs.plus(
+            spec,
+            DerandomisedForm::Disagreement,
+            (risks.disagreement, 2.0 * kl),
+        )?,
+        tandem.over(spec, DerandomisedForm::Tandem, 0.25)?,
+    ];
+    if with_c_bound {
+        points.push(gibbs.c_bound(spec, (risks.correctness_disagreement(), 2.0 * kl))?);
+    }
+    Ok(points)
 }
 
 /// The derandomised certificate on a multi-class model's predicted class, the majority vote
@@ -418,37 +585,26 @@ pub fn derandomised_majority_vote(
     (n, errors): (usize, usize),
     spec: &CertificateSpec,
 ) -> Result<DeployedCertificate> {
-    if n == 0 || errors > n {
-        return Err(Error::ShapeMismatch {
-            what: "errors of a majority vote",
-            expected: format!("at most {n} of at least one row"),
-            found: format!("{errors}"),
-        });
-    }
-    let gibbs = FirstTerm {
-        scale: 1.0,
-        margin: 0.0,
-        risk: risks.gibbs,
-        kl,
-        grid: 3,
-        n,
-    };
-    let tandem = FirstTerm {
-        risk: risks.tandem,
-        kl: 2.0 * kl,
-        ..gibbs
-    };
-    let points = vec![
-        gibbs.over(spec, DerandomisedForm::FirstOrder, 0.5)?,
-        gibbs.plus(
-            spec,
-            DerandomisedForm::Disagreement,
-            (risks.disagreement, 2.0 * kl),
-        )?,
-        tandem.over(spec, DerandomisedForm::Tandem, 0.25)?,
-    ];
+    let points = majority_vote_grid(risks, kl, (n, errors), spec, Grid::Certificate)?;
     let predictor = DeployedPredictor::PredictedClass;
     Ok(deployed(least(points), predictor, n, errors, None, spec))
+}
+
+/// The comparison of `pacgp reproduce deployed` for a multi-class vote: each form of
+/// [`derandomised_majority_vote`] and the C-bound of its ½-margin `2p_y − 1` (the
+/// disagreement there is on whether two draws are right, `E 2p_y(1 − p_y)`), priced `ln 4`.
+pub fn majority_vote_forms_with_c_bound(
+    risks: &VoteRisks,
+    kl: f64,
+    (n, errors): (usize, usize),
+    spec: &CertificateSpec,
+) -> Result<Vec<DeployedCertificate>> {
+    let points = majority_vote_grid(risks, kl, (n, errors), spec, Grid::WithCBound)?;
+    let predictor = DeployedPredictor::PredictedClass;
+    Ok(points
+        .into_iter()
+        .map(|p| deployed(p, predictor, n, errors, None, spec))
+        .collect())
 }
 
 /// The derandomised certificate on a regressor's mean, ε-band loss at `epsilon` (the
@@ -636,6 +792,109 @@ mod tests {
             disagreement: 0.1,
         };
         assert!(derandomised_majority_vote(&risks, kl, (10, 11), &spec).is_err());
+    }
+
+    /// The C-bound on random Gaussian votes (Lacasse et al. 2007; Germain et al. 2015): on
+    /// 200 random populations of 40 points (means, variances, labels, a bias), K = 64 draws
+    /// of `f` per point form a vote of K voters; its error never exceeds `c_bound` of its
+    /// Gibbs risk and its disagreement (two draws of the K, with replacement, differ), which
+    /// equals Cantelli's `1 − (E M)²/E M²` on the margins `M = 1 − 2·(fraction erring)`; and
+    /// the population's closed forms (`Φ`) give `R(sgn(μ + b)) ≤ c_bound(R(G), d)`.
+    #[test]
+    fn the_c_bound_holds_on_random_gaussian_votes() {
+        let mut state = 0x1234_5678_9abc_def1_u64;
+        let mut u = move || uniform(&mut state);
+        let (points, k) = (40, 64);
+        for _ in 0..200 {
+            let b = u() - 0.5;
+            let (mut vote_err, mut gibbs, mut pair, mut m1, mut m2) = (0.0, 0.0, 0.0, 0.0, 0.0);
+            let (mut mean, mut var, mut y) = (vec![], vec![], vec![]);
+            for _ in 0..points {
+                let (mu, v) = (4.0 * u() - 2.0, 0.01 + 2.0 * u());
+                let label = if u() < 0.7 { mu.signum() } else { -mu.signum() };
+                let wrong = (0..k)
+                    .filter(|_| {
+                        let (a, c) = (u().max(1e-300), u());
+                        let z = (-2.0 * a.ln()).sqrt() * (std::f64::consts::TAU * c).cos();
+                        label * (mu + v.sqrt() * z + b) <= 0.0
+                    })
+                    .count() as f64
+                    / k as f64;
+                vote_err += f64::from(wrong >= 0.5);
+                gibbs += wrong;
+                pair += 2.0 * wrong * (1.0 - wrong);
+                m1 += 1.0 - 2.0 * wrong;
+                m2 += (1.0 - 2.0 * wrong).powi(2);
+                mean.push(mu);
+                var.push(v);
+                y.push(label);
+            }
+            let p = points as f64;
+            let (vote_err, gibbs, pair) = (vote_err / p, gibbs / p, pair / p);
+            let bound = c_bound(gibbs, pair);
+            assert!(vote_err <= bound + 1e-12, "{vote_err} > {bound}");
+            if gibbs < 0.5 {
+                let cantelli = 1.0 - (m1 / p).powi(2) / (m2 / p);
+                assert!((bound - cantelli).abs() < 1e-12, "{bound} vs {cantelli}");
+            }
+            let m = Marginals { mean, var };
+            let deployed = loss::bayes_error_classification(&y, &m, b).unwrap();
+            let r = loss::gibbs_error_classification(&y, &m, b, None).unwrap();
+            let d = loss::disagreement_classification(&m, b).unwrap();
+            assert!(
+                deployed <= c_bound(r, d) + 1e-12,
+                "{deployed} > C({r}, {d})"
+            );
+        }
+        assert_eq!(c_bound(0.5, 0.1), 1.0);
+        assert!((c_bound(0.1, 0.1) - (1.0 - 0.64 / 0.8)).abs() < 1e-15);
+    }
+
+    /// The assembled C-bound of a vote against a hand computation: the Gibbs risk's
+    /// kl-inverse at δ/2 with KL, the disagreement's kl-inverse from below (by bisection here)
+    /// at δ/2 with 2·KL, both priced `ln 4` (the enlarged grid), in `1 − (1 − 2r̄)²/(1 − 2d̲)`;
+    /// the other forms are the certificate's recomputed at `ln 4`.
+    #[test]
+    fn the_majority_vote_c_bound_is_the_hand_computation() {
+        use crate::bounds::ConfidenceTerm;
+        use crate::special::{binary_kl, kl_inverse};
+        let spec = CertificateSpec::new(0.05, ConfidenceTerm::Maurer, vec![]);
+        let (n, kl) = (400, 6.0);
+        let price = 4f64.ln();
+        let complexity =
+            |kl: f64, delta: f64| (kl + price + (2.0 * (n as f64).sqrt() / delta).ln()) / n as f64;
+        let below = |q: f64, c: f64| {
+            let (mut lo, mut hi) = (0.0, q);
+            for _ in 0..200 {
+                let mid = 0.5 * (lo + hi);
+                if binary_kl(q, mid) > c {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            hi
+        };
+        let risks = VoteRisks {
+            gibbs: 0.08,
+            tandem: 0.03,
+            disagreement: 0.12,
+        };
+        let forms = majority_vote_forms_with_c_bound(&risks, kl, (n, 9), &spec).unwrap();
+        let c = forms.last().unwrap();
+        let parts = c.derandomised.as_ref().unwrap();
+        assert_eq!((parts.form, parts.grid), (DerandomisedForm::CBound, 4));
+        let r_up = kl_inverse(0.08, complexity(kl, 0.025));
+        let d_low = below(2.0 * (0.08 - 0.03), complexity(2.0 * kl, 0.025));
+        let want = 1.0 - (1.0 - 2.0 * r_up).powi(2) / (1.0 - 2.0 * d_low);
+        assert!((c.value - want).abs() < 1e-9, "{} vs {want}", c.value);
+        assert!((parts.second_bound.unwrap() - d_low).abs() < 1e-9);
+        assert_eq!(parts.second_risk, Some(2.0 * (0.08 - 0.03)));
+        let first = 2.0 * kl_inverse(0.08, complexity(kl, 0.05));
+        assert!((forms[0].value - first).abs() < 1e-9);
+        // The certificate's grid is priced ln 3 and holds no C-bound.
+        let cert = derandomised_majority_vote(&risks, kl, (n, 9), &spec).unwrap();
+        assert_ne!(cert.derandomised.unwrap().form, DerandomisedForm::CBound);
     }
 
     /// The closed forms against Monte Carlo draws: two draws' disagreement, the margin risk and

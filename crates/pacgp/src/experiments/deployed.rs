@@ -7,9 +7,16 @@
 //! `predict`'s held-out error — with the split-conformal prediction sets of the same method
 //! (half the training part calibrates) at level `1 − α`: held-out coverage and mean size. [`summarise`] gives means, the ratio of the
 //! deployed certificate to the deployed test error, and whether every certificate held.
+//!
+//! Beside the certificate, each row carries the comparison of the C-bound (Germain et al.
+//! 2015, PAC-Bound 1) with the certificate's forms
+//! ([`crate::model::FittedModel::deployed_forms_with_c_bound`]): the least bound of each form
+//! on the grid enlarged by the C-bound, priced `ln` of the enlarged grid; the summary gives
+//! each form's median ratio to `predict`'s held-out error and the splits the C-bound won.
 
 use serde::{Deserialize, Serialize};
 
+use crate::certificate::deployed::DerandomisedForm;
 use crate::data::{train_test_split, Dataset, TrainingLabels};
 use crate::error::{Error, Result};
 use crate::model::{CertificateReport, CertifyOptions, FittedModel};
@@ -91,6 +98,60 @@ pub struct DeployedRow {
     pub holdout_bound: f64,
     /// That model's held-out error (on the split's held-out part, as `test_error`).
     pub holdout_test_error: f64,
+    /// The comparison of issue 42: the disagreement form's least bound on the grid enlarged
+    /// by the C-bound (priced `ln` of the enlarged grid).
+    pub enlarged_disagreement: f64,
+    /// The divided form's there (a binary classifier's grid only; NaN otherwise).
+    pub enlarged_divided: f64,
+    /// The first-order form's there (a multi-class vote's grid only; NaN otherwise).
+    pub enlarged_first_order: f64,
+    /// The tandem form's there (a multi-class vote's grid only; NaN otherwise).
+    pub enlarged_tandem: f64,
+    /// The C-bound's least bound there (PAC-Bound 1 of Germain et al. 2015).
+    pub c_bound: f64,
+    /// The scale c of the posterior mean the C-bound was taken at (1 for a multi-class vote).
+    pub c_bound_scale: f64,
+}
+
+/// The comparison's bounds of one fit: the least of each form, keyed by its JSON name, and
+/// the C-bound's scale.
+struct Enlarged {
+    forms: Vec<(String, f64)>,
+    c_bound_scale: f64,
+}
+
+impl Enlarged {
+    /// The comparison on the training part of `split` for `model`.
+    fn of(model: &FittedModel, split: &Split<'_>) -> Result<Self> {
+        let forms = model
+            .deployed_forms_with_c_bound(split.train, &certify_options())?
+            .ok_or_else(|| Error::Unsupported("no C-bound comparison for this model".into()))?;
+        let mut out = Self {
+            forms: Vec::new(),
+            c_bound_scale: f64::NAN,
+        };
+        for c in forms {
+            let parts = c.derandomised.as_ref().ok_or_else(|| {
+                Error::Unsupported("the comparison's forms are derandomised".into())
+            })?;
+            let name =
+                serde_json::to_value(parts.form).map_err(|e| Error::Unsupported(e.to_string()))?;
+            if parts.form == DerandomisedForm::CBound {
+                out.c_bound_scale = parts.scale;
+            }
+            out.forms
+                .push((name.as_str().unwrap_or_default().into(), c.value));
+        }
+        Ok(out)
+    }
+
+    /// The least bound of the form named `name` (NaN if the grid has none).
+    fn get(&self, name: &str) -> f64 {
+        self.forms
+            .iter()
+            .find(|(n, _)| n == name)
+            .map_or(f64::NAN, |(_, v)| *v)
+    }
 }
 
 /// Settings of [`deployed_rows`].
@@ -180,6 +241,14 @@ fn holdout_scores(
     Ok((bound, test_error))
 }
 
+/// The options of every certificate of the experiment: no leave-one-out estimate.
+fn certify_options() -> CertifyOptions {
+    CertifyOptions {
+        loo: LooRequest::None,
+        ..Default::default()
+    }
+}
+
 /// A split of a set: its training and held-out parts and the labels of its fit.
 struct Split<'a> {
     train: &'a Dataset,
@@ -196,11 +265,7 @@ impl Split<'_> {
 
     /// A model's certificate on the training part (no leave-one-out estimate).
     fn certify(&self, model: &FittedModel) -> Result<CertificateReport> {
-        let opts = CertifyOptions {
-            loo: LooRequest::None,
-            ..Default::default()
-        };
-        Ok(model.certify(self.train, &opts)?.remove(0))
+        Ok(model.certify(self.train, &certify_options())?.remove(0))
     }
 
     /// A target's class as the prediction sets index it: ±1 are the classes −1, +1 in that
@@ -258,6 +323,7 @@ fn row(
     let (set_coverage, set_size) = set_scores(method, settings, seed, split)?;
     let (holdout_bound, holdout_test_error) = holdout_scores(method, settings, seed, split)?;
     let form = serde_json::to_value(parts.form).map_err(|e| Error::Unsupported(e.to_string()))?;
+    let enlarged = Enlarged::of(&model, split)?;
     Ok(DeployedRow {
         dataset: name.into(),
         method: method.to_string(),
@@ -275,6 +341,12 @@ fn row(
         set_size,
         holdout_bound,
         holdout_test_error,
+        enlarged_disagreement: enlarged.get("disagreement"),
+        enlarged_divided: enlarged.get("divided"),
+        enlarged_first_order: enlarged.get("first_order"),
+        enlarged_tandem: enlarged.get("tandem"),
+        c_bound: enlarged.get("c_bound"),
+        c_bound_scale: enlarged.c_bound_scale,
     })
 }
 
@@ -336,6 +408,39 @@ pub struct DeployedSummary {
     pub holdout_ratio: f64,
     /// Splits on which the holdout certificate is below its model's held-out error.
     pub holdout_below_test: usize,
+    /// The comparison (issue 42): the median over the splits of the disagreement form's bound
+    /// on the enlarged grid over `predict`'s held-out error.
+    pub median_ratio_disagreement: f64,
+    /// The same for the divided form (NaN for a multi-class vote).
+    pub median_ratio_divided: f64,
+    /// The same for the first-order form (NaN for a binary classifier).
+    pub median_ratio_first_order: f64,
+    /// The same for the tandem form (NaN for a binary classifier).
+    pub median_ratio_tandem: f64,
+    /// The same for the C-bound.
+    pub median_ratio_c_bound: f64,
+    /// Splits on which the C-bound is below every other form of the enlarged grid.
+    pub c_bound_wins: usize,
+}
+
+/// The median over `rows` of a bound over `predict`'s held-out error (NaN where the bound is).
+fn median_ratio(rows: &[&DeployedRow], bound: fn(&DeployedRow) -> f64) -> f64 {
+    let mut ratios: Vec<f64> = rows.iter().map(|r| bound(r) / r.test_error).collect();
+    if ratios.iter().any(|r| r.is_nan()) {
+        return f64::NAN;
+    }
+    crate::metrics::median(&mut ratios).unwrap_or(f64::NAN)
+}
+
+/// Whether the C-bound is below every other form of a row's enlarged grid.
+fn c_bound_won(r: &DeployedRow) -> bool {
+    let others = [
+        r.enlarged_disagreement,
+        r.enlarged_divided,
+        r.enlarged_first_order,
+        r.enlarged_tandem,
+    ];
+    others.iter().all(|o| o.is_nan() || r.c_bound < *o)
 }
 
 /// One summary per (set, method), in the rows' order.
@@ -381,6 +486,12 @@ pub fn summarise(rows: &[DeployedRow]) -> Vec<DeployedSummary> {
                     .iter()
                     .filter(|r| r.holdout_bound < r.holdout_test_error)
                     .count(),
+                median_ratio_disagreement: median_ratio(&of, |r| r.enlarged_disagreement),
+                median_ratio_divided: median_ratio(&of, |r| r.enlarged_divided),
+                median_ratio_first_order: median_ratio(&of, |r| r.enlarged_first_order),
+                median_ratio_tandem: median_ratio(&of, |r| r.enlarged_tandem),
+                median_ratio_c_bound: median_ratio(&of, |r| r.c_bound),
+                c_bound_wins: of.iter().filter(|r| c_bound_won(r)).count(),
                 dataset,
                 method,
             }

@@ -236,14 +236,8 @@ impl FittedModel {
         r: &Resolved,
         loo: Option<LooMode>,
     ) -> Result<Vec<CertificateReport>> {
-        let xs = self.standardised_inputs(sample.x.as_ref())?;
-        let choices = self.choices()?;
-        self.check_scalers(sample)?;
+        let (xs, family, spec) = self.binary_family(posterior, sample, r)?;
         let loss = GibbsLoss::Classification(self.gibbs_classifier(r.predictor)?);
-        let spec = CertificateSpec::new(r.delta, r.term, choices);
-        // One prediction and one KL serve the Gibbs and the deployed certificate.
-        let marginals = posterior.predict(xs.as_ref())?;
-        let family = MeanScaled::from_marginals(posterior, xs.as_ref(), marginals)?;
         let certificate =
             Certificate::of_predictions(&family, family.unit_marginals(), &sample.y, &loss, &spec)?;
         let mut report = CertificateReport::new(certificate, None);
@@ -256,6 +250,23 @@ impl FittedModel {
             report.loo_exact_error = loo.exact.as_ref().map(|e| e.rate);
         }
         Ok(vec![report])
+    }
+
+    /// A binary classifier's posterior family on the standardised `sample` and the spec of
+    /// its certificates: one prediction and one KL serve the Gibbs and the deployed one.
+    pub(super) fn binary_family<'a>(
+        &self,
+        posterior: &'a GaussianPosterior,
+        sample: &Dataset,
+        r: &Resolved,
+    ) -> Result<(faer::Mat<f64>, MeanScaled<'a>, CertificateSpec)> {
+        let xs = self.standardised_inputs(sample.x.as_ref())?;
+        let choices = self.choices()?;
+        self.check_scalers(sample)?;
+        let spec = CertificateSpec::new(r.delta, r.term, choices);
+        let marginals = posterior.predict(xs.as_ref())?;
+        let family = MeanScaled::from_marginals(posterior, xs.as_ref(), marginals)?;
+        Ok((xs, family, spec))
     }
 
     /// The ε values a regressor is certified at: the options', else the model's own (each

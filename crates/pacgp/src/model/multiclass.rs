@@ -16,7 +16,9 @@ use faer::{Mat, MatRef};
 
 use super::certify::Resolved;
 use super::{CertificateReport, Evaluation, FittedModel, Task};
-use crate::certificate::deployed::{derandomised_majority_vote, DeployedCertificate};
+use crate::certificate::deployed::{
+    derandomised_majority_vote, majority_vote_forms_with_c_bound, DeployedCertificate,
+};
 use crate::certificate::{
     Certificate, CertificateSpec, GibbsLoss, GibbsPredictor, MultiClassRisk, PenaltyTerm,
 };
@@ -235,6 +237,12 @@ impl FittedModel {
         kl: f64,
         spec: &CertificateSpec,
     ) -> Result<DeployedCertificate> {
+        let (risks, errors) = Self::vote_risks(voters, y)?;
+        derandomised_majority_vote(&risks, kl, (y.len(), errors), spec)
+    }
+
+    /// The vote risks of the class scores `voters` on the sample and the vote's errors there.
+    fn vote_risks(voters: &[Marginals], y: &[f64]) -> Result<(VoteRisks, usize)> {
         let ln_votes = ln_vote_matrix(voters)?;
         let labels = argmax_rows(&normalised_probabilities(&ln_votes));
         let errors = labels
@@ -242,8 +250,24 @@ impl FittedModel {
             .zip(y)
             .filter(|(l, y)| **l as f64 != **y)
             .count();
-        let risks = VoteRisks::of_votes(y, ln_votes.as_ref())?;
-        derandomised_majority_vote(&risks, kl, (y.len(), errors), spec)
+        Ok((VoteRisks::of_votes(y, ln_votes.as_ref())?, errors))
+    }
+
+    /// The comparison of `pacgp reproduce deployed` for a one-vs-rest model (see
+    /// [`FittedModel::deployed_forms_with_c_bound`]): the vote's forms and its C-bound, from
+    /// the voters `predict` uses and `KL = Σ_k KL_k` of its certificate.
+    pub(super) fn one_vs_rest_forms_with_c_bound(
+        &self,
+        sample: &Dataset,
+        r: &Resolved,
+    ) -> Result<Vec<DeployedCertificate>> {
+        let report = self.certify_one_vs_rest(sample, r, None)?.remove(0);
+        let xs = self.standardised_inputs(sample.x.as_ref())?;
+        let voters = self.class_scores(xs.as_ref(), self.trained_predictor_of_members())?;
+        let (risks, errors) = Self::vote_risks(&voters, &sample.y)?;
+        let spec = CertificateSpec::new(r.delta, r.term, self.multiclass_choices()?);
+        let (kl, n) = (report.certificate.kl, sample.n());
+        majority_vote_forms_with_c_bound(&risks, kl, (n, errors), &spec)
     }
 
     /// The multi-class leave-one-out error of one-vs-rest: each class's binary leave-one-out

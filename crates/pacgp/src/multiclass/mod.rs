@@ -154,6 +154,13 @@ impl VoteRisks {
             disagreement: disagreement / n,
         })
     }
+
+    /// `(1/n) Σ_i 2p_{y_i}(1 − p_{y_i}) = 2(gibbs − tandem)`: two independent draws differ on
+    /// whether they are right, the disagreement of the C-bound on the ½-margin `2p_y − 1`
+    /// (at most [`VoteRisks::disagreement`]; equal to it for two classes).
+    pub fn correctness_disagreement(&self) -> f64 {
+        (2.0 * (self.gibbs - self.tandem)).max(0.0)
+    }
 }
 
 /// Class probabilities from log-scores, each row normalised to sum to 1 (the quadrature's
