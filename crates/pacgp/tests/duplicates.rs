@@ -146,6 +146,52 @@ fn sparse_group_downdate_equals_refits_without_the_group() {
     }
 }
 
+/// Groups larger than the M = 6 inducing inputs take the Woodbury form of `κ_G` (|G|·M
+/// memory instead of |G|²): fifteen copies of one row, and a group of ten rows with
+/// different inputs (`W_G` of full rank M), beside small groups in the dense form; each
+/// equals the sparse posterior refitted without the group, for VFE and FITC, to 1e-9.
+#[test]
+fn sparse_groups_larger_than_the_basis_equal_refits_without_them() {
+    let (x, y) = toy_regression(30, 0);
+    let idx: Vec<usize> = (0..30).chain(std::iter::repeat_n(6, 14)).collect();
+    let mut y: Vec<f64> = idx.iter().map(|&i| y[i]).collect();
+    for (k, t) in y[30..].iter_mut().enumerate() {
+        *t += 0.05 * (k as f64 - 7.0);
+    }
+    let x = rows(&x, &idx);
+    let ties = input_groups(x.as_ref());
+    assert_eq!(ties, vec![[vec![6], (30..44).collect::<Vec<_>>()].concat()]);
+    let mixed = vec![(10..20).collect::<Vec<_>>(), vec![0, 1, 2], ties[0].clone()];
+    let (xs, _) = toy_regression(4, 700);
+    let z = rows(&x, &[0, 5, 11, 17, 23, 29]);
+    for method in [SparseMethod::Vfe, SparseMethod::Fitc] {
+        let gp = SparseGp {
+            kernel: Kernel::se_iso(0.9, 1.1),
+            noise_variance: 0.05,
+            z: z.clone(),
+            method,
+        };
+        let post = gp.posterior(x.as_ref(), &y).unwrap();
+        let a = method.alpha_s();
+        for groups in [ties.clone(), mixed.clone()] {
+            let d = LooDowndate::sparse_by_groups(&post, 0.05, a, x.as_ref(), &y, &groups);
+            assert_group_refits(
+                &d.unwrap(),
+                &x,
+                &y,
+                &xs,
+                &groups,
+                |xk, yk, at| {
+                    let p = gp.posterior(xk.as_ref(), &yk).unwrap();
+                    let m = p.predict(at.as_ref()).unwrap();
+                    (m.mean, m.var.iter().map(|v| v + 0.05).collect())
+                },
+                1e-9,
+            );
+        }
+    }
+}
+
 /// Bad groups (a single row, a row twice, a row past N) are typed errors.
 #[test]
 fn bad_groups_are_refused() {

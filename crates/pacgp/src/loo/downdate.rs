@@ -110,8 +110,49 @@ pub struct LooAtPoints {
 struct Block {
     /// The rows of the group.
     rows: Vec<usize>,
-    /// `κ_G` (|G|×|G|).
-    kappa: Mat<f64>,
+    /// `κ_G`.
+    kappa: BlockInverse,
+}
+
+/// `κ_G` of a block: dense (|G| × |G|), or for a sparse model's group larger than its M
+/// inducing inputs in Woodbury form, `κ_G = (D − W_GᵀW_G)⁻¹ = D⁻¹ + U C Uᵀ` with
+/// `D = diag Λ_G`, `U = D⁻¹W_Gᵀ` (|G| × M) and `C = (I − W_G D⁻¹ W_Gᵀ)⁻¹` (M × M), so that a
+/// large group of tied rows costs |G|·M, not |G|² memory and |G|³ flops.
+#[derive(Clone, Debug)]
+enum BlockInverse {
+    /// `κ_G` itself.
+    Dense(Mat<f64>),
+    /// `D⁻¹ + U C Uᵀ`.
+    Woodbury(Woodbury),
+}
+
+/// `D⁻¹ + U C Uᵀ`: `D⁻¹` (its diagonal), `U` (|G| × M) and `C` (M × M).
+#[derive(Clone, Debug)]
+struct Woodbury {
+    d_inv: Vec<f64>,
+    u: Mat<f64>,
+    core: Mat<f64>,
+}
+
+impl Woodbury {
+    /// `(D⁻¹ + U C Uᵀ) v` in `O(|G|·M)`.
+    fn apply(&self, v: &[f64]) -> Vec<f64> {
+        use crate::linalg::{mat_t_vec, mat_vec};
+        let low_rank = mat_vec(&self.u, &mat_vec(&self.core, &mat_t_vec(&self.u, v)));
+        (self.d_inv.iter().zip(v).zip(&low_rank))
+            .map(|((d, v), l)| d * v + l)
+            .collect()
+    }
+}
+
+impl BlockInverse {
+    /// `κ_G v`.
+    fn apply(&self, v: &[f64]) -> Vec<f64> {
+        match self {
+            BlockInverse::Dense(k) => crate::linalg::mat_vec(k, v),
+            BlockInverse::Woodbury(w) => w.apply(v),
+        }
+    }
 }
 
 /// A fitted GP regressor's leave-one-out (or leave-one-group-out), ready to be evaluated at new
@@ -217,7 +258,7 @@ impl<'a> LooDowndate<'a> {
                 true => inv[(a, b)] / noise,
                 false => w[a] * inv[(a, b)] * w[b],
             });
-            d.push_block(g, kappa);
+            d.push_block(g, BlockInverse::Dense(kappa));
         }
         Ok(d)
     }
@@ -240,7 +281,7 @@ impl<'a> LooDowndate<'a> {
     }
 
     /// Record `rows` as a block left out together with `κ_G = kappa`.
-    fn push_block(&mut self, rows: &[usize], kappa: Mat<f64>) {
+    fn push_block(&mut self, rows: &[usize], kappa: BlockInverse) {
         for &i in rows {
             self.block_of[i] = Some(self.blocks.len());
         }
@@ -331,6 +372,19 @@ impl<'a> LooDowndate<'a> {
             training: TrainingLoo { residual, var },
         };
         for g in groups {
+            if g.len() > w.nrows() {
+                let block = SparseGroup::woodbury(&w, &lambda, g)?;
+                let r_g: Vec<f64> = g.iter().map(|&i| y[i] - m[i]).collect();
+                let gamma = block.kappa.apply(&r_g);
+                let (s_gamma, s_kappa_s) = block.moments(&gamma);
+                for (a, &i) in g.iter().enumerate() {
+                    d.gain[i] = gamma[a];
+                    d.training.residual[i] = y[i] - (m[i] - s_gamma[a]);
+                    d.training.var[i] = (kdiag[i] - q[i]).max(0.0) + s[i] + s_kappa_s[a] + noise;
+                }
+                d.push_block(g, BlockInverse::Woodbury(block.kappa));
+                continue;
+            }
             // S_GG = W_GᵀW_G, κ_G = (diag Λ_G − S_GG)⁻¹, γ_G = κ_G(y_G − m_G) (module doc).
             let s_gg = Mat::from_fn(g.len(), g.len(), |a, b| {
                 crate::linalg::dot(crate::linalg::col(&w, g[a]), crate::linalg::col(&w, g[b]))
@@ -353,7 +407,7 @@ impl<'a> LooDowndate<'a> {
                 d.training.var[i] =
                     (kdiag[i] - q[i]).max(0.0) + s_gg[(a, a)] + s_kappa_s[(a, a)] + noise;
             }
-            d.push_block(g, kappa);
+            d.push_block(g, BlockInverse::Dense(kappa));
         }
         d.cross = CrossCov::Whitened { w };
         Ok(d)
@@ -427,7 +481,7 @@ impl<'a> LooDowndate<'a> {
                 let c_g: Vec<f64> = block.rows.iter().map(|&l| c[(l, j)]).collect();
                 let gain_g: Vec<f64> = block.rows.iter().map(|&l| self.gain[l]).collect();
                 shift[(b, j)] = crate::linalg::dot(&c_g, &gain_g);
-                let kc = crate::linalg::mat_vec(&block.kappa, &c_g);
+                let kc = block.kappa.apply(&c_g);
                 spread[(b, j)] = crate::linalg::dot(&c_g, &kc);
             }
         }
@@ -551,6 +605,50 @@ fn check_groups(groups: &[Vec<usize>], n: usize) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A sparse model's group of more rows than inducing inputs: its columns `W_G` (M × |G|) of
+/// the whitened cross-covariance, `A = W_G D⁻¹ W_Gᵀ` and `κ_G` in Woodbury form
+/// ([`Woodbury`]: `D⁻¹`, `U`, `C = (I − A)⁻¹`).
+struct SparseGroup {
+    w_g: Mat<f64>,
+    a: Mat<f64>,
+    kappa: Woodbury,
+}
+
+impl SparseGroup {
+    /// The parts of `κ_G = D⁻¹ + U(I − A)⁻¹Uᵀ` for the rows `g` of `w` with `D = diag Λ_G`, in
+    /// `O(|G|·M²)`; `I − A` is positive definite exactly when `D − W_GᵀW_G` is.
+    fn woodbury(w: &Mat<f64>, lambda: &[f64], g: &[usize]) -> Result<Self> {
+        let m = w.nrows();
+        let w_g = Mat::from_fn(m, g.len(), |r, a| w[(r, g[a])]);
+        let d_inv: Vec<f64> = g.iter().map(|&i| 1.0 / lambda[i]).collect();
+        let u = Mat::from_fn(g.len(), m, |a, r| w_g[(r, a)] * d_inv[a]);
+        let a = &w_g * &u;
+        let i_minus_a = Mat::from_fn(m, m, |r, c| f64::from(u8::from(r == c)) - a[(r, c)]);
+        let core = block_inverse(
+            i_minus_a,
+            "I − W_G Λ_G⁻¹ W_Gᵀ of a group of the sparse model",
+        )?;
+        Ok(Self {
+            w_g,
+            a,
+            kappa: Woodbury { d_inv, u, core },
+        })
+    }
+
+    /// `S_GG γ` and the diagonal of `S_GG κ_G S_GG` (`S_GG = W_GᵀW_G`), in `O(|G|·M²)`:
+    /// `W_G κ_G W_Gᵀ = A + A C A`.
+    fn moments(&self, gamma: &[f64]) -> (Vec<f64>, Vec<f64>) {
+        use crate::linalg::{col, dot, mat_t_vec, mat_vec};
+        let s_gamma = mat_t_vec(&self.w_g, &mat_vec(&self.w_g, gamma));
+        let p = &self.a + &(&(&self.a * &self.kappa.core) * &self.a);
+        let pw = &p * &self.w_g;
+        let diag = (0..self.w_g.ncols())
+            .map(|c| dot(col(&self.w_g, c), col(&pw, c)))
+            .collect();
+        (s_gamma, diag)
+    }
 }
 
 /// The inverse of a small symmetric positive-definite block by its Cholesky factor (no jitter:
