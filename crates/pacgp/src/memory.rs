@@ -93,8 +93,30 @@ impl MemoryLimit {
 /// The memory available to a new allocation on this machine: `MemAvailable` of
 /// `/proc/meminfo` (Linux); `None` where it cannot be read.
 pub fn available_memory() -> Option<u64> {
+    #[cfg(test)]
+    if let Some(bytes) = AVAILABLE_IN_TEST.with(std::cell::Cell::get) {
+        return Some(bytes);
+    }
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     mem_available(&text)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The memory [`available_memory`] reports on this thread inside
+    /// [`with_available_memory`] (unit tests only).
+    static AVAILABLE_IN_TEST: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// `f` with [`available_memory`] reporting `bytes` on this thread: a unit test reaches the
+/// refusal of a buffer whose inputs must be held first (an inverse beside its factor) without
+/// filling the machine's memory. The check itself is the one every allocation goes through.
+#[cfg(test)]
+pub(crate) fn with_available_memory<R>(bytes: u64, f: impl FnOnce() -> R) -> R {
+    let before = AVAILABLE_IN_TEST.with(|a| a.replace(Some(bytes)));
+    let out = f();
+    AVAILABLE_IN_TEST.with(|a| a.set(before));
+    out
 }
 
 /// `MemAvailable` (in kB in the file) of a `/proc/meminfo` text, in bytes.
