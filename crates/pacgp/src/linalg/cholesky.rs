@@ -223,6 +223,15 @@ impl Cholesky {
         })
     }
 
+    /// A copy of the factor (its `n × n` through [`super::try_clone`]): `.clone()` for factors
+    /// of the data's size, [`Error::OutOfMemory`] instead of an abort.
+    pub fn try_clone(&self) -> Result<Self> {
+        Ok(Self {
+            l: super::try_clone(self.l.as_ref(), "a copy of a Cholesky factor")?,
+            jitter: self.jitter,
+        })
+    }
+
     /// The factor's `n × n` storage, for reuse by [`Cholesky::factor_filled`].
     pub fn into_storage(self) -> Mat<f64> {
         self.l

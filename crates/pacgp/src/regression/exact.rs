@@ -240,7 +240,7 @@ impl ExactGp {
             known_noise: self.known_noise.clone(),
             x: self.x.clone(),
             y,
-            chol: self.chol.clone(),
+            chol: self.chol.try_clone()?,
             alpha,
         })
     }
