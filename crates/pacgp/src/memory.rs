@@ -9,14 +9,28 @@
 //! matrices, the factor's storage, the posterior's factor, LOO's grouped columns), N·M
 //! (cross-covariances with M inducing inputs, basis or support vectors) or N·N* (N* test rows:
 //! cross-covariances at test points, joint covariances and draws, LOO at test points), on the
-//! paths a user reaches. Buffers linear in N (vectors, N × D inputs, blocks of a fixed number
-//! of rows) stay infallible: where an N-vector cannot be had, the N × N or N × M matrix of the
-//! same fit would have been refused first, here or by [`crate::cost::check_fits`].
-//! Still infallible, and counted in [`crate::cost`]'s estimate that a fit must pass before it
-//! starts: the inverses beside a factor (`Cholesky::l_inverse` and its kin), the dense
-//! products faer allocates (`&a * &b`, clones, factorisations' work space), the M × M
-//! matrices of the sparse methods and of SOGP's basis, and `Kernel::gram_grad` (explicit
-//! N × N derivative matrices, for tests and small problems).
+//! paths a user reaches. That includes the inverses beside a factor (`Cholesky::l_inverse`,
+//! `inverse`, `inverse_lower(_in)`, `inverse_diag`, `inverse_trace`,
+//! `linalg::inverse_from_l_inverse`), the dense products and copies of such matrices
+//! (`linalg::try_product`, `linalg::try_clone`, `Cholesky::try_clone`, `linalg::product`,
+//! `linalg::weighted_gram`). Buffers linear in N (vectors, N × D inputs, blocks of a fixed
+//! number of rows) stay infallible: where an N-vector cannot be had, the N × N or N × M matrix
+//! of the same fit would have been refused first, here or by [`crate::cost::check_fits`].
+//!
+//! Still infallible, and why:
+//! - M × M matrices of the sparse methods (products `&a * &b` of `B⁻¹`, `K_uu`, the Cholesky
+//!   adjoints) and of SOGP's basis: M is the user's inducing count, which [`crate::cost`]'s
+//!   estimate (checked before a fit starts) counts, and an M × M (its factor) is already held
+//!   beside each when they are formed;
+//! - products and copies of one row block or shard block (`M ×` a block of rows: the sharded
+//!   sparse passes, the softmax predictions' chunks), linear in N like the other blocks;
+//! - faer's own work space inside a factorisation (`cholesky_in_place_scratch`, the SVM's
+//!   LU and its inverse over the support vectors), which faer allocates itself and the
+//!   estimate counts as part of each method's N × N matrices (two for the SVM);
+//! - `.clone()` of whole posteriors (`GaussianPosterior`, which hold a factor) where a model
+//!   is rescaled or wrapped, and the split-GPC part A's posterior on B (not yet converted:
+//!   they need a fallible `GaussianPosterior` copy);
+//! - `Kernel::gram_grad` (explicit N × N derivative matrices, for tests and small problems).
 
 use faer::Mat;
 
@@ -93,8 +107,30 @@ impl MemoryLimit {
 /// The memory available to a new allocation on this machine: `MemAvailable` of
 /// `/proc/meminfo` (Linux); `None` where it cannot be read.
 pub fn available_memory() -> Option<u64> {
+    #[cfg(test)]
+    if let Some(bytes) = AVAILABLE_IN_TEST.with(std::cell::Cell::get) {
+        return Some(bytes);
+    }
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
     mem_available(&text)
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The memory [`available_memory`] reports on this thread inside
+    /// [`with_available_memory`] (unit tests only).
+    static AVAILABLE_IN_TEST: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// `f` with [`available_memory`] reporting `bytes` on this thread: a unit test reaches the
+/// refusal of a buffer whose inputs must be held first (an inverse beside its factor) without
+/// filling the machine's memory. The check itself is the one every allocation goes through.
+#[cfg(test)]
+pub(crate) fn with_available_memory<R>(bytes: u64, f: impl FnOnce() -> R) -> R {
+    let before = AVAILABLE_IN_TEST.with(|a| a.replace(Some(bytes)));
+    let out = f();
+    AVAILABLE_IN_TEST.with(|a| a.set(before));
+    out
 }
 
 /// `MemAvailable` (in kB in the file) of a `/proc/meminfo` text, in bytes.

@@ -130,7 +130,7 @@ fn dense_gaussian_kl(kb: &Mat<f64>, sigma: &Mat<f64>, a: &[f64]) -> f64 {
     let d = a.len();
     let ck = Cholesky::factor(kb.as_ref(), &JitterPolicy::none(), "K").unwrap();
     let cs = Cholesky::factor(sigma.as_ref(), &JitterPolicy::none(), "Σ").unwrap();
-    let kinv = ck.inverse();
+    let kinv = ck.inverse().unwrap();
     let tr: f64 = (0..d)
         .flat_map(|i| (0..d).map(move |j| (i, j)))
         .map(|(i, j)| kinv[(i, j)] * sigma[(j, i)])
@@ -155,13 +155,15 @@ fn ivm_kl_equals_the_dense_gaussian_kl_on_the_active_set() {
     let sw = sites_of(&fit);
     let kinv = Cholesky::factor(kb.as_ref(), &JitterPolicy::none(), "K")
         .unwrap()
-        .inverse();
+        .inverse()
+        .unwrap();
     let prec = Mat::from_fn(15, 15, |i, j| {
         kinv[(i, j)] + if i == j { sw[i] * sw[i] } else { 0.0 }
     });
     let sigma = Cholesky::factor(prec.as_ref(), &JitterPolicy::none(), "K⁻¹ + Π")
         .unwrap()
-        .inverse();
+        .inverse()
+        .unwrap();
     let a: Vec<f64> = (0..15)
         .map(|i| (0..15).map(|j| kb[(i, j)] * fit.posterior.alpha[j]).sum())
         .collect();

@@ -405,7 +405,8 @@ fn deletions_keep_alpha_c_and_q_consistent() {
             let kb = kernel.gram(state.basis_matrix().as_ref()).unwrap();
             let kinv = Cholesky::factor(kb.as_ref(), &JitterPolicy::none(), "K_B")
                 .unwrap()
-                .inverse();
+                .inverse()
+                .unwrap();
             for a in 0..10 {
                 for c in 0..10 {
                     assert_close(state.q()[(a, c)], kinv[(a, c)], 1e-8, "Q vs K_B⁻¹");

@@ -37,7 +37,8 @@ fn objectives_match_dense_formulas() {
     }
     let kuu_inv = Cholesky::factor(kuu.as_ref(), &JitterPolicy::none(), "Kuu")
         .unwrap()
-        .inverse();
+        .inverse()
+        .unwrap();
     let kfu = k.cross(x.as_ref(), z.as_ref()).unwrap();
     let q = &(&kfu * &kuu_inv) * kfu.transpose();
     let kff = k.gram(x.as_ref()).unwrap();

@@ -147,9 +147,11 @@ pub(crate) fn site_marginals(
         let var = (0..n)
             .map(|j| k[(j, j)] - v.col_as_slice(j).iter().map(|x| x * x).sum::<f64>())
             .collect();
-        (var, Some(k - v.transpose() * &v), None)
+        let mut sigma = crate::linalg::try_product(v.transpose(), v.as_ref(), "Σ = K − VᵀV")?;
+        crate::linalg::subtract_from(k.as_ref(), &mut sigma);
+        (var, Some(sigma), None)
     } else {
-        let l_inv = chol.l_inverse_in(buffers.l_inv);
+        let l_inv = chol.l_inverse_in(buffers.l_inv)?;
         (
             sigma_diag_from_sites(k, &sw, &chol, &l_inv)?,
             None,

@@ -223,6 +223,15 @@ impl Cholesky {
         })
     }
 
+    /// A copy of the factor (its `n × n` through [`super::try_clone`]): `.clone()` for factors
+    /// of the data's size, [`Error::OutOfMemory`] instead of an abort.
+    pub fn try_clone(&self) -> Result<Self> {
+        Ok(Self {
+            l: super::try_clone(self.l.as_ref(), "a copy of a Cholesky factor")?,
+            jitter: self.jitter,
+        })
+    }
+
     /// The factor's `n × n` storage, for reuse by [`Cholesky::factor_filled`].
     pub fn into_storage(self) -> Mat<f64> {
         self.l
@@ -311,17 +320,17 @@ impl Cholesky {
         col_to_vec(x.as_ref())
     }
 
-    /// `L⁻¹` (lower triangular, `n³/3` flops).
-    pub fn l_inverse(&self) -> Mat<f64> {
+    /// `L⁻¹` (lower triangular, `n³/3` flops), or [`Error::OutOfMemory`] where its `n × n`
+    /// cannot be had.
+    pub fn l_inverse(&self) -> Result<Mat<f64>> {
         self.l_inverse_in(None)
     }
 
     /// [`Cholesky::l_inverse`] written into `storage` when it has the right shape (a loop
     /// that inverts a factor per iteration then reuses one buffer instead of fresh pages).
-    pub fn l_inverse_in(&self, storage: Option<Mat<f64>>) -> Mat<f64> {
+    pub fn l_inverse_in(&self, storage: Option<Mat<f64>>) -> Result<Mat<f64>> {
         let n = self.dim();
-        // Infallible: an inverse beside its factor is within the fit's checked estimate.
-        let mut inv = scratch::reuse(storage, n, n).unwrap_or_else(|| Mat::zeros(n, n));
+        let mut inv = scratch::reuse_or_zeros(storage, n, n, L_INVERSE)?;
         faer::linalg::triangular_inverse::invert_lower_triangular(
             inv.as_mut(),
             self.l.as_ref(),
@@ -329,49 +338,49 @@ impl Cholesky {
         );
         // faer writes the lower triangle only: clear what a reused buffer held above it.
         clear_upper(&mut inv);
-        inv
+        Ok(inv)
     }
 
     /// The full inverse `A⁻¹ = L⁻ᵀ L⁻¹` (use only where the whole matrix is needed,
     /// e.g. the NLML gradient's `tr((ααᵀ − K⁻¹) ∂K)`); `2n³/3` flops.
-    pub fn inverse(&self) -> Mat<f64> {
-        let mut inv = self.inverse_lower();
+    pub fn inverse(&self) -> Result<Mat<f64>> {
+        let mut inv = self.inverse_lower()?;
         super::products::symmetrise_from_lower(&mut inv);
-        inv
+        Ok(inv)
     }
 
     /// The lower triangle of [`Cholesky::inverse`] (zeros above it), for callers that read
     /// only that half of the symmetric inverse.
-    pub fn inverse_lower(&self) -> Mat<f64> {
-        inverse_lower_from_l_inverse(&self.l_inverse(), None)
+    pub fn inverse_lower(&self) -> Result<Mat<f64>> {
+        inverse_lower_from_l_inverse(&self.l_inverse()?, None)
     }
 
     /// The lower triangle of `A⁻¹` written into `storage` (reused when it is `n × n`; its
     /// strict upper triangle keeps what `storage` held), with `L⁻¹` computed in `l_inv` (the
-    /// caller's buffers, given back after use).
+    /// caller's buffers, given back after use): `(A⁻¹'s lower triangle, L⁻¹)`.
     pub(crate) fn inverse_lower_in(
         &self,
         l_inv: Option<Mat<f64>>,
         storage: Option<Mat<f64>>,
-    ) -> (Mat<f64>, Mat<f64>) {
-        let l_inv = self.l_inverse_in(l_inv);
-        let out = inverse_lower_from_l_inverse(&l_inv, storage);
-        (out, l_inv)
+    ) -> Result<(Mat<f64>, Mat<f64>)> {
+        let l_inv = self.l_inverse_in(l_inv)?;
+        let out = inverse_lower_from_l_inverse(&l_inv, storage)?;
+        Ok((out, l_inv))
     }
 
     /// `diag(A⁻¹)_i = ‖L⁻¹ e_i‖²` computed as the column norms of `L⁻¹`... by rows:
     /// `[A⁻¹]_ii = Σ_k (L⁻¹)_{ki}²`.
-    pub fn inverse_diag(&self) -> Vec<f64> {
-        let linv = self.l_inverse();
+    pub fn inverse_diag(&self) -> Result<Vec<f64>> {
+        let linv = self.l_inverse()?;
         let n = self.dim();
-        (0..n)
+        Ok((0..n)
             .map(|i| (i..n).map(|k| linv[(k, i)] * linv[(k, i)]).sum())
-            .collect()
+            .collect())
     }
 
     /// `tr(A⁻¹) = ‖L⁻¹‖_F²`.
-    pub fn inverse_trace(&self) -> f64 {
-        let linv = self.l_inverse();
+    pub fn inverse_trace(&self) -> Result<f64> {
+        let linv = self.l_inverse()?;
         let n = self.dim();
         let mut s = 0.0;
         for j in 0..n {
@@ -379,9 +388,15 @@ impl Cholesky {
                 s += linv[(i, j)] * linv[(i, j)];
             }
         }
-        s
+        Ok(s)
     }
 }
+
+/// What an [`Error::OutOfMemory`] names when `L⁻¹` cannot be had.
+const L_INVERSE: &str = "the inverse of a Cholesky factor";
+
+/// What an [`Error::OutOfMemory`] names when `A⁻¹` cannot be had.
+const INVERSE: &str = "the inverse of a factored matrix";
 
 /// Writes the lower triangle of the site form's `B = I + diag(s) K diag(s) + shift·I`,
 /// columns in parallel (for [`Cholesky::factor_filled`]).
@@ -404,19 +419,18 @@ pub fn fill_site_b<'a>(k: &'a Mat<f64>, s: &'a [f64], shift: f64) -> impl Fn(Mat
 
 /// `A⁻¹ = L⁻ᵀL⁻¹` from `L⁻¹` (lower triangular, e.g. [`Cholesky::l_inverse`]) by one
 /// triangular product (`n³/3` flops), symmetric.
-pub fn inverse_from_l_inverse(l_inv: &Mat<f64>) -> Mat<f64> {
-    let mut out = inverse_lower_from_l_inverse(l_inv, None);
+pub fn inverse_from_l_inverse(l_inv: &Mat<f64>) -> Result<Mat<f64>> {
+    let mut out = inverse_lower_from_l_inverse(l_inv, None)?;
     super::products::symmetrise_from_lower(&mut out);
-    out
+    Ok(out)
 }
 
 /// The lower triangle of [`inverse_from_l_inverse`], written into `storage` where it is
 /// `n × n` (its strict upper triangle left as it was), else into zeros.
-fn inverse_lower_from_l_inverse(l_inv: &Mat<f64>, storage: Option<Mat<f64>>) -> Mat<f64> {
+fn inverse_lower_from_l_inverse(l_inv: &Mat<f64>, storage: Option<Mat<f64>>) -> Result<Mat<f64>> {
     use faer::linalg::matmul::triangular::{matmul, BlockStructure};
     let n = l_inv.nrows();
-    // Infallible: an inverse beside its factor is within the fit's checked estimate.
-    let mut out = scratch::reuse(storage, n, n).unwrap_or_else(|| Mat::zeros(n, n));
+    let mut out = scratch::reuse_or_zeros(storage, n, n, INVERSE)?;
     matmul(
         out.as_mut(),
         BlockStructure::TriangularLower,
@@ -428,7 +442,7 @@ fn inverse_lower_from_l_inverse(l_inv: &Mat<f64>, storage: Option<Mat<f64>>) -> 
         1.0,
         par_for(n),
     );
-    out
+    Ok(out)
 }
 
 /// On-disk form of a [`Cholesky`]; validated on load.

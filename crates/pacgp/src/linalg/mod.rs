@@ -71,7 +71,7 @@ mod tests {
         let a = spd(9);
         let c = Cholesky::factor(a.as_ref(), &JitterPolicy::default(), "A").unwrap();
         assert_eq!(c.jitter(), 0.0);
-        let inv = c.inverse();
+        let inv = c.inverse().unwrap();
         let prod = &a * &inv;
         for i in 0..9 {
             for j in 0..9 {
@@ -79,15 +79,19 @@ mod tests {
                 assert!((prod[(i, j)] - e).abs() < 1e-12);
             }
         }
-        let d = c.inverse_diag();
+        let d = c.inverse_diag().unwrap();
         for i in 0..9 {
             assert!((d[i] - inv[(i, i)]).abs() < 1e-13);
         }
-        assert!((c.inverse_trace() - d.iter().sum::<f64>()).abs() < 1e-12);
+        assert!((c.inverse_trace().unwrap() - d.iter().sum::<f64>()).abs() < 1e-12);
         // L⁻¹ written into a used buffer equals a fresh one, upper triangle zero included.
-        let li = c.l_inverse();
-        assert_eq!(c.l_inverse_in(Some(Mat::from_fn(9, 9, |_, _| 7.0))), li);
-        assert_eq!(c.l_inverse_in(Some(Mat::zeros(3, 3))), li);
+        let li = c.l_inverse().unwrap();
+        assert_eq!(
+            c.l_inverse_in(Some(Mat::from_fn(9, 9, |_, _| 7.0)))
+                .unwrap(),
+            li
+        );
+        assert_eq!(c.l_inverse_in(Some(Mat::zeros(3, 3))).unwrap(), li);
         let b: Vec<f64> = (0..9).map(|i| i as f64).collect();
         let x = c.solve_vec(&b);
         for i in 0..9 {
@@ -149,11 +153,13 @@ mod tests {
             }
         }
         // The lower triangle of A⁻¹ into used buffers equals the fresh one there.
-        let inv = fresh.inverse_lower();
-        let (inv_in, _) = fresh.inverse_lower_in(
-            Some(Mat::from_fn(n, n, |_, _| 3.0)),
-            Some(Mat::from_fn(n, n, |_, _| 5.0)),
-        );
+        let inv = fresh.inverse_lower().unwrap();
+        let (inv_in, _) = fresh
+            .inverse_lower_in(
+                Some(Mat::from_fn(n, n, |_, _| 3.0)),
+                Some(Mat::from_fn(n, n, |_, _| 5.0)),
+            )
+            .unwrap();
         for j in 0..n {
             for i in j..n {
                 assert_eq!(inv_in[(i, j)], inv[(i, j)]);
@@ -192,7 +198,7 @@ mod tests {
         let w: Vec<f64> = (0..30).map(|j| (j as f64 - 10.0) / 7.0).collect();
         let dense =
             &a * Mat::from_fn(30, 30, |i, j| if i == j { w[i] } else { 0.0 }) * a.transpose();
-        let fast = weighted_gram(&a, &w);
+        let fast = weighted_gram(&a, &w).unwrap();
         let b = Mat::from_fn(7, 30, |i, j| (i + j) as f64 / 9.0);
         let atb = a.transpose() * &b;
         let (dots, norms) = (col_dots(&a, &b), col_sq_norms(&a));
@@ -245,6 +251,110 @@ mod tests {
     /// A product with lower triangular factors equals the dense product of the factors with
     /// their strict upper triangles zeroed (which it must not read: they hold junk here), on
     /// either side and on both, square and rectangular.
+    /// `try_product` is `&a * &b` bit for bit, and `try_clone` the matrix itself, on random
+    /// matrices of several shapes (one column, one row, square above [`PAR_THRESHOLD`], and
+    /// a transposed factor as the callers pass); `weighted_gram` still matches its loop.
+    #[test]
+    fn fallible_products_and_clones_are_the_infallible_bits() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(43);
+        let mut random = |r: usize, c: usize| Mat::from_fn(r, c, |_, _| rng.gen::<f64>() - 0.5);
+        for (m, k, n) in [
+            (7, 5, 3),
+            (600, 40, 1),
+            (1, 9, 1),
+            (1, 1, 9),
+            (530, 530, 530),
+            (3, 700, 2),
+        ] {
+            let (a, b) = (random(m, k), random(k, n));
+            let got = try_product(a.as_ref(), b.as_ref(), "A B").unwrap();
+            assert!(
+                same_mat(got.as_ref(), (&a * &b).as_ref()),
+                "{m}×{k} · {k}×{n}"
+            );
+            let at = random(k, m);
+            let got_t = try_product(at.transpose(), b.as_ref(), "AᵀB").unwrap();
+            assert!(
+                same_mat(got_t.as_ref(), (at.transpose() * &b).as_ref()),
+                "transposed {m}×{k}"
+            );
+            assert!(same_mat(
+                try_clone(a.as_ref(), "A").unwrap().as_ref(),
+                a.as_ref()
+            ));
+            let mut diff = got.clone();
+            subtract_from((&a * &b).as_ref(), &mut diff);
+            assert!(diff.col_iter().all(|c| c.iter().all(|&v| v == 0.0)));
+        }
+        // `product` keeps its own (par_for) parallelism, and equals the plain loop to rounding.
+        let (a, b) = (random(6, 4), random(4, 5));
+        let p = product(a.as_ref(), b.as_ref(), "A B").unwrap();
+        for i in 0..6 {
+            for j in 0..5 {
+                let e: f64 = (0..4).map(|t| a[(i, t)] * b[(t, j)]).sum();
+                assert!((p[(i, j)] - e).abs() < 1e-14);
+            }
+        }
+    }
+
+    /// An inverse beside a factor whose `n × n` cannot be had is [`Error::OutOfMemory`]
+    /// naming it, not an abort: the one refusal [`crate::memory::try_zeros`] makes (a buffer
+    /// above its checked size and above the memory available), with "available" set just
+    /// below the inverse's 72 MB on this thread (the factor itself is already held).
+    #[test]
+    fn inverses_that_do_not_fit_are_typed_errors() {
+        let n = 3000;
+        let c = Cholesky::from_lower(
+            Mat::from_fn(n, n, |i, j| if i == j { 2.0 } else { 0.0 }),
+            0.0,
+        );
+        let bytes = crate::memory::matrices_bytes(1, n, n).unwrap();
+        let refused = |r: Result<()>| match r {
+            Err(Error::OutOfMemory {
+                what,
+                rows,
+                cols,
+                bytes: Some(b),
+            }) => {
+                assert_eq!((rows, cols, b), (n, n, bytes));
+                what
+            }
+            other => panic!("{other:?}"),
+        };
+        crate::memory::with_available_memory(bytes - 1, || {
+            assert_eq!(
+                refused(c.l_inverse().map(drop)),
+                "the inverse of a Cholesky factor"
+            );
+            assert_eq!(
+                refused(c.inverse().map(drop)),
+                "the inverse of a Cholesky factor"
+            );
+            assert_eq!(
+                refused(c.inverse_lower().map(drop)),
+                "the inverse of a Cholesky factor"
+            );
+            assert_eq!(
+                refused(c.inverse_diag().map(drop)),
+                "the inverse of a Cholesky factor"
+            );
+            assert_eq!(
+                refused(c.inverse_trace().map(drop)),
+                "the inverse of a Cholesky factor"
+            );
+            // With L⁻¹ given (reused storage), the second buffer is A⁻¹'s.
+            let l_inv = Mat::from_fn(n, n, |i, j| if i == j { 0.5 } else { 0.0 });
+            let r = c.inverse_lower_in(Some(l_inv), None).map(drop);
+            assert_eq!(refused(r), "the inverse of a factored matrix");
+            assert_eq!(refused(try_product(c.l(), c.l(), "L L").map(drop)), "L L");
+        });
+        // With the machine's own memory the same calls succeed: diag(A⁻¹) = ¼ (A = 4I).
+        let d = c.inverse_diag().unwrap();
+        assert!(d.iter().all(|&v| v == 0.25));
+        assert_eq!(c.inverse_trace().unwrap(), 0.25 * n as f64);
+    }
+
     #[test]
     fn product_with_lower_reads_only_the_lower_triangles() {
         let n = 11;

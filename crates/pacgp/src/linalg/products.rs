@@ -138,11 +138,13 @@ pub fn mat_t_vec(a: &Mat<f64>, x: &[f64]) -> Vec<f64> {
 /// rayon workers' upper vector state dirty, and every libm `exp` a worker runs afterwards
 /// (kernel matrices, their adjoints) became ~10× slower — full PAC-GP on boston (N = 506)
 /// took 1.6× longer with two threads than with one.
-pub fn weighted_gram(a: &Mat<f64>, w: &[f64]) -> Mat<f64> {
+/// Its two buffers (`A diag(w)` and the `M × M` result; N × N both where `A` is) come from
+/// [`crate::memory::try_zeros`].
+pub fn weighted_gram(a: &Mat<f64>, w: &[f64]) -> Result<Mat<f64>> {
     let m = a.nrows();
-    let mut aw = a.clone();
+    let mut aw = try_clone(a.as_ref(), "A diag(w) of a weighted Gram matrix")?;
     scale_cols(&mut aw, w);
-    let mut out = Mat::<f64>::zeros(m, m);
+    let mut out = crate::memory::try_zeros(m, m, "a weighted Gram matrix A diag(w) Aᵀ")?;
     faer::linalg::matmul::matmul(
         out.as_mut(),
         faer::Accum::Replace,
@@ -157,7 +159,7 @@ pub fn weighted_gram(a: &Mat<f64>, w: &[f64]) -> Mat<f64> {
             out[(i, j)] = out[(j, i)];
         }
     }
-    out
+    Ok(out)
 }
 
 /// Inner-dimension columns per call in [`syrk_lower_add`]: faer's triangular-output product
@@ -203,18 +205,55 @@ pub fn syrk_lower_add(mut out: MatMut<'_, f64>, a: MatRef<'_, f64>, w: Option<&[
 
 /// `A B` with [`par_for`]'s parallelism (sequential below [`PAR_THRESHOLD`]) instead of faer's
 /// global setting: small products between the parallel passes then cost no fork-join, which
-/// on a machine with a busy core waits for a descheduled worker.
-pub fn product(a: MatRef<'_, f64>, b: MatRef<'_, f64>) -> Mat<f64> {
-    let mut out = Mat::<f64>::zeros(a.nrows(), b.ncols());
-    faer::linalg::matmul::matmul(
-        out.as_mut(),
-        faer::Accum::Replace,
-        a,
-        b,
-        1.0,
-        par_for(a.nrows().max(b.ncols())),
+/// on a machine with a busy core waits for a descheduled worker. The result comes from
+/// [`crate::memory::try_zeros`] (named `what`).
+pub fn product(a: MatRef<'_, f64>, b: MatRef<'_, f64>, what: &'static str) -> Result<Mat<f64>> {
+    product_with(a, b, par_for(a.nrows().max(b.ncols())), what)
+}
+
+/// `A B` as faer's `&a * &b` computes it (the same kernel and faer's global parallelism, so
+/// the same bits), into a matrix from [`crate::memory::try_zeros`] named `what`: the product
+/// of data-sized results (N × N, N × M, N × N*) that returns [`Error::OutOfMemory`] where
+/// `&a * &b` would abort.
+pub fn try_product(a: MatRef<'_, f64>, b: MatRef<'_, f64>, what: &'static str) -> Result<Mat<f64>> {
+    product_with(a, b, faer::get_global_parallelism(), what)
+}
+
+/// `A B` with parallelism `par` into a fallible zero matrix (faer's `Mul` writes into zeros).
+fn product_with(
+    a: MatRef<'_, f64>,
+    b: MatRef<'_, f64>,
+    par: Par,
+    what: &'static str,
+) -> Result<Mat<f64>> {
+    assert_eq!(a.ncols(), b.nrows(), "inner dimensions of a product");
+    let mut out = crate::memory::try_zeros(a.nrows(), b.ncols(), what)?;
+    faer::linalg::matmul::matmul(out.as_mut(), faer::Accum::Replace, a, b, 1.0, par);
+    Ok(out)
+}
+
+/// `B ← A − B` entry by entry: faer's `A − B` written over `B` (the same entries), so that
+/// `K − VᵀV` needs no third matrix besides the product.
+pub fn subtract_from(a: MatRef<'_, f64>, b: &mut Mat<f64>) {
+    assert_eq!(
+        (a.nrows(), a.ncols()),
+        (b.nrows(), b.ncols()),
+        "shapes of A − B"
     );
-    out
+    for j in 0..b.ncols() {
+        for (v, x) in b.col_as_slice_mut(j).iter_mut().zip(a.col(j).iter()) {
+            *v = x - *v;
+        }
+    }
+}
+
+/// `a.to_owned()` (a `.clone()` of a matrix) through [`crate::memory::try_zeros`], named
+/// `what`: the copy of a data-sized matrix that returns [`Error::OutOfMemory`] instead of
+/// aborting.
+pub fn try_clone(a: MatRef<'_, f64>, what: &'static str) -> Result<Mat<f64>> {
+    let mut out = crate::memory::try_zeros(a.nrows(), a.ncols(), what)?;
+    out.copy_from(a);
+    Ok(out)
 }
 
 /// `A B` where the factors marked lower triangular are read on their lower triangle only:

@@ -78,7 +78,7 @@ pub(crate) fn site_cavities_and_inverse_diag(
     };
     let k = post.kernel().gram(post.basis.as_ref())?;
     let mu = crate::linalg::mat_vec(&k, &post.alpha);
-    let l_inv = chol_b.l_inverse();
+    let l_inv = chol_b.l_inverse()?;
     let n = sqrt_pi.len();
     // [B⁻¹]_ii = ‖(L⁻¹)_{:,i}‖² (L⁻¹ is lower triangular).
     let binv_diag: Vec<f64> = (0..n)

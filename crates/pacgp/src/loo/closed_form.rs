@@ -13,13 +13,14 @@ use crate::linalg::JitterPolicy;
 use crate::optim::Objective;
 use crate::regression::exact::ExactGp;
 
-/// Closed-form LOO of an exact GP (GPML eq. 5.12).
-pub fn exact_gp_loo(gp: &ExactGp) -> LooResult {
-    let cinv_diag = gp.cholesky().inverse_diag();
+/// Closed-form LOO of an exact GP (GPML eq. 5.12); [`crate::Error::OutOfMemory`] where the
+/// N × N inverse of its factor cannot be had.
+pub fn exact_gp_loo(gp: &ExactGp) -> Result<LooResult> {
+    let cinv_diag = gp.cholesky().inverse_diag()?;
     let (y, a) = (gp.y(), gp.alpha());
     let mean: Vec<f64> = (0..y.len()).map(|i| y[i] - a[i] / cinv_diag[i]).collect();
     let var: Vec<f64> = cinv_diag.iter().map(|c| 1.0 / c).collect();
-    LooResult::from_predictive(mean, var, y)
+    Ok(LooResult::from_predictive(mean, var, y))
 }
 
 /// Gradient of the LOO log predictive probability in `[θ…, ln σ²]` (GPML eq. 5.13).
@@ -28,7 +29,7 @@ pub fn exact_gp_loo(gp: &ExactGp) -> LooResult {
 /// `tr(G ∂C/∂θ_j)` with `G = (C⁻¹a) αᵀ + C⁻¹ diag(b) C⁻¹`.
 /// [`crate::Error::OutOfMemory`] where its N × N weights cannot be had.
 pub fn exact_gp_loo_gradient(gp: &ExactGp) -> Result<Vec<f64>> {
-    let cinv = gp.cholesky().inverse();
+    let cinv = gp.cholesky().inverse()?;
     let n = cinv.nrows();
     let alpha = gp.alpha();
     let c: Vec<f64> = (0..n).map(|i| cinv[(i, i)]).collect();
@@ -39,7 +40,8 @@ pub fn exact_gp_loo_gradient(gp: &ExactGp) -> Result<Vec<f64>> {
     let cinv_a = gp.cholesky().solve_vec(&a);
     // C⁻¹ diag(b) C⁻¹
     let scaled = crate::memory::try_from_fn(n, n, "C⁻¹ diag(b)", |i, j| cinv[(i, j)] * b[i])?;
-    let mut g = &cinv * &scaled;
+    let mut g =
+        crate::linalg::try_product(cinv.as_ref(), scaled.as_ref(), "the LOO gradient's weights")?;
     for j in 0..n {
         for i in 0..n {
             g[(i, j)] += cinv_a[i] * alpha[j];
@@ -71,7 +73,7 @@ impl Objective for NegLooLogPredictive<'_> {
     }
     fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
         let m = self.inner.model_at(p)?;
-        let v = -exact_gp_loo(&m).log_predictive;
+        let v = -exact_gp_loo(&m)?.log_predictive;
         let g = exact_gp_loo_gradient(&m)?.into_iter().map(|g| -g).collect();
         Ok((v, g))
     }

@@ -195,7 +195,7 @@ impl<'a> LooDowndate<'a> {
             return Err(not_exact());
         };
         let (lambda, uniform) = row_noises(sqrt_pi, noise)?;
-        let binv_diag = chol_b.inverse_diag();
+        let binv_diag = chol_b.inverse_diag()?;
         check_positive(&binv_diag, "[B⁻¹]_ii of the exact GP")?;
         // C = Π⁻¹BΠ⁻¹: [C⁻¹]_ii = [B⁻¹]_ii/λ_i; the jitter j in B is noise λ_i·j in C.
         let j = chol_b.jitter();
@@ -526,7 +526,11 @@ impl<'a> LooDowndate<'a> {
                 let mut wx = self.post.kernel().cross(self.post.basis.as_ref(), xs)?;
                 chol_kuu.solve_lower_in_place(wx.as_mut());
                 chol_b.solve_lower_in_place(wx.as_mut());
-                Ok(w.transpose() * &wx)
+                crate::linalg::try_product(
+                    w.transpose(),
+                    wx.as_ref(),
+                    "the cross-covariances at test rows",
+                )
             }
             _ => unreachable!("the constructors pair each form with its covariance"),
         }
@@ -654,7 +658,7 @@ impl SparseGroup {
 /// The inverse of a small symmetric positive-definite block by its Cholesky factor (no jitter:
 /// a block that is not positive definite is a numerical error naming `what`).
 fn block_inverse(a: Mat<f64>, what: &'static str) -> Result<Mat<f64>> {
-    Ok(Cholesky::factor(a.as_ref(), &JitterPolicy::none(), what)?.inverse())
+    Cholesky::factor(a.as_ref(), &JitterPolicy::none(), what)?.inverse()
 }
 
 fn check_positive(v: &[f64], what: &'static str) -> Result<()> {

@@ -397,7 +397,7 @@ pub fn regression_loo(
     };
     let approx = if mode.approx() {
         Some(summarise(match model {
-            RegressionModel::Exact(gp) => exact_gp_loo(gp),
+            RegressionModel::Exact(gp) => exact_gp_loo(gp)?,
             RegressionModel::Sparse { gp, x, y } => sparse_gp_loo(gp, x, y)?,
         }))
     } else {

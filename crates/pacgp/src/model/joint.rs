@@ -128,7 +128,7 @@ fn draw_joint(
             z[(i, j)] = StandardNormal.sample(&mut rng);
         }
     }
-    let lz = chol.l() * &z;
+    let lz = crate::linalg::try_product(chol.l(), z.as_ref(), "L z of the joint draws")?;
     let draws =
         crate::memory::try_from_fn(n, n_samples, "joint draws", |i, j| mean[i] + lz[(i, j)])?;
     Ok((draws, chol.jitter()))

@@ -94,11 +94,11 @@ pub struct Evaluation {
 }
 
 impl Evaluation {
-    fn new(gp: ExactGp, y: &[f64], loss: &RegressionLoss) -> Self {
+    fn new(gp: ExactGp, y: &[f64], loss: &RegressionLoss) -> Result<Self> {
         let n = y.len();
         // Jitter on C acts as extra noise, consistently in μ, v and the KL.
         let s2 = gp.noise_variance + gp.jitter_used();
-        let ci = gp.cholesky().inverse();
+        let ci = gp.cholesky().inverse()?;
         let alpha = gp.alpha().to_vec();
         let (mut risk, mut g_mu, mut g_v) = (0.0, vec![0.0; n], vec![0.0; n]);
         for i in 0..n {
@@ -121,7 +121,7 @@ impl Evaluation {
             ln_det_ratio: nf * s2.ln() - 2.0 * ln_l,
         }
         .kl();
-        Self {
+        Ok(Self {
             gp,
             s2,
             ci,
@@ -130,7 +130,7 @@ impl Evaluation {
             kl,
             g_mu,
             g_v,
-        }
+        })
     }
 }
 
@@ -151,7 +151,7 @@ impl LatentFamily for PacGpFamily<'_> {
 
     fn evaluate(&self, p: &[f64]) -> Result<(RiskAndKl, Self::Evaluation)> {
         let gp = self.gp_at(p)?;
-        let e = Evaluation::new(gp, self.y, &self.loss);
+        let e = Evaluation::new(gp, self.y, &self.loss)?;
         Ok((RiskAndKl::new(e.risk, e.kl), e))
     }
 
@@ -171,7 +171,7 @@ impl LatentFamily for PacGpFamily<'_> {
             .iter()
             .map(|gv| -wc * s2 + wq * s2 * s2 * gv)
             .collect();
-        let mut g = linalg::weighted_gram(ci, &d);
+        let mut g = linalg::weighted_gram(ci, &d)?;
         g.par_col_iter_mut().enumerate().for_each(|(j, c)| {
             let c = c.try_as_col_major_mut().unwrap().as_slice_mut();
             let cij = ci.col_as_slice(j);

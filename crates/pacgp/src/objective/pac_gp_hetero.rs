@@ -136,7 +136,7 @@ impl LatentFamily for PacGpHeteroFamily<'_> {
             let d: Vec<f64> = (0..n)
                 .map(|i| wq * lv[i] * lv[i] * e.g_v[i] - 0.5 * wc * lv[i])
                 .collect();
-            let mut g = linalg::weighted_gram(pm, &d);
+            let mut g = linalg::weighted_gram(pm, &d)?;
             for j in 0..n {
                 for i in 0..n {
                     g[(i, j)] += wq * 0.5 * (h[i] * alpha[j] + alpha[i] * h[j])

@@ -270,7 +270,7 @@ impl PacSgpSharded {
         for (start, rows) in row_blocks(y.len(), self.m) {
             let xb = x.subrows(start, rows);
             let sb = shard_basis(&kernel, l_uu, s2, self.alpha_s, xb, z.as_ref())?;
-            acc = acc.combine(&sums_of(&sb, &y[start..start + rows]))?;
+            acc = acc.combine(&sums_of(&sb, &y[start..start + rows])?)?;
         }
         Ok(acc)
     }
@@ -292,7 +292,7 @@ impl PacSgpSharded {
         }
         let lb = Cholesky::factor(b.as_ref(), &JitterPolicy::default(), "I + VΛ⁻¹Vᵀ")?;
         let w = lb.solve_vec(&s.gamma);
-        let tr_binv = lb.inverse_trace();
+        let tr_binv = lb.inverse_trace()?;
         let kl = GaussianKlTerms::site_form(tr_binv, linalg::dot(&w, &w), m, lb.ln_det()).kl();
         Ok(PacSgpState {
             l_b: lb.into_storage(),
@@ -355,7 +355,7 @@ impl PacSgpSharded {
             acc = acc.combine(&PacSgpShardRisk {
                 risk_sum: pt.risk,
                 u: linalg::mat_vec(&wb.v, &pt.d_mean),
-                g: linalg::weighted_gram(&pt.y_b, &pt.d_var),
+                g: linalg::weighted_gram(&pt.y_b, &pt.d_var)?,
                 n: rows,
             })?;
         }
@@ -394,7 +394,7 @@ impl PacSgpSharded {
         };
         let (klb, scale) = (d_c / nf, d_q / nf);
         let w = &st.w;
-        let b_inv = lb.inverse();
+        let b_inv = lb.inverse()?;
         let b2 = &b_inv * &b_inv;
         let h = lb.solve_vec(w);
         let t: Vec<f64> = r.u.iter().map(|u| scale * u).collect(); // Vμ̄
@@ -451,7 +451,7 @@ impl PacSgpSharded {
         for (start, rows) in row_blocks(y.len(), m) {
             let (xb, yb) = (x.subrows(start, rows), &y[start..start + rows]);
             let wb = shard_basis(&kernel, l_uu, s2, self.alpha_s, xb, z.as_ref())?;
-            let part = self.block_gradient(&kernel, l_uu, &lb, adj, wb, xb, yb, z.as_ref());
+            let part = self.block_gradient(&kernel, l_uu, &lb, adj, wb, xb, yb, z.as_ref())?;
             for k in 0..nk {
                 gradient[k] += part.theta[k];
             }
@@ -479,7 +479,7 @@ impl PacSgpSharded {
         x: MatRef<'_, f64>,
         y: &[f64],
         z: MatRef<'_, f64>,
-    ) -> BlockGradient {
+    ) -> Result<BlockGradient> {
         let (m, n) = (self.m, y.len());
         let pt = self.point_terms(&wb, lb, &adj.w, y);
         let (lam, kd, q) = (&wb.lambda, &wb.kdiag, &wb.q);
@@ -501,7 +501,7 @@ impl PacSgpSharded {
         };
         let qb: Vec<f64> = (0..n).map(|i| -vb[i] - through_lam(i)).collect();
         let kb: Vec<f64> = (0..n).map(|i| vb[i] + through_lam(i)).collect();
-        let vqv = linalg::weighted_gram(&wb.v, &qb);
+        let vqv = linalg::weighted_gram(&wb.v, &qb)?;
         // V̄ = wμ̄ᵀ + γ̄(y/Λ)ᵀ + 2L_B⁻ᵀ(Y diag(v̄)) + 2B̄VΛ⁻¹ + 2V diag(q̄); F̄ = L⁻ᵀV̄.
         let mut yv = pt.y_b;
         linalg::scale_cols(&mut yv, &vb);
@@ -523,12 +523,12 @@ impl PacSgpSharded {
         for (g, d) in theta.iter_mut().zip(&gd) {
             *g += d;
         }
-        BlockGradient {
+        Ok(BlockGradient {
             theta,
             dz,
             vqv,
             s2b: lamb.iter().sum(),
-        }
+        })
     }
 
     /// After pass 3 (once): the gradient from the driver's part and the shards' summed parts,

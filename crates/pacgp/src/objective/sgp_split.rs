@@ -70,7 +70,7 @@ impl SparseSplitPrior {
         }
         let chol_kuu = Cholesky::factor(kuu.as_ref(), &JitterPolicy::default(), "K_uu")?;
         let chol_sigma_a = Cholesky::factor(sigma_a.as_ref(), &JitterPolicy::default(), "Σ_A")?;
-        let sigma_a_inv = chol_sigma_a.inverse();
+        let sigma_a_inv = chol_sigma_a.inverse()?;
         Ok(Self {
             kernel,
             z,
@@ -130,7 +130,7 @@ impl SparseSplitPrior {
         let l = chol_kuu.l().to_owned();
         let lt_alpha = linalg::mat_t_vec(&l, &post.alpha);
         let a_a = linalg::mat_vec(&l, &lt_alpha);
-        let sigma_a = &l * chol_b.inverse() * l.transpose();
+        let sigma_a = &l * chol_b.inverse()? * l.transpose();
         let sym = Mat::from_fn(m, m, |i, j| 0.5 * (sigma_a[(i, j)] + sigma_a[(j, i)]));
         let prior = Self::new(gp.kernel, gp.z, gp.noise_variance, a_a, sym)?;
         Ok(Self {
@@ -217,7 +217,7 @@ impl SparseSplitPrior {
         };
         // Σ⁻¹ = Σ_A⁻¹ + ΦΛ⁻¹Φᵀ; a = (Σ_A⁻¹ + ΦΛ_m⁻¹Φᵀ)⁻¹(Σ_A⁻¹a_A + ΦΛ_m⁻¹y_B), Λ_m = Λ if tied.
         let factor = |il: &[f64]| {
-            let prec = &self.sigma_a_inv + linalg::weighted_gram(&phi, il);
+            let prec = &self.sigma_a_inv + linalg::weighted_gram(&phi, il)?;
             Cholesky::factor(prec.as_ref(), &JitterPolicy::default(), "Σ⁻¹ of Q")
         };
         let mean_of = |chol: &Cholesky, il: &[f64]| {
@@ -231,7 +231,7 @@ impl SparseSplitPrior {
         };
         let il_v = inv_lam(params.noise);
         let chol_prec = factor(&il_v)?;
-        let sigma = chol_prec.inverse();
+        let sigma = chol_prec.inverse()?;
         let a = match params.noise_mean {
             None => mean_of(&chol_prec, &il_v),
             Some(s2m) => {

@@ -329,7 +329,7 @@ impl GaussianPosterior {
         let mean = self.mean_from_cross(x, &kbx)?;
         let prior = self.prior.diag_at(x)?;
         let mut reduction = vec![0.0; x.nrows()];
-        for (sign, a) in self.projections(kbx) {
+        for (sign, a) in self.projections(kbx)? {
             for (r, v) in reduction.iter_mut().zip(linalg::col_sq_norms(&a)) {
                 *r += sign * v;
             }
@@ -346,8 +346,8 @@ impl GaussianPosterior {
     /// `k_P(x,z) − Σ_j s_j A_j(x)ᵀ A_j(z)` with the projections of [`Self::projections`].
     pub(crate) fn covariance_at(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>) -> Result<Mat<f64>> {
         let mut c = self.prior.cross_at(x, z)?;
-        let ax = self.projections(self.prior.cross_at(self.basis.as_ref(), x)?);
-        let az = self.projections(self.prior.cross_at(self.basis.as_ref(), z)?);
+        let ax = self.projections(self.prior.cross_at(self.basis.as_ref(), x)?)?;
+        let az = self.projections(self.prior.cross_at(self.basis.as_ref(), z)?)?;
         for ((sign, a), (_, b)) in ax.iter().zip(&az) {
             let p = product_tn(a, b)?;
             for j in 0..c.ncols() {
@@ -363,7 +363,7 @@ impl GaussianPosterior {
     /// `K_P(x,x) − Σ_j s_j A_jᵀA_j`, its lower triangle copied to the upper.
     pub(crate) fn covariance_gram_at(&self, x: MatRef<'_, f64>) -> Result<Mat<f64>> {
         let mut c = self.prior.gram_at(x)?;
-        for (sign, a) in self.projections(self.prior.cross_at(self.basis.as_ref(), x)?) {
+        for (sign, a) in self.projections(self.prior.cross_at(self.basis.as_ref(), x)?)? {
             let p = product_tn(&a, &a)?;
             for j in 0..c.ncols() {
                 for i in 0..c.nrows() {
@@ -388,9 +388,10 @@ impl GaussianPosterior {
     /// The projections of prior covariances `k = k_P(B, x)` (M×N*, one column per input)
     /// whose signed squared norms make `kᵀ R k`: `(+1, L_B⁻¹Π½k)` for the site form;
     /// `(+1, L_uu⁻¹k)` and `(−1, L_B⁻¹L_uu⁻¹k)` for the whitened form;
-    /// `(+1, L_K⁻¹k)` and `(−1, L_Σᵀ K⁻¹ k)` for the dense form.
-    fn projections(&self, mut a: Mat<f64>) -> Vec<(f64, Mat<f64>)> {
-        match &self.cov {
+    /// `(+1, L_K⁻¹k)` and `(−1, L_Σᵀ K⁻¹ k)` for the dense form. Its M×N* copies and
+    /// products come from [`crate::memory::try_zeros`].
+    fn projections(&self, mut a: Mat<f64>) -> Result<Vec<(f64, Mat<f64>)>> {
+        Ok(match &self.cov {
             // Every site precision 0 (the SVM's shifted prior): R = 0, nothing to subtract.
             _ if self.covariance_is_prior() => vec![],
             Covariance::Sites { sqrt_pi, chol_b } => {
@@ -400,7 +401,7 @@ impl GaussianPosterior {
             }
             Covariance::WhitenedPrecision { chol_kuu, chol_b } => {
                 solve_lower_by_columns(chol_kuu, &mut a);
-                let mut b = a.clone();
+                let mut b = linalg::try_clone(a.as_ref(), "L_B⁻¹L_uu⁻¹k at test rows")?;
                 solve_lower_by_columns(chol_b, &mut b);
                 vec![(1.0, a), (-1.0, b)]
             }
@@ -410,12 +411,16 @@ impl GaussianPosterior {
             } => {
                 // w = L_K⁻¹k: ‖w‖² = kᵀK⁻¹k; z = L_K⁻ᵀw = K⁻¹k; ‖L_Σᵀz‖² = kᵀK⁻¹ΣK⁻¹k.
                 solve_lower_by_columns(chol_kb, &mut a);
-                let mut z = a.clone();
+                let mut z = linalg::try_clone(a.as_ref(), "K⁻¹k at test rows")?;
                 chol_kb.solve_upper_in_place(z.as_mut());
-                let t = chol_sigma.l().transpose() * &z;
+                let t = linalg::try_product(
+                    chol_sigma.l().transpose(),
+                    z.as_ref(),
+                    "L_Σᵀ K⁻¹k at test rows",
+                )?;
                 vec![(1.0, a), (-1.0, t)]
             }
-        }
+        })
     }
 
     /// `KL(Q‖P) = KL(N(m_B + K_Bα, Σ) ‖ N(m_B, K_B))` (docs/math.md §3.0–3.2, §7.3–7.4), in
@@ -437,7 +442,7 @@ impl GaussianPosterior {
                 GaussianKlTerms::site_form(m as f64, quad, m, 0.0)
             }
             Covariance::Sites { chol_b, .. } | Covariance::WhitenedPrecision { chol_b, .. } => {
-                GaussianKlTerms::site_form(chol_b.inverse_trace(), quad, m, chol_b.ln_det())
+                GaussianKlTerms::site_form(chol_b.inverse_trace()?, quad, m, chol_b.ln_det())
             }
             Covariance::Dense {
                 chol_kb,

@@ -240,14 +240,15 @@ impl ExactGp {
             known_noise: self.known_noise.clone(),
             x: self.x.clone(),
             y,
-            chol: self.chol.clone(),
+            chol: self.chol.try_clone()?,
             alpha,
         })
     }
 
     /// Gradient of the log marginal likelihood in `[θ_kernel…, ln σ²]` (GPML eq. 5.9):
-    /// `½ tr((ααᵀ − C⁻¹) ∂C/∂θ_j)`.
-    pub fn lml_gradient(&self) -> Vec<f64> {
+    /// `½ tr((ααᵀ − C⁻¹) ∂C/∂θ_j)`; [`crate::Error::OutOfMemory`] where `C⁻¹` (N × N) cannot
+    /// be had.
+    pub fn lml_gradient(&self) -> Result<Vec<f64>> {
         self.lml_gradient_on(None, &Pool::default(), &[])
     }
 
@@ -262,9 +263,11 @@ impl ExactGp {
         gram: Option<Mat<f64>>,
         pool: &Pool,
         shared: &[Vec<f64>],
-    ) -> Vec<f64> {
+    ) -> Result<Vec<f64>> {
         let n = self.alpha.len();
-        let (mut g, l_inv) = self.chol.inverse_lower_in(pool.kept(n, n), pool.kept(n, n));
+        let (mut g, l_inv) = self
+            .chol
+            .inverse_lower_in(pool.kept(n, n), pool.kept(n, n))?;
         pool.give(l_inv);
         let alphas: Vec<&[f64]> = std::iter::once(self.alpha.as_slice())
             .chain(shared.iter().map(Vec::as_slice))
@@ -294,7 +297,7 @@ impl ExactGp {
         };
         let out = self.with_noise_term(out, g.as_ref());
         pool.give(g);
-        out
+        Ok(out)
     }
 
     /// `Σ_ij G_ij ∂C_ij/∂p` for every parameter p = `[θ…, ln σ²]` (`∂C/∂ln σ² = σ² I`).
@@ -479,7 +482,7 @@ impl Objective for NegLogMarginalLikelihood<'_> {
                 .map(|(y, a)| m.lml_of(y, a))
                 .sum::<f64>();
         let g = m
-            .lml_gradient_on(Some(gram), &self.pool, &alphas)
+            .lml_gradient_on(Some(gram), &self.pool, &alphas)?
             .into_iter()
             .take(self.dim())
             .map(|v| -v)

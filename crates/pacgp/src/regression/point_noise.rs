@@ -70,7 +70,7 @@ impl PointNoiseEval {
         let chol_v =
             Cholesky::factor_plus_diag(k.as_ref(), |i| lv[i], &JitterPolicy::none(), "K + Λ_v")?;
         let alpha = chol_m.solve_vec(r);
-        let pm = chol_v.inverse();
+        let pm = chol_v.inverse()?;
         let (mut risk, mut g_mu, mut g_v) = (0.0, vec![0.0; n], vec![0.0; n]);
         let (mut mean, mut var) = (vec![0.0; n], vec![0.0; n]);
         let (mut tr, mut ln_lv) = (0.0, 0.0);

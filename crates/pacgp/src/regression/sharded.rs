@@ -326,7 +326,7 @@ pub fn vfe_global(
     let aw = linalg::mat_vec(&s.vv, &w);
     let vbeta: Vec<f64> = s.vy.iter().zip(&aw).map(|(b, aw)| (b - aw) * inv).collect();
     let a = l_uu.solve_upper_vec(&vbeta);
-    let b_inv = l_b.inverse();
+    let b_inv = l_b.inverse()?;
     let tr_binv: f64 = (0..m).map(|k| b_inv[(k, k)]).sum();
     // ln σ²'s part here: σ²[½(−n/σ² + (M − tr B⁻¹)/σ²) + g/(2σ⁴)]; the shards add ½σ²Σβ_i².
     let noise_bar =

@@ -122,7 +122,7 @@ pub(crate) fn whitened_from_basis(basis: WhitenedBasis, y: &[f64]) -> Result<Whi
     } = basis;
     let m = v.nrows();
     let inv_lam: Vec<f64> = lambda.iter().map(|l| 1.0 / l).collect();
-    let mut b = linalg::weighted_gram(&v, &inv_lam);
+    let mut b = linalg::weighted_gram(&v, &inv_lam)?;
     for k in 0..m {
         b[(k, k)] += 1.0;
     }
@@ -177,7 +177,7 @@ pub(crate) fn objective_and_gradient(
     let beta: Vec<f64> = (0..n).map(|i| (y[i] - vt_bg[i]) / lam[i]).collect();
     let vbeta = linalg::mat_vec(&f.v, &beta);
     let a = f.l_uu.solve_upper_vec(&vbeta);
-    let b_inv = f.l_b.inverse();
+    let b_inv = f.l_b.inverse().unwrap();
     let (fbar, x_mid, kbar, noise_bar) = match method {
         SparseMethod::Vfe | SparseMethod::Dtc => {
             // Λ = σ²I: Σ_i s_i = tr(B⁻¹VVᵀ) = σ²(M − tr B⁻¹), VVᵀ = σ²(B − I).
@@ -242,7 +242,7 @@ pub(crate) fn objective_and_gradient(
                 }
             });
             f.l_uu.solve_upper_in_place(yb.as_mut());
-            let vqv = linalg::weighted_gram(&f.v, &q_bar);
+            let vqv = linalg::weighted_gram(&f.v, &q_bar)?;
             let x_mid = Mat::from_fn(m, m, |i, j| {
                 0.5 * (if i == j { 1.0 } else { 0.0 } - b_inv[(i, j)]) - vqv[(i, j)]
             });

@@ -42,14 +42,14 @@ impl PacSgpShardStats {
 }
 
 /// `Σ V_iV_iᵀ/Λ_i`, `Σ V_i y_i/Λ_i` of the points of `wb`.
-pub(crate) fn sums_of(wb: &ShardBasis, y: &[f64]) -> PacSgpShardStats {
+pub(crate) fn sums_of(wb: &ShardBasis, y: &[f64]) -> Result<PacSgpShardStats> {
     let inv_lam: Vec<f64> = wb.lambda.iter().map(|l| 1.0 / l).collect();
     let ly: Vec<f64> = y.iter().zip(&inv_lam).map(|(y, il)| y * il).collect();
-    PacSgpShardStats {
-        b: linalg::weighted_gram(&wb.v, &inv_lam),
+    Ok(PacSgpShardStats {
+        b: linalg::weighted_gram(&wb.v, &inv_lam)?,
         gamma: linalg::mat_vec(&wb.v, &ly),
         n: y.len(),
-    }
+    })
 }
 
 /// One shard's part of a sparse posterior with `Λ = σ² + α_s diag(K_ff − Q_ff)` (eq. 11; VFE
@@ -92,7 +92,7 @@ pub fn posterior_shard_stats(
     };
     for (start, rows) in row_blocks(y.len(), z.nrows()) {
         let sb = shard_basis(kernel, &l_uu, noise, alpha_s, x.subrows(start, rows), z)?;
-        acc = acc.combine(&sums_of(&sb, &y[start..start + rows]))?;
+        acc = acc.combine(&sums_of(&sb, &y[start..start + rows])?)?;
     }
     Ok(acc)
 }

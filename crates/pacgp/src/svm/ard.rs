@@ -169,7 +169,11 @@ impl<'a> SmoothedLoo<'a> {
                 .collect();
             // diag(G_{·,M} D_MM G_{M,·}) for the SV rows
             let gm = try_from_fn(m, m, "A⁻¹ over the support vectors", |r, c| g[(r, c)])?;
-            let h = &gm * &dmm;
+            let h = crate::linalg::try_product(
+                gm.as_ref(),
+                dmm.as_ref(),
+                "A⁻¹ ∂K over the support vectors",
+            )?;
             let mut total = 0.0;
             for l in 0..n {
                 let dm = match is_sv[l] {

@@ -127,10 +127,10 @@ fn laplace_gradient(
     x: MatRef<'_, f64>,
     y: &[f64],
     m: &LaplaceMode,
-) -> EvidenceGradient {
+) -> Result<EvidenceGradient> {
     let n = y.len();
     let k = &m.k;
-    let mut binv = m.chol.inverse();
+    let mut binv = m.chol.inverse()?;
     let sd = sigma_diag(k, &binv, &m.sw);
     // Alg. 5.1 l. 7: s₂ = ∂ ln q/∂f̂ (sign: see the module doc).
     let s2: Vec<f64> = (0..n).map(|i| 0.5 * sd[i] * m.derivs[i].d3).collect();
@@ -162,11 +162,11 @@ fn laplace_gradient(
     // Alg. 5.1 l. 9–12 as one contraction.
     binv_into_weights(&mut binv, &m.sw, &m.a, Some(&u));
     let grad_k = kernel.gram_grad_contract_symmetric(x, binv.as_ref(), Some(k.as_ref()));
-    EvidenceGradient {
+    Ok(EvidenceGradient {
         ln_evidence: m.ln_evidence,
         kernel: grad_k,
         likelihood: grad_lik,
-    }
+    })
 }
 
 /// Laplace fit, its log evidence `ln q(y|X,θ)` and the gradient in θ (and probit ln λ, b);
@@ -194,7 +194,7 @@ fn laplace_evidence_with_mode(
     f0: Option<&[f64]>,
 ) -> Result<(ClassifierFit, EvidenceGradient, Vec<f64>)> {
     let m = laplace::mode(kernel, lik, x, y, cfg, f0)?;
-    let grad = laplace_gradient(kernel, lik, x, y, &m);
+    let grad = laplace_gradient(kernel, lik, x, y, &m)?;
     let f = m.f.clone();
     Ok((m.into_fit(kernel, x), grad, f))
 }
@@ -219,8 +219,8 @@ pub fn ep_evidence(
     // GPML eq. 5.27: ½ tr((bbᵀ − S̃½B⁻¹S̃½) ∂K/∂θ), b = α; B⁻¹ from the L⁻¹ of the final
     // marginals when the parallel sweeps computed it.
     let mut g = match &run.post.l_inv {
-        Some(l_inv) => crate::linalg::inverse_from_l_inverse(l_inv),
-        None => run.post.chol.inverse(),
+        Some(l_inv) => crate::linalg::inverse_from_l_inverse(l_inv)?,
+        None => run.post.chol.inverse()?,
     };
     binv_into_weights(&mut g, &sw, &run.post.alpha, None);
     let grad_k = kernel.gram_grad_contract_symmetric(x, g.as_ref(), Some(run.k.as_ref()));
@@ -475,11 +475,12 @@ mod tests {
             .collect();
         let sw: Vec<f64> = w.iter().map(|w| w.sqrt()).collect();
         let chol = laplace::chol_b_in(&k, &sw, None, "B").unwrap();
-        let got = sigma_diag(&k, &chol.inverse(), &sw);
+        let got = sigma_diag(&k, &chol.inverse().unwrap(), &sw);
         let mut prec =
             crate::linalg::Cholesky::factor(k.as_ref(), &crate::linalg::JitterPolicy::none(), "K")
                 .unwrap()
-                .inverse();
+                .inverse()
+                .unwrap();
         for i in 0..n {
             prec[(i, i)] += w[i];
         }
@@ -489,7 +490,8 @@ mod tests {
             "K⁻¹ + W",
         )
         .unwrap()
-        .inverse();
+        .inverse()
+        .unwrap();
         for i in 0..n {
             assert!(
                 (got[i] - sigma[(i, i)]).abs() < 1e-8 * sigma[(i, i)],

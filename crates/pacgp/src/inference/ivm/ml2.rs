@@ -91,7 +91,7 @@ impl IvmPseudoLikelihood {
         let beta: Vec<f64> = (0..d).map(|i| nu_t[i] - sw[i] * t[i]).collect();
         let value = self.ln_scale_sum - 0.5 * chol.ln_det() + 0.5 * linalg::dot(&knu, &beta);
         // seed 003 §4.3.1: ½ tr((ββᵀ − (K_I + Π⁻¹)⁻¹) ∂K), (K_I + Π⁻¹)⁻¹ = Π½B⁻¹Π½.
-        let binv = chol.inverse();
+        let binv = chol.inverse()?;
         let g = crate::memory::try_from_fn(d, d, "the evidence gradient's weights", |i, j| {
             0.5 * (beta[i] * beta[j] - sw[i] * binv[(i, j)] * sw[j])
         })?;

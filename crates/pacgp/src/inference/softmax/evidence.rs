@@ -35,13 +35,13 @@ fn training_covariances(mode: &SoftmaxMode) -> Result<(Vec<Mat<f64>>, Mat<f64>)>
     let mut u = Vec::with_capacity(c);
     for e in &cp.e {
         // F_c = M⁻¹E_c; Σ_c 𝓡_cc gains E_c − F_cᵀF_c.
-        let mut f = e.clone();
+        let mut f = linalg::try_clone(e.as_ref(), "the softmax Laplace's M⁻¹E_c")?;
         cp.chol_m.solve_lower_in_place(f.as_mut());
-        let ftf = linalg::product(f.transpose(), f.as_ref());
+        let ftf = linalg::product(f.transpose(), f.as_ref(), "the softmax Laplace's F_cᵀF_c")?;
         r_sum += e;
         r_sum -= &ftf;
         // E_cK; the independent variance K_ii − (K E_c K)_ii; U_c = M⁻¹E_cK.
-        let mut ek = linalg::product(e.as_ref(), k.as_ref());
+        let mut ek = linalg::product(e.as_ref(), k.as_ref(), "the softmax Laplace's E_cK")?;
         let kek = linalg::col_dots(k, &ek);
         var_ind.push((0..n).map(|i| k[(i, i)] - kek[i]).collect::<Vec<f64>>());
         cp.chol_m.solve_lower_in_place(ek.as_mut());

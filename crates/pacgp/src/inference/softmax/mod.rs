@@ -115,7 +115,7 @@ impl Coupling {
                 &JitterPolicy::default(),
                 "I + D_c½KD_c½",
             )?;
-            let mut ec = chol.inverse();
+            let mut ec = chol.inverse()?;
             for j in 0..n {
                 for i in 0..n {
                     ec[(i, j)] *= s[i] * s[j];

@@ -258,7 +258,7 @@ impl SoftmaxPosterior {
         for cls in 0..c {
             let f = linalg::mat_vec(&k, &self.alpha[cls]);
             quad += linalg::dot(&self.alpha[cls], &f);
-            let mut binv = self.coupling.chol_b[cls].inverse();
+            let mut binv = self.coupling.chol_b[cls].inverse()?;
             tr_rk -= (0..n).map(|i| binv[(i, i)]).sum::<f64>();
             scale_rows(&mut binv, &self.coupling.sqrt_pi[cls]);
             self.coupling.chol_m.solve_lower_in_place(binv.as_mut());

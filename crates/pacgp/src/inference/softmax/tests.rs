@@ -77,7 +77,7 @@ fn mode_evidence_kl_and_predictions_match_dense_brute_force() {
     }
     // ln q = Ψ(f̂) − ½ ln|I + KW| with |I + KW| = |K||K⁻¹ + W| (dense).
     let kb = block_diag(&mode.k, c);
-    let kinv = chol(&kb).inverse();
+    let kinv = chol(&kb).inverse().unwrap();
     let prec = &kinv + &dense_w(&mode.pi);
     let ln_det = chol(&kb).ln_det() + chol(&prec).ln_det();
     let (_, lse) = softmax(&mode.f);
@@ -92,7 +92,7 @@ fn mode_evidence_kl_and_predictions_match_dense_brute_force() {
         mode.ln_evidence
     );
     // KL(N(f̂, Σ) ‖ N(0, K)) with Σ = (K⁻¹ + W)⁻¹.
-    let sigma = chol(&prec).inverse();
+    let sigma = chol(&prec).inverse().unwrap();
     let nc = (n * c) as f64;
     let fvec: Vec<f64> = (0..c).flat_map(|cls| mode.f[cls].clone()).collect();
     let tr = crate::linalg::trace_of_product(kinv.as_ref(), sigma.as_ref());

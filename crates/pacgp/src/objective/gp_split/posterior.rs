@@ -83,7 +83,7 @@ pub(super) fn q_on_b(prior_b: &PriorAt, y_b: &[f64], p: SplitPosteriorParams) ->
     let r = residual(prior_b, y_b);
     let (cm, cv, alpha, params) = mean_weights(prior_b, &r, p)?;
     let beta = cm.solve_vec(&alpha);
-    let cv_inv = cv.inverse();
+    let cv_inv = cv.inverse()?;
     let (sm, sv, s) = (params.noise_mean, params.noise_cov, params.scale);
     let mean: Vec<f64> = (0..n).map(|i| y_b[i] - sm * alpha[i]).collect();
     let var: Vec<f64> = (0..n)
@@ -255,9 +255,10 @@ impl SplitPrior {
             &JitterPolicy::none(),
             "K_A + Λ_v",
         )?;
-        let mut w = ka.clone();
+        let mut w = linalg::try_clone(ka.as_ref(), "L⁻¹K_A on part B")?;
         cv.solve_lower_in_place(w.as_mut());
-        let mut sigma = ka - w.transpose() * &w;
+        let mut sigma = linalg::try_product(w.transpose(), w.as_ref(), "Σ on part B")?;
+        linalg::subtract_from(ka.as_ref(), &mut sigma);
         for j in 0..nb {
             for i in 0..nb {
                 sigma[(i, j)] *= params.scale;

@@ -13,7 +13,7 @@ pub fn laplace_with_prior_mean(
 ) -> Result<SiteParams> {
     lik.require_derivatives("Laplace")?;
     let mode = crate::inference::laplace::find_mode(
-        prior.cov.clone(),
+        crate::linalg::try_clone(prior.cov.as_ref(), "the prior covariance on part A")?,
         lik,
         y,
         cfg,

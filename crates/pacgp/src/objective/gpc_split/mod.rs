@@ -358,7 +358,8 @@ mod tests {
         }
         let kinv = Cholesky::factor(kfull.as_ref(), &none, "K")
             .unwrap()
-            .inverse();
+            .inverse()
+            .unwrap();
         let Covariance::Sites { sqrt_pi: sa, .. } = &fit_a.posterior.cov else {
             panic!()
         };
@@ -370,7 +371,10 @@ mod tests {
                     p[(i, i)] += sqrt_pi[i] * sqrt_pi[i];
                 }
             }
-            let s = Cholesky::factor(p.as_ref(), &none, "P").unwrap().inverse();
+            let s = Cholesky::factor(p.as_ref(), &none, "P")
+                .unwrap()
+                .inverse()
+                .unwrap();
             Mat::from_fn(12, 12, |i, j| s[(12 + i, 12 + j)])
         };
         let (sq, ka) = (block(true), block(false));
@@ -379,7 +383,8 @@ mod tests {
         let mq: Vec<f64> = (0..12).map(|i| ma[i] + ka_alpha[i]).collect();
         let ka_inv = Cholesky::factor(ka.as_ref(), &none, "KA")
             .unwrap()
-            .inverse();
+            .inverse()
+            .unwrap();
         let dm: Vec<f64> = (0..12).map(|i| mq[i] - ma[i]).collect();
         let quad = linalg::dot(&dm, &linalg::mat_vec(&ka_inv, &dm));
         let tr = linalg::trace_of_product(ka_inv.as_ref(), sq.as_ref());

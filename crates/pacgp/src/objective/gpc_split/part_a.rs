@@ -268,7 +268,7 @@ pub fn scaled_prior_with_mean(
         post.basis.clone(),
         post.alpha.iter().map(|a| s * a / t).collect(),
         sqrt_pi.iter().map(|p| p / t.sqrt()).collect(),
-        chol_b.clone(),
+        chol_b.try_clone()?,
     ))
 }
 

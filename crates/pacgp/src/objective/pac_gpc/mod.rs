@@ -138,7 +138,7 @@ impl SiteEvaluation {
             &JitterPolicy::default(),
             "I + Π½K₀Π½ of PAC-GPC",
         )?;
-        let mut v = k0.clone();
+        let mut v = linalg::try_clone(k0.as_ref(), "V = L_B⁻¹Π½K₀")?;
         for j in 0..n {
             for i in 0..n {
                 v[(i, j)] *= sqrt_pi[i];
@@ -158,7 +158,7 @@ impl SiteEvaluation {
             .collect();
         // docs/math.md §7.4 with K → K₀ and β → α: ½[ln det B + tr B⁻¹ + αᵀK₀α − N].
         let quad = linalg::dot(&sites.alpha, &k_alpha);
-        let kl = GaussianKlTerms::site_form(chol_b.inverse_trace(), quad, n, chol_b.ln_det()).kl();
+        let kl = GaussianKlTerms::site_form(chol_b.inverse_trace()?, quad, n, chol_b.ln_det()).kl();
         Ok(Self {
             sqrt_pi,
             chol_b,
@@ -169,15 +169,16 @@ impl SiteEvaluation {
     }
 
     /// The posterior covariance `Σ = K₀ − VᵀV` on the sample.
-    fn sigma(&self, k0: &Mat<f64>) -> Mat<f64> {
-        let mut s = k0 - self.v.transpose() * &self.v;
+    fn sigma(&self, k0: &Mat<f64>) -> Result<Mat<f64>> {
+        let mut s = linalg::try_product(self.v.transpose(), self.v.as_ref(), "Σ = K₀ − VᵀV")?;
+        linalg::subtract_from(k0.as_ref(), &mut s);
         let n = s.nrows();
         for j in 0..n {
             for i in 0..j {
                 s[(i, j)] = s[(j, i)];
             }
         }
-        s
+        Ok(s)
     }
 }
 
@@ -338,14 +339,16 @@ mod tests {
         let none = JitterPolicy::none();
         let kinv = Cholesky::factor(prior.cov.as_ref(), &none, "K")
             .unwrap()
-            .inverse();
+            .inverse()
+            .unwrap();
         let mut prec = kinv.clone();
         for i in 0..9 {
             prec[(i, i)] += sites.ln_pi[i].exp();
         }
         let sigma = Cholesky::factor(prec.as_ref(), &none, "P")
             .unwrap()
-            .inverse();
+            .inverse()
+            .unwrap();
         let ln_det_k = Cholesky::factor(prior.cov.as_ref(), &none, "K")
             .unwrap()
             .ln_det();

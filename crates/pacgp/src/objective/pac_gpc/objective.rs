@@ -151,13 +151,13 @@ pub(super) fn covariance_gradient(
     (wq, wc): (f64, f64),
     g_mu: &[f64],
     g_v: &[f64],
-) -> Mat<f64> {
+) -> Result<Mat<f64>> {
     let n = alpha.len();
     let s = &e.sqrt_pi;
     // AD = B⁻¹ diag(s); R = D A D; D A² D = (AD)ᵀ(AD).
-    let mut ad = e.chol_b.inverse();
+    let mut ad = e.chol_b.inverse()?;
     linalg::scale_cols(&mut ad, s);
-    let da2d = ad.transpose() * &ad;
+    let da2d = linalg::try_product(ad.transpose(), ad.as_ref(), "DA²D")?;
     let mut r = ad;
     for j in 0..n {
         for i in 0..n {
@@ -165,18 +165,23 @@ pub(super) fn covariance_gradient(
         }
     }
     // P = I − R K₀.
-    let mut p = -(&r * k0);
+    let mut p = linalg::try_product(r.as_ref(), k0.as_ref(), "P = I − RK₀")?;
+    for j in 0..n {
+        for v in p.col_as_slice_mut(j) {
+            *v = -*v;
+        }
+    }
     for i in 0..n {
         p[(i, i)] += 1.0;
     }
-    let mut g = linalg::weighted_gram(&p, g_v);
+    let mut g = linalg::weighted_gram(&p, g_v)?;
     for j in 0..n {
         for i in 0..n {
             g[(i, j)] = wq * (g[(i, j)] + 0.5 * (g_mu[i] * alpha[j] + alpha[i] * g_mu[j]))
                 + wc * 0.5 * (r[(i, j)] - da2d[(i, j)] + alpha[i] * alpha[j]);
         }
     }
-    g
+    Ok(g)
 }
 
 /// One evaluation of [`PacGpcFamily`]: the latent prior, the kernel (a kernel prior), the
@@ -250,7 +255,7 @@ impl LatentFamily for PacGpcFamily<'_> {
             *g += wc * eta * a;
         }
         // ∂/∂ln π_i = π_i Σ_j Σ_ij² (½ w_c π_j − w_q g_v,j).
-        let sigma = e.sigma(k0);
+        let sigma = e.sigma(k0)?;
         let w: Vec<f64> = (0..n).map(|j| 0.5 * wc * pi[j] - wq * g_v[j]).collect();
         let g_lnpi: Vec<f64> = (0..n)
             .map(|i| {
@@ -260,7 +265,7 @@ impl LatentFamily for PacGpcFamily<'_> {
             .collect();
         let mut grad = Vec::with_capacity(LatentFamily::dim(self));
         if let (Some(kernel), PriorSource::Kernel { x, .. }) = (&kernel, &self.prior) {
-            let g = covariance_gradient(&e, k0, &sites.alpha, (wq, wc), &g_mu, &g_v);
+            let g = covariance_gradient(&e, k0, &sites.alpha, (wq, wc), &g_mu, &g_v)?;
             grad.extend(kernel.gram_grad_contract_symmetric(*x, g.as_ref(), Some(k0.as_ref())));
         }
         grad.extend(g_alpha);

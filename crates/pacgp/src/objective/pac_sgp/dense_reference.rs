@@ -47,7 +47,7 @@ impl PacSgpObjective<'_> {
         // e = A⁻¹c = L⁻ᵀB⁻¹γ; tr(PA⁻¹) = tr B⁻¹, eᵀPe = ‖B⁻¹γ‖², ln det A − ln det P = ln det B.
         let bg = lb.solve_vec(&wh.gamma);
         let e = l.solve_upper_vec(&bg);
-        let b_inv = lb.inverse();
+        let b_inv = lb.inverse().unwrap();
         let tr_binv: f64 = (0..m).map(|a| b_inv[(a, a)]).sum();
         let kl = GaussianKlTerms::site_form(tr_binv, linalg::dot(&bg, &bg), m, lb.ln_det()).kl();
         let mu = linalg::mat_t_vec(&wh.kzx, &e);
@@ -110,12 +110,12 @@ impl PacSgpObjective<'_> {
         let mub: Vec<f64> = g_mu.iter().map(|g| d_q * g / nf).collect();
         let vb: Vec<f64> = g_v.iter().map(|g| d_q * g / nf).collect();
         let a_inv = sandwich_inv(l, b_inv.clone()); // L⁻ᵀB⁻¹L⁻¹
-        let p_inv = l.inverse();
+        let p_inv = l.inverse().unwrap();
         let apa = sandwich_inv(l, b_inv * b_inv); // A⁻¹PA⁻¹ = L⁻ᵀB⁻²L⁻¹
         let h = l.solve_upper_vec(&lb.solve_vec(bg)); // A⁻¹PA⁻¹c = L⁻ᵀB⁻¹(B⁻¹γ)
         let t = l.solve_upper_vec(&lb.solve_vec(&linalg::mat_vec(&wh.v, &mub))); // A⁻¹Fμ̄
         let l_a = Cholesky::from_lower(l.l() * lb.l(), 0.0);
-        let avfa = sandwich_inv(&l_a, linalg::weighted_gram(&yb, &vb));
+        let avfa = sandwich_inv(&l_a, linalg::weighted_gram(&yb, &vb).unwrap());
         let abar = Mat::from_fn(m, m, |a, b| {
             klb * 0.5 * (a_inv[(a, b)] - apa[(a, b)] - (e[a] * h[b] + h[a] * e[b]))
                 - 0.5 * (t[a] * e[b] + e[a] * t[b])
@@ -142,7 +142,7 @@ impl PacSgpObjective<'_> {
         let kb: Vec<f64> = (0..n).map(|i| vb[i] + through_lam(i)).collect();
         let s2b: f64 = lamb.iter().sum();
         // P̄ = KL̄·½[A⁻¹ + eeᵀ − P⁻¹] + Ā − L⁻ᵀ(V diag(q̄) Vᵀ)L⁻¹.
-        let pqp = sandwich_inv(l, linalg::weighted_gram(&wh.v, &qb));
+        let pqp = sandwich_inv(l, linalg::weighted_gram(&wh.v, &qb).unwrap());
         let pbar = Mat::from_fn(m, m, |a, b| {
             klb * 0.5 * (a_inv[(a, b)] + e[a] * e[b] - p_inv[(a, b)]) + abar[(a, b)] - pqp[(a, b)]
         });

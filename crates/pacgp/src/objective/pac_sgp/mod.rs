@@ -152,7 +152,7 @@ impl<'a> PacSgpObjective<'a> {
         // e = A⁻¹c = L⁻ᵀB⁻¹γ; tr(PA⁻¹) = tr B⁻¹, eᵀPe = ‖B⁻¹γ‖², ln det A − ln det P = ln det B.
         let bg = w.l_b.solve_vec(&w.gamma);
         let e = w.l_uu.solve_upper_vec(&bg);
-        let b_inv = w.l_b.inverse();
+        let b_inv = w.l_b.inverse()?;
         let tr_binv: f64 = (0..m).map(|a| b_inv[(a, a)]).sum();
         let kl = GaussianKlTerms::site_form(tr_binv, linalg::dot(&bg, &bg), m, w.l_b.ln_det()).kl();
         let y_cache = BlockCache::new(cached);
@@ -269,7 +269,7 @@ impl<'a> PacSgpObjective<'a> {
         let h = lb.solve_vec(bg); // B⁻¹w
         let vmub: Vec<f64> = marg.vg.iter().map(|g| scale * g).collect(); // Vμ̄
         let u = lb.solve_vec(&vmub);
-        let b2 = linalg::product(b_inv.as_ref(), b_inv.as_ref());
+        let b2 = linalg::product(b_inv.as_ref(), b_inv.as_ref(), "B⁻²")?;
         let mut g0 = marg.g0;
         linalg::symmetrise_from_lower(&mut g0);
         // B⁻¹V diag(v̄)VᵀB⁻¹ = L_B⁻ᵀ(Y diag(v̄) Yᵀ)L_B⁻¹

@@ -57,7 +57,7 @@ impl DenseSolution {
 /// Solve eq. 4 with one dense Cholesky of `K + λnI` (`O(n³)`).
 pub fn dense_solution(gram: &Mat<f64>, y: &[f64], lambda: f64) -> Result<DenseSolution> {
     let n = y.len();
-    let mut a = gram.clone();
+    let mut a = crate::linalg::try_clone(gram.as_ref(), "K + λnI")?;
     for i in 0..n {
         a[(i, i)] += lambda * n as f64;
     }

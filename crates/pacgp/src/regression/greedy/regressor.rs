@@ -112,7 +112,7 @@ impl GreedySparseGp {
         let mut v = self.kernel.cross(self.basis.as_ref(), x)?; // K_SN
         chol_kuu.solve_lower_in_place(v.as_mut());
         let s2 = self.noise_variance;
-        let mut b = linalg::weighted_gram(&v, &vec![1.0 / s2; x.nrows()]);
+        let mut b = linalg::weighted_gram(&v, &vec![1.0 / s2; x.nrows()])?;
         for i in 0..b.nrows() {
             b[(i, i)] += 1.0;
         }

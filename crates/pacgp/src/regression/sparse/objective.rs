@@ -59,9 +59,9 @@ pub(super) fn objective_and_gradient(
 }
 
 /// `a = L⁻ᵀVβ = L⁻ᵀB⁻¹γ`, `Vβ = B⁻¹γ` and `B⁻¹` after the first pass.
-fn first_adjoints(w: &WhitenedSums) -> (Vec<f64>, Vec<f64>, Mat<f64>) {
+fn first_adjoints(w: &WhitenedSums) -> Result<(Vec<f64>, Vec<f64>, Mat<f64>)> {
     let bg = w.l_b.solve_vec(&w.gamma);
-    (w.l_uu.solve_upper_vec(&bg), bg, w.l_b.inverse())
+    Ok((w.l_uu.solve_upper_vec(&bg), bg, w.l_b.inverse()?))
 }
 
 /// `P̄ = −½aaᵀ + L⁻ᵀXL⁻¹` for a symmetric X.
@@ -87,7 +87,7 @@ fn isotropic_gradient(
     trace_gap: f64,
 ) -> Result<Vec<f64>> {
     let (n, m) = (data.x.nrows(), data.z.nrows());
-    let (a, bg, b_inv) = first_adjoints(w);
+    let (a, bg, b_inv) = first_adjoints(w)?;
     let q_bar = if vfe { 0.5 / noise } else { 0.0 };
     let mut c = Mat::from_fn(m, m, |i, j| {
         -b_inv[(i, j)] / noise + if i == j { 2.0 * q_bar } else { 0.0 }
@@ -133,7 +133,7 @@ fn isotropic_gradient(
     if vfe {
         noise_bar += trace_gap / (2.0 * noise * noise);
     }
-    let bmat = linalg::product(w.l_b.l(), w.l_b.l().transpose());
+    let bmat = linalg::product(w.l_b.l(), w.l_b.l().transpose(), "B = L_B L_Bᵀ")?;
     let x_mid = Mat::from_fn(m, m, |i, j| {
         let id = if i == j { 1.0 } else { 0.0 };
         0.5 * (id - b_inv[(i, j)]) - q_bar * noise * (bmat[(i, j)] - id)
@@ -153,7 +153,7 @@ fn isotropic_gradient(
 /// `H = (Vβ)βᵀ − L_B⁻ᵀ(L_B⁻¹V)Λ⁻¹ + 2V diag(q̄)`, and `X = ½(I − B⁻¹) − V diag(q̄)Vᵀ`.
 fn fitc_gradient(data: &SparseData<'_>, w: &WhitenedSums, noise: f64) -> Result<Vec<f64>> {
     let m = data.z.nrows();
-    let (a, bg, b_inv) = first_adjoints(w);
+    let (a, bg, b_inv) = first_adjoints(w)?;
     let lam = &w.lambda;
     let parts = data.blocks.sum(
         vec![],
