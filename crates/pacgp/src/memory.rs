@@ -27,9 +27,9 @@
 //! - faer's own work space inside a factorisation (`cholesky_in_place_scratch`, the SVM's
 //!   LU and its inverse over the support vectors), which faer allocates itself and the
 //!   estimate counts as part of each method's N × N matrices (two for the SVM);
-//! - `.clone()` of whole posteriors (`GaussianPosterior`, which hold a factor) where a model
-//!   is rescaled or wrapped, and the split-GPC part A's posterior on B (not yet converted:
-//!   they need a fallible `GaussianPosterior` copy);
+//! - `.clone()` of whole posteriors where nothing of the data's size is copied (the sparse
+//!   models' M × M factors); a posterior copied with its N × N factor (a fold model, the
+//!   split priors' P_A and Q) goes through `GaussianPosterior::try_clone`;
 //! - `Kernel::gram_grad` (explicit N × N derivative matrices, for tests and small problems).
 
 use faer::Mat;

@@ -114,6 +114,10 @@ pub fn wide_start(kernel: &Kernel, x: MatRef<'_, f64>, seed: u64) -> Option<(Ker
     Some((kernel.with_stationary_lengthscales(l), l))
 }
 
+/// How [`wide_start_noted`]'s note begins (a model file's notes say whether its fit started
+/// wide).
+pub const WIDE_START_NOTE: &str = "lengthscales started at";
+
 /// [`wide_start`] for a fit's report: the kernel to start from and, where the start moved, a
 /// note saying where and why (`flat`: what the start 1 does to this method's objective).
 pub fn wide_start_noted(
@@ -125,7 +129,7 @@ pub fn wide_start_noted(
     match wide_start(&kernel, x, seed) {
         Some((wide, l)) => {
             let note = format!(
-                "lengthscales started at {l:.4}, the median distance between the {} standardised inputs of the rows (the median heuristic; above {WIDE_INPUTS} inputs the start 1 {flat})",
+                "{WIDE_START_NOTE} {l:.4}, the median distance between the {} standardised inputs of the rows (the median heuristic; above {WIDE_INPUTS} inputs the start 1 {flat})",
                 x.ncols(),
             );
             (wide, Some(note))

@@ -204,7 +204,8 @@ impl FittedModel {
             Task::Classification {
                 split_prior: Some(record),
                 ..
-            } => self.certify_split_classifier(record, sample, &r),
+            } => (self.certify_split_classifier(record, sample, &r))
+                .map_err(|e| self.part_a_before_the_wide_start(e)),
             Task::Classification { posterior, .. } | Task::Svm { posterior, .. } => {
                 self.certify_binary(posterior, sample, &r, loo)
             }
@@ -215,12 +216,12 @@ impl FittedModel {
             } => {
                 let epsilons = self.certified_epsilons(opts)?;
                 match split_prior {
-                    Some(RegressionSplit::Dense(record)) => {
-                        self.certify_split_prior(record, sample, &epsilons, &r)
-                    }
-                    Some(RegressionSplit::Sparse(record)) => {
-                        self.certify_sparse_split_prior(record, sample, &epsilons, &r)
-                    }
+                    Some(RegressionSplit::Dense(record)) => (self
+                        .certify_split_prior(record, sample, &epsilons, &r))
+                    .map_err(|e| self.part_a_before_the_wide_start(e)),
+                    Some(RegressionSplit::Sparse(record)) => (self
+                        .certify_sparse_split_prior(record, sample, &epsilons, &r))
+                    .map_err(|e| self.part_a_before_the_wide_start(e)),
                     None => self.certify_regression(posterior, sample, &epsilons, &r, loo),
                 }
             }

@@ -59,7 +59,7 @@ impl FoldModel {
             x_scaler: model.x_scaler.clone(),
             y_scaler: *y_scaler,
             noise_variance: *noise_variance,
-            posterior: posterior.clone(),
+            posterior: posterior.try_clone()?,
         })
     }
 

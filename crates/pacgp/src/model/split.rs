@@ -215,6 +215,26 @@ fn certify_on_part_b(
 }
 
 impl FittedModel {
+    /// A split prior's part A refitted unlike the model's, on more than
+    /// [`crate::kernel::start::WIDE_INPUTS`] inputs, in a model whose fit notes no wide start:
+    /// the file was written before part A's fit started at the median distance (CHANGELOG,
+    /// 2026-12-01), and the mismatch says so with the way forward. Other errors pass.
+    pub(super) fn part_a_before_the_wide_start(&self, e: Error) -> Error {
+        let wide = self.x_scaler.mean.len() > crate::kernel::start::WIDE_INPUTS;
+        let noted = (self.report.notes.iter())
+            .any(|n| n.starts_with(crate::kernel::start::WIDE_START_NOTE));
+        match e {
+            Error::ModelMismatch { part, reason } if wide && !noted => Error::ModelMismatch {
+                part,
+                reason: format!(
+                    "{reason}; on more than {} inputs this file was written by a pacgp from before 2026-12-01, whose part A started at lengthscale 1 (this version starts it at the median distance): refit the model with this version",
+                    crate::kernel::start::WIDE_INPUTS
+                ),
+            },
+            e => e,
+        }
+    }
+
     /// The regression split prior's certificates: part A refitted (scalers, θ_A and σ_A² by
     /// ML-II from the spec's kernel) and checked against the model, Q rebuilt from it and the
     /// record's free parameters, certified on part B for every ε.

@@ -59,6 +59,28 @@ pub enum Covariance {
 }
 
 impl Covariance {
+    /// A copy whose factors go through [`Cholesky::try_clone`] (an N × N factor for the site
+    /// and dense forms): [`crate::error::Error::OutOfMemory`] instead of an abort.
+    pub fn try_clone(&self) -> crate::error::Result<Self> {
+        Ok(match self {
+            Covariance::Sites { sqrt_pi, chol_b } => Covariance::Sites {
+                sqrt_pi: sqrt_pi.clone(),
+                chol_b: chol_b.try_clone()?,
+            },
+            Covariance::WhitenedPrecision { chol_kuu, chol_b } => Covariance::WhitenedPrecision {
+                chol_kuu: chol_kuu.try_clone()?,
+                chol_b: chol_b.try_clone()?,
+            },
+            Covariance::Dense {
+                chol_kb,
+                chol_sigma,
+            } => Covariance::Dense {
+                chol_kb: chol_kb.try_clone()?,
+                chol_sigma: chol_sigma.try_clone()?,
+            },
+        })
+    }
+
     /// Largest diagonal jitter that any of its Cholesky factors needed (0 if none).
     pub fn jitter(&self) -> f64 {
         match self {
@@ -112,6 +134,17 @@ pub struct Marginals {
 }
 
 impl GaussianPosterior {
+    /// A copy whose factors (and a conditioned prior's) go through [`Covariance::try_clone`]:
+    /// `.clone()` for posteriors of the data's size, a typed error instead of an abort.
+    pub fn try_clone(&self) -> crate::error::Result<Self> {
+        Ok(Self {
+            prior: self.prior.try_clone()?,
+            basis: self.basis.clone(),
+            alpha: self.alpha.clone(),
+            cov: self.cov.try_clone()?,
+        })
+    }
+
     /// The site form over `prior`: `Σ = (K_B⁻¹ + Π)⁻¹` with `√π` and the Cholesky of
     /// `B = I + Π½K_BΠ½` (K_B the prior's covariance at the basis).
     pub fn sites(

@@ -62,6 +62,14 @@ impl PriorAt {
 }
 
 impl Prior {
+    /// A copy whose conditioning posterior goes through [`GaussianPosterior::try_clone`].
+    pub fn try_clone(&self) -> Result<Self> {
+        Ok(match self {
+            Prior::Gp(k) => Prior::Gp(k.clone()),
+            Prior::Conditioned(p) => Prior::Conditioned(Box::new(p.try_clone()?)),
+        })
+    }
+
     /// The prior's mean and covariance at the rows of `x` (inputs of the prior's kernel,
     /// already checked), with the round-off of a covariance computed from its kernel.
     pub fn at(&self, x: MatRef<'_, f64>) -> Result<PriorAt> {

@@ -159,9 +159,9 @@ impl PointNoise {
 
 impl SplitPrior {
     /// P_A as the shared posterior: the exact GP posterior of part A, to be the prior of Q.
-    pub fn posterior(&self) -> GaussianPosterior {
+    pub fn posterior(&self) -> Result<GaussianPosterior> {
         match &self.p_a {
-            Prior::Conditioned(p_a) => (**p_a).clone(),
+            Prior::Conditioned(p_a) => p_a.try_clone(),
             Prior::Gp(_) => unreachable!("P_A is conditioned on part A"),
         }
     }
@@ -234,7 +234,7 @@ impl SplitPrior {
                 (q.alpha, params, pn.cov.clone())
             }
         };
-        let prior = crate::posterior::Prior::conditioned(self.posterior());
+        let prior = crate::posterior::Prior::conditioned(self.posterior()?);
         let ka = &prior_b.cov;
         if params.scale == 1.0 {
             let sqrt_pi: Vec<f64> = on_b_cov.iter().map(|v| 1.0 / v.sqrt()).collect();

@@ -66,7 +66,7 @@ pub(super) fn fit_fraction(
         all.push(term_price.clone());
         let spec = CertificateSpec::new(cfg.bound.delta, term, all);
         let e = SiteEvaluation::new(latent, sites)?;
-        let q = posterior_on_b(&pa.prior, xb.as_ref(), sites, &e);
+        let q = posterior_on_b(&pa.prior, xb.as_ref(), sites, &e)?;
         let c = Certificate::of_posterior(&q, xb.as_ref(), &b.y, &loss, &spec)?;
         Ok::<_, Error>((q, c))
     };

@@ -334,7 +334,7 @@ mod tests {
             ln_pi: (0..12).map(|i| 0.4 * i as f64 - 2.0).collect(),
         };
         let e = SiteEvaluation::new(&latent, &sites).unwrap();
-        let q = posterior_on_b(&prior, xb.x.as_ref(), &sites, &e);
+        let q = posterior_on_b(&prior, xb.x.as_ref(), &sites, &e).unwrap();
         let m = q.predict(xb.x.as_ref()).unwrap();
         for i in 0..12 {
             assert!((m.mean[i] - e.marginals.mean[i]).abs() < 1e-10);

@@ -10,14 +10,14 @@ pub(super) fn posterior_on_b(
     xb: MatRef<'_, f64>,
     sites: &SiteParams,
     e: &SiteEvaluation,
-) -> GaussianPosterior {
-    GaussianPosterior::sites(
-        prior.clone(),
+) -> Result<GaussianPosterior> {
+    Ok(GaussianPosterior::sites(
+        prior.try_clone()?,
         xb.to_owned(),
         sites.alpha.clone(),
         e.sqrt_pi.clone(),
-        e.chol_b.clone(),
-    )
+        e.chol_b.try_clone()?,
+    ))
 }
 
 /// Part A must hold both classes: its posterior is the prior. The split itself is not
@@ -129,7 +129,7 @@ impl PartAPrior {
     /// Q: `P_A` updated by `sites` on part B (site form over B).
     pub fn posterior(&self, sites: &SiteParams) -> Result<GaussianPosterior> {
         let e = SiteEvaluation::new(&self.latent, sites)?;
-        Ok(posterior_on_b(&self.prior, self.xb.as_ref(), sites, &e))
+        posterior_on_b(&self.prior, self.xb.as_ref(), sites, &e)
     }
 }
 
@@ -255,7 +255,7 @@ pub fn scaled_prior_with_mean(
         });
     }
     if t == 1.0 && s == 1.0 {
-        return Ok(post.clone());
+        return post.try_clone();
     }
     let Covariance::Sites { sqrt_pi, chol_b } = &post.cov else {
         return Err(Error::Unsupported("P_A must be in site form".into()));
