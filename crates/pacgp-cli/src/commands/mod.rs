@@ -256,25 +256,32 @@ fn print_deployed(d: &pacgp::model::DeployedCertificate) -> Result<()> {
         d.n,
         d.error_rate
     );
-    let two_terms = |first: String, second: &str| {
+    // A two-term form's parts: the first risk bounded above, the second above (a sum) or
+    // below (the C-bound's disagreement), each at δ/2.
+    let first = |name: String| {
         format!(
-            "{first} {:.4} ≤ {:.4} (KL {:.2}) + {second} {:.4} ≤ {:.4} (KL {:.2}), each at δ/2",
-            p.risk,
-            p.risk_bound,
-            p.kl,
+            "{name} {:.4} ≤ {:.4} (KL {:.2})",
+            p.risk, p.risk_bound, p.kl
+        )
+    };
+    let second = |name: &str, side: &str| {
+        format!(
+            "{name} {:.4} {side} {:.4} (KL {:.2})",
             p.second_risk.unwrap_or(f64::NAN),
             p.second_bound.unwrap_or(f64::NAN),
             p.second_kl.unwrap_or(f64::NAN)
         )
     };
     let how = match p.form {
-        DerandomisedForm::Disagreement => two_terms(
-            format!("Gibbs risk (mean scaled by c = {})", p.scale),
-            "disagreement of two draws",
+        DerandomisedForm::Disagreement => format!(
+            "{} + {}, each at δ/2",
+            first(format!("Gibbs risk (mean scaled by c = {})", p.scale)),
+            second("disagreement of two draws", "≤"),
         ),
-        DerandomisedForm::Spread => two_terms(
-            format!("band risk at (1 − {})ε", p.margin),
-            "spread beyond that margin",
+        DerandomisedForm::Spread => format!(
+            "{} + {}, each at δ/2",
+            first(format!("band risk at (1 − {})ε", p.margin)),
+            second("spread beyond that margin", "≤"),
         ),
         DerandomisedForm::Divided => format!(
             "margin risk (t = {}, mean scaled by c = {}) {:.4} ≤ {:.4} (KL {:.2}), divided by Φ(t/√κ) = {:.4}",
@@ -294,14 +301,9 @@ fn print_deployed(d: &pacgp::model::DeployedCertificate) -> Result<()> {
             p.risk, p.risk_bound, p.kl
         ),
         DerandomisedForm::CBound => format!(
-            "C-bound 1 − (1 − 2r)²/(1 − 2d) of the Gibbs risk (mean scaled by c = {}) {:.4} ≤ r = {:.4} (KL {:.2}) and the disagreement of two draws {:.4} ≥ d = {:.4} (KL {:.2}), each at δ/2",
-            p.scale,
-            p.risk,
-            p.risk_bound,
-            p.kl,
-            p.second_risk.unwrap_or(f64::NAN),
-            p.second_bound.unwrap_or(f64::NAN),
-            p.second_kl.unwrap_or(f64::NAN)
+            "C-bound 1 − (1 − 2r)²/(1 − 2d) of {} and {}, each at δ/2",
+            first(format!("the Gibbs risk (mean scaled by c = {}) r:", p.scale)),
+            second("the disagreement of two draws d:", "≥"),
         ),
     };
     out!(
