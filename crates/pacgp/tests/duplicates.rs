@@ -282,6 +282,18 @@ fn cv_plus_keeps_identical_inputs_in_one_fold() {
     for g in input_groups(data.x.as_ref()) {
         assert!(g.iter().all(|&i| fold_of[i] == fold_of[g[0]]), "{g:?}");
     }
+    // Kept ties make these folds unequal; the statement says so (Thm. 4 assumes equal folds).
+    let mut size = [0usize; 4];
+    fold_of.iter().for_each(|&f| size[f] += 1);
+    let (least, most) = (size.iter().min().unwrap(), size.iter().max().unwrap());
+    assert!(most > &(least + 1), "{size:?}");
+    let iv = model.predict_intervals(data.x.as_ref(), 0.1).unwrap();
+    let said = format!("its 4 folds hold {least} to {most} rows");
+    assert!(
+        iv.statement.statement.contains(&said),
+        "{}",
+        iv.statement.statement
+    );
     // The folds depend on the sample, not on the file's row order.
     let rev: Vec<usize> = (0..data.n()).rev().collect();
     let again = fit(&spec, &data.subset(&rev), None).unwrap();

@@ -122,6 +122,32 @@ impl IntervalStatement {
         }
     }
 
+    /// The statement of CV+ intervals whose folds (`fold_of`, every training row's fold) differ
+    /// in size by more than one row, which happens when rows with identical inputs are kept in
+    /// one fold: Barber et al.'s Thm. 4 assumes folds of equal size (`n = Km`), so the
+    /// statement gives the sizes and calls its guarantee approximate. Folds within one row of
+    /// each other (plain k-fold when K does not divide n) keep the statement as it is.
+    pub fn with_fold_sizes(mut self, fold_of: &[usize], folds: usize) -> Self {
+        let mut size = vec![0usize; folds];
+        for &f in fold_of {
+            if let Some(s) = size.get_mut(f) {
+                *s += 1;
+            }
+        }
+        let (least, most) = (
+            size.iter().copied().min().unwrap_or(0),
+            size.iter().copied().max().unwrap_or(0),
+        );
+        if most > least + 1 {
+            self.statement.push_str(&format!(
+                "; its {folds} folds hold {least} to {most} rows (rows with identical inputs \
+                 stay in one fold), while Thm. 4 assumes folds of equal size, so this \
+                 guarantee is approximate"
+            ));
+        }
+        self
+    }
+
     /// The statement for a training sample with `duplicates`: above the warning share, it
     /// records them and says that the guarantee assumes independent rows (a copy is not an
     /// independent draw; rows with identical inputs were left out together, which keeps the
@@ -281,5 +307,28 @@ mod tests {
         assert!((guarantee(IntervalMethod::CvPlus { folds: 100 }, a, 100) - jk).abs() < 1e-12);
         let g = guarantee(IntervalMethod::CvPlus { folds: 10 }, a, 10_000);
         assert!((jk - g - 2.0 * 9.0 / 10_010.0).abs() < 1e-12);
+    }
+
+    /// Folds within one row of each other keep CV+'s statement; folds made unequal by kept
+    /// ties say their sizes and that Thm. 4's guarantee is then approximate.
+    #[test]
+    fn unequal_folds_are_stated() {
+        let spec = IntervalSpec {
+            method: IntervalMethod::CvPlus { folds: 3 },
+            score: IntervalScore::Absolute,
+        };
+        let plain = IntervalStatement::new(&spec, 0.1, 10);
+        let near = plain
+            .clone()
+            .with_fold_sizes(&[0, 0, 0, 0, 1, 1, 1, 2, 2, 2], 3);
+        assert_eq!(near, plain);
+        let uneven = plain
+            .clone()
+            .with_fold_sizes(&[0, 0, 0, 0, 0, 1, 1, 1, 2, 2], 3);
+        assert!(uneven.statement.ends_with(
+            "its 3 folds hold 2 to 5 rows (rows with identical inputs stay in one fold), while \
+             Thm. 4 assumes folds of equal size, so this guarantee is approximate"
+        ));
+        assert_eq!(uneven.guaranteed_coverage, plain.guaranteed_coverage);
     }
 }

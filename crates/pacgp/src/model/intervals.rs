@@ -292,9 +292,11 @@ impl IntervalRecord {
         x: MatRef<'_, f64>,
         alpha: f64,
     ) -> Result<PredictionIntervals> {
-        let (lower, upper, n) = match self {
+        let statement = |n: usize| IntervalStatement::new(iv, alpha, n);
+        let (lower, upper, statement) = match self {
             IntervalRecord::JackknifePlus { sample } => {
-                jackknife_plus(iv.score, model, sample.as_ref(), x, alpha)?
+                let (lo, hi, n) = jackknife_plus(iv.score, model, sample.as_ref(), x, alpha)?;
+                (lo, hi, statement(n))
             }
             IntervalRecord::CvPlus {
                 folds,
@@ -313,7 +315,8 @@ impl IntervalRecord {
                     |i, j| preds[fold_of[i]].0[j],
                     |i, j| spread(iv.score, preds[fold_of[i]].1[j]),
                 );
-                (lo, hi, scores.len())
+                let n = scores.len();
+                (lo, hi, statement(n).with_fold_sizes(fold_of, folds.len()))
             }
             IntervalRecord::SplitConformal { part_a, scores } => {
                 let q = upper_score(scores, rank(alpha, scores.len())?);
@@ -321,13 +324,13 @@ impl IntervalRecord {
                 let half: Vec<f64> = sd.iter().map(|s| q * spread(iv.score, *s)).collect();
                 let lo = mean.iter().zip(&half).map(|(m, h)| m - h).collect();
                 let hi = mean.iter().zip(&half).map(|(m, h)| m + h).collect();
-                (lo, hi, scores.len())
+                (lo, hi, statement(scores.len()))
             }
         };
         Ok(PredictionIntervals {
             lower,
             upper,
-            statement: IntervalStatement::new(iv, alpha, n).with_duplicates(model.duplicates),
+            statement: statement.with_duplicates(model.duplicates),
         })
     }
 }
