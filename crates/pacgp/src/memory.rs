@@ -13,7 +13,13 @@
 //! `inverse`, `inverse_lower(_in)`, `inverse_diag`, `inverse_trace`,
 //! `linalg::inverse_from_l_inverse`), the dense products and copies of such matrices
 //! (`linalg::try_product`, `linalg::try_clone`, `Cholesky::try_clone`, `linalg::product`,
-//! `linalg::weighted_gram`). Buffers linear in N (vectors, N × D inputs, blocks of a fixed
+//! `linalg::weighted_gram`). The work space faer would allocate itself inside a
+//! factorisation goes through [`try_scratch`]: the Cholesky factor's, the LU's of
+//! linear-response LOO (`linalg::Lu`: its factor, its solves' copy of the right-hand side, the
+//! `n × n` of its inverse; the mean-field LOO solves by blocks of columns, so it holds no
+//! `N × N` solution), and the M × M eigensolver's of `variance_ratio_bound`. A sparse group's
+//! Woodbury parts (`W_G`, `U`, `P W_G`; M × |G|) go through [`try_from_fn`] and
+//! `linalg::try_product`. Buffers linear in N (vectors, N × D inputs, blocks of a fixed
 //! number of rows) stay infallible: where an N-vector cannot be had, the N × N or N × M matrix
 //! of the same fit would have been refused first, here or by [`crate::cost::check_fits`].
 //!
@@ -24,9 +30,10 @@
 //!   beside each when they are formed;
 //! - products and copies of one row block or shard block (`M ×` a block of rows: the sharded
 //!   sparse passes, the softmax predictions' chunks), linear in N like the other blocks;
-//! - faer's own work space inside a factorisation (`cholesky_in_place_scratch`, the SVM's
-//!   LU and its inverse over the support vectors), which faer allocates itself and the
-//!   estimate counts as part of each method's N × N matrices (two for the SVM);
+//! - what faer allocates inside the calls that take no work space from the caller (matrix
+//!   products and triangular solves: packing buffers of one cache block), the LU's row
+//!   permutations (N indices, linear), and the D × D eigendecomposition of the MNIST
+//!   experiment's PCA (D features, not data-sized);
 //! - `.clone()` of whole posteriors where nothing of the data's size is copied (the sparse
 //!   models' M × M factors); a posterior copied with its N × N factor (a fold model, the
 //!   split priors' P_A and Q) goes through `GaussianPosterior::try_clone`;
@@ -218,6 +225,38 @@ pub fn try_zeros_vec(len: usize, what: &'static str) -> Result<Vec<f64>> {
         .map_err(|_| out_of_memory(what, len, 1))?;
     v.resize(len, 0.0);
     Ok(v)
+}
+
+/// The work space faer asks for (`req`, a `…_scratch` of its low-level API), or
+/// [`Error::OutOfMemory`] naming `what`, shown as `rows ×` as many f64 columns as its bytes
+/// fill: [`try_zeros`] for the buffers faer would otherwise allocate itself (a
+/// factorisation's, an inverse's), checked against the memory available by its real bytes
+/// (alignment padding included).
+pub fn try_scratch(
+    req: faer::dyn_stack::StackReq,
+    rows: usize,
+    what: &'static str,
+) -> Result<faer::dyn_stack::MemBuffer> {
+    // `usize::MAX`: a size or alignment that does not count.
+    let bytes = Some(req.unaligned_bytes_required())
+        .filter(|&b| b != usize::MAX)
+        .map(|b| b as u64);
+    let refused = || Error::OutOfMemory {
+        what,
+        rows,
+        cols: bytes.map_or(usize::MAX, |b| {
+            b.div_ceil(F64_BYTES * rows.max(1) as u64) as usize
+        }),
+        bytes,
+    };
+    match bytes {
+        None => return Err(refused()),
+        Some(b) if b > CHECKED_BYTES && available_memory().is_some_and(|a| b > a) => {
+            return Err(refused())
+        }
+        Some(_) => {}
+    }
+    faer::dyn_stack::MemBuffer::try_new(req).map_err(|_| refused())
 }
 
 #[cfg(test)]

@@ -73,15 +73,16 @@ fn column_slice(c: faer::ColMut<'_, f64>) -> &mut [f64] {
         .as_slice_mut()
 }
 
-/// Factor `l` (lower triangle read) in place; `Err(pivot)` if it is not positive definite.
-pub(super) fn factor_in_place(l: &mut Mat<f64>) -> std::result::Result<(), usize> {
+/// Factor `l` (lower triangle read) in place; `Ok(Err(pivot))` if it is not positive
+/// definite, `Err` if faer's work space for it (named `what`) cannot be had.
+pub(super) fn factor_in_place(
+    l: &mut Mat<f64>,
+    what: &'static str,
+) -> Result<std::result::Result<(), usize>> {
     let n = l.nrows();
     let par = par_for(n);
-    let mut buf = MemBuffer::new(factor::cholesky_in_place_scratch::<f64>(
-        n,
-        par,
-        Default::default(),
-    ));
+    let req = factor::cholesky_in_place_scratch::<f64>(n, par, Default::default());
+    let mut buf = crate::memory::try_scratch(req, n, what)?;
     let stack = MemStack::new(&mut buf);
     match factor::cholesky_in_place(
         l.as_mut(),
@@ -93,9 +94,9 @@ pub(super) fn factor_in_place(l: &mut Mat<f64>) -> std::result::Result<(), usize
         Ok(_) => {
             // faer may use the strict upper triangle as workspace.
             clear_upper(l);
-            Ok(())
+            Ok(Ok(()))
         }
-        Err(factor::LltError::NonPositivePivot { index }) => Err(index),
+        Err(factor::LltError::NonPositivePivot { index }) => Ok(Err(index)),
     }
 }
 
@@ -211,7 +212,7 @@ impl Cholesky {
                     l[(i, i)] += jitter;
                 }
             }
-            match factor_in_place(&mut l) {
+            match factor_in_place(&mut l, what)? {
                 Ok(()) => return Ok(Self { l, jitter }),
                 Err(p) => last_pivot = p,
             }

@@ -1,10 +1,11 @@
 //! Dense linear algebra over faer: a Cholesky factor that escalates jitter and reports
-//! it, log-determinants, triangular and SPD solves, and the diagonal of an inverse.
+//! it, log-determinants, triangular and SPD solves, and the diagonal of an inverse; an LU
+//! with partial pivoting ([`Lu`]) for the nonsymmetric systems of linear-response LOO.
 //!
 //! Every GP computation in the crate goes through [`Cholesky`]; no explicit inverse is
 //! formed where a solve does.
 
-use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::dyn_stack::MemStack;
 use faer::linalg::cholesky::llt::factor::{self, LltRegularization};
 use faer::linalg::triangular_solve;
 use faer::reborrow::ReborrowMut;
@@ -14,8 +15,10 @@ use rayon::prelude::*;
 use crate::error::{Error, Result};
 
 mod cholesky;
+mod lu;
 mod products;
 pub use cholesky::*;
+pub use lu::*;
 pub use products::*;
 
 pub mod scratch;

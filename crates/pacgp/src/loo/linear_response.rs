@@ -5,6 +5,9 @@ use super::LooClassification;
 use crate::error::{Error, Result};
 use crate::inference::mean_field::{cavity_moments, noisy_gram, MeanFieldFit};
 use crate::likelihood::Likelihood;
+use crate::linalg::Lu;
+use faer::reborrow::ReborrowMut;
+use faer::Mat;
 
 /// The diagonal matrix Ω of seed 001 eq. 17.42, in its general-κ form
 /// `Ω_i = −k_ii − √k_ii / α_i'(z_i) = k_ii (1 − c_i)/c_i` with `c_i = −k_ii ∂²ln Z_i/∂m²`
@@ -56,12 +59,12 @@ fn response(mf: &MeanFieldFit, kn: &faer::Mat<f64>, y: &[f64]) -> Result<Vec<f64
 ///
 /// evaluated without dividing by Ω (which is infinite where α_i does not respond) through the
 /// Woodbury identity `1/[(Ω + K)⁻¹]_ii − Ω_i = s_i/(1 − λ_i s_i)` with `Λ = Ω⁻¹` and
-/// `s_i = [(K⁻¹ + Λ)⁻¹]_ii = [(I + KΛ)⁻¹K]_ii` (one LU solve, `O(N³)`; `K` here is `K + vI`).
-/// `y` must be the labels the fit was trained on.
+/// `s_i = [(K⁻¹ + Λ)⁻¹]_ii = [(I + KΛ)⁻¹K]_ii` (one LU, `O(N³)`; `K` here is `K + vI`).
+/// `y` must be the labels the fit was trained on. Memory: `K` and the factor of `I + KΛ`
+/// (both `N × N`, fallible); the solve overwrites `K` by blocks of columns.
 pub fn mean_field_loo(mf: &MeanFieldFit, y: &[f64]) -> Result<LooClassification> {
-    use faer::linalg::solvers::Solve;
     check_len(mf, y)?;
-    let kn = noisy_gram(
+    let mut kn = noisy_gram(
         mf.fit.posterior.kernel(),
         mf.fit.posterior.basis.as_ref(),
         mf.input_noise,
@@ -71,12 +74,12 @@ pub fn mean_field_loo(mf: &MeanFieldFit, y: &[f64]) -> Result<LooClassification>
     let m = crate::memory::try_from_fn(n, n, "I + KΛ", |i, j| {
         kn[(i, j)] * lambda[j] + if i == j { 1.0 } else { 0.0 }
     })?;
-    let s_mat = m.partial_piv_lu().solve(&kn);
+    let lu = Lu::factor(m, "I + KΛ")?;
+    let s = solution_diagonal(&lu, &mut kn)?;
     let margins: Vec<f64> = (0..n)
         .map(|i| {
-            let s = s_mat[(i, i)];
             // seed 001 eq. 17.41
-            y[i] * mf.mean_activation[i] - mf.alpha_mf[i] * s / (1.0 - lambda[i] * s)
+            y[i] * mf.mean_activation[i] - mf.alpha_mf[i] * s[i] / (1.0 - lambda[i] * s[i])
         })
         .collect();
     if let Some(i) = margins.iter().position(|m| !m.is_finite()) {
@@ -86,4 +89,21 @@ pub fn mean_field_loo(mf: &MeanFieldFit, y: &[f64]) -> Result<LooClassification>
         });
     }
     Ok(LooClassification::from_margins(margins, 0))
+}
+
+/// Columns of `K` solved at a time: the solve's work space is `N ×` this many, not `N × N`.
+const SOLVE_COLUMNS: usize = crate::linalg::PAR_THRESHOLD;
+
+/// The diagonal of `(I + KΛ)⁻¹K`, solving `k` in place by blocks of [`SOLVE_COLUMNS`]
+/// columns (each column's solve is independent of the others).
+fn solution_diagonal(lu: &Lu, k: &mut Mat<f64>) -> Result<Vec<f64>> {
+    let n = k.ncols();
+    let mut s = Vec::with_capacity(n);
+    for start in (0..n).step_by(SOLVE_COLUMNS) {
+        let width = SOLVE_COLUMNS.min(n - start);
+        let mut block = k.as_mut().subcols_mut(start, width);
+        lu.solve_in_place(block.rb_mut(), "(I + KΛ)⁻¹K")?;
+        s.extend((0..width).map(|c| block[(start + c, c)]));
+    }
+    Ok(s)
 }

@@ -496,19 +496,16 @@ impl GaussianPosterior {
     /// the whitened form `λ = 1/λ_min(B)`; the dense form `λ = σ_max(L_K⁻¹L_Σ)²`.
     pub fn variance_ratio_bound(&self) -> Result<f64> {
         let largest = |m: faer::Mat<f64>| -> Result<f64> {
-            let eig =
-                m.self_adjoint_eigenvalues(faer::Side::Lower)
-                    .map_err(|_| Error::Numerical {
-                        what: "whitened posterior covariance",
-                        message: "its eigenvalues did not converge".into(),
-                    })?;
+            let eig = self_adjoint_eigenvalues(m.as_ref())?;
             Ok(eig.iter().copied().fold(f64::NEG_INFINITY, f64::max))
         };
         let lambda = match &self.cov {
             Covariance::Sites { .. } => 1.0,
             Covariance::WhitenedPrecision { chol_b, .. } => {
                 let l = chol_b.l();
-                let smallest = -largest(-(l * l.transpose()))?;
+                let mut b = crate::linalg::try_product(l, l.transpose(), "L_B L_Bᵀ")?;
+                b.col_iter_mut().for_each(|c| c.iter_mut().for_each(|v| *v = -*v));
+                let smallest = -largest(b)?;
                 if smallest > 0.0 {
                     1.0 / smallest
                 } else {
@@ -519,9 +516,13 @@ impl GaussianPosterior {
                 chol_kb,
                 chol_sigma,
             } => {
-                let mut a = chol_sigma.l().to_owned();
+                let mut a = crate::linalg::try_clone(chol_sigma.l(), "L_Σ")?;
                 chol_kb.solve_lower_in_place(a.as_mut());
-                largest(&a * a.transpose())?
+                largest(crate::linalg::try_product(
+                    a.as_ref(),
+                    a.transpose(),
+                    "the whitened posterior covariance",
+                )?)?
             }
         };
         Ok(lambda.max(1.0))
@@ -643,6 +644,35 @@ fn scale_rows(a: &mut Mat<f64>, s: &[f64]) {
             *v *= si;
         }
     });
+}
+
+/// The eigenvalues of a symmetric matrix (lower triangle read) by faer's low-level
+/// eigensolver, its `M × M` work space allocated fallibly ([`crate::memory::try_scratch`]);
+/// what `self_adjoint_eigenvalues` computes, without its infallible allocation.
+fn self_adjoint_eigenvalues(a: faer::MatRef<'_, f64>) -> Result<Vec<f64>> {
+    use faer::linalg::evd;
+    let (n, par) = (a.nrows(), faer::get_global_parallelism());
+    let req = evd::self_adjoint_evd_scratch::<f64>(
+        n,
+        evd::ComputeEigenvectors::No,
+        par,
+        Default::default(),
+    );
+    let mut buf = crate::memory::try_scratch(req, n, "the eigenvalues' work space")?;
+    let mut s = faer::diag::Diag::<f64>::zeros(n);
+    evd::self_adjoint_evd(
+        a,
+        s.as_mut(),
+        None,
+        par,
+        faer::dyn_stack::MemStack::new(&mut buf),
+        Default::default(),
+    )
+    .map_err(|_| Error::Numerical {
+        what: "whitened posterior covariance",
+        message: "its eigenvalues did not converge".into(),
+    })?;
+    Ok(s.column_vector().iter().copied().collect())
 }
 
 #[cfg(test)]

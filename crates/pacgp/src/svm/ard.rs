@@ -21,13 +21,13 @@
 //! estimate is piecewise smooth). Cost per evaluation: one SVM fit, `O(|M|³)` for `A⁻¹`, and
 //! `O(N·|M|·D + |M|³)` per parameter.
 
-use faer::linalg::solvers::DenseSolveCore;
 use faer::{Mat, MatRef};
 
 use super::loo::svm_loo_margins;
 use super::{svm, InputRows, Slack, SvmConfig};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
+use crate::linalg::Lu;
 use crate::memory::{try_from_fn, try_zeros};
 use crate::optim::Objective;
 
@@ -128,7 +128,8 @@ impl<'a> SmoothedLoo<'a> {
             a[(p_, m)] = 1.0;
             a[(m, p_)] = 1.0;
         }
-        let g = a.partial_piv_lu().inverse();
+        let g = Lu::factor(a, "the support vectors' bordered kernel matrix")?
+            .inverse("the inverse of the support vectors' bordered kernel matrix")?;
         let s = self.sharpness;
         let weight: Vec<f64> = margins
             .iter()

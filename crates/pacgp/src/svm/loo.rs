@@ -21,7 +21,6 @@
 //! over l with rayon. Removing a non-SV leaves the KKT conditions of the others satisfied, so
 //! only support vectors are refitted (the rest keep the full solution, exactly).
 
-use faer::linalg::solvers::{DenseSolveCore, Solve};
 use faer::MatRef;
 use rayon::prelude::*;
 
@@ -29,6 +28,7 @@ use super::{DenseRows, InputRows, KernelRows, SvmConfig, SvmFit};
 use crate::error::{Error, Result};
 use crate::inference::ConvergenceStatus;
 use crate::kernel::Kernel;
+use crate::linalg::Lu;
 use crate::loo::LooClassification;
 use crate::memory::try_zeros;
 
@@ -85,13 +85,14 @@ pub fn svm_loo_margins(fit: &SvmFit, rows: &dyn KernelRows, y: &[f64]) -> Result
             rhs[(m, q)] = 1.0;
         }
     }
-    let lu = a.partial_piv_lu();
-    let a_inv = lu.inverse();
+    let lu = Lu::factor(a, "the margin support vectors' kernel matrix")?;
+    let a_inv = lu.inverse("the inverse of the margin support vectors' kernel matrix")?;
     for (p, &l) in m_set.iter().enumerate() {
         margins[l] -= fit.alpha[l] / a_inv[(p, p)]; // eq. 17.29
     }
+    drop(a_inv);
     if !b_set.is_empty() {
-        let sol = lu.solve(&rhs);
+        let sol = lu.solve(rhs.as_ref(), "A⁻¹ times the bound support vectors' columns")?;
         for (q, &l) in b_set.iter().enumerate() {
             let quad: f64 = (0..dim).map(|p| rhs[(p, q)] * sol[(p, q)]).sum();
             margins[l] += fit.alpha[l] * (quad - rows.diag(l)); // eq. 17.31
@@ -236,4 +237,77 @@ pub fn svm_exact_loo(
     kernel.check_input_dim(x.ncols())?;
     let gram = kernel.gram(x)?;
     Ok(svm_exact_loo_gram(gram.as_ref(), y, cfg, fit)?.loo)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `k(i, j) = 2 δ_ij`: a margin-SV matrix that is cheap to fill and non-singular.
+    struct TwiceIdentity(usize);
+
+    impl KernelRows for TwiceIdentity {
+        fn n(&self) -> usize {
+            self.0
+        }
+        fn diag(&self, _: usize) -> f64 {
+            2.0
+        }
+        fn fill_row(&self, i: usize, cols: &[usize], out: &mut [f64]) {
+            for (o, &j) in out.iter_mut().zip(cols) {
+                *o = if i == j { 2.0 } else { 0.0 };
+            }
+        }
+    }
+
+    /// The linear-response LOO of an SVM whose `A⁻¹` cannot be had is [`Error::OutOfMemory`]
+    /// from [`Lu::inverse`], not an abort: with "available" set to the bytes of `A` (2900
+    /// square, above the unchecked size), `A` and the inverse's own `n × n` are allowed and
+    /// faer's (padded) work space for it is refused. With the machine's memory it succeeds,
+    /// and `A = [[2I, 1], [1ᵀ, 0]]` gives the closed-form margins below.
+    #[test]
+    fn a_margin_sv_inverse_that_does_not_fit_is_a_typed_error() {
+        let m = 2899;
+        let y: Vec<f64> = (0..m).map(|i| if i % 2 == 0 { 1.0 } else { -1.0 }).collect();
+        let x = faer::Mat::from_fn(4, 1, |i, _| i as f64);
+        let mut fit = super::super::svm(
+            &Kernel::se_iso(1.0, 1.0),
+            x.as_ref(),
+            &[1.0, -1.0, 1.0, -1.0],
+            &SvmConfig::default(),
+        )
+        .unwrap();
+        fit.alpha = vec![0.5; m];
+        fit.margins = vec![1.0; m];
+        fit.bias = true;
+        fit.sets = super::super::SupportVectorSets {
+            non_sv: Vec::new(),
+            margin_sv: (0..m).collect(),
+            bound_sv: Vec::new(),
+        };
+        let rows = TwiceIdentity(m);
+        let dim = m + 1;
+        let bytes = crate::memory::matrices_bytes(1, dim, dim).unwrap();
+        let got = crate::memory::with_available_memory(bytes, || svm_loo_margins(&fit, &rows, &y));
+        match got {
+            Err(Error::OutOfMemory {
+                what,
+                rows,
+                bytes: Some(b),
+                ..
+            }) => {
+                assert_eq!(
+                    what,
+                    "the inverse of the margin support vectors' kernel matrix"
+                );
+                assert!(rows == dim && b > bytes);
+            }
+            other => panic!("{other:?}"),
+        }
+        // A⁻¹'s top-left block is (2I)⁻¹ − (2I)⁻¹1 s⁻¹ 1ᵀ(2I)⁻¹ with s = −m/2, so
+        // [A⁻¹]_ll = ½ − 1/(2m) and y_l f_l^{\l} = 1 − α_l/[A⁻¹]_ll.
+        let margins = svm_loo_margins(&fit, &rows, &y).unwrap();
+        let expect = 1.0 - 0.5 / (0.5 - 0.5 / m as f64);
+        assert!(margins.iter().all(|v| (v - expect).abs() < 1e-12));
+    }
 }
