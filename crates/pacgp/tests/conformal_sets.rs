@@ -551,7 +551,6 @@ fn jackknife_refused_for_other_families() {
     for method in [
         MethodName::Sogp,
         MethodName::MeanField,
-        MethodName::Svm,
         MethodName::Svgp,
         MethodName::PacSvgp,
         MethodName::PacGpc,
@@ -565,7 +564,20 @@ fn jackknife_refused_for_other_families() {
             ..Default::default()
         },
     );
-    for method in [MethodName::Laplace, MethodName::Ep, MethodName::Ivm] {
+    // One-vs-rest SVMs: the binary SVM only.
+    refuse(
+        MethodName::Svm,
+        FitOptions {
+            multiclass: Some(MultiClass::OneVsRest),
+            ..Default::default()
+        },
+    );
+    for method in [
+        MethodName::Laplace,
+        MethodName::Ep,
+        MethodName::Ivm,
+        MethodName::Svm,
+    ] {
         FitOptions {
             intervals: Some(IntervalMethod::JackknifePlus),
             ..Default::default()
@@ -773,4 +785,120 @@ fn jackknife_ivm_sets_match_dense_recomputation() {
             }
         }
     }
+}
+
+/// The SVM's jackknife+ sets on a small sample (every 5th of Ripley's training rows, 50), at 20
+/// of its test inputs, LAC and APS at α = 0.1 and 0.3, are the sets counted here from the
+/// linear-response leave-one-out functions of the SVM solved again ([`SvmLooFunctions`],
+/// checked against refits in `tests/svm_loo.rs`): the model without i has latent mean
+/// `μ·(f + shift_i)` and the prior's variance at x, its calibration score is taken at `x_i`
+/// through the same functions (not the record's margins), and the probability is `Φ(mean/sd)`
+/// as `predict`'s. The sets cover the test labels at α = 0.1 at least `1 − 2α` less 0.05; the
+/// file round trip keeps them; a flipped label is refused when the sets are made.
+#[test]
+fn jackknife_svm_sets_match_the_linear_response_recomputation() {
+    use pacgp::conformal::sets::plus_set;
+    use pacgp::svm::loo::SvmLooFunctions;
+    let (train, c2) = classes("data/ripley-synth/synth_tr.csv");
+    let (test, _) = classes("data/ripley-synth/synth_te.csv");
+    let train = train.subset(&(0..50).map(|i| 5 * i).collect::<Vec<_>>());
+    let held = test.subset(&(0..20).map(|t| 50 * t).collect::<Vec<_>>());
+    let model = fit(
+        MethodName::Svm,
+        with_jackknife(IntervalScore::Lac, 4),
+        &train,
+        &c2,
+    );
+    let pacgp::model::Task::Svm {
+        posterior,
+        mu,
+        config,
+        bias,
+        ..
+    } = &model.task
+    else {
+        panic!("not an SVM")
+    };
+    assert_eq!(*bias, 0.0);
+    let Some(SetRecord::JackknifePlus { labels, active }) = model.sets.as_deref() else {
+        panic!("no jackknife+ record")
+    };
+    let active = active
+        .as_ref()
+        .expect("the SVM's record keeps its support vectors");
+    let xt = model.x_scaler.transform(train.x.as_ref()).unwrap();
+    assert_eq!(active.x, xt);
+    let y: Vec<f64> = labels
+        .iter()
+        .map(|&l| if l == 1 { 1.0 } else { -1.0 })
+        .collect();
+    let kernel = posterior.kernel().clone();
+    let svm = pacgp::svm::svm(&kernel, xt.as_ref(), &y, config).unwrap();
+    let sv: Vec<usize> = (0..y.len()).filter(|&i| svm.alpha[i] > 0.0).collect();
+    assert_eq!(active.rows, vec![sv]);
+    let full_train: Vec<f64> = svm.decision.clone();
+    let loo = SvmLooFunctions::new(svm, kernel, xt.clone(), y.clone()).unwrap();
+    let own = loo.shifts(xt.as_ref()).unwrap();
+    let prior_train = posterior.predict(xt.as_ref()).unwrap();
+    let xs = model.x_scaler.transform(held.x.as_ref()).unwrap();
+    let shifts = loo.shifts(xs.as_ref()).unwrap();
+    let at = posterior.predict(xs.as_ref()).unwrap();
+    let probs = |m: f64, v: f64| {
+        let p = pacgp::special::normal_cdf(m / v.sqrt());
+        vec![1.0 - p, p]
+    };
+    for score in [IntervalScore::Lac, IntervalScore::Aps] {
+        let iv = pacgp::spec::IntervalSpec {
+            method: IntervalMethod::JackknifePlus,
+            score,
+        };
+        let calibration: Vec<f64> = (0..train.n())
+            .map(|i| {
+                let m = mu * (full_train[i] + own[(i, i)]);
+                true_label_score(score, &probs(m, prior_train.var[i]), labels[i])
+            })
+            .collect::<Result<_, _>>()
+            .unwrap();
+        for alpha in [0.1, 0.3] {
+            let sets = model
+                .sets
+                .as_deref()
+                .unwrap()
+                .sets(&model, &iv, held.x.as_ref(), alpha)
+                .unwrap();
+            for (t, set) in sets.sets.iter().enumerate() {
+                let loo_scores: Vec<Vec<f64>> = (0..train.n())
+                    .map(|i| {
+                        let m = at.mean[t] + mu * shifts[(i, t)];
+                        label_scores(score, &probs(m, at.var[t])).unwrap()
+                    })
+                    .collect();
+                let want = plus_set(&calibration, &loo_scores, alpha).unwrap();
+                assert_eq!(set, &want, "{score} α = {alpha}, input {t}");
+            }
+            if alpha == 0.1 {
+                let hits = sets
+                    .sets
+                    .iter()
+                    .zip(&held.y)
+                    .filter(|(s, y)| s.contains(&(**y as usize)))
+                    .count();
+                assert!(
+                    hits as f64 >= (0.8 - 0.05) * held.n() as f64,
+                    "{score}: {hits}"
+                );
+            }
+        }
+    }
+    let text = serde_json::to_string(&model).unwrap();
+    let back = FittedModel::from_json(&text, "m").unwrap();
+    let sets = model.predict_sets(held.x.as_ref(), 0.1).unwrap();
+    assert_eq!(back.predict_sets(held.x.as_ref(), 0.1).unwrap(), sets);
+    // A label flipped: the SVM solved on it is not the stored one.
+    let mut json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let first = json["sets"]["labels"][0].as_u64().unwrap();
+    json["sets"]["labels"][0] = serde_json::json!(1 - first);
+    let edited = FittedModel::from_json(&json.to_string(), "m").unwrap();
+    let e = edited.predict_sets(held.x.as_ref(), 0.1).unwrap_err();
+    assert!(e.to_string().contains("not the stored one"), "{e}");
 }

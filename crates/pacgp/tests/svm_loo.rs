@@ -8,7 +8,9 @@ mod common;
 use faer::Mat;
 use pacgp::data::{CsvOptions, Standardizer, TargetSpec};
 use pacgp::kernel::Kernel;
-use pacgp::svm::loo::{svm_exact_loo_gram, svm_loo, svm_loo_margins, warm_start_without};
+use pacgp::svm::loo::{
+    svm_exact_loo_gram, svm_loo, svm_loo_margins, warm_start_without, SvmLooFunctions,
+};
 use pacgp::svm::{svm, DenseRows, Slack, SvmConfig, SvmSolver};
 
 fn cfg(slack: Slack, bias: bool, tol: f64) -> SvmConfig {
@@ -56,6 +58,90 @@ fn linear_response_equals_refits_where_no_group_changes() {
                 exact.loo.errors
             );
             assert!(checked >= 3, "too few examples where the formula is exact");
+        }
+    }
+}
+
+/// The decision `f(x) + b = Σ_j y_j α_j k(x, x_j) + b` of a fit trained on `(x, y)`, at `xs`.
+fn decision_at(
+    fit: &pacgp::svm::SvmFit,
+    k: &Kernel,
+    x: &Mat<f64>,
+    y: &[f64],
+    xs: &Mat<f64>,
+) -> Vec<f64> {
+    let cross = k.cross(x.as_ref(), xs.as_ref()).unwrap();
+    (0..xs.nrows())
+        .map(|j| {
+            fit.b
+                + (0..y.len())
+                    .map(|i| y[i] * fit.alpha[i] * cross[(i, j)])
+                    .sum::<f64>()
+        })
+        .collect()
+}
+
+/// The leave-one-out decision functions at new inputs (eqs. 17.29 and 17.31 read at x):
+/// at the training inputs they are the linear-response margins, and at new inputs they equal
+/// refits without l wherever no other example changes its Kuhn–Tucker group.
+#[test]
+fn leave_one_out_functions_equal_refits_at_new_inputs() {
+    let (x, y) = ripley_80();
+    let xs = Mat::from_fn(7, 2, |i, j| -1.5 + 0.45 * i as f64 + 0.3 * j as f64);
+    let k = Kernel::se_iso(0.7, 1.0);
+    let gram = k.gram(x.as_ref()).unwrap();
+    for slack in [Slack::Linear { c: 2.0 }, Slack::Quadratic { v: 0.5 }] {
+        for bias in [true, false] {
+            let c = cfg(slack, bias, 1e-12);
+            let fit = svm(&k, x.as_ref(), &y, &c).unwrap();
+            let loo = SvmLooFunctions::new(fit.clone(), k.clone(), x.clone(), y.clone()).unwrap();
+            // At x_l: y_l f^{\l}(x_l) is the linear-response margin.
+            let rows = DenseRows::new(gram.as_ref(), slack.diagonal_shift());
+            let lr = svm_loo_margins(&fit, &rows, &y).unwrap();
+            // Kernel rows from the inputs and from the Gram matrix agree to round-off.
+            let own = loo.training_margins().unwrap();
+            assert!(own.iter().zip(&lr).all(|(a, b)| (a - b).abs() < 1e-9));
+            let at_train = loo.shifts(x.as_ref()).unwrap();
+            for l in 0..y.len() {
+                let m = y[l] * (fit.decision[l] + at_train[(l, l)]);
+                assert!(
+                    (m - lr[l]).abs() < 1e-9,
+                    "{slack:?} bias {bias} l = {l}: {m} vs {}",
+                    lr[l]
+                );
+            }
+            // At new inputs: refits without l.
+            let exact = svm_exact_loo_gram(gram.as_ref(), &y, &c, &fit).unwrap();
+            let full = decision_at(&fit, &k, &x, &y, &xs);
+            let shifts = loo.shifts(xs.as_ref()).unwrap();
+            let mut checked = 0;
+            for l in 0..y.len() {
+                if fit.alpha[l] <= 0.0 {
+                    assert!((0..xs.nrows()).all(|j| shifts[(l, j)] == 0.0));
+                    continue;
+                }
+                if exact.group_changes[l] != 0 || checked >= 6 {
+                    continue;
+                }
+                checked += 1;
+                let keep: Vec<usize> = (0..y.len()).filter(|&i| i != l).collect();
+                let xl = Mat::from_fn(keep.len(), 2, |i, j| x[(keep[i], j)]);
+                let yl: Vec<f64> = keep.iter().map(|&i| y[i]).collect();
+                let refit = svm(&k, xl.as_ref(), &yl, &c).unwrap();
+                let want = decision_at(&refit, &k, &xl, &yl, &xs);
+                for j in 0..xs.nrows() {
+                    let got = full[j] + shifts[(l, j)];
+                    assert!(
+                        (got - want[j]).abs() < 1e-6,
+                        "{slack:?} bias {bias} l = {l}, x_{j}: {got} vs refit {}",
+                        want[j]
+                    );
+                }
+            }
+            assert!(
+                checked >= 3,
+                "{slack:?} bias {bias}: too few examples checked"
+            );
         }
     }
 }

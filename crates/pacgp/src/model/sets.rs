@@ -9,8 +9,8 @@
 //! otherwise uses (fitted on the whole sample, with its certificate) is untouched; the sets
 //! come from part A's model, so a set need not hold the label `predict` names.
 //!
-//! Jackknife+ (Laplace, EP, IVM, one-vs-rest over them): the record keeps every training
-//! label; the leave-one-out models are the stored posterior(s) with one site removed
+//! Jackknife+ (Laplace, EP, IVM, one-vs-rest over them; the binary SVM below): the record
+//! keeps every training label; the leave-one-out models are the stored posterior(s) with one site removed
 //! ([`crate::loo::LooDowndate::sites`]), their scores of the training labels come from the
 //! cavities the downdate is built from ([`crate::loo::site_cavities`]; one `L⁻¹` per
 //! posterior for both, the only `O(N³)` step of `predict --set`) and their class
@@ -28,6 +28,14 @@
 //! inputs, for the full model's marginals at the rows outside. ADF fits each site against the
 //! marginal at its inclusion, not at the end, so IVM's `α_i` need not carry its label's sign:
 //! its labels are checked by count and range, and its active rows against the inputs.
+//!
+//! The binary SVM's posterior (the prior shifted to mean `μ·f`, seed 001 §17.4) has no sites:
+//! its leave-one-out model is the posterior with `f` replaced by the linear-response
+//! leave-one-out function `f^{\l}` ([`SvmLooFunctions`]: eqs. 17.29 and 17.31 read at any x;
+//! the prior's covariance stays), the estimate `certify` reports. Its record keeps the support
+//! vectors' rows and the standardised training inputs, as IVM's; `predict --set` solves the
+//! SVM again on them (deterministic: the fitted solution) and refuses a record whose solution
+//! is not the stored posterior.
 
 use faer::{Mat, MatRef};
 use rayon::prelude::*;
@@ -41,6 +49,7 @@ use crate::error::{Error, Result};
 use crate::loo::LooDowndate;
 use crate::posterior::{GaussianPosterior, Marginals};
 use crate::spec::{IntervalMethod, IntervalSpec, SpecError, SpecOption};
+use crate::svm::loo::SvmLooFunctions;
 
 /// Test inputs handled at once by jackknife+ sets (N×block leave-one-out marginals per class).
 const BLOCK: usize = 128;
@@ -131,7 +140,8 @@ impl SetRecord {
         {
             if active.is_some() != crate::spec::active_set_classifier(&spec.method) {
                 return Err(format!(
-                    "a jackknife+ record {} active sets for {}: IVM's record has them, others not",
+                    "a jackknife+ record {} active sets for {}: IVM's and the SVM's records have \
+                     them, others not",
                     if active.is_some() { "with" } else { "without" },
                     model.method()
                 ));
@@ -264,11 +274,21 @@ fn check_label_range(labels: &[usize], n: usize, k: usize) -> std::result::Resul
     Ok(())
 }
 
-/// One site posterior's leave-one-out models, by training row: its downdate, and the basis
-/// point of every row (`None`: outside IVM's active set, left out by the full model itself).
-struct RowLoo<'a> {
-    downdate: LooDowndate<'a>,
-    basis_of: Option<Vec<Option<usize>>>,
+/// One posterior's leave-one-out models, by training row.
+enum RowLoo<'a> {
+    /// A site posterior's downdate, and the basis point of every row (`None`: outside IVM's
+    /// active set, left out by the full model itself).
+    Sites {
+        downdate: Box<LooDowndate<'a>>,
+        basis_of: Option<Vec<Option<usize>>>,
+    },
+    /// The SVM's posterior (mean `μ·f`, the prior's covariance) with `f` replaced by the
+    /// linear-response leave-one-out functions `f^{\l}` (seed 001 eqs. 17.29, 17.31 at x).
+    Svm {
+        post: &'a GaussianPosterior,
+        loo: Box<SvmLooFunctions>,
+        mu: f64,
+    },
 }
 
 impl RowLoo<'_> {
@@ -276,14 +296,27 @@ impl RowLoo<'_> {
     /// flattened to row `i·nb + j` (model −i at `x_j`).
     fn at(&self, block: MatRef<'_, f64>) -> Result<Marginals> {
         let (n, nb) = (self.n(), block.nrows());
-        let at = self.downdate.at(block)?;
-        let Some(basis_of) = &self.basis_of else {
+        let (downdate, basis_of) = match self {
+            RowLoo::Sites { downdate, basis_of } => (downdate, basis_of),
+            RowLoo::Svm { post, loo, mu } => {
+                let full = post.predict(block)?;
+                let shifts = loo.shifts(block)?;
+                return Ok(Marginals {
+                    mean: (0..n * nb)
+                        .map(|r| full.mean[r % nb] + mu * shifts[(r / nb, r % nb)])
+                        .collect(),
+                    var: (0..n * nb).map(|r| full.var[r % nb]).collect(),
+                });
+            }
+        };
+        let at = downdate.at(block)?;
+        let Some(basis_of) = basis_of else {
             return Ok(Marginals {
                 mean: (0..n * nb).map(|r| at.mean[(r / nb, r % nb)]).collect(),
                 var: (0..n * nb).map(|r| at.var[(r / nb, r % nb)]).collect(),
             });
         };
-        let full = self.downdate.posterior().predict(block)?;
+        let full = downdate.posterior().predict(block)?;
         let pick = |loo: &Mat<f64>, full: &[f64], r: usize| match basis_of[r / nb] {
             Some(b) => loo[(b, r % nb)],
             None => full[r % nb],
@@ -296,11 +329,77 @@ impl RowLoo<'_> {
 
     /// Number of training rows.
     fn n(&self) -> usize {
-        match &self.basis_of {
-            Some(b) => b.len(),
-            None => self.downdate.n(),
+        match self {
+            RowLoo::Sites {
+                basis_of: Some(b), ..
+            } => b.len(),
+            RowLoo::Sites { downdate, .. } => downdate.n(),
+            RowLoo::Svm { loo, .. } => loo.fit().alpha.len(),
         }
     }
+}
+
+/// The SVM's [`RowLoo`] and its leave-one-out marginals at the training rows. The SVM is
+/// solved again on the record's inputs and labels with the model's kernel and settings (the
+/// solver is deterministic, so this is the fitted solution), and refused unless its support
+/// vectors and `μ y α` are the stored posterior's (an edited label or input). At `x_i` the
+/// model without i has the linear-response margin `m_i` (eq. 17.29/17.31), so its decision is
+/// `y_i m_i` and its latent mean `μ(y_i m_i − b)`.
+fn svm_row_loo<'a>(
+    model: &'a FittedModel,
+    labels: &[usize],
+    active: Option<&ActiveSets>,
+) -> Result<(RowLoo<'a>, Marginals)> {
+    let refused = |message: String| Error::Numerical {
+        what: "jackknife+ set record",
+        message,
+    };
+    let (
+        Task::Svm {
+            posterior,
+            mu,
+            config,
+            ..
+        },
+        Some(a),
+    ) = (&model.task, active)
+    else {
+        return Err(refused(
+            "an SVM's record keeps its support vectors and inputs".into(),
+        ));
+    };
+    let y: Vec<f64> = labels
+        .iter()
+        .map(|&c| if c == 1 { 1.0 } else { -1.0 })
+        .collect();
+    let kernel = posterior.kernel().clone();
+    let fit = crate::svm::svm(&kernel, a.x.as_ref(), &y, config)?;
+    let sv: Vec<usize> = (0..y.len()).filter(|&i| fit.alpha[i] > 0.0).collect();
+    let same = |b: usize, &i: &usize| {
+        let want = mu * y[i] * fit.alpha[i];
+        (want - posterior.alpha[b]).abs() <= 1e-8 * want.abs().max(1.0)
+    };
+    if sv != a.rows[0] || !sv.iter().enumerate().all(|(b, i)| same(b, i)) {
+        return Err(refused(
+            "the SVM solved again on the record's labels and inputs is not the stored one \
+             (an edited label or input)"
+                .into(),
+        ));
+    }
+    let b = fit.b;
+    let loo = SvmLooFunctions::new(fit, kernel, a.x.clone(), y.clone())?;
+    let margins = loo.training_margins()?;
+    let at_rows = posterior.predict(a.x.as_ref())?;
+    let calibration = Marginals {
+        mean: (0..y.len()).map(|i| mu * (y[i] * margins[i] - b)).collect(),
+        var: at_rows.var,
+    };
+    let row_loo = RowLoo::Svm {
+        post: posterior,
+        loo: Box::new(loo),
+        mu: *mu,
+    };
+    Ok((row_loo, calibration))
 }
 
 /// Every site posterior's [`RowLoo`] and its latent leave-one-out marginals at the training
@@ -308,6 +407,7 @@ impl RowLoo<'_> {
 /// [`crate::loo::training_cavities`]), from one `L⁻¹` per posterior.
 fn row_loos<'a>(
     model: &'a FittedModel,
+    labels: &[usize],
     active: Option<&ActiveSets>,
 ) -> Result<(Vec<RowLoo<'a>>, Vec<Marginals>)> {
     let posts = model.site_posteriors()?;
@@ -317,6 +417,10 @@ fn row_loos<'a>(
                 what: "jackknife+ set record",
                 message,
             })?;
+    }
+    if let Task::Svm { .. } = model.task {
+        let (row_loo, calibration) = svm_row_loo(model, labels, active)?;
+        return Ok((vec![row_loo], vec![calibration]));
     }
     posts
         .into_iter()
@@ -337,7 +441,13 @@ fn row_loos<'a>(
                 mean: cav.mean,
                 var: cav.var,
             };
-            Ok((RowLoo { downdate, basis_of }, m))
+            Ok((
+                RowLoo::Sites {
+                    downdate: Box::new(downdate),
+                    basis_of,
+                },
+                m,
+            ))
         })
         .collect::<Result<Vec<_>>>()
         .map(|v| v.into_iter().unzip())
@@ -355,7 +465,7 @@ fn jackknife_sets(
     let n = labels.len();
     crate::conformal::rank(alpha, n)?;
     // Each member's downdate and the training rows' marginals (one `L⁻¹` for both).
-    let (downdates, cavities) = row_loos(model, active)?;
+    let (downdates, cavities) = row_loos(model, labels, active)?;
     if let Some(d) = downdates.iter().find(|d| d.n() != n) {
         return Err(Error::ShapeMismatch {
             what: "training labels of the jackknife+ set record",
@@ -440,7 +550,9 @@ impl FittedModel {
     /// every one-vs-rest member's in class order.
     pub(crate) fn site_posteriors(&self) -> Result<Vec<&GaussianPosterior>> {
         match &self.task {
-            Task::Classification { posterior, .. } => Ok(vec![posterior]),
+            Task::Classification { posterior, .. } | Task::Svm { posterior, .. } => {
+                Ok(vec![posterior])
+            }
             Task::OneVsRest { members, .. } => members.iter().map(|m| m.posterior()).collect(),
             _ => Err(Error::Unsupported(format!(
                 "'{}' has no Gaussian-site posterior for jackknife+ sets; use split-conformal",
@@ -453,7 +565,7 @@ impl FittedModel {
     /// one-vs-rest member in class order.
     pub(crate) fn site_models(&self) -> Result<Vec<&FittedModel>> {
         match &self.task {
-            Task::Classification { .. } => Ok(vec![self]),
+            Task::Classification { .. } | Task::Svm { .. } => Ok(vec![self]),
             Task::OneVsRest { members, .. } => Ok(members.iter().collect()),
             _ => Err(Error::Unsupported(format!(
                 "'{}' has no Gaussian-site posterior for jackknife+ sets; use split-conformal",
@@ -499,6 +611,19 @@ impl FittedModel {
             let m = latent.first().ok_or_else(|| not_a_classifier(self))?;
             return Ok(Mat::from_fn(m.mean.len(), 2, |i, j| {
                 let p = likelihood.predictive_positive(m.mean[i], m.var[i] + input_noise);
+                if j == 1 {
+                    p
+                } else {
+                    1.0 - p
+                }
+            }));
+        }
+        if let Task::Svm { bias, .. } = &self.task {
+            // As `predict_classification`: the probability that a draw of Q votes +1.
+            let m = latent.first().ok_or_else(|| not_a_classifier(self))?;
+            return Ok(Mat::from_fn(m.mean.len(), 2, |i, j| {
+                let sd = m.var[i].sqrt().max(f64::MIN_POSITIVE);
+                let p = crate::special::normal_cdf((m.mean[i] + bias) / sd);
                 if j == 1 {
                     p
                 } else {
@@ -584,7 +709,7 @@ mod tests {
             };
             let n = data.n();
             let x = model.x_scaler.transform(data.x.as_ref()).unwrap();
-            let (loos, calibration) = row_loos(&model, Some(active)).unwrap();
+            let (loos, calibration) = row_loos(&model, labels, Some(active)).unwrap();
             let signs = model.site_signs(labels).unwrap();
             let members = model.site_models().unwrap();
             assert_eq!(loos.len(), members.len());

@@ -21,7 +21,7 @@
 //! over l with rayon. Removing a non-SV leaves the KKT conditions of the others satisfied, so
 //! only support vectors are refitted (the rest keep the full solution, exactly).
 
-use faer::MatRef;
+use faer::{Mat, MatRef};
 use rayon::prelude::*;
 
 use super::{DenseRows, InputRows, KernelRows, SvmConfig, SvmFit};
@@ -59,32 +59,7 @@ pub fn svm_loo_margins(fit: &SvmFit, rows: &dyn KernelRows, y: &[f64]) -> Result
         }
         return Ok(margins);
     }
-    // A = k_M (bordered by the bias), a_l for the bound SVs as columns.
-    let mut a = try_zeros(dim, dim, "the margin support vectors' kernel matrix")?;
-    let mut rhs = try_zeros(dim, b_set.len(), "the bound support vectors' columns")?;
-    let mut r = vec![0.0; m];
-    for (p, &i) in m_set.iter().enumerate() {
-        rows.fill_row(i, m_set, &mut r);
-        for q in 0..m {
-            a[(p, q)] = r[q];
-        }
-    }
-    let mut rb = vec![0.0; b_set.len()];
-    for (p, &i) in m_set.iter().enumerate() {
-        rows.fill_row(i, b_set, &mut rb);
-        for q in 0..b_set.len() {
-            rhs[(p, q)] = rb[q];
-        }
-    }
-    if fit.bias {
-        for p in 0..m {
-            a[(p, m)] = 1.0;
-            a[(m, p)] = 1.0;
-        }
-        for q in 0..b_set.len() {
-            rhs[(m, q)] = 1.0;
-        }
-    }
+    let (a, rhs) = bordered_system(fit, rows)?;
     let lu = Lu::factor(a, "the margin support vectors' kernel matrix")?;
     let a_inv = lu.inverse("the inverse of the margin support vectors' kernel matrix")?;
     for (p, &l) in m_set.iter().enumerate() {
@@ -107,6 +82,152 @@ pub fn svm_loo_margins(fit: &SvmFit, rows: &dyn KernelRows, y: &[f64]) -> Result
         });
     }
     Ok(margins)
+}
+
+/// The bordered system of the linear response (module doc): `A = k_M` over the margin SVs
+/// (bordered by the bias) and the columns `a_l` of the bound SVs, from the fit's kernel rows.
+fn bordered_system(fit: &SvmFit, rows: &dyn KernelRows) -> Result<(Mat<f64>, Mat<f64>)> {
+    let m_set = &fit.sets.margin_sv;
+    let b_set = &fit.sets.bound_sv;
+    let m = m_set.len();
+    let dim = m + usize::from(fit.bias);
+    let mut a = try_zeros(dim, dim, "the margin support vectors' kernel matrix")?;
+    let mut rhs = try_zeros(dim, b_set.len(), "the bound support vectors' columns")?;
+    let mut r = vec![0.0; m];
+    let mut rb = vec![0.0; b_set.len()];
+    for (p, &i) in m_set.iter().enumerate() {
+        rows.fill_row(i, m_set, &mut r);
+        for q in 0..m {
+            a[(p, q)] = r[q];
+        }
+        rows.fill_row(i, b_set, &mut rb);
+        for q in 0..b_set.len() {
+            rhs[(p, q)] = rb[q];
+        }
+    }
+    if fit.bias {
+        for p in 0..m {
+            a[(p, m)] = 1.0;
+            a[(m, p)] = 1.0;
+        }
+        for q in 0..b_set.len() {
+            rhs[(m, q)] = 1.0;
+        }
+    }
+    Ok((a, rhs))
+}
+
+/// The linear-response leave-one-out decision functions at any input: eqs. 17.29 and 17.31
+/// read at a new x instead of at `x_l`, under the same assumption (no other example changes
+/// its Kuhn–Tucker group). With `ã(x) = [k_M(x); 1]` (the 1 with a bias):
+///
+/// - non-SV l: `f^{\l}(x) = f(x)`;
+/// - margin SV l (position p in M): `f^{\l}(x) = f(x) − y_l α_l [A⁻¹ã(x)]_p / [A⁻¹]_pp`, the
+///   partitioned inverse of eq. 17.29 (`k(x, x_l) − ã_{M∖l}(x)ᵀA_{M∖l}⁻¹a_{M∖l,l}`);
+/// - bound SV l: `f^{\l}(x) = f(x) − y_l α_l (k(x, x_l) − ã(x)ᵀA⁻¹a_l)` (eq. 17.31).
+///
+/// `f` includes the bias, and `f^{\l}` the bias's own response. At `x = x_l` these are the
+/// margins of [`svm_loo_margins`] (`y_l f^{\l}(x_l)`), the slack's v included there.
+pub struct SvmLooFunctions {
+    fit: SvmFit,
+    kernel: Kernel,
+    x: Mat<f64>,
+    y: Vec<f64>,
+    /// `A⁻¹` (`dim × dim`).
+    a_inv: Mat<f64>,
+    /// `A⁻¹a_l` for the bound SVs, as columns.
+    bound_solved: Mat<f64>,
+}
+
+impl SvmLooFunctions {
+    /// The leave-one-out functions of `fit`, trained with `kernel` on `(x, y)`: one factor of
+    /// the bordered system, `O(|M|³ + |M|²|B|)`.
+    pub fn new(fit: SvmFit, kernel: Kernel, x: Mat<f64>, y: Vec<f64>) -> Result<Self> {
+        super::check_shapes(x.as_ref(), &y)?;
+        let rows = InputRows::new(&kernel, x.as_ref(), fit.slack.diagonal_shift())?;
+        check_fit(&fit, &y, rows.n())?;
+        let (a, rhs) = bordered_system(&fit, &rows)?;
+        drop(rows);
+        let (a_inv, bound_solved) = if a.nrows() == 0 {
+            (a, rhs)
+        } else {
+            let lu = Lu::factor(a, "the margin support vectors' kernel matrix")?;
+            let solved = lu.solve(rhs.as_ref(), "A⁻¹ times the bound support vectors' columns")?;
+            (
+                lu.inverse("the inverse of the margin support vectors' kernel matrix")?,
+                solved,
+            )
+        };
+        Ok(Self {
+            fit,
+            kernel,
+            x,
+            y,
+            a_inv,
+            bound_solved,
+        })
+    }
+
+    /// The fit whose leave-one-out functions these are.
+    pub fn fit(&self) -> &SvmFit {
+        &self.fit
+    }
+
+    /// The linear-response margins `y_l f^{\l}(x_l)` at the training inputs
+    /// ([`svm_loo_margins`]).
+    pub fn training_margins(&self) -> Result<Vec<f64>> {
+        let rows = InputRows::new(
+            &self.kernel,
+            self.x.as_ref(),
+            self.fit.slack.diagonal_shift(),
+        )?;
+        svm_loo_margins(&self.fit, &rows, &self.y)
+    }
+
+    /// `f^{\l}(x_j) − f(x_j)` for every training example l (row) and input `x_j` of `xs`
+    /// (column): 0 for the non-SVs.
+    pub fn shifts(&self, xs: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        let (m_set, b_set) = (&self.fit.sets.margin_sv, &self.fit.sets.bound_sv);
+        let (m, nb) = (m_set.len(), xs.nrows());
+        let dim = self.a_inv.nrows();
+        let mut out = try_zeros(self.y.len(), nb, "the SVM's leave-one-out shifts")?;
+        let k_m = self.kernel.cross(
+            crate::linalg::select_rows(self.x.as_ref(), m_set).as_ref(),
+            xs,
+        )?;
+        let mut a_x = try_zeros(dim, nb, "the margin support vectors' kernel at the inputs")?;
+        for j in 0..nb {
+            for p in 0..m {
+                a_x[(p, j)] = k_m[(p, j)];
+            }
+            if self.fit.bias {
+                a_x[(m, j)] = 1.0;
+            }
+        }
+        let g = &self.a_inv * &a_x;
+        let strength = |l: usize| self.y[l] * self.fit.alpha[l];
+        for (p, &l) in m_set.iter().enumerate() {
+            let scale = strength(l) / self.a_inv[(p, p)];
+            for j in 0..nb {
+                out[(l, j)] = -scale * g[(p, j)]; // eq. 17.29 at x_j
+            }
+        }
+        if !b_set.is_empty() {
+            let k_b = self.kernel.cross(
+                crate::linalg::select_rows(self.x.as_ref(), b_set).as_ref(),
+                xs,
+            )?;
+            for (q, &l) in b_set.iter().enumerate() {
+                for j in 0..nb {
+                    let quad: f64 = (0..dim)
+                        .map(|r| a_x[(r, j)] * self.bound_solved[(r, q)])
+                        .sum();
+                    out[(l, j)] = -strength(l) * (k_b[(q, j)] - quad); // eq. 17.31 at x_j
+                }
+            }
+        }
+        Ok(out)
+    }
 }
 
 /// Linear-response leave-one-out error of an SVM (seed 001 eqs. 17.26–17.32) trained with
@@ -268,7 +389,9 @@ mod tests {
     #[test]
     fn a_margin_sv_inverse_that_does_not_fit_is_a_typed_error() {
         let m = 2899;
-        let y: Vec<f64> = (0..m).map(|i| if i % 2 == 0 { 1.0 } else { -1.0 }).collect();
+        let y: Vec<f64> = (0..m)
+            .map(|i| if i % 2 == 0 { 1.0 } else { -1.0 })
+            .collect();
         let x = faer::Mat::from_fn(4, 1, |i, _| i as f64);
         let mut fit = super::super::svm(
             &Kernel::se_iso(1.0, 1.0),

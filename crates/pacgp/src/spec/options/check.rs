@@ -335,7 +335,9 @@ pub(super) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), S
     let method = spec.method_name();
     let classifier_method_ok = match iv.method {
         IntervalMethod::SplitConformal { .. } => true,
-        IntervalMethod::JackknifePlus => site_form_classifier(&spec.method),
+        IntervalMethod::JackknifePlus => {
+            site_form_classifier(&spec.method) || matches!(spec.method, Method::Svm(_))
+        }
         IntervalMethod::CvPlus { .. } => false,
     };
     if method.is_classifier() && !classifier_method_ok {
@@ -344,7 +346,8 @@ pub(super) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), S
             iv.method,
             "split-conformal[:F] for this classifier's prediction sets (jackknife+ sets need a \
              Gaussian-site posterior fitted on the whole sample with a leave-one-out of its \
-             sites: laplace, ep or ivm, binary or one-vs-rest, without a split prior; \
+             sites: laplace, ep or ivm, binary or one-vs-rest, without a split prior; or the \
+             binary svm, by its linear-response leave-one-out; \
              cross-validation sets are not available for classifiers)",
         ));
     }
@@ -412,11 +415,13 @@ pub(crate) fn site_form_classifier(method: &Method) -> bool {
     }
 }
 
-/// Whether a site-form classifier's sites cover only part of its sample (IVM's active set,
-/// binary or one-vs-rest), so that its jackknife+ record keeps the active rows.
+/// Whether a classifier's posterior covers only part of its sample (IVM's active set, binary
+/// or one-vs-rest; the SVM's support vectors), so that its jackknife+ record keeps those rows
+/// and the training inputs.
 pub(crate) fn active_set_classifier(method: &Method) -> bool {
     match method {
         Method::Classifier(c) => matches!(c.inference, Inference::Ivm { .. }),
+        Method::Svm(_) => true,
         Method::OneVsRest(inner) => active_set_classifier(inner),
         _ => false,
     }
