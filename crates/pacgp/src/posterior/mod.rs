@@ -504,7 +504,8 @@ impl GaussianPosterior {
             Covariance::WhitenedPrecision { chol_b, .. } => {
                 let l = chol_b.l();
                 let mut b = crate::linalg::try_product(l, l.transpose(), "L_B L_Bᵀ")?;
-                b.col_iter_mut().for_each(|c| c.iter_mut().for_each(|v| *v = -*v));
+                b.col_iter_mut()
+                    .for_each(|c| c.iter_mut().for_each(|v| *v = -*v));
                 let smallest = -largest(b)?;
                 if smallest > 0.0 {
                     1.0 / smallest

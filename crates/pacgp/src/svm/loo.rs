@@ -268,7 +268,9 @@ mod tests {
     #[test]
     fn a_margin_sv_inverse_that_does_not_fit_is_a_typed_error() {
         let m = 2899;
-        let y: Vec<f64> = (0..m).map(|i| if i % 2 == 0 { 1.0 } else { -1.0 }).collect();
+        let y: Vec<f64> = (0..m)
+            .map(|i| if i % 2 == 0 { 1.0 } else { -1.0 })
+            .collect();
         let x = faer::Mat::from_fn(4, 1, |i, _| i as f64);
         let mut fit = super::super::svm(
             &Kernel::se_iso(1.0, 1.0),

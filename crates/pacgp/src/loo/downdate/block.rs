@@ -75,9 +75,12 @@ impl SparseGroup {
             w[(r, g[a])]
         })?;
         let d_inv: Vec<f64> = g.iter().map(|&i| 1.0 / lambda[i]).collect();
-        let u = try_from_fn(g.len(), m, "U = Λ_G⁻¹W_Gᵀ of a sparse group", |a, r| {
-            w_g[(r, a)] * d_inv[a]
-        })?;
+        let u = try_from_fn(
+            g.len(),
+            m,
+            "U = Λ_G⁻¹W_Gᵀ of a sparse group",
+            |a, r| w_g[(r, a)] * d_inv[a],
+        )?;
         let a = try_product(w_g.as_ref(), u.as_ref(), "W_G Λ_G⁻¹ W_Gᵀ of a sparse group")?;
         let i_minus_a = Mat::from_fn(m, m, |r, c| f64::from(u8::from(r == c)) - a[(r, c)]);
         let core = block_inverse(
@@ -111,4 +114,3 @@ impl SparseGroup {
 pub(super) fn block_inverse(a: Mat<f64>, what: &'static str) -> Result<Mat<f64>> {
     Cholesky::factor(a.as_ref(), &JitterPolicy::none(), what)?.inverse()
 }
-

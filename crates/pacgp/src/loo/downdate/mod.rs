@@ -453,4 +453,3 @@ fn check_positive(v: &[f64], what: &'static str) -> Result<()> {
         None => Ok(()),
     }
 }
-
