@@ -58,6 +58,10 @@
 //! i leaves the other sites as fitted with it (no refit of the mode or of EP's other sites).
 //! Cost: the cavities' one `L⁻¹` (`N³/3`, [`LooDowndate::sites_with_cavities`] hands them
 //! over), then `O(N²·N*)`; the downdate keeps `O(N)` beside the posterior.
+//!
+//! Here: the rank-one downdate of the site forms (exact GP, a classifier's sites) and its
+//! evaluation at new inputs; in `block`: the groups' `κ_G` (dense or Woodbury); in `sparse`:
+//! the sparse regressors' constructors.
 
 use faer::{Mat, MatRef};
 
