@@ -14,7 +14,7 @@ use faer::MatRef;
 use serde::{Deserialize, Serialize};
 
 use super::mean_se;
-use crate::bounds::{BoundKind, ConfidenceTerm};
+use crate::bounds::{BoundKind, ConfidenceTerm, DEFAULT_DELTA};
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
 use crate::data::{permutation, train_test_split, Dataset, Standardizer, TargetScaler};
 use crate::error::{Error, Result};
@@ -191,7 +191,7 @@ impl TighterSettings {
         Self {
             reps: 10,
             epsilon: 0.6,
-            delta: 0.01,
+            delta: DEFAULT_DELTA,
             levers: Lever::all(),
             sparse_levers: Lever::sparse(),
             first_rep: 0,
@@ -477,7 +477,7 @@ pub fn tighter_bounds_on(
                 | Lever::Combined
                 | Lever::SplitCatoni
                 | Lever::SplitCatoniPointNoise => {
-                    let mut cfg = SplitConfig::new(eps * ys.sd);
+                    let mut cfg = SplitConfig::new(ys.unscale_length(eps));
                     cfg.fraction = SplitFraction::Menu;
                     cfg.seed = 10_000 + rep as u64;
                     cfg.delta = settings.delta;
@@ -497,12 +497,13 @@ pub fn tighter_bounds_on(
                     let ya = fit.y_scaler.transform(&test.y);
                     let m = fit.posterior.predict(xa.as_ref())?;
                     let scale = fit.y_scaler.sd / ys.sd;
-                    let t = test_scores(&ya, &m, eps / scale, scale)?;
+                    let band = fit.y_scaler.scale_length(cfg.epsilon);
+                    let t = test_scores(&ya, &m, band, scale)?;
                     let secs = t0.elapsed().as_secs_f64();
                     rows.push(row(lever, &fit.certificate, t, fit.fraction, secs));
                 }
                 Lever::SparseSplitPrior | Lever::SparseSplitMeanNoise => {
-                    let mut cfg = SplitConfig::new(eps * ys.sd);
+                    let mut cfg = SplitConfig::new(ys.unscale_length(eps));
                     cfg.seed = 10_000 + rep as u64;
                     cfg.delta = settings.delta;
                     let m = setup.sparse.map_or(SPARSE_M, |s| s.m);
@@ -515,7 +516,8 @@ pub fn tighter_bounds_on(
                     let ya = fit.y_scaler.transform(&test.y);
                     let m = fit.posterior.predict(xa.as_ref())?;
                     let scale = fit.y_scaler.sd / ys.sd;
-                    let t = test_scores(&ya, &m, eps / scale, scale)?;
+                    let band = fit.y_scaler.scale_length(cfg.epsilon);
+                    let t = test_scores(&ya, &m, band, scale)?;
                     let secs = t0.elapsed().as_secs_f64();
                     rows.push(row(lever, &fit.certificate, t, fit.fraction, secs));
                 }
