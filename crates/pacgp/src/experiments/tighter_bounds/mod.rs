@@ -297,7 +297,7 @@ pub struct TighterRow {
 /// The test Gibbs risk's 99% lower confidence limit minus the bound
 /// ([`crate::bounds::held_out_lower_limit`]; NaN for rows without a test size).
 pub fn test_lower_minus_bound(r: &TighterRow) -> f64 {
-    crate::bounds::held_out_lower_limit(r.test_gibbs, r.n_test, 0.01)
+    crate::bounds::held_out_lower_limit(r.test_gibbs, r.n_test, super::HELD_OUT_DELTA)
         .map_or(f64::NAN, |l| l - r.bound)
 }
 
