@@ -29,6 +29,10 @@ use crate::loss::{self, RegressionLoss};
 use crate::multiclass::{JointScores, SampledRisk, SamplingCorrection};
 use crate::posterior::{GaussianPosterior, Marginals, MeanScaled, Prior};
 
+mod kl;
+use kl::checked_kl;
+pub use kl::{KlToPrior, PosteriorAgainst};
+
 /// The stochastic classifier whose 0-1 error is bounded: draw `f ~ Q`, predict `sgn(f(x) + b)`,
 /// optionally with the probit's label noise `ξ ~ N(0, λ⁻²)` inside (`sgn(f(x) + ξ + b)`).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -394,75 +398,6 @@ pub struct Certificate {
     /// the bound is taken at (`empirical_risk` is then the sample mean).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sampled_risk: Option<SampledRisk>,
-}
-
-/// A posterior a certificate charges for: its `KL(Q‖P)` to the prior it was fitted against.
-/// Certificates are built from such a posterior, never from a KL number a caller computed.
-pub trait KlToPrior {
-    /// `KL(Q‖P)` in nats ([`Error::OutOfMemory`] where the prior's covariance at the basis
-    /// cannot be had).
-    fn kl_to_prior(&self) -> Result<f64>;
-}
-
-impl KlToPrior for GaussianPosterior {
-    fn kl_to_prior(&self) -> Result<f64> {
-        GaussianPosterior::kl_to_prior(self)
-    }
-}
-
-/// A mean-scaled family charges its unscaled posterior's KL, computed once with its parts.
-impl KlToPrior for MeanScaled<'_> {
-    fn kl_to_prior(&self) -> Result<f64> {
-        Ok(self.kl_unit())
-    }
-}
-
-/// One-vs-rest: K independent latent posteriors, `KL = Σ_k KL(Q_k‖P_k)`.
-impl KlToPrior for [&GaussianPosterior] {
-    fn kl_to_prior(&self) -> Result<f64> {
-        self.iter().map(|q| q.kl_to_prior()).sum()
-    }
-}
-
-/// A posterior with the prior a certificate charges it against, when that prior is not the
-/// one the posterior is written over (the sparse split prior's `P_A`): `KL(Q‖P)` by
-/// [`GaussianPosterior::kl_to`], computed once.
-pub struct PosteriorAgainst<'a> {
-    /// The posterior Q.
-    pub posterior: &'a GaussianPosterior,
-    /// The prior P it is charged against.
-    pub prior: &'a Prior,
-    kl: f64,
-}
-
-impl<'a> PosteriorAgainst<'a> {
-    /// Q against P; an error if the library has no KL for the pair.
-    pub fn new(posterior: &'a GaussianPosterior, prior: &'a Prior) -> Result<Self> {
-        let kl = posterior.kl_to(prior)?;
-        Ok(Self {
-            posterior,
-            prior,
-            kl,
-        })
-    }
-}
-
-impl KlToPrior for PosteriorAgainst<'_> {
-    fn kl_to_prior(&self) -> Result<f64> {
-        Ok(self.kl)
-    }
-}
-
-/// `KL(Q‖P)` as a certificate takes it: finite and non-negative, the round-off that leaves an
-/// exactly-zero KL slightly negative set to 0.
-fn checked_kl(kl: f64, n: usize) -> Result<f64> {
-    if !kl.is_finite() || kl < -1e-6 * (1.0 + n as f64) {
-        return Err(Error::Numerical {
-            what: "KL(Q‖P) of the certificate",
-            message: format!("KL = {kl:.4e} (must be finite and non-negative)"),
-        });
-    }
-    Ok(kl.max(0.0))
 }
 
 impl Certificate {

@@ -60,6 +60,12 @@ use crate::multiclass::VoteRisks;
 use crate::posterior::MeanScaled;
 use crate::special::normal_cdf;
 
+mod regressor;
+pub use regressor::derandomised_regressor;
+
+mod majority_vote;
+pub use majority_vote::{derandomised_majority_vote, majority_vote_forms_with_c_bound};
+
 /// The scales `c` of the posterior mean the derandomised classifier bound may take.
 pub const DERANDOMISED_SCALES: [f64; 7] = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0];
 
@@ -530,124 +536,6 @@ pub fn classifier_forms_with_c_bound(
         .into_iter()
         .map(|p| deployed(p, predictor, n, errors, None, spec))
         .collect())
-}
-
-/// Every form of a multi-class vote's grid ([`derandomised_majority_vote`]).
-fn majority_vote_grid(
-    risks: &VoteRisks,
-    kl: f64,
-    (n, errors): (usize, usize),
-    spec: &CertificateSpec,
-    which: Grid,
-) -> Result<Vec<GridPoint>> {
-    if n == 0 || errors > n {
-        return Err(Error::ShapeMismatch {
-            what: "errors of a majority vote",
-            expected: format!("at most {n} of at least one row"),
-            found: format!("{errors}"),
-        });
-    }
-    let with_c_bound = which == Grid::WithCBound;
-    let gibbs = FirstTerm {
-        scale: 1.0,
-        margin: 0.0,
-        risk: risks.gibbs,
-        kl,
-        grid: 3 + usize::from(with_c_bound),
-        n,
-    };
-    let tandem = FirstTerm {
-        risk: risks.tandem,
-        kl: 2.0 * kl,
-        ..gibbs
-    };
-    let mut points = vec![
-        gibbs.over(spec, DerandomisedForm::FirstOrder, 0.5)?,
-        gibbs.plus(
-            spec,
-            DerandomisedForm::Disagreement,
-            (risks.disagreement, 2.0 * kl),
-        )?,
-        tandem.over(spec, DerandomisedForm::Tandem, 0.25)?,
-    ];
-    if with_c_bound {
-        points.push(gibbs.c_bound(spec, (risks.correctness_disagreement(), 2.0 * kl))?);
-    }
-    Ok(points)
-}
-
-/// The derandomised certificate on a multi-class model's predicted class, the majority vote
-/// of its Gibbs classifier, from the sample's vote risks, `KL(Q‖P)` and the vote's `errors`
-/// on the sample: the least of the first-order, disagreement and tandem forms (module doc).
-pub fn derandomised_majority_vote(
-    risks: &VoteRisks,
-    kl: f64,
-    (n, errors): (usize, usize),
-    spec: &CertificateSpec,
-) -> Result<DeployedCertificate> {
-    let points = majority_vote_grid(risks, kl, (n, errors), spec, Grid::Certificate)?;
-    let predictor = DeployedPredictor::PredictedClass;
-    Ok(deployed(least(points), predictor, n, errors, None, spec))
-}
-
-/// The comparison of `pacgp reproduce deployed` for a multi-class vote: each form of
-/// [`derandomised_majority_vote`] and the C-bound of its ½-margin `2p_y − 1` (the
-/// disagreement there is on whether two draws are right, `E 2p_y(1 − p_y)`), priced `ln 4`.
-pub fn majority_vote_forms_with_c_bound(
-    risks: &VoteRisks,
-    kl: f64,
-    (n, errors): (usize, usize),
-    spec: &CertificateSpec,
-) -> Result<Vec<DeployedCertificate>> {
-    let points = majority_vote_grid(risks, kl, (n, errors), spec, Grid::WithCBound)?;
-    let predictor = DeployedPredictor::PredictedClass;
-    Ok(points
-        .into_iter()
-        .map(|p| deployed(p, predictor, n, errors, None, spec))
-        .collect())
-}
-
-/// The derandomised certificate on a regressor's mean, ε-band loss at `epsilon` (the
-/// standardised units of `y`), over the fractions [`DERANDOMISED_FRACTIONS`] of ε; the
-/// record states `epsilon_shown` (target units).
-pub fn derandomised_regressor(
-    sample: &DerandomisedSample<'_>,
-    epsilon: f64,
-    epsilon_shown: f64,
-    spec: &CertificateSpec,
-) -> Result<DeployedCertificate> {
-    sample.check()?;
-    let (y, n) = (sample.y, sample.y.len());
-    let m = sample.family.unit_marginals();
-    let band = RegressionLoss::new_epsilon_band(epsilon)?;
-    let errors = loss::bayes_risk_regression(y, m, &band)? * n as f64;
-    let grid = DERANDOMISED_FRACTIONS.len();
-    let (kl, kl_centred) = (sample.family.kl_to_prior(1.0)?, sample.family.kl_centred());
-    let points = DERANDOMISED_FRACTIONS
-        .iter()
-        .map(|&r| {
-            let inner = RegressionLoss::new_epsilon_band((1.0 - r) * epsilon)?;
-            let band = FirstTerm {
-                scale: 1.0,
-                margin: r,
-                risk: loss::gibbs_risk_regression(y, m, &inner)?,
-                kl,
-                grid,
-                n,
-            };
-            let spread = loss::spread_risk(m, &vec![r * epsilon; n])?;
-            band.plus(spec, DerandomisedForm::Spread, (spread, kl_centred))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let best = least(points);
-    Ok(deployed(
-        best,
-        DeployedPredictor::PosteriorMean,
-        n,
-        errors.round() as usize,
-        Some(epsilon_shown),
-        spec,
-    ))
 }
 
 /// The record of a derandomised bound: δ its own, `2δ` with the Gibbs certificate beside it.
