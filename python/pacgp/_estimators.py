@@ -57,6 +57,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import _pacgp
+from ._pacgp import DEFAULT_DELTA
 from ._gp_api import (
     ClassifierEvidenceAPI,
     EvidenceAPI,
@@ -500,7 +501,7 @@ class GPRegressor(PriorPredictiveAPI, EvidenceAPI, _Regressor):
     """
 
     def __init__(self, kernel="se-ard", epsilon=None, restarts=0, snap=True, random_state=0,
-                 certify=True, delta=0.01, loo="auto", categorical="auto", missing=None,
+                 certify=True, delta=DEFAULT_DELTA, loo="auto", categorical="auto", missing=None,
                  na_values=None,
                  unknown_category="error", n_threads=None, intervals=None,
                  interval_score=None, certify_holdout=None, time_limit=None,
@@ -662,7 +663,7 @@ class SparseGPRegressor(_Regressor):
     there raises a ``ConvergenceWarning``)."""
 
     def __init__(self, method="vfe", n_inducing=None, kernel="se-ard", epsilon=None, random_state=0,
-                 inducing_init="kmeans", certify=True, delta=0.01, loo="auto",
+                 inducing_init="kmeans", certify=True, delta=DEFAULT_DELTA, loo="auto",
                  categorical="auto", missing=None, na_values=None,
                  unknown_category="error", n_threads=None, intervals=None,
                  interval_score=None, pretrain=None, max_iter=None, certify_holdout=None,
@@ -730,7 +731,7 @@ class PACGPRegressor(EvidenceAPI, _Regressor):
         # Its default ε is one target's; several targets need one ε given for all.
         return self.epsilon is not None
 
-    def __init__(self, epsilon=None, bound="kl", sparse=False, n_inducing=None, delta=0.01,
+    def __init__(self, epsilon=None, bound="kl", sparse=False, n_inducing=None, delta=DEFAULT_DELTA,
                  kernel="se-ard", random_state=0, inducing_init=None, prior=None, hyper_prior=None,
                  xi="maurer", certify=True, loo="auto", categorical="auto", missing=None,
                  na_values=None,
@@ -785,7 +786,7 @@ class GreedySparseRegressor(_Regressor):
     greedily, the DTC posterior on them; certified given ``epsilon``."""
 
     def __init__(self, n_basis=None, kernel="se-ard", epsilon=None, random_state=0, certify=True,
-                 delta=0.01, loo="auto", categorical="auto", missing=None, na_values=None,
+                 delta=DEFAULT_DELTA, loo="auto", categorical="auto", missing=None, na_values=None,
                  unknown_category="error", n_threads=None, intervals=None,
                  interval_score=None, certify_holdout=None, time_limit=None):
         self.n_basis = n_basis
@@ -1021,7 +1022,7 @@ class GPClassifier(ClassifierEvidenceAPI, _Classifier):
     """
 
     def __init__(self, method="laplace", likelihood=None, select=None, kernel=None,
-                 active_set=None, kappa=None, input_noise=None, delta=0.01, random_state=0,
+                 active_set=None, kappa=None, input_noise=None, delta=DEFAULT_DELTA, random_state=0,
                  predictor=None, certify=True, loo="auto", prior=None, bound=None,
                  prior_scale=None, prior_kernel=None, both_directions=False, multiclass=None,
                  categorical="auto", missing=None,
@@ -1123,7 +1124,7 @@ class SparseGPClassifier(_Classifier):
 
     def __init__(self, objective="elbo", n_inducing=None, kernel="se-ard",
                  inducing_init="kmeans", bound=None, likelihood="probit", max_iter=None,
-                 batch_size=None, delta=0.01, random_state=0, certify=True, loo="auto",
+                 batch_size=None, delta=DEFAULT_DELTA, random_state=0, certify=True, loo="auto",
                  categorical="auto", missing=None,
                  na_values=None, unknown_category="error", n_threads=None,
                  certify_holdout=None, time_limit=None, intervals=None, interval_score=None):
@@ -1169,7 +1170,7 @@ class SVMClassifier(SVMDualAPI, _Classifier):
     leave-one-out errors (priced once), and each chooses its scale μ."""
 
     def __init__(self, kernel=None, lengthscale=None, slack="linear", C=None, input_noise=None,
-                 solver="smo", bias=False, delta=0.01, certify=True, loo="auto",
+                 solver="smo", bias=False, delta=DEFAULT_DELTA, certify=True, loo="auto",
                  categorical="auto", missing=None, na_values=None,
                  unknown_category="error", n_threads=None, certify_holdout=None, time_limit=None,
                  intervals=None, interval_score=None):

@@ -12,6 +12,9 @@ from numpy.typing import ArrayLike, NDArray
 
 _F64 = NDArray[np.float64]
 
+DEFAULT_DELTA: float
+"""δ's default, the library's ``pacgp::bounds::DEFAULT_DELTA``: the estimators' ``delta=``."""
+
 class PacgpError(RuntimeError):
     """A numerical failure in pacgp (a matrix not positive definite even after jitter, a
     non-finite objective)."""

@@ -12,6 +12,8 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import ParameterGrid
 
+from ._pacgp import DEFAULT_DELTA
+
 
 def certified_fit(estimator, params, X, y):
     """Fit a clone of ``estimator`` with ``params`` and return what a grid compares: the
@@ -103,7 +105,7 @@ def pack(theta, noise, z):
     return np.concatenate([np.asarray(theta, dtype=np.float64), [np.log(noise)], z.ravel()])
 
 
-def pac_sgp_settings(kernel_spec, d, m, epsilon, delta=0.01, bound="kl", alpha_s=1.0,
+def pac_sgp_settings(kernel_spec, d, m, epsilon, delta=DEFAULT_DELTA, bound="kl", alpha_s=1.0,
                      confidence_term="maurer", hyper_prior=None):
     """The sparse PAC-GP bound's settings as the module's sharded functions take them: kernel
     specification on ``d`` inputs, ``m`` inducing inputs, ε of the ε-band loss (on the shards'
@@ -159,7 +161,7 @@ def pac_sgp_value_and_grad(settings, p, shards, client=None):
     return terms, gradient
 
 
-def sharded_pac_sgp(shards, kernel_spec, theta, noise, z, epsilon, delta=0.01, bound="kl",
+def sharded_pac_sgp(shards, kernel_spec, theta, noise, z, epsilon, delta=DEFAULT_DELTA, bound="kl",
                     alpha_s=1.0, confidence_term="maurer", hyper_prior=None, client=None,
                     return_terms=False):
     """The sparse PAC-GP bound (seed 004, FITC or VFE posterior) and its gradient in
@@ -286,7 +288,7 @@ def _subsample(shards, sizes, rows, seed, client):
     return (np.array([picked[i][0] for i in wanted]), np.array([picked[i][1] for i in wanted]))
 
 
-def fit_sharded(method, shards, kernel="se-ard", n_inducing=None, epsilon=None, delta=0.01,
+def fit_sharded(method, shards, kernel="se-ard", n_inducing=None, epsilon=None, delta=DEFAULT_DELTA,
                 bound=None, confidence_term=None, seed=0, max_iter=None, z_init=None,
                 pretrain=None, batch_size=None, likelihood=None, client=None):
     """Train one sparse GP on data held in shards (pairs ``(X_s, y_s)``, or Dask futures of

@@ -79,3 +79,33 @@ def test_random_state_randomstate_and_none_draw_a_seed():
 def test_every_seeded_estimator_takes_random_state(cls):
     params = cls().get_params()
     assert params["random_state"] == 0 and "seed" not in params
+
+
+def _delta_defaults():
+    """Every ``delta=`` default of the estimators and of ``pacgp.distributed``'s functions."""
+    import inspect
+
+    import pacgp.distributed as dist
+
+    found = {}
+    for mod in (pacgp, dist):
+        for name, obj in vars(mod).items():
+            target = obj.__init__ if inspect.isclass(obj) else obj
+            if not callable(target) or getattr(obj, "__module__", "").split(".")[0] != "pacgp":
+                continue
+            try:
+                params = inspect.signature(target).parameters
+            except (TypeError, ValueError):
+                continue
+            if "delta" in params and params["delta"].default is not inspect.Parameter.empty:
+                found[f"{mod.__name__}.{name}"] = params["delta"].default
+    return found
+
+
+def test_delta_default_is_the_librarys():
+    """δ's default is written once, in the Rust library (``DEFAULT_DELTA``, 0.01 as the
+    CLI's ``--delta``): every Python default reads it."""
+    found = _delta_defaults()
+    assert len(found) >= 10, found  # 7 estimators, 3 distributed functions
+    assert pacgp._pacgp.DEFAULT_DELTA == 0.01
+    assert all(v == pacgp._pacgp.DEFAULT_DELTA for v in found.values()), found

@@ -150,6 +150,8 @@ pub(crate) fn wrap(model: FittedModel) -> Model {
 #[pymodule]
 fn _pacgp(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PacgpError", m.py().get_type::<PacgpError>())?;
+    // δ's one default, read by the Python estimators' signatures (python/pacgp).
+    m.add("DEFAULT_DELTA", pacgp::bounds::DEFAULT_DELTA)?;
     m.add_class::<Model>()?;
     fit::register(m)?;
     prior::register(m)?;

@@ -29,6 +29,10 @@ use crate::loss::{self, RegressionLoss};
 use crate::multiclass::{JointScores, SampledRisk, SamplingCorrection};
 use crate::posterior::{GaussianPosterior, Marginals, MeanScaled, Prior};
 
+mod kl;
+use kl::checked_kl;
+pub use kl::{KlToPrior, PosteriorAgainst};
+
 /// The stochastic classifier whose 0-1 error is bounded: draw `f ~ Q`, predict `sgn(f(x) + b)`,
 /// optionally with the probit's label noise `ξ ~ N(0, λ⁻²)` inside (`sgn(f(x) + ξ + b)`).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -396,75 +400,6 @@ pub struct Certificate {
     pub sampled_risk: Option<SampledRisk>,
 }
 
-/// A posterior a certificate charges for: its `KL(Q‖P)` to the prior it was fitted against.
-/// Certificates are built from such a posterior, never from a KL number a caller computed.
-pub trait KlToPrior {
-    /// `KL(Q‖P)` in nats ([`Error::OutOfMemory`] where the prior's covariance at the basis
-    /// cannot be had).
-    fn kl_to_prior(&self) -> Result<f64>;
-}
-
-impl KlToPrior for GaussianPosterior {
-    fn kl_to_prior(&self) -> Result<f64> {
-        GaussianPosterior::kl_to_prior(self)
-    }
-}
-
-/// A mean-scaled family charges its unscaled posterior's KL, computed once with its parts.
-impl KlToPrior for MeanScaled<'_> {
-    fn kl_to_prior(&self) -> Result<f64> {
-        Ok(self.kl_unit())
-    }
-}
-
-/// One-vs-rest: K independent latent posteriors, `KL = Σ_k KL(Q_k‖P_k)`.
-impl KlToPrior for [&GaussianPosterior] {
-    fn kl_to_prior(&self) -> Result<f64> {
-        self.iter().map(|q| q.kl_to_prior()).sum()
-    }
-}
-
-/// A posterior with the prior a certificate charges it against, when that prior is not the
-/// one the posterior is written over (the sparse split prior's `P_A`): `KL(Q‖P)` by
-/// [`GaussianPosterior::kl_to`], computed once.
-pub struct PosteriorAgainst<'a> {
-    /// The posterior Q.
-    pub posterior: &'a GaussianPosterior,
-    /// The prior P it is charged against.
-    pub prior: &'a Prior,
-    kl: f64,
-}
-
-impl<'a> PosteriorAgainst<'a> {
-    /// Q against P; an error if the library has no KL for the pair.
-    pub fn new(posterior: &'a GaussianPosterior, prior: &'a Prior) -> Result<Self> {
-        let kl = posterior.kl_to(prior)?;
-        Ok(Self {
-            posterior,
-            prior,
-            kl,
-        })
-    }
-}
-
-impl KlToPrior for PosteriorAgainst<'_> {
-    fn kl_to_prior(&self) -> Result<f64> {
-        Ok(self.kl)
-    }
-}
-
-/// `KL(Q‖P)` as a certificate takes it: finite and non-negative, the round-off that leaves an
-/// exactly-zero KL slightly negative set to 0.
-fn checked_kl(kl: f64, n: usize) -> Result<f64> {
-    if !kl.is_finite() || kl < -1e-6 * (1.0 + n as f64) {
-        return Err(Error::Numerical {
-            what: "KL(Q‖P) of the certificate",
-            message: format!("KL = {kl:.4e} (must be finite and non-negative)"),
-        });
-    }
-    Ok(kl.max(0.0))
-}
-
 impl Certificate {
     /// The certificate of a posterior on a sample: `KL(Q‖P)` and the marginals from `posterior`.
     pub fn of_posterior(
@@ -611,87 +546,4 @@ impl Certificate {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::kernel::Kernel;
-    use crate::regression::exact::ExactGp;
-
-    fn toy() -> (faer::Mat<f64>, Vec<f64>) {
-        let x = faer::Mat::from_fn(12, 1, |i, _| i as f64 * 0.4 - 2.0);
-        let y = (0..12).map(|i| (i as f64 * 0.4 - 2.0).sin()).collect();
-        (x, y)
-    }
-
-    /// The constructor equals the bound assembled by hand from its parts.
-    #[test]
-    fn certificate_matches_hand_assembled_bound() {
-        let (x, y) = toy();
-        let gp = ExactGp::fit(
-            Kernel::se_iso(0.8, 1.2),
-            0.05,
-            x.clone(),
-            y.clone(),
-            &Default::default(),
-        )
-        .unwrap();
-        let post = gp.posterior().unwrap();
-        let l = RegressionLoss::new_epsilon_band(0.2).unwrap();
-        let grid = HyperGrid::default();
-        let spec = CertificateSpec::new(
-            0.01,
-            ConfidenceTerm::Maurer,
-            vec![PenaltyTerm::grid(&grid, 2), PenaltyTerm::candidates(3, "ε")],
-        );
-        let c = Certificate::of_posterior(&post, x.as_ref(), &y, &GibbsLoss::Regression(l), &spec)
-            .unwrap();
-        let m = post.predict(x.as_ref()).unwrap();
-        let risk = loss::gibbs_risk_regression(&y, &m, &l).unwrap();
-        let pen = grid.penalty(2) + 3f64.ln();
-        let kl = post.kl_to_prior().unwrap();
-        let want = pac_bayes_bound(
-            risk,
-            kl,
-            12,
-            0.01,
-            pen,
-            BoundKind::Kl,
-            ConfidenceTerm::Maurer,
-        )
-        .unwrap();
-        assert!((c.bound - want).abs() < 1e-15);
-        assert!((c.penalty - pen).abs() < 1e-12);
-        assert!(c.bound_sqrt >= c.bound);
-        assert!(c.predictor.contains("0.2"));
-        assert_eq!(c.penalty_terms.len(), 2);
-    }
-
-    #[test]
-    fn latent_classifier_is_never_worse_than_the_noisy_one_on_its_sample() {
-        let lik = Likelihood::probit_with(1.0, 0.0).unwrap();
-        let m = Marginals {
-            mean: vec![2.0, -1.0, 0.5],
-            var: vec![0.1, 0.3, 0.2],
-        };
-        let y = [1.0, -1.0, 1.0];
-        let a = GibbsLoss::Classification(GibbsClassifier::latent(&lik))
-            .empirical_risk(&y, &m)
-            .unwrap();
-        let b = GibbsLoss::Classification(GibbsClassifier::noisy(&lik))
-            .empirical_risk(&y, &m)
-            .unwrap();
-        assert!(a < b, "{a} vs {b}");
-    }
-
-    #[test]
-    fn negative_or_nan_kl_is_an_error() {
-        let m = Marginals {
-            mean: vec![0.0],
-            var: vec![1.0],
-        };
-        let l = GibbsLoss::Regression(RegressionLoss::new_epsilon_band(0.5).unwrap());
-        let spec = CertificateSpec::new(0.05, ConfidenceTerm::Seeger, vec![]);
-        assert!(Certificate::from_marginals(f64::NAN, &m, &[0.0], &l, &spec).is_err());
-        assert!(Certificate::from_marginals(-1.0, &m, &[0.0], &l, &spec).is_err());
-        assert!(Certificate::from_marginals(0.0, &m, &[0.0], &l, &spec).is_ok());
-    }
-}
+mod tests;

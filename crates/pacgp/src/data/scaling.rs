@@ -260,6 +260,12 @@ impl TargetScaler {
     pub fn scale_length(&self, l: f64) -> f64 {
         standardised_length(l, self.sd)
     }
+
+    /// A length on the standardised scale (e.g. ε chosen in standard deviations) back in
+    /// target units: the inverse of [`TargetScaler::scale_length`].
+    pub fn unscale_length(&self, l: f64) -> f64 {
+        l * self.sd
+    }
 }
 
 /// A length in target units (ε of the ε-band loss) on the scale of targets divided by `sd`:

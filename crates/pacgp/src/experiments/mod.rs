@@ -12,6 +12,12 @@ pub mod tighter_bounds;
 pub mod tighter_classifiers;
 pub mod zhang;
 
+use crate::bounds::DEFAULT_DELTA;
+
+/// Confidence level `1 − HELD_OUT_DELTA` of the held-out lower limits of the experiments' tables:
+/// the δ of their certificates ([`DEFAULT_DELTA`]), so both sides claim the same confidence.
+pub const HELD_OUT_DELTA: f64 = DEFAULT_DELTA;
+
 /// Mean and standard error of the mean (sample sd / √n) of one column of an experiment's
 /// rows; the standard error of fewer than two values is reported as 0 (a table then shows
 /// the value alone, and a check against "mean − 2·se" asks the value itself).

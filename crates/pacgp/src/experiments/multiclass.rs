@@ -13,7 +13,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::bounds::held_out_lower_limit;
+use crate::bounds::{held_out_lower_limit, DEFAULT_DELTA};
 use crate::data::{read_training, train_test_split, ClassLabels, CsvOptions, Dataset, TargetKind};
 use crate::error::{Error, Result};
 use crate::model::CertifyOptions;
@@ -24,8 +24,7 @@ use super::mean_se;
 /// The data sets, by the names `--datasets` takes.
 pub const MULTICLASS_SETS: [&str; 3] = ["iris", "wine", "digits"];
 
-/// The confidence level of the held-out Gibbs error's lower limit.
-pub const HELD_OUT_DELTA: f64 = 0.01;
+pub use super::HELD_OUT_DELTA;
 
 /// A multi-class method of the experiment.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -120,7 +119,7 @@ impl MulticlassSettings {
         Self {
             splits: 10,
             test_fraction: 0.2,
-            delta: 0.01,
+            delta: DEFAULT_DELTA,
             datasets: MULTICLASS_SETS.iter().map(|s| s.to_string()).collect(),
             methods: MULTICLASS_METHODS.to_vec(),
         }

@@ -315,7 +315,7 @@ pub fn pac_gp_snelson(train: &Dataset, settings: &SnelsonSettings) -> Result<Vec
         let t = Certificate::of_posterior(&gp.posterior()?, x.as_ref(), &y, &loss, &paper_spec(2))?;
         Ok(Curve {
             label,
-            epsilon: eps.map(|e| e * ys.sd),
+            epsilon: eps.map(|e| ys.unscale_length(e)),
             x: grid.to_vec(),
             mean: m.mean.iter().map(|v| ys.unscale_mean(*v)).collect(),
             sd: m.var.iter().map(|v| ys.unscale_var(*v).sqrt()).collect(),
@@ -337,7 +337,7 @@ pub fn pac_gp_snelson(train: &Dataset, settings: &SnelsonSettings) -> Result<Vec
         )?;
         out.push(curve(
             &fit.gp,
-            format!("kl-pac-gp ε={:.3}", eps * ys.sd),
+            format!("kl-pac-gp ε={:.3}", ys.unscale_length(eps)),
             Some(eps),
         )?);
         if let Some(m) = inducing {
@@ -376,8 +376,8 @@ fn sparse_curve(
     let pred = post.predict(xg.as_ref())?;
     let z = xs.inverse_transform(fit.gp.z.as_ref());
     Ok(Curve {
-        label: format!("kl-pac-sgp M={m} ε={:.3}", eps * ys.sd),
-        epsilon: Some(eps * ys.sd),
+        label: format!("kl-pac-sgp M={m} ε={:.3}", ys.unscale_length(eps)),
+        epsilon: Some(ys.unscale_length(eps)),
         x: grid.to_vec(),
         mean: pred.mean.iter().map(|v| ys.unscale_mean(*v)).collect(),
         sd: pred.var.iter().map(|v| ys.unscale_var(*v).sqrt()).collect(),

@@ -16,7 +16,7 @@
 use faer::MatRef;
 use serde::{Deserialize, Serialize};
 
-use crate::bounds::{held_out_lower_limit, CatoniLambda};
+use crate::bounds::{held_out_lower_limit, CatoniLambda, DEFAULT_DELTA};
 use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss};
 use crate::data::{train_test_split, Dataset, Standardizer};
 use crate::error::{Error, Result};
@@ -190,7 +190,7 @@ impl TighterClassifierSettings {
     pub fn full() -> Self {
         Self {
             reps: 10,
-            delta: 0.01,
+            delta: DEFAULT_DELTA,
             max_iter: 500,
             screen_iter: 40,
             catoni: CatoniLambda::FromPartA,
@@ -268,8 +268,7 @@ pub struct TighterClassifierSummary {
     pub worst_test_lower_minus_bound: f64,
 }
 
-/// Confidence level `1 − HELD_OUT_DELTA` of the held-out lower limits (δ = 0.01 as the bounds).
-pub const HELD_OUT_DELTA: f64 = 0.01;
+pub use super::HELD_OUT_DELTA;
 
 /// Name of the reference method of the classifier rows.
 pub const CLASSIFIER_REFERENCE: &str = "laplace-bound";

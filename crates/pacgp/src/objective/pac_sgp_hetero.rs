@@ -209,7 +209,7 @@ pub fn free_point_noise(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::bounds::BoundKind;
+    use crate::bounds::{BoundKind, DEFAULT_DELTA};
     use crate::certificate::PenaltyTerm;
     use crate::gradcheck::{assert_objective_gradient, Tolerance};
     use crate::linalg::{self, Cholesky, JitterPolicy};
@@ -361,7 +361,7 @@ mod tests {
             m: 5,
             alpha_s: 1.0,
             loss: RegressionLoss::new_epsilon_band(0.3).unwrap(),
-            delta: 0.01,
+            delta: DEFAULT_DELTA,
             kind: BoundKind::Kl,
             seed: 1,
             init: InducingInit::KMeans,

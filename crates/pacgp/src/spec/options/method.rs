@@ -178,15 +178,15 @@ impl FitOptions {
             return Ok((self, None));
         }
         // The held-out rows take no part in any choice of the fit.
-        let sd = match self.certify_holdout {
+        let ys = match self.certify_holdout {
             Some(f) => {
                 let (_, fitted) = crate::data::holdout_rows(data, f, self.seed.unwrap_or(0))?;
                 let y: Vec<f64> = fitted.iter().map(|&i| data.y[i]).collect();
-                crate::data::TargetScaler::fit(&y)?.sd
+                crate::data::TargetScaler::fit(&y)?
             }
-            None => crate::data::TargetScaler::fit(&data.y)?.sd,
+            None => crate::data::TargetScaler::fit(&data.y)?,
         };
-        let epsilon = DEFAULT_EPSILON_SD * sd;
+        let (epsilon, sd) = (ys.unscale_length(DEFAULT_EPSILON_SD), ys.sd);
         self.epsilon = Some(epsilon);
         let note = format!(
             "ε = {epsilon} (the default: {DEFAULT_EPSILON_SD:.4} standard deviations of the training targets, {sd})"

@@ -25,6 +25,8 @@ use crate::vector_math::vectorised;
 mod coordinate;
 use coordinate::{violation, ActiveCoordinateStep, CoordinateStep, Pair, SingleChoice};
 
+mod shrinking;
+
 /// libsvm's `TAU`: curvature floor for non-positive-definite pairs.
 const TAU: f64 = 1e-12;
 
@@ -283,71 +285,6 @@ impl<'a> Smo<'a> {
         }
     }
 
-    /// libsvm `do_shrinking`: drop bound variables that cannot move at the current gap;
-    /// unshrink once when the gap first falls to 10ε.
-    fn shrink_pair(&mut self) {
-        let (mut g1, mut g2) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
-        for &t in &self.active {
-            if self.y[t] > 0.0 {
-                if !self.upper(t) {
-                    g1 = g1.max(-self.grad[t]);
-                }
-                if !self.lower(t) {
-                    g2 = g2.max(self.grad[t]);
-                }
-            } else {
-                if !self.upper(t) {
-                    g2 = g2.max(-self.grad[t]);
-                }
-                if !self.lower(t) {
-                    g1 = g1.max(self.grad[t]);
-                }
-            }
-        }
-        if !self.unshrunk && g1 + g2 <= 10.0 * self.eps {
-            self.unshrunk = true;
-            self.reconstruct();
-        }
-        let keep = |s: &Self, t: usize| {
-            let (g, y) = (s.grad[t], s.y[t]);
-            if s.upper(t) {
-                if y > 0.0 {
-                    !(-g > g1)
-                } else {
-                    !(-g > g2)
-                }
-            } else if s.lower(t) {
-                if y > 0.0 {
-                    !(g > g2)
-                } else {
-                    !(g > g1)
-                }
-            } else {
-                true
-            }
-        };
-        self.retain_active(keep);
-    }
-
-    fn retain_active(&mut self, keep: impl Fn(&Self, usize) -> bool) {
-        let kept: Vec<usize> = self
-            .active
-            .iter()
-            .copied()
-            .filter(|&t| keep(self, t))
-            .collect();
-        if kept.len() < self.active.len() {
-            for &t in &self.active {
-                self.is_active[t] = false;
-            }
-            for &t in &kept {
-                self.is_active[t] = true;
-            }
-            self.active = kept;
-            self.next_single = None;
-        }
-    }
-
     /// Bias-free: the violating coordinate with the largest `G_i²/Q_ii` (`None`: optimal).
     /// Reuses the choice [`Self::update_single`] made in its gradient pass when the active set
     /// has not changed since.
@@ -466,23 +403,6 @@ impl<'a> Smo<'a> {
             })
         };
         self.next_single = Some(pick);
-    }
-
-    /// Bias-free shrinking: bound variables pushed outward by more than the current violation.
-    fn shrink_single(&mut self) {
-        let m = self
-            .active
-            .iter()
-            .map(|&t| self.violation(t))
-            .fold(0.0f64, f64::max);
-        if !self.unshrunk && m <= 10.0 * self.eps {
-            self.unshrunk = true;
-            self.reconstruct();
-        }
-        self.retain_active(|s, t| {
-            let g = s.grad[t];
-            !((s.lower(t) && g > m) || (s.upper(t) && -g > m))
-        });
     }
 
     /// Largest KKT violation over all variables (after reconstruction): the final gap.

@@ -29,6 +29,9 @@ use crate::regression::whitened_blocks::{
 use super::point::{expected_ln_lik, gibbs_risk, Link, PointTerm};
 use super::{SvgpLayout, WhitenedQ};
 
+mod on_data;
+pub use on_data::SvgpObjective;
+
 /// Rows per block of a minibatch's objective (fixed, not derived from the thread count: the
 /// same bits on any number of threads).
 pub const BATCH_BLOCK_ROWS: usize = 256;
@@ -72,14 +75,6 @@ pub struct SvgpAssembly {
     criterion: SvgpCriterion,
     /// The sample size N the KL is spread over and the bound is taken at.
     n_total: usize,
-}
-
-/// The sparse variational classifier's objective on ±1 labels.
-pub struct SvgpObjective<'a> {
-    assembly: SvgpAssembly,
-    x: MatRef<'a, f64>,
-    y: &'a [f64],
-    stream: Streaming,
 }
 
 /// One shard's (or minibatch's) sums at the parameters, with the parts of their gradient: what
@@ -535,83 +530,6 @@ impl SvgpAssembly {
     }
 }
 
-impl<'a> SvgpObjective<'a> {
-    /// The objective with `m` inducing inputs on `(x, y)`, y in ±1 with both classes.
-    pub fn new(
-        kernel: &Kernel,
-        x: MatRef<'a, f64>,
-        y: &'a [f64],
-        m: usize,
-        criterion: SvgpCriterion,
-    ) -> Result<Self> {
-        check_classifier_inputs(kernel, x, y, m)?;
-        Ok(Self {
-            assembly: SvgpAssembly::new(kernel, m, x.ncols(), criterion, y.len())?,
-            x,
-            y,
-            stream: Streaming::default(),
-        })
-    }
-
-    /// The same objective estimated on a minibatch of the sample's rows `(x, y)` (labels
-    /// unchecked: a batch may hold one class): the data term's mean over the batch, the KL
-    /// spread over (and the bound taken at) the whole sample's N. Unbiased for the ELBO; for
-    /// the bound, the bound at the batch's risk (its gradient a stochastic estimate).
-    /// A batch is streamed in blocks of [`BATCH_BLOCK_ROWS`] rows, so that every thread takes
-    /// part in one step.
-    pub fn on_batch<'b>(&self, x: MatRef<'b, f64>, y: &'b [f64]) -> Result<SvgpObjective<'b>> {
-        self.assembly.check_rows(x, y, "minibatch")?;
-        Ok(SvgpObjective {
-            assembly: self.assembly.clone(),
-            x,
-            y,
-            stream: Streaming {
-                block_rows: BATCH_BLOCK_ROWS,
-                ..self.stream
-            },
-        })
-    }
-
-    /// The same objective streamed in other blocks (the same values to rounding).
-    pub fn with_streaming(mut self, stream: Streaming) -> Self {
-        self.stream = stream;
-        self
-    }
-
-    /// What turns sums over rows into the objective (shared with a map-reduce over shards).
-    pub fn assembly(&self) -> &SvgpAssembly {
-        &self.assembly
-    }
-
-    /// Where the parameters live.
-    pub fn layout(&self) -> SvgpLayout {
-        self.assembly.layout
-    }
-
-    /// The kernel structure θ is read into.
-    pub fn kernel(&self) -> &Kernel {
-        &self.assembly.kernel
-    }
-
-    /// The criterion minimised.
-    pub fn criterion(&self) -> &SvgpCriterion {
-        &self.assembly.criterion
-    }
-
-    /// The terms at `p`.
-    pub fn terms(&self, p: &[f64]) -> Result<SvgpTerms> {
-        Ok(self.evaluate(p, false)?.0)
-    }
-
-    fn evaluate(&self, p: &[f64], with_grad: bool) -> Result<(SvgpTerms, Vec<f64>)> {
-        let f = self.assembly.factors(p)?;
-        let sums = self
-            .assembly
-            .pass(&f, self.x, self.y, &self.stream, with_grad)?;
-        self.assembly.finish(&f, sums)
-    }
-}
-
 /// What [`SvgpAssembly::assemble`] needs besides the pass's parts and the factors.
 struct Adjoints<'q> {
     /// The data term sum's weight in the objective.
@@ -620,21 +538,6 @@ struct Adjoints<'q> {
     kl_scale: f64,
     kl_mean: &'q [f64],
     kl_sqrt: &'q Mat<f64>,
-}
-
-impl Objective for SvgpObjective<'_> {
-    fn dim(&self) -> usize {
-        self.layout().dim()
-    }
-
-    fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
-        let (t, g) = self.evaluate(p, true)?;
-        Ok((t.value, g))
-    }
-
-    fn value(&self, p: &[f64]) -> Result<f64> {
-        Ok(self.evaluate(p, false)?.0.value)
-    }
 }
 
 /// The inputs a sparse variational classifier takes: finite inputs of the kernel's width,

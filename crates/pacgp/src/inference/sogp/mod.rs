@@ -57,6 +57,13 @@ use crate::likelihood::Likelihood;
 use crate::linalg::{Cholesky, JitterPolicy};
 use crate::posterior::{Covariance, GaussianPosterior};
 
+mod dense;
+use dense::{back_solve_transposed, cholesky_without, dot, forward_solve, grow, mat_vec, rank_one};
+
+mod sweep;
+use sweep::sweep_orders;
+pub use sweep::SweepOrder;
+
 /// Settings of [`sogp`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SogpConfig {
@@ -109,20 +116,6 @@ impl SogpConfig {
         }
         Ok(())
     }
-}
-
-/// The order in which each sweep visits the training points.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SweepOrder {
-    /// Rows `0, 1, …, N−1` in every sweep.
-    Natural,
-    /// This sequence of row indices in every sweep (each `< N`; repeats allowed).
-    Given(Vec<usize>),
-    /// A fresh seeded permutation per sweep (ChaCha8 seeded once with `seed`).
-    Shuffled {
-        /// RNG seed; the same seed gives the same fit.
-        seed: u64,
-    },
 }
 
 /// What one call of [`Sogp::update`] did.
@@ -477,38 +470,6 @@ impl Sogp {
     }
 }
 
-/// The visiting sequence of every sweep, validated against `n`.
-fn sweep_orders(order: &SweepOrder, n: usize, sweeps: usize) -> Result<Vec<Vec<usize>>> {
-    match order {
-        SweepOrder::Natural => Ok(vec![(0..n).collect(); sweeps]),
-        SweepOrder::Given(idx) => {
-            if idx.is_empty() {
-                return Err(Error::Empty {
-                    what: "SOGP sweep order",
-                });
-            }
-            if let Some(&bad) = idx.iter().find(|&&i| i >= n) {
-                return Err(Error::ShapeMismatch {
-                    what: "SOGP sweep order",
-                    expected: format!("row indices below {n}"),
-                    found: format!("{bad}"),
-                });
-            }
-            Ok(vec![idx.clone(); sweeps])
-        }
-        SweepOrder::Shuffled { seed } => {
-            let mut rng = ChaCha8Rng::seed_from_u64(*seed);
-            Ok((0..sweeps)
-                .map(|_| {
-                    let mut p: Vec<usize> = (0..n).collect();
-                    p.shuffle(&mut rng);
-                    p
-                })
-                .collect())
-        }
-    }
-}
-
 /// Fit a sparse online GP classifier (or, with the Gaussian likelihood, regressor) by
 /// `cfg.sweeps` ADF sweeps over `(x, y)` in `order`, and return the shared posterior over
 /// the basis vectors (`basis_indices = Some(..)`).
@@ -603,197 +564,5 @@ fn moments_breakdown(p: &Probe, ln_z: f64, q: f64, r: f64) -> Error {
     }
 }
 
-/// `L⁻¹b` for a lower-triangular `L` with positive diagonal (faer's forward substitution).
-fn forward_solve(l: MatRef<'_, f64>, b: &[f64]) -> Vec<f64> {
-    let mut x = b.to_vec();
-    let n = x.len();
-    let rhs = MatMut::from_column_major_slice_mut(&mut x, n, 1);
-    triangular_solve::solve_lower_triangular_in_place(l, rhs, Par::Seq);
-    x
-}
-
-/// `L⁻ᵀb` for a lower-triangular `L` with positive diagonal (faer's back substitution on `Lᵀ`).
-fn back_solve_transposed(l: MatRef<'_, f64>, b: &[f64]) -> Vec<f64> {
-    let mut x = b.to_vec();
-    let n = x.len();
-    let rhs = MatMut::from_column_major_slice_mut(&mut x, n, 1);
-    triangular_solve::solve_upper_triangular_in_place(l.transpose(), rhs, Par::Seq);
-    x
-}
-
-/// The Cholesky factor of `K_B` without row and column `j`: with `L = [L₁₁ 0 0; ·  l₂₂ 0;
-/// L₃₁ l₃₂ L₃₃]` it is `[L₁₁ 0; L₃₁ L₃₃']`, `L₃₃'L₃₃'ᵀ = L₃₃L₃₃ᵀ + l₃₂l₃₂ᵀ` by the rank-one
-/// Cholesky update (Golub & Van Loan §6.5.4, one rotation per column, `O(M²)`).
-fn cholesky_without(l: MatRef<'_, f64>, j: usize) -> Mat<f64> {
-    let m = l.nrows();
-    let keep: Vec<usize> = (0..m).filter(|&i| i != j).collect();
-    let mut out = Mat::from_fn(m - 1, m - 1, |a, b| l[(keep[a], keep[b])]);
-    let mut x: Vec<f64> = (j + 1..m).map(|i| l[(i, j)]).collect();
-    for (k, col) in (j..m - 1).enumerate() {
-        let d = out[(col, col)];
-        let r = d.hypot(x[k]);
-        let (c, s) = (r / d, x[k] / d);
-        out[(col, col)] = r;
-        for (t, row) in (col + 1..m - 1).enumerate() {
-            let xi = &mut x[k + 1 + t];
-            out[(row, col)] = (out[(row, col)] + s * *xi) / c;
-            *xi = c * *xi - s * out[(row, col)];
-        }
-    }
-    out
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-/// `A v` for a square `A`.
-fn mat_vec(a: MatRef<'_, f64>, v: &[f64]) -> Vec<f64> {
-    (0..a.nrows())
-        .map(|i| (0..a.ncols()).map(|j| a[(i, j)] * v[j]).sum())
-        .collect()
-}
-
-/// `A ← A + w s sᵀ`.
-fn rank_one(a: &mut Mat<f64>, w: f64, s: &[f64]) {
-    for j in 0..a.ncols() {
-        let wj = w * s[j];
-        for i in 0..a.nrows() {
-            a[(i, j)] += wj * s[i];
-        }
-    }
-}
-
-/// `[A 0; 0 0]`: one more zero row and column.
-fn grow(a: MatRef<'_, f64>) -> Mat<f64> {
-    let m = a.nrows();
-    Mat::from_fn(
-        m + 1,
-        m + 1,
-        |i, j| {
-            if i < m && j < m {
-                a[(i, j)]
-            } else {
-                0.0
-            }
-        },
-    )
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The longest run of digits in `s`.
-    fn longest_digit_run(s: &str) -> usize {
-        s.split(|c: char| !c.is_ascii_digit())
-            .map(str::len)
-            .max()
-            .unwrap_or(0)
-    }
-
-    /// A marginal mean that has run away (−3·10²¹⁹, the one of issue 43's credit table) makes
-    /// ln Z = −∞: the error is the user's to act on, prints its numbers in short form and says
-    /// what to try (it printed the 220-digit mean in full, as a plain numerical failure).
-    #[test]
-    fn runaway_moments_are_a_short_breakdown_with_advice() {
-        let lik = Likelihood::probit();
-        let mut state = Sogp::new(&Kernel::se_iso(1.0, 1.0), &lik, &SogpConfig::default()).unwrap();
-        let p = Probe {
-            k: Vec::new(),
-            kxx: 1.0,
-            ck: Vec::new(),
-            mean: -3.006_648_802_014_267_4e219,
-            var: 1.0,
-        };
-        let e = state.moments(1.0, &p).unwrap_err();
-        assert!(
-            matches!(
-                e,
-                Error::NumericalBreakdown {
-                    what: "SOGP tilted moments",
-                    ..
-                }
-            ),
-            "{e:?}"
-        );
-        let m = e.to_string();
-        assert!(longest_digit_run(&m) <= 20, "{m}");
-        for part in ["ln Z = -inf", "-3.0066e219", "outliers", "laplace"] {
-            assert!(m.contains(part), "{m} lacks {part}");
-        }
-    }
-
-    /// Deleting the newest basis vector right after its full update is exactly the reduced
-    /// update (Csató–Opper 2002: the reduced update is the projection of the full one).
-    #[test]
-    fn deleting_the_newest_vector_equals_the_reduced_update() {
-        let kernel = Kernel::se_iso(0.8, 1.5);
-        let lik = Likelihood::probit_with(1.4, 0.1).unwrap();
-        let cfg = SogpConfig {
-            novelty_tol: 0.0,
-            max_basis: 50,
-            ..Default::default()
-        };
-        let mut a = Sogp::new(&kernel, &lik, &cfg).unwrap();
-        for i in 0..6 {
-            let x = [0.5 * i as f64, (i as f64).sin()];
-            a.update(&x, if i % 2 == 0 { 1.0 } else { -1.0 }, i)
-                .unwrap();
-        }
-        let mut b = a.clone();
-        let x = [1.1, 0.3];
-        a.full_update(&x, -1.0, 6).unwrap();
-        a.delete(6).unwrap();
-        assert!(a.delete(6).is_err());
-        b.reduced_update(&x, -1.0).unwrap();
-        let tol = 1e-10;
-        for i in 0..6 {
-            assert!((a.alpha()[i] - b.alpha()[i]).abs() < tol);
-            for j in 0..6 {
-                assert!((a.c()[(i, j)] - b.c()[(i, j)]).abs() < tol);
-                assert!((a.q()[(i, j)] - b.q()[(i, j)]).abs() < tol * 1e2);
-            }
-        }
-    }
-
-    /// After full updates and deletions at every position (first, middle, newest), the kept
-    /// factor still satisfies `L Lᵀ = K_B` of the current basis (recomputed from the inputs)
-    /// and is lower triangular with a positive diagonal.
-    #[test]
-    fn the_cholesky_factor_follows_growth_and_deletions() {
-        let kernel = Kernel::se_iso(0.9, 1.3);
-        let cfg = SogpConfig {
-            novelty_tol: 0.0,
-            max_basis: 50,
-            ..Default::default()
-        };
-        let mut state = Sogp::new(&kernel, &Likelihood::probit(), &cfg).unwrap();
-        for i in 0..9 {
-            let x = [0.4 * i as f64, (1.7 * i as f64).cos()];
-            state
-                .full_update(&x, if i % 3 == 0 { 1.0 } else { -1.0 }, i)
-                .unwrap();
-        }
-        for j in [0, 3, 6] {
-            state.delete(j).unwrap();
-            let kb = kernel.gram(state.basis_matrix().as_ref()).unwrap();
-            let l = state.chol.as_ref();
-            let m = state.n_basis();
-            for a in 0..m {
-                assert!(l[(a, a)] > 0.0);
-                for b in 0..m {
-                    if b > a {
-                        assert_eq!(l[(a, b)], 0.0);
-                    }
-                    let llt: f64 = (0..m).map(|t| l[(a, t)] * l[(b, t)]).sum();
-                    assert!(
-                        (llt - kb[(a, b)]).abs() < 1e-12,
-                        "{a} {b}: {llt} vs {}",
-                        kb[(a, b)]
-                    );
-                }
-            }
-        }
-    }
-}
+mod tests;

@@ -14,7 +14,7 @@ use faer::MatRef;
 use serde::{Deserialize, Serialize};
 
 use super::mean_se;
-use crate::bounds::{BoundKind, ConfidenceTerm};
+use crate::bounds::{BoundKind, ConfidenceTerm, DEFAULT_DELTA};
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
 use crate::data::{permutation, train_test_split, Dataset, Standardizer, TargetScaler};
 use crate::error::{Error, Result};
@@ -32,6 +32,9 @@ use crate::objective::sgp_split::{fit_sparse_split_prior_with, SparseSplitFamily
 use crate::posterior::{GaussianPosterior, Marginals};
 use crate::prior::{BoundLevers, HyperPrior};
 use crate::regression::inducing_init::InducingInit;
+
+mod summary;
+pub use summary::{summarise, test_lower_minus_bound, TighterSummary};
 
 /// One way of certifying (and training) a model; the reference is the paper's PAC-GP.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -191,7 +194,7 @@ impl TighterSettings {
         Self {
             reps: 10,
             epsilon: 0.6,
-            delta: 0.01,
+            delta: DEFAULT_DELTA,
             levers: Lever::all(),
             sparse_levers: Lever::sparse(),
             first_rep: 0,
@@ -292,50 +295,6 @@ pub struct TighterRow {
     pub fraction: f64,
     /// Training time in seconds.
     pub seconds: f64,
-}
-
-/// The test Gibbs risk's 99% lower confidence limit minus the bound
-/// ([`crate::bounds::held_out_lower_limit`]; NaN for rows without a test size).
-pub fn test_lower_minus_bound(r: &TighterRow) -> f64 {
-    crate::bounds::held_out_lower_limit(r.test_gibbs, r.n_test, 0.01)
-        .map_or(f64::NAN, |l| l - r.bound)
-}
-
-/// Means over the splits per (dataset, kernel, lever), with standard errors.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct TighterSummary {
-    /// Dataset name.
-    pub dataset: String,
-    /// Kernel family.
-    pub kernel: KernelChoice,
-    /// Lever name.
-    pub lever: String,
-    /// Number of splits.
-    pub reps: usize,
-    /// Mean bound.
-    pub bound: f64,
-    /// Standard error of the bound.
-    pub bound_se: f64,
-    /// Mean of (bound / reference bound) − 1 over the splits.
-    pub rel_to_reference: f64,
-    /// Mean test Gibbs risk.
-    pub test_gibbs: f64,
-    /// Its standard error.
-    pub test_gibbs_se: f64,
-    /// Mean test MSE.
-    pub test_mse: f64,
-    /// Mean KL.
-    pub kl: f64,
-    /// Mean penalty.
-    pub penalty: f64,
-    /// Mean certificate sample size.
-    pub n_bound: f64,
-    /// Largest 99% lower confidence limit of the test Gibbs risk minus bound
-    /// ([`test_lower_minus_bound`]); > 0 means the test set contradicts a certificate.
-    #[serde(default)]
-    pub worst_test_lower_minus_bound: f64,
-    /// Largest test Gibbs risk minus bound over the splits (must be ≤ 0 for a valid table).
-    pub worst_test_minus_bound: f64,
 }
 
 /// One split's train and test sets.
@@ -477,7 +436,7 @@ pub fn tighter_bounds_on(
                 | Lever::Combined
                 | Lever::SplitCatoni
                 | Lever::SplitCatoniPointNoise => {
-                    let mut cfg = SplitConfig::new(eps * ys.sd);
+                    let mut cfg = SplitConfig::new(ys.unscale_length(eps));
                     cfg.fraction = SplitFraction::Menu;
                     cfg.seed = 10_000 + rep as u64;
                     cfg.delta = settings.delta;
@@ -497,12 +456,13 @@ pub fn tighter_bounds_on(
                     let ya = fit.y_scaler.transform(&test.y);
                     let m = fit.posterior.predict(xa.as_ref())?;
                     let scale = fit.y_scaler.sd / ys.sd;
-                    let t = test_scores(&ya, &m, eps / scale, scale)?;
+                    let band = fit.y_scaler.scale_length(cfg.epsilon);
+                    let t = test_scores(&ya, &m, band, scale)?;
                     let secs = t0.elapsed().as_secs_f64();
                     rows.push(row(lever, &fit.certificate, t, fit.fraction, secs));
                 }
                 Lever::SparseSplitPrior | Lever::SparseSplitMeanNoise => {
-                    let mut cfg = SplitConfig::new(eps * ys.sd);
+                    let mut cfg = SplitConfig::new(ys.unscale_length(eps));
                     cfg.seed = 10_000 + rep as u64;
                     cfg.delta = settings.delta;
                     let m = setup.sparse.map_or(SPARSE_M, |s| s.m);
@@ -515,7 +475,8 @@ pub fn tighter_bounds_on(
                     let ya = fit.y_scaler.transform(&test.y);
                     let m = fit.posterior.predict(xa.as_ref())?;
                     let scale = fit.y_scaler.sd / ys.sd;
-                    let t = test_scores(&ya, &m, eps / scale, scale)?;
+                    let band = fit.y_scaler.scale_length(cfg.epsilon);
+                    let t = test_scores(&ya, &m, band, scale)?;
                     let secs = t0.elapsed().as_secs_f64();
                     rows.push(row(lever, &fit.certificate, t, fit.fraction, secs));
                 }
@@ -602,102 +563,5 @@ fn sparse_lever(
     }
 }
 
-/// Per (dataset, kernel, lever): means, standard errors, the bound relative to the reference
-/// on the same split, and the worst test-risk excess over the bound.
-pub fn summarise(rows: &[TighterRow]) -> Vec<TighterSummary> {
-    super::groups_in_order(rows, |r| (r.dataset.clone(), r.kernel, r.lever.clone()))
-        .into_iter()
-        .map(|((d, k, l), g)| {
-            let col = |f: fn(&TighterRow) -> f64| g.iter().map(|r| f(r)).collect::<Vec<f64>>();
-            let rel: Vec<f64> = g
-                .iter()
-                .filter_map(|r| {
-                    rows.iter()
-                        .find(|q| {
-                            q.dataset == d
-                                && q.kernel == k
-                                && q.rep == r.rep
-                                && q.lever == Lever::Reference.name()
-                        })
-                        .map(|q| r.bound / q.bound - 1.0)
-                })
-                .collect();
-            let (bound, bound_se) = mean_se(&col(|r| r.bound));
-            let (test_gibbs, test_gibbs_se) = mean_se(&col(|r| r.test_gibbs));
-            TighterSummary {
-                dataset: d,
-                kernel: k,
-                lever: l,
-                reps: g.len(),
-                bound,
-                bound_se,
-                rel_to_reference: mean_se(&rel).0,
-                test_gibbs,
-                test_gibbs_se,
-                test_mse: mean_se(&col(|r| r.test_mse)).0,
-                kl: mean_se(&col(|r| r.kl)).0,
-                penalty: mean_se(&col(|r| r.penalty)).0,
-                n_bound: mean_se(&col(|r| r.n_bound as f64)).0,
-                worst_test_lower_minus_bound: g
-                    .iter()
-                    .map(|r| test_lower_minus_bound(r))
-                    .fold(f64::NEG_INFINITY, f64::max),
-                worst_test_minus_bound: g
-                    .iter()
-                    .map(|r| r.test_gibbs - r.bound)
-                    .fold(f64::NEG_INFINITY, f64::max),
-            }
-        })
-        .collect()
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn row(lever: Lever, rep: usize, bound: f64, test_gibbs: f64) -> TighterRow {
-        TighterRow {
-            dataset: "d".into(),
-            kernel: KernelChoice::SeIso,
-            lever: lever.name().into(),
-            rep,
-            bound,
-            train_gibbs: 0.0,
-            test_gibbs,
-            test_mse: 1.0,
-            n_test: 100,
-            kl: 2.0,
-            penalty: 3.0,
-            n_bound: 10,
-            fraction: 0.0,
-            seconds: 0.0,
-        }
-    }
-
-    /// Means, standard errors, the per-split relative bound and the worst excess, by hand.
-    #[test]
-    fn summary_by_hand() {
-        let rows = vec![
-            row(Lever::Reference, 0, 0.4, 0.1),
-            row(Lever::SplitPrior, 0, 0.2, 0.15),
-            row(Lever::Reference, 1, 0.5, 0.2),
-            row(Lever::SplitPrior, 1, 0.4, 0.1),
-        ];
-        let s = summarise(&rows);
-        assert_eq!(s.len(), 2);
-        let split = &s[1];
-        assert_eq!(split.lever, "split-prior");
-        assert!((split.bound - 0.3).abs() < 1e-15);
-        // sd of {0.2, 0.4} is √0.02, se = √0.02/√2 = 0.1.
-        assert!((split.bound_se - 0.1).abs() < 1e-12);
-        // rel = mean(0.2/0.4 − 1, 0.4/0.5 − 1) = mean(−0.5, −0.2) = −0.35.
-        assert!((split.rel_to_reference + 0.35).abs() < 1e-12);
-        assert!((split.worst_test_minus_bound + 0.05).abs() < 1e-12);
-        // The 99% lower limits of 0.15 and 0.1 on 100 points, kl⁻¹_low(·, ln(100)/100).
-        let low = |r: f64| crate::special::kl_inverse_lower(r, 100f64.ln() / 100.0);
-        let want = (low(0.15) - 0.2).max(low(0.1) - 0.4);
-        assert!((split.worst_test_lower_minus_bound - want).abs() < 1e-15);
-        assert!(want < split.worst_test_minus_bound);
-        assert_eq!(s[0].rel_to_reference, 0.0);
-    }
-}
+mod tests;
