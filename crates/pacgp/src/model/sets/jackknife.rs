@@ -1,0 +1,241 @@
+//! Jackknife+ prediction sets from each posterior's leave-one-out models (the module doc of
+//! [`super`]): the site downdates of Laplace, EP and IVM, the SVM's linear-response functions.
+
+use super::*;
+
+/// Test inputs handled at once by jackknife+ sets (N×block leave-one-out marginals per class).
+const BLOCK: usize = 128;
+
+/// One posterior's leave-one-out models, by training row.
+enum RowLoo<'a> {
+    /// A site posterior's downdate, and the basis point of every row (`None`: outside IVM's
+    /// active set, left out by the full model itself).
+    Sites {
+        downdate: Box<LooDowndate<'a>>,
+        basis_of: Option<Vec<Option<usize>>>,
+    },
+    /// The SVM's posterior (mean `μ·f`, the prior's covariance) with `f` replaced by the
+    /// linear-response leave-one-out functions `f^{\l}` (seed 001 eqs. 17.29, 17.31 at x).
+    Svm {
+        post: &'a GaussianPosterior,
+        loo: Box<SvmLooFunctions>,
+        mu: f64,
+    },
+}
+
+impl RowLoo<'_> {
+    /// The latent leave-one-out marginals of every training row at the inputs `block`,
+    /// flattened to row `i·nb + j` (model −i at `x_j`).
+    fn at(&self, block: MatRef<'_, f64>) -> Result<Marginals> {
+        let (n, nb) = (self.n(), block.nrows());
+        let (downdate, basis_of) = match self {
+            RowLoo::Sites { downdate, basis_of } => (downdate, basis_of),
+            RowLoo::Svm { post, loo, mu } => {
+                let full = post.predict(block)?;
+                let shifts = loo.shifts(block)?;
+                return Ok(Marginals {
+                    mean: (0..n * nb)
+                        .map(|r| full.mean[r % nb] + mu * shifts[(r / nb, r % nb)])
+                        .collect(),
+                    var: (0..n * nb).map(|r| full.var[r % nb]).collect(),
+                });
+            }
+        };
+        let at = downdate.at(block)?;
+        let Some(basis_of) = basis_of else {
+            return Ok(Marginals {
+                mean: (0..n * nb).map(|r| at.mean[(r / nb, r % nb)]).collect(),
+                var: (0..n * nb).map(|r| at.var[(r / nb, r % nb)]).collect(),
+            });
+        };
+        let full = downdate.posterior().predict(block)?;
+        let pick = |loo: &Mat<f64>, full: &[f64], r: usize| match basis_of[r / nb] {
+            Some(b) => loo[(b, r % nb)],
+            None => full[r % nb],
+        };
+        Ok(Marginals {
+            mean: (0..n * nb).map(|r| pick(&at.mean, &full.mean, r)).collect(),
+            var: (0..n * nb).map(|r| pick(&at.var, &full.var, r)).collect(),
+        })
+    }
+
+    /// Number of training rows.
+    fn n(&self) -> usize {
+        match self {
+            RowLoo::Sites {
+                basis_of: Some(b), ..
+            } => b.len(),
+            RowLoo::Sites { downdate, .. } => downdate.n(),
+            RowLoo::Svm { loo, .. } => loo.fit().alpha.len(),
+        }
+    }
+}
+
+/// The SVM's [`RowLoo`] and its leave-one-out marginals at the training rows. The SVM is
+/// solved again on the record's inputs and labels with the model's kernel and settings (the
+/// solver is deterministic, so this is the fitted solution), and refused unless its support
+/// vectors and `μ y α` are the stored posterior's (an edited label or input). At `x_i` the
+/// model without i has the linear-response margin `m_i` (eq. 17.29/17.31), so its decision is
+/// `y_i m_i` and its latent mean `μ(y_i m_i − b)`.
+fn svm_row_loo<'a>(
+    model: &'a FittedModel,
+    labels: &[usize],
+    active: Option<&ActiveSets>,
+) -> Result<(RowLoo<'a>, Marginals)> {
+    let refused = |message: String| Error::Numerical {
+        what: "jackknife+ set record",
+        message,
+    };
+    let (
+        Task::Svm {
+            posterior,
+            mu,
+            config,
+            ..
+        },
+        Some(a),
+    ) = (&model.task, active)
+    else {
+        return Err(refused(
+            "an SVM's record keeps its support vectors and inputs".into(),
+        ));
+    };
+    let y: Vec<f64> = labels
+        .iter()
+        .map(|&c| if c == 1 { 1.0 } else { -1.0 })
+        .collect();
+    let kernel = posterior.kernel().clone();
+    let fit = crate::svm::svm(&kernel, a.x.as_ref(), &y, config)?;
+    let sv: Vec<usize> = (0..y.len()).filter(|&i| fit.alpha[i] > 0.0).collect();
+    let same = |b: usize, &i: &usize| {
+        let want = mu * y[i] * fit.alpha[i];
+        (want - posterior.alpha[b]).abs() <= 1e-8 * want.abs().max(1.0)
+    };
+    if sv != a.rows[0] || !sv.iter().enumerate().all(|(b, i)| same(b, i)) {
+        return Err(refused(
+            "the SVM solved again on the record's labels and inputs is not the stored one \
+             (an edited label or input)"
+                .into(),
+        ));
+    }
+    let b = fit.b;
+    let loo = SvmLooFunctions::new(fit, kernel, a.x.clone(), y.clone())?;
+    let margins = loo.training_margins()?;
+    let at_rows = posterior.predict(a.x.as_ref())?;
+    let calibration = Marginals {
+        mean: (0..y.len()).map(|i| mu * (y[i] * margins[i] - b)).collect(),
+        var: at_rows.var,
+    };
+    let row_loo = RowLoo::Svm {
+        post: posterior,
+        loo: Box::new(loo),
+        mu: *mu,
+    };
+    Ok((row_loo, calibration))
+}
+
+/// Every site posterior's [`RowLoo`] and its latent leave-one-out marginals at the training
+/// rows (the cavities, and IVM's posterior marginals outside its active set:
+/// [`crate::loo::training_cavities`]), from one `L⁻¹` per posterior.
+pub(super) fn row_loos<'a>(
+    model: &'a FittedModel,
+    labels: &[usize],
+    active: Option<&ActiveSets>,
+) -> Result<(Vec<RowLoo<'a>>, Vec<Marginals>)> {
+    let posts = model.site_posteriors()?;
+    if let Some(a) = active {
+        a.validate(&posts, a.x.nrows())
+            .map_err(|message| Error::Numerical {
+                what: "jackknife+ set record",
+                message,
+            })?;
+    }
+    if let Task::Svm { .. } = model.task {
+        let (row_loo, calibration) = svm_row_loo(model, labels, active)?;
+        return Ok((vec![row_loo], vec![calibration]));
+    }
+    posts
+        .into_iter()
+        .enumerate()
+        .map(|(c, post)| {
+            let (downdate, cav) = LooDowndate::sites_with_cavities(post)?;
+            let (cav, basis_of) = match active {
+                None => (cav, None),
+                Some(a) => {
+                    let rows = &a.rows[c];
+                    let basis_of = crate::loo::cavity::basis_positions(rows, a.x.nrows())?;
+                    let at_rows =
+                        crate::loo::cavity::cavities_at_rows(post, cav, rows, a.x.as_ref())?;
+                    (at_rows, Some(basis_of))
+                }
+            };
+            let m = Marginals {
+                mean: cav.mean,
+                var: cav.var,
+            };
+            Ok((
+                RowLoo::Sites {
+                    downdate: Box::new(downdate),
+                    basis_of,
+                },
+                m,
+            ))
+        })
+        .collect::<Result<Vec<_>>>()
+        .map(|v| v.into_iter().unzip())
+}
+
+/// Jackknife+ sets at raw inputs (module doc; [`plus_set`]).
+pub(super) fn jackknife_sets(
+    model: &FittedModel,
+    labels: &[usize],
+    active: Option<&ActiveSets>,
+    iv: &IntervalSpec,
+    x: MatRef<'_, f64>,
+    alpha: f64,
+) -> Result<PredictionSets> {
+    let n = labels.len();
+    crate::conformal::rank(alpha, n)?;
+    // Each member's downdate and the training rows' marginals (one `L⁻¹` for both).
+    let (downdates, cavities) = row_loos(model, labels, active)?;
+    if let Some(d) = downdates.iter().find(|d| d.n() != n) {
+        return Err(Error::ShapeMismatch {
+            what: "training labels of the jackknife+ set record",
+            expected: format!("{} (the posterior's training rows)", d.n()),
+            found: format!("{n}"),
+        });
+    }
+    let p_train = model.latent_class_probabilities(cavities)?;
+    let calibration = (0..n)
+        .map(|i| true_label_score(iv.score, &row(&p_train, i), labels[i]))
+        .collect::<Result<Vec<_>>>()?;
+    let xs = model.standardised_inputs(x)?;
+    let mut sets = Vec::with_capacity(xs.nrows());
+    for lo in (0..xs.nrows()).step_by(BLOCK) {
+        let block = xs.as_ref().subrows(lo, BLOCK.min(xs.nrows() - lo));
+        let nb = block.nrows();
+        // Every class's leave-one-out marginals, flattened to row i·nb + j (model −i at x_j).
+        let latent = downdates
+            .iter()
+            .map(|d| d.at(block))
+            .collect::<Result<Vec<_>>>()?;
+        let p = model.latent_class_probabilities(latent)?;
+        // Each input's set compares its own n leave-one-out scores: independent across inputs.
+        let block_sets = (0..nb)
+            .into_par_iter()
+            .map(|j| {
+                let loo = (0..n)
+                    .map(|i| label_scores(iv.score, &row(&p, i * nb + j)))
+                    .collect::<Result<Vec<_>>>()?;
+                plus_set(&calibration, &loo, alpha)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        sets.extend(block_sets);
+    }
+    Ok(PredictionSets {
+        classes: model.class_names()?,
+        sets,
+        threshold: None,
+        statement: IntervalStatement::new(iv, alpha, n),
+    })
+}
