@@ -2,7 +2,7 @@
 //! table's cells become inputs (`encoding`: categories, missing values), what is wrong with a
 //! table or its reading options ([`TableError`], worded by each front end), class labels
 //! (`labels`: two, `classes`: K), several real targets at the same inputs (`outputs`), standardisation (`scaling`), the row digest and
-//! canonical order (`digest`), seeded splits and k-fold ([`split`]), whether two paths name
+//! canonical order (`digest`), seeded splits and k-fold (`split`), whether two paths name
 //! one file (`files`).
 //!
 //! Everything is validated once here (shapes, NaN/inf, missing values, labels) so that
@@ -17,7 +17,7 @@ pub(crate) mod files;
 pub(crate) mod labels;
 pub(crate) mod outputs;
 pub(crate) mod scaling;
-pub mod split;
+pub(crate) mod split;
 
 pub use self::csv::*;
 pub use crate::error::{TableError, TableOption};

@@ -7,13 +7,13 @@
 //! - `certify`: certificates on the training sample, one dispatch over the [`Task`];
 //! - `usage`: test-set evaluation of a fitted model; `predict`: its predictions;
 //! - `price`: what a fit chose from the data and its price, re-derived from the stored spec;
-//! - [`split_classifier`]: the classifier split prior's record;
+//! - `split_classifier`: the classifier split prior's record;
 //! - `holdout`: the held-out part of a fit and the test-set bound on the deployed predictor;
 //! - `deployed`: the derandomised certificate on the deployed predictor, beside the Gibbs one;
 //! - [`report`]: the content of a report on a model (certificates, LOO, test figures), gathered;
 //! - [`sets`]: a classifier's conformal prediction sets (`fit --intervals` on a classifier);
 //! - `multiclass`: prediction, evaluation, certificate and prices of the multi-class models;
-//! - [`outputs`]: a multi-output regressor's predictions, metrics and certificates;
+//! - `outputs`: a multi-output regressor's predictions, metrics and certificates;
 //! - `from_parameters`: a sparse model assembled from parameters fitted elsewhere (Dask);
 //! - `evidence`: an exact GP regressor's log marginal likelihood at any hyperparameters;
 //! - `joint`: a regressor's joint predictive covariance and draws from it, and the GP
@@ -42,7 +42,7 @@ pub(crate) mod holdout;
 pub(crate) mod intervals;
 pub(crate) mod joint;
 pub(crate) mod multiclass;
-pub mod outputs;
+pub(crate) mod outputs;
 mod predict;
 pub(crate) mod price;
 pub mod report;
@@ -50,7 +50,7 @@ pub mod sets;
 pub(crate) mod shards;
 pub(crate) mod softmax;
 mod split;
-pub mod split_classifier;
+pub(crate) mod split_classifier;
 pub(crate) mod svm_dual;
 mod usage;
 
@@ -65,6 +65,7 @@ pub use joint::PriorPredictive;
 pub use multiclass::ClassPrediction;
 pub use outputs::{JointCertificate, OutputCertificate, OutputCertificates};
 pub use sets::{ActiveSets, SetRecord};
+pub use split_classifier::ClassifierSplitRecord;
 pub use svm_dual::SvmDual;
 
 /// Model-file format tag; bumped on incompatible changes.
@@ -147,7 +148,7 @@ pub enum Task {
         sampling_seed: Option<u64>,
     },
     /// K ≥ 2 real targets at the same inputs, one regressor of the spec's method per output
-    /// ([`outputs`]): each output is certified as a regressor, and all K at once by a union
+    /// (`outputs`): each output is certified as a regressor, and all K at once by a union
     /// bound (δ/K each).
     MultiOutput {
         /// Output j's regressor, fitted on the inputs and target column j: its target name,
