@@ -2,11 +2,11 @@
 
 use pacgp::bounds::ConfidenceTerm;
 use pacgp::metrics::ReliabilityBin;
-use pacgp::model::outputs::JointCertificate;
 use pacgp::model::report::{
     ConfusionMatrix, Lengthscale, ModelReport, RegressionPoint, RiskCoverage, TaskKind, TestReport,
     INTERVAL_LEVEL,
 };
+use pacgp::model::JointCertificate;
 use pacgp::model::{CertificateReport, DeployedBound};
 
 use crate::svg::{bars, heatmap, Bar, Cell, Chart};

@@ -55,7 +55,7 @@
 //! - [`kernel`]: covariance functions, θ = ln(value);
 //! - [`likelihood`]: classification likelihoods `p(y | f)` in log space;
 //! - [`linalg`]: robust Cholesky with reported jitter, solves, log-determinants;
-//! - [`vector_math`]: a vectorised exponential for bulk kernel fills (runtime SIMD dispatch);
+//! - `vector_math`: a vectorised exponential for bulk kernel fills (runtime SIMD dispatch);
 //! - [`threads`]: worker-thread requests resolved the same way for every front end;
 //! - [`memory`], [`cost`]: the memory a fit may use, and what each method needs, checked
 //!   before it starts;
@@ -117,7 +117,7 @@ pub mod special;
 pub mod svgp;
 pub mod svm;
 pub mod threads;
-pub mod vector_math;
+pub(crate) mod vector_math;
 pub mod vocabulary;
 
 pub use error::{Error, Result};

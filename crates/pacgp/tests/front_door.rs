@@ -1,10 +1,12 @@
 //! The front door stays true to the tree:
-//! - the module map in `src/lib.rs`'s docs lists every `pub mod` of the crate, and names only
-//!   modules that exist (an item of the map starts with its modules' links, `- [`a`], [`b`]:`);
+//! - the module map in `src/lib.rs`'s docs lists every module the crate root declares (`pub`
+//!   or not), and names only modules that exist (an item of the map starts with its modules'
+//!   names, `- [`a`], `b`:`: a public module as a link, a crate-private one as code, since
+//!   rustdoc cannot link to it);
 //! - every path the README's layout names exists, a folder as a folder and a file as a file;
 //! - every re-export of the prelude carries its own doc comment.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 fn crate_dir() -> PathBuf {
@@ -19,19 +21,29 @@ fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
-/// The names of the `pub mod x;` declarations of a crate root.
-fn pub_mods(lib: &str) -> BTreeSet<String> {
+/// The modules a crate root declares (`mod x;`, `pub mod x;`, `pub(crate) mod x;`), each with
+/// whether it is public.
+fn declared_mods(lib: &str) -> BTreeMap<String, bool> {
     lib.lines()
-        .filter_map(|l| l.trim().strip_prefix("pub mod "))
-        .filter_map(|rest| rest.strip_suffix(';'))
-        .map(str::to_string)
+        .filter_map(|l| {
+            let l = l.trim();
+            let (public, rest) = if let Some(r) = l.strip_prefix("pub mod ") {
+                (true, r)
+            } else if let Some(r) = l.strip_prefix("pub(crate) mod ") {
+                (false, r)
+            } else {
+                (false, l.strip_prefix("mod ")?)
+            };
+            Some((rest.strip_suffix(';')?.to_string(), public))
+        })
         .collect()
 }
 
-/// The modules the crate docs' module map lists: the leading links of each item of the list
-/// under `## Module map` (`- [`a`], [`b`]: what they hold`). An item that does not start with
-/// a link is an error, so that the map holds nothing else.
-fn module_map(lib: &str) -> Result<Vec<String>, String> {
+/// The modules the crate docs' module map lists, each with whether it is written as a link:
+/// the leading names of each item of the list under `## Module map` (`- [`a`], `b`: what they
+/// hold`). An item that does not start with a name is an error, so that the map holds nothing
+/// else.
+fn module_map(lib: &str) -> Result<Vec<(String, bool)>, String> {
     let docs: Vec<&str> = lib
         .lines()
         .filter_map(|l| l.strip_prefix("//!"))
@@ -51,18 +63,26 @@ fn module_map(lib: &str) -> Result<Vec<String>, String> {
         };
         let mut rest = item;
         let mut leading = 0;
-        while let Some(after) = rest.strip_prefix("[`") {
+        loop {
+            let (link, after) = if let Some(after) = rest.strip_prefix("[`") {
+                (true, after)
+            } else if let Some(after) = rest.strip_prefix('`') {
+                (false, after)
+            } else {
+                break;
+            };
+            let close = if link { "`]" } else { "`" };
             let end = after
-                .find("`]")
-                .ok_or_else(|| format!("unclosed link in '{line}'"))?;
-            names.push(after[..end].to_string());
+                .find(close)
+                .ok_or_else(|| format!("unclosed name in '{line}'"))?;
+            names.push((after[..end].to_string(), link));
             leading += 1;
-            rest = &after[end + 2..];
+            rest = &after[end + close.len()..];
             rest = rest.strip_prefix(", ").unwrap_or(rest);
         }
         if leading == 0 || !rest.starts_with(':') {
             return Err(format!(
-                "the map item '{line}' does not start with its modules' links and a colon"
+                "the map item '{line}' does not start with its modules' names and a colon"
             ));
         }
     }
@@ -72,42 +92,82 @@ fn module_map(lib: &str) -> Result<Vec<String>, String> {
     Ok(names)
 }
 
-#[test]
-fn the_module_map_lists_every_pub_mod_and_nothing_else() {
-    let lib = read(&crate_dir().join("src/lib.rs"));
-    let declared = pub_mods(&lib);
-    assert!(
-        declared.len() > 20,
-        "only {} pub mods found",
-        declared.len()
-    );
-    let listed = module_map(&lib).unwrap();
+/// What is wrong between a crate root's modules and its map: modules the map leaves out, names
+/// it lists twice or that are no module, and public modules not linked (or private ones linked).
+fn map_problems(lib: &str) -> Result<Vec<String>, String> {
+    let declared = declared_mods(lib);
+    let listed = module_map(lib)?;
+    let mut problems = Vec::new();
     let mut seen = BTreeSet::new();
-    for name in &listed {
-        assert!(seen.insert(name), "the module map lists [`{name}`] twice");
+    for (name, link) in &listed {
+        if !seen.insert(name) {
+            problems.push(format!("`{name}` is listed twice"));
+        }
+        match declared.get(name) {
+            None => problems.push(format!("`{name}` is listed but not declared")),
+            Some(public) if public != link => problems.push(format!(
+                "`{name}` is {} but {} in the map",
+                if *public { "pub" } else { "crate-private" },
+                if *link { "linked" } else { "not linked" }
+            )),
+            Some(_) => {}
+        }
     }
-    let listed: BTreeSet<&String> = listed.iter().collect();
-    let missing: Vec<&String> = declared.iter().filter(|m| !listed.contains(m)).collect();
+    for name in declared.keys().filter(|m| !seen.contains(m)) {
+        problems.push(format!("`{name}` is declared but not in the map"));
+    }
+    Ok(problems)
+}
+
+#[test]
+fn the_module_map_lists_every_module_and_nothing_else() {
+    let lib = read(&crate_dir().join("src/lib.rs"));
+    let declared = declared_mods(&lib);
+    assert!(declared.len() > 20, "only {} mods found", declared.len());
+    let problems = map_problems(&lib).unwrap();
     assert!(
-        missing.is_empty(),
-        "pub mods missing from lib.rs's module map: {missing:?}"
-    );
-    let stray: Vec<&&String> = listed.iter().filter(|m| !declared.contains(**m)).collect();
-    assert!(
-        stray.is_empty(),
-        "lib.rs's module map names modules that are not `pub mod`s: {stray:?}"
+        problems.is_empty(),
+        "lib.rs's module map and its `mod` declarations disagree: {problems:?}"
     );
 }
 
 #[test]
 fn the_module_map_check_finds_a_missing_module_and_a_stray_item() {
-    let lib = "//! ## Module map\n//!\n//! - [`a`], [`b`]: two;\n//! - [`c`]: three,\n\
-               //!   over two lines [`not_a_module`];\n//!\n//! ## After\n//! - [`d`]: no\n\
-               pub mod a;\npub mod b;\npub mod c;\npub mod e;\n";
-    assert_eq!(module_map(lib).unwrap(), ["a", "b", "c"]);
+    let lib = "//! ## Module map\n//!\n//! - [`a`], `b`: two;\n//! - [`c`]: three,\n\
+               //!   over two lines [`not_a_module`];\n//! - `f`, [`g`]: two more;\n\
+               //!\n//! ## After\n//! - [`d`]: no\n\
+               pub mod a;\npub(crate) mod b;\npub mod c;\nmod e;\npub mod f;\n";
     assert_eq!(
-        pub_mods(lib),
-        BTreeSet::from(["a", "b", "c", "e"].map(String::from))
+        module_map(lib).unwrap(),
+        [
+            ("a", true),
+            ("b", false),
+            ("c", true),
+            ("f", false),
+            ("g", true)
+        ]
+        .map(|(n, l)| (n.to_string(), l))
+    );
+    assert_eq!(
+        declared_mods(lib),
+        BTreeMap::from(
+            [
+                ("a", true),
+                ("b", false),
+                ("c", true),
+                ("e", false),
+                ("f", true)
+            ]
+            .map(|(n, p)| (n.to_string(), p))
+        )
+    );
+    assert_eq!(
+        map_problems(lib).unwrap(),
+        [
+            "`f` is pub but not linked in the map",
+            "`g` is listed but not declared",
+            "`e` is declared but not in the map",
+        ]
     );
     let err = module_map("//! ## Module map\n//! - [`a`]: one;\n//! - the rest\n").unwrap_err();
     assert!(err.contains("the rest"), "{err}");

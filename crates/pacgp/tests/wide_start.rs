@@ -8,7 +8,7 @@
 mod common;
 use common::gaussians;
 use faer::Mat;
-use pacgp::data::split::subsample;
+use pacgp::data::subsample;
 use pacgp::data::Standardizer;
 use pacgp::fit::fit;
 use pacgp::kernel::start::{

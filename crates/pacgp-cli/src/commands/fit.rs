@@ -304,9 +304,7 @@ fn noise_of(model: &FittedModel) -> Option<f64> {
 }
 
 /// The classifier split prior's record of a model, if it has one.
-fn split_classifier(
-    model: &FittedModel,
-) -> Option<&pacgp::model::split_classifier::ClassifierSplitRecord> {
+fn split_classifier(model: &FittedModel) -> Option<&pacgp::model::ClassifierSplitRecord> {
     match &model.task {
         Task::Classification {
             split_prior: Some(r),

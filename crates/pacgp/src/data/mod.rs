@@ -1,23 +1,23 @@
-//! Datasets: the validated [`Dataset`] type, and by job: CSV reading ([`csv`]), how a
-//! table's cells become inputs ([`encoding`]: categories, missing values), what is wrong with a
+//! Datasets: the validated [`Dataset`] type, and by job: CSV reading (`csv`), how a
+//! table's cells become inputs (`encoding`: categories, missing values), what is wrong with a
 //! table or its reading options ([`TableError`], worded by each front end), class labels
-//! ([`labels`]: two, [`classes`]: K), several real targets at the same inputs ([`outputs`]), standardisation ([`scaling`]), the row digest and
-//! canonical order ([`digest`]), seeded splits and k-fold ([`split`]), whether two paths name
-//! one file ([`files`]).
+//! (`labels`: two, `classes`: K), several real targets at the same inputs (`outputs`), standardisation (`scaling`), the row digest and
+//! canonical order (`digest`), seeded splits and k-fold (`split`), whether two paths name
+//! one file (`files`).
 //!
 //! Everything is validated once here (shapes, NaN/inf, missing values, labels) so that
 //! the numerical code can assume clean inputs. Every public item of the submodules is
 //! re-exported, so `crate::data::X` paths name them directly.
 
-pub mod classes;
-pub mod csv;
-pub mod digest;
-pub mod encoding;
-pub mod files;
-pub mod labels;
-pub mod outputs;
-pub mod scaling;
-pub mod split;
+pub(crate) mod classes;
+pub(crate) mod csv;
+pub(crate) mod digest;
+pub(crate) mod encoding;
+pub(crate) mod files;
+pub(crate) mod labels;
+pub(crate) mod outputs;
+pub(crate) mod scaling;
+pub(crate) mod split;
 
 pub use self::csv::*;
 pub use crate::error::{TableError, TableOption};

@@ -2,24 +2,24 @@
 //! [`FittedModel`] out. The one entry point is [`fit`]; the CLI and the Python module call it
 //! with the spec they mapped their inputs into.
 //!
-//! - [`regression`]: gpr, vfe/fitc/dtc, pac-gp, pac-sgp (and their split priors), greedy-sparse;
-//! - [`classifier`]: laplace, ep, mean-field, ivm, sogp with θ from the candidate menu or the grid;
-//! - [`pac_gpc`]: the classifier trained by its bound, and the classifier split prior;
-//! - [`svm`]: the certified SVM;
+//! - `regression`: gpr, vfe/fitc/dtc, pac-gp, pac-sgp (and their split priors), greedy-sparse;
+//! - `classifier`: laplace, ep, mean-field, ivm, sogp with θ from the candidate menu or the grid;
+//! - `pac_gpc`: the classifier trained by its bound, and the classifier split prior;
+//! - `svm`: the certified SVM;
 //! - [`svgp`]: the sparse variational classifier (evidence or bound);
 //! - [`sharded`]: what a fit over data shards minimises and how (vfe, pac-sgp);
 //! - [`multiclass`]: K classes by one-vs-rest over any of the classifiers, or the softmax Laplace;
-//! - [`outputs`]: K real targets at the same inputs, one regressor per output.
+//! - `outputs`: K real targets at the same inputs, one regressor per output.
 
-pub mod classifier;
+pub(crate) mod classifier;
 pub mod intervals;
 pub mod multiclass;
-pub mod outputs;
-pub mod pac_gpc;
-pub mod regression;
+pub(crate) mod outputs;
+pub(crate) mod pac_gpc;
+pub(crate) mod regression;
 pub mod sharded;
 pub mod svgp;
-pub mod svm;
+pub(crate) mod svm;
 
 use crate::data::{ClassLabels, Dataset, LabelMap, TrainingLabels};
 use crate::error::{Error, Result};

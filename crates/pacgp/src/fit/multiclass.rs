@@ -3,7 +3,7 @@
 //! and its menus come as they are), or by the softmax Laplace approximation
 //! ([`crate::inference::softmax`]). Both end as one model whose certificate is on the
 //! multi-class 0-1 loss of the Gibbs classifier `argmax_k f_k(x)`, with the KL and the
-//! prices of every class added up ([`crate::model::multiclass`]).
+//! prices of every class added up (`crate::model::multiclass`).
 
 use rayon::prelude::*;
 

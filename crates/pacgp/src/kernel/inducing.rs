@@ -9,7 +9,7 @@ use crate::error::Result;
 
 impl Kernel {
     /// `K(Z, X)` (M×N, the transpose of [`Kernel::cross`]`(X, Z)`). Stationary kernels use
-    /// [`crate::vector_math::exp`] (within one ulp of libm's, vectorised, no AVX → SSE
+    /// `crate::vector_math::exp` (within one ulp of libm's, vectorised, no AVX → SSE
     /// transition), as [`Kernel::cross`] and [`Kernel::gram`] do. Other kernels:
     /// [`Kernel::cross`].
     /// [`crate::error::Error::OutOfMemory`] where M×N f64 cannot be had.

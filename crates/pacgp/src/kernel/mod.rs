@@ -20,11 +20,33 @@ mod matrices;
 mod pointwise;
 mod spec;
 pub mod start;
-pub mod stationary;
+pub(crate) mod stationary;
 
 pub use stationary::{Profile, PRODUCT_DISTANCE_INPUTS};
 
 /// A covariance function. Parameters are stored in log space (`ln_*` fields).
+///
+/// ```
+/// use pacgp::prelude::*;
+///
+/// // σ_f² · exp(−½ Σ_t (x_t − z_t)²/l_t²) at l = (1, 2), σ_f² = 1.5, against the closed form.
+/// let k = Kernel::se_ard(&[1.0, 2.0], 1.5);
+/// let closed = 1.5 * (-0.5 * (1.0 / 1.0 + 4.0 / 4.0f64)).exp();
+/// assert!((k.eval(&[0.0, 0.0], &[1.0, 2.0]) - closed).abs() < 1e-12);
+///
+/// // From a specification: one lengthscale per input and one signal variance, θ = ln(value).
+/// let k = Kernel::from_spec("se-ard", 3)?;
+/// assert_eq!(k.n_params(), 4);
+/// let x = Mat::from_fn(5, 3, |i, j| (i * 3 + j) as f64 / 7.0);
+/// let gram = k.gram(x.as_ref())?;
+/// for i in 0..5 {
+///     assert!((gram[(i, i)] - k.eval(&[0.0; 3], &[0.0; 3])).abs() < 1e-12);
+///     for j in 0..5 {
+///         assert_eq!(gram[(i, j)], gram[(j, i)]);
+///     }
+/// }
+/// # Ok::<(), pacgp::Error>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]

@@ -135,10 +135,10 @@ fn sqdist_to_tail(c: &mut [f64], zt: &[f64], m: usize, b: &[f64]) {
     }
 }
 
-/// Inputs above which [`cross`] (Gram and cross-covariance matrices) takes the squared
-/// distances from one product ([`product_sqdist`]) rather than a sum over the inputs for every
-/// pair ([`sqdist_to_tail`]; the sparse objectives' `K(Z, X)` blocks keep it, so that `K(Z, Z)`
-/// stays symmetric to the bit).
+/// Inputs above which [`Kernel::cross`](crate::kernel::Kernel::cross) (Gram and cross-covariance
+/// matrices) takes the squared distances from one product (`product_sqdist`) rather than a sum
+/// over the inputs for every pair (`sqdist_to_tail`; the sparse objectives' `K(Z, X)` blocks
+/// keep it, so that `K(Z, Z)` stays symmetric to the bit).
 ///
 /// The pairwise sum reads all of `zt` once per column, `N·M·D` values from memory rather than
 /// cache: at 341 inputs and N = 2 300 it was a quarter of an ML-II evaluation's CPU time. At or

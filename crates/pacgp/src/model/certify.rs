@@ -121,7 +121,7 @@ impl FittedModel {
     /// re-derived from the model's spec ([`FittedModel::choices`]), never read from the file;
     /// the input (and target) scalers must be the sample's; for several ε, `ln k` more.
     ///
-    /// A model fitted with a holdout ([`super::holdout`]) takes the whole sample `fit` was
+    /// A model fitted with a holdout (`super::holdout`) takes the whole sample `fit` was
     /// given: the Gibbs certificates are on its fit rows at δ/2, and each carries the test-set
     /// bound on the deployed predictor from the held-out rows at δ/(2k) (`deployed`).
     /// A classifier's certificates carry the sample's majority-class rate beside the bound.

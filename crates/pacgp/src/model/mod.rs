@@ -6,19 +6,19 @@
 //! - `file`: the model file's layout, reading, writing and validation;
 //! - `certify`: certificates on the training sample, one dispatch over the [`Task`];
 //! - `usage`: test-set evaluation of a fitted model; `predict`: its predictions;
-//! - [`price`]: what a fit chose from the data and its price, re-derived from the stored spec;
-//! - [`split_classifier`]: the classifier split prior's record;
-//! - [`holdout`]: the held-out part of a fit and the test-set bound on the deployed predictor;
+//! - `price`: what a fit chose from the data and its price, re-derived from the stored spec;
+//! - `split_classifier`: the classifier split prior's record;
+//! - `holdout`: the held-out part of a fit and the test-set bound on the deployed predictor;
 //! - `deployed`: the derandomised certificate on the deployed predictor, beside the Gibbs one;
 //! - [`report`]: the content of a report on a model (certificates, LOO, test figures), gathered;
 //! - [`sets`]: a classifier's conformal prediction sets (`fit --intervals` on a classifier);
-//! - [`multiclass`]: prediction, evaluation, certificate and prices of the multi-class models;
-//! - [`outputs`]: a multi-output regressor's predictions, metrics and certificates;
-//! - [`from_parameters`]: a sparse model assembled from parameters fitted elsewhere (Dask);
-//! - [`evidence`]: an exact GP regressor's log marginal likelihood at any hyperparameters;
-//! - [`joint`]: a regressor's joint predictive covariance and draws from it, and the GP
+//! - `multiclass`: prediction, evaluation, certificate and prices of the multi-class models;
+//! - `outputs`: a multi-output regressor's predictions, metrics and certificates;
+//! - `from_parameters`: a sparse model assembled from parameters fitted elsewhere (Dask);
+//! - `evidence`: an exact GP regressor's log marginal likelihood at any hyperparameters;
+//! - `joint`: a regressor's joint predictive covariance and draws from it, and the GP
 //!   prior's before any data;
-//! - [`svm_dual`]: an SVM's decision function and dual in scikit-learn's terms.
+//! - `svm_dual`: an SVM's decision function and dual in scikit-learn's terms.
 //!
 //! The fitting pipelines that make models are in [`crate::fit`].
 
@@ -35,23 +35,23 @@ use crate::spec::CheckedFitSpec;
 
 mod certify;
 mod deployed;
-pub mod evidence;
+pub(crate) mod evidence;
 mod file;
-pub mod from_parameters;
-pub mod holdout;
-pub mod intervals;
-pub mod joint;
-pub mod multiclass;
-pub mod outputs;
+pub(crate) mod from_parameters;
+pub(crate) mod holdout;
+pub(crate) mod intervals;
+pub(crate) mod joint;
+pub(crate) mod multiclass;
+pub(crate) mod outputs;
 mod predict;
-pub mod price;
+pub(crate) mod price;
 pub mod report;
 pub mod sets;
-pub mod shards;
-pub mod softmax;
+pub(crate) mod shards;
+pub(crate) mod softmax;
 mod split;
-pub mod split_classifier;
-pub mod svm_dual;
+pub(crate) mod split_classifier;
+pub(crate) mod svm_dual;
 mod usage;
 
 pub use crate::certificate::deployed::{DeployedBound, DeployedCertificate, DeployedPredictor};
@@ -65,6 +65,7 @@ pub use joint::PriorPredictive;
 pub use multiclass::ClassPrediction;
 pub use outputs::{JointCertificate, OutputCertificate, OutputCertificates};
 pub use sets::{ActiveSets, SetRecord};
+pub use split_classifier::ClassifierSplitRecord;
 pub use svm_dual::SvmDual;
 
 /// Model-file format tag; bumped on incompatible changes.
@@ -141,13 +142,13 @@ pub enum Task {
         /// The softmax Laplace posterior over the K latent functions.
         posterior: Box<crate::inference::softmax::SoftmaxPosterior>,
         /// The seed of the certificate's sampled risk, derived from the training sample
-        /// ([`softmax::softmax_sampling_seed`]) so that no one chooses it; `certify` refuses a
+        /// (`softmax::softmax_sampling_seed`) so that no one chooses it; `certify` refuses a
         /// file whose record is not the sample's. Absent in files written before it existed
         /// (their certificate is drawn with the derived seed too).
         sampling_seed: Option<u64>,
     },
     /// K ≥ 2 real targets at the same inputs, one regressor of the spec's method per output
-    /// ([`outputs`]): each output is certified as a regressor, and all K at once by a union
+    /// (`outputs`): each output is certified as a regressor, and all K at once by a union
     /// bound (δ/K each).
     MultiOutput {
         /// Output j's regressor, fitted on the inputs and target column j: its target name,

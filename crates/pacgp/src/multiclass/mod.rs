@@ -3,13 +3,13 @@
 //!
 //! - **independent scores** (one-vs-rest: `s_k = f_k + b_k`, `f_k ~ Q_k` independent):
 //!   the vote probabilities `P(argmax_k s_k = j)` and the risk `1 − P(argmax = y)` per point
-//!   are one-dimensional integrals, done by quadrature ([`quadrature`]);
+//!   are one-dimensional integrals, done by quadrature (`quadrature`);
 //! - **coupled scores** (the softmax Laplace posterior couples the classes at a point): the
 //!   risk is estimated by drawing the K scores of every point `m` times, and made an upper
-//!   confidence limit by a kl-inverse of the sample mean ([`sampled`]).
+//!   confidence limit by a kl-inverse of the sample mean (`sampled`).
 
-pub mod quadrature;
-pub mod sampled;
+pub(crate) mod quadrature;
+pub(crate) mod sampled;
 
 use faer::{Mat, MatRef};
 use rayon::prelude::*;
@@ -71,7 +71,7 @@ fn point(scores: &[Marginals], i: usize) -> (Vec<f64>, Vec<f64>) {
 }
 
 /// `ln P(argmax_k s_k(x_i) = j)` for every point i (rows) and class j (columns), for K
-/// independent scores with marginals `scores[k]` (quadrature, [`quadrature`]).
+/// independent scores with marginals `scores[k]` (quadrature, `quadrature`).
 pub fn ln_vote_matrix(scores: &[Marginals]) -> Result<Mat<f64>> {
     let n = scores.first().map_or(0, |m| m.mean.len());
     if scores.iter().any(|m| m.mean.len() != n || m.var.len() != n) {

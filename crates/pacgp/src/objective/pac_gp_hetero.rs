@@ -1,7 +1,7 @@
 //! PAC-GP with heteroscedastic posterior noise (docs/math.md §9.4.2): PAC-GP's bound
 //! minimised over θ and per-point noises for the posterior's mean (`λ_m,i`) and covariance
 //! (`λ_v,i`), free posterior parameters (not charged). The posterior, its KL and the
-//! gradients are [`crate::regression::point_noise`]'s; with every `λ = σ²` it is
+//! gradients are `crate::regression::point_noise`'s; with every `λ = σ²` it is
 //! [`super::pac_gp`]'s objective (checked in the tests).
 
 use faer::{Mat, MatRef};

@@ -1,6 +1,6 @@
 //! Priors over the kernel's hyperparameters that tighten PAC-Bayes certificates (docs/math.md
 //! §9.1–§9.2), handed as a union-bound price to the one certificate constructor
-//! ([`crate::certificate`]): [`hyper`], a coarse, non-uniform prior π over the kernel's ln θ
+//! ([`crate::certificate`]): `hyper`, a coarse, non-uniform prior π over the kernel's ln θ
 //! fixed before seeing the data, priced `−ln π(θ̂)`. The data-dependent split priors
 //! (docs/math.md §9.3) are methods trained on their bound: [`crate::objective::gp_split`],
 //! [`crate::objective::sgp_split`] and [`crate::objective::gpc_split`].
@@ -8,7 +8,7 @@
 //! [`BoundLevers`] gathers the choices a bound-trained objective takes.
 
 /// Coarse non-uniform hyperparameter prior (docs/math.md §9.2).
-pub mod hyper;
+pub(crate) mod hyper;
 
 use serde::{Deserialize, Serialize};
 

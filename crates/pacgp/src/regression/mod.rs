@@ -3,11 +3,11 @@
 pub mod exact;
 pub mod greedy;
 pub mod inducing_init;
-pub mod point_noise;
+pub(crate) mod point_noise;
 pub mod row_blocks;
 pub mod sharded;
 pub mod sparse;
 #[cfg(test)]
 pub(crate) mod sparse_reference;
-pub mod sparse_sums;
+pub(crate) mod sparse_sums;
 pub(crate) mod whitened_blocks;

@@ -18,13 +18,13 @@
 //!   finite-difference and dense tests here need it).
 //! - **posterior** (Alg. 3.4): `μ_c(x) = k(x)ᵀ(y_c − π̂_c)`, and the C×C covariance
 //!   `Σ(x)_{cc'} = δ_cc' (k(x,x) − k(x)ᵀE_c k(x)) + (M⁻¹E_c k(x))ᵀ(M⁻¹E_{c'} k(x))`, which
-//!   couples the classes ([`posterior`]).
+//!   couples the classes (`posterior`).
 //!
 //! Cost: `O(C n³)` per Newton step (a Cholesky and an inverse per class) and for the evidence
 //! gradient ([`evidence`]).
 
 pub mod evidence;
-pub mod posterior;
+pub(crate) mod posterior;
 
 use faer::Mat;
 

@@ -115,7 +115,7 @@ pub struct PartAPrior {
     pub(super) lambdas: Menu<ConfidenceTerm>,
     /// The certificate's zero-price descriptions of the prior and its choices.
     pub(super) choices: Vec<PenaltyTerm>,
-    /// Where ML-II on A started, when the wide start moved it ([`fit_part_a`]; the first
+    /// Where ML-II on A started, when the wide start moved it (`fit_part_a`; the first
     /// kernel structure's that moved).
     pub start_note: Option<String>,
 }
