@@ -39,7 +39,7 @@
 //! Prediction intervals and sets that refit (`--intervals cv+:K`, `split-conformal:F`,
 //! `fit::intervals`) run after the fit, whose work arrays are gone by then, while the fitted
 //! model is kept: the peak is the larger of the fit's and of the last refit's, which holds
-//! the model's factor ([`kept_bytes`]), the factors of the fold models already refitted (CV+
+//! the model's factor (`kept_bytes`), the factors of the fold models already refitted (CV+
 //! keeps all K), and the refit's own arrays on its part of the rows ([`peak_bytes`]). CV+
 //! with K = 5 on an exact GP: `1 + 4·0.64 + 5·0.64 = 6.8` matrices of N × N against the
 //! fit's 5; split conformal at F = 0.3: `1 + 5·0.09`, below the fit's.

@@ -13,8 +13,8 @@
 //! - [`file`]: the on-disk form.
 
 mod file;
-mod predict;
 pub mod kl;
+mod predict;
 pub mod prior;
 pub mod scaled;
 

@@ -181,11 +181,11 @@ impl GaussianPosterior {
 /// Bytes of one N*_b × M matrix of a prediction block (64 MB): a block holds one or two (the
 /// cross-covariance, solved in place into the projections), so predicting any number of rows needs
 /// a few hundred MB beyond the model, whatever N* and M.
-const PREDICT_BLOCK_BYTES: usize = 64 << 20;
+pub(super) const PREDICT_BLOCK_BYTES: usize = 64 << 20;
 
 /// Most rows of a prediction block: 4096 rows already make the triangular solves
 /// matrix-matrix products (their cost per row, O(M²), does not fall with more).
-const PREDICT_BLOCK_ROWS: usize = 4096;
+pub(super) const PREDICT_BLOCK_ROWS: usize = 4096;
 
 /// Rows of test inputs predicted at once against `m` basis points: [`PREDICT_BLOCK_ROWS`],
 /// fewer where an N*_b × M matrix would pass [`PREDICT_BLOCK_BYTES`] (194 rows against an

@@ -1,3 +1,4 @@
+use super::predict::{block_rows, PREDICT_BLOCK_ROWS};
 use super::*;
 use crate::inference::laplace::{laplace, LaplaceConfig};
 use crate::likelihood::Likelihood;

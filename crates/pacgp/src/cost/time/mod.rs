@@ -406,7 +406,7 @@ pub fn fit_work(method: &Method, intervals: Option<IntervalMethod>, s: Shape) ->
 /// refits `method` on each fold's complement (`(K − 1)/K` of the rows, `data::k_fold`) and
 /// predicts the fold (all N rows once in all); split conformal at F refits on part A
 /// (`round(F·N)` rows, `data::part_a_size`) and predicts part B. Jackknife+ refits nothing
-/// but IVM's active sets ([`active_set_refit`]): the fit checks in `O(N)` that the downdate
+/// but IVM's active sets (`active_set_refit`): the fit checks in `O(N)` that the downdate
 /// applies (`LooDowndate::check_exact`, `check_sites`; a sparse regressor's check is
 /// `O(N·M²)`, below a fit's count) and `predict` builds it.
 pub fn interval_work(method: &Method, iv: IntervalMethod, s: Shape) -> Option<Work> {

@@ -7,7 +7,7 @@ use super::*;
 const BLOCK: usize = 128;
 
 /// One posterior's leave-one-out models, by training row.
-enum RowLoo<'a> {
+pub(super) enum RowLoo<'a> {
     /// A site posterior's downdate, and the basis point of every row (`None`: outside IVM's
     /// active set, left out by the full model itself).
     Sites {
@@ -26,7 +26,7 @@ enum RowLoo<'a> {
 impl RowLoo<'_> {
     /// The latent leave-one-out marginals of every training row at the inputs `block`,
     /// flattened to row `i·nb + j` (model −i at `x_j`).
-    fn at(&self, block: MatRef<'_, f64>) -> Result<Marginals> {
+    pub(super) fn at(&self, block: MatRef<'_, f64>) -> Result<Marginals> {
         let (n, nb) = (self.n(), block.nrows());
         let (downdate, basis_of) = match self {
             RowLoo::Sites { downdate, basis_of } => (downdate, basis_of),

@@ -51,7 +51,6 @@ use crate::posterior::{GaussianPosterior, Marginals};
 use crate::spec::{IntervalMethod, IntervalSpec, SpecError, SpecOption};
 use crate::svm::loo::SvmLooFunctions;
 
-
 /// What a classifier's fit stores for its prediction sets (module doc).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(tag = "method", rename_all = "snake_case", deny_unknown_fields)]
@@ -79,7 +78,7 @@ pub enum SetRecord {
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ActiveSets {
-    /// For every site posterior ([`FittedModel::site_posteriors`] order), the training row of
+    /// For every site posterior (`FittedModel::site_posteriors` order), the training row of
     /// each of its basis points, in basis order.
     pub rows: Vec<Vec<usize>>,
     /// The standardised training inputs (N×D), in the labels' row order.

@@ -1,5 +1,5 @@
-use super::*;
 use super::jackknife::row_loos;
+use super::*;
 use crate::data::{read_training, CsvOptions, TargetKind};
 use crate::spec::{FitOptions, IntervalScore, MethodName};
 
