@@ -136,3 +136,20 @@ def test_jackknife_plus_sets():
     assert out.sets.shape == (len(test), len(clf.classes_))
     held = [out.sets[i, list(clf.classes_).index(y[t])] for i, t in enumerate(test)]
     assert np.mean(held) >= 0.75
+
+
+def test_svm_jackknife_plus_sets():
+    """The binary SVM's jackknife+ sets (its linear-response leave-one-out): the statement
+    names the method and its 1 − 2α, and the held-out rows' sets cover at least 1 − 2α less
+    Monte Carlo slack."""
+    X, y = ripley()
+    rng = np.random.default_rng(1)
+    perm = rng.permutation(len(y))
+    train, test = perm[:150], perm[150:]
+    clf = pacgp.SVMClassifier(intervals="jackknife+").fit(X[train], y[train])
+    out = clf.predict_set(X[test], alpha=0.1)
+    assert out.statement["method"] == "jackknife+"
+    assert out.statement["n_scores"] == 150
+    assert out.statement["guaranteed_coverage"] == pytest.approx(0.8)
+    held = [out.sets[i, list(clf.classes_).index(y[t])] for i, t in enumerate(test)]
+    assert np.mean(held) >= 0.75

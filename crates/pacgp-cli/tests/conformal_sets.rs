@@ -1,6 +1,6 @@
 //! `fit --intervals jackknife+` on a classifier and `predict --set`: the `set` column is the
 //! library's jackknife+ sets of the same model file (recomputed here through the library), the
-//! statement names jackknife+ and its 1 − 2α (laplace, and IVM over its active set), and a
+//! statement names jackknife+ and its 1 − 2α (laplace, IVM over its active set, the SVM), and a
 //! family without Gaussian sites is refused with exit 2, naming split-conformal.
 
 mod common;
@@ -105,4 +105,11 @@ fn jackknife_sets_from_the_command_line() {
 #[test]
 fn ivm_jackknife_sets_from_the_command_line() {
     sets_from_the_command_line("ivm", "lac", &["--active-set", "60"]);
+}
+
+/// The binary SVM's linear-response leave-one-out: its jackknife+ sets from the command line
+/// as laplace's.
+#[test]
+fn svm_jackknife_sets_from_the_command_line() {
+    sets_from_the_command_line("svm", "aps", &[]);
 }

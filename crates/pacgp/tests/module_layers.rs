@@ -1,6 +1,7 @@
 //! The library's top-level modules import each other without a cycle, so that they stack in
 //! layers (the vocabulary and errors at the bottom, the fit pipelines and experiments at the
-//! top). An import is a `crate::module` path in code (comments and unit tests aside).
+//! top). An import is a `crate::module` path in code (comments and unit tests aside, inline or in a
+//! folder's `tests.rs`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -58,7 +59,9 @@ fn import_graph() -> BTreeMap<String, BTreeSet<String>> {
     rust_files(&src, &mut files);
     let modules: BTreeSet<String> = files.iter().map(|f| module_of(f, &src)).collect();
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for file in &files {
+    // A folder's `tests.rs` is its unit tests (`#[cfg(test)] mod tests;`), as inline ones are.
+    let unit_tests = |f: &std::path::PathBuf| f.file_name().is_some_and(|n| n == "tests.rs");
+    for file in files.iter().filter(|f| !unit_tests(f)) {
         let from = module_of(file, &src);
         let text = std::fs::read_to_string(file).unwrap();
         let to = imports(&text, &modules);
