@@ -228,7 +228,9 @@ fn active_sets(data: &Dataset, labels: &[usize], model: &FittedModel) -> Result<
         .zip(model.site_signs(labels)?)
         .map(|(m, y)| {
             if let Task::Svm { .. } = &m.task {
-                return support_vector_rows(m, x.as_ref(), &y);
+                // The support vectors' rows: the posterior's basis, in order.
+                let fit = m.svm_fit(x.as_ref(), &y)?;
+                return Ok((0..y.len()).filter(|&i| fit.alpha[i] > 0.0).collect());
             }
             let Task::Classification {
                 posterior,
@@ -248,32 +250,6 @@ fn active_sets(data: &Dataset, labels: &[usize], model: &FittedModel) -> Result<
         })
         .collect::<Result<Vec<_>>>()?;
     Ok(ActiveSets { rows, x })
-}
-
-/// The training rows of an SVM's support vectors (its posterior's basis, in order): the fit's
-/// own solution where it is kept for this problem, else the SVM solved again (the same).
-fn support_vector_rows(
-    model: &FittedModel,
-    x: faer::MatRef<'_, f64>,
-    y: &[f64],
-) -> Result<Vec<usize>> {
-    let Task::Svm {
-        posterior, config, ..
-    } = &model.task
-    else {
-        return Err(Error::Unsupported("not an SVM".into()));
-    };
-    let kernel = posterior.kernel();
-    let solved;
-    let cached = model.svm_solution.as_deref();
-    let fit = match cached.and_then(|s| s.for_problem(kernel, config, x, y)) {
-        Some(fit) => fit,
-        None => {
-            solved = crate::svm::svm(kernel, x, y, config)?;
-            &solved
-        }
-    };
-    Ok((0..y.len()).filter(|&i| fit.alpha[i] > 0.0).collect())
 }
 
 /// The class index of a target: `0..K` as given for K classes, else ±1 → 0 (negative) or 1.

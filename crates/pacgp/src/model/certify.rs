@@ -425,17 +425,8 @@ impl FittedModel {
     ) -> Result<ClassifierLoo> {
         use crate::loo::ApproxLoo;
         let kernel = self.posterior()?.kernel();
-        // The fit's own solution where it was found for this very problem (it is the one
-        // solving again would give), else solve.
-        let solved;
-        let cached = self.svm_solution.as_deref();
-        let fit = match cached.and_then(|s| s.for_problem(kernel, config, x, y)) {
-            Some(fit) => fit,
-            None => {
-                solved = crate::svm::svm(kernel, x, y, config)?;
-                &solved
-            }
-        };
+        let fit = self.svm_fit(x, y)?;
+        let fit = fit.as_ref();
         let approx = match mode {
             LooMode::Approx | LooMode::Both => Some(ApproxLoo {
                 estimator: LooEstimator::LinearResponse,

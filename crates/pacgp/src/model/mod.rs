@@ -178,6 +178,23 @@ impl Task {
         }
     }
 
+    /// `p(y = +1)` of a binary model at a latent marginal `N(mean, var)`: a GP classifier's
+    /// likelihood predictive (its input noise added to the variance), the SVM's probability
+    /// that a draw of Q votes +1, `Φ((mean + bias)/√var)`. `None` for other tasks.
+    pub(crate) fn positive_probability(&self, mean: f64, var: f64) -> Option<f64> {
+        match self {
+            Task::Classification {
+                likelihood,
+                input_noise,
+                ..
+            } => Some(likelihood.predictive_positive(mean, var + input_noise)),
+            Task::Svm { bias, .. } => Some(crate::special::normal_cdf(
+                (mean + bias) / var.sqrt().max(f64::MIN_POSITIVE),
+            )),
+            _ => None,
+        }
+    }
+
     /// The label map of a binary classifier (GP classifier or SVM).
     pub fn labels(&self) -> Option<&LabelMap> {
         match self {

@@ -67,32 +67,15 @@ impl FittedModel {
     /// Class probabilities `p(y = +1 | x)` and latent marginals at raw inputs; for an SVM the
     /// probability that its Gibbs classifier says +1, `Φ(μ f_SVM(x)/√k(x,x))`.
     pub fn predict_classification(&self, x: MatRef<'_, f64>) -> Result<(Vec<f64>, Marginals)> {
-        if let Task::Svm { bias, .. } = &self.task {
-            let m = self.latent(x)?;
-            let p = m
-                .mean
-                .iter()
-                .zip(&m.var)
-                .map(|(mu, v)| {
-                    crate::special::normal_cdf((mu + bias) / v.sqrt().max(f64::MIN_POSITIVE))
-                })
-                .collect();
-            return Ok((p, m));
-        }
-        let Task::Classification {
-            likelihood,
-            input_noise,
-            ..
-        } = &self.task
-        else {
+        if self.task.labels().is_none() {
             return Err(self.not_binary());
-        };
+        }
         let m = self.latent(x)?;
         let p = m
             .mean
             .iter()
             .zip(&m.var)
-            .map(|(mu, v)| likelihood.predictive_positive(*mu, *v + input_noise))
+            .filter_map(|(mu, v)| self.task.positive_probability(*mu, *v))
             .collect();
         Ok((p, m))
     }

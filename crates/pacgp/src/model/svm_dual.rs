@@ -3,12 +3,14 @@
 //! the support vectors, `f_SVM(x) = Σ_i y_iα_i k(x, x_i) + b` on standardised inputs with the
 //! prior kernel (which holds the constant term of a certified SVM; `b = 0` there).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use faer::MatRef;
 
 use super::{FittedModel, Task};
 use crate::error::{Error, Result};
+use crate::svm::SvmFit;
 
 /// The dual of an SVM: support vectors as training rows, their coefficients `y_iα_i`, the bias.
 #[derive(Clone, Debug, PartialEq)]
@@ -22,6 +24,27 @@ pub struct SvmDual {
 }
 
 impl FittedModel {
+    /// The SVM's solution on its standardised sample `(x, y)`: the fit's own where it is kept
+    /// for this very problem (the one solving again would give), else the SVM solved again
+    /// with the model's kernel and settings.
+    pub(crate) fn svm_fit(&self, x: MatRef<'_, f64>, y: &[f64]) -> Result<Cow<'_, SvmFit>> {
+        let Task::Svm {
+            posterior, config, ..
+        } = &self.task
+        else {
+            return Err(Error::Unsupported(format!(
+                "'{}' is not an SVM",
+                self.method()
+            )));
+        };
+        let kernel = posterior.kernel();
+        let cached = self.svm_solution.as_deref();
+        match cached.and_then(|s| s.for_problem(kernel, config, x, y)) {
+            Some(fit) => Ok(Cow::Borrowed(fit)),
+            None => crate::svm::svm(kernel, x, y, config).map(Cow::Owned),
+        }
+    }
+
     fn svm_parts(&self) -> Result<(f64, f64)> {
         match &self.task {
             Task::Svm { mu, bias, .. } => Ok((*mu, *bias)),

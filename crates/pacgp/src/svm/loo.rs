@@ -28,7 +28,7 @@ use super::{DenseRows, InputRows, KernelRows, SvmConfig, SvmFit};
 use crate::error::{Error, Result};
 use crate::inference::ConvergenceStatus;
 use crate::kernel::Kernel;
-use crate::linalg::Lu;
+use crate::linalg::{self, Lu};
 use crate::loo::LooClassification;
 use crate::memory::try_zeros;
 
@@ -47,41 +47,69 @@ fn check_fit(fit: &SvmFit, y: &[f64], n: usize) -> Result<()> {
 /// (`rows` must be the kernel the fit was trained with, including the slack's v).
 pub fn svm_loo_margins(fit: &SvmFit, rows: &dyn KernelRows, y: &[f64]) -> Result<Vec<f64>> {
     check_fit(fit, y, rows.n())?;
-    let m_set = &fit.sets.margin_sv;
-    let b_set = &fit.sets.bound_sv;
-    let m = m_set.len();
-    let dim = m + usize::from(fit.bias);
-    let mut margins = fit.margins.clone();
-    if dim == 0 {
-        // no margin SVs and no bias: removing a bound SV changes only its own term
-        for &l in b_set {
-            margins[l] -= fit.alpha[l] * rows.diag(l);
+    ResponseSystem::solve(fit, rows)?.margins(fit, rows)
+}
+
+/// The linear response's solved system (module doc): `A⁻¹` and, for the bound SVs, the
+/// columns `a_l` and `A⁻¹a_l`. Without margin SVs and bias all are empty (`dim = 0`): removing
+/// a bound SV then changes only its own term.
+struct ResponseSystem {
+    /// `A⁻¹` (`dim × dim`).
+    a_inv: Mat<f64>,
+    /// `a_l` of the bound SVs, as columns.
+    bound_cols: Mat<f64>,
+    /// `A⁻¹a_l` of the bound SVs, as columns.
+    bound_solved: Mat<f64>,
+}
+
+impl ResponseSystem {
+    /// One factor of the bordered system: `O(|M|³ + |M|²|B|)`.
+    fn solve(fit: &SvmFit, rows: &dyn KernelRows) -> Result<Self> {
+        let (a, bound_cols) = bordered_system(fit, rows)?;
+        if a.nrows() == 0 {
+            let bound_solved = linalg::try_clone(bound_cols.as_ref(), "A⁻¹a_l")?;
+            return Ok(Self {
+                a_inv: a,
+                bound_cols,
+                bound_solved,
+            });
         }
-        return Ok(margins);
+        let lu = Lu::factor(a, "the margin support vectors' kernel matrix")?;
+        let bound_solved = lu.solve(
+            bound_cols.as_ref(),
+            "A⁻¹ times the bound support vectors' columns",
+        )?;
+        let a_inv = lu.inverse("the inverse of the margin support vectors' kernel matrix")?;
+        Ok(Self {
+            a_inv,
+            bound_cols,
+            bound_solved,
+        })
     }
-    let (a, rhs) = bordered_system(fit, rows)?;
-    let lu = Lu::factor(a, "the margin support vectors' kernel matrix")?;
-    let a_inv = lu.inverse("the inverse of the margin support vectors' kernel matrix")?;
-    for (p, &l) in m_set.iter().enumerate() {
-        margins[l] -= fit.alpha[l] / a_inv[(p, p)]; // eq. 17.29
-    }
-    drop(a_inv);
-    if !b_set.is_empty() {
-        let sol = lu.solve(rhs.as_ref(), "A⁻¹ times the bound support vectors' columns")?;
-        for (q, &l) in b_set.iter().enumerate() {
-            let quad: f64 = (0..dim).map(|p| rhs[(p, q)] * sol[(p, q)]).sum();
+
+    /// The margins `y_l f_l^{\l}` of every example (eqs. 17.29, 17.31; module doc).
+    fn margins(&self, fit: &SvmFit, rows: &dyn KernelRows) -> Result<Vec<f64>> {
+        let mut margins = fit.margins.clone();
+        for (p, &l) in fit.sets.margin_sv.iter().enumerate() {
+            margins[l] -= fit.alpha[l] / self.a_inv[(p, p)]; // eq. 17.29
+        }
+        let dim = self.a_inv.nrows();
+        for (q, &l) in fit.sets.bound_sv.iter().enumerate() {
+            let quad: f64 = (0..dim)
+                .map(|p| self.bound_cols[(p, q)] * self.bound_solved[(p, q)])
+                .sum();
             margins[l] += fit.alpha[l] * (quad - rows.diag(l)); // eq. 17.31
         }
+        if let Some(i) = margins.iter().position(|v| !v.is_finite()) {
+            return Err(Error::Numerical {
+                what: "SVM linear-response LOO",
+                message: format!(
+                    "non-finite LOO margin at example {i} (singular margin-SV kernel matrix)"
+                ),
+            });
+        }
+        Ok(margins)
     }
-    if let Some(i) = margins.iter().position(|v| !v.is_finite()) {
-        return Err(Error::Numerical {
-            what: "SVM linear-response LOO",
-            message: format!(
-                "non-finite LOO margin at example {i} (singular margin-SV kernel matrix)"
-            ),
-        });
-    }
-    Ok(margins)
 }
 
 /// The bordered system of the linear response (module doc): `A = k_M` over the margin SVs
@@ -133,10 +161,8 @@ pub struct SvmLooFunctions {
     kernel: Kernel,
     x: Mat<f64>,
     y: Vec<f64>,
-    /// `A⁻¹` (`dim × dim`).
-    a_inv: Mat<f64>,
-    /// `A⁻¹a_l` for the bound SVs, as columns.
-    bound_solved: Mat<f64>,
+    /// The bordered system, solved once for the functions and the training margins.
+    system: ResponseSystem,
 }
 
 impl SvmLooFunctions {
@@ -146,25 +172,14 @@ impl SvmLooFunctions {
         super::check_shapes(x.as_ref(), &y)?;
         let rows = InputRows::new(&kernel, x.as_ref(), fit.slack.diagonal_shift())?;
         check_fit(&fit, &y, rows.n())?;
-        let (a, rhs) = bordered_system(&fit, &rows)?;
+        let system = ResponseSystem::solve(&fit, &rows)?;
         drop(rows);
-        let (a_inv, bound_solved) = if a.nrows() == 0 {
-            (a, rhs)
-        } else {
-            let lu = Lu::factor(a, "the margin support vectors' kernel matrix")?;
-            let solved = lu.solve(rhs.as_ref(), "A⁻¹ times the bound support vectors' columns")?;
-            (
-                lu.inverse("the inverse of the margin support vectors' kernel matrix")?,
-                solved,
-            )
-        };
         Ok(Self {
             fit,
             kernel,
             x,
             y,
-            a_inv,
-            bound_solved,
+            system,
         })
     }
 
@@ -174,14 +189,14 @@ impl SvmLooFunctions {
     }
 
     /// The linear-response margins `y_l f^{\l}(x_l)` at the training inputs
-    /// ([`svm_loo_margins`]).
+    /// ([`svm_loo_margins`], from the system already solved).
     pub fn training_margins(&self) -> Result<Vec<f64>> {
         let rows = InputRows::new(
             &self.kernel,
             self.x.as_ref(),
             self.fit.slack.diagonal_shift(),
         )?;
-        svm_loo_margins(&self.fit, &rows, &self.y)
+        self.system.margins(&self.fit, &rows)
     }
 
     /// `f^{\l}(x_j) − f(x_j)` for every training example l (row) and input `x_j` of `xs`
@@ -189,7 +204,7 @@ impl SvmLooFunctions {
     pub fn shifts(&self, xs: MatRef<'_, f64>) -> Result<Mat<f64>> {
         let (m_set, b_set) = (&self.fit.sets.margin_sv, &self.fit.sets.bound_sv);
         let (m, nb) = (m_set.len(), xs.nrows());
-        let dim = self.a_inv.nrows();
+        let dim = self.system.a_inv.nrows();
         let mut out = try_zeros(self.y.len(), nb, "the SVM's leave-one-out shifts")?;
         let k_m = self.kernel.cross(
             crate::linalg::select_rows(self.x.as_ref(), m_set).as_ref(),
@@ -204,10 +219,10 @@ impl SvmLooFunctions {
                 a_x[(m, j)] = 1.0;
             }
         }
-        let g = &self.a_inv * &a_x;
+        let g = &self.system.a_inv * &a_x;
         let strength = |l: usize| self.y[l] * self.fit.alpha[l];
         for (p, &l) in m_set.iter().enumerate() {
-            let scale = strength(l) / self.a_inv[(p, p)];
+            let scale = strength(l) / self.system.a_inv[(p, p)];
             for j in 0..nb {
                 out[(l, j)] = -scale * g[(p, j)]; // eq. 17.29 at x_j
             }
@@ -220,7 +235,7 @@ impl SvmLooFunctions {
             for (q, &l) in b_set.iter().enumerate() {
                 for j in 0..nb {
                     let quad: f64 = (0..dim)
-                        .map(|r| a_x[(r, j)] * self.bound_solved[(r, q)])
+                        .map(|r| a_x[(r, j)] * self.system.bound_solved[(r, q)])
                         .sum();
                     out[(l, j)] = -strength(l) * (k_b[(q, j)] - quad); // eq. 17.31 at x_j
                 }

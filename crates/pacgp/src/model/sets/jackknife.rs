@@ -86,16 +86,7 @@ fn svm_row_loo<'a>(
         what: "jackknife+ set record",
         message,
     };
-    let (
-        Task::Svm {
-            posterior,
-            mu,
-            config,
-            ..
-        },
-        Some(a),
-    ) = (&model.task, active)
-    else {
+    let (Task::Svm { posterior, mu, .. }, Some(a)) = (&model.task, active) else {
         return Err(refused(
             "an SVM's record keeps its support vectors and inputs".into(),
         ));
@@ -105,7 +96,7 @@ fn svm_row_loo<'a>(
         .map(|&c| if c == 1 { 1.0 } else { -1.0 })
         .collect();
     let kernel = posterior.kernel().clone();
-    let fit = crate::svm::svm(&kernel, a.x.as_ref(), &y, config)?;
+    let fit = model.svm_fit(a.x.as_ref(), &y)?.into_owned();
     let sv: Vec<usize> = (0..y.len()).filter(|&i| fit.alpha[i] > 0.0).collect();
     let same = |b: usize, &i: &usize| {
         let want = mu * y[i] * fit.alpha[i];

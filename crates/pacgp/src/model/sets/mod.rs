@@ -365,31 +365,15 @@ impl FittedModel {
     }
 
     /// Class probabilities (rows: points, columns: classes) from the latent marginals of each
-    /// of [`Self::site_posteriors`], as the model's own: a binary classifier's likelihood
-    /// predictive `[1 − p, p]`, a one-vs-rest model's normalised vote of its members' scores.
+    /// of [`Self::site_posteriors`], as the model's own: a binary model's `[1 − p, p]`
+    /// (`Task::positive_probability`), a one-vs-rest model's normalised vote of its members' scores.
     pub(crate) fn latent_class_probabilities(&self, latent: Vec<Marginals>) -> Result<Mat<f64>> {
-        if let Task::Classification {
-            likelihood,
-            input_noise,
-            ..
-        } = &self.task
-        {
+        if self.task.labels().is_some() {
             let m = latent.first().ok_or_else(|| not_a_classifier(self))?;
             return Ok(Mat::from_fn(m.mean.len(), 2, |i, j| {
-                let p = likelihood.predictive_positive(m.mean[i], m.var[i] + input_noise);
-                if j == 1 {
-                    p
-                } else {
-                    1.0 - p
-                }
-            }));
-        }
-        if let Task::Svm { bias, .. } = &self.task {
-            // As `predict_classification`: the probability that a draw of Q votes +1.
-            let m = latent.first().ok_or_else(|| not_a_classifier(self))?;
-            return Ok(Mat::from_fn(m.mean.len(), 2, |i, j| {
-                let sd = m.var[i].sqrt().max(f64::MIN_POSITIVE);
-                let p = crate::special::normal_cdf((m.mean[i] + bias) / sd);
+                // A binary model (`labels()`) always has one.
+                let p = self.task.positive_probability(m.mean[i], m.var[i]);
+                let p = p.unwrap_or(f64::NAN);
                 if j == 1 {
                     p
                 } else {
