@@ -71,8 +71,8 @@ fn main() {
     let warm = args.get(3).map(String::as_str) != Some("cold");
     let lik = Likelihood::probit();
     for method in [
-        InferenceMethod::Laplace(LaplaceConfig::default()),
-        InferenceMethod::Ep(EpConfig::default()),
+        InferenceMethod::new(LaplaceConfig::default()),
+        InferenceMethod::new(EpConfig::default()),
     ] {
         let t = Instant::now();
         let fit = method.fit(&k, &lik, x.as_ref(), &y).expect("fit");

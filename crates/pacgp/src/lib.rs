@@ -63,7 +63,7 @@
 //! - [`prior`]: priors that tighten certificates (hyperprior, split priors);
 //! - [`regression`]: exact and sparse GP regression, sharded sums, greedy sparse;
 //! - [`inference`]: approximate inference for GP classification (Laplace, EP, mean field,
-//!   IVM, SOGP, softmax);
+//!   IVM, SOGP, softmax), each binary method in its home behind one trait;
 //! - [`svm`]: support vector machines as a GP's MAP, with their certificates and LOO;
 //! - [`svgp`]: the sparse variational GP classifier (evidence or bound);
 //! - [`multiclass`]: the multi-class Gibbs classifier's vote probabilities and risk;

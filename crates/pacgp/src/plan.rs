@@ -5,9 +5,11 @@
 
 use crate::certificate::PenaltyTerm;
 use crate::error::Result;
+use crate::inference::ep::EpConfig;
 use crate::inference::ivm::IvmConfig;
+use crate::inference::laplace::LaplaceConfig;
 use crate::inference::mean_field::MeanFieldConfig;
-use crate::inference::sogp::{SogpConfig, SweepOrder};
+use crate::inference::sogp::{SogpConfig, SogpMethod, SweepOrder};
 use crate::inference::InferenceMethod;
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
@@ -34,32 +36,33 @@ pub fn likelihood(name: LikelihoodName) -> Likelihood {
 pub fn inference_method(i: &Inference, seed: u64) -> Result<(InferenceMethod, Likelihood)> {
     let basis = |m: Option<usize>| m.unwrap_or(DEFAULT_BASIS);
     Ok(match *i {
-        Inference::Laplace { likelihood: l } => {
-            (InferenceMethod::Laplace(Default::default()), likelihood(l))
-        }
+        Inference::Laplace { likelihood: l } => (
+            InferenceMethod::new(LaplaceConfig::default()),
+            likelihood(l),
+        ),
         Inference::Ep => (
-            InferenceMethod::Ep(Default::default()),
+            InferenceMethod::new(EpConfig::default()),
             Likelihood::probit(),
         ),
         Inference::MeanField { kappa, input_noise } => (
-            InferenceMethod::MeanField(MeanFieldConfig {
+            InferenceMethod::new(MeanFieldConfig {
                 input_noise,
                 ..Default::default()
             }),
             Likelihood::flip_noise(kappa)?,
         ),
         Inference::Ivm { active_set } => (
-            InferenceMethod::Ivm(IvmConfig::new(basis(active_set))),
+            InferenceMethod::new(IvmConfig::new(basis(active_set))),
             Likelihood::probit(),
         ),
         Inference::Sogp { active_set } => (
-            InferenceMethod::Sogp {
+            InferenceMethod::new(SogpMethod {
                 config: SogpConfig {
                     max_basis: basis(active_set),
                     ..Default::default()
                 },
                 order: SweepOrder::Shuffled { seed },
-            },
+            }),
             Likelihood::probit(),
         ),
     })

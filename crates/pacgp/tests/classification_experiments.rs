@@ -135,7 +135,7 @@ fn mnist_grid_shows_the_seed_pattern() {
         (tt.xt.as_ref(), &tt.yt),
         &ws,
         &cs,
-        &InferenceMethod::Ivm(IvmConfig::new(60)),
+        &InferenceMethod::new(IvmConfig::new(60)),
         &Likelihood::probit(),
         0.01,
         ConfidenceTerm::Seeger,

@@ -13,7 +13,7 @@ use pacgp::inference::ep::EpConfig;
 use pacgp::inference::ivm::IvmConfig;
 use pacgp::inference::laplace::LaplaceConfig;
 use pacgp::inference::mean_field::{mean_field, MeanFieldConfig};
-use pacgp::inference::sogp::{SogpConfig, SweepOrder};
+use pacgp::inference::sogp::{SogpConfig, SogpMethod, SweepOrder};
 use pacgp::inference::{ClassifierFit, InferenceMethod};
 use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
@@ -140,14 +140,14 @@ fn regression_entry_point_exact_gp() {
 }
 
 fn tight_laplace() -> InferenceMethod {
-    InferenceMethod::Laplace(LaplaceConfig {
+    InferenceMethod::new(LaplaceConfig {
         max_iter: 200,
         tol: 1e-13,
     })
 }
 
 fn tight_ep() -> InferenceMethod {
-    InferenceMethod::Ep(EpConfig {
+    InferenceMethod::new(EpConfig {
         tol: 1e-10,
         max_sweeps: 1000,
         ..Default::default()
@@ -155,7 +155,7 @@ fn tight_ep() -> InferenceMethod {
 }
 
 fn tight_mean_field(v: f64) -> InferenceMethod {
-    InferenceMethod::MeanField(MeanFieldConfig {
+    InferenceMethod::new(MeanFieldConfig {
         input_noise: v,
         ftol: 1e-22,
         max_iter: 20_000,
@@ -207,12 +207,12 @@ fn plain_refit_margin(
 ) -> f64 {
     let keep: Vec<usize> = (0..y.len()).filter(|&j| j != i).collect();
     let yt: Vec<f64> = keep.iter().map(|&j| y[j]).collect();
-    let method = match method {
-        InferenceMethod::Sogp { config, .. } => InferenceMethod::Sogp {
-            config: *config,
+    let method = match method.settings::<SogpMethod>() {
+        Some(s) => InferenceMethod::new(SogpMethod {
+            config: s.config,
             order: SweepOrder::Natural,
-        },
-        m => m.clone(),
+        }),
+        None => method.clone(),
     };
     let fit = method.fit(k, lik, rows(x, &keep).as_ref(), &yt).unwrap();
     let m = fit.posterior.predict(x.subrows(i, 1)).unwrap().mean[0];
@@ -239,19 +239,19 @@ fn entry_point_covers_every_inference_method() {
             1e-6,
         ),
         (
-            InferenceMethod::Ivm(IvmConfig::new(20)),
+            InferenceMethod::new(IvmConfig::new(20)),
             &probit,
             LooEstimator::Cavity,
             1e-12,
         ),
         (
-            InferenceMethod::Sogp {
+            InferenceMethod::new(SogpMethod {
                 config: SogpConfig {
                     max_basis: 12,
                     ..Default::default()
                 },
                 order: SweepOrder::Natural,
-            },
+            }),
             &probit,
             LooEstimator::Refit,
             1e-12,
@@ -294,9 +294,7 @@ fn entry_point_mean_field_is_mean_field_loo() {
     let k = Kernel::se_iso(0.9, 1.5);
     let lik = Likelihood::flip_noise(0.05).unwrap();
     let method = tight_mean_field(0.5);
-    let InferenceMethod::MeanField(cfg) = &method else {
-        unreachable!()
-    };
+    let cfg = method.settings::<MeanFieldConfig>().unwrap();
     let mf = mean_field(&k, &lik, x.as_ref(), &y, cfg).unwrap();
     let direct = mean_field_loo(&mf, &y).unwrap();
     let r = classifier_loo(&method, &lik, x.as_ref(), &y, &mf.fit, LooMode::Approx).unwrap();
@@ -312,7 +310,7 @@ fn entry_point_mean_field_is_mean_field_loo() {
 fn ivm_cavities_outside_the_active_set_are_the_marginals() {
     let (x, y) = common::toy(40);
     let k = Kernel::se_iso(0.9, 2.0);
-    let fit: ClassifierFit = InferenceMethod::Ivm(IvmConfig::new(15))
+    let fit: ClassifierFit = InferenceMethod::new(IvmConfig::new(15))
         .fit(&k, &Likelihood::probit(), x.as_ref(), &y)
         .unwrap();
     let cav = training_cavities(&fit, x.as_ref()).unwrap();
@@ -343,8 +341,8 @@ fn cavity_vs_refits(rows: &[usize]) -> Vec<(&'static str, usize, usize, usize, u
     let lik = Likelihood::probit();
     let mut out = Vec::new();
     for method in [
-        InferenceMethod::Laplace(LaplaceConfig::default()),
-        InferenceMethod::Ep(EpConfig::default()),
+        InferenceMethod::new(LaplaceConfig::default()),
+        InferenceMethod::new(EpConfig::default()),
     ] {
         let fit = method.fit(&k, &lik, x.as_ref(), &y).unwrap();
         let cav = training_cavities(&fit, x.as_ref()).unwrap();
@@ -405,7 +403,7 @@ fn laplace_and_ep_cavities_match_refits_on_breast_cancer_full() {
 fn decisions_use_the_bias_and_bad_input_is_typed() {
     let (x, y) = common::toy(30);
     let k = Kernel::se_iso(0.9, 2.0);
-    let method = InferenceMethod::Laplace(LaplaceConfig::default());
+    let method = InferenceMethod::new(LaplaceConfig::default());
     for b in [-0.4, 0.0, 0.4] {
         let lik = Likelihood::probit_with(1.0, b).unwrap();
         let fit = method.fit(&k, &lik, x.as_ref(), &y).unwrap();

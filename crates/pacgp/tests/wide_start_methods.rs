@@ -255,15 +255,13 @@ fn ivm_ml2_from(
     stall: Option<pacgp::optim::Stall>,
 ) -> pacgp::inference::ivm::ml2::IvmMl2Fit {
     use pacgp::inference::ivm::ml2::{ivm_ml2, IvmMl2Config};
-    use pacgp::inference::InferenceMethod;
     let Method::Classifier(c) = &spec.method else {
         panic!("ivm is a classifier");
     };
-    let (InferenceMethod::Ivm(ivm), likelihood) =
-        pacgp::plan::inference_method(&c.inference, spec.seed).unwrap()
-    else {
-        panic!("not ivm");
-    };
+    let (method, likelihood) = pacgp::plan::inference_method(&c.inference, spec.seed).unwrap();
+    let ivm = *method
+        .settings::<pacgp::inference::ivm::IvmConfig>()
+        .expect("ivm");
     let mut cfg = IvmMl2Config::new(ivm.active_set, 3);
     cfg.ivm = ivm;
     cfg.snap = Some(pacgp::bounds::HyperGrid::default());

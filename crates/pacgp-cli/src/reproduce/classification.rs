@@ -181,7 +181,7 @@ pub(super) fn ivm_mnist_grid(a: &ReproduceArgs) -> Result<()> {
         settings.pca_components,
     )
     .context("loading MNIST 2 vs 3 (run from the repository root, or pass --data-dir)")?;
-    let method = InferenceMethod::Ivm(IvmConfig::new(d));
+    let method = InferenceMethod::new(IvmConfig::new(d));
     let cells = cls::w_c_grid(
         (tt.x.as_ref(), &tt.y),
         (tt.xt.as_ref(), &tt.yt),

@@ -8,7 +8,7 @@ use crate::bounds::{ConfidenceTerm, HyperGrid};
 use crate::certificate::{Certificate, CertificateSpec, GibbsClassifier, GibbsLoss, PenaltyTerm};
 use crate::data::{Dataset, LabelMap, Standardizer};
 use crate::error::{Error, Result};
-use crate::inference::{ClassifierFit, InferenceMethod};
+use crate::inference::{ClassifierFit, InferenceMethod, Ml2Settings, Problem};
 use crate::kernel::{start, Kernel};
 use crate::likelihood::Likelihood;
 use crate::model::{FitReport, FittedModel, Task};
@@ -80,70 +80,28 @@ fn select_by_ml2(
     s: &Setup,
     seed: u64,
 ) -> Result<Selected> {
-    use crate::inference::evidence::{fit_ep_ml2, fit_laplace_ml2, ClassifierMlConfig, WarmStart};
-    use crate::inference::ivm::ml2::{ivm_ml2, IvmMl2Config};
     let grid = HyperGrid::default();
-    let mut notes = Vec::new();
-    let mut ml = |laplace| -> Result<(Kernel, OptimReport, WarmStart)> {
-        let mut cfg = ClassifierMlConfig {
-            snap: Some(grid),
-            restarts: s.restarts,
-            ..Default::default()
-        };
-        cfg.lbfgs.stall = start::wide_stall(x.ncols());
-        let (kernel, note) =
-            start::wide_start_noted(kernel.clone(), x, seed, "leaves the evidence flat");
-        notes.extend(note);
-        let r = if laplace {
-            fit_laplace_ml2(&kernel, &s.likelihood, x, y, &cfg)?
-        } else {
-            fit_ep_ml2(&kernel, &s.likelihood, x, y, &cfg)?
-        };
-        Ok((r.kernel, r.report, r.warm))
+    let settings = Ml2Settings {
+        grid,
+        restarts: s.restarts,
+        stall: start::wide_stall(x.ncols()),
     };
-    // The driver snaps θ onto the grid; the fit there is redone with the method's own
+    let (kernel, note) =
+        start::wide_start_noted(kernel.clone(), x, seed, "leaves the evidence flat");
+    let notes = note.into_iter().collect();
+    // The driver snaps θ onto the grid; the method's home refits there with its own
     // settings (tighter than ML-II's), warm-started from the ML-II state at the same θ.
-    let (fit, report) = match &s.method {
-        InferenceMethod::Laplace(cfg) => {
-            let (k, report, warm) = ml(true)?;
-            let fit = match &warm {
-                WarmStart::Laplace(f0) => {
-                    crate::inference::laplace::laplace_warm(&k, &s.likelihood, x, y, cfg, f0)?
-                }
-                _ => s.method.fit(&k, &s.likelihood, x, y)?,
-            };
-            (fit, report)
-        }
-        InferenceMethod::Ep(cfg) => {
-            let (k, report, warm) = ml(false)?;
-            let fit = match &warm {
-                WarmStart::Ep(sites) => {
-                    crate::inference::ep::ep_warm(&k, &s.likelihood, x, y, cfg, sites)?.0
-                }
-                _ => s.method.fit(&k, &s.likelihood, x, y)?,
-            };
-            (fit, report)
-        }
-        InferenceMethod::Ivm(cfg) => {
-            let mut c = IvmMl2Config::new(cfg.active_set, 3);
-            c.ivm = *cfg;
-            c.snap = Some(grid);
-            c.kernel_optim.stall = start::wide_stall(x.ncols());
-            let (kernel, note) =
-                start::wide_start_noted(kernel.clone(), x, seed, "leaves the evidence flat");
-            notes.extend(note);
-            let r = ivm_ml2(&kernel, &s.likelihood, x, y, &c)?;
-            let report = r.kernel_reports.last().cloned().ok_or(Error::Empty {
-                what: "IVM ML-II rounds",
-            })?;
-            (r.fit, report)
-        }
-        other => {
-            return Err(Error::Unsupported(format!(
-                "ML-II hyperparameters are available for laplace, ep and ivm, not {}",
-                other.name()
-            )))
-        }
+    let p = Problem {
+        kernel: &kernel,
+        lik: &s.likelihood,
+        x,
+        y,
+    };
+    let Some((fit, report)) = s.method.ml2(p, &settings)? else {
+        return Err(Error::Unsupported(format!(
+            "ML-II hyperparameters are available for laplace, ep and ivm, not {}",
+            s.method.name()
+        )));
     };
     let choices = vec![PenaltyTerm::grid(&grid, fit.posterior.kernel().n_params())];
     let certificate = s.certificate(&fit, x, y, choices)?;
@@ -206,10 +164,7 @@ pub fn classifier(
         }
         _ => select_by_bound(x.as_ref(), &train.y, &setup)?,
     };
-    let input_noise = match c.inference {
-        Inference::MeanField { input_noise, .. } => input_noise,
-        _ => 0.0,
-    };
+    let input_noise = setup.method.input_noise();
     let task = Task::Classification {
         posterior: fit.posterior,
         likelihood: setup.likelihood,

@@ -3,10 +3,20 @@
 //! [`ConvergenceReport`], so prediction, `KL(Q‖P)`, Gibbs error and the PAC-Bayes certificate
 //! come for free. [`softmax`] is the multi-class Laplace approximation, whose posterior
 //! couples the classes.
+//!
+//! Each binary method's module is its home: it implements [`ClassifierInference`] (its fit,
+//! the leave-one-out it has, the warm start of a refit without one row, ML-II where it has an
+//! evidence), and [`InferenceMethod`] carries any of them to the leave-one-out, the refits and
+//! the fit's hyperparameter choice, which never ask which method it is.
 
+use std::sync::Arc;
+
+use faer::MatRef;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::kernel::Kernel;
+use crate::likelihood::Likelihood;
 use crate::posterior::GaussianPosterior;
 
 pub mod ep;
@@ -14,6 +24,8 @@ pub mod evidence;
 pub mod ivm;
 pub mod laplace;
 pub mod mean_field;
+#[cfg(test)]
+mod prior_only;
 pub mod softmax;
 pub mod sogp;
 
@@ -56,6 +68,30 @@ pub struct ClassifierFit {
     pub report: ConvergenceReport,
 }
 
+impl ClassifierFit {
+    /// Whether the posterior's basis is every training row, in order (`y`: its labels) — the
+    /// fits a refit can restart from.
+    pub fn has_full_basis(&self, y: &[f64]) -> bool {
+        self.basis_indices.is_none() && self.posterior.alpha.len() == y.len()
+    }
+
+    /// The posterior means `Kα` at the training inputs of a full-basis fit (`None` for a
+    /// subset basis).
+    pub fn full_basis_means(&self, y: &[f64]) -> Result<Option<Vec<f64>>> {
+        if !self.has_full_basis(y) {
+            return Ok(None);
+        }
+        let post = &self.posterior;
+        let k = post.kernel().gram(post.basis.as_ref())?;
+        Ok(Some(crate::linalg::mat_vec(&k, &post.alpha)))
+    }
+}
+
+/// Entries `rows` of `v` (a full-data state restricted to the rows a refit keeps).
+pub(crate) fn entries_at(v: &[f64], rows: &[usize]) -> Vec<f64> {
+    rows.iter().map(|&j| v[j]).collect()
+}
+
 /// Labels must be ±1 with both classes present (any finite y for the Gaussian likelihood of
 /// the equivalence tests); shapes must agree.
 pub fn check_classification(
@@ -75,56 +111,149 @@ pub fn check_classification(
     Ok(())
 }
 
-/// An approximate-inference method with its settings: the one switch that model files,
-/// experiments and the CLI go through, so a new method is added in one place.
-#[derive(Clone, Debug)]
-pub enum InferenceMethod {
-    /// Laplace approximation (GPML Alg. 3.1/3.2).
-    Laplace(laplace::LaplaceConfig),
-    /// Expectation propagation (GPML Alg. 3.5).
-    Ep(ep::EpConfig),
-    /// Naive mean field (seed 001 Alg. 17.1) with the Gaussian Q of its cavities; flip-noise
-    /// likelihood.
-    MeanField(mean_field::MeanFieldConfig),
-    /// Informative vector machine: ADF on a greedily selected active set (seed 003 §3.1).
-    Ivm(ivm::IvmConfig),
-    /// Sparse online GP (Csató–Opper; seed 003 §3.2), visiting the points in `order`.
-    Sogp {
-        /// Memory limit, novelty tolerance, sweeps.
-        config: sogp::SogpConfig,
-        /// Visiting order of every sweep.
-        order: sogp::SweepOrder,
-    },
+/// What the leave-one-out estimate a method has is made from, without refits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ApproxLooKind {
+    /// The cavities of its Gaussian sites (LA-LOO, LOO-EP, IVM's cavities).
+    SiteCavities,
+    /// Naive mean field's linear response (seed 001 eq. 17.29).
+    LinearResponse,
+    /// None: its leave-one-out takes refits (SOGP's online sweeps).
+    RefitsOnly,
 }
 
-impl InferenceMethod {
+/// The inference state of a fit, to warm-start another at nearby hyperparameters (ML-II) or
+/// on the data without one row (exact leave-one-out).
+#[derive(Clone, Debug, Default)]
+pub enum WarmStart {
+    /// Start cold.
+    #[default]
+    None,
+    /// The Laplace mode `f̂` (see [`laplace::laplace_warm`]).
+    Laplace(Vec<f64>),
+    /// EP sites (see [`ep::ep_warm`]).
+    Ep(ep::EpSites),
+    /// Naive mean field's embedding strengths `α_mf = y ∘ α` (see
+    /// [`mean_field::mean_field_warm`]).
+    MeanField(Vec<f64>),
+}
+
+/// What ML-II of a classifier is run with: the grid θ is kept inside and snapped onto, the
+/// seeded restarts and the optimiser's stall rule (wide inputs).
+#[derive(Clone, Debug)]
+pub struct Ml2Settings {
+    /// The one hyperparameter grid.
+    pub grid: crate::bounds::HyperGrid,
+    /// Seeded restarts around the start.
+    pub restarts: crate::optim::Restarts,
+    /// Stop on a stalled evidence ([`crate::kernel::start::wide_stall`]).
+    pub stall: Option<crate::optim::Stall>,
+}
+
+/// What a classifier's inference runs on: the kernel, the likelihood, the inputs and the ±1
+/// labels.
+#[derive(Clone, Copy, Debug)]
+pub struct Problem<'a> {
+    /// The prior's kernel.
+    pub kernel: &'a Kernel,
+    /// The likelihood.
+    pub lik: &'a Likelihood,
+    /// Inputs, one row a point.
+    pub x: MatRef<'a, f64>,
+    /// Labels ±1.
+    pub y: &'a [f64],
+}
+
+/// What a refit without one row starts from: the full-data fit's warm start, the rows kept
+/// (in order) and the row left out.
+#[derive(Clone, Copy, Debug)]
+pub struct LeftOut<'a> {
+    /// The full-data state ([`ClassifierInference::warm_start`]).
+    pub start: &'a WarmStart,
+    /// The rows kept, in order.
+    pub train: &'a [usize],
+    /// The row left out.
+    pub row: usize,
+}
+
+/// The fit ML-II ends at and what the optimiser did.
+pub type Ml2Fit = (ClassifierFit, crate::optim::OptimReport);
+
+/// One approximate-inference method of a binary GP classifier, implemented in its home (the
+/// method's module): fitting, the leave-one-out it has, warm-started refits and ML-II all
+/// reach a method through this trait, so a new method is its module and one registration.
+pub trait ClassifierInference: std::any::Any + std::fmt::Debug + Send + Sync {
     /// Command-line name of the method.
-    pub fn name(&self) -> &'static str {
-        match self {
-            InferenceMethod::Laplace(_) => "laplace",
-            InferenceMethod::Ep(_) => "ep",
-            InferenceMethod::MeanField(_) => "mean-field",
-            InferenceMethod::Ivm(_) => "ivm",
-            InferenceMethod::Sogp { .. } => "sogp",
-        }
+    fn name(&self) -> &'static str;
+
+    /// Inference at a fixed kernel and likelihood.
+    fn fit(&self, p: Problem<'_>) -> Result<ClassifierFit>;
+
+    /// What the method's leave-one-out estimate without refits is made from.
+    fn approximate_loo(&self) -> ApproxLooKind {
+        ApproxLooKind::SiteCavities
     }
 
-    /// Run inference for fixed kernel and likelihood.
+    /// Gaussian input-noise variance v of the data model (naive mean field's; 0 for the others).
+    fn input_noise(&self) -> f64 {
+        0.0
+    }
+
+    /// The state a refit without one row starts from, read off the full-data `fit` on labels
+    /// `y` (default: none, the refit starts cold).
+    fn warm_start(&self, fit: &ClassifierFit, y: &[f64]) -> Result<WarmStart> {
+        let _ = (fit, y);
+        Ok(WarmStart::None)
+    }
+
+    /// The fit on `p`, the data without one row, from the full-data state `out` describes
+    /// (default: a cold fit).
+    fn refit_without(&self, p: Problem<'_>, out: &LeftOut<'_>) -> Result<ClassifierFit> {
+        let _ = out;
+        self.fit(p)
+    }
+
+    /// ML-II from `kernel` inside the settings' grid, θ snapped onto it, and the method's own
+    /// fit there with its report (`None`: the method has no evidence to maximise).
+    fn ml2(&self, p: Problem<'_>, settings: &Ml2Settings) -> Result<Option<Ml2Fit>> {
+        let _ = (p, settings);
+        Ok(None)
+    }
+}
+
+/// An approximate-inference method with its settings, shared and cheap to clone: the one
+/// value model files, experiments and the CLI go through ([`ClassifierInference`]).
+#[derive(Clone, Debug)]
+pub struct InferenceMethod(Arc<dyn ClassifierInference>);
+
+impl InferenceMethod {
+    /// The method `m` with its settings.
+    pub fn new(m: impl ClassifierInference) -> Self {
+        Self(Arc::new(m))
+    }
+
+    /// Inference at a fixed kernel and likelihood ([`ClassifierInference::fit`]).
     pub fn fit(
         &self,
-        kernel: &crate::kernel::Kernel,
-        lik: &crate::likelihood::Likelihood,
-        x: faer::MatRef<'_, f64>,
+        kernel: &Kernel,
+        lik: &Likelihood,
+        x: MatRef<'_, f64>,
         y: &[f64],
     ) -> Result<ClassifierFit> {
-        match self {
-            InferenceMethod::Laplace(cfg) => laplace::laplace(kernel, lik, x, y, cfg),
-            InferenceMethod::Ep(cfg) => ep::ep(kernel, lik, x, y, cfg),
-            InferenceMethod::MeanField(cfg) => {
-                mean_field::mean_field(kernel, lik, x, y, cfg).map(|m| m.fit)
-            }
-            InferenceMethod::Ivm(cfg) => ivm::ivm(kernel, lik, x, y, cfg),
-            InferenceMethod::Sogp { config, order } => sogp::sogp(kernel, lik, x, y, config, order),
-        }
+        self.0.fit(Problem { kernel, lik, x, y })
+    }
+
+    /// The method's settings as its own type, if it is one of `T`.
+    pub fn settings<T: ClassifierInference>(&self) -> Option<&T> {
+        let any: &dyn std::any::Any = self.0.as_ref();
+        any.downcast_ref::<T>()
+    }
+}
+
+impl std::ops::Deref for InferenceMethod {
+    type Target = dyn ClassifierInference;
+
+    fn deref(&self) -> &Self::Target {
+        self.0.as_ref()
     }
 }

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::inference::mean_field::{MeanFieldConfig, MeanFieldFit};
-use crate::inference::{ClassifierFit, InferenceMethod};
+use crate::inference::{ApproxLooKind, ClassifierFit, InferenceMethod};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::regression::exact::ExactGp;
@@ -164,7 +164,7 @@ pub fn mean_field_exact_loo(
     cfg: &MeanFieldConfig,
 ) -> Result<LooClassification> {
     let rows: Vec<usize> = (0..y.len()).collect();
-    let method = InferenceMethod::MeanField(*cfg);
+    let method = InferenceMethod::new(*cfg);
     classifier_exact_loo(&method, kernel, lik, x, y, &rows, None)
 }
 
@@ -233,16 +233,16 @@ fn approximate_classifier_loo(
     fit: &ClassifierFit,
 ) -> Result<Option<ApproxLoo>> {
     let bias = lik.bias_and_slope().0;
-    match method {
-        InferenceMethod::MeanField(cfg) => {
-            let mf = mean_field_parts(fit, lik, y, cfg)?;
+    match method.approximate_loo() {
+        ApproxLooKind::LinearResponse => {
+            let mf = mean_field_parts(fit, lik, y, method.input_noise())?;
             Ok(Some(ApproxLoo {
                 estimator: LooEstimator::LinearResponse,
                 loo: mean_field_loo(&mf, y)?,
             }))
         }
-        InferenceMethod::Sogp { .. } => Ok(None),
-        _ => {
+        ApproxLooKind::RefitsOnly => Ok(None),
+        ApproxLooKind::SiteCavities => {
             let cav = training_cavities(fit, x)?;
             let margins = (0..y.len()).map(|i| y[i] * (cav.mean[i] + bias)).collect();
             Ok(Some(ApproxLoo {
@@ -253,13 +253,13 @@ fn approximate_classifier_loo(
     }
 }
 
-/// The mean-field quantities of a fit made by `InferenceMethod::MeanField(cfg)`, read back
+/// The mean-field quantities of a naive mean-field fit with input noise v, read back
 /// from its posterior: `α_mf = y ∘ α`, `⟨f⟩ = (K + vI)(y ∘ α_mf) = Kα + vα`.
 fn mean_field_parts(
     fit: &ClassifierFit,
     lik: &Likelihood,
     y: &[f64],
-    cfg: &MeanFieldConfig,
+    input_noise: f64,
 ) -> Result<MeanFieldFit> {
     let Likelihood::FlipNoise { kappa } = *lik else {
         return Err(Error::Unsupported(format!(
@@ -275,7 +275,7 @@ fn mean_field_parts(
             found: format!("{}", y.len()),
         });
     }
-    let v = cfg.input_noise;
+    let v = input_noise;
     let k_alpha = crate::linalg::mat_vec(&post.kernel().gram(post.basis.as_ref())?, &post.alpha);
     Ok(MeanFieldFit {
         fit: fit.clone(),

@@ -2,10 +2,10 @@
 //! parallel over the left-out rows with rayon (results in the order of `rows`, whatever the
 //! thread schedule), and the refit of every model built on it.
 //!
-//! Warm starts where the method has one: Laplace starts Newton from the full-data mode `f̂`
-//! without row i, EP from the full-data sites without site i (`τ̃ = π`, `ν̃ = α + πμ`, see
-//! [`super::cavity`]), naive mean field from its embedding strengths without `α_i`. IVM
-//! (greedy selection) and SOGP (online sweeps) have no state to restart from and refit cold.
+//! A classifier refits from the warm start its method reads off the full-data fit
+//! ([`crate::inference::ClassifierInference::warm_start`], in each method's home): Laplace
+//! from the mode `f̂`, EP from the sites, naive mean field from its embedding strengths, each
+//! without row i; IVM and SOGP refit cold.
 //! Exact and sparse GP regression refit in closed form at fixed hyperparameters (sparse: at
 //! fixed inducing inputs Z too).
 
@@ -14,14 +14,10 @@ use rayon::prelude::*;
 
 use super::{LooClassification, LooResult};
 use crate::error::{Error, Result};
-use crate::inference::ep::{ep_warm, EpSites};
-use crate::inference::laplace::laplace_warm;
-use crate::inference::mean_field::mean_field_warm;
-use crate::inference::sogp::{sogp, SweepOrder};
-use crate::inference::{ivm, ClassifierFit, ConvergenceStatus, InferenceMethod};
+use crate::inference::{entries_at, ClassifierFit, ConvergenceStatus, InferenceMethod};
+use crate::inference::{LeftOut, Problem, WarmStart};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
-use crate::posterior::Covariance;
 use crate::regression::exact::ExactGp;
 use crate::regression::sparse::SparseGp;
 
@@ -73,121 +69,6 @@ fn rows_of(x: MatRef<'_, f64>, train: &[usize]) -> Mat<f64> {
     Mat::from_fn(train.len(), x.ncols(), |r, c| x[(train[r], c)])
 }
 
-/// Entries `train` of `v`.
-fn entries_of(v: &[f64], train: &[usize]) -> Vec<f64> {
-    train.iter().map(|&j| v[j]).collect()
-}
-
-/// What a classifier refit starts from.
-enum Start {
-    /// The method's own initial state.
-    Cold,
-    /// Laplace: the full-data mode `f̂`.
-    Mode(Vec<f64>),
-    /// EP: the full-data sites.
-    Sites(EpSites),
-    /// Mean field: the full-data embedding strengths `α_mf = y ∘ α`.
-    Strengths(Vec<f64>),
-}
-
-impl Start {
-    /// The warm start the method allows, read off the full-data fit (`Cold` for IVM, SOGP).
-    fn from_fit(method: &InferenceMethod, fit: &ClassifierFit, y: &[f64]) -> Result<Self> {
-        let post = &fit.posterior;
-        let full_basis = fit.basis_indices.is_none() && post.alpha.len() == y.len();
-        match method {
-            InferenceMethod::Laplace(_) if full_basis => Ok(Start::Mode(training_means(fit)?)),
-            InferenceMethod::Ep(_) if full_basis => {
-                let Covariance::Sites { sqrt_pi, .. } = &post.cov else {
-                    return Ok(Start::Cold);
-                };
-                let mu = training_means(fit)?;
-                let tau: Vec<f64> = sqrt_pi.iter().map(|s| s * s).collect();
-                // ν̃ = α + πμ (super::cavity module doc).
-                let nu = (0..y.len())
-                    .map(|i| post.alpha[i] + tau[i] * mu[i])
-                    .collect();
-                Ok(Start::Sites(EpSites { tau, nu }))
-            }
-            InferenceMethod::MeanField(_) if full_basis => Ok(Start::Strengths(
-                y.iter().zip(&post.alpha).map(|(y, a)| y * a).collect(),
-            )),
-            _ => Ok(Start::Cold),
-        }
-    }
-}
-
-/// `μ = Kα` at the basis (the training inputs for full-basis fits).
-fn training_means(fit: &ClassifierFit) -> Result<Vec<f64>> {
-    let post = &fit.posterior;
-    Ok(crate::linalg::mat_vec(
-        &post.kernel().gram(post.basis.as_ref())?,
-        &post.alpha,
-    ))
-}
-
-/// SOGP's visiting order on the data without row i: a given sequence loses i and renumbers
-/// the rows after it; a shuffled order keeps its seed (so it is a different permutation of
-/// the N − 1 rows).
-fn order_without(order: &SweepOrder, i: usize) -> Result<SweepOrder> {
-    Ok(match order {
-        SweepOrder::Given(idx) => {
-            let kept: Vec<usize> = idx
-                .iter()
-                .filter(|&&j| j != i)
-                .map(|&j| if j > i { j - 1 } else { j })
-                .collect();
-            if kept.is_empty() {
-                return Err(Error::Empty {
-                    what: "SOGP sweep order without the left-out row",
-                });
-            }
-            SweepOrder::Given(kept)
-        }
-        other => other.clone(),
-    })
-}
-
-/// The method's fit on `(xt, yt)`, the data without row `i`, from `start`.
-fn fit_without(
-    method: &InferenceMethod,
-    kernel: &Kernel,
-    lik: &Likelihood,
-    xt: MatRef<'_, f64>,
-    yt: &[f64],
-    start: &Start,
-    train: &[usize],
-    i: usize,
-) -> Result<ClassifierFit> {
-    match (method, start) {
-        (InferenceMethod::Laplace(cfg), Start::Mode(f)) => {
-            laplace_warm(kernel, lik, xt, yt, cfg, &entries_of(f, train))
-        }
-        (InferenceMethod::Ep(cfg), Start::Sites(s)) => {
-            let init = EpSites {
-                tau: entries_of(&s.tau, train),
-                nu: entries_of(&s.nu, train),
-            };
-            Ok(ep_warm(kernel, lik, xt, yt, cfg, &init)?.0)
-        }
-        (InferenceMethod::MeanField(cfg), Start::Strengths(a)) => {
-            Ok(mean_field_warm(kernel, lik, xt, yt, cfg, &entries_of(a, train))?.fit)
-        }
-        (InferenceMethod::Ivm(cfg), _) => {
-            // A full active set (d = N) becomes all N − 1 points.
-            let cfg = ivm::IvmConfig {
-                active_set: cfg.active_set.min(yt.len()),
-                ..*cfg
-            };
-            ivm::ivm(kernel, lik, xt, yt, &cfg)
-        }
-        (InferenceMethod::Sogp { config, order }, _) => {
-            sogp(kernel, lik, xt, yt, config, &order_without(order, i)?)
-        }
-        (m, _) => m.fit(kernel, lik, xt, yt),
-    }
-}
-
 /// Exact LOO of a GP classifier by refitting `method` (kernel and likelihood fixed) on the
 /// data without each of `rows`, in parallel: margins `y_i(μ_{−i} + b)` with the probit's
 /// bias b (`Likelihood::bias_and_slope`), in the order of `rows`, and the number of refits
@@ -204,12 +85,23 @@ pub fn classifier_exact_loo(
 ) -> Result<LooClassification> {
     crate::inference::check_classification(x, y, lik)?;
     let start = match warm_from {
-        Some(fit) => Start::from_fit(method, fit, y)?,
-        None => Start::Cold,
+        Some(fit) => method.warm_start(fit, y)?,
+        None => WarmStart::None,
     };
     let refits = refit_loo(y.len(), rows, |train, i| {
-        let (xt, yt) = (rows_of(x, train), entries_of(y, train));
-        let fit = fit_without(method, kernel, lik, xt.as_ref(), &yt, &start, train, i)?;
+        let (xt, yt) = (rows_of(x, train), entries_at(y, train));
+        let p = Problem {
+            kernel,
+            lik,
+            x: xt.as_ref(),
+            y: &yt,
+        };
+        let out = LeftOut {
+            start: &start,
+            train,
+            row: i,
+        };
+        let fit = method.refit_without(p, &out)?;
         let m = fit.posterior.predict(x.subrows(i, 1))?;
         Ok(Refit {
             mean: m.mean[0],
@@ -237,7 +129,7 @@ pub fn exact_gp_refit_loo(gp: &ExactGp, rows: &[usize]) -> Result<LooResult> {
             gp.kernel.clone(),
             gp.noise_variance,
             rows_of(x, train),
-            entries_of(y, train),
+            entries_at(y, train),
             &Default::default(),
         )?;
         let p = m.predict(x.subrows(i, 1))?;
@@ -260,7 +152,7 @@ pub fn sparse_gp_refit_loo(
     rows: &[usize],
 ) -> Result<LooResult> {
     let refits = refit_loo(y.len(), rows, |train, i| {
-        let post = gp.posterior(rows_of(x, train).as_ref(), &entries_of(y, train))?;
+        let post = gp.posterior(rows_of(x, train).as_ref(), &entries_at(y, train))?;
         let p = post.predict(x.subrows(i, 1))?;
         Ok(Refit {
             mean: p.mean[0],
@@ -276,6 +168,6 @@ fn regression_result(refits: &[Refit], rows: &[usize], y: &[f64]) -> LooResult {
     LooResult::from_predictive(
         refits.iter().map(|r| r.mean).collect(),
         refits.iter().map(|r| r.var).collect(),
-        &entries_of(y, rows),
+        &entries_at(y, rows),
     )
 }

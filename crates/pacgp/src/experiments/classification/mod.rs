@@ -196,23 +196,23 @@ pub fn seed_003_methods(d: usize) -> Vec<MethodSpec> {
     vec![
         MethodSpec {
             name: "ivm".into(),
-            method: InferenceMethod::Ivm(crate::inference::ivm::IvmConfig::new(d)),
+            method: InferenceMethod::new(crate::inference::ivm::IvmConfig::new(d)),
             likelihood: Likelihood::probit(),
         },
         MethodSpec {
             name: "sogp".into(),
-            method: InferenceMethod::Sogp {
+            method: InferenceMethod::new(crate::inference::sogp::SogpMethod {
                 config: crate::inference::sogp::SogpConfig {
                     max_basis: d,
                     ..Default::default()
                 },
                 order: crate::inference::sogp::SweepOrder::Natural,
-            },
+            }),
             likelihood: Likelihood::probit(),
         },
         MethodSpec {
             name: "laplace".into(),
-            method: InferenceMethod::Laplace(crate::inference::laplace::LaplaceConfig::default()),
+            method: InferenceMethod::new(crate::inference::laplace::LaplaceConfig::default()),
             likelihood: Likelihood::Logistic,
         },
     ]

@@ -30,6 +30,7 @@ use crate::linalg::{self, Cholesky};
 use crate::optim::Anderson;
 use crate::posterior::GaussianPosterior;
 
+mod method;
 mod parallel;
 use parallel::{parallel_marginals, parallel_sweep};
 

@@ -40,6 +40,20 @@ pub struct ClassifierMlConfig {
     pub ep: EpConfig,
 }
 
+impl crate::inference::Ml2Settings {
+    /// ML-II's settings for Laplace and EP: inside the grid and snapped onto it, with the
+    /// restarts and the stall rule, the rest default.
+    pub fn evidence_config(&self) -> ClassifierMlConfig {
+        let mut cfg = ClassifierMlConfig {
+            snap: Some(self.grid),
+            restarts: self.restarts,
+            ..Default::default()
+        };
+        cfg.lbfgs.stall = self.stall;
+        cfg
+    }
+}
+
 impl Default for ClassifierMlConfig {
     fn default() -> Self {
         Self {

@@ -263,17 +263,7 @@ pub enum Approximation {
     Ep(EpConfig),
 }
 
-/// The inference state of a fit, to warm-start the next one at nearby hyperparameters.
-#[derive(Clone, Debug, Default)]
-pub enum WarmStart {
-    /// Start cold.
-    #[default]
-    None,
-    /// The Laplace mode `f̂` (see [`laplace::laplace_warm`]).
-    Laplace(Vec<f64>),
-    /// EP sites (see [`ep::ep_warm`]).
-    Ep(EpSites),
-}
+pub use super::WarmStart;
 
 /// Site tolerance per unit of the previous `‖∇ ln Z_EP‖∞` (the forcing term below).
 const EP_FORCING: f64 = 1e-2;

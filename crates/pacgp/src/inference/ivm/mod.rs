@@ -41,6 +41,7 @@ use crate::likelihood::Likelihood;
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::posterior::GaussianPosterior;
 
+mod method;
 pub mod ml2;
 
 /// Settings of [`adf`].

@@ -58,9 +58,11 @@ use crate::linalg::{Cholesky, JitterPolicy};
 use crate::posterior::{Covariance, GaussianPosterior};
 
 mod dense;
+mod method;
 use dense::{back_solve_transposed, cholesky_without, dot, forward_solve, grow, mat_vec, rank_one};
 
 mod sweep;
+pub use method::SogpMethod;
 use sweep::sweep_orders;
 pub use sweep::SweepOrder;
 

@@ -14,6 +14,8 @@ use crate::likelihood::{Likelihood, LogLikDerivs};
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::posterior::GaussianPosterior;
 
+mod method;
+
 /// Settings of [`laplace`].
 #[derive(Clone, Copy, Debug)]
 pub struct LaplaceConfig {

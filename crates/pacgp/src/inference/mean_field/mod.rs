@@ -44,6 +44,8 @@ use crate::likelihood::{Likelihood, TiltedMoments};
 use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::posterior::GaussianPosterior;
 
+mod method;
+
 /// Settings of [`mean_field`] (defaults: seed 001 Algorithm 17.1).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MeanFieldConfig {
