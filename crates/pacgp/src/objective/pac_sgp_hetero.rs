@@ -330,6 +330,38 @@ mod tests {
         }
     }
 
+    /// With θ held (not a parameter), a coarse hyperparameter prior still prices the fixed θ:
+    /// at equal noises the terms are those of PAC-SGP with θ free at the same point, whose
+    /// bound charges the prior's surrogate there, and above the bound without the prior.
+    #[test]
+    fn a_held_theta_keeps_its_hyperparameter_prior_price() {
+        let (x, y) = toy(25);
+        let k = Kernel::se_ard(&[0.9, 1.1], 1.2);
+        let l = RegressionLoss::new_epsilon_band(0.3).unwrap();
+        let priced = sharp(BoundKind::Kl)
+            .with_hyper_prior(crate::prior::HyperPrior::gaussian(), &k)
+            .unwrap();
+        let homo = PacSgpObjective::new(&k, x.as_ref(), &y, 4, 1.0, l, priced.clone()).unwrap();
+        let want = homo
+            .terms(&NegSparseObjective::pack(&k, 0.07, z0().as_ref()))
+            .unwrap();
+        let het = PacSgpHeteroObjective::new(homo, false);
+        let got = het
+            .terms(&het.pack(&k, &[0.07; 25], z0().as_ref()))
+            .unwrap();
+        assert_eq!(got, want);
+        let plain = objective(x.as_ref(), &y, &k, false, 1.0, BoundKind::Kl);
+        let unpriced = plain
+            .terms(&plain.pack(&k, &[0.07; 25], z0().as_ref()))
+            .unwrap();
+        assert!(
+            got.bound > unpriced.bound,
+            "{} vs {}",
+            got.bound,
+            unpriced.bound
+        );
+    }
+
     /// KL of Q against the prior N(0, K_uu) on u by the dense Gaussian formula, independent of
     /// the whitened algebra: `Σ = K_uu (K_uu + F Λ⁻¹ Fᵀ)⁻¹ K_uu`, `a = Σ K_uu⁻¹ F Λ⁻¹ y`.
     #[test]
