@@ -355,3 +355,51 @@ fn model_from_parameters_and_shard_sums_equals_the_fitted_model() {
 fn mb(delta: f64, penalty: f64, kind: BoundKind) -> MinimisedBound {
     MinimisedBound::new(delta, ConfidenceTerm::Maurer, kind, penalty).unwrap()
 }
+
+/// What a cluster runs (the three map passes with `combine` between passes 2 and 3, the
+/// penalty's θ share in the driver's part) gives the in-process family's terms and gradient:
+/// the same bits on the grid's constant penalty, and to 1e-15 relative with a coarse prior,
+/// whose θ share the skeleton adds after the shards' sum instead of with it.
+#[test]
+fn the_cluster_protocol_equals_the_in_process_family() {
+    let (x, y, z) = problem(180, 3, 8, 11);
+    let k = kernel();
+    let loss = RegressionLoss::new_epsilon_band(0.4).unwrap();
+    let p = NegSparseObjective::pack(&k, 0.08, z.as_ref());
+    let parts = shards(&x, &y, &[0, 60, 61, 180]);
+    for prior in [None, Some(HyperPrior::gaussian())] {
+        let mut bound = mb(0.05, 3.0 * 1201f64.ln(), BoundKind::Kl);
+        if let Some(hp) = prior {
+            bound = bound.with_hyper_prior(hp, &k).unwrap();
+        }
+        let s = PacSgpSharded::new(&k, 3, 8, 1.0, loss, bound).unwrap();
+        let l = s.kuu_factor(&p).unwrap();
+        let stats = parts
+            .iter()
+            .map(|(xs, ys)| s.shard_stats(&p, &l, *xs, ys).unwrap())
+            .reduce(|a, b| a.combine(&b).unwrap())
+            .unwrap();
+        let st = s.state(&p, &stats).unwrap();
+        let risk = parts
+            .iter()
+            .map(|(xs, ys)| s.shard_risk(&p, &l, &st, *xs, ys).unwrap())
+            .reduce(|a, b| a.combine(&b).unwrap())
+            .unwrap();
+        let global = s.combine(&p, &st, &risk).unwrap();
+        let summed = parts
+            .iter()
+            .map(|(xs, ys)| s.shard_gradient(&p, &l, &global.adjoints, *xs, ys).unwrap())
+            .reduce(|a, b| a.combine(&b).unwrap())
+            .unwrap();
+        let want = s.gradient(&p, &l, &global.driver, &summed).unwrap();
+        let (terms, grad) = s.value_and_gradient(&p, &parts).unwrap();
+        assert_eq!(terms, global.terms, "prior {prior:?}");
+        let scale = want.iter().fold(0.0_f64, |a, g| a.max(g.abs()));
+        for (i, (a, b)) in grad.iter().zip(&want).enumerate() {
+            match prior {
+                None => assert_eq!(a.to_bits(), b.to_bits(), "gradient[{i}]: {a} vs {b}"),
+                Some(_) => assert_close_to(*a, *b, scale, 1e-15, &format!("gradient[{i}]")),
+            }
+        }
+    }
+}

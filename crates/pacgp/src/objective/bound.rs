@@ -7,8 +7,14 @@
 //! constant penalty (checked by [`BoundTarget::new`]), plus a coarse hyperparameter prior's
 //! θ-dependent surrogate. [`LatentFamily`] is what a method brings (dense sites, inducing
 //! inputs, a split posterior); [`BoundObjective`] joins the two into the optimiser's
-//! [`Objective`]. Families whose sums come from shards (PAC-SGP over Dask, the sparse
-//! variational classifier) assemble theirs through the same [`MinimisedBound::at`].
+//! [`Objective`]. The families: full PAC-GP (`pac_gp`), its per-point noise
+//! (`pac_gp_hetero`), the classifier trained by its bound (`pac_gpc`), sparse PAC-SGP in
+//! process (`pac_sgp`), with per-point noise (`pac_sgp_hetero`) and over in-process shards
+//! (`pac_sgp_sharded`), and the dense split prior's two (`gp_split`). What has no family
+//! takes the bound from the same [`MinimisedBound::at`]: the sharded PAC-SGP's reduce step
+//! between the workers' passes (shared with its family's pull-back), the sparse variational
+//! classifier (one objective for its bound and its ELBO, also summed over shards) and the
+//! sparse split prior (a derivative-free search over Q's noise).
 
 use crate::bounds::{BoundKind, BoundTarget, BoundValue, ConfidenceTerm, HyperGrid};
 use crate::error::Result;
@@ -71,6 +77,13 @@ impl MinimisedBound {
     pub fn with_hyper_prior(mut self, prior: HyperPrior, kernel: &Kernel) -> Result<Self> {
         self.theta_prior = self.theta_prior.with_prior(prior, kernel)?;
         Ok(self)
+    }
+
+    /// The same bound with θ held at `theta` (a family whose θ is not a parameter): the
+    /// hyperparameter prior's surrogate there becomes a constant.
+    pub fn with_theta_fixed(mut self, theta: &[f64]) -> Self {
+        self.theta_prior = ThetaPenalty::constant(self.theta_prior.at(theta).0);
+        self
     }
 
     /// [`MinimisedBound::on_theta`] with the penalty of `grid` instead of the default grid's.
@@ -170,6 +183,12 @@ pub trait LatentFamily {
     /// `∇_p B` at `p` from the bound's partials (`∂B/∂R_S`, `∂B/∂C`; the θ prior's share is
     /// added by the skeleton).
     fn pull_back(&self, p: &[f64], eval: Self::Evaluation, bound: &BoundValue) -> Result<Vec<f64>>;
+
+    /// `R_S`, `KL` (and a charge) at `p` alone: [`LatentFamily::evaluate`]'s, or less work
+    /// where a family can skip what only its gradient needs.
+    fn risk_and_kl(&self, p: &[f64]) -> Result<RiskAndKl> {
+        Ok(self.evaluate(p)?.0)
+    }
 }
 
 /// A latent family and the bound minimised over it: the optimiser's objective.
@@ -189,6 +208,16 @@ impl<F: LatentFamily> BoundObjective<F> {
         &self.family
     }
 
+    /// The latent family and the bound, apart (to build another objective from them).
+    pub fn into_parts(self) -> (F, MinimisedBound) {
+        (self.family, self.bound)
+    }
+
+    /// The latent family, to change how it evaluates (not what).
+    pub fn family_mut(&mut self) -> &mut F {
+        &mut self.family
+    }
+
     /// The bound minimised.
     pub fn bound(&self) -> &MinimisedBound {
         &self.bound
@@ -196,11 +225,28 @@ impl<F: LatentFamily> BoundObjective<F> {
 
     /// `(R_S, KL, bound)` at `p`, without gradients (the bound at the stated KL).
     pub fn terms(&self, p: &[f64]) -> Result<BoundTerms> {
-        let (rk, _) = self.family.evaluate(p)?;
+        let rk = self.family.risk_and_kl(p)?;
         let theta = &p[..self.family.n_theta()];
         Ok(self
             .bound
             .terms(theta, rk.risk, rk.kl, self.family.sample_size()))
+    }
+
+    /// `(R_S, KL, bound)` and `∇_p B` at `p`, the bound as minimised (at the KL with its
+    /// charge): the one place value and gradient are assembled.
+    pub fn terms_and_gradient(&self, p: &[f64]) -> Result<(BoundTerms, Vec<f64>)> {
+        let (rk, eval) = self.family.evaluate(p)?;
+        let theta = &p[..self.family.n_theta()];
+        let n = self.family.sample_size();
+        let at = self.bound.at(theta, rk.risk, rk.kl + rk.kl_charge, n);
+        let mut grad = self.family.pull_back(p, eval, &at.value)?;
+        at.add_penalty_gradient(&mut grad);
+        let terms = BoundTerms {
+            empirical_risk: rk.risk,
+            kl: rk.kl,
+            bound: at.value.value,
+        };
+        Ok((terms, grad))
     }
 }
 
@@ -210,12 +256,7 @@ impl<F: LatentFamily> Objective for BoundObjective<F> {
     }
 
     fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
-        let (rk, eval) = self.family.evaluate(p)?;
-        let theta = &p[..self.family.n_theta()];
-        let n = self.family.sample_size();
-        let at = self.bound.at(theta, rk.risk, rk.kl + rk.kl_charge, n);
-        let mut grad = self.family.pull_back(p, eval, &at.value)?;
-        at.add_penalty_gradient(&mut grad);
-        Ok((at.value.value, grad))
+        let (terms, grad) = self.terms_and_gradient(p)?;
+        Ok((terms.bound, grad))
     }
 }

@@ -15,72 +15,45 @@ use crate::bounds::ConfidenceTerm;
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
-use crate::optim::{self, boxes, LbfgsConfig, Objective, OptimReport, Restarts};
+use crate::optim::{self, boxes, LbfgsConfig, OptimReport, Restarts};
 use crate::posterior::GaussianPosterior;
-use crate::prior::BoundLevers;
 use crate::regression::row_blocks::Streaming;
 use crate::regression::whitened_blocks::{whitened_sums, SparseData};
 
-use super::bound::BoundTerms;
-use super::bound::MinimisedBound;
-use super::pac_sgp::{fit_pac_sgp_with, PacSgpFit, PacSgpObjective, PacSgpSettings};
+use crate::bounds::BoundValue;
 
-/// The PAC-SGP bound with per-point posterior noise over `[θ… (when free); ln σ_i²; vec(Z)]`
+use super::bound::{BoundObjective, LatentFamily, MinimisedBound, RiskAndKl};
+use super::pac_sgp::{PacSgpEvaluation, PacSgpFamily, PacSgpFit, PacSgpObjective, PacSgpSettings};
+
+/// PAC-SGP's family with per-point posterior noise over `[θ… (when free); ln σ_i²; vec(Z)]`
 /// on standardised data.
-pub struct PacSgpHeteroObjective<'a> {
-    base: PacSgpObjective<'a>,
-    kernel: Kernel,
+pub struct PacSgpHeteroFamily<'a> {
+    base: PacSgpFamily<'a>,
     free_theta: bool,
-    x: MatRef<'a, f64>,
-    y: &'a [f64],
-    m: usize,
-    alpha_s: f64,
 }
 
-impl<'a> PacSgpHeteroObjective<'a> {
-    /// PAC-SGP's bound `base` with a noise per point; θ is a parameter when `free_theta`.
-    pub fn new(base: PacSgpObjective<'a>, free_theta: bool) -> Self {
-        Self {
-            kernel: base.kernel.clone(),
-            free_theta,
-            x: base.x,
-            y: base.y,
-            m: base.m,
-            alpha_s: base.alpha_s,
-            base,
-        }
-    }
+/// The PAC-SGP bound with per-point posterior noise: the bound over [`PacSgpHeteroFamily`].
+pub type PacSgpHeteroObjective<'a> = BoundObjective<PacSgpHeteroFamily<'a>>;
 
-    fn n_theta(&self) -> usize {
-        if self.free_theta {
-            self.kernel.n_params()
-        } else {
-            0
+impl<'a> BoundObjective<PacSgpHeteroFamily<'a>> {
+    /// PAC-SGP's bound `base` with a noise per point; θ is a parameter when `free_theta`
+    /// (else held at `base`'s kernel, its hyperparameter prior's price with it).
+    pub fn new(base: PacSgpObjective<'a>, free_theta: bool) -> Self {
+        let (base, mut bound) = base.into_parts();
+        if !free_theta {
+            bound = bound.with_theta_fixed(&base.kernel.params());
         }
+        Self::over(PacSgpHeteroFamily { base, free_theta }, bound)
     }
 
     /// The kernel, the per-point noises and Z at `p`.
     pub fn unpack(&self, p: &[f64]) -> Result<(Kernel, Vec<f64>, Mat<f64>)> {
-        if p.len() != self.dim() {
-            return Err(Error::ShapeMismatch {
-                what: "heteroscedastic PAC-SGP parameters",
-                expected: format!("{}", self.dim()),
-                found: format!("{}", p.len()),
-            });
-        }
-        let (nt, n, d) = (self.n_theta(), self.y.len(), self.x.ncols());
-        let mut kernel = self.kernel.clone();
-        if self.free_theta {
-            kernel.set_params(&p[..nt])?;
-        }
-        let noise: Vec<f64> = p[nt..nt + n].iter().map(|l| l.exp()).collect();
-        let z = Mat::from_fn(self.m, d, |a, t| p[nt + n + a * d + t]);
-        Ok((kernel, noise, z))
+        self.family().unpack(p)
     }
 
     /// Pack `[θ (when free); ln σ_i²; vec(Z)]`.
     pub fn pack(&self, kernel: &Kernel, noise: &[f64], z: MatRef<'_, f64>) -> Vec<f64> {
-        let mut p = if self.free_theta {
+        let mut p = if self.family().free_theta {
             kernel.params()
         } else {
             vec![]
@@ -94,34 +67,12 @@ impl<'a> PacSgpHeteroObjective<'a> {
         p
     }
 
-    fn evaluate(&self, p: &[f64], with_grad: bool) -> Result<(BoundTerms, Vec<f64>)> {
-        let (kernel, noise, z) = self.unpack(p)?;
-        let theta = kernel.params();
-        let (terms, g, lamb) =
-            self.base
-                .evaluate_at(&kernel, &|i| noise[i], 1.0, z.as_ref(), &theta, with_grad)?;
-        if !with_grad {
-            return Ok((terms, vec![]));
-        }
-        // g = [θ…, (shared ln σ² slot), vec(Z)]: replace the slot by the per-point adjoints.
-        let nk = kernel.n_params();
-        let mut grad = Vec::with_capacity(self.dim());
-        grad.extend_from_slice(&g[..self.n_theta()]);
-        grad.extend(noise.iter().zip(&lamb).map(|(s, l)| s * l));
-        grad.extend_from_slice(&g[nk + 1..]);
-        Ok((terms, grad))
-    }
-
-    /// `(R_S, KL, bound)` at `p`.
-    pub fn terms(&self, p: &[f64]) -> Result<BoundTerms> {
-        Ok(self.evaluate(p, false)?.0)
-    }
-
     /// Q at `p` as the shared posterior (whitened precision form, `α = L⁻ᵀB⁻¹γ`).
     pub fn posterior_at(&self, p: &[f64]) -> Result<GaussianPosterior> {
         let (kernel, noise, z) = self.unpack(p)?;
-        let data = SparseData::new(&kernel, self.x, self.y, z.as_ref(), &Streaming::default());
-        let wh = whitened_sums(&data, &|i| noise[i], self.alpha_s, 0)?;
+        let b = &self.family().base;
+        let data = SparseData::new(&kernel, b.x, b.y, z.as_ref(), &Streaming::default());
+        let wh = whitened_sums(&data, &|i| noise[i], b.alpha_s, 0)?;
         let alpha = wh.l_uu.solve_upper_vec(&wh.l_b.solve_vec(&wh.gamma));
         Ok(GaussianPosterior::whitened(
             kernel, z, alpha, wh.l_uu, wh.l_b,
@@ -129,13 +80,89 @@ impl<'a> PacSgpHeteroObjective<'a> {
     }
 }
 
-impl Objective for PacSgpHeteroObjective<'_> {
-    fn dim(&self) -> usize {
-        self.n_theta() + self.y.len() + self.m * self.x.ncols()
+impl PacSgpHeteroFamily<'_> {
+    /// The kernel, the per-point noises and Z at `p`.
+    fn unpack(&self, p: &[f64]) -> Result<(Kernel, Vec<f64>, Mat<f64>)> {
+        if p.len() != self.dim() {
+            return Err(Error::ShapeMismatch {
+                what: "heteroscedastic PAC-SGP parameters",
+                expected: format!("{}", self.dim()),
+                found: format!("{}", p.len()),
+            });
+        }
+        let b = &self.base;
+        let (nt, n, d) = (self.n_theta(), b.y.len(), b.x.ncols());
+        let mut kernel = b.kernel.clone();
+        if self.free_theta {
+            kernel.set_params(&p[..nt])?;
+        }
+        let noise: Vec<f64> = p[nt..nt + n].iter().map(|l| l.exp()).collect();
+        let z = Mat::from_fn(b.m, d, |a, t| p[nt + n + a * d + t]);
+        Ok((kernel, noise, z))
     }
-    fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
-        let (t, g) = self.evaluate(p, true)?;
-        Ok((t.bound, g))
+
+    /// PAC-SGP's evaluation at `p`'s kernel, Z and per-point noises, and the noises.
+    fn evaluate_p(
+        &self,
+        p: &[f64],
+        with_grad: bool,
+    ) -> Result<(RiskAndKl, PacSgpEvaluation, Vec<f64>)> {
+        let (kernel, noise, z) = self.unpack(p)?;
+        let (rk, ev) = self
+            .base
+            .evaluate_at(kernel, &|i| noise[i], 1.0, z, with_grad)?;
+        Ok((rk, ev, noise))
+    }
+}
+
+/// One evaluation of [`PacSgpHeteroFamily`]: PAC-SGP's, and the per-point noises.
+pub struct PacSgpHeteroEvaluation {
+    base: PacSgpEvaluation,
+    noise: Vec<f64>,
+}
+
+impl LatentFamily for PacSgpHeteroFamily<'_> {
+    type Evaluation = PacSgpHeteroEvaluation;
+
+    fn dim(&self) -> usize {
+        self.n_theta() + self.base.y.len() + self.base.m * self.base.x.ncols()
+    }
+
+    fn sample_size(&self) -> usize {
+        self.base.y.len()
+    }
+
+    fn n_theta(&self) -> usize {
+        if self.free_theta {
+            self.base.kernel.n_params()
+        } else {
+            0
+        }
+    }
+
+    fn evaluate(&self, p: &[f64]) -> Result<(RiskAndKl, PacSgpHeteroEvaluation)> {
+        let (rk, base, noise) = self.evaluate_p(p, true)?;
+        Ok((rk, PacSgpHeteroEvaluation { base, noise }))
+    }
+
+    fn pull_back(
+        &self,
+        _p: &[f64],
+        ev: PacSgpHeteroEvaluation,
+        b: &BoundValue,
+    ) -> Result<Vec<f64>> {
+        let (g, lamb) = self.base.pull_back_at(ev.base, b)?;
+        // g = [θ…, (shared ln σ² slot), vec(Z)]: replace the slot by the per-point adjoints.
+        let nk = self.base.kernel.n_params();
+        let mut grad = Vec::with_capacity(self.dim());
+        grad.extend_from_slice(&g[..self.n_theta()]);
+        grad.extend(ev.noise.iter().zip(&lamb).map(|(s, l)| s * l));
+        grad.extend_from_slice(&g[nk + 1..]);
+        Ok(grad)
+    }
+
+    fn risk_and_kl(&self, p: &[f64]) -> Result<RiskAndKl> {
+        Ok(self.evaluate_p(p, false)?.0)
     }
 }
 
@@ -152,21 +179,6 @@ pub struct PacSgpHeteroFit {
     pub homoscedastic: PacSgpFit,
     /// Report of the per-point optimisation.
     pub report: OptimReport,
-}
-
-/// Train PAC-SGP with the levers ([`fit_pac_sgp_with`]), then free the per-point noises
-/// ([`free_point_noise`]).
-pub fn fit_pac_sgp_hetero(
-    kernel_init: &Kernel,
-    noise_init: f64,
-    x: MatRef<'_, f64>,
-    y: &[f64],
-    st: &PacSgpSettings,
-    levers: &BoundLevers,
-    iters: usize,
-) -> Result<PacSgpHeteroFit> {
-    let base = fit_pac_sgp_with(kernel_init, noise_init, x, y, st, levers)?;
-    free_point_noise(base, x, y, st, levers.term, iters)
 }
 
 /// From a trained PAC-SGP (`base`, fitted on `(x, y)` with `st` and confidence `term`): at its
@@ -214,6 +226,9 @@ mod tests {
     use crate::gradcheck::{assert_objective_gradient, Tolerance};
     use crate::linalg::{self, Cholesky, JitterPolicy};
     use crate::loss::RegressionLoss;
+    use crate::objective::pac_sgp::fit_pac_sgp_with;
+    use crate::optim::Objective;
+    use crate::prior::BoundLevers;
     use crate::regression::inducing_init::InducingInit;
     use crate::regression::sparse::{NegSparseObjective, KUU_JITTER};
 
@@ -315,6 +330,38 @@ mod tests {
         }
     }
 
+    /// With θ held (not a parameter), a coarse hyperparameter prior still prices the fixed θ:
+    /// at equal noises the terms are those of PAC-SGP with θ free at the same point, whose
+    /// bound charges the prior's surrogate there, and above the bound without the prior.
+    #[test]
+    fn a_held_theta_keeps_its_hyperparameter_prior_price() {
+        let (x, y) = toy(25);
+        let k = Kernel::se_ard(&[0.9, 1.1], 1.2);
+        let l = RegressionLoss::new_epsilon_band(0.3).unwrap();
+        let priced = sharp(BoundKind::Kl)
+            .with_hyper_prior(crate::prior::HyperPrior::gaussian(), &k)
+            .unwrap();
+        let homo = PacSgpObjective::new(&k, x.as_ref(), &y, 4, 1.0, l, priced.clone()).unwrap();
+        let want = homo
+            .terms(&NegSparseObjective::pack(&k, 0.07, z0().as_ref()))
+            .unwrap();
+        let het = PacSgpHeteroObjective::new(homo, false);
+        let got = het
+            .terms(&het.pack(&k, &[0.07; 25], z0().as_ref()))
+            .unwrap();
+        assert_eq!(got, want);
+        let plain = objective(x.as_ref(), &y, &k, false, 1.0, BoundKind::Kl);
+        let unpriced = plain
+            .terms(&plain.pack(&k, &[0.07; 25], z0().as_ref()))
+            .unwrap();
+        assert!(
+            got.bound > unpriced.bound,
+            "{} vs {}",
+            got.bound,
+            unpriced.bound
+        );
+    }
+
     /// KL of Q against the prior N(0, K_uu) on u by the dense Gaussian formula, independent of
     /// the whitened algebra: `Σ = K_uu (K_uu + F Λ⁻¹ Fᵀ)⁻¹ K_uu`, `a = Σ K_uu⁻¹ F Λ⁻¹ y`.
     #[test]
@@ -368,16 +415,10 @@ mod tests {
             max_iter: 100,
             pretrain: None,
         };
-        let fit = fit_pac_sgp_hetero(
-            &Kernel::se_iso(1.0, 1.0),
-            0.1,
-            x.as_ref(),
-            &y,
-            &st,
-            &BoundLevers::default(),
-            100,
-        )
-        .unwrap();
+        let levers = BoundLevers::default();
+        let k = Kernel::se_iso(1.0, 1.0);
+        let base = fit_pac_sgp_with(&k, 0.1, x.as_ref(), &y, &st, &levers).unwrap();
+        let fit = free_point_noise(base, x.as_ref(), &y, &st, levers.term, 100).unwrap();
         let base = fit.homoscedastic.certificate.bound;
         assert!(
             fit.certificate.bound <= base + 1e-9,

@@ -13,8 +13,9 @@
 //! ([`crate::posterior::GaussianPosterior::kl_to`]: siblings' KL on u); the minimiser
 //! evaluates the bound through the same shared posterior
 //! ([`crate::objective::sgp_split::SparseSplitPrior::update`]).
-//! σ² and α_s ∈ {0, 1} are Q's free parameters (not charged), chosen by the bound on B
-//! (a grid in ln σ² refined by golden section: one scalar, no gradient needed). Cost
+//! σ² and α_s ∈ {0, 1} are Q's free parameters (not charged), chosen by the bound on B, the
+//! one [`MinimisedBound`] of every bound-trained method (a grid in ln σ² refined by golden
+//! section: one scalar, no gradient needed, so no latent family). Cost
 //! O(N_B M² + M³) per evaluation.
 
 use faer::{Mat, MatRef};
@@ -33,6 +34,7 @@ use crate::posterior::{Covariance, GaussianPosterior, Prior};
 use crate::regression::sparse::{train_sparse, SparseConfig, SparseMethod, KUU_JITTER};
 use crate::select::Menu;
 
+use super::bound::MinimisedBound;
 use super::gp_split::{RegressionParts, SplitConfig};
 
 /// The sparse prior P_A: kernel θ_A, inducing inputs Z and `q(u) = N(a_A, Σ_A)` from part A.
@@ -382,15 +384,15 @@ impl SparseSplitRecord {
     }
 }
 
-/// The B-bound of Q at `(σ², α_s)` (the kl bound of `target`): the shared posterior's
-/// `KL(Q‖P_A)` and marginals on B, as the certificate charges them.
+/// The B-bound of Q at `(σ², α_s)` (the kl bound minimised, θ fixed): the shared
+/// posterior's `KL(Q‖P_A)` and marginals on B, as the certificate charges them.
 fn bound_at(
     p_a: (&SparseSplitPrior, &Prior),
     x_b: MatRef<'_, f64>,
     y_b: &[f64],
     params: SparseSplitParams,
     loss: &GibbsLoss,
-    target: &BoundTarget,
+    bound: &MinimisedBound,
 ) -> Result<f64> {
     let q = p_a.0.update(x_b, y_b, params)?;
     let kl = q.kl_to(p_a.1)?;
@@ -401,7 +403,7 @@ fn bound_at(
         });
     }
     let risk = loss.empirical_risk(y_b, &q.predict(x_b)?)?;
-    Ok(target.at(risk, kl, y_b.len()).value)
+    Ok(bound.terms(&[], risk, kl, y_b.len()).bound)
 }
 
 /// The range of ln σ² (and ln σ_m²) searched on part B: a grid of step 0.5, then golden section.
@@ -415,11 +417,11 @@ fn minimise(
     x_b: MatRef<'_, f64>,
     y_b: &[f64],
     loss: &GibbsLoss,
-    target: &BoundTarget,
+    bound: &MinimisedBound,
     family: SparseSplitFamily,
 ) -> Result<SparseSplitParams> {
     let p_a = prior.prior();
-    let value = |p: SparseSplitParams| bound_at((prior, &p_a), x_b, y_b, p, loss, target);
+    let value = |p: SparseSplitParams| bound_at((prior, &p_a), x_b, y_b, p, loss, bound);
     let mut best: Option<(f64, SparseSplitParams)> = None;
     for alpha_s in [0.0, 1.0] {
         let t = grid_then_golden(LN_NOISE_RANGE, |t| {
@@ -510,8 +512,8 @@ pub fn fit_sparse_split_prior_with(
             train.n(),
         );
         let spec = CertificateSpec::new(cfg.delta, cfg.term, choices);
-        let target = BoundTarget::new(spec.delta, spec.term, BoundKind::Kl, spec.penalty())?;
-        let params = minimise(&prior, x_b.as_ref(), &y_b, &loss, &target, family)?;
+        let bound = MinimisedBound::new(spec.delta, spec.term, BoundKind::Kl, spec.penalty())?;
+        let params = minimise(&prior, x_b.as_ref(), &y_b, &loss, &bound, family)?;
         let posterior = prior.update(x_b.as_ref(), &y_b, params)?;
         let certificate = certificates(
             &posterior,

@@ -21,8 +21,9 @@ impl PacSgpObjective<'_> {
     ) -> Result<(BoundTerms, Vec<f64>)> {
         let (kernel, s2, z) = self.unpack(p)?;
         // Whitened factors: A = P + FΛ⁻¹Fᵀ = L B Lᵀ, c = FΛ⁻¹y = Lγ.
-        let wh = whitened(&kernel, s2, self.alpha_s, self.x, z.as_ref(), self.y)?;
-        let theta = &p[..self.kernel.n_params()];
+        let f = self.family();
+        let wh = whitened(&kernel, s2, f.alpha_s, f.x, z.as_ref(), f.y)?;
+        let theta = &p[..f.kernel.n_params()];
         let (terms, grad, _) =
             self.dense_evaluate_whitened(&kernel, s2, z.as_ref(), wh, theta, with_grad)?;
         Ok((terms, grad))
@@ -40,8 +41,9 @@ impl PacSgpObjective<'_> {
         theta: &[f64],
         with_grad: bool,
     ) -> Result<(BoundTerms, Vec<f64>, Vec<f64>)> {
-        let (x, y) = (self.x, self.y);
-        let (n, m) = (x.nrows(), self.m);
+        let f = self.family();
+        let (x, y) = (f.x, f.y);
+        let (n, m) = (x.nrows(), f.m);
         let nf = n as f64;
         let (l, lb, kd, q) = (&wh.l_uu, &wh.l_b, &wh.kdiag, &wh.q);
         // e = A⁻¹c = L⁻ᵀB⁻¹γ; tr(PA⁻¹) = tr B⁻¹, eᵀPe = ‖B⁻¹γ‖², ln det A − ln det P = ln det B.
@@ -58,13 +60,13 @@ impl PacSgpObjective<'_> {
         let var: Vec<f64> = (0..n).map(|i| (kd[i] - q[i] + s[i]).max(1e-12)).collect();
         let (mut risk, mut g_mu, mut g_v) = (0.0, vec![0.0; n], vec![0.0; n]);
         for i in 0..n {
-            let r = self.loss.point_risk(y[i], mu[i], var[i]);
+            let r = f.loss.point_risk(y[i], mu[i], var[i]);
             risk += r.risk / nf;
             g_mu[i] = r.d_mean;
             g_v[i] = r.d_var;
         }
         let klc = kl.max(0.0);
-        let at = self.bound.at(theta, risk, klc, n);
+        let at = self.bound().at(theta, risk, klc, n);
         let (bound, d_q, d_c) = (at.value.value, at.value.d_risk, at.value.d_complexity);
         let terms = BoundTerms {
             empirical_risk: risk,
@@ -102,8 +104,9 @@ impl PacSgpObjective<'_> {
         g_mu: &[f64],
         g_v: &[f64],
     ) -> (Vec<f64>, Vec<f64>) {
-        let (x, y) = (self.x, self.y);
-        let (n, m) = (x.nrows(), self.m);
+        let f = self.family();
+        let (x, y) = (f.x, f.y);
+        let (n, m) = (x.nrows(), f.m);
         let nf = n as f64;
         let (l, lb, lam, kd, q) = (&wh.l_uu, &wh.l_b, &wh.lambda, &wh.kdiag, &wh.q);
         let klb = d_c / nf;
@@ -133,7 +136,7 @@ impl PacSgpObjective<'_> {
         // Λ uses max(k − q, 0): no gradient flows where the clamp is active.
         let through_lam = |i: usize| {
             if kd[i] - q[i] >= 0.0 {
-                self.alpha_s * lamb[i]
+                f.alpha_s * lamb[i]
             } else {
                 0.0
             }

@@ -14,7 +14,6 @@ use crate::kernel::Kernel;
 use crate::linalg;
 use crate::linalg::{add_outer_seq, sandwich_inv};
 use crate::loss::RegressionLoss;
-use crate::optim::Objective;
 use crate::posterior::GaussianKlTerms;
 use crate::regression::row_blocks::{
     add_mat, add_vec, recycle, release, scratch, scratch_zeroed, BlockCache, Streaming,
@@ -25,7 +24,9 @@ use crate::regression::whitened_blocks::{
     WhitenedSums,
 };
 
-use super::bound::{BoundTerms, MinimisedBound};
+use crate::bounds::BoundValue;
+
+use super::bound::{BoundObjective, LatentFamily, MinimisedBound, RiskAndKl};
 
 #[cfg(test)]
 mod dense_reference;
@@ -36,19 +37,21 @@ pub use fit::{
     PacSgpSettings, DEFAULT_MAX_ITER,
 };
 
-/// The sparse PAC-GP bound over `[θ…, ln σ², vec(Z)]` on standardised data.
-pub struct PacSgpObjective<'a> {
+/// PAC-SGP's latent family: `q(u)` of eq. (11) over `[θ…, ln σ², vec(Z)]` on standardised
+/// data with the ε-band loss, streamed over row blocks.
+pub struct PacSgpFamily<'a> {
     pub(super) kernel: Kernel,
     pub(super) x: MatRef<'a, f64>,
     pub(super) y: &'a [f64],
     pub(super) m: usize,
     pub(super) alpha_s: f64,
-    loss: RegressionLoss,
-    /// The bound minimised (δ, confidence term, form, θ's price).
-    bound: MinimisedBound,
+    pub(super) loss: RegressionLoss,
     /// How the row blocks are streamed (block size, cache budget).
     stream: Streaming,
 }
+
+/// The sparse PAC-GP objective: the bound over [`PacSgpFamily`].
+pub type PacSgpObjective<'a> = BoundObjective<PacSgpFamily<'a>>;
 
 /// The checks PAC-SGP's bound needs of its settings (α_s ∈ [0, 1], ε > 0), shared by the
 /// in-process and the sharded objective.
@@ -70,7 +73,7 @@ pub(crate) fn check_pac_sgp_setup(alpha_s: f64, loss: &RegressionLoss) -> Result
     Ok(())
 }
 
-impl<'a> PacSgpObjective<'a> {
+impl<'a> BoundObjective<PacSgpFamily<'a>> {
     /// The bound with `m` inducing inputs, posterior parametrisation `alpha_s` and loss.
     pub fn new(
         kernel: &Kernel,
@@ -91,58 +94,68 @@ impl<'a> PacSgpObjective<'a> {
             });
         }
         check_pac_sgp_setup(alpha_s, &loss)?;
-        Ok(Self {
+        let family = PacSgpFamily {
             kernel: kernel.clone(),
             x,
             y,
             m,
             alpha_s,
             loss,
-            bound,
             stream: Streaming::default(),
-        })
+        };
+        Ok(Self::over(family, bound))
     }
 
     /// The same objective streamed with other block and cache sizes (same values to rounding).
     pub fn with_streaming(mut self, stream: Streaming) -> Self {
-        self.stream = stream;
+        self.family_mut().stream = stream;
         self
     }
 
+    /// The kernel, σ² and Z at `p`.
+    pub(crate) fn unpack(&self, p: &[f64]) -> Result<(Kernel, f64, Mat<f64>)> {
+        self.family().unpack(p)
+    }
+}
+
+/// One evaluation of [`PacSgpFamily`] at (θ, Z) and the points' noises: the first two passes'
+/// sums and what the adjoint pass needs besides the bound's partials.
+pub struct PacSgpEvaluation {
+    kernel: Kernel,
+    z: Mat<f64>,
+    s2: f64,
+    w: WhitenedSums,
+    y_cache: BlockCache,
+    e: Vec<f64>,
+    bg: Vec<f64>,
+    b_inv: Mat<f64>,
+    marg: Marginals,
+    g_mu: Vec<f64>,
+    g_v: Vec<f64>,
+}
+
+impl PacSgpFamily<'_> {
+    /// The kernel, σ² and Z at `p`.
     pub(crate) fn unpack(&self, p: &[f64]) -> Result<(Kernel, f64, Mat<f64>)> {
         NegSparseObjective::new(&self.kernel, SparseMethod::Fitc, self.x, self.y, self.m).unpack(p)
     }
 
-    /// `(R_S, KL, bound)` at `p`.
-    pub fn terms(&self, p: &[f64]) -> Result<BoundTerms> {
-        let (v, _) = self.evaluate(p, false)?;
-        Ok(v)
-    }
-
-    fn evaluate(&self, p: &[f64], with_grad: bool) -> Result<(BoundTerms, Vec<f64>)> {
-        let (kernel, s2, z) = self.unpack(p)?;
-        let theta = &p[..self.kernel.n_params()];
-        let (terms, grad, _) =
-            self.evaluate_at(&kernel, &|_| s2, s2, z.as_ref(), theta, with_grad)?;
-        Ok((terms, grad))
-    }
-
-    /// The terms at (θ, Z) with point i's posterior noise `noise(i)` in `Λ_ii` (the
-    /// heteroscedastic form passes its own) and, with `with_grad`, the gradient in
-    /// `[θ…, ln s2, vec(Z)]` and the adjoint `∂B/∂Λ_ii` per point. Three passes over row
-    /// blocks: the whitened sums ([`whitened_sums`]), the marginals and risk, the adjoints.
+    /// `R_S` and `KL` at (`kernel`, `z`) with point i's posterior noise `noise(i)` in `Λ_ii`
+    /// (the heteroscedastic form passes its own; `s2` is the shared σ² the ln σ² slot of
+    /// the gradient is taken in) and, with `with_grad`, what [`Self::pull_back_at`] needs. The
+    /// first two passes over row blocks: the whitened sums ([`whitened_sums`]), the marginals
+    /// and risk.
     pub(crate) fn evaluate_at(
         &self,
-        kernel: &Kernel,
+        kernel: Kernel,
         noise: &(dyn Fn(usize) -> f64 + Sync),
         s2: f64,
-        z: MatRef<'_, f64>,
-        theta: &[f64],
+        z: Mat<f64>,
         with_grad: bool,
-    ) -> Result<(BoundTerms, Vec<f64>, Vec<f64>)> {
+    ) -> Result<(RiskAndKl, PacSgpEvaluation)> {
         let (n, m) = (self.x.nrows(), self.m);
         let nf = n as f64;
-        let data = SparseData::new(kernel, self.x, self.y, z, &self.stream);
+        let data = SparseData::new(&kernel, self.x, self.y, z.as_ref(), &self.stream);
         let cached = if with_grad {
             self.stream.cached_blocks(&data.blocks, m, 2)
         } else {
@@ -159,29 +172,47 @@ impl<'a> PacSgpObjective<'a> {
         let (mut g_mu, mut g_v) = (vec![0.0; n], vec![0.0; n]);
         let marg = self.marginals_pass(&data, &w, &y_cache, &bg, &mut g_mu, &mut g_v, with_grad)?;
         let risk = marg.risk / nf;
-        let klc = kl.max(0.0);
-        let at = self.bound.at(theta, risk, klc, n);
-        let (bound, d_q, d_c) = (at.value.value, at.value.d_risk, at.value.d_complexity);
-        let terms = BoundTerms {
-            empirical_risk: risk,
-            kl,
-            bound,
-        };
-        if !with_grad {
-            return Ok((terms, vec![], vec![]));
-        }
-        let adj = Adjoints {
+        let eval = PacSgpEvaluation {
+            kernel,
+            z,
+            s2,
+            w,
+            y_cache,
             e,
             bg,
             b_inv,
-            klb: d_c / nf,
-            scale: d_q / nf,
+            marg,
             g_mu,
             g_v,
         };
-        let (mut grad, lamb) = self.gradient(&data, &w, &y_cache, &adj, marg, s2)?;
-        at.add_penalty_gradient(&mut grad);
-        Ok((terms, grad, lamb))
+        Ok((RiskAndKl::new(risk, kl), eval))
+    }
+
+    /// The third pass: from the bound's partials `b`, the gradient in `[θ…, ln s2, vec(Z)]`
+    /// (without the θ prior's share) and the adjoint `∂B/∂Λ_ii` per point.
+    pub(crate) fn pull_back_at(
+        &self,
+        ev: PacSgpEvaluation,
+        b: &BoundValue,
+    ) -> Result<(Vec<f64>, Vec<f64>)> {
+        let nf = self.x.nrows() as f64;
+        let data = SparseData::new(&ev.kernel, self.x, self.y, ev.z.as_ref(), &self.stream);
+        let adj = Adjoints {
+            e: ev.e,
+            bg: ev.bg,
+            b_inv: ev.b_inv,
+            klb: b.d_complexity / nf,
+            scale: b.d_risk / nf,
+            g_mu: ev.g_mu,
+            g_v: ev.g_v,
+        };
+        self.gradient(&data, &ev.w, &ev.y_cache, &adj, ev.marg, ev.s2)
+    }
+
+    /// [`Self::evaluate_at`] at `p`: one σ² for every point.
+    fn evaluate_p(&self, p: &[f64], with_grad: bool) -> Result<(RiskAndKl, PacSgpEvaluation)> {
+        let (kernel, s2, z) = self.unpack(p)?;
+        self.evaluate_at(kernel, &|_| s2, s2, z, with_grad)
     }
 
     /// Second pass: `μ_i = F_iᵀe = V_iᵀB⁻¹γ` (from `bg = B⁻¹γ`, without `e`'s cond(L)), `s_i = F_iᵀA⁻¹F_i = ‖L_B⁻¹V_i‖²`, `v_i = k_ii − q_i + s_i`, the
@@ -383,12 +414,30 @@ struct Adjoints {
     g_v: Vec<f64>,
 }
 
-impl Objective for PacSgpObjective<'_> {
+impl LatentFamily for PacSgpFamily<'_> {
+    type Evaluation = PacSgpEvaluation;
+
     fn dim(&self) -> usize {
         self.kernel.n_params() + 1 + self.m * self.x.ncols()
     }
-    fn value_and_gradient(&self, p: &[f64]) -> Result<(f64, Vec<f64>)> {
-        let (t, g) = self.evaluate(p, true)?;
-        Ok((t.bound, g))
+
+    fn sample_size(&self) -> usize {
+        self.y.len()
+    }
+
+    fn n_theta(&self) -> usize {
+        self.kernel.n_params()
+    }
+
+    fn evaluate(&self, p: &[f64]) -> Result<(RiskAndKl, PacSgpEvaluation)> {
+        self.evaluate_p(p, true)
+    }
+
+    fn pull_back(&self, _p: &[f64], ev: PacSgpEvaluation, b: &BoundValue) -> Result<Vec<f64>> {
+        Ok(self.pull_back_at(ev, b)?.0)
+    }
+
+    fn risk_and_kl(&self, p: &[f64]) -> Result<RiskAndKl> {
+        Ok(self.evaluate_p(p, false)?.0)
     }
 }

@@ -27,6 +27,11 @@
 //! cond(K_uu) ≈ 1e9–1e10 that form's gradient carries 1e-3–1 relative rounding error (it
 //! changes that much when the rows are permuted), this one ~1e-9.
 //!
+//! On shards held in one process the passes are a latent family of the one bound skeleton
+//! ([`PacSgpShardedFamily`], [`PacSgpSharded::value_and_gradient`]): passes 1–2 its
+//! evaluation, the adjoints and pass 3 its pull-back; the reduce step a cluster runs between
+//! its workers' passes ([`PacSgpSharded::combine`]) takes the same bound and adjoints.
+//!
 //! Each pass recomputes the shard's `F` and `V` (O(N_s M²)) block by block
 //! ([`crate::regression::sharded::row_blocks`]), so a worker keeps no state and its memory is
 //! O(M² + block·M).
@@ -49,8 +54,9 @@ pub use crate::regression::sparse_sums::{
 };
 use crate::regression::whitened_blocks::kuu_cholesky;
 
-use super::bound::BoundTerms;
-use super::bound::MinimisedBound;
+use crate::bounds::BoundValue;
+
+use super::bound::{BoundObjective, BoundTerms, LatentFamily, MinimisedBound, RiskAndKl};
 
 mod gradient;
 
@@ -356,16 +362,39 @@ impl PacSgpSharded {
         Ok(acc)
     }
 
-    /// After pass 2 (once): the bound (eq. 5 or Pinsker through [`crate::bounds`]), the adjoints
-    /// `B̄`, `γ̄` (module doc) and the sums' part of `Ψ = sym(V̄Vᵀ)`, `KL̄(I − B⁻¹ − wwᵀ) − 2B̄`.
+    /// After pass 2 (once): the bound (eq. 5 or Pinsker through [`MinimisedBound::at`]), the
+    /// adjoints `B̄`, `γ̄` and the sums' part of `Ψ` ([`PacSgpSharded::adjoints`]), and the
+    /// hyperparameter prior's share of the gradient.
     pub fn combine(
         &self,
         p: &[f64],
         st: &PacSgpState,
         r: &PacSgpShardRisk,
     ) -> Result<PacSgpGlobal> {
+        self.check_risk(st, r)?;
+        let (kernel, _, _) = self.unpack(p)?;
+        let nk = kernel.n_params();
+        let risk = r.risk_sum / st.n as f64;
+        let at = self.bound.at(&p[..nk], risk, st.kl, st.n);
+        let terms = BoundTerms {
+            empirical_risk: risk,
+            kl: st.kl,
+            bound: at.value.value,
+        };
+        let (adjoints, psi) = self.adjoints(st, r, &at.value)?;
+        let mut gradient = vec![0.0; self.dim()];
+        at.add_penalty_gradient(&mut gradient);
+        Ok(PacSgpGlobal {
+            terms,
+            adjoints,
+            driver: PacSgpDriverPart { psi, gradient },
+        })
+    }
+
+    /// The summed risks `r` fit the state `st` of pass 1 (M and N).
+    fn check_risk(&self, st: &PacSgpState, r: &PacSgpShardRisk) -> Result<()> {
         let m = self.m;
-        let lb = self.check_state(&st.l_b, &st.w)?;
+        self.check_state(&st.l_b, &st.w)?;
         check_len(r.u.len(), m, "PAC-SGP shard risks")?;
         check_square(&r.g, m, "PAC-SGP shard risks")?;
         if r.n != st.n {
@@ -375,18 +404,21 @@ impl PacSgpSharded {
                 found: format!("{}", r.n),
             });
         }
-        let (kernel, _, _) = self.unpack(p)?;
-        let nk = kernel.n_params();
+        Ok(())
+    }
+
+    /// From the bound's partials `b`: the adjoints `B̄`, `γ̄` of the whitened sums (module doc)
+    /// and the sums' part of `Ψ = sym(V̄Vᵀ)`, `KL̄(I − B⁻¹ − wwᵀ) − 2B̄`.
+    fn adjoints(
+        &self,
+        st: &PacSgpState,
+        r: &PacSgpShardRisk,
+        b: &BoundValue,
+    ) -> Result<(PacSgpAdjoints, Mat<f64>)> {
+        let m = self.m;
+        let lb = self.check_state(&st.l_b, &st.w)?;
         let nf = st.n as f64;
-        let risk = r.risk_sum / nf;
-        let at = self.bound.at(&p[..nk], risk, st.kl, st.n);
-        let (bound, d_q, d_c) = (at.value.value, at.value.d_risk, at.value.d_complexity);
-        let terms = BoundTerms {
-            empirical_risk: risk,
-            kl: st.kl,
-            bound,
-        };
-        let (klb, scale) = (d_c / nf, d_q / nf);
+        let (klb, scale) = (b.d_complexity / nf, b.d_risk / nf);
         let w = &st.w;
         let b_inv = lb.inverse()?;
         let b2 = &b_inv * &b_inv;
@@ -408,48 +440,99 @@ impl PacSgpSharded {
             let id = if a == b { 1.0 } else { 0.0 };
             klb * (id - b_inv[(a, b)] - w[a] * w[b]) - 2.0 * b_bar[(a, b)]
         });
-        let mut gradient = vec![0.0; self.dim()];
-        at.add_penalty_gradient(&mut gradient);
-        Ok(PacSgpGlobal {
-            terms,
-            adjoints: PacSgpAdjoints {
-                l_b: st.l_b.clone(),
-                w: w.clone(),
-                b_bar,
-                gamma_bar,
-                risk_scale: scale,
-            },
-            driver: PacSgpDriverPart { psi, gradient },
-        })
+        let adjoints = PacSgpAdjoints {
+            l_b: st.l_b.clone(),
+            w: w.clone(),
+            b_bar,
+            gamma_bar,
+            risk_scale: scale,
+        };
+        Ok((adjoints, psi))
     }
 
     /// The three passes over in-process shards: `(terms, gradient)` (what a cluster does with
-    /// the maps on its workers), with `L` factored once.
+    /// the maps on its workers), with `L` factored once: the bound over
+    /// [`PacSgpShardedFamily`].
     pub fn value_and_gradient(
         &self,
         p: &[f64],
         shards: &[(MatRef<'_, f64>, &[f64])],
     ) -> Result<(BoundTerms, Vec<f64>)> {
-        let l = self.kuu_factor(p)?;
+        let family = PacSgpShardedFamily {
+            sharded: self,
+            shards,
+        };
+        BoundObjective::over(family, self.bound.clone()).terms_and_gradient(p)
+    }
+}
+
+/// The sharded PAC-SGP as a latent family over shards held in this process (a cluster runs the
+/// same passes on its workers, with [`PacSgpSharded::combine`] between them).
+pub struct PacSgpShardedFamily<'s, 'a> {
+    sharded: &'s PacSgpSharded,
+    shards: &'s [(MatRef<'a, f64>, &'a [f64])],
+}
+
+/// Passes 1 and 2 of one evaluation: the driver's `L`, the state and the summed risks.
+pub struct PacSgpShardedEvaluation {
+    l: Cholesky,
+    st: PacSgpState,
+    risk: PacSgpShardRisk,
+}
+
+impl LatentFamily for PacSgpShardedFamily<'_, '_> {
+    type Evaluation = PacSgpShardedEvaluation;
+
+    fn dim(&self) -> usize {
+        self.sharded.dim()
+    }
+
+    fn sample_size(&self) -> usize {
+        self.shards.iter().map(|(_, y)| y.len()).sum()
+    }
+
+    fn n_theta(&self) -> usize {
+        self.sharded.kernel.n_params()
+    }
+
+    fn evaluate(&self, p: &[f64]) -> Result<(RiskAndKl, PacSgpShardedEvaluation)> {
+        let s = self.sharded;
+        let l = s.kuu_factor(p)?;
         let stats = reduce(
-            shards.iter().map(|(x, y)| self.shard_stats(p, &l, *x, y)),
+            self.shards.iter().map(|(x, y)| s.shard_stats(p, &l, *x, y)),
             |a, b| a.combine(b),
         )?;
-        let st = self.state(p, &stats)?;
+        let st = s.state(p, &stats)?;
         let risk = reduce(
-            shards
+            self.shards
                 .iter()
-                .map(|(x, y)| self.shard_risk(p, &l, &st, *x, y)),
+                .map(|(x, y)| s.shard_risk(p, &l, &st, *x, y)),
             |a, b| a.combine(b),
         )?;
-        let global = self.combine(p, &st, &risk)?;
+        s.check_risk(&st, &risk)?;
+        let rk = RiskAndKl::new(risk.risk_sum / st.n as f64, st.kl);
+        Ok((rk, PacSgpShardedEvaluation { l, st, risk }))
+    }
+
+    fn pull_back(
+        &self,
+        p: &[f64],
+        ev: PacSgpShardedEvaluation,
+        b: &BoundValue,
+    ) -> Result<Vec<f64>> {
+        let s = self.sharded;
+        let (adjoints, psi) = s.adjoints(&ev.st, &ev.risk, b)?;
         let parts = reduce(
-            shards
+            self.shards
                 .iter()
-                .map(|(x, y)| self.shard_gradient(p, &l, &global.adjoints, *x, y)),
+                .map(|(x, y)| s.shard_gradient(p, &ev.l, &adjoints, *x, y)),
             |a, b| a.combine(b),
         )?;
-        Ok((global.terms, self.gradient(p, &l, &global.driver, &parts)?))
+        let driver = PacSgpDriverPart {
+            psi,
+            gradient: vec![0.0; s.dim()],
+        };
+        s.gradient(p, &ev.l, &driver, &parts)
     }
 }
 
