@@ -992,9 +992,9 @@ class GPClassifier(ClassifierEvidenceAPI, _Classifier):
     ivm — a pacgp string or a scikit-learn kernel object; pac-gpc instead optimises θ from
     ``kernel`` on the grid); ``certificate_`` bounds the Gibbs error of ``predictor``
     ("latent", the default: ``sgn(f + b)``, or "noisy"). ``loo="auto"`` (the default) puts the
-    fast leave-one-out estimate beside it where the model has one: pac-gpc's posterior is
-    trained by its bound, not by an inference method, so it has none (``loo="approx"`` is then
-    an error).
+    fast leave-one-out estimate beside it where the model has one: pac-gpc's is the cavities
+    of its bound-trained sites (the posterior without each row's site, not refitted), and
+    ``loo="exact"`` is then an error.
 
     More than two classes are fitted one-vs-rest (``multiclass="one-vs-rest"``, the default
     then): class k against the rest by the method, certified together; ``multiclass="softmax"``

@@ -51,7 +51,7 @@ fn pac_gpc_and_split_prior_bounds_are_recomputed_by_certify() {
     let m = dir.path().join("g.json");
     let f = fit(&["--method", "pac-gpc"], &m);
     let stored = f["objective"].as_f64().unwrap();
-    // `--loo auto`, the default: pac-gpc has no leave-one-out estimate, so none is printed.
+    // `--loo auto`, the default: pac-gpc's leave-one-out is its sites' cavities.
     let c: serde_json::Value = serde_json::from_slice(
         &pacgp(&[
             "certify",
@@ -68,8 +68,10 @@ fn pac_gpc_and_split_prior_bounds_are_recomputed_by_certify() {
         (c["bound"].as_f64().unwrap() - stored).abs() < 1e-12,
         "{c} vs {stored}"
     );
-    assert!(c["loo_error"].is_null(), "{c}");
-    // Asked for one, it is refused (exit 2) with the way out in the CLI's words.
+    let loo = c["loo_error"].as_f64().unwrap();
+    assert!((0.0..=1.0).contains(&loo), "{c}");
+    assert_eq!(c["loo_estimator"], "cavity", "{c}");
+    // Exact refits are refused (exit 2): each would train the bound again.
     let o = pacgp(&[
         "certify",
         "--model",
@@ -77,12 +79,12 @@ fn pac_gpc_and_split_prior_bounds_are_recomputed_by_certify() {
         "--data",
         "data/crabs/crabs.csv",
         "--loo",
-        "approx",
+        "exact",
     ]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("pac-gpc has no leave-one-out estimate") && err.contains("--loo none"),
+        err.contains("pac-gpc's leave-one-out is its sites' cavities"),
         "{err}"
     );
     // Its bound is below the Laplace classifier's chosen the same way.

@@ -23,6 +23,7 @@ use crate::inference::mean_field::{MeanFieldConfig, MeanFieldFit};
 use crate::inference::{ApproxLooKind, ClassifierFit, InferenceMethod};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
+use crate::posterior::GaussianPosterior;
 use crate::regression::exact::ExactGp;
 use crate::regression::sparse::SparseGp;
 
@@ -232,7 +233,6 @@ fn approximate_classifier_loo(
     y: &[f64],
     fit: &ClassifierFit,
 ) -> Result<Option<ApproxLoo>> {
-    let bias = lik.bias_and_slope().0;
     match method.approximate_loo() {
         ApproxLooKind::LinearResponse => {
             let mf = mean_field_parts(fit, lik, y, method.input_noise())?;
@@ -242,15 +242,39 @@ fn approximate_classifier_loo(
             }))
         }
         ApproxLooKind::RefitsOnly => Ok(None),
-        ApproxLooKind::SiteCavities => {
-            let cav = training_cavities(fit, x)?;
-            let margins = (0..y.len()).map(|i| y[i] * (cav.mean[i] + bias)).collect();
-            Ok(Some(ApproxLoo {
-                estimator: LooEstimator::Cavity,
-                loo: LooClassification::from_margins(margins, 0),
-            }))
-        }
+        ApproxLooKind::SiteCavities => Ok(Some(cavity_loo(&training_cavities(fit, x)?, lik, y))),
     }
+}
+
+/// The cavity estimate from the latent cavities at the training rows: margins
+/// `y_i(μ_{−i} + b)` with the likelihood's bias b.
+fn cavity_loo(cav: &LatentLoo, lik: &Likelihood, y: &[f64]) -> ApproxLoo {
+    let bias = lik.bias_and_slope().0;
+    let margins = (0..y.len()).map(|i| y[i] * (cav.mean[i] + bias)).collect();
+    ApproxLoo {
+        estimator: LooEstimator::Cavity,
+        loo: LooClassification::from_margins(margins, 0),
+    }
+}
+
+/// The cavity leave-one-out of a site-form posterior over the training rows `y` labels
+/// (pac-gpc's sites, trained by its bound: any `(α, π > 0)` is a product of Gaussian sites
+/// with means `(α_i + π_i μ_i)/π_i`, so removing site i is the posterior without row i's
+/// evidence, not refitted).
+pub fn posterior_cavity_loo(
+    post: &GaussianPosterior,
+    lik: &Likelihood,
+    y: &[f64],
+) -> Result<ApproxLoo> {
+    let cav = site_cavities(post)?;
+    if cav.mean.len() != y.len() {
+        return Err(Error::ShapeMismatch {
+            what: "labels for the cavity leave-one-out",
+            expected: format!("{} labels (the posterior's basis)", cav.mean.len()),
+            found: format!("{}", y.len()),
+        });
+    }
+    Ok(cavity_loo(&cav, lik, y))
 }
 
 /// The mean-field quantities of a naive mean-field fit with input noise v, read back

@@ -406,9 +406,23 @@ impl FittedModel {
         if let Task::Svm { config, .. } = &self.task {
             return self.svm_loo(x, y, config, mode);
         }
-        let Task::Classification { likelihood, .. } = &self.task else {
+        let Task::Classification {
+            likelihood,
+            posterior,
+            ..
+        } = &self.task
+        else {
             return Err(Error::Unsupported("not a classifier".into()));
         };
+        if let crate::spec::Method::PacGpc(_) = self.spec.method {
+            // Its sites are trained by its bound: their cavities, the stored posterior's
+            // (`leave_one_out` refuses refits for it).
+            let approx = crate::loo::posterior_cavity_loo(posterior, likelihood, y)?;
+            return Ok(ClassifierLoo {
+                approx: Some(approx),
+                exact: None,
+            });
+        }
         let method = self.inference_method()?;
         let fit = method.fit(self.posterior()?.kernel(), likelihood, x, y)?;
         crate::loo::classifier_loo(&method, likelihood, x, y, &fit, mode)

@@ -52,7 +52,8 @@ fn has_leave_one_out(method: &Method) -> bool {
         Method::PacGp(s) => !matches!(s.prior, PacPrior::Split(_)),
         Method::PacSgp(s) => !matches!(s.prior, PacPrior::Split(_)),
         Method::Classifier(c) => !matches!(c.hypers, ClassifierHypers::Split(_)),
-        Method::PacGpc(_) | Method::Softmax(_) | Method::Svgp(_) => false,
+        Method::PacGpc(c) => !matches!(c.hypers, ClassifierHypers::Split(_)),
+        Method::Softmax(_) | Method::Svgp(_) => false,
         Method::OneVsRest(inner) => has_leave_one_out(inner),
         Method::Gpr(_) | Method::Sparse(_) | Method::GreedySparse(_) | Method::Svm(_) => true,
     }
@@ -96,9 +97,9 @@ fn method_name_of(method: &Method) -> MethodName {
 }
 
 impl FitSpec {
-    /// Whether the model has a leave-one-out estimate to put beside its certificate: not a
-    /// posterior trained by its bound (pac-gpc), not softmax's coupled posterior, not a split
-    /// prior's (its certificate is on part B, fitted with θ from part A).
+    /// Whether the model has a leave-one-out estimate to put beside its certificate: not
+    /// softmax's coupled posterior, not svgp's, not a split prior's (its certificate is on
+    /// part B, fitted with θ from part A). pac-gpc's is its sites' cavities only.
     pub fn has_leave_one_out(&self) -> bool {
         has_leave_one_out(&self.method)
     }
@@ -109,6 +110,15 @@ impl FitSpec {
         match request {
             LooRequest::None => Ok(None),
             LooRequest::Auto => Ok(self.has_leave_one_out().then_some(LooMode::Approx)),
+            LooRequest::Mode(LooMode::Exact | LooMode::Both)
+                if self.trained_sites() && self.has_leave_one_out() =>
+            {
+                Err(crate::error::Error::Unsupported(format!(
+                    "{}'s leave-one-out is its sites' cavities (loo approx); an exact one would \
+                     train its bound again for every row",
+                    self.method_name().name()
+                )))
+            }
             LooRequest::Mode(mode) if self.has_leave_one_out() => Ok(Some(mode)),
             LooRequest::Mode(_) => Err(crate::error::Error::NoLeaveOneOut {
                 model: self.method_name().name(),
@@ -117,15 +127,19 @@ impl FitSpec {
         }
     }
 
+    /// Whether the posterior's sites are trained by the bound (pac-gpc, binary or one-vs-rest),
+    /// so that its only leave-one-out is their cavities.
+    fn trained_sites(&self) -> bool {
+        match &self.method {
+            Method::PacGpc(_) => true,
+            Method::OneVsRest(inner) => matches!(**inner, Method::PacGpc(_)),
+            _ => false,
+        }
+    }
+
     /// Why the model has no leave-one-out estimate, as a clause.
     fn without_leave_one_out_why(&self) -> &'static str {
         match &self.method {
-            Method::PacGpc(_) => {
-                " (its posterior is trained by its bound, not by an inference method)"
-            }
-            Method::OneVsRest(inner) if matches!(**inner, Method::PacGpc(_)) => {
-                " (its posteriors are trained by their bound, not by an inference method)"
-            }
             Method::Softmax(_) => " (its classes' posteriors are coupled)",
             Method::Svgp(_) => {
                 " (its posterior is a variational fit over inducing inputs; no leave-one-out is implemented for it)"

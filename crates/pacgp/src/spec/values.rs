@@ -235,7 +235,7 @@ pub enum LooRequest {
 }
 
 named!(LooRequest {
-    LooRequest::Auto => "auto": "the fast approximation where the model has a leave-one-out estimate, none where it has not (pac-gpc, softmax, a split prior): the default",
+    LooRequest::Auto => "auto": "the fast approximation where the model has a leave-one-out estimate, none where it has not (softmax, svgp, a split prior); pac-gpc's is its sites' cavities: the default",
     LooRequest::Mode(LooMode::Approx) => "approx": "the fast approximation (closed form, cavities or linear response)",
     LooRequest::Mode(LooMode::Exact) => "exact": "exact leave-one-out by N refits",
     LooRequest::Mode(LooMode::Both) => "both": "both",

@@ -84,10 +84,21 @@ fn leave_one_out_is_computed_where_the_model_has_one() {
         let exact = LooRequest::Mode(LooMode::Exact);
         assert_eq!(spec.leave_one_out(exact).unwrap(), Some(LooMode::Exact));
     }
-    let split = || Some(SplitFraction::Menu);
-    let without = [
+    // pac-gpc's is its sites' cavities: the approximation, never refits.
+    for spec in [
         check(MethodName::PacGpc, opts()),
         check(MethodName::PacGpc, opts()).into_one_vs_rest(),
+    ] {
+        assert!(spec.has_leave_one_out(), "{spec:?}");
+        let auto = spec.leave_one_out(LooRequest::Auto).unwrap();
+        assert_eq!(auto, Some(LooMode::Approx));
+        for mode in [LooMode::Exact, LooMode::Both] {
+            let e = spec.leave_one_out(LooRequest::Mode(mode)).unwrap_err();
+            assert!(e.to_string().contains("cavities"), "{e}");
+        }
+    }
+    let split = || Some(SplitFraction::Menu);
+    let without = [
         check(
             MethodName::PacGp,
             FitOptions {
