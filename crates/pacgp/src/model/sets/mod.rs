@@ -395,7 +395,7 @@ impl FittedModel {
                 SpecOption::Intervals,
                 self.method(),
                 "prediction sets are prepared when fitting (split-conformal[:F], or jackknife+ \
-                 for laplace, ep and ivm); refit with one",
+                 for laplace, ep, ivm, mean-field and svm); refit with one",
             )));
         };
         let mut sets = record.sets(self, iv, x, alpha)?;
