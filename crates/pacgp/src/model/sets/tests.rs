@@ -158,3 +158,79 @@ fn ivm_record_with_edited_active_rows_is_refused() {
     let e = FittedModel::from_json(&edited.to_string(), "m").unwrap_err();
     assert!(e.to_string().contains("active sets"), "{e}");
 }
+
+/// Naive mean field's leave-one-out models at the training inputs (model −i at `x_i`, through
+/// the functions at any input: [`crate::loo::MeanFieldLooFunctions::shifts`]) and the
+/// calibration marginals jackknife+ scores are `certify`'s linear-response leave-one-out of
+/// the method refitted on the sample ([`crate::loo::classifier_loo`], eq. 17.41): `y_i` times
+/// the latent mean is its margin, to 1e-9, and the variance is the posterior's at `x_i`. The
+/// scores' count of labels below probability ½ is `certify`'s error count. Binary on
+/// Ripley's set.
+#[test]
+fn mean_field_row_loo_at_training_inputs_is_certifys_loo() {
+    let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join("data/ripley-synth/synth_tr.csv");
+    let t = read_training(file, &CsvOptions::default(), TargetKind::Classes).unwrap();
+    let spec = FitOptions {
+        intervals: Some(IntervalMethod::JackknifePlus),
+        interval_score: Some(IntervalScore::Lac),
+        seed: Some(1),
+        ..Default::default()
+    }
+    .check(MethodName::MeanField)
+    .unwrap();
+    let model = crate::fit::fit(&spec, &t.data, t.classes.unwrap()).unwrap();
+    let Some(SetRecord::JackknifePlus {
+        labels,
+        active: None,
+    }) = model.sets.as_deref()
+    else {
+        panic!("no mean-field jackknife+ record")
+    };
+    let n = t.data.n();
+    let x = model.x_scaler.transform(t.data.x.as_ref()).unwrap();
+    let (loos, calibration) = row_loos(&model, labels, None).unwrap();
+    assert!(matches!(loos[0], super::jackknife::RowLoo::MeanField { .. }));
+    let y = &model.site_signs(labels).unwrap()[0];
+    let Task::Classification {
+        posterior,
+        likelihood,
+        ..
+    } = &model.task
+    else {
+        panic!("not a binary classifier")
+    };
+    let method = model.inference_method().unwrap();
+    let fit = method
+        .fit(posterior.kernel(), likelihood, x.as_ref(), y)
+        .unwrap();
+    let certify = crate::loo::classifier_loo(
+        &method,
+        likelihood,
+        x.as_ref(),
+        y,
+        &fit,
+        crate::loo::LooMode::Approx,
+    )
+    .unwrap()
+    .approx
+    .unwrap();
+    assert_eq!(certify.estimator, crate::loo::LooEstimator::LinearResponse);
+    let margins = certify.loo.loo_margins;
+    let var = posterior.predict(x.as_ref()).unwrap().var;
+    let diag = loos[0].at(x.as_ref()).unwrap();
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * (1.0 + b.abs());
+    for i in 0..n {
+        assert!(close(y[i] * calibration[0].mean[i], margins[i]), "cal {i}");
+        assert!(close(y[i] * diag.mean[i * n + i], margins[i]), "at x_{i}");
+        assert_eq!(calibration[0].var[i], var[i], "cal var {i}");
+        assert!(close(diag.var[i * n + i], var[i]), "var at x_{i}");
+    }
+    let p = model
+        .latent_class_probabilities(vec![calibration[0].clone()])
+        .unwrap();
+    let wrong = (0..n).filter(|&i| !(p[(i, labels[i])] > 0.5)).count();
+    assert_eq!(wrong, certify.loo.errors);
+    assert!(wrong > 0 && wrong < n / 4, "{wrong}");
+}
