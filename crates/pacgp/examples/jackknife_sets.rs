@@ -29,7 +29,12 @@ fn main() -> pacgp::Result<()> {
             let t = read_training(file, &CsvOptions::default(), TargetKind::Classes)?;
             (t.data, t.classes)
         }
-        _ => (load_uci_sets(&root, std::slice::from_ref(&name))?.remove(0).1, None),
+        _ => (
+            load_uci_sets(&root, std::slice::from_ref(&name))?
+                .remove(0)
+                .1,
+            None,
+        ),
     };
     // A row's label as a class index: K classes' own, a binary set's ±1 → 0 or 1.
     let class_of = |y: f64| match classes {

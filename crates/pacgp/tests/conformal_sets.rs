@@ -664,7 +664,11 @@ fn jackknife_mean_field_coverage_over_20_splits() {
             1.0 - alpha,
             size[s]
         );
-        assert!(coverage[s] >= 1.0 - alpha - tolerance, "{score}: {}", coverage[s]);
+        assert!(
+            coverage[s] >= 1.0 - alpha - tolerance,
+            "{score}: {}",
+            coverage[s]
+        );
         assert!(size[s] < 2.0, "{score}: size {}", size[s]);
     }
 }
@@ -687,7 +691,11 @@ fn jackknife_one_vs_rest_svm_coverage_over_20_splits() {
             1.0 - alpha,
             size[s]
         );
-        assert!(coverage[s] >= 1.0 - alpha - tolerance, "{score}: {}", coverage[s]);
+        assert!(
+            coverage[s] >= 1.0 - alpha - tolerance,
+            "{score}: {}",
+            coverage[s]
+        );
         assert!(size[s] < 2.0, "{score}: size {}", size[s]);
     }
 }

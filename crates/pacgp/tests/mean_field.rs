@@ -499,7 +499,11 @@ fn linear_response_functions_agree_with_refits_at_new_inputs() {
         let shifts = loo.shifts(xs.as_ref()).unwrap();
         let cross = k.cross(x.as_ref(), xs.as_ref()).unwrap();
         let full: Vec<f64> = (0..xs.nrows())
-            .map(|t| (0..y.len()).map(|j| cross[(j, t)] * y[j] * fit.alpha_mf[j]).sum())
+            .map(|t| {
+                (0..y.len())
+                    .map(|j| cross[(j, t)] * y[j] * fit.alpha_mf[j])
+                    .sum()
+            })
             .collect();
         let (mut worst, mut largest) = (0.0f64, 0.0f64);
         for i in 0..y.len() {
