@@ -153,3 +153,38 @@ def test_svm_jackknife_plus_sets():
     assert out.statement["guaranteed_coverage"] == pytest.approx(0.8)
     held = [out.sets[i, list(clf.classes_).index(y[t])] for i, t in enumerate(test)]
     assert np.mean(held) >= 0.75
+
+
+def test_mean_field_jackknife_plus_sets():
+    """Naive mean field's jackknife+ sets (its linear-response leave-one-out at any input): the
+    statement names the method and its 1 − 2α, and the held-out rows' sets cover at least
+    1 − 2α less Monte Carlo slack."""
+    X, y = ripley()
+    rng = np.random.default_rng(2)
+    perm = rng.permutation(len(y))
+    train, test = perm[:150], perm[150:]
+    clf = pacgp.GPClassifier(method="mean-field", intervals="jackknife+",
+                             certify=False).fit(X[train], y[train])
+    out = clf.predict_set(X[test], alpha=0.1)
+    assert out.statement["method"] == "jackknife+"
+    assert out.statement["n_scores"] == 150
+    assert out.statement["guaranteed_coverage"] == pytest.approx(0.8)
+    held = [out.sets[i, list(clf.classes_).index(y[t])] for i, t in enumerate(test)]
+    assert np.mean(held) >= 0.75
+
+
+def test_one_vs_rest_svm_jackknife_plus_sets():
+    """One-vs-rest SVMs on iris (3 classes): jackknife+ sets over the three classes from the
+    members' linear-response leave-one-out, combined by their vote; the held-out rows' sets
+    cover at least 1 − 2α less Monte Carlo slack."""
+    X, y = iris()
+    rng = np.random.default_rng(3)
+    perm = rng.permutation(len(y))
+    train, test = perm[:100], perm[100:]
+    clf = pacgp.SVMClassifier(intervals="jackknife+").fit(X[train], y[train])
+    out = clf.predict_set(X[test], alpha=0.1)
+    assert out.statement["method"] == "jackknife+"
+    assert out.statement["n_scores"] == 100
+    assert out.sets.shape == (len(test), 3)
+    held = [out.sets[i, list(clf.classes_).index(y[t])] for i, t in enumerate(test)]
+    assert np.mean(held) >= 0.75

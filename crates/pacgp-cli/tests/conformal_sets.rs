@@ -1,7 +1,8 @@
 //! `fit --intervals jackknife+` on a classifier and `predict --set`: the `set` column is the
 //! library's jackknife+ sets of the same model file (recomputed here through the library), the
-//! statement names jackknife+ and its 1 − 2α (laplace, IVM over its active set, the SVM), and a
-//! family without Gaussian sites is refused with exit 2, naming split-conformal.
+//! statement names jackknife+ and its 1 − 2α (laplace, IVM over its active set, the SVM, naive
+//! mean field, one-vs-rest SVMs on iris), and a family without a closed-form leave-one-out is
+//! refused with exit 2, naming split-conformal.
 
 mod common;
 use common::{fails, fit, json, ok, pacgp, s, RIPLEY};
@@ -9,10 +10,16 @@ use common::{fails, fit, json, ok, pacgp, s, RIPLEY};
 use pacgp::data::{read_training, CsvOptions, TargetKind};
 use pacgp::model::FittedModel;
 
-/// `fit` with jackknife+ sets by `method` (and `extra` options), then `predict --set 0.9`:
-/// the sets are the library's of the model file, labelled jackknife+ with its 1 − 2α, and they
-/// hold at least 80% of Ripley's test labels.
+/// `fit` with jackknife+ sets by `method` (and `extra` options) on Ripley's training set, then
+/// `predict --set 0.9` on its test set ([`sets_on`]).
 fn sets_from_the_command_line(method: &str, score: &str, extra: &[&str]) {
+    sets_on(RIPLEY, 250, method, score, extra);
+}
+
+/// `fit` with jackknife+ sets by `method` (and `extra` options) on `data.0` (`n` rows), then
+/// `predict --set 0.9` on `data.1`: the sets are the library's of the model file, labelled
+/// jackknife+ with its 1 − 2α, and they hold at least 80% of the labels of `data.1`.
+fn sets_on(data: (&str, &str), n: usize, method: &str, score: &str, extra: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m.json");
     let mut args = vec![
@@ -26,13 +33,13 @@ fn sets_from_the_command_line(method: &str, score: &str, extra: &[&str]) {
         "3",
     ];
     args.extend_from_slice(extra);
-    ok(&fit(RIPLEY.0, &model, &args));
+    ok(&fit(data.0, &model, &args));
     let out = json(&pacgp(&[
         "predict",
         "--model",
         s(&model),
         "--data",
-        RIPLEY.1,
+        data.1,
         "--set",
         "0.9",
         "--json",
@@ -41,11 +48,11 @@ fn sets_from_the_command_line(method: &str, score: &str, extra: &[&str]) {
     assert_eq!(sets["method"], "jackknife+", "{method}: {sets}");
     assert_eq!(sets["score"], score);
     assert!((sets["guaranteed_coverage"].as_f64().unwrap() - 0.8).abs() < 1e-12);
-    assert_eq!(sets["n_scores"], 250);
+    assert_eq!(sets["n_scores"], n);
 
     let m = FittedModel::load(&model).unwrap();
     let test = read_training(
-        common::repo().join(RIPLEY.1),
+        common::repo().join(data.1),
         &CsvOptions::default(),
         TargetKind::Classes,
     )
@@ -61,13 +68,11 @@ fn sets_from_the_command_line(method: &str, score: &str, extra: &[&str]) {
         .map(|v| v.as_str().unwrap())
         .collect();
     assert_eq!(got, want, "{method}");
+    let labels = test.classes.unwrap().labels;
     let covered = got
         .iter()
         .zip(&test.data.y)
-        .filter(|(set, y)| {
-            set.split('|')
-                .any(|l| l == if **y > 0.0 { "1" } else { "0" })
-        })
+        .filter(|(set, y)| set.split('|').any(|l| l == labels[**y as usize]))
         .count();
     assert!(
         covered as f64 / got.len() as f64 >= 0.8,
@@ -112,4 +117,19 @@ fn ivm_jackknife_sets_from_the_command_line() {
 #[test]
 fn svm_jackknife_sets_from_the_command_line() {
     sets_from_the_command_line("svm", "aps", &[]);
+}
+
+/// Naive mean field's linear-response leave-one-out at any input: its jackknife+ sets from the
+/// command line as laplace's.
+#[test]
+fn mean_field_jackknife_sets_from_the_command_line() {
+    sets_from_the_command_line("mean-field", "lac", &[]);
+}
+
+/// One-vs-rest SVMs on iris (3 classes, 150 rows; the sets of the training inputs): the
+/// members' linear-response leave-one-out functions, combined by their vote.
+#[test]
+fn one_vs_rest_svm_jackknife_sets_from_the_command_line() {
+    let iris = ("data/iris/iris.csv", "data/iris/iris.csv");
+    sets_on(iris, 150, "svm", "aps", &[]);
 }

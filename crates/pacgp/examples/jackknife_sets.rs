@@ -1,13 +1,14 @@
-//! Jackknife+ against split-conformal prediction sets of a binary classifier on a shipped
+//! Jackknife+ against split-conformal prediction sets of a classifier on a shipped
 //! classification set: mean coverage and mean set size at α = 0.1 over 20 seeded 70/30 splits
 //! (seeds 0..20; the model's seed is the split's), LAC and APS (one fit per split, method and
 //! score).
 //!
-//! `cargo run -p pacgp --example jackknife_sets -- [crabs|breast-cancer|ripley] [METHOD]`
-//! (default crabs and laplace; the sets as `pacgp reproduce` loads them, [`load_uci_sets`];
-//! METHOD one with jackknife+ sets: laplace, ep, ivm, svm).
+//! `cargo run -p pacgp --example jackknife_sets -- [crabs|breast-cancer|ripley|iris|wine] [METHOD]`
+//! (default crabs and laplace; the binary sets as `pacgp reproduce` loads them,
+//! [`load_uci_sets`]; iris and wine with their 3 classes, one-vs-rest; METHOD one with
+//! jackknife+ sets: laplace, ep, ivm, mean-field, svm).
 
-use pacgp::data::train_test_split;
+use pacgp::data::{read_training, train_test_split, CsvOptions, TargetKind, TrainingLabels};
 use pacgp::experiments::classification::load_uci_sets;
 use pacgp::spec::{FitOptions, IntervalMethod, IntervalScore, MethodName};
 
@@ -22,7 +23,24 @@ fn main() -> pacgp::Result<()> {
         .parse()
         .map_err(|e| pacgp::Error::Unsupported(format!("{e}")))?;
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data");
-    let (_, data) = load_uci_sets(&root, std::slice::from_ref(&name))?.remove(0);
+    let (data, classes) = match name.as_str() {
+        "iris" | "wine" => {
+            let file = root.join(format!("{name}/{name}.csv"));
+            let t = read_training(file, &CsvOptions::default(), TargetKind::Classes)?;
+            (t.data, t.classes)
+        }
+        _ => (
+            load_uci_sets(&root, std::slice::from_ref(&name))?
+                .remove(0)
+                .1,
+            None,
+        ),
+    };
+    // A row's label as a class index: K classes' own, a binary set's ±1 → 0 or 1.
+    let class_of = |y: f64| match classes {
+        Some(_) => y as usize,
+        None => usize::from(y > 0.0),
+    };
     let methods = [
         ("jackknife+", IntervalMethod::JackknifePlus),
         (
@@ -52,14 +70,18 @@ fn main() -> pacgp::Result<()> {
                     ..Default::default()
                 }
                 .check(method_name)?;
-                let model = pacgp::fit::fit(&spec, &sample, None)?;
+                let labels = match &classes {
+                    Some(c) => TrainingLabels::Classes(c.clone()),
+                    None => TrainingLabels::None,
+                };
+                let model = pacgp::fit::fit(&spec, &sample, labels)?;
                 let sets = model.predict_sets(test.x.as_ref(), ALPHA)?;
                 let n = test.n() as f64;
                 let hits = sets
                     .sets
                     .iter()
                     .zip(&test.y)
-                    .filter(|(set, y)| set.contains(&usize::from(**y > 0.0)))
+                    .filter(|(set, y)| set.contains(&class_of(**y)))
                     .count();
                 sums[s][0] += hits as f64 / n / SPLITS as f64;
                 sums[s][1] +=

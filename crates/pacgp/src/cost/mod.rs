@@ -44,11 +44,12 @@
 //! with K = 5 on an exact GP: `1 + 4·0.64 + 5·0.64 = 6.8` matrices of N × N against the
 //! fit's 5; split conformal at F = 0.3: `1 + 5·0.09`, below the fit's.
 //!
-//! A classifier's jackknife+ prediction sets (`--intervals jackknife+`, laplace, ep, ivm and
-//! the binary SVM) add nothing to count: the fit checks in `O(N)` that every posterior has a
+//! A classifier's jackknife+ prediction sets (`--intervals jackknife+`, laplace, ep, ivm, mean
+//! field and the SVM) add nothing to count: the fit checks in `O(N)` that every posterior has a
 //! downdate ([`crate::loo::LooDowndate::check_sites`]) and stores the labels (IVM: after one
 //! refit at the fitted kernel for its active rows, whose arrays are the fit's, `O(N·d)`; the
-//! SVM: its support vectors from the fit's own solution); the downdate's one `L⁻¹`
+//! SVM: its support vectors from the fit's own solution; mean field: the labels only, its LU of
+//! `I + KΛ` is `predict --set`'s, as the downdate's); the downdate's one `L⁻¹`
 //! (`N³/3`, the cavities) and its `O(N²·N*)` solves are `predict --set`'s, one posterior at a
 //! time beside the stored factor (the Gram matrix and `L⁻¹`: fewer `N × N` than a fit holds).
 //! Likewise a regressor's jackknife+ intervals: the exact GP's downdate is checked in `O(N)`

@@ -197,8 +197,8 @@ fn jackknife_set_record(
         .iter()
         .map(|&y| class_index(y, k))
         .collect::<Result<Vec<_>>>()?;
-    // The SVM's leave-one-out is linear response around its solution, not a site downdate.
-    if !matches!(model.task, Task::Svm { .. }) {
+    // The SVM's and mean field's leave-one-out is linear response, not a site downdate.
+    if crate::spec::site_form_classifier(&model.spec.method) {
         for post in model.site_posteriors()? {
             LooDowndate::check_sites(post)?;
         }

@@ -1,6 +1,7 @@
 //! Linear-response leave-one-out for naive mean field (seed 001 eqs. 17.41–17.42): the
 //! change of the other embedding strengths on removing one example, to first order.
 
+use super::mean_field_functions::MeanFieldLooFunctions;
 use super::LooClassification;
 use crate::error::{Error, Result};
 use crate::inference::mean_field::{cavity_moments, noisy_gram, MeanFieldFit};
@@ -24,7 +25,8 @@ pub fn mean_field_response(mf: &MeanFieldFit, y: &[f64]) -> Result<Vec<f64>> {
     response(mf, &kn, y)
 }
 
-fn check_len(mf: &MeanFieldFit, y: &[f64]) -> Result<()> {
+/// One label per embedding strength.
+pub(super) fn check_len(mf: &MeanFieldFit, y: &[f64]) -> Result<()> {
     if y.len() != mf.alpha_mf.len() {
         return Err(Error::ShapeMismatch {
             what: "labels for the mean-field LOO",
@@ -35,7 +37,8 @@ fn check_len(mf: &MeanFieldFit, y: &[f64]) -> Result<()> {
     Ok(())
 }
 
-fn response(mf: &MeanFieldFit, kn: &faer::Mat<f64>, y: &[f64]) -> Result<Vec<f64>> {
+/// `λ_i = 1/Ω_i` of every example (eq. 17.42), from the noisy Gram matrix `kn`.
+pub(super) fn response(mf: &MeanFieldFit, kn: &faer::Mat<f64>, y: &[f64]) -> Result<Vec<f64>> {
     let lik = Likelihood::flip_noise(mf.kappa)?;
     (0..y.len())
         .map(|i| {
@@ -59,36 +62,15 @@ fn response(mf: &MeanFieldFit, kn: &faer::Mat<f64>, y: &[f64]) -> Result<Vec<f64
 ///
 /// evaluated without dividing by Ω (which is infinite where α_i does not respond) through the
 /// Woodbury identity `1/[(Ω + K)⁻¹]_ii − Ω_i = s_i/(1 − λ_i s_i)` with `Λ = Ω⁻¹` and
-/// `s_i = [(K⁻¹ + Λ)⁻¹]_ii = [(I + KΛ)⁻¹K]_ii` (one LU, `O(N³)`; `K` here is `K + vI`).
-/// `y` must be the labels the fit was trained on. Memory: `K` and the factor of `I + KΛ`
-/// (both `N × N`, fallible); the solve overwrites `K` by blocks of columns.
+/// `s_i = [(K⁻¹ + Λ)⁻¹]_ii = [(I + KΛ)⁻¹K]_ii` (one LU, `O(N³)`; `K` here is `K + vI`):
+/// the training margins of [`MeanFieldLooFunctions`]. `y` must be the labels the fit was
+/// trained on.
 pub fn mean_field_loo(mf: &MeanFieldFit, y: &[f64]) -> Result<LooClassification> {
-    check_len(mf, y)?;
-    let mut kn = noisy_gram(
-        mf.fit.posterior.kernel(),
-        mf.fit.posterior.basis.as_ref(),
-        mf.input_noise,
-    )?;
-    let lambda = response(mf, &kn, y)?;
-    let n = y.len();
-    let m = crate::memory::try_from_fn(n, n, "I + KΛ", |i, j| {
-        kn[(i, j)] * lambda[j] + if i == j { 1.0 } else { 0.0 }
-    })?;
-    let lu = Lu::factor(m, "I + KΛ")?;
-    let s = solution_diagonal(&lu, &mut kn)?;
-    let margins: Vec<f64> = (0..n)
-        .map(|i| {
-            // seed 001 eq. 17.41
-            y[i] * mf.mean_activation[i] - mf.alpha_mf[i] * s[i] / (1.0 - lambda[i] * s[i])
-        })
-        .collect();
-    if let Some(i) = margins.iter().position(|m| !m.is_finite()) {
-        return Err(Error::Numerical {
-            what: "mean-field linear-response LOO",
-            message: format!("non-finite LOO margin at example {i} (singular Ω + K)"),
-        });
-    }
-    Ok(LooClassification::from_margins(margins, 0))
+    let functions = MeanFieldLooFunctions::new(mf, y)?;
+    Ok(LooClassification::from_margins(
+        functions.training_margins().to_vec(),
+        0,
+    ))
 }
 
 /// Columns of `K` solved at a time: the solve's work space is `N ×` this many, not `N × N`.
@@ -96,7 +78,7 @@ const SOLVE_COLUMNS: usize = crate::linalg::PAR_THRESHOLD;
 
 /// The diagonal of `(I + KΛ)⁻¹K`, solving `k` in place by blocks of [`SOLVE_COLUMNS`]
 /// columns (each column's solve is independent of the others).
-fn solution_diagonal(lu: &Lu, k: &mut Mat<f64>) -> Result<Vec<f64>> {
+pub(super) fn solution_diagonal(lu: &Lu, k: &mut Mat<f64>) -> Result<Vec<f64>> {
     let n = k.ncols();
     let mut s = Vec::with_capacity(n);
     for start in (0..n).step_by(SOLVE_COLUMNS) {

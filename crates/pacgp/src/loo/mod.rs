@@ -5,7 +5,8 @@
 //!   the rank-one cavity of sparse regression (exact at fixed Z);
 //! - [`closed_form`]: exact GP regression's closed form (GPML §5.4.2), its gradient and the
 //!   LOO-CV objective;
-//! - [`linear_response`]: naive mean field's linear-response LOO (seed 001 eqs. 17.41–17.42);
+//! - [`linear_response`]: naive mean field's linear-response LOO (seed 001 eqs. 17.41–17.42),
+//!   and [`mean_field_functions`]: the same read at any input (jackknife+ sets);
 //! - [`downdate`]: LOO predictions at new inputs by a rank-one downdate, of GP regression and
 //!   of a classifier's Gaussian sites (Laplace, EP, IVM's active set): what jackknife+ needs
 //!   ([`crate::conformal`]);
@@ -31,6 +32,7 @@ pub mod cavity;
 pub mod closed_form;
 pub mod downdate;
 pub mod linear_response;
+pub mod mean_field_functions;
 pub mod refit;
 
 /// The classifier LOO tests' sample: distinct 2-d inputs (a scrambled grid, shifted along the
@@ -57,6 +59,7 @@ pub use cavity::{site_cavities, sparse_gp_loo, training_cavities, LatentLoo};
 pub use closed_form::{exact_gp_loo, exact_gp_loo_gradient, NegLooLogPredictive};
 pub use downdate::{LooAtPoints, LooDowndate, TrainingLoo};
 pub use linear_response::{mean_field_loo, mean_field_response};
+pub use mean_field_functions::MeanFieldLooFunctions;
 pub use refit::{classifier_exact_loo, exact_gp_refit_loo, refit_loo, sparse_gp_refit_loo, Refit};
 
 const LN_2PI: f64 = 1.837_877_066_409_345_5;
@@ -279,7 +282,7 @@ pub fn posterior_cavity_loo(
 
 /// The mean-field quantities of a naive mean-field fit with input noise v, read back
 /// from its posterior: `α_mf = y ∘ α`, `⟨f⟩ = (K + vI)(y ∘ α_mf) = Kα + vα`.
-fn mean_field_parts(
+pub(crate) fn mean_field_parts(
     fit: &ClassifierFit,
     lik: &Likelihood,
     y: &[f64],

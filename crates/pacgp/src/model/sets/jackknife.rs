@@ -1,7 +1,10 @@
 //! Jackknife+ prediction sets from each posterior's leave-one-out models (the module doc of
-//! [`super`]): the site downdates of Laplace, EP and IVM, the SVM's linear-response functions.
+//! [`super`]): the site downdates of Laplace, EP and IVM, the linear-response functions of
+//! the SVM and of naive mean field.
 
 use super::*;
+use crate::inference::{ClassifierFit, ConvergenceReport, ConvergenceStatus, InferenceMethod};
+use crate::loo::MeanFieldLooFunctions;
 
 /// Test inputs handled at once by jackknife+ sets (N×block leave-one-out marginals per class).
 const BLOCK: usize = 128;
@@ -21,6 +24,13 @@ pub(super) enum RowLoo<'a> {
         loo: Box<SvmLooFunctions>,
         mu: f64,
     },
+    /// Naive mean field's posterior with its mean shifted by the linear-response leave-one-out
+    /// functions (seed 001 eqs. 17.41–17.42 at x, [`MeanFieldLooFunctions`]); its covariance
+    /// stays, as the SVM's prior does (a site may have precision 0: no downdate applies).
+    MeanField {
+        post: &'a GaussianPosterior,
+        loo: Box<MeanFieldLooFunctions>,
+    },
 }
 
 impl RowLoo<'_> {
@@ -30,15 +40,9 @@ impl RowLoo<'_> {
         let (n, nb) = (self.n(), block.nrows());
         let (downdate, basis_of) = match self {
             RowLoo::Sites { downdate, basis_of } => (downdate, basis_of),
-            RowLoo::Svm { post, loo, mu } => {
-                let full = post.predict(block)?;
-                let shifts = loo.shifts(block)?;
-                return Ok(Marginals {
-                    mean: (0..n * nb)
-                        .map(|r| full.mean[r % nb] + mu * shifts[(r / nb, r % nb)])
-                        .collect(),
-                    var: (0..n * nb).map(|r| full.var[r % nb]).collect(),
-                });
+            RowLoo::Svm { post, loo, mu } => return shifted(post, &loo.shifts(block)?, *mu, block),
+            RowLoo::MeanField { post, loo } => {
+                return shifted(post, &loo.shifts(block)?, 1.0, block)
             }
         };
         let at = downdate.at(block)?;
@@ -67,11 +71,31 @@ impl RowLoo<'_> {
             } => b.len(),
             RowLoo::Sites { downdate, .. } => downdate.n(),
             RowLoo::Svm { loo, .. } => loo.fit().alpha.len(),
+            RowLoo::MeanField { loo, .. } => loo.training_margins().len(),
         }
     }
 }
 
-/// The SVM's [`RowLoo`] and its leave-one-out marginals at the training rows. The SVM is
+/// The marginals of `post` at `block` with row i's mean moved by `scale · shifts[(i, j)]`
+/// (flattened to row `i·nb + j`) and the variance kept.
+fn shifted(
+    post: &GaussianPosterior,
+    shifts: &Mat<f64>,
+    scale: f64,
+    block: MatRef<'_, f64>,
+) -> Result<Marginals> {
+    let (n, nb) = (shifts.nrows(), block.nrows());
+    let full = post.predict(block)?;
+    Ok(Marginals {
+        mean: (0..n * nb)
+            .map(|r| full.mean[r % nb] + scale * shifts[(r / nb, r % nb)])
+            .collect(),
+        var: (0..n * nb).map(|r| full.var[r % nb]).collect(),
+    })
+}
+
+/// An SVM's [`RowLoo`] and its leave-one-out marginals at the training rows: `model` is the
+/// binary SVM (or one-vs-rest member c), `y` the ±1 labels it was fitted on. The SVM is
 /// solved again on the record's inputs and labels with the model's kernel and settings (the
 /// solver is deterministic, so this is the fitted solution), and refused unless its support
 /// vectors and `μ y α` are the stored posterior's (an edited label or input). At `x_i` the
@@ -79,8 +103,9 @@ impl RowLoo<'_> {
 /// `y_i m_i` and its latent mean `μ(y_i m_i − b)`.
 fn svm_row_loo<'a>(
     model: &'a FittedModel,
-    labels: &[usize],
+    y: Vec<f64>,
     active: Option<&ActiveSets>,
+    c: usize,
 ) -> Result<(RowLoo<'a>, Marginals)> {
     let refused = |message: String| Error::Numerical {
         what: "jackknife+ set record",
@@ -91,10 +116,6 @@ fn svm_row_loo<'a>(
             "an SVM's record keeps its support vectors and inputs".into(),
         ));
     };
-    let y: Vec<f64> = labels
-        .iter()
-        .map(|&c| if c == 1 { 1.0 } else { -1.0 })
-        .collect();
     let kernel = posterior.kernel().clone();
     let fit = model.svm_fit(a.x.as_ref(), &y)?.into_owned();
     let sv: Vec<usize> = (0..y.len()).filter(|&i| fit.alpha[i] > 0.0).collect();
@@ -102,7 +123,7 @@ fn svm_row_loo<'a>(
         let want = mu * y[i] * fit.alpha[i];
         (want - posterior.alpha[b]).abs() <= 1e-8 * want.abs().max(1.0)
     };
-    if sv != a.rows[0] || !sv.iter().enumerate().all(|(b, i)| same(b, i)) {
+    if sv != a.rows[c] || !sv.iter().enumerate().all(|(b, i)| same(b, i)) {
         return Err(refused(
             "the SVM solved again on the record's labels and inputs is not the stored one \
              (an edited label or input)"
@@ -125,9 +146,84 @@ fn svm_row_loo<'a>(
     Ok((row_loo, calibration))
 }
 
+/// Naive mean field's [`RowLoo`] and its leave-one-out marginals at the training rows: the
+/// mean-field quantities read back from the stored posterior as `certify` reads them from its
+/// fit ([`crate::loo::mean_field_parts`]), `y` the ±1 labels. At `x_i` the model without i has
+/// the latent mean `y_i m_i` with `m_i` `certify`'s margin (eq. 17.41), and the posterior's
+/// variance.
+fn mean_field_row_loo<'a>(
+    model: &'a FittedModel,
+    post: &'a GaussianPosterior,
+    y: &[f64],
+) -> Result<(RowLoo<'a>, Marginals)> {
+    let (Task::Classification { likelihood, .. }, InferenceMethod::MeanField(cfg)) =
+        (&model.task, model.inference_method()?)
+    else {
+        return Err(Error::Unsupported(format!(
+            "'{}' is not naive mean field",
+            model.method()
+        )));
+    };
+    let fit = ClassifierFit {
+        posterior: post.clone(),
+        ln_evidence: None,
+        basis_indices: None,
+        report: ConvergenceReport {
+            status: ConvergenceStatus::Converged,
+            iterations: 0,
+            final_change: 0.0,
+            jitter_used: 0.0,
+            notes: vec!["the stored mean-field posterior".into()],
+        },
+    };
+    let mf = crate::loo::mean_field_parts(&fit, likelihood, y, &cfg)?;
+    let loo = MeanFieldLooFunctions::new(&mf, y)?;
+    let at_rows = post.predict(post.basis.as_ref())?;
+    let calibration = Marginals {
+        mean: (0..y.len())
+            .map(|i| y[i] * loo.training_margins()[i])
+            .collect(),
+        var: at_rows.var,
+    };
+    let row_loo = RowLoo::MeanField {
+        post,
+        loo: Box::new(loo),
+    };
+    Ok((row_loo, calibration))
+}
+
+/// A site posterior's [`RowLoo`] (member c) and its latent leave-one-out marginals at the
+/// training rows: the cavities, and IVM's posterior marginals outside its active set
+/// ([`crate::loo::training_cavities`]), from one `L⁻¹`.
+fn site_row_loo<'a>(
+    post: &'a GaussianPosterior,
+    active: Option<&ActiveSets>,
+    c: usize,
+) -> Result<(RowLoo<'a>, Marginals)> {
+    let (downdate, cav) = LooDowndate::sites_with_cavities(post)?;
+    let (cav, basis_of) = match active {
+        None => (cav, None),
+        Some(a) => {
+            let rows = &a.rows[c];
+            let basis_of = crate::loo::cavity::basis_positions(rows, a.x.nrows())?;
+            let at_rows = crate::loo::cavity::cavities_at_rows(post, cav, rows, a.x.as_ref())?;
+            (at_rows, Some(basis_of))
+        }
+    };
+    let m = Marginals {
+        mean: cav.mean,
+        var: cav.var,
+    };
+    let row_loo = RowLoo::Sites {
+        downdate: Box::new(downdate),
+        basis_of,
+    };
+    Ok((row_loo, m))
+}
+
 /// Every site posterior's [`RowLoo`] and its latent leave-one-out marginals at the training
-/// rows (the cavities, and IVM's posterior marginals outside its active set:
-/// [`crate::loo::training_cavities`]), from one `L⁻¹` per posterior.
+/// rows, by the member's kind: an SVM's and mean field's linear response, else the site
+/// downdate (one `L⁻¹` or LU per posterior).
 pub(super) fn row_loos<'a>(
     model: &'a FittedModel,
     labels: &[usize],
@@ -141,39 +237,22 @@ pub(super) fn row_loos<'a>(
                 message,
             })?;
     }
-    if let Task::Svm { .. } = model.task {
-        let (row_loo, calibration) = svm_row_loo(model, labels, active)?;
-        return Ok((vec![row_loo], vec![calibration]));
-    }
-    posts
-        .into_iter()
-        .enumerate()
-        .map(|(c, post)| {
-            let (downdate, cav) = LooDowndate::sites_with_cavities(post)?;
-            let (cav, basis_of) = match active {
-                None => (cav, None),
-                Some(a) => {
-                    let rows = &a.rows[c];
-                    let basis_of = crate::loo::cavity::basis_positions(rows, a.x.nrows())?;
-                    let at_rows =
-                        crate::loo::cavity::cavities_at_rows(post, cav, rows, a.x.as_ref())?;
-                    (at_rows, Some(basis_of))
-                }
-            };
-            let m = Marginals {
-                mean: cav.mean,
-                var: cav.var,
-            };
-            Ok((
-                RowLoo::Sites {
-                    downdate: Box::new(downdate),
-                    basis_of,
-                },
-                m,
-            ))
+    let members = model.site_models()?;
+    let signs = model.site_signs(labels)?;
+    let per_member = members.into_iter().zip(posts).zip(signs).enumerate();
+    per_member
+        .map(|(c, ((m, post), y))| match &m.task {
+            Task::Svm { .. } => svm_row_loo(m, y, active, c),
+            Task::Classification { .. } if is_mean_field(m) => mean_field_row_loo(m, post, &y),
+            _ => site_row_loo(post, active, c),
         })
         .collect::<Result<Vec<_>>>()
         .map(|v| v.into_iter().unzip())
+}
+
+/// Whether a binary classifier was fitted by naive mean field.
+fn is_mean_field(model: &FittedModel) -> bool {
+    matches!(model.inference_method(), Ok(InferenceMethod::MeanField(_)))
 }
 
 /// Jackknife+ sets at raw inputs (module doc; [`plus_set`]).

@@ -9,7 +9,8 @@
 //! otherwise uses (fitted on the whole sample, with its certificate) is untouched; the sets
 //! come from part A's model, so a set need not hold the label `predict` names.
 //!
-//! Jackknife+ (Laplace, EP, IVM, one-vs-rest over them; the binary SVM below): the record
+//! Jackknife+ (Laplace, EP, IVM; the SVM and naive mean field below; binary or one-vs-rest,
+//! each member by its own kind, `jackknife.rs`): the record
 //! keeps every training label; the leave-one-out models are the stored posterior(s) with one site removed
 //! ([`crate::loo::LooDowndate::sites`]), their scores of the training labels come from the
 //! cavities the downdate is built from ([`crate::loo::site_cavities`]; one `L⁻¹` per
@@ -29,13 +30,23 @@
 //! marginal at its inclusion, not at the end, so IVM's `α_i` need not carry its label's sign:
 //! its labels are checked by count and range, and its active rows against the inputs.
 //!
-//! The binary SVM's posterior (the prior shifted to mean `μ·f`, seed 001 §17.4) has no sites:
-//! its leave-one-out model is the posterior with `f` replaced by the linear-response
-//! leave-one-out function `f^{\l}` ([`SvmLooFunctions`]: eqs. 17.29 and 17.31 read at any x;
-//! the prior's covariance stays), the estimate `certify` reports. Its record keeps the support
-//! vectors' rows and the standardised training inputs, as IVM's; `predict --set` solves the
-//! SVM again on them (deterministic: the fitted solution) and refuses a record whose solution
-//! is not the stored posterior.
+//! The SVM's posterior (the prior shifted to mean `μ·f`, seed 001 §17.4) has no sites: its
+//! leave-one-out model is the posterior with `f` replaced by the linear-response leave-one-out
+//! function `f^{\l}` ([`SvmLooFunctions`]: eqs. 17.29 and 17.31 read at any x; the prior's
+//! covariance stays), the estimate `certify` reports. Its record keeps the support vectors'
+//! rows (per one-vs-rest member) and the standardised training inputs, as IVM's; `predict
+//! --set` solves each SVM again on them (deterministic: the fitted solution) and refuses a
+//! record whose solution is not the stored posterior (an edited label).
+//!
+//! Naive mean field's leave-one-out in `certify` is linear response too (eqs. 17.41–17.42),
+//! not its sites' cavities, and a site may have precision 0, so no site is removed: the model
+//! without i is the stored posterior with its mean shifted by the linear-response function
+//! `f^{\i}(x) − f(x)` ([`crate::loo::MeanFieldLooFunctions`]; one LU of `I + KΛ` per
+//! posterior) and its covariance kept (refits without i move the variance by about 1%,
+//! `tests/mean_field.rs`); its class probability is the model's own (input noise included,
+//! `Task::positive_probability`). At `x_i` it is `certify`'s margin. Its strengths `α_i ≥ 0`
+//! carry the label's sign in the posterior's `y_i α_i`, so its labels are checked as
+//! Laplace's.
 
 use faer::{Mat, MatRef};
 use rayon::prelude::*;
@@ -395,7 +406,7 @@ impl FittedModel {
                 SpecOption::Intervals,
                 self.method(),
                 "prediction sets are prepared when fitting (split-conformal[:F], or jackknife+ \
-                 for laplace, ep and ivm); refit with one",
+                 for laplace, ep, ivm, mean-field and svm); refit with one",
             )));
         };
         let mut sets = record.sets(self, iv, x, alpha)?;

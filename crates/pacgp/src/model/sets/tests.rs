@@ -158,3 +158,101 @@ fn ivm_record_with_edited_active_rows_is_refused() {
     let e = FittedModel::from_json(&edited.to_string(), "m").unwrap_err();
     assert!(e.to_string().contains("active sets"), "{e}");
 }
+
+/// Naive mean field's leave-one-out models at the training inputs (model −i at `x_i`, through
+/// the functions at any input: [`crate::loo::MeanFieldLooFunctions::shifts`]) and the
+/// calibration marginals jackknife+ scores are `certify`'s linear-response leave-one-out of
+/// the method refitted on the sample ([`crate::loo::classifier_loo`], eq. 17.41): `y_i` times
+/// the latent mean is its margin, to 1e-9, and the variance is the posterior's at `x_i`.
+/// Binary on Ripley's set, where the count of labels below probability ½ is `certify`'s error
+/// count, and one-vs-rest on iris (every member), whose sets reload from the model file.
+#[test]
+fn mean_field_row_loo_at_training_inputs_is_certifys_loo() {
+    for path in ["data/ripley-synth/synth_tr.csv", "data/iris/iris.csv"] {
+        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(path);
+        let t = read_training(file, &CsvOptions::default(), TargetKind::Classes).unwrap();
+        let spec = FitOptions {
+            intervals: Some(IntervalMethod::JackknifePlus),
+            interval_score: Some(IntervalScore::Lac),
+            seed: Some(1),
+            ..Default::default()
+        }
+        .check(MethodName::MeanField)
+        .unwrap();
+        let model = crate::fit::fit(&spec, &t.data, t.classes.unwrap()).unwrap();
+        let Some(SetRecord::JackknifePlus {
+            labels,
+            active: None,
+        }) = model.sets.as_deref()
+        else {
+            panic!("{path}: no mean-field jackknife+ record")
+        };
+        let n = t.data.n();
+        let x = model.x_scaler.transform(t.data.x.as_ref()).unwrap();
+        let (loos, calibration) = row_loos(&model, labels, None).unwrap();
+        let members = model.site_models().unwrap();
+        let signs = model.site_signs(labels).unwrap();
+        assert_eq!(loos.len(), members.len());
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * (1.0 + b.abs());
+        let mut errors = Vec::new();
+        for (c, ((loo, cal), (m, y))) in loos
+            .iter()
+            .zip(&calibration)
+            .zip(members.into_iter().zip(&signs))
+            .enumerate()
+        {
+            assert!(matches!(loo, super::jackknife::RowLoo::MeanField { .. }));
+            let Task::Classification {
+                posterior,
+                likelihood,
+                ..
+            } = &m.task
+            else {
+                panic!("{path}: member {c} is not a binary classifier")
+            };
+            let method = m.inference_method().unwrap();
+            let fit = method
+                .fit(posterior.kernel(), likelihood, x.as_ref(), y)
+                .unwrap();
+            let certify = crate::loo::classifier_loo(
+                &method,
+                likelihood,
+                x.as_ref(),
+                y,
+                &fit,
+                crate::loo::LooMode::Approx,
+            )
+            .unwrap()
+            .approx
+            .unwrap();
+            assert_eq!(certify.estimator, crate::loo::LooEstimator::LinearResponse);
+            let margins = certify.loo.loo_margins;
+            let var = posterior.predict(x.as_ref()).unwrap().var;
+            let diag = loo.at(x.as_ref()).unwrap();
+            for i in 0..n {
+                assert!(close(y[i] * cal.mean[i], margins[i]), "{path} {c} cal {i}");
+                assert!(
+                    close(y[i] * diag.mean[i * n + i], margins[i]),
+                    "{path} {c} x_{i}"
+                );
+                assert_eq!(cal.var[i], var[i], "{path} {c} cal var {i}");
+                assert!(close(diag.var[i * n + i], var[i]), "{path} {c} var x_{i}");
+            }
+            errors.push(certify.loo.errors);
+        }
+        if model.classes().is_none() {
+            let p = model.latent_class_probabilities(calibration).unwrap();
+            let wrong = (0..n).filter(|&i| !(p[(i, labels[i])] > 0.5)).count();
+            assert_eq!(wrong, errors[0]);
+            assert!(wrong > 0 && wrong < n / 4, "{wrong}");
+        } else {
+            let sets = model.predict_sets(t.data.x.as_ref(), 0.1).unwrap();
+            assert_eq!(sets.sets.len(), n);
+            let text = serde_json::to_string(&model).unwrap();
+            let back = FittedModel::from_json(&text, "m").unwrap();
+            assert_eq!(back.predict_sets(t.data.x.as_ref(), 0.1).unwrap(), sets);
+        }
+    }
+}

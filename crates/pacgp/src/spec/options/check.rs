@@ -328,15 +328,16 @@ fn check_schedule(s: &OptimSchedule) -> Result<(), SpecError> {
 }
 
 /// Intervals apply to regressors with a regression score, prediction sets to classifiers with
-/// a classification score and split conformal, or jackknife+ where the classifier's posterior
-/// is in Gaussian-site form with a cavity leave-one-out ([`site_form_classifier`]); jackknife+ needs the posterior fitted
-/// on the whole sample (not a split prior's); folds and fractions within their ranges.
+/// a classification score and split conformal, or jackknife+ where the classifier has a
+/// closed-form leave-one-out at any input ([`site_form_classifier`],
+/// [`linear_response_classifier`]); jackknife+ needs the posterior fitted on the whole sample
+/// (not a split prior's); folds and fractions within their ranges.
 pub(super) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), SpecError> {
     let method = spec.method_name();
     let classifier_method_ok = match iv.method {
         IntervalMethod::SplitConformal { .. } => true,
         IntervalMethod::JackknifePlus => {
-            site_form_classifier(&spec.method) || matches!(spec.method, Method::Svm(_))
+            site_form_classifier(&spec.method) || linear_response_classifier(&spec.method)
         }
         IntervalMethod::CvPlus { .. } => false,
     };
@@ -345,10 +346,11 @@ pub(super) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), S
             SpecOption::Intervals,
             iv.method,
             "split-conformal[:F] for this classifier's prediction sets (jackknife+ sets need a \
-             Gaussian-site posterior fitted on the whole sample with a leave-one-out of its \
-             sites: laplace, ep or ivm, binary or one-vs-rest, without a split prior; or the \
-             binary svm, by its linear-response leave-one-out; \
-             cross-validation sets are not available for classifiers)",
+             closed-form leave-one-out at any input, without refits, of a posterior fitted on \
+             the whole sample: the site downdate of laplace, ep or ivm, or the linear response \
+             of mean-field or svm, binary or one-vs-rest, without a split prior; sogp, pac-gpc, \
+             svgp and softmax have none; cross-validation sets are not available for \
+             classifiers)",
         ));
     }
     if method.is_classifier() != iv.score.is_classification() {
@@ -399,9 +401,10 @@ pub(super) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), S
 /// the cavities of its sites as its leave-one-out (`certify`'s: [`crate::loo::cavity`]):
 /// Laplace, EP, and IVM over its active set; binary or one-vs-rest over them; no split prior.
 /// These are the posteriors jackknife+ sets downdate ([`crate::loo::LooDowndate::sites`]).
-/// Not mean field (its sites may have precision 0, and its leave-one-out is linear response,
-/// not its cavities), SOGP (a dense form, no sites), pac-gpc (sites trained by its bound, no
-/// leave-one-out), the SVM (no class probabilities) nor svgp (`q(u)` has no per-point sites).
+/// Not mean field nor the SVM (their leave-one-out is linear response, not a site downdate:
+/// [`linear_response_classifier`]; a mean-field site may have precision 0), SOGP (a dense
+/// form, no sites), pac-gpc (sites trained by its bound, no leave-one-out) nor svgp (`q(u)` has
+/// no per-point sites).
 pub(crate) fn site_form_classifier(method: &Method) -> bool {
     match method {
         Method::Classifier(c) => {
@@ -411,6 +414,23 @@ pub(crate) fn site_form_classifier(method: &Method) -> bool {
             ) && !matches!(c.hypers, ClassifierHypers::Split(_))
         }
         Method::OneVsRest(inner) => site_form_classifier(inner),
+        _ => false,
+    }
+}
+
+/// Whether a classifier's leave-one-out at any input is linear response around its solution
+/// (seed 001 §17.5): the SVM's (eqs. 17.29/17.31) and naive mean field's (eqs. 17.41–17.42),
+/// binary or one-vs-rest, fitted on the whole sample. Their jackknife+ sets shift the
+/// posterior mean by it ([`crate::svm::loo::SvmLooFunctions`],
+/// [`crate::loo::MeanFieldLooFunctions`]).
+pub(crate) fn linear_response_classifier(method: &Method) -> bool {
+    match method {
+        Method::Classifier(c) => {
+            matches!(c.inference, Inference::MeanField { .. })
+                && !matches!(c.hypers, ClassifierHypers::Split(_))
+        }
+        Method::Svm(_) => true,
+        Method::OneVsRest(inner) => linear_response_classifier(inner),
         _ => false,
     }
 }
