@@ -1028,7 +1028,6 @@ fn jackknife_svm_sets_match_the_linear_response_recomputation() {
 #[test]
 fn jackknife_mean_field_sets_match_the_linear_response_recomputation() {
     use pacgp::conformal::sets::plus_set;
-    use pacgp::inference::InferenceMethod;
     use pacgp::loo::MeanFieldLooFunctions;
     let (train, c2) = classes("data/ripley-synth/synth_tr.csv");
     let (test, _) = classes("data/ripley-synth/synth_te.csv");
@@ -1040,9 +1039,10 @@ fn jackknife_mean_field_sets_match_the_linear_response_recomputation() {
         &c2,
     );
     let (posterior, likelihood, input_noise, labels) = jackknife_parts(&model);
-    let InferenceMethod::MeanField(cfg) = model.inference_method().unwrap() else {
-        panic!("not mean field")
-    };
+    let method = model.inference_method().unwrap();
+    let cfg = method
+        .settings::<pacgp::inference::mean_field::MeanFieldConfig>()
+        .expect("mean field");
     assert_eq!(cfg.input_noise, *input_noise);
     let xt = model.x_scaler.transform(train.x.as_ref()).unwrap();
     let y: Vec<f64> = labels

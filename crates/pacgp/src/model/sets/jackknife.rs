@@ -3,7 +3,7 @@
 //! the SVM and of naive mean field.
 
 use super::*;
-use crate::inference::{ClassifierFit, ConvergenceReport, ConvergenceStatus, InferenceMethod};
+use crate::inference::{ApproxLooKind, ClassifierFit, ConvergenceReport, ConvergenceStatus};
 use crate::loo::MeanFieldLooFunctions;
 
 /// Test inputs handled at once by jackknife+ sets (N×block leave-one-out marginals per class).
@@ -156,8 +156,9 @@ fn mean_field_row_loo<'a>(
     post: &'a GaussianPosterior,
     y: &[f64],
 ) -> Result<(RowLoo<'a>, Marginals)> {
-    let (Task::Classification { likelihood, .. }, InferenceMethod::MeanField(cfg)) =
-        (&model.task, model.inference_method()?)
+    let method = model.inference_method()?;
+    let (Task::Classification { likelihood, .. }, ApproxLooKind::LinearResponse) =
+        (&model.task, method.approximate_loo())
     else {
         return Err(Error::Unsupported(format!(
             "'{}' is not naive mean field",
@@ -176,7 +177,7 @@ fn mean_field_row_loo<'a>(
             notes: vec!["the stored mean-field posterior".into()],
         },
     };
-    let mf = crate::loo::mean_field_parts(&fit, likelihood, y, &cfg)?;
+    let mf = crate::loo::mean_field_parts(&fit, likelihood, y, method.input_noise())?;
     let loo = MeanFieldLooFunctions::new(&mf, y)?;
     let at_rows = post.predict(post.basis.as_ref())?;
     let calibration = Marginals {
@@ -250,9 +251,12 @@ pub(super) fn row_loos<'a>(
         .map(|v| v.into_iter().unzip())
 }
 
-/// Whether a binary classifier was fitted by naive mean field.
+/// Whether a binary classifier was fitted by naive mean field: its inference method's
+/// leave-one-out is linear response.
 fn is_mean_field(model: &FittedModel) -> bool {
-    matches!(model.inference_method(), Ok(InferenceMethod::MeanField(_)))
+    model
+        .inference_method()
+        .is_ok_and(|m| m.approximate_loo() == ApproxLooKind::LinearResponse)
 }
 
 /// Jackknife+ sets at raw inputs (module doc; [`plus_set`]).
