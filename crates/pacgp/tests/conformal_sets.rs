@@ -1054,7 +1054,7 @@ fn jackknife_mean_field_sets_match_the_linear_response_recomputation() {
         likelihood,
         xt.as_ref(),
         &y,
-        &cfg,
+        cfg,
     )
     .unwrap();
     let loo = MeanFieldLooFunctions::new(&mf, &y).unwrap();
