@@ -68,6 +68,18 @@ pub fn fails(args: &[&str], code: i32) -> String {
     err
 }
 
+/// Runs `pacgp args` for one case of a shared table of bad options (a fixture of
+/// `crates/pacgp/tests/fixtures/`): exit 2, with the case's words (`says`) and `flag`, the
+/// option as the user typed it; returns stderr.
+pub fn refuses_case(args: &[String], case: &serde_json::Value, flag: &str) -> String {
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let err = fails(&a, 2);
+    let says = case["says"].as_str().unwrap();
+    assert!(err.contains(says), "{args:?}: '{says}' not in {err}");
+    assert!(err.contains(flag), "{args:?}: '{flag}' not in {err}");
+    err
+}
+
 /// Runs `pacgp reproduce args… --out out --json`, requires success; returns the JSON printed.
 pub fn reproduce_json(out: &Path, args: &[&str]) -> serde_json::Value {
     let mut all = vec!["reproduce"];
