@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 mod common;
-use common::{pacgp, s};
+use common::{pacgp, s, split_boston};
 
 /// Stdout and stderr of a run that must succeed.
 fn ok(out: &Output) -> (String, String) {
@@ -21,21 +21,7 @@ fn ok(out: &Output) -> (String, String) {
 /// Boston split by `pacgp split` (seed 7: 405 training rows, 101 test rows): the paths of the
 /// training file, the test file and the test targets.
 fn boston(dir: &Path) -> (PathBuf, PathBuf, Vec<f64>) {
-    let data = dir.join("boston.csv");
-    std::fs::copy(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/boston-housing/boston.csv"),
-        &data,
-    )
-    .unwrap();
-    ok(&pacgp(&[
-        "split",
-        "--data",
-        s(&data),
-        "--test-fraction",
-        "0.2",
-        "--seed",
-        "7",
-    ]));
+    split_boston(dir);
     let test = dir.join("boston.test.csv");
     let y = std::fs::read_to_string(&test)
         .unwrap()

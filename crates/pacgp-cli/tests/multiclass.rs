@@ -5,7 +5,7 @@
 use std::process::Output;
 
 mod common;
-use common::{certify, certify_with, fit, json, ok, pacgp, repo, s};
+use common::{certify, certify_with, fit, json, ok, pacgp, predict_csv, repo, s};
 
 fn fails_with(out: &Output, words: &[&str]) {
     assert_eq!(
@@ -41,17 +41,7 @@ fn iris_one_vs_rest_fit_predict_evaluate_certify() {
     let m = pacgp::model::FittedModel::load(&model).unwrap();
 
     // predict: one probability column per class and the label; the library's numbers.
-    let preds = dir.path().join("p.csv");
-    ok(&pacgp(&[
-        "predict",
-        "--model",
-        s(&model),
-        "--data",
-        "data/iris/iris.csv",
-        "--out",
-        s(&preds),
-    ]));
-    let text = std::fs::read_to_string(&preds).unwrap();
+    let text = predict_csv(&model, "data/iris/iris.csv", &dir.path().join("p.csv"));
     let mut lines = text.lines();
     assert_eq!(
         lines.next().unwrap(),

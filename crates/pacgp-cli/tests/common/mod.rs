@@ -135,6 +135,47 @@ pub fn evaluate(model: &Path, data: &str) -> serde_json::Value {
     ]))
 }
 
+/// Runs `pacgp predict --model model --data data --out out` (success required); returns the
+/// CSV text it wrote.
+pub fn predict_csv(model: &Path, data: &str, out: &Path) -> String {
+    let args = [
+        "predict",
+        "--model",
+        s(model),
+        "--data",
+        data,
+        "--out",
+        s(out),
+    ];
+    ok(&pacgp(&args));
+    std::fs::read_to_string(out).unwrap()
+}
+
+/// Runs `pacgp split --data data --test-fraction 0.2 --seed 7` followed by `extra` (on
+/// boston: 405 training rows and 101 test rows, by default written next to `data`).
+pub fn split_seed_7(data: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "split",
+        "--data",
+        s(data),
+        "--test-fraction",
+        "0.2",
+        "--seed",
+        "7",
+    ];
+    args.extend_from_slice(extra);
+    pacgp(&args)
+}
+
+/// Boston copied into `dir` and split there by [`split_seed_7`] (success required): the copy's
+/// path, with `boston.train.csv` and `boston.test.csv` next to it.
+pub fn split_boston(dir: &Path) -> PathBuf {
+    let data = dir.join("boston.csv");
+    std::fs::copy(repo().join("data/boston-housing/boston.csv"), &data).unwrap();
+    ok(&split_seed_7(&data, &[]));
+    data
+}
+
 /// Every 5th row of iris (30 rows, 10 per species) to fit on, the other 120 to test on.
 pub fn iris_split(dir: &Path) -> (PathBuf, PathBuf) {
     let text = std::fs::read_to_string(repo().join("data/iris/iris.csv")).unwrap();

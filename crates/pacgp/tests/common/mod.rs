@@ -321,3 +321,27 @@ pub fn inverse_and_ln_det(a: &Mat<f64>) -> (Mat<f64>, f64) {
 pub fn gauss_jordan_inverse(a: &Mat<f64>) -> Mat<f64> {
     inverse_and_ln_det(a).0
 }
+
+/// A VFE model with `m` inducing inputs, the other options at their defaults, fitted on
+/// `train` through `pacgp::fit::fit`.
+pub fn fit_vfe(train: &pacgp::data::Dataset, m: usize) -> pacgp::model::FittedModel {
+    let spec = pacgp::spec::FitOptions {
+        inducing: Some(m),
+        ..Default::default()
+    }
+    .check(pacgp::spec::MethodName::Vfe)
+    .unwrap();
+    pacgp::fit::fit(&spec, train, None).unwrap()
+}
+
+/// The leave-out tests' sparse regressors at fixed hyperparameters: SE iso (0.9, 1.1),
+/// σ² = 0.05 and inducing inputs `z`, as VFE (α_s = 0) and as FITC (α_s = 1).
+pub fn vfe_and_fitc(z: &Mat<f64>) -> [pacgp::regression::sparse::SparseGp; 2] {
+    use pacgp::regression::sparse::{SparseGp, SparseMethod};
+    [SparseMethod::Vfe, SparseMethod::Fitc].map(|method| SparseGp {
+        kernel: pacgp::kernel::Kernel::se_iso(0.9, 1.1),
+        noise_variance: 0.05,
+        z: z.clone(),
+        method,
+    })
+}
