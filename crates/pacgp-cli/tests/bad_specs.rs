@@ -2,9 +2,10 @@
 //! by Python's `test_bad_specs.py`): `pacgp fit` refuses each with exit 2 before reading any
 //! data, with the library's words for the problem and the flag the user typed for the option.
 
-use std::process::Command;
-
 use serde_json::Value;
+
+mod common;
+use common::{refuses_case, repo};
 
 /// The command line's flag for a library option name (the same table as `words::CliWording`,
 /// written out here so the test does not trust it).
@@ -30,9 +31,9 @@ fn args(options: &serde_json::Map<String, Value>) -> Vec<String> {
 
 #[test]
 fn every_bad_spec_is_refused_with_the_flag_named() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let table: Value = serde_json::from_str(
-        &std::fs::read_to_string(root.join("crates/pacgp/tests/fixtures/bad_specs.json")).unwrap(),
+        &std::fs::read_to_string(repo().join("crates/pacgp/tests/fixtures/bad_specs.json"))
+            .unwrap(),
     )
     .unwrap();
     let out_dir = tempfile::tempdir().unwrap();
@@ -50,17 +51,7 @@ fn every_bad_spec_is_refused_with_the_flag_named() {
             out.to_str().unwrap().into(),
         ];
         a.extend(args(case["options"].as_object().unwrap()));
-        let o = Command::new(env!("CARGO_BIN_EXE_pacgp"))
-            .args(&a)
-            .current_dir(&root)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{a:?}: {err}");
-        let says = case["says"].as_str().unwrap();
-        let name = flag(case["option"].as_str().unwrap());
-        assert!(err.contains(says), "{a:?}: '{says}' not in {err}");
-        assert!(err.contains(&name), "{a:?}: '{name}' not in {err}");
+        let err = refuses_case(&a, case, &flag(case["option"].as_str().unwrap()));
         assert!(
             !err.contains("no-such-file"),
             "{a:?}: data read first: {err}"

@@ -4,9 +4,10 @@
 //! refuses each case with exit 2, the library's words for the problem and the flag the user
 //! typed for the option.
 
-use std::process::Command;
-
 use serde_json::Value;
+
+mod common;
+use common::{refuses_case, repo};
 
 /// The command line's flag for a library option name (written out here so the test does not
 /// trust `words::CliWording`).
@@ -49,8 +50,7 @@ fn csv(table: &Value) -> String {
 
 #[test]
 fn every_bad_table_option_is_refused_with_the_flag_named() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let fixture = root.join("crates/pacgp/tests/fixtures/bad_table_options.json");
+    let fixture = repo().join("crates/pacgp/tests/fixtures/bad_table_options.json");
     let table: Value = serde_json::from_str(&std::fs::read_to_string(fixture).unwrap()).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("table.csv");
@@ -64,16 +64,7 @@ fn every_bad_table_option_is_refused_with_the_flag_named() {
         a.push(data.to_str().unwrap().into());
         a.extend(["--out".into(), out.to_str().unwrap().into()]);
         a.extend(args(case["options"].as_object().unwrap()));
-        let o = Command::new(env!("CARGO_BIN_EXE_pacgp"))
-            .args(&a)
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{a:?}: {err}");
-        let says = case["says"].as_str().unwrap();
-        let name = flag(case["option"].as_str().unwrap());
-        assert!(err.contains(says), "{a:?}: '{says}' not in {err}");
-        assert!(err.contains(&name), "{a:?}: '{name}' not in {err}");
+        refuses_case(&a, case, &flag(case["option"].as_str().unwrap()));
         assert!(!out.exists());
     }
 }

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 
 mod common;
 use common::{
-    certify, evaluate, fails, fit, json, json_in, ok, ok_in, pacgp, repo, reproduce_json, s,
+    certify, evaluate, fails, fit, json, json_in, ok, ok_in, pacgp, predict_csv, repo,
+    reproduce_json, s, split_seed_7,
 };
 
 #[test]
@@ -30,16 +31,7 @@ fn fit_predict_evaluate_certify_round_trip() {
 
     // Predictions from the file equal the library's predictions from the reloaded model.
     let preds = dir.path().join("p.csv");
-    ok(&pacgp(&[
-        "predict",
-        "--model",
-        s(&model),
-        "--data",
-        "data/snelson-1d/snelson_test_inputs.csv",
-        "--out",
-        s(&preds),
-    ]));
-    let text = std::fs::read_to_string(&preds).unwrap();
+    let text = predict_csv(&model, "data/snelson-1d/snelson_test_inputs.csv", &preds);
     assert_eq!(text.lines().count(), 302);
     let m = pacgp::model::FittedModel::load(&model).unwrap();
     let (x, _) = pacgp::data::load_columns(
@@ -305,16 +297,7 @@ fn copy_into(dir: &Path, rel: &str) -> PathBuf {
 fn split_writes_seeded_train_and_test_files_with_cells_unchanged() {
     let dir = tempfile::tempdir().unwrap();
     let data = copy_into(dir.path(), "data/boston-housing/boston.csv");
-    let split = [
-        "split",
-        "--data",
-        s(&data),
-        "--test-fraction",
-        "0.2",
-        "--seed",
-        "7",
-    ];
-    ok(&pacgp(&split));
+    ok(&split_seed_7(&data, &[]));
     // Default names next to the input.
     let train = std::fs::read_to_string(dir.path().join("boston.train.csv")).unwrap();
     let test = std::fs::read_to_string(dir.path().join("boston.test.csv")).unwrap();
@@ -339,9 +322,10 @@ fn split_writes_seeded_train_and_test_files_with_cells_unchanged() {
     // The same seed gives the same files; another seed another split. Explicit names, a
     // compressed test part, and one JSON object with --json.
     let (a, b) = (dir.path().join("a.csv"), dir.path().join("b.csv.gz"));
-    let mut args = split.to_vec();
-    args.extend(["--out-train", s(&a), "--out-test", s(&b), "--json"]);
-    let v = json(&pacgp(&args));
+    let v = json(&split_seed_7(
+        &data,
+        &["--out-train", s(&a), "--out-test", s(&b), "--json"],
+    ));
     assert_eq!(
         (v["n_train"].as_u64(), v["n_test"].as_u64()),
         (Some(405), Some(101))

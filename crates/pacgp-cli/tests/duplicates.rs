@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 
 mod common;
-use common::{pacgp, s};
+use common::{pacgp, s, split_boston};
 
 /// Stdout and stderr of a run that must succeed.
 fn ok(out: &Output) -> (String, String) {
@@ -21,21 +21,7 @@ fn ok(out: &Output) -> (String, String) {
 /// Boston split by `pacgp split` (seed 7: 405 training rows, 101 test rows): the paths of the
 /// training file, the test file and the test targets.
 fn boston(dir: &Path) -> (PathBuf, PathBuf, Vec<f64>) {
-    let data = dir.join("boston.csv");
-    std::fs::copy(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/boston-housing/boston.csv"),
-        &data,
-    )
-    .unwrap();
-    ok(&pacgp(&[
-        "split",
-        "--data",
-        s(&data),
-        "--test-fraction",
-        "0.2",
-        "--seed",
-        "7",
-    ]));
+    split_boston(dir);
     let test = dir.join("boston.test.csv");
     let y = std::fs::read_to_string(&test)
         .unwrap()
@@ -151,6 +137,27 @@ fn copied_rows_keep_jackknife_plus_honest_and_warn() {
     assert!(w4 > 0.5 * w1 && w4 < 2.0 * w1, "width {w1} {w4}");
 }
 
+/// `fit --method pac-gp --epsilon 3` on `data` into `model`, then `certify --json` of that
+/// model on `data` (both must succeed): the fit's stderr, and the certificate's stdout and
+/// stderr.
+fn pac_gp_fit_and_certify(data: &Path, model: &Path) -> (String, String, String) {
+    let fit = [
+        "fit",
+        "--data",
+        s(data),
+        "--method",
+        "pac-gp",
+        "--epsilon",
+        "3",
+        "--out",
+        s(model),
+    ];
+    let (_, fit_err) = ok(&pacgp(&fit));
+    let certify = ["certify", "--model", s(model), "--data", s(data), "--json"];
+    let (out, cert_err) = ok(&pacgp(&certify));
+    (fit_err, out, cert_err)
+}
+
 #[test]
 fn pac_gp_on_copies_warns_at_fit_and_certify_and_carries_the_count() {
     let dir = tempfile::tempdir().unwrap();
@@ -158,17 +165,7 @@ fn pac_gp_on_copies_warns_at_fit_and_certify_and_carries_the_count() {
     let six = dir.path().join("six.csv");
     copied(&train, Some(60), 6, &six);
     let model = dir.path().join("m.json");
-    let (_, fit_err) = ok(&pacgp(&[
-        "fit",
-        "--data",
-        s(&six),
-        "--method",
-        "pac-gp",
-        "--epsilon",
-        "3",
-        "--out",
-        s(&model),
-    ]));
+    let (fit_err, out, cert_err) = pac_gp_fit_and_certify(&six, &model);
     assert!(
         fit_err.contains("warning: 300 of the 360 rows (83.3%) repeat an earlier row exactly (60 distinct rows occur more than once)"),
         "{fit_err}"
@@ -177,14 +174,6 @@ fn pac_gp_on_copies_warns_at_fit_and_certify_and_carries_the_count() {
         serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
     assert_eq!(file["duplicates"]["rows"], 300);
     assert_eq!(file["duplicates"]["groups"], 60);
-    let (out, cert_err) = ok(&pacgp(&[
-        "certify",
-        "--model",
-        s(&model),
-        "--data",
-        s(&six),
-        "--json",
-    ]));
     assert!(
         cert_err.contains("warning: 300 of the 360 rows") && cert_err.contains("certificate"),
         "{cert_err}"
@@ -200,26 +189,8 @@ fn pac_gp_on_copies_warns_at_fit_and_certify_and_carries_the_count() {
     // One copy: no warning, a count of 0.
     let one = dir.path().join("one.csv");
     copied(&train, Some(60), 1, &one);
-    let (_, fit_err) = ok(&pacgp(&[
-        "fit",
-        "--data",
-        s(&one),
-        "--method",
-        "pac-gp",
-        "--epsilon",
-        "3",
-        "--out",
-        s(&model),
-    ]));
+    let (fit_err, out, cert_err) = pac_gp_fit_and_certify(&one, &model);
     assert!(!fit_err.contains("warning:"), "{fit_err}");
-    let (out, cert_err) = ok(&pacgp(&[
-        "certify",
-        "--model",
-        s(&model),
-        "--data",
-        s(&one),
-        "--json",
-    ]));
     assert!(!cert_err.contains("warning:"), "{cert_err}");
     let cert: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(cert["duplicates"]["rows"], 0);

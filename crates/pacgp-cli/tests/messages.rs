@@ -3,7 +3,7 @@
 //! (an output naming an input, an unwritable output, a full device).
 
 mod common;
-use common::{pacgp, repo, s};
+use common::{ok, ok_in, pacgp, repo, s};
 
 /// Require exit status `code` and one error on stderr holding every one of `words`.
 fn fails(args: &[&str], code: i32, words: &[&str]) -> String {
@@ -391,12 +391,7 @@ fn big_text_and_date_columns_are_refused_with_the_way_forward() {
             "more than the 10 categories",
         ],
     );
-    let out = pacgp(&fit(&["--drop", "dest,time_hour"]));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ok(&pacgp(&fit(&["--drop", "dest,time_hour"])));
 }
 
 /// A fit whose estimated memory is above `--memory-limit` is refused before it starts
@@ -451,7 +446,7 @@ fn a_fit_larger_than_the_memory_limit_is_refused() {
         assert!(err.contains(words), "{err}");
     }
     // The same fit within a limit that holds it.
-    let out = pacgp(&[
+    ok(&pacgp(&[
         "fit",
         "--data",
         SNELSON,
@@ -461,12 +456,7 @@ fn a_fit_larger_than_the_memory_limit_is_refused() {
         "64M",
         "--out",
         s(&model),
-    ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ]));
 }
 
 /// `fit --estimate-only` prints the estimate and writes no model, after the fit's memory
@@ -495,13 +485,7 @@ fn estimate_only_prints_the_estimate_the_memory_check_uses() {
         let a = args(extra);
         pacgp(&a.iter().map(String::as_str).collect::<Vec<_>>())
     };
-    let out = run(&[]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let e: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let e: serde_json::Value = serde_json::from_str(&ok(&run(&[]))).unwrap();
     assert!(!model.exists());
     assert_eq!(e["fit"], "fitting gpr on 200 points");
     assert_eq!(e["threads"], 2);
@@ -583,15 +567,7 @@ fn a_classifier_certificate_is_printed_beside_the_majority_rate() {
     let data = dir.path().join("imbalanced.csv");
     std::fs::write(&data, imbalanced(40, 4)).unwrap();
     let model = dir.path().join("m.json");
-    let ok = |args: &[&str]| {
-        let out = pacgp(args);
-        assert!(
-            out.status.success(),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    };
+    let ok = |args: &[&str]| ok_in(&format!("{args:?}"), &pacgp(args));
     ok(&[
         "fit",
         "--data",

@@ -5,7 +5,7 @@
 use std::process::Output;
 
 mod common;
-use common::{certify, certify_with, fit, json, ok, pacgp, repo, s};
+use common::{certify, certify_with, fit, json, ok, pacgp, predict_csv, repo, s};
 
 fn fails_with(out: &Output, words: &[&str]) {
     assert_eq!(
@@ -41,17 +41,7 @@ fn iris_one_vs_rest_fit_predict_evaluate_certify() {
     let m = pacgp::model::FittedModel::load(&model).unwrap();
 
     // predict: one probability column per class and the label; the library's numbers.
-    let preds = dir.path().join("p.csv");
-    ok(&pacgp(&[
-        "predict",
-        "--model",
-        s(&model),
-        "--data",
-        "data/iris/iris.csv",
-        "--out",
-        s(&preds),
-    ]));
-    let text = std::fs::read_to_string(&preds).unwrap();
+    let text = predict_csv(&model, "data/iris/iris.csv", &dir.path().join("p.csv"));
     let mut lines = text.lines();
     assert_eq!(
         lines.next().unwrap(),
@@ -132,24 +122,21 @@ fn wine_softmax_certificate_names_its_sampling() {
     assert_eq!(fit["classes"], serde_json::json!(["0", "1", "2"]));
     // The softmax model has no leave-one-out: `certify` prints none by default, and asking
     // for one is an error that says what to do.
-    let plain = ok(&pacgp(&[
-        "certify",
-        "--model",
-        s(&model),
-        "--data",
-        "data/wine/wine.csv",
-    ]));
-    assert!(!plain.contains("leave-one-out"), "{plain}");
-    fails_with(
-        &pacgp(&[
+    let certify_wine = |extra: &[&str]| {
+        let mut args = vec![
             "certify",
             "--model",
             s(&model),
             "--data",
             "data/wine/wine.csv",
-            "--loo",
-            "approx",
-        ]),
+        ];
+        args.extend_from_slice(extra);
+        pacgp(&args)
+    };
+    let plain = ok(&certify_wine(&[]));
+    assert!(!plain.contains("leave-one-out"), "{plain}");
+    fails_with(
+        &certify_wine(&["--loo", "approx"]),
         &["leave-one-out", "--loo none"],
     );
     let c = certify_with(&model, "data/wine/wine.csv", &["--loo", "none"]);
@@ -160,15 +147,7 @@ fn wine_softmax_certificate_names_its_sampling() {
     assert_ne!(c["sampled_risk"]["seed"], 3);
     assert_eq!(c["sampled_risk"]["draws_per_point"], 1000);
     assert_eq!(c["bound"].as_f64(), fit["objective"].as_f64());
-    let text = ok(&pacgp(&[
-        "certify",
-        "--model",
-        s(&model),
-        "--data",
-        "data/wine/wine.csv",
-        "--loo",
-        "none",
-    ]));
+    let text = ok(&certify_wine(&["--loo", "none"]));
     assert!(text.contains("δ − δ_s = 0.009"), "{text}");
     let p = ok(&pacgp(&[
         "predict",

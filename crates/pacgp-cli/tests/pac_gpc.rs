@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{pacgp, s};
+use common::{ok, pacgp, s};
 
 const CRABS: [&str; 6] = [
     "--data",
@@ -22,9 +22,7 @@ fn fit(extra: &[&str], out: &Path) -> serde_json::Value {
     args.extend(CRABS);
     args.extend(extra);
     args.extend(["--out", s(out), "--json"]);
-    let o = pacgp(&args);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap()
+    serde_json::from_str(&ok(&pacgp(&args))).unwrap()
 }
 
 /// `certify --loo none --json` on crabs with extra flags.
@@ -40,9 +38,20 @@ fn certify(model: &Path, extra: &[&str]) -> serde_json::Value {
         "--json",
     ];
     args.extend(extra);
-    let o = pacgp(&args);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    serde_json::from_slice(&o.stdout).unwrap()
+    serde_json::from_str(&ok(&pacgp(&args))).unwrap()
+}
+
+/// `certify` of the split-prior model `model` that the fit `f` wrote: the stored bound within
+/// 1e-9, on part B's rows; returns the certificate.
+fn certify_reproduces_split_fit(model: &Path, f: &serde_json::Value) -> serde_json::Value {
+    let c = certify(model, &[]);
+    let b = f["objective"].as_f64().unwrap();
+    assert!(
+        (c["bound"].as_f64().unwrap() - b).abs() < 1e-9,
+        "{c} vs {b}"
+    );
+    assert_eq!(c["n"], f["split_prior"]["n_b"]);
+    c
 }
 
 #[test]
@@ -95,12 +104,7 @@ fn pac_gpc_and_split_prior_bounds_are_recomputed_by_certify() {
     let f = fit(&["--method", "laplace", "--prior", "split:auto"], &sp);
     let b = f["objective"].as_f64().unwrap();
     assert!(b > 0.0 && b < 1.0);
-    let c = certify(&sp, &[]);
-    assert!(
-        (c["bound"].as_f64().unwrap() - b).abs() < 1e-9,
-        "{c} vs {b}"
-    );
-    assert_eq!(c["n"], f["split_prior"]["n_b"]);
+    certify_reproduces_split_fit(&sp, &f);
     assert!(f["split_prior"]["lambda"].is_null());
 
     // Catoni's λ and the prior scale fixed on part A: certify uses the stored λ by default,
@@ -124,12 +128,7 @@ fn pac_gpc_and_split_prior_bounds_are_recomputed_by_certify() {
     let b = f["objective"].as_f64().unwrap();
     let lambda = f["split_prior"]["lambda"].as_f64().unwrap();
     assert!(lambda > 0.0 && f["split_prior"]["prior_scale"].as_f64().unwrap() <= 1.0);
-    let c = certify(&cs, &[]);
-    assert!(
-        (c["bound"].as_f64().unwrap() - b).abs() < 1e-9,
-        "{c} vs {b}"
-    );
-    assert_eq!(c["n"], f["split_prior"]["n_b"]);
+    let c = certify_reproduces_split_fit(&cs, &f);
     assert!(c.to_string().contains("catoni"), "{c}");
     let loose = certify(&cs, &["--delta", "0.05"]);
     assert_eq!(loose["kl"], c["kl"]);
@@ -154,18 +153,12 @@ fn pac_gpc_and_split_prior_bounds_are_recomputed_by_certify() {
         ],
         &ks,
     );
-    let b = f["objective"].as_f64().unwrap();
     assert_eq!(f["split_prior"]["menu"], 6);
-    let c = certify(&ks, &[]);
-    assert!(
-        (c["bound"].as_f64().unwrap() - b).abs() < 1e-9,
-        "{c} vs {b}"
-    );
+    let c = certify_reproduces_split_fit(&ks, &f);
     assert!(
         (c["penalty"].as_f64().unwrap() - 6f64.ln()).abs() < 1e-12,
         "{c}"
     );
-    assert_eq!(c["n"], f["split_prior"]["n_b"]);
     // Another sample (one label flipped) is refused.
     let text = std::fs::read_to_string(
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../data/crabs/crabs.csv"),

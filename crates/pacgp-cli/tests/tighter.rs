@@ -2,11 +2,12 @@
 //! `--hyper-prior`, `--xi`; `certify` reproduces the bound stored at fit time (also from the
 //! training rows in another order); options that do not apply exit with status 2.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 mod common;
 use common::{
-    assert_reproduce_rejects_unknown_dataset, certify_with, json, pacgp, reproduce_json, s,
+    assert_reproduce_rejects_unknown_dataset, certify_with, fails, json, pacgp, repo,
+    reproduce_json, s,
 };
 
 const DATA: &str = "data/snelson-1d/snelson_train.csv";
@@ -31,12 +32,7 @@ fn fit_and_certify_method(dir: &Path, method: &str, extra: &[&str]) -> serde_jso
     );
     assert!((b - want).abs() < 1e-12, "certify {b} vs fit {want}");
     // The same rows in reverse order: the split is made on the rows' canonical order.
-    let text = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-            .join("../..")
-            .join(DATA),
-    )
-    .unwrap();
+    let text = std::fs::read_to_string(repo().join(DATA)).unwrap();
     let mut lines: Vec<&str> = text.lines().collect();
     lines[1..].reverse();
     let rev = dir.join("rev.csv");
@@ -46,18 +42,24 @@ fn fit_and_certify_method(dir: &Path, method: &str, extra: &[&str]) -> serde_jso
     cert
 }
 
+/// The certificates of `split:auto` and of `split:0.5 --xi sharp` on the 200 points: part B
+/// of 140, 100 or 60 points with `ln 3` for the menu; 100 points, no penalty and the sharp
+/// constant for the fixed fraction.
+fn assert_menu_and_fixed_split(menu: &serde_json::Value, fixed: &serde_json::Value) {
+    let n = menu["n"].as_u64().unwrap();
+    assert!([140, 100, 60].contains(&n), "N_B = {n}");
+    assert!((menu["penalty"].as_f64().unwrap() - 3f64.ln()).abs() < 1e-12);
+    assert_eq!(fixed["n"].as_u64().unwrap(), 100);
+    assert_eq!(fixed["penalty"].as_f64().unwrap(), 0.0);
+    assert_eq!(fixed["confidence_term"], "sharp");
+}
+
 #[test]
 fn split_prior_model_certifies_on_part_b_and_reproduces_its_bound() {
     let dir = tempfile::tempdir().unwrap();
     let cert = fit_and_certify(dir.path(), &["--prior", "split:auto", "--seed", "3"]);
-    // Part B of 200 points: 140, 100 or 60 points; ln 3 for the menu.
-    let n = cert["n"].as_u64().unwrap();
-    assert!([140, 100, 60].contains(&n), "N_B = {n}");
-    assert!((cert["penalty"].as_f64().unwrap() - 3f64.ln()).abs() < 1e-12);
     let fixed = fit_and_certify(dir.path(), &["--prior", "split:0.5", "--xi", "sharp"]);
-    assert_eq!(fixed["n"].as_u64().unwrap(), 100);
-    assert_eq!(fixed["penalty"].as_f64().unwrap(), 0.0);
-    assert_eq!(fixed["confidence_term"], "sharp");
+    assert_menu_and_fixed_split(&cert, &fixed);
 }
 
 /// PAC-SGP with the sparse split prior (VFE with M = 10 on part A): `certify` rebuilds Q from
@@ -67,16 +69,11 @@ fn sparse_split_prior_model_certifies_on_part_b_and_reproduces_its_bound() {
     let dir = tempfile::tempdir().unwrap();
     let extra = ["--inducing", "10", "--prior", "split:auto", "--seed", "3"];
     let cert = fit_and_certify_method(dir.path(), "pac-sgp", &extra);
-    let n = cert["n"].as_u64().unwrap();
-    assert!([140, 100, 60].contains(&n), "N_B = {n}");
-    assert!((cert["penalty"].as_f64().unwrap() - 3f64.ln()).abs() < 1e-12);
     let what = cert["penalty_terms"][0]["what"].as_str().unwrap();
     assert!(what.contains("VFE posterior (M = 10)"), "{what}");
     let extra = ["--inducing", "10", "--prior", "split:0.5", "--xi", "sharp"];
     let fixed = fit_and_certify_method(dir.path(), "pac-sgp", &extra);
-    assert_eq!(fixed["n"].as_u64().unwrap(), 100);
-    assert_eq!(fixed["penalty"].as_f64().unwrap(), 0.0);
-    assert_eq!(fixed["confidence_term"], "sharp");
+    assert_menu_and_fixed_split(&cert, &fixed);
 }
 
 #[test]
@@ -127,13 +124,7 @@ fn levers_that_do_not_apply_exit_2() {
     ] {
         let mut a = vec!["fit", "--data", DATA, "--out", s(&m)];
         a.extend(args.iter());
-        let out = pacgp(&a);
-        assert_eq!(
-            out.status.code(),
-            Some(2),
-            "{a:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        fails(&a, 2);
     }
 }
 

@@ -19,7 +19,7 @@ use pacgp::regression::sparse::{SparseGp, SparseMethod};
 use pacgp::spec::{FitOptions, IntervalMethod, IntervalScore, MethodName, SpecOption};
 
 mod common;
-use common::{rows, toy_regression};
+use common::{fit_vfe, rows, toy_regression, vfe_and_fitc};
 
 /// Leave-one-out by refits: for every i, `refit(rows without i)` predicts (mean, noisy
 /// variance) at `[x_i; xs]`.
@@ -110,13 +110,8 @@ fn sparse_downdate_equals_refits() {
     let (x, y) = toy_regression(45, 3);
     let (xs, _) = toy_regression(7, 700);
     let z = rows(&x, &[0, 5, 11, 17, 23, 31, 38]);
-    for method in [SparseMethod::Vfe, SparseMethod::Fitc] {
-        let gp = SparseGp {
-            kernel: Kernel::se_iso(0.9, 1.1),
-            noise_variance: 0.05,
-            z: z.clone(),
-            method,
-        };
+    for gp in vfe_and_fitc(&z) {
+        let method = gp.method;
         let post = gp.posterior(x.as_ref(), &y).unwrap();
         let d = LooDowndate::sparse(&post, 0.05, method.alpha_s(), x.as_ref(), &y).unwrap();
         let r = refits(&x, &y, &xs, |xk, yk, at| {
@@ -416,17 +411,7 @@ fn record_round_trips_and_is_validated() {
     assert_eq!((a.lower, a.upper), (b.lower, b.upper));
     // A sparse regressor's jackknife+ needs its training rows stored: without intervals it
     // says how to get them.
-    let sparse = fit(
-        &FitOptions {
-            inducing: Some(6),
-            ..Default::default()
-        }
-        .check(MethodName::Vfe)
-        .unwrap(),
-        &train,
-        None,
-    )
-    .unwrap();
+    let sparse = fit_vfe(&train, 6);
     let e = sparse.predict_intervals(test.as_ref(), 0.1).unwrap_err();
     assert!(e.to_string().contains("intervals"), "{e}");
     // A sparse record whose sample lost a row, and a negative CV+ score.

@@ -14,11 +14,10 @@ use pacgp::linalg::JitterPolicy;
 use pacgp::loo::LooDowndate;
 use pacgp::model::{CertifyOptions, FittedModel, IntervalRecord, Task};
 use pacgp::regression::exact::ExactGp;
-use pacgp::regression::sparse::{SparseGp, SparseMethod};
 use pacgp::spec::{FitOptions, IntervalMethod, IntervalScore, MethodName};
 
 mod common;
-use common::{rows, toy_regression};
+use common::{rows, toy_regression, vfe_and_fitc};
 
 /// `toy_regression(n)` with ties appended: rows 0–3 copied (same target), rows 4 and 5 with another
 /// target, row 6 three more times.
@@ -122,13 +121,8 @@ fn assert_sparse_group_refits(
     groupings: &[Vec<Vec<usize>>],
 ) {
     let z = rows(x, z);
-    for method in [SparseMethod::Vfe, SparseMethod::Fitc] {
-        let gp = SparseGp {
-            kernel: Kernel::se_iso(0.9, 1.1),
-            noise_variance: 0.05,
-            z: z.clone(),
-            method,
-        };
+    for gp in vfe_and_fitc(&z) {
+        let method = gp.method;
         let post = gp.posterior(x.as_ref(), y).unwrap();
         let a = method.alpha_s();
         for groups in groupings {

@@ -15,7 +15,7 @@ use pacgp::regression::exact::ExactGp;
 use pacgp::spec::{FitOptions, MethodName, Selection};
 
 mod common;
-use common::toy_regression;
+use common::{fit_vfe, toy_regression};
 
 fn data(n: usize) -> Dataset {
     let (x, y) = toy_regression(n, 0);
@@ -260,17 +260,7 @@ fn log_evidence_at_any_theta() {
     }
     // A sparse model has no evidence here; wrong lengths are refused.
     assert!(model.log_evidence(Some(&q[1..]), false).is_err());
-    let vfe = fit(
-        &FitOptions {
-            inducing: Some(5),
-            ..Default::default()
-        }
-        .check(MethodName::Vfe)
-        .unwrap(),
-        &train,
-        None,
-    )
-    .unwrap();
+    let vfe = fit_vfe(&train, 5);
     assert!(vfe.log_evidence(None, false).is_err());
 }
 

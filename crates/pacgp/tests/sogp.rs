@@ -6,6 +6,7 @@
 //! on breast cancer.
 
 mod common;
+use common::inverse_and_ln_det;
 
 use faer::Mat;
 use pacgp::bounds::ConfidenceTerm;
@@ -49,43 +50,6 @@ fn full_cfg(n: usize) -> SogpConfig {
 
 fn row(x: &Mat<f64>, i: usize) -> Vec<f64> {
     (0..x.ncols()).map(|j| x[(i, j)]).collect()
-}
-
-/// Gauss–Jordan inverse with partial pivoting and ln|det| (an oracle independent of the
-/// library's Cholesky).
-fn inverse_and_ln_det(a: &Mat<f64>) -> (Mat<f64>, f64) {
-    let n = a.nrows();
-    let mut m = a.clone();
-    let mut inv = Mat::<f64>::identity(n, n);
-    let mut ln_det = 0.0;
-    for c in 0..n {
-        let p = (c..n)
-            .max_by(|&i, &j| m[(i, c)].abs().total_cmp(&m[(j, c)].abs()))
-            .unwrap();
-        for k in 0..n {
-            let (t, u) = (m[(c, k)], inv[(c, k)]);
-            m[(c, k)] = m[(p, k)];
-            inv[(c, k)] = inv[(p, k)];
-            m[(p, k)] = t;
-            inv[(p, k)] = u;
-        }
-        let piv = m[(c, c)];
-        ln_det += piv.abs().ln();
-        for k in 0..n {
-            m[(c, k)] /= piv;
-            inv[(c, k)] /= piv;
-        }
-        for r in 0..n {
-            if r != c {
-                let f = m[(r, c)];
-                for k in 0..n {
-                    m[(r, k)] -= f * m[(c, k)];
-                    inv[(r, k)] -= f * inv[(c, k)];
-                }
-            }
-        }
-    }
-    (inv, ln_det)
 }
 
 /// Dense oracle for the posterior over f_B: mean at xs, variance at xs and

@@ -21,7 +21,7 @@ use pacgp::posterior::{dense_gaussian_kl, GaussianPosterior};
 use pacgp::prior::{BoundLevers, HyperPrior};
 
 mod common;
-use common::toy_sine as toy;
+use common::{gauss_jordan_inverse, toy_sine as toy};
 
 /// `−ln π(θ)` of the default Gaussian prior by its formula, summing the grid directly.
 fn direct_penalty(theta: &[f64], centres: &[f64]) -> f64 {
@@ -130,41 +130,6 @@ fn pac_gp_with_a_hyper_prior_charges_minus_ln_pi_at_the_snapped_theta() {
     assert!((c.bound - want).abs() < 1e-12);
     // The prior's price is far below the paper grid's 3·ln 1201 = 21.3 nats.
     assert!(c.penalty < 3.0 * 1201f64.ln() / 2.0, "{}", c.penalty);
-}
-
-/// Inverse by Gauss–Jordan elimination with partial pivoting (independent of the library's
-/// Cholesky-based solves).
-fn gauss_jordan_inverse(a: &Mat<f64>) -> Mat<f64> {
-    let n = a.nrows();
-    let mut m = a.clone();
-    let mut inv = Mat::<f64>::identity(n, n);
-    for c in 0..n {
-        let p = (c..n)
-            .max_by(|&i, &j| m[(i, c)].abs().total_cmp(&m[(j, c)].abs()))
-            .unwrap();
-        for j in 0..n {
-            let (t, u) = (m[(c, j)], inv[(c, j)]);
-            m[(c, j)] = m[(p, j)];
-            m[(p, j)] = t;
-            inv[(c, j)] = inv[(p, j)];
-            inv[(p, j)] = u;
-        }
-        let d = m[(c, c)];
-        for j in 0..n {
-            m[(c, j)] /= d;
-            inv[(c, j)] /= d;
-        }
-        for i in 0..n {
-            if i != c {
-                let f = m[(i, c)];
-                for j in 0..n {
-                    m[(i, j)] -= f * m[(c, j)];
-                    inv[(i, j)] -= f * inv[(c, j)];
-                }
-            }
-        }
-    }
-    inv
 }
 
 fn rows(x: &Mat<f64>, r: std::ops::Range<usize>) -> Mat<f64> {

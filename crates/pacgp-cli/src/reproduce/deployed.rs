@@ -9,7 +9,7 @@ use pacgp::experiments::deployed::{self as dp, DeployedSettings, DeployedSummary
 use serde_json::json;
 
 use crate::cli::ReproduceArgs;
-use crate::output::{bar, write, write_csv};
+use crate::output::bar;
 
 /// The settings `--quick`, `--reps` and `--datasets` ask for.
 fn settings(a: &ReproduceArgs) -> Result<DeployedSettings> {
@@ -41,8 +41,7 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
         pb.finish_and_clear();
     }
     let summary = dp::summarise(&rows);
-    write_csv(&a.out.join("deployed.csv"), &rows)?;
-    write_csv(&a.out.join("deployed-summary.csv"), &summary)?;
+    super::write_rows_and_summary(a, "deployed", &rows, &summary)?;
     let table = json!({
         "experiment": "deployed",
         "splits": settings.splits,
@@ -51,10 +50,7 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
         "summary": summary,
         "rows": rows,
     });
-    write(&a.out.join("deployed.json"), &table.to_string())?;
-    if a.json {
-        out!("{table}");
-    } else {
+    if !super::write_json(a, "deployed", &table)? {
         print(&settings, &summary, &a.out)?;
     }
     Ok(())

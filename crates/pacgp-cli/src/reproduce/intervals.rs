@@ -9,7 +9,7 @@ use pacgp::experiments::intervals::{self as iv, IntervalSettings};
 use serde_json::json;
 
 use crate::cli::ReproduceArgs;
-use crate::output::{bar, spinner, write, write_csv};
+use crate::output::{bar, spinner, write_csv};
 
 pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
     let mut settings = if a.quick {
@@ -54,8 +54,7 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
         _ => None,
     };
     let summary = iv::summarise(&rows);
-    write_csv(&a.out.join("intervals.csv"), &rows)?;
-    write_csv(&a.out.join("intervals-summary.csv"), &summary)?;
+    super::write_rows_and_summary(a, "intervals", &rows, &summary)?;
     if let Some(t) = &timing {
         write_csv(&a.out.join("intervals-timing.csv"), std::slice::from_ref(t))?;
     }
@@ -66,9 +65,7 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
         "timing": timing,
         "rows": rows,
     });
-    write(&a.out.join("intervals.json"), &obj.to_string())?;
-    if a.json {
-        out!("{obj}");
+    if super::write_json(a, "intervals", &obj)? {
         return Ok(());
     }
     out!(

@@ -5,6 +5,7 @@ use anyhow::{bail, Context, Result};
 use pacgp::data::{self, CsvOptions, Dataset};
 
 use crate::cli::{Experiment, ReproduceArgs};
+use crate::output::{write, write_csv};
 
 mod classification;
 mod deployed;
@@ -84,4 +85,26 @@ fn load_pool(
             "unknown dataset '{other}' for {experiment} (use boston, kin40k, pol)"
         ))),
     })
+}
+
+/// Writes an experiment's rows to `<name>.csv` and their summary to `<name>-summary.csv` in
+/// the output folder.
+fn write_rows_and_summary<R: serde::Serialize, S: serde::Serialize>(
+    a: &ReproduceArgs,
+    name: &str,
+    rows: &[R],
+    summary: &[S],
+) -> Result<()> {
+    write_csv(&a.out.join(format!("{name}.csv")), rows)?;
+    write_csv(&a.out.join(format!("{name}-summary.csv")), summary)
+}
+
+/// Writes an experiment's `table` to `<name>.json` in the output folder and prints it under
+/// `--json`; true when it printed it (the caller then prints no text table).
+fn write_json(a: &ReproduceArgs, name: &str, table: &serde_json::Value) -> Result<bool> {
+    write(&a.out.join(format!("{name}.json")), &table.to_string())?;
+    if a.json {
+        out!("{table}");
+    }
+    Ok(a.json)
 }

@@ -127,8 +127,7 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
         pb.finish_and_clear();
     }
     let summary = mc::summarise(&rows, &peers);
-    write_csv(&a.out.join("multiclass.csv"), &rows)?;
-    write_csv(&a.out.join("multiclass-summary.csv"), &summary)?;
+    super::write_rows_and_summary(a, "multiclass", &rows, &summary)?;
     if !peers.is_empty() {
         write_csv(&a.out.join("multiclass-peers.csv"), &peers)?;
     }
@@ -139,10 +138,7 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
         "peers": peers,
         "rows": rows,
     });
-    write(&a.out.join("multiclass.json"), &table.to_string())?;
-    if a.json {
-        out!("{table}");
-    } else {
+    if !super::write_json(a, "multiclass", &table)? {
         print(&settings, &summary, &a.out)?;
     }
     Ok(())

@@ -9,7 +9,7 @@ use pacgp::experiments::svgp_real::{self as sr, SvgpRealRow, SvgpRealSettings, S
 use serde_json::json;
 
 use crate::cli::ReproduceArgs;
-use crate::output::{bar, write, write_csv};
+use crate::output::{bar, write_csv};
 
 /// The settings `--quick`, `--m` and `--datasets` ask for.
 fn settings(a: &ReproduceArgs) -> Result<SvgpRealSettings> {
@@ -46,10 +46,7 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
         "settings": settings,
         "rows": rows,
     });
-    write(&a.out.join("svgp-real.json"), &table.to_string())?;
-    if a.json {
-        out!("{table}");
-    } else {
+    if !super::write_json(a, "svgp-real", &table)? {
         print(&rows, &a.out)?;
     }
     Ok(())

@@ -9,7 +9,7 @@ use pacgp::experiments::tighter_bounds::{self as tb, TighterSettings};
 use serde_json::json;
 
 use crate::cli::ReproduceArgs;
-use crate::output::{bar, write, write_csv};
+use crate::output::bar;
 
 /// The table's datasets: with `--sparse`, boston as usual and kin40k, pol by the sparse
 /// protocol (M from the first `--m`, if given).
@@ -70,8 +70,7 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
         pb.finish_and_clear();
     }
     let summary = tb::summarise(&rows);
-    write_csv(&a.out.join("tighter-bounds.csv"), &rows)?;
-    write_csv(&a.out.join("tighter-bounds-summary.csv"), &summary)?;
+    super::write_rows_and_summary(a, "tighter-bounds", &rows, &summary)?;
     let obj = json!({
         "experiment": "tighter-bounds",
         "settings": settings,
@@ -80,9 +79,7 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
         "rows": rows,
         "classifiers": classifiers.as_ref().map(|c| c.json()), // issue 15 item 6
     });
-    write(&a.out.join("tighter-bounds.json"), &obj.to_string())?;
-    if a.json {
-        out!("{obj}");
+    if super::write_json(a, "tighter-bounds", &obj)? {
         return Ok(());
     }
     out!(

@@ -14,7 +14,7 @@ use pacgp::experiments::tighter_classifiers::{
 use serde_json::{json, Value};
 
 use crate::cli::ReproduceArgs;
-use crate::output::{bar, write, write_csv};
+use crate::output::{bar, write};
 
 /// Names `--datasets` accepts for the regression rows.
 const REGRESSION_SETS: [&str; 3] = ["boston", "kin40k", "pol"];
@@ -71,11 +71,7 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<Option<ClassifierTable>> {
         pb.finish_and_clear();
     }
     let summary = tc::summarise_classifiers(&rows);
-    write_csv(&a.out.join("tighter-bounds-classifiers.csv"), &rows)?;
-    write_csv(
-        &a.out.join("tighter-bounds-classifiers-summary.csv"),
-        &summary,
-    )?;
+    super::write_rows_and_summary(a, "tighter-bounds-classifiers", &rows, &summary)?;
     let table = ClassifierTable {
         settings,
         sets,

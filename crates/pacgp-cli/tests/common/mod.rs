@@ -68,6 +68,18 @@ pub fn fails(args: &[&str], code: i32) -> String {
     err
 }
 
+/// Runs `pacgp args` for one case of a shared table of bad options (a fixture of
+/// `crates/pacgp/tests/fixtures/`): exit 2, with the case's words (`says`) and `flag`, the
+/// option as the user typed it; returns stderr.
+pub fn refuses_case(args: &[String], case: &serde_json::Value, flag: &str) -> String {
+    let a: Vec<&str> = args.iter().map(String::as_str).collect();
+    let err = fails(&a, 2);
+    let says = case["says"].as_str().unwrap();
+    assert!(err.contains(says), "{args:?}: '{says}' not in {err}");
+    assert!(err.contains(flag), "{args:?}: '{flag}' not in {err}");
+    err
+}
+
 /// Runs `pacgp reproduce args… --out out --json`, requires success; returns the JSON printed.
 pub fn reproduce_json(out: &Path, args: &[&str]) -> serde_json::Value {
     let mut all = vec!["reproduce"];
@@ -121,6 +133,47 @@ pub fn evaluate(model: &Path, data: &str) -> serde_json::Value {
         data,
         "--json",
     ]))
+}
+
+/// Runs `pacgp predict --model model --data data --out out` (success required); returns the
+/// CSV text it wrote.
+pub fn predict_csv(model: &Path, data: &str, out: &Path) -> String {
+    let args = [
+        "predict",
+        "--model",
+        s(model),
+        "--data",
+        data,
+        "--out",
+        s(out),
+    ];
+    ok(&pacgp(&args));
+    std::fs::read_to_string(out).unwrap()
+}
+
+/// Runs `pacgp split --data data --test-fraction 0.2 --seed 7` followed by `extra` (on
+/// boston: 405 training rows and 101 test rows, by default written next to `data`).
+pub fn split_seed_7(data: &Path, extra: &[&str]) -> Output {
+    let mut args = vec![
+        "split",
+        "--data",
+        s(data),
+        "--test-fraction",
+        "0.2",
+        "--seed",
+        "7",
+    ];
+    args.extend_from_slice(extra);
+    pacgp(&args)
+}
+
+/// Boston copied into `dir` and split there by [`split_seed_7`] (success required): the copy's
+/// path, with `boston.train.csv` and `boston.test.csv` next to it.
+pub fn split_boston(dir: &Path) -> PathBuf {
+    let data = dir.join("boston.csv");
+    std::fs::copy(repo().join("data/boston-housing/boston.csv"), &data).unwrap();
+    ok(&split_seed_7(&data, &[]));
+    data
 }
 
 /// Every 5th row of iris (30 rows, 10 per species) to fit on, the other 120 to test on.

@@ -31,6 +31,16 @@ pub(crate) fn mean_se(v: &[f64]) -> (f64, f64) {
     (m, (var / n).sqrt())
 }
 
+/// Mean squared error of the predictive means `mean` against the test targets `y`: the MSE
+/// column of the regression tables.
+pub(crate) fn mean_squared_error(mean: &[f64], y: &[f64]) -> f64 {
+    mean.iter()
+        .zip(y)
+        .map(|(a, b)| (a - b).powi(2))
+        .sum::<f64>()
+        / y.len() as f64
+}
+
 /// The rows grouped by `key`, groups and rows in first-seen order: what every experiment's
 /// summary averages over (one group per data set and method).
 pub fn groups_in_order<T, K: PartialEq>(rows: &[T], key: impl Fn(&T) -> K) -> Vec<(K, Vec<&T>)> {

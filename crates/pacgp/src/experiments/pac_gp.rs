@@ -98,13 +98,7 @@ fn score(gp: &ExactGp, s: &Split, eps: f64, method: &str, rep: usize) -> Result<
     )?;
     let n = s.y.len();
     let m = post.predict(s.xt.as_ref())?;
-    let mse = m
-        .mean
-        .iter()
-        .zip(&s.yt)
-        .map(|(a, b)| (a - b).powi(2))
-        .sum::<f64>()
-        / s.yt.len() as f64;
+    let mse = super::mean_squared_error(&m.mean, &s.yt);
     Ok(EpsilonRow {
         epsilon: eps,
         rep,

@@ -106,13 +106,7 @@ fn score(
     let c = Certificate::of_posterior(post, x.as_ref(), y, &GibbsLoss::Regression(*loss), &spec)?;
     let mt = post.predict(xt.as_ref())?;
     let tg = loss::gibbs_risk_regression(yt, &mt, loss)?;
-    let mse = mt
-        .mean
-        .iter()
-        .zip(yt)
-        .map(|(a, b)| (a - b).powi(2))
-        .sum::<f64>()
-        / yt.len() as f64;
+    let mse = super::mean_squared_error(&mt.mean, yt);
     Ok((c, tg, mse))
 }
 

@@ -279,3 +279,69 @@ pub fn gaussians(n: usize, seed: u64) -> Vec<f64> {
         .map(|_| (0..12).map(|_| uniform()).sum::<f64>() - 6.0)
         .collect()
 }
+
+/// Gauss–Jordan inverse with partial pivoting and ln|det| (an oracle independent of the
+/// library's Cholesky).
+pub fn inverse_and_ln_det(a: &Mat<f64>) -> (Mat<f64>, f64) {
+    let n = a.nrows();
+    let mut m = a.clone();
+    let mut inv = Mat::<f64>::identity(n, n);
+    let mut ln_det = 0.0;
+    for c in 0..n {
+        let p = (c..n)
+            .max_by(|&i, &j| m[(i, c)].abs().total_cmp(&m[(j, c)].abs()))
+            .unwrap();
+        for k in 0..n {
+            let (t, u) = (m[(c, k)], inv[(c, k)]);
+            m[(c, k)] = m[(p, k)];
+            inv[(c, k)] = inv[(p, k)];
+            m[(p, k)] = t;
+            inv[(p, k)] = u;
+        }
+        let piv = m[(c, c)];
+        ln_det += piv.abs().ln();
+        for k in 0..n {
+            m[(c, k)] /= piv;
+            inv[(c, k)] /= piv;
+        }
+        for r in 0..n {
+            if r != c {
+                let f = m[(r, c)];
+                for k in 0..n {
+                    m[(r, k)] -= f * m[(c, k)];
+                    inv[(r, k)] -= f * inv[(c, k)];
+                }
+            }
+        }
+    }
+    (inv, ln_det)
+}
+
+/// [`inverse_and_ln_det`]'s inverse alone.
+pub fn gauss_jordan_inverse(a: &Mat<f64>) -> Mat<f64> {
+    inverse_and_ln_det(a).0
+}
+
+/// A VFE model with `m` inducing inputs, the other options at their defaults, fitted on
+/// `train` through `pacgp::fit::fit`.
+pub fn fit_vfe(train: &pacgp::data::Dataset, m: usize) -> pacgp::model::FittedModel {
+    let spec = pacgp::spec::FitOptions {
+        inducing: Some(m),
+        ..Default::default()
+    }
+    .check(pacgp::spec::MethodName::Vfe)
+    .unwrap();
+    pacgp::fit::fit(&spec, train, None).unwrap()
+}
+
+/// The leave-out tests' sparse regressors at fixed hyperparameters: SE iso (0.9, 1.1),
+/// σ² = 0.05 and inducing inputs `z`, as VFE (α_s = 0) and as FITC (α_s = 1).
+pub fn vfe_and_fitc(z: &Mat<f64>) -> [pacgp::regression::sparse::SparseGp; 2] {
+    use pacgp::regression::sparse::{SparseGp, SparseMethod};
+    [SparseMethod::Vfe, SparseMethod::Fitc].map(|method| SparseGp {
+        kernel: pacgp::kernel::Kernel::se_iso(0.9, 1.1),
+        noise_variance: 0.05,
+        z: z.clone(),
+        method,
+    })
+}

@@ -327,14 +327,26 @@ fn split_of(
 /// with `scale` the target sd of the marginals' units relative to the training sd.
 fn test_scores(yt: &[f64], m: &Marginals, eps: f64, scale: f64) -> Result<(f64, f64)> {
     let gibbs = loss::gibbs_risk_regression(yt, m, &RegressionLoss::new_epsilon_band(eps)?)?;
-    let mse = m
-        .mean
-        .iter()
-        .zip(yt)
-        .map(|(a, b)| (a - b).powi(2))
-        .sum::<f64>()
-        / yt.len() as f64;
+    let mse = super::mean_squared_error(&m.mean, yt);
     Ok((gibbs, mse * scale * scale))
+}
+
+/// [`test_scores`] of a split-prior fit, which standardises with its own scalers: the test set
+/// in the fit's units, the band `epsilon` of its config, the MSE in units of the training sd
+/// `train_sd`.
+fn split_fit_test_scores(
+    x_scaler: &Standardizer,
+    y_scaler: &TargetScaler,
+    posterior: &GaussianPosterior,
+    test: &Dataset,
+    epsilon: f64,
+    train_sd: f64,
+) -> Result<(f64, f64)> {
+    let xa = x_scaler.transform(test.x.as_ref())?;
+    let ya = y_scaler.transform(&test.y);
+    let m = posterior.predict(xa.as_ref())?;
+    let band = y_scaler.scale_length(epsilon);
+    test_scores(&ya, &m, band, y_scaler.sd / train_sd)
 }
 
 /// Every lever of `settings` on every split of one dataset; `progress(done, total)` after
@@ -452,12 +464,8 @@ pub fn tighter_bounds_on(
                         }
                         _ => fit_split_prior(&train, &init, &cfg)?,
                     };
-                    let xa = fit.x_scaler.transform(test.x.as_ref())?;
-                    let ya = fit.y_scaler.transform(&test.y);
-                    let m = fit.posterior.predict(xa.as_ref())?;
-                    let scale = fit.y_scaler.sd / ys.sd;
-                    let band = fit.y_scaler.scale_length(cfg.epsilon);
-                    let t = test_scores(&ya, &m, band, scale)?;
+                    let (xs, yf, post) = (&fit.x_scaler, &fit.y_scaler, &fit.posterior);
+                    let t = split_fit_test_scores(xs, yf, post, &test, cfg.epsilon, ys.sd)?;
                     let secs = t0.elapsed().as_secs_f64();
                     rows.push(row(lever, &fit.certificate, t, fit.fraction, secs));
                 }
@@ -471,12 +479,8 @@ pub fn tighter_bounds_on(
                         _ => SparseSplitFamily::Tied,
                     };
                     let fit = fit_sparse_split_prior_with(&train, &init, m, &cfg, family)?;
-                    let xa = fit.x_scaler.transform(test.x.as_ref())?;
-                    let ya = fit.y_scaler.transform(&test.y);
-                    let m = fit.posterior.predict(xa.as_ref())?;
-                    let scale = fit.y_scaler.sd / ys.sd;
-                    let band = fit.y_scaler.scale_length(cfg.epsilon);
-                    let t = test_scores(&ya, &m, band, scale)?;
+                    let (xs, yf, post) = (&fit.x_scaler, &fit.y_scaler, &fit.posterior);
+                    let t = split_fit_test_scores(xs, yf, post, &test, cfg.epsilon, ys.sd)?;
                     let secs = t0.elapsed().as_secs_f64();
                     rows.push(row(lever, &fit.certificate, t, fit.fraction, secs));
                 }
