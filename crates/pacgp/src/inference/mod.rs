@@ -69,6 +69,23 @@ pub struct ClassifierFit {
 }
 
 impl ClassifierFit {
+    /// A fit that is a posterior over every training row and nothing more (no iterations,
+    /// no evidence), with `note` on where it came from.
+    pub fn of_posterior(posterior: GaussianPosterior, note: &str) -> Self {
+        Self {
+            posterior,
+            ln_evidence: None,
+            basis_indices: None,
+            report: ConvergenceReport {
+                status: ConvergenceStatus::Converged,
+                iterations: 0,
+                final_change: 0.0,
+                jitter_used: 0.0,
+                notes: vec![note.into()],
+            },
+        }
+    }
+
     /// Whether the posterior's basis is every training row, in order (`y`: its labels) — the
     /// fits a refit can restart from.
     pub fn has_full_basis(&self, y: &[f64]) -> bool {

@@ -6,7 +6,6 @@
 use faer::Mat;
 
 use super::{check_classification, ClassifierFit, ClassifierInference, Problem};
-use super::{ConvergenceReport, ConvergenceStatus};
 use crate::error::Result;
 use crate::linalg::Cholesky;
 use crate::posterior::GaussianPosterior;
@@ -31,18 +30,7 @@ impl ClassifierInference for PriorOnly {
             vec![0.0; n],
             identity,
         );
-        Ok(ClassifierFit {
-            posterior,
-            ln_evidence: None,
-            basis_indices: None,
-            report: ConvergenceReport {
-                status: ConvergenceStatus::Converged,
-                iterations: 0,
-                final_change: 0.0,
-                jitter_used: 0.0,
-                notes: Vec::new(),
-            },
-        })
+        Ok(ClassifierFit::of_posterior(posterior, "the prior"))
     }
 }
 

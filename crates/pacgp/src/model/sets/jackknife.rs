@@ -3,7 +3,7 @@
 //! the SVM and of naive mean field.
 
 use super::*;
-use crate::inference::{ApproxLooKind, ClassifierFit, ConvergenceReport, ConvergenceStatus};
+use crate::inference::{ApproxLooKind, ClassifierFit};
 use crate::loo::MeanFieldLooFunctions;
 
 /// Test inputs handled at once by jackknife+ sets (N×block leave-one-out marginals per class).
@@ -165,18 +165,7 @@ fn mean_field_row_loo<'a>(
             model.method()
         )));
     };
-    let fit = ClassifierFit {
-        posterior: post.clone(),
-        ln_evidence: None,
-        basis_indices: None,
-        report: ConvergenceReport {
-            status: ConvergenceStatus::Converged,
-            iterations: 0,
-            final_change: 0.0,
-            jitter_used: 0.0,
-            notes: vec!["the stored mean-field posterior".into()],
-        },
-    };
+    let fit = ClassifierFit::of_posterior(post.clone(), "the stored mean-field posterior");
     let mf = crate::loo::mean_field_parts(&fit, likelihood, y, method.input_noise())?;
     let loo = MeanFieldLooFunctions::new(&mf, y)?;
     let at_rows = post.predict(post.basis.as_ref())?;
