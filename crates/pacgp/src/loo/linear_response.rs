@@ -1,8 +1,6 @@
 //! Linear-response leave-one-out for naive mean field (seed 001 eqs. 17.41–17.42): the
 //! change of the other embedding strengths on removing one example, to first order.
 
-use super::mean_field_functions::MeanFieldLooFunctions;
-use super::LooClassification;
 use crate::error::{Error, Result};
 use crate::inference::mean_field::{cavity_moments, noisy_gram, MeanFieldFit};
 use crate::likelihood::Likelihood;
@@ -54,23 +52,6 @@ pub(super) fn response(mf: &MeanFieldFit, kn: &faer::Mat<f64>, y: &[f64]) -> Res
             Ok(c / (k * (1.0 - c))) // 1/Ω_i, seed 001 eq. 17.42
         })
         .collect()
-}
-
-/// Linear-response leave-one-out estimate for naive mean field (seed 001 eqs. 17.41–17.42):
-///
-/// `y_i f_i^{\i} = y_i⟨f_i⟩ − {1/[(Ω + K)⁻¹]_ii − Ω_i} α_i`,
-///
-/// evaluated without dividing by Ω (which is infinite where α_i does not respond) through the
-/// Woodbury identity `1/[(Ω + K)⁻¹]_ii − Ω_i = s_i/(1 − λ_i s_i)` with `Λ = Ω⁻¹` and
-/// `s_i = [(K⁻¹ + Λ)⁻¹]_ii = [(I + KΛ)⁻¹K]_ii` (one LU, `O(N³)`; `K` here is `K + vI`):
-/// the training margins of [`MeanFieldLooFunctions`]. `y` must be the labels the fit was
-/// trained on.
-pub fn mean_field_loo(mf: &MeanFieldFit, y: &[f64]) -> Result<LooClassification> {
-    let functions = MeanFieldLooFunctions::new(mf, y)?;
-    Ok(LooClassification::from_margins(
-        functions.training_margins().to_vec(),
-        0,
-    ))
 }
 
 /// Columns of `K` solved at a time: the solve's work space is `N ×` this many, not `N × N`.

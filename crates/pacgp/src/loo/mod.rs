@@ -58,8 +58,8 @@ fn toy_classes(n: usize) -> (faer::Mat<f64>, Vec<f64>) {
 pub use cavity::{site_cavities, sparse_gp_loo, training_cavities, LatentLoo};
 pub use closed_form::{exact_gp_loo, exact_gp_loo_gradient, NegLooLogPredictive};
 pub use downdate::{LooAtPoints, LooDowndate, TrainingLoo};
-pub use linear_response::{mean_field_loo, mean_field_response};
-pub use mean_field_functions::MeanFieldLooFunctions;
+pub use linear_response::mean_field_response;
+pub use mean_field_functions::{mean_field_loo, MeanFieldLooFunctions};
 pub use refit::{classifier_exact_loo, exact_gp_refit_loo, refit_loo, sparse_gp_refit_loo, Refit};
 
 const LN_2PI: f64 = 1.837_877_066_409_345_5;
