@@ -14,8 +14,9 @@
 //! evaluates the bound through the same shared posterior
 //! ([`crate::objective::sgp_split::SparseSplitPrior::update`]).
 //! σ² and α_s ∈ {0, 1} are Q's free parameters (not charged), chosen by the bound on B, the
-//! one [`MinimisedBound`] of every bound-trained method (a grid in ln σ² refined by golden
-//! section: one scalar, no gradient needed, so no latent family). Cost
+//! one [`MinimisedBound`](crate::objective::bound::MinimisedBound) of every bound-trained
+//! method (a grid in ln σ² refined by golden section: one scalar, no gradient needed, so no
+//! latent family). Cost
 //! O(N_B M² + M³) per evaluation.
 
 use faer::{Mat, MatRef};

@@ -363,7 +363,7 @@ impl PacSgpSharded {
     }
 
     /// After pass 2 (once): the bound (eq. 5 or Pinsker through [`MinimisedBound::at`]), the
-    /// adjoints `B̄`, `γ̄` and the sums' part of `Ψ` ([`PacSgpSharded::adjoints`]), and the
+    /// adjoints `B̄`, `γ̄` and the sums' part of `Ψ` (`PacSgpSharded::adjoints`), and the
     /// hyperparameter prior's share of the gradient.
     pub fn combine(
         &self,
