@@ -138,39 +138,35 @@ def test_jackknife_plus_sets():
     assert np.mean(held) >= 0.75
 
 
-def test_svm_jackknife_plus_sets():
-    """The binary SVM's jackknife+ sets (its linear-response leave-one-out): the statement
-    names the method and its 1 − 2α, and the held-out rows' sets cover at least 1 − 2α less
-    Monte Carlo slack."""
+def assert_ripley_jackknife_covers(clf, seed):
+    """Fit `clf` (with jackknife+ sets) on 150 seeded rows of Ripley's set: the statement names
+    the method, its 150 scores and its 1 − 2α, and the other rows' sets at α = 0.1 cover at
+    least 1 − 2α less Monte Carlo slack."""
     X, y = ripley()
-    rng = np.random.default_rng(1)
-    perm = rng.permutation(len(y))
+    perm = np.random.default_rng(seed).permutation(len(y))
     train, test = perm[:150], perm[150:]
-    clf = pacgp.SVMClassifier(intervals="jackknife+").fit(X[train], y[train])
+    clf.fit(X[train], y[train])
     out = clf.predict_set(X[test], alpha=0.1)
     assert out.statement["method"] == "jackknife+"
     assert out.statement["n_scores"] == 150
     assert out.statement["guaranteed_coverage"] == pytest.approx(0.8)
     held = [out.sets[i, list(clf.classes_).index(y[t])] for i, t in enumerate(test)]
     assert np.mean(held) >= 0.75
+
+
+def test_svm_jackknife_plus_sets():
+    """The binary SVM's jackknife+ sets (its linear-response leave-one-out): the statement
+    names the method and its 1 − 2α, and the held-out rows' sets cover at least 1 − 2α less
+    Monte Carlo slack."""
+    assert_ripley_jackknife_covers(pacgp.SVMClassifier(intervals="jackknife+"), seed=1)
 
 
 def test_mean_field_jackknife_plus_sets():
     """Naive mean field's jackknife+ sets (its linear-response leave-one-out at any input): the
     statement names the method and its 1 − 2α, and the held-out rows' sets cover at least
     1 − 2α less Monte Carlo slack."""
-    X, y = ripley()
-    rng = np.random.default_rng(2)
-    perm = rng.permutation(len(y))
-    train, test = perm[:150], perm[150:]
-    clf = pacgp.GPClassifier(method="mean-field", intervals="jackknife+",
-                             certify=False).fit(X[train], y[train])
-    out = clf.predict_set(X[test], alpha=0.1)
-    assert out.statement["method"] == "jackknife+"
-    assert out.statement["n_scores"] == 150
-    assert out.statement["guaranteed_coverage"] == pytest.approx(0.8)
-    held = [out.sets[i, list(clf.classes_).index(y[t])] for i, t in enumerate(test)]
-    assert np.mean(held) >= 0.75
+    clf = pacgp.GPClassifier(method="mean-field", intervals="jackknife+", certify=False)
+    assert_ripley_jackknife_covers(clf, seed=2)
 
 
 def test_one_vs_rest_svm_jackknife_plus_sets():

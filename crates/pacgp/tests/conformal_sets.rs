@@ -644,22 +644,17 @@ fn coverage_tolerance(alpha: f64, n: f64, m: f64) -> f64 {
     3.0 * (beta_sd * beta_sd + test_sd * test_sd).sqrt() / 20f64.sqrt()
 }
 
-/// Naive mean field's jackknife+ sets (linear-response leave-one-out at any input,
-/// [`pacgp::loo::MeanFieldLooFunctions`]) over 20 seeded splits of Ripley's synthetic set (200
-/// rows to fit, 1050 to test) cover on average at least `1 − α` at α = 0.1, less the Monte
-/// Carlo tolerance ([`coverage_tolerance`]: 0.0155), LAC and APS, with mean sets of fewer
-/// than 2 labels. Measured numbers printed (`--nocapture`).
-#[test]
-fn jackknife_mean_field_coverage_over_20_splits() {
-    let (train, c2) = classes("data/ripley-synth/synth_tr.csv");
-    let (test, _) = classes("data/ripley-synth/synth_te.csv");
-    let all = train.concat(&test).unwrap();
-    let alpha = 0.1;
-    let tolerance = coverage_tolerance(alpha, 200.0, 1050.0);
-    let (coverage, size) = jackknife_coverage(MethodName::MeanField, &all, &c2, 200, alpha);
+/// The LAC and APS sets' mean coverage over the splits is at least `1 − α − tolerance` and
+/// their mean size below 2 labels (printed with `--nocapture`); `what` names the model.
+fn assert_jackknife_covers(
+    what: &str,
+    (coverage, size): ([f64; 2], [f64; 2]),
+    alpha: f64,
+    tolerance: f64,
+) {
     for (s, score) in ["lac", "aps"].iter().enumerate() {
         println!(
-            "mean-field jackknife+ {score}: mean coverage {:.4} (1 − α = {:.2}, tolerance {tolerance:.4}), mean set size {:.3}",
+            "{what} jackknife+ {score}: mean coverage {:.4} (1 − α = {:.2}, tolerance {tolerance:.4}), mean set size {:.3}",
             coverage[s],
             1.0 - alpha,
             size[s]
@@ -673,6 +668,22 @@ fn jackknife_mean_field_coverage_over_20_splits() {
     }
 }
 
+/// Naive mean field's jackknife+ sets (linear-response leave-one-out at any input,
+/// [`pacgp::loo::MeanFieldLooFunctions`]) over 20 seeded splits of Ripley's synthetic set (200
+/// rows to fit, 1050 to test) cover on average at least `1 − α` at α = 0.1, less the Monte
+/// Carlo tolerance ([`coverage_tolerance`]: 0.0155), LAC and APS, with mean sets of fewer
+/// than 2 labels. Measured numbers printed (`--nocapture`).
+#[test]
+fn jackknife_mean_field_coverage_over_20_splits() {
+    let (train, c2) = classes("data/ripley-synth/synth_tr.csv");
+    let (test, _) = classes("data/ripley-synth/synth_te.csv");
+    let all = train.concat(&test).unwrap();
+    let alpha = 0.1;
+    let tolerance = coverage_tolerance(alpha, 200.0, 1050.0);
+    let (coverage, size) = jackknife_coverage(MethodName::MeanField, &all, &c2, 200, alpha);
+    assert_jackknife_covers("mean-field", (coverage, size), alpha, tolerance);
+}
+
 /// One-vs-rest SVMs' jackknife+ sets (each member's linear-response leave-one-out functions,
 /// combined by the members' vote as the model's own class probabilities) over 20 seeded
 /// splits of the wine data (3 classes, 178 rows: 118 to fit, 60 to test) cover on average at
@@ -684,20 +695,7 @@ fn jackknife_one_vs_rest_svm_coverage_over_20_splits() {
     let alpha = 0.1;
     let tolerance = coverage_tolerance(alpha, 118.0, 60.0);
     let (coverage, size) = jackknife_coverage(MethodName::Svm, &wine, &c3, 118, alpha);
-    for (s, score) in ["lac", "aps"].iter().enumerate() {
-        println!(
-            "one-vs-rest svm jackknife+ {score}: mean coverage {:.4} (1 − α = {:.2}, tolerance {tolerance:.4}), mean set size {:.3}",
-            coverage[s],
-            1.0 - alpha,
-            size[s]
-        );
-        assert!(
-            coverage[s] >= 1.0 - alpha - tolerance,
-            "{score}: {}",
-            coverage[s]
-        );
-        assert!(size[s] < 2.0, "{score}: size {}", size[s]);
-    }
+    assert_jackknife_covers("one-vs-rest svm", (coverage, size), alpha, tolerance);
 }
 
 /// The leave-one-out latent marginals at `xs` of a site-form posterior recomputed densely

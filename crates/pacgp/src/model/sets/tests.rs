@@ -22,6 +22,37 @@ fn ivm_model(path: &str, d: usize) -> (FittedModel, crate::data::Dataset) {
     (model, t.data)
 }
 
+/// Member c of `path`'s model (binary, or one-vs-rest member) refitted by its inference
+/// method on the standardised sample `x` with its ±1 labels `y`, and `certify`'s approximate
+/// leave-one-out of that fit, with the member's posterior and likelihood.
+fn member_certify_loo<'a>(
+    path: &str,
+    c: usize,
+    m: &'a FittedModel,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+) -> (
+    &'a GaussianPosterior,
+    &'a crate::likelihood::Likelihood,
+    crate::inference::ClassifierFit,
+    crate::loo::ApproxLoo,
+) {
+    let Task::Classification {
+        posterior,
+        likelihood,
+        ..
+    } = &m.task
+    else {
+        panic!("{path}: member {c} is not a binary classifier")
+    };
+    let method = m.inference_method().unwrap();
+    let fit = method.fit(posterior.kernel(), likelihood, x, y).unwrap();
+    let loo =
+        crate::loo::classifier_loo(&method, likelihood, x, y, &fit, crate::loo::LooMode::Approx)
+            .unwrap();
+    (posterior, likelihood, fit, loo.approx.unwrap())
+}
+
 /// IVM's leave-one-out models at the training inputs (model −i at `x_i`: the downdate in
 /// the active set, the full model outside) and the calibration marginals jackknife+ scores
 /// are `certify`'s approximate leave-one-out of the method refitted on the sample
@@ -56,30 +87,10 @@ fn ivm_row_loo_at_training_inputs_is_certifys_loo() {
             .zip(members.into_iter().zip(&signs))
             .enumerate()
         {
-            let Task::Classification {
-                posterior,
-                likelihood,
-                ..
-            } = &m.task
-            else {
-                panic!("{path}: member {c} is not a binary classifier")
-            };
-            let method = m.inference_method().unwrap();
-            let fit = method
-                .fit(posterior.kernel(), likelihood, x.as_ref(), y)
-                .unwrap();
+            let (_, likelihood, fit, certify) = member_certify_loo(path, c, m, x.as_ref(), y);
             assert_eq!(fit.basis_indices.as_ref(), Some(&active.rows[c]));
             let want = crate::loo::training_cavities(&fit, x.as_ref()).unwrap();
-            let certify = crate::loo::classifier_loo(
-                &method,
-                likelihood,
-                x.as_ref(),
-                y,
-                &fit,
-                crate::loo::LooMode::Approx,
-            )
-            .unwrap();
-            let margins = certify.approx.unwrap().loo.loo_margins;
+            let margins = certify.loo.loo_margins;
             let bias = likelihood.bias_and_slope().0;
             let diag = loo.at(x.as_ref()).unwrap();
             let outside = (0..n).filter(|i| !active.rows[c].contains(i)).count();
@@ -204,29 +215,7 @@ fn mean_field_row_loo_at_training_inputs_is_certifys_loo() {
             .enumerate()
         {
             assert!(matches!(loo, super::jackknife::RowLoo::MeanField { .. }));
-            let Task::Classification {
-                posterior,
-                likelihood,
-                ..
-            } = &m.task
-            else {
-                panic!("{path}: member {c} is not a binary classifier")
-            };
-            let method = m.inference_method().unwrap();
-            let fit = method
-                .fit(posterior.kernel(), likelihood, x.as_ref(), y)
-                .unwrap();
-            let certify = crate::loo::classifier_loo(
-                &method,
-                likelihood,
-                x.as_ref(),
-                y,
-                &fit,
-                crate::loo::LooMode::Approx,
-            )
-            .unwrap()
-            .approx
-            .unwrap();
+            let (posterior, _, _, certify) = member_certify_loo(path, c, m, x.as_ref(), y);
             assert_eq!(certify.estimator, crate::loo::LooEstimator::LinearResponse);
             let margins = certify.loo.loo_margins;
             let var = posterior.predict(x.as_ref()).unwrap().var;
