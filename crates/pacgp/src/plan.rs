@@ -5,11 +5,6 @@
 
 use crate::certificate::PenaltyTerm;
 use crate::error::Result;
-use crate::inference::ep::EpConfig;
-use crate::inference::ivm::IvmConfig;
-use crate::inference::laplace::LaplaceConfig;
-use crate::inference::mean_field::MeanFieldConfig;
-use crate::inference::sogp::{SogpConfig, SogpMethod, SweepOrder};
 use crate::inference::InferenceMethod;
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
@@ -18,54 +13,19 @@ use crate::prior::HyperPrior;
 use crate::select::Menu;
 use crate::spec::{
     CheckedFitSpec, FitSpec, HyperPriorName, Inference, LikelihoodName, Method, PriorKernel,
-    PriorScale, SplitClassifierSpec, SvmKernel, SvmSlack, SvmSpec, DEFAULT_BASIS,
+    PriorScale, SplitClassifierSpec, SvmKernel, SvmSlack, SvmSpec,
 };
 use crate::svm::Slack;
 
-/// The likelihood a spec names (mean field: flip noise κ).
+/// The likelihood a spec names ([`Likelihood::named`]).
 pub fn likelihood(name: LikelihoodName) -> Likelihood {
-    match name {
-        LikelihoodName::Probit => Likelihood::probit(),
-        LikelihoodName::Logistic => Likelihood::Logistic,
-    }
+    Likelihood::named(name)
 }
 
-/// The inference method and likelihood of a classifier spec: mean field with flip noise κ and
-/// input noise v, IVM and SOGP keeping their basis size, SOGP visiting the points in an order
-/// shuffled by `seed`.
+/// The inference method and likelihood of a classifier spec (its home's
+/// [`crate::inference::InferenceSettings::method`]; `seed`: SOGP's visiting order).
 pub fn inference_method(i: &Inference, seed: u64) -> Result<(InferenceMethod, Likelihood)> {
-    let basis = |m: Option<usize>| m.unwrap_or(DEFAULT_BASIS);
-    Ok(match *i {
-        Inference::Laplace { likelihood: l } => (
-            InferenceMethod::new(LaplaceConfig::default()),
-            likelihood(l),
-        ),
-        Inference::Ep => (
-            InferenceMethod::new(EpConfig::default()),
-            Likelihood::probit(),
-        ),
-        Inference::MeanField { kappa, input_noise } => (
-            InferenceMethod::new(MeanFieldConfig {
-                input_noise,
-                ..Default::default()
-            }),
-            Likelihood::flip_noise(kappa)?,
-        ),
-        Inference::Ivm { active_set } => (
-            InferenceMethod::new(IvmConfig::new(basis(active_set))),
-            Likelihood::probit(),
-        ),
-        Inference::Sogp { active_set } => (
-            InferenceMethod::new(SogpMethod {
-                config: SogpConfig {
-                    max_basis: basis(active_set),
-                    ..Default::default()
-                },
-                order: SweepOrder::Shuffled { seed },
-            }),
-            Likelihood::probit(),
-        ),
-    })
+    i.settings().method(seed)
 }
 
 /// The menu of [`classifier_candidates`], chosen by the bound (`ln 9`).

@@ -62,9 +62,10 @@
 pub mod time;
 
 use crate::error::{shown_bytes, Error, Result};
+use crate::inference::FitWork;
 use crate::kernel::Kernel;
 use crate::memory::{matrices_bytes, MemoryLimit};
-use crate::spec::{CheckedFitSpec, Inference, IntervalMethod, Method, DEFAULT_BASIS};
+use crate::spec::{CheckedFitSpec, IntervalMethod, Method, DEFAULT_BASIS};
 
 pub use time::{Shape, Work, FLOPS_PER_CORE};
 
@@ -317,12 +318,11 @@ pub fn footprint(method: &Method, k: usize) -> Footprint {
         Method::Sparse(s) => sparse(s.inducing, 4),
         Method::PacSgp(s) => sparse(s.inducing, 4),
         Method::GreedySparse(s) => sparse(s.basis, 4),
-        Method::Classifier(c) => match c.inference {
-            Inference::Ivm { active_set } => sparse(active_set, 3),
-            // The basis rows, and the candidates' certificates' N × M cross-covariances in
-            // their threads: 11–24 N·M resident at M = 100 and 200.
-            Inference::Sogp { active_set } => sparse(active_set, 12),
-            Inference::Laplace { .. } | Inference::Ep | Inference::MeanField { .. } => dense(5),
+        Method::Classifier(c) => match c.inference.settings().fit_work() {
+            FitWork::ActiveSet {
+                basis, resident, ..
+            } => sparse(basis, resident),
+            FitWork::Dense { .. } => dense(5),
         },
         // The bound's gradient beside Laplace's five (`B⁻¹D`, `(AD)ᵀ(AD)`, `P`, `G`, the
         // start's and the optimiser's best sites' factors): 11–15 N² resident at N = 1 000

@@ -14,7 +14,7 @@ use crate::likelihood::Likelihood;
 use crate::model::{FitReport, FittedModel, Task};
 use crate::optim::{OptimReport, Restarts};
 use crate::plan::{classifier_menu, inference_method, likelihood};
-use crate::spec::{CheckedFitSpec, ClassifierHypers, ClassifierSpec, Inference};
+use crate::spec::{CheckedFitSpec, ClassifierHypers, ClassifierSpec};
 
 /// The fixed parts of a classifier fit: its method, likelihood, δ and Gibbs classifier.
 struct Setup {
@@ -124,10 +124,7 @@ pub fn classifier(
     labels: LabelMap,
 ) -> Result<FittedModel> {
     if let ClassifierHypers::Split(split) = &c.hypers {
-        let lik = match c.inference {
-            Inference::Laplace { likelihood: l } => likelihood(l),
-            _ => Likelihood::probit(),
-        };
+        let lik = likelihood(c.inference.settings().likelihood());
         return super::pac_gpc::split_classifier(
             spec,
             split,

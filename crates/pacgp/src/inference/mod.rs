@@ -29,6 +29,24 @@ mod prior_only;
 pub mod softmax;
 pub mod sogp;
 
+mod settings;
+pub use settings::{ActiveSetSlot, FitWork, InferenceOptions, InferenceSettings};
+pub use settings::{LikelihoodChoice, NamedInference};
+
+settings::inference_methods! {
+    /// Laplace (GPML Alg. 3.1).
+    Laplace(laplace::LaplaceSpec),
+    /// Expectation propagation (probit).
+    Ep(ep::EpSpec),
+    /// Naive mean field with flip noise κ and input noise v (Opper & Winther).
+    MeanField(mean_field::MeanFieldSpec),
+    /// Informative vector machine (probit).
+    Ivm(ivm::IvmSpec),
+    /// Sparse online GP (probit).
+    Sogp(sogp::SogpSpec),
+    #[doc = "Test only: the prior as the posterior."] #[cfg(test)] PriorOnly(prior_only::PriorOnlySpec),
+}
+
 /// How an iterative inference method ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -272,5 +290,19 @@ impl std::ops::Deref for InferenceMethod {
 
     fn deref(&self) -> &Self::Target {
         self.0.as_ref()
+    }
+}
+
+/// An active-set size must be at least 1 (IVM's d, SOGP's basis).
+pub(crate) fn check_active_set(
+    size: Option<usize>,
+) -> std::result::Result<(), crate::vocabulary::SpecError> {
+    match size {
+        Some(0) => Err(crate::vocabulary::SpecError::out_of_range(
+            crate::vocabulary::SpecOption::ActiveSet,
+            0,
+            "at least 1",
+        )),
+        _ => Ok(()),
     }
 }

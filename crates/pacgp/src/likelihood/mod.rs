@@ -73,6 +73,14 @@ pub enum Likelihood {
 }
 
 impl Likelihood {
+    /// The likelihood a fit spec names by its link (standard probit or logistic).
+    pub fn named(link: crate::vocabulary::LikelihoodName) -> Self {
+        match link {
+            crate::vocabulary::LikelihoodName::Probit => Likelihood::probit(),
+            crate::vocabulary::LikelihoodName::Logistic => Likelihood::Logistic,
+        }
+    }
+
     /// The standard probit `Φ(y f)`.
     pub fn probit() -> Self {
         Likelihood::Probit {

@@ -100,7 +100,7 @@ impl FittedModel {
     ) -> Result<LogEvidence> {
         let laplace = matches!(
             &self.spec.method,
-            Method::Classifier(c) if matches!(c.inference, Inference::Laplace { .. })
+            Method::Classifier(c) if matches!(c.inference, Inference::Laplace(_))
         );
         let (
             true,

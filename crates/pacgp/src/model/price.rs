@@ -14,7 +14,7 @@ use crate::plan::{
     classifier_menu, hyper_prior, likelihood, svm_candidates, svm_choices, svm_menu,
     svm_prior_kernel,
 };
-use crate::spec::{ClassifierHypers, Inference, Method, PacPrior, SplitClassifierSpec, SvmSpec};
+use crate::spec::{ClassifierHypers, Method, PacPrior, SplitClassifierSpec, SvmSpec};
 use crate::svm::certificate::mu_menu;
 
 use super::{FittedModel, RegressionSplit, Task};
@@ -360,13 +360,10 @@ impl FittedModel {
     /// The task's fixed parts must be the spec's: a classifier's likelihood and input noise.
     fn check_task_against_spec(&self) -> Result<()> {
         let want: Option<(Likelihood, f64)> = match &self.spec.method {
-            Method::Classifier(c) => Some(match c.inference {
-                Inference::Laplace { likelihood: l } => (likelihood(l), 0.0),
-                Inference::MeanField { kappa, input_noise } => {
-                    (Likelihood::flip_noise(kappa)?, input_noise)
-                }
-                _ => (Likelihood::probit(), 0.0),
-            }),
+            Method::Classifier(c) => {
+                let (method, lik) = c.inference.settings().method(0)?;
+                Some((lik, method.input_noise()))
+            }
             Method::PacGpc(c) => Some((likelihood(c.likelihood), 0.0)),
             _ => None,
         };

@@ -33,8 +33,7 @@ pub use values::{
 pub use crate::conformal::{IntervalMethod, IntervalScore, IntervalSpec};
 
 pub use crate::bounds::DEFAULT_DELTA;
-/// Default number of inducing inputs, basis points or active-set size (at most N).
-pub const DEFAULT_BASIS: usize = 100;
+pub use crate::vocabulary::DEFAULT_BASIS;
 /// The kernel used when none is given: squared exponential with one lengthscale per input.
 pub const DEFAULT_KERNEL: &str = "se-ard";
 
@@ -298,35 +297,7 @@ pub struct GreedySparseSpec {
     pub epsilon: Option<f64>,
 }
 
-/// The approximate-inference method of a GP classifier.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "inference", rename_all = "kebab-case")]
-pub enum Inference {
-    /// Laplace (GPML Alg. 3.1).
-    Laplace {
-        /// Probit or logistic.
-        likelihood: LikelihoodName,
-    },
-    /// Expectation propagation (probit).
-    Ep,
-    /// Naive mean field with flip noise κ and input noise v (Opper & Winther).
-    MeanField {
-        /// Label flip probability κ ∈ [0, ½).
-        kappa: f64,
-        /// Input-noise variance v ≥ 0.
-        input_noise: f64,
-    },
-    /// Informative vector machine (probit).
-    Ivm {
-        /// Active-set size d.
-        active_set: Option<usize>,
-    },
-    /// Sparse online GP (probit).
-    Sogp {
-        /// The most basis vectors kept.
-        active_set: Option<usize>,
-    },
-}
+pub use crate::inference::Inference;
 
 /// How a classifier's prior over θ is chosen.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -547,12 +518,11 @@ impl CheckedFitSpec {
                 }
             }
             Method::GreedySparse(s) => resolve(&mut s.basis, SpecOption::Inducing, false)?,
-            Method::Classifier(c) => match &mut c.inference {
-                Inference::Ivm { active_set } => resolve(active_set, SpecOption::ActiveSet, false)?,
-                // SOGP keeps at most this many basis vectors: more than N never fills.
-                Inference::Sogp { active_set } => resolve(active_set, SpecOption::ActiveSet, true)?,
-                _ => {}
-            },
+            Method::Classifier(c) => {
+                if let Some(slot) = c.inference.settings_mut().active_set() {
+                    resolve(slot.size, SpecOption::ActiveSet, slot.capped)?;
+                }
+            }
             _ => {}
         }
         if let Some(iv) = &spec.intervals {

@@ -78,13 +78,7 @@ fn method_name_of(method: &Method) -> MethodName {
             BoundKind::Sqrt => N::PacSgpSqrt,
         },
         Method::GreedySparse(_) => N::GreedySparse,
-        Method::Classifier(c) => match c.inference {
-            Inference::Laplace { .. } => N::Laplace,
-            Inference::Ep => N::Ep,
-            Inference::MeanField { .. } => N::MeanField,
-            Inference::Ivm { .. } => N::Ivm,
-            Inference::Sogp { .. } => N::Sogp,
-        },
+        Method::Classifier(c) => c.inference.name(),
         Method::PacGpc(_) => N::PacGpc,
         Method::Svm(_) => N::Svm,
         Method::Svgp(s) => match s.bound {

@@ -18,7 +18,7 @@ use crate::objective::gp_split::SplitFraction;
 use crate::regression::inducing_init::InducingInit;
 use crate::svm::SvmSolver;
 use crate::vocabulary::named;
-pub use crate::vocabulary::{one_of, BadValue, MethodName, Named};
+pub use crate::vocabulary::{one_of, BadValue, LikelihoodName, MethodName, Named};
 
 named!(MissingPolicy {
     MissingPolicy::Reject => "error": "a missing cell is an error naming its line and column (default)",
@@ -45,29 +45,6 @@ pub enum MultiClass {
 named!(MultiClass {
     MultiClass::OneVsRest => "one-vs-rest": "K binary classifiers of the method, class k against the rest; the Gibbs classifier argmax_k f_k(x), its KL and prices summed over the classes (the default for more than two classes)",
     MultiClass::Softmax => "softmax": "laplace only: the multi-class Laplace approximation with the softmax likelihood (Rasmussen & Williams Alg. 3.3), one shared kernel; its coupled Gibbs risk is sampled and bounded at a share of δ",
-});
-
-/// A classifier's likelihood.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum LikelihoodName {
-    /// `Φ(y f)`.
-    #[default]
-    Probit,
-    /// `σ(y f)` (Laplace, pac-gpc, svgp and pac-svgp only).
-    Logistic,
-}
-
-impl LikelihoodName {
-    /// Whether this is the default, probit (a model file leaves it out).
-    pub fn is_probit(&self) -> bool {
-        *self == LikelihoodName::Probit
-    }
-}
-
-named!(LikelihoodName {
-    LikelihoodName::Probit => "probit": "Φ(y f)",
-    LikelihoodName::Logistic => "logistic": "σ(y f) (laplace, pac-gpc, svgp and pac-svgp only)",
 });
 
 /// How a classifier's kernel hyperparameters are chosen.

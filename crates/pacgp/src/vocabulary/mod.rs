@@ -9,7 +9,7 @@ mod method;
 mod option;
 mod wording;
 
-pub use method::MethodName;
+pub use method::{LikelihoodName, MethodName, DEFAULT_BASIS};
 pub use option::{shown_missing_cells, MissingCells, SpecOption, TableOption, MISSING_CELLS};
 pub use wording::{LibraryWording, SpecError, SpecProblem, Wording};
 
@@ -63,12 +63,20 @@ pub(crate) fn parse_named<T: Named>(s: &str) -> Result<T, BadValue> {
         })
 }
 
-/// `Named`, `FromStr` and `Display` for an enum of plain words.
+/// `Named`, `FromStr` and `Display` for an enum of plain words. Values are expressions
+/// (`LooRequest::Mode(LooMode::Both)`); after `@cfg` they are paths, each with its `cfg`
+/// (a test-only method's name).
 macro_rules! named {
     ($ty:ty { $($variant:expr => $name:literal : $help:literal),+ $(,)? }) => {
+        named!(@impl $ty, [$(($name, $help)),+], [$($variant),+]);
+    };
+    (@cfg $ty:ty { $($(#[cfg($cfg:meta)])? $variant:path => $name:literal : $help:literal),+ $(,)? }) => {
+        named!(@impl $ty, [$($(#[cfg($cfg)])? ($name, $help)),+], [$($(#[cfg($cfg)])? $variant),+]);
+    };
+    (@impl $ty:ty, [$($names:tt)*], [$($values:tt)*]) => {
         impl $crate::vocabulary::Named for $ty {
-            const NAMES: &'static [(&'static str, &'static str)] = &[$(($name, $help)),+];
-            const VALUES: &'static [Self] = &[$($variant),+];
+            const NAMES: &'static [(&'static str, &'static str)] = &[$($names)*];
+            const VALUES: &'static [Self] = &[$($values)*];
             fn name(self) -> &'static str {
                 let i = Self::VALUES.iter().position(|v| *v == self).expect("every value is named");
                 Self::NAMES[i].0

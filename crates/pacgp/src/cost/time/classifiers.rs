@@ -3,36 +3,37 @@
 
 use super::*;
 
-/// Newton steps of the Laplace mode search from zero (`inference::laplace::find_mode`, cap
-/// 100): 6–9 on the workloads; one more factor at the mode.
-const NEWTON_STEPS: f64 = 8.0;
-
-/// EP sweeps (`inference::ep`): each site's rank-one update is N², a sweep N³, and the
-/// posterior is recomputed from the sites after each sweep (N³/3 more).
-const EP_SWEEPS: f64 = 8.0;
-
-/// Iterations of the naive mean field's Algorithm 17.1 (`inference::mean_field`, cap 1 000):
-/// 493 on the mean-field row's chosen kernel (docs/performance.md, "Cost model").
-const MEAN_FIELD_ITERATIONS: f64 = 500.0;
-
 /// Flop-equivalents of one entry of a product of an N × N matrix with a vector, a loop bound
 /// by memory (8 bytes an entry from RAM): 32, about 1 ns, read from the mean-field row (its
 /// CPU time less the dense factors' count, over 9 × 493 products of 2 000²).
 const MATVEC_ENTRY_FLOPS: f64 = 32.0;
 
-/// One dense classifier fit at a fixed kernel (`inference`): the Gram matrix, the method's
-/// loop, and the Gibbs certificate at the training rows (the latent variances through
-/// `V = L⁻¹W½K`, N³, and the KL's trace, N³/3).
-fn dense_classifier_fit(s: Shape, inference: &Inference) -> f64 {
-    let loop_flops = match inference {
-        Inference::Ep => EP_SWEEPS * (2.0 * s.n * s.n * s.n + cholesky_flops(s.n)),
-        // Each iteration one activation product `K(y∘α)`; then one factor of `I + Π½KΠ½`.
-        Inference::MeanField { .. } => {
-            MEAN_FIELD_ITERATIONS * MATVEC_ENTRY_FLOPS * s.n * s.n + cholesky_flops(s.n)
+/// One classifier fit at a fixed kernel (`inference`), from the work its home counts
+/// ([`FitWork`]): on dense sites the Gram matrix, the method's loop, and the Gibbs certificate
+/// at the training rows (the latent variances through `V = L⁻¹W½K`, N³, and the KL's trace,
+/// N³/3); on an active set its cross-covariances and `N·M²` updates.
+fn classifier_fit(s: Shape, inference: &Inference) -> f64 {
+    match inference.settings().fit_work() {
+        FitWork::Dense {
+            factors,
+            cubes,
+            matvecs,
+        } => {
+            let n = s.n;
+            let loop_flops = factors * cholesky_flops(n)
+                + cubes * n * n * n
+                + matvecs * MATVEC_ENTRY_FLOPS * n * n;
+            gram_flops(n * n, s.d) + loop_flops + n * n * n + cholesky_flops(n)
         }
-        _ => (NEWTON_STEPS + 1.0) * cholesky_flops(s.n),
-    };
-    gram_flops(s.n * s.n, s.d) + loop_flops + s.n * s.n * s.n + cholesky_flops(s.n)
+        FitWork::ActiveSet {
+            basis: given,
+            entry_flops,
+            ..
+        } => {
+            let m = basis(given, s.n);
+            kernel_flops(s.n * m, s.d) + entry_flops * s.n * m * m
+        }
+    }
 }
 
 /// The classifiers' candidate menu: nine SE kernels (`plan::classifier_candidates`).
@@ -78,36 +79,11 @@ pub(super) fn classifier(
     }
 }
 
-/// Flop-equivalents per unit of IVM's `N·M²` (each of M inclusions updates the N points'
-/// site moments against the active set; scalar loops): 50, read from the ivm row (31 ms a
-/// candidate at N = 2 000, M = 100).
-const IVM_ENTRY_FLOPS: f64 = 50.0;
-
-/// Flop-equivalents per unit of SOGP's `N·M²` (per row an update of the M × M `C` and `Q`,
-/// and at a full basis a deletion of the same size, in element loops): 300, read from the
-/// sogp row (0.2 s a candidate at N = 2 000, M = 100: 2 000 updates, 1 900 deletions).
-const SOGP_ENTRY_FLOPS: f64 = 300.0;
-
-/// One fit of a classifier at fixed hyperparameters.
-fn classifier_fit(s: Shape, inference: &Inference) -> f64 {
-    match inference {
-        Inference::Ivm { active_set } => {
-            let m = basis(*active_set, s.n);
-            kernel_flops(s.n * m, s.d) + IVM_ENTRY_FLOPS * s.n * m * m
-        }
-        Inference::Sogp { active_set } => {
-            let m = basis(*active_set, s.n);
-            kernel_flops(s.n * m, s.d) + SOGP_ENTRY_FLOPS * s.n * m * m
-        }
-        dense => dense_classifier_fit(s, dense),
-    }
-}
-
 /// IVM's jackknife+ sets: the fit finds each model's active rows by one IVM fit at its fitted
 /// kernel (`fit::intervals`), as `certify`'s leave-one-out does; other methods count nothing.
 pub(super) fn active_set_refit(method: &Method, s: Shape) -> Option<Work> {
     match method {
-        Method::Classifier(c) if matches!(c.inference, Inference::Ivm { .. }) => {
+        Method::Classifier(c) if crate::spec::active_set_classifier(method) => {
             Some(Work::other(1.0, classifier_fit(s, &c.inference), 0.0))
         }
         Method::OneVsRest(inner) => {
@@ -129,10 +105,10 @@ const PAC_GPC_EVALUATION_CUBES: f64 = 3.5;
 /// screened by a short run (`screen_iter`, 40) from its own Laplace fit; with the split
 /// prior, part A's ML-II (as a classifier's, on wide inputs too) before the sites' run.
 pub(super) fn pac_gpc(s: Shape, c: &PacGpcSpec) -> Work {
-    let laplace = Inference::Laplace {
+    let laplace = Inference::Laplace(LaplaceSpec {
         likelihood: c.likelihood,
-    };
-    let per_fit = dense_classifier_fit(s, &laplace);
+    });
+    let per_fit = classifier_fit(s, &laplace);
     let config = PacGpcConfig::default();
     let (full, screen) = (config.lbfgs.max_iter as f64, config.screen_iter as f64);
     let eval = PAC_GPC_EVALUATION_CUBES * s.n * s.n * s.n;
@@ -197,7 +173,8 @@ pub(super) fn svm(s: Shape, spec: &SvmSpec) -> Work {
 /// gradient (K products of N × N more, GPML Alg. 5.2).
 pub(super) fn softmax(s: Shape, hypers: &ClassifierHypers) -> Work {
     let per_step = (s.k + 1.0) * cholesky_flops(s.n) + s.k * s.n * s.n * s.n;
-    let per_fit = gram_flops(s.n * s.n, s.d) + (NEWTON_STEPS + 1.0) * per_step;
+    let per_fit =
+        gram_flops(s.n * s.n, s.d) + (crate::inference::laplace::NEWTON_STEPS + 1.0) * per_step;
     match hypers {
         ClassifierHypers::Grid { .. } => Work::optimiser(
             classifier_ml2_iterations(s),

@@ -14,6 +14,8 @@
 //! builder's load as this machine's speed. The estimate is of **CPU** seconds (user + system,
 //! summed over threads); the wall time is about that over the threads the fit runs on.
 
+use crate::inference::laplace::LaplaceSpec;
+use crate::inference::FitWork;
 use crate::objective::pac_gpc::PacGpcConfig;
 use crate::spec::{
     ClassifierHypers, GprSpec, Inference, IntervalMethod, Method, PacGpcSpec, SvgpSpec, SvmKernel,

@@ -5,8 +5,12 @@ use super::{ep, ep_warm, EpConfig, EpSites};
 use crate::error::Result;
 use crate::inference::evidence::fit_ep_ml2;
 use crate::inference::{entries_at, ClassifierFit, ClassifierInference, LeftOut, Ml2Fit};
+use crate::inference::{FitWork, InferenceMethod, InferenceOptions, InferenceSettings};
+use crate::inference::{LikelihoodChoice, NamedInference};
 use crate::inference::{Ml2Settings, Problem, WarmStart};
+use crate::likelihood::Likelihood;
 use crate::posterior::Covariance;
+use crate::vocabulary::{MethodName, SpecOption};
 
 impl ClassifierInference for EpConfig {
     fn name(&self) -> &'static str {
@@ -59,5 +63,41 @@ impl ClassifierInference for EpConfig {
             _ => self.fit(at)?,
         };
         Ok(Some((fit, r.report)))
+    }
+}
+
+/// EP sweeps ([`super::ep`]): each site's rank-one update is `N²`, a sweep `N³`, and the
+/// posterior is recomputed from the sites after each sweep (a factor).
+const EP_SWEEPS: f64 = 8.0;
+
+/// `ep` in the fit spec: no settings (probit).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct EpSpec {}
+
+impl InferenceSettings for EpSpec {
+    fn method(&self, _seed: u64) -> Result<(InferenceMethod, Likelihood)> {
+        Ok((
+            InferenceMethod::new(EpConfig::default()),
+            Likelihood::probit(),
+        ))
+    }
+
+    /// Per sweep, N rank-one updates (`2N³`) and a factor.
+    fn fit_work(&self) -> FitWork {
+        FitWork::Dense {
+            factors: EP_SWEEPS,
+            cubes: 2.0 * EP_SWEEPS,
+            matvecs: 0.0,
+        }
+    }
+}
+
+impl NamedInference for EpSpec {
+    const NAME: MethodName = MethodName::Ep;
+    const READS: &'static [SpecOption] = &[];
+    const LIKELIHOODS: LikelihoodChoice = LikelihoodChoice::Probit;
+
+    fn from_options(_: &InferenceOptions) -> Self {
+        Self {}
     }
 }

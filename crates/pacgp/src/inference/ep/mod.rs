@@ -31,6 +31,7 @@ use crate::optim::Anderson;
 use crate::posterior::GaussianPosterior;
 
 mod method;
+pub use method::EpSpec;
 mod parallel;
 use parallel::{parallel_marginals, parallel_sweep};
 

@@ -42,6 +42,7 @@ use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::posterior::GaussianPosterior;
 
 mod method;
+pub use method::IvmSpec;
 pub mod ml2;
 
 /// Settings of [`adf`].

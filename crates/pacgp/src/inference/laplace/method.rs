@@ -5,7 +5,12 @@ use super::{laplace, laplace_warm, LaplaceConfig};
 use crate::error::Result;
 use crate::inference::evidence::fit_laplace_ml2;
 use crate::inference::{entries_at, ClassifierFit, ClassifierInference, LeftOut, Ml2Fit};
+use crate::inference::{FitWork, InferenceMethod, InferenceOptions, InferenceSettings};
+use crate::inference::{LikelihoodChoice, NamedInference};
 use crate::inference::{Ml2Settings, Problem, WarmStart};
+use crate::likelihood::Likelihood;
+use crate::vocabulary::LikelihoodName;
+use crate::vocabulary::{MethodName, SpecOption};
 
 impl ClassifierInference for LaplaceConfig {
     fn name(&self) -> &'static str {
@@ -46,5 +51,48 @@ impl ClassifierInference for LaplaceConfig {
             _ => self.fit(at)?,
         };
         Ok(Some((fit, r.report)))
+    }
+}
+
+/// Newton steps of the mode search from zero ([`super::find_mode`], cap 100): 6–9 on the
+/// cost model's workloads; one more factor at the mode.
+pub(crate) const NEWTON_STEPS: f64 = 8.0;
+
+/// `laplace` in the fit spec: the link of its likelihood.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct LaplaceSpec {
+    /// Probit or logistic.
+    pub likelihood: LikelihoodName,
+}
+
+impl InferenceSettings for LaplaceSpec {
+    fn likelihood(&self) -> LikelihoodName {
+        self.likelihood
+    }
+
+    fn method(&self, _seed: u64) -> Result<(InferenceMethod, Likelihood)> {
+        let method = InferenceMethod::new(LaplaceConfig::default());
+        Ok((method, Likelihood::named(self.likelihood)))
+    }
+
+    /// A factor per Newton step and one at the mode.
+    fn fit_work(&self) -> FitWork {
+        FitWork::Dense {
+            factors: NEWTON_STEPS + 1.0,
+            cubes: 0.0,
+            matvecs: 0.0,
+        }
+    }
+}
+
+impl NamedInference for LaplaceSpec {
+    const NAME: MethodName = MethodName::Laplace;
+    const READS: &'static [SpecOption] = &[];
+    const LIKELIHOODS: LikelihoodChoice = LikelihoodChoice::ProbitOrLogistic;
+
+    fn from_options(o: &InferenceOptions) -> Self {
+        Self {
+            likelihood: o.likelihood,
+        }
     }
 }

@@ -15,6 +15,8 @@ use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::posterior::GaussianPosterior;
 
 mod method;
+pub use method::LaplaceSpec;
+pub(crate) use method::NEWTON_STEPS;
 
 /// Settings of [`laplace`].
 #[derive(Clone, Copy, Debug)]

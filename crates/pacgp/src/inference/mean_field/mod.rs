@@ -45,6 +45,7 @@ use crate::linalg::{self, Cholesky, JitterPolicy};
 use crate::posterior::GaussianPosterior;
 
 mod method;
+pub use method::MeanFieldSpec;
 
 /// Settings of [`mean_field`] (defaults: seed 001 Algorithm 17.1).
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -62,7 +62,7 @@ mod method;
 use dense::{back_solve_transposed, cholesky_without, dot, forward_solve, grow, mat_vec, rank_one};
 
 mod sweep;
-pub use method::SogpMethod;
+pub use method::{SogpMethod, SogpSpec};
 use sweep::sweep_orders;
 pub use sweep::SweepOrder;
 

@@ -3,6 +3,7 @@
 //! model file's stored spec).
 
 use super::*;
+use crate::inference::{ApproxLooKind, FitWork};
 
 /// `v` must be positive and finite.
 pub(super) fn positive(option: SpecOption, v: f64, what: &str) -> Result<(), SpecError> {
@@ -246,14 +247,11 @@ pub(crate) fn check_spec(spec: &FitSpec) -> Result<(), SpecError> {
             epsilon(s.epsilon)
         }
         Method::Classifier(c) => {
-            check_inference(&c.inference)?;
+            c.inference.settings().check()?;
             check_hypers(&c.hypers, method)?;
-            if let (ClassifierHypers::Split(_), Inference::Laplace { likelihood }) =
-                (&c.hypers, c.inference)
-            {
-                if likelihood != LikelihoodName::Probit {
-                    return Err(split_needs_probit());
-                }
+            let split = matches!(c.hypers, ClassifierHypers::Split(_));
+            if split && c.inference.settings().likelihood() != LikelihoodName::Probit {
+                return Err(split_needs_probit());
             }
             Ok(())
         }
@@ -397,6 +395,14 @@ pub(super) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), S
     }
 }
 
+/// What an inference method's leave-one-out without refits is made from (its home's
+/// [`crate::inference::ClassifierInference::approximate_loo`]; `None` for settings a check
+/// refuses).
+fn loo_kind(inference: &Inference) -> Option<ApproxLooKind> {
+    let (method, _) = inference.settings().method(0).ok()?;
+    Some(method.approximate_loo())
+}
+
 /// Whether a classifier's posterior is in Gaussian-site form fitted on its whole sample, with
 /// the cavities of its sites as its leave-one-out (`certify`'s: [`crate::loo::cavity`]):
 /// Laplace, EP, and IVM over its active set; binary or one-vs-rest over them; no split prior.
@@ -408,10 +414,8 @@ pub(super) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), S
 pub(crate) fn site_form_classifier(method: &Method) -> bool {
     match method {
         Method::Classifier(c) => {
-            matches!(
-                c.inference,
-                Inference::Laplace { .. } | Inference::Ep | Inference::Ivm { .. }
-            ) && !matches!(c.hypers, ClassifierHypers::Split(_))
+            loo_kind(&c.inference) == Some(ApproxLooKind::SiteCavities)
+                && !matches!(c.hypers, ClassifierHypers::Split(_))
         }
         Method::OneVsRest(inner) => site_form_classifier(inner),
         _ => false,
@@ -426,7 +430,7 @@ pub(crate) fn site_form_classifier(method: &Method) -> bool {
 pub(crate) fn linear_response_classifier(method: &Method) -> bool {
     match method {
         Method::Classifier(c) => {
-            matches!(c.inference, Inference::MeanField { .. })
+            loo_kind(&c.inference) == Some(ApproxLooKind::LinearResponse)
                 && !matches!(c.hypers, ClassifierHypers::Split(_))
         }
         Method::Svm(_) => true,
@@ -440,7 +444,11 @@ pub(crate) fn linear_response_classifier(method: &Method) -> bool {
 /// and the training inputs.
 pub(crate) fn active_set_classifier(method: &Method) -> bool {
     match method {
-        Method::Classifier(c) => matches!(c.inference, Inference::Ivm { .. }),
+        Method::Classifier(c) => {
+            let on_active_set =
+                matches!(c.inference.settings().fit_work(), FitWork::ActiveSet { .. });
+            on_active_set && loo_kind(&c.inference) == Some(ApproxLooKind::SiteCavities)
+        }
         Method::Svm(_) => true,
         Method::OneVsRest(inner) => active_set_classifier(inner),
         _ => false,
@@ -554,39 +562,6 @@ pub(super) fn check_fraction(f: SplitFraction) -> Result<(), SpecError> {
             SpecOption::Prior,
             format!("split:{v}"),
             "split:F with F in (0, 1), or split:auto",
-        )),
-        _ => Ok(()),
-    }
-}
-
-pub(super) fn check_inference(i: &Inference) -> Result<(), SpecError> {
-    match *i {
-        Inference::MeanField { kappa, input_noise } => {
-            if !(0.0..0.5).contains(&kappa) {
-                return Err(SpecError::out_of_range(
-                    SpecOption::Kappa,
-                    kappa,
-                    "in [0, 0.5)",
-                ));
-            }
-            if !(input_noise >= 0.0 && input_noise.is_finite()) {
-                return Err(SpecError::out_of_range(
-                    SpecOption::InputNoise,
-                    input_noise,
-                    "non-negative and finite (an input-noise variance)",
-                ));
-            }
-            Ok(())
-        }
-        Inference::Ivm {
-            active_set: Some(0),
-        }
-        | Inference::Sogp {
-            active_set: Some(0),
-        } => Err(SpecError::out_of_range(
-            SpecOption::ActiveSet,
-            0,
-            "at least 1",
         )),
         _ => Ok(()),
     }

@@ -2,6 +2,7 @@
 //! and ranges (the per-method half of [`FitOptions::check`]).
 
 use super::*;
+use crate::inference::{InferenceOptions, LikelihoodChoice};
 
 impl FitOptions {
     /// The typed method, marking every option it takes as used.
@@ -118,7 +119,6 @@ impl FitOptions {
                     epsilon: self.epsilon,
                 })
             }
-            N::Laplace | N::Ep | N::MeanField | N::Ivm | N::Sogp => self.classifier(method, u)?,
             N::PacGpc => {
                 u.used(O::Predictor);
                 let likelihood = self.likelihood_for(method, u)?;
@@ -161,6 +161,8 @@ impl FitOptions {
                     batch: self.batch_size,
                 })
             }
+            // Every other name is a classifier inference method's ([`Inference`]).
+            _ => self.classifier(method, u)?,
         })
     }
 
@@ -271,25 +273,24 @@ impl FitOptions {
         }
     }
 
-    /// Probit unless given; logistic only for Laplace (and pac-gpc's Laplace start) and the
-    /// sparse variational classifiers (whose expected log-likelihood is by quadrature).
+    /// Probit unless given; logistic where the method takes it: an inference method says so
+    /// ([`LikelihoodChoice`]), pac-gpc (Laplace's start) and the sparse variational classifiers
+    /// (whose expected log-likelihood is by quadrature) take it.
     fn likelihood_for(
         &self,
         method: MethodName,
         u: &mut Unused,
     ) -> Result<LikelihoodName, SpecError> {
-        match (self.likelihood, method) {
-            (_, MethodName::MeanField) => Ok(LikelihoodName::Probit),
-            (None, _) => Ok(LikelihoodName::Probit),
-            (
-                Some(LikelihoodName::Logistic),
-                MethodName::Laplace | MethodName::PacGpc | MethodName::Svgp | MethodName::PacSvgp,
-            )
+        use LikelihoodChoice as C;
+        let choice = Inference::reads(method).map_or(C::ProbitOrLogistic, |(_, c)| c);
+        match (self.likelihood, choice) {
+            (_, C::Fixed) | (None, _) => Ok(LikelihoodName::Probit),
+            (Some(LikelihoodName::Logistic), C::ProbitOrLogistic)
             | (Some(LikelihoodName::Probit), _) => {
                 u.used(SpecOption::Likelihood);
                 Ok(self.likelihood.unwrap_or(LikelihoodName::Probit))
             }
-            (Some(LikelihoodName::Logistic), _) => Err(SpecError::not_for(
+            (Some(LikelihoodName::Logistic), C::Probit) => Err(SpecError::not_for(
                 SpecOption::Likelihood,
                 method,
                 "laplace, pac-gpc, svgp and pac-svgp as logistic (the others need the probit's tilted moments in closed form)",
@@ -302,30 +303,18 @@ impl FitOptions {
         use SpecOption as O;
         u.used(O::Predictor);
         let likelihood = self.likelihood_for(method, u)?;
-        let inference = match method {
-            N::Laplace => Inference::Laplace { likelihood },
-            N::Ep => Inference::Ep,
-            N::MeanField => {
-                u.used(O::Kappa);
-                u.used(O::InputNoise);
-                Inference::MeanField {
-                    kappa: self.kappa.unwrap_or(0.0),
-                    input_noise: self.input_noise.unwrap_or(1.0),
-                }
-            }
-            N::Ivm => {
-                u.used(O::ActiveSet);
-                Inference::Ivm {
-                    active_set: self.active_set,
-                }
-            }
-            _ => {
-                u.used(O::ActiveSet);
-                Inference::Sogp {
-                    active_set: self.active_set,
-                }
-            }
+        let options = InferenceOptions {
+            likelihood,
+            kappa: self.kappa,
+            input_noise: self.input_noise,
+            active_set: self.active_set,
         };
+        let (inference, reads) = Inference::from_options(method, &options)
+            .zip(Inference::reads(method))
+            .expect("classifier() is called for inference methods only");
+        for o in reads.0 {
+            u.used(*o);
+        }
         let hypers = match self.split_classifier(method, u)? {
             Some(split) => {
                 if self.select.is_some() {
