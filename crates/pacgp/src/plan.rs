@@ -12,15 +12,10 @@ use crate::objective::gpc_split::{SplitPriorConfig, PRIOR_SCALES};
 use crate::prior::HyperPrior;
 use crate::select::Menu;
 use crate::spec::{
-    CheckedFitSpec, FitSpec, HyperPriorName, Inference, LikelihoodName, Method, PriorKernel,
-    PriorScale, SplitClassifierSpec, SvmKernel, SvmSlack, SvmSpec,
+    CheckedFitSpec, FitSpec, HyperPriorName, Inference, Method, PriorKernel, PriorScale,
+    SplitClassifierSpec, SvmKernel, SvmSlack, SvmSpec,
 };
 use crate::svm::Slack;
-
-/// The likelihood a spec names ([`Likelihood::named`]).
-pub fn likelihood(name: LikelihoodName) -> Likelihood {
-    Likelihood::named(name)
-}
 
 /// The inference method and likelihood of a classifier spec (its home's
 /// [`crate::inference::InferenceSettings::method`]; `seed`: SOGP's visiting order).

@@ -13,7 +13,7 @@ use crate::kernel::{start, Kernel};
 use crate::likelihood::Likelihood;
 use crate::model::{FitReport, FittedModel, Task};
 use crate::optim::{OptimReport, Restarts};
-use crate::plan::{classifier_menu, inference_method, likelihood};
+use crate::plan::{classifier_menu, inference_method};
 use crate::spec::{CheckedFitSpec, ClassifierHypers, ClassifierSpec};
 
 /// The fixed parts of a classifier fit: its method, likelihood, δ and Gibbs classifier.
@@ -124,7 +124,7 @@ pub fn classifier(
     labels: LabelMap,
 ) -> Result<FittedModel> {
     if let ClassifierHypers::Split(split) = &c.hypers {
-        let lik = likelihood(c.inference.settings().likelihood());
+        let lik = Likelihood::named(c.inference.settings().likelihood());
         return super::pac_gpc::split_classifier(
             spec,
             split,

@@ -14,7 +14,7 @@ use crate::objective::gpc_split::fit_classifier_split_prior;
 use crate::objective::pac_gpc::{fit_pac_gpc, PacGpcConfig, PacGpcTheta};
 use crate::spec::{CheckedFitSpec, ClassifierHypers, PacGpcSpec, SplitClassifierSpec};
 
-use crate::plan::{classifier_menu, likelihood, split_config};
+use crate::plan::{classifier_menu, split_config};
 
 /// `pac-gpc`: the sites (and, on the grid, θ) trained by the bound on the Gibbs error, from
 /// Laplace; with the split prior, [`split_classifier`].
@@ -24,7 +24,7 @@ pub fn pac_gpc(
     train: &Dataset,
     labels: LabelMap,
 ) -> Result<FittedModel> {
-    let lik = likelihood(c.likelihood);
+    let lik = Likelihood::named(c.likelihood);
     let theta = match &c.hypers {
         ClassifierHypers::Split(split) => {
             return split_classifier(spec, split, true, lik, c.predictor, train, labels)

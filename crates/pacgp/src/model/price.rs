@@ -11,8 +11,7 @@ use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::objective::gp_split::SplitFraction;
 use crate::plan::{
-    classifier_menu, hyper_prior, likelihood, svm_candidates, svm_choices, svm_menu,
-    svm_prior_kernel,
+    classifier_menu, hyper_prior, svm_candidates, svm_choices, svm_menu, svm_prior_kernel,
 };
 use crate::spec::{ClassifierHypers, Method, PacPrior, SplitClassifierSpec, SvmSpec};
 use crate::svm::certificate::mu_menu;
@@ -364,7 +363,7 @@ impl FittedModel {
                 let (method, lik) = c.inference.settings().method(0)?;
                 Some((lik, method.input_noise()))
             }
-            Method::PacGpc(c) => Some((likelihood(c.likelihood), 0.0)),
+            Method::PacGpc(c) => Some((Likelihood::named(c.likelihood), 0.0)),
             _ => None,
         };
         match (&self.task, want) {
