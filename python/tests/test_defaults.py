@@ -109,3 +109,29 @@ def test_delta_default_is_the_librarys():
     assert len(found) >= 10, found  # 7 estimators, 3 distributed functions
     assert pacgp._pacgp.DEFAULT_DELTA == 0.01
     assert all(v == pacgp._pacgp.DEFAULT_DELTA for v in found.values()), found
+
+
+def _stub_delta_defaults():
+    """Every ``delta`` default written in the package's type stubs (``*.pyi``), by name."""
+    import ast
+    import pathlib
+
+    found = {}
+    for stub in sorted(pathlib.Path(pacgp.__file__).parent.glob("*.pyi")):
+        for node in ast.walk(ast.parse(stub.read_text())):
+            if not isinstance(node, ast.FunctionDef):
+                continue
+            args = node.args.args + node.args.kwonlyargs
+            defaults = [None] * (len(node.args.args) - len(node.args.defaults)) + list(
+                node.args.defaults) + list(node.args.kw_defaults)
+            for arg, default in zip(args, defaults):
+                if arg.arg == "delta" and default is not None:
+                    found[f"{stub.name}:{node.lineno} {node.name}"] = ast.literal_eval(default)
+    return found
+
+
+def test_stub_delta_defaults_are_the_librarys():
+    """The stubs show δ's default as a number for editors; each must be the library's."""
+    found = _stub_delta_defaults()
+    assert len(found) >= 10, found  # the estimators' __init__ and distributed's functions
+    assert all(v == pacgp._pacgp.DEFAULT_DELTA for v in found.values()), found

@@ -399,6 +399,22 @@ fn cli_reference() -> String {
     page
 }
 
+/// δ's default is set once, in the library (`bounds::DEFAULT_DELTA`); the help of `fit
+/// --delta` and `certify --delta`, which shows it to users, must say that value.
+#[test]
+fn the_help_shows_the_librarys_delta_default() {
+    let d = pacgp::bounds::DEFAULT_DELTA;
+    let page = cli_reference();
+    let delta_help = |section: &str| -> String {
+        let start = page.find(&format!("## pacgp {section}\n")).unwrap();
+        let rest = &page[start..];
+        let at = rest.find("--delta <DELTA>").unwrap();
+        rest[at..].lines().nth(1).unwrap().to_string()
+    };
+    assert!(delta_help("fit").ends_with(&format!("[default: {d}]")));
+    assert!(delta_help("certify").contains(&format!("δ, {d} unless fitted")));
+}
+
 #[test]
 fn cli_reference_is_clap_help_as_it_is_now() {
     let path = repo().join("docs/cli.md");

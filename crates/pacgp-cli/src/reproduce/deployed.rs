@@ -59,7 +59,8 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
 /// The summary table on stdout.
 fn print(s: &DeployedSettings, summary: &[DeployedSummary], out: &Path) -> Result<()> {
     out!(
-        "Certificates on the Gibbs and the deployed predictor (δ = 0.01, seeded {:.0}/{:.0} splits, means; sets at α = {})",
+        "Certificates on the Gibbs and the deployed predictor (δ = {}, seeded {:.0}/{:.0} splits, means; sets at α = {})",
+        pacgp::bounds::DEFAULT_DELTA,
         100.0 * (1.0 - s.test_fraction),
         100.0 * s.test_fraction,
         s.alpha

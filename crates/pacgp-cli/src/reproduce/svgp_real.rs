@@ -54,7 +54,10 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
 
 /// The table on stdout.
 fn print(rows: &[SvgpRealRow], out: &Path) -> Result<()> {
-    out!("The sparse variational classifier on real data (δ = 0.01; certificates on the training rows, errors on the test file)");
+    out!(
+        "The sparse variational classifier on real data (δ = {}; certificates on the training rows, errors on the test file)",
+        pacgp::bounds::DEFAULT_DELTA
+    );
     out!("dataset    method    N train  N test    M  test error  test NLP  test Gibbs  Gibbs bound  deployed bound      KL  fit s");
     for r in rows {
         out!(

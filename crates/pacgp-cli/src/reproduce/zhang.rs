@@ -174,11 +174,12 @@ pub(super) fn kin40k(a: &ReproduceArgs) -> Result<()> {
         return Ok(());
     }
     out!(
-        "kin40k ({} training, {} test points; θ, σ² of the selections by ML-II on {} points; ε = {} standardised, δ = 0.01)",
+        "kin40k ({} training, {} test points; θ, σ² of the selections by ML-II on {} points; ε = {} standardised, δ = {})",
         settings.n_train,
         settings.n_test,
         settings.n_hyper,
-        settings.epsilon
+        settings.epsilon,
+        pacgp::experiments::PAPER_DELTA
     );
     out!("    M  method          test RMSE   bound  test Gibbs   seconds");
     for r in &rows {

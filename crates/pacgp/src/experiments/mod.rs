@@ -18,6 +18,10 @@ use crate::bounds::DEFAULT_DELTA;
 /// the δ of their certificates ([`DEFAULT_DELTA`]), so both sides claim the same confidence.
 pub const HELD_OUT_DELTA: f64 = DEFAULT_DELTA;
 
+/// δ of seed 004's experiments (PAC-GP's §4: every bound at δ = 0.01), which the
+/// reproductions of its figures and of Zhang's kin40k comparison certify at.
+pub const PAPER_DELTA: f64 = 0.01;
+
 /// Mean and standard error of the mean (sample sd / √n) of one column of an experiment's
 /// rows; the standard error of fewer than two values is reported as 0 (a table then shows
 /// the value alone, and a check against "mean − 2·se" asks the value itself).

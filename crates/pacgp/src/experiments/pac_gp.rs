@@ -78,7 +78,7 @@ fn on_grid() -> MlConfig {
 /// the paper's grid.
 pub(crate) fn paper_spec(t: usize) -> CertificateSpec {
     CertificateSpec::new(
-        0.01,
+        super::PAPER_DELTA,
         ConfidenceTerm::Maurer,
         vec![PenaltyTerm::grid(&HyperGrid::default(), t)],
     )
@@ -360,7 +360,7 @@ fn sparse_curve(
         m,
         1.0,
         RegressionLoss::new_epsilon_band(eps)?,
-        0.01,
+        super::PAPER_DELTA,
         BoundKind::Kl,
         0,
         InducingInit::KMeans,

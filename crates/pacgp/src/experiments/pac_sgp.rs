@@ -177,7 +177,7 @@ pub fn pac_sgp_inducing(
                 m,
                 1.0,
                 loss,
-                0.01,
+                super::PAPER_DELTA,
                 kind,
                 seed,
                 InducingInit::KMeans,

@@ -539,7 +539,7 @@ pub fn kin40k_comparison(
                 m,
                 1.0,
                 loss,
-                0.01,
+                super::PAPER_DELTA,
                 BoundKind::Kl,
                 s.seed,
                 init_kind,
