@@ -1,8 +1,9 @@
 //! `fit --intervals jackknife+` on a classifier and `predict --set`: the `set` column is the
 //! library's jackknife+ sets of the same model file (recomputed here through the library), the
-//! statement names jackknife+ and its 1 − 2α (laplace, IVM over its active set, the SVM, naive
-//! mean field, one-vs-rest SVMs on iris), and a family without a closed-form leave-one-out is
-//! refused with exit 2, naming split-conformal.
+//! statement names jackknife+ and its 1 − 2α (laplace, IVM over its active set, pac-gpc's
+//! trained sites, the SVM, naive mean field, one-vs-rest SVMs on iris), and a family without a
+//! closed-form leave-one-out or with a split prior is refused with exit 2, naming
+//! split-conformal; a model file with an edited site precision is refused by `predict --set`.
 
 mod common;
 use common::{fails, fit, json, ok, pacgp, s, RIPLEY};
@@ -11,15 +12,22 @@ use pacgp::data::{read_training, CsvOptions, TargetKind};
 use pacgp::model::FittedModel;
 
 /// `fit` with jackknife+ sets by `method` (and `extra` options) on Ripley's training set, then
-/// `predict --set 0.9` on its test set ([`sets_on`]).
-fn sets_from_the_command_line(method: &str, score: &str, extra: &[&str]) {
-    sets_on(RIPLEY, 250, method, score, extra);
+/// `predict --set 0.9` on its test set ([`sets_on`]); the folder holding the model file `m.json`.
+fn sets_from_the_command_line(method: &str, score: &str, extra: &[&str]) -> tempfile::TempDir {
+    sets_on(RIPLEY, 250, method, score, extra)
 }
 
 /// `fit` with jackknife+ sets by `method` (and `extra` options) on `data.0` (`n` rows), then
 /// `predict --set 0.9` on `data.1`: the sets are the library's of the model file, labelled
-/// jackknife+ with its 1 − 2α, and they hold at least 80% of the labels of `data.1`.
-fn sets_on(data: (&str, &str), n: usize, method: &str, score: &str, extra: &[&str]) {
+/// jackknife+ with its 1 − 2α, and they hold at least 80% of the labels of `data.1`. Returns
+/// the folder holding the model file `m.json`.
+fn sets_on(
+    data: (&str, &str),
+    n: usize,
+    method: &str,
+    score: &str,
+    extra: &[&str],
+) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m.json");
     let mut args = vec![
@@ -79,6 +87,7 @@ fn sets_on(data: (&str, &str), n: usize, method: &str, score: &str, extra: &[&st
         "{method}: {covered} of {}",
         got.len()
     );
+    dir
 }
 
 #[test]
@@ -103,7 +112,7 @@ fn jackknife_sets_from_the_command_line() {
         2,
     );
     assert!(err.contains("split-conformal"), "{err}");
-    assert!(err.contains("laplace, ep or ivm"), "{err}");
+    assert!(err.contains("laplace, ep, ivm or pac-gpc"), "{err}");
 }
 
 /// IVM's sites cover its active set: its jackknife+ sets from the command line as laplace's.
@@ -132,4 +141,50 @@ fn mean_field_jackknife_sets_from_the_command_line() {
 fn one_vs_rest_svm_jackknife_sets_from_the_command_line() {
     let iris = ("data/iris/iris.csv", "data/iris/iris.csv");
     sets_on(iris, 150, "svm", "aps", &[]);
+}
+
+/// pac-gpc's bound-trained sites are a site form: its jackknife+ sets from the command line as
+/// laplace's (the site downdate). `predict --set` refuses the model file with a site precision
+/// edited to 0 (no downdate), and `fit` refuses jackknife+ with a split prior (exit 2: its
+/// posterior is fitted on part B only), naming split-conformal.
+#[test]
+fn pac_gpc_jackknife_sets_from_the_command_line() {
+    let dir = sets_from_the_command_line("pac-gpc", "lac", &[]);
+    let model = dir.path().join("m.json");
+    let mut file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&model).unwrap()).unwrap();
+    file["posterior"]["cov"]["sqrt_pi"][7] = serde_json::json!(0.0);
+    let edited = dir.path().join("edited.json");
+    std::fs::write(&edited, file.to_string()).unwrap();
+    let out = pacgp(&[
+        "predict",
+        "--model",
+        s(&edited),
+        "--data",
+        RIPLEY.1,
+        "--set",
+        "0.9",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "an edited model file gave sets");
+    assert!(err.contains("site precision"), "{err}");
+
+    let err = fails(
+        &[
+            "fit",
+            "--data",
+            RIPLEY.0,
+            "--method",
+            "pac-gpc",
+            "--prior",
+            "split:0.5",
+            "--intervals",
+            "jackknife+",
+            "--out",
+            s(&dir.path().join("split.json")),
+        ],
+        2,
+    );
+    assert!(err.contains("--prior"), "{err}");
+    assert!(err.contains("split-conformal"), "{err}");
 }

@@ -3,10 +3,11 @@
 //! (seeds 0..20; the model's seed is the split's), LAC and APS (one fit per split, method and
 //! score).
 //!
-//! `cargo run -p pacgp --example jackknife_sets -- [crabs|breast-cancer|ripley|iris|wine] [METHOD]`
+//! `cargo run -p pacgp --example jackknife_sets -- [crabs|breast-cancer|ripley|iris|wine] [METHOD] [ROWS]`
 //! (default crabs and laplace; the binary sets as `pacgp reproduce` loads them,
 //! [`load_uci_sets`]; iris and wine with their 3 classes, one-vs-rest; METHOD one with
-//! jackknife+ sets: laplace, ep, ivm, mean-field, svm).
+//! jackknife+ sets: laplace, ep, ivm, pac-gpc, mean-field, svm; ROWS: a seeded subsample of
+//! that many rows, drawn once before the splits, for methods too slow for the whole set).
 
 use pacgp::data::{read_training, train_test_split, CsvOptions, TargetKind, TrainingLabels};
 use pacgp::experiments::classification::load_uci_sets;
@@ -23,7 +24,7 @@ fn main() -> pacgp::Result<()> {
         .parse()
         .map_err(|e| pacgp::Error::Unsupported(format!("{e}")))?;
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data");
-    let (data, classes) = match name.as_str() {
+    let (mut data, classes) = match name.as_str() {
         "iris" | "wine" => {
             let file = root.join(format!("{name}/{name}.csv"));
             let t = read_training(file, &CsvOptions::default(), TargetKind::Classes)?;
@@ -36,6 +37,15 @@ fn main() -> pacgp::Result<()> {
             None,
         ),
     };
+    if let Some(rows) = std::env::args().nth(3) {
+        let rows: usize = rows
+            .parse()
+            .map_err(|e| pacgp::Error::Unsupported(format!("ROWS: {e}")))?;
+        if rows < data.n() {
+            let (kept, _) = train_test_split(data.n(), 1.0 - rows as f64 / data.n() as f64, 0)?;
+            data = data.subset(&kept);
+        }
+    }
     // A row's label as a class index: K classes' own, a binary set's ±1 → 0 or 1.
     let class_of = |y: f64| match classes {
         Some(_) => y as usize,

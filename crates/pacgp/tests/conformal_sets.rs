@@ -5,7 +5,8 @@
 //! taken by sorting; the empirical coverage over 20 seeded splits of a shipped data set against
 //! `1 − α` within a stated Monte Carlo tolerance; multi-class models (one-vs-rest and softmax);
 //! model files that reload to the same sets and edited records refused; the refusals. And the
-//! jackknife+ sets of the site-form classifiers (Laplace, EP, IVM, one-vs-rest over them) and
+//! jackknife+ sets of the site-form classifiers (Laplace, EP, IVM, pac-gpc, one-vs-rest over
+//! them) and
 //! of the linear-response ones (the SVM and naive mean field, binary or one-vs-rest): their
 //! coverage over 20 seeded splits against `1 − 2α` (the guarantee) and `1 − α`, the sets
 //! recomputed from independent fits, the file round trip, edited labels refused, and every
@@ -536,12 +537,7 @@ fn jackknife_refused_for_other_families() {
         assert_eq!(e.option, SpecOption::Intervals, "{method}: {e}");
         assert!(e.to_string().contains("split-conformal"), "{method}: {e}");
     };
-    for method in [
-        MethodName::Sogp,
-        MethodName::Svgp,
-        MethodName::PacSvgp,
-        MethodName::PacGpc,
-    ] {
+    for method in [MethodName::Sogp, MethodName::Svgp, MethodName::PacSvgp] {
         refuse(method, FitOptions::default());
     }
     refuse(
@@ -565,6 +561,7 @@ fn jackknife_refused_for_other_families() {
             MethodName::Ivm,
             MethodName::MeanField,
             MethodName::Svm,
+            MethodName::PacGpc,
         ] {
             FitOptions {
                 intervals: Some(IntervalMethod::JackknifePlus),
@@ -1132,4 +1129,38 @@ fn jackknife_one_vs_rest_svm_sets() {
     let edited = FittedModel::from_json(&json.to_string(), "m").unwrap();
     let e = edited.predict_sets(iris.x.as_ref(), 0.1).unwrap_err();
     assert!(e.to_string().contains("not the stored one"), "{e}");
+}
+
+/// pac-gpc's jackknife+ sets (the site downdate of its bound-trained sites) over 20 seeded
+/// splits of Ripley's synthetic set (200 rows to fit, 1050 to test) cover on average at least
+/// `1 − 2α` at α = 0.1 (the guarantee), less the Monte Carlo tolerance
+/// ([`coverage_tolerance`]), LAC and APS, with mean sets of fewer than 2 labels. Measured
+/// numbers printed (`--nocapture`).
+#[test]
+fn jackknife_pac_gpc_coverage_over_20_splits() {
+    let (train, c2) = classes("data/ripley-synth/synth_tr.csv");
+    let (test, _) = classes("data/ripley-synth/synth_te.csv");
+    let all = train.concat(&test).unwrap();
+    let alpha = 0.1;
+    let tolerance = coverage_tolerance(alpha, 200.0, 1050.0);
+    let (coverage, size) = jackknife_coverage(MethodName::PacGpc, &all, &c2, 200, alpha);
+    assert_jackknife_covers("pac-gpc", (coverage, size), 1.0 - 2.0 * alpha, tolerance);
+}
+
+/// One-vs-rest pac-gpc's jackknife+ sets (each member's site downdate, combined by the
+/// members' vote) over 20 seeded splits of iris (3 classes, 150 rows: 100 to fit, 50 to
+/// test) cover on average at least `1 − 2α` at α = 0.1, less the Monte Carlo tolerance, LAC
+/// and APS, with mean sets of fewer than 2 of the 3 labels. Measured numbers printed.
+#[test]
+fn jackknife_one_vs_rest_pac_gpc_coverage_over_20_splits() {
+    let (iris, c3) = classes("data/iris/iris.csv");
+    let alpha = 0.1;
+    let tolerance = coverage_tolerance(alpha, 100.0, 50.0);
+    let (coverage, size) = jackknife_coverage(MethodName::PacGpc, &iris, &c3, 100, alpha);
+    assert_jackknife_covers(
+        "one-vs-rest pac-gpc",
+        (coverage, size),
+        1.0 - 2.0 * alpha,
+        tolerance,
+    );
 }

@@ -44,8 +44,8 @@
 //! with K = 5 on an exact GP: `1 + 4·0.64 + 5·0.64 = 6.8` matrices of N × N against the
 //! fit's 5; split conformal at F = 0.3: `1 + 5·0.09`, below the fit's.
 //!
-//! A classifier's jackknife+ prediction sets (`--intervals jackknife+`, laplace, ep, ivm, mean
-//! field and the SVM) add nothing to count: the fit checks in `O(N)` that every posterior has a
+//! A classifier's jackknife+ prediction sets (`--intervals jackknife+`, laplace, ep, ivm,
+//! pac-gpc, mean field and the SVM) add nothing to count: the fit checks in `O(N)` that every posterior has a
 //! downdate ([`crate::loo::LooDowndate::check_sites`]) and stores the labels (IVM: after one
 //! refit at the fitted kernel for its active rows, whose arrays are the fit's, `O(N·d)`; the
 //! SVM: its support vectors from the fit's own solution; mean field: the labels only, its LU of

@@ -229,7 +229,7 @@ fn time_scales_with_the_methods_orders() {
 fn jackknife_sets_add_nothing_to_a_classifiers_fit() {
     use crate::conformal::IntervalMethod;
     use crate::spec::{FitOptions, MethodName as N};
-    for method in [N::Laplace, N::Ep, N::MeanField] {
+    for method in [N::Laplace, N::Ep, N::MeanField, N::PacGpc] {
         let plain = FitOptions::default().check(method).unwrap();
         let sets = FitOptions {
             intervals: Some(IntervalMethod::JackknifePlus),

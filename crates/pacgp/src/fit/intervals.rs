@@ -185,7 +185,7 @@ pub fn set_record(
 
 /// A jackknife+ set record: the training labels as class indices (and IVM's active sets,
 /// [`active_sets`]), refused (as on load) when they are not the ones the model's sites were
-/// fitted on, or its posteriors have no downdate ([`LooDowndate::check_sites`], `O(N)`: the
+/// fitted on (IVM's and pac-gpc's: by count and range), or its posteriors have no downdate ([`LooDowndate::check_sites`], `O(N)`: the
 /// downdate itself is built at `predict --set`).
 fn jackknife_set_record(
     data: &Dataset,

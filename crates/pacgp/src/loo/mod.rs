@@ -8,7 +8,8 @@
 //! - [`linear_response`]: naive mean field's linear-response LOO (seed 001 eqs. 17.41–17.42),
 //!   and [`mean_field_functions`]: the same read at any input (jackknife+ sets);
 //! - [`downdate`]: LOO predictions at new inputs by a rank-one downdate, of GP regression and
-//!   of a classifier's Gaussian sites (Laplace, EP, IVM's active set): what jackknife+ needs
+//!   of a classifier's Gaussian sites (Laplace, EP, IVM's active set, pac-gpc's trained
+//!   sites): what jackknife+ needs
 //!   ([`crate::conformal`]);
 //! - [`refit`]: exact LOO by refitting any model, parallel and warm-started.
 //!

@@ -122,8 +122,9 @@ impl FitSpec {
     }
 
     /// Whether the posterior's sites are trained by the bound (pac-gpc, binary or one-vs-rest),
-    /// so that its only leave-one-out is their cavities.
-    fn trained_sites(&self) -> bool {
+    /// so that its only leave-one-out is their cavities (and its sites' `α_i` need not carry
+    /// their labels' signs).
+    pub(crate) fn trained_sites(&self) -> bool {
         match &self.method {
             Method::PacGpc(_) => true,
             Method::OneVsRest(inner) => matches!(**inner, Method::PacGpc(_)),

@@ -250,8 +250,8 @@ impl<'a> LooDowndate<'a> {
         });
     }
 
-    /// A classifier's site-form posterior over its basis points (Laplace, EP: the N training
-    /// inputs; IVM: its active set; module doc): `γ_i = α_i/[B⁻¹]_ii`, `κ_i = π_i/[B⁻¹]_ii`, latent variances (no
+    /// A classifier's site-form posterior over its basis points (Laplace, EP and pac-gpc: the
+    /// N training inputs; IVM: its active set; module doc): `γ_i = α_i/[B⁻¹]_ii`, `κ_i = π_i/[B⁻¹]_ii`, latent variances (no
     /// noise). Every site precision must be positive (a site of precision 0 carries no label).
     pub fn sites(post: &'a GaussianPosterior) -> Result<Self> {
         Ok(Self::sites_with_cavities(post)?.0)
@@ -380,7 +380,7 @@ fn site_precisions(post: &GaussianPosterior) -> Result<&[f64]> {
     let Covariance::Sites { sqrt_pi, .. } = &post.cov else {
         return Err(Error::Unsupported(
             "the leave-one-out downdate of a classifier needs a site-form posterior \
-             (Laplace, EP, IVM)"
+             (Laplace, EP, IVM, pac-gpc)"
                 .into(),
         ));
     };

@@ -1,6 +1,6 @@
 //! Jackknife+ prediction sets from each posterior's leave-one-out models (the module doc of
-//! [`super`]): the site downdates of Laplace, EP and IVM, the linear-response functions of
-//! the SVM and of naive mean field.
+//! [`super`]): the site downdates of Laplace, EP, IVM and pac-gpc, the linear-response
+//! functions of the SVM and of naive mean field.
 
 use super::*;
 use crate::inference::{ApproxLooKind, ClassifierFit};

@@ -9,17 +9,25 @@
 //! otherwise uses (fitted on the whole sample, with its certificate) is untouched; the sets
 //! come from part A's model, so a set need not hold the label `predict` names.
 //!
-//! Jackknife+ (Laplace, EP, IVM; the SVM and naive mean field below; binary or one-vs-rest,
-//! each member by its own kind, `jackknife.rs`): the record
+//! Jackknife+ (Laplace, EP, IVM, pac-gpc; the SVM and naive mean field below; binary or
+//! one-vs-rest, each member by its own kind, `jackknife.rs`): the record
 //! keeps every training label; the leave-one-out models are the stored posterior(s) with one site removed
 //! ([`crate::loo::LooDowndate::sites`]), their scores of the training labels come from the
 //! cavities the downdate is built from ([`crate::loo::site_cavities`]; one `L⁻¹` per
 //! posterior for both, the only `O(N³)` step of `predict --set`) and their class
 //! probabilities at x from the likelihood's predictive, as the model's own (one-vs-rest: the
 //! members' vote). These are the leave-one-out estimates `certify` reports (LA-LOO, LOO-EP,
-//! IVM's cavities: [`crate::loo::training_cavities`]). A label edited in the file is refused:
-//! at a Laplace mode or an EP fixed point the site's `α_i`, `∂ ln Z_i/∂μ_{−i}`, has the sign
-//! of the label it was fitted on.
+//! IVM's cavities: [`crate::loo::training_cavities`]; pac-gpc's cavities,
+//! [`crate::loo::posterior_cavity_loo`]). A label edited in the file is refused: at a Laplace
+//! mode or an EP fixed point the site's `α_i`, `∂ ln Z_i/∂μ_{−i}`, has the sign of the label
+//! it was fitted on; and every site's precision must be positive and finite.
+//!
+//! pac-gpc's sites are trained by its bound, not by an inference method: any `(α, π > 0)` of
+//! its site form is the prior times Gaussian sites with `π_i m̃_i = α_i + π_i μ_i`, so removing
+//! site i is the posterior without row i's evidence (not retrained), and the downdate above
+//! applies unchanged. Its `α_i` has its label's sign only where the bound's minimiser is
+//! reached exactly along every direction of the Gram matrix (on Ripley's 250 training rows 119
+//! of 250 have the other sign), so its labels are checked by count and range, as IVM's.
 //!
 //! IVM's sites cover its active set only ([`ActiveSets`]). A row in the active set is left
 //! out by removing its site, as above; a row outside it never entered the posterior, so its
@@ -237,8 +245,11 @@ impl SetRecord {
     }
 }
 
-/// A jackknife+ record's labels: one per training row, each a class, each of the sign the
-/// posterior's site was fitted on (module doc; a site with `α_i = 0` says nothing).
+/// A jackknife+ record's labels over posteriors on the whole sample: one per training row,
+/// each a class, each of the sign the posterior's site was fitted on (module doc; a site with
+/// `α_i = 0` says nothing), except pac-gpc's, whose sites are trained by its bound (checked by
+/// count and range). A site-form posterior's sites must each have a downdate (`π_i` positive
+/// and finite, [`LooDowndate::check_sites`]; mean field's may have precision 0).
 fn validate_labels(
     model: &FittedModel,
     labels: &[usize],
@@ -246,6 +257,7 @@ fn validate_labels(
     k: usize,
 ) -> std::result::Result<(), String> {
     check_label_range(labels, n, k)?;
+    let sites = crate::spec::site_form_classifier(&model.spec.method);
     for (c, post) in model
         .site_posteriors()
         .map_err(|e| e.to_string())?
@@ -257,6 +269,13 @@ fn validate_labels(
                 "a posterior of {} sites for {n} training labels",
                 post.alpha.len()
             ));
+        }
+        if sites {
+            LooDowndate::check_sites(post)
+                .map_err(|e| format!("posterior {c} has no site downdate for jackknife+ ({e})"))?;
+        }
+        if model.spec.trained_sites() {
+            continue;
         }
         let positive = model.positive_class(c);
         if let Some(i) = (0..n).find(|&i| {
@@ -406,7 +425,7 @@ impl FittedModel {
                 SpecOption::Intervals,
                 self.method(),
                 "prediction sets are prepared when fitting (split-conformal[:F], or jackknife+ \
-                 for laplace, ep, ivm, mean-field and svm); refit with one",
+                 for laplace, ep, ivm, pac-gpc, mean-field and svm); refit with one",
             )));
         };
         let mut sets = record.sets(self, iv, x, alpha)?;

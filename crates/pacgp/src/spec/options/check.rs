@@ -329,9 +329,23 @@ fn check_schedule(s: &OptimSchedule) -> Result<(), SpecError> {
 /// a classification score and split conformal, or jackknife+ where the classifier has a
 /// closed-form leave-one-out at any input ([`site_form_classifier`],
 /// [`linear_response_classifier`]); jackknife+ needs the posterior fitted on the whole sample
-/// (not a split prior's); folds and fractions within their ranges.
+/// (not a split prior's: a conflict with the prior, [`split_prior`]); folds and fractions
+/// within their ranges.
 pub(super) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), SpecError> {
     let method = spec.method_name();
+    if matches!(iv.method, IntervalMethod::JackknifePlus) && split_prior(&spec.method) {
+        return Err(SpecError::conflict(
+            SpecOption::Intervals,
+            SpecOption::Prior,
+            if method.is_classifier() {
+                "jackknife+ needs the posterior fitted on the whole sample, and a split \
+                 prior's is fitted on part B only; use split-conformal"
+            } else {
+                "jackknife+ needs the posterior fitted on the whole sample, and a split \
+                 prior's is fitted on part B only; use cv+ or split-conformal"
+            },
+        ));
+    }
     let classifier_method_ok = match iv.method {
         IntervalMethod::SplitConformal { .. } => true,
         IntervalMethod::JackknifePlus => {
@@ -345,9 +359,9 @@ pub(super) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), S
             iv.method,
             "split-conformal[:F] for this classifier's prediction sets (jackknife+ sets need a \
              closed-form leave-one-out at any input, without refits, of a posterior fitted on \
-             the whole sample: the site downdate of laplace, ep or ivm, or the linear response \
-             of mean-field or svm, binary or one-vs-rest, without a split prior; sogp, pac-gpc, \
-             svgp and softmax have none; cross-validation sets are not available for \
+             the whole sample: the site downdate of laplace, ep, ivm or pac-gpc, or the linear \
+             response of mean-field or svm, binary or one-vs-rest, without a split prior; \
+             sogp, svgp and softmax have none; cross-validation sets are not available for \
              classifiers)",
         ));
     }
@@ -363,22 +377,6 @@ pub(super) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), S
         ));
     }
     match iv.method {
-        IntervalMethod::JackknifePlus => {
-            let split = match &spec.method {
-                Method::PacGp(s) => matches!(s.prior, PacPrior::Split(_)),
-                Method::PacSgp(s) => matches!(s.prior, PacPrior::Split(_)),
-                _ => false,
-            };
-            if split {
-                return Err(SpecError::conflict(
-                    SpecOption::Intervals,
-                    SpecOption::Prior,
-                    "jackknife+ needs the posterior fitted on the whole sample, and a split \
-                     prior's is fitted on part B only; use cv+ or split-conformal",
-                ));
-            }
-            Ok(())
-        }
         IntervalMethod::CvPlus { folds } if folds < 2 => Err(SpecError::out_of_range(
             SpecOption::Intervals,
             iv.method,
@@ -395,6 +393,20 @@ pub(super) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), S
     }
 }
 
+/// Whether the posterior is fitted with a split prior, on part B of the sample only (pac-gp,
+/// pac-sgp; laplace and pac-gpc with `prior split…`).
+fn split_prior(method: &Method) -> bool {
+    match method {
+        Method::PacGp(s) => matches!(s.prior, PacPrior::Split(_)),
+        Method::PacSgp(s) => matches!(s.prior, PacPrior::Split(_)),
+        Method::Classifier(ClassifierSpec { hypers, .. })
+        | Method::PacGpc(PacGpcSpec { hypers, .. }) => {
+            matches!(hypers, ClassifierHypers::Split(_))
+        }
+        _ => false,
+    }
+}
+
 /// What an inference method's leave-one-out without refits is made from (its home's
 /// [`crate::inference::ClassifierInference::approximate_loo`]; `None` for settings a check
 /// refuses).
@@ -405,11 +417,12 @@ fn loo_kind(inference: &Inference) -> Option<ApproxLooKind> {
 
 /// Whether a classifier's posterior is in Gaussian-site form fitted on its whole sample, with
 /// the cavities of its sites as its leave-one-out (`certify`'s: [`crate::loo::cavity`]):
-/// Laplace, EP, and IVM over its active set; binary or one-vs-rest over them; no split prior.
-/// These are the posteriors jackknife+ sets downdate ([`crate::loo::LooDowndate::sites`]).
-/// Not mean field nor the SVM (their leave-one-out is linear response, not a site downdate:
-/// [`linear_response_classifier`]; a mean-field site may have precision 0), SOGP (a dense
-/// form, no sites), pac-gpc (sites trained by its bound, no leave-one-out) nor svgp (`q(u)` has
+/// Laplace, EP, IVM over its active set, and pac-gpc (its sites trained by its bound: any
+/// `(α, π > 0)` is the prior times Gaussian sites, [`crate::loo::posterior_cavity_loo`]);
+/// binary or one-vs-rest over them; no split prior. These are the posteriors jackknife+ sets
+/// downdate ([`crate::loo::LooDowndate::sites`]). Not mean field nor the SVM (their
+/// leave-one-out is linear response, not a site downdate: [`linear_response_classifier`]; a
+/// mean-field site may have precision 0), SOGP (a dense form, no sites) nor svgp (`q(u)` has
 /// no per-point sites).
 pub(crate) fn site_form_classifier(method: &Method) -> bool {
     match method {
@@ -417,6 +430,7 @@ pub(crate) fn site_form_classifier(method: &Method) -> bool {
             loo_kind(&c.inference) == Some(ApproxLooKind::SiteCavities)
                 && !matches!(c.hypers, ClassifierHypers::Split(_))
         }
+        Method::PacGpc(c) => !matches!(c.hypers, ClassifierHypers::Split(_)),
         Method::OneVsRest(inner) => site_form_classifier(inner),
         _ => false,
     }
