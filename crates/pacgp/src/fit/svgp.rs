@@ -8,12 +8,15 @@ use crate::data::{Dataset, LabelMap, Standardizer};
 use crate::error::Result;
 use crate::inference::{ConvergenceReport, ConvergenceStatus};
 use crate::kernel::{start, Kernel};
+use crate::model::split_classifier::ClassifierSplitRecord;
 use crate::model::{FitReport, FittedModel, Task};
+use crate::objective::gp_split::SplitFraction;
 use crate::optim::OptimReport;
 use crate::posterior::GaussianPosterior;
 use crate::spec::{CheckedFitSpec, LikelihoodName, SvgpSpec, DEFAULT_BASIS};
 use crate::svgp::fit::{svgp_likelihood, whitened_posterior, DEFAULT_MAX_ITER, DEFAULT_STEPS};
 use crate::svgp::point::Link;
+use crate::svgp::split::fit_svgp_split_prior;
 use crate::svgp::{fit_svgp, SvgpCriterionSpec, SvgpSettings, SvgpTerms, WhitenedQ};
 
 /// The library's settings of a checked spec's sparse variational classifier.
@@ -48,6 +51,9 @@ pub fn svgp(
     labels: LabelMap,
 ) -> Result<FittedModel> {
     let kernel = Kernel::from_spec(&s.kernel, train.d())?;
+    if let Some(fraction) = s.split {
+        return svgp_split(spec, s, train, labels, &kernel, fraction);
+    }
     let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
     let x = x_scaler.transform(train.x.as_ref())?;
     let st = svgp_settings(spec, s, train.n());
@@ -60,10 +66,69 @@ pub fn svgp(
         SvgpCriterionSpec::Elbo => fit.terms.value,
         SvgpCriterionSpec::Bound { .. } => fit.certificate.bound,
     };
-    let mut report = svgp_report(&st, objective, fit.terms.kl, jitter_used, fit.report);
+    let mut report = svgp_report(
+        &st,
+        (objective, fit.terms.kl),
+        TRAINED_TOGETHER,
+        jitter_used,
+        fit.report,
+    );
     report.notes.extend(start_note);
     let task = svgp_task(fit.posterior, labels, st.link);
     Ok(FittedModel::assemble(spec, train, x_scaler, task, report))
+}
+
+/// `pac-svgp` with a split prior ([`crate::svgp::split`]): Q on part B against part A's
+/// posterior, the input scaler part A's, and the split's record for `certify`.
+fn svgp_split(
+    spec: &CheckedFitSpec,
+    s: &SvgpSpec,
+    train: &Dataset,
+    labels: LabelMap,
+    kernel: &Kernel,
+    fraction: SplitFraction,
+) -> Result<FittedModel> {
+    let st = svgp_settings(spec, s, train.n());
+    let fit = fit_svgp_split_prior(kernel, train, &st, fraction)?;
+    let record = ClassifierSplitRecord {
+        fraction: fit.fraction,
+        menu: fraction.candidates()?.len(),
+        swapped: false,
+        seed: st.seed,
+        n_a: fit.part_a.len(),
+        n_b: fit.part_b.len(),
+        kernel_a: fit.prior.kernel.clone(),
+        prior_scale: 1.0,
+        mean_scale: 1.0,
+        lambda: None,
+        term: st.term,
+        legacy_row_order: None,
+    };
+    let jitter_used = fit.posterior.cov.jitter();
+    let trained = format!(
+        "split prior: θ, Z and q_A(u) by the evidence lower bound on part A ({} rows), q(u) alone by the bound on part B ({} rows), KL(q‖q_A)",
+        fit.part_a.len(),
+        fit.part_b.len(),
+    );
+    let mut report = svgp_report(
+        &st,
+        (fit.certificate.bound, fit.terms.kl),
+        &trained,
+        jitter_used,
+        fit.report,
+    );
+    report.notes.extend(fit.start_note);
+    let mut task = svgp_task(fit.posterior, labels, st.link);
+    if let Task::Classification { split_prior, .. } = &mut task {
+        *split_prior = Some(Box::new(record));
+    }
+    Ok(FittedModel::assemble(
+        spec,
+        train,
+        fit.x_scaler,
+        task,
+        report,
+    ))
 }
 
 /// A sparse variational classifier's model is a classifier of its link with its two labels.
@@ -77,12 +142,15 @@ fn svgp_task(posterior: GaussianPosterior, labels: LabelMap, link: Link) -> Task
     }
 }
 
-/// The fit report: the objective minimised (the negative ELBO per point, or the bound), the
-/// KL and the optimiser's report.
+/// What the fit without a split prior trains, and the KL it reports.
+const TRAINED_TOGETHER: &str = "θ, Z and q(u) trained together, KL(q(u)‖p(u))";
+
+/// The fit report: the objective minimised (the negative ELBO per point, or the bound) and
+/// the KL, what was trained (ending with the KL's name) and the optimiser's report.
 fn svgp_report(
     st: &SvgpSettings,
-    objective: f64,
-    kl: f64,
+    (objective, kl): (f64, f64),
+    trained: &str,
     jitter_used: f64,
     optimiser: OptimReport,
 ) -> FitReport {
@@ -104,7 +172,7 @@ fn svgp_report(
             final_change: 0.0,
             jitter_used,
             notes: vec![format!(
-                "{} inducing inputs, KL(q(u)‖p(u)) {kl:.2} nats, θ, Z and q(u) trained together: {}",
+                "{} inducing inputs, {trained} {kl:.2} nats: {}",
                 st.m, optimiser.message
             )],
         }),
@@ -156,8 +224,8 @@ pub fn svgp_model_from_parts(parts: SvgpModelParts) -> Result<FittedModel> {
     let jitter_used = posterior.cov.jitter();
     let mut report = svgp_report(
         &parts.settings,
-        parts.terms.value,
-        parts.terms.kl,
+        (parts.terms.value, parts.terms.kl),
+        TRAINED_TOGETHER,
         jitter_used,
         parts.optimiser,
     );

@@ -504,7 +504,10 @@ impl FittedModel {
                 ..
             } => {
                 if let Some(r) = split_prior {
-                    r.check(self.n_train, self.posterior()?.basis.nrows())
+                    // pac-svgp's Q lives on its inducing inputs, the others' on part B.
+                    let on_part_b = !matches!(self.spec.method, crate::spec::Method::Svgp(_));
+                    let basis = self.posterior()?.basis.nrows();
+                    r.check(self.n_train, on_part_b.then_some(basis))
                         .map_err(|e| bad(format!("split prior record: {e}")))?;
                 }
                 likelihood.validate()?;

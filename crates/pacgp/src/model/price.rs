@@ -112,11 +112,14 @@ impl FittedModel {
             Method::Classifier(c) => self.classifier_choices(&c.hypers, kernel, d),
             Method::PacGpc(c) => self.classifier_choices(&c.hypers, kernel, d),
             Method::Svm(s) => self.svm_choices(s, kernel, d),
+            Method::Svgp(s) => match s.split {
+                Some(fraction) => self.svgp_split_choices(fraction),
+                None => Ok(Vec::new()), // priced by the spec's grid above
+            },
             // Their grids were handled above; the multi-class models before.
             Method::Gpr(_)
             | Method::Sparse(_)
             | Method::GreedySparse(_)
-            | Method::Svgp(_)
             | Method::OneVsRest(_)
             | Method::Softmax(_) => Ok(Vec::new()),
         }
@@ -193,6 +196,32 @@ impl FittedModel {
             ));
         }
         Ok(())
+    }
+
+    /// pac-svgp's split record against the spec: its fraction among the spec's, its menu, its
+    /// seed, one direction, no scales, the spec's confidence term; price `ln menu`.
+    fn svgp_split_choices(&self, fraction: SplitFraction) -> Result<Vec<PenaltyTerm>> {
+        let Task::Classification {
+            split_prior: Some(r),
+            ..
+        } = &self.task
+        else {
+            return Err(mismatch(
+                "split prior record",
+                "the spec names a split prior and the model has no split record",
+            ));
+        };
+        self.check_split(fraction, (r.fraction, r.menu, r.seed), 1)?;
+        let neutral =
+            !r.swapped && r.prior_scale == 1.0 && r.mean_scale == 1.0 && r.lambda.is_none();
+        if !neutral {
+            return Err(mismatch(
+                "split prior record",
+                "pac-svgp's split prior has one direction, no scales and no Catoni λ",
+            ));
+        }
+        self.check_term(r.term)?;
+        Ok(vec![fraction.menu()?.price()])
     }
 
     /// A record's confidence constant must be the spec's.

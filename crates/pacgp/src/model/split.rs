@@ -18,7 +18,7 @@ use crate::loss::RegressionLoss;
 use crate::objective::gp_split::{RegressionParts, SplitPrior, SplitRecord};
 use crate::objective::sgp_split::{SparseSplitPrior, SparseSplitRecord};
 use crate::posterior::{Covariance, GaussianPosterior, Marginals, Prior};
-use crate::spec::{ClassifierHypers, Method, PacPrior};
+use crate::spec::{ClassifierHypers, Method, PacPrior, SvgpSpec};
 
 use super::certify::Resolved;
 use super::split_classifier::ClassifierSplitRecord;
@@ -152,6 +152,7 @@ fn spec_kernel(model: &FittedModel) -> Result<Kernel> {
     let spec = match &model.spec.method {
         Method::PacGp(s) => &s.kernel,
         Method::PacSgp(s) => &s.kernel,
+        Method::Svgp(s) => &s.kernel,
         Method::Classifier(c) => match &c.hypers {
             ClassifierHypers::Split(s) => &s.kernel,
             _ => {
@@ -340,6 +341,9 @@ impl FittedModel {
         sample: &Dataset,
         opts: &Resolved,
     ) -> Result<Vec<CertificateReport>> {
+        if let Method::Svgp(s) = &self.spec.method {
+            return self.certify_svgp_split(s, record, sample, opts);
+        }
         let choices = self.choices()?;
         let (split, optimise_sites) = match &self.spec.method {
             Method::Classifier(c) => match &c.hypers {
@@ -409,6 +413,47 @@ impl FittedModel {
             &q,
             &q.predict(pa.xb.as_ref())?,
             &b.y,
+            choices,
+            &[(loss, None)],
+            opts,
+        )
+    }
+}
+
+impl FittedModel {
+    /// pac-svgp with a split prior ([`crate::svgp::split`]): part A refitted as the fit did
+    /// (scaler, wide start, θ_A, Z_A, `q_A` by the evidence lower bound), the record and the
+    /// stored Q checked against it, Q rebuilt over part A's factorisation and certified on part
+    /// B against `P_A`.
+    fn certify_svgp_split(
+        &self,
+        s: &SvgpSpec,
+        record: &ClassifierSplitRecord,
+        sample: &Dataset,
+        opts: &Resolved,
+    ) -> Result<Vec<CertificateReport>> {
+        let choices = self.choices()?;
+        let st = crate::fit::svgp::svgp_settings(&self.spec, s, sample.n());
+        let kernel = spec_kernel(self)?;
+        let pa = crate::svgp::split::part_a_prior(&kernel, sample, &st, record.fraction)?;
+        check_close("input scaler", &self.x_scaler.mean, &pa.x_scaler.mean)?;
+        check_close("input scaler", &self.x_scaler.sd, &pa.x_scaler.sd)?;
+        check_kernel(
+            "split prior record's θ_A",
+            &record.kernel_a,
+            &pa.prior.kernel,
+        )?;
+        let stored = self.posterior()?;
+        check_close_mat("posterior's basis", &stored.basis, &pa.prior.z)?;
+        let q = pa.posterior_of(stored)?;
+        check_posterior(stored, &q)?;
+        let p_a = Prior::Conditioned(Box::new(pa.prior.posterior.clone()));
+        let charged = PosteriorAgainst::new(&q, &p_a)?;
+        let loss = GibbsLoss::Classification(self.gibbs_classifier(opts.predictor)?);
+        certify_on_part_b(
+            &charged,
+            &q.predict(pa.xb.as_ref())?,
+            &pa.yb,
             choices,
             &[(loss, None)],
             opts,

@@ -114,14 +114,18 @@ impl ClassifierSplitRecord {
     }
 
     /// The record fits a model of `n_train` rows whose posterior has `n_basis` basis points
-    /// (parts of both sizes summing to it, t > 0, λ > 0; not a record of an older version).
-    pub fn check(&self, n_train: usize, n_basis: usize) -> std::result::Result<(), String> {
+    /// where Q's basis is part B (`None` where it is not: pac-svgp's inducing inputs); parts of
+    /// both sizes summing to it, t > 0, λ > 0; not a record of an older version.
+    pub fn check(&self, n_train: usize, n_basis: Option<usize>) -> std::result::Result<(), String> {
         let n = self.n_a + self.n_b;
-        if self.n_a == 0 || self.n_b == 0 || n != n_train || n_basis != self.n_b {
+        let basis_ok = n_basis.is_none_or(|b| b == self.n_b);
+        if self.n_a == 0 || self.n_b == 0 || n != n_train || !basis_ok {
             return Err(format!(
-                "parts of {} and {} rows for {n_train} training rows and {n_basis} basis points \
+                "parts of {} and {} rows for {n_train} training rows and {} basis points \
                  (Q's basis is part B)",
-                self.n_a, self.n_b
+                self.n_a,
+                self.n_b,
+                n_basis.map_or("its".into(), |b| b.to_string())
             ));
         }
         if self.legacy_row_order.is_some() {

@@ -391,6 +391,10 @@ pub struct SvgpSpec {
     /// [`DEFAULT_SVGP_BATCH`] when the spec is resolved for it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch: Option<usize>,
+    /// pac-svgp's data-dependent prior ([`crate::svgp::split`]): θ, Z and `q_A` by the
+    /// evidence lower bound on part A, the bound on part B; `None`: `GP(0, k)`, θ on the grid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<SplitFraction>,
 }
 
 /// The minibatch of the sparse variational classifier when N·M² exceeds

@@ -208,7 +208,8 @@ impl FitSpec {
         match &self.method {
             Method::Gpr(s) => (s.snap && s.kernel_params.is_none()).then(HyperGrid::wide),
             Method::GreedySparse(_) => Some(HyperGrid::wide()),
-            Method::Sparse(_) | Method::Svgp(_) => Some(HyperGrid::default()),
+            Method::Sparse(_) => Some(HyperGrid::default()),
+            Method::Svgp(s) => s.split.is_none().then(HyperGrid::default),
             Method::PacGp(PacGpSpec { prior, .. }) | Method::PacSgp(PacSgpSpec { prior, .. }) => {
                 (*prior == PacPrior::Grid).then(HyperGrid::default)
             }

@@ -106,6 +106,11 @@ impl SvgpSettings {
         }
     }
 
+    /// The loss the certificate bounds: the latent Gibbs classifier's 0-1 error.
+    pub fn gibbs_loss(&self) -> GibbsLoss {
+        GibbsLoss::Classification(GibbsClassifier::latent(&svgp_likelihood(self.link)))
+    }
+
     /// θ's price: the PAC grid's `T·ln L` for `nk` parameters.
     pub fn theta_choice(nk: usize) -> PenaltyTerm {
         PenaltyTerm::grid(&HyperGrid::default(), nk)
@@ -113,15 +118,16 @@ impl SvgpSettings {
 
     /// The criterion the objective minimises for a kernel of `nk` parameters.
     pub fn objective_criterion(&self, nk: usize) -> Result<SvgpCriterion> {
+        self.criterion_priced(Self::theta_choice(nk).nats)
+    }
+
+    /// The criterion with the bound's choices priced `price` nats (θ's grid, or a split
+    /// prior's fraction).
+    pub(crate) fn criterion_priced(&self, price: f64) -> Result<SvgpCriterion> {
         Ok(match self.criterion {
             SvgpCriterionSpec::Elbo => SvgpCriterion::Elbo(self.link),
             SvgpCriterionSpec::Bound { kind } => SvgpCriterion::Bound {
-                bound: MinimisedBound::new(
-                    self.delta,
-                    self.term,
-                    kind,
-                    Self::theta_choice(nk).nats,
-                )?,
+                bound: MinimisedBound::new(self.delta, self.term, kind, price)?,
                 classifier: GibbsClassifier::latent(&svgp_likelihood(self.link)),
             },
         })
@@ -223,12 +229,55 @@ pub fn fit_svgp(
     check_distinct_rows(z0.as_ref())?;
     let nk = kernel_init.n_params();
     let obj = SvgpObjective::new(kernel_init, x, y, st.m, st.objective_criterion(nk)?)?;
+    let search = st.search(obj.layout(), y.len(), &kernel_init.params(), z0.as_ref());
+    let min = minimise(
+        &obj,
+        st,
+        &search,
+        kernel_init,
+        z0.as_ref(),
+        &WhitenedQ::prior(st.m),
+    )?;
+    let spec = CertificateSpec::new(st.delta, st.term, vec![SvgpSettings::theta_choice(nk)]);
+    let certificate = Certificate::of_posterior(&min.posterior, x, y, &st.gibbs_loss(), &spec)?;
+    Ok(SvgpFit {
+        kernel: min.kernel,
+        z: min.z,
+        q: min.q,
+        posterior: min.posterior,
+        certificate,
+        terms: min.terms,
+        report: min.report,
+    })
+}
+
+/// What [`minimise`] reaches: the parameters unpacked (L_q's diagonal made non-negative), the
+/// shared posterior, the objective's terms there and the optimiser's report.
+pub(crate) struct Minimised {
+    pub kernel: Kernel,
+    pub z: Mat<f64>,
+    pub q: WhitenedQ,
+    pub posterior: GaussianPosterior,
+    pub terms: SvgpTerms,
+    pub report: OptimReport,
+}
+
+/// Minimise `obj` from (θ of `kernel_init`, `z0`, `q0`) within `search`: on all rows by
+/// L-BFGS, or by Adam on seeded minibatches of the objective's rows (as `st` says).
+pub(crate) fn minimise(
+    obj: &SvgpObjective<'_>,
+    st: &SvgpSettings,
+    search: &Search,
+    kernel_init: &Kernel,
+    z0: MatRef<'_, f64>,
+    q0: &WhitenedQ,
+) -> Result<Minimised> {
+    let (x, y) = obj.rows();
     let layout = obj.layout();
-    let p0 = layout.pack(kernel_init, z0.as_ref(), &WhitenedQ::prior(st.m));
-    let search = st.search(layout, y.len(), &kernel_init.params(), z0.as_ref());
+    let p0 = layout.pack(kernel_init, z0, q0);
     let (params, report) = match st.batch {
         None => {
-            let min = search.minimise(&obj, None, &p0)?.0;
+            let min = search.minimise(obj, None, &p0)?.0;
             (min.params, min.report)
         }
         Some(batch) => {
@@ -247,22 +296,18 @@ pub fn fit_svgp(
                 adam,
                 seed: st.seed,
             };
-            minimise_on_batches(&p0, &search, &steps, &mut on_rows, &|p| obj.value(p))?
+            minimise_on_batches(&p0, search, &steps, &mut on_rows, &|p| obj.value(p))?
         }
     };
     let terms = obj.terms(&params)?;
     let (kernel, z, q) = layout.unpack(kernel_init, &params)?;
     let q = q.with_positive_diagonal();
     let posterior = whitened_posterior(&kernel, z.clone(), &q)?;
-    let spec = CertificateSpec::new(st.delta, st.term, vec![SvgpSettings::theta_choice(nk)]);
-    let loss = GibbsLoss::Classification(GibbsClassifier::latent(&svgp_likelihood(st.link)));
-    let certificate = Certificate::of_posterior(&posterior, x, y, &loss, &spec)?;
-    Ok(SvgpFit {
+    Ok(Minimised {
         kernel,
         z,
         q,
         posterior,
-        certificate,
         terms,
         report,
     })

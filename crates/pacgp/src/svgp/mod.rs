@@ -26,6 +26,7 @@
 pub mod fit;
 pub mod objective;
 pub mod point;
+pub mod split;
 
 pub use fit::{fit_svgp, SvgpCriterionSpec, SvgpFit, SvgpSettings};
 pub use objective::{SvgpAssembly, SvgpCriterion, SvgpObjective, SvgpShardSums, SvgpTerms};
@@ -34,6 +35,8 @@ use faer::{Mat, MatRef};
 
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
+use crate::linalg::Cholesky;
+use crate::posterior::GaussianKlTerms;
 
 /// Where each block of the parameter vector `[θ…, vec(Z) row by row, m, vech(L_q)]` lives, for
 /// `nk` kernel parameters, `m` inducing inputs in `d` dimensions; `vech(L_q)` is the lower
@@ -55,6 +58,51 @@ pub struct WhitenedQ {
     pub mean: Vec<f64>,
     /// The lower-triangular square root L_q (M×M).
     pub sqrt: Mat<f64>,
+}
+
+/// The prior of a split ([`split`]): part A's posterior `q_A(v)` at its θ_A and Z_A. With θ
+/// and Z pinned there, `KL(q‖q_A)` on the whitened values is the process KL `KL(Q‖P_A)`
+/// (Q and `P_A = ∫ p(f|v) q_A(v) dv` share `p(f|v)`, docs/math.md §9.3.2), so an objective
+/// against this prior refuses any other θ or Z.
+#[derive(Clone, Debug)]
+pub struct WhitenedPrior {
+    /// `q_A(v)`.
+    pub q: WhitenedQ,
+    /// θ_A.
+    pub theta: Vec<f64>,
+    /// Z_A (M×D).
+    pub z: Mat<f64>,
+}
+
+impl WhitenedPrior {
+    /// Part A's `q_A` at `kernel`'s θ and `z`.
+    pub fn new(kernel: &Kernel, z: Mat<f64>, q: WhitenedQ) -> Result<Self> {
+        q.check_dim(z.nrows())?;
+        Ok(Self {
+            q,
+            theta: kernel.params(),
+            z,
+        })
+    }
+
+    /// `KL(q‖q_A)` and its gradient in m and L_q ([`WhitenedQ::kl_to_with_gradient`]) at θ of
+    /// `kernel` and `z`, which must be the prior's own.
+    pub fn kl_with_gradient(
+        &self,
+        kernel: &Kernel,
+        z: MatRef<'_, f64>,
+        q: &WhitenedQ,
+    ) -> Result<(f64, Vec<f64>, Mat<f64>)> {
+        let pinned = kernel.params() == self.theta && crate::linalg::same_mat(z, self.z.as_ref());
+        if !pinned {
+            return Err(Error::Unsupported(
+                "KL to a split prior's q_A(v) away from its θ_A and Z_A (they are pinned: the \
+                 whitened KL is the process KL only there)"
+                    .into(),
+            ));
+        }
+        q.kl_to_with_gradient(&self.q)
+    }
 }
 
 impl SvgpLayout {
@@ -172,6 +220,64 @@ impl WhitenedQ {
         let mm: f64 = self.mean.iter().map(|v| v * v).sum();
         let kl = 0.5 * (frob + mm - m as f64) - ln_diag;
         (kl, self.mean.clone(), grad)
+    }
+
+    /// `KL(N(m, L_qL_qᵀ) ‖ N(m_A, L_AL_Aᵀ))` against another whitened Gaussian (a split
+    /// prior's part-A posterior, [`WhitenedPrior`]) through the one Gaussian KL
+    /// ([`GaussianKlTerms`]: `tr = ‖L_A⁻¹L_q‖²_F`, `dᵀS_A⁻¹d = ‖L_A⁻¹d‖²` with `d = m − m_A`,
+    /// `ln det(S_A⁻¹S) = 2Σ ln|L_q,ii| − 2Σ ln L_A,ii`), and its gradient in m and in L_q
+    /// (lower triangle): `(S_A⁻¹d, lower(S_A⁻¹L_q) − diag(1/L_q,ii))`. O(M³).
+    pub fn kl_to_with_gradient(&self, prior: &WhitenedQ) -> Result<(f64, Vec<f64>, Mat<f64>)> {
+        let m = self.mean.len();
+        prior.check_dim(m)?;
+        let l_a = Cholesky::from_lower(prior.sqrt.clone(), 0.0);
+        let mut w = Mat::from_fn(m, m, |i, j| if i >= j { self.sqrt[(i, j)] } else { 0.0 });
+        l_a.solve_lower_in_place(w.as_mut());
+        let d: Vec<f64> = self
+            .mean
+            .iter()
+            .zip(&prior.mean)
+            .map(|(a, b)| a - b)
+            .collect();
+        let e = l_a.solve_lower_vec(&d);
+        let ln_det_q = 2.0 * (0..m).map(|j| self.sqrt[(j, j)].abs().ln()).sum::<f64>();
+        let kl = GaussianKlTerms {
+            trace: crate::linalg::col_sq_norms(&w).iter().sum(),
+            mahalanobis: crate::linalg::dot(&e, &e),
+            dim: m as f64,
+            ln_det_ratio: ln_det_q - l_a.ln_det(),
+        }
+        .kl();
+        let grad_mean = l_a.solve_upper_vec(&e);
+        l_a.solve_upper_in_place(w.as_mut());
+        for j in 0..m {
+            for i in 0..j {
+                w[(i, j)] = 0.0;
+            }
+            w[(j, j)] -= 1.0 / self.sqrt[(j, j)];
+        }
+        Ok((kl, grad_mean, w))
+    }
+
+    /// A whitened Gaussian in `m` dimensions with a positive, finite diagonal of L (a
+    /// covariance that is positive definite).
+    fn check_dim(&self, m: usize) -> Result<()> {
+        let shape = self.mean.len() == m && self.sqrt.nrows() == m && self.sqrt.ncols() == m;
+        if !shape {
+            return Err(Error::ShapeMismatch {
+                what: "whitened prior q_A(v)",
+                expected: format!("{m} inducing values"),
+                found: format!("{} inducing values", self.mean.len()),
+            });
+        }
+        if (0..m).any(|j| !(self.sqrt[(j, j)] > 0.0 && self.sqrt[(j, j)].is_finite())) {
+            return Err(Error::Numerical {
+                what: "whitened prior q_A(v)",
+                message: "its square root has a diagonal entry that is not positive and finite"
+                    .into(),
+            });
+        }
+        Ok(())
     }
 
     /// The same distribution with every diagonal entry of L_q made non-negative (a column's

@@ -324,8 +324,10 @@ const SVGP_ITERATIONS: f64 = 300.0;
 
 /// `svgp` / `pac-svgp`: L-BFGS iterations on all rows, or the Adam steps on minibatches (the
 /// step budget, 2 000 by default: Adam has no convergence test); then the k-means start and
-/// the certificate on all rows (one evaluation).
+/// the certificate on all rows (one evaluation). A split prior runs the optimiser on part A
+/// and again on part B: the same row count in all for L-BFGS, twice the steps for Adam.
 fn svgp(s: Shape, spec: &SvgpSpec) -> Work {
+    let runs = if spec.split.is_some() { 2.0 } else { 1.0 };
     let m = basis(spec.inducing, s.n);
     let once = kmeans_flops(s, m) + svgp_evaluation(s, m, s.n);
     match spec.batch {
@@ -338,7 +340,8 @@ fn svgp(s: Shape, spec: &SvgpSpec) -> Work {
             once,
         ),
         Some(b) => Work::optimiser(
-            spec.schedule
+            runs * spec
+                .schedule
                 .max_iter
                 .unwrap_or(crate::svgp::fit::DEFAULT_STEPS) as f64,
             svgp_evaluation(s, m, (b as f64).min(s.n)),

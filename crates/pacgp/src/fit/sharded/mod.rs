@@ -86,6 +86,7 @@ impl ShardedFit {
                 Err(split_prior_refused(spec))
             }
             Method::PacSgp(_) => Ok(()),
+            Method::Svgp(s) if s.split.is_some() => Err(split_prior_refused(spec)),
             Method::Svgp(s) if s.inducing_init != InducingInit::KMeans => Err(SpecError::not_for(
                 SpecOption::InducingInit,
                 spec.method_name(),

@@ -499,7 +499,7 @@ pub(super) fn split_not_multiclass(method: MethodName) -> SpecError {
     SpecError::not_for(
         SpecOption::Prior,
         method,
-        "binary laplace and pac-gpc (a multi-class certificate is on one sample for all classes, and each class's split prior would keep its own part B)",
+        "binary laplace, pac-gpc and pac-svgp (a multi-class certificate is on one sample for all classes, and each class's split prior would keep its own part B)",
     )
 }
 
@@ -514,6 +514,7 @@ pub(super) fn check_one_vs_rest(inner: &Method, spec: &FitSpec) -> Result<(), Sp
                 return Err(split_not_multiclass(name));
             }
         }
+        Method::Svgp(s) if s.split.is_some() => return Err(split_not_multiclass(name)),
         Method::Svm(_) | Method::Svgp(_) => {}
         _ => {
             return Err(SpecError::not_for(

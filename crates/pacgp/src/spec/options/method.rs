@@ -144,12 +144,13 @@ impl FitOptions {
                     u.used(o);
                 }
                 let likelihood = self.likelihood_for(method, u)?;
-                let bound = match method {
+                let (bound, split) = match method {
                     N::PacSvgp => {
                         u.used(O::Bound);
-                        Some(self.pac_bound(method)?)
+                        u.used(O::Prior);
+                        (Some(self.pac_bound(method)?), self.prior)
                     }
-                    _ => None,
+                    _ => (None, None),
                 };
                 Method::Svgp(SvgpSpec {
                     kernel: self.kernel_or_default(u),
@@ -159,6 +160,7 @@ impl FitOptions {
                     likelihood,
                     schedule: self.schedule(),
                     batch: self.batch_size,
+                    split,
                 })
             }
             // Every other name is a classifier inference method's ([`Inference`]).

@@ -27,7 +27,7 @@ use crate::regression::whitened_blocks::{
 };
 
 use super::point::{expected_ln_lik, gibbs_risk, Link, PointTerm};
-use super::{SvgpLayout, WhitenedQ};
+use super::{SvgpLayout, WhitenedPrior, WhitenedQ};
 
 mod on_data;
 pub use on_data::SvgpObjective;
@@ -58,7 +58,7 @@ pub struct SvgpTerms {
     /// The data term per point: the negative expected log-likelihood (ELBO) or the empirical
     /// Gibbs risk (bound).
     pub data_term: f64,
-    /// `KL(q(v)‖N(0, I))`.
+    /// `KL(q(v)‖N(0, I))`, or against a split prior's `q_A(v)`.
     pub kl: f64,
     /// The objective's value.
     pub value: f64,
@@ -75,6 +75,8 @@ pub struct SvgpAssembly {
     criterion: SvgpCriterion,
     /// The sample size N the KL is spread over and the bound is taken at.
     n_total: usize,
+    /// The prior on the whitened values: `N(0, I)` when `None`, else a split prior's `q_A`.
+    prior: Option<WhitenedPrior>,
 }
 
 /// One shard's (or minibatch's) sums at the parameters, with the parts of their gradient: what
@@ -193,7 +195,28 @@ impl SvgpAssembly {
             },
             criterion,
             n_total,
+            prior: None,
         })
+    }
+
+    /// The same assembly with the KL taken against a split prior's `q_A(v)` (θ and Z pinned
+    /// at the prior's) instead of `N(0, I)`.
+    pub fn with_prior(mut self, prior: WhitenedPrior) -> Result<Self> {
+        let SvgpLayout { m, d, .. } = self.layout;
+        if prior.z.shape() != (m, d) || prior.theta.len() != self.layout.nk {
+            return Err(Error::ShapeMismatch {
+                what: "split prior of the sparse variational classifier",
+                expected: format!("{m}×{d} inducing inputs, {} θ", self.layout.nk),
+                found: format!(
+                    "{}×{} inducing inputs, {} θ",
+                    prior.z.nrows(),
+                    prior.z.ncols(),
+                    prior.theta.len()
+                ),
+            });
+        }
+        self.prior = Some(prior);
+        Ok(self)
     }
 
     /// Where the parameters live.
@@ -346,7 +369,10 @@ impl SvgpAssembly {
     /// spread over N.
     fn finish(&self, f: &Factors, sums: PassSums) -> Result<(SvgpTerms, Vec<f64>)> {
         let n = self.n_total as f64;
-        let (kl, kl_mean, kl_sqrt) = f.q.kl_with_gradient();
+        let (kl, kl_mean, kl_sqrt) = match &self.prior {
+            None => f.q.kl_with_gradient(),
+            Some(prior) => prior.kl_with_gradient(&f.kernel, f.z.as_ref(), &f.q)?,
+        };
         let data_term = sums.data_sum / sums.rows as f64;
         if !(data_term.is_finite() && kl.is_finite()) {
             return Err(Error::Numerical {

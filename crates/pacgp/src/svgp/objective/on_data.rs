@@ -48,6 +48,13 @@ impl<'a> SvgpObjective<'a> {
         })
     }
 
+    /// The same objective with the KL against a split prior's `q_A(v)`
+    /// ([`SvgpAssembly::with_prior`]).
+    pub fn with_prior(mut self, prior: WhitenedPrior) -> Result<Self> {
+        self.assembly = self.assembly.with_prior(prior)?;
+        Ok(self)
+    }
+
     /// The same objective streamed in other blocks (the same values to rounding).
     pub fn with_streaming(mut self, stream: Streaming) -> Self {
         self.stream = stream;
@@ -72,6 +79,11 @@ impl<'a> SvgpObjective<'a> {
     /// The criterion minimised.
     pub fn criterion(&self) -> &SvgpCriterion {
         &self.assembly.criterion
+    }
+
+    /// The rows the objective is on.
+    pub fn rows(&self) -> (MatRef<'a, f64>, &'a [f64]) {
+        (self.x, self.y)
     }
 
     /// The terms at `p`.
