@@ -18,7 +18,7 @@ use crate::loss::RegressionLoss;
 use crate::objective::gp_split::{RegressionParts, SplitPrior, SplitRecord};
 use crate::objective::sgp_split::{SparseSplitPrior, SparseSplitRecord};
 use crate::posterior::{Covariance, GaussianPosterior, Marginals, Prior};
-use crate::spec::{ClassifierHypers, Method, PacPrior};
+use crate::spec::{ClassifierHypers, Method, PacPrior, SplitClassifierSpec};
 
 use super::certify::Resolved;
 use super::split_classifier::ClassifierSplitRecord;
@@ -152,32 +152,32 @@ fn spec_kernel(model: &FittedModel) -> Result<Kernel> {
     let spec = match &model.spec.method {
         Method::PacGp(s) => &s.kernel,
         Method::PacSgp(s) => &s.kernel,
-        Method::Classifier(c) => match &c.hypers {
-            ClassifierHypers::Split(s) => &s.kernel,
-            _ => {
-                return Err(mismatch(
-                    "split prior record",
-                    "the spec has no split prior".into(),
-                ))
-            }
-        },
-        Method::PacGpc(c) => match &c.hypers {
-            ClassifierHypers::Split(s) => &s.kernel,
-            _ => {
-                return Err(mismatch(
-                    "split prior record",
-                    "the spec has no split prior".into(),
-                ))
-            }
-        },
-        _ => {
-            return Err(mismatch(
-                "split prior record",
-                "the spec has no split prior".into(),
-            ))
-        }
+        method => &classifier_split(method)?.0.kernel,
     };
     Kernel::from_spec(spec, model.feature_names.len())
+}
+
+/// A classifier spec's split prior and whether its fit optimised the sites (PAC-GPC) or
+/// fixed them by the spec's inference (a classifier); the mismatch when it has none.
+fn classifier_split(method: &Method) -> Result<(&SplitClassifierSpec, bool)> {
+    let (hypers, optimise_sites) = match method {
+        Method::Classifier(c) => (Some(&c.hypers), false),
+        Method::PacGpc(c) => (Some(&c.hypers), true),
+        _ => (None, false),
+    };
+    match hypers {
+        Some(ClassifierHypers::Split(s)) => Ok((s, optimise_sites)),
+        _ => Err(mismatch(
+            "split prior record",
+            "the spec has no split prior".into(),
+        )),
+    }
+}
+
+/// Part A's refitted θ_A and σ_A² against the record's `stored` ones.
+fn check_part_a(stored: (&Kernel, f64), refit: (&Kernel, f64)) -> Result<()> {
+    check_kernel("split prior record's θ_A", stored.0, refit.0)?;
+    check_close("split prior record's σ_A²", &[stored.1], &[refit.1])
 }
 
 /// The ε-band losses of `epsilons` (target units) on targets standardised by `y_sd`, each with
@@ -254,11 +254,9 @@ impl FittedModel {
             parts.y_a.clone(),
             self.spec.seed,
         )?;
-        check_kernel("split prior record's θ_A", &record.kernel_a, &prior.kernel)?;
-        check_close(
-            "split prior record's σ_A²",
-            &[record.noise_a],
-            &[prior.noise_a],
+        check_part_a(
+            (&record.kernel_a, record.noise_a),
+            (&prior.kernel, prior.noise_a),
         )?;
         let q = record.posterior_on(&prior, &parts)?;
         check_posterior(self.posterior()?, &q)?;
@@ -304,11 +302,9 @@ impl FittedModel {
             self.spec.seed,
         )?;
         let stored = record.prior()?;
-        check_kernel("split prior record's θ_A", &stored.kernel, &prior.kernel)?;
-        check_close(
-            "split prior record's σ_A²",
-            &[stored.noise_a],
-            &[prior.noise_a],
+        check_part_a(
+            (&stored.kernel, stored.noise_a),
+            (&prior.kernel, prior.noise_a),
         )?;
         check_close_mat("split prior record's inducing inputs", &stored.z, &prior.z)?;
         check_close("split prior record's q(u) mean", &stored.a_a, &prior.a_a)?;
@@ -341,32 +337,7 @@ impl FittedModel {
         opts: &Resolved,
     ) -> Result<Vec<CertificateReport>> {
         let choices = self.choices()?;
-        let (split, optimise_sites) = match &self.spec.method {
-            Method::Classifier(c) => match &c.hypers {
-                ClassifierHypers::Split(s) => (s, false),
-                _ => {
-                    return Err(mismatch(
-                        "split prior record",
-                        "the spec has no split prior".into(),
-                    ))
-                }
-            },
-            Method::PacGpc(c) => match &c.hypers {
-                ClassifierHypers::Split(s) => (s, true),
-                _ => {
-                    return Err(mismatch(
-                        "split prior record",
-                        "the spec has no split prior".into(),
-                    ))
-                }
-            },
-            _ => {
-                return Err(mismatch(
-                    "split prior record",
-                    "the spec has no split prior".into(),
-                ))
-            }
-        };
+        let (split, optimise_sites) = classifier_split(&self.spec.method)?;
         let Task::Classification { likelihood, .. } = &self.task else {
             return Err(mismatch(
                 "task",
@@ -387,8 +358,7 @@ impl FittedModel {
             (record.menu as f64).ln(),
             &config,
         )?;
-        check_close("input scaler", &self.x_scaler.mean, &pa.x_scaler.mean)?;
-        check_close("input scaler", &self.x_scaler.sd, &pa.x_scaler.sd)?;
+        check_scalers(self, &pa.x_scaler, None)?;
         check_kernel("split prior record's θ_A", &record.kernel_a, &pa.kernel)?;
         check_close(
             "split prior record's scales",
