@@ -214,6 +214,21 @@ fn certify_on_part_b(
         .collect())
 }
 
+/// [`certify_on_part_b`] of a regression split prior: Q's (`q`) marginals from `posterior` at
+/// part B's inputs, one certificate per ε's band loss.
+fn certify_bands_on_part_b(
+    q: &(impl KlToPrior + ?Sized),
+    posterior: &GaussianPosterior,
+    parts: &RegressionParts,
+    choices: Vec<PenaltyTerm>,
+    epsilons: &[f64],
+    opts: &Resolved,
+) -> Result<Vec<CertificateReport>> {
+    let marginals = posterior.predict(parts.x_b.as_ref())?;
+    let losses = band_losses(epsilons, &parts.y_scaler)?;
+    certify_on_part_b(q, &marginals, &parts.y_b, choices, &losses, opts)
+}
+
 impl FittedModel {
     /// A split prior's part A refitted unlike the model's, on more than
     /// [`crate::kernel::start::WIDE_INPUTS`] inputs, in a model whose fit notes no wide start:
@@ -260,14 +275,7 @@ impl FittedModel {
         )?;
         let q = record.posterior_on(&prior, &parts)?;
         check_posterior(self.posterior()?, &q)?;
-        certify_on_part_b(
-            &q,
-            &q.predict(parts.x_b.as_ref())?,
-            &parts.y_b,
-            choices,
-            &band_losses(epsilons, &parts.y_scaler)?,
-            opts,
-        )
+        certify_bands_on_part_b(&q, &q, &parts, choices, epsilons, opts)
     }
 
     /// The sparse split prior's certificates: part A refitted (scalers, θ_A, σ_A², Z and
@@ -316,14 +324,8 @@ impl FittedModel {
         let posterior = record.posterior_on(&prior, &parts)?;
         let p_a = prior.prior();
         check_posterior(self.posterior()?, &posterior)?;
-        certify_on_part_b(
-            &PosteriorAgainst::new(&posterior, &p_a)?,
-            &posterior.predict(parts.x_b.as_ref())?,
-            &parts.y_b,
-            choices,
-            &band_losses(epsilons, &parts.y_scaler)?,
-            opts,
-        )
+        let q = PosteriorAgainst::new(&posterior, &p_a)?;
+        certify_bands_on_part_b(&q, &posterior, &parts, choices, epsilons, opts)
     }
 
     /// The classifier split prior's certificate: the parts re-derived from the sample,
