@@ -48,7 +48,7 @@ impl Kernel {
         if let Some(p) = self.stationary_parts() {
             let theta = self.gram_grad_contract_symmetric(z, g, Some(kzz));
             let u = p.rows(z);
-            let half = p.grad_z(&u, &u, z.ncols(), g, Some(kzz));
+            let half = stationary::grad_z(&p, &u, &u, z.ncols(), g, Some(kzz));
             return (
                 theta,
                 Mat::from_fn(half.nrows(), half.ncols(), |a, t| 2.0 * half[(a, t)]),

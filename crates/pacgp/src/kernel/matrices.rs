@@ -108,7 +108,15 @@ impl Kernel {
     ) -> Vec<f64> {
         if let Some(p) = self.stationary_parts() {
             let u = p.rows(x);
-            return p.grad_contract(&u, &u, x.ncols(), g, true, gram);
+            return p.fold(stationary::grad_contract(
+                &p,
+                &u,
+                &u,
+                x.ncols(),
+                g,
+                true,
+                gram,
+            ));
         }
         self.cross_grad_contract(x, x, g)
     }
@@ -142,7 +150,15 @@ impl Kernel {
     ) -> Vec<f64> {
         if let Some(p) = self.stationary_parts() {
             let (ux, uz) = (p.rows(x), p.rows(z));
-            return p.grad_contract(&ux, &uz, x.ncols(), g, false, None);
+            return p.fold(stationary::grad_contract(
+                &p,
+                &ux,
+                &uz,
+                x.ncols(),
+                g,
+                false,
+                None,
+            ));
         }
         let (rx, rz) = (rows_of(x), rows_of(z));
         let p = self.n_params();
@@ -245,7 +261,7 @@ impl Kernel {
     ) -> Mat<f64> {
         if let Some(p) = self.stationary_parts() {
             let (ux, uz) = (p.rows(x), p.rows(z));
-            return p.grad_z(&ux, &uz, x.ncols(), g, None);
+            return stationary::grad_z(&p, &ux, &uz, x.ncols(), g, None);
         }
         let (rx, rz) = (rows_of(x), rows_of(z));
         let d = z.ncols();

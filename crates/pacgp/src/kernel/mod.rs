@@ -370,44 +370,6 @@ impl StationaryParts<'_> {
         stationary::scaled_cols(x, &self.ln_l)
     }
 
-    /// `Σ_ij G_ij ∂K_ij/∂θ` in θ's order for the scaled points `ux`, `uz` of `d` inputs
-    /// ([`stationary::grad_contract`], then [`StationaryParts::fold`]).
-    pub fn grad_contract(
-        &self,
-        ux: &[f64],
-        uz: &[f64],
-        d: usize,
-        g: MatRef<'_, f64>,
-        symmetric: bool,
-        gram: Option<MatRef<'_, f64>>,
-    ) -> Vec<f64> {
-        self.fold(stationary::grad_contract(
-            self.profile,
-            self.variance,
-            &self.ln_l,
-            ux,
-            uz,
-            d,
-            g,
-            self.scaled,
-            symmetric,
-            gram,
-        ))
-    }
-
-    /// `∂/∂Z Σ_ij G_ij k(x_i, z_j)` for the scaled points `ux`, `uz` of `d` inputs
-    /// ([`stationary::grad_z`]).
-    pub fn grad_z(
-        &self,
-        ux: &[f64],
-        uz: &[f64],
-        d: usize,
-        g: MatRef<'_, f64>,
-        gram: Option<MatRef<'_, f64>>,
-    ) -> Mat<f64> {
-        stationary::grad_z(self.profile, self.variance, &self.ln_l, ux, uz, d, g, gram)
-    }
-
     /// A gradient `[∂/∂ln σ² (if scaled), ∂/∂ln l_t per input …]` in θ's order: the
     /// per-input lengthscale derivatives of a group summed into the group's (chain rule:
     /// every input of the group has `ln l_t = ln l_g`).

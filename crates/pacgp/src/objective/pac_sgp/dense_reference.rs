@@ -45,7 +45,7 @@ impl PacSgpObjective<'_> {
         let (x, y) = (f.x, f.y);
         let (n, m) = (x.nrows(), f.m);
         let nf = n as f64;
-        let (l, lb, kd, q) = (&wh.basis.l_uu, &wh.l_b, &wh.basis.kdiag, &wh.basis.q);
+        let (l, lb, kd, q) = (&wh.l_uu, &wh.l_b, &wh.basis.kdiag, &wh.basis.q);
         // e = A⁻¹c = L⁻ᵀB⁻¹γ; tr(PA⁻¹) = tr B⁻¹, eᵀPe = ‖B⁻¹γ‖², ln det A − ln det P = ln det B.
         let bg = lb.solve_vec(&wh.gamma);
         let e = l.solve_upper_vec(&bg);
@@ -109,7 +109,7 @@ impl PacSgpObjective<'_> {
         let (n, m) = (x.nrows(), f.m);
         let nf = n as f64;
         let (l, lb, lam, kd, q) = (
-            &wh.basis.l_uu,
+            &wh.l_uu,
             &wh.l_b,
             &wh.basis.lambda,
             &wh.basis.kdiag,
