@@ -89,7 +89,8 @@ impl RegressionLoss {
     }
 }
 
-fn check_epsilon(epsilon: f64) -> Result<()> {
+/// An ε-band's ε (target units): positive and finite.
+pub(crate) fn check_epsilon(epsilon: f64) -> Result<()> {
     if !(epsilon > 0.0 && epsilon.is_finite()) {
         return Err(Error::InvalidParameter {
             name: "epsilon",
