@@ -40,34 +40,33 @@ fn main() {
     let p = NegSparseObjective::pack(&k, 0.1, z.as_ref());
     for (name, method) in [("vfe", SparseMethod::Vfe), ("fitc", SparseMethod::Fitc)] {
         let o = NegSparseObjective::new(&k, method, x.as_ref(), &y, m);
-        for _ in 0..reps {
-            let t = Instant::now();
-            let (v, g) = o.value_and_gradient(&p).unwrap();
-            println!(
-                "{name} n={n} {:.3} s  value {v:.6} g0 {:.6} gz {:.6}",
-                t.elapsed().as_secs_f64(),
-                g[0],
-                g[20]
-            );
-        }
-        if std::env::var("FD").is_ok() {
-            for idx in [0usize, 9, 20] {
-                let h = 1e-5;
-                let (mut pp, mut pm) = (p.clone(), p.clone());
-                pp[idx] += h;
-                pm[idx] -= h;
-                let fd = (o.value(&pp).unwrap() - o.value(&pm).unwrap()) / (2.0 * h);
-                println!("  fd[{idx}] = {fd:.6}");
-            }
-        }
+        time_objective(name, n, reps, &o, &p, 6);
     }
     let b = pac_sgp_settings();
     let pac = PacSgpObjective::new(&k, x.as_ref(), &y, m, 1.0, b.loss, b.bound).unwrap();
+    time_objective("pac-sgp", n, reps, &pac, &p, 8);
+    if let Some(mut child) = spinner {
+        child.kill().ok();
+        child.wait().ok();
+    }
+}
+
+/// Times `reps` evaluations of `objective`'s value and gradient at `p`, printing the value to
+/// `digits` places; with `FD` set, also central differences (h = 1e-5) of three coordinates,
+/// to be read against the printed gradient.
+fn time_objective(
+    name: &str,
+    n: usize,
+    reps: usize,
+    objective: &impl Objective,
+    p: &[f64],
+    digits: usize,
+) {
     for _ in 0..reps {
         let t = Instant::now();
-        let (v, g) = pac.value_and_gradient(&p).unwrap();
+        let (v, g) = objective.value_and_gradient(p).unwrap();
         println!(
-            "pac-sgp n={n} {:.3} s  value {v:.8} g0 {:.6} gz {:.6}",
+            "{name} n={n} {:.3} s  value {v:.digits$} g0 {:.6} gz {:.6}",
             t.elapsed().as_secs_f64(),
             g[0],
             g[20]
@@ -76,15 +75,11 @@ fn main() {
     if std::env::var("FD").is_ok() {
         for idx in [0usize, 9, 20] {
             let h = 1e-5;
-            let (mut pp, mut pm) = (p.clone(), p.clone());
+            let (mut pp, mut pm) = (p.to_vec(), p.to_vec());
             pp[idx] += h;
             pm[idx] -= h;
-            let fd = (pac.value(&pp).unwrap() - pac.value(&pm).unwrap()) / (2.0 * h);
-            println!("  fd[{idx}] = {fd:.8}");
+            let fd = (objective.value(&pp).unwrap() - objective.value(&pm).unwrap()) / (2.0 * h);
+            println!("  fd[{idx}] = {fd:.digits$}");
         }
-    }
-    if let Some(mut child) = spinner {
-        child.kill().ok();
-        child.wait().ok();
     }
 }

@@ -90,12 +90,9 @@ fn parse() -> Result<Args, String> {
 }
 
 fn load(path: &str, a: &Args) -> Result<(Mat<f64>, Vec<f64>), String> {
+    let target = a.target.as_deref();
     let opts = CsvOptions {
-        target: a
-            .target
-            .as_deref()
-            .map(TargetSpec::parse)
-            .unwrap_or_default(),
+        target: target.map_or_else(TargetSpec::default, TargetSpec::parse),
         drop_columns: a.drop.clone(),
         ..Default::default()
     };

@@ -89,7 +89,8 @@ impl RegressionLoss {
     }
 }
 
-fn check_epsilon(epsilon: f64) -> Result<()> {
+/// An ε-band's ε (target units): positive and finite.
+pub(crate) fn check_epsilon(epsilon: f64) -> Result<()> {
     if !(epsilon > 0.0 && epsilon.is_finite()) {
         return Err(Error::InvalidParameter {
             name: "epsilon",
@@ -132,14 +133,9 @@ pub fn gibbs_loss_sum_regression(
     marginals: &Marginals,
     loss: &RegressionLoss,
 ) -> Result<f64> {
-    check_epsilon(loss.epsilon())?;
-    check_marginals(y, marginals)?;
-    Ok((0..y.len())
-        .map(|i| {
-            loss.point_risk(y[i], marginals.mean[i], marginals.var[i])
-                .risk
-        })
-        .sum())
+    band_loss_sum(y, marginals, loss, |y, mean, var| {
+        loss.point_risk(y, mean, var).risk
+    })
 }
 
 /// Mean loss of the posterior-mean ("Bayes") predictor (docs/math.md §4.3).
@@ -148,13 +144,23 @@ pub fn bayes_risk_regression(
     marginals: &Marginals,
     loss: &RegressionLoss,
 ) -> Result<f64> {
+    let sum = band_loss_sum(y, marginals, loss, |y, mean, _| loss.deterministic(y, mean))?;
+    Ok(sum / y.len() as f64)
+}
+
+/// `Σ_i point(y_i, μ_i, v_i)` over the sample, once `loss`'s ε and the marginals' shape are
+/// checked: the sum every ε-band risk of a Gaussian predictor is a mean of.
+fn band_loss_sum(
+    y: &[f64],
+    marginals: &Marginals,
+    loss: &RegressionLoss,
+    point: impl Fn(f64, f64, f64) -> f64,
+) -> Result<f64> {
     check_epsilon(loss.epsilon())?;
     check_marginals(y, marginals)?;
-    Ok(y.iter()
-        .zip(&marginals.mean)
-        .map(|(y, m)| loss.deterministic(*y, *m))
-        .sum::<f64>()
-        / y.len() as f64)
+    Ok((0..y.len())
+        .map(|i| point(y[i], marginals.mean[i], marginals.var[i]))
+        .sum())
 }
 
 /// Per-point Gibbs error of the classifier `sgn(f + b)` (optionally with probit noise of

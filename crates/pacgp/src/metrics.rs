@@ -1,6 +1,6 @@
 //! Test-set metrics: RMSE, MAE, NLPD, interval coverage; error rate and log loss; the median.
 
-use crate::error::{Error, Result};
+use crate::error::{check_open_unit, Error, Result};
 
 fn check_len(a: usize, b: usize) -> Result<()> {
     if a == 0 {
@@ -71,13 +71,7 @@ pub fn nlpd(mean: &[f64], var: &[f64], y: &[f64]) -> Result<f64> {
 pub fn coverage(mean: &[f64], var: &[f64], y: &[f64], level: f64) -> Result<f64> {
     check_len(mean.len(), y.len())?;
     check_len(var.len(), y.len())?;
-    if !(level > 0.0 && level < 1.0) {
-        return Err(Error::InvalidParameter {
-            name: "coverage level",
-            value: level,
-            reason: "must lie in (0, 1)",
-        });
-    }
+    check_open_unit("coverage level", level)?;
     let z = normal_quantile(0.5 + level / 2.0);
     let inside = mean
         .iter()

@@ -77,18 +77,7 @@ impl ConfidenceTerm {
 /// 1963, Th. 1: `P(r̂ ≤ p − t) ≤ exp(−n·kl(p − t‖p))`). A certificate is contradicted by the
 /// held-out sample only if this limit exceeds it; the raw mean scatters by ≈ √(p(1−p)/n).
 pub fn held_out_lower_limit(risk: f64, n: usize, delta: f64) -> Result<f64> {
-    if n == 0 {
-        return Err(Error::Empty {
-            what: "held-out sample",
-        });
-    }
-    if !(delta > 0.0 && delta < 1.0) {
-        return Err(Error::InvalidParameter {
-            name: "delta",
-            value: delta,
-            reason: "must lie in (0, 1)",
-        });
-    }
+    check_sample(n, delta, "held-out sample")?;
     Ok(kl_inverse_lower(risk, -delta.ln() / n as f64))
 }
 
@@ -114,20 +103,22 @@ pub fn ln_xi(n: usize) -> f64 {
     top + terms.iter().map(|t| (t - top).exp()).sum::<f64>().ln()
 }
 
+/// `Ok` for a non-empty sample (`what`, named in the error) and a confidence δ in (0, 1).
+fn check_sample(n: usize, delta: f64, what: &'static str) -> Result<()> {
+    if n == 0 {
+        return Err(Error::Empty { what });
+    }
+    check_delta(delta)
+}
+
+/// `Ok` for a confidence δ in (0, 1), the error naming `delta` otherwise.
+pub(crate) fn check_delta(delta: f64) -> Result<()> {
+    crate::error::check_open_unit("delta", delta)
+}
+
 /// Validate the bound's inputs.
 fn check(empirical_risk: f64, kl: f64, n: usize, delta: f64, penalty: f64) -> Result<()> {
-    if n == 0 {
-        return Err(Error::Empty {
-            what: "sample for the PAC-Bayes bound",
-        });
-    }
-    if !(delta > 0.0 && delta < 1.0) {
-        return Err(Error::InvalidParameter {
-            name: "delta",
-            value: delta,
-            reason: "must lie in (0, 1)",
-        });
-    }
+    check_sample(n, delta, "sample for the PAC-Bayes bound")?;
     if !(0.0..=1.0).contains(&empirical_risk) {
         return Err(Error::InvalidParameter {
             name: "empirical risk",

@@ -56,13 +56,7 @@ pub fn binomial_tail_inversion(k: usize, n: usize, delta: f64) -> Result<f64> {
             reason: "must be at most the number of held-out rows",
         });
     }
-    if !(delta > 0.0 && delta < 1.0) {
-        return Err(Error::InvalidParameter {
-            name: "delta",
-            value: delta,
-            reason: "must lie in (0, 1)",
-        });
-    }
+    super::check_delta(delta)?;
     if k == n {
         return Ok(1.0);
     }

@@ -12,18 +12,12 @@ use serde::Serialize;
 
 use super::csv::{parse_table, read_text, Header};
 use super::{canonical_order, Dataset};
-use crate::error::{Error, Result};
+use crate::error::{check_open_unit, Error, Result};
 
 /// Seeded train/test split: a random permutation (ChaCha8), the first `round(test_frac·n)`
 /// indices form the test set. (The permutation differs from numpy's for the same seed.)
 pub fn train_test_split(n: usize, test_frac: f64, seed: u64) -> Result<(Vec<usize>, Vec<usize>)> {
-    if !(test_frac > 0.0 && test_frac < 1.0) {
-        return Err(Error::InvalidParameter {
-            name: "test fraction",
-            value: test_frac,
-            reason: "must lie in (0, 1)",
-        });
-    }
+    check_open_unit("test fraction", test_frac)?;
     let n_test = (test_frac * n as f64).round() as usize;
     if n_test == 0 || n_test >= n {
         return Err(Error::InvalidParameter {
@@ -120,13 +114,7 @@ impl SampleSplit {
     /// Rows of parts A and B of `data` (indices into it, each part in permutation order).
     /// An error when a part would be empty, or, stratified, a class has a single row.
     pub fn parts(&self, data: &Dataset) -> Result<(Vec<usize>, Vec<usize>)> {
-        if !(self.fraction > 0.0 && self.fraction < 1.0) {
-            return Err(Error::InvalidParameter {
-                name: "split fraction F",
-                value: self.fraction,
-                reason: "must lie in (0, 1)",
-            });
-        }
+        check_open_unit("split fraction F", self.fraction)?;
         let n = data.n();
         let order = canonical_order(data);
         let perm: Vec<usize> = permutation(n, self.seed)

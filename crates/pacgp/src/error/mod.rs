@@ -327,6 +327,20 @@ fn limit_text(limit: u64, source: LimitSource) -> String {
     }
 }
 
+/// `Ok` when `value` lies strictly inside (0, 1), as a confidence δ, a level or a fraction
+/// must; otherwise the [`Error::InvalidParameter`] that names it (NaN is outside too).
+pub(crate) fn check_open_unit(name: &'static str, value: f64) -> Result<()> {
+    if value > 0.0 && value < 1.0 {
+        Ok(())
+    } else {
+        Err(Error::InvalidParameter {
+            name,
+            value,
+            reason: "must lie in (0, 1)",
+        })
+    }
+}
+
 impl Error {
     /// The message in a front end's words: an option of the fit spec or of reading a table is
     /// named as its users type it (`--missing` on the command line, `missing` in Python).

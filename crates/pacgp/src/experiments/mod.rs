@@ -35,6 +35,12 @@ pub(crate) fn mean_se(v: &[f64]) -> (f64, f64) {
     (m, (var / n).sqrt())
 }
 
+/// The largest of `f` over a group of an experiment's rows (−∞ for none): the worst case a
+/// summary reports, e.g. of a test risk over its certificate's bound.
+pub(crate) fn worst<R>(group: &[&R], f: impl Fn(&R) -> f64) -> f64 {
+    group.iter().map(|r| f(r)).fold(f64::NEG_INFINITY, f64::max)
+}
+
 /// Mean squared error of the predictive means `mean` against the test targets `y`: the MSE
 /// column of the regression tables.
 pub(crate) fn mean_squared_error(mean: &[f64], y: &[f64]) -> f64 {

@@ -372,11 +372,7 @@ pub fn summarise(rows: &[MulticlassRow], peers: &[PeerRow]) -> Vec<MulticlassSum
             let (accuracy, accuracy_se) = mean_se(&col(|r| r.accuracy));
             let (bound, bound_se) = mean_se(&col(|r| r.bound));
             let (test_gibbs, test_gibbs_se) = mean_se(&col(|r| r.test_gibbs));
-            let worst = |f: fn(&MulticlassRow) -> f64| {
-                g.iter()
-                    .map(|r| f(r) - r.bound)
-                    .fold(f64::NEG_INFINITY, f64::max)
-            };
+            let worst = |f: fn(&MulticlassRow) -> f64| super::worst(&g, |r| f(r) - r.bound);
             let some = |v: Vec<f64>| (!v.is_empty()).then(|| mean_se(&v).0);
             MulticlassSummary {
                 splits: g.len(),

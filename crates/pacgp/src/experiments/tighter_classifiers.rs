@@ -32,7 +32,7 @@ use crate::objective::pac_gpc::{fit_pac_gpc, PacGpcConfig, PacGpcTheta};
 use crate::posterior::GaussianPosterior;
 use crate::select::Menu;
 
-use super::mean_se;
+use super::{mean_se, worst};
 
 /// One method on one split.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -309,14 +309,8 @@ pub fn summarise_classifiers(rows: &[TighterClassifierRow]) -> Vec<TighterClassi
                 kl: mean_se(&col(|r| r.kl)).0,
                 penalty: mean_se(&col(|r| r.penalty)).0,
                 n_bound: mean_se(&col(|r| r.n_bound as f64)).0,
-                worst_test_minus_bound: g
-                    .iter()
-                    .map(|r| r.test_gibbs - r.bound)
-                    .fold(f64::NEG_INFINITY, f64::max),
-                worst_test_lower_minus_bound: g
-                    .iter()
-                    .map(|r| r.test_gibbs_lower - r.bound)
-                    .fold(f64::NEG_INFINITY, f64::max),
+                worst_test_minus_bound: worst(&g, |r| r.test_gibbs - r.bound),
+                worst_test_lower_minus_bound: worst(&g, |r| r.test_gibbs_lower - r.bound),
             }
         })
         .collect()

@@ -302,3 +302,20 @@ fn fit_checked(
     model.report.notes.splice(0..0, notes);
     Ok(model)
 }
+
+/// A binary classifier's task: its posterior, likelihood and labels, no input noise, and the
+/// record of the split that gave its prior, if one did.
+pub(crate) fn classifier_task(
+    posterior: crate::posterior::GaussianPosterior,
+    likelihood: crate::likelihood::Likelihood,
+    labels: LabelMap,
+    split_prior: Option<Box<crate::model::split_classifier::ClassifierSplitRecord>>,
+) -> crate::model::Task {
+    crate::model::Task::Classification {
+        posterior,
+        likelihood,
+        labels,
+        input_noise: 0.0,
+        split_prior,
+    }
+}

@@ -9,7 +9,7 @@ use crate::inference::{ConvergenceReport, ConvergenceStatus};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::model::split_classifier::ClassifierSplitRecord;
-use crate::model::{FitReport, FittedModel, Task};
+use crate::model::{FitReport, FittedModel};
 use crate::objective::gpc_split::fit_classifier_split_prior;
 use crate::objective::pac_gpc::{fit_pac_gpc, PacGpcConfig, PacGpcTheta};
 use crate::spec::{CheckedFitSpec, ClassifierHypers, PacGpcSpec, SplitClassifierSpec};
@@ -64,13 +64,7 @@ pub fn pac_gpc(
         optimiser: Some(fit.report),
         ..Default::default()
     };
-    let task = Task::Classification {
-        posterior: fit.posterior,
-        likelihood: lik,
-        labels,
-        input_noise: 0.0,
-        split_prior: None,
-    };
+    let task = super::classifier_task(fit.posterior, lik, labels, None);
     Ok(FittedModel::assemble(spec, train, x_scaler, task, report))
 }
 
@@ -103,13 +97,7 @@ pub fn split_classifier(
         notes: fit.start_note.into_iter().collect(),
         ..Default::default()
     };
-    let task = Task::Classification {
-        posterior: fit.posterior,
-        likelihood: lik,
-        labels,
-        input_noise: 0.0,
-        split_prior: Some(Box::new(record)),
-    };
+    let task = super::classifier_task(fit.posterior, lik, labels, Some(Box::new(record)));
     Ok(FittedModel::assemble(
         spec,
         train,

@@ -44,12 +44,17 @@ fn standardise(train: &Dataset) -> Result<Standardised> {
 }
 
 /// The regression task's part of a model.
-fn task(posterior: GaussianPosterior, noise_variance: f64, y_scaler: TargetScaler) -> Task {
+fn task(
+    posterior: GaussianPosterior,
+    noise_variance: f64,
+    y_scaler: TargetScaler,
+    split_prior: Option<RegressionSplit>,
+) -> Task {
     Task::Regression {
         posterior,
         noise_variance,
         y_scaler,
-        split_prior: None,
+        split_prior,
         intervals: None,
     }
 }
@@ -178,7 +183,7 @@ pub fn gpr_shared(
             );
             r.notes.extend(start_note.iter().flatten().cloned());
             r.notes.extend(shared_note.clone());
-            let task = task(gp.posterior()?, gp.noise_variance, st.y_scaler);
+            let task = task(gp.posterior()?, gp.noise_variance, st.y_scaler, None);
             Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))
         })
         .collect()
@@ -254,7 +259,7 @@ pub fn sparse(spec: &CheckedFitSpec, s: &SparseSpec, train: &Dataset) -> Result<
     r.notes.extend(start_note);
     r.notes.extend(pre.map(|p| p.note()));
     let posterior = gp.posterior(x, y)?;
-    let task = task(posterior, gp.noise_variance, st.y_scaler);
+    let task = task(posterior, gp.noise_variance, st.y_scaler, None);
     Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))
 }
 
@@ -275,7 +280,12 @@ pub fn pac_gp(spec: &CheckedFitSpec, s: &PacGpSpec, train: &Dataset) -> Result<F
     let fit = fit_pac_gp(&kernel, s.noise_init, st.x.clone(), st.y.clone(), &cfg)?;
     let objective = fit.certificate.bound_of_kind(s.bound);
     let r = bound_report(objective, s.bound, fit.report, fit.gp.jitter_used());
-    let task = task(fit.gp.posterior()?, fit.gp.noise_variance, st.y_scaler);
+    let task = task(
+        fit.gp.posterior()?,
+        fit.gp.noise_variance,
+        st.y_scaler,
+        None,
+    );
     Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))
 }
 
@@ -308,13 +318,8 @@ fn split_pac_gp(
         posterior.cov.jitter(),
     );
     r.notes.extend(fit.prior.start_note.clone());
-    let task = Task::Regression {
-        posterior,
-        noise_variance: fit.prior.noise_a,
-        y_scaler: fit.y_scaler,
-        split_prior: Some(RegressionSplit::Dense(record)),
-        intervals: None,
-    };
+    let split_prior = Some(RegressionSplit::Dense(record));
+    let task = task(posterior, fit.prior.noise_a, fit.y_scaler, split_prior);
     Ok(FittedModel::assemble(
         spec,
         train,
@@ -355,7 +360,7 @@ pub fn pac_sgp(spec: &CheckedFitSpec, s: &PacSgpSpec, train: &Dataset) -> Result
     let mut r = bound_report(objective, s.bound, fit.report, jitter);
     r.notes.extend(fit.pretraining.map(|p| p.note()));
     let posterior = fit.gp.posterior_with_alpha(x, y, fit.alpha_s)?;
-    let task = task(posterior, fit.gp.noise_variance, st.y_scaler);
+    let task = task(posterior, fit.gp.noise_variance, st.y_scaler, None);
     Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))
 }
 
@@ -386,13 +391,8 @@ fn split_pac_sgp(
         crate::regression::sparse::KUU_JITTER,
     );
     r.notes.extend(fit.prior.start_note.clone());
-    let task = Task::Regression {
-        posterior,
-        noise_variance: fit.prior.noise_a,
-        y_scaler: fit.y_scaler,
-        split_prior: Some(RegressionSplit::Sparse(Box::new(record))),
-        intervals: None,
-    };
+    let split_prior = Some(RegressionSplit::Sparse(Box::new(record)));
+    let task = task(posterior, fit.prior.noise_a, fit.y_scaler, split_prior);
     Ok(FittedModel::assemble(
         spec,
         train,
@@ -451,6 +451,6 @@ pub fn greedy_sparse(
         Some(opt),
         posterior.cov.jitter(),
     );
-    let task = task(posterior, g.noise_variance, st.y_scaler);
+    let task = task(posterior, g.noise_variance, st.y_scaler, None);
     Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))
 }

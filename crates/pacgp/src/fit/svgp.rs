@@ -133,13 +133,7 @@ fn svgp_split(
 
 /// A sparse variational classifier's model is a classifier of its link with its two labels.
 fn svgp_task(posterior: GaussianPosterior, labels: LabelMap, link: Link) -> Task {
-    Task::Classification {
-        posterior,
-        likelihood: svgp_likelihood(link),
-        labels,
-        input_noise: 0.0,
-        split_prior: None,
-    }
+    super::classifier_task(posterior, svgp_likelihood(link), labels, None)
 }
 
 /// What the fit without a split prior trains, and the KL it reports.

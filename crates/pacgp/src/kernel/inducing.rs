@@ -27,10 +27,7 @@ impl Kernel {
         mut out: MatMut<'_, f64>,
     ) -> Result<()> {
         if let Some(p) = self.stationary_parts() {
-            let (zt, ux) = (
-                stationary::scaled_cols(z, &p.ln_l),
-                stationary::scaled_rows(x, &p.ln_l),
-            );
+            let (zt, ux) = (p.cols(z), p.rows(x));
             stationary::cross_vectorised(p.profile, p.variance, &zt, &ux, x.ncols(), out);
             return Ok(());
         }
@@ -50,17 +47,8 @@ impl Kernel {
     ) -> (Vec<f64>, Mat<f64>) {
         if let Some(p) = self.stationary_parts() {
             let theta = self.gram_grad_contract_symmetric(z, g, Some(kzz));
-            let u = stationary::scaled_rows(z, &p.ln_l);
-            let half = stationary::grad_z(
-                p.profile,
-                p.variance,
-                &p.ln_l,
-                &u,
-                &u,
-                z.ncols(),
-                g,
-                Some(kzz),
-            );
+            let u = p.rows(z);
+            let half = stationary::grad_z(&p, &u, &u, z.ncols(), g, Some(kzz));
             return (
                 theta,
                 Mat::from_fn(half.nrows(), half.ncols(), |a, t| 2.0 * half[(a, t)]),

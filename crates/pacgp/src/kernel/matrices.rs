@@ -26,10 +26,7 @@ impl Kernel {
     /// objective's buffer from its last evaluation).
     pub fn gram_in(&self, x: MatRef<'_, f64>, storage: Option<Mat<f64>>) -> Result<Mat<f64>> {
         if let Some(p) = self.stationary_parts() {
-            let (xt, u) = (
-                stationary::scaled_cols(x, &p.ln_l),
-                stationary::scaled_rows(x, &p.ln_l),
-            );
+            let (xt, u) = (p.cols(x), p.rows(x));
             return stationary::cross(p.profile, p.variance, &xt, &u, x.ncols(), true, storage);
         }
         if let Some(m) = self.composite_matrix((x.nrows(), x.nrows()), |k| k.gram(x)) {
@@ -51,10 +48,7 @@ impl Kernel {
     /// had.
     pub fn cross(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>) -> Result<Mat<f64>> {
         if let Some(p) = self.stationary_parts() {
-            let (xt, uz) = (
-                stationary::scaled_cols(x, &p.ln_l),
-                stationary::scaled_rows(z, &p.ln_l),
-            );
+            let (xt, uz) = (p.cols(x), p.rows(z));
             return stationary::cross(p.profile, p.variance, &xt, &uz, x.ncols(), false, None);
         }
         if let Some(m) = self.composite_matrix((x.nrows(), z.nrows()), |k| k.cross(x, z)) {
@@ -113,16 +107,13 @@ impl Kernel {
         gram: Option<MatRef<'_, f64>>,
     ) -> Vec<f64> {
         if let Some(p) = self.stationary_parts() {
-            let u = stationary::scaled_rows(x, &p.ln_l);
+            let u = p.rows(x);
             return p.fold(stationary::grad_contract(
-                p.profile,
-                p.variance,
-                &p.ln_l,
+                &p,
                 &u,
                 &u,
                 x.ncols(),
                 g,
-                p.scaled,
                 true,
                 gram,
             ));
@@ -158,19 +149,13 @@ impl Kernel {
         g: MatRef<'_, f64>,
     ) -> Vec<f64> {
         if let Some(p) = self.stationary_parts() {
-            let (ux, uz) = (
-                stationary::scaled_rows(x, &p.ln_l),
-                stationary::scaled_rows(z, &p.ln_l),
-            );
+            let (ux, uz) = (p.rows(x), p.rows(z));
             return p.fold(stationary::grad_contract(
-                p.profile,
-                p.variance,
-                &p.ln_l,
+                &p,
                 &ux,
                 &uz,
                 x.ncols(),
                 g,
-                p.scaled,
                 false,
                 None,
             ));
@@ -246,11 +231,7 @@ impl Kernel {
         debug_assert_eq!((k_zx.nrows(), k_zx.ncols()), (z.nrows(), x.nrows()));
         debug_assert_eq!((g.nrows(), g.ncols()), (z.nrows(), x.nrows()));
         if let Some(p) = self.stationary_parts() {
-            let (uz, ux) = (
-                stationary::scaled_rows(z, &p.ln_l),
-                stationary::scaled_rows(x, &p.ln_l),
-            );
-            let zt = stationary::scaled_cols(z, &p.ln_l);
+            let (uz, ux, zt) = (p.rows(z), p.rows(x), p.cols(z));
             let (theta, dz) = stationary::cross_adjoint(
                 p.profile,
                 p.variance,
@@ -279,20 +260,8 @@ impl Kernel {
         g: MatRef<'_, f64>,
     ) -> Mat<f64> {
         if let Some(p) = self.stationary_parts() {
-            let (ux, uz) = (
-                stationary::scaled_rows(x, &p.ln_l),
-                stationary::scaled_rows(z, &p.ln_l),
-            );
-            return stationary::grad_z(
-                p.profile,
-                p.variance,
-                &p.ln_l,
-                &ux,
-                &uz,
-                x.ncols(),
-                g,
-                None,
-            );
+            let (ux, uz) = (p.rows(x), p.rows(z));
+            return stationary::grad_z(&p, &ux, &uz, x.ncols(), g, None);
         }
         let (rx, rz) = (rows_of(x), rows_of(z));
         let d = z.ncols();

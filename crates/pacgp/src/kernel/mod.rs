@@ -360,6 +360,16 @@ pub(super) struct StationaryParts<'a> {
 }
 
 impl StationaryParts<'_> {
+    /// The points of `x` over their lengthscales, point by point ([`stationary::scaled_rows`]).
+    pub fn rows(&self, x: MatRef<'_, f64>) -> Vec<f64> {
+        stationary::scaled_rows(x, &self.ln_l)
+    }
+
+    /// The points of `x` over their lengthscales, input by input ([`stationary::scaled_cols`]).
+    pub fn cols(&self, x: MatRef<'_, f64>) -> Vec<f64> {
+        stationary::scaled_cols(x, &self.ln_l)
+    }
+
     /// A gradient `[∂/∂ln σ² (if scaled), ∂/∂ln l_t per input …]` in θ's order: the
     /// per-input lengthscale derivatives of a group summed into the group's (chain rule:
     /// every input of the group has `ln l_t = ln l_g`).

@@ -6,6 +6,7 @@ use faer::{Mat, MatMut, MatRef};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::StationaryParts;
 use crate::error::Result;
 use crate::vector_math::{self, VectorLoop};
 
@@ -438,24 +439,22 @@ pub(crate) fn cross_adjoint(
     (out, dz)
 }
 
-/// Gradient contraction for `variance · k(r)` with lengthscales `ln_l`:
-/// returns `[Σ G ∂K/∂ln σ², Σ G ∂K/∂ln l_t …]` (the first entry only if `with_variance`).
+/// Gradient contraction for `variance · k(r)` with lengthscales `ln_l` (`p`'s): returns
+/// `[Σ G ∂K/∂ln σ², Σ G ∂K/∂ln l_t …]` (the first entry only if σ² is a hyperparameter).
 ///
 /// `∂K/∂ln l_t = variance · k'(r²) · (−2 (x_t − z_t)²/l_t²)`; one pass over all pairs, or
 /// with `symmetric` (`uz = ux` and `G = Gᵀ`) over the lower triangle, off-diagonal pairs
 /// counted twice. With `gram` (this kernel's `K(X, Z)`), `k` is read, not recomputed.
-pub(crate) fn grad_contract(
-    profile: Profile,
-    variance: f64,
-    ln_l: &[f64],
+pub(super) fn grad_contract(
+    p: &StationaryParts<'_>,
     ux: &[f64],
     uz: &[f64],
     d: usize,
     g: MatRef<'_, f64>,
-    with_variance: bool,
     symmetric: bool,
     gram: Option<MatRef<'_, f64>>,
 ) -> Vec<f64> {
+    let (profile, variance, ln_l) = (p.profile, p.variance, &*p.ln_l);
     let n_l = ln_l.len();
     let n = ux.len() / d.max(1);
     let m = uz.len() / d.max(1);
@@ -495,26 +494,25 @@ pub(crate) fn grad_contract(
         }
     });
     let mut out = Vec::with_capacity(n_l + 1);
-    if with_variance {
+    if p.scaled {
         out.push(variance * acc[0]);
     }
     out.extend(acc[1..].iter().map(|v| variance * v));
     out
 }
 
-/// `∂/∂Z Σ_ij G_ij · variance · k(r(x_i, z_j))` (M×D), parallel over the columns of G:
+/// `∂/∂Z Σ_ij G_ij · variance · k(r(x_i, z_j))` (M×D; `p`'s variance, profile and lengthscales), parallel over the columns of G:
 /// `∂k/∂z_t = variance · k'(r²) · (−2)(x_t − z_t)/l_t²`, written with `u = x/l`. With `gram`
 /// (this kernel's `K(X, Z)`), `k'` comes from `k` ([`Profile::slope_from_value`]), not an exponential.
-pub(crate) fn grad_z(
-    profile: Profile,
-    variance: f64,
-    ln_l: &[f64],
+pub(super) fn grad_z(
+    p: &StationaryParts<'_>,
     ux: &[f64],
     uz: &[f64],
     d: usize,
     g: MatRef<'_, f64>,
     gram: Option<MatRef<'_, f64>>,
 ) -> Mat<f64> {
+    let (profile, variance, ln_l) = (p.profile, p.variance, &*p.ln_l);
     let (n, m) = (ux.len() / d.max(1), uz.len() / d.max(1));
     let inv_l: Vec<f64> = (0..d)
         .map(|t| (-ln_l[if ln_l.len() == 1 { 0 } else { t }]).exp())

@@ -406,13 +406,7 @@ pub fn regression_loo(
     epsilon: f64,
     mode: LooMode,
 ) -> Result<RegressionLooReport> {
-    if !(epsilon > 0.0 && epsilon.is_finite()) {
-        return Err(Error::InvalidParameter {
-            name: "epsilon",
-            value: epsilon,
-            reason: "must be positive and finite",
-        });
-    }
+    crate::loss::check_epsilon(epsilon)?;
     let y = match model {
         RegressionModel::Exact(gp) => gp.y(),
         RegressionModel::Sparse { y, .. } => y,

@@ -192,13 +192,7 @@ impl FittedModel {
         opts: &super::CertifyOptions,
     ) -> Result<Vec<CertificateReport>> {
         let delta = opts.delta.unwrap_or(self.spec.delta);
-        if !(delta > 0.0 && delta < 1.0) {
-            return Err(Error::InvalidParameter {
-                name: "delta",
-                value: delta,
-                reason: "must lie in (0, 1)",
-            });
-        }
+        crate::bounds::check_delta(delta)?;
         let halved = super::CertifyOptions {
             delta: Some(delta / 2.0),
             ..opts.clone()

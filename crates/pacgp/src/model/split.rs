@@ -18,7 +18,7 @@ use crate::loss::RegressionLoss;
 use crate::objective::gp_split::{RegressionParts, SplitPrior, SplitRecord};
 use crate::objective::sgp_split::{SparseSplitPrior, SparseSplitRecord};
 use crate::posterior::{Covariance, GaussianPosterior, Marginals, Prior};
-use crate::spec::{ClassifierHypers, Method, PacPrior, SvgpSpec};
+use crate::spec::{ClassifierHypers, Method, PacPrior, SplitClassifierSpec, SvgpSpec};
 
 use super::certify::Resolved;
 use super::split_classifier::ClassifierSplitRecord;
@@ -153,32 +153,32 @@ fn spec_kernel(model: &FittedModel) -> Result<Kernel> {
         Method::PacGp(s) => &s.kernel,
         Method::PacSgp(s) => &s.kernel,
         Method::Svgp(s) => &s.kernel,
-        Method::Classifier(c) => match &c.hypers {
-            ClassifierHypers::Split(s) => &s.kernel,
-            _ => {
-                return Err(mismatch(
-                    "split prior record",
-                    "the spec has no split prior".into(),
-                ))
-            }
-        },
-        Method::PacGpc(c) => match &c.hypers {
-            ClassifierHypers::Split(s) => &s.kernel,
-            _ => {
-                return Err(mismatch(
-                    "split prior record",
-                    "the spec has no split prior".into(),
-                ))
-            }
-        },
-        _ => {
-            return Err(mismatch(
-                "split prior record",
-                "the spec has no split prior".into(),
-            ))
-        }
+        method => &classifier_split(method)?.0.kernel,
     };
     Kernel::from_spec(spec, model.feature_names.len())
+}
+
+/// A classifier spec's split prior and whether its fit optimised the sites (PAC-GPC) or
+/// fixed them by the spec's inference (a classifier); the mismatch when it has none.
+fn classifier_split(method: &Method) -> Result<(&SplitClassifierSpec, bool)> {
+    let (hypers, optimise_sites) = match method {
+        Method::Classifier(c) => (Some(&c.hypers), false),
+        Method::PacGpc(c) => (Some(&c.hypers), true),
+        _ => (None, false),
+    };
+    match hypers {
+        Some(ClassifierHypers::Split(s)) => Ok((s, optimise_sites)),
+        _ => Err(mismatch(
+            "split prior record",
+            "the spec has no split prior".into(),
+        )),
+    }
+}
+
+/// Part A's refitted θ_A and σ_A² against the record's `stored` ones.
+fn check_part_a(stored: (&Kernel, f64), refit: (&Kernel, f64)) -> Result<()> {
+    check_kernel("split prior record's θ_A", stored.0, refit.0)?;
+    check_close("split prior record's σ_A²", &[stored.1], &[refit.1])
 }
 
 /// The ε-band losses of `epsilons` (target units) on targets standardised by `y_sd`, each with
@@ -213,6 +213,21 @@ fn certify_on_part_b(
         .zip(eps)
         .map(|(c, e)| CertificateReport::new(c, e))
         .collect())
+}
+
+/// [`certify_on_part_b`] of a regression split prior: Q's (`q`) marginals from `posterior` at
+/// part B's inputs, one certificate per ε's band loss.
+fn certify_bands_on_part_b(
+    q: &(impl KlToPrior + ?Sized),
+    posterior: &GaussianPosterior,
+    parts: &RegressionParts,
+    choices: Vec<PenaltyTerm>,
+    epsilons: &[f64],
+    opts: &Resolved,
+) -> Result<Vec<CertificateReport>> {
+    let marginals = posterior.predict(parts.x_b.as_ref())?;
+    let losses = band_losses(epsilons, &parts.y_scaler)?;
+    certify_on_part_b(q, &marginals, &parts.y_b, choices, &losses, opts)
 }
 
 impl FittedModel {
@@ -255,22 +270,13 @@ impl FittedModel {
             parts.y_a.clone(),
             self.spec.seed,
         )?;
-        check_kernel("split prior record's θ_A", &record.kernel_a, &prior.kernel)?;
-        check_close(
-            "split prior record's σ_A²",
-            &[record.noise_a],
-            &[prior.noise_a],
+        check_part_a(
+            (&record.kernel_a, record.noise_a),
+            (&prior.kernel, prior.noise_a),
         )?;
         let q = record.posterior_on(&prior, &parts)?;
         check_posterior(self.posterior()?, &q)?;
-        certify_on_part_b(
-            &q,
-            &q.predict(parts.x_b.as_ref())?,
-            &parts.y_b,
-            choices,
-            &band_losses(epsilons, &parts.y_scaler)?,
-            opts,
-        )
+        certify_bands_on_part_b(&q, &q, &parts, choices, epsilons, opts)
     }
 
     /// The sparse split prior's certificates: part A refitted (scalers, θ_A, σ_A², Z and
@@ -305,11 +311,9 @@ impl FittedModel {
             self.spec.seed,
         )?;
         let stored = record.prior()?;
-        check_kernel("split prior record's θ_A", &stored.kernel, &prior.kernel)?;
-        check_close(
-            "split prior record's σ_A²",
-            &[stored.noise_a],
-            &[prior.noise_a],
+        check_part_a(
+            (&stored.kernel, stored.noise_a),
+            (&prior.kernel, prior.noise_a),
         )?;
         check_close_mat("split prior record's inducing inputs", &stored.z, &prior.z)?;
         check_close("split prior record's q(u) mean", &stored.a_a, &prior.a_a)?;
@@ -321,14 +325,8 @@ impl FittedModel {
         let posterior = record.posterior_on(&prior, &parts)?;
         let p_a = prior.prior();
         check_posterior(self.posterior()?, &posterior)?;
-        certify_on_part_b(
-            &PosteriorAgainst::new(&posterior, &p_a)?,
-            &posterior.predict(parts.x_b.as_ref())?,
-            &parts.y_b,
-            choices,
-            &band_losses(epsilons, &parts.y_scaler)?,
-            opts,
-        )
+        let q = PosteriorAgainst::new(&posterior, &p_a)?;
+        certify_bands_on_part_b(&q, &posterior, &parts, choices, epsilons, opts)
     }
 
     /// The classifier split prior's certificate: the parts re-derived from the sample,
@@ -345,32 +343,7 @@ impl FittedModel {
             return self.certify_svgp_split(s, record, sample, opts);
         }
         let choices = self.choices()?;
-        let (split, optimise_sites) = match &self.spec.method {
-            Method::Classifier(c) => match &c.hypers {
-                ClassifierHypers::Split(s) => (s, false),
-                _ => {
-                    return Err(mismatch(
-                        "split prior record",
-                        "the spec has no split prior".into(),
-                    ))
-                }
-            },
-            Method::PacGpc(c) => match &c.hypers {
-                ClassifierHypers::Split(s) => (s, true),
-                _ => {
-                    return Err(mismatch(
-                        "split prior record",
-                        "the spec has no split prior".into(),
-                    ))
-                }
-            },
-            _ => {
-                return Err(mismatch(
-                    "split prior record",
-                    "the spec has no split prior".into(),
-                ))
-            }
-        };
+        let (split, optimise_sites) = classifier_split(&self.spec.method)?;
         let Task::Classification { likelihood, .. } = &self.task else {
             return Err(mismatch(
                 "task",
@@ -391,8 +364,7 @@ impl FittedModel {
             (record.menu as f64).ln(),
             &config,
         )?;
-        check_close("input scaler", &self.x_scaler.mean, &pa.x_scaler.mean)?;
-        check_close("input scaler", &self.x_scaler.sd, &pa.x_scaler.sd)?;
+        check_scalers(self, &pa.x_scaler, None)?;
         check_kernel("split prior record's θ_A", &record.kernel_a, &pa.kernel)?;
         check_close(
             "split prior record's scales",

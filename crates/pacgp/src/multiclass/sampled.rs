@@ -22,7 +22,7 @@ use rand_distr::{Distribution, StandardNormal};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::{check_open_unit, Error, Result};
 use crate::special::kl_inverse;
 
 /// Coupled class scores on a sample: at point i the mean `m_i` (row i) and the lower
@@ -150,13 +150,7 @@ pub struct SampledRisk {
 impl SamplingCorrection {
     /// The sampled risk of the scores on `y` and its upper limit at `fraction · delta`.
     pub fn apply(&self, y: &[f64], scores: &JointScores, delta: f64) -> Result<SampledRisk> {
-        if !(self.delta_fraction > 0.0 && self.delta_fraction < 1.0) {
-            return Err(Error::InvalidParameter {
-                name: "sampling share of δ",
-                value: self.delta_fraction,
-                reason: "must lie in (0, 1)",
-            });
-        }
+        check_open_unit("sampling share of δ", self.delta_fraction)?;
         let mean = sampled_gibbs_risk(y, scores, self.draws_per_point, self.seed)?;
         let draws = y.len() * self.draws_per_point;
         let delta_sampling = self.delta_fraction * delta;

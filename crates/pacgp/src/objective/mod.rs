@@ -23,6 +23,18 @@ use faer::MatRef;
 use crate::error::Result;
 use crate::kernel::Kernel;
 
+/// An ε-band loss a regression bound objective can be built on: ε > 0.
+pub(crate) fn check_band(loss: &crate::loss::RegressionLoss) -> Result<()> {
+    if loss.epsilon() > 0.0 {
+        return Ok(());
+    }
+    Err(crate::error::Error::InvalidParameter {
+        name: "epsilon",
+        value: loss.epsilon(),
+        reason: "must be positive",
+    })
+}
+
 /// What every full-GP bound objective checks of its sample before it is built: finite
 /// inputs and targets of matching shapes, and the kernel's input dimension.
 pub(crate) fn check_full_gp_sample(kernel: &Kernel, x: MatRef<'_, f64>, y: &[f64]) -> Result<()> {

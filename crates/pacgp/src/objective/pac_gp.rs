@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::bounds::{BoundKind, BoundValue, ConfidenceTerm, HyperGrid, DEFAULT_DELTA};
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::kernel::Kernel;
 use crate::linalg::{self, JitterPolicy};
 use crate::loss::RegressionLoss;
@@ -47,13 +47,7 @@ impl<'a> BoundObjective<PacGpFamily<'a>> {
         bound: MinimisedBound,
     ) -> Result<Self> {
         super::check_full_gp_sample(kernel, x, y)?;
-        if !(loss.epsilon() > 0.0) {
-            return Err(Error::InvalidParameter {
-                name: "epsilon",
-                value: loss.epsilon(),
-                reason: "must be positive",
-            });
-        }
+        super::check_band(&loss)?;
         let family = PacGpFamily {
             kernel: kernel.clone(),
             x,

@@ -489,38 +489,30 @@ pub fn fit_sparse_split_prior_with(
     BoundTarget::check_confidence(cfg.delta, cfg.term)?;
     let fractions = cfg.fraction.menu()?;
     let chosen = fractions.by_bound(|&fraction, _| {
-        let RegressionParts {
-            a,
-            b,
-            x_scaler,
-            y_scaler,
-            x_a,
-            y_a,
-            x_b,
-            y_b,
-        } = RegressionParts::of(train, fraction, cfg.seed)?;
+        let parts = RegressionParts::of(train, fraction, cfg.seed)?;
         let loss = GibbsLoss::Regression(RegressionLoss::new_epsilon_band(
-            y_scaler.scale_length(cfg.epsilon),
+            parts.y_scaler.scale_length(cfg.epsilon),
         )?);
-        let prior =
-            SparseSplitPrior::fit_vfe(kernel_init, x_a.as_ref(), &y_a, m.min(a.len()), cfg.seed)?;
-        let choices = sparse_split_choices(
-            prior.m(),
-            fraction,
+        let na = parts.a.len();
+        let prior = SparseSplitPrior::fit_vfe(
+            kernel_init,
+            parts.x_a.as_ref(),
+            &parts.y_a,
+            m.min(na),
             cfg.seed,
-            &fractions,
-            a.len(),
-            train.n(),
-        );
+        )?;
+        let choices =
+            sparse_split_choices(prior.m(), fraction, cfg.seed, &fractions, na, train.n());
+        let (x_b, y_b) = (parts.x_b.as_ref(), parts.y_b.as_slice());
         let spec = CertificateSpec::new(cfg.delta, cfg.term, choices);
         let bound = MinimisedBound::new(spec.delta, spec.term, BoundKind::Kl, spec.penalty())?;
-        let params = minimise(&prior, x_b.as_ref(), &y_b, &loss, &bound, family)?;
-        let posterior = prior.update(x_b.as_ref(), &y_b, params)?;
+        let params = minimise(&prior, x_b, y_b, &loss, &bound, family)?;
+        let posterior = prior.update(x_b, y_b, params)?;
         let certificate = certificates(
             &posterior,
             &prior,
-            x_b.as_ref(),
-            &y_b,
+            x_b,
+            y_b,
             std::slice::from_ref(&loss),
             &spec,
         )?
@@ -529,9 +521,9 @@ pub fn fit_sparse_split_prior_with(
             fraction,
             seed: cfg.seed,
             menu: fractions.len(),
-            b,
-            x_scaler,
-            y_scaler,
+            b: parts.b,
+            x_scaler: parts.x_scaler,
+            y_scaler: parts.y_scaler,
             prior,
             params,
             posterior,

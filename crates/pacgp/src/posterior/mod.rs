@@ -155,12 +155,7 @@ impl GaussianPosterior {
         sqrt_pi: Vec<f64>,
         chol_b: Cholesky,
     ) -> Self {
-        Self {
-            prior: prior.into(),
-            basis,
-            alpha,
-            cov: Covariance::Sites { sqrt_pi, chol_b },
-        }
+        Self::with_cov(prior, basis, alpha, Covariance::Sites { sqrt_pi, chol_b })
     }
 
     /// The whitened inducing form over `prior`: `Σ = L_uu B⁻¹ L_uuᵀ`.
@@ -171,12 +166,12 @@ impl GaussianPosterior {
         chol_kuu: Cholesky,
         chol_b: Cholesky,
     ) -> Self {
-        Self {
-            prior: prior.into(),
+        Self::with_cov(
+            prior,
             basis,
             alpha,
-            cov: Covariance::WhitenedPrecision { chol_kuu, chol_b },
-        }
+            Covariance::WhitenedPrecision { chol_kuu, chol_b },
+        )
     }
 
     /// The dense form over `prior`: any covariance Σ of `f_B`, by the Cholesky factors of
@@ -188,14 +183,26 @@ impl GaussianPosterior {
         chol_kb: Cholesky,
         chol_sigma: Cholesky,
     ) -> Self {
+        let cov = Covariance::Dense {
+            chol_kb,
+            chol_sigma,
+        };
+        Self::with_cov(prior, basis, alpha, cov)
+    }
+
+    /// The posterior over `prior` with mean weights `alpha` at `basis` and covariance `cov`,
+    /// which the constructors above name by its form.
+    fn with_cov(
+        prior: impl Into<Prior>,
+        basis: Mat<f64>,
+        alpha: Vec<f64>,
+        cov: Covariance,
+    ) -> Self {
         Self {
             prior: prior.into(),
             basis,
             alpha,
-            cov: Covariance::Dense {
-                chol_kb,
-                chol_sigma,
-            },
+            cov,
         }
     }
 

@@ -113,22 +113,41 @@ pub(crate) fn shard_basis(
     z: MatRef<'_, f64>,
 ) -> Result<ShardBasis> {
     let kzx = kernel.cross(z, x)?;
-    let mut v = kzx.clone();
-    l_uu.solve_lower_in_place(v.as_mut());
-    let kdiag = kernel.diag(x);
-    let q = linalg::col_sq_norms(&v);
-    let lambda = kdiag
-        .iter()
-        .zip(&q)
-        .map(|(k, q)| noise + alpha_s * (k - q).max(0.0))
-        .collect();
-    Ok(ShardBasis {
+    Ok(ShardBasis::of_cross(
         kzx,
-        v,
-        kdiag,
-        q,
-        lambda,
-    })
+        l_uu,
+        kernel.diag(x),
+        noise,
+        alpha_s,
+    ))
+}
+
+impl ShardBasis {
+    /// The basis of points with cross-covariance `kzx = K(Z, X)` and prior variances `kdiag`
+    /// in the whitened basis of `l_uu`: `V = L⁻¹F`, `q_i = ‖V_{:,i}‖²`, `Λ_ii`.
+    pub(crate) fn of_cross(
+        kzx: Mat<f64>,
+        l_uu: &Cholesky,
+        kdiag: Vec<f64>,
+        noise: f64,
+        alpha_s: f64,
+    ) -> Self {
+        let mut v = kzx.clone();
+        l_uu.solve_lower_in_place(v.as_mut());
+        let q = linalg::col_sq_norms(&v);
+        let lambda = kdiag
+            .iter()
+            .zip(&q)
+            .map(|(k, q)| noise + alpha_s * (k - q).max(0.0))
+            .collect();
+        ShardBasis {
+            kzx,
+            v,
+            kdiag,
+            q,
+            lambda,
+        }
+    }
 }
 
 /// The data's part of the VFE bound on one shard (or, combined, on all of them).
@@ -307,7 +326,7 @@ pub fn vfe_global(
         });
     }
     let (n, mf) = (s.n as f64, m as f64);
-    // B = I + Ā/σ², γ = b/σ² (the single-process whitened_from_basis with Λ = σ²I).
+    // B = I + Ā/σ², γ = b/σ² (the single-process `sparse_reference::whitened` with Λ = σ²I).
     let inv = 1.0 / noise;
     let bmat = Mat::from_fn(m, m, |i, j| {
         s.vv[(i, j)] * inv + if i == j { 1.0 } else { 0.0 }

@@ -10,88 +10,23 @@ use crate::linalg;
 
 use crate::linalg::{Cholesky, JitterPolicy};
 
+use super::sharded::ShardBasis;
 use super::sparse::SparseMethod;
 use super::whitened_blocks::kuu_cholesky;
 use crate::linalg::{add_outer, sandwich_inv};
 
-/// The per-point whitened factors (everything but `B` and `γ`, which sum over the data):
-/// the unstreamed form the reference objectives check the streamed ones by.
-pub(crate) struct WhitenedBasis {
-    /// `L Lᵀ = K_uu + jitter·I`.
-    pub l_uu: Cholesky,
-    /// `F = K(Z, X)` (M×N).
-    pub kzx: Mat<f64>,
-    /// `V = L⁻¹F` (M×N).
-    pub v: Mat<f64>,
-    /// `k(x_i, x_i)`.
-    pub kdiag: Vec<f64>,
-    /// `q_i = ‖V_{:,i}‖²`.
-    pub q: Vec<f64>,
-    /// `Λ_ii = σ² + α_s·max(k_ii − q_i, 0)` (docs/math.md §3.2, eq. 11).
-    pub lambda: Vec<f64>,
-}
-
-/// [`WhitenedBasis`] at (θ, σ², Z) on the points `x`.
-pub(crate) fn whitened_basis(
-    kernel: &Kernel,
-    noise: f64,
-    alpha_s: f64,
-    x: MatRef<'_, f64>,
-    z: MatRef<'_, f64>,
-) -> Result<WhitenedBasis> {
-    whitened_basis_per_point(kernel, |_| noise, alpha_s, x, z)
-}
-
-/// [`WhitenedBasis`] with point `i`'s noise `noise(i)` in `Λ_ii` (per-point posterior noise,
-/// docs/math.md §9.4.2).
-pub(crate) fn whitened_basis_per_point(
-    kernel: &Kernel,
-    noise: impl Fn(usize) -> f64,
-    alpha_s: f64,
-    x: MatRef<'_, f64>,
-    z: MatRef<'_, f64>,
-) -> Result<WhitenedBasis> {
-    let l_uu = kuu_cholesky(kernel, z)?;
-    let kzx = kernel.inducing_cross(z, x)?;
-    let mut v = kzx.clone();
-    l_uu.solve_lower_in_place(v.as_mut());
-    let kdiag = kernel.diag(x);
-    let q = linalg::col_sq_norms(&v);
-    let lambda: Vec<f64> = kdiag
-        .iter()
-        .zip(&q)
-        .enumerate()
-        .map(|(i, (k, q))| noise(i) + alpha_s * (k - q).max(0.0))
-        .collect();
-    Ok(WhitenedBasis {
-        l_uu,
-        kzx,
-        v,
-        kdiag,
-        q,
-        lambda,
-    })
-}
-
 const LN_2PI: f64 = 1.837_877_066_409_345_5;
 
-/// The whitened factors of one evaluation at (θ, σ², Z) (docs/math.md §3.2), shared with PAC-SGP.
+/// The whitened factors of one evaluation at (θ, σ², Z) (docs/math.md §3.2), shared with PAC-SGP:
+/// `L_uu`, the points' [`ShardBasis`] (all of them in one) and the sums over the data.
 ///
 /// `F = K(Z, X)` is kept in the M×N orientation so that every O(NM²) step (the solve for V,
 /// the product for B, the gradients' solves and products) runs on contiguous columns.
 pub(crate) struct Whitened {
     /// `L Lᵀ = K_uu + jitter·I`.
     pub l_uu: Cholesky,
-    /// `F = K(Z, X)` (M×N).
-    pub kzx: Mat<f64>,
-    /// `V = L⁻¹F` (M×N).
-    pub v: Mat<f64>,
-    /// `k(x_i, x_i)`.
-    pub kdiag: Vec<f64>,
-    /// `q_i = ‖V_{:,i}‖² = [Q_ff]_ii`.
-    pub q: Vec<f64>,
-    /// `Λ_ii = σ² + α_s·max(k_ii − q_i, 0)` (docs/math.md §3.2, eq. 11).
-    pub lambda: Vec<f64>,
+    /// `F`, `V`, `k_ii`, `q_i` and `Λ_ii` of the points.
+    pub basis: ShardBasis,
     /// `L_B L_Bᵀ = B = I + VΛ⁻¹Vᵀ`.
     pub l_b: Cholesky,
     /// `γ = VΛ⁻¹y`.
@@ -107,35 +42,17 @@ pub(crate) fn whitened(
     z: MatRef<'_, f64>,
     y: &[f64],
 ) -> Result<Whitened> {
-    whitened_from_basis(whitened_basis(kernel, noise, alpha_s, x, z)?, y)
-}
-
-/// Completes a [`WhitenedBasis`] with `B = I + VΛ⁻¹Vᵀ` (factored) and `γ = VΛ⁻¹y`.
-pub(crate) fn whitened_from_basis(basis: WhitenedBasis, y: &[f64]) -> Result<Whitened> {
-    let WhitenedBasis {
-        l_uu,
-        kzx,
-        v,
-        kdiag,
-        q,
-        lambda,
-    } = basis;
-    let m = v.nrows();
-    let inv_lam: Vec<f64> = lambda.iter().map(|l| 1.0 / l).collect();
-    let mut b = linalg::weighted_gram(&v, &inv_lam)?;
-    for k in 0..m {
+    let l_uu = kuu_cholesky(kernel, z)?;
+    let kzx = kernel.inducing_cross(z, x)?;
+    let basis = ShardBasis::of_cross(kzx, &l_uu, kernel.diag(x), noise, alpha_s);
+    let (mut b, gamma) = super::sparse_sums::weighted_sums(&basis.v, &basis.lambda, y)?;
+    for k in 0..b.nrows() {
         b[(k, k)] += 1.0;
     }
     let l_b = Cholesky::factor(b.as_ref(), &JitterPolicy::default(), "I + VΛ⁻¹Vᵀ")?;
-    let ly: Vec<f64> = y.iter().zip(&inv_lam).map(|(y, il)| y * il).collect();
-    let gamma = linalg::mat_vec(&v, &ly);
     Ok(Whitened {
         l_uu,
-        kzx,
-        v,
-        kdiag,
-        q,
-        lambda,
+        basis,
         l_b,
         gamma,
     })
@@ -160,22 +77,22 @@ pub(crate) fn objective_and_gradient(
     let alpha_s = method.alpha_s();
     let f = whitened(kernel, noise, alpha_s, x, z, y)?;
     let (n, m) = (x.nrows(), z.nrows());
-    let lam = &f.lambda;
+    let lam = &f.basis.lambda;
     // ln N(y | 0, Q + Λ) by Woodbury.
     let lb_gamma = f.l_b.solve_lower_vec(&f.gamma);
     let quad =
         (0..n).map(|i| y[i] * y[i] / lam[i]).sum::<f64>() - linalg::dot(&lb_gamma, &lb_gamma);
     let ln_det = f.l_b.ln_det() + lam.iter().map(|l| l.ln()).sum::<f64>();
     let mut value = -0.5 * quad - 0.5 * ln_det - 0.5 * n as f64 * LN_2PI;
-    let trace_gap: f64 = (0..n).map(|i| f.kdiag[i] - f.q[i]).sum();
+    let trace_gap: f64 = (0..n).map(|i| f.basis.kdiag[i] - f.basis.q[i]).sum();
     if method == SparseMethod::Vfe {
         value -= trace_gap / (2.0 * noise);
     }
     // β = Σ⁻¹y = Λ⁻¹(y − Vᵀ B⁻¹ γ); a = P⁻¹Fβ = L⁻ᵀVβ.
     let binv_gamma = f.l_b.solve_vec(&f.gamma);
-    let vt_bg = linalg::mat_t_vec(&f.v, &binv_gamma);
+    let vt_bg = linalg::mat_t_vec(&f.basis.v, &binv_gamma);
     let beta: Vec<f64> = (0..n).map(|i| (y[i] - vt_bg[i]) / lam[i]).collect();
-    let vbeta = linalg::mat_vec(&f.v, &beta);
+    let vbeta = linalg::mat_vec(&f.basis.v, &beta);
     let a = f.l_uu.solve_upper_vec(&vbeta);
     let b_inv = f.l_b.inverse().unwrap();
     let (fbar, x_mid, kbar, noise_bar) = match method {
@@ -199,7 +116,7 @@ pub(crate) fn objective_and_gradient(
                 -b_inv[(i, j)] / noise + if i == j { 2.0 * q_bar } else { 0.0 }
             });
             f.l_uu.solve_upper_in_place(c.as_mut());
-            let mut fbar = &c * &f.v;
+            let mut fbar = &c * &f.basis.v;
             add_outer(&mut fbar, &a, &beta);
             // X = ½(I − B⁻¹) − q̄σ²(B − I).
             let bmat = f.l_b.l() * f.l_b.l().transpose();
@@ -212,7 +129,7 @@ pub(crate) fn objective_and_gradient(
         }
         SparseMethod::Fitc => {
             // s_i = V_iᵀB⁻¹V_i = ‖L_B⁻¹V_i‖²; Λ̄_ii = ½(β_i² − 1/λ_i + s_i/λ_i²).
-            let mut yb = f.v.clone();
+            let mut yb = f.basis.v.clone();
             f.l_b.solve_lower_in_place(yb.as_mut());
             let s = linalg::col_sq_norms(&yb);
             let lam_bar: Vec<f64> = (0..n)
@@ -221,7 +138,7 @@ pub(crate) fn objective_and_gradient(
             // Λ = σ² + max(k − q, 0): no gradient where the clamp is active.
             let q_bar: Vec<f64> = (0..n)
                 .map(|i| {
-                    if f.kdiag[i] - f.q[i] >= 0.0 {
+                    if f.basis.kdiag[i] - f.basis.q[i] >= 0.0 {
                         -lam_bar[i]
                     } else {
                         0.0
@@ -236,13 +153,13 @@ pub(crate) fn objective_and_gradient(
             f.l_b.solve_upper_in_place(yb.as_mut());
             yb.par_col_iter_mut().enumerate().for_each(|(i, c)| {
                 let c = c.try_as_col_major_mut().unwrap().as_slice_mut();
-                let vi = f.v.col_as_slice(i);
+                let vi = f.basis.v.col_as_slice(i);
                 for k in 0..m {
                     c[k] = vbeta[k] * beta[i] - c[k] + 2.0 * vi[k] * q_bar[i];
                 }
             });
             f.l_uu.solve_upper_in_place(yb.as_mut());
-            let vqv = linalg::weighted_gram(&f.v, &q_bar)?;
+            let vqv = linalg::weighted_gram(&f.basis.v, &q_bar)?;
             let x_mid = Mat::from_fn(m, m, |i, j| {
                 0.5 * (if i == j { 1.0 } else { 0.0 } - b_inv[(i, j)]) - vqv[(i, j)]
             });
@@ -256,7 +173,7 @@ pub(crate) fn objective_and_gradient(
             pbar[(i, j)] -= 0.5 * a[i] * a[j];
         }
     }
-    let Whitened { kzx, .. } = f;
+    let kzx = f.basis.kzx;
     let (mut grad, dz_x) = kernel.cross_adjoint(z, x, kzx, &fbar);
     let guu = kernel.gram_grad_contract(z, pbar.as_ref());
     let gdiag = kernel.diag_grad_contract(x, &kbar);

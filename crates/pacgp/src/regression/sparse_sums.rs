@@ -43,13 +43,24 @@ impl PacSgpShardStats {
 
 /// `Σ V_iV_iᵀ/Λ_i`, `Σ V_i y_i/Λ_i` of the points of `wb`.
 pub(crate) fn sums_of(wb: &ShardBasis, y: &[f64]) -> Result<PacSgpShardStats> {
-    let inv_lam: Vec<f64> = wb.lambda.iter().map(|l| 1.0 / l).collect();
-    let ly: Vec<f64> = y.iter().zip(&inv_lam).map(|(y, il)| y * il).collect();
+    let (b, gamma) = weighted_sums(&wb.v, &wb.lambda, y)?;
     Ok(PacSgpShardStats {
-        b: linalg::weighted_gram(&wb.v, &inv_lam)?,
-        gamma: linalg::mat_vec(&wb.v, &ly),
+        b,
+        gamma,
         n: y.len(),
     })
+}
+
+/// `(VΛ⁻¹Vᵀ, VΛ⁻¹y)` for the whitened projections `V` (M×N) of N points with diagonal `Λ`:
+/// what `B = I + VΛ⁻¹Vᵀ` and `γ` sum over the points.
+pub(crate) fn weighted_sums(
+    v: &Mat<f64>,
+    lambda: &[f64],
+    y: &[f64],
+) -> Result<(Mat<f64>, Vec<f64>)> {
+    let inv_lam: Vec<f64> = lambda.iter().map(|l| 1.0 / l).collect();
+    let ly: Vec<f64> = y.iter().zip(&inv_lam).map(|(y, il)| y * il).collect();
+    Ok((linalg::weighted_gram(v, &inv_lam)?, linalg::mat_vec(v, &ly)))
 }
 
 /// One shard's part of a sparse posterior with `Λ = σ² + α_s diag(K_ff − Q_ff)` (eq. 11; VFE

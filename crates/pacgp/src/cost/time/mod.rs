@@ -287,23 +287,37 @@ fn kmeans_flops(s: Shape, m: f64) -> f64 {
 }
 
 /// `vfe`, `fitc`, `dtc` with M inducing inputs: [`SPARSE_ITERATIONS`] of about 1.1
-/// evaluations, the k-means start, and the final posterior and objective (two passes more).
+/// evaluations ([`sparse_fit`]).
 fn sparse(s: Shape, m: f64) -> Work {
-    let eval = sparse_evaluation(s, m, 4.0);
-    Work::optimiser(
+    sparse_fit(
+        s,
+        m,
+        4.0,
         SPARSE_ITERATIONS,
-        LONG_RUN_EVALUATIONS_PER_ITERATION * eval,
-        kmeans_flops(s, m) + 2.0 * eval,
+        LONG_RUN_EVALUATIONS_PER_ITERATION,
     )
 }
 
-/// `pac-sgp` with M inducing inputs: [`PAC_SGP_ITERATIONS`] of the bound's evaluation, the
-/// k-means start, and the final posterior and certificate (two passes more).
+/// `pac-sgp` with M inducing inputs: [`PAC_SGP_ITERATIONS`] of the bound's evaluation
+/// ([`sparse_fit`]).
 fn pac_sgp(s: Shape, m: f64) -> Work {
-    let eval = sparse_evaluation(s, m, 9.0);
-    Work::optimiser(
+    sparse_fit(
+        s,
+        m,
+        9.0,
         PAC_SGP_ITERATIONS,
-        PAC_SGP_EVALUATIONS_PER_ITERATION * eval,
+        PAC_SGP_EVALUATIONS_PER_ITERATION,
+    )
+}
+
+/// A sparse fit with Z trained: `iterations` of `per_iteration` evaluations
+/// ([`sparse_evaluation`] with `products`·N·M²), the k-means start, and the final posterior
+/// and objective or certificate (two passes more).
+fn sparse_fit(s: Shape, m: f64, products: f64, iterations: f64, per_iteration: f64) -> Work {
+    let eval = sparse_evaluation(s, m, products);
+    Work::optimiser(
+        iterations,
+        per_iteration * eval,
         kmeans_flops(s, m) + 2.0 * eval,
     )
 }

@@ -13,7 +13,7 @@
 use faer::MatRef;
 use serde::{Deserialize, Serialize};
 
-use super::mean_se;
+use super::{mean_se, worst};
 use crate::bounds::{BoundKind, ConfidenceTerm, DEFAULT_DELTA};
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
 use crate::data::{permutation, train_test_split, Dataset, Standardizer, TargetScaler};

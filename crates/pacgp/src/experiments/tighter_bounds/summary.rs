@@ -83,14 +83,8 @@ pub fn summarise(rows: &[TighterRow]) -> Vec<TighterSummary> {
                 kl: mean_se(&col(|r| r.kl)).0,
                 penalty: mean_se(&col(|r| r.penalty)).0,
                 n_bound: mean_se(&col(|r| r.n_bound as f64)).0,
-                worst_test_lower_minus_bound: g
-                    .iter()
-                    .map(|r| test_lower_minus_bound(r))
-                    .fold(f64::NEG_INFINITY, f64::max),
-                worst_test_minus_bound: g
-                    .iter()
-                    .map(|r| r.test_gibbs - r.bound)
-                    .fold(f64::NEG_INFINITY, f64::max),
+                worst_test_lower_minus_bound: worst(&g, test_lower_minus_bound),
+                worst_test_minus_bound: worst(&g, |r| r.test_gibbs - r.bound),
             }
         })
         .collect()

@@ -21,6 +21,31 @@ fn sample() -> (Mat<f64>, Vec<f64>) {
     (x, y)
 }
 
+/// [`sample`]'s inputs with its targets cut at 0.3 into ±1 labels.
+fn labelled_sample() -> (Mat<f64>, Vec<f64>) {
+    let (x, t) = sample();
+    let y = t
+        .iter()
+        .map(|v| if *v > 0.3 { 1.0 } else { -1.0 })
+        .collect();
+    (x, y)
+}
+
+/// The in-process SVGP fit of an svgp spec on `(x, y)`, with the kernel it starts from.
+fn in_process_svgp(
+    spec: &CheckedFitSpec,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+) -> (Kernel, crate::svgp::SvgpFit) {
+    let Method::Svgp(s) = &spec.method else {
+        panic!("not an svgp spec")
+    };
+    let kernel = Kernel::from_spec(&s.kernel, 2).unwrap();
+    let st = svgp_settings(spec, s, y.len());
+    let fit = crate::svgp::fit_svgp(&kernel, x, y, &st).unwrap();
+    (kernel, fit)
+}
+
 /// The plan's search on rows in one process, from the in-process start.
 fn minimised(spec: &CheckedFitSpec, x: MatRef<'_, f64>, y: &[f64]) -> Vec<f64> {
     let plan = ShardedFit::of(spec, x.nrows(), x.ncols(), 1.0).unwrap();
@@ -122,11 +147,7 @@ fn the_vfe_plan_searches_as_the_in_process_fit() {
 
 #[test]
 fn the_svgp_plans_search_as_the_in_process_fit() {
-    let (x, t) = sample();
-    let y: Vec<f64> = t
-        .iter()
-        .map(|v| if *v > 0.3 { 1.0 } else { -1.0 })
-        .collect();
+    let (x, y) = labelled_sample();
     for method in [MethodName::Svgp, MethodName::PacSvgp] {
         let spec = FitOptions {
             inducing: Some(M),
@@ -135,12 +156,7 @@ fn the_svgp_plans_search_as_the_in_process_fit() {
         }
         .check(method)
         .unwrap();
-        let Method::Svgp(s) = &spec.method else {
-            panic!("not an svgp spec")
-        };
-        let kernel = Kernel::from_spec(&s.kernel, 2).unwrap();
-        let st = svgp_settings(&spec, s, y.len());
-        let fit = crate::svgp::fit_svgp(&kernel, x.as_ref(), &y, &st).unwrap();
+        let (kernel, fit) = in_process_svgp(&spec, x.as_ref(), &y);
         let plan = minimised(&spec, x.as_ref(), &y);
         let layout = ShardedFit::of(&spec, y.len(), 2, 1.0)
             .unwrap()
@@ -226,11 +242,7 @@ fn a_wide_plan_starts_from_the_gathered_rows_as_the_in_process_fit() {
 /// minibatch fit's, bit for bit.
 #[test]
 fn the_svgp_minibatch_plan_runs_the_in_process_adam_steps() {
-    let (x, t) = sample();
-    let y: Vec<f64> = t
-        .iter()
-        .map(|v| if *v > 0.3 { 1.0 } else { -1.0 })
-        .collect();
+    let (x, y) = labelled_sample();
     let spec = FitOptions {
         inducing: Some(M),
         max_iter: Some(20),
@@ -239,12 +251,7 @@ fn the_svgp_minibatch_plan_runs_the_in_process_adam_steps() {
     }
     .check(MethodName::PacSvgp)
     .unwrap();
-    let Method::Svgp(s) = &spec.method else {
-        panic!("not an svgp spec")
-    };
-    let kernel = Kernel::from_spec(&s.kernel, 2).unwrap();
-    let st = svgp_settings(&spec, s, y.len());
-    let fit = crate::svgp::fit_svgp(&kernel, x.as_ref(), &y, &st).unwrap();
+    let (kernel, fit) = in_process_svgp(&spec, x.as_ref(), &y);
     let plan = ShardedFit::of(&spec, y.len(), 2, 1.0).unwrap();
     assert_eq!(plan.minibatch().map(|s| s.batch), Some(16));
     let z0 = initial_inducing_with_targets(

@@ -45,16 +45,16 @@ impl PacSgpObjective<'_> {
         let (x, y) = (f.x, f.y);
         let (n, m) = (x.nrows(), f.m);
         let nf = n as f64;
-        let (l, lb, kd, q) = (&wh.l_uu, &wh.l_b, &wh.kdiag, &wh.q);
+        let (l, lb, kd, q) = (&wh.l_uu, &wh.l_b, &wh.basis.kdiag, &wh.basis.q);
         // e = A⁻¹c = L⁻ᵀB⁻¹γ; tr(PA⁻¹) = tr B⁻¹, eᵀPe = ‖B⁻¹γ‖², ln det A − ln det P = ln det B.
         let bg = lb.solve_vec(&wh.gamma);
         let e = l.solve_upper_vec(&bg);
         let b_inv = lb.inverse().unwrap();
         let tr_binv: f64 = (0..m).map(|a| b_inv[(a, a)]).sum();
         let kl = GaussianKlTerms::site_form(tr_binv, linalg::dot(&bg, &bg), m, lb.ln_det()).kl();
-        let mu = linalg::mat_t_vec(&wh.kzx, &e);
+        let mu = linalg::mat_t_vec(&wh.basis.kzx, &e);
         // s_i = F_iᵀA⁻¹F_i = ‖L_B⁻¹V_i‖².
-        let mut yb = wh.v.clone();
+        let mut yb = wh.basis.v.clone();
         lb.solve_lower_in_place(yb.as_mut());
         let s = linalg::col_sq_norms(&yb);
         let var: Vec<f64> = (0..n).map(|i| (kd[i] - q[i] + s[i]).max(1e-12)).collect();
@@ -108,7 +108,13 @@ impl PacSgpObjective<'_> {
         let (x, y) = (f.x, f.y);
         let (n, m) = (x.nrows(), f.m);
         let nf = n as f64;
-        let (l, lb, lam, kd, q) = (&wh.l_uu, &wh.l_b, &wh.lambda, &wh.kdiag, &wh.q);
+        let (l, lb, lam, kd, q) = (
+            &wh.l_uu,
+            &wh.l_b,
+            &wh.basis.lambda,
+            &wh.basis.kdiag,
+            &wh.basis.q,
+        );
         let klb = d_c / nf;
         let mub: Vec<f64> = g_mu.iter().map(|g| d_q * g / nf).collect();
         let vb: Vec<f64> = g_v.iter().map(|g| d_q * g / nf).collect();
@@ -116,7 +122,7 @@ impl PacSgpObjective<'_> {
         let p_inv = l.inverse().unwrap();
         let apa = sandwich_inv(l, b_inv * b_inv); // A⁻¹PA⁻¹ = L⁻ᵀB⁻²L⁻¹
         let h = l.solve_upper_vec(&lb.solve_vec(bg)); // A⁻¹PA⁻¹c = L⁻ᵀB⁻¹(B⁻¹γ)
-        let t = l.solve_upper_vec(&lb.solve_vec(&linalg::mat_vec(&wh.v, &mub))); // A⁻¹Fμ̄
+        let t = l.solve_upper_vec(&lb.solve_vec(&linalg::mat_vec(&wh.basis.v, &mub))); // A⁻¹Fμ̄
         let l_a = Cholesky::from_lower(l.l() * lb.l(), 0.0);
         let avfa = sandwich_inv(&l_a, linalg::weighted_gram(&yb, &vb).unwrap());
         let abar = Mat::from_fn(m, m, |a, b| {
@@ -127,9 +133,9 @@ impl PacSgpObjective<'_> {
         let cbar: Vec<f64> = (0..m).map(|a| klb * h[a] + t[a]).collect();
         // C = LᵀĀL, so FᵀĀF = VᵀCV.
         let c_mat = l.l().transpose() * (&abar * l.l());
-        let mut cv = &c_mat * &wh.v;
-        let fa = linalg::col_dots(&wh.v, &cv);
-        let ftc = linalg::mat_t_vec(&wh.kzx, &cbar);
+        let mut cv = &c_mat * &wh.basis.v;
+        let fa = linalg::col_dots(&wh.basis.v, &cv);
+        let ftc = linalg::mat_t_vec(&wh.basis.kzx, &cbar);
         let lamb: Vec<f64> = (0..n)
             .map(|i| -(fa[i] + ftc[i] * y[i]) / (lam[i] * lam[i]))
             .collect();
@@ -145,7 +151,7 @@ impl PacSgpObjective<'_> {
         let kb: Vec<f64> = (0..n).map(|i| vb[i] + through_lam(i)).collect();
         let s2b: f64 = lamb.iter().sum();
         // P̄ = KL̄·½[A⁻¹ + eeᵀ − P⁻¹] + Ā − L⁻ᵀ(V diag(q̄) Vᵀ)L⁻¹.
-        let pqp = sandwich_inv(l, linalg::weighted_gram(&wh.v, &qb).unwrap());
+        let pqp = sandwich_inv(l, linalg::weighted_gram(&wh.basis.v, &qb).unwrap());
         let pbar = Mat::from_fn(m, m, |a, b| {
             klb * 0.5 * (a_inv[(a, b)] + e[a] * e[b] - p_inv[(a, b)]) + abar[(a, b)] - pqp[(a, b)]
         });
@@ -154,7 +160,7 @@ impl PacSgpObjective<'_> {
         lb.solve_upper_in_place(yb.as_mut());
         cv.par_col_iter_mut().enumerate().for_each(|(i, c)| {
             let c = c.try_as_col_major_mut().unwrap().as_slice_mut();
-            let (vi, yi) = (wh.v.col_as_slice(i), yb.col_as_slice(i));
+            let (vi, yi) = (wh.basis.v.col_as_slice(i), yb.col_as_slice(i));
             for a in 0..m {
                 c[a] = 2.0 * (yi[a] + c[a] / lam[i] + vi[a] * qb[i]);
             }
@@ -164,7 +170,7 @@ impl PacSgpObjective<'_> {
         let yl: Vec<f64> = (0..n).map(|i| y[i] / lam[i]).collect();
         add_outer(&mut cv, e, &mub);
         add_outer(&mut cv, &cbar, &yl);
-        let Whitened { kzx, .. } = wh;
+        let kzx = wh.basis.kzx;
         let (mut grad, dz_x) = kernel.cross_adjoint(z, x, kzx, &cv);
         let gp = kernel.gram_grad_contract(z, pbar.as_ref());
         let gd = kernel.diag_grad_contract(x, &kb);

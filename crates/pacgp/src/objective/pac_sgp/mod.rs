@@ -63,14 +63,7 @@ pub(crate) fn check_pac_sgp_setup(alpha_s: f64, loss: &RegressionLoss) -> Result
             reason: "must lie in [0, 1]",
         });
     }
-    if !(loss.epsilon() > 0.0) {
-        return Err(Error::InvalidParameter {
-            name: "epsilon",
-            value: loss.epsilon(),
-            reason: "must be positive",
-        });
-    }
-    Ok(())
+    super::check_band(loss)
 }
 
 impl<'a> BoundObjective<PacSgpFamily<'a>> {

@@ -64,8 +64,16 @@ fn first_adjoints(w: &WhitenedSums) -> Result<(Vec<f64>, Vec<f64>, Mat<f64>)> {
     Ok((w.l_uu.solve_upper_vec(&bg), bg, w.l_b.inverse()?))
 }
 
-/// `P̄ = −½aaᵀ + L⁻ᵀXL⁻¹` for a symmetric X.
-fn kuu_adjoint(w: &WhitenedSums, a: &[f64], x_mid: Mat<f64>) -> Mat<f64> {
+/// The gradient ([`assemble_gradient`]) from the blocks' `parts`, `∂/∂ln σ²` and the adjoint
+/// of `K_uu`, `P̄ = −½aaᵀ + L⁻ᵀXL⁻¹` for a symmetric X.
+fn gradient_through_kuu(
+    data: &SparseData<'_>,
+    w: &WhitenedSums,
+    a: &[f64],
+    x_mid: Mat<f64>,
+    parts: &GradPart,
+    d_ln_noise: f64,
+) -> Vec<f64> {
     let mut pbar = sandwich_inv(&w.l_uu, x_mid);
     let m = a.len();
     for j in 0..m {
@@ -73,7 +81,7 @@ fn kuu_adjoint(w: &WhitenedSums, a: &[f64], x_mid: Mat<f64>) -> Mat<f64> {
             pbar[(i, j)] -= 0.5 * a[i] * a[j];
         }
     }
-    pbar
+    assemble_gradient(data, &w.kzz, parts, &pbar, d_ln_noise)
 }
 
 /// VFE (`vfe`) or DTC gradient (`Λ = σ²I`): `Σ_i s_i = tr(B⁻¹VVᵀ) = σ²(M − tr B⁻¹)`,
@@ -138,14 +146,8 @@ fn isotropic_gradient(
         let id = if i == j { 1.0 } else { 0.0 };
         0.5 * (id - b_inv[(i, j)]) - q_bar * noise * (bmat[(i, j)] - id)
     });
-    let pbar = kuu_adjoint(w, &a, x_mid);
-    Ok(assemble_gradient(
-        data,
-        &w.kzz,
-        &parts,
-        &pbar,
-        noise * noise_bar,
-    ))
+    let d_ln_noise = noise * noise_bar;
+    Ok(gradient_through_kuu(data, w, &a, x_mid, &parts, d_ln_noise))
 }
 
 /// FITC gradient: `s_i = ‖L_B⁻¹V_i‖²`, `Λ̄_ii = ½(β_i² − 1/λ_i + s_i/λ_i²)`, `q̄ = −Λ̄` where
@@ -211,14 +213,8 @@ fn fitc_gradient(data: &SparseData<'_>, w: &WhitenedSums, noise: f64) -> Result<
     let x_mid = Mat::from_fn(m, m, |i, j| {
         0.5 * (if i == j { 1.0 } else { 0.0 } - b_inv[(i, j)]) - vqv[(i, j)]
     });
-    let pbar = kuu_adjoint(w, &a, x_mid);
-    Ok(assemble_gradient(
-        data,
-        &w.kzz,
-        &parts,
-        &pbar,
-        noise * parts.scalars[0],
-    ))
+    let d_ln_noise = noise * parts.scalars[0];
+    Ok(gradient_through_kuu(data, w, &a, x_mid, &parts, d_ln_noise))
 }
 
 /// Negative sparse objective over `[θ…, ln σ², vec(Z)]`, for the optimiser.

@@ -241,24 +241,8 @@ impl<'a> Smo<'a> {
             let sum = ai + aj;
             ai -= delta;
             aj += delta;
-            if sum > c {
-                if ai > c {
-                    ai = c;
-                    aj = sum - c;
-                }
-            } else if aj < 0.0 {
-                aj = 0.0;
-                ai = sum;
-            }
-            if sum > c {
-                if aj > c {
-                    aj = c;
-                    ai = sum - c;
-                }
-            } else if ai < 0.0 {
-                ai = 0.0;
-                aj = sum;
-            }
+            clip_to_box_on_sum(&mut ai, &mut aj, sum, c);
+            clip_to_box_on_sum(&mut aj, &mut ai, sum, c);
         }
         self.alpha[i] = ai;
         self.alpha[j] = aj;
@@ -433,6 +417,21 @@ impl<'a> Smo<'a> {
                 .map(|t| self.violation(t))
                 .fold(0.0, f64::max)
         }
+    }
+}
+
+/// One side of libsvm's clip for a pair of equal labels, which moves along `α_a + α_b = sum`:
+/// with `sum > C`, an `α_a` past `C` is put at `C`; otherwise an `α_b` below 0 is put at 0 (the
+/// other taking the rest of `sum` either way). Run with the pair in both orders.
+fn clip_to_box_on_sum(a: &mut f64, b: &mut f64, sum: f64, c: f64) {
+    if sum > c {
+        if *a > c {
+            *a = c;
+            *b = sum - c;
+        }
+    } else if *b < 0.0 {
+        *b = 0.0;
+        *a = sum;
     }
 }
 

@@ -250,7 +250,17 @@ impl Run {
         Ok(!done)
     }
 
-    fn set_state(&mut self, basis: Vec<usize>, alpha: Vec<f64>, fitted: Vec<f64>) {
+    /// [`Run::record`] of the step that appended `j` to the exact refit `fit`.
+    fn record_refit(
+        &mut self,
+        problem: &GreedyProblem<'_>,
+        j: usize,
+        fit: &SubsetFit,
+    ) -> Result<bool> {
+        self.record(problem, j, fit.objective(), || refit_state(fit))
+    }
+
+    fn set_state(&mut self, (basis, alpha, fitted): (Vec<usize>, Vec<f64>, Vec<f64>)) {
         self.basis = basis;
         self.alpha = alpha;
         self.fitted = fitted;
@@ -267,6 +277,12 @@ impl Run {
             stop: self.reason,
         }
     }
+}
+
+/// An exact refit's `(basis, α, fitted values)`, as [`Run::record`] and [`Run::set_state`]
+/// take them.
+fn refit_state(fit: &SubsetFit) -> (Vec<usize>, Vec<f64>, Vec<f64>) {
+    (fit.idx.clone(), fit.alpha(), fit.fitted())
 }
 
 /// `K v` from the held Gram matrix, or column block by column block (`O(n²)` kernel work).
@@ -329,14 +345,11 @@ fn random(problem: &GreedyProblem<'_>, run: &mut Run) -> Result<()> {
         if probe.is_independent() {
             fit.append(j, c, probe)?;
         }
-        let more = run.record(problem, j, fit.objective(), || {
-            (fit.idx.clone(), fit.alpha(), fit.fitted())
-        })?;
-        if !more {
+        if !run.record_refit(problem, j, &fit)? {
             break;
         }
     }
-    run.set_state(fit.idx.clone(), fit.alpha(), fit.fitted());
+    run.set_state(refit_state(&fit));
     Ok(())
 }
 
@@ -408,14 +421,11 @@ fn refit_loop(problem: &GreedyProblem<'_>, algorithm: Algorithm, run: &mut Run) 
             extend_candidates(ac, g, &c, &probe.l, nf, lambda, j, probe.schur);
         }
         fit.append(j, c, probe)?;
-        let more = run.record(problem, j, fit.objective(), || {
-            (fit.idx.clone(), fit.alpha(), fit.fitted())
-        })?;
-        if !more {
+        if !run.record_refit(problem, j, &fit)? {
             break;
         }
     }
-    run.set_state(fit.idx.clone(), fit.alpha(), fit.fitted());
+    run.set_state(refit_state(&fit));
     Ok(())
 }
 

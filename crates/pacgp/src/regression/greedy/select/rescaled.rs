@@ -181,7 +181,7 @@ pub(super) fn rescale_loop(
             break;
         }
     }
-    run.set_state(st.basis, st.alpha, st.f);
+    run.set_state((st.basis, st.alpha, st.f));
     Ok(())
 }
 
