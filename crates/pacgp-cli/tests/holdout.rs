@@ -11,20 +11,15 @@ const DATA: &str = "data/ripley-synth/synth_tr.csv";
 fn certify_reports_the_deployed_predictor_on_the_holdout() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m.json");
-    let fit = [
-        "fit",
-        "--data",
-        DATA,
+    let opts = [
         "--method",
         "laplace",
         "--certify-holdout",
         "0.2",
         "--seed",
         "1",
-        "--out",
-        s(&model),
     ];
-    ok(&pacgp(&fit));
+    ok(&fit(DATA, &model, &opts));
     let c = certify(&model, DATA);
     let d = &c["deployed"];
     assert_eq!(d["predictor"], "posterior_mean_sign", "{c}");

@@ -3,7 +3,7 @@
 //! (an output naming an input, an unwritable output, a full device).
 
 mod common;
-use common::{ok, ok_in, pacgp, repo, s};
+use common::{fit, ok, ok_in, pacgp, repo, s};
 
 /// Require exit status `code` and one error on stderr holding every one of `words`.
 fn fails(args: &[&str], code: i32, words: &[&str]) -> String {
@@ -567,16 +567,8 @@ fn a_classifier_certificate_is_printed_beside_the_majority_rate() {
     let data = dir.path().join("imbalanced.csv");
     std::fs::write(&data, imbalanced(40, 4)).unwrap();
     let model = dir.path().join("m.json");
+    ok_in("fit", &fit(s(&data), &model, &["--method", "laplace"]));
     let ok = |args: &[&str]| ok_in(&format!("{args:?}"), &pacgp(args));
-    ok(&[
-        "fit",
-        "--data",
-        s(&data),
-        "--method",
-        "laplace",
-        "--out",
-        s(&model),
-    ]);
     let text = ok(&["certify", "--model", s(&model), "--data", s(&data)]);
     assert!(
         text.contains("always predicting the most frequent class errs at rate 0.1000"),

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{ok, pacgp, repo, s};
+use common::{fit, ok, pacgp, repo, s};
 
 fn model_json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
@@ -24,20 +24,8 @@ const DATA: &str = "data/boston-housing/boston.csv";
 fn a_zero_time_limit_writes_a_model_marked_as_stopped_early() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m.json");
-    let fit = [
-        "fit",
-        "--data",
-        DATA,
-        "--method",
-        "pac-gp",
-        "--epsilon",
-        "3",
-        "--time-limit",
-        "0",
-        "--out",
-        s(&model),
-    ];
-    let out = pacgp(&fit);
+    let opts = ["--method", "pac-gp", "--epsilon", "3", "--time-limit", "0"];
+    let out = fit(DATA, &model, &opts);
     let stdout = ok(&out);
     let line = "stopped early by --time-limit 0s after 0 optimiser iterations: the certificate is exact for the hyperparameters reached, which are not the optimum";
     assert!(stdout.contains(line), "{stdout}");
@@ -50,7 +38,8 @@ fn a_zero_time_limit_writes_a_model_marked_as_stopped_early() {
     assert_eq!(m["report"]["optimiser"]["termination"], "stopped");
 
     let json_fit: serde_json::Value =
-        serde_json::from_str(ok(&pacgp(&[&fit[..], &["--json"]].concat())).trim()).unwrap();
+        serde_json::from_str(ok(&fit(DATA, &model, &[&opts[..], &["--json"]].concat())).trim())
+            .unwrap();
     assert_eq!(json_fit["stopped_early"]["reason"], "time_limit");
     assert_eq!(json_fit["stopped_early"]["statement"], line);
 
@@ -85,26 +74,15 @@ fn a_zero_time_limit_writes_a_model_marked_as_stopped_early() {
 fn a_limit_not_reached_is_silent_and_a_bad_limit_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m.json");
-    let fit = |limit: &str| {
-        pacgp(&[
-            "fit",
-            "--data",
-            DATA,
-            "--method",
-            "gpr",
-            "--kernel",
-            "se",
-            "--time-limit",
-            limit,
-            "--out",
-            s(&model),
-        ])
+    let fit_until = |limit: &str| {
+        let opts = ["--method", "gpr", "--kernel", "se", "--time-limit", limit];
+        fit(DATA, &model, &opts)
     };
-    let stdout = ok(&fit("1h"));
+    let stdout = ok(&fit_until("1h"));
     assert!(!stdout.contains("stopped early"), "{stdout}");
     assert!(model_json(&model)["report"].get("stopped_early").is_none());
     for bad in ["ten", "-5", "3d"] {
-        let out = fit(bad);
+        let out = fit_until(bad);
         assert_eq!(out.status.code(), Some(2), "{bad}");
         assert!(
             String::from_utf8_lossy(&out.stderr).contains("--time-limit"),

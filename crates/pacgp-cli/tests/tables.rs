@@ -323,33 +323,28 @@ fn any_two_label_strings() {
         })
         .collect();
     std::fs::write(&data, format!("a,b,kind\n{rows}")).unwrap();
+    let fit_laplace = |model: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "fit",
+            "--data",
+            s(&data),
+            "--method",
+            "laplace",
+            "--out",
+            s(model),
+        ];
+        args.extend(extra);
+        ok(&args).0
+    };
     let model = dir.path().join("m.json");
-    let (summary, _) = ok(&[
-        "fit",
-        "--data",
-        s(&data),
-        "--method",
-        "laplace",
-        "--out",
-        s(&model),
-    ]);
+    let summary = fit_laplace(&model, &[]);
     assert!(
         summary.contains("labels: 'ham' → −1, 'spam' → +1 (the second"),
         "{summary}"
     );
     let (c, _) = json(&["certify", "--model", s(&model), "--data", s(&data)]);
     let flipped = dir.path().join("f.json");
-    let (summary, _) = ok(&[
-        "fit",
-        "--data",
-        s(&data),
-        "--method",
-        "laplace",
-        "--positive",
-        "ham",
-        "--out",
-        s(&flipped),
-    ]);
+    let summary = fit_laplace(&flipped, &["--positive", "ham"]);
     assert!(
         summary.contains("labels: 'spam' → −1, 'ham' → +1 (--positive)"),
         "{summary}"

@@ -213,60 +213,45 @@ fn capitalise(s: &str) -> String {
 /// training error and bound, leave-one-out, and the test risks when a test file was given.
 fn risk_picture(c: &CertificateReport, test: Option<&TestReport>) -> String {
     let k = &c.certificate;
-    let mut rows = vec![Bar {
-        label: "Gibbs · certificate".into(),
-        segments: vec![
-            (
-                k.empirical_risk,
-                "gibbs",
-                format!("empirical risk {:.4}", k.empirical_risk),
-            ),
-            (
-                k.gap,
-                "gibbs-gap",
-                format!("price of the guarantee {:.4}", k.gap),
-            ),
-        ],
-        value_text: format!("≤ {:.4}", k.bound),
-    }];
+    let mut rows = vec![Bar::certificate(
+        "Gibbs · certificate",
+        (
+            k.empirical_risk,
+            "gibbs",
+            format!("empirical risk {:.4}", k.empirical_risk),
+        ),
+        (
+            k.gap,
+            "gibbs-gap",
+            format!("price of the guarantee {:.4}", k.gap),
+        ),
+        k.bound,
+    )];
     if let Some(g) = test_gibbs_risk(c, test) {
-        rows.push(Bar {
-            label: "Gibbs · test risk".into(),
-            segments: vec![(g, "test", format!("test Gibbs risk {g:.4}"))],
-            value_text: format!("{g:.4}"),
-        });
+        rows.push(Bar::one("Gibbs · test risk", g, "test", "test Gibbs risk"));
     }
     if let Some(d) = &c.deployed {
-        rows.push(Bar {
-            label: "Deployed · certificate".into(),
-            segments: vec![
-                (
-                    d.error_rate,
-                    "deployed",
-                    format!("error on its rows {:.4}", d.error_rate),
-                ),
-                (
-                    d.value - d.error_rate,
-                    "deployed-gap",
-                    "price of the guarantee".into(),
-                ),
-            ],
-            value_text: format!("≤ {:.4}", d.value),
-        });
+        rows.push(Bar::certificate(
+            "Deployed · certificate",
+            (
+                d.error_rate,
+                "deployed",
+                format!("error on its rows {:.4}", d.error_rate),
+            ),
+            (
+                d.value - d.error_rate,
+                "deployed-gap",
+                "price of the guarantee".into(),
+            ),
+            d.value,
+        ));
     }
     if let Some(e) = test_deployed_error(c, test) {
-        rows.push(Bar {
-            label: "Deployed · test error".into(),
-            segments: vec![(e, "test", format!("test error {e:.4}"))],
-            value_text: format!("{e:.4}"),
-        });
+        rows.push(Bar::one("Deployed · test error", e, "test", "test error"));
     }
     if let Some(e) = c.loo_error {
-        rows.push(Bar {
-            label: "Deployed · leave-one-out (estimate)".into(),
-            segments: vec![(e, "loo", format!("leave-one-out {e:.4}"))],
-            value_text: format!("{e:.4}"),
-        });
+        let label = "Deployed · leave-one-out (estimate)";
+        rows.push(Bar::one(label, e, "loo", "leave-one-out"));
     }
     let marks: Vec<(f64, String)> = c
         .majority_rate

@@ -203,7 +203,11 @@ fn wisconsin_614() -> (Mat<f64>, Vec<f64>) {
     )
 }
 
-fn check_within_one(name: &str, x: &Mat<f64>, y: &[f64], k: &Kernel, c: &SvmConfig) {
+/// The SVM with quadratic slack of weight `v`, a bias and an isotropic SE kernel of
+/// lengthscale `l` on `(x, y)`: its linear-response LOO errors within one of exact refits'.
+fn check_within_one(name: &str, x: &Mat<f64>, y: &[f64], l: f64, v: f64) {
+    let k = &Kernel::se_iso(l, 1.0);
+    let c = &cfg(Slack::Quadratic { v }, true, 1e-6);
     let fit = svm(k, x.as_ref(), y, c).unwrap();
     let lr = svm_loo(&fit, k, x.as_ref(), y).unwrap();
     let gram = k.gram(x.as_ref()).unwrap();
@@ -235,27 +239,14 @@ fn check_within_one(name: &str, x: &Mat<f64>, y: &[f64], k: &Kernel, c: &SvmConf
 #[test]
 fn approximate_equals_exact_within_one_on_wisconsin() {
     let (x, y) = wisconsin_614();
-    let k = Kernel::se_iso((9.0f64 / 0.3).sqrt(), 1.0);
-    check_within_one(
-        "wisconsin quadratic v = 1.3",
-        &x,
-        &y,
-        &k,
-        &cfg(Slack::Quadratic { v: 1.3 }, true, 1e-6),
-    );
+    let l = (9.0f64 / 0.3).sqrt();
+    check_within_one("wisconsin quadratic v = 1.3", &x, &y, l, 1.3);
 }
 
 #[test]
 fn approximate_equals_exact_within_one_on_ripley_and_crabs() {
     let (x, y) = ripley();
-    let k = Kernel::se_iso(1.0, 1.0);
-    check_within_one(
-        "ripley quadratic v = 0.5",
-        &x,
-        &y,
-        &k,
-        &cfg(Slack::Quadratic { v: 0.5 }, true, 1e-6),
-    );
+    check_within_one("ripley quadratic v = 0.5", &x, &y, 1.0, 0.5);
     let crabs = pacgp::data::load_csv_classification(
         data_path("crabs/crabs.csv"),
         &CsvOptions {
@@ -267,14 +258,7 @@ fn approximate_equals_exact_within_one_on_ripley_and_crabs() {
     .unwrap()
     .0;
     let (x, y) = standardised(crabs);
-    let k = Kernel::se_iso(2.0, 1.0);
-    check_within_one(
-        "crabs quadratic v = 0.3",
-        &x,
-        &y,
-        &k,
-        &cfg(Slack::Quadratic { v: 0.3 }, true, 1e-6),
-    );
+    check_within_one("crabs quadratic v = 0.3", &x, &y, 2.0, 0.3);
 }
 
 /// The grid scan returns every point's LR-LOO error as a direct fit + `svm_loo` gives it,

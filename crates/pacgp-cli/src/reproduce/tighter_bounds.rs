@@ -9,7 +9,7 @@ use pacgp::experiments::tighter_bounds::{self as tb, TighterSettings};
 use serde_json::json;
 
 use crate::cli::ReproduceArgs;
-use crate::output::bar;
+use crate::output::with_bar;
 
 /// The table's datasets: with `--sparse`, boston as usual and kin40k, pol by the sparse
 /// protocol (M from the first `--m`, if given).
@@ -56,18 +56,10 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
             Some(_) => settings.sparse_levers.len(),
             None => settings.levers.len(),
         };
-        let pb = bar(
-            settings.reps * n_levers,
-            &format!("tighter-bounds ({}, {:?})", s.name, s.kernel),
-        );
-        rows.extend(tb::tighter_bounds_on(
-            &pool,
-            test.as_ref(),
-            s,
-            &settings,
-            &mut |d, _| pb.set_position(d as u64),
-        )?);
-        pb.finish_and_clear();
+        let label = format!("tighter-bounds ({}, {:?})", s.name, s.kernel);
+        rows.extend(with_bar(settings.reps * n_levers, &label, |progress| {
+            tb::tighter_bounds_on(&pool, test.as_ref(), s, &settings, progress)
+        })?);
     }
     let summary = tb::summarise(&rows);
     super::write_rows_and_summary(a, "tighter-bounds", &rows, &summary)?;

@@ -13,6 +13,11 @@ pub const RIPLEY: (&str, &str) = (
     "data/ripley-synth/synth_te.csv",
 );
 
+/// A command line's words, split at white space: option lists written as on the command line.
+pub fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
 /// The repository root (the shipped data's paths are relative to it).
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -86,6 +91,13 @@ pub fn reproduce_json(out: &Path, args: &[&str]) -> serde_json::Value {
     all.extend_from_slice(args);
     all.extend(["--out", s(out), "--json"]);
     json(&pacgp(&all))
+}
+
+/// Asserts that every file of `files` was written to `dir`.
+pub fn assert_written(dir: &Path, files: &[&str]) {
+    for f in files {
+        assert!(dir.join(f).exists(), "{f} not written to {}", dir.display());
+    }
 }
 
 /// `pacgp reproduce <experiment> --quick --datasets nosuchset` fails, naming the data set.
