@@ -161,11 +161,7 @@ fn grid_tables(cells: &[GridCell], ws: &[f64], cs: &[f64]) -> String {
 
 /// `ivm-mnist-grid`: seed 003 §4.2's (w, C) grid with IVM on MNIST 2 vs 3.
 pub(super) fn ivm_mnist_grid(a: &ReproduceArgs) -> Result<()> {
-    let settings = if a.quick {
-        MnistGridSettings::quick()
-    } else {
-        MnistGridSettings::paper()
-    };
+    let settings = super::scaled(a, MnistGridSettings::quick, MnistGridSettings::paper);
     let (n_train, d, ws, cs) = (
         settings.n_train,
         settings.active_set,

@@ -12,14 +12,8 @@ use crate::cli::ReproduceArgs;
 use crate::output::{spinner, with_bar, write_csv};
 
 pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
-    let mut settings = if a.quick {
-        IntervalSettings::quick()
-    } else {
-        IntervalSettings::full()
-    };
-    if let Some(r) = a.reps {
-        settings.splits = r;
-    }
+    let mut settings = super::scaled(a, IntervalSettings::quick, IntervalSettings::full);
+    settings.splits = a.reps.unwrap_or(settings.splits);
     if a.no_timing {
         settings.timing_n = None;
     }

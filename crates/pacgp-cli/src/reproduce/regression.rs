@@ -31,11 +31,7 @@ pub(super) fn epsilon(a: &ReproduceArgs) -> Result<()> {
         &CsvOptions::default(),
     )
     .context("loading boston (run from the repository root, or pass --data-dir)")?;
-    let settings = if a.quick {
-        EpsilonSettings::quick()
-    } else {
-        EpsilonSettings::paper()
-    };
+    let settings = super::scaled(a, EpsilonSettings::quick, EpsilonSettings::paper);
     let reps = settings.repetitions;
     let rows = with_bar(
         settings.total_fits(),
@@ -188,11 +184,7 @@ pub(super) fn snelson(a: &ReproduceArgs) -> Result<()> {
 }
 
 pub(super) fn inducing(a: &ReproduceArgs) -> Result<()> {
-    let mut setup = if a.quick {
-        InducingSetup::quick()
-    } else {
-        InducingSetup::paper()
-    };
+    let mut setup = super::scaled(a, InducingSetup::quick, InducingSetup::paper);
     if !a.m.is_empty() {
         setup.ms = a.m.clone();
     }

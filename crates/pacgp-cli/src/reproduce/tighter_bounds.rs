@@ -29,15 +29,9 @@ fn setups_of(a: &ReproduceArgs) -> Vec<tb::DatasetSetup> {
 }
 
 pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
-    let settings = if a.quick {
-        TighterSettings::quick()
-    } else {
-        TighterSettings::full()
-    };
+    let settings = super::scaled(a, TighterSettings::quick, TighterSettings::full);
     let mut settings = settings;
-    if let Some(r) = a.reps {
-        settings.reps = r;
-    }
+    settings.reps = a.reps.unwrap_or(settings.reps);
     settings.first_rep = a.first_rep;
     let setups: Vec<tb::DatasetSetup> = setups_of(a)
         .into_iter()

@@ -15,11 +15,7 @@ use crate::plot::{write_svg, Figure, Series, Style};
 const ALGORITHMS: [&str; 3] = ["greedy", "kappa-greedy", "random"];
 
 pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
-    let settings = if a.quick {
-        ZhangSettings::quick()
-    } else {
-        ZhangSettings::paper()
-    };
+    let settings = super::scaled(a, ZhangSettings::quick, ZhangSettings::paper);
     let result = with_bar(
         settings.data_seeds.len(),
         "zhang-sparse data sets",
@@ -147,11 +143,7 @@ fn write_figures(a: &ReproduceArgs, result: &zhang::ZhangResult) -> Result<()> {
 
 /// kin40k: the three selections, VFE and kl-PAC-SGP (k-means or greedy Z) at every M.
 pub(super) fn kin40k(a: &ReproduceArgs) -> Result<()> {
-    let mut settings = if a.quick {
-        Kin40kSettings::quick()
-    } else {
-        Kin40kSettings::standard()
-    };
+    let mut settings = super::scaled(a, Kin40kSettings::quick, Kin40kSettings::standard);
     if !a.m.is_empty() {
         settings.ms = a.m.clone();
     }
