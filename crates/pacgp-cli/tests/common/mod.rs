@@ -13,6 +13,13 @@ pub const RIPLEY: (&str, &str) = (
     "data/ripley-synth/synth_te.csv",
 );
 
+/// Writes `text` to the file `name` in `dir`; its path as text.
+pub fn write_data(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
 /// A command line's words, split at white space: option lists written as on the command line.
 pub fn words(line: &str) -> Vec<&str> {
     line.split_whitespace().collect()
@@ -50,6 +57,24 @@ pub fn ok_in(case: &str, out: &Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+/// Runs `pacgp args…` and requires success, quoting the arguments and stderr when it fails;
+/// returns stdout and stderr.
+pub fn run_ok(args: &[&str]) -> (String, String) {
+    ok_with_stderr(&format!("{args:?}"), &pacgp(args))
+}
+
+/// [`ok_in`] returning stdout and stderr.
+pub fn ok_with_stderr(case: &str, out: &Output) -> (String, String) {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{case}: {err}");
+    (String::from_utf8(out.stdout.clone()).unwrap(), err)
+}
+
+/// The JSON file at `path` (a model file), parsed.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 /// Requires success and exactly one JSON object on one line (what `--json` prints); returns it.
