@@ -43,6 +43,12 @@ pub(super) fn certify_options(
     })
 }
 
+/// The library's error as Python's, a spec error (a bad α) as a ValueError in the library's
+/// own option names: how interval and set predictions report.
+pub(super) fn plain_words(e: Error) -> PyErr {
+    crate::errors::lib_err(e, &PyWording::new(None))
+}
+
 /// A report's test sample, read by `read` from its inputs and targets: both given or neither
 /// (then none); one without the other is refused.
 pub(super) fn test_sample<X, Y, T>(
@@ -91,21 +97,8 @@ impl Model {
         self.at_inputs_with(py, x, n_threads, f, to_py_err)
     }
 
-    /// [`Model::at_inputs`] with a spec error (a bad α) as a ValueError in the library's own
-    /// option names: how interval and set predictions report.
-    pub(super) fn at_inputs_worded<T: Send>(
-        &self,
-        py: Python<'_>,
-        x: &PyReadonlyArray2<'_, f64>,
-        n_threads: Option<i64>,
-        f: impl FnOnce(&FittedModel, MatRef<'_, f64>) -> pacgp::Result<T> + Send,
-    ) -> PyResult<T> {
-        let plain_words = |e: Error| crate::errors::lib_err(e, &PyWording::new(None));
-        self.at_inputs_with(py, x, n_threads, f, plain_words)
-    }
-
     /// [`Model::at_inputs`] with the library's errors turned into Python's by `err`.
-    fn at_inputs_with<T: Send>(
+    pub(super) fn at_inputs_with<T: Send>(
         &self,
         py: Python<'_>,
         x: &PyReadonlyArray2<'_, f64>,

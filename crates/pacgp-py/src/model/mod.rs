@@ -4,13 +4,16 @@
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 
+use faer::MatRef;
 use pacgp::certificate::RiskSum;
 use pacgp::model::{FittedModel, Task};
 
 use crate::{compute_threads, json, to_mat, to_numpy, to_py_err, wrap, Mat2, Vec1};
 
 mod conversions;
-use conversions::{certify_options, test_sample, Arrays3, Classes, IntervalArrays, MeanCov};
+use conversions::{
+    certify_options, plain_words, test_sample, Arrays3, Classes, IntervalArrays, MeanCov,
+};
 
 /// A fitted pacgp model (any family), immutable.
 #[pyclass(frozen, module = "pacgp._pacgp")]
@@ -61,7 +64,8 @@ impl Model {
         alpha: f64,
         n_threads: Option<i64>,
     ) -> PyResult<IntervalArrays<'py>> {
-        let iv = self.at_inputs_worded(py, &x, n_threads, |m, x| m.predict_intervals(x, alpha))?;
+        let predict = |m: &FittedModel, x: MatRef<'_, f64>| m.predict_intervals(x, alpha);
+        let iv = self.at_inputs_with(py, &x, n_threads, predict, plain_words)?;
         Ok((
             iv.lower.into_pyarray(py),
             iv.upper.into_pyarray(py),
@@ -80,7 +84,8 @@ impl Model {
         alpha: f64,
         n_threads: Option<i64>,
     ) -> PyResult<(Bound<'py, PyArray1<bool>>, usize, String)> {
-        let sets = self.at_inputs_worded(py, &x, n_threads, |m, x| m.predict_sets(x, alpha))?;
+        let predict = |m: &FittedModel, x: MatRef<'_, f64>| m.predict_sets(x, alpha);
+        let sets = self.at_inputs_with(py, &x, n_threads, predict, plain_words)?;
         let k = sets.classes.len();
         let member = sets
             .sets
