@@ -16,7 +16,7 @@ use serde_json::json;
 
 use crate::cli::ReproduceArgs;
 use crate::output::{bar, write, write_csv};
-use crate::plot::{write_svg, Figure, Series, Style};
+use crate::plot::{write_svg, Figure, Series};
 
 /// The UCI-style sets, with the hint a newcomer needs when they are not found.
 fn uci_sets(a: &ReproduceArgs) -> Result<Vec<(String, pacgp::data::Dataset)>> {

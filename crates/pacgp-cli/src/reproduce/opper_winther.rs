@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::cli::ReproduceArgs;
 use crate::output::{write, write_csv};
-use crate::plot::{write_svg, Figure, Series, Style};
+use crate::plot::{write_svg, Figure, Series};
 
 pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
     let (data, _) = data::load_csv_classification(

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::cli::ReproduceArgs;
 use crate::output::{with_bar, write, write_csv};
-use crate::plot::{write_svg, Figure, Series, Style};
+use crate::plot::{write_svg, Figure, Series};
 
 const ALGORITHMS: [&str; 3] = ["greedy", "kappa-greedy", "random"];
 
