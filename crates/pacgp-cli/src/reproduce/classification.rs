@@ -337,7 +337,7 @@ pub(super) fn risk_coverage(a: &ReproduceArgs) -> Result<()> {
             .iter()
             .map(|o| {
                 Series::line(
-                    (*o),
+                    *o,
                     rows.iter()
                         .filter(|r: &&RiskCoverageRow| &r.dataset == name && r.ordering == *o)
                         .map(|r| (r.coverage, r.risk))

@@ -17,7 +17,7 @@ use pacgp::Error;
 
 use super::Model;
 use crate::errors::PyWording;
-use crate::{compute_threads, compute_with, to_dataset, to_mat, to_py_err, Mat2, Vec1};
+use crate::{compute_threads, to_dataset, to_mat, Mat2, Vec1};
 
 /// The library's certify options from Python's words.
 pub(super) fn certify_options(
@@ -94,20 +94,8 @@ impl Model {
         n_threads: Option<i64>,
         f: impl FnOnce(&FittedModel, MatRef<'_, f64>) -> pacgp::Result<T> + Send,
     ) -> PyResult<T> {
-        self.at_inputs_with(py, x, n_threads, f, to_py_err)
-    }
-
-    /// [`Model::at_inputs`] with the library's errors turned into Python's by `err`.
-    pub(super) fn at_inputs_with<T: Send>(
-        &self,
-        py: Python<'_>,
-        x: &PyReadonlyArray2<'_, f64>,
-        n_threads: Option<i64>,
-        f: impl FnOnce(&FittedModel, MatRef<'_, f64>) -> pacgp::Result<T> + Send,
-        err: impl FnOnce(Error) -> PyErr,
-    ) -> PyResult<T> {
         let xm = to_mat(x, "X")?;
-        compute_with(py, n_threads, || f(&self.inner, xm.as_ref()), err)
+        compute_threads(py, n_threads, || f(&self.inner, xm.as_ref()))
     }
 
     /// A sample on which to evaluate or certify: inputs and targets (classifiers: −1/+1).

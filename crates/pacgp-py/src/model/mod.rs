@@ -4,11 +4,10 @@
 use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 
-use faer::MatRef;
 use pacgp::certificate::RiskSum;
 use pacgp::model::{FittedModel, Task};
 
-use crate::{compute_threads, json, to_mat, to_numpy, to_py_err, wrap, Mat2, Vec1};
+use crate::{compute_threads, compute_with, json, to_mat, to_numpy, to_py_err, wrap, Mat2, Vec1};
 
 mod conversions;
 use conversions::{
@@ -64,8 +63,9 @@ impl Model {
         alpha: f64,
         n_threads: Option<i64>,
     ) -> PyResult<IntervalArrays<'py>> {
-        let predict = |m: &FittedModel, x: MatRef<'_, f64>| m.predict_intervals(x, alpha);
-        let iv = self.at_inputs_with(py, &x, n_threads, predict, plain_words)?;
+        let xm = to_mat(&x, "X")?;
+        let predict = || self.inner.predict_intervals(xm.as_ref(), alpha);
+        let iv = compute_with(py, n_threads, predict, plain_words)?;
         Ok((
             iv.lower.into_pyarray(py),
             iv.upper.into_pyarray(py),
@@ -84,8 +84,9 @@ impl Model {
         alpha: f64,
         n_threads: Option<i64>,
     ) -> PyResult<(Bound<'py, PyArray1<bool>>, usize, String)> {
-        let predict = |m: &FittedModel, x: MatRef<'_, f64>| m.predict_sets(x, alpha);
-        let sets = self.at_inputs_with(py, &x, n_threads, predict, plain_words)?;
+        let xm = to_mat(&x, "X")?;
+        let predict = || self.inner.predict_sets(xm.as_ref(), alpha);
+        let sets = compute_with(py, n_threads, predict, plain_words)?;
         let k = sets.classes.len();
         let member = sets
             .sets
