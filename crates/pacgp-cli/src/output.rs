@@ -21,6 +21,19 @@ pub fn bar(total: usize, msg: &str) -> ProgressBar {
     pb
 }
 
+/// `run` with a [`bar`] of `total` steps labelled `msg`, moved by `run`'s progress callback
+/// `(done, total)` and cleared when `run` returns: how the experiments report progress.
+pub fn with_bar<T>(
+    total: usize,
+    msg: &str,
+    run: impl FnOnce(&mut dyn FnMut(usize, usize)) -> T,
+) -> T {
+    let pb = bar(total, msg);
+    let out = run(&mut |done, _| pb.set_position(done as u64));
+    pb.finish_and_clear();
+    out
+}
+
 /// A spinner on stderr while long work runs (hidden when stderr is not a terminal).
 pub fn spinner(msg: &str) -> ProgressBar {
     let pb = ProgressBar::new_spinner();

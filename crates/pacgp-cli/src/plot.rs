@@ -30,6 +30,26 @@ pub struct Series {
     pub style: Style,
 }
 
+impl Series {
+    /// A series drawn as a line through `points`.
+    pub fn line(name: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
+        Self {
+            name: name.into(),
+            points,
+            style: Style::Line,
+        }
+    }
+
+    /// A series drawn as markers at `points`.
+    pub fn points(name: impl Into<String>, points: Vec<(f64, f64)>) -> Self {
+        Self {
+            name: name.into(),
+            points,
+            style: Style::Points,
+        }
+    }
+}
+
 /// A single 2-D chart.
 #[derive(Clone, Debug)]
 pub struct Figure {
@@ -222,16 +242,11 @@ mod tests {
             x_label: "x".into(),
             y_label: "y".into(),
             series: vec![
-                Series {
-                    name: "every grid point".into(),
-                    points: grid.clone(),
-                    style: Style::Points,
-                },
-                Series {
-                    name: "a diagonal line".into(),
-                    points: (0..21).map(|i| (i as f64, i as f64)).collect(),
-                    style: Style::Line,
-                },
+                Series::points("every grid point", grid.clone()),
+                Series::line(
+                    "a diagonal line",
+                    (0..21).map(|i| (i as f64, i as f64)).collect(),
+                ),
             ],
         };
         let dir = tempfile::tempdir().unwrap();

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 mod common;
 use common::{
-    certify, evaluate, fails, fit, json, json_in, ok, ok_in, pacgp, predict_csv, repo,
-    reproduce_json, s, split_seed_7,
+    assert_written, certify, evaluate, fails, fit, json, json_in, ok, ok_in, pacgp, predict_csv,
+    repo, reproduce_json, s, split_seed_7, words,
 };
 
 #[test]
@@ -235,14 +235,13 @@ fn reproduce_ivm_selection_2d_writes_files() {
     let dir = tempfile::tempdir().unwrap();
     let v = reproduce_json(dir.path(), &["ivm-selection-2d"]);
     assert_eq!(v["methods"][0]["selected"].as_array().unwrap().len(), 50);
-    for f in [
+    let files = [
         "ivm-selection-2d.csv",
         "ivm-selection-2d.json",
         "ivm-selection-2d-ivm.svg",
         "ivm-selection-2d-sogp.svg",
-    ] {
-        assert!(dir.path().join(f).exists(), "{f}");
-    }
+    ];
+    assert_written(dir.path(), &files);
 }
 
 /// house-votes (y/n votes, abstentions empty) fits with `--yes-no --missing-as-zero`; the model
@@ -257,13 +256,7 @@ fn yes_no_votes_with_abstentions_round_trip() {
     let fitted = json(&fit(
         data,
         &model,
-        &[
-            "--method",
-            "laplace",
-            "--yes-no",
-            "--missing-as-zero",
-            "--json",
-        ],
+        &words("--method laplace --yes-no --missing-as-zero --json"),
     ));
     let c = certify(&model, data);
     let bound = c["bound"].as_f64().unwrap();

@@ -29,6 +29,13 @@ fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
+/// The README and every page of the guide: where the examples are.
+fn readme_and_guide() -> Vec<PathBuf> {
+    let mut files = vec![repo().join("README.md")];
+    files.extend(guide_pages());
+    files
+}
+
 /// Every Markdown file of the guide, recursively.
 fn guide_pages() -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -307,8 +314,7 @@ fn run_example(commands: &str) -> String {
 
 #[test]
 fn checked_examples_print_their_figures() {
-    let mut files = vec![repo().join("README.md")];
-    files.extend(guide_pages());
+    let files = readme_and_guide();
     let mut n = 0;
     for file in files {
         for (commands, quoted) in checked_examples(&file) {
@@ -331,8 +337,7 @@ fn checked_examples_print_their_figures() {
 /// command's own outputs in the same block (`--out`, `--out-train`, `--out-test`) count.
 #[test]
 fn every_shipped_file_an_example_names_exists() {
-    let mut files = vec![repo().join("README.md")];
-    files.extend(guide_pages());
+    let files = readme_and_guide();
     let mut named = 0;
     for file in files {
         let text = read(&file);
@@ -563,8 +568,7 @@ fn is_synopsis(block: &str) -> bool {
 /// why; and every [`NOT_RUN`] and [`GIVEN`] entry still names an example.
 #[test]
 fn every_command_example_runs_or_says_why_not() {
-    let mut files = vec![repo().join("README.md")];
-    files.extend(guide_pages());
+    let files = readme_and_guide();
     let (mut ran, mut checked, mut synopses) = (0, 0, 0);
     let mut used = HashSet::new();
     for file in files {

@@ -6,17 +6,9 @@
 //! file and the certificate carry the count.
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
 
 mod common;
-use common::{pacgp, s, split_boston};
-
-/// Stdout and stderr of a run that must succeed.
-fn ok(out: &Output) -> (String, String) {
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(out.status.success(), "{err}");
-    (String::from_utf8(out.stdout.clone()).unwrap(), err)
-}
+use common::{run_ok, s, split_boston};
 
 /// Boston split by `pacgp split` (seed 7: 405 training rows, 101 test rows): the paths of the
 /// training file, the test file and the test targets.
@@ -57,7 +49,7 @@ fn jackknife_plus(
     y: &[f64],
 ) -> (serde_json::Value, String, f64, f64, String) {
     let model = dir.join("m.json");
-    let (out, fit_err) = ok(&pacgp(&[
+    let (out, fit_err) = run_ok(&[
         "fit",
         "--data",
         s(train),
@@ -68,9 +60,9 @@ fn jackknife_plus(
         "--out",
         s(&model),
         "--json",
-    ]));
+    ]);
     let fitted: serde_json::Value = serde_json::from_str(&out).unwrap();
-    let (out, predict_err) = ok(&pacgp(&[
+    let (out, predict_err) = run_ok(&[
         "predict",
         "--model",
         s(&model),
@@ -79,7 +71,7 @@ fn jackknife_plus(
         "--interval",
         "0.9",
         "--json",
-    ]));
+    ]);
     let p: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
     let ends = |k: &str| -> Vec<f64> {
         p[k].as_array()
@@ -152,9 +144,9 @@ fn pac_gp_fit_and_certify(data: &Path, model: &Path) -> (String, String, String)
         "--out",
         s(model),
     ];
-    let (_, fit_err) = ok(&pacgp(&fit));
+    let (_, fit_err) = run_ok(&fit);
     let certify = ["certify", "--model", s(model), "--data", s(data), "--json"];
-    let (out, cert_err) = ok(&pacgp(&certify));
+    let (out, cert_err) = run_ok(&certify);
     (fit_err, out, cert_err)
 }
 

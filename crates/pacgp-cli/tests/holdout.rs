@@ -3,7 +3,7 @@
 //! another sample, an edited split and a fraction out of range exit with status 2.
 
 mod common;
-use common::{certify, fit, ok, pacgp, s};
+use common::{certify, fit, ok, pacgp, s, words};
 
 const DATA: &str = "data/ripley-synth/synth_tr.csv";
 
@@ -11,20 +11,8 @@ const DATA: &str = "data/ripley-synth/synth_tr.csv";
 fn certify_reports_the_deployed_predictor_on_the_holdout() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m.json");
-    let fit = [
-        "fit",
-        "--data",
-        DATA,
-        "--method",
-        "laplace",
-        "--certify-holdout",
-        "0.2",
-        "--seed",
-        "1",
-        "--out",
-        s(&model),
-    ];
-    ok(&pacgp(&fit));
+    let opts = words("--method laplace --certify-holdout 0.2 --seed 1");
+    ok(&fit(DATA, &model, &opts));
     let c = certify(&model, DATA);
     let d = &c["deployed"];
     assert_eq!(d["predictor"], "posterior_mean_sign", "{c}");

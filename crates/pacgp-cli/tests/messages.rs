@@ -3,7 +3,7 @@
 //! (an output naming an input, an unwritable output, a full device).
 
 mod common;
-use common::{ok, ok_in, pacgp, repo, s};
+use common::{fit, ok, ok_in, pacgp, repo, s, words};
 
 /// Require exit status `code` and one error on stderr holding every one of `words`.
 fn fails(args: &[&str], code: i32, words: &[&str]) -> String {
@@ -418,18 +418,11 @@ fn a_fit_larger_than_the_memory_limit_is_refused() {
         ],
     );
     assert!(!model.exists(), "{err}");
-    for (limit, code, words) in [
+    for (limit, code, says) in [
         ("8X", 2, "a memory size is a number"),
         ("1M", 2, "ivm or sogp"),
     ] {
-        let classifier = [
-            "--method",
-            "laplace",
-            "--target",
-            "sp",
-            "--categorical",
-            "auto",
-        ];
+        let classifier = words("--method laplace --target sp --categorical auto");
         let mut args = vec![
             "fit",
             "--data",
@@ -443,7 +436,7 @@ fn a_fit_larger_than_the_memory_limit_is_refused() {
         let out = pacgp(&args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(code), "{err}");
-        assert!(err.contains(words), "{err}");
+        assert!(err.contains(says), "{err}");
     }
     // The same fit within a limit that holds it.
     ok(&pacgp(&[
@@ -567,16 +560,8 @@ fn a_classifier_certificate_is_printed_beside_the_majority_rate() {
     let data = dir.path().join("imbalanced.csv");
     std::fs::write(&data, imbalanced(40, 4)).unwrap();
     let model = dir.path().join("m.json");
+    ok_in("fit", &fit(s(&data), &model, &["--method", "laplace"]));
     let ok = |args: &[&str]| ok_in(&format!("{args:?}"), &pacgp(args));
-    ok(&[
-        "fit",
-        "--data",
-        s(&data),
-        "--method",
-        "laplace",
-        "--out",
-        s(&model),
-    ]);
     let text = ok(&["certify", "--model", s(&model), "--data", s(&data)]);
     assert!(
         text.contains("always predicting the most frequent class errs at rate 0.1000"),

@@ -155,24 +155,12 @@ fn outputs_share_one_kernel_when_asked() {
         assert!(b > 0.0 && b < 1.0, "{c}");
     }
     let e = refused(
-        &[
-            "--target",
-            "MEDV,LSTAT",
-            "--shared-kernel",
-            "--certify-holdout",
-            "0.2",
-        ],
+        &words("--target MEDV,LSTAT --shared-kernel --certify-holdout 0.2"),
         &model,
     );
     assert!(e.contains("held out"), "{e}");
     let e = refused(
-        &[
-            "--target",
-            "MEDV,LSTAT",
-            "--shared-kernel",
-            "--method",
-            "vfe",
-        ],
+        &words("--target MEDV,LSTAT --shared-kernel --method vfe"),
         &model,
     );
     assert!(e.contains("--shared-kernel"), "{e}");

@@ -5,7 +5,7 @@
 use std::process::Output;
 
 mod common;
-use common::{certify, certify_with, fit, json, ok, pacgp, predict_csv, repo, s};
+use common::{certify, certify_with, fit, json, ok, pacgp, predict_csv, repo, s, words};
 
 fn fails_with(out: &Output, words: &[&str]) {
     assert_eq!(
@@ -108,15 +108,7 @@ fn wine_softmax_certificate_names_its_sampling() {
     let fit = json(&fit(
         "data/wine/wine.csv",
         &model,
-        &[
-            "--method",
-            "laplace",
-            "--multiclass",
-            "softmax",
-            "--seed",
-            "3",
-            "--json",
-        ],
+        &words("--method laplace --multiclass softmax --seed 3 --json"),
     ));
     assert_eq!(fit["multiclass"], "softmax");
     assert_eq!(fit["classes"], serde_json::json!(["0", "1", "2"]));
@@ -181,14 +173,9 @@ fn bad_multiclass_combinations_exit_2() {
         &["--multiclass"],
     );
     fails_with(
-        &fit(&[
-            "--method",
-            "laplace",
-            "--multiclass",
-            "one-vs-rest",
-            "--prior",
-            "split:0.5",
-        ]),
+        &fit(&words(
+            "--method laplace --multiclass one-vs-rest --prior split:0.5",
+        )),
         &["--prior"],
     );
     fails_with(

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 mod common;
-use common::{ok, pacgp, s};
+use common::{ok, pacgp, s, words};
 
 const CRABS: [&str; 6] = [
     "--data",
@@ -111,18 +111,7 @@ fn pac_gpc_and_split_prior_bounds_are_recomputed_by_certify() {
     // reproduces the bound, and recomputes it at another δ (same KL and risk, lower bound).
     let cs = dir.path().join("c.json");
     let f = fit(
-        &[
-            "--method",
-            "pac-gpc",
-            "--prior",
-            "split:0.5",
-            "--bound",
-            "catoni",
-            "--prior-scale",
-            "auto",
-            "--seed",
-            "3",
-        ],
+        &words("--method pac-gpc --prior split:0.5 --bound catoni --prior-scale auto --seed 3"),
         &cs,
     );
     let b = f["objective"].as_f64().unwrap();
@@ -138,19 +127,7 @@ fn pac_gpc_and_split_prior_bounds_are_recomputed_by_certify() {
     // certify reproduces the bound and its penalty.
     let ks = dir.path().join("k.json");
     let f = fit(
-        &[
-            "--method",
-            "pac-gpc",
-            "--prior",
-            "split:auto",
-            "--bound",
-            "catoni",
-            "--prior-kernel",
-            "auto",
-            "--both-directions",
-            "--seed",
-            "5",
-        ],
+        &words("--method pac-gpc --prior split:auto --bound catoni --prior-kernel auto --both-directions --seed 5"),
         &ks,
     );
     assert_eq!(f["split_prior"]["menu"], 6);
@@ -178,35 +155,15 @@ fn pac_gpc_and_split_prior_bounds_are_recomputed_by_certify() {
     for bad in [
         vec!["--method", "ep", "--prior", "split:0.5"],
         vec!["--method", "laplace", "--prior", "split:1.5"],
-        vec!["--method", "pac-gpc", "--select", "ml2"],
-        vec!["--method", "laplace", "--bound", "catoni"],
-        vec!["--method", "pac-gpc", "--prior-scale", "auto"],
-        vec![
-            "--method",
-            "pac-gpc",
-            "--prior",
-            "split:0.5",
-            "--prior-scale",
-            "0",
-        ],
-        vec!["--method", "ep", "--bound", "catoni"],
-        vec!["--method", "pac-gpc", "--both-directions"],
-        vec!["--method", "laplace", "--prior-kernel", "auto"],
-        vec![
-            "--method",
-            "ep",
-            "--prior",
-            "split:0.5",
-            "--both-directions",
-        ],
-        vec![
-            "--method",
-            "pac-gpc",
-            "--prior",
-            "split:0.5",
-            "--bound",
-            "maurer",
-        ],
+        words("--method pac-gpc --select ml2"),
+        words("--method laplace --bound catoni"),
+        words("--method pac-gpc --prior-scale auto"),
+        words("--method pac-gpc --prior split:0.5 --prior-scale 0"),
+        words("--method ep --bound catoni"),
+        words("--method pac-gpc --both-directions"),
+        words("--method laplace --prior-kernel auto"),
+        words("--method ep --prior split:0.5 --both-directions"),
+        words("--method pac-gpc --prior split:0.5 --bound maurer"),
     ] {
         let mut args = vec!["fit"];
         args.extend(CRABS);

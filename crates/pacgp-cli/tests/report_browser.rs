@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{certify, fit, iris_split, ok, pacgp, s, RIPLEY};
+use common::{certify, fit, iris_split, ok, pacgp, s, words, RIPLEY};
 
 /// The Chromium binary: `PACGP_CHROMIUM`, else the first of the usual names on `PATH`.
 fn chromium() -> Option<PathBuf> {
@@ -170,13 +170,7 @@ fn chromium_renders_a_multiclass_a_regression_and_a_multi_output_report() {
     }
     // Two targets with one kernel: the joint certificate, then each output's report.
     let model = dir.path().join("both.json");
-    let both = [
-        "--target",
-        "MEDV,LSTAT",
-        "--shared-kernel",
-        "--epsilon",
-        "3",
-    ];
+    let both = words("--target MEDV,LSTAT --shared-kernel --epsilon 3");
     ok(&fit(s(&fit_rows), &model, &both));
     let cert = certify(&model, s(&fit_rows));
     let dom = rendered(&browser, dir.path(), &model, s(&fit_rows), s(&test_rows));

@@ -4,16 +4,11 @@
 //! interrupt is sent once the process has installed its handler, to a fit far too long to end
 //! on its own first.
 
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 mod common;
-use common::{ok, pacgp, repo, s};
-
-fn model_json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
+use common::{fit, ok, pacgp, read_json, repo, s};
 
 const DATA: &str = "data/boston-housing/boston.csv";
 
@@ -24,25 +19,13 @@ const DATA: &str = "data/boston-housing/boston.csv";
 fn a_zero_time_limit_writes_a_model_marked_as_stopped_early() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m.json");
-    let fit = [
-        "fit",
-        "--data",
-        DATA,
-        "--method",
-        "pac-gp",
-        "--epsilon",
-        "3",
-        "--time-limit",
-        "0",
-        "--out",
-        s(&model),
-    ];
-    let out = pacgp(&fit);
+    let opts = ["--method", "pac-gp", "--epsilon", "3", "--time-limit", "0"];
+    let out = fit(DATA, &model, &opts);
     let stdout = ok(&out);
     let line = "stopped early by --time-limit 0s after 0 optimiser iterations: the certificate is exact for the hyperparameters reached, which are not the optimum";
     assert!(stdout.contains(line), "{stdout}");
     assert!(String::from_utf8_lossy(&out.stderr).contains(&format!("warning: {line}")));
-    let m = model_json(&model);
+    let m = read_json(&model);
     let record = &m["report"]["stopped_early"];
     assert_eq!(record["reason"], "time_limit");
     assert_eq!(record["seconds"], 0.0);
@@ -50,7 +33,8 @@ fn a_zero_time_limit_writes_a_model_marked_as_stopped_early() {
     assert_eq!(m["report"]["optimiser"]["termination"], "stopped");
 
     let json_fit: serde_json::Value =
-        serde_json::from_str(ok(&pacgp(&[&fit[..], &["--json"]].concat())).trim()).unwrap();
+        serde_json::from_str(ok(&fit(DATA, &model, &[&opts[..], &["--json"]].concat())).trim())
+            .unwrap();
     assert_eq!(json_fit["stopped_early"]["reason"], "time_limit");
     assert_eq!(json_fit["stopped_early"]["statement"], line);
 
@@ -85,26 +69,15 @@ fn a_zero_time_limit_writes_a_model_marked_as_stopped_early() {
 fn a_limit_not_reached_is_silent_and_a_bad_limit_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m.json");
-    let fit = |limit: &str| {
-        pacgp(&[
-            "fit",
-            "--data",
-            DATA,
-            "--method",
-            "gpr",
-            "--kernel",
-            "se",
-            "--time-limit",
-            limit,
-            "--out",
-            s(&model),
-        ])
+    let fit_until = |limit: &str| {
+        let opts = ["--method", "gpr", "--kernel", "se", "--time-limit", limit];
+        fit(DATA, &model, &opts)
     };
-    let stdout = ok(&fit("1h"));
+    let stdout = ok(&fit_until("1h"));
     assert!(!stdout.contains("stopped early"), "{stdout}");
-    assert!(model_json(&model)["report"].get("stopped_early").is_none());
+    assert!(read_json(&model)["report"].get("stopped_early").is_none());
     for bad in ["ten", "-5", "3d"] {
-        let out = fit(bad);
+        let out = fit_until(bad);
         assert_eq!(out.status.code(), Some(2), "{bad}");
         assert!(
             String::from_utf8_lossy(&out.stderr).contains("--time-limit"),
@@ -184,7 +157,7 @@ fn ctrl_c_stops_the_fit_and_writes_the_model_marked_as_interrupted() {
         stdout.contains("stopped early by an interrupt after"),
         "{stdout}"
     );
-    let m = model_json(&model);
+    let m = read_json(&model);
     // (The optimiser's report is the best run's: a restart that converged before the signal
     // may be it, so its termination is not asserted.)
     assert_eq!(m["report"]["stopped_early"]["reason"], "interrupted");

@@ -9,21 +9,13 @@ use std::path::Path;
 use serde_json::Value;
 
 mod common;
-use common::{pacgp, repo, s};
-
-/// Run and require success; stdout and stderr.
-fn ok(args: &[&str]) -> (String, String) {
-    let out = pacgp(args);
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "{args:?}: {err}");
-    (String::from_utf8(out.stdout).unwrap(), err)
-}
+use common::{pacgp, repo, run_ok, s, write_data};
 
 /// Run with `--json` appended; the one object printed, and stderr.
 fn json(args: &[&str]) -> (Value, String) {
     let mut all = args.to_vec();
     all.push("--json");
-    let (out, err) = ok(&all);
+    let (out, err) = run_ok(&all);
     (serde_json::from_str(out.trim()).expect(&out), err)
 }
 
@@ -68,7 +60,7 @@ fn crabs_by_species_with_the_sex_column_coded() {
     let mut args = vec!["fit"];
     args.extend(fit);
     args.extend(["--out", s(&model)]);
-    let (summary, err) = ok(&args);
+    let (summary, err) = run_ok(&args);
     assert!(
         err.contains("note: encoded as categories: sex (F → −1, M → +1)"),
         "{err}"
@@ -217,7 +209,7 @@ fn breast_cancer_with_missing_cells_dropped_or_mean_filled() {
 fn breast_cancer_held_out_part_with_missing_cells() {
     let dir = tempfile::tempdir().unwrap();
     let (train, test) = (dir.path().join("train.csv"), dir.path().join("test.csv"));
-    ok(&[
+    run_ok(&[
         "split",
         "--data",
         BC,
@@ -323,33 +315,28 @@ fn any_two_label_strings() {
         })
         .collect();
     std::fs::write(&data, format!("a,b,kind\n{rows}")).unwrap();
+    let fit_laplace = |model: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "fit",
+            "--data",
+            s(&data),
+            "--method",
+            "laplace",
+            "--out",
+            s(model),
+        ];
+        args.extend(extra);
+        run_ok(&args).0
+    };
     let model = dir.path().join("m.json");
-    let (summary, _) = ok(&[
-        "fit",
-        "--data",
-        s(&data),
-        "--method",
-        "laplace",
-        "--out",
-        s(&model),
-    ]);
+    let summary = fit_laplace(&model, &[]);
     assert!(
         summary.contains("labels: 'ham' → −1, 'spam' → +1 (the second"),
         "{summary}"
     );
     let (c, _) = json(&["certify", "--model", s(&model), "--data", s(&data)]);
     let flipped = dir.path().join("f.json");
-    let (summary, _) = ok(&[
-        "fit",
-        "--data",
-        s(&data),
-        "--method",
-        "laplace",
-        "--positive",
-        "ham",
-        "--out",
-        s(&flipped),
-    ]);
+    let summary = fit_laplace(&flipped, &["--positive", "ham"]);
     assert!(
         summary.contains("labels: 'spam' → −1, 'ham' → +1 (--positive)"),
         "{summary}"
@@ -389,7 +376,7 @@ fn an_empty_column_is_left_out_with_a_note() {
     let data = dir.path().join("blank.csv");
     std::fs::write(&data, with_empty).unwrap();
     let model = dir.path().join("m.json");
-    let (_, err) = ok(&[
+    let (_, err) = run_ok(&[
         "fit",
         "--data",
         s(&data),
@@ -403,7 +390,7 @@ fn an_empty_column_is_left_out_with_a_note() {
         "{err}"
     );
     let reference = dir.path().join("r.json");
-    ok(&[
+    run_ok(&[
         "fit",
         "--data",
         "data/snelson-1d/snelson_train.csv",
@@ -515,9 +502,7 @@ fn credit_table(dir: &Path, n: usize) -> String {
             yes_no(default)
         );
     }
-    let path = dir.join(format!("credit{n}.csv"));
-    std::fs::write(&path, text).unwrap();
-    path.to_str().unwrap().to_string()
+    write_data(dir, &format!("credit{n}.csv"), &text)
 }
 
 /// The credit table at 600 rows, the smallest size tried at which the sparse online GP failed

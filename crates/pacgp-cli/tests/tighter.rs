@@ -7,7 +7,7 @@ use std::path::Path;
 mod common;
 use common::{
     assert_reproduce_rejects_unknown_dataset, certify_with, fails, json, pacgp, repo,
-    reproduce_json, s,
+    reproduce_json, s, words,
 };
 
 const DATA: &str = "data/snelson-1d/snelson_train.csv";
@@ -93,34 +93,11 @@ fn levers_that_do_not_apply_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     let m = dir.path().join("x.json");
     for args in [
-        vec![
-            "--method",
-            "pac-sgp-sqrt",
-            "--epsilon",
-            "0.5",
-            "--prior",
-            "split:0.5",
-        ],
-        vec!["--method", "gpr", "--xi", "sharp"],
-        vec!["--method", "gpr", "--hyper-prior", "uniform"],
-        vec![
-            "--method",
-            "pac-gp",
-            "--epsilon",
-            "0.5",
-            "--prior",
-            "split:1.5",
-        ],
-        vec![
-            "--method",
-            "pac-gp",
-            "--epsilon",
-            "0.5",
-            "--prior",
-            "split:auto",
-            "--hyper-prior",
-            "gaussian",
-        ],
+        words("--method pac-sgp-sqrt --epsilon 0.5 --prior split:0.5"),
+        words("--method gpr --xi sharp"),
+        words("--method gpr --hyper-prior uniform"),
+        words("--method pac-gp --epsilon 0.5 --prior split:1.5"),
+        words("--method pac-gp --epsilon 0.5 --prior split:auto --hyper-prior gaussian"),
     ] {
         let mut a = vec!["fit", "--data", DATA, "--out", s(&m)];
         a.extend(args.iter());

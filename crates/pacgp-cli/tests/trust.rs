@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 mod common;
-use common::{certify, certify_with, fit, json, pacgp, repo, reproduce_json, s};
+use common::{assert_written, certify, certify_with, fit, json, pacgp, repo, reproduce_json, s};
 
 fn exit2(out: &Output, needle: &str) {
     let err = String::from_utf8_lossy(&out.stderr);
@@ -396,14 +396,13 @@ fn reproduce_opper_winther_quick_writes_table_and_figure() {
     assert_eq!(t[0]["cv_error"], t[1]["cv_error"]);
     // Within ±0.01 of the seed's 10-fold CV error 0.0307.
     assert!((t[0]["cv_error"].as_f64().unwrap() - 0.0307).abs() <= 0.01);
-    for f in [
+    let files = [
         "opper-winther-table-17-1.csv",
         "opper-winther-figure-17-2.csv",
         "opper-winther-figure-17-2.svg",
         "opper-winther.json",
-    ] {
-        assert!(dir.path().join(f).exists(), "{f}");
-    }
+    ];
+    assert_written(dir.path(), &files);
 }
 
 /// `reproduce zhang-sparse --quick --json` prints `r_hat`, `delta_r0` and per algorithm the
@@ -432,13 +431,12 @@ fn reproduce_zhang_sparse_quick_prints_curves_and_bounds() {
             assert!(curve(alg, "mean_delta_r")[k] <= curve(alg, "theorem_3_1_bound")[k]);
         }
     }
-    for f in [
+    let files = [
         "zhang-sparse.csv",
         "zhang-sparse-figure-1.svg",
         "zhang-sparse-figure-3.svg",
-    ] {
-        assert!(dir.path().join(f).exists(), "{f}");
-    }
+    ];
+    assert_written(dir.path(), &files);
 }
 
 /// `fit --method svm` gives a certified SVM: decision values and labels from `predict`, its

@@ -8,15 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 
 mod common;
-use common::{pacgp, s};
-
-/// Run and require success; stdout and stderr.
-fn ok(args: &[&str]) -> (String, String) {
-    let out = pacgp(args);
-    let err = String::from_utf8_lossy(&out.stderr).to_string();
-    assert!(out.status.success(), "{args:?}: {err}");
-    (String::from_utf8(out.stdout).unwrap(), err)
-}
+use common::{pacgp, read_json, run_ok, s, write_data};
 
 /// Run and require failure; stderr.
 fn fails(args: &[&str]) -> String {
@@ -34,10 +26,6 @@ fn fit_args<'a>(data: &'a str, extra: &[&'a str], model: &'a Path) -> Vec<&'a st
     args
 }
 
-fn read_json(path: &Path) -> Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
-
 /// 40 rows of `x` (a number), `colour` (three levels) and `y = x + effect(colour) + noise`,
 /// written without randomness (the noise is a fixed pattern).
 fn colour_table(dir: &Path) -> String {
@@ -48,9 +36,7 @@ fn colour_table(dir: &Path) -> String {
         let noise = ((i * 7) % 5) as f64 * 0.02 - 0.04;
         text += &format!("{x:.4},{colour},{:.4}\n", x + effect + noise);
     }
-    let path = dir.join("colour.csv");
-    std::fs::write(&path, text).unwrap();
-    path.to_str().unwrap().to_string()
+    write_data(dir, "colour.csv", &text)
 }
 
 /// The count in the certificate's grid price, "T kernel hyperparameters on the grid …".
@@ -75,7 +61,7 @@ fn default_kernel_gives_a_one_hot_column_one_lengthscale() {
     let dir = tempfile::tempdir().unwrap();
     let data = colour_table(dir.path());
     let model = dir.path().join("grouped.json");
-    let (_, err) = ok(&fit_args(&data, &["--categorical", "auto"], &model));
+    let (_, err) = run_ok(&fit_args(&data, &["--categorical", "auto"], &model));
     assert!(err.contains("note: kernel: se-groups(1,3)"), "{err}");
     let file = read_json(&model);
     assert_eq!(
@@ -86,7 +72,7 @@ fn default_kernel_gives_a_one_hot_column_one_lengthscale() {
     assert_eq!(kernel["groups"], serde_json::json!([1, 3]), "{kernel}");
     assert_eq!(kernel["ln_lengthscale"].as_array().unwrap().len(), 2);
     let certify = |model: &Path| {
-        let (out, _) = ok(&[
+        let (out, _) = run_ok(&[
             "certify",
             "--model",
             s(model),
@@ -99,12 +85,12 @@ fn default_kernel_gives_a_one_hot_column_one_lengthscale() {
         serde_json::from_str::<Value>(out.trim()).unwrap()
     };
     assert_eq!(priced_hyperparameters(&certify(&model)), 3);
-    let (predicted, _) = ok(&["predict", "--model", s(&model), "--data", &data]);
+    let (predicted, _) = run_ok(&["predict", "--model", s(&model), "--data", &data]);
     assert_eq!(predicted.lines().count(), 41, "{predicted}");
 
     let ard = dir.path().join("ard.json");
     let options = ["--categorical", "auto", "--kernel", "se-ard"];
-    let (_, err) = ok(&fit_args(&data, &options, &ard));
+    let (_, err) = run_ok(&fit_args(&data, &options, &ard));
     assert!(!err.contains("note: kernel:"), "{err}");
     assert_eq!(
         read_json(&ard)["spec"]["method"]["options"]["kernel"],
@@ -126,7 +112,7 @@ fn two_category_columns_keep_one_lengthscale_per_input() {
     let data = dir.path().join("sides.csv");
     std::fs::write(&data, text).unwrap();
     let model = dir.path().join("m.json");
-    ok(&fit_args(s(&data), &["--categorical", "auto"], &model));
+    run_ok(&fit_args(s(&data), &["--categorical", "auto"], &model));
     assert_eq!(
         read_json(&model)["spec"]["method"]["options"]["kernel"],
         "se-ard"
@@ -141,9 +127,7 @@ fn na_class_table(dir: &Path) -> String {
         let label = if a + b > 2.0 { "yes" } else { "NA" };
         text += &format!("{a:.3},{b:.3},{label}\n");
     }
-    let path = dir.join("na_class.csv");
-    std::fs::write(&path, text).unwrap();
-    path.to_str().unwrap().to_string()
+    write_data(dir, "na_class.csv", &text)
 }
 
 /// A class named `NA` is not dropped by `--missing drop`: the fit is refused, naming the
@@ -166,7 +150,7 @@ fn a_class_named_na_is_refused_not_dropped_and_kept_with_na_values() {
     );
     assert!(!model.exists());
     let options = ["--method", "laplace", "--na-values", ""];
-    let (summary, _) = ok(&fit_args(&data, &options, &model));
+    let (summary, _) = run_ok(&fit_args(&data, &options, &model));
     assert!(summary.contains("'NA' → −1, 'yes' → +1"), "{summary}");
     let file = read_json(&model);
     assert_eq!(
@@ -174,10 +158,10 @@ fn a_class_named_na_is_refused_not_dropped_and_kept_with_na_values() {
         serde_json::json!([""])
     );
     assert_eq!(file["n_train"], 40);
-    let (certificate, _) = ok(&["certify", "--model", s(&model), "--data", &data, "--json"]);
+    let (certificate, _) = run_ok(&["certify", "--model", s(&model), "--data", &data, "--json"]);
     let certificate: Value = serde_json::from_str(certificate.trim()).unwrap();
     assert_eq!(certificate["n"], 40, "{certificate}");
-    let (predicted, _) = ok(&["predict", "--model", s(&model), "--data", &data]);
+    let (predicted, _) = run_ok(&["predict", "--model", s(&model), "--data", &data]);
     assert_eq!(predicted.lines().count(), 41, "{predicted}");
 }
 
@@ -211,14 +195,14 @@ fn na_values_set_the_missing_cells_of_training_and_later_files() {
     let refused = fails(&fit_args(s(&data), &["--missing", "mean"], &model));
     assert!(refused.contains("'-'"), "{refused}");
     let options = ["--missing", "mean", "--na-values", "-"];
-    ok(&fit_args(s(&data), &options, &model));
+    run_ok(&fit_args(s(&data), &options, &model));
     assert_eq!(
         read_json(&model)["input_coding"]["missing_cells"],
         serde_json::json!(["-"])
     );
     let later = dir.path().join("later.csv");
     std::fs::write(&later, "x,y\n-,0.5\n1.0,0.2\n").unwrap();
-    let (predicted, _) = ok(&["predict", "--model", s(&model), "--data", s(&later)]);
+    let (predicted, _) = run_ok(&["predict", "--model", s(&model), "--data", s(&later)]);
     assert_eq!(predicted.lines().count(), 3, "{predicted}");
     std::fs::write(&later, "x,y\nNA,0.5\n").unwrap();
     let err = fails(&["predict", "--model", s(&model), "--data", s(&later)]);
@@ -241,9 +225,7 @@ fn numeric_table(dir: &Path, inputs: usize) -> String {
         let cells: Vec<String> = row.iter().map(|v| format!("{v:.4}")).collect();
         text += &format!("{},{y:.4}\n", cells.join(","));
     }
-    let path = dir.join(format!("numeric{inputs}.csv"));
-    std::fs::write(&path, text).unwrap();
-    path.to_str().unwrap().to_string()
+    write_data(dir, &format!("numeric{inputs}.csv"), &text)
 }
 
 /// `fit --method vfe` on 25 inputs says where the lengthscales started (the median distance,
@@ -253,7 +235,7 @@ fn a_wide_vfe_fit_notes_its_start_at_the_median_distance() {
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("vfe.json");
     let wide = numeric_table(dir.path(), 25);
-    let (_, err) = ok(&fit_args(
+    let (_, err) = run_ok(&fit_args(
         &wide,
         &["--method", "vfe", "--inducing", "20"],
         &model,
@@ -262,7 +244,7 @@ fn a_wide_vfe_fit_notes_its_start_at_the_median_distance() {
     let tail = "the median distance between the 25 standardised inputs of the rows";
     assert!(err.contains(note) && err.contains(tail), "{err}");
     let narrow = numeric_table(dir.path(), 20);
-    let (_, err) = ok(&fit_args(
+    let (_, err) = run_ok(&fit_args(
         &narrow,
         &["--method", "vfe", "--inducing", "20"],
         &model,

@@ -8,7 +8,9 @@
 //! exceptions: `ValueError` for bad input, `pacgp.PacgpError` for numerical failure.
 
 use faer::Mat;
-use numpy::{PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{
+    IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods,
+};
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -54,6 +56,29 @@ pub(crate) fn to_mat(x: &PyReadonlyArray2<'_, f64>, what: &str) -> PyResult<Mat<
     check_aligned(&**x, what)?;
     let v = x.as_array();
     Ok(Mat::from_fn(v.nrows(), v.ncols(), |i, j| v[[i, j]]))
+}
+
+/// JSON text of a serialisable value (the same serde the CLI prints with `--json`).
+pub(crate) fn json<T: serde::Serialize>(value: &T) -> PyResult<String> {
+    serde_json::to_string(value).map_err(|e| {
+        to_py_err(pacgp::Error::Numerical {
+            what: "JSON output",
+            message: e.to_string(),
+        })
+    })
+}
+
+/// A vector handed to Python as a 1-D numpy array.
+pub(crate) type Vec1<'py> = Bound<'py, PyArray1<f64>>;
+
+/// A matrix handed to Python as a 2-D numpy array.
+pub(crate) type Mat2<'py> = Bound<'py, PyArray2<f64>>;
+
+/// A matrix (a coded table, a covariance, draws, a shard's sums) as a new numpy array: the
+/// inverse of [`to_mat`].
+pub(crate) fn to_numpy<'py>(py: Python<'py>, m: &Mat<f64>) -> Mat2<'py> {
+    numpy::ndarray::Array2::from_shape_fn((m.nrows(), m.ncols()), |(i, j)| m[(i, j)])
+        .into_pyarray(py)
 }
 
 /// A training sample from numpy arrays, validated by the library (shapes, finite values).

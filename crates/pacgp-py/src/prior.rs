@@ -3,17 +3,16 @@
 //! specification (`None`: the library's default kernel, as a fit takes it) and θ (ln values;
 //! `None`: the specification's starting values, all ones).
 
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray2};
+use numpy::{IntoPyArray, PyReadonlyArray2};
 use pyo3::prelude::*;
 
 use pacgp::kernel::Kernel;
 use pacgp::model::PriorPredictive;
 
-use crate::sharded::to_numpy;
-use crate::{compute_threads, to_mat, to_py_err};
+use crate::{compute_threads, to_mat, to_numpy, to_py_err, Mat2, Vec1};
 
 /// A mean vector and a variance vector (or covariance matrix) for Python.
-type MeanAnd<'py, T> = (Bound<'py, PyArray1<f64>>, Bound<'py, T>);
+type MeanAnd<'py, T> = (Vec1<'py>, Bound<'py, T>);
 
 /// The kernel `spec` on `d` inputs at its starting values, as the JSON tree the model files
 /// store (`Model.kernel_json`'s form): its structure and parameter order, which the Python side
@@ -21,7 +20,7 @@ type MeanAnd<'py, T> = (Bound<'py, PyArray1<f64>>, Bound<'py, T>);
 #[pyfunction]
 fn kernel_tree(spec: &str, d: usize) -> PyResult<String> {
     let kernel = Kernel::from_spec(spec, d).map_err(to_py_err)?;
-    crate::model::json(&kernel)
+    crate::json(&kernel)
 }
 
 /// The prior predictive of `kernel_spec` on `d` inputs at θ (its starting values without θ)
@@ -57,7 +56,7 @@ fn prior_predictive<'py>(
     let prior = prior_of(kernel_spec, xm.ncols(), theta, noise_variance)?;
     if full_cov {
         let (mean, cov) = compute_threads(py, n_threads, || prior.mean_cov(xm.as_ref()))?;
-        return Ok((mean.into_pyarray(py), to_numpy(py, &cov)?.into_any()));
+        return Ok((mean.into_pyarray(py), to_numpy(py, &cov).into_any()));
     }
     let (mean, var) = compute_threads(py, n_threads, || prior.mean_var(xm.as_ref()))?;
     Ok((mean.into_pyarray(py), var.into_pyarray(py).into_any()))
@@ -77,12 +76,12 @@ fn prior_sample<'py>(
     n_samples: usize,
     seed: u64,
     n_threads: Option<i64>,
-) -> PyResult<(Bound<'py, PyArray2<f64>>, f64)> {
+) -> PyResult<(Mat2<'py>, f64)> {
     let xm = to_mat(&x, "X")?;
     let prior = prior_of(kernel_spec, xm.ncols(), theta, noise_variance)?;
     let (draws, jitter) =
         compute_threads(py, n_threads, || prior.sample(xm.as_ref(), n_samples, seed))?;
-    Ok((to_numpy(py, &draws)?, jitter))
+    Ok((to_numpy(py, &draws), jitter))
 }
 
 /// Add the prior's functions to the module.

@@ -2,14 +2,15 @@
 //! Dask: `K_uu`'s factor once, statistics and gradient parts per shard, the M×M steps once. The
 //! kernel travels as its specification and θ (ln values), the factor and sums as numpy arrays.
 
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
+use faer::Mat;
+use numpy::{IntoPyArray, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 
 use pacgp::kernel::Kernel;
 use pacgp::linalg::Cholesky;
 use pacgp::regression::sharded::{self, ShardStats, VfeAdjoints, VfeDriverPart, VfeShardGradient};
 
-use crate::{check_aligned, compute, to_mat, to_py_err};
+use crate::{check_aligned, compute, to_mat, to_numpy, to_py_err, Mat2, Vec1};
 
 /// The kernel `spec` on `d` inputs at θ (ln values).
 pub(crate) fn kernel_at(spec: &str, d: usize, theta: &[f64]) -> PyResult<Kernel> {
@@ -24,20 +25,31 @@ pub(crate) fn vector(v: &PyReadonlyArray1<'_, f64>) -> PyResult<Vec<f64>> {
     Ok(v.as_array().iter().copied().collect())
 }
 
-/// An owned faer matrix as a 2-D numpy array (row-major copy).
-pub(crate) fn to_numpy<'py>(
-    py: Python<'py>,
-    m: &faer::Mat<f64>,
-) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let data: Vec<f64> = (0..m.nrows())
-        .flat_map(|i| (0..m.ncols()).map(move |j| m[(i, j)]))
-        .collect();
-    data.into_pyarray(py).reshape([m.nrows(), m.ncols()])
-}
-
 /// The driver's `K_uu` factor on every shard: `l` (M×M lower) checked by the library.
 pub(crate) fn factor_of(l: &PyReadonlyArray2<'_, f64>, m: usize) -> PyResult<Cholesky> {
     sharded::kuu_factor_from_parts(to_mat(l, "l_uu")?, 0.0, m).map_err(to_py_err)
+}
+
+/// A shard's inputs and targets as the library takes them.
+pub(crate) fn shard(
+    x: &PyReadonlyArray2<'_, f64>,
+    y: &PyReadonlyArray1<'_, f64>,
+) -> PyResult<(Mat<f64>, Vec<f64>)> {
+    Ok((to_mat(x, "X")?, vector(y)?))
+}
+
+/// The point of a VFE step after the driver's factor: the kernel `spec` at θ on Z's inputs,
+/// the inducing inputs Z and the factor `l_uu` of their `K_uu`.
+fn point(
+    spec: &str,
+    theta: &[f64],
+    z: &PyReadonlyArray2<'_, f64>,
+    l_uu: &PyReadonlyArray2<'_, f64>,
+) -> PyResult<(Kernel, Mat<f64>, Cholesky)> {
+    let zm = to_mat(z, "Z")?;
+    let l = factor_of(l_uu, zm.nrows())?;
+    let kernel = kernel_at(spec, zm.ncols(), theta)?;
+    Ok((kernel, zm, l))
 }
 
 /// `L` with `L Lᵀ = K_uu + jitter·I` at (θ, Z) (the single-process jitter policy), and the
@@ -49,11 +61,11 @@ fn sparse_kuu_factor<'py>(
     kernel_spec: &str,
     theta: Vec<f64>,
     z: PyReadonlyArray2<'py, f64>,
-) -> PyResult<(Bound<'py, PyArray2<f64>>, f64)> {
+) -> PyResult<(Mat2<'py>, f64)> {
     let zm = to_mat(&z, "Z")?;
     let kernel = kernel_at(kernel_spec, zm.ncols(), &theta)?;
     let l = compute(py, None, || sharded::kuu_factor(&kernel, zm.as_ref()))?;
-    Ok((to_numpy(py, &l.l().to_owned())?, l.jitter()))
+    Ok((to_numpy(py, &l.l().to_owned()), l.jitter()))
 }
 
 /// One shard's sums `(VVᵀ, Vy, yᵀy, Σ(k_ii − q_i), n)` at (θ, Z), `V = L⁻¹K(Z, X)`.
@@ -69,21 +81,14 @@ fn vfe_shard_stats<'py>(
     x: PyReadonlyArray2<'py, f64>,
     y: PyReadonlyArray1<'py, f64>,
     n_threads: Option<usize>,
-) -> PyResult<(
-    Bound<'py, PyArray2<f64>>,
-    Bound<'py, PyArray1<f64>>,
-    f64,
-    f64,
-    usize,
-)> {
-    let (zm, xm, yv) = (to_mat(&z, "Z")?, to_mat(&x, "X")?, vector(&y)?);
-    let l = factor_of(&l_uu, zm.nrows())?;
-    let kernel = kernel_at(kernel_spec, zm.ncols(), &theta)?;
+) -> PyResult<(Mat2<'py>, Vec1<'py>, f64, f64, usize)> {
+    let (xm, yv) = shard(&x, &y)?;
+    let (kernel, zm, l) = point(kernel_spec, &theta, &z, &l_uu)?;
     let s = compute(py, n_threads, || {
         sharded::vfe_shard_stats(&kernel, zm.as_ref(), &l, xm.as_ref(), &yv)
     })?;
     Ok((
-        to_numpy(py, &s.vv)?,
+        to_numpy(py, &s.vv),
         s.vy.into_pyarray(py),
         s.yy,
         s.trace_gap,
@@ -109,18 +114,8 @@ fn vfe_global<'py>(
     yy: f64,
     trace_gap: f64,
     n: usize,
-) -> PyResult<(
-    f64,
-    Bound<'py, PyArray2<f64>>,
-    Bound<'py, PyArray1<f64>>,
-    Bound<'py, PyArray1<f64>>,
-    f64,
-    Bound<'py, PyArray2<f64>>,
-    f64,
-)> {
-    let zm = to_mat(&z, "Z")?;
-    let l = factor_of(&l_uu, zm.nrows())?;
-    let kernel = kernel_at(kernel_spec, zm.ncols(), &theta)?;
+) -> PyResult<(f64, Mat2<'py>, Vec1<'py>, Vec1<'py>, f64, Mat2<'py>, f64)> {
+    let (kernel, zm, l) = point(kernel_spec, &theta, &z, &l_uu)?;
     let stats = ShardStats {
         vv: to_mat(&vv, "VV")?,
         vy: vector(&vy)?,
@@ -133,11 +128,11 @@ fn vfe_global<'py>(
     })?;
     Ok((
         g.value,
-        to_numpy(py, &g.adjoints.c)?,
+        to_numpy(py, &g.adjoints.c),
         g.adjoints.a.into_pyarray(py),
         g.adjoints.w.into_pyarray(py),
         g.adjoints.t_bar,
-        to_numpy(py, &g.driver.pbar_sandwich)?,
+        to_numpy(py, &g.driver.pbar_sandwich),
         g.driver.ln_noise_gradient,
     ))
 }
@@ -161,10 +156,9 @@ fn vfe_shard_gradient<'py>(
     w: PyReadonlyArray1<'py, f64>,
     t_bar: f64,
     n_threads: Option<usize>,
-) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
-    let (zm, xm, yv) = (to_mat(&z, "Z")?, to_mat(&x, "X")?, vector(&y)?);
-    let l = factor_of(&l_uu, zm.nrows())?;
-    let kernel = kernel_at(kernel_spec, zm.ncols(), &theta)?;
+) -> PyResult<(Vec1<'py>, Vec1<'py>)> {
+    let (xm, yv) = shard(&x, &y)?;
+    let (kernel, zm, l) = point(kernel_spec, &theta, &z, &l_uu)?;
     let adj = VfeAdjoints {
         c: to_mat(&c, "C")?,
         a: vector(&a)?,
@@ -193,10 +187,8 @@ fn vfe_gradient<'py>(
     ln_noise_gradient: f64,
     gradient: PyReadonlyArray1<'py, f64>,
     v_beta: PyReadonlyArray1<'py, f64>,
-) -> PyResult<Bound<'py, PyArray1<f64>>> {
-    let zm = to_mat(&z, "Z")?;
-    let l = factor_of(&l_uu, zm.nrows())?;
-    let kernel = kernel_at(kernel_spec, zm.ncols(), &theta)?;
+) -> PyResult<Vec1<'py>> {
+    let (kernel, zm, l) = point(kernel_spec, &theta, &z, &l_uu)?;
     let driver = VfeDriverPart {
         pbar_sandwich: to_mat(&pbar_sandwich, "pbar_sandwich")?,
         ln_noise_gradient,

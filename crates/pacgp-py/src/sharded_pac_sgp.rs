@@ -7,12 +7,13 @@
 use std::collections::HashMap;
 
 use faer::Mat;
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{IntoPyArray, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use pacgp::fit::sharded::pac_sgp_bound;
 use pacgp::kernel::Kernel;
+use pacgp::linalg::Cholesky;
 use pacgp::objective::bound::BoundTerms;
 use pacgp::objective::pac_sgp::PacSgpBound;
 use pacgp::objective::pac_sgp_sharded::{
@@ -24,8 +25,8 @@ use pacgp::spec::values::BadValue;
 use pacgp::spec::{FitOptions, MethodName, SpecError, SpecOption};
 
 use crate::errors::{spec_err, PyWording};
-use crate::sharded::{factor_of, kernel_at, to_numpy, vector};
-use crate::{compute, to_mat, to_py_err};
+use crate::sharded::{factor_of, kernel_at, shard, vector};
+use crate::{compute, to_mat, to_numpy, to_py_err, Mat2, Vec1};
 
 /// The bound's settings, from a Python dict with these keys (`pacgp.distributed` builds it).
 #[derive(FromPyObject)]
@@ -90,6 +91,12 @@ impl Settings {
         Ok((kernel, bound))
     }
 
+    /// The sharded bound and the driver's `K_uu` factor `l_uu` (M×M): what every shard pass
+    /// and the final gradient step start from.
+    fn sharded_at(&self, l_uu: &PyReadonlyArray2<'_, f64>) -> PyResult<(PacSgpSharded, Cholesky)> {
+        Ok((self.sharded()?, factor_of(l_uu, self.m)?))
+    }
+
     fn sharded(&self) -> PyResult<PacSgpSharded> {
         let (kernel, bound) = self.bound()?;
         bound
@@ -97,9 +104,6 @@ impl Settings {
             .map_err(to_py_err)
     }
 }
-
-type Vec1<'py> = Bound<'py, PyArray1<f64>>;
-type Mat2<'py> = Bound<'py, PyArray2<f64>>;
 
 fn terms_tuple(t: &BoundTerms) -> (f64, f64, f64) {
     (t.empirical_risk, t.kl, t.bound)
@@ -116,7 +120,7 @@ fn pac_sgp_kuu_factor<'py>(
 ) -> PyResult<(Mat2<'py>, f64)> {
     let obj = settings.sharded()?;
     let l = compute(py, None, || obj.kuu_factor(&p))?;
-    Ok((to_numpy(py, &l.l().to_owned())?, l.jitter()))
+    Ok((to_numpy(py, &l.l().to_owned()), l.jitter()))
 }
 
 /// Pass 1 on one shard: `(B_s, γ_s, n_s)`.
@@ -131,11 +135,10 @@ fn pac_sgp_shard_stats<'py>(
     y: PyReadonlyArray1<'py, f64>,
     n_threads: Option<usize>,
 ) -> PyResult<(Mat2<'py>, Vec1<'py>, usize)> {
-    let obj = settings.sharded()?;
-    let l = factor_of(&l_uu, settings.m)?;
-    let (xm, yv) = (to_mat(&x, "X")?, vector(&y)?);
+    let (obj, l) = settings.sharded_at(&l_uu)?;
+    let (xm, yv) = shard(&x, &y)?;
     let s = compute(py, n_threads, || obj.shard_stats(&p, &l, xm.as_ref(), &yv))?;
-    Ok((to_numpy(py, &s.b)?, s.gamma.into_pyarray(py), s.n))
+    Ok((to_numpy(py, &s.b), s.gamma.into_pyarray(py), s.n))
 }
 
 /// After pass 1, from the summed statistics: `(L_B, w, KL, n)`.
@@ -156,7 +159,7 @@ fn pac_sgp_state<'py>(
         n,
     };
     let st = compute(py, None, || obj.state(&p, &stats))?;
-    Ok((to_numpy(py, &st.l_b)?, st.w.into_pyarray(py), st.kl, st.n))
+    Ok((to_numpy(py, &st.l_b), st.w.into_pyarray(py), st.kl, st.n))
 }
 
 /// The pass-1 state handed back from Python (`L_B`, `w`, KL, N).
@@ -191,14 +194,13 @@ fn pac_sgp_shard_risk<'py>(
     y: PyReadonlyArray1<'py, f64>,
     n_threads: Option<usize>,
 ) -> PyResult<(f64, Vec1<'py>, Mat2<'py>, usize)> {
-    let obj = settings.sharded()?;
-    let l = factor_of(&l_uu, settings.m)?;
+    let (obj, l) = settings.sharded_at(&l_uu)?;
     let st = state_of(&l_b, &w, kl, n)?;
-    let (xm, yv) = (to_mat(&x, "X")?, vector(&y)?);
+    let (xm, yv) = shard(&x, &y)?;
     let r = compute(py, n_threads, || {
         obj.shard_risk(&p, &l, &st, xm.as_ref(), &yv)
     })?;
-    Ok((r.risk_sum, r.u.into_pyarray(py), to_numpy(py, &r.g)?, r.n))
+    Ok((r.risk_sum, r.u.into_pyarray(py), to_numpy(py, &r.g), r.n))
 }
 
 /// After pass 2, from the state and the summed risks: `((R_S, KL, bound), B̄, γ̄, risk scale,
@@ -238,10 +240,10 @@ fn pac_sgp_combine<'py>(
     let a = out.adjoints;
     Ok((
         terms_tuple(&out.terms),
-        to_numpy(py, &a.b_bar)?,
+        to_numpy(py, &a.b_bar),
         a.gamma_bar.into_pyarray(py),
         a.risk_scale,
-        to_numpy(py, &out.driver.psi)?,
+        to_numpy(py, &out.driver.psi),
         out.driver.gradient.into_pyarray(py),
     ))
 }
@@ -264,8 +266,7 @@ fn pac_sgp_shard_gradient<'py>(
     y: PyReadonlyArray1<'py, f64>,
     n_threads: Option<usize>,
 ) -> PyResult<(Vec1<'py>, Mat2<'py>)> {
-    let obj = settings.sharded()?;
-    let l = factor_of(&l_uu, settings.m)?;
+    let (obj, l) = settings.sharded_at(&l_uu)?;
     let adj = PacSgpAdjoints {
         l_b: to_mat(&l_b, "l_b")?,
         w: vector(&w)?,
@@ -273,11 +274,11 @@ fn pac_sgp_shard_gradient<'py>(
         gamma_bar: vector(&gamma_bar)?,
         risk_scale,
     };
-    let (xm, yv) = (to_mat(&x, "X")?, vector(&y)?);
+    let (xm, yv) = shard(&x, &y)?;
     let g = compute(py, n_threads, || {
         obj.shard_gradient(&p, &l, &adj, xm.as_ref(), &yv)
     })?;
-    Ok((g.gradient.into_pyarray(py), to_numpy(py, &g.vqv)?))
+    Ok((g.gradient.into_pyarray(py), to_numpy(py, &g.vqv)))
 }
 
 /// After pass 3: the gradient from the driver's part (Ψ, penalty gradient) and the shards'
@@ -295,8 +296,7 @@ fn pac_sgp_gradient<'py>(
     gradient: PyReadonlyArray1<'py, f64>,
     vqv: PyReadonlyArray2<'py, f64>,
 ) -> PyResult<Vec1<'py>> {
-    let obj = settings.sharded()?;
-    let l = factor_of(&l_uu, settings.m)?;
+    let (obj, l) = settings.sharded_at(&l_uu)?;
     let driver = PacSgpDriverPart {
         psi: to_mat(&psi, "psi")?,
         gradient: vector(&penalty_gradient)?,
@@ -321,7 +321,7 @@ fn pac_sgp_objective<'py>(
     n_threads: Option<usize>,
 ) -> PyResult<((f64, f64, f64), Vec1<'py>)> {
     let (kernel, bound) = settings.bound()?;
-    let (xm, yv) = (to_mat(&x, "X")?, vector(&y)?);
+    let (xm, yv) = shard(&x, &y)?;
     let (m, alpha_s) = (settings.m, settings.alpha_s);
     let (terms, grad) = compute(py, n_threads, || {
         let obj = bound.in_process(&kernel, xm.as_ref(), &yv, m, alpha_s)?;
@@ -347,7 +347,7 @@ fn posterior_shard_stats<'py>(
     y: PyReadonlyArray1<'py, f64>,
     n_threads: Option<usize>,
 ) -> PyResult<(Mat2<'py>, Vec1<'py>, usize)> {
-    let (xm, yv) = (to_mat(&x, "X")?, vector(&y)?);
+    let (xm, yv) = shard(&x, &y)?;
     let (kernel, noise, z) = unpack(kernel_spec, xm.ncols(), m, &p)?;
     let s = compute(py, n_threads, || {
         pac_sgp_sharded::posterior_shard_stats(
@@ -359,7 +359,7 @@ fn posterior_shard_stats<'py>(
             &yv,
         )
     })?;
-    Ok((to_numpy(py, &s.b)?, s.gamma.into_pyarray(py), s.n))
+    Ok((to_numpy(py, &s.b), s.gamma.into_pyarray(py), s.n))
 }
 
 /// `(kernel, σ², Z)` from `p = [θ…, ln σ², vec(Z)]` for the kernel `spec` on `d` inputs.

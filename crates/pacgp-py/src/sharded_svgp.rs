@@ -4,7 +4,7 @@
 //! settings travel as the method, its options (a dict by the library's option names), N and D;
 //! each call checks them as the fit spec and plans the assembly the in-process fit uses.
 
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{IntoPyArray, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -14,19 +14,12 @@ use pacgp::svgp::objective::BATCH_BLOCK_ROWS;
 use pacgp::svgp::{SvgpAssembly, SvgpShardSums};
 
 use crate::errors::{lib_err, PyWording};
-use crate::sharded::{to_numpy, vector};
+use crate::sharded::{shard, vector};
 use crate::sharded_fit::checked_spec;
-use crate::{compute, to_mat};
+use crate::{compute, to_mat, to_numpy, Mat2, Vec1};
 
 /// One shard's sums for Python: `(rows, data_sum, theta, dz, p_and_d, mean_bar)`.
-type Sums<'py> = (
-    usize,
-    f64,
-    Bound<'py, PyArray1<f64>>,
-    Bound<'py, PyArray2<f64>>,
-    Bound<'py, PyArray2<f64>>,
-    Bound<'py, PyArray1<f64>>,
-);
+type Sums<'py> = (usize, f64, Vec1<'py>, Mat2<'py>, Mat2<'py>, Vec1<'py>);
 
 /// The assembly of `method` (svgp or pac-svgp) with `options` on N = `n` rows of `d` inputs,
 /// as the sharded fit plans it.
@@ -66,7 +59,7 @@ fn svgp_shard_sums<'py>(
     n_threads: Option<usize>,
     batch: bool,
 ) -> PyResult<Sums<'py>> {
-    let (xm, yv) = (to_mat(&x, "X")?, vector(&y)?);
+    let (xm, yv) = shard(&x, &y)?;
     let assembly = assembly(method, options, n, xm.ncols())?;
     let stream = match batch {
         true => Streaming {
@@ -82,8 +75,8 @@ fn svgp_shard_sums<'py>(
         s.rows,
         s.data_sum,
         s.theta.into_pyarray(py),
-        to_numpy(py, &s.dz)?,
-        to_numpy(py, &s.p_and_d)?,
+        to_numpy(py, &s.dz),
+        to_numpy(py, &s.p_and_d),
         s.mean_bar.into_pyarray(py),
     ))
 }

@@ -4,7 +4,6 @@
 //! with CSV files. The estimators pass every cell as text ("" for a missing one); nothing is
 //! coded here.
 
-use numpy::{IntoPyArray, PyArray2};
 use pyo3::prelude::*;
 
 use pacgp::data::{
@@ -15,7 +14,7 @@ use pacgp::model::FittedModel;
 use pacgp::spec::values::BadValue;
 use pacgp::Error;
 
-use crate::to_py_err;
+use crate::{to_numpy, to_py_err, Mat2};
 
 /// Columns of text cells (`columns[j][i]`: row i of column j) as the library's table; its
 /// rows are numbered from 1 in messages ("line i").
@@ -55,12 +54,6 @@ fn missing_cells(na_values: Option<Vec<String>>) -> MissingCells {
     }
 }
 
-/// A matrix (a coded table, a covariance, draws) as a new numpy array.
-pub(crate) fn array<'py>(py: Python<'py>, x: &faer::Mat<f64>) -> Bound<'py, PyArray2<f64>> {
-    numpy::ndarray::Array2::from_shape_fn((x.nrows(), x.ncols()), |(i, j)| x[(i, j)])
-        .into_pyarray(py)
-}
-
 /// A table option's word, parsed by the library (`missing='drop'`, `unknown_category='ignore'`).
 fn word<T: std::str::FromStr<Err = BadValue>>(option: TableOption, given: &str) -> PyResult<T> {
     given
@@ -83,7 +76,7 @@ fn fit_input_coding<'py>(
     missing: Option<&str>,
     unknown_category: &str,
     na_values: Option<Vec<String>>,
-) -> PyResult<(Bound<'py, PyArray2<f64>>, Vec<usize>, String, Vec<String>)> {
+) -> PyResult<(Mat2<'py>, Vec<usize>, String, Vec<String>)> {
     let t = table(columns, names)?;
     let categorical = Categorical::from_words(&categorical.unwrap_or_default())
         .map_err(|e| to_py_err(e.into()))?;
@@ -105,7 +98,7 @@ fn fit_input_coding<'py>(
     let names = fitted.coding.input_names();
     let e = fitted.coding.apply(&t, &names, None).map_err(to_py_err)?;
     let json = serde_json::to_string(&fitted.coding).expect("a coding serialises");
-    Ok((array(py, &e.x), e.rows, json, fitted.notes))
+    Ok((to_numpy(py, &e.x), e.rows, json, fitted.notes))
 }
 
 /// The model with the input coding `coding_json` (from [`fit_input_coding`]): its inputs are
@@ -150,7 +143,7 @@ pub(crate) fn encode_table<'py>(
     columns: Vec<Vec<String>>,
     names: Vec<String>,
     unknown_category: Option<&str>,
-) -> PyResult<(Bound<'py, PyArray2<f64>>, Vec<usize>)> {
+) -> PyResult<(Mat2<'py>, Vec<usize>)> {
     let t = table(columns, names)?;
     let mut coding = model.input_coding.clone();
     if let Some(u) = unknown_category {
@@ -159,7 +152,7 @@ pub(crate) fn encode_table<'py>(
     let e = coding
         .apply(&t, &model.feature_names, None)
         .map_err(to_py_err)?;
-    Ok((array(py, &e.x), e.rows))
+    Ok((to_numpy(py, &e.x), e.rows))
 }
 
 /// Register the functions.

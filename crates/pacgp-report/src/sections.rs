@@ -213,60 +213,45 @@ fn capitalise(s: &str) -> String {
 /// training error and bound, leave-one-out, and the test risks when a test file was given.
 fn risk_picture(c: &CertificateReport, test: Option<&TestReport>) -> String {
     let k = &c.certificate;
-    let mut rows = vec![Bar {
-        label: "Gibbs · certificate".into(),
-        segments: vec![
-            (
-                k.empirical_risk,
-                "gibbs",
-                format!("empirical risk {:.4}", k.empirical_risk),
-            ),
-            (
-                k.gap,
-                "gibbs-gap",
-                format!("price of the guarantee {:.4}", k.gap),
-            ),
-        ],
-        value_text: format!("≤ {:.4}", k.bound),
-    }];
+    let mut rows = vec![Bar::certificate(
+        "Gibbs · certificate",
+        (
+            k.empirical_risk,
+            "gibbs",
+            format!("empirical risk {:.4}", k.empirical_risk),
+        ),
+        (
+            k.gap,
+            "gibbs-gap",
+            format!("price of the guarantee {:.4}", k.gap),
+        ),
+        k.bound,
+    )];
     if let Some(g) = test_gibbs_risk(c, test) {
-        rows.push(Bar {
-            label: "Gibbs · test risk".into(),
-            segments: vec![(g, "test", format!("test Gibbs risk {g:.4}"))],
-            value_text: format!("{g:.4}"),
-        });
+        rows.push(Bar::one("Gibbs · test risk", g, "test", "test Gibbs risk"));
     }
     if let Some(d) = &c.deployed {
-        rows.push(Bar {
-            label: "Deployed · certificate".into(),
-            segments: vec![
-                (
-                    d.error_rate,
-                    "deployed",
-                    format!("error on its rows {:.4}", d.error_rate),
-                ),
-                (
-                    d.value - d.error_rate,
-                    "deployed-gap",
-                    "price of the guarantee".into(),
-                ),
-            ],
-            value_text: format!("≤ {:.4}", d.value),
-        });
+        rows.push(Bar::certificate(
+            "Deployed · certificate",
+            (
+                d.error_rate,
+                "deployed",
+                format!("error on its rows {:.4}", d.error_rate),
+            ),
+            (
+                d.value - d.error_rate,
+                "deployed-gap",
+                "price of the guarantee".into(),
+            ),
+            d.value,
+        ));
     }
     if let Some(e) = test_deployed_error(c, test) {
-        rows.push(Bar {
-            label: "Deployed · test error".into(),
-            segments: vec![(e, "test", format!("test error {e:.4}"))],
-            value_text: format!("{e:.4}"),
-        });
+        rows.push(Bar::one("Deployed · test error", e, "test", "test error"));
     }
     if let Some(e) = c.loo_error {
-        rows.push(Bar {
-            label: "Deployed · leave-one-out (estimate)".into(),
-            segments: vec![(e, "loo", format!("leave-one-out {e:.4}"))],
-            value_text: format!("{e:.4}"),
-        });
+        let label = "Deployed · leave-one-out (estimate)";
+        rows.push(Bar::one(label, e, "loo", "leave-one-out"));
     }
     let marks: Vec<(f64, String)> = c
         .majority_rate
@@ -577,16 +562,12 @@ pub(crate) fn model(r: &ModelReport) -> String {
     if m.hyperparameters.is_empty() {
         s.push_str("<p class=\"note\">Each class has its own hyperparameters (see the model file); the certificate covers them together.</p>");
     } else {
-        s.push_str("<table><tr><th>hyperparameter (θ = ln value)</th><th class=\"n\">θ</th><th class=\"n\">value</th></tr>");
-        for h in &m.hyperparameters {
-            s.push_str(&format!(
-                "<tr><td><code>{}</code></td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
-                escape(&h.name),
-                shown(h.ln_value, 4),
-                shown(h.ln_value.exp(), 4)
-            ));
-        }
-        s.push_str("</table>");
+        let heads = ["hyperparameter (θ = ln value)", "θ", "value"];
+        let rows = m.hyperparameters.iter().map(|h| {
+            let name = format!("<code>{}</code>", escape(&h.name));
+            (name, h.ln_value, h.ln_value.exp())
+        });
+        s.push_str(&name_and_two_numbers(heads, rows));
     }
     if let Some(ls) = &m.lengthscales {
         let relevance: Vec<f64> = ls.iter().map(|l| 1.0 / l.lengthscale).collect();
@@ -658,15 +639,29 @@ pub(crate) fn data(r: &ModelReport) -> String {
             escape(&coded.join("; "))
         ));
     }
-    s.push_str("<table><tr><th>input</th><th class=\"n\">training mean</th><th class=\"n\">training sd</th></tr>");
-    for i in &d.inputs {
-        s.push_str(&format!(
-            "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
-            escape(&i.name),
-            shown(i.mean, 4),
-            shown(i.sd, 4)
+    let heads = ["input", "training mean", "training sd"];
+    let rows = d.inputs.iter().map(|i| (escape(&i.name), i.mean, i.sd));
+    s.push_str(&name_and_two_numbers(heads, rows));
+    s.push_str("<p class=\"note\">Inputs are standardised with these training statistics before the kernel sees them.</p></section>");
+    s
+}
+
+/// An HTML table of a name (HTML already) and two numbers (to four places) per row, under the
+/// column heads `heads`, the numbers' columns right-aligned.
+fn name_and_two_numbers(
+    heads: [&str; 3],
+    rows: impl IntoIterator<Item = (String, f64, f64)>,
+) -> String {
+    let [name, a, b] = heads;
+    let mut t =
+        format!("<table><tr><th>{name}</th><th class=\"n\">{a}</th><th class=\"n\">{b}</th></tr>");
+    for (name, a, b) in rows {
+        t.push_str(&format!(
+            "<tr><td>{name}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>",
+            shown(a, 4),
+            shown(b, 4)
         ));
     }
-    s.push_str("</table><p class=\"note\">Inputs are standardised with these training statistics before the kernel sees them.</p></section>");
-    s
+    t.push_str("</table>");
+    t
 }

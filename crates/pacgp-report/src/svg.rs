@@ -141,6 +141,33 @@ pub(crate) struct Bar {
     pub(crate) value_text: String,
 }
 
+impl Bar {
+    /// A bar of one segment `value` of CSS class `class`, its tooltip `what` and the value to
+    /// four places, the value to four places after it.
+    pub(crate) fn one(label: &str, value: f64, class: &'static str, what: &str) -> Self {
+        Self {
+            label: label.into(),
+            segments: vec![(value, class, format!("{what} {value:.4}"))],
+            value_text: format!("{value:.4}"),
+        }
+    }
+
+    /// A certificate's bar: the risk on the sample, then the gap up to the bound (each a
+    /// segment: value, CSS class, tooltip), and `≤ bound` after it.
+    pub(crate) fn certificate(
+        label: &str,
+        risk: (f64, &'static str, String),
+        gap: (f64, &'static str, String),
+        bound: f64,
+    ) -> Self {
+        Self {
+            label: label.into(),
+            segments: vec![risk, gap],
+            value_text: format!("≤ {bound:.4}"),
+        }
+    }
+}
+
 /// Horizontal bars on a common scale from 0 to `max`, one row each, with a label column on
 /// the left and the value on the right; `marks` are vertical reference lines (value, label).
 pub(crate) fn bars(title: &str, bars: &[Bar], max: f64, marks: &[(f64, String)]) -> String {

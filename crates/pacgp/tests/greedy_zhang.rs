@@ -67,6 +67,17 @@ fn toy(n: usize) -> (Mat<f64>, Vec<f64>) {
 /// Greedy inducing inputs are m distinct training inputs whose refit objective is below
 /// that of random subsets of the same size; VFE trains from them; the target-free
 /// initialiser refuses the greedy variant with a typed error.
+/// The row of the two-column `x` that each row of `z` is (every one must be one).
+fn rows_of(x: &Mat<f64>, z: &Mat<f64>) -> Vec<usize> {
+    (0..z.nrows())
+        .map(|a| {
+            (0..x.nrows())
+                .find(|&i| x[(i, 0)] == z[(a, 0)] && x[(i, 1)] == z[(a, 1)])
+                .unwrap()
+        })
+        .collect()
+}
+
 #[test]
 fn greedy_inducing_inputs() {
     let (x, y) = toy(200);
@@ -75,13 +86,7 @@ fn greedy_inducing_inputs() {
     let m = 10;
     let z = greedy_inducing(&kern, noise, x.as_ref(), &y, m, 3).unwrap();
     assert_eq!(z.nrows(), m);
-    let rows: Vec<usize> = (0..m)
-        .map(|a| {
-            (0..200)
-                .find(|&i| x[(i, 0)] == z[(a, 0)] && x[(i, 1)] == z[(a, 1)])
-                .unwrap()
-        })
-        .collect();
+    let rows = rows_of(&x, &z);
     let mut sorted = rows.clone();
     sorted.sort_unstable();
     sorted.dedup();
@@ -95,13 +100,7 @@ fn greedy_inducing_inputs() {
     let mut worse = 0;
     for s in 0..10 {
         let sub = initial_inducing(x.as_ref(), m, InducingInit::Subset, s).unwrap();
-        let idx: Vec<usize> = (0..m)
-            .map(|a| {
-                (0..200)
-                    .find(|&i| x[(i, 0)] == sub[(a, 0)] && x[(i, 1)] == sub[(a, 1)])
-                    .unwrap()
-            })
-            .collect();
+        let idx = rows_of(&x, &sub);
         if r_of(&idx) > r_greedy {
             worse += 1;
         }

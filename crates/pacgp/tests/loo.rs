@@ -163,14 +163,20 @@ fn tight_mean_field(v: f64) -> InferenceMethod {
     })
 }
 
+/// `n` rows of the toy problem, the SE kernel (ℓ = 0.9, σ² = 2), the probit likelihood with
+/// bias `bias` and the flip-noise one with κ = 0.05.
+fn toy_problem(n: usize, bias: f64) -> (Mat<f64>, Vec<f64>, Kernel, Likelihood, Likelihood) {
+    let (x, y) = common::toy(n);
+    let probit = Likelihood::probit_with(1.0, bias).unwrap();
+    let flip = Likelihood::flip_noise(0.05).unwrap();
+    (x, y, Kernel::se_iso(0.9, 2.0), probit, flip)
+}
+
 /// Warm-started refits (Laplace from f̂, EP from the sites, mean field from α, each without
 /// row i) reach the same LOO margins as refits from the methods' own starting points.
 #[test]
 fn warm_refits_equal_cold_refits() {
-    let (x, y) = common::toy(40);
-    let k = Kernel::se_iso(0.9, 2.0);
-    let probit = Likelihood::probit_with(1.0, 0.2).unwrap();
-    let flip = Likelihood::flip_noise(0.05).unwrap();
+    let (x, y, k, probit, flip) = toy_problem(40, 0.2);
     let rows: Vec<usize> = (0..y.len()).collect();
     for (method, lik) in [
         (tight_laplace(), &probit),
@@ -225,10 +231,7 @@ fn plain_refit_margin(
 /// refits for SOGP).
 #[test]
 fn entry_point_covers_every_inference_method() {
-    let (x, y) = common::toy(36);
-    let k = Kernel::se_iso(0.9, 2.0);
-    let probit = Likelihood::probit_with(1.0, 0.3).unwrap();
-    let flip = Likelihood::flip_noise(0.05).unwrap();
+    let (x, y, k, probit, flip) = toy_problem(36, 0.3);
     let cases: Vec<(InferenceMethod, &Likelihood, LooEstimator, f64)> = vec![
         (tight_laplace(), &probit, LooEstimator::Cavity, 1e-6),
         (tight_ep(), &probit, LooEstimator::Cavity, 1e-6),

@@ -156,41 +156,29 @@ fn kernel() -> Kernel {
 
 const FITC: Setup = (1.0, BoundKind::Kl, ConfidenceTerm::Maurer, None);
 const VFE: Setup = (0.0, BoundKind::Kl, ConfidenceTerm::Maurer, None);
+const SQRT: Setup = (0.5, BoundKind::Sqrt, ConfidenceTerm::Maurer, None);
 
-#[test]
-fn fitc_one_shard() {
-    check(kernel(), 0.05, FITC, 300, 12, &[0, 300], 1);
+/// One test per case, `name: noise, setup, N, M, shard cuts, seed;`, each a [`check`] with
+/// [`kernel`].
+macro_rules! shard_cases {
+    ($($name:ident: $eps:expr, $setup:expr, $n:expr, $m:expr, $bounds:expr, $seed:expr;)*) => {
+        $(
+            #[test]
+            fn $name() {
+                check(kernel(), $eps, $setup, $n, $m, $bounds, $seed);
+            }
+        )*
+    };
 }
 
-#[test]
-fn fitc_three_even_shards() {
-    check(kernel(), 0.05, FITC, 300, 12, &[0, 100, 200, 300], 2);
-}
-
-#[test]
-fn fitc_uneven_shards_with_a_single_point() {
-    check(kernel(), 0.2, FITC, 301, 15, &[0, 17, 18, 250, 301], 3);
-}
-
-#[test]
-fn vfe_one_shard() {
-    check(kernel(), 0.05, VFE, 300, 12, &[0, 300], 4);
-}
-
-#[test]
-fn vfe_three_even_shards() {
-    check(kernel(), 0.05, VFE, 300, 12, &[0, 100, 200, 300], 5);
-}
-
-#[test]
-fn vfe_uneven_shards() {
-    check(kernel(), 0.1, VFE, 257, 10, &[0, 1, 40, 199, 257], 6);
-}
-
-#[test]
-fn sqrt_bound_between_fitc_and_vfe() {
-    let setup = (0.5, BoundKind::Sqrt, ConfidenceTerm::Maurer, None);
-    check(kernel(), 0.1, setup, 200, 8, &[0, 70, 71, 200], 7);
+shard_cases! {
+    fitc_one_shard: 0.05, FITC, 300, 12, &[0, 300], 1;
+    fitc_three_even_shards: 0.05, FITC, 300, 12, &[0, 100, 200, 300], 2;
+    fitc_uneven_shards_with_a_single_point: 0.2, FITC, 301, 15, &[0, 17, 18, 250, 301], 3;
+    vfe_one_shard: 0.05, VFE, 300, 12, &[0, 300], 4;
+    vfe_three_even_shards: 0.05, VFE, 300, 12, &[0, 100, 200, 300], 5;
+    vfe_uneven_shards: 0.1, VFE, 257, 10, &[0, 1, 40, 199, 257], 6;
+    sqrt_bound_between_fitc_and_vfe: 0.1, SQRT, 200, 8, &[0, 70, 71, 200], 7;
 }
 
 #[test]

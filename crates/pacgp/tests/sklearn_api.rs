@@ -42,13 +42,18 @@ fn fit_with_inducing(method: MethodName, inducing: Option<usize>, data: &Dataset
     fit(&o.check(method).unwrap(), data, None).unwrap()
 }
 
+/// The regressors whose predictions are compared: an exact GP (site posterior) and VFE with
+/// seven inducing inputs (whitened posterior).
+const REGRESSORS: [(MethodName, Option<usize>); 2] =
+    [(MethodName::Gpr, None), (MethodName::Vfe, Some(7))];
+
 /// Diagonal of the joint covariance = the marginal variances, for the site (gpr), whitened
 /// (vfe) and shifted-prior (svm: site form with zero precisions) posteriors; symmetric.
 #[test]
 fn joint_covariance_diagonal_is_the_marginal_variance() {
     let train = data(40);
     let (xs, _) = toy_regression(9, 300);
-    for (method, inducing) in [(MethodName::Gpr, None), (MethodName::Vfe, Some(7))] {
+    for (method, inducing) in REGRESSORS {
         let model = fit_with_inducing(method, inducing, &train);
         let p = model.predict_regression(xs.as_ref()).unwrap();
         let (mean, cov) = model.predict_regression_cov(xs.as_ref()).unwrap();
@@ -73,7 +78,7 @@ fn joint_covariance_diagonal_is_the_marginal_variance() {
 fn mean_only_predictions_are_the_full_predictions_means() {
     let train = data(40);
     let (xs, _) = toy_regression(4200, 300);
-    for (method, inducing) in [(MethodName::Gpr, None), (MethodName::Vfe, Some(7))] {
+    for (method, inducing) in REGRESSORS {
         let model = fit_with_inducing(method, inducing, &train);
         let p = model.predict_regression(xs.as_ref()).unwrap();
         assert_eq!(model.predict_regression_mean(xs.as_ref()).unwrap(), p.mean);

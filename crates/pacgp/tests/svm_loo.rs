@@ -11,7 +11,7 @@ use pacgp::kernel::Kernel;
 use pacgp::svm::loo::{
     svm_exact_loo_gram, svm_loo, svm_loo_margins, warm_start_without, SvmLooFunctions,
 };
-use pacgp::svm::{svm, DenseRows, Slack, SvmConfig, SvmSolver};
+use pacgp::svm::{svm, DenseRows, Slack, SvmConfig, SvmFit, SvmSolver};
 
 fn cfg(slack: Slack, bias: bool, tol: f64) -> SvmConfig {
     SvmConfig {
@@ -23,6 +23,26 @@ fn cfg(slack: Slack, bias: bool, tol: f64) -> SvmConfig {
     }
 }
 
+/// One of the tight fits of [`tight_fits`]: its slack, bias, settings, the fit and its
+/// linear-response LOO margins.
+type TightFit = (Slack, bool, SvmConfig, SvmFit, Vec<f64>);
+
+/// The SVMs with linear (C = 2) and quadratic (v = 0.5) slack, each with and without a bias,
+/// fitted to tolerance 1e-12 with the kernel `k` (Gram matrix `gram`) on `(x, y)`.
+fn tight_fits(x: &Mat<f64>, y: &[f64], k: &Kernel, gram: &Mat<f64>) -> Vec<TightFit> {
+    let mut fits = Vec::new();
+    for slack in [Slack::Linear { c: 2.0 }, Slack::Quadratic { v: 0.5 }] {
+        for bias in [true, false] {
+            let c = cfg(slack, bias, 1e-12);
+            let fit = svm(k, x.as_ref(), y, &c).unwrap();
+            let rows = DenseRows::new(gram.as_ref(), slack.diagonal_shift());
+            let lr = svm_loo_margins(&fit, &rows, y).unwrap();
+            fits.push((slack, bias, c, fit, lr));
+        }
+    }
+    fits
+}
+
 /// Where no other example changes group on removing l, the linear response is not an
 /// approximation: its margin equals the refit's to solver tolerance.
 #[test]
@@ -30,35 +50,29 @@ fn linear_response_equals_refits_where_no_group_changes() {
     let (x, y) = ripley_80();
     let k = Kernel::se_iso(0.7, 1.0);
     let gram = k.gram(x.as_ref()).unwrap();
-    for slack in [Slack::Linear { c: 2.0 }, Slack::Quadratic { v: 0.5 }] {
-        for bias in [true, false] {
-            let c = cfg(slack, bias, 1e-12);
-            let fit = svm(&k, x.as_ref(), &y, &c).unwrap();
-            let rows = DenseRows::new(gram.as_ref(), slack.diagonal_shift());
-            let lr = svm_loo_margins(&fit, &rows, &y).unwrap();
-            let exact = svm_exact_loo_gram(gram.as_ref(), &y, &c, &fit).unwrap();
-            assert_eq!(exact.loo.not_converged, 0);
-            let mut checked = 0;
-            for l in 0..y.len() {
-                if exact.group_changes[l] == 0 && fit.alpha[l] > 0.0 {
-                    checked += 1;
-                    let (a, b) = (lr[l], exact.loo.loo_margins[l]);
-                    assert!(
-                        (a - b).abs() < 1e-6,
-                        "{slack:?} bias {bias} l = {l}: {a} vs {b}"
-                    );
-                }
-                if fit.alpha[l] <= 0.0 {
-                    assert_eq!(lr[l], fit.margins[l]);
-                }
+    for (slack, bias, c, fit, lr) in tight_fits(&x, &y, &k, &gram) {
+        let exact = svm_exact_loo_gram(gram.as_ref(), &y, &c, &fit).unwrap();
+        assert_eq!(exact.loo.not_converged, 0);
+        let mut checked = 0;
+        for l in 0..y.len() {
+            if exact.group_changes[l] == 0 && fit.alpha[l] > 0.0 {
+                checked += 1;
+                let (a, b) = (lr[l], exact.loo.loo_margins[l]);
+                assert!(
+                    (a - b).abs() < 1e-6,
+                    "{slack:?} bias {bias} l = {l}: {a} vs {b}"
+                );
             }
-            let lr_err = lr.iter().filter(|m| !(**m > 0.0)).count();
-            eprintln!(
-                "{slack:?} bias {bias}: {checked} SVs with no group change checked; LR {lr_err} errors, exact {}",
-                exact.loo.errors
-            );
-            assert!(checked >= 3, "too few examples where the formula is exact");
+            if fit.alpha[l] <= 0.0 {
+                assert_eq!(lr[l], fit.margins[l]);
+            }
         }
+        let lr_err = lr.iter().filter(|m| !(**m > 0.0)).count();
+        eprintln!(
+            "{slack:?} bias {bias}: {checked} SVs with no group change checked; LR {lr_err} errors, exact {}",
+            exact.loo.errors
+        );
+        assert!(checked >= 3, "too few examples where the formula is exact");
     }
 }
 
@@ -90,59 +104,53 @@ fn leave_one_out_functions_equal_refits_at_new_inputs() {
     let xs = Mat::from_fn(7, 2, |i, j| -1.5 + 0.45 * i as f64 + 0.3 * j as f64);
     let k = Kernel::se_iso(0.7, 1.0);
     let gram = k.gram(x.as_ref()).unwrap();
-    for slack in [Slack::Linear { c: 2.0 }, Slack::Quadratic { v: 0.5 }] {
-        for bias in [true, false] {
-            let c = cfg(slack, bias, 1e-12);
-            let fit = svm(&k, x.as_ref(), &y, &c).unwrap();
-            let loo = SvmLooFunctions::new(fit.clone(), k.clone(), x.clone(), y.clone()).unwrap();
-            // At x_l: y_l f^{\l}(x_l) is the linear-response margin.
-            let rows = DenseRows::new(gram.as_ref(), slack.diagonal_shift());
-            let lr = svm_loo_margins(&fit, &rows, &y).unwrap();
-            // Kernel rows from the inputs and from the Gram matrix agree to round-off.
-            let own = loo.training_margins().unwrap();
-            assert!(own.iter().zip(&lr).all(|(a, b)| (a - b).abs() < 1e-9));
-            let at_train = loo.shifts(x.as_ref()).unwrap();
-            for l in 0..y.len() {
-                let m = y[l] * (fit.decision[l] + at_train[(l, l)]);
-                assert!(
-                    (m - lr[l]).abs() < 1e-9,
-                    "{slack:?} bias {bias} l = {l}: {m} vs {}",
-                    lr[l]
-                );
-            }
-            // At new inputs: refits without l.
-            let exact = svm_exact_loo_gram(gram.as_ref(), &y, &c, &fit).unwrap();
-            let full = decision_at(&fit, &k, &x, &y, &xs);
-            let shifts = loo.shifts(xs.as_ref()).unwrap();
-            let mut checked = 0;
-            for l in 0..y.len() {
-                if fit.alpha[l] <= 0.0 {
-                    assert!((0..xs.nrows()).all(|j| shifts[(l, j)] == 0.0));
-                    continue;
-                }
-                if exact.group_changes[l] != 0 || checked >= 6 {
-                    continue;
-                }
-                checked += 1;
-                let keep: Vec<usize> = (0..y.len()).filter(|&i| i != l).collect();
-                let xl = Mat::from_fn(keep.len(), 2, |i, j| x[(keep[i], j)]);
-                let yl: Vec<f64> = keep.iter().map(|&i| y[i]).collect();
-                let refit = svm(&k, xl.as_ref(), &yl, &c).unwrap();
-                let want = decision_at(&refit, &k, &xl, &yl, &xs);
-                for j in 0..xs.nrows() {
-                    let got = full[j] + shifts[(l, j)];
-                    assert!(
-                        (got - want[j]).abs() < 1e-6,
-                        "{slack:?} bias {bias} l = {l}, x_{j}: {got} vs refit {}",
-                        want[j]
-                    );
-                }
-            }
+    for (slack, bias, c, fit, lr) in tight_fits(&x, &y, &k, &gram) {
+        let loo = SvmLooFunctions::new(fit.clone(), k.clone(), x.clone(), y.clone()).unwrap();
+        // At x_l: y_l f^{\l}(x_l) is the linear-response margin.
+        // Kernel rows from the inputs and from the Gram matrix agree to round-off.
+        let own = loo.training_margins().unwrap();
+        assert!(own.iter().zip(&lr).all(|(a, b)| (a - b).abs() < 1e-9));
+        let at_train = loo.shifts(x.as_ref()).unwrap();
+        for l in 0..y.len() {
+            let m = y[l] * (fit.decision[l] + at_train[(l, l)]);
             assert!(
-                checked >= 3,
-                "{slack:?} bias {bias}: too few examples checked"
+                (m - lr[l]).abs() < 1e-9,
+                "{slack:?} bias {bias} l = {l}: {m} vs {}",
+                lr[l]
             );
         }
+        // At new inputs: refits without l.
+        let exact = svm_exact_loo_gram(gram.as_ref(), &y, &c, &fit).unwrap();
+        let full = decision_at(&fit, &k, &x, &y, &xs);
+        let shifts = loo.shifts(xs.as_ref()).unwrap();
+        let mut checked = 0;
+        for l in 0..y.len() {
+            if fit.alpha[l] <= 0.0 {
+                assert!((0..xs.nrows()).all(|j| shifts[(l, j)] == 0.0));
+                continue;
+            }
+            if exact.group_changes[l] != 0 || checked >= 6 {
+                continue;
+            }
+            checked += 1;
+            let keep: Vec<usize> = (0..y.len()).filter(|&i| i != l).collect();
+            let xl = Mat::from_fn(keep.len(), 2, |i, j| x[(keep[i], j)]);
+            let yl: Vec<f64> = keep.iter().map(|&i| y[i]).collect();
+            let refit = svm(&k, xl.as_ref(), &yl, &c).unwrap();
+            let want = decision_at(&refit, &k, &xl, &yl, &xs);
+            for j in 0..xs.nrows() {
+                let got = full[j] + shifts[(l, j)];
+                assert!(
+                    (got - want[j]).abs() < 1e-6,
+                    "{slack:?} bias {bias} l = {l}, x_{j}: {got} vs refit {}",
+                    want[j]
+                );
+            }
+        }
+        assert!(
+            checked >= 3,
+            "{slack:?} bias {bias}: too few examples checked"
+        );
     }
 }
 
@@ -203,7 +211,11 @@ fn wisconsin_614() -> (Mat<f64>, Vec<f64>) {
     )
 }
 
-fn check_within_one(name: &str, x: &Mat<f64>, y: &[f64], k: &Kernel, c: &SvmConfig) {
+/// The SVM with quadratic slack of weight `v`, a bias and an isotropic SE kernel of
+/// lengthscale `l` on `(x, y)`: its linear-response LOO errors within one of exact refits'.
+fn check_within_one(name: &str, x: &Mat<f64>, y: &[f64], l: f64, v: f64) {
+    let k = &Kernel::se_iso(l, 1.0);
+    let c = &cfg(Slack::Quadratic { v }, true, 1e-6);
     let fit = svm(k, x.as_ref(), y, c).unwrap();
     let lr = svm_loo(&fit, k, x.as_ref(), y).unwrap();
     let gram = k.gram(x.as_ref()).unwrap();
@@ -235,27 +247,14 @@ fn check_within_one(name: &str, x: &Mat<f64>, y: &[f64], k: &Kernel, c: &SvmConf
 #[test]
 fn approximate_equals_exact_within_one_on_wisconsin() {
     let (x, y) = wisconsin_614();
-    let k = Kernel::se_iso((9.0f64 / 0.3).sqrt(), 1.0);
-    check_within_one(
-        "wisconsin quadratic v = 1.3",
-        &x,
-        &y,
-        &k,
-        &cfg(Slack::Quadratic { v: 1.3 }, true, 1e-6),
-    );
+    let l = (9.0f64 / 0.3).sqrt();
+    check_within_one("wisconsin quadratic v = 1.3", &x, &y, l, 1.3);
 }
 
 #[test]
 fn approximate_equals_exact_within_one_on_ripley_and_crabs() {
     let (x, y) = ripley();
-    let k = Kernel::se_iso(1.0, 1.0);
-    check_within_one(
-        "ripley quadratic v = 0.5",
-        &x,
-        &y,
-        &k,
-        &cfg(Slack::Quadratic { v: 0.5 }, true, 1e-6),
-    );
+    check_within_one("ripley quadratic v = 0.5", &x, &y, 1.0, 0.5);
     let crabs = pacgp::data::load_csv_classification(
         data_path("crabs/crabs.csv"),
         &CsvOptions {
@@ -267,14 +266,7 @@ fn approximate_equals_exact_within_one_on_ripley_and_crabs() {
     .unwrap()
     .0;
     let (x, y) = standardised(crabs);
-    let k = Kernel::se_iso(2.0, 1.0);
-    check_within_one(
-        "crabs quadratic v = 0.3",
-        &x,
-        &y,
-        &k,
-        &cfg(Slack::Quadratic { v: 0.3 }, true, 1e-6),
-    );
+    check_within_one("crabs quadratic v = 0.3", &x, &y, 2.0, 0.3);
 }
 
 /// The grid scan returns every point's LR-LOO error as a direct fit + `svm_loo` gives it,

@@ -17,6 +17,12 @@ fn field(case: &Value, name: &str) -> f64 {
     case[name].as_f64().unwrap()
 }
 
+/// A case's `(k, n, third)`: errors, rows and the field named `third` (δ or p).
+fn case_of(case: &Value, third: &str) -> (usize, usize, f64) {
+    let count = |name| field(case, name) as usize;
+    (count("k"), count("n"), field(case, third))
+}
+
 /// scipy's `beta.isf` is itself an iterative inversion (Boost's, to a few ulps); the
 /// bisection stops within 4 ulps of p̄, and the CDF's `ln Γ` terms carry about one ulp of
 /// `ln n!` (≈ 2e-16·n ln n) of absolute error, which moves p̄ by far less than 1e-10 relative
@@ -35,11 +41,7 @@ fn inversion_matches_scipy_clopper_pearson() {
     let f = fixture();
     let mut failures = Vec::new();
     for case in f["inversion"].as_array().unwrap() {
-        let (k, n, delta) = (
-            field(case, "k") as usize,
-            field(case, "n") as usize,
-            field(case, "delta"),
-        );
+        let (k, n, delta) = case_of(case, "delta");
         let want = field(case, "upper");
         let got = binomial_tail_inversion(k, n, delta).unwrap();
         if (got - want).abs() > REL * want {
@@ -65,11 +67,7 @@ fn inversion_matches_scipy_clopper_pearson() {
 fn cdf_matches_scipy() {
     let f = fixture();
     for case in f["cdf"].as_array().unwrap() {
-        let (k, n, p) = (
-            field(case, "k") as usize,
-            field(case, "n") as usize,
-            field(case, "p"),
-        );
+        let (k, n, p) = case_of(case, "p");
         let want = field(case, "cdf");
         let got = ln_binomial_cdf(k, n, p).exp();
         assert!(

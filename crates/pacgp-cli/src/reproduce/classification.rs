@@ -16,7 +16,7 @@ use serde_json::json;
 
 use crate::cli::ReproduceArgs;
 use crate::output::{bar, write, write_csv};
-use crate::plot::{write_svg, Figure, Series, Style};
+use crate::plot::{write_svg, Figure, Series};
 
 /// The UCI-style sets, with the hint a newcomer needs when they are not found.
 fn uci_sets(a: &ReproduceArgs) -> Result<Vec<(String, pacgp::data::Dataset)>> {
@@ -52,21 +52,20 @@ pub(super) fn ivm_uci(a: &ReproduceArgs) -> Result<()> {
     for (name, _) in &sets {
         let mut series: Vec<Series> = methods
             .iter()
-            .map(|m| Series {
-                name: m.name.clone(),
-                points: rows
-                    .iter()
-                    .filter(|r| &r.dataset == name && r.method == m.name)
-                    .map(|r| (r.scores.test_gibbs, r.scores.bound))
-                    .collect(),
-                style: Style::Points,
+            .map(|m| {
+                Series::points(
+                    m.name.clone(),
+                    rows.iter()
+                        .filter(|r| &r.dataset == name && r.method == m.name)
+                        .map(|r| (r.scores.test_gibbs, r.scores.bound))
+                        .collect(),
+                )
             })
             .collect();
-        series.push(Series {
-            name: "bound = test Gibbs error".into(),
-            points: vec![(0.0, 0.0), (0.5, 0.5)],
-            style: Style::Line,
-        });
+        series.push(Series::line(
+            "bound = test Gibbs error",
+            vec![(0.0, 0.0), (0.5, 0.5)],
+        ));
         let fig = Figure {
             title: format!(
                 "{name}: PAC-Bayes bound vs test Gibbs error ({reps} draws, δ = {DELTA})"
@@ -162,11 +161,7 @@ fn grid_tables(cells: &[GridCell], ws: &[f64], cs: &[f64]) -> String {
 
 /// `ivm-mnist-grid`: seed 003 §4.2's (w, C) grid with IVM on MNIST 2 vs 3.
 pub(super) fn ivm_mnist_grid(a: &ReproduceArgs) -> Result<()> {
-    let settings = if a.quick {
-        MnistGridSettings::quick()
-    } else {
-        MnistGridSettings::paper()
-    };
+    let settings = super::scaled(a, MnistGridSettings::quick, MnistGridSettings::paper);
     let (n_train, d, ws, cs) = (
         settings.n_train,
         settings.active_set,
@@ -215,26 +210,10 @@ pub(super) fn ivm_mnist_grid(a: &ReproduceArgs) -> Result<()> {
         x_label: "log10 w".into(),
         y_label: "error".into(),
         series: vec![
-            Series {
-                name: "PAC-Bayes bound".into(),
-                points: along(|g| g.scores.bound),
-                style: Style::Line,
-            },
-            Series {
-                name: "test Gibbs error".into(),
-                points: along(|g| g.scores.test_gibbs),
-                style: Style::Line,
-            },
-            Series {
-                name: "training Gibbs error".into(),
-                points: along(|g| g.scores.train_gibbs),
-                style: Style::Line,
-            },
-            Series {
-                name: "gap term".into(),
-                points: along(|g| g.scores.gap),
-                style: Style::Line,
-            },
+            Series::line("PAC-Bayes bound", along(|g| g.scores.bound)),
+            Series::line("test Gibbs error", along(|g| g.scores.test_gibbs)),
+            Series::line("training Gibbs error", along(|g| g.scores.train_gibbs)),
+            Series::line("gap term", along(|g| g.scores.gap)),
         ],
     };
     write_svg(&fig, &a.out.join("ivm-mnist-grid.svg"))?;
@@ -280,26 +259,23 @@ pub(super) fn ivm_selection_2d(a: &ReproduceArgs) -> Result<()> {
     for sel in &selections {
         let mut series = Vec::new();
         for (label, class) in [("class −1", -1.0), ("class +1", 1.0)] {
-            series.push(Series {
-                name: label.into(),
-                points: points
+            series.push(Series::points(
+                label,
+                points
                     .iter()
                     .filter(|p| p.y == class)
                     .map(|p| (p.x1, p.x2))
                     .collect(),
-                style: Style::Points,
-            });
-            series.push(Series {
-                name: format!("{label}, selected by {}", sel.method),
-                points: sel
-                    .selected
+            ));
+            series.push(Series::points(
+                format!("{label}, selected by {}", sel.method),
+                sel.selected
                     .iter()
                     .map(|&i| &points[i])
                     .filter(|p| p.y == class)
                     .map(|p| (p.x1, p.x2))
                     .collect(),
-                style: Style::Points,
-            });
+            ));
         }
         let fig = Figure {
             title: format!(
@@ -359,14 +335,14 @@ pub(super) fn risk_coverage(a: &ReproduceArgs) -> Result<()> {
     for (name, _) in &sets {
         let series = ["mean-over-std", "abs-mean"]
             .iter()
-            .map(|o| Series {
-                name: (*o).into(),
-                points: rows
-                    .iter()
-                    .filter(|r: &&RiskCoverageRow| &r.dataset == name && r.ordering == *o)
-                    .map(|r| (r.coverage, r.risk))
-                    .collect(),
-                style: Style::Line,
+            .map(|o| {
+                Series::line(
+                    *o,
+                    rows.iter()
+                        .filter(|r: &&RiskCoverageRow| &r.dataset == name && r.ordering == *o)
+                        .map(|r| (r.coverage, r.risk))
+                        .collect(),
+                )
             })
             .collect();
         let fig = Figure {

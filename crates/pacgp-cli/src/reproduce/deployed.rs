@@ -13,17 +13,9 @@ use crate::output::bar;
 
 /// The settings `--quick`, `--reps` and `--datasets` ask for.
 fn settings(a: &ReproduceArgs) -> Result<DeployedSettings> {
-    let mut s = if a.quick {
-        DeployedSettings::quick()
-    } else {
-        DeployedSettings::full()
-    };
-    if let Some(r) = a.reps {
-        s.splits = r;
-    }
-    if let Some(sets) = super::chosen_datasets(a, &DEPLOYED_SETS, "deployed")? {
-        s.datasets = sets;
-    }
+    let mut s = super::scaled(a, DeployedSettings::quick, DeployedSettings::full);
+    s.splits = a.reps.unwrap_or(s.splits);
+    super::choose_datasets(a, &DEPLOYED_SETS, "deployed", &mut s.datasets)?;
     Ok(s)
 }
 

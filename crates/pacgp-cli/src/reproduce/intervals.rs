@@ -9,17 +9,11 @@ use pacgp::experiments::intervals::{self as iv, IntervalSettings};
 use serde_json::json;
 
 use crate::cli::ReproduceArgs;
-use crate::output::{bar, spinner, write_csv};
+use crate::output::{spinner, with_bar, write_csv};
 
 pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
-    let mut settings = if a.quick {
-        IntervalSettings::quick()
-    } else {
-        IntervalSettings::full()
-    };
-    if let Some(r) = a.reps {
-        settings.splits = r;
-    }
+    let mut settings = super::scaled(a, IntervalSettings::quick, IntervalSettings::full);
+    settings.splits = a.reps.unwrap_or(settings.splits);
     if a.no_timing {
         settings.timing_n = None;
     }
@@ -29,18 +23,10 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
     let mut rows = Vec::new();
     for s in &settings.data_sets {
         let (pool, test) = super::load_pool(a, "intervals", &s.name)?;
-        let pb = bar(
-            settings.splits,
-            &format!("intervals ({}, {})", s.name, s.model.name()),
-        );
-        rows.extend(iv::intervals_on(
-            s,
-            &pool,
-            test.as_ref(),
-            &settings,
-            &mut |d, _| pb.set_position(d as u64),
-        )?);
-        pb.finish_and_clear();
+        let label = format!("intervals ({}, {})", s.name, s.model.name());
+        rows.extend(with_bar(settings.splits, &label, |progress| {
+            iv::intervals_on(s, &pool, test.as_ref(), &settings, progress)
+        })?);
     }
     let timing = match settings.timing_n {
         Some(n) if a.datasets.is_empty() || a.datasets.iter().any(|d| d == "kin40k") => {

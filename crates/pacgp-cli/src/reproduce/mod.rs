@@ -41,20 +41,34 @@ pub fn reproduce(mut a: ReproduceArgs) -> Result<()> {
     }
 }
 
+/// The experiment's `quick` settings under `--quick`, else its `full` ones.
+fn scaled<S>(a: &ReproduceArgs, quick: fn() -> S, full: fn() -> S) -> S {
+    if a.quick {
+        quick()
+    } else {
+        full()
+    }
+}
+
 /// The data sets `--datasets` names, each checked against the experiment's `known` ones (an
-/// unknown name is refused with the list); `None` when none is named (the experiment's own).
-fn chosen_datasets(
+/// unknown name is refused with the list), in place of `datasets` (the experiment's own) when
+/// any is named.
+fn choose_datasets(
     a: &ReproduceArgs,
     known: &[&str],
     experiment: &str,
-) -> Result<Option<Vec<String>>> {
+    datasets: &mut Vec<String>,
+) -> Result<()> {
     if let Some(bad) = a.datasets.iter().find(|d| !known.contains(&d.as_str())) {
         bail!(pacgp::Error::Unsupported(format!(
             "unknown dataset '{bad}' for {experiment} (use {})",
             known.join(", ")
         )));
     }
-    Ok((!a.datasets.is_empty()).then(|| a.datasets.clone()))
+    if !a.datasets.is_empty() {
+        datasets.clone_from(&a.datasets);
+    }
+    Ok(())
 }
 
 /// The pool (and separate test file, if any) of boston, kin40k or pol for `experiment`

@@ -22,17 +22,9 @@ const PEER_SCRIPT: &str = include_str!("../../../../scripts/multiclass_peers.py"
 
 /// The settings `--quick`, `--reps` and `--datasets` ask for.
 fn settings(a: &ReproduceArgs) -> Result<MulticlassSettings> {
-    let mut s = if a.quick {
-        MulticlassSettings::quick()
-    } else {
-        MulticlassSettings::full()
-    };
-    if let Some(r) = a.reps {
-        s.splits = r;
-    }
-    if let Some(sets) = super::chosen_datasets(a, &MULTICLASS_SETS, "multiclass")? {
-        s.datasets = sets;
-    }
+    let mut s = super::scaled(a, MulticlassSettings::quick, MulticlassSettings::full);
+    s.splits = a.reps.unwrap_or(s.splits);
+    super::choose_datasets(a, &MULTICLASS_SETS, "multiclass", &mut s.datasets)?;
     Ok(s)
 }
 

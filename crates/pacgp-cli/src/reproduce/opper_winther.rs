@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::cli::ReproduceArgs;
 use crate::output::{write, write_csv};
-use crate::plot::{write_svg, Figure, Series, Style};
+use crate::plot::{write_svg, Figure, Series};
 
 pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
     let (data, _) = data::load_csv_classification(
@@ -37,10 +37,8 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
     write_csv(&a.out.join("opper-winther-figure-17-2.csv"), &result.figure)?;
     let obj = json!({ "experiment": "opper-winther", "quick": a.quick, "config": cfg, "table": result.table });
     write(&a.out.join("opper-winther.json"), &obj.to_string())?;
-    let series = |name: &str, f: &dyn Fn(&opper_winther::Figure172Point) -> (f64, f64)| Series {
-        name: name.into(),
-        points: result.figure.iter().map(f).collect(),
-        style: Style::Points,
+    let series = |name: &str, f: &dyn Fn(&opper_winther::Figure172Point) -> (f64, f64)| {
+        Series::points(name, result.figure.iter().map(f).collect())
     };
     let fig = Figure {
         title: "Seed 001 Fig. 17.2: α against the margin, SVM and naive mean field".into(),

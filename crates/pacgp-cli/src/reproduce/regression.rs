@@ -8,7 +8,7 @@ use pacgp::experiments::pac_sgp::{self, InducingRow, InducingSetup, INDUCING_DAT
 use serde_json::json;
 
 use crate::cli::ReproduceArgs;
-use crate::output::{bar, write, write_csv};
+use crate::output::{bar, with_bar, write, write_csv};
 use crate::plot::{write_svg, Figure, Series, Style};
 
 /// Method `m`'s two series of a figure: its bound (a line) and its test Gibbs risk (points,
@@ -20,16 +20,8 @@ fn bound_and_test(
     test_gibbs: Vec<(f64, f64)>,
 ) -> [Series; 2] {
     [
-        Series {
-            name: format!("{m}: bound"),
-            points: bound,
-            style: Style::Line,
-        },
-        Series {
-            name: format!("{m}: {test}"),
-            points: test_gibbs,
-            style: Style::Points,
-        },
+        Series::line(format!("{m}: bound"), bound),
+        Series::points(format!("{m}: {test}"), test_gibbs),
     ]
 }
 
@@ -39,15 +31,13 @@ pub(super) fn epsilon(a: &ReproduceArgs) -> Result<()> {
         &CsvOptions::default(),
     )
     .context("loading boston (run from the repository root, or pass --data-dir)")?;
-    let settings = if a.quick {
-        EpsilonSettings::quick()
-    } else {
-        EpsilonSettings::paper()
-    };
+    let settings = super::scaled(a, EpsilonSettings::quick, EpsilonSettings::paper);
     let reps = settings.repetitions;
-    let pb = bar(settings.total_fits(), "pac-gp-epsilon (boston)");
-    let rows = pac_gp::pac_gp_epsilon(&boston, &settings, &mut |d, _| pb.set_position(d as u64))?;
-    pb.finish_and_clear();
+    let rows = with_bar(
+        settings.total_fits(),
+        "pac-gp-epsilon (boston)",
+        |progress| pac_gp::pac_gp_epsilon(&boston, &settings, progress),
+    )?;
     let summary = pac_gp::summarise(&rows);
     write_csv(&a.out.join("pac-gp-epsilon.csv"), &rows)?;
     write_csv(&a.out.join("pac-gp-epsilon-summary.csv"), &summary)?;
@@ -131,13 +121,12 @@ pub(super) fn snelson(a: &ReproduceArgs) -> Result<()> {
         &a.out.join("pac-gp-snelson.json"),
         &json!({ "experiment": "pac-gp-snelson", "curves": curves }).to_string(),
     )?;
-    let mut series = vec![Series {
-        name: "training data".into(),
-        points: (0..train.n())
+    let mut series = vec![Series::points(
+        "training data",
+        (0..train.n())
             .map(|i| (train.x[(i, 0)], train.y[i]))
             .collect(),
-        style: Style::Points,
-    }];
+    )];
     for c in &curves {
         series.push(Series {
             name: format!("{} ±2 sd", c.label),
@@ -152,18 +141,16 @@ pub(super) fn snelson(a: &ReproduceArgs) -> Result<()> {
                 upper: c.mean.iter().zip(&c.sd).map(|(m, s)| m + 2.0 * s).collect(),
             },
         });
-        series.push(Series {
-            name: c.label.clone(),
-            points: c.x.iter().copied().zip(c.mean.iter().copied()).collect(),
-            style: Style::Line,
-        });
+        series.push(Series::line(
+            c.label.clone(),
+            c.x.iter().copied().zip(c.mean.iter().copied()).collect(),
+        ));
         if !c.inducing.is_empty() {
             let floor = train.y.iter().cloned().fold(f64::INFINITY, f64::min) - 0.5;
-            series.push(Series {
-                name: format!("{}: inducing inputs", c.label),
-                points: c.inducing.iter().map(|z| (*z, floor)).collect(),
-                style: Style::Points,
-            });
+            series.push(Series::points(
+                format!("{}: inducing inputs", c.label),
+                c.inducing.iter().map(|z| (*z, floor)).collect(),
+            ));
         }
     }
     let fig = Figure {
@@ -197,11 +184,7 @@ pub(super) fn snelson(a: &ReproduceArgs) -> Result<()> {
 }
 
 pub(super) fn inducing(a: &ReproduceArgs) -> Result<()> {
-    let mut setup = if a.quick {
-        InducingSetup::quick()
-    } else {
-        InducingSetup::paper()
-    };
+    let mut setup = super::scaled(a, InducingSetup::quick, InducingSetup::paper);
     if !a.m.is_empty() {
         setup.ms = a.m.clone();
     }
@@ -229,17 +212,13 @@ pub(super) fn inducing(a: &ReproduceArgs) -> Result<()> {
             load("train").context("loading the training set")?,
             load("test").context("loading the test set")?,
         );
-        let pb = bar(
-            setup.total_fits(),
-            &format!(
-                "pac-sgp-inducing ({name}, N = {})",
-                setup.n_train.min(train.n())
-            ),
+        let label = format!(
+            "pac-sgp-inducing ({name}, N = {})",
+            setup.n_train.min(train.n())
         );
-        let rows = pac_sgp::pac_sgp_inducing(name, &train, &test, &setup, 0, &mut |d, _| {
-            pb.set_position(d as u64)
+        let rows = with_bar(setup.total_fits(), &label, |progress| {
+            pac_sgp::pac_sgp_inducing(name, &train, &test, &setup, 0, progress)
         })?;
-        pb.finish_and_clear();
         all.extend(rows);
     }
     write_csv(&a.out.join("pac-sgp-inducing.csv"), &all)?;

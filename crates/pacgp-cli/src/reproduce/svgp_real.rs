@@ -13,17 +13,11 @@ use crate::output::{bar, write_csv};
 
 /// The settings `--quick`, `--m` and `--datasets` ask for.
 fn settings(a: &ReproduceArgs) -> Result<SvgpRealSettings> {
-    let mut s = if a.quick {
-        SvgpRealSettings::quick()
-    } else {
-        SvgpRealSettings::full()
-    };
+    let mut s = super::scaled(a, SvgpRealSettings::quick, SvgpRealSettings::full);
     if let Some(&m) = a.m.first() {
         s.inducing = m;
     }
-    if let Some(sets) = super::chosen_datasets(a, &SVGP_REAL_SETS, "svgp-real")? {
-        s.datasets = sets;
-    }
+    super::choose_datasets(a, &SVGP_REAL_SETS, "svgp-real", &mut s.datasets)?;
     Ok(s)
 }
 

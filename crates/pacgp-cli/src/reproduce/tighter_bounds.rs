@@ -9,7 +9,7 @@ use pacgp::experiments::tighter_bounds::{self as tb, TighterSettings};
 use serde_json::json;
 
 use crate::cli::ReproduceArgs;
-use crate::output::bar;
+use crate::output::with_bar;
 
 /// The table's datasets: with `--sparse`, boston as usual and kin40k, pol by the sparse
 /// protocol (M from the first `--m`, if given).
@@ -29,15 +29,9 @@ fn setups_of(a: &ReproduceArgs) -> Vec<tb::DatasetSetup> {
 }
 
 pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
-    let settings = if a.quick {
-        TighterSettings::quick()
-    } else {
-        TighterSettings::full()
-    };
+    let settings = super::scaled(a, TighterSettings::quick, TighterSettings::full);
     let mut settings = settings;
-    if let Some(r) = a.reps {
-        settings.reps = r;
-    }
+    settings.reps = a.reps.unwrap_or(settings.reps);
     settings.first_rep = a.first_rep;
     let setups: Vec<tb::DatasetSetup> = setups_of(a)
         .into_iter()
@@ -56,18 +50,10 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
             Some(_) => settings.sparse_levers.len(),
             None => settings.levers.len(),
         };
-        let pb = bar(
-            settings.reps * n_levers,
-            &format!("tighter-bounds ({}, {:?})", s.name, s.kernel),
-        );
-        rows.extend(tb::tighter_bounds_on(
-            &pool,
-            test.as_ref(),
-            s,
-            &settings,
-            &mut |d, _| pb.set_position(d as u64),
-        )?);
-        pb.finish_and_clear();
+        let label = format!("tighter-bounds ({}, {:?})", s.name, s.kernel);
+        rows.extend(with_bar(settings.reps * n_levers, &label, |progress| {
+            tb::tighter_bounds_on(&pool, test.as_ref(), s, &settings, progress)
+        })?);
     }
     let summary = tb::summarise(&rows);
     super::write_rows_and_summary(a, "tighter-bounds", &rows, &summary)?;

@@ -52,11 +52,11 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<Option<ClassifierTable>> {
     if sets.is_empty() {
         return Ok(None);
     }
-    let settings = if a.quick {
-        TighterClassifierSettings::quick()
-    } else {
-        TighterClassifierSettings::full()
-    };
+    let settings = super::scaled(
+        a,
+        TighterClassifierSettings::quick,
+        TighterClassifierSettings::full,
+    );
     let cfg = settings.config();
     let mut rows = Vec::new();
     for (name, data) in load_uci_sets(&a.data_dir, &sets)? {

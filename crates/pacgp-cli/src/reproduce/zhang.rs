@@ -9,20 +9,18 @@ use pacgp::experiments::zhang::{self, Kin40kRow, Kin40kSettings, ZhangSettings, 
 use serde_json::json;
 
 use crate::cli::ReproduceArgs;
-use crate::output::{bar, write, write_csv};
-use crate::plot::{write_svg, Figure, Series, Style};
+use crate::output::{with_bar, write, write_csv};
+use crate::plot::{write_svg, Figure, Series};
 
 const ALGORITHMS: [&str; 3] = ["greedy", "kappa-greedy", "random"];
 
 pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
-    let settings = if a.quick {
-        ZhangSettings::quick()
-    } else {
-        ZhangSettings::paper()
-    };
-    let pb = bar(settings.data_seeds.len(), "zhang-sparse data sets");
-    let result = zhang::zhang_sparse(&settings, &mut |done, _| pb.set_position(done as u64))?;
-    pb.finish_and_clear();
+    let settings = super::scaled(a, ZhangSettings::quick, ZhangSettings::paper);
+    let result = with_bar(
+        settings.data_seeds.len(),
+        "zhang-sparse data sets",
+        |progress| zhang::zhang_sparse(&settings, progress),
+    )?;
     write_csv(&a.out.join("zhang-sparse.csv"), &result.rows)?;
     let curves: serde_json::Map<String, serde_json::Value> = ALGORITHMS
         .iter()
@@ -99,26 +97,30 @@ fn write_figures(a: &ReproduceArgs, result: &zhang::ZhangResult) -> Result<()> {
             .map(|r| (r.k as f64, f(r)))
             .collect()
     };
-    let line = |name: String, points: Vec<(f64, f64)>| Series {
-        name,
-        points,
-        style: Style::Line,
-    };
     let fig1 = Figure {
         title: "Seed 002 Fig. 1: approximation error ΔR(k) against sparseness k".into(),
         x_label: "k".into(),
         y_label: "ΔR".into(),
         series: ALGORITHMS
             .iter()
-            .map(|alg| line(alg.to_string(), curve(alg, &|r| r.delta_r_mean)))
+            .map(|alg| Series::line(alg.to_string(), curve(alg, &|r| r.delta_r_mean)))
             .collect(),
     };
     write_svg(&fig1, &a.out.join("zhang-sparse-figure-1.svg"))?;
     let mut spread = Vec::new();
     for alg in ["kappa-greedy", "random"] {
-        spread.push(line(format!("{alg} min"), curve(alg, &|r| r.delta_r_min)));
-        spread.push(line(format!("{alg} avg"), curve(alg, &|r| r.delta_r_mean)));
-        spread.push(line(format!("{alg} max"), curve(alg, &|r| r.delta_r_max)));
+        spread.push(Series::line(
+            format!("{alg} min"),
+            curve(alg, &|r| r.delta_r_min),
+        ));
+        spread.push(Series::line(
+            format!("{alg} avg"),
+            curve(alg, &|r| r.delta_r_mean),
+        ));
+        spread.push(Series::line(
+            format!("{alg} max"),
+            curve(alg, &|r| r.delta_r_max),
+        ));
     }
     let fig2 = Figure {
         title: "Seed 002 Fig. 2: ΔR(k), best, average and worst of the random runs".into(),
@@ -133,7 +135,7 @@ fn write_figures(a: &ReproduceArgs, result: &zhang::ZhangResult) -> Result<()> {
         y_label: "k ΔR".into(),
         series: ALGORITHMS
             .iter()
-            .map(|alg| line(alg.to_string(), curve(alg, &|r| r.k_delta_r)))
+            .map(|alg| Series::line(alg.to_string(), curve(alg, &|r| r.k_delta_r)))
             .collect(),
     };
     write_svg(&fig3, &a.out.join("zhang-sparse-figure-3.svg"))
@@ -141,11 +143,7 @@ fn write_figures(a: &ReproduceArgs, result: &zhang::ZhangResult) -> Result<()> {
 
 /// kin40k: the three selections, VFE and kl-PAC-SGP (k-means or greedy Z) at every M.
 pub(super) fn kin40k(a: &ReproduceArgs) -> Result<()> {
-    let mut settings = if a.quick {
-        Kin40kSettings::quick()
-    } else {
-        Kin40kSettings::standard()
-    };
+    let mut settings = super::scaled(a, Kin40kSettings::quick, Kin40kSettings::standard);
     if !a.m.is_empty() {
         settings.ms = a.m.clone();
     }
@@ -157,14 +155,10 @@ pub(super) fn kin40k(a: &ReproduceArgs) -> Result<()> {
     };
     let train = load("train").context("loading the kin40k training set")?;
     let test = load("test").context("loading the kin40k test set")?;
-    let pb = bar(
-        settings.ms.len() * KIN40K_METHODS.len(),
-        "zhang-kin40k fits",
-    );
-    let rows = zhang::kin40k_comparison(&train, &test, &settings, &mut |done, _| {
-        pb.set_position(done as u64)
+    let fits = settings.ms.len() * KIN40K_METHODS.len();
+    let rows = with_bar(fits, "zhang-kin40k fits", |progress| {
+        zhang::kin40k_comparison(&train, &test, &settings, progress)
     })?;
-    pb.finish_and_clear();
     write_csv(&a.out.join("zhang-kin40k.csv"), &rows)?;
     let obj = json!({ "experiment": "zhang-kin40k", "settings": settings, "rows": rows });
     write(&a.out.join("zhang-kin40k.json"), &obj.to_string())?;
@@ -212,16 +206,8 @@ fn write_kin40k_figure(a: &ReproduceArgs, s: &Kin40kSettings, rows: &[Kin40kRow]
                     .collect()
             };
             [
-                Series {
-                    name: format!("{m} bound"),
-                    points: pts(|r| r.bound),
-                    style: Style::Line,
-                },
-                Series {
-                    name: format!("{m} test Gibbs"),
-                    points: pts(|r| r.test_gibbs),
-                    style: Style::Points,
-                },
+                Series::line(format!("{m} bound"), pts(|r| r.bound)),
+                Series::points(format!("{m} test Gibbs"), pts(|r| r.test_gibbs)),
             ]
         })
         .collect();

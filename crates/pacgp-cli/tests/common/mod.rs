@@ -13,6 +13,18 @@ pub const RIPLEY: (&str, &str) = (
     "data/ripley-synth/synth_te.csv",
 );
 
+/// Writes `text` to the file `name` in `dir`; its path as text.
+pub fn write_data(dir: &Path, name: &str, text: &str) -> String {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+/// A command line's words, split at white space: option lists written as on the command line.
+pub fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
 /// The repository root (the shipped data's paths are relative to it).
 pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -45,6 +57,24 @@ pub fn ok_in(case: &str, out: &Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+/// Runs `pacgp args…` and requires success, quoting the arguments and stderr when it fails;
+/// returns stdout and stderr.
+pub fn run_ok(args: &[&str]) -> (String, String) {
+    ok_with_stderr(&format!("{args:?}"), &pacgp(args))
+}
+
+/// [`ok_in`] returning stdout and stderr.
+pub fn ok_with_stderr(case: &str, out: &Output) -> (String, String) {
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{case}: {err}");
+    (String::from_utf8(out.stdout.clone()).unwrap(), err)
+}
+
+/// The JSON file at `path` (a model file), parsed.
+pub fn read_json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 /// Requires success and exactly one JSON object on one line (what `--json` prints); returns it.
@@ -86,6 +116,13 @@ pub fn reproduce_json(out: &Path, args: &[&str]) -> serde_json::Value {
     all.extend_from_slice(args);
     all.extend(["--out", s(out), "--json"]);
     json(&pacgp(&all))
+}
+
+/// Asserts that every file of `files` was written to `dir`.
+pub fn assert_written(dir: &Path, files: &[&str]) {
+    for f in files {
+        assert!(dir.join(f).exists(), "{f} not written to {}", dir.display());
+    }
 }
 
 /// `pacgp reproduce <experiment> --quick --datasets nosuchset` fails, naming the data set.

@@ -40,8 +40,13 @@ fn num(v: &Value) -> f64 {
     }
 }
 
+/// `f` of every element of the array `v`.
+fn each<T>(v: &Value, f: impl FnMut(&Value) -> T) -> Vec<T> {
+    v.as_array().unwrap().iter().map(f).collect()
+}
+
 fn nums(v: &Value) -> Vec<f64> {
-    v.as_array().unwrap().iter().map(num).collect()
+    each(v, num)
 }
 
 /// The fixture, parsed.
@@ -51,33 +56,23 @@ pub fn load() -> Fixture {
         "/tests/fixtures/vfe_ill_conditioned.json"
     );
     let f: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let rows: Vec<Vec<f64>> = f["x"].as_array().unwrap().iter().map(nums).collect();
+    let rows = each(&f["x"], nums);
     let x = Mat::from_fn(rows.len(), rows[0].len(), |i, j| rows[i][j]);
-    let vfe = f["points"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| VfePoint {
-            params: nums(&p["params"]),
-            cond_kuu: num(&p["cond_kuu"]),
-            value: num(&p["value"]),
-            gradient: nums(&p["gradient"]),
-        })
-        .collect();
-    let pac_sgp = f["pac_sgp"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|p| PacPoint {
-            params: nums(&p["params"]),
-            alpha_s: num(&p["alpha_s"]),
-            epsilon: num(&p["epsilon"]),
-            risk: num(&p["risk"]),
-            kl: num(&p["kl"]),
-            risk_gradient: nums(&p["risk_gradient"]),
-            kl_gradient: nums(&p["kl_gradient"]),
-        })
-        .collect();
+    let vfe = each(&f["points"], |p| VfePoint {
+        params: nums(&p["params"]),
+        cond_kuu: num(&p["cond_kuu"]),
+        value: num(&p["value"]),
+        gradient: nums(&p["gradient"]),
+    });
+    let pac_sgp = each(&f["pac_sgp"], |p| PacPoint {
+        params: nums(&p["params"]),
+        alpha_s: num(&p["alpha_s"]),
+        epsilon: num(&p["epsilon"]),
+        risk: num(&p["risk"]),
+        kl: num(&p["kl"]),
+        risk_gradient: nums(&p["risk_gradient"]),
+        kl_gradient: nums(&p["kl_gradient"]),
+    });
     Fixture {
         x,
         y: nums(&f["y"]),

@@ -1,119 +1,24 @@
 //! [`Model`]: a fitted [`FittedModel`] in Python — predictions, evaluation, certificates and the
 //! model file's JSON (also its pickle form), all by the library's own methods.
 
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 
-use pacgp::bounds::ConfidenceTerm;
 use pacgp::certificate::RiskSum;
-use pacgp::data::Dataset;
-use pacgp::model::{CertifyOptions, FittedModel, GibbsPredictor, Task};
-use pacgp::spec::values::BadValue;
-use pacgp::spec::LooRequest;
-use pacgp::Error;
-use pyo3::exceptions::PyValueError;
+use pacgp::model::{FittedModel, Task};
 
-use faer::MatRef;
+use crate::{compute_threads, compute_with, json, to_mat, to_numpy, to_py_err, wrap, Mat2, Vec1};
 
-use crate::{compute_threads, compute_with, to_dataset, to_mat, to_py_err, wrap};
+mod conversions;
+use conversions::{
+    certify_options, plain_words, test_sample, Arrays3, Classes, IntervalArrays, MeanCov,
+};
 
 /// A fitted pacgp model (any family), immutable.
 #[pyclass(frozen, module = "pacgp._pacgp")]
 pub struct Model {
     /// The library's model, exactly as `pacgp fit` would save it.
     pub(crate) inner: FittedModel,
-}
-
-/// Three arrays handed to numpy without copying (each `Vec` becomes the array's buffer).
-type Arrays3<'py> = (
-    Bound<'py, PyArray1<f64>>,
-    Bound<'py, PyArray1<f64>>,
-    Bound<'py, PyArray1<f64>>,
-);
-
-/// Interval ends and the statement as JSON.
-type IntervalArrays<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>, String);
-
-/// A predictive mean and its joint covariance.
-type MeanCov<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray2<f64>>);
-
-/// The library's certify options from Python's words.
-fn certify_options(
-    epsilons: Vec<f64>,
-    delta: Option<f64>,
-    term: Option<&str>,
-    predictor: Option<&str>,
-    loo: &str,
-) -> PyResult<CertifyOptions> {
-    let word = |e: BadValue| PyValueError::new_err(e.to_string());
-    Ok(CertifyOptions {
-        epsilons,
-        delta,
-        term: term
-            .map(str::parse::<ConfidenceTerm>)
-            .transpose()
-            .map_err(word)?,
-        predictor: predictor
-            .map(str::parse::<GibbsPredictor>)
-            .transpose()
-            .map_err(word)?,
-        loo: loo.parse::<LooRequest>().map_err(word)?,
-    })
-}
-
-/// The library's error as Python's, a spec error (a bad α) as a ValueError in the library's
-/// own option names: how interval and set predictions report.
-fn plain_words(e: Error) -> PyErr {
-    crate::errors::lib_err(e, &crate::errors::PyWording::new(None))
-}
-
-/// JSON text of a serialisable value (the same serde the CLI prints with `--json`).
-pub(crate) fn json<T: serde::Serialize>(value: &T) -> PyResult<String> {
-    serde_json::to_string(value).map_err(|e| {
-        to_py_err(Error::Numerical {
-            what: "JSON output",
-            message: e.to_string(),
-        })
-    })
-}
-
-impl Model {
-    /// `f` on the raw inputs `x` (a matrix) with `n_threads` workers, the library's errors
-    /// turned into Python's: the step every prediction shares.
-    fn at_inputs<T: Send>(
-        &self,
-        py: Python<'_>,
-        x: &PyReadonlyArray2<'_, f64>,
-        n_threads: Option<i64>,
-        f: impl FnOnce(&FittedModel, MatRef<'_, f64>) -> pacgp::Result<T> + Send,
-    ) -> PyResult<T> {
-        self.at_inputs_with(py, x, n_threads, f, to_py_err)
-    }
-
-    /// [`Model::at_inputs`] with the library's errors turned into Python's by `err`.
-    fn at_inputs_with<T: Send>(
-        &self,
-        py: Python<'_>,
-        x: &PyReadonlyArray2<'_, f64>,
-        n_threads: Option<i64>,
-        f: impl FnOnce(&FittedModel, MatRef<'_, f64>) -> pacgp::Result<T> + Send,
-        err: impl FnOnce(Error) -> PyErr,
-    ) -> PyResult<T> {
-        let xm = to_mat(x, "X")?;
-        compute_with(py, n_threads, || f(&self.inner, xm.as_ref()), err)
-    }
-
-    /// A sample on which to evaluate or certify: inputs and targets (classifiers: −1/+1).
-    fn sample(
-        &self,
-        x: &PyReadonlyArray2<'_, f64>,
-        y: &PyReadonlyArray1<'_, f64>,
-    ) -> PyResult<Dataset> {
-        let mut data = to_dataset(x, y)?;
-        data.feature_names = self.inner.feature_names.clone();
-        data.target_name = self.inner.target_name.clone();
-        Ok(data)
-    }
 }
 
 #[pymethods]
@@ -143,7 +48,7 @@ impl Model {
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f64>,
         n_threads: Option<i64>,
-    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    ) -> PyResult<Vec1<'py>> {
         let mean = self.at_inputs(py, &x, n_threads, FittedModel::predict_regression_mean)?;
         Ok(mean.into_pyarray(py))
     }
@@ -158,13 +63,9 @@ impl Model {
         alpha: f64,
         n_threads: Option<i64>,
     ) -> PyResult<IntervalArrays<'py>> {
-        let iv = self.at_inputs_with(
-            py,
-            &x,
-            n_threads,
-            |m, x| m.predict_intervals(x, alpha),
-            plain_words,
-        )?;
+        let xm = to_mat(&x, "X")?;
+        let predict = || self.inner.predict_intervals(xm.as_ref(), alpha);
+        let iv = compute_with(py, n_threads, predict, plain_words)?;
         Ok((
             iv.lower.into_pyarray(py),
             iv.upper.into_pyarray(py),
@@ -183,19 +84,19 @@ impl Model {
         alpha: f64,
         n_threads: Option<i64>,
     ) -> PyResult<(Bound<'py, PyArray1<bool>>, usize, String)> {
-        let sets = self.at_inputs_with(
-            py,
-            &x,
-            n_threads,
-            |m, x| m.predict_sets(x, alpha),
-            plain_words,
-        )?;
+        let xm = to_mat(&x, "X")?;
+        let predict = || self.inner.predict_sets(xm.as_ref(), alpha);
+        let sets = compute_with(py, n_threads, predict, plain_words)?;
         let k = sets.classes.len();
-        let mut member = vec![false; sets.sets.len() * k];
-        for (i, set) in sets.sets.iter().enumerate() {
-            set.iter().for_each(|&c| member[i * k + c] = true);
-        }
-        Ok((member.into_pyarray(py), k, json(&sets.statement)?))
+        let member = sets
+            .sets
+            .iter()
+            .flat_map(|set| (0..k).map(|c| set.contains(&c)));
+        Ok((
+            member.collect::<Vec<_>>().into_pyarray(py),
+            k,
+            json(&sets.statement)?,
+        ))
     }
 
     /// A binary classifier's labels at raw inputs, ±1: the sign of `μ(x) + b` (what
@@ -206,7 +107,7 @@ impl Model {
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f64>,
         n_threads: Option<i64>,
-    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    ) -> PyResult<Vec1<'py>> {
         let labels = self.at_inputs(py, &x, n_threads, FittedModel::predict_labels)?;
         Ok(labels.into_pyarray(py))
     }
@@ -237,7 +138,7 @@ impl Model {
         n_threads: Option<i64>,
     ) -> PyResult<MeanCov<'py>> {
         let (mean, cov) = self.at_inputs(py, &x, n_threads, FittedModel::predict_regression_cov)?;
-        Ok((mean.into_pyarray(py), crate::table::array(py, &cov)))
+        Ok((mean.into_pyarray(py), to_numpy(py, &cov)))
     }
 
     /// `n_samples` seeded joint draws of new observations at raw inputs (rows: inputs,
@@ -250,11 +151,11 @@ impl Model {
         n_samples: usize,
         seed: u64,
         n_threads: Option<i64>,
-    ) -> PyResult<(Bound<'py, PyArray2<f64>>, f64)> {
+    ) -> PyResult<(Mat2<'py>, f64)> {
         let (draws, jitter) = self.at_inputs(py, &x, n_threads, |m, x| {
             m.sample_regression(x, n_samples, seed)
         })?;
-        Ok((crate::table::array(py, &draws), jitter))
+        Ok((to_numpy(py, &draws), jitter))
     }
 
     /// The parameters `[θ…, ln σ²]` of an exact GP regressor's log marginal likelihood, with
@@ -307,7 +208,7 @@ impl Model {
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f64>,
         n_threads: Option<i64>,
-    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+    ) -> PyResult<Vec1<'py>> {
         let d = self.at_inputs(py, &x, n_threads, FittedModel::svm_decision)?;
         Ok(d.into_pyarray(py))
     }
@@ -337,41 +238,22 @@ impl Model {
     /// normalisation N×K, the predicted class index N, the classes' latent means N×K and
     /// variances N×K).
     #[pyo3(signature = (x, n_threads=None))]
-    #[allow(clippy::type_complexity)]
     fn predict_classes<'py>(
         &self,
         py: Python<'py>,
         x: PyReadonlyArray2<'py, f64>,
         n_threads: Option<i64>,
-    ) -> PyResult<(
-        Bound<'py, numpy::PyArray2<f64>>,
-        Bound<'py, numpy::PyArray2<f64>>,
-        Bound<'py, PyArray1<usize>>,
-        Bound<'py, numpy::PyArray2<f64>>,
-        Bound<'py, numpy::PyArray2<f64>>,
-    )> {
+    ) -> PyResult<Classes<'py>> {
         let p = self.at_inputs(py, &x, n_threads, FittedModel::predict_classes)?;
-        let to_rows = |m: &faer::Mat<f64>| -> Vec<Vec<f64>> {
-            (0..m.nrows())
-                .map(|i| (0..m.ncols()).map(|j| m[(i, j)]).collect())
-                .collect()
-        };
         let latent = faer::Mat::from_fn(p.labels.len(), p.latent.len(), |i, k| p.latent[k].mean[i]);
         let latent_var =
             faer::Mat::from_fn(p.labels.len(), p.latent.len(), |i, k| p.latent[k].var[i]);
-        let array = |m: &faer::Mat<f64>| -> PyResult<Bound<'py, numpy::PyArray2<f64>>> {
-            let rows = to_rows(m);
-            if rows.is_empty() {
-                return Ok(numpy::PyArray2::zeros(py, [0, m.ncols()], false));
-            }
-            numpy::PyArray2::from_vec2(py, &rows).map_err(|e| PyValueError::new_err(e.to_string()))
-        };
         Ok((
-            array(&p.probabilities)?,
-            array(&p.ln_scores)?,
+            to_numpy(py, &p.probabilities),
+            to_numpy(py, &p.ln_scores),
             p.labels.into_pyarray(py),
-            array(&latent)?,
-            array(&latent_var)?,
+            to_numpy(py, &latent),
+            to_numpy(py, &latent_var),
         ))
     }
 
@@ -419,12 +301,11 @@ impl Model {
         loo: &str,
         n_threads: Option<i64>,
     ) -> PyResult<String> {
-        let sample = self.sample(&x, &y)?;
-        let test = test_sample(&x_test, &y_test, |x, y| self.sample(x, y))?;
-        let opts = certify_options(Vec::new(), None, None, None, loo)?;
-        let content = compute_threads(py, n_threads, || {
-            self.inner.report(&sample, test.as_ref(), &opts)
-        })?;
+        let samples = (
+            self.sample(&x, &y)?,
+            test_sample(&x_test, &y_test, |x, y| self.sample(x, y))?,
+        );
+        let content = self.report_content(py, samples, loo, n_threads, FittedModel::report)?;
         Ok(pacgp_report::render(&content, title))
     }
 
@@ -443,12 +324,12 @@ impl Model {
         loo: &str,
         n_threads: Option<i64>,
     ) -> PyResult<String> {
-        let sample = crate::to_outputs(&x, &y)?;
-        let test = test_sample(&x_test, &y_test, crate::to_outputs)?;
-        let opts = certify_options(Vec::new(), None, None, None, loo)?;
-        let content = compute_threads(py, n_threads, || {
-            self.inner.report_outputs(&sample, test.as_ref(), &opts)
-        })?;
+        let samples = (
+            crate::to_outputs(&x, &y)?,
+            test_sample(&x_test, &y_test, crate::to_outputs)?,
+        );
+        let content =
+            self.report_content(py, samples, loo, n_threads, FittedModel::report_outputs)?;
         Ok(pacgp_report::render_outputs(&content, title))
     }
 
@@ -576,7 +457,7 @@ impl Model {
         columns: Vec<Vec<String>>,
         names: Vec<String>,
         unknown_category: Option<&str>,
-    ) -> PyResult<(Bound<'py, numpy::PyArray2<f64>>, Vec<usize>)> {
+    ) -> PyResult<(Mat2<'py>, Vec<usize>)> {
         crate::table::encode_table(py, &self.inner, columns, names, unknown_category)
     }
 
@@ -707,21 +588,5 @@ impl Model {
             self.inner.n_train,
             self.kernel()
         )
-    }
-}
-
-/// A report's test sample, read by `read` from its inputs and targets: both given or neither
-/// (then none); one without the other is refused.
-fn test_sample<X, Y, T>(
-    x: &Option<X>,
-    y: &Option<Y>,
-    read: impl FnOnce(&X, &Y) -> PyResult<T>,
-) -> PyResult<Option<T>> {
-    match (x, y) {
-        (Some(x), Some(y)) => read(x, y).map(Some),
-        (None, None) => Ok(None),
-        _ => Err(PyValueError::new_err(
-            "a test sample needs both x_test and y_test",
-        )),
     }
 }

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -16,56 +16,18 @@ use pacgp::fit::sharded::{ShardedFamily, ShardedFit};
 use pacgp::fit::svgp::{svgp_model_from_parts, SvgpModelParts};
 use pacgp::model as m;
 use pacgp::objective::pac_sgp_sharded::PacSgpShardStats;
-use pacgp::optim::{Objective, OptimReport, Pretraining, WarmStart};
-use pacgp::regression::inducing_init::InducingInit;
+use pacgp::optim::{Objective, Pretraining, WarmStart};
 use pacgp::spec::{CheckedFitSpec, Method, MethodName, SpecError, SpecOption};
 use pacgp::svgp::SvgpTerms;
 
 use crate::errors::{lib_err, spec_err, PyWording};
 use crate::fit::fit_options;
-use crate::sharded::{to_numpy, vector};
+use crate::sharded::vector;
 use crate::{compute, to_mat, wrap, Model};
 
-type Mat2<'py> = Bound<'py, numpy::PyArray2<f64>>;
-
-/// An optimiser's report for Python: `(parameters where it stopped, value, iterations,
-/// evaluations, termination, message)`.
-type Report = (Vec<f64>, f64, u64, u64, String, String);
-
-/// A warm start's report for Python: `(rows, of, report)`.
-type Warm = (usize, usize, Report);
-
-/// The optimiser's report from its Python form ([`report_of`]'s).
-fn report_from(r: Report) -> PyResult<OptimReport> {
-    let (params, value, iterations, evaluations, termination, message) = r;
-    let parsed =
-        serde_json::from_value(serde_json::Value::String(termination.clone())).map_err(|_| {
-            pyo3::exceptions::PyValueError::new_err(format!("unknown termination '{termination}'"))
-        })?;
-    Ok(OptimReport {
-        params,
-        value,
-        iterations,
-        evaluations,
-        termination: parsed,
-        message,
-    })
-}
-
-fn report_of(r: &OptimReport) -> Report {
-    let termination = serde_json::to_value(r.termination)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_else(|| "other".into());
-    (
-        r.params.clone(),
-        r.value,
-        r.iterations,
-        r.evaluations,
-        termination,
-        r.message.clone(),
-    )
-}
+mod inducing_start;
+mod objective;
+use objective::{report_from, report_of, PyObjective, Report, Warm};
 
 /// A fit over shards, checked: the library's fit spec of `method` (vfe, pac-sgp or
 /// pac-sgp-sqrt) and `options` (by the library's option names, as `_pacgp.fit` takes them);
@@ -260,22 +222,14 @@ impl ShardedFitSpec {
                 ))
             }
         };
-        let sharded = PyObjective {
-            f: objective,
-            dim,
-            failure: Mutex::new(None),
-        };
+        let sharded = PyObjective::new(objective, dim);
         if plan.minibatch().is_some() {
             let Some(f) = batch_gradient else {
                 return Err(pyo3::exceptions::PyValueError::new_err(
                     "this fit trains on minibatches: give batch_gradient",
                 ));
             };
-            let batches = PyObjective {
-                f,
-                dim,
-                failure: Mutex::new(None),
-            };
+            let batches = PyObjective::new(f, dim);
             let out = py.detach(|| {
                 let mut gradient = |rows: &[usize], p: &[f64]| batches.gradient_on(rows, p);
                 plan.minimise_on_batches(&mut gradient, &|p| sharded.value(p), z0.as_ref())
@@ -470,149 +424,8 @@ fn check_scaler(x_sd: &[f64], d: usize, y_sd: f64) -> PyResult<()> {
     Ok(())
 }
 
-/// The objective Python evaluates over the shards, for the library's driver. The first
-/// exception it raises is kept and ends the minimisation (every later evaluation fails at
-/// once, so the line search gives up); [`ShardedFitSpec::minimise`] raises it.
-struct PyObjective {
-    f: Py<PyAny>,
-    dim: usize,
-    failure: Mutex<Option<PyErr>>,
-}
-
-impl PyObjective {
-    fn failed(&self) -> std::sync::MutexGuard<'_, Option<PyErr>> {
-        self.failure.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The exception the callable raised, if any.
-    fn raise(self) -> PyResult<()> {
-        match self.failure.into_inner().unwrap_or_else(|p| p.into_inner()) {
-            Some(e) => Err(e),
-            None => Ok(()),
-        }
-    }
-
-    fn stopped() -> pacgp::Error {
-        pacgp::Error::Numerical {
-            what: "the sharded objective",
-            message: "the Python objective raised an exception".into(),
-        }
-    }
-
-    /// The callable as a minibatch gradient: `f(p, rows) -> gradient`.
-    fn gradient_on(&self, rows: &[usize], params: &[f64]) -> pacgp::Result<Vec<f64>> {
-        if self.failed().is_some() {
-            return Err(Self::stopped());
-        }
-        let out = Python::attach(|py| {
-            self.f
-                .call1(py, (params.to_vec(), rows.to_vec()))
-                .and_then(|r| r.extract::<Vec<f64>>(py))
-        });
-        match out {
-            Ok(grad) if grad.len() == self.dim => Ok(grad),
-            Ok(grad) => {
-                *self.failed() = Some(pyo3::exceptions::PyValueError::new_err(format!(
-                    "the minibatch gradient has {} entries, the parameters {}",
-                    grad.len(),
-                    self.dim
-                )));
-                Err(Self::stopped())
-            }
-            Err(e) => {
-                *self.failed() = Some(e);
-                Err(Self::stopped())
-            }
-        }
-    }
-}
-
-impl Objective for PyObjective {
-    fn dim(&self) -> usize {
-        self.dim
-    }
-
-    fn value_and_gradient(&self, params: &[f64]) -> pacgp::Result<(f64, Vec<f64>)> {
-        let stopped = Self::stopped;
-        if self.failed().is_some() {
-            return Err(stopped());
-        }
-        let out = Python::attach(|py| {
-            self.f
-                .call1(py, (params.to_vec(),))
-                .and_then(|r| r.extract::<(f64, Vec<f64>)>(py))
-        });
-        match out {
-            Ok((value, grad)) if grad.len() == self.dim => Ok((value, grad)),
-            Ok((_, grad)) => {
-                *self.failed() = Some(pyo3::exceptions::PyValueError::new_err(format!(
-                    "the objective's gradient has {} entries, the parameters {}",
-                    grad.len(),
-                    self.dim
-                )));
-                Err(stopped())
-            }
-            Err(e) => {
-                *self.failed() = Some(e);
-                Err(stopped())
-            }
-        }
-    }
-}
-
-/// The first `m` of the seeded permutation of `0..n` that places a fit's initial inducing
-/// inputs (`pacgp::data::permutation`).
-#[pyfunction]
-fn permutation_head(n: usize, m: usize, seed: u64) -> Vec<usize> {
-    let mut p = pacgp::data::permutation(n, seed);
-    p.truncate(m);
-    p
-}
-
-/// The library's seeded k-means start of `m` inducing inputs on `x`
-/// (`regression::inducing_init::initial_inducing`, what the in-process sparse fits start from).
-#[pyfunction]
-fn initial_inducing_kmeans<'py>(
-    py: Python<'py>,
-    x: PyReadonlyArray2<'py, f64>,
-    m: usize,
-    seed: u64,
-) -> PyResult<Mat2<'py>> {
-    let xm = to_mat(&x, "X")?;
-    let z = compute(py, None, || {
-        pacgp::regression::inducing_init::initial_inducing(
-            xm.as_ref(),
-            m,
-            InducingInit::KMeans,
-            seed,
-        )
-    })?;
-    to_numpy(py, &z)
-}
-
-/// One Lloyd step's sums on one shard (`regression::inducing_init::kmeans_sums`): per centre,
-/// the sum and the number of the shard's points nearest to it; the driver adds the shards'.
-#[pyfunction]
-#[pyo3(signature = (x, centres, n_threads=None))]
-fn kmeans_sums<'py>(
-    py: Python<'py>,
-    x: PyReadonlyArray2<'py, f64>,
-    centres: PyReadonlyArray2<'py, f64>,
-    n_threads: Option<usize>,
-) -> PyResult<(Mat2<'py>, Bound<'py, PyArray1<u64>>)> {
-    let (xm, cm) = (to_mat(&x, "X")?, to_mat(&centres, "centres")?);
-    let (sums, counts) = compute(py, n_threads, || {
-        pacgp::regression::inducing_init::kmeans_sums(xm.as_ref(), cm.as_ref())
-    })?;
-    let counts: Vec<u64> = counts.into_iter().map(|c| c as u64).collect();
-    Ok((to_numpy(py, &sums)?, counts.into_pyarray(py)))
-}
-
 /// Add the sharded fit's class and its start's functions to the module.
 pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<ShardedFitSpec>()?;
-    module.add_function(wrap_pyfunction!(permutation_head, module)?)?;
-    module.add_function(wrap_pyfunction!(initial_inducing_kmeans, module)?)?;
-    module.add_function(wrap_pyfunction!(kmeans_sums, module)?)?;
-    Ok(())
+    inducing_start::register(module)
 }
