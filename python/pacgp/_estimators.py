@@ -1120,14 +1120,20 @@ class SparseGPClassifier(_Classifier):
     ``batch_size`` given, by Adam on seeded minibatches of ``batch_size`` rows (default 1024;
     ``max_iter`` steps, default 2000). ``likelihood`` "probit" (default) or "logistic": the
     link of the ELBO and of ``predict_proba`` (the bound is on the latent Gibbs classifier
-    ``sgn f(x)``, whichever the link). More than two classes: one-vs-rest, certified together."""
+    ``sgn f(x)``, whichever the link). More than two classes: one-vs-rest, certified together.
+    ``prior`` "split:F" or "split:auto" (``objective="bound"``, binary): the data-dependent
+    split prior (``--prior split:F``): θ, Z and q_A(u) by the ELBO on a part A of the sample
+    (fraction F, seeded by ``random_state``), q(u) alone by the bound on the rest against part
+    A's posterior; the certificate is on the rest and charges no price for θ."""
 
     def __init__(self, objective="elbo", n_inducing=None, kernel="se-ard",
                  inducing_init="kmeans", bound=None, likelihood="probit", max_iter=None,
                  batch_size=None, delta=DEFAULT_DELTA, random_state=0, certify=True, loo="auto",
                  categorical="auto", missing=None,
                  na_values=None, unknown_category="error", n_threads=None,
-                 certify_holdout=None, time_limit=None, intervals=None, interval_score=None):
+                 certify_holdout=None, time_limit=None, intervals=None, interval_score=None,
+                 prior=None):
+        self.prior = prior
         self.intervals = intervals
         self.interval_score = interval_score
         self.objective = objective
@@ -1158,7 +1164,7 @@ class SparseGPClassifier(_Classifier):
                     names={"inducing": "n_inducing"}, inducing=self.n_inducing,
                     kernel=self.kernel, inducing_init=self.inducing_init, bound=self.bound,
                     likelihood=self.likelihood, max_iter=self.max_iter,
-                    batch_size=self.batch_size, delta=self.delta,
+                    batch_size=self.batch_size, delta=self.delta, prior=self.prior,
                     seed=seed_of(self.random_state))
 
 

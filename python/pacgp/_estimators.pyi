@@ -227,6 +227,7 @@ class SparseGPClassifier(_Classifier):
         time_limit: Optional[float] = None,
         intervals: Optional[str] = None,
         interval_score: Optional[str] = None,
+        prior: Optional[str] = None,
     ) -> None: ...
 
 class SVMClassifier(SVMDualAPI, _Classifier):

@@ -285,11 +285,11 @@ pub struct FitArgs {
     /// fits in `--memory-limit`, then stop without fitting or writing `--out`.
     #[arg(long)]
     pub estimate_only: bool,
-    /// pac-gp, pac-sgp, laplace, pac-gpc: a data-dependent prior, the GP (Laplace) posterior of
-    /// a random part A of the sample (`split:F`, F in (0, 1), or `split:auto` = the best of
-    /// 0.3, 0.5, 0.7 with ln 3 charged); θ and the scalers are fitted on A by ML-II (from
-    /// --kernel; pac-sgp: VFE with --inducing inputs, also fitted on A), the bound holds on the
-    /// rest (`--seed` seeds the split).
+    /// pac-gp, pac-sgp, laplace, pac-gpc, pac-svgp: a data-dependent prior, the GP (Laplace)
+    /// posterior of a random part A of the sample (`split:F`, F in (0, 1), or `split:auto` = the
+    /// best of 0.3, 0.5, 0.7 with ln 3 charged); θ and the scalers are fitted on A by ML-II (from
+    /// --kernel; pac-sgp: VFE with --inducing inputs, also fitted on A; pac-svgp: θ, Z and q(u)
+    /// by the ELBO on A), the bound holds on the rest (`--seed` seeds the split).
     #[arg(long, value_parser = parsed::<SplitFraction>)]
     pub prior: Option<SplitFraction>,
     /// pac-gp, pac-sgp (and -sqrt): a coarse prior over ln θ (step 0.25 on [−6, 6]) instead of

@@ -172,3 +172,74 @@ fn pac_gpc_and_split_prior_bounds_are_recomputed_by_certify() {
         assert!(!pacgp(&args).status.success(), "{bad:?}");
     }
 }
+
+/// pac-svgp with `--prior split:0.5` (θ, Z and `q_A` by the ELBO on part A, q alone by the
+/// bound on part B): `certify` refits part A and recomputes the fit's bound on part B with no
+/// price for θ; a model file whose split (seed, fraction), θ_A or inducing inputs were edited
+/// is refused; the ELBO-trained svgp and a one-vs-rest pac-svgp take no split prior.
+#[test]
+fn pac_svgp_split_prior_is_recomputed_by_certify() {
+    let dir = tempfile::tempdir().unwrap();
+    let m = dir.path().join("sv.json");
+    let split = [
+        "--prior",
+        "split:0.5",
+        "--inducing",
+        "10",
+        "--max-iter",
+        "100",
+    ];
+    let mut args = vec!["--method", "pac-svgp"];
+    args.extend(split);
+    let f = fit(&args, &m);
+    let c = certify_reproduces_split_fit(&m, &f);
+    assert_eq!(c["penalty"], 0.0);
+    assert_eq!(f["split_prior"]["n_a"], 100);
+
+    let model: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&m).unwrap()).unwrap();
+    let edits: [(&str, &[&str], serde_json::Value); 5] = [
+        ("seed", &["/task/split_prior/seed"], 1.into()),
+        (
+            "seed of spec and record",
+            &["/task/split_prior/seed", "/spec/seed"],
+            1.into(),
+        ),
+        ("fraction", &["/task/split_prior/fraction"], 0.3.into()),
+        (
+            "θ_A",
+            &["/task/split_prior/kernel_a/ln_variance"],
+            5.0.into(),
+        ),
+        ("Z", &["/posterior/basis/data/0"], 9.0.into()),
+    ];
+    let edited = dir.path().join("edited.json");
+    for (what, pointers, value) in edits {
+        let mut v = model.clone();
+        for p in pointers {
+            *v.pointer_mut(p).unwrap_or_else(|| panic!("{p}")) = value.clone();
+        }
+        std::fs::write(&edited, v.to_string()).unwrap();
+        let o = pacgp(&[
+            "certify",
+            "--model",
+            s(&edited),
+            "--data",
+            "data/crabs/crabs.csv",
+        ]);
+        assert!(!o.status.success(), "an edited {what} was certified");
+    }
+
+    let x = dir.path().join("x.json");
+    for method in [
+        &["--method", "svgp"][..],
+        &["--method", "pac-svgp", "--multiclass", "one-vs-rest"],
+    ] {
+        let mut args = vec!["fit"];
+        args.extend(CRABS);
+        args.extend(method);
+        args.extend(split);
+        args.extend(["--out", s(&x)]);
+        assert!(!pacgp(&args).status.success(), "{method:?}");
+    }
+}

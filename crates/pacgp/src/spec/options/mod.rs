@@ -196,7 +196,7 @@ fn applies_to(option: SpecOption) -> &'static str {
         O::InputNoise => "mean-field and svm with the quadratic slack",
         O::Slack | O::Lengthscale | O::Bias | O::Solver => "svm",
         O::C => "svm with the linear slack",
-        O::Prior => "pac-gp, pac-sgp, laplace and pac-gpc",
+        O::Prior => "pac-gp, pac-sgp, laplace, pac-gpc and pac-svgp",
         O::HyperPrior | O::Xi => "pac-gp, pac-gp-sqrt, pac-sgp and pac-sgp-sqrt",
         O::Bound => "pac-gp, pac-sgp, pac-svgp (kl or sqrt) and the classifier split prior (kl or catoni)",
         O::PriorScale | O::PriorKernel | O::BothDirections => {
