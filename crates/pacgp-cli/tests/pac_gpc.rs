@@ -175,8 +175,10 @@ fn pac_gpc_and_split_prior_bounds_are_recomputed_by_certify() {
 
 /// pac-svgp with `--prior split:0.5` (θ, Z and `q_A` by the ELBO on part A, q alone by the
 /// bound on part B): `certify` refits part A and recomputes the fit's bound on part B with no
-/// price for θ; a model file whose split (seed, fraction), θ_A or inducing inputs were edited
-/// is refused; the ELBO-trained svgp and a one-vs-rest pac-svgp take no split prior.
+/// price for θ; a model file whose split (seed, fraction, the spec's prior), θ_A or inducing
+/// inputs were edited is refused; `split:auto` with the default M (which must fit the
+/// smallest part, 60 of crabs' 200 rows at F = 0.3) is priced `ln 3` and recomputed too; the
+/// ELBO-trained svgp and a one-vs-rest pac-svgp take no split prior.
 #[test]
 fn pac_svgp_split_prior_is_recomputed_by_certify() {
     let dir = tempfile::tempdir().unwrap();
@@ -198,7 +200,12 @@ fn pac_svgp_split_prior_is_recomputed_by_certify() {
 
     let model: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&m).unwrap()).unwrap();
-    let edits: [(&str, &[&str], serde_json::Value); 5] = [
+    let edits: [(&str, &[&str], serde_json::Value); 6] = [
+        (
+            "spec's split",
+            &["/spec/method/options/split"],
+            serde_json::Value::Null,
+        ),
         ("seed", &["/task/split_prior/seed"], 1.into()),
         (
             "seed of spec and record",
@@ -229,6 +236,25 @@ fn pac_svgp_split_prior_is_recomputed_by_certify() {
         ]);
         assert!(!o.status.success(), "an edited {what} was certified");
     }
+
+    let auto = dir.path().join("auto.json");
+    let f = fit(
+        &[
+            "--method",
+            "pac-svgp",
+            "--prior",
+            "split:auto",
+            "--max-iter",
+            "50",
+        ],
+        &auto,
+    );
+    assert_eq!(f["split_prior"]["menu"], 3);
+    let c = certify_reproduces_split_fit(&auto, &f);
+    assert!(
+        (c["penalty"].as_f64().unwrap() - 3f64.ln()).abs() < 1e-12,
+        "{c}"
+    );
 
     let x = dir.path().join("x.json");
     for method in [

@@ -76,7 +76,7 @@ fn test_errors(
     fit: &pacgp::svgp::split::SvgpSplitFit,
     test: &Dataset,
 ) -> Result<(f64, f64), Box<dyn std::error::Error>> {
-    let x: Mat<f64> = fit.x_scaler.transform(test.x.as_ref())?;
+    let x: Mat<f64> = fit.split.x_scaler.transform(test.x.as_ref())?;
     let marg = fit.posterior.predict(x.as_ref())?;
     let n = test.n() as f64;
     let (mut gibbs, mut wrong) = (0.0, 0usize);

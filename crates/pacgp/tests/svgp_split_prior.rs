@@ -202,18 +202,24 @@ fn the_split_certificate_is_recomputed_from_its_parts() {
     let kernel = Kernel::se_ard(&[1.0, 1.0], 1.0);
     let fit = fit_svgp_split_prior(&kernel, &data, &st, SplitFraction::Fixed(0.5)).unwrap();
 
-    let mut rows: Vec<usize> = fit.part_a.iter().chain(&fit.part_b).copied().collect();
+    let mut rows: Vec<usize> = fit
+        .split
+        .part_a
+        .iter()
+        .chain(&fit.split.part_b)
+        .copied()
+        .collect();
     rows.sort_unstable();
     assert_eq!(rows, (0..400).collect::<Vec<_>>());
-    assert_eq!(fit.part_a.len(), 200);
+    assert_eq!(fit.split.part_a.len(), 200);
 
-    let a = data.subset(&fit.part_a);
+    let a = data.subset(&fit.split.part_a);
     let scaler = Standardizer::fit(a.x.as_ref(), &a.feature_names).unwrap();
-    assert_eq!(scaler.mean, fit.x_scaler.mean);
-    let b = data.subset(&fit.part_b);
+    assert_eq!(scaler.mean, fit.split.x_scaler.mean);
+    let b = data.subset(&fit.split.part_b);
     let xb = scaler.transform(b.x.as_ref()).unwrap();
 
-    let qa = &fit.prior.q;
+    let qa = &fit.split.prior.q;
     let kl = dense_gaussian_kl(&fit.q.mean, &cov(&fit.q), &qa.mean, &cov(qa)).unwrap();
     let c = &fit.certificate;
     assert!((c.kl - kl).abs() < 1e-8 * kl.max(1.0), "{} vs {kl}", c.kl);
@@ -230,7 +236,7 @@ fn the_split_certificate_is_recomputed_from_its_parts() {
     assert!((c.bound - bound).abs() < 1e-9, "{} vs {bound}", c.bound);
     assert_eq!(c.n, 200);
     assert_eq!(c.penalty, 0.0);
-    assert!(fit.posterior.kernel().params() == fit.prior.kernel.params());
+    assert!(fit.posterior.kernel().params() == fit.split.prior.kernel.params());
     // The whole-sample fit pays θ's grid (3 ln 1201 ≈ 21 nats) on top of its KL.
     assert!(c.kl < 21.0, "KL(q‖q_A) = {}", c.kl);
 }

@@ -9,15 +9,16 @@ use crate::error::Result;
 use crate::inference::{ConvergenceReport, ConvergenceStatus};
 use crate::kernel::{start, Kernel};
 use crate::model::split_classifier::ClassifierSplitRecord;
-use crate::model::{FitReport, FittedModel, Task};
+use crate::model::{FitReport, FittedModel};
 use crate::objective::gp_split::SplitFraction;
 use crate::optim::OptimReport;
-use crate::posterior::GaussianPosterior;
 use crate::spec::{CheckedFitSpec, LikelihoodName, SvgpSpec, DEFAULT_BASIS};
 use crate::svgp::fit::{svgp_likelihood, whitened_posterior, DEFAULT_MAX_ITER, DEFAULT_STEPS};
 use crate::svgp::point::Link;
 use crate::svgp::split::fit_svgp_split_prior;
 use crate::svgp::{fit_svgp, SvgpCriterionSpec, SvgpSettings, SvgpTerms, WhitenedQ};
+
+use super::classifier_task;
 
 /// The library's settings of a checked spec's sparse variational classifier.
 pub fn svgp_settings(spec: &CheckedFitSpec, s: &SvgpSpec, n: usize) -> SvgpSettings {
@@ -25,7 +26,7 @@ pub fn svgp_settings(spec: &CheckedFitSpec, s: &SvgpSpec, n: usize) -> SvgpSetti
         None => SvgpCriterionSpec::Elbo,
         Some(kind) => SvgpCriterionSpec::Bound { kind },
     };
-    let m = s.inducing.unwrap_or(DEFAULT_BASIS.min(n));
+    let m = s.inducing.unwrap_or(DEFAULT_BASIS.min(s.smallest_part(n)));
     let mut st = SvgpSettings::new(m, criterion, spec.delta, spec.seed);
     st.link = match s.likelihood {
         LikelihoodName::Probit => Link::Probit,
@@ -74,7 +75,7 @@ pub fn svgp(
         fit.report,
     );
     report.notes.extend(start_note);
-    let task = svgp_task(fit.posterior, labels, st.link);
+    let task = classifier_task(fit.posterior, svgp_likelihood(st.link), labels, None);
     Ok(FittedModel::assemble(spec, train, x_scaler, task, report))
 }
 
@@ -95,9 +96,9 @@ fn svgp_split(
         menu: fraction.candidates()?.len(),
         swapped: false,
         seed: st.seed,
-        n_a: fit.part_a.len(),
-        n_b: fit.part_b.len(),
-        kernel_a: fit.prior.kernel.clone(),
+        n_a: fit.split.part_a.len(),
+        n_b: fit.split.part_b.len(),
+        kernel_a: fit.split.prior.kernel.clone(),
         prior_scale: 1.0,
         mean_scale: 1.0,
         lambda: None,
@@ -107,8 +108,8 @@ fn svgp_split(
     let jitter_used = fit.posterior.cov.jitter();
     let trained = format!(
         "split prior: θ, Z and q_A(u) by the evidence lower bound on part A ({} rows), q(u) alone by the bound on part B ({} rows), KL(q‖q_A)",
-        fit.part_a.len(),
-        fit.part_b.len(),
+        fit.split.part_a.len(),
+        fit.split.part_b.len(),
     );
     let mut report = svgp_report(
         &st,
@@ -117,23 +118,16 @@ fn svgp_split(
         jitter_used,
         fit.report,
     );
-    report.notes.extend(fit.start_note);
-    let mut task = svgp_task(fit.posterior, labels, st.link);
-    if let Task::Classification { split_prior, .. } = &mut task {
-        *split_prior = Some(Box::new(record));
-    }
+    report.notes.extend(fit.split.start_note);
+    let lik = svgp_likelihood(st.link);
+    let task = classifier_task(fit.posterior, lik, labels, Some(Box::new(record)));
     Ok(FittedModel::assemble(
         spec,
         train,
-        fit.x_scaler,
+        fit.split.x_scaler,
         task,
         report,
     ))
-}
-
-/// A sparse variational classifier's model is a classifier of its link with its two labels.
-fn svgp_task(posterior: GaussianPosterior, labels: LabelMap, link: Link) -> Task {
-    super::classifier_task(posterior, svgp_likelihood(link), labels, None)
 }
 
 /// What the fit without a split prior trains, and the KL it reports.
@@ -237,7 +231,12 @@ pub fn svgp_model_from_parts(parts: SvgpModelParts) -> Result<FittedModel> {
         duplicates: None,
         training_digest: None,
         x_scaler: parts.x_scaler,
-        task: svgp_task(posterior, parts.labels, parts.settings.link),
+        task: classifier_task(
+            posterior,
+            svgp_likelihood(parts.settings.link),
+            parts.labels,
+            None,
+        ),
         report,
         sets: None,
         svm_solution: None,

@@ -503,6 +503,13 @@ impl FittedModel {
                 split_prior,
                 ..
             } => {
+                if let crate::spec::Method::Svgp(s) = &self.spec.method {
+                    if s.split.is_some() != split_prior.is_some() {
+                        return Err(bad(
+                            "split prior record: the spec's split prior and the record must come together".into(),
+                        ));
+                    }
+                }
                 if let Some(r) = split_prior {
                     // pac-svgp's Q lives on its inducing inputs, the others' on part B.
                     let on_part_b = !matches!(self.spec.method, crate::spec::Method::Svgp(_));

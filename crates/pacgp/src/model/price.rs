@@ -16,6 +16,7 @@ use crate::plan::{
 use crate::spec::{ClassifierHypers, Method, PacPrior, SplitClassifierSpec, SvmSpec};
 use crate::svm::certificate::mu_menu;
 
+use super::split_classifier::ClassifierSplitRecord;
 use super::{FittedModel, RegressionSplit, Task};
 
 /// A refusal naming the part of the model file that its spec does not allow.
@@ -198,19 +199,24 @@ impl FittedModel {
         Ok(())
     }
 
+    /// The classifier split record the spec's split prior calls for.
+    fn classifier_split_record(&self) -> Result<&ClassifierSplitRecord> {
+        match &self.task {
+            Task::Classification {
+                split_prior: Some(r),
+                ..
+            } => Ok(r),
+            _ => Err(mismatch(
+                "split prior record",
+                "the spec names a split prior and the model has no split record",
+            )),
+        }
+    }
+
     /// pac-svgp's split record against the spec: its fraction among the spec's, its menu, its
     /// seed, one direction, no scales, the spec's confidence term; price `ln menu`.
     fn svgp_split_choices(&self, fraction: SplitFraction) -> Result<Vec<PenaltyTerm>> {
-        let Task::Classification {
-            split_prior: Some(r),
-            ..
-        } = &self.task
-        else {
-            return Err(mismatch(
-                "split prior record",
-                "the spec names a split prior and the model has no split record",
-            ));
-        };
+        let r = self.classifier_split_record()?;
         self.check_split(fraction, (r.fraction, r.menu, r.seed), 1)?;
         let neutral =
             !r.swapped && r.prior_scale == 1.0 && r.mean_scale == 1.0 && r.lambda.is_none();
@@ -270,16 +276,7 @@ impl FittedModel {
     /// `fractions × directions`, its seed, a swap only with both directions, Catoni's λ only
     /// with Catoni's bound, its prior scale in the spec's menu; price `ln menu`.
     fn classifier_split_choices(&self, split: &SplitClassifierSpec) -> Result<Vec<PenaltyTerm>> {
-        let Task::Classification {
-            split_prior: Some(r),
-            ..
-        } = &self.task
-        else {
-            return Err(mismatch(
-                "split prior record",
-                "the spec names a split prior and the model has no split record",
-            ));
-        };
+        let r = self.classifier_split_record()?;
         let menu = crate::objective::gpc_split::split_menu(split.fraction, split.both_directions);
         let directions = if split.both_directions { 2 } else { 1 };
         self.check_split(split.fraction, (r.fraction, r.menu, r.seed), directions)?;

@@ -120,12 +120,12 @@ impl ClassifierSplitRecord {
         let n = self.n_a + self.n_b;
         let basis_ok = n_basis.is_none_or(|b| b == self.n_b);
         if self.n_a == 0 || self.n_b == 0 || n != n_train || !basis_ok {
+            let basis = n_basis.map_or(String::new(), |b| {
+                format!(" and {b} basis points (Q's basis is part B)")
+            });
             return Err(format!(
-                "parts of {} and {} rows for {n_train} training rows and {} basis points \
-                 (Q's basis is part B)",
-                self.n_a,
-                self.n_b,
-                n_basis.map_or("its".into(), |b| b.to_string())
+                "parts of {} and {} rows for {n_train} training rows{basis}",
+                self.n_a, self.n_b
             ));
         }
         if self.legacy_row_order.is_some() {

@@ -397,6 +397,18 @@ pub struct SvgpSpec {
     pub split: Option<SplitFraction>,
 }
 
+impl SvgpSpec {
+    /// The fewest rows one of its fits sees on a sample of `n`: N, or with a split prior the
+    /// smaller part at any of its fractions (M must fit both parts).
+    pub fn smallest_part(&self, n: usize) -> usize {
+        let fractions = self.split.map_or(Ok(Vec::new()), |f| f.candidates());
+        fractions.unwrap_or_default().iter().fold(n, |least, &f| {
+            let a = crate::data::part_a_size(n, f).min(n);
+            least.min(a).min(n - a)
+        })
+    }
+}
+
 /// The minibatch of the sparse variational classifier when N·M² exceeds
 /// [`FULL_BATCH_WORK`] and no batch is given.
 pub const DEFAULT_SVGP_BATCH: usize = 1024;
@@ -498,8 +510,8 @@ impl CheckedFitSpec {
     pub fn for_sample(&self, n: usize) -> Result<(CheckedFitSpec, Vec<String>), SpecError> {
         let mut spec = self.0.clone();
         let mut notes = Vec::new();
-        let mut resolve = |slot: &mut Option<usize>, option: SpecOption, cap: bool| {
-            *slot = Some(options::basis_size(*slot, n, option, cap, &mut notes)?);
+        let mut resolve = |slot: &mut Option<usize>, option: SpecOption, cap: bool, rows: usize| {
+            *slot = Some(options::basis_size(*slot, rows, option, cap, &mut notes)?);
             Ok::<(), SpecError>(())
         };
         let method = match &mut spec.method {
@@ -507,10 +519,11 @@ impl CheckedFitSpec {
             other => other,
         };
         match method {
-            Method::Sparse(s) => resolve(&mut s.inducing, SpecOption::Inducing, false)?,
-            Method::PacSgp(s) => resolve(&mut s.inducing, SpecOption::Inducing, false)?,
+            Method::Sparse(s) => resolve(&mut s.inducing, SpecOption::Inducing, false, n)?,
+            Method::PacSgp(s) => resolve(&mut s.inducing, SpecOption::Inducing, false, n)?,
             Method::Svgp(s) => {
-                resolve(&mut s.inducing, SpecOption::Inducing, true)?;
+                let rows = s.smallest_part(n);
+                resolve(&mut s.inducing, SpecOption::Inducing, true, rows)?;
                 let m = s.inducing.unwrap_or(DEFAULT_BASIS) as f64;
                 if s.batch.is_none() && n as f64 * m * m > FULL_BATCH_WORK {
                     s.batch = Some(DEFAULT_SVGP_BATCH.min(n));
@@ -521,10 +534,10 @@ impl CheckedFitSpec {
                     ));
                 }
             }
-            Method::GreedySparse(s) => resolve(&mut s.basis, SpecOption::Inducing, false)?,
+            Method::GreedySparse(s) => resolve(&mut s.basis, SpecOption::Inducing, false, n)?,
             Method::Classifier(c) => {
                 if let Some(slot) = c.inference.settings_mut().active_set() {
-                    resolve(slot.size, SpecOption::ActiveSet, slot.capped)?;
+                    resolve(slot.size, SpecOption::ActiveSet, slot.capped, n)?;
                 }
             }
             _ => {}

@@ -77,7 +77,7 @@ pub struct WhitenedPrior {
 impl WhitenedPrior {
     /// Part A's `q_A` at `kernel`'s θ and `z`.
     pub fn new(kernel: &Kernel, z: Mat<f64>, q: WhitenedQ) -> Result<Self> {
-        q.check_dim(z.nrows())?;
+        q.check_whitened(z.nrows())?;
         Ok(Self {
             q,
             theta: kernel.params(),
@@ -229,7 +229,8 @@ impl WhitenedQ {
     /// (lower triangle): `(S_A⁻¹d, lower(S_A⁻¹L_q) − diag(1/L_q,ii))`. O(M³).
     pub fn kl_to_with_gradient(&self, prior: &WhitenedQ) -> Result<(f64, Vec<f64>, Mat<f64>)> {
         let m = self.mean.len();
-        prior.check_dim(m)?;
+        prior.check_whitened(m)?;
+        self.check_shape(m)?;
         let l_a = Cholesky::from_lower(prior.sqrt.clone(), 0.0);
         let mut w = Mat::from_fn(m, m, |i, j| if i >= j { self.sqrt[(i, j)] } else { 0.0 });
         l_a.solve_lower_in_place(w.as_mut());
@@ -259,17 +260,28 @@ impl WhitenedQ {
         Ok((kl, grad_mean, w))
     }
 
-    /// A whitened Gaussian in `m` dimensions with a positive, finite diagonal of L (a
-    /// covariance that is positive definite).
-    fn check_dim(&self, m: usize) -> Result<()> {
+    /// A mean of `m` entries and an `m × m` square root.
+    fn check_shape(&self, m: usize) -> Result<()> {
         let shape = self.mean.len() == m && self.sqrt.nrows() == m && self.sqrt.ncols() == m;
         if !shape {
             return Err(Error::ShapeMismatch {
-                what: "whitened prior q_A(v)",
-                expected: format!("{m} inducing values"),
-                found: format!("{} inducing values", self.mean.len()),
+                what: "whitened Gaussian q(v)",
+                expected: format!("{m} inducing values and an {m}×{m} square root"),
+                found: format!(
+                    "{} inducing values, {}×{}",
+                    self.mean.len(),
+                    self.sqrt.nrows(),
+                    self.sqrt.ncols()
+                ),
             });
         }
+        Ok(())
+    }
+
+    /// A whitened Gaussian in `m` dimensions with a positive, finite diagonal of L (a
+    /// covariance that is positive definite), as a prior must be.
+    fn check_whitened(&self, m: usize) -> Result<()> {
+        self.check_shape(m)?;
         if (0..m).any(|j| !(self.sqrt[(j, j)] > 0.0 && self.sqrt[(j, j)].is_finite())) {
             return Err(Error::Numerical {
                 what: "whitened prior q_A(v)",

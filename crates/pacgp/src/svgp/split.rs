@@ -33,9 +33,11 @@ use super::{WhitenedPrior, WhitenedQ};
 /// A sparse variational classifier trained on part B against part A's posterior.
 #[derive(Clone, Debug)]
 pub struct SvgpSplitFit {
-    /// Part A's fit by the evidence lower bound: θ_A, Z_A, `q_A` and the prior `P_A` (its
-    /// own certificate, on part A against `GP(0, k)`, is not this model's).
-    pub prior: SvgpFit,
+    /// What part A fixed: the parts, the input scaler and the prior `P_A` (part A's ELBO fit,
+    /// whose own certificate, on part A against `GP(0, k)`, is not this model's).
+    pub split: SplitPartA,
+    /// The fraction F of part A.
+    pub fraction: f64,
     /// `q(v)` on part B (L_q's diagonal non-negative).
     pub q: WhitenedQ,
     /// Q in the shared form (θ_A, Z_A, `q`).
@@ -46,16 +48,6 @@ pub struct SvgpSplitFit {
     pub terms: SvgpTerms,
     /// The optimiser's report on part B.
     pub report: OptimReport,
-    /// The fraction F of part A.
-    pub fraction: f64,
-    /// The input scaler, fitted on part A.
-    pub x_scaler: Standardizer,
-    /// Rows of part A and of part B (indices into the training sample).
-    pub part_a: Vec<usize>,
-    /// Rows of part B.
-    pub part_b: Vec<usize>,
-    /// Where the kernel started on part A, when the wide start moved it.
-    pub start_note: Option<String>,
 }
 
 /// Train the sparse variational classifier on part B of a seeded split of `train` (raw
@@ -192,15 +184,8 @@ fn fit_fraction(
     f: f64,
     price: &PenaltyTerm,
 ) -> Result<SvgpSplitFit> {
-    let SplitPartA {
-        prior,
-        x_scaler,
-        part_a,
-        part_b,
-        xb,
-        yb,
-        start_note,
-    } = part_a_prior(kernel_init, train, st, f)?;
+    let split = part_a_prior(kernel_init, train, st, f)?;
+    let SplitPartA { prior, xb, yb, .. } = &split;
     let on_b = SvgpSettings {
         train_kernel: false,
         train_inducing: false,
@@ -210,7 +195,7 @@ fn fit_fraction(
     let obj = SvgpObjective::new(
         &prior.kernel,
         xb.as_ref(),
-        &yb,
+        yb,
         st.m,
         on_b.criterion_priced(price.nats)?,
     )?
@@ -231,19 +216,15 @@ fn fit_fraction(
         prior.z.as_ref(),
         &prior.q,
     )?;
-    let certificate = certify_on_b(&min.posterior, &prior.posterior, xb, &yb, st, price)?;
+    let certificate = certify_on_b(&min.posterior, &prior.posterior, xb, yb, st, price)?;
     Ok(SvgpSplitFit {
-        prior,
+        split,
+        fraction: f,
         q: min.q,
         posterior: min.posterior,
         certificate,
         terms: min.terms,
         report: min.report,
-        fraction: f,
-        x_scaler,
-        part_a,
-        part_b,
-        start_note,
     })
 }
 
@@ -252,7 +233,7 @@ fn fit_fraction(
 pub fn certify_on_b(
     q: &GaussianPosterior,
     prior: &GaussianPosterior,
-    xb: Mat<f64>,
+    xb: &Mat<f64>,
     yb: &[f64],
     st: &SvgpSettings,
     price: &PenaltyTerm,
