@@ -51,3 +51,19 @@ def test_bad_settings_name_the_parameter():
         pacgp.SparseGPClassifier(objective="evidence").fit(X, y)
     with pytest.raises(Exception, match="n_inducing"):
         pacgp.SparseGPClassifier(n_inducing=0).fit(X, y)
+
+
+def test_the_split_prior_certifies_the_other_part():
+    """``prior="split:0.5"`` (``--prior split:0.5``): θ, Z and q_A(u) by the ELBO on half the
+    rows, q(u) by the bound on the other half; the certificate is on that half (150 rows), its
+    KL a few nats against part A's posterior, and the ELBO-trained model takes no prior."""
+    X, y = moons(300, 0)
+    est = pacgp.SparseGPClassifier(objective="bound", prior="split:0.5", n_inducing=10)
+    cert = est.fit(X, y).certificate_
+    assert cert["n"] == 150
+    assert 0.0 <= cert["kl"] < 20.0
+    assert cert["empirical_risk"] < cert["bound"] < 1.0
+    Xt, yt = moons(500, 1)
+    assert np.mean(est.predict(Xt) == yt) > 0.8
+    with pytest.raises(Exception, match="prior"):
+        pacgp.SparseGPClassifier(objective="elbo", prior="split:0.5").fit(X, y)

@@ -1,6 +1,6 @@
 //! What a checked fit spec makes, short of fitting: the likelihood and inference method it
 //! names, the candidate menus its choices are made from and their prices, the split prior's
-//! settings. [`crate::fit`] fits with them and [`crate::model`]'s `certify` re-derives the
+//! and the sparse variational classifier's settings. [`crate::fit`] fits with them and [`crate::model`]'s `certify` re-derives the
 //! same choices from them, so a fit and its certificate price the same menus.
 
 use crate::certificate::PenaltyTerm;
@@ -12,9 +12,12 @@ use crate::objective::gpc_split::{SplitPriorConfig, PRIOR_SCALES};
 use crate::prior::HyperPrior;
 use crate::select::Menu;
 use crate::spec::{
-    CheckedFitSpec, FitSpec, HyperPriorName, Inference, Method, PriorKernel, PriorScale,
-    SplitClassifierSpec, SvmKernel, SvmSlack, SvmSpec,
+    CheckedFitSpec, FitSpec, HyperPriorName, Inference, LikelihoodName, Method, PriorKernel,
+    PriorScale, SplitClassifierSpec, SvgpSpec, SvmKernel, SvmSlack, SvmSpec, DEFAULT_BASIS,
 };
+use crate::svgp::fit::{DEFAULT_MAX_ITER, DEFAULT_STEPS};
+use crate::svgp::point::Link;
+use crate::svgp::{SvgpCriterionSpec, SvgpSettings};
 use crate::svm::Slack;
 
 /// The inference method and likelihood of a classifier spec (its home's
@@ -201,4 +204,28 @@ pub fn split_config(
     }
     config.both_directions = split.both_directions;
     config
+}
+
+/// The library's settings of a checked spec's sparse variational classifier.
+pub fn svgp_settings(spec: &CheckedFitSpec, s: &SvgpSpec, n: usize) -> SvgpSettings {
+    let criterion = match s.bound {
+        None => SvgpCriterionSpec::Elbo,
+        Some(kind) => SvgpCriterionSpec::Bound { kind },
+    };
+    let m = s.inducing.unwrap_or(DEFAULT_BASIS.min(s.smallest_part(n)));
+    let mut st = SvgpSettings::new(m, criterion, spec.delta, spec.seed);
+    st.link = match s.likelihood {
+        LikelihoodName::Probit => Link::Probit,
+        LikelihoodName::Logistic => Link::Logit,
+    };
+    st.term = spec.confidence_term();
+    st.init = s.inducing_init;
+    // A batch of every row is the full objective: L-BFGS, as the spec's note promises.
+    st.batch = s.batch.filter(|&b| b < n);
+    let default_iter = match s.batch {
+        None => DEFAULT_MAX_ITER,
+        Some(_) => DEFAULT_STEPS,
+    };
+    st.max_iter = s.schedule.max_iter.unwrap_or(default_iter);
+    st
 }

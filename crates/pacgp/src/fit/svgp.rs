@@ -12,37 +12,13 @@ use crate::model::split_classifier::ClassifierSplitRecord;
 use crate::model::{FitReport, FittedModel};
 use crate::objective::gp_split::SplitFraction;
 use crate::optim::OptimReport;
-use crate::spec::{CheckedFitSpec, LikelihoodName, SvgpSpec, DEFAULT_BASIS};
-use crate::svgp::fit::{svgp_likelihood, whitened_posterior, DEFAULT_MAX_ITER, DEFAULT_STEPS};
-use crate::svgp::point::Link;
+use crate::plan::svgp_settings;
+use crate::spec::{CheckedFitSpec, SvgpSpec};
+use crate::svgp::fit::{svgp_likelihood, whitened_posterior};
 use crate::svgp::split::fit_svgp_split_prior;
 use crate::svgp::{fit_svgp, SvgpCriterionSpec, SvgpSettings, SvgpTerms, WhitenedQ};
 
 use super::classifier_task;
-
-/// The library's settings of a checked spec's sparse variational classifier.
-pub fn svgp_settings(spec: &CheckedFitSpec, s: &SvgpSpec, n: usize) -> SvgpSettings {
-    let criterion = match s.bound {
-        None => SvgpCriterionSpec::Elbo,
-        Some(kind) => SvgpCriterionSpec::Bound { kind },
-    };
-    let m = s.inducing.unwrap_or(DEFAULT_BASIS.min(s.smallest_part(n)));
-    let mut st = SvgpSettings::new(m, criterion, spec.delta, spec.seed);
-    st.link = match s.likelihood {
-        LikelihoodName::Probit => Link::Probit,
-        LikelihoodName::Logistic => Link::Logit,
-    };
-    st.term = spec.confidence_term();
-    st.init = s.inducing_init;
-    // A batch of every row is the full objective: L-BFGS, as the spec's note promises.
-    st.batch = s.batch.filter(|&b| b < n);
-    let default_iter = match s.batch {
-        None => DEFAULT_MAX_ITER,
-        Some(_) => DEFAULT_STEPS,
-    };
-    st.max_iter = s.schedule.max_iter.unwrap_or(default_iter);
-    st
-}
 
 /// Fit a checked `svgp` / `pac-svgp` spec on ±1 labels.
 pub fn svgp(

@@ -411,7 +411,7 @@ impl FittedModel {
             ));
         }
         let choices = self.choices()?;
-        let st = crate::fit::svgp::svgp_settings(&self.spec, s, sample.n());
+        let st = crate::plan::svgp_settings(&self.spec, s, sample.n());
         let kernel = spec_kernel(self)?;
         let pa = crate::svgp::split::part_a_prior(&kernel, sample, &st, record.fraction)?;
         check_scalers(self, &pa.x_scaler, None)?;

@@ -23,7 +23,7 @@ use crate::svgp::fit::{minimise_on_batches, AdamSteps, BatchGradient};
 use crate::svgp::{SvgpAssembly, SvgpLayout, SvgpObjective, SvgpSettings, WhitenedQ};
 
 use super::regression::levers;
-use super::svgp::svgp_settings;
+use crate::plan::svgp_settings;
 
 /// The bound of `spec` (pac-sgp or pac-sgp-sqrt without a split prior) with ε divided by the
 /// targets' standard deviation `y_sd`.

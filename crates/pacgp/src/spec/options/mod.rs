@@ -6,9 +6,11 @@ use super::values::BadValue;
 use super::*;
 
 mod check;
+mod intervals;
 mod method;
 pub use crate::vocabulary::{LibraryWording, SpecError, SpecOption, SpecProblem, Wording};
 pub(crate) use check::*;
+pub(crate) use intervals::*;
 
 /// Every option of a fit as given (`None`: not given). Front ends fill it from their own
 /// inputs; [`FitOptions::check`] turns it into a [`CheckedFitSpec`] or says what is wrong.

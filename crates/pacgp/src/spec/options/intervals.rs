@@ -1,0 +1,174 @@
+//! The interval and prediction-set rules of a fit spec ([`check_intervals`], run by
+//! [`super::check_spec`]): which methods take which intervals or sets, and which classifiers
+//! have the closed-form leave-one-out jackknife+ sets need.
+
+use super::*;
+use crate::inference::{ApproxLooKind, FitWork};
+
+/// Intervals apply to regressors with a regression score, prediction sets to classifiers with
+/// a classification score and split conformal, or jackknife+ where the classifier has a
+/// closed-form leave-one-out at any input ([`site_form_classifier`],
+/// [`linear_response_classifier`]); jackknife+ needs the posterior fitted on the whole sample
+/// (not a split prior's: a conflict with the prior, [`split_prior`]); folds and fractions
+/// within their ranges.
+pub(crate) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), SpecError> {
+    let method = spec.method_name();
+    if matches!(iv.method, IntervalMethod::JackknifePlus) && split_prior(&spec.method) {
+        return Err(SpecError::conflict(
+            SpecOption::Intervals,
+            SpecOption::Prior,
+            if method.is_classifier() {
+                "jackknife+ needs the posterior fitted on the whole sample, and a split \
+                 prior's is fitted on part B only; use split-conformal"
+            } else {
+                "jackknife+ needs the posterior fitted on the whole sample, and a split \
+                 prior's is fitted on part B only; use cv+ or split-conformal"
+            },
+        ));
+    }
+    let classifier_method_ok = match iv.method {
+        IntervalMethod::SplitConformal { .. } => true,
+        IntervalMethod::JackknifePlus => {
+            site_form_classifier(&spec.method) || linear_response_classifier(&spec.method)
+        }
+        IntervalMethod::CvPlus { .. } => false,
+    };
+    if method.is_classifier() && !classifier_method_ok {
+        return Err(SpecError::out_of_range(
+            SpecOption::Intervals,
+            iv.method,
+            "split-conformal[:F] for this classifier's prediction sets (jackknife+ sets need a \
+             closed-form leave-one-out at any input, without refits, of a posterior fitted on \
+             the whole sample: the site downdate of laplace, ep, ivm or pac-gpc, or the linear \
+             response of mean-field or svm, binary or one-vs-rest, without a split prior; \
+             sogp, svgp and softmax have none; cross-validation sets are not available for \
+             classifiers)",
+        ));
+    }
+    if method.is_classifier() != iv.score.is_classification() {
+        return Err(SpecError::out_of_range(
+            SpecOption::IntervalScore,
+            iv.score,
+            if method.is_classifier() {
+                "lac or aps for a classifier's prediction sets"
+            } else {
+                "absolute or gp-std for a regressor's prediction intervals"
+            },
+        ));
+    }
+    match iv.method {
+        IntervalMethod::CvPlus { folds } if folds < 2 => Err(SpecError::out_of_range(
+            SpecOption::Intervals,
+            iv.method,
+            "cv+:K with K ≥ 2 folds",
+        )),
+        IntervalMethod::SplitConformal { fraction } if !(fraction > 0.0 && fraction < 1.0) => {
+            Err(SpecError::out_of_range(
+                SpecOption::Intervals,
+                iv.method,
+                "split-conformal:F with F in (0, 1)",
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Whether the posterior is fitted with a split prior, on part B of the sample only (pac-gp,
+/// pac-sgp; laplace and pac-gpc with `prior split…`).
+fn split_prior(method: &Method) -> bool {
+    match method {
+        Method::PacGp(s) => matches!(s.prior, PacPrior::Split(_)),
+        Method::PacSgp(s) => matches!(s.prior, PacPrior::Split(_)),
+        Method::Classifier(ClassifierSpec { hypers, .. })
+        | Method::PacGpc(PacGpcSpec { hypers, .. }) => {
+            matches!(hypers, ClassifierHypers::Split(_))
+        }
+        _ => false,
+    }
+}
+
+/// What an inference method's leave-one-out without refits is made from (its home's
+/// [`crate::inference::ClassifierInference::approximate_loo`]; `None` for settings a check
+/// refuses).
+fn loo_kind(inference: &Inference) -> Option<ApproxLooKind> {
+    let (method, _) = inference.settings().method(0).ok()?;
+    Some(method.approximate_loo())
+}
+
+/// Whether a classifier's posterior is in Gaussian-site form fitted on its whole sample, with
+/// the cavities of its sites as its leave-one-out (`certify`'s: [`crate::loo::cavity`]):
+/// Laplace, EP, IVM over its active set, and pac-gpc (its sites trained by its bound: any
+/// `(α, π > 0)` is the prior times Gaussian sites, [`crate::loo::posterior_cavity_loo`]);
+/// binary or one-vs-rest over them; no split prior. These are the posteriors jackknife+ sets
+/// downdate ([`crate::loo::LooDowndate::sites`]). Not mean field nor the SVM (their
+/// leave-one-out is linear response, not a site downdate: [`linear_response_classifier`]; a
+/// mean-field site may have precision 0), SOGP (a dense form, no sites) nor svgp (`q(u)` has
+/// no per-point sites).
+pub(crate) fn site_form_classifier(method: &Method) -> bool {
+    match method {
+        Method::Classifier(c) => {
+            loo_kind(&c.inference) == Some(ApproxLooKind::SiteCavities)
+                && !matches!(c.hypers, ClassifierHypers::Split(_))
+        }
+        Method::PacGpc(c) => !matches!(c.hypers, ClassifierHypers::Split(_)),
+        Method::OneVsRest(inner) => site_form_classifier(inner),
+        _ => false,
+    }
+}
+
+/// Whether a classifier's leave-one-out at any input is linear response around its solution
+/// (seed 001 §17.5): the SVM's (eqs. 17.29/17.31) and naive mean field's (eqs. 17.41–17.42),
+/// binary or one-vs-rest, fitted on the whole sample. Their jackknife+ sets shift the
+/// posterior mean by it ([`crate::svm::loo::SvmLooFunctions`],
+/// [`crate::loo::MeanFieldLooFunctions`]).
+pub(crate) fn linear_response_classifier(method: &Method) -> bool {
+    match method {
+        Method::Classifier(c) => {
+            loo_kind(&c.inference) == Some(ApproxLooKind::LinearResponse)
+                && !matches!(c.hypers, ClassifierHypers::Split(_))
+        }
+        Method::Svm(_) => true,
+        Method::OneVsRest(inner) => linear_response_classifier(inner),
+        _ => false,
+    }
+}
+
+/// Whether a classifier's posterior covers only part of its sample (IVM's active set, binary
+/// or one-vs-rest; the SVM's support vectors), so that its jackknife+ record keeps those rows
+/// and the training inputs.
+pub(crate) fn active_set_classifier(method: &Method) -> bool {
+    match method {
+        Method::Classifier(c) => {
+            let on_active_set =
+                matches!(c.inference.settings().fit_work(), FitWork::ActiveSet { .. });
+            on_active_set && loo_kind(&c.inference) == Some(ApproxLooKind::SiteCavities)
+        }
+        Method::Svm(_) => true,
+        Method::OneVsRest(inner) => active_set_classifier(inner),
+        _ => false,
+    }
+}
+
+/// The interval method on a sample of `n` rows: at most N folds; both parts of a split
+/// non-empty.
+pub(crate) fn interval_sample(method: IntervalMethod, n: usize) -> Result<(), SpecError> {
+    match method {
+        IntervalMethod::CvPlus { folds } if folds > n => Err(SpecError::out_of_range(
+            SpecOption::Intervals,
+            method,
+            &format!("cv+:K with K ≤ N = {n} (the training sample's rows)"),
+        )),
+        IntervalMethod::SplitConformal { fraction } => {
+            let n_a = crate::data::part_a_size(n, fraction);
+            if n_a == 0 || n_a >= n {
+                return Err(SpecError::out_of_range(
+                    SpecOption::Intervals,
+                    method,
+                    &format!("a fraction that leaves both parts of N = {n} rows non-empty"),
+                ));
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
