@@ -112,7 +112,8 @@ def test_delta_default_is_the_librarys():
 
 
 def _stub_delta_defaults():
-    """Every ``delta`` default written in the package's type stubs (``*.pyi``), by name."""
+    """Every numeric ``delta`` default written in the package's type stubs (``*.pyi``), by
+    name (``None``, "the model's own δ", is not a number to compare)."""
     import ast
     import pathlib
 
@@ -125,8 +126,9 @@ def _stub_delta_defaults():
             defaults = [None] * (len(node.args.args) - len(node.args.defaults)) + list(
                 node.args.defaults) + list(node.args.kw_defaults)
             for arg, default in zip(args, defaults):
-                if arg.arg == "delta" and default is not None:
-                    found[f"{stub.name}:{node.lineno} {node.name}"] = ast.literal_eval(default)
+                value = None if default is None else ast.literal_eval(default)
+                if arg.arg == "delta" and value is not None:
+                    found[f"{stub.name}:{node.lineno} {node.name}"] = value
     return found
 
 
