@@ -3,7 +3,7 @@
 //! another sample, an edited split and a fraction out of range exit with status 2.
 
 mod common;
-use common::{certify, fit, ok, pacgp, s, words};
+use common::{certify, fails, fit, ok, pacgp, reproduce_json, s, words};
 
 const DATA: &str = "data/ripley-synth/synth_tr.csv";
 
@@ -77,5 +77,40 @@ fn a_fraction_out_of_range_names_the_flag() {
         assert_eq!(out.status.code(), Some(2), "F = {f}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains("--certify-holdout"), "F = {f}: {err}");
+    }
+}
+
+/// `reproduce deployed --holdout F` records F and its holdout fits keep out F of each training
+/// part (crabs: 140 training rows, 70 held out at F = 0.5, so no bound on them is below the
+/// binomial tail with no error, 1 − 0.005^(1/70)); F outside (0, 1) exits with status 2
+/// naming it, before any fit.
+#[test]
+fn reproduce_deployed_takes_the_holdout_fraction() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = words("deployed --quick --reps 1 --datasets crabs --holdout 0.5");
+    let v = reproduce_json(dir.path(), &args);
+    assert_eq!(v["holdout"], 0.5, "{v}");
+    let none = 1.0 - 0.005f64.powf(1.0 / 70.0);
+    for r in v["rows"].as_array().unwrap() {
+        let bound = r["holdout_bound"].as_f64().unwrap();
+        assert!(bound >= none - 1e-12 && bound < 1.0, "{r}");
+    }
+    for f in ["1.5", "0", "-0.2"] {
+        let out = dir.path().join(f);
+        let err = fails(
+            &[
+                "reproduce",
+                "deployed",
+                "--quick",
+                "--holdout",
+                f,
+                "--out",
+                s(&out),
+            ],
+            2,
+        );
+        assert!(err.contains("holdout"), "{f}: {err}");
+        let written = std::fs::read_dir(&out).map_or(0, |d| d.count());
+        assert_eq!(written, 0, "{f}: nothing is written before the check");
     }
 }

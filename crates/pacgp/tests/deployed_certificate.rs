@@ -443,3 +443,31 @@ fn the_deployed_experiment_runs_one_vs_rest_on_iris() {
     );
     assert!(load_deployed_set(&repo("data"), "digitz").is_err());
 }
+
+/// `reproduce deployed --holdout F`: the holdout fit keeps out `F` of each training part, so
+/// the row's test-set bound is the binomial tail on round(F · 140) = 70 of crabs' 140 training
+/// rows for some count of errors (at δ/2 = 0.005), not on the default's 28; a fraction outside
+/// (0, 1) is refused before any fit.
+#[test]
+fn the_deployed_experiments_holdout_is_its_setting() {
+    use pacgp::experiments::deployed::{deployed_rows, load_deployed_set, DeployedSettings};
+    let (data, labels) = load_deployed_set(&repo("data"), "crabs").unwrap();
+    let settings = DeployedSettings {
+        splits: 1,
+        methods: vec![MethodName::Laplace],
+        datasets: vec!["crabs".into()],
+        ..DeployedSettings::full()
+    }
+    .with_holdout(0.5)
+    .unwrap();
+    let rows = deployed_rows("crabs", (&data, &labels), 0, &settings).unwrap();
+    let r = &rows[0];
+    assert_eq!(r.n_train, 140);
+    let tail = |k: usize, n: usize| pacgp::bounds::binomial_tail_inversion(k, n, 0.005).unwrap();
+    let is_tail_on = |n: usize| (0..=n).any(|k| (tail(k, n) - r.holdout_bound).abs() < 1e-12);
+    assert!(is_tail_on(70) && !is_tail_on(28), "{r:?}");
+    for f in [0.0, 1.0, -0.2, f64::NAN] {
+        let e = DeployedSettings::full().with_holdout(f).unwrap_err();
+        assert!(e.to_string().contains("holdout"), "{f}: {e}");
+    }
+}

@@ -11,9 +11,12 @@ use serde_json::json;
 use crate::cli::ReproduceArgs;
 use crate::output::bar;
 
-/// The settings `--quick`, `--reps` and `--datasets` ask for.
+/// The settings `--quick`, `--reps`, `--datasets` and `--holdout` ask for.
 fn settings(a: &ReproduceArgs) -> Result<DeployedSettings> {
     let mut s = super::scaled(a, DeployedSettings::quick, DeployedSettings::full);
+    if let Some(f) = a.holdout {
+        s = s.with_holdout(f)?;
+    }
     s.splits = a.reps.unwrap_or(s.splits);
     super::choose_datasets(a, &DEPLOYED_SETS, "deployed", &mut s.datasets)?;
     Ok(s)
@@ -39,6 +42,7 @@ pub(super) fn run(a: &ReproduceArgs) -> Result<()> {
         "splits": settings.splits,
         "test_fraction": settings.test_fraction,
         "alpha": settings.alpha,
+        "holdout": settings.holdout,
         "summary": summary,
         "rows": rows,
     });

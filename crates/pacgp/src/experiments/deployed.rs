@@ -196,6 +196,13 @@ impl DeployedSettings {
             ..Self::full()
         }
     }
+
+    /// These settings with the holdout fit keeping out a fraction `f` in (0, 1) of each
+    /// training part ([`Error::InvalidParameter`] otherwise), checked before any fit.
+    pub fn with_holdout(self, f: f64) -> Result<Self> {
+        crate::error::check_open_unit("holdout", f)?;
+        Ok(Self { holdout: f, ..self })
+    }
 }
 
 /// What a fit in the experiment adds to the method's defaults.
