@@ -506,6 +506,11 @@ const NOT_RUN: &[(&str, &str, &str)] = &[
         "a measured run: a quarter of an hour on a generated 10⁶-row file",
     ),
     (
+        "docs/reproduce/svgp-real.md",
+        "pacgp --threads 2 fit --data kin40k_train.csv",
+        "a measured run: minutes on the tables `scripts/svgp_real_peers.py csvs` writes",
+    ),
+    (
         "docs/reproduce/",
         "pacgp reproduce",
         "an experiment's run: seconds to hours each, writing tables and figures; six run \
