@@ -423,16 +423,9 @@ impl FittedModel {
         let stored = self.posterior()?;
         let q = pa.posterior_of(stored)?;
         check_posterior(stored, &q)?;
-        let p_a = Prior::Conditioned(Box::new(pa.prior.posterior.clone()));
-        let charged = PosteriorAgainst::new(&q, &p_a)?;
         let loss = GibbsLoss::Classification(self.gibbs_classifier(opts.predictor)?);
-        certify_on_part_b(
-            &charged,
-            &q.predict(pa.xb.as_ref())?,
-            &pa.yb,
-            choices,
-            &[(loss, None)],
-            opts,
-        )
+        let spec = CertificateSpec::new(opts.delta, opts.term, choices);
+        let certificate = pa.certify_on_b(&q, &loss, &spec)?;
+        Ok(vec![CertificateReport::new(certificate, None)])
     }
 }

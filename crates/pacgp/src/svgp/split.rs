@@ -15,7 +15,7 @@
 
 use faer::Mat;
 
-use crate::certificate::{Certificate, CertificateSpec, PenaltyTerm, PosteriorAgainst};
+use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm, PosteriorAgainst};
 use crate::data::{Dataset, SampleSplit, Standardizer};
 use crate::error::{Error, Result};
 use crate::kernel::{start, Kernel};
@@ -106,19 +106,7 @@ pub fn part_a_prior(
 ) -> Result<SplitPartA> {
     let (part_a, part_b) = SampleSplit::new(f, st.seed).parts(train)?;
     let (a, b) = (train.subset(&part_a), train.subset(&part_b));
-    for (part, name) in [(&a, "A"), (&b, "B")] {
-        if !(part.y.contains(&1.0) && part.y.contains(&-1.0)) {
-            return Err(Error::InvalidParameter {
-                name: "split fraction F",
-                value: f,
-                reason: if name == "A" {
-                    "part A of the split holds one class only: use a larger sample or fraction"
-                } else {
-                    "part B of the split holds one class only: use a larger sample or a smaller fraction"
-                },
-            });
-        }
-    }
+    check_both_classes(&a.y, &b.y, f)?;
     let x_scaler = Standardizer::fit(a.x.as_ref(), &a.feature_names)?;
     let (xa, xb) = (
         x_scaler.transform(a.x.as_ref())?,
@@ -146,7 +134,39 @@ pub fn part_a_prior(
     })
 }
 
+/// Each part of the split at fraction `f` holds both labels (±1): part A for its ELBO fit, part
+/// B for a certificate of a classifier.
+fn check_both_classes(y_a: &[f64], y_b: &[f64], f: f64) -> Result<()> {
+    let both = |y: &[f64]| y.contains(&1.0) && y.contains(&-1.0);
+    let reason = if !both(y_a) {
+        "part A of the split holds one class only: use a larger sample or fraction"
+    } else if !both(y_b) {
+        "part B of the split holds one class only: use a larger sample or a smaller fraction"
+    } else {
+        return Ok(());
+    };
+    Err(Error::InvalidParameter {
+        name: "split fraction F",
+        value: f,
+        reason,
+    })
+}
+
 impl SplitPartA {
+    /// The certificate of Q's (`q`) latent Gibbs classifier on part B against `P_A` under
+    /// `loss`: the one computation behind the fit's certificate and `certify`'s.
+    pub fn certify_on_b(
+        &self,
+        q: &GaussianPosterior,
+        loss: &GibbsLoss,
+        spec: &CertificateSpec,
+    ) -> Result<Certificate> {
+        let p_a = Prior::Conditioned(Box::new(self.prior.posterior.clone()));
+        let charged = PosteriorAgainst::new(q, &p_a)?;
+        let marginals = q.predict(self.xb.as_ref())?;
+        Certificate::of_predictions(&charged, &marginals, &self.yb, loss, spec)
+    }
+
     /// The posterior Q of a stored model rebuilt on this part A: `q(v)` read off `stored`
     /// (`m = L_uuᵀα`, `L_q = L_uu⁻¹L_Σ` with part A's `L_uu`) and written over θ_A and Z_A
     /// again, so that Q and `P_A` are siblings of one factorisation.
@@ -216,7 +236,8 @@ fn fit_fraction(
         prior.z.as_ref(),
         &prior.q,
     )?;
-    let certificate = certify_on_b(&min.posterior, &prior.posterior, xb, yb, st, price)?;
+    let spec = CertificateSpec::new(st.delta, st.term, vec![price.clone()]);
+    let certificate = split.certify_on_b(&min.posterior, &st.gibbs_loss(), &spec)?;
     Ok(SvgpSplitFit {
         split,
         fraction: f,
@@ -226,26 +247,4 @@ fn fit_fraction(
         terms: min.terms,
         report: min.report,
     })
-}
-
-/// The certificate of Q's latent Gibbs classifier on part B (`xb` standardised by part A's
-/// scaler, ±1 labels) against `P_A`, the fraction's choice priced `price`.
-pub fn certify_on_b(
-    q: &GaussianPosterior,
-    prior: &GaussianPosterior,
-    xb: &Mat<f64>,
-    yb: &[f64],
-    st: &SvgpSettings,
-    price: &PenaltyTerm,
-) -> Result<Certificate> {
-    let p_a = Prior::Conditioned(Box::new(prior.clone()));
-    let charged = PosteriorAgainst::new(q, &p_a)?;
-    let spec = CertificateSpec::new(st.delta, st.term, vec![price.clone()]);
-    Certificate::of_predictions(
-        &charged,
-        &q.predict(xb.as_ref())?,
-        yb,
-        &st.gibbs_loss(),
-        &spec,
-    )
 }
