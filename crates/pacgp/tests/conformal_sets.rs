@@ -222,13 +222,7 @@ fn coverage_over_20_splits() {
             );
             let sets = model.predict_sets(held.x.as_ref(), alpha).unwrap();
             assert_eq!(sets.statement.n_scores, 150);
-            let hits = sets
-                .sets
-                .iter()
-                .zip(&held.y)
-                .filter(|(s, y)| s.contains(&(**y as usize)))
-                .count();
-            coverage += hits as f64 / held.n() as f64 / 20.0;
+            coverage += share_covered(&sets.sets, &held) / 20.0;
             size += sets.sets.iter().map(Vec::len).sum::<usize>() as f64 / held.n() as f64 / 20.0;
         }
         println!("{score}: mean coverage {coverage:.4}, mean set size {size:.3} (tolerance {tolerance:.4})");
@@ -460,13 +454,7 @@ fn jackknife_coverage_over_20_splits() {
             assert_eq!(sets.statement.n_scores, sample.n());
             assert_eq!(sets.statement.guaranteed_coverage, 1.0 - 2.0 * alpha);
             assert_eq!(sets.threshold, None);
-            let hits = sets
-                .sets
-                .iter()
-                .zip(&held.y)
-                .filter(|(s, y)| s.contains(&(**y as usize)))
-                .count();
-            coverage[s] += hits as f64 / held.n() as f64 / 20.0;
+            coverage[s] += share_covered(&sets.sets, &held) / 20.0;
             size[s] +=
                 sets.sets.iter().map(Vec::len).sum::<usize>() as f64 / held.n() as f64 / 20.0;
         }
@@ -622,13 +610,7 @@ fn jackknife_coverage(
             };
             let sets = record.sets(&model, &iv, held.x.as_ref(), alpha).unwrap();
             assert_eq!(sets.statement.n_scores, sample.n());
-            let hits = sets
-                .sets
-                .iter()
-                .zip(&held.y)
-                .filter(|(s, y)| s.contains(&(**y as usize)))
-                .count();
-            coverage[s] += per_split * hits as f64 / held.n() as f64;
+            coverage[s] += per_split * share_covered(&sets.sets, &held);
             size[s] +=
                 per_split * sets.sets.iter().map(Vec::len).sum::<usize>() as f64 / held.n() as f64;
         }
