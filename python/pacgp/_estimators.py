@@ -901,7 +901,7 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
     def predict_set(self, X, alpha=0.1):
         """Conformal prediction sets of level 1 − ``alpha`` at X (the estimator fitted with
         ``intervals="split-conformal[:F]"``, or ``"jackknife+"`` for laplace, ep, ivm,
-        pac-gpc, mean-field and svm, binary or one-vs-rest; no split prior): a
+        pac-gpc, mean-field, svm and svgp, binary or one-vs-rest; no split prior): a
         ``PredictionSets(sets, statement)``, ``sets`` a boolean array of shape (n_samples,
         n_classes) whose column j says whether ``classes_[j]`` is in the row's set (MAPIE's
         layout, one level), ``statement`` a dict naming the method, the score and the
@@ -1115,7 +1115,9 @@ class SparseGPClassifier(_Classifier):
     ``--method pac-svgp``; ``bound`` "kl", the default, or "sqrt"). One objective over row
     blocks: O(N·M²) time and O(M²) memory beyond the data per evaluation, on ``n_threads``
     threads. θ ends on the PAC grid and is priced there; ``certificate_`` bounds the latent Gibbs
-    classifier's error (no leave-one-out estimate). Small samples (N·M² ≤ 3·10⁸) train on all
+    classifier's error, beside (``objective="elbo"``) the leave-one-out estimate of its rows'
+    sites removed from q(u) (docs/math.md eq. 12.7), which ``intervals="jackknife+"`` also
+    reads for its prediction sets. Small samples (N·M² ≤ 3·10⁸) train on all
     rows by L-BFGS (``max_iter`` iterations, default 1000); larger ones, or any with
     ``batch_size`` given, by Adam on seeded minibatches of ``batch_size`` rows (default 1024;
     ``max_iter`` steps, default 2000). ``likelihood`` "probit" (default) or "logistic": the

@@ -324,7 +324,7 @@ pub struct FitArgs {
     /// each of K folds, default 10; ≥ 1 − 2α − O(K/N)) or `split-conformal[:F]` (refitted on a
     /// seeded fraction F, default 0.5, calibrated on the rest; ≥ 1 − α). Classifiers: prepare
     /// conformal prediction sets for `predict --set` by `split-conformal[:F]` (≥ 1 − α) or, for
-    /// laplace, ep, ivm, pac-gpc, mean-field and svm (binary or one-vs-rest; no split prior),
+    /// laplace, ep, ivm, pac-gpc, mean-field, svm and svgp (binary or one-vs-rest; no split prior),
     /// `jackknife+` (from the approximate leave-one-out, no refits; ≥ 1 − 2α for exact
     /// leave-one-out models, approximate here).
     #[arg(long, value_parser = parsed::<IntervalMethod>)]

@@ -1,8 +1,8 @@
 //! `fit --intervals jackknife+` on a classifier and `predict --set`: the `set` column is the
 //! library's jackknife+ sets of the same model file (recomputed here through the library), the
 //! statement names jackknife+ and its 1 − 2α (laplace, IVM over its active set, pac-gpc's
-//! trained sites, the SVM, naive mean field, one-vs-rest SVMs on iris), and a family without a
-//! closed-form leave-one-out or with a split prior is refused with exit 2, naming
+//! trained sites, the SVM, naive mean field, svgp, one-vs-rest SVMs on iris), and a family
+//! without a closed-form leave-one-out or with a split prior is refused with exit 2, naming
 //! split-conformal; a model file with an edited site precision is refused by `predict --set`.
 
 mod common;
@@ -133,6 +133,41 @@ fn svm_jackknife_sets_from_the_command_line() {
 #[test]
 fn mean_field_jackknife_sets_from_the_command_line() {
     sets_from_the_command_line("mean-field", "lac", &[]);
+}
+
+/// svgp's rows' sites removed from q(u): its jackknife+ sets from the command line as
+/// laplace's, and `certify --json` names that leave-one-out (`inducing_sites`); `pac-svgp` is
+/// refused jackknife+ (exit 2, naming split-conformal).
+#[test]
+fn svgp_jackknife_sets_from_the_command_line() {
+    let dir = sets_from_the_command_line("svgp", "lac", &["--inducing", "20"]);
+    let model = dir.path().join("m.json");
+    let cert = json(&pacgp(&[
+        "certify",
+        "--model",
+        s(&model),
+        "--data",
+        RIPLEY.0,
+        "--json",
+    ]));
+    assert_eq!(cert["loo_estimator"], "inducing_sites", "{cert}");
+    let loo = cert["loo_error"].as_f64().unwrap();
+    assert!(loo > 0.0 && loo < 0.25, "{cert}");
+    let err = fails(
+        &[
+            "fit",
+            "--data",
+            RIPLEY.0,
+            "--method",
+            "pac-svgp",
+            "--intervals",
+            "jackknife+",
+            "--out",
+            s(&dir.path().join("p.json")),
+        ],
+        2,
+    );
+    assert!(err.contains("split-conformal"), "{err}");
 }
 
 /// One-vs-rest SVMs on iris (3 classes, 150 rows; the sets of the training inputs): the

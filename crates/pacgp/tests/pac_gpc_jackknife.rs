@@ -118,7 +118,7 @@ fn pac_gpc_sets_are_the_dense_posteriors_without_each_site() {
     else {
         panic!("a binary pac-gpc model")
     };
-    let Some(SetRecord::JackknifePlus { labels, active }) = model.sets.as_deref() else {
+    let Some(SetRecord::JackknifePlus { labels, active, .. }) = model.sets.as_deref() else {
         panic!("no jackknife+ record")
     };
     assert!(active.is_none());

@@ -52,6 +52,8 @@
 //! `I + KΛ` is `predict --set`'s, as the downdate's); the downdate's one `L⁻¹`
 //! (`N³/3`, the cavities) and its `O(N²·N*)` solves are `predict --set`'s, one posterior at a
 //! time beside the stored factor (the Gram matrix and `L⁻¹`: fewer `N × N` than a fit holds).
+//! svgp's record keeps a copy of the standardised training inputs (`N × D`, counted beside the
+//! fitted model); its `w_i` (`M × N`) are `predict --set`'s.
 //! Likewise a regressor's jackknife+ intervals: the exact GP's downdate is checked in `O(N)`
 //! ([`crate::loo::LooDowndate::check_exact`]) and built by `predict`.
 //!
@@ -216,9 +218,14 @@ pub fn peak_bytes(spec: &CheckedFitSpec, n: usize, d: usize, k: usize) -> u64 {
 /// model ([`kept_bytes`]), CV+'s fold models fitted before (`K − 1` of them, each kept), and
 /// the refit's footprint on its part (`n − ⌊n/K⌋` rows at most, `data::k_fold`; `round(F·n)`,
 /// `data::part_a_size`), or, once it is fitted, its model and the copy a fold model takes of
-/// it (`model::FoldModel::of`). Jackknife+ refits nothing.
+/// it (`model::FoldModel::of`). Jackknife+ refits nothing; svgp's record copies the
+/// standardised training inputs beside the fitted model.
 fn refit_bytes(method: &Method, iv: IntervalMethod, n: usize, d: usize, k: usize) -> u64 {
     let (part, earlier) = match iv {
+        IntervalMethod::JackknifePlus if crate::spec::inducing_site_classifier(method) => {
+            let inputs = matrices_bytes(1, n, d).unwrap_or(u64::MAX);
+            return kept_bytes(method, k, n, d).saturating_add(inputs);
+        }
         IntervalMethod::JackknifePlus => return 0,
         IntervalMethod::CvPlus { folds } => (n - n / folds.max(1), folds.saturating_sub(1)),
         IntervalMethod::SplitConformal { fraction } => {

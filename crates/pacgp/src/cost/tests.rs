@@ -245,6 +245,27 @@ fn jackknife_sets_add_nothing_to_a_classifiers_fit() {
     }
 }
 
+/// svgp's jackknife+ record copies the standardised training inputs beside the fitted model
+/// (two M × M factors and the M × D basis): at 10⁶ rows of 8 inputs (M = 500) that is 68 MB,
+/// under the fit's arrays (the inputs twice and 60 matrices of 500 × 500, 248 MB), which stay
+/// the peak.
+#[test]
+fn svgp_jackknife_sets_count_the_copied_inputs() {
+    let sets = crate::spec::FitOptions {
+        intervals: Some(IntervalMethod::JackknifePlus),
+        inducing: Some(500),
+        ..Default::default()
+    }
+    .check(crate::spec::MethodName::Svgp)
+    .unwrap();
+    let (n, d) = (1_000_000, 8);
+    let record = refit_bytes(&sets.method, IntervalMethod::JackknifePlus, n, d, 2);
+    assert_eq!(record, 8 * (2 * 500 * 500 + 500 * 8) + 8 * (n * d) as u64);
+    let fit = footprint(&sets.method, 2).bytes(n, d);
+    assert_eq!(fit, 2 * 8 * 8_000_000 + 60 * 8 * 250_000);
+    assert_eq!(peak_bytes(&sets, n, d, 2), fit);
+}
+
 /// The default gpr fit of the 341-input table of `scripts/make_wide_table.py` (N = 2 300,
 /// 77 parameters): the estimate against the 30.8–31.0 CPU seconds measured on D
 /// (docs/tables.md) stays within the factor 2 (the model's arithmetic, no timing).

@@ -14,6 +14,7 @@ use crate::loo::LooDowndate;
 use crate::model::intervals::{downdate_form, regression_parts, DowndateForm};
 use crate::model::{
     ActiveSets, FittedModel, FoldModel, IntervalRecord, SetRecord, StandardisedSample, Task,
+    TrainingInputs,
 };
 use crate::spec::{CheckedFitSpec, IntervalMethod, IntervalSpec};
 
@@ -183,10 +184,11 @@ pub fn set_record(
     })
 }
 
-/// A jackknife+ set record: the training labels as class indices (and IVM's active sets,
-/// [`active_sets`]), refused (as on load) when they are not the ones the model's sites were
-/// fitted on (IVM's and pac-gpc's: by count and range), or its posteriors have no downdate ([`LooDowndate::check_sites`], `O(N)`: the
-/// downdate itself is built at `predict --set`).
+/// A jackknife+ set record: the training labels as class indices (and IVM's and the SVM's
+/// active sets, [`active_sets`]; svgp's standardised training inputs), refused (as on load)
+/// when they are not the ones the model's sites were fitted on (IVM's, pac-gpc's and svgp's:
+/// by count and range), or its posteriors have no downdate ([`LooDowndate::check_sites`],
+/// `O(N)`: the downdate itself is built at `predict --set`).
 fn jackknife_set_record(
     data: &Dataset,
     k: Option<usize>,
@@ -207,7 +209,17 @@ fn jackknife_set_record(
         true => Some(active_sets(data, &labels, model)?),
         false => None,
     };
-    let record = SetRecord::JackknifePlus { labels, active };
+    let inputs = match crate::spec::inducing_site_classifier(&model.spec.method) {
+        true => Some(TrainingInputs {
+            x: model.x_scaler.transform(data.x.as_ref())?,
+        }),
+        false => None,
+    };
+    let record = SetRecord::JackknifePlus {
+        labels,
+        active,
+        inputs,
+    };
     record.validate(model).map_err(|message| Error::Numerical {
         what: "jackknife+ set record",
         message,

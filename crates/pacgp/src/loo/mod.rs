@@ -11,6 +11,8 @@
 //!   of a classifier's Gaussian sites (Laplace, EP, IVM's active set, pac-gpc's trained
 //!   sites): what jackknife+ needs
 //!   ([`crate::conformal`]);
+//! - [`inducing`]: the sparse variational classifier's, its rows' rank-one sites removed from
+//!   `q(u)` (docs/math.md eqs. 12.6–12.7), at the training rows and at any input;
 //! - [`refit`]: exact LOO by refitting any model, parallel and warm-started.
 //!
 //! [`classifier_loo`] and [`regression_loo`] are the entry points (`certify --loo
@@ -32,6 +34,7 @@ use crate::regression::sparse::SparseGp;
 pub mod cavity;
 pub mod closed_form;
 pub mod downdate;
+pub mod inducing;
 pub mod linear_response;
 pub mod mean_field_functions;
 pub mod refit;
@@ -59,6 +62,7 @@ fn toy_classes(n: usize) -> (faer::Mat<f64>, Vec<f64>) {
 pub use cavity::{site_cavities, sparse_gp_loo, training_cavities, LatentLoo};
 pub use closed_form::{exact_gp_loo, exact_gp_loo_gradient, NegLooLogPredictive};
 pub use downdate::{LooAtPoints, LooDowndate, TrainingLoo};
+pub use inducing::{inducing_site_loo, InducingSiteLoo};
 pub use linear_response::mean_field_response;
 pub use mean_field_functions::{mean_field_loo, MeanFieldLooFunctions};
 pub use refit::{classifier_exact_loo, exact_gp_refit_loo, refit_loo, sparse_gp_refit_loo, Refit};
@@ -208,6 +212,8 @@ pub enum LooEstimator {
     /// Refits: the model has no approximate LOO (SOGP), so the "approximate" estimate is the
     /// exact one.
     Refit,
+    /// The sparse variational classifier's rows' sites removed from `q(u)` ([`inducing`]).
+    InducingSites,
 }
 
 /// An approximate classifier LOO estimate and how it was made.

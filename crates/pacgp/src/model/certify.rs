@@ -414,6 +414,15 @@ impl FittedModel {
         else {
             return Err(Error::Unsupported("not a classifier".into()));
         };
+        if let crate::spec::Method::Svgp(_) = self.spec.method {
+            // Its rows' sites removed from the stored q(u) (docs/math.md eq. 12.7).
+            let link = crate::svgp::svgp_link(likelihood)?;
+            let approx = crate::loo::inducing_site_loo(posterior, link, x, y)?;
+            return Ok(ClassifierLoo {
+                approx: Some(approx),
+                exact: None,
+            });
+        }
         if let crate::spec::Method::PacGpc(_) = self.spec.method {
             // Its sites are trained by its bound: their cavities, the stored posterior's
             // (`leave_one_out` refuses refits for it).

@@ -64,7 +64,7 @@ pub use intervals::{FoldModel, IntervalRecord, StandardisedSample};
 pub use joint::PriorPredictive;
 pub use multiclass::ClassPrediction;
 pub use outputs::{JointCertificate, OutputCertificate, OutputCertificates};
-pub use sets::{ActiveSets, SetRecord};
+pub use sets::{ActiveSets, SetRecord, TrainingInputs};
 pub use split_classifier::ClassifierSplitRecord;
 pub use svm_dual::SvmDual;
 

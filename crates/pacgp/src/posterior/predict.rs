@@ -96,6 +96,26 @@ impl GaussianPosterior {
         Ok(Marginals { mean, var })
     }
 
+    /// A dense-form posterior's `w(x) = L_Σᵀ K_B⁻¹ k(B, x)` at the rows of `x` (M×N*): the
+    /// covariance of the basis parts `K(x, B)K_B⁻¹f_B` of two inputs under Q is `w(x)ᵀw(z)`
+    /// (the sparse variational classifier's leave-one-out, [`crate::loo::inducing`]).
+    pub(crate) fn basis_covariance_factor(&self, x: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        self.check_inputs(x)?;
+        if !matches!(self.cov, Covariance::Dense { .. }) {
+            return Err(Error::Unsupported(
+                "a basis covariance factor L_Σᵀ K_B⁻¹ k(B, x) needs the dense form".into(),
+            ));
+        }
+        let kbx = self.prior.cross_at(self.basis.as_ref(), x)?;
+        // The dense form's projections are `L_K⁻¹k` (added) and `L_Σᵀ K⁻¹k` (subtracted).
+        match self.projections(kbx)?.pop() {
+            Some((_, w)) => Ok(w),
+            None => Err(Error::Unsupported(
+                "the posterior is its prior: it has no basis covariance".into(),
+            )),
+        }
+    }
+
     /// [`GaussianPosterior::covariance`] on inputs already checked:
     /// `k_P(x,z) − Σ_j s_j A_j(x)ᵀ A_j(z)` with the projections of [`Self::projections`].
     pub(crate) fn covariance_at(&self, x: MatRef<'_, f64>, z: MatRef<'_, f64>) -> Result<Mat<f64>> {

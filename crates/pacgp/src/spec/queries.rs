@@ -46,6 +46,10 @@ impl FitSpec {
     }
 }
 
+/// svgp's leave-one-out, as [`FitSpec::approximate_loo_only`] words it.
+const SVGP_APPROXIMATE_LOO: &str = "its rows' sites removed from q(u) (loo approx); an exact one \
+     would train q(u), Z and θ again for every row";
+
 /// See [`FitSpec::has_leave_one_out`].
 fn has_leave_one_out(method: &Method) -> bool {
     match method {
@@ -53,7 +57,8 @@ fn has_leave_one_out(method: &Method) -> bool {
         Method::PacSgp(s) => !matches!(s.prior, PacPrior::Split(_)),
         Method::Classifier(c) => !matches!(c.hypers, ClassifierHypers::Split(_)),
         Method::PacGpc(c) => !matches!(c.hypers, ClassifierHypers::Split(_)),
-        Method::Softmax(_) | Method::Svgp(_) => false,
+        Method::Svgp(s) => s.bound.is_none() && s.split.is_none(),
+        Method::Softmax(_) => false,
         Method::OneVsRest(inner) => has_leave_one_out(inner),
         Method::Gpr(_) | Method::Sparse(_) | Method::GreedySparse(_) | Method::Svm(_) => true,
     }
@@ -92,8 +97,9 @@ fn method_name_of(method: &Method) -> MethodName {
 
 impl FitSpec {
     /// Whether the model has a leave-one-out estimate to put beside its certificate: not
-    /// softmax's coupled posterior, not svgp's, not a split prior's (its certificate is on
-    /// part B, fitted with θ from part A). pac-gpc's is its sites' cavities only.
+    /// softmax's coupled posterior, not pac-svgp's (its q(u) is not the evidence lower bound's
+    /// stationary point), not a split prior's (its certificate is on part B, fitted with θ
+    /// from part A). pac-gpc's is its sites' cavities only, svgp's its sites removed from q(u).
     pub fn has_leave_one_out(&self) -> bool {
         has_leave_one_out(&self.method)
     }
@@ -104,20 +110,37 @@ impl FitSpec {
         match request {
             LooRequest::None => Ok(None),
             LooRequest::Auto => Ok(self.has_leave_one_out().then_some(LooMode::Approx)),
-            LooRequest::Mode(LooMode::Exact | LooMode::Both)
-                if self.trained_sites() && self.has_leave_one_out() =>
+            LooRequest::Mode(mode @ (LooMode::Exact | LooMode::Both))
+                if self.has_leave_one_out() =>
             {
-                Err(crate::error::Error::Unsupported(format!(
-                    "{}'s leave-one-out is its sites' cavities (loo approx); an exact one would \
-                     train its bound again for every row",
-                    self.method_name().name()
-                )))
+                match self.approximate_loo_only() {
+                    Some(why) => Err(crate::error::Error::Unsupported(format!(
+                        "{}'s leave-one-out is {why}",
+                        self.method_name().name()
+                    ))),
+                    None => Ok(Some(mode)),
+                }
             }
             LooRequest::Mode(mode) if self.has_leave_one_out() => Ok(Some(mode)),
             LooRequest::Mode(_) => Err(crate::error::Error::NoLeaveOneOut {
                 model: self.method_name().name(),
                 why: self.without_leave_one_out_why(),
             }),
+        }
+    }
+
+    /// Why the model's only leave-one-out is its approximation (`loo approx`), as a clause;
+    /// `None` where refits give an exact one.
+    fn approximate_loo_only(&self) -> Option<&'static str> {
+        let svgp = |m: &Method| matches!(m, Method::Svgp(_));
+        match &self.method {
+            _ if self.trained_sites() => Some(
+                "its sites' cavities (loo approx); an exact one would train its bound again for \
+                 every row",
+            ),
+            Method::Svgp(_) => Some(SVGP_APPROXIMATE_LOO),
+            Method::OneVsRest(inner) if svgp(inner) => Some(SVGP_APPROXIMATE_LOO),
+            _ => None,
         }
     }
 
@@ -137,10 +160,10 @@ impl FitSpec {
         match &self.method {
             Method::Softmax(_) => " (its classes' posteriors are coupled)",
             Method::Svgp(_) => {
-                " (its posterior is a variational fit over inducing inputs; no leave-one-out is implemented for it)"
+                " (pac-svgp's q(u) minimises its bound, not the evidence lower bound whose stationary point splits into the rows' sites that svgp's leave-one-out removes)"
             }
             Method::OneVsRest(inner) if matches!(**inner, Method::Svgp(_)) => {
-                " (its posteriors are variational fits over inducing inputs; no leave-one-out is implemented for them)"
+                " (pac-svgp's q(u) minimise their bound, not the evidence lower bound whose stationary point splits into the rows' sites that svgp's leave-one-out removes)"
             }
             _ => " (a split prior's certificate is on part B, with θ fitted on part A)",
         }

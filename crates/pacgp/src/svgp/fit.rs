@@ -87,6 +87,18 @@ pub fn svgp_likelihood(link: Link) -> Likelihood {
     }
 }
 
+/// The link of a sparse variational classifier's likelihood ([`svgp_likelihood`]'s inverse).
+pub fn svgp_link(lik: &Likelihood) -> Result<Link> {
+    match lik {
+        Likelihood::Logistic => Ok(Link::Logit),
+        l if *l == Likelihood::probit() => Ok(Link::Probit),
+        l => Err(Error::Unsupported(format!(
+            "the sparse variational classifier's likelihood is the probit or the logit, not {}",
+            l.name()
+        ))),
+    }
+}
+
 impl SvgpSettings {
     /// M inducing inputs placed by k-means and trained, the probit link, the criterion's
     /// defaults otherwise.

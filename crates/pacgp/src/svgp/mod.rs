@@ -28,7 +28,7 @@ pub mod objective;
 pub mod point;
 pub mod split;
 
-pub use fit::{fit_svgp, SvgpCriterionSpec, SvgpFit, SvgpSettings};
+pub use fit::{fit_svgp, svgp_link, SvgpCriterionSpec, SvgpFit, SvgpSettings};
 pub use objective::{SvgpAssembly, SvgpCriterion, SvgpObjective, SvgpShardSums, SvgpTerms};
 
 use faer::{Mat, MatRef};

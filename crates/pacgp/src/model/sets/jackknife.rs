@@ -1,10 +1,10 @@
 //! Jackknife+ prediction sets from each posterior's leave-one-out models (the module doc of
 //! [`super`]): the site downdates of Laplace, EP, IVM and pac-gpc, the linear-response
-//! functions of the SVM and of naive mean field.
+//! functions of the SVM and of naive mean field, svgp's sites removed from `q(u)`.
 
 use super::*;
 use crate::inference::{ApproxLooKind, ClassifierFit};
-use crate::loo::MeanFieldLooFunctions;
+use crate::loo::{InducingSiteLoo, MeanFieldLooFunctions};
 
 /// Test inputs handled at once by jackknife+ sets (N×block leave-one-out marginals per class).
 const BLOCK: usize = 128;
@@ -31,6 +31,12 @@ pub(super) enum RowLoo<'a> {
         post: &'a GaussianPosterior,
         loo: Box<MeanFieldLooFunctions>,
     },
+    /// svgp's posterior with row i's rank-one site removed from `q(u)` (docs/math.md eq. 12.7,
+    /// [`InducingSiteLoo`]).
+    Inducing {
+        post: &'a GaussianPosterior,
+        loo: Box<InducingSiteLoo>,
+    },
 }
 
 impl RowLoo<'_> {
@@ -44,6 +50,7 @@ impl RowLoo<'_> {
             RowLoo::MeanField { post, loo } => {
                 return shifted(post, &loo.shifts(block)?, 1.0, block)
             }
+            RowLoo::Inducing { post, loo } => return loo.at(post, block),
         };
         let at = downdate.at(block)?;
         let Some(basis_of) = basis_of else {
@@ -72,6 +79,7 @@ impl RowLoo<'_> {
             RowLoo::Sites { downdate, .. } => downdate.n(),
             RowLoo::Svm { loo, .. } => loo.fit().alpha.len(),
             RowLoo::MeanField { loo, .. } => loo.training_margins().len(),
+            RowLoo::Inducing { loo, .. } => loo.n(),
         }
     }
 }
@@ -182,6 +190,34 @@ fn mean_field_row_loo<'a>(
     Ok((row_loo, calibration))
 }
 
+/// svgp's [`RowLoo`] and its leave-one-out marginals at the training rows: its rows' sites
+/// read at the record's standardised inputs `x` with the ±1 labels `y` and the likelihood's
+/// link ([`InducingSiteLoo`]).
+fn inducing_row_loo<'a>(
+    model: &FittedModel,
+    post: &'a GaussianPosterior,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+) -> Result<(RowLoo<'a>, Marginals)> {
+    let Task::Classification { likelihood, .. } = &model.task else {
+        return Err(Error::Unsupported(format!(
+            "'{}' is not a binary sparse variational classifier",
+            model.method()
+        )));
+    };
+    let loo = InducingSiteLoo::new(post, crate::svgp::svgp_link(likelihood)?, x, y)?;
+    let training = loo.training();
+    let calibration = Marginals {
+        mean: training.mean.clone(),
+        var: training.var.clone(),
+    };
+    let row_loo = RowLoo::Inducing {
+        post,
+        loo: Box::new(loo),
+    };
+    Ok((row_loo, calibration))
+}
+
 /// A site posterior's [`RowLoo`] (member c) and its latent leave-one-out marginals at the
 /// training rows: the cavities, and IVM's posterior marginals outside its active set
 /// ([`crate::loo::training_cavities`]), from one `L⁻¹`.
@@ -212,13 +248,15 @@ fn site_row_loo<'a>(
 }
 
 /// Every site posterior's [`RowLoo`] and its latent leave-one-out marginals at the training
-/// rows, by the member's kind: an SVM's and mean field's linear response, else the site
-/// downdate (one `L⁻¹` or LU per posterior).
+/// rows, by the member's kind: an SVM's and mean field's linear response, svgp's sites
+/// removed from `q(u)` (a record with training inputs), else the site downdate (one `L⁻¹` or
+/// LU per posterior).
 pub(super) fn row_loos<'a>(
     model: &'a FittedModel,
-    labels: &[usize],
-    active: Option<&ActiveSets>,
+    record: &LooRecord<'_>,
 ) -> Result<(Vec<RowLoo<'a>>, Vec<Marginals>)> {
+    let (labels, active) = (record.labels, record.active);
+    let inputs = record.inputs.map(|i| i.x.as_ref());
     let posts = model.site_posteriors()?;
     if let Some(a) = active {
         a.validate(&posts, a.x.nrows())
@@ -231,9 +269,10 @@ pub(super) fn row_loos<'a>(
     let signs = model.site_signs(labels)?;
     let per_member = members.into_iter().zip(posts).zip(signs).enumerate();
     per_member
-        .map(|(c, ((m, post), y))| match &m.task {
-            Task::Svm { .. } => svm_row_loo(m, y, active, c),
-            Task::Classification { .. } if is_mean_field(m) => mean_field_row_loo(m, post, &y),
+        .map(|(c, ((m, post), y))| match (&m.task, inputs) {
+            (Task::Svm { .. }, _) => svm_row_loo(m, y, active, c),
+            (Task::Classification { .. }, _) if is_mean_field(m) => mean_field_row_loo(m, post, &y),
+            (_, Some(x)) => inducing_row_loo(m, post, x, &y),
             _ => site_row_loo(post, active, c),
         })
         .collect::<Result<Vec<_>>>()
@@ -251,16 +290,16 @@ fn is_mean_field(model: &FittedModel) -> bool {
 /// Jackknife+ sets at raw inputs (module doc; [`plus_set`]).
 pub(super) fn jackknife_sets(
     model: &FittedModel,
-    labels: &[usize],
-    active: Option<&ActiveSets>,
+    record: &LooRecord<'_>,
     iv: &IntervalSpec,
     x: MatRef<'_, f64>,
     alpha: f64,
 ) -> Result<PredictionSets> {
+    let labels = record.labels;
     let n = labels.len();
     crate::conformal::rank(alpha, n)?;
     // Each member's downdate and the training rows' marginals (one `L⁻¹` for both).
-    let (downdates, cavities) = row_loos(model, labels, active)?;
+    let (downdates, cavities) = row_loos(model, record)?;
     if let Some(d) = downdates.iter().find(|d| d.n() != n) {
         return Err(Error::ShapeMismatch {
             what: "training labels of the jackknife+ set record",

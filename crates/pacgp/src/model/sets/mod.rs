@@ -9,7 +9,7 @@
 //! otherwise uses (fitted on the whole sample, with its certificate) is untouched; the sets
 //! come from part A's model, so a set need not hold the label `predict` names.
 //!
-//! Jackknife+ (Laplace, EP, IVM, pac-gpc; the SVM and naive mean field below; binary or
+//! Jackknife+ (Laplace, EP, IVM, pac-gpc; the SVM, naive mean field and svgp below; binary or
 //! one-vs-rest, each member by its own kind, `jackknife.rs`): the record
 //! keeps every training label; the leave-one-out models are the stored posterior(s) with one site removed
 //! ([`crate::loo::LooDowndate::sites`]), their scores of the training labels come from the
@@ -55,6 +55,14 @@
 //! `Task::positive_probability`). At `x_i` it is `certify`'s margin. Its strengths `α_i ≥ 0`
 //! carry the label's sign in the posterior's `y_i α_i`, so its labels are checked as
 //! Laplace's.
+//!
+//! svgp's posterior (ELBO-trained; its basis the inducing inputs) has no site per row in its
+//! form, but at the ELBO's stationary point every row is a rank-one Gaussian site of `q(u)`
+//! (docs/math.md eq. 12.6); the model without i removes it ([`crate::loo::InducingSiteLoo`],
+//! eq. 12.7), which at `x_i` is the leave-one-out `certify` reports. The sites are read at the
+//! training rows, so its record keeps the standardised training inputs ([`TrainingInputs`]);
+//! its labels are checked by count and range (its sites are computed from the record's labels,
+//! not stored, so the posterior cannot tell an edited label).
 
 use faer::{Mat, MatRef};
 use rayon::prelude::*;
@@ -89,7 +97,21 @@ pub enum SetRecord {
         /// every posterior's basis is the training sample.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         active: Option<ActiveSets>,
+        /// svgp: the standardised training inputs its rows' sites are read at (module doc);
+        /// `None` for the others.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        inputs: Option<TrainingInputs>,
     },
+}
+
+/// The standardised training inputs (N×D) of a jackknife+ record whose leave-one-out is read
+/// at the training rows but whose posterior's basis is not them (svgp's inducing inputs).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TrainingInputs {
+    /// The inputs, in the labels' row order.
+    #[serde(with = "crate::linalg::serde_mat")]
+    pub x: Mat<f64>,
 }
 
 /// The active sets of IVM's site posteriors (module doc): which training row each basis point
@@ -142,6 +164,31 @@ impl ActiveSets {
     }
 }
 
+impl TrainingInputs {
+    /// `n` rows of every posterior's input dimension, every value finite.
+    fn validate(&self, posts: &[&GaussianPosterior], n: usize) -> std::result::Result<(), String> {
+        let d = self.x.ncols();
+        if self.x.nrows() != n || posts.iter().any(|p| p.basis.ncols() != d) {
+            return Err(format!(
+                "{}×{d} training inputs for {n} rows of the posteriors' dimension",
+                self.x.nrows()
+            ));
+        }
+        if (0..d).any(|j| self.x.col(j).iter().any(|v| !v.is_finite())) {
+            return Err("the training inputs have a value that is not finite".into());
+        }
+        Ok(())
+    }
+}
+
+/// What jackknife+ sets read from a record: the training labels, and IVM's and the SVM's
+/// active sets or svgp's training inputs.
+pub(super) struct LooRecord<'a> {
+    labels: &'a [usize],
+    active: Option<&'a ActiveSets>,
+    inputs: Option<&'a TrainingInputs>,
+}
+
 impl SetRecord {
     /// Shapes and values against the spec's sets, the training size and the classes (a damaged
     /// or edited record is an error, never a panic).
@@ -151,9 +198,27 @@ impl SetRecord {
         let Some(iv) = &spec.intervals else {
             return Err("the model has a prediction-set record and its spec no sets".into());
         };
-        if let (SetRecord::JackknifePlus { labels, active }, IntervalMethod::JackknifePlus) =
-            (self, iv.method)
+        if let (
+            SetRecord::JackknifePlus {
+                labels,
+                active,
+                inputs,
+            },
+            IntervalMethod::JackknifePlus,
+        ) = (self, iv.method)
         {
+            if inputs.is_some() != crate::spec::inducing_site_classifier(&spec.method) {
+                return Err(format!(
+                    "a jackknife+ record {} training inputs for {}: svgp's records have them, \
+                     others not",
+                    if inputs.is_some() { "with" } else { "without" },
+                    model.method()
+                ));
+            }
+            if let Some(inputs) = inputs {
+                check_label_range(labels, n, classes.len())?;
+                return inputs.validate(&model.site_posteriors().map_err(|e| e.to_string())?, n);
+            }
             if active.is_some() != crate::spec::active_set_classifier(&spec.method) {
                 return Err(format!(
                     "a jackknife+ record {} active sets for {}: IVM's and the SVM's records have \
@@ -224,8 +289,17 @@ impl SetRecord {
     ) -> Result<PredictionSets> {
         let (part_a, scores) = match self {
             SetRecord::SplitConformal { part_a, scores } => (part_a, scores),
-            SetRecord::JackknifePlus { labels, active } => {
-                return jackknife_sets(model, labels, active.as_ref(), iv, x, alpha)
+            SetRecord::JackknifePlus {
+                labels,
+                active,
+                inputs,
+            } => {
+                let loo = LooRecord {
+                    labels,
+                    active: active.as_ref(),
+                    inputs: inputs.as_ref(),
+                };
+                return jackknife_sets(model, &loo, iv, x, alpha);
             }
         };
         let q = threshold(scores, alpha)?;
@@ -425,7 +499,7 @@ impl FittedModel {
                 SpecOption::Intervals,
                 self.method(),
                 "prediction sets are prepared when fitting (split-conformal[:F], or jackknife+ \
-                 for laplace, ep, ivm, pac-gpc, mean-field and svm); refit with one",
+                 for laplace, ep, ivm, pac-gpc, mean-field, svm and svgp); refit with one",
             )));
         };
         let mut sets = record.sets(self, iv, x, alpha)?;

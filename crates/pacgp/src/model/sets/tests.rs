@@ -69,13 +69,22 @@ fn ivm_row_loo_at_training_inputs_is_certifys_loo() {
         let Some(SetRecord::JackknifePlus {
             labels,
             active: Some(active),
+            ..
         }) = model.sets.as_deref()
         else {
             panic!("{path}: no IVM jackknife+ record")
         };
         let n = data.n();
         let x = model.x_scaler.transform(data.x.as_ref()).unwrap();
-        let (loos, calibration) = row_loos(&model, labels, Some(active)).unwrap();
+        let (loos, calibration) = row_loos(
+            &model,
+            &LooRecord {
+                labels,
+                active: Some(active),
+                inputs: None,
+            },
+        )
+        .unwrap();
         let signs = model.site_signs(labels).unwrap();
         let members = model.site_models().unwrap();
         assert_eq!(loos.len(), members.len());
@@ -196,13 +205,22 @@ fn mean_field_row_loo_at_training_inputs_is_certifys_loo() {
         let Some(SetRecord::JackknifePlus {
             labels,
             active: None,
+            ..
         }) = model.sets.as_deref()
         else {
             panic!("{path}: no mean-field jackknife+ record")
         };
         let n = t.data.n();
         let x = model.x_scaler.transform(t.data.x.as_ref()).unwrap();
-        let (loos, calibration) = row_loos(&model, labels, None).unwrap();
+        let (loos, calibration) = row_loos(
+            &model,
+            &LooRecord {
+                labels,
+                active: None,
+                inputs: None,
+            },
+        )
+        .unwrap();
         let members = model.site_models().unwrap();
         let signs = model.site_signs(labels).unwrap();
         assert_eq!(loos.len(), members.len());

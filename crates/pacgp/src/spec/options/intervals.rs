@@ -8,7 +8,7 @@ use crate::inference::{ApproxLooKind, FitWork};
 /// Intervals apply to regressors with a regression score, prediction sets to classifiers with
 /// a classification score and split conformal, or jackknife+ where the classifier has a
 /// closed-form leave-one-out at any input ([`site_form_classifier`],
-/// [`linear_response_classifier`]); jackknife+ needs the posterior fitted on the whole sample
+/// [`linear_response_classifier`], [`inducing_site_classifier`]); jackknife+ needs the posterior fitted on the whole sample
 /// (not a split prior's: a conflict with the prior, [`split_prior`]); folds and fractions
 /// within their ranges.
 pub(crate) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), SpecError> {
@@ -29,7 +29,9 @@ pub(crate) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), S
     let classifier_method_ok = match iv.method {
         IntervalMethod::SplitConformal { .. } => true,
         IntervalMethod::JackknifePlus => {
-            site_form_classifier(&spec.method) || linear_response_classifier(&spec.method)
+            site_form_classifier(&spec.method)
+                || linear_response_classifier(&spec.method)
+                || inducing_site_classifier(&spec.method)
         }
         IntervalMethod::CvPlus { .. } => false,
     };
@@ -39,10 +41,10 @@ pub(crate) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), S
             iv.method,
             "split-conformal[:F] for this classifier's prediction sets (jackknife+ sets need a \
              closed-form leave-one-out at any input, without refits, of a posterior fitted on \
-             the whole sample: the site downdate of laplace, ep, ivm or pac-gpc, or the linear \
-             response of mean-field or svm, binary or one-vs-rest, without a split prior; \
-             sogp, svgp and softmax have none; cross-validation sets are not available for \
-             classifiers)",
+             the whole sample: the site downdate of laplace, ep, ivm or pac-gpc, the linear \
+             response of mean-field or svm, or svgp's sites removed from q(u), binary or \
+             one-vs-rest, without a split prior; sogp, pac-svgp and softmax have none; \
+             cross-validation sets are not available for classifiers)",
         ));
     }
     if method.is_classifier() != iv.score.is_classification() {
@@ -102,8 +104,8 @@ fn loo_kind(inference: &Inference) -> Option<ApproxLooKind> {
 /// binary or one-vs-rest over them; no split prior. These are the posteriors jackknife+ sets
 /// downdate ([`crate::loo::LooDowndate::sites`]). Not mean field nor the SVM (their
 /// leave-one-out is linear response, not a site downdate: [`linear_response_classifier`]; a
-/// mean-field site may have precision 0), SOGP (a dense form, no sites) nor svgp (`q(u)` has
-/// no per-point sites).
+/// mean-field site may have precision 0), SOGP (a dense form, no sites) nor svgp (its rows'
+/// sites are rank-one in `q(u)`: [`inducing_site_classifier`]).
 pub(crate) fn site_form_classifier(method: &Method) -> bool {
     match method {
         Method::Classifier(c) => {
@@ -129,6 +131,19 @@ pub(crate) fn linear_response_classifier(method: &Method) -> bool {
         }
         Method::Svm(_) => true,
         Method::OneVsRest(inner) => linear_response_classifier(inner),
+        _ => false,
+    }
+}
+
+/// Whether a classifier's leave-one-out removes its rows' rank-one sites from its inducing
+/// posterior `q(u)` (svgp trained by its evidence lower bound, binary or one-vs-rest;
+/// docs/math.md eq. 12.7): its jackknife+ record keeps the standardised training inputs the
+/// sites are read at ([`crate::loo::InducingSiteLoo`]). Not pac-svgp: its `q(u)` minimises
+/// its bound, whose stationary point is not eq. 12.6's.
+pub(crate) fn inducing_site_classifier(method: &Method) -> bool {
+    match method {
+        Method::Svgp(s) => s.bound.is_none() && s.split.is_none(),
+        Method::OneVsRest(inner) => inducing_site_classifier(inner),
         _ => false,
     }
 }
