@@ -2,7 +2,10 @@
 //! and the kl PAC-Bayes bound) at M = 500, D = 8 on labelled synthetic data
 //! (`benches/common::synth_clf`), q(u) away from the prior:
 //! - `svgp/{objective}/{n}` at N = 8000 and 32000 on the global pool (cost linear in N);
-//! - `svgp_threads/elbo-{t}t/32000` on a pool of 1 and of 2 threads.
+//! - `svgp_threads/elbo-{t}t/32000` on a pool of 1 and of 2 threads;
+//! - `svgp_jackknife_sets/lac/{n}`: `predict_sets` of a fitted svgp (M = 50) with jackknife+
+//!   sets at 256 inputs, N = 2000 and 8000 (its rows' sites removed from q(u); `O(N)` scores
+//!   per input).
 //!
 //! Run: `cargo bench -p pacgp --bench svgp`. The whole fits, and GPflow's step at N = 10⁵, are
 //! timed by `examples/svgp_timing.rs` (docs/performance.md).
@@ -101,5 +104,39 @@ fn by_threads(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, by_size, by_threads);
+/// A fitted svgp with jackknife+ sets on `n` rows of `synth_clf`, M = 50, 200 L-BFGS steps.
+fn jackknife_model(n: usize) -> pacgp::model::FittedModel {
+    use pacgp::spec::{FitOptions, IntervalMethod, MethodName};
+    let (x, y) = synth_clf(n, 8);
+    let data = pacgp::data::Dataset {
+        x,
+        y,
+        feature_names: (1..=8).map(|t| format!("x{t}")).collect(),
+        target_name: "label".into(),
+    };
+    let spec = FitOptions {
+        intervals: Some(IntervalMethod::JackknifePlus),
+        inducing: Some(50),
+        max_iter: Some(200),
+        ..Default::default()
+    }
+    .check(MethodName::Svgp)
+    .unwrap();
+    pacgp::fit::fit(&spec, &data, pacgp::data::LabelMap::signs()).unwrap()
+}
+
+fn jackknife_sets(c: &mut Criterion) {
+    let mut g = c.benchmark_group("svgp_jackknife_sets");
+    configure(&mut g);
+    let (xt, _) = synth_clf(256, 8);
+    for n in [2000, 8000] {
+        let model = jackknife_model(n);
+        g.bench_function(BenchmarkId::new("lac", n), |b| {
+            b.iter(|| model.predict_sets(xt.as_ref(), 0.1).unwrap())
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, by_size, by_threads, jackknife_sets);
 criterion_main!(benches);

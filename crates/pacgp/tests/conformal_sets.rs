@@ -22,6 +22,19 @@ use serde::Deserialize;
 mod common;
 use common::{classes, fit_classes as fit, repo};
 
+/// Ripley's synthetic set: its 250 training rows, its 1000 test rows and their two classes.
+fn ripley() -> (Dataset, Dataset, pacgp::data::ClassLabels) {
+    let (train, c2) = classes("data/ripley-synth/synth_tr.csv");
+    let (test, _) = classes("data/ripley-synth/synth_te.csv");
+    (train, test, c2)
+}
+
+/// Ripley's synthetic set as one sample of 1250 rows (training rows first) and its classes.
+fn ripley_all() -> (Dataset, pacgp::data::ClassLabels) {
+    let (train, test, c2) = ripley();
+    (train.concat(&test).unwrap(), c2)
+}
+
 fn with_sets(fraction: f64, score: IntervalScore, seed: u64) -> FitOptions {
     FitOptions {
         intervals: Some(IntervalMethod::SplitConformal { fraction }),
@@ -199,9 +212,7 @@ fn multiclass_record_and_sets_recomputed() {
 /// set sizes are printed beside (`--nocapture`).
 #[test]
 fn coverage_over_20_splits() {
-    let (train, c2) = classes("data/ripley-synth/synth_tr.csv");
-    let (test, _) = classes("data/ripley-synth/synth_te.csv");
-    let all = train.concat(&test).unwrap();
+    let (all, c2) = ripley_all();
     let alpha: f64 = 0.1;
     let n_cal: f64 = 150.0;
     let r = ((1.0 - alpha) * (n_cal + 1.0)).ceil();
@@ -426,9 +437,7 @@ fn with_jackknife(score: IntervalScore, seed: u64) -> FitOptions {
 /// printed (`--nocapture`).
 #[test]
 fn jackknife_coverage_over_20_splits() {
-    let (train, c2) = classes("data/ripley-synth/synth_tr.csv");
-    let (test, _) = classes("data/ripley-synth/synth_te.csv");
-    let all = train.concat(&test).unwrap();
+    let (all, c2) = ripley_all();
     let alpha: f64 = 0.1;
     let tolerance = 0.02;
     let (mut coverage, mut size) = ([0.0; 2], [0.0; 2]);
@@ -618,20 +627,14 @@ fn jackknife_coverage_with(
     for seed in 0..splits as u64 {
         let (fit_rows, test_rows) = train_test_split(all.n(), test_fraction, seed).unwrap();
         let (sample, held) = (all.subset(&fit_rows), all.subset(&test_rows));
+        let sets = with_jackknife(IntervalScore::Lac, seed);
         let options = FitOptions {
-            ..with_jackknife(IntervalScore::Lac, seed)
+            intervals: sets.intervals,
+            interval_score: sets.interval_score,
+            seed: sets.seed,
+            ..o.clone()
         };
-        let model = fit(
-            method,
-            FitOptions {
-                intervals: options.intervals,
-                interval_score: options.interval_score,
-                seed: options.seed,
-                ..o.clone()
-            },
-            &sample,
-            c,
-        );
+        let model = fit(method, options, &sample, c);
         let record = model.sets.as_deref().unwrap();
         for (s, score) in [IntervalScore::Lac, IntervalScore::Aps]
             .into_iter()
@@ -690,9 +693,7 @@ fn assert_jackknife_covers(
 /// than 2 labels. Measured numbers printed (`--nocapture`).
 #[test]
 fn jackknife_mean_field_coverage_over_20_splits() {
-    let (train, c2) = classes("data/ripley-synth/synth_tr.csv");
-    let (test, _) = classes("data/ripley-synth/synth_te.csv");
-    let all = train.concat(&test).unwrap();
+    let (all, c2) = ripley_all();
     let alpha = 0.1;
     let tolerance = coverage_tolerance(alpha, 200.0, 1050.0, 20);
     let (coverage, size) = jackknife_coverage(MethodName::MeanField, &all, &c2, 200, (alpha, 20));
@@ -766,8 +767,7 @@ fn dense_loo_at(
 #[test]
 fn jackknife_sets_match_dense_recomputation() {
     use pacgp::conformal::sets::plus_set;
-    let (train, c2) = classes("data/ripley-synth/synth_tr.csv");
-    let (test, _) = classes("data/ripley-synth/synth_te.csv");
+    let (train, test, c2) = ripley();
     let x = test.x.as_ref().subrows(0, 60);
     for method in [MethodName::Laplace, MethodName::Ep] {
         let model = fit(method, with_jackknife(IntervalScore::Lac, 1), &train, &c2);
@@ -795,7 +795,7 @@ fn jackknife_sets_match_dense_recomputation() {
                     let loo: Vec<Vec<f64>> = (0..train.n())
                         .map(|i| label_scores(score, &probs(mean[(i, t)], var[(i, t)])).unwrap())
                         .collect();
-                    let want = plus_set(&calibration, &loo, alpha).unwrap();
+                    let want = plus_set(&calibration, &loo.concat(), 2, alpha).unwrap();
                     assert_eq!(set, &want, "{method} {score} α = {alpha}, input {t}");
                 }
             }
@@ -836,8 +836,7 @@ fn jackknife_parts(
 #[test]
 fn jackknife_ivm_sets_match_dense_recomputation() {
     use pacgp::conformal::sets::plus_set;
-    let (train, c2) = classes("data/ripley-synth/synth_tr.csv");
-    let (test, _) = classes("data/ripley-synth/synth_te.csv");
+    let (train, test, c2) = ripley();
     let rows: Vec<usize> = (0..30).map(|i| 8 * i).collect();
     let train = train.subset(&rows);
     let held = test.subset(&(0..20).map(|t| 50 * t).collect::<Vec<_>>());
@@ -906,7 +905,7 @@ fn jackknife_ivm_sets_match_dense_recomputation() {
                         label_scores(score, &probs(m, v)).unwrap()
                     })
                     .collect();
-                let want = plus_set(&calibration, &loo, alpha).unwrap();
+                let want = plus_set(&calibration, &loo.concat(), 2, alpha).unwrap();
                 assert_eq!(set, &want, "{score} α = {alpha}, input {t}");
             }
         }
@@ -925,8 +924,7 @@ fn jackknife_ivm_sets_match_dense_recomputation() {
 fn jackknife_svm_sets_match_the_linear_response_recomputation() {
     use pacgp::conformal::sets::plus_set;
     use pacgp::svm::loo::SvmLooFunctions;
-    let (train, c2) = classes("data/ripley-synth/synth_tr.csv");
-    let (test, _) = classes("data/ripley-synth/synth_te.csv");
+    let (train, test, c2) = ripley();
     let train = train.subset(&(0..50).map(|i| 5 * i).collect::<Vec<_>>());
     let held = test.subset(&(0..20).map(|t| 50 * t).collect::<Vec<_>>());
     let model = fit(
@@ -999,7 +997,7 @@ fn jackknife_svm_sets_match_the_linear_response_recomputation() {
                         label_scores(score, &probs(m, at.var[t])).unwrap()
                     })
                     .collect();
-                let want = plus_set(&calibration, &loo_scores, alpha).unwrap();
+                let want = plus_set(&calibration, &loo_scores.concat(), 2, alpha).unwrap();
                 assert_eq!(set, &want, "{score} α = {alpha}, input {t}");
             }
             if alpha == 0.1 {
@@ -1035,8 +1033,7 @@ fn jackknife_svm_sets_match_the_linear_response_recomputation() {
 fn jackknife_mean_field_sets_match_the_linear_response_recomputation() {
     use pacgp::conformal::sets::plus_set;
     use pacgp::loo::MeanFieldLooFunctions;
-    let (train, c2) = classes("data/ripley-synth/synth_tr.csv");
-    let (test, _) = classes("data/ripley-synth/synth_te.csv");
+    let (train, test, c2) = ripley();
     let held = test.subset(&(0..40).map(|t| 25 * t).collect::<Vec<_>>());
     let model = fit(
         MethodName::MeanField,
@@ -1096,7 +1093,7 @@ fn jackknife_mean_field_sets_match_the_linear_response_recomputation() {
                         label_scores(score, &probs(m, at.var[t])).unwrap()
                     })
                     .collect();
-                let want = plus_set(&calibration, &loo_scores, alpha).unwrap();
+                let want = plus_set(&calibration, &loo_scores.concat(), 2, alpha).unwrap();
                 assert_eq!(set, &want, "{score} α = {alpha}, input {t}");
             }
         }
@@ -1152,9 +1149,7 @@ fn jackknife_one_vs_rest_svm_sets() {
 /// `examples/jackknife_sets.rs`, docs/intervals.md).
 #[test]
 fn jackknife_pac_gpc_coverage_over_10_splits() {
-    let (train, c2) = classes("data/ripley-synth/synth_tr.csv");
-    let (test, _) = classes("data/ripley-synth/synth_te.csv");
-    let all = train.concat(&test).unwrap();
+    let (all, c2) = ripley_all();
     let alpha = 0.1;
     let tolerance = coverage_tolerance(alpha, 200.0, 1050.0, 10);
     let (coverage, size) = jackknife_coverage(MethodName::PacGpc, &all, &c2, 200, (alpha, 10));
@@ -1181,15 +1176,13 @@ fn jackknife_one_vs_rest_pac_gpc_coverage_over_10_splits() {
 }
 
 /// svgp's jackknife+ sets (its rows' sites removed from `q(u)`, docs/math.md eq. 12.7; 20
-/// inducing inputs, 300 iterations) over 10 seeded splits of Ripley's synthetic set (200 rows to fit, 1050 to
-/// test) cover on average at least `1 − 2α` at α = 0.1, less the Monte Carlo tolerance of 10
+/// inducing inputs, 300 iterations) over 10 seeded splits of Ripley's synthetic set (200 rows
+/// to fit, 1050 to test) cover on average at least `1 − 2α` at α = 0.1, less the Monte Carlo tolerance of 10
 /// splits, LAC and APS, with mean sets of fewer than 2 labels; one-vs-rest svgp on iris (100
 /// rows to fit, 50 to test) likewise. Measured numbers printed (`--nocapture`).
 #[test]
 fn jackknife_svgp_coverage_over_10_splits() {
-    let (train, c2) = classes("data/ripley-synth/synth_tr.csv");
-    let (test, _) = classes("data/ripley-synth/synth_te.csv");
-    let all = train.concat(&test).unwrap();
+    let (all, c2) = ripley_all();
     let alpha = 0.1;
     let o = FitOptions {
         inducing: Some(20),

@@ -175,7 +175,7 @@ fn pac_gpc_sets_are_the_dense_posteriors_without_each_site() {
                         label_scores(score, &probs(mean[t], var[t])).unwrap()
                     })
                     .collect();
-                let want = plus_set(&calibration, &loo, alpha).unwrap();
+                let want = plus_set(&calibration, &loo.concat(), 2, alpha).unwrap();
                 assert_eq!(set, &want, "{score} α = {alpha}, input {t}");
             }
         }

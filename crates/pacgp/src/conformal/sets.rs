@@ -78,17 +78,28 @@ impl PredictionSets {
 
 /// The score `s(x, y)` of every label y from the class probabilities `p` at x (module doc).
 pub fn label_scores(score: IntervalScore, p: &[f64]) -> Result<Vec<f64>> {
+    let mut out = vec![0.0; p.len()];
+    label_scores_into(score, p, &mut out)?;
+    Ok(out)
+}
+
+/// [`label_scores`] written into `out` (as long as `p`): a jackknife+ set scores every label
+/// under each of its N leave-one-out models, without a vector per model.
+pub fn label_scores_into(score: IntervalScore, p: &[f64], out: &mut [f64]) -> Result<()> {
     match score {
-        IntervalScore::Lac => Ok(p.iter().map(|v| 1.0 - v).collect()),
+        IntervalScore::Lac => out.iter_mut().zip(p).for_each(|(o, v)| *o = 1.0 - v),
         // Σ over the labels at least as likely as y, summed in label order.
-        IntervalScore::Aps => Ok(p
-            .iter()
-            .map(|py| p.iter().filter(|pj| *pj >= py).sum())
-            .collect()),
-        IntervalScore::Absolute | IntervalScore::GpStd => Err(Error::Unsupported(format!(
-            "{score} is a regression score; a classifier's prediction sets take lac or aps"
-        ))),
+        IntervalScore::Aps => out
+            .iter_mut()
+            .zip(p)
+            .for_each(|(o, py)| *o = p.iter().filter(|pj| *pj >= py).sum()),
+        IntervalScore::Absolute | IntervalScore::GpStd => {
+            return Err(Error::Unsupported(format!(
+                "{score} is a regression score; a classifier's prediction sets take lac or aps"
+            )))
+        }
     }
+    Ok(())
 }
 
 /// The score of the true label `y` (a class index) at a point with class probabilities `p`.
@@ -117,25 +128,26 @@ pub fn set_of(score: IntervalScore, p: &[f64], q: f64) -> Result<Vec<usize>> {
         .collect())
 }
 
-/// The jackknife+ set at one input (module doc): `loo[i][y] = s_{−i}(x, y)` for every training
-/// point i and label y, `calibration[i] = E_i`; label y is in unless
-/// `#{i : E_i < s_{−i}(x, y)} ≥ ⌈(1−α)(n+1)⌉` (an error for α outside (0, 1) or below
-/// `1/(n+1)`, where the set would be every label).
-pub fn plus_set(calibration: &[f64], loo: &[Vec<f64>], alpha: f64) -> Result<Vec<usize>> {
+/// The jackknife+ set at one input (module doc): `loo[i·labels + y] = s_{−i}(x, y)` for every
+/// training point i and label y (row-major, `labels` per row), `calibration[i] = E_i`; label y
+/// is in unless `#{i : E_i < s_{−i}(x, y)} ≥ ⌈(1−α)(n+1)⌉` (an error for α outside (0, 1) or
+/// below `1/(n+1)`, where the set would be every label).
+pub fn plus_set(calibration: &[f64], loo: &[f64], labels: usize, alpha: f64) -> Result<Vec<usize>> {
     let n = calibration.len();
     let k = rank(alpha, n)?;
-    let labels = loo.first().map_or(0, Vec::len);
-    if loo.len() != n || loo.iter().any(|s| s.len() != labels) {
+    if loo.len() != n * labels {
         return Err(Error::ShapeMismatch {
             what: "leave-one-out label scores of a jackknife+ set",
-            expected: format!("{n} rows of one length"),
-            found: format!("{} rows", loo.len()),
+            expected: format!("{n} rows of {labels} labels"),
+            found: format!("{} scores", loo.len()),
         });
     }
     // ⌈(1−α)(n+1)⌉ = n + 1 − k, the rank of jackknife+'s upper quantile ([`super::rank`]).
     Ok((0..labels)
         .filter(|&y| {
-            let above = (0..n).filter(|&i| calibration[i] < loo[i][y]).count();
+            let above = (0..n)
+                .filter(|&i| calibration[i] < loo[i * labels + y])
+                .count();
             above < n + 1 - k
         })
         .collect())
@@ -221,8 +233,10 @@ mod tests {
                 ]
             })
             .collect();
-        assert_eq!(plus_set(&e, &loo, 0.2).unwrap(), vec![0, 2]);
-        assert!(plus_set(&e, &loo, 0.05).is_err()); // α < 1/(n+1)
-        assert!(plus_set(&e[..8], &loo, 0.2).is_err());
+        let loo = loo.concat();
+        assert_eq!(plus_set(&e, &loo, 3, 0.2).unwrap(), vec![0, 2]);
+        assert!(plus_set(&e, &loo, 3, 0.05).is_err()); // α < 1/(n+1)
+        assert!(plus_set(&e[..8], &loo, 3, 0.2).is_err());
+        assert!(plus_set(&e, &loo[..26], 3, 0.2).is_err());
     }
 }

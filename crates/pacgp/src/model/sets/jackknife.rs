@@ -323,13 +323,19 @@ pub(super) fn jackknife_sets(
             .collect::<Result<Vec<_>>>()?;
         let p = model.latent_class_probabilities(latent)?;
         // Each input's set compares its own n leave-one-out scores: independent across inputs.
+        let k = p.ncols();
         let block_sets = (0..nb)
             .into_par_iter()
             .map(|j| {
-                let loo = (0..n)
-                    .map(|i| label_scores(iv.score, &row(&p, i * nb + j)))
-                    .collect::<Result<Vec<_>>>()?;
-                plus_set(&calibration, &loo, alpha)
+                let (mut loo, mut probs) = (vec![0.0; n * k], vec![0.0; k]);
+                for (i, scores) in loo.chunks_exact_mut(k).enumerate() {
+                    probs
+                        .iter_mut()
+                        .enumerate()
+                        .for_each(|(y, v)| *v = p[(i * nb + j, y)]);
+                    label_scores_into(iv.score, &probs, scores)?;
+                }
+                plus_set(&calibration, &loo, k, alpha)
             })
             .collect::<Result<Vec<_>>>()?;
         sets.extend(block_sets);

@@ -70,7 +70,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{FittedModel, Task};
 use crate::conformal::sets::PredictionSets;
-use crate::conformal::sets::{label_scores, plus_set, set_of, threshold, true_label_score};
+use crate::conformal::sets::{label_scores_into, plus_set, set_of, threshold, true_label_score};
 use crate::conformal::IntervalStatement;
 use crate::error::{Error, Result};
 use crate::loo::LooDowndate;
@@ -474,14 +474,20 @@ impl FittedModel {
     pub(crate) fn latent_class_probabilities(&self, latent: Vec<Marginals>) -> Result<Mat<f64>> {
         if self.task.labels().is_some() {
             let m = latent.first().ok_or_else(|| not_a_classifier(self))?;
-            return Ok(Mat::from_fn(m.mean.len(), 2, |i, j| {
-                // A binary model (`labels()`) always has one.
-                let p = self.task.positive_probability(m.mean[i], m.var[i]);
-                let p = p.unwrap_or(f64::NAN);
+            // Rows in parallel: jackknife+ asks N per input, each a predictive integral.
+            let p: Vec<f64> = (0..m.mean.len())
+                .into_par_iter()
+                .map(|i| {
+                    // A binary model (`labels()`) always has one.
+                    let p = self.task.positive_probability(m.mean[i], m.var[i]);
+                    p.unwrap_or(f64::NAN)
+                })
+                .collect();
+            return Ok(Mat::from_fn(p.len(), 2, |i, j| {
                 if j == 1 {
-                    p
+                    p[i]
                 } else {
-                    1.0 - p
+                    1.0 - p[i]
                 }
             }));
         }
