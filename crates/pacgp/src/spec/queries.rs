@@ -132,14 +132,15 @@ impl FitSpec {
     /// Why the model's only leave-one-out is its approximation (`loo approx`), as a clause;
     /// `None` where refits give an exact one.
     fn approximate_loo_only(&self) -> Option<&'static str> {
-        let svgp = |m: &Method| matches!(m, Method::Svgp(_));
         match &self.method {
             _ if self.trained_sites() => Some(
                 "its sites' cavities (loo approx); an exact one would train its bound again for \
                  every row",
             ),
             Method::Svgp(_) => Some(SVGP_APPROXIMATE_LOO),
-            Method::OneVsRest(inner) if svgp(inner) => Some(SVGP_APPROXIMATE_LOO),
+            Method::OneVsRest(inner) if matches!(**inner, Method::Svgp(_)) => {
+                Some(SVGP_APPROXIMATE_LOO)
+            }
             _ => None,
         }
     }

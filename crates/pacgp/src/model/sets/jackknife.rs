@@ -6,8 +6,19 @@ use super::*;
 use crate::inference::{ApproxLooKind, ClassifierFit};
 use crate::loo::{InducingSiteLoo, MeanFieldLooFunctions};
 
-/// Test inputs handled at once by jackknife+ sets (N×block leave-one-out marginals per class).
+/// Most test inputs handled at once by jackknife+ sets (N×block leave-one-out marginals per
+/// class).
 const BLOCK: usize = 128;
+
+/// Leave-one-out values (N × inputs) one block may hold per array: 2²⁵ numbers, 256 MB; a
+/// block holds a few such arrays per class (means, variances, probabilities).
+const BLOCK_VALUES: usize = 1 << 25;
+
+/// Test inputs per block against `n` training rows: [`BLOCK`], fewer where N × block would
+/// pass [`BLOCK_VALUES`] (33 at N = 10⁶), at least one, so memory stays bounded in N.
+pub(super) fn block_inputs(n: usize) -> usize {
+    (BLOCK_VALUES / n.max(1)).clamp(1, BLOCK)
+}
 
 /// One posterior's leave-one-out models, by training row.
 pub(super) enum RowLoo<'a> {
@@ -313,8 +324,9 @@ pub(super) fn jackknife_sets(
         .collect::<Result<Vec<_>>>()?;
     let xs = model.standardised_inputs(x)?;
     let mut sets = Vec::with_capacity(xs.nrows());
-    for lo in (0..xs.nrows()).step_by(BLOCK) {
-        let block = xs.as_ref().subrows(lo, BLOCK.min(xs.nrows() - lo));
+    let rows = block_inputs(n);
+    for lo in (0..xs.nrows()).step_by(rows) {
+        let block = xs.as_ref().subrows(lo, rows.min(xs.nrows() - lo));
         let nb = block.nrows();
         // Every class's leave-one-out marginals, flattened to row i·nb + j (model −i at x_j).
         let latent = downdates

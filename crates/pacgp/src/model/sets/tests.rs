@@ -263,3 +263,15 @@ fn mean_field_row_loo_at_training_inputs_is_certifys_loo() {
         }
     }
 }
+
+/// Jackknife+ blocks of test inputs shrink with the training rows so that N × block stays
+/// within 2²⁵ values: 128 inputs up to N = 262 144, 33 at 10⁶, one at 10⁸.
+#[test]
+fn jackknife_blocks_are_bounded_in_n() {
+    use super::jackknife::block_inputs;
+    assert_eq!(block_inputs(0), 128);
+    assert_eq!(block_inputs(250), 128);
+    assert_eq!(block_inputs(262_144), 128);
+    assert_eq!(block_inputs(1_000_000), 33);
+    assert_eq!(block_inputs(100_000_000), 1);
+}

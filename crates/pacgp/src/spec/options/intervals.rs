@@ -8,9 +8,9 @@ use crate::inference::{ApproxLooKind, FitWork};
 /// Intervals apply to regressors with a regression score, prediction sets to classifiers with
 /// a classification score and split conformal, or jackknife+ where the classifier has a
 /// closed-form leave-one-out at any input ([`site_form_classifier`],
-/// [`linear_response_classifier`], [`inducing_site_classifier`]); jackknife+ needs the posterior fitted on the whole sample
-/// (not a split prior's: a conflict with the prior, [`split_prior`]); folds and fractions
-/// within their ranges.
+/// [`linear_response_classifier`], [`inducing_site_classifier`]); jackknife+ needs the
+/// posterior fitted on the whole sample (not a split prior's: a conflict with the prior,
+/// [`split_prior`]); folds and fractions within their ranges.
 pub(crate) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), SpecError> {
     let method = spec.method_name();
     if matches!(iv.method, IntervalMethod::JackknifePlus) && split_prior(&spec.method) {
