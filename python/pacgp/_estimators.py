@@ -1115,9 +1115,9 @@ class SparseGPClassifier(_Classifier):
     ``--method pac-svgp``; ``bound`` "kl", the default, or "sqrt"). One objective over row
     blocks: O(N·M²) time and O(M²) memory beyond the data per evaluation, on ``n_threads``
     threads. θ ends on the PAC grid and is priced there; ``certificate_`` bounds the latent Gibbs
-    classifier's error, beside (``objective="elbo"``) the leave-one-out estimate of its rows'
-    sites removed from q(u) (docs/math.md eq. 12.7), which ``intervals="jackknife+"`` also
-    reads for its prediction sets. Small samples (N·M² ≤ 3·10⁸) train on all
+    classifier's error, beside the leave-one-out estimate of its rows' sites removed from q(u)
+    (docs/math.md eqs. 12.7–12.8; the bound's sites for ``objective="bound"``, none with a
+    split prior), which ``intervals="jackknife+"`` also reads for its prediction sets. Small samples (N·M² ≤ 3·10⁸) train on all
     rows by L-BFGS (``max_iter`` iterations, default 1000); larger ones, or any with
     ``batch_size`` given, by Adam on seeded minibatches of ``batch_size`` rows (default 1024;
     ``max_iter`` steps, default 2000). ``likelihood`` "probit" (default) or "logistic": the

@@ -135,24 +135,27 @@ fn mean_field_jackknife_sets_from_the_command_line() {
     sets_from_the_command_line("mean-field", "lac", &[]);
 }
 
-/// svgp's rows' sites removed from q(u): its jackknife+ sets from the command line as
-/// laplace's, and `certify --json` names that leave-one-out (`inducing_sites`); `pac-svgp` is
-/// refused jackknife+ (exit 2, naming split-conformal).
+/// svgp's and pac-svgp's rows' sites removed from q(u): their jackknife+ sets from the command
+/// line as laplace's, and `certify --json` names that leave-one-out (`inducing_sites`);
+/// pac-svgp with a split prior is refused jackknife+ (exit 2, naming split-conformal).
 #[test]
 fn svgp_jackknife_sets_from_the_command_line() {
-    let dir = sets_from_the_command_line("svgp", "lac", &["--inducing", "20"]);
-    let model = dir.path().join("m.json");
-    let cert = json(&pacgp(&[
-        "certify",
-        "--model",
-        s(&model),
-        "--data",
-        RIPLEY.0,
-        "--json",
-    ]));
-    assert_eq!(cert["loo_estimator"], "inducing_sites", "{cert}");
-    let loo = cert["loo_error"].as_f64().unwrap();
-    assert!(loo > 0.0 && loo < 0.25, "{cert}");
+    for (method, score) in [("svgp", "lac"), ("pac-svgp", "aps")] {
+        let dir = sets_from_the_command_line(method, score, &["--inducing", "20"]);
+        let model = dir.path().join("m.json");
+        let cert = json(&pacgp(&[
+            "certify",
+            "--model",
+            s(&model),
+            "--data",
+            RIPLEY.0,
+            "--json",
+        ]));
+        assert_eq!(cert["loo_estimator"], "inducing_sites", "{method}: {cert}");
+        let loo = cert["loo_error"].as_f64().unwrap();
+        assert!(loo > 0.0 && loo < 0.25, "{method}: {cert}");
+    }
+    let dir = tempfile::tempdir().unwrap();
     let err = fails(
         &[
             "fit",
@@ -160,6 +163,8 @@ fn svgp_jackknife_sets_from_the_command_line() {
             RIPLEY.0,
             "--method",
             "pac-svgp",
+            "--prior",
+            "split:0.5",
             "--intervals",
             "jackknife+",
             "--out",

@@ -1,5 +1,5 @@
-//! Leave-one-out of the sparse variational classifier (`svgp`, docs/math.md §12, eqs.
-//! 12.6–12.7): each training row enters `q(u)` as a rank-one Gaussian site, and the model
+//! Leave-one-out of the sparse variational classifier (`svgp`, `pac-svgp`; docs/math.md §12,
+//! eqs. 12.6–12.8): each training row enters `q(u)` as a rank-one Gaussian site, and the model
 //! without row i is `q(u)` with that site removed (not refitted: the other rows' sites stay, as
 //! LA-LOO's and LOO-EP's do).
 //!
@@ -15,6 +15,10 @@
 //! `μ_{−i}(x) = μ(x) − g_i c_i(x)/(1 − λ_i s_i)`,
 //! `σ²_{−i}(x) = σ²(x) + λ_i c_i(x)²/(1 − λ_i s_i)`   (12.7)
 //!
+//! The bound-trained `q(u)` (pac-svgp) is the stationary point of `B(R_S, C)`: the same with
+//! `E_i = −β r_i`, `r_i` the row's Gibbs risk (12.4) and `β = (∂B/∂R_S)/(∂B/∂C)` at the fit
+//! (12.8); its `λ_i` is negative on misclassified rows.
+//!
 //! At `x_i` this is EP's cavity of the site. The stored posterior keeps `Σ_u` as `L_Σ L_Σᵀ`,
 //! so `c_i(x) = w(x)ᵀw_i` with `w(x) = L_Σᵀ K_uu⁻¹ k(Z, x)` (M numbers per input): `O(NM²)`
 //! once for the training rows, then `O(NM)` per input.
@@ -24,14 +28,17 @@ use faer::{Mat, MatRef};
 use super::{ApproxLoo, LatentLoo, LooClassification, LooEstimator};
 use crate::error::{Error, Result};
 use crate::posterior::{GaussianPosterior, Marginals};
-use crate::svgp::point::{expected_ln_lik, Link};
+use crate::svgp::point::PointTerm;
+use crate::svgp::SvgpCriterion;
 
 /// Training rows read at once: a block's `w` and marginals (M × 4096 numbers each).
 const ROWS: usize = 4096;
 
 /// The leave-one-out functions of a sparse variational posterior (module doc): the training
 /// rows' `w_i`, the coefficients of eq. 12.7 and the leave-one-out marginals at the rows.
-pub struct InducingSiteLoo {
+pub struct InducingSiteLoo<'a> {
+    /// The posterior the sites were read from.
+    post: &'a GaussianPosterior,
     /// `w_i = L_Σᵀ K_uu⁻¹ k(Z, x_i)`, column i (M×N).
     w: Mat<f64>,
     /// `−g_i/(1 − λ_i s_i)`: the mean's shift per unit of `c_i(x)`.
@@ -53,18 +60,18 @@ struct Site {
 }
 
 impl Site {
-    /// Row i's site from its label `y`, its marginal `(μ_i, σ_i²)` and `s_i = ‖w_i‖²`;
-    /// refused where `1 − λ_i s_i` is not positive or `λ_i` negative ([`InducingSiteLoo::new`]).
-    fn of(link: Link, i: usize, y: f64, (mean, var): (f64, f64), s: f64) -> Result<Self> {
-        let term = expected_ln_lik(link, y, mean, var);
-        let (g, lambda) = (term.d_mean, -2.0 * term.d_var);
+    /// Row i's site from its loss `ℓ_i` (the criterion's per-point term, `E_i = −β ℓ_i`) with
+    /// its partials, the weight β and `s_i = ‖w_i‖²`; refused where `1 − λ_i s_i` is not
+    /// positive ([`InducingSiteLoo::new`]).
+    fn of(i: usize, loss: PointTerm, beta: f64, s: f64) -> Result<Self> {
+        let (g, lambda) = (-beta * loss.d_mean, 2.0 * beta * loss.d_var);
         let keep = 1.0 - lambda * s;
-        if !(keep > 0.0 && lambda >= 0.0) {
+        if !(keep > 0.0 && g.is_finite()) {
             return Err(Error::Numerical {
                 what: "sparse variational leave-one-out",
                 message: format!(
-                    "row {i}'s site has curvature λ = {lambda:.3e} and 1 − λs = {keep:.3e}: \
-                     q(u) is not near a stationary point of its evidence lower bound"
+                    "row {i}'s site has slope {g:.3e}, curvature λ = {lambda:.3e} and \
+                     1 − λs = {keep:.3e}: q(u) is not near the stationary point of its criterion"
                 ),
             });
         }
@@ -72,22 +79,32 @@ impl Site {
     }
 }
 
-impl InducingSiteLoo {
-    /// The functions of `post` (a dense-form posterior over inducing inputs) fitted with `link`
-    /// on the standardised inputs `x` and ±1 labels `y`. Refused where a site's `1 − λ_i s_i`
-    /// is not positive (`q(u)` far from its ELBO's stationary point: eq. 12.6 cannot hold).
+/// One training row as the scan reads it: its marginal, `s_i = ‖w_i‖²` and its loss.
+struct Row {
+    mean: f64,
+    var: f64,
+    s: f64,
+    loss: PointTerm,
+}
+
+impl<'a> InducingSiteLoo<'a> {
+    /// The functions of `post` (a dense-form posterior over inducing inputs) fitted by
+    /// `criterion` on the standardised inputs `x` and ±1 labels `y`. Refused where a site's
+    /// `1 − λ_i s_i` is not positive (`q(u)` far from its criterion's stationary point: eq.
+    /// 12.6 cannot hold).
     pub fn new(
-        post: &GaussianPosterior,
-        link: Link,
+        post: &'a GaussianPosterior,
+        criterion: &SvgpCriterion,
         x: MatRef<'_, f64>,
         y: &[f64],
     ) -> Result<Self> {
         let (n, m) = (y.len(), post.n_basis());
         let mut w = crate::memory::try_zeros(m, n, "w_i = L_Σᵀ K_uu⁻¹ k(Z, x_i) of every row")?;
-        let (mean_coef, var_coef, training) = scan(post, link, x, y, |lo, wb| {
+        let (mean_coef, var_coef, training) = scan(post, criterion, x, y, |lo, wb| {
             w.as_mut().subcols_mut(lo, wb.ncols()).copy_from(wb);
         })?;
         Ok(Self {
+            post,
             w,
             mean_coef,
             var_coef,
@@ -106,12 +123,10 @@ impl InducingSiteLoo {
     }
 
     /// The leave-one-out marginals of every training row's model at the rows of `block`
-    /// (standardised inputs), flattened to row `i·nb + j` (model −i at `x_j`), from `post`
-    /// (the posterior the functions were built from) by eq. 12.7.
-    pub fn at(&self, post: &GaussianPosterior, block: MatRef<'_, f64>) -> Result<Marginals> {
+    /// (standardised inputs), flattened to row `i·nb + j` (model −i at `x_j`), by eq. 12.7.
+    pub fn at(&self, block: MatRef<'_, f64>) -> Result<Marginals> {
         let (n, nb) = (self.n(), block.nrows());
-        let full = post.predict(block)?;
-        let wx = post.basis_covariance_factor(block)?;
+        let (full, wx) = self.post.predict_with_basis_factor(block)?;
         let c = crate::linalg::try_product(self.w.transpose(), wx.as_ref(), "c_i(x) = w_iᵀw(x)")?;
         let (mut mean, mut var) = (Vec::with_capacity(n * nb), Vec::with_capacity(n * nb));
         for i in 0..n {
@@ -125,12 +140,13 @@ impl InducingSiteLoo {
     }
 }
 
-/// The rows' sites read in blocks of [`ROWS`] (`O(M·ROWS)` memory beyond the results): eq.
-/// 12.7's coefficients `−g_i/(1 − λ_i s_i)` and `λ_i/(1 − λ_i s_i)` and the leave-one-out
-/// marginals at the rows; each block's `w` (M × rows) goes to `each_block` with its first row.
+/// The rows' sites read in blocks of [`ROWS`] (`O(M·ROWS)` memory beyond the results and five
+/// numbers per row): eq. 12.7's coefficients `−g_i/(1 − λ_i s_i)` and `λ_i/(1 − λ_i s_i)` and
+/// the leave-one-out marginals at the rows; each block's `w` (M × rows) goes to `each_block`
+/// with its first row.
 fn scan(
     post: &GaussianPosterior,
-    link: Link,
+    criterion: &SvgpCriterion,
     x: MatRef<'_, f64>,
     y: &[f64],
     mut each_block: impl FnMut(usize, MatRef<'_, f64>),
@@ -143,27 +159,60 @@ fn scan(
         });
     }
     let n = y.len();
+    let mut rows = Vec::with_capacity(n);
+    for lo in (0..n).step_by(ROWS) {
+        let block = x.subrows(lo, ROWS.min(n - lo));
+        let (at, wb) = post.predict_with_basis_factor(block)?;
+        for r in 0..block.nrows() {
+            let (mean, var) = (at.mean[r], at.var[r]);
+            rows.push(Row {
+                mean,
+                var,
+                s: wb.col(r).iter().map(|v| v * v).sum::<f64>(),
+                loss: criterion.point(y[lo + r], mean, var),
+            });
+        }
+        each_block(lo, wb.as_ref());
+    }
+    let beta = site_weight(post, criterion, &rows)?;
     let (mut mean_coef, mut var_coef) = (Vec::with_capacity(n), Vec::with_capacity(n));
     let mut training = LatentLoo {
         mean: Vec::with_capacity(n),
         var: Vec::with_capacity(n),
     };
-    for lo in (0..n).step_by(ROWS) {
-        let block = x.subrows(lo, ROWS.min(n - lo));
-        let wb = post.basis_covariance_factor(block)?;
-        let at = post.predict(block)?;
-        for r in 0..block.nrows() {
-            let s = wb.col(r).iter().map(|v| v * v).sum::<f64>();
-            let site = Site::of(link, lo + r, y[lo + r], (at.mean[r], at.var[r]), s)?;
-            mean_coef.push(-site.g / site.keep);
-            var_coef.push(site.lambda / site.keep);
-            training.mean.push(at.mean[r] - site.g * s / site.keep);
-            let grown = site.lambda * s * s / site.keep;
-            training.var.push(at.var[r] + grown);
-        }
-        each_block(lo, wb.as_ref());
+    for (i, row) in rows.iter().enumerate() {
+        let site = Site::of(i, row.loss, beta, row.s)?;
+        mean_coef.push(-site.g / site.keep);
+        var_coef.push(site.lambda / site.keep);
+        training.mean.push(row.mean - site.g * row.s / site.keep);
+        training
+            .var
+            .push(row.var + site.lambda * row.s * row.s / site.keep);
     }
     Ok((mean_coef, var_coef, training))
+}
+
+/// β of `E_i = −β ℓ_i`: 1 for the evidence lower bound (`ℓ_i = −E_i`), the bound's exchange
+/// rate `(∂B/∂R_S)/(∂B/∂C)` at the fit's empirical risk and KL for the bound (eq. 12.8).
+fn site_weight(post: &GaussianPosterior, criterion: &SvgpCriterion, rows: &[Row]) -> Result<f64> {
+    let SvgpCriterion::Bound { bound, .. } = criterion else {
+        return Ok(1.0);
+    };
+    let risk = rows.iter().map(|r| r.loss.value).sum::<f64>() / rows.len().max(1) as f64;
+    let kl = post.kl_to_prior()?;
+    let at = bound.at(&post.kernel().params(), risk, kl, rows.len());
+    let beta = at.value.d_risk / at.value.d_complexity;
+    if !(beta.is_finite() && beta > 0.0) {
+        return Err(Error::Numerical {
+            what: "sparse variational leave-one-out",
+            message: format!(
+                "the bound's partials ∂B/∂R = {:.3e}, ∂B/∂C = {:.3e} give no exchange rate \
+                 between risk and KL",
+                at.value.d_risk, at.value.d_complexity
+            ),
+        });
+    }
+    Ok(beta)
 }
 
 /// The approximate leave-one-out of a sparse variational classifier on its training rows
@@ -171,12 +220,12 @@ fn scan(
 /// in `O(M·ROWS)` memory beyond the data.
 pub fn inducing_site_loo(
     post: &GaussianPosterior,
-    link: Link,
+    criterion: &SvgpCriterion,
     x: MatRef<'_, f64>,
     y: &[f64],
 ) -> Result<ApproxLoo> {
     // The rows' marginals only: no `w` is kept (M × N, 4 GB at N = 10⁶ and M = 500).
-    let (_, _, training) = scan(post, link, x, y, |_, _| {})?;
+    let (_, _, training) = scan(post, criterion, x, y, |_, _| {})?;
     let margins = (0..y.len()).map(|i| y[i] * training.mean[i]).collect();
     Ok(ApproxLoo {
         estimator: LooEstimator::InducingSites,

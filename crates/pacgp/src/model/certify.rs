@@ -415,9 +415,9 @@ impl FittedModel {
             return Err(Error::Unsupported("not a classifier".into()));
         };
         if let crate::spec::Method::Svgp(_) = self.spec.method {
-            // Its rows' sites removed from the stored q(u) (docs/math.md eq. 12.7).
-            let link = crate::svgp::svgp_link(likelihood)?;
-            let approx = crate::loo::inducing_site_loo(posterior, link, x, y)?;
+            // Its rows' sites removed from the stored q(u) (docs/math.md eqs. 12.7–12.8).
+            let criterion = self.svgp_criterion(likelihood)?;
+            let approx = crate::loo::inducing_site_loo(posterior, &criterion, x, y)?;
             return Ok(ClassifierLoo {
                 approx: Some(approx),
                 exact: None,
@@ -435,6 +435,24 @@ impl FittedModel {
         let method = self.inference_method()?;
         let fit = method.fit(self.posterior()?.kernel(), likelihood, x, y)?;
         crate::loo::classifier_loo(&method, likelihood, x, y, &fit, mode)
+    }
+
+    /// What a binary sparse variational classifier's `q(u)` is the stationary point of (its
+    /// rows' sites, docs/math.md eqs. 12.6, 12.8): its evidence lower bound with the stored
+    /// likelihood's link, or the bound the fit minimised, rebuilt from the spec.
+    pub(crate) fn svgp_criterion(
+        &self,
+        likelihood: &crate::likelihood::Likelihood,
+    ) -> Result<crate::svgp::SvgpCriterion> {
+        let crate::spec::Method::Svgp(s) = &self.spec.method else {
+            return Err(Error::Unsupported(format!(
+                "'{}' is not a binary sparse variational classifier",
+                self.method()
+            )));
+        };
+        let mut settings = crate::plan::svgp_settings(&self.spec, s, self.n_train);
+        settings.link = crate::svgp::svgp_link(likelihood)?;
+        settings.objective_criterion(self.posterior()?.kernel().n_params())
     }
 
     /// Leave-one-out of an SVM: refitted once on the sample with its stored settings on the

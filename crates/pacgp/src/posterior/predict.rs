@@ -79,12 +79,22 @@ impl GaussianPosterior {
     /// `K(B, x)` (M×N*, computed in that layout so that no transpose is copied) gives the
     /// means and, through the stored factors, the variances `k(x,x) − Σ_j s_j ‖A_j‖²`.
     pub(super) fn predict_rows(&self, x: MatRef<'_, f64>) -> Result<Marginals> {
+        Ok(self.marginals_and_projections(x)?.0)
+    }
+
+    /// The marginals at the rows of `x` (two or more) and the projections `(s_j, A_j)` of
+    /// [`Self::projections`] they were read from.
+    fn marginals_and_projections(
+        &self,
+        x: MatRef<'_, f64>,
+    ) -> Result<(Marginals, Projections)> {
         let kbx = self.prior.cross_at(self.basis.as_ref(), x)?; // M×N*
         let mean = self.mean_from_cross(x, &kbx)?;
         let prior = self.prior.diag_at(x)?;
         let mut reduction = vec![0.0; x.nrows()];
-        for (sign, a) in self.projections(kbx)? {
-            for (r, v) in reduction.iter_mut().zip(linalg::col_sq_norms(&a)) {
+        let projections = self.projections(kbx)?;
+        for (sign, a) in &projections {
+            for (r, v) in reduction.iter_mut().zip(linalg::col_sq_norms(a)) {
                 *r += sign * v;
             }
         }
@@ -93,23 +103,37 @@ impl GaussianPosterior {
             .zip(&reduction)
             .map(|(p, r)| (p - r).max(0.0))
             .collect();
-        Ok(Marginals { mean, var })
+        Ok((Marginals { mean, var }, projections))
     }
 
-    /// A dense-form posterior's `w(x) = L_Σᵀ K_B⁻¹ k(B, x)` at the rows of `x` (M×N*): the
+    /// A dense-form posterior's marginals at the rows of `x` (those of [`Self::predict`]) and
+    /// `w(x) = L_Σᵀ K_B⁻¹ k(B, x)` (M×N*), from one `K(B, x)` and one set of solves: the
     /// covariance of the basis parts `K(x, B)K_B⁻¹f_B` of two inputs under Q is `w(x)ᵀw(z)`
     /// (the sparse variational classifier's leave-one-out, [`crate::loo::inducing`]).
-    pub(crate) fn basis_covariance_factor(&self, x: MatRef<'_, f64>) -> Result<Mat<f64>> {
+    pub(crate) fn predict_with_basis_factor(
+        &self,
+        x: MatRef<'_, f64>,
+    ) -> Result<(Marginals, Mat<f64>)> {
         self.check_inputs(x)?;
         if !matches!(self.cov, Covariance::Dense { .. }) {
             return Err(Error::Unsupported(
                 "a basis covariance factor L_Σᵀ K_B⁻¹ k(B, x) needs the dense form".into(),
             ));
         }
-        let kbx = self.prior.cross_at(self.basis.as_ref(), x)?;
+        if x.nrows() == 1 {
+            // A lone row beside a copy of itself, as `predict_at` predicts it.
+            let pair = Mat::from_fn(2, x.ncols(), |_, j| x[(0, j)]);
+            let (m, w) = self.predict_with_basis_factor(pair.as_ref())?;
+            let marginals = Marginals {
+                mean: vec![m.mean[0]],
+                var: vec![m.var[0]],
+            };
+            return Ok((marginals, w.subcols(0, 1).to_owned()));
+        }
+        let (marginals, mut projections) = self.marginals_and_projections(x)?;
         // The dense form's projections are `L_K⁻¹k` (added) and `L_Σᵀ K⁻¹k` (subtracted).
-        match self.projections(kbx)?.pop() {
-            Some((_, w)) => Ok(w),
+        match projections.pop() {
+            Some((_, w)) => Ok((marginals, w)),
             None => Err(Error::Unsupported(
                 "the posterior is its prior: it has no basis covariance".into(),
             )),
@@ -164,7 +188,7 @@ impl GaussianPosterior {
     /// `(+1, L_uu⁻¹k)` and `(−1, L_B⁻¹L_uu⁻¹k)` for the whitened form;
     /// `(+1, L_K⁻¹k)` and `(−1, L_Σᵀ K⁻¹ k)` for the dense form. Its M×N* copies and
     /// products come from [`crate::memory::try_zeros`].
-    pub(super) fn projections(&self, mut a: Mat<f64>) -> Result<Vec<(f64, Mat<f64>)>> {
+    pub(super) fn projections(&self, mut a: Mat<f64>) -> Result<Projections> {
         Ok(match &self.cov {
             // Every site precision 0 (the SVM's shifted prior): R = 0, nothing to subtract.
             _ if self.covariance_is_prior() => vec![],
@@ -197,6 +221,10 @@ impl GaussianPosterior {
         })
     }
 }
+
+/// The signed projections `(s_j, A_j)` of prior covariances whose squared norms make `kᵀ R k`
+/// ([`GaussianPosterior::projections`]).
+type Projections = Vec<(f64, Mat<f64>)>;
 
 /// Bytes of one N*_b × M matrix of a prediction block (64 MB): a block holds one or two (the
 /// cross-covariance, solved in place into the projections), so predicting any number of rows needs

@@ -57,7 +57,7 @@ fn has_leave_one_out(method: &Method) -> bool {
         Method::PacSgp(s) => !matches!(s.prior, PacPrior::Split(_)),
         Method::Classifier(c) => !matches!(c.hypers, ClassifierHypers::Split(_)),
         Method::PacGpc(c) => !matches!(c.hypers, ClassifierHypers::Split(_)),
-        Method::Svgp(s) => s.bound.is_none() && s.split.is_none(),
+        Method::Svgp(s) => s.split.is_none(),
         Method::Softmax(_) => false,
         Method::OneVsRest(inner) => has_leave_one_out(inner),
         Method::Gpr(_) | Method::Sparse(_) | Method::GreedySparse(_) | Method::Svm(_) => true,
@@ -97,9 +97,9 @@ fn method_name_of(method: &Method) -> MethodName {
 
 impl FitSpec {
     /// Whether the model has a leave-one-out estimate to put beside its certificate: not
-    /// softmax's coupled posterior, not pac-svgp's (its q(u) is not the evidence lower bound's
-    /// stationary point), not a split prior's (its certificate is on part B, fitted with θ
-    /// from part A). pac-gpc's is its sites' cavities only, svgp's its sites removed from q(u).
+    /// softmax's coupled posterior, not a split prior's (its certificate is on part B, fitted
+    /// with θ from part A). pac-gpc's is its sites' cavities only, svgp's and pac-svgp's their
+    /// sites removed from q(u).
     pub fn has_leave_one_out(&self) -> bool {
         has_leave_one_out(&self.method)
     }
@@ -160,12 +160,6 @@ impl FitSpec {
     fn without_leave_one_out_why(&self) -> &'static str {
         match &self.method {
             Method::Softmax(_) => " (its classes' posteriors are coupled)",
-            Method::Svgp(_) => {
-                " (pac-svgp's q(u) minimises its bound, not the evidence lower bound whose stationary point splits into the rows' sites that svgp's leave-one-out removes)"
-            }
-            Method::OneVsRest(inner) if matches!(**inner, Method::Svgp(_)) => {
-                " (pac-svgp's q(u) minimise their bound, not the evidence lower bound whose stationary point splits into the rows' sites that svgp's leave-one-out removes)"
-            }
             _ => " (a split prior's certificate is on part B, with θ fitted on part A)",
         }
     }

@@ -1,6 +1,7 @@
 //! Jackknife+ prediction sets from each posterior's leave-one-out models (the module doc of
 //! [`super`]): the site downdates of Laplace, EP, IVM and pac-gpc, the linear-response
-//! functions of the SVM and of naive mean field, svgp's sites removed from `q(u)`.
+//! functions of the SVM and of naive mean field, svgp's and pac-svgp's sites removed from
+//! `q(u)`.
 
 use super::*;
 use crate::inference::{ApproxLooKind, ClassifierFit};
@@ -42,12 +43,9 @@ pub(super) enum RowLoo<'a> {
         post: &'a GaussianPosterior,
         loo: Box<MeanFieldLooFunctions>,
     },
-    /// svgp's posterior with row i's rank-one site removed from `q(u)` (docs/math.md eq. 12.7,
-    /// [`InducingSiteLoo`]).
-    Inducing {
-        post: &'a GaussianPosterior,
-        loo: Box<InducingSiteLoo>,
-    },
+    /// svgp's or pac-svgp's posterior with row i's rank-one site removed from `q(u)`
+    /// (docs/math.md eqs. 12.7–12.8, [`InducingSiteLoo`]).
+    Inducing(Box<InducingSiteLoo<'a>>),
 }
 
 impl RowLoo<'_> {
@@ -61,7 +59,7 @@ impl RowLoo<'_> {
             RowLoo::MeanField { post, loo } => {
                 return shifted(post, &loo.shifts(block)?, 1.0, block)
             }
-            RowLoo::Inducing { post, loo } => return loo.at(post, block),
+            RowLoo::Inducing(loo) => return loo.at(block),
         };
         let at = downdate.at(block)?;
         let Some(basis_of) = basis_of else {
@@ -90,7 +88,7 @@ impl RowLoo<'_> {
             RowLoo::Sites { downdate, .. } => downdate.n(),
             RowLoo::Svm { loo, .. } => loo.fit().alpha.len(),
             RowLoo::MeanField { loo, .. } => loo.training_margins().len(),
-            RowLoo::Inducing { loo, .. } => loo.n(),
+            RowLoo::Inducing(loo) => loo.n(),
         }
     }
 }
@@ -201,9 +199,9 @@ fn mean_field_row_loo<'a>(
     Ok((row_loo, calibration))
 }
 
-/// svgp's [`RowLoo`] and its leave-one-out marginals at the training rows: its rows' sites
-/// read at the record's standardised inputs `x` with the ±1 labels `y` and the likelihood's
-/// link ([`InducingSiteLoo`]).
+/// svgp's or pac-svgp's [`RowLoo`] and its leave-one-out marginals at the training rows: its
+/// rows' sites read at the record's standardised inputs `x` with the ±1 labels `y` and the
+/// criterion it was fitted by ([`InducingSiteLoo`]).
 fn inducing_row_loo<'a>(
     model: &FittedModel,
     post: &'a GaussianPosterior,
@@ -216,16 +214,13 @@ fn inducing_row_loo<'a>(
             model.method()
         )));
     };
-    let loo = InducingSiteLoo::new(post, crate::svgp::svgp_link(likelihood)?, x, y)?;
+    let loo = InducingSiteLoo::new(post, &model.svgp_criterion(likelihood)?, x, y)?;
     let training = loo.training();
     let calibration = Marginals {
         mean: training.mean.clone(),
         var: training.var.clone(),
     };
-    let row_loo = RowLoo::Inducing {
-        post,
-        loo: Box::new(loo),
-    };
+    let row_loo = RowLoo::Inducing(Box::new(loo));
     Ok((row_loo, calibration))
 }
 

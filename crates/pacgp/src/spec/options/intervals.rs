@@ -42,8 +42,8 @@ pub(crate) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), S
             "split-conformal[:F] for this classifier's prediction sets (jackknife+ sets need a \
              closed-form leave-one-out at any input, without refits, of a posterior fitted on \
              the whole sample: the site downdate of laplace, ep, ivm or pac-gpc, the linear \
-             response of mean-field or svm, or svgp's sites removed from q(u), binary or \
-             one-vs-rest, without a split prior; sogp, pac-svgp and softmax have none; \
+             response of mean-field or svm, or svgp's and pac-svgp's sites removed from q(u), \
+             binary or one-vs-rest, without a split prior; sogp and softmax have none; \
              cross-validation sets are not available for classifiers)",
         ));
     }
@@ -136,13 +136,12 @@ pub(crate) fn linear_response_classifier(method: &Method) -> bool {
 }
 
 /// Whether a classifier's leave-one-out removes its rows' rank-one sites from its inducing
-/// posterior `q(u)` (svgp trained by its evidence lower bound, binary or one-vs-rest;
-/// docs/math.md eq. 12.7): its jackknife+ record keeps the standardised training inputs the
-/// sites are read at ([`crate::loo::InducingSiteLoo`]). Not pac-svgp: its `q(u)` minimises
-/// its bound, whose stationary point is not eq. 12.6's.
+/// posterior `q(u)` (svgp or pac-svgp, binary or one-vs-rest, without a split prior;
+/// docs/math.md eqs. 12.7–12.8): its jackknife+ record keeps the standardised training inputs
+/// the sites are read at ([`crate::loo::InducingSiteLoo`]).
 pub(crate) fn inducing_site_classifier(method: &Method) -> bool {
     match method {
-        Method::Svgp(s) => s.bound.is_none() && s.split.is_none(),
+        Method::Svgp(s) => s.split.is_none(),
         Method::OneVsRest(inner) => inducing_site_classifier(inner),
         _ => false,
     }

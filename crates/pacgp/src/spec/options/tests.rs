@@ -97,8 +97,27 @@ fn leave_one_out_is_computed_where_the_model_has_one() {
             assert!(e.to_string().contains("cavities"), "{e}");
         }
     }
+    // svgp's and pac-svgp's are their rows' sites removed from q(u): the approximation only.
+    for method in [MethodName::Svgp, MethodName::PacSvgp] {
+        let spec = check(method, opts());
+        assert_eq!(
+            spec.leave_one_out(LooRequest::Auto).unwrap(),
+            Some(LooMode::Approx)
+        );
+        let e = spec
+            .leave_one_out(LooRequest::Mode(LooMode::Exact))
+            .unwrap_err();
+        assert!(e.to_string().contains("removed from q(u)"), "{e}");
+    }
     let split = || Some(SplitFraction::Menu);
     let without = [
+        check(
+            MethodName::PacSvgp,
+            FitOptions {
+                prior: split(),
+                ..opts()
+            },
+        ),
         check(
             MethodName::PacGp,
             FitOptions {

@@ -52,6 +52,24 @@ pub enum SvgpCriterion {
     },
 }
 
+impl SvgpCriterion {
+    /// The per-point term of the data part at the marginal `N(μ, σ²)` of a row labelled `y`
+    /// (a loss to minimise): the negative expected log-likelihood, or the Gibbs risk.
+    pub fn point(&self, y: f64, mean: f64, var: f64) -> PointTerm {
+        match self {
+            SvgpCriterion::Elbo(link) => {
+                let t = expected_ln_lik(*link, y, mean, var);
+                PointTerm {
+                    value: -t.value,
+                    d_mean: -t.d_mean,
+                    d_var: -t.d_var,
+                }
+            }
+            SvgpCriterion::Bound { classifier, .. } => gibbs_risk(classifier, y, mean, var),
+        }
+    }
+}
+
 /// One evaluation's parts.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SvgpTerms {
@@ -333,21 +351,6 @@ impl SvgpAssembly {
         Ok(())
     }
 
-    /// The per-point term of the data part at the marginal `N(μ, σ²)` (a loss to minimise).
-    fn point(&self, y: f64, mean: f64, var: f64) -> PointTerm {
-        match &self.criterion {
-            SvgpCriterion::Elbo(link) => {
-                let t = expected_ln_lik(*link, y, mean, var);
-                PointTerm {
-                    value: -t.value,
-                    d_mean: -t.d_mean,
-                    d_var: -t.d_var,
-                }
-            }
-            SvgpCriterion::Bound { classifier, .. } => gibbs_risk(classifier, y, mean, var),
-        }
-    }
-
     fn factors(&self, p: &[f64]) -> Result<Factors> {
         let (kernel, z, q) = self.layout.unpack(&self.kernel, p)?;
         let (kzz, l_uu) = kuu_factor(&kernel, z.as_ref())?;
@@ -518,7 +521,9 @@ impl SvgpAssembly {
             let qi: f64 = vk.iter().map(|v| v * v).sum();
             let wi: f64 = vk.iter().zip(u.col_as_slice(k)).map(|(v, u)| v * u).sum();
             let resid = kd[k] - qi;
-            let t = self.point(data.y[r.start + k], mu[k], resid.max(0.0) + wi);
+            let t = self
+                .criterion
+                .point(data.y[r.start + k], mu[k], resid.max(0.0) + wi);
             data_sum += t.value;
             (g_mean[k], g_var[k]) = (t.d_mean, t.d_var);
             g_kdiag[k] = if resid > 0.0 { t.d_var } else { 0.0 };
