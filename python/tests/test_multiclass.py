@@ -61,7 +61,7 @@ def test_three_classes_give_three_columns(make):
         assert d["value"] == min(1.0, 2.0 * parts["risk_bound"])
 
 
-def test_softmax_certificate_is_sampled_and_has_no_leave_one_out():
+def test_softmax_certificate_is_sampled_with_its_sites_leave_one_out():
     X, y = wine()
     est = pacgp.GPClassifier(multiclass="softmax", random_state=2).fit(X, y)
     assert list(est.classes_) == [0, 1, 2]
@@ -71,17 +71,39 @@ def test_softmax_certificate_is_sampled_and_has_no_leave_one_out():
     seed = json.loads(est.model_.to_json())["task"]["sampling_seed"]
     assert c["sampled_risk"]["seed"] == seed != 2 and c["sampled_risk"]["draws_per_point"] == 1000
     assert c["majority_rate"] == 1 - np.bincount(y).max() / len(y)
-    assert est.loo_["error"] is None
+    assert 0.0 <= est.loo_["error"] < 0.1
     assert c.get("deployed") is None  # its predictive is not its Gibbs classifier's vote
     p = est.predict_proba(X)
     np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-12)
     assert (est.predict(X) == y).mean() > 0.9
     with pytest.raises(ValueError, match="multiclass"):
         pacgp.GPClassifier(method="ep", multiclass="softmax").fit(X, y)
-    # Asked for one anyway, the refusal names Python's way out, not the command line's.
+    # An exact one is refused in Python's words, not the command line's.
+    with pytest.raises(ValueError, match="mode again") as e:
+        est.model_.certify(np.asarray(X, dtype=float), np.asarray(y, dtype=float), loo="exact")
+    assert "--loo" not in str(e.value)
+    # A split prior's model has none: asked for one, the refusal names Python's way out (a
+    # binary model certifies ±1 labels).
+    Xb, yb = np.asarray(X, dtype=float)[y != 2], np.asarray(y, dtype=float)[y != 2]
+    split = pacgp.GPClassifier(prior="split:0.5").fit(Xb, yb)
     with pytest.raises(ValueError, match="no leave-one-out estimate") as e:
-        est.model_.certify(np.asarray(X, dtype=float), np.asarray(y, dtype=float), loo="approx")
+        split.model_.certify(Xb, 2.0 * yb - 1.0, loo="approx")
     assert "loo='none'" in str(e.value) and "--loo" not in str(e.value)
+
+
+def test_softmax_jackknife_sets_hold_held_out_labels():
+    """``intervals="jackknife+"`` on the softmax model (its rows' sites removed): one row of
+    class memberships per input, holding at least 75% of 60 held-out iris labels at α = 0.1
+    (guarantee 1 − 2α = 0.8 on average, approximate here), stating jackknife+."""
+    X, y = iris()
+    order = np.random.default_rng(3).permutation(len(y))
+    fit, test = order[:60], order[60:120]
+    est = pacgp.GPClassifier(multiclass="softmax", intervals="jackknife+").fit(X[fit], y[fit])
+    sets, statement = est.predict_set(X[test], 0.1)
+    assert sets.shape == (60, 3)
+    covered = sets[np.arange(60), np.searchsorted(est.classes_, y[test])]
+    assert np.mean(covered) >= 0.75
+    assert "jackknife+" in json.dumps(statement)
 
 
 def test_two_classes_stay_binary_unless_asked():

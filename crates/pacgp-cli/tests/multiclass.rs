@@ -112,8 +112,8 @@ fn wine_softmax_certificate_names_its_sampling() {
     ));
     assert_eq!(fit["multiclass"], "softmax");
     assert_eq!(fit["classes"], serde_json::json!(["0", "1", "2"]));
-    // The softmax model has no leave-one-out: `certify` prints none by default, and asking
-    // for one is an error that says what to do.
+    // The softmax model's leave-one-out is its sites removed: `certify` prints it by
+    // default, and asking for an exact one is an error that says what to do.
     let certify_wine = |extra: &[&str]| {
         let mut args = vec![
             "certify",
@@ -126,10 +126,10 @@ fn wine_softmax_certificate_names_its_sampling() {
         pacgp(&args)
     };
     let plain = ok(&certify_wine(&[]));
-    assert!(!plain.contains("leave-one-out"), "{plain}");
+    assert!(plain.contains("leave-one-out"), "{plain}");
     fails_with(
-        &certify_wine(&["--loo", "approx"]),
-        &["leave-one-out", "--loo none"],
+        &certify_wine(&["--loo", "exact"]),
+        &["leave-one-out", "loo approx"],
     );
     let c = certify_with(&model, "data/wine/wine.csv", &["--loo", "none"]);
     // Seeded by the sample (the model records it), not by --seed 3.

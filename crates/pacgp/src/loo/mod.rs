@@ -13,6 +13,8 @@
 //!   ([`crate::conformal`]);
 //! - [`inducing`]: the sparse variational classifier's, its rows' rank-one sites removed from
 //!   `q(u)` (docs/math.md eqs. 12.6–12.7), at the training rows and at any input;
+//! - [`softmax`]: the softmax Laplace posterior's, its rows' K-dimensional sites removed
+//!   (docs/math.md eq. 10.1), at the training rows and at any input;
 //! - [`refit`]: exact LOO by refitting any model, parallel and warm-started.
 //!
 //! [`classifier_loo`] and [`regression_loo`] are the entry points (`certify --loo
@@ -38,6 +40,7 @@ pub mod inducing;
 pub mod linear_response;
 pub mod mean_field_functions;
 pub mod refit;
+pub mod softmax;
 
 /// The classifier LOO tests' sample: distinct 2-d inputs (a scrambled grid, shifted along the
 /// row index, so K is invertible) with labels of a noisy linear rule.
@@ -66,6 +69,7 @@ pub use inducing::{inducing_site_loo, InducingSiteLoo};
 pub use linear_response::mean_field_response;
 pub use mean_field_functions::{mean_field_loo, MeanFieldLooFunctions};
 pub use refit::{classifier_exact_loo, exact_gp_refit_loo, refit_loo, sparse_gp_refit_loo, Refit};
+pub use softmax::SoftmaxSiteLoo;
 
 const LN_2PI: f64 = 1.837_877_066_409_345_5;
 

@@ -84,10 +84,7 @@ impl GaussianPosterior {
 
     /// The marginals at the rows of `x` (two or more) and the projections `(s_j, A_j)` of
     /// [`Self::projections`] they were read from.
-    fn marginals_and_projections(
-        &self,
-        x: MatRef<'_, f64>,
-    ) -> Result<(Marginals, Projections)> {
+    fn marginals_and_projections(&self, x: MatRef<'_, f64>) -> Result<(Marginals, Projections)> {
         let kbx = self.prior.cross_at(self.basis.as_ref(), x)?; // M×N*
         let mean = self.mean_from_cross(x, &kbx)?;
         let prior = self.prior.diag_at(x)?;

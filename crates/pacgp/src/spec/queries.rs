@@ -58,7 +58,7 @@ fn has_leave_one_out(method: &Method) -> bool {
         Method::Classifier(c) => !matches!(c.hypers, ClassifierHypers::Split(_)),
         Method::PacGpc(c) => !matches!(c.hypers, ClassifierHypers::Split(_)),
         Method::Svgp(s) => s.split.is_none(),
-        Method::Softmax(_) => false,
+        Method::Softmax(_) => true,
         Method::OneVsRest(inner) => has_leave_one_out(inner),
         Method::Gpr(_) | Method::Sparse(_) | Method::GreedySparse(_) | Method::Svm(_) => true,
     }
@@ -96,10 +96,10 @@ fn method_name_of(method: &Method) -> MethodName {
 }
 
 impl FitSpec {
-    /// Whether the model has a leave-one-out estimate to put beside its certificate: not
-    /// softmax's coupled posterior, not a split prior's (its certificate is on part B, fitted
-    /// with θ from part A). pac-gpc's is its sites' cavities only, svgp's and pac-svgp's their
-    /// sites removed from q(u).
+    /// Whether the model has a leave-one-out estimate to put beside its certificate: not a
+    /// split prior's (its certificate is on part B, fitted with θ from part A). pac-gpc's is
+    /// its sites' cavities only, svgp's and pac-svgp's their sites removed from q(u),
+    /// softmax's its rows' K-dimensional sites removed.
     pub fn has_leave_one_out(&self) -> bool {
         has_leave_one_out(&self.method)
     }
@@ -138,6 +138,10 @@ impl FitSpec {
                  every row",
             ),
             Method::Svgp(_) => Some(SVGP_APPROXIMATE_LOO),
+            Method::Softmax(_) => Some(
+                "its rows' sites removed from the Laplace posterior (loo approx); an exact one \
+                 would find the mode again for every row",
+            ),
             Method::OneVsRest(inner) if matches!(**inner, Method::Svgp(_)) => {
                 Some(SVGP_APPROXIMATE_LOO)
             }
@@ -156,12 +160,9 @@ impl FitSpec {
         }
     }
 
-    /// Why the model has no leave-one-out estimate, as a clause.
+    /// Why the model has no leave-one-out estimate, as a clause: only a split prior's has none.
     fn without_leave_one_out_why(&self) -> &'static str {
-        match &self.method {
-            Method::Softmax(_) => " (its classes' posteriors are coupled)",
-            _ => " (a split prior's certificate is on part B, with θ fitted on part A)",
-        }
+        " (a split prior's certificate is on part B, with θ fitted on part A)"
     }
 
     /// Whether the method learns class labels (two, or K with a multi-class spec).

@@ -212,7 +212,7 @@ pub enum LooRequest {
 }
 
 named!(LooRequest {
-    LooRequest::Auto => "auto": "the fast approximation where the model has a leave-one-out estimate, none where it has not (softmax, a split prior); pac-gpc's is its sites' cavities, svgp's and pac-svgp's their sites removed from q(u): the default",
+    LooRequest::Auto => "auto": "the fast approximation where the model has a leave-one-out estimate, none where it has not (a split prior); pac-gpc's is its sites' cavities, svgp's and pac-svgp's their sites removed from q(u): the default",
     LooRequest::Mode(LooMode::Approx) => "approx": "the fast approximation (closed form, cavities or linear response)",
     LooRequest::Mode(LooMode::Exact) => "exact": "exact leave-one-out by N refits",
     LooRequest::Mode(LooMode::Both) => "both": "both",

@@ -175,6 +175,12 @@ impl SoftmaxPosterior {
         }
     }
 
+    /// The factors at `π̂` (`E_c`, `M`): the leave-one-out's covariances between points
+    /// ([`crate::loo::softmax`]).
+    pub(crate) fn coupling(&self) -> &Coupling {
+        &self.coupling
+    }
+
     /// Number of classes C.
     pub fn classes(&self) -> usize {
         self.pi.len()

@@ -1,11 +1,11 @@
 //! Jackknife+ prediction sets from each posterior's leave-one-out models (the module doc of
 //! [`super`]): the site downdates of Laplace, EP, IVM and pac-gpc, the linear-response
 //! functions of the SVM and of naive mean field, svgp's and pac-svgp's sites removed from
-//! `q(u)`.
+//! `q(u)`, the softmax Laplace's K-dimensional sites removed.
 
 use super::*;
 use crate::inference::{ApproxLooKind, ClassifierFit};
-use crate::loo::{InducingSiteLoo, MeanFieldLooFunctions};
+use crate::loo::{InducingSiteLoo, MeanFieldLooFunctions, SoftmaxSiteLoo};
 
 /// Most test inputs handled at once by jackknife+ sets (N×block leave-one-out marginals per
 /// class).
@@ -19,6 +19,71 @@ const BLOCK_VALUES: usize = 1 << 25;
 /// pass [`BLOCK_VALUES`] (33 at N = 10⁶), at least one, so memory stays bounded in N.
 pub(super) fn block_inputs(n: usize) -> usize {
     (BLOCK_VALUES / n.max(1)).clamp(1, BLOCK)
+}
+
+/// Leave-one-out joint scores (N × inputs, K per score) one softmax block may hold: 2²⁰, each
+/// with its K×K factor.
+const SOFTMAX_BLOCK_VALUES: usize = 1 << 20;
+
+/// A classifier's leave-one-out models: its binary posteriors' (one, or one per one-vs-rest
+/// member), or the softmax posterior's (its rows' K-dimensional sites removed).
+enum ClassLoo<'a> {
+    Members(Vec<RowLoo<'a>>),
+    Softmax(Box<SoftmaxSiteLoo<'a>>),
+}
+
+impl<'a> ClassLoo<'a> {
+    /// The models of `model`'s record, and their class probabilities at their own rows.
+    fn new(model: &'a FittedModel, record: &LooRecord<'_>) -> Result<(Self, Mat<f64>)> {
+        if let Task::Softmax { posterior, .. } = &model.task {
+            let loo = SoftmaxSiteLoo::new(posterior)?;
+            if loo.labels() != record.labels {
+                return Err(Error::Numerical {
+                    what: "jackknife+ set record",
+                    message: "its training labels are not the ones the softmax posterior was \
+                              fitted on"
+                        .into(),
+                });
+            }
+            let p = model.softmax_probabilities(loo.training())?;
+            return Ok((ClassLoo::Softmax(Box::new(loo)), p));
+        }
+        let (downdates, cavities) = row_loos(model, record)?;
+        let p = model.latent_class_probabilities(cavities)?;
+        Ok((ClassLoo::Members(downdates), p))
+    }
+
+    /// A posterior's number of training rows that is not `n`, if any.
+    fn other_size(&self, n: usize) -> Option<usize> {
+        match self {
+            ClassLoo::Members(d) => d.iter().map(RowLoo::n).find(|&m| m != n),
+            ClassLoo::Softmax(loo) => Some(loo.n()).filter(|&m| m != n),
+        }
+    }
+
+    /// Test inputs per block against `n` training rows: [`block_inputs`], fewer for
+    /// softmax's joint scores.
+    fn block_inputs(&self, n: usize) -> usize {
+        match self {
+            ClassLoo::Members(_) => block_inputs(n),
+            ClassLoo::Softmax(_) => (SOFTMAX_BLOCK_VALUES / n.max(1)).clamp(1, BLOCK),
+        }
+    }
+
+    /// The class probabilities of every training row's model at the rows of `block`, row
+    /// `i·nb + j` the model without row i at `x_j`, as the model's own.
+    fn probabilities_at(&self, model: &FittedModel, block: MatRef<'_, f64>) -> Result<Mat<f64>> {
+        match self {
+            ClassLoo::Members(downdates) => {
+                let latent = downdates
+                    .iter()
+                    .map(|d| d.at(block))
+                    .collect::<Result<Vec<_>>>()?;
+                model.latent_class_probabilities(latent)
+            }
+            ClassLoo::Softmax(loo) => model.softmax_probabilities(&loo.at(block)?),
+        }
+    }
 }
 
 /// One posterior's leave-one-out models, by training row.
@@ -304,31 +369,26 @@ pub(super) fn jackknife_sets(
     let labels = record.labels;
     let n = labels.len();
     crate::conformal::rank(alpha, n)?;
-    // Each member's downdate and the training rows' marginals (one `L⁻¹` for both).
-    let (downdates, cavities) = row_loos(model, record)?;
-    if let Some(d) = downdates.iter().find(|d| d.n() != n) {
+    // Every row's leave-one-out model and its probabilities at the row itself.
+    let (loo, p_train) = ClassLoo::new(model, record)?;
+    if let Some(rows) = loo.other_size(n) {
         return Err(Error::ShapeMismatch {
             what: "training labels of the jackknife+ set record",
-            expected: format!("{} (the posterior's training rows)", d.n()),
+            expected: format!("{rows} (the posterior's training rows)"),
             found: format!("{n}"),
         });
     }
-    let p_train = model.latent_class_probabilities(cavities)?;
     let calibration = (0..n)
         .map(|i| true_label_score(iv.score, &row(&p_train, i), labels[i]))
         .collect::<Result<Vec<_>>>()?;
     let xs = model.standardised_inputs(x)?;
     let mut sets = Vec::with_capacity(xs.nrows());
-    let rows = block_inputs(n);
+    let rows = loo.block_inputs(n);
     for lo in (0..xs.nrows()).step_by(rows) {
         let block = xs.as_ref().subrows(lo, rows.min(xs.nrows() - lo));
         let nb = block.nrows();
-        // Every class's leave-one-out marginals, flattened to row i·nb + j (model −i at x_j).
-        let latent = downdates
-            .iter()
-            .map(|d| d.at(block))
-            .collect::<Result<Vec<_>>>()?;
-        let p = model.latent_class_probabilities(latent)?;
+        // Row i·nb + j: the model without row i at x_j.
+        let p = loo.probabilities_at(model, block)?;
         // Each input's set compares its own n leave-one-out scores: independent across inputs.
         let k = p.ncols();
         let block_sets = (0..nb)

@@ -9,8 +9,8 @@
 //! otherwise uses (fitted on the whole sample, with its certificate) is untouched; the sets
 //! come from part A's model, so a set need not hold the label `predict` names.
 //!
-//! Jackknife+ (Laplace, EP, IVM, pac-gpc; the SVM, naive mean field and svgp below; binary or
-//! one-vs-rest, each member by its own kind, `jackknife.rs`): the record
+//! Jackknife+ (Laplace, EP, IVM, pac-gpc; the SVM, naive mean field, svgp, pac-svgp and softmax
+//! below; binary or one-vs-rest, each member by its own kind, `jackknife.rs`): the record
 //! keeps every training label; the leave-one-out models are the stored posterior(s) with one site removed
 //! ([`crate::loo::LooDowndate::sites`]), their scores of the training labels come from the
 //! cavities the downdate is built from ([`crate::loo::site_cavities`]; one `L⁻¹` per
@@ -62,7 +62,16 @@
 //! eq. 12.7), which at `x_i` is the leave-one-out `certify` reports. The sites are read at the
 //! training rows, so its record keeps the standardised training inputs ([`TrainingInputs`]);
 //! its labels are checked by count and range (its sites are computed from the record's labels,
-//! not stored, so the posterior cannot tell an edited label).
+//! not stored, so the posterior cannot tell an edited label). pac-svgp's `q(u)` is its bound's
+//! stationary point, whose sites are the rows' Gibbs risks weighted by the bound's exchange
+//! rate (eq. 12.8): the same record and removal.
+//!
+//! The softmax Laplace posterior has one K-dimensional site per row, removed by a rank-K
+//! Woodbury update ([`crate::loo::SoftmaxSiteLoo`], docs/math.md eq. 10.1); each leave-one-out
+//! model's class probabilities are the model's own predictive (its draws). The record keeps the
+//! labels only (the posterior's basis is the training sample); at the mode
+//! `α_ci = 1{y_i = c} − π̂_ci` is positive for the row's class only, so an edited label is
+//! refused.
 
 use faer::{Mat, MatRef};
 use rayon::prelude::*;
@@ -331,6 +340,18 @@ fn validate_labels(
     k: usize,
 ) -> std::result::Result<(), String> {
     check_label_range(labels, n, k)?;
+    if let Task::Softmax { posterior, .. } = &model.task {
+        // At the mode `α_ci = 1{y_i = c} − π̂_ci`: positive for the row's own class only.
+        if posterior.alpha.iter().any(|a| a.len() != n) {
+            return Err(format!("a softmax posterior without {n} sites per class"));
+        }
+        return match (0..n).find(|&i| !(posterior.alpha[labels[i]][i] > 0.0)) {
+            Some(i) => Err(format!(
+                "training label {i} is not the one the softmax posterior was fitted on"
+            )),
+            None => Ok(()),
+        };
+    }
     let sites = crate::spec::site_form_classifier(&model.spec.method);
     for (c, post) in model
         .site_posteriors()

@@ -8,7 +8,8 @@ use crate::inference::{ApproxLooKind, FitWork};
 /// Intervals apply to regressors with a regression score, prediction sets to classifiers with
 /// a classification score and split conformal, or jackknife+ where the classifier has a
 /// closed-form leave-one-out at any input ([`site_form_classifier`],
-/// [`linear_response_classifier`], [`inducing_site_classifier`]); jackknife+ needs the
+/// [`linear_response_classifier`], [`inducing_site_classifier`], softmax's K-dimensional
+/// sites: [`crate::loo::SoftmaxSiteLoo`]); jackknife+ needs the
 /// posterior fitted on the whole sample (not a split prior's: a conflict with the prior,
 /// [`split_prior`]); folds and fractions within their ranges.
 pub(crate) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), SpecError> {
@@ -32,6 +33,7 @@ pub(crate) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), S
             site_form_classifier(&spec.method)
                 || linear_response_classifier(&spec.method)
                 || inducing_site_classifier(&spec.method)
+                || matches!(spec.method, Method::Softmax(_))
         }
         IntervalMethod::CvPlus { .. } => false,
     };
@@ -43,7 +45,7 @@ pub(crate) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), S
              closed-form leave-one-out at any input, without refits, of a posterior fitted on \
              the whole sample: the site downdate of laplace, ep, ivm or pac-gpc, the linear \
              response of mean-field or svm, or svgp's and pac-svgp's sites removed from q(u), \
-             binary or one-vs-rest, without a split prior; sogp and softmax have none; \
+             binary or one-vs-rest, or softmax's, without a split prior; sogp has none; \
              cross-validation sets are not available for classifiers)",
         ));
     }

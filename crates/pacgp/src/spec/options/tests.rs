@@ -97,9 +97,18 @@ fn leave_one_out_is_computed_where_the_model_has_one() {
             assert!(e.to_string().contains("cavities"), "{e}");
         }
     }
-    // svgp's and pac-svgp's are their rows' sites removed from q(u): the approximation only.
-    for method in [MethodName::Svgp, MethodName::PacSvgp] {
-        let spec = check(method, opts());
+    // svgp's and pac-svgp's are their rows' sites removed from q(u), softmax's its rows'
+    // K-dimensional sites removed: the approximation only.
+    let softmax = FitOptions {
+        multiclass: Some(MultiClass::Softmax),
+        ..opts()
+    };
+    for (method, o, why) in [
+        (MethodName::Svgp, opts(), "removed from q(u)"),
+        (MethodName::PacSvgp, opts(), "removed from q(u)"),
+        (MethodName::Laplace, softmax, "mode again"),
+    ] {
+        let spec = check(method, o);
         assert_eq!(
             spec.leave_one_out(LooRequest::Auto).unwrap(),
             Some(LooMode::Approx)
@@ -107,7 +116,7 @@ fn leave_one_out_is_computed_where_the_model_has_one() {
         let e = spec
             .leave_one_out(LooRequest::Mode(LooMode::Exact))
             .unwrap_err();
-        assert!(e.to_string().contains("removed from q(u)"), "{e}");
+        assert!(e.to_string().contains(why), "{e}");
     }
     let split = || Some(SplitFraction::Menu);
     let without = [
@@ -136,13 +145,6 @@ fn leave_one_out_is_computed_where_the_model_has_one() {
             MethodName::Laplace,
             FitOptions {
                 prior: split(),
-                ..opts()
-            },
-        ),
-        check(
-            MethodName::Laplace,
-            FitOptions {
-                multiclass: Some(MultiClass::Softmax),
                 ..opts()
             },
         ),
