@@ -900,9 +900,8 @@ class _Classifier(ClassifierMixin, _PacgpEstimator):
 
     def predict_set(self, X, alpha=0.1):
         """Conformal prediction sets of level 1 − ``alpha`` at X (the estimator fitted with
-        ``intervals="split-conformal[:F]"``, or ``"jackknife+"`` for laplace, ep, ivm,
-        pac-gpc, mean-field, svm, svgp and pac-svgp, binary or one-vs-rest, and softmax; no
-        split prior): a
+        ``intervals="split-conformal[:F]"``, or ``"jackknife+"`` for any classifier without
+        a split prior; sogp's refits it without each training row): a
         ``PredictionSets(sets, statement)``, ``sets`` a boolean array of shape (n_samples,
         n_classes) whose column j says whether ``classes_[j]`` is in the row's set (MAPIE's
         layout, one level), ``statement`` a dict naming the method, the score and the

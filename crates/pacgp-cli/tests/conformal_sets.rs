@@ -94,7 +94,7 @@ fn sets_on(
 fn jackknife_sets_from_the_command_line() {
     sets_from_the_command_line("laplace", "aps", &[]);
 
-    // SOGP's posterior is in dense form (no sites): refused before any data.
+    // Cross-validation sets are not available for classifiers: refused before any data.
     let dir = tempfile::tempdir().unwrap();
     let model = dir.path().join("m.json");
     let err = fails(
@@ -103,16 +103,16 @@ fn jackknife_sets_from_the_command_line() {
             "--data",
             RIPLEY.0,
             "--method",
-            "sogp",
+            "laplace",
             "--intervals",
-            "jackknife+",
+            "cv+",
             "--out",
             s(&model),
         ],
         2,
     );
     assert!(err.contains("split-conformal"), "{err}");
-    assert!(err.contains("laplace, ep, ivm or pac-gpc"), "{err}");
+    assert!(err.contains("cross-validation sets"), "{err}");
 }
 
 /// IVM's sites cover its active set: its jackknife+ sets from the command line as laplace's.
@@ -173,6 +173,13 @@ fn svgp_jackknife_sets_from_the_command_line() {
         2,
     );
     assert!(err.contains("split-conformal"), "{err}");
+}
+
+/// SOGP's jackknife+ sets from the command line: `predict --set` refits it without each of
+/// the 250 training rows (its leave-one-out is refits), labelled and checked as laplace's.
+#[test]
+fn sogp_jackknife_sets_from_the_command_line() {
+    sets_from_the_command_line("sogp", "lac", &[]);
 }
 
 /// One-vs-rest SVMs on iris (3 classes, 150 rows; the sets of the training inputs): the

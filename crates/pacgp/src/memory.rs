@@ -184,6 +184,21 @@ fn may_allocate(rows: usize, cols: usize) -> bool {
     }
 }
 
+/// Whether `count` matrices of `rows × cols` fit in the memory available now, else
+/// [`Error::OutOfMemory`] naming `what` (its rows the count, its columns `rows · cols`): a
+/// check before work whose buffers are allocated inside (a fit's own matrices).
+pub fn check_matrices(count: usize, rows: usize, cols: usize, what: &'static str) -> Result<()> {
+    let cells = rows.saturating_mul(cols);
+    let fits = match matrices_bytes(count as u64, rows, cols) {
+        None => false,
+        Some(b) => available_memory().is_none_or(|a| b <= a),
+    };
+    match fits {
+        true => Ok(()),
+        false => Err(out_of_memory(what, count, cells)),
+    }
+}
+
 /// A `rows × cols` matrix of zeros, or [`Error::OutOfMemory`] instead of the allocator's
 /// abort: the one fallible allocation of data-sized matrices (N × N, N × M, N × D).
 pub fn try_zeros(rows: usize, cols: usize, what: &'static str) -> Result<Mat<f64>> {

@@ -436,12 +436,12 @@ fn record_round_trips_and_is_validated() {
 fn spec_refuses_what_does_not_apply() {
     let err = |o: FitOptions, m: MethodName| o.check(m).unwrap_err();
     let e = err(
-        options(IntervalMethod::JackknifePlus, IntervalScore::Absolute),
+        options(IntervalMethod::CvPlus { folds: 5 }, IntervalScore::Lac),
         MethodName::Sogp,
     );
     assert_eq!(e.option, SpecOption::Intervals);
-    // laplace and ivm take jackknife+ sets, with a classifier's score.
-    for method in [MethodName::Laplace, MethodName::Ivm] {
+    // laplace, ivm and sogp take jackknife+ sets, with a classifier's score.
+    for method in [MethodName::Laplace, MethodName::Ivm, MethodName::Sogp] {
         let e = err(
             options(IntervalMethod::JackknifePlus, IntervalScore::Absolute),
             method,

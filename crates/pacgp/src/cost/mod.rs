@@ -218,11 +218,11 @@ pub fn peak_bytes(spec: &CheckedFitSpec, n: usize, d: usize, k: usize) -> u64 {
 /// model ([`kept_bytes`]), CV+'s fold models fitted before (`K − 1` of them, each kept), and
 /// the refit's footprint on its part (`n − ⌊n/K⌋` rows at most, `data::k_fold`; `round(F·n)`,
 /// `data::part_a_size`), or, once it is fitted, its model and the copy a fold model takes of
-/// it (`model::FoldModel::of`). Jackknife+ refits nothing; svgp's record copies the
-/// standardised training inputs beside the fitted model.
+/// it (`model::FoldModel::of`). Jackknife+ refits nothing at fit time; svgp's, pac-svgp's
+/// and SOGP's records copy the standardised training inputs beside the fitted model.
 fn refit_bytes(method: &Method, iv: IntervalMethod, n: usize, d: usize, k: usize) -> u64 {
     let (part, earlier) = match iv {
-        IntervalMethod::JackknifePlus if crate::spec::inducing_site_classifier(method) => {
+        IntervalMethod::JackknifePlus if crate::spec::training_inputs_classifier(method) => {
             let inputs = matrices_bytes(1, n, d).unwrap_or(u64::MAX);
             return kept_bytes(method, k, n, d).saturating_add(inputs);
         }

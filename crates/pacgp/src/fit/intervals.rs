@@ -209,7 +209,7 @@ fn jackknife_set_record(
         true => Some(active_sets(data, &labels, model)?),
         false => None,
     };
-    let inputs = match crate::spec::inducing_site_classifier(&model.spec.method) {
+    let inputs = match crate::spec::training_inputs_classifier(&model.spec.method) {
         true => Some(TrainingInputs {
             x: model.x_scaler.transform(data.x.as_ref())?,
         }),

@@ -68,7 +68,10 @@ pub use downdate::{LooAtPoints, LooDowndate, TrainingLoo};
 pub use inducing::{inducing_site_loo, InducingSiteLoo};
 pub use linear_response::mean_field_response;
 pub use mean_field_functions::{mean_field_loo, MeanFieldLooFunctions};
-pub use refit::{classifier_exact_loo, exact_gp_refit_loo, refit_loo, sparse_gp_refit_loo, Refit};
+pub use refit::{
+    classifier_exact_loo, classifier_refit_posteriors, exact_gp_refit_loo, refit_loo,
+    sparse_gp_refit_loo, Refit,
+};
 pub use softmax::SoftmaxSiteLoo;
 
 const LN_2PI: f64 = 1.837_877_066_409_345_5;

@@ -18,6 +18,7 @@ use crate::inference::{entries_at, ClassifierFit, ConvergenceStatus, InferenceMe
 use crate::inference::{LeftOut, Problem, WarmStart};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
+use crate::posterior::GaussianPosterior;
 use crate::regression::exact::ExactGp;
 use crate::regression::sparse::SparseGp;
 
@@ -69,6 +70,62 @@ fn rows_of(x: MatRef<'_, f64>, train: &[usize]) -> Mat<f64> {
     Mat::from_fn(train.len(), x.ncols(), |r, c| x[(train[r], c)])
 }
 
+/// Every row's model refitted without it by `method` (cold) at fixed kernel and likelihood,
+/// in parallel, in row order: the leave-one-out models jackknife+ sets read at any input for
+/// a classifier whose leave-one-out is refits (SOGP). Refused before any refit where the N
+/// posteriors (M basis points each: `m` of `method`'s active set, D inputs) would not fit in
+/// the memory available now.
+pub fn classifier_refit_posteriors(
+    method: &InferenceMethod,
+    (kernel, lik): (&Kernel, &Likelihood),
+    x: MatRef<'_, f64>,
+    y: &[f64],
+    m: usize,
+) -> Result<Vec<GaussianPosterior>> {
+    crate::inference::check_classification(x, y, lik)?;
+    let n = y.len();
+    check_rows(n, &[])?;
+    // Each refit keeps its basis (M × D), its factors and its site vectors (about 2M² + M·D).
+    crate::memory::check_matrices(n, m, 2 * m + x.ncols(), "the N leave-one-out refits")?;
+    let start = WarmStart::None;
+    let data = RefitData { kernel, lik, x, y };
+    (0..n)
+        .into_par_iter()
+        .map(|i| {
+            let train: Vec<usize> = (0..n).filter(|&j| j != i).collect();
+            Ok(data.without(method, &start, &train, i)?.posterior)
+        })
+        .collect()
+}
+
+/// A classifier's fixed kernel, likelihood and full sample, refitted without one row.
+struct RefitData<'a> {
+    kernel: &'a Kernel,
+    lik: &'a Likelihood,
+    x: MatRef<'a, f64>,
+    y: &'a [f64],
+}
+
+impl RefitData<'_> {
+    /// `method` fitted on the rows `train` (all but `row`) from `start`.
+    fn without(
+        &self,
+        method: &InferenceMethod,
+        start: &WarmStart,
+        train: &[usize],
+        row: usize,
+    ) -> Result<ClassifierFit> {
+        let (xt, yt) = (rows_of(self.x, train), entries_at(self.y, train));
+        let p = Problem {
+            kernel: self.kernel,
+            lik: self.lik,
+            x: xt.as_ref(),
+            y: &yt,
+        };
+        method.refit_without(p, &LeftOut { start, train, row })
+    }
+}
+
 /// Exact LOO of a GP classifier by refitting `method` (kernel and likelihood fixed) on the
 /// data without each of `rows`, in parallel: margins `y_i(μ_{−i} + b)` with the probit's
 /// bias b (`Likelihood::bias_and_slope`), in the order of `rows`, and the number of refits
@@ -88,20 +145,9 @@ pub fn classifier_exact_loo(
         Some(fit) => method.warm_start(fit, y)?,
         None => WarmStart::None,
     };
+    let data = RefitData { kernel, lik, x, y };
     let refits = refit_loo(y.len(), rows, |train, i| {
-        let (xt, yt) = (rows_of(x, train), entries_at(y, train));
-        let p = Problem {
-            kernel,
-            lik,
-            x: xt.as_ref(),
-            y: &yt,
-        };
-        let out = LeftOut {
-            start: &start,
-            train,
-            row: i,
-        };
-        let fit = method.refit_without(p, &out)?;
+        let fit = data.without(method, &start, train, i)?;
         let m = fit.posterior.predict(x.subrows(i, 1))?;
         Ok(Refit {
             mean: m.mean[0],

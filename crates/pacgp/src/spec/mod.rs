@@ -23,7 +23,9 @@ use crate::regression::inducing_init::InducingInit;
 use crate::regression::sparse::SparseMethod;
 use crate::svm::SvmSolver;
 
-pub(crate) use options::{active_set_classifier, inducing_site_classifier, site_form_classifier};
+pub(crate) use options::{
+    active_set_classifier, refit_classifier, site_form_classifier, training_inputs_classifier,
+};
 pub use options::{FitOptions, LibraryWording, SpecError, SpecOption, SpecProblem, Wording};
 pub use values::{
     BoundName, HyperPriorName, LikelihoodName, LooRequest, MethodName, MultiClass, Named,

@@ -111,6 +111,8 @@ pub(super) enum RowLoo<'a> {
     /// svgp's or pac-svgp's posterior with row i's rank-one site removed from `q(u)`
     /// (docs/math.md eqs. 12.7–12.8, [`InducingSiteLoo`]).
     Inducing(Box<InducingSiteLoo<'a>>),
+    /// SOGP refitted without row i at the stored kernel (its leave-one-out is refits).
+    Refits(Vec<GaussianPosterior>),
 }
 
 impl RowLoo<'_> {
@@ -125,6 +127,7 @@ impl RowLoo<'_> {
                 return shifted(post, &loo.shifts(block)?, 1.0, block)
             }
             RowLoo::Inducing(loo) => return loo.at(block),
+            RowLoo::Refits(posts) => return refits_at(posts, block),
         };
         let at = downdate.at(block)?;
         let Some(basis_of) = basis_of else {
@@ -154,6 +157,7 @@ impl RowLoo<'_> {
             RowLoo::Svm { loo, .. } => loo.fit().alpha.len(),
             RowLoo::MeanField { loo, .. } => loo.training_margins().len(),
             RowLoo::Inducing(loo) => loo.n(),
+            RowLoo::Refits(posts) => posts.len(),
         }
     }
 }
@@ -289,6 +293,65 @@ fn inducing_row_loo<'a>(
     Ok((row_loo, calibration))
 }
 
+/// The marginals of every refitted model at the rows of `block`, row `i·nb + j` model i at
+/// `x_j`.
+fn refits_at(posts: &[GaussianPosterior], block: MatRef<'_, f64>) -> Result<Marginals> {
+    let per_row = posts
+        .par_iter()
+        .map(|p| p.predict(block))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Marginals {
+        mean: per_row
+            .iter()
+            .flat_map(|m| m.mean.iter().copied())
+            .collect(),
+        var: per_row.iter().flat_map(|m| m.var.iter().copied()).collect(),
+    })
+}
+
+/// SOGP's [`RowLoo`] and its leave-one-out marginals at the training rows: the binary model
+/// (or one-vs-rest member) refitted without each row at its stored kernel on the record's
+/// standardised inputs `x` and ±1 labels `y` ([`crate::loo::classifier_refit_posteriors`],
+/// `O(N)` fits). The fit on every row is done again first and refused unless it is the stored
+/// posterior (SOGP is deterministic: an edited label or input changes it).
+fn refit_row_loo(
+    model: &FittedModel,
+    post: &GaussianPosterior,
+    x: MatRef<'_, f64>,
+    y: &[f64],
+) -> Result<(RowLoo<'static>, Marginals)> {
+    let Task::Classification { likelihood, .. } = &model.task else {
+        return Err(Error::Unsupported(format!(
+            "'{}' is not a binary classifier refitted for its leave-one-out",
+            model.method()
+        )));
+    };
+    let method = model.inference_method()?;
+    let full = method.fit(post.kernel(), likelihood, x, y)?;
+    let same = full.posterior.alpha == post.alpha
+        && crate::linalg::same_mat(full.posterior.basis.as_ref(), post.basis.as_ref());
+    if !same {
+        return Err(Error::Numerical {
+            what: "jackknife+ set record",
+            message: "refitted on the record's inputs and labels, the classifier is not the \
+                      stored posterior (an edited label or input)"
+                .into(),
+        });
+    }
+    let kernel_lik = (post.kernel(), likelihood);
+    let posts = crate::loo::classifier_refit_posteriors(&method, kernel_lik, x, y, post.n_basis())?;
+    let at_rows = posts
+        .iter()
+        .enumerate()
+        .map(|(i, p)| p.predict(x.subrows(i, 1)))
+        .collect::<Result<Vec<_>>>()?;
+    let calibration = Marginals {
+        mean: at_rows.iter().map(|m| m.mean[0]).collect(),
+        var: at_rows.iter().map(|m| m.var[0]).collect(),
+    };
+    Ok((RowLoo::Refits(posts), calibration))
+}
+
 /// A site posterior's [`RowLoo`] (member c) and its latent leave-one-out marginals at the
 /// training rows: the cavities, and IVM's posterior marginals outside its active set
 /// ([`crate::loo::training_cavities`]), from one `L⁻¹`.
@@ -343,6 +406,9 @@ pub(super) fn row_loos<'a>(
         .map(|(c, ((m, post), y))| match (&m.task, inputs) {
             (Task::Svm { .. }, _) => svm_row_loo(m, y, active, c),
             (Task::Classification { .. }, _) if is_mean_field(m) => mean_field_row_loo(m, post, &y),
+            (_, Some(x)) if crate::spec::refit_classifier(&m.spec.method) => {
+                refit_row_loo(m, post, x, &y)
+            }
             (_, Some(x)) => inducing_row_loo(m, post, x, &y),
             _ => site_row_loo(post, active, c),
         })

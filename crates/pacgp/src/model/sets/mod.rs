@@ -216,10 +216,10 @@ impl SetRecord {
             IntervalMethod::JackknifePlus,
         ) = (self, iv.method)
         {
-            if inputs.is_some() != crate::spec::inducing_site_classifier(&spec.method) {
+            if inputs.is_some() != crate::spec::training_inputs_classifier(&spec.method) {
                 return Err(format!(
-                    "a jackknife+ record {} training inputs for {}: svgp's records have them, \
-                     others not",
+                    "a jackknife+ record {} training inputs for {}: svgp's, pac-svgp's and \
+                     sogp's records have them, others not",
                     if inputs.is_some() { "with" } else { "without" },
                     model.method()
                 ));

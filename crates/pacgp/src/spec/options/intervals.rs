@@ -9,7 +9,7 @@ use crate::inference::{ApproxLooKind, FitWork};
 /// a classification score and split conformal, or jackknife+ where the classifier has a
 /// closed-form leave-one-out at any input ([`site_form_classifier`],
 /// [`linear_response_classifier`], [`inducing_site_classifier`], softmax's K-dimensional
-/// sites: [`crate::loo::SoftmaxSiteLoo`]); jackknife+ needs the
+/// sites: [`crate::loo::SoftmaxSiteLoo`]), or refits ([`refit_classifier`]); jackknife+ needs the
 /// posterior fitted on the whole sample (not a split prior's: a conflict with the prior,
 /// [`split_prior`]); folds and fractions within their ranges.
 pub(crate) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), SpecError> {
@@ -33,6 +33,7 @@ pub(crate) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), S
             site_form_classifier(&spec.method)
                 || linear_response_classifier(&spec.method)
                 || inducing_site_classifier(&spec.method)
+                || refit_classifier(&spec.method)
                 || matches!(spec.method, Method::Softmax(_))
         }
         IntervalMethod::CvPlus { .. } => false,
@@ -44,8 +45,8 @@ pub(crate) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), S
             "split-conformal[:F] for this classifier's prediction sets (jackknife+ sets need a \
              closed-form leave-one-out at any input, without refits, of a posterior fitted on \
              the whole sample: the site downdate of laplace, ep, ivm or pac-gpc, the linear \
-             response of mean-field or svm, or svgp's and pac-svgp's sites removed from q(u), \
-             binary or one-vs-rest, or softmax's, without a split prior; sogp has none; \
+             response of mean-field or svm, svgp's and pac-svgp's sites removed from q(u) or \
+             sogp's refits, binary or one-vs-rest, or softmax's, without a split prior; \
              cross-validation sets are not available for classifiers)",
         ));
     }
@@ -135,6 +136,28 @@ pub(crate) fn linear_response_classifier(method: &Method) -> bool {
         Method::OneVsRest(inner) => linear_response_classifier(inner),
         _ => false,
     }
+}
+
+/// Whether a classifier's leave-one-out is refits (SOGP's online sweeps, binary or
+/// one-vs-rest, no split prior): its jackknife+ sets refit it without each row at the stored
+/// kernel ([`crate::loo::classifier_refit_posteriors`]), from the record's training inputs.
+pub(crate) fn refit_classifier(method: &Method) -> bool {
+    match method {
+        Method::Classifier(c) => {
+            loo_kind(&c.inference) == Some(ApproxLooKind::RefitsOnly)
+                && !matches!(c.hypers, ClassifierHypers::Split(_))
+        }
+        Method::OneVsRest(inner) => refit_classifier(inner),
+        _ => false,
+    }
+}
+
+/// Whether a classifier's jackknife+ record keeps the standardised training inputs: its
+/// leave-one-out is read at the rows but its posterior's basis is not them (svgp's and
+/// pac-svgp's inducing inputs, [`inducing_site_classifier`]; SOGP's refits,
+/// [`refit_classifier`]).
+pub(crate) fn training_inputs_classifier(method: &Method) -> bool {
+    inducing_site_classifier(method) || refit_classifier(method)
 }
 
 /// Whether a classifier's leave-one-out removes its rows' rank-one sites from its inducing
