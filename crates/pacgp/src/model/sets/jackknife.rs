@@ -327,9 +327,19 @@ fn refit_row_loo(
         )));
     };
     let method = model.inference_method()?;
-    let full = method.fit(post.kernel(), likelihood, x, y)?;
-    let same = full.posterior.alpha == post.alpha
-        && crate::linalg::same_mat(full.posterior.basis.as_ref(), post.basis.as_ref());
+    let full = method.fit(post.kernel(), likelihood, x, y)?.posterior;
+    // To 1e-8 relative, as the SVM's check: a fit on another machine may round otherwise.
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-8 * a.abs().max(b.abs()).max(1.0);
+    let (fb, pb) = (full.basis.as_ref(), post.basis.as_ref());
+    let same = full.alpha.len() == post.alpha.len()
+        && full
+            .alpha
+            .iter()
+            .zip(&post.alpha)
+            .all(|(a, b)| close(*a, *b))
+        && fb.nrows() == pb.nrows()
+        && fb.ncols() == pb.ncols()
+        && (0..pb.ncols()).all(|j| (0..pb.nrows()).all(|i| close(fb[(i, j)], pb[(i, j)])));
     if !same {
         return Err(Error::Numerical {
             what: "jackknife+ set record",
