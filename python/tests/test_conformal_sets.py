@@ -116,7 +116,7 @@ def test_refusals():
     with pytest.raises(ValueError, match="interval_score"):
         pacgp.GPClassifier(intervals="split-conformal", interval_score="gp-std").fit(X, y)
     with pytest.raises(ValueError, match="split-conformal"):
-        pacgp.GPClassifier(method="sogp", intervals="jackknife+").fit(X, y)
+        pacgp.GPClassifier(intervals="cv+").fit(X, y)
     assert not hasattr(pacgp.GPRegressor(), "predict_set")
 
 
