@@ -131,15 +131,7 @@ where
     F: Fn(&[usize], usize) -> Result<(f64, f64)> + Sync,
 {
     let rows: Vec<usize> = (0..n).collect();
-    let refits = refit_loo(n, &rows, |train, i| {
-        let (mean, var) = fit_predict(train, i)?;
-        Ok(Refit {
-            mean,
-            var,
-            converged: true,
-        })
-    })?;
-    Ok(refits.iter().map(|r| (r.mean, r.var)).collect())
+    refit_loo(n, &rows, fit_predict)
 }
 
 /// Leave-one-out decisions of a classifier.

@@ -35,10 +35,12 @@ pub struct Refit {
 
 /// Run `refit(train, i)` for every `i` in `rows`, where `train` lists the other rows
 /// `0..n` (in order), in parallel; results come back in the order of `rows`. The first error
-/// (in row order) is returned.
-pub fn refit_loo<F>(n: usize, rows: &[usize], refit: F) -> Result<Vec<Refit>>
+/// (in row order) is returned. `T` is what a refit keeps: its prediction at `x_i`
+/// ([`Refit`]) or, for jackknife+ sets, the whole leave-one-out posterior.
+pub fn refit_loo<T, F>(n: usize, rows: &[usize], refit: F) -> Result<Vec<T>>
 where
-    F: Fn(&[usize], usize) -> Result<Refit> + Sync,
+    T: Send,
+    F: Fn(&[usize], usize) -> Result<T> + Sync,
 {
     check_rows(n, rows)?;
     rows.par_iter()
@@ -89,13 +91,10 @@ pub fn classifier_refit_posteriors(
     crate::memory::check_matrices(n, m, 2 * m + x.ncols(), "the N leave-one-out refits")?;
     let start = WarmStart::None;
     let data = RefitData { kernel, lik, x, y };
-    (0..n)
-        .into_par_iter()
-        .map(|i| {
-            let train: Vec<usize> = (0..n).filter(|&j| j != i).collect();
-            Ok(data.without(method, &start, &train, i)?.posterior)
-        })
-        .collect()
+    let all: Vec<usize> = (0..n).collect();
+    refit_loo(n, &all, |train, i| {
+        Ok(data.without(method, &start, train, i)?.posterior)
+    })
 }
 
 /// A classifier's fixed kernel, likelihood and full sample, refitted without one row.
