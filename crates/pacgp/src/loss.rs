@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::data::TargetScaler;
 use crate::error::{Error, Result};
 use crate::posterior::Marginals;
 use crate::special::{normal_cdf, normal_pdf};
@@ -39,6 +40,12 @@ impl RegressionLoss {
     pub fn new_epsilon_band(epsilon: f64) -> Result<Self> {
         check_epsilon(epsilon)?;
         Ok(RegressionLoss::EpsilonBand { epsilon })
+    }
+
+    /// The ε-band loss of an ε in target units, on the targets standardised by `y_scaler`
+    /// (the loss every fit objective and certificate evaluates).
+    pub fn band_in_standard_units(epsilon: f64, y_scaler: &TargetScaler) -> Result<Self> {
+        Self::new_epsilon_band(y_scaler.scale_length(epsilon))
     }
 
     /// The ε of the loss.

@@ -337,7 +337,7 @@ pub fn pac_sgp(spec: &CheckedFitSpec, s: &PacSgpSpec, train: &Dataset) -> Result
     }
     let st = standardise(train)?;
     let kernel = Kernel::from_spec(&s.kernel, train.d())?;
-    let loss = RegressionLoss::new_epsilon_band(st.y_scaler.scale_length(s.epsilon))?;
+    let loss = RegressionLoss::band_in_standard_units(s.epsilon, &st.y_scaler)?;
     let (x, y) = (st.x.as_ref(), &st.y);
     let settings = crate::objective::pac_sgp::PacSgpSettings {
         m: s.inducing.unwrap_or(crate::spec::DEFAULT_BASIS),

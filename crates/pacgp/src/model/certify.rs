@@ -312,7 +312,7 @@ impl FittedModel {
         let family = MeanScaled::from_marginals(posterior, xs.as_ref(), marginals)?;
         let bands = epsilons
             .iter()
-            .map(|&eps| RegressionLoss::new_epsilon_band(ys.scale_length(eps)))
+            .map(|&eps| RegressionLoss::band_in_standard_units(eps, &ys))
             .collect::<Result<Vec<_>>>()?;
         let losses: Vec<GibbsLoss> = bands.iter().map(|l| GibbsLoss::Regression(*l)).collect();
         let certificates =
