@@ -490,8 +490,9 @@ pub fn fit_sparse_split_prior_with(
     let fractions = cfg.fraction.menu()?;
     let chosen = fractions.by_bound(|&fraction, _| {
         let parts = RegressionParts::of(train, fraction, cfg.seed)?;
-        let loss = GibbsLoss::Regression(RegressionLoss::new_epsilon_band(
-            parts.y_scaler.scale_length(cfg.epsilon),
+        let loss = GibbsLoss::Regression(RegressionLoss::band_in_standard_units(
+            cfg.epsilon,
+            &parts.y_scaler,
         )?);
         let na = parts.a.len();
         let prior = SparseSplitPrior::fit_vfe(
