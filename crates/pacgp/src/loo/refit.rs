@@ -34,8 +34,8 @@ pub struct Refit {
 }
 
 /// Run `refit(train, i)` for every `i` in `rows`, where `train` lists the other rows
-/// `0..n` (in order), in parallel; results come back in the order of `rows`. The first error
-/// (in row order) is returned. `T` is what a refit keeps: its prediction at `x_i`
+/// `0..n` (in order), in parallel; results come back in the order of `rows`. Where refits
+/// fail, one of their errors is returned. `T` is what a refit keeps: its prediction at `x_i`
 /// ([`Refit`]) or, for jackknife+ sets, the whole leave-one-out posterior.
 pub fn refit_loo<T, F>(n: usize, rows: &[usize], refit: F) -> Result<Vec<T>>
 where

@@ -34,10 +34,20 @@ enum ClassLoo<'a> {
 
 impl<'a> ClassLoo<'a> {
     /// The models of `model`'s record, and their class probabilities at their own rows.
-    /// (The record's labels were checked against the softmax posterior's sites on load.)
+    /// A softmax record's labels are checked against the posterior's sites here too: `load`
+    /// checks them, but a model deserialised by serde or given its record by hand is not
+    /// loaded.
     fn new(model: &'a FittedModel, record: &LooRecord<'_>) -> Result<(Self, Mat<f64>)> {
         if let Task::Softmax { posterior, .. } = &model.task {
             let loo = SoftmaxSiteLoo::new(posterior)?;
+            if loo.labels() != record.labels {
+                return Err(Error::Numerical {
+                    what: "jackknife+ set record",
+                    message: "its training labels are not the ones the softmax posterior was \
+                              fitted on"
+                        .into(),
+                });
+            }
             let p = model.softmax_probabilities(loo.training())?;
             return Ok((ClassLoo::Softmax(Box::new(loo)), p));
         }
