@@ -20,6 +20,7 @@ use pacgp::inference::evidence::{
     fit_ep_ml2, fit_laplace_ml2, laplace_evidence, ClassifierMlConfig,
 };
 use pacgp::inference::laplace::{laplace, LaplaceConfig};
+use pacgp::inference::Problem;
 use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
 
@@ -44,10 +45,7 @@ fn data() -> (Mat<f64>, Vec<f64>) {
 fn time_ml2(x: &Mat<f64>, y: &[f64], k: &Kernel) {
     let t = std::time::Instant::now();
     let r = fit_ep_ml2(
-        k,
-        &Likelihood::probit(),
-        x.as_ref(),
-        y,
+        Problem::new(k, &Likelihood::probit(), x.as_ref(), y),
         &ClassifierMlConfig::default(),
     )
     .unwrap();
@@ -62,10 +60,7 @@ fn time_ml2(x: &Mat<f64>, y: &[f64], k: &Kernel) {
     for run in 0..2 {
         let t = std::time::Instant::now();
         let r = fit_laplace_ml2(
-            k,
-            &Likelihood::Logistic,
-            x.as_ref(),
-            y,
+            Problem::new(k, &Likelihood::Logistic, x.as_ref(), y),
             &ClassifierMlConfig::default(),
         )
         .unwrap();
@@ -97,10 +92,7 @@ fn benches(c: &mut Criterion) {
     g.bench_function("laplace_evidence_and_gradient", |b| {
         b.iter(|| {
             laplace_evidence(
-                &k,
-                &Likelihood::Logistic,
-                x.as_ref(),
-                &y,
+                Problem::new(&k, &Likelihood::Logistic, x.as_ref(), &y),
                 &LaplaceConfig::default(),
                 None,
             )

@@ -16,6 +16,7 @@ use pacgp::inference::evidence::{
     NegLogEvidence,
 };
 use pacgp::inference::laplace::{laplace, laplace_warm, LaplaceConfig};
+use pacgp::inference::Problem;
 use pacgp::kernel::Kernel;
 use pacgp::likelihood::Likelihood;
 use pacgp::linalg::JitterPolicy;
@@ -70,9 +71,12 @@ fn laplace_gradient_matches_finite_differences() {
         Likelihood::probit_with(1.3, 0.2).unwrap(),
     ] {
         for th in THETAS {
-            let (_, g) =
-                laplace_evidence(&kernel_at(&th), &lik, x.as_ref(), &y, &TIGHT_LAPLACE, None)
-                    .unwrap();
+            let (_, g) = laplace_evidence(
+                Problem::new(&kernel_at(&th), &lik, x.as_ref(), &y),
+                &TIGHT_LAPLACE,
+                None,
+            )
+            .unwrap();
             let value = |t: &[f64]| {
                 laplace(&kernel_at(t), &lik, x.as_ref(), &y, &TIGHT_LAPLACE)
                     .unwrap()
@@ -107,7 +111,12 @@ fn ep_gradient_matches_finite_differences() {
     let lik = Likelihood::probit_with(1.3, 0.2).unwrap();
     let cfg = tight_ep(EpSchedule::Sequential);
     for th in THETAS {
-        let (fit, _, g) = ep_evidence(&kernel_at(&th), &lik, x.as_ref(), &y, &cfg, None).unwrap();
+        let (fit, _, g) = ep_evidence(
+            Problem::new(&kernel_at(&th), &lik, x.as_ref(), &y),
+            &cfg,
+            None,
+        )
+        .unwrap();
         assert_eq!(fit.ln_evidence, Some(g.ln_evidence));
         let value = |t: &[f64]| {
             ep(&kernel_at(t), &lik, x.as_ref(), &y, &cfg)
@@ -146,10 +155,18 @@ fn gaussian_likelihood_evidence_and_gradient_are_exact() {
             exact.lml_gradient().unwrap(),
         );
         let lik = Likelihood::Gaussian { variance: 0.3 };
-        let (_, gl) =
-            laplace_evidence(&k, &lik, x.as_ref(), &yr, &LaplaceConfig::default(), None).unwrap();
-        let (_, _, ge) =
-            ep_evidence(&k, &lik, x.as_ref(), &yr, &EpConfig::default(), None).unwrap();
+        let (_, gl) = laplace_evidence(
+            Problem::new(&k, &lik, x.as_ref(), &yr),
+            &LaplaceConfig::default(),
+            None,
+        )
+        .unwrap();
+        let (_, _, ge) = ep_evidence(
+            Problem::new(&k, &lik, x.as_ref(), &yr),
+            &EpConfig::default(),
+            None,
+        )
+        .unwrap();
         let par = ep(
             &k,
             &lik,
@@ -214,10 +231,7 @@ fn laplace_logistic_matches_scikit_learn() {
         let th = floats(&ev["theta"]);
         let (want, want_grad) = (ev["lml"].as_f64().unwrap(), floats(&ev["grad"]));
         let (_, g) = laplace_evidence(
-            &kernel(&th),
-            &lik,
-            x.as_ref(),
-            &y,
+            Problem::new(&kernel(&th), &lik, x.as_ref(), &y),
             &LaplaceConfig::default(),
             None,
         )
@@ -237,10 +251,7 @@ fn laplace_logistic_matches_scikit_learn() {
         }
     }
     let r = fit_laplace_ml2(
-        &kernel(&[0.0; 4]),
-        &lik,
-        x.as_ref(),
-        &y,
+        Problem::new(&kernel(&[0.0; 4]), &lik, x.as_ref(), &y),
         &ClassifierMlConfig::default(),
     )
     .unwrap();
@@ -346,8 +357,8 @@ fn ml2_optimum_is_stationary_and_better_than_the_start() {
         .unwrap()
         .ln_evidence
         .unwrap();
-    let lap = fit_laplace_ml2(&k0, &lik, x.as_ref(), &y, &cfg).unwrap();
-    let epr = fit_ep_ml2(&k0, &lik, x.as_ref(), &y, &cfg).unwrap();
+    let lap = fit_laplace_ml2(Problem::new(&k0, &lik, x.as_ref(), &y), &cfg).unwrap();
+    let epr = fit_ep_ml2(Problem::new(&k0, &lik, x.as_ref(), &y), &cfg).unwrap();
     for (r, start, name) in [(&lap, start_lap, "Laplace"), (&epr, start_ep, "EP")] {
         let got = r.fit.ln_evidence.unwrap();
         assert!(got > start + 1e-3, "{name}: {got} vs start {start}");
@@ -374,10 +385,7 @@ fn ml2_optimum_is_stationary_and_better_than_the_start() {
         }
     }
     let obj = NegLogEvidence::new(
-        &k0,
-        &lik,
-        x.as_ref(),
-        &y,
+        Problem::new(&k0, &lik, x.as_ref(), &y),
         Approximation::Laplace(TIGHT_LAPLACE),
         true,
     )
@@ -386,10 +394,7 @@ fn ml2_optimum_is_stationary_and_better_than_the_start() {
     let (_, g) = obj.value_and_gradient(&p).unwrap();
     assert_grad_close(|q| obj.value(q).unwrap(), &g, &p, "objective");
     assert!(NegLogEvidence::new(
-        &k0,
-        &Likelihood::Logistic,
-        x.as_ref(),
-        &y,
+        Problem::new(&k0, &Likelihood::Logistic, x.as_ref(), &y),
         Approximation::Laplace(TIGHT_LAPLACE),
         true
     )
@@ -447,8 +452,8 @@ fn ep_ml2_with_the_forcing_tolerance_finds_the_tight_optimum() {
         },
         ..Default::default()
     };
-    let a = fit_ep_ml2(&k0, &lik, x.as_ref(), &y, &loose).unwrap();
-    let b = fit_ep_ml2(&k0, &lik, x.as_ref(), &y, &tight).unwrap();
+    let a = fit_ep_ml2(Problem::new(&k0, &lik, x.as_ref(), &y), &loose).unwrap();
+    let b = fit_ep_ml2(Problem::new(&k0, &lik, x.as_ref(), &y), &tight).unwrap();
     let (za, zb) = (a.fit.ln_evidence.unwrap(), b.fit.ln_evidence.unwrap());
     assert!((za - zb).abs() < 1e-4, "ln Z_EP {za} vs {zb}");
     for (p, q) in a.report.params.iter().zip(&b.report.params) {

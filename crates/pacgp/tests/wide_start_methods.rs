@@ -15,6 +15,7 @@ use pacgp::data::ClassLabels;
 use pacgp::data::{Standardizer, TargetScaler};
 use pacgp::fit::fit;
 use pacgp::inference::evidence::{fit_ep_ml2, fit_laplace_ml2, ClassifierMlConfig};
+use pacgp::inference::Problem;
 use pacgp::kernel::start::{median_distance, wide_stall, wide_start, WIDE_INPUTS};
 use pacgp::prelude::*;
 use pacgp::regression::sparse::{train_sparse, SparseConfig};
@@ -194,8 +195,10 @@ fn laplace_and_ep_ml2_on_wide_inputs_start_at_the_median_and_fit_better() {
         let mut wide_cfg = old_cfg.clone();
         wide_cfg.lbfgs.stall = wide_stall(D_CLASSIFIER);
         let ml2 = |k: &Kernel, cfg: &ClassifierMlConfig| match method {
-            MethodName::Laplace => fit_laplace_ml2(k, &likelihood, x.as_ref(), &train.y, cfg),
-            _ => fit_ep_ml2(k, &likelihood, x.as_ref(), &train.y, cfg),
+            MethodName::Laplace => {
+                fit_laplace_ml2(Problem::new(k, &likelihood, x.as_ref(), &train.y), cfg)
+            }
+            _ => fit_ep_ml2(Problem::new(k, &likelihood, x.as_ref(), &train.y), cfg),
         };
         let wide = ml2(&wide_start, &wide_cfg).unwrap();
         let old = ml2(&old_start, &old_cfg).unwrap();
@@ -587,7 +590,11 @@ fn fits_at_the_threshold_keep_the_start_at_one_bit_for_bit() {
     .unwrap();
     let part_a = clf.subset(&pa.part_a);
     let xa = pa.x_scaler.transform(part_a.x.as_ref()).unwrap();
-    let ml = fit_laplace_ml2(&spec_kernel, &lik, xa.as_ref(), &part_a.y, &cfg.ml).unwrap();
+    let ml = fit_laplace_ml2(
+        Problem::new(&spec_kernel, &lik, xa.as_ref(), &part_a.y),
+        &cfg.ml,
+    )
+    .unwrap();
     assert_eq!(pa.kernel.params(), ml.kernel.params());
     assert_eq!(pa.start_note, None);
 }

@@ -199,6 +199,13 @@ pub struct Problem<'a> {
     pub y: &'a [f64],
 }
 
+impl<'a> Problem<'a> {
+    /// The problem of `kernel`'s prior and `lik` on inputs `x` with labels `y`.
+    pub fn new(kernel: &'a Kernel, lik: &'a Likelihood, x: MatRef<'a, f64>, y: &'a [f64]) -> Self {
+        Self { kernel, lik, x, y }
+    }
+}
+
 /// What a refit without one row starts from: the full-data fit's warm start, the rows kept
 /// (in order) and the row left out.
 #[derive(Clone, Copy, Debug)]

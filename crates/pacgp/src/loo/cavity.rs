@@ -219,6 +219,7 @@ mod tests {
     use super::*;
     use crate::inference::ep::{self, EpConfig};
     use crate::inference::laplace::{self, LaplaceConfig};
+    use crate::inference::Problem;
     use crate::kernel::Kernel;
     use crate::likelihood::Likelihood;
     use crate::linalg::{Cholesky, JitterPolicy};
@@ -235,7 +236,12 @@ mod tests {
             tol: 1e-10,
             ..Default::default()
         };
-        let run = ep::run(&k, &Likelihood::probit(), x.as_ref(), &y, &cfg, None).unwrap();
+        let run = ep::run(
+            Problem::new(&k, &Likelihood::probit(), x.as_ref(), &y),
+            &cfg,
+            None,
+        )
+        .unwrap();
         let own = ep::cavities(&run.sites, &run.post.mu, &run.post.var);
         let (fit, _) = run.into_fit(&k, x.as_ref());
         let cav = site_cavities(&fit.posterior).unwrap();
@@ -257,7 +263,7 @@ mod tests {
             tol: 1e-14,
             max_iter: 200,
         };
-        let mode = laplace::mode(&k, &lik, x.as_ref(), &y, &cfg, None).unwrap();
+        let mode = laplace::mode(Problem::new(&k, &lik, x.as_ref(), &y), &cfg, None).unwrap();
         let (f, d) = (mode.f.clone(), mode.derivs.clone());
         let kg = k.gram(x.as_ref()).unwrap();
         let fit = mode.into_fit(&k, x.as_ref());

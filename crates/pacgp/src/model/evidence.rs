@@ -10,6 +10,7 @@ use super::{FittedModel, Task};
 use crate::error::{Error, Result};
 use crate::inference::evidence::laplace_evidence;
 use crate::inference::laplace::LaplaceConfig;
+use crate::inference::Problem;
 use crate::optim::Objective;
 use crate::posterior::Covariance;
 use crate::regression::exact::{NegLogMarginalLikelihood, RowNoise};
@@ -122,14 +123,8 @@ impl FittedModel {
             kernel.set_params(theta)?;
         }
         let x = self.x_scaler.transform(x)?;
-        let (_, g) = laplace_evidence(
-            &kernel,
-            likelihood,
-            x.as_ref(),
-            y,
-            &LaplaceConfig::default(),
-            None,
-        )?;
+        let p = Problem::new(&kernel, likelihood, x.as_ref(), y);
+        let (_, g) = laplace_evidence(p, &LaplaceConfig::default(), None)?;
         Ok(LogEvidence {
             value: g.ln_evidence,
             gradient: gradient.then_some(g.kernel),

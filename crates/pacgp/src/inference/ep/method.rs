@@ -53,7 +53,7 @@ impl ClassifierInference for EpConfig {
     /// ML-II on `ln Z_EP`, then this method's own fit at the snapped θ, warm-started from
     /// the ML-II sites there.
     fn ml2(&self, p: Problem<'_>, settings: &Ml2Settings) -> Result<Option<Ml2Fit>> {
-        let r = fit_ep_ml2(p.kernel, p.lik, p.x, p.y, &settings.evidence_config())?;
+        let r = fit_ep_ml2(p, &settings.evidence_config())?;
         let at = Problem {
             kernel: &r.kernel,
             ..p

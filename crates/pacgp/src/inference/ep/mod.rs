@@ -22,7 +22,7 @@
 
 use faer::{Mat, MatRef};
 
-use super::{check_classification, ClassifierFit, ConvergenceReport, ConvergenceStatus};
+use super::{check_classification, ClassifierFit, ConvergenceReport, ConvergenceStatus, Problem};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
@@ -415,14 +415,8 @@ fn ln_z_ep(
 }
 
 /// Run EP from `init` (flat sites if `None`) to convergence.
-pub(crate) fn run(
-    kernel: &Kernel,
-    lik: &Likelihood,
-    x: MatRef<'_, f64>,
-    y: &[f64],
-    cfg: &EpConfig,
-    init: Option<&EpSites>,
-) -> Result<EpRun> {
+pub(crate) fn run(p: Problem<'_>, cfg: &EpConfig, init: Option<&EpSites>) -> Result<EpRun> {
+    let Problem { kernel, lik, x, y } = p;
     check_classification(x, y, lik)?;
     kernel.check_input_dim(x.ncols())?;
     check_config(cfg)?;
@@ -550,7 +544,9 @@ pub fn ep(
     y: &[f64],
     cfg: &EpConfig,
 ) -> Result<ClassifierFit> {
-    Ok(run(kernel, lik, x, y, cfg, None)?.into_fit(kernel, x).0)
+    Ok(run(Problem { kernel, lik, x, y }, cfg, None)?
+        .into_fit(kernel, x)
+        .0)
 }
 
 /// [`ep`] started from the sites `init` (e.g. those of a fit at nearby hyperparameters);
@@ -563,5 +559,5 @@ pub fn ep_warm(
     cfg: &EpConfig,
     init: &EpSites,
 ) -> Result<(ClassifierFit, EpSites)> {
-    Ok(run(kernel, lik, x, y, cfg, Some(init))?.into_fit(kernel, x))
+    Ok(run(Problem { kernel, lik, x, y }, cfg, Some(init))?.into_fit(kernel, x))
 }

@@ -2,14 +2,12 @@
 //! evidence of [`super::NegLogEvidence`] minimised by the driver ([`optim::drive`]) from the
 //! given start plus seeded restarts, optionally snapped onto a grid.
 
-use faer::MatRef;
-
 use super::{Approximation, EvidenceGradient, NegLogEvidence, WarmStart};
 use crate::bounds::HyperGrid;
 use crate::error::Result;
 use crate::inference::ep::EpConfig;
 use crate::inference::laplace::LaplaceConfig;
-use crate::inference::ClassifierFit;
+use crate::inference::{ClassifierFit, Problem};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::optim::{self, boxes, GridSnap, LbfgsConfig, OptimReport, Restarts};
@@ -94,14 +92,12 @@ pub struct ClassifierMl2 {
 }
 
 fn fit_ml2(
-    kernel_init: &Kernel,
-    lik_init: &Likelihood,
-    x: MatRef<'_, f64>,
-    y: &[f64],
+    start: Problem<'_>,
     approx: Approximation,
     cfg: &ClassifierMlConfig,
 ) -> Result<ClassifierMl2> {
-    let obj = NegLogEvidence::new(kernel_init, lik_init, x, y, approx, cfg.fit_likelihood)?;
+    let kernel_init = start.kernel;
+    let obj = NegLogEvidence::new(start, approx, cfg.fit_likelihood)?;
     let x0 = obj.initial_params();
     let mut bounds = vec![cfg.theta_bounds; kernel_init.n_params()];
     if cfg.fit_likelihood {
@@ -131,31 +127,12 @@ fn fit_ml2(
 /// ML-II for the Laplace classifier: maximise `ln q(y|X,θ)` over kernel θ (and the probit's
 /// ln λ, b if `cfg.fit_likelihood`) with L-BFGS from the given start plus seeded restarts;
 /// each evaluation warm-starts Newton from the previous mode.
-pub fn fit_laplace_ml2(
-    kernel_init: &Kernel,
-    lik: &Likelihood,
-    x: MatRef<'_, f64>,
-    y: &[f64],
-    cfg: &ClassifierMlConfig,
-) -> Result<ClassifierMl2> {
-    fit_ml2(
-        kernel_init,
-        lik,
-        x,
-        y,
-        Approximation::Laplace(cfg.laplace),
-        cfg,
-    )
+pub fn fit_laplace_ml2(start: Problem<'_>, cfg: &ClassifierMlConfig) -> Result<ClassifierMl2> {
+    fit_ml2(start, Approximation::Laplace(cfg.laplace), cfg)
 }
 
 /// ML-II for the EP classifier: maximise `ln Z_EP` as [`fit_laplace_ml2`] does `ln q`;
 /// each evaluation warm-starts EP from the previous sites.
-pub fn fit_ep_ml2(
-    kernel_init: &Kernel,
-    lik: &Likelihood,
-    x: MatRef<'_, f64>,
-    y: &[f64],
-    cfg: &ClassifierMlConfig,
-) -> Result<ClassifierMl2> {
-    fit_ml2(kernel_init, lik, x, y, Approximation::Ep(cfg.ep), cfg)
+pub fn fit_ep_ml2(start: Problem<'_>, cfg: &ClassifierMlConfig) -> Result<ClassifierMl2> {
+    fit_ml2(start, Approximation::Ep(cfg.ep), cfg)
 }

@@ -29,7 +29,7 @@ use faer::{Mat, MatRef};
 
 use super::ep::{self, EpConfig, EpSites};
 use super::laplace::{self, mat_vec, LaplaceConfig, LaplaceMode};
-use super::ClassifierFit;
+use super::{ClassifierFit, Problem};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
@@ -121,13 +121,8 @@ fn probit_lik_partials(lambda: f64, bias: f64, y: f64, f: f64) -> [[f64; 3]; 2] 
 }
 
 /// Gradient of the Laplace evidence at a mode (GPML Alg. 5.1 and §5.5.1).
-fn laplace_gradient(
-    kernel: &Kernel,
-    lik: &Likelihood,
-    x: MatRef<'_, f64>,
-    y: &[f64],
-    m: &LaplaceMode,
-) -> Result<EvidenceGradient> {
+fn laplace_gradient(p: Problem<'_>, m: &LaplaceMode) -> Result<EvidenceGradient> {
+    let Problem { kernel, lik, x, y } = p;
     let n = y.len();
     let k = &m.k;
     let mut binv = m.chol.inverse()?;
@@ -173,44 +168,36 @@ fn laplace_gradient(
 /// Newton starts from the mode `f0` of a nearby fit when given (see
 /// [`laplace::laplace_warm`]).
 pub fn laplace_evidence(
-    kernel: &Kernel,
-    lik: &Likelihood,
-    x: MatRef<'_, f64>,
-    y: &[f64],
+    p: Problem<'_>,
     cfg: &LaplaceConfig,
     f0: Option<&[f64]>,
 ) -> Result<(ClassifierFit, EvidenceGradient)> {
-    let (fit, grad, _) = laplace_evidence_with_mode(kernel, lik, x, y, cfg, f0)?;
+    let (fit, grad, _) = laplace_evidence_with_mode(p, cfg, f0)?;
     Ok((fit, grad))
 }
 
 /// [`laplace_evidence`] that also returns the mode `f̂`, for the next warm start.
 fn laplace_evidence_with_mode(
-    kernel: &Kernel,
-    lik: &Likelihood,
-    x: MatRef<'_, f64>,
-    y: &[f64],
+    p: Problem<'_>,
     cfg: &LaplaceConfig,
     f0: Option<&[f64]>,
 ) -> Result<(ClassifierFit, EvidenceGradient, Vec<f64>)> {
-    let m = laplace::mode(kernel, lik, x, y, cfg, f0)?;
-    let grad = laplace_gradient(kernel, lik, x, y, &m)?;
+    let m = laplace::mode(p, cfg, f0)?;
+    let grad = laplace_gradient(p, &m)?;
     let f = m.f.clone();
-    Ok((m.into_fit(kernel, x), grad, f))
+    Ok((m.into_fit(p.kernel, p.x), grad, f))
 }
 
 /// EP fit, `ln Z_EP` and its gradient in θ (and probit ln λ, b), EP started from `init`
 /// (flat sites if `None`). Returns the final sites for the next warm start. The gradient
 /// is that of the converged `ln Z_EP`: run EP to a tight `cfg.tol`.
 pub fn ep_evidence(
-    kernel: &Kernel,
-    lik: &Likelihood,
-    x: MatRef<'_, f64>,
-    y: &[f64],
+    p: Problem<'_>,
     cfg: &EpConfig,
     init: Option<&EpSites>,
 ) -> Result<(ClassifierFit, EpSites, EvidenceGradient)> {
-    let run = ep::run(kernel, lik, x, y, cfg, init)?;
+    let Problem { kernel, lik, x, y } = p;
+    let run = ep::run(p, cfg, init)?;
     let ln_evidence = run.ln_evidence.ok_or_else(|| Error::Numerical {
         what: "EP log evidence",
         message: "a final cavity precision is not positive".into(),
@@ -302,14 +289,8 @@ impl<'a> NegLogEvidence<'a> {
     /// `fit_likelihood` the probit slope and bias are parameters too (an error for the
     /// other likelihoods). Note that `σ_f²` and λ trade off (`λ f` with `f ~ GP(0, σ²k)` is
     /// `GP(0, λ²σ²k)`), so fitting both leaves a ridge in the objective.
-    pub fn new(
-        kernel: &Kernel,
-        lik: &Likelihood,
-        x: MatRef<'a, f64>,
-        y: &'a [f64],
-        approx: Approximation,
-        fit_likelihood: bool,
-    ) -> Result<Self> {
+    pub fn new(p: Problem<'a>, approx: Approximation, fit_likelihood: bool) -> Result<Self> {
+        let Problem { kernel, lik, x, y } = p;
         super::check_classification(x, y, lik)?;
         kernel.check_input_dim(x.ncols())?;
         if fit_likelihood && !matches!(lik, Likelihood::Probit { .. }) {
@@ -380,6 +361,16 @@ impl<'a> NegLogEvidence<'a> {
             })
     }
 
+    /// The problem on this objective's sample at kernel `kernel` and likelihood `lik`.
+    fn at<'p>(&'p self, kernel: &'p Kernel, lik: &'p Likelihood) -> Problem<'p> {
+        Problem {
+            kernel,
+            lik,
+            x: self.x,
+            y: self.y,
+        }
+    }
+
     /// Fit at parameters `p` (warm-started) with the gradient of the log evidence.
     pub fn fit_at(&self, p: &[f64]) -> Result<(ClassifierFit, EvidenceGradient)> {
         let (k, lik) = self.model_at(p)?;
@@ -390,7 +381,7 @@ impl<'a> NegLogEvidence<'a> {
                     WarmStart::Laplace(f) => Some(f.as_slice()),
                     _ => None,
                 };
-                let (fit, g, f) = laplace_evidence_with_mode(&k, &lik, self.x, self.y, &cfg, f0)?;
+                let (fit, g, f) = laplace_evidence_with_mode(self.at(&k, &lik), &cfg, f0)?;
                 *warm = WarmStart::Laplace(f);
                 Ok((fit, g))
             }
@@ -403,7 +394,7 @@ impl<'a> NegLogEvidence<'a> {
                     tol: ep_forcing_tolerance(cfg.tol, self.last_gradient_norm()),
                     ..cfg
                 };
-                let (fit, sites, g) = ep_evidence(&k, &lik, self.x, self.y, &cfg, init)?;
+                let (fit, sites, g) = ep_evidence(self.at(&k, &lik), &cfg, init)?;
                 *warm = WarmStart::Ep(sites);
                 Ok((fit, g))
             }

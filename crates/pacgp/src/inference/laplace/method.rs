@@ -41,7 +41,7 @@ impl ClassifierInference for LaplaceConfig {
     /// ML-II on the Laplace evidence, then this method's own fit at the snapped θ,
     /// warm-started from the ML-II mode there.
     fn ml2(&self, p: Problem<'_>, settings: &Ml2Settings) -> Result<Option<Ml2Fit>> {
-        let r = fit_laplace_ml2(p.kernel, p.lik, p.x, p.y, &settings.evidence_config())?;
+        let r = fit_laplace_ml2(p, &settings.evidence_config())?;
         let at = Problem {
             kernel: &r.kernel,
             ..p

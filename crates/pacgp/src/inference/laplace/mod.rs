@@ -7,7 +7,7 @@
 
 use faer::{Mat, MatRef};
 
-use super::{check_classification, ClassifierFit, ConvergenceReport, ConvergenceStatus};
+use super::{check_classification, ClassifierFit, ConvergenceReport, ConvergenceStatus, Problem};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::likelihood::{Likelihood, LogLikDerivs};
@@ -280,14 +280,8 @@ impl LaplaceMode {
 }
 
 /// Validate the problem and find the mode.
-pub(crate) fn mode(
-    kernel: &Kernel,
-    lik: &Likelihood,
-    x: MatRef<'_, f64>,
-    y: &[f64],
-    cfg: &LaplaceConfig,
-    f0: Option<&[f64]>,
-) -> Result<LaplaceMode> {
+pub(crate) fn mode(p: Problem<'_>, cfg: &LaplaceConfig, f0: Option<&[f64]>) -> Result<LaplaceMode> {
+    let Problem { kernel, lik, x, y } = p;
     lik.require_derivatives("Laplace")?;
     check_classification(x, y, lik)?;
     kernel.check_input_dim(x.ncols())?;
@@ -302,7 +296,7 @@ pub fn laplace(
     y: &[f64],
     cfg: &LaplaceConfig,
 ) -> Result<ClassifierFit> {
-    Ok(mode(kernel, lik, x, y, cfg, None)?.into_fit(kernel, x))
+    Ok(mode(Problem { kernel, lik, x, y }, cfg, None)?.into_fit(kernel, x))
 }
 
 /// [`laplace`] with Newton started from `f0`, the mode `f̂` of a fit at nearby
@@ -317,5 +311,5 @@ pub fn laplace_warm(
     cfg: &LaplaceConfig,
     f0: &[f64],
 ) -> Result<ClassifierFit> {
-    Ok(mode(kernel, lik, x, y, cfg, Some(f0))?.into_fit(kernel, x))
+    Ok(mode(Problem { kernel, lik, x, y }, cfg, Some(f0))?.into_fit(kernel, x))
 }

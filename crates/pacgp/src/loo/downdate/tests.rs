@@ -4,7 +4,7 @@
 use super::*;
 use crate::inference::ep::{self, EpConfig};
 use crate::inference::laplace::{self, LaplaceConfig};
-use crate::inference::ClassifierFit;
+use crate::inference::{ClassifierFit, Problem};
 use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::linalg::{Cholesky, JitterPolicy};
@@ -18,13 +18,23 @@ fn fits(x: &Mat<f64>, y: &[f64]) -> Vec<(&'static str, ClassifierFit)> {
         tol: 1e-14,
         max_iter: 200,
     };
-    let mode = laplace::mode(&k, &Likelihood::Logistic, x.as_ref(), y, &cfg, None).unwrap();
+    let mode = laplace::mode(
+        Problem::new(&k, &Likelihood::Logistic, x.as_ref(), y),
+        &cfg,
+        None,
+    )
+    .unwrap();
     let la = mode.into_fit(&k, x.as_ref());
     let cfg = EpConfig {
         tol: 1e-10,
         ..Default::default()
     };
-    let run = ep::run(&k, &Likelihood::probit(), x.as_ref(), y, &cfg, None).unwrap();
+    let run = ep::run(
+        Problem::new(&k, &Likelihood::probit(), x.as_ref(), y),
+        &cfg,
+        None,
+    )
+    .unwrap();
     let (ep, _) = run.into_fit(&k, x.as_ref());
     vec![("laplace", la), ("ep", ep)]
 }

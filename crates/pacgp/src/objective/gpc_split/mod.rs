@@ -36,6 +36,7 @@ use crate::error::{Error, Result};
 use crate::inference::ep::ep;
 use crate::inference::evidence::{fit_ep_ml2, fit_laplace_ml2, ClassifierMlConfig};
 use crate::inference::laplace::{laplace, LaplaceConfig};
+use crate::inference::Problem;
 use crate::kernel::{start, Kernel};
 use crate::likelihood::Likelihood;
 use crate::objective::bound::MinimisedBound;

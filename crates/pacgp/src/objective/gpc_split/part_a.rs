@@ -58,10 +58,11 @@ pub(super) fn fit_part_a(
     ml_cfg.lbfgs.stall = start::wide_stall(x.ncols());
     let (kernel, note) =
         start::wide_start_noted(kernel_init.clone(), x, cfg.seed, "leaves the evidence flat");
+    let start = Problem::new(&kernel, lik, x, y);
     let ml = if cfg.ep_prior {
-        fit_ep_ml2(&kernel, lik, x, y, &ml_cfg)?
+        fit_ep_ml2(start, &ml_cfg)?
     } else {
-        fit_laplace_ml2(&kernel, lik, x, y, &ml_cfg)?
+        fit_laplace_ml2(start, &ml_cfg)?
     };
     Ok((ml.fit.posterior, note))
 }
