@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::data::TargetScaler;
+use crate::data::standardised_length;
 use crate::error::{Error, Result};
 use crate::posterior::Marginals;
 use crate::special::{normal_cdf, normal_pdf};
@@ -42,10 +42,11 @@ impl RegressionLoss {
         Ok(RegressionLoss::EpsilonBand { epsilon })
     }
 
-    /// The ε-band loss of an ε in target units, on the targets standardised by `y_scaler`
-    /// (the loss every fit objective and certificate evaluates).
-    pub fn band_in_standard_units(epsilon: f64, y_scaler: &TargetScaler) -> Result<Self> {
-        Self::new_epsilon_band(y_scaler.scale_length(epsilon))
+    /// The ε-band loss of an ε in target units, on targets divided by their standard
+    /// deviation `y_sd` (the loss every fit objective and certificate evaluates): the one
+    /// place ε becomes standardised units.
+    pub fn band_in_standard_units(epsilon: f64, y_sd: f64) -> Result<Self> {
+        Self::new_epsilon_band(standardised_length(epsilon, y_sd))
     }
 
     /// The ε of the loss.

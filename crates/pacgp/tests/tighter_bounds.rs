@@ -407,7 +407,7 @@ fn test_gibbs_risk(fit: &SplitFit, test: &pacgp::data::Dataset, epsilon: f64) ->
     let xt = fit.x_scaler.transform(test.x.as_ref()).unwrap();
     let yt = fit.y_scaler.transform(&test.y);
     let m = fit.posterior.predict(xt.as_ref()).unwrap();
-    let loss = RegressionLoss::band_in_standard_units(epsilon, &fit.y_scaler).unwrap();
+    let loss = RegressionLoss::band_in_standard_units(epsilon, fit.y_scaler.sd).unwrap();
     pacgp::loss::gibbs_risk_regression(&yt, &m, &loss).unwrap()
 }
 
@@ -609,7 +609,7 @@ fn sparse_split_prior_bound_holds_on_kin40k_subsamples() {
         let xt = fit.x_scaler.transform(test.x.as_ref()).unwrap();
         let yt = fit.y_scaler.transform(&test.y);
         let m = fit.posterior.predict(xt.as_ref()).unwrap();
-        let loss = RegressionLoss::band_in_standard_units(0.6 * sd, &fit.y_scaler).unwrap();
+        let loss = RegressionLoss::band_in_standard_units(0.6 * sd, fit.y_scaler.sd).unwrap();
         let risk = pacgp::loss::gibbs_risk_regression(&yt, &m, &loss).unwrap();
         println!(
             "seed {seed}: F = {} bound {:.3} test Gibbs {risk:.3} KL {:.2}",

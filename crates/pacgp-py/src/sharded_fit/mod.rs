@@ -164,7 +164,9 @@ impl ShardedFitSpec {
         settings.set_item("d", d)?;
         settings.set_item("m", self.m)?;
         settings.set_item("alpha_s", 1.0)?;
-        settings.set_item("epsilon", pacgp::data::standardised_length(s.epsilon, y_sd))?;
+        let band = pacgp::loss::RegressionLoss::band_in_standard_units(s.epsilon, y_sd)
+            .map_err(|e| lib_err(e, &self.wording))?;
+        settings.set_item("epsilon", band.epsilon())?;
         settings.set_item("delta", self.spec.delta)?;
         let bound = match s.bound {
             pacgp::bounds::BoundKind::Kl => BoundName::Kl,

@@ -256,21 +256,17 @@ impl TargetScaler {
         v * self.sd * self.sd
     }
 
-    /// A length in target units (e.g. ε) on the standardised scale ([`standardised_length`]).
-    pub fn scale_length(&self, l: f64) -> f64 {
-        standardised_length(l, self.sd)
-    }
-
     /// A length on the standardised scale (e.g. ε chosen in standard deviations) back in
-    /// target units: the inverse of [`TargetScaler::scale_length`].
+    /// target units: the inverse of [`standardised_length`].
     pub fn unscale_length(&self, l: f64) -> f64 {
         l * self.sd
     }
 }
 
 /// A length in target units (ε of the ε-band loss) on the scale of targets divided by `sd`:
-/// the one conversion of ε into standardised units, so that a fit's objective and `certify`
-/// (in process or over shards) see the same bits.
+/// the one conversion of ε into standardised units (through
+/// [`crate::loss::RegressionLoss::band_in_standard_units`]), so that a fit's objective and
+/// `certify` (in process or over shards) see the same bits.
 pub fn standardised_length(l: f64, sd: f64) -> f64 {
     l / sd
 }

@@ -273,7 +273,8 @@ pub fn pac_gp(spec: &CheckedFitSpec, s: &PacGpSpec, train: &Dataset) -> Result<F
     let st = standardise(train)?;
     let kernel = Kernel::from_spec(&s.kernel, train.d())?;
     let levers = levers(spec, s.prior);
-    let mut cfg = PacGpConfig::new(st.y_scaler.scale_length(s.epsilon), s.bound)?;
+    let band = RegressionLoss::band_in_standard_units(s.epsilon, st.y_scaler.sd)?;
+    let mut cfg = PacGpConfig::with_loss(band, s.bound);
     cfg.delta = spec.delta;
     cfg.term = levers.term;
     cfg.hyper_prior = levers.hyper_prior;
@@ -337,7 +338,7 @@ pub fn pac_sgp(spec: &CheckedFitSpec, s: &PacSgpSpec, train: &Dataset) -> Result
     }
     let st = standardise(train)?;
     let kernel = Kernel::from_spec(&s.kernel, train.d())?;
-    let loss = RegressionLoss::band_in_standard_units(s.epsilon, &st.y_scaler)?;
+    let loss = RegressionLoss::band_in_standard_units(s.epsilon, st.y_scaler.sd)?;
     let (x, y) = (st.x.as_ref(), &st.y);
     let settings = crate::objective::pac_sgp::PacSgpSettings {
         m: s.inducing.unwrap_or(crate::spec::DEFAULT_BASIS),

@@ -312,7 +312,7 @@ impl FittedModel {
         let family = MeanScaled::from_marginals(posterior, xs.as_ref(), marginals)?;
         let bands = epsilons
             .iter()
-            .map(|&eps| RegressionLoss::band_in_standard_units(eps, &ys))
+            .map(|&eps| RegressionLoss::band_in_standard_units(eps, ys.sd))
             .collect::<Result<Vec<_>>>()?;
         let losses: Vec<GibbsLoss> = bands.iter().map(|l| GibbsLoss::Regression(*l)).collect();
         let certificates =
@@ -321,10 +321,9 @@ impl FittedModel {
         let loo = match loo {
             Some(mode) => {
                 let model = self.regression_refit(xs.as_ref(), &y_std, noise)?;
-                let eps0 = ys.scale_length(epsilons[0]);
                 Some(crate::loo::regression_loo(
                     model.as_loo(xs.as_ref(), &y_std),
-                    eps0,
+                    bands[0].epsilon(),
                     mode,
                 )?)
             }
@@ -339,7 +338,7 @@ impl FittedModel {
                 report.deployed = Some(Self::derandomised_regressor(
                     &family,
                     &y_std,
-                    (eps, &ys),
+                    (&loss, eps),
                     &spec,
                 )?);
                 if let Some(loo) = &loo {

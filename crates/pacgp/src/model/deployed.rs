@@ -10,8 +10,9 @@ use crate::certificate::deployed::{
     DeployedCertificate, DeployedPredictor, DerandomisedSample, PriorScale,
 };
 use crate::certificate::{CertificateSpec, GibbsPredictor};
-use crate::data::{Dataset, TargetScaler};
+use crate::data::Dataset;
 use crate::error::Result;
+use crate::loss::RegressionLoss;
 use crate::posterior::MeanScaled;
 
 impl FittedModel {
@@ -101,15 +102,15 @@ impl FittedModel {
         }
     }
 
-    /// The derandomised certificate on a regressor's mean at `epsilon` (target units) from
-    /// its posterior `family` on the sample standardised by `ys` (`y_std`).
+    /// The derandomised certificate on a regressor's mean, ε-band loss `band` on the
+    /// standardised sample `y_std` (`epsilon` in target units), from its posterior `family`.
     pub(super) fn derandomised_regressor(
         family: &MeanScaled<'_>,
         y_std: &[f64],
-        (epsilon, ys): (f64, &TargetScaler),
+        (band, epsilon): (&RegressionLoss, f64),
         spec: &CertificateSpec,
     ) -> Result<DeployedCertificate> {
         let sample = DerandomisedSample { family, y: y_std };
-        derandomised_regressor(&sample, ys.scale_length(epsilon), epsilon, spec)
+        derandomised_regressor(&sample, band, epsilon, spec)
     }
 }

@@ -187,7 +187,7 @@ fn band_losses(epsilons: &[f64], y_scaler: &TargetScaler) -> Result<Vec<(GibbsLo
     epsilons
         .iter()
         .map(|&eps| {
-            let loss = RegressionLoss::band_in_standard_units(eps, y_scaler)?;
+            let loss = RegressionLoss::band_in_standard_units(eps, y_scaler.sd)?;
             Ok((GibbsLoss::Regression(loss), Some(eps)))
         })
         .collect()

@@ -227,10 +227,19 @@ fn maurer() -> ConfidenceTerm {
 }
 
 impl PacGpConfig {
-    /// The paper's settings for a given ε and bound kind (δ = [`DEFAULT_DELTA`], grid step 0.01 on [−6, 6]).
+    /// The paper's settings for a given ε (standardised units) and bound kind (δ =
+    /// [`DEFAULT_DELTA`], grid step 0.01 on [−6, 6]).
     pub fn new(epsilon: f64, kind: BoundKind) -> Result<Self> {
-        Ok(Self {
-            loss: RegressionLoss::new_epsilon_band(epsilon)?,
+        Ok(Self::with_loss(
+            RegressionLoss::new_epsilon_band(epsilon)?,
+            kind,
+        ))
+    }
+
+    /// The paper's settings for a given loss and bound kind (see [`PacGpConfig::new`]).
+    pub fn with_loss(loss: RegressionLoss, kind: BoundKind) -> Self {
+        Self {
+            loss,
             delta: DEFAULT_DELTA,
             kind,
             grid: HyperGrid::default(),
@@ -241,7 +250,7 @@ impl PacGpConfig {
             ln_noise_bounds: boxes::LN_NOISE,
             term: ConfidenceTerm::Maurer,
             hyper_prior: None,
-        })
+        }
     }
 }
 

@@ -492,7 +492,7 @@ pub fn fit_sparse_split_prior_with(
         let parts = RegressionParts::of(train, fraction, cfg.seed)?;
         let loss = GibbsLoss::Regression(RegressionLoss::band_in_standard_units(
             cfg.epsilon,
-            &parts.y_scaler,
+            parts.y_scaler.sd,
         )?);
         let na = parts.a.len();
         let prior = SparseSplitPrior::fit_vfe(

@@ -3,20 +3,20 @@
 
 use super::*;
 
-/// The derandomised certificate on a regressor's mean, ε-band loss at `epsilon` (the
-/// standardised units of `y`), over the fractions [`DERANDOMISED_FRACTIONS`] of ε; the
+/// The derandomised certificate on a regressor's mean, ε-band loss `band` (the
+/// standardised units of `y`), over the fractions [`DERANDOMISED_FRACTIONS`] of its ε; the
 /// record states `epsilon_shown` (target units).
 pub fn derandomised_regressor(
     sample: &DerandomisedSample<'_>,
-    epsilon: f64,
+    band: &RegressionLoss,
     epsilon_shown: f64,
     spec: &CertificateSpec,
 ) -> Result<DeployedCertificate> {
     sample.check()?;
     let (y, n) = (sample.y, sample.y.len());
     let m = sample.family.unit_marginals();
-    let band = RegressionLoss::new_epsilon_band(epsilon)?;
-    let errors = loss::bayes_risk_regression(y, m, &band)? * n as f64;
+    let epsilon = band.epsilon();
+    let errors = loss::bayes_risk_regression(y, m, band)? * n as f64;
     let grid = DERANDOMISED_FRACTIONS.len();
     let (kl, kl_centred) = (sample.family.kl_to_prior(1.0)?, sample.family.kl_centred());
     let points = DERANDOMISED_FRACTIONS

@@ -345,7 +345,7 @@ fn split_fit_test_scores(
     let xa = x_scaler.transform(test.x.as_ref())?;
     let ya = y_scaler.transform(&test.y);
     let m = posterior.predict(xa.as_ref())?;
-    let band = y_scaler.scale_length(epsilon);
+    let band = RegressionLoss::band_in_standard_units(epsilon, y_scaler.sd)?.epsilon();
     test_scores(&ya, &m, band, y_scaler.sd / train_sd)
 }
 

@@ -10,7 +10,6 @@
 
 use faer::MatRef;
 
-use crate::data::standardised_length;
 use crate::error::{Error, Result};
 use crate::kernel::{start, Kernel};
 use crate::loss::RegressionLoss;
@@ -33,7 +32,7 @@ pub fn pac_sgp_bound(spec: &CheckedFitSpec, y_sd: f64) -> Result<PacSgpBound> {
         return Err(not_sharded(spec).into());
     };
     Ok(PacSgpBound {
-        loss: RegressionLoss::new_epsilon_band(standardised_length(s.epsilon, y_sd))?,
+        loss: RegressionLoss::band_in_standard_units(s.epsilon, y_sd)?,
         delta: spec.delta,
         kind: s.bound,
         levers: levers(spec, s.prior),

@@ -168,7 +168,7 @@ pub(super) fn fit_fraction(
         x_b,
         y_b,
     } = RegressionParts::of(train, fraction, cfg.seed)?;
-    let loss = RegressionLoss::band_in_standard_units(cfg.epsilon, &y_scaler)?;
+    let loss = RegressionLoss::band_in_standard_units(cfg.epsilon, y_scaler.sd)?;
     let prior = SplitPrior::fit_ml2(kernel_init, x_a, y_a, cfg.seed)?;
     let prior_b = prior.on(x_b.as_ref())?;
     let record = SplitRecord {
@@ -313,7 +313,7 @@ pub fn free_split_point_noise(
     catoni_grid: bool,
 ) -> Result<SplitFit> {
     let c = &base.certificate;
-    let loss = RegressionLoss::band_in_standard_units(cfg.epsilon, &base.y_scaler)?;
+    let loss = RegressionLoss::band_in_standard_units(cfg.epsilon, base.y_scaler.sd)?;
     let prior_b = base.prior.on(base.x_b.as_ref())?;
     let obj_of = |term| {
         let bound = MinimisedBound::new(cfg.delta, term, BoundKind::Kl, c.penalty)?;

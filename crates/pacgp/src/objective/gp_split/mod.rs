@@ -241,7 +241,7 @@ mod tests {
         assert!(c.bound < 1.0);
         // The minimiser's closed-form marginals and KL on B give the certificate's risk and
         // KL (which are the shared posterior's).
-        let l = RegressionLoss::band_in_standard_units(0.3, &fit.y_scaler).unwrap();
+        let l = RegressionLoss::band_in_standard_units(0.3, fit.y_scaler.sd).unwrap();
         let q = q_on_b(
             &fit.prior.on(fit.x_b.as_ref()).unwrap(),
             &fit.y_b,
