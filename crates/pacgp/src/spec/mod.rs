@@ -6,8 +6,11 @@
 //! which `certify` re-derives every price.
 //!
 //! - [`values`]: the words of the options (`pac-gp`, `kmeans`, `split:auto`, ...), parsed once;
-//! - [`options`]: the options as given, their names, and the structured [`SpecError`].
+//! - [`options`]: the options as given, their names, and the structured [`SpecError`];
+//! - `methods`: each method's spec struct and what it says about itself ([`MethodSpec`]),
+//!   one file per method, registered once ([`Method::home`]).
 
+mod methods;
 pub mod options;
 mod queries;
 pub mod values;
@@ -23,6 +26,11 @@ use crate::regression::inducing_init::InducingInit;
 use crate::regression::sparse::SparseMethod;
 use crate::svm::SvmSolver;
 
+pub use methods::{
+    ClassifierSpec, GprSpec, GreedySparseSpec, JackknifeLoo, MethodSpec, PacGpSpec, PacGpcSpec,
+    PacSgpSpec, SoftmaxSpec, SparseSpec, SvgpSpec, SvmKernel, SvmSlack, SvmSpec,
+    DEFAULT_SVGP_BATCH, FULL_BATCH_WORK,
+};
 pub(crate) use options::{
     active_set_classifier, refit_classifier, site_form_classifier, training_inputs_classifier,
 };
@@ -115,103 +123,6 @@ pub enum Method {
     Softmax(SoftmaxSpec),
 }
 
-/// `laplace` with `multiclass softmax`: the multi-class Laplace approximation (Rasmussen &
-/// Williams Alg. 3.3), one kernel shared by the classes.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SoftmaxSpec {
-    /// How the shared kernel's θ is chosen: the candidate menu or ML-II on the grid (no
-    /// split prior).
-    pub hypers: ClassifierHypers,
-}
-
-/// `gpr`: exact GP regression, θ and σ² by ML-II.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GprSpec {
-    /// Kernel specification (structure and initial values).
-    pub kernel: String,
-    /// Initial noise variance σ² (standardised targets).
-    pub noise_init: f64,
-    /// Seeded random restarts of the optimiser.
-    pub restarts: usize,
-    /// Snap θ onto the wide PAC grid so the model can be certified.
-    pub snap: bool,
-    /// ε of the ε-band loss stored for `certify` (target units).
-    pub epsilon: Option<f64>,
-    /// σ² kept at this value (≥ 0, on the targets' fitted scale) instead of fitted by ML-II
-    /// from `noise_init` (absent from older files: fitted).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub noise: Option<f64>,
-    /// Known noise variances added to σ² on the diagonal (scikit-learn's `alpha`): one value
-    /// for every row, or one per row (empty: none).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub alpha: Vec<f64>,
-    /// θ kept as given (ln values, the kernel's parameter order), on the inputs as given: a
-    /// kernel fixed in advance is a prior chosen without the data, so it prices nothing, and
-    /// the inputs are not standardised by the sample's spread (absent: θ by ML-II).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kernel_params: Option<Vec<f64>>,
-    /// Standardise the targets by the sample's mean and spread (scikit-learn's `normalize_y`),
-    /// or fit them as given with prior mean 0 (absent from older files: standardised).
-    #[serde(default = "yes", skip_serializing_if = "is_yes")]
-    pub normalize_y: bool,
-    /// Several targets fitted together share one θ and σ², chosen by the sum of their log
-    /// marginal likelihoods (scikit-learn's multi-output regressor), instead of one kernel
-    /// per output (absent from older files: one per output; one target: no difference).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub shared_kernel: bool,
-    /// ML-II starts on a seeded subsample of this many rows, then runs on all rows from there
-    /// (at least N rows: no warm start). Absent: [`crate::kernel::start::wide_pretrain`]'s
-    /// default, a warm start on wide inputs only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pretrain: Option<usize>,
-}
-
-/// Serde's default of a flag that is on unless written.
-fn yes() -> bool {
-    true
-}
-
-/// Whether a flag has its default, on (it is then not written).
-fn is_yes(b: &bool) -> bool {
-    *b
-}
-
-impl GprSpec {
-    /// The known noise variances `αᵢ` of a sample of `n` rows (all 0 without `alpha`); `None`
-    /// where `alpha` has neither one value nor `n`.
-    pub fn alpha_at(&self, n: usize) -> Option<Vec<f64>> {
-        match self.alpha.len() {
-            0 => Some(vec![0.0; n]),
-            1 => Some(vec![self.alpha[0]; n]),
-            m if m == n => Some(self.alpha.clone()),
-            _ => None,
-        }
-    }
-}
-
-/// `vfe`, `fitc`, `dtc`: sparse GP regression by its own objective.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SparseSpec {
-    /// Which approximation.
-    pub approximation: SparseMethod,
-    /// Kernel specification.
-    pub kernel: String,
-    /// Initial noise variance σ².
-    pub noise_init: f64,
-    /// Number of inducing inputs M (`None`: the default, at most N).
-    pub inducing: Option<usize>,
-    /// Where the inducing inputs start.
-    pub inducing_init: InducingInit,
-    /// ε stored for `certify` (target units).
-    pub epsilon: Option<f64>,
-    /// How the optimiser runs on large samples (absent from older files: the defaults).
-    #[serde(default, skip_serializing_if = "OptimSchedule::is_default")]
-    pub schedule: OptimSchedule,
-}
-
 /// How the optimiser of a sparse method runs on a large sample: a warm start on a seeded
 /// subsample, and a cap on the iterations over all rows. Neither changes what the bound
 /// charges (θ is snapped and priced as always; Z and σ² are Q's free parameters).
@@ -244,59 +155,6 @@ pub enum PacPrior {
     Coarse(HyperPriorName),
     /// The data-dependent split prior: θ fitted on part A, the bound on part B.
     Split(SplitFraction),
-}
-
-/// `pac-gp`, `pac-gp-sqrt`: a full GP trained by its bound on the ε-band risk.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PacGpSpec {
-    /// Kernel specification.
-    pub kernel: String,
-    /// Initial σ² (the paper starts at 1).
-    pub noise_init: f64,
-    /// ε of the ε-band loss (target units).
-    pub epsilon: f64,
-    /// The bound minimised: kl or sqrt.
-    pub bound: BoundKind,
-    /// Confidence constant.
-    pub xi: Xi,
-    /// Prior over θ.
-    pub prior: PacPrior,
-}
-
-/// `pac-sgp`, `pac-sgp-sqrt`: a sparse GP (FITC form) trained by its bound.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PacSgpSpec {
-    /// Kernel specification.
-    pub kernel: String,
-    /// ε of the ε-band loss (target units).
-    pub epsilon: f64,
-    /// The bound minimised: kl or sqrt.
-    pub bound: BoundKind,
-    /// Confidence constant.
-    pub xi: Xi,
-    /// Number of inducing inputs M.
-    pub inducing: Option<usize>,
-    /// Where the inducing inputs start (not used by the split prior, which fits Z on part A).
-    pub inducing_init: InducingInit,
-    /// Prior over θ.
-    pub prior: PacPrior,
-    /// How the optimiser runs on large samples (not with the split prior).
-    #[serde(default, skip_serializing_if = "OptimSchedule::is_default")]
-    pub schedule: OptimSchedule,
-}
-
-/// `greedy-sparse`: T. Zhang's greedy sparse regression as a certified DTC model.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GreedySparseSpec {
-    /// Kernel specification.
-    pub kernel: String,
-    /// Number of basis points k.
-    pub basis: Option<usize>,
-    /// ε stored for `certify` (target units).
-    pub epsilon: Option<f64>,
 }
 
 pub use crate::inference::Inference;
@@ -332,133 +190,6 @@ pub struct SplitClassifierSpec {
     pub prior_kernel: PriorKernel,
     /// Also certify with the parts swapped and keep the lower (`ln 2`).
     pub both_directions: bool,
-}
-
-/// `laplace`, `ep`, `mean-field`, `ivm`, `sogp`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ClassifierSpec {
-    /// Inference method and its settings.
-    pub inference: Inference,
-    /// How θ is chosen.
-    pub hypers: ClassifierHypers,
-    /// The Gibbs classifier whose bound selects θ and is stored.
-    pub predictor: GibbsPredictor,
-    /// Seeded random restarts of ML-II (laplace and ep with θ by ML-II; absent from older
-    /// files: none). θ stays on the grid, whose price covers any point of it.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub restarts: usize,
-}
-
-/// Whether a count has its default, 0 (it is then not written).
-fn is_zero(n: &usize) -> bool {
-    *n == 0
-}
-
-/// `pac-gpc`: the classifier trained by its bound.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PacGpcSpec {
-    /// Likelihood of the Laplace warm start and of the class probabilities.
-    pub likelihood: LikelihoodName,
-    /// How θ is chosen.
-    pub hypers: ClassifierHypers,
-    /// The Gibbs classifier whose bound is minimised.
-    pub predictor: GibbsPredictor,
-}
-
-/// `svgp`, `pac-svgp`: the sparse variational GP classifier (probit; docs/math.md §12): θ, the
-/// inducing inputs Z and `q(v) = N(m, L_qL_qᵀ)` trained together by the evidence lower bound
-/// or by the PAC-Bayes bound of the Gibbs classifier, θ snapped onto the PAC grid.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SvgpSpec {
-    /// Kernel specification (structure and start).
-    pub kernel: String,
-    /// `None`: trained by the evidence lower bound (svgp); else by the PAC-Bayes bound of this
-    /// form (pac-svgp).
-    pub bound: Option<BoundKind>,
-    /// Number of inducing inputs M (`None`: the default, at most N).
-    pub inducing: Option<usize>,
-    /// Where the inducing inputs start.
-    pub inducing_init: InducingInit,
-    /// The likelihood's link (probit unless given).
-    #[serde(default, skip_serializing_if = "LikelihoodName::is_probit")]
-    pub likelihood: LikelihoodName,
-    /// The optimiser's iteration budget (a warm start on a subsample is not offered): L-BFGS
-    /// iterations, or Adam steps with a batch.
-    #[serde(default, skip_serializing_if = "OptimSchedule::is_default")]
-    pub schedule: OptimSchedule,
-    /// Rows per minibatch (`None`: all rows at once, by L-BFGS; a large sample gets
-    /// [`DEFAULT_SVGP_BATCH`] when the spec is resolved for it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub batch: Option<usize>,
-    /// pac-svgp's data-dependent prior ([`crate::svgp::split`]): θ, Z and `q_A` by the
-    /// evidence lower bound on part A, the bound on part B; `None`: `GP(0, k)`, θ on the grid.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub split: Option<SplitFraction>,
-}
-
-impl SvgpSpec {
-    /// The fewest rows one of its fits sees on a sample of `n`: N, or with a split prior the
-    /// smaller part at any of its fractions (M must fit both parts).
-    pub fn smallest_part(&self, n: usize) -> usize {
-        let fractions = self.split.map_or(Ok(Vec::new()), |f| f.candidates());
-        fractions.unwrap_or_default().iter().fold(n, |least, &f| {
-            let a = crate::data::part_a_size(n, f).min(n);
-            least.min(a).min(n - a)
-        })
-    }
-}
-
-/// The minibatch of the sparse variational classifier when N·M² exceeds
-/// [`FULL_BATCH_WORK`] and no batch is given.
-pub const DEFAULT_SVGP_BATCH: usize = 1024;
-/// Above this N·M² the sparse variational classifier trains on minibatches by default: one
-/// full-batch evaluation costs about 10·N·M² flops, 3·10⁹ at this size (tens of milliseconds),
-/// so a thousand L-BFGS iterations stay within a minute on two cores.
-pub const FULL_BATCH_WORK: f64 = 3e8;
-
-/// The SVM's kernel.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SvmKernel {
-    /// SE at the lengthscales {½, 1, 2}·√D, chosen by the linear-response leave-one-out.
-    Menu,
-    /// SE with this lengthscale (standardised inputs).
-    Lengthscale(f64),
-    /// A kernel specification with its initial values.
-    Given(String),
-}
-
-/// The SVM's slack penalty; `None` scans the default menu by the linear-response LOO.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum SvmSlack {
-    /// `C Σ ξ_i`.
-    Linear {
-        /// Box constraint C (`None`: the menu 0.1, 1, 10, 100).
-        c: Option<f64>,
-    },
-    /// `Σ ξ_i²/(2v)`.
-    Quadratic {
-        /// Input-noise variance v (`None`: the menu 0.3, 1.3, 3).
-        v: Option<f64>,
-    },
-}
-
-/// `svm`.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SvmSpec {
-    /// The kernel (or the menu of lengthscales).
-    pub kernel: SvmKernel,
-    /// The slack penalty.
-    pub slack: SvmSlack,
-    /// Dual solver.
-    pub solver: SvmSolver,
-    /// Fit a free bias from the data (no certificate) instead of a constant term in the prior.
-    pub bias: bool,
 }
 
 impl FitSpec {
@@ -512,38 +243,7 @@ impl CheckedFitSpec {
     pub fn for_sample(&self, n: usize) -> Result<(CheckedFitSpec, Vec<String>), SpecError> {
         let mut spec = self.0.clone();
         let mut notes = Vec::new();
-        let mut resolve = |slot: &mut Option<usize>, option: SpecOption, cap: bool, rows: usize| {
-            *slot = Some(options::basis_size(*slot, rows, option, cap, &mut notes)?);
-            Ok::<(), SpecError>(())
-        };
-        let method = match &mut spec.method {
-            Method::OneVsRest(inner) => inner.as_mut(),
-            other => other,
-        };
-        match method {
-            Method::Sparse(s) => resolve(&mut s.inducing, SpecOption::Inducing, false, n)?,
-            Method::PacSgp(s) => resolve(&mut s.inducing, SpecOption::Inducing, false, n)?,
-            Method::Svgp(s) => {
-                let rows = s.smallest_part(n);
-                resolve(&mut s.inducing, SpecOption::Inducing, true, rows)?;
-                let m = s.inducing.unwrap_or(DEFAULT_BASIS) as f64;
-                if s.batch.is_none() && n as f64 * m * m > FULL_BATCH_WORK {
-                    s.batch = Some(DEFAULT_SVGP_BATCH.min(n));
-                    notes.push(format!(
-                        "N·M² = {:.1e} > {FULL_BATCH_WORK:.0e}: trained by Adam on minibatches of {} rows (give the batch size to choose, or a batch of N for L-BFGS on all rows)",
-                        n as f64 * m * m,
-                        DEFAULT_SVGP_BATCH.min(n)
-                    ));
-                }
-            }
-            Method::GreedySparse(s) => resolve(&mut s.basis, SpecOption::Inducing, false, n)?,
-            Method::Classifier(c) => {
-                if let Some(slot) = c.inference.settings_mut().active_set() {
-                    resolve(slot.size, SpecOption::ActiveSet, slot.capped, n)?;
-                }
-            }
-            _ => {}
-        }
+        spec.method.resolve_for_sample(n, &mut notes)?;
         if let Some(iv) = &spec.intervals {
             options::interval_sample(iv.method, n)?;
         }

@@ -3,18 +3,15 @@
 //! have the closed-form leave-one-out jackknife+ sets need.
 
 use super::*;
-use crate::inference::{ApproxLooKind, FitWork};
 
 /// Intervals apply to regressors with a regression score, prediction sets to classifiers with
 /// a classification score and split conformal, or jackknife+ where the classifier has a
-/// closed-form leave-one-out at any input ([`site_form_classifier`],
-/// [`linear_response_classifier`], [`inducing_site_classifier`], softmax's K-dimensional
-/// sites: [`crate::loo::SoftmaxSiteLoo`]), or refits ([`refit_classifier`]); jackknife+ needs the
-/// posterior fitted on the whole sample (not a split prior's: a conflict with the prior,
-/// [`split_prior`]); folds and fractions within their ranges.
+/// leave-one-out at any input without refitting its bound ([`MethodSpec::jackknife_loo`]);
+/// jackknife+ needs the posterior fitted on the whole sample (not a split prior's: a conflict
+/// with the prior, [`MethodSpec::split_prior`]); folds and fractions within their ranges.
 pub(crate) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), SpecError> {
     let method = spec.method_name();
-    if matches!(iv.method, IntervalMethod::JackknifePlus) && split_prior(&spec.method) {
+    if matches!(iv.method, IntervalMethod::JackknifePlus) && spec.method.home().split_prior() {
         return Err(SpecError::conflict(
             SpecOption::Intervals,
             SpecOption::Prior,
@@ -29,13 +26,7 @@ pub(crate) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), S
     }
     let classifier_method_ok = match iv.method {
         IntervalMethod::SplitConformal { .. } => true,
-        IntervalMethod::JackknifePlus => {
-            site_form_classifier(&spec.method)
-                || linear_response_classifier(&spec.method)
-                || inducing_site_classifier(&spec.method)
-                || refit_classifier(&spec.method)
-                || matches!(spec.method, Method::Softmax(_))
-        }
+        IntervalMethod::JackknifePlus => spec.method.home().jackknife_loo().is_some(),
         IntervalMethod::CvPlus { .. } => false,
     };
     if method.is_classifier() && !classifier_method_ok {
@@ -78,78 +69,22 @@ pub(crate) fn check_intervals(iv: &IntervalSpec, spec: &FitSpec) -> Result<(), S
     }
 }
 
-/// Whether the posterior is fitted with a split prior, on part B of the sample only (pac-gp,
-/// pac-sgp; laplace and pac-gpc with `prior split…`).
-fn split_prior(method: &Method) -> bool {
-    match method {
-        Method::PacGp(s) => matches!(s.prior, PacPrior::Split(_)),
-        Method::PacSgp(s) => matches!(s.prior, PacPrior::Split(_)),
-        Method::Classifier(ClassifierSpec { hypers, .. })
-        | Method::PacGpc(PacGpcSpec { hypers, .. }) => {
-            matches!(hypers, ClassifierHypers::Split(_))
-        }
-        _ => false,
-    }
-}
-
-/// What an inference method's leave-one-out without refits is made from (its home's
-/// [`crate::inference::ClassifierInference::approximate_loo`]; `None` for settings a check
-/// refuses).
-fn loo_kind(inference: &Inference) -> Option<ApproxLooKind> {
-    let (method, _) = inference.settings().method(0).ok()?;
-    Some(method.approximate_loo())
-}
-
 /// Whether a classifier's posterior is in Gaussian-site form fitted on its whole sample, with
 /// the cavities of its sites as its leave-one-out (`certify`'s: [`crate::loo::cavity`]):
-/// Laplace, EP, IVM over its active set, and pac-gpc (its sites trained by its bound: any
-/// `(α, π > 0)` is the prior times Gaussian sites, [`crate::loo::posterior_cavity_loo`]);
-/// binary or one-vs-rest over them; no split prior. These are the posteriors jackknife+ sets
-/// downdate ([`crate::loo::LooDowndate::sites`]). Not mean field nor the SVM (their
-/// leave-one-out is linear response, not a site downdate: [`linear_response_classifier`]; a
-/// mean-field site may have precision 0), SOGP (a dense form, no sites) nor svgp (its rows'
-/// sites are rank-one in `q(u)`: [`inducing_site_classifier`]).
+/// Laplace, EP, IVM over its active set, and pac-gpc, binary or one-vs-rest; no split prior.
+/// These are the posteriors jackknife+ sets downdate ([`crate::loo::LooDowndate::sites`]).
+/// Not mean field nor the SVM (linear response: [`JackknifeLoo::LinearResponse`]; a
+/// mean-field site may have precision 0), SOGP (a dense form, no sites) nor svgp (its rows' sites are
+/// rank-one in `q(u)`: [`inducing_site_classifier`]).
 pub(crate) fn site_form_classifier(method: &Method) -> bool {
-    match method {
-        Method::Classifier(c) => {
-            loo_kind(&c.inference) == Some(ApproxLooKind::SiteCavities)
-                && !matches!(c.hypers, ClassifierHypers::Split(_))
-        }
-        Method::PacGpc(c) => !matches!(c.hypers, ClassifierHypers::Split(_)),
-        Method::OneVsRest(inner) => site_form_classifier(inner),
-        _ => false,
-    }
-}
-
-/// Whether a classifier's leave-one-out at any input is linear response around its solution
-/// (seed 001 §17.5): the SVM's (eqs. 17.29/17.31) and naive mean field's (eqs. 17.41–17.42),
-/// binary or one-vs-rest, fitted on the whole sample. Their jackknife+ sets shift the
-/// posterior mean by it ([`crate::svm::loo::SvmLooFunctions`],
-/// [`crate::loo::MeanFieldLooFunctions`]).
-pub(crate) fn linear_response_classifier(method: &Method) -> bool {
-    match method {
-        Method::Classifier(c) => {
-            loo_kind(&c.inference) == Some(ApproxLooKind::LinearResponse)
-                && !matches!(c.hypers, ClassifierHypers::Split(_))
-        }
-        Method::Svm(_) => true,
-        Method::OneVsRest(inner) => linear_response_classifier(inner),
-        _ => false,
-    }
+    method.home().jackknife_loo() == Some(JackknifeLoo::SiteCavities)
 }
 
 /// Whether a classifier's leave-one-out is refits (SOGP's online sweeps, binary or
 /// one-vs-rest, no split prior): its jackknife+ sets refit it without each row at the stored
 /// kernel ([`crate::loo::classifier_refit_posteriors`]), from the record's training inputs.
 pub(crate) fn refit_classifier(method: &Method) -> bool {
-    match method {
-        Method::Classifier(c) => {
-            loo_kind(&c.inference) == Some(ApproxLooKind::RefitsOnly)
-                && !matches!(c.hypers, ClassifierHypers::Split(_))
-        }
-        Method::OneVsRest(inner) => refit_classifier(inner),
-        _ => false,
-    }
+    method.home().jackknife_loo() == Some(JackknifeLoo::Refits)
 }
 
 /// Whether a classifier's jackknife+ record keeps the standardised training inputs: its
@@ -165,27 +100,14 @@ pub(crate) fn training_inputs_classifier(method: &Method) -> bool {
 /// docs/math.md eqs. 12.7–12.8): its jackknife+ record keeps the standardised training inputs
 /// the sites are read at ([`crate::loo::InducingSiteLoo`]).
 pub(crate) fn inducing_site_classifier(method: &Method) -> bool {
-    match method {
-        Method::Svgp(s) => s.split.is_none(),
-        Method::OneVsRest(inner) => inducing_site_classifier(inner),
-        _ => false,
-    }
+    method.home().jackknife_loo() == Some(JackknifeLoo::InducingSites)
 }
 
 /// Whether a classifier's posterior covers only part of its sample (IVM's active set, binary
 /// or one-vs-rest; the SVM's support vectors), so that its jackknife+ record keeps those rows
 /// and the training inputs.
 pub(crate) fn active_set_classifier(method: &Method) -> bool {
-    match method {
-        Method::Classifier(c) => {
-            let on_active_set =
-                matches!(c.inference.settings().fit_work(), FitWork::ActiveSet { .. });
-            on_active_set && loo_kind(&c.inference) == Some(ApproxLooKind::SiteCavities)
-        }
-        Method::Svm(_) => true,
-        Method::OneVsRest(inner) => active_set_classifier(inner),
-        _ => false,
-    }
+    method.home().active_set()
 }
 
 /// The interval method on a sample of `n` rows: at most N folds; both parts of a split

@@ -1,8 +1,10 @@
-//! Each method family's typed spec from the options: which options it takes, their defaults
-//! and ranges (the per-method half of [`FitOptions::check`]).
+//! The typed method from the options: each name's home builds its spec (`from_options` in
+//! `spec/methods/`, which options it takes and their defaults), from the options' shared
+//! readings here (the bound's form, the prior over θ, the likelihood, the classifier split
+//! prior, ε's default).
 
 use super::*;
-use crate::inference::{InferenceOptions, LikelihoodChoice};
+use crate::inference::LikelihoodChoice;
 
 impl FitOptions {
     /// The typed method, marking every option it takes as used.
@@ -15,156 +17,16 @@ impl FitOptions {
             }
         }
         Ok(match method {
-            N::Gpr => {
-                for o in [
-                    O::NoiseInit,
-                    O::Restarts,
-                    O::Snap,
-                    O::Noise,
-                    O::Alpha,
-                    O::KernelParams,
-                    O::NormalizeY,
-                    O::SharedKernel,
-                    O::Pretrain,
-                ] {
-                    u.used(o);
-                }
-                Method::Gpr(GprSpec {
-                    kernel: self.kernel_or_default(u),
-                    noise_init: self.noise_init.unwrap_or(0.1),
-                    restarts: self.restarts.unwrap_or(0),
-                    snap: self.snap.unwrap_or(true),
-                    epsilon: self.epsilon,
-                    noise: self.noise,
-                    alpha: self.alpha.clone().unwrap_or_default(),
-                    kernel_params: self.kernel_params.clone(),
-                    normalize_y: self.normalize_y.unwrap_or(true),
-                    shared_kernel: self.shared_kernel.unwrap_or(false),
-                    pretrain: self.pretrain,
-                })
-            }
-            N::Vfe | N::Fitc | N::Dtc => {
-                for o in [
-                    O::NoiseInit,
-                    O::Inducing,
-                    O::InducingInit,
-                    O::Pretrain,
-                    O::MaxIter,
-                ] {
-                    u.used(o);
-                }
-                Method::Sparse(SparseSpec {
-                    approximation: match method {
-                        N::Vfe => SparseMethod::Vfe,
-                        N::Fitc => SparseMethod::Fitc,
-                        _ => SparseMethod::Dtc,
-                    },
-                    kernel: self.kernel_or_default(u),
-                    noise_init: self.noise_init.unwrap_or(0.1),
-                    inducing: self.inducing,
-                    inducing_init: self.inducing_init.unwrap_or(InducingInit::KMeans),
-                    epsilon: self.epsilon,
-                    schedule: self.schedule(),
-                })
-            }
-            N::PacGp | N::PacGpSqrt => {
-                for o in [O::NoiseInit, O::Bound] {
-                    u.used(o);
-                }
-                let bound = self.pac_bound(method)?;
-                Method::PacGp(PacGpSpec {
-                    kernel: self.kernel_or_default(u),
-                    noise_init: self.noise_init.unwrap_or(1.0),
-                    epsilon: self.required_epsilon(method)?,
-                    bound,
-                    xi: self.take_xi(u),
-                    prior: self.pac_prior(u)?,
-                })
-            }
-            N::PacSgp | N::PacSgpSqrt => {
-                for o in [
-                    O::Inducing,
-                    O::InducingInit,
-                    O::Bound,
-                    O::Pretrain,
-                    O::MaxIter,
-                ] {
-                    u.used(o);
-                }
-                let bound = self.pac_bound(method)?;
-                let prior = self.pac_prior(u)?;
-                if matches!(prior, PacPrior::Split(_)) && self.inducing_init.is_some() {
-                    return Err(SpecError::conflict(
-                        O::InducingInit,
-                        O::Prior,
-                        "the split prior fits the inducing inputs on part A by VFE",
-                    ));
-                }
-                Method::PacSgp(PacSgpSpec {
-                    kernel: self.kernel_or_default(u),
-                    epsilon: self.required_epsilon(method)?,
-                    bound,
-                    xi: self.take_xi(u),
-                    inducing: self.inducing,
-                    inducing_init: self.inducing_init.unwrap_or(InducingInit::KMeans),
-                    prior,
-                    schedule: self.schedule(),
-                })
-            }
-            N::GreedySparse => {
-                u.used(O::Inducing);
-                Method::GreedySparse(GreedySparseSpec {
-                    kernel: self.kernel_or_default(u),
-                    basis: self.inducing,
-                    epsilon: self.epsilon,
-                })
-            }
-            N::PacGpc => {
-                u.used(O::Predictor);
-                let likelihood = self.likelihood_for(method, u)?;
-                let hypers = match self.split_classifier(method, u)? {
-                    Some(split) => ClassifierHypers::Split(split),
-                    None => match self.kernel.clone() {
-                        Some(kernel) => {
-                            u.used(O::Kernel);
-                            ClassifierHypers::Grid { kernel }
-                        }
-                        None => ClassifierHypers::Candidates,
-                    },
-                };
-                Method::PacGpc(PacGpcSpec {
-                    likelihood,
-                    hypers,
-                    predictor: self.predictor.unwrap_or_default(),
-                })
-            }
-            N::Svm => self.svm(u)?,
-            N::Svgp | N::PacSvgp => {
-                for o in [O::Inducing, O::InducingInit, O::MaxIter, O::BatchSize] {
-                    u.used(o);
-                }
-                let likelihood = self.likelihood_for(method, u)?;
-                let (bound, split) = match method {
-                    N::PacSvgp => {
-                        u.used(O::Bound);
-                        u.used(O::Prior);
-                        (Some(self.pac_bound(method)?), self.prior)
-                    }
-                    _ => (None, None),
-                };
-                Method::Svgp(SvgpSpec {
-                    kernel: self.kernel_or_default(u),
-                    bound,
-                    inducing: self.inducing,
-                    inducing_init: self.inducing_init.unwrap_or(InducingInit::KMeans),
-                    likelihood,
-                    schedule: self.schedule(),
-                    batch: self.batch_size,
-                    split,
-                })
-            }
+            N::Gpr => Method::Gpr(GprSpec::from_options(self, u)?),
+            N::Vfe | N::Fitc | N::Dtc => Method::Sparse(SparseSpec::from_options(self, method, u)?),
+            N::PacGp | N::PacGpSqrt => Method::PacGp(PacGpSpec::from_options(self, method, u)?),
+            N::PacSgp | N::PacSgpSqrt => Method::PacSgp(PacSgpSpec::from_options(self, method, u)?),
+            N::GreedySparse => Method::GreedySparse(GreedySparseSpec::from_options(self, u)?),
+            N::PacGpc => Method::PacGpc(PacGpcSpec::from_options(self, method, u)?),
+            N::Svm => Method::Svm(SvmSpec::from_options(self, u)?),
+            N::Svgp | N::PacSvgp => Method::Svgp(SvgpSpec::from_options(self, method, u)?),
             // Every other name is a classifier inference method's ([`Inference`]).
-            _ => self.classifier(method, u)?,
+            _ => Method::Classifier(ClassifierSpec::from_options(self, method, u)?),
         })
     }
 
@@ -222,7 +84,7 @@ impl FitOptions {
         Ok((spec, note))
     }
 
-    fn required_epsilon(&self, method: MethodName) -> Result<f64, SpecError> {
+    pub(in crate::spec) fn required_epsilon(&self, method: MethodName) -> Result<f64, SpecError> {
         self.epsilon.ok_or(SpecError::new(
             SpecOption::Epsilon,
             SpecProblem::Missing {
@@ -233,7 +95,7 @@ impl FitOptions {
     }
 
     /// kl for `pac-gp`/`pac-sgp`, sqrt for the `-sqrt` methods; `bound` may say the same.
-    fn pac_bound(&self, method: MethodName) -> Result<BoundKind, SpecError> {
+    pub(in crate::spec) fn pac_bound(&self, method: MethodName) -> Result<BoundKind, SpecError> {
         let named = matches!(method, MethodName::PacGpSqrt | MethodName::PacSgpSqrt);
         match (self.bound, named) {
             (None | Some(BoundName::Kl), false) => Ok(BoundKind::Kl),
@@ -254,13 +116,13 @@ impl FitOptions {
         }
     }
 
-    fn take_xi(&self, u: &mut Unused) -> Xi {
+    pub(in crate::spec) fn take_xi(&self, u: &mut Unused) -> Xi {
         u.used(SpecOption::Xi);
         self.xi.unwrap_or(Xi::Maurer)
     }
 
     /// The grid, a coarse prior, or the split prior (not both of the last two).
-    fn pac_prior(&self, u: &mut Unused) -> Result<PacPrior, SpecError> {
+    pub(in crate::spec) fn pac_prior(&self, u: &mut Unused) -> Result<PacPrior, SpecError> {
         u.used(SpecOption::Prior);
         u.used(SpecOption::HyperPrior);
         match (self.prior, self.hyper_prior) {
@@ -278,7 +140,7 @@ impl FitOptions {
     /// Probit unless given; logistic where the method takes it: an inference method says so
     /// ([`LikelihoodChoice`]), pac-gpc (Laplace's start) and the sparse variational classifiers
     /// (whose expected log-likelihood is by quadrature) take it.
-    fn likelihood_for(
+    pub(in crate::spec) fn likelihood_for(
         &self,
         method: MethodName,
         u: &mut Unused,
@@ -300,91 +162,8 @@ impl FitOptions {
         }
     }
 
-    fn classifier(&self, method: MethodName, u: &mut Unused) -> Result<Method, SpecError> {
-        use MethodName as N;
-        use SpecOption as O;
-        u.used(O::Predictor);
-        let likelihood = self.likelihood_for(method, u)?;
-        let options = InferenceOptions {
-            likelihood,
-            kappa: self.kappa,
-            input_noise: self.input_noise,
-            active_set: self.active_set,
-        };
-        let (inference, reads) = Inference::from_options(method, &options)
-            .zip(Inference::reads(method))
-            .expect("classifier() is called for inference methods only");
-        for o in reads.0 {
-            u.used(*o);
-        }
-        let hypers = match self.split_classifier(method, u)? {
-            Some(split) => {
-                if self.select.is_some() {
-                    return Err(SpecError::conflict(
-                        O::Select,
-                        O::Prior,
-                        "the split prior fits θ by ML-II on part A",
-                    ));
-                }
-                if self.likelihood.is_some() {
-                    return Err(split_needs_probit());
-                }
-                ClassifierHypers::Split(split)
-            }
-            None => {
-                u.used(O::Select);
-                let by_ml2 = matches!(method, N::Laplace | N::Ep | N::Ivm);
-                if self.select.is_none() && self.kernel.is_some() && !by_ml2 {
-                    return Err(SpecError::not_for(
-                        O::Kernel,
-                        method,
-                        "laplace, ep and ivm (ML-II from the given kernel) and the split prior; mean-field and sogp choose among nine fixed SE kernels by the bound",
-                    ));
-                }
-                match (self.selection(), &self.kernel) {
-                    (Selection::Bound, None) => ClassifierHypers::Candidates,
-                    (Selection::Bound, Some(_)) => {
-                        return Err(SpecError::new(
-                            O::Kernel,
-                            SpecProblem::NotApplicable {
-                                method,
-                                applies_to: "classifiers with select ml2 (select bound chooses among nine fixed SE kernels)".into(),
-                            },
-                        ))
-                    }
-                    (Selection::Ml2, _) => {
-                        if !by_ml2 {
-                            return Err(SpecError::not_for(
-                                O::Select,
-                                method,
-                                "laplace, ep and ivm as ml2 (ML-II needs an evidence gradient)",
-                            ));
-                        }
-                        ClassifierHypers::Grid {
-                            kernel: self.kernel_or_default(u),
-                        }
-                    }
-                }
-            }
-        };
-        // ML-II restarts where θ is fitted by ML-II's L-BFGS (IVM alternates its own rounds).
-        let restarts = match (&hypers, method) {
-            (ClassifierHypers::Grid { .. }, N::Laplace | N::Ep) => {
-                u.used(O::Restarts);
-                self.restarts.unwrap_or(0)
-            }
-            _ => 0,
-        };
-        Ok(Method::Classifier(ClassifierSpec {
-            inference,
-            hypers,
-            predictor: self.predictor.unwrap_or_default(),
-            restarts,
-        }))
-    }
-
     /// The classifier split prior's options when `prior` is given (laplace, pac-gpc).
-    fn split_classifier(
+    pub(in crate::spec) fn split_classifier(
         &self,
         method: MethodName,
         u: &mut Unused,
@@ -422,57 +201,6 @@ impl FitOptions {
             prior_scale: self.prior_scale.unwrap_or(PriorScale::Fixed(1.0)),
             prior_kernel: self.prior_kernel.unwrap_or(PriorKernel::Kernel),
             both_directions: self.both_directions.unwrap_or(false),
-        }))
-    }
-
-    fn svm(&self, u: &mut Unused) -> Result<Method, SpecError> {
-        use SpecOption as O;
-        for o in [O::Slack, O::Bias, O::Solver, O::Kernel, O::Lengthscale] {
-            u.used(o);
-        }
-        let kernel = match (&self.kernel, self.lengthscale) {
-            (Some(_), Some(_)) => {
-                return Err(SpecError::conflict(
-                    O::Lengthscale,
-                    O::Kernel,
-                    "the lengthscale is that of svm's default SE kernel; a given kernel carries its own",
-                ))
-            }
-            (Some(k), None) => SvmKernel::Given(k.clone()),
-            (None, Some(l)) => SvmKernel::Lengthscale(l),
-            (None, None) => SvmKernel::Menu,
-        };
-        let slack = match self.slack.unwrap_or(SlackKind::Linear) {
-            SlackKind::Linear => {
-                u.used(O::C);
-                if self.input_noise.is_some() {
-                    return Err(SpecError::not_for(
-                        O::InputNoise,
-                        MethodName::Svm,
-                        "mean-field and svm with the quadratic slack",
-                    ));
-                }
-                SvmSlack::Linear { c: self.c }
-            }
-            SlackKind::Quadratic => {
-                u.used(O::InputNoise);
-                if self.c.is_some() {
-                    return Err(SpecError::not_for(
-                        O::C,
-                        MethodName::Svm,
-                        "svm with the linear slack (the quadratic slack's variance is input_noise)",
-                    ));
-                }
-                SvmSlack::Quadratic {
-                    v: self.input_noise,
-                }
-            }
-        };
-        Ok(Method::Svm(SvmSpec {
-            kernel,
-            slack,
-            solver: self.solver.unwrap_or(SvmSolver::Smo),
-            bias: self.bias.unwrap_or(false),
         }))
     }
 }

@@ -106,7 +106,7 @@ pub struct FitOptions {
 }
 
 /// Every given option of `o` that the method does not use, as the error naming it.
-struct Unused<'a> {
+pub(in crate::spec) struct Unused<'a> {
     method: MethodName,
     given: Vec<(SpecOption, bool)>,
     o: &'a FitOptions,
@@ -157,7 +157,7 @@ impl<'a> Unused<'a> {
     }
 
     /// The method uses `option`: it is taken off the list of unused ones.
-    fn used(&mut self, option: SpecOption) {
+    pub(in crate::spec) fn used(&mut self, option: SpecOption) {
         self.given.retain(|(o, _)| *o != option);
     }
 
@@ -296,7 +296,9 @@ impl FitOptions {
         }
         match (mc, method) {
             (MultiClass::OneVsRest, _) => Ok(Method::OneVsRest(Box::new(self.method(method, u)?))),
-            (MultiClass::Softmax, MethodName::Laplace) => self.softmax(u),
+            (MultiClass::Softmax, MethodName::Laplace) => {
+                Ok(Method::Softmax(SoftmaxSpec::from_options(self, u)?))
+            }
             (MultiClass::Softmax, _) => Err(SpecError::not_for(
                 O::MultiClass,
                 method,
@@ -305,39 +307,9 @@ impl FitOptions {
         }
     }
 
-    /// The softmax Laplace: θ from the candidate menu or by ML-II from `kernel` on the grid;
-    /// the softmax is its likelihood and `argmax_k f_k` its Gibbs classifier.
-    fn softmax(&self, u: &mut Unused) -> Result<Method, SpecError> {
-        use SpecOption as O;
-        if self.likelihood.is_some() {
-            return Err(SpecError::conflict(
-                O::Likelihood,
-                O::MultiClass,
-                "the softmax Laplace has the softmax likelihood",
-            ));
-        }
-        u.used(O::Select);
-        let hypers = match (self.selection(), &self.kernel) {
-            (Selection::Bound, None) => ClassifierHypers::Candidates,
-            (Selection::Bound, Some(_)) => {
-                return Err(SpecError::new(
-                    O::Kernel,
-                    SpecProblem::NotApplicable {
-                        method: MethodName::Laplace,
-                        applies_to: "classifiers with select ml2 (select bound chooses among nine fixed SE kernels)".into(),
-                    },
-                ))
-            }
-            (Selection::Ml2, _) => ClassifierHypers::Grid {
-                kernel: self.kernel_or_default(u),
-            },
-        };
-        Ok(Method::Softmax(SoftmaxSpec { hypers }))
-    }
-
     /// How a classifier's θ is chosen: as `select` says; without it, by ML-II from a kernel
     /// given (as scikit-learn's classifier does with its `kernel`), else by the bound's menu.
-    fn selection(&self) -> Selection {
+    pub(in crate::spec) fn selection(&self) -> Selection {
         match (self.select, &self.kernel) {
             (Some(select), _) => select,
             (None, Some(_)) => Selection::Ml2,
@@ -346,14 +318,14 @@ impl FitOptions {
     }
 
     /// The sparse methods' optimiser schedule as given.
-    fn schedule(&self) -> OptimSchedule {
+    pub(in crate::spec) fn schedule(&self) -> OptimSchedule {
         OptimSchedule {
             pretrain: self.pretrain,
             max_iter: self.max_iter,
         }
     }
 
-    fn kernel_or_default(&self, unused: &mut Unused) -> String {
+    pub(in crate::spec) fn kernel_or_default(&self, unused: &mut Unused) -> String {
         unused.used(SpecOption::Kernel);
         self.kernel
             .clone()

@@ -305,3 +305,35 @@ fn basis_sizes_resolve_against_the_sample() {
     assert_eq!(e.option, SpecOption::Inducing);
     assert!(e.to_string().contains("N = 40"), "{e}");
 }
+
+/// A one-vs-rest spec's binary method answers for it through its home, but is itself one
+/// binary method: a one-vs-rest of a one-vs-rest (possible in a hand-written model file) is
+/// refused, as is a split prior inside one.
+#[test]
+fn one_vs_rest_members_are_binary_methods_without_a_split_prior() {
+    let svm = opts().check(MethodName::Svm).unwrap();
+    let ovr = (*svm.clone()).clone().into_one_vs_rest();
+    assert!(ovr.clone().check().is_ok());
+    assert_eq!(ovr.method.home().name(), MethodName::Svm);
+    let nested = ovr.into_one_vs_rest().check().unwrap_err();
+    assert_eq!(nested.option, SpecOption::MultiClass, "{nested}");
+    let split = FitOptions {
+        prior: Some(SplitFraction::Fixed(0.5)),
+        ..opts()
+    }
+    .check(MethodName::PacSvgp)
+    .unwrap();
+    let e = (*split).clone().into_one_vs_rest().check().unwrap_err();
+    assert_eq!(e.option, SpecOption::Prior, "{e}");
+    // jackknife+ on a split prior's posterior is a conflict with the prior, for svgp too.
+    let with_jackknife = FitSpec {
+        intervals: Some(IntervalSpec {
+            method: IntervalMethod::JackknifePlus,
+            score: IntervalScore::Lac,
+        }),
+        ..(*split).clone()
+    };
+    let e = with_jackknife.check().unwrap_err();
+    assert_eq!(e.option, SpecOption::Intervals, "{e}");
+    assert!(e.to_string().contains("split-conformal"), "{e}");
+}

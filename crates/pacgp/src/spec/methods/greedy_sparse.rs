@@ -1,0 +1,56 @@
+//! `greedy-sparse`'s home: its spec and what it says about itself.
+
+use super::*;
+
+/// `greedy-sparse`: T. Zhang's greedy sparse regression as a certified DTC model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GreedySparseSpec {
+    /// Kernel specification.
+    pub kernel: String,
+    /// Number of basis points k.
+    pub basis: Option<usize>,
+    /// ε stored for `certify` (target units).
+    pub epsilon: Option<f64>,
+}
+
+impl MethodSpec for GreedySparseSpec {
+    fn name(&self) -> MethodName {
+        MethodName::GreedySparse
+    }
+
+    fn check(&self) -> Result<(), SpecError> {
+        options::kernel_ok(&self.kernel)?;
+        check_basis(self.basis)?;
+        check_epsilon(self.epsilon)
+    }
+
+    fn epsilon(&self) -> Option<f64> {
+        self.epsilon
+    }
+
+    fn grid(&self) -> Option<HyperGrid> {
+        Some(HyperGrid::wide())
+    }
+
+    fn prior_kernel_spec(&self) -> Option<&str> {
+        Some(&self.kernel)
+    }
+
+    fn resolve_for_sample(&mut self, n: usize, notes: &mut Vec<String>) -> Result<(), SpecError> {
+        resolve_basis(&mut self.basis, n, SpecOption::Inducing, false, notes)
+    }
+}
+
+impl GreedySparseSpec {
+    /// Its spec from the options, marking every option it takes as used; the defaults of
+    /// those not given.
+    pub(in crate::spec) fn from_options(o: &FitOptions, u: &mut Unused) -> Result<Self, SpecError> {
+        u.used(SpecOption::Inducing);
+        Ok(Self {
+            kernel: o.kernel_or_default(u),
+            basis: o.inducing,
+            epsilon: o.epsilon,
+        })
+    }
+}
