@@ -2,7 +2,9 @@
 //! `/proc/meminfo` on Linux; unknown elsewhere), a limit a user gives instead
 //! ([`MemoryLimit`]), the bytes of f64 arrays counted without overflow, and the one fallible
 //! allocation of data-sized buffers ([`try_zeros`], [`try_from_fn`]), which returns a typed
-//! error where the allocator would abort. The per-method estimates are [`crate::cost`]'s; the
+//! error where the allocator would abort. How a fit's largest arrays grow with N is a
+//! [`Footprint`], which each method's home states
+//! ([`crate::spec::MethodSpec::footprint`]); the estimates from it are [`crate::cost`]'s; the
 //! table coding checks its matrix here too.
 //!
 //! What goes through it: every buffer whose size grows like N² (N training rows: kernel
@@ -272,6 +274,58 @@ pub fn try_scratch(
         Some(_) => {}
     }
     faer::dyn_stack::MemBuffer::try_new(req).map_err(|_| refused())
+}
+
+/// How a method's largest arrays grow with the number of rows N.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Footprint {
+    /// `matrices` of `N × N`.
+    Dense {
+        /// How many are held at once.
+        matrices: u64,
+    },
+    /// `matrices` of `N × basis` and `matrices` of `basis × basis`.
+    Sparse {
+        /// Inducing inputs, basis vectors or active-set size (at most N).
+        basis: usize,
+        /// How many are held at once.
+        matrices: u64,
+    },
+    /// `square` matrices of `basis × basis` and a second copy of the inputs, nothing of
+    /// `N × basis` (the rows are streamed in blocks).
+    Streamed {
+        /// Inducing inputs (at most N).
+        basis: usize,
+        /// How many `basis × basis` matrices are held at once.
+        square: u64,
+    },
+}
+
+impl Footprint {
+    /// The peak bytes on `n` rows of `d` inputs (saturating at `u64::MAX`).
+    pub fn bytes(self, n: usize, d: usize) -> u64 {
+        let inputs = matrices_bytes(1, n, d);
+        let arrays = match self {
+            Footprint::Dense { matrices } => matrices_bytes(matrices, n, n),
+            Footprint::Sparse { basis, matrices } => {
+                let m = basis.min(n);
+                matrices_bytes(matrices, n, m)
+                    .and_then(|a| a.checked_add(matrices_bytes(matrices, m, m)?))
+            }
+            Footprint::Streamed { basis, square } => {
+                let m = basis.min(n);
+                matrices_bytes(square, m, m).and_then(|a| a.checked_add(matrices_bytes(1, n, d)?))
+            }
+        };
+        inputs
+            .and_then(|i| i.checked_add(arrays?))
+            .unwrap_or(u64::MAX)
+    }
+
+    /// Whether it grows as N².
+    pub fn is_dense(self) -> bool {
+        matches!(self, Footprint::Dense { .. })
+    }
 }
 
 #[cfg(test)]

@@ -64,10 +64,10 @@
 pub mod time;
 
 use crate::error::{shown_bytes, Error, Result};
-use crate::inference::FitWork;
 use crate::kernel::Kernel;
+pub use crate::memory::Footprint;
 use crate::memory::{matrices_bytes, MemoryLimit};
-use crate::spec::{CheckedFitSpec, IntervalMethod, Method, DEFAULT_BASIS};
+use crate::spec::{CheckedFitSpec, IntervalMethod, Method};
 
 pub use time::{Shape, Work, FLOPS_PER_CORE};
 
@@ -260,91 +260,11 @@ fn kept_bytes(method: &Method, k: usize, n: usize, d: usize) -> u64 {
 /// The basis size the advice of a refused dense fit quotes for the sparse methods.
 pub const SUGGESTED_BASIS: usize = 500;
 
-/// How a method's largest arrays grow with the number of rows N.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Footprint {
-    /// `matrices` of `N × N`.
-    Dense {
-        /// How many are held at once.
-        matrices: u64,
-    },
-    /// `matrices` of `N × basis` and `matrices` of `basis × basis`.
-    Sparse {
-        /// Inducing inputs, basis vectors or active-set size (at most N).
-        basis: usize,
-        /// How many are held at once.
-        matrices: u64,
-    },
-    /// `square` matrices of `basis × basis` and a second copy of the inputs, nothing of
-    /// `N × basis` (the rows are streamed in blocks).
-    Streamed {
-        /// Inducing inputs (at most N).
-        basis: usize,
-        /// How many `basis × basis` matrices are held at once.
-        square: u64,
-    },
-}
-
-impl Footprint {
-    /// The peak bytes on `n` rows of `d` inputs (saturating at `u64::MAX`).
-    pub fn bytes(self, n: usize, d: usize) -> u64 {
-        let inputs = matrices_bytes(1, n, d);
-        let arrays = match self {
-            Footprint::Dense { matrices } => matrices_bytes(matrices, n, n),
-            Footprint::Sparse { basis, matrices } => {
-                let m = basis.min(n);
-                matrices_bytes(matrices, n, m)
-                    .and_then(|a| a.checked_add(matrices_bytes(matrices, m, m)?))
-            }
-            Footprint::Streamed { basis, square } => {
-                let m = basis.min(n);
-                matrices_bytes(square, m, m).and_then(|a| a.checked_add(matrices_bytes(1, n, d)?))
-            }
-        };
-        inputs
-            .and_then(|i| i.checked_add(arrays?))
-            .unwrap_or(u64::MAX)
-    }
-
-    /// Whether it grows as N².
-    pub fn is_dense(self) -> bool {
-        matches!(self, Footprint::Dense { .. })
-    }
-}
-
 /// The footprint of `method` (defaults filled in: [`crate::spec::CheckedFitSpec::for_sample`])
-/// with `k` classes (2 for a binary or regression fit).
+/// with `k` classes (2 for a binary or regression fit): its home's
+/// ([`crate::spec::MethodSpec::footprint`]).
 pub fn footprint(method: &Method, k: usize) -> Footprint {
-    let sparse = |basis: Option<usize>, matrices| Footprint::Sparse {
-        basis: basis.unwrap_or(DEFAULT_BASIS),
-        matrices,
-    };
-    let dense = |matrices| Footprint::Dense { matrices };
-    match method {
-        Method::Gpr(_) | Method::PacGp(_) => dense(5),
-        Method::Sparse(s) => sparse(s.inducing, 4),
-        Method::PacSgp(s) => sparse(s.inducing, 4),
-        Method::GreedySparse(s) => sparse(s.basis, 4),
-        Method::Classifier(c) => match c.inference.settings().fit_work() {
-            FitWork::ActiveSet {
-                basis, resident, ..
-            } => sparse(basis, resident),
-            FitWork::Dense { .. } => dense(5),
-        },
-        // The bound's gradient beside Laplace's five (`B⁻¹D`, `(AD)ᵀ(AD)`, `P`, `G`, the
-        // start's and the optimiser's best sites' factors): 11–15 N² resident at N = 1 000
-        // and 2 000.
-        Method::PacGpc(_) => dense(12),
-        Method::Svm(_) => dense(2),
-        Method::OneVsRest(inner) => footprint(inner, 2),
-        // 7K + 8 matrices of N × N: the RSS of softmax fits of 1 000 rows at K = 3 and 5
-        // (255 and 367 MB) and of 2 000 rows at K = 3 (909 MB).
-        Method::Softmax(_) => dense(7 * k as u64 + 8),
-        Method::Svgp(s) => Footprint::Streamed {
-            basis: s.inducing.unwrap_or(DEFAULT_BASIS),
-            square: 60,
-        },
-    }
+    method.home().footprint(k)
 }
 
 /// Refuse a fit of `spec` (defaults filled in) on `n` rows of `d` inputs and `k` classes

@@ -15,7 +15,7 @@ use crate::loss::RegressionLoss;
 use crate::metrics;
 use crate::posterior::{GaussianPosterior, MeanScaled};
 use crate::regression::exact::ExactGp;
-use crate::regression::sparse::{SparseGp, SparseMethod};
+use crate::regression::sparse::SparseGp;
 use crate::spec::LooRequest;
 
 /// Settings of [`FittedModel::certify`]; `None` takes the model's own (its spec's δ, the
@@ -490,7 +490,7 @@ impl FittedModel {
         y: &[f64],
         noise: f64,
     ) -> Result<RegressionRefit> {
-        use crate::spec::Method;
+        use crate::spec::RegressionForm;
         let posterior = self.posterior()?;
         let kernel = posterior.kernel().clone();
         let sparse = |method| {
@@ -501,20 +501,16 @@ impl FittedModel {
                 method,
             })
         };
-        Ok(match &self.spec.method {
-            Method::Gpr(_) | Method::PacGp(_) => RegressionRefit::Exact(ExactGp::fit(
+        Ok(match self.spec.method.home().regression_form() {
+            Some(RegressionForm::Exact) => RegressionRefit::Exact(ExactGp::fit(
                 kernel.clone(),
                 noise,
                 x.to_owned(),
                 y.to_vec(),
                 &Default::default(),
             )?),
-            Method::Sparse(s) => sparse(s.approximation),
-            // PAC-SGP certifies the FITC form of its posterior (α_s = 1); Zhang's greedy model
-            // is the DTC posterior on its chosen basis.
-            Method::PacSgp(_) => sparse(SparseMethod::Fitc),
-            Method::GreedySparse(_) => sparse(SparseMethod::Dtc),
-            _ => {
+            Some(RegressionForm::Sparse(method)) => sparse(method),
+            None => {
                 return Err(Error::Unsupported(format!(
                     "{} is not a regression method",
                     self.method()

@@ -14,7 +14,7 @@ use crate::inference::Problem;
 use crate::optim::Objective;
 use crate::posterior::Covariance;
 use crate::regression::exact::{NegLogMarginalLikelihood, RowNoise};
-use crate::spec::{Inference, Method, PacPrior};
+use crate::spec::{Inference, Method, RegressionForm};
 
 /// An exact GP's standardised training sample `(X, y, (σ², jitter))`.
 type ExactSample = (Mat<f64>, Vec<f64>, (f64, f64));
@@ -134,11 +134,8 @@ impl FittedModel {
     /// The standardised training sample of an exact GP regressor, from its posterior:
     /// `(X, y, (σ², jitter))`.
     fn exact_gp_sample(&self) -> Result<ExactSample> {
-        let exact = match &self.spec.method {
-            Method::Gpr(_) => true,
-            Method::PacGp(s) => !matches!(s.prior, PacPrior::Split(_)),
-            _ => false,
-        };
+        let home = self.spec.method.home();
+        let exact = !home.split_prior() && home.regression_form() == Some(RegressionForm::Exact);
         let (noise, _) = self.regression_parts()?;
         let Covariance::Sites { chol_b, .. } = &self.posterior()?.cov else {
             return Err(no_evidence(self));

@@ -23,7 +23,7 @@ use crate::data::{input_groups, Standardizer, TargetScaler};
 use crate::error::{Error, Result};
 use crate::loo::LooDowndate;
 use crate::posterior::GaussianPosterior;
-use crate::spec::{CheckedFitSpec, IntervalMethod, IntervalScore, IntervalSpec, Method, PacPrior};
+use crate::spec::{CheckedFitSpec, IntervalMethod, IntervalScore, IntervalSpec, RegressionForm};
 
 /// Test inputs handled at once by jackknife+ (its N×block matrices of LOO means and variances).
 const BLOCK: usize = 256;
@@ -144,18 +144,16 @@ pub(crate) enum DowndateForm {
 
 /// The downdate form of a spec's posterior (`None`: a split prior's, fitted on part B only).
 pub(crate) fn downdate_form(spec: &CheckedFitSpec) -> Option<DowndateForm> {
-    match &spec.method {
-        Method::Gpr(_) => Some(DowndateForm::Exact),
-        Method::PacGp(s) => (!matches!(s.prior, PacPrior::Split(_))).then_some(DowndateForm::Exact),
-        Method::Sparse(s) => Some(DowndateForm::Sparse {
-            alpha_s: s.approximation.alpha_s(),
-        }),
-        // PAC-SGP's posterior is the FITC form (α_s = 1); Zhang's greedy model is DTC.
-        Method::PacSgp(s) => (!matches!(s.prior, PacPrior::Split(_)))
-            .then_some(DowndateForm::Sparse { alpha_s: 1.0 }),
-        Method::GreedySparse(_) => Some(DowndateForm::Sparse { alpha_s: 0.0 }),
-        _ => None,
+    let home = spec.method.home();
+    if home.split_prior() {
+        return None;
     }
+    Some(match home.regression_form()? {
+        RegressionForm::Exact => DowndateForm::Exact,
+        RegressionForm::Sparse(m) => DowndateForm::Sparse {
+            alpha_s: m.alpha_s(),
+        },
+    })
 }
 
 /// Whether jackknife+ needs nothing stored for this spec's posterior: an exact GP's

@@ -28,7 +28,7 @@ use crate::svm::SvmSolver;
 
 pub use methods::{
     ClassifierSpec, GprSpec, GreedySparseSpec, JackknifeLoo, MethodSpec, PacGpSpec, PacGpcSpec,
-    PacSgpSpec, SoftmaxSpec, SparseSpec, SvgpSpec, SvmKernel, SvmSlack, SvmSpec,
+    PacSgpSpec, RegressionForm, SoftmaxSpec, SparseSpec, SvgpSpec, SvmKernel, SvmSlack, SvmSpec,
     DEFAULT_SVGP_BATCH, FULL_BATCH_WORK,
 };
 pub(crate) use options::{

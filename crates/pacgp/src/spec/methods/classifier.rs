@@ -41,6 +41,9 @@ impl MethodSpec for ClassifierSpec {
         self.inference.name()
     }
 
+    hypers_answers!(grid);
+    hypers_answers!(split);
+
     /// The split prior fits θ by ML-II on part A with the probit.
     fn check(&self) -> Result<(), SpecError> {
         self.inference.settings().check()?;
@@ -51,20 +54,15 @@ impl MethodSpec for ClassifierSpec {
         Ok(())
     }
 
-    fn split_prior(&self) -> bool {
-        is_split(&self.hypers)
-    }
-
-    fn one_vs_rest_member(&self) -> Result<(), SpecError> {
-        member_without_split(self.split_prior(), self.name())
-    }
-
-    fn grid(&self) -> Option<HyperGrid> {
-        classifier_grid(&self.hypers)
-    }
-
-    fn prior_kernel_spec(&self) -> Option<&str> {
-        classifier_kernel(&self.hypers)
+    /// An active set's basis and the matrices its method keeps (IVM, SOGP), else five
+    /// `N × N` matrices at once.
+    fn footprint(&self, _k: usize) -> Footprint {
+        match self.inference.settings().fit_work() {
+            FitWork::ActiveSet {
+                basis, resident, ..
+            } => sparse_footprint(basis, resident),
+            FitWork::Dense { .. } => Footprint::Dense { matrices: 5 },
+        }
     }
 
     /// Its sites' cavities (Laplace, EP, IVM), naive mean field's linear response or SOGP's
@@ -97,14 +95,8 @@ impl MethodSpec for ClassifierSpec {
     }
 }
 
-impl ClassifierSpec {
-    /// Its spec from the options (`name`: the one asked for), marking every option it takes
-    /// as used; the defaults of those not given.
-    pub(in crate::spec) fn from_options(
-        o: &FitOptions,
-        name: MethodName,
-        u: &mut Unused,
-    ) -> Result<Self, SpecError> {
+impl FromOptions for ClassifierSpec {
+    fn from_options(o: &FitOptions, name: MethodName, u: &mut Unused) -> Result<Self, SpecError> {
         u.used(SpecOption::Predictor);
         let likelihood = o.likelihood_for(name, u)?;
         let options = InferenceOptions {

@@ -80,6 +80,15 @@ impl MethodSpec for GprSpec {
         check_epsilon(self.epsilon)
     }
 
+    /// Five `N × N` matrices at once.
+    fn footprint(&self, _k: usize) -> Footprint {
+        Footprint::Dense { matrices: 5 }
+    }
+
+    fn regression_form(&self) -> Option<RegressionForm> {
+        Some(RegressionForm::Exact)
+    }
+
     fn epsilon(&self) -> Option<f64> {
         self.epsilon
     }
@@ -174,23 +183,19 @@ fn check_gpr_noise(s: &GprSpec) -> Result<(), SpecError> {
     Ok(())
 }
 
-impl GprSpec {
-    /// Its spec from the options, marking every option it takes as used; the defaults of
-    /// those not given.
-    pub(in crate::spec) fn from_options(o: &FitOptions, u: &mut Unused) -> Result<Self, SpecError> {
-        for option in [
-            SpecOption::NoiseInit,
-            SpecOption::Restarts,
-            SpecOption::Snap,
-            SpecOption::Noise,
-            SpecOption::Alpha,
-            SpecOption::KernelParams,
-            SpecOption::NormalizeY,
-            SpecOption::SharedKernel,
-            SpecOption::Pretrain,
-        ] {
-            u.used(option);
-        }
+impl FromOptions for GprSpec {
+    fn from_options(o: &FitOptions, _: MethodName, u: &mut Unused) -> Result<Self, SpecError> {
+        u.takes(&[
+            O::NoiseInit,
+            O::Restarts,
+            O::Snap,
+            O::Noise,
+            O::Alpha,
+            O::KernelParams,
+            O::NormalizeY,
+            O::SharedKernel,
+            O::Pretrain,
+        ]);
         Ok(Self {
             kernel: o.kernel_or_default(u),
             noise_init: o.noise_init.unwrap_or(0.1),

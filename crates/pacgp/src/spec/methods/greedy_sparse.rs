@@ -25,6 +25,15 @@ impl MethodSpec for GreedySparseSpec {
         check_epsilon(self.epsilon)
     }
 
+    fn footprint(&self, _k: usize) -> Footprint {
+        sparse_footprint(self.basis, 4)
+    }
+
+    /// T. Zhang's greedy model is the DTC posterior on its chosen basis.
+    fn regression_form(&self) -> Option<RegressionForm> {
+        Some(RegressionForm::Sparse(SparseMethod::Dtc))
+    }
+
     fn epsilon(&self) -> Option<f64> {
         self.epsilon
     }
@@ -42,10 +51,8 @@ impl MethodSpec for GreedySparseSpec {
     }
 }
 
-impl GreedySparseSpec {
-    /// Its spec from the options, marking every option it takes as used; the defaults of
-    /// those not given.
-    pub(in crate::spec) fn from_options(o: &FitOptions, u: &mut Unused) -> Result<Self, SpecError> {
+impl FromOptions for GreedySparseSpec {
+    fn from_options(o: &FitOptions, _: MethodName, u: &mut Unused) -> Result<Self, SpecError> {
         u.used(SpecOption::Inducing);
         Ok(Self {
             kernel: o.kernel_or_default(u),

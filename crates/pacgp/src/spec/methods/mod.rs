@@ -5,6 +5,8 @@
 
 use super::options::Unused;
 use super::*;
+use crate::memory::Footprint;
+use SpecOption as O;
 
 mod classifier;
 mod gpr;
@@ -44,6 +46,16 @@ pub enum JackknifeLoo {
     SoftmaxSites,
 }
 
+/// The posterior a regressor certifies, refits at its stored parameters and downdates for its
+/// leave-one-out and jackknife+ intervals.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RegressionForm {
+    /// The exact GP (gpr, pac-gp).
+    Exact,
+    /// The sparse GP of this approximation on the posterior's basis.
+    Sparse(SparseMethod),
+}
+
 /// What a method's spec says about itself (the spec half of its home). Every answer has the
 /// most common value as its default, so that a method states only where it differs.
 pub trait MethodSpec {
@@ -52,6 +64,11 @@ pub trait MethodSpec {
 
     /// The spec's own ranges and cross-option rules.
     fn check(&self) -> Result<(), SpecError>;
+
+    /// How its fit's largest arrays grow with N (its defaults filled in for the sample:
+    /// [`CheckedFitSpec::for_sample`]) with `k` classes (2 for a binary or regression fit),
+    /// which [`crate::cost::check_fits`] prices before anything is allocated.
+    fn footprint(&self, k: usize) -> Footprint;
 
     /// Whether its posterior is fitted with a data-dependent split prior, on part B only (it
     /// then has no leave-one-out, nor jackknife+ intervals).
@@ -95,6 +112,11 @@ pub trait MethodSpec {
         None
     }
 
+    /// A regressor's posterior form (`None`: a classifier).
+    fn regression_form(&self) -> Option<RegressionForm> {
+        None
+    }
+
     /// Whether its posterior's sites are trained by the bound (pac-gpc).
     fn trained_sites(&self) -> bool {
         false
@@ -132,6 +154,70 @@ pub trait MethodSpec {
         Ok(())
     }
 }
+
+/// A method's spec built from the options.
+pub(in crate::spec) trait FromOptions: Sized {
+    /// Its spec from the options (`name`: the one asked for, where a home serves several),
+    /// marking every option it takes as used; the defaults of those not given.
+    fn from_options(o: &FitOptions, name: MethodName, u: &mut Unused) -> Result<Self, SpecError>;
+}
+
+/// The answers of a regressor trained by its bound (pac-gp, pac-sgp) from its `prior`, ε, ξ
+/// and kernel.
+macro_rules! pac_regressor_answers {
+    () => {
+        fn split_prior(&self) -> bool {
+            matches!(self.prior, PacPrior::Split(_))
+        }
+
+        fn epsilon(&self) -> Option<f64> {
+            Some(self.epsilon)
+        }
+
+        fn xi(&self) -> Xi {
+            self.xi
+        }
+
+        /// The default grid where the prior over θ is the grid.
+        fn grid(&self) -> Option<HyperGrid> {
+            (self.prior == PacPrior::Grid).then(HyperGrid::default)
+        }
+
+        fn prior_kernel_spec(&self) -> Option<&str> {
+            (!self.split_prior()).then_some(self.kernel.as_str())
+        }
+    };
+}
+use pac_regressor_answers;
+
+/// The answers of a classifier from how its θ is chosen (`hypers`): `grid`, the grid and
+/// kernel of θ chosen by ML-II or the bound on it (none for the menu or a split prior);
+/// `split`, whether a split prior chooses it, which bars it from one-vs-rest (a multi-class
+/// certificate is on one sample for all classes).
+macro_rules! hypers_answers {
+    (grid) => {
+        fn grid(&self) -> Option<HyperGrid> {
+            matches!(self.hypers, ClassifierHypers::Grid { .. }).then(HyperGrid::default)
+        }
+
+        fn prior_kernel_spec(&self) -> Option<&str> {
+            match &self.hypers {
+                ClassifierHypers::Grid { kernel } => Some(kernel),
+                _ => None,
+            }
+        }
+    };
+    (split) => {
+        fn split_prior(&self) -> bool {
+            matches!(self.hypers, ClassifierHypers::Split(_))
+        }
+
+        fn one_vs_rest_member(&self) -> Result<(), SpecError> {
+            member_without_split(self.split_prior(), self.name())
+        }
+    };
+}
+use hypers_answers;
 
 /// The registration of every method's home: `Method::Variant(spec)` answers through `spec`,
 /// and one-vs-rest through its binary method's.
@@ -193,6 +279,14 @@ fn resolve_basis(
     Ok(())
 }
 
+/// `matrices` of `N × M` and of `M × M` for a basis of M (given, or the default).
+fn sparse_footprint(basis: Option<usize>, matrices: u64) -> Footprint {
+    Footprint::Sparse {
+        basis: basis.unwrap_or(DEFAULT_BASIS),
+        matrices,
+    }
+}
+
 /// ε, where given, is positive and finite.
 fn check_epsilon(epsilon: Option<f64>) -> Result<(), SpecError> {
     match epsilon {
@@ -222,26 +316,8 @@ fn check_basis(m: Option<usize>) -> Result<(), SpecError> {
     }
 }
 
-/// A classifier's split prior, if its θ is chosen by one.
-fn is_split(hypers: &ClassifierHypers) -> bool {
-    matches!(hypers, ClassifierHypers::Split(_))
-}
-
-/// The grid of a classifier's θ chosen by ML-II or the bound on it (not by the menu).
-fn classifier_grid(hypers: &ClassifierHypers) -> Option<HyperGrid> {
-    matches!(hypers, ClassifierHypers::Grid { .. }).then(HyperGrid::default)
-}
-
-/// The kernel a classifier's grid prices (none for the menu or a split prior).
-fn classifier_kernel(hypers: &ClassifierHypers) -> Option<&str> {
-    match hypers {
-        ClassifierHypers::Grid { kernel } => Some(kernel),
-        _ => None,
-    }
-}
-
-/// A binary classifier with θ chosen by `hypers` as a one-vs-rest member: not with a split
-/// prior (a multi-class certificate is on one sample for all classes).
+/// A binary classifier as a one-vs-rest member: not with a split prior (a multi-class
+/// certificate is on one sample for all classes).
 fn member_without_split(split: bool, name: MethodName) -> Result<(), SpecError> {
     match split {
         true => Err(options::split_not_multiclass(name)),

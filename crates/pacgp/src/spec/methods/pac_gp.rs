@@ -52,15 +52,12 @@ fn pac_name(bound: BoundKind, kl: MethodName, sqrt: MethodName) -> MethodName {
     }
 }
 
-/// The default grid where the prior over θ is the grid.
-fn pac_grid(prior: PacPrior) -> Option<HyperGrid> {
-    (prior == PacPrior::Grid).then(HyperGrid::default)
-}
-
 impl MethodSpec for PacGpSpec {
     fn name(&self) -> MethodName {
         pac_name(self.bound, MethodName::PacGp, MethodName::PacGpSqrt)
     }
+
+    pac_regressor_answers!();
 
     fn check(&self) -> Result<(), SpecError> {
         options::kernel_ok(&self.kernel)?;
@@ -69,24 +66,13 @@ impl MethodSpec for PacGpSpec {
         options::check_pac_prior(self.prior, self.bound, self.name())
     }
 
-    fn split_prior(&self) -> bool {
-        matches!(self.prior, PacPrior::Split(_))
+    /// Five `N × N` matrices at once, as gpr's.
+    fn footprint(&self, _k: usize) -> Footprint {
+        Footprint::Dense { matrices: 5 }
     }
 
-    fn epsilon(&self) -> Option<f64> {
-        Some(self.epsilon)
-    }
-
-    fn xi(&self) -> Xi {
-        self.xi
-    }
-
-    fn grid(&self) -> Option<HyperGrid> {
-        pac_grid(self.prior)
-    }
-
-    fn prior_kernel_spec(&self) -> Option<&str> {
-        (!self.split_prior()).then_some(self.kernel.as_str())
+    fn regression_form(&self) -> Option<RegressionForm> {
+        Some(RegressionForm::Exact)
     }
 }
 
@@ -94,6 +80,8 @@ impl MethodSpec for PacSgpSpec {
     fn name(&self) -> MethodName {
         pac_name(self.bound, MethodName::PacSgp, MethodName::PacSgpSqrt)
     }
+
+    pac_regressor_answers!();
 
     /// The split prior runs its own fits, so it takes no optimiser schedule.
     fn check(&self) -> Result<(), SpecError> {
@@ -115,24 +103,13 @@ impl MethodSpec for PacSgpSpec {
         options::check_pac_prior(self.prior, self.bound, self.name())
     }
 
-    fn split_prior(&self) -> bool {
-        matches!(self.prior, PacPrior::Split(_))
+    fn footprint(&self, _k: usize) -> Footprint {
+        sparse_footprint(self.inducing, 4)
     }
 
-    fn epsilon(&self) -> Option<f64> {
-        Some(self.epsilon)
-    }
-
-    fn xi(&self) -> Xi {
-        self.xi
-    }
-
-    fn grid(&self) -> Option<HyperGrid> {
-        pac_grid(self.prior)
-    }
-
-    fn prior_kernel_spec(&self) -> Option<&str> {
-        (!self.split_prior()).then_some(self.kernel.as_str())
+    /// The FITC form of its posterior (α_s = 1).
+    fn regression_form(&self) -> Option<RegressionForm> {
+        Some(RegressionForm::Sparse(SparseMethod::Fitc))
     }
 
     fn resolve_for_sample(&mut self, n: usize, notes: &mut Vec<String>) -> Result<(), SpecError> {
@@ -140,17 +117,9 @@ impl MethodSpec for PacSgpSpec {
     }
 }
 
-impl PacGpSpec {
-    /// Its spec from the options (`name`: the one asked for), marking every option it takes
-    /// as used; the defaults of those not given.
-    pub(in crate::spec) fn from_options(
-        o: &FitOptions,
-        name: MethodName,
-        u: &mut Unused,
-    ) -> Result<Self, SpecError> {
-        for option in [SpecOption::NoiseInit, SpecOption::Bound] {
-            u.used(option);
-        }
+impl FromOptions for PacGpSpec {
+    fn from_options(o: &FitOptions, name: MethodName, u: &mut Unused) -> Result<Self, SpecError> {
+        u.takes(&[O::NoiseInit, O::Bound]);
         let bound = o.pac_bound(name)?;
         Ok(Self {
             kernel: o.kernel_or_default(u),
@@ -163,23 +132,15 @@ impl PacGpSpec {
     }
 }
 
-impl PacSgpSpec {
-    /// Its spec from the options (`name`: the one asked for), marking every option it takes
-    /// as used; the defaults of those not given.
-    pub(in crate::spec) fn from_options(
-        o: &FitOptions,
-        name: MethodName,
-        u: &mut Unused,
-    ) -> Result<Self, SpecError> {
-        for option in [
-            SpecOption::Inducing,
-            SpecOption::InducingInit,
-            SpecOption::Bound,
-            SpecOption::Pretrain,
-            SpecOption::MaxIter,
-        ] {
-            u.used(option);
-        }
+impl FromOptions for PacSgpSpec {
+    fn from_options(o: &FitOptions, name: MethodName, u: &mut Unused) -> Result<Self, SpecError> {
+        u.takes(&[
+            O::Inducing,
+            O::InducingInit,
+            O::Bound,
+            O::Pretrain,
+            O::MaxIter,
+        ]);
         let bound = o.pac_bound(name)?;
         let prior = o.pac_prior(u)?;
         if matches!(prior, PacPrior::Split(_)) && o.inducing_init.is_some() {

@@ -19,6 +19,9 @@ impl MethodSpec for PacGpcSpec {
         MethodName::PacGpc
     }
 
+    hypers_answers!(grid);
+    hypers_answers!(split);
+
     /// The split prior fits θ by ML-II on part A with the probit.
     fn check(&self) -> Result<(), SpecError> {
         options::check_hypers(&self.hypers, self.name())?;
@@ -28,20 +31,10 @@ impl MethodSpec for PacGpcSpec {
         Ok(())
     }
 
-    fn split_prior(&self) -> bool {
-        is_split(&self.hypers)
-    }
-
-    fn one_vs_rest_member(&self) -> Result<(), SpecError> {
-        member_without_split(self.split_prior(), self.name())
-    }
-
-    fn grid(&self) -> Option<HyperGrid> {
-        classifier_grid(&self.hypers)
-    }
-
-    fn prior_kernel_spec(&self) -> Option<&str> {
-        classifier_kernel(&self.hypers)
+    /// The bound's gradient beside Laplace's five (`B⁻¹D`, `(AD)ᵀ(AD)`, `P`, `G`, the start's
+    /// and the optimiser's best sites' factors): 11–15 N² resident at N = 1 000 and 2 000.
+    fn footprint(&self, _k: usize) -> Footprint {
+        Footprint::Dense { matrices: 12 }
     }
 
     fn approximate_loo_only(&self) -> Option<&'static str> {
@@ -64,14 +57,8 @@ impl MethodSpec for PacGpcSpec {
     }
 }
 
-impl PacGpcSpec {
-    /// Its spec from the options (`name`: the one asked for), marking every option it takes
-    /// as used; the defaults of those not given.
-    pub(in crate::spec) fn from_options(
-        o: &FitOptions,
-        name: MethodName,
-        u: &mut Unused,
-    ) -> Result<Self, SpecError> {
+impl FromOptions for PacGpcSpec {
+    fn from_options(o: &FitOptions, name: MethodName, u: &mut Unused) -> Result<Self, SpecError> {
         u.used(SpecOption::Predictor);
         let likelihood = o.likelihood_for(name, u)?;
         let hypers = match o.split_classifier(name, u)? {

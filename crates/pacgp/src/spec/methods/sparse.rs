@@ -40,6 +40,14 @@ impl MethodSpec for SparseSpec {
         check_epsilon(self.epsilon)
     }
 
+    fn footprint(&self, _k: usize) -> Footprint {
+        sparse_footprint(self.inducing, 4)
+    }
+
+    fn regression_form(&self) -> Option<RegressionForm> {
+        Some(RegressionForm::Sparse(self.approximation))
+    }
+
     fn epsilon(&self) -> Option<f64> {
         self.epsilon
     }
@@ -57,23 +65,15 @@ impl MethodSpec for SparseSpec {
     }
 }
 
-impl SparseSpec {
-    /// Its spec from the options (`name`: the one asked for), marking every option it takes
-    /// as used; the defaults of those not given.
-    pub(in crate::spec) fn from_options(
-        o: &FitOptions,
-        name: MethodName,
-        u: &mut Unused,
-    ) -> Result<Self, SpecError> {
-        for option in [
-            SpecOption::NoiseInit,
-            SpecOption::Inducing,
-            SpecOption::InducingInit,
-            SpecOption::Pretrain,
-            SpecOption::MaxIter,
-        ] {
-            u.used(option);
-        }
+impl FromOptions for SparseSpec {
+    fn from_options(o: &FitOptions, name: MethodName, u: &mut Unused) -> Result<Self, SpecError> {
+        u.takes(&[
+            O::NoiseInit,
+            O::Inducing,
+            O::InducingInit,
+            O::Pretrain,
+            O::MaxIter,
+        ]);
         Ok(Self {
             approximation: match name {
                 MethodName::Vfe => SparseMethod::Vfe,

@@ -84,6 +84,14 @@ impl MethodSpec for SvgpSpec {
         options::check_schedule(&self.schedule)
     }
 
+    /// Its `M × M` matrices and the inputs' second copy; the rows are streamed in blocks.
+    fn footprint(&self, _k: usize) -> Footprint {
+        Footprint::Streamed {
+            basis: self.inducing.unwrap_or(DEFAULT_BASIS),
+            square: 60,
+        }
+    }
+
     fn split_prior(&self) -> bool {
         self.split.is_some()
     }
@@ -129,22 +137,9 @@ impl MethodSpec for SvgpSpec {
     }
 }
 
-impl SvgpSpec {
-    /// Its spec from the options (`name`: the one asked for), marking every option it takes
-    /// as used; the defaults of those not given.
-    pub(in crate::spec) fn from_options(
-        o: &FitOptions,
-        name: MethodName,
-        u: &mut Unused,
-    ) -> Result<Self, SpecError> {
-        for option in [
-            SpecOption::Inducing,
-            SpecOption::InducingInit,
-            SpecOption::MaxIter,
-            SpecOption::BatchSize,
-        ] {
-            u.used(option);
-        }
+impl FromOptions for SvgpSpec {
+    fn from_options(o: &FitOptions, name: MethodName, u: &mut Unused) -> Result<Self, SpecError> {
+        u.takes(&[O::Inducing, O::InducingInit, O::MaxIter, O::BatchSize]);
         let likelihood = o.likelihood_for(name, u)?;
         let (bound, split) = match name {
             MethodName::PacSvgp => {

@@ -68,6 +68,11 @@ impl MethodSpec for SvmSpec {
         }
     }
 
+    /// Two `N × N` matrices at once.
+    fn footprint(&self, _k: usize) -> Footprint {
+        Footprint::Dense { matrices: 2 }
+    }
+
     fn one_vs_rest_member(&self) -> Result<(), SpecError> {
         Ok(())
     }
@@ -83,19 +88,9 @@ impl MethodSpec for SvmSpec {
     }
 }
 
-impl SvmSpec {
-    /// Its spec from the options, marking every option it takes as used; the defaults of
-    /// those not given.
-    pub(in crate::spec) fn from_options(o: &FitOptions, u: &mut Unused) -> Result<Self, SpecError> {
-        for option in [
-            SpecOption::Slack,
-            SpecOption::Bias,
-            SpecOption::Solver,
-            SpecOption::Kernel,
-            SpecOption::Lengthscale,
-        ] {
-            u.used(option);
-        }
+impl FromOptions for SvmSpec {
+    fn from_options(o: &FitOptions, _: MethodName, u: &mut Unused) -> Result<Self, SpecError> {
+        u.takes(&[O::Slack, O::Bias, O::Solver, O::Kernel, O::Lengthscale]);
         let kernel = match (&o.kernel, o.lengthscale) {
             (Some(_), Some(_)) => {
                 return Err(SpecError::conflict(

@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::inference::LikelihoodChoice;
+use crate::spec::methods::FromOptions;
 
 impl FitOptions {
     /// The typed method, marking every option it takes as used.
@@ -17,13 +18,15 @@ impl FitOptions {
             }
         }
         Ok(match method {
-            N::Gpr => Method::Gpr(GprSpec::from_options(self, u)?),
+            N::Gpr => Method::Gpr(GprSpec::from_options(self, method, u)?),
             N::Vfe | N::Fitc | N::Dtc => Method::Sparse(SparseSpec::from_options(self, method, u)?),
             N::PacGp | N::PacGpSqrt => Method::PacGp(PacGpSpec::from_options(self, method, u)?),
             N::PacSgp | N::PacSgpSqrt => Method::PacSgp(PacSgpSpec::from_options(self, method, u)?),
-            N::GreedySparse => Method::GreedySparse(GreedySparseSpec::from_options(self, u)?),
+            N::GreedySparse => {
+                Method::GreedySparse(GreedySparseSpec::from_options(self, method, u)?)
+            }
             N::PacGpc => Method::PacGpc(PacGpcSpec::from_options(self, method, u)?),
-            N::Svm => Method::Svm(SvmSpec::from_options(self, u)?),
+            N::Svm => Method::Svm(SvmSpec::from_options(self, method, u)?),
             N::Svgp | N::PacSvgp => Method::Svgp(SvgpSpec::from_options(self, method, u)?),
             // Every other name is a classifier inference method's ([`Inference`]).
             _ => Method::Classifier(ClassifierSpec::from_options(self, method, u)?),

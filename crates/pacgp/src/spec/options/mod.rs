@@ -2,6 +2,7 @@
 //! interpreted yet), the one place that decides which apply to which method and what ranges
 //! they take, and the structured [`SpecError`] that each front end words in its own terms.
 
+use super::methods::FromOptions;
 use super::values::BadValue;
 use super::*;
 
@@ -161,6 +162,13 @@ impl<'a> Unused<'a> {
         self.given.retain(|(o, _)| *o != option);
     }
 
+    /// The method uses every one of `options` ([`Unused::used`]).
+    pub(in crate::spec) fn takes(&mut self, options: &[SpecOption]) {
+        for &option in options {
+            self.used(option);
+        }
+    }
+
     /// Refuse the first option given that was not used, naming what it applies to.
     fn refuse(self) -> Result<(), SpecError> {
         let _ = self.o;
@@ -297,7 +305,7 @@ impl FitOptions {
         match (mc, method) {
             (MultiClass::OneVsRest, _) => Ok(Method::OneVsRest(Box::new(self.method(method, u)?))),
             (MultiClass::Softmax, MethodName::Laplace) => {
-                Ok(Method::Softmax(SoftmaxSpec::from_options(self, u)?))
+                Ok(Method::Softmax(SoftmaxSpec::from_options(self, method, u)?))
             }
             (MultiClass::Softmax, _) => Err(SpecError::not_for(
                 O::MultiClass,
