@@ -2,6 +2,7 @@
 //! chosen by the bound over a fixed candidate menu or by ML-II snapped onto the PAC grid (the
 //! split prior is in [`super::pac_gpc`]).
 
+use super::MethodFit;
 use faer::MatRef;
 
 use crate::bounds::{ConfidenceTerm, HyperGrid};
@@ -117,66 +118,63 @@ fn select_by_ml2(
 /// **minimising the PAC-Bayes bound** on the Gibbs error over [`crate::plan::classifier_candidates`] (union
 /// bound: `ln 9`) or by ML-II snapped onto the PAC grid (`T·ln 1201`); with the split prior,
 /// [`super::pac_gpc::split_classifier`].
-pub fn classifier(
-    spec: &CheckedFitSpec,
-    c: &ClassifierSpec,
-    train: &Dataset,
-    labels: LabelMap,
-) -> Result<FittedModel> {
-    if let ClassifierHypers::Split(split) = &c.hypers {
-        let lik = Likelihood::named(c.inference.settings().likelihood());
-        return super::pac_gpc::split_classifier(
-            spec,
-            split,
-            false,
-            lik,
-            c.predictor,
-            train,
-            labels,
-        );
-    }
-    let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
-    let x = x_scaler.transform(train.x.as_ref())?;
-    let (method, likelihood) = inference_method(&c.inference, spec.seed)?;
-    let setup = Setup {
-        classifier: GibbsClassifier::of(&likelihood, c.predictor),
-        method,
-        likelihood,
-        delta: spec.delta,
-        restarts: Restarts {
-            count: c.restarts,
-            seed: spec.seed,
-            ..Default::default()
-        },
-    };
-    let Selected {
-        fit,
-        certificate,
-        optimiser,
-        notes,
-    } = match &c.hypers {
-        ClassifierHypers::Grid { kernel } => {
-            let k = Kernel::from_spec(kernel, train.d())?;
-            select_by_ml2(&k, x.as_ref(), &train.y, &setup, spec.seed)?
+impl MethodFit for ClassifierSpec {
+    fn fit(&self, spec: &CheckedFitSpec, train: &Dataset, labels: LabelMap) -> Result<FittedModel> {
+        if let ClassifierHypers::Split(split) = &self.hypers {
+            let lik = Likelihood::named(self.inference.settings().likelihood());
+            return super::pac_gpc::split_classifier(
+                spec,
+                split,
+                false,
+                lik,
+                self.predictor,
+                train,
+                labels,
+            );
         }
-        _ => select_by_bound(x.as_ref(), &train.y, &setup)?,
-    };
-    let input_noise = setup.method.input_noise();
-    let task = Task::Classification {
-        posterior: fit.posterior,
-        likelihood: setup.likelihood,
-        labels,
-        input_noise,
-        split_prior: None,
-    };
-    let report = FitReport {
-        optimiser,
-        objective: Some(certificate.bound),
-        objective_name: "pac_bayes_bound_gibbs_error".into(),
-        jitter_used: fit.report.jitter_used,
-        inference: Some(fit.report),
-        notes,
-        ..Default::default()
-    };
-    Ok(FittedModel::assemble(spec, train, x_scaler, task, report))
+        let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
+        let x = x_scaler.transform(train.x.as_ref())?;
+        let (method, likelihood) = inference_method(&self.inference, spec.seed)?;
+        let setup = Setup {
+            classifier: GibbsClassifier::of(&likelihood, self.predictor),
+            method,
+            likelihood,
+            delta: spec.delta,
+            restarts: Restarts {
+                count: self.restarts,
+                seed: spec.seed,
+                ..Default::default()
+            },
+        };
+        let Selected {
+            fit,
+            certificate,
+            optimiser,
+            notes,
+        } = match &self.hypers {
+            ClassifierHypers::Grid { kernel } => {
+                let k = Kernel::from_spec(kernel, train.d())?;
+                select_by_ml2(&k, x.as_ref(), &train.y, &setup, spec.seed)?
+            }
+            _ => select_by_bound(x.as_ref(), &train.y, &setup)?,
+        };
+        let input_noise = setup.method.input_noise();
+        let task = Task::Classification {
+            posterior: fit.posterior,
+            likelihood: setup.likelihood,
+            labels,
+            input_noise,
+            split_prior: None,
+        };
+        let report = FitReport {
+            optimiser,
+            objective: Some(certificate.bound),
+            objective_name: "pac_bayes_bound_gibbs_error".into(),
+            jitter_used: fit.report.jitter_used,
+            inference: Some(fit.report),
+            notes,
+            ..Default::default()
+        };
+        Ok(FittedModel::assemble(spec, train, x_scaler, task, report))
+    }
 }

@@ -282,26 +282,41 @@ fn fit_checked(
     labels: LabelMap,
     notes: Vec<String>,
 ) -> Result<FittedModel> {
-    let mut model = match &spec.method {
-        Method::Gpr(s) => regression::gpr(spec, s, data)?,
-        Method::Sparse(s) => regression::sparse(spec, s, data)?,
-        Method::PacGp(s) => regression::pac_gp(spec, s, data)?,
-        Method::PacSgp(s) => regression::pac_sgp(spec, s, data)?,
-        Method::GreedySparse(s) => regression::greedy_sparse(spec, s, data)?,
-        Method::Classifier(c) => classifier::classifier(spec, c, data, labels)?,
-        Method::PacGpc(c) => pac_gpc::pac_gpc(spec, c, data, labels)?,
-        Method::Svm(s) => svm::svm(spec, s, data, labels)?,
-        Method::Svgp(s) => svgp::svgp(spec, s, data, labels)?,
-        Method::OneVsRest(_) | Method::Softmax(_) => {
-            return Err(Error::Unsupported(format!(
-                "a multi-class {} fit needs its labels as classes",
-                spec.method_name()
-            )))
-        }
-    };
+    let home = fit_home(&spec.method).ok_or_else(|| {
+        Error::Unsupported(format!(
+            "a multi-class {} fit needs its labels as classes",
+            spec.method_name()
+        ))
+    })?;
+    let mut model = home.fit(spec, data, labels)?;
     model.report.notes.splice(0..0, notes);
     Ok(model)
 }
+
+/// What a binary classifier or a regressor does in the fit layer: the fit half of its home
+/// (the spec half is [`crate::spec::MethodSpec`]; both registered once,
+/// `spec::registered_methods!`).
+pub(crate) trait MethodFit {
+    /// The model of `spec` (resolved for the sample) on `train` (±1 targets with `labels` for
+    /// a binary classifier; a regressor ignores them).
+    fn fit(&self, spec: &CheckedFitSpec, train: &Dataset, labels: LabelMap) -> Result<FittedModel>;
+}
+
+/// [`fit_home`] from the registered methods: the multi-class ones have none.
+macro_rules! fit_homes {
+    ([$($variant:ident),+] [$($multi:ident),*]) => {
+        /// The fit half of a binary classifier's or a regressor's home (`None`: a multi-class
+        /// method, fitted by [`fit_multiclass`]).
+        fn fit_home(method: &Method) -> Option<&dyn MethodFit> {
+            match method {
+                $(Method::$variant(s) => Some(s),)+
+                $(Method::$multi(_))|* | Method::OneVsRest(_) => None,
+            }
+        }
+    };
+}
+
+crate::spec::registered_methods!(fit_homes);
 
 /// A binary classifier's task: its posterior, likelihood and labels, no input noise, and the
 /// record of the split that gave its prior, if one did.

@@ -2,6 +2,7 @@
 //! ([`crate::objective::pac_gpc`]) with θ among the fixed candidates or on the grid, and the
 //! classifier split prior ([`crate::objective::gpc_split`]) for laplace and pac-gpc.
 
+use super::MethodFit;
 use crate::certificate::{GibbsClassifier, GibbsPredictor};
 use crate::data::{Dataset, LabelMap, Standardizer};
 use crate::error::Result;
@@ -18,54 +19,51 @@ use crate::plan::{classifier_menu, split_config};
 
 /// `pac-gpc`: the sites (and, on the grid, θ) trained by the bound on the Gibbs error, from
 /// Laplace; with the split prior, [`split_classifier`].
-pub fn pac_gpc(
-    spec: &CheckedFitSpec,
-    c: &PacGpcSpec,
-    train: &Dataset,
-    labels: LabelMap,
-) -> Result<FittedModel> {
-    let lik = Likelihood::named(c.likelihood);
-    let theta = match &c.hypers {
-        ClassifierHypers::Split(split) => {
-            return split_classifier(spec, split, true, lik, c.predictor, train, labels)
-        }
-        ClassifierHypers::Grid { kernel } => {
-            PacGpcTheta::Grid(Kernel::from_spec(kernel, train.d())?)
-        }
-        ClassifierHypers::Candidates => PacGpcTheta::Candidates(classifier_menu(train.d())),
-    };
-    let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
-    let x = x_scaler.transform(train.x.as_ref())?;
-    let config = PacGpcConfig {
-        delta: spec.delta,
-        ..Default::default()
-    };
-    let classifier = GibbsClassifier::of(&lik, c.predictor);
-    let fit = fit_pac_gpc(&theta, &lik, x.as_ref(), &train.y, classifier, &config)?;
-    let jitter_used = fit.posterior.cov.jitter();
-    let status = match fit.report.converged() {
-        true => ConvergenceStatus::Converged,
-        false => ConvergenceStatus::MaxIterations,
-    };
-    let report = FitReport {
-        objective: Some(fit.certificate.bound),
-        objective_name: "pac_bayes_bound_gibbs_error".into(),
-        jitter_used,
-        inference: Some(ConvergenceReport {
-            status,
-            iterations: fit.report.iterations as usize,
-            final_change: 0.0,
+impl MethodFit for PacGpcSpec {
+    fn fit(&self, spec: &CheckedFitSpec, train: &Dataset, labels: LabelMap) -> Result<FittedModel> {
+        let lik = Likelihood::named(self.likelihood);
+        let theta = match &self.hypers {
+            ClassifierHypers::Split(split) => {
+                return split_classifier(spec, split, true, lik, self.predictor, train, labels)
+            }
+            ClassifierHypers::Grid { kernel } => {
+                PacGpcTheta::Grid(Kernel::from_spec(kernel, train.d())?)
+            }
+            ClassifierHypers::Candidates => PacGpcTheta::Candidates(classifier_menu(train.d())),
+        };
+        let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
+        let x = x_scaler.transform(train.x.as_ref())?;
+        let config = PacGpcConfig {
+            delta: spec.delta,
+            ..Default::default()
+        };
+        let classifier = GibbsClassifier::of(&lik, self.predictor);
+        let fit = fit_pac_gpc(&theta, &lik, x.as_ref(), &train.y, classifier, &config)?;
+        let jitter_used = fit.posterior.cov.jitter();
+        let status = match fit.report.converged() {
+            true => ConvergenceStatus::Converged,
+            false => ConvergenceStatus::MaxIterations,
+        };
+        let report = FitReport {
+            objective: Some(fit.certificate.bound),
+            objective_name: "pac_bayes_bound_gibbs_error".into(),
             jitter_used,
-            notes: vec![format!(
-                "sites optimised from Laplace (bound {:.6} → {:.6}): {}",
-                fit.laplace_certificate.bound, fit.certificate.bound, fit.report.message
-            )],
-        }),
-        optimiser: Some(fit.report),
-        ..Default::default()
-    };
-    let task = super::classifier_task(fit.posterior, lik, labels, None);
-    Ok(FittedModel::assemble(spec, train, x_scaler, task, report))
+            inference: Some(ConvergenceReport {
+                status,
+                iterations: fit.report.iterations as usize,
+                final_change: 0.0,
+                jitter_used,
+                notes: vec![format!(
+                    "sites optimised from Laplace (bound {:.6} → {:.6}): {}",
+                    fit.laplace_certificate.bound, fit.certificate.bound, fit.report.message
+                )],
+            }),
+            optimiser: Some(fit.report),
+            ..Default::default()
+        };
+        let task = super::classifier_task(fit.posterior, lik, labels, None);
+        Ok(FittedModel::assemble(spec, train, x_scaler, task, report))
+    }
 }
 
 /// A classifier certified with the data-dependent prior of a seeded split: `pac-gpc` when

@@ -2,8 +2,9 @@
 //! their own objective (VFE, FITC, DTC), PAC-GP and PAC-SGP (on the grid, a coarse
 //! hyperparameter prior, or the split prior), and T. Zhang's greedy sparse regression.
 
+use super::MethodFit;
 use crate::bounds::{BoundKind, HyperGrid};
-use crate::data::{Dataset, Standardizer, TargetScaler};
+use crate::data::{Dataset, LabelMap, Standardizer, TargetScaler};
 use crate::error::{Error, Result};
 use crate::kernel::{start, Kernel};
 use crate::loss::RegressionLoss;
@@ -99,11 +100,13 @@ fn bound_report(objective: f64, kind: BoundKind, optimiser: OptimReport, jitter:
 /// grid's range and snapped onto it (at most half a step in ln space) unless `snap` is off;
 /// σ² fitted or kept, known per-row variances `alpha` added; or at θ kept as given (on the
 /// inputs as given, nothing fitted); targets as given without `normalize_y`.
-pub fn gpr(spec: &CheckedFitSpec, s: &GprSpec, train: &Dataset) -> Result<FittedModel> {
-    Ok(gpr_shared(spec, s, std::slice::from_ref(train))?.swap_remove(0))
+impl MethodFit for GprSpec {
+    fn fit(&self, spec: &CheckedFitSpec, train: &Dataset, _: LabelMap) -> Result<FittedModel> {
+        Ok(gpr_shared(spec, self, std::slice::from_ref(train))?.swap_remove(0))
+    }
 }
 
-/// [`gpr`] of several targets at the same inputs (`trains`, one per target, inputs equal)
+/// gpr's fit of several targets at the same inputs (`trains`, one per target, inputs equal)
 /// sharing θ and σ², which maximise the sum of their log marginal likelihoods on the targets'
 /// own scales (scikit-learn's multi-output regressor): one model per target.
 pub fn gpr_shared(
@@ -227,67 +230,72 @@ fn gpr_alpha(s: &GprSpec, n: usize) -> Result<Vec<f64>> {
 /// than [`start::WIDE_INPUTS`] inputs the lengthscales start at the median distance and the
 /// search stops by the stall rule, as gpr's ML-II does (both objectives are evidences summed
 /// over the rows, in nats; [`start`]).
-pub fn sparse(spec: &CheckedFitSpec, s: &SparseSpec, train: &Dataset) -> Result<FittedModel> {
-    let st = standardise(train)?;
-    let kernel = Kernel::from_spec(&s.kernel, train.d())?;
-    let mut cfg = SparseConfig {
-        seed: spec.seed,
-        init: s.inducing_init,
-        snap: spec.grid(),
-        pretrain: s.schedule.pretrain,
-        ..Default::default()
-    };
-    if let Some(cap) = s.schedule.max_iter {
-        cfg.lbfgs.max_iter = cap;
+impl MethodFit for SparseSpec {
+    fn fit(&self, spec: &CheckedFitSpec, train: &Dataset, _: LabelMap) -> Result<FittedModel> {
+        let st = standardise(train)?;
+        let kernel = Kernel::from_spec(&self.kernel, train.d())?;
+        let mut cfg = SparseConfig {
+            seed: spec.seed,
+            init: self.inducing_init,
+            snap: spec.grid(),
+            pretrain: self.schedule.pretrain,
+            ..Default::default()
+        };
+        if let Some(cap) = self.schedule.max_iter {
+            cfg.lbfgs.max_iter = cap;
+        }
+        cfg.lbfgs.stall = start::wide_stall(train.d());
+        let (kernel, start_note) =
+            start::wide_start_noted(kernel, st.x.as_ref(), spec.seed, "leaves the evidence flat");
+        let (x, y) = (st.x.as_ref(), &st.y);
+        let m = self.inducing.unwrap_or(crate::spec::DEFAULT_BASIS);
+        let (gp, opt, pre) =
+            train_sparse(&kernel, self.noise_init, x, y, m, self.approximation, &cfg)?;
+        let name = match self.approximation {
+            SparseMethod::Vfe => "elbo",
+            SparseMethod::Fitc | SparseMethod::Dtc => "log_marginal_likelihood",
+        };
+        let mut r = report(
+            name,
+            gp.objective(x, y)?,
+            Some(opt),
+            crate::regression::sparse::KUU_JITTER,
+        );
+        r.notes.extend(start_note);
+        r.notes.extend(pre.map(|p| p.note()));
+        let posterior = gp.posterior(x, y)?;
+        let task = task(posterior, gp.noise_variance, st.y_scaler, None);
+        Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))
     }
-    cfg.lbfgs.stall = start::wide_stall(train.d());
-    let (kernel, start_note) =
-        start::wide_start_noted(kernel, st.x.as_ref(), spec.seed, "leaves the evidence flat");
-    let (x, y) = (st.x.as_ref(), &st.y);
-    let m = s.inducing.unwrap_or(crate::spec::DEFAULT_BASIS);
-    let (gp, opt, pre) = train_sparse(&kernel, s.noise_init, x, y, m, s.approximation, &cfg)?;
-    let name = match s.approximation {
-        SparseMethod::Vfe => "elbo",
-        SparseMethod::Fitc | SparseMethod::Dtc => "log_marginal_likelihood",
-    };
-    let mut r = report(
-        name,
-        gp.objective(x, y)?,
-        Some(opt),
-        crate::regression::sparse::KUU_JITTER,
-    );
-    r.notes.extend(start_note);
-    r.notes.extend(pre.map(|p| p.note()));
-    let posterior = gp.posterior(x, y)?;
-    let task = task(posterior, gp.noise_variance, st.y_scaler, None);
-    Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))
 }
 
 /// `pac-gp`, `pac-gp-sqrt` (Reeb et al. 2018) on standardised data: minimise the bound over θ
 /// and σ², θ snapped onto the grid or the coarse prior's grid; with the split prior,
 /// `split_pac_gp`.
-pub fn pac_gp(spec: &CheckedFitSpec, s: &PacGpSpec, train: &Dataset) -> Result<FittedModel> {
-    if let PacPrior::Split(fraction) = s.prior {
-        return split_pac_gp(spec, s, fraction, train);
+impl MethodFit for PacGpSpec {
+    fn fit(&self, spec: &CheckedFitSpec, train: &Dataset, _: LabelMap) -> Result<FittedModel> {
+        if let PacPrior::Split(fraction) = self.prior {
+            return split_pac_gp(spec, self, fraction, train);
+        }
+        let st = standardise(train)?;
+        let kernel = Kernel::from_spec(&self.kernel, train.d())?;
+        let levers = levers(spec, self.prior);
+        let band = RegressionLoss::band_in_standard_units(self.epsilon, st.y_scaler.sd)?;
+        let mut cfg = PacGpConfig::with_loss(band, self.bound);
+        cfg.delta = spec.delta;
+        cfg.term = levers.term;
+        cfg.hyper_prior = levers.hyper_prior;
+        let fit = fit_pac_gp(&kernel, self.noise_init, st.x.clone(), st.y.clone(), &cfg)?;
+        let objective = fit.certificate.bound_of_kind(self.bound);
+        let r = bound_report(objective, self.bound, fit.report, fit.gp.jitter_used());
+        let task = task(
+            fit.gp.posterior()?,
+            fit.gp.noise_variance,
+            st.y_scaler,
+            None,
+        );
+        Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))
     }
-    let st = standardise(train)?;
-    let kernel = Kernel::from_spec(&s.kernel, train.d())?;
-    let levers = levers(spec, s.prior);
-    let band = RegressionLoss::band_in_standard_units(s.epsilon, st.y_scaler.sd)?;
-    let mut cfg = PacGpConfig::with_loss(band, s.bound);
-    cfg.delta = spec.delta;
-    cfg.term = levers.term;
-    cfg.hyper_prior = levers.hyper_prior;
-    let fit = fit_pac_gp(&kernel, s.noise_init, st.x.clone(), st.y.clone(), &cfg)?;
-    let objective = fit.certificate.bound_of_kind(s.bound);
-    let r = bound_report(objective, s.bound, fit.report, fit.gp.jitter_used());
-    let task = task(
-        fit.gp.posterior()?,
-        fit.gp.noise_variance,
-        st.y_scaler,
-        None,
-    );
-    Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))
 }
 
 /// PAC-GP with the data-dependent prior (docs/math.md §9.3): a seeded split of the rows'
@@ -332,37 +340,40 @@ fn split_pac_gp(
 
 /// `pac-sgp`, `pac-sgp-sqrt` (FITC form) on standardised data, σ² starting at 1 as in the
 /// paper; with the split prior, `split_pac_sgp`.
-pub fn pac_sgp(spec: &CheckedFitSpec, s: &PacSgpSpec, train: &Dataset) -> Result<FittedModel> {
-    if let PacPrior::Split(fraction) = s.prior {
-        return split_pac_sgp(spec, s, fraction, train);
+impl MethodFit for PacSgpSpec {
+    fn fit(&self, spec: &CheckedFitSpec, train: &Dataset, _: LabelMap) -> Result<FittedModel> {
+        if let PacPrior::Split(fraction) = self.prior {
+            return split_pac_sgp(spec, self, fraction, train);
+        }
+        let st = standardise(train)?;
+        let kernel = Kernel::from_spec(&self.kernel, train.d())?;
+        let loss = RegressionLoss::band_in_standard_units(self.epsilon, st.y_scaler.sd)?;
+        let (x, y) = (st.x.as_ref(), &st.y);
+        let settings = crate::objective::pac_sgp::PacSgpSettings {
+            m: self.inducing.unwrap_or(crate::spec::DEFAULT_BASIS),
+            alpha_s: 1.0,
+            loss,
+            delta: spec.delta,
+            kind: self.bound,
+            seed: spec.seed,
+            init: self.inducing_init,
+            max_iter: self
+                .schedule
+                .max_iter
+                .unwrap_or(crate::objective::pac_sgp::DEFAULT_MAX_ITER),
+            pretrain: self.schedule.pretrain,
+        };
+        let levers = levers(spec, self.prior);
+        let fit =
+            crate::objective::pac_sgp::fit_pac_sgp_with(&kernel, 1.0, x, y, &settings, &levers)?;
+        let objective = fit.certificate.bound_of_kind(self.bound);
+        let jitter = crate::regression::sparse::KUU_JITTER;
+        let mut r = bound_report(objective, self.bound, fit.report, jitter);
+        r.notes.extend(fit.pretraining.map(|p| p.note()));
+        let posterior = fit.gp.posterior_with_alpha(x, y, fit.alpha_s)?;
+        let task = task(posterior, fit.gp.noise_variance, st.y_scaler, None);
+        Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))
     }
-    let st = standardise(train)?;
-    let kernel = Kernel::from_spec(&s.kernel, train.d())?;
-    let loss = RegressionLoss::band_in_standard_units(s.epsilon, st.y_scaler.sd)?;
-    let (x, y) = (st.x.as_ref(), &st.y);
-    let settings = crate::objective::pac_sgp::PacSgpSettings {
-        m: s.inducing.unwrap_or(crate::spec::DEFAULT_BASIS),
-        alpha_s: 1.0,
-        loss,
-        delta: spec.delta,
-        kind: s.bound,
-        seed: spec.seed,
-        init: s.inducing_init,
-        max_iter: s
-            .schedule
-            .max_iter
-            .unwrap_or(crate::objective::pac_sgp::DEFAULT_MAX_ITER),
-        pretrain: s.schedule.pretrain,
-    };
-    let levers = levers(spec, s.prior);
-    let fit = crate::objective::pac_sgp::fit_pac_sgp_with(&kernel, 1.0, x, y, &settings, &levers)?;
-    let objective = fit.certificate.bound_of_kind(s.bound);
-    let jitter = crate::regression::sparse::KUU_JITTER;
-    let mut r = bound_report(objective, s.bound, fit.report, jitter);
-    r.notes.extend(fit.pretraining.map(|p| p.note()));
-    let posterior = fit.gp.posterior_with_alpha(x, y, fit.alpha_s)?;
-    let task = task(posterior, fit.gp.noise_variance, st.y_scaler, None);
-    Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))
 }
 
 /// PAC-SGP's sparse data-dependent prior (docs/math.md §9.3.2): a seeded split of the
@@ -409,49 +420,47 @@ fn split_pac_sgp(
 /// `GREEDY_FULL_UP_TO` points; both in [`crate::regression::greedy`]) with every weight
 /// refit, λ = σ²/N. The model is the DTC
 /// posterior on the chosen basis, whose mean is the greedy predictor.
-pub fn greedy_sparse(
-    spec: &CheckedFitSpec,
-    s: &GreedySparseSpec,
-    train: &Dataset,
-) -> Result<FittedModel> {
-    use crate::regression::greedy::{
-        Algorithm, GreedySparseConfig, GreedySparseGp, StopRule, Update, GREEDY_FULL_UP_TO,
-        GREEDY_ML2_POINTS,
-    };
-    let st = standardise(train)?;
-    let kernel = Kernel::from_spec(&s.kernel, train.d())?;
-    let n = st.y.len();
-    let k = s.basis.unwrap_or(crate::spec::DEFAULT_BASIS);
-    let rows: Vec<usize> = crate::data::permutation(n, spec.seed)
-        .into_iter()
-        .take(n.min(GREEDY_ML2_POINTS))
-        .collect();
-    let xs = faer::Mat::from_fn(rows.len(), st.x.ncols(), |i, j| st.x[(rows[i], j)]);
-    let ys: Vec<f64> = rows.iter().map(|&i| st.y[i]).collect();
-    let ml = MlConfig {
-        snap: Some(HyperGrid::wide()),
-        ..Default::default()
-    };
-    let (gp, opt) = fit_ml2(&kernel, 0.1, xs, ys, &ml)?;
-    let cfg = GreedySparseConfig {
-        algorithm: if n <= GREEDY_FULL_UP_TO {
-            Algorithm::Greedy
-        } else {
-            Algorithm::KappaGreedy { kappa: 59.min(n) }
-        },
-        update: Update::Refit,
-        stop: StopRule::Steps { k },
-        seed: spec.seed,
-    };
-    let (x, y) = (st.x.as_ref(), &st.y);
-    let g = GreedySparseGp::fit(&gp.kernel, gp.noise_variance, x, y, &cfg)?;
-    let posterior: GaussianPosterior = g.posterior(x, y)?;
-    let r = report(
-        "zhang_primal_objective",
-        g.objective,
-        Some(opt),
-        posterior.cov.jitter(),
-    );
-    let task = task(posterior, g.noise_variance, st.y_scaler, None);
-    Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))
+impl MethodFit for GreedySparseSpec {
+    fn fit(&self, spec: &CheckedFitSpec, train: &Dataset, _: LabelMap) -> Result<FittedModel> {
+        use crate::regression::greedy::{
+            Algorithm, GreedySparseConfig, GreedySparseGp, StopRule, Update, GREEDY_FULL_UP_TO,
+            GREEDY_ML2_POINTS,
+        };
+        let st = standardise(train)?;
+        let kernel = Kernel::from_spec(&self.kernel, train.d())?;
+        let n = st.y.len();
+        let k = self.basis.unwrap_or(crate::spec::DEFAULT_BASIS);
+        let rows: Vec<usize> = crate::data::permutation(n, spec.seed)
+            .into_iter()
+            .take(n.min(GREEDY_ML2_POINTS))
+            .collect();
+        let xs = faer::Mat::from_fn(rows.len(), st.x.ncols(), |i, j| st.x[(rows[i], j)]);
+        let ys: Vec<f64> = rows.iter().map(|&i| st.y[i]).collect();
+        let ml = MlConfig {
+            snap: Some(HyperGrid::wide()),
+            ..Default::default()
+        };
+        let (gp, opt) = fit_ml2(&kernel, 0.1, xs, ys, &ml)?;
+        let cfg = GreedySparseConfig {
+            algorithm: if n <= GREEDY_FULL_UP_TO {
+                Algorithm::Greedy
+            } else {
+                Algorithm::KappaGreedy { kappa: 59.min(n) }
+            },
+            update: Update::Refit,
+            stop: StopRule::Steps { k },
+            seed: spec.seed,
+        };
+        let (x, y) = (st.x.as_ref(), &st.y);
+        let g = GreedySparseGp::fit(&gp.kernel, gp.noise_variance, x, y, &cfg)?;
+        let posterior: GaussianPosterior = g.posterior(x, y)?;
+        let r = report(
+            "zhang_primal_objective",
+            g.objective,
+            Some(opt),
+            posterior.cov.jitter(),
+        );
+        let task = task(posterior, g.noise_variance, st.y_scaler, None);
+        Ok(FittedModel::assemble(spec, train, st.x_scaler, task, r))
+    }
 }

@@ -2,6 +2,7 @@
 //! inputs, as a probit classification model whose certificate `certify` recomputes from the
 //! stored posterior (θ priced by the PAC grid).
 
+use super::MethodFit;
 use faer::Mat;
 
 use crate::data::{Dataset, LabelMap, Standardizer};
@@ -21,38 +22,35 @@ use crate::svgp::{fit_svgp, SvgpCriterionSpec, SvgpSettings, SvgpTerms, Whitened
 use super::classifier_task;
 
 /// Fit a checked `svgp` / `pac-svgp` spec on ±1 labels.
-pub fn svgp(
-    spec: &CheckedFitSpec,
-    s: &SvgpSpec,
-    train: &Dataset,
-    labels: LabelMap,
-) -> Result<FittedModel> {
-    let kernel = Kernel::from_spec(&s.kernel, train.d())?;
-    if let Some(fraction) = s.split {
-        return svgp_split(spec, s, train, labels, &kernel, fraction);
+impl MethodFit for SvgpSpec {
+    fn fit(&self, spec: &CheckedFitSpec, train: &Dataset, labels: LabelMap) -> Result<FittedModel> {
+        let kernel = Kernel::from_spec(&self.kernel, train.d())?;
+        if let Some(fraction) = self.split {
+            return svgp_split(spec, self, train, labels, &kernel, fraction);
+        }
+        let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
+        let x = x_scaler.transform(train.x.as_ref())?;
+        let st = svgp_settings(spec, self, train.n());
+        // Sharded fits keep the kernel's own start (docs/dask.md).
+        let (kernel, start_note) =
+            start::wide_start_noted(kernel, x.as_ref(), spec.seed, "leaves q(u) at the prior");
+        let fit = fit_svgp(&kernel, x.as_ref(), &train.y, &st)?;
+        let jitter_used = fit.posterior.cov.jitter();
+        let objective = match st.criterion {
+            SvgpCriterionSpec::Elbo => fit.terms.value,
+            SvgpCriterionSpec::Bound { .. } => fit.certificate.bound,
+        };
+        let mut report = svgp_report(
+            &st,
+            (objective, fit.terms.kl),
+            TRAINED_TOGETHER,
+            jitter_used,
+            fit.report,
+        );
+        report.notes.extend(start_note);
+        let task = classifier_task(fit.posterior, svgp_likelihood(st.link), labels, None);
+        Ok(FittedModel::assemble(spec, train, x_scaler, task, report))
     }
-    let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
-    let x = x_scaler.transform(train.x.as_ref())?;
-    let st = svgp_settings(spec, s, train.n());
-    // Sharded fits keep the kernel's own start (docs/dask.md).
-    let (kernel, start_note) =
-        start::wide_start_noted(kernel, x.as_ref(), spec.seed, "leaves q(u) at the prior");
-    let fit = fit_svgp(&kernel, x.as_ref(), &train.y, &st)?;
-    let jitter_used = fit.posterior.cov.jitter();
-    let objective = match st.criterion {
-        SvgpCriterionSpec::Elbo => fit.terms.value,
-        SvgpCriterionSpec::Bound { .. } => fit.certificate.bound,
-    };
-    let mut report = svgp_report(
-        &st,
-        (objective, fit.terms.kl),
-        TRAINED_TOGETHER,
-        jitter_used,
-        fit.report,
-    );
-    report.notes.extend(start_note);
-    let task = classifier_task(fit.posterior, svgp_likelihood(st.link), labels, None);
-    Ok(FittedModel::assemble(spec, train, x_scaler, task, report))
 }
 
 /// `pac-svgp` with a split prior ([`crate::svgp::split`]): Q on part B against part A's

@@ -4,6 +4,7 @@
 //! leave-one-out error over candidates fixed in advance, and its PAC-Bayes certificate as a
 //! GP's MAP ([`crate::svm::certificate`]), paying for the candidates and the μ grid.
 
+use super::MethodFit;
 use crate::data::{Dataset, LabelMap, Standardizer};
 use crate::error::Result;
 use crate::kernel::Kernel;
@@ -110,67 +111,64 @@ fn shared_rows(
 /// `svm`: fit and certify on `train` (labels ±1): the candidate (kernel, slack) of fewest
 /// LR-LOO errors, the bias-free SVM on its `k + 1`, and the lowest bound over the μ grid; the
 /// penalty is `ln |candidates| + ln |μ grid|`. With a free bias, no certificate.
-pub fn svm(
-    spec: &CheckedFitSpec,
-    s: &SvmSpec,
-    train: &Dataset,
-    labels: LabelMap,
-) -> Result<FittedModel> {
-    let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
-    let x = x_scaler.transform(train.x.as_ref())?;
-    let y = &train.y;
-    let base = SvmConfig {
-        solver: s.solver,
-        bias: s.bias,
-        max_iter: match s.solver {
-            SvmSolver::Adatron => crate::svm::adatron::DEFAULT_SWEEPS,
-            SvmSolver::Smo => SvmConfig::default().max_iter,
-        },
-        // The same fixed point as the seed's plain sweeps in O(√κ) sweeps instead of O(κ)
-        // (`reproduce opper-winther` keeps the seed's).
-        adatron_momentum: s.solver == SvmSolver::Adatron,
-        ..Default::default()
-    };
-    let menu = svm_menu(s, train.d())?;
-    let (prior, config, fit, notes) = select_by_lr_loo(x.as_ref(), y, &menu, &base)?;
-    if s.bias {
-        let mut model = uncertified_svm(
-            spec,
-            train,
+impl MethodFit for SvmSpec {
+    fn fit(&self, spec: &CheckedFitSpec, train: &Dataset, labels: LabelMap) -> Result<FittedModel> {
+        let x_scaler = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
+        let x = x_scaler.transform(train.x.as_ref())?;
+        let y = &train.y;
+        let base = SvmConfig {
+            solver: self.solver,
+            bias: self.bias,
+            max_iter: match self.solver {
+                SvmSolver::Adatron => crate::svm::adatron::DEFAULT_SWEEPS,
+                SvmSolver::Smo => SvmConfig::default().max_iter,
+            },
+            // The same fixed point as the seed's plain sweeps in O(√κ) sweeps instead of O(κ)
+            // (`reproduce opper-winther` keeps the seed's).
+            adatron_momentum: self.solver == SvmSolver::Adatron,
+            ..Default::default()
+        };
+        let menu = svm_menu(self, train.d())?;
+        let (prior, config, fit, notes) = select_by_lr_loo(x.as_ref(), y, &menu, &base)?;
+        if self.bias {
+            let mut model = uncertified_svm(
+                spec,
+                train,
+                labels,
+                x_scaler,
+                x.as_ref(),
+                prior,
+                config,
+                fit,
+            )?;
+            model.report.notes.extend(notes);
+            return Ok(model);
+        }
+        let cert_cfg = SvmCertificateConfig {
+            delta: spec.delta,
+            choices: vec![menu.price()],
+            ..Default::default()
+        };
+        let cert = svm_certificate(&prior, x.as_ref(), y, &fit, &cert_cfg)?;
+        let task = Task::Svm {
+            posterior: cert.posterior,
             labels,
-            x_scaler,
-            x.as_ref(),
-            prior,
+            mu: cert.mu,
             config,
-            fit,
-        )?;
-        model.report.notes.extend(notes);
-        return Ok(model);
+            bias: 0.0,
+        };
+        let report = FitReport {
+            objective: Some(cert.certificate.bound),
+            objective_name: "pac_bayes_bound_gibbs_error".into(),
+            inference: Some(fit.report.clone()),
+            notes,
+            ..Default::default()
+        };
+        let solution = SvmSolution::new(fit, prior, config, x.as_ref(), y);
+        let mut model = FittedModel::assemble(spec, train, x_scaler, task, report);
+        model.svm_solution = Some(std::sync::Arc::new(solution));
+        Ok(model)
     }
-    let cert_cfg = SvmCertificateConfig {
-        delta: spec.delta,
-        choices: vec![menu.price()],
-        ..Default::default()
-    };
-    let cert = svm_certificate(&prior, x.as_ref(), y, &fit, &cert_cfg)?;
-    let task = Task::Svm {
-        posterior: cert.posterior,
-        labels,
-        mu: cert.mu,
-        config,
-        bias: 0.0,
-    };
-    let report = FitReport {
-        objective: Some(cert.certificate.bound),
-        objective_name: "pac_bayes_bound_gibbs_error".into(),
-        inference: Some(fit.report.clone()),
-        notes,
-        ..Default::default()
-    };
-    let solution = SvmSolution::new(fit, prior, config, x.as_ref(), y);
-    let mut model = FittedModel::assemble(spec, train, x_scaler, task, report);
-    model.svm_solution = Some(std::sync::Arc::new(solution));
-    Ok(model)
 }
 
 /// An SVM with a bias fitted from the data: the posterior holds its MAP mean without the bias

@@ -26,6 +26,7 @@ use crate::regression::inducing_init::InducingInit;
 use crate::regression::sparse::SparseMethod;
 use crate::svm::SvmSolver;
 
+pub(crate) use methods::registered_methods;
 pub use methods::{
     ClassifierSpec, GprSpec, GreedySparseSpec, JackknifeLoo, MethodSpec, PacGpSpec, PacGpcSpec,
     PacSgpSpec, RegressionForm, SoftmaxSpec, SparseSpec, SvgpSpec, SvmKernel, SvmSlack, SvmSpec,

@@ -1,7 +1,8 @@
 //! Each method's spec and what it says about itself, one file per method: its options (the
 //! [`Method`] variant's struct), its name, its ε, grid and prior kernel, its leave-one-out and
-//! the checks of its ranges ([`MethodSpec`]). The [`homes!`] line below is the one place a
-//! method is registered; [`FitSpec`]'s queries and the spec checks ask [`Method::home`].
+//! the checks of its ranges ([`MethodSpec`]). The `registered_methods!` list below is the one
+//! place a method is registered; [`FitSpec`]'s queries and the spec checks ask
+//! [`Method::home`], the fit asks its fit half (`crate::fit::MethodFit`).
 
 use super::options::Unused;
 use super::*;
@@ -219,15 +220,38 @@ macro_rules! hypers_answers {
 }
 use hypers_answers;
 
-/// The registration of every method's home: `Method::Variant(spec)` answers through `spec`,
-/// and one-vs-rest through its binary method's.
+/// The one registration of every method's home: calls `$then!` with the [`Method`] variants
+/// of the binary classifiers and regressors, then of the multi-class methods (one-vs-rest is
+/// not a home: it answers through its binary method's). Each layer builds its dispatch from
+/// it: [`Method::home`] here, `fit`'s in [`crate::fit`].
+macro_rules! registered_methods {
+    ($then:ident) => {
+        $then!(
+            [
+                Gpr,
+                Sparse,
+                PacGp,
+                PacSgp,
+                GreedySparse,
+                Classifier,
+                PacGpc,
+                Svm,
+                Svgp
+            ][Softmax]
+        );
+    };
+}
+pub(crate) use registered_methods;
+
+/// [`Method::home`] and its mutable twin from the registered methods.
 macro_rules! homes {
-    ($($variant:ident),+ $(,)?) => {
+    ([$($variant:ident),+] [$($multi:ident),*]) => {
         impl Method {
             /// The method's spec-side home (a one-vs-rest spec: its binary method's).
             pub fn home(&self) -> &dyn MethodSpec {
                 match self {
                     $(Method::$variant(s) => s,)+
+                    $(Method::$multi(s) => s,)*
                     Method::OneVsRest(inner) => inner.home(),
                 }
             }
@@ -236,6 +260,7 @@ macro_rules! homes {
             fn home_mut(&mut self) -> &mut dyn MethodSpec {
                 match self {
                     $(Method::$variant(s) => s,)+
+                    $(Method::$multi(s) => s,)*
                     Method::OneVsRest(inner) => inner.home_mut(),
                 }
             }
@@ -243,18 +268,7 @@ macro_rules! homes {
     };
 }
 
-homes!(
-    Gpr,
-    Sparse,
-    PacGp,
-    PacSgp,
-    GreedySparse,
-    Classifier,
-    PacGpc,
-    Svm,
-    Svgp,
-    Softmax
-);
+registered_methods!(homes);
 
 impl Method {
     /// Its data-dependent defaults for a sample of `n` rows ([`MethodSpec::resolve_for_sample`]).
