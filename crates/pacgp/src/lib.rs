@@ -74,9 +74,11 @@
 //! - [`objective`], [`optim`]: training criteria (evidence, LOO, PAC-GP, ...) and their
 //!   minimisation (L-BFGS, the one driver);
 //! - [`gradcheck`]: gradient checks by central differences, for tests of analytic gradients;
-//! - [`spec`]: what a fit is (method, options, δ, seed), checked once;
+//! - [`spec`]: what a fit is (method, options, δ, seed), checked once; each method's spec, its
+//!   options and what it says about itself in one home ([`spec::MethodSpec`]);
 //! - [`plan`]: what a spec makes short of fitting (likelihood, inference method, menus, prices);
-//! - [`fit`]: the fitting pipelines, one entry point from a checked spec to a fitted model;
+//! - [`fit`]: the fitting pipelines, one entry point from a checked spec to a fitted model (a
+//!   binary classifier's or regressor's pipeline is its spec's fit half);
 //! - [`model`]: fitted models as files: predict, evaluate, certify (prices re-derived from the spec);
 //! - [`conformal`]: distribution-free prediction intervals (jackknife+, CV+, split conformal)
 //!   and prediction sets;

@@ -73,6 +73,8 @@ impl MethodSpec for GprSpec {
         MethodName::Gpr
     }
 
+    stored_epsilon_answers!();
+
     fn check(&self) -> Result<(), SpecError> {
         options::kernel_ok(&self.kernel)?;
         check_noise_init(self.noise_init)?;
@@ -89,17 +91,9 @@ impl MethodSpec for GprSpec {
         Some(RegressionForm::Exact)
     }
 
-    fn epsilon(&self) -> Option<f64> {
-        self.epsilon
-    }
-
     /// The wide grid where θ is snapped for a certificate (none for θ kept as given).
     fn grid(&self) -> Option<HyperGrid> {
         (self.snap && self.kernel_params.is_none()).then(HyperGrid::wide)
-    }
-
-    fn prior_kernel_spec(&self) -> Option<&str> {
-        Some(&self.kernel)
     }
 
     /// A kernel fixed in advance sees the inputs as given.

@@ -19,6 +19,8 @@ impl MethodSpec for GreedySparseSpec {
         MethodName::GreedySparse
     }
 
+    stored_epsilon_answers!();
+
     fn check(&self) -> Result<(), SpecError> {
         options::kernel_ok(&self.kernel)?;
         check_basis(self.basis)?;
@@ -34,16 +36,8 @@ impl MethodSpec for GreedySparseSpec {
         Some(RegressionForm::Sparse(SparseMethod::Dtc))
     }
 
-    fn epsilon(&self) -> Option<f64> {
-        self.epsilon
-    }
-
     fn grid(&self) -> Option<HyperGrid> {
         Some(HyperGrid::wide())
-    }
-
-    fn prior_kernel_spec(&self) -> Option<&str> {
-        Some(&self.kernel)
     }
 
     fn resolve_for_sample(&mut self, n: usize, notes: &mut Vec<String>) -> Result<(), SpecError> {

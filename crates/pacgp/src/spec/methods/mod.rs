@@ -163,6 +163,21 @@ pub(in crate::spec) trait FromOptions: Sized {
     fn from_options(o: &FitOptions, name: MethodName, u: &mut Unused) -> Result<Self, SpecError>;
 }
 
+/// The answers of a regressor that stores ε for `certify` and prices θ of its own kernel
+/// (gpr, the sparse methods, greedy-sparse).
+macro_rules! stored_epsilon_answers {
+    () => {
+        fn epsilon(&self) -> Option<f64> {
+            self.epsilon
+        }
+
+        fn prior_kernel_spec(&self) -> Option<&str> {
+            Some(&self.kernel)
+        }
+    };
+}
+use stored_epsilon_answers;
+
 /// The answers of a regressor trained by its bound (pac-gp, pac-sgp) from its `prior`, ε, ξ
 /// and kernel.
 macro_rules! pac_regressor_answers {

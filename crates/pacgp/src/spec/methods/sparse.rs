@@ -32,6 +32,8 @@ impl MethodSpec for SparseSpec {
         }
     }
 
+    stored_epsilon_answers!();
+
     fn check(&self) -> Result<(), SpecError> {
         options::kernel_ok(&self.kernel)?;
         check_noise_init(self.noise_init)?;
@@ -48,16 +50,8 @@ impl MethodSpec for SparseSpec {
         Some(RegressionForm::Sparse(self.approximation))
     }
 
-    fn epsilon(&self) -> Option<f64> {
-        self.epsilon
-    }
-
     fn grid(&self) -> Option<HyperGrid> {
         Some(HyperGrid::default())
-    }
-
-    fn prior_kernel_spec(&self) -> Option<&str> {
-        Some(&self.kernel)
     }
 
     fn resolve_for_sample(&mut self, n: usize, notes: &mut Vec<String>) -> Result<(), SpecError> {
