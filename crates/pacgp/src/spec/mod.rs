@@ -8,7 +8,8 @@
 //! - [`values`]: the words of the options (`pac-gp`, `kmeans`, `split:auto`, ...), parsed once;
 //! - [`options`]: the options as given, their names, and the structured [`SpecError`];
 //! - `methods`: each method's spec struct and what it says about itself ([`MethodSpec`]),
-//!   one file per method, registered once ([`Method::home`]).
+//!   one file per method, registered once (`registered_methods!`, from which [`Method::home`]
+//!   and the fit's dispatch are built).
 
 mod methods;
 pub mod options;

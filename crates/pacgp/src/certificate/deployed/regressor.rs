@@ -5,7 +5,8 @@ use super::*;
 
 /// The derandomised certificate on a regressor's mean, ε-band loss `band` (the
 /// standardised units of `y`), over the fractions [`DERANDOMISED_FRACTIONS`] of its ε; the
-/// record states `epsilon_shown` (target units).
+/// record states `epsilon_shown` (target units). Another loss is refused: the certificate
+/// bounds the ε-band loss only.
 pub fn derandomised_regressor(
     sample: &DerandomisedSample<'_>,
     band: &RegressionLoss,
@@ -15,7 +16,11 @@ pub fn derandomised_regressor(
     sample.check()?;
     let (y, n) = (sample.y, sample.y.len());
     let m = sample.family.unit_marginals();
-    let epsilon = band.epsilon();
+    let RegressionLoss::EpsilonBand { epsilon } = *band else {
+        return Err(Error::Unsupported(
+            "the derandomised certificate on a regressor's mean bounds the ε-band loss only".into(),
+        ));
+    };
     let errors = loss::bayes_risk_regression(y, m, band)? * n as f64;
     let grid = DERANDOMISED_FRACTIONS.len();
     let (kl, kl_centred) = (sample.family.kl_to_prior(1.0)?, sample.family.kl_centred());

@@ -254,3 +254,33 @@ fn closed_forms_match_monte_carlo() {
     );
     close(spread, loss::spread_risk(&m, &[gamma]).unwrap());
 }
+
+/// The derandomised regressor certificate is for the ε-band loss: given the band it certifies
+/// (at least its Bayes predictor's error on the sample), given the distance-sensitive loss it is
+/// refused with a typed error, not computed from a loss it does not bound.
+#[test]
+fn the_derandomised_regressor_takes_the_epsilon_band_only() {
+    use crate::bounds::ConfidenceTerm;
+    use crate::kernel::Kernel;
+    use crate::posterior::GaussianPosterior;
+    let n = 40;
+    let x = faer::Mat::from_fn(n, 1, |i, _| i as f64 / 10.0);
+    let y: Vec<f64> = (0..n).map(|i| (i as f64 / 10.0).sin()).collect();
+    let alpha: Vec<f64> = (0..n).map(|i| ((i % 5) as f64 - 2.0) / 20.0).collect();
+    let q = GaussianPosterior::shifted(Kernel::se_iso(0.5, 1.0), x.clone(), alpha).unwrap();
+    let family = MeanScaled::on_sample(q, x.as_ref()).unwrap();
+    let sample = DerandomisedSample {
+        family: &family,
+        y: &y,
+    };
+    let spec = CertificateSpec::new(0.05, ConfidenceTerm::Maurer, Vec::new());
+    let band = RegressionLoss::new_epsilon_band(0.5).unwrap();
+    let certificate = derandomised_regressor(&sample, &band, 0.5, &spec).unwrap();
+    let errors = loss::bayes_risk_regression(&y, family.unit_marginals(), &band).unwrap();
+    let (value, rate) = (certificate.value, certificate.error_rate);
+    assert!((rate - errors).abs() < 1e-12, "{certificate:?}");
+    assert!(value >= rate && value <= 1.0, "{certificate:?}");
+    let other = RegressionLoss::DistanceSensitive { epsilon: 0.5 };
+    let e = derandomised_regressor(&sample, &other, 0.5, &spec).unwrap_err();
+    assert!(matches!(e, Error::Unsupported(_)), "{e}");
+}

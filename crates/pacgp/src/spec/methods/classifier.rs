@@ -107,7 +107,7 @@ impl FromOptions for ClassifierSpec {
         };
         let (inference, reads) = Inference::from_options(name, &options)
             .zip(Inference::reads(name))
-            .expect("classifier() is called for inference methods only");
+            .expect("ClassifierSpec::from_options is called for inference methods only");
         for option in reads.0 {
             u.used(*option);
         }

@@ -29,8 +29,9 @@ pub use sparse::SparseSpec;
 pub use svgp::{SvgpSpec, DEFAULT_SVGP_BATCH, FULL_BATCH_WORK};
 pub use svm::{SvmKernel, SvmSlack, SvmSpec};
 
-/// A classifier's leave-one-out at any input without refitting its bound, which jackknife+
-/// prediction sets read (`None` from [`MethodSpec::jackknife_loo`]: split-conformal sets only).
+/// A classifier's leave-one-out at any input of a posterior fitted on the whole sample, which
+/// jackknife+ prediction sets read: a closed form, or SOGP's refits (`None` from
+/// [`MethodSpec::jackknife_loo`]: split-conformal sets only).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum JackknifeLoo {
     /// The cavities of Gaussian sites fitted on the whole sample (Laplace, EP, IVM, pac-gpc):

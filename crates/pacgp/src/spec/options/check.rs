@@ -117,12 +117,16 @@ pub(crate) fn check_spec(spec: &FitSpec) -> Result<(), SpecError> {
             ));
         }
     }
+    // A one-vs-rest spec's binary method first: its interval rules are its binary method's.
+    if let Method::OneVsRest(inner) = &spec.method {
+        check_one_vs_rest(inner)?;
+    }
     if let Some(iv) = &spec.intervals {
         check_intervals(iv, spec)?;
     }
     check_per_row_alpha(spec)?;
     match &spec.method {
-        Method::OneVsRest(inner) => check_one_vs_rest(inner),
+        Method::OneVsRest(_) => Ok(()),
         method => method.home().check(),
     }
 }

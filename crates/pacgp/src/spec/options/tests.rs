@@ -333,7 +333,10 @@ fn one_vs_rest_members_are_binary_methods_without_a_split_prior() {
         }),
         ..(*split).clone()
     };
-    let e = with_jackknife.check().unwrap_err();
+    let e = with_jackknife.clone().check().unwrap_err();
     assert_eq!(e.option, SpecOption::Intervals, "{e}");
     assert!(e.to_string().contains("split-conformal"), "{e}");
+    // Inside one-vs-rest the split prior itself is the error, before any interval rule.
+    let e = with_jackknife.into_one_vs_rest().check().unwrap_err();
+    assert_eq!(e.option, SpecOption::Prior, "{e}");
 }
