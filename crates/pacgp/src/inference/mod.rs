@@ -19,32 +19,26 @@ use crate::kernel::Kernel;
 use crate::likelihood::Likelihood;
 use crate::posterior::GaussianPosterior;
 
-pub mod ep;
 pub mod evidence;
-pub mod ivm;
-pub mod laplace;
-pub mod mean_field;
-#[cfg(test)]
-mod prior_only;
 pub mod softmax;
-pub mod sogp;
 
 mod settings;
 pub use settings::{ActiveSetSlot, FitWork, InferenceOptions, InferenceSettings};
 pub use settings::{LikelihoodChoice, NamedInference};
 
+// One line per method: its home module and its settings' variant.
 settings::inference_methods! {
     /// Laplace (GPML Alg. 3.1).
-    Laplace(laplace::LaplaceSpec),
+    pub mod laplace: Laplace(LaplaceSpec),
     /// Expectation propagation (probit).
-    Ep(ep::EpSpec),
+    pub mod ep: Ep(EpSpec),
     /// Naive mean field with flip noise κ and input noise v (Opper & Winther).
-    MeanField(mean_field::MeanFieldSpec),
+    pub mod mean_field: MeanField(MeanFieldSpec),
     /// Informative vector machine (probit).
-    Ivm(ivm::IvmSpec),
+    pub mod ivm: Ivm(IvmSpec),
     /// Sparse online GP (probit).
-    Sogp(sogp::SogpSpec),
-    #[doc = "Test only: the prior as the posterior."] #[cfg(test)] PriorOnly(prior_only::PriorOnlySpec),
+    pub mod sogp: Sogp(SogpSpec),
+    #[doc = "Test only: the prior as the posterior."] #[cfg(test)] mod prior_only: PriorOnly(PriorOnlySpec),
 }
 
 /// How an iterative inference method ended.

@@ -111,10 +111,13 @@ pub trait NamedInference: InferenceSettings + Sized {
 }
 
 /// Declares [`Inference`], the classifier inference methods a fit spec can hold, from one line
-/// per method (`Variant(SettingsType)`), with the lookups by name and the dispatch to the
-/// settings that the spec, plan and cost model use.
+/// per method (`vis mod home: Variant(SettingsType)`): the method's home module, its variant,
+/// the lookups by name and the dispatch to the settings that the spec, plan and cost model use.
 macro_rules! inference_methods {
-    ($($(#[doc = $doc:expr])* $(#[cfg($cfg:meta)])? $variant:ident($settings:ty)),+ $(,)?) => {
+    ($($(#[doc = $doc:expr])* $(#[cfg($cfg:meta)])? $vis:vis mod $home:ident: $variant:ident($settings:ident)),+ $(,)?) => {
+        $($(#[cfg($cfg)])? $vis mod $home;)+
+        $($(#[cfg($cfg)])? use $home::$settings;)+
+
         /// The approximate-inference method of a GP classifier and its settings, as the fit
         /// spec holds it (each variant's settings live in the method's home).
         #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
