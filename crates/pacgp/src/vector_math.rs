@@ -6,6 +6,8 @@
 //! matters twice on AVX-512 machines: the loop runs four lanes wide instead of calling libm
 //! per element, and its code is VEX-encoded, so it pays no AVX → SSE transition after faer's
 //! product kernels have left a worker's upper vector state dirty (glibc's `exp` did, ~10×).
+//! Scalar loops that must call glibc after a product clear that state first
+//! ([`clear_upper_vector_state`]).
 //!
 //! Algorithm (Cody–Waite reduction, Muller, *Elementary Functions*, §11.3): `q = round(x/ln 2)`,
 //! `s = x − q·ln 2` in two FMA steps with `ln 2` split as fdlibm's `ln2_hi + ln2_lo` (`q·ln2_hi`
@@ -114,6 +116,19 @@ pub fn exp_in_place(xs: &mut [f64]) {
         }
     }
     vectorised(ExpSlice(xs))
+}
+
+/// Clears the upper halves of the vector registers (`vzeroupper`, where the CPU has AVX2).
+/// faer's AVX-512 product kernels return with them dirty, and until they are cleared every
+/// call from this crate's SSE code into glibc's VEX-encoded `exp`, `log` or `log1p` pays a
+/// state transition: 143 ns a call against 4.5 ns on machine F (docs/performance.md). Call it
+/// before a scalar loop of such calls that follows a product on the same thread. It changes no
+/// value.
+pub fn clear_upper_vector_state() {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    if let Some(simd) = pulp::x86::V3::try_new() {
+        simd.avx._mm256_zeroupper();
+    }
 }
 
 #[cfg(test)]
