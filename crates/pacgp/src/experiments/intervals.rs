@@ -10,9 +10,9 @@ use std::time::Instant;
 use faer::Mat;
 use serde::{Deserialize, Serialize};
 
-use super::mean_se;
+use super::{mean_se, split_of};
 use crate::conformal::PredictionIntervals;
-use crate::data::{permutation, train_test_split, Dataset};
+use crate::data::Dataset;
 use crate::error::Result;
 use crate::fit::fit;
 use crate::model::IntervalRecord;
@@ -207,32 +207,6 @@ pub struct TimingRow {
     pub max_difference: f64,
 }
 
-/// One split's training and test sets.
-fn split_of(
-    pool: &Dataset,
-    test_pool: Option<&Dataset>,
-    s: &IntervalDataSet,
-    split: usize,
-) -> Result<(Dataset, Dataset)> {
-    match (s.n_train, test_pool) {
-        (Some(n), Some(t)) => {
-            let tr: Vec<usize> = permutation(pool.n(), split as u64)
-                .into_iter()
-                .take(n.min(pool.n()))
-                .collect();
-            let te: Vec<usize> = permutation(t.n(), 1000 + split as u64)
-                .into_iter()
-                .take(s.n_test.min(t.n()))
-                .collect();
-            Ok((pool.subset(&tr), t.subset(&te)))
-        }
-        _ => {
-            let (tr, te) = train_test_split(pool.n(), 0.2, split as u64)?;
-            Ok((pool.subset(&tr), pool.subset(&te)))
-        }
-    }
-}
-
 /// The spec of a data set's model with split-conformal intervals (the model's posterior does
 /// not depend on the interval method; jackknife+ and CV+ are built on the same fit).
 fn spec_of(model: IntervalModel, seed: u64) -> Result<CheckedFitSpec> {
@@ -281,7 +255,7 @@ pub fn intervals_on(
 ) -> Result<Vec<IntervalRow>> {
     let mut rows = Vec::new();
     for split in 0..settings.splits {
-        let (train, test) = split_of(pool, test_pool, s, split)?;
+        let (train, test) = split_of(pool, test_pool, (s.n_train, s.n_test), split)?;
         let spec = spec_of(s.model, split as u64)?;
         let model = fit(&spec, &train, None)?;
         let mut extra: Vec<(&str, IntervalSpec, IntervalRecord)> = Vec::new();
@@ -415,7 +389,7 @@ pub fn jackknife_timing(
         n_test,
         cv_folds: None,
     };
-    let (train, test) = split_of(pool, Some(test_pool), &s, 0)?;
+    let (train, test) = split_of(pool, Some(test_pool), (s.n_train, s.n_test), 0)?;
     let o = FitOptions {
         intervals: Some(IntervalMethod::JackknifePlus),
         ..Default::default()

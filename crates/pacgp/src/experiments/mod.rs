@@ -13,6 +13,8 @@ pub mod tighter_classifiers;
 pub mod zhang;
 
 use crate::bounds::DEFAULT_DELTA;
+use crate::data::{permutation, train_test_split, Dataset};
+use crate::error::Result;
 
 /// Confidence level `1 − HELD_OUT_DELTA` of the held-out lower limits of the experiments' tables:
 /// the δ of their certificates ([`DEFAULT_DELTA`]), so both sides claim the same confidence.
@@ -33,6 +35,34 @@ pub(crate) fn mean_se(v: &[f64]) -> (f64, f64) {
     }
     let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0);
     (m, (var / n).sqrt())
+}
+
+/// One split's training and test sets: with a test file and `n_train: Some(n)`, the first n
+/// rows of the training pool's seeded permutation (seed `split`) and `n_test` rows of the test
+/// file's (seed `1000 + split`); otherwise the pool's seeded 80/20 split.
+pub(crate) fn split_of(
+    pool: &Dataset,
+    test_pool: Option<&Dataset>,
+    (n_train, n_test): (Option<usize>, usize),
+    split: usize,
+) -> Result<(Dataset, Dataset)> {
+    match (n_train, test_pool) {
+        (Some(n), Some(t)) => {
+            let tr: Vec<usize> = permutation(pool.n(), split as u64)
+                .into_iter()
+                .take(n.min(pool.n()))
+                .collect();
+            let te: Vec<usize> = permutation(t.n(), 1000 + split as u64)
+                .into_iter()
+                .take(n_test.min(t.n()))
+                .collect();
+            Ok((pool.subset(&tr), t.subset(&te)))
+        }
+        _ => {
+            let (tr, te) = train_test_split(pool.n(), 0.2, split as u64)?;
+            Ok((pool.subset(&tr), pool.subset(&te)))
+        }
+    }
 }
 
 /// The largest of `f` over a group of an experiment's rows (−∞ for none): the worst case a

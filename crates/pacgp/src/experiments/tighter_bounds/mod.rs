@@ -13,10 +13,10 @@
 use faer::MatRef;
 use serde::{Deserialize, Serialize};
 
-use super::{mean_se, worst};
+use super::{mean_se, split_of, worst};
 use crate::bounds::{BoundKind, ConfidenceTerm, DEFAULT_DELTA};
 use crate::certificate::{Certificate, CertificateSpec, GibbsLoss, PenaltyTerm};
-use crate::data::{permutation, train_test_split, Dataset, Standardizer, TargetScaler};
+use crate::data::{Dataset, Standardizer, TargetScaler};
 use crate::error::{Error, Result};
 use crate::kernel::Kernel;
 use crate::loss::{self, RegressionLoss};
@@ -297,32 +297,6 @@ pub struct TighterRow {
     pub seconds: f64,
 }
 
-/// One split's train and test sets.
-fn split_of(
-    pool: &Dataset,
-    test_pool: Option<&Dataset>,
-    s: &DatasetSetup,
-    rep: usize,
-) -> Result<(Dataset, Dataset)> {
-    match (s.n_train, test_pool) {
-        (Some(n), Some(t)) => {
-            let tr: Vec<usize> = permutation(pool.n(), rep as u64)
-                .into_iter()
-                .take(n.min(pool.n()))
-                .collect();
-            let te: Vec<usize> = permutation(t.n(), 1000 + rep as u64)
-                .into_iter()
-                .take(s.n_test.min(t.n()))
-                .collect();
-            Ok((pool.subset(&tr), t.subset(&te)))
-        }
-        _ => {
-            let (tr, te) = train_test_split(pool.n(), 0.2, rep as u64)?;
-            Ok((pool.subset(&tr), pool.subset(&te)))
-        }
-    }
-}
-
 /// Test Gibbs risk (ε in the marginals' units) and MSE in units of the training variance,
 /// with `scale` the target sd of the marginals' units relative to the training sd.
 fn test_scores(yt: &[f64], m: &Marginals, eps: f64, scale: f64) -> Result<(f64, f64)> {
@@ -366,7 +340,7 @@ pub fn tighter_bounds_on(
     let mut done = 0;
     let mut rows = Vec::new();
     for rep in settings.first_rep..settings.first_rep + settings.reps {
-        let (train, test) = split_of(pool, test_pool, setup, rep)?;
+        let (train, test) = split_of(pool, test_pool, (setup.n_train, setup.n_test), rep)?;
         let xs = Standardizer::fit(train.x.as_ref(), &train.feature_names)?;
         let ys = TargetScaler::fit(&train.y)?;
         let (x, y) = (xs.transform(train.x.as_ref())?, ys.transform(&train.y));
