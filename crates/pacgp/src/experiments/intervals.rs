@@ -382,14 +382,7 @@ pub fn jackknife_timing(
     n_test: usize,
     alpha: f64,
 ) -> Result<TimingRow> {
-    let s = IntervalDataSet {
-        name: name.into(),
-        model: IntervalModel::Gpr,
-        n_train: Some(n),
-        n_test,
-        cv_folds: None,
-    };
-    let (train, test) = split_of(pool, Some(test_pool), (s.n_train, s.n_test), 0)?;
+    let (train, test) = split_of(pool, Some(test_pool), (Some(n), n_test), 0)?;
     let o = FitOptions {
         intervals: Some(IntervalMethod::JackknifePlus),
         ..Default::default()

@@ -310,12 +310,8 @@ fn split_pac_gp(
 ) -> Result<FittedModel> {
     let kernel = Kernel::from_spec(&s.kernel, train.d())?;
     let cfg = SplitConfig {
-        fraction,
-        seed: spec.seed,
-        epsilon: s.epsilon,
-        delta: spec.delta,
-        term: spec.confidence_term(),
         unit_scale: true,
+        ..split_config(spec, s.epsilon, fraction)
     };
     let fit = fit_split_prior(train, &kernel, &cfg)?;
     let record = SplitRecord::of(&fit, fraction.candidates()?.len(), cfg.term);
@@ -329,13 +325,19 @@ fn split_pac_gp(
     r.notes.extend(fit.prior.start_note.clone());
     let split_prior = Some(RegressionSplit::Dense(record));
     let task = task(posterior, fit.prior.noise_a, fit.y_scaler, split_prior);
-    Ok(FittedModel::assemble(
-        spec,
-        train,
-        fit.x_scaler.clone(),
-        task,
-        r,
-    ))
+    Ok(FittedModel::assemble(spec, train, fit.x_scaler, task, r))
+}
+
+/// The split prior's settings for a PAC regressor's spec: its fraction, ε in the target's
+/// units, and the fit's seed, δ and confidence term.
+fn split_config(spec: &CheckedFitSpec, epsilon: f64, fraction: SplitFraction) -> SplitConfig {
+    SplitConfig {
+        fraction,
+        seed: spec.seed,
+        delta: spec.delta,
+        term: spec.confidence_term(),
+        ..SplitConfig::new(epsilon)
+    }
 }
 
 /// `pac-sgp`, `pac-sgp-sqrt` (FITC form) on standardised data, σ² starting at 1 as in the
@@ -387,11 +389,7 @@ fn split_pac_sgp(
     train: &Dataset,
 ) -> Result<FittedModel> {
     let kernel = Kernel::from_spec(&s.kernel, train.d())?;
-    let mut cfg = SplitConfig::new(s.epsilon);
-    cfg.fraction = fraction;
-    cfg.seed = spec.seed;
-    cfg.delta = spec.delta;
-    cfg.term = spec.confidence_term();
+    let cfg = split_config(spec, s.epsilon, fraction);
     let m = s.inducing.unwrap_or(crate::spec::DEFAULT_BASIS);
     let fit = crate::objective::sgp_split::fit_sparse_split_prior(train, &kernel, m, &cfg)?;
     let record = SparseSplitRecord::of(&fit, cfg.term);
@@ -405,13 +403,7 @@ fn split_pac_sgp(
     r.notes.extend(fit.prior.start_note.clone());
     let split_prior = Some(RegressionSplit::Sparse(Box::new(record)));
     let task = task(posterior, fit.prior.noise_a, fit.y_scaler, split_prior);
-    Ok(FittedModel::assemble(
-        spec,
-        train,
-        fit.x_scaler.clone(),
-        task,
-        r,
-    ))
+    Ok(FittedModel::assemble(spec, train, fit.x_scaler, task, r))
 }
 
 /// `greedy-sparse`: T. Zhang's sparse GP regression in the dual as a certified model: θ and σ²
