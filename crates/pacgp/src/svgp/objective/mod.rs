@@ -516,7 +516,7 @@ impl SvgpAssembly {
         );
         let (mut g_mean, mut g_var, mut g_kdiag) = (vec![0.0; nb], vec![0.0; nb], vec![0.0; nb]);
         let mut data_sum = 0.0;
-        // The rows' quadratures call libm's exp and log after the products above.
+        // The rows' quadratures call glibc's exp, log and log1p after the products above.
         crate::vector_math::clear_upper_vector_state();
         for k in 0..nb {
             let vk = v.col_as_slice(k);
