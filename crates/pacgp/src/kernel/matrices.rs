@@ -77,7 +77,7 @@ impl Kernel {
         let rows = rows_of(x);
         let n = rows.len();
         let p = self.n_params();
-        let mut out = vec![Mat::<f64>::zeros(n, n); p];
+        let mut out: Vec<Mat<f64>> = (0..p).map(|_| crate::memory::zeros(n, n)).collect();
         let mut g = Vec::with_capacity(p);
         for j in 0..n {
             for i in j..n {
@@ -265,7 +265,7 @@ impl Kernel {
         }
         let (rx, rz) = (rows_of(x), rows_of(z));
         let d = z.ncols();
-        let mut out = Mat::<f64>::zeros(rz.len(), d);
+        let mut out = crate::memory::zeros(rz.len(), d);
         let mut buf = vec![0.0; d];
         for j in 0..rz.len() {
             for i in 0..rx.len() {

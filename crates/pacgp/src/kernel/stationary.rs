@@ -401,7 +401,7 @@ pub(crate) fn cross_adjoint(
         .collect();
     // [U, 1] (N×(D+1)) so that one product gives H·U and the row sums of H.
     let u1 = Mat::from_fn(n, d + 1, |i, t| if t < d { ux[i * d + t] } else { 1.0 });
-    let mut hu = Mat::<f64>::zeros(m, d + 1);
+    let mut hu = crate::memory::zeros(m, d + 1);
     faer::linalg::matmul::matmul(
         hu.as_mut(),
         faer::Accum::Replace,

@@ -272,7 +272,7 @@ pub fn product_with_lower(
             BlockStructure::Rectangular
         }
     };
-    let mut out = Mat::<f64>::zeros(a.nrows(), b.ncols());
+    let mut out = crate::memory::zeros(a.nrows(), b.ncols());
     matmul(
         out.as_mut(),
         BlockStructure::Rectangular,

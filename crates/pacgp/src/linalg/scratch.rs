@@ -33,7 +33,7 @@ pub fn scratch(m: usize, n: usize) -> Mat<f64> {
             let i = pool.iter().position(|a| a.nrows() == m && a.ncols() == n)?;
             Some(pool.swap_remove(i))
         })
-        .unwrap_or_else(|| Mat::zeros(m, n))
+        .unwrap_or_else(|| crate::memory::zeros(m, n))
 }
 
 /// `storage` where it is `m × n` (entries stale: the caller overwrites what it reads), else a

@@ -168,7 +168,7 @@ pub struct ShardStats {
 impl ShardStats {
     fn zero(m: usize) -> Self {
         Self {
-            vv: Mat::zeros(m, m),
+            vv: crate::memory::zeros(m, m),
             vy: vec![0.0; m],
             yy: 0.0,
             trace_gap: 0.0,

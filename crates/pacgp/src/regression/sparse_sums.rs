@@ -97,7 +97,7 @@ pub fn posterior_shard_stats(
     }
     let l_uu = kuu_cholesky(kernel, z)?;
     let mut acc = PacSgpShardStats {
-        b: Mat::zeros(z.nrows(), z.nrows()),
+        b: crate::memory::zeros(z.nrows(), z.nrows()),
         gamma: vec![0.0; z.nrows()],
         n: 0,
     };

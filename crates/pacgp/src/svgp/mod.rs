@@ -169,7 +169,7 @@ impl SvgpLayout {
 
     /// L_q from vech(L_q).
     fn unpack_lower(&self, v: &[f64]) -> Mat<f64> {
-        let mut l = Mat::zeros(self.m, self.m);
+        let mut l = crate::memory::zeros(self.m, self.m);
         let mut at = 0;
         for j in 0..self.m {
             for i in j..self.m {
@@ -206,7 +206,7 @@ impl WhitenedQ {
         let m = self.mean.len();
         let mut frob = 0.0;
         let mut ln_diag = 0.0;
-        let mut grad = Mat::zeros(m, m);
+        let mut grad = crate::memory::zeros(m, m);
         for j in 0..m {
             for i in j..m {
                 let l = self.sqrt[(i, j)];

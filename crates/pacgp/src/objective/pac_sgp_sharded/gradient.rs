@@ -29,7 +29,7 @@ impl PacSgpSharded {
         let (kernel, s2, z) = self.shard_setup(p, l_uu, x, y)?;
         let (nk, d) = (kernel.n_params(), self.d);
         let mut gradient = vec![0.0; self.dim()];
-        let mut vqv = Mat::<f64>::zeros(m, m);
+        let mut vqv = crate::memory::zeros(m, m);
         let mut s2b = 0.0;
         for (start, rows) in row_blocks(y.len(), m) {
             let (xb, yb) = (x.subrows(start, rows), &y[start..start + rows]);

@@ -263,7 +263,7 @@ impl PacSgpSharded {
     ) -> Result<PacSgpShardStats> {
         let (kernel, s2, z) = self.shard_setup(p, l_uu, x, y)?;
         let mut acc = PacSgpShardStats {
-            b: Mat::zeros(self.m, self.m),
+            b: crate::memory::zeros(self.m, self.m),
             gamma: vec![0.0; self.m],
             n: 0,
         };
@@ -345,7 +345,7 @@ impl PacSgpSharded {
         let mut acc = PacSgpShardRisk {
             risk_sum: 0.0,
             u: vec![0.0; self.m],
-            g: Mat::zeros(self.m, self.m),
+            g: crate::memory::zeros(self.m, self.m),
             n: 0,
         };
         for (start, rows) in row_blocks(y.len(), self.m) {

@@ -10,7 +10,7 @@
 //! for `l`, never a refactorisation.
 
 use faer::linalg::matmul::matmul;
-use faer::{Accum, Mat, MatRef, Par};
+use faer::{Accum, MatRef, Par};
 use rayon::prelude::*;
 
 use crate::error::{Error, Result};
@@ -111,7 +111,7 @@ impl SubsetFit {
     pub fn probe_batch(&self, idx: &[usize], cands: MatRef<'_, f64>, y: &[f64]) -> Vec<Probe> {
         let n = self.n as f64;
         let k = self.len();
-        let mut ctc = Mat::<f64>::zeros(k, idx.len());
+        let mut ctc = crate::memory::zeros(k, idx.len());
         if k > 0 {
             // A thin product (k, κ ≪ n): sequential, as `linalg` passes `Par` per call.
             matmul(

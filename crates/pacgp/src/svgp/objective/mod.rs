@@ -329,8 +329,8 @@ impl SvgpAssembly {
             rows: 0,
             data_sum: 0.0,
             theta: vec![0.0; nk],
-            dz: Mat::zeros(m, d),
-            p_and_d: Mat::zeros(m, 2 * m),
+            dz: crate::memory::zeros(m, d),
+            p_and_d: crate::memory::zeros(m, 2 * m),
             mean_bar: vec![0.0; m],
         }
     }
@@ -354,7 +354,7 @@ impl SvgpAssembly {
     fn factors(&self, p: &[f64]) -> Result<Factors> {
         let (kernel, z, q) = self.layout.unpack(&self.kernel, p)?;
         let (kzz, l_uu) = kuu_factor(&kernel, z.as_ref())?;
-        let mut s_cov = Mat::zeros(self.layout.m, self.layout.m);
+        let mut s_cov = crate::memory::zeros(self.layout.m, self.layout.m);
         linalg::syrk_lower_add(s_cov.as_mut(), q.sqrt.as_ref(), None);
         symmetrise_from_lower(&mut s_cov);
         Ok(Factors {
