@@ -218,15 +218,15 @@ pub fn try_zeros(rows: usize, cols: usize, what: &'static str) -> Result<Mat<f64
     Ok(m)
 }
 
-/// faer pads each column of a matrix to a multiple of 8 entries (64 bytes), and its products
-/// read a column's last 8-entry tile whole, padding included (what the padding yields is
-/// discarded). The allocator leaves stale values there; where they are subnormal every
-/// multiply-add on them takes a microcode assist (measured on machine F: 100 × 1024 times
-/// 1024 × 9 ran at 5.0 GFLOP/s with subnormal padding, 59 with zero padding, the same bits).
+/// The entries faer rounds each column up to (64 bytes of f64).
 const COLUMN_TILE: usize = 8;
 
-/// `Mat::zeros` with the padding of its columns zero as well ([`COLUMN_TILE`]): for the work
-/// matrices the products read, so that stale subnormals cannot slow them.
+/// `Mat::zeros` with the padding of its columns zero as well, for the work matrices the
+/// products read. faer pads each column to a multiple of 8 entries and leaves the padding as
+/// the allocator gave it; its products read a column's last 8-entry tile whole (what the
+/// padding yields is discarded). Where stale values there are subnormal, every multiply-add on
+/// them takes a microcode assist: on machine F a 100 × 1024 by 1024 × 9 product ran at
+/// 5.0 GFLOP/s with subnormal padding against 59 with zero padding, to the same bits.
 pub fn zeros(rows: usize, cols: usize) -> Mat<f64> {
     let mut m = Mat::zeros(rows.next_multiple_of(COLUMN_TILE), cols);
     m.truncate(rows, cols);
