@@ -208,7 +208,9 @@ pub fn try_zeros(rows: usize, cols: usize, what: &'static str) -> Result<Mat<f64
     if !may_allocate(rows, cols) {
         return Err(out_of_memory(what, rows, cols));
     }
-    let padded = rows.next_multiple_of(COLUMN_TILE);
+    let padded = rows
+        .checked_next_multiple_of(COLUMN_TILE)
+        .ok_or_else(|| out_of_memory(what, rows, cols))?;
     let mut m = Mat::new();
     m.try_reserve(padded, cols)
         .map_err(|_| out_of_memory(what, rows, cols))?;
@@ -223,12 +225,16 @@ const COLUMN_TILE: usize = 8;
 
 /// `Mat::zeros` with the padding of its columns zero as well, for the work matrices the
 /// products read. faer pads each column to a multiple of 8 entries and leaves the padding as
-/// the allocator gave it; its products read a column's last 8-entry tile whole (what the
-/// padding yields is discarded). Where stale values there are subnormal, every multiply-add on
-/// them takes a microcode assist: on machine F a 100 × 1024 by 1024 × 9 product ran at
-/// 5.0 GFLOP/s with subnormal padding against 59 with zero padding, to the same bits.
+/// the allocator gave it; its x86 product kernels read the left operand's last 8-entry tile of
+/// a column whole (what the padding yields is discarded). Where stale values there are
+/// subnormal, every multiply-add on them takes a microcode assist: a 100 × 1024 by 1024 × 9
+/// product ran 12× slower, to the same bits (the CHANGELOG's entry of 2026-12-03).
 pub fn zeros(rows: usize, cols: usize) -> Mat<f64> {
-    let mut m = Mat::zeros(rows.next_multiple_of(COLUMN_TILE), cols);
+    // A row count within 7 of `usize::MAX` cannot be allocated anyway: `Mat::zeros` says so.
+    let Some(padded) = rows.checked_next_multiple_of(COLUMN_TILE) else {
+        return Mat::zeros(rows, cols);
+    };
+    let mut m = Mat::zeros(padded, cols);
     m.truncate(rows, cols);
     m
 }
@@ -379,6 +385,8 @@ mod tests {
                 assert!((0..rows).all(|i| (0..3).all(|j| m[(i, j)] == 0.0)));
             }
         }
+        // A row count too near `usize::MAX` to pad is the typed error, not a 0 × 0 matrix.
+        assert!(try_zeros(usize::MAX - 3, 0, "unpaddable matrix").is_err());
     }
 
     /// Buffers of a countable size come back zeroed and shaped; one whose bytes overflow, or
