@@ -23,10 +23,9 @@ const SCRATCH_KEEP: usize = 8;
 
 /// An `m × n` matrix for one block's work with stale entries (the caller overwrites them all),
 /// reused from this thread's earlier blocks when one of that shape was [`recycle`]d, else new
-/// with its column padding zero ([`crate::memory::zeros`]). Fresh
-/// allocations of a few MB per block cost page faults and page clearing (15% of a PAC-SGP
-/// evaluation at N = 32000): mimalloc returns freed memory to the OS after ~10 ms, about
-/// the time of one block.
+/// with its column padding zero ([`crate::memory::zeros`]). Fresh allocations of a few MB per
+/// block cost page faults and page clearing (15% of a PAC-SGP evaluation at N = 32000):
+/// mimalloc returns freed memory to the OS after ~10 ms, about the time of one block.
 pub fn scratch(m: usize, n: usize) -> Mat<f64> {
     SCRATCH
         .with(|pool| {
