@@ -416,7 +416,7 @@ impl MethodFit for GreedySparseSpec {
     fn fit(&self, spec: &CheckedFitSpec, train: &Dataset, _: LabelMap) -> Result<FittedModel> {
         use crate::regression::greedy::{
             Algorithm, GreedySparseConfig, GreedySparseGp, StopRule, Update, GREEDY_FULL_UP_TO,
-            GREEDY_ML2_POINTS,
+            GREEDY_KAPPA, GREEDY_ML2_POINTS,
         };
         let st = standardise(train)?;
         let kernel = Kernel::from_spec(&self.kernel, train.d())?;
@@ -437,7 +437,9 @@ impl MethodFit for GreedySparseSpec {
             algorithm: if n <= GREEDY_FULL_UP_TO {
                 Algorithm::Greedy
             } else {
-                Algorithm::KappaGreedy { kappa: 59.min(n) }
+                Algorithm::KappaGreedy {
+                    kappa: GREEDY_KAPPA.min(n),
+                }
             },
             update: Update::Refit,
             stop: StopRule::Steps { k },

@@ -17,9 +17,9 @@ pub enum InducingInit {
     KMeans,
     /// A seeded random subset of the training inputs.
     Subset,
-    /// Training inputs chosen by κ-greedy ΔR selection (seed 002 Algorithm 3, κ = 59, exact
-    /// refit) under the initial kernel and noise; needs the targets, see
-    /// [`initial_inducing_with_targets`].
+    /// Training inputs chosen by κ-greedy ΔR selection (seed 002 Algorithm 3,
+    /// κ = [`GREEDY_KAPPA`](crate::regression::greedy::GREEDY_KAPPA), exact refit) under the
+    /// initial kernel and noise; needs the targets, see [`initial_inducing_with_targets`].
     Greedy,
 }
 

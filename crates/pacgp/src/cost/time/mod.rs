@@ -7,7 +7,10 @@
 //! loop (the final posterior, the certificate). The counts are what the code does (cited
 //! beside each formula); where a loop stops on convergence, the count is the typical number
 //! of iterations it took on the workloads of docs/performance.md's "Cost model against
-//! measurements", with the cap it cannot pass.
+//! measurements", with the cap it cannot pass. The constants were read on A's rows of those
+//! tables (2026-11-30) and D's (2026-12-01), which the CHANGELOG keeps: "the gpr row", "the
+//! vfe row" and so on below are theirs. The page now shows F's rows (2026-12-03), which the
+//! constants were not fitted to (`cost::tests` holds them as records).
 //!
 //! Seconds are flops over [`FLOPS_PER_CORE`], a documented constant rather than a start-up
 //! measurement: a measurement at start-up would cost a second of every fit and read another
@@ -17,6 +20,7 @@
 use crate::inference::laplace::LaplaceSpec;
 use crate::inference::FitWork;
 use crate::objective::pac_gpc::PacGpcConfig;
+use crate::regression::greedy::{GREEDY_FULL_UP_TO, GREEDY_KAPPA};
 use crate::spec::{
     ClassifierHypers, GprSpec, Inference, IntervalMethod, Method, PacGpcSpec, SvgpSpec, SvmKernel,
     SvmSlack, SvmSpec, DEFAULT_BASIS,
@@ -154,18 +158,6 @@ fn gram_flops(entries: f64, d: f64) -> f64 {
     }
 }
 
-/// The inner width M from which products of `N × M` by `M × M` blocks run at
-/// [`FLOPS_PER_CORE`]; below it they run at `M / 300` of it (small panels: `perf` finds the
-/// svgp row at M = 100 spending most of its product time in faer's smallest microkernel). The
-/// width is fitted to the sparse rows of the measurements (vfe at M = 200, pac-sgp and svgp at
-/// M = 100), with docs/performance.md's M = 500 evaluations at the full rate.
-const FULL_RATE_WIDTH: f64 = 300.0;
-
-/// `flops` of products whose inner width is `m`, in flops' time at [`FLOPS_PER_CORE`].
-fn thin_products(flops: f64, m: f64) -> f64 {
-    flops / (m / FULL_RATE_WIDTH).min(1.0)
-}
-
 /// Flops of the Cholesky factor of an `n × n` matrix.
 fn cholesky_flops(n: f64) -> f64 {
     n * n * n / 3.0
@@ -257,12 +249,13 @@ fn pac_gp(s: Shape) -> Work {
 /// `objective::pac_sgp`): `K_uf` (N·M entries) and its adjoint for the gradient in Z and θ
 /// (N·M entries again, and N·M·(D + P) for the partials), and `products`·N·M² of dense
 /// products: `V = L⁻¹K_uf`, `VVᵀ` and their backward pass, 4·N·M² for vfe, fitc and dtc,
-/// 9·N·M² for pac-sgp (docs/performance.md's counts), at the rate of their width
-/// ([`thin_products`]).
+/// 9·N·M² for pac-sgp (docs/performance.md's counts). Narrow products run at the counted rate:
+/// on F (docs/performance.md) after the padding fix of `memory::zeros`, a vfe evaluation at
+/// N = 20 000 took 0.50–0.63 of this count's time at every M from 50 to 500.
 fn sparse_evaluation(s: Shape, m: f64, products: f64) -> f64 {
     let nm = s.n * m;
     2.0 * kernel_flops(nm, s.d)
-        + thin_products(products * nm * m, m)
+        + products * nm * m
         + 4.0 * nm * (s.d + s.p)
         + 4.0 * cholesky_flops(m)
 }
@@ -325,11 +318,11 @@ fn sparse_fit(s: Shape, m: f64, products: f64, iterations: f64, per_iteration: f
 /// One evaluation of the sparse variational objective on `rows` rows (`svgp::objective`):
 /// the kernel columns and their adjoint (2·rows·M entries), the whitened projections and their gradients (about
 /// 10·rows·M², `spec::FULL_BATCH_WORK`'s count), and the `M × M` work of the factor, S and
-/// the KL (6·M³, docs/performance.md's count for a minibatch step), the products at the rate
-/// of their width ([`thin_products`]).
+/// the KL (6·M³, docs/performance.md's count for a minibatch step).
 fn svgp_evaluation(s: Shape, m: f64, rows: f64) -> f64 {
     2.0 * kernel_flops(rows * m, s.d)
-        + thin_products(10.0 * rows * m * m + 6.0 * m * m * m, m)
+        + 10.0 * rows * m * m
+        + 6.0 * m * m * m
         + 4.0 * rows * m * (s.d + s.p)
 }
 
@@ -369,6 +362,24 @@ fn basis(given: Option<usize>, n: f64) -> f64 {
     (given.unwrap_or(DEFAULT_BASIS) as f64).min(n)
 }
 
+/// T. Zhang's greedy selection of M basis rows (`regression::greedy::select`) and the DTC
+/// posterior on them. Up to [`GREEDY_FULL_UP_TO`] rows, Algorithm 1: the N × N Gram matrix,
+/// then per step its product with the new column (2·N²) and the candidates' factor row
+/// (2·N·k at basis size k, N·M² over the M steps). Beyond, κ-greedy: per step
+/// κ = [`GREEDY_KAPPA`] kernel columns of N entries, their products with the basis columns
+/// (2·N·k·κ, κ·N·M² over the M steps) and two dot products each (4·κ·N). Then the
+/// posterior: N·M entries and about 3·N·M² flops.
+fn greedy_selection(s: Shape, m: f64) -> f64 {
+    let n = s.n;
+    let steps = if n <= GREEDY_FULL_UP_TO as f64 {
+        kernel_flops(n * n, s.d) + m * 2.0 * n * n + n * m * m
+    } else {
+        let kappa = (GREEDY_KAPPA as f64).min(n);
+        m * (kernel_flops(kappa * n, s.d) + 4.0 * kappa * n) + kappa * n * m * m
+    };
+    steps + kernel_flops(n * m, s.d) + 3.0 * n * m * m
+}
+
 /// The time model of `method` (defaults filled in for the sample:
 /// [`crate::spec::CheckedFitSpec::for_sample`]) on input of shape `s`.
 pub fn work(method: &Method, s: Shape) -> Work {
@@ -391,15 +402,13 @@ pub fn work(method: &Method, s: Shape) -> Work {
         Method::Sparse(sp) => sparse(s, basis(sp.inducing, s.n)),
         Method::PacSgp(sp) => pac_sgp(s, basis(sp.inducing, s.n)),
         Method::GreedySparse(g) => {
-            // θ and σ² by ML-II on a seeded subset, then T. Zhang's greedy selection: each of
-            // M additions scores the N rows against the basis (N·M per addition) and updates
-            // a factor, N·M² in all.
+            // θ and σ² by ML-II on a seeded subset, then T. Zhang's greedy selection.
             let m = basis(g.basis, s.n);
             let subset = Shape {
                 n: s.n.min(crate::regression::greedy::GREEDY_ML2_POINTS as f64),
                 ..s
             };
-            exact_gp(subset, 0.0, None).and_once(m * (kernel_flops(s.n, s.d) + 2.0 * s.n * m))
+            exact_gp(subset, 0.0, None).and_once(greedy_selection(s, m))
         }
         Method::Classifier(c) => classifier(s, &c.inference, &c.hypers, c.restarts as f64),
         Method::PacGpc(c) => pac_gpc(s, c),

@@ -176,8 +176,9 @@ pub fn check_inducing_count(m: usize, n: usize) -> Result<()> {
 }
 
 /// `m` inducing inputs chosen from the rows of `x` by κ-greedy ΔR selection (Algorithm 3,
-/// κ = min(59, N), exact refit) for the GP with `kernel` and noise `σ²`; if selection stops
-/// early (the basis spans the data), seeded random training inputs fill up to `m`.
+/// κ = min([`super::GREEDY_KAPPA`], N), exact refit) for the GP with `kernel` and noise
+/// `σ²`; if selection stops early (the basis spans the data), seeded random training inputs
+/// fill up to `m`.
 pub fn greedy_inducing(
     kernel: &Kernel,
     noise_variance: f64,
@@ -197,7 +198,7 @@ pub fn greedy_inducing(
     let problem = GreedyProblem::new(kernel, x, y, noise_variance / y.len() as f64)?;
     let cfg = GreedyConfig {
         algorithm: Algorithm::KappaGreedy {
-            kappa: 59.min(x.nrows()),
+            kappa: super::GREEDY_KAPPA.min(x.nrows()),
         },
         update: Update::Refit,
         stop: super::StopRule::Steps { k: m },
