@@ -176,6 +176,37 @@ fn the_exact_gps_flops_in_closed_form() {
     assert!((r.work.flops() - (3.0 * 22.0 * 1.6 * per_eval + nf.powi(3) / 3.0)).abs() < 1.0);
 }
 
+/// greedy-sparse's work beyond its ML-II on the seeded subset (a gpr fit's on 1 000 rows) in
+/// closed form: Algorithm 1 up to `GREEDY_FULL_UP_TO` rows (the Gram matrix, 2·N² a step,
+/// N·M² for the factor rows), κ-greedy beyond (κ kernel columns and 4·κ·N a step, κ·N·M²),
+/// then the posterior (N·M entries, 3·N·M²). Entries cost 3·D + 500 flops.
+#[test]
+fn greedy_selection_in_closed_form() {
+    use crate::spec::{FitOptions, MethodName as N};
+    let flops = |method, n| {
+        let spec = FitOptions::default().check(method).unwrap();
+        estimate(&spec, n, 8, 2).unwrap().work.flops()
+    };
+    let ml2 = flops(N::Gpr, 1000);
+    let (entry, m, kappa) = (3.0 * 8.0 + 500.0, 100.0, 59.0);
+    let posterior = |n: f64| n * m * entry + 3.0 * n * m * m;
+    let full = |n: f64| n * n * entry + m * 2.0 * n * n + n * m * m + posterior(n);
+    let sampled =
+        |n: f64| m * (kappa * n * entry + 4.0 * kappa * n) + kappa * n * m * m + posterior(n);
+    for (n, expected) in [
+        (1500, full(1500.0)),
+        (2000, full(2000.0)),
+        (2001, sampled(2001.0)),
+        (40_000, sampled(40_000.0)),
+    ] {
+        let selection = flops(N::GreedySparse, n) - ml2;
+        assert!(
+            (selection / expected - 1.0).abs() < 1e-9,
+            "{n}: {selection} {expected}"
+        );
+    }
+}
+
 /// Time grows as the math says: N³ for the dense methods, N·M² for the sparse ones, K
 /// binary fits for one-vs-rest; a long fit is announced, a short one is not.
 #[test]
