@@ -841,12 +841,11 @@ fn dense_loo_at(
 /// cavities ([`pacgp::loo::site_cavities`]): the downdate from the stored factor changes no set.
 #[test]
 fn jackknife_sets_match_dense_recomputation() {
-    use pacgp::conformal::sets::plus_set;
     let (train, test, c2) = ripley();
     let x = test.x.as_ref().subrows(0, 60);
     for method in [MethodName::Laplace, MethodName::Ep] {
         let model = fit(method, with_jackknife(IntervalScore::Lac, 1), &train, &c2);
-        let (posterior, likelihood, input_noise, labels) = jackknife_parts(&model);
+        let (posterior, likelihood, input_noise, _) = jackknife_parts(&model);
         let probs = |m: f64, v: f64| {
             let p = likelihood.predictive_positive(m, v + input_noise);
             vec![1.0 - p, p]
@@ -854,25 +853,63 @@ fn jackknife_sets_match_dense_recomputation() {
         let cav = pacgp::loo::site_cavities(posterior).unwrap();
         let xs = model.x_scaler.transform(x).unwrap();
         let (mean, var) = dense_loo_at(posterior, xs.as_ref());
-        for score in [IntervalScore::Lac, IntervalScore::Aps] {
-            let iv = pacgp::spec::IntervalSpec {
-                method: IntervalMethod::JackknifePlus,
-                score,
-            };
-            let calibration: Vec<f64> = (0..train.n())
-                .map(|i| true_label_score(score, &probs(cav.mean[i], cav.var[i]), labels[i]))
-                .collect::<Result<_, _>>()
-                .unwrap();
-            for alpha in [0.1, 0.2] {
-                let got = model.sets.as_deref().unwrap();
-                let got = got.sets(&model, &iv, x, alpha).unwrap().sets;
-                for (t, set) in got.iter().enumerate() {
-                    let loo: Vec<Vec<f64>> = (0..train.n())
-                        .map(|i| label_scores(score, &probs(mean[(i, t)], var[(i, t)])).unwrap())
-                        .collect();
-                    let want = plus_set(&calibration, &loo.concat(), 2, alpha).unwrap();
-                    assert_eq!(set, &want, "{method} {score} α = {alpha}, input {t}");
-                }
+        let own = |i: usize, _: usize| (cav.mean[i], cav.var[i]);
+        let at = |i: usize, t: usize| (mean[(i, t)], var[(i, t)]);
+        assert_plus_sets(&model, x, &[0.1, 0.2], &probs, &own, &at);
+    }
+}
+
+/// Marginal `(mean, var)` of one latent: `own(i)` of training row i's leave-one-out model at
+/// `x_i`, `at(i, t)` of it at input t.
+type Marginal<'a> = &'a dyn Fn(usize, usize) -> (f64, f64);
+
+/// Asserts that a binary model's jackknife+ sets at `x` (LAC and APS, each α of `alphas`) are
+/// [`plus_set`](pacgp::conformal::sets::plus_set) of the scores counted here: calibration from
+/// row i's own leave-one-out marginal `own(i, i)`, the label scores at input t from model −i's
+/// marginal `at(i, t)`, and `probs(mean, var)` the class probabilities of a marginal.
+fn assert_plus_sets(
+    model: &FittedModel,
+    x: faer::MatRef<'_, f64>,
+    alphas: &[f64],
+    probs: &dyn Fn(f64, f64) -> Vec<f64>,
+    own: Marginal<'_>,
+    at: Marginal<'_>,
+) {
+    use pacgp::conformal::sets::plus_set;
+    let Some(SetRecord::JackknifePlus { labels, .. }) = model.sets.as_deref() else {
+        panic!("{}: no jackknife+ record", model.method())
+    };
+    let n = labels.len();
+    for score in [IntervalScore::Lac, IntervalScore::Aps] {
+        let iv = pacgp::spec::IntervalSpec {
+            method: IntervalMethod::JackknifePlus,
+            score,
+        };
+        let calibration: Vec<f64> = (0..n)
+            .map(|i| {
+                let (m, v) = own(i, i);
+                true_label_score(score, &probs(m, v), labels[i])
+            })
+            .collect::<Result<_, _>>()
+            .unwrap();
+        for &alpha in alphas {
+            let got = model.sets.as_deref().unwrap();
+            let got = got.sets(model, &iv, x, alpha).unwrap().sets;
+            assert_eq!(got.len(), x.nrows());
+            for (t, set) in got.iter().enumerate() {
+                let loo: Vec<Vec<f64>> = (0..n)
+                    .map(|i| {
+                        let (m, v) = at(i, t);
+                        label_scores(score, &probs(m, v)).unwrap()
+                    })
+                    .collect();
+                let want = plus_set(&calibration, &loo.concat(), 2, alpha).unwrap();
+                assert_eq!(
+                    set,
+                    &want,
+                    "{} {score} α = {alpha}, input {t}",
+                    model.method()
+                );
             }
         }
     }
@@ -910,7 +947,6 @@ fn jackknife_parts(
 /// set the full posterior (its likelihood never entered it), and [`plus_set`] on their scores.
 #[test]
 fn jackknife_ivm_sets_match_dense_recomputation() {
-    use pacgp::conformal::sets::plus_set;
     let (train, test, c2) = ripley();
     let rows: Vec<usize> = (0..30).map(|i| 8 * i).collect();
     let train = train.subset(&rows);
@@ -946,7 +982,7 @@ fn jackknife_ivm_sets_match_dense_recomputation() {
     // Calibration: a row's own leave-one-out marginal.
     let (own_mean, own_var) = dense_loo_at(posterior, posterior.basis.as_ref());
     let full_train = posterior.predict(xt.as_ref()).unwrap();
-    let own = |i: usize| match basis_of(i) {
+    let own = |i: usize, _: usize| match basis_of(i) {
         Some(b) => (own_mean[(b, b)], own_var[(b, b)]),
         None => (full_train.mean[i], full_train.var[i]),
     };
@@ -957,34 +993,7 @@ fn jackknife_ivm_sets_match_dense_recomputation() {
         Some(b) => (mean[(b, t)], var[(b, t)]),
         None => (full.mean[t], full.var[t]),
     };
-    for score in [IntervalScore::Lac, IntervalScore::Aps] {
-        let iv = pacgp::spec::IntervalSpec {
-            method: IntervalMethod::JackknifePlus,
-            score,
-        };
-        let calibration: Vec<f64> = (0..train.n())
-            .map(|i| {
-                let (m, v) = own(i);
-                true_label_score(score, &probs(m, v), labels[i])
-            })
-            .collect::<Result<_, _>>()
-            .unwrap();
-        for alpha in [0.1, 0.3] {
-            let got = model.sets.as_deref().unwrap();
-            let got = got.sets(&model, &iv, x, alpha).unwrap().sets;
-            assert_eq!(got.len(), x.nrows());
-            for (t, set) in got.iter().enumerate() {
-                let loo: Vec<Vec<f64>> = (0..train.n())
-                    .map(|i| {
-                        let (m, v) = at(i, t);
-                        label_scores(score, &probs(m, v)).unwrap()
-                    })
-                    .collect();
-                let want = plus_set(&calibration, &loo.concat(), 2, alpha).unwrap();
-                assert_eq!(set, &want, "{score} α = {alpha}, input {t}");
-            }
-        }
-    }
+    assert_plus_sets(&model, x, &[0.1, 0.3], &probs, &own, &at);
 }
 
 /// The SVM's jackknife+ sets on a small sample (every 5th of Ripley's training rows, 50), at 20
@@ -997,7 +1006,6 @@ fn jackknife_ivm_sets_match_dense_recomputation() {
 /// file round trip keeps them; a flipped label is refused when the sets are made.
 #[test]
 fn jackknife_svm_sets_match_the_linear_response_recomputation() {
-    use pacgp::conformal::sets::plus_set;
     use pacgp::svm::loo::SvmLooFunctions;
     let (train, test, c2) = ripley();
     let train = train.subset(&(0..50).map(|i| 5 * i).collect::<Vec<_>>());
@@ -1046,48 +1054,33 @@ fn jackknife_svm_sets_match_the_linear_response_recomputation() {
         let p = pacgp::special::normal_cdf(m / v.sqrt());
         vec![1.0 - p, p]
     };
+    let own_at = |i: usize, _: usize| (mu * (full_train[i] + own[(i, i)]), prior_train.var[i]);
+    let loo_at = |i: usize, t: usize| (at.mean[t] + mu * shifts[(i, t)], at.var[t]);
+    assert_plus_sets(
+        &model,
+        held.x.as_ref(),
+        &[0.1, 0.3],
+        &probs,
+        &own_at,
+        &loo_at,
+    );
     for score in [IntervalScore::Lac, IntervalScore::Aps] {
         let iv = pacgp::spec::IntervalSpec {
             method: IntervalMethod::JackknifePlus,
             score,
         };
-        let calibration: Vec<f64> = (0..train.n())
-            .map(|i| {
-                let m = mu * (full_train[i] + own[(i, i)]);
-                true_label_score(score, &probs(m, prior_train.var[i]), labels[i])
-            })
-            .collect::<Result<_, _>>()
-            .unwrap();
-        for alpha in [0.1, 0.3] {
-            let sets = model
-                .sets
-                .as_deref()
-                .unwrap()
-                .sets(&model, &iv, held.x.as_ref(), alpha)
-                .unwrap();
-            for (t, set) in sets.sets.iter().enumerate() {
-                let loo_scores: Vec<Vec<f64>> = (0..train.n())
-                    .map(|i| {
-                        let m = at.mean[t] + mu * shifts[(i, t)];
-                        label_scores(score, &probs(m, at.var[t])).unwrap()
-                    })
-                    .collect();
-                let want = plus_set(&calibration, &loo_scores.concat(), 2, alpha).unwrap();
-                assert_eq!(set, &want, "{score} α = {alpha}, input {t}");
-            }
-            if alpha == 0.1 {
-                let hits = sets
-                    .sets
-                    .iter()
-                    .zip(&held.y)
-                    .filter(|(s, y)| s.contains(&(**y as usize)))
-                    .count();
-                assert!(
-                    hits as f64 >= (0.8 - 0.05) * held.n() as f64,
-                    "{score}: {hits}"
-                );
-            }
-        }
+        let record = model.sets.as_deref().unwrap();
+        let sets = record.sets(&model, &iv, held.x.as_ref(), 0.1).unwrap();
+        let hits = sets
+            .sets
+            .iter()
+            .zip(&held.y)
+            .filter(|(s, y)| s.contains(&(**y as usize)))
+            .count();
+        assert!(
+            hits as f64 >= (0.8 - 0.05) * held.n() as f64,
+            "{score}: {hits}"
+        );
     }
     // A label flipped: the SVM solved on it is not the stored one.
     let edited = round_trip_then_label_moved(&model, &held, 2).unwrap();
@@ -1106,7 +1099,6 @@ fn jackknife_svm_sets_match_the_linear_response_recomputation() {
 /// refused on load (its site was fitted on the other sign).
 #[test]
 fn jackknife_mean_field_sets_match_the_linear_response_recomputation() {
-    use pacgp::conformal::sets::plus_set;
     use pacgp::loo::MeanFieldLooFunctions;
     let (train, test, c2) = ripley();
     let held = test.subset(&(0..40).map(|t| 25 * t).collect::<Vec<_>>());
@@ -1145,34 +1137,9 @@ fn jackknife_mean_field_sets_match_the_linear_response_recomputation() {
         let p = likelihood.predictive_positive(m, v + input_noise);
         vec![1.0 - p, p]
     };
-    for score in [IntervalScore::Lac, IntervalScore::Aps] {
-        let iv = pacgp::spec::IntervalSpec {
-            method: IntervalMethod::JackknifePlus,
-            score,
-        };
-        let calibration: Vec<f64> = (0..train.n())
-            .map(|i| true_label_score(score, &probs(y[i] * margins[i], train_var[i]), labels[i]))
-            .collect::<Result<_, _>>()
-            .unwrap();
-        for alpha in [0.1, 0.2] {
-            let sets = model
-                .sets
-                .as_deref()
-                .unwrap()
-                .sets(&model, &iv, held.x.as_ref(), alpha)
-                .unwrap();
-            for (t, set) in sets.sets.iter().enumerate() {
-                let loo_scores: Vec<Vec<f64>> = (0..train.n())
-                    .map(|i| {
-                        let m = at.mean[t] + shifts[(i, t)];
-                        label_scores(score, &probs(m, at.var[t])).unwrap()
-                    })
-                    .collect();
-                let want = plus_set(&calibration, &loo_scores.concat(), 2, alpha).unwrap();
-                assert_eq!(set, &want, "{score} α = {alpha}, input {t}");
-            }
-        }
-    }
+    let own = |i: usize, _: usize| (y[i] * margins[i], train_var[i]);
+    let loo_at = |i: usize, t: usize| (at.mean[t] + shifts[(i, t)], at.var[t]);
+    assert_plus_sets(&model, held.x.as_ref(), &[0.1, 0.2], &probs, &own, &loo_at);
     let e = round_trip_then_label_moved(&model, &held, 2).unwrap_err();
     assert!(e.to_string().contains("training label 0"), "{e}");
 }

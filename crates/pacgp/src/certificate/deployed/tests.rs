@@ -176,30 +176,18 @@ fn the_c_bound_holds_on_random_gaussian_votes() {
 }
 
 /// The assembled C-bound of a vote against a hand computation: the Gibbs risk's
-/// kl-inverse at δ/2 with KL, the disagreement's kl-inverse from below (by bisection here)
-/// at δ/2 with 2·KL, both priced `ln 4` (the enlarged grid), in `1 − (1 − 2r̄)²/(1 − 2d̲)`;
-/// the other forms are the certificate's recomputed at `ln 4`.
+/// kl-inverse at δ/2 with KL, the disagreement's kl-inverse from below (`kl_inverse_lower`,
+/// checked on its own in `special`) at δ/2 with 2·KL, both priced `ln 4` (the enlarged grid),
+/// in `1 − (1 − 2r̄)²/(1 − 2d̲)`; the other forms are the certificate's recomputed at `ln 4`.
 #[test]
 fn the_majority_vote_c_bound_is_the_hand_computation() {
     use crate::bounds::ConfidenceTerm;
-    use crate::special::{binary_kl, kl_inverse};
+    use crate::special::{kl_inverse, kl_inverse_lower};
     let spec = CertificateSpec::new(0.05, ConfidenceTerm::Maurer, vec![]);
     let (n, kl) = (400, 6.0);
     let price = 4f64.ln();
     let complexity =
         |kl: f64, delta: f64| (kl + price + (2.0 * (n as f64).sqrt() / delta).ln()) / n as f64;
-    let below = |q: f64, c: f64| {
-        let (mut lo, mut hi) = (0.0, q);
-        for _ in 0..200 {
-            let mid = 0.5 * (lo + hi);
-            if binary_kl(q, mid) > c {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        hi
-    };
     let risks = VoteRisks {
         gibbs: 0.08,
         tandem: 0.03,
@@ -210,7 +198,7 @@ fn the_majority_vote_c_bound_is_the_hand_computation() {
     let parts = c.derandomised.as_ref().unwrap();
     assert_eq!((parts.form, parts.grid), (DerandomisedForm::CBound, 4));
     let r_up = kl_inverse(0.08, complexity(kl, 0.025));
-    let d_low = below(2.0 * (0.08 - 0.03), complexity(2.0 * kl, 0.025));
+    let d_low = kl_inverse_lower(2.0 * (0.08 - 0.03), complexity(2.0 * kl, 0.025));
     let want = 1.0 - (1.0 - 2.0 * r_up).powi(2) / (1.0 - 2.0 * d_low);
     assert!((c.value - want).abs() < 1e-9, "{} vs {want}", c.value);
     assert!((parts.second_bound.unwrap() - d_low).abs() < 1e-9);

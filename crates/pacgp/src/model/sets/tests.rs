@@ -3,8 +3,13 @@ use super::*;
 use crate::data::{read_training, CsvOptions, TargetKind};
 use crate::spec::{FitOptions, IntervalScore, MethodName};
 
-/// IVM with jackknife+ sets and an active set of `d` on the shipped data set `path`.
-fn ivm_model(path: &str, d: usize) -> (FittedModel, crate::data::Dataset) {
+/// `method` with jackknife+ (LAC) sets, seed 1 and, for IVM, an active set of `active_set`
+/// on the shipped data set `path`.
+fn jackknife_model(
+    path: &str,
+    method: MethodName,
+    active_set: Option<usize>,
+) -> (FittedModel, crate::data::Dataset) {
     let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../..")
         .join(path);
@@ -12,14 +17,19 @@ fn ivm_model(path: &str, d: usize) -> (FittedModel, crate::data::Dataset) {
     let spec = FitOptions {
         intervals: Some(IntervalMethod::JackknifePlus),
         interval_score: Some(IntervalScore::Lac),
-        active_set: Some(d),
+        active_set,
         seed: Some(1),
         ..Default::default()
     }
-    .check(MethodName::Ivm)
+    .check(method)
     .unwrap();
     let model = crate::fit::fit(&spec, &t.data, t.classes.unwrap()).unwrap();
     (model, t.data)
+}
+
+/// IVM with jackknife+ sets and an active set of `d` on the shipped data set `path`.
+fn ivm_model(path: &str, d: usize) -> (FittedModel, crate::data::Dataset) {
+    jackknife_model(path, MethodName::Ivm, Some(d))
 }
 
 /// Member c of `path`'s model (binary, or one-vs-rest member) refitted by its inference
@@ -189,19 +199,7 @@ fn ivm_record_with_edited_active_rows_is_refused() {
 #[test]
 fn mean_field_row_loo_at_training_inputs_is_certifys_loo() {
     for path in ["data/ripley-synth/synth_tr.csv", "data/iris/iris.csv"] {
-        let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../..")
-            .join(path);
-        let t = read_training(file, &CsvOptions::default(), TargetKind::Classes).unwrap();
-        let spec = FitOptions {
-            intervals: Some(IntervalMethod::JackknifePlus),
-            interval_score: Some(IntervalScore::Lac),
-            seed: Some(1),
-            ..Default::default()
-        }
-        .check(MethodName::MeanField)
-        .unwrap();
-        let model = crate::fit::fit(&spec, &t.data, t.classes.unwrap()).unwrap();
+        let (model, data) = jackknife_model(path, MethodName::MeanField, None);
         let Some(SetRecord::JackknifePlus {
             labels,
             active: None,
@@ -210,8 +208,8 @@ fn mean_field_row_loo_at_training_inputs_is_certifys_loo() {
         else {
             panic!("{path}: no mean-field jackknife+ record")
         };
-        let n = t.data.n();
-        let x = model.x_scaler.transform(t.data.x.as_ref()).unwrap();
+        let n = data.n();
+        let x = model.x_scaler.transform(data.x.as_ref()).unwrap();
         let (loos, calibration) = row_loos(
             &model,
             &LooRecord {
@@ -255,11 +253,11 @@ fn mean_field_row_loo_at_training_inputs_is_certifys_loo() {
             assert_eq!(wrong, errors[0]);
             assert!(wrong > 0 && wrong < n / 4, "{wrong}");
         } else {
-            let sets = model.predict_sets(t.data.x.as_ref(), 0.1).unwrap();
+            let sets = model.predict_sets(data.x.as_ref(), 0.1).unwrap();
             assert_eq!(sets.sets.len(), n);
             let text = serde_json::to_string(&model).unwrap();
             let back = FittedModel::from_json(&text, "m").unwrap();
-            assert_eq!(back.predict_sets(t.data.x.as_ref(), 0.1).unwrap(), sets);
+            assert_eq!(back.predict_sets(data.x.as_ref(), 0.1).unwrap(), sets);
         }
     }
 }
