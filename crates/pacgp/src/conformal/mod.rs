@@ -86,24 +86,37 @@ pub struct IntervalStatement {
     pub duplicates: Option<Duplicates>,
 }
 
+/// The guarantee of `spec`'s intervals in words, with its reference and conditions.
+fn interval_words(spec: &IntervalSpec, alpha: f64, n: usize, guaranteed_coverage: f64) -> String {
+    let (reference, condition) = match spec.method {
+        IntervalMethod::JackknifePlus => (
+            "Barber et al. 2021, Thm. 1",
+            "; the hyperparameters are held at their fitted values, which makes it exact when they do not depend on the sample and approximate when they were fitted on it",
+        ),
+        IntervalMethod::CvPlus { .. } => ("Barber et al. 2021, Thm. 4", ""),
+        IntervalMethod::SplitConformal { .. } => ("Lei et al. 2018, Thm. 2.2", ""),
+    };
+    let score = match spec.score {
+        IntervalScore::Absolute => "absolute residuals",
+        _ => "residuals over the GP's predictive sd",
+    };
+    format!(
+        "{} ({score}) at level {:.4}: a new point drawn exchangeably with the {n} \
+         training points falls inside with probability ≥ {guaranteed_coverage:.4} \
+         ({reference}{condition})",
+        spec.method,
+        1.0 - alpha
+    )
+}
+
 impl IntervalStatement {
-    /// The statement of `spec`'s intervals at miscoverage `alpha` from `n` scores.
+    /// The statement of `spec`'s intervals (or, for a classification score, sets) at
+    /// miscoverage `alpha` from `n` scores.
     pub fn new(spec: &IntervalSpec, alpha: f64, n: usize) -> Self {
-        if spec.score.is_classification() {
-            return sets::statement(spec, alpha, n);
-        }
         let guaranteed_coverage = guarantee(spec.method, alpha, n);
-        let (reference, condition) = match spec.method {
-            IntervalMethod::JackknifePlus => (
-                "Barber et al. 2021, Thm. 1",
-                "; the hyperparameters are held at their fitted values, which makes it exact when they do not depend on the sample and approximate when they were fitted on it",
-            ),
-            IntervalMethod::CvPlus { .. } => ("Barber et al. 2021, Thm. 4", ""),
-            IntervalMethod::SplitConformal { .. } => ("Lei et al. 2018, Thm. 2.2", ""),
-        };
-        let score = match spec.score {
-            IntervalScore::Absolute => "absolute residuals",
-            _ => "residuals over the GP's predictive sd",
+        let words = match spec.score.is_classification() {
+            true => sets::statement_words(spec, alpha, n, guaranteed_coverage),
+            false => interval_words(spec, alpha, n, guaranteed_coverage),
         };
         Self {
             method: spec.method.to_string(),
@@ -111,13 +124,7 @@ impl IntervalStatement {
             level: 1.0 - alpha,
             n_scores: n,
             guaranteed_coverage,
-            statement: format!(
-                "{} ({score}) at level {:.4}: a new point drawn exchangeably with the {n} \
-                 training points falls inside with probability ≥ {guaranteed_coverage:.4} \
-                 ({reference}{condition})",
-                spec.method,
-                1.0 - alpha
-            ),
+            statement: words,
             duplicates: None,
         }
     }

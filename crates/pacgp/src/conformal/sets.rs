@@ -42,7 +42,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{guarantee, rank, upper_score};
+use super::{rank, upper_score};
 use super::{IntervalScore, IntervalSpec};
 use crate::error::{Error, Result};
 
@@ -153,9 +153,13 @@ pub fn plus_set(calibration: &[f64], loo: &[f64], labels: usize, alpha: f64) -> 
         .collect())
 }
 
-/// What sets of `spec` at miscoverage α from n calibration scores guarantee.
-pub fn statement(spec: &IntervalSpec, alpha: f64, n: usize) -> super::IntervalStatement {
-    let guaranteed_coverage = guarantee(spec.method, alpha, n);
+/// What sets of `spec` at miscoverage α from n calibration scores guarantee, in words.
+pub(super) fn statement_words(
+    spec: &IntervalSpec,
+    alpha: f64,
+    n: usize,
+    guaranteed_coverage: f64,
+) -> String {
     let score = match spec.score {
         IntervalScore::Lac => "LAC, 1 − p(y|x)",
         _ => "APS, not randomised",
@@ -170,21 +174,13 @@ pub fn statement(spec: &IntervalSpec, alpha: f64, n: usize) -> super::IntervalSt
         ),
         _ => ("calibration", "split conformal, Lei et al. 2018, Thm. 2.2"),
     };
-    super::IntervalStatement {
-        method: spec.method.to_string(),
-        score: spec.score.to_string(),
-        level: 1.0 - alpha,
-        n_scores: n,
-        guaranteed_coverage,
-        statement: format!(
-            "{} prediction sets ({score}) at level {:.4}: the set of a new point drawn \
-             exchangeably with the {n} {points} points holds its label with probability ≥ \
-             {guaranteed_coverage:.4} ({reference})",
-            spec.method,
-            1.0 - alpha
-        ),
-        duplicates: None,
-    }
+    format!(
+        "{} prediction sets ({score}) at level {:.4}: the set of a new point drawn \
+         exchangeably with the {n} {points} points holds its label with probability ≥ \
+         {guaranteed_coverage:.4} ({reference})",
+        spec.method,
+        1.0 - alpha
+    )
 }
 
 #[cfg(test)]
