@@ -439,36 +439,8 @@ fn with_jackknife(score: IntervalScore, seed: u64) -> FitOptions {
 fn jackknife_coverage_over_20_splits() {
     let (all, c2) = ripley_all();
     let alpha: f64 = 0.1;
-    let tolerance = 0.02;
-    let (mut coverage, mut size) = ([0.0; 2], [0.0; 2]);
-    for seed in 0..20 {
-        let (fit_rows, test_rows) = train_test_split(all.n(), 1050.0 / 1250.0, seed).unwrap();
-        let (sample, held) = (all.subset(&fit_rows), all.subset(&test_rows));
-        let model = fit(
-            MethodName::Laplace,
-            with_jackknife(IntervalScore::Lac, seed),
-            &sample,
-            &c2,
-        );
-        let record = model.sets.as_deref().unwrap();
-        for (s, score) in [IntervalScore::Lac, IntervalScore::Aps]
-            .into_iter()
-            .enumerate()
-        {
-            let iv = pacgp::spec::IntervalSpec {
-                method: IntervalMethod::JackknifePlus,
-                score,
-            };
-            let sets = record.sets(&model, &iv, held.x.as_ref(), alpha).unwrap();
-            assert_eq!(sets.statement.n_scores, sample.n());
-            assert_eq!(sets.statement.guaranteed_coverage, 1.0 - 2.0 * alpha);
-            assert_eq!(sets.threshold, None);
-            coverage[s] += share_covered(&sets.sets, &held) / 20.0;
-            size[s] +=
-                sets.sets.iter().map(Vec::len).sum::<usize>() as f64 / held.n() as f64 / 20.0;
-        }
-    }
-    assert_jackknife_covers("laplace", (coverage, size), 1.0 - 2.0 * alpha, tolerance);
+    let result = jackknife_coverage(MethodName::Laplace, &all, &c2, 200, (alpha, 20));
+    assert_jackknife_covers("laplace", result, 1.0 - 2.0 * alpha, 0.02);
 }
 
 /// A binary EP model's jackknife+ sets: one set per input over the model's two labels, with
@@ -721,6 +693,8 @@ fn jackknife_coverage_with(
             };
             let sets = record.sets(&model, &iv, held.x.as_ref(), alpha).unwrap();
             assert_eq!(sets.statement.n_scores, sample.n());
+            assert_eq!(sets.statement.guaranteed_coverage, 1.0 - 2.0 * alpha);
+            assert_eq!(sets.threshold, None);
             coverage[s] += per_split * share_covered(&sets.sets, &held);
             size[s] +=
                 per_split * sets.sets.iter().map(Vec::len).sum::<usize>() as f64 / held.n() as f64;

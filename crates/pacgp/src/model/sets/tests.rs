@@ -32,6 +32,16 @@ fn ivm_model(path: &str, d: usize) -> (FittedModel, crate::data::Dataset) {
     jackknife_model(path, MethodName::Ivm, Some(d))
 }
 
+/// `model`'s sets at α = 0.1 on `data`'s inputs, one per row, and the same again from the
+/// model file.
+fn assert_sets_survive_the_file(model: &FittedModel, data: &crate::data::Dataset) {
+    let sets = model.predict_sets(data.x.as_ref(), 0.1).unwrap();
+    assert_eq!(sets.sets.len(), data.n());
+    let text = serde_json::to_string(model).unwrap();
+    let back = FittedModel::from_json(&text, "m").unwrap();
+    assert_eq!(back.predict_sets(data.x.as_ref(), 0.1).unwrap(), sets);
+}
+
 /// Member c of `path`'s model (binary, or one-vs-rest member) refitted by its inference
 /// method on the standardised sample `x` with its ±1 labels `y`, and `certify`'s approximate
 /// leave-one-out of that fit, with the member's posterior and likelihood.
@@ -141,11 +151,7 @@ fn ivm_row_loo_at_training_inputs_is_certifys_loo() {
             }
         }
         // The sets themselves, and again from the model file.
-        let sets = model.predict_sets(data.x.as_ref(), 0.1).unwrap();
-        assert_eq!(sets.sets.len(), n);
-        let text = serde_json::to_string(&model).unwrap();
-        let back = FittedModel::from_json(&text, "m").unwrap();
-        assert_eq!(back.predict_sets(data.x.as_ref(), 0.1).unwrap(), sets);
+        assert_sets_survive_the_file(&model, &data);
     }
 }
 
@@ -253,11 +259,7 @@ fn mean_field_row_loo_at_training_inputs_is_certifys_loo() {
             assert_eq!(wrong, errors[0]);
             assert!(wrong > 0 && wrong < n / 4, "{wrong}");
         } else {
-            let sets = model.predict_sets(data.x.as_ref(), 0.1).unwrap();
-            assert_eq!(sets.sets.len(), n);
-            let text = serde_json::to_string(&model).unwrap();
-            let back = FittedModel::from_json(&text, "m").unwrap();
-            assert_eq!(back.predict_sets(data.x.as_ref(), 0.1).unwrap(), sets);
+            assert_sets_survive_the_file(&model, &data);
         }
     }
 }
