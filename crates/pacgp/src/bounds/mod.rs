@@ -165,25 +165,6 @@ pub fn pac_bayes_bound(
     Ok(bound_and_partials(empirical_risk, c, kind, term).0)
 }
 
-/// Lower bound on the true risk of a loss in [0, 1] holding with probability ≥ 1 − δ: the
-/// upper bound [`pac_bayes_bound`] on the complementary loss `1 − ℓ`, whose empirical risk is
-/// `1 − R_S`, subtracted from 1. For the kl form this is `kl⁻¹_low(R_S, C)`, the least p with
-/// `kl(R_S‖p) ≤ C` (kl is symmetric under q, p → 1 − q, 1 − p); the C-bound's disagreement
-/// term needs it (Germain et al. 2015, PAC-Bound 1).
-pub fn pac_bayes_lower_bound(
-    empirical_risk: f64,
-    kl: f64,
-    n: usize,
-    delta: f64,
-    penalty: f64,
-    kind: BoundKind,
-    term: ConfidenceTerm,
-) -> Result<f64> {
-    check(empirical_risk, kl, n, delta, penalty)?;
-    let upper = pac_bayes_bound(1.0 - empirical_risk, kl, n, delta, penalty, kind, term)?;
-    Ok((1.0 - upper).max(0.0))
-}
-
 /// Catoni's λ must be positive and finite.
 fn check_term(term: ConfidenceTerm) -> Result<()> {
     match term.catoni_lambda() {
@@ -284,6 +265,16 @@ impl BoundTarget {
     /// The bound at empirical risk `risk` and `kl` on `n` points, with its partials.
     pub fn at(&self, risk: f64, kl: f64, n: usize) -> BoundValue {
         self.at_with(risk, kl, n, 0.0)
+    }
+
+    /// Lower bound on the true risk of a loss in [0, 1] at empirical risk `risk` and `kl` on
+    /// `n` points: the upper bound on the complementary loss `1 − ℓ`, whose empirical risk is
+    /// `1 − R_S`, subtracted from 1. For the kl form this is `kl⁻¹_low(R_S, C)`, the least p
+    /// with `kl(R_S‖p) ≤ C` (kl is symmetric under q, p → 1 − q, 1 − p); the C-bound's
+    /// disagreement term needs it (Germain et al. 2015, PAC-Bound 1).
+    pub fn lower(&self, risk: f64, kl: f64, n: usize) -> Result<f64> {
+        check(risk, kl, n, self.delta, self.penalty)?;
+        Ok((1.0 - self.at(1.0 - risk, kl, n).value).max(0.0))
     }
 
     /// [`BoundTarget::at`] with a penalty that depends on the optimised parameters added (a

@@ -6,7 +6,7 @@ use super::*;
 /// `brentq(lambda x: kl(q‖x) − C, 1e-15, q)` (values computed once with scipy 1.x) and an
 /// independent bisection here; Catoni's is `1 −` Catoni's bound on `1 − R_S`.
 #[test]
-fn pac_bayes_lower_bound_matches_scipy_and_a_bisection() {
+fn the_lower_bound_matches_scipy_and_a_bisection() {
     let kl = |q: f64, p: f64| {
         let a = if q > 0.0 { q * (q / p).ln() } else { 0.0 };
         let b = if q < 1.0 {
@@ -22,16 +22,8 @@ fn pac_bayes_lower_bound_matches_scipy_and_a_bisection() {
         (0.30, 20.0, 140, 0.005, ln56 + 1.3, 0.068_982_556_378_238_23),
         (0.02, 2.0, 875, 0.005, 0.0, 0.004_945_813_003_617_818),
     ] {
-        let low = pac_bayes_lower_bound(
-            risk,
-            k,
-            n,
-            delta,
-            penalty,
-            BoundKind::Kl,
-            ConfidenceTerm::Maurer,
-        )
-        .unwrap();
+        let target = BoundTarget::new(delta, ConfidenceTerm::Maurer, BoundKind::Kl, penalty);
+        let low = target.unwrap().lower(risk, k, n).unwrap();
         assert!((low - scipy).abs() < 1e-10, "{low} vs {scipy}");
         let c = complexity(k, n, delta, penalty, ConfidenceTerm::Maurer);
         let (mut lo, mut hi) = (0.0, risk);
@@ -47,10 +39,11 @@ fn pac_bayes_lower_bound_matches_scipy_and_a_bisection() {
         assert!(low < risk);
     }
     let term = ConfidenceTerm::Catoni { lambda: 2.0 };
-    let low = pac_bayes_lower_bound(0.2, 3.0, 200, 0.01, 0.0, BoundKind::Kl, term).unwrap();
+    let target = BoundTarget::new(0.01, term, BoundKind::Kl, 0.0).unwrap();
+    let low = target.lower(0.2, 3.0, 200).unwrap();
     let c = complexity(3.0, 200, 0.01, 0.0, term);
     assert!((low - (1.0 - catoni_bound(0.8, c, 2.0))).abs() < 1e-12);
-    assert!(pac_bayes_lower_bound(1.2, 3.0, 200, 0.01, 0.0, BoundKind::Kl, term).is_err());
+    assert!(target.lower(1.2, 3.0, 200).is_err());
 }
 
 /// The held-out lower limit covers: for Bernoulli losses (the worst case) with n = 137 and

@@ -53,7 +53,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{checked_kl, CertificateSpec};
-use crate::bounds::{pac_bayes_bound, pac_bayes_lower_bound, BoundKind};
+use crate::bounds::{pac_bayes_bound, BoundKind, BoundTarget};
 use crate::error::{Error, Result};
 use crate::loss::{self, RegressionLoss};
 use crate::multiclass::VoteRisks;
@@ -323,7 +323,7 @@ impl FirstTerm {
     fn lower_bound(&self, spec: &CertificateSpec, risk: f64, kl: f64, delta: f64) -> Result<f64> {
         let kl = checked_kl(kl, self.n)?;
         let penalty = self.penalty(spec);
-        pac_bayes_lower_bound(risk, kl, self.n, delta, penalty, BoundKind::Kl, spec.term)
+        BoundTarget::new(delta, spec.term, BoundKind::Kl, penalty)?.lower(risk, kl, self.n)
     }
 
     /// A two-term form's parts: this term's bound and a second risk's, each at δ/2.
