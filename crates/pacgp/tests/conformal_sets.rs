@@ -827,33 +827,31 @@ fn jackknife_sets_match_dense_recomputation() {
         let cav = pacgp::loo::site_cavities(posterior).unwrap();
         let xs = model.x_scaler.transform(x).unwrap();
         let (mean, var) = dense_loo_at(posterior, xs.as_ref());
-        let own = |i: usize, _: usize| (cav.mean[i], cav.var[i]);
+        let own = |i: usize| (cav.mean[i], cav.var[i]);
         let at = |i: usize, t: usize| (mean[(i, t)], var[(i, t)]);
         assert_plus_sets(&model, x, &[0.1, 0.2], &probs, &own, &at);
     }
 }
 
-/// Marginal `(mean, var)` of one latent: `own(i)` of training row i's leave-one-out model at
-/// `x_i`, `at(i, t)` of it at input t.
-type Marginal<'a> = &'a dyn Fn(usize, usize) -> (f64, f64);
-
 /// Asserts that a binary model's jackknife+ sets at `x` (LAC and APS, each α of `alphas`) are
 /// [`plus_set`](pacgp::conformal::sets::plus_set) of the scores counted here: calibration from
-/// row i's own leave-one-out marginal `own(i, i)`, the label scores at input t from model −i's
-/// marginal `at(i, t)`, and `probs(mean, var)` the class probabilities of a marginal.
+/// row i's leave-one-out marginal `(mean, var)` at its own input, `own(i)`, the label scores
+/// at input t from model −i's marginal there, `at(i, t)`, and `probs(mean, var)` the class
+/// probabilities of a marginal. The record holds a label for every training row.
 fn assert_plus_sets(
     model: &FittedModel,
     x: faer::MatRef<'_, f64>,
     alphas: &[f64],
     probs: &dyn Fn(f64, f64) -> Vec<f64>,
-    own: Marginal<'_>,
-    at: Marginal<'_>,
+    own: &dyn Fn(usize) -> (f64, f64),
+    at: &dyn Fn(usize, usize) -> (f64, f64),
 ) {
     use pacgp::conformal::sets::plus_set;
     let Some(SetRecord::JackknifePlus { labels, .. }) = model.sets.as_deref() else {
         panic!("{}: no jackknife+ record", model.method())
     };
-    let n = labels.len();
+    let n = model.n_train;
+    assert_eq!(labels.len(), n);
     for score in [IntervalScore::Lac, IntervalScore::Aps] {
         let iv = pacgp::spec::IntervalSpec {
             method: IntervalMethod::JackknifePlus,
@@ -861,7 +859,7 @@ fn assert_plus_sets(
         };
         let calibration: Vec<f64> = (0..n)
             .map(|i| {
-                let (m, v) = own(i, i);
+                let (m, v) = own(i);
                 true_label_score(score, &probs(m, v), labels[i])
             })
             .collect::<Result<_, _>>()
@@ -956,7 +954,7 @@ fn jackknife_ivm_sets_match_dense_recomputation() {
     // Calibration: a row's own leave-one-out marginal.
     let (own_mean, own_var) = dense_loo_at(posterior, posterior.basis.as_ref());
     let full_train = posterior.predict(xt.as_ref()).unwrap();
-    let own = |i: usize, _: usize| match basis_of(i) {
+    let own = |i: usize| match basis_of(i) {
         Some(b) => (own_mean[(b, b)], own_var[(b, b)]),
         None => (full_train.mean[i], full_train.var[i]),
     };
@@ -1028,7 +1026,7 @@ fn jackknife_svm_sets_match_the_linear_response_recomputation() {
         let p = pacgp::special::normal_cdf(m / v.sqrt());
         vec![1.0 - p, p]
     };
-    let own_at = |i: usize, _: usize| (mu * (full_train[i] + own[(i, i)]), prior_train.var[i]);
+    let own_at = |i: usize| (mu * (full_train[i] + own[(i, i)]), prior_train.var[i]);
     let loo_at = |i: usize, t: usize| (at.mean[t] + mu * shifts[(i, t)], at.var[t]);
     assert_plus_sets(
         &model,
@@ -1111,7 +1109,7 @@ fn jackknife_mean_field_sets_match_the_linear_response_recomputation() {
         let p = likelihood.predictive_positive(m, v + input_noise);
         vec![1.0 - p, p]
     };
-    let own = |i: usize, _: usize| (y[i] * margins[i], train_var[i]);
+    let own = |i: usize| (y[i] * margins[i], train_var[i]);
     let loo_at = |i: usize, t: usize| (at.mean[t] + shifts[(i, t)], at.var[t]);
     assert_plus_sets(&model, held.x.as_ref(), &[0.1, 0.2], &probs, &own, &loo_at);
     let e = round_trip_then_label_moved(&model, &held, 2).unwrap_err();

@@ -44,6 +44,7 @@ fn the_lower_bound_matches_scipy_and_a_bisection() {
     let c = complexity(3.0, 200, 0.01, 0.0, term);
     assert!((low - (1.0 - catoni_bound(0.8, c, 2.0))).abs() < 1e-12);
     assert!(target.lower(1.2, 3.0, 200).is_err());
+    assert!(BoundTarget::new(0.01, term, BoundKind::Kl, f64::INFINITY).is_err());
 }
 
 /// The held-out lower limit covers: for Bernoulli losses (the worst case) with n = 137 and
